@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Ajv, type ErrorObject } from 'ajv';
+import addFormats from 'ajv-formats';
+import { parse as parseYaml } from 'yaml';
+import schema from './schema.json' with { type: 'json' };
+import type { GatewayConfig } from './types.ts';
+
+export type { GatewayConfig, UpstreamConfig } from './types.ts';
+
+const here = dirname(fileURLToPath(import.meta.url));
+/** The configuration used when neither `path` nor GATEWAY_CONFIG names one. */
+export const DEFAULT_CONFIG_PATH = resolve(here, 'cpzai.yaml');
+const ENV_PREFIX = 'GATEWAY_';
+
+/** A configuration that cannot be used; `keyPath` names the offending key (`scopes.timeoutMs`, `upstreams[0].url`). */
+export class ConfigError extends Error {
+  constructor(readonly keyPath: string, detail: string) {
+    super(`invalid configuration: ${keyPath}: ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface LoadConfigOptions {
+  /** YAML file; default: env GATEWAY_CONFIG, else config/cpzai.yaml. */
+  path?: string;
+  /** Environment to read overrides from; default process.env. Pass `{}` to ignore the environment. */
+  env?: Record<string, string | undefined>;
+  /** Deep-merged last (tests, programmatic use); arrays are replaced, except element-wise `upstreams` merges. */
+  overrides?: DeepPartial<GatewayConfig>;
+}
+
+export type DeepPartial<T> = T extends (infer U)[] ? DeepPartial<U>[] : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type SchemaNode = { type?: string; properties?: Record<string, SchemaNode>; items?: SchemaNode; $ref?: string; additionalProperties?: unknown; enum?: unknown[] };
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+addFormats.default(ajv);
+const validate = ajv.compile<GatewayConfig>(schema);
+
+/**
+ * Loads, merges and validates the gateway configuration.
+ * Precedence (lowest first): schema defaults, the YAML file, `GATEWAY_*` environment variables
+ * (plus `REDIS_URL`), `overrides`. Env mapping: `GATEWAY_` + the key path in UPPER_SNAKE, array
+ * indexes as numbers (`GATEWAY_SCOPES_TIMEOUT_MS`, `GATEWAY_UPSTREAMS_0_URL`); numbers and booleans
+ * are parsed, objects and arrays take JSON (arrays of strings also take a comma-separated list).
+ * @throws ConfigError naming the key path (and the variable or file it came from).
+ */
+export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
+  const env = options.env ?? process.env;
+  const path = options.path ?? env.GATEWAY_CONFIG ?? DEFAULT_CONFIG_PATH;
+  const fromFile = readYaml(path);
+  const provenance = new Map<string, string>();
+  const merged = mergeDeep(fromFile, envOverrides(env, provenance));
+  const config = mergeDeep(merged, (options.overrides ?? {}) as Json) as Record<string, Json>;
+  if (!validate(config)) throw configErrorFrom(validate.errors ?? [], provenance, path, options.overrides ?? {});
+  return finalise(config as unknown as GatewayConfig, env);
+}
+
+function readYaml(path: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('(file)', `cannot read ${path}: ${(error as Error).message}`);
+  }
+  try {
+    const parsed = parseYaml(text) as Json;
+    return parsed ?? {};
+  } catch (error) {
+    throw new ConfigError('(file)', `${path} is not valid YAML: ${(error as Error).message}`);
+  }
+}
+
+/** Applies the derived rules the schema cannot express: `${VAR}` interpolation, redis selection. */
+function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
+  if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
+  if (config.cache.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when cache.store is redis');
+  const names = new Set<string>();
+  config.upstreams.forEach((upstream, index) => {
+    if (names.has(upstream.name)) throw new ConfigError(`upstreams[${index}].name`, `duplicate upstream name "${upstream.name}"`);
+    names.add(upstream.name);
+    upstream.headers = interpolate(upstream.headers, env, `upstreams[${index}].headers`);
+    upstream.env = interpolate(upstream.env, env, `upstreams[${index}].env`);
+  });
+  return config;
+}
+
+function interpolate(values: Record<string, string>, env: Record<string, string | undefined>, keyPath: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(values)) {
+    out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
+      const found = env[name];
+      if (found === undefined) throw new ConfigError(`${keyPath}.${key}`, `environment variable ${name} is not set`);
+      return found;
+    });
+  }
+  return out;
+}
+
+function envOverrides(env: Record<string, string | undefined>, provenance: Map<string, string>): Json {
+  let out: Json = {};
+  const entries = Object.entries(env).filter(([name, value]) => name.startsWith(ENV_PREFIX) && name !== 'GATEWAY_CONFIG' && value !== undefined);
+  if (env.REDIS_URL && !env.GATEWAY_CACHE_REDIS_URL) entries.push(['GATEWAY_CACHE_REDIS_URL', env.REDIS_URL]);
+  for (const [name, raw] of entries) {
+    const tokens = name.slice(ENV_PREFIX.length).split('_').filter(Boolean);
+    const found = resolveEnvPath(tokens, schema as SchemaNode);
+    if (!found) throw new ConfigError(name, 'this environment variable does not name a configuration key');
+    provenance.set(keyPathOf(found.path), name);
+    out = mergeDeep(out, nest(found.path, coerce(raw as string, found.leaf)));
+  }
+  return out;
+}
+
+/** Walks the schema matching UPPER_SNAKE tokens to property names, longest property name first. */
+function resolveEnvPath(tokens: string[], node: SchemaNode): { path: (string | number)[]; leaf: SchemaNode } | undefined {
+  const here = deref(node);
+  if (tokens.length === 0) return { path: [], leaf: here };
+  if (here.type === 'array' && here.items && /^\d+$/.test(tokens[0]!)) {
+    const rest = resolveEnvPath(tokens.slice(1), here.items);
+    return rest && { path: [Number(tokens[0]), ...rest.path], leaf: rest.leaf };
+  }
+  const candidates = Object.entries(here.properties ?? {})
+    .map(([key, child]) => ({ key, child, snake: upperSnake(key).split('_') }))
+    .sort((a, b) => b.snake.length - a.snake.length);
+  for (const { key, child, snake } of candidates) {
+    if (snake.every((token, i) => tokens[i] === token)) {
+      const rest = resolveEnvPath(tokens.slice(snake.length), child);
+      if (rest) return { path: [key, ...rest.path], leaf: rest.leaf };
+    }
+  }
+  return undefined;
+}
+
+function deref(node: SchemaNode): SchemaNode {
+  if (!node.$ref) return node;
+  const name = node.$ref.replace('#/definitions/', '');
+  return deref((schema.definitions as Record<string, SchemaNode>)[name]!);
+}
+
+const upperSnake = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+
+function coerce(raw: string, leaf: SchemaNode): Json {
+  const type = leaf.type ?? (leaf.enum ? 'string' : 'object');
+  if (type === 'integer' || type === 'number') return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+  if (type === 'boolean') return raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw;
+  if (type === 'array' || type === 'object') {
+    try {
+      return JSON.parse(raw) as Json;
+    } catch {
+      return type === 'array' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+    }
+  }
+  return raw;
+}
+
+function nest(path: (string | number)[], value: Json): Json {
+  return path.reduceRight<Json>((inner, key) => {
+    if (typeof key === 'number') {
+      const array: Json[] = [];
+      array[key] = inner;
+      return array;
+    }
+    return { [key]: inner };
+  }, value);
+}
+
+/** Objects merge key by key; arrays merge element-wise when the overlay is sparse or holds objects; scalars replace. */
+function mergeDeep(base: Json, overlay: Json): Json {
+  if (Array.isArray(overlay)) {
+    if (!Array.isArray(base)) return overlay.filter((v) => v !== undefined);
+    const length = Math.max(base.length, overlay.length);
+    return Array.from({ length }, (_, i) => (i in overlay && overlay[i] !== undefined ? mergeDeep(base[i] ?? null, overlay[i]!) : base[i]!));
+  }
+  if (isObject(overlay) && isObject(base)) {
+    const out: { [key: string]: Json } = { ...base };
+    for (const [key, value] of Object.entries(overlay)) if (value !== undefined) out[key] = key in base ? mergeDeep(base[key]!, value) : value;
+    return out;
+  }
+  return overlay;
+}
+
+const isObject = (value: Json): value is { [key: string]: Json } => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function keyPathOf(path: readonly (string | number)[]): string {
+  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${key}` : key), '');
+}
+
+function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>, file: string, overrides: object): ConfigError {
+  // The most specific error first: oneOf/anyOf wrappers say less than what failed inside them.
+  const error = errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'not') ?? errors[0]!;
+  const segments = error.instancePath.split('/').slice(1).map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
+  const params = error.params as Record<string, string>;
+  let detail = error.message ?? 'is invalid';
+  if (error.keyword === 'required') segments.push(params.missingProperty!), (detail = 'is required');
+  if (error.keyword === 'additionalProperties') segments.push(params.additionalProperty!), (detail = 'is not a known key');
+  if (error.keyword === 'enum') detail = `must be one of ${(params.allowedValues as unknown as unknown[]).join(', ')}`;
+  if (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not') detail = 'must set exactly one of url or command';
+  const keyPath = keyPathOf(segments) || '(root)';
+  const fromOverrides = segments.reduce<unknown>((node, key) => (node as Record<string | number, unknown> | undefined)?.[key], overrides) !== undefined;
+  const source = provenance.get(keyPath) ?? (fromOverrides ? 'overrides' : undefined);
+  return new ConfigError(keyPath, `${detail} (${source ? `from ${source}` : `in ${file}`})`);
+}

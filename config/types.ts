@@ -1,0 +1,53 @@
+/**
+ * The gateway configuration after loading: config/schema.json with its defaults applied.
+ * The schema is the single source of truth for keys, bounds and defaults; this type mirrors it for the compiler.
+ */
+export interface GatewayConfig {
+  listen: { host: string; port: number };
+  /** Public base URL (behind a proxy); default: http://<Host header>. */
+  publicUrl?: string;
+  upstreams: UpstreamConfig[];
+  credentials: { keyHeader: string; secretHeader: string; bearer: boolean };
+  scopes: {
+    /** GET endpoint answering the caller's scopes; absent: every caller sees the full catalogue. */
+    endpoint?: string;
+    field: string;
+    timeoutMs: number;
+    ttlMs: number;
+    unknownTtlMs: number;
+    maxEntries: number;
+    sweepIntervalMs: number;
+  };
+  cache: { store: 'memory' | 'redis'; redisUrl?: string; ttlMs: number; maxEntries: number; operationTimeoutMs: number };
+  compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number };
+  limits: { bodyBytes: number; maxListPages: number };
+  security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean };
+  metrics: { enabled: boolean; port?: number };
+  authorizationServers: string[];
+  log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
+  shutdown: { graceMs: number };
+}
+
+/** One upstream MCP server: `url` (Streamable HTTP, either era) or `command` (stdio, issue 5). */
+export interface UpstreamConfig {
+  name: string;
+  url?: string;
+  command?: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd?: string;
+  /** Static headers sent on every upstream request; `${VAR}` is replaced from the environment at load. */
+  headers: Record<string, string>;
+  forwardCredentials: boolean;
+  timeoutMs: number;
+  /** `_meta` key holding `{ category, requiredScopes }` on each tool. */
+  metaKey: string;
+  /** tool name -> required scopes (any one suffices); wins over `_meta`; `[]` makes the tool public. */
+  scopeRules: Record<string, string[]>;
+  readOnlyOverrides: Record<string, boolean>;
+  anchors: string[];
+  categories: Record<string, string>;
+  outputSchemas: Record<string, Record<string, unknown>>;
+  catalog: { ttlMs?: number; cacheScope?: 'public' | 'private' };
+  sessions: { maxEntries: number };
+}

@@ -1,0 +1,62 @@
+import type { CachedList } from './catalog-cache.ts';
+import type { Catalog, CatalogTool } from './catalog.ts';
+import type { Credential } from './credentials.ts';
+import { GatewayError } from './errors.ts';
+import { visibilityKey, visibleTools, type CallerScopes } from './policy.ts';
+import { currentRequest } from './request-context.ts';
+import type { GatewayRuntime, UpstreamRuntime } from './runtime.ts';
+import type { ScopeResult } from './scope-cache.ts';
+import type { ListMethod } from './upstream-client.ts';
+
+/** What policy lets the caller see: the tools, and the key all callers with the same view share. */
+export interface VisibleCatalog {
+  readonly catalog: Catalog;
+  readonly tools: readonly CatalogTool[];
+  readonly scopes: CallerScopes;
+  /** `<catalogue version>|<effective scopes>`: the cache key of anything derived from this view. */
+  readonly key: string;
+}
+
+/**
+ * The per-request view of one caller. Everything is lazy and read from caches: the direct tools/call
+ * path touches only `catalog()` and never triggers a scope lookup.
+ */
+export interface Caller {
+  readonly credential: Credential;
+  readonly era: 'modern' | 'legacy';
+  /** The upstream serving this caller (the only one, until issue 5 merges several). */
+  readonly upstream: UpstreamRuntime;
+  catalog(): Promise<Catalog>;
+  /** The caller's scope lookup (shared with the edge pre-check of the same request). */
+  scopes(): Promise<ScopeResult>;
+  /** @throws GatewayError `unauthorized` when the scope endpoint refused the credential. */
+  visible(): Promise<VisibleCatalog>;
+  list(method: Exclude<ListMethod, 'tools/list'>): Promise<CachedList>;
+}
+
+export function createCaller(runtime: GatewayRuntime, credential: Credential, era: 'modern' | 'legacy'): Caller {
+  const upstream = runtime.upstreams[0]!;
+  const caller: Caller = {
+    credential,
+    era,
+    upstream,
+    catalog: () => upstream.catalog.catalog(credential),
+    scopes: () => requestScopes(runtime, credential),
+    list: (method) => upstream.catalog.list(method, credential),
+    async visible() {
+      const [catalog, result] = await Promise.all([caller.catalog(), caller.scopes()]);
+      if (result.kind === 'unauthorized') throw new GatewayError('unauthorized', 'the scope endpoint refused the credential');
+      const scopes: CallerScopes = result.kind === 'scopes' ? result.scopes : 'unknown';
+      return { catalog, scopes, tools: visibleTools(catalog, scopes), key: visibilityKey(catalog, scopes) };
+    },
+  };
+  return caller;
+}
+
+/** The caller's scopes, looked up at most once per HTTP request (the edge and the handler share it). */
+export function requestScopes(runtime: GatewayRuntime, credential: Credential): Promise<ScopeResult> {
+  const request = currentRequest();
+  if (!request) return runtime.scopes.lookup(credential);
+  request.scopes ??= runtime.scopes.lookup(credential);
+  return request.scopes;
+}

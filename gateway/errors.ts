@@ -1,0 +1,121 @@
+import { ProtocolError, type CallToolResult } from '@modelcontextprotocol/server';
+import { ProtocolError as UpstreamProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+
+/**
+ * What went wrong, named after what happened. Every error the gateway produces has one kind, and
+ * {@link errorMapping} is the one place that turns a kind into a JSON-RPC code and an HTTP status.
+ */
+export type ErrorKind =
+  | 'parse_error'
+  | 'invalid_request'
+  | 'batch_not_supported'
+  | 'method_not_found'
+  | 'invalid_arguments'
+  | 'unknown_tool'
+  | 'unauthorized'
+  | 'forbidden_origin'
+  | 'forbidden_host'
+  | 'payload_too_large'
+  | 'unsupported_media_type'
+  | 'scope_denied'
+  | 'upstream_unavailable'
+  | 'upstream_timeout'
+  | 'upstream_error'
+  | 'upstream_rejected'
+  | 'output_schema_violation'
+  | 'cancelled'
+  | 'internal';
+
+/** Who the error is about: the client's request, the gateway, or the upstream behind it. */
+export type Blame = 'client' | 'gateway' | 'upstream';
+
+export interface ErrorMapping {
+  /** JSON-RPC error code (spec codes; -32000/-32001 implementation-defined transport rejections). */
+  code: number;
+  /** HTTP status when answered at the edge; 200 when the error travels in-band. */
+  httpStatus: number;
+  blame: Blame;
+}
+
+/**
+ * The single mapping from kind to wire. The rule it keeps: -32602 (the request was wrong) only for the
+ * client's own mistakes; anything the gateway or upstream failed at is -32603 or an isError result.
+ */
+export function errorMapping(kind: ErrorKind): ErrorMapping {
+  switch (kind) {
+    case 'parse_error': return { code: -32700, httpStatus: 400, blame: 'client' };
+    case 'invalid_request': return { code: -32600, httpStatus: 400, blame: 'client' };
+    case 'batch_not_supported': return { code: -32600, httpStatus: 400, blame: 'client' };
+    case 'method_not_found': return { code: -32601, httpStatus: 404, blame: 'client' };
+    case 'invalid_arguments': return { code: -32602, httpStatus: 200, blame: 'client' };
+    case 'unknown_tool': return { code: -32602, httpStatus: 200, blame: 'client' };
+    case 'unauthorized': return { code: -32001, httpStatus: 401, blame: 'client' };
+    case 'forbidden_origin': return { code: -32000, httpStatus: 403, blame: 'client' };
+    case 'forbidden_host': return { code: -32000, httpStatus: 403, blame: 'client' };
+    case 'payload_too_large': return { code: -32000, httpStatus: 413, blame: 'client' };
+    case 'unsupported_media_type': return { code: -32000, httpStatus: 415, blame: 'client' };
+    case 'scope_denied': return { code: -32602, httpStatus: 200, blame: 'client' };
+    case 'upstream_unavailable': return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'upstream_timeout': return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'upstream_error': return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'upstream_rejected': return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'output_schema_violation': return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'cancelled': return { code: -32603, httpStatus: 200, blame: 'client' };
+    case 'internal': return { code: -32603, httpStatus: 200, blame: 'gateway' };
+  }
+}
+
+/** An error thrown from an MCP handler; the SDK puts `code`, `message` and `data.kind` on the wire. */
+export class GatewayError extends ProtocolError {
+  constructor(readonly kind: ErrorKind, message: string, data: Record<string, unknown> = {}, code = errorMapping(kind).code) {
+    super(code, message, { kind, ...data });
+    this.name = 'GatewayError';
+  }
+}
+
+/** JSON-RPC error body for answers given at the HTTP edge (no id: the request was never dispatched). */
+export function jsonRpcErrorBody(kind: ErrorKind, message: string): { status: number; body: object } {
+  const { code, httpStatus } = errorMapping(kind);
+  return { status: httpStatus, body: { jsonrpc: '2.0', error: { code, message, data: { kind } }, id: null } };
+}
+
+/** A tools/call execution failure as the model should read it: an isError result, never a protocol error. */
+export function toolErrorResult(kind: ErrorKind, message: string): CallToolResult {
+  return { content: [{ type: 'text', text: message }], isError: true, _meta: { 'ai.cpz.gateway/error': kind } };
+}
+
+/** A failure talking to an upstream, classified; `code` is set when the upstream itself answered a JSON-RPC error. */
+export interface UpstreamFailure {
+  kind: ErrorKind;
+  message: string;
+  code?: number;
+  data?: unknown;
+  status?: number;
+}
+
+/**
+ * Classifies anything the upstream client threw. Timeouts, refused connections, closed streams and 5xx
+ * are the upstream being unavailable (execution failures); a JSON-RPC error it answered stays a protocol
+ * error with its own code; 401 means the forwarded credential was refused.
+ */
+export function classifyUpstreamFailure(error: unknown, upstream: string): UpstreamFailure {
+  if (error instanceof UpstreamProtocolError || error instanceof ProtocolError) {
+    return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
+  }
+  if (error instanceof SdkHttpError) {
+    const status = error.status;
+    if (status === 401) return { kind: 'unauthorized', status, message: `upstream ${upstream} refused the credential (HTTP 401)` };
+    if (status >= 500) return { kind: 'upstream_error', status, message: `upstream ${upstream} failed with HTTP ${status}` };
+    return { kind: 'upstream_error', status, message: `upstream ${upstream} answered HTTP ${status}` };
+  }
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) return { kind: 'upstream_timeout', message: `upstream ${upstream} did not answer in time` };
+    if (error.code === SdkErrorCode.ClientHttpAuthentication) return { kind: 'unauthorized', status: 401, message: `upstream ${upstream} refused the credential (HTTP 401)` };
+    return { kind: 'upstream_unavailable', message: `upstream ${upstream} is unavailable (${error.code})` };
+  }
+  if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
+  const name = (error as Error | undefined)?.name;
+  if (name === 'AbortError') return { kind: 'cancelled', message: 'the request was cancelled' };
+  if (name === 'TimeoutError') return { kind: 'upstream_timeout', message: `upstream ${upstream} did not answer in time` };
+  return { kind: 'upstream_unavailable', message: `upstream ${upstream} is unreachable` };
+}

@@ -1,0 +1,39 @@
+import type { FetchLikeMcpHandler } from '@modelcontextprotocol/node';
+import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
+
+/**
+ * Wraps the SDK handler so a 2025-era POST whose Accept header does not name `text/event-stream`
+ * (`application/json` alone, `*\/*`, none) is answered with a JSON body instead of 406. The SDK's
+ * stateless legacy leg always answers requests over SSE, so the request is served with both types
+ * accepted and the SSE answer is collapsed to its JSON-RPC response(s); request-scoped notifications
+ * (progress) are dropped, exactly as the modern leg's JSON mode drops them. Modern requests and
+ * clients that accept SSE are passed through untouched.
+ */
+export function withJsonForLegacyClients(handler: McpHttpHandler): FetchLikeMcpHandler {
+  return {
+    fetch: async (request, options) => {
+      const accept = request.headers.get('accept') ?? '';
+      if (request.method !== 'POST' || /text\/event-stream/i.test(accept)) return handler.fetch(request, options);
+      if (!(await isLegacyRequest(request, options?.parsedBody))) return handler.fetch(request, options);
+      const headers = new Headers(request.headers);
+      headers.set('accept', 'application/json, text/event-stream');
+      const response = await handler.fetch(new Request(request, { headers }), options);
+      if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response;
+      const answers = responsesIn(await response.text());
+      const out = new Headers(response.headers);
+      out.set('content-type', 'application/json');
+      out.delete('content-length');
+      return new Response(JSON.stringify(answers.length === 1 ? answers[0] : answers), { status: response.status, headers: out });
+    },
+  };
+}
+
+/** The JSON-RPC responses (not notifications) carried by the `data:` lines of an SSE body. */
+function responsesIn(sse: string): unknown[] {
+  return sse
+    .split(/\r?\n\r?\n/)
+    .map((event) => event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n'))
+    .filter(Boolean)
+    .map((data) => JSON.parse(data) as { id?: unknown; method?: string })
+    .filter((message) => message.method === undefined);
+}

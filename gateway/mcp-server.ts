@@ -1,0 +1,185 @@
+import {
+  Server,
+  type CallToolResult,
+  type HandlerResultTypeMap,
+  type McpServerFactory,
+  type RequestTypeMap,
+  type ServerCapabilities,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { createCaller, type Caller } from './caller.ts';
+import { credentialOf } from './credentials.ts';
+import { GatewayError } from './errors.ts';
+import { forwardRequest } from './forwarding.ts';
+import type { Listing } from './listing.ts';
+import type { Logger } from './log.ts';
+import { currentRequest } from './request-context.ts';
+import type { GatewayRuntime } from './runtime.ts';
+import { LIST_ITEMS, type ListMethod, type UpstreamInfo } from './upstream-client.ts';
+
+type PassThroughList = Exclude<ListMethod, 'tools/list'>;
+
+/** The endpoints the gateway serves: `/mcp` (the caller's whole visible catalogue) and `/mcp/compact`. */
+export type SurfaceName = 'full' | 'compact';
+
+/** Everything one dispatched request can read: shared caches, the caller, its Server instance. */
+export interface DispatchContext {
+  readonly runtime: GatewayRuntime;
+  readonly surface: Surface;
+  readonly caller: Caller;
+  readonly server: Server;
+  readonly ctx: ServerContext;
+  readonly log: Logger;
+}
+
+/** The minimal view of a JSON-RPC message the edge has parsed (for {@link Surface.needsScopes}). */
+export interface RpcMessage {
+  method?: unknown;
+  params?: { name?: unknown } | unknown;
+}
+
+/**
+ * What makes one endpoint differ from another: its tools/list and its tools/call. Everything else
+ * (auth, eras, resources, prompts, completion, output checks) is shared. The full surface is in
+ * `surface-full.ts`; the compact surface (issue 8) implements this same interface:
+ * `listTools` returns search_tools + call_tool + the writes and anchors the caller may see, and
+ * `callTool` answers those two itself and sends everything else to `callToolDirect`/`callCatalogTool`.
+ */
+export interface Surface {
+  readonly name: SurfaceName;
+  /** HTTP path, e.g. `/mcp`. */
+  readonly path: string;
+  /** The caller's tools/list (cached per catalogue version and effective scopes). */
+  listTools(d: DispatchContext): Promise<Listing>;
+  /** tools/call on this surface; return the result already projected (see `callCatalogTool`). */
+  callTool(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult>;
+  /**
+   * Whether answering this message needs the caller's scopes. The edge then looks them up before
+   * dispatch, so a credential the scope endpoint refuses gets an HTTP 401 (the only layer that can).
+   */
+  needsScopes(message: RpcMessage): boolean;
+}
+
+/** The gateway's own identity on both eras (its serverInfo / server/discover `_meta`). */
+export const GATEWAY_SERVER_INFO = { name: 'mcp-catalog-gateway', version: '0.1.0' };
+
+type GatewayMethod = 'tools/list' | 'tools/call' | 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get' | 'completion/complete';
+type Arm<M extends GatewayMethod> = (request: RequestTypeMap[M], d: DispatchContext) => Promise<HandlerResultTypeMap[M]>;
+
+/**
+ * The dispatch: one arm per MCP method the gateway answers, each one line. The mapped type makes it
+ * exhaustive; an arm is registered only when its capability is advertised (the SDK requires it).
+ */
+const ARMS: { [M in GatewayMethod]: Arm<M> } = {
+  'tools/list': async (r, d) => ({ tools: await listTools(d, r.params) }),
+  'tools/call': (r, d) => d.surface.callTool(d, r.params.name, r.params.arguments),
+  'resources/list': (r, d) => passThroughList(d, r.params, 'resources/list'),
+  'resources/templates/list': (r, d) => passThroughList(d, r.params, 'resources/templates/list'),
+  'resources/read': (r, d) => forwardRequest(d.caller.upstream.client, 'resources/read', r.params, d.ctx, d.caller.era) as never,
+  'prompts/list': (r, d) => passThroughList(d, r.params, 'prompts/list'),
+  'prompts/get': (r, d) => forwardRequest(d.caller.upstream.client, 'prompts/get', r.params, d.ctx, d.caller.era) as never,
+  'completion/complete': (r, d) => forwardRequest(d.caller.upstream.client, 'completion/complete', r.params, d.ctx, d.caller.era) as never,
+};
+
+const CAPABILITY_OF: { [M in GatewayMethod]: keyof ServerCapabilities } = {
+  'tools/list': 'tools',
+  'tools/call': 'tools',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resources',
+  'resources/read': 'resources',
+  'prompts/list': 'prompts',
+  'prompts/get': 'prompts',
+  'completion/complete': 'completions',
+};
+
+/**
+ * The per-request factory for one surface, for `createMcpHandler(factory, { legacy: 'stateless' })`.
+ * It builds a fresh low-level Server whose capabilities and instructions mirror the upstream's (so
+ * server/discover and initialize carry them), fed only from caches. The caller comes from `authInfo`
+ * (set by the edge); handlers never read raw headers.
+ */
+export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface): McpServerFactory {
+  return async ({ era, authInfo }) => {
+    const credential = credentialOf(authInfo);
+    if (!credential) throw new GatewayError('unauthorized', 'no credential');
+    const upstream = runtime.upstreams[0]!;
+    const info = await upstream.client.describe().catch(() => undefined);
+    const capabilities = capabilitiesFor(info, era);
+    const server = new Server(GATEWAY_SERVER_INFO, {
+      capabilities,
+      instructions: info?.instructions,
+      // tools/list differs per caller (scope filtering): always private. The pass-through lists and reads
+      // carry the upstream's own hints on the result (modern callers); these are the fallbacks.
+      cacheHints: {
+        'tools/list': { ttlMs: 0, cacheScope: 'private' },
+        'resources/list': { ttlMs: 0, cacheScope: 'private' },
+        'resources/templates/list': { ttlMs: 0, cacheScope: 'private' },
+        'prompts/list': { ttlMs: 0, cacheScope: 'private' },
+        'resources/read': { ttlMs: 0, cacheScope: 'private' },
+      },
+    });
+    const caller = createCaller(runtime, credential, era);
+    for (const method of Object.keys(ARMS) as GatewayMethod[]) {
+      if (capabilities[CAPABILITY_OF[method]]) register(server, method, { runtime, surface, caller, server }, era);
+    }
+    return server;
+  };
+}
+
+function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'ctx' | 'log'>, era: 'modern' | 'legacy'): void {
+  const arm = ARMS[method] as Arm<M>;
+  const { metrics, log } = base.runtime;
+  server.setRequestHandler(method, async (request, ctx) => {
+    const d: DispatchContext = { ...base, ctx, log: currentRequest()?.log ?? log };
+    const labels = { endpoint: base.surface.name, method, era };
+    try {
+      const result = await arm(request, d);
+      metrics.mcpRequests.inc({ ...labels, outcome: 'ok' });
+      return result;
+    } catch (error) {
+      metrics.mcpRequests.inc({ ...labels, outcome: 'error' });
+      if (!(error instanceof GatewayError)) d.log.error({ method, err: (error as Error)?.message }, 'handler failed');
+      throw error instanceof GatewayError ? error : new GatewayError('internal', 'the gateway failed to answer this request');
+    }
+  });
+}
+
+async function listTools(d: DispatchContext, params: { cursor?: string } | undefined): Promise<HandlerResultTypeMap['tools/list']['tools']> {
+  noCursor(params);
+  const listing = await d.surface.listTools(d);
+  d.runtime.metrics.advertisedTools.set({ endpoint: d.surface.name }, listing.tools.length);
+  d.runtime.metrics.toolsListBytes.observe({ endpoint: d.surface.name }, listing.bytes);
+  return listing.tools;
+}
+
+/**
+ * A passed-through list: the items, plus for modern callers the upstream's cache scope and the TTL
+ * left on the cached copy (these lists do not vary by scope, so the upstream's hint still holds).
+ */
+async function passThroughList<M extends PassThroughList>(d: DispatchContext, params: { cursor?: string } | undefined, method: M): Promise<HandlerResultTypeMap[M]> {
+  noCursor(params);
+  const list = await d.caller.list(method);
+  const hints = d.caller.era === 'modern' ? { ttlMs: list.ttlMs, cacheScope: list.cacheScope } : {};
+  return { [LIST_ITEMS[method]]: list.items, ...hints } as unknown as HandlerResultTypeMap[M];
+}
+
+/** The gateway answers every list in one page, so any cursor a client sends was not issued by it. */
+function noCursor(params: { cursor?: string } | undefined): void {
+  if (params?.cursor !== undefined) throw new GatewayError('invalid_arguments', 'Invalid cursor: this server returns complete lists and issues no cursors');
+}
+
+/**
+ * The capabilities advertised to callers: tools always (the gateway's own surfaces), the upstream's
+ * resources, prompts and completions. listChanged is advertised to modern callers only, where the
+ * gateway relays upstream changes on subscriptions/listen; stateless legacy callers have no stream.
+ */
+function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy'): ServerCapabilities {
+  const up = info?.capabilities ?? {};
+  const listChanged = (flag: boolean | undefined) => (era === 'modern' && flag === true ? { listChanged: true } : {});
+  return {
+    tools: listChanged(up.tools?.listChanged),
+    ...(up.resources ? { resources: listChanged(up.resources.listChanged) } : {}),
+    ...(up.prompts ? { prompts: listChanged(up.prompts.listChanged) } : {}),
+    ...(up.completions ? { completions: {} } : {}),
+  };
+}

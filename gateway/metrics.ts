@@ -1,0 +1,59 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * The gateway's Prometheus metrics (issue 7), one registry per gateway instance so several gateways
+ * can live in one process (tests). Label values are bounded: tool names only from the catalogue
+ * ({@link toolLabel}), never credentials, digests, ids or arguments.
+ */
+export interface GatewayMetrics {
+  registry: Registry;
+  httpRequestDuration: Histogram<'route' | 'method' | 'status_code'>;
+  mcpRequests: Counter<'endpoint' | 'method' | 'era' | 'outcome'>;
+  toolCalls: Counter<'endpoint' | 'tool' | 'via' | 'outcome'>;
+  toolCallDuration: Histogram<'tool'>;
+  upstreamRequestDuration: Histogram<'upstream' | 'method'>;
+  upstreamErrors: Counter<'upstream' | 'kind'>;
+  scopeLookups: Counter<'result'>;
+  scopeLookupDuration: Histogram<string>;
+  catalogTools: Gauge<'upstream'>;
+  catalogRefreshes: Counter<'upstream' | 'outcome'>;
+  searchDuration: Histogram<string>;
+  outputSchemaViolations: Counter<'tool'>;
+  outputSchemaCompileFailures: Counter<'tool'>;
+  advertisedTools: Gauge<'endpoint'>;
+  toolsListBytes: Histogram<'endpoint'>;
+  cacheStoreErrors: Counter<'cache' | 'op'>;
+}
+
+const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+/** Creates the metric set in a fresh registry, with Node's default process metrics. */
+export function createMetrics(): GatewayMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const r = [registry];
+  return {
+    registry,
+    httpRequestDuration: new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request duration by route, method and status.', labelNames: ['route', 'method', 'status_code'], buckets: LATENCY_BUCKETS, registers: r }),
+    mcpRequests: new Counter({ name: 'mcp_requests_total', help: 'MCP requests handled, by endpoint (full|compact), method, era (modern|legacy) and outcome (ok|error).', labelNames: ['endpoint', 'method', 'era', 'outcome'], registers: r }),
+    toolCalls: new Counter({ name: 'mcp_tool_calls_total', help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|invalid_arguments|output_schema_violation).', labelNames: ['endpoint', 'tool', 'via', 'outcome'], registers: r }),
+    toolCallDuration: new Histogram({ name: 'mcp_tool_call_duration_seconds', help: 'tools/call duration through the gateway, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: r }),
+    upstreamRequestDuration: new Histogram({ name: 'mcp_upstream_request_duration_seconds', help: 'Requests to upstream MCP servers, by upstream and method.', labelNames: ['upstream', 'method'], buckets: LATENCY_BUCKETS, registers: r }),
+    upstreamErrors: new Counter({ name: 'mcp_upstream_errors_total', help: 'Failed upstream requests, by upstream and kind.', labelNames: ['upstream', 'kind'], registers: r }),
+    scopeLookups: new Counter({ name: 'mcp_scope_lookups_total', help: 'Caller scope lookups by result (hit|miss|error|timeout|no_scopes_field|unauthorized).', labelNames: ['result'], registers: r }),
+    scopeLookupDuration: new Histogram({ name: 'mcp_scope_lookup_duration_seconds', help: 'Duration of scope endpoint calls.', buckets: LATENCY_BUCKETS, registers: r }),
+    catalogTools: new Gauge({ name: 'mcp_catalog_tools', help: 'Tools in the last fetched catalogue, by upstream.', labelNames: ['upstream'], registers: r }),
+    catalogRefreshes: new Counter({ name: 'mcp_catalog_refreshes_total', help: 'Catalogue fetches by upstream and outcome (ok|error|stale_served).', labelNames: ['upstream', 'outcome'], registers: r }),
+    searchDuration: new Histogram({ name: 'mcp_search_duration_seconds', help: 'search_tools query duration.', buckets: LATENCY_BUCKETS, registers: r }),
+    outputSchemaViolations: new Counter({ name: 'mcp_output_schema_violations_total', help: 'tools/call results whose structuredContent broke the outputSchema, by tool.', labelNames: ['tool'], registers: r }),
+    outputSchemaCompileFailures: new Counter({ name: 'mcp_output_schema_compile_failures_total', help: 'outputSchemas that failed to compile (tool served unchecked), by tool.', labelNames: ['tool'], registers: r }),
+    advertisedTools: new Gauge({ name: 'mcp_advertised_tools', help: 'Tools in the last tools/list served, by endpoint.', labelNames: ['endpoint'], registers: r }),
+    toolsListBytes: new Histogram({ name: 'mcp_tools_list_bytes', help: 'Bytes of the tools array of tools/list results served, by endpoint.', labelNames: ['endpoint'], buckets: [256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304], registers: r }),
+    cacheStoreErrors: new Counter({ name: 'mcp_cache_store_errors_total', help: 'Cache store operations that failed or timed out (served by a direct lookup instead), by cache and op.', labelNames: ['cache', 'op'], registers: r }),
+  };
+}
+
+/** A tool label value: the name when the catalogue knows it, else `unknown` (keeps cardinality bounded). */
+export function toolLabel(name: unknown, known: (name: string) => boolean): string {
+  return typeof name === 'string' && known(name) ? name : 'unknown';
+}

@@ -1,0 +1,63 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CatalogTool } from './catalog.ts';
+import { GatewayError, classifyUpstreamFailure, toolErrorResult } from './errors.ts';
+import { forwardError, forwardOptions, forwardedMeta, relayedResult } from './forwarding.ts';
+import type { DispatchContext } from './mcp-server.ts';
+
+/** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
+export type CallVia = 'direct' | 'call_tool';
+
+/**
+ * Calls one catalogue tool upstream with the caller's credential, `_meta`, progress and cancellation,
+ * then checks the result against the tool's outputSchema. Execution failures (timeout, upstream down,
+ * 5xx, a refused credential) come back as isError results; a JSON-RPC error the upstream answered
+ * (unknown tool, invalid params) is rethrown with its own code. No scope lookup happens here:
+ * enforcement of the call stays with the upstream's platform.
+ * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
+ */
+export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<CallToolResult> {
+  const { metrics } = d.runtime;
+  const started = performance.now();
+  const labels = { endpoint: d.surface.name, tool: tool.name, via };
+  const meta = forwardedMeta(d.ctx);
+  let result: CallToolResult;
+  try {
+    const raw = await d.caller.upstream.client.forward('tools/call', { name: tool.upstreamName, arguments: args ?? {}, ...(meta ? { _meta: meta } : {}) }, forwardOptions(d.ctx));
+    result = relayedResult(raw, d.caller.era) as CallToolResult;
+  } catch (error) {
+    const failure = classifyUpstreamFailure(error, tool.upstream);
+    if (failure.kind === 'upstream_rejected') {
+      metrics.toolCalls.inc({ ...labels, outcome: failure.code === -32602 ? 'invalid_arguments' : 'is_error' });
+      throw forwardError(error, tool.upstream);
+    }
+    metrics.toolCalls.inc({ ...labels, outcome: 'is_error' });
+    d.log.warn({ tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message }, 'tools/call failed upstream; answering isError');
+    return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
+  } finally {
+    metrics.toolCallDuration.observe({ tool: tool.name }, (performance.now() - started) / 1000);
+  }
+  const check = d.runtime.outputs.check(tool, result);
+  if (!check.ok) {
+    metrics.outputSchemaViolations.inc({ tool: tool.name });
+    metrics.toolCalls.inc({ ...labels, outcome: 'output_schema_violation' });
+    d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'upstream result broke its outputSchema; answering isError');
+    return { ...toolErrorResult('output_schema_violation', check.message), _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths } };
+  }
+  metrics.toolCalls.inc({ ...labels, outcome: result.isError ? 'is_error' : 'ok' });
+  return d.server.projectCallToolResult(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
+}
+
+/**
+ * The direct tools/call path of a surface: the tool must be in the caller's catalogue (unknown names
+ * are -32602, as the spec says). Visibility is not consulted: a hidden tool answers whatever the
+ * upstream's platform decides for this credential.
+ */
+export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  const catalog = await d.caller.catalog();
+  const tool = catalog.byName.get(name);
+  if (!tool) {
+    d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
+    throw new GatewayError('unknown_tool', `Unknown tool: ${name}`);
+  }
+  return callCatalogTool(d, tool, args, 'direct');
+}

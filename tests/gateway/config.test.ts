@@ -1,0 +1,104 @@
+/**
+ * Configuration (config/): the YAML file validated against config/schema.json at start-up, every key
+ * overridable by a GATEWAY_* variable, and a bad value stopping the process with the key named.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../config/load.ts';
+import { startGateway } from '../../gateway/index.ts';
+
+const run = promisify(execFile);
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function yamlFile(text: string): string {
+  const path = join(mkdtempSync(join(tmpdir(), 'gateway-config-')), 'config.yaml');
+  writeFileSync(path, text);
+  return path;
+}
+
+async function exitOf(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stderr: string }> {
+  try {
+    await run(process.execPath, ['--import', 'tsx', 'gateway/main.ts', ...args], { cwd: root, env: { PATH: process.env.PATH!, ...env }, timeout: 20_000 });
+    return { code: 0, stderr: '' };
+  } catch (error) {
+    const failed = error as { code: number; stderr: string };
+    return { code: failed.code, stderr: failed.stderr };
+  }
+}
+
+describe('gateway/main.ts with a bad configuration', () => {
+  it('exits with status 2 naming the key when the YAML file has a wrong type', async () => {
+    const path = yamlFile('upstreams:\n  - name: cpzai\n    url: http://127.0.0.1:1/mcp\nscopes:\n  timeoutMs: soon\n');
+    const { code, stderr } = await exitOf(['--config', path]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('scopes.timeoutMs');
+    expect(stderr).toContain('must be integer');
+  });
+
+  it('exits with status 2 naming the variable when an environment override is invalid', async () => {
+    const { code, stderr } = await exitOf([], { GATEWAY_LISTEN_PORT: '70000' });
+    expect(code).toBe(2);
+    expect(stderr).toContain('listen.port');
+    expect(stderr).toContain('GATEWAY_LISTEN_PORT');
+  });
+
+  it('exits with status 2 when an upstream has neither url nor command', async () => {
+    const { code, stderr } = await exitOf(['--config', yamlFile('upstreams:\n  - name: cpzai\n')]);
+    expect(code).toBe(2);
+    expect(stderr).toContain('upstreams[0]');
+  });
+});
+
+describe('loadConfig', () => {
+  it('needs no file: config/cpzai.yaml and the schema defaults describe the reference stack', () => {
+    const config = loadConfig({ env: {} });
+    expect(config.listen).toEqual({ host: '127.0.0.1', port: 3000 });
+    expect(config.upstreams[0]).toMatchObject({ name: 'cpzai', url: 'http://127.0.0.1:3001/mcp', metaKey: 'ai.cpz/tool' });
+    expect(config.scopes).toMatchObject({ endpoint: 'http://127.0.0.1:3002/v1/me', field: 'scopes', timeoutMs: 3000, ttlMs: 60000 });
+    expect(config.cache.store).toBe('memory');
+  });
+
+  it('maps GATEWAY_<PATH_IN_UPPER_SNAKE> onto every kind of key (numbers, booleans, lists, array elements)', () => {
+    const config = loadConfig({
+      env: {
+        GATEWAY_SCOPES_TIMEOUT_MS: '1500',
+        GATEWAY_CREDENTIALS_BEARER: 'false',
+        GATEWAY_SECURITY_ALLOWED_ORIGINS: 'app.example.com, admin.example.com',
+        GATEWAY_UPSTREAMS_0_URL: 'http://upstream:9000/mcp',
+        GATEWAY_UPSTREAMS_0_SCOPE_RULES: '{"get_profile":[]}',
+        REDIS_URL: 'redis://cache:6379',
+      },
+    });
+    expect(config.scopes.timeoutMs).toBe(1500);
+    expect(config.credentials.bearer).toBe(false);
+    expect(config.security.allowedOrigins).toEqual(['app.example.com', 'admin.example.com']);
+    expect(config.upstreams[0]).toMatchObject({ name: 'cpzai', url: 'http://upstream:9000/mcp', scopeRules: { get_profile: [] } });
+    expect(config.cache).toMatchObject({ store: 'redis', redisUrl: 'redis://cache:6379' });
+  });
+
+  it('refuses a GATEWAY_ variable that names no key', () => {
+    expect(() => loadConfig({ env: { GATEWAY_SCOPES_TIMEOUT: '5' } })).toThrow(/GATEWAY_SCOPES_TIMEOUT: this environment variable does not name a configuration key/);
+  });
+
+  it('refuses an unknown key in the file, naming it', () => {
+    const path = yamlFile('upstreams:\n  - name: a\n    url: http://x/mcp\n    scopeRule: {}\n');
+    expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.scopeRule: is not a known key/);
+  });
+
+  it('replaces ${VAR} in upstream headers from the environment and names a missing variable', () => {
+    const path = yamlFile('upstreams:\n  - name: a\n    url: http://x/mcp\n    headers:\n      x-service-key: ${SERVICE_KEY}\n');
+    expect(loadConfig({ path, env: { SERVICE_KEY: 'k1' } }).upstreams[0]!.headers).toEqual({ 'x-service-key': 'k1' });
+    expect(() => loadConfig({ path, env: {} })).toThrow(ConfigError);
+    expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.headers\.x-service-key: environment variable SERVICE_KEY is not set/);
+  });
+
+  it('startGateway refuses what this version cannot serve yet (stdio), naming the key', async () => {
+    const config = loadConfig({ path: yamlFile('upstreams:\n  - name: fs\n    command: node\n'), env: {} });
+    await expect(startGateway(config)).rejects.toThrow(/upstreams\[0\]\.command/);
+  });
+});

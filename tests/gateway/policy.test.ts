@@ -1,0 +1,56 @@
+/**
+ * The visibility policy as a pure function of data (catalogue, scopes): no socket needed.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/client';
+import { loadConfig } from '../../config/load.ts';
+import { buildCatalog } from '../../gateway/catalog.ts';
+import { visibilityKey, visibleTools } from '../../gateway/policy.ts';
+
+const upstream = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: { get_profile: [], list_deals: ['middle-office:admin'] } }] } }).upstreams[0]!;
+const tool = (name: string, requiredScopes?: string[], readOnlyHint = true): Tool => ({
+  name,
+  inputSchema: { type: 'object' },
+  annotations: { readOnlyHint },
+  ...(requiredScopes ? { _meta: { 'ai.cpz/tool': { category: 'test', requiredScopes } } } : {}),
+});
+const catalog = buildCatalog(upstream, [
+  tool('list_orders', ['orders:read']),
+  tool('place_order', ['trade', 'orders:write'], false),
+  tool('get_profile', ['profile:read']),
+  tool('list_deals', ['middle-office:read']),
+  tool('no_requirement'),
+]);
+const names = (scopes: readonly string[] | 'unknown') => visibleTools(catalog, scopes).map((t) => t.name);
+
+describe('visibleTools', () => {
+  it('shows a tool when the caller holds ANY of its required scopes', () => {
+    expect(names(['orders:write'])).toContain('place_order');
+    expect(names(['trade'])).toContain('place_order');
+    expect(names(['orders:read'])).not.toContain('place_order');
+  });
+
+  it('shows tools with no requirement to every caller, including one with no scopes', () => {
+    expect(names([])).toEqual(['get_profile', 'no_requirement']);
+  });
+
+  it('lets config scopeRules win over _meta: [] makes a tool public, a rule replaces the declared scopes', () => {
+    expect(names([])).toContain('get_profile');
+    expect(names(['middle-office:read'])).not.toContain('list_deals');
+    expect(names(['middle-office:admin'])).toContain('list_deals');
+  });
+
+  it('shows the full catalogue when the scopes are unknown (fail-open)', () => {
+    expect(names('unknown')).toHaveLength(5);
+  });
+
+  it('keys visibility by the scopes the catalogue uses, so irrelevant scopes share an entry', () => {
+    expect(visibilityKey(catalog, ['orders:read', 'unrelated'])).toBe(visibilityKey(catalog, ['orders:read']));
+    expect(visibilityKey(catalog, [])).not.toBe(visibilityKey(catalog, 'unknown'));
+  });
+
+  it('precomputes the read-only flag and category per tool', () => {
+    expect(catalog.byName.get('place_order')).toMatchObject({ readOnly: false, category: 'test', requiredScopes: ['orders:write', 'trade'] });
+    expect(catalog.byName.get('list_orders')?.readOnly).toBe(true);
+  });
+});
