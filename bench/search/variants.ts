@@ -1,0 +1,57 @@
+/**
+ * Ranking variants measured next to the default tuning (search/tuning.ts), one knob (or one family of
+ * knobs) changed at a time, so each line of the table says what that knob is worth on every query set.
+ */
+import type { TuningOverrides } from '../../search/index.ts';
+
+export type Variant = { name: string; tuning: TuningOverrides };
+
+const flat = { name: 1, title: 1, description: 1, params: 1, paramText: 1, category: 1, upstream: 1 };
+
+export const VARIANTS: Variant[] = [
+  { name: 'default', tuning: {} },
+  // Term processing.
+  { name: 'no stemming', tuning: { stem: false } },
+  { name: 'no stop words', tuning: { stopWords: false, requestWords: false } },
+  { name: 'stop words, request words kept', tuning: { requestWords: false } },
+  { name: 'fuzzy 0.2, all queries', tuning: { fuzzy: 0.2, fuzzyMaxTerms: 1000 } },
+  { name: 'fuzzy 0.2, queries <= 4 terms', tuning: { fuzzy: 0.2, fuzzyMaxTerms: 4 } },
+  { name: 'prefix, terms >= 4 chars', tuning: { prefixMinLength: 4 } },
+  // Combining fields.
+  { name: "fields summed (minisearch's own)", tuning: { fields: 'sum' } },
+  { name: 'fields summed, name x3, upstream x1', tuning: { fields: 'sum', boosts: { name: 3, upstream: 1 } } },
+  { name: 'BM25F (fields as one weighted bag)', tuning: { fields: 'bm25f' } },
+  { name: 'dismax tie 0.3', tuning: { tieBreaker: 0.3 } },
+  { name: 'dismax tie 0.1', tuning: { tieBreaker: 0.1 } },
+  { name: 'dismax tie 0.7', tuning: { tieBreaker: 0.7 } },
+  // Scoring.
+  { name: 'no coordination factor', tuning: { coordination: 0 } },
+  { name: 'coordination ^1.5', tuning: { coordination: 1.5 } },
+  { name: 'bm25 d=0 (BM25, not BM25+)', tuning: { bm25: { d: 0 } } },
+  { name: 'bm25 b=0.3', tuning: { bm25: { b: 0.3 } } },
+  // Multi-step requests and server context.
+  { name: 'no clause fusion', tuning: { clauseFusion: 'off' } },
+  { name: 'clause fusion rrf', tuning: { clauseFusion: 'rrf' } },
+  { name: 'clause weight 1', tuning: { clauseWeight: 1 } },
+  { name: 'clause weight 0.3', tuning: { clauseWeight: 0.3 } },
+  { name: 'no upstream context', tuning: { upstreamContext: 0 } },
+  { name: 'upstream context 0.15', tuning: { upstreamContext: 0.15 } },
+  { name: 'upstream context 0.6', tuning: { upstreamContext: 0.6 } },
+  { name: 'no clause fusion, no context', tuning: { clauseFusion: 'off', upstreamContext: 0 } },
+  { name: 'clauses for every query length', tuning: { clauseMinTerms: 0 } },
+  { name: 'clauses not split at "and"', tuning: { clauseSplitAnd: false } },
+  { name: 'mentions of other tools kept', tuning: { stripToolMentions: false } },
+  // Field weights.
+  { name: 'all fields weight 1', tuning: { boosts: flat } },
+  { name: 'name x1', tuning: { boosts: { name: 1 } } },
+  { name: 'name x3', tuning: { boosts: { name: 3 } } },
+  { name: 'title x1', tuning: { boosts: { title: 1 } } },
+  { name: 'description x2', tuning: { boosts: { description: 2 } } },
+  { name: 'params x1', tuning: { boosts: { params: 1 } } },
+  { name: 'params x3', tuning: { boosts: { params: 3 } } },
+  { name: 'paramText x1', tuning: { boosts: { paramText: 1 } } },
+  { name: 'paramText off', tuning: { boosts: { paramText: 0 } } },
+  { name: 'category off', tuning: { boosts: { category: 0 } } },
+  { name: 'upstream x1', tuning: { boosts: { upstream: 1 } } },
+  { name: 'upstream field off', tuning: { boosts: { upstream: 0 } } },
+];

@@ -1,0 +1,121 @@
+/**
+ * The searchable text of one tool, field by field: what the index (and the bench's BM25 baseline) reads.
+ */
+
+/** A tool as the index takes it: a tools/list entry plus where it comes from. */
+export type SearchableTool = {
+  name: string;
+  title?: string;
+  description?: string;
+  inputSchema?: object;
+  category?: string;
+  upstream?: string;
+};
+
+/** The text fields of a tool. `params` holds parameter names (nested ones too), `paramText` their
+ *  descriptions, titles and enum values. */
+export type ToolFields = {
+  name: string;
+  title: string;
+  description: string;
+  params: string;
+  paramText: string;
+  category: string;
+  upstream: string;
+};
+
+/** Field names in index order. */
+export const FIELD_NAMES = ['name', 'title', 'description', 'params', 'paramText', 'category', 'upstream'] as const;
+export type FieldName = (typeof FIELD_NAMES)[number];
+
+/** Schema keywords whose values are sub-schemas (objects or arrays of them). `properties` is handled apart
+ *  because its keys are the parameter names. */
+const SUBSCHEMA_KEYS = ['items', 'prefixItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not', 'then', 'else', 'if'];
+/** Deep enough for real tool schemas; stops pathological ones from costing more than they are worth. */
+const MAX_DEPTH = 8;
+
+type Collected = { names: string[]; text: string[] };
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function collectSchema(schema: unknown, out: Collected, depth: number): void {
+  if (!isObject(schema) || depth > MAX_DEPTH) return;
+  if (typeof schema.description === 'string') out.text.push(schema.description);
+  if (typeof schema.title === 'string') out.text.push(schema.title);
+  if (Array.isArray(schema.enum)) {
+    for (const value of schema.enum) if (typeof value === 'string') out.text.push(value);
+  }
+  if (isObject(schema.properties)) {
+    for (const [name, sub] of Object.entries(schema.properties)) {
+      out.names.push(name);
+      collectSchema(sub, out, depth + 1);
+    }
+  }
+  for (const key of SUBSCHEMA_KEYS) {
+    const sub = schema[key];
+    if (Array.isArray(sub)) for (const s of sub) collectSchema(s, out, depth + 1);
+    else collectSchema(sub, out, depth + 1);
+  }
+}
+
+/** Parameter names (nested properties included, duplicates kept once) and their descriptive text. */
+export function schemaText(inputSchema: object | undefined): { params: string[]; paramText: string } {
+  const out: Collected = { names: [], text: [] };
+  // The root's own description/title describe the tool, not a parameter; only its children count.
+  if (isObject(inputSchema)) {
+    collectSchema({ ...inputSchema, description: undefined, title: undefined }, out, 0);
+  }
+  return { params: [...new Set(out.names)], paramText: out.text.join('\n') };
+}
+
+/**
+ * A gateway merging several upstreams exposes `<upstream><separator><name>`; the upstream is indexed in its
+ * own field, so the name field keeps only the tool's own name (else every server word would count twice).
+ */
+function ownName(name: string, upstream: string): string {
+  if (upstream === '' || !name.startsWith(upstream)) return name;
+  // A separator of two or more characters (`__`, the default, `--`, `::`): a single `_` or `-` is more
+  // likely the server's own naming (`playwright_navigate` on server playwright), which stays whole.
+  const m = /^[^A-Za-z0-9]{2,}(?=[A-Za-z0-9])/.exec(name.slice(upstream.length));
+  return m ? name.slice(upstream.length + m[0].length) : name;
+}
+
+/** Upstream definitions are data from elsewhere: a field that is not a string indexes as empty. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : '';
+}
+
+/** Identifier-like words (tool names are: `list_overlays`, `get-tickets`, `getStories`). */
+const IDENTIFIER = /[\p{L}\p{N}]+(?:[._-][\p{L}\p{N}]+)*/gu;
+const COMPOUND = /[._-]|\p{Ll}\p{Lu}/u;
+
+/**
+ * `text` without mentions of the other tools named in `toolNames` (`self` is kept). A description that points to a neighbour
+ * ("use list_overlays to read the configuration first") says when NOT to pick this tool; indexing the
+ * neighbour's name would make this tool match queries about the neighbour.
+ */
+export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>, self: string): string {
+  if (toolNames.size === 0 || text === '') return text;
+  // Only compound names: a one-word tool name ("search", "fetch") is also an ordinary word.
+  return text.replace(IDENTIFIER, (word) => (word !== self && toolNames.has(word) && COMPOUND.test(word) ? ' ' : word));
+}
+
+/**
+ * Text fields of `tool` (see `ToolFields`). With `toolNames` (every name in the catalogue), mentions of
+ * other tools are left out of the description and parameter text.
+ */
+export function toolFields(tool: SearchableTool, toolNames?: ReadonlySet<string>): ToolFields {
+  const { params, paramText } = schemaText(tool.inputSchema);
+  const names = toolNames ?? new Set<string>();
+  return {
+    name: ownName(text(tool.name), text(tool.upstream)),
+    title: text(tool.title),
+    description: withoutToolMentions(text(tool.description), names, tool.name),
+    params: params.join(' '),
+    paramText: withoutToolMentions(paramText, names, tool.name),
+    category: text(tool.category),
+    upstream: text(tool.upstream),
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * Ranking knobs of the tool index. `DEFAULT_TUNING` holds the values chosen by measurement on
+ * ../shared/data/queries (cpzai-dev, livemcpbench-dev): `npm run bench:search` prints them next to one
+ * variant per knob (bench/search/variants.ts). Change a default only with the new figures.
+ */
+import type { FieldName } from './tool-fields.ts';
+
+export type SearchTuning = {
+  /** How fields combine. 'dismax' (Lucene's dis_max, Elasticsearch's best_fields): a tool scores its best
+   *  field's BM25 (x `boosts[f]`) plus `tieBreaker` x the others'. 'sum': every field's boosted BM25 added
+   *  (minisearch's own scheme: a word found in four fields counts four times, which lifts tools with many
+   *  parameters). 'bm25f': one bag of words in which a field's terms count `repeats[f]` times. */
+  fields: 'dismax' | 'sum' | 'bm25f';
+  /** 'dismax' only: share of the non-best fields' scores added (0 = best field only, 1 = 'sum'). */
+  tieBreaker: number;
+  /** BM25F field weights (whole numbers: how many times a field's text is indexed). */
+  repeats: Record<FieldName, number>;
+  /** Per-field weight multiplying that field's BM25 score ('dismax' and 'sum'); 0 leaves a field out. */
+  boosts: Record<FieldName, number>;
+  /** Porter-stem ASCII words (index and query alike). */
+  stem: boolean;
+  /** Drop English stop words from queries. */
+  stopWords: boolean;
+  /** Also drop words that phrase a request rather than its subject (please, help, tell, show...). */
+  requestWords: boolean;
+  /** Leave mentions of other tools' names out of a tool's description and parameter text. */
+  stripToolMentions: boolean;
+  /** Fuzzy matching as a fraction of term length (minisearch semantics), 0 = off; only for terms of at
+   *  least `fuzzyMinLength` characters and only in queries of at most `fuzzyMaxTerms` terms. */
+  fuzzy: number;
+  fuzzyMinLength: number;
+  fuzzyMaxTerms: number;
+  /** Prefix matching for terms of at least this many characters; 0 = off. */
+  prefixMinLength: number;
+  /** Coordination: a tool's score is multiplied by (distinct query terms it matches) ^ this power
+   *  (minisearch's own factor is power 1; 0 turns it off). */
+  coordination: number;
+  /** Weight of a tool's upstream's best-scoring visible tool added to the tool's own score: tools of the
+   *  server a request is about rank above lone matches elsewhere. 0 = off. */
+  upstreamContext: number;
+  /** Rank each clause of a multi-step request on its own too, and fuse those lists with the whole query's:
+   *  reciprocal-rank fusion or a sum of max-normalised scores; 'off' ranks the whole query only. */
+  clauseFusion: 'off' | 'rrf' | 'sum';
+  /** Fuse clauses only for queries of at least this many terms (after stop words). */
+  clauseMinTerms: number;
+  /** Also split clauses at a bare "and" (not only at punctuation and "then"). */
+  clauseSplitAnd: boolean;
+  /** Weight of each clause's list in the fusion (the whole query's list weighs 1). */
+  clauseWeight: number;
+  /** BM25+ parameters (minisearch's k, b, d). */
+  bm25: { k: number; b: number; d: number };
+};
+
+export const DEFAULT_TUNING: SearchTuning = {
+  fields: 'dismax',
+  tieBreaker: 0.5,
+  repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1 },
+  boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2 },
+  stem: true,
+  stopWords: true,
+  requestWords: true,
+  stripToolMentions: true,
+  fuzzy: 0,
+  fuzzyMinLength: 5,
+  fuzzyMaxTerms: 4,
+  prefixMinLength: 0,
+  coordination: 1,
+  upstreamContext: 0.3,
+  clauseFusion: 'sum',
+  clauseWeight: 0.5,
+  clauseMinTerms: 8,
+  clauseSplitAnd: true,
+  bm25: { k: 1.2, b: 0.7, d: 0.5 },
+};
+
+/** Overrides of some knobs; boosts and bm25 merge key by key. */
+export type TuningOverrides = Omit<Partial<SearchTuning>, 'boosts' | 'repeats' | 'bm25'> & {
+  boosts?: Partial<SearchTuning['boosts']>;
+  repeats?: Partial<SearchTuning['repeats']>;
+  bm25?: Partial<SearchTuning['bm25']>;
+};
+
+/** `DEFAULT_TUNING` with `overrides` applied. */
+export function tuningWith(overrides: TuningOverrides = {}): SearchTuning {
+  return {
+    ...DEFAULT_TUNING,
+    ...overrides,
+    boosts: { ...DEFAULT_TUNING.boosts, ...overrides.boosts },
+    repeats: { ...DEFAULT_TUNING.repeats, ...overrides.repeats },
+    bm25: { ...DEFAULT_TUNING.bm25, ...overrides.bm25 },
+  };
+}
