@@ -74,30 +74,50 @@ function readYaml(path: string): Json {
   }
 }
 
-/** Applies the derived rules the schema cannot express: `${VAR}` interpolation, redis selection. */
+/**
+ * Applies the derived rules the schema cannot express: `${VAR}` interpolation in upstream url, command,
+ * args, env, cwd and headers; the URL's syntax after it; unique upstream names free of the naming
+ * separator (so `<upstream><separator>` is an unambiguous prefix); redis selection.
+ */
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
   if (config.cache.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when cache.store is redis');
   const names = new Set<string>();
+  const separator = config.naming.separator;
   config.upstreams.forEach((upstream, index) => {
-    if (names.has(upstream.name)) throw new ConfigError(`upstreams[${index}].name`, `duplicate upstream name "${upstream.name}"`);
+    const at = `upstreams[${index}]`;
+    if (names.has(upstream.name)) throw new ConfigError(`${at}.name`, `duplicate upstream name "${upstream.name}"`);
     names.add(upstream.name);
-    upstream.headers = interpolate(upstream.headers, env, `upstreams[${index}].headers`);
-    upstream.env = interpolate(upstream.env, env, `upstreams[${index}].env`);
+    if (config.upstreams.length > 1 && upstream.name.includes(separator)) {
+      throw new ConfigError(`${at}.name`, `"${upstream.name}" contains the naming separator "${separator}" (naming.separator)`);
+    }
+    upstream.headers = interpolateAll(upstream.headers, env, `${at}.headers`);
+    upstream.env = interpolateAll(upstream.env, env, `${at}.env`);
+    upstream.args = upstream.args.map((arg, i) => interpolate(arg, env, `${at}.args[${i}]`));
+    if (upstream.command !== undefined) upstream.command = interpolate(upstream.command, env, `${at}.command`);
+    if (upstream.cwd !== undefined) upstream.cwd = interpolate(upstream.cwd, env, `${at}.cwd`);
+    if (upstream.url !== undefined) {
+      upstream.url = interpolate(upstream.url, env, `${at}.url`);
+      if (!URL.canParse(upstream.url) || !/^https?:$/.test(new URL(upstream.url).protocol)) throw new ConfigError(`${at}.url`, `must be an http(s) URL, got "${upstream.url}"`);
+    }
+    if (upstream.restart.maxDelayMs < upstream.restart.minDelayMs) throw new ConfigError(`${at}.restart.maxDelayMs`, 'must be at least restart.minDelayMs');
   });
   return config;
 }
 
-function interpolate(values: Record<string, string>, env: Record<string, string | undefined>, keyPath: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(values)) {
-    out[key] = value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => {
-      const found = env[name];
-      if (found === undefined) throw new ConfigError(`${keyPath}.${key}`, `environment variable ${name} is not set`);
-      return found;
-    });
-  }
-  return out;
+function interpolateAll(values: Record<string, string>, env: Record<string, string | undefined>, keyPath: string): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).map(([key, value]) => [key, interpolate(value, env, `${keyPath}.${key}`)]));
+}
+
+/** `${VAR}` from the environment (a missing one is an error naming the key), `${VAR:-default}` with a fallback. */
+function interpolate(value: string, env: Record<string, string | undefined>, keyPath: string): string {
+  return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => {
+    const found = env[name];
+    if (found !== undefined && found !== '') return found;
+    if (fallback !== undefined) return fallback;
+    if (found !== undefined) return found;
+    throw new ConfigError(keyPath, `environment variable ${name} is not set`);
+  });
 }
 
 function envOverrides(env: Record<string, string | undefined>, provenance: Map<string, string>): Json {

@@ -7,6 +7,8 @@ export interface GatewayConfig {
   /** Public base URL (behind a proxy); default: http://<Host header>. */
   publicUrl?: string;
   upstreams: UpstreamConfig[];
+  /** With several upstreams: exposed names are `<upstream><separator><name>` (see gateway/exposed-names.ts). */
+  naming: { separator: string };
   credentials: { keyHeader: string; secretHeader: string; bearer: boolean };
   scopes: {
     /** GET endpoint answering the caller's scopes; absent: every caller sees the full catalogue. */
@@ -28,16 +30,18 @@ export interface GatewayConfig {
   shutdown: { graceMs: number };
 }
 
-/** One upstream MCP server: `url` (Streamable HTTP, either era) or `command` (stdio, issue 5). */
+/** One upstream MCP server: `url` (Streamable HTTP, either era) or `command` (stdio, spawned and supervised). */
 export interface UpstreamConfig {
   name: string;
   url?: string;
+  /** stdio: the executable; `args`, `env` (on top of a minimal inherited set) and `cwd` go with it. */
   command?: string;
   args: string[];
   env: Record<string, string>;
   cwd?: string;
   /** Static headers sent on every upstream request; `${VAR}` is replaced from the environment at load. */
   headers: Record<string, string>;
+  /** Send the caller's credential headers upstream (HTTP only). */
   forwardCredentials: boolean;
   timeoutMs: number;
   /** `_meta` key holding `{ category, requiredScopes }` on each tool. */
@@ -50,4 +54,6 @@ export interface UpstreamConfig {
   outputSchemas: Record<string, Record<string, unknown>>;
   catalog: { ttlMs?: number; cacheScope?: 'public' | 'private' };
   sessions: { maxEntries: number };
+  /** Reconnect/restart backoff after the upstream went away. */
+  restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number };
 }

@@ -7,6 +7,7 @@ import { currentRequest } from './request-context.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime.ts';
 import type { ScopeResult } from './scope-cache.ts';
 import type { ListMethod } from './upstream-client.ts';
+import type { Route, RoutedMethod } from './upstream-set.ts';
 
 /** What policy lets the caller see: the tools, and the key all callers with the same view share. */
 export interface VisibleCatalog {
@@ -24,25 +25,33 @@ export interface VisibleCatalog {
 export interface Caller {
   readonly credential: Credential;
   readonly era: 'modern' | 'legacy';
-  /** The upstream serving this caller (the only one, until issue 5 merges several). */
-  readonly upstream: UpstreamRuntime;
+  /** The merged catalogue of every upstream, tools under their exposed names (before scope filtering). */
   catalog(): Promise<Catalog>;
   /** The caller's scope lookup (shared with the edge pre-check of the same request). */
   scopes(): Promise<ScopeResult>;
   /** @throws GatewayError `unauthorized` when the scope endpoint refused the credential. */
   visible(): Promise<VisibleCatalog>;
   list(method: Exclude<ListMethod, 'tools/list'>): Promise<CachedList>;
+  /** The upstream owning a prompt, resource or completion request, and its params in that upstream's names. */
+  route(method: RoutedMethod, params: Record<string, unknown>): Promise<Route>;
+  /** The upstream configured under `name` (a catalogue tool's `upstream`). */
+  upstream(name: string): UpstreamRuntime;
 }
 
 export function createCaller(runtime: GatewayRuntime, credential: Credential, era: 'modern' | 'legacy'): Caller {
-  const upstream = runtime.upstreams[0]!;
+  const upstreams = runtime.upstreamSet;
   const caller: Caller = {
     credential,
     era,
-    upstream,
-    catalog: () => upstream.catalog.catalog(credential),
+    catalog: () => upstreams.catalog(credential),
     scopes: () => requestScopes(runtime, credential),
-    list: (method) => upstream.catalog.list(method, credential),
+    list: (method) => upstreams.list(method, credential),
+    route: (method, params) => upstreams.route(method, params, credential),
+    upstream(name) {
+      const found = upstreams.get(name);
+      if (!found) throw new GatewayError('internal', `no upstream named ${name}`);
+      return found;
+    },
     async visible() {
       const [catalog, result] = await Promise.all([caller.catalog(), caller.scopes()]);
       if (result.kind === 'unauthorized') throw new GatewayError('unauthorized', 'the scope endpoint refused the credential');

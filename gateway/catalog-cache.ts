@@ -8,7 +8,7 @@ import type { KvStore } from './kv-store.ts';
 import type { Logger } from './log.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { currentRequest } from './request-context.ts';
-import type { ListMethod, ListResult, UpstreamClient } from './upstream-client.ts';
+import { LIST_ITEMS, type ListMethod, type ListResult, type UpstreamClient } from './upstream-client.ts';
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -44,9 +44,11 @@ export interface Readiness {
  * Caches an upstream's lists (tools as a policy-annotated {@link Catalog}; resources, templates,
  * prompts as items). Freshness follows the upstream: its `ttlMs` (capped at 24 h) and `cacheScope`
  * (`public`: one entry for everyone; `private`: one per credential digest), the config override in
- * `upstreams[].catalog`, else `cache.ttlMs` and `private` (legacy upstreams send no hints). Concurrent
- * misses share one upstream fetch; `list_changed` invalidates; a failed refresh serves the stale
- * entry when there is one (logged, counted as `stale_served`).
+ * `upstreams[].catalog`, else `cache.ttlMs` and `private` (legacy upstreams send no hints; `public` for
+ * an upstream that never sees the caller's credential: stdio, or `forwardCredentials: false`). Concurrent
+ * misses share one upstream fetch; `list_changed` invalidates; a reconnection after a loss (the upstream
+ * restarted) expires every entry and refetches the catalogue; a failed refresh serves the stale entry
+ * when there is one (logged, counted as `stale_served`).
  */
 export class CatalogCache {
   private readonly entries: LRUCache<string, Entry>;
@@ -69,6 +71,10 @@ export class CatalogCache {
     this.entries = new LRUCache({ max: cache.maxEntries });
     this.staleAfterMs = 2 * Math.max(cache.ttlMs, 30_000);
     upstream.onListChanged((method) => this.invalidate(method));
+    upstream.onReconnect(() => {
+      this.expireAll();
+      void this.warm();
+    });
     const warmEveryMs = Math.min(Math.max(cache.ttlMs / 2, 1000), 30_000);
     this.warmer = setInterval(() => void this.warm(), warmEveryMs);
     this.warmer.unref();
@@ -77,6 +83,15 @@ export class CatalogCache {
   /** The tools catalogue as this credential sees it upstream (before any scope filtering). */
   async catalog(credential?: Credential): Promise<Catalog> {
     return (await this.get('tools/list', credential)) as Catalog;
+  }
+
+  /**
+   * The last tools catalogue fetched for this credential (or for everyone), however old, without
+   * contacting the upstream; undefined when none was ever fetched.
+   */
+  lastCatalog(credential?: Credential): Catalog | undefined {
+    const entry = this.entries.peek(this.key('tools/list', 'public')) ?? this.entries.peek(this.key('tools/list', credential?.digest ?? 'anonymous'));
+    return entry?.value as Catalog | undefined;
   }
 
   /** Every item of a non-tool list (resources, resource templates, prompts), with its freshness. */
@@ -93,6 +108,16 @@ export class CatalogCache {
     for (const listener of this.changeListeners) listener(method);
   }
 
+  /**
+   * Marks every entry expired without dropping it: the next read refetches, and a failed refetch can
+   * still serve the old copy. Used when the upstream reconnected (it may have restarted with other lists).
+   */
+  expireAll(): void {
+    for (const method of Object.keys(LIST_ITEMS) as ListMethod[]) this.generations.set(method, (this.generations.get(method) ?? 0) + 1);
+    for (const [key, entry] of [...this.entries.entries()]) this.entries.set(key, { ...entry, expiresAt: 0 });
+    for (const method of Object.keys(LIST_ITEMS)) void this.shared?.delete(`${this.upstream.name}|${method}|public`);
+  }
+
   /** Called after an invalidation (the gateway tells subscribed clients). */
   onChange(listener: (method: ListMethod) => void): void {
     this.changeListeners.add(listener);
@@ -105,6 +130,8 @@ export class CatalogCache {
 
   readiness(): Readiness {
     const name = this.upstream.name;
+    const health = this.upstream.health();
+    if (health.state === 'down') return { ready: false, reason: `upstream ${name}: down since ${new Date(health.since ?? Date.now()).toISOString()} (${health.reason ?? 'unknown'}); reconnecting` };
     if (this.lastSuccessAt === undefined) return { ready: false, reason: `upstream ${name}: catalogue not fetched yet${this.lastError ? ` (${this.lastError})` : ''}` };
     const age = Date.now() - this.lastSuccessAt;
     if (this.lastError !== undefined && age > this.staleAfterMs) {
@@ -150,7 +177,7 @@ export class CatalogCache {
     }
     const override = this.upstream.config.catalog;
     const ttlMs = Math.min(override.ttlMs ?? result.ttlMs ?? this.cache.ttlMs, MAX_TTL_MS);
-    const cacheScope = override.cacheScope ?? result.cacheScope ?? 'private';
+    const cacheScope = override.cacheScope ?? result.cacheScope ?? (this.upstream.callerScoped ? 'private' : 'public');
     const fetchedAt = Date.now();
     const raw: SharedEntry = { items: result.items, fetchedAt, expiresAt: fetchedAt + ttlMs, cacheScope };
     if (method === 'tools/list') {

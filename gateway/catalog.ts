@@ -7,9 +7,11 @@ import { contentHash } from './content-hash.ts';
  * per-request work is a lookup: required scopes, category, read-only flag, output-validator key.
  */
 export interface CatalogTool {
-  /** Name exposed to callers (equal to `upstreamName` while there is one upstream; issue 5 maps names). */
+  /** Name exposed to callers: `upstreamName` with one upstream, else mapped (exposed-names.ts). */
   readonly name: string;
+  /** The upstream that serves the tool (its `name` in config). */
   readonly upstream: string;
+  /** The upstream's own name for the tool: what tools/call sends it. */
   readonly upstreamName: string;
   /** The definition as advertised (config outputSchema override applied). */
   readonly definition: Tool;
@@ -32,6 +34,12 @@ export interface Catalog {
   readonly scopesInUse: ReadonlySet<string>;
   /** Names the upstream listed twice (the first definition wins). */
   readonly duplicates: readonly string[];
+  /**
+   * Tools of upstreams that are down, from their last catalogue, under the names they keep: not listed,
+   * not searched, but a direct call finds them and answers isError "upstream unavailable" instead of
+   * "unknown tool" (catalog-merge.ts).
+   */
+  readonly withheld?: ReadonlyMap<string, CatalogTool>;
 }
 
 interface ToolMeta {

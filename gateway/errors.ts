@@ -18,6 +18,7 @@ export type ErrorKind =
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'scope_denied'
+  | 'call_directly'
   | 'upstream_unavailable'
   | 'upstream_timeout'
   | 'upstream_error'
@@ -55,6 +56,7 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     case 'payload_too_large': return { code: -32000, httpStatus: 413, blame: 'client' };
     case 'unsupported_media_type': return { code: -32000, httpStatus: 415, blame: 'client' };
     case 'scope_denied': return { code: -32602, httpStatus: 200, blame: 'client' };
+    case 'call_directly': return { code: -32602, httpStatus: 200, blame: 'client' };
     case 'upstream_unavailable': return { code: -32603, httpStatus: 200, blame: 'upstream' };
     case 'upstream_timeout': return { code: -32603, httpStatus: 200, blame: 'upstream' };
     case 'upstream_error': return { code: -32603, httpStatus: 200, blame: 'upstream' };
@@ -99,6 +101,8 @@ export interface UpstreamFailure {
  * error with its own code; 401 means the forwarded credential was refused.
  */
 export function classifyUpstreamFailure(error: unknown, upstream: string): UpstreamFailure {
+  // Ours first: a GatewayError is also a ProtocolError, but it is never the upstream's answer.
+  if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
   if (error instanceof UpstreamProtocolError || error instanceof ProtocolError) {
     return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
   }
@@ -113,7 +117,6 @@ export function classifyUpstreamFailure(error: unknown, upstream: string): Upstr
     if (error.code === SdkErrorCode.ClientHttpAuthentication) return { kind: 'unauthorized', status: 401, message: `upstream ${upstream} refused the credential (HTTP 401)` };
     return { kind: 'upstream_unavailable', message: `upstream ${upstream} is unavailable (${error.code})` };
   }
-  if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
   const name = (error as Error | undefined)?.name;
   if (name === 'AbortError') return { kind: 'cancelled', message: 'the request was cancelled' };
   if (name === 'TimeoutError') return { kind: 'upstream_timeout', message: `upstream ${upstream} did not answer in time` };

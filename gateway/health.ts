@@ -7,13 +7,14 @@ export function healthz(ctx: Context): void {
 }
 
 /**
- * `GET /readyz`: 200 when every upstream's catalogue has been fetched and is fresh enough to serve,
- * else 503 naming each upstream that is not (never fetched, or stale with the last error).
+ * `GET /readyz`: 200 `ready` when every upstream's catalogue has been fetched and is fresh enough to
+ * serve; 200 `degraded` naming the upstreams that are not (down, never fetched, or stale with the last
+ * error) while at least one other serves; 503 `not_ready` when none does.
  */
 export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
   return (ctx) => {
-    const reasons = runtime.upstreams.map((u) => u.catalog.readiness()).filter((r) => !r.ready).map((r) => r.reason!);
-    ctx.status = reasons.length ? 503 : 200;
-    ctx.body = reasons.length ? { status: 'not_ready', reasons } : { status: 'ready' };
+    const { status, reasons } = runtime.upstreamSet.readiness();
+    ctx.status = status === 'not_ready' ? 503 : 200;
+    ctx.body = status === 'ready' ? { status } : { status, reasons };
   };
 }

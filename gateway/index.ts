@@ -2,9 +2,10 @@ import { createServer, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import type { DestinationStream } from 'pino';
-import { ConfigError, type GatewayConfig } from '../config/load.ts';
+import type { GatewayConfig } from '../config/load.ts';
 import { createApp, metricsRoute, type McpMount } from './app.ts';
 import { CatalogCache } from './catalog-cache.ts';
+import { InputValidator } from './input-check.ts';
 import { createKvStore, type KvStore } from './kv-store.ts';
 import { ListingCache } from './listing.ts';
 import { createLogger, type Logger } from './log.ts';
@@ -13,8 +14,10 @@ import { createMetrics } from './metrics.ts';
 import { OutputValidator } from './output-check.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime.ts';
 import { ScopeCache } from './scope-cache.ts';
+import { SearchIndexCache } from './search-index-cache.ts';
 import { surfaces as defaultSurfaces } from './surfaces.ts';
 import { UpstreamClient } from './upstream-client.ts';
+import { UpstreamSet } from './upstream-set.ts';
 import Koa from 'koa';
 
 export type { GatewayConfig } from '../config/load.ts';
@@ -42,12 +45,10 @@ export interface RunningGateway {
 }
 
 /**
- * Starts a gateway for `config` (see config/load.ts) and resolves once it listens. The catalogue is
- * fetched in the background (`/readyz` answers 503 until it is).
- * @throws ConfigError for configurations this version cannot serve (several upstreams, stdio).
+ * Starts a gateway for `config` (see config/load.ts) and resolves once it listens. The catalogues are
+ * fetched in the background (`/readyz` answers 503 until one is); stdio upstreams are spawned then.
  */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
-  assertServable(config);
   const log = options.logger ?? createLogger(config, options.logDestination);
   const metrics = createMetrics();
   const stores: KvStore[] = [];
@@ -66,12 +67,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     log,
     metrics,
     upstreams,
+    upstreamSet: new UpstreamSet(upstreams, config.naming.separator, log),
     scopes: new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log),
     outputs: new OutputValidator(metrics, log),
     listings: new ListingCache(),
+    inputs: new InputValidator(log),
+    searchIndexes: new SearchIndexCache(log),
   };
 
-  const mounts: McpMount[] = (options.surfaces ?? defaultSurfaces).map((surface) => ({
+  const served = (options.surfaces ?? defaultSurfaces).filter((s) => s.name !== 'compact' || config.compact.enabled);
+  const mounts: McpMount[] = served.map((surface) => ({
     surface,
     handler: createMcpHandler(createMcpServerFactory(runtime, surface), {
       legacy: 'stateless',
@@ -126,13 +131,6 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       }
     }
   }
-}
-
-/** Configurations the schema accepts but this version cannot serve yet fail loudly, naming the key. */
-function assertServable(config: GatewayConfig): void {
-  if (config.upstreams.length > 1) throw new ConfigError('upstreams[1]', 'several upstreams are not supported yet (issue 5); configure exactly one');
-  const stdio = config.upstreams.findIndex((u) => u.command !== undefined);
-  if (stdio >= 0) throw new ConfigError(`upstreams[${stdio}].command`, 'stdio upstreams are not supported yet (issue 5); use url');
 }
 
 function listen(server: HttpServer, port: number, host: string): Promise<void> {

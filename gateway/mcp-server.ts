@@ -16,6 +16,7 @@ import type { Logger } from './log.ts';
 import { currentRequest } from './request-context.ts';
 import type { GatewayRuntime } from './runtime.ts';
 import { LIST_ITEMS, type ListMethod, type UpstreamInfo } from './upstream-client.ts';
+import type { RoutedMethod } from './upstream-set.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
 
@@ -75,11 +76,17 @@ const ARMS: { [M in GatewayMethod]: Arm<M> } = {
   'tools/call': (r, d) => d.surface.callTool(d, r.params.name, r.params.arguments),
   'resources/list': (r, d) => passThroughList(d, r.params, 'resources/list'),
   'resources/templates/list': (r, d) => passThroughList(d, r.params, 'resources/templates/list'),
-  'resources/read': (r, d) => forwardRequest(d.caller.upstream.client, 'resources/read', r.params, d.ctx, d.caller.era) as never,
+  'resources/read': (r, d) => forwardRouted(d, 'resources/read', r.params) as never,
   'prompts/list': (r, d) => passThroughList(d, r.params, 'prompts/list'),
-  'prompts/get': (r, d) => forwardRequest(d.caller.upstream.client, 'prompts/get', r.params, d.ctx, d.caller.era) as never,
-  'completion/complete': (r, d) => forwardRequest(d.caller.upstream.client, 'completion/complete', r.params, d.ctx, d.caller.era) as never,
+  'prompts/get': (r, d) => forwardRouted(d, 'prompts/get', r.params) as never,
+  'completion/complete': (r, d) => forwardRouted(d, 'completion/complete', r.params) as never,
 };
+
+/** A prompt, resource or completion request sent to the upstream that owns it (upstream-set.ts routing). */
+async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const route = await d.caller.route(method, params);
+  return forwardRequest(route.upstream.client, method, route.params, d.ctx, d.caller.era);
+}
 
 const CAPABILITY_OF: { [M in GatewayMethod]: keyof ServerCapabilities } = {
   'tools/list': 'tools',
@@ -94,7 +101,7 @@ const CAPABILITY_OF: { [M in GatewayMethod]: keyof ServerCapabilities } = {
 
 /**
  * The per-request factory for one surface, for `createMcpHandler(factory, { legacy: 'stateless' })`.
- * It builds a fresh low-level Server whose capabilities and instructions mirror the upstream's (so
+ * It builds a fresh low-level Server whose capabilities and instructions mirror the upstreams' (so
  * server/discover and initialize carry them), fed only from caches. The caller comes from `authInfo`
  * (set by the edge); handlers never read raw headers.
  */
@@ -102,8 +109,7 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
   return async ({ era, authInfo }) => {
     const credential = credentialOf(authInfo);
     if (!credential) throw new GatewayError('unauthorized', 'no credential');
-    const upstream = runtime.upstreams[0]!;
-    const info = await upstream.client.describe().catch(() => undefined);
+    const info = await runtime.upstreamSet.describe();
     const capabilities = capabilitiesFor(info, era);
     const server = new Server(GATEWAY_SERVER_INFO, {
       capabilities,

@@ -13,6 +13,8 @@ export interface GatewayMetrics {
   toolCallDuration: Histogram<'tool'>;
   upstreamRequestDuration: Histogram<'upstream' | 'method'>;
   upstreamErrors: Counter<'upstream' | 'kind'>;
+  upstreamUp: Gauge<'upstream'>;
+  upstreamReconnects: Counter<'upstream'>;
   scopeLookups: Counter<'result'>;
   scopeLookupDuration: Histogram<string>;
   catalogTools: Gauge<'upstream'>;
@@ -31,6 +33,10 @@ const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 export function createMetrics(): GatewayMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
+  // prom-client names these gauges `_total`, which `promtool check metrics` rejects (counters only).
+  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+    registry.removeSingleMetric(name);
+  }
   const r = [registry];
   return {
     registry,
@@ -40,6 +46,8 @@ export function createMetrics(): GatewayMetrics {
     toolCallDuration: new Histogram({ name: 'mcp_tool_call_duration_seconds', help: 'tools/call duration through the gateway, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: r }),
     upstreamRequestDuration: new Histogram({ name: 'mcp_upstream_request_duration_seconds', help: 'Requests to upstream MCP servers, by upstream and method.', labelNames: ['upstream', 'method'], buckets: LATENCY_BUCKETS, registers: r }),
     upstreamErrors: new Counter({ name: 'mcp_upstream_errors_total', help: 'Failed upstream requests, by upstream and kind.', labelNames: ['upstream', 'kind'], registers: r }),
+    upstreamUp: new Gauge({ name: 'mcp_upstream_up', help: 'Whether the gateway is connected to the upstream (1) or it is down and being reconnected (0), by upstream.', labelNames: ['upstream'], registers: r }),
+    upstreamReconnects: new Counter({ name: 'mcp_upstream_reconnects_total', help: 'Reconnections after a lost upstream (new session or restarted stdio process), by upstream.', labelNames: ['upstream'], registers: r }),
     scopeLookups: new Counter({ name: 'mcp_scope_lookups_total', help: 'Caller scope lookups by result (hit|miss|error|timeout|no_scopes_field|unauthorized).', labelNames: ['result'], registers: r }),
     scopeLookupDuration: new Histogram({ name: 'mcp_scope_lookup_duration_seconds', help: 'Duration of scope endpoint calls.', buckets: LATENCY_BUCKETS, registers: r }),
     catalogTools: new Gauge({ name: 'mcp_catalog_tools', help: 'Tools in the last fetched catalogue, by upstream.', labelNames: ['upstream'], registers: r }),

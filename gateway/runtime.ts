@@ -1,11 +1,14 @@
 import type { GatewayConfig } from '../config/types.ts';
 import type { CatalogCache } from './catalog-cache.ts';
+import type { InputValidator } from './input-check.ts';
 import type { ListingCache } from './listing.ts';
 import type { Logger } from './log.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { OutputValidator } from './output-check.ts';
 import type { ScopeCache } from './scope-cache.ts';
+import type { SearchIndexCache } from './search-index-cache.ts';
 import type { UpstreamClient } from './upstream-client.ts';
+import type { UpstreamSet } from './upstream-set.ts';
 
 /** One configured upstream with its connection and list cache. */
 export interface UpstreamRuntime {
@@ -21,9 +24,15 @@ export interface GatewayRuntime {
   readonly config: GatewayConfig;
   readonly log: Logger;
   readonly metrics: GatewayMetrics;
-  /** In config order. One upstream is served today; issue 5 merges several. */
+  /** In config order. */
   readonly upstreams: readonly UpstreamRuntime[];
+  /** The same upstreams as one server: merged catalogue and lists, routing (upstream-set.ts). */
+  readonly upstreamSet: UpstreamSet;
   readonly scopes: ScopeCache;
   readonly outputs: OutputValidator;
   readonly listings: ListingCache;
+  /** Argument checks of the compact surface (search_tools, call_tool targets). */
+  readonly inputs: InputValidator;
+  /** The search index per catalogue version (compact surface). */
+  readonly searchIndexes: SearchIndexCache;
 }

@@ -1,8 +1,10 @@
 import type { Surface } from './mcp-server.ts';
+import { compactSurface } from './surface-compact.ts';
 import { fullSurface } from './surface-full.ts';
 
 /**
  * The MCP endpoints the gateway mounts, each at its `path`, each with its own createMcpHandler over
- * the same per-request factory. The compact surface (issue 8) is added to this list.
+ * the same per-request factory: `/mcp` (the whole visible catalogue) and `/mcp/compact` (progressive
+ * discovery; left out when `compact.enabled` is false).
  */
-export const surfaces: readonly Surface[] = [fullSurface];
+export const surfaces: readonly Surface[] = [fullSurface, compactSurface];

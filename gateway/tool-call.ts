@@ -8,10 +8,11 @@ import type { DispatchContext } from './mcp-server.ts';
 export type CallVia = 'direct' | 'call_tool';
 
 /**
- * Calls one catalogue tool upstream with the caller's credential, `_meta`, progress and cancellation,
- * then checks the result against the tool's outputSchema. Execution failures (timeout, upstream down,
- * 5xx, a refused credential) come back as isError results; a JSON-RPC error the upstream answered
- * (unknown tool, invalid params) is rethrown with its own code. No scope lookup happens here:
+ * Calls one catalogue tool on the upstream that owns it (`tool.upstream`, under its own name
+ * `tool.upstreamName`: the exposed name is looked up, never split) with the caller's credential,
+ * `_meta`, progress and cancellation, then checks the result against the tool's outputSchema.
+ * Execution failures (timeout, upstream down, 5xx, a refused credential) come back as isError results;
+ * a JSON-RPC error the upstream answered (unknown tool, invalid params) is rethrown with its own code. No scope lookup happens here:
  * enforcement of the call stays with the upstream's platform.
  * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
  */
@@ -22,7 +23,7 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
   const meta = forwardedMeta(d.ctx);
   let result: CallToolResult;
   try {
-    const raw = await d.caller.upstream.client.forward('tools/call', { name: tool.upstreamName, arguments: args ?? {}, ...(meta ? { _meta: meta } : {}) }, forwardOptions(d.ctx));
+    const raw = await d.caller.upstream(tool.upstream).client.forward('tools/call', { name: tool.upstreamName, arguments: args ?? {}, ...(meta ? { _meta: meta } : {}) }, forwardOptions(d.ctx));
     result = relayedResult(raw, d.caller.era) as CallToolResult;
   } catch (error) {
     const failure = classifyUpstreamFailure(error, tool.upstream);
@@ -48,13 +49,14 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
 }
 
 /**
- * The direct tools/call path of a surface: the tool must be in the caller's catalogue (unknown names
- * are -32602, as the spec says). Visibility is not consulted: a hidden tool answers whatever the
- * upstream's platform decides for this credential.
+ * The direct tools/call path of a surface: the tool must be in the caller's merged catalogue under its
+ * exposed name (unknown names are -32602, as the spec says; a tool of an upstream that is down answers
+ * isError). Visibility is not consulted: a hidden tool answers whatever the upstream's platform decides
+ * for this credential.
  */
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
   const catalog = await d.caller.catalog();
-  const tool = catalog.byName.get(name);
+  const tool = catalog.byName.get(name) ?? catalog.withheld?.get(name);
   if (!tool) {
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
     throw new GatewayError('unknown_tool', `Unknown tool: ${name}`);

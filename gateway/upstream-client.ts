@@ -1,10 +1,14 @@
-import { Client, SdkHttpError, StreamableHTTPClientTransport, type FetchLike, type ServerCapabilities } from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type FetchLike, type ServerCapabilities, type Transport } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
 import { GatewayError, classifyUpstreamFailure } from './errors.ts';
 import type { Logger } from './log.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { currentRequest, runOutsideRequest } from './request-context.ts';
+import { stdioTransport } from './stdio-transport.ts';
+import { UpstreamSupervisor, type UpstreamHealth } from './upstream-supervisor.ts';
+
+export type { UpstreamHealth } from './upstream-supervisor.ts';
 
 /** The paginated list methods an upstream serves, and the result key holding their items. */
 export const LIST_ITEMS = {
@@ -21,7 +25,7 @@ export type ForwardMethod = 'tools/call' | 'resources/read' | 'prompts/get' | 'c
 /** What the upstream advertised when the gateway connected. */
 export interface UpstreamInfo {
   era: 'modern' | 'legacy';
-  /** Legacy upstream that issued a session id: one session per credential digest. */
+  /** Legacy HTTP upstream that issued a session id: one session per credential digest. */
   sessionful: boolean;
   capabilities: ServerCapabilities;
   instructions?: string;
@@ -42,28 +46,34 @@ export interface ForwardOptions {
 type ListChanged = (method: ListMethod) => void;
 
 const GATEWAY_CLIENT = { name: 'mcp-catalog-gateway', version: '0.1.0' };
-const CONNECT_RETRY_MS = 1000;
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Any HTTP answer within this proves the upstream alive (a broken stream was that stream's problem). */
+const LIVENESS_TIMEOUT_MS = 2000;
 
 /**
- * The gateway's connection to one upstream MCP server over Streamable HTTP (either era). It moves
- * bytes and knows no policy.
+ * The gateway's connection to one upstream MCP server, over Streamable HTTP (either era) or stdio. It
+ * moves bytes and knows no policy.
  *
- * How clients are kept: a modern (2026-07-28) or stateless legacy upstream gets ONE long-lived
- * Client shared by every caller; the caller's credential and request id are added per HTTP request
- * by the transport's `fetch`, read from the request context (AsyncLocalStorage). A sessionful legacy
- * upstream (it issued an Mcp-Session-Id) gets one Client per credential digest, in a bounded LRU pool
- * (`sessions.maxEntries`), re-initialised once when the upstream answers 404 for the session.
+ * How clients are kept: a modern (2026-07-28) or stateless legacy HTTP upstream, and a stdio upstream
+ * (one process), get ONE long-lived Client shared by every caller, which multiplexes their requests; over
+ * HTTP the caller's credential and request id are added per request by the transport's `fetch`, read
+ * from the request context (AsyncLocalStorage). A sessionful legacy upstream (it issued an Mcp-Session-Id)
+ * gets one Client per credential digest (or one for all when `forwardCredentials` is off), in a bounded
+ * LRU pool, re-initialised once when the upstream answers 404 or 400 for the session (it restarted).
+ *
+ * When the upstream goes away (connection refused or reset; the stdio process exited) the
+ * {@link UpstreamSupervisor} reconnects with backoff: a new session, or a new process. Calls in flight
+ * fail (isError upstream), calls made while an attempt runs wait for it, and `onReconnect` listeners
+ * (the catalogue cache) refetch.
  */
 export class UpstreamClient {
   private shared?: Client;
   private info?: UpstreamInfo;
-  private connecting?: Promise<UpstreamInfo>;
-  /** After a failed connect, callers fail fast until then (no connect storm against a dead upstream). */
-  private retryAfter = 0;
-  private lastConnectError?: GatewayError;
   private readonly sessions: LRUCache<string, Promise<Client>>;
   private readonly listeners = new Set<ListChanged>();
+  private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   private closed = false;
+  private checking?: Promise<void>;
 
   constructor(
     readonly config: UpstreamConfig,
@@ -72,23 +82,42 @@ export class UpstreamClient {
     private readonly log: Logger,
   ) {
     this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
+    this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
   }
 
   get name(): string {
     return this.config.name;
   }
 
+  /** `stdio` when the gateway spawns the upstream, else `http`. */
+  get transport(): 'http' | 'stdio' {
+    return this.config.command !== undefined ? 'stdio' : 'http';
+  }
+
+  /** Whether lists may differ per caller: only an HTTP upstream that receives the caller's credential. */
+  get callerScoped(): boolean {
+    return this.transport === 'http' && this.config.forwardCredentials;
+  }
+
   /** Connects on first use (probing the era with server/discover) and returns what the upstream advertised. */
   describe(): Promise<UpstreamInfo> {
     if (this.info) return Promise.resolve(this.info);
-    if (this.lastConnectError && Date.now() < this.retryAfter) return Promise.reject(this.lastConnectError);
-    this.connecting ??= this.connect().finally(() => (this.connecting = undefined));
-    return this.connecting;
+    return this.supervisor.connection();
+  }
+
+  /** The last known state of the connection, without touching the upstream. */
+  health(): UpstreamHealth {
+    return this.supervisor.health();
   }
 
   /** Registers a callback for upstream list_changed notifications (cache invalidation). */
   onListChanged(listener: ListChanged): void {
     this.listeners.add(listener);
+  }
+
+  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. */
+  onReconnect(listener: () => void): void {
+    this.supervisor.onReconnect(listener);
   }
 
   /**
@@ -121,8 +150,11 @@ export class UpstreamClient {
     return (await this.send(method, params, options)) as Record<string, unknown>;
   }
 
+  /** Closes the connection (a stdio upstream's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
   async close(): Promise<void> {
     this.closed = true;
+    // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us.
+    await this.supervisor.close();
     try {
       await this.shared?.close();
     } finally {
@@ -137,6 +169,7 @@ export class UpstreamClient {
     } catch (error) {
       const failure = classifyUpstreamFailure(error, this.name);
       this.metrics.upstreamErrors.inc({ upstream: this.name, kind: failure.kind });
+      if (isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
       throw error;
     } finally {
       this.metrics.upstreamRequestDuration.observe({ upstream: this.name, method }, (performance.now() - started) / 1000);
@@ -154,48 +187,78 @@ export class UpstreamClient {
         timeout: this.config.timeoutMs,
       });
     } catch (error) {
-      // A sessionful upstream forgot the session (restart, expiry): start a new one, once.
-      if (info.sessionful && retrySession && error instanceof SdkHttpError && error.status === 404) {
+      // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
+      // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
+      // refused before it ran, so sending it again is safe.
+      if (info.sessionful && retrySession && error instanceof SdkHttpError && (error.status === 404 || error.status === 400)) {
         this.sessions.delete(this.sessionKey());
+        this.log.info({ upstream: this.name, status: error.status }, 'upstream forgot the session; opening a new one');
         return this.sendOnce(method, params, options, false);
       }
       throw error;
     }
   }
 
+  /** One connection attempt (the supervisor decides when): a new Client over a new transport or process. */
   private async connect(): Promise<UpstreamInfo> {
     if (this.closed) throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
-    if (!this.config.url) throw new GatewayError('upstream_unavailable', `upstream ${this.name}: stdio upstreams are not supported yet`);
     const client = this.newClient();
-    const transport = new StreamableHTTPClientTransport(new URL(this.config.url), { fetch: this.forwardingFetch });
+    const transport: Transport = this.transport === 'stdio' ? stdioTransport(this.config, this.log) : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
     try {
-      await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, 10_000) });
+      await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
     } catch (error) {
       await client.close().catch(() => {});
       const failure = classifyUpstreamFailure(error, this.name);
       this.metrics.upstreamErrors.inc({ upstream: this.name, kind: failure.kind });
-      this.lastConnectError = new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${failure.message} (connecting)`);
-      this.retryAfter = Date.now() + CONNECT_RETRY_MS;
-      this.log.warn({ upstream: this.name, reason: failure.message }, 'cannot connect to upstream');
-      throw this.lastConnectError;
+      const lostOnTheWay = isConnectionLoss(error) || isConnectionLoss((error as Error).cause);
+      const message =
+        this.transport === 'stdio'
+          ? `upstream ${this.name}: "${this.config.command}" did not start serving (${lostOnTheWay ? 'the process exited' : (error as Error).message})`
+          : lostOnTheWay
+            ? `upstream ${this.name} is unreachable`
+            : failure.message;
+      throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${message} (connecting)`, { upstream: this.name });
     }
+    if (this.closed) {
+      await client.close().catch(() => {});
+      throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
+    }
+    const sessionful = transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined;
     const info: UpstreamInfo = {
       era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
-      sessionful: transport.sessionId !== undefined,
+      sessionful,
       capabilities: client.getServerCapabilities() ?? {},
       instructions: client.getInstructions(),
     };
-    if (info.sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
+    if (sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
     else this.shared = client;
+    this.watchStreams(client);
+    // A stdio process that exits closes its client; so does an HTTP client that we close ourselves.
+    client.onclose = () => {
+      const what = this.transport === 'stdio' ? 'the process exited' : 'the connection closed';
+      if (this.shared === client) this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name}: ${what}`, { upstream: this.name }));
+    };
     this.watchListChanges(client, info);
     this.info = info;
-    this.log.info({ upstream: this.name, era: info.era, sessionful: info.sessionful, version: client.getNegotiatedProtocolVersion() }, 'connected to upstream');
+    const pid = 'pid' in transport ? (transport.pid as number | null) ?? undefined : undefined;
+    this.log.info({ upstream: this.name, transport: this.transport, pid, era: info.era, sessionful, version: client.getNegotiatedProtocolVersion() }, 'connected to upstream');
     return info;
+  }
+
+  /** The connection is gone: drop every client and let the supervisor reconnect. */
+  private lost(reason: GatewayError): void {
+    if (this.closed) return;
+    const client = this.shared;
+    this.shared = undefined;
+    this.info = undefined;
+    this.sessions.clear();
+    void client?.close().catch(() => {});
+    this.supervisor.lost(reason);
   }
 
   private newClient(): Client {
     return new Client(GATEWAY_CLIENT, {
-      versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.min(this.config.timeoutMs, 10_000) } },
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) } },
       // The gateway relays input_required results it cannot fulfil itself; they surface as errors.
       inputRequired: { autoFulfill: false },
       listMaxPages: this.limits.maxListPages,
@@ -209,9 +272,10 @@ export class UpstreamClient {
     if (!client) {
       const fresh = this.newClient();
       client = fresh
-        .connect(new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch }), { timeout: Math.min(this.config.timeoutMs, 10_000) })
+        .connect(new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch }), { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) })
         .then(() => {
           this.watchListChanges(fresh, this.info!);
+          this.watchStreams(fresh);
           return fresh;
         });
       client.catch(() => this.sessions.delete(key));
@@ -220,14 +284,16 @@ export class UpstreamClient {
     return client;
   }
 
+  /** Sessions follow the credential that is forwarded; with forwarding off, every caller shares one. */
   private sessionKey(): string {
+    if (!this.config.forwardCredentials) return 'shared';
     return currentRequest()?.credential?.digest ?? 'anonymous';
   }
 
   /**
    * The transport's fetch: static config headers, then the caller's credential headers (when
    * `forwardCredentials`) and request id from the request context. Background work (catalogue
-   * refresh, listen streams) runs outside any request and carries neither.
+   * refresh, reconnects, listen streams) runs outside any request and carries neither.
    */
   private readonly forwardingFetch: FetchLike = (url, init) => {
     const headers = new Headers(init?.headers);
@@ -237,6 +303,37 @@ export class UpstreamClient {
     if (request) headers.set('x-request-id', request.requestId);
     return fetch(url, { ...init, headers });
   };
+
+  /**
+   * A broken HTTP response stream (the SDK reports it on `onerror`; the request itself would only fail
+   * at `timeoutMs`) triggers a liveness check: when the upstream no longer accepts connections, the
+   * connection counts as lost, which fails the calls in flight at once and starts the reconnect.
+   */
+  private watchStreams(client: Client): void {
+    if (this.transport !== 'http') return;
+    client.onerror = (error) => {
+      if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message)) void runOutsideRequest(() => this.checkAlive());
+    };
+  }
+
+  private checkAlive(): Promise<void> {
+    this.checking ??= (async () => {
+      try {
+        const response = await fetch(this.config.url!, {
+          method: 'POST',
+          headers: { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 'gateway-liveness', method: 'ping' }),
+          signal: AbortSignal.timeout(LIVENESS_TIMEOUT_MS),
+        });
+        await response.body?.cancel();
+      } catch (error) {
+        if (isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name} went away (a response stream broke and it refuses connections)`, { upstream: this.name }));
+      } finally {
+        this.checking = undefined;
+      }
+    })();
+    return this.checking;
+  }
 
   private watchListChanges(client: Client, info: UpstreamInfo): void {
     const notify = (method: ListMethod) => () => {
@@ -257,4 +354,20 @@ export class UpstreamClient {
       ),
     );
   }
+}
+
+const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/**
+ * Whether a failed request means the connection is gone (not that this one request failed): a refused
+ * or reset connection, a closed transport (the stdio process exited). Timeouts, HTTP statuses and
+ * JSON-RPC errors are about the request and leave the connection alone.
+ */
+function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof SdkHttpError) return false;
+  if (error instanceof SdkError) return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
+  if (!(error instanceof Error)) return false;
+  if (error.message === 'Not connected') return true;
+  const cause = (error as Error & { cause?: { code?: unknown } }).cause;
+  return error.name === 'TypeError' && typeof cause?.code === 'string' && LOST_CONNECTION_CODES.has(cause.code);
 }

@@ -10,7 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config/load.ts';
-import { startGateway } from '../../gateway/index.ts';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -97,8 +96,9 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.headers\.x-service-key: environment variable SERVICE_KEY is not set/);
   });
 
-  it('startGateway refuses what this version cannot serve yet (stdio), naming the key', async () => {
-    const config = loadConfig({ path: yamlFile('upstreams:\n  - name: fs\n    command: node\n'), env: {} });
-    await expect(startGateway(config)).rejects.toThrow(/upstreams\[0\]\.command/);
+  it('refuses, naming the key, an upstream name containing the naming separator when there are several', () => {
+    const path = yamlFile('upstreams:\n  - name: a__b\n    url: http://x/mcp\n  - name: fs\n    command: node\n');
+    expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.name: "a__b" contains the naming separator "__"/);
+    expect(loadConfig({ path, env: { GATEWAY_NAMING_SEPARATOR: '--' } }).upstreams.map((u) => u.name)).toEqual(['a__b', 'fs']);
   });
 });

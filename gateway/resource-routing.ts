@@ -1,0 +1,35 @@
+/** What one upstream listed: its resources and resource templates. */
+export interface ResourceListing {
+  readonly upstream: string;
+  readonly resources: readonly { uri?: unknown }[];
+  readonly templates: readonly { uriTemplate?: unknown }[];
+}
+
+/**
+ * The upstream that serves `uri`, from what the upstreams listed: the one listing the exact URI, else
+ * the one whose resource template matches it (RFC 6570 expressions as wildcards; a template given
+ * verbatim, as completion/complete's `ref/resource` does, matches itself), else the only upstream using
+ * the URI's scheme. Undefined when none or several qualify: the caller answers "Resource not found"
+ * (-32602, spec 2026-07-28 server/resources §Error Handling). Pure.
+ */
+export function resourceOwner(uri: string, listings: readonly ResourceListing[]): string | undefined {
+  const exact = listings.find((l) => l.resources.some((r) => r.uri === uri) || l.templates.some((t) => t.uriTemplate === uri));
+  if (exact) return exact.upstream;
+  const byTemplate = listings.filter((l) => l.templates.some((t) => typeof t.uriTemplate === 'string' && templatePattern(t.uriTemplate).test(uri)));
+  if (byTemplate.length === 1) return byTemplate[0]!.upstream;
+  const scheme = schemeOf(uri);
+  if (!scheme) return undefined;
+  const byScheme = listings.filter((l) => l.resources.some((r) => typeof r.uri === 'string' && schemeOf(r.uri) === scheme) || l.templates.some((t) => typeof t.uriTemplate === 'string' && schemeOf(t.uriTemplate) === scheme));
+  return byScheme.length === 1 ? byScheme[0]!.upstream : undefined;
+}
+
+/** `{var}` matches one path segment; `{+var}`, `{#var}` and other operators match anything. */
+function templatePattern(template: string): RegExp {
+  const parts = template.split(/(\{[^}]*\})/);
+  const source = parts.map((part) => (part.startsWith('{') && part.endsWith('}') ? (/^\{[A-Za-z0-9_.,%]+\}$/.test(part) ? '[^/?#]*' : '.*') : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
+  return new RegExp(`^${source}$`);
+}
+
+function schemeOf(uri: string): string | undefined {
+  return /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase();
+}

@@ -1,0 +1,63 @@
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { Ajv2019 } from 'ajv/dist/2019.js';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { LRUCache } from 'lru-cache';
+
+type Dialect = '2020-12' | '2019-09' | 'draft-07';
+
+/** A compiled schema, or why it could not be compiled (a value, never an exception). */
+export type Compiled = { validate: ValidateFunction } | { compileError: string };
+
+/**
+ * JSON Schema validators compiled lazily, once per distinct schema: entries are keyed by the caller's
+ * key (the schema's content hash), engines are created on first use per dialect. Dialect by `$schema`:
+ * 2020-12 (also when absent, as the MCP spec's default dialect says), 2019-09, or draft-07/06.
+ */
+export class SchemaCompiler {
+  private readonly compiled = new LRUCache<string, Compiled>({ max: 5000 });
+  private readonly engines = new Map<Dialect, Ajv>();
+
+  /** The validator for `schema` under `key`; `fresh` is true when this call compiled it (to log once). */
+  compile(key: string, schema: Record<string, unknown>): { entry: Compiled; fresh: boolean } {
+    const hit = this.compiled.get(key);
+    if (hit) return { entry: hit, fresh: false };
+    let entry: Compiled;
+    try {
+      const engine = this.engine(dialectOf(schema));
+      if (typeof schema.$id === 'string' && engine.getSchema(schema.$id)) engine.removeSchema(schema.$id);
+      entry = { validate: engine.compile(schema) };
+    } catch (error) {
+      entry = { compileError: (error as Error).message };
+    }
+    this.compiled.set(key, entry);
+    return { entry, fresh: true };
+  }
+
+  private engine(dialect: Dialect): Ajv {
+    let engine = this.engines.get(dialect);
+    if (!engine) {
+      const options = { strict: false, allErrors: true, validateFormats: true };
+      engine = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
+      addFormats.default(engine);
+      this.engines.set(dialect, engine);
+    }
+    return engine;
+  }
+}
+
+/** The dialect a schema declares; no `$schema` means 2020-12 (MCP 2026-07-28, basic §JSON Schema usage). */
+function dialectOf(schema: Record<string, unknown>): Dialect {
+  const declared = typeof schema.$schema === 'string' ? schema.$schema.replace(/#$/, '').replace(/^https?:\/\//, '') : undefined;
+  if (declared === undefined || declared === 'json-schema.org/draft/2020-12/schema') return '2020-12';
+  if (declared === 'json-schema.org/draft/2019-09/schema') return '2019-09';
+  if (declared === 'json-schema.org/draft-07/schema' || declared === 'json-schema.org/draft-06/schema') return 'draft-07';
+  throw new Error(`unsupported JSON Schema dialect ${String(schema.$schema).slice(0, 100)}`);
+}
+
+/** JSON Pointer (RFC 6901) of the failing value: the missing or unexpected property itself when there is one. */
+export function pointerOf(error: ErrorObject): string {
+  const params = error.params as Record<string, unknown>;
+  const child = error.keyword === 'required' ? params.missingProperty : error.keyword === 'additionalProperties' ? params.additionalProperty : undefined;
+  return typeof child === 'string' ? `${error.instancePath}/${child.replace(/~/g, '~0').replace(/\//g, '~1')}` : error.instancePath;
+}

@@ -1,0 +1,100 @@
+/**
+ * When the gateway (re)connects an upstream: first use, then after a loss at once (after a stable run)
+ * or with doubling backoff, callers failing fast between attempts. Driven with fake timers: the test
+ * checks the schedule's logic, not how fast anything runs.
+ */
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { pino } from 'pino';
+import { GatewayError } from '../../gateway/errors.ts';
+import { createMetrics } from '../../gateway/metrics.ts';
+import { UpstreamSupervisor } from '../../gateway/upstream-supervisor.ts';
+
+const POLICY = { minDelayMs: 200, maxDelayMs: 1000, stableAfterMs: 10_000 };
+const down = () => new GatewayError('upstream_unavailable', 'upstream x is unreachable (connecting)');
+
+let outcomes: ('fail' | 'ok')[];
+let attempts: number;
+let supervisor: UpstreamSupervisor<string>;
+let reconnected: number;
+beforeEach(() => {
+  vi.useFakeTimers();
+  outcomes = [];
+  attempts = 0;
+  reconnected = 0;
+  const connect = async () => {
+    attempts++;
+    if ((outcomes.shift() ?? 'ok') === 'fail') throw down();
+    return `connection ${attempts}`;
+  };
+  supervisor = new UpstreamSupervisor('x', POLICY, connect, createMetrics(), pino({ level: 'silent' }));
+  supervisor.onReconnect(() => reconnected++);
+});
+afterEach(async () => {
+  await supervisor.close();
+  vi.useRealTimers();
+});
+
+describe('UpstreamSupervisor', () => {
+  it('retries a failing first connect after 200, 400, 800 then 1000 ms, failing callers fast in between', async () => {
+    outcomes = ['fail', 'fail', 'fail', 'fail', 'fail'];
+    await expect(supervisor.connection()).rejects.toThrow('unreachable');
+    for (const delay of [200, 400, 800, 1000]) {
+      const before = attempts;
+      await vi.advanceTimersByTimeAsync(delay - 1);
+      await expect(supervisor.connection()).rejects.toThrow('unreachable');
+      expect(attempts).toBe(before);
+      await vi.advanceTimersByTimeAsync(1);
+      expect(attempts).toBe(before + 1);
+    }
+    expect(supervisor.health()).toMatchObject({ state: 'down', reason: expect.stringContaining('unreachable') });
+    await vi.advanceTimersByTimeAsync(1000);
+    expect(attempts).toBe(6);
+    expect(supervisor.health().state).toBe('up');
+    expect(await supervisor.connection()).toBe('connection 7');
+  });
+
+  it('reconnects at once after a loss that follows a stable run, and announces it', async () => {
+    expect(await supervisor.connection()).toBe('connection 1');
+    await vi.advanceTimersByTimeAsync(POLICY.stableAfterMs);
+    supervisor.lost(down());
+    expect(supervisor.health().state).toBe('down');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(attempts).toBe(2);
+    expect(supervisor.health()).toMatchObject({ state: 'up', reconnects: 1 });
+    expect(reconnected).toBe(1);
+  });
+
+  it('backs off a process that keeps dying right after it starts', async () => {
+    await supervisor.connection();
+    outcomes = ['fail'];
+    supervisor.lost(down());
+    await vi.advanceTimersByTimeAsync(0);
+    expect(attempts).toBe(2); // at once, and failed
+    await vi.advanceTimersByTimeAsync(399);
+    expect(attempts).toBe(2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempts).toBe(3);
+    expect(supervisor.health().state).toBe('up');
+    supervisor.lost(down()); // up for less than stableAfterMs: no fresh start
+    await vi.advanceTimersByTimeAsync(399);
+    expect(attempts).toBe(3);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(attempts).toBe(4);
+  });
+
+  it('treats a refused credential as no loss: no background retries, the next caller tries again', async () => {
+    let refusals = 0;
+    const connect = async () => {
+      refusals++;
+      throw new GatewayError('unauthorized', 'upstream x refused the credential (HTTP 401)');
+    };
+    const guarded = new UpstreamSupervisor('x', POLICY, connect, createMetrics(), pino({ level: 'silent' }));
+    await expect(guarded.connection()).rejects.toThrow('401');
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(refusals).toBe(1);
+    expect(guarded.health().state).toBe('idle');
+    await expect(guarded.connection()).rejects.toThrow('401');
+    expect(refusals).toBe(2);
+    await guarded.close();
+  });
+});
