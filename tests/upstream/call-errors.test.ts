@@ -58,18 +58,17 @@ describe('bad input is a JSON-RPC error and never reaches the platform', () => {
     }
   });
 
-  it('names every offending path of invalid place_order arguments', async () => {
+  it('answers invalid place_order arguments with an isError result naming every offending path', async () => {
     const client = await connectModern(stack.mcpUrl, FULL);
     const before = stack.store.orders.length;
-    const error = await client
-      .callTool({ name: 'place_order', arguments: { account_id: stack.store.accounts[0]!.id, symbol: 'AAPL', side: 'buy', type: 'limit', quantity: 0, qty: 5 } })
-      .catch((e: unknown) => e as { code: number; message: string; data: unknown });
-    expect(error.code).toBe(-32602);
-    expect(error.message).toContain('/quantity must be > 0');
-    expect(error.message).toContain('/price is required');
-    expect((error.data as { errors: Array<{ path: string }> }).errors.map((e) => e.path).sort()).toEqual(['/price', '/qty', '/quantity']);
-    await expect(client.callTool({ name: 'place_order', arguments: { account_id: stack.store.accounts[0]!.id, symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1, price: '100' } }))
-      .rejects.toMatchObject({ code: -32602, message: expect.stringContaining('/price is only for limit and stop_limit orders') });
+    const invalid = await client.callTool({ name: 'place_order', arguments: { account_id: stack.store.accounts[0]!.id, symbol: 'AAPL', side: 'buy', type: 'limit', quantity: 0, qty: 5 } });
+    expect(invalid.isError).toBe(true);
+    expect(textOf(invalid)).toContain('/quantity must be > 0');
+    expect(textOf(invalid)).toContain('/price is required');
+    expect((invalid._meta?.['ai.cpz/argument-errors'] as Array<{ path: string }>).map((e) => e.path).sort()).toEqual(['/price', '/qty', '/quantity']);
+    const misplaced = await client.callTool({ name: 'place_order', arguments: { account_id: stack.store.accounts[0]!.id, symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1, price: '100' } });
+    expect(misplaced.isError).toBe(true);
+    expect(textOf(misplaced)).toContain('/price is only for limit and stop_limit orders');
     expect(stack.store.orders.length).toBe(before);
     await client.close();
   });
@@ -89,7 +88,7 @@ describe('bad input is a JSON-RPC error and never reaches the platform', () => {
     ['an environment other than paper or live', '/account_environment', { account_environment: 'staging' }],
     ['a misspelt field', '/hedge_ration', { hedge_ration: 1 }],
     ['a misspelt policy field', '/policy/benchmark', { policy: { objective: 'dollar_neutral', hedge_ratio: 1, tolerance_band: 0.1, benchmark: 'SPY' } }],
-  ])('refuses configure_overlay with %s before any request (-32602 naming %s)', async (_case, path, change) => {
+  ])('refuses configure_overlay with %s before any request (isError naming %s)', async (_case, path, change) => {
     const [overlay, other] = stack.store.strategies.filter((s) => s.role === 'standalone');
     const targetsFor: Record<string, unknown> = {
       self: [{ strategy_id: overlay!.id, weight: 1 }],
@@ -105,7 +104,9 @@ describe('bad input is a JSON-RPC error and never reaches the platform', () => {
     };
     const version = overlay!.version;
     const client = await connectModern(stack.mcpUrl, FULL);
-    await expect(client.callTool({ name: 'configure_overlay', arguments: args })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining(path) });
+    const refused = await client.callTool({ name: 'configure_overlay', arguments: args });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toContain(path);
     expect(overlay!.version).toBe(version);
     expect(overlay!.role).toBe('standalone');
     await client.close();

@@ -8,18 +8,31 @@ export type CallOutcome = 'ok' | 'platform_error' | 'platform_unreachable';
 
 const textResult = (text: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text }], ...(isError ? { isError } : {}) });
 
+/** The `_meta` key under which an invalid-arguments result lists every offending path. */
+export const ARGUMENT_ERRORS_META_KEY = 'ai.cpz/argument-errors';
+
 /**
- * Resolves the tool and checks its arguments, or throws the JSON-RPC error the spec names
- * (server/tools, Error Handling: -32602 for an unknown tool and for invalid arguments, with every
- * offending JSON Pointer path in the message and in `data.errors`). Nothing is sent to the platform then.
+ * Resolves the tool and checks its arguments. An unknown tool is a protocol error (JSON-RPC -32602
+ * "Unknown tool"); arguments that fail the inputSchema (or the checks JSON Schema cannot state) are a
+ * tool execution error: an `isError` result naming every offending JSON Pointer path, in its text and
+ * in `_meta["ai.cpz/argument-errors"]`, so the model can correct itself (2026-07-28 server/tools,
+ * Error Handling: input validation errors are tool execution errors). Nothing reaches the platform then.
  */
-export function resolveCall(name: string, args: Record<string, unknown> | undefined): { tool: ToolDefinition; args: Record<string, unknown> } {
+export function resolveCall(
+  name: string,
+  args: Record<string, unknown> | undefined,
+): { tool: ToolDefinition; args: Record<string, unknown> } | { refused: CallToolResult } {
   const tool = findTool(name);
   if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
   const checked = args ?? {};
   const issues = argumentIssues(tool, checked);
   if (issues.length) {
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid arguments for tool ${name}: ${describeIssues(issues)}`, { tool: name, errors: issues });
+    return {
+      refused: {
+        ...textResult(`Invalid arguments for tool ${name}: ${describeIssues(issues)}`, true),
+        _meta: { [ARGUMENT_ERRORS_META_KEY]: issues },
+      },
+    };
   }
   return { tool, args: checked };
 }

@@ -54,7 +54,9 @@ export function createMcpServer(context: McpServerContext): Server {
     return { tools: TOOL_LIST as never };
   });
   server.setRequestHandler('tools/call', async (request) => {
-    const { tool, args } = resolveCall(request.params.name, request.params.arguments);
+    const resolved = resolveCall(request.params.name, request.params.arguments);
+    if ('refused' in resolved) return resolved.refused;
+    const { tool, args } = resolved;
     const started = performance.now();
     const platform = new PlatformClient(context.platformUrl, context.credentials, context.requestId, (retry) =>
       context.logger?.warn({ requestId: context.requestId, tool: tool.name, ...retry }, 'platform call retried'));
