@@ -207,6 +207,7 @@ export class CatalogCache {
     if (method !== 'tools/list') return { value: raw.items, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope };
     const catalog = buildCatalog(this.upstream.config, raw.items as Tool[]);
     if (catalog.duplicates.length) this.log.warn({ upstream: this.upstream.name, duplicates: catalog.duplicates }, 'upstream listed a tool name twice; the first definition is served');
+    if (catalog.rejected) this.log.warn({ upstream: this.upstream.name, rejected: catalog.rejected }, 'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)');
     this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);
     return { value: catalog, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope };
   }

@@ -1,6 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../config/types.ts';
 import { contentHash } from './content-hash.ts';
+import { paramHeaders } from './mcp-param-headers.ts';
 
 /**
  * One tool of the catalogue with its policy data computed once per catalogue version, so the
@@ -35,6 +36,12 @@ export interface Catalog {
   /** Names the upstream listed twice (the first definition wins). */
   readonly duplicates: readonly string[];
   /**
+   * Tools left out because their `x-mcp-header` declarations break SEP-2243's constraints: a client on
+   * Streamable HTTP MUST exclude such a tool (spec 2026-07-28 basic/transports/streamable-http §Schema
+   * Extension), and the gateway is one, to the upstream, and re-serves the list over HTTP.
+   */
+  readonly rejected?: readonly { name: string; reason: string }[];
+  /**
    * Tools of upstreams that are down, from their last catalogue, under the names they keep: not listed,
    * not searched, but a direct call finds them and answers isError "upstream unavailable" instead of
    * "unknown tool" (catalog-merge.ts).
@@ -49,14 +56,21 @@ interface ToolMeta {
 
 /**
  * Builds a catalogue version from an upstream's complete tools/list (all pages). Scope rules in config
- * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither is public.
+ * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither is public. A tool with an
+ * invalid `x-mcp-header` declaration is left out (`rejected`).
  */
 export function buildCatalog(upstream: UpstreamConfig, tools: readonly Tool[]): Catalog {
   const byName = new Map<string, CatalogTool>();
   const duplicates: string[] = [];
+  const rejected: { name: string; reason: string }[] = [];
   for (const tool of tools) {
     if (byName.has(tool.name)) {
       duplicates.push(tool.name);
+      continue;
+    }
+    const headers = paramHeaders(tool.inputSchema);
+    if (!headers.valid) {
+      rejected.push({ name: tool.name, reason: headers.reason });
       continue;
     }
     byName.set(tool.name, catalogTool(upstream, tool));
@@ -64,7 +78,7 @@ export function buildCatalog(upstream: UpstreamConfig, tools: readonly Tool[]): 
   const list = [...byName.values()];
   const scopesInUse = new Set(list.flatMap((t) => t.requiredScopes));
   const version = contentHash(list.map((t) => [t.definition, t.requiredScopes, t.category ?? null, t.readOnly]));
-  return { version, tools: list, byName, scopesInUse, duplicates };
+  return { version, tools: list, byName, scopesInUse, duplicates, ...(rejected.length ? { rejected } : {}) };
 }
 
 function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {

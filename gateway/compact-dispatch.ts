@@ -1,11 +1,12 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from './caller.ts';
 import { visibleTool } from './compact-search.ts';
+import { isVisible } from './policy.ts';
 import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises } from './compact-tools.ts';
 import { toolErrorResult, type ErrorKind } from './errors.ts';
 import type { DispatchContext } from './mcp-server.ts';
 import { toolLabel } from './metrics.ts';
-import { callCatalogTool } from './tool-call.ts';
+import { callCatalogTool, type ToolCallAnswer } from './tool-call.ts';
 
 const NEAREST_LIMIT = 5;
 
@@ -15,17 +16,19 @@ const NEAREST_LIMIT = 5;
  * else is refused with an isError result and nothing reaches the upstream, checked in this order:
  * 1. a name outside the caller's scopes or not in the catalogue: one and the same "unknown tool" answer
  *    with the nearest visible names (edit distance, then search), so a denied tool looks exactly like a
- *    missing one (and is never named, even by a "call it directly");
+ *    missing one (and is never named, even by a "call it directly"); a tool the caller may see whose
+ *    upstream is down (withheld from the catalogue) answers "upstream unavailable" instead, as a direct
+ *    call of it does: the caller would see it, so saying it exists reveals nothing;
  * 2. a state-changing tool, or 3. an advertised one: "call it directly", so approval stays on the name
  *    the client can see;
  * 4. arguments failing the tool's inputSchema: every offending path and the tool's input_schema.
  * Refusals are tool execution errors (server/tools §Error Handling): the model reads them and retries.
  * @param definition - call_tool as advertised (its own arguments are checked against it first).
  */
-export async function callThroughDispatcher(d: DispatchContext, visible: VisibleCatalog, definition: Tool, args: Record<string, unknown>): Promise<CallToolResult> {
-  const refuse = (tool: string, outcome: 'refused' | 'invalid_arguments', kind: ErrorKind, message: string, meta: Record<string, unknown> = {}): CallToolResult => {
+export async function callThroughDispatcher(d: DispatchContext, visible: VisibleCatalog, definition: Tool, args: Record<string, unknown>): Promise<ToolCallAnswer> {
+  const refuse = (tool: string, outcome: 'refused' | 'invalid_arguments' | 'is_error', kind: ErrorKind, message: string, meta: Record<string, unknown> = {}): CallToolResult => {
     // Operators see the catalogue name even for a denied tool; the caller never does. Bounded by the catalogue.
-    const label = toolLabel(tool, (n) => visible.catalog.byName.has(n));
+    const label = toolLabel(tool, (n) => visible.catalog.byName.has(n) || visible.catalog.withheld?.has(n) === true);
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: label, via: 'call_tool', outcome });
     d.log.info({ tool: label, kind }, 'call_tool refused without contacting the upstream');
     const result = toolErrorResult(kind, message);
@@ -39,6 +42,10 @@ export async function callThroughDispatcher(d: DispatchContext, visible: Visible
 
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return refuse(name, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
   const tool = visibleTool(visible, name);
+  const withheld = tool ? undefined : visible.catalog.withheld?.get(name);
+  if (withheld && isVisible(withheld, visible.scopes)) {
+    return refuse(name, 'is_error', 'upstream_unavailable', `Tool "${name}" could not be executed: upstream ${withheld.upstream} is unavailable. Try again later.`);
+  }
   if (!tool) {
     const index = await d.runtime.searchIndexes.get(visible.catalog);
     const nearest = index.nearestNames(name, { limit: NEAREST_LIMIT, filter: (n) => visibleTool(visible, n) !== undefined });

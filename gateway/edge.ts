@@ -10,8 +10,8 @@ import { runWithRequest } from './request-context.ts';
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Answers at the edge with the JSON-RPC error body of `kind` (the request is never dispatched). */
-export function rejectAtEdge(ctx: Parameters<Middleware>[0], kind: ErrorKind, message: string): void {
-  const { status, body } = jsonRpcErrorBody(kind, message);
+export function rejectAtEdge(ctx: Parameters<Middleware>[0], kind: ErrorKind, message: string, id: string | number | null = null): void {
+  const { status, body } = jsonRpcErrorBody(kind, message, id);
   ctx.status = status;
   ctx.body = body;
 }

@@ -9,6 +9,7 @@ export type ErrorKind =
   | 'parse_error'
   | 'invalid_request'
   | 'batch_not_supported'
+  | 'header_mismatch'
   | 'method_not_found'
   | 'invalid_arguments'
   | 'unknown_tool'
@@ -47,6 +48,8 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     case 'parse_error': return { code: -32700, httpStatus: 400, blame: 'client' };
     case 'invalid_request': return { code: -32600, httpStatus: 400, blame: 'client' };
     case 'batch_not_supported': return { code: -32600, httpStatus: 400, blame: 'client' };
+    // SEP-2243 HeaderMismatch (spec 2026-07-28 basic/transports/streamable-http §Server Validation).
+    case 'header_mismatch': return { code: -32020, httpStatus: 400, blame: 'client' };
     case 'method_not_found': return { code: -32601, httpStatus: 404, blame: 'client' };
     case 'invalid_arguments': return { code: -32602, httpStatus: 200, blame: 'client' };
     case 'unknown_tool': return { code: -32602, httpStatus: 200, blame: 'client' };
@@ -75,10 +78,26 @@ export class GatewayError extends ProtocolError {
   }
 }
 
-/** JSON-RPC error body for answers given at the HTTP edge (no id: the request was never dispatched). */
-export function jsonRpcErrorBody(kind: ErrorKind, message: string): { status: number; body: object } {
+/**
+ * A JSON-RPC error the upstream answered, relayed to the caller exactly as the upstream sent it: its
+ * code, message and `data` unchanged, so spec-typed data (-32021's `requiredCapabilities`, -32602's
+ * `uri`, ...) keeps its schema. The SDK maps the code to the HTTP status as for any handler error.
+ */
+export class RelayedUpstreamError extends ProtocolError {
+  readonly kind = 'upstream_rejected' as const;
+  constructor(readonly upstream: string, code: number, message: string, data?: unknown) {
+    super(code, message, data);
+    this.name = 'RelayedUpstreamError';
+  }
+}
+
+/**
+ * JSON-RPC error body for answers given at the HTTP edge. `id` is the request's when the edge read one
+ * (the spec asks errors to echo it), else null: the request was never dispatched.
+ */
+export function jsonRpcErrorBody(kind: ErrorKind, message: string, id: string | number | null = null): { status: number; body: object } {
   const { code, httpStatus } = errorMapping(kind);
-  return { status: httpStatus, body: { jsonrpc: '2.0', error: { code, message, data: { kind } }, id: null } };
+  return { status: httpStatus, body: { jsonrpc: '2.0', error: { code, message, data: { kind } }, id } };
 }
 
 /** A tools/call execution failure as the model should read it: an isError result, never a protocol error. */
@@ -103,6 +122,7 @@ export interface UpstreamFailure {
 export function classifyUpstreamFailure(error: unknown, upstream: string): UpstreamFailure {
   // Ours first: a GatewayError is also a ProtocolError, but it is never the upstream's answer.
   if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
+  if (error instanceof RelayedUpstreamError) return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
   if (error instanceof UpstreamProtocolError || error instanceof ProtocolError) {
     return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
   }

@@ -5,6 +5,7 @@ import type { DestinationStream } from 'pino';
 import type { GatewayConfig } from '../config/load.ts';
 import { createApp, metricsRoute, type McpMount } from './app.ts';
 import { CatalogCache } from './catalog-cache.ts';
+import { InflightCalls } from './inflight-calls.ts';
 import { InputValidator } from './input-check.ts';
 import { createKvStore, type KvStore } from './kv-store.ts';
 import { ListingCache } from './listing.ts';
@@ -73,6 +74,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     listings: new ListingCache(),
     inputs: new InputValidator(log),
     searchIndexes: new SearchIndexCache(log),
+    inflightCalls: new InflightCalls(log),
   };
 
   const served = (options.surfaces ?? defaultSurfaces).filter((s) => s.name !== 'compact' || config.compact.enabled);

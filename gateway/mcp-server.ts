@@ -1,16 +1,19 @@
 import {
   Server,
-  type CallToolResult,
   type HandlerResultTypeMap,
   type McpServerFactory,
   type RequestTypeMap,
   type ServerCapabilities,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import type { GatewayConfig } from '../config/types.ts';
 import { createCaller, type Caller } from './caller.ts';
+import type { CatalogTool } from './catalog.ts';
 import { credentialOf } from './credentials.ts';
-import { GatewayError } from './errors.ts';
-import { forwardRequest } from './forwarding.ts';
+import { GatewayError, RelayedUpstreamError } from './errors.ts';
+import { forward, forwardError } from './forwarding.ts';
+import { setLoggingLevel, subscription } from './session-methods.ts';
+import type { ToolCallAnswer } from './tool-call.ts';
 import type { Listing } from './listing.ts';
 import type { Logger } from './log.ts';
 import { currentRequest } from './request-context.ts';
@@ -53,7 +56,12 @@ export interface Surface {
   /** The caller's tools/list (cached per catalogue version and effective scopes). */
   listTools(d: DispatchContext): Promise<Listing>;
   /** tools/call on this surface; return the result already projected (see `callCatalogTool`). */
-  callTool(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult>;
+  callTool(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer>;
+  /**
+   * Whether this surface's tools/list carries the catalogue tool (to a caller allowed to see it), so a
+   * caller may know its definition: its `x-mcp-header` arguments are then checked at the edge (SEP-2243).
+   */
+  advertises(tool: CatalogTool, config: GatewayConfig): boolean;
   /**
    * Whether answering this message needs the caller's scopes. The edge then looks them up before
    * dispatch, so a credential the scope endpoint refuses gets an HTTP 401 (the only layer that can).
@@ -64,12 +72,15 @@ export interface Surface {
 /** The gateway's own identity on both eras (its serverInfo / server/discover `_meta`). */
 export const GATEWAY_SERVER_INFO = { name: 'mcp-catalog-gateway', version: '0.1.0' };
 
-type GatewayMethod = 'tools/list' | 'tools/call' | 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get' | 'completion/complete';
+type GatewayMethod =
+  | 'tools/list' | 'tools/call' | 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get' | 'completion/complete'
+  | 'logging/setLevel' | 'resources/subscribe' | 'resources/unsubscribe';
 type Arm<M extends GatewayMethod> = (request: RequestTypeMap[M], d: DispatchContext) => Promise<HandlerResultTypeMap[M]>;
 
 /**
  * The dispatch: one arm per MCP method the gateway answers, each one line. The mapped type makes it
- * exhaustive; an arm is registered only when its capability is advertised (the SDK requires it).
+ * exhaustive; an arm is registered only when {@link SERVED} says so (its capability is advertised, which
+ * the SDK requires; the 2025 session methods for 2025-era callers only).
  */
 const ARMS: { [M in GatewayMethod]: Arm<M> } = {
   'tools/list': async (r, d) => ({ tools: await listTools(d, r.params) }),
@@ -80,23 +91,40 @@ const ARMS: { [M in GatewayMethod]: Arm<M> } = {
   'prompts/list': (r, d) => passThroughList(d, r.params, 'prompts/list'),
   'prompts/get': (r, d) => forwardRouted(d, 'prompts/get', r.params) as never,
   'completion/complete': (r, d) => forwardRouted(d, 'completion/complete', r.params) as never,
+  'logging/setLevel': (r, d) => setLoggingLevel(d, r.params),
+  'resources/subscribe': (r, d) => subscription(d, 'resources/subscribe', r.params),
+  'resources/unsubscribe': (r, d) => subscription(d, 'resources/unsubscribe', r.params),
 };
 
-/** A prompt, resource or completion request sent to the upstream that owns it (upstream-set.ts routing). */
+/**
+ * A prompt, resource or completion request sent to the upstream that owns it (upstream-set.ts routing);
+ * failures become JSON-RPC errors (these methods have no isError form), the upstream's own unchanged.
+ */
 async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const route = await d.caller.route(method, params);
-  return forwardRequest(route.upstream.client, method, route.params, d.ctx, d.caller.era);
+  try {
+    return await forward(d, route.upstream.client, method, route.params);
+  } catch (error) {
+    throw forwardError(error, route.upstream.client.name);
+  }
 }
 
-const CAPABILITY_OF: { [M in GatewayMethod]: keyof ServerCapabilities } = {
-  'tools/list': 'tools',
-  'tools/call': 'tools',
-  'resources/list': 'resources',
-  'resources/templates/list': 'resources',
-  'resources/read': 'resources',
-  'prompts/list': 'prompts',
-  'prompts/get': 'prompts',
-  'completion/complete': 'completions',
+type Served = (capabilities: ServerCapabilities, era: 'modern' | 'legacy') => boolean;
+const has = (key: keyof ServerCapabilities): Served => (capabilities) => capabilities[key] !== undefined;
+/** When each arm is registered: its capability is advertised to this caller. */
+const SERVED: { [M in GatewayMethod]: Served } = {
+  'tools/list': has('tools'),
+  'tools/call': has('tools'),
+  'resources/list': has('resources'),
+  'resources/templates/list': has('resources'),
+  'resources/read': has('resources'),
+  'prompts/list': has('prompts'),
+  'prompts/get': has('prompts'),
+  'completion/complete': has('completions'),
+  // Session methods of the 2025 wire; 2026-07-28 has none (-32601 there: logLevel travels per request).
+  'logging/setLevel': (capabilities, era) => era === 'legacy' && capabilities.logging !== undefined,
+  'resources/subscribe': (capabilities) => capabilities.resources?.subscribe === true,
+  'resources/unsubscribe': (capabilities) => capabilities.resources?.subscribe === true,
 };
 
 /**
@@ -126,7 +154,7 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     });
     const caller = createCaller(runtime, credential, era);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
-      if (capabilities[CAPABILITY_OF[method]]) register(server, method, { runtime, surface, caller, server }, era);
+      if (SERVED[method](capabilities, era)) register(server, method, { runtime, surface, caller, server }, era);
     }
     return server;
   };
@@ -144,8 +172,9 @@ function register<M extends GatewayMethod>(server: Server, method: M, base: Omit
       return result;
     } catch (error) {
       metrics.mcpRequests.inc({ ...labels, outcome: 'error' });
-      if (!(error instanceof GatewayError)) d.log.error({ method, err: (error as Error)?.message }, 'handler failed');
-      throw error instanceof GatewayError ? error : new GatewayError('internal', 'the gateway failed to answer this request');
+      if (error instanceof GatewayError || error instanceof RelayedUpstreamError) throw error;
+      d.log.error({ method, err: (error as Error)?.message }, 'handler failed');
+      throw new GatewayError('internal', 'the gateway failed to answer this request');
     }
   });
 }
@@ -175,17 +204,22 @@ function noCursor(params: { cursor?: string } | undefined): void {
 }
 
 /**
- * The capabilities advertised to callers: tools always (the gateway's own surfaces), the upstream's
- * resources, prompts and completions. listChanged is advertised to modern callers only, where the
- * gateway relays upstream changes on subscriptions/listen; stateless legacy callers have no stream.
+ * The capabilities advertised to callers: tools always (the gateway's own surfaces), the upstreams'
+ * resources, prompts, completions and logging (upstream log messages are relayed on the call's stream).
+ * listChanged is advertised to modern callers only, where the gateway relays upstream changes on
+ * subscriptions/listen; stateless legacy callers have no stream. `resources.subscribe` is advertised to
+ * legacy callers when an upstream declares it (resources/subscribe is forwarded); on 2026-07-28 it would
+ * promise `resourceSubscriptions` on subscriptions/listen, which the gateway does not relay.
  */
 function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy'): ServerCapabilities {
   const up = info?.capabilities ?? {};
   const listChanged = (flag: boolean | undefined) => (era === 'modern' && flag === true ? { listChanged: true } : {});
+  const subscribe = era === 'legacy' && up.resources?.subscribe === true ? { subscribe: true } : {};
   return {
     tools: listChanged(up.tools?.listChanged),
-    ...(up.resources ? { resources: listChanged(up.resources.listChanged) } : {}),
+    ...(up.resources ? { resources: { ...subscribe, ...listChanged(up.resources.listChanged) } } : {}),
     ...(up.prompts ? { prompts: listChanged(up.prompts.listChanged) } : {}),
     ...(up.completions ? { completions: {} } : {}),
+    ...(up.logging ? { logging: {} } : {}),
   };
 }

@@ -3,6 +3,7 @@ import type { CatalogCache } from './catalog-cache.ts';
 import type { InputValidator } from './input-check.ts';
 import type { ListingCache } from './listing.ts';
 import type { Logger } from './log.ts';
+import type { InflightCalls } from './inflight-calls.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import type { OutputValidator } from './output-check.ts';
 import type { ScopeCache } from './scope-cache.ts';
@@ -18,7 +19,8 @@ export interface UpstreamRuntime {
 
 /**
  * The long-lived state of one gateway instance: caches and connections only. The per-request
- * factory closes over it and reads from it; nothing request-specific is ever stored here.
+ * factory closes over it and reads from it; nothing request-specific is ever stored here, except an
+ * abort handle per forwarded 2025-era call for exactly as long as it runs (`inflightCalls`).
  */
 export interface GatewayRuntime {
   readonly config: GatewayConfig;
@@ -35,4 +37,6 @@ export interface GatewayRuntime {
   readonly inputs: InputValidator;
   /** The search index per catalogue version (compact surface). */
   readonly searchIndexes: SearchIndexCache;
+  /** Forwarded 2025-era calls in flight, for `notifications/cancelled` arriving in a POST of its own. */
+  readonly inflightCalls: InflightCalls;
 }

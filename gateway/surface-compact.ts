@@ -2,7 +2,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from './caller.ts';
 import { callThroughDispatcher } from './compact-dispatch.ts';
 import { searchTools } from './compact-search.ts';
-import { CALL_TOOL, SEARCH_TOOLS, compactTools } from './compact-tools.ts';
+import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises, compactTools } from './compact-tools.ts';
 import type { Listing } from './listing.ts';
 import type { DispatchContext, Surface } from './mcp-server.ts';
 import { callToolDirect } from './tool-call.ts';
@@ -25,6 +25,7 @@ export const compactSurface: Surface = {
     const definition = ownTool(compactListing(d, visible), name);
     return name === SEARCH_TOOLS ? searchTools(d, visible, definition, args ?? {}) : callThroughDispatcher(d, visible, definition, args ?? {});
   },
+  advertises: (tool, config) => compactAdvertises(tool, config),
   needsScopes: (message) => {
     if (message.method === 'tools/list') return true;
     const name = (message.params as { name?: unknown } | undefined)?.name;

@@ -14,5 +14,6 @@ export const fullSurface: Surface = {
     return d.runtime.listings.get(`full|${visible.key}`, () => visible.tools.map((tool) => tool.definition));
   },
   callTool: (d, name, args) => callToolDirect(d, name, args),
+  advertises: () => true,
   needsScopes: (message) => message.method === 'tools/list',
 };

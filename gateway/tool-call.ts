@@ -1,30 +1,39 @@
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from './catalog.ts';
 import { GatewayError, classifyUpstreamFailure, toolErrorResult } from './errors.ts';
-import { forwardError, forwardOptions, forwardedMeta, relayedResult } from './forwarding.ts';
+import { forward, forwardError, isInputRequired } from './forwarding.ts';
 import type { DispatchContext } from './mcp-server.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
 
+/** What a tools/call answers: a result, or (2026-07-28) a request for input the caller must fulfil and retry. */
+export type ToolCallAnswer = CallToolResult | InputRequiredResult;
+
 /**
  * Calls one catalogue tool on the upstream that owns it (`tool.upstream`, under its own name
  * `tool.upstreamName`: the exposed name is looked up, never split) with the caller's credential,
- * `_meta`, progress and cancellation, then checks the result against the tool's outputSchema.
+ * `_meta`, progress, logs, cancellation, multi-round-trip fields and the tool's `Mcp-Param-*` headers
+ * (forwarding.ts), then checks the result against the tool's outputSchema.
  * Execution failures (timeout, upstream down, 5xx, a refused credential) come back as isError results;
- * a JSON-RPC error the upstream answered (unknown tool, invalid params) is rethrown with its own code. No scope lookup happens here:
+ * a JSON-RPC error the upstream answered (unknown tool, invalid params, -32021) is rethrown unchanged;
+ * an `input_required` answer is relayed as it is (nothing to check yet). No scope lookup happens here:
  * enforcement of the call stays with the upstream's platform.
  * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
  */
-export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<CallToolResult> {
+export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<ToolCallAnswer> {
   const { metrics } = d.runtime;
   const started = performance.now();
   const labels = { endpoint: d.surface.name, tool: tool.name, via };
-  const meta = forwardedMeta(d.ctx);
   let result: CallToolResult;
   try {
-    const raw = await d.caller.upstream(tool.upstream).client.forward('tools/call', { name: tool.upstreamName, arguments: args ?? {}, ...(meta ? { _meta: meta } : {}) }, forwardOptions(d.ctx));
-    result = relayedResult(raw, d.caller.era) as CallToolResult;
+    const upstream = d.caller.upstream(tool.upstream).client;
+    const raw = await forward(d, upstream, 'tools/call', { name: tool.upstreamName, arguments: args ?? {} }, tool.definition);
+    if (isInputRequired(raw)) {
+      metrics.toolCalls.inc({ ...labels, outcome: 'input_required' });
+      return raw as InputRequiredResult;
+    }
+    result = raw as CallToolResult;
   } catch (error) {
     const failure = classifyUpstreamFailure(error, tool.upstream);
     if (failure.kind === 'upstream_rejected') {
@@ -32,7 +41,8 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
       throw forwardError(error, tool.upstream);
     }
     metrics.toolCalls.inc({ ...labels, outcome: 'is_error' });
-    d.log.warn({ tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message }, 'tools/call failed upstream; answering isError');
+    if (failure.kind === 'cancelled') d.log.info({ tool: tool.name, upstream: tool.upstream }, 'tools/call cancelled by the caller');
+    else d.log.warn({ tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message }, 'tools/call failed upstream; answering isError');
     return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
   } finally {
     metrics.toolCallDuration.observe({ tool: tool.name }, (performance.now() - started) / 1000);
@@ -54,7 +64,7 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
  * isError). Visibility is not consulted: a hidden tool answers whatever the upstream's platform decides
  * for this credential.
  */
-export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<CallToolResult> {
+export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer> {
   const catalog = await d.caller.catalog();
   const tool = catalog.byName.get(name) ?? catalog.withheld?.get(name);
   if (!tool) {

@@ -1,4 +1,15 @@
-import { Client, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type FetchLike, type ServerCapabilities, type Transport } from '@modelcontextprotocol/client';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  Client,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  type FetchLike,
+  type LoggingMessageNotificationParams,
+  type ServerCapabilities,
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
 import { GatewayError, classifyUpstreamFailure } from './errors.ts';
@@ -19,8 +30,8 @@ export const LIST_ITEMS = {
 } as const;
 export type ListMethod = keyof typeof LIST_ITEMS;
 
-/** The per-request methods forwarded with the caller's credential. */
-export type ForwardMethod = 'tools/call' | 'resources/read' | 'prompts/get' | 'completion/complete';
+/** The per-request methods forwarded with the caller's credential (the last three: 2025-era upstreams only). */
+export type ForwardMethod = 'tools/call' | 'resources/read' | 'prompts/get' | 'completion/complete' | 'logging/setLevel' | 'resources/subscribe' | 'resources/unsubscribe';
 
 /** What the upstream advertised when the gateway connected. */
 export interface UpstreamInfo {
@@ -41,7 +52,21 @@ export interface ListResult {
 export interface ForwardOptions {
   signal?: AbortSignal;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** Log messages (`notifications/message`) the upstream sends on this request's response stream. */
+  onlog?: (message: LoggingMessageNotificationParams) => void;
+  /** Extra HTTP headers of this request (`Mcp-Param-*`); the transport keeps the standard and auth ones its own. */
+  headers?: Record<string, string>;
+  /** Hand an `input_required` result back instead of failing (2026-07-28 multi-round-trip, manual mode). */
+  allowInputRequired?: boolean;
 }
+
+/**
+ * The options of the forwarded request being sent, across the SDK's awaits: a notification read from a
+ * request's response stream is dispatched in the async context that opened the stream, which is the
+ * forward's own. Over stdio all messages share one stream opened at connect, so logs carry no context
+ * and are not relayed.
+ */
+const forwardScope = new AsyncLocalStorage<ForwardOptions>();
 
 type ListChanged = (method: ListMethod) => void;
 
@@ -168,7 +193,8 @@ export class UpstreamClient {
       return await this.sendOnce(method, params, options, true);
     } catch (error) {
       const failure = classifyUpstreamFailure(error, this.name);
-      this.metrics.upstreamErrors.inc({ upstream: this.name, kind: failure.kind });
+      // An aborted request surfaces as a timeout from the SDK; the caller cancelled it.
+      this.metrics.upstreamErrors.inc({ upstream: this.name, kind: options.signal?.aborted ? 'cancelled' : failure.kind });
       if (isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
       throw error;
     } finally {
@@ -180,12 +206,16 @@ export class UpstreamClient {
     const info = await this.describe();
     const client = info.sessionful ? await this.sessionClient() : this.shared!;
     try {
-      return await client.request({ method: method as 'tools/call', params }, {
-        signal: options.signal,
-        onprogress: options.onprogress,
-        resetTimeoutOnProgress: options.onprogress !== undefined,
-        timeout: this.config.timeoutMs,
-      });
+      return await forwardScope.run(options, () =>
+        client.request({ method: method as 'tools/call', params }, {
+          signal: options.signal,
+          onprogress: options.onprogress,
+          resetTimeoutOnProgress: options.onprogress !== undefined,
+          timeout: this.config.timeoutMs,
+          ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
+          ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
+        }),
+      );
     } catch (error) {
       // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
       // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
@@ -259,7 +289,8 @@ export class UpstreamClient {
   private newClient(): Client {
     return new Client(GATEWAY_CLIENT, {
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) } },
-      // The gateway relays input_required results it cannot fulfil itself; they surface as errors.
+      // The gateway never fulfils input requests itself: forwards that may get one pass allowInputRequired
+      // and relay it to the caller, who answers and retries (forwarding.ts).
       inputRequired: { autoFulfill: false },
       listMaxPages: this.limits.maxListPages,
     });
@@ -336,6 +367,7 @@ export class UpstreamClient {
   }
 
   private watchListChanges(client: Client, info: UpstreamInfo): void {
+    client.setNotificationHandler('notifications/message', (notification) => forwardScope.getStore()?.onlog?.(notification.params));
     const notify = (method: ListMethod) => () => {
       this.log.info({ upstream: this.name, method }, 'upstream list changed');
       for (const listener of this.listeners) listener(method);

@@ -66,11 +66,13 @@ export class UpstreamSet {
     if (infos.length === 0) return undefined;
     const any = (pick: (c: ServerCapabilities) => unknown) => infos.some(({ info }) => pick(info!.capabilities));
     const listChanged = (pick: (c: ServerCapabilities) => { listChanged?: boolean } | undefined) => (infos.some(({ info }) => pick(info!.capabilities)?.listChanged === true) ? { listChanged: true } : {});
+    const subscribe = any((c) => c.resources?.subscribe === true) ? { subscribe: true } : {};
     const capabilities: ServerCapabilities = {
       tools: listChanged((c) => c.tools),
-      ...(any((c) => c.resources) ? { resources: listChanged((c) => c.resources) } : {}),
+      ...(any((c) => c.resources) ? { resources: { ...subscribe, ...listChanged((c) => c.resources) } } : {}),
       ...(any((c) => c.prompts) ? { prompts: listChanged((c) => c.prompts) } : {}),
       ...(any((c) => c.completions) ? { completions: {} } : {}),
+      ...(any((c) => c.logging) ? { logging: {} } : {}),
     };
     const sections = infos.filter(({ info }) => info!.instructions).map(({ name, info }) => `## ${name}\n${info!.instructions}`);
     const intro = `Tools and prompts of ${infos.length} MCP servers, named <server>${this.naming.separator}<name>.`;

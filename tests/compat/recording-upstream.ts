@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { createMcpHandler, McpServer } from '@modelcontextprotocol/server';
+import { acceptedContent, createMcpHandler, fromJsonSchema, inputRequired, McpServer } from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 
 /** One JSON-RPC message as the upstream received it, with the HTTP headers it came with. */
@@ -26,7 +26,17 @@ export interface Recording {
  * - `gated_progress`: sends two progress notifications against the caller's token, then waits for
  *   `releaseGate()` before answering (proves the SSE stream is not buffered: the test reads the
  *   progress before it releases the result);
- * - `wait_for_cancel`: waits until its request is cancelled (records it) or `releaseGate()`.
+ * - `wait_for_cancel`: waits until its request is cancelled (records it) or `releaseGate()`;
+ * and tools for what the gateway relays (2026-07-28 unless noted):
+ * - `ask_name`: asks for a name in-band (`input_required` with an elicitation and `requestState`
+ *   "round-1"), then greets with the name and the state it got back;
+ * - `needs_sampling`: always asks for a sampling answer (a caller without `sampling` gets -32021);
+ * - `log_steps`: logs at debug, info and warning through the request's log channel (sent only at or
+ *   above the request's `logLevel`);
+ * - `regional_echo {region, text}`: `region` is an `x-mcp-header` (Mcp-Param-Region, SEP-2243), which
+ *   this SDK server checks against the body itself; `regional_lookup`, the same but read-only (so
+ *   /mcp/compact does not list it and serves it through call_tool).
+ * It declares logging and resource subscriptions, and serves one resource, `test://watched`.
  */
 export async function startRecordingUpstream(): Promise<{
   url: string;
@@ -43,7 +53,39 @@ export async function startRecordingUpstream(): Promise<{
   };
 
   const build = () => {
-    const server = new McpServer({ name: 'recording-upstream', version: '1.0.0' });
+    const server = new McpServer({ name: 'recording-upstream', version: '1.0.0' }, { capabilities: { logging: {}, resources: { subscribe: true } } });
+    server.registerResource('watched', 'test://watched', { mimeType: 'text/plain' }, async () => ({ contents: [{ uri: 'test://watched', text: 'watched' }] }));
+    server.registerTool('ask_name', { description: 'Asks for a name in-band', inputSchema: z.object({}) }, async (_args, ctx) => {
+      const name = acceptedContent<{ name: string }>(ctx.mcpReq.inputResponses, 'name')?.name;
+      if (typeof name !== 'string') {
+        const requestedSchema = { type: 'object' as const, properties: { name: { type: 'string' as const } }, required: ['name'] };
+        return inputRequired({ inputRequests: { name: inputRequired.elicit({ message: 'Your name?', requestedSchema }) }, requestState: 'round-1' });
+      }
+      return { content: [{ type: 'text', text: `Hello, ${name} (state ${String(ctx.mcpReq.requestState())})` }] };
+    });
+    server.registerTool('needs_sampling', { description: 'Always asks for a sampling answer', inputSchema: z.object({}) }, async () =>
+      inputRequired({ inputRequests: { answer: inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: 'pong?' } }], maxTokens: 8 }) } }),
+    );
+    server.registerTool('log_steps', { description: 'Logs at debug, info and warning', inputSchema: z.object({}) }, async (_args, ctx) => {
+      for (const [level, data] of [['debug', 'step 1'], ['info', 'step 2'], ['warning', 'step 3']] as const) await ctx.mcpReq.log(level, data);
+      return { content: [{ type: 'text', text: 'logged' }] };
+    });
+    // Same schema twice: advertised on both endpoints (it may change state), and read-only (so
+    // /mcp/compact does not list it: callers find it with search_tools and run it through call_tool).
+    for (const [name, readOnlyHint] of [['regional_echo', false], ['regional_lookup', true]] as const) {
+      server.registerTool(
+        name,
+        {
+          description: 'Echoes text for a region (Mcp-Param-Region)',
+          inputSchema: fromJsonSchema<{ region?: string; text?: string }>({
+            type: 'object',
+            properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, text: { type: 'string' } },
+          } as Parameters<typeof fromJsonSchema>[0]),
+          annotations: { readOnlyHint },
+        },
+        async ({ region, text }) => ({ content: [{ type: 'text', text: `${region ?? '-'}:${text ?? ''}` }] }),
+      );
+    }
     server.registerTool('echo', { description: 'Returns value', inputSchema: z.object({ value: z.string() }) }, async ({ value }) => ({
       content: [{ type: 'text', text: value }],
     }));
