@@ -1,0 +1,194 @@
+/**
+ * Load runs with autocannon (its programmatic API), and the A/B runner of the overhead part.
+ *
+ * autocannon's own latency histogram has 1 ms resolution; the runs here also keep every 2xx response
+ * time autocannon reports (its `response` event, measured with process.hrtime) to get sub-millisecond
+ * percentiles. A cheap body check runs on every response (`verifyBody`: counted as mismatches).
+ */
+import autocannon from 'autocannon';
+import type { RpcCall } from './rpc-requests.ts';
+
+export interface LoadOptions {
+  connections: number;
+  /** Seconds; or */
+  seconds?: number;
+  /** a number of requests. */
+  amount?: number;
+  /** Every response body must pass this (counted in `mismatches` otherwise). */
+  check?: (body: string) => boolean;
+}
+
+/** What one load run measured. */
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  reqPerSec: number;
+  /** Latency percentiles of 2xx answers, ms. */
+  p50: number;
+  p99: number;
+  mean: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  mismatches: number;
+  statusCodes: Record<string, number>;
+  /** Average bytes per response (headers + body). */
+  bytesPerResponse: number;
+  /** The first answer that failed the body check (start of it), when one did. */
+  firstMismatch?: string;
+  /** Raw 2xx latencies, ms (kept for merging rounds; not written to results). */
+  samples: number[];
+}
+
+/** Nearest-rank percentile of sorted `values`. */
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+/** Runs autocannon with `call` and resolves with the measured figures. */
+export async function runLoad(call: RpcCall, options: LoadOptions): Promise<LoadResult> {
+  const samples: number[] = [];
+  let bytes = 0;
+  let responses = 0;
+  let lastAt = 0;
+  let firstMismatch: string | undefined;
+  const check = options.check;
+  const verifyBody = check && ((body: string) => {
+    const ok = check(body);
+    if (!ok) firstMismatch ??= body.slice(0, 400);
+    return ok;
+  });
+  const startedAt = performance.now();
+  const instance = autocannon({
+    url: call.url,
+    method: call.method,
+    headers: call.headers,
+    body: call.body,
+    connections: options.connections,
+    ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.seconds ?? 1 }),
+    timeout: 30,
+    sampleInt: SAMPLE_MS,
+    ...(verifyBody ? { verifyBody } : {}),
+  });
+  instance.on('response', (_client, statusCode, resBytes, responseTime) => {
+    bytes += resBytes;
+    responses++;
+    lastAt = performance.now();
+    if (statusCode >= 200 && statusCode < 300) samples.push(responseTime);
+  });
+  const result = await instance;
+  return { ...summarise(samples, result, bytes, responses, (lastAt - startedAt) / 1000), ...(firstMismatch ? { firstMismatch } : {}) };
+}
+
+/**
+ * autocannon checks for the end of a run on its sample tick (1 s by default), so a run's own
+ * start/finish span rounds up; throughput here is responses over the span from start to last response.
+ */
+export const SAMPLE_MS = 100;
+
+function summarise(samples: number[], result: autocannon.Result, bytes: number, total: number, seconds: number): LoadResult {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]));
+  return {
+    requests: total,
+    seconds,
+    reqPerSec: total / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1),
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    mismatches: result.mismatches,
+    statusCodes,
+    bytesPerResponse: total ? bytes / total : 0,
+    samples,
+  };
+}
+
+/** Merges runs of one side: totals add up, percentiles come from all samples together. */
+export function mergeRuns(runs: readonly LoadResult[]): LoadResult {
+  const samples = runs.flatMap((r) => r.samples);
+  const sorted = [...samples].sort((a, b) => a - b);
+  const requests = runs.reduce((s, r) => s + r.requests, 0);
+  const seconds = runs.reduce((s, r) => s + r.seconds, 0);
+  const statusCodes: Record<string, number> = {};
+  for (const r of runs) for (const [code, count] of Object.entries(r.statusCodes)) statusCodes[code] = (statusCodes[code] ?? 0) + count;
+  const sum = (key: 'errors' | 'timeouts' | 'non2xx' | 'mismatches') => runs.reduce((s, r) => s + r[key], 0);
+  return {
+    requests,
+    seconds,
+    reqPerSec: requests / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1),
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
+    non2xx: sum('non2xx'),
+    mismatches: sum('mismatches'),
+    statusCodes,
+    bytesPerResponse: runs.reduce((s, r) => s + r.bytesPerResponse * r.requests, 0) / (requests || 1),
+    ...(runs.find((r) => r.firstMismatch) ? { firstMismatch: runs.find((r) => r.firstMismatch)!.firstMismatch } : {}),
+    samples,
+  };
+}
+
+/** A side of an A/B comparison: a request and the check every answer must pass. */
+export interface Side {
+  label: string;
+  call: RpcCall;
+  check: (body: string) => boolean;
+}
+
+export interface AbOptions {
+  rounds: number;
+  roundSeconds: number;
+  warmupSeconds: number;
+  connections: number;
+  /** Requests of the one-connection latency run per side (0 skips it). */
+  latencyRequests: number;
+}
+
+/** Loaded (throughput) and unloaded (one connection) figures of both sides, measured in alternation. */
+export interface AbResult {
+  direct: LoadResult;
+  gateway: LoadResult;
+  directSequential?: LoadResult;
+  gatewaySequential?: LoadResult;
+}
+
+/**
+ * Alternating A/B rounds in one run: an untimed warm-up per side, then `rounds` rounds ordered
+ * ABBA (so slow drift of the machine hits both sides alike), each side `roundSeconds` at
+ * `connections`; then one-connection latency runs, again alternating (A B B A, half the requests each).
+ */
+export async function abRounds(direct: Side, gateway: Side, options: AbOptions): Promise<AbResult> {
+  const load = (side: Side, connections: number, extra: Partial<LoadOptions>) => runLoad(side.call, { connections, check: side.check, ...extra });
+  if (options.warmupSeconds > 0) {
+    await load(direct, options.connections, { seconds: options.warmupSeconds });
+    await load(gateway, options.connections, { seconds: options.warmupSeconds });
+  }
+  const runs = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
+  for (let round = 0; round < options.rounds; round++) {
+    const order: ('direct' | 'gateway')[] = round % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
+    for (const which of order) runs[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.roundSeconds }));
+  }
+  const result: AbResult = { direct: mergeRuns(runs.direct), gateway: mergeRuns(runs.gateway) };
+  if (options.latencyRequests > 0) {
+    const half = Math.max(1, Math.floor(options.latencyRequests / 2));
+    const seq = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
+    for (const which of ['direct', 'gateway', 'gateway', 'direct'] as const) seq[which].push(await load(which === 'direct' ? direct : gateway, 1, { amount: half }));
+    result.directSequential = mergeRuns(seq.direct);
+    result.gatewaySequential = mergeRuns(seq.gateway);
+  }
+  return result;
+}
+
+/** A LoadResult without its raw samples, for the JSON results. */
+export function withoutSamples(result: LoadResult | undefined): Omit<LoadResult, 'samples'> | undefined {
+  if (!result) return undefined;
+  const { samples: _samples, ...rest } = result;
+  return rest;
+}

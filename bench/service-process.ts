@@ -1,0 +1,100 @@
+/**
+ * Entry point of one benchmark service process (forked by bench/services.ts with tsx loaded). It reads
+ * its spec from BENCH_SERVICE (JSON, see {@link ServiceSpec}), starts what it names, reports the URLs
+ * over IPC and then answers commands: `memory` (process.memoryUsage, after a full GC when the process
+ * runs with --expose-gc and `gc` is set), `bump` (next catalogue version of the replay upstream),
+ * `stats` (scope stub counters) and `stop` (close everything, then exit 0 so --cpu-prof can write).
+ */
+import { loadConfig } from '../config/load.ts';
+import { startGateway } from '../gateway/index.ts';
+import { startPlatform } from '../upstream/platform/index.ts';
+import { startUpstreamServer } from '../upstream/server/index.ts';
+import { startScopeStub } from './scope-stub.ts';
+import type { ServiceCommand, ServiceReply, ServiceSpec, ServiceUrls } from './services.ts';
+import { startVersionedReplay } from './versioned-replay.ts';
+
+const spec = JSON.parse(process.env.BENCH_SERVICE ?? '{}') as ServiceSpec;
+const closers: (() => Promise<void>)[] = [];
+const urls: ServiceUrls = {};
+let replay: Awaited<ReturnType<typeof startVersionedReplay>> | undefined;
+let stub: Awaited<ReturnType<typeof startScopeStub>> | undefined;
+
+async function start(): Promise<void> {
+  if (spec.reference) {
+    const platform = await startPlatform({ port: 0 });
+    closers.push(() => platform.close());
+    const upstream = await startUpstreamServer({ platformUrl: platform.url, port: 0 });
+    closers.push(() => upstream.close());
+    urls.platform = platform.url;
+    urls.upstream = upstream.url;
+  }
+  if (spec.replay) {
+    replay = await startVersionedReplay(spec.replay);
+    closers.push(() => replay!.close());
+    urls.replay = replay.url;
+  }
+  if (spec.scopeStub) {
+    stub = await startScopeStub(spec.scopeStub);
+    closers.push(() => stub!.close());
+    urls.scopeStub = stub.url;
+  }
+  if (spec.gateway) {
+    const config = loadConfig({ env: {}, overrides: spec.gateway.overrides as never });
+    if (spec.gateway.noScopeEndpoint) delete config.scopes.endpoint;
+    const gateway = await startGateway(config);
+    closers.push(() => gateway.close());
+    urls.gateway = gateway.url;
+  }
+}
+
+let stopping: Promise<void> | undefined;
+function stop(): Promise<void> {
+  stopping ??= (async () => {
+    for (const close of [...closers].reverse()) await close().catch(() => undefined);
+  })();
+  return stopping;
+}
+
+function memory(gc: boolean) {
+  const collect = (globalThis as { gc?: () => void }).gc;
+  if (gc && collect) {
+    collect();
+    collect();
+  }
+  const m = process.memoryUsage();
+  return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, collected: Boolean(gc && collect) };
+}
+
+process.on('message', (raw) => {
+  const command = raw as ServiceCommand;
+  const reply = (message: Omit<ServiceReply, 'id'>) => process.send!({ id: command.id, ...message });
+  void (async () => {
+    try {
+      if (command.cmd === 'memory') return reply({ result: memory(command.gc === true) });
+      if (command.cmd === 'bump') {
+        if (!replay) throw new Error('no replay upstream in this process');
+        return reply({ result: replay.bump() });
+      }
+      if (command.cmd === 'stats') return reply({ result: stub?.stats() ?? {} });
+      if (command.cmd === 'stop') {
+        await stop();
+        reply({ result: 'stopped' });
+        process.disconnect();
+        setImmediate(() => process.exit(0));
+        return;
+      }
+      throw new Error(`unknown command ${JSON.stringify(command)}`);
+    } catch (error) {
+      reply({ error: (error as Error).message });
+    }
+  })();
+});
+process.on('disconnect', () => void stop().finally(() => process.exit(0)));
+
+start().then(
+  () => process.send!({ id: 0, result: urls }),
+  (error: unknown) => {
+    process.send!({ id: 0, error: (error as Error).stack ?? String(error) });
+    void stop().finally(() => process.exit(1));
+  },
+);
