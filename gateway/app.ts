@@ -46,7 +46,7 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
     }
   });
   app.use(originGuard(config));
-  app.use(cors(config));
+  app.use(cors(config, mounts.map((m) => m.surface.path)));
   app.use(router.routes());
   return app;
 }

@@ -31,6 +31,8 @@ export interface Caller {
   scopes(): Promise<ScopeResult>;
   /** @throws GatewayError `unauthorized` when the scope endpoint refused the credential. */
   visible(): Promise<VisibleCatalog>;
+  /** The visible catalogue when the caller's scopes are already cached, else undefined: never a lookup. */
+  visibleIfCached(): Promise<VisibleCatalog | undefined>;
   list(method: Exclude<ListMethod, 'tools/list'>): Promise<CachedList>;
   /** The upstream owning a prompt, resource or completion request, and its params in that upstream's names. */
   route(method: RoutedMethod, params: Record<string, unknown>): Promise<Route>;
@@ -55,11 +57,20 @@ export function createCaller(runtime: GatewayRuntime, credential: Credential, er
     async visible() {
       const [catalog, result] = await Promise.all([caller.catalog(), caller.scopes()]);
       if (result.kind === 'unauthorized') throw new GatewayError('unauthorized', 'the scope endpoint refused the credential');
-      const scopes: CallerScopes = result.kind === 'scopes' ? result.scopes : 'unknown';
-      return { catalog, scopes, tools: visibleTools(catalog, scopes), key: visibilityKey(catalog, scopes) };
+      return visibleCatalog(catalog, result);
+    },
+    async visibleIfCached() {
+      const result = await runtime.scopes.cached(credential);
+      if (!result || result.kind === 'unauthorized') return undefined;
+      return visibleCatalog(await caller.catalog(), result);
     },
   };
   return caller;
+}
+
+function visibleCatalog(catalog: Catalog, result: Exclude<ScopeResult, { kind: 'unauthorized' }>): VisibleCatalog {
+  const scopes: CallerScopes = result.kind === 'scopes' ? result.scopes : 'unknown';
+  return { catalog, scopes, tools: visibleTools(catalog, scopes), key: visibilityKey(catalog, scopes) };
 }
 
 /** The caller's scopes, looked up at most once per HTTP request (the edge and the handler share it). */

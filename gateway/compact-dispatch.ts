@@ -6,9 +6,7 @@ import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises } from './compact-tools.ts';
 import { toolErrorResult, type ErrorKind } from './errors.ts';
 import type { DispatchContext } from './mcp-server.ts';
 import { toolLabel } from './metrics.ts';
-import { callCatalogTool, type ToolCallAnswer } from './tool-call.ts';
-
-const NEAREST_LIMIT = 5;
+import { NEAREST_LIMIT, callCatalogTool, type ToolCallAnswer } from './tool-call.ts';
 
 /**
  * call_tool: runs a visible, read-only, non-advertised tool and returns its result exactly as a direct

@@ -8,6 +8,16 @@ export const SEARCH_TOOLS = 'search_tools';
 export const CALL_TOOL = 'call_tool';
 
 /**
+ * The paragraph `/mcp/compact` adds to the upstreams' instructions, which were written for a server that
+ * lists every tool (the CPZAI ones say "look ids up with the list_* tools", most of which are not listed
+ * here): the workflow that reaches the rest.
+ */
+export const COMPACT_INSTRUCTIONS =
+  'On this endpoint most tools are not listed up front. To use one that is not in your tool list: call search_tools ' +
+  'with the task in plain words, read the input_schema of the match, then call it directly by name if `advertised` is ' +
+  'true, else through call_tool with {name, arguments}. Tools named above but missing from your list are reached the same way.';
+
+/**
  * Whether `/mcp/compact` advertises a catalogue tool up front: every state-changing tool (a client
  * gates approval on the tool name it sees, so a write never hides behind call_tool) and the read
  * anchors configured for its upstream (`upstreams[].anchors`, in the upstream's own names).

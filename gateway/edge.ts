@@ -72,9 +72,12 @@ export function originGuard(config: GatewayConfig): Middleware {
 
 /**
  * CORS for browser-based MCP clients from allowed origins (the guard has already refused the rest):
- * preflight allows and responses expose the MCP headers and the credential headers.
+ * preflight allows and responses expose the MCP headers and the credential headers. Preflight
+ * advertises only the methods the path serves: POST on the MCP endpoints (`mcpPaths`; GET and DELETE
+ * answer 405 there, no sessions), GET elsewhere (RFC 9728 metadata, which browser OAuth clients fetch
+ * with an MCP-Protocol-Version header, health, metrics).
  */
-export function cors(config: GatewayConfig): Middleware {
+export function cors(config: GatewayConfig, mcpPaths: readonly string[]): Middleware {
   const allowHeaders = [
     'content-type', 'accept', 'authorization', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id', 'x-request-id',
     config.credentials.keyHeader.toLowerCase(), config.credentials.secretHeader.toLowerCase(),
@@ -90,7 +93,8 @@ export function cors(config: GatewayConfig): Middleware {
     if (ctx.method !== 'OPTIONS') return next();
     // SEP-2243 Mcp-Param-* headers are per tool: allow whichever the browser asks for.
     const requested = ctx.get('access-control-request-headers').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h.startsWith('mcp-param-'));
-    ctx.set('access-control-allow-methods', 'GET, POST, DELETE, OPTIONS');
+    const path = ctx.path.replace(/(.)\/+$/, '$1');
+    ctx.set('access-control-allow-methods', mcpPaths.includes(path) ? 'POST, OPTIONS' : 'GET, OPTIONS');
     ctx.set('access-control-allow-headers', [...allowHeaders, ...requested].join(', '));
     ctx.set('access-control-max-age', '600');
     ctx.status = 204;

@@ -7,6 +7,7 @@ import { requestScopes } from './caller.ts';
 import { authInfoFor, bearerChallenge, extractCredential, type Credential } from './credentials.ts';
 import { rejectAtEdge } from './edge.ts';
 import { withJsonForLegacyClients } from './legacy-json.ts';
+import { countMessages, messagesOf, withMessageCounting } from './message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from './mcp-param-headers.ts';
 import type { RpcMessage, Surface } from './mcp-server.ts';
 import { protectedResourceMetadataUrl } from './protected-resource.ts';
@@ -23,7 +24,7 @@ const MODERN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28']);
  * SDK handler (`createMcpHandler` + `toNodeHandler`) with the parsed body and the caller's AuthInfo,
  * with `ctx.respond = false` so Koa leaves the response to the SDK. In order:
  * 415 for a non-JSON Content-Type; 401 with the RFC 9728 challenge without a credential (before any
- * body is read); 413 over `limits.bodyBytes` and 400/-32700 for malformed JSON; 400/-32600 for a batch
+ * body is read); 413 over `limits.bodyBytes` and 400/-32700 for malformed JSON or an empty body; 400/-32600 for a batch
  * under a revision without batching; 400/-32020 for a 2026-07-28 tools/call whose `Mcp-Param-*` headers
  * disagree with its arguments ({@link paramHeaderRejection}); for messages that need scopes (tools/list),
  * a 401 when the scope endpoint refuses the credential. A 2025-era `notifications/cancelled` aborts the
@@ -31,8 +32,8 @@ const MODERN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28']);
  * are (405: no sessions).
  */
 export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): Middleware {
-  const { config, log } = runtime;
-  const node = toNodeHandler(withJsonForLegacyClients(handler), {
+  const { config, log, metrics } = runtime;
+  const node = toNodeHandler(withMessageCounting(withJsonForLegacyClients(handler), surface.name, metrics), {
     maxRequestBodySize: config.limits.bodyBytes,
     onerror: (error) => log.error({ err: error.message, surface: surface.name }, 'MCP handler failed'),
   });
@@ -50,17 +51,26 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (body === undefined) return;
     const messages: RpcMessage[] = Array.isArray(body) ? body : [body as RpcMessage];
     const version = ctx.get('mcp-protocol-version');
+    // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts).
+    const refuse = () => countMessages(metrics, surface.name, messagesOf(body), 'error');
     if (Array.isArray(body) && version && version >= FIRST_REVISION_WITHOUT_BATCHES) {
+      refuse();
       return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${version}`);
     }
     for (const message of messages) cancelInFlight(runtime, credential, message);
     if (!Array.isArray(body)) {
       const mismatch = await paramHeaderRejection(runtime, surface, credential, body as RpcMessage, (name) => headerValue(ctx, name));
-      if (mismatch) return rejectAtEdge(ctx, 'header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}`, (body as { id?: string | number }).id ?? null);
+      if (mismatch) {
+        refuse();
+        return rejectAtEdge(ctx, 'header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}`, (body as { id?: string | number }).id ?? null);
+      }
     }
     if (messages.some((m) => m && typeof m === 'object' && surface.needsScopes(m))) {
       const scopes = await requestScopes(runtime, credential);
-      if (scopes.kind === 'unauthorized') return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
+      if (scopes.kind === 'unauthorized') {
+        refuse();
+        return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
+      }
     }
     return handOff(ctx, node, body, authInfoFor(credential));
   };
@@ -112,10 +122,19 @@ async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: A
   await node(req, ctx.res, body);
 }
 
+/**
+ * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 400/-32700 for a
+ * body that is not JSON, empty ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received").
+ */
 async function readBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
   try {
     await parseJson(ctx, async () => {});
-    return (ctx.request as { body?: unknown }).body ?? {};
+    const request = ctx.request as { body?: unknown; rawBody?: string };
+    if (!request.rawBody?.trim()) {
+      rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is empty; send a JSON-RPC message');
+      return undefined;
+    }
+    return request.body;
   } catch (error) {
     const status = (error as { status?: number }).status;
     if (status === 413) rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);

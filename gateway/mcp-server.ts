@@ -1,5 +1,5 @@
 import {
-  Server,
+  type Server,
   type HandlerResultTypeMap,
   type McpServerFactory,
   type RequestTypeMap,
@@ -12,6 +12,7 @@ import type { CatalogTool } from './catalog.ts';
 import { credentialOf } from './credentials.ts';
 import { GatewayError, RelayedUpstreamError } from './errors.ts';
 import { forward, forwardError } from './forwarding.ts';
+import { GatewayServer } from './gateway-server.ts';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { ToolCallAnswer } from './tool-call.ts';
 import type { Listing } from './listing.ts';
@@ -53,6 +54,8 @@ export interface Surface {
   readonly name: SurfaceName;
   /** HTTP path, e.g. `/mcp`. */
   readonly path: string;
+  /** The instructions this endpoint serves (initialize, server/discover), given the upstreams' own. */
+  instructions(upstream: string | undefined): string | undefined;
   /** The caller's tools/list (cached per catalogue version and effective scopes). */
   listTools(d: DispatchContext): Promise<Listing>;
   /** tools/call on this surface; return the result already projected (see `callCatalogTool`). */
@@ -139,9 +142,9 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     if (!credential) throw new GatewayError('unauthorized', 'no credential');
     const info = await runtime.upstreamSet.describe();
     const capabilities = capabilitiesFor(info, era);
-    const server = new Server(GATEWAY_SERVER_INFO, {
+    const server = new GatewayServer(GATEWAY_SERVER_INFO, {
       capabilities,
-      instructions: info?.instructions,
+      instructions: surface.instructions(info?.instructions),
       // tools/list differs per caller (scope filtering): always private. The pass-through lists and reads
       // carry the upstream's own hints on the result (modern callers); these are the fallbacks.
       cacheHints: {
@@ -151,27 +154,24 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
         'prompts/list': { ttlMs: 0, cacheScope: 'private' },
         'resources/read': { ttlMs: 0, cacheScope: 'private' },
       },
-    });
+    }, runtime.metrics, { endpoint: surface.name, era });
     const caller = createCaller(runtime, credential, era);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
-      if (SERVED[method](capabilities, era)) register(server, method, { runtime, surface, caller, server }, era);
+      if (SERVED[method](capabilities, era)) register(server, method, { runtime, surface, caller, server });
     }
     return server;
   };
 }
 
-function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'ctx' | 'log'>, era: 'modern' | 'legacy'): void {
+function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'ctx' | 'log'>): void {
   const arm = ARMS[method] as Arm<M>;
-  const { metrics, log } = base.runtime;
+  const { log } = base.runtime;
+  // mcp_requests_total is counted for every message by the MeteredServer, not here.
   server.setRequestHandler(method, async (request, ctx) => {
     const d: DispatchContext = { ...base, ctx, log: currentRequest()?.log ?? log };
-    const labels = { endpoint: base.surface.name, method, era };
     try {
-      const result = await arm(request, d);
-      metrics.mcpRequests.inc({ ...labels, outcome: 'ok' });
-      return result;
+      return await arm(request, d);
     } catch (error) {
-      metrics.mcpRequests.inc({ ...labels, outcome: 'error' });
       if (error instanceof GatewayError || error instanceof RelayedUpstreamError) throw error;
       d.log.error({ method, err: (error as Error)?.message }, 'handler failed');
       throw new GatewayError('internal', 'the gateway failed to answer this request');

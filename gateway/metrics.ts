@@ -41,7 +41,7 @@ export function createMetrics(): GatewayMetrics {
   return {
     registry,
     httpRequestDuration: new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request duration by route, method and status.', labelNames: ['route', 'method', 'status_code'], buckets: LATENCY_BUCKETS, registers: r }),
-    mcpRequests: new Counter({ name: 'mcp_requests_total', help: 'MCP requests handled, by endpoint (full|compact), method, era (modern|legacy) and outcome (ok|error).', labelNames: ['endpoint', 'method', 'era', 'outcome'], registers: r }),
+    mcpRequests: new Counter({ name: 'mcp_requests_total', help: 'MCP messages handled (requests and notifications), by endpoint (full|compact), method (spec method names, else unknown), era (modern|legacy) and outcome (ok|error).', labelNames: ['endpoint', 'method', 'era', 'outcome'], registers: r }),
     toolCalls: new Counter({ name: 'mcp_tool_calls_total', help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|invalid_arguments|output_schema_violation|input_required).', labelNames: ['endpoint', 'tool', 'via', 'outcome'], registers: r }),
     toolCallDuration: new Histogram({ name: 'mcp_tool_call_duration_seconds', help: 'tools/call duration through the gateway, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: r }),
     upstreamRequestDuration: new Histogram({ name: 'mcp_upstream_request_duration_seconds', help: 'Requests to upstream MCP servers, by upstream and method.', labelNames: ['upstream', 'method'], buckets: LATENCY_BUCKETS, registers: r }),

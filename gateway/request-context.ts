@@ -15,6 +15,8 @@ export interface RequestContext {
   credential?: Credential;
   /** This request's scope lookup, started at most once (edge pre-check and tools/list share it). */
   scopes?: Promise<ScopeResult>;
+  /** Messages of this POST that reached a server instance (message-metrics.ts counts the others). */
+  dispatched?: string[];
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

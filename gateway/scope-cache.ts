@@ -57,6 +57,16 @@ export class ScopeCache {
     return started;
   }
 
+  /**
+   * The caller's scopes when already cached (or `not_configured` without an endpoint), else undefined:
+   * for paths that must never trigger a lookup (the direct tools/call path). Not counted in
+   * `mcp_scope_lookups_total`, which counts lookups.
+   */
+  async cached(credential: Credential): Promise<ScopeResult | undefined> {
+    if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
+    return this.store.get<ScopeResult>(credential.digest);
+  }
+
   async close(): Promise<void> {
     clearInterval(this.sweeper);
   }

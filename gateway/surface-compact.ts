@@ -2,7 +2,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from './caller.ts';
 import { callThroughDispatcher } from './compact-dispatch.ts';
 import { searchTools } from './compact-search.ts';
-import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises, compactTools } from './compact-tools.ts';
+import { CALL_TOOL, COMPACT_INSTRUCTIONS, SEARCH_TOOLS, compactAdvertises, compactTools } from './compact-tools.ts';
 import type { Listing } from './listing.ts';
 import type { DispatchContext, Surface } from './mcp-server.ts';
 import { callToolDirect } from './tool-call.ts';
@@ -16,6 +16,8 @@ import { callToolDirect } from './tool-call.ts';
 export const compactSurface: Surface = {
   name: 'compact',
   path: '/mcp/compact',
+  // The upstreams' instructions assume every tool is listed; the paragraph after them says how to reach the rest.
+  instructions: (upstream) => (upstream ? `${upstream}\n\n${COMPACT_INSTRUCTIONS}` : COMPACT_INSTRUCTIONS),
   async listTools(d) {
     return compactListing(d, await d.caller.visible());
   },

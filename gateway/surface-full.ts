@@ -9,6 +9,7 @@ import { callToolDirect } from './tool-call.ts';
 export const fullSurface: Surface = {
   name: 'full',
   path: '/mcp',
+  instructions: (upstream) => upstream,
   async listTools(d) {
     const visible = await d.caller.visible();
     return d.runtime.listings.get(`full|${visible.key}`, () => visible.tools.map((tool) => tool.definition));

@@ -3,6 +3,7 @@ import type { CatalogTool } from './catalog.ts';
 import { GatewayError, classifyUpstreamFailure, toolErrorResult } from './errors.ts';
 import { forward, forwardError, isInputRequired } from './forwarding.ts';
 import type { DispatchContext } from './mcp-server.ts';
+import { isVisible } from './policy.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
@@ -58,18 +59,45 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
   return d.server.projectCallToolResult(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
 }
 
+/** Most names an unknown-tool answer suggests (direct calls and call_tool alike). */
+export const NEAREST_LIMIT = 5;
+
 /**
  * The direct tools/call path of a surface: the tool must be in the caller's merged catalogue under its
- * exposed name (unknown names are -32602, as the spec says; a tool of an upstream that is down answers
- * isError). Visibility is not consulted: a hidden tool answers whatever the upstream's platform decides
- * for this credential.
+ * exposed name (unknown names are -32602, as the spec says, with the nearest names the caller may see:
+ * {@link nearestVisibleNames}; a tool of an upstream that is down answers isError). Visibility is not
+ * consulted: a hidden tool answers whatever the upstream's platform decides for this credential.
  */
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer> {
   const catalog = await d.caller.catalog();
   const tool = catalog.byName.get(name) ?? catalog.withheld?.get(name);
   if (!tool) {
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
-    throw new GatewayError('unknown_tool', `Unknown tool: ${name}`);
+    const nearest = await nearestVisibleNames(d, name);
+    const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
+    throw new GatewayError('unknown_tool', `Unknown tool: ${name}${hint}`, nearest.length ? { nearest } : {});
   }
   return callCatalogTool(d, tool, args, 'direct');
+}
+
+/**
+ * The catalogue names nearest to `name` (search/index.ts `nearestNames`) among the tools the caller may
+ * see, only when its scopes are already cached: this path never triggers a scope lookup (enforcement
+ * stays with the platform), and without the caller's scopes any suggestion could name a hidden tool.
+ * So with scopes unknown to the cache, nothing is suggested. A failure to suggest suggests nothing.
+ */
+async function nearestVisibleNames(d: DispatchContext, name: string): Promise<string[]> {
+  try {
+    const visible = await d.caller.visibleIfCached();
+    if (!visible) return [];
+    const index = await d.runtime.searchIndexes.get(visible.catalog);
+    const allowed = (n: string) => {
+      const tool = visible.catalog.byName.get(n);
+      return tool !== undefined && isVisible(tool, visible.scopes);
+    };
+    return index.nearestNames(name, { limit: NEAREST_LIMIT, filter: allowed });
+  } catch (error) {
+    d.log.warn({ err: (error as Error).message }, 'no nearest names for an unknown tool');
+    return [];
+  }
 }

@@ -193,9 +193,13 @@ export class UpstreamClient {
       return await this.sendOnce(method, params, options, true);
     } catch (error) {
       const failure = classifyUpstreamFailure(error, this.name);
-      // An aborted request surfaces as a timeout from the SDK; the caller cancelled it.
-      this.metrics.upstreamErrors.inc({ upstream: this.name, kind: options.signal?.aborted ? 'cancelled' : failure.kind });
-      if (isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
+      // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent
+      // notifications/cancelled) and rejects with the abort reason, which for a caller whose own HTTP
+      // connection closed is the gateway server's SdkError CONNECTION_CLOSED. That says nothing about the
+      // upstream: reconnecting here would fail every other caller's calls in flight.
+      const cancelled = options.signal?.aborted === true;
+      this.metrics.upstreamErrors.inc({ upstream: this.name, kind: cancelled ? 'cancelled' : failure.kind });
+      if (!cancelled && isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
       throw error;
     } finally {
       this.metrics.upstreamRequestDuration.observe({ upstream: this.name, method }, (performance.now() - started) / 1000);

@@ -4,7 +4,7 @@
  * writes and anchors its scopes allow, in both eras; everything else is served as on /mcp.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_KEYS, connectV2, type DemoKey } from '../helpers/clients.ts';
+import { DEMO_KEYS, connectV1, connectV2, type DemoKey } from '../helpers/clients.ts';
 import { ERAS, withClient } from '../helpers/era-client.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 
@@ -64,6 +64,26 @@ describe('the compact surface', () => {
     expect(call!.description).toMatch(/search_tools/);
     expect(call!.description).toMatch(/by name/);
     expect(call!.annotations?.readOnlyHint).toBe(true);
+  });
+
+  it('serves the upstream instructions followed by the compact workflow, in both eras; /mcp keeps the upstream ones unchanged', async () => {
+    const instructionsAt = async (url: string) => {
+      const [modern, legacy] = await Promise.all([connectV2(url, DEMO_KEYS.data, 'pinned'), connectV1(url, DEMO_KEYS.data)]);
+      try {
+        return { modern: modern.getInstructions(), legacy: legacy.getInstructions() };
+      } finally {
+        await Promise.all([modern.close(), legacy.close()]);
+      }
+    };
+    const [upstream, full, compact] = await Promise.all([instructionsAt(stack.upstreamUrl), instructionsAt(stack.mcpUrl), instructionsAt(compactUrl)]);
+    expect(upstream.modern).toContain('Look ids up with the list_* tools');
+    expect(full).toEqual(upstream);
+    for (const era of ERAS) {
+      const text = compact[era]!;
+      expect(text.startsWith(`${upstream[era]}\n\n`)).toBe(true);
+      const added = text.slice(upstream[era]!.length);
+      expect(added).toMatch(/search_tools.*input_schema.*directly.*advertised.*call_tool/s);
+    }
   });
 
   it('serves a non-advertised tool called by name directly, as /mcp does', async () => {

@@ -64,6 +64,44 @@ describe('POST /mcp at the edge', () => {
     expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
 
+  it('answers 400/-32700 for an empty body (not valid JSON, JSON-RPC 2.0 §5.1) and forwards nothing', async () => {
+    const before = forwarded();
+    for (const empty of ['', ' \n']) {
+      const response = await post(empty, { ...LEGACY, ...KEY });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700, message: expect.stringMatching(/^Parse error/) }, id: null });
+    }
+    expect(forwarded()).toBe(before);
+  });
+
+  describe.each([
+    ['2025-06-18', {}],
+    ['2026-07-28', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'edge', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } }],
+  ])('malformed params under %s', (version, envelope) => {
+    const headers = { ...LEGACY, ...KEY, 'mcp-protocol-version': version, ...(version === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': 'echo' } : {}) };
+    /** The one JSON-RPC answer of a POST (JSON or SSE body). */
+    const answerOf = async (response: Response) => {
+      const text = await response.text();
+      const data = text.startsWith('{') ? text : text.split('\n').find((line) => line.startsWith('data:'))!.slice(5);
+      return JSON.parse(data) as { id: number; error: { code: number; message: string; data: { path: string } } };
+    };
+
+    it.each([[[]], [null], ['x']])('answers tools/call with arguments %j by one -32602 line naming /arguments, calling nothing upstream', async (args) => {
+      const calls = () => stack.fake!.received.filter((r) => r.method === 'tools/call').length;
+      const before = calls();
+      const response = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: args, ...envelope } }, headers);
+      const answer = await answerOf(response);
+      expect(answer).toMatchObject({ id: 7, error: { code: -32602, message: 'Invalid params: /arguments must be an object', data: { path: '/arguments' } } });
+      expect(calls()).toBe(before);
+    });
+
+    it('answers a tools/list with a non-string cursor by -32602 naming /cursor, not -32603', async () => {
+      const response = await post({ jsonrpc: '2.0', id: 8, method: 'tools/list', params: { cursor: 5, ...envelope } }, { ...headers, 'mcp-method': 'tools/list' });
+      const answer = await answerOf(response);
+      expect(answer.error).toMatchObject({ code: -32602, message: 'Invalid params: /cursor must be a string', data: { path: '/cursor' } });
+    });
+  });
+
   it.each(['2025-06-18', '2025-11-25', '2026-07-28'])('answers 400/-32600 to a JSON-RPC batch under MCP-Protocol-Version %s', async (version) => {
     const before = forwarded();
     const response = await post([listRequest, { ...listRequest, id: 2 }], { ...LEGACY, ...KEY, 'mcp-protocol-version': version });
@@ -105,6 +143,18 @@ describe('POST /mcp at the edge', () => {
     const allowed = response.headers.get('access-control-allow-headers')!.split(', ');
     expect(allowed).toEqual(expect.arrayContaining(['mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'authorization', 'x-cpz-key', 'x-cpz-secret', 'mcp-param-region']));
     expect(response.headers.get('access-control-expose-headers')).toContain('mcp-session-id');
+  });
+
+  it('advertises in a CORS preflight only the methods each path serves: POST on /mcp, GET on the metadata', async () => {
+    const preflight = (url: string, method: string) =>
+      fetch(url, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173', 'access-control-request-method': method, 'access-control-request-headers': 'mcp-protocol-version' } });
+    for (const url of [stack.mcpUrl, `${stack.mcpUrl}/`, `${stack.gatewayUrl}/mcp/compact`]) {
+      expect((await preflight(url, 'POST')).headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+    }
+    const metadata = await preflight(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`, 'GET');
+    expect(metadata.headers.get('access-control-allow-methods')).toBe('GET, OPTIONS');
+    // What the /mcp preflight leaves out is indeed not served there.
+    for (const method of ['GET', 'DELETE']) expect((await fetch(stack.mcpUrl, { method, headers: KEY })).status).toBe(405);
   });
 
   it('answers GET and DELETE on /mcp with 405 (stateless: no sessions, no standalone stream)', async () => {

@@ -8,30 +8,38 @@ import { loadConfig } from '../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../gateway/index.ts';
 import { connectV1, connectV2, namesOf } from '../helpers/clients.ts';
 import { startLegacySessionfulUpstream, type LegacyUpstream } from '../helpers/legacy-upstream.ts';
+import { startScopeEndpoint, type ScopeEndpoint } from '../helpers/scope-endpoint.ts';
 
 const ALICE = { 'x-cpz-key': 'alice', 'x-cpz-secret': 'alice-secret' };
 const BOB = { 'x-cpz-key': 'bob', 'x-cpz-secret': 'bob-secret' };
 
 let upstream: LegacyUpstream;
+let scopes: ScopeEndpoint;
 let gateway: RunningGateway;
 beforeAll(async () => {
   upstream = await startLegacySessionfulUpstream();
-  gateway = await startGateway(loadConfig({ env: {}, overrides: { listen: { port: 0 }, upstreams: [{ name: 'legacy', url: upstream.url }], log: { level: 'silent' } } }), {});
+  // Its own scope endpoint on port 0: the default config's (the platform on :3002) may be anything on this machine.
+  scopes = await startScopeEndpoint({ alice: ['profile:read'], bob: ['profile:read'] });
+  const overrides = { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ name: 'legacy', url: upstream.url }], scopes: { endpoint: scopes.url }, log: { level: 'silent' as const } };
+  gateway = await startGateway(loadConfig({ env: {}, overrides }), {});
 });
 afterAll(async () => {
   await gateway?.close();
   await upstream?.close();
+  await scopes?.close();
 });
 
 const whoami = async (client: Awaited<ReturnType<typeof connectV2>>) => ((await client.callTool({ name: 'whoami', arguments: {} })).content as { text: string }[])[0]!.text;
 
 describe('a sessionful legacy upstream', () => {
   it('serves its tools to modern and legacy callers through one endpoint', async () => {
+    const lookups = scopes.hits;
     const modern = await connectV2(`${gateway.url}/mcp`, ALICE);
     const legacy = await connectV1(`${gateway.url}/mcp`, BOB);
     try {
       expect(namesOf(await modern.listTools())).toEqual(['whoami']);
       expect(namesOf(await legacy.listTools())).toEqual(['whoami']);
+      expect(scopes.hits).toBe(lookups + 2); // one lookup per credential, at this test's own endpoint
     } finally {
       await Promise.all([modern.close(), legacy.close()]);
     }

@@ -4,6 +4,7 @@ import { startGateway, type RunningGateway } from '../../gateway/index.ts';
 import { startPlatform } from '../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../upstream/server/index.ts';
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from './fake-upstream.ts';
+import { startHoldingProxy, type HoldingProxy } from './holding-proxy.ts';
 import { LogCapture } from './log-capture.ts';
 
 export interface StackOptions {
@@ -13,6 +14,8 @@ export interface StackOptions {
   scopeEndpoint?: string;
   /** Gateway config overrides, applied after the stack's own (ports 0, URLs). */
   gateway?: DeepPartial<GatewayConfig>;
+  /** Reference upstream only: put a {@link HoldingProxy} between the upstream server and the platform. */
+  platformProxy?: boolean;
 }
 
 export interface Stack {
@@ -25,6 +28,8 @@ export interface Stack {
   /** Platform base URL (reference upstream only). */
   platformUrl?: string;
   platform?: Awaited<ReturnType<typeof startPlatform>>;
+  /** The proxy the upstream server reaches the platform through (`platformProxy: true`). */
+  platformProxy?: HoldingProxy;
   fake?: FakeUpstream;
   gateway: RunningGateway;
   /** Every line the gateway logged. */
@@ -44,11 +49,16 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
   try {
     let upstreamUrl: string;
     let platform: Stack['platform'];
+    let platformProxy: HoldingProxy | undefined;
     let fake: FakeUpstream | undefined;
     if (options.upstream === undefined || options.upstream === 'reference') {
       platform = await startPlatform({ port: 0 });
       closers.push(() => platform!.close());
-      const upstream = await startUpstreamServer({ platformUrl: platform.url, port: 0 });
+      if (options.platformProxy) {
+        platformProxy = await startHoldingProxy(platform.url);
+        closers.push(() => platformProxy!.close());
+      }
+      const upstream = await startUpstreamServer({ platformUrl: platformProxy?.url ?? platform.url, port: 0 });
       closers.push(() => upstream.close());
       upstreamUrl = upstream.url;
     } else {
@@ -71,7 +81,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     if (!scopeEndpoint) delete config.scopes.endpoint;
     const gateway = await startGateway(config, { logDestination: logs });
     closers.push(() => gateway.close());
-    return { gatewayUrl: gateway.url, mcpUrl: `${gateway.url}/mcp`, upstreamUrl, platformUrl: platform?.url, platform, fake, gateway, logs, close };
+    return { gatewayUrl: gateway.url, mcpUrl: `${gateway.url}/mcp`, upstreamUrl, platformUrl: platform?.url, platform, platformProxy, fake, gateway, logs, close };
   } catch (error) {
     await close();
     throw error;
