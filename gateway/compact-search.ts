@@ -46,7 +46,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const started = performance.now();
   let hits;
   try {
-    hits = index.search(query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined });
+    hits = index.search(query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
   } catch (error) {
     if (!(error instanceof EmptyQueryError)) throw error;
     count('invalid_arguments');

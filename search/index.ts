@@ -1,6 +1,7 @@
 /**
- * Tool search: a minisearch index over a catalogue's tool definitions, built once per catalogue version
- * and shared by every caller. Pure: tool definitions in, ranked names out (no HTTP, Koa or MCP SDK).
+ * Tool search: an index over a catalogue's tool definitions (search/term-index.ts: minisearch's scoring
+ * and radix tree, our own postings), built once per catalogue version and shared by every caller. Pure:
+ * tool definitions in, ranked names out (no HTTP, Koa or MCP SDK).
  *
  * Callers see only what their `filter` predicate admits (scope filtering is a filter on the shared index,
  * never a rebuild): a hidden tool is never returned, never named by `nearestNames`, and never lends its
@@ -12,16 +13,19 @@
  * multi-step requests; and a query that is exactly a parameter name lists the tools accepting it first.
  * search/tuning.ts holds the measured settings, `npm run bench:search` the figures.
  */
-import type MiniSearch from 'minisearch';
+import { LRUCache } from 'lru-cache';
 
 import { EmptyQueryError } from './errors.ts';
 import { clauses, normalisedSum, reciprocalRankFusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
+import { coordinationFactors, termListScores, termRuns, type TermRuns } from './query-scores.ts';
+import { addUpstreamContext, parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
+import { Scratch, type Scores } from './scores.ts';
+import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
 import { queryTerms } from './terms.ts';
-import { COMBINED, documents, emptyIndex } from './tool-documents.ts';
+import { COMBINED, documentIndexer, indexedFields } from './tool-documents.ts';
 import { splitWords } from './tokenize.ts';
-import { parameterIndex, topK, withParameterTier, withUpstreamContext, type Scores } from './score-adjustments.ts';
-import { FIELD_NAMES, type SearchableTool } from './tool-fields.ts';
+import { FIELD_NAMES, type FieldName, type SearchableTool } from './tool-fields.ts';
 import { tuningWith, type SearchTuning, type TuningOverrides } from './tuning.ts';
 
 export { EmptyQueryError } from './errors.ts';
@@ -37,6 +41,12 @@ export type SearchOptions = {
   upstream?: string;
   /** Admits a tool by name (and upstream, when tools repeat a name across upstreams). */
   filter?: (name: string, upstream?: string) => boolean;
+  /**
+   * Names what `filter` answers (a caller's catalogue version and scopes, say): the searches of one index
+   * that pass the same key share its answers, asked once per tool, so `filter` MUST answer alike for
+   * equal keys. Without it, `filter` is asked about every tool a search can match, every search.
+   */
+  filterKey?: string;
 };
 
 export type SearchHit = { name: string; score: number; upstream?: string };
@@ -61,107 +71,145 @@ const NEAREST_LIMIT = 5;
 const MAX_QUERY_TERMS = 64;
 const MAX_CLAUSES = 16;
 
+/** `filterKey`s whose filter answers an index keeps (one byte per tool each). */
+const FILTER_KEYS = 64;
+/** Longest stretch an async build works before letting other callbacks run, ms. */
+const BUILD_SLICE_MS = 10;
+
 /**
  * Builds the index of `tools`. Names may repeat across upstreams: tools are keyed by position (upstream +
  * name), and each hit carries the name and upstream the caller passed. `tuning` overrides the measured
- * defaults (the bench uses it to compare variants). Synchronous, a few hundred ms per 1,000 tools on the
- * bench machine: large catalogues should use `buildToolIndexAsync`.
+ * defaults (the bench uses it to compare variants). Synchronous: about 50 ms per 1,000 tools on the bench
+ * machine (`npm run bench:search-scale`); a server should use `buildToolIndexAsync`.
  */
 export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides = {}): ToolIndex {
   const t = tuningWith(tuning);
-  const mini = emptyIndex(t);
-  mini.addAll(documents(tools, t));
-  return indexOver(tools, mini, t);
+  const indexer = documentIndexer(tools, t);
+  const params = tools.map((_, id) => indexer.add(id));
+  return indexOver(tools, indexer.builder.finish(), params, t);
 }
 
-/** `buildToolIndex`, yielding to the event loop between chunks of tools so serving goes on meanwhile. */
+/** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
 export async function buildToolIndexAsync(tools: SearchableTool[], tuning: TuningOverrides = {}): Promise<ToolIndex> {
   const t = tuningWith(tuning);
-  const mini = emptyIndex(t);
-  await mini.addAllAsync(documents(tools, t), { chunkSize: 250 });
-  return indexOver(tools, mini, t);
+  const indexer = documentIndexer(tools, t);
+  const params: string[][] = [];
+  let sliceStart = performance.now();
+  for (let id = 0; id < tools.length; id += 1) {
+    params.push(indexer.add(id));
+    if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+  return indexOver(tools, indexer.builder.finish(), params, t);
 }
 
-function indexOver(tools: SearchableTool[], mini: MiniSearch<Record<string, unknown>>, t: SearchTuning): ToolIndex {
+function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string[][], t: SearchTuning): ToolIndex {
   const entries: Indexed[] = tools.map((tool) => ({ tool, category: (tool.category ?? '').toLowerCase() }));
-  const upstreamIds = numberedUpstreams(tools);
-  const acceptedBy = parameterIndex(tools);
-  // minisearch reads a boost of 0 as 1, so a field weighted 0 is left out of the search instead.
-  const searchedFields = t.fields === 'bm25f' ? [COMBINED] : FIELD_NAMES.filter((f) => t.boosts[f] > 0);
+  const { ids: upstreamIds, count: upstreamCount } = numberedUpstreams(tools);
+  const acceptedBy = parameterIndex(params);
+  const fieldNumber = new Map<string, number>(indexedFields(t).map((f, i) => [f, i]));
+  // A field weighted 0 is left out of the search (minisearch, whose scoring the index keeps, reads 0 as 1).
+  const searchedFields: (FieldName | typeof COMBINED)[] = t.fields === 'bm25f' ? [COMBINED] : FIELD_NAMES.filter((f) => t.boosts[f] > 0);
   // 'dismax' asks each field on its own and keeps the best field (plus a tie-breaking share of the others).
-  const runs = t.fields === 'dismax' ? searchedFields.map((f) => [f]) : [searchedFields];
+  const runs: FieldRun[] = (t.fields === 'dismax' ? searchedFields.map((f) => [f]) : [searchedFields]).map((fields) => ({
+    fields: fields.map((f) => fieldNumber.get(f) as number),
+    boosts: fields.map((f) => (f === COMBINED ? 1 : t.boosts[f])),
+  }));
+  const allFields = [...new Set(runs.flatMap((run) => run.fields))];
+  const scratch = new Scratch(tools.length);
+  const coordination = coordinationFactors(t.coordination, MAX_QUERY_TERMS);
+  const everyTool = new Uint8Array(tools.length).fill(1);
+  const filterCache = new LRUCache<string, Uint8Array>({ max: FILTER_KEYS });
 
-  /** Visibility of each tool for one search, computed at most once per tool. */
-  function visibility(opts: SearchOptions): (id: number) => boolean {
+  /**
+   * Visibility for one search (`visible[id]` 1 or 0; read-only). The filter's answers come from the
+   * `filterKey` cache, else it is asked about the tools the query can match (`candidates`) and `also`,
+   * each once, in catalogue order (asked in the middle of scoring, the same calls cost several times
+   * more: each evicts the other's data from the caches).
+   */
+  function visibility(opts: SearchOptions, candidates: TermMatches[], also: readonly number[]): Uint8Array {
+    const { filter, filterKey } = opts;
+    const byFilter = filter === undefined ? everyTool : filterKey !== undefined ? filterAnswers(filterKey, filter) : undefined;
+    if (byFilter !== undefined && opts.category === undefined && opts.upstream === undefined) return byFilter;
     const category = opts.category?.toLowerCase();
-    const known = new Uint8Array(entries.length); // 0 unknown, 1 visible, 2 hidden
-    return (id) => {
-      if (known[id] === 0) {
-        const e = entries[id];
-        const ok =
-          (category === undefined || e.category === category) &&
-          (opts.upstream === undefined || e.tool.upstream === opts.upstream) &&
-          (opts.filter === undefined || opts.filter(e.tool.name, e.tool.upstream));
-        known[id] = ok ? 1 : 2;
-      }
-      return known[id] === 1;
-    };
+    const visible = new Uint8Array(entries.length);
+    for (const matches of candidates) termIndex.mark(matches, allFields, visible);
+    for (const id of also) visible[id] = 1;
+    for (let id = 0; id < entries.length; id += 1) {
+      if (visible[id] === 0) continue;
+      const e = entries[id];
+      const ok =
+        (category === undefined || e.category === category) &&
+        (opts.upstream === undefined || e.tool.upstream === opts.upstream) &&
+        (byFilter !== undefined ? byFilter[id] === 1 : filter === undefined || filter(e.tool.name, e.tool.upstream));
+      if (!ok) visible[id] = 0;
+    }
+    return visible;
+  }
+
+  /** `filter`'s answer for every tool (1 admitted), asked once per `filterKey` while the key stays cached. */
+  function filterAnswers(key: string, filter: NonNullable<SearchOptions['filter']>): Uint8Array {
+    let answers = filterCache.get(key);
+    if (answers === undefined) {
+      answers = new Uint8Array(entries.length);
+      for (let id = 0; id < entries.length; id += 1) answers[id] = filter(entries[id].tool.name, entries[id].tool.upstream) ? 1 : 0;
+      filterCache.set(key, answers);
+    }
+    return answers;
   }
 
   function search(query: string, opts: SearchOptions = {}): SearchHit[] {
     if (typeof query !== 'string' || query.trim() === '') throw new EmptyQueryError();
-    const visible = visibility(opts);
     const terms = queryTerms(query, t).slice(0, MAX_QUERY_TERMS);
-    const whole = scoresFor(terms, visible);
     const multiStep = t.clauseFusion !== 'off' && terms.length >= t.clauseMinTerms;
     const parts = multiStep
       ? clauses(query, t.clauseSplitAnd).slice(0, MAX_CLAUSES).map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS)).filter((ts) => ts.length > 0)
       : [];
-    const lists = [{ scores: whole, weight: 1 }, ...(parts.length > 1 ? parts.map((ts) => ({ scores: scoresFor(ts, visible), weight: t.clauseWeight })) : [])];
-    const fused = lists.length === 1 ? whole : t.clauseFusion === 'rrf' ? reciprocalRankFusion(lists, 60) : normalisedSum(lists);
-    const accepting = (acceptedBy.get(query.trim().toLowerCase()) ?? []).filter(visible);
-    const final = withParameterTier(fused, accepting);
+    const termLists = [terms, ...(parts.length > 1 ? parts : [])];
+    // What each term matches, looked up once per search however many clauses repeat it. Fuzzy matching
+    // applies to the terms of short lists only, so a term's matches depend on its list's length too.
+    const matchesByTerm = new Map<string, TermMatches>();
+    const lookups = termLists.map((ts) => {
+      const long = ts.length > t.fuzzyMaxTerms;
+      return ts.map((term) => {
+        const key = `${long ? 'L' : 'S'}${term}`;
+        let matches = matchesByTerm.get(key);
+        if (matches === undefined) {
+          const expansion: Expansion = {
+            fuzzy: t.fuzzy > 0 && !long && term.length >= t.fuzzyMinLength ? t.fuzzy : false,
+            prefix: t.prefixMinLength > 0 && term.length >= t.prefixMinLength,
+          };
+          matches = termIndex.matches(term, expansion);
+          matchesByTerm.set(key, matches);
+        }
+        return { key, matches };
+      });
+    });
+    const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
+    const visible = visibility(opts, [...matchesByTerm.values()], accepting);
+    // Each term's hits per run, computed once per search.
+    const hitsByTerm = new Map<string, TermRuns>();
+    const scoresFor = (list: { key: string; matches: TermMatches }[]): Scores => {
+      const hits = list.map(({ key, matches }) => {
+        let h = hitsByTerm.get(key);
+        if (h === undefined) {
+          h = termRuns(runs.map((run) => termIndex.hits(matches, run, visible)), scratch);
+          hitsByTerm.set(key, h);
+        }
+        return h;
+      });
+      const scored = termListScores(hits, runs.length, t.tieBreaker, coordination, scratch);
+      return addUpstreamContext(scored, upstreamIds, upstreamCount, t.upstreamContext);
+    };
+    const [whole, ...clauseScores] = lookups.map(scoresFor);
+    const lists = [{ scores: whole, weight: 1 }, ...clauseScores.map((scores) => ({ scores, weight: t.clauseWeight }))];
+    const fused = lists.length === 1 ? whole : t.clauseFusion === 'rrf' ? reciprocalRankFusion(lists, 60, scratch) : normalisedSum(lists, scratch);
+    const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
     return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
-  }
-
-  /** Scores of the visible tools matching `terms` (tool id -> score). */
-  function scoresFor(terms: string[], visible: (id: number) => boolean): Scores {
-    if (terms.length === 0) return new Map();
-    const long = terms.length > t.fuzzyMaxTerms;
-    const best = new Map<number, number>();
-    const total = new Map<number, number>();
-    const matched = new Map<number, Set<string>>();
-    for (const fields of runs) {
-      const raw = mini.search(terms.join(' '), {
-        tokenize: (q) => q.split(' '),
-        processTerm: (term) => term,
-        fields,
-        boost: t.boosts,
-        bm25: t.bm25,
-        // A falsy document boost makes minisearch skip the tool before building a result for it.
-        boostDocument: (id) => (visible(id as number) ? 1 : 0),
-        fuzzy: (term) => (t.fuzzy > 0 && !long && term.length >= t.fuzzyMinLength ? t.fuzzy : false),
-        prefix: (term) => t.prefixMinLength > 0 && term.length >= t.prefixMinLength,
-      });
-      for (const r of raw) {
-        const id = r.id as number;
-        // minisearch multiplies by the number of query terms matched; undone here, applied once below.
-        const score = r.score / Math.max(1, r.queryTerms.length);
-        best.set(id, Math.max(best.get(id) ?? 0, score));
-        total.set(id, (total.get(id) ?? 0) + score);
-        const seen = matched.get(id);
-        if (seen === undefined) matched.set(id, new Set(r.queryTerms));
-        else for (const q of r.queryTerms) seen.add(q);
-      }
-    }
-    const scored: Scores = new Map();
-    for (const [id, b] of best) {
-      const combined = b + t.tieBreaker * ((total.get(id) ?? b) - b);
-      scored.set(id, combined * (matched.get(id)?.size ?? 1) ** t.coordination);
-    }
-    return withUpstreamContext(scored, (id) => upstreamIds[id], t.upstreamContext);
   }
 
   function nearest(name: string, opts: { limit?: number; filter?: SearchOptions['filter'] } = {}): string[] {
@@ -179,18 +227,19 @@ function indexOver(tools: SearchableTool[], mini: MiniSearch<Record<string, unkn
   };
 }
 
-/** Each tool's upstream as a small number (tools without one share 0). */
-function numberedUpstreams(tools: SearchableTool[]): Int32Array {
-  const ids = new Map<string, number>();
-  return Int32Array.from(tools, (tool) => {
+/** Each tool's upstream as a small number below `count` (tools without one share a number). */
+function numberedUpstreams(tools: SearchableTool[]): { ids: Int32Array; count: number } {
+  const numbers = new Map<string, number>();
+  const ids = Int32Array.from(tools, (tool) => {
     const key = tool.upstream ?? '';
-    let id = ids.get(key);
+    let id = numbers.get(key);
     if (id === undefined) {
-      id = ids.size;
-      ids.set(key, id);
+      id = numbers.size;
+      numbers.set(key, id);
     }
     return id;
   });
+  return { ids, count: numbers.size };
 }
 
 function byNameThenUpstream(a: SearchableTool, b: SearchableTool): number {

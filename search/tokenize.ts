@@ -8,6 +8,9 @@
  * - CJK runs (Han, kana, Hangul), which carry no spaces, become overlapping character bigrams (a
  *   one-character run stays a unigram), the usual dictionary-free approach (Lucene's CJKAnalyzer).
  * Never throws, whatever the input.
+ *
+ * The index reads text word by word (`forEachWord`) so that it can cache `identifierParts` per distinct
+ * word: a catalogue repeats a small vocabulary many times.
  */
 
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
@@ -21,17 +24,68 @@ const CAMEL = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|[\p{L}\p{N}
 const PLAIN = /^(?:[a-z]+|[0-9]+)$/;
 const ASCII = /^[\x00-\x7f]*$/;
 
-/** Bigrams of one CJK run: 必应搜索 -> 必应 应搜 搜索. */
-function cjkBigrams(run: string): string[] {
-  const chars = Array.from(run);
-  if (chars.length === 1) return chars;
-  const grams: string[] = [];
-  for (let i = 0; i + 1 < chars.length; i += 1) grams.push(chars[i] + chars[i + 1]);
-  return grams;
+/** True when `text` is ASCII only (the fast paths below apply). */
+export function isAscii(text: string): boolean {
+  return ASCII.test(text);
 }
 
-/** Parts of one identifier-like word, lower-cased; the whole word too when it is a compound. */
-function identifierParts(word: string): string[] {
+/** Calls `fn` with each word of `text` in order: an identifier-like word (`cjk` false), or one bigram
+ *  (or lone character) of a CJK run (`cjk` true, already a term). */
+export function forEachWord(text: string, fn: (word: string, cjk: boolean) => void): void {
+  if (isAscii(text)) {
+    const spans: number[] = [];
+    asciiSpans(text, spans);
+    for (let i = 0; i < spans.length; i += 2) fn(text.slice(spans[i], spans[i + 1]), false);
+    return;
+  }
+  const normalised = text.normalize('NFKC');
+  const latin = (chunk: string): void => {
+    for (const m of chunk.matchAll(WORD)) fn(m[0], false);
+  };
+  let last = 0;
+  for (const m of normalised.matchAll(CJK)) {
+    latin(normalised.slice(last, m.index));
+    cjkBigrams(m[0], fn);
+    last = m.index + m[0].length;
+  }
+  latin(normalised.slice(last));
+}
+
+const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
+/** `WORD`'s joiners: _ - . ' */
+const isJoiner = (c: number): boolean => c === 95 || c === 45 || c === 46 || c === 39;
+
+/**
+ * The words `WORD` matches in ASCII-only `text`, as [start, end) pairs in `spans`: runs of letters and
+ * digits, continued by a joiner followed by another run (`entity_id`, not `id_`). Read character by
+ * character: most catalogue text is ASCII, and a regex's match objects cost as much as the words (a
+ * large catalogue has millions).
+ */
+function asciiSpans(text: string, spans: number[]): void {
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    while (i < n && !isAlnum(text.charCodeAt(i))) i += 1;
+    if (i === n) return;
+    const start = i;
+    while (i < n && isAlnum(text.charCodeAt(i))) i += 1;
+    while (i + 1 < n && isJoiner(text.charCodeAt(i)) && isAlnum(text.charCodeAt(i + 1))) {
+      i += 2;
+      while (i < n && isAlnum(text.charCodeAt(i))) i += 1;
+    }
+    spans.push(start, i);
+  }
+}
+
+/** Bigrams of one CJK run: 必应搜索 -> 必应 应搜 搜索. */
+function cjkBigrams(run: string, fn: (word: string, cjk: boolean) => void): void {
+  const chars = Array.from(run);
+  if (chars.length === 1) fn(chars[0], true);
+  for (let i = 0; i + 1 < chars.length; i += 1) fn(chars[i] + chars[i + 1], true);
+}
+
+/** Terms of one identifier-like word, lower-cased; the whole word too when it is a compound. */
+export function identifierParts(word: string): string[] {
   if (PLAIN.test(word)) return [word];
   const parts: string[] = [];
   for (const piece of word.split(JOINERS)) {
@@ -45,22 +99,11 @@ function identifierParts(word: string): string[] {
 
 /** Lower-case terms of `text` (see the module docstring). */
 export function splitWords(text: string): string[] {
-  const normalised = ASCII.test(text) ? text : text.normalize('NFKC');
   const terms: string[] = [];
-  let last = 0;
-  const latin = (chunk: string): void => {
-    for (const m of chunk.matchAll(WORD)) terms.push(...identifierParts(m[0]));
-  };
-  if (ASCII.test(normalised)) {
-    latin(normalised);
-    return terms;
-  }
-  for (const m of normalised.matchAll(CJK)) {
-    latin(normalised.slice(last, m.index));
-    terms.push(...cjkBigrams(m[0]));
-    last = m.index + m[0].length;
-  }
-  latin(normalised.slice(last));
+  forEachWord(text, (word, cjk) => {
+    if (cjk) terms.push(word);
+    else for (const part of identifierParts(word)) terms.push(part);
+  });
   return terms;
 }
 

@@ -1,6 +1,7 @@
 /**
  * The searchable text of one tool, field by field: what the index (and the bench's BM25 baseline) reads.
  */
+import { isAscii } from './tokenize.ts';
 
 /** A tool as the index takes it: a tools/list entry plus where it comes from. */
 export type SearchableTool = {
@@ -42,8 +43,9 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 function collectSchema(schema: unknown, out: Collected, depth: number): void {
   if (!isObject(schema) || depth > MAX_DEPTH) return;
-  if (typeof schema.description === 'string') out.text.push(schema.description);
-  if (typeof schema.title === 'string') out.text.push(schema.title);
+  // The root's own description/title describe the tool, not a parameter; only its children count.
+  if (depth > 0 && typeof schema.description === 'string') out.text.push(schema.description);
+  if (depth > 0 && typeof schema.title === 'string') out.text.push(schema.title);
   if (Array.isArray(schema.enum)) {
     for (const value of schema.enum) if (typeof value === 'string') out.text.push(value);
   }
@@ -63,10 +65,7 @@ function collectSchema(schema: unknown, out: Collected, depth: number): void {
 /** Parameter names (nested properties included, duplicates kept once) and their descriptive text. */
 export function schemaText(inputSchema: object | undefined): { params: string[]; paramText: string } {
   const out: Collected = { names: [], text: [] };
-  // The root's own description/title describe the tool, not a parameter; only its children count.
-  if (isObject(inputSchema)) {
-    collectSchema({ ...inputSchema, description: undefined, title: undefined }, out, 0);
-  }
+  collectSchema(inputSchema, out, 0);
   return { params: [...new Set(out.names)], paramText: out.text.join('\n') };
 }
 
@@ -90,6 +89,13 @@ function text(value: unknown): string {
 /** Identifier-like words (tool names are: `list_overlays`, `get-tickets`, `getStories`). */
 const IDENTIFIER = /[\p{L}\p{N}]+(?:[._-][\p{L}\p{N}]+)*/gu;
 const COMPOUND = /[._-]|\p{Ll}\p{Lu}/u;
+/**
+ * In ASCII text, the `IDENTIFIER`s that are `COMPOUND`, and only those: a run joined at least once, or
+ * one with a lower-case letter followed by a capital. A match starts where its identifier starts (the
+ * leading runs absorb any prefix) and ends where it ends (greedy), so the spans are `IDENTIFIER`'s; the
+ * regex engine skips every plain word without a match object (most of a description).
+ */
+const ASCII_COMPOUND_IDENTIFIER = /[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)+|[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*(?:[._-][A-Za-z0-9]+)*/g;
 
 /**
  * `text` without mentions of the other tools named in `toolNames` (`self` is kept). A description that points to a neighbour
@@ -99,15 +105,25 @@ const COMPOUND = /[._-]|\p{Ll}\p{Lu}/u;
 export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>, self: string): string {
   if (toolNames.size === 0 || text === '') return text;
   // Only compound names: a one-word tool name ("search", "fetch") is also an ordinary word.
-  return text.replace(IDENTIFIER, (word) => (word !== self && toolNames.has(word) && COMPOUND.test(word) ? ' ' : word));
+  const compounds = isAscii(text) ? text.matchAll(ASCII_COMPOUND_IDENTIFIER) : [...text.matchAll(IDENTIFIER)].filter((m) => COMPOUND.test(m[0]));
+  let kept = '';
+  let from = 0;
+  for (const m of compounds) {
+    const word = m[0];
+    if (word === self || !toolNames.has(word)) continue;
+    kept += `${text.slice(from, m.index)} `;
+    from = m.index + word.length;
+  }
+  return from === 0 ? text : kept + text.slice(from);
 }
 
 /**
  * Text fields of `tool` (see `ToolFields`). With `toolNames` (every name in the catalogue), mentions of
- * other tools are left out of the description and parameter text.
+ * other tools are left out of the description and parameter text. `schema` is `schemaText` of the tool's
+ * inputSchema, when the caller has it already.
  */
-export function toolFields(tool: SearchableTool, toolNames?: ReadonlySet<string>): ToolFields {
-  const { params, paramText } = schemaText(tool.inputSchema);
+export function toolFields(tool: SearchableTool, toolNames?: ReadonlySet<string>, schema = schemaText(tool.inputSchema)): ToolFields {
+  const { params, paramText } = schema;
   const names = toolNames ?? new Set<string>();
   return {
     name: ownName(text(tool.name), text(tool.upstream)),

@@ -126,6 +126,26 @@ describe('search over livemcpbench (527 real tools, 70 servers)', () => {
     expect(hits.length).toBeGreaterThan(0);
     expect(hits.some((h) => h.upstream === first.upstream)).toBe(false);
   });
+
+  it('asks a keyed filter once per tool per key, and ranks exactly as without the key', () => {
+    const index = buildToolIndex(livemcpbench);
+    const hidden = liveIndex.search('search the web', { limit: 1 })[0].upstream;
+    let asked = 0;
+    const filter = (_name: string, upstream?: string): boolean => {
+      asked += 1;
+      return upstream !== hidden;
+    };
+    const queries = ['search the web', 'read a pdf file and summarise it', 'weather in Beijing tomorrow'];
+    for (const query of queries) {
+      const keyed = index.search(query, { limit: 20, filter, filterKey: 'no-' + hidden });
+      expect(keyed).toEqual(index.search(query, { limit: 20, filter: (_n, upstream) => upstream !== hidden }));
+      expect(keyed.some((h) => h.upstream === hidden)).toBe(false);
+    }
+    expect(asked).toBe(livemcpbench.length);
+    // Another key is another caller: its filter is asked, and its answers are its own.
+    const everything = index.search('search the web', { limit: 50, filter: () => true, filterKey: 'all' });
+    expect(everything.some((h) => h.upstream === hidden)).toBe(true);
+  });
 });
 
 describe('nearestNames', () => {
