@@ -13,7 +13,8 @@ import { LogCapture } from '../helpers/log-capture.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../helpers/scope-endpoint.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
+// Skipped only outside CI: under CI=true a missing redis-server fails the suite instead of hiding it.
+const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
 
 async function freePort(): Promise<number> {
   const server = createServer();
