@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS, MODERN } from './raw-mcp.ts';
-import { startReferenceStack } from './reference-stack.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
 
 type ToolResult = { isError?: boolean; content?: unknown[]; structuredContent?: unknown };
 
@@ -61,9 +61,9 @@ const CALLS = {
   identity: { tool: 'get_profile', args: {}, search: 'who am I, my profile and plan' },
 } as const;
 
-let stack: Awaited<ReturnType<typeof startReferenceStack>>;
+let stack: Stack;
 beforeAll(async () => {
-  stack = await startReferenceStack();
+  stack = await startStack();
 });
 afterAll(async () => {
   await stack?.close();

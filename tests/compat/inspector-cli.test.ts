@@ -14,7 +14,7 @@ import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from './raw-mcp.ts';
-import { startReferenceStack } from './reference-stack.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
 
 const run = promisify(execFile);
 const { NODE22_BIN, INSPECTOR_BIN } = process.env;
@@ -27,12 +27,12 @@ const CALLS = {
 } as const;
 
 describe.skipIf(!NODE22_BIN || !INSPECTOR_BIN)('MCP Inspector CLI', () => {
-  let stack: Awaited<ReturnType<typeof startReferenceStack>>;
+  let stack: Stack;
   // The Inspector keeps a catalogue under $HOME; point it at a throwaway folder.
   const home = mkdtempSync(join(tmpdir(), 'inspector-home-'));
 
   beforeAll(async () => {
-    stack = await startReferenceStack();
+    stack = await startStack();
   });
   afterAll(async () => {
     try {
