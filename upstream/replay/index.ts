@@ -60,13 +60,30 @@ function offsetOf(cursor: string | undefined, total: number): number {
   return offset;
 }
 
-/** Builds the per-request MCP server over a fixed catalogue (the SDK calls the factory per request). */
-export function replayServerFactory(tools: ToolDefinition[], pageSize: number, name = 'replay', listTtlMs = DEFAULT_LIST_TTL_MS): () => Server {
-  const byName = new Map(tools.map((t) => [t.name, t]));
+/**
+ * Builds the per-request MCP server (the SDK calls the factory per request). `tools` is the catalogue, or
+ * a function returning the current one (a catalogue that changes between requests: each request sees one
+ * version whole; pass `listChanged` so clients are told to watch for `notifications/tools/list_changed`).
+ */
+export function replayServerFactory(
+  tools: ToolDefinition[] | (() => ToolDefinition[]),
+  pageSize: number,
+  name = 'replay',
+  listTtlMs = DEFAULT_LIST_TTL_MS,
+  listChanged = false,
+): () => Server {
+  const current = typeof tools === 'function' ? tools : () => tools;
+  let indexed: { tools: ToolDefinition[]; byName: Map<string, ToolDefinition> } | undefined;
+  const version = () => {
+    const list = current();
+    if (indexed?.tools !== list) indexed = { tools: list, byName: new Map(list.map((t) => [t.name, t])) };
+    return indexed;
+  };
   return () => {
+    const { tools, byName } = version();
     const server = new Server(
       { name, version: '1.0.0' },
-      { capabilities: { tools: {} }, cacheHints: { 'tools/list': { ttlMs: listTtlMs, cacheScope: 'public' } } },
+      { capabilities: { tools: listChanged ? { listChanged: true } : {} }, cacheHints: { 'tools/list': { ttlMs: listTtlMs, cacheScope: 'public' } } },
     );
     server.setRequestHandler('tools/list', async (request) => {
       const offset = offsetOf(request.params?.cursor, tools.length);
