@@ -23,6 +23,8 @@ export interface GatewayConfig {
   cache: { store: 'memory' | 'redis'; redisUrl?: string; ttlMs: number; maxEntries: number; operationTimeoutMs: number };
   compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number };
   limits: { bodyBytes: number; maxListPages: number };
+  /** `fastPath`: plain tools/list and tools/call answered without the SDK's per-request server (gateway/fast-path.ts). */
+  dispatch: { fastPath: boolean };
   security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean };
   metrics: { enabled: boolean; port?: number };
   authorizationServers: string[];

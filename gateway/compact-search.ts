@@ -62,7 +62,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   }
   count('ok');
   const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured as unknown as Record<string, unknown> };
-  return d.server.projectCallToolResult(result, definition.outputSchema as Record<string, unknown> | undefined);
+  return d.project(result, definition.outputSchema as Record<string, unknown> | undefined);
 }
 
 /**

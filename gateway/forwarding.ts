@@ -1,6 +1,6 @@
-import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type ServerContext } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
 import { GatewayError, RelayedUpstreamError, classifyUpstreamFailure } from './errors.ts';
-import type { DispatchContext } from './mcp-server.ts';
+import type { DispatchContext, RequestView } from './mcp-server.ts';
 import { paramHeaders, paramHeaderValues } from './mcp-param-headers.ts';
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './upstream-client.ts';
 
@@ -25,18 +25,18 @@ const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call'
  *   the tools/call path turns a failure to reach the upstream into an isError result instead.
  */
 export async function forward(d: DispatchContext, client: UpstreamClient, method: ForwardMethod, params: Record<string, unknown>, tool?: { inputSchema?: unknown }): Promise<Record<string, unknown>> {
-  const { ctx } = d;
+  const { request } = d;
   const info = await client.describe();
   const { _meta: _ignored, inputResponses: _responses, requestState: _state, ...rest } = params;
-  const meta = forwardedMeta(ctx, d.caller.era, info);
-  const mrtr = INPUT_REQUIRED_METHODS.has(method) ? retryFields(ctx) : {};
+  const meta = forwardedMeta(request, d.caller.era, info);
+  const mrtr = INPUT_REQUIRED_METHODS.has(method) ? retryFields(request) : {};
   const scan = tool && info.era === 'modern' ? paramHeaders(tool.inputSchema) : undefined;
   const headers = scan?.valid ? paramHeaderValues(scan.headers, params.arguments) : {};
   // Only the 2025 wire cancels with a notification in a POST of its own; 2026-07-28 closes the stream.
-  const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.credential.digest, ctx.mcpReq.id, ctx.mcpReq.signal) : undefined;
+  const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.credential.digest, request.id, request.signal) : undefined;
   try {
     const options: ForwardOptions = {
-      ...forwardOptions(ctx, tracked?.signal),
+      ...forwardOptions(request, tracked?.signal),
       allowInputRequired: INPUT_REQUIRED_METHODS.has(method),
       ...(Object.keys(headers).length ? { headers } : {}),
     };
@@ -60,10 +60,10 @@ export async function forward(d: DispatchContext, client: UpstreamClient, method
  * server with no level set sends them. `progressToken` is re-issued by the upstream client and mapped
  * back in {@link forwardOptions}.
  */
-function forwardedMeta(ctx: ServerContext, era: 'modern' | 'legacy', upstream: UpstreamInfo): Record<string, unknown> | undefined {
-  const meta: Record<string, unknown> = Object.fromEntries(Object.entries(ctx.mcpReq._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)));
+function forwardedMeta(request: RequestView, era: 'modern' | 'legacy', upstream: UpstreamInfo): Record<string, unknown> | undefined {
+  const meta: Record<string, unknown> = Object.fromEntries(Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)));
   if (upstream.era === 'modern') {
-    const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, unknown>;
+    const envelope = (request.envelope ?? {}) as Record<string, unknown>;
     if (era === 'modern' && envelope[CLIENT_CAPABILITIES_META_KEY] !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = envelope[CLIENT_CAPABILITIES_META_KEY];
     const level = era === 'modern' ? envelope[LOG_LEVEL_META_KEY] : upstream.capabilities.logging ? 'debug' : undefined;
     if (level !== undefined) meta[LOG_LEVEL_META_KEY] = level;
@@ -72,10 +72,10 @@ function forwardedMeta(ctx: ServerContext, era: 'modern' | 'legacy', upstream: U
 }
 
 /** A retried request's multi-round-trip fields (lifted out of params by the SDK), to send on unchanged. */
-function retryFields(ctx: ServerContext): Record<string, unknown> {
-  const state = ctx.mcpReq.requestState();
+function retryFields(request: RequestView): Record<string, unknown> {
+  const state = request.requestState();
   return {
-    ...(ctx.mcpReq.inputResponses !== undefined ? { inputResponses: ctx.mcpReq.inputResponses } : {}),
+    ...(request.inputResponses !== undefined ? { inputResponses: request.inputResponses } : {}),
     // No requestState.verify hook is configured, so the accessor hands back the raw wire string.
     ...(typeof state === 'string' ? { requestState: state } : {}),
   };
@@ -86,15 +86,15 @@ function retryFields(ctx: ServerContext): Record<string, unknown> {
  * the caller's own progressToken, and upstream log messages go out through the caller's log channel
  * (which applies the caller's level, and sends nothing unless the gateway declares logging).
  */
-function forwardOptions(ctx: ServerContext, signal: AbortSignal = ctx.mcpReq.signal): ForwardOptions {
-  const token = ctx.mcpReq._meta?.progressToken;
+function forwardOptions(request: RequestView, signal: AbortSignal = request.signal): ForwardOptions {
+  const token = request._meta?.progressToken;
   return {
     signal,
     onprogress:
       token === undefined
         ? undefined
-        : (progress) => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => {}),
-    onlog: (message) => void ctx.mcpReq.log(message.level, message.data, message.logger).catch(() => {}),
+        : (progress) => void request.notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => {}),
+    onlog: (message) => void request.log(message.level, message.data, message.logger).catch(() => {}),
   };
 }
 

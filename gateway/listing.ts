@@ -1,16 +1,18 @@
 import { LRUCache } from 'lru-cache';
 import type { Tool } from '@modelcontextprotocol/server';
 
-/** A tools/list answer ready to serve: the tool definitions and their serialised size. */
+/** A tools/list answer ready to serve: the tool definitions, serialised once, and their size. */
 export interface Listing {
   readonly tools: Tool[];
-  /** Bytes of the JSON `tools` array (observed as `mcp_tools_list_bytes`). */
+  /** `JSON.stringify(tools)`: the fast path (fast-path.ts) answers with it instead of serialising per request. */
+  readonly json: string;
+  /** Bytes of {@link json} (observed as `mcp_tools_list_bytes`). */
   readonly bytes: number;
 }
 
 /**
  * Built tools/list answers keyed by surface, catalogue version and effective scope set, so a warm
- * tools/list is a lookup. Entries are immutable and shared by every caller with the same key.
+ * tools/list is a lookup (and, on the fast path, a string copy). Entries are immutable and shared by every caller with the same key.
  */
 export class ListingCache {
   private readonly entries = new LRUCache<string, Listing>({ max: 2000 });
@@ -20,7 +22,8 @@ export class ListingCache {
     let listing = this.entries.get(key);
     if (!listing) {
       const tools = build();
-      listing = { tools, bytes: Buffer.byteLength(JSON.stringify(tools)) };
+      const json = JSON.stringify(tools);
+      listing = { tools, json, bytes: Buffer.byteLength(json) };
       this.entries.set(key, listing);
     }
     return listing;

@@ -6,6 +6,7 @@ import { isJsonContentType, PROTOCOL_VERSION_META_KEY, type AuthInfo, type McpHt
 import { requestScopes } from './caller.ts';
 import { authInfoFor, bearerChallenge, extractCredential, type Credential } from './credentials.ts';
 import { rejectAtEdge } from './edge.ts';
+import { MODERN_REVISIONS, answerPlainRequest, plainRequest } from './fast-path.ts';
 import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, messagesOf, withMessageCounting } from './message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from './mcp-param-headers.ts';
@@ -16,8 +17,6 @@ import type { GatewayRuntime } from './runtime.ts';
 
 /** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
 const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
-/** The per-request-envelope revisions the SDK (2.4) serves; the SDK does not export its list. */
-const MODERN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28']);
 
 /**
  * The MCP endpoint of one surface, mounted in Koa: POST is checked at the edge and handed to the
@@ -28,8 +27,9 @@ const MODERN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28']);
  * under a revision without batching; 400/-32020 for a 2026-07-28 tools/call whose `Mcp-Param-*` headers
  * disagree with its arguments ({@link paramHeaderRejection}); for messages that need scopes (tools/list),
  * a 401 when the scope endpoint refuses the credential. A 2025-era `notifications/cancelled` aborts the
- * call it names (inflight-calls.ts) before the SDK answers it 202. GET and DELETE go to the SDK as they
- * are (405: no sessions).
+ * call it names (inflight-calls.ts) before the SDK answers it 202. A plain tools/list or tools/call is
+ * then answered by the fast path (fast-path.ts, unless `dispatch.fastPath` is off), everything else by
+ * the SDK. GET and DELETE go to the SDK as they are (405: no sessions).
  */
 export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): Middleware {
   const { config, log, metrics } = runtime;
@@ -71,6 +71,10 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         refuse();
         return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
       }
+    }
+    if (config.dispatch.fastPath) {
+      const plain = plainRequest(body, ctx.req.headers);
+      if (plain && (await answerPlainRequest(ctx, runtime, surface, credential, plain))) return;
     }
     return handOff(ctx, node, body, authInfoFor(credential));
   };

@@ -1,4 +1,5 @@
 import {
+  type CallToolResult,
   type Server,
   type HandlerResultTypeMap,
   type McpServerFactory,
@@ -27,13 +28,27 @@ type PassThroughList = Exclude<ListMethod, 'tools/list'>;
 /** The endpoints the gateway serves: `/mcp` (the caller's whole visible catalogue) and `/mcp/compact`. */
 export type SurfaceName = 'full' | 'compact';
 
-/** Everything one dispatched request can read: shared caches, the caller, its Server instance. */
+/**
+ * The parts of the SDK's per-request context (`ServerContext.mcpReq`) the arms read: the request's id
+ * and abort signal, its `_meta` and 2026-07-28 envelope, multi-round-trip retry fields, and the
+ * request-scoped notification channels. The SDK handler supplies its own; the fast path
+ * (fast-path.ts) supplies one for the plain requests it answers without the SDK.
+ */
+export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta' | 'envelope' | 'inputResponses' | 'requestState' | 'notify' | 'log'>;
+
+/**
+ * A tools/call result as the caller's wire revision carries it (the SDK codec's
+ * `projectCallToolResult`: a non-object structuredContent wrapped for 2025, a text fallback added).
+ */
+export type ProjectCallToolResult = (result: CallToolResult, outputSchema: Record<string, unknown> | undefined) => CallToolResult;
+
+/** Everything one dispatched request can read: shared caches, the caller, its request. */
 export interface DispatchContext {
   readonly runtime: GatewayRuntime;
   readonly surface: Surface;
   readonly caller: Caller;
-  readonly server: Server;
-  readonly ctx: ServerContext;
+  readonly request: RequestView;
+  readonly project: ProjectCallToolResult;
   readonly log: Logger;
 }
 
@@ -86,7 +101,7 @@ type Arm<M extends GatewayMethod> = (request: RequestTypeMap[M], d: DispatchCont
  * the SDK requires; the 2025 session methods for 2025-era callers only).
  */
 const ARMS: { [M in GatewayMethod]: Arm<M> } = {
-  'tools/list': async (r, d) => ({ tools: await listTools(d, r.params) }),
+  'tools/list': async (r, d) => ({ tools: (await toolsListing(d, r.params)).tools }),
   'tools/call': (r, d) => d.surface.callTool(d, r.params.name, r.params.arguments),
   'resources/list': (r, d) => passThroughList(d, r.params, 'resources/list'),
   'resources/templates/list': (r, d) => passThroughList(d, r.params, 'resources/templates/list'),
@@ -156,35 +171,46 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
       },
     }, runtime.metrics, { endpoint: surface.name, era });
     const caller = createCaller(runtime, credential, era);
+    const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
-      if (SERVED[method](capabilities, era)) register(server, method, { runtime, surface, caller, server });
+      if (SERVED[method](capabilities, era)) register(server, method, { runtime, surface, caller, project });
     }
     return server;
   };
 }
 
-function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'ctx' | 'log'>): void {
-  const arm = ARMS[method] as Arm<M>;
+function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'request' | 'log'>): void {
   const { log } = base.runtime;
   // mcp_requests_total is counted for every message by the MeteredServer, not here.
-  server.setRequestHandler(method, async (request, ctx) => {
-    const d: DispatchContext = { ...base, ctx, log: currentRequest()?.log ?? log };
-    try {
-      return await arm(request, d);
-    } catch (error) {
-      if (error instanceof GatewayError || error instanceof RelayedUpstreamError) throw error;
-      d.log.error({ method, err: (error as Error)?.message }, 'handler failed');
-      throw new GatewayError('internal', 'the gateway failed to answer this request');
-    }
-  });
+  server.setRequestHandler(method, (request, ctx) => dispatch(method, request, { ...base, request: ctx.mcpReq, log: currentRequest()?.log ?? log }));
 }
 
-async function listTools(d: DispatchContext, params: { cursor?: string } | undefined): Promise<HandlerResultTypeMap['tools/list']['tools']> {
+/** Answers one request with its arm, under {@link guarded}. Used by the SDK handlers and the fast path alike. */
+export function dispatch<M extends GatewayMethod>(method: M, request: RequestTypeMap[M], d: DispatchContext): Promise<HandlerResultTypeMap[M]> {
+  return guarded(method, d, () => (ARMS[method] as Arm<M>)(request, d));
+}
+
+/**
+ * The arms' error rule: they throw only GatewayError or RelayedUpstreamError (whose code and data go
+ * on the wire); anything else is a gateway bug: logged, and answered -32603 without its message.
+ */
+export async function guarded<T>(method: string, d: DispatchContext, answer: () => Promise<T>): Promise<T> {
+  try {
+    return await answer();
+  } catch (error) {
+    if (error instanceof GatewayError || error instanceof RelayedUpstreamError) throw error;
+    d.log.error({ method, err: (error as Error)?.message }, 'handler failed');
+    throw new GatewayError('internal', 'the gateway failed to answer this request');
+  }
+}
+
+/** The caller's tools/list of this surface (a cached {@link Listing}), observed in the listing metrics. */
+export async function toolsListing(d: DispatchContext, params: { cursor?: string } | undefined): Promise<Listing> {
   noCursor(params);
   const listing = await d.surface.listTools(d);
   d.runtime.metrics.advertisedTools.set({ endpoint: d.surface.name }, listing.tools.length);
   d.runtime.metrics.toolsListBytes.observe({ endpoint: d.surface.name }, listing.bytes);
-  return listing.tools;
+  return listing;
 }
 
 /**

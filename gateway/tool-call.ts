@@ -56,7 +56,7 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
     return { ...toolErrorResult('output_schema_violation', check.message), _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths } };
   }
   metrics.toolCalls.inc({ ...labels, outcome: result.isError ? 'is_error' : 'ok' });
-  return d.server.projectCallToolResult(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
+  return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
 }
 
 /** Most names an unknown-tool answer suggests (direct calls and call_tool alike). */
