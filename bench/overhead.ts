@@ -1,11 +1,12 @@
 /**
  * Part 1, overhead (`npm run bench:overhead`): the same JSON-RPC request at the reference upstream
  * directly and through the gateway, alternating A/B rounds in one run, in both eras. Scenarios:
- * tools/list (full key, data key), tools/call list_accounts {limit: 1}, and on /mcp/compact
+ * tools/list (full key, data key), tools/call list_accounts {limit: 1}, the same call through a bare
+ * byte-relaying proxy (the floor of any extra process hop, bare-proxy.ts), and on /mcp/compact
  * search_tools and call_tool (call_tool compared with a direct tools/call of the same tool).
  *
  * Processes: the platform + reference upstream in one child process, the gateway in another, the
- * load generator (autocannon) here. Every request is sent once and fully checked before it is timed
+ * bare proxy in a third, the load generator (autocannon) here. Every request is sent once and fully checked before it is timed
  * (HTTP 200, the right tool set or result); during the rounds every answer passes a cheap body check.
  */
 import { resolve } from 'node:path';
@@ -32,7 +33,7 @@ interface Scenario {
   direct: SideSpec;
   gateway: SideSpec;
   /** The scenario is judged against a target (see {@link targets}). */
-  kind: 'list' | 'call' | 'search' | 'call_tool';
+  kind: 'list' | 'call' | 'floor' | 'search' | 'call_tool';
   note?: string;
 }
 
@@ -53,7 +54,7 @@ function oneRecord(result: Result): string | undefined {
   return Array.isArray(data) && data.length === 1 ? undefined : 'expected structuredContent.data with one record';
 }
 
-function scenarios(era: Era, upstream: string, gateway: string, compact: boolean): Scenario[] {
+function scenarios(era: Era, upstream: string, gateway: string, bareProxy: string, compact: boolean): Scenario[] {
   const full = DEMO_KEYS.full;
   const data = DEMO_KEYS.data;
   const list: Scenario[] = [
@@ -75,6 +76,13 @@ function scenarios(era: Era, upstream: string, gateway: string, compact: boolean
       kind: 'call',
       direct: { call: rpcCall(era, upstream, full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } }), verify: oneRecord, check: noError },
       gateway: { call: rpcCall(era, `${gateway}/mcp`, full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } }), verify: oneRecord, check: noError },
+    },
+    {
+      name: 'floor: the same tools/call through a bare proxy',
+      kind: 'floor',
+      note: 'not the gateway: a node:http proxy process that only relays bytes (bench/bare-proxy.ts), the floor for any gateway running as its own process on this machine',
+      direct: { call: rpcCall(era, upstream, full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } }), verify: oneRecord, check: noError },
+      gateway: { call: rpcCall(era, bareProxy, full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } }), verify: oneRecord, check: noError },
     },
   ];
   if (!compact) return list;
@@ -169,6 +177,7 @@ function rows(results: readonly ScenarioResult[]): (string | number)[][] {
 export async function runOverhead(): Promise<PartOutcome> {
   let backends: ServiceProcess | undefined;
   let gateway: ServiceProcess | undefined;
+  let proxy: ServiceProcess | undefined;
   const results: ScenarioResult[] = [];
   /** Timed answers that were not a correct 200 (reported, and a missed target). */
   const problems: string[] = [];
@@ -181,14 +190,15 @@ export async function runOverhead(): Promise<PartOutcome> {
     gateway = await startServiceProcess({ gateway: gatewaySpec(upstream!, `${platform}/v1/me`, settings.gatewayLogLevel) }, { name: 'gateway-overhead', cpuProfile: settings.cpuProfile, exposeGc: true });
     const gatewayUrl = gateway.urls.gateway!;
     await waitReady(gatewayUrl);
+    proxy = await startServiceProcess({ bareProxy: upstream! }, { name: 'bare-proxy' });
     compact = await hasCompact(gatewayUrl);
     if (!compact) console.log('note: /mcp/compact with search_tools is not served by this gateway yet: search_tools and call_tool scenarios skipped');
     for (const era of ERAS) {
-      for (const scenario of scenarios(era, upstream!, gatewayUrl, compact)) {
+      for (const scenario of scenarios(era, upstream!, gatewayUrl, proxy.urls.bareProxy!, compact)) {
         const label = `${scenario.name} (${era})`;
         const direct = await verifySide(`${label}, direct`, scenario.direct);
         const viaGateway = await verifySide(`${label}, gateway`, scenario.gateway);
-        if (scenario.kind === 'call' || scenario.kind === 'call_tool') {
+        if (scenario.kind === 'call' || scenario.kind === 'floor' || scenario.kind === 'call_tool') {
           const problem = sameStructured(direct, viaGateway);
           if (problem) throw new Error(`${label}: ${problem}`);
         }
@@ -209,7 +219,7 @@ export async function runOverhead(): Promise<PartOutcome> {
     }
     gatewayMemory = await gateway.memory(true);
   } finally {
-    await stopAll([gateway, backends]);
+    await stopAll([proxy, gateway, backends]);
   }
   if (gateway?.profilePath) profile = summariseProfile(gateway.profilePath);
 
@@ -232,7 +242,7 @@ export async function runOverhead(): Promise<PartOutcome> {
   ].join('\n');
   const path = writeResult('overhead', {
     settings: { connections: settings.connections, rounds: settings.rounds, roundSeconds: settings.roundSeconds, warmupSeconds: settings.warmupSeconds, latencyRequests: settings.latencyRequests, gatewayLogLevel: settings.gatewayLogLevel },
-    processes: 'platform + reference upstream in one child process, gateway in another, autocannon in the bench process',
+    processes: 'platform + reference upstream in one child process, gateway in another, the bare proxy (floor) in a third, autocannon in the bench process',
     compact,
     scenarios: results.map((r) => ({
       scenario: r.scenario,

@@ -9,6 +9,7 @@ import { loadConfig } from '../config/load.ts';
 import { startGateway } from '../gateway/index.ts';
 import { startPlatform } from '../upstream/platform/index.ts';
 import { startUpstreamServer } from '../upstream/server/index.ts';
+import { startBareProxy } from './bare-proxy.ts';
 import { startScopeStub } from './scope-stub.ts';
 import type { ServiceCommand, ServiceReply, ServiceSpec, ServiceUrls } from './services.ts';
 import { startVersionedReplay } from './versioned-replay.ts';
@@ -37,6 +38,11 @@ async function start(): Promise<void> {
     stub = await startScopeStub(spec.scopeStub);
     closers.push(() => stub!.close());
     urls.scopeStub = stub.url;
+  }
+  if (spec.bareProxy) {
+    const proxy = await startBareProxy(spec.bareProxy);
+    closers.push(() => proxy.close());
+    urls.bareProxy = proxy.url;
   }
   if (spec.gateway) {
     const config = loadConfig({ env: {}, overrides: spec.gateway.overrides as never });

@@ -26,6 +26,8 @@ export interface ServiceSpec {
   scopeStub?: ScopeStubOptions;
   /** Gateway: config/cpzai.yaml with these overrides, environment ignored. */
   gateway?: { overrides: DeepPartial<GatewayConfig>; noScopeEndpoint?: boolean };
+  /** A bare byte-relaying proxy (bare-proxy.ts) in front of this MCP URL. */
+  bareProxy?: string;
 }
 
 export interface ServiceUrls {
@@ -34,6 +36,8 @@ export interface ServiceUrls {
   replay?: string;
   scopeStub?: string;
   gateway?: string;
+  /** The bare proxy's MCP URL. */
+  bareProxy?: string;
 }
 
 export type ServiceCommand = { id: number; cmd: 'memory'; gc?: boolean } | { id: number; cmd: 'bump' | 'stats' | 'stop' };
