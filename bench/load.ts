@@ -157,6 +157,8 @@ export interface AbResult {
   gateway: LoadResult;
   directSequential?: LoadResult;
   gatewaySequential?: LoadResult;
+  /** Requests the gateway side answered in its untimed warm-up. */
+  gatewayWarmupRequests: number;
 }
 
 /**
@@ -166,16 +168,17 @@ export interface AbResult {
  */
 export async function abRounds(direct: Side, gateway: Side, options: AbOptions): Promise<AbResult> {
   const load = (side: Side, connections: number, extra: Partial<LoadOptions>) => runLoad(side.call, { connections, check: side.check, ...extra });
+  let gatewayWarmupRequests = 0;
   if (options.warmupSeconds > 0) {
     await load(direct, options.connections, { seconds: options.warmupSeconds });
-    await load(gateway, options.connections, { seconds: options.warmupSeconds });
+    gatewayWarmupRequests = (await load(gateway, options.connections, { seconds: options.warmupSeconds })).requests;
   }
   const runs = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
   for (let round = 0; round < options.rounds; round++) {
     const order: ('direct' | 'gateway')[] = round % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
     for (const which of order) runs[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.roundSeconds }));
   }
-  const result: AbResult = { direct: mergeRuns(runs.direct), gateway: mergeRuns(runs.gateway) };
+  const result: AbResult = { direct: mergeRuns(runs.direct), gateway: mergeRuns(runs.gateway), gatewayWarmupRequests };
   if (options.latencyRequests > 0) {
     const half = Math.max(1, Math.floor(options.latencyRequests / 2));
     const seq = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };

@@ -137,6 +137,8 @@ interface ScenarioResult {
   kind: Scenario['kind'];
   note?: string;
   result: AbResult;
+  /** CPU the gateway (or, for the floor, the bare proxy) process used per request it answered, ms. */
+  hopCpuMsPerRequest: number;
 }
 
 function targets(results: readonly ScenarioResult[]): TargetCheck[] {
@@ -159,7 +161,7 @@ function targets(results: readonly ScenarioResult[]): TargetCheck[] {
 }
 
 function rows(results: readonly ScenarioResult[]): (string | number)[][] {
-  return results.map(({ scenario, era, result: r }) => [
+  return results.map(({ scenario, era, result: r, hopCpuMsPerRequest }) => [
     scenario,
     era,
     fmt(r.direct.reqPerSec),
@@ -170,6 +172,7 @@ function rows(results: readonly ScenarioResult[]): (string | number)[][] {
     `${fmt(r.gateway.p50 / r.direct.p50)}x`,
     r.directSequential && r.gatewaySequential ? `${fmt(r.directSequential.p50)} / ${fmt(r.gatewaySequential.p50)}` : 'n/a',
     r.directSequential && r.gatewaySequential ? `${fmt(r.gatewaySequential.p50 / r.directSequential.p50)}x` : 'n/a',
+    fmt(hopCpuMsPerRequest),
   ]);
 }
 
@@ -204,7 +207,12 @@ export async function runOverhead(): Promise<PartOutcome> {
         }
         const side = (which: 'direct' | 'gateway'): Side => ({ label: `${label} ${which}`, call: scenario[which].call, check: scenario[which].check });
         process.stderr.write(`overhead: ${label} ...\n`);
+        // The gateway (or the bare proxy) is idle during the direct rounds: its CPU over the scenario is its side's.
+        const hop = scenario.kind === 'floor' ? proxy : gateway;
+        const cpuBefore = await hop.cpuMs();
         const result = await abRounds(side('direct'), side('gateway'), settings);
+        const hopRequests = result.gatewayWarmupRequests + result.gateway.requests + (result.gatewaySequential?.requests ?? 0);
+        const hopCpuMsPerRequest = (await hop.cpuMs() - cpuBefore) / Math.max(1, hopRequests);
         for (const which of ['direct', 'gateway'] as const) {
           for (const r of [result[which], result[`${which}Sequential` as const]]) {
             if (r && (r.errors || r.non2xx || r.mismatches || r.timeouts)) {
@@ -214,7 +222,7 @@ export async function runOverhead(): Promise<PartOutcome> {
         }
         await verifySide(`${label}, direct (after)`, scenario.direct);
         await verifySide(`${label}, gateway (after)`, scenario.gateway);
-        results.push({ scenario: scenario.name, era, kind: scenario.kind, note: scenario.note, result });
+        results.push({ scenario: scenario.name, era, kind: scenario.kind, note: scenario.note, result, hopCpuMsPerRequest });
       }
     }
     gatewayMemory = await gateway.memory(true);
@@ -226,7 +234,7 @@ export async function runOverhead(): Promise<PartOutcome> {
   const checks = targets(results);
   const timed = results.reduce((n, r) => n + r.result.direct.requests + r.result.gateway.requests + (r.result.directSequential?.requests ?? 0) + (r.result.gatewaySequential?.requests ?? 0), 0);
   checks.push({ target: 'every timed answer a correct HTTP 200', measured: problems.length ? `${problems.length} run(s) with failures of ${timed.toLocaleString('en-US')} answers` : `all ${timed.toLocaleString('en-US')}`, pass: problems.length === 0, note: problems.length ? 'see the list under the table' : undefined });
-  const headers = ['scenario', 'era', 'direct req/s', 'gateway req/s', 'throughput ratio', 'direct p50/p99 ms', 'gateway p50/p99 ms', 'p50 ratio', '1-conn p50 ms direct / gateway', '1-conn p50 ratio'];
+  const headers = ['scenario', 'era', 'direct req/s', 'gateway req/s', 'throughput ratio', 'direct p50/p99 ms', 'gateway p50/p99 ms', 'p50 ratio', '1-conn p50 ms direct / gateway', '1-conn p50 ratio', 'gateway CPU ms/req'];
   const markdown = [
     `### Overhead: gateway vs direct (${settings.connections} connections, ${settings.rounds} ABBA rounds x ${settings.roundSeconds} s per side; 1-connection runs of ${settings.latencyRequests} requests)`,
     '',
@@ -252,6 +260,7 @@ export async function runOverhead(): Promise<PartOutcome> {
       gateway: withoutSamples(r.result.gateway),
       directSequential: withoutSamples(r.result.directSequential),
       gatewaySequential: withoutSamples(r.result.gatewaySequential),
+      hopCpuMsPerRequest: r.hopCpuMsPerRequest,
       ratios: {
         throughput: r.result.gateway.reqPerSec / r.result.direct.reqPerSec,
         p50: r.result.gateway.p50 / r.result.direct.p50,

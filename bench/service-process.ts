@@ -3,7 +3,7 @@
  * its spec from BENCH_SERVICE (JSON, see {@link ServiceSpec}), starts what it names, reports the URLs
  * over IPC and then answers commands: `memory` (process.memoryUsage, after a full GC when the process
  * runs with --expose-gc and `gc` is set), `bump` (next catalogue version of the replay upstream),
- * `stats` (scope stub counters) and `stop` (close everything, then exit 0 so --cpu-prof can write).
+ * `stats` (scope stub counters), `cpu` (process.cpuUsage, ms) and `stop` (close everything, then exit 0 so --cpu-prof can write).
  */
 import { loadConfig } from '../config/load.ts';
 import { startGateway } from '../gateway/index.ts';
@@ -82,6 +82,10 @@ process.on('message', (raw) => {
         return reply({ result: replay.bump() });
       }
       if (command.cmd === 'stats') return reply({ result: stub?.stats() ?? {} });
+      if (command.cmd === 'cpu') {
+        const { user, system } = process.cpuUsage();
+        return reply({ result: (user + system) / 1000 });
+      }
       if (command.cmd === 'stop') {
         await stop();
         reply({ result: 'stopped' });

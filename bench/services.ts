@@ -40,7 +40,7 @@ export interface ServiceUrls {
   bareProxy?: string;
 }
 
-export type ServiceCommand = { id: number; cmd: 'memory'; gc?: boolean } | { id: number; cmd: 'bump' | 'stats' | 'stop' };
+export type ServiceCommand = { id: number; cmd: 'memory'; gc?: boolean } | { id: number; cmd: 'bump' | 'stats' | 'cpu' | 'stop' };
 export interface ServiceReply {
   id: number;
   result?: unknown;
@@ -69,6 +69,8 @@ export interface ServiceProcess {
   bump(): Promise<{ version: number; marker: string }>;
   /** Scope stub counters. */
   stats(): Promise<{ requests: number; distinct: number }>;
+  /** CPU time the process has used so far (user + system, all threads), ms: process.cpuUsage(). */
+  cpuMs(): Promise<number>;
   /** Closes the services and waits for the process to exit (profiles are written on exit). */
   stop(): Promise<void>;
 }
@@ -152,6 +154,7 @@ export async function startServiceProcess(spec: ServiceSpec, options: ServiceOpt
     memory: (gc = false) => send<MemorySample>({ cmd: 'memory', gc }),
     bump: () => send({ cmd: 'bump' }),
     stats: () => send({ cmd: 'stats' }),
+    cpuMs: () => send<number>({ cmd: 'cpu' }),
     stop: () =>
       (stopping ??= (async () => {
         if (child.exitCode !== null) return;
