@@ -7,6 +7,7 @@ import {
   ProtocolError,
   SERVER_INFO_META_KEY,
   SUPPORTED_PROTOCOL_VERSIONS,
+  specTypeSchemas,
   type CallToolResult,
 } from '@modelcontextprotocol/server';
 import { createCaller } from './caller.ts';
@@ -41,6 +42,12 @@ const MESSAGE_KEYS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'p
 const CALL_PARAMS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
 const LIST_PARAMS: ReadonlySet<string> = new Set(['_meta']);
 
+/** `value` as the spec type's schema outputs it (the SDK's own schemas: schema key order, defaults), or undefined when it breaks the type. */
+function asSpecType(name: 'Implementation' | 'ClientCapabilities' | 'CallToolResult', value: unknown): Record<string, unknown> | undefined {
+  const outcome = specTypeSchemas[name]['~standard'].validate(value);
+  return outcome.issues === undefined ? (outcome.value as Record<string, unknown>) : undefined;
+}
+
 const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>) => Object.keys(value).every((key) => allowed.has(key));
 
@@ -62,7 +69,8 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
   const { id, method, params = {} } = message;
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
   if ((method !== 'tools/list' && method !== 'tools/call') || !isPlainObject(params)) return undefined;
-  const accept = String(headers.accept ?? '').toLowerCase();
+  // Compared as written, as the SDK's transport does (anything else gets its 406 there).
+  const accept = headers.accept ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   const version = headers['mcp-protocol-version'];
   if (typeof version !== 'string') return undefined;
@@ -79,8 +87,8 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
   const meta = params._meta;
   if (LEGACY_REVISIONS.has(version)) return meta === undefined ? { era: 'legacy', id, method, name, arguments: args } : undefined;
   if (!MODERN_REVISIONS.has(version) || !isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== version) return undefined;
-  const info = meta[CLIENT_INFO_META_KEY];
-  if (!isPlainObject(info) || typeof info.name !== 'string' || typeof info.version !== 'string' || !isPlainObject(meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
+  // The SDK validates the envelope against the spec's types and answers 400 when it breaks them.
+  if (!asSpecType('Implementation', meta[CLIENT_INFO_META_KEY]) || !asSpecType('ClientCapabilities', meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
   if (headers['mcp-method'] !== method || headers['mcp-name'] !== name) return undefined;
   return { era: 'modern', id, method, name, arguments: args, envelope: meta };
 }
@@ -128,25 +136,29 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
     log: currentRequest()?.log ?? log,
   };
   const labels = { endpoint: surface.name, era: plain.era, method: methodLabel(plain.method) };
+  // The SDK's 2025 leg has sent its 200 and SSE headers before the handler runs (the access log sees 200 even if the caller leaves).
+  if (plain.era === 'legacy') ctx.status = 200;
   let body: string;
   let status = 200;
+  let outcome: 'ok' | 'error' = 'ok';
   try {
     body = plain.method === 'tools/list' ? await listingAnswer(d, plain) : resultAnswer(plain, await dispatch('tools/call', callRequest(plain), d) as Record<string, unknown>);
-    metrics.mcpRequests.inc({ ...labels, outcome: 'ok' });
   } catch (error) {
     const { code, message, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
     if (code === MISSING_CLIENT_CAPABILITY && plain.era === 'modern') status = 400;
     body = JSON.stringify({ jsonrpc: '2.0', id: plain.id, error: { code, message, ...(data !== undefined ? { data } : {}) } });
-    metrics.mcpRequests.inc({ ...labels, outcome: 'error' });
+    outcome = 'error';
   }
   answered = true;
+  // A caller that went away got no answer: an error, as the SDK path counts an exchange closed without one.
+  metrics.mcpRequests.inc({ ...labels, outcome: aborter.signal.aborted ? 'error' : outcome });
   ctx.status = status;
   if (plain.era === 'legacy') {
     // The SDK's stateless 2025 leg answers every request as one SSE `message` event.
     ctx.set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
     ctx.body = `event: message\ndata: ${body}\n\n`;
   } else {
-    ctx.type = 'application/json';
+    ctx.set('content-type', 'application/json');
     ctx.body = body;
   }
   return true;
@@ -156,9 +168,16 @@ function callRequest(plain: PlainRequest) {
   return { method: 'tools/call' as const, params: { name: plain.name!, ...(plain.arguments !== undefined ? { arguments: plain.arguments } : {}) } };
 }
 
-/** `{"result":…,"jsonrpc":"2.0","id":…}`, the SDK's key order, with the 2026-07-28 encode contract applied. */
+/**
+ * `{"result":…,"jsonrpc":"2.0","id":…}` in the SDK's key order. The SDK server passes every complete
+ * tools/call result through the spec's CallToolResult schema (content defaulted to [], fields in schema
+ * order, unknown ones kept), then the 2026-07-28 encode contract; so does this. A result the schema
+ * does not take as it is (a 2026 non-object structuredContent) was already checked by the upstream
+ * client and is sent unchanged.
+ */
 function resultAnswer(plain: PlainRequest, result: Record<string, unknown>): string {
-  return JSON.stringify({ result: plain.era === 'modern' ? encodeModern(result) : result, jsonrpc: '2.0', id: plain.id });
+  const checked = (result.resultType === 'input_required' ? undefined : asSpecType('CallToolResult', result)) ?? result;
+  return JSON.stringify({ result: plain.era === 'modern' ? encodeModern(checked) : checked, jsonrpc: '2.0', id: plain.id });
 }
 
 /**

@@ -47,6 +47,8 @@ describe.each(ERAS)('a caller aborting its tools/call (%s era)', (era) => {
     const ordersBefore = store.orders.length;
     const cancelledBefore = await metric(/^mcp_upstream_errors_total\{upstream="cpzai",kind="cancelled"\} (\d+)$/m);
     const cancelLogs = stack.logs.records('cancelled by the caller').length;
+    const callErrors = new RegExp(`^mcp_requests_total\\{endpoint="full",era="${era}",method="tools/call",outcome="error"\\} (\\d+)$`, 'm');
+    const callErrorsBefore = await metric(callErrors);
 
     proxy.hold();
     const others = [
@@ -72,5 +74,7 @@ describe.each(ERAS)('a caller aborting its tools/call (%s era)', (era) => {
     expect(stack.logs.records('upstream connection lost')).toEqual([]);
     expect(await metric(/^mcp_upstream_reconnects_total\{upstream="cpzai"\} (\d+)$/m)).toBe(0);
     expect(await metric(/^mcp_upstream_errors_total\{upstream="cpzai",kind="cancelled"\} (\d+)$/m)).toBe(cancelledBefore + 1);
+    // The abandoned exchange got no answer: counted as an error, the 40 others as ok.
+    expect(await metric(callErrors)).toBe(callErrorsBefore + 1);
   });
 });

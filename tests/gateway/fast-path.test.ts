@@ -43,6 +43,7 @@ const CASES: Case[] = [
   { name: 'call_tool', path: '/mcp/compact', key: 'full', method: 'tools/call', params: { name: 'call_tool', arguments: { name: 'list_connections', arguments: { limit: 1 } } }, plain: true },
   { name: 'call_tool of a write (refused)', path: '/mcp/compact', key: 'full', method: 'tools/call', params: { name: 'call_tool', arguments: { name: 'place_order', arguments: {} } }, plain: true },
   { name: 'string id', path: '/mcp', key: 'data', method: 'tools/call', params: { name: 'list_positions', arguments: { limit: 1 } }, plain: true, tweak: (c) => ({ ...c, body: c.body.replace('"id":1', '"id":"req-7"') }) },
+  { name: 'search_tools with a blank query (isError built by the gateway)', path: '/mcp/compact', key: 'data', method: 'tools/call', params: { name: 'search_tools', arguments: { query: ' ' } }, plain: true },
   { name: 'tools/list with a cursor (SDK path)', path: '/mcp', key: 'full', method: 'tools/list', params: { cursor: 'abc' }, plain: false },
   { name: 'arguments not an object (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: [1] }, plain: false },
   {
@@ -54,7 +55,18 @@ const CASES: Case[] = [
     },
   },
   { name: 'Mcp-Name disagreeing with the body (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: {} }, plain: false, tweak: (c, era) => (era === 'modern' ? { ...c, headers: { ...c.headers, 'mcp-name': 'list_orders' } } : { ...c, body: c.body.replace('"jsonrpc"', '"extra":1,"jsonrpc"') }) },
+  { name: 'Accept in upper case (SDK path: 406)', path: '/mcp', key: 'full', method: 'tools/list', plain: false, tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'APPLICATION/JSON, TEXT/EVENT-STREAM' } }) },
   { name: 'Accept without SSE (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } }, plain: false, tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'application/json' } }) },
+  ...(['clientInfo', 'clientCapabilities'] as const).map((field): Case => ({
+    name: `an envelope ${field} breaking its spec type (SDK path: 400 on 2026-07-28)`, path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } },
+    plain: false,
+    tweak: (c, era) => {
+      if (era === 'legacy') return { ...c, headers: { ...c.headers, 'mcp-protocol-version': '2099-01-01' } };
+      const body = JSON.parse(c.body) as { params: { _meta: Record<string, unknown> } };
+      body.params._meta[`io.modelcontextprotocol/${field}`] = field === 'clientInfo' ? { name: 'x', version: '1', title: 5 } : { sampling: 5 };
+      return { ...c, body: JSON.stringify(body) };
+    },
+  })),
 ];
 
 interface Answer {
@@ -67,7 +79,7 @@ interface Answer {
 async function send(call: RpcCall): Promise<Answer> {
   const response = await fetch(call.url, { method: 'POST', headers: call.headers, body: call.body });
   const text = await response.text();
-  const type = (response.headers.get('content-type') ?? '').split(';')[0]!;
+  const type = response.headers.get('content-type') ?? '';
   return { status: response.status, type, fastPath: response.headers.get('content-length') !== null, message: text ? parseAnswer(text) : undefined };
 }
 
@@ -106,6 +118,8 @@ describe('fast path: the same answers as the SDK handler', () => {
         expect(sdk.fastPath).toBe(false);
         expect(fast.fastPath).toBe(c.plain);
         expect({ status: fast.status, type: fast.type, message: fast.message }).toEqual({ status: sdk.status, type: sdk.type, message: sdk.message });
+        // The same bytes, key order included (toEqual ignores it).
+        expect(JSON.stringify(fast.message)).toBe(JSON.stringify(sdk.message));
       });
     }
   }
