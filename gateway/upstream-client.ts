@@ -148,23 +148,40 @@ export class UpstreamClient {
   /**
    * Fetches every page of a list with the low-level request API, before any filtering. A cursor seen
    * twice or more than `limits.maxListPages` pages fails the fetch: a list is never silently truncated.
+   * `onPage`, when given, receives each page's items once the next page is requested, so that the
+   * caller's work on one page overlaps the upstream's on the next; what it throws fails the fetch.
    */
-  async listAll(method: ListMethod): Promise<ListResult> {
+  async listAll(method: ListMethod, onPage?: (items: unknown[]) => void): Promise<ListResult> {
     const key = LIST_ITEMS[method];
     const seen = new Set<string>();
     const items: unknown[] = [];
     let first: Record<string, unknown> | undefined;
-    let cursor: string | undefined;
-    for (let page = 1; ; page++) {
+    const allowed = (page: number): void => {
       if (page > this.limits.maxListPages) throw new GatewayError('upstream_error', `upstream ${this.name} returned more than ${this.limits.maxListPages} pages of ${method}`);
-      const result = (await this.send(method, cursor === undefined ? {} : { cursor })) as Record<string, unknown>;
+    };
+    allowed(1);
+    let pending = this.send(method, {});
+    for (let page = 1; ; page++) {
+      const result = (await pending) as Record<string, unknown>;
       first ??= result;
-      items.push(...((result[key] as unknown[] | undefined) ?? []));
+      const pageItems = (result[key] as unknown[] | undefined) ?? [];
+      for (const item of pageItems) items.push(item);
       const next = result.nextCursor;
-      if (typeof next !== 'string') break;
-      if (seen.has(next)) throw new GatewayError('upstream_error', `upstream ${this.name} repeated cursor "${next.slice(0, 40)}" in ${method}: pagination loop`);
-      seen.add(next);
-      cursor = next;
+      const more = typeof next === 'string';
+      if (more) {
+        allowed(page + 1);
+        if (seen.has(next)) throw new GatewayError('upstream_error', `upstream ${this.name} repeated cursor "${next.slice(0, 40)}" in ${method}: pagination loop`);
+        seen.add(next);
+        pending = this.send(method, { cursor: next });
+        // Awaited below; until then (and for good if `onPage` throws) its failure must not go unhandled.
+        pending.catch(() => undefined);
+      }
+      if (onPage) {
+        // One turn of the event loop puts the next request on the wire before the page's work starts.
+        if (more) await new Promise((resolve) => setImmediate(resolve));
+        onPage(pageItems);
+      }
+      if (!more) break;
     }
     const cacheScope = first.cacheScope === 'public' || first.cacheScope === 'private' ? first.cacheScope : undefined;
     return { items, ttlMs: typeof first.ttlMs === 'number' ? first.ttlMs : undefined, cacheScope };

@@ -16,14 +16,14 @@
 import { LRUCache } from 'lru-cache';
 
 import { EmptyQueryError } from './errors.ts';
-import { clauses, normalisedSum, reciprocalRankFusion } from './fusion.ts';
+import { clauses, Fusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
-import { coordinationFactors, termListScores, termRuns, type TermRuns } from './query-scores.ts';
-import { addUpstreamContext, parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
-import { Scratch, type Scores } from './scores.ts';
+import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
+import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
+import type { Scores } from './scores.ts';
 import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
 import { queryTerms } from './terms.ts';
-import { COMBINED, documentIndexer, indexedFields } from './tool-documents.ts';
+import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool-documents.ts';
 import { splitWords } from './tokenize.ts';
 import { FIELD_NAMES, type FieldName, type SearchableTool } from './tool-fields.ts';
 import { tuningWith, type SearchTuning, type TuningOverrides } from './tuning.ts';
@@ -76,23 +76,38 @@ const FILTER_KEYS = 64;
 /** Longest stretch an async build works before letting other callbacks run, ms. */
 const BUILD_SLICE_MS = 10;
 
+/** How a build may reuse an earlier one. */
+export type BuildOptions = {
+  /**
+   * An earlier index (of the same tuning) whose per-tool work to take over: a tool passed again as the
+   * same object is not read again (its text is analysed once; objects passed in MUST NOT change
+   * afterwards). The result is the index a build from scratch gives. The earlier index hands its
+   * documents over: it keeps working, but a later build cannot take them from it again.
+   */
+  previous?: ToolIndex;
+};
+
+/** Per index, the documents a later build can take over (tool-documents.ts); held by the newest only. */
+const documentsOf = new WeakMap<ToolIndex, Documents>();
+
 /**
  * Builds the index of `tools`. Names may repeat across upstreams: tools are keyed by position (upstream +
  * name), and each hit carries the name and upstream the caller passed. `tuning` overrides the measured
- * defaults (the bench uses it to compare variants). Synchronous: about 50 ms per 1,000 tools on the bench
- * machine (`npm run bench:search-scale`); a server should use `buildToolIndexAsync`.
+ * defaults (the bench uses it to compare variants). Synchronous: about 45 ms per 1,000 tools read on the
+ * bench machine (`npm run bench:search-scale`), about 5 ms per 1,000 taken over from `options.previous`;
+ * a server should use `buildToolIndexAsync`.
  */
-export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides = {}): ToolIndex {
+export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): ToolIndex {
   const t = tuningWith(tuning);
-  const indexer = documentIndexer(tools, t);
+  const indexer = documentIndexer(tools, t, takeDocuments(options.previous));
   const params = tools.map((_, id) => indexer.add(id));
-  return indexOver(tools, indexer.builder.finish(), params, t);
+  return withDocuments(indexOver(tools, indexer.builder.finish(), params, t), indexer.documents());
 }
 
 /** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
-export async function buildToolIndexAsync(tools: SearchableTool[], tuning: TuningOverrides = {}): Promise<ToolIndex> {
+export async function buildToolIndexAsync(tools: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): Promise<ToolIndex> {
   const t = tuningWith(tuning);
-  const indexer = documentIndexer(tools, t);
+  const indexer = documentIndexer(tools, t, takeDocuments(options.previous));
   const params: string[][] = [];
   let sliceStart = performance.now();
   for (let id = 0; id < tools.length; id += 1) {
@@ -102,7 +117,18 @@ export async function buildToolIndexAsync(tools: SearchableTool[], tuning: Tunin
       sliceStart = performance.now();
     }
   }
-  return indexOver(tools, indexer.builder.finish(), params, t);
+  return withDocuments(indexOver(tools, indexer.builder.finish(), params, t), indexer.documents());
+}
+
+function takeDocuments(index: ToolIndex | undefined): Documents | undefined {
+  const documents = index && documentsOf.get(index);
+  if (index) documentsOf.delete(index);
+  return documents;
+}
+
+function withDocuments(index: ToolIndex, documents: Documents): ToolIndex {
+  documentsOf.set(index, documents);
+  return index;
 }
 
 function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string[][], t: SearchTuning): ToolIndex {
@@ -118,8 +144,15 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     boosts: fields.map((f) => (f === COMBINED ? 1 : t.boosts[f])),
   }));
   const allFields = [...new Set(runs.flatMap((run) => run.fields))];
-  const scratch = new Scratch(tools.length);
-  const coordination = coordinationFactors(t.coordination, MAX_QUERY_TERMS);
+  const scoring: ListScoring = {
+    runs,
+    tieBreaker: t.tieBreaker,
+    coordination: coordinationFactors(t.coordination, MAX_QUERY_TERMS),
+    context: { upstreamOf: upstreamIds, upstreamCount, weight: t.upstreamContext },
+  };
+  // Per-tool working arrays, made on the first search: a build that is never searched pays nothing.
+  let scorer: ListScorer | undefined;
+  let fusion: Fusion | undefined;
   const everyTool = new Uint8Array(tools.length).fill(1);
   const filterCache = new LRUCache<string, Uint8Array>({ max: FILTER_KEYS });
 
@@ -170,42 +203,35 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     const termLists = [terms, ...(parts.length > 1 ? parts : [])];
     // What each term matches, looked up once per search however many clauses repeat it. Fuzzy matching
     // applies to the terms of short lists only, so a term's matches depend on its list's length too.
-    const matchesByTerm = new Map<string, TermMatches>();
+    const byKey = new Map<string, QueryTerm>();
     const lookups = termLists.map((ts) => {
       const long = ts.length > t.fuzzyMaxTerms;
       return ts.map((term) => {
         const key = `${long ? 'L' : 'S'}${term}`;
-        let matches = matchesByTerm.get(key);
-        if (matches === undefined) {
+        let found = byKey.get(key);
+        if (found === undefined) {
           const expansion: Expansion = {
             fuzzy: t.fuzzy > 0 && !long && term.length >= t.fuzzyMinLength ? t.fuzzy : false,
             prefix: t.prefixMinLength > 0 && term.length >= t.prefixMinLength,
           };
-          matches = termIndex.matches(term, expansion);
-          matchesByTerm.set(key, matches);
+          found = { matches: termIndex.matches(term, expansion) };
+          byKey.set(key, found);
         }
-        return { key, matches };
+        return found;
       });
     });
     const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
-    const visible = visibility(opts, [...matchesByTerm.values()], accepting);
-    // Each term's hits per run, computed once per search.
-    const hitsByTerm = new Map<string, TermRuns>();
-    const scoresFor = (list: { key: string; matches: TermMatches }[]): Scores => {
-      const hits = list.map(({ key, matches }) => {
-        let h = hitsByTerm.get(key);
-        if (h === undefined) {
-          h = termRuns(runs.map((run) => termIndex.hits(matches, run, visible)), scratch);
-          hitsByTerm.set(key, h);
-        }
-        return h;
-      });
-      const scored = termListScores(hits, runs.length, t.tieBreaker, coordination, scratch);
-      return addUpstreamContext(scored, upstreamIds, upstreamCount, t.upstreamContext);
-    };
-    const [whole, ...clauseScores] = lookups.map(scoresFor);
-    const lists = [{ scores: whole, weight: 1 }, ...clauseScores.map((scores) => ({ scores, weight: t.clauseWeight }))];
-    const fused = lists.length === 1 ? whole : t.clauseFusion === 'rrf' ? reciprocalRankFusion(lists, 60, scratch) : normalisedSum(lists, scratch);
+    const visible = visibility(opts, [...byKey.values()].map((q) => q.matches), accepting);
+    scorer ??= new ListScorer(termIndex, scoring);
+    const scoresOf = (list: QueryTerm[]): Scores => scorer!.score(list, visible);
+    // The whole query's list, then each clause's (weighed `clauseWeight`), fused as they come: a list is
+    // read before the next one reuses the scorer's arrays.
+    let fused: Scores;
+    if (lookups.length === 1 || t.clauseFusion === 'off') fused = scoresOf(lookups[0]);
+    else {
+      fusion ??= new Fusion(tools.length, t.clauseFusion);
+      fused = fusion.fuse(lookups.length, (i) => ({ scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : t.clauseWeight }));
+    }
     const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;

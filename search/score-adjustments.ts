@@ -5,23 +5,6 @@
 import type { Scores } from './scores.ts';
 
 /**
- * Server context: adds to each tool `weight` x the best score among the tools of its upstream, in place.
- * A request about one server's domain (maps, Word documents) lifts that server's tools above lone matches
- * elsewhere. `upstreamOf[id]` numbers each tool's upstream below `upstreamCount`.
- */
-export function addUpstreamContext(s: Scores, upstreamOf: Int32Array, upstreamCount: number, weight: number): Scores {
-  if (weight <= 0) return s;
-  const { ids, scores } = s;
-  const best = new Float64Array(upstreamCount);
-  for (let i = 0; i < ids.length; i += 1) {
-    const u = upstreamOf[ids[i]];
-    if (scores[i] > best[u]) best[u] = scores[i];
-  }
-  for (let i = 0; i < ids.length; i += 1) scores[i] += weight * best[upstreamOf[ids[i]]];
-  return s;
-}
-
-/**
  * A query that is exactly a parameter name ("unsettled", "entity_id") asks which tools accept it: those of
  * `accepting` (visible ones, already filtered) rank first, lifted by the best score of the rest so that
  * scores stay in rank order.
@@ -30,16 +13,17 @@ export function withParameterTier(s: Scores, accepting: readonly number[]): Scor
   if (accepting.length === 0) return s;
   const tier = new Set(accepting);
   let lift = 0;
-  s.ids.forEach((id, i) => {
-    if (!tier.has(id)) lift = Math.max(lift, s.scores[i]);
-  });
-  const out: Scores = { ids: [...s.ids], scores: s.scores.map((score, i) => (tier.has(s.ids[i]) ? score + lift : score)) };
+  for (let i = 0; i < s.ids.length; i += 1) if (!tier.has(s.ids[i])) lift = Math.max(lift, s.scores[i]);
   const scored = new Set(s.ids);
-  for (const id of tier) {
-    if (scored.has(id)) continue;
-    out.ids.push(id);
-    out.scores.push(0 + lift);
-  }
+  const unscored = [...tier].filter((id) => !scored.has(id));
+  const n = s.ids.length;
+  const out: Scores = { ids: new Int32Array(n + unscored.length), scores: new Float64Array(n + unscored.length) };
+  out.ids.set(s.ids);
+  for (let i = 0; i < n; i += 1) out.scores[i] = tier.has(s.ids[i]) ? s.scores[i] + lift : s.scores[i];
+  unscored.forEach((id, i) => {
+    out.ids[n + i] = id;
+    out.scores[n + i] = 0 + lift;
+  });
   return out;
 }
 
@@ -58,14 +42,18 @@ export function parameterIndex(paramsOf: readonly (readonly string[])[]): Map<st
   return index;
 }
 
-/** The `k` best of `s` as [id, score], best first (ties by `tieBreak`), without sorting them all. */
+/** The `k` best of `s` as [id, score], best first (ties by `tieBreak`, then by order in `s`), without
+ *  sorting them all. */
 export function topK(s: Scores, k: number, tieBreak: (a: number, b: number) => number): [number, number][] {
   const before = (id: number, score: number, b: [number, number]): boolean => score > b[1] || (score === b[1] && tieBreak(id, b[0]) < 0);
   const top: [number, number][] = [];
   if (k <= 0) return top;
-  for (let j = 0; j < s.ids.length; j += 1) {
-    const id = s.ids[j];
-    const score = s.scores[j];
+  const { ids, scores } = s;
+  for (let j = 0; j < ids.length; j += 1) {
+    const score = scores[j];
+    // Most tools fall short of the k-th: one comparison, no tie-break, no allocation.
+    if (top.length >= k && score < top[k - 1][1]) continue;
+    const id = ids[j];
     if (top.length >= k && !before(id, score, top[k - 1])) continue;
     let i = top.length >= k ? k - 1 : top.length;
     while (i > 0 && before(id, score, top[i - 1])) i -= 1;

@@ -8,9 +8,9 @@
  *
  * Why not a `MiniSearch` instance: at 10,000 tools its build takes 1.7-2.5 s, and the lookups alone of
  * the shared queries (one `search` per term and field, the least the ranking needs; each makes a result
- * object, a stored-fields copy and a sort per matching tool) 3.4-5.7 ms p50 and 25-40 ms p99, against a
- * 0.5-0.7 s build and a whole search in 0.3 ms p50 / 3.6-5.7 ms p99 here (`npm run bench:search-scale --
- * --minisearch`, 2 shared cores, load average 3-6).
+ * object, a stored-fields copy and a sort per matching tool) 3.4-5.7 ms p50 and 25-40 ms p99 (2 shared
+ * cores, load average 3-6), against a 0.5 s build and a whole search in 0.2 ms p50 / 1.9 ms p99 here
+ * (load average 1.5; `npm run bench:search-scale -- --minisearch`).
  * Tools are numbered by position; nothing is removed or added after the build.
  */
 import SearchableMap from 'minisearch/SearchableMap';
@@ -57,14 +57,15 @@ export class TermIndex {
   private readonly seen: Uint8Array;
 
   /**
-   * @param ids - every term's postings, packed (see `TermEntry`); built by `TermIndexBuilder`
+   * @param ids - every term's postings, packed (see `TermEntry`): the tool of each posting; built by
+   *   `TermIndexBuilder`. Read-only, like `scores` (the query scorer reads both in place).
    * @param scores - BM25+ of each posting's term in its field of its tool
    */
   constructor(
     readonly size: number,
     private readonly terms: Map<string, TermEntry>,
-    private readonly ids: Int32Array,
-    private readonly scores: Float64Array,
+    readonly ids: Int32Array,
+    readonly scores: Float64Array,
   ) {
     this.acc = new Float64Array(size);
     this.seen = new Uint8Array(size);

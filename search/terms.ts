@@ -3,6 +3,7 @@
  * (the `stopword` package's list). Stop words are kept in the index and dropped from queries only, so a
  * query made only of stop words ("who am I") can still fall back to matching them.
  */
+import { LRUCache } from 'lru-cache';
 import { stemmer } from 'stemmer';
 import { eng } from 'stopword';
 
@@ -12,6 +13,12 @@ const STOP_WORDS = new Set(eng);
 /** Words that phrase a request to an assistant rather than say what it is about ("please help me find"). */
 const REQUEST_WORDS = new Set(['please', 'help', 'tell', 'give', 'want', 'need', 'show', 'let', 'know', 'will', 'just', 'like', 'kindly', 'thanks']);
 const ASCII_WORD = /^[a-z]+$/;
+
+/** Stems of the words queries used lately: a long request repeats its words in its clauses, and requests
+ *  share most of their words (stemming is most of the cost of reading a query). */
+const STEMS = new LRUCache<string, string>({ max: 10_000 });
+/** No term is this (terms are letters, digits and joiners). */
+const DROPPED = '\0';
 
 /** Normalises one term from `splitWords`; `null` drops it. Compounds and non-ASCII terms are not stemmed. */
 export function normaliseTerm(term: string, stem: boolean): string | null {
@@ -29,6 +36,16 @@ export function queryTerms(query: string, opts: { stem: boolean; stopWords: bool
   const words = splitWords(query);
   const kept = words.filter((w) => !(opts.stopWords && STOP_WORDS.has(w)) && !(opts.requestWords && REQUEST_WORDS.has(w)));
   const chosen = kept.length > 0 ? kept : words;
-  const terms = chosen.map((w) => normaliseTerm(w, opts.stem)).filter((t): t is string => t !== null);
+  const terms = chosen.map((w) => (opts.stem ? stemmedTerm(w) : normaliseTerm(w, false))).filter((t): t is string => t !== null);
   return [...new Set(terms)];
+}
+
+/** `normaliseTerm(term, true)`, remembered for the words of recent queries (`DROPPED` for null). */
+function stemmedTerm(term: string): string | null {
+  let stemmed = STEMS.get(term);
+  if (stemmed === undefined) {
+    stemmed = normaliseTerm(term, true) ?? DROPPED;
+    STEMS.set(term, stemmed);
+  }
+  return stemmed === DROPPED ? null : stemmed;
 }

@@ -1,14 +1,46 @@
 /**
  * How tools become documents of the term index: one document per tool (numbered by its position in the
  * catalogue), one indexed field per text field, or a single weighted field for BM25F.
+ *
+ * A tool's document (its fields' terms, counted) depends on the tool, the tuning and, through mention
+ * stripping, on which of the compound words in its text are names in the catalogue. A build can take the
+ * documents of an earlier one (`Documents`): a tool passed again as the same object (tools are never
+ * changed in place) whose mentions resolve the same way is not read again. The index comes out the same
+ * as a build from scratch: documents are added in catalogue order either way, and new terms take their
+ * place in the order first met.
  */
 import { normaliseTerm } from './terms.ts';
-import { TermIndexBuilder } from './term-index-builder.ts';
-import { FIELD_NAMES, schemaText, toolFields, type FieldName, type SearchableTool } from './tool-fields.ts';
+import { analysedLength, Int32List, TermIndexBuilder, type AnalysedTool, type TermDictionary } from './term-index-builder.ts';
+import { FIELD_NAMES, schemaText, toolFields, type FieldName, type Mentions, type SearchableTool } from './tool-fields.ts';
 import type { SearchTuning } from './tuning.ts';
 
 /** The one field of a BM25F index: every field's text repeated by its weight (see `SearchTuning.fields`). */
 export const COMBINED = 'text';
+
+/**
+ * The documents of one build, for the next: document `i` (in catalogue order) is the analysed tool at
+ * `data[starts[i]...]` (`AnalysedTool` layout), with `params[i]` and, when mentions were stripped and
+ * its text had compound words, `mentions[i]`.
+ */
+export type Documents = {
+  /** What the documents depend on besides the tools (tuning knobs), as a string. */
+  readonly key: string;
+  /** The catalogue's names, when mentions were stripped. */
+  readonly names?: ReadonlySet<string>;
+  /** Each tool's document number. */
+  readonly byTool: ReadonlyMap<SearchableTool, number>;
+  readonly data: Int32Array;
+  readonly starts: Int32Array;
+  readonly params: readonly string[][];
+  readonly mentions: readonly (Mentions | undefined)[];
+  /** The term numbers the documents use, and how many terms the build that made them used. */
+  readonly dictionary: TermDictionary;
+  readonly termCount: number;
+};
+
+/** A dictionary that has grown past this many times the terms in use (catalogues that came and went)
+ *  is dropped: the next build reads every tool again, into a fresh one. */
+const DICTIONARY_SLACK = 2;
 
 /** The indexed fields, in index order (field number = position). */
 export function indexedFields(t: SearchTuning): readonly (FieldName | typeof COMBINED)[] {
@@ -18,24 +50,89 @@ export function indexedFields(t: SearchTuning): readonly (FieldName | typeof COM
 /**
  * Turns tools into documents and indexes them: `add(id)` indexes tool `id` (in catalogue order, so that
  * an async build can pause between tools) and returns its parameter names. Mentions of other tools are
- * left out when the tuning says so.
+ * left out when the tuning says so. `previous`: an earlier build's documents to take over (see the module
+ * docstring); `documents()` gives this build's, once every tool is added.
  */
-export function documentIndexer(tools: SearchableTool[], t: SearchTuning): { add(id: number): string[]; builder: TermIndexBuilder } {
+export function documentIndexer(
+  tools: SearchableTool[],
+  t: SearchTuning,
+  previous?: Documents,
+): { add(id: number): string[]; builder: TermIndexBuilder; documents(): Documents } {
   const names = t.stripToolMentions ? new Set(tools.map((tool) => tool.name)) : undefined;
-  const builder = new TermIndexBuilder(tools.length, indexedFields(t).length, (term) => normaliseTerm(term, t.stem), t.bm25);
+  const key = documentKey(t);
+  const fieldCount = indexedFields(t).length;
+  const reusable = previous?.key === key && previous.dictionary.terms.length <= DICTIONARY_SLACK * Math.max(previous.termCount, 10_000) ? previous : undefined;
+  const builder = new TermIndexBuilder(tools.length, fieldCount, (term) => normaliseTerm(term, t.stem), t.bm25, reusable?.dictionary);
+  // With the same names, every document's mentions resolve as before: nothing to check per tool.
+  const sameNames = reusable !== undefined && sameSet(reusable.names, names);
+  const byTool = new Map<SearchableTool, number>();
+  const data = new Int32List(reusable?.data.length ?? tools.length * 64);
+  const starts = new Int32Array(tools.length);
+  const params: string[][] = [];
+  const mentions: (Mentions | undefined)[] = [];
+
+  /** Whether an earlier document still reads its tool right: its mentions resolve as they did. */
+  function stillRight(m: Mentions | undefined): boolean {
+    if (names === undefined || sameNames) return true;
+    return m === undefined || (m.stripped.every((n) => names.has(n)) && !m.kept.some((n) => names.has(n)));
+  }
+
+  function read(tool: SearchableTool): { analysed: AnalysedTool; params: string[]; mentions?: Mentions } {
+    const schema = schemaText(tool.inputSchema);
+    const found: Mentions | undefined = names ? { stripped: [], kept: [] } : undefined;
+    const fields = toolFields(tool, names, schema, found);
+    // Repeating a field's text w times adds w x its term frequencies and length: BM25F's weighted sums.
+    const texts =
+      t.fields === 'bm25f'
+        ? [FIELD_NAMES.flatMap((f) => Array<string>(Math.max(0, Math.round(t.repeats[f]))).fill(fields[f])).join('\n')]
+        : FIELD_NAMES.map((f) => fields[f]);
+    const hasMentions = found !== undefined && found.stripped.length + found.kept.length > 0;
+    return { analysed: builder.analyse(texts), params: schema.params, ...(hasMentions ? { mentions: found } : {}) };
+  }
+
   return {
     builder,
     add(id) {
       const tool = tools[id];
-      const schema = schemaText(tool.inputSchema);
-      const fields = toolFields(tool, names, schema);
-      // Repeating a field's text w times adds w x its term frequencies and length: BM25F's weighted sums.
-      const texts =
-        t.fields === 'bm25f'
-          ? [FIELD_NAMES.flatMap((f) => Array<string>(Math.max(0, Math.round(t.repeats[f]))).fill(fields[f])).join('\n')]
-          : FIELD_NAMES.map((f) => fields[f]);
-      builder.add(texts);
-      return schema.params;
+      const earlier = reusable?.byTool.get(tool);
+      let doc: { analysed: AnalysedTool; params: string[]; mentions?: Mentions };
+      if (earlier !== undefined && stillRight(reusable!.mentions[earlier])) {
+        const start = reusable!.starts[earlier];
+        const analysed = reusable!.data.subarray(start, start + analysedLength(reusable!.data, fieldCount, start));
+        doc = { analysed, params: reusable!.params[earlier], mentions: reusable!.mentions[earlier] };
+      } else doc = read(tool);
+      builder.addAnalysed(doc.analysed);
+      starts[id] = data.length;
+      data.grow(data.length + doc.analysed.length);
+      data.array.set(doc.analysed, data.length);
+      data.length += doc.analysed.length;
+      byTool.set(tool, id);
+      params.push(doc.params);
+      mentions.push(doc.mentions);
+      return doc.params;
     },
+    documents: () => ({
+      key,
+      names,
+      byTool,
+      data: data.array.slice(0, data.length),
+      starts,
+      params,
+      mentions,
+      dictionary: builder.dictionary,
+      termCount: builder.termCount,
+    }),
   };
+}
+
+/** The tuning knobs a document depends on. */
+function documentKey(t: SearchTuning): string {
+  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, t.stem, t.stripToolMentions]);
+}
+
+function sameSet(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {
+  if (a === undefined || b === undefined) return a === b;
+  if (a.size !== b.size) return false;
+  for (const x of b) if (!a.has(x)) return false;
+  return true;
 }

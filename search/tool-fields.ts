@@ -97,12 +97,18 @@ const COMPOUND = /[._-]|\p{Ll}\p{Lu}/u;
  */
 const ASCII_COMPOUND_IDENTIFIER = /[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)+|[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*(?:[._-][A-Za-z0-9]+)*/g;
 
+/** The compound identifiers (other than the tool's own name) that mention stripping looked up: those it
+ *  found in the catalogue's names and left out, and the others. The text stays right for another set of
+ *  names while exactly the `stripped` ones are in it. */
+export type Mentions = { stripped: string[]; kept: string[] };
+
 /**
  * `text` without mentions of the other tools named in `toolNames` (`self` is kept). A description that points to a neighbour
  * ("use list_overlays to read the configuration first") says when NOT to pick this tool; indexing the
- * neighbour's name would make this tool match queries about the neighbour.
+ * neighbour's name would make this tool match queries about the neighbour. `mentions`, when given,
+ * collects the identifiers looked up.
  */
-export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>, self: string): string {
+export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>, self: string, mentions?: Mentions): string {
   if (toolNames.size === 0 || text === '') return text;
   // Only compound names: a one-word tool name ("search", "fetch") is also an ordinary word.
   const compounds = isAscii(text) ? text.matchAll(ASCII_COMPOUND_IDENTIFIER) : [...text.matchAll(IDENTIFIER)].filter((m) => COMPOUND.test(m[0]));
@@ -110,7 +116,12 @@ export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>
   let from = 0;
   for (const m of compounds) {
     const word = m[0];
-    if (word === self || !toolNames.has(word)) continue;
+    if (word === self) continue;
+    if (!toolNames.has(word)) {
+      mentions?.kept.push(word);
+      continue;
+    }
+    mentions?.stripped.push(word);
     kept += `${text.slice(from, m.index)} `;
     from = m.index + word.length;
   }
@@ -119,18 +130,18 @@ export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>
 
 /**
  * Text fields of `tool` (see `ToolFields`). With `toolNames` (every name in the catalogue), mentions of
- * other tools are left out of the description and parameter text. `schema` is `schemaText` of the tool's
- * inputSchema, when the caller has it already.
+ * other tools are left out of the description and parameter text (and collected in `mentions`, when
+ * given). `schema` is `schemaText` of the tool's inputSchema, when the caller has it already.
  */
-export function toolFields(tool: SearchableTool, toolNames?: ReadonlySet<string>, schema = schemaText(tool.inputSchema)): ToolFields {
+export function toolFields(tool: SearchableTool, toolNames?: ReadonlySet<string>, schema = schemaText(tool.inputSchema), mentions?: Mentions): ToolFields {
   const { params, paramText } = schema;
   const names = toolNames ?? new Set<string>();
   return {
     name: ownName(text(tool.name), text(tool.upstream)),
     title: text(tool.title),
-    description: withoutToolMentions(text(tool.description), names, tool.name),
+    description: withoutToolMentions(text(tool.description), names, tool.name, mentions),
     params: params.join(' '),
-    paramText: withoutToolMentions(paramText, names, tool.name),
+    paramText: withoutToolMentions(paramText, names, tool.name, mentions),
     category: text(tool.category),
     upstream: text(tool.upstream),
   };

@@ -1,0 +1,89 @@
+/**
+ * Catalogue versions (gateway/catalog.ts): the version changes iff the content does (key order is not
+ * content), and a version built from the previous one takes over its unchanged tools as they are, so
+ * that per-tool caches (the search index's documents) carry over. Pure functions of data: no socket.
+ */
+import type { Tool } from '@modelcontextprotocol/client';
+import { describe, expect, it } from 'vitest';
+
+import { loadConfig } from '../../config/load.ts';
+import { buildCatalog, CatalogBuilder } from '../../gateway/catalog.ts';
+import { contentHash } from '../../gateway/content-hash.ts';
+
+const upstream = loadConfig({ env: {}, overrides: { upstreams: [{}] } }).upstreams[0]!;
+const overridden = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: { list_deals: ['deals:read'] } }] } }).upstreams[0]!;
+
+/** Fresh objects every call, as every fetch of the upstream's tools/list gives. */
+function tools(): Tool[] {
+  return [
+    { name: 'list_deals', description: 'Deals of a fund.', inputSchema: { type: 'object', properties: { fund_id: { type: 'string' }, limit: { type: 'integer' } } } },
+    { name: 'get_bars', title: 'Bars', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+    { name: 'place_order', inputSchema: { type: 'object', required: ['symbol'], properties: { symbol: { type: 'string' } } }, _meta: { 'ai.cpz/tool': { category: 'Trading', requiredScopes: ['trade'] } } },
+  ];
+}
+
+/** `value` with every object's keys in reverse order. */
+function reordered<T>(value: T): T {
+  if (Array.isArray(value)) return value.map(reordered) as T;
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reordered(v)])) as T;
+}
+
+describe('catalogue versions', () => {
+  it('are equal for equal content, whatever the key order, with or without the previous version', () => {
+    const first = buildCatalog(upstream, tools());
+    expect(buildCatalog(upstream, reordered(tools())).version).toBe(first.version);
+    expect(buildCatalog(upstream, reordered(tools()), first).version).toBe(first.version);
+  });
+
+  it('differ when a description, a schema, the order of tools or a scope rule differs', () => {
+    const first = buildCatalog(upstream, tools());
+    const described = tools();
+    described[1]!.description = 'Daily bars.';
+    const schema = tools();
+    (schema[0]!.inputSchema.properties as Record<string, object>).limit = { type: 'number' };
+    const versions = [
+      first.version,
+      buildCatalog(upstream, described, first).version,
+      buildCatalog(upstream, schema, first).version,
+      buildCatalog(upstream, tools().reverse(), first).version,
+      buildCatalog(overridden, tools(), first).version,
+    ];
+    expect(new Set(versions).size).toBe(versions.length);
+  });
+
+  it('take over the unchanged tools of the previous version as the same objects, and only those', () => {
+    const first = buildCatalog(upstream, tools());
+    const next = tools();
+    next[2]!.description = 'Places an order.';
+    const second = buildCatalog(upstream, next, first);
+    expect(second.tools[0]).toBe(first.tools[0]);
+    expect(second.tools[1]).toBe(first.tools[1]);
+    expect(second.tools[2]).not.toBe(first.tools[2]);
+    expect(second.tools[2]!.definition.description).toBe('Places an order.');
+    // A tool built under other config (scope rules) is built again.
+    expect(buildCatalog(overridden, tools(), first).byName.get('list_deals')!.requiredScopes).toEqual(['deals:read']);
+  });
+
+  it('come out the same built page by page', () => {
+    const first = buildCatalog(upstream, tools());
+    const builder = new CatalogBuilder(upstream, first);
+    const [a, b, c] = tools();
+    builder.add([a!, b!]);
+    builder.add([c!, { ...a! }]);
+    const paged = builder.finish();
+    expect(paged.version).toBe(first.version);
+    expect(paged.duplicates).toEqual(['list_deals']);
+  });
+});
+
+describe('contentHash', () => {
+  it('hashes content, not key order, at any depth, integer-like keys included', () => {
+    expect(contentHash({ b: 1, a: [{ d: 2, c: { y: null, x: 'x' } }], 10: 'ten', 9: 'nine' })).toBe(
+      contentHash({ 9: 'nine', a: [{ c: { x: 'x', y: null }, d: 2 }], 10: 'ten', b: 1 }),
+    );
+    expect(contentHash({ a: 1, b: undefined })).toBe(contentHash({ a: 1 }));
+    expect(contentHash({ a: [1, 2] })).not.toBe(contentHash({ a: [2, 1] }));
+    expect(contentHash({ a: '1' })).not.toBe(contentHash({ a: 1 }));
+  });
+});
