@@ -1,10 +1,10 @@
 import { LRUCache } from 'lru-cache';
 import type { Tool } from '@modelcontextprotocol/server';
 
-/** A tools/list answer ready to serve: the tool definitions, serialised once, and their size. */
+/** A tools/list answer ready to serve: the tool definitions, serialised at most once, and their size. */
 export interface Listing {
   readonly tools: Tool[];
-  /** `JSON.stringify(tools)`: the fast path (fast-path.ts) answers with it instead of serialising per request. */
+  /** `JSON.stringify(tools)`, made on first use: the fast path (fast-path.ts) answers with it instead of serialising per request. */
   readonly json: string;
   /** Bytes of {@link json} (observed as `mcp_tools_list_bytes`). */
   readonly bytes: number;
@@ -12,7 +12,10 @@ export interface Listing {
 
 /**
  * Built tools/list answers keyed by surface, catalogue version and effective scope set, so a warm
- * tools/list is a lookup (and, on the fast path, a string copy). Entries are immutable and shared by every caller with the same key.
+ * tools/list is a lookup (and, on the fast path, a string copy). Entries are immutable and shared by
+ * every caller with the same key. The JSON is made when a tools/list first needs it, not when the
+ * listing is built: search_tools reads the compact listing for its own definition only, and at 10,000
+ * tools serialising it would cost every new catalogue version some 75 ms.
  */
 export class ListingCache {
   private readonly entries = new LRUCache<string, Listing>({ max: 2000 });
@@ -21,11 +24,23 @@ export class ListingCache {
   get(key: string, build: () => Tool[]): Listing {
     let listing = this.entries.get(key);
     if (!listing) {
-      const tools = build();
-      const json = JSON.stringify(tools);
-      listing = { tools, json, bytes: Buffer.byteLength(json) };
+      listing = lazyListing(build());
       this.entries.set(key, listing);
     }
     return listing;
   }
+}
+
+function lazyListing(tools: Tool[]): Listing {
+  let json: string | undefined;
+  let bytes: number | undefined;
+  return {
+    tools,
+    get json() {
+      return (json ??= JSON.stringify(tools));
+    },
+    get bytes() {
+      return (bytes ??= Buffer.byteLength(this.json));
+    },
+  };
 }
