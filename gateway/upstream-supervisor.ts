@@ -26,7 +26,8 @@ export interface UpstreamHealth {
  * respawned in a tight loop), and a longer run starts the count afresh. Attempts run in the
  * background, outside any request (no caller's credential); callers arriving while one runs wait for
  * it, callers arriving between attempts fail at once with the last reason. Every reconnection after a
- * loss is logged, counted (`mcp_upstream_reconnects_total`) and announced to `onReconnect` listeners.
+ * loss is logged and counted (`mcp_upstream_reconnects_total`); it and a first connection after failed
+ * attempts are announced to `onReconnect` listeners (the catalogue cache refetches, so /readyz turns ready).
  * A refused credential (401) is not a loss: the next caller tries again with its own.
  */
 export class UpstreamSupervisor<T> {
@@ -109,15 +110,18 @@ export class UpstreamSupervisor<T> {
   }
 
   private connected(): void {
+    // Up after being down: lists may have changed (a reconnect), or were never fetched (a first
+    // connection after failed attempts, e.g. a gateway started before its upstream): listeners refetch.
+    const recovered = this.state === 'down';
     if (this.everUp && this.state !== 'up') {
       this.reconnects++;
       this.metrics.upstreamReconnects.inc({ upstream: this.name });
       this.log.info({ upstream: this.name, downMs: this.since ? Date.now() - this.since : undefined }, 'upstream reconnected');
-      for (const listener of this.listeners) listener();
     }
     this.everUp = true;
     this.upSince = Date.now();
     this.enter('up');
+    if (recovered) for (const listener of this.listeners) listener();
   }
 
   private failed(error: unknown): void {

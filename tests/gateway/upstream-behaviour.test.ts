@@ -3,9 +3,15 @@
  * refused rather than truncated, request ids and credentials forwarded, and upstream failures turned
  * into isError results (tools/call) or -32603 (lists), never crashes or hangs.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
 import { connectV2, namesOf } from '../helpers/clients.ts';
+import { createServer } from 'node:net';
+import { loadConfig } from '../../config/load.ts';
+import { startGateway } from '../../gateway/index.ts';
+import { startPlatform } from '../../upstream/platform/index.ts';
+import { startUpstreamServer } from '../../upstream/server/index.ts';
+import { LogCapture } from '../helpers/log-capture.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 
 const KEY = { 'x-cpz-key': 'pager', 'x-cpz-secret': 'pager-secret' };
@@ -136,5 +142,42 @@ describe('an upstream that is down', () => {
     }
     expect((await fetch(`${stack.gatewayUrl}/healthz`)).status).toBe(200);
     expect((await fetch(`${stack.gatewayUrl}/readyz`)).status).toBe(503);
+  });
+});
+
+/** A loopback port nothing listens on (bound, then released). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('a gateway started before its upstream', () => {
+  it('turns ready on /readyz once the upstream comes up, without any MCP request', async () => {
+    const port = await freePort();
+    const platform = await startPlatform({ port: 0 });
+    const gateway = await startGateway(
+      loadConfig({
+        env: {},
+        overrides: {
+          listen: { host: '127.0.0.1', port: 0 },
+          upstreams: [{ url: `http://127.0.0.1:${port}/mcp`, restart: { minDelayMs: 50, maxDelayMs: 200 } }],
+          scopes: { endpoint: `${platform.url}/v1/me` },
+        },
+      }),
+      { logDestination: new LogCapture() },
+    );
+    let upstream: Awaited<ReturnType<typeof startUpstreamServer>> | undefined;
+    try {
+      expect((await fetch(`${gateway.url}/readyz`)).status).toBe(503);
+      upstream = await startUpstreamServer({ platformUrl: platform.url, port });
+      await vi.waitFor(async () => expect(await (await fetch(`${gateway.url}/readyz`)).json()).toEqual({ status: 'ready' }), { timeout: 10_000, interval: 100 });
+    } finally {
+      await gateway.close();
+      await upstream?.close();
+      await platform.close();
+    }
   });
 });
