@@ -138,30 +138,43 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
   const labels = { endpoint: surface.name, era: plain.era, method: methodLabel(plain.method) };
   // The SDK's 2025 leg has sent its 200 and SSE headers before the handler runs (the access log sees 200 even if the caller leaves).
   if (plain.era === 'legacy') ctx.status = 200;
-  let body: string;
+  // The JSON-RPC message in pieces: a tools/list answer keeps the listing's cached bytes as one piece.
+  let message: (string | Buffer)[];
   let status = 200;
   let outcome: 'ok' | 'error' = 'ok';
   try {
-    body = plain.method === 'tools/list' ? await listingAnswer(d, plain) : resultAnswer(plain, await dispatch('tools/call', callRequest(plain), d) as Record<string, unknown>);
+    message = plain.method === 'tools/list' ? await listingAnswer(d, plain) : [resultAnswer(plain, await dispatch('tools/call', callRequest(plain), d) as Record<string, unknown>)];
   } catch (error) {
-    const { code, message, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
+    const { code, message: text, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
     if (code === MISSING_CLIENT_CAPABILITY && plain.era === 'modern') status = 400;
-    body = JSON.stringify({ jsonrpc: '2.0', id: plain.id, error: { code, message, ...(data !== undefined ? { data } : {}) } });
+    message = [JSON.stringify({ jsonrpc: '2.0', id: plain.id, error: { code, message: text, ...(data !== undefined ? { data } : {}) } })];
     outcome = 'error';
   }
   answered = true;
   // A caller that went away got no answer: an error, as the SDK path counts an exchange closed without one.
   metrics.mcpRequests.inc({ ...labels, outcome: aborter.signal.aborted ? 'error' : outcome });
-  ctx.status = status;
   if (plain.era === 'legacy') {
     // The SDK's stateless 2025 leg answers every request as one SSE `message` event.
     ctx.set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
-    ctx.body = `event: message\ndata: ${body}\n\n`;
+    respond(ctx, status, ['event: message\ndata: ', ...message, '\n\n']);
   } else {
     ctx.set('content-type', 'application/json');
-    ctx.body = body;
+    respond(ctx, status, message);
   }
   return true;
+}
+
+/**
+ * Writes the answer itself (Koa steps aside, as for the SDK handler): the pieces go out as they are,
+ * so a large listing's cached bytes are not copied into a new string or buffer per request.
+ */
+function respond(ctx: Context, status: number, pieces: readonly (string | Buffer)[]): void {
+  ctx.status = status;
+  ctx.respond = false;
+  const res = ctx.res;
+  res.setHeader('content-length', pieces.reduce((n, piece) => n + (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length), 0));
+  for (const piece of pieces.slice(0, -1)) res.write(piece);
+  res.end(pieces.at(-1));
 }
 
 function callRequest(plain: PlainRequest) {
@@ -200,9 +213,9 @@ const MODERN_LIST_TAIL = `,"resultType":"complete","ttlMs":0,"cacheScope":"priva
  * adds to the gateway's `{ tools }`: resultType, the configured cache hint of tools/list (private, 0 ms:
  * it differs per caller; mcp-server.ts) and serverInfo.
  */
-async function listingAnswer(d: DispatchContext, plain: PlainRequest): Promise<string> {
+async function listingAnswer(d: DispatchContext, plain: PlainRequest): Promise<(string | Buffer)[]> {
   const listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
-  return `{"result":{"tools":${listing.json}${plain.era === 'modern' ? MODERN_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`;
+  return ['{"result":{"tools":', listing.json, `${plain.era === 'modern' ? MODERN_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`];
 }
 
 /**

@@ -4,8 +4,8 @@ import type { Tool } from '@modelcontextprotocol/server';
 /** A tools/list answer ready to serve: the tool definitions, serialised at most once, and their size. */
 export interface Listing {
   readonly tools: Tool[];
-  /** `JSON.stringify(tools)`, made on first use: the fast path (fast-path.ts) answers with it instead of serialising per request. */
-  readonly json: string;
+  /** `JSON.stringify(tools)` as UTF-8, made on first use: the fast path (fast-path.ts) writes it instead of serialising per request. */
+  readonly json: Buffer;
   /** Bytes of {@link json} (observed as `mcp_tools_list_bytes`). */
   readonly bytes: number;
 }
@@ -32,15 +32,14 @@ export class ListingCache {
 }
 
 function lazyListing(tools: Tool[]): Listing {
-  let json: string | undefined;
-  let bytes: number | undefined;
+  let json: Buffer | undefined;
   return {
     tools,
     get json() {
-      return (json ??= JSON.stringify(tools));
+      return (json ??= Buffer.from(JSON.stringify(tools)));
     },
     get bytes() {
-      return (bytes ??= Buffer.byteLength(this.json));
+      return this.json.length;
     },
   };
 }
