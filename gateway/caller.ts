@@ -68,9 +68,18 @@ export function createCaller(runtime: GatewayRuntime, credential: Credential, er
   return caller;
 }
 
+/** The caller's view; its tool list is filtered on first use only (a warm tools/list or search never needs it). */
 function visibleCatalog(catalog: Catalog, result: Exclude<ScopeResult, { kind: 'unauthorized' }>): VisibleCatalog {
   const scopes: CallerScopes = result.kind === 'scopes' ? result.scopes : 'unknown';
-  return { catalog, scopes, tools: visibleTools(catalog, scopes), key: visibilityKey(catalog, scopes) };
+  let tools: readonly CatalogTool[] | undefined;
+  return {
+    catalog,
+    scopes,
+    key: visibilityKey(catalog, scopes),
+    get tools() {
+      return (tools ??= visibleTools(catalog, scopes));
+    },
+  };
 }
 
 /** The caller's scopes, looked up at most once per HTTP request (the edge and the handler share it). */
