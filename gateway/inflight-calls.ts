@@ -58,12 +58,17 @@ export class InflightCalls {
     if (!set) this.calls.set(key, (set = new Set()));
     set.add(controller);
     this.size++;
+    // The controller follows the caller's signal (AbortSignal.any costs ~20x more per call on Node 20).
+    const follow = () => controller.abort(parent.reason);
+    if (parent.aborted) follow();
+    else parent.addEventListener('abort', follow, { once: true });
     let released = false;
     return {
-      signal: AbortSignal.any([parent, controller.signal]),
+      signal: controller.signal,
       release: () => {
         if (released) return;
         released = true;
+        parent.removeEventListener('abort', follow);
         set.delete(controller);
         if (set.size === 0 && this.calls.get(key) === set) this.calls.delete(key);
         this.size--;
