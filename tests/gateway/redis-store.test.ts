@@ -4,7 +4,6 @@
  * errors for callers. Needs `redis-server` on PATH (installed by .ci/run).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../gateway/index.ts';
@@ -12,17 +11,10 @@ import { DATA_KEY_TOOLS, DEMO_KEYS, connectV2, namesOf } from '../helpers/client
 import { LogCapture } from '../helpers/log-capture.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../helpers/scope-endpoint.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 // Skipped only outside CI: under CI=true a missing redis-server fails the suite instead of hiding it.
 const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
   let redis: ChildProcess;

@@ -6,13 +6,13 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
 import { connectV2, namesOf } from '../helpers/clients.ts';
-import { createServer } from 'node:net';
 import { loadConfig } from '../../config/load.ts';
 import { startGateway } from '../../gateway/index.ts';
 import { startPlatform } from '../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../upstream/server/index.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 const KEY = { 'x-cpz-key': 'pager', 'x-cpz-secret': 'pager-secret' };
 const tool = (name: string, scopes: string[] = []): Tool => ({ name, inputSchema: { type: 'object' }, _meta: { 'ai.cpz/tool': { category: 'test', requiredScopes: scopes } } });
@@ -144,15 +144,6 @@ describe('an upstream that is down', () => {
     expect((await fetch(`${stack.gatewayUrl}/readyz`)).status).toBe(503);
   });
 });
-
-/** A loopback port nothing listens on (bound, then released). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('a gateway started before its upstream', () => {
   it('turns ready on /readyz once the upstream comes up, without any MCP request', async () => {

@@ -7,24 +7,15 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { surfaces } from '../../gateway/surfaces.ts';
 import { DEMO_KEYS, connectV2 } from '../helpers/clients.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 const haveBinaries = ['prometheus', 'promtool'].every((bin) => spawnSync(bin, ['--version']).status === 0);
-
-/** A loopback port free right now (Prometheus cannot listen on port 0 and report the port back). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Polls `probe` every 250 ms until it returns a value other than undefined, or throws after `ms`. */
 async function eventually<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
