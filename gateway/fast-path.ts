@@ -58,8 +58,8 @@ const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>) 
  * tools/call with a string name and object arguments; `Accept` naming both JSON and SSE (what SDK
  * clients send); and either
  * - 2026-07-28: the `MCP-Protocol-Version` header, `_meta` holding exactly the envelope the SDK clients
- *   send (protocolVersion equal to the header, clientInfo with name and version, clientCapabilities)
- *   and `Mcp-Method`/`Mcp-Name` equal to the body (spec basic/transports/streamable-http §Request
+ *   send (protocolVersion equal to the header; clientInfo and clientCapabilities valid against the SDK's
+ *   spec schemas for Implementation and ClientCapabilities) and `Mcp-Method`/`Mcp-Name` equal to the body (spec basic/transports/streamable-http §Request
  *   Metadata): anything the SDK would check and might refuse is out; or
  * - an initialize-based revision in the header and no `_meta` at all (no progress token, no custom keys).
  * Retried multi-round-trip requests, progress, log levels and trace context take the SDK path.
@@ -98,8 +98,8 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
  * the one table of arms in mcp-server.ts), the same caches, the same upstream client, and the answer
  * the SDK handler would give, byte for byte in content: the 2026-07-28 encode contract (resultType,
  * cache fields on tools/list, serverInfo in `_meta`), the 2025 stateless leg's single SSE `message`
- * event, and in-band errors with their code and data. tools/list answers splice the listing's cached
- * JSON (listing.ts) instead of serialising the tools again. Why: measured, the SDK's parse, validate,
+ * event, and in-band errors with their code and data. tools/list answers write the listing's cached
+ * UTF-8 JSON (listing.ts) instead of serialising the tools again. Why: measured, the SDK's parse, validate,
  * per-request Server and web Request/Response conversion were most of the gateway's own time per call
  * (README, Performance). Returns false, having answered nothing, when the upstreams declare logging
  * (their log messages would be relayed on an SSE stream only the SDK handler opens) or are not yet
