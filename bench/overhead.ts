@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { profileMarkdown, summariseProfile, type ProfileSummary } from './cpu-profile.ts';
 import { DEMO_KEYS, EXPECTED, ALL_TOOL_NAMES } from './expected-catalogues.ts';
-import { abRounds, withoutSamples, type AbResult, type Side } from './load.ts';
+import { abRounds, runLoad, withoutSamples, type AbResult, type Side } from './load.ts';
 import { fmt, mib, printOutcome, table, targetTable, writeResult, type PartOutcome, type TargetCheck } from './results.ts';
 import { ERAS, rpcCall, sameNames, searchMatches, sendCall, toolNames, verifiedResult, type Era, type RpcCall } from './rpc-requests.ts';
 import { gatewaySpec, startServiceProcess, stopAll, waitReady, type ServiceProcess } from './services.ts';
@@ -196,6 +196,14 @@ export async function runOverhead(): Promise<PartOutcome> {
     proxy = await startServiceProcess({ bareProxy: upstream! }, { name: 'bare-proxy' });
     compact = await hasCompact(gatewayUrl);
     if (!compact) console.log('note: /mcp/compact with search_tools is not served by this gateway yet: search_tools and call_tool scenarios skipped');
+    if (settings.warmupPassSeconds > 0) {
+      process.stderr.write(`overhead: warm-up pass, ${settings.warmupPassSeconds} s per scenario and side ...\n`);
+      for (const era of ERAS) {
+        for (const scenario of scenarios(era, upstream!, gatewayUrl, proxy.urls.bareProxy!, compact)) {
+          for (const side of [scenario.direct, scenario.gateway]) await runLoad(side.call, { connections: settings.connections, seconds: settings.warmupPassSeconds, check: side.check });
+        }
+      }
+    }
     for (const era of ERAS) {
       for (const scenario of scenarios(era, upstream!, gatewayUrl, proxy.urls.bareProxy!, compact)) {
         const label = `${scenario.name} (${era})`;
@@ -249,7 +257,7 @@ export async function runOverhead(): Promise<PartOutcome> {
     ...(profile ? ['', profileMarkdown(profile)] : []),
   ].join('\n');
   const path = writeResult('overhead', {
-    settings: { connections: settings.connections, rounds: settings.rounds, roundSeconds: settings.roundSeconds, warmupSeconds: settings.warmupSeconds, latencyRequests: settings.latencyRequests, gatewayLogLevel: settings.gatewayLogLevel },
+    settings: { connections: settings.connections, rounds: settings.rounds, roundSeconds: settings.roundSeconds, warmupSeconds: settings.warmupSeconds, warmupPassSeconds: settings.warmupPassSeconds, latencyRequests: settings.latencyRequests, gatewayLogLevel: settings.gatewayLogLevel },
     processes: 'platform + reference upstream in one child process, gateway in another, the bare proxy (floor) in a third, autocannon in the bench process',
     compact,
     scenarios: results.map((r) => ({

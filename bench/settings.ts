@@ -30,6 +30,12 @@ export const settings = {
   rounds: num('BENCH_ROUNDS', 2),
   /** Untimed warm-up per side before the rounds, seconds. */
   warmupSeconds: num('BENCH_WARMUP_SECONDS', 0.5),
+  /**
+   * Overhead: an untimed pass over every scenario and side first, seconds each, so the rounds measure
+   * JIT-compiled code and grown heaps in all three processes, not V8 warming up (measured: the first
+   * few thousand tools/call cost the gateway and the upstream about twice the CPU of the steady state).
+   */
+  warmupPassSeconds: num('BENCH_WARMUP_PASS_SECONDS', 1),
   /** Requests of the sequential (one connection) latency run per side. */
   latencyRequests: num('BENCH_LATENCY_REQUESTS', 200),
   /** Catalogue sizes of the scale part. */
