@@ -88,7 +88,11 @@ export async function runLoad(call: RpcCall, options: LoadOptions): Promise<Load
  */
 export const SAMPLE_MS = 100;
 
-function summarise(samples: number[], result: autocannon.Result, bytes: number, total: number, seconds: number): LoadResult {
+/**
+ * The figures of one autocannon run: `samples` are 2xx latencies (ms), `bytes` the bytes of all `total`
+ * responses, `seconds` the span measured.
+ */
+export function summarise(samples: number[], result: autocannon.Result, bytes: number, total: number, seconds: number): LoadResult {
   const sorted = [...samples].sort((a, b) => a - b);
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]));
   return {

@@ -26,7 +26,7 @@ import { replayTools } from '../upstream/replay/replay-tools.ts';
 import { syntheticCatalog } from '../upstream/replay/synthetic-catalog.ts';
 import { profileMarkdown, summariseProfile, type ProfileSummary } from './cpu-profile.ts';
 import { histogramBuckets, scrape } from './gateway-metrics.ts';
-import { percentile, runLoad, SAMPLE_MS, withoutSamples, type LoadResult } from './load.ts';
+import { percentile, runLoad, SAMPLE_MS, summarise, withoutSamples, type LoadResult } from './load.ts';
 import { fmt, mib, printOutcome, table, targetTable, writeResult, type PartOutcome, type TargetCheck } from './results.ts';
 import { rpcCall, searchMatches, sendCall, toolNames, verifiedResult, type RpcCall } from './rpc-requests.ts';
 import { gatewaySpec, startServiceProcess, stopAll, waitReady, type MemorySample, type ServiceProcess } from './services.ts';
@@ -117,22 +117,8 @@ async function runSequence(calls: RpcCall[], amount: number): Promise<Figures> {
   instance.on('response', (_c, status, _b, ms) => status >= 200 && status < 300 && samples.push(ms));
   const result = await instance;
   if (result.non2xx || result.errors || result.mismatches) throw new Error(`search_tools run: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.mismatches} wrong bodies`);
-  const sorted = samples.sort((a, b) => a - b);
   const seconds = (result.finish.getTime() - result.start.getTime()) / 1000;
-  return {
-    requests: result.requests.total,
-    seconds,
-    reqPerSec: result.requests.total / seconds,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    mean: sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1),
-    errors: result.errors,
-    timeouts: result.timeouts,
-    non2xx: result.non2xx,
-    mismatches: result.mismatches,
-    statusCodes: Object.fromEntries(Object.entries(result.statusCodeStats).map(([c, { count }]) => [c, count])),
-    bytesPerResponse: 0,
-  };
+  return withoutSamples(summarise(samples, result, 0, result.requests.total, seconds))!;
 }
 
 /** Share of the gateway's searches under 5 ms and 1 ms between two scrapes. */
