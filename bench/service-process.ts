@@ -6,7 +6,7 @@
  * `stats` (scope stub counters), `cpu` (process.cpuUsage, ms) and `stop` (close everything, then exit 0 so --cpu-prof can write).
  */
 import { loadConfig } from '../config/load.ts';
-import { startGateway } from '../gateway/index.ts';
+import { startGateway } from '../gateway/gateway.ts';
 import { startPlatform } from '../upstream/platform/index.ts';
 import { startUpstreamServer } from '../upstream/server/index.ts';
 import { startBareProxy } from './bare-proxy.ts';

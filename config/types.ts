@@ -7,7 +7,7 @@ export interface GatewayConfig {
   /** Public base URL (behind a proxy); default: http://<Host header>. */
   publicUrl?: string;
   upstreams: UpstreamConfig[];
-  /** With several upstreams: exposed names are `<upstream><separator><name>` (see gateway/exposed-names.ts). */
+  /** With several upstreams: exposed names are `<upstream><separator><name>` (see gateway/catalog/naming.ts). */
   naming: { separator: string };
   credentials: { keyHeader: string; secretHeader: string; bearer: boolean };
   scopes: {
@@ -23,7 +23,7 @@ export interface GatewayConfig {
   cache: { store: 'memory' | 'redis'; redisUrl?: string; ttlMs: number; maxEntries: number; operationTimeoutMs: number };
   compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number };
   limits: { bodyBytes: number; maxListPages: number };
-  /** `fastPath`: plain tools/list and tools/call answered without the SDK's per-request server (gateway/fast-path.ts). */
+  /** `fastPath`: plain tools/list and tools/call answered without the SDK's per-request server (gateway/mcp/fast-path.ts). */
   dispatch: { fastPath: boolean };
   security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean };
   metrics: { enabled: boolean; port?: number };

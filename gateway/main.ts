@@ -5,7 +5,7 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/load.ts';
-import { startGateway } from './index.ts';
+import { startGateway } from './gateway.ts';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string', short: 'c' } }, strict: true });

@@ -1,15 +1,15 @@
 import type { GatewayConfig } from '../config/types.ts';
-import type { CatalogCache } from './catalog-cache.ts';
-import type { InputValidator } from './input-check.ts';
-import type { ListingCache } from './listing.ts';
-import type { Logger } from './log.ts';
-import type { InflightCalls } from './inflight-calls.ts';
-import type { GatewayMetrics } from './metrics.ts';
-import type { OutputValidator } from './output-check.ts';
-import type { ScopeCache } from './scope-cache.ts';
-import type { SearchIndexCache } from './search-index-cache.ts';
-import type { UpstreamClient } from './upstream-client.ts';
-import type { UpstreamSet } from './upstream-set.ts';
+import type { CatalogCache } from './catalog/catalog-cache.ts';
+import type { InputValidator } from './checks/input-check.ts';
+import type { ListingCache } from './catalog/listing.ts';
+import type { Logger } from './obs/log.ts';
+import type { InflightCalls } from './upstream/inflight-calls.ts';
+import type { GatewayMetrics } from './obs/metrics.ts';
+import type { OutputValidator } from './checks/output-check.ts';
+import type { ScopeCache } from './auth/scope-cache.ts';
+import type { SearchIndexCache } from './catalog/search-index-cache.ts';
+import type { UpstreamClient } from './upstream/client.ts';
+import type { UpstreamSet } from './catalog/upstream-set.ts';
 
 /** One configured upstream with its connection and list cache. */
 export interface UpstreamRuntime {

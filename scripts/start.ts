@@ -6,7 +6,7 @@
  * Stops all three on SIGINT/SIGTERM, the gateway first so in-flight calls can still reach the upstream.
  */
 import { loadConfig } from '../config/load.ts';
-import { startGateway } from '../gateway/index.ts';
+import { startGateway } from '../gateway/gateway.ts';
 import { startPlatform } from '../upstream/platform/index.ts';
 import { startUpstreamServer } from '../upstream/server/index.ts';
 

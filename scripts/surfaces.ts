@@ -6,7 +6,7 @@
  * byte ratio for the full key (issue 8 target: at most 45%). Writes bench/results/surfaces.json.
  */
 import { loadConfig } from '../config/load.ts';
-import { startGateway } from '../gateway/index.ts';
+import { startGateway } from '../gateway/gateway.ts';
 import { startPlatform } from '../upstream/platform/index.ts';
 import { startUpstreamServer } from '../upstream/server/index.ts';
 import { DEMO_KEYS, DEMO_KEY_NAMES, type DemoKey } from '../bench/expected-catalogues.ts';

@@ -76,7 +76,7 @@ async function waitReady(baseUrl: string): Promise<void> {
  */
 export async function startEndToEnd(set: QuerySet): Promise<EndToEnd | { skipped: string }> {
   // Imported here so that the offline mode runs whatever state the gateway is in.
-  const { startGateway } = await import('../../gateway/index.ts');
+  const { startGateway } = await import('../../gateway/gateway.ts');
   const { loadConfig } = await import('../../config/load.ts');
   const dir = mkdtempSync(join(tmpdir(), 'bench-search-'));
   const closers: (() => Promise<void>)[] = [async () => rmSync(dir, { recursive: true, force: true })];

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../config/load.ts';
-import { startGateway } from '../../gateway/index.ts';
+import { startGateway } from '../../gateway/gateway.ts';
 
 const CONFORMANCE_CONFIG = fileURLToPath(new URL('../../config/conformance.yaml', import.meta.url));
 

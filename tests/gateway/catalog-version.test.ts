@@ -1,5 +1,5 @@
 /**
- * Catalogue versions (gateway/catalog.ts): the version changes iff the content does (key order is not
+ * Catalogue versions (gateway/catalog/catalog.ts): the version changes iff the content does (key order is not
  * content), and a version built from the previous one takes over its unchanged tools as they are, so
  * that per-tool caches (the search index's documents) carry over. Pure functions of data: no socket.
  */
@@ -7,8 +7,8 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 
 import { loadConfig } from '../../config/load.ts';
-import { buildCatalog, CatalogBuilder } from '../../gateway/catalog.ts';
-import { contentHash } from '../../gateway/content-hash.ts';
+import { buildCatalog, CatalogBuilder } from '../../gateway/catalog/catalog.ts';
+import { contentHash } from '../../gateway/catalog/content-hash.ts';
 
 const upstream = loadConfig({ env: {}, overrides: { upstreams: [{}] } }).upstreams[0]!;
 const overridden = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: { list_deals: ['deals:read'] } }] } }).upstreams[0]!;

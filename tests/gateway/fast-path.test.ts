@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../gateway/index.ts';
+import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
 import { rpcCall, parseAnswer, type Era, type RpcCall } from '../../bench/rpc-requests.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 
 /**
- * The fast path (gateway/fast-path.ts) answers plain tools/list and tools/call requests without the
+ * The fast path (gateway/mcp/fast-path.ts) answers plain tools/list and tools/call requests without the
  * SDK's per-request server. Its promise is the SDK's answer: two gateways over the same upstream, one
  * with `dispatch.fastPath: false`, must give the same status, content type and JSON-RPC message for
  * every request, the plain ones and those the fast path declines. Which path answered is visible on

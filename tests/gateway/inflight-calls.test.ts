@@ -5,7 +5,7 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { InflightCalls } from '../../gateway/inflight-calls.ts';
+import { InflightCalls } from '../../gateway/upstream/inflight-calls.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 
 const registry = (max?: number) => {

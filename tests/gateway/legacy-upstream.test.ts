@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../gateway/index.ts';
+import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
 import { connectV1, connectV2, namesOf } from '../helpers/clients.ts';
 import { startLegacySessionfulUpstream, type LegacyUpstream } from '../helpers/legacy-upstream.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../helpers/scope-endpoint.ts';

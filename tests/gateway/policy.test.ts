@@ -4,8 +4,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
 import { loadConfig } from '../../config/load.ts';
-import { buildCatalog } from '../../gateway/catalog.ts';
-import { visibilityKey, visibleTools } from '../../gateway/policy.ts';
+import { buildCatalog } from '../../gateway/catalog/catalog.ts';
+import { visibilityKey, visibleTools } from '../../gateway/policy/visibility.ts';
 
 const upstream = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: { get_profile: [], list_deals: ['middle-office:admin'] } }] } }).upstreams[0]!;
 const tool = (name: string, requiredScopes?: string[], readOnlyHint = true): Tool => ({

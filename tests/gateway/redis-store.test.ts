@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../gateway/index.ts';
+import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
 import { DATA_KEY_TOOLS, DEMO_KEYS, connectV2, namesOf } from '../helpers/clients.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../helpers/scope-endpoint.ts';

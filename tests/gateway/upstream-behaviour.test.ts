@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
 import { connectV2, namesOf } from '../helpers/clients.ts';
 import { loadConfig } from '../../config/load.ts';
-import { startGateway } from '../../gateway/index.ts';
+import { startGateway } from '../../gateway/gateway.ts';
 import { startPlatform } from '../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../upstream/server/index.ts';
 import { LogCapture } from '../helpers/log-capture.ts';

@@ -1,6 +1,6 @@
 import { loadConfig, type DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
-import { startGateway, type RunningGateway } from '../../gateway/index.ts';
+import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
 import { startPlatform } from '../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../upstream/server/index.ts';
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from './fake-upstream.ts';

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { surfaces } from '../../gateway/surfaces.ts';
+import { surfaces } from '../../gateway/surfaces/surfaces.ts';
 import { DEMO_KEYS, connectV2 } from '../helpers/clients.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { freePort } from '../helpers/free-port.ts';

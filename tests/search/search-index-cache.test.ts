@@ -1,5 +1,5 @@
 /**
- * The gateway's search index cache (gateway/search-index-cache.ts): one index per catalogue version,
+ * The gateway's search index cache (gateway/catalog/search-index-cache.ts): one index per catalogue version,
  * shared; titles taken where clients read them (`title`, else `annotations.title`); a new version's
  * index replaces the previous one once built.
  */
@@ -8,8 +8,8 @@ import { pino } from 'pino';
 import { describe, expect, it, vi } from 'vitest';
 
 import { loadConfig } from '../../config/load.ts';
-import { buildCatalog } from '../../gateway/catalog.ts';
-import { SearchIndexCache } from '../../gateway/search-index-cache.ts';
+import { buildCatalog } from '../../gateway/catalog/catalog.ts';
+import { SearchIndexCache } from '../../gateway/catalog/search-index-cache.ts';
 
 const upstream = loadConfig({ env: {}, overrides: { upstreams: [{}] } }).upstreams[0]!;
 const tool = (name: string, extra: Partial<Tool> = {}): Tool => ({ name, inputSchema: { type: 'object' }, ...extra });

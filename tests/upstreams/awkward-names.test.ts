@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
-import { ORIGIN_META_KEY } from '../../gateway/catalog-merge.ts';
-import { EXPOSED_NAME } from '../../gateway/exposed-names.ts';
-import { startGateway, type RunningGateway } from '../../gateway/index.ts';
+import { ORIGIN_META_KEY } from '../../gateway/catalog/catalog-merge.ts';
+import { EXPOSED_NAME } from '../../gateway/catalog/naming.ts';
+import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../upstream/replay/index.ts';
 import { connectV1, connectV2 } from '../helpers/clients.ts';
 import { eventually } from './call-results.ts';

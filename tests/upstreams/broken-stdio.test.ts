@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../gateway/index.ts';
+import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../upstream/replay/index.ts';
 import { connectV2, namesOf } from '../helpers/clients.ts';
 import { LogCapture } from '../helpers/log-capture.ts';

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../gateway/index.ts';
+import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
 import { loadConfig } from '../../config/load.ts';
-import { mergeCatalogs, ORIGIN_META_KEY } from '../../gateway/catalog-merge.ts';
-import { buildCatalog } from '../../gateway/catalog.ts';
-import { EXPOSED_NAME, exposedNames } from '../../gateway/exposed-names.ts';
-import { resourceOwner } from '../../gateway/resource-routing.ts';
+import { mergeCatalogs, ORIGIN_META_KEY } from '../../gateway/catalog/catalog-merge.ts';
+import { buildCatalog } from '../../gateway/catalog/catalog.ts';
+import { EXPOSED_NAME, exposedNames } from '../../gateway/catalog/naming.ts';
+import { resourceOwner } from '../../gateway/catalog/resource-routing.ts';
 
 const PREFIXED = { separator: '__', prefixed: true };
 const LONG = 'a_tool_name_that_goes_on_and_on_past_what_model_apis_accept_for_names_x'; // 72 characters

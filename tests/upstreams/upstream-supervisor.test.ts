@@ -6,8 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { GatewayError } from '../../gateway/errors.ts';
-import { createMetrics } from '../../gateway/metrics.ts';
-import { UpstreamSupervisor } from '../../gateway/upstream-supervisor.ts';
+import { createMetrics } from '../../gateway/obs/metrics.ts';
+import { UpstreamSupervisor } from '../../gateway/upstream/supervisor.ts';
 
 const POLICY = { minDelayMs: 200, maxDelayMs: 1000, stableAfterMs: 10_000 };
 const down = () => new GatewayError('upstream_unavailable', 'upstream x is unreachable (connecting)');

@@ -1,0 +1,118 @@
+import type { GatewayConfig } from '../../config/types.ts';
+import type { Credential } from './credentials.ts';
+import type { KvStore } from '../store/kv-store.ts';
+import type { Logger } from '../obs/log.ts';
+import type { GatewayMetrics } from '../obs/metrics.ts';
+import { currentRequest } from '../obs/request-context.ts';
+
+/**
+ * A caller's scopes, or why they are not known. Unknown is not none: policy advertises the full
+ * catalogue for it (fail-open, logged and counted), while `unauthorized` becomes a 401 to the caller.
+ */
+export type ScopeResult =
+  | { kind: 'scopes'; scopes: readonly string[] }
+  | { kind: 'unknown'; reason: UnknownReason }
+  | { kind: 'unauthorized' };
+
+export type UnknownReason = 'error' | 'timeout' | 'no_scopes_field' | 'not_configured';
+
+/**
+ * Looks up caller scopes at `scopes.endpoint` with the caller's own credential headers, under its own
+ * time budget (`scopes.timeoutMs`, AbortSignal.timeout), cached per credential digest for
+ * `scopes.ttlMs` in the keyv store. Concurrent misses for one digest share one request. A 401 is never
+ * cached. Used for tools/list and the compact surface only, never on the direct tools/call path.
+ */
+export class ScopeCache {
+  private readonly inflight = new Map<string, Promise<ScopeResult>>();
+  private readonly sweeper?: NodeJS.Timeout;
+
+  constructor(
+    private readonly config: GatewayConfig['scopes'],
+    private readonly store: KvStore,
+    private readonly metrics: GatewayMetrics,
+    private readonly log: Logger,
+  ) {
+    if (config.sweepIntervalMs > 0) {
+      this.sweeper = setInterval(() => store.sweep(), config.sweepIntervalMs);
+      this.sweeper.unref();
+    }
+  }
+
+  /** The caller's scopes: from the cache, else from the endpoint. Never rejects. */
+  async lookup(credential: Credential): Promise<ScopeResult> {
+    if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
+    const cached = await this.store.get<ScopeResult>(credential.digest);
+    if (cached) {
+      this.metrics.scopeLookups.inc({ result: 'hit' });
+      return cached;
+    }
+    const pending = this.inflight.get(credential.digest);
+    if (pending) {
+      // Coalesced with a lookup already in flight: no request of its own, counted as a hit.
+      this.metrics.scopeLookups.inc({ result: 'hit' });
+      return pending;
+    }
+    const started = this.fetchAndStore(credential).finally(() => this.inflight.delete(credential.digest));
+    this.inflight.set(credential.digest, started);
+    return started;
+  }
+
+  /**
+   * The caller's scopes when already cached (or `not_configured` without an endpoint), else undefined:
+   * for paths that must never trigger a lookup (the direct tools/call path). Not counted in
+   * `mcp_scope_lookups_total`, which counts lookups.
+   */
+  async cached(credential: Credential): Promise<ScopeResult | undefined> {
+    if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
+    return this.store.get<ScopeResult>(credential.digest);
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.sweeper);
+  }
+
+  private async fetchAndStore(credential: Credential): Promise<ScopeResult> {
+    const started = performance.now();
+    const result = await this.fetchScopes(credential);
+    this.metrics.scopeLookupDuration.observe((performance.now() - started) / 1000);
+    this.metrics.scopeLookups.inc({ result: result.kind === 'scopes' ? 'miss' : result.kind === 'unknown' ? result.reason : 'unauthorized' });
+    if (result.kind === 'scopes') await this.store.set(credential.digest, result, this.config.ttlMs);
+    if (result.kind === 'unknown') {
+      (currentRequest()?.log ?? this.log).warn(
+        { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: 'fail_open' },
+        'caller scopes unknown; advertising the full catalogue',
+      );
+      if (this.config.unknownTtlMs > 0) await this.store.set(credential.digest, result, this.config.unknownTtlMs);
+    }
+    return result;
+  }
+
+  private async fetchScopes(credential: Credential): Promise<ScopeResult> {
+    const requestId = currentRequest()?.requestId;
+    let response: Response;
+    try {
+      response = await fetch(this.config.endpoint!, {
+        headers: { accept: 'application/json', ...credential.headers, ...(requestId ? { 'x-request-id': requestId } : {}) },
+        signal: AbortSignal.timeout(this.config.timeoutMs),
+      });
+    } catch (error) {
+      return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error' };
+    }
+    if (response.status === 401) {
+      await response.body?.cancel();
+      return { kind: 'unauthorized' };
+    }
+    if (!response.ok) {
+      await response.body?.cancel();
+      return { kind: 'unknown', reason: 'error' };
+    }
+    try {
+      const body: unknown = await response.json();
+      const scopes = this.config.field.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown> | null)?.[key], body);
+      if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string')) return { kind: 'unknown', reason: 'no_scopes_field' };
+      return { kind: 'scopes', scopes: [...new Set(scopes as string[])].sort() };
+    } catch (error) {
+      return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error' };
+    }
+  }
+}

@@ -1,0 +1,236 @@
+import { LRUCache } from 'lru-cache';
+import type { Tool } from '@modelcontextprotocol/client';
+import type { GatewayConfig } from '../../config/types.ts';
+import { buildCatalog, CatalogBuilder, type Catalog } from './catalog.ts';
+import type { Credential } from '../auth/credentials.ts';
+import { GatewayError, classifyUpstreamFailure } from '../errors.ts';
+import type { KvStore } from '../store/kv-store.ts';
+import type { Logger } from '../obs/log.ts';
+import type { GatewayMetrics } from '../obs/metrics.ts';
+import { currentRequest } from '../obs/request-context.ts';
+import { LIST_ITEMS, type ListMethod, type ListResult, type UpstreamClient } from '../upstream/client.ts';
+
+const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+
+interface Entry {
+  value: Catalog | unknown[];
+  fetchedAt: number;
+  expiresAt: number;
+  cacheScope: 'public' | 'private';
+}
+
+/** Raw list as kept in the shared (Redis) store: plain JSON, rebuilt into a catalogue locally. */
+interface SharedEntry {
+  items: unknown[];
+  fetchedAt: number;
+  expiresAt: number;
+  cacheScope: 'public' | 'private';
+}
+
+/** A cached non-tool list with the freshness left: what a modern caller's cache hints say. */
+export interface CachedList {
+  items: unknown[];
+  cacheScope: 'public' | 'private';
+  ttlMs: number;
+}
+
+/** Whether the tools catalogue is fresh enough to serve (for /readyz). */
+export interface Readiness {
+  ready: boolean;
+  reason?: string;
+}
+
+/**
+ * Caches an upstream's lists (tools as a policy-annotated {@link Catalog}; resources, templates,
+ * prompts as items). Freshness follows the upstream: its `ttlMs` (capped at 24 h) and `cacheScope`
+ * (`public`: one entry for everyone; `private`: one per credential digest), the config override in
+ * `upstreams[].catalog`, else `cache.ttlMs` and `private` (legacy upstreams send no hints; `public` for
+ * an upstream that never sees the caller's credential: stdio, or `forwardCredentials: false`). Concurrent
+ * misses share one upstream fetch; `list_changed` invalidates; a reconnection after a loss (the upstream
+ * restarted) expires every entry and refetches the catalogue; a failed refresh serves the stale entry
+ * when there is one (logged, counted as `stale_served`).
+ */
+export class CatalogCache {
+  private readonly entries: LRUCache<string, Entry>;
+  private readonly inflight = new Map<string, Promise<Entry>>();
+  private readonly scopeSeen = new Map<ListMethod, 'public' | 'private'>();
+  private readonly generations = new Map<ListMethod, number>();
+  private readonly changeListeners = new Set<(method: ListMethod) => void>();
+  /** The last tools catalogue built: the next one takes over its unchanged tools (buildCatalog). */
+  private lastBuilt?: Catalog;
+  private lastSuccessAt?: number;
+  private lastError?: string;
+  private readonly staleAfterMs: number;
+  private readonly warmer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly upstream: UpstreamClient,
+    private readonly cache: GatewayConfig['cache'],
+    private readonly metrics: GatewayMetrics,
+    private readonly log: Logger,
+    private readonly shared?: KvStore,
+  ) {
+    this.entries = new LRUCache({ max: cache.maxEntries });
+    this.staleAfterMs = 2 * Math.max(cache.ttlMs, 30_000);
+    upstream.onListChanged((method) => this.invalidate(method));
+    upstream.onReconnect(() => {
+      this.expireAll();
+      void this.warm();
+    });
+    const warmEveryMs = Math.min(Math.max(cache.ttlMs / 2, 1000), 30_000);
+    this.warmer = setInterval(() => void this.warm(), warmEveryMs);
+    this.warmer.unref();
+  }
+
+  /** The tools catalogue as this credential sees it upstream (before any scope filtering). */
+  async catalog(credential?: Credential): Promise<Catalog> {
+    return (await this.get('tools/list', credential)) as Catalog;
+  }
+
+  /**
+   * The last tools catalogue fetched for this credential (or for everyone), however old, without
+   * contacting the upstream; undefined when none was ever fetched.
+   */
+  lastCatalog(credential?: Credential): Catalog | undefined {
+    const entry = this.entries.peek(this.key('tools/list', 'public')) ?? this.entries.peek(this.key('tools/list', credential?.digest ?? 'anonymous'));
+    return entry?.value as Catalog | undefined;
+  }
+
+  /** Every item of a non-tool list (resources, resource templates, prompts), with its freshness. */
+  async list(method: Exclude<ListMethod, 'tools/list'>, credential?: Credential): Promise<CachedList> {
+    const entry = await this.entry(method, credential);
+    return { items: entry.value as unknown[], cacheScope: entry.cacheScope, ttlMs: Math.max(0, entry.expiresAt - Date.now()) };
+  }
+
+  /** Drops every cached version of a list (on the upstream's list_changed). */
+  invalidate(method: ListMethod): void {
+    this.generations.set(method, (this.generations.get(method) ?? 0) + 1);
+    for (const key of [...this.entries.keys()]) if (key.startsWith(`${method}|`)) this.entries.delete(key);
+    void this.shared?.delete(`${this.upstream.name}|${method}|public`);
+    for (const listener of this.changeListeners) listener(method);
+  }
+
+  /**
+   * Marks every entry expired without dropping it: the next read refetches, and a failed refetch can
+   * still serve the old copy. Used when the upstream reconnected (it may have restarted with other lists).
+   */
+  expireAll(): void {
+    for (const method of Object.keys(LIST_ITEMS) as ListMethod[]) this.generations.set(method, (this.generations.get(method) ?? 0) + 1);
+    for (const [key, entry] of [...this.entries.entries()]) this.entries.set(key, { ...entry, expiresAt: 0 });
+    for (const method of Object.keys(LIST_ITEMS)) void this.shared?.delete(`${this.upstream.name}|${method}|public`);
+  }
+
+  /** Called after an invalidation (the gateway tells subscribed clients). */
+  onChange(listener: (method: ListMethod) => void): void {
+    this.changeListeners.add(listener);
+  }
+
+  /** Fetches the tools catalogue outside any request (start-up, periodic keep-warm). Never rejects. */
+  async warm(): Promise<void> {
+    await this.catalog().catch(() => undefined);
+  }
+
+  readiness(): Readiness {
+    const name = this.upstream.name;
+    const health = this.upstream.health();
+    if (health.state === 'down') return { ready: false, reason: `upstream ${name}: down since ${new Date(health.since ?? Date.now()).toISOString()} (${health.reason ?? 'unknown'}); reconnecting` };
+    if (this.lastSuccessAt === undefined) return { ready: false, reason: `upstream ${name}: catalogue not fetched yet${this.lastError ? ` (${this.lastError})` : ''}` };
+    const age = Date.now() - this.lastSuccessAt;
+    if (this.lastError !== undefined && age > this.staleAfterMs) {
+      return { ready: false, reason: `upstream ${name}: catalogue is stale (last fetched ${Math.round(age / 1000)} s ago; ${this.lastError})` };
+    }
+    return { ready: true };
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.warmer);
+  }
+
+  private key(method: ListMethod, partition: string): string {
+    return `${method}|${partition}`;
+  }
+
+  private async get(method: ListMethod, credential?: Credential): Promise<Catalog | unknown[]> {
+    return (await this.entry(method, credential)).value;
+  }
+
+  private async entry(method: ListMethod, credential?: Credential): Promise<Entry> {
+    const partition = this.scopeSeen.get(method) === 'public' ? 'public' : (credential?.digest ?? 'anonymous');
+    const key = this.key(method, partition);
+    const entry = this.entries.get(key);
+    if (entry && entry.expiresAt > Date.now()) return entry;
+    let pending = this.inflight.get(key);
+    if (!pending) {
+      pending = this.refresh(method, partition, entry).finally(() => this.inflight.delete(key));
+      this.inflight.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async refresh(method: ListMethod, partition: string, stale: Entry | undefined): Promise<Entry> {
+    const fromShared = await this.shared?.get<SharedEntry>(`${this.upstream.name}|${method}|${partition}`);
+    if (fromShared && fromShared.expiresAt > Date.now()) return this.store(method, partition, fromShared, false);
+    const generation = this.generations.get(method) ?? 0;
+    let result: ListResult;
+    // The catalogue is built page by page while the upstream prepares the next one.
+    const building = method === 'tools/list' ? new CatalogBuilder(this.upstream.config, this.lastBuilt) : undefined;
+    try {
+      result = await this.upstream.listAll(method, building && ((items) => building.add(items as Tool[])));
+    } catch (error) {
+      return this.failed(method, error, stale);
+    }
+    const override = this.upstream.config.catalog;
+    const ttlMs = Math.min(override.ttlMs ?? result.ttlMs ?? this.cache.ttlMs, MAX_TTL_MS);
+    const cacheScope = override.cacheScope ?? result.cacheScope ?? (this.upstream.callerScoped ? 'private' : 'public');
+    const fetchedAt = Date.now();
+    const raw: SharedEntry = { items: result.items, fetchedAt, expiresAt: fetchedAt + ttlMs, cacheScope };
+    if (method === 'tools/list') {
+      this.lastSuccessAt = fetchedAt;
+      this.lastError = undefined;
+    }
+    this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'ok' });
+    // A list_changed that landed mid-fetch makes this answer stale before it is stored.
+    const current = (this.generations.get(method) ?? 0) === generation;
+    const target = cacheScope === 'public' ? 'public' : partition === 'public' ? (currentRequest()?.credential?.digest ?? 'anonymous') : partition;
+    if (this.scopeSeen.get(method) !== cacheScope) {
+      this.scopeSeen.set(method, cacheScope);
+      if (cacheScope === 'private') this.entries.delete(this.key(method, 'public'));
+    }
+    return current ? this.store(method, target, raw, true, building) : this.toEntry(method, raw, building);
+  }
+
+  private store(method: ListMethod, partition: string, raw: SharedEntry, share: boolean, building?: CatalogBuilder): Entry {
+    const entry = this.toEntry(method, raw, building);
+    // Kept past expiry on purpose: an expired entry is what a failed refresh serves (stale-if-error).
+    this.entries.set(this.key(method, partition), entry);
+    if (share && this.shared && raw.expiresAt > raw.fetchedAt) void this.shared.set(`${this.upstream.name}|${method}|${partition}`, raw, raw.expiresAt - raw.fetchedAt);
+    return entry;
+  }
+
+  /** The entry of a fetched list; a tools catalogue is finished from `building` (which holds every item
+   *  of `raw`) or built from `raw.items`. */
+  private toEntry(method: ListMethod, raw: SharedEntry, building?: CatalogBuilder): Entry {
+    if (method !== 'tools/list') return { value: raw.items, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope };
+    const catalog = building?.finish() ?? buildCatalog(this.upstream.config, raw.items as Tool[], this.lastBuilt);
+    this.lastBuilt = catalog;
+    if (catalog.duplicates.length) this.log.warn({ upstream: this.upstream.name, duplicates: catalog.duplicates }, 'upstream listed a tool name twice; the first definition is served');
+    if (catalog.rejected) this.log.warn({ upstream: this.upstream.name, rejected: catalog.rejected }, 'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)');
+    this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);
+    return { value: catalog, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope };
+  }
+
+  private failed(method: ListMethod, error: unknown, stale: Entry | undefined): Entry {
+    const failure = classifyUpstreamFailure(error, this.upstream.name);
+    if (method === 'tools/list') this.lastError = failure.message;
+    const log = currentRequest()?.log ?? this.log;
+    if (stale) {
+      this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'stale_served' });
+      log.warn({ upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt }, 'list refresh failed; serving the stale copy');
+      return stale;
+    }
+    this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'error' });
+    log.warn({ upstream: this.upstream.name, method, reason: failure.message }, 'list fetch failed');
+    if (error instanceof GatewayError) throw error;
+    throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${method} is unavailable: ${failure.message}`, { upstream: this.upstream.name });
+  }
+}

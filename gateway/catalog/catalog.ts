@@ -1,0 +1,171 @@
+import type { Tool } from '@modelcontextprotocol/client';
+import type { UpstreamConfig } from '../../config/types.ts';
+import { contentHash } from './content-hash.ts';
+import { paramHeaders } from '../checks/mcp-param-headers.ts';
+
+/**
+ * One tool of the catalogue with its policy data computed once per catalogue version, so the
+ * per-request work is a lookup: required scopes, category, read-only flag, output-validator key.
+ */
+export interface CatalogTool {
+  /** Name exposed to callers: `upstreamName` with one upstream, else mapped (exposed-names.ts). */
+  readonly name: string;
+  /** The upstream that serves the tool (its `name` in config). */
+  readonly upstream: string;
+  /** The upstream's own name for the tool: what tools/call sends it. */
+  readonly upstreamName: string;
+  /** The definition as advertised (config outputSchema override applied). */
+  readonly definition: Tool;
+  /** The caller needs ANY of these; empty: visible to every caller. */
+  readonly requiredScopes: readonly string[];
+  readonly category?: string;
+  /** `readOnlyHint: true`, or the config override; anything else is state-changing. */
+  readonly readOnly: boolean;
+  /** Content hash of `definition.outputSchema`, the key of its compiled validator. */
+  readonly outputSchemaKey?: string;
+}
+
+/** An immutable catalogue version: tools in upstream order, indexed by exposed name. */
+export interface Catalog {
+  /** Content hash of the policy-annotated tools: equal catalogues share one version (and caches). */
+  readonly version: string;
+  readonly tools: readonly CatalogTool[];
+  readonly byName: ReadonlyMap<string, CatalogTool>;
+  /** Union of all required scopes: a caller's scope set is reduced to these before it keys a cache. */
+  readonly scopesInUse: ReadonlySet<string>;
+  /** Names the upstream listed twice (the first definition wins). */
+  readonly duplicates: readonly string[];
+  /**
+   * Tools left out because their `x-mcp-header` declarations break SEP-2243's constraints: a client on
+   * Streamable HTTP MUST exclude such a tool (spec 2026-07-28 basic/transports/streamable-http §Schema
+   * Extension), and the gateway is one, to the upstream, and re-serves the list over HTTP.
+   */
+  readonly rejected?: readonly { name: string; reason: string }[];
+  /**
+   * Tools of upstreams that are down, from their last catalogue, under the names they keep: not listed,
+   * not searched, but a direct call finds them and answers isError "upstream unavailable" instead of
+   * "unknown tool" (catalog-merge.ts).
+   */
+  readonly withheld?: ReadonlyMap<string, CatalogTool>;
+}
+
+interface ToolMeta {
+  category?: unknown;
+  requiredScopes?: unknown;
+}
+
+/** What each catalogue tool was built from (the upstream's definition and config) and its digest: its
+ *  share of the catalogue version. */
+const origins = new WeakMap<CatalogTool, { source: Tool; upstream: UpstreamConfig; digest: string }>();
+
+/**
+ * Builds a catalogue version from an upstream's complete tools/list (all pages). Scope rules in config
+ * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither is public. A tool with an
+ * invalid `x-mcp-header` declaration is left out (`rejected`).
+ *
+ * `previous` (an earlier catalogue of the same upstream) makes a new version cheap: a tool whose
+ * definition equals (as JSON, key order aside) the one `previous` was built from is taken over as it
+ * is, the same object, so caches keyed by tool (the search index's documents) carry over too.
+ *
+ * The version is the content hash of the tools' digests, in order, each the content hash of the tool's
+ * definition as served, required scopes, category and read-only flag: it changes iff any of those do.
+ */
+export function buildCatalog(upstream: UpstreamConfig, tools: readonly Tool[], previous?: Catalog): Catalog {
+  const builder = new CatalogBuilder(upstream, previous);
+  builder.add(tools);
+  return builder.finish();
+}
+
+/**
+ * `buildCatalog` a page at a time, so that the work on one page can overlap the upstream's on the next:
+ * `add` each page's tools in order, then `finish` once.
+ */
+export class CatalogBuilder {
+  private readonly byName = new Map<string, CatalogTool>();
+  private readonly duplicates: string[] = [];
+  private readonly rejected: { name: string; reason: string }[] = [];
+
+  constructor(
+    private readonly upstream: UpstreamConfig,
+    private readonly previous?: Catalog,
+  ) {}
+
+  add(tools: readonly Tool[]): void {
+    const { byName, upstream } = this;
+    for (const tool of tools) {
+      if (byName.has(tool.name)) {
+        this.duplicates.push(tool.name);
+        continue;
+      }
+      const same = sameTool(this.previous?.byName.get(tool.name), upstream, tool);
+      if (same) {
+        byName.set(tool.name, same);
+        continue;
+      }
+      const headers = paramHeaders(tool.inputSchema);
+      if (!headers.valid) {
+        this.rejected.push({ name: tool.name, reason: headers.reason });
+        continue;
+      }
+      byName.set(tool.name, catalogTool(upstream, tool));
+    }
+  }
+
+  /** The catalogue of every tool added. */
+  finish(): Catalog {
+    const { byName, duplicates, rejected } = this;
+    const list = [...byName.values()];
+    const scopesInUse = new Set(list.flatMap((t) => t.requiredScopes));
+    const version = contentHash(list.map((t) => origins.get(t)!.digest));
+    return { version, tools: list, byName, scopesInUse, duplicates, ...(rejected.length ? { rejected } : {}) };
+  }
+}
+
+/** `built` when it was built with `upstream` from a definition equal to `tool`. */
+function sameTool(built: CatalogTool | undefined, upstream: UpstreamConfig, tool: Tool): CatalogTool | undefined {
+  const origin = built && origins.get(built);
+  return origin && origin.upstream === upstream && sameJson(origin.source, tool) ? built : undefined;
+}
+
+/** Whether two JSON values are equal: objects by their defined properties, whatever their order. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i += 1) if (!sameJson(a[i], b[i])) return false;
+    return true;
+  }
+  const x = a as Record<string, unknown>;
+  const y = b as Record<string, unknown>;
+  let defined = 0;
+  for (const key of Object.keys(x)) {
+    if (x[key] === undefined) continue;
+    defined += 1;
+    if (!Object.hasOwn(y, key) || !sameJson(x[key], y[key])) return false;
+  }
+  for (const key of Object.keys(y)) if (y[key] !== undefined) defined -= 1;
+  return defined === 0;
+}
+
+function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {
+  const meta = (tool._meta?.[upstream.metaKey] ?? {}) as ToolMeta;
+  const metaScopes = Array.isArray(meta.requiredScopes) ? meta.requiredScopes.filter((s): s is string => typeof s === 'string') : [];
+  const requiredScopes = upstream.scopeRules[tool.name] ?? metaScopes;
+  const category = upstream.categories[tool.name] ?? (typeof meta.category === 'string' ? meta.category : undefined);
+  const readOnly = upstream.readOnlyOverrides[tool.name] ?? tool.annotations?.readOnlyHint === true;
+  const outputSchema = upstream.outputSchemas[tool.name] ?? tool.outputSchema;
+  const definition = outputSchema === tool.outputSchema ? tool : ({ ...tool, outputSchema } as Tool);
+  const built: CatalogTool = {
+    name: tool.name,
+    upstream: upstream.name,
+    upstreamName: tool.name,
+    definition,
+    requiredScopes: [...new Set(requiredScopes)].sort(),
+    category,
+    readOnly,
+    outputSchemaKey: outputSchema ? contentHash(outputSchema) : undefined,
+  };
+  origins.set(built, { source: tool, upstream, digest: contentHash([definition, built.requiredScopes, category ?? null, readOnly]) });
+  return built;
+}

@@ -1,0 +1,94 @@
+import { LRUCache } from 'lru-cache';
+import { buildToolIndexAsync, type SearchableTool, type ToolIndex } from '../../search/index.ts';
+import type { Catalog, CatalogTool } from './catalog.ts';
+import type { Logger } from '../obs/log.ts';
+
+/** How long a search waits for a new catalogue version's index before the previous one answers it. */
+const FRESH_WAIT_MS = 50;
+
+/**
+ * One search index per catalogue version, shared by every caller: scope filtering is a `filter` on
+ * the shared index (search/index.ts), never a rebuild per caller. Concurrent misses share one build,
+ * which yields to the event loop every few ms so a large catalogue does not stall other requests.
+ *
+ * Each build takes over the per-tool work of the latest index for the tools a new catalogue version
+ * keeps unchanged (search/index.ts `BuildOptions.previous`), so a new version costs about what its
+ * changed tools do, plus assembling the index (about 0.1 s at 10,000 tools; a catalogue read from
+ * scratch takes about 0.5 s).
+ *
+ * While a new version's index builds, a search waits for it at most
+ * `FRESH_WAIT_MS`, then is answered from the latest index already built. That is a choice of freshness
+ * over latency for the length of one build, and it is safe: the caller's filter is evaluated on the
+ * current catalogue, so a stale index never returns a tool the caller may not see now; it only misses
+ * tools the new version added until the build ends. A failed build is logged and not cached (the next
+ * search tries again); with an earlier index at hand, searches fall back to it meanwhile.
+ */
+export class SearchIndexCache {
+  // A few versions: the current one, and the one before it while callers move over.
+  private readonly entries = new LRUCache<string, { built: Promise<ToolIndex>; index?: ToolIndex }>({ max: 4 });
+  /** The index whose build started last among those finished, and that build's number. */
+  private latest?: { index: ToolIndex; build: number };
+  private builds = 0;
+  /** Each catalogue tool as the index takes it, made once: a tool that a new catalogue version takes
+   *  over unchanged (the same object, see buildCatalog) is not read again by the next build. */
+  private readonly searchables = new WeakMap<CatalogTool, SearchableTool>();
+
+  constructor(private readonly log: Logger) {}
+
+  /** The index of `catalog` (tools under their exposed names, with category and upstream), or while that
+   *  builds, after `FRESH_WAIT_MS`, the latest index built (see the class docstring). */
+  get(catalog: Catalog): Promise<ToolIndex> {
+    let entry = this.entries.get(catalog.version);
+    if (entry?.index) return Promise.resolve(entry.index);
+    if (!entry) {
+      const built = this.build(catalog, (this.builds += 1));
+      const created = { built };
+      entry = created;
+      this.entries.set(catalog.version, created);
+      built.then(
+        (index) => Object.assign(created, { index }),
+        () => this.entries.delete(catalog.version),
+      );
+    }
+    return this.latest ? this.freshOrLatest(entry.built, this.latest.index) : entry.built;
+  }
+
+  private async freshOrLatest(built: Promise<ToolIndex>, latest: ToolIndex): Promise<ToolIndex> {
+    let timer: NodeJS.Timeout | undefined;
+    const stale = new Promise<ToolIndex>((resolve) => {
+      timer = setTimeout(() => resolve(latest), FRESH_WAIT_MS).unref();
+    });
+    try {
+      return await Promise.race([built.catch(() => latest), stale]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  private async build(catalog: Catalog, build: number): Promise<ToolIndex> {
+    const started = performance.now();
+    try {
+      const index = await buildToolIndexAsync(catalog.tools.map((tool) => this.searchable(tool)), {}, { previous: this.latest?.index });
+      if (!this.latest || this.latest.build < build) this.latest = { index, build };
+      this.log.info({ version: catalog.version.slice(0, 12), tools: index.size, ms: Math.round(performance.now() - started) }, 'search index built');
+      return index;
+    } catch (error) {
+      this.log.error({ version: catalog.version.slice(0, 12), err: error }, 'search index build failed');
+      throw error;
+    }
+  }
+
+  private searchable(tool: CatalogTool): SearchableTool {
+    let made = this.searchables.get(tool);
+    if (made === undefined) this.searchables.set(tool, (made = searchable(tool)));
+    return made;
+  }
+}
+
+/** A catalogue tool as the index takes it, titled as clients display it: `title`, else `annotations.title`
+ *  (spec 2026-07-28 schema, `Tool.annotations`: "Display name precedence order is: title,
+ *  annotations.title, then name"). */
+function searchable(tool: CatalogTool): SearchableTool {
+  const { title, annotations, description, inputSchema } = tool.definition;
+  return { name: tool.name, title: title ?? annotations?.title, description, inputSchema, category: tool.category, upstream: tool.upstream };
+}

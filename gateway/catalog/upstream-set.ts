@@ -1,0 +1,228 @@
+import { LRUCache } from 'lru-cache';
+import type { Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
+import type { CachedList, Readiness } from './catalog-cache.ts';
+import { mergeCatalogs, ORIGIN_META_KEY, type CatalogPart } from './catalog-merge.ts';
+import type { Catalog } from './catalog.ts';
+import type { Credential } from '../auth/credentials.ts';
+import { GatewayError } from '../errors.ts';
+import { exposedNames, type NamingOptions } from './naming.ts';
+import type { Logger } from '../obs/log.ts';
+import { currentRequest } from '../obs/request-context.ts';
+import { resourceOwner } from './resource-routing.ts';
+import type { UpstreamRuntime } from '../runtime.ts';
+import type { ListMethod, UpstreamInfo } from '../upstream/client.ts';
+
+type PassThroughList = Exclude<ListMethod, 'tools/list'>;
+/** The per-request methods that name no tool: routed by prompt name or resource URI. */
+export type RoutedMethod = 'resources/read' | 'prompts/get' | 'completion/complete';
+
+const CAPABILITY_OF: Record<PassThroughList, keyof ServerCapabilities> = {
+  'resources/list': 'resources',
+  'resources/templates/list': 'resources',
+  'prompts/list': 'prompts',
+};
+
+/** Where a routed request goes, with its params in the upstream's own names. */
+export interface Route {
+  readonly upstream: UpstreamRuntime;
+  readonly params: Record<string, unknown>;
+}
+
+/**
+ * The configured upstreams seen as one MCP server: one catalogue (tools under exposed names, see
+ * exposed-names.ts), merged resources and prompts (prompt names prefixed like tools, URIs as they are),
+ * merged capabilities and instructions, and the routing of each request to the upstream that owns it.
+ *
+ * With ONE upstream everything is that upstream's, unchanged (names, lists, hints and errors). With
+ * several, an upstream that is down or whose catalogue cannot be fetched is left out (logged when it
+ * goes and when it comes back; `/readyz` names it) and the others keep serving; only when all are out
+ * does a list fail.
+ */
+export class UpstreamSet {
+  readonly naming: NamingOptions;
+  private readonly merged = new LRUCache<string, Catalog>({ max: 64 });
+  private readonly excluded = new Map<string, string>();
+
+  constructor(
+    readonly upstreams: readonly UpstreamRuntime[],
+    separator: string,
+    private readonly log: Logger,
+  ) {
+    this.naming = { separator, prefixed: upstreams.length > 1 };
+  }
+
+  /** The upstream configured under `name`. */
+  get(name: string): UpstreamRuntime | undefined {
+    return this.upstreams.find((u) => u.client.name === name);
+  }
+
+  /**
+   * What the gateway advertises: one upstream's capabilities and instructions, or the union of those
+   * of every reachable upstream (instructions headed by the upstream's name). Undefined when none answers.
+   */
+  async describe(): Promise<UpstreamInfo | undefined> {
+    if (!this.naming.prefixed) return this.upstreams[0]!.client.describe().catch(() => undefined);
+    const infos = (await Promise.all(this.upstreams.map(async (u) => ({ name: u.client.name, info: await u.client.describe().catch(() => undefined) })))).filter((x) => x.info);
+    if (infos.length === 0) return undefined;
+    const any = (pick: (c: ServerCapabilities) => unknown) => infos.some(({ info }) => pick(info!.capabilities));
+    const listChanged = (pick: (c: ServerCapabilities) => { listChanged?: boolean } | undefined) => (infos.some(({ info }) => pick(info!.capabilities)?.listChanged === true) ? { listChanged: true } : {});
+    const subscribe = any((c) => c.resources?.subscribe === true) ? { subscribe: true } : {};
+    const capabilities: ServerCapabilities = {
+      tools: listChanged((c) => c.tools),
+      ...(any((c) => c.resources) ? { resources: { ...subscribe, ...listChanged((c) => c.resources) } } : {}),
+      ...(any((c) => c.prompts) ? { prompts: listChanged((c) => c.prompts) } : {}),
+      ...(any((c) => c.completions) ? { completions: {} } : {}),
+      ...(any((c) => c.logging) ? { logging: {} } : {}),
+    };
+    const sections = infos.filter(({ info }) => info!.instructions).map(({ name, info }) => `## ${name}\n${info!.instructions}`);
+    const intro = `Tools and prompts of ${infos.length} MCP servers, named <server>${this.naming.separator}<name>.`;
+    return { era: 'modern', sessionful: false, capabilities, instructions: [intro, ...sections].join('\n\n') };
+  }
+
+  /**
+   * The merged tools catalogue as this credential sees it upstream (before any scope filtering). The
+   * tools of an upstream that is down are withheld (their last catalogue keeps their names reserved).
+   */
+  async catalog(credential?: Credential): Promise<Catalog> {
+    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.catalog(credential);
+    const parts = await this.reachable((u) => u.catalog.catalog(credential), 'tools/list');
+    const catalogParts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
+      const part = parts.find((p) => p.upstream === u);
+      if (part) return [{ upstream: u.client.name, catalog: part.value }];
+      const last = u.catalog.lastCatalog(credential);
+      return last ? [{ upstream: u.client.name, catalog: last, down: true }] : [];
+    });
+    const key = catalogParts.map((p) => `${p.upstream}:${p.catalog.version}${p.down ? ':down' : ''}`).join('|');
+    let catalog = this.merged.get(key);
+    if (!catalog) {
+      catalog = mergeCatalogs(catalogParts, this.naming);
+      if (catalog.duplicates.length) this.log.warn({ duplicates: catalog.duplicates }, 'tool names listed twice by one upstream; the first definition is served');
+      this.merged.set(key, catalog);
+    }
+    return catalog;
+  }
+
+  /**
+   * A merged non-tool list: items of every reachable upstream that has the capability (prompts renamed,
+   * with their origin in `_meta`), the shortest TTL, and `private` if any part is.
+   */
+  async list(method: PassThroughList, credential?: Credential): Promise<CachedList> {
+    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.list(method, credential);
+    const parts = await this.reachable(async (u) => ((await this.has(u, method)) ? u.catalog.list(method, credential) : undefined), method);
+    const present = parts.filter((p): p is { upstream: UpstreamRuntime; value: CachedList } => p.value !== undefined);
+    let items = present.flatMap(({ upstream, value }) => value.items.map((item) => ({ upstream: upstream.client.name, item })));
+    if (method === 'prompts/list') {
+      const names = exposedNames(items.map(({ upstream, item }) => ({ upstream, name: String((item as Prompt).name) })), this.naming);
+      items = items.map(({ upstream, item }, i) => ({ upstream, item: { ...(item as Prompt), name: names[i]!, _meta: { ...(item as Prompt)._meta, [ORIGIN_META_KEY]: { upstream, name: (item as Prompt).name } } } }));
+    }
+    return {
+      items: items.map(({ item }) => item),
+      ttlMs: present.length ? Math.min(...present.map((p) => p.value.ttlMs)) : 0,
+      cacheScope: present.some((p) => p.value.cacheScope === 'private') ? 'private' : 'public',
+    };
+  }
+
+  /**
+   * The upstream that answers a routed request and its params in that upstream's names: prompts by
+   * exposed name, resources by URI (resource-routing.ts), completions by their `ref`.
+   * @throws GatewayError `invalid_arguments` (-32602) for a prompt or resource no upstream owns.
+   */
+  async route(method: RoutedMethod, params: Record<string, unknown>, credential?: Credential): Promise<Route> {
+    if (!this.naming.prefixed) return { upstream: this.upstreams[0]!, params };
+    if (method === 'prompts/get') {
+      const { upstream, name } = await this.promptOwner(params.name, credential);
+      return { upstream, params: { ...params, name } };
+    }
+    if (method === 'resources/read') return { upstream: await this.resourceUpstream(params.uri, credential), params };
+    const ref = (params.ref ?? {}) as Record<string, unknown>;
+    if (ref.type === 'ref/prompt') {
+      const { upstream, name } = await this.promptOwner(ref.name, credential);
+      return { upstream, params: { ...params, ref: { ...ref, name } } };
+    }
+    return { upstream: await this.resourceUpstream(ref.uri, credential), params };
+  }
+
+  /** Readiness per upstream: ready when all are; with several, `degraded` while at least one is. */
+  readiness(): { status: 'ready' | 'degraded' | 'not_ready'; reasons: string[] } {
+    const states: Readiness[] = this.upstreams.map((u) => u.catalog.readiness());
+    const reasons = states.filter((r) => !r.ready).map((r) => r.reason!);
+    const status = reasons.length === 0 ? 'ready' : reasons.length < states.length ? 'degraded' : 'not_ready';
+    return { status, reasons };
+  }
+
+  private async promptOwner(exposed: unknown, credential?: Credential): Promise<{ upstream: UpstreamRuntime; name: string }> {
+    const prompts = (await this.list('prompts/list', credential)).items as Prompt[];
+    const origin = prompts.find((p) => p.name === exposed)?._meta?.[ORIGIN_META_KEY] as { upstream: string; name: string } | undefined;
+    const upstream = origin && this.get(origin.upstream);
+    if (!origin || !upstream) throw new GatewayError('invalid_arguments', `Unknown prompt: ${String(exposed)}`);
+    return { upstream, name: origin.name };
+  }
+
+  private async resourceUpstream(uri: unknown, credential?: Credential): Promise<UpstreamRuntime> {
+    const listings = await Promise.all(
+      this.upstreams.map(async (u) => {
+        const [resources, templates] = await Promise.all(
+          (['resources/list', 'resources/templates/list'] as const).map(async (method) => {
+            const health = u.client.health();
+            if ((health.state === 'down' && !health.attempting) || !(await this.has(u, method))) return [];
+            return ((await u.catalog.list(method, credential).catch(() => undefined))?.items ?? []) as Record<string, unknown>[];
+          }),
+        );
+        return { upstream: u.client.name, resources: resources!, templates: templates! };
+      }),
+    );
+    const owner = typeof uri === 'string' ? resourceOwner(uri, listings) : undefined;
+    const upstream = owner && this.get(owner);
+    if (!upstream) throw new GatewayError('invalid_arguments', `Resource not found: ${String(uri).slice(0, 200)}`);
+    return upstream;
+  }
+
+  private async has(upstream: UpstreamRuntime, method: PassThroughList): Promise<boolean> {
+    const info = await upstream.client.describe().catch(() => undefined);
+    return Boolean(info?.capabilities[CAPABILITY_OF[method]]);
+  }
+
+  /**
+   * `read` of every upstream that is not down, in config order; the failures are left out (each logged
+   * when it starts and when it ends). All failing is an error: the first upstream's.
+   */
+  private async reachable<T>(read: (u: UpstreamRuntime) => Promise<T>, method: ListMethod): Promise<{ upstream: UpstreamRuntime; value: T }[]> {
+    const settled = await Promise.all(
+      this.upstreams.map(async (upstream) => {
+        const health = upstream.client.health();
+        // Between reconnect attempts it is left out; during one, its (cached) lists wait for the outcome.
+        if (health.state === 'down' && !health.attempting) return { upstream, error: new GatewayError('upstream_unavailable', health.reason ?? `upstream ${upstream.client.name} is down`, { upstream: upstream.client.name }) };
+        try {
+          return { upstream, value: await read(upstream) };
+        } catch (error) {
+          return { upstream, error: error as Error };
+        }
+      }),
+    );
+    if (method === 'tools/list') {
+      for (const s of settled) {
+        const error = 'error' in s ? s.error : undefined;
+        // A credential one upstream refuses says nothing about that upstream's health.
+        if (!(error instanceof GatewayError && error.kind === 'unauthorized')) this.noteExclusion(s.upstream.client.name, error?.message);
+      }
+    }
+    const ok = settled.filter((s): s is { upstream: UpstreamRuntime; value: Awaited<T> } => !('error' in s));
+    if (ok.length === 0) {
+      const first = settled[0] as { error: Error };
+      throw first.error instanceof GatewayError ? first.error : new GatewayError('upstream_unavailable', `${method} is unavailable: every upstream failed`);
+    }
+    return ok;
+  }
+
+  private noteExclusion(upstream: string, reason: string | undefined): void {
+    const log = currentRequest()?.log ?? this.log;
+    const before = this.excluded.get(upstream);
+    if (reason !== undefined && before === undefined) {
+      this.excluded.set(upstream, reason);
+      log.warn({ upstream, reason }, 'upstream left out of the merged catalogue; the other upstreams keep serving');
+    } else if (reason === undefined && before !== undefined) {
+      this.excluded.delete(upstream);
+      log.info({ upstream }, 'upstream back in the merged catalogue');
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import type { ErrorObject } from 'ajv';
+import { contentHash } from '../catalog/content-hash.ts';
+import type { Logger } from '../obs/log.ts';
+import { SchemaCompiler, pointerOf } from './schema-compiler.ts';
+
+/** Outcome of checking tools/call arguments: a value, never an exception. */
+export type InputCheck =
+  | { ok: true; checked: boolean }
+  | { ok: false; paths: string[]; issues: string[] };
+
+/**
+ * Checks tool arguments against an inputSchema before the gateway dispatches a call itself (the
+ * compact surface's call_tool and search_tools). Validators are compiled lazily, once per distinct
+ * schema (content hash, memoised per schema object, so a catalogue version hashes each schema once).
+ * A schema that fails to compile is logged once and the arguments go on unchecked: the upstream
+ * validates them anyway, so this check only saves a round trip and explains the failure better.
+ */
+export class InputValidator {
+  private readonly compiler = new SchemaCompiler();
+  private readonly keys = new WeakMap<object, string>();
+
+  constructor(private readonly log: Logger) {}
+
+  /** Every offending path (JSON Pointer into the arguments, RFC 6901) with a one-line issue each. */
+  check(tool: string, schema: object | undefined, args: Record<string, unknown>): InputCheck {
+    if (!schema) return { ok: true, checked: false };
+    let key = this.keys.get(schema);
+    if (key === undefined) this.keys.set(schema, (key = contentHash(schema)));
+    const { entry, fresh } = this.compiler.compile(key, schema as Record<string, unknown>);
+    if ('compileError' in entry) {
+      if (fresh) this.log.warn({ tool, err: entry.compileError, failureMode: 'forward_unchecked' }, 'inputSchema failed to compile; arguments go upstream unchecked');
+      return { ok: true, checked: false };
+    }
+    if (entry.validate(args)) return { ok: true, checked: true };
+    // `if` errors only restate the failure of the `then` branch, already reported with its own path.
+    const errors = (entry.validate.errors ?? []).filter((e) => e.keyword !== 'if');
+    return { ok: false, paths: [...new Set(errors.map(pointerOf))], issues: errors.map(issueOf) };
+  }
+}
+
+function issueOf(error: ErrorObject): string {
+  const path = pointerOf(error) || '(arguments)';
+  if (error.keyword === 'required') return `${path} is required`;
+  if (error.keyword === 'additionalProperties') return `${path} is not an argument of this tool`;
+  if (error.keyword === 'enum') return `${path} must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+  return `${path} ${error.message ?? 'is invalid'}`;
+}

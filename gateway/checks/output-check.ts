@@ -1,0 +1,57 @@
+import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CatalogTool } from '../catalog/catalog.ts';
+import type { Logger } from '../obs/log.ts';
+import type { GatewayMetrics } from '../obs/metrics.ts';
+import { SchemaCompiler, pointerOf, type Compiled } from './schema-compiler.ts';
+
+/** Outcome of checking one tools/call result: a value, never an exception. */
+export type OutputCheck =
+  | { ok: true; checked: boolean }
+  | { ok: false; paths: string[]; message: string };
+
+/**
+ * Checks tools/call results against the tool's outputSchema. Validators are compiled lazily, once
+ * per distinct schema (keyed by the schema's content hash, shared across tools and catalogue
+ * versions; dialects as in schema-compiler.ts). A schema that fails to compile degrades only its
+ * tool: served unchecked, logged once, counted in `mcp_output_schema_compile_failures_total`.
+ */
+export class OutputValidator {
+  private readonly compiler = new SchemaCompiler();
+
+  constructor(
+    private readonly metrics: GatewayMetrics,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * Validates `structuredContent` only, and only for results that are not `isError` (an error result
+   * has no promise to keep). Missing structuredContent on a tool with an outputSchema is a violation.
+   */
+  check(tool: CatalogTool, result: CallToolResult): OutputCheck {
+    const schema = tool.definition.outputSchema;
+    if (!schema || !tool.outputSchemaKey || result.isError === true) return { ok: true, checked: false };
+    const compiled = this.compile(tool, tool.outputSchemaKey, schema as Record<string, unknown>);
+    if ('compileError' in compiled) return { ok: true, checked: false };
+    if (result.structuredContent === undefined) {
+      return violation(tool.name, [''], ['structuredContent is missing although the tool declares an outputSchema']);
+    }
+    if (compiled.validate(result.structuredContent)) return { ok: true, checked: true };
+    const errors = compiled.validate.errors ?? [];
+    const paths = [...new Set(errors.map(pointerOf))];
+    return violation(tool.name, paths, errors.map((e) => `${pointerOf(e) || '(root)'} ${e.message ?? 'is invalid'}`));
+  }
+
+  private compile(tool: CatalogTool, key: string, schema: Record<string, unknown>): Compiled {
+    const { entry, fresh } = this.compiler.compile(key, schema);
+    if (fresh && 'compileError' in entry) {
+      this.metrics.outputSchemaCompileFailures.inc({ tool: tool.name });
+      this.log.warn({ tool: tool.name, upstream: tool.upstream, err: entry.compileError, failureMode: 'serve_unchecked' }, 'outputSchema failed to compile; serving this tool without output checking');
+    }
+    return entry;
+  }
+}
+
+function violation(tool: string, paths: string[], details: string[]): OutputCheck {
+  const shown = details.slice(0, 10).join('; ');
+  return { ok: false, paths, message: `Tool "${tool}" returned structuredContent that does not match its outputSchema: ${shown}` };
+}

@@ -1,0 +1,60 @@
+import Koa from 'koa';
+import Router from '@koa/router';
+import type { McpHttpHandler } from '@modelcontextprotocol/server';
+import { cors, originGuard, rejectAtEdge, requestIdentity } from './edge.ts';
+import { healthz, readyz } from './health.ts';
+import type { Surface } from '../mcp/server.ts';
+import { mcpRoute } from './mcp-endpoint.ts';
+import { protectedResourceMetadata } from './protected-resource.ts';
+import { currentRequest } from '../obs/request-context.ts';
+import type { GatewayRuntime } from '../runtime.ts';
+
+/** One MCP endpoint: its surface and the SDK handler serving it. */
+export interface McpMount {
+  surface: Surface;
+  handler: McpHttpHandler;
+}
+
+/**
+ * The gateway's Koa app. Order is the request path: identity (request id, accounting), Host/Origin
+ * validation, CORS, then the routes: the MCP endpoints, RFC 9728 metadata, health and metrics.
+ * `inflight` counts open requests for graceful shutdown.
+ */
+export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], inflight: { count: number }): Koa {
+  const { config, log, metrics } = runtime;
+  const app = new Koa();
+  app.silent = true;
+  app.on('error', (error: Error) => (currentRequest()?.log ?? log).error({ err: error.message }, 'unhandled request error'));
+
+  const router = new Router();
+  router.get('/healthz', healthz);
+  router.get('/readyz', readyz(runtime));
+  if (config.metrics.enabled && config.metrics.port === undefined) router.get('/metrics', metricsRoute(runtime));
+  router.get('/.well-known/oauth-protected-resource', (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, '')));
+  for (const { surface, handler } of mounts) {
+    router.get(`/.well-known/oauth-protected-resource${surface.path}`, (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, surface.path)));
+    router.all(surface.path, mcpRoute(runtime, surface, handler));
+  }
+
+  app.use(requestIdentity(log, metrics, inflight));
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } catch (error) {
+      ctx.app.emit('error', error, ctx);
+      if (ctx.respond !== false && !ctx.headerSent) rejectAtEdge(ctx, 'internal', 'Internal error');
+    }
+  });
+  app.use(originGuard(config));
+  app.use(cors(config, mounts.map((m) => m.surface.path)));
+  app.use(router.routes());
+  return app;
+}
+
+/** `GET /metrics` in the Prometheus text format (prom-client). */
+export function metricsRoute(runtime: GatewayRuntime): Koa.Middleware {
+  return async (ctx) => {
+    ctx.type = runtime.metrics.registry.contentType;
+    ctx.body = await runtime.metrics.registry.metrics();
+  };
+}

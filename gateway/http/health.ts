@@ -1,0 +1,20 @@
+import type { Context } from 'koa';
+import type { GatewayRuntime } from '../runtime.ts';
+
+/** `GET /healthz`: the process is alive and serving HTTP. */
+export function healthz(ctx: Context): void {
+  ctx.body = { status: 'ok' };
+}
+
+/**
+ * `GET /readyz`: 200 `ready` when every upstream's catalogue has been fetched and is fresh enough to
+ * serve; 200 `degraded` naming the upstreams that are not (down, never fetched, or stale with the last
+ * error) while at least one other serves; 503 `not_ready` when none does.
+ */
+export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
+  return (ctx) => {
+    const { status, reasons } = runtime.upstreamSet.readiness();
+    ctx.status = status === 'not_ready' ? 503 : 200;
+    ctx.body = status === 'ready' ? { status } : { status, reasons };
+  };
+}

@@ -1,0 +1,153 @@
+import type { IncomingMessage } from 'node:http';
+import type { Context, Middleware } from 'koa';
+import { bodyParser } from '@koa/bodyparser';
+import { toNodeHandler } from '@modelcontextprotocol/node';
+import { isJsonContentType, PROTOCOL_VERSION_META_KEY, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { requestScopes } from '../policy/caller.ts';
+import { authInfoFor, bearerChallenge, extractCredential, type Credential } from '../auth/credentials.ts';
+import { rejectAtEdge } from './edge.ts';
+import { MODERN_REVISIONS, answerPlainRequest, plainRequest } from '../mcp/fast-path.ts';
+import { withJsonForLegacyClients } from './legacy-json.ts';
+import { countMessages, messagesOf, withMessageCounting } from '../mcp/message-metrics.ts';
+import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
+import type { RpcMessage, Surface } from '../mcp/server.ts';
+import { protectedResourceMetadataUrl } from './protected-resource.ts';
+import { currentRequest } from '../obs/request-context.ts';
+import type { GatewayRuntime } from '../runtime.ts';
+
+/** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
+const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
+
+/**
+ * The MCP endpoint of one surface, mounted in Koa: POST is checked at the edge and handed to the
+ * SDK handler (`createMcpHandler` + `toNodeHandler`) with the parsed body and the caller's AuthInfo,
+ * with `ctx.respond = false` so Koa leaves the response to the SDK. In order:
+ * 415 for a non-JSON Content-Type; 401 with the RFC 9728 challenge without a credential (before any
+ * body is read); 413 over `limits.bodyBytes` and 400/-32700 for malformed JSON or an empty body; 400/-32600 for a batch
+ * under a revision without batching; 400/-32020 for a 2026-07-28 tools/call whose `Mcp-Param-*` headers
+ * disagree with its arguments ({@link paramHeaderRejection}); for messages that need scopes (tools/list),
+ * a 401 when the scope endpoint refuses the credential. A 2025-era `notifications/cancelled` aborts the
+ * call it names (inflight-calls.ts) before the SDK answers it 202. A plain tools/list or tools/call is
+ * then answered by the fast path (fast-path.ts, unless `dispatch.fastPath` is off), everything else by
+ * the SDK. GET and DELETE go to the SDK as they are (405: no sessions).
+ */
+export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): Middleware {
+  const { config, log, metrics } = runtime;
+  const node = toNodeHandler(withMessageCounting(withJsonForLegacyClients(handler), surface.name, metrics), {
+    maxRequestBodySize: config.limits.bodyBytes,
+    onerror: (error) => log.error({ err: error.message, surface: surface.name }, 'MCP handler failed'),
+  });
+  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8' });
+  return async (ctx) => {
+    if (ctx.method !== 'POST') return handOff(ctx, node);
+    if (!isJsonContentType(ctx.get('content-type'))) return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
+    const credential = extractCredential(ctx.req.headers, config.credentials);
+    if (!credential) {
+      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer ? ', or Authorization: Bearer <token>' : ''}`;
+      return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
+    }
+    currentRequest()!.credential = credential;
+    const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
+    if (body === undefined) return;
+    const messages: RpcMessage[] = Array.isArray(body) ? body : [body as RpcMessage];
+    const version = ctx.get('mcp-protocol-version');
+    // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts).
+    const refuse = () => countMessages(metrics, surface.name, messagesOf(body), 'error');
+    if (Array.isArray(body) && version && version >= FIRST_REVISION_WITHOUT_BATCHES) {
+      refuse();
+      return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${version}`);
+    }
+    for (const message of messages) cancelInFlight(runtime, credential, message);
+    if (!Array.isArray(body)) {
+      const mismatch = await paramHeaderRejection(runtime, surface, credential, body as RpcMessage, (name) => headerValue(ctx, name));
+      if (mismatch) {
+        refuse();
+        return rejectAtEdge(ctx, 'header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}`, (body as { id?: string | number }).id ?? null);
+      }
+    }
+    if (messages.some((m) => m && typeof m === 'object' && surface.needsScopes(m))) {
+      const scopes = await requestScopes(runtime, credential);
+      if (scopes.kind === 'unauthorized') {
+        refuse();
+        return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
+      }
+    }
+    if (config.dispatch.fastPath) {
+      const plain = plainRequest(body, ctx.req.headers);
+      if (plain && (await answerPlainRequest(ctx, runtime, surface, credential, plain))) return;
+    }
+    return handOff(ctx, node, body, authInfoFor(credential));
+  };
+}
+
+/**
+ * SEP-2243 server validation of `Mcp-Param-*` headers (spec 2026-07-28 basic/transports/streamable-http
+ * §Server Validation), which the SDK only runs for tools an McpServer registered itself: on a 2026-07-28
+ * tools/call of a catalogue tool this surface advertises whose inputSchema declares `x-mcp-header`,
+ * every argument it marks must come with its header, decoding to the same value. A tool the surface
+ * does not list (found with search_tools on /mcp/compact) is not checked: its caller had no definition
+ * to mirror from; the upstream gets headers built from the arguments either way (forwarding.ts). No
+ * scope lookup on this path: a tool hidden from the caller is checked as well, which reveals nothing,
+ * since a direct call of it is forwarded anyway. Checked here because the spec wants 400, and a handler's error travels in-band (200).
+ * Returns why the request is refused, or undefined.
+ */
+async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, credential: Credential, message: RpcMessage, header: (name: string) => string | undefined): Promise<string | undefined> {
+  if (message?.method !== 'tools/call' || typeof message.params !== 'object' || message.params === null) return undefined;
+  const params = message.params as { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> };
+  const claim = params._meta?.[PROTOCOL_VERSION_META_KEY];
+  // Only a served revision: the SDK answers the other claims (-32022) itself, and 2025 has no such headers.
+  if (typeof claim !== 'string' || !MODERN_REVISIONS.has(claim) || typeof params.name !== 'string') return undefined;
+  const catalog = await runtime.upstreamSet.catalog(credential).catch(() => undefined);
+  const tool = catalog?.byName.get(params.name) ?? catalog?.withheld?.get(params.name);
+  const scan = tool && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
+  return scan?.valid && scan.headers.length ? paramHeaderMismatch(scan.headers, params.arguments, header) : undefined;
+}
+
+/** A 2025-era `notifications/cancelled` (its own POST): aborts the forwarded call it names, if unambiguous. */
+function cancelInFlight(runtime: GatewayRuntime, credential: Credential, message: RpcMessage): void {
+  if (!message || typeof message !== 'object' || message.method !== 'notifications/cancelled' || 'id' in message) return;
+  const { requestId, reason } = (message.params ?? {}) as { requestId?: unknown; reason?: unknown };
+  if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
+  const outcome = runtime.inflightCalls.cancel(credential.digest, requestId, typeof reason === 'string' ? reason : undefined);
+  currentRequest()?.log.debug({ requestId, outcome }, 'notifications/cancelled');
+}
+
+function headerValue(ctx: Context, name: string): string | undefined {
+  const value = ctx.req.headers[name.toLowerCase()];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+type NodeHandler = ReturnType<typeof toNodeHandler>;
+
+async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: AuthInfo): Promise<void> {
+  ctx.respond = false;
+  const req = ctx.req as IncomingMessage & { auth?: AuthInfo };
+  if (auth) req.auth = auth;
+  await node(req, ctx.res, body);
+}
+
+/**
+ * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 400/-32700 for a
+ * body that is not JSON, empty ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received").
+ */
+async function readBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
+  try {
+    await parseJson(ctx, async () => {});
+    const request = ctx.request as { body?: unknown; rawBody?: string };
+    if (!request.rawBody?.trim()) {
+      rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is empty; send a JSON-RPC message');
+      return undefined;
+    }
+    return request.body;
+  } catch (error) {
+    const status = (error as { status?: number }).status;
+    if (status === 413) rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);
+    else rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not a JSON object or array');
+    return undefined;
+  }
+}
+
+function challenge(ctx: Context, runtime: GatewayRuntime, surface: Surface, message: string, error?: 'invalid_token'): void {
+  ctx.set('www-authenticate', bearerChallenge(protectedResourceMetadataUrl(runtime.config, ctx, surface.path), error));
+  rejectAtEdge(ctx, 'unauthorized', message);
+}

@@ -1,0 +1,25 @@
+import type { Context } from 'koa';
+import type { GatewayConfig } from '../../config/types.ts';
+
+/** The gateway's public base URL: `publicUrl` from config, else the scheme and Host of the request. */
+export function baseUrl(config: GatewayConfig, ctx: Context): string {
+  return (config.publicUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
+}
+
+/** RFC 9728 §3.1: the metadata URL of a resource inserts the well-known path before the resource's path. */
+export function protectedResourceMetadataUrl(config: GatewayConfig, ctx: Context, resourcePath: string): string {
+  return `${baseUrl(config, ctx)}/.well-known/oauth-protected-resource${resourcePath}`;
+}
+
+/**
+ * The RFC 9728 Protected Resource Metadata document for `resourcePath` ('' for the origin itself):
+ * the resource identifier, the configured authorization servers, and header-only bearer tokens.
+ */
+export function protectedResourceMetadata(config: GatewayConfig, ctx: Context, resourcePath: string): Record<string, unknown> {
+  return {
+    resource: `${baseUrl(config, ctx)}${resourcePath}`,
+    authorization_servers: config.authorizationServers,
+    bearer_methods_supported: ['header'],
+    resource_name: 'MCP catalog gateway',
+  };
+}

@@ -1,0 +1,238 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Context } from 'koa';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  ProtocolError,
+  SERVER_INFO_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  specTypeSchemas,
+  type CallToolResult,
+} from '@modelcontextprotocol/server';
+import { createCaller } from '../policy/caller.ts';
+import type { Credential } from '../auth/credentials.ts';
+import { methodLabel } from './message-metrics.ts';
+import { GATEWAY_SERVER_INFO, dispatch, guarded, toolsListing, type DispatchContext, type ProjectCallToolResult, type RequestView, type Surface } from './server.ts';
+import { currentRequest } from '../obs/request-context.ts';
+import type { GatewayRuntime } from '../runtime.ts';
+
+/** The per-request-envelope revisions the SDK (2.4) serves; the SDK does not export its list. */
+export const MODERN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28']);
+/** The initialize-based revisions (2024-10-07 to 2025-11-25) the SDK serves statelessly. */
+const LEGACY_REVISIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS.filter((v) => !MODERN_REVISIONS.has(v)));
+/** What the SDK's 2026-07-28 leg requires in `_meta` and the SDK clients send; any other key takes the SDK path. */
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
+/** MissingRequiredClientCapability (2026-07-28): the one in-band error the SDK answers with HTTP 400. */
+const MISSING_CLIENT_CAPABILITY = -32021;
+
+/** A plain tools/list or tools/call: the only requests the fast path answers. */
+export interface PlainRequest {
+  era: 'modern' | 'legacy';
+  id: string | number;
+  method: 'tools/list' | 'tools/call';
+  /** tools/call: the tool name and arguments. */
+  name?: string;
+  arguments?: Record<string, unknown>;
+  /** 2026-07-28: the `_meta` envelope as sent (protocolVersion, clientInfo, clientCapabilities). */
+  envelope?: Record<string, unknown>;
+}
+
+const MESSAGE_KEYS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
+const CALL_PARAMS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
+const LIST_PARAMS: ReadonlySet<string> = new Set(['_meta']);
+
+/** `value` as the spec type's schema outputs it (the SDK's own schemas: schema key order, defaults), or undefined when it breaks the type. */
+function asSpecType(name: 'Implementation' | 'ClientCapabilities' | 'CallToolResult', value: unknown): Record<string, unknown> | undefined {
+  const outcome = specTypeSchemas[name]['~standard'].validate(value);
+  return outcome.issues === undefined ? (outcome.value as Record<string, unknown>) : undefined;
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>) => Object.keys(value).every((key) => allowed.has(key));
+
+/**
+ * The request when it is one the fast path answers exactly as the SDK handler would, else undefined
+ * (the SDK path then answers it, errors included). Plain means: a single JSON-RPC request (`jsonrpc`,
+ * `id` string or safe integer, `method`, `params`, nothing else) for tools/list without a cursor or
+ * tools/call with a string name and object arguments; `Accept` naming both JSON and SSE (what SDK
+ * clients send); and either
+ * - 2026-07-28: the `MCP-Protocol-Version` header, `_meta` holding exactly the envelope the SDK clients
+ *   send (protocolVersion equal to the header; clientInfo and clientCapabilities valid against the SDK's
+ *   spec schemas for Implementation and ClientCapabilities) and `Mcp-Method`/`Mcp-Name` equal to the body (spec basic/transports/streamable-http §Request
+ *   Metadata): anything the SDK would check and might refuse is out; or
+ * - an initialize-based revision in the header and no `_meta` at all (no progress token, no custom keys).
+ * Retried multi-round-trip requests, progress, log levels and trace context take the SDK path.
+ */
+export function plainRequest(message: unknown, headers: IncomingHttpHeaders): PlainRequest | undefined {
+  if (!isPlainObject(message) || message.jsonrpc !== '2.0' || !onlyKeys(message, MESSAGE_KEYS)) return undefined;
+  const { id, method, params = {} } = message;
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
+  if ((method !== 'tools/list' && method !== 'tools/call') || !isPlainObject(params)) return undefined;
+  // Compared as written, as the SDK's transport does (anything else gets its 406 there).
+  const accept = headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  const version = headers['mcp-protocol-version'];
+  if (typeof version !== 'string') return undefined;
+
+  let name: string | undefined;
+  let args: Record<string, unknown> | undefined;
+  if (method === 'tools/call') {
+    if (typeof params.name !== 'string' || !onlyKeys(params, CALL_PARAMS)) return undefined;
+    if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+    name = params.name;
+    args = params.arguments as Record<string, unknown> | undefined;
+  } else if (!onlyKeys(params, LIST_PARAMS)) return undefined;
+
+  const meta = params._meta;
+  if (LEGACY_REVISIONS.has(version)) return meta === undefined ? { era: 'legacy', id, method, name, arguments: args } : undefined;
+  if (!MODERN_REVISIONS.has(version) || !isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== version) return undefined;
+  // The SDK validates the envelope against the spec's types and answers 400 when it breaks them.
+  if (!asSpecType('Implementation', meta[CLIENT_INFO_META_KEY]) || !asSpecType('ClientCapabilities', meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
+  if (headers['mcp-method'] !== method || headers['mcp-name'] !== name) return undefined;
+  return { era: 'modern', id, method, name, arguments: args, envelope: meta };
+}
+
+/**
+ * Answers a {@link plainRequest} without the SDK's per-request Server: the same dispatch (`dispatch`,
+ * the one table of arms in mcp-server.ts), the same caches, the same upstream client, and the answer
+ * the SDK handler would give, byte for byte in content: the 2026-07-28 encode contract (resultType,
+ * cache fields on tools/list, serverInfo in `_meta`), the 2025 stateless leg's single SSE `message`
+ * event, and in-band errors with their code and data. tools/list answers write the listing's cached
+ * UTF-8 JSON (listing.ts) instead of serialising the tools again. Why: measured, the SDK's parse, validate,
+ * per-request Server and web Request/Response conversion were most of the gateway's own time per call
+ * (README, Performance). Returns false, having answered nothing, when the upstreams declare logging
+ * (their log messages would be relayed on an SSE stream only the SDK handler opens) or are not yet
+ * described; the caller then hands the request to the SDK. Counted in `mcp_requests_total` as the
+ * SDK path counts it.
+ */
+export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, surface: Surface, credential: Credential, plain: PlainRequest): Promise<boolean> {
+  const info = await runtime.upstreamSet.describe().catch(() => undefined);
+  if (!info || (plain.method === 'tools/call' && info.capabilities.logging !== undefined)) return false;
+
+  const { metrics, log } = runtime;
+  const aborter = new AbortController();
+  let answered = false;
+  ctx.res.once('close', () => {
+    if (!answered) aborter.abort(new Error('the caller closed the connection'));
+  });
+  const request: RequestView = {
+    id: plain.id,
+    signal: aborter.signal,
+    _meta: plain.envelope as RequestView['_meta'],
+    envelope: plain.envelope as RequestView['envelope'],
+    inputResponses: undefined,
+    requestState: () => undefined,
+    // No progress token was sent and the upstreams do not log: nothing is ever sent on these channels.
+    notify: async () => {},
+    log: async () => {},
+  };
+  const d: DispatchContext = {
+    runtime,
+    surface,
+    caller: createCaller(runtime, credential, plain.era),
+    request,
+    project: projectionFor(plain.era),
+    log: currentRequest()?.log ?? log,
+  };
+  const labels = { endpoint: surface.name, era: plain.era, method: methodLabel(plain.method) };
+  // The SDK's 2025 leg has sent its 200 and SSE headers before the handler runs (the access log sees 200 even if the caller leaves).
+  if (plain.era === 'legacy') ctx.status = 200;
+  // The JSON-RPC message in pieces: a tools/list answer keeps the listing's cached bytes as one piece.
+  let message: (string | Buffer)[];
+  let status = 200;
+  let outcome: 'ok' | 'error' = 'ok';
+  try {
+    message = plain.method === 'tools/list' ? await listingAnswer(d, plain) : [resultAnswer(plain, await dispatch('tools/call', callRequest(plain), d) as Record<string, unknown>)];
+  } catch (error) {
+    const { code, message: text, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
+    if (code === MISSING_CLIENT_CAPABILITY && plain.era === 'modern') status = 400;
+    message = [JSON.stringify({ jsonrpc: '2.0', id: plain.id, error: { code, message: text, ...(data !== undefined ? { data } : {}) } })];
+    outcome = 'error';
+  }
+  answered = true;
+  // A caller that went away got no answer: an error, as the SDK path counts an exchange closed without one.
+  metrics.mcpRequests.inc({ ...labels, outcome: aborter.signal.aborted ? 'error' : outcome });
+  if (plain.era === 'legacy') {
+    // The SDK's stateless 2025 leg answers every request as one SSE `message` event.
+    ctx.set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
+    respond(ctx, status, ['event: message\ndata: ', ...message, '\n\n']);
+  } else {
+    ctx.set('content-type', 'application/json');
+    respond(ctx, status, message);
+  }
+  return true;
+}
+
+/**
+ * Writes the answer itself (Koa steps aside, as for the SDK handler): the pieces go out as they are,
+ * so a large listing's cached bytes are not copied into a new string or buffer per request.
+ */
+function respond(ctx: Context, status: number, pieces: readonly (string | Buffer)[]): void {
+  ctx.status = status;
+  ctx.respond = false;
+  const res = ctx.res;
+  res.setHeader('content-length', pieces.reduce((n, piece) => n + (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length), 0));
+  for (const piece of pieces.slice(0, -1)) res.write(piece);
+  res.end(pieces.at(-1));
+}
+
+function callRequest(plain: PlainRequest) {
+  return { method: 'tools/call' as const, params: { name: plain.name!, ...(plain.arguments !== undefined ? { arguments: plain.arguments } : {}) } };
+}
+
+/**
+ * `{"result":…,"jsonrpc":"2.0","id":…}` in the SDK's key order. The SDK server passes every complete
+ * tools/call result through the spec's CallToolResult schema (content defaulted to [], fields in schema
+ * order, unknown ones kept), then the 2026-07-28 encode contract; so does this. A result the schema
+ * does not take as it is (a 2026 non-object structuredContent) was already checked by the upstream
+ * client and is sent unchanged.
+ */
+function resultAnswer(plain: PlainRequest, result: Record<string, unknown>): string {
+  const checked = (result.resultType === 'input_required' ? undefined : asSpecType('CallToolResult', result)) ?? result;
+  return JSON.stringify({ result: plain.era === 'modern' ? encodeModern(checked) : checked, jsonrpc: '2.0', id: plain.id });
+}
+
+/**
+ * The 2026-07-28 encode contract for a tools/call result, as the SDK applies it to a handler's result:
+ * `resultType` stamped `complete` unless the handler set one (tools/call may answer `input_required`),
+ * no cache fields (tools/call is not cacheable), and the server's identity added to `_meta`.
+ */
+function encodeModern(result: Record<string, unknown>): Record<string, unknown> {
+  const stamped = result.resultType === undefined ? { ...result, resultType: 'complete' } : result;
+  const meta = stamped._meta;
+  if (meta === undefined) return { ...stamped, _meta: { [SERVER_INFO_META_KEY]: GATEWAY_SERVER_INFO } };
+  if (!isPlainObject(meta) || meta[SERVER_INFO_META_KEY] !== undefined) return stamped;
+  return { ...stamped, _meta: { ...meta, [SERVER_INFO_META_KEY]: GATEWAY_SERVER_INFO } };
+}
+
+const MODERN_LIST_TAIL = `,"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${JSON.stringify({ [SERVER_INFO_META_KEY]: GATEWAY_SERVER_INFO })}`;
+
+/**
+ * A tools/list answer from the listing's cached JSON. 2026-07-28 adds what the SDK's encode contract
+ * adds to the gateway's `{ tools }`: resultType, the configured cache hint of tools/list (private, 0 ms:
+ * it differs per caller; mcp-server.ts) and serverInfo.
+ */
+async function listingAnswer(d: DispatchContext, plain: PlainRequest): Promise<(string | Buffer)[]> {
+  const listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
+  return ['{"result":{"tools":', listing.json, `${plain.era === 'modern' ? MODERN_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`];
+}
+
+/**
+ * The SDK wire codecs' `projectCallToolResult` (SDK 2.4 core wire/rev2025-11-25 and rev2026-07-28;
+ * spec server/tools §Structured Content): a non-object structuredContent gets a JSON text block when
+ * the result has no text, and on the 2025 revisions, where structuredContent must be an object, it is
+ * wrapped as `{ result }`, as it is when the advertised outputSchema's root is not an object.
+ */
+function projectionFor(era: 'modern' | 'legacy'): ProjectCallToolResult {
+  return (result, outputSchema) => {
+    const sc = result.structuredContent as unknown;
+    if (sc === undefined) return result;
+    const nonObject = !isPlainObject(sc);
+    const withText: CallToolResult =
+      nonObject && !(result.content ?? []).some((c) => c.type === 'text') ? { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(sc) }] } : result;
+    if (era === 'modern') return withText;
+    const schemaWrapped = outputSchema !== undefined && outputSchema.type !== 'object';
+    return nonObject || schemaWrapped ? { ...withText, structuredContent: { result: sc } } : withText;
+  };
+}

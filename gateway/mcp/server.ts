@@ -1,0 +1,251 @@
+import {
+  type CallToolResult,
+  type Server,
+  type HandlerResultTypeMap,
+  type McpServerFactory,
+  type RequestTypeMap,
+  type ServerCapabilities,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import type { GatewayConfig } from '../../config/types.ts';
+import { createCaller, type Caller } from '../policy/caller.ts';
+import type { CatalogTool } from '../catalog/catalog.ts';
+import { credentialOf } from '../auth/credentials.ts';
+import { GatewayError, RelayedUpstreamError } from '../errors.ts';
+import { forward, forwardError } from '../upstream/forwarding.ts';
+import { GatewayServer } from './gateway-server.ts';
+import { setLoggingLevel, subscription } from './session-methods.ts';
+import type { ToolCallAnswer } from '../surfaces/tool-call.ts';
+import type { Listing } from '../catalog/listing.ts';
+import type { Logger } from '../obs/log.ts';
+import { currentRequest } from '../obs/request-context.ts';
+import type { GatewayRuntime } from '../runtime.ts';
+import { LIST_ITEMS, type ListMethod, type UpstreamInfo } from '../upstream/client.ts';
+import type { RoutedMethod } from '../catalog/upstream-set.ts';
+
+type PassThroughList = Exclude<ListMethod, 'tools/list'>;
+
+/** The endpoints the gateway serves: `/mcp` (the caller's whole visible catalogue) and `/mcp/compact`. */
+export type SurfaceName = 'full' | 'compact';
+
+/**
+ * The parts of the SDK's per-request context (`ServerContext.mcpReq`) the arms read: the request's id
+ * and abort signal, its `_meta` and 2026-07-28 envelope, multi-round-trip retry fields, and the
+ * request-scoped notification channels. The SDK handler supplies its own; the fast path
+ * (fast-path.ts) supplies one for the plain requests it answers without the SDK.
+ */
+export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta' | 'envelope' | 'inputResponses' | 'requestState' | 'notify' | 'log'>;
+
+/**
+ * A tools/call result as the caller's wire revision carries it (the SDK codec's
+ * `projectCallToolResult`: a non-object structuredContent wrapped for 2025, a text fallback added).
+ */
+export type ProjectCallToolResult = (result: CallToolResult, outputSchema: Record<string, unknown> | undefined) => CallToolResult;
+
+/** Everything one dispatched request can read: shared caches, the caller, its request. */
+export interface DispatchContext {
+  readonly runtime: GatewayRuntime;
+  readonly surface: Surface;
+  readonly caller: Caller;
+  readonly request: RequestView;
+  readonly project: ProjectCallToolResult;
+  readonly log: Logger;
+}
+
+/** The minimal view of a JSON-RPC message the edge has parsed (for {@link Surface.needsScopes}). */
+export interface RpcMessage {
+  method?: unknown;
+  params?: { name?: unknown } | unknown;
+}
+
+/**
+ * What makes one endpoint differ from another: its tools/list and its tools/call. Everything else
+ * (auth, eras, resources, prompts, completion, output checks) is shared. The full surface is in
+ * `surface-full.ts`; the compact surface (issue 8) implements this same interface:
+ * `listTools` returns search_tools + call_tool + the writes and anchors the caller may see, and
+ * `callTool` answers those two itself and sends everything else to `callToolDirect`/`callCatalogTool`.
+ */
+export interface Surface {
+  readonly name: SurfaceName;
+  /** HTTP path, e.g. `/mcp`. */
+  readonly path: string;
+  /** The instructions this endpoint serves (initialize, server/discover), given the upstreams' own. */
+  instructions(upstream: string | undefined): string | undefined;
+  /** The caller's tools/list (cached per catalogue version and effective scopes). */
+  listTools(d: DispatchContext): Promise<Listing>;
+  /** tools/call on this surface; return the result already projected (see `callCatalogTool`). */
+  callTool(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer>;
+  /**
+   * Whether this surface's tools/list carries the catalogue tool (to a caller allowed to see it), so a
+   * caller may know its definition: its `x-mcp-header` arguments are then checked at the edge (SEP-2243).
+   */
+  advertises(tool: CatalogTool, config: GatewayConfig): boolean;
+  /**
+   * Whether answering this message needs the caller's scopes. The edge then looks them up before
+   * dispatch, so a credential the scope endpoint refuses gets an HTTP 401 (the only layer that can).
+   */
+  needsScopes(message: RpcMessage): boolean;
+}
+
+/** The gateway's own identity on both eras (its serverInfo / server/discover `_meta`). */
+export const GATEWAY_SERVER_INFO = { name: 'mcp-catalog-gateway', version: '0.1.0' };
+
+type GatewayMethod =
+  | 'tools/list' | 'tools/call' | 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get' | 'completion/complete'
+  | 'logging/setLevel' | 'resources/subscribe' | 'resources/unsubscribe';
+type Arm<M extends GatewayMethod> = (request: RequestTypeMap[M], d: DispatchContext) => Promise<HandlerResultTypeMap[M]>;
+
+/**
+ * The dispatch: one arm per MCP method the gateway answers, each one line. The mapped type makes it
+ * exhaustive; an arm is registered only when {@link SERVED} says so (its capability is advertised, which
+ * the SDK requires; the 2025 session methods for 2025-era callers only).
+ */
+const ARMS: { [M in GatewayMethod]: Arm<M> } = {
+  'tools/list': async (r, d) => ({ tools: (await toolsListing(d, r.params)).tools }),
+  'tools/call': (r, d) => d.surface.callTool(d, r.params.name, r.params.arguments),
+  'resources/list': (r, d) => passThroughList(d, r.params, 'resources/list'),
+  'resources/templates/list': (r, d) => passThroughList(d, r.params, 'resources/templates/list'),
+  'resources/read': (r, d) => forwardRouted(d, 'resources/read', r.params) as never,
+  'prompts/list': (r, d) => passThroughList(d, r.params, 'prompts/list'),
+  'prompts/get': (r, d) => forwardRouted(d, 'prompts/get', r.params) as never,
+  'completion/complete': (r, d) => forwardRouted(d, 'completion/complete', r.params) as never,
+  'logging/setLevel': (r, d) => setLoggingLevel(d, r.params),
+  'resources/subscribe': (r, d) => subscription(d, 'resources/subscribe', r.params),
+  'resources/unsubscribe': (r, d) => subscription(d, 'resources/unsubscribe', r.params),
+};
+
+/**
+ * A prompt, resource or completion request sent to the upstream that owns it (upstream-set.ts routing);
+ * failures become JSON-RPC errors (these methods have no isError form), the upstream's own unchanged.
+ */
+async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const route = await d.caller.route(method, params);
+  try {
+    return await forward(d, route.upstream.client, method, route.params);
+  } catch (error) {
+    throw forwardError(error, route.upstream.client.name);
+  }
+}
+
+type Served = (capabilities: ServerCapabilities, era: 'modern' | 'legacy') => boolean;
+const has = (key: keyof ServerCapabilities): Served => (capabilities) => capabilities[key] !== undefined;
+/** When each arm is registered: its capability is advertised to this caller. */
+const SERVED: { [M in GatewayMethod]: Served } = {
+  'tools/list': has('tools'),
+  'tools/call': has('tools'),
+  'resources/list': has('resources'),
+  'resources/templates/list': has('resources'),
+  'resources/read': has('resources'),
+  'prompts/list': has('prompts'),
+  'prompts/get': has('prompts'),
+  'completion/complete': has('completions'),
+  // Session methods of the 2025 wire; 2026-07-28 has none (-32601 there: logLevel travels per request).
+  'logging/setLevel': (capabilities, era) => era === 'legacy' && capabilities.logging !== undefined,
+  'resources/subscribe': (capabilities) => capabilities.resources?.subscribe === true,
+  'resources/unsubscribe': (capabilities) => capabilities.resources?.subscribe === true,
+};
+
+/**
+ * The per-request factory for one surface, for `createMcpHandler(factory, { legacy: 'stateless' })`.
+ * It builds a fresh low-level Server whose capabilities and instructions mirror the upstreams' (so
+ * server/discover and initialize carry them), fed only from caches. The caller comes from `authInfo`
+ * (set by the edge); handlers never read raw headers.
+ */
+export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface): McpServerFactory {
+  return async ({ era, authInfo }) => {
+    const credential = credentialOf(authInfo);
+    if (!credential) throw new GatewayError('unauthorized', 'no credential');
+    const info = await runtime.upstreamSet.describe();
+    const capabilities = capabilitiesFor(info, era);
+    const server = new GatewayServer(GATEWAY_SERVER_INFO, {
+      capabilities,
+      instructions: surface.instructions(info?.instructions),
+      // tools/list differs per caller (scope filtering): always private. The pass-through lists and reads
+      // carry the upstream's own hints on the result (modern callers); these are the fallbacks.
+      cacheHints: {
+        'tools/list': { ttlMs: 0, cacheScope: 'private' },
+        'resources/list': { ttlMs: 0, cacheScope: 'private' },
+        'resources/templates/list': { ttlMs: 0, cacheScope: 'private' },
+        'prompts/list': { ttlMs: 0, cacheScope: 'private' },
+        'resources/read': { ttlMs: 0, cacheScope: 'private' },
+      },
+    }, runtime.metrics, { endpoint: surface.name, era });
+    const caller = createCaller(runtime, credential, era);
+    const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
+    for (const method of Object.keys(ARMS) as GatewayMethod[]) {
+      if (SERVED[method](capabilities, era)) register(server, method, { runtime, surface, caller, project });
+    }
+    return server;
+  };
+}
+
+function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'request' | 'log'>): void {
+  const { log } = base.runtime;
+  // mcp_requests_total is counted for every message by the MeteredServer, not here.
+  server.setRequestHandler(method, (request, ctx) => dispatch(method, request, { ...base, request: ctx.mcpReq, log: currentRequest()?.log ?? log }));
+}
+
+/** Answers one request with its arm, under {@link guarded}. Used by the SDK handlers and the fast path alike. */
+export function dispatch<M extends GatewayMethod>(method: M, request: RequestTypeMap[M], d: DispatchContext): Promise<HandlerResultTypeMap[M]> {
+  return guarded(method, d, () => (ARMS[method] as Arm<M>)(request, d));
+}
+
+/**
+ * The arms' error rule: they throw only GatewayError or RelayedUpstreamError (whose code and data go
+ * on the wire); anything else is a gateway bug: logged, and answered -32603 without its message.
+ */
+export async function guarded<T>(method: string, d: DispatchContext, answer: () => Promise<T>): Promise<T> {
+  try {
+    return await answer();
+  } catch (error) {
+    if (error instanceof GatewayError || error instanceof RelayedUpstreamError) throw error;
+    d.log.error({ method, err: (error as Error)?.message }, 'handler failed');
+    throw new GatewayError('internal', 'the gateway failed to answer this request');
+  }
+}
+
+/** The caller's tools/list of this surface (a cached {@link Listing}), observed in the listing metrics. */
+export async function toolsListing(d: DispatchContext, params: { cursor?: string } | undefined): Promise<Listing> {
+  noCursor(params);
+  const listing = await d.surface.listTools(d);
+  d.runtime.metrics.advertisedTools.set({ endpoint: d.surface.name }, listing.tools.length);
+  d.runtime.metrics.toolsListBytes.observe({ endpoint: d.surface.name }, listing.bytes);
+  return listing;
+}
+
+/**
+ * A passed-through list: the items, plus for modern callers the upstream's cache scope and the TTL
+ * left on the cached copy (these lists do not vary by scope, so the upstream's hint still holds).
+ */
+async function passThroughList<M extends PassThroughList>(d: DispatchContext, params: { cursor?: string } | undefined, method: M): Promise<HandlerResultTypeMap[M]> {
+  noCursor(params);
+  const list = await d.caller.list(method);
+  const hints = d.caller.era === 'modern' ? { ttlMs: list.ttlMs, cacheScope: list.cacheScope } : {};
+  return { [LIST_ITEMS[method]]: list.items, ...hints } as unknown as HandlerResultTypeMap[M];
+}
+
+/** The gateway answers every list in one page, so any cursor a client sends was not issued by it. */
+function noCursor(params: { cursor?: string } | undefined): void {
+  if (params?.cursor !== undefined) throw new GatewayError('invalid_arguments', 'Invalid cursor: this server returns complete lists and issues no cursors');
+}
+
+/**
+ * The capabilities advertised to callers: tools always (the gateway's own surfaces), the upstreams'
+ * resources, prompts, completions and logging (upstream log messages are relayed on the call's stream).
+ * listChanged is advertised to modern callers only, where the gateway relays upstream changes on
+ * subscriptions/listen; stateless legacy callers have no stream. `resources.subscribe` is advertised to
+ * legacy callers when an upstream declares it (resources/subscribe is forwarded); on 2026-07-28 it would
+ * promise `resourceSubscriptions` on subscriptions/listen, which the gateway does not relay.
+ */
+function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy'): ServerCapabilities {
+  const up = info?.capabilities ?? {};
+  const listChanged = (flag: boolean | undefined) => (era === 'modern' && flag === true ? { listChanged: true } : {});
+  const subscribe = era === 'legacy' && up.resources?.subscribe === true ? { subscribe: true } : {};
+  return {
+    tools: listChanged(up.tools?.listChanged),
+    ...(up.resources ? { resources: { ...subscribe, ...listChanged(up.resources.listChanged) } } : {}),
+    ...(up.prompts ? { prompts: listChanged(up.prompts.listChanged) } : {}),
+    ...(up.completions ? { completions: {} } : {}),
+    ...(up.logging ? { logging: {} } : {}),
+  };
+}

@@ -1,0 +1,32 @@
+import type { Catalog, CatalogTool } from '../catalog/catalog.ts';
+
+/** The caller's scopes, or `unknown` when the lookup failed (then nothing is hidden: fail-open). */
+export type CallerScopes = readonly string[] | 'unknown';
+
+/**
+ * Whether a caller may see a tool: it holds ANY of the tool's required scopes; a tool with no
+ * requirement is visible to all; unknown scopes see everything. Pure: a function of data only.
+ */
+export function isVisible(tool: CatalogTool, scopes: CallerScopes): boolean {
+  if (scopes === 'unknown' || tool.requiredScopes.length === 0) return true;
+  return tool.requiredScopes.some((scope) => scopes.includes(scope));
+}
+
+/**
+ * The caller's visible catalogue: the tools of `catalog` the caller may see, in catalogue order.
+ * Scope rules from config are already folded into each tool's `requiredScopes` (see buildCatalog),
+ * so the answer depends on the catalogue version and the caller's scopes only. A denied tool is
+ * simply absent: callers cannot tell it from a tool that does not exist.
+ */
+export function visibleTools(catalog: Catalog, scopes: CallerScopes): readonly CatalogTool[] {
+  return scopes === 'unknown' ? catalog.tools : catalog.tools.filter((tool) => isVisible(tool, scopes));
+}
+
+/**
+ * The key of a caller's visible catalogue: the catalogue version plus the caller's scopes reduced to
+ * those the catalogue uses, so every credential with the same effective scopes shares one entry.
+ */
+export function visibilityKey(catalog: Catalog, scopes: CallerScopes): string {
+  if (scopes === 'unknown') return `${catalog.version}|*`;
+  return `${catalog.version}|${scopes.filter((s) => catalog.scopesInUse.has(s)).sort().join(' ')}`;
+}

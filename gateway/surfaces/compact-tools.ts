@@ -1,0 +1,119 @@
+import type { Tool } from '@modelcontextprotocol/server';
+import type { GatewayConfig } from '../../config/types.ts';
+import type { CatalogTool } from '../catalog/catalog.ts';
+import type { VisibleCatalog } from '../policy/caller.ts';
+
+/** The compact surface's own tools; catalogue tools with these names are shadowed there. */
+export const SEARCH_TOOLS = 'search_tools';
+export const CALL_TOOL = 'call_tool';
+
+/**
+ * The paragraph `/mcp/compact` adds to the upstreams' instructions, which were written for a server that
+ * lists every tool (the CPZAI ones say "look ids up with the list_* tools", most of which are not listed
+ * here): the workflow that reaches the rest.
+ */
+export const COMPACT_INSTRUCTIONS =
+  'On this endpoint most tools are not listed up front. To use one that is not in your tool list: call search_tools ' +
+  'with the task in plain words, read the input_schema of the match, then call it directly by name if `advertised` is ' +
+  'true, else through call_tool with {name, arguments}. Tools named above but missing from your list are reached the same way.';
+
+/**
+ * Whether `/mcp/compact` advertises a catalogue tool up front: every state-changing tool (a client
+ * gates approval on the tool name it sees, so a write never hides behind call_tool) and the read
+ * anchors configured for its upstream (`upstreams[].anchors`, in the upstream's own names).
+ */
+export function compactAdvertises(tool: CatalogTool, config: GatewayConfig): boolean {
+  if (tool.name === SEARCH_TOOLS || tool.name === CALL_TOOL) return false;
+  if (!tool.readOnly) return true;
+  return config.upstreams.some((u) => u.name === tool.upstream && u.anchors.includes(tool.upstreamName));
+}
+
+/** The upstreams of the caller's visible tools, sorted: search_tools' `upstream` enum (several upstreams only). */
+export function visibleUpstreams(visible: VisibleCatalog): string[] {
+  return [...new Set(visible.tools.map((t) => t.upstream))].sort();
+}
+
+/** The categories of the caller's visible tools, sorted: the search's category enum and no-match hint. */
+export function visibleCategories(visible: VisibleCatalog): string[] {
+  return [...new Set(visible.tools.map((t) => t.category).filter((c): c is string => !!c))].sort();
+}
+
+/**
+ * The compact tools/list for one visible catalogue: search_tools, call_tool, then the advertised
+ * catalogue tools in catalogue order. Built once per visibility key (see ListingCache).
+ */
+export function compactTools(config: GatewayConfig, visible: VisibleCatalog): Tool[] {
+  const advertised = visible.tools.filter((t) => compactAdvertises(t, config)).map((t) => t.definition);
+  return [searchToolsDefinition(config, visibleCategories(visible), visibleUpstreams(visible)), CALL_TOOL_DEFINITION, ...advertised];
+}
+
+// Descriptions are read by a model on every request: they teach the workflow in as few words as do it.
+function searchToolsDefinition(config: GatewayConfig, categories: string[], upstreams: string[]): Tool {
+  const max = config.compact.maxSearchLimit;
+  // Only with several upstreams: one upstream's search_tools stays exactly as it was.
+  const several = config.upstreams.length > 1;
+  return {
+    name: SEARCH_TOOLS,
+    title: 'Search tools',
+    description:
+      'Finds tools of this server; most are not listed up front. Describe the task (or give a tool or parameter name). ' +
+      'Each match has its input_schema and `advertised`: if true call the tool by name, else through call_tool.',
+    inputSchema: {
+      type: 'object',
+      properties: {
+        query: { type: 'string', description: 'The task in plain words, or a tool or parameter name.' },
+        ...(categories.length ? { category: { type: 'string', enum: categories } } : {}),
+        ...(several && upstreams.length ? { upstream: { type: 'string', enum: upstreams, description: 'Only tools of this server.' } } : {}),
+        limit: { type: 'integer', minimum: 1, maximum: max, default: Math.min(config.compact.searchLimit, max) },
+      },
+      required: ['query'],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: 'object',
+      properties: {
+        tools: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              name: { type: 'string' },
+              title: { type: 'string' },
+              description: { type: 'string' },
+              category: { type: 'string' },
+              ...(several ? { upstream: { type: 'string' } } : {}),
+              input_schema: { type: 'object' },
+              output_schema: { type: 'object' },
+              annotations: { type: 'object' },
+              score: { type: 'number' },
+              advertised: { type: 'boolean' },
+            },
+            required: ['name', 'input_schema', 'score', 'advertised'],
+          },
+        },
+        hint: { type: 'string' },
+      },
+      required: ['tools'],
+    },
+    annotations: { readOnlyHint: true },
+  };
+}
+
+const CALL_TOOL_DEFINITION: Tool = {
+  name: CALL_TOOL,
+  title: 'Call a found tool',
+  description:
+    'Runs a read-only tool found with search_tools whose `advertised` is false, and returns its result. ' +
+    'Advertised tools (all that change state) are called by name, not here.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      name: { type: 'string', description: 'Tool name from search_tools.' },
+      arguments: { type: 'object', description: "Matching that tool's input_schema." },
+    },
+    required: ['name'],
+    additionalProperties: false,
+  },
+  // It runs read-only tools only and refuses the rest, so it is read-only itself.
+  annotations: { readOnlyHint: true },
+};

@@ -1,0 +1,45 @@
+import type { Tool } from '@modelcontextprotocol/server';
+import type { VisibleCatalog } from '../policy/caller.ts';
+import { callThroughDispatcher } from './call-tool.ts';
+import { searchTools } from './search-tools.ts';
+import { CALL_TOOL, COMPACT_INSTRUCTIONS, SEARCH_TOOLS, compactAdvertises, compactTools } from './compact-tools.ts';
+import type { Listing } from '../catalog/listing.ts';
+import type { DispatchContext, Surface } from '../mcp/server.ts';
+import { callToolDirect } from './tool-call.ts';
+
+/**
+ * `/mcp/compact`: progressive discovery (issue 8). tools/list holds search_tools, call_tool, every
+ * state-changing tool and the configured read anchors the caller may see (compact-tools.ts); the rest
+ * of the visible catalogue is found with search_tools and run through call_tool. Any other tools/call
+ * name is a direct call, exactly as on `/mcp` (no scope lookup on that path).
+ */
+export const compactSurface: Surface = {
+  name: 'compact',
+  path: '/mcp/compact',
+  // The upstreams' instructions assume every tool is listed; the paragraph after them says how to reach the rest.
+  instructions: (upstream) => (upstream ? `${upstream}\n\n${COMPACT_INSTRUCTIONS}` : COMPACT_INSTRUCTIONS),
+  async listTools(d) {
+    return compactListing(d, await d.caller.visible());
+  },
+  async callTool(d, name, args) {
+    if (name !== SEARCH_TOOLS && name !== CALL_TOOL) return callToolDirect(d, name, args);
+    const visible = await d.caller.visible();
+    const definition = ownTool(compactListing(d, visible), name);
+    return name === SEARCH_TOOLS ? searchTools(d, visible, definition, args ?? {}) : callThroughDispatcher(d, visible, definition, args ?? {});
+  },
+  advertises: (tool, config) => compactAdvertises(tool, config),
+  needsScopes: (message) => {
+    if (message.method === 'tools/list') return true;
+    const name = (message.params as { name?: unknown } | undefined)?.name;
+    return message.method === 'tools/call' && (name === SEARCH_TOOLS || name === CALL_TOOL);
+  },
+};
+
+/** The compact tools/list of a visible catalogue, cached per catalogue version and effective scopes. */
+function compactListing(d: DispatchContext, visible: VisibleCatalog): Listing {
+  return d.runtime.listings.get(`compact|${visible.key}`, () => compactTools(d.runtime.config, visible));
+}
+
+function ownTool(listing: Listing, name: string): Tool {
+  return listing.tools.find((tool) => tool.name === name)!;
+}

@@ -1,0 +1,20 @@
+import type { Surface } from '../mcp/server.ts';
+import { callToolDirect } from './tool-call.ts';
+
+/**
+ * `/mcp`: the caller's whole visible catalogue. tools/list is the catalogue filtered by the caller's
+ * scopes (one cached listing per catalogue version and effective scope set); tools/call goes straight
+ * upstream without a scope lookup.
+ */
+export const fullSurface: Surface = {
+  name: 'full',
+  path: '/mcp',
+  instructions: (upstream) => upstream,
+  async listTools(d) {
+    const visible = await d.caller.visible();
+    return d.runtime.listings.get(`full|${visible.key}`, () => visible.tools.map((tool) => tool.definition));
+  },
+  callTool: (d, name, args) => callToolDirect(d, name, args),
+  advertises: () => true,
+  needsScopes: (message) => message.method === 'tools/list',
+};

@@ -1,0 +1,98 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import { EmptyQueryError } from '../../search/index.ts';
+import type { VisibleCatalog } from '../policy/caller.ts';
+import type { CatalogTool } from '../catalog/catalog.ts';
+import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises, visibleCategories } from './compact-tools.ts';
+import { toolErrorResult } from '../errors.ts';
+import type { DispatchContext } from '../mcp/server.ts';
+import { isVisible } from '../policy/visibility.ts';
+
+/** One search_tools match, in the shape its outputSchema declares (compact-tools.ts). */
+interface SearchMatch {
+  name: string;
+  title?: string;
+  description?: string;
+  category?: string;
+  /** The upstream serving the tool (several upstreams only). */
+  upstream?: string;
+  input_schema: Tool['inputSchema'];
+  output_schema?: Tool['outputSchema'];
+  annotations?: Tool['annotations'];
+  score: number;
+  advertised: boolean;
+}
+
+/**
+ * search_tools: ranks the caller's visible tools for `query` on the catalogue version's shared index,
+ * the caller's scopes applied as the index's filter (a hidden tool is never returned, hinted at or
+ * scored against). Bad arguments (an empty or blank query among them) are an isError result naming
+ * the paths: the spec's tool execution error for input validation (server/tools §Error Handling), so
+ * the model can correct itself. No match: an empty list and a hint naming the caller's categories.
+ * @param definition - search_tools as this caller's tools/list advertises it (its category enum).
+ */
+export async function searchTools(d: DispatchContext, visible: VisibleCatalog, definition: Tool, args: Record<string, unknown>): Promise<CallToolResult> {
+  const { metrics, config } = d.runtime;
+  const count = (outcome: string) => metrics.toolCalls.inc({ endpoint: d.surface.name, tool: SEARCH_TOOLS, via: 'direct', outcome });
+  const check = d.runtime.inputs.check(SEARCH_TOOLS, definition.inputSchema, args);
+  if (!check.ok) {
+    count('invalid_arguments');
+    return invalid(`Invalid arguments for search_tools: ${check.issues.join('; ')}.`, check.paths);
+  }
+  const query = args.query as string;
+  const category = args.category as string | undefined;
+  const upstream = args.upstream as string | undefined;
+  const limit = (args.limit as number | undefined) ?? Math.min(config.compact.searchLimit, config.compact.maxSearchLimit);
+  const index = await d.runtime.searchIndexes.get(visible.catalog);
+  const started = performance.now();
+  let hits;
+  try {
+    hits = index.search(query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
+  } catch (error) {
+    if (!(error instanceof EmptyQueryError)) throw error;
+    count('invalid_arguments');
+    return invalid(`Invalid arguments for search_tools: /query is blank: ${error.message}.`, ['/query']);
+  } finally {
+    metrics.searchDuration.observe((performance.now() - started) / 1000);
+  }
+  const tools = hits.map((hit) => match(visibleTool(visible, hit.name)!, hit.score, d));
+  const structured: { tools: SearchMatch[]; hint?: string } = { tools };
+  if (tools.length === 0) {
+    const categories = visibleCategories(visible);
+    structured.hint = `No tool matched${category ? ` in category ${category}` : ''}. Try other words${categories.length ? `, or a category: ${categories.join(', ')}` : ''}.`;
+  }
+  count('ok');
+  const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured as unknown as Record<string, unknown> };
+  return d.project(result, definition.outputSchema as Record<string, unknown> | undefined);
+}
+
+/**
+ * The catalogue tool `name` when the caller may see it on this surface: the one visibility rule
+ * (policy.ts), minus catalogue tools shadowed by the surface's own search_tools and call_tool.
+ */
+export function visibleTool(visible: VisibleCatalog, name: string): CatalogTool | undefined {
+  if (name === SEARCH_TOOLS || name === CALL_TOOL) return undefined;
+  const tool = visible.catalog.byName.get(name);
+  return tool && isVisible(tool, visible.scopes) ? tool : undefined;
+}
+
+function match(tool: CatalogTool, score: number, d: DispatchContext): SearchMatch {
+  const { title, description, inputSchema, outputSchema, annotations } = tool.definition;
+  return {
+    name: tool.name,
+    ...(title !== undefined ? { title } : {}),
+    ...(description !== undefined ? { description } : {}),
+    ...(tool.category !== undefined ? { category: tool.category } : {}),
+    ...(d.runtime.config.upstreams.length > 1 ? { upstream: tool.upstream } : {}),
+    input_schema: inputSchema,
+    ...(outputSchema !== undefined ? { output_schema: outputSchema } : {}),
+    ...(annotations !== undefined ? { annotations } : {}),
+    score,
+    advertised: compactAdvertises(tool, d.runtime.config),
+  };
+}
+
+// No structuredContent on errors: v1 clients validate it against the outputSchema even when isError.
+function invalid(message: string, paths: string[]): CallToolResult {
+  const result = toolErrorResult('invalid_arguments', message);
+  return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/paths': paths } };
+}

@@ -1,0 +1,103 @@
+import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
+import type { CatalogTool } from '../catalog/catalog.ts';
+import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../errors.ts';
+import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
+import type { DispatchContext } from '../mcp/server.ts';
+import { isVisible } from '../policy/visibility.ts';
+
+/** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
+export type CallVia = 'direct' | 'call_tool';
+
+/** What a tools/call answers: a result, or (2026-07-28) a request for input the caller must fulfil and retry. */
+export type ToolCallAnswer = CallToolResult | InputRequiredResult;
+
+/**
+ * Calls one catalogue tool on the upstream that owns it (`tool.upstream`, under its own name
+ * `tool.upstreamName`: the exposed name is looked up, never split) with the caller's credential,
+ * `_meta`, progress, logs, cancellation, multi-round-trip fields and the tool's `Mcp-Param-*` headers
+ * (forwarding.ts), then checks the result against the tool's outputSchema.
+ * Execution failures (timeout, upstream down, 5xx, a refused credential) come back as isError results;
+ * a JSON-RPC error the upstream answered (unknown tool, invalid params, -32021) is rethrown unchanged;
+ * an `input_required` answer is relayed as it is (nothing to check yet). No scope lookup happens here:
+ * enforcement of the call stays with the upstream's platform.
+ * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
+ */
+export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<ToolCallAnswer> {
+  const { metrics } = d.runtime;
+  const started = performance.now();
+  const labels = { endpoint: d.surface.name, tool: tool.name, via };
+  let result: CallToolResult;
+  try {
+    const upstream = d.caller.upstream(tool.upstream).client;
+    const raw = await forward(d, upstream, 'tools/call', { name: tool.upstreamName, arguments: args ?? {} }, tool.definition);
+    if (isInputRequired(raw)) {
+      metrics.toolCalls.inc({ ...labels, outcome: 'input_required' });
+      return raw as InputRequiredResult;
+    }
+    result = raw as CallToolResult;
+  } catch (error) {
+    const failure = classifyUpstreamFailure(error, tool.upstream);
+    if (failure.kind === 'upstream_rejected') {
+      metrics.toolCalls.inc({ ...labels, outcome: failure.code === -32602 ? 'invalid_arguments' : 'is_error' });
+      throw forwardError(error, tool.upstream);
+    }
+    metrics.toolCalls.inc({ ...labels, outcome: 'is_error' });
+    if (failure.kind === 'cancelled') d.log.info({ tool: tool.name, upstream: tool.upstream }, 'tools/call cancelled by the caller');
+    else d.log.warn({ tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message }, 'tools/call failed upstream; answering isError');
+    return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
+  } finally {
+    metrics.toolCallDuration.observe({ tool: tool.name }, (performance.now() - started) / 1000);
+  }
+  const check = d.runtime.outputs.check(tool, result);
+  if (!check.ok) {
+    metrics.outputSchemaViolations.inc({ tool: tool.name });
+    metrics.toolCalls.inc({ ...labels, outcome: 'output_schema_violation' });
+    d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'upstream result broke its outputSchema; answering isError');
+    return { ...toolErrorResult('output_schema_violation', check.message), _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths } };
+  }
+  metrics.toolCalls.inc({ ...labels, outcome: result.isError ? 'is_error' : 'ok' });
+  return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
+}
+
+/** Most names an unknown-tool answer suggests (direct calls and call_tool alike). */
+export const NEAREST_LIMIT = 5;
+
+/**
+ * The direct tools/call path of a surface: the tool must be in the caller's merged catalogue under its
+ * exposed name (unknown names are -32602, as the spec says, with the nearest names the caller may see:
+ * {@link nearestVisibleNames}; a tool of an upstream that is down answers isError). Visibility is not
+ * consulted: a hidden tool answers whatever the upstream's platform decides for this credential.
+ */
+export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer> {
+  const catalog = await d.caller.catalog();
+  const tool = catalog.byName.get(name) ?? catalog.withheld?.get(name);
+  if (!tool) {
+    d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
+    const nearest = await nearestVisibleNames(d, name);
+    const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
+    throw new GatewayError('unknown_tool', `Unknown tool: ${name}${hint}`, nearest.length ? { nearest } : {});
+  }
+  return callCatalogTool(d, tool, args, 'direct');
+}
+
+/**
+ * The catalogue names nearest to `name` (search/index.ts `nearestNames`) among the tools the caller may
+ * see, only when its scopes are already cached: this path never triggers a scope lookup (enforcement
+ * stays with the platform), and without the caller's scopes any suggestion could name a hidden tool.
+ * So with scopes unknown to the cache, nothing is suggested. A failure to suggest suggests nothing.
+ */
+async function nearestVisibleNames(d: DispatchContext, name: string): Promise<string[]> {
+  try {
+    const visible = await d.caller.visibleIfCached();
+    if (!visible) return [];
+    const index = await d.runtime.searchIndexes.get(visible.catalog);
+    const allowed = (n: string) => {
+      const tool = visible.catalog.byName.get(n);
+      return tool !== undefined && isVisible(tool, visible.scopes);
+    };
+    return index.nearestNames(name, { limit: NEAREST_LIMIT, filter: allowed });
+  } catch (error) {
+    d.log.warn({ err: (error as Error).message }, 'no nearest names for an unknown tool');
+    return [];
+  }
+}

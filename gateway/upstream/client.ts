@@ -1,0 +1,426 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import {
+  Client,
+  SdkError,
+  SdkErrorCode,
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  type FetchLike,
+  type LoggingMessageNotificationParams,
+  type ServerCapabilities,
+  type Transport,
+} from '@modelcontextprotocol/client';
+import { LRUCache } from 'lru-cache';
+import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
+import { GatewayError, classifyUpstreamFailure } from '../errors.ts';
+import type { Logger } from '../obs/log.ts';
+import type { GatewayMetrics } from '../obs/metrics.ts';
+import { currentRequest, runOutsideRequest } from '../obs/request-context.ts';
+import { stdioTransport } from './stdio.ts';
+import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
+
+export type { UpstreamHealth } from './supervisor.ts';
+
+/** The paginated list methods an upstream serves, and the result key holding their items. */
+export const LIST_ITEMS = {
+  'tools/list': 'tools',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resourceTemplates',
+  'prompts/list': 'prompts',
+} as const;
+export type ListMethod = keyof typeof LIST_ITEMS;
+
+/** The per-request methods forwarded with the caller's credential (the last three: 2025-era upstreams only). */
+export type ForwardMethod = 'tools/call' | 'resources/read' | 'prompts/get' | 'completion/complete' | 'logging/setLevel' | 'resources/subscribe' | 'resources/unsubscribe';
+
+/** What the upstream advertised when the gateway connected. */
+export interface UpstreamInfo {
+  era: 'modern' | 'legacy';
+  /** Legacy HTTP upstream that issued a session id: one session per credential digest. */
+  sessionful: boolean;
+  capabilities: ServerCapabilities;
+  instructions?: string;
+}
+
+/** All pages of one list, with the cache hints of the first page (2026-07-28 upstreams only). */
+export interface ListResult {
+  items: unknown[];
+  ttlMs?: number;
+  cacheScope?: 'public' | 'private';
+}
+
+export interface ForwardOptions {
+  signal?: AbortSignal;
+  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** Log messages (`notifications/message`) the upstream sends on this request's response stream. */
+  onlog?: (message: LoggingMessageNotificationParams) => void;
+  /** Extra HTTP headers of this request (`Mcp-Param-*`); the transport keeps the standard and auth ones its own. */
+  headers?: Record<string, string>;
+  /** Hand an `input_required` result back instead of failing (2026-07-28 multi-round-trip, manual mode). */
+  allowInputRequired?: boolean;
+}
+
+/**
+ * The options of the forwarded request being sent, across the SDK's awaits: a notification read from a
+ * request's response stream is dispatched in the async context that opened the stream, which is the
+ * forward's own. Over stdio all messages share one stream opened at connect, so logs carry no context
+ * and are not relayed.
+ */
+const forwardScope = new AsyncLocalStorage<ForwardOptions>();
+
+type ListChanged = (method: ListMethod) => void;
+
+const GATEWAY_CLIENT = { name: 'mcp-catalog-gateway', version: '0.1.0' };
+const CONNECT_TIMEOUT_MS = 10_000;
+/** Any HTTP answer within this proves the upstream alive (a broken stream was that stream's problem). */
+const LIVENESS_TIMEOUT_MS = 2000;
+
+/**
+ * The gateway's connection to one upstream MCP server, over Streamable HTTP (either era) or stdio. It
+ * moves bytes and knows no policy.
+ *
+ * How clients are kept: a modern (2026-07-28) or stateless legacy HTTP upstream, and a stdio upstream
+ * (one process), get ONE long-lived Client shared by every caller, which multiplexes their requests; over
+ * HTTP the caller's credential and request id are added per request by the transport's `fetch`, read
+ * from the request context (AsyncLocalStorage). A sessionful legacy upstream (it issued an Mcp-Session-Id)
+ * gets one Client per credential digest (or one for all when `forwardCredentials` is off), in a bounded
+ * LRU pool, re-initialised once when the upstream answers 404 or 400 for the session (it restarted).
+ *
+ * When the upstream goes away (connection refused or reset; the stdio process exited) the
+ * {@link UpstreamSupervisor} reconnects with backoff: a new session, or a new process. Calls in flight
+ * fail (isError upstream), calls made while an attempt runs wait for it, and `onReconnect` listeners
+ * (the catalogue cache) refetch.
+ */
+export class UpstreamClient {
+  private shared?: Client;
+  private info?: UpstreamInfo;
+  private readonly sessions: LRUCache<string, Promise<Client>>;
+  private readonly listeners = new Set<ListChanged>();
+  private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
+  private closed = false;
+  private checking?: Promise<void>;
+
+  constructor(
+    readonly config: UpstreamConfig,
+    private readonly limits: GatewayConfig['limits'],
+    private readonly metrics: GatewayMetrics,
+    private readonly log: Logger,
+  ) {
+    this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
+    this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
+  }
+
+  get name(): string {
+    return this.config.name;
+  }
+
+  /** `stdio` when the gateway spawns the upstream, else `http`. */
+  get transport(): 'http' | 'stdio' {
+    return this.config.command !== undefined ? 'stdio' : 'http';
+  }
+
+  /** Whether lists may differ per caller: only an HTTP upstream that receives the caller's credential. */
+  get callerScoped(): boolean {
+    return this.transport === 'http' && this.config.forwardCredentials;
+  }
+
+  /** Connects on first use (probing the era with server/discover) and returns what the upstream advertised. */
+  describe(): Promise<UpstreamInfo> {
+    if (this.info) return Promise.resolve(this.info);
+    return this.supervisor.connection();
+  }
+
+  /** The last known state of the connection, without touching the upstream. */
+  health(): UpstreamHealth {
+    return this.supervisor.health();
+  }
+
+  /** Registers a callback for upstream list_changed notifications (cache invalidation). */
+  onListChanged(listener: ListChanged): void {
+    this.listeners.add(listener);
+  }
+
+  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. */
+  onReconnect(listener: () => void): void {
+    this.supervisor.onReconnect(listener);
+  }
+
+  /**
+   * Fetches every page of a list with the low-level request API, before any filtering. A cursor seen
+   * twice or more than `limits.maxListPages` pages fails the fetch: a list is never silently truncated.
+   * `onPage`, when given, receives each page's items once the next page is requested, so that the
+   * caller's work on one page overlaps the upstream's on the next; what it throws fails the fetch.
+   */
+  async listAll(method: ListMethod, onPage?: (items: unknown[]) => void): Promise<ListResult> {
+    const key = LIST_ITEMS[method];
+    const seen = new Set<string>();
+    const items: unknown[] = [];
+    let first: Record<string, unknown> | undefined;
+    const allowed = (page: number): void => {
+      if (page > this.limits.maxListPages) throw new GatewayError('upstream_error', `upstream ${this.name} returned more than ${this.limits.maxListPages} pages of ${method}`);
+    };
+    allowed(1);
+    let pending = this.send(method, {});
+    for (let page = 1; ; page++) {
+      const result = (await pending) as Record<string, unknown>;
+      first ??= result;
+      const pageItems = (result[key] as unknown[] | undefined) ?? [];
+      for (const item of pageItems) items.push(item);
+      const next = result.nextCursor;
+      const more = typeof next === 'string';
+      if (more) {
+        allowed(page + 1);
+        if (seen.has(next)) throw new GatewayError('upstream_error', `upstream ${this.name} repeated cursor "${next.slice(0, 40)}" in ${method}: pagination loop`);
+        seen.add(next);
+        pending = this.send(method, { cursor: next });
+        // Awaited below; until then (and for good if `onPage` throws) its failure must not go unhandled.
+        pending.catch(() => undefined);
+      }
+      if (onPage) {
+        // One turn of the event loop puts the next request on the wire before the page's work starts.
+        if (more) await new Promise((resolve) => setImmediate(resolve));
+        onPage(pageItems);
+      }
+      if (!more) break;
+    }
+    const cacheScope = first.cacheScope === 'public' || first.cacheScope === 'private' ? first.cacheScope : undefined;
+    return { items, ttlMs: typeof first.ttlMs === 'number' ? first.ttlMs : undefined, cacheScope };
+  }
+
+  /** Forwards one per-request method with the caller's credential (from the request context). */
+  async forward(method: ForwardMethod, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<Record<string, unknown>> {
+    return (await this.send(method, params, options)) as Record<string, unknown>;
+  }
+
+  /** Closes the connection (a stdio upstream's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
+  async close(): Promise<void> {
+    this.closed = true;
+    // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us.
+    await this.supervisor.close();
+    try {
+      await this.shared?.close();
+    } finally {
+      this.sessions.clear();
+    }
+  }
+
+  private async send(method: string, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<unknown> {
+    const started = performance.now();
+    try {
+      return await this.sendOnce(method, params, options, true);
+    } catch (error) {
+      const failure = classifyUpstreamFailure(error, this.name);
+      // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent
+      // notifications/cancelled) and rejects with the abort reason, which for a caller whose own HTTP
+      // connection closed is the gateway server's SdkError CONNECTION_CLOSED. That says nothing about the
+      // upstream: reconnecting here would fail every other caller's calls in flight.
+      const cancelled = options.signal?.aborted === true;
+      this.metrics.upstreamErrors.inc({ upstream: this.name, kind: cancelled ? 'cancelled' : failure.kind });
+      if (!cancelled && isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
+      throw error;
+    } finally {
+      this.metrics.upstreamRequestDuration.observe({ upstream: this.name, method }, (performance.now() - started) / 1000);
+    }
+  }
+
+  private async sendOnce(method: string, params: Record<string, unknown>, options: ForwardOptions, retrySession: boolean): Promise<unknown> {
+    const info = await this.describe();
+    const client = info.sessionful ? await this.sessionClient() : this.shared!;
+    try {
+      return await forwardScope.run(options, () =>
+        client.request({ method: method as 'tools/call', params }, {
+          signal: options.signal,
+          onprogress: options.onprogress,
+          resetTimeoutOnProgress: options.onprogress !== undefined,
+          timeout: this.config.timeoutMs,
+          ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
+          ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
+        }),
+      );
+    } catch (error) {
+      // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
+      // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
+      // refused before it ran, so sending it again is safe.
+      if (info.sessionful && retrySession && error instanceof SdkHttpError && (error.status === 404 || error.status === 400)) {
+        this.sessions.delete(this.sessionKey());
+        this.log.info({ upstream: this.name, status: error.status }, 'upstream forgot the session; opening a new one');
+        return this.sendOnce(method, params, options, false);
+      }
+      throw error;
+    }
+  }
+
+  /** One connection attempt (the supervisor decides when): a new Client over a new transport or process. */
+  private async connect(): Promise<UpstreamInfo> {
+    if (this.closed) throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
+    const client = this.newClient();
+    const transport: Transport = this.transport === 'stdio' ? stdioTransport(this.config, this.log) : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
+    try {
+      await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
+    } catch (error) {
+      await client.close().catch(() => {});
+      const failure = classifyUpstreamFailure(error, this.name);
+      this.metrics.upstreamErrors.inc({ upstream: this.name, kind: failure.kind });
+      const lostOnTheWay = isConnectionLoss(error) || isConnectionLoss((error as Error).cause);
+      const message =
+        this.transport === 'stdio'
+          ? `upstream ${this.name}: "${this.config.command}" did not start serving (${lostOnTheWay ? 'the process exited' : (error as Error).message})`
+          : lostOnTheWay
+            ? `upstream ${this.name} is unreachable`
+            : failure.message;
+      throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${message} (connecting)`, { upstream: this.name });
+    }
+    if (this.closed) {
+      await client.close().catch(() => {});
+      throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
+    }
+    const sessionful = transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined;
+    const info: UpstreamInfo = {
+      era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
+      sessionful,
+      capabilities: client.getServerCapabilities() ?? {},
+      instructions: client.getInstructions(),
+    };
+    if (sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
+    else this.shared = client;
+    this.watchStreams(client);
+    // A stdio process that exits closes its client; so does an HTTP client that we close ourselves.
+    client.onclose = () => {
+      const what = this.transport === 'stdio' ? 'the process exited' : 'the connection closed';
+      if (this.shared === client) this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name}: ${what}`, { upstream: this.name }));
+    };
+    this.watchListChanges(client, info);
+    this.info = info;
+    const pid = 'pid' in transport ? (transport.pid as number | null) ?? undefined : undefined;
+    this.log.info({ upstream: this.name, transport: this.transport, pid, era: info.era, sessionful, version: client.getNegotiatedProtocolVersion() }, 'connected to upstream');
+    return info;
+  }
+
+  /** The connection is gone: drop every client and let the supervisor reconnect. */
+  private lost(reason: GatewayError): void {
+    if (this.closed) return;
+    const client = this.shared;
+    this.shared = undefined;
+    this.info = undefined;
+    this.sessions.clear();
+    void client?.close().catch(() => {});
+    this.supervisor.lost(reason);
+  }
+
+  private newClient(): Client {
+    return new Client(GATEWAY_CLIENT, {
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) } },
+      // The gateway never fulfils input requests itself: forwards that may get one pass allowInputRequired
+      // and relay it to the caller, who answers and retries (forwarding.ts).
+      inputRequired: { autoFulfill: false },
+      listMaxPages: this.limits.maxListPages,
+    });
+  }
+
+  /** The pooled session of the current caller's credential (sessionful legacy upstreams). */
+  private sessionClient(): Promise<Client> {
+    const key = this.sessionKey();
+    let client = this.sessions.get(key);
+    if (!client) {
+      const fresh = this.newClient();
+      client = fresh
+        .connect(new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch }), { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) })
+        .then(() => {
+          this.watchListChanges(fresh, this.info!);
+          this.watchStreams(fresh);
+          return fresh;
+        });
+      client.catch(() => this.sessions.delete(key));
+      this.sessions.set(key, client);
+    }
+    return client;
+  }
+
+  /** Sessions follow the credential that is forwarded; with forwarding off, every caller shares one. */
+  private sessionKey(): string {
+    if (!this.config.forwardCredentials) return 'shared';
+    return currentRequest()?.credential?.digest ?? 'anonymous';
+  }
+
+  /**
+   * The transport's fetch: static config headers, then the caller's credential headers (when
+   * `forwardCredentials`) and request id from the request context. Background work (catalogue
+   * refresh, reconnects, listen streams) runs outside any request and carries neither.
+   */
+  private readonly forwardingFetch: FetchLike = (url, init) => {
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(this.config.headers)) headers.set(name, value);
+    const request = currentRequest();
+    if (request?.credential && this.config.forwardCredentials) for (const [name, value] of Object.entries(request.credential.headers)) headers.set(name, value);
+    if (request) headers.set('x-request-id', request.requestId);
+    return fetch(url, { ...init, headers });
+  };
+
+  /**
+   * A broken HTTP response stream (the SDK reports it on `onerror`; the request itself would only fail
+   * at `timeoutMs`) triggers a liveness check: when the upstream no longer accepts connections, the
+   * connection counts as lost, which fails the calls in flight at once and starts the reconnect.
+   */
+  private watchStreams(client: Client): void {
+    if (this.transport !== 'http') return;
+    client.onerror = (error) => {
+      if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message)) void runOutsideRequest(() => this.checkAlive());
+    };
+  }
+
+  private checkAlive(): Promise<void> {
+    this.checking ??= (async () => {
+      try {
+        const response = await fetch(this.config.url!, {
+          method: 'POST',
+          headers: { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 'gateway-liveness', method: 'ping' }),
+          signal: AbortSignal.timeout(LIVENESS_TIMEOUT_MS),
+        });
+        await response.body?.cancel();
+      } catch (error) {
+        if (isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name} went away (a response stream broke and it refuses connections)`, { upstream: this.name }));
+      } finally {
+        this.checking = undefined;
+      }
+    })();
+    return this.checking;
+  }
+
+  private watchListChanges(client: Client, info: UpstreamInfo): void {
+    client.setNotificationHandler('notifications/message', (notification) => forwardScope.getStore()?.onlog?.(notification.params));
+    const notify = (method: ListMethod) => () => {
+      this.log.info({ upstream: this.name, method }, 'upstream list changed');
+      for (const listener of this.listeners) listener(method);
+    };
+    client.setNotificationHandler('notifications/tools/list_changed', notify('tools/list'));
+    client.setNotificationHandler('notifications/prompts/list_changed', notify('prompts/list'));
+    client.setNotificationHandler('notifications/resources/list_changed', notify('resources/list'));
+    const caps = info.capabilities;
+    const filter = { toolsListChanged: caps.tools?.listChanged === true, promptsListChanged: caps.prompts?.listChanged === true, resourcesListChanged: caps.resources?.listChanged === true };
+    if (info.era !== 'modern' || !Object.values(filter).some(Boolean)) return;
+    // The listen stream outlives the request that connected: it must not carry that caller's credential.
+    runOutsideRequest(() =>
+      client.listen(filter).then(
+        (subscription) => void subscription.closed.then((how) => how === 'remote' && !this.closed && this.log.warn({ upstream: this.name }, 'upstream listen stream ended; relying on TTLs')),
+        (error: unknown) => this.log.info({ upstream: this.name, err: (error as Error).message }, 'upstream refused subscriptions/listen; relying on TTLs'),
+      ),
+    );
+  }
+}
+
+const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/**
+ * Whether a failed request means the connection is gone (not that this one request failed): a refused
+ * or reset connection, a closed transport (the stdio process exited). Timeouts, HTTP statuses and
+ * JSON-RPC errors are about the request and leave the connection alone.
+ */
+function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof SdkHttpError) return false;
+  if (error instanceof SdkError) return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
+  if (!(error instanceof Error)) return false;
+  if (error.message === 'Not connected') return true;
+  const cause = (error as Error & { cause?: { code?: unknown } }).cause;
+  return error.name === 'TypeError' && typeof cause?.code === 'string' && LOST_CONNECTION_CODES.has(cause.code);
+}

@@ -1,0 +1,136 @@
+import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
+import { GatewayError, RelayedUpstreamError, classifyUpstreamFailure } from '../errors.ts';
+import type { DispatchContext, RequestView } from '../mcp/server.ts';
+import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
+import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
+
+/** Cache hints are kept for modern callers only. */
+const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];
+const HOP_META_PREFIX = 'io.modelcontextprotocol/';
+/** The methods whose 2026-07-28 result may be `input_required` (spec basic/patterns/mrtr). */
+const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/**
+ * Forwards one per-request method to `client` as the caller's own request would reach it:
+ * - `_meta`: the caller's custom keys and trace context; toward a 2026-07-28 upstream also the envelope
+ *   keys that describe the CALLER rather than this hop (its `clientCapabilities`, its `logLevel`), so the
+ *   upstream asks only for input the caller can give and logs at the caller's level ({@link forwardedMeta});
+ * - a retried multi-round-trip request's `inputResponses` and `requestState`, byte for byte;
+ * - progress under the caller's token, log messages through the caller's log channel, cancellation
+ *   (the caller closing its stream, or a 2025-era `notifications/cancelled`: inflight-calls.ts);
+ * - for a tools/call to a 2026-07-28 upstream, the `Mcp-Param-*` headers the tool's `x-mcp-header`
+ *   declarations ask for (SEP-2243: the gateway is that upstream's client, and clients MUST mirror them).
+ * An `input_required` answer comes back as it is, for the caller to fulfil and retry.
+ * @throws whatever the upstream client threw: {@link forwardError} turns it into the caller's error,
+ *   the tools/call path turns a failure to reach the upstream into an isError result instead.
+ */
+export async function forward(d: DispatchContext, client: UpstreamClient, method: ForwardMethod, params: Record<string, unknown>, tool?: { inputSchema?: unknown }): Promise<Record<string, unknown>> {
+  const { request } = d;
+  const info = await client.describe();
+  const { _meta: _ignored, inputResponses: _responses, requestState: _state, ...rest } = params;
+  const meta = forwardedMeta(request, d.caller.era, info);
+  const mrtr = INPUT_REQUIRED_METHODS.has(method) ? retryFields(request) : {};
+  const scan = tool && info.era === 'modern' ? paramHeaders(tool.inputSchema) : undefined;
+  const headers = scan?.valid ? paramHeaderValues(scan.headers, params.arguments) : {};
+  // Only the 2025 wire cancels with a notification in a POST of its own; 2026-07-28 closes the stream.
+  const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.credential.digest, request.id, request.signal) : undefined;
+  try {
+    const options: ForwardOptions = {
+      ...forwardOptions(request, tracked?.signal),
+      allowInputRequired: INPUT_REQUIRED_METHODS.has(method),
+      ...(Object.keys(headers).length ? { headers } : {}),
+    };
+    const result = await client.forward(method, { ...rest, ...mrtr, ...(meta ? { _meta: meta } : {}) }, options).catch((error: unknown) => {
+      // The SDK reports an aborted request as a timeout; it was the caller who gave up.
+      throw options.signal?.aborted ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name }) : error;
+    });
+    return relayedResult(result, d.caller.era);
+  } finally {
+    tracked?.release();
+  }
+}
+
+/**
+ * The caller's `_meta` as it should reach the upstream. Trace context and custom keys pass; the
+ * envelope of this hop (`io.modelcontextprotocol/*`, which the SDK lifts out of `_meta`) is the
+ * upstream client's own, except the keys that describe the caller (2026-07-28 basic/index §_meta),
+ * added for a 2026-07-28 upstream: `clientCapabilities` (what input the caller can give) and
+ * `logLevel`. A 2025-era caller has no per-request level, and the session level it may have set with
+ * logging/setLevel cannot outlive its request on a stateless gateway, so it gets every level, as a 2025
+ * server with no level set sends them. `progressToken` is re-issued by the upstream client and mapped
+ * back in {@link forwardOptions}.
+ */
+function forwardedMeta(request: RequestView, era: 'modern' | 'legacy', upstream: UpstreamInfo): Record<string, unknown> | undefined {
+  const meta: Record<string, unknown> = Object.fromEntries(Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)));
+  if (upstream.era === 'modern') {
+    const envelope = (request.envelope ?? {}) as Record<string, unknown>;
+    if (era === 'modern' && envelope[CLIENT_CAPABILITIES_META_KEY] !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = envelope[CLIENT_CAPABILITIES_META_KEY];
+    const level = era === 'modern' ? envelope[LOG_LEVEL_META_KEY] : upstream.capabilities.logging ? 'debug' : undefined;
+    if (level !== undefined) meta[LOG_LEVEL_META_KEY] = level;
+  }
+  return Object.keys(meta).length ? meta : undefined;
+}
+
+/** A retried request's multi-round-trip fields (lifted out of params by the SDK), to send on unchanged. */
+function retryFields(request: RequestView): Record<string, unknown> {
+  const state = request.requestState();
+  return {
+    ...(request.inputResponses !== undefined ? { inputResponses: request.inputResponses } : {}),
+    // No requestState.verify hook is configured, so the accessor hands back the raw wire string.
+    ...(typeof state === 'string' ? { requestState: state } : {}),
+  };
+}
+
+/**
+ * Cancellation follows the caller (`signal`, default its request's); upstream progress is re-sent under
+ * the caller's own progressToken, and upstream log messages go out through the caller's log channel
+ * (which applies the caller's level, and sends nothing unless the gateway declares logging).
+ */
+function forwardOptions(request: RequestView, signal: AbortSignal = request.signal): ForwardOptions {
+  const token = request._meta?.progressToken;
+  return {
+    signal,
+    onprogress:
+      token === undefined
+        ? undefined
+        : (progress) => void request.notify({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => {}),
+    onlog: (message) => void request.log(message.level, message.data, message.logger).catch(() => {}),
+  };
+}
+
+/**
+ * An upstream result as this gateway answers it: the upstream's hop `_meta` (its serverInfo) removed,
+ * `resultType` left to this hop's SDK except an `input_required` one (relayed as it is), and the
+ * upstream's cache hints kept only for a modern caller (a 2025-era answer must not carry 2026 fields;
+ * the SDK does not strip what a handler returns).
+ */
+export function relayedResult<T extends Record<string, unknown>>(result: T, era: 'modern' | 'legacy'): T {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(result)) {
+    if ((key === 'resultType' && value !== 'input_required') || (era === 'legacy' && CACHE_HINT_FIELDS.includes(key))) continue;
+    out[key] = value;
+  }
+  const meta = result._meta as Record<string, unknown> | undefined;
+  if (meta) {
+    const kept = Object.entries(meta).filter(([key]) => !key.startsWith(HOP_META_PREFIX));
+    if (kept.length) out._meta = Object.fromEntries(kept);
+    else delete out._meta;
+  }
+  return out as T;
+}
+
+/** Whether a relayed result asks the caller for input (2026-07-28 InputRequiredResult). */
+export function isInputRequired(result: Record<string, unknown>): boolean {
+  return result.resultType === 'input_required';
+}
+
+/**
+ * The error for a failed forward: a JSON-RPC error the upstream answered passes through with its code,
+ * message and data unchanged (a -32021's `requiredCapabilities` describes the caller's own capabilities,
+ * since those are what was forwarded); a failure to reach the upstream is ours (-32603, kind in data).
+ */
+export function forwardError(error: unknown, upstream: string): GatewayError | RelayedUpstreamError {
+  const failure = classifyUpstreamFailure(error, upstream);
+  if (failure.kind === 'upstream_rejected') return new RelayedUpstreamError(upstream, failure.code!, failure.message, failure.data);
+  return new GatewayError(failure.kind, failure.message, { upstream });
+}
