@@ -1,42 +1,189 @@
-import type { GatewayConfig } from '../config/types.ts';
-import type { CatalogCache } from './catalog/catalog-cache.ts';
-import type { InputValidator } from './checks/input-check.ts';
-import type { ListingCache } from './catalog/listing.ts';
-import type { Logger } from './obs/log.ts';
-import type { InflightCalls } from './upstream/inflight-calls.ts';
-import type { GatewayMetrics } from './obs/metrics.ts';
-import type { OutputValidator } from './checks/output-check.ts';
-import type { ScopeCache } from './auth/scope-cache.ts';
-import type { SearchIndexCache } from './catalog/search-index-cache.ts';
-import type { UpstreamClient } from './upstream/client.ts';
-import type { UpstreamSet } from './catalog/upstream-set.ts';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FetchLike } from '@modelcontextprotocol/client';
+import { createMcpHandler } from '@modelcontextprotocol/server';
+import { toFetchResponse, toReqRes } from 'fetch-to-node';
+import type Koa from 'koa';
+import type { DestinationStream } from 'pino';
+import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
+import { ScopeCache } from './auth/scope-cache.ts';
+import { CatalogCache } from './catalog/catalog-cache.ts';
+import { ListingCache } from './catalog/listing.ts';
+import { SearchIndexCache } from './catalog/search-index-cache.ts';
+import { UpstreamSet } from './catalog/upstream-set.ts';
+import { InputValidator } from './checks/input-check.ts';
+import { OutputValidator } from './checks/output-check.ts';
+import { createApp, type McpMount } from './http/app.ts';
+import { createMcpServerFactory, type Surface } from './mcp/server.ts';
+import { createLogger, type Logger } from './obs/log.ts';
+import { createMetrics } from './obs/metrics.ts';
+import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
+import { createKvStore, type KvStore } from './store/kv-store.ts';
+import { surfaces as defaultSurfaces } from './surfaces/surfaces.ts';
+import { UpstreamClient } from './upstream/client.ts';
+import { InflightCalls } from './upstream/inflight-calls.ts';
 
-/** One configured upstream with its connection and list cache. */
-export interface UpstreamRuntime {
-  readonly client: UpstreamClient;
-  readonly catalog: CatalogCache;
+export type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
+
+/**
+ * How the gateway reaches each HTTP upstream instead of the network: the fetch for that upstream, or
+ * undefined for the network. The fetch receives exactly what the network would (the upstream's URL,
+ * credential and request-id headers), so an in-memory upstream, e.g. `(url, init) =>
+ * handler.fetch(new Request(url, init))` of an SDK `createMcpHandler`, is driven through the gateway's
+ * real upstream client. stdio upstreams are spawned as configured.
+ */
+export type UpstreamTransport = (upstream: UpstreamConfig) => FetchLike | undefined;
+
+export interface RuntimeOptions {
+  /** Where HTTP upstream requests go; default the network (global fetch). */
+  upstreamTransport?: UpstreamTransport;
+  /** Use this logger (wins over `logDestination`). */
+  logger?: Logger;
+  /** Where JSON log lines go when no `logger` is given; default stdout. */
+  logDestination?: DestinationStream;
+  /** The MCP endpoints to mount; default `gateway/surfaces/surfaces.ts`. */
+  surfaces?: readonly Surface[];
 }
 
 /**
- * The long-lived state of one gateway instance: caches and connections only. The per-request
- * factory closes over it and reads from it; nothing request-specific is ever stored here, except an
- * abort handle per forwarded 2025-era call for exactly as long as it runs (`inflightCalls`).
+ * One gateway built and wired, with no socket open: its long-lived state (caches, pools, upstream
+ * clients), its Koa app and an in-process `fetch` that drives that app. `startGateway` (gateway.ts)
+ * puts HTTP listeners in front of it.
  */
-export interface GatewayRuntime {
-  readonly config: GatewayConfig;
-  readonly log: Logger;
-  readonly metrics: GatewayMetrics;
-  /** In config order. */
-  readonly upstreams: readonly UpstreamRuntime[];
-  /** The same upstreams as one server: merged catalogue and lists, routing (upstream-set.ts). */
-  readonly upstreamSet: UpstreamSet;
-  readonly scopes: ScopeCache;
-  readonly outputs: OutputValidator;
-  readonly listings: ListingCache;
-  /** Argument checks of the compact surface (search_tools, call_tool targets). */
-  readonly inputs: InputValidator;
-  /** The search index per catalogue version (compact surface). */
-  readonly searchIndexes: SearchIndexCache;
-  /** Forwarded 2025-era calls in flight, for `notifications/cancelled` arriving in a POST of its own. */
-  readonly inflightCalls: InflightCalls;
+export interface Runtime {
+  readonly state: GatewayRuntime;
+  readonly app: Koa;
+  /** The app as a Node request listener, for `http.createServer`. */
+  readonly listener: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Requests the app is serving now (graceful shutdown waits for them). */
+  readonly inflight: { readonly count: number };
+  /**
+   * Serves one web `Request` through the real Koa app, edge included, without a socket. Resolves once
+   * the response's head is written; its body streams (SSE answers arrive event by event). Cancelling
+   * the body, or aborting `request.signal`, closes the response as a dropped connection would.
+   */
+  fetch(request: Request): Promise<Response>;
+  /** Starts fetching every upstream's tools catalogue in the background (never rejects). */
+  warm(): void;
+  /** Closes the MCP handlers, upstream connections (stdio processes end), caches and stores. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds a gateway for `config` (see config/load.ts) without opening a socket and without contacting
+ * an upstream: upstreams are connected on first use (or by `warm()`).
+ */
+export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {}): Runtime {
+  const log = options.logger ?? createLogger(config, options.logDestination);
+  const metrics = createMetrics();
+  const stores: KvStore[] = [];
+  const store = (name: string, ttlMs: number, maxEntries: number) => {
+    const kv = createKvStore(config.cache, { name, ttlMs, maxEntries, metrics, log });
+    stores.push(kv);
+    return kv;
+  };
+  const upstreams: UpstreamRuntime[] = config.upstreams.map((upstreamConfig) => {
+    const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));
+    const shared = config.cache.store === 'redis' ? store(`catalog:${upstreamConfig.name}`, 24 * 3600_000, config.cache.maxEntries) : undefined;
+    return { client, catalog: new CatalogCache(client, config.cache, metrics, log, shared) };
+  });
+  const state: GatewayRuntime = {
+    config,
+    log,
+    metrics,
+    upstreams,
+    upstreamSet: new UpstreamSet(upstreams, config.naming.separator, log),
+    scopes: new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log),
+    outputs: new OutputValidator(metrics, log),
+    listings: new ListingCache(),
+    inputs: new InputValidator(log),
+    searchIndexes: new SearchIndexCache(log),
+    inflightCalls: new InflightCalls(log),
+  };
+
+  const served = (options.surfaces ?? defaultSurfaces).filter((s) => s.name !== 'compact' || config.compact.enabled);
+  const mounts: McpMount[] = served.map((surface) => ({
+    surface,
+    handler: createMcpHandler(createMcpServerFactory(state, surface), {
+      legacy: 'stateless',
+      maxRequestBodySize: config.limits.bodyBytes,
+      onerror: (error) => log.debug({ err: error.message, surface: surface.name }, 'MCP request rejected or failed'),
+    }),
+  }));
+  // Upstream list changes reach modern callers subscribed with subscriptions/listen.
+  for (const { catalog } of upstreams) {
+    catalog.onChange((method) => {
+      for (const { handler } of mounts) {
+        if (method === 'tools/list') handler.notify.toolsChanged();
+        if (method === 'prompts/list') handler.notify.promptsChanged();
+        if (method === 'resources/list') handler.notify.resourcesChanged();
+      }
+    });
+  }
+
+  const inflight = { count: 0 };
+  const app = createApp(state, mounts, inflight);
+  const listener = app.callback() as (req: IncomingMessage, res: ServerResponse) => void;
+  let closing: Promise<void> | undefined;
+  return {
+    state,
+    app,
+    listener,
+    inflight,
+    fetch: (request) => serveInProcess(listener, request),
+    warm: () => {
+      for (const { catalog } of upstreams) void catalog.warm();
+    },
+    close: () => (closing ??= closeAll()),
+  };
+
+  async function closeAll(): Promise<void> {
+    try {
+      await Promise.allSettled(mounts.map((m) => m.handler.close()));
+      await Promise.allSettled(upstreams.flatMap((u) => [u.catalog.close(), u.client.close()]));
+      await state.scopes.close();
+    } finally {
+      await Promise.allSettled(stores.map((s) => s.close()));
+    }
+  }
+}
+
+/** What Koa reads of a socket (ctx.protocol, ctx.ip): an in-process request arrives as plain HTTP from loopback. */
+const IN_PROCESS_SOCKET = Object.freeze({ encrypted: false, remoteAddress: '127.0.0.1', remotePort: 0 });
+
+/**
+ * Drives a Node request listener with a web Request (fetch-to-node builds the req/res pair) and hands
+ * back the web Response. A Node server emits `close` on the response once it is finished or the peer
+ * went away; the gateway relies on it (access log, accounting, the SDK adapter's abort), so it is
+ * emitted here on finish, on body cancel and on `request.signal` abort.
+ */
+async function serveInProcess(listener: (req: IncomingMessage, res: ServerResponse) => void, request: Request): Promise<Response> {
+  const { req, res } = toReqRes(request);
+  Object.defineProperty(req, 'socket', { value: IN_PROCESS_SOCKET });
+  // A web Request carries no Host header (fetch derives it from the URL on the wire): add it, as the wire would.
+  if (req.headers.host === undefined) req.headers.host = new URL(request.url).host;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    res.destroy();
+    res.emit('close');
+  };
+  res.once('finish', () => setImmediate(close));
+  request.signal?.addEventListener('abort', close, { once: true });
+  listener(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+  const response = await toFetchResponse(res);
+  if (!response.body) return response;
+  const reader = response.body.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      close();
+      return reader.cancel(reason);
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }

@@ -9,7 +9,7 @@ import { exposedNames, type NamingOptions } from './naming.ts';
 import type { Logger } from '../obs/log.ts';
 import { currentRequest } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
-import type { UpstreamRuntime } from '../runtime.ts';
+import type { UpstreamRuntime } from '../runtime-state.ts';
 import type { ListMethod, UpstreamInfo } from '../upstream/client.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;

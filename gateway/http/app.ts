@@ -7,7 +7,7 @@ import type { Surface } from '../mcp/server.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
 import { protectedResourceMetadata } from './protected-resource.ts';
 import { currentRequest } from '../obs/request-context.ts';
-import type { GatewayRuntime } from '../runtime.ts';
+import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** One MCP endpoint: its surface and the SDK handler serving it. */
 export interface McpMount {

@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import type { GatewayRuntime } from '../runtime.ts';
+import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** `GET /healthz`: the process is alive and serving HTTP. */
 export function healthz(ctx: Context): void {

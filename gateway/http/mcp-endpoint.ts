@@ -13,7 +13,7 @@ import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.t
 import type { RpcMessage, Surface } from '../mcp/server.ts';
 import { protectedResourceMetadataUrl } from './protected-resource.ts';
 import { currentRequest } from '../obs/request-context.ts';
-import type { GatewayRuntime } from '../runtime.ts';
+import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
 const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';

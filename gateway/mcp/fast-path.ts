@@ -15,7 +15,7 @@ import type { Credential } from '../auth/credentials.ts';
 import { methodLabel } from './message-metrics.ts';
 import { GATEWAY_SERVER_INFO, dispatch, guarded, toolsListing, type DispatchContext, type ProjectCallToolResult, type RequestView, type Surface } from './server.ts';
 import { currentRequest } from '../obs/request-context.ts';
-import type { GatewayRuntime } from '../runtime.ts';
+import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** The per-request-envelope revisions the SDK (2.4) serves; the SDK does not export its list. */
 export const MODERN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28']);

@@ -19,7 +19,7 @@ import type { ToolCallAnswer } from '../surfaces/tool-call.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { Logger } from '../obs/log.ts';
 import { currentRequest } from '../obs/request-context.ts';
-import type { GatewayRuntime } from '../runtime.ts';
+import type { GatewayRuntime } from '../runtime-state.ts';
 import { LIST_ITEMS, type ListMethod, type UpstreamInfo } from '../upstream/client.ts';
 import type { RoutedMethod } from '../catalog/upstream-set.ts';
 

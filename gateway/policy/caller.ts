@@ -4,7 +4,7 @@ import type { Credential } from '../auth/credentials.ts';
 import { GatewayError } from '../errors.ts';
 import { visibilityKey, visibleTools, type CallerScopes } from './visibility.ts';
 import { currentRequest } from '../obs/request-context.ts';
-import type { GatewayRuntime, UpstreamRuntime } from '../runtime.ts';
+import type { GatewayRuntime, UpstreamRuntime } from '../runtime-state.ts';
 import type { ScopeResult } from '../auth/scope-cache.ts';
 import type { ListMethod } from '../upstream/client.ts';
 import type { Route, RoutedMethod } from '../catalog/upstream-set.ts';

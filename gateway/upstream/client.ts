@@ -105,6 +105,8 @@ export class UpstreamClient {
     private readonly limits: GatewayConfig['limits'],
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
+    /** How HTTP requests reach the upstream: the global fetch, or an in-process one (createRuntime's `upstreamTransport`). */
+    private readonly fetchUpstream: FetchLike = (url, init) => fetch(url, init),
   ) {
     this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
@@ -353,7 +355,7 @@ export class UpstreamClient {
     const request = currentRequest();
     if (request?.credential && this.config.forwardCredentials) for (const [name, value] of Object.entries(request.credential.headers)) headers.set(name, value);
     if (request) headers.set('x-request-id', request.requestId);
-    return fetch(url, { ...init, headers });
+    return this.fetchUpstream(url, { ...init, headers });
   };
 
   /**
@@ -371,7 +373,7 @@ export class UpstreamClient {
   private checkAlive(): Promise<void> {
     this.checking ??= (async () => {
       try {
-        const response = await fetch(this.config.url!, {
+        const response = await this.fetchUpstream(this.config.url!, {
           method: 'POST',
           headers: { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
           body: JSON.stringify({ jsonrpc: '2.0', id: 'gateway-liveness', method: 'ping' }),

@@ -1,12 +1,13 @@
 import { createServer, type IncomingHttpHeaders, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createMcpHandler, Server, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
+import { createMcpHandler, Server, type CallToolResult, type McpHttpHandler, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 
 /** One tool of a fake upstream: its definition and what tools/call answers. */
 export interface FakeTool {
   definition: Tool;
-  call?: (args: Record<string, unknown>) => CallToolResult | Promise<CallToolResult>;
+  /** What tools/call answers; `context` is the SDK's (progress, logs: `context.mcpReq.notify`). */
+  call?: (args: Record<string, unknown>, context: ServerContext) => CallToolResult | Promise<CallToolResult>;
 }
 
 export interface FakeUpstreamOptions {
@@ -40,14 +41,11 @@ export interface FakeUpstream {
 }
 
 /**
- * A real MCP server built with the v2 SDK (`createMcpHandler` + low-level `Server`, both eras,
- * stateless) serving a configurable catalogue: for drift tests (results that break their
- * outputSchema), pagination and pagination loops, and upstream failures.
+ * The fake upstream's MCP handler (v2 SDK `createMcpHandler`, both eras, stateless) without a socket:
+ * serve it over HTTP ({@link startFakeUpstream}) or in process (`handler.fetch(new Request(...))`).
  */
-export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<FakeUpstream> {
-  const received: ReceivedRequest[] = [];
-  let failStatus: number | undefined;
-  const handler = createMcpHandler(() => {
+export function fakeUpstreamHandler(options: FakeUpstreamOptions): McpHttpHandler {
+  return createMcpHandler(() => {
     const server = new Server(
       { name: 'fake-upstream', version: '1.0.0' },
       {
@@ -64,14 +62,25 @@ export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<F
       const next = options.cursorLoop ? 'loop' : offset + size < all.length ? String(offset + size) : undefined;
       return { tools: all.slice(offset, offset + size), ...(next ? { nextCursor: next } : {}) };
     });
-    server.setRequestHandler('tools/call', async (request) => {
+    server.setRequestHandler('tools/call', async (request, context) => {
       const tool = options.tools.find((t) => t.definition.name === request.params.name);
       if (!tool) return { content: [{ type: 'text', text: `Unknown tool ${request.params.name}` }], isError: true };
-      const result = await (tool.call ?? (() => ({ content: [{ type: 'text', text: 'ok' }] })))(request.params.arguments ?? {});
+      const result = await (tool.call ?? (() => ({ content: [{ type: 'text', text: 'ok' }] })))(request.params.arguments ?? {}, context);
       return result as never;
     });
     return server;
   });
+}
+
+/**
+ * A real MCP server built with the v2 SDK (`createMcpHandler` + low-level `Server`, both eras,
+ * stateless) serving a configurable catalogue: for drift tests (results that break their
+ * outputSchema), pagination and pagination loops, and upstream failures.
+ */
+export async function startFakeUpstream(options: FakeUpstreamOptions): Promise<FakeUpstream> {
+  const received: ReceivedRequest[] = [];
+  let failStatus: number | undefined;
+  const handler = fakeUpstreamHandler(options);
   const node = toNodeHandler(handler);
   const http: HttpServer = createServer((req, res) => {
     if (failStatus !== undefined) {

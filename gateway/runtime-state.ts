@@ -1,0 +1,42 @@
+import type { GatewayConfig } from '../config/types.ts';
+import type { CatalogCache } from './catalog/catalog-cache.ts';
+import type { InputValidator } from './checks/input-check.ts';
+import type { ListingCache } from './catalog/listing.ts';
+import type { Logger } from './obs/log.ts';
+import type { InflightCalls } from './upstream/inflight-calls.ts';
+import type { GatewayMetrics } from './obs/metrics.ts';
+import type { OutputValidator } from './checks/output-check.ts';
+import type { ScopeCache } from './auth/scope-cache.ts';
+import type { SearchIndexCache } from './catalog/search-index-cache.ts';
+import type { UpstreamClient } from './upstream/client.ts';
+import type { UpstreamSet } from './catalog/upstream-set.ts';
+
+/** One configured upstream with its connection and list cache. */
+export interface UpstreamRuntime {
+  readonly client: UpstreamClient;
+  readonly catalog: CatalogCache;
+}
+
+/**
+ * The long-lived state of one gateway instance: caches and connections only. The per-request
+ * factory closes over it and reads from it; nothing request-specific is ever stored here, except an
+ * abort handle per forwarded 2025-era call for exactly as long as it runs (`inflightCalls`).
+ */
+export interface GatewayRuntime {
+  readonly config: GatewayConfig;
+  readonly log: Logger;
+  readonly metrics: GatewayMetrics;
+  /** In config order. */
+  readonly upstreams: readonly UpstreamRuntime[];
+  /** The same upstreams as one server: merged catalogue and lists, routing (upstream-set.ts). */
+  readonly upstreamSet: UpstreamSet;
+  readonly scopes: ScopeCache;
+  readonly outputs: OutputValidator;
+  readonly listings: ListingCache;
+  /** Argument checks of the compact surface (search_tools, call_tool targets). */
+  readonly inputs: InputValidator;
+  /** The search index per catalogue version (compact surface). */
+  readonly searchIndexes: SearchIndexCache;
+  /** Forwarded 2025-era calls in flight, for `notifications/cancelled` arriving in a POST of its own. */
+  readonly inflightCalls: InflightCalls;
+}
