@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { AuthInfo } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
 
 /**
@@ -38,19 +37,6 @@ export function extractCredential(headers: IncomingHttpHeaders, config: GatewayC
 export function credentialDigest(headers: Readonly<Record<string, string>>): string {
   const canonical = JSON.stringify(Object.entries(headers).sort(([a], [b]) => a.localeCompare(b)));
   return createHash('sha256').update(canonical).digest('hex');
-}
-
-/**
- * The SDK's pass-through AuthInfo for a credential. `token` holds the digest, not the secret, so
- * nothing that logs an AuthInfo can leak it; handlers get the credential back with {@link credentialOf}.
- */
-export function authInfoFor(credential: Credential): AuthInfo {
-  return { token: credential.digest, clientId: `credential:${credential.digest.slice(0, 12)}`, scopes: [], extra: { credential } };
-}
-
-/** The credential an AuthInfo from {@link authInfoFor} carries. */
-export function credentialOf(authInfo: AuthInfo | undefined): Credential | undefined {
-  return authInfo?.extra?.credential as Credential | undefined;
 }
 
 /** RFC 6750 §3 challenge pointing at the RFC 9728 metadata document. */

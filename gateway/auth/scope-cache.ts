@@ -3,7 +3,7 @@ import type { Credential } from './credentials.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { currentRequest } from '../obs/request-context.ts';
+import { requestLogger } from '../obs/request-context.ts';
 
 /**
  * A caller's scopes, or why they are not known. Unknown is not none: policy advertises the full
@@ -38,8 +38,11 @@ export class ScopeCache {
     }
   }
 
-  /** The caller's scopes: from the cache, else from the endpoint. Never rejects. */
-  async lookup(credential: Credential): Promise<ScopeResult> {
+  /**
+   * The caller's scopes: from the cache, else from the endpoint (sent with `requestId` as X-Request-Id
+   * when given). Never rejects.
+   */
+  async lookup(credential: Credential, requestId?: string): Promise<ScopeResult> {
     if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
     const cached = await this.store.get<ScopeResult>(credential.digest);
     if (cached) {
@@ -52,7 +55,7 @@ export class ScopeCache {
       this.metrics.scopeLookups.inc({ result: 'hit' });
       return pending;
     }
-    const started = this.fetchAndStore(credential).finally(() => this.inflight.delete(credential.digest));
+    const started = this.fetchAndStore(credential, requestId).finally(() => this.inflight.delete(credential.digest));
     this.inflight.set(credential.digest, started);
     return started;
   }
@@ -71,14 +74,14 @@ export class ScopeCache {
     clearInterval(this.sweeper);
   }
 
-  private async fetchAndStore(credential: Credential): Promise<ScopeResult> {
+  private async fetchAndStore(credential: Credential, requestId: string | undefined): Promise<ScopeResult> {
     const started = performance.now();
-    const result = await this.fetchScopes(credential);
+    const result = await this.fetchScopes(credential, requestId);
     this.metrics.scopeLookupDuration.observe((performance.now() - started) / 1000);
     this.metrics.scopeLookups.inc({ result: result.kind === 'scopes' ? 'miss' : result.kind === 'unknown' ? result.reason : 'unauthorized' });
     if (result.kind === 'scopes') await this.store.set(credential.digest, result, this.config.ttlMs);
     if (result.kind === 'unknown') {
-      (currentRequest()?.log ?? this.log).warn(
+      requestLogger(this.log).warn(
         { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: 'fail_open' },
         'caller scopes unknown; advertising the full catalogue',
       );
@@ -87,8 +90,7 @@ export class ScopeCache {
     return result;
   }
 
-  private async fetchScopes(credential: Credential): Promise<ScopeResult> {
-    const requestId = currentRequest()?.requestId;
+  private async fetchScopes(credential: Credential, requestId: string | undefined): Promise<ScopeResult> {
     let response: Response;
     try {
       response = await fetch(this.config.endpoint!, {

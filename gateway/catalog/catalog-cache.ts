@@ -2,12 +2,12 @@ import { LRUCache } from 'lru-cache';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { GatewayConfig } from '../../config/types.ts';
 import { buildCatalog, CatalogBuilder, type Catalog } from './catalog.ts';
-import type { Credential } from '../auth/credentials.ts';
 import { GatewayError, classifyUpstreamFailure } from '../errors.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { currentRequest } from '../obs/request-context.ts';
+import { requestLogger } from '../obs/request-context.ts';
+import type { OnBehalfOf } from '../upstream/forward-scope.ts';
 import { LIST_ITEMS, type ListMethod, type ListResult, type UpstreamClient } from '../upstream/client.ts';
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
@@ -17,6 +17,8 @@ interface Entry {
   fetchedAt: number;
   expiresAt: number;
   cacheScope: 'public' | 'private';
+  /** The partition the list was fetched for: a `private` list belongs to that credential digest only. */
+  fetchedFor: string;
 }
 
 /** Raw list as kept in the shared (Redis) store: plain JSON, rebuilt into a catalogue locally. */
@@ -46,7 +48,8 @@ export interface Readiness {
  * (`public`: one entry for everyone; `private`: one per credential digest), the config override in
  * `upstreams[].catalog`, else `cache.ttlMs` and `private` (legacy upstreams send no hints; `public` for
  * an upstream that never sees the caller's credential: stdio, or `forwardCredentials: false`). Concurrent
- * misses share one upstream fetch; `list_changed` invalidates; a reconnection after a loss (the upstream
+ * misses share one upstream fetch, and a shared fetch whose answer turns out `private` is served only to
+ * the credential it was sent with (the others fetch their own); `list_changed` invalidates; a reconnection after a loss (the upstream
  * restarted) expires every entry and refetches the catalogue; a failed refresh serves the stale entry
  * when there is one (logged, counted as `stale_served`).
  */
@@ -82,23 +85,26 @@ export class CatalogCache {
     this.warmer.unref();
   }
 
-  /** The tools catalogue as this credential sees it upstream (before any scope filtering). */
-  async catalog(credential?: Credential): Promise<Catalog> {
-    return (await this.get('tools/list', credential)) as Catalog;
+  /**
+   * The tools catalogue as `onBehalfOf.credential` sees it upstream (before any scope filtering),
+   * fetched with that credential when not cached; `{}` (background work): as a caller without one.
+   */
+  async catalog(onBehalfOf: OnBehalfOf = {}): Promise<Catalog> {
+    return (await this.entry('tools/list', onBehalfOf)).value as Catalog;
   }
 
   /**
    * The last tools catalogue fetched for this credential (or for everyone), however old, without
    * contacting the upstream; undefined when none was ever fetched.
    */
-  lastCatalog(credential?: Credential): Catalog | undefined {
-    const entry = this.entries.peek(this.key('tools/list', 'public')) ?? this.entries.peek(this.key('tools/list', credential?.digest ?? 'anonymous'));
+  lastCatalog(onBehalfOf: OnBehalfOf = {}): Catalog | undefined {
+    const entry = this.entries.peek(this.key('tools/list', 'public')) ?? this.entries.peek(this.key('tools/list', partitionOf(onBehalfOf)));
     return entry?.value as Catalog | undefined;
   }
 
   /** Every item of a non-tool list (resources, resource templates, prompts), with its freshness. */
-  async list(method: Exclude<ListMethod, 'tools/list'>, credential?: Credential): Promise<CachedList> {
-    const entry = await this.entry(method, credential);
+  async list(method: Exclude<ListMethod, 'tools/list'>, onBehalfOf: OnBehalfOf = {}): Promise<CachedList> {
+    const entry = await this.entry(method, onBehalfOf);
     return { items: entry.value as unknown[], cacheScope: entry.cacheScope, ttlMs: Math.max(0, entry.expiresAt - Date.now()) };
   }
 
@@ -150,32 +156,43 @@ export class CatalogCache {
     return `${method}|${partition}`;
   }
 
-  private async get(method: ListMethod, credential?: Credential): Promise<Catalog | unknown[]> {
-    return (await this.entry(method, credential)).value;
-  }
-
-  private async entry(method: ListMethod, credential?: Credential): Promise<Entry> {
-    const partition = this.scopeSeen.get(method) === 'public' ? 'public' : (credential?.digest ?? 'anonymous');
-    const key = this.key(method, partition);
-    const entry = this.entries.get(key);
-    if (entry && entry.expiresAt > Date.now()) return entry;
-    let pending = this.inflight.get(key);
-    if (!pending) {
-      pending = this.refresh(method, partition, entry).finally(() => this.inflight.delete(key));
-      this.inflight.set(key, pending);
+  /**
+   * The entry this caller may be served. The partition read is `public` while the upstream last said
+   * so, else the caller's own; a `private` answer is only ever served to the partition it was fetched
+   * for, so a caller that joined a shared fetch whose answer came back `private` (the upstream changed
+   * its mind) fetches its own under its own partition.
+   */
+  private async entry(method: ListMethod, onBehalfOf: OnBehalfOf): Promise<Entry> {
+    const own = partitionOf(onBehalfOf);
+    for (;;) {
+      const partition = this.scopeSeen.get(method) === 'public' ? 'public' : own;
+      const key = this.key(method, partition);
+      const entry = this.entries.get(key);
+      let found: Entry;
+      if (entry && entry.expiresAt > Date.now()) found = entry;
+      else {
+        let pending = this.inflight.get(key);
+        if (!pending) {
+          pending = this.refresh(method, partition, entry, onBehalfOf).finally(() => this.inflight.delete(key));
+          this.inflight.set(key, pending);
+        }
+        found = await pending;
+      }
+      if (found.cacheScope === 'public' || found.fetchedFor === own) return found;
+      // Only a shared (public) read can bring another caller's private list; the next read is our own.
+      if (partition !== 'public') throw new GatewayError('internal', `${method}: a private list was filed under another partition`);
     }
-    return pending;
   }
 
-  private async refresh(method: ListMethod, partition: string, stale: Entry | undefined): Promise<Entry> {
+  private async refresh(method: ListMethod, partition: string, stale: Entry | undefined, onBehalfOf: OnBehalfOf): Promise<Entry> {
     const fromShared = await this.shared?.get<SharedEntry>(`${this.upstream.name}|${method}|${partition}`);
-    if (fromShared && fromShared.expiresAt > Date.now()) return this.store(method, partition, fromShared, false);
+    if (fromShared && fromShared.expiresAt > Date.now() && (fromShared.cacheScope === 'public' || partition !== 'public')) return this.store(method, partition, fromShared, false);
     const generation = this.generations.get(method) ?? 0;
     let result: ListResult;
     // The catalogue is built page by page while the upstream prepares the next one.
     const building = method === 'tools/list' ? new CatalogBuilder(this.upstream.config, this.lastBuilt) : undefined;
     try {
-      result = await this.upstream.listAll(method, building && ((items) => building.add(items as Tool[])));
+      result = await this.upstream.listAll(method, onBehalfOf, building && ((items) => building.add(items as Tool[])));
     } catch (error) {
       return this.failed(method, error, stale);
     }
@@ -191,16 +208,17 @@ export class CatalogCache {
     this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'ok' });
     // A list_changed that landed mid-fetch makes this answer stale before it is stored.
     const current = (this.generations.get(method) ?? 0) === generation;
-    const target = cacheScope === 'public' ? 'public' : partition === 'public' ? (currentRequest()?.credential?.digest ?? 'anonymous') : partition;
+    // A private answer belongs to the credential it was fetched with, whichever partition was read.
+    const target = cacheScope === 'public' ? 'public' : partitionOf(onBehalfOf);
     if (this.scopeSeen.get(method) !== cacheScope) {
       this.scopeSeen.set(method, cacheScope);
       if (cacheScope === 'private') this.entries.delete(this.key(method, 'public'));
     }
-    return current ? this.store(method, target, raw, true, building) : this.toEntry(method, raw, building);
+    return current ? this.store(method, target, raw, true, building) : this.toEntry(method, raw, target, building);
   }
 
   private store(method: ListMethod, partition: string, raw: SharedEntry, share: boolean, building?: CatalogBuilder): Entry {
-    const entry = this.toEntry(method, raw, building);
+    const entry = this.toEntry(method, raw, partition, building);
     // Kept past expiry on purpose: an expired entry is what a failed refresh serves (stale-if-error).
     this.entries.set(this.key(method, partition), entry);
     if (share && this.shared && raw.expiresAt > raw.fetchedAt) void this.shared.set(`${this.upstream.name}|${method}|${partition}`, raw, raw.expiresAt - raw.fetchedAt);
@@ -209,20 +227,20 @@ export class CatalogCache {
 
   /** The entry of a fetched list; a tools catalogue is finished from `building` (which holds every item
    *  of `raw`) or built from `raw.items`. */
-  private toEntry(method: ListMethod, raw: SharedEntry, building?: CatalogBuilder): Entry {
-    if (method !== 'tools/list') return { value: raw.items, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope };
+  private toEntry(method: ListMethod, raw: SharedEntry, fetchedFor: string, building?: CatalogBuilder): Entry {
+    if (method !== 'tools/list') return { value: raw.items, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
     const catalog = building?.finish() ?? buildCatalog(this.upstream.config, raw.items as Tool[], this.lastBuilt);
     this.lastBuilt = catalog;
     if (catalog.duplicates.length) this.log.warn({ upstream: this.upstream.name, duplicates: catalog.duplicates }, 'upstream listed a tool name twice; the first definition is served');
     if (catalog.rejected) this.log.warn({ upstream: this.upstream.name, rejected: catalog.rejected }, 'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)');
     this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);
-    return { value: catalog, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope };
+    return { value: catalog, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
   }
 
   private failed(method: ListMethod, error: unknown, stale: Entry | undefined): Entry {
     const failure = classifyUpstreamFailure(error, this.upstream.name);
     if (method === 'tools/list') this.lastError = failure.message;
-    const log = currentRequest()?.log ?? this.log;
+    const log = requestLogger(this.log);
     if (stale) {
       this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'stale_served' });
       log.warn({ upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt }, 'list refresh failed; serving the stale copy');
@@ -233,4 +251,9 @@ export class CatalogCache {
     if (error instanceof GatewayError) throw error;
     throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${method} is unavailable: ${failure.message}`, { upstream: this.upstream.name });
   }
+}
+
+/** The cache partition of a caller's private lists: its credential digest (`anonymous` without one). */
+function partitionOf(onBehalfOf: OnBehalfOf): string {
+  return onBehalfOf.credential?.digest ?? 'anonymous';
 }

@@ -3,14 +3,13 @@ import type { Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { CachedList, Readiness } from './catalog-cache.ts';
 import { mergeCatalogs, ORIGIN_META_KEY, type CatalogPart } from './catalog-merge.ts';
 import type { Catalog } from './catalog.ts';
-import type { Credential } from '../auth/credentials.ts';
 import { GatewayError } from '../errors.ts';
 import { exposedNames, type NamingOptions } from './naming.ts';
 import type { Logger } from '../obs/log.ts';
-import { currentRequest } from '../obs/request-context.ts';
+import { requestLogger } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
 import type { UpstreamRuntime } from '../runtime-state.ts';
-import type { ListMethod, UpstreamInfo } from '../upstream/client.ts';
+import type { ListMethod, OnBehalfOf, UpstreamInfo } from '../upstream/client.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
 /** The per-request methods that name no tool: routed by prompt name or resource URI. */
@@ -60,9 +59,9 @@ export class UpstreamSet {
    * What the gateway advertises: one upstream's capabilities and instructions, or the union of those
    * of every reachable upstream (instructions headed by the upstream's name). Undefined when none answers.
    */
-  async describe(): Promise<UpstreamInfo | undefined> {
-    if (!this.naming.prefixed) return this.upstreams[0]!.client.describe().catch(() => undefined);
-    const infos = (await Promise.all(this.upstreams.map(async (u) => ({ name: u.client.name, info: await u.client.describe().catch(() => undefined) })))).filter((x) => x.info);
+  async describe(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo | undefined> {
+    if (!this.naming.prefixed) return this.upstreams[0]!.client.describe(onBehalfOf).catch(() => undefined);
+    const infos = (await Promise.all(this.upstreams.map(async (u) => ({ name: u.client.name, info: await u.client.describe(onBehalfOf).catch(() => undefined) })))).filter((x) => x.info);
     if (infos.length === 0) return undefined;
     const any = (pick: (c: ServerCapabilities) => unknown) => infos.some(({ info }) => pick(info!.capabilities));
     const listChanged = (pick: (c: ServerCapabilities) => { listChanged?: boolean } | undefined) => (infos.some(({ info }) => pick(info!.capabilities)?.listChanged === true) ? { listChanged: true } : {});
@@ -83,13 +82,13 @@ export class UpstreamSet {
    * The merged tools catalogue as this credential sees it upstream (before any scope filtering). The
    * tools of an upstream that is down are withheld (their last catalogue keeps their names reserved).
    */
-  async catalog(credential?: Credential): Promise<Catalog> {
-    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.catalog(credential);
-    const parts = await this.reachable((u) => u.catalog.catalog(credential), 'tools/list');
+  async catalog(onBehalfOf: OnBehalfOf = {}): Promise<Catalog> {
+    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.catalog(onBehalfOf);
+    const parts = await this.reachable((u) => u.catalog.catalog(onBehalfOf), 'tools/list');
     const catalogParts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
       const part = parts.find((p) => p.upstream === u);
       if (part) return [{ upstream: u.client.name, catalog: part.value }];
-      const last = u.catalog.lastCatalog(credential);
+      const last = u.catalog.lastCatalog(onBehalfOf);
       return last ? [{ upstream: u.client.name, catalog: last, down: true }] : [];
     });
     const key = catalogParts.map((p) => `${p.upstream}:${p.catalog.version}${p.down ? ':down' : ''}`).join('|');
@@ -106,9 +105,9 @@ export class UpstreamSet {
    * A merged non-tool list: items of every reachable upstream that has the capability (prompts renamed,
    * with their origin in `_meta`), the shortest TTL, and `private` if any part is.
    */
-  async list(method: PassThroughList, credential?: Credential): Promise<CachedList> {
-    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.list(method, credential);
-    const parts = await this.reachable(async (u) => ((await this.has(u, method)) ? u.catalog.list(method, credential) : undefined), method);
+  async list(method: PassThroughList, onBehalfOf: OnBehalfOf = {}): Promise<CachedList> {
+    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.list(method, onBehalfOf);
+    const parts = await this.reachable(async (u) => ((await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf) : undefined), method);
     const present = parts.filter((p): p is { upstream: UpstreamRuntime; value: CachedList } => p.value !== undefined);
     let items = present.flatMap(({ upstream, value }) => value.items.map((item) => ({ upstream: upstream.client.name, item })));
     if (method === 'prompts/list') {
@@ -127,19 +126,19 @@ export class UpstreamSet {
    * exposed name, resources by URI (resource-routing.ts), completions by their `ref`.
    * @throws GatewayError `invalid_arguments` (-32602) for a prompt or resource no upstream owns.
    */
-  async route(method: RoutedMethod, params: Record<string, unknown>, credential?: Credential): Promise<Route> {
+  async route(method: RoutedMethod, params: Record<string, unknown>, onBehalfOf: OnBehalfOf = {}): Promise<Route> {
     if (!this.naming.prefixed) return { upstream: this.upstreams[0]!, params };
     if (method === 'prompts/get') {
-      const { upstream, name } = await this.promptOwner(params.name, credential);
+      const { upstream, name } = await this.promptOwner(params.name, onBehalfOf);
       return { upstream, params: { ...params, name } };
     }
-    if (method === 'resources/read') return { upstream: await this.resourceUpstream(params.uri, credential), params };
+    if (method === 'resources/read') return { upstream: await this.resourceUpstream(params.uri, onBehalfOf), params };
     const ref = (params.ref ?? {}) as Record<string, unknown>;
     if (ref.type === 'ref/prompt') {
-      const { upstream, name } = await this.promptOwner(ref.name, credential);
+      const { upstream, name } = await this.promptOwner(ref.name, onBehalfOf);
       return { upstream, params: { ...params, ref: { ...ref, name } } };
     }
-    return { upstream: await this.resourceUpstream(ref.uri, credential), params };
+    return { upstream: await this.resourceUpstream(ref.uri, onBehalfOf), params };
   }
 
   /** Readiness per upstream: ready when all are; with several, `degraded` while at least one is. */
@@ -150,22 +149,22 @@ export class UpstreamSet {
     return { status, reasons };
   }
 
-  private async promptOwner(exposed: unknown, credential?: Credential): Promise<{ upstream: UpstreamRuntime; name: string }> {
-    const prompts = (await this.list('prompts/list', credential)).items as Prompt[];
+  private async promptOwner(exposed: unknown, onBehalfOf: OnBehalfOf = {}): Promise<{ upstream: UpstreamRuntime; name: string }> {
+    const prompts = (await this.list('prompts/list', onBehalfOf)).items as Prompt[];
     const origin = prompts.find((p) => p.name === exposed)?._meta?.[ORIGIN_META_KEY] as { upstream: string; name: string } | undefined;
     const upstream = origin && this.get(origin.upstream);
     if (!origin || !upstream) throw new GatewayError('invalid_arguments', `Unknown prompt: ${String(exposed)}`);
     return { upstream, name: origin.name };
   }
 
-  private async resourceUpstream(uri: unknown, credential?: Credential): Promise<UpstreamRuntime> {
+  private async resourceUpstream(uri: unknown, onBehalfOf: OnBehalfOf = {}): Promise<UpstreamRuntime> {
     const listings = await Promise.all(
       this.upstreams.map(async (u) => {
         const [resources, templates] = await Promise.all(
           (['resources/list', 'resources/templates/list'] as const).map(async (method) => {
             const health = u.client.health();
-            if ((health.state === 'down' && !health.attempting) || !(await this.has(u, method))) return [];
-            return ((await u.catalog.list(method, credential).catch(() => undefined))?.items ?? []) as Record<string, unknown>[];
+            if ((health.state === 'down' && !health.attempting) || !(await this.has(u, method, onBehalfOf))) return [];
+            return ((await u.catalog.list(method, onBehalfOf).catch(() => undefined))?.items ?? []) as Record<string, unknown>[];
           }),
         );
         return { upstream: u.client.name, resources: resources!, templates: templates! };
@@ -177,8 +176,8 @@ export class UpstreamSet {
     return upstream;
   }
 
-  private async has(upstream: UpstreamRuntime, method: PassThroughList): Promise<boolean> {
-    const info = await upstream.client.describe().catch(() => undefined);
+  private async has(upstream: UpstreamRuntime, method: PassThroughList, onBehalfOf: OnBehalfOf): Promise<boolean> {
+    const info = await upstream.client.describe(onBehalfOf).catch(() => undefined);
     return Boolean(info?.capabilities[CAPABILITY_OF[method]]);
   }
 
@@ -215,7 +214,7 @@ export class UpstreamSet {
   }
 
   private noteExclusion(upstream: string, reason: string | undefined): void {
-    const log = currentRequest()?.log ?? this.log;
+    const log = requestLogger(this.log);
     const before = this.excluded.get(upstream);
     if (reason !== undefined && before === undefined) {
       this.excluded.set(upstream, reason);

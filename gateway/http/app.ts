@@ -6,7 +6,7 @@ import { healthz, readyz } from './health.ts';
 import type { Surface } from '../mcp/server.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
 import { protectedResourceMetadata } from './protected-resource.ts';
-import { currentRequest } from '../obs/request-context.ts';
+import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** One MCP endpoint: its surface and the SDK handler serving it. */
@@ -24,7 +24,7 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
   const { config, log, metrics } = runtime;
   const app = new Koa();
   app.silent = true;
-  app.on('error', (error: Error) => (currentRequest()?.log ?? log).error({ err: error.message }, 'unhandled request error'));
+  app.on('error', (error: Error) => requestLogger(log).error({ err: error.message }, 'unhandled request error'));
 
   const router = new Router();
   router.get('/healthz', healthz);

@@ -18,7 +18,7 @@ export function rejectAtEdge(ctx: Parameters<Middleware>[0], kind: ErrorKind, me
 
 /**
  * Request identity and accounting: honours a sane incoming `X-Request-Id` (else generates one),
- * echoes it, runs the rest of the request inside its request context (so the upstream hop forwards
+ * echoes it, hands it on as `ctx.state.requestId` (the MCP endpoint passes it on explicitly), runs the rest of the request inside its request context (so the upstream hop forwards
  * it), logs one access line and observes `http_request_duration_seconds` when the response closes.
  */
 export function requestIdentity(log: Logger, metrics: GatewayMetrics, inflight: { count: number }): Middleware {
@@ -26,6 +26,7 @@ export function requestIdentity(log: Logger, metrics: GatewayMetrics, inflight: 
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.set('x-request-id', requestId);
+    ctx.state.requestId = requestId;
     const started = performance.now();
     const requestLog = log.child({ requestId });
     inflight.count++;

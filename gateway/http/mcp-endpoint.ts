@@ -3,8 +3,8 @@ import type { Context, Middleware } from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { isJsonContentType, PROTOCOL_VERSION_META_KEY, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { requestScopes } from '../policy/caller.ts';
-import { authInfoFor, bearerChallenge, extractCredential, type Credential } from '../auth/credentials.ts';
+import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
+import { bearerChallenge, extractCredential } from '../auth/credentials.ts';
 import { rejectAtEdge } from './edge.ts';
 import { MODERN_REVISIONS, answerPlainRequest, plainRequest } from '../mcp/fast-path.ts';
 import { withJsonForLegacyClients } from './legacy-json.ts';
@@ -12,7 +12,7 @@ import { countMessages, messagesOf, withMessageCounting } from '../mcp/message-m
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
 import type { RpcMessage, Surface } from '../mcp/server.ts';
 import { protectedResourceMetadataUrl } from './protected-resource.ts';
-import { currentRequest } from '../obs/request-context.ts';
+import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
@@ -46,7 +46,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer ? ', or Authorization: Bearer <token>' : ''}`;
       return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
     }
-    currentRequest()!.credential = credential;
+    const authenticated = authenticatedRequest(credential, ctx.state.requestId as string, runtime.scopes);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
     if (body === undefined) return;
     const messages: RpcMessage[] = Array.isArray(body) ? body : [body as RpcMessage];
@@ -57,16 +57,16 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       refuse();
       return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${version}`);
     }
-    for (const message of messages) cancelInFlight(runtime, credential, message);
+    for (const message of messages) cancelInFlight(runtime, authenticated, message);
     if (!Array.isArray(body)) {
-      const mismatch = await paramHeaderRejection(runtime, surface, credential, body as RpcMessage, (name) => headerValue(ctx, name));
+      const mismatch = await paramHeaderRejection(runtime, surface, authenticated, body as RpcMessage, (name) => headerValue(ctx, name));
       if (mismatch) {
         refuse();
         return rejectAtEdge(ctx, 'header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}`, (body as { id?: string | number }).id ?? null);
       }
     }
     if (messages.some((m) => m && typeof m === 'object' && surface.needsScopes(m))) {
-      const scopes = await requestScopes(runtime, credential);
+      const scopes = await authenticated.scopes();
       if (scopes.kind === 'unauthorized') {
         refuse();
         return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
@@ -74,9 +74,9 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     }
     if (config.dispatch.fastPath) {
       const plain = plainRequest(body, ctx.req.headers);
-      if (plain && (await answerPlainRequest(ctx, runtime, surface, credential, plain))) return;
+      if (plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, plain))) return;
     }
-    return handOff(ctx, node, body, authInfoFor(credential));
+    return handOff(ctx, node, body, authInfoFor(authenticated));
   };
 }
 
@@ -91,25 +91,25 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
  * since a direct call of it is forwarded anyway. Checked here because the spec wants 400, and a handler's error travels in-band (200).
  * Returns why the request is refused, or undefined.
  */
-async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, credential: Credential, message: RpcMessage, header: (name: string) => string | undefined): Promise<string | undefined> {
+async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, request: AuthenticatedRequest, message: RpcMessage, header: (name: string) => string | undefined): Promise<string | undefined> {
   if (message?.method !== 'tools/call' || typeof message.params !== 'object' || message.params === null) return undefined;
   const params = message.params as { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> };
   const claim = params._meta?.[PROTOCOL_VERSION_META_KEY];
   // Only a served revision: the SDK answers the other claims (-32022) itself, and 2025 has no such headers.
   if (typeof claim !== 'string' || !MODERN_REVISIONS.has(claim) || typeof params.name !== 'string') return undefined;
-  const catalog = await runtime.upstreamSet.catalog(credential).catch(() => undefined);
+  const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
   const tool = catalog?.byName.get(params.name) ?? catalog?.withheld?.get(params.name);
   const scan = tool && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
   return scan?.valid && scan.headers.length ? paramHeaderMismatch(scan.headers, params.arguments, header) : undefined;
 }
 
 /** A 2025-era `notifications/cancelled` (its own POST): aborts the forwarded call it names, if unambiguous. */
-function cancelInFlight(runtime: GatewayRuntime, credential: Credential, message: RpcMessage): void {
+function cancelInFlight(runtime: GatewayRuntime, request: AuthenticatedRequest, message: RpcMessage): void {
   if (!message || typeof message !== 'object' || message.method !== 'notifications/cancelled' || 'id' in message) return;
   const { requestId, reason } = (message.params ?? {}) as { requestId?: unknown; reason?: unknown };
   if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
-  const outcome = runtime.inflightCalls.cancel(credential.digest, requestId, typeof reason === 'string' ? reason : undefined);
-  currentRequest()?.log.debug({ requestId, outcome }, 'notifications/cancelled');
+  const outcome = runtime.inflightCalls.cancel(request.credential.digest, requestId, typeof reason === 'string' ? reason : undefined);
+  requestLogger(runtime.log).debug({ requestId, outcome }, 'notifications/cancelled');
 }
 
 function headerValue(ctx: Context, name: string): string | undefined {

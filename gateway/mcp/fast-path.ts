@@ -11,10 +11,10 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
-import type { Credential } from '../auth/credentials.ts';
+import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import { methodLabel } from './message-metrics.ts';
 import { GATEWAY_SERVER_INFO, dispatch, guarded, toolsListing, type DispatchContext, type ProjectCallToolResult, type RequestView, type Surface } from './server.ts';
-import { currentRequest } from '../obs/request-context.ts';
+import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** The per-request-envelope revisions the SDK (2.4) serves; the SDK does not export its list. */
@@ -106,8 +106,8 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
  * described; the caller then hands the request to the SDK. Counted in `mcp_requests_total` as the
  * SDK path counts it.
  */
-export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, surface: Surface, credential: Credential, plain: PlainRequest): Promise<boolean> {
-  const info = await runtime.upstreamSet.describe().catch(() => undefined);
+export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, surface: Surface, authenticated: AuthenticatedRequest, plain: PlainRequest): Promise<boolean> {
+  const info = await runtime.upstreamSet.describe({ credential: authenticated.credential, requestId: authenticated.requestId }).catch(() => undefined);
   if (!info || (plain.method === 'tools/call' && info.capabilities.logging !== undefined)) return false;
 
   const { metrics, log } = runtime;
@@ -130,10 +130,10 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
   const d: DispatchContext = {
     runtime,
     surface,
-    caller: createCaller(runtime, credential, plain.era),
+    caller: createCaller(runtime, authenticated, plain.era),
     request,
     project: projectionFor(plain.era),
-    log: currentRequest()?.log ?? log,
+    log: requestLogger(log),
   };
   const labels = { endpoint: surface.name, era: plain.era, method: methodLabel(plain.method) };
   // The SDK's 2025 leg has sent its 200 and SSE headers before the handler runs (the access log sees 200 even if the caller leaves).

@@ -2,7 +2,6 @@ import type { FetchLikeMcpHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, Server, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import type { SurfaceName } from './server.ts';
-import { currentRequest } from '../obs/request-context.ts';
 
 type Era = 'modern' | 'legacy';
 type Outcome = 'ok' | 'error';
@@ -35,12 +34,24 @@ export interface MessageLabels {
 }
 
 /**
+ * The messages of one POST a server instance received, filled by {@link MeteredServer} and read by
+ * {@link withMessageCounting} once the exchange is answered (which counts only the others). Handed
+ * from the one to the other through the SDK's pass-through `authInfo.extra.dispatched`.
+ */
+export type DispatchRecord = string[];
+
+/** The dispatch record an AuthInfo carries (see {@link withMessageCounting}). */
+export function dispatchRecordOf(authInfo: { extra?: Record<string, unknown> } | undefined): DispatchRecord | undefined {
+  return authInfo?.extra?.dispatched as DispatchRecord | undefined;
+}
+
+/**
  * A low-level Server that counts every message its exchange handles in `mcp_requests_total`: each
  * request once, when its response is sent (outcome `error` for a JSON-RPC error, whichever layer
  * produced it: our handlers, the SDK's built-in initialize/ping/server/discover, its -32601 for an
  * unknown method), or as `error` when the exchange closes without one (the caller went away); each
  * notification when it arrives (`ok`). It only observes: messages pass unchanged. Messages it received
- * are noted in the request context, so {@link withMessageCounting} counts only the rest.
+ * are noted in its {@link DispatchRecord}, so {@link withMessageCounting} counts only the rest.
  */
 export class MeteredServer extends Server {
   constructor(
@@ -48,6 +59,7 @@ export class MeteredServer extends Server {
     options: ConstructorParameters<typeof Server>[1],
     private readonly metrics: GatewayMetrics,
     private readonly labels: MessageLabels,
+    private readonly dispatched?: DispatchRecord,
   ) {
     super(info, options);
   }
@@ -70,7 +82,7 @@ export class MeteredServer extends Server {
     transport.onmessage = (message, extra) => {
       if ('method' in message) {
         const method = methodLabel(message.method);
-        currentRequest()?.dispatched?.push(dispatchKey(message.method, 'id' in message ? message.id : undefined));
+        this.dispatched?.push(dispatchKey(message.method, 'id' in message ? message.id : undefined));
         if ('id' in message && (typeof message.id === 'string' || typeof message.id === 'number')) pending.set(message.id, method);
         else count(method, 'ok');
       }
@@ -94,11 +106,10 @@ export class MeteredServer extends Server {
 export function withMessageCounting(handler: FetchLikeMcpHandler, endpoint: SurfaceName, metrics: GatewayMetrics): FetchLikeMcpHandler {
   return {
     fetch: async (request, options) => {
-      const context = currentRequest();
-      const dispatched: string[] = [];
-      if (context) context.dispatched = dispatched;
-      const response = await handler.fetch(request, options);
-      if (context && request.method === 'POST') {
+      const dispatched: DispatchRecord = [];
+      const authInfo = options?.authInfo && { ...options.authInfo, extra: { ...options.authInfo.extra, dispatched } };
+      const response = await handler.fetch(request, authInfo ? { ...options, authInfo } : options);
+      if (request.method === 'POST') {
         const unseen = messagesOf(options?.parsedBody).filter((m) => {
           const at = dispatched.indexOf(dispatchKey(m.method, m.id));
           if (at < 0) return true;

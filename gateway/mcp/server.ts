@@ -10,15 +10,16 @@ import {
 import type { GatewayConfig } from '../../config/types.ts';
 import { createCaller, type Caller } from '../policy/caller.ts';
 import type { CatalogTool } from '../catalog/catalog.ts';
-import { credentialOf } from '../auth/credentials.ts';
+import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
 import { forward, forwardError } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
+import { dispatchRecordOf } from './message-metrics.ts';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { ToolCallAnswer } from '../surfaces/tool-call.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { Logger } from '../obs/log.ts';
-import { currentRequest } from '../obs/request-context.ts';
+import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import { LIST_ITEMS, type ListMethod, type UpstreamInfo } from '../upstream/client.ts';
 import type { RoutedMethod } from '../catalog/upstream-set.ts';
@@ -153,9 +154,9 @@ const SERVED: { [M in GatewayMethod]: Served } = {
  */
 export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface): McpServerFactory {
   return async ({ era, authInfo }) => {
-    const credential = credentialOf(authInfo);
-    if (!credential) throw new GatewayError('unauthorized', 'no credential');
-    const info = await runtime.upstreamSet.describe();
+    const authenticated = authenticatedOf(authInfo);
+    if (!authenticated) throw new GatewayError('unauthorized', 'no credential');
+    const info = await runtime.upstreamSet.describe({ credential: authenticated.credential, requestId: authenticated.requestId });
     const capabilities = capabilitiesFor(info, era);
     const server = new GatewayServer(GATEWAY_SERVER_INFO, {
       capabilities,
@@ -169,8 +170,8 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
         'prompts/list': { ttlMs: 0, cacheScope: 'private' },
         'resources/read': { ttlMs: 0, cacheScope: 'private' },
       },
-    }, runtime.metrics, { endpoint: surface.name, era });
-    const caller = createCaller(runtime, credential, era);
+    }, runtime.metrics, { endpoint: surface.name, era }, dispatchRecordOf(authInfo));
+    const caller = createCaller(runtime, authenticated, era);
     const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
       if (SERVED[method](capabilities, era)) register(server, method, { runtime, surface, caller, project });
@@ -182,7 +183,7 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
 function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'request' | 'log'>): void {
   const { log } = base.runtime;
   // mcp_requests_total is counted for every message by the MeteredServer, not here.
-  server.setRequestHandler(method, (request, ctx) => dispatch(method, request, { ...base, request: ctx.mcpReq, log: currentRequest()?.log ?? log }));
+  server.setRequestHandler(method, (request, ctx) => dispatch(method, request, { ...base, request: ctx.mcpReq, log: requestLogger(log) }));
 }
 
 /** Answers one request with its arm, under {@link guarded}. Used by the SDK handlers and the fast path alike. */

@@ -1,22 +1,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { Credential } from '../auth/credentials.ts';
 import type { Logger } from './log.ts';
-import type { ScopeResult } from '../auth/scope-cache.ts';
 
 /**
- * What the gateway knows about the HTTP request being served, carried across awaits with
- * AsyncLocalStorage so the upstream transport's `fetch` can attach the caller's credential and request
- * id without any layer in between passing them (the SDK's per-request `headers` option drops
- * `authorization` and `mcp-*`, so the fetch is the only place that can).
+ * The HTTP request being served, as logging sees it, carried across awaits with AsyncLocalStorage:
+ * its id and its child logger, nothing else. Everything a decision depends on (the credential, the
+ * scopes, the request id sent upstream) is passed explicitly instead (auth/authenticated.ts). Set once
+ * by the edge (http/edge.ts) and never changed.
  */
 export interface RequestContext {
-  requestId: string;
-  log: Logger;
-  credential?: Credential;
-  /** This request's scope lookup, started at most once (edge pre-check and tools/list share it). */
-  scopes?: Promise<ScopeResult>;
-  /** Messages of this POST that reached a server instance (message-metrics.ts counts the others). */
-  dispatched?: string[];
+  readonly requestId: string;
+  readonly log: Logger;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
@@ -26,9 +19,12 @@ export function runWithRequest<T>(context: RequestContext, fn: () => T): T {
   return storage.run(context, fn);
 }
 
-/** The request being served, or undefined in background work (catalogue refresh, listen streams). */
-export function currentRequest(): RequestContext | undefined {
-  return storage.getStore();
+/**
+ * The logger of the request being served (its lines carry the request id), or `fallback` in background
+ * work (catalogue refresh, listen streams). The only read of the ambient request state: it feeds logging.
+ */
+export function requestLogger(fallback: Logger): Logger {
+  return storage.getStore()?.log ?? fallback;
 }
 
 /** Runs `fn` outside any request: for work that outlives the request that triggered it. */

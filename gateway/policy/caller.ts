@@ -1,12 +1,12 @@
 import type { CachedList } from '../catalog/catalog-cache.ts';
 import type { Catalog, CatalogTool } from '../catalog/catalog.ts';
+import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { GatewayError } from '../errors.ts';
 import { visibilityKey, visibleTools, type CallerScopes } from './visibility.ts';
-import { currentRequest } from '../obs/request-context.ts';
 import type { GatewayRuntime, UpstreamRuntime } from '../runtime-state.ts';
 import type { ScopeResult } from '../auth/scope-cache.ts';
-import type { ListMethod } from '../upstream/client.ts';
+import type { ListMethod, OnBehalfOf } from '../upstream/client.ts';
 import type { Route, RoutedMethod } from '../catalog/upstream-set.ts';
 
 /** What policy lets the caller see: the tools, and the key all callers with the same view share. */
@@ -24,6 +24,10 @@ export interface VisibleCatalog {
  */
 export interface Caller {
   readonly credential: Credential;
+  /** The HTTP request's id, forwarded to the upstreams with the credential. */
+  readonly requestId: string;
+  /** What the upstream client is given for every request made for this caller: `{ credential, requestId }`. */
+  readonly onBehalfOf: OnBehalfOf;
   readonly era: 'modern' | 'legacy';
   /** The merged catalogue of every upstream, tools under their exposed names (before scope filtering). */
   catalog(): Promise<Catalog>;
@@ -40,15 +44,20 @@ export interface Caller {
   upstream(name: string): UpstreamRuntime;
 }
 
-export function createCaller(runtime: GatewayRuntime, credential: Credential, era: 'modern' | 'legacy'): Caller {
+/** The caller of one authenticated request (`request` from the edge, `era` from the SDK or the fast path). */
+export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequest, era: 'modern' | 'legacy'): Caller {
   const upstreams = runtime.upstreamSet;
+  const { credential, requestId } = request;
+  const onBehalfOf: OnBehalfOf = Object.freeze({ credential, requestId });
   const caller: Caller = {
     credential,
+    requestId,
+    onBehalfOf,
     era,
-    catalog: () => upstreams.catalog(credential),
-    scopes: () => requestScopes(runtime, credential),
-    list: (method) => upstreams.list(method, credential),
-    route: (method, params) => upstreams.route(method, params, credential),
+    catalog: () => upstreams.catalog(onBehalfOf),
+    scopes: () => request.scopes(),
+    list: (method) => upstreams.list(method, onBehalfOf),
+    route: (method, params) => upstreams.route(method, params, onBehalfOf),
     upstream(name) {
       const found = upstreams.get(name);
       if (!found) throw new GatewayError('internal', `no upstream named ${name}`);
@@ -80,12 +89,4 @@ function visibleCatalog(catalog: Catalog, result: Exclude<ScopeResult, { kind: '
       return (tools ??= visibleTools(catalog, scopes));
     },
   };
-}
-
-/** The caller's scopes, looked up at most once per HTTP request (the edge and the handler share it). */
-export function requestScopes(runtime: GatewayRuntime, credential: Credential): Promise<ScopeResult> {
-  const request = currentRequest();
-  if (!request) return runtime.scopes.lookup(credential);
-  request.scopes ??= runtime.scopes.lookup(credential);
-  return request.scopes;
 }

@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   Client,
   SdkError,
@@ -15,11 +14,12 @@ import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { currentRequest, runOutsideRequest } from '../obs/request-context.ts';
+import { forwardScope, runInBackground, type OnBehalfOf } from './forward-scope.ts';
 import { stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 
 export type { UpstreamHealth } from './supervisor.ts';
+export type { OnBehalfOf } from './forward-scope.ts';
 
 /** The paginated list methods an upstream serves, and the result key holding their items. */
 export const LIST_ITEMS = {
@@ -49,7 +49,8 @@ export interface ListResult {
   cacheScope?: 'public' | 'private';
 }
 
-export interface ForwardOptions {
+/** One forwarded request: on whose behalf (credential, request id) and how it is followed. */
+export interface ForwardOptions extends OnBehalfOf {
   signal?: AbortSignal;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** Log messages (`notifications/message`) the upstream sends on this request's response stream. */
@@ -60,13 +61,6 @@ export interface ForwardOptions {
   allowInputRequired?: boolean;
 }
 
-/**
- * The options of the forwarded request being sent, across the SDK's awaits: a notification read from a
- * request's response stream is dispatched in the async context that opened the stream, which is the
- * forward's own. Over stdio all messages share one stream opened at connect, so logs carry no context
- * and are not relayed.
- */
-const forwardScope = new AsyncLocalStorage<ForwardOptions>();
 
 type ListChanged = (method: ListMethod) => void;
 
@@ -127,9 +121,10 @@ export class UpstreamClient {
   }
 
   /** Connects on first use (probing the era with server/discover) and returns what the upstream advertised. */
-  describe(): Promise<UpstreamInfo> {
+  describe(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo> {
     if (this.info) return Promise.resolve(this.info);
-    return this.supervisor.connection();
+    // A first connect made for a caller carries its credential (an upstream may refuse initialize without one).
+    return forwardScope.run(onBehalfOf, () => this.supervisor.connection());
   }
 
   /** The last known state of the connection, without touching the upstream. */
@@ -153,7 +148,7 @@ export class UpstreamClient {
    * `onPage`, when given, receives each page's items once the next page is requested, so that the
    * caller's work on one page overlaps the upstream's on the next; what it throws fails the fetch.
    */
-  async listAll(method: ListMethod, onPage?: (items: unknown[]) => void): Promise<ListResult> {
+  async listAll(method: ListMethod, onBehalfOf: OnBehalfOf, onPage?: (items: unknown[]) => void): Promise<ListResult> {
     const key = LIST_ITEMS[method];
     const seen = new Set<string>();
     const items: unknown[] = [];
@@ -162,7 +157,7 @@ export class UpstreamClient {
       if (page > this.limits.maxListPages) throw new GatewayError('upstream_error', `upstream ${this.name} returned more than ${this.limits.maxListPages} pages of ${method}`);
     };
     allowed(1);
-    let pending = this.send(method, {});
+    let pending = this.send(method, {}, onBehalfOf);
     for (let page = 1; ; page++) {
       const result = (await pending) as Record<string, unknown>;
       first ??= result;
@@ -174,7 +169,7 @@ export class UpstreamClient {
         allowed(page + 1);
         if (seen.has(next)) throw new GatewayError('upstream_error', `upstream ${this.name} repeated cursor "${next.slice(0, 40)}" in ${method}: pagination loop`);
         seen.add(next);
-        pending = this.send(method, { cursor: next });
+        pending = this.send(method, { cursor: next }, onBehalfOf);
         // Awaited below; until then (and for good if `onPage` throws) its failure must not go unhandled.
         pending.catch(() => undefined);
       }
@@ -189,8 +184,8 @@ export class UpstreamClient {
     return { items, ttlMs: typeof first.ttlMs === 'number' ? first.ttlMs : undefined, cacheScope };
   }
 
-  /** Forwards one per-request method with the caller's credential (from the request context). */
-  async forward(method: ForwardMethod, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<Record<string, unknown>> {
+  /** Forwards one per-request method with `options.credential` and `options.requestId` (none: sent for nobody). */
+  async forward(method: ForwardMethod, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> {
     return (await this.send(method, params, options)) as Record<string, unknown>;
   }
 
@@ -209,7 +204,8 @@ export class UpstreamClient {
   private async send(method: string, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<unknown> {
     const started = performance.now();
     try {
-      return await this.sendOnce(method, params, options, true);
+      // The whole send, connect and session lookup included, runs on behalf of the caller it names.
+      return await forwardScope.run(options, () => this.sendOnce(method, params, options, true));
     } catch (error) {
       const failure = classifyUpstreamFailure(error, this.name);
       // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent
@@ -229,16 +225,14 @@ export class UpstreamClient {
     const info = await this.describe();
     const client = info.sessionful ? await this.sessionClient() : this.shared!;
     try {
-      return await forwardScope.run(options, () =>
-        client.request({ method: method as 'tools/call', params }, {
-          signal: options.signal,
-          onprogress: options.onprogress,
-          resetTimeoutOnProgress: options.onprogress !== undefined,
-          timeout: this.config.timeoutMs,
-          ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
-          ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
-        }),
-      );
+      return await client.request({ method: method as 'tools/call', params }, {
+        signal: options.signal,
+        onprogress: options.onprogress,
+        resetTimeoutOnProgress: options.onprogress !== undefined,
+        timeout: this.config.timeoutMs,
+        ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
+        ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
+      });
     } catch (error) {
       // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
       // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
@@ -338,23 +332,23 @@ export class UpstreamClient {
     return client;
   }
 
-  /** Sessions follow the credential that is forwarded; with forwarding off, every caller shares one. */
+  /** Sessions follow the credential that is forwarded (the send's own scope); with forwarding off, every caller shares one. */
   private sessionKey(): string {
     if (!this.config.forwardCredentials) return 'shared';
-    return currentRequest()?.credential?.digest ?? 'anonymous';
+    return forwardScope.getStore()?.credential?.digest ?? 'anonymous';
   }
 
   /**
-   * The transport's fetch: static config headers, then the caller's credential headers (when
-   * `forwardCredentials`) and request id from the request context. Background work (catalogue
-   * refresh, reconnects, listen streams) runs outside any request and carries neither.
+   * The transport's fetch hook: static config headers, then the credential headers (when
+   * `forwardCredentials`) and request id of the send under way, from the client's own forward scope.
+   * Background work (catalogue warm-up, reconnects, listen streams) runs outside it and carries neither.
    */
   private readonly forwardingFetch: FetchLike = (url, init) => {
     const headers = new Headers(init?.headers);
     for (const [name, value] of Object.entries(this.config.headers)) headers.set(name, value);
-    const request = currentRequest();
-    if (request?.credential && this.config.forwardCredentials) for (const [name, value] of Object.entries(request.credential.headers)) headers.set(name, value);
-    if (request) headers.set('x-request-id', request.requestId);
+    const scope = forwardScope.getStore();
+    if (scope?.credential && this.config.forwardCredentials) for (const [name, value] of Object.entries(scope.credential.headers)) headers.set(name, value);
+    if (scope?.requestId) headers.set('x-request-id', scope.requestId);
     return this.fetchUpstream(url, { ...init, headers });
   };
 
@@ -366,7 +360,7 @@ export class UpstreamClient {
   private watchStreams(client: Client): void {
     if (this.transport !== 'http') return;
     client.onerror = (error) => {
-      if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message)) void runOutsideRequest(() => this.checkAlive());
+      if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message)) void runInBackground(() => this.checkAlive());
     };
   }
 
@@ -402,7 +396,7 @@ export class UpstreamClient {
     const filter = { toolsListChanged: caps.tools?.listChanged === true, promptsListChanged: caps.prompts?.listChanged === true, resourcesListChanged: caps.resources?.listChanged === true };
     if (info.era !== 'modern' || !Object.values(filter).some(Boolean)) return;
     // The listen stream outlives the request that connected: it must not carry that caller's credential.
-    runOutsideRequest(() =>
+    runInBackground(() =>
       client.listen(filter).then(
         (subscription) => void subscription.closed.then((how) => how === 'remote' && !this.closed && this.log.warn({ upstream: this.name }, 'upstream listen stream ended; relying on TTLs')),
         (error: unknown) => this.log.info({ upstream: this.name, err: (error as Error).message }, 'upstream refused subscriptions/listen; relying on TTLs'),

@@ -26,7 +26,7 @@ const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call'
  */
 export async function forward(d: DispatchContext, client: UpstreamClient, method: ForwardMethod, params: Record<string, unknown>, tool?: { inputSchema?: unknown }): Promise<Record<string, unknown>> {
   const { request } = d;
-  const info = await client.describe();
+  const info = await client.describe(d.caller.onBehalfOf);
   const { _meta: _ignored, inputResponses: _responses, requestState: _state, ...rest } = params;
   const meta = forwardedMeta(request, d.caller.era, info);
   const mrtr = INPUT_REQUIRED_METHODS.has(method) ? retryFields(request) : {};
@@ -36,6 +36,7 @@ export async function forward(d: DispatchContext, client: UpstreamClient, method
   const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.credential.digest, request.id, request.signal) : undefined;
   try {
     const options: ForwardOptions = {
+      ...d.caller.onBehalfOf,
       ...forwardOptions(request, tracked?.signal),
       allowInputRequired: INPUT_REQUIRED_METHODS.has(method),
       ...(Object.keys(headers).length ? { headers } : {}),

@@ -2,7 +2,7 @@ import type { UpstreamConfig } from '../../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { runOutsideRequest } from '../obs/request-context.ts';
+import { runInBackground } from './forward-scope.ts';
 
 /** The connection to one upstream as last seen, without contacting it. */
 export interface UpstreamHealth {
@@ -144,7 +144,7 @@ export class UpstreamSupervisor<T> {
     if (this.closed || this.timer !== undefined || this.pending) return;
     const delay = this.failures === 0 ? 0 : Math.min(this.policy.minDelayMs * 2 ** (this.failures - 1), this.policy.maxDelayMs);
     // Even "at once" waits for the current tick: the request that saw the loss answers first.
-    this.timer = setTimeout(() => void runOutsideRequest(() => this.attempt()).catch(() => undefined), delay);
+    this.timer = setTimeout(() => void runInBackground(() => this.attempt()).catch(() => undefined), delay);
     this.timer.unref();
   }
 

@@ -1,0 +1,33 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LoggingMessageNotificationParams } from '@modelcontextprotocol/client';
+import type { Credential } from '../auth/credentials.ts';
+import { runOutsideRequest } from '../obs/request-context.ts';
+
+/**
+ * Who an upstream request is sent for, given explicitly to the upstream client by its caller
+ * (`forward(..., { credential, requestId })`, `listAll(method, { credential, requestId })`). Background
+ * work (catalogue warm-up, reconnects, listen streams) sends for nobody: `{}`.
+ */
+export interface OnBehalfOf {
+  readonly credential?: Credential;
+  readonly requestId?: string;
+}
+
+/** What one upstream request carries across the SDK's awaits to the transport's fetch and to notification handlers. */
+export interface ForwardScope extends OnBehalfOf {
+  /** Log messages (`notifications/message`) the upstream sends on this request's response stream. */
+  onlog?: (message: LoggingMessageNotificationParams) => void;
+}
+
+/**
+ * The upstream client's own narrow context: set around one SDK `client.request(...)` so that the
+ * transport's `fetch` hook can add the credential and request id (the SDK's per-request `headers`
+ * option drops `authorization` and `mcp-*`), and a log notification read from that request's response
+ * stream finds its caller. Nothing outside gateway/upstream reads it.
+ */
+export const forwardScope = new AsyncLocalStorage<ForwardScope>();
+
+/** Runs `fn` on behalf of nobody (no forward scope, no request): for work that outlives any caller. */
+export function runInBackground<T>(fn: () => T): T {
+  return forwardScope.exit(() => runOutsideRequest(fn));
+}

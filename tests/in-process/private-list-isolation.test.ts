@@ -1,0 +1,126 @@
+/**
+ * The catalogue cache never serves a list marked `private` to a credential other than the one it was
+ * fetched with, whatever the upstream said before (issue 12: when an upstream's tools/list turned from
+ * `cacheScope: public` to `private`, concurrent callers sharing the refresh were served the list
+ * fetched with whichever caller started it). In process, with the memory store and with Redis
+ * (`redis-server` on a free port; skipped only outside CI).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { createMcpHandler, Server, type Tool } from '@modelcontextprotocol/server';
+import type { DeepPartial } from '../../config/load.ts';
+import type { GatewayConfig } from '../../config/types.ts';
+import { freePort } from '../helpers/free-port.ts';
+import { inProcessGateway, type InMemoryUpstream } from '../helpers/in-process.ts';
+
+const CALLERS = ['alice', 'bob', 'carol', 'dave', 'erin'];
+const ROUNDS = 60;
+/** The upstream's list TTL: each round waits it out, so every round refetches and may flip the scope. */
+const LIST_TTL_MS = 25;
+
+/**
+ * An upstream whose tools/list depends on the caller (its bearer token) and flips its cache scope per
+ * round: `public` rounds answer one list for everyone (`shared_<round>`), `private` rounds answer the
+ * caller's own (`own_<caller>_<round>`). Each list answer takes a few ms, so concurrent refreshes overlap.
+ */
+function flippingUpstream(): InMemoryUpstream & { setRound(round: number): void } {
+  let round = 0;
+  const handler = createMcpHandler(({ authInfo }) => {
+    const scope = round % 2 === 0 ? 'public' : 'private';
+    const server = new Server({ name: 'flipping-upstream', version: '1.0.0' }, { capabilities: { tools: {} }, cacheHints: { 'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: scope } } });
+    server.setRequestHandler('tools/list', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 3));
+      const name = scope === 'public' ? `shared_${round}` : `own_${authInfo?.clientId ?? 'nobody'}_${round}`;
+      return { tools: [{ name, description: 'per-caller listing', inputSchema: { type: 'object', properties: {} } } as Tool] };
+    });
+    return server;
+  });
+  return {
+    handler,
+    received: [],
+    setRound: (r) => void (round = r),
+    fetch: (url, init) => {
+      const request = new Request(url, init);
+      const caller = /^Bearer (\w+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
+      return handler.fetch(request, caller ? { authInfo: { token: caller, clientId: caller, scopes: [] } } : {});
+    },
+  };
+}
+
+/** Runs the rounds and returns every answer that carried a tool meant for another caller. */
+async function leakedAnswers(config: DeepPartial<GatewayConfig>): Promise<{ leaks: string[]; privateAnswers: number }> {
+  const upstream = flippingUpstream();
+  const gateway = inProcessGateway(config, { upstreams: { flipping: upstream } });
+  const clients = new Map<string, Client>();
+  try {
+    for (const caller of CALLERS) {
+      const client = new Client({ name: `caller-${caller}`, version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await client.connect(new StreamableHTTPClientTransport(gateway.mcpUrl, { fetch: gateway.fetchWith({ authorization: `Bearer ${caller}` }) }));
+      clients.set(caller, client);
+    }
+    const leaks: string[] = [];
+    let privateAnswers = 0;
+    for (let round = 1; round <= ROUNDS; round++) {
+      upstream.setRound(round);
+      await new Promise((resolve) => setTimeout(resolve, LIST_TTL_MS + 5));
+      const answers = await Promise.all(CALLERS.map(async (caller) => ({ caller, names: (await clients.get(caller)!.listTools()).tools.map((t) => t.name) })));
+      for (const { caller, names } of answers) {
+        for (const name of names) {
+          const owner = /^own_(\w+)_\d+$/.exec(name)?.[1];
+          if (owner !== undefined) privateAnswers++;
+          if (owner !== undefined && owner !== caller) leaks.push(`round ${round}: ${caller} got ${name}`);
+        }
+      }
+    }
+    return { leaks, privateAnswers };
+  } finally {
+    for (const client of clients.values()) await client.close().catch(() => undefined);
+    await gateway.close();
+  }
+}
+
+describe('a tools/list that turns from public to private is never served to another credential', () => {
+  it(`memory store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`, async () => {
+    const { leaks, privateAnswers } = await leakedAnswers({});
+    expect(leaks).toEqual([]);
+    // The private rounds really were served (the test can fail): every caller, every private round.
+    expect(privateAnswers).toBeGreaterThanOrEqual((ROUNDS / 2) * CALLERS.length);
+  }, 60_000);
+
+  // Skipped only outside CI: under CI=true a missing redis-server fails the suite instead of hiding it.
+  const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
+  describe.skipIf(!hasRedis)('with Redis', () => {
+    let redis: ChildProcess;
+    let redisUrl: string;
+    beforeAll(async () => {
+      const port = await freePort();
+      redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+      redisUrl = `redis://127.0.0.1:${port}`;
+      await waitForRedis(port);
+    });
+    afterAll(() => void redis?.kill('SIGKILL'));
+
+    it(`Redis store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`, async () => {
+      const { leaks, privateAnswers } = await leakedAnswers({ cache: { store: 'redis', redisUrl } });
+      expect(leaks).toEqual([]);
+      expect(privateAnswers).toBeGreaterThanOrEqual((ROUNDS / 2) * CALLERS.length);
+    }, 60_000);
+  });
+});
+
+/** Resolves once redis-server answers PING on `port` (polled, 5 s at most). */
+async function waitForRedis(port: number): Promise<void> {
+  const { createConnection } = await import('node:net');
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = createConnection(port, '127.0.0.1');
+      socket.once('connect', () => socket.end('PING\r\n', () => resolve(true)));
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`redis-server did not listen on ${port}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
