@@ -2,21 +2,19 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { isJsonContentType, PROTOCOL_VERSION_META_KEY, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import { bearerChallenge, extractCredential } from '../auth/credentials.ts';
 import { rejectAtEdge } from './edge.ts';
-import { MODERN_REVISIONS, answerPlainRequest, plainRequest } from '../mcp/fast-path.ts';
+import { answerPlainRequest } from '../mcp/fast-path.ts';
+import { classifyPost, type Cancellation, type ParamHeaderCheck } from './classify.ts';
 import { withJsonForLegacyClients } from './legacy-json.ts';
-import { countMessages, messagesOf, withMessageCounting } from '../mcp/message-metrics.ts';
+import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
-import type { RpcMessage, Surface } from '../mcp/server.ts';
+import type { Surface } from '../mcp/server.ts';
 import { protectedResourceMetadataUrl } from './protected-resource.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
-
-/** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
-const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
 
 /**
  * The MCP endpoint of one surface, mounted in Koa: POST is checked at the edge and handed to the
@@ -29,7 +27,8 @@ const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
  * a 401 when the scope endpoint refuses the credential. A 2025-era `notifications/cancelled` aborts the
  * call it names (inflight-calls.ts) before the SDK answers it 202. A plain tools/list or tools/call is
  * then answered by the fast path (fast-path.ts, unless `dispatch.fastPath` is off), everything else by
- * the SDK. GET and DELETE go to the SDK as they are (405: no sessions).
+ * the SDK. GET and DELETE go to the SDK as they are (405: no sessions). The body is classified once
+ * (classify.ts); every rule here reads that description.
  */
 export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): Middleware {
   const { config, log, metrics } = runtime;
@@ -49,33 +48,29 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     const authenticated = authenticatedRequest(credential, ctx.state.requestId as string, runtime.scopes);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
     if (body === undefined) return;
-    const messages: RpcMessage[] = Array.isArray(body) ? body : [body as RpcMessage];
-    const version = ctx.get('mcp-protocol-version');
+    const post = classifyPost(body, ctx.req.headers, surface);
     // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts).
-    const refuse = () => countMessages(metrics, surface.name, messagesOf(body), 'error');
-    if (Array.isArray(body) && version && version >= FIRST_REVISION_WITHOUT_BATCHES) {
+    const refuse = () => countMessages(metrics, surface.name, post.messages, 'error');
+    if (post.batchRefused) {
       refuse();
-      return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${version}`);
+      return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${post.revision}`);
     }
-    for (const message of messages) cancelInFlight(runtime, authenticated, message);
-    if (!Array.isArray(body)) {
-      const mismatch = await paramHeaderRejection(runtime, surface, authenticated, body as RpcMessage, (name) => headerValue(ctx, name));
+    for (const cancellation of post.cancellations) cancelInFlight(runtime, authenticated, cancellation);
+    if (post.paramHeaderCheck) {
+      const mismatch = await paramHeaderRejection(runtime, surface, authenticated, post.paramHeaderCheck, (name) => headerValue(ctx, name));
       if (mismatch) {
         refuse();
-        return rejectAtEdge(ctx, 'header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}`, (body as { id?: string | number }).id ?? null);
+        return rejectAtEdge(ctx, 'header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}`, post.id);
       }
     }
-    if (messages.some((m) => m && typeof m === 'object' && surface.needsScopes(m))) {
+    if (post.needsScopes) {
       const scopes = await authenticated.scopes();
       if (scopes.kind === 'unauthorized') {
         refuse();
         return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
       }
     }
-    if (config.dispatch.fastPath) {
-      const plain = plainRequest(body, ctx.req.headers);
-      if (plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, plain))) return;
-    }
+    if (config.dispatch.fastPath && post.plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, post.plain))) return;
     return handOff(ctx, node, body, authInfoFor(authenticated));
   };
 }
@@ -91,24 +86,16 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
  * since a direct call of it is forwarded anyway. Checked here because the spec wants 400, and a handler's error travels in-band (200).
  * Returns why the request is refused, or undefined.
  */
-async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, request: AuthenticatedRequest, message: RpcMessage, header: (name: string) => string | undefined): Promise<string | undefined> {
-  if (message?.method !== 'tools/call' || typeof message.params !== 'object' || message.params === null) return undefined;
-  const params = message.params as { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> };
-  const claim = params._meta?.[PROTOCOL_VERSION_META_KEY];
-  // Only a served revision: the SDK answers the other claims (-32022) itself, and 2025 has no such headers.
-  if (typeof claim !== 'string' || !MODERN_REVISIONS.has(claim) || typeof params.name !== 'string') return undefined;
+async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, request: AuthenticatedRequest, call: ParamHeaderCheck, header: (name: string) => string | undefined): Promise<string | undefined> {
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
-  const tool = catalog?.byName.get(params.name) ?? catalog?.withheld?.get(params.name);
+  const tool = catalog?.byName.get(call.name) ?? catalog?.withheld?.get(call.name);
   const scan = tool && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
-  return scan?.valid && scan.headers.length ? paramHeaderMismatch(scan.headers, params.arguments, header) : undefined;
+  return scan?.valid && scan.headers.length ? paramHeaderMismatch(scan.headers, call.arguments, header) : undefined;
 }
 
 /** A 2025-era `notifications/cancelled` (its own POST): aborts the forwarded call it names, if unambiguous. */
-function cancelInFlight(runtime: GatewayRuntime, request: AuthenticatedRequest, message: RpcMessage): void {
-  if (!message || typeof message !== 'object' || message.method !== 'notifications/cancelled' || 'id' in message) return;
-  const { requestId, reason } = (message.params ?? {}) as { requestId?: unknown; reason?: unknown };
-  if (typeof requestId !== 'string' && typeof requestId !== 'number') return;
-  const outcome = runtime.inflightCalls.cancel(request.credential.digest, requestId, typeof reason === 'string' ? reason : undefined);
+function cancelInFlight(runtime: GatewayRuntime, request: AuthenticatedRequest, { requestId, reason }: Cancellation): void {
+  const outcome = runtime.inflightCalls.cancel(request.credential.digest, requestId, reason);
   requestLogger(runtime.log).debug({ requestId, outcome }, 'notifications/cancelled');
 }
 

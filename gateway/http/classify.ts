@@ -1,0 +1,88 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
+import { MODERN_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
+import type { RpcMessage, Surface } from '../mcp/server.ts';
+
+/** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
+const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
+
+/** A 2025-era `notifications/cancelled` in the body: the forwarded call it names (inflight-calls.ts). */
+export interface Cancellation {
+  readonly requestId: string | number;
+  readonly reason?: string;
+}
+
+/** What the SEP-2243 `Mcp-Param-*` check needs of a single 2026-07-28 tools/call (checks/mcp-param-headers.ts). */
+export interface ParamHeaderCheck {
+  /** The tool name as called (an exposed name). */
+  readonly name: string;
+  readonly arguments: unknown;
+}
+
+/**
+ * One POST body as every edge rule and the fast path read it, computed once ({@link classifyPost}).
+ * `messages` are the JSON-RPC messages that are objects (a batch's other entries are the SDK's to
+ * refuse); methods and ids are those messages' own.
+ */
+export interface PostDescription {
+  /** The parsed body, handed on to the SDK unchanged. */
+  readonly body: unknown;
+  readonly batch: boolean;
+  readonly messages: readonly Record<string, unknown>[];
+  readonly methods: readonly unknown[];
+  /** The id of a single request (the one an edge refusal echoes), else null. */
+  readonly id: string | number | null;
+  /** The `MCP-Protocol-Version` header ('' when absent). */
+  readonly revision: string;
+  /** A batch under a revision without batching (JSON-RPC batches were removed in 2025-06-18). */
+  readonly batchRefused: boolean;
+  readonly cancellations: readonly Cancellation[];
+  /** Answering needs the caller's scopes (the surface's rule): looked up at the edge for its 401. */
+  readonly needsScopes: boolean;
+  /** A single tools/call claiming a served 2026-07-28 revision in `_meta`: its headers are checked. */
+  readonly paramHeaderCheck?: ParamHeaderCheck;
+  /** The request when the fast path may answer it exactly as the SDK would (fast-path.ts). */
+  readonly plain?: PlainRequest;
+}
+
+/**
+ * Classifies a parsed POST body once, with its headers, for `surface`: batching, cancellations, the
+ * `Mcp-Param-*` check inputs, whether scopes are needed, fast-path eligibility.
+ */
+export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surface: Surface): PostDescription {
+  const batch = Array.isArray(body);
+  const list: unknown[] = batch ? body : [body];
+  const messages = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object' && !Array.isArray(m));
+  const revision = typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : '';
+  const single = !batch ? messages[0] : undefined;
+  const rawId = single?.id;
+  return {
+    body,
+    batch,
+    messages,
+    methods: messages.map((m) => m.method),
+    id: typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null,
+    revision,
+    batchRefused: batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES,
+    cancellations: messages.flatMap(cancellationOf),
+    needsScopes: messages.some((m) => surface.needsScopes(m as RpcMessage)),
+    paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
+    plain: !batch ? plainRequest(body, headers) : undefined,
+  };
+}
+
+function cancellationOf(message: Record<string, unknown>): Cancellation[] {
+  if (message.method !== 'notifications/cancelled' || 'id' in message) return [];
+  const { requestId, reason } = (message.params ?? {}) as { requestId?: unknown; reason?: unknown };
+  if (typeof requestId !== 'string' && typeof requestId !== 'number') return [];
+  return [{ requestId, ...(typeof reason === 'string' ? { reason } : {}) }];
+}
+
+function paramHeaderCheckOf(message: Record<string, unknown>): ParamHeaderCheck | undefined {
+  if (message.method !== 'tools/call' || typeof message.params !== 'object' || message.params === null) return undefined;
+  const params = message.params as { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> };
+  const claim = params._meta?.[PROTOCOL_VERSION_META_KEY];
+  // Only a served revision: the SDK answers the other claims (-32022) itself, and 2025 has no such headers.
+  if (typeof claim !== 'string' || !MODERN_REVISIONS.has(claim) || typeof params.name !== 'string') return undefined;
+  return { name: params.name, arguments: params.arguments };
+}
