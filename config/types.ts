@@ -25,6 +25,11 @@ export interface GatewayConfig {
   limits: { bodyBytes: number; maxListPages: number };
   /** `fastPath`: plain tools/list and tools/call answered without the SDK's per-request server (gateway/mcp/fast-path.ts). */
   dispatch: { fastPath: boolean };
+  /**
+   * `hiddenToolCalls`: what a direct tools/call of a catalogue tool the caller cannot see does
+   * (gateway/policy/visibility.ts): `forward` to the upstream (its platform decides), or `refuse` as unknown.
+   */
+  policy: { hiddenToolCalls: 'forward' | 'refuse' };
   security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean };
   metrics: { enabled: boolean; port?: number };
   authorizationServers: string[];

@@ -1,5 +1,11 @@
 import type { Catalog, CatalogTool } from '../catalog/catalog.ts';
 
+/**
+ * Visibility: the one place that decides which catalogue tools a caller may see, for tools/list,
+ * search_tools, call_tool, direct calls and the nearest-name hints of an unknown tool. Pure: functions
+ * of data (catalogue, scopes, settings), no HTTP, no SDK.
+ */
+
 /** The caller's scopes, or `unknown` when the lookup failed (then nothing is hidden: fail-open). */
 export type CallerScopes = readonly string[] | 'unknown';
 
@@ -20,6 +26,33 @@ export function isVisible(tool: CatalogTool, scopes: CallerScopes): boolean {
  */
 export function visibleTools(catalog: Catalog, scopes: CallerScopes): readonly CatalogTool[] {
   return scopes === 'unknown' ? catalog.tools : catalog.tools.filter((tool) => isVisible(tool, scopes));
+}
+
+/** A catalogue tool by exposed name when the caller may see it, else undefined (missing and denied alike). */
+export function visibleToolNamed(catalog: Catalog, scopes: CallerScopes, name: string): CatalogTool | undefined {
+  const tool = catalog.byName.get(name);
+  return tool && isVisible(tool, scopes) ? tool : undefined;
+}
+
+/**
+ * What a direct tools/call does with a catalogue tool the caller cannot see (config
+ * `policy.hiddenToolCalls`): `forward` sends it to the upstream, whose platform decides for this
+ * credential (no scope lookup on the direct path); `refuse` answers it as an unknown tool, exactly
+ * like a missing one, without contacting the upstream.
+ */
+export type HiddenToolCalls = 'forward' | 'refuse';
+
+/** Whether a direct call of `tool` must consult the caller's scopes first under `setting`. */
+export function directCallNeedsScopes(setting: HiddenToolCalls): boolean {
+  return setting === 'refuse';
+}
+
+/**
+ * Whether a direct tools/call of `tool` goes to the upstream: always under `forward`; under `refuse`
+ * only when the caller may see it ({@link isVisible}).
+ */
+export function directCallAllowed(tool: CatalogTool, scopes: CallerScopes, setting: HiddenToolCalls): boolean {
+  return setting === 'forward' || isVisible(tool, scopes);
 }
 
 /**

@@ -5,7 +5,7 @@ import type { CatalogTool } from '../catalog/catalog.ts';
 import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises, visibleCategories } from './compact-tools.ts';
 import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/server.ts';
-import { isVisible } from '../policy/visibility.ts';
+import { visibleToolNamed } from '../policy/visibility.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts). */
 interface SearchMatch {
@@ -67,12 +67,11 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
 
 /**
  * The catalogue tool `name` when the caller may see it on this surface: the one visibility rule
- * (policy.ts), minus catalogue tools shadowed by the surface's own search_tools and call_tool.
+ * (policy/visibility.ts), minus catalogue tools shadowed by the surface's own search_tools and call_tool.
  */
 export function visibleTool(visible: VisibleCatalog, name: string): CatalogTool | undefined {
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return undefined;
-  const tool = visible.catalog.byName.get(name);
-  return tool && isVisible(tool, visible.scopes) ? tool : undefined;
+  return visibleToolNamed(visible.catalog, visible.scopes, name);
 }
 
 function match(tool: CatalogTool, score: number, d: DispatchContext): SearchMatch {

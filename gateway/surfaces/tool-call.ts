@@ -3,7 +3,7 @@ import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../errors.ts';
 import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext } from '../mcp/server.ts';
-import { isVisible } from '../policy/visibility.ts';
+import { directCallAllowed, directCallNeedsScopes, visibleToolNamed } from '../policy/visibility.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
@@ -65,12 +65,17 @@ export const NEAREST_LIMIT = 5;
 /**
  * The direct tools/call path of a surface: the tool must be in the caller's merged catalogue under its
  * exposed name (unknown names are -32602, as the spec says, with the nearest names the caller may see:
- * {@link nearestVisibleNames}; a tool of an upstream that is down answers isError). Visibility is not
- * consulted: a hidden tool answers whatever the upstream's platform decides for this credential.
+ * {@link nearestVisibleNames}; a tool of an upstream that is down answers isError). A tool the caller
+ * cannot see is what `policy.hiddenToolCalls` says (policy/visibility.ts): `forward` (the default) sends
+ * it to the upstream without a scope lookup, whose platform decides for this credential; `refuse`
+ * looks the caller's scopes up and answers it exactly as an unknown tool.
  */
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer> {
+  const setting = d.runtime.config.policy.hiddenToolCalls;
   const catalog = await d.caller.catalog();
-  const tool = catalog.byName.get(name) ?? catalog.withheld?.get(name);
+  const found = catalog.byName.get(name) ?? catalog.withheld?.get(name);
+  const scopes = found && directCallNeedsScopes(setting) ? (await d.caller.visible()).scopes : 'unknown';
+  const tool = found && directCallAllowed(found, scopes, setting) ? found : undefined;
   if (!tool) {
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
     const nearest = await nearestVisibleNames(d, name);
@@ -91,10 +96,7 @@ async function nearestVisibleNames(d: DispatchContext, name: string): Promise<st
     const visible = await d.caller.visibleIfCached();
     if (!visible) return [];
     const index = await d.runtime.searchIndexes.get(visible.catalog);
-    const allowed = (n: string) => {
-      const tool = visible.catalog.byName.get(n);
-      return tool !== undefined && isVisible(tool, visible.scopes);
-    };
+    const allowed = (n: string) => visibleToolNamed(visible.catalog, visible.scopes, n) !== undefined;
     return index.nearestNames(name, { limit: NEAREST_LIMIT, filter: allowed });
   } catch (error) {
     d.log.warn({ err: (error as Error).message }, 'no nearest names for an unknown tool');

@@ -1,0 +1,60 @@
+/**
+ * `policy.hiddenToolCalls`: what a direct tools/call does with a catalogue tool the caller cannot see
+ * is a named setting (policy/visibility.ts), not a side effect of the path taken. `forward` (default)
+ * sends it to the upstream; `refuse` answers it as an unknown tool without contacting the upstream.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Tool } from '@modelcontextprotocol/server';
+import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { startScopeEndpoint, type ScopeEndpoint } from '../helpers/scope-endpoint.ts';
+
+const tools = [
+  { definition: { name: 'read_ledger', description: 'reads the ledger', inputSchema: { type: 'object', properties: {} }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool },
+  { definition: { name: 'get_time', description: 'the time', inputSchema: { type: 'object', properties: {} } } as Tool },
+];
+
+let endpoint: ScopeEndpoint;
+let gateway: InProcessGateway | undefined;
+beforeAll(async () => {
+  endpoint = await startScopeEndpoint({ reader: ['ledger:read'], visitor: [] });
+});
+afterAll(() => endpoint?.close());
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+});
+
+async function callAs(caller: string, hiddenToolCalls?: 'forward' | 'refuse'): Promise<{ outcome: unknown; upstreamCalls: number }> {
+  gateway = inProcessGateway({ scopes: { endpoint: endpoint.url }, ...(hiddenToolCalls ? { policy: { hiddenToolCalls } } : {}) }, { fake: { tools } });
+  const client = new Client({ name: 'hidden-tool-calls', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(new StreamableHTTPClientTransport(gateway.mcpUrl, { fetch: gateway.fetchWith({ authorization: `Bearer ${caller}` }) }));
+  try {
+    const outcome = await client.callTool({ name: 'read_ledger', arguments: {} }).catch((error: unknown) => error);
+    return { outcome, upstreamCalls: gateway.upstreams.fake!.received.filter((r) => r.method === 'tools/call').length };
+  } finally {
+    await client.close();
+  }
+}
+
+describe('policy.hiddenToolCalls', () => {
+  it('forward (the default): a direct call of a tool the caller cannot see reaches the upstream', async () => {
+    const { outcome, upstreamCalls } = await callAs('visitor');
+    expect(outcome).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
+    expect(upstreamCalls).toBe(1);
+  });
+
+  it('refuse: the same call is answered -32602 unknown tool, as a missing one, and never reaches the upstream', async () => {
+    const { outcome, upstreamCalls } = await callAs('visitor', 'refuse');
+    expect(outcome).toBeInstanceOf(ProtocolError);
+    expect((outcome as ProtocolError).code).toBe(-32602);
+    expect((outcome as ProtocolError).message).toContain('Unknown tool: read_ledger');
+    expect(upstreamCalls).toBe(0);
+  });
+
+  it('refuse: a caller allowed to see the tool still calls it', async () => {
+    const { outcome, upstreamCalls } = await callAs('reader', 'refuse');
+    expect(outcome).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
+    expect(upstreamCalls).toBe(1);
+  });
+});
