@@ -6,6 +6,7 @@ import { isAscii } from './tokenize.ts';
 /** A tool as the index takes it: a tools/list entry plus where it comes from. */
 export type SearchableTool = {
   name: string;
+  upstreamName?: string;
   title?: string;
   description?: string;
   inputSchema?: object;

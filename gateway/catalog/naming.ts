@@ -15,6 +15,20 @@ export interface UpstreamName {
   readonly name: string;
 }
 
+/**
+ * Several-upstream naming, the one rule: with one upstream every name is served as that upstream gives
+ * it; with several, tools and prompts are exposed as `<upstream><separator><name>` ({@link exposedNames})
+ * and each catalogue tool keeps its `upstream` and own `upstreamName` as data (routing, search).
+ */
+export function namingOptions(upstreamCount: number, separator: string): NamingOptions {
+  return { separator, prefixed: upstreamCount > 1 };
+}
+
+/** How exposed names are told apart, in words a caller reads (the merged server's instructions). */
+export function namingHint(options: NamingOptions): string {
+  return `<server>${options.separator}<name>`;
+}
+
 export interface NamingOptions {
   /** Between the upstream name and the tool name (config `naming.separator`, default `__`). */
   readonly separator: string;

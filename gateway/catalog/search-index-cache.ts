@@ -87,8 +87,9 @@ export class SearchIndexCache {
 
 /** A catalogue tool as the index takes it, titled as clients display it: `title`, else `annotations.title`
  *  (spec 2026-07-28 schema, `Tool.annotations`: "Display name precedence order is: title,
- *  annotations.title, then name"). */
+ *  annotations.title, then name"). Its upstream and its own (upstream-side) name go as data, from the
+ *  catalogue (catalog/naming.ts made the exposed name from them): search never splits a name apart. */
 function searchable(tool: CatalogTool): SearchableTool {
   const { title, annotations, description, inputSchema } = tool.definition;
-  return { name: tool.name, title: title ?? annotations?.title, description, inputSchema, category: tool.category, upstream: tool.upstream };
+  return { name: tool.name, upstreamName: tool.upstreamName, title: title ?? annotations?.title, description, inputSchema, category: tool.category, upstream: tool.upstream };
 }

@@ -4,7 +4,7 @@ import type { CachedList, Readiness } from './catalog-cache.ts';
 import { mergeCatalogs, ORIGIN_META_KEY, type CatalogPart } from './catalog-merge.ts';
 import type { Catalog } from './catalog.ts';
 import { GatewayError } from '../errors.ts';
-import { exposedNames, type NamingOptions } from './naming.ts';
+import { exposedNames, namingHint, namingOptions, type NamingOptions } from './naming.ts';
 import type { Logger } from '../obs/log.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
@@ -47,7 +47,7 @@ export class UpstreamSet {
     separator: string,
     private readonly log: Logger,
   ) {
-    this.naming = { separator, prefixed: upstreams.length > 1 };
+    this.naming = namingOptions(upstreams.length, separator);
   }
 
   /** The upstream configured under `name`. */
@@ -74,7 +74,7 @@ export class UpstreamSet {
       ...(any((c) => c.logging) ? { logging: {} } : {}),
     };
     const sections = infos.filter(({ info }) => info!.instructions).map(({ name, info }) => `## ${name}\n${info!.instructions}`);
-    const intro = `Tools and prompts of ${infos.length} MCP servers, named <server>${this.naming.separator}<name>.`;
+    const intro = `Tools and prompts of ${infos.length} MCP servers, named ${namingHint(this.naming)}.`;
     return { era: 'modern', sessionful: false, capabilities, instructions: [intro, ...sections].join('\n\n') };
   }
 
