@@ -1,5 +1,4 @@
 import type { GatewayConfig } from '../config/types.ts';
-import type { CatalogCache } from './catalog/catalog-cache.ts';
 import type { InputValidator } from './checks/input-check.ts';
 import type { ListingCache } from './catalog/listing.ts';
 import type { Logger } from './obs/log.ts';
@@ -8,14 +7,9 @@ import type { GatewayMetrics } from './obs/metrics.ts';
 import type { OutputValidator } from './checks/output-check.ts';
 import type { ScopeCache } from './auth/scope-cache.ts';
 import type { SearchIndexCache } from './catalog/search-index-cache.ts';
-import type { UpstreamClient } from './upstream/client.ts';
-import type { UpstreamSet } from './catalog/upstream-set.ts';
+import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
 
-/** One configured upstream with its connection and list cache. */
-export interface UpstreamRuntime {
-  readonly client: UpstreamClient;
-  readonly catalog: CatalogCache;
-}
+export type { UpstreamRuntime } from './catalog/upstream-set.ts';
 
 /**
  * The long-lived state of one gateway instance: caches and connections only. The per-request

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache';
-import type { Tool } from '@modelcontextprotocol/server';
+import type { Tool } from '@modelcontextprotocol/client';
 
 /** A tools/list answer ready to serve: the tool definitions, serialised at most once, and their size. */
 export interface Listing {

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
-import type { CachedList, Readiness } from './catalog-cache.ts';
+import type { CachedList, CatalogCache, Readiness } from './catalog-cache.ts';
 import { mergeCatalogs, ORIGIN_META_KEY, type CatalogPart } from './catalog-merge.ts';
 import type { Catalog } from './catalog.ts';
 import { GatewayError } from '../errors.ts';
@@ -8,8 +8,7 @@ import { exposedNames, namingHint, namingOptions, type NamingOptions } from './n
 import type { Logger } from '../obs/log.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
-import type { UpstreamRuntime } from '../runtime-state.ts';
-import type { ListMethod, OnBehalfOf, UpstreamInfo } from '../upstream/client.ts';
+import type { ListMethod, OnBehalfOf, UpstreamClient, UpstreamInfo } from '../upstream/client.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
 /** The per-request methods that name no tool: routed by prompt name or resource URI. */
@@ -20,6 +19,12 @@ const CAPABILITY_OF: Record<PassThroughList, keyof ServerCapabilities> = {
   'resources/templates/list': 'resources',
   'prompts/list': 'prompts',
 };
+
+/** One configured upstream with its connection and list cache. */
+export interface UpstreamRuntime {
+  readonly client: UpstreamClient;
+  readonly catalog: CatalogCache;
+}
 
 /** Where a routed request goes, with its params in the upstream's own names. */
 export interface Route {

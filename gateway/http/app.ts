@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { cors, originGuard, rejectAtEdge, requestIdentity } from './edge.ts';
 import { healthz, readyz } from './health.ts';
-import type { Surface } from '../mcp/server.ts';
+import type { Surface } from '../mcp/types.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
 import { protectedResourceMetadata } from './protected-resource.ts';
 import { requestLogger } from '../obs/request-context.ts';

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { MODERN_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
-import type { RpcMessage, Surface } from '../mcp/server.ts';
+import type { RpcMessage, Surface } from '../mcp/types.ts';
 
 /** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
 const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';

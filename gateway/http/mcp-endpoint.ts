@@ -11,7 +11,7 @@ import { classifyPost, type Cancellation, type ParamHeaderCheck } from './classi
 import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
-import type { Surface } from '../mcp/server.ts';
+import type { Surface } from '../mcp/types.ts';
 import { protectedResourceMetadataUrl } from './protected-resource.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';

@@ -12,7 +12,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
-import { methodLabel } from './message-metrics.ts';
+import { countMessage, methodLabel } from './message-metrics.ts';
 import { GATEWAY_SERVER_INFO, dispatch, guarded, toolsListing, type DispatchContext, type ProjectCallToolResult, type RequestView, type Surface } from './server.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
@@ -152,7 +152,7 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
   }
   answered = true;
   // A caller that went away got no answer: an error, as the SDK path counts an exchange closed without one.
-  metrics.mcpRequests.inc({ ...labels, outcome: aborter.signal.aborted ? 'error' : outcome });
+  countMessage(metrics, labels, aborter.signal.aborted ? 'error' : outcome);
   if (plain.era === 'legacy') {
     // The SDK's stateless 2025 leg answers every request as one SSE `message` event.
     ctx.set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });

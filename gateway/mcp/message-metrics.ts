@@ -1,7 +1,7 @@
 import type { FetchLikeMcpHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, Server, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import type { SurfaceName } from './server.ts';
+import type { SurfaceName } from './types.ts';
 
 type Era = 'modern' | 'legacy';
 type Outcome = 'ok' | 'error';
@@ -25,6 +25,15 @@ export const MCP_METHODS: ReadonlySet<string> = new Set([
 /** The bounded `method` label of a message's method. */
 export function methodLabel(method: unknown): string {
   return typeof method === 'string' && MCP_METHODS.has(method) ? method : 'unknown';
+}
+
+/**
+ * Counts one MCP message in `mcp_requests_total`: the only place that increments it. Callers: the
+ * {@link MeteredServer} (messages a server instance handled), {@link countMessages} (messages answered
+ * at the edge or by the SDK before dispatch) and the fast path (fast-path.ts).
+ */
+export function countMessage(metrics: GatewayMetrics, labels: MessageLabels & { method: string }, outcome: Outcome): void {
+  metrics.mcpRequests.inc({ endpoint: labels.endpoint, era: labels.era, method: labels.method, outcome });
 }
 
 /** Labels `mcp_requests_total` needs besides method and outcome. */
@@ -66,7 +75,7 @@ export class MeteredServer extends Server {
 
   override async connect(transport: Transport): Promise<void> {
     const pending = new Map<RequestId, string>();
-    const count = (method: string, outcome: Outcome) => this.metrics.mcpRequests.inc({ ...this.labels, method, outcome });
+    const count = (method: string, outcome: Outcome) => countMessage(this.metrics, { ...this.labels, method }, outcome);
     const send = transport.send.bind(transport);
     transport.send = (message, options) => {
       const answered = responseOf(message);
@@ -128,7 +137,7 @@ export function countMessages(metrics: GatewayMetrics, endpoint: SurfaceName, me
   for (const message of messages) {
     // A posted JSON-RPC response (a client answering the server) is not a request or notification.
     if (message.method === undefined && ('result' in message || 'error' in message)) continue;
-    metrics.mcpRequests.inc({ endpoint, era: eraOf(message), method: methodLabel(message.method), outcome });
+    countMessage(metrics, { endpoint, era: eraOf(message), method: methodLabel(message.method) }, outcome);
   }
 }
 

@@ -1,6 +1,6 @@
 import { classifyUpstreamFailure, GatewayError } from '../errors.ts';
 import { forward, forwardError } from '../upstream/forwarding.ts';
-import type { DispatchContext } from './server.ts';
+import type { DispatchContext } from './types.ts';
 
 type SubscriptionMethod = 'resources/subscribe' | 'resources/unsubscribe';
 

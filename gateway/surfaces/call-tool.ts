@@ -4,7 +4,7 @@ import { visibleTool } from './search-tools.ts';
 import { isVisible } from '../policy/visibility.ts';
 import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises } from './compact-tools.ts';
 import { toolErrorResult, type ErrorKind } from '../errors.ts';
-import type { DispatchContext } from '../mcp/server.ts';
+import type { DispatchContext } from '../mcp/types.ts';
 import { toolLabel } from '../obs/metrics.ts';
 import { NEAREST_LIMIT, callCatalogTool, type ToolCallAnswer } from './tool-call.ts';
 

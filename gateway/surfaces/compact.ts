@@ -4,7 +4,7 @@ import { callThroughDispatcher } from './call-tool.ts';
 import { searchTools } from './search-tools.ts';
 import { CALL_TOOL, COMPACT_INSTRUCTIONS, SEARCH_TOOLS, compactAdvertises, compactTools } from './compact-tools.ts';
 import type { Listing } from '../catalog/listing.ts';
-import type { DispatchContext, Surface } from '../mcp/server.ts';
+import type { DispatchContext, Surface } from '../mcp/types.ts';
 import { callToolDirect } from './tool-call.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { Surface } from '../mcp/server.ts';
+import type { Surface } from '../mcp/types.ts';
 import { callToolDirect } from './tool-call.ts';
 
 /**

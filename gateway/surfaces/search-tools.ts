@@ -4,7 +4,7 @@ import type { VisibleCatalog } from '../policy/caller.ts';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises, visibleCategories } from './compact-tools.ts';
 import { toolErrorResult } from '../errors.ts';
-import type { DispatchContext } from '../mcp/server.ts';
+import type { DispatchContext } from '../mcp/types.ts';
 import { visibleToolNamed } from '../policy/visibility.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts). */

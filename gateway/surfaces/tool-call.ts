@@ -2,14 +2,13 @@ import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/
 import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../errors.ts';
 import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
-import type { DispatchContext } from '../mcp/server.ts';
+import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
 import { directCallAllowed, directCallNeedsScopes, visibleToolNamed } from '../policy/visibility.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
 
-/** What a tools/call answers: a result, or (2026-07-28) a request for input the caller must fulfil and retry. */
-export type ToolCallAnswer = CallToolResult | InputRequiredResult;
+export type { ToolCallAnswer } from '../mcp/types.ts';
 
 /**
  * Calls one catalogue tool on the upstream that owns it (`tool.upstream`, under its own name

@@ -1,6 +1,8 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
 import { GatewayError, RelayedUpstreamError, classifyUpstreamFailure } from '../errors.ts';
-import type { DispatchContext, RequestView } from '../mcp/server.ts';
+import type { RequestView } from '../mcp/types.ts';
+import type { OnBehalfOf } from './forward-scope.ts';
+import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
 
@@ -9,6 +11,17 @@ const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];
 const HOP_META_PREFIX = 'io.modelcontextprotocol/';
 /** The methods whose 2026-07-28 result may be `input_required` (spec basic/patterns/mrtr). */
 const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call', 'prompts/get', 'resources/read']);
+
+/**
+ * What forwarding needs of a dispatched request, and nothing more (a DispatchContext is one): the
+ * caller's request (its id, signal, `_meta`, envelope, notification channels), its era and on whose
+ * behalf it is sent, and the registry of 2025-era calls in flight (cancellation).
+ */
+export interface ForwardingContext {
+  readonly request: RequestView;
+  readonly caller: { readonly era: 'modern' | 'legacy'; readonly onBehalfOf: OnBehalfOf & { readonly credential?: { readonly digest: string } } };
+  readonly runtime: { readonly inflightCalls: InflightCalls };
+}
 
 /**
  * Forwards one per-request method to `client` as the caller's own request would reach it:
@@ -24,7 +37,7 @@ const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call'
  * @throws whatever the upstream client threw: {@link forwardError} turns it into the caller's error,
  *   the tools/call path turns a failure to reach the upstream into an isError result instead.
  */
-export async function forward(d: DispatchContext, client: UpstreamClient, method: ForwardMethod, params: Record<string, unknown>, tool?: { inputSchema?: unknown }): Promise<Record<string, unknown>> {
+export async function forward(d: ForwardingContext, client: UpstreamClient, method: ForwardMethod, params: Record<string, unknown>, tool?: { inputSchema?: unknown }): Promise<Record<string, unknown>> {
   const { request } = d;
   const info = await client.describe(d.caller.onBehalfOf);
   const { _meta: _ignored, inputResponses: _responses, requestState: _state, ...rest } = params;
@@ -33,7 +46,7 @@ export async function forward(d: DispatchContext, client: UpstreamClient, method
   const scan = tool && info.era === 'modern' ? paramHeaders(tool.inputSchema) : undefined;
   const headers = scan?.valid ? paramHeaderValues(scan.headers, params.arguments) : {};
   // Only the 2025 wire cancels with a notification in a POST of its own; 2026-07-28 closes the stream.
-  const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.credential.digest, request.id, request.signal) : undefined;
+  const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal) : undefined;
   try {
     const options: ForwardOptions = {
       ...d.caller.onBehalfOf,

@@ -1,0 +1,73 @@
+import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
+import type { GatewayConfig } from '../../config/types.ts';
+import type { CatalogTool } from '../catalog/catalog.ts';
+import type { Listing } from '../catalog/listing.ts';
+import type { Logger } from '../obs/log.ts';
+import type { Caller } from '../policy/caller.ts';
+import type { GatewayRuntime } from '../runtime-state.ts';
+
+/** What a tools/call answers: a result, or (2026-07-28) a request for input the caller must fulfil and retry. */
+export type ToolCallAnswer = CallToolResult | InputRequiredResult;
+
+/** The endpoints the gateway serves: `/mcp` (the caller's whole visible catalogue) and `/mcp/compact`. */
+export type SurfaceName = 'full' | 'compact';
+
+/**
+ * The parts of the SDK's per-request context (`ServerContext.mcpReq`) the arms read: the request's id
+ * and abort signal, its `_meta` and 2026-07-28 envelope, multi-round-trip retry fields, and the
+ * request-scoped notification channels. The SDK handler supplies its own; the fast path
+ * (fast-path.ts) supplies one for the plain requests it answers without the SDK.
+ */
+export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta' | 'envelope' | 'inputResponses' | 'requestState' | 'notify' | 'log'>;
+
+/**
+ * A tools/call result as the caller's wire revision carries it (the SDK codec's
+ * `projectCallToolResult`: a non-object structuredContent wrapped for 2025, a text fallback added).
+ */
+export type ProjectCallToolResult = (result: CallToolResult, outputSchema: Record<string, unknown> | undefined) => CallToolResult;
+
+/** Everything one dispatched request can read: shared caches, the caller, its request. */
+export interface DispatchContext {
+  readonly runtime: GatewayRuntime;
+  readonly surface: Surface;
+  readonly caller: Caller;
+  readonly request: RequestView;
+  readonly project: ProjectCallToolResult;
+  readonly log: Logger;
+}
+
+/** The minimal view of a JSON-RPC message the edge has parsed (for {@link Surface.needsScopes}). */
+export interface RpcMessage {
+  method?: unknown;
+  params?: { name?: unknown } | unknown;
+}
+
+/**
+ * What makes one endpoint differ from another: its tools/list and its tools/call. Everything else
+ * (auth, eras, resources, prompts, completion, output checks) is shared. The full surface is in
+ * `surface-full.ts`; the compact surface (issue 8) implements this same interface:
+ * `listTools` returns search_tools + call_tool + the writes and anchors the caller may see, and
+ * `callTool` answers those two itself and sends everything else to `callToolDirect`/`callCatalogTool`.
+ */
+export interface Surface {
+  readonly name: SurfaceName;
+  /** HTTP path, e.g. `/mcp`. */
+  readonly path: string;
+  /** The instructions this endpoint serves (initialize, server/discover), given the upstreams' own. */
+  instructions(upstream: string | undefined): string | undefined;
+  /** The caller's tools/list (cached per catalogue version and effective scopes). */
+  listTools(d: DispatchContext): Promise<Listing>;
+  /** tools/call on this surface; return the result already projected (see `callCatalogTool`). */
+  callTool(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer>;
+  /**
+   * Whether this surface's tools/list carries the catalogue tool (to a caller allowed to see it), so a
+   * caller may know its definition: its `x-mcp-header` arguments are then checked at the edge (SEP-2243).
+   */
+  advertises(tool: CatalogTool, config: GatewayConfig): boolean;
+  /**
+   * Whether answering this message needs the caller's scopes. The edge then looks them up before
+   * dispatch, so a credential the scope endpoint refuses gets an HTTP 401 (the only layer that can).
+   */
+  needsScopes(message: RpcMessage): boolean;
+}
+
