@@ -8,12 +8,13 @@ import {
   SERVER_INFO_META_KEY,
   SUPPORTED_PROTOCOL_VERSIONS,
   specTypeSchemas,
-  type CallToolResult,
 } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import { countMessage, methodLabel } from './message-metrics.ts';
-import { GATEWAY_SERVER_INFO, dispatch, guarded, toolsListing, type DispatchContext, type ProjectCallToolResult, type RequestView, type Surface } from './server.ts';
+import { dispatch, guarded, toolsListing, type DispatchContext, type RequestView, type Surface } from './server.ts';
+import { GATEWAY_SERVER_INFO, LEGACY_SSE_HEADERS, MODERN_TOOLS_LIST_TAIL, errorMessage, legacyToolDefinition, projectionFor, sseMessageEvent } from './wire.ts';
+import type { Listing } from '../catalog/listing.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
@@ -147,7 +148,7 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
   } catch (error) {
     const { code, message: text, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
     if (code === MISSING_CLIENT_CAPABILITY && plain.era === 'modern') status = 400;
-    message = [JSON.stringify({ jsonrpc: '2.0', id: plain.id, error: { code, message: text, ...(data !== undefined ? { data } : {}) } })];
+    message = [errorMessage(plain.id, code, text, data)];
     outcome = 'error';
   }
   answered = true;
@@ -155,8 +156,8 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
   countMessage(metrics, labels, aborter.signal.aborted ? 'error' : outcome);
   if (plain.era === 'legacy') {
     // The SDK's stateless 2025 leg answers every request as one SSE `message` event.
-    ctx.set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no' });
-    respond(ctx, status, ['event: message\ndata: ', ...message, '\n\n']);
+    ctx.set(LEGACY_SSE_HEADERS);
+    respond(ctx, status, sseMessageEvent(message));
   } else {
     ctx.set('content-type', 'application/json');
     respond(ctx, status, message);
@@ -206,7 +207,18 @@ function encodeModern(result: Record<string, unknown>): Record<string, unknown> 
   return { ...stamped, _meta: { ...meta, [SERVER_INFO_META_KEY]: GATEWAY_SERVER_INFO } };
 }
 
-const MODERN_LIST_TAIL = `,"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${JSON.stringify({ [SERVER_INFO_META_KEY]: GATEWAY_SERVER_INFO })}`;
+const legacyListings = new WeakMap<Listing, Buffer>();
+
+/** A listing's JSON as the SDK's 2025 codec sends it ({@link legacyToolDefinition}), made once per listing. */
+function legacyJson(listing: Listing): Buffer {
+  let json = legacyListings.get(listing);
+  if (json === undefined) {
+    const projected = listing.tools.map((tool) => [tool, legacyToolDefinition(tool)] as const);
+    json = projected.some(([, wrapped]) => wrapped) ? Buffer.from(JSON.stringify(projected.map(([tool, wrapped]) => wrapped ?? tool))) : listing.json;
+    legacyListings.set(listing, json);
+  }
+  return json;
+}
 
 /**
  * A tools/list answer from the listing's cached JSON. 2026-07-28 adds what the SDK's encode contract
@@ -215,24 +227,6 @@ const MODERN_LIST_TAIL = `,"resultType":"complete","ttlMs":0,"cacheScope":"priva
  */
 async function listingAnswer(d: DispatchContext, plain: PlainRequest): Promise<(string | Buffer)[]> {
   const listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
-  return ['{"result":{"tools":', listing.json, `${plain.era === 'modern' ? MODERN_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`];
+  return ['{"result":{"tools":', plain.era === 'legacy' ? legacyJson(listing) : listing.json, `${plain.era === 'modern' ? MODERN_TOOLS_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`];
 }
 
-/**
- * The SDK wire codecs' `projectCallToolResult` (SDK 2.4 core wire/rev2025-11-25 and rev2026-07-28;
- * spec server/tools §Structured Content): a non-object structuredContent gets a JSON text block when
- * the result has no text, and on the 2025 revisions, where structuredContent must be an object, it is
- * wrapped as `{ result }`, as it is when the advertised outputSchema's root is not an object.
- */
-function projectionFor(era: 'modern' | 'legacy'): ProjectCallToolResult {
-  return (result, outputSchema) => {
-    const sc = result.structuredContent as unknown;
-    if (sc === undefined) return result;
-    const nonObject = !isPlainObject(sc);
-    const withText: CallToolResult =
-      nonObject && !(result.content ?? []).some((c) => c.type === 'text') ? { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(sc) }] } : result;
-    if (era === 'modern') return withText;
-    const schemaWrapped = outputSchema !== undefined && outputSchema.type !== 'object';
-    return nonObject || schemaWrapped ? { ...withText, structuredContent: { result: sc } } : withText;
-  };
-}

@@ -10,6 +10,7 @@ import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
 import { forward, forwardError } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
+import { CACHE_HINTS, GATEWAY_SERVER_INFO } from './wire.ts';
 import { dispatchRecordOf } from './message-metrics.ts';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { Listing } from '../catalog/listing.ts';
@@ -23,8 +24,7 @@ type PassThroughList = Exclude<ListMethod, 'tools/list'>;
 
 export type { DispatchContext, ProjectCallToolResult, RequestView, RpcMessage, Surface, SurfaceName } from './types.ts';
 
-/** The gateway's own identity on both eras (its serverInfo / server/discover `_meta`). */
-export const GATEWAY_SERVER_INFO = { name: 'mcp-catalog-gateway', version: '0.1.0' };
+export { GATEWAY_SERVER_INFO } from './wire.ts';
 
 type GatewayMethod =
   | 'tools/list' | 'tools/call' | 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get' | 'completion/complete'
@@ -96,17 +96,11 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     const server = new GatewayServer(GATEWAY_SERVER_INFO, {
       capabilities,
       instructions: surface.instructions(info?.instructions),
-      // tools/list differs per caller (scope filtering): always private. The pass-through lists and reads
-      // carry the upstream's own hints on the result (modern callers); these are the fallbacks.
-      cacheHints: {
-        'tools/list': { ttlMs: 0, cacheScope: 'private' },
-        'resources/list': { ttlMs: 0, cacheScope: 'private' },
-        'resources/templates/list': { ttlMs: 0, cacheScope: 'private' },
-        'prompts/list': { ttlMs: 0, cacheScope: 'private' },
-        'resources/read': { ttlMs: 0, cacheScope: 'private' },
-      },
+      // The one table of cache hints (wire.ts); the fast path writes the same tools/list hint.
+      cacheHints: CACHE_HINTS,
     }, runtime.metrics, { endpoint: surface.name, era }, dispatchRecordOf(authInfo));
     const caller = createCaller(runtime, authenticated, era);
+    // The SDK codec's own projection; the fast path's mirror of it (wire.ts projectionFor) is held to it byte for byte.
     const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
       if (SERVED[method](capabilities, era)) register(server, method, { runtime, surface, caller, project });

@@ -20,11 +20,8 @@ export type SurfaceName = 'full' | 'compact';
  */
 export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta' | 'envelope' | 'inputResponses' | 'requestState' | 'notify' | 'log'>;
 
-/**
- * A tools/call result as the caller's wire revision carries it (the SDK codec's
- * `projectCallToolResult`: a non-object structuredContent wrapped for 2025, a text fallback added).
- */
-export type ProjectCallToolResult = (result: CallToolResult, outputSchema: Record<string, unknown> | undefined) => CallToolResult;
+export type { ProjectCallToolResult } from './wire.ts';
+import type { ProjectCallToolResult } from './wire.ts';
 
 /** Everything one dispatched request can read: shared caches, the caller, its request. */
 export interface DispatchContext {
