@@ -16,7 +16,7 @@
 #     against: fixture (direct), upstream (reference CPZAI server), gateway (/mcp), gateway-compact
 #     (/mcp/compact). suite-report.ts judges every scenario against
 #     upstream/conformance-fixture/expected-results.yaml and prints target x revision counts.
-#  4. Runs tests/compat/inspector-cli.test.ts with NODE22_BIN and INSPECTOR_BIN set.
+#  4. Runs tests/e2e/compat/inspector-cli.test.ts with NODE22_BIN and INSPECTOR_BIN set.
 # Results and logs: $CONFORMANCE_OUT (default .tmp/conformance).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -127,7 +127,7 @@ log "suite logs: $OUT/logs, per-scenario checks: $OUT/results"
 
 # --- 4. the Inspector CLI (Node 22) ------------------------------------------------------------------
 inspector_status=0
-NODE22_BIN=$NODE22_BIN INSPECTOR_BIN=$INSPECTOR_BIN npx vitest run tests/compat/inspector-cli.test.ts || inspector_status=$?
+NODE22_BIN=$NODE22_BIN INSPECTOR_BIN=$INSPECTOR_BIN npx vitest run tests/e2e/compat/inspector-cli.test.ts || inspector_status=$?
 
 log "done: suite exit $suite_status, inspector tests exit $inspector_status"
 [ "$suite_status" -eq 0 ] && [ "$inspector_status" -eq 0 ]

@@ -5,7 +5,7 @@ import { SERVER_INFO_META_KEY, type CallToolResult, type Tool } from '@modelcont
  * once and used by both the SDK path (server.ts) and the fast path (fast-path.ts): its identity and the
  * cache hints of its answers. The rules the SDK's codec owns (projection by era, JSON-RPC error framing,
  * the 2025 stateless leg's SSE framing) are applied by the SDK on its path; the fast path writes bytes
- * itself with the mirrors below, held to the SDK's bytes by tests/gateway/fast-path.test.ts and
+ * itself with the mirrors below, held to the SDK's bytes by tests/e2e/gateway/fast-path.test.ts and
  * tests/in-process/wire.test.ts (one case per SDK-owned rule).
  */
 

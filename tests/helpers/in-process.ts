@@ -3,7 +3,7 @@ import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { loadConfig, type DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { createRuntime, type Runtime } from '../../gateway/runtime.ts';
-import { fakeUpstreamHandler, type FakeUpstreamOptions, type ReceivedRequest } from './fake-upstream.ts';
+import { fakeUpstreamHandler, type FakeUpstreamOptions, type ReceivedRequest } from '../fixtures/fake-upstream.ts';
 import { LogCapture } from './log-capture.ts';
 
 /** The base URL in-process requests are addressed to (a loopback name the Host check accepts; nothing listens). */

@@ -3,7 +3,7 @@ import type { GatewayConfig } from '../../config/types.ts';
 import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
 import { startPlatform } from '../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../upstream/server/index.ts';
-import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from './fake-upstream.ts';
+import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from '../fixtures/fake-upstream.ts';
 import { startHoldingProxy, type HoldingProxy } from './holding-proxy.ts';
 import { LogCapture } from './log-capture.ts';
 

@@ -4,7 +4,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
-import type { FakeTool } from '../helpers/fake-upstream.ts';
+import type { FakeTool } from '../fixtures/fake-upstream.ts';
 
 const CALLER = { authorization: 'Bearer in-process-caller' };
 

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, IN_PROCESS_BASE, type InProcessGateway } from '../helpers/in-process.ts';
-import type { FakeUpstreamOptions } from '../helpers/fake-upstream.ts';
+import type { FakeUpstreamOptions } from '../fixtures/fake-upstream.ts';
 
 type Era = 'legacy' | 'modern';
 const CALLER = { authorization: 'Bearer wire-caller' };
@@ -23,7 +23,7 @@ const upstream: FakeUpstreamOptions = {
   ],
 };
 
-/** A request as the SDK clients put it on the wire (bench/rpc-requests.ts documents the capture). */
+/** A request as the SDK clients put it on the wire (tests/fixtures/rpc-requests.ts documents the capture). */
 function request(era: Era, path: string, method: string, params?: Record<string, unknown>): Request {
   const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...CALLER };
   let body: Record<string, unknown>;

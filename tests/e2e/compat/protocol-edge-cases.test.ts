@@ -1,0 +1,186 @@
+/**
+ * Protocol edge cases through the gateway over real HTTP, with a recording upstream behind it
+ * (spec 2026-07-28 basic/transports/streamable-http, basic/versioning, basic/patterns; 2025-11-25
+ * for the legacy leg). Raw requests, so the tests see exactly the bytes a client would.
+ */
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { startGatewayOver } from '../../helpers/gateway-over.ts';
+import { ACCEPT_BOTH, FULL_KEY, LEGACY, MODERN, followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
+import { startRecordingUpstream } from '../../fixtures/recording-upstream.ts';
+
+let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
+let gateway: { url: string; close(): Promise<void> };
+
+beforeAll(async () => {
+  upstream = await startRecordingUpstream();
+  gateway = await startGatewayOver(upstream.url);
+});
+afterAll(async () => {
+  try {
+    await gateway?.close();
+  } finally {
+    await upstream?.close();
+  }
+});
+
+const LEGACY_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+
+describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
+  const url = () => `${gateway.url}${path}`;
+
+  it('answers a notification with 202 and an empty body', async () => {
+    const { headers, body } = rpc('legacy', undefined, 'notifications/initialized');
+    const response = await post(url(), body, headers);
+    expect(response.status).toBe(202);
+    expect(await response.text()).toBe('');
+  });
+
+  it.each(['2025-06-18', LEGACY, MODERN])('refuses a JSON-RPC batch with 400/-32600 under MCP-Protocol-Version %s', async version => {
+    const { headers } = rpc('legacy', 1, 'tools/list');
+    const batch = [1, 2].map(id => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }));
+    const response = await post(url(), batch, { ...headers, 'mcp-protocol-version': version });
+    expect(response.status).toBe(400);
+    const [answer] = await messagesOf(response);
+    expect(answer?.error?.code).toBe(-32600);
+  });
+
+  it('refuses a header/_meta protocol version disagreement with 400/-32020', async () => {
+    const { headers, body } = rpc('modern', 1, 'tools/list');
+    const response = await post(url(), body, { ...headers, 'mcp-protocol-version': LEGACY });
+    expect(response.status).toBe(400);
+    const [answer] = await messagesOf(response);
+    expect(answer?.error?.code).toBe(-32020);
+    expect(answer?.id).toBe(1);
+  });
+
+  it('refuses an unsupported revision with 400/-32022 naming the supported ones', async () => {
+    const { headers, body } = rpc('modern', 7, 'tools/list');
+    (body.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion'] = '2099-01-01';
+    const response = await post(url(), body, { ...headers, 'mcp-protocol-version': '2099-01-01' });
+    expect(response.status).toBe(400);
+    const [answer] = await messagesOf(response);
+    expect(answer?.error?.code).toBe(-32022);
+    expect(answer?.error?.data?.supported).toContain(MODERN);
+    expect(answer?.error?.data?.requested).toBe('2099-01-01');
+  });
+
+  it('answers initialize asking for 2026-07-28 with a legacy revision', async () => {
+    const response = await post(
+      url(),
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: MODERN, capabilities: {}, clientInfo: { name: 'compat', version: '1' } } },
+      { 'content-type': 'application/json', accept: ACCEPT_BOTH, ...FULL_KEY },
+    );
+    expect(response.status).toBe(200);
+    const [answer] = await messagesOf(response);
+    expect(LEGACY_REVISIONS).toContain(answer?.result?.protocolVersion);
+  });
+
+  it.each(['modern', 'legacy'] as const)('ignores an invented Mcp-Session-Id (%s) and mints none', async era => {
+    const { headers, body } = rpc(era, 3, 'tools/list');
+    const response = await post(url(), body, { ...headers, 'mcp-session-id': 'invented-session-0001' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('mcp-session-id')).toBeNull();
+    const [answer] = await messagesOf(response);
+    expect(answer?.result?.tools).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'echo' })]));
+  });
+
+  it.each([
+    ['modern', 'application/json'],
+    ['modern', '*/*'],
+    ['legacy', 'application/json'],
+    ['legacy', '*/*'],
+  ] as const)('answers a %s request with Accept: %s as JSON', async (era, accept) => {
+    const { headers, body } = rpc(era, 4, 'tools/call', { name: 'echo', arguments: { value: 'json please' } });
+    const response = await post(url(), body, { ...headers, accept });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    const answer = (await response.json()) as { id: number; result: { content: { text: string }[] } };
+    expect(answer.id).toBe(4);
+    expect(answer.result.content[0]?.text).toBe('json please');
+  });
+
+  it.each(['modern', 'legacy'] as const)('gives each of 12 concurrent %s tools/call with JSON-RPC id 1 its own answer', async era => {
+    const values = Array.from({ length: 12 }, (_, i) => `call-${i}-${era}`);
+    const answers = await Promise.all(
+      values.map(async value => {
+        const { headers, body } = rpc(era, 1, 'tools/call', { name: 'echo', arguments: { value } });
+        const messages = await messagesOf(await post(url(), body, headers));
+        const final = messages.find(message => message.id === 1);
+        return (final?.result?.content as { text: string }[] | undefined)?.[0]?.text;
+      }),
+    );
+    expect(answers).toEqual(values);
+  });
+
+  it.each(['modern', 'legacy'] as const)(
+    'streams %s progress with the client progressToken before the result, unbuffered and uncompressed',
+    async era => {
+      const token = `client-token-${era}-${path}`;
+      const { headers, body } = rpc(era, 9, 'tools/call', { name: 'gated_progress', arguments: {}, _meta: { progressToken: token } });
+      const stream = await openStream(url(), body, { ...headers, 'accept-encoding': 'gzip, deflate, br' });
+      expect(stream.statusCode).toBe(200);
+      expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
+      expect(stream.headers['content-encoding']).toBeUndefined();
+      const sse = followSse(stream);
+      // The upstream holds the result until the gate opens, so this progress can only be here if the
+      // gateway relayed it while the call was still running (not buffered until the end).
+      const first = await sse.waitFor(message => message.method === 'notifications/progress');
+      expect(first.params?.progressToken).toBe(token);
+      expect(sse.seen.some(message => message.id === 9)).toBe(false);
+      upstream.releaseGate();
+      const result = await sse.waitFor(message => message.id === 9);
+      expect(result.result?.content).toEqual([{ type: 'text', text: 'released' }]);
+      const progress = sse.seen.filter(message => message.method === 'notifications/progress');
+      expect(progress.map(message => message.params?.progressToken)).toEqual([token, token]);
+      expect(sse.seen.indexOf(result)).toBe(sse.seen.length - 1);
+    },
+  );
+});
+
+describe('cancellation of an in-flight tools/call reaches the upstream', () => {
+  const cancelledUpstreamIds = () => [
+    ...upstream.recording.abortedCalls,
+    ...upstream.recording.received
+      .filter(r => r.message.method === 'notifications/cancelled')
+      .map(r => r.message.params?.requestId as string | number),
+  ];
+
+  async function expectUpstreamCancelled(startedBefore: number, abort: () => void) {
+    await vi.waitFor(() => expect(upstream.recording.startedCalls.length).toBe(startedBefore + 1), { timeout: 10_000 });
+    const upstreamId = upstream.recording.startedCalls[startedBefore]!;
+    abort();
+    // The upstream must see the cancellation of ITS request id (not the client's).
+    await vi.waitFor(() => expect(cancelledUpstreamIds()).toContain(upstreamId), { timeout: 10_000 });
+  }
+
+  it('from a v1 client (2025-11-25, notifications/cancelled)', async () => {
+    const client = new V1Client({ name: 'compat-v1', version: '1.0.0' });
+    await client.connect(new V1Transport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { ...FULL_KEY } } }));
+    try {
+      const controller = new AbortController();
+      const started = upstream.recording.startedCalls.length;
+      const call = client.callTool({ name: 'wait_for_cancel', arguments: {} }, undefined, { signal: controller.signal }).catch(error => error);
+      await expectUpstreamCancelled(started, () => controller.abort('test cancels'));
+      expect(await call).toBeInstanceOf(Error);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('from a v2 client pinned to 2026-07-28 (closing the response stream)', async () => {
+    const client = new Client({ name: 'compat-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { ...FULL_KEY } } }));
+    try {
+      const controller = new AbortController();
+      const started = upstream.recording.startedCalls.length;
+      const call = client.callTool({ name: 'wait_for_cancel', arguments: {} }, { signal: controller.signal }).catch(error => error);
+      await expectUpstreamCancelled(started, () => controller.abort('test cancels'));
+      expect(await call).toBeInstanceOf(Error);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,112 @@
+/**
+ * /mcp/compact in front of a fake upstream whose every request is recorded: call_tool applies the same
+ * output check as a direct call, forwards arguments exactly as given, and its refusals never reach the
+ * upstream; catalogue tools named like the surface's own are shadowed; `compact.enabled: false` unmounts it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/server';
+import { structuredTool } from '../../fixtures/fake-upstream.ts';
+import { ERAS, withClient, type ToolResult } from '../../helpers/era-client.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
+const text = (t: string) => [{ type: 'text' as const, text: t }];
+const textOf = (result: ToolResult) => result.content.map((c) => c.text ?? '').join('\n');
+
+const echoArgs: Tool = {
+  name: 'echo_args',
+  description: 'Returns its arguments',
+  inputSchema: { type: 'object', properties: { word: { type: 'string' }, times: { type: 'integer', default: 2 } }, required: ['word'] },
+  annotations: { readOnlyHint: true },
+};
+
+let stack: Stack;
+let compactUrl: string;
+beforeAll(async () => {
+  stack = await startStack({
+    upstream: {
+      tools: [
+        structuredTool('get_deal', () => ({ content: text('ok'), structuredContent: { data: { id: 'd1', amount: '100' } } })),
+        structuredTool('drift_deal', () => ({ content: text('drift'), structuredContent: { data: { amount: 100 } } })),
+        structuredTool('anchor_deal', () => ({ content: text('anchor'), structuredContent: { data: { id: 'a', amount: '1' } } })),
+        { definition: echoArgs, call: (args) => ({ content: text(JSON.stringify(args)) }) },
+        { definition: { name: 'close_deal', description: 'Closes a deal', inputSchema: { type: 'object' } } },
+        { definition: { name: 'search_tools', description: 'An upstream tool with a reserved name', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } },
+      ],
+    },
+    gateway: { upstreams: [{ anchors: ['anchor_deal'] }] },
+  });
+  compactUrl = `${stack.gatewayUrl}/mcp/compact`;
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const upstreamCalls = () => stack.fake!.received.filter((r) => r.method === 'tools/call').length;
+
+describe.each(ERAS)('call_tool in front of a fake upstream (%s era)', (era) => {
+  it('turns drifted structuredContent into the same isError a direct call on /mcp gets', async () => {
+    const [direct, viaCallTool] = await Promise.all([
+      withClient(era, stack.mcpUrl, KEY, (c) => c.callTool('drift_deal')),
+      withClient(era, compactUrl, KEY, (c) => c.callTool('call_tool', { name: 'drift_deal' })),
+    ]);
+    expect(viaCallTool.isError).toBe(true);
+    expect(viaCallTool._meta?.['ai.cpz.gateway/error']).toBe('output_schema_violation');
+    expect(textOf(viaCallTool)).toContain('/data/amount');
+    expect(viaCallTool).toEqual(direct);
+  });
+
+  it('forwards the arguments exactly as given: defaults are the upstream own business, as on a direct call', async () => {
+    const before = upstreamCalls();
+    const result = await withClient(era, compactUrl, KEY, (c) => c.callTool('call_tool', { name: 'echo_args', arguments: { word: 'hi' } }));
+    expect(result.isError).toBeFalsy();
+    expect(JSON.parse(textOf(result))).toEqual({ word: 'hi' });
+    expect(upstreamCalls()).toBe(before + 1);
+  });
+
+  it('refuses a tool without readOnlyHint, an anchor and bad arguments without contacting the upstream', async () => {
+    const before = upstreamCalls();
+    await withClient(era, compactUrl, KEY, async (c) => {
+      const write = await c.callTool('call_tool', { name: 'close_deal', arguments: {} });
+      expect(textOf(write)).toContain('call it directly: it is advertised so your client can ask for approval');
+      const anchor = await c.callTool('call_tool', { name: 'anchor_deal' });
+      expect(textOf(anchor)).toBe('anchor_deal is advertised: call it directly.');
+      const invalid = await c.callTool('call_tool', { name: 'echo_args', arguments: { times: 'x' } });
+      expect(invalid._meta?.['ai.cpz.gateway/paths']).toEqual(expect.arrayContaining(['/word', '/times']));
+      const own = await c.callTool('call_tool', { name: 'search_tools', arguments: { query: 'x' } });
+      expect(textOf(own)).toBe('search_tools is advertised: call it directly.');
+      const unknown = await c.callTool('call_tool', { name: 'qqqqqqqqqqqq' });
+      expect(textOf(unknown)).toMatch(/^Unknown tool: qqqqqqqqqqqq\. Use search_tools/);
+      for (const result of [write, anchor, invalid, own, unknown]) expect(result.isError).toBe(true);
+    });
+    expect(upstreamCalls()).toBe(before);
+  });
+});
+
+describe('the compact listing in front of a fake upstream', () => {
+  it('advertises the writes and anchors, and shadows an upstream tool named search_tools', async () => {
+    const tools = await withClient('modern', compactUrl, KEY, (c) => c.listTools());
+    expect(tools.map((t) => t.name)).toEqual(['search_tools', 'call_tool', 'anchor_deal', 'close_deal']);
+    const result = await withClient('legacy', compactUrl, KEY, async (c) => {
+      await c.listTools();
+      return c.callTool('search_tools', { query: 'search tools reserved name', limit: 20 });
+    });
+    expect((result.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name)).not.toContain('search_tools');
+  });
+
+  it('is not mounted when compact.enabled is false', async () => {
+    const off = await startStack({ upstream: { tools: [structuredTool('get_deal', () => ({ content: text('ok') }))] }, gateway: { compact: { enabled: false } } });
+    try {
+      const post = (path: string) =>
+        fetch(`${off.gatewayUrl}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...KEY },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+        });
+      expect((await post('/mcp/compact')).status).toBe(404);
+      expect((await post('/mcp')).status).toBe(200);
+    } finally {
+      await off.close();
+    }
+  });
+});

@@ -1,0 +1,137 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../config/load.ts';
+import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import { rpcCall, parseAnswer, type Era, type RpcCall } from '../../fixtures/rpc-requests.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+import { LogCapture } from '../../helpers/log-capture.ts';
+
+/**
+ * The fast path (gateway/mcp/fast-path.ts) answers plain tools/list and tools/call requests without the
+ * SDK's per-request server. Its promise is the SDK's answer: two gateways over the same upstream, one
+ * with `dispatch.fastPath: false`, must give the same status, content type and JSON-RPC message for
+ * every request, the plain ones and those the fast path declines. Which path answered is visible on
+ * the wire: the fast path sends a Content-Length, the SDK handler streams (chunked).
+ */
+const KEYS = {
+  full: { 'x-cpz-key': 'cpz_demo_full', 'x-cpz-secret': 'demo-secret-full' },
+  data: { 'x-cpz-key': 'cpz_demo_data', 'x-cpz-secret': 'demo-secret-data' },
+  identity: { 'x-cpz-key': 'cpz_demo_identity', 'x-cpz-secret': 'demo-secret-identity' },
+};
+
+interface Case {
+  name: string;
+  path: '/mcp' | '/mcp/compact';
+  key: keyof typeof KEYS;
+  method: string;
+  params?: Record<string, unknown>;
+  /** Whether the fast path should answer it (else it declines and the SDK does). */
+  plain: boolean;
+  /** Changes the request after it is built (headers, body) to make it non-plain. */
+  tweak?: (call: RpcCall, era: Era) => RpcCall;
+}
+
+const CASES: Case[] = [
+  { name: 'tools/list, full key', path: '/mcp', key: 'full', method: 'tools/list', plain: true },
+  { name: 'tools/list, data key', path: '/mcp', key: 'data', method: 'tools/list', plain: true },
+  { name: 'tools/list, identity key', path: '/mcp', key: 'identity', method: 'tools/list', plain: true },
+  { name: 'compact tools/list, data key', path: '/mcp/compact', key: 'data', method: 'tools/list', plain: true },
+  { name: 'tools/call list_accounts', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } }, plain: true },
+  { name: 'tools/call without arguments', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts' }, plain: true },
+  { name: 'tools/call invalid arguments (isError)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 'x' } }, plain: true },
+  { name: 'tools/call unknown tool (-32602, nearest names)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_acounts', arguments: {} }, plain: true },
+  { name: 'search_tools', path: '/mcp/compact', key: 'data', method: 'tools/call', params: { name: 'search_tools', arguments: { query: 'open positions' } }, plain: true },
+  { name: 'call_tool', path: '/mcp/compact', key: 'full', method: 'tools/call', params: { name: 'call_tool', arguments: { name: 'list_connections', arguments: { limit: 1 } } }, plain: true },
+  { name: 'call_tool of a write (refused)', path: '/mcp/compact', key: 'full', method: 'tools/call', params: { name: 'call_tool', arguments: { name: 'place_order', arguments: {} } }, plain: true },
+  { name: 'string id', path: '/mcp', key: 'data', method: 'tools/call', params: { name: 'list_positions', arguments: { limit: 1 } }, plain: true, tweak: (c) => ({ ...c, body: c.body.replace('"id":1', '"id":"req-7"') }) },
+  { name: 'search_tools with a blank query (isError built by the gateway)', path: '/mcp/compact', key: 'data', method: 'tools/call', params: { name: 'search_tools', arguments: { query: ' ' } }, plain: true },
+  { name: 'tools/list with a cursor (SDK path)', path: '/mcp', key: 'full', method: 'tools/list', params: { cursor: 'abc' }, plain: false },
+  { name: 'arguments not an object (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: [1] }, plain: false },
+  {
+    name: 'progress token (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } }, plain: false,
+    tweak: (c) => {
+      const body = JSON.parse(c.body) as { params: { _meta?: Record<string, unknown> } };
+      body.params._meta = { ...body.params._meta, progressToken: 'p1' };
+      return { ...c, body: JSON.stringify(body) };
+    },
+  },
+  { name: 'Mcp-Name disagreeing with the body (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: {} }, plain: false, tweak: (c, era) => (era === 'modern' ? { ...c, headers: { ...c.headers, 'mcp-name': 'list_orders' } } : { ...c, body: c.body.replace('"jsonrpc"', '"extra":1,"jsonrpc"') }) },
+  { name: 'Accept in upper case (SDK path: 406)', path: '/mcp', key: 'full', method: 'tools/list', plain: false, tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'APPLICATION/JSON, TEXT/EVENT-STREAM' } }) },
+  { name: 'Accept without SSE (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } }, plain: false, tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'application/json' } }) },
+  ...(['clientInfo', 'clientCapabilities'] as const).map((field): Case => ({
+    name: `an envelope ${field} breaking its spec type (SDK path: 400 on 2026-07-28)`, path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } },
+    plain: false,
+    tweak: (c, era) => {
+      if (era === 'legacy') return { ...c, headers: { ...c.headers, 'mcp-protocol-version': '2099-01-01' } };
+      const body = JSON.parse(c.body) as { params: { _meta: Record<string, unknown> } };
+      body.params._meta[`io.modelcontextprotocol/${field}`] = field === 'clientInfo' ? { name: 'x', version: '1', title: 5 } : { sampling: 5 };
+      return { ...c, body: JSON.stringify(body) };
+    },
+  })),
+];
+
+interface Answer {
+  status: number;
+  type: string;
+  fastPath: boolean;
+  message: unknown;
+}
+
+async function send(call: RpcCall): Promise<Answer> {
+  const response = await fetch(call.url, { method: 'POST', headers: call.headers, body: call.body });
+  const text = await response.text();
+  const type = response.headers.get('content-type') ?? '';
+  return { status: response.status, type, fastPath: response.headers.get('content-length') !== null, message: text ? parseAnswer(text) : undefined };
+}
+
+describe('fast path: the same answers as the SDK handler', () => {
+  let stack: Stack;
+  let sdkOnly: RunningGateway;
+
+  beforeAll(async () => {
+    stack = await startStack();
+    const config = loadConfig({
+      env: {},
+      overrides: {
+        listen: { host: '127.0.0.1', port: 0 },
+        upstreams: [{ url: stack.upstreamUrl }],
+        scopes: { endpoint: `${stack.platformUrl}/v1/me` },
+        dispatch: { fastPath: false },
+        log: { level: 'info' },
+      },
+    });
+    sdkOnly = await startGateway(config, { logDestination: new LogCapture() });
+  });
+  afterAll(async () => {
+    await sdkOnly?.close();
+    await stack?.close();
+  });
+
+  for (const era of ['legacy', 'modern'] as const) {
+    for (const c of CASES) {
+      it(`${era}: ${c.name}`, async () => {
+        const build = (base: string) => {
+          const call = rpcCall(era, `${base}${c.path}`, KEYS[c.key], c.method, c.params);
+          return c.tweak ? c.tweak(call, era) : call;
+        };
+        const fast = await send(build(stack.gatewayUrl));
+        const sdk = await send(build(sdkOnly.url));
+        expect(sdk.fastPath).toBe(false);
+        expect(fast.fastPath).toBe(c.plain);
+        expect({ status: fast.status, type: fast.type, message: fast.message }).toEqual({ status: sdk.status, type: sdk.type, message: sdk.message });
+        // The same bytes, key order included (toEqual ignores it).
+        expect(JSON.stringify(fast.message)).toBe(JSON.stringify(sdk.message));
+      });
+    }
+  }
+
+  it('counts fast-path answers in mcp_requests_total like the SDK path', async () => {
+    const count = async (base: string) => {
+      const text = await (await fetch(`${base}/metrics`)).text();
+      const line = text.split('\n').find((l) => l.startsWith('mcp_requests_total{') && l.includes('endpoint="full"') && l.includes('era="legacy"') && l.includes('method="tools/call"') && l.includes('outcome="error"'));
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    const before = await count(stack.gatewayUrl);
+    await send(rpcCall('legacy', stack.mcpUrl, KEYS.full, 'tools/call', { name: 'no_such_tool' }));
+    expect(await count(stack.gatewayUrl)).toBe(before + 1);
+  });
+});

@@ -1,0 +1,184 @@
+/**
+ * The HTTP edge of POST /mcp (spec 2026-07-28 basic/transports/streamable-http; RFC 9728; RFC 6750):
+ * bad input gets a clear answer with the right status and JSON-RPC code, and nothing reaches the
+ * upstream; the no-credential 401 points at the protected resource metadata.
+ */
+import { get as httpGet } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+const KEY = { 'x-cpz-key': 'edge', 'x-cpz-secret': 'edge-secret' };
+const LEGACY = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+const listRequest = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] }, gateway: { limits: { bodyBytes: 4096 }, authorizationServers: ['https://auth.example.com'] } });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+const post = (body: string | object, headers: Record<string, string>) =>
+  fetch(stack.mcpUrl, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const forwarded = () => stack.fake!.received.length;
+
+describe('POST /mcp at the edge', () => {
+  it('answers 401 with a Bearer challenge carrying resource_metadata when no credential is sent', async () => {
+    const response = await post(listRequest, LEGACY);
+    expect(response.status).toBe(401);
+    expect(response.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp"`);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32001);
+  });
+
+  it('answers 401 when only the key half of the key pair is sent', async () => {
+    const response = await post(listRequest, { ...LEGACY, 'x-cpz-key': 'edge' });
+    expect(response.status).toBe(401);
+  });
+
+  it('serves RFC 9728 protected resource metadata for /mcp and for the origin', async () => {
+    const forMcp = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`)).json();
+    expect(forMcp).toMatchObject({ resource: `${stack.gatewayUrl}/mcp`, authorization_servers: ['https://auth.example.com'], bearer_methods_supported: ['header'] });
+    const forOrigin = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource`)).json();
+    expect(forOrigin).toMatchObject({ resource: stack.gatewayUrl });
+  });
+
+  it('answers 413 with a JSON-RPC error for a body over limits.bodyBytes and forwards nothing', async () => {
+    const before = forwarded();
+    const big = { ...listRequest, params: { padding: 'x'.repeat(8192) } };
+    const response = await post(big, { ...LEGACY, ...KEY });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32000, message: expect.stringContaining('4096') }, id: null });
+    expect(forwarded()).toBe(before);
+  });
+
+  it('answers 415 for a Content-Type other than application/json', async () => {
+    const response = await post(JSON.stringify(listRequest), { ...LEGACY, ...KEY, 'content-type': 'text/plain' });
+    expect(response.status).toBe(415);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32000);
+  });
+
+  it('answers 400/-32700 for a body that is not JSON', async () => {
+    const response = await post('{"jsonrpc":', { ...LEGACY, ...KEY });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32700);
+  });
+
+  it('answers 400/-32700 for an empty body (not valid JSON, JSON-RPC 2.0 §5.1) and forwards nothing', async () => {
+    const before = forwarded();
+    for (const empty of ['', ' \n']) {
+      const response = await post(empty, { ...LEGACY, ...KEY });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32700, message: expect.stringMatching(/^Parse error/) }, id: null });
+    }
+    expect(forwarded()).toBe(before);
+  });
+
+  describe.each([
+    ['2025-06-18', {}],
+    ['2026-07-28', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'edge', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } }],
+  ])('malformed params under %s', (version, envelope) => {
+    const headers = { ...LEGACY, ...KEY, 'mcp-protocol-version': version, ...(version === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': 'echo' } : {}) };
+    /** The one JSON-RPC answer of a POST (JSON or SSE body). */
+    const answerOf = async (response: Response) => {
+      const text = await response.text();
+      const data = text.startsWith('{') ? text : text.split('\n').find((line) => line.startsWith('data:'))!.slice(5);
+      return JSON.parse(data) as { id: number; error: { code: number; message: string; data: { path: string } } };
+    };
+
+    it.each([[[]], [null], ['x']])('answers tools/call with arguments %j by one -32602 line naming /arguments, calling nothing upstream', async (args) => {
+      const calls = () => stack.fake!.received.filter((r) => r.method === 'tools/call').length;
+      const before = calls();
+      const response = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: args, ...envelope } }, headers);
+      const answer = await answerOf(response);
+      expect(answer).toMatchObject({ id: 7, error: { code: -32602, message: 'Invalid params: /arguments must be an object', data: { path: '/arguments' } } });
+      expect(calls()).toBe(before);
+    });
+
+    it('answers a tools/list with a non-string cursor by -32602 naming /cursor, not -32603', async () => {
+      const response = await post({ jsonrpc: '2.0', id: 8, method: 'tools/list', params: { cursor: 5, ...envelope } }, { ...headers, 'mcp-method': 'tools/list' });
+      const answer = await answerOf(response);
+      expect(answer.error).toMatchObject({ code: -32602, message: 'Invalid params: /cursor must be a string', data: { path: '/cursor' } });
+    });
+  });
+
+  it.each(['2025-06-18', '2025-11-25', '2026-07-28'])('answers 400/-32600 to a JSON-RPC batch under MCP-Protocol-Version %s', async (version) => {
+    const before = forwarded();
+    const response = await post([listRequest, { ...listRequest, id: 2 }], { ...LEGACY, ...KEY, 'mcp-protocol-version': version });
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    expect(forwarded()).toBe(before);
+  });
+
+  it('answers a 2025-era request whose Accept is application/json alone with a JSON body, not 406', async () => {
+    const response = await post(listRequest, { ...LEGACY, ...KEY, accept: 'application/json' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { tools: [{ name: 'echo' }] } });
+  });
+
+  it('answers a notification with 202 and no body', async () => {
+    const response = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...LEGACY, ...KEY });
+    expect(response.status).toBe(202);
+    expect(await response.text()).toBe('');
+  });
+
+  it('answers 403 to a foreign Origin and to a foreign Host (DNS-rebinding protection on a loopback bind)', async () => {
+    const origin = await post(listRequest, { ...LEGACY, ...KEY, origin: 'https://evil.example' });
+    expect(origin.status).toBe(403);
+    // fetch() will not send a foreign Host header; node:http will.
+    const status = await new Promise<number | undefined>((resolve, reject) =>
+      httpGet(`${stack.gatewayUrl}/healthz`, { headers: { host: 'evil.example:80' } }, (res) => (res.resume(), resolve(res.statusCode))).on('error', reject),
+    );
+    expect(status).toBe(403);
+  });
+
+  it('answers a CORS preflight from a local origin allowing the MCP and credential headers', async () => {
+    const response = await fetch(stack.mcpUrl, {
+      method: 'OPTIONS',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'mcp-protocol-version, x-cpz-key, mcp-param-region' },
+    });
+    expect(response.status).toBe(204);
+    expect(response.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
+    const allowed = response.headers.get('access-control-allow-headers')!.split(', ');
+    expect(allowed).toEqual(expect.arrayContaining(['mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'authorization', 'x-cpz-key', 'x-cpz-secret', 'mcp-param-region']));
+    expect(response.headers.get('access-control-expose-headers')).toContain('mcp-session-id');
+  });
+
+  it('advertises in a CORS preflight only the methods each path serves: POST on /mcp, GET on the metadata', async () => {
+    const preflight = (url: string, method: string) =>
+      fetch(url, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173', 'access-control-request-method': method, 'access-control-request-headers': 'mcp-protocol-version' } });
+    for (const url of [stack.mcpUrl, `${stack.mcpUrl}/`, `${stack.gatewayUrl}/mcp/compact`]) {
+      expect((await preflight(url, 'POST')).headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
+    }
+    const metadata = await preflight(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`, 'GET');
+    expect(metadata.headers.get('access-control-allow-methods')).toBe('GET, OPTIONS');
+    // What the /mcp preflight leaves out is indeed not served there.
+    for (const method of ['GET', 'DELETE']) expect((await fetch(stack.mcpUrl, { method, headers: KEY })).status).toBe(405);
+  });
+
+  it('answers GET and DELETE on /mcp with 405 (stateless: no sessions, no standalone stream)', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const response = await fetch(stack.mcpUrl, { method, headers: { accept: 'text/event-stream', ...KEY } });
+      expect(response.status).toBe(405);
+    }
+  });
+
+  it('generates an X-Request-Id when none is sent and echoes a sent one', async () => {
+    const generated = await fetch(`${stack.gatewayUrl}/healthz`);
+    expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const echoed = await fetch(`${stack.gatewayUrl}/healthz`, { headers: { 'x-request-id': 'abc-123' } });
+    expect(echoed.headers.get('x-request-id')).toBe('abc-123');
+  });
+
+  it('exposes the issue 7 metric families on /metrics', async () => {
+    const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    for (const name of [
+      'http_request_duration_seconds', 'mcp_requests_total', 'mcp_tool_calls_total', 'mcp_tool_call_duration_seconds',
+      'mcp_upstream_request_duration_seconds', 'mcp_upstream_errors_total', 'mcp_scope_lookups_total', 'mcp_scope_lookup_duration_seconds',
+      'mcp_catalog_tools', 'mcp_catalog_refreshes_total', 'mcp_search_duration_seconds', 'mcp_output_schema_violations_total',
+      'mcp_advertised_tools', 'mcp_tools_list_bytes', 'process_cpu_seconds_total',
+    ]) expect(text).toContain(`# TYPE ${name} `);
+    expect(text).toMatch(/^http_request_duration_seconds_count\{route="\/mcp",method="POST",status_code="401"\} [1-9]/m);
+  });
+});

@@ -1,0 +1,119 @@
+/**
+ * Output checks (issue 3, Output schemas) against a fake upstream built with the v2 SDK: drift fails
+ * loudly as an isError naming the tool and the JSON Pointer paths; error results and conforming
+ * results pass untouched; a schema that cannot compile degrades only its own tool.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/client';
+import { connectV1, connectV2 } from '../../helpers/clients.ts';
+import { structuredTool } from '../../fixtures/fake-upstream.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
+const text = (t: string) => [{ type: 'text' as const, text: t }];
+
+let stack: Stack;
+let client: Client;
+
+beforeAll(async () => {
+  stack = await startStack({
+    upstream: {
+      tools: [
+        structuredTool('get_deal', () => ({ content: text('ok'), structuredContent: { data: { id: 'd1', amount: '100' } } })),
+        structuredTool('drift_deal', () => ({ content: text('drift'), structuredContent: { data: { amount: 100 } } })),
+        structuredTool('bare_deal', () => ({ content: text('no structured content') })),
+        structuredTool('failing_deal', () => ({ content: text('platform said no'), isError: true })),
+        structuredTool('broken_schema', () => ({ content: text('unchecked'), structuredContent: { anything: true } }), { type: 'object', properties: { x: { type: 'not-a-type' } } }),
+        structuredTool('draft7_deal', () => ({ content: text('d7'), structuredContent: { deal: { id: 7 } } }), {
+          $schema: 'http://json-schema.org/draft-07/schema#',
+          definitions: { id: { type: 'string' } },
+          type: 'object',
+          properties: { deal: { type: 'object', properties: { id: { $ref: '#/definitions/id' } } } },
+        }),
+        { definition: { name: 'undeclared', inputSchema: { type: 'object' } }, call: () => ({ content: text('x'), structuredContent: { total: 'ten' } }) },
+      ],
+    },
+    gateway: { upstreams: [{ outputSchemas: { undeclared: { type: 'object', properties: { total: { type: 'number' } }, required: ['total'] } } }] },
+  });
+  client = await connectV2(stack.mcpUrl, KEY);
+});
+afterAll(async () => {
+  await client?.close();
+  await stack?.close();
+});
+
+type Result = { isError?: boolean; content: { text?: string }[]; structuredContent?: unknown; _meta?: Record<string, unknown> };
+/** tools/call without the client's own output validation, to see exactly what the gateway answered. */
+const call = (name: string) => client.request({ method: 'tools/call', params: { name, arguments: {} } }) as Promise<Result>;
+
+describe('output schema checks', () => {
+  it('passes a conforming result through unchanged', async () => {
+    const result = await call('get_deal');
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({ data: { id: 'd1', amount: '100' } });
+  });
+
+  it('turns structuredContent that breaks the outputSchema into an isError naming the tool and the JSON Pointer paths', async () => {
+    const result = await call('drift_deal');
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toBeUndefined();
+    expect(result.content[0]!.text).toContain('Tool "drift_deal"');
+    expect(result.content[0]!.text).toContain('/data/amount must be string');
+    expect(result.content[0]!.text).toContain('/data/id');
+    expect(result._meta?.['ai.cpz.gateway/paths']).toEqual(expect.arrayContaining(['/data/amount', '/data/id']));
+  });
+
+  it('treats missing structuredContent on a tool with an outputSchema as a violation', async () => {
+    const result = await call('bare_deal');
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toMatch(/bare_deal.*structuredContent is missing/);
+  });
+
+  it('passes an isError result of a tool with an outputSchema through untouched', async () => {
+    const result = await call('failing_deal');
+    expect(result).toMatchObject({ isError: true, content: text('platform said no') });
+    expect(result._meta?.['ai.cpz.gateway/error']).toBeUndefined();
+  });
+
+  it('serves a tool whose schema fails to compile unchecked, logs it once and counts it; other tools keep their checks', async () => {
+    const v1 = await connectV1(stack.mcpUrl, KEY);
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('broken_schema');
+      expect((await call('broken_schema')).structuredContent).toEqual({ anything: true });
+      expect((await call('broken_schema')).isError).toBeFalsy();
+      expect((await call('drift_deal')).isError).toBe(true);
+    } finally {
+      await v1.close();
+    }
+    expect(stack.logs.records('outputSchema failed to compile').filter((r) => r.tool === 'broken_schema')).toHaveLength(1);
+    const metrics = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^mcp_output_schema_compile_failures_total\{tool="broken_schema"\} 1$/m);
+    expect(metrics).toMatch(/^mcp_output_schema_violations_total\{tool="drift_deal"\} [1-9]/m);
+  });
+
+  it('checks draft-07 schemas with the draft-07 engine ($ref to definitions)', async () => {
+    const result = await call('draft7_deal');
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toContain('/deal/id must be string');
+  });
+
+  it('checks an outputSchema declared in config for a tool whose upstream declares none, and advertises it', async () => {
+    const tool = (await client.listTools()).tools.find((t) => t.name === 'undeclared');
+    expect(tool?.outputSchema).toMatchObject({ required: ['total'] });
+    const result = await call('undeclared');
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toContain('/total must be number');
+  });
+
+  it('answers the v1 client the same isError for drift (legacy era)', async () => {
+    const v1 = await connectV1(stack.mcpUrl, KEY);
+    try {
+      const result = (await v1.callTool({ name: 'drift_deal', arguments: {} })) as Result;
+      expect(result.isError).toBe(true);
+      expect(result.content[0]!.text).toContain('/data/amount');
+    } finally {
+      await v1.close();
+    }
+  });
+});

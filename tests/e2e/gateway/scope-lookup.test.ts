@@ -1,0 +1,115 @@
+/**
+ * The caller's scopes come from the configured endpoint, with their own time budget. Unknown is not
+ * none: a failed, slow or malformed lookup advertises the full catalogue and logs why; a 401 from
+ * the endpoint is a 401 to the caller, never cached; the direct tools/call path never looks scopes up.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATA_KEY_TOOLS, DEMO_KEYS, connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
+import { startScopeEndpoint, unreachableUrl, type ScopeEndpoint } from '../../fixtures/scope-endpoint.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+const DATA_SCOPES = ['accounts:read', 'positions:read', 'orders:read', 'market-data:read', 'files:read', 'backtests:read'];
+let endpoint: ScopeEndpoint;
+let stack: Stack;
+
+beforeAll(async () => {
+  endpoint = await startScopeEndpoint({ cpz_demo_data: DATA_SCOPES, cpz_demo_identity: ['profile:read'] });
+  stack = await startStack({ scopeEndpoint: endpoint.url, gateway: { scopes: { timeoutMs: 300 } } });
+});
+afterAll(async () => {
+  await stack?.close();
+  await endpoint?.close();
+});
+
+const fallbacks = (reason: string) => stack.logs.records('caller scopes unknown').filter((r) => r.reason === reason);
+
+async function dataKeyTools(): Promise<string[]> {
+  const client = await connectV2(stack.mcpUrl, DEMO_KEYS.data);
+  try {
+    return namesOf(await client.listTools());
+  } finally {
+    await client.close();
+  }
+}
+
+describe('scope lookup', () => {
+  it('filters by the scopes the endpoint answers', async () => {
+    endpoint.mode = 'ok';
+    expect(await dataKeyTools()).toEqual(DATA_KEY_TOOLS);
+  });
+
+  it('advertises the full catalogue when the endpoint is slower than scopes.timeoutMs, and logs reason timeout', async () => {
+    const client = await connectV1(stack.mcpUrl, { 'x-cpz-key': 'cpz_demo_identity', 'x-cpz-secret': 'slow' });
+    endpoint.delayMs = 1500;
+    try {
+      expect(namesOf(await client.listTools())).toHaveLength(34);
+      expect(fallbacks('timeout').length).toBeGreaterThan(0);
+    } finally {
+      endpoint.delayMs = 0;
+      await client.close();
+    }
+  });
+
+  it('advertises the full catalogue when the answer has no scopes field, and logs reason no_scopes_field', async () => {
+    endpoint.mode = 'no_field';
+    try {
+      const client = await connectV2(stack.mcpUrl, { 'x-cpz-key': 'cpz_demo_identity', 'x-cpz-secret': 'no-field' });
+      expect(namesOf(await client.listTools())).toHaveLength(34);
+      expect(fallbacks('no_scopes_field').length).toBeGreaterThan(0);
+      await client.close();
+    } finally {
+      endpoint.mode = 'ok';
+    }
+  });
+
+  it('answers HTTP 401 with the WWW-Authenticate challenge when the endpoint refuses the credential, and caches nothing', async () => {
+    const stranger = { 'x-cpz-key': 'unknown_key', 'x-cpz-secret': 'nope' };
+    const before = endpoint.hits;
+    for (let i = 0; i < 2; i++) {
+      const response = await fetch(stack.mcpUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', ...stranger },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp", error="invalid_token"`);
+      expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32001);
+    }
+    expect(endpoint.hits - before).toBe(2);
+  });
+
+  it('never looks scopes up on the direct tools/call path', async () => {
+    const client = await connectV2(stack.mcpUrl, DEMO_KEYS.full);
+    try {
+      const before = endpoint.hits;
+      const result = await client.callTool({ name: 'get_profile', arguments: {} });
+      expect(result.isError).toBeFalsy();
+      expect(endpoint.hits).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('an unreachable scope endpoint', () => {
+  let down: Stack;
+  beforeAll(async () => {
+    down = await startStack({ scopeEndpoint: await unreachableUrl() });
+  });
+  afterAll(async () => {
+    await down?.close();
+  });
+
+  it('advertises the full catalogue to the data key, logs reason error and counts it', async () => {
+    const client = await connectV2(down.mcpUrl, DEMO_KEYS.data);
+    try {
+      expect(namesOf(await client.listTools())).toHaveLength(34);
+    } finally {
+      await client.close();
+    }
+    const logged = down.logs.records('caller scopes unknown');
+    expect(logged.map((r) => r.reason)).toContain('error');
+    const metrics = await (await fetch(`${down.gatewayUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^mcp_scope_lookups_total\{result="error"\} [1-9]/m);
+  });
+});

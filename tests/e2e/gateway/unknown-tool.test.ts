@@ -1,0 +1,70 @@
+/**
+ * A direct tools/call of a name the catalogue does not have answers JSON-RPC -32602 "Unknown tool" on
+ * both endpoints and in both eras, with the nearest names in the message and in `data.nearest`, but
+ * only names the caller may see, and only when its scopes are already cached: the direct path never
+ * looks scopes up, so a caller whose scopes are not cached gets no suggestion at all.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DATA_KEY_TOOLS, DEMO_KEYS, type Credentials } from '../../helpers/clients.ts';
+import { ERAS, withClient, type Era } from '../../helpers/era-client.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack();
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+interface RpcFailure {
+  code: number;
+  message: string;
+  data?: { nearest?: string[] };
+}
+
+/** Lists tools (which caches the caller's scopes) when asked, then calls `name` and returns the JSON-RPC error. */
+async function unknownCall(era: Era, url: string, key: Credentials, name: string, listFirst: boolean): Promise<RpcFailure> {
+  return withClient(era, url, key, async (client) => {
+    if (listFirst) await client.listTools();
+    const error = await client.callTool(name, {}).then(
+      () => undefined,
+      (e: unknown) => e as RpcFailure,
+    );
+    if (!error) throw new Error(`${name} did not fail`);
+    return error;
+  });
+}
+
+const ENDPOINTS = [
+  ['/mcp', ''],
+  ['/mcp/compact', '/compact'],
+] as const;
+
+describe.each(ERAS)('a direct tools/call of an unknown name (%s era)', (era) => {
+  it.each(ENDPOINTS)('suggests nothing on %s while the caller scopes are not cached', async (_path, suffix) => {
+    const unseen = { 'x-cpz-key': `cpz_never_looked_up_${era}${suffix.replace('/', '_')}`, 'x-cpz-secret': 'whatever' };
+    const error = await unknownCall(era, `${stack.mcpUrl}${suffix}`, unseen, 'list_order', false);
+    expect(error.code).toBe(-32602);
+    expect(error.message).toMatch(/Unknown tool: list_order$/);
+    expect(error.data?.nearest).toBeUndefined();
+  });
+
+  it.each(ENDPOINTS)('suggests the nearest visible names on %s once the caller scopes are cached', async (_path, suffix) => {
+    const url = `${stack.mcpUrl}${suffix}`;
+    const typo = await unknownCall(era, url, DEMO_KEYS.data, 'list_order', true);
+    expect(typo.code).toBe(-32602);
+    expect(typo.message).toMatch(/Unknown tool: list_order\. Nearest names: list_orders/);
+    expect(typo.data?.nearest?.[0]).toBe('list_orders');
+    expect(typo.message).toContain(typo.data!.nearest!.join(', '));
+
+    // place_order is hidden from the data key: never suggested to it, suggested to the full key.
+    const hidden = await unknownCall(era, url, DEMO_KEYS.data, 'place_ordr', true);
+    expect(hidden.code).toBe(-32602);
+    expect(hidden.data?.nearest?.length).toBeGreaterThan(0);
+    for (const name of hidden.data!.nearest!) expect(DATA_KEY_TOOLS).toContain(name);
+    expect(hidden.message).not.toContain('place_order');
+    const full = await unknownCall(era, url, DEMO_KEYS.full, 'place_ordr', true);
+    expect(full.data?.nearest).toContain('place_order');
+  });
+});
