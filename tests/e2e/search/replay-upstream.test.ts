@@ -5,7 +5,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { SHARED_DATA } from '../../../bench/search/query-sets.ts';
+import { SHARED_DATA } from '../../../search/eval/query-sets.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { syntheticCatalog } from '../../../upstream/replay/synthetic-catalog.ts';
 

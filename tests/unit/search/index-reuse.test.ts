@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, buildToolIndexAsync, type SearchableTool, type ToolIndex, type TuningOverrides } from '../../../search/index.ts';
-import { loadQuerySets, searchableTools } from '../../../bench/search/query-sets.ts';
+import { loadQuerySets, searchableTools } from '../../../search/eval/query-sets.ts';
 import { syntheticCatalog } from '../../../upstream/replay/synthetic-catalog.ts';
 
 const MENTIONED = 'start_process';

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, buildToolIndexAsync, EmptyQueryError, type SearchableTool } from '../../../search/index.ts';
 import { readCatalog, TOOL_META_KEY } from '../../../upstream/replay/catalog-file.ts';
-import { PROJECT_ROOT, searchableTools, SHARED_DATA } from '../../../bench/search/query-sets.ts';
+import { PROJECT_ROOT, searchableTools, SHARED_DATA } from '../../../search/eval/query-sets.ts';
 
 const livemcpbench = searchableTools(readCatalog(resolve(SHARED_DATA, 'catalogs/livemcpbench-tools.json')));
 const liveIndex = buildToolIndex(livemcpbench);

@@ -14,7 +14,7 @@ import { normaliseTerm, queryTerms } from '../../../search/terms.ts';
 import { documentIndexer } from '../../../search/tool-documents.ts';
 import { splitWords } from '../../../search/tokenize.ts';
 import { FIELD_NAMES, toolFields } from '../../../search/tool-fields.ts';
-import { loadQuerySets, searchableTools, SHARED_DATA } from '../../../bench/search/query-sets.ts';
+import { loadQuerySets, searchableTools, SHARED_DATA } from '../../../search/eval/query-sets.ts';
 import { readCatalog } from '../../../upstream/replay/catalog-file.ts';
 
 const t = DEFAULT_TUNING;

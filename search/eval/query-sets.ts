@@ -1,0 +1,80 @@
+/**
+ * The labelled query sets of the search evaluation (tests and bench/search) and the catalogues they are asked against.
+ * Paths resolve from the project root: shared data lives in ../shared/data (never copied).
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import type { SearchableTool } from '../index.ts';
+import { readCatalog, type CatalogEntry } from '../../upstream/replay/catalog-file.ts';
+
+export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+export const SHARED_DATA = resolve(PROJECT_ROOT, '../shared/data');
+
+/** One labelled query: any `gold` name is a hit; all of them count for recall. */
+export type LabelledQuery = { id?: string; query: string; gold: string[]; category?: string };
+
+export type QuerySet = {
+  name: string;
+  catalogPath: string;
+  entries: CatalogEntry[];
+  tools: SearchableTool[];
+  queries: LabelledQuery[];
+};
+
+/** Parses a JSON-lines query file; throws naming the line that is not a labelled query. */
+export function readQueries(path: string): LabelledQuery[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line, i) => {
+      const q = JSON.parse(line) as LabelledQuery;
+      if (typeof q.query !== 'string' || !Array.isArray(q.gold) || q.gold.length === 0) {
+        throw new Error(`${path}:${i + 1}: expected {"query": string, "gold": [names]}`);
+      }
+      return q;
+    });
+}
+
+function titleOf(tool: CatalogEntry['tool']): { title?: string } {
+  const title = tool.title ?? tool.annotations?.title;
+  return typeof title === 'string' ? { title } : {};
+}
+
+/** The catalogue's tools as the index takes them: upstream = the file's server key, if any. */
+export function searchableTools(entries: CatalogEntry[]): SearchableTool[] {
+  return entries.map(({ tool, serverKey, category }) => ({
+    name: tool.name,
+    ...titleOf(tool),
+    ...(tool.description !== undefined ? { description: tool.description } : {}),
+    inputSchema: tool.inputSchema,
+    ...(category !== undefined ? { category } : {}),
+    ...(serverKey !== undefined ? { upstream: serverKey } : {}),
+  }));
+}
+
+function querySet(name: string, catalogPath: string, queriesPath: string): QuerySet {
+  const entries = readCatalog(catalogPath);
+  return { name, catalogPath, entries, tools: searchableTools(entries), queries: readQueries(queriesPath) };
+}
+
+/**
+ * The query sets whose catalogues exist; `skipped` says why any other is missing. `cpzaiCatalog` replaces
+ * the committed tool-catalog.json (to measure a catalogue being edited).
+ */
+export function loadQuerySets(opts: { cpzaiCatalog?: string } = {}): { sets: QuerySet[]; skipped: string[] } {
+  const sets: QuerySet[] = [];
+  const skipped: string[] = [];
+  const cpzai = resolve(opts.cpzaiCatalog ?? resolve(PROJECT_ROOT, 'tool-catalog.json'));
+  if (existsSync(cpzai)) sets.push(querySet('cpzai-dev', cpzai, resolve(SHARED_DATA, 'queries/cpzai-dev.jsonl')));
+  else skipped.push(`cpzai-dev: ${cpzai} does not exist yet (npm run export:catalog writes it)`);
+  sets.push(
+    querySet(
+      'livemcpbench-dev',
+      resolve(SHARED_DATA, 'catalogs/livemcpbench-tools.json'),
+      resolve(SHARED_DATA, 'queries/livemcpbench-dev.jsonl'),
+    ),
+  );
+  return { sets, skipped };
+}
