@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport, type FetchLike } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { routedFetch } from './in-process.ts';
 
 /** The platform's seeded demo credentials (upstream/platform), as the headers a caller sends. */
 export const DEMO_KEYS = {
@@ -21,12 +22,15 @@ export const DATA_KEY_TOOLS = [
 
 export type Credentials = Readonly<Record<string, string>>;
 
-/** A fetch that adds `headers` to every request (the v2 client's per-request `headers` drop authorization). */
+/**
+ * A fetch that adds `headers` to every request (the v2 client's per-request `headers` drop authorization).
+ * An in-process gateway's URL is served by its runtime (routedFetch), any other over the network.
+ */
 export function fetchWithHeaders(headers: Credentials): FetchLike {
   return (url, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-    return fetch(url, { ...init, headers: merged });
+    return routedFetch(url, { ...init, headers: merged });
   };
 }
 
@@ -34,7 +38,7 @@ export function fetchWithHeaders(headers: Credentials): FetchLike {
  * A v2 client (`@modelcontextprotocol/client`) connected to `url`: pinned to 2026-07-28 by default,
  * `auto` negotiation on request. Credentials go through a custom fetch.
  */
-export async function connectV2(url: string, headers: Credentials, mode: 'pinned' | 'auto' = 'pinned'): Promise<Client> {
+export async function connectV2(url: string | URL, headers: Credentials, mode: 'pinned' | 'auto' = 'pinned'): Promise<Client> {
   const client = new Client(
     { name: 'gateway-tests-v2', version: '1.0.0' },
     { versionNegotiation: { mode: mode === 'pinned' ? { pin: '2026-07-28' } : 'auto' } },
@@ -44,9 +48,9 @@ export async function connectV2(url: string, headers: Credentials, mode: 'pinned
 }
 
 /** A v1 SDK client (`@modelcontextprotocol/sdk`, legacy initialize handshake), headers via requestInit. */
-export async function connectV1(url: string, headers: Credentials): Promise<V1Client> {
+export async function connectV1(url: string | URL, headers: Credentials): Promise<V1Client> {
   const client = new V1Client({ name: 'gateway-tests-v1', version: '1.0.0' });
-  await client.connect(new V1Transport(new URL(url), { requestInit: { headers: { ...headers } } }));
+  await client.connect(new V1Transport(new URL(url), { requestInit: { headers: { ...headers } }, fetch: routedFetch }));
   return client;
 }
 

@@ -25,7 +25,7 @@ export interface EraClient {
  * the legacy initialize handshake). Both clients check structuredContent against the outputSchemas
  * of tools they have listed.
  */
-export async function connectEra(era: Era, url: string, headers: Credentials): Promise<EraClient> {
+export async function connectEra(era: Era, url: string | URL, headers: Credentials): Promise<EraClient> {
   if (era === 'modern') {
     const client = await connectV2(url, headers);
     return {
@@ -43,7 +43,7 @@ export async function connectEra(era: Era, url: string, headers: Credentials): P
 }
 
 /** Runs `fn` with a connected client and always closes it. */
-export async function withClient<T>(era: Era, url: string, headers: Credentials, fn: (client: EraClient) => Promise<T>): Promise<T> {
+export async function withClient<T>(era: Era, url: string | URL, headers: Credentials, fn: (client: EraClient) => Promise<T>): Promise<T> {
   const client = await connectEra(era, url, headers);
   try {
     return await fn(client);

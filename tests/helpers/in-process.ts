@@ -9,10 +9,26 @@ import { LogCapture } from './log-capture.ts';
 /** The base URL in-process requests are addressed to (a loopback name the Host check accepts; nothing listens). */
 export const IN_PROCESS_BASE = 'http://127.0.0.1';
 
+/**
+ * Origins of the in-process gateways alive now, each `http://127.0.0.1:<n>` with a port nothing listens
+ * on, and the runtime that serves it: {@link routedFetch} sends a request for one of them to that
+ * runtime's fetch, so the client helpers (clients.ts, era-client.ts, raw-mcp.ts) serve both kinds of test.
+ */
+const inProcessOrigins = new Map<string, (request: Request) => Promise<Response>>();
+let nextOrigin = 1;
+
+/** `fetch`, except that a request for a live in-process gateway's origin is served by its runtime (no socket). */
+export const routedFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const url = new URL(input instanceof Request ? input.url : input);
+  const serve = inProcessOrigins.get(url.origin);
+  if (!serve) return fetch(input, init);
+  return serve(input instanceof Request && init === undefined ? input : new Request(input, init));
+};
+
 export interface InProcessOptions {
   /** The upstream(s) behind the gateway, by upstream name (default name `cpzai`, the config's first). */
   upstreams?: Record<string, InMemoryUpstream>;
-  /** Shorthand for one in-memory fake upstream built from these options. */
+  /** Shorthand for one in-memory fake upstream built from these options (upstream name `fake`). */
   fake?: FakeUpstreamOptions;
 }
 
@@ -26,22 +42,54 @@ export interface InMemoryUpstream {
 
 export interface InProcessGateway {
   runtime: Runtime;
+  /** This gateway's own origin (`http://127.0.0.1:<n>`, nothing listens): {@link routedFetch} serves it in process. */
+  gatewayUrl: string;
   /** Serves one request through the gateway's real Koa app (edge included). */
   fetch(request: Request): Promise<Response>;
   /** A FetchLike for client transports (`new StreamableHTTPClientTransport(url, { fetch })`) adding `headers`. */
   fetchWith(headers?: Readonly<Record<string, string>>): FetchLike;
-  /** `${IN_PROCESS_BASE}/mcp` and `/mcp/compact` as URLs for client transports. */
+  /** `${gatewayUrl}/mcp` and `/mcp/compact` as URLs for client transports. */
   mcpUrl: URL;
   compactUrl: URL;
   upstreams: Record<string, InMemoryUpstream>;
+  /** The `fake` upstream, when built from `options.fake`. */
+  fake?: InMemoryFakeUpstream;
   logs: LogCapture;
   close(): Promise<void>;
 }
 
-/** An SDK MCP handler as an in-memory upstream, recording the methods and headers it receives. */
-export function inMemoryUpstream(handler: McpHttpHandler): InMemoryUpstream {
+/** An in-memory upstream that can also fail on purpose and change its catalogue (the fake upstream's controls). */
+export interface InMemoryFakeUpstream extends InMemoryUpstream {
+  /** Answer every request with this HTTP status (e.g. 503) until reset with undefined. */
+  failWith(status: number | undefined): void;
+  /** Replace the catalogue and publish notifications/tools/list_changed to listen streams. */
+  setTools(tools: FakeUpstreamOptions['tools']): void;
+}
+
+/** The configurable fake upstream (tests/fixtures/fake-upstream.ts) served in memory. */
+export function inMemoryFakeUpstream(options: FakeUpstreamOptions): InMemoryFakeUpstream {
+  let failStatus: number | undefined;
+  const handler = fakeUpstreamHandler(options);
+  const upstream = inMemoryUpstream(handler, () => (failStatus === undefined ? undefined : new Response('failing on purpose', { status: failStatus, headers: { 'content-type': 'text/plain' } })));
+  return {
+    ...upstream,
+    failWith: (status) => void (failStatus = status),
+    setTools: (tools) => {
+      options.tools = tools;
+      handler.notify.toolsChanged();
+    },
+  };
+}
+
+/**
+ * An SDK MCP handler as an in-memory upstream, recording the methods and headers it receives.
+ * `intercept` may answer a request instead of the handler (a failing upstream).
+ */
+export function inMemoryUpstream(handler: McpHttpHandler, intercept?: () => Response | undefined): InMemoryUpstream {
   const received: ReceivedRequest[] = [];
   const fetch: FetchLike = async (url, init) => {
+    const intercepted = intercept?.();
+    if (intercepted) return intercepted;
     const request = new Request(url, init);
     const text = request.method === 'POST' ? await request.clone().text() : '';
     try {
@@ -64,7 +112,10 @@ export function inMemoryUpstream(handler: McpHttpHandler): InMemoryUpstream {
 export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConfig> = {}, options: InProcessOptions = {}): InProcessGateway {
   const upstreams: Record<string, InMemoryUpstream> = { ...options.upstreams };
   const fakeName = 'fake';
-  if (options.fake) upstreams[fakeName] = inMemoryUpstream(fakeUpstreamHandler(options.fake));
+  const fake = options.fake ? inMemoryFakeUpstream(options.fake) : undefined;
+  if (fake) upstreams[fakeName] = fake;
+  const names = Object.keys(upstreams);
+  const placeholder = (name: string) => ({ name, url: `http://${name}.upstream.invalid/mcp` });
   const full = isFullConfig(config)
     ? config
     : loadConfig({
@@ -73,13 +124,20 @@ export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConf
           log: { level: 'info' },
           ...config,
           listen: { host: '127.0.0.1', port: 0, ...config.listen },
-          upstreams: config.upstreams ?? (Object.keys(upstreams).length ? Object.keys(upstreams).map((name) => ({ name, url: `http://${name}.upstream.invalid/mcp` })) : undefined),
+          // Per-upstream overrides by position are laid over the in-memory upstreams' names and placeholder URLs.
+          upstreams: config.upstreams
+            ? config.upstreams.map((u, i) => (names[i] && !u?.name ? { ...placeholder(names[i]!), ...u } : u))
+            : names.length
+              ? names.map(placeholder)
+              : undefined,
           scopes: { ...config.scopes },
         },
       });
   if (!isFullConfig(config) && !config.scopes?.endpoint) delete full.scopes.endpoint;
   const logs = new LogCapture();
   const runtime = createRuntime(full, { logDestination: logs, upstreamTransport: (u) => upstreams[u.name]?.fetch });
+  const gatewayUrl = `${IN_PROCESS_BASE}:${nextOrigin++}`;
+  inProcessOrigins.set(gatewayUrl, (request) => runtime.fetch(request));
   const fetchWith = (headers: Readonly<Record<string, string>> = {}): FetchLike => (url, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) merged.set(name, value);
@@ -89,11 +147,14 @@ export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConf
     runtime,
     fetch: (request) => runtime.fetch(request),
     fetchWith,
-    mcpUrl: new URL('/mcp', IN_PROCESS_BASE),
-    compactUrl: new URL('/mcp/compact', IN_PROCESS_BASE),
+    gatewayUrl,
+    mcpUrl: new URL('/mcp', gatewayUrl),
+    compactUrl: new URL('/mcp/compact', gatewayUrl),
     upstreams,
+    fake,
     logs,
     close: async () => {
+      inProcessOrigins.delete(gatewayUrl);
       await runtime.close();
       await Promise.allSettled(Object.values(upstreams).map((u) => u.handler.close()));
     },
@@ -102,4 +163,14 @@ export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConf
 
 function isFullConfig(config: GatewayConfig | DeepPartial<GatewayConfig>): config is GatewayConfig {
   return Array.isArray(config.upstreams) && config.upstreams.length > 0 && typeof (config as GatewayConfig).limits?.bodyBytes === 'number' && typeof (config as GatewayConfig).cache?.ttlMs === 'number';
+}
+
+/**
+ * {@link inProcessGateway} with the options of `startStack` (tests/helpers/stack.ts) for a fake upstream,
+ * so a single-gateway test moves in process by changing its starter only.
+ */
+export async function inProcessStack(options: { upstream: FakeUpstreamOptions; gateway?: DeepPartial<GatewayConfig>; scopeEndpoint?: string }): Promise<InProcessGateway> {
+  const gateway = options.gateway ?? {};
+  const endpoint = options.scopeEndpoint ?? gateway.scopes?.endpoint;
+  return inProcessGateway({ ...gateway, scopes: { ...gateway.scopes, ...(endpoint ? { endpoint } : {}) } }, { fake: options.upstream });
 }

@@ -1,4 +1,5 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { routedFetch } from './in-process.ts';
 
 /** The full demo key (platform seed); any credential works where no scope endpoint is configured. */
 export const FULL_KEY = { 'x-cpz-key': 'cpz_demo_full', 'x-cpz-secret': 'demo-secret-full' } as const;
@@ -64,7 +65,7 @@ export function parseSse(text: string): JsonRpcMessage[] {
 
 /** POSTs one body (object or batch array) and returns the fetch Response. */
 export function post(url: string, body: unknown, headers: Record<string, string>): Promise<Response> {
-  return fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+  return routedFetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
 }
 
 /**

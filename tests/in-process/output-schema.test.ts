@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
-import { connectV1, connectV2 } from '../../helpers/clients.ts';
-import { structuredTool } from '../../fixtures/fake-upstream.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { connectV1, connectV2 } from '../helpers/clients.ts';
+import { structuredTool } from '../fixtures/fake-upstream.ts';
+import { inProcessStack, routedFetch, type InProcessGateway as Stack } from '../helpers/in-process.ts';
 
 const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
 const text = (t: string) => [{ type: 'text' as const, text: t }];
@@ -16,7 +16,7 @@ let stack: Stack;
 let client: Client;
 
 beforeAll(async () => {
-  stack = await startStack({
+  stack = await inProcessStack({
     upstream: {
       tools: [
         structuredTool('get_deal', () => ({ content: text('ok'), structuredContent: { data: { id: 'd1', amount: '100' } } })),
@@ -87,7 +87,7 @@ describe('output schema checks', () => {
       await v1.close();
     }
     expect(stack.logs.records('outputSchema failed to compile').filter((r) => r.tool === 'broken_schema')).toHaveLength(1);
-    const metrics = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    const metrics = await (await routedFetch(`${stack.gatewayUrl}/metrics`)).text();
     expect(metrics).toMatch(/^mcp_output_schema_compile_failures_total\{tool="broken_schema"\} 1$/m);
     expect(metrics).toMatch(/^mcp_output_schema_violations_total\{tool="drift_deal"\} [1-9]/m);
   });

@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { structuredTool } from '../../fixtures/fake-upstream.ts';
-import { ERAS, withClient, type ToolResult } from '../../helpers/era-client.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { structuredTool } from '../fixtures/fake-upstream.ts';
+import { ERAS, withClient, type ToolResult } from '../helpers/era-client.ts';
+import { inProcessStack, routedFetch, type InProcessGateway as Stack } from '../helpers/in-process.ts';
 
 const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
 const text = (t: string) => [{ type: 'text' as const, text: t }];
@@ -23,7 +23,7 @@ const echoArgs: Tool = {
 let stack: Stack;
 let compactUrl: string;
 beforeAll(async () => {
-  stack = await startStack({
+  stack = await inProcessStack({
     upstream: {
       tools: [
         structuredTool('get_deal', () => ({ content: text('ok'), structuredContent: { data: { id: 'd1', amount: '100' } } })),
@@ -95,10 +95,10 @@ describe('the compact listing in front of a fake upstream', () => {
   });
 
   it('is not mounted when compact.enabled is false', async () => {
-    const off = await startStack({ upstream: { tools: [structuredTool('get_deal', () => ({ content: text('ok') }))] }, gateway: { compact: { enabled: false } } });
+    const off = await inProcessStack({ upstream: { tools: [structuredTool('get_deal', () => ({ content: text('ok') }))] }, gateway: { compact: { enabled: false } } });
     try {
       const post = (path: string) =>
-        fetch(`${off.gatewayUrl}${path}`, {
+        routedFetch(`${off.gatewayUrl}${path}`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...KEY },
           body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),

@@ -5,12 +5,12 @@
  * edge's batch refusal) and the gateway's own methods, per endpoint and era.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rpc } from '../../helpers/raw-mcp.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { rpc } from '../helpers/raw-mcp.ts';
+import { inProcessStack, routedFetch, type InProcessGateway as Stack } from '../helpers/in-process.ts';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] } });
+  stack = await inProcessStack({ upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] } });
 });
 afterAll(async () => {
   await stack?.close();
@@ -19,7 +19,7 @@ afterAll(async () => {
 type Labels = { endpoint: 'full' | 'compact'; era: 'modern' | 'legacy'; method: string; outcome: 'ok' | 'error' };
 
 async function scrape(): Promise<string> {
-  return (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+  return (await routedFetch(`${stack.gatewayUrl}/metrics`)).text();
 }
 
 function valueOf(text: string, l: Labels): number {
@@ -32,7 +32,7 @@ function valueOf(text: string, l: Labels): number {
 async function send(path: string, era: 'modern' | 'legacy', id: number | undefined, method: string, params: Record<string, unknown> = {}, tweak?: (h: Record<string, string>, b: Record<string, unknown>) => void): Promise<number> {
   const { headers, body } = rpc(era, id, method, params);
   tweak?.(headers, body as unknown as Record<string, unknown>);
-  const response = await fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const response = await routedFetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
   await response.text();
   return response.status;
 }
@@ -85,7 +85,7 @@ describe.each([
     });
     const before = await scrape();
     const { headers, body } = rpc('legacy', 8, 'tools/list');
-    const response = await fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify([body, { ...body, id: 9 }]) });
+    const response = await routedFetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify([body, { ...body, id: 9 }]) });
     expect(response.status).toBe(400);
     const after = await scrape();
     expect(valueOf(after, { endpoint, era: 'legacy', method: 'tools/list', outcome: 'error' }) - valueOf(before, { endpoint, era: 'legacy', method: 'tools/list', outcome: 'error' })).toBe(2);

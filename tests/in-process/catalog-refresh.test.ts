@@ -8,8 +8,8 @@
 import type { Client, Tool } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { connectV2, namesOf } from '../../helpers/clients.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { connectV2, namesOf } from '../helpers/clients.ts';
+import { inProcessStack, type InProcessGateway as Stack } from '../helpers/in-process.ts';
 
 const KEY = { 'x-cpz-key': 'pager', 'x-cpz-secret': 'pager-secret' };
 const tool = (name: string, description: string): Tool => ({ name, description, inputSchema: { type: 'object' } });
@@ -30,7 +30,7 @@ async function searchNames(client: Client, query: string): Promise<string[]> {
 describe('a new catalogue version from a paginating upstream', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ upstream: { pageSize: 2, tools: catalogue(), listChanged: true, toolsListHint: { ttlMs: 60_000, cacheScope: 'public' } } });
+    stack = await inProcessStack({ upstream: { pageSize: 2, tools: catalogue(), listChanged: true, toolsListHint: { ttlMs: 60_000, cacheScope: 'public' } } });
   });
   afterAll(async () => {
     await stack?.close();
@@ -73,7 +73,7 @@ describe.each([
 ])('an upstream of 3 pages with limits.maxListPages %i', (maxListPages, outcome) => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ upstream: { pageSize: 2, tools: catalogue() }, gateway: { limits: { maxListPages } } });
+    stack = await inProcessStack({ upstream: { pageSize: 2, tools: catalogue() }, gateway: { limits: { maxListPages } } });
   });
   afterAll(async () => {
     await stack?.close();
