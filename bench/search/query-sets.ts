@@ -10,7 +10,10 @@ import type { SearchableTool } from '../../search/index.ts';
 import { readCatalog, type CatalogEntry } from '../../upstream/replay/catalog-file.ts';
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const SHARED_DATA = resolve(PROJECT_ROOT, '../shared/data');
+/** ../shared/data from the project root, or from the folder holding it (a git worktree under wt/);
+ *  SHARED_DATA in the environment overrides. */
+export const SHARED_DATA =
+  process.env.SHARED_DATA ?? [resolve(PROJECT_ROOT, '../shared/data'), resolve(PROJECT_ROOT, '../../shared/data')].find((p) => existsSync(p)) ?? resolve(PROJECT_ROOT, '../shared/data');
 
 /** One labelled query: any `gold` name is a hit; all of them count for recall. */
 export type LabelledQuery = { id?: string; query: string; gold: string[]; category?: string };

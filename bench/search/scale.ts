@@ -19,9 +19,9 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { buildToolIndex, buildToolIndexAsync, type SearchableTool } from '../../search/index.ts';
-import { syntheticCatalog } from '../../upstream/replay/synthetic-catalog.ts';
+import { baseEntries, syntheticCatalog } from '../../upstream/replay/synthetic-catalog.ts';
 import { miniSearchFloor } from './minisearch-floor.ts';
-import { loadQuerySets, PROJECT_ROOT, searchableTools } from './query-sets.ts';
+import { loadQuerySets, PROJECT_ROOT, searchableTools, SHARED_DATA } from './query-sets.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -180,7 +180,7 @@ async function main(): Promise<void> {
   const results: { index: string; tools: number; runs: SizeFigures[]; median: SizeFigures }[] = [];
   for (const size of sizes) {
     // Through JSON, as a gateway receives a catalogue (flat strings, not the concatenations built here).
-    const tools = JSON.parse(JSON.stringify(searchableTools(syntheticCatalog(size)))) as SearchableTool[];
+    const tools = JSON.parse(JSON.stringify(searchableTools(syntheticCatalog(size, baseEntries(resolve(SHARED_DATA, 'catalogs')))))) as SearchableTool[];
     // About 2,000 timed searches per run for small catalogues, fewer for large ones.
     const rounds = flags.rounds !== undefined ? Number(flags.rounds) : Math.max(5, Math.round(20 * Math.min(1, 2000 / size)));
     const rankers: [string, () => Promise<SizeFigures> | SizeFigures][] = [['tool index', () => measure(tools, queries, rounds)]];
