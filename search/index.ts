@@ -16,10 +16,12 @@
 import { LRUCache } from 'lru-cache';
 
 import { EmptyQueryError } from './errors.ts';
+import { glossaryLoaded, hasHan, loadGlossary } from './gloss.ts';
 import { clauses, Fusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
 import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
+import { buildLsa, nearestVectors, type LsaModel } from './semantic.ts';
 import type { Scores } from './scores.ts';
 import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
 import { queryTerms } from './terms.ts';
@@ -29,6 +31,7 @@ import { FIELD_NAMES, type FieldName, type SearchableTool } from './tool-fields.
 import { tuningWith, type SearchTuning, type TuningOverrides } from './tuning.ts';
 
 export { EmptyQueryError } from './errors.ts';
+export { loadGlossary } from './gloss.ts';
 export type { SearchableTool } from './tool-fields.ts';
 export { DEFAULT_TUNING, type SearchTuning, type TuningOverrides } from './tuning.ts';
 
@@ -65,6 +68,8 @@ export type ToolIndex = {
 type Indexed = { tool: SearchableTool; category: string };
 
 const DEFAULT_LIMIT = 10;
+/** Fewer tools than this share too few words for co-occurrence to mean anything: lexical only. */
+const MIN_SEMANTIC_TOOLS = 16;
 const NEAREST_LIMIT = 5;
 /** Bounds on the work one query may ask for: a request longer than this adds nothing a model needs,
  *  and an unbounded one (a pasted document) would cost a search per clause. */
@@ -107,6 +112,10 @@ export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides 
 /** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
 export async function buildToolIndexAsync(tools: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): Promise<ToolIndex> {
   const t = tuningWith(tuning);
+  if (t.gloss && !glossaryLoaded() && tools.some((tool) => hasHan(`${tool.description ?? ''}${JSON.stringify(tool.inputSchema ?? {})}`))) {
+    // Without the dictionary the index is still right, only blind to Chinese text's meaning.
+    await loadGlossary().catch(() => undefined);
+  }
   const indexer = documentIndexer(tools, t, takeDocuments(options.previous));
   const params: string[][] = [];
   let sliceStart = performance.now();
@@ -154,6 +163,12 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
   let scorer: ListScorer | undefined;
   let fusion: Fusion | undefined;
   const everyTool = new Uint8Array(tools.length).fill(1);
+  const allIds = Array.from({ length: tools.length }, (_, i) => i);
+  // The semantic arm is part of the build (its cost is the build's), not deferred to a first search.
+  const lsa: LsaModel | undefined =
+    t.semantic === 'lsa' && tools.length >= MIN_SEMANTIC_TOOLS
+      ? buildLsa(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample })
+      : undefined;
   const filterCache = new LRUCache<string, Uint8Array>({ max: FILTER_KEYS });
 
   /**
@@ -221,7 +236,9 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       });
     });
     const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
-    const visible = visibility(opts, [...byKey.values()].map((q) => q.matches), accepting);
+    const queryVector = lsa?.queryVector(terms);
+    // The semantic arm can rank any tool: every tool's visibility is needed then.
+    const visible = visibility(opts, [...byKey.values()].map((q) => q.matches), queryVector ? allIds : accepting);
     scorer ??= new ListScorer(termIndex, scoring);
     const scoresOf = (list: QueryTerm[]): Scores => scorer!.score(list, visible);
     // The whole query's list, then each clause's (weighed `clauseWeight`), fused as they come: a list is
@@ -232,10 +249,30 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       fusion ??= new Fusion(tools.length, t.clauseFusion);
       fused = fusion.fuse(lookups.length, (i) => ({ scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : t.clauseWeight }));
     }
+    const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
+    if (lsa && queryVector) {
+      const depth = Math.max(limit, t.fusionDepth);
+      const byRankEarly = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
+      const q = t.semanticFeedback > 0 ? withFeedback(lsa, queryVector, topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id), t.semanticFeedback) : queryVector;
+      fused = withSemantic(fused, nearestVectors(lsa, q, visible, depth, t.semanticMinSimilarity), depth);
+    }
     const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
-    const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
     return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
+  }
+
+  /**
+   * Reciprocal rank fusion (Cormack et al., 2009) of the lexical scores' top `depth` with the semantic
+   * list: each tool scores (k + 1) x (1 / (k + lexical rank) + weight / (k + semantic rank)), so a tool
+   * first in one list and absent from the other scores 1.
+   */
+  function withSemantic(lexical: Scores, semantic: { ids: number[]; scores: number[] }, depth: number): Scores {
+    const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
+    const fusedScore = new Map<number, number>();
+    const k = t.rrfK;
+    topK(lexical, depth, byRank).forEach(([id], rank) => fusedScore.set(id, (k + 1) / (k + rank + 1)));
+    semantic.ids.forEach((id, rank) => fusedScore.set(id, (fusedScore.get(id) ?? 0) + (t.semanticWeight * (k + 1)) / (k + rank + 1)));
+    return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
   }
 
   function nearest(name: string, opts: { limit?: number; filter?: SearchOptions['filter'] } = {}): string[] {
@@ -251,6 +288,26 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     size: tools.length,
     categories: [...new Set(tools.map((tool) => tool.category).filter((c): c is string => !!c))].sort(),
   };
+}
+
+/** Pseudo-relevance feedback (Rocchio): the query's vector plus `beta` x the mean of the top lexical
+ *  tools' vectors, so that the semantic list also brings the siblings of what the words found. */
+function withFeedback(lsa: LsaModel, query: Float32Array, top: number[], beta: number): Float32Array {
+  if (top.length === 0) return query;
+  const k = lsa.dim;
+  const q = Float32Array.from(query);
+  for (const id of top) for (let d = 0; d < k; d += 1) q[d] += (beta / top.length) * lsa.vectors[id * k + d];
+  let s = 0;
+  for (let d = 0; d < k; d += 1) s += q[d] * q[d];
+  if (s > 0) for (let d = 0; d < k; d += 1) q[d] /= Math.sqrt(s);
+  return q;
+}
+
+/** Per indexed field, the weight of its BM25+ in the LSA matrix: the tuning's boosts, without the
+ *  category and upstream fields (words every tool of a server shares would make servers, not topics,
+ *  the main directions). */
+function lsaFieldWeights(t: SearchTuning): number[] {
+  return indexedFields(t).map((f) => (f === COMBINED ? 1 : f === 'category' || f === 'upstream' ? 0 : t.boosts[f]));
 }
 
 /** Each tool's upstream as a small number below `count` (tools without one share a number). */

@@ -9,6 +9,7 @@
  * as a build from scratch: documents are added in catalogue order either way, and new terms take their
  * place in the order first met.
  */
+import { glossaryLoaded, glossChinese } from './gloss.ts';
 import { normaliseTerm } from './terms.ts';
 import { analysedLength, Int32List, TermIndexBuilder, type AnalysedTool, type TermDictionary } from './term-index-builder.ts';
 import { FIELD_NAMES, schemaText, toolFields, type FieldName, type Mentions, type SearchableTool } from './tool-fields.ts';
@@ -81,6 +82,13 @@ export function documentIndexer(
     const schema = schemaText(tool.inputSchema);
     const found: Mentions | undefined = names ? { stripped: [], kept: [] } : undefined;
     const fields = toolFields(tool, names, schema, found);
+    if (t.gloss) {
+      // Chinese text also indexes as its English glosses (search/gloss.ts), in the same field.
+      const description = glossChinese(fields.description);
+      if (description !== '') fields.description += `\n${description}`;
+      const paramText = glossChinese(fields.paramText);
+      if (paramText !== '') fields.paramText += `\n${paramText}`;
+    }
     // Repeating a field's text w times adds w x its term frequencies and length: BM25F's weighted sums.
     const texts =
       t.fields === 'bm25f'
@@ -127,7 +135,7 @@ export function documentIndexer(
 
 /** The tuning knobs a document depends on. */
 function documentKey(t: SearchTuning): string {
-  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, t.stem, t.stripToolMentions]);
+  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, t.stem, t.stripToolMentions, t.gloss && glossaryLoaded()]);
 }
 
 function sameSet(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {

@@ -23,6 +23,8 @@ export type SearchTuning = {
   stopWords: boolean;
   /** Also drop words that phrase a request rather than its subject (please, help, tell, show...). */
   requestWords: boolean;
+  /** Index Chinese text's English glosses too (search/gloss.ts; once the dictionary is loaded). */
+  gloss: boolean;
   /** Leave mentions of other tools' names out of a tool's description and parameter text. */
   stripToolMentions: boolean;
   /** Fuzzy matching as a fraction of term length (minisearch semantics), 0 = off; only for terms of at
@@ -49,6 +51,25 @@ export type SearchTuning = {
   clauseWeight: number;
   /** BM25+ parameters (minisearch's k, b, d). */
   bm25: { k: number; b: number; d: number };
+  /** The semantic arm (search/semantic.ts): 'lsa' in process, 'off' lexical only. Its ranking is fused
+   *  with the lexical one by reciprocal rank fusion. */
+  semantic: 'off' | 'lsa';
+  /** RRF weight of the semantic list (the lexical list weighs 1). */
+  semanticWeight: number;
+  /** Least cosine similarity for a tool to enter the semantic list: a faint likeness (two tools sharing
+   *  one common word) is no evidence. */
+  semanticMinSimilarity: number;
+  /** LSA dimensions, and most tools the SVD reads (the rest folded in). */
+  semanticDims: number;
+  semanticSample: number;
+  /** Pseudo-relevance feedback: weight of the top `feedbackDocs` lexical tools' mean vector added to the
+   *  query's vector (0: the query's words alone). */
+  semanticFeedback: number;
+  feedbackDocs: number;
+  /** How deep each list goes into the fusion (at least the search's limit). */
+  fusionDepth: number;
+  /** The RRF constant k (Cormack et al., 2009: 60). */
+  rrfK: number;
 };
 
 export const DEFAULT_TUNING: SearchTuning = {
@@ -60,6 +81,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   stopWords: true,
   requestWords: true,
   stripToolMentions: true,
+  gloss: true,
   fuzzy: 0,
   fuzzyMinLength: 5,
   fuzzyMaxTerms: 4,
@@ -71,6 +93,15 @@ export const DEFAULT_TUNING: SearchTuning = {
   clauseMinTerms: 8,
   clauseSplitAnd: true,
   bm25: { k: 1.2, b: 0.7, d: 0.5 },
+  semantic: 'lsa',
+  semanticWeight: 0.3,
+  semanticMinSimilarity: 0.3,
+  semanticDims: 64,
+  semanticSample: 1000,
+  semanticFeedback: 0,
+  feedbackDocs: 3,
+  fusionDepth: 50,
+  rrfK: 60,
 };
 
 /** Overrides of some knobs; boosts and bm25 merge key by key. */

@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { buildToolIndex } from '../../search/index.ts';
+import { buildToolIndex, loadGlossary } from '../../search/index.ts';
 import { buildBm25 } from './bm25.ts';
 import { startEndToEnd } from './e2e.ts';
 import { evaluate, type Evaluation } from './evaluate.ts';
@@ -50,6 +50,8 @@ function bm25Ranker(set: QuerySet) {
 }
 
 async function main(): Promise<void> {
+  // The gateway's async build loads the Chinese dictionary itself; the sync builds here need it first.
+  await loadGlossary();
   const { sets, skipped } = loadQuerySets({ cpzaiCatalog: flags['cpzai-catalog'] });
   for (const reason of skipped) console.log(`skipped ${reason}`);
   const k = Number(flags.folds);

@@ -10,6 +10,15 @@ const flat = { name: 1, title: 1, description: 1, params: 1, paramText: 1, categ
 
 export const VARIANTS: Variant[] = [
   { name: 'default', tuning: {} },
+  // The semantic arm (LSA fused by RRF) and the Chinese glosses.
+  { name: 'lexical only (no semantic arm)', tuning: { semantic: 'off' } },
+  { name: 'semantic weight 0.15', tuning: { semanticWeight: 0.15 } },
+  { name: 'semantic weight 0.5', tuning: { semanticWeight: 0.5 } },
+  { name: 'semantic weight 1', tuning: { semanticWeight: 1 } },
+  { name: 'semantic 32 dims', tuning: { semanticDims: 32 } },
+  { name: 'semantic 128 dims', tuning: { semanticDims: 128 } },
+  { name: 'semantic + relevance feedback 1', tuning: { semanticFeedback: 1 } },
+  { name: 'no Chinese glosses', tuning: { gloss: false } },
   // Term processing.
   { name: 'no stemming', tuning: { stem: false } },
   { name: 'no stop words', tuning: { stopWords: false, requestWords: false } },
