@@ -73,7 +73,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     outputs: new OutputValidator(metrics, log),
     listings: new ListingCache(),
     inputs: new InputValidator(log),
-    searchIndexes: new SearchIndexCache(log),
+    searchIndexes: new SearchIndexCache(log, config.upstreams),
     inflightCalls: new InflightCalls(log),
   };
 

@@ -17,6 +17,7 @@ import { LRUCache } from 'lru-cache';
 
 import { EmptyQueryError } from './errors.ts';
 import { glossaryLoaded, hasHan, loadGlossary } from './gloss.ts';
+import { learnIntent, queryIntent, READ, WRITE } from './intent.ts';
 import { clauses, Fusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
@@ -164,6 +165,7 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
   let fusion: Fusion | undefined;
   const everyTool = new Uint8Array(tools.length).fill(1);
   const allIds = Array.from({ length: tools.length }, (_, i) => i);
+  const intent = learnIntent(tools, t.stem);
   // The semantic arm is part of the build (its cost is the build's), not deferred to a first search.
   const lsa: LsaModel | undefined =
     t.semantic === 'lsa' && tools.length >= MIN_SEMANTIC_TOOLS
@@ -256,6 +258,7 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       const q = t.semanticFeedback > 0 ? withFeedback(lsa, queryVector, topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id), t.semanticFeedback) : queryVector;
       fused = withSemantic(fused, nearestVectors(lsa, q, visible, depth, t.semanticMinSimilarity), depth);
     }
+    fused = withIntent(fused, query);
     const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
@@ -273,6 +276,17 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     topK(lexical, depth, byRank).forEach(([id], rank) => fusedScore.set(id, (k + 1) / (k + rank + 1)));
     semantic.ids.forEach((id, rank) => fusedScore.set(id, (fusedScore.get(id) ?? 0) + (t.semanticWeight * (k + 1)) / (k + rank + 1)));
     return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
+  }
+
+  /** Scores of the tools of the class the query does not ask for, lowered (search/intent.ts). */
+  function withIntent(s: Scores, query: string): Scores {
+    const asked = queryIntent(query, intent.cues, t.stem);
+    const other = asked.intent === 0 ? WRITE : asked.intent === READ ? WRITE : READ;
+    const factor = asked.explicit ? t.intentFactor : t.intentImplicit;
+    if (factor === 1) return s;
+    const scores = Float64Array.from(s.scores);
+    for (let i = 0; i < s.ids.length; i += 1) if (intent.classes[s.ids[i]] === other) scores[i] *= factor;
+    return { ids: s.ids, scores };
   }
 
   function nearest(name: string, opts: { limit?: number; filter?: SearchOptions['filter'] } = {}): string[] {

@@ -51,6 +51,11 @@ export type SearchTuning = {
   clauseWeight: number;
   /** BM25+ parameters (minisearch's k, b, d). */
   bm25: { k: number; b: number; d: number };
+  /** Read/write intent (search/intent.ts): tools of the class a query does not ask for score x this
+   *  when its cue is explicit, x `intentImplicit` when the query has no cue (reads: the safer default);
+   *  1 turns either off. */
+  intentFactor: number;
+  intentImplicit: number;
   /** The semantic arm (search/semantic.ts): 'lsa' in process, 'off' lexical only. Its ranking is fused
    *  with the lexical one by reciprocal rank fusion. */
   semantic: 'off' | 'lsa';
@@ -75,8 +80,8 @@ export type SearchTuning = {
 export const DEFAULT_TUNING: SearchTuning = {
   fields: 'dismax',
   tieBreaker: 0.5,
-  repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1 },
-  boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2 },
+  repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1, keywords: 2 },
+  boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2, keywords: 1.5 },
   stem: true,
   stopWords: true,
   requestWords: true,
@@ -93,6 +98,8 @@ export const DEFAULT_TUNING: SearchTuning = {
   clauseMinTerms: 8,
   clauseSplitAnd: true,
   bm25: { k: 1.2, b: 0.7, d: 0.5 },
+  intentFactor: 0.5,
+  intentImplicit: 0.8,
   semantic: 'lsa',
   semanticWeight: 0.3,
   semanticMinSimilarity: 0.3,

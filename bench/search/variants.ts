@@ -6,7 +6,7 @@ import type { TuningOverrides } from '../../search/index.ts';
 
 export type Variant = { name: string; tuning: TuningOverrides };
 
-const flat = { name: 1, title: 1, description: 1, params: 1, paramText: 1, category: 1, upstream: 1 };
+const flat = { name: 1, title: 1, description: 1, params: 1, paramText: 1, category: 1, upstream: 1, keywords: 1 };
 
 export const VARIANTS: Variant[] = [
   { name: 'default', tuning: {} },
@@ -19,6 +19,9 @@ export const VARIANTS: Variant[] = [
   { name: 'semantic 128 dims', tuning: { semanticDims: 128 } },
   { name: 'semantic + relevance feedback 1', tuning: { semanticFeedback: 1 } },
   { name: 'no Chinese glosses', tuning: { gloss: false } },
+  { name: 'no read/write intent', tuning: { intentFactor: 1, intentImplicit: 1 } },
+  { name: 'intent, explicit cues only', tuning: { intentImplicit: 1 } },
+  { name: 'keywords x1', tuning: { boosts: { keywords: 1 } } },
   // Term processing.
   { name: 'no stemming', tuning: { stem: false } },
   { name: 'no stop words', tuning: { stopWords: false, requestWords: false } },
