@@ -55,9 +55,15 @@ export type SearchOptions = {
 
 export type SearchHit = { name: string; score: number; upstream?: string };
 
+/** A search's hits with its counts: `matched` tools matched the query (before the limit) of `total` the
+ *  caller's filter admits. */
+export type SearchPage = { hits: SearchHit[]; matched: number; total: number };
+
 export type ToolIndex = {
   /** Best matches first; `[]` when nothing matches. Throws `EmptyQueryError` for an empty or blank query. */
   search(query: string, opts?: SearchOptions): SearchHit[];
+  /** `search` with its counts ("N of M tools matched"). */
+  searchPage(query: string, opts?: SearchOptions): SearchPage;
   /** Names nearest to an unknown `name`: close spellings (edit distance) first, then search matches. */
   nearestNames(name: string, opts?: { limit?: number; filter?: SearchOptions['filter'] }): string[];
   /** Number of tools indexed. */
@@ -172,6 +178,9 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       ? buildLsa(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample })
       : undefined;
   const filterCache = new LRUCache<string, Uint8Array>({ max: FILTER_KEYS });
+  /** Tools each cached filter admits (same keys as `filterCache`). */
+  const filterCounts = new LRUCache<string, number>({ max: FILTER_KEYS });
+  let lastMatched = 0;
 
   /**
    * Visibility for one search (`visible[id]` 1 or 0; read-only). The filter's answers come from the
@@ -208,6 +217,22 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       filterCache.set(key, answers);
     }
     return answers;
+  }
+
+  /** Tools `opts.filter` admits: counted once per `filterKey`; without a key, asked of every tool. */
+  function admitted(opts: SearchOptions): number {
+    const { filter, filterKey } = opts;
+    if (filter === undefined) return tools.length;
+    const count = (answers: Uint8Array): number => answers.reduce((n, a) => n + a, 0);
+    if (filterKey === undefined) return entries.reduce((n, e) => n + (filter(e.tool.name, e.tool.upstream) ? 1 : 0), 0);
+    let n = filterCounts.get(filterKey);
+    if (n === undefined) filterCounts.set(filterKey, (n = count(filterAnswers(filterKey, filter))));
+    return n;
+  }
+
+  function searchPage(query: string, opts: SearchOptions = {}): SearchPage {
+    const hits = search(query, opts);
+    return { hits, matched: Math.max(lastMatched, hits.length), total: admitted(opts) };
   }
 
   function search(query: string, opts: SearchOptions = {}): SearchHit[] {
@@ -252,14 +277,23 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       fused = fusion.fuse(lookups.length, (i) => ({ scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : t.clauseWeight }));
     }
     const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
+    // Matched: every tool the lexical list scored, plus those only the semantic list brought.
+    let matchedCount = 0;
     if (lsa && queryVector) {
+      matchedCount = fused.ids.length;
+      const lexicalSet = new Set(fused.ids);
       const depth = Math.max(limit, t.fusionDepth);
       const byRankEarly = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
       const q = t.semanticFeedback > 0 ? withFeedback(lsa, queryVector, topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id), t.semanticFeedback) : queryVector;
-      fused = withSemantic(fused, nearestVectors(lsa, q, visible, depth, t.semanticMinSimilarity), depth);
+      const semantic = nearestVectors(lsa, q, visible, depth, t.semanticMinSimilarity);
+      matchedCount += semantic.ids.filter((id) => !lexicalSet.has(id)).length;
+      fused = withSemantic(fused, semantic, depth);
+      matchedCount -= fused.ids.length;
     }
     fused = withIntent(fused, query);
+    matchedCount += fused.ids.length;
     const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
+    lastMatched = matchedCount + (final.ids.length - fused.ids.length);
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
   }
@@ -298,6 +332,7 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
 
   return {
     search,
+    searchPage,
     nearestNames: nearest,
     size: tools.length,
     categories: [...new Set(tools.map((tool) => tool.category).filter((c): c is string => !!c))].sort(),
