@@ -63,7 +63,7 @@ export function documentIndexer(
   const key = documentKey(t);
   const fieldCount = indexedFields(t).length;
   const reusable = previous?.key === key && previous.dictionary.terms.length <= DICTIONARY_SLACK * Math.max(previous.termCount, 10_000) ? previous : undefined;
-  const builder = new TermIndexBuilder(tools.length, fieldCount, (term) => normaliseTerm(term, t.stem), t.bm25, reusable?.dictionary);
+  const builder = new TermIndexBuilder(tools.length, fieldCount, (term) => normaliseTerm(term, t.stem, t.stemFold), t.bm25, reusable?.dictionary);
   // With the same names, every document's mentions resolve as before: nothing to check per tool.
   const sameNames = reusable !== undefined && sameSet(reusable.names, names);
   const byTool = new Map<SearchableTool, number>();
@@ -135,7 +135,7 @@ export function documentIndexer(
 
 /** The tuning knobs a document depends on. */
 function documentKey(t: SearchTuning): string {
-  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, t.stem, t.stripToolMentions, t.gloss && glossaryLoaded()]);
+  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, t.stem, t.stemFold, t.stripToolMentions, t.gloss && glossaryLoaded()]);
 }
 
 function sameSet(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {

@@ -19,6 +19,8 @@ export type SearchTuning = {
   boosts: Record<FieldName, number>;
   /** Porter-stem ASCII words (index and query alike). */
   stem: boolean;
+  /** One stem for a word's forms: Porter's final i dropped from stems of 5+ letters (search/terms.ts). */
+  stemFold: boolean;
   /** Drop English stop words from queries. */
   stopWords: boolean;
   /** Also drop words that phrase a request rather than its subject (please, help, tell, show...). */
@@ -83,6 +85,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1, keywords: 2 },
   boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2, keywords: 1.5 },
   stem: true,
+  stemFold: true,
   stopWords: true,
   requestWords: true,
   stripToolMentions: true,

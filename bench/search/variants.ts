@@ -24,6 +24,7 @@ export const VARIANTS: Variant[] = [
   { name: 'keywords x1', tuning: { boosts: { keywords: 1 } } },
   // Term processing.
   { name: 'no stemming', tuning: { stem: false } },
+  { name: 'Porter stems as they are (no fold of the final i)', tuning: { stemFold: false } },
   { name: 'no stop words', tuning: { stopWords: false, requestWords: false } },
   { name: 'stop words, request words kept', tuning: { requestWords: false } },
   { name: 'fuzzy 0.2, all queries', tuning: { fuzzy: 0.2, fuzzyMaxTerms: 1000 } },
