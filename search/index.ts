@@ -22,7 +22,7 @@ import { clauses, Fusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
 import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
-import { buildLsa, nearestVectors, type LsaModel } from './semantic.ts';
+import { buildLsa, nearestVectors, type DenseVectors, type LsaModel } from './semantic.ts';
 import type { Scores } from './scores.ts';
 import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
 import { queryTerms } from './terms.ts';
@@ -34,6 +34,8 @@ import { tuningWith, type SearchTuning, type TuningOverrides } from './tuning.ts
 export { EmptyQueryError } from './errors.ts';
 export { loadGlossary } from './gloss.ts';
 export type { SearchableTool } from './tool-fields.ts';
+export type { DenseVectors } from './semantic.ts';
+export { EmbeddingSearch, type EmbeddingsEndpoint } from './embeddings.ts';
 export { DEFAULT_TUNING, type SearchTuning, type TuningOverrides } from './tuning.ts';
 
 export type SearchOptions = {
@@ -51,6 +53,11 @@ export type SearchOptions = {
    * equal keys. Without it, `filter` is asked about every tool a search can match, every search.
    */
   filterKey?: string;
+  /**
+   * The semantic arm's vectors from elsewhere (search/embeddings.ts: an embeddings endpoint), used in
+   * place of the in-process LSA: a vector per tool of this index (in catalogue order) and the query's.
+   */
+  vectors?: { tools: DenseVectors; query: Float32Array };
 };
 
 export type SearchHit = { name: string; score: number; upstream?: string };
@@ -263,7 +270,9 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       });
     });
     const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
-    const queryVector = lsa?.queryVector(terms);
+    const external = opts.vectors !== undefined && opts.vectors.tools.vectors.length === tools.length * opts.vectors.tools.dim ? opts.vectors : undefined;
+    const queryVector = external ? external.query : lsa?.queryVector(terms);
+    const arm: DenseVectors | undefined = external ? external.tools : lsa;
     // The semantic arm can rank any tool: every tool's visibility is needed then.
     const visible = visibility(opts, [...byKey.values()].map((q) => q.matches), queryVector ? allIds : accepting);
     scorer ??= new ListScorer(termIndex, scoring);
@@ -279,13 +288,13 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
     // Matched: every tool the lexical list scored, plus those only the semantic list brought.
     let matchedCount = 0;
-    if (lsa && queryVector) {
+    if (arm && queryVector) {
       matchedCount = fused.ids.length;
       const lexicalSet = new Set(fused.ids);
       const depth = Math.max(limit, t.fusionDepth);
       const byRankEarly = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
-      const q = t.semanticFeedback > 0 ? withFeedback(lsa, queryVector, topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id), t.semanticFeedback) : queryVector;
-      const semantic = nearestVectors(lsa, q, visible, depth, t.semanticMinSimilarity);
+      const q = t.semanticFeedback > 0 ? withFeedback(arm, queryVector, topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id), t.semanticFeedback) : queryVector;
+      const semantic = nearestVectors(arm, q, visible, depth, external ? 0 : t.semanticMinSimilarity);
       matchedCount += semantic.ids.filter((id) => !lexicalSet.has(id)).length;
       fused = withSemantic(fused, semantic, depth);
       matchedCount -= fused.ids.length;
@@ -341,7 +350,7 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
 
 /** Pseudo-relevance feedback (Rocchio): the query's vector plus `beta` x the mean of the top lexical
  *  tools' vectors, so that the semantic list also brings the siblings of what the words found. */
-function withFeedback(lsa: LsaModel, query: Float32Array, top: number[], beta: number): Float32Array {
+function withFeedback(lsa: DenseVectors, query: Float32Array, top: number[], beta: number): Float32Array {
   if (top.length === 0) return query;
   const k = lsa.dim;
   const q = Float32Array.from(query);
