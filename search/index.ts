@@ -16,7 +16,7 @@
 import { LRUCache } from 'lru-cache';
 
 import { EmptyQueryError } from './errors.ts';
-import { glossaryLoaded, hasHan, loadGlossary } from './gloss.ts';
+import { prepareGlosses } from './gloss.ts';
 import { learnIntent, queryIntent, READ, WRITE } from './intent.ts';
 import { clauses, Fusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
@@ -28,11 +28,12 @@ import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.t
 import { queryTerms } from './terms.ts';
 import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool-documents.ts';
 import { splitWords } from './tokenize.ts';
-import { FIELD_NAMES, type FieldName, type SearchableTool } from './tool-fields.ts';
+import { FIELD_NAMES, schemaText, type FieldName, type SearchableTool } from './tool-fields.ts';
 import { tuningWith, type SearchTuning, type TuningOverrides } from './tuning.ts';
 
 export { EmptyQueryError } from './errors.ts';
-export { loadGlossary } from './gloss.ts';
+export { prepareGlosses } from './gloss.ts';
+export { glossTexts };
 export type { SearchableTool } from './tool-fields.ts';
 export type { DenseVectors } from './semantic.ts';
 export { EmbeddingSearch, type EmbeddingsEndpoint } from './embeddings.ts';
@@ -126,10 +127,8 @@ export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides 
 /** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
 export async function buildToolIndexAsync(tools: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): Promise<ToolIndex> {
   const t = tuningWith(tuning);
-  if (t.gloss && !glossaryLoaded() && tools.some((tool) => hasHan(`${tool.description ?? ''}${JSON.stringify(tool.inputSchema ?? {})}`))) {
-    // Without the dictionary the index is still right, only blind to Chinese text's meaning.
-    await loadGlossary().catch(() => undefined);
-  }
+  // Without glosses the index is still right, only blind to Chinese text's meaning.
+  if (t.gloss) await prepareGlosses(glossTexts(tools)).catch(() => undefined);
   const indexer = documentIndexer(tools, t, takeDocuments(options.previous));
   const params: string[][] = [];
   let sliceStart = performance.now();
@@ -359,6 +358,11 @@ function withFeedback(lsa: DenseVectors, query: Float32Array, top: number[], bet
   for (let d = 0; d < k; d += 1) s += q[d] * q[d];
   if (s > 0) for (let d = 0; d < k; d += 1) q[d] /= Math.sqrt(s);
   return q;
+}
+
+/** The texts of `tools` that the index glosses (search/gloss.ts): descriptions and parameter texts. */
+function glossTexts(tools: readonly SearchableTool[]): string[] {
+  return tools.flatMap((tool) => [typeof tool.description === 'string' ? tool.description : '', schemaText(tool.inputSchema).paramText]);
 }
 
 /** Per indexed field, the weight of its BM25+ in the LSA matrix: the tuning's boosts, without the

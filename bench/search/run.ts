@@ -16,7 +16,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { buildToolIndex, loadGlossary } from '../../search/index.ts';
+import { buildToolIndex, prepareGlosses, glossTexts } from '../../search/index.ts';
 import { buildBm25 } from './bm25.ts';
 import { startEndToEnd } from './e2e.ts';
 import { evaluate, type Evaluation } from './evaluate.ts';
@@ -50,9 +50,9 @@ function bm25Ranker(set: QuerySet) {
 }
 
 async function main(): Promise<void> {
-  // The gateway's async build loads the Chinese dictionary itself; the sync builds here need it first.
-  await loadGlossary();
+  // The gateway's async build glosses Chinese text itself; the sync builds here need the glosses first.
   const { sets, skipped } = loadQuerySets({ cpzaiCatalog: flags['cpzai-catalog'] });
+  await prepareGlosses(sets.flatMap((s) => glossTexts(s.tools)));
   for (const reason of skipped) console.log(`skipped ${reason}`);
   const k = Number(flags.folds);
   const results: Record<string, unknown> = { mode: flags['offline-only'] ? 'offline' : 'offline+e2e', date: new Date().toISOString(), folds: k, sets: {} };

@@ -54,7 +54,7 @@ describe('building an index from the previous one', () => {
     });
   }
 
-  it('gives the same index asynchronously, and from an index whose documents a build already took', async () => {
+  it('gives the same index asynchronously, and from an index whose documents a build already took', { timeout: 120_000 }, async () => {
     const changed = versions()[0][1];
     const first = buildToolIndex(base);
     const reused = await buildToolIndexAsync(changed, {}, { previous: first });
