@@ -243,12 +243,18 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
 
   function search(query: string, opts: SearchOptions = {}): SearchHit[] {
     if (typeof query !== 'string' || query.trim() === '') throw new EmptyQueryError();
-    const terms = queryTerms(query, t).slice(0, MAX_QUERY_TERMS);
+    // File paths and extensions (`/root/music`, `.pptx`) are one weak clue, not topic words: taken out of
+    // the query and ranked as a list of their own, fused with weight `pathWeight`.
+    const { topic, paths } = t.pathWeight < 1 ? splitPaths(query) : { topic: query, paths: '' };
+    const topicTerms = queryTerms(topic, t).slice(0, MAX_QUERY_TERMS);
+    const pathTerms = paths === '' ? [] : queryTerms(paths, t).slice(0, MAX_QUERY_TERMS);
+    const terms = topicTerms.length > 0 ? topicTerms : pathTerms;
     const multiStep = t.clauseFusion !== 'off' && terms.length >= t.clauseMinTerms;
     const parts = multiStep
-      ? clauses(query, t.clauseSplitAnd).slice(0, MAX_CLAUSES).map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS)).filter((ts) => ts.length > 0)
+      ? clauses(topic, t.clauseSplitAnd).slice(0, MAX_CLAUSES).map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS)).filter((ts) => ts.length > 0)
       : [];
     const termLists = [terms, ...(parts.length > 1 ? parts : [])];
+    const pathList = topicTerms.length > 0 && pathTerms.length > 0 && t.pathWeight > 0 ? termLists.push(pathTerms) - 1 : -1;
     // What each term matches, looked up once per search however many clauses repeat it. Fuzzy matching
     // applies to the terms of short lists only, so a term's matches depend on its list's length too.
     const byKey = new Map<string, QueryTerm>();
@@ -279,10 +285,10 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     // The whole query's list, then each clause's (weighed `clauseWeight`), fused as they come: a list is
     // read before the next one reuses the scorer's arrays.
     let fused: Scores;
-    if (lookups.length === 1 || t.clauseFusion === 'off') fused = scoresOf(lookups[0]);
+    if (lookups.length === 1) fused = scoresOf(lookups[0]);
     else {
-      fusion ??= new Fusion(tools.length, t.clauseFusion);
-      fused = fusion.fuse(lookups.length, (i) => ({ scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : t.clauseWeight }));
+      fusion ??= new Fusion(tools.length, t.clauseFusion === 'off' ? 'sum' : t.clauseFusion);
+      fused = fusion.fuse(lookups.length, (i) => ({ scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : i === pathList ? t.pathWeight : t.clauseWeight }));
     }
     const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
     // Matched: every tool the lexical list scored, plus those only the semantic list brought.
@@ -303,7 +309,8 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
     lastMatched = matchedCount + (final.ids.length - fused.ids.length);
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
-    return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
+    if (t.upstreamDecay >= 1 || upstreamCount < 2) return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
+    return diversified(topK(final, limit * 3, byRank), limit).map(([id, score]) => hit(entries[id].tool, score));
   }
 
   /**
@@ -331,6 +338,29 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     return { ids: s.ids, scores };
   }
 
+  /** The best `limit` of `ranked` (best first), each further tool of an upstream already picked scoring
+   *  x `upstreamDecay` per sibling before it (a greedy re-ranking: scores shown are the decayed ones). */
+  function diversified(ranked: [number, number][], limit: number): [number, number][] {
+    const picked: [number, number][] = [];
+    const perUpstream = new Map<number, number>();
+    const left = [...ranked];
+    while (picked.length < limit && left.length > 0) {
+      let best = 0;
+      let bestScore = -Infinity;
+      left.forEach(([id, score], i) => {
+        const decayed = score * t.upstreamDecay ** (perUpstream.get(upstreamIds[id]) ?? 0);
+        if (decayed > bestScore) {
+          best = i;
+          bestScore = decayed;
+        }
+      });
+      const [id] = left.splice(best, 1)[0];
+      perUpstream.set(upstreamIds[id], (perUpstream.get(upstreamIds[id]) ?? 0) + 1);
+      picked.push([id, bestScore]);
+    }
+    return picked;
+  }
+
   function nearest(name: string, opts: { limit?: number; filter?: SearchOptions['filter'] } = {}): string[] {
     const limit = opts.limit ?? NEAREST_LIMIT;
     const candidates = entries.filter((e) => opts.filter === undefined || opts.filter(e.tool.name, e.tool.upstream)).map((e) => e.tool.name);
@@ -345,6 +375,16 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     size: tools.length,
     categories: [...new Set(tools.map((tool) => tool.category).filter((c): c is string => !!c))].sort(),
   };
+}
+
+/** File paths (`/root/music`, `~/x`, `./a/b.md`) and bare extensions (`.pptx`) of a query. */
+const PATHS = /(?<=^|[\s'"(\[])(?:(?:~|\.{1,2})?\/[^\s'")\]]+|\.[A-Za-z][A-Za-z0-9]{1,5})(?=$|[\s'")\],;:!?]|\.(?:\s|$))/g;
+
+/** The query without its paths (`topic`), and the paths (`paths`, space-joined; '' without any). */
+export function splitPaths(query: string): { topic: string; paths: string } {
+  const found = query.match(PATHS);
+  if (!found) return { topic: query, paths: '' };
+  return { topic: query.replace(PATHS, ' '), paths: found.join(' ') };
 }
 
 /** Pseudo-relevance feedback (Rocchio): the query's vector plus `beta` x the mean of the top lexical

@@ -18,7 +18,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { buildToolIndex, buildToolIndexAsync, DEFAULT_TUNING, prepareGlosses, glossTexts, type SearchableTool } from '../../search/index.ts';
+import { buildToolIndex, buildToolIndexAsync, DEFAULT_TUNING, prepareGlosses, glossTexts, type SearchableTool, type TuningOverrides } from '../../search/index.ts';
 import { baseEntries, syntheticCatalog } from '../../upstream/replay/synthetic-catalog.ts';
 import { miniSearchFloor } from './minisearch-floor.ts';
 import { loadQuerySets, PROJECT_ROOT, searchableTools, SHARED_DATA } from './query-sets.ts';
@@ -29,8 +29,12 @@ const { values: flags } = parseArgs({
     runs: { type: 'string', default: '3' },
     rounds: { type: 'string' },
     minisearch: { type: 'boolean', default: false },
+    tuning: { type: 'string', default: '{}' },
   },
 });
+
+/** `--tuning` (JSON overrides of search/tuning.ts), e.g. '{"semantic":"off"}' for the lexical arm alone. */
+const TUNING = JSON.parse(flags.tuning) as TuningOverrides;
 
 type QueryFigures = {
   searches: number;
@@ -94,7 +98,7 @@ async function asyncBuild(tools: SearchableTool[]): Promise<{ ms: number; stallM
   };
   setImmediate(tick);
   const started = performance.now();
-  await buildToolIndexAsync(tools);
+  await buildToolIndexAsync(tools, TUNING);
   const ms = performance.now() - started;
   building = false;
   return { ms, stallMs: Math.max(stall, performance.now() - last) };
@@ -134,7 +138,7 @@ function admitAll(tools: SearchableTool[]): (name: string) => boolean {
  *  version and scopes), and again without one. */
 async function measure(tools: SearchableTool[], queries: string[], rounds: number): Promise<SizeFigures> {
   const started = performance.now();
-  const index = buildToolIndex(tools);
+  const index = buildToolIndex(tools, TUNING);
   const buildMs = performance.now() - started;
   const built = await asyncBuild(tools);
   const filter = admitAll(tools);
@@ -218,7 +222,7 @@ async function main(): Promise<void> {
     ),
   ];
   const load = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' ');
-  console.log(`\n## Tool index at scale (in process; median of ${runs} runs; ${queries.length} shared queries, limit 5, filtered; semantic arm ${DEFAULT_TUNING.semantic})\n`);
+  console.log(`\n## Tool index at scale (in process; median of ${runs} runs; ${queries.length} shared queries, limit 5, filtered; semantic arm ${TUNING.semantic ?? DEFAULT_TUNING.semantic})\n`);
   console.log(lines.join('\n'));
   console.log("\nSearches pass a filter admitting every tool, with a filterKey as the gateway does; the last column without it.");
   console.log("query p99: p99 over the queries of each query's median time over the rounds (the slowest queries, with most interference from other processes left out).");
