@@ -7,11 +7,11 @@
  * tools change state (MCP `ToolAnnotations`: `readOnlyHint` true is a read; `readOnlyHint` false or
  * `destructiveHint` true a write; spec 2026-07-28, schema `ToolAnnotations`), and its lead words say how
  * its authors phrase that: the first word of its own name (`place_order`), of its title ("Place an
- * order"), of its description ("Submit a buy or sell order") and of each of its search keywords. A word is a cue for a class when at least
+ * order"), of its description ("Submit a buy or sell order"), and its one-word search keywords. A word is a cue for a class when at least
  * `CUE_SHARE` of the annotated tools led by it are of that class. A catalogue without annotations has no
  * cues, and intent changes nothing.
  */
-import { normaliseTerm } from './terms.ts';
+import { normaliseTerm, REQUEST_WORDS, STOP_WORDS } from './terms.ts';
 import { splitWords } from './tokenize.ts';
 import type { SearchableTool } from './tool-fields.ts';
 
@@ -37,10 +37,11 @@ export function toolClass(tool: SearchableTool): number {
   return 0;
 }
 
-/** Lead words of a tool: the first term of its own name, title, description and each keyword phrase. */
+/** Lead words of a tool: the first term of its own name, title and description, and its one-word keywords. */
 function leadTerms(tool: SearchableTool, stem: boolean): string[] {
   const own = tool.upstreamName ?? tool.name;
-  const keywords = Array.isArray(tool.keywords) ? tool.keywords : [];
+  // One-word keywords only ("buy", "unsubscribe"): a phrase's first word is as often a noun ("shares held").
+  const keywords = Array.isArray(tool.keywords) ? tool.keywords.filter((k) => typeof k === 'string' && !/\s/.test(k.trim())) : [];
   const firsts = [own, tool.title, tool.description, ...keywords].map((text) => (typeof text === 'string' ? splitWords(text).find((w) => !/[._-]/.test(w)) : undefined));
   return [...new Set(firsts.filter((w): w is string => w !== undefined).map((w) => normaliseTerm(w, stem)).filter((w): w is string => w !== null))];
 }
@@ -69,18 +70,22 @@ export function learnIntent(tools: readonly SearchableTool[], stem: boolean): { 
 }
 
 /**
- * The intent of `query`: READ when it is a question; else the class of its first cue word; else 0 (no cue: the caller may still prefer reads, as the safer default).
+ * The intent of `query`: READ when it is a question; else the class of its leading cue word (before any
+ * other content word); else 0 (no cue: the caller may still prefer reads, as the safer default).
  * Every word counts, stop and request words too ("show", "list" are request words for ranking).
  */
 export function queryIntent(query: string, cues: IntentCues, stem: boolean): { intent: number; explicit: boolean } {
   if (cues.read.size === 0 && cues.write.size === 0) return { intent: 0, explicit: false };
   // A question asks to see, whatever its words ("which strategies are active").
   if (QUESTION.test(query)) return { intent: READ, explicit: true };
+  // The request's leading verb says what it wants ("buy 10 shares", "please show my orders"): the first
+  // word that is a cue or a content word decides; a cue further on is usually a noun ("saved runs").
   for (const word of splitWords(query)) {
     const term = normaliseTerm(word, stem);
     if (term === null) continue;
     if (cues.write.has(term)) return { intent: WRITE, explicit: true };
     if (cues.read.has(term)) return { intent: READ, explicit: true };
+    if (!STOP_WORDS.has(word) && !REQUEST_WORDS.has(word)) break;
   }
   return { intent: 0, explicit: false };
 }

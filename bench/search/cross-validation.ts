@@ -47,15 +47,17 @@ export function folds(n: number, k: number, seed = 16): number[][] {
   return out.map((f) => f.sort((a, b) => a - b));
 }
 
-/** The figure a candidate is chosen by: the mean of hit@1, hit@5, recall@5 and MRR (one number that
- *  rewards the top place and the top five alike). */
+/** The figure a candidate is chosen by: the mean of the figures the search is held to (issue 16: hit@1
+ *  and hit@3 on single-tool questions, hit@5 and recall@5 on multi-step tasks), one number for every set. */
 export function objective(m: Metrics): number {
-  return (m.hit1 + m.hit5 + m.recall5 + m.mrr) / 4;
+  return (m.hit1 + m.hit3 + m.hit5 + m.recall5) / 4;
 }
 
 /**
- * k-fold choice among `candidates` (each with outcomes for the same queries in the same order). Ties go to
- * the earlier candidate (list the default first).
+ * k-fold choice among `candidates` (each with outcomes for the same queries in the same order), the first
+ * being the default. For each held fold, a candidate replaces the default only if it wins across the
+ * training folds: a higher objective on their union AND on more than half of them one by one (a knob
+ * that wins on one lucky fold does not stay); among those, the best on the union (ties: the earlier).
  */
 export function crossValidate(candidates: Candidate[], k: number, seed = 16): CrossValidation {
   const n = candidates[0]?.outcomes.length ?? 0;
@@ -65,14 +67,18 @@ export function crossValidate(candidates: Candidate[], k: number, seed = 16): Cr
   parts.forEach((fold, f) => {
     const inFold = new Set(fold);
     const training = Array.from({ length: n }, (_, i) => i).filter((i) => !inFold.has(i));
-    let best = candidates[0];
-    let bestScore = -Infinity;
-    for (const c of candidates) {
-      const score = objective(aggregate(training.map((i) => c.outcomes[i])));
-      if (score > bestScore) {
-        best = c;
-        bestScore = score;
-      }
+    const others = parts.filter((_, g) => g !== f);
+    const scoreOn = (c: Candidate, queries: number[]): number => objective(aggregate(queries.map((i) => c.outcomes[i])));
+    const base = candidates[0];
+    let best = base;
+    let bestScore = scoreOn(base, training);
+    for (const c of candidates.slice(1)) {
+      const score = scoreOn(c, training);
+      if (score <= bestScore) continue;
+      const wins = others.filter((g) => scoreOn(c, g) > scoreOn(base, g)).length;
+      if (wins * 2 <= others.length) continue;
+      best = c;
+      bestScore = score;
     }
     for (const i of fold) held[i] = best.outcomes[i];
     chosen.push({ fold: f, candidate: best.name, queries: fold });

@@ -133,7 +133,7 @@ async function main(): Promise<void> {
   console.log(summary.join('\n'));
   console.log(`\n## Ratios to BM25, with 95% bootstrap intervals (queries resampled, paired)\n`);
   console.log(ratioRows.join('\n'));
-  console.log(`\nKnobs chosen on the training folds (objective: mean of hit@1, hit@5, recall@5, MRR):\n${choices.join('\n')}`);
+  console.log(`\nKnobs chosen on the training folds (objective: mean of hit@1, hit@3, hit@5, recall@5; a candidate replaces the default only if it wins on the union and on most training folds):\n${choices.join('\n')}`);
   console.log(diffs.join('\n'));
   if (variantRows.length > 0 && !flags['no-variants']) {
     console.log('\n## Candidate tunings, all queries (dev figures: these are what the folds choose among)\n');
