@@ -37,6 +37,13 @@ export interface GatewayConfig {
   shutdown: { graceMs: number };
 }
 
+/** Search text for one tool from the gateway's config (upstreams[].tools.<name>). */
+export interface ToolSearchOverrides {
+  keywords?: string[];
+  title?: string;
+  description?: string;
+}
+
 /** One upstream MCP server: `url` (Streamable HTTP, either era) or `command` (stdio, spawned and supervised). */
 export interface UpstreamConfig {
   name: string;
@@ -59,6 +66,9 @@ export interface UpstreamConfig {
   anchors: string[];
   categories: Record<string, string>;
   outputSchemas: Record<string, Record<string, unknown>>;
+  /** tool name -> what search_tools reads besides the definition: extra `keywords` (a field of their own),
+   *  and a `title`/`description` indexed in place of the upstream's (the listing is unchanged). */
+  tools: Record<string, ToolSearchOverrides>;
   catalog: { ttlMs?: number; cacheScope?: 'public' | 'private' };
   sessions: { maxEntries: number };
   /** Reconnect/restart backoff after the upstream went away. */

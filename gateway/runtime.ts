@@ -96,7 +96,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     outputs: new OutputValidator(metrics, log),
     listings: new ListingCache(),
     inputs: new InputValidator(log),
-    searchIndexes: new SearchIndexCache(log),
+    searchIndexes: new SearchIndexCache(log, config.upstreams),
     inflightCalls: new InflightCalls(log),
   };
 

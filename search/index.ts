@@ -16,20 +16,28 @@
 import { LRUCache } from 'lru-cache';
 
 import { EmptyQueryError } from './errors.ts';
+import { prepareGlosses } from './gloss.ts';
+import { learnIntent, queryIntent, READ, WRITE } from './intent.ts';
 import { clauses, Fusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
 import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
+import { buildLsa, nearestVectors, type DenseVectors, type LsaModel } from './semantic.ts';
 import type { Scores } from './scores.ts';
 import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
 import { queryTerms } from './terms.ts';
 import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool-documents.ts';
 import { splitWords } from './tokenize.ts';
-import { FIELD_NAMES, type FieldName, type SearchableTool } from './tool-fields.ts';
+import { FIELD_NAMES, schemaText, type FieldName, type SearchableTool } from './tool-fields.ts';
 import { tuningWith, type SearchTuning, type TuningOverrides } from './tuning.ts';
 
 export { EmptyQueryError } from './errors.ts';
+export { metaKeywords } from './meta-keywords.ts';
+export { prepareGlosses } from './gloss.ts';
+export { glossTexts };
 export type { SearchableTool } from './tool-fields.ts';
+export type { DenseVectors } from './semantic.ts';
+export { EmbeddingSearch, type EmbeddingsEndpoint } from './embeddings.ts';
 export { DEFAULT_TUNING, type SearchTuning, type TuningOverrides } from './tuning.ts';
 
 export type SearchOptions = {
@@ -47,13 +55,24 @@ export type SearchOptions = {
    * equal keys. Without it, `filter` is asked about every tool a search can match, every search.
    */
   filterKey?: string;
+  /**
+   * The semantic arm's vectors from elsewhere (search/embeddings.ts: an embeddings endpoint), used in
+   * place of the in-process LSA: a vector per tool of this index (in catalogue order) and the query's.
+   */
+  vectors?: { tools: DenseVectors; query: Float32Array };
 };
 
 export type SearchHit = { name: string; score: number; upstream?: string };
 
+/** A search's hits with its counts: `matched` tools matched the query (before the limit) of `total` the
+ *  caller's filter admits. */
+export type SearchPage = { hits: SearchHit[]; matched: number; total: number };
+
 export type ToolIndex = {
   /** Best matches first; `[]` when nothing matches. Throws `EmptyQueryError` for an empty or blank query. */
   search(query: string, opts?: SearchOptions): SearchHit[];
+  /** `search` with its counts ("N of M tools matched"). */
+  searchPage(query: string, opts?: SearchOptions): SearchPage;
   /** Names nearest to an unknown `name`: close spellings (edit distance) first, then search matches. */
   nearestNames(name: string, opts?: { limit?: number; filter?: SearchOptions['filter'] }): string[];
   /** Number of tools indexed. */
@@ -65,6 +84,8 @@ export type ToolIndex = {
 type Indexed = { tool: SearchableTool; category: string };
 
 const DEFAULT_LIMIT = 10;
+/** Fewer tools than this share too few words for co-occurrence to mean anything: lexical only. */
+const MIN_SEMANTIC_TOOLS = 16;
 const NEAREST_LIMIT = 5;
 /** Bounds on the work one query may ask for: a request longer than this adds nothing a model needs,
  *  and an unbounded one (a pasted document) would cost a search per clause. */
@@ -107,6 +128,8 @@ export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides 
 /** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
 export async function buildToolIndexAsync(tools: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): Promise<ToolIndex> {
   const t = tuningWith(tuning);
+  // Without glosses the index is still right, only blind to Chinese text's meaning.
+  if (t.gloss) await prepareGlosses(glossTexts(tools)).catch(() => undefined);
   const indexer = documentIndexer(tools, t, takeDocuments(options.previous));
   const params: string[][] = [];
   let sliceStart = performance.now();
@@ -154,7 +177,17 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
   let scorer: ListScorer | undefined;
   let fusion: Fusion | undefined;
   const everyTool = new Uint8Array(tools.length).fill(1);
+  const allIds = Array.from({ length: tools.length }, (_, i) => i);
+  const intent = learnIntent(tools, t.stem);
+  // The semantic arm is part of the build (its cost is the build's), not deferred to a first search.
+  const lsa: LsaModel | undefined =
+    t.semantic === 'lsa' && tools.length >= MIN_SEMANTIC_TOOLS
+      ? buildLsa(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample })
+      : undefined;
   const filterCache = new LRUCache<string, Uint8Array>({ max: FILTER_KEYS });
+  /** Tools each cached filter admits (same keys as `filterCache`). */
+  const filterCounts = new LRUCache<string, number>({ max: FILTER_KEYS });
+  let lastMatched = 0;
 
   /**
    * Visibility for one search (`visible[id]` 1 or 0; read-only). The filter's answers come from the
@@ -193,14 +226,36 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     return answers;
   }
 
+  /** Tools `opts.filter` admits: counted once per `filterKey`; without a key, asked of every tool. */
+  function admitted(opts: SearchOptions): number {
+    const { filter, filterKey } = opts;
+    if (filter === undefined) return tools.length;
+    const count = (answers: Uint8Array): number => answers.reduce((n, a) => n + a, 0);
+    if (filterKey === undefined) return entries.reduce((n, e) => n + (filter(e.tool.name, e.tool.upstream) ? 1 : 0), 0);
+    let n = filterCounts.get(filterKey);
+    if (n === undefined) filterCounts.set(filterKey, (n = count(filterAnswers(filterKey, filter))));
+    return n;
+  }
+
+  function searchPage(query: string, opts: SearchOptions = {}): SearchPage {
+    const hits = search(query, opts);
+    return { hits, matched: Math.max(lastMatched, hits.length), total: admitted(opts) };
+  }
+
   function search(query: string, opts: SearchOptions = {}): SearchHit[] {
     if (typeof query !== 'string' || query.trim() === '') throw new EmptyQueryError();
-    const terms = queryTerms(query, t).slice(0, MAX_QUERY_TERMS);
+    // File paths and extensions (`/root/music`, `.pptx`) are one weak clue, not topic words: taken out of
+    // the query and ranked as a list of their own, fused with weight `pathWeight`.
+    const { topic, paths } = t.pathWeight < 1 ? splitPaths(query) : { topic: query, paths: '' };
+    const topicTerms = queryTerms(topic, t).slice(0, MAX_QUERY_TERMS);
+    const pathTerms = paths === '' ? [] : queryTerms(paths, t).slice(0, MAX_QUERY_TERMS);
+    const terms = topicTerms.length > 0 ? topicTerms : pathTerms;
     const multiStep = t.clauseFusion !== 'off' && terms.length >= t.clauseMinTerms;
     const parts = multiStep
-      ? clauses(query, t.clauseSplitAnd).slice(0, MAX_CLAUSES).map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS)).filter((ts) => ts.length > 0)
+      ? clauses(topic, t.clauseSplitAnd).slice(0, MAX_CLAUSES).map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS)).filter((ts) => ts.length > 0)
       : [];
     const termLists = [terms, ...(parts.length > 1 ? parts : [])];
+    const pathList = topicTerms.length > 0 && pathTerms.length > 0 && t.pathWeight > 0 ? termLists.push(pathTerms) - 1 : -1;
     // What each term matches, looked up once per search however many clauses repeat it. Fuzzy matching
     // applies to the terms of short lists only, so a term's matches depend on its list's length too.
     const byKey = new Map<string, QueryTerm>();
@@ -221,21 +276,90 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       });
     });
     const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
-    const visible = visibility(opts, [...byKey.values()].map((q) => q.matches), accepting);
+    const external = opts.vectors !== undefined && opts.vectors.tools.vectors.length === tools.length * opts.vectors.tools.dim ? opts.vectors : undefined;
+    const queryVector = external ? external.query : lsa?.queryVector(terms);
+    const arm: DenseVectors | undefined = external ? external.tools : lsa;
+    // The semantic arm can rank any tool: every tool's visibility is needed then.
+    const visible = visibility(opts, [...byKey.values()].map((q) => q.matches), queryVector ? allIds : accepting);
     scorer ??= new ListScorer(termIndex, scoring);
     const scoresOf = (list: QueryTerm[]): Scores => scorer!.score(list, visible);
     // The whole query's list, then each clause's (weighed `clauseWeight`), fused as they come: a list is
     // read before the next one reuses the scorer's arrays.
     let fused: Scores;
-    if (lookups.length === 1 || t.clauseFusion === 'off') fused = scoresOf(lookups[0]);
+    if (lookups.length === 1) fused = scoresOf(lookups[0]);
     else {
-      fusion ??= new Fusion(tools.length, t.clauseFusion);
-      fused = fusion.fuse(lookups.length, (i) => ({ scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : t.clauseWeight }));
+      fusion ??= new Fusion(tools.length, t.clauseFusion === 'off' ? 'sum' : t.clauseFusion);
+      fused = fusion.fuse(lookups.length, (i) => ({ scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : i === pathList ? t.pathWeight : t.clauseWeight }));
     }
-    const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
-    const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
-    return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
+    // Matched: every tool the lexical list scored, plus those only the semantic list brought.
+    let matchedCount = 0;
+    if (arm && queryVector) {
+      matchedCount = fused.ids.length;
+      const lexicalSet = new Set(fused.ids);
+      const depth = Math.max(limit, t.fusionDepth);
+      const byRankEarly = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
+      const q = t.semanticFeedback > 0 ? withFeedback(arm, queryVector, topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id), t.semanticFeedback) : queryVector;
+      const semantic = nearestVectors(arm, q, visible, depth, external ? 0 : t.semanticMinSimilarity);
+      matchedCount += semantic.ids.filter((id) => !lexicalSet.has(id)).length;
+      fused = withSemantic(fused, semantic, depth);
+      matchedCount -= fused.ids.length;
+    }
+    fused = withIntent(fused, query);
+    matchedCount += fused.ids.length;
+    const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
+    lastMatched = matchedCount + (final.ids.length - fused.ids.length);
+    const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
+    if (t.upstreamDecay >= 1 || upstreamCount < 2) return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
+    return diversified(topK(final, limit * 3, byRank), limit).map(([id, score]) => hit(entries[id].tool, score));
+  }
+
+  /**
+   * Reciprocal rank fusion (Cormack et al., 2009) of the lexical scores' top `depth` with the semantic
+   * list: each tool scores (k + 1) x (1 / (k + lexical rank) + weight / (k + semantic rank)), so a tool
+   * first in one list and absent from the other scores 1.
+   */
+  function withSemantic(lexical: Scores, semantic: { ids: number[]; scores: number[] }, depth: number): Scores {
+    const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
+    const fusedScore = new Map<number, number>();
+    const k = t.rrfK;
+    topK(lexical, depth, byRank).forEach(([id], rank) => fusedScore.set(id, (k + 1) / (k + rank + 1)));
+    semantic.ids.forEach((id, rank) => fusedScore.set(id, (fusedScore.get(id) ?? 0) + (t.semanticWeight * (k + 1)) / (k + rank + 1)));
+    return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
+  }
+
+  /** Scores of the tools of the class the query does not ask for, lowered (search/intent.ts). */
+  function withIntent(s: Scores, query: string): Scores {
+    const asked = queryIntent(query, intent.cues, t.stem);
+    const other = asked.intent === 0 ? WRITE : asked.intent === READ ? WRITE : READ;
+    const factor = asked.explicit ? t.intentFactor : t.intentImplicit;
+    if (factor === 1) return s;
+    const scores = Float64Array.from(s.scores);
+    for (let i = 0; i < s.ids.length; i += 1) if (intent.classes[s.ids[i]] === other) scores[i] *= factor;
+    return { ids: s.ids, scores };
+  }
+
+  /** The best `limit` of `ranked` (best first), each further tool of an upstream already picked scoring
+   *  x `upstreamDecay` per sibling before it (a greedy re-ranking: scores shown are the decayed ones). */
+  function diversified(ranked: [number, number][], limit: number): [number, number][] {
+    const picked: [number, number][] = [];
+    const perUpstream = new Map<number, number>();
+    const left = [...ranked];
+    while (picked.length < limit && left.length > 0) {
+      let best = 0;
+      let bestScore = -Infinity;
+      left.forEach(([id, score], i) => {
+        const decayed = score * t.upstreamDecay ** (perUpstream.get(upstreamIds[id]) ?? 0);
+        if (decayed > bestScore) {
+          best = i;
+          bestScore = decayed;
+        }
+      });
+      const [id] = left.splice(best, 1)[0];
+      perUpstream.set(upstreamIds[id], (perUpstream.get(upstreamIds[id]) ?? 0) + 1);
+      picked.push([id, bestScore]);
+    }
+    return picked;
   }
 
   function nearest(name: string, opts: { limit?: number; filter?: SearchOptions['filter'] } = {}): string[] {
@@ -247,10 +371,46 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
 
   return {
     search,
+    searchPage,
     nearestNames: nearest,
     size: tools.length,
     categories: [...new Set(tools.map((tool) => tool.category).filter((c): c is string => !!c))].sort(),
   };
+}
+
+/** File paths (`/root/music`, `~/x`, `./a/b.md`) and bare extensions (`.pptx`) of a query. */
+const PATHS = /(?<=^|[\s'"(\[])(?:(?:~|\.{1,2})?\/[^\s'")\]]+|\.[A-Za-z][A-Za-z0-9]{1,5})(?=$|[\s'")\],;:!?]|\.(?:\s|$))/g;
+
+/** The query without its paths (`topic`), and the paths (`paths`, space-joined; '' without any). */
+export function splitPaths(query: string): { topic: string; paths: string } {
+  const found = query.match(PATHS);
+  if (!found) return { topic: query, paths: '' };
+  return { topic: query.replace(PATHS, ' '), paths: found.join(' ') };
+}
+
+/** Pseudo-relevance feedback (Rocchio): the query's vector plus `beta` x the mean of the top lexical
+ *  tools' vectors, so that the semantic list also brings the siblings of what the words found. */
+function withFeedback(lsa: DenseVectors, query: Float32Array, top: number[], beta: number): Float32Array {
+  if (top.length === 0) return query;
+  const k = lsa.dim;
+  const q = Float32Array.from(query);
+  for (const id of top) for (let d = 0; d < k; d += 1) q[d] += (beta / top.length) * lsa.vectors[id * k + d];
+  let s = 0;
+  for (let d = 0; d < k; d += 1) s += q[d] * q[d];
+  if (s > 0) for (let d = 0; d < k; d += 1) q[d] /= Math.sqrt(s);
+  return q;
+}
+
+/** The texts of `tools` that the index glosses (search/gloss.ts): descriptions and parameter texts. */
+function glossTexts(tools: readonly SearchableTool[]): string[] {
+  return tools.flatMap((tool) => [typeof tool.description === 'string' ? tool.description : '', schemaText(tool.inputSchema).paramText]);
+}
+
+/** Per indexed field, the weight of its BM25+ in the LSA matrix: the tuning's boosts, without the
+ *  category and upstream fields (words every tool of a server shares would make servers, not topics,
+ *  the main directions). */
+function lsaFieldWeights(t: SearchTuning): number[] {
+  return indexedFields(t).map((f) => (f === COMBINED ? 1 : f === 'category' || f === 'upstream' ? 0 : t.boosts[f]));
 }
 
 /** Each tool's upstream as a small number below `count` (tools without one share a number). */

@@ -71,6 +71,16 @@ export class TermIndex {
     this.seen = new Uint8Array(size);
   }
 
+  /** Calls `fn` with every indexed term and its entry, in the index's term order. */
+  forEachTerm(fn: (term: string, entry: TermEntry) => void): void {
+    for (const [term, entry] of this.terms) fn(term, entry);
+  }
+
+  /** The entry of `term` (already normalised), if indexed. */
+  entry(term: string): TermEntry | undefined {
+    return this.terms.get(term);
+  }
+
   /** What `term` (already normalised) matches: the term itself, then its expansions (minisearch's
    *  `executeQuerySpec`: prefix terms, then fuzzy ones not already found as prefixes). */
   matches(term: string, x: Expansion): TermMatches {

@@ -9,9 +9,9 @@ import { eng } from 'stopword';
 
 import { isCompound, splitWords } from './tokenize.ts';
 
-const STOP_WORDS = new Set(eng);
+export const STOP_WORDS: ReadonlySet<string> = new Set(eng);
 /** Words that phrase a request to an assistant rather than say what it is about ("please help me find"). */
-const REQUEST_WORDS = new Set(['please', 'help', 'tell', 'give', 'want', 'need', 'show', 'let', 'know', 'will', 'just', 'like', 'kindly', 'thanks']);
+export const REQUEST_WORDS: ReadonlySet<string> = new Set(['please', 'help', 'tell', 'give', 'want', 'need', 'show', 'let', 'know', 'will', 'just', 'like', 'kindly', 'thanks']);
 const ASCII_WORD = /^[a-z]+$/;
 
 /** Stems of the words queries used lately: a long request repeats its words in its clauses, and requests
@@ -21,31 +21,42 @@ const STEMS = new LRUCache<string, string>({ max: 10_000 });
 const DROPPED = '\0';
 
 /** Normalises one term from `splitWords`; `null` drops it. Compounds and non-ASCII terms are not stemmed. */
-export function normaliseTerm(term: string, stem: boolean): string | null {
+export function normaliseTerm(term: string, stem: boolean, fold = true): string | null {
   // Single Latin letters (the "s" of "what's") carry nothing; single digits and CJK characters may.
   if (term.length === 1 && /[a-z]/.test(term)) return null;
   if (!stem || isCompound(term) || !ASCII_WORD.test(term)) return term;
-  return stemmer(term);
+  return fold ? oneStem(stemmer(term)) : stemmer(term);
+}
+
+/**
+ * Porter turns a final y into i ("history" -> histori) but drops it with a suffix ("historical" ->
+ * histor): the forms of one word would get two stems. The i is dropped from stems of 5+ letters, so they
+ * share one (histor, categor, strateg).
+ */
+function oneStem(stemmed: string): string {
+  return stemmed.length >= 5 && stemmed.endsWith('i') ? stemmed.slice(0, -1) : stemmed;
 }
 
 /**
  * Query terms of `query`, normalised like the index's; stop words dropped unless that would leave nothing.
  * Duplicates are kept once: a long task that repeats a word has not asked for it twice as much.
  */
-export function queryTerms(query: string, opts: { stem: boolean; stopWords: boolean; requestWords: boolean }): string[] {
+export function queryTerms(query: string, opts: { stem: boolean; stemFold?: boolean; stopWords: boolean; requestWords: boolean }): string[] {
   const words = splitWords(query);
   const kept = words.filter((w) => !(opts.stopWords && STOP_WORDS.has(w)) && !(opts.requestWords && REQUEST_WORDS.has(w)));
   const chosen = kept.length > 0 ? kept : words;
-  const terms = chosen.map((w) => (opts.stem ? stemmedTerm(w) : normaliseTerm(w, false))).filter((t): t is string => t !== null);
+  const fold = opts.stemFold !== false;
+  const terms = chosen.map((w) => (opts.stem ? stemmedTerm(w, fold) : normaliseTerm(w, false))).filter((t): t is string => t !== null);
   return [...new Set(terms)];
 }
 
 /** `normaliseTerm(term, true)`, remembered for the words of recent queries (`DROPPED` for null). */
-function stemmedTerm(term: string): string | null {
-  let stemmed = STEMS.get(term);
+function stemmedTerm(term: string, fold: boolean): string | null {
+  const key = fold ? term : `\u0001${term}`;
+  let stemmed = STEMS.get(key);
   if (stemmed === undefined) {
-    stemmed = normaliseTerm(term, true) ?? DROPPED;
-    STEMS.set(term, stemmed);
+    stemmed = normaliseTerm(term, true, fold) ?? DROPPED;
+    STEMS.set(key, stemmed);
   }
   return stemmed === DROPPED ? null : stemmed;
 }

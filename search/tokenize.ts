@@ -5,6 +5,8 @@
  * - identifiers are split on snake_case, kebab-case, dots and camelCase boundaries (`getRecipeById` ->
  *   get, recipe, by, id), and a compound also yields itself whole (`entity_id`), so that a bare parameter
  *   name can be matched exactly as well as by its parts;
+ * - accents on Latin letters are folded ("ordérs" -> orders), and time-frame codes read as their words
+ *   (`1Min` -> 1, minute, 1min; `4h` -> 4, hour, 4h);
  * - CJK runs (Han, kana, Hangul), which carry no spaces, become overlapping character bigrams (a
  *   one-character run stays a unigram), the usual dictionary-free approach (Lucene's CJKAnalyzer).
  * Never throws, whatever the input.
@@ -19,6 +21,18 @@ const WORD = /[\p{L}\p{N}]+(?:[._\-'’][\p{L}\p{N}]+)*/gu;
 const JOINERS = /[._\-'’]+/;
 /** camelCase and letter/digit boundaries: `getHTTPResponse2` -> get HTTP Response 2. */
 const CAMEL = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|[\p{L}\p{N}]+/gu;
+
+const LATIN_MARKS = /(\p{Script=Latin})\p{M}+/gu;
+/** A time-frame code (`1Min`, `15Min`, `1Hour`, `1D`, `4h`): a count and a unit. */
+const TIME_FRAME = /^(\d+)(min|mins|minute|minutes|h|hr|hrs|hour|hours|day|days|wk|week|weeks|month|months|yr|year|years)$/i;
+const UNIT_WORDS: Record<string, string> = {
+  min: 'minute', mins: 'minute', minute: 'minute', minutes: 'minute', m: 'minute',
+  h: 'hour', hr: 'hour', hrs: 'hour', hour: 'hour', hours: 'hour',
+  d: 'day', day: 'day', days: 'day',
+  w: 'week', wk: 'week', week: 'week', weeks: 'week',
+  mo: 'month', mon: 'month', month: 'month', months: 'month',
+  y: 'year', yr: 'year', year: 'year', years: 'year',
+};
 
 /** Most words: lower-case ASCII letters only, or digits only; nothing to split. */
 const PLAIN = /^(?:[a-z]+|[0-9]+)$/;
@@ -38,7 +52,8 @@ export function forEachWord(text: string, fn: (word: string, cjk: boolean) => vo
     for (let i = 0; i < spans.length; i += 2) fn(text.slice(spans[i], spans[i + 1]), false);
     return;
   }
-  const normalised = text.normalize('NFKC');
+  // Accents folded on Latin letters ("ordérs" is "orders"); NFKC after, so Hangul and kana recompose.
+  const normalised = text.normalize('NFKD').replace(LATIN_MARKS, '$1').normalize('NFKC');
   const latin = (chunk: string): void => {
     for (const m of chunk.matchAll(WORD)) fn(m[0], false);
   };
@@ -87,6 +102,9 @@ function cjkBigrams(run: string, fn: (word: string, cjk: boolean) => void): void
 /** Terms of one identifier-like word, lower-cased; the whole word too when it is a compound. */
 export function identifierParts(word: string): string[] {
   if (PLAIN.test(word)) return [word];
+  // Time-frame codes read as their words: `1Min` is "1 minute" (and stays whole too, for exact matches).
+  const frame = TIME_FRAME.exec(word);
+  if (frame) return [frame[1], UNIT_WORDS[frame[2].toLowerCase()], word.toLowerCase()];
   const parts: string[] = [];
   for (const piece of word.split(JOINERS)) {
     if (PLAIN.test(piece)) parts.push(piece);

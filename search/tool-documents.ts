@@ -9,6 +9,7 @@
  * as a build from scratch: documents are added in catalogue order either way, and new terms take their
  * place in the order first met.
  */
+import { glossChinese, hasHan } from './gloss.ts';
 import { normaliseTerm } from './terms.ts';
 import { analysedLength, Int32List, TermIndexBuilder, type AnalysedTool, type TermDictionary } from './term-index-builder.ts';
 import { FIELD_NAMES, schemaText, toolFields, type FieldName, type Mentions, type SearchableTool } from './tool-fields.ts';
@@ -33,6 +34,8 @@ export type Documents = {
   readonly starts: Int32Array;
   readonly params: readonly string[][];
   readonly mentions: readonly (Mentions | undefined)[];
+  /** Documents read while their tool's Chinese text had no gloss yet (search/gloss.ts): read again. */
+  readonly unglossed: ReadonlySet<number>;
   /** The term numbers the documents use, and how many terms the build that made them used. */
   readonly dictionary: TermDictionary;
   readonly termCount: number;
@@ -62,7 +65,7 @@ export function documentIndexer(
   const key = documentKey(t);
   const fieldCount = indexedFields(t).length;
   const reusable = previous?.key === key && previous.dictionary.terms.length <= DICTIONARY_SLACK * Math.max(previous.termCount, 10_000) ? previous : undefined;
-  const builder = new TermIndexBuilder(tools.length, fieldCount, (term) => normaliseTerm(term, t.stem), t.bm25, reusable?.dictionary);
+  const builder = new TermIndexBuilder(tools.length, fieldCount, (term) => normaliseTerm(term, t.stem, t.stemFold), t.bm25, reusable?.dictionary);
   // With the same names, every document's mentions resolve as before: nothing to check per tool.
   const sameNames = reusable !== undefined && sameSet(reusable.names, names);
   const byTool = new Map<SearchableTool, number>();
@@ -70,6 +73,8 @@ export function documentIndexer(
   const starts = new Int32Array(tools.length);
   const params: string[][] = [];
   const mentions: (Mentions | undefined)[] = [];
+  const unglossed = new Set<number>();
+  let readUnglossed = false;
 
   /** Whether an earlier document still reads its tool right: its mentions resolve as they did. */
   function stillRight(m: Mentions | undefined): boolean {
@@ -81,6 +86,16 @@ export function documentIndexer(
     const schema = schemaText(tool.inputSchema);
     const found: Mentions | undefined = names ? { stripped: [], kept: [] } : undefined;
     const fields = toolFields(tool, names, schema, found);
+    readUnglossed = false;
+    if (t.gloss) {
+      // Chinese text also indexes as its English glosses (search/gloss.ts), in the same field.
+      const rawDescription = typeof tool.description === 'string' ? tool.description : '';
+      const description = glossChinese(rawDescription);
+      if (description !== '') fields.description += `\n${description}`;
+      const paramText = glossChinese(schema.paramText);
+      if (paramText !== '') fields.paramText += `\n${paramText}`;
+      readUnglossed = (hasHan(rawDescription) && description === '') || (hasHan(schema.paramText) && paramText === '');
+    }
     // Repeating a field's text w times adds w x its term frequencies and length: BM25F's weighted sums.
     const texts =
       t.fields === 'bm25f'
@@ -96,7 +111,7 @@ export function documentIndexer(
       const tool = tools[id];
       const earlier = reusable?.byTool.get(tool);
       let doc: { analysed: AnalysedTool; params: string[]; mentions?: Mentions };
-      if (earlier !== undefined && stillRight(reusable!.mentions[earlier])) {
+      if (earlier !== undefined && stillRight(reusable!.mentions[earlier]) && !reusable!.unglossed.has(earlier)) {
         const start = reusable!.starts[earlier];
         const analysed = reusable!.data.subarray(start, start + analysedLength(reusable!.data, fieldCount, start));
         doc = { analysed, params: reusable!.params[earlier], mentions: reusable!.mentions[earlier] };
@@ -109,6 +124,8 @@ export function documentIndexer(
       byTool.set(tool, id);
       params.push(doc.params);
       mentions.push(doc.mentions);
+      if (readUnglossed) unglossed.add(id);
+      readUnglossed = false;
       return doc.params;
     },
     documents: () => ({
@@ -119,6 +136,7 @@ export function documentIndexer(
       starts,
       params,
       mentions,
+      unglossed,
       dictionary: builder.dictionary,
       termCount: builder.termCount,
     }),
@@ -127,7 +145,7 @@ export function documentIndexer(
 
 /** The tuning knobs a document depends on. */
 function documentKey(t: SearchTuning): string {
-  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, t.stem, t.stripToolMentions]);
+  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, t.stem, t.stemFold, t.stripToolMentions, t.gloss]);
 }
 
 function sameSet(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {

@@ -5,13 +5,20 @@ import { isAscii } from './tokenize.ts';
 
 /** A tool as the index takes it: a tools/list entry plus where it comes from. */
 export type SearchableTool = {
+  /** The name the caller knows the tool by (hits carry it back). */
   name: string;
+  /** The tool's own name at its upstream, when `name` is an exposed one (`<upstream>__<name>`): the name
+   *  field indexes this, so that the upstream's words (in their own field) do not count twice. */
   upstreamName?: string;
   title?: string;
   description?: string;
   inputSchema?: object;
   category?: string;
   upstream?: string;
+  /** MCP tool annotations; `readOnlyHint` and `destructiveHint` tell reads from writes (search/intent.ts). */
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean };
+  /** Search keywords and phrasings (the upstream's `_meta`, the gateway's config): a field of their own. */
+  keywords?: readonly string[];
 };
 
 /** The text fields of a tool. `params` holds parameter names (nested ones too), `paramText` their
@@ -24,10 +31,11 @@ export type ToolFields = {
   paramText: string;
   category: string;
   upstream: string;
+  keywords: string;
 };
 
 /** Field names in index order. */
-export const FIELD_NAMES = ['name', 'title', 'description', 'params', 'paramText', 'category', 'upstream'] as const;
+export const FIELD_NAMES = ['name', 'title', 'description', 'params', 'paramText', 'category', 'upstream', 'keywords'] as const;
 export type FieldName = (typeof FIELD_NAMES)[number];
 
 /** Schema keywords whose values are sub-schemas (objects or arrays of them). `properties` is handled apart
@@ -68,18 +76,6 @@ export function schemaText(inputSchema: object | undefined): { params: string[];
   const out: Collected = { names: [], text: [] };
   collectSchema(inputSchema, out, 0);
   return { params: [...new Set(out.names)], paramText: out.text.join('\n') };
-}
-
-/**
- * A gateway merging several upstreams exposes `<upstream><separator><name>`; the upstream is indexed in its
- * own field, so the name field keeps only the tool's own name (else every server word would count twice).
- */
-function ownName(name: string, upstream: string): string {
-  if (upstream === '' || !name.startsWith(upstream)) return name;
-  // A separator of two or more characters (`__`, the default, `--`, `::`): a single `_` or `-` is more
-  // likely the server's own naming (`playwright_navigate` on server playwright), which stays whole.
-  const m = /^[^A-Za-z0-9]{2,}(?=[A-Za-z0-9])/.exec(name.slice(upstream.length));
-  return m ? name.slice(upstream.length + m[0].length) : name;
 }
 
 /** Upstream definitions are data from elsewhere: a field that is not a string indexes as empty. */
@@ -138,12 +134,13 @@ export function toolFields(tool: SearchableTool, toolNames?: ReadonlySet<string>
   const { params, paramText } = schema;
   const names = toolNames ?? new Set<string>();
   return {
-    name: ownName(text(tool.name), text(tool.upstream)),
+    name: text(tool.upstreamName ?? tool.name),
     title: text(tool.title),
     description: withoutToolMentions(text(tool.description), names, tool.name, mentions),
     params: params.join(' '),
     paramText: withoutToolMentions(paramText, names, tool.name, mentions),
     category: text(tool.category),
     upstream: text(tool.upstream),
+    keywords: Array.isArray(tool.keywords) ? tool.keywords.filter((k) => typeof k === 'string').join('\n') : '',
   };
 }

@@ -19,10 +19,14 @@ export type SearchTuning = {
   boosts: Record<FieldName, number>;
   /** Porter-stem ASCII words (index and query alike). */
   stem: boolean;
+  /** One stem for a word's forms: Porter's final i dropped from stems of 5+ letters (search/terms.ts). */
+  stemFold: boolean;
   /** Drop English stop words from queries. */
   stopWords: boolean;
   /** Also drop words that phrase a request rather than its subject (please, help, tell, show...). */
   requestWords: boolean;
+  /** Index Chinese text's English glosses too (search/gloss.ts; once the dictionary is loaded). */
+  gloss: boolean;
   /** Leave mentions of other tools' names out of a tool's description and parameter text. */
   stripToolMentions: boolean;
   /** Fuzzy matching as a fraction of term length (minisearch semantics), 0 = off; only for terms of at
@@ -49,17 +53,52 @@ export type SearchTuning = {
   clauseWeight: number;
   /** BM25+ parameters (minisearch's k, b, d). */
   bm25: { k: number; b: number; d: number };
+  /** File paths and extensions in a query are ranked as a list of their own, fused with this weight (the
+   *  topic's list weighs 1); 1 leaves them in the query as ordinary words. Default 1: on
+   *  livemcpbench-dev a weak clue (0.2, 0.5) lowered recall@5 (0.388 -> 0.357); the bench keeps both as
+   *  candidates for the folds to choose. */
+  pathWeight: number;
+  /** Each further tool of an upstream already in the top k scores x this (1 = off): a server's siblings
+   *  do not fill the top k when another server matches too. Default off: 0.8 and 0.9 lowered recall@5 on
+   *  livemcpbench-dev (bench candidates). */
+  upstreamDecay: number;
+  /** Read/write intent (search/intent.ts): tools of the class a query does not ask for score x this
+   *  when its cue is explicit, x `intentImplicit` when the query has no cue (reads: the safer default);
+   *  1 turns either off. */
+  intentFactor: number;
+  intentImplicit: number;
+  /** The semantic arm (search/semantic.ts): 'lsa' in process, 'off' lexical only. Its ranking is fused
+   *  with the lexical one by reciprocal rank fusion. */
+  semantic: 'off' | 'lsa';
+  /** RRF weight of the semantic list (the lexical list weighs 1). */
+  semanticWeight: number;
+  /** Least cosine similarity for a tool to enter the semantic list: a faint likeness (two tools sharing
+   *  one common word) is no evidence. */
+  semanticMinSimilarity: number;
+  /** LSA dimensions, and most tools the SVD reads (the rest folded in). */
+  semanticDims: number;
+  semanticSample: number;
+  /** Pseudo-relevance feedback: weight of the top `feedbackDocs` lexical tools' mean vector added to the
+   *  query's vector (0: the query's words alone). */
+  semanticFeedback: number;
+  feedbackDocs: number;
+  /** How deep each list goes into the fusion (at least the search's limit). */
+  fusionDepth: number;
+  /** The RRF constant k (Cormack et al., 2009: 60). */
+  rrfK: number;
 };
 
 export const DEFAULT_TUNING: SearchTuning = {
   fields: 'dismax',
   tieBreaker: 0.5,
-  repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1 },
-  boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2 },
+  repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1, keywords: 2 },
+  boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2, keywords: 1.5 },
   stem: true,
+  stemFold: true,
   stopWords: true,
   requestWords: true,
   stripToolMentions: true,
+  gloss: true,
   fuzzy: 0,
   fuzzyMinLength: 5,
   fuzzyMaxTerms: 4,
@@ -71,6 +110,19 @@ export const DEFAULT_TUNING: SearchTuning = {
   clauseMinTerms: 8,
   clauseSplitAnd: true,
   bm25: { k: 1.2, b: 0.7, d: 0.5 },
+  pathWeight: 1,
+  upstreamDecay: 1,
+  intentFactor: 0.5,
+  intentImplicit: 0.8,
+  semantic: 'lsa',
+  semanticWeight: 0.3,
+  semanticMinSimilarity: 0.3,
+  semanticDims: 64,
+  semanticSample: 1000,
+  semanticFeedback: 0,
+  feedbackDocs: 3,
+  fusionDepth: 50,
+  rrfK: 60,
 };
 
 /** Overrides of some knobs; boosts and bm25 merge key by key. */

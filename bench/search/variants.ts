@@ -6,12 +6,29 @@ import type { TuningOverrides } from '../../search/index.ts';
 
 export type Variant = { name: string; tuning: TuningOverrides };
 
-const flat = { name: 1, title: 1, description: 1, params: 1, paramText: 1, category: 1, upstream: 1 };
+const flat = { name: 1, title: 1, description: 1, params: 1, paramText: 1, category: 1, upstream: 1, keywords: 1 };
 
 export const VARIANTS: Variant[] = [
   { name: 'default', tuning: {} },
+  // The semantic arm (LSA fused by RRF) and the Chinese glosses.
+  { name: 'lexical only (no semantic arm)', tuning: { semantic: 'off' } },
+  { name: 'semantic weight 0.15', tuning: { semanticWeight: 0.15 } },
+  { name: 'semantic weight 0.5', tuning: { semanticWeight: 0.5 } },
+  { name: 'semantic weight 1', tuning: { semanticWeight: 1 } },
+  { name: 'semantic 32 dims', tuning: { semanticDims: 32 } },
+  { name: 'semantic 128 dims', tuning: { semanticDims: 128 } },
+  { name: 'semantic + relevance feedback 1', tuning: { semanticFeedback: 1 } },
+  { name: 'no Chinese glosses', tuning: { gloss: false } },
+  { name: 'paths a weak clue (weight 0.2)', tuning: { pathWeight: 0.2 } },
+  { name: 'paths a weak clue (weight 0.5)', tuning: { pathWeight: 0.5 } },
+  { name: 'upstream decay 0.8 (diversity)', tuning: { upstreamDecay: 0.8 } },
+  { name: 'upstream decay 0.9 (diversity)', tuning: { upstreamDecay: 0.9 } },
+  { name: 'no read/write intent', tuning: { intentFactor: 1, intentImplicit: 1 } },
+  { name: 'intent, explicit cues only', tuning: { intentImplicit: 1 } },
+  { name: 'keywords x1', tuning: { boosts: { keywords: 1 } } },
   // Term processing.
   { name: 'no stemming', tuning: { stem: false } },
+  { name: 'Porter stems as they are (no fold of the final i)', tuning: { stemFold: false } },
   { name: 'no stop words', tuning: { stopWords: false, requestWords: false } },
   { name: 'stop words, request words kept', tuning: { requestWords: false } },
   { name: 'fuzzy 0.2, all queries', tuning: { fuzzy: 0.2, fuzzyMaxTerms: 1000 } },

@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
-import { buildToolIndexAsync, type SearchableTool, type ToolIndex } from '../../search/index.ts';
+import { buildToolIndexAsync, metaKeywords, type SearchableTool, type ToolIndex } from '../../search/index.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import type { Logger } from '../obs/log.ts';
+import type { ToolSearchOverrides, UpstreamConfig } from '../../config/types.ts';
 
 /** How long a search waits for a new catalogue version's index before the previous one answers it. */
 const FRESH_WAIT_MS = 50;
@@ -33,7 +34,15 @@ export class SearchIndexCache {
    *  over unchanged (the same object, see buildCatalog) is not read again by the next build. */
   private readonly searchables = new WeakMap<CatalogTool, SearchableTool>();
 
-  constructor(private readonly log: Logger) {}
+  private readonly overrides: ReadonlyMap<string, Record<string, ToolSearchOverrides>>;
+
+  /** @param upstreams - the configured upstreams, for their `tools.<name>` search text */
+  constructor(
+    private readonly log: Logger,
+    upstreams: readonly Pick<UpstreamConfig, 'name' | 'tools' | 'metaKey'>[] = [],
+  ) {
+    this.overrides = new Map(upstreams.map((u) => [u.name, u.tools ?? {}]));
+  }
 
   /** The index of `catalog` (tools under their exposed names, with category and upstream), or while that
    *  builds, after `FRESH_WAIT_MS`, the latest index built (see the class docstring). */
@@ -80,16 +89,34 @@ export class SearchIndexCache {
 
   private searchable(tool: CatalogTool): SearchableTool {
     let made = this.searchables.get(tool);
-    if (made === undefined) this.searchables.set(tool, (made = searchable(tool)));
+    if (made === undefined) this.searchables.set(tool, (made = searchable(tool, this.overrides.get(tool.upstream)?.[tool.upstreamName])));
     return made;
   }
 }
 
-/** A catalogue tool as the index takes it, titled as clients display it: `title`, else `annotations.title`
- *  (spec 2026-07-28 schema, `Tool.annotations`: "Display name precedence order is: title,
- *  annotations.title, then name"). Its upstream and its own (upstream-side) name go as data, from the
- *  catalogue (catalog/naming.ts made the exposed name from them): search never splits a name apart. */
-function searchable(tool: CatalogTool): SearchableTool {
-  const { title, annotations, description, inputSchema } = tool.definition;
-  return { name: tool.name, upstreamName: tool.upstreamName, title: title ?? annotations?.title, description, inputSchema, category: tool.category, upstream: tool.upstream };
+/**
+ * A catalogue tool as the index takes it: under its exposed name, with its own name at the upstream and
+ * the upstream as data (search never splits names apart); titled as clients display it: `title`, else
+ * `annotations.title` (spec 2026-07-28 schema, `Tool.annotations`: "Display name precedence order is:
+ * title, annotations.title, then name"); keywords from `_meta` and the config; `readOnly` (annotation or
+ * config override) decides read or write for intent.
+ */
+function searchable(tool: CatalogTool, override: ToolSearchOverrides | undefined): SearchableTool {
+  const { title, annotations, description, inputSchema, _meta } = tool.definition;
+  const keywords = [...metaKeywords(_meta as Record<string, unknown> | undefined), ...(override?.keywords ?? [])];
+  return {
+    name: tool.name,
+    upstreamName: tool.upstreamName,
+    title: override?.title ?? title ?? annotations?.title,
+    description: override?.description ?? description,
+    inputSchema,
+    category: tool.category,
+    upstream: tool.upstream,
+    // A tool that says nothing (no hints, no override) is neither: the gateway treats it as a write for
+    // safety, but taking it as one here would teach intent that every tool writes.
+    ...(tool.readOnly || typeof annotations?.readOnlyHint === 'boolean' || typeof annotations?.destructiveHint === 'boolean'
+      ? { annotations: { readOnlyHint: tool.readOnly, destructiveHint: annotations?.destructiveHint } }
+      : {}),
+    ...(keywords.length > 0 ? { keywords } : {}),
+  };
 }

@@ -7,7 +7,8 @@ import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { visibleToolNamed } from '../policy/visibility.ts';
 
-/** One search_tools match, in the shape its outputSchema declares (compact-tools.ts). */
+/** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
+ *  keeps name, title, the description's first sentence and `advertised`. */
 interface SearchMatch {
   name: string;
   title?: string;
@@ -15,12 +16,15 @@ interface SearchMatch {
   category?: string;
   /** The upstream serving the tool (several upstreams only). */
   upstream?: string;
-  input_schema: Tool['inputSchema'];
+  input_schema?: Tool['inputSchema'];
   output_schema?: Tool['outputSchema'];
   annotations?: Tool['annotations'];
-  score: number;
+  score?: number;
   advertised: boolean;
 }
+
+/** Longest one-line description in a brief answer, characters. */
+const BRIEF_DESCRIPTION = 160;
 
 /**
  * search_tools: ranks the caller's visible tools for `query` on the catalogue version's shared index,
@@ -28,6 +32,8 @@ interface SearchMatch {
  * scored against). Bad arguments (an empty or blank query among them) are an isError result naming
  * the paths: the spec's tool execution error for input validation (server/tools §Error Handling), so
  * the model can correct itself. No match: an empty list and a hint naming the caller's categories.
+ * Every answer says "N of M tools matched" (`matched`, `total`, `summary`) so that a model knows when
+ * to narrow its query; `detail: brief` answers without schemas (a cheap first look).
  * @param definition - search_tools as this caller's tools/list advertises it (its category enum).
  */
 export async function searchTools(d: DispatchContext, visible: VisibleCatalog, definition: Tool, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -42,11 +48,12 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const category = args.category as string | undefined;
   const upstream = args.upstream as string | undefined;
   const limit = (args.limit as number | undefined) ?? Math.min(config.compact.searchLimit, config.compact.maxSearchLimit);
+  const brief = args.detail === 'brief';
   const index = await d.runtime.searchIndexes.get(visible.catalog);
   const started = performance.now();
-  let hits;
+  let page;
   try {
-    hits = index.search(query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
+    page = index.searchPage(query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
   } catch (error) {
     if (!(error instanceof EmptyQueryError)) throw error;
     count('invalid_arguments');
@@ -54,8 +61,10 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   } finally {
     metrics.searchDuration.observe((performance.now() - started) / 1000);
   }
-  const tools = hits.map((hit) => match(visibleTool(visible, hit.name)!, hit.score, d));
-  const structured: { tools: SearchMatch[]; hint?: string } = { tools };
+  const tools = page.hits.map((hit) => (brief ? briefMatch : match)(visibleTool(visible, hit.name)!, hit.score, d));
+  const { matched, total } = page;
+  const summary = `${matched} of ${total} tools matched${matched > tools.length ? `; showing the best ${tools.length}` : ''}.`;
+  const structured: { tools: SearchMatch[]; matched: number; total: number; summary: string; hint?: string } = { tools, matched, total, summary };
   if (tools.length === 0) {
     const categories = visibleCategories(visible);
     structured.hint = `No tool matched${category ? ` in category ${category}` : ''}. Try other words${categories.length ? `, or a category: ${categories.join(', ')}` : ''}.`;
@@ -88,6 +97,23 @@ function match(tool: CatalogTool, score: number, d: DispatchContext): SearchMatc
     score,
     advertised: compactAdvertises(tool, d.runtime.config),
   };
+}
+
+function briefMatch(tool: CatalogTool, _score: number, d: DispatchContext): SearchMatch {
+  const { title, description } = tool.definition;
+  return {
+    name: tool.name,
+    ...(title !== undefined ? { title } : {}),
+    ...(description !== undefined ? { description: firstLine(description) } : {}),
+    ...(d.runtime.config.upstreams.length > 1 ? { upstream: tool.upstream } : {}),
+    advertised: compactAdvertises(tool, d.runtime.config),
+  };
+}
+
+/** The first sentence (or line) of a description, at most `BRIEF_DESCRIPTION` characters. */
+function firstLine(text: string): string {
+  const line = text.trim().split(/\n|(?<=[.!?])\s/u)[0] ?? '';
+  return line.length > BRIEF_DESCRIPTION ? `${line.slice(0, BRIEF_DESCRIPTION - 1)}…` : line;
 }
 
 // No structuredContent on errors: v1 clients validate it against the outputSchema even when isError.

@@ -8,9 +8,13 @@ import { fileURLToPath } from 'node:url';
 
 import type { SearchableTool } from '../index.ts';
 import { readCatalog, type CatalogEntry } from '../../upstream/replay/catalog-file.ts';
+import { metaKeywords } from '../meta-keywords.ts';
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-export const SHARED_DATA = resolve(PROJECT_ROOT, '../shared/data');
+/** ../shared/data from the project root, or from the folder holding it (a git worktree under wt/);
+ *  SHARED_DATA in the environment overrides. */
+export const SHARED_DATA =
+  process.env.SHARED_DATA ?? [resolve(PROJECT_ROOT, '../shared/data'), resolve(PROJECT_ROOT, '../../shared/data')].find((p) => existsSync(p)) ?? resolve(PROJECT_ROOT, '../shared/data');
 
 /** One labelled query: any `gold` name is a hit; all of them count for recall. */
 export type LabelledQuery = { id?: string; query: string; gold: string[]; category?: string };
@@ -37,15 +41,20 @@ export function readQueries(path: string): LabelledQuery[] {
     });
 }
 
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
 function titleOf(tool: CatalogEntry['tool']): { title?: string } {
   const title = tool.title ?? tool.annotations?.title;
   return typeof title === 'string' ? { title } : {};
 }
 
-/** The catalogue's tools as the index takes them: upstream = the file's server key, if any. */
+/** The catalogue's tools as the index takes them: upstream = the file's server key, if any; annotations
+ *  and `_meta` keywords as the gateway passes them (gateway/catalog/search-index-cache.ts). */
 export function searchableTools(entries: CatalogEntry[]): SearchableTool[] {
   return entries.map(({ tool, serverKey, category }) => ({
     name: tool.name,
+    ...(isObject(tool.annotations) ? { annotations: tool.annotations as SearchableTool['annotations'] } : {}),
+    ...(metaKeywords(tool._meta).length > 0 ? { keywords: metaKeywords(tool._meta) } : {}),
     ...titleOf(tool),
     ...(tool.description !== undefined ? { description: tool.description } : {}),
     inputSchema: tool.inputSchema,

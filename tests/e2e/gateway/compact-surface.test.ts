@@ -43,7 +43,7 @@ describe.each(ERAS)('tools/list on /mcp/compact (%s era)', (era) => {
     const search = tools[0]!;
     expect((search.inputSchema.properties as Record<string, { enum?: string[] }>).category?.enum).toEqual(CATEGORIES[key]);
     expect(search.inputSchema.required).toEqual(['query']);
-    expect(search.outputSchema).toMatchObject({ type: 'object', required: ['tools'] });
+    expect(search.outputSchema).toMatchObject({ type: 'object', required: ['tools', 'matched', 'total', 'summary'] });
   });
 });
 

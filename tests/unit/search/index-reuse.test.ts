@@ -44,7 +44,8 @@ describe('building an index from the previous one', () => {
     ['default tuning', {}],
     ['prefix and fuzzy expansion', { prefixMinLength: 4, fuzzy: 0.2, fuzzyMaxTerms: 6 }],
   ] as [string, TuningOverrides][]) {
-    it(`ranks as a build from scratch after each change (${label})`, () => {
+    // Several builds per case (and the semantic arm in each): slow on a busy machine.
+    it(`ranks as a build from scratch after each change (${label})`, { timeout: 120_000 }, () => {
       let previous = buildToolIndex(base, tuning);
       for (const [change, tools] of versions()) {
         const reused = buildToolIndex(tools, tuning, { previous });
@@ -54,7 +55,7 @@ describe('building an index from the previous one', () => {
     });
   }
 
-  it('gives the same index asynchronously, and from an index whose documents a build already took', async () => {
+  it('gives the same index asynchronously, and from an index whose documents a build already took', { timeout: 120_000 }, async () => {
     const changed = versions()[0][1];
     const first = buildToolIndex(base);
     const reused = await buildToolIndexAsync(changed, {}, { previous: first });

@@ -9,11 +9,13 @@ import { profileTools } from './profile.ts';
 import { riskTools } from './risk.ts';
 import { strategyTools } from './strategies.ts';
 import { webhookTools } from './webhooks.ts';
+import { SEARCH_KEYWORDS } from './search-keywords.ts';
 import type { ToolDefinition } from './tool-definition.ts';
 
 /**
- * The `_meta` key under which every tool advertises `{ category, requiredScopes }`. Gateways read it
- * to group tools and to hide tools a credential has no scope for; the platform still decides.
+ * The `_meta` key under which every tool advertises `{ category, requiredScopes, keywords }`. Gateways read
+ * it to group tools and to hide tools a credential has no scope for (the platform still decides), and
+ * a tool search reads `keywords` (search-keywords.ts).
  */
 export const TOOL_META_KEY = 'ai.cpz/tool';
 
@@ -38,7 +40,7 @@ export function wireTool(tool: ToolDefinition) {
     inputSchema: tool.inputSchema,
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     annotations: tool.annotations,
-    _meta: { [TOOL_META_KEY]: { category: tool.category, requiredScopes: tool.requiredScopes } },
+    _meta: { [TOOL_META_KEY]: { category: tool.category, requiredScopes: tool.requiredScopes, keywords: SEARCH_KEYWORDS[tool.name] ?? [] } },
   };
 }
 

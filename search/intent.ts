@@ -1,0 +1,91 @@
+/**
+ * Read or write intent. A request to see, list or check something should find the read-only tool before
+ * a state-changing one with similar words ("show my open orders": list_orders, not place_order), and a
+ * request to place, create or delete something the reverse.
+ *
+ * The cue words are learnt from the catalogue itself, never from queries: a tool's annotations say which
+ * tools change state (MCP `ToolAnnotations`: `readOnlyHint` true is a read; `readOnlyHint` false or
+ * `destructiveHint` true a write; spec 2026-07-28, schema `ToolAnnotations`), and its lead words say how
+ * its authors phrase that: the first word of its own name (`place_order`), of its title ("Place an
+ * order"), of its description ("Submit a buy or sell order"), and its one-word search keywords. A word is a cue for a class when at least
+ * `CUE_SHARE` of the annotated tools led by it are of that class. A catalogue without annotations has no
+ * cues, and intent changes nothing.
+ */
+import { normaliseTerm, REQUEST_WORDS, STOP_WORDS } from './terms.ts';
+import { splitWords } from './tokenize.ts';
+import type { SearchableTool } from './tool-fields.ts';
+
+/** Per tool: 1 read-only, 2 state-changing, 0 not annotated. */
+export type ToolClasses = Uint8Array;
+export const READ = 1;
+export const WRITE = 2;
+
+/** The learnt cue words (normalised terms) of each class. */
+export type IntentCues = { read: ReadonlySet<string>; write: ReadonlySet<string> };
+
+const CUE_SHARE = 0.75;
+/** Questions ask to see something: a request phrased as one (a trailing ?, or led by a question word
+ *  of English grammar) reads. */
+const QUESTION = /\?\s*$|^\s*(?:what|which|who|whose|how|when|where|is|are|do|does|did|can i see)\b/i;
+
+/** The class of a tool from its annotations. */
+export function toolClass(tool: SearchableTool): number {
+  const a = tool.annotations;
+  if (a === undefined || a === null || typeof a !== 'object') return 0;
+  if (a.readOnlyHint === true) return READ;
+  if (a.readOnlyHint === false || a.destructiveHint === true) return WRITE;
+  return 0;
+}
+
+/** Lead words of a tool: the first term of its own name, title and description, and its one-word keywords. */
+function leadTerms(tool: SearchableTool, stem: boolean): string[] {
+  const own = tool.upstreamName ?? tool.name;
+  // One-word keywords only ("buy", "unsubscribe"): a phrase's first word is as often a noun ("shares held").
+  const keywords = Array.isArray(tool.keywords) ? tool.keywords.filter((k) => typeof k === 'string' && !/\s/.test(k.trim())) : [];
+  const firsts = [own, tool.title, tool.description, ...keywords].map((text) => (typeof text === 'string' ? splitWords(text).find((w) => !/[._-]/.test(w)) : undefined));
+  return [...new Set(firsts.filter((w): w is string => w !== undefined).map((w) => normaliseTerm(w, stem)).filter((w): w is string => w !== null))];
+}
+
+/** Classes of `tools` and the cue words learnt from them (see the module docstring). */
+export function learnIntent(tools: readonly SearchableTool[], stem: boolean): { classes: ToolClasses; cues: IntentCues } {
+  const classes = new Uint8Array(tools.length);
+  const counts = new Map<string, [number, number]>();
+  tools.forEach((tool, id) => {
+    const c = toolClass(tool);
+    classes[id] = c;
+    if (c === 0) return;
+    for (const term of leadTerms(tool, stem)) {
+      const n = counts.get(term) ?? [0, 0];
+      n[c - 1] += 1;
+      counts.set(term, n);
+    }
+  });
+  const read = new Set<string>();
+  const write = new Set<string>();
+  for (const [term, [r, w]] of counts) {
+    if (r >= CUE_SHARE * (r + w)) read.add(term);
+    else if (w >= CUE_SHARE * (r + w)) write.add(term);
+  }
+  return { classes, cues: { read, write } };
+}
+
+/**
+ * The intent of `query`: READ when it is a question; else the class of its leading cue word (before any
+ * other content word); else 0 (no cue: the caller may still prefer reads, as the safer default).
+ * Every word counts, stop and request words too ("show", "list" are request words for ranking).
+ */
+export function queryIntent(query: string, cues: IntentCues, stem: boolean): { intent: number; explicit: boolean } {
+  if (cues.read.size === 0 && cues.write.size === 0) return { intent: 0, explicit: false };
+  // A question asks to see, whatever its words ("which strategies are active").
+  if (QUESTION.test(query)) return { intent: READ, explicit: true };
+  // The request's leading verb says what it wants ("buy 10 shares", "please show my orders"): the first
+  // word that is a cue or a content word decides; a cue further on is usually a noun ("saved runs").
+  for (const word of splitWords(query)) {
+    const term = normaliseTerm(word, stem);
+    if (term === null) continue;
+    if (cues.write.has(term)) return { intent: WRITE, explicit: true };
+    if (cues.read.has(term)) return { intent: READ, explicit: true };
+    if (!STOP_WORDS.has(word) && !REQUEST_WORDS.has(word)) break;
+  }
+  return { intent: 0, explicit: false };
+}

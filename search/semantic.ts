@@ -1,0 +1,392 @@
+/**
+ * The semantic arm of the tool search: dense vectors for tools and queries, compared by cosine, fused with
+ * the lexical ranking by reciprocal rank fusion (search/index.ts).
+ *
+ * `DenseVectors` is the one interface: a vector per tool (row-major, unit length) plus a way to turn a
+ * query into a vector of the same space. Two sources fill it:
+ * - in process, by default, with nothing to download: latent semantic analysis (Deerwester et al., 1990)
+ *   of the catalogue's own weighted term matrix, the index's BM25+ postings (`buildLsa`). Tools whose
+ *   words co-occur land close together, so a query word found only in a sibling's text still pulls the
+ *   tool ("candles" near "bars", "OHLCV" near "history"). The term basis is a randomized SVD (Halko,
+ *   Martinsson and Tropp, 2011: a Gaussian range finder, one power iteration) of at most `sample` tools'
+ *   rows, every tool then folded in (its row times the basis): cost grows with the postings, not the
+ *   square of the catalogue.
+ * - an OpenAI-compatible `/v1/embeddings` endpoint (search/embeddings.ts), asked asynchronously.
+ */
+
+/** Tools' vectors (`dim` numbers each, tool after tool, unit length or all zero) in one space. */
+export type DenseVectors = { dim: number; vectors: Float32Array };
+
+/** The in-process arm: tools' vectors, and queries folded into the same space from their terms. */
+export type LsaModel = DenseVectors & {
+  /** The vector of a query of (already normalised) `terms`; `undefined` when none is indexed. */
+  queryVector(terms: readonly string[]): Float32Array | undefined;
+};
+
+export type LsaOptions = {
+  /** Dimensions kept. */
+  dims: number;
+  /** Most tools whose rows the SVD reads (evenly spaced through the catalogue); the rest are folded in. */
+  sample: number;
+  seed?: number;
+};
+
+/** Term postings as the LSA reads them: `forEachTerm` gives each term's postings per field (the index's
+ *  `TermEntry` layout), `ids`/`scores` the packed postings. */
+export type PostingSource = {
+  size: number;
+  ids: Int32Array;
+  scores: Float64Array;
+  forEachTerm(fn: (term: string, entry: Int32Array) => void): void;
+};
+
+const OVERSAMPLE = 8;
+
+/**
+ * LSA vectors of the index's tools. `fieldWeights[f]` weighs field `f`'s BM25+ (0 leaves it out); a
+ * tool's weight for a term is the weighted sum over fields, each tool's row scaled to unit length.
+ */
+export function buildLsa(index: PostingSource, fieldWeights: readonly number[], opts: LsaOptions): LsaModel {
+  const n = index.size;
+  const F = fieldWeights.length;
+  // Terms held by one tool say nothing about co-occurrence: they stay out of the matrix, and a query
+  // using one is pointed at its tool's vector instead. The others are the matrix's columns.
+  const column = new Map<string, number>();
+  const onlyTool = new Map<string, number>();
+  const dfs: number[] = [];
+  const perDoc = new Int32Array(n + 1);
+  index.forEachTerm((term, entry) => {
+    let holders = 0;
+    let first = -1;
+    for (let f = 0; f < F; f += 1) {
+      if (fieldWeights[f] === 0) continue;
+      const from = entry[2 * f];
+      const to = entry[2 * f + 1];
+      if (to > from && first < 0) first = index.ids[from];
+      for (let j = from; j < to && holders < 2; j += 1) if (index.ids[j] !== first) holders = 2;
+      if (to > from && holders === 0) holders = 1;
+    }
+    if (holders === 0) return;
+    if (holders === 1) {
+      onlyTool.set(term, first);
+      return;
+    }
+    let df = 0;
+    for (let f = 0; f < F; f += 1) {
+      if (fieldWeights[f] === 0) continue;
+      df = Math.max(df, entry[2 * f + 1] - entry[2 * f]);
+      for (let j = entry[2 * f]; j < entry[2 * f + 1]; j += 1) perDoc[index.ids[j] + 1] += 1;
+    }
+    column.set(term, dfs.length);
+    dfs.push(df);
+  });
+  for (let i = 0; i < n; i += 1) perDoc[i + 1] += perDoc[i];
+  const nnz = perDoc[n];
+  const cols = new Int32Array(nnz);
+  const vals = new Float32Array(nnz);
+  const fill = perDoc.slice(0, n);
+  index.forEachTerm((term, entry) => {
+    const t = column.get(term);
+    if (t === undefined) return;
+    for (let f = 0; f < F; f += 1) {
+      const w = fieldWeights[f];
+      if (w === 0) continue;
+      for (let j = entry[2 * f]; j < entry[2 * f + 1]; j += 1) {
+        const at = fill[index.ids[j]]++;
+        cols[at] = t;
+        vals[at] = w * index.scores[j];
+      }
+    }
+  });
+  const V = dfs.length;
+  // Unit rows (a term met in two fields appears twice in a row: the sum is what products read).
+  for (let i = 0; i < n; i += 1) {
+    let s = 0;
+    for (let j = perDoc[i]; j < perDoc[i + 1]; j += 1) s += vals[j] * vals[j];
+    const inv = s > 0 ? 1 / Math.sqrt(s) : 0;
+    for (let j = perDoc[i]; j < perDoc[i + 1]; j += 1) vals[j] *= inv;
+  }
+  const k = Math.max(1, Math.min(opts.dims, V, n));
+  const basis = V > 0 ? termBasis({ rows: perDoc, cols, vals }, n, V, k, opts) : new Float32Array(0);
+  const vectors = new Float32Array(n * k);
+  for (let i = 0; i < n; i += 1) {
+    const out = i * k;
+    for (let j = perDoc[i]; j < perDoc[i + 1]; j += 1) {
+      const a = vals[j];
+      const row = cols[j] * k;
+      for (let d = 0; d < k; d += 1) vectors[out + d] += a * basis[row + d];
+    }
+    normalise(vectors, out, k);
+  }
+  const idf = Float32Array.from(dfs, (m) => Math.log(1 + (n - m + 0.5) / (m + 0.5)));
+  const rareIdf = Math.log(1 + (n - 1 + 0.5) / 1.5);
+  return {
+    dim: k,
+    vectors,
+    queryVector(terms) {
+      const q = new Float32Array(k);
+      let any = false;
+      for (const term of terms) {
+        const r = column.get(term);
+        if (r !== undefined) {
+          any = true;
+          const w = idf[r];
+          for (let d = 0; d < k; d += 1) q[d] += w * basis[r * k + d];
+          continue;
+        }
+        const tool = onlyTool.get(term);
+        if (tool === undefined) continue;
+        any = true;
+        for (let d = 0; d < k; d += 1) q[d] += rareIdf * vectors[tool * k + d];
+      }
+      if (!any) return undefined;
+      normalise(q, 0, k);
+      return q;
+    },
+  };
+}
+
+type Csr = { rows: Int32Array; cols: Int32Array; vals: Float32Array };
+
+/**
+ * The top `k` right singular vectors of the sampled rows A_s (m x V), as a V x k row-major matrix (term
+ * t's row at t * k). Randomized range finder in tool space (Y = A_s Omega, one power iteration, each step
+ * orthonormalised: m x l matrices, m <= `sample`), then B^T = A_s^T Q (V x l), the eigenvectors W of
+ * B B^T (l x l) and V_k = B^T W_k Lambda_k^-1/2.
+ */
+function termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): Float32Array {
+  const sampleStep = Math.max(1, n / Math.max(1, opts.sample));
+  const sample: number[] = [];
+  for (let x = 0; Math.floor(x) < n; x += sampleStep) sample.push(Math.floor(x));
+  const m = sample.length;
+  const l = Math.min(k + OVERSAMPLE, V, m);
+  const random = gaussian(opts.seed ?? 16);
+  const omega = new Float64Array(V * l);
+  for (let i = 0; i < omega.length; i += 1) omega[i] = random();
+  let y = timesRows(a, sample, omega, l);
+  orthonormalColumns(y, m, l);
+  y = timesRows(a, sample, transposeTimes(a, sample, y, V, l), l);
+  orthonormalColumns(y, m, l);
+  const bt = transposeTimes(a, sample, y, V, l);
+  const g = new Float64Array(l * l);
+  for (let t = 0; t < V; t += 1) {
+    const o = t * l;
+    for (let p = 0; p < l; p += 1) {
+      const bp = bt[o + p];
+      if (bp === 0) continue;
+      for (let q = p; q < l; q += 1) g[p * l + q] += bp * bt[o + q];
+    }
+  }
+  for (let p = 0; p < l; p += 1) for (let q = 0; q < p; q += 1) g[p * l + q] = g[q * l + p];
+  const { vectors: w, values, order } = symmetricEigen(g, l);
+  // W_k Lambda_k^-1/2 as a contiguous l x k matrix, then basis = B^T (W_k Lambda_k^-1/2) row by row.
+  const wk = new Float64Array(l * k);
+  for (let d = 0; d < k; d += 1) {
+    const lambda = values[order[d]];
+    const scale = lambda > 1e-12 ? 1 / Math.sqrt(lambda) : 0;
+    for (let c = 0; c < l; c += 1) wk[c * k + d] = w[c * l + order[d]] * scale;
+  }
+  const basis = new Float32Array(V * k);
+  const acc = new Float64Array(k);
+  for (let t = 0; t < V; t += 1) {
+    acc.fill(0);
+    for (let c = 0; c < l; c += 1) {
+      const bc = bt[t * l + c];
+      if (bc === 0) continue;
+      for (let d = 0; d < k; d += 1) acc[d] += bc * wk[c * k + d];
+    }
+    for (let d = 0; d < k; d += 1) basis[t * k + d] = acc[d];
+  }
+  return basis;
+}
+
+/** (A_s Y): m x l, for Y V x l. */
+function timesRows(a: Csr, sample: number[], y: Float64Array, l: number): Float64Array {
+  const out = new Float64Array(sample.length * l);
+  sample.forEach((i, s) => {
+    const o = s * l;
+    for (let j = a.rows[i]; j < a.rows[i + 1]; j += 1) {
+      const v = a.vals[j];
+      const row = a.cols[j] * l;
+      for (let c = 0; c < l; c += 1) out[o + c] += v * y[row + c];
+    }
+  });
+  return out;
+}
+
+/** (A_s^T Z): V x l, for Z m x l. */
+function transposeTimes(a: Csr, sample: number[], z: Float64Array, V: number, l: number): Float64Array {
+  const out = new Float64Array(V * l);
+  sample.forEach((i, s) => {
+    const o = s * l;
+    for (let j = a.rows[i]; j < a.rows[i + 1]; j += 1) {
+      const v = a.vals[j];
+      const row = a.cols[j] * l;
+      for (let c = 0; c < l; c += 1) out[row + c] += v * z[o + c];
+    }
+  });
+  return out;
+}
+
+/**
+ * Orthonormalises the `l` columns of a row-major `rows` x `l` matrix in place by Cholesky QR (Gram matrix,
+ * its Cholesky factor R, then X R^-1): row-contiguous passes, which matter more here than the last digits
+ * of orthogonality. A ridge of 1e-10 x the trace keeps the factor defined when columns are dependent.
+ */
+function orthonormalColumns(x: Float64Array, rows: number, l: number): void {
+  const g = new Float64Array(l * l);
+  for (let r = 0; r < rows; r += 1) {
+    const o = r * l;
+    for (let p = 0; p < l; p += 1) {
+      const xp = x[o + p];
+      if (xp === 0) continue;
+      for (let q = p; q < l; q += 1) g[p * l + q] += xp * x[o + q];
+    }
+  }
+  let trace = 0;
+  for (let p = 0; p < l; p += 1) trace += g[p * l + p];
+  const ridge = 1e-10 * (trace || 1);
+  // Upper-triangular R with R^T R = G.
+  const rr = new Float64Array(l * l);
+  for (let p = 0; p < l; p += 1) {
+    let d = g[p * l + p] + ridge;
+    for (let k = 0; k < p; k += 1) d -= rr[k * l + p] * rr[k * l + p];
+    const diag = Math.sqrt(Math.max(d, ridge));
+    rr[p * l + p] = diag;
+    for (let q = p + 1; q < l; q += 1) {
+      let v = g[p * l + q];
+      for (let k = 0; k < p; k += 1) v -= rr[k * l + p] * rr[k * l + q];
+      rr[p * l + q] = v / diag;
+    }
+  }
+  // Each row x_r <- x_r R^-1 (forward substitution on R^T).
+  for (let r = 0; r < rows; r += 1) {
+    const o = r * l;
+    for (let q = 0; q < l; q += 1) {
+      let v = x[o + q];
+      for (let k = 0; k < q; k += 1) v -= x[o + k] * rr[k * l + q];
+      x[o + q] = v / rr[q * l + q];
+    }
+  }
+}
+
+/** Eigenvectors (columns of `vectors`, row-major l x l) of a symmetric matrix by cyclic Jacobi rotations,
+ *  and the column order by eigenvalue, largest first. */
+function symmetricEigen(input: Float64Array, l: number): { vectors: Float64Array; values: Float64Array; order: number[] } {
+  const a = input.slice();
+  const v = new Float64Array(l * l);
+  for (let i = 0; i < l; i += 1) v[i * l + i] = 1;
+  let total = 0;
+  for (let i = 0; i < l * l; i += 1) total += a[i] * a[i];
+  for (let sweep = 0; sweep < 30; sweep += 1) {
+    let off = 0;
+    for (let p = 0; p < l; p += 1) for (let q = p + 1; q < l; q += 1) off += a[p * l + q] * a[p * l + q];
+    // Converged relative to the matrix: what is left off the diagonal no longer moves the directions.
+    if (off <= 1e-12 * total) break;
+    for (let p = 0; p < l; p += 1) {
+      for (let q = p + 1; q < l; q += 1) {
+        const apq = a[p * l + q];
+        if (Math.abs(apq) < 1e-30) continue;
+        const theta = (a[q * l + q] - a[p * l + p]) / (2 * apq);
+        const tan = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
+        const cos = 1 / Math.sqrt(tan * tan + 1);
+        const sin = tan * cos;
+        for (let r = 0; r < l; r += 1) {
+          const arp = a[r * l + p];
+          const arq = a[r * l + q];
+          a[r * l + p] = cos * arp - sin * arq;
+          a[r * l + q] = sin * arp + cos * arq;
+        }
+        for (let r = 0; r < l; r += 1) {
+          const apr = a[p * l + r];
+          const aqr = a[q * l + r];
+          a[p * l + r] = cos * apr - sin * aqr;
+          a[q * l + r] = sin * apr + cos * aqr;
+        }
+        for (let r = 0; r < l; r += 1) {
+          const vrp = v[r * l + p];
+          const vrq = v[r * l + q];
+          v[r * l + p] = cos * vrp - sin * vrq;
+          v[r * l + q] = sin * vrp + cos * vrq;
+        }
+      }
+    }
+  }
+  const order = Array.from({ length: l }, (_, i) => i).sort((x, y) => a[y * l + y] - a[x * l + x]);
+  return { vectors: v, values: Float64Array.from({ length: l }, (_, i) => a[i * l + i]), order };
+}
+
+function normalise(x: Float32Array, from: number, k: number): void {
+  let s = 0;
+  for (let d = 0; d < k; d += 1) s += x[from + d] * x[from + d];
+  if (s === 0) return;
+  const inv = 1 / Math.sqrt(s);
+  for (let d = 0; d < k; d += 1) x[from + d] *= inv;
+}
+
+/** Seeded standard normal draws (Box-Muller over a Mulberry32 stream): the same basis every build. */
+function gaussian(seed: number): () => number {
+  let a = seed >>> 0;
+  const uniform = (): number => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (((t ^ (t >>> 14)) >>> 0) + 1) / 4294967297;
+  };
+  return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
+}
+
+/**
+ * The `depth` visible tools nearest to `query` by cosine (vectors are unit length), best first, as ids
+ * and similarities; tools with similarity <= `minSimilarity` are left out.
+ */
+export function nearestVectors(v: DenseVectors, query: Float32Array, visible: Uint8Array, depth: number, minSimilarity = 0): { ids: number[]; scores: number[] } {
+  const { dim, vectors } = v;
+  const n = vectors.length / dim;
+  const sims = scratch(n);
+  // One tight pass of dot products, then a selection over the similarities alone.
+  for (let i = 0, o = 0; i < n; i += 1, o += dim) {
+    if (visible[i] !== 1) {
+      sims[i] = 0;
+      continue;
+    }
+    let s0 = 0;
+    let s1 = 0;
+    let s2 = 0;
+    let s3 = 0;
+    let d = 0;
+    for (; d + 3 < dim; d += 4) {
+      s0 += vectors[o + d] * query[d];
+      s1 += vectors[o + d + 1] * query[d + 1];
+      s2 += vectors[o + d + 2] * query[d + 2];
+      s3 += vectors[o + d + 3] * query[d + 3];
+    }
+    for (; d < dim; d += 1) s0 += vectors[o + d] * query[d];
+    sims[i] = s0 + s1 + s2 + s3;
+  }
+  const ids: number[] = [];
+  const scores: number[] = [];
+  let floor = minSimilarity;
+  for (let i = 0; i < n; i += 1) {
+    const s = sims[i];
+    if (s <= floor) continue;
+    let at = ids.length;
+    while (at > 0 && scores[at - 1] < s) at -= 1;
+    ids.splice(at, 0, i);
+    scores.splice(at, 0, s);
+    if (ids.length > depth) {
+      ids.pop();
+      scores.pop();
+    }
+    if (ids.length === depth) floor = scores[depth - 1];
+  }
+  return { ids, scores };
+}
+
+let sharedSims = new Float32Array(0);
+/** A similarity buffer of at least `n` (searches run one at a time). */
+function scratch(n: number): Float32Array {
+  if (sharedSims.length < n) sharedSims = new Float32Array(n);
+  return sharedSims;
+}

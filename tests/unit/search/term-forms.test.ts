@@ -1,0 +1,48 @@
+/**
+ * Tokenisation fixes the search relies on (search/tokenize.ts, search/terms.ts): accents folded, time-frame
+ * codes read as their words, one stem for a word's forms; and what they change for a query.
+ */
+import { readFileSync } from 'node:fs';
+
+import { describe, expect, it } from 'vitest';
+
+import { buildToolIndex, type SearchableTool } from '../../../search/index.ts';
+import { normaliseTerm, queryTerms } from '../../../search/terms.ts';
+import { splitWords } from '../../../search/tokenize.ts';
+
+const terms = (text: string): string[] => splitWords(text).map((w) => normaliseTerm(w, true)!).filter(Boolean);
+
+describe('term forms', () => {
+  it('folds accents on Latin letters, and leaves CJK and Hangul as they were', () => {
+    expect(splitWords('ordérs Café naïve')).toEqual(['orders', 'cafe', 'naive']);
+    expect(splitWords('한국어')).toEqual(['한국', '국어']);
+  });
+
+  it('reads time-frame codes as their words, keeping the code whole too', () => {
+    expect(splitWords('1Min')).toEqual(['1', 'minute', '1min']);
+    expect(splitWords('15Min 1Hour 4h 1Day')).toEqual(['15', 'minute', '15min', '1', 'hour', '1hour', '4', 'hour', '4h', '1', 'day', '1day']);
+    // Not every letter after a number is a unit.
+    expect(splitWords('3D')).toEqual(['3', 'd', '3d']);
+  });
+
+  it('gives the forms of one word one stem', () => {
+    expect(new Set(terms('history historical'))).toEqual(new Set(['histor']));
+    expect(new Set(terms('category categories'))).toEqual(new Set(['categor']));
+    expect(normaliseTerm('history', true, false)).toBe('histori');
+    expect(queryTerms('historical', { stem: true, stopWords: true, requestWords: true })).toEqual(['histor']);
+  });
+
+  it('matches a tool through each fix', () => {
+    const tools: SearchableTool[] = [
+      { name: 'get_bars', description: 'Bars of one symbol.', inputSchema: { type: 'object', properties: { timeframe: { enum: ['1Min', '1Hour', '1Day'] } } } },
+      { name: 'get_history', description: 'The history of an account.' },
+      { name: 'list_orders', description: 'Orders of an account.' },
+      { name: 'noise', description: 'Unrelated text.' },
+    ];
+    const index = buildToolIndex(tools);
+    expect(index.search('one minute bars')[0]?.name).toBe('get_bars');
+    expect(index.search('hour')[0]?.name).toBe('get_bars');
+    expect(index.search('historical')[0]?.name).toBe('get_history');
+    expect(index.search('ordérs')[0]?.name).toBe('list_orders');
+  });
+});
