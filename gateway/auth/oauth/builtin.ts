@@ -234,7 +234,8 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
     ctx.set('content-security-policy', isInteraction ? "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'" : "frame-ancestors 'none'");
     ctx.set('x-frame-options', 'DENY');
     ctx.set('cache-control', 'no-store');
-    ctx.set('referrer-policy', 'no-referrer');
+    // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on our own form posts, which the Origin check refuses.
+    ctx.set('referrer-policy', 'same-origin');
     if (isInteraction) return interaction(ctx);
     for (const [name, value] of Object.entries(ctx.response.headers)) if (value !== undefined) ctx.res.setHeader(name, value as string);
     ctx.respond = false;
