@@ -12,7 +12,8 @@ import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
 import type { Surface } from '../mcp/types.ts';
-import { protectedResourceMetadataUrl } from './protected-resource.ts';
+import { baseUrl, protectedResourceMetadataUrl } from './protected-resource.ts';
+import { bearerCredential } from '../auth/oauth/credential.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
@@ -40,10 +41,15 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   return async (ctx) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
     if (!isJsonContentType(ctx.get('content-type'))) return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
-    const credential = extractCredential(ctx.req.headers, config.credentials);
+    let credential = extractCredential(ctx.req.headers, { ...config.credentials, bearer: config.credentials.bearer || runtime.oauth !== undefined });
     if (!credential) {
-      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer ? ', or Authorization: Bearer <token>' : ''}`;
+      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || runtime.oauth ? ', or Authorization: Bearer <token>' : ''}`;
       return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
+    }
+    if (runtime.oauth && credential.headers.authorization) {
+      const outcome = await bearerCredential(runtime.oauth, credential, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer);
+      if (outcome.kind === 'invalid') return challenge(ctx, runtime, surface, `Unauthorized: ${outcome.description}`, 'invalid_token');
+      if (outcome.kind === 'credential') credential = outcome.credential;
     }
     const authenticated = authenticatedRequest(credential, ctx.state.requestId as string, runtime.scopes);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);

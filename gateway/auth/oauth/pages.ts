@@ -98,7 +98,7 @@ export function consentPage(view: { action: string; csrf: string; client: Client
   return layout(`Allow access - ${view.serviceName}`, `
 <h1>Allow ${escapeHtml(client.name)} to use your account?</h1>
 <dl>
-<dt>Application</dt><dd>${escapeHtml(client.name)}${client.name !== client.clientId ? ` <span class="muted">(${escapeHtml(client.clientId)})</span>` : ''}</dd>
+<dt>Application</dt><dd>${escapeHtml(client.name)}${client.name !== client.clientId && /^https?:/.test(client.clientId) ? ` <span class="muted">(${escapeHtml(client.clientId)})</span>` : ''}</dd>
 <dt>Returns to</dt><dd><code>${escapeHtml(client.redirectHost)}</code></dd>
 <dt>Server</dt><dd><code>${escapeHtml(view.resource)}</code></dd>
 </dl>
