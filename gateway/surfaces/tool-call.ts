@@ -18,13 +18,21 @@ export type { ToolCallAnswer } from '../mcp/types.ts';
  * Execution failures (timeout, upstream down, 5xx, a refused credential) come back as isError results;
  * a JSON-RPC error the upstream answered (unknown tool, invalid params, -32021) is rethrown unchanged;
  * an `input_required` answer is relayed as it is (nothing to check yet). No scope lookup happens here:
- * enforcement of the call stays with the upstream's platform.
+ * enforcement of the call stays with the upstream's platform, except for an OAuth token's grant, which
+ * only the gateway knows: a tool outside it is refused as unknown (-32602).
  * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
  */
 export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<ToolCallAnswer> {
   const { metrics } = d.runtime;
   const started = performance.now();
   const labels = { endpoint: d.surface.name, tool: tool.name, via };
+  // An OAuth token's grant is narrower than the platform credential behind it, and the platform only
+  // knows the credential: so the gateway refuses, as unknown, a tool outside the grant (least privilege).
+  const granted = d.caller.credential.granted;
+  if (granted && !isVisible(tool, granted.scopes)) {
+    metrics.toolCalls.inc({ ...labels, outcome: 'refused' });
+    throw new GatewayError('unknown_tool', `Unknown tool: ${tool.name}`);
+  }
   let result: CallToolResult;
   try {
     const upstream = d.caller.upstream(tool.upstream).client;

@@ -135,8 +135,10 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
     },
     pkce: { required: () => true },
     responseTypes: ['code'],
-    // The platform scopes are resource scopes (getResourceServerInfo), not OpenID scopes.
-    scopes: ['openid', 'offline_access'],
+    // The platform scopes are resource scopes (getResourceServerInfo); they are listed here too because
+    // RFC 7591 registration checks a client's `scope` metadata against this list (MCP clients register
+    // with scopes_supported), so consent records them on both sides of the grant.
+    scopes: ['openid', 'offline_access', ...supported],
     claims: { openid: ['sub'] },
     clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'ES256' },
     clockTolerance: 5,
@@ -320,7 +322,8 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
       if (rejected.length) grant.rejectResourceScope(indicator, rejected.join(' '));
     }
     const oidcScopes = String(details.params.scope ?? '').split(' ').filter((s) => s === 'openid' || s === 'offline_access');
-    if (oidcScopes.length) grant.addOIDCScope(oidcScopes.join(' '));
+    grant.addOIDCScope([...oidcScopes, ...granted].join(' '));
+    if (rejected.length) grant.rejectOIDCScope(rejected.join(' '));
     const grantId = await grant.save();
     await store.set(`grant-credential:${grantId}`, wrap(keys.credential, { headers: pending.headers }, `${CREDENTIAL_CONTEXT}:${grantId}`), config.refreshTokenTtlSeconds);
     await store.delete(pendingKey);
