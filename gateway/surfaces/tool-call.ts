@@ -3,7 +3,7 @@ import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../errors.ts';
 import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
-import { directCallAllowed, directCallNeedsScopes, visibleToolNamed } from '../policy/visibility.ts';
+import { directCallAllowed, directCallNeedsScopes, hiddenToolCallsFor, visibleToolNamed } from '../policy/visibility.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
@@ -18,21 +18,13 @@ export type { ToolCallAnswer } from '../mcp/types.ts';
  * Execution failures (timeout, upstream down, 5xx, a refused credential) come back as isError results;
  * a JSON-RPC error the upstream answered (unknown tool, invalid params, -32021) is rethrown unchanged;
  * an `input_required` answer is relayed as it is (nothing to check yet). No scope lookup happens here:
- * enforcement of the call stays with the upstream's platform, except for an OAuth token's grant, which
- * only the gateway knows: a tool outside it is refused as unknown (-32602).
+ * enforcement of the call stays with the upstream's platform.
  * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
  */
 export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<ToolCallAnswer> {
   const { metrics } = d.runtime;
   const started = performance.now();
   const labels = { endpoint: d.surface.name, tool: tool.name, via };
-  // An OAuth token's grant is narrower than the platform credential behind it, and the platform only
-  // knows the credential: so the gateway refuses, as unknown, a tool outside the grant (least privilege).
-  const granted = d.caller.credential.granted;
-  if (granted && !isVisible(tool, granted.scopes)) {
-    metrics.toolCalls.inc({ ...labels, outcome: 'refused' });
-    throw new GatewayError('unknown_tool', `Unknown tool: ${tool.name}`);
-  }
   let result: CallToolResult;
   try {
     const upstream = d.caller.upstream(tool.upstream).client;
@@ -75,10 +67,11 @@ export const NEAREST_LIMIT = 5;
  * {@link nearestVisibleNames}; a tool of an upstream that is down answers isError). A tool the caller
  * cannot see is what `policy.hiddenToolCalls` says (policy/visibility.ts): `forward` (the default) sends
  * it to the upstream without a scope lookup, whose platform decides for this credential; `refuse`
- * looks the caller's scopes up and answers it exactly as an unknown tool.
+ * looks the caller's scopes up and answers it exactly as an unknown tool. An OAuth caller always gets
+ * `refuse` ({@link hiddenToolCallsFor}).
  */
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer> {
-  const setting = d.runtime.config.policy.hiddenToolCalls;
+  const setting = hiddenToolCallsFor(d.runtime.config.policy.hiddenToolCalls, d.caller.credential.granted !== undefined);
   const catalog = await d.caller.catalog();
   const found = catalog.byName.get(name) ?? catalog.withheld?.get(name);
   const scopes = found && directCallNeedsScopes(setting) ? (await d.caller.visible()).scopes : 'unknown';

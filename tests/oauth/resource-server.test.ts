@@ -12,6 +12,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../../config/load.ts';
 import { createOAuth, type OAuth } from '../../gateway/auth/oauth/index.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
 
 const GATEWAY = 'http://127.0.0.1:3999';
 const CLIENT = { id: 'service-client', secret: 'idp-client-secret-for-tests-only' };
@@ -168,5 +169,65 @@ describe('resource server for an external identity provider', () => {
   it('logs no token', () => {
     expect(logs.text).not.toMatch(/eyJ[A-Za-z0-9_-]{20,}/);
     expect(logs.text).not.toContain('svc-secret');
+  });
+});
+
+describe('the gateway in external mode, in front of the reference stack', () => {
+  let stack: Stack;
+  let strict: Stack;
+  const external = (issuer: string, insufficientScope: boolean) => ({
+    oauth: {
+      mode: 'external' as const,
+      external: {
+        issuer,
+        insufficientScope,
+        scopeMap: { 'mcp.read': ['accounts:read', 'positions:read'], 'mcp.trade': ['trade'] },
+        // The service credential (the full demo key) goes upstream; the token's scopes narrow what it may do.
+        credentialHeaders: { 'x-cpz-key': 'cpz_demo_full', 'x-cpz-secret': 'demo-secret-full' },
+      },
+    },
+  });
+  beforeAll(async () => {
+    stack = await startStack({ gateway: external(idp.url, false) });
+    strict = await startStack({ gateway: external(idp.url, true) });
+  });
+  afterAll(async () => {
+    await stack?.close();
+    await strict?.close();
+  });
+
+  const rpc = async (base: string, token: string, body: Record<string, unknown>) => {
+    const response = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...body }) });
+    const text = await response.text();
+    return { status: response.status, challenge: response.headers.get('www-authenticate'), json: JSON.parse(text.startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]!) };
+  };
+
+  it('lists the identity provider in the RFC 9728 document and shows the token scopes\' tools only', async () => {
+    const prm = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`)).json();
+    expect(prm.authorization_servers).toEqual([idp.url]);
+    const token = await idp.token({ resource: `${stack.gatewayUrl}/mcp`, scope: 'mcp.read' });
+    const listed = await rpc(stack.gatewayUrl, token, { method: 'tools/list' });
+    expect(listed.status).toBe(200);
+    const names = listed.json.result.tools.map((t: { name: string }) => t.name).sort();
+    // mcp.read maps to accounts:read + positions:read: their tools only, though the service key holds every scope.
+    expect(names).toEqual(['list_accounts', 'list_positions']);
+    const call = await rpc(stack.gatewayUrl, token, { method: 'tools/call', params: { name: 'list_accounts', arguments: {} } });
+    expect(call.json.result.isError).toBeFalsy();
+  });
+
+  it('refuses a tool outside the token\'s scopes as unknown by default, and with 403 insufficient_scope + scope= when enabled', async () => {
+    const quiet = await rpc(stack.gatewayUrl, await idp.token({ resource: `${stack.gatewayUrl}/mcp`, scope: 'mcp.read' }), { method: 'tools/call', params: { name: 'list_orders', arguments: {} } });
+    expect(quiet.status).toBe(200);
+    expect(quiet.json.error).toMatchObject({ code: -32602, message: 'Unknown tool: list_orders' });
+    const loud = await rpc(strict.gatewayUrl, await idp.token({ resource: `${strict.gatewayUrl}/mcp`, scope: 'mcp.read' }), { method: 'tools/call', params: { name: 'list_orders', arguments: {} } });
+    expect(loud.status).toBe(403);
+    expect(loud.challenge).toBe(`Bearer error="insufficient_scope", scope="orders:read", resource_metadata="${strict.gatewayUrl}/.well-known/oauth-protected-resource/mcp"`);
+  });
+
+  it('refuses an identity provider token for another gateway with 401 invalid_token', async () => {
+    const token = await idp.token({ resource: `${strict.gatewayUrl}/mcp`, scope: 'mcp.read' });
+    const answer = await rpc(stack.gatewayUrl, token, { method: 'tools/list' });
+    expect(answer.status).toBe(401);
+    expect(answer.challenge).toContain('error="invalid_token"');
   });
 });
