@@ -69,7 +69,7 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
   const issuer = (config.issuer ?? gateway.publicUrl ?? deps.issuer)?.replace(/\/+$/, '');
   if (!issuer) throw new Error('oauth.issuer is required (or publicUrl, or the listening URL)');
   const store: OAuthStore = gateway.cache.store === 'redis' && gateway.cache.redisUrl
-    ? await createRedisStore(gateway.cache.redisUrl, Math.max(gateway.cache.operationTimeoutMs, 2000))
+    ? await createRedisStore(gateway.cache.redisUrl, gateway.cache.operationTimeoutMs)
     : createMemoryStore(config.maxEntries);
   const keys = await rootKeys(config, store, log);
   const resources = new Set(deps.resourcePaths.map((p) => canonicalResource(`${issuer}${p}`)!));
@@ -118,7 +118,16 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
     features: {
       devInteractions: { enabled: false },
       registration: { enabled: config.registration, issueRegistrationAccessToken: false },
-      revocation: { enabled: true },
+      // RFC 7009 §2.1: a client may revoke only its own tokens; for another client's, a public client is
+      // answered 200 without effect (no oracle for guessing tokens), a confidential one invalid_request.
+      revocation: {
+        enabled: true,
+        allowedPolicy: async (_ctx, client, token) => {
+          if (token.clientId === client.clientId) return true;
+          if (client.clientAuthMethod === 'none') return false;
+          throw new oidcErrors.InvalidRequest('client is not authorized to revoke the presented token');
+        },
+      },
       introspection: { enabled: false },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },

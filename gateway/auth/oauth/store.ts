@@ -23,30 +23,51 @@ export interface OAuthStore {
 
 const PREFIX = 'mcp-gateway:oauth:';
 
-/** Redis (node-redis through @keyv/redis's re-export) at `url`; connects before resolving. */
-export async function createRedisStore(url: string, connectTimeoutMs: number): Promise<OAuthStore> {
-  const client = createClient({ url, socket: { connectTimeout: connectTimeoutMs, reconnectStrategy: (retries: number) => Math.min(retries * 100, 2000) } });
+/**
+ * Redis (node-redis through @keyv/redis's re-export) at `url`. Connecting is bounded by
+ * `operationTimeoutMs` x 10 (at least 5 s) and throws when Redis cannot be reached: the gateway does not
+ * start an authorization server it cannot keep state for. Every later operation has the
+ * `operationTimeoutMs` budget (at least 1 s) and throws past it, which callers answer as "token not
+ * valid right now" (fail closed), never as access; node-redis keeps reconnecting meanwhile.
+ */
+export async function createRedisStore(url: string, operationTimeoutMs: number): Promise<OAuthStore> {
+  const budget = Math.max(operationTimeoutMs, 1000);
+  const client = createClient({ url, disableOfflineQueue: true, socket: { connectTimeout: budget, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) } });
   // Errors surface on the operations that meet them; the event only keeps node-redis from throwing globally.
   client.on('error', () => undefined);
-  await client.connect();
+  const bounded = async <T>(run: () => Promise<T>, ms = budget): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([run(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis operation exceeded ${ms} ms`)), ms)))]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  try {
+    await bounded(() => client.connect(), Math.max(budget * 10, 5000));
+  } catch (error) {
+    client.destroy();
+    throw new Error(`oauth: cannot reach Redis at cache.redisUrl (${(error as Error).message})`);
+  }
   const ttl = (seconds?: number) => (seconds && seconds > 0 ? { EX: Math.ceil(seconds) } : {});
   return {
     kind: 'redis',
-    get: async (key) => (await client.get(PREFIX + key)) ?? undefined,
-    set: async (key, value, ttlSeconds) => void (await client.set(PREFIX + key, value, ttl(ttlSeconds))),
+    get: async (key) => (await bounded(() => client.get(PREFIX + key))) ?? undefined,
+    set: async (key, value, ttlSeconds) => void (await bounded(() => client.set(PREFIX + key, value, ttl(ttlSeconds)))),
     setIfAbsent: async (key, value) => {
-      await client.set(PREFIX + key, value, { NX: true });
-      return (await client.get(PREFIX + key)) ?? value;
+      await bounded(() => client.set(PREFIX + key, value, { NX: true }));
+      return (await bounded(() => client.get(PREFIX + key))) ?? value;
     },
-    delete: async (key) => void (await client.del(PREFIX + key)),
+    delete: async (key) => void (await bounded(() => client.del(PREFIX + key))),
     addToSet: async (key, member, ttlSeconds) => {
-      await client.sAdd(PREFIX + key, member);
+      await bounded(() => client.sAdd(PREFIX + key, member));
       // The set lives as long as its longest-lived member (EXPIRE GT treats "no expiry" as infinite, so compare here).
-      if (ttlSeconds && ttlSeconds > 0 && (await client.ttl(PREFIX + key)) < Math.ceil(ttlSeconds)) await client.expire(PREFIX + key, Math.ceil(ttlSeconds));
+      if (ttlSeconds && ttlSeconds > 0 && (await bounded(() => client.ttl(PREFIX + key))) < Math.ceil(ttlSeconds)) await bounded(() => client.expire(PREFIX + key, Math.ceil(ttlSeconds)));
     },
-    members: async (key) => client.sMembers(PREFIX + key),
+    members: async (key) => bounded(() => client.sMembers(PREFIX + key)),
     close: async () => {
-      await client.quit().catch(() => client.disconnect());
+      // quit() waits for Redis to answer; a Redis that went away never does.
+      await bounded(() => client.quit()).catch(() => client.destroy());
     },
   };
 }
