@@ -202,6 +202,18 @@ describe('sign-in page', () => {
     expect(answers[1]).toBe(answers[0]);
   });
 
+  it('ends the authorization with access_denied after five wrong attempts on one sign-in page', async () => {
+    const { jar, interaction, html } = await openSignIn();
+    for (let i = 1; i < 5; i++) expect((await step(jar, `${interaction}/login`, { csrf: csrfOf(html), key: 'cpz_demo_data', secret: `wrong-${i}` })).status).toBe(401);
+    let response = await step(jar, `${interaction}/login`, { csrf: csrfOf(html), key: 'cpz_demo_data', secret: 'wrong-5' });
+    while (response.headers.get('location')?.startsWith('/') || response.headers.get('location')?.startsWith(h.url)) response = await step(jar, new URL(response.headers.get('location')!, h.url).href);
+    const callback = new URL(response.headers.get('location')!);
+    expect(callback.searchParams.get('error')).toBe('access_denied');
+    expect(callback.searchParams.get('code')).toBeNull();
+    // The right secret no longer helps on that page.
+    expect((await step(jar, `${interaction}/login`, { csrf: csrfOf(html), key: 'cpz_demo_data', secret: 'demo-secret-data' })).status).toBe(400);
+  });
+
   it('refuses a form without the CSRF token, or posted from another origin', async () => {
     const { jar, interaction, html } = await openSignIn();
     expect((await step(jar, `${interaction}/login`, { key: 'cpz_demo_data', secret: 'demo-secret-data' })).status).toBe(403);

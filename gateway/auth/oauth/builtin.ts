@@ -31,6 +31,8 @@ export interface BuiltinDeps {
 const CREDENTIAL_CONTEXT = 'platform-credential';
 const PENDING_CONTEXT = 'pending-sign-in';
 const INTERACTION_PREFIX = '/oauth/interaction/';
+/** Wrong key/secret attempts one sign-in page allows before the authorization request fails. */
+export const MAX_FAILED_SIGN_INS = 5;
 
 interface PendingSignIn {
   accountId: string;
@@ -294,7 +296,12 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
       const headers = { [keyHeader]: key, [secretHeader]: secret };
       const result = await deps.lookupScopes(headers).catch((): ScopeResult => ({ kind: 'unknown', reason: 'error' }));
       if (result.kind === 'unauthorized') {
-        log.info({ client: client.clientId }, 'sign-in refused: credential not accepted');
+        // A sign-in page allows MAX_FAILED_SIGN_INS wrong attempts, then the authorization ends (access_denied):
+        // guessing a secret costs a new authorization request, with its PKCE and registered redirect URI, each few tries.
+        const failures = Number((await store.get(`failed-sign-in:${uid}`)) ?? 0) + 1;
+        await store.set(`failed-sign-in:${uid}`, String(failures), config.interactionTtlSeconds);
+        log.info({ client: client.clientId, failures }, 'sign-in refused: credential not accepted');
+        if (failures >= MAX_FAILED_SIGN_INS) return finish(ctx, { error: 'access_denied', error_description: 'Too many failed sign-in attempts' });
         return again(401, 'The API key or secret is not valid.');
       }
       if (result.kind !== 'scopes') {
