@@ -154,7 +154,7 @@ describe.skipIf(!hasChromium || !hasOpenssl)('OAuth sign-in end to end with real
     metadataServer.listen(0, '127.0.0.1');
     await once(metadataServer, 'listening');
     metadataBase = `https://127.0.0.1:${(metadataServer.address() as AddressInfo).port}`;
-    stack = await startStack({ gateway: { oauth: { mode: 'builtin', clientMetadataDocuments: { allowLoopback: true, caFile: join(dir, 'cert.pem') } } } });
+    stack = await startStack({ platformProxy: true, gateway: { oauth: { mode: 'builtin', clientMetadataDocuments: { allowLoopback: true, caFile: join(dir, 'cert.pem') } } } });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -206,6 +206,11 @@ describe.skipIf(!hasChromium || !hasOpenssl)('OAuth sign-in end to end with real
       expect((await client.call('list_accounts', {})).isError).toBeFalsy();
       // Outside the grant (the key itself holds orders:read): refused by the gateway, not forwarded.
       await expect(client.call('list_orders', {})).rejects.toThrow(/Unknown tool: list_orders/);
+      if (path === '/mcp/compact') {
+        const viaCallTool = await client.call('call_tool', { name: 'list_orders', arguments: {} }).then((r) => ({ refused: r.isError === true, text: JSON.stringify(r) }), (e: Error) => ({ refused: true, text: e.message }));
+        expect(viaCallTool.refused).toBe(true);
+        expect(viaCallTool.text).toMatch(/list_orders/);
+      }
     } finally {
       await client.close();
     }
@@ -231,9 +236,21 @@ describe.skipIf(!hasChromium || !hasOpenssl)('OAuth sign-in end to end with real
     expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
 
-  it('a token for /mcp is refused on /mcp/compact, and no token or secret reaches a log line', async () => {
+  it('a token for /mcp is refused on /mcp/compact, never reaches the platform, and no token or secret reaches a log line', async () => {
     const provider = new MemoryProvider();
     await authorize('v2 (2026-07-28)', `${stack.gatewayUrl}/mcp`, provider, browser);
+    const before = stack.platformProxy!.received.length;
+    const client = await connect('v2 (2026-07-28)', `${stack.gatewayUrl}/mcp`, provider);
+    expect((await client.call('list_accounts', {})).isError).toBeFalsy();
+    await client.close();
+    // What the upstream sent the platform REST API for that call: the wrapped key and secret, no token.
+    const upstreamCalls = stack.platformProxy!.received.slice(before);
+    expect(upstreamCalls.length).toBeGreaterThan(0);
+    for (const call of upstreamCalls) {
+      expect(call.headers.authorization).toBeUndefined();
+      expect(call.headers['x-cpz-key']).toBe('cpz_demo_data');
+    }
+    expect(JSON.stringify(stack.platformProxy!.received)).not.toContain(provider.accessToken);
     const elsewhere = await fetch(`${stack.gatewayUrl}/mcp/compact`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.accessToken}` }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.headers.get('www-authenticate')).toContain('error="invalid_token"');
