@@ -66,8 +66,16 @@ export async function createRedisStore(url: string, operationTimeoutMs: number):
     },
     members: async (key) => bounded(() => client.sMembers(PREFIX + key)),
     close: async () => {
-      // quit() waits for Redis to answer; a Redis that went away never does.
-      await bounded(() => client.quit()).catch(() => client.destroy());
+      // quit() waits for Redis to answer; a Redis that went away never does. destroy() throws once closed.
+      try {
+        await bounded(() => client.quit());
+      } catch {
+        try {
+          client.destroy();
+        } catch {
+          // already closed
+        }
+      }
     },
   };
 }
