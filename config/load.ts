@@ -199,6 +199,10 @@ function nest(path: (string | number)[], value: Json): Json {
 function mergeDeep(base: Json, overlay: Json): Json {
   if (Array.isArray(overlay)) {
     if (!Array.isArray(base)) return overlay.filter((v) => v !== undefined);
+    // A dense list of scalars (oauth.scopes, allowedOrigins) replaces the base list, as documented; only a
+    // sparse overlay (GATEWAY_UPSTREAMS_1_URL) or one holding objects (upstreams) merges element-wise.
+    const sparse = Object.keys(overlay).length !== overlay.length || overlay.includes(undefined as never);
+    if (!sparse && !overlay.some((v) => isObject(v))) return overlay;
     const length = Math.max(base.length, overlay.length);
     return Array.from({ length }, (_, i) => (i in overlay && overlay[i] !== undefined ? mergeDeep(base[i] ?? null, overlay[i]!) : base[i]!));
   }

@@ -84,6 +84,8 @@ describe('loadConfig', () => {
     const reference = loadConfig({ env: {} });
     expect(reference.oauth).toMatchObject({ mode: 'builtin', accessTokenTtlSeconds: 3600, refreshTokenTtlSeconds: 2592000 });
     expect(reference.oauth.scopes).toHaveLength(18);
+    // A list of scalars replaces the file's list (it used to keep the file's tail past the override's length).
+    expect(loadConfig({ env: {}, overrides: { oauth: { scopes: ['a:read'] } } }).oauth.scopes).toEqual(['a:read']);
     expect(loadConfig({ env: { GATEWAY_TOKEN_SECRET: 's'.repeat(32) } }).oauth.tokenSecret).toBe('s'.repeat(32));
     expect(() => loadConfig({ env: { GATEWAY_TOKEN_SECRET: 'short' } })).toThrow(/oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_OAUTH_TOKEN_SECRET\)/);
     expect(() => loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external' } })).toThrow(/oauth\.external\.issuer: required when oauth\.mode is external/);
