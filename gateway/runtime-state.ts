@@ -8,6 +8,7 @@ import type { OutputValidator } from './checks/output-check.ts';
 import type { ScopeCache } from './auth/scope-cache.ts';
 import type { SearchIndexCache } from './catalog/search-index-cache.ts';
 import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
+import type { OAuth } from './auth/oauth/index.ts';
 
 export type { UpstreamRuntime } from './catalog/upstream-set.ts';
 
@@ -33,4 +34,6 @@ export interface GatewayRuntime {
   readonly searchIndexes: SearchIndexCache;
   /** Forwarded 2025-era calls in flight, for `notifications/cancelled` arriving in a POST of its own. */
   readonly inflightCalls: InflightCalls;
+  /** MCP authorization (`oauth.mode` builtin or external), set by Runtime.startOAuth once the issuer URL is known. */
+  oauth?: OAuth;
 }

@@ -11,6 +11,12 @@ export interface Credential {
   headers: Readonly<Record<string, string>>;
   /** Hex SHA-256 over the credential headers; the only form of the credential that is stored. */
   digest: string;
+  /**
+   * From an OAuth access token (gateway/auth/oauth/credential.ts): the scopes it grants. The caller's
+   * effective scopes are the credential's own (scope endpoint) intersected with these, or these alone
+   * when `replacesLookup` (an external identity provider's token: no lookup at all).
+   */
+  granted?: { scopes: readonly string[]; replacesLookup: boolean };
 }
 
 /**

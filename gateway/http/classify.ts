@@ -39,6 +39,8 @@ export interface PostDescription {
   readonly cancellations: readonly Cancellation[];
   /** Answering needs the caller's scopes (the surface's rule): looked up at the edge for its 401. */
   readonly needsScopes: boolean;
+  /** The tool a single tools/call names (any revision): the OAuth step-up rule reads it (mcp-endpoint.ts). */
+  readonly toolCall?: { readonly name: string };
   /** A single tools/call claiming a served 2026-07-28 revision in `_meta`: its headers are checked. */
   readonly paramHeaderCheck?: ParamHeaderCheck;
   /** The request when the fast path may answer it exactly as the SDK would (fast-path.ts). */
@@ -66,6 +68,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surfac
     batchRefused: batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES,
     cancellations: messages.flatMap(cancellationOf),
     needsScopes: messages.some((m) => surface.needsScopes(m as RpcMessage)),
+    toolCall: single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string' ? { name: (single.params as { name: string }).name } : undefined,
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
     plain: !batch ? plainRequest(body, headers) : undefined,
   };

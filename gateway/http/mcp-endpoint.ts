@@ -12,7 +12,9 @@ import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
 import type { Surface } from '../mcp/types.ts';
-import { protectedResourceMetadataUrl } from './protected-resource.ts';
+import { baseUrl, protectedResourceMetadataUrl } from './protected-resource.ts';
+import { bearerCredential } from '../auth/oauth/credential.ts';
+import { isVisible } from '../policy/visibility.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
@@ -40,10 +42,15 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   return async (ctx) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
     if (!isJsonContentType(ctx.get('content-type'))) return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
-    const credential = extractCredential(ctx.req.headers, config.credentials);
+    let credential = extractCredential(ctx.req.headers, { ...config.credentials, bearer: config.credentials.bearer || runtime.oauth !== undefined });
     if (!credential) {
-      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer ? ', or Authorization: Bearer <token>' : ''}`;
+      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || runtime.oauth ? ', or Authorization: Bearer <token>' : ''}`;
       return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
+    }
+    if (runtime.oauth && credential.headers.authorization) {
+      const outcome = await bearerCredential(runtime.oauth, credential, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer);
+      if (outcome.kind === 'invalid') return challenge(ctx, runtime, surface, `Unauthorized: ${outcome.description}`, 'invalid_token');
+      if (outcome.kind === 'credential') credential = outcome.credential;
     }
     const authenticated = authenticatedRequest(credential, ctx.state.requestId as string, runtime.scopes);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
@@ -56,6 +63,14 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${post.revision}`);
     }
     for (const cancellation of post.cancellations) cancelInFlight(runtime, authenticated, cancellation);
+    if (post.toolCall && runtime.oauth?.insufficientScope && credential.granted) {
+      const needed = await scopesNeeded(runtime, authenticated, post.toolCall.name);
+      if (needed) {
+        refuse();
+        ctx.set('www-authenticate', `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${protectedResourceMetadataUrl(config, ctx, surface.path)}"`);
+        return rejectAtEdge(ctx, 'insufficient_scope', `Forbidden: the access token lacks the scope this tool needs (one of: ${needed.join(', ')})`, post.id);
+      }
+    }
     if (post.paramHeaderCheck) {
       const mismatch = await paramHeaderRejection(runtime, surface, authenticated, post.paramHeaderCheck, (name) => headerValue(ctx, name));
       if (mismatch) {
@@ -91,6 +106,19 @@ async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, r
   const tool = catalog?.byName.get(call.name) ?? catalog?.withheld?.get(call.name);
   const scan = tool && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
   return scan?.valid && scan.headers.length ? paramHeaderMismatch(scan.headers, call.arguments, header) : undefined;
+}
+
+/**
+ * Step-up (MCP 2026-07-28 authorization "Scope Challenge Handling", RFC 6750 §3.1), only with
+ * `oauth.external.insufficientScope`: a tools/call of a catalogue tool that the OAuth token's scopes do
+ * not reach gets 403 naming the scopes that would (any one suffices). Off by default, because it tells
+ * the caller that a hidden tool exists. Returns those scopes, or undefined to let the call go on.
+ */
+async function scopesNeeded(runtime: GatewayRuntime, request: AuthenticatedRequest, name: string): Promise<string[] | undefined> {
+  const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
+  const tool = catalog?.byName.get(name);
+  if (!tool || isVisible(tool, request.credential.granted!.scopes)) return undefined;
+  return [...tool.requiredScopes];
 }
 
 /** A 2025-era `notifications/cancelled` (its own POST): aborts the forwarded call it names, if unambiguous. */

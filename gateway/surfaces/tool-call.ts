@@ -3,7 +3,7 @@ import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../errors.ts';
 import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
-import { directCallAllowed, directCallNeedsScopes, visibleToolNamed } from '../policy/visibility.ts';
+import { directCallAllowed, directCallNeedsScopes, hiddenToolCallsFor, visibleToolNamed } from '../policy/visibility.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
@@ -67,10 +67,11 @@ export const NEAREST_LIMIT = 5;
  * {@link nearestVisibleNames}; a tool of an upstream that is down answers isError). A tool the caller
  * cannot see is what `policy.hiddenToolCalls` says (policy/visibility.ts): `forward` (the default) sends
  * it to the upstream without a scope lookup, whose platform decides for this credential; `refuse`
- * looks the caller's scopes up and answers it exactly as an unknown tool.
+ * looks the caller's scopes up and answers it exactly as an unknown tool. An OAuth caller always gets
+ * `refuse` ({@link hiddenToolCallsFor}).
  */
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer> {
-  const setting = d.runtime.config.policy.hiddenToolCalls;
+  const setting = hiddenToolCallsFor(d.runtime.config.policy.hiddenToolCalls, d.caller.credential.granted !== undefined);
   const catalog = await d.caller.catalog();
   const found = catalog.byName.get(name) ?? catalog.withheld?.get(name);
   const scopes = found && directCallNeedsScopes(setting) ? (await d.caller.visible()).scopes : 'unknown';
