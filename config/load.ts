@@ -77,11 +77,14 @@ function readYaml(path: string): Json {
 /**
  * Applies the derived rules the schema cannot express: `${VAR}` interpolation in upstream url, command,
  * args, env, cwd and headers, and in oauth.external.credentialHeaders; the URL's syntax after it; unique upstream names free of the naming
- * separator (so `<upstream><separator>` is an unambiguous prefix); redis selection.
+ * separator (so `<upstream><separator>` is an unambiguous prefix); redis selection; server.headersTimeoutMs
+ * at most server.requestTimeoutMs.
  */
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
   if (config.cache.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when cache.store is redis');
+  // Node refuses a headersTimeout longer than requestTimeout (both bound receiving the request).
+  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) throw new ConfigError('server.headersTimeoutMs', 'must not exceed server.requestTimeoutMs');
   const names = new Set<string>();
   const separator = config.naming.separator;
   config.upstreams.forEach((upstream, index) => {
