@@ -12,12 +12,14 @@ export type ErrorKind =
   | 'header_mismatch'
   | 'method_not_found'
   | 'invalid_arguments'
+  | 'params_over_limit'
   | 'unknown_tool'
   | 'unauthorized'
   | 'forbidden_origin'
   | 'forbidden_host'
   | 'insufficient_scope'
   | 'payload_too_large'
+  | 'not_found'
   | 'unsupported_media_type'
   | 'scope_denied'
   | 'call_directly'
@@ -53,6 +55,8 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     case 'header_mismatch': return { code: -32020, httpStatus: 400, blame: 'client' };
     case 'method_not_found': return { code: -32601, httpStatus: 404, blame: 'client' };
     case 'invalid_arguments': return { code: -32602, httpStatus: 200, blame: 'client' };
+    // A request's params over an input limit (limits.*), refused at the edge before dispatch.
+    case 'params_over_limit': return { code: -32602, httpStatus: 400, blame: 'client' };
     case 'unknown_tool': return { code: -32602, httpStatus: 200, blame: 'client' };
     case 'unauthorized': return { code: -32001, httpStatus: 401, blame: 'client' };
     case 'forbidden_origin': return { code: -32000, httpStatus: 403, blame: 'client' };
@@ -60,6 +64,7 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     // RFC 6750 §3.1 / MCP 2026-07-28 authorization "Runtime Insufficient Scope Errors" (oauth.external.insufficientScope).
     case 'insufficient_scope': return { code: -32001, httpStatus: 403, blame: 'client' };
     case 'payload_too_large': return { code: -32000, httpStatus: 413, blame: 'client' };
+    case 'not_found': return { code: -32000, httpStatus: 404, blame: 'client' };
     case 'unsupported_media_type': return { code: -32000, httpStatus: 415, blame: 'client' };
     case 'scope_denied': return { code: -32602, httpStatus: 200, blame: 'client' };
     case 'call_directly': return { code: -32602, httpStatus: 200, blame: 'client' };

@@ -1,4 +1,5 @@
-import { createServer, type Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
+import { createGatewayServer } from './http/node-server.ts';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { GatewayConfig } from '../config/load.ts';
@@ -32,7 +33,7 @@ export interface RunningGateway {
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
   const runtime = createRuntime(config, options);
   const { log } = runtime.state;
-  const server = createServer(runtime.listener);
+  const server = createGatewayServer(config, runtime.listener);
   let metricsServer: HttpServer | undefined;
   try {
     await listen(server, config.listen.port, config.listen.host);
@@ -96,7 +97,7 @@ async function startMetricsListener(runtime: GatewayRuntime, config: GatewayConf
   const app = new Koa();
   const route = metricsRoute(runtime);
   app.use(async (ctx, next) => (ctx.path === '/metrics' ? route(ctx, next) : undefined));
-  const server = createServer(app.callback());
+  const server = createGatewayServer(config, app.callback());
   await listen(server, config.metrics.port!, config.listen.host);
   return server;
 }

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { MODERN_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
 import type { RpcMessage, Surface } from '../mcp/types.ts';
+import { breachIsInParams, breachIsInToolArguments, findLimitBreach, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
 
 /** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
 const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
@@ -27,6 +28,17 @@ export interface ParamHeaderCheck {
 export interface PostDescription {
   /** The parsed body, handed on to the SDK unchanged. */
   readonly body: unknown;
+  /**
+   * Why the body cannot be a JSON-RPC request at all (a scalar, null, an empty array): JSON-RPC 2.0 §5.1
+   * Invalid Request (-32600), never a parse error, since it is valid JSON.
+   */
+  readonly notARequest?: string;
+  /**
+   * The first input limit the body breaks (checks/input-limits.ts), and whether inside a single request's
+   * params (-32602) or not (-32600). Inside a tools/call's `arguments` a breach is the call's to answer
+   * (an isError invalid-arguments result), so it is not reported here; the rest of the request still is.
+   */
+  readonly limitBreach?: { readonly breach: LimitBreach; readonly inParams: boolean };
   readonly batch: boolean;
   readonly messages: readonly Record<string, unknown>[];
   readonly methods: readonly unknown[];
@@ -48,11 +60,14 @@ export interface PostDescription {
 }
 
 /**
- * Classifies a parsed POST body once, with its headers, for `surface`: batching, cancellations, the
- * `Mcp-Param-*` check inputs, whether scopes are needed, fast-path eligibility.
+ * Classifies a parsed POST body once, with its headers, for `surface`: whether it can be a request at
+ * all, the input limit it breaks (`limits`), batching, cancellations, the `Mcp-Param-*` check inputs,
+ * whether scopes are needed, fast-path eligibility.
  */
-export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surface: Surface): PostDescription {
+export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surface: Surface, limits: InputLimits): PostDescription {
   const batch = Array.isArray(body);
+  const notARequest = body === null || typeof body !== 'object' ? `a JSON ${body === null ? 'null' : typeof body}` : batch && body.length === 0 ? 'an empty array' : undefined;
+  const breach = notARequest ? undefined : edgeLimitBreach(body as object, limits);
   const list: unknown[] = batch ? body : [body];
   const messages = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object' && !Array.isArray(m));
   const revision = typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : '';
@@ -60,6 +75,8 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surfac
   const rawId = single?.id;
   return {
     body,
+    ...(notARequest ? { notARequest } : {}),
+    ...(breach ? { limitBreach: { breach, inParams: !batch && breachIsInParams(breach) } } : {}),
     batch,
     messages,
     methods: messages.map((m) => m.method),
@@ -72,6 +89,13 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surfac
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
     plain: !batch ? plainRequest(body, headers) : undefined,
   };
+}
+
+function edgeLimitBreach(body: object, limits: InputLimits): LimitBreach | undefined {
+  const breach = findLimitBreach(body, limits);
+  if (!breach || !breachIsInToolArguments(body, breach)) return breach;
+  const call = body as { params: Record<string, unknown> };
+  return findLimitBreach({ ...call, params: { ...call.params, arguments: {} } }, limits);
 }
 
 function cancellationOf(message: Record<string, unknown>): Cancellation[] {

@@ -17,6 +17,7 @@ import { bearerCredential } from '../auth/oauth/credential.ts';
 import { isVisible } from '../policy/visibility.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
+import { describeBreach } from '../checks/input-limits.ts';
 
 /**
  * The MCP endpoint of one surface, mounted in Koa: POST is checked at the edge and handed to the
@@ -38,7 +39,8 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     maxRequestBodySize: config.limits.bodyBytes,
     onerror: (error) => log.error({ err: error.message, surface: surface.name }, 'MCP handler failed'),
   });
-  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8' });
+  // Not strict: a scalar body is valid JSON, which JSON-RPC 2.0 §5.1 answers -32600 (Invalid Request), not -32700.
+  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8', jsonStrict: false });
   return async (ctx) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
     if (!isJsonContentType(ctx.get('content-type'))) return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
@@ -55,9 +57,15 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     const authenticated = authenticatedRequest(credential, ctx.state.requestId as string, runtime.scopes);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
     if (body === undefined) return;
-    const post = classifyPost(body, ctx.req.headers, surface);
+    const post = classifyPost(body, ctx.req.headers, surface, config.limits);
     // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts).
     const refuse = () => countMessages(metrics, surface.name, post.messages, 'error');
+    if (post.notARequest) return rejectAtEdge(ctx, 'invalid_request', `Invalid Request: the body is ${post.notARequest}, not a JSON-RPC request object`);
+    if (post.limitBreach) {
+      refuse();
+      const { breach, inParams } = post.limitBreach;
+      return rejectAtEdge(ctx, inParams ? 'params_over_limit' : 'invalid_request', `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeBreach(breach)}`, post.id);
+    }
     if (post.batchRefused) {
       refuse();
       return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${post.revision}`);
@@ -134,6 +142,9 @@ function headerValue(ctx: Context, name: string): string | undefined {
 
 type NodeHandler = ReturnType<typeof toNodeHandler>;
 
+/** The content codings the body parser decodes (co-body's inflation); `limits.bodyBytes` bounds the decoded body. */
+const SUPPORTED_CODINGS = 'gzip, deflate, br, identity';
+
 async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: AuthInfo): Promise<void> {
   ctx.respond = false;
   const req = ctx.req as IncomingMessage & { auth?: AuthInfo };
@@ -142,8 +153,9 @@ async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: A
 }
 
 /**
- * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 400/-32700 for a
- * body that is not JSON, empty ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received").
+ * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 415 for a
+ * Content-Encoding other than {@link SUPPORTED_CODINGS}, 400/-32700 for a body that is not JSON, empty
+ * ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received"). Any JSON value is returned, scalars too.
  */
 async function readBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
   try {
@@ -157,7 +169,11 @@ async function readBody(ctx: Context, parseJson: Middleware, limit: number): Pro
   } catch (error) {
     const status = (error as { status?: number }).status;
     if (status === 413) rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);
-    else rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not a JSON object or array');
+    else if (status === 415) {
+      // RFC 9110 §15.5.16: an unsupported content coding is 415, naming the codings that are accepted.
+      ctx.set('accept-encoding', SUPPORTED_CODINGS);
+      rejectAtEdge(ctx, 'unsupported_media_type', `Unsupported Media Type: Content-Encoding "${ctx.get('content-encoding')}" is not supported; send ${SUPPORTED_CODINGS}`);
+    } else rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
     return undefined;
   }
 }

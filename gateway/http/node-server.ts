@@ -1,4 +1,4 @@
-import { createServer, STATUS_CODES, type RequestListener, type Server } from 'node:http';
+import { createServer, STATUS_CODES, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { GatewayConfig } from '../../config/types.ts';
 
@@ -24,8 +24,16 @@ export function createGatewayServer(config: GatewayConfig, listener: RequestList
   );
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    // A socket that is already answering (or gone) cannot take a second response.
-    if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) return void socket.destroy();
+    if (!socket.writable) return void socket.destroy();
+    // Headers read and a response begun (a body that trickles past requestTimeout): answer through it, once.
+    const response = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+    if (response) {
+      if (response.headersSent) return void socket.destroy();
+      const raw = clientErrorResponse(error.code, config.limits.headerBytes);
+      const status = Number(raw.slice(9, 12));
+      response.writeHead(status, { 'content-type': 'application/json', connection: 'close' }).end(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+      return;
+    }
     socket.end(clientErrorResponse(error.code, config.limits.headerBytes));
   });
   return server;

@@ -4,6 +4,7 @@ import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../error
 import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
 import { directCallAllowed, directCallNeedsScopes, hiddenToolCallsFor, visibleToolNamed } from '../policy/visibility.ts';
+import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
@@ -15,6 +16,8 @@ export type { ToolCallAnswer } from '../mcp/types.ts';
  * `tool.upstreamName`: the exposed name is looked up, never split) with the caller's credential,
  * `_meta`, progress, logs, cancellation, multi-round-trip fields and the tool's `Mcp-Param-*` headers
  * (forwarding.ts), then checks the result against the tool's outputSchema.
+ * Arguments over an input limit (`limits.jsonDepth`/`stringLength`/`arrayLength`, counted from the
+ * arguments object) are an isError "invalid arguments" result, and nothing is sent.
  * Execution failures (timeout, upstream down, 5xx, a refused credential) come back as isError results;
  * a JSON-RPC error the upstream answered (unknown tool, invalid params, -32021) is rethrown unchanged;
  * an `input_required` answer is relayed as it is (nothing to check yet). No scope lookup happens here:
@@ -26,6 +29,12 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
   const started = performance.now();
   const labels = { endpoint: d.surface.name, tool: tool.name, via };
   let result: CallToolResult;
+  const breach = args ? findLimitBreach(args, d.runtime.config.limits, via === 'call_tool' ? ['arguments', 'arguments'] : ['arguments']) : undefined;
+  if (breach) {
+    // Nothing was sent: the caller's input broke a limit (limits.*), which the model can correct.
+    metrics.toolCalls.inc({ ...labels, outcome: 'invalid_arguments' });
+    return toolErrorResult('invalid_arguments', `Invalid arguments for ${tool.name}: ${describeBreach(breach)}.`);
+  }
   try {
     const upstream = d.caller.upstream(tool.upstream).client;
     const raw = await forward(d, upstream, 'tools/call', { name: tool.upstreamName, arguments: args ?? {} }, tool.definition);
