@@ -8,10 +8,11 @@ import {
 import { createCaller } from '../policy/caller.ts';
 import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
-import { forward, forwardError } from '../upstream/forwarding.ts';
+import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
 import { CACHE_HINTS, GATEWAY_SERVER_INFO } from './wire.ts';
 import { dispatchRecordOf } from './message-metrics.ts';
+import { mergeExtensions } from '../catalog/extensions.ts';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { DispatchContext, ProjectCallToolResult, Surface } from './types.ts';
@@ -52,14 +53,17 @@ const ARMS: { [M in GatewayMethod]: Arm<M> } = {
 
 /**
  * A prompt, resource or completion request sent to the upstream that owns it (upstream-set.ts routing);
- * failures become JSON-RPC errors (these methods have no isError form), the upstream's own unchanged.
+ * failures become JSON-RPC errors (these methods have no isError form), the upstream's own as the
+ * caller's revision names them (forwardFailure: error-translation.ts).
  */
 async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const route = await d.caller.route(method, params);
   try {
     return await forward(d, route.upstream.client, method, route.params);
   } catch (error) {
-    throw forwardError(error, route.upstream.client.name);
+    const failure = forwardFailure(d, method, error, route.upstream.client.name);
+    if ('result' in failure) return failure.result as unknown as Record<string, unknown>;
+    throw failure.error;
   }
 }
 
@@ -166,12 +170,16 @@ function noCursor(params: { cursor?: string } | undefined): void {
  * subscriptions/listen; stateless legacy callers have no stream. `resources.subscribe` is advertised to
  * legacy callers when an upstream declares it (resources/subscribe is forwarded); on 2026-07-28 it would
  * promise `resourceSubscriptions` on subscriptions/listen, which the gateway does not relay.
+ * `extensions`: the upstreams' declared extensions merged (catalog/extensions.ts), minus those whose
+ * methods the gateway does not route; the same on both eras (initialize and server/discover).
  */
 function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy'): ServerCapabilities {
   const up = info?.capabilities ?? {};
   const listChanged = (flag: boolean | undefined) => (era === 'modern' && flag === true ? { listChanged: true } : {});
   const subscribe = era === 'legacy' && up.resources?.subscribe === true ? { subscribe: true } : {};
+  const { extensions } = mergeExtensions([{ upstream: 'upstreams', extensions: up.extensions }]);
   return {
+    ...(Object.keys(extensions).length ? { extensions: extensions as ServerCapabilities['extensions'] } : {}),
     tools: listChanged(up.tools?.listChanged),
     ...(up.resources ? { resources: { ...subscribe, ...listChanged(up.resources.listChanged) } } : {}),
     ...(up.prompts ? { prompts: listChanged(up.prompts.listChanged) } : {}),

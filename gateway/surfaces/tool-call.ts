@@ -1,7 +1,7 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../errors.ts';
-import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
+import { forward, forwardFailure, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
 import { directCallAllowed, directCallNeedsScopes, hiddenToolCallsFor, visibleToolNamed } from '../policy/visibility.ts';
 import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
@@ -46,8 +46,13 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
   } catch (error) {
     const failure = classifyUpstreamFailure(error, tool.upstream);
     if (failure.kind === 'upstream_rejected') {
+      const relayed = forwardFailure(d, 'tools/call', error, tool.upstream);
+      if ('result' in relayed) {
+        metrics.toolCalls.inc({ ...labels, outcome: 'input_required' });
+        return relayed.result as unknown as InputRequiredResult;
+      }
       metrics.toolCalls.inc({ ...labels, outcome: failure.code === -32602 ? 'invalid_arguments' : 'is_error' });
-      throw forwardError(error, tool.upstream);
+      throw relayed.error;
     }
     metrics.toolCalls.inc({ ...labels, outcome: 'is_error' });
     if (failure.kind === 'cancelled') d.log.info({ tool: tool.name, upstream: tool.upstream }, 'tools/call cancelled by the caller');

@@ -1,5 +1,6 @@
 import {
   Client,
+  ProtocolError,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
@@ -61,6 +62,23 @@ export interface ForwardOptions extends OnBehalfOf {
   allowInputRequired?: boolean;
 }
 
+/**
+ * Records the error code of each JSON-RPC error response as it arrives, in the forward's own scope:
+ * the SDK client rebuilds a `-32002 { uri }` (2025-11-25 resource not found) as its ResourceNotFoundError,
+ * whose code is -32602, and the gateway must relay the upstream's code for the caller's revision
+ * (mcp/error-translation.ts), not the client's normalisation.
+ */
+function keepWireErrorCodes(transport: Transport): void {
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const error = (message as { error?: { code?: unknown } }).error;
+    if (error && typeof error.code === 'number') {
+      const scope = forwardScope.getStore();
+      if (scope) scope.wireErrorCode = error.code;
+    }
+    onmessage?.(message, extra);
+  };
+}
 
 type ListChanged = (method: ListMethod) => void;
 
@@ -205,7 +223,8 @@ export class UpstreamClient {
     const started = performance.now();
     try {
       // The whole send, connect and session lookup included, runs on behalf of the caller it names.
-      return await forwardScope.run(options, () => this.sendOnce(method, params, options, true));
+      // A copy per send: its response's raw error code is recorded on it (keepWireErrorCodes).
+      return await forwardScope.run({ ...options }, () => this.sendOnce(method, params, options, true));
     } catch (error) {
       const failure = classifyUpstreamFailure(error, this.name);
       // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent
@@ -237,6 +256,10 @@ export class UpstreamClient {
       // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
       // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
       // refused before it ran, so sending it again is safe.
+      const wireCode = forwardScope.getStore()?.wireErrorCode;
+      if (wireCode !== undefined && error instanceof ProtocolError && error.code !== wireCode) {
+        throw new ProtocolError(wireCode, error.message, error.data);
+      }
       if (info.sessionful && retrySession && error instanceof SdkHttpError && (error.status === 404 || error.status === 400)) {
         this.sessions.delete(this.sessionKey());
         this.log.info({ upstream: this.name, status: error.status }, 'upstream forgot the session; opening a new one');
@@ -270,6 +293,7 @@ export class UpstreamClient {
       await client.close().catch(() => {});
       throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
     }
+    keepWireErrorCodes(transport);
     const sessionful = transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined;
     const info: UpstreamInfo = {
       era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
@@ -319,9 +343,11 @@ export class UpstreamClient {
     let client = this.sessions.get(key);
     if (!client) {
       const fresh = this.newClient();
+      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
       client = fresh
-        .connect(new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch }), { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) })
+        .connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) })
         .then(() => {
+          keepWireErrorCodes(transport);
           this.watchListChanges(fresh, this.info!);
           this.watchStreams(fresh);
           return fresh;

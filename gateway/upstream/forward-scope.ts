@@ -17,6 +17,8 @@ export interface OnBehalfOf {
 export interface ForwardScope extends OnBehalfOf {
   /** Log messages (`notifications/message`) the upstream sends on this request's response stream. */
   onlog?: (message: LoggingMessageNotificationParams) => void;
+  /** The JSON-RPC error code of this request's response as the upstream sent it (client.ts keepWireErrorCodes). */
+  wireErrorCode?: number;
 }
 
 /**

@@ -5,6 +5,7 @@ import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
+import { translateUpstreamError, type InputRequired, type TranslationContext } from '../mcp/error-translation.ts';
 
 /** Cache hints are kept for modern callers only. */
 const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];
@@ -140,11 +141,35 @@ export function isInputRequired(result: Record<string, unknown>): boolean {
 
 /**
  * The error for a failed forward: a JSON-RPC error the upstream answered passes through with its code,
- * message and data unchanged (a -32021's `requiredCapabilities` describes the caller's own capabilities,
- * since those are what was forwarded); a failure to reach the upstream is ours (-32603, kind in data).
+ * message and data (a -32021's `requiredCapabilities` describes the caller's own capabilities, since
+ * those are what was forwarded), translated for the caller's revision when `caller` is given
+ * (mcp/error-translation.ts: -32002 -> -32602 for 2026-07-28, ...); a failure to reach the upstream is
+ * ours (-32603, kind in data).
  */
-export function forwardError(error: unknown, upstream: string): GatewayError | RelayedUpstreamError {
+export function forwardError(error: unknown, upstream: string, caller?: { d: DispatchContext; method: string }): GatewayError | RelayedUpstreamError {
   const failure = classifyUpstreamFailure(error, upstream);
-  if (failure.kind === 'upstream_rejected') return new RelayedUpstreamError(upstream, failure.code!, failure.message, failure.data);
-  return new GatewayError(failure.kind, failure.message, { upstream });
+  if (failure.kind !== 'upstream_rejected') return new GatewayError(failure.kind, failure.message, { upstream });
+  const upstreamError = { code: failure.code!, message: failure.message, data: failure.data };
+  const translated = caller ? translateUpstreamError(upstreamError, translationContext(caller.d, caller.method)) : undefined;
+  if (translated?.kind === 'error') return new RelayedUpstreamError(upstream, translated.error.code, translated.error.message, translated.error.data);
+  return new RelayedUpstreamError(upstream, upstreamError.code, upstreamError.message, upstreamError.data);
+}
+
+/**
+ * A failed forward as the caller receives it, by the caller's revision (mcp/error-translation.ts): the
+ * error to throw, or, for an upstream's -32042 to a 2026-07-28 caller on an MRTR method, the in-band
+ * URL elicitation to answer instead.
+ */
+export function forwardFailure(d: DispatchContext, method: string, error: unknown, upstream: string): { error: GatewayError | RelayedUpstreamError } | { result: InputRequired } {
+  const failure = classifyUpstreamFailure(error, upstream);
+  if (failure.kind === 'upstream_rejected') {
+    const translated = translateUpstreamError({ code: failure.code!, message: failure.message, data: failure.data }, translationContext(d, method));
+    if (translated.kind === 'input_required') return { result: translated.result };
+  }
+  return { error: forwardError(error, upstream, { d, method }) };
+}
+
+function translationContext(d: DispatchContext, method: string): TranslationContext {
+  const capabilities = (d.request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+  return { era: d.caller.era, method, clientCapabilities: typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : undefined };
 }
