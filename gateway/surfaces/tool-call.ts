@@ -5,6 +5,7 @@ import { forward, forwardFailure, isInputRequired } from '../upstream/forwarding
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
 import { directCallAllowed, directCallNeedsScopes, hiddenToolCallsFor, visibleToolNamed } from '../policy/visibility.ts';
 import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
+import { isAppOnlyTool } from '../catalog/extensions.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
@@ -110,7 +111,11 @@ async function nearestVisibleNames(d: DispatchContext, name: string): Promise<st
     const visible = await d.caller.visibleIfCached();
     if (!visible) return [];
     const index = await d.runtime.searchIndexes.get(visible.catalog);
-    const allowed = (n: string) => visibleToolNamed(visible.catalog, visible.scopes, n) !== undefined;
+    // A hint reaches the model: never an app-only tool (MCP Apps), as search_tools never returns one.
+    const allowed = (n: string) => {
+      const tool = visibleToolNamed(visible.catalog, visible.scopes, n);
+      return tool !== undefined && !isAppOnlyTool(tool.definition);
+    };
     return index.nearestNames(name, { limit: NEAREST_LIMIT, filter: allowed });
   } catch (error) {
     d.log.warn({ err: (error as Error).message }, 'no nearest names for an unknown tool');
