@@ -9,6 +9,7 @@ import type { ScopeCache } from './auth/scope-cache.ts';
 import type { SearchIndexCache } from './catalog/search-index-cache.ts';
 import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
 import type { OAuth } from './auth/oauth/index.ts';
+import type { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
 
 export type { UpstreamRuntime } from './catalog/upstream-set.ts';
 
@@ -36,4 +37,6 @@ export interface GatewayRuntime {
   readonly inflightCalls: InflightCalls;
   /** MCP authorization (`oauth.mode` builtin or external), set by Runtime.startOAuth once the issuer URL is known. */
   oauth?: OAuth;
+  /** Upstream resource subscriptions held for 2026-07-28 callers' `subscriptions/listen` streams. */
+  readonly resourceSubscriptions: ResourceSubscriptionRelay;
 }

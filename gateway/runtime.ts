@@ -10,6 +10,7 @@ import { CatalogCache } from './catalog/catalog-cache.ts';
 import { ListingCache } from './catalog/listing.ts';
 import { SearchIndexCache } from './catalog/search-index-cache.ts';
 import { UpstreamSet } from './catalog/upstream-set.ts';
+import { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
 import { InputValidator } from './checks/input-check.ts';
 import { OutputValidator } from './checks/output-check.ts';
 import { createApp, type McpMount } from './http/app.ts';
@@ -95,18 +96,30 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     const shared = config.cache.store === 'redis' ? store(`catalog:${upstreamConfig.name}`, 24 * 3600_000, config.cache.maxEntries) : undefined;
     return { client, catalog: new CatalogCache(client, config.cache, metrics, log, shared) };
   });
+  const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log);
   const state: GatewayRuntime = {
     config,
     log,
     metrics,
     upstreams,
-    upstreamSet: new UpstreamSet(upstreams, config.naming.separator, log),
+    upstreamSet,
     scopes: new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log),
     outputs: new OutputValidator(metrics, log),
     listings: new ListingCache(),
     inputs: new InputValidator(log),
     searchIndexes: new SearchIndexCache(log, config.upstreams),
     inflightCalls: new InflightCalls(log),
+    // Held per URI at the upstream that owns it; its updates go to every surface's listen streams.
+    resourceSubscriptions: new ResourceSubscriptionRelay(
+      async (uri, onUpdated) => {
+        const route = await upstreamSet.route('resources/read', { uri }).catch(() => undefined);
+        return route?.upstream.client.watchResource(uri, onUpdated);
+      },
+      (uri) => {
+        for (const { handler } of mounts) handler.notify.resourceUpdated(uri);
+      },
+      log,
+    ),
   };
 
   const served = (options.surfaces ?? defaultSurfaces).filter((s) => s.name !== 'compact' || config.compact.enabled);
@@ -156,6 +169,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   async function closeAll(): Promise<void> {
     try {
       await Promise.allSettled(mounts.map((m) => m.handler.close()));
+      await state.resourceSubscriptions.close();
       await Promise.allSettled(upstreams.flatMap((u) => [u.catalog.close(), u.client.close()]));
       await state.scopes.close();
       await state.oauth?.close();

@@ -83,7 +83,8 @@ export class UpstreamSet {
     if (Object.keys(extensions).length) capabilities.extensions = extensions as ServerCapabilities['extensions'];
     const sections = infos.filter(({ info }) => info!.instructions).map(({ name, info }) => `## ${name}\n${info!.instructions}`);
     const intro = `Tools and prompts of ${infos.length} MCP servers, named ${namingHint(this.naming)}.`;
-    return { era: 'modern', sessionful: false, capabilities, instructions: [intro, ...sections].join('\n\n') };
+    const resourceUpdates = infos.some(({ info }) => info!.resourceUpdates === true);
+    return { era: 'modern', sessionful: false, capabilities, instructions: [intro, ...sections].join('\n\n'), resourceUpdates };
   }
 
   /**

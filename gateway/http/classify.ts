@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { MODERN_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
 import type { RpcMessage, Surface } from '../mcp/types.ts';
+import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
 import { breachIsInParams, breachIsInToolArguments, findLimitBreach, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
 
 /** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
@@ -55,6 +56,8 @@ export interface PostDescription {
   readonly toolCall?: { readonly name: string };
   /** A single tools/call claiming a served 2026-07-28 revision in `_meta`: its headers are checked. */
   readonly paramHeaderCheck?: ParamHeaderCheck;
+  /** The URIs a single 2026-07-28 `subscriptions/listen` asks updates for (`resourceSubscriptions`), held while its stream is open. */
+  readonly resourceSubscriptions: readonly string[];
   /** The request when the fast path may answer it exactly as the SDK would (fast-path.ts). */
   readonly plain?: PlainRequest;
 }
@@ -87,6 +90,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surfac
     needsScopes: messages.some((m) => surface.needsScopes(m as RpcMessage)),
     toolCall: single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string' ? { name: (single.params as { name: string }).name } : undefined,
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
+    resourceSubscriptions: single && isModernClaim(single) ? requestedResourceSubscriptions(single) : [],
     plain: !batch ? plainRequest(body, headers) : undefined,
   };
 }
@@ -96,6 +100,11 @@ function edgeLimitBreach(body: object, limits: InputLimits): LimitBreach | undef
   if (!breach || !breachIsInToolArguments(body, breach)) return breach;
   const call = body as { params: Record<string, unknown> };
   return findLimitBreach({ ...call, params: { ...call.params, arguments: {} } }, limits);
+}
+
+function isModernClaim(message: Record<string, unknown>): boolean {
+  const claim = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY];
+  return typeof claim === 'string' && MODERN_REVISIONS.has(claim);
 }
 
 function cancellationOf(message: Record<string, unknown>): Cancellation[] {

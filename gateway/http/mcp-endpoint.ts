@@ -94,6 +94,11 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       }
     }
     if (config.dispatch.fastPath && post.plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, post.plain))) return;
+    if (post.resourceSubscriptions.length) {
+      // Held at the upstreams while this listen stream is open (upstream/resource-subscriptions.ts).
+      const release = runtime.resourceSubscriptions.retain(post.resourceSubscriptions);
+      ctx.res.once('close', release);
+    }
     return handOff(ctx, node, body, authInfoFor(authenticated));
   };
 }

@@ -81,8 +81,9 @@ const SERVED: { [M in GatewayMethod]: Served } = {
   'completion/complete': has('completions'),
   // Session methods of the 2025 wire; 2026-07-28 has none (-32601 there: logLevel travels per request).
   'logging/setLevel': (capabilities, era) => era === 'legacy' && capabilities.logging !== undefined,
-  'resources/subscribe': (capabilities) => capabilities.resources?.subscribe === true,
-  'resources/unsubscribe': (capabilities) => capabilities.resources?.subscribe === true,
+  // 2025 wire only: 2026-07-28 subscribes on subscriptions/listen (resourceSubscriptions), relayed at the edge.
+  'resources/subscribe': (capabilities, era) => era === 'legacy' && capabilities.resources?.subscribe === true,
+  'resources/unsubscribe': (capabilities, era) => era === 'legacy' && capabilities.resources?.subscribe === true,
 };
 
 /**
@@ -168,15 +169,18 @@ function noCursor(params: { cursor?: string } | undefined): void {
  * resources, prompts, completions and logging (upstream log messages are relayed on the call's stream).
  * listChanged is advertised to modern callers only, where the gateway relays upstream changes on
  * subscriptions/listen; stateless legacy callers have no stream. `resources.subscribe` is advertised to
- * legacy callers when an upstream declares it (resources/subscribe is forwarded); on 2026-07-28 it would
- * promise `resourceSubscriptions` on subscriptions/listen, which the gateway does not relay.
+ * legacy callers when an upstream declares it (resources/subscribe is forwarded), and to 2026-07-28
+ * callers when an upstream can also deliver the updates to the gateway (UpstreamInfo.resourceUpdates):
+ * their `resourceSubscriptions` on subscriptions/listen are then relayed.
  * `extensions`: the upstreams' declared extensions merged (catalog/extensions.ts), minus those whose
  * methods the gateway does not route; the same on both eras (initialize and server/discover).
  */
 function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy'): ServerCapabilities {
   const up = info?.capabilities ?? {};
   const listChanged = (flag: boolean | undefined) => (era === 'modern' && flag === true ? { listChanged: true } : {});
-  const subscribe = era === 'legacy' && up.resources?.subscribe === true ? { subscribe: true } : {};
+  // Both eras: resources/subscribe is forwarded for 2025 callers; 2026-07-28 callers' resourceSubscriptions
+  // on subscriptions/listen are held at the owning upstream (upstream/resource-subscriptions.ts).
+  const subscribe = (era === 'legacy' ? up.resources?.subscribe === true : info?.resourceUpdates === true) ? { subscribe: true } : {};
   const { extensions } = mergeExtensions([{ upstream: 'upstreams', extensions: up.extensions }]);
   return {
     ...(Object.keys(extensions).length ? { extensions: extensions as ServerCapabilities['extensions'] } : {}),

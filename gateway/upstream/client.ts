@@ -41,6 +41,11 @@ export interface UpstreamInfo {
   sessionful: boolean;
   capabilities: ServerCapabilities;
   instructions?: string;
+  /**
+   * It declares `resources.subscribe` and can deliver the updates to the gateway (watchResource): a
+   * 2026-07-28 upstream, a sessionful 2025-era one, or stdio; a stateless 2025-era HTTP one cannot.
+   */
+  resourceUpdates?: boolean;
 }
 
 /** All pages of one list, with the cache hints of the first page (2026-07-28 upstreams only). */
@@ -108,6 +113,9 @@ export class UpstreamClient {
   private info?: UpstreamInfo;
   private readonly sessions: LRUCache<string, Promise<Client>>;
   private readonly listeners = new Set<ListChanged>();
+  /** Resource-update listeners by URI (watchResource). */
+  private readonly resourceListeners = new Map<string, Set<(uri: string) => void>>();
+  private watching?: Promise<Client>;
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   private closed = false;
   private checking?: Promise<void>;
@@ -214,6 +222,7 @@ export class UpstreamClient {
     await this.supervisor.close();
     try {
       await this.shared?.close();
+      await this.watching?.then((c) => c.close()).catch(() => undefined);
     } finally {
       this.sessions.clear();
     }
@@ -301,6 +310,7 @@ export class UpstreamClient {
       capabilities: client.getServerCapabilities() ?? {},
       instructions: client.getInstructions(),
     };
+    info.resourceUpdates = info.capabilities.resources?.subscribe === true && (info.era === 'modern' || sessionful || this.transport === 'stdio');
     if (sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
     else this.shared = client;
     this.watchStreams(client);
@@ -409,8 +419,61 @@ export class UpstreamClient {
     return this.checking;
   }
 
+  /**
+   * Holds a subscription to updates of `uri` at this upstream, outside any caller's request (no caller
+   * credential), and calls `onUpdated` for each `notifications/resources/updated` it sends; resolves to
+   * the subscription's closer, or undefined when this upstream cannot deliver updates: it does not
+   * declare `resources.subscribe`, or it is a stateless 2025-era HTTP server (no stream to carry them).
+   * A 2026-07-28 upstream gets a `subscriptions/listen` of its own per URI; a sessionful 2025-era one
+   * `resources/subscribe` on one background session (which opens its standalone GET stream); stdio
+   * `resources/subscribe` on its one session.
+   */
+  async watchResource(uri: string, onUpdated: (uri: string) => void): Promise<(() => Promise<void>) | undefined> {
+    const info = await runInBackground(() => this.describe());
+    if (info.capabilities.resources?.subscribe !== true) return undefined;
+    const listeners = (this.resourceListeners.get(uri) ?? new Set<(uri: string) => void>()).add(onUpdated);
+    this.resourceListeners.set(uri, listeners);
+    const forget = () => {
+      listeners.delete(onUpdated);
+      if (listeners.size === 0) this.resourceListeners.delete(uri);
+    };
+    if (info.era === 'modern') {
+      const subscription = await runInBackground(() => this.shared!.listen({ resourceSubscriptions: [uri] }));
+      return async () => {
+        forget();
+        await subscription.close();
+      };
+    }
+    if (this.transport === 'http' && !info.sessionful) {
+      forget();
+      return undefined;
+    }
+    const client = this.transport === 'stdio' ? this.shared! : await this.watchSession();
+    await runInBackground(() => client.subscribeResource({ uri }));
+    return async () => {
+      forget();
+      if (!this.resourceListeners.has(uri)) await runInBackground(() => client.unsubscribeResource({ uri })).catch(() => undefined);
+    };
+  }
+
+  /** The background session of a sessionful 2025-era upstream that carries resource subscriptions (no caller's credential). */
+  private watchSession(): Promise<Client> {
+    this.watching ??= runInBackground(async () => {
+      const client = this.newClient();
+      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
+      await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
+      this.watchListChanges(client, this.info!);
+      return client;
+    });
+    this.watching.catch(() => (this.watching = undefined));
+    return this.watching;
+  }
+
   private watchListChanges(client: Client, info: UpstreamInfo): void {
     client.setNotificationHandler('notifications/message', (notification) => forwardScope.getStore()?.onlog?.(notification.params));
+    client.setNotificationHandler('notifications/resources/updated', (notification) => {
+      for (const listener of this.resourceListeners.get(notification.params.uri) ?? []) listener(notification.params.uri);
+    });
     const notify = (method: ListMethod) => () => {
       this.log.info({ upstream: this.name, method }, 'upstream list changed');
       for (const listener of this.listeners) listener(method);
