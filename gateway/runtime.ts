@@ -11,6 +11,7 @@ import { ListingCache } from './catalog/listing.ts';
 import { SearchIndexCache } from './catalog/search-index-cache.ts';
 import { UpstreamSet } from './catalog/upstream-set.ts';
 import { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
+import { InputBridge } from './upstream/input-bridge.ts';
 import { InputValidator } from './checks/input-check.ts';
 import { OutputValidator } from './checks/output-check.ts';
 import { createApp, type McpMount } from './http/app.ts';
@@ -109,6 +110,8 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     inputs: new InputValidator(log),
     searchIndexes: new SearchIndexCache(log, config.upstreams),
     inflightCalls: new InflightCalls(log),
+    // An upstream call waits for the caller's retry at most as long as the call itself may take.
+    inputBridge: new InputBridge(Math.max(...config.upstreams.map((u) => u.timeoutMs))),
     // Held per URI at the upstream that owns it; its updates go to every surface's listen streams.
     resourceSubscriptions: new ResourceSubscriptionRelay(
       async (uri, onUpdated) => {
@@ -170,6 +173,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     try {
       await Promise.allSettled(mounts.map((m) => m.handler.close()));
       await state.resourceSubscriptions.close();
+      state.inputBridge.close();
       await Promise.allSettled(upstreams.flatMap((u) => [u.catalog.close(), u.client.close()]));
       await state.scopes.close();
       await state.oauth?.close();

@@ -16,6 +16,7 @@ import { GatewayError, classifyUpstreamFailure } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type OnBehalfOf } from './forward-scope.ts';
+import type { UpstreamInputRequest } from './input-bridge.ts';
 import { stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 
@@ -63,6 +64,8 @@ export interface ForwardOptions extends OnBehalfOf {
   onlog?: (message: LoggingMessageNotificationParams) => void;
   /** Extra HTTP headers of this request (`Mcp-Param-*`); the transport keeps the standard and auth ones its own. */
   headers?: Record<string, string>;
+  /** Answers the upstream's own requests during this one (see ForwardScope.oninputrequest). */
+  oninputrequest?: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>;
   /** Hand an `input_required` result back instead of failing (2026-07-28 multi-round-trip, manual mode). */
   allowInputRequired?: boolean;
 }
@@ -344,6 +347,10 @@ export class UpstreamClient {
       // and relay it to the caller, who answers and retries (forwarding.ts).
       inputRequired: { autoFulfill: false },
       listMaxPages: this.limits.maxListPages,
+      // What a 2025-era upstream may ask during a call, on its stream: answered by the caller through the
+      // input bridge (input-bridge.ts) when the caller can, refused otherwise. Toward a 2026-07-28 upstream
+      // the caller's own capabilities are sent instead (forwarding.ts forwardedMeta).
+      capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} },
     });
   }
 
@@ -471,6 +478,13 @@ export class UpstreamClient {
 
   private watchListChanges(client: Client, info: UpstreamInfo): void {
     client.setNotificationHandler('notifications/message', (notification) => forwardScope.getStore()?.onlog?.(notification.params));
+    for (const method of ['sampling/createMessage', 'elicitation/create', 'roots/list'] as const) {
+      client.setRequestHandler(method, async (request) => {
+        const ask = forwardScope.getStore()?.oninputrequest;
+        if (!ask) throw new ProtocolError(-32601, `Method not found: the gateway cannot relay ${method} to this call's caller`);
+        return (await ask({ method, params: request.params as Record<string, unknown> })) as never;
+      });
+    }
     client.setNotificationHandler('notifications/resources/updated', (notification) => {
       for (const listener of this.resourceListeners.get(notification.params.uri) ?? []) listener(notification.params.uri);
     });

@@ -5,6 +5,7 @@ import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
+import type { UpstreamInputRequest } from './input-bridge.ts';
 import { translateUpstreamError, type InputRequired, type TranslationContext } from '../mcp/error-translation.ts';
 
 /** Cache hints are kept for modern callers only. */
@@ -55,14 +56,59 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
       allowInputRequired: INPUT_REQUIRED_METHODS.has(method),
       ...(Object.keys(headers).length ? { headers } : {}),
     };
-    const result = await client.forward(method, { ...rest, ...mrtr, ...(meta ? { _meta: meta } : {}) }, options).catch((error: unknown) => {
-      // The SDK reports an aborted request as a timeout; it was the caller who gave up.
-      throw options.signal?.aborted ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name }) : error;
-    });
+    const send = (extra: Partial<ForwardOptions>, mrtrFields: Record<string, unknown>) =>
+      client.forward(method, { ...rest, ...mrtrFields, ...(meta ? { _meta: meta } : {}) }, { ...options, ...extra }).catch((error: unknown) => {
+        // The SDK reports an aborted request as a timeout; it was the caller who gave up.
+        throw (extra.signal ?? options.signal)?.aborted ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name }) : error;
+      });
+    if (bridged(d, info, method)) return bridgedForward(d, (ask, signal) => send({ signal, oninputrequest: ask }, {}));
+    const result = await send({}, mrtr);
     return relayedResult(result, d.caller.era);
   } finally {
     tracked?.release();
   }
+}
+
+/**
+ * Whether a forward goes through the input bridge (upstream/input-bridge.ts): a 2026-07-28 caller, a
+ * 2025-era upstream that can have its own requests answered (sessionful HTTP: a stateless one would
+ * receive the answer on a fresh instance; over stdio a request cannot be tied to its call), and a method
+ * whose result may ask for input.
+ */
+function bridged(d: DispatchContext, info: UpstreamInfo, method: ForwardMethod): boolean {
+  return d.caller.era === 'modern' && info.era === 'legacy' && info.sessionful && INPUT_REQUIRED_METHODS.has(method);
+}
+
+/**
+ * A forward whose 2025-era upstream may ask its client for input mid-call: the upstream's requests the
+ * caller's capabilities cover become an InputRequiredResult, and a retry carrying the bridge's
+ * requestState resumes the same waiting call with the caller's `inputResponses` (input-bridge.ts); the
+ * rest are refused to the upstream (-32601), never asked of a caller who did not declare them.
+ */
+async function bridgedForward(d: DispatchContext, send: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+  const { request } = d;
+  const owner = d.caller.credential.digest;
+  const capabilities = ((request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Record<string, unknown>;
+  const state = request.requestState();
+  const outcome =
+    typeof state === 'string'
+      ? d.runtime.inputBridge.resume(owner, state, request.inputResponses as Record<string, unknown> | undefined, request.signal)
+      : d.runtime.inputBridge.begin(owner, (ask, signal) => send((asked) => (callerCan(capabilities, asked) ? ask(asked) : Promise.reject(new Error(`the caller did not declare ${asked.method}`))), signal), request.signal);
+  if (!outcome) throw new GatewayError('invalid_arguments', 'Invalid params: requestState names no call waiting for input (it expired, or was not issued to this caller); send the request again without it');
+  const settled = await outcome;
+  if (settled.kind === 'input_required') return settled.result as unknown as Record<string, unknown>;
+  return relayedResult(settled.value as Record<string, unknown>, d.caller.era);
+}
+
+/** Whether the caller's 2026-07-28 clientCapabilities cover one of the upstream's requests (spec 2026-07-28 client/*). */
+function callerCan(capabilities: Record<string, unknown>, request: UpstreamInputRequest): boolean {
+  if (request.method === 'sampling/createMessage') return capabilities.sampling !== undefined;
+  if (request.method === 'roots/list') return capabilities.roots !== undefined;
+  const elicitation = capabilities.elicitation as Record<string, unknown> | undefined;
+  if (elicitation === undefined) return false;
+  const mode = request.params?.mode === 'url' ? 'url' : 'form';
+  // `elicitation: {}` means form mode only (2025-11-25 client/elicitation §Capabilities).
+  return mode === 'url' ? elicitation.url !== undefined : elicitation.form !== undefined || Object.keys(elicitation).length === 0;
 }
 
 /**
@@ -79,7 +125,9 @@ function forwardedMeta(request: RequestView, era: 'modern' | 'legacy', upstream:
   const meta: Record<string, unknown> = Object.fromEntries(Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)));
   if (upstream.era === 'modern') {
     const envelope = (request.envelope ?? {}) as Record<string, unknown>;
-    if (era === 'modern' && envelope[CLIENT_CAPABILITIES_META_KEY] !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = envelope[CLIENT_CAPABILITIES_META_KEY];
+    // Always the caller's (none for a 2025-era caller), never the upstream client's own, which declares
+    // what the input bridge relays from 2025-era upstreams (client.ts newClient).
+    meta[CLIENT_CAPABILITIES_META_KEY] = era === 'modern' && envelope[CLIENT_CAPABILITIES_META_KEY] !== undefined ? envelope[CLIENT_CAPABILITIES_META_KEY] : {};
     const level = era === 'modern' ? envelope[LOG_LEVEL_META_KEY] : upstream.capabilities.logging ? 'debug' : undefined;
     if (level !== undefined) meta[LOG_LEVEL_META_KEY] = level;
   }
