@@ -24,13 +24,16 @@ import { describeBreach } from '../checks/input-limits.ts';
  * SDK handler (`createMcpHandler` + `toNodeHandler`) with the parsed body and the caller's AuthInfo,
  * with `ctx.respond = false` so Koa leaves the response to the SDK. In order:
  * 415 for a non-JSON Content-Type; 401 with the RFC 9728 challenge without a credential (before any
- * body is read); 413 over `limits.bodyBytes` and 400/-32700 for malformed JSON or an empty body; 400/-32600 for a batch
- * under a revision without batching; 400/-32020 for a 2026-07-28 tools/call whose `Mcp-Param-*` headers
+ * body is read); 413 over `limits.bodyBytes`, 415 for an unsupported Content-Encoding, and 400/-32700 for
+ * malformed JSON or an empty body; 400/-32600 for JSON that is no request (a scalar, `[]`); 400/-32600
+ * (-32602 inside params) over an input limit (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool
+ * arguments are the call's to refuse: tool-call.ts); 400/-32600 for a batch under a revision without batching; 400/-32020 for a 2026-07-28 tools/call whose `Mcp-Param-*` headers
  * disagree with its arguments ({@link paramHeaderRejection}); for messages that need scopes (tools/list),
  * a 401 when the scope endpoint refuses the credential. A 2025-era `notifications/cancelled` aborts the
  * call it names (inflight-calls.ts) before the SDK answers it 202. A plain tools/list or tools/call is
  * then answered by the fast path (fast-path.ts, unless `dispatch.fastPath` is off), everything else by
- * the SDK. GET and DELETE go to the SDK as they are (405: no sessions). The body is classified once
+ * the SDK, a 2026-07-28 `subscriptions/listen` holding its `resourceSubscriptions` at the upstreams
+ * while its stream is open (resource-subscriptions.ts). GET and DELETE go to the SDK as they are (405: no sessions). The body is classified once
  * (classify.ts); every rule here reads that description.
  */
 export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): Middleware {
