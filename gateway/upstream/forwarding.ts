@@ -5,7 +5,7 @@ import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
-import type { UpstreamInputRequest } from './input-bridge.ts';
+import type { InputBridge, UpstreamInputRequest } from './input-bridge.ts';
 import { translateUpstreamError, type InputRequired, type TranslationContext } from '../mcp/error-translation.ts';
 
 /** Cache hints are kept for modern callers only. */
@@ -15,14 +15,14 @@ const HOP_META_PREFIX = 'io.modelcontextprotocol/';
 const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /**
- * What forwarding needs of a dispatched request, and nothing more (a DispatchContext is one): the
+ * What forwarding needs of a dispatched request, and nothing more (a ForwardingContext is one): the
  * caller's request (its id, signal, `_meta`, envelope, notification channels), its era and on whose
  * behalf it is sent, and the registry of 2025-era calls in flight (cancellation).
  */
 export interface ForwardingContext {
   readonly request: RequestView;
   readonly caller: { readonly era: 'modern' | 'legacy'; readonly onBehalfOf: OnBehalfOf & { readonly credential?: { readonly digest: string } } };
-  readonly runtime: { readonly inflightCalls: InflightCalls };
+  readonly runtime: { readonly inflightCalls: InflightCalls; readonly inputBridge?: InputBridge };
 }
 
 /**
@@ -75,8 +75,8 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
  * receive the answer on a fresh instance; over stdio a request cannot be tied to its call), and a method
  * whose result may ask for input.
  */
-function bridged(d: DispatchContext, info: UpstreamInfo, method: ForwardMethod): boolean {
-  return d.caller.era === 'modern' && info.era === 'legacy' && info.sessionful && INPUT_REQUIRED_METHODS.has(method);
+function bridged(d: ForwardingContext, info: UpstreamInfo, method: ForwardMethod): boolean {
+  return d.runtime.inputBridge !== undefined && d.caller.era === 'modern' && info.era === 'legacy' && info.sessionful && INPUT_REQUIRED_METHODS.has(method);
 }
 
 /**
@@ -85,15 +85,16 @@ function bridged(d: DispatchContext, info: UpstreamInfo, method: ForwardMethod):
  * requestState resumes the same waiting call with the caller's `inputResponses` (input-bridge.ts); the
  * rest are refused to the upstream (-32601), never asked of a caller who did not declare them.
  */
-async function bridgedForward(d: DispatchContext, send: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+async function bridgedForward(d: ForwardingContext, send: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
   const { request } = d;
-  const owner = d.caller.credential.digest;
+  const owner = d.caller.onBehalfOf.credential?.digest ?? 'anonymous';
+  const bridge = d.runtime.inputBridge!;
   const capabilities = ((request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Record<string, unknown>;
   const state = request.requestState();
   const outcome =
     typeof state === 'string'
-      ? d.runtime.inputBridge.resume(owner, state, request.inputResponses as Record<string, unknown> | undefined, request.signal)
-      : d.runtime.inputBridge.begin(owner, (ask, signal) => send((asked) => (callerCan(capabilities, asked) ? ask(asked) : Promise.reject(new Error(`the caller did not declare ${asked.method}`))), signal), request.signal);
+      ? bridge.resume(owner, state, request.inputResponses as Record<string, unknown> | undefined, request.signal)
+      : bridge.begin(owner, (ask, signal) => send((asked) => (callerCan(capabilities, asked) ? ask(asked) : Promise.reject(new Error(`the caller did not declare ${asked.method}`))), signal), request.signal);
   if (!outcome) throw new GatewayError('invalid_arguments', 'Invalid params: requestState names no call waiting for input (it expired, or was not issued to this caller); send the request again without it');
   const settled = await outcome;
   if (settled.kind === 'input_required') return settled.result as unknown as Record<string, unknown>;
@@ -194,7 +195,7 @@ export function isInputRequired(result: Record<string, unknown>): boolean {
  * (mcp/error-translation.ts: -32002 -> -32602 for 2026-07-28, ...); a failure to reach the upstream is
  * ours (-32603, kind in data).
  */
-export function forwardError(error: unknown, upstream: string, caller?: { d: DispatchContext; method: string }): GatewayError | RelayedUpstreamError {
+export function forwardError(error: unknown, upstream: string, caller?: { d: ForwardingContext; method: string }): GatewayError | RelayedUpstreamError {
   const failure = classifyUpstreamFailure(error, upstream);
   if (failure.kind !== 'upstream_rejected') return new GatewayError(failure.kind, failure.message, { upstream });
   const upstreamError = { code: failure.code!, message: failure.message, data: failure.data };
@@ -208,7 +209,7 @@ export function forwardError(error: unknown, upstream: string, caller?: { d: Dis
  * error to throw, or, for an upstream's -32042 to a 2026-07-28 caller on an MRTR method, the in-band
  * URL elicitation to answer instead.
  */
-export function forwardFailure(d: DispatchContext, method: string, error: unknown, upstream: string): { error: GatewayError | RelayedUpstreamError } | { result: InputRequired } {
+export function forwardFailure(d: ForwardingContext, method: string, error: unknown, upstream: string): { error: GatewayError | RelayedUpstreamError } | { result: InputRequired } {
   const failure = classifyUpstreamFailure(error, upstream);
   if (failure.kind === 'upstream_rejected') {
     const translated = translateUpstreamError({ code: failure.code!, message: failure.message, data: failure.data }, translationContext(d, method));
@@ -217,7 +218,7 @@ export function forwardFailure(d: DispatchContext, method: string, error: unknow
   return { error: forwardError(error, upstream, { d, method }) };
 }
 
-function translationContext(d: DispatchContext, method: string): TranslationContext {
+function translationContext(d: ForwardingContext, method: string): TranslationContext {
   const capabilities = (d.request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
   return { era: d.caller.era, method, clientCapabilities: typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : undefined };
 }
