@@ -16,7 +16,10 @@ const ENV_PREFIX = 'GATEWAY_';
 
 /** A configuration that cannot be used; `keyPath` names the offending key (`scopes.timeoutMs`, `upstreams[0].url`). */
 export class ConfigError extends Error {
-  constructor(readonly keyPath: string, detail: string) {
+  constructor(
+    readonly keyPath: string,
+    detail: string,
+  ) {
     super(`invalid configuration: ${keyPath}: ${detail}`);
     this.name = 'ConfigError';
   }
@@ -34,7 +37,14 @@ export interface LoadConfigOptions {
 export type DeepPartial<T> = T extends (infer U)[] ? DeepPartial<U>[] : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type SchemaNode = { type?: string; properties?: Record<string, SchemaNode>; items?: SchemaNode; $ref?: string; additionalProperties?: unknown; enum?: unknown[] };
+type SchemaNode = {
+  type?: string;
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  $ref?: string;
+  additionalProperties?: unknown;
+  enum?: unknown[];
+};
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
 addFormats.default(ajv);
@@ -84,7 +94,8 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
   if (config.cache.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when cache.store is redis');
   // Node refuses a headersTimeout longer than requestTimeout (both bound receiving the request).
-  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs) throw new ConfigError('server.headersTimeoutMs', 'must not exceed server.requestTimeoutMs');
+  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs)
+    throw new ConfigError('server.headersTimeoutMs', 'must not exceed server.requestTimeoutMs');
   const names = new Set<string>();
   const separator = config.naming.separator;
   config.upstreams.forEach((upstream, index) => {
@@ -101,7 +112,8 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     if (upstream.cwd !== undefined) upstream.cwd = interpolate(upstream.cwd, env, `${at}.cwd`);
     if (upstream.url !== undefined) {
       upstream.url = interpolate(upstream.url, env, `${at}.url`);
-      if (!URL.canParse(upstream.url) || !/^https?:$/.test(new URL(upstream.url).protocol)) throw new ConfigError(`${at}.url`, `must be an http(s) URL, got "${upstream.url}"`);
+      if (!URL.canParse(upstream.url) || !/^https?:$/.test(new URL(upstream.url).protocol))
+        throw new ConfigError(`${at}.url`, `must be an http(s) URL, got "${upstream.url}"`);
     }
     if (upstream.restart.maxDelayMs < upstream.restart.minDelayMs) throw new ConfigError(`${at}.restart.maxDelayMs`, 'must be at least restart.minDelayMs');
   });
@@ -181,7 +193,12 @@ function coerce(raw: string, leaf: SchemaNode): Json {
     try {
       return JSON.parse(raw) as Json;
     } catch {
-      return type === 'array' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+      return type === 'array'
+        ? raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : raw;
     }
   }
   return raw;
@@ -226,13 +243,17 @@ function keyPathOf(path: readonly (string | number)[]): string {
 function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>, file: string, overrides: object): ConfigError {
   // The most specific error first: oneOf/anyOf wrappers say less than what failed inside them.
   const error = errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'not') ?? errors[0]!;
-  const segments = error.instancePath.split('/').slice(1).map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
+  const segments = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
   const params = error.params as Record<string, string>;
   let detail = error.message ?? 'is invalid';
   if (error.keyword === 'required') segments.push(params.missingProperty!), (detail = 'is required');
   if (error.keyword === 'additionalProperties') segments.push(params.additionalProperty!), (detail = 'is not a known key');
   if (error.keyword === 'enum') detail = `must be one of ${(params.allowedValues as unknown as unknown[]).join(', ')}`;
-  if (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not') detail = 'must set exactly one of url or command';
+  if (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not')
+    detail = 'must set exactly one of url or command';
   const keyPath = keyPathOf(segments) || '(root)';
   const fromOverrides = segments.reduce<unknown>((node, key) => (node as Record<string | number, unknown> | undefined)?.[key], overrides) !== undefined;
   const source = provenance.get(keyPath) ?? (fromOverrides ? 'overrides' : undefined);

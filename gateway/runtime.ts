@@ -198,7 +198,8 @@ async function serveInProcess(listener: (req: IncomingMessage, res: ServerRespon
   // A web Request carries no Host header (fetch derives it from the URL on the wire): add it, as the wire would.
   if (req.headers.host === undefined) req.headers.host = new URL(request.url).host;
   // Nor a framing header for its body; body parsers (type-is hasBody) need one to read it at all.
-  if (request.body !== null && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) req.headers['transfer-encoding'] = 'chunked';
+  if (request.body !== null && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
+    req.headers['transfer-encoding'] = 'chunked';
   let closed = false;
   const close = () => {
     if (closed) return;

@@ -64,7 +64,9 @@ export function mergeExtensions(declared: readonly DeclaredExtensions[], unroute
         owners[id] = upstream;
         continue;
       }
-      extensions[id] = mergeValue(extensions[id], incoming, '', (path) => conflicts.push({ extension: id, path: path || '(root)', kept: owners[id]!, dropped: upstream })) as JsonObject;
+      extensions[id] = mergeValue(extensions[id], incoming, '', (path) =>
+        conflicts.push({ extension: id, path: path || '(root)', kept: owners[id]!, dropped: upstream }),
+      ) as JsonObject;
     }
   }
   return { extensions, conflicts };
@@ -73,7 +75,8 @@ export function mergeExtensions(declared: readonly DeclaredExtensions[], unroute
 function mergeValue(base: unknown, overlay: unknown, path: string, conflict: (path: string) => void): unknown {
   if (isObject(base) && isObject(overlay)) {
     const out: JsonObject = { ...base };
-    for (const [key, value] of Object.entries(overlay)) out[key] = key in base ? mergeValue(base[key], value, path ? `${path}.${key}` : key, conflict) : structuredClone(value);
+    for (const [key, value] of Object.entries(overlay))
+      out[key] = key in base ? mergeValue(base[key], value, path ? `${path}.${key}` : key, conflict) : structuredClone(value);
     return out;
   }
   if (Array.isArray(base) && Array.isArray(overlay)) {

@@ -103,7 +103,12 @@ export function breachIsInParams(breach: LimitBreach): boolean {
 /** Whether a breach lies inside a tools/call's `arguments`: the call answers an isError result instead. */
 export function breachIsInToolArguments(body: unknown, breach: LimitBreach): boolean {
   return (
-    typeof body === 'object' && body !== null && !Array.isArray(body) && (body as { method?: unknown }).method === 'tools/call' &&
-    breach.path[0] === 'params' && breach.path[1] === 'arguments' && breach.path.length > 2
+    typeof body === 'object' &&
+    body !== null &&
+    !Array.isArray(body) &&
+    (body as { method?: unknown }).method === 'tools/call' &&
+    breach.path[0] === 'params' &&
+    breach.path[1] === 'arguments' &&
+    breach.path.length > 2
   );
 }

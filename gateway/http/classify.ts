@@ -69,7 +69,8 @@ export interface PostDescription {
  */
 export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surface: Surface, limits: InputLimits): PostDescription {
   const batch = Array.isArray(body);
-  const notARequest = body === null || typeof body !== 'object' ? `a JSON ${body === null ? 'null' : typeof body}` : batch && body.length === 0 ? 'an empty array' : undefined;
+  const notARequest =
+    body === null || typeof body !== 'object' ? `a JSON ${body === null ? 'null' : typeof body}` : batch && body.length === 0 ? 'an empty array' : undefined;
   const breach = notARequest ? undefined : edgeLimitBreach(body as object, limits);
   const list: unknown[] = batch ? body : [body];
   const messages = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object' && !Array.isArray(m));
@@ -88,7 +89,10 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surfac
     batchRefused: batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES,
     cancellations: messages.flatMap(cancellationOf),
     needsScopes: messages.some((m) => surface.needsScopes(m as RpcMessage)),
-    toolCall: single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string' ? { name: (single.params as { name: string }).name } : undefined,
+    toolCall:
+      single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string'
+        ? { name: (single.params as { name: string }).name }
+        : undefined,
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
     resourceSubscriptions: single && isModernClaim(single) ? requestedResourceSubscriptions(single) : [],
     plain: !batch ? plainRequest(body, headers) : undefined,

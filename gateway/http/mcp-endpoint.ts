@@ -46,7 +46,8 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8', jsonStrict: false });
   return async (ctx) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
-    if (!isJsonContentType(ctx.get('content-type'))) return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
+    if (!isJsonContentType(ctx.get('content-type')))
+      return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
     let credential = extractCredential(ctx.req.headers, { ...config.credentials, bearer: config.credentials.bearer || runtime.oauth !== undefined });
     if (!credential) {
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || runtime.oauth ? ', or Authorization: Bearer <token>' : ''}`;
@@ -67,7 +68,12 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (post.limitBreach) {
       refuse();
       const { breach, inParams } = post.limitBreach;
-      return rejectAtEdge(ctx, inParams ? 'params_over_limit' : 'invalid_request', `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeBreach(breach)}`, post.id);
+      return rejectAtEdge(
+        ctx,
+        inParams ? 'params_over_limit' : 'invalid_request',
+        `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeBreach(breach)}`,
+        post.id,
+      );
     }
     if (post.batchRefused) {
       refuse();
@@ -78,7 +84,10 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       const needed = await scopesNeeded(runtime, authenticated, post.toolCall.name);
       if (needed) {
         refuse();
-        ctx.set('www-authenticate', `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${protectedResourceMetadataUrl(config, ctx, surface.path)}"`);
+        ctx.set(
+          'www-authenticate',
+          `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${protectedResourceMetadataUrl(config, ctx, surface.path)}"`,
+        );
         return rejectAtEdge(ctx, 'insufficient_scope', `Forbidden: the access token lacks the scope this tool needs (one of: ${needed.join(', ')})`, post.id);
       }
     }
@@ -117,7 +126,13 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
  * since a direct call of it is forwarded anyway. Checked here because the spec wants 400, and a handler's error travels in-band (200).
  * Returns why the request is refused, or undefined.
  */
-async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, request: AuthenticatedRequest, call: ParamHeaderCheck, header: (name: string) => string | undefined): Promise<string | undefined> {
+async function paramHeaderRejection(
+  runtime: GatewayRuntime,
+  surface: Surface,
+  request: AuthenticatedRequest,
+  call: ParamHeaderCheck,
+  header: (name: string) => string | undefined,
+): Promise<string | undefined> {
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
   const tool = catalog?.byName.get(call.name) ?? catalog?.withheld?.get(call.name);
   const scan = tool && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
@@ -180,7 +195,11 @@ async function readBody(ctx: Context, parseJson: Middleware, limit: number): Pro
     else if (status === 415) {
       // RFC 9110 §15.5.16: an unsupported content coding is 415, naming the codings that are accepted.
       ctx.set('accept-encoding', SUPPORTED_CODINGS);
-      rejectAtEdge(ctx, 'unsupported_media_type', `Unsupported Media Type: Content-Encoding "${ctx.get('content-encoding')}" is not supported; send ${SUPPORTED_CODINGS}`);
+      rejectAtEdge(
+        ctx,
+        'unsupported_media_type',
+        `Unsupported Media Type: Content-Encoding "${ctx.get('content-encoding')}" is not supported; send ${SUPPORTED_CODINGS}`,
+      );
     } else rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
     return undefined;
   }

@@ -71,7 +71,7 @@ export const ERROR_TRANSLATIONS: readonly TranslationRule[] = [
     to: 'input_required',
     source:
       '2026-07-28 basic/index §Error Codes ("MUST NOT emit -32042"); client/elicitation §URL Mode Flow: URL elicitation rides an ' +
-      'InputRequiredResult. Without elicitation.url in the caller\'s capabilities: -32021; on a method without input_required: -32603',
+      "InputRequiredResult. Without elicitation.url in the caller's capabilities: -32021; on a method without input_required: -32603",
   },
   {
     upstreamCode: HEADER_MISMATCH,
@@ -109,13 +109,25 @@ export function translateUpstreamError(error: RpcError, context: TranslationCont
 function urlElicitation(error: RpcError, context: TranslationContext): Translated {
   const elicitations = isObject(error.data) && Array.isArray(error.data.elicitations) ? error.data.elicitations.filter(isUrlElicitation) : [];
   if (!INPUT_REQUIRED_METHODS.has(context.method) || elicitations.length === 0) {
-    return { kind: 'error', error: { code: INTERNAL_ERROR, message: `Internal error: the upstream asked for a URL elicitation that ${context.method} cannot carry to this caller (${error.message})`, data: { upstreamCode: error.code } }, translated: true };
+    return {
+      kind: 'error',
+      error: {
+        code: INTERNAL_ERROR,
+        message: `Internal error: the upstream asked for a URL elicitation that ${context.method} cannot carry to this caller (${error.message})`,
+        data: { upstreamCode: error.code },
+      },
+      translated: true,
+    };
   }
   const elicitation = isObject(context.clientCapabilities?.elicitation) ? context.clientCapabilities.elicitation : undefined;
   if (!elicitation || !isObject(elicitation.url)) {
     return {
       kind: 'error',
-      error: { code: MISSING_REQUIRED_CLIENT_CAPABILITY, message: `Missing required client capability: elicitation.url (${error.message})`, data: { requiredCapabilities: { elicitation: { url: {} } }, upstreamCode: error.code } },
+      error: {
+        code: MISSING_REQUIRED_CLIENT_CAPABILITY,
+        message: `Missing required client capability: elicitation.url (${error.message})`,
+        data: { requiredCapabilities: { elicitation: { url: {} } }, upstreamCode: error.code },
+      },
       translated: true,
     };
   }

@@ -25,7 +25,8 @@ export class GatewayServer extends MeteredServer {
       try {
         return await wrapped(request, ctx);
       } catch (error) {
-        if (error instanceof RelayedUpstreamError && error.code === RESOURCE_NOT_FOUND_2025 && this.labels.era === 'legacy') this.keptCodes.set(request.id, error.code);
+        if (error instanceof RelayedUpstreamError && error.code === RESOURCE_NOT_FOUND_2025 && this.labels.era === 'legacy')
+          this.keptCodes.set(request.id, error.code);
         if (error instanceof GatewayError || error instanceof RelayedUpstreamError) throw error;
         throw invalidParams(method, request) ?? error;
       }

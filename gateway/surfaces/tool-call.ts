@@ -67,7 +67,10 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
     metrics.outputSchemaViolations.inc({ tool: tool.name });
     metrics.toolCalls.inc({ ...labels, outcome: 'output_schema_violation' });
     d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'upstream result broke its outputSchema; answering isError');
-    return { ...toolErrorResult('output_schema_violation', check.message), _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths } };
+    return {
+      ...toolErrorResult('output_schema_violation', check.message),
+      _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths },
+    };
   }
   metrics.toolCalls.inc({ ...labels, outcome: result.isError ? 'is_error' : 'ok' });
   return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);

@@ -39,7 +39,13 @@ export interface ForwardingContext {
  * @throws whatever the upstream client threw: {@link forwardError} turns it into the caller's error,
  *   the tools/call path turns a failure to reach the upstream into an isError result instead.
  */
-export async function forward(d: ForwardingContext, client: UpstreamClient, method: ForwardMethod, params: Record<string, unknown>, tool?: { inputSchema?: unknown }): Promise<Record<string, unknown>> {
+export async function forward(
+  d: ForwardingContext,
+  client: UpstreamClient,
+  method: ForwardMethod,
+  params: Record<string, unknown>,
+  tool?: { inputSchema?: unknown },
+): Promise<Record<string, unknown>> {
   const { request } = d;
   const info = await client.describe(d.caller.onBehalfOf);
   const { _meta: _ignored, inputResponses: _responses, requestState: _state, ...rest } = params;
@@ -48,7 +54,8 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
   const scan = tool && info.era === 'modern' ? paramHeaders(tool.inputSchema) : undefined;
   const headers = scan?.valid ? paramHeaderValues(scan.headers, params.arguments) : {};
   // Only the 2025 wire cancels with a notification in a POST of its own; 2026-07-28 closes the stream.
-  const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal) : undefined;
+  const tracked =
+    d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal) : undefined;
   try {
     const options: ForwardOptions = {
       ...d.caller.onBehalfOf,
@@ -59,7 +66,9 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
     const send = (extra: Partial<ForwardOptions>, mrtrFields: Record<string, unknown>) =>
       client.forward(method, { ...rest, ...mrtrFields, ...(meta ? { _meta: meta } : {}) }, { ...options, ...extra }).catch((error: unknown) => {
         // The SDK reports an aborted request as a timeout; it was the caller who gave up.
-        throw (extra.signal ?? options.signal)?.aborted ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name }) : error;
+        throw (extra.signal ?? options.signal)?.aborted
+          ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name })
+          : error;
       });
     if (bridged(d, info, method)) return bridgedForward(d, (ask, signal) => send({ signal, oninputrequest: ask }, {}));
     const result = await send({}, mrtr);
@@ -85,7 +94,10 @@ function bridged(d: ForwardingContext, info: UpstreamInfo, method: ForwardMethod
  * requestState resumes the same waiting call with the caller's `inputResponses` (input-bridge.ts); the
  * rest are refused to the upstream (-32601), never asked of a caller who did not declare them.
  */
-async function bridgedForward(d: ForwardingContext, send: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<Record<string, unknown>>): Promise<Record<string, unknown>> {
+async function bridgedForward(
+  d: ForwardingContext,
+  send: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<Record<string, unknown>>,
+): Promise<Record<string, unknown>> {
   const { request } = d;
   const owner = d.caller.onBehalfOf.credential?.digest ?? 'anonymous';
   const bridge = d.runtime.inputBridge!;
@@ -94,8 +106,17 @@ async function bridgedForward(d: ForwardingContext, send: (ask: (request: Upstre
   const outcome =
     typeof state === 'string'
       ? bridge.resume(owner, state, request.inputResponses as Record<string, unknown> | undefined, request.signal)
-      : bridge.begin(owner, (ask, signal) => send((asked) => (callerCan(capabilities, asked) ? ask(asked) : Promise.reject(new Error(`the caller did not declare ${asked.method}`))), signal), request.signal);
-  if (!outcome) throw new GatewayError('invalid_arguments', 'Invalid params: requestState names no call waiting for input (it expired, or was not issued to this caller); send the request again without it');
+      : bridge.begin(
+          owner,
+          (ask, signal) =>
+            send((asked) => (callerCan(capabilities, asked) ? ask(asked) : Promise.reject(new Error(`the caller did not declare ${asked.method}`))), signal),
+          request.signal,
+        );
+  if (!outcome)
+    throw new GatewayError(
+      'invalid_arguments',
+      'Invalid params: requestState names no call waiting for input (it expired, or was not issued to this caller); send the request again without it',
+    );
   const settled = await outcome;
   if (settled.kind === 'input_required') return settled.result as unknown as Record<string, unknown>;
   return relayedResult(settled.value as Record<string, unknown>, d.caller.era);
@@ -123,7 +144,9 @@ function callerCan(capabilities: Record<string, unknown>, request: UpstreamInput
  * back in {@link forwardOptions}.
  */
 function forwardedMeta(request: RequestView, era: 'modern' | 'legacy', upstream: UpstreamInfo): Record<string, unknown> | undefined {
-  const meta: Record<string, unknown> = Object.fromEntries(Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)));
+  const meta: Record<string, unknown> = Object.fromEntries(
+    Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)),
+  );
   if (upstream.era === 'modern') {
     const envelope = (request.envelope ?? {}) as Record<string, unknown>;
     // Always the caller's (none for a 2025-era caller), never the upstream client's own, which declares
@@ -209,7 +232,12 @@ export function forwardError(error: unknown, upstream: string, caller?: { d: For
  * error to throw, or, for an upstream's -32042 to a 2026-07-28 caller on an MRTR method, the in-band
  * URL elicitation to answer instead.
  */
-export function forwardFailure(d: ForwardingContext, method: string, error: unknown, upstream: string): { error: GatewayError | RelayedUpstreamError } | { result: InputRequired } {
+export function forwardFailure(
+  d: ForwardingContext,
+  method: string,
+  error: unknown,
+  upstream: string,
+): { error: GatewayError | RelayedUpstreamError } | { result: InputRequired } {
   const failure = classifyUpstreamFailure(error, upstream);
   if (failure.kind === 'upstream_rejected') {
     const translated = translateUpstreamError({ code: failure.code!, message: failure.message, data: failure.data }, translationContext(d, method));
@@ -220,5 +248,9 @@ export function forwardFailure(d: ForwardingContext, method: string, error: unkn
 
 function translationContext(d: ForwardingContext, method: string): TranslationContext {
   const capabilities = (d.request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
-  return { era: d.caller.era, method, clientCapabilities: typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : undefined };
+  return {
+    era: d.caller.era,
+    method,
+    clientCapabilities: typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : undefined,
+  };
 }

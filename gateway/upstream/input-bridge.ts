@@ -70,7 +70,11 @@ export class InputBridge {
    * bridge: the call outlives the caller's first request) and `ask`, which the upstream client's request
    * handlers call with each input request; `callerSignal` cancels the call while a turn waits on it.
    */
-  begin<R>(owner: string, start: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<R>, callerSignal?: AbortSignal): Promise<BridgeOutcome<R>> {
+  begin<R>(
+    owner: string,
+    start: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<R>,
+    callerSignal?: AbortSignal,
+  ): Promise<BridgeOutcome<R>> {
     const pending: PendingCall<R> = { owner, call: undefined as unknown as Promise<R>, waiting: new Map(), next: 1, abort: new AbortController() };
     const ask = (request: UpstreamInputRequest) =>
       new Promise<Record<string, unknown>>((resolve, reject) => {
@@ -89,7 +93,12 @@ export class InputBridge {
    * caller's client produced). Undefined when the state names no call of this owner (expired, forged,
    * another caller's). Requests the retry does not answer are asked again.
    */
-  resume(owner: string, requestState: string, responses: Record<string, unknown> | undefined, callerSignal?: AbortSignal): Promise<BridgeOutcome<unknown>> | undefined {
+  resume(
+    owner: string,
+    requestState: string,
+    responses: Record<string, unknown> | undefined,
+    callerSignal?: AbortSignal,
+  ): Promise<BridgeOutcome<unknown>> | undefined {
     const id = requestState.startsWith(BRIDGE_STATE_PREFIX) ? requestState.slice(BRIDGE_STATE_PREFIX.length) : undefined;
     const pending = id === undefined ? undefined : this.calls.get(id);
     if (!pending || pending.owner !== owner) return undefined;

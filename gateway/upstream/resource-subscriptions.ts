@@ -81,7 +81,9 @@ export class ResourceSubscriptionRelay {
     if (!entry) return;
     if (--entry.count > 0) return;
     this.entries.delete(uri);
-    void entry.opened.then((close) => close?.()).catch((error: unknown) => this.log.info({ uri, err: (error as Error)?.message }, 'closing an upstream resource subscription failed'));
+    void entry.opened
+      .then((close) => close?.())
+      .catch((error: unknown) => this.log.info({ uri, err: (error as Error)?.message }, 'closing an upstream resource subscription failed'));
   }
 
   /** Ends every upstream subscription (gateway shutdown). */

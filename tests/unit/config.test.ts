@@ -87,14 +87,30 @@ describe('loadConfig', () => {
     // A list of scalars replaces the file's list (it used to keep the file's tail past the override's length).
     expect(loadConfig({ env: {}, overrides: { oauth: { scopes: ['a:read'] } } }).oauth.scopes).toEqual(['a:read']);
     expect(loadConfig({ env: { GATEWAY_TOKEN_SECRET: 's'.repeat(32) } }).oauth.tokenSecret).toBe('s'.repeat(32));
-    expect(() => loadConfig({ env: { GATEWAY_TOKEN_SECRET: 'short' } })).toThrow(/oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_OAUTH_TOKEN_SECRET\)/);
+    expect(() => loadConfig({ env: { GATEWAY_TOKEN_SECRET: 'short' } })).toThrow(
+      /oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_OAUTH_TOKEN_SECRET\)/,
+    );
     expect(() => loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external' } })).toThrow(/oauth\.external\.issuer: required when oauth\.mode is external/);
-    const external = loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external', GATEWAY_OAUTH_EXTERNAL_ISSUER: 'https://idp.example', GATEWAY_OAUTH_EXTERNAL_CREDENTIAL_HEADERS: '{"x-cpz-key":"${K}"}', K: 'svc' } });
-    expect(external.oauth.external).toMatchObject({ issuer: 'https://idp.example', credentialHeaders: { 'x-cpz-key': 'svc' }, clockSkewSeconds: 30, insufficientScope: false });
+    const external = loadConfig({
+      env: {
+        GATEWAY_OAUTH_MODE: 'external',
+        GATEWAY_OAUTH_EXTERNAL_ISSUER: 'https://idp.example',
+        GATEWAY_OAUTH_EXTERNAL_CREDENTIAL_HEADERS: '{"x-cpz-key":"${K}"}',
+        K: 'svc',
+      },
+    });
+    expect(external.oauth.external).toMatchObject({
+      issuer: 'https://idp.example',
+      credentialHeaders: { 'x-cpz-key': 'svc' },
+      clockSkewSeconds: 30,
+      insufficientScope: false,
+    });
   });
 
   it('refuses a GATEWAY_ variable that names no key', () => {
-    expect(() => loadConfig({ env: { GATEWAY_SCOPES_TIMEOUT: '5' } })).toThrow(/GATEWAY_SCOPES_TIMEOUT: this environment variable does not name a configuration key/);
+    expect(() => loadConfig({ env: { GATEWAY_SCOPES_TIMEOUT: '5' } })).toThrow(
+      /GATEWAY_SCOPES_TIMEOUT: this environment variable does not name a configuration key/,
+    );
   });
 
   it('refuses an unknown key in the file, naming it', () => {
@@ -119,14 +135,19 @@ describe('loadConfig', () => {
 describe('input limits, server timeouts and client hints', () => {
   const upstream = { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] };
   it('default to bounded values and read GATEWAY_* variables', () => {
-    const config = loadConfig({ path: yamlFile('upstreams:\n  - name: u\n    url: http://127.0.0.1:1/mcp\n'), env: { GATEWAY_LIMITS_JSON_DEPTH: '32', GATEWAY_SERVER_REQUEST_TIMEOUT_MS: '20000' } });
+    const config = loadConfig({
+      path: yamlFile('upstreams:\n  - name: u\n    url: http://127.0.0.1:1/mcp\n'),
+      env: { GATEWAY_LIMITS_JSON_DEPTH: '32', GATEWAY_SERVER_REQUEST_TIMEOUT_MS: '20000' },
+    });
     expect(config.limits).toMatchObject({ jsonDepth: 32, stringLength: 524288, arrayLength: 10000, headerBytes: 16384 });
     expect(config.server).toEqual({ headersTimeoutMs: 10000, requestTimeoutMs: 20000, keepAliveTimeoutMs: 5000 });
     expect(config.clientHints).toEqual({ alwaysLoad: true });
   });
 
   it('refuses a headers timeout longer than the request timeout, naming the key', () => {
-    expect(() => loadConfig({ path: yamlFile(''), env: {}, overrides: { ...upstream, server: { headersTimeoutMs: 60000, requestTimeoutMs: 30000 } } })).toThrow(/server\.headersTimeoutMs: must not exceed/);
+    expect(() => loadConfig({ path: yamlFile(''), env: {}, overrides: { ...upstream, server: { headersTimeoutMs: 60000, requestTimeoutMs: 30000 } } })).toThrow(
+      /server\.headersTimeoutMs: must not exceed/,
+    );
     expect(() => loadConfig({ path: yamlFile(''), env: {}, overrides: { ...upstream, limits: { jsonDepth: 2 } } })).toThrow(ConfigError);
   });
 });

@@ -35,7 +35,12 @@ describe('translateUpstreamError', () => {
       kind: 'input_required',
       result: {
         resultType: 'input_required',
-        inputRequests: { 'url-elicitation-1': { method: 'elicitation/create', params: { mode: 'url', url: 'https://auth.example.com/connect', message: 'Connect your account' } } },
+        inputRequests: {
+          'url-elicitation-1': {
+            method: 'elicitation/create',
+            params: { mode: 'url', url: 'https://auth.example.com/connect', message: 'Connect your account' },
+          },
+        },
       },
     });
   });
@@ -46,8 +51,16 @@ describe('translateUpstreamError', () => {
   });
 
   it('answers -32603 (never -32042) on a method that cannot carry input_required, or a -32042 without elicitations', () => {
-    expect(translateUpstreamError(urlRequired, { era: 'modern', method: 'completion/complete', clientCapabilities: modernCaps })).toMatchObject({ kind: 'error', error: { code: -32603 } });
-    expect(translateUpstreamError({ code: -32042, message: 'x', data: { elicitations: 'no' } }, { era: 'modern', method: 'tools/call', clientCapabilities: modernCaps })).toMatchObject({ kind: 'error', error: { code: -32603 } });
+    expect(translateUpstreamError(urlRequired, { era: 'modern', method: 'completion/complete', clientCapabilities: modernCaps })).toMatchObject({
+      kind: 'error',
+      error: { code: -32603 },
+    });
+    expect(
+      translateUpstreamError(
+        { code: -32042, message: 'x', data: { elicitations: 'no' } },
+        { era: 'modern', method: 'tools/call', clientCapabilities: modernCaps },
+      ),
+    ).toMatchObject({ kind: 'error', error: { code: -32603 } });
   });
 
   it("turns the upstream's verdict on the gateway's own hop (-32020, -32022) into -32603 for every caller", () => {
@@ -62,7 +75,8 @@ describe('translateUpstreamError', () => {
   it('relays every other code unchanged, data included', () => {
     for (const code of [-32600, -32601, -32602, -32603, -32000, -32001, -32021, 1234]) {
       const error = { code, message: `m${code}`, data: { requiredCapabilities: { sampling: {} } } };
-      for (const era of ['modern', 'legacy'] as const) expect(translateUpstreamError(error, { era, method: 'tools/call' })).toEqual({ kind: 'error', error, translated: false });
+      for (const era of ['modern', 'legacy'] as const)
+        expect(translateUpstreamError(error, { era, method: 'tools/call' })).toEqual({ kind: 'error', error, translated: false });
     }
   });
 

@@ -5,15 +5,27 @@ import { isAppOnlyTool, mergeExtensions, uiResourceOwners, uiResourceUri, UI_EXT
 describe('mergeExtensions', () => {
   it('advertises what one upstream declares, as it declared it', () => {
     const settings = { mimeTypes: ['text/html;profile=mcp-app'] };
-    const merged = mergeExtensions([{ upstream: 'a', extensions: { [UI_EXTENSION]: settings } }, { upstream: 'b', extensions: undefined }]);
+    const merged = mergeExtensions([
+      { upstream: 'a', extensions: { [UI_EXTENSION]: settings } },
+      { upstream: 'b', extensions: undefined },
+    ]);
     expect(merged).toEqual({ extensions: { [UI_EXTENSION]: settings }, conflicts: [] });
     expect(merged.extensions[UI_EXTENSION]).not.toBe(settings);
   });
 
   it('unions arrays, merges objects key by key and keeps the first value of a conflicting scalar', () => {
     const merged = mergeExtensions([
-      { upstream: 'a', extensions: { [UI_EXTENSION]: { mimeTypes: ['text/html;profile=mcp-app'], limits: { maxBytes: 10 } }, 'com.example/x': { mode: 'fast' } } },
-      { upstream: 'b', extensions: { [UI_EXTENSION]: { mimeTypes: ['text/html;profile=mcp-app', 'text/uri-list'], limits: { maxBytes: 20, other: true } }, 'com.example/x': { mode: 'slow' } } },
+      {
+        upstream: 'a',
+        extensions: { [UI_EXTENSION]: { mimeTypes: ['text/html;profile=mcp-app'], limits: { maxBytes: 10 } }, 'com.example/x': { mode: 'fast' } },
+      },
+      {
+        upstream: 'b',
+        extensions: {
+          [UI_EXTENSION]: { mimeTypes: ['text/html;profile=mcp-app', 'text/uri-list'], limits: { maxBytes: 20, other: true } },
+          'com.example/x': { mode: 'slow' },
+        },
+      },
     ]);
     expect(merged.extensions).toEqual({
       [UI_EXTENSION]: { mimeTypes: ['text/html;profile=mcp-app', 'text/uri-list'], limits: { maxBytes: 10, other: true } },
@@ -28,7 +40,9 @@ describe('mergeExtensions', () => {
   it('leaves out extensions whose methods the gateway does not route (tasks), and treats non-object settings as {}', () => {
     const merged = mergeExtensions([{ upstream: 'a', extensions: { 'io.modelcontextprotocol/tasks': {}, 'com.example/flag': true } }]);
     expect(merged.extensions).toEqual({ 'com.example/flag': {} });
-    expect(mergeExtensions([{ upstream: 'a', extensions: { 'io.modelcontextprotocol/tasks': {} } }], new Set()).extensions).toEqual({ 'io.modelcontextprotocol/tasks': {} });
+    expect(mergeExtensions([{ upstream: 'a', extensions: { 'io.modelcontextprotocol/tasks': {} } }], new Set()).extensions).toEqual({
+      'io.modelcontextprotocol/tasks': {},
+    });
   });
 });
 

@@ -20,7 +20,10 @@ describe('InputBridge', () => {
       const roots = await ask({ method: 'roots/list' });
       return { answer, roots };
     });
-    expect(first).toMatchObject({ kind: 'input_required', result: { resultType: 'input_required', inputRequests: { 'elicitation-create-1': { method: 'elicitation/create' } } } });
+    expect(first).toMatchObject({
+      kind: 'input_required',
+      result: { resultType: 'input_required', inputRequests: { 'elicitation-create-1': { method: 'elicitation/create' } } },
+    });
     const state = first.kind === 'input_required' ? first.result.requestState : '';
     expect(bridge.resume('mallory', state, { 'elicitation-create-1': { action: 'accept', content: {} } })).toBeUndefined();
     const second = await bridge.resume('alice', state, { 'elicitation-create-1': { action: 'accept', content: { name: 'A' } } })!;
@@ -33,7 +36,9 @@ describe('InputBridge', () => {
 
   it('gathers questions asked together into one input_required, and asks again for an unanswered one', async () => {
     const bridge = new InputBridge(1000);
-    const first = await bridge.begin('alice', async (ask: Ask) => Promise.all([ask({ method: 'roots/list' }), ask({ method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } })]));
+    const first = await bridge.begin('alice', async (ask: Ask) =>
+      Promise.all([ask({ method: 'roots/list' }), ask({ method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } })]),
+    );
     expect(first.kind === 'input_required' && Object.keys(first.result.inputRequests)).toEqual(['roots-list-1', 'sampling-createMessage-2']);
     const state = first.kind === 'input_required' ? first.result.requestState : '';
     const again = await bridge.resume('alice', state, { 'roots-list-1': { roots: [] } })!;

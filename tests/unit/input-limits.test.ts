@@ -57,7 +57,9 @@ describe('where a breach is', () => {
   });
 
   it('names the limit, its value and a shortened path', () => {
-    expect(describeBreach({ limit: 'jsonDepth', max: 64, path: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] })).toBe('JSON nesting deeper than limits.jsonDepth (64) at [0][0][0][0][0][0][0][0]...');
+    expect(describeBreach({ limit: 'jsonDepth', max: 64, path: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] })).toBe(
+      'JSON nesting deeper than limits.jsonDepth (64) at [0][0][0][0][0][0][0][0]...',
+    );
     expect(formatPath(['params', 'arguments', 'items', 3])).toBe('params.arguments.items[3]');
     expect(formatPath([])).toBe('(root)');
   });

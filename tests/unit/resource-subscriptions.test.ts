@@ -55,7 +55,12 @@ describe('ResourceSubscriptionRelay', () => {
   });
 
   it('reads the URIs of a subscriptions/listen request', () => {
-    expect(requestedResourceSubscriptions({ method: 'subscriptions/listen', params: { notifications: { toolsListChanged: true, resourceSubscriptions: ['a://1', 2, 'b://2'] } } })).toEqual(['a://1', 'b://2']);
+    expect(
+      requestedResourceSubscriptions({
+        method: 'subscriptions/listen',
+        params: { notifications: { toolsListChanged: true, resourceSubscriptions: ['a://1', 2, 'b://2'] } },
+      }),
+    ).toEqual(['a://1', 'b://2']);
     expect(requestedResourceSubscriptions({ method: 'tools/list' })).toEqual([]);
     expect(requestedResourceSubscriptions(null)).toEqual([]);
   });

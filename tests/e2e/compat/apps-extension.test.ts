@@ -69,8 +69,11 @@ describe.each(['modern', 'legacy'] as const)('MCP Apps through the gateway, %s c
       expect(tools.find((t) => t.name === 'refresh_chart')?._meta).toMatchObject({ ui: { visibility: ['app'] } });
     });
 
-    it('answers the upstream\'s -32002 as the caller\'s revision names it', async () => {
-      const error = await client.readResource({ uri: VANISHED_URI }).then(() => undefined, (e: unknown) => e as { code?: number; data?: unknown });
+    it("answers the upstream's -32002 as the caller's revision names it", async () => {
+      const error = await client.readResource({ uri: VANISHED_URI }).then(
+        () => undefined,
+        (e: unknown) => e as { code?: number; data?: unknown },
+      );
       expect(error?.code).toBe(era === 'modern' ? -32602 : -32002);
       expect(error?.data).toMatchObject({ uri: VANISHED_URI });
     });
@@ -81,10 +84,16 @@ describe.each(['modern', 'legacy'] as const)('MCP Apps through the gateway, %s c
     try {
       const before = upstream.received.filter((r) => r.method === 'tools/call').length;
       for (const query of ['refresh chart', 'refresh_chart', 'chart', 'called by the chart view']) {
-        const found = (await client.callTool({ name: 'search_tools', arguments: { query, limit: 20 } })) as { structuredContent?: { tools: { name: string }[] } };
+        const found = (await client.callTool({ name: 'search_tools', arguments: { query, limit: 20 } })) as {
+          structuredContent?: { tools: { name: string }[] };
+        };
         expect(found.structuredContent?.tools.map((t) => t.name)).not.toContain('refresh_chart');
       }
-      const refused = (await client.callTool({ name: 'call_tool', arguments: { name: 'refresh_chart' } })) as { isError?: boolean; content: { text: string }[]; _meta?: Record<string, unknown> };
+      const refused = (await client.callTool({ name: 'call_tool', arguments: { name: 'refresh_chart' } })) as {
+        isError?: boolean;
+        content: { text: string }[];
+        _meta?: Record<string, unknown>;
+      };
       const unknown = (await client.callTool({ name: 'call_tool', arguments: { name: 'no_such_tool' } })) as typeof refused;
       expect(refused.isError).toBe(true);
       expect(refused.content[0]!.text).toMatch(/^Unknown tool: refresh_chart\./);
@@ -103,7 +112,10 @@ describe('-32042 URL elicitation required', () => {
   it('reaches a 2025 caller unchanged', async () => {
     const client = await connectV1(`${base()}/mcp`, FULL_KEY);
     try {
-      const error = await client.callTool({ name: 'needs_login', arguments: {} }).then(() => undefined, (e: unknown) => e as McpError);
+      const error = await client.callTool({ name: 'needs_login', arguments: {} }).then(
+        () => undefined,
+        (e: unknown) => e as McpError,
+      );
       expect(error?.code).toBe(-32042);
     } finally {
       await client.close();
@@ -113,13 +125,19 @@ describe('-32042 URL elicitation required', () => {
   it('reaches a 2026-07-28 caller as an in-band URL elicitation (or -32021 without elicitation.url)', async () => {
     const plain = await connectV2(`${base()}/mcp`, FULL_KEY);
     try {
-      const error = await plain.callTool({ name: 'needs_login', arguments: {} }).then(() => undefined, (e: unknown) => e as ProtocolError);
+      const error = await plain.callTool({ name: 'needs_login', arguments: {} }).then(
+        () => undefined,
+        (e: unknown) => e as ProtocolError,
+      );
       expect(error?.code).toBe(-32021);
     } finally {
       await plain.close();
     }
     const asked: unknown[] = [];
-    const client = new Client({ name: 'apps-tests', version: '1.0.0' }, { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } }, inputRequired: { maxRounds: 2 } });
+    const client = new Client(
+      { name: 'apps-tests', version: '1.0.0' },
+      { capabilities: { elicitation: { url: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } }, inputRequired: { maxRounds: 2 } },
+    );
     client.setRequestHandler('elicitation/create', async (request) => {
       asked.push(request.params);
       return { action: 'decline' };

@@ -30,18 +30,21 @@ afterAll(async () => {
 async function modernClient(capabilities: Record<string, unknown>, seen: { method: string; params: unknown }[]): Promise<Client> {
   const client = new Client({ name: 'relay-tests', version: '1.0.0' }, { capabilities, versionNegotiation: { mode: { pin: '2026-07-28' } } });
   // The v2 client accepts a handler only for a capability it declares.
-  if (capabilities.elicitation) client.setRequestHandler('elicitation/create', async (request) => {
-    seen.push({ method: 'elicitation/create', params: request.params });
-    return { action: 'accept', content: { name: 'Ada' } };
-  });
-  if (capabilities.sampling) client.setRequestHandler('sampling/createMessage', async (request) => {
-    seen.push({ method: 'sampling/createMessage', params: request.params });
-    return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'gateways relay' } };
-  });
-  if (capabilities.roots) client.setRequestHandler('roots/list', async () => {
-    seen.push({ method: 'roots/list', params: {} });
-    return { roots: [{ uri: 'file:///work', name: 'work' }] };
-  });
+  if (capabilities.elicitation)
+    client.setRequestHandler('elicitation/create', async (request) => {
+      seen.push({ method: 'elicitation/create', params: request.params });
+      return { action: 'accept', content: { name: 'Ada' } };
+    });
+  if (capabilities.sampling)
+    client.setRequestHandler('sampling/createMessage', async (request) => {
+      seen.push({ method: 'sampling/createMessage', params: request.params });
+      return { role: 'assistant', model: 'test-model', content: { type: 'text', text: 'gateways relay' } };
+    });
+  if (capabilities.roots)
+    client.setRequestHandler('roots/list', async () => {
+      seen.push({ method: 'roots/list', params: {} });
+      return { roots: [{ uri: 'file:///work', name: 'work' }] };
+    });
   await client.connect(new StreamableHTTPClientTransport(new URL(url()), { fetch: fetchWithHeaders(FULL_KEY) }));
   return client;
 }

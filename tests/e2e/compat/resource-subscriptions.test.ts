@@ -100,7 +100,7 @@ describe('behind a 2026-07-28 upstream', () => {
     await new Promise<void>((resolve) => http?.close(() => resolve()));
   });
 
-  it('relays the upstream listen stream\'s resource updates to the subscribed caller', async () => {
+  it("relays the upstream listen stream's resource updates to the subscribed caller", async () => {
     const watcher = await listening(`${gateway.url.replace(/\/mcp$/, '')}/mcp`, [uri]);
     try {
       // The gateway's own upstream listen stream opens in the background; publish until it is there.

@@ -34,7 +34,10 @@ async function call(path: string, era: 'modern' | 'legacy', name: string, args: 
 
 const invalidCount = async () => {
   const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
-  return text.split('\n').filter((l) => l.startsWith('mcp_tool_calls_total') && l.includes('outcome="invalid_arguments"') && l.includes('tool="echo"')).reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('mcp_tool_calls_total') && l.includes('outcome="invalid_arguments"') && l.includes('tool="echo"'))
+    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
 };
 
 describe.each(['modern', 'legacy'] as const)('tool arguments over limits.jsonDepth, %s caller', (era) => {

@@ -15,7 +15,10 @@ let stack: Stack;
 let proxied: Stack;
 beforeAll(async () => {
   stack = await startStack({ upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] } });
-  proxied = await startStack({ upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] }, gateway: { publicUrl: 'https://mcp.example.com' } });
+  proxied = await startStack({
+    upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] },
+    gateway: { publicUrl: 'https://mcp.example.com' },
+  });
 });
 afterAll(async () => {
   await stack?.close();
@@ -35,7 +38,11 @@ describe('strict routing', () => {
     for (const path of ['/MCP', '/mcp/', '/Mcp/compact', '/mcp/compact/', '/mcp//compact', '//mcp', '/mcp/COMPACT']) {
       const response = await fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers: { ...LEGACY, ...KEY }, body: list });
       expect(response.status, path).toBe(404);
-      expect(await response.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000, message: expect.stringContaining('/mcp, /mcp/compact') } });
+      expect(await response.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: expect.stringContaining('/mcp, /mcp/compact') },
+      });
     }
     for (const path of ['/.well-known/oauth-protected-resource/mcp/', '/.well-known/oauth-protected-resource/MCP', '/HEALTHZ', '/healthz/']) {
       expect((await fetch(`${stack.gatewayUrl}${path}`)).status, path).toBe(404);
@@ -56,7 +63,11 @@ describe('strict routing', () => {
 
   it('names publicUrl behind a proxy', async () => {
     const response = await fetch(`${proxied.gatewayUrl}/mcp/compact`, { method: 'POST', headers: LEGACY, body: list });
-    expect(response.headers.get('www-authenticate')).toBe('Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp/compact"');
-    expect(await (await fetch(`${proxied.gatewayUrl}/.well-known/oauth-protected-resource/mcp/compact`)).json()).toMatchObject({ resource: 'https://mcp.example.com/mcp/compact' });
+    expect(response.headers.get('www-authenticate')).toBe(
+      'Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/mcp/compact"',
+    );
+    expect(await (await fetch(`${proxied.gatewayUrl}/.well-known/oauth-protected-resource/mcp/compact`)).json()).toMatchObject({
+      resource: 'https://mcp.example.com/mcp/compact',
+    });
   });
 });

@@ -98,7 +98,10 @@ describe('the full surface', () => {
   it('forwards the caller credential upstream: the data key gets the platform 403 for place_order as isError', async () => {
     const client = await connectV2(stack.mcpUrl, DEMO_KEYS.data);
     try {
-      const result = await client.callTool({ name: 'place_order', arguments: { account_id: '00000000-0000-4000-8000-000000000000', symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1 } });
+      const result = await client.callTool({
+        name: 'place_order',
+        arguments: { account_id: '00000000-0000-4000-8000-000000000000', symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1 },
+      });
       expect(result.isError).toBe(true);
       expect(JSON.stringify(result.content)).toMatch(/trade/);
     } finally {
@@ -107,7 +110,10 @@ describe('the full surface', () => {
   });
 
   it('serves server/discover with the upstream instructions and the tools, resources and prompts capabilities', async () => {
-    const [viaGateway, direct] = await Promise.all([connectV2(stack.mcpUrl, DEMO_KEYS.identity, 'auto'), connectV2(stack.upstreamUrl, DEMO_KEYS.identity, 'auto')]);
+    const [viaGateway, direct] = await Promise.all([
+      connectV2(stack.mcpUrl, DEMO_KEYS.identity, 'auto'),
+      connectV2(stack.upstreamUrl, DEMO_KEYS.identity, 'auto'),
+    ]);
     try {
       expect(viaGateway.getInstructions()).toBe(direct.getInstructions());
       expect(Object.keys(viaGateway.getServerCapabilities() ?? {})).toEqual(expect.arrayContaining(['tools', 'resources', 'prompts']));

@@ -30,11 +30,46 @@ function prng(seed: number): () => number {
 }
 
 const KEY = { 'x-cpz-key': 'fuzz', 'x-cpz-secret': 'fuzz-secret' };
-const MODERN_META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'fuzz', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+const MODERN_META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'fuzz', version: '1' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 const VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '', 'bogus'];
-const METHODS = ['tools/list', 'tools/call', 'resources/list', 'resources/read', 'prompts/list', 'prompts/get', 'initialize', 'ping', 'server/discover', 'completion/complete', 'logging/setLevel', 'no/such', 'notifications/initialized', 'notifications/cancelled'];
+const METHODS = [
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'prompts/list',
+  'prompts/get',
+  'initialize',
+  'ping',
+  'server/discover',
+  'completion/complete',
+  'logging/setLevel',
+  'no/such',
+  'notifications/initialized',
+  'notifications/cancelled',
+];
 const VALID_LEGACY = new Set(['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']);
-const KNOWN = new Set(['initialize', 'ping', 'server/discover', 'subscriptions/listen', 'tools/list', 'tools/call', 'resources/list', 'resources/templates/list', 'resources/read', 'resources/subscribe', 'resources/unsubscribe', 'prompts/list', 'prompts/get', 'completion/complete', 'logging/setLevel']);
+const KNOWN = new Set([
+  'initialize',
+  'ping',
+  'server/discover',
+  'subscriptions/listen',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+]);
 
 interface Case {
   kind: string;
@@ -74,7 +109,8 @@ function headersFor(version: string): Record<string, string> {
 
 function validMessage(rand: () => number, version: string): Record<string, unknown> {
   const method = METHODS[Math.floor(rand() * METHODS.length)]!;
-  const params: Record<string, unknown> = method === 'tools/call' ? { name: 'echo', arguments: { text: 'hi' } } : method === 'resources/read' ? { uri: 'test://x' } : {};
+  const params: Record<string, unknown> =
+    method === 'tools/call' ? { name: 'echo', arguments: { text: 'hi' } } : method === 'resources/read' ? { uri: 'test://x' } : {};
   if (version === '2026-07-28') params._meta = MODERN_META;
   return method.startsWith('notifications/') ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', id: Math.floor(rand() * 1000), method, params };
 }
@@ -89,11 +125,21 @@ function generate(count: number): Case[] {
   const cases: Case[] = [
     { kind: 'deep-array-4500', body: nest(4500, '[', ']'), headers: headersFor('2025-11-25'), code: -32600, status: 400 },
     { kind: 'deep-array-4500-no-version', body: nest(4500, '[', ']'), headers: headersFor(''), code: -32600, status: 400 },
-    { kind: 'deep-object-in-params', body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":${nest(4500, '{"a":', '}')}}}`, headers: headersFor('2025-11-25'), code: -32602, status: 400 },
+    {
+      kind: 'deep-object-in-params',
+      body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":${nest(4500, '{"a":', '}')}}}`,
+      headers: headersFor('2025-11-25'),
+      code: -32602,
+      status: 400,
+    },
     { kind: 'deep-top-object', body: nest(4500, '{"a":', '}'), headers: headersFor('2025-11-25'), code: -32600, status: 400 },
     { kind: 'gzip-unsupported-encoding', body: 'x', headers: { ...headersFor('2025-11-25'), 'content-encoding': 'compress' }, status: 415 },
     { kind: 'unknown-encoding', body: '{}', headers: { ...headersFor('2025-11-25'), 'content-encoding': 'zstd-ish' }, status: 415 },
-    { kind: 'gzip-supported', body: gzipSync(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })), headers: { ...headersFor('2025-11-25'), 'content-encoding': 'gzip' } },
+    {
+      kind: 'gzip-supported',
+      body: gzipSync(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' })),
+      headers: { ...headersFor('2025-11-25'), 'content-encoding': 'gzip' },
+    },
     { kind: 'empty', body: '', headers: headersFor('2025-11-25'), code: -32700, status: 400 },
     { kind: 'empty-batch', body: '[]', headers: headersFor(''), code: -32600, status: 400 },
     { kind: 'null-id', body: '{"jsonrpc":"2.0","id":null,"method":"ping"}', headers: headersFor('2025-11-25'), code: -32600, status: 400 },
@@ -106,18 +152,84 @@ function generate(count: number): Case[] {
     let body: string;
     let kind: string;
     switch (strategy) {
-      case 0: kind = 'truncated'; body = base.slice(0, Math.floor(rand() * base.length)); break;
-      case 1: { kind = 'byte-flip'; const at = Math.floor(rand() * base.length); body = base.slice(0, at) + junk(rand, 1) + base.slice(at + 1); break; }
-      case 2: { kind = 'insert-junk'; const at = Math.floor(rand() * base.length); body = base.slice(0, at) + junk(rand, 1 + Math.floor(rand() * 8)) + base.slice(at); break; }
-      case 3: kind = 'scalar'; body = pick(['1', '"x"', 'null', 'true', 'false', '-0', '1e999', '"\\ud800"']); break;
-      case 4: { kind = 'envelope-field'; const m = JSON.parse(base); const field = pick(['jsonrpc', 'method', 'id', 'params']); m[field] = pick<unknown>([null, 7, 'x', [], {}, true, '1.0', -1.5]); body = JSON.stringify(m); break; }
-      case 5: { kind = 'envelope-missing'; const m = JSON.parse(base); delete m[pick(['jsonrpc', 'method', 'id', 'params'])]; body = JSON.stringify(m); break; }
-      case 6: kind = 'deep'; body = rand() < 0.5 ? nest(65 + Math.floor(rand() * 5000), '[', ']') : `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":${nest(65 + Math.floor(rand() * 3000), '[', ']')}}}}`; break;
-      case 7: kind = 'batch'; body = JSON.stringify(Array.from({ length: 1 + Math.floor(rand() * 3) }, () => (rand() < 0.7 ? JSON.parse(base) : pick<unknown>([1, 'x', null, {}])))); break;
-      case 8: kind = 'long-string'; { const m = JSON.parse(base); m.params = { ...(m.params ?? {}), padding: 'y'.repeat(600_000) }; body = JSON.stringify(m); } break;
-      case 9: kind = 'unknown-method'; { const m = JSON.parse(base); m.method = `x/${junk(rand, 6).replace(/[^a-z]/gi, 'q')}`; body = JSON.stringify(m); } break;
-      case 10: kind = 'params-wrong-type'; { const m = JSON.parse(base); m.params = { ...(m.params ?? {}), name: pick<unknown>([1, null, [], { x: 1 }]), uri: pick<unknown>([1, null, []]), cursor: pick<unknown>([1, {}, 'x']) }; body = JSON.stringify(m); } break;
-      default: kind = 'valid'; body = base;
+      case 0:
+        kind = 'truncated';
+        body = base.slice(0, Math.floor(rand() * base.length));
+        break;
+      case 1: {
+        kind = 'byte-flip';
+        const at = Math.floor(rand() * base.length);
+        body = base.slice(0, at) + junk(rand, 1) + base.slice(at + 1);
+        break;
+      }
+      case 2: {
+        kind = 'insert-junk';
+        const at = Math.floor(rand() * base.length);
+        body = base.slice(0, at) + junk(rand, 1 + Math.floor(rand() * 8)) + base.slice(at);
+        break;
+      }
+      case 3:
+        kind = 'scalar';
+        body = pick(['1', '"x"', 'null', 'true', 'false', '-0', '1e999', '"\\ud800"']);
+        break;
+      case 4: {
+        kind = 'envelope-field';
+        const m = JSON.parse(base);
+        const field = pick(['jsonrpc', 'method', 'id', 'params']);
+        m[field] = pick<unknown>([null, 7, 'x', [], {}, true, '1.0', -1.5]);
+        body = JSON.stringify(m);
+        break;
+      }
+      case 5: {
+        kind = 'envelope-missing';
+        const m = JSON.parse(base);
+        delete m[pick(['jsonrpc', 'method', 'id', 'params'])];
+        body = JSON.stringify(m);
+        break;
+      }
+      case 6:
+        kind = 'deep';
+        body =
+          rand() < 0.5
+            ? nest(65 + Math.floor(rand() * 5000), '[', ']')
+            : `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":${nest(65 + Math.floor(rand() * 3000), '[', ']')}}}}`;
+        break;
+      case 7:
+        kind = 'batch';
+        body = JSON.stringify(Array.from({ length: 1 + Math.floor(rand() * 3) }, () => (rand() < 0.7 ? JSON.parse(base) : pick<unknown>([1, 'x', null, {}]))));
+        break;
+      case 8:
+        kind = 'long-string';
+        {
+          const m = JSON.parse(base);
+          m.params = { ...(m.params ?? {}), padding: 'y'.repeat(600_000) };
+          body = JSON.stringify(m);
+        }
+        break;
+      case 9:
+        kind = 'unknown-method';
+        {
+          const m = JSON.parse(base);
+          m.method = `x/${junk(rand, 6).replace(/[^a-z]/gi, 'q')}`;
+          body = JSON.stringify(m);
+        }
+        break;
+      case 10:
+        kind = 'params-wrong-type';
+        {
+          const m = JSON.parse(base);
+          m.params = {
+            ...(m.params ?? {}),
+            name: pick<unknown>([1, null, [], { x: 1 }]),
+            uri: pick<unknown>([1, null, []]),
+            cursor: pick<unknown>([1, {}, 'x']),
+          };
+          body = JSON.stringify(m);
+        }
+        break;
+      default:
+        kind = 'valid';
+        body = base;
     }
     const expected = oracle(body, version);
     const c: Case = { kind, body, headers };
@@ -173,7 +285,17 @@ function rpcMessages(answer: Answer): Rpc[] | string {
   let messages: unknown[];
   try {
     if (answer.contentType.startsWith('text/event-stream')) {
-      messages = answer.text.split(/\r?\n\r?\n/).map((e) => e.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('')).filter(Boolean).map((d) => JSON.parse(d));
+      messages = answer.text
+        .split(/\r?\n\r?\n/)
+        .map((e) =>
+          e
+            .split(/\r?\n/)
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trim())
+            .join(''),
+        )
+        .filter(Boolean)
+        .map((d) => JSON.parse(d));
     } else {
       const parsed = JSON.parse(answer.text) as unknown;
       messages = Array.isArray(parsed) ? parsed : [parsed];
@@ -183,7 +305,8 @@ function rpcMessages(answer: Answer): Rpc[] | string {
   }
   for (const m of messages as Rpc[]) {
     if (m?.jsonrpc !== '2.0' || !('id' in m)) return `not a JSON-RPC response: ${JSON.stringify(m).slice(0, 120)}`;
-    if ('error' in m ? !Number.isInteger(m.error?.code) || typeof m.error?.message !== 'string' : !('result' in m)) return `bad JSON-RPC response: ${JSON.stringify(m).slice(0, 120)}`;
+    if ('error' in m ? !Number.isInteger(m.error?.code) || typeof m.error?.message !== 'string' : !('result' in m))
+      return `bad JSON-RPC response: ${JSON.stringify(m).slice(0, 120)}`;
   }
   return messages as Rpc[];
 }
@@ -222,7 +345,10 @@ describe(`POST /mcp under ${CASES} malformed bodies and headers (seed ${SEED})`,
       }
       if (c.code !== undefined) {
         const code = messages[0]?.error?.code;
-        if (code !== c.code) failures.push(`${label}: expected ${c.code}, got ${code ?? 'a result'}: ${answer.text.slice(0, 160)}${process.env.FUZZ_VERBOSE ? ` BODY ${String(c.body).slice(0, 200)}` : ''}`);
+        if (code !== c.code)
+          failures.push(
+            `${label}: expected ${c.code}, got ${code ?? 'a result'}: ${answer.text.slice(0, 160)}${process.env.FUZZ_VERBOSE ? ` BODY ${String(c.body).slice(0, 200)}` : ''}`,
+          );
       }
     }
     if (process.env.FUZZ_VERBOSE) console.log(failures.join('\n'));
@@ -247,9 +373,15 @@ describe('malformed HTTP below the JSON-RPC layer', () => {
     });
 
   it('answers headers over limits.headerBytes with 431 and a JSON-RPC body', async () => {
-    const text = await raw(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\nx-pad: ${'p'.repeat(20_000)}\r\ncontent-length: 2\r\n\r\n{}`);
+    const text = await raw(
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\ncontent-type: application/json\r\nx-pad: ${'p'.repeat(20_000)}\r\ncontent-length: 2\r\n\r\n{}`,
+    );
     expect(text).toMatch(/^HTTP\/1\.1 431 /);
-    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringContaining('limits.headerBytes') } });
+    expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: expect.stringContaining('limits.headerBytes') },
+    });
   });
 
   it('answers a malformed request line with 400 and a JSON-RPC body', async () => {

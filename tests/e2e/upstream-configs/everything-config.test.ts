@@ -29,11 +29,12 @@ async function direct(): Promise<Client> {
 }
 
 describe('config/everything.yaml', () => {
-  it('lists the server\'s own tools, unchanged, to a 2026-07-28 client and a v1 client', async () => {
+  it("lists the server's own tools, unchanged, to a 2026-07-28 client and a v1 client", async () => {
     const [modern, legacy, straight] = await Promise.all([connectV2(gw.mcpUrl, ANY_BEARER), connectV1(gw.mcpUrl, ANY_BEARER), direct()]);
     try {
       // Compared on what both eras carry (a 2026-07-28 answer has no 2025 `execution` field).
-      const shape = ({ tools }: { tools: Record<string, unknown>[] }) => tools.map(({ name, description, inputSchema, outputSchema, annotations }) => ({ name, description, inputSchema, outputSchema, annotations }));
+      const shape = ({ tools }: { tools: Record<string, unknown>[] }) =>
+        tools.map(({ name, description, inputSchema, outputSchema, annotations }) => ({ name, description, inputSchema, outputSchema, annotations }));
       const expected = shape(await straight.listTools());
       expect(expected.length).toBeGreaterThanOrEqual(10);
       // server-everything lists four more tools to a client declaring sampling, elicitation and roots, as
@@ -41,7 +42,12 @@ describe('config/everything.yaml', () => {
       const askingTools = ['get-roots-list', 'trigger-elicitation-request', 'trigger-sampling-request', 'trigger-url-elicitation'];
       for (const listed of [shape(await modern.listTools()), shape(await legacy.listTools())]) {
         expect(listed.filter((t) => !askingTools.includes(t.name as string))).toEqual(expected);
-        expect(listed.map((t) => t.name).filter((n) => askingTools.includes(n as string)).sort()).toEqual(askingTools);
+        expect(
+          listed
+            .map((t) => t.name)
+            .filter((n) => askingTools.includes(n as string))
+            .sort(),
+        ).toEqual(askingTools);
       }
     } finally {
       await Promise.all([modern.close(), legacy.close(), straight.close()]);
@@ -119,7 +125,10 @@ describe('config/everything.yaml', () => {
       expect(JSON.stringify(await ready.json())).toContain('upstream everything: down');
 
       await everything.restart();
-      const back = await eventually(() => client.callTool({ name: 'echo', arguments: { message: 'again' } }), (r) => !r.isError);
+      const back = await eventually(
+        () => client.callTool({ name: 'echo', arguments: { message: 'again' } }),
+        (r) => !r.isError,
+      );
       expect(textOf(back)).toBe('Echo: again');
       expect(gw.logs.records('upstream reconnected').map((r) => r.upstream)).toContain('everything');
       expect((await fetch(`${gw.gateway.url}/readyz`)).status).toBe(200);
