@@ -145,3 +145,26 @@ export function classifyUpstreamFailure(error: unknown, upstream: string): Upstr
   if (name === 'TimeoutError') return { kind: 'upstream_timeout', message: `upstream ${upstream} did not answer in time` };
   return { kind: 'upstream_unavailable', message: `upstream ${upstream} is unreachable` };
 }
+
+/**
+ * The error a classified upstream failure travels as, from where it happened (upstream/client.ts) to
+ * every layer that reads it: the upstream's own JSON-RPC error as a RelayedUpstreamError (code, message,
+ * data unchanged), anything else as a GatewayError of the failure's kind (-32603 family, upstream in data).
+ * `cause` keeps the original error for logs.
+ */
+export function upstreamFailureError(failure: UpstreamFailure, upstream: string, cause?: unknown): GatewayError | RelayedUpstreamError {
+  const error = failure.kind === 'upstream_rejected' ? new RelayedUpstreamError(upstream, failure.code!, failure.message, failure.data) : new GatewayError(failure.kind, failure.message, { upstream });
+  if (cause !== undefined && cause !== error) Object.defineProperty(error, 'cause', { value: cause, enumerable: false, configurable: true });
+  return error;
+}
+
+/**
+ * The classification a failed forward carries: the upstream client classified it where it failed and
+ * threw a GatewayError or RelayedUpstreamError ({@link upstreamFailureError}), read back here without
+ * classifying again. Only an error that did not come through the client is classified here.
+ */
+export function failureOf(error: unknown, upstream: string): UpstreamFailure {
+  if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
+  if (error instanceof RelayedUpstreamError) return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
+  return classifyUpstreamFailure(error, upstream);
+}

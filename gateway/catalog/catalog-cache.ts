@@ -2,7 +2,7 @@ import { LRUCache } from 'lru-cache';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { GatewayConfig } from '../../config/types.ts';
 import { buildCatalog, CatalogBuilder, type Catalog } from './catalog.ts';
-import { GatewayError, classifyUpstreamFailure } from '../errors.ts';
+import { GatewayError, failureOf } from '../errors.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
@@ -238,7 +238,7 @@ export class CatalogCache {
   }
 
   private failed(method: ListMethod, error: unknown, stale: Entry | undefined): Entry {
-    const failure = classifyUpstreamFailure(error, this.upstream.name);
+    const failure = failureOf(error, this.upstream.name);
     if (method === 'tools/list') this.lastError = failure.message;
     const log = requestLogger(this.log);
     if (stale) {

@@ -13,6 +13,7 @@ import { createCaller } from '../policy/caller.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import { countMessage, methodLabel } from './message-metrics.ts';
 import { dispatch, guarded, toolsListing, type DispatchContext, type RequestView, type Surface } from './server.ts';
+import { dispatchRuntimeOf } from './types.ts';
 import { GATEWAY_SERVER_INFO, LEGACY_SSE_HEADERS, MODERN_TOOLS_LIST_TAIL, errorMessage, legacyToolDefinition, projectionFor, sseMessageEvent } from './wire.ts';
 import type { Listing } from '../catalog/listing.ts';
 import { requestLogger } from '../obs/request-context.ts';
@@ -129,7 +130,7 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
     log: async () => {},
   };
   const d: DispatchContext = {
-    runtime,
+    runtime: dispatchRuntimeOf(runtime),
     surface,
     caller: createCaller(runtime, authenticated, plain.era),
     request,

@@ -23,9 +23,30 @@ export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta
 export type { ProjectCallToolResult } from './wire.ts';
 import type { ProjectCallToolResult } from './wire.ts';
 
-/** Everything one dispatched request can read: shared caches, the caller, its request. */
+/**
+ * The part of the runtime the dispatch arms read: configuration, metrics, the upstreams (resources,
+ * prompts, completion), output and input checks, listings, search indexes and the in-flight calls.
+ * Not the scope cache, the upstream set or the runtime's logger: the caller (policy/caller.ts) and the
+ * edge hold those, and the request's logger is {@link DispatchContext.log}.
+ */
+export type DispatchRuntime = Pick<GatewayRuntime, 'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls'>;
+
+const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
+
+/** The {@link DispatchRuntime} of `runtime`: built once per runtime, the same object for every request. */
+export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
+  let view = dispatchRuntimes.get(runtime);
+  if (!view) {
+    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls } = runtime;
+    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls };
+    dispatchRuntimes.set(runtime, view);
+  }
+  return view;
+}
+
+/** Everything one dispatched request can read: what the arms need of the runtime, the caller, its request. */
 export interface DispatchContext {
-  readonly runtime: GatewayRuntime;
+  readonly runtime: DispatchRuntime;
   readonly surface: Surface;
   readonly caller: Caller;
   readonly request: RequestView;

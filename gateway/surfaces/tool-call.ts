@@ -1,6 +1,6 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/catalog.ts';
-import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../errors.ts';
+import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
 import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
 import { directCallAllowed, directCallNeedsScopes, hiddenToolCallsFor, visibleToolNamed } from '../policy/visibility.ts';
@@ -35,7 +35,7 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
     }
     result = raw as CallToolResult;
   } catch (error) {
-    const failure = classifyUpstreamFailure(error, tool.upstream);
+    const failure = failureOf(error, tool.upstream);
     if (failure.kind === 'upstream_rejected') {
       metrics.toolCalls.inc({ ...labels, outcome: failure.code === -32602 ? 'invalid_arguments' : 'is_error' });
       throw forwardError(error, tool.upstream);

@@ -11,7 +11,7 @@ import {
 } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
-import { GatewayError, classifyUpstreamFailure } from '../errors.ts';
+import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type OnBehalfOf } from './forward-scope.ts';
@@ -215,7 +215,8 @@ export class UpstreamClient {
       const cancelled = options.signal?.aborted === true;
       this.metrics.upstreamErrors.inc({ upstream: this.name, kind: cancelled ? 'cancelled' : failure.kind });
       if (!cancelled && isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
-      throw error;
+      // Classified once, here where it failed: every layer above reads this error's kind and code.
+      throw error instanceof GatewayError ? error : upstreamFailureError(failure, this.name, error);
     } finally {
       this.metrics.upstreamRequestDuration.observe({ upstream: this.name, method }, (performance.now() - started) / 1000);
     }

@@ -1,5 +1,5 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
-import { GatewayError, RelayedUpstreamError, classifyUpstreamFailure } from '../errors.ts';
+import { GatewayError, RelayedUpstreamError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
 import type { RequestView } from '../mcp/types.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
@@ -144,7 +144,8 @@ export function isInputRequired(result: Record<string, unknown>): boolean {
  * since those are what was forwarded); a failure to reach the upstream is ours (-32603, kind in data).
  */
 export function forwardError(error: unknown, upstream: string): GatewayError | RelayedUpstreamError {
-  const failure = classifyUpstreamFailure(error, upstream);
-  if (failure.kind === 'upstream_rejected') return new RelayedUpstreamError(upstream, failure.code!, failure.message, failure.data);
-  return new GatewayError(failure.kind, failure.message, { upstream });
+  // The upstream client already classified its failures (errors.ts upstreamFailureError): read, not classified again.
+  if (error instanceof RelayedUpstreamError) return error;
+  if (error instanceof GatewayError) return new GatewayError(error.kind, error.message, { upstream });
+  return upstreamFailureError(classifyUpstreamFailure(error, upstream), upstream);
 }

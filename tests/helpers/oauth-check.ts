@@ -1,6 +1,6 @@
 /**
  * Proves the built-in authorization server across replicas behind one URL (used by .ci/compose.sh and
- * tests/oauth/replicas.test.ts): `issue BASE FILE` registers a client, signs the demo data key in (the
+ * tests/e2e/oauth/replicas.test.ts): `issue BASE FILE` registers a client, signs the demo data key in (the
  * sign-in and consent forms, posted as a browser would), exchanges the code and writes the tokens to
  * FILE; `check BASE FILE` sends tools/list with the access token `count` times (round-robin reaches
  * every replica), refreshes once, and checks the new token too. Exits 1 with the step that failed.

@@ -7,7 +7,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startGatewayOver } from '../../helpers/gateway-over.ts';
+import { startGatewayOver } from '../../helpers/stack.ts';
 import { ACCEPT_BOTH, FULL_KEY, LEGACY, MODERN, followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
 import { startRecordingUpstream } from '../../fixtures/recording-upstream.ts';
 

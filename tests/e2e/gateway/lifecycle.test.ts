@@ -33,7 +33,8 @@ describe('graceful close', () => {
     const client = await connectV2(stack.mcpUrl, KEY);
     try {
       const call = client.callTool({ name: 'slow', arguments: {} });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // In flight means the upstream has it (was: a fixed 100 ms sleep, too short on a loaded machine).
+      await expect.poll(() => stack.fake!.received.some((r) => r.method === 'tools/call')).toBe(true);
       const closed = stack.gateway.close();
       expect(await call).toMatchObject({ content: [{ type: 'text', text: 'done' }] });
       await closed;

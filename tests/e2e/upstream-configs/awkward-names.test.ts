@@ -12,7 +12,7 @@ import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { connectV1, connectV2 } from '../../helpers/clients.ts';
 import { eventually } from '../../helpers/call-results.ts';
-import { ANY_BEARER } from '../../helpers/config-gateway.ts';
+import { ANY_BEARER } from '../../helpers/stack.ts';
 
 const SEVENTY = `fetch_${'very_'.repeat(11)}long_name`; // 70 characters
 const ONE = ['search', 'get-catalog-entity', 'a.b/c', 'a_b_c', SEVENTY, '目录搜索'];

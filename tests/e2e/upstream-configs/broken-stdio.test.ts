@@ -10,7 +10,7 @@ import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/repl
 import { connectV2, namesOf } from '../../helpers/clients.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
 import { eventually } from '../../helpers/call-results.ts';
-import { ANY_BEARER } from '../../helpers/config-gateway.ts';
+import { ANY_BEARER } from '../../helpers/stack.ts';
 
 let replay: ReplayUpstream;
 let gateway: RunningGateway;

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
 import { eventually, textOf } from '../../helpers/call-results.ts';
-import { ANY_BEARER, startConfigGateway, type ConfigGateway } from '../../helpers/config-gateway.ts';
+import { ANY_BEARER, startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 
 let root: string;
 let gw: ConfigGateway;
