@@ -78,6 +78,9 @@ function readYaml(path: string): Json {
  * Applies the derived rules the schema cannot express: `${VAR}` interpolation in upstream url, command,
  * args, env, cwd and headers, and in oauth.external.credentialHeaders; the URL's syntax after it; unique upstream names free of the naming
  * separator (so `<upstream><separator>` is an unambiguous prefix); redis selection.
+ * args, env, cwd and headers; the URL's syntax after it; unique upstream names free of the naming
+ * separator (so `<upstream><separator>` is an unambiguous prefix); redis selection; the embeddings endpoint's
+ * scheme and key variable.
  */
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
@@ -104,6 +107,12 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   });
   config.oauth.external.credentialHeaders = interpolateAll(config.oauth.external.credentialHeaders, env, 'oauth.external.credentialHeaders');
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');
+  const embeddings = config.search.embeddings;
+  if (embeddings) {
+    if (!/^https?:$/.test(new URL(embeddings.url).protocol)) throw new ConfigError('search.embeddings.url', `must be an http(s) URL, got "${embeddings.url}"`);
+    // The key's name only: the key itself never enters the configuration (which may be logged).
+    if (embeddings.apiKeyEnv !== undefined && !env[embeddings.apiKeyEnv]) throw new ConfigError('search.embeddings.apiKeyEnv', `environment variable ${embeddings.apiKeyEnv} is not set`);
+  }
   return config;
 }
 

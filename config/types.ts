@@ -37,6 +37,26 @@ export interface GatewayConfig {
   oauth: OAuthConfig;
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
   shutdown: { graceMs: number };
+  /** search_tools' ranking (search/): the optional external semantic arm. */
+  search: { embeddings?: EmbeddingsConfig };
+}
+
+/**
+ * An OpenAI-compatible embeddings endpoint (`POST {url}/embeddings`: Ollama, vLLM, TEI, hosted services)
+ * used as search_tools' semantic arm in place of the in-process one (search/embeddings.ts).
+ */
+export interface EmbeddingsConfig {
+  /** Base URL up to the API version, e.g. `http://127.0.0.1:11434/v1`. */
+  url: string;
+  model: string;
+  /** Environment variable holding the API key (sent as `Authorization: Bearer`); the key itself is never in the config. */
+  apiKeyEnv?: string;
+  /** Budget of one request, ms. */
+  timeoutMs: number;
+  /** Texts per request. */
+  batchSize: number;
+  /** Vector length asked of the model (`dimensions`); absent: the model's own. */
+  dimensions?: number;
 }
 
 /** Search text for one tool from the gateway's config (upstreams[].tools.<name>). */

@@ -5,6 +5,7 @@ import { toFetchResponse, toReqRes } from 'fetch-to-node';
 import type Koa from 'koa';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
+import { EmbeddingSearch } from '../search/index.ts';
 import { ScopeCache } from './auth/scope-cache.ts';
 import { CatalogCache } from './catalog/catalog-cache.ts';
 import { ListingCache } from './catalog/listing.ts';
@@ -15,7 +16,7 @@ import { OutputValidator } from './checks/output-check.ts';
 import { createApp, type McpMount } from './http/app.ts';
 import { createMcpServerFactory, type Surface } from './mcp/server.ts';
 import { createLogger, type Logger } from './obs/log.ts';
-import { createMetrics } from './obs/metrics.ts';
+import { createMetrics, type GatewayMetrics } from './obs/metrics.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { createKvStore, type KvStore } from './store/kv-store.ts';
 import { surfaces as defaultSurfaces } from './surfaces/surfaces.ts';
@@ -105,7 +106,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     outputs: new OutputValidator(metrics, log),
     listings: new ListingCache(),
     inputs: new InputValidator(log),
-    searchIndexes: new SearchIndexCache(log, config.upstreams),
+    searchIndexes: searchIndexes(config, log, metrics),
     inflightCalls: new InflightCalls(log),
   };
 
@@ -206,4 +207,19 @@ async function serveInProcess(listener: (req: IncomingMessage, res: ServerRespon
     },
   });
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/** The search index cache, with the external embeddings arm when `search.embeddings` is configured. */
+function searchIndexes(config: GatewayConfig, log: Logger, metrics: GatewayMetrics): SearchIndexCache {
+  const e = config.search?.embeddings;
+  if (!e) return new SearchIndexCache(log, config.upstreams);
+  const arm = new EmbeddingSearch(
+    { baseUrl: e.url, model: e.model, apiKey: e.apiKeyEnv ? process.env[e.apiKeyEnv] : undefined, timeoutMs: e.timeoutMs, batchSize: e.batchSize, dimensions: e.dimensions },
+    (failure) => {
+      metrics.searchEmbeddingFailures.inc({ stage: failure.stage });
+      cache.embeddingFailed(failure);
+    },
+  );
+  const cache = new SearchIndexCache(log, config.upstreams, arm);
+  return cache;
 }

@@ -37,7 +37,7 @@ export { prepareGlosses } from './gloss.ts';
 export { glossTexts };
 export type { SearchableTool } from './tool-fields.ts';
 export type { DenseVectors } from './semantic.ts';
-export { EmbeddingSearch, type EmbeddingsEndpoint } from './embeddings.ts';
+export { EmbeddingSearch, type EmbeddingFailure, type EmbeddingsEndpoint } from './embeddings.ts';
 export { DEFAULT_TUNING, type SearchTuning, type TuningOverrides } from './tuning.ts';
 
 export type SearchOptions = {

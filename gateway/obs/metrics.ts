@@ -20,6 +20,8 @@ export interface GatewayMetrics {
   catalogTools: Gauge<'upstream'>;
   catalogRefreshes: Counter<'upstream' | 'outcome'>;
   searchDuration: Histogram<string>;
+  /** External embeddings endpoint failures (search answered by the index alone), by stage (tools|query). */
+  searchEmbeddingFailures: Counter<'stage'>;
   outputSchemaViolations: Counter<'tool'>;
   outputSchemaCompileFailures: Counter<'tool'>;
   advertisedTools: Gauge<'endpoint'>;
@@ -53,6 +55,7 @@ export function createMetrics(): GatewayMetrics {
     catalogTools: new Gauge({ name: 'mcp_catalog_tools', help: 'Tools in the last fetched catalogue, by upstream.', labelNames: ['upstream'], registers: r }),
     catalogRefreshes: new Counter({ name: 'mcp_catalog_refreshes_total', help: 'Catalogue fetches by upstream and outcome (ok|error|stale_served).', labelNames: ['upstream', 'outcome'], registers: r }),
     searchDuration: new Histogram({ name: 'mcp_search_duration_seconds', help: 'search_tools query duration.', buckets: LATENCY_BUCKETS, registers: r }),
+    searchEmbeddingFailures: new Counter({ name: 'mcp_search_embedding_failures_total', help: 'Requests to the external embeddings endpoint (search.embeddings) that failed, the search answered without it, by stage (tools: embedding a catalogue version, query: embedding a search).', labelNames: ['stage'], registers: r }),
     outputSchemaViolations: new Counter({ name: 'mcp_output_schema_violations_total', help: 'tools/call results whose structuredContent broke the outputSchema, by tool.', labelNames: ['tool'], registers: r }),
     outputSchemaCompileFailures: new Counter({ name: 'mcp_output_schema_compile_failures_total', help: 'outputSchemas that failed to compile (tool served unchecked), by tool.', labelNames: ['tool'], registers: r }),
     advertisedTools: new Gauge({ name: 'mcp_advertised_tools', help: 'Tools in the last tools/list served, by endpoint.', labelNames: ['endpoint'], registers: r }),

@@ -53,7 +53,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const started = performance.now();
   let page;
   try {
-    page = index.searchPage(query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
+    page = await d.runtime.searchIndexes.searchPage(index, query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
   } catch (error) {
     if (!(error instanceof EmptyQueryError)) throw error;
     count('invalid_arguments');
