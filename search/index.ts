@@ -22,7 +22,7 @@ import { clauses, Fusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
 import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
-import { buildLsa, nearestVectors, type DenseVectors, type LsaModel } from './semantic.ts';
+import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from './semantic.ts';
 import type { Scores } from './scores.ts';
 import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
 import { queryTerms } from './terms.ts';
@@ -122,7 +122,10 @@ export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides 
   const t = tuningWith(tuning);
   const indexer = documentIndexer(tools, t, takeDocuments(options.previous));
   const params = tools.map((_, id) => indexer.add(id));
-  return withDocuments(indexOver(tools, indexer.builder.finish(), params, t), indexer.documents());
+  const termIndex = indexer.builder.finish();
+  const steps = semanticSteps(termIndex, tools.length, t);
+  const lsa = steps && completed(steps);
+  return withDocuments(indexOver(tools, termIndex, params, t, lsa), indexer.documents());
 }
 
 /** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
@@ -140,7 +143,37 @@ export async function buildToolIndexAsync(tools: SearchableTool[], tuning: Tunin
       sliceStart = performance.now();
     }
   }
-  return withDocuments(indexOver(tools, indexer.builder.finish(), params, t), indexer.documents());
+  const termIndex = indexer.builder.finish();
+  // The semantic arm in slices too: at 10,000 tools it is seconds of work on a busy machine.
+  const steps = semanticSteps(termIndex, tools.length, t);
+  let lsa: LsaModel | undefined;
+  if (steps) {
+    sliceStart = performance.now();
+    for (let next = steps.next(); ; next = steps.next()) {
+      if (next.done) {
+        lsa = next.value;
+        break;
+      }
+      if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+    }
+  }
+  return withDocuments(indexOver(tools, termIndex, params, t, lsa), indexer.documents());
+}
+
+function completed<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** The semantic arm's build as steps (search/semantic.ts `lsaSteps`), or undefined when it is off or the
+ *  catalogue too small for co-occurrence to mean anything. Its cost is the build's, not a first search's. */
+function semanticSteps(termIndex: TermIndex, size: number, t: SearchTuning): Generator<void, LsaModel, void> | undefined {
+  return t.semantic === 'lsa' && size >= MIN_SEMANTIC_TOOLS ? lsaSteps(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample }) : undefined;
 }
 
 function takeDocuments(index: ToolIndex | undefined): Documents | undefined {
@@ -154,7 +187,7 @@ function withDocuments(index: ToolIndex, documents: Documents): ToolIndex {
   return index;
 }
 
-function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string[][], t: SearchTuning): ToolIndex {
+function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string[][], t: SearchTuning, lsa: LsaModel | undefined): ToolIndex {
   const entries: Indexed[] = tools.map((tool) => ({ tool, category: (tool.category ?? '').toLowerCase() }));
   const { ids: upstreamIds, count: upstreamCount } = numberedUpstreams(tools);
   const acceptedBy = parameterIndex(params);
@@ -179,11 +212,6 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
   const everyTool = new Uint8Array(tools.length).fill(1);
   const allIds = Array.from({ length: tools.length }, (_, i) => i);
   const intent = learnIntent(tools, t.stem);
-  // The semantic arm is part of the build (its cost is the build's), not deferred to a first search.
-  const lsa: LsaModel | undefined =
-    t.semantic === 'lsa' && tools.length >= MIN_SEMANTIC_TOOLS
-      ? buildLsa(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample })
-      : undefined;
   const filterCache = new LRUCache<string, Uint8Array>({ max: FILTER_KEYS });
   /** Tools each cached filter admits (same keys as `filterCache`). */
   const filterCounts = new LRUCache<string, number>({ max: FILTER_KEYS });
