@@ -85,7 +85,10 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   if (config.cache.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when cache.store is redis');
   config.rateLimits.store ??= config.cache.store;
   if (config.rateLimits.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when rateLimits.store is redis');
-  if (config.audit.digestKey !== undefined) config.audit.digestKey = interpolate(config.audit.digestKey, env, 'audit.digestKey');
+  if (config.audit.digestKey !== undefined) {
+    config.audit.digestKey = interpolate(config.audit.digestKey, env, 'audit.digestKey');
+    if (config.audit.digestKey.length < 16) throw new ConfigError('audit.digestKey', 'must be at least 16 characters (a guessable key makes the digests guessable)');
+  }
   const names = new Set<string>();
   const separator = config.naming.separator;
   config.upstreams.forEach((upstream, index) => {

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/load.ts';
 import { canonicalJson, createAuditLog, type ToolDecision } from '../../gateway/obs/audit.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 
@@ -52,6 +53,12 @@ describe('audit log', () => {
     const lines = readFileSync(path, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ outcome: 'ok', tool: 'place_order' });
+  });
+
+  it('takes its destination and digest key from the configuration, ${VAR} included', () => {
+    const c = loadConfig({ env: { GATEWAY_AUDIT_DESTINATION: 'stderr', AUDIT_KEY: 'from-the-environment-0123' }, overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }], audit: { digestKey: '${AUDIT_KEY}' } } });
+    expect(c.audit).toEqual({ destination: 'stderr', digestKey: 'from-the-environment-0123' });
+    expect(() => loadConfig({ env: {}, overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }], audit: { digestKey: 'short' } } })).toThrow(/audit\.digestKey: must be at least 16 characters/);
   });
 
   it('records nothing when off', () => {

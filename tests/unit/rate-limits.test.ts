@@ -36,6 +36,13 @@ describe('rate budget rule', () => {
     expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd').map((x) => [x.budget, x.key, x.limit.points])).toEqual([['writes', 'writes:cpzai:d', 1], ['tool', 'tool:cpzai:place_order:d', 3]]);
   });
 
+  it('reads budgets from GATEWAY_* variables (JSON or one key at a time), and the store follows cache.store', () => {
+    const c = loadConfig({ env: { GATEWAY_RATE_LIMITS_REQUESTS: '{"points":5,"durationMs":1000}', GATEWAY_RATE_LIMITS_WRITES_POINTS: '2', GATEWAY_RATE_LIMITS_WRITES_DURATION_MS: '60000', REDIS_URL: 'redis://127.0.0.1:1' }, overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp' }] } });
+    expect(c.rateLimits).toMatchObject({ store: 'redis', requests: { points: 5, durationMs: 1000 }, writes: { points: 2, durationMs: 60000 } });
+    expect(config().rateLimits.store).toBe('memory');
+    expect(() => loadConfig({ env: { GATEWAY_RATE_LIMITS_STORE: 'redis' }, overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp' }] } })).toThrow(/cache\.redisUrl: required when rateLimits\.store is redis/);
+  });
+
   it('refuses a window that is not whole seconds, naming the key', () => {
     expect(() => config({ rateLimits: { writes: { points: 1, durationMs: 1500 } } })).toThrow(/rateLimits\.writes\.durationMs: must be multiple of 1000/);
   });
