@@ -41,7 +41,8 @@ export interface GatewayConfig {
     exporter: 'none' | 'otlp';
     /** OTLP/HTTP traces URL, e.g. http://localhost:4318/v1/traces. */
     endpoint: string;
-    protocol: 'http/json';
+    /** OTLP/HTTP body encoding: `http/protobuf` (the OTLP default) or `http/json`. */
+    protocol: 'http/protobuf' | 'http/json';
     serviceName: string;
     headers: Record<string, string>;
     timeoutMs: number;

@@ -30,7 +30,10 @@ export interface AuditLog {
  *   state-changing tool asked of call_tool; `refused_advertised` an advertised tool asked of call_tool;
  * - `invalid_arguments` arguments failed the inputSchema (the gateway's check or the upstream's -32602);
  * - `rate_limited` a budget ran out; `unknown_tool` no such tool; `output_schema_violation` the result
- *   broke the tool's outputSchema (withheld from the caller).
+ *   broke the tool's outputSchema (withheld from the caller);
+ * - refused at the HTTP edge before dispatch: `unauthorized` the scope endpoint refused the credential,
+ *   `invalid_request` a batch under a revision without batches (and `rate_limited`, `invalid_arguments`
+ *   for a request over its budget or with `Mcp-Param-*` headers contradicting the arguments).
  */
 export type AuditOutcome =
   | 'ok'
@@ -42,7 +45,9 @@ export type AuditOutcome =
   | 'invalid_arguments'
   | 'rate_limited'
   | 'unknown_tool'
-  | 'output_schema_violation';
+  | 'output_schema_violation'
+  | 'unauthorized'
+  | 'invalid_request';
 
 /** The decision as the dispatch layer knows it; the audit log adds time and digests. */
 export interface ToolDecision {

@@ -1,7 +1,8 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, createContextKey, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import {
@@ -30,8 +31,9 @@ import type { Logger } from './log.ts';
 /**
  * The gateway's OpenTelemetry tracing (issue 17). Off unless `tracing.exporter` is `otlp`, which
  * config/load.ts derives from the standard variables (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT,
- * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_SERVICE_NAME, OTEL_EXPORTER_OTLP_HEADERS). Spans go over
- * OTLP/HTTP (JSON) through a per-gateway provider that is never registered globally, so several
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME,
+ * OTEL_EXPORTER_OTLP_HEADERS). Spans go over OTLP/HTTP (protobuf, the OTLP default, or JSON) in batches
+ * (OTEL_BSP_* apply) through a per-gateway provider that is never registered globally, so several
  * gateways in one process export separately.
  *
  * Naming and attributes follow the OpenTelemetry semantic conventions for MCP (gen-ai/mcp.md, status
@@ -104,15 +106,16 @@ export function createTracing(config: GatewayConfig['tracing'], options: Tracing
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     contextManagerInstalled = true;
   }
+  const Exporter = config.protocol === 'http/json' ? OTLPJsonTraceExporter : OTLPProtobufTraceExporter;
   const processor = options.exporter
     ? new SimpleSpanProcessor(options.exporter)
-    : new BatchSpanProcessor(new OTLPTraceExporter({ url: config.endpoint, headers: config.headers, timeoutMillis: config.timeoutMs }));
+    : new BatchSpanProcessor(new Exporter({ url: config.endpoint, headers: config.headers, timeoutMillis: config.timeoutMs }));
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: '0.1.0' }),
     spanProcessors: [processor],
   });
   const tracer = provider.getTracer('mcp-catalog-gateway', '0.1.0');
-  options.log?.info({ endpoint: config.endpoint, serviceName: config.serviceName }, 'tracing on: exporting spans over OTLP/HTTP');
+  options.log?.info({ endpoint: config.endpoint, protocol: config.protocol, serviceName: config.serviceName }, 'tracing on: exporting spans over OTLP/HTTP');
   return {
     enabled: true,
     startRequest: (input) => startRequestSpan(tracer, input),
@@ -218,6 +221,11 @@ export function upstreamSpan<T>(call: UpstreamCall, fn: (carrier: Record<string,
       });
     }),
   );
+}
+
+/** Runs `fn` outside any trace: for work that outlives the request that started it (it must not join that trace). */
+export function outsideTrace<T>(fn: () => T): T {
+  return context.with(ROOT_CONTEXT, fn);
 }
 
 /** Sets `traceparent`/`tracestate` of the current span on outgoing HTTP headers; nothing outside a traced request. */

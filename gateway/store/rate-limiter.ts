@@ -36,7 +36,10 @@ export interface RateLimiterOptions {
   keyPrefix?: string;
 }
 
-/** Builds the limiter; a Redis store connects in the background (until then, the in-memory insurance counts). */
+/** How long requests wait for the first Redis connection before counting in memory. */
+const FIRST_CONNECT_WAIT_MS = 1000;
+
+/** Builds the limiter; a Redis store connects in the background (requests wait for it up to {@link FIRST_CONNECT_WAIT_MS}). */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const prefix = options.keyPrefix ?? 'mcp-gateway:rl';
   let lastErrorLogged = 0;
@@ -48,9 +51,12 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     }
   };
   const redis = options.store === 'redis' ? createClient({ url: options.redisUrl, disableOfflineQueue: true, socket: { connectTimeout: 1000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 2000) } }) : undefined;
+  // The first connection, awaited (bounded) by the first requests, so a replica that just started
+  // counts in the shared store rather than alone in memory.
+  let connecting: Promise<unknown> | undefined;
   if (redis) {
     redis.on('error', storeFailed);
-    redis.connect().catch(storeFailed);
+    connecting = redis.connect().catch(storeFailed).finally(() => (connecting = undefined));
   }
   // One limiter per budget and limit: rate-limiter-flexible fixes points and duration per instance.
   const limiters = new Map<string, RateLimiterAbstract>();
@@ -67,6 +73,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   };
   return {
     async consume(charges) {
+      if (connecting) await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, FIRST_CONNECT_WAIT_MS).unref())]);
       const spent: BudgetCharge[] = [];
       for (const charge of charges) {
         try {

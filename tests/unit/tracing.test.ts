@@ -100,6 +100,8 @@ describe('tracing configuration from OTEL_* variables', () => {
   });
   it('refuses an exporter or protocol it cannot serve, naming the variable', () => {
     expect(() => load({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/tracing\.exporter: must be one of none, otlp \(from OTEL_TRACES_EXPORTER\)/);
-    expect(() => load({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/tracing\.protocol: must be one of http\/json \(from OTEL_EXPORTER_OTLP_PROTOCOL\)/);
+    expect(() => load({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/tracing\.protocol: must be one of http\/protobuf, http\/json \(from OTEL_EXPORTER_OTLP_PROTOCOL\)/);
+    expect(load({ OTEL_TRACES_EXPORTER: 'otlp' }).protocol).toBe('http/protobuf');
+    expect(load({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }).protocol).toBe('http/json');
   });
 });
