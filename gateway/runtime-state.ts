@@ -8,6 +8,9 @@ import type { OutputValidator } from './checks/output-check.ts';
 import type { ScopeCache } from './auth/scope-cache.ts';
 import type { SearchIndexCache } from './catalog/search-index-cache.ts';
 import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
+import type { AuditLog } from './obs/audit.ts';
+import type { Tracing } from './obs/tracing.ts';
+import type { RateLimiter } from './store/rate-limiter.ts';
 
 export type { UpstreamRuntime } from './catalog/upstream-set.ts';
 
@@ -33,4 +36,10 @@ export interface GatewayRuntime {
   readonly searchIndexes: SearchIndexCache;
   /** Forwarded 2025-era calls in flight, for `notifications/cancelled` arriving in a POST of its own. */
   readonly inflightCalls: InflightCalls;
+  /** OpenTelemetry spans (off unless configured). */
+  readonly tracing: Tracing;
+  /** The audit trail of tool decisions (off unless `audit.destination` is set). */
+  readonly audit: AuditLog;
+  /** The rate budgets' counters; undefined when no budget is configured. */
+  readonly rateLimiter?: RateLimiter;
 }

@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../../config/types.ts';
+import { inSpan } from '../obs/tracing.ts';
 import type { Credential } from './credentials.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
@@ -42,7 +43,16 @@ export class ScopeCache {
    * The caller's scopes: from the cache, else from the endpoint (sent with `requestId` as X-Request-Id
    * when given). Never rejects.
    */
-  async lookup(credential: Credential, requestId?: string): Promise<ScopeResult> {
+  lookup(credential: Credential, requestId?: string): Promise<ScopeResult> {
+    // A `scope lookup` span of the traced request (obs/tracing.ts): the result kind, never whose scopes.
+    return inSpan('scope lookup', {}, async (span) => {
+      const result = await this.lookupUntraced(credential, requestId);
+      span?.setAttribute('ai.cpz.gateway.scopes.result', result.kind === 'unknown' ? `unknown:${result.reason}` : result.kind);
+      return result;
+    });
+  }
+
+  private async lookupUntraced(credential: Credential, requestId?: string): Promise<ScopeResult> {
     if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
     const cached = await this.store.get<ScopeResult>(credential.digest);
     if (cached) {
