@@ -37,6 +37,44 @@ export interface GatewayConfig {
   oauth: OAuthConfig;
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
   shutdown: { graceMs: number };
+  /** OpenTelemetry traces over OTLP/HTTP (gateway/obs/tracing.ts); filled from the standard OTEL_* variables. */
+  tracing: {
+    /** `otlp` exports spans; `none` (default unless an OTLP endpoint variable is set) records nothing. */
+    exporter: 'none' | 'otlp';
+    /** OTLP/HTTP traces URL, e.g. http://localhost:4318/v1/traces. */
+    endpoint: string;
+    /** OTLP/HTTP body encoding: `http/protobuf` (the OTLP default) or `http/json`. */
+    protocol: 'http/protobuf' | 'http/json';
+    serviceName: string;
+    headers: Record<string, string>;
+    timeoutMs: number;
+  };
+  /** The audit trail of tool decisions (gateway/obs/audit.ts). */
+  audit: {
+    /** `off`, `stdout`, `stderr`, or a file path (appended to; its folder is created). */
+    destination: string;
+    /** HMAC key of the credential and argument digests; absent: a key generated per process (logged as a warning). */
+    digestKey?: string;
+  };
+  /** Rate budgets per credential (gateway/policy/rate-limits.ts); an absent budget is no limit. */
+  rateLimits: {
+    /** Where the counters live; default: follows `cache.store` (Redis at `cache.redisUrl`). */
+    store: 'memory' | 'redis';
+    /** Every MCP POST of a credential; over it: HTTP 429 with Retry-After. */
+    requests?: RateBudget;
+    /** A credential's calls of read-only tools; over it: an isError result saying when to retry. */
+    reads?: RateBudget;
+    /** A credential's calls of state-changing tools. */
+    writes?: RateBudget;
+    /** A credential's calls of any one tool. */
+    tool?: RateBudget;
+  };
+}
+
+/** A fixed-window budget: `points` requests per `durationMs` (whole seconds). */
+export interface RateBudget {
+  points: number;
+  durationMs: number;
 }
 
 /** Search text for one tool from the gateway's config (upstreams[].tools.<name>). */
@@ -75,6 +113,8 @@ export interface UpstreamConfig {
   sessions: { maxEntries: number };
   /** Reconnect/restart backoff after the upstream went away. */
   restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number };
+  /** Budgets of this upstream's tools, each with its own counter: they replace the gateway-wide ones. */
+  rateLimits: { reads?: RateBudget; writes?: RateBudget; tool?: RateBudget; tools: Record<string, RateBudget> };
 }
 
 /**

@@ -27,6 +27,7 @@ export type ErrorKind =
   | 'upstream_rejected'
   | 'output_schema_violation'
   | 'cancelled'
+  | 'rate_limited'
   | 'internal';
 
 /** Who the error is about: the client's request, the gateway, or the upstream behind it. */
@@ -69,6 +70,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     case 'upstream_rejected': return { code: -32603, httpStatus: 200, blame: 'upstream' };
     case 'output_schema_violation': return { code: -32603, httpStatus: 200, blame: 'upstream' };
     case 'cancelled': return { code: -32603, httpStatus: 200, blame: 'client' };
+    // Answered at the edge (429 + Retry-After) or as an isError tool result; -32000 is implementation-defined
+    // (JSON-RPC 2.0 §5.1), unlike -32020..-32099, which the MCP spec reserves for its own codes.
+    case 'rate_limited': return { code: -32000, httpStatus: 429, blame: 'client' };
     case 'internal': return { code: -32603, httpStatus: 200, blame: 'gateway' };
   }
 }

@@ -9,6 +9,9 @@ import type { ScopeCache } from './auth/scope-cache.ts';
 import type { SearchIndexCache } from './catalog/search-index-cache.ts';
 import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
 import type { OAuth } from './auth/oauth/index.ts';
+import type { AuditLog } from './obs/audit.ts';
+import type { Tracing } from './obs/tracing.ts';
+import type { RateLimiter } from './store/rate-limiter.ts';
 
 export type { UpstreamRuntime } from './catalog/upstream-set.ts';
 
@@ -36,4 +39,10 @@ export interface GatewayRuntime {
   readonly inflightCalls: InflightCalls;
   /** MCP authorization (`oauth.mode` builtin or external), set by Runtime.startOAuth once the issuer URL is known. */
   oauth?: OAuth;
+  /** OpenTelemetry spans (off unless configured). */
+  readonly tracing: Tracing;
+  /** The audit trail of tool decisions (off unless `audit.destination` is set). */
+  readonly audit: AuditLog;
+  /** The rate budgets' counters; undefined when no budget is configured. */
+  readonly rateLimiter?: RateLimiter;
 }

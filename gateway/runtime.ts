@@ -23,6 +23,10 @@ import { UpstreamClient } from './upstream/client.ts';
 import { InflightCalls } from './upstream/inflight-calls.ts';
 import { createOAuth } from './auth/oauth/index.ts';
 import { credentialDigest } from './auth/credentials.ts';
+import { createAuditLog } from './obs/audit.ts';
+import { createTracing } from './obs/tracing.ts';
+import { anyBudget } from './policy/rate-limits.ts';
+import { createRateLimiter } from './store/rate-limiter.ts';
 
 export type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 
@@ -44,6 +48,8 @@ export interface RuntimeOptions {
   logDestination?: DestinationStream;
   /** The MCP endpoints to mount; default `gateway/surfaces/surfaces.ts`. */
   surfaces?: readonly Surface[];
+  /** Where audit events go instead of `audit.destination` (tests). */
+  auditDestination?: DestinationStream;
 }
 
 /**
@@ -73,7 +79,7 @@ export interface Runtime {
    * @throws when the mode's settings are incomplete or its Redis cannot be reached.
    */
   startOAuth(listeningUrl?: string): Promise<void>;
-  /** Closes the MCP handlers, upstream connections (stdio processes end), caches and stores. */
+  /** Closes the MCP handlers, upstream connections (stdio processes end), caches and stores; flushes traces and the audit log. */
   close(): Promise<void>;
 }
 
@@ -107,6 +113,9 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     inputs: new InputValidator(log),
     searchIndexes: new SearchIndexCache(log, config.upstreams),
     inflightCalls: new InflightCalls(log),
+    tracing: createTracing(config.tracing, { log }),
+    audit: createAuditLog(config.audit, { destination: options.auditDestination, log }),
+    rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, redisUrl: config.cache.redisUrl, metrics, log }) : undefined,
   };
 
   const served = (options.surfaces ?? defaultSurfaces).filter((s) => s.name !== 'compact' || config.compact.enabled);
@@ -159,6 +168,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       await Promise.allSettled(upstreams.flatMap((u) => [u.catalog.close(), u.client.close()]));
       await state.scopes.close();
       await state.oauth?.close();
+      await Promise.allSettled([state.tracing.shutdown(), state.audit.close(), state.rateLimiter?.close()]);
     } finally {
       await Promise.allSettled(stores.map((s) => s.close()));
     }

@@ -11,14 +11,16 @@ import type { ScopeCache, ScopeResult } from './scope-cache.ts';
 export interface AuthenticatedRequest {
   readonly credential: Credential;
   readonly requestId: string;
+  /** The request's trace id (its span's, or the incoming traceparent's with tracing off; obs/tracing.ts), for audit events. */
+  readonly traceId?: string;
   /** The caller's scopes (ScopeCache.lookup), looked up on first use only. */
   scopes(): Promise<ScopeResult>;
 }
 
 /** The {@link AuthenticatedRequest} of `credential` in request `requestId`, its scope lookup lazy and shared. */
-export function authenticatedRequest(credential: Credential, requestId: string, scopeCache: ScopeCache): AuthenticatedRequest {
+export function authenticatedRequest(credential: Credential, requestId: string, scopeCache: ScopeCache, traceId?: string): AuthenticatedRequest {
   let scopes: Promise<ScopeResult> | undefined;
-  return Object.freeze({ credential, requestId, scopes: () => (scopes ??= scopeCache.lookup(credential, requestId)) });
+  return Object.freeze({ credential, requestId, ...(traceId ? { traceId } : {}), scopes: () => (scopes ??= scopeCache.lookup(credential, requestId)) });
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { GatewayConfig } from '../../config/types.ts';
+import { inSpan } from '../obs/tracing.ts';
 import type { Credential } from './credentials.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
@@ -42,9 +43,15 @@ export class ScopeCache {
    * The caller's scopes: from the cache, else from the endpoint (sent with `requestId` as X-Request-Id
    * when given), narrowed to an OAuth token's grant ({@link narrowToGrant}). Never rejects.
    */
-  async lookup(credential: Credential, requestId?: string): Promise<ScopeResult> {
-    if (credential.granted?.replacesLookup) return { kind: 'scopes', scopes: credential.granted.scopes };
-    return narrowToGrant(await this.lookupOwn(credential, requestId), credential);
+  lookup(credential: Credential, requestId?: string): Promise<ScopeResult> {
+    // A `scope lookup` span of the traced request (obs/tracing.ts): the result kind, never whose scopes.
+    return inSpan('scope lookup', {}, async (span) => {
+      const result = credential.granted?.replacesLookup
+        ? ({ kind: 'scopes', scopes: credential.granted.scopes } as const)
+        : narrowToGrant(await this.lookupOwn(credential, requestId), credential);
+      span?.setAttribute('ai.cpz.gateway.scopes.result', result.kind === 'unknown' ? `unknown:${result.reason}` : result.kind);
+      return result;
+    });
   }
 
   private async lookupOwn(credential: Credential, requestId?: string): Promise<ScopeResult> {

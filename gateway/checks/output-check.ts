@@ -1,4 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import { ATTR_GEN_AI_TOOL_NAME } from '@opentelemetry/semantic-conventions/incubating';
+import { inSpan } from '../obs/tracing.ts';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
@@ -26,8 +28,17 @@ export class OutputValidator {
   /**
    * Validates `structuredContent` only, and only for results that are not `isError` (an error result
    * has no promise to keep). Missing structuredContent on a tool with an outputSchema is a violation.
+   * Traced as an `output check` span of the request (obs/tracing.ts).
    */
   check(tool: CatalogTool, result: CallToolResult): OutputCheck {
+    return inSpan('output check', { [ATTR_GEN_AI_TOOL_NAME]: tool.name }, (span) => {
+      const check = this.run(tool, result);
+      span?.setAttributes({ 'ai.cpz.gateway.check.ok': check.ok, 'ai.cpz.gateway.check.checked': check.ok ? check.checked : true });
+      return check;
+    });
+  }
+
+  private run(tool: CatalogTool, result: CallToolResult): OutputCheck {
     const schema = tool.definition.outputSchema;
     if (!schema || !tool.outputSchemaKey || result.isError === true) return { ok: true, checked: false };
     const compiled = this.compile(tool, tool.outputSchemaKey, schema as Record<string, unknown>);

@@ -2,12 +2,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
-import { bearerChallenge, extractCredential } from '../auth/credentials.ts';
+import { bearerChallenge, extractCredential, type Credential } from '../auth/credentials.ts';
 import { rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from '../mcp/fast-path.ts';
-import { classifyPost, type Cancellation, type ParamHeaderCheck } from './classify.ts';
+import { classifyPost, type Cancellation, type ParamHeaderCheck, type PostDescription } from './classify.ts';
 import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
@@ -17,20 +17,28 @@ import { bearerCredential } from '../auth/oauth/credential.ts';
 import { isVisible } from '../policy/visibility.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
+import type { AuditOutcome } from '../obs/audit.ts';
+import type { RequestTrace } from '../obs/tracing.ts';
+import { describeBudget, requestCharge } from '../policy/rate-limits.ts';
+import type { RateDecision } from '../store/rate-limiter.ts';
+import { auditEdgeRefusal } from '../surfaces/tool-decision.ts';
 
 /**
  * The MCP endpoint of one surface, mounted in Koa: POST is checked at the edge and handed to the
  * SDK handler (`createMcpHandler` + `toNodeHandler`) with the parsed body and the caller's AuthInfo,
  * with `ctx.respond = false` so Koa leaves the response to the SDK. In order:
  * 415 for a non-JSON Content-Type; 401 with the RFC 9728 challenge without a credential (before any
- * body is read); 413 over `limits.bodyBytes` and 400/-32700 for malformed JSON or an empty body; 400/-32600 for a batch
- * under a revision without batching; 400/-32020 for a 2026-07-28 tools/call whose `Mcp-Param-*` headers
+ * body is read); 413 over `limits.bodyBytes` and 400/-32700 for malformed JSON or an empty body; then,
+ * inside the request's trace span (obs/tracing.ts): 429 with Retry-After when the credential's `requests`
+ * budget is spent (policy/rate-limits.ts); 400/-32600 for a batch under a revision without batching;
+ * 400/-32020 for a 2026-07-28 tools/call whose `Mcp-Param-*` headers
  * disagree with its arguments ({@link paramHeaderRejection}); for messages that need scopes (tools/list),
  * a 401 when the scope endpoint refuses the credential. A 2025-era `notifications/cancelled` aborts the
  * call it names (inflight-calls.ts) before the SDK answers it 202. A plain tools/list or tools/call is
  * then answered by the fast path (fast-path.ts, unless `dispatch.fastPath` is off), everything else by
  * the SDK. GET and DELETE go to the SDK as they are (405: no sessions). The body is classified once
- * (classify.ts); every rule here reads that description.
+ * (classify.ts); every rule here reads that description. Every tools/call refused here is audited as a
+ * tool decision.
  */
 export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): Middleware {
   const { config, log, metrics } = runtime;
@@ -52,21 +60,36 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       if (outcome.kind === 'invalid') return challenge(ctx, runtime, surface, `Unauthorized: ${outcome.description}`, 'invalid_token');
       if (outcome.kind === 'credential') credential = outcome.credential;
     }
-    const authenticated = authenticatedRequest(credential, ctx.state.requestId as string, runtime.scopes);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
     if (body === undefined) return;
     const post = classifyPost(body, ctx.req.headers, surface);
-    // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts).
-    const refuse = () => countMessages(metrics, surface.name, post.messages, 'error');
+    const trace = startRequestTrace(runtime, surface, ctx, post);
+    const authenticated = authenticatedRequest(credential, ctx.state.requestId as string, runtime.scopes, trace.traceId);
+    return trace.run(() => serve(ctx, post, authenticated));
+  };
+
+  async function serve(ctx: Context, post: PostDescription, authenticated: AuthenticatedRequest): Promise<void> {
+    // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts);
+    // a refused tools/call is still a tool decision: each one is audited (surfaces/tool-decision.ts).
+    const started = performance.now();
+    const refuse = (outcome: AuditOutcome, reason: string) => {
+      countMessages(metrics, surface.name, post.messages, 'error');
+      auditEdgeRefusal(runtime, surface, authenticated, post.messages, { outcome, reason, started });
+    };
+    const limited = await spendRequestBudget(runtime, authenticated.credential);
+    if (limited) {
+      refuse('rate_limited', 'rate_limited');
+      return tooManyRequests(ctx, limited);
+    }
     if (post.batchRefused) {
-      refuse();
+      refuse('invalid_request', 'batch_not_supported');
       return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${post.revision}`);
     }
     for (const cancellation of post.cancellations) cancelInFlight(runtime, authenticated, cancellation);
-    if (post.toolCall && runtime.oauth?.insufficientScope && credential.granted) {
+    if (post.toolCall && runtime.oauth?.insufficientScope && authenticated.credential.granted) {
       const needed = await scopesNeeded(runtime, authenticated, post.toolCall.name);
       if (needed) {
-        refuse();
+        refuse('refused_scope', 'insufficient_scope');
         ctx.set('www-authenticate', `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${protectedResourceMetadataUrl(config, ctx, surface.path)}"`);
         return rejectAtEdge(ctx, 'insufficient_scope', `Forbidden: the access token lacks the scope this tool needs (one of: ${needed.join(', ')})`, post.id);
       }
@@ -74,20 +97,56 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (post.paramHeaderCheck) {
       const mismatch = await paramHeaderRejection(runtime, surface, authenticated, post.paramHeaderCheck, (name) => headerValue(ctx, name));
       if (mismatch) {
-        refuse();
+        refuse('invalid_arguments', 'header_mismatch');
         return rejectAtEdge(ctx, 'header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}`, post.id);
       }
     }
     if (post.needsScopes) {
       const scopes = await authenticated.scopes();
       if (scopes.kind === 'unauthorized') {
-        refuse();
+        refuse('unauthorized', 'unauthorized');
         return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
       }
     }
     if (config.dispatch.fastPath && post.plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, post.plain))) return;
-    return handOff(ctx, node, body, authInfoFor(authenticated));
-  };
+    return handOff(ctx, node, post.body, authInfoFor(authenticated));
+  }
+}
+
+/**
+ * The request's SERVER span (obs/tracing.ts), parented by the `traceparent` header or the single
+ * message's `_meta.traceparent`, ended when the response closes; its trace id goes on the
+ * authenticated request (audit events carry it).
+ */
+function startRequestTrace(runtime: GatewayRuntime, surface: Surface, ctx: Context, post: PostDescription): RequestTrace {
+  const message = post.batch ? undefined : post.messages[0];
+  const claim = (message?.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY];
+  const trace = runtime.tracing.startRequest({
+    path: surface.path,
+    surface: surface.name,
+    httpMethod: ctx.method,
+    headers: ctx.req.headers,
+    message,
+    protocolVersion: post.revision || (typeof claim === 'string' ? claim : undefined),
+    sessionId: ctx.get('mcp-session-id') || undefined,
+  });
+  ctx.res.once('close', () => trace.end({ httpStatus: ctx.res.statusCode }));
+  return trace;
+}
+
+/** Spends the credential's `requests` budget (policy/rate-limits.ts); the refusal when it is spent. */
+async function spendRequestBudget(runtime: GatewayRuntime, credential: Credential): Promise<Extract<RateDecision, { ok: false }> | undefined> {
+  const charge = runtime.rateLimiter && requestCharge(runtime.config.rateLimits, credential.digest);
+  if (!charge) return undefined;
+  const decision = await runtime.rateLimiter!.consume([charge]);
+  return decision.ok ? undefined : decision;
+}
+
+/** HTTP 429 with Retry-After in whole seconds (RFC 6585 §4, RFC 9110 §10.2.3), before anything is dispatched. */
+function tooManyRequests(ctx: Context, refused: Extract<RateDecision, { ok: false }>): void {
+  const seconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
+  ctx.set('retry-after', String(seconds));
+  rejectAtEdge(ctx, 'rate_limited', `Too Many Requests: this credential's ${refused.budget} budget (${describeBudget(refused.limit)}) is spent; retry after ${seconds} s`);
 }
 
 /**

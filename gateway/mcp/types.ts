@@ -29,7 +29,7 @@ import type { ProjectCallToolResult } from './wire.ts';
  * Not the scope cache, the upstream set or the runtime's logger: the caller (policy/caller.ts) and the
  * edge hold those, and the request's logger is {@link DispatchContext.log}.
  */
-export type DispatchRuntime = Pick<GatewayRuntime, 'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls'>;
+export type DispatchRuntime = Pick<GatewayRuntime, 'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls' | 'audit' | 'rateLimiter'>;
 
 const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 
@@ -37,8 +37,8 @@ const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
   let view = dispatchRuntimes.get(runtime);
   if (!view) {
-    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls } = runtime;
-    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls };
+    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, audit, rateLimiter } = runtime;
+    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, audit, rateLimiter };
     dispatchRuntimes.set(runtime, view);
   }
   return view;

@@ -25,6 +25,7 @@ export interface GatewayMetrics {
   advertisedTools: Gauge<'endpoint'>;
   toolsListBytes: Histogram<'endpoint'>;
   cacheStoreErrors: Counter<'cache' | 'op'>;
+  rateLimited: Counter<'budget'>;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -42,7 +43,7 @@ export function createMetrics(): GatewayMetrics {
     registry,
     httpRequestDuration: new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request duration by route, method and status.', labelNames: ['route', 'method', 'status_code'], buckets: LATENCY_BUCKETS, registers: r }),
     mcpRequests: new Counter({ name: 'mcp_requests_total', help: 'MCP messages handled (requests and notifications), by endpoint (full|compact), method (spec method names, else unknown), era (modern|legacy) and outcome (ok|error).', labelNames: ['endpoint', 'method', 'era', 'outcome'], registers: r }),
-    toolCalls: new Counter({ name: 'mcp_tool_calls_total', help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|invalid_arguments|output_schema_violation|input_required).', labelNames: ['endpoint', 'tool', 'via', 'outcome'], registers: r }),
+    toolCalls: new Counter({ name: 'mcp_tool_calls_total', help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|invalid_arguments|output_schema_violation|input_required|rate_limited).', labelNames: ['endpoint', 'tool', 'via', 'outcome'], registers: r }),
     toolCallDuration: new Histogram({ name: 'mcp_tool_call_duration_seconds', help: 'tools/call duration through the gateway, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: r }),
     upstreamRequestDuration: new Histogram({ name: 'mcp_upstream_request_duration_seconds', help: 'Requests to upstream MCP servers, by upstream and method.', labelNames: ['upstream', 'method'], buckets: LATENCY_BUCKETS, registers: r }),
     upstreamErrors: new Counter({ name: 'mcp_upstream_errors_total', help: 'Failed upstream requests, by upstream and kind.', labelNames: ['upstream', 'kind'], registers: r }),
@@ -57,6 +58,7 @@ export function createMetrics(): GatewayMetrics {
     outputSchemaCompileFailures: new Counter({ name: 'mcp_output_schema_compile_failures_total', help: 'outputSchemas that failed to compile (tool served unchecked), by tool.', labelNames: ['tool'], registers: r }),
     advertisedTools: new Gauge({ name: 'mcp_advertised_tools', help: 'Tools in the last tools/list served, by endpoint.', labelNames: ['endpoint'], registers: r }),
     toolsListBytes: new Histogram({ name: 'mcp_tools_list_bytes', help: 'Bytes of the tools array of tools/list results served, by endpoint.', labelNames: ['endpoint'], buckets: [256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304], registers: r }),
+    rateLimited: new Counter({ name: 'mcp_rate_limited_total', help: 'Requests and tool calls refused by a rate budget, by budget (requests|reads|writes|tool).', labelNames: ['budget'], registers: r }),
     cacheStoreErrors: new Counter({ name: 'mcp_cache_store_errors_total', help: 'Cache store operations that failed or timed out (served by a direct lookup instead), by cache and op.', labelNames: ['cache', 'op'], registers: r }),
   };
 }

@@ -4,6 +4,7 @@ import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { GatewayError } from '../errors.ts';
 import { visibilityKey, visibleTools, type CallerScopes } from './visibility.ts';
+import { inSpan } from '../obs/tracing.ts';
 import type { GatewayRuntime, UpstreamRuntime } from '../runtime-state.ts';
 import type { ScopeResult } from '../auth/scope-cache.ts';
 import type { ListMethod, OnBehalfOf } from '../upstream/client.ts';
@@ -26,6 +27,8 @@ export interface Caller {
   readonly credential: Credential;
   /** The HTTP request's id, forwarded to the upstreams with the credential. */
   readonly requestId: string;
+  /** The request's trace id, when it has one (audit events carry it). */
+  readonly traceId?: string;
   /** What the upstream client is given for every request made for this caller: `{ credential, requestId }`. */
   readonly onBehalfOf: OnBehalfOf;
   readonly era: 'modern' | 'legacy';
@@ -47,14 +50,19 @@ export interface Caller {
 /** The caller of one authenticated request (`request` from the edge, `era` from the SDK or the fast path). */
 export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequest, era: 'modern' | 'legacy'): Caller {
   const upstreams = runtime.upstreamSet;
-  const { credential, requestId } = request;
+  const { credential, requestId, traceId } = request;
   const onBehalfOf: OnBehalfOf = Object.freeze({ credential, requestId });
   const caller: Caller = {
     credential,
     requestId,
+    traceId,
     onBehalfOf,
     era,
-    catalog: () => upstreams.catalog(onBehalfOf),
+    catalog: () => inSpan('catalog', {}, async (span) => {
+      const catalog = await upstreams.catalog(onBehalfOf);
+      span?.setAttributes({ 'ai.cpz.gateway.catalog.version': catalog.version, 'ai.cpz.gateway.catalog.tools': catalog.tools.length });
+      return catalog;
+    }),
     scopes: () => request.scopes(),
     list: (method) => upstreams.list(method, onBehalfOf),
     route: (method, params) => upstreams.route(method, params, onBehalfOf),

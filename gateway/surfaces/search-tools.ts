@@ -6,6 +6,7 @@ import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises, visibleCategories } from '.
 import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { visibleToolNamed } from '../policy/visibility.ts';
+import { inSpan } from '../obs/tracing.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
  *  keeps name, title, the description's first sentence and `advertised`. */
@@ -53,7 +54,12 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const started = performance.now();
   let page;
   try {
-    page = index.searchPage(query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
+    // The query is an argument value: the span holds the result count only.
+    page = inSpan('search', { 'ai.cpz.gateway.search.limit': limit }, (span) => {
+      const found = index.searchPage(query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
+      span?.setAttribute('ai.cpz.gateway.search.results', found.hits.length);
+      return found;
+    });
   } catch (error) {
     if (!(error instanceof EmptyQueryError)) throw error;
     count('invalid_arguments');

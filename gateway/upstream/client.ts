@@ -15,6 +15,7 @@ import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type OnBehalfOf } from './forward-scope.ts';
+import { injectTraceHeaders } from '../obs/tracing.ts';
 import { stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 
@@ -341,8 +342,8 @@ export class UpstreamClient {
 
   /**
    * The transport's fetch hook: static config headers, then the credential headers (when
-   * `forwardCredentials`) and request id of the send under way, from the client's own forward scope.
-   * Background work (catalogue warm-up, reconnects, listen streams) runs outside it and carries neither.
+   * `forwardCredentials`) and request id of the send under way, from the client's own forward scope,
+   * and the current span's W3C trace context when tracing is on (obs/tracing.ts). Background work (catalogue warm-up, reconnects, listen streams) runs outside it and carries neither.
    */
   private readonly forwardingFetch: FetchLike = (url, init) => {
     const headers = new Headers(init?.headers);
@@ -350,6 +351,7 @@ export class UpstreamClient {
     const scope = forwardScope.getStore();
     if (scope?.credential && this.config.forwardCredentials) for (const [name, value] of Object.entries(scope.credential.headers)) headers.set(name, value);
     if (scope?.requestId) headers.set('x-request-id', scope.requestId);
+    injectTraceHeaders(headers);
     return this.fetchUpstream(url, { ...init, headers });
   };
 

@@ -5,6 +5,7 @@ import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
+import { upstreamSpan } from '../obs/tracing.ts';
 
 /** Cache hints are kept for modern callers only. */
 const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];
@@ -33,6 +34,9 @@ export interface ForwardingContext {
  *   (the caller closing its stream, or a 2025-era `notifications/cancelled`: inflight-calls.ts);
  * - for a tools/call to a 2026-07-28 upstream, the `Mcp-Param-*` headers the tool's `x-mcp-header`
  *   declarations ask for (SEP-2243: the gateway is that upstream's client, and clients MUST mirror them).
+ * - trace context: with tracing on, the request runs in a CLIENT span whose W3C context goes in `_meta`
+ *   (`traceparent`, `tracestate`) and, through the transport's fetch, in the HTTP headers (obs/tracing.ts);
+ *   with tracing off the caller's own `_meta` trace keys pass unchanged.
  * An `input_required` answer comes back as it is, for the caller to fulfil and retry.
  * @throws whatever the upstream client threw: {@link forwardError} turns it into the caller's error,
  *   the tools/call path turns a failure to reach the upstream into an isError result instead.
@@ -54,7 +58,13 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
       allowInputRequired: INPUT_REQUIRED_METHODS.has(method),
       ...(Object.keys(headers).length ? { headers } : {}),
     };
-    const result = await client.forward(method, { ...rest, ...mrtr, ...(meta ? { _meta: meta } : {}) }, options).catch((error: unknown) => {
+    const target = method === 'tools/call' || method === 'prompts/get' ? (typeof params.name === 'string' ? params.name : undefined) : undefined;
+    const call = { upstream: client.name, url: client.config.url, method, target, requestId: request.id };
+    const result = await upstreamSpan(call, (trace) => {
+      // With tracing on, the upstream's parent is this hop's span: its context replaces the caller's in `_meta` (SEP-414).
+      const sent = Object.keys(trace).length ? { ...meta, ...trace } : meta;
+      return client.forward(method, { ...rest, ...mrtr, ...(sent ? { _meta: sent } : {}) }, options);
+    }).catch((error: unknown) => {
       // The SDK reports an aborted request as a timeout; it was the caller who gave up.
       throw options.signal?.aborted ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name }) : error;
     });
