@@ -73,6 +73,8 @@ export interface UpstreamConfig {
   tools: Record<string, ToolSearchOverrides>;
   catalog: { ttlMs?: number; cacheScope?: 'public' | 'private' };
   sessions: { maxEntries: number };
+  /** HTTP: most sockets the forwarded-request pool keeps open to this upstream (keep-alive; more requests queue). */
+  connections: number;
   /** Reconnect/restart backoff after the upstream went away. */
   restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number };
 }
