@@ -15,6 +15,7 @@ import { countMessage, methodLabel } from './message-metrics.ts';
 import { dispatch, guarded, toolsListing, type DispatchContext, type RequestView, type Surface } from './server.ts';
 import { GATEWAY_SERVER_INFO, LEGACY_SSE_HEADERS, MODERN_TOOLS_LIST_TAIL, errorMessage, legacyToolDefinition, projectionFor, sseMessageEvent } from './wire.ts';
 import type { Listing } from '../catalog/listing.ts';
+import { COMPRESS_MIN_BYTES, acceptsGzip, gzippedListingAnswer } from './listing-gzip.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
@@ -143,8 +144,12 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
   let message: (string | Buffer)[];
   let status = 200;
   let outcome: 'ok' | 'error' = 'ok';
+  let listing: Listing | undefined;
   try {
-    message = plain.method === 'tools/list' ? await listingAnswer(d, plain) : [resultAnswer(plain, await dispatch('tools/call', callRequest(plain), d) as Record<string, unknown>)];
+    if (plain.method === 'tools/list') {
+      listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
+      message = listingAnswer(listing, plain);
+    } else message = [resultAnswer(plain, await dispatch('tools/call', callRequest(plain), d) as Record<string, unknown>)];
   } catch (error) {
     const { code, message: text, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
     if (code === MISSING_CLIENT_CAPABILITY && plain.era === 'modern') status = 400;
@@ -160,6 +165,14 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
     respond(ctx, status, sseMessageEvent(message));
   } else {
     ctx.set('content-type', 'application/json');
+    // Large listings in gzip when accepted (listing-gzip.ts); never the SSE answers above.
+    if (listing && outcome === 'ok' && runtime.config.dispatch.compressListings && listing.bytes >= COMPRESS_MIN_BYTES) {
+      ctx.set('vary', 'Accept-Encoding');
+      if (acceptsGzip(ctx.get('accept-encoding'))) {
+        ctx.set('content-encoding', 'gzip');
+        message = gzippedListingAnswer(listing, plain.id);
+      }
+    }
     respond(ctx, status, message);
   }
   return true;
@@ -225,8 +238,7 @@ function legacyJson(listing: Listing): Buffer {
  * adds to the gateway's `{ tools }`: resultType, the configured cache hint of tools/list (private, 0 ms:
  * it differs per caller; mcp-server.ts) and serverInfo.
  */
-async function listingAnswer(d: DispatchContext, plain: PlainRequest): Promise<(string | Buffer)[]> {
-  const listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
+function listingAnswer(listing: Listing, plain: PlainRequest): (string | Buffer)[] {
   return ['{"result":{"tools":', plain.era === 'legacy' ? legacyJson(listing) : listing.json, `${plain.era === 'modern' ? MODERN_TOOLS_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`];
 }
 

@@ -25,6 +25,8 @@ export interface GatewayMetrics {
   advertisedTools: Gauge<'endpoint'>;
   toolsListBytes: Histogram<'endpoint'>;
   cacheStoreErrors: Counter<'cache' | 'op'>;
+  listingCacheBytes: Gauge<string>;
+  listingCacheEntries: Gauge<string>;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -57,6 +59,8 @@ export function createMetrics(): GatewayMetrics {
     outputSchemaCompileFailures: new Counter({ name: 'mcp_output_schema_compile_failures_total', help: 'outputSchemas that failed to compile (tool served unchecked), by tool.', labelNames: ['tool'], registers: r }),
     advertisedTools: new Gauge({ name: 'mcp_advertised_tools', help: 'Tools in the last tools/list served, by endpoint.', labelNames: ['endpoint'], registers: r }),
     toolsListBytes: new Histogram({ name: 'mcp_tools_list_bytes', help: 'Bytes of the tools array of tools/list results served, by endpoint.', labelNames: ['endpoint'], buckets: [256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304], registers: r }),
+    listingCacheBytes: new Gauge({ name: 'mcp_listing_cache_bytes', help: 'Bytes held by the built tools/list answers cache (JSON and compressed forms; bounded by cache.listingBytes).', registers: r }),
+    listingCacheEntries: new Gauge({ name: 'mcp_listing_cache_entries', help: 'Built tools/list answers cached (one per surface, catalogue version and scope set).', registers: r }),
     cacheStoreErrors: new Counter({ name: 'mcp_cache_store_errors_total', help: 'Cache store operations that failed or timed out (served by a direct lookup instead), by cache and op.', labelNames: ['cache', 'op'], registers: r }),
   };
 }
