@@ -16,6 +16,8 @@ export interface LoadOptions {
   amount?: number;
   /** Every response body must pass this (counted in `mismatches` otherwise). */
   check?: (body: string) => boolean;
+  /** Offered load, requests per second over all connections (default: as fast as answers come). */
+  rate?: number;
 }
 
 /** What one load run measured. */
@@ -69,6 +71,7 @@ export async function runLoad(call: RpcCall, options: LoadOptions): Promise<Load
     connections: options.connections,
     ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.seconds ?? 1 }),
     timeout: 30,
+    ...(options.rate !== undefined ? { overallRate: Math.max(1, Math.round(options.rate)) } : {}),
     sampleInt: SAMPLE_MS,
     ...(verifyBody ? { verifyBody } : {}),
   });
@@ -153,6 +156,10 @@ export interface AbOptions {
   connections: number;
   /** Requests of the one-connection latency run per side (0 skips it). */
   latencyRequests: number;
+  /** Fixed-rate latency runs at this fraction of the direct side's throughput (0 skips them). */
+  fixedRateFraction: number;
+  /** Seconds of one fixed-rate run per side. */
+  fixedRateSeconds: number;
 }
 
 /** Loaded (throughput) and unloaded (one connection) figures of both sides, measured in alternation. */
@@ -161,8 +168,15 @@ export interface AbResult {
   gateway: LoadResult;
   directSequential?: LoadResult;
   gatewaySequential?: LoadResult;
+  /** Both sides at the same offered rate (`rate` req/s): latency, not throughput. */
+  directFixedRate?: LoadResult;
+  gatewayFixedRate?: LoadResult;
+  /** The offered rate of the fixed-rate runs, req/s. */
+  rate?: number;
   /** Requests the gateway side answered in its untimed warm-up. */
   gatewayWarmupRequests: number;
+  /** CPU (ms) the measured process spent during the gateway side's loaded rounds only, when `cpuMs` was given. */
+  gatewayLoadedCpuMs?: number;
 }
 
 /**
@@ -170,7 +184,7 @@ export interface AbResult {
  * ABBA (so slow drift of the machine hits both sides alike), each side `roundSeconds` at
  * `connections`; then one-connection latency runs, again alternating (A B B A, half the requests each).
  */
-export async function abRounds(direct: Side, gateway: Side, options: AbOptions): Promise<AbResult> {
+export async function abRounds(direct: Side, gateway: Side, options: AbOptions, cpuMs?: () => Promise<number>): Promise<AbResult> {
   const load = (side: Side, connections: number, extra: Partial<LoadOptions>) => runLoad(side.call, { connections, check: side.check, ...extra });
   let gatewayWarmupRequests = 0;
   if (options.warmupSeconds > 0) {
@@ -178,11 +192,25 @@ export async function abRounds(direct: Side, gateway: Side, options: AbOptions):
     gatewayWarmupRequests = (await load(gateway, options.connections, { seconds: options.warmupSeconds })).requests;
   }
   const runs = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
+  let gatewayLoadedCpuMs = cpuMs ? 0 : undefined;
   for (let round = 0; round < options.rounds; round++) {
     const order: ('direct' | 'gateway')[] = round % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
-    for (const which of order) runs[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.roundSeconds }));
+    for (const which of order) {
+      // CPU per request comes from the loaded gateway rounds only (not warm-up, 1-connection or fixed-rate runs).
+      const before = which === 'gateway' && cpuMs ? await cpuMs() : undefined;
+      runs[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.roundSeconds }));
+      if (before !== undefined) gatewayLoadedCpuMs! += (await cpuMs!()) - before;
+    }
   }
-  const result: AbResult = { direct: mergeRuns(runs.direct), gateway: mergeRuns(runs.gateway), gatewayWarmupRequests };
+  const result: AbResult = { direct: mergeRuns(runs.direct), gateway: mergeRuns(runs.gateway), gatewayWarmupRequests, gatewayLoadedCpuMs };
+  if (options.fixedRateFraction > 0 && options.fixedRateSeconds > 0) {
+    const rate = result.direct.reqPerSec * options.fixedRateFraction;
+    const fixed = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
+    for (const which of ['direct', 'gateway', 'gateway', 'direct'] as const) fixed[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.fixedRateSeconds, rate }));
+    result.directFixedRate = mergeRuns(fixed.direct);
+    result.gatewayFixedRate = mergeRuns(fixed.gateway);
+    result.rate = rate;
+  }
   if (options.latencyRequests > 0) {
     const half = Math.max(1, Math.floor(options.latencyRequests / 2));
     const seq = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
