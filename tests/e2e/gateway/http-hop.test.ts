@@ -95,8 +95,8 @@ async function startScriptedUpstream(port = 0): Promise<ScriptedUpstream> {
   };
 }
 
-const textOf = (result: { content?: unknown }) => ((result.content as { text?: string }[] | undefined) ?? []).map((c) => c.text).join('\n');
-const metaOf = (result: { _meta?: unknown }) => (result._meta ?? {}) as Record<string, unknown>;
+const textOf = (result: unknown) => (((result as { content?: unknown }).content as { text?: string }[] | undefined) ?? []).map((c) => c.text).join('\n');
+const metaOf = (result: unknown) => ((result as { _meta?: unknown })._meta ?? {}) as Record<string, unknown>;
 
 let upstream: ScriptedUpstream;
 let gateway: RunningGateway;
