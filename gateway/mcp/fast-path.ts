@@ -186,6 +186,14 @@ function respond(ctx: Context, status: number, pieces: readonly (string | Buffer
   ctx.status = status;
   ctx.respond = false;
   const res = ctx.res;
+  // All strings (every tools/call answer): one string, which node:http sends with the headers in one
+  // write; separate pieces cost a writev each (measured: the largest single cost of a fast-path call).
+  if (pieces.every((piece) => typeof piece === 'string')) {
+    const body = pieces.join('');
+    res.setHeader('content-length', Buffer.byteLength(body));
+    res.end(body);
+    return;
+  }
   res.setHeader('content-length', pieces.reduce((n, piece) => n + (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length), 0));
   for (const piece of pieces.slice(0, -1)) res.write(piece);
   res.end(pieces.at(-1));
