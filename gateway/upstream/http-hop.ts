@@ -221,22 +221,36 @@ export class HttpHop {
         finish(...settled(message, session, call));
       }
     };
-    try {
-      for await (const chunk of response.body) {
-        buffer += decoder.write(chunk as Buffer);
-        let start = 0;
-        for (;;) {
-          const end = buffer.indexOf('\n', start);
-          if (end < 0) break;
-          let line = buffer.slice(start, end);
-          start = end + 1;
-          if (line.endsWith('\r')) line = line.slice(0, -1);
-          if (line === '') dispatch();
-          else if (line.startsWith('data:')) data.push(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
-          // `event:`, `id:`, `retry:` and comments: this hop does not resume streams.
-        }
-        buffer = buffer.slice(start);
+    const lines = (chunk: Buffer) => {
+      buffer += decoder.write(chunk);
+      let start = 0;
+      for (;;) {
+        const end = buffer.indexOf('\n', start);
+        if (end < 0) break;
+        let line = buffer.slice(start, end);
+        start = end + 1;
+        if (line.endsWith('\r')) line = line.slice(0, -1);
+        if (line === '') dispatch();
+        else if (line.startsWith('data:')) data.push(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
+        // `event:`, `id:`, `retry:` and comments: this hop does not resume streams.
       }
+      buffer = buffer.slice(start);
+    };
+    // Stream events rather than `for await`: no promise per chunk (each one runs the async hooks).
+    const stream = response.body;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        stream.on('data', (chunk: Buffer) => {
+          try {
+            lines(chunk);
+          } catch (error) {
+            stream.destroy(error as Error);
+          }
+        });
+        stream.once('end', resolve);
+        stream.once('error', reject);
+        stream.once('close', () => resolve());
+      });
     } catch (error) {
       if (!answered) throw new UpstreamStreamBroken(`upstream response stream broke before the answer (${(error as Error).message})`, { cause: error });
       return;

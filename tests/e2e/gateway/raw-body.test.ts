@@ -4,6 +4,7 @@
  * a JSON scalar and for prototype poisoning, plain or \u-escaped), a string value that merely mentions
  * `__proto__` is an ordinary argument, and a gzip-encoded request body is still inflated.
  */
+import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -22,7 +23,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function post(body: string | Buffer | AsyncIterable<Buffer>, headers: Record<string, string> = {}) {
+async function post(body: string | Buffer | Readable, headers: Record<string, string> = {}) {
   const response = await request(stack.mcpUrl, { method: 'POST', headers: { ...HEADERS, ...headers }, body });
   const text = await response.body.text();
   return { status: response.statusCode, text };
@@ -35,7 +36,7 @@ describe('the raw body read on the MCP route', () => {
     async function* chunks() {
       for (let i = 0; i < 10; i++) yield Buffer.alloc(1024, 0x20);
     }
-    const { status, text } = await post(chunks());
+    const { status, text } = await post(Readable.from(chunks()));
     expect(status).toBe(413);
     expect(errorCode(text)).toBe(-32000);
   });
