@@ -52,6 +52,8 @@ const MCP_NAME_SOURCE: Readonly<Record<string, string>> = { 'tools/call': 'name'
 const MAX_ERROR_BODY = 1 << 20;
 /** Connection refused or reset before any answer: the upstream (or the connection to it) is gone. */
 const LOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
+/** How long a response stream may stay open after it carried the answer before its socket is given up. */
+const STREAM_GRACE_MS = 5000;
 /** Above the SDK client's counter, so a hop request never shares an id with one of the session's SDK requests. */
 const FIRST_ID = 1_000_000;
 
@@ -100,6 +102,8 @@ export class HttpHop {
   /** Sends one request and resolves with its result. @throws as described on the class. */
   async request(session: HopSession, method: string, params: Record<string, unknown>, call: HopCall): Promise<Record<string, unknown>> {
     if (this.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
+    // Given up before it was sent: nothing to cancel upstream.
+    if (call.signal?.aborted) throw new SdkError(SdkErrorCode.RequestTimeout, `AbortError: ${describeReason(call.signal.reason)}`, { timeout: call.timeoutMs });
     const id = this.nextId++;
     const modern = session.era === 'modern';
     const meta = wireMeta(session, params._meta as Record<string, unknown> | undefined, call.onprogress ? id : undefined);
@@ -136,10 +140,6 @@ export class HttpHop {
       clearTimeout(timer);
       timer = setTimeout(() => giveUp('Request timed out'), call.timeoutMs);
     };
-    if (call.signal?.aborted) {
-      onAbort();
-      return outcome;
-    }
     call.signal?.addEventListener('abort', onAbort, { once: true });
     arm();
 
@@ -219,6 +219,11 @@ export class HttpHop {
       if (message.id === id) {
         answered = true;
         finish(...settled(message, session, call));
+        // The server SHOULD close the stream after the response (2025-11-25 basic/transports §Sending
+        // Messages to the Server); one that does not would hold this pooled socket for good.
+        setTimeout(() => {
+          if (!stream.readableEnded) stream.destroy();
+        }, STREAM_GRACE_MS).unref();
       }
     };
     const lines = (chunk: Buffer) => {
