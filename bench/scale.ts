@@ -26,7 +26,8 @@ import { replayTools } from '../upstream/replay/replay-tools.ts';
 import { syntheticCatalog } from '../upstream/replay/synthetic-catalog.ts';
 import { profileMarkdown, summariseProfile, type ProfileSummary } from './cpu-profile.ts';
 import { histogramBuckets, scrape } from './gateway-metrics.ts';
-import { percentile, runLoad, SAMPLE_MS, summarise, withoutSamples, type LoadResult } from './load.ts';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { countBytes, percentile, runLoad, SAMPLE_MS, summarise, withoutSamples, type ByteCountResult, type LoadResult } from './load.ts';
 import { fmt, mib, printOutcome, table, targetTable, writeResult, type PartOutcome, type TargetCheck } from './results.ts';
 import { rpcCall, searchMatches, sendCall, toolNames, verifiedResult, type RpcCall } from './rpc-requests.ts';
 import { gatewaySpec, startServiceProcess, stopAll, waitReady, type MemorySample, type ServiceProcess } from './services.ts';
@@ -61,6 +62,11 @@ interface SizeResult {
   listBytes: number;
   list: Figures;
   listSequential: Figures;
+  /** The same tools/list from a client that only counts bytes (plain, and with Accept-Encoding: gzip). */
+  listCounted: ByteCountResult;
+  listCountedGzip: ByteCountResult;
+  /** A real SDK client's `listTools()` against the gateway (v2 client over fetch: it accepts gzip), median ms. */
+  sdkListToolsMs: number;
   search: Partial<Record<QuerySetName, SearchFigures>>;
   reindex: { firstMs: number[]; warmMs: number[]; medianFirstMs: number; medianWarmMs: number; measuredWith: string };
   memory: MemorySample;
@@ -159,6 +165,11 @@ async function measureSize(size: number, sets: Record<QuerySetName, string[]>): 
       : { amount: Math.max(settings.connections, Math.min(4 * settings.connections, Math.floor((settings.scaleBudgetSeconds * 1000) / listMs))) };
     const list = await runLoad(listCall, { connections: settings.connections, check: listCheck, ...loaded });
     const listSequential = await runLoad(listCall, { connections: 1, amount: sequentialAmount(listMs, settings.scaleListSeconds / 2), check: listCheck });
+    const counted = { connections: settings.connections, ...loaded };
+    const listCounted = await countBytes(listCall, { ...counted, expectBytes: listBytes });
+    const listCountedGzip = await countBytes(listCall, { ...counted, headers: { 'accept-encoding': 'gzip' } });
+    if (listCounted.wrong || listCountedGzip.wrong) throw new Error(`tools/list at ${size}: ${listCounted.wrong + listCountedGzip.wrong} answers not 200 or not ${listBytes} bytes`);
+    const sdkListToolsMs = await sdkListTools(`${gatewayUrl}/mcp`, size);
 
     // search_tools, one connection, per query set.
     const compactUrl = `${gatewayUrl}/mcp/compact`;
@@ -207,6 +218,9 @@ async function measureSize(size: number, sets: Record<QuerySetName, string[]>): 
       listBytes,
       list: withoutSamples(list)!,
       listSequential: withoutSamples(listSequential)!,
+      listCounted,
+      listCountedGzip,
+      sdkListToolsMs,
       search: searchRuns,
       reindex: {
         firstMs,
@@ -226,6 +240,32 @@ async function measureSize(size: number, sets: Record<QuerySetName, string[]>): 
     return result;
   } finally {
     await stopAll([gateway, backend]);
+  }
+}
+
+/**
+ * Median ms of a real SDK client's `listTools()` through the gateway (the v2 client, 2026-07-28, its
+ * own fetch: it sends Accept-Encoding and decompresses), after one untimed call; checks the count.
+ */
+async function sdkListTools(url: string, size: number): Promise<number> {
+  const client = new Client({ name: 'bench-scale', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const fetchWithCredential = (input: string | URL | Request, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(CREDENTIAL)) headers.set(name, value);
+    return fetch(input, { ...init, headers });
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: fetchWithCredential }));
+  try {
+    const times: number[] = [];
+    for (let i = 0; i <= 5; i++) {
+      const started = performance.now();
+      const { tools } = await client.listTools();
+      if (tools.length !== size) throw new Error(`SDK listTools at ${size}: got ${tools.length} tools`);
+      if (i > 0) times.push(performance.now() - started);
+    }
+    return median(times);
+  } finally {
+    await client.close();
   }
 }
 
@@ -276,6 +316,9 @@ export async function runScale(): Promise<PartOutcome> {
     fmt(r.libraryBuildMs),
     fmt(r.listBytes / 1024, 1),
     fmt(r.list.reqPerSec),
+    fmt(r.listCounted.reqPerSec),
+    `${fmt(r.listCountedGzip.reqPerSec)} (${fmt(r.listCountedGzip.bytesPerAnswer / 1024, 1)} KiB)`,
+    fmt(r.sdkListToolsMs),
     `${fmt(r.list.p50)} / ${fmt(r.list.p99)}`,
     fmt(r.listSequential.p50),
     mib(r.memory.heapUsed),
@@ -290,13 +333,14 @@ export async function runScale(): Promise<PartOutcome> {
   const markdown = [
     `### Catalogue scale (replay upstream: 100 tools a page, cacheScope public, list_changed; tools/list ${settings.connections} connections)`,
     '',
-    table(['tools', 'new version to first search answer ms', 'index build ms (library alone)', 'tools/list KiB', 'tools/list req/s', 'tools/list p50/p99 ms', 'tools/list 1-conn p50 ms', 'gateway heap MiB (after GC)', 'gateway RSS MiB'], catalogueRows),
+    table(['tools', 'new version to first search answer ms', 'index build ms (library alone)', 'tools/list KiB', 'tools/list req/s (autocannon, checks each body)', 'req/s (byte-counting client)', 'req/s gzip (byte-counting; KiB on the wire)', 'SDK listTools() ms (median)', 'tools/list p50/p99 ms', 'tools/list 1-conn p50 ms', 'gateway heap MiB (after GC)', 'gateway RSS MiB'], catalogueRows),
     '',
     table(['tools', 'queries', 'search_tools p50/p99 ms (end to end, 1 conn)', 'index searches < 5 ms (gateway histogram)', 'index searches < 1 ms'], searchRows),
     '',
     `- New version: ${results[0]?.reindex.measuredWith ?? 'n/a'}; median of ${settings.reindexRepeats}.`,
     '- Queries: short = cpzai-dev (a few words, as a model types them), long = livemcpbench-dev (multi-step task descriptions).',
     '- Heap and RSS: the gateway process after the tools/list and search runs, before the re-index runs.',
+    `- tools/list throughput three ways: autocannon (its body check joins each answer into one string: at 10,000 tools it measures the load generator), a client that only counts the bytes (bench/load.ts countBytes; plain, then with Accept-Encoding: gzip), and the time of a real v2 SDK client's listTools() (it accepts gzip, parses and validates the answer).`,
     '',
     targetTable(checks),
     ...results.filter((r) => r.profile).slice(-1).map((r) => `\nGateway CPU profile at ${r.size.toLocaleString('en-US')} tools (whole run of that size):\n\n${profileMarkdown(r.profile!)}`),

@@ -20,11 +20,13 @@ export interface GatewayConfig {
     maxEntries: number;
     sweepIntervalMs: number;
   };
-  cache: { store: 'memory' | 'redis'; redisUrl?: string; ttlMs: number; maxEntries: number; operationTimeoutMs: number };
+  /** `listingBytes`: bound of the built tools/list answers kept in memory (gateway/catalog/listing.ts), bytes. */
+  cache: { store: 'memory' | 'redis'; redisUrl?: string; ttlMs: number; maxEntries: number; operationTimeoutMs: number; listingBytes: number };
   compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number };
   limits: { bodyBytes: number; maxListPages: number };
   /** `fastPath`: plain tools/list and tools/call answered without the SDK's per-request server (gateway/mcp/fast-path.ts). */
-  dispatch: { fastPath: boolean };
+  /** `compressListings`: large JSON tools/list answers in gzip when the caller accepts it (never on SSE). */
+  dispatch: { fastPath: boolean; compressListings: boolean };
   /**
    * `hiddenToolCalls`: what a direct tools/call of a catalogue tool the caller cannot see does
    * (gateway/policy/visibility.ts): `forward` to the upstream (its platform decides), or `refuse` as unknown.
@@ -111,6 +113,8 @@ export interface UpstreamConfig {
   tools: Record<string, ToolSearchOverrides>;
   catalog: { ttlMs?: number; cacheScope?: 'public' | 'private' };
   sessions: { maxEntries: number };
+  /** HTTP: most sockets the forwarded-request pool keeps open to this upstream (keep-alive; more requests queue). */
+  connections: number;
   /** Reconnect/restart backoff after the upstream went away. */
   restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number };
   /** Budgets of this upstream's tools, each with its own counter: they replace the gateway-wide ones. */

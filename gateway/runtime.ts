@@ -109,7 +109,10 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     upstreamSet: new UpstreamSet(upstreams, config.naming.separator, log),
     scopes: new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log),
     outputs: new OutputValidator(metrics, log),
-    listings: new ListingCache(),
+    listings: new ListingCache(config.cache.listingBytes, (bytes, entries) => {
+      metrics.listingCacheBytes.set(bytes);
+      metrics.listingCacheEntries.set(entries);
+    }),
     inputs: new InputValidator(log),
     searchIndexes: new SearchIndexCache(log, config.upstreams),
     inflightCalls: new InflightCalls(log),

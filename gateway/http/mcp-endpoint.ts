@@ -202,9 +202,64 @@ async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: A
 
 /**
  * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 400/-32700 for a
- * body that is not JSON, empty ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received").
+ * body that is not JSON, empty ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received"), for JSON
+ * that is not an object or array, and for one with a `__proto__` key or `constructor.prototype` (as
+ * co-body refuses them: prototype poisoning). Read raw from the socket and parsed once; a request body
+ * with a Content-Encoding goes through the body parser, which inflates it.
  */
 async function readBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
+  const encoding = ctx.get('content-encoding');
+  if (encoding && encoding.toLowerCase() !== 'identity') return readEncodedBody(ctx, parseJson, limit);
+  const tooLarge = () => void rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);
+  const notJson = () => void rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not a JSON object or array');
+  if (Number(ctx.get('content-length')) > limit) {
+    ctx.req.resume();
+    return tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        ctx.req.resume();
+        return tooLarge();
+      }
+      chunks.push(chunk);
+    }
+  } catch {
+    // The caller went away mid-body: nobody is left to answer.
+    return notJson();
+  }
+  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
+  if (!text.trim()) {
+    rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is empty; send a JSON-RPC message');
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return notJson();
+  }
+  if (parsed === null || typeof parsed !== 'object' || (SUSPECT_KEYS.test(text) && poisoned(parsed))) return notJson();
+  return parsed;
+}
+
+/** Text that may hold a `__proto__` or `constructor` key (plain or \u-escaped): only then is the parsed value walked. */
+const SUSPECT_KEYS = /__proto__|constructor|\\u00/;
+
+/** Whether `value` has an own `__proto__` key, or a `constructor` key holding `prototype`, anywhere (@hapi/bourne's rule). */
+function poisoned(value: unknown): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (Object.prototype.hasOwnProperty.call(value, '__proto__')) return true;
+  const ctor = (value as Record<string, unknown>).constructor;
+  if (Object.prototype.hasOwnProperty.call(value, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.prototype.hasOwnProperty.call(ctor, 'prototype')) return true;
+  return Object.values(value).some(poisoned);
+}
+
+/** A request body with a Content-Encoding: the body parser inflates and parses it. */
+async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
   try {
     await parseJson(ctx, async () => {});
     const request = ctx.request as { body?: unknown; rawBody?: string };

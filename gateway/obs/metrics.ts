@@ -26,6 +26,8 @@ export interface GatewayMetrics {
   toolsListBytes: Histogram<'endpoint'>;
   cacheStoreErrors: Counter<'cache' | 'op'>;
   rateLimited: Counter<'budget'>;
+  listingCacheBytes: Gauge<string>;
+  listingCacheEntries: Gauge<string>;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -59,6 +61,8 @@ export function createMetrics(): GatewayMetrics {
     advertisedTools: new Gauge({ name: 'mcp_advertised_tools', help: 'Tools in the last tools/list served, by endpoint.', labelNames: ['endpoint'], registers: r }),
     toolsListBytes: new Histogram({ name: 'mcp_tools_list_bytes', help: 'Bytes of the tools array of tools/list results served, by endpoint.', labelNames: ['endpoint'], buckets: [256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304], registers: r }),
     rateLimited: new Counter({ name: 'mcp_rate_limited_total', help: 'Requests and tool calls refused by a rate budget, by budget (requests|reads|writes|tool).', labelNames: ['budget'], registers: r }),
+    listingCacheBytes: new Gauge({ name: 'mcp_listing_cache_bytes', help: 'Bytes held by the built tools/list answers cache (JSON and compressed forms; bounded by cache.listingBytes).', registers: r }),
+    listingCacheEntries: new Gauge({ name: 'mcp_listing_cache_entries', help: 'Built tools/list answers cached (one per surface, catalogue version and scope set).', registers: r }),
     cacheStoreErrors: new Counter({ name: 'mcp_cache_store_errors_total', help: 'Cache store operations that failed or timed out (served by a direct lookup instead), by cache and op.', labelNames: ['cache', 'op'], registers: r }),
   };
 }

@@ -235,6 +235,15 @@ export function injectTraceHeaders(headers: Headers): void {
   propagator.inject(active, headers, { set: (carrier, key, value) => carrier.set(key, value) });
 }
 
+/** `headers` plus the current span's W3C trace context (the same object, untouched, when tracing is off). */
+export function withTraceHeaders(headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> | undefined {
+  const active = context.active();
+  if (!active.getValue(TRACER_KEY)) return headers;
+  const out: Record<string, string> = { ...headers };
+  propagator.inject(active, out, { set: (carrier, key, value) => void (carrier[key] = value) });
+  return out;
+}
+
 /** Adds attributes to the current request's SERVER span (the tool a call_tool dispatched to, a refusal). */
 export function annotateRequest(attributes: Attributes): void {
   (context.active().getValue(REQUEST_SPAN_KEY) as Span | undefined)?.setAttributes(attributes);

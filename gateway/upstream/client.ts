@@ -1,5 +1,8 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   Client,
+  PROTOCOL_VERSION_META_KEY,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
@@ -15,7 +18,8 @@ import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type OnBehalfOf } from './forward-scope.ts';
-import { injectTraceHeaders } from '../obs/tracing.ts';
+import { injectTraceHeaders, withTraceHeaders } from '../obs/tracing.ts';
+import { HttpHop, UpstreamStreamBroken, type HopCall, type HopSession } from './http-hop.ts';
 import { stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 
@@ -62,6 +66,14 @@ export interface ForwardOptions extends OnBehalfOf {
   allowInputRequired?: boolean;
 }
 
+/** The per-request methods the undici hop carries to an HTTP upstream (http-hop.ts); the rest stays with the SDK client. */
+const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod>(['tools/call', 'resources/read', 'prompts/get', 'completion/complete', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+const LIST_CHANGED: Readonly<Record<string, ListMethod>> = {
+  'notifications/tools/list_changed': 'tools/list',
+  'notifications/prompts/list_changed': 'prompts/list',
+  'notifications/resources/list_changed': 'resources/list',
+};
+
 
 type ListChanged = (method: ListMethod) => void;
 
@@ -81,6 +93,13 @@ const LIVENESS_TIMEOUT_MS = 2000;
  * gets one Client per credential digest (or one for all when `forwardCredentials` is off), in a bounded
  * LRU pool, re-initialised once when the upstream answers 404 or 400 for the session (it restarted).
  *
+ * Forwarded requests to an HTTP upstream (tools/call and the other {@link ForwardMethod}s) travel on the
+ * undici hop (http-hop.ts: a keep-alive pool, `upstreams[].connections` sockets at most) inside the
+ * session the SDK client opened, with the credential and request id of `options` as explicit
+ * arguments; the SDK client does what happens once (handshake, server/discover, list pagination,
+ * listen streams) and everything over stdio, or over an in-process transport (`fetchUpstream` given).
+ * Errors come out of either as the SDK client's, so callers cannot tell which carried the request.
+ *
  * When the upstream goes away (connection refused or reset; the stdio process exited) the
  * {@link UpstreamSupervisor} reconnects with backoff: a new session, or a new process. Calls in flight
  * fail (isError upstream), calls made while an attempt runs wait for it, and `onReconnect` listeners
@@ -90,6 +109,12 @@ export class UpstreamClient {
   private shared?: Client;
   private info?: UpstreamInfo;
   private readonly sessions: LRUCache<string, Promise<Client>>;
+  /** HTTP upstreams reached over the network: the undici hop for forwarded requests. */
+  private readonly hop?: HttpHop;
+  /** The hop's view of each connected HTTP client: revision, session id, envelope. */
+  private readonly hopSessions = new WeakMap<Client, HopSession>();
+  /** How the SDK client's HTTP requests reach the upstream. */
+  private readonly fetchUpstream: FetchLike;
   private readonly listeners = new Set<ListChanged>();
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   private closed = false;
@@ -100,11 +125,17 @@ export class UpstreamClient {
     private readonly limits: GatewayConfig['limits'],
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
-    /** How HTTP requests reach the upstream: the global fetch, or an in-process one (createRuntime's `upstreamTransport`). */
-    private readonly fetchUpstream: FetchLike = (url, init) => fetch(url, init),
+    /**
+     * How HTTP requests reach the upstream: absent, over the network (the global fetch for the SDK
+     * client, the undici hop for forwarded requests); given (createRuntime's `upstreamTransport`, in
+     * process), every request goes through it on the SDK client.
+     */
+    fetchUpstream?: FetchLike,
   ) {
     this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
+    this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
+    if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined) this.hop = new HttpHop(config.url, config.headers, config.connections);
   }
 
   get name(): string {
@@ -199,6 +230,7 @@ export class UpstreamClient {
       await this.shared?.close();
     } finally {
       this.sessions.clear();
+      await this.hop?.close();
     }
   }
 
@@ -216,6 +248,8 @@ export class UpstreamClient {
       const cancelled = options.signal?.aborted === true;
       this.metrics.upstreamErrors.inc({ upstream: this.name, kind: cancelled ? 'cancelled' : failure.kind });
       if (!cancelled && isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
+      // A response stream cut mid-answer: the upstream may be gone, or only that stream.
+      else if (!cancelled && error instanceof UpstreamStreamBroken) void runInBackground(() => this.checkAlive());
       // Classified once, here where it failed: every layer above reads this error's kind and code.
       throw error instanceof GatewayError ? error : upstreamFailureError(failure, this.name, error);
     } finally {
@@ -227,6 +261,8 @@ export class UpstreamClient {
     const info = await this.describe();
     const client = info.sessionful ? await this.sessionClient() : this.shared!;
     try {
+      const session = this.hop && HOP_METHODS.has(method) ? this.hopSessions.get(client) : undefined;
+      if (session) return await this.hop!.request(session, method, params, this.hopCall(options));
       return await client.request({ method: method as 'tools/call', params }, {
         signal: options.signal,
         onprogress: options.onprogress,
@@ -279,6 +315,7 @@ export class UpstreamClient {
       capabilities: client.getServerCapabilities() ?? {},
       instructions: client.getInstructions(),
     };
+    if (transport instanceof StreamableHTTPClientTransport) this.hopSessions.set(client, hopSession(client, transport));
     if (sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
     else this.shared = client;
     this.watchStreams(client);
@@ -321,9 +358,11 @@ export class UpstreamClient {
     let client = this.sessions.get(key);
     if (!client) {
       const fresh = this.newClient();
+      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
       client = fresh
-        .connect(new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch }), { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) })
+        .connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) })
         .then(() => {
+          this.hopSessions.set(fresh, hopSession(fresh, transport));
           this.watchListChanges(fresh, this.info!);
           this.watchStreams(fresh);
           return fresh;
@@ -338,6 +377,30 @@ export class UpstreamClient {
   private sessionKey(): string {
     if (!this.config.forwardCredentials) return 'shared';
     return forwardScope.getStore()?.credential?.digest ?? 'anonymous';
+  }
+
+  /** What the hop needs of one forward: the credential headers and request id it was given, and the relays. */
+  private hopCall(options: ForwardOptions): HopCall {
+    return {
+      credentialHeaders: this.config.forwardCredentials ? options.credential?.headers : undefined,
+      requestId: options.requestId,
+      signal: options.signal,
+      onprogress: options.onprogress,
+      onlog: options.onlog,
+      onnotification: (method) => {
+        const list = LIST_CHANGED[method];
+        if (list) this.listChanged(list);
+      },
+      // The hop bypasses the SDK transport's fetch hook, so the trace context goes on here.
+      headers: withTraceHeaders(options.headers),
+      allowInputRequired: options.allowInputRequired,
+      timeoutMs: this.config.timeoutMs,
+    };
+  }
+
+  private listChanged(method: ListMethod): void {
+    this.log.info({ upstream: this.name, method }, 'upstream list changed');
+    for (const listener of this.listeners) listener(method);
   }
 
   /**
@@ -388,10 +451,7 @@ export class UpstreamClient {
 
   private watchListChanges(client: Client, info: UpstreamInfo): void {
     client.setNotificationHandler('notifications/message', (notification) => forwardScope.getStore()?.onlog?.(notification.params));
-    const notify = (method: ListMethod) => () => {
-      this.log.info({ upstream: this.name, method }, 'upstream list changed');
-      for (const listener of this.listeners) listener(method);
-    };
+    const notify = (method: ListMethod) => () => this.listChanged(method);
     client.setNotificationHandler('notifications/tools/list_changed', notify('tools/list'));
     client.setNotificationHandler('notifications/prompts/list_changed', notify('prompts/list'));
     client.setNotificationHandler('notifications/resources/list_changed', notify('resources/list'));
@@ -406,6 +466,19 @@ export class UpstreamClient {
       ),
     );
   }
+}
+
+/** The hop's view of a connected client: what its handshake negotiated, and the 2026-07-28 envelope it sends. */
+function hopSession(client: Client, transport: StreamableHTTPClientTransport): HopSession {
+  const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
+  const protocolVersion = client.getNegotiatedProtocolVersion() ?? '2025-03-26';
+  return {
+    era,
+    protocolVersion,
+    sessionId: transport.sessionId,
+    // The SDK client's outbound envelope (its codec's outboundEnvelope): this hop's client declares no capabilities.
+    envelope: era === 'modern' ? { [PROTOCOL_VERSION_META_KEY]: protocolVersion, [CLIENT_INFO_META_KEY]: GATEWAY_CLIENT, [CLIENT_CAPABILITIES_META_KEY]: {} } : undefined,
+  };
 }
 
 const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
