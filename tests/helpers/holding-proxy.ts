@@ -7,6 +7,8 @@ export interface HeldRequest {
   /** Path and query, e.g. `/v1/orders?limit=5`. */
   path: string;
   headers: IncomingHttpHeaders;
+  /** The request body as received (UTF-8). */
+  body: string;
 }
 
 export interface HoldingProxy {
@@ -41,7 +43,7 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    received.push({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers });
+    received.push({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
     if (held) {
       await new Promise<void>((resolve) => {
         held!.push(resolve);
