@@ -4,7 +4,7 @@ import { bodyParser } from '@koa/bodyparser';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
-import { bearerChallenge, extractCredential } from '../auth/credentials.ts';
+import { bearerChallenge, extractCredential, serverKey } from '../auth/credentials.ts';
 import { rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from '../mcp/fast-path.ts';
 import { classifyPost, type Cancellation, type ParamHeaderCheck } from './classify.ts';
@@ -36,11 +36,12 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     maxRequestBodySize: config.limits.bodyBytes,
     onerror: (error) => log.error({ err: error.message, surface: surface.name }, 'MCP handler failed'),
   });
+  const digestKey = serverKey(config.cache.key);
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8' });
   return async (ctx) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
     if (!isJsonContentType(ctx.get('content-type'))) return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
-    const credential = extractCredential(ctx.req.headers, config.credentials);
+    const credential = extractCredential(ctx.req.headers, config.credentials, digestKey);
     if (!credential) {
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer ? ', or Authorization: Bearer <token>' : ''}`;
       return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
