@@ -97,7 +97,7 @@ describe('loadConfig', () => {
   });
 
   it('refuses, naming the key, an upstream name containing the naming separator when there are several', () => {
-    const path = yamlFile('upstreams:\n  - name: a__b\n    url: http://x/mcp\n  - name: fs\n    command: node\n');
+    const path = yamlFile('anonymous: true\nupstreams:\n  - name: a__b\n    url: http://x/mcp\n  - name: fs\n    command: node\n');
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.name: "a__b" contains the naming separator "__"/);
     expect(loadConfig({ path, env: { GATEWAY_NAMING_SEPARATOR: '--' } }).upstreams.map((u) => u.name)).toEqual(['a__b', 'fs']);
   });
