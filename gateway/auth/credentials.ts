@@ -7,7 +7,8 @@ import type { GatewayConfig } from '../../config/types.ts';
  * every cache and store is keyed by. The raw values never leave this object (not logged, not labelled).
  */
 export interface Credential {
-  kind: 'bearer' | 'key';
+  /** `anonymous`: no credential was sent (`anonymous: true`); its headers are empty. */
+  kind: 'bearer' | 'key' | 'anonymous';
   /** Lower-case header names as configured; `authorization` always as `Bearer <token>`. */
   headers: Readonly<Record<string, string>>;
   /** Hex HMAC-SHA-256 under the server key over the normalised headers: the only stored form. */

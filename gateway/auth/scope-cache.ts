@@ -6,8 +6,9 @@ import type { GatewayMetrics } from '../obs/metrics.ts';
 import { requestLogger } from '../obs/request-context.ts';
 
 /**
- * A caller's scopes, or why they are not known. Unknown is not none: policy advertises the full
- * catalogue for it (fail-open, logged and counted), while `unauthorized` becomes a 401 to the caller.
+ * A caller's scopes, or why they are not known. Unknown is not none: each upstream's failure mode
+ * (`scopes.failureMode`) decides what it gets (open: everything, closed: 503), logged and counted;
+ * `unauthorized` (the endpoint answered 401 or 403: an authoritative no) becomes a 401 to the caller.
  */
 export type ScopeResult =
   | { kind: 'scopes'; scopes: readonly string[] }
@@ -19,8 +20,9 @@ export type UnknownReason = 'error' | 'timeout' | 'no_scopes_field' | 'not_confi
 /**
  * Looks up caller scopes at `scopes.endpoint` with the caller's own credential headers, under its own
  * time budget (`scopes.timeoutMs`, AbortSignal.timeout), cached per credential digest for
- * `scopes.ttlMs` in the keyv store. Concurrent misses for one digest share one request. A 401 is never
- * cached. Used for tools/list and the compact surface only, never on the direct tools/call path.
+ * `scopes.ttlMs` in the keyv store. Concurrent misses for one digest share one request. A 401/403 is
+ * never cached (a key created a second ago works at once). Every MCP request is authenticated through
+ * it (gateway/auth/authenticate.ts).
  */
 export class ScopeCache {
   private readonly inflight = new Map<string, Promise<ScopeResult>>();
@@ -82,8 +84,8 @@ export class ScopeCache {
     if (result.kind === 'scopes') await this.store.set(credential.digest, result, this.config.ttlMs);
     if (result.kind === 'unknown') {
       requestLogger(this.log).warn(
-        { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: 'fail_open' },
-        'caller scopes unknown; advertising the full catalogue',
+        { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: this.config.failureMode },
+        `caller scopes unknown; failure mode ${this.config.failureMode} applies (per upstream where overridden)`,
       );
       if (this.config.unknownTtlMs > 0) await this.store.set(credential.digest, result, this.config.unknownTtlMs);
     }
@@ -100,7 +102,8 @@ export class ScopeCache {
     } catch (error) {
       return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error' };
     }
-    if (response.status === 401) {
+    // RFC 6750 §3.1: 401 invalid_token and 403 insufficient_scope are both the platform saying no.
+    if (response.status === 401 || response.status === 403) {
       await response.body?.cancel();
       return { kind: 'unauthorized' };
     }
