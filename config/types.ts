@@ -48,7 +48,7 @@ export interface GatewayConfig {
   dispatch: { fastPath: boolean };
   /**
    * `hiddenToolCalls`: what a direct tools/call of a catalogue tool the caller cannot see does
-   * (gateway/policy/visibility.ts): `forward` to the upstream (its platform decides), or `refuse` as unknown.
+   * (gateway/policy/visibility.ts): `refuse` it as unknown (the default), or `forward` to the upstream anyway.
    */
   policy: { hiddenToolCalls: 'forward' | 'refuse' };
   security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean };

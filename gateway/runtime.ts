@@ -6,6 +6,8 @@ import type Koa from 'koa';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
 import { ScopeCache } from './auth/scope-cache.ts';
+import { Authenticator, credentialSources } from './auth/authenticate.ts';
+import { serverKey } from './auth/credentials.ts';
 import { CatalogCache } from './catalog/catalog-cache.ts';
 import { ListingCache } from './catalog/listing.ts';
 import { SearchIndexCache } from './catalog/search-index-cache.ts';
@@ -86,13 +88,19 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     const shared = config.cache.store === 'redis' ? store(`catalog:${upstreamConfig.name}`, 24 * 3600_000, config.cache.maxEntries) : undefined;
     return { client, catalog: new CatalogCache(client, config.cache, metrics, log, shared) };
   });
+  const scopes = new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log);
+  const digestKey = serverKey(config.cache.key);
+  if (config.cache.key === undefined && config.cache.store === 'redis') {
+    log.warn('cache.key is not set: credential digests use a key random to this process, so replicas sharing Redis will not share scope entries (set GATEWAY_CACHE_KEY on all of them)');
+  }
   const state: GatewayRuntime = {
     config,
     log,
     metrics,
     upstreams,
     upstreamSet: new UpstreamSet(upstreams, config.naming.separator, log),
-    scopes: new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log),
+    scopes,
+    authenticator: new Authenticator(config, digestKey, credentialSources(config, digestKey, scopes)),
     outputs: new OutputValidator(metrics, log),
     listings: new ListingCache(),
     inputs: new InputValidator(log),
