@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { Credential } from './credentials.ts';
 import type { KvStore } from '../store/kv-store.ts';
@@ -17,6 +18,9 @@ export type ScopeResult =
 
 export type UnknownReason = 'error' | 'timeout' | 'no_scopes_field' | 'not_configured';
 
+/** Longest a scope entry is served from process memory without reading the (possibly shared) store. */
+const LOCAL_COPY_MS = 10_000;
+
 /**
  * Looks up caller scopes at `scopes.endpoint` with the caller's own credential headers, under its own
  * time budget (`scopes.timeoutMs`, AbortSignal.timeout), cached per credential digest for
@@ -26,6 +30,12 @@ export type UnknownReason = 'error' | 'timeout' | 'no_scopes_field' | 'not_confi
  */
 export class ScopeCache {
   private readonly inflight = new Map<string, Promise<ScopeResult>>();
+  /**
+   * In-process copy in front of the store, so a warm lookup (every MCP request is authenticated) adds
+   * no network round trip even on the Redis store. Entries read back from the store live at most
+   * {@link LOCAL_COPY_MS} here, bounding how long a replica trails the shared entry.
+   */
+  private readonly local: LRUCache<string, ScopeResult>;
   private readonly sweeper?: NodeJS.Timeout;
 
   constructor(
@@ -34,6 +44,7 @@ export class ScopeCache {
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
   ) {
+    this.local = new LRUCache({ max: config.maxEntries, ttl: Math.max(1, Math.min(config.ttlMs, LOCAL_COPY_MS)) });
     if (config.sweepIntervalMs > 0) {
       this.sweeper = setInterval(() => store.sweep(), config.sweepIntervalMs);
       this.sweeper.unref();
@@ -46,9 +57,15 @@ export class ScopeCache {
    */
   async lookup(credential: Credential, requestId?: string): Promise<ScopeResult> {
     if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
+    const local = this.local.get(credential.digest);
+    if (local) {
+      this.metrics.scopeLookups.inc({ result: 'hit' });
+      return local;
+    }
     const cached = await this.store.get<ScopeResult>(credential.digest);
     if (cached) {
       this.metrics.scopeLookups.inc({ result: 'hit' });
+      if (cached.kind === 'scopes') this.local.set(credential.digest, cached);
       return cached;
     }
     const pending = this.inflight.get(credential.digest);
@@ -81,7 +98,10 @@ export class ScopeCache {
     const result = await this.fetchScopes(credential, requestId);
     this.metrics.scopeLookupDuration.observe((performance.now() - started) / 1000);
     this.metrics.scopeLookups.inc({ result: result.kind === 'scopes' ? 'miss' : result.kind === 'unknown' ? result.reason : 'unauthorized' });
-    if (result.kind === 'scopes') await this.store.set(credential.digest, result, this.config.ttlMs);
+    if (result.kind === 'scopes') {
+      this.local.set(credential.digest, result);
+      await this.store.set(credential.digest, result, this.config.ttlMs);
+    }
     if (result.kind === 'unknown') {
       requestLogger(this.log).warn(
         { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: this.config.failureMode },

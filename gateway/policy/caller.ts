@@ -95,10 +95,14 @@ function unknownRouted(method: RoutedMethod, params: Record<string, unknown>): G
 /** The caller's view; its tool list is filtered on first use only (a warm tools/list or search never needs it). */
 function visibleCatalog(catalog: Catalog, access: Access): VisibleCatalog {
   let tools: readonly CatalogTool[] | undefined;
+  let key: string | undefined;
   return {
     catalog,
     access,
-    key: visibilityKey(catalog, access),
+    // Lazy, like the tools: a direct tools/call reads neither.
+    get key() {
+      return (key ??= visibilityKey(catalog, access));
+    },
     get tools() {
       return (tools ??= visibleTools(catalog, access));
     },

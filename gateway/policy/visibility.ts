@@ -36,7 +36,9 @@ export interface Access {
 export function accessFor(standing: Standing, upstreams: readonly UpstreamConfig[]): Access {
   if (standing.kind === 'scopes') {
     const scopes = standing.scopes;
-    return { standing, of: () => scopes, key: `s:${[...scopes].sort().join(' ')}` };
+    let key: string | undefined;
+    // The key is read only when a listing is built or looked up: a tools/call never pays for it.
+    return { standing, of: () => scopes, get key() { return (key ??= `s:${[...scopes].sort().join(' ')}`); } };
   }
   const byUpstream = new Map<string, UpstreamAccess>();
   for (const upstream of upstreams) {

@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 describe('enforcement under concurrency', () => {
-  it('2,000 mixed calls, 16 concurrent: no out-of-scope or refused-credential call reaches the upstream, every valid one succeeds', { timeout: 120_000 }, async () => {
+  it('2,000 mixed calls, 16 concurrent: no out-of-scope or refused-credential call reaches the upstream, every valid one succeeds', { timeout: 240_000 }, async () => {
     const clients = { k1: await connectV2(stack.mcpUrl, CREDENTIALS.k1), k2: await connectV1(stack.mcpUrl, CREDENTIALS.k2), k3: await connectV2(stack.mcpUrl, CREDENTIALS.k3) };
     const jobs = Array.from({ length: 2000 }, (_, i) => ({ who: (['k1', 'k2', 'k3', 'bad'] as const)[i % 4]!, tool: TOOLS[Math.floor(i / 4) % 3]! }));
     const outcomes = { ok: 0, refused: 0, unauthorized: 0, wrong: [] as string[] };
