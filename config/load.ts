@@ -130,9 +130,11 @@ function finaliseApiKeys(config: GatewayConfig, env: Record<string, string | und
 /**
  * A deployment where an upstream never sees the caller's credential (stdio, `forwardCredentials: false`)
  * and the gateway has no scope source to check it against would serve anyone: it must say so with
- * `anonymous: true`, or it does not start.
+ * `anonymous: true`, or it does not start. Run at load and again by startGateway (a config changed
+ * after loading is held to the same rule).
+ * @throws ConfigError keyed `anonymous`, naming the upstream.
  */
-function requireAnonymousWhereUnchecked(config: GatewayConfig): void {
+export function requireAnonymousWhereUnchecked(config: GatewayConfig): void {
   if (config.anonymous || config.scopes.endpoint || config.credentials.apiKeys.length > 0) return;
   const index = config.upstreams.findIndex((u) => u.command !== undefined || !u.forwardCredentials);
   if (index < 0) return;

@@ -5,6 +5,7 @@ import { toFetchResponse, toReqRes } from 'fetch-to-node';
 import type Koa from 'koa';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
+import { requireAnonymousWhereUnchecked } from '../config/load.ts';
 import { ScopeCache } from './auth/scope-cache.ts';
 import { Authenticator, credentialSources } from './auth/authenticate.ts';
 import { serverKey } from './auth/credentials.ts';
@@ -72,9 +73,11 @@ export interface Runtime {
 
 /**
  * Builds a gateway for `config` (see config/load.ts) without opening a socket and without contacting
- * an upstream: upstreams are connected on first use (or by `warm()`).
+ * an upstream: upstreams are connected on first use (or by `warm()`). A config changed after loading
+ * is held to the `anonymous` rule again (config/load.ts `requireAnonymousWhereUnchecked`).
  */
 export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {}): Runtime {
+  requireAnonymousWhereUnchecked(config);
   const log = options.logger ?? createLogger(config, options.logDestination);
   const metrics = createMetrics();
   const stores: KvStore[] = [];
