@@ -264,6 +264,23 @@ wait_until 60 "mcp_tool_calls_total in Prometheus" positive 'sum(mcp_tool_calls_
 ok "mcp_tool_calls_total scraped: $(query 'sum(mcp_tool_calls_total)')"
 wait_until 60 "http_request_duration_seconds_count from both replicas" positive 'count(count by (instance) (http_request_duration_seconds_count{job="mcp-gateway"}) ) == 2'
 ok "http_request_duration_seconds_count scraped from both replicas"
+
+# Built-in OAuth across the replicas (issue 14): a sign-in through nginx, whose steps the round-robin
+# spreads over both replicas, then the token on several requests, a refresh, and the same after both
+# replicas restart (grants, refresh tokens and the sealing key live in Redis). Prints no token.
+oauth_tokens="$state/oauth-tokens.json"
+node --import tsx tests/helpers/oauth-check.ts issue "$base" "$oauth_tokens" >&2 || fail "OAuth sign-in through nginx failed"
+node --import tsx tests/helpers/oauth-check.ts check "$base" "$oauth_tokens" 6 >&2 || fail "the OAuth token did not work on every replica"
+ok "OAuth: a token issued through nginx works on both replicas and refreshes"
+compose 120 restart gateway >&2 || fail "restarting the gateway replicas failed"
+healthy_gateways() {
+  [ "$("$DOCKER" ps --filter "label=com.docker.compose.project=$COMPOSE_PROJECT_NAME" \
+    --filter label=com.docker.compose.service=gateway --filter health=healthy --quiet | wc -l)" -eq 2 ]
+}
+wait_until 120 "both gateway replicas healthy after the restart" healthy_gateways
+wait_until 30 "GET /readyz through nginx after the restart" curl -fsS --max-time 5 "$base/readyz"
+node --import tsx tests/helpers/oauth-check.ts check "$base" "$oauth_tokens" 6 >&2 || fail "the OAuth token stopped working when the replicas restarted"
+ok "OAuth: the token and its refresh token survive a restart of both replicas"
 phase checks
 
 log "compose stack: all $checks checks passed in $((SECONDS - t0))s (${timings[*]})"

@@ -76,7 +76,7 @@ function readYaml(path: string): Json {
 
 /**
  * Applies the derived rules the schema cannot express: `${VAR}` interpolation in upstream url, command,
- * args, env, cwd and headers, and in API key ids, secrets and tokens; the URL's syntax after it; unique
+ * args, env, cwd and headers, in API key ids, secrets and tokens, and in oauth.external.credentialHeaders; the URL's syntax after it; unique
  * upstream names free of the naming separator (so `<upstream><separator>` is an unambiguous prefix);
  * unique API key names and credentials; each upstream's scope failure mode (`scopes.failureMode` unless
  * it sets its own); `anonymous: true` required where nobody would check callers; redis selection.
@@ -105,6 +105,8 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     if (upstream.restart.maxDelayMs < upstream.restart.minDelayMs) throw new ConfigError(`${at}.restart.maxDelayMs`, 'must be at least restart.minDelayMs');
     upstream.scopes.failureMode ??= config.scopes.failureMode;
   });
+  config.oauth.external.credentialHeaders = interpolateAll(config.oauth.external.credentialHeaders, env, 'oauth.external.credentialHeaders');
+  if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');
   finaliseApiKeys(config, env);
   requireAnonymousWhereUnchecked(config);
   return config;
@@ -164,6 +166,12 @@ function envOverrides(env: Record<string, string | undefined>, provenance: Map<s
   let out: Json = {};
   const entries = Object.entries(env).filter(([name, value]) => name.startsWith(ENV_PREFIX) && name !== 'GATEWAY_CONFIG' && value !== undefined);
   if (env.REDIS_URL && !env.GATEWAY_CACHE_REDIS_URL) entries.push(['GATEWAY_CACHE_REDIS_URL', env.REDIS_URL]);
+  // GATEWAY_TOKEN_SECRET is the documented name of oauth.tokenSecret (shorter than GATEWAY_OAUTH_TOKEN_SECRET, which also works).
+  const tokenSecret = entries.findIndex(([name]) => name === 'GATEWAY_TOKEN_SECRET');
+  if (tokenSecret >= 0) {
+    const [, value] = entries.splice(tokenSecret, 1)[0]!;
+    if (!env.GATEWAY_OAUTH_TOKEN_SECRET) entries.push(['GATEWAY_OAUTH_TOKEN_SECRET', value]);
+  }
   for (const [name, raw] of entries) {
     const tokens = name.slice(ENV_PREFIX.length).split('_').filter(Boolean);
     const found = resolveEnvPath(tokens, schema as SchemaNode);
@@ -231,6 +239,10 @@ function nest(path: (string | number)[], value: Json): Json {
 function mergeDeep(base: Json, overlay: Json): Json {
   if (Array.isArray(overlay)) {
     if (!Array.isArray(base)) return overlay.filter((v) => v !== undefined);
+    // A dense list of scalars (oauth.scopes, allowedOrigins) replaces the base list, as documented; only a
+    // sparse overlay (GATEWAY_UPSTREAMS_1_URL) or one holding objects (upstreams) merges element-wise.
+    const sparse = Object.keys(overlay).length !== overlay.length || overlay.includes(undefined as never);
+    if (!sparse && !overlay.some((v) => isObject(v))) return overlay;
     const length = Math.max(base.length, overlay.length);
     return Array.from({ length }, (_, i) => (i in overlay && overlay[i] !== undefined ? mergeDeep(base[i] ?? null, overlay[i]!) : base[i]!));
   }

@@ -53,7 +53,9 @@ export interface GatewayConfig {
   policy: { hiddenToolCalls: 'forward' | 'refuse' };
   security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean };
   metrics: { enabled: boolean; port?: number };
+  /** Issuers listed in the RFC 9728 documents besides the one `oauth` brings (builtin: this gateway; external: its issuer). */
   authorizationServers: string[];
+  oauth: OAuthConfig;
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
   shutdown: { graceMs: number };
 }
@@ -117,4 +119,48 @@ export interface UpstreamConfig {
   sessions: { maxEntries: number };
   /** Reconnect/restart backoff after the upstream went away. */
   restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number };
+}
+
+/**
+ * MCP authorization (spec 2025-11-25 and 2026-07-28 basic/authorization): `builtin` runs an OAuth 2.1
+ * authorization server on the gateway's origin (gateway/auth/oauth), `external` validates JWT access
+ * tokens of an existing identity provider, `off` accepts only the credential headers.
+ */
+export interface OAuthConfig {
+  mode: 'off' | 'builtin' | 'external';
+  /** builtin: the issuer identifier; default `publicUrl`, else the URL the gateway listens on. */
+  issuer?: string;
+  /** Root key (GATEWAY_TOKEN_SECRET) sealing tokens and wrapping credentials, shared by every replica. */
+  tokenSecret?: string;
+  /** Shown on the sign-in and consent pages. */
+  serviceName: string;
+  /** `scopes_supported` (RFC 9728 and RFC 8414) and the scopes a token may carry. */
+  scopes: string[];
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  authorizationCodeTtlSeconds: number;
+  /** How long a sign-in page stays usable. */
+  interactionTtlSeconds: number;
+  /** RFC 7591 dynamic client registration. */
+  registration: boolean;
+  clientMetadataDocuments: { enabled: boolean; timeoutMs: number; maxBytes: number; cacheTtlMs: number; allowLoopback: boolean; caFile?: string };
+  /** In-process store bound (without Redis). */
+  maxEntries: number;
+  external: {
+    issuer?: string;
+    /** Expected `aud`; default: the canonical URL of the endpoint the token is presented to. */
+    audience?: string;
+    /** Default: `jwks_uri` of the issuer's RFC 8414 / OIDC discovery document. */
+    jwksUri?: string;
+    algorithms: string[];
+    /** Claim holding the scopes: a space-delimited string or an array. */
+    scopeClaim: string;
+    /** IdP scope -> platform scopes; an IdP scope not listed maps to itself. */
+    scopeMap: Record<string, string[]>;
+    clockSkewSeconds: number;
+    /** Answer a call of a tool the token's scopes do not reach with 403 insufficient_scope (reveals the tool exists). */
+    insufficientScope: boolean;
+    /** Sent upstream instead of the caller's token (a service credential); `${VAR}` from the environment. */
+    credentialHeaders: Record<string, string>;
+  };
 }

@@ -17,6 +17,7 @@ export type ErrorKind =
   | 'scopes_unavailable'
   | 'forbidden_origin'
   | 'forbidden_host'
+  | 'insufficient_scope'
   | 'payload_too_large'
   | 'unsupported_media_type'
   | 'scope_denied'
@@ -59,6 +60,8 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     case 'scopes_unavailable': return { code: -32000, httpStatus: 503, blame: 'upstream' };
     case 'forbidden_origin': return { code: -32000, httpStatus: 403, blame: 'client' };
     case 'forbidden_host': return { code: -32000, httpStatus: 403, blame: 'client' };
+    // RFC 6750 §3.1 / MCP 2026-07-28 authorization "Runtime Insufficient Scope Errors" (oauth.external.insufficientScope).
+    case 'insufficient_scope': return { code: -32001, httpStatus: 403, blame: 'client' };
     case 'payload_too_large': return { code: -32000, httpStatus: 413, blame: 'client' };
     case 'unsupported_media_type': return { code: -32000, httpStatus: 415, blame: 'client' };
     case 'scope_denied': return { code: -32602, httpStatus: 200, blame: 'client' };

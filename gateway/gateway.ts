@@ -38,14 +38,17 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   try {
     await listen(server, config.listen.port, config.listen.host);
     metricsServer = config.metrics.enabled && config.metrics.port !== undefined ? await startMetricsListener(runtime.state, config) : undefined;
+    // The issuer identifier is fixed at creation: oauth.issuer or publicUrl, else the URL just bound.
+    await runtime.startOAuth(urlOf(server, config.listen.host));
   } catch (error) {
     server.close();
+    metricsServer?.close();
     await runtime.close();
     throw error;
   }
   runtime.warm();
   const url = urlOf(server, config.listen.host);
-  log.info({ url, upstreams: config.upstreams.map((u) => u.name) }, 'gateway listening');
+  log.info({ url, upstreams: config.upstreams.map((u) => u.name), oauth: config.oauth.mode }, 'gateway listening');
 
   let closing: Promise<void> | undefined;
   return {

@@ -9,6 +9,7 @@ import type { ScopeCache } from './auth/scope-cache.ts';
 import type { Authenticator } from './auth/authenticate.ts';
 import type { SearchIndexCache } from './catalog/search-index-cache.ts';
 import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
+import type { OAuth } from './auth/oauth/index.ts';
 
 export type { UpstreamRuntime } from './catalog/upstream-set.ts';
 
@@ -28,6 +29,8 @@ export interface GatewayRuntime {
   readonly scopes: ScopeCache;
   /** Every MCP request's authentication (credential sources: config API keys, then the scope cache). */
   readonly authenticator: Authenticator;
+  /** The HMAC key of every credential digest (`cache.key`, else random per process; credentials.ts). */
+  readonly digestKey: Buffer;
   readonly outputs: OutputValidator;
   readonly listings: ListingCache;
   /** Argument checks of the compact surface (search_tools, call_tool targets). */
@@ -36,4 +39,6 @@ export interface GatewayRuntime {
   readonly searchIndexes: SearchIndexCache;
   /** Forwarded 2025-era calls in flight, for `notifications/cancelled` arriving in a POST of its own. */
   readonly inflightCalls: InflightCalls;
+  /** MCP authorization (`oauth.mode` builtin or external), set by Runtime.startOAuth once the issuer URL is known. */
+  oauth?: OAuth;
 }

@@ -24,6 +24,8 @@ import { createKvStore, type KvStore } from './store/kv-store.ts';
 import { surfaces as defaultSurfaces } from './surfaces/surfaces.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { InflightCalls } from './upstream/inflight-calls.ts';
+import { createOAuth } from './auth/oauth/index.ts';
+import { credentialDigest } from './auth/credentials.ts';
 
 export type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 
@@ -67,6 +69,13 @@ export interface Runtime {
   fetch(request: Request): Promise<Response>;
   /** Starts fetching every upstream's tools catalogue in the background (never rejects). */
   warm(): void;
+  /**
+   * Starts MCP authorization when `oauth.mode` is not `off` (gateway/auth/oauth): its issuer is
+   * `oauth.issuer`, else `publicUrl`, else `listeningUrl` (startGateway passes the URL it bound).
+   * Until then the app serves no authorization endpoints and takes no OAuth tokens.
+   * @throws when the mode's settings are incomplete or its Redis cannot be reached.
+   */
+  startOAuth(listeningUrl?: string): Promise<void>;
   /** Closes the MCP handlers, upstream connections (stdio processes end), caches and stores. */
   close(): Promise<void>;
 }
@@ -104,6 +113,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     upstreamSet: new UpstreamSet(upstreams, config.naming.separator, log),
     scopes,
     authenticator: new Authenticator(config, digestKey, credentialSources(config, digestKey, scopes)),
+    digestKey,
     outputs: new OutputValidator(metrics, log),
     listings: new ListingCache(),
     inputs: new InputValidator(log),
@@ -144,6 +154,14 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     warm: () => {
       for (const { catalog } of upstreams) void catalog.warm();
     },
+    startOAuth: async (listeningUrl) => {
+      state.oauth ??= await createOAuth(config, {
+        log,
+        issuer: listeningUrl,
+        resourcePaths: served.map((s) => s.path),
+        lookupScopes: (headers) => state.scopes.lookup({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
+      });
+    },
     close: () => (closing ??= closeAll()),
   };
 
@@ -152,6 +170,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       await Promise.allSettled(mounts.map((m) => m.handler.close()));
       await Promise.allSettled(upstreams.flatMap((u) => [u.catalog.close(), u.client.close()]));
       await state.scopes.close();
+      await state.oauth?.close();
     } finally {
       await Promise.allSettled(stores.map((s) => s.close()));
     }
@@ -172,6 +191,8 @@ async function serveInProcess(listener: (req: IncomingMessage, res: ServerRespon
   Object.defineProperty(req, 'socket', { value: IN_PROCESS_SOCKET });
   // A web Request carries no Host header (fetch derives it from the URL on the wire): add it, as the wire would.
   if (req.headers.host === undefined) req.headers.host = new URL(request.url).host;
+  // Nor a framing header for its body; body parsers (type-is hasBody) need one to read it at all.
+  if (request.body !== null && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) req.headers['transfer-encoding'] = 'chunked';
   let closed = false;
   const close = () => {
     if (closed) return;

@@ -2,7 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from '../../config/types.ts';
 import { ApiKeySource } from './api-keys.ts';
 import { extractCredential, type Credential } from './credentials.ts';
-import type { ScopeCache, UnknownReason } from './scope-cache.ts';
+import { narrowToGrant, type ScopeCache, type UnknownReason } from './scope-cache.ts';
+import type { BearerOutcome } from './oauth/credential.ts';
 
 /**
  * What one credential source says about a credential: its scopes; that it cannot tell right now (the
@@ -39,7 +40,17 @@ export type Standing =
 /** The outcome of {@link Authenticator.authenticate} for one HTTP request. */
 export type Authentication =
   | { kind: 'authenticated'; credential: Credential; standing: Standing; source: string }
-  | { kind: 'invalid'; reason: 'missing' | 'refused' };
+  | { kind: 'invalid'; reason: 'missing' | 'refused'; description?: string };
+
+export interface AuthenticateOptions {
+  /** Sent to the scope endpoint as X-Request-Id. */
+  requestId?: string;
+  /**
+   * OAuth (gateway/auth/oauth, when `oauth.mode` is on): turns a bearer access token into the credential
+   * behind it, carrying the token's grant (`Credential.granted`); its `invalid` is a 401.
+   */
+  exchange?: (credential: Credential) => Promise<BearerOutcome>;
+}
 
 /** The credential of a caller who sent none (`anonymous: true`): no headers to forward, one shared digest. */
 export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers: Object.freeze({}), digest: 'anonymous' }) as Credential;
@@ -50,6 +61,8 @@ export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers:
  * in order (config API keys, then the scope endpoint: cached per digest, single-flight), and answers:
  * - no credential: anonymous (scopes `[]`) under `anonymous: true`, else invalid `missing`;
  * - a credential no source knows, or that one refuses (401/403 from the endpoint): invalid `refused`;
+ * - an OAuth access token (`options.exchange`): the credential behind it, its grant narrowing the
+ *   sources' scopes (an external IdP's token: its scopes alone); an invalid token: invalid `refused`;
  * - a credential with no source configured at all: authenticated, `unchecked`;
  * - else authenticated with the scopes, or `unverified` when the lookup failed.
  * Warm: one HMAC, one map read and one cache read; no network.
@@ -61,15 +74,29 @@ export class Authenticator {
     private readonly sources: readonly CredentialSource[],
   ) {}
 
-  async authenticate(headers: IncomingHttpHeaders, requestId?: string): Promise<Authentication> {
-    const credential = extractCredential(headers, this.config.credentials, this.key);
+  async authenticate(headers: IncomingHttpHeaders, options: AuthenticateOptions = {}): Promise<Authentication> {
+    const { requestId, exchange } = options;
+    const credentials = exchange && !this.config.credentials.bearer ? { ...this.config.credentials, bearer: true } : this.config.credentials;
+    let credential = extractCredential(headers, credentials, this.key);
     if (!credential) {
       return this.config.anonymous ? { kind: 'authenticated', credential: ANONYMOUS, standing: { kind: 'scopes', scopes: [] }, source: 'anonymous' } : { kind: 'invalid', reason: 'missing' };
     }
-    if (this.sources.length === 0) return { kind: 'authenticated', credential, standing: { kind: 'unchecked' }, source: 'none' };
+    if (exchange && credential.headers.authorization) {
+      const outcome = await exchange(credential);
+      if (outcome.kind === 'invalid') return { kind: 'invalid', reason: 'refused', description: outcome.description };
+      if (outcome.kind === 'credential') credential = outcome.credential;
+    }
+    // An external identity provider's token carries the scopes themselves: no source is asked.
+    if (credential.granted?.replacesLookup) return { kind: 'authenticated', credential, standing: { kind: 'scopes', scopes: credential.granted.scopes }, source: 'oauth' };
+    if (this.sources.length === 0) {
+      const standing: Standing = credential.granted ? { kind: 'scopes', scopes: credential.granted.scopes } : { kind: 'unchecked' };
+      return { kind: 'authenticated', credential, standing, source: credential.granted ? 'oauth' : 'none' };
+    }
     for (const source of this.sources) {
-      const verdict = await source.resolve(credential, requestId);
-      if (verdict === undefined) continue;
+      const found = await source.resolve(credential, requestId);
+      if (found === undefined) continue;
+      // Least privilege for OAuth tokens: the grant narrows what the source says (scope-cache.ts).
+      const verdict = narrowToGrant(found, credential);
       if (verdict.kind === 'unauthorized') return { kind: 'invalid', reason: 'refused' };
       const standing: Standing = verdict.kind === 'scopes' ? verdict : { kind: 'unverified', reason: verdict.reason };
       return { kind: 'authenticated', credential, standing, source: source.name };

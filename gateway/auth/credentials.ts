@@ -13,6 +13,12 @@ export interface Credential {
   headers: Readonly<Record<string, string>>;
   /** Hex HMAC-SHA-256 under the server key over the normalised headers: the only stored form. */
   digest: string;
+  /**
+   * From an OAuth access token (gateway/auth/oauth/credential.ts): the scopes it grants. The caller's
+   * effective scopes are the credential's own (scope endpoint) intersected with these, or these alone
+   * when `replacesLookup` (an external identity provider's token: no lookup at all).
+   */
+  granted?: { scopes: readonly string[]; replacesLookup: boolean };
 }
 
 /** RFC 6750 §2.1: `Bearer` (any case), one or more spaces or tabs, one b64token, nothing else. */

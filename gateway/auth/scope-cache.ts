@@ -53,9 +53,14 @@ export class ScopeCache {
 
   /**
    * The caller's scopes: from the cache, else from the endpoint (sent with `requestId` as X-Request-Id
-   * when given). Never rejects.
+   * when given), narrowed to an OAuth token's grant ({@link narrowToGrant}). Never rejects.
    */
   async lookup(credential: Credential, requestId?: string): Promise<ScopeResult> {
+    if (credential.granted?.replacesLookup) return { kind: 'scopes', scopes: credential.granted.scopes };
+    return narrowToGrant(await this.lookupOwn(credential, requestId), credential);
+  }
+
+  private async lookupOwn(credential: Credential, requestId?: string): Promise<ScopeResult> {
     if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
     const local = this.local.get(credential.digest);
     if (local) {
@@ -85,8 +90,10 @@ export class ScopeCache {
    * `mcp_scope_lookups_total`, which counts lookups.
    */
   async cached(credential: Credential): Promise<ScopeResult | undefined> {
-    if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
-    return this.store.get<ScopeResult>(credential.digest);
+    if (credential.granted?.replacesLookup) return { kind: 'scopes', scopes: credential.granted.scopes };
+    if (!this.config.endpoint) return narrowToGrant({ kind: 'unknown', reason: 'not_configured' }, credential);
+    const found = await this.store.get<ScopeResult>(credential.digest);
+    return found && narrowToGrant(found, credential);
   }
 
   async close(): Promise<void> {
@@ -140,4 +147,17 @@ export class ScopeCache {
       return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error' };
     }
   }
+}
+
+/**
+ * Least privilege for OAuth tokens: the effective scopes are the credential's own intersected with
+ * the token's grant. When the credential's own are unknown (endpoint down or not configured) the grant
+ * alone applies (it was checked against the key's scopes at consent), never the fail-open full catalogue.
+ */
+export function narrowToGrant(result: ScopeResult, credential: Credential): ScopeResult {
+  const granted = credential.granted;
+  if (!granted || result.kind === 'unauthorized') return result;
+  if (result.kind === 'unknown') return { kind: 'scopes', scopes: granted.scopes };
+  const allowed = new Set(granted.scopes);
+  return { kind: 'scopes', scopes: result.scopes.filter((s) => allowed.has(s)) };
 }

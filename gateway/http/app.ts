@@ -30,9 +30,9 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
   router.get('/healthz', healthz);
   router.get('/readyz', readyz(runtime));
   if (config.metrics.enabled && config.metrics.port === undefined) router.get('/metrics', metricsRoute(runtime));
-  router.get('/.well-known/oauth-protected-resource', (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, '')));
+  router.get('/.well-known/oauth-protected-resource', (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, '', runtime.oauth?.metadata)));
   for (const { surface, handler } of mounts) {
-    router.get(`/.well-known/oauth-protected-resource${surface.path}`, (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, surface.path)));
+    router.get(`/.well-known/oauth-protected-resource${surface.path}`, (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, surface.path, runtime.oauth?.metadata)));
     router.all(surface.path, mcpRoute(runtime, surface, handler));
   }
 
@@ -45,6 +45,10 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
       if (ctx.respond !== false && !ctx.headerSent) rejectAtEdge(ctx, 'internal', 'Internal error');
     }
   });
+  // The authorization server's endpoints and pages (built-in OAuth) come before the MCP edge's Origin
+  // rules: browsers post the sign-in forms with the gateway's own Origin and call the token endpoint from
+  // client origins; oidc-provider answers CORS per client and the pages check Origin and a CSRF token.
+  app.use((ctx, next) => (runtime.oauth ? runtime.oauth.routes(ctx, next) : next()));
   app.use(originGuard(config));
   app.use(cors(config, mounts.map((m) => m.surface.path)));
   app.use(router.routes());

@@ -36,6 +36,8 @@ export interface PostDescription {
   /** A batch under a revision without batching (JSON-RPC batches were removed in 2025-06-18). */
   readonly batchRefused: boolean;
   readonly cancellations: readonly Cancellation[];
+  /** The tool a single tools/call names (any revision): the OAuth step-up rule reads it (mcp-endpoint.ts). */
+  readonly toolCall?: { readonly name: string };
   /** A single tools/call claiming a served 2026-07-28 revision in `_meta`: its headers are checked. */
   readonly paramHeaderCheck?: ParamHeaderCheck;
   /** The request when the fast path may answer it exactly as the SDK would (fast-path.ts). */
@@ -62,6 +64,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders): PostD
     revision,
     batchRefused: batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES,
     cancellations: messages.flatMap(cancellationOf),
+    toolCall: single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string' ? { name: (single.params as { name: string }).name } : undefined,
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
     plain: !batch ? plainRequest(body, headers) : undefined,
   };

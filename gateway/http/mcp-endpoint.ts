@@ -5,7 +5,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
-import { bearerChallenge } from '../auth/credentials.ts';
+import { bearerChallenge, type Credential } from '../auth/credentials.ts';
 import { accessFor, isVisible, type Access } from '../policy/visibility.ts';
 import { CALL_TOOL } from '../surfaces/compact-tools.ts';
 import { rejectAtEdge } from './edge.ts';
@@ -15,7 +15,8 @@ import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
 import type { Surface } from '../mcp/types.ts';
-import { protectedResourceMetadataUrl } from './protected-resource.ts';
+import { baseUrl, protectedResourceMetadataUrl } from './protected-resource.ts';
+import { bearerCredential } from '../auth/oauth/credential.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
@@ -48,10 +49,12 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (ctx.method !== 'POST') return handOff(ctx, node);
     if (!isJsonContentType(ctx.get('content-type'))) return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
     const requestId = ctx.state.requestId as string;
-    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, requestId);
+    const oauth = runtime.oauth;
+    const exchange = oauth ? (c: Credential) => bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey) : undefined;
+    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange });
     if (authentication.kind === 'invalid') {
-      if (authentication.reason === 'refused') return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
-      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer ? ', or Authorization: Bearer <token>' : ''}`;
+      if (authentication.reason === 'refused') return challenge(ctx, runtime, surface, `Unauthorized: ${authentication.description ?? 'the credential was refused'}`, 'invalid_token');
+      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;
       return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
     }
     const { credential, standing } = authentication;
@@ -76,6 +79,14 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       }
     }
     for (const cancellation of post.cancellations) cancelInFlight(runtime, authenticated, cancellation);
+    if (post.toolCall && runtime.oauth?.insufficientScope && credential.granted) {
+      const needed = await scopesNeeded(runtime, authenticated, post.toolCall.name);
+      if (needed) {
+        refuse();
+        ctx.set('www-authenticate', `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${protectedResourceMetadataUrl(config, ctx, surface.path)}"`);
+        return rejectAtEdge(ctx, 'insufficient_scope', `Forbidden: the access token lacks the scope this tool needs (one of: ${needed.join(', ')})`, post.id);
+      }
+    }
     if (post.paramHeaderCheck) {
       const mismatch = await paramHeaderRejection(runtime, surface, authenticated, access, post.paramHeaderCheck, (name) => headerValue(ctx, name));
       if (mismatch) {
@@ -141,6 +152,19 @@ async function closedTarget(runtime: GatewayRuntime, request: AuthenticatedReque
 function scopesUnavailable(ctx: Context, runtime: GatewayRuntime, standing: Extract<Standing, { kind: 'unverified' }>): void {
   ctx.set('retry-after', String(Math.max(1, Math.ceil(runtime.config.scopes.timeoutMs / 1000))));
   rejectAtEdge(ctx, 'scopes_unavailable', `Service Unavailable: the caller's scopes could not be looked up (${standing.reason}); nothing was forwarded. Retry later.`);
+}
+
+/**
+ * Step-up (MCP 2026-07-28 authorization "Scope Challenge Handling", RFC 6750 §3.1), only with
+ * `oauth.external.insufficientScope`: a tools/call of a catalogue tool that the OAuth token's scopes do
+ * not reach gets 403 naming the scopes that would (any one suffices). Off by default, because it tells
+ * the caller that a hidden tool exists. Returns those scopes, or undefined to let the call go on.
+ */
+async function scopesNeeded(runtime: GatewayRuntime, request: AuthenticatedRequest, name: string): Promise<string[] | undefined> {
+  const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
+  const tool = catalog?.byName.get(name);
+  if (!tool || isVisible(tool, accessFor({ kind: 'scopes', scopes: request.credential.granted!.scopes }, runtime.config.upstreams))) return undefined;
+  return [...tool.requiredScopes];
 }
 
 /** A 2025-era `notifications/cancelled` (its own POST): aborts the forwarded call it names, if unambiguous. */

@@ -1,5 +1,6 @@
 import type { Context } from 'koa';
 import type { GatewayConfig } from '../../config/types.ts';
+import type { OAuth } from '../auth/oauth/index.ts';
 
 /** The gateway's public base URL: `publicUrl` from config, else the scheme and Host of the request. */
 export function baseUrl(config: GatewayConfig, ctx: Context): string {
@@ -13,12 +14,14 @@ export function protectedResourceMetadataUrl(config: GatewayConfig, ctx: Context
 
 /**
  * The RFC 9728 Protected Resource Metadata document for `resourcePath` ('' for the origin itself):
- * the resource identifier, the configured authorization servers, and header-only bearer tokens.
+ * the resource identifier, the configured authorization servers plus the one `oauth` brings (MCP
+ * 2025-11-25 authorization: at least one), its `scopes_supported`, and header-only bearer tokens.
  */
-export function protectedResourceMetadata(config: GatewayConfig, ctx: Context, resourcePath: string): Record<string, unknown> {
+export function protectedResourceMetadata(config: GatewayConfig, ctx: Context, resourcePath: string, oauth?: OAuth['metadata']): Record<string, unknown> {
   return {
     resource: `${baseUrl(config, ctx)}${resourcePath}`,
-    authorization_servers: config.authorizationServers,
+    authorization_servers: [...new Set([...config.authorizationServers, ...(oauth?.authorization_servers ?? [])])],
+    ...(oauth?.scopes_supported.length ? { scopes_supported: oauth.scopes_supported } : {}),
     bearer_methods_supported: ['header'],
     resource_name: 'MCP catalog gateway',
   };

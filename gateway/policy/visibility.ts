@@ -80,6 +80,16 @@ export function visibleToolNamed(catalog: Catalog, access: Access, name: string)
 export type HiddenToolCalls = 'forward' | 'refuse';
 
 /**
+ * The rule that applies to one caller: `setting`, except for a caller with an OAuth token (`oauthGrant`),
+ * always `refuse`: the token's grant is narrower than the platform credential behind it, and the
+ * platform sees only the credential, so only the gateway can keep the caller to the grant (least
+ * privilege, issue 14).
+ */
+export function hiddenToolCallsFor(setting: HiddenToolCalls, oauthGrant: boolean): HiddenToolCalls {
+  return oauthGrant ? 'refuse' : setting;
+}
+
+/**
  * Whether a direct tools/call of `tool` goes to the upstream: under `refuse` only when the caller may
  * see it ({@link isVisible}); under `forward` always.
  */

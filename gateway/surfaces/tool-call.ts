@@ -3,7 +3,7 @@ import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../errors.ts';
 import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
-import { directCallAllowed, visibleToolNamed } from '../policy/visibility.ts';
+import { directCallAllowed, hiddenToolCallsFor, visibleToolNamed } from '../policy/visibility.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
@@ -75,7 +75,8 @@ export const NEAREST_LIMIT = 5;
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer> {
   const visible = await d.caller.visible();
   const found = visible.catalog.byName.get(name) ?? visible.catalog.withheld?.get(name);
-  const tool = found && directCallAllowed(found, visible.access, d.runtime.config.policy.hiddenToolCalls) ? found : undefined;
+  const setting = hiddenToolCallsFor(d.runtime.config.policy.hiddenToolCalls, d.caller.credential.granted !== undefined);
+  const tool = found && directCallAllowed(found, visible.access, setting) ? found : undefined;
   if (!tool) {
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
     const nearest = await nearestVisibleNames(d, visible, name);

@@ -90,7 +90,7 @@ describe('the gateway in process (createRuntime + fetch, in-memory upstream, no 
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     }));
     expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toContain('resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource/mcp"');
+    expect(response.headers.get('www-authenticate')).toContain(`resource_metadata="${new URL(gateway.mcpUrl).origin}/.well-known/oauth-protected-resource/mcp"`);
     expect(gateway.upstreams.fake!.received).toEqual([]);
   });
 });

@@ -38,7 +38,9 @@ describe('POST /mcp at the edge', () => {
 
   it('serves RFC 9728 protected resource metadata for /mcp and for the origin', async () => {
     const forMcp = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`)).json();
-    expect(forMcp).toMatchObject({ resource: `${stack.gatewayUrl}/mcp`, authorization_servers: ['https://auth.example.com'], bearer_methods_supported: ['header'] });
+    // The configured server, then the built-in one (oauth.mode builtin in the reference config) with its scopes.
+    expect(forMcp).toMatchObject({ resource: `${stack.gatewayUrl}/mcp`, authorization_servers: ['https://auth.example.com', stack.gatewayUrl], bearer_methods_supported: ['header'] });
+    expect(forMcp.scopes_supported).toContain('accounts:read');
     const forOrigin = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource`)).json();
     expect(forOrigin).toMatchObject({ resource: stack.gatewayUrl });
   });

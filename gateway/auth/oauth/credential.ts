@@ -1,0 +1,34 @@
+import type { Credential } from '../credentials.ts';
+import { credentialDigest } from '../credentials.ts';
+import type { OAuth } from './types.ts';
+
+/** What the edge does with an `Authorization: Bearer` credential when OAuth is on. */
+export type BearerOutcome =
+  | { kind: 'credential'; credential: Credential }
+  | { kind: 'invalid'; description: string }
+  /** Not a token of this OAuth mode: a platform API token when `credentials.bearer` allows those. */
+  | { kind: 'not_oauth' };
+
+/**
+ * Turns a bearer credential into the credential the gateway works with: the token resolved by
+ * {@link OAuth.resolveBearer} for `resourceUrl` becomes the wrapped platform credential (builtin) or
+ * the static service credential (external), carrying the token's scopes, and the token itself is
+ * dropped (MCP 2026-07-28 authorization: no token passthrough). Which tokens are OAuth tokens is told by
+ * their form: a JWE (five parts) is the built-in server's, a JWS (three parts) an external IdP's;
+ * anything else is a platform API token, forwarded as before when `platformBearer` is on, refused otherwise.
+ * The digest (HMAC under `digestKey`, credentials.ts) covers the granted scopes, so two tokens of one key
+ * with different grants share no cache entry.
+ */
+export async function bearerCredential(oauth: OAuth, credential: Credential, resourceUrl: string, platformBearer: boolean, digestKey: Buffer): Promise<BearerOutcome> {
+  const token = /^Bearer\s+(\S+)$/i.exec(credential.headers.authorization ?? '')?.[1];
+  if (!token) return { kind: 'not_oauth' };
+  const parts = token.split('.').length;
+  const ours = oauth.mode === 'builtin' ? parts === 5 : parts === 3;
+  if (!ours) return platformBearer ? { kind: 'not_oauth' } : { kind: 'invalid', description: 'The access token is not valid here' };
+  const resolved = await oauth.resolveBearer(token, resourceUrl);
+  if (resolved.kind === 'invalid') return { kind: 'invalid', description: resolved.description };
+  const headers = { ...resolved.credentialHeaders };
+  const granted = { scopes: [...resolved.scopes].sort(), replacesLookup: oauth.mode === 'external' };
+  const digest = credentialDigest({ ...headers, 'x-gateway-oauth-scopes': granted.scopes.join(' '), 'x-gateway-oauth-mode': oauth.mode }, digestKey);
+  return { kind: 'credential', credential: { kind: 'key', headers, digest, granted } };
+}

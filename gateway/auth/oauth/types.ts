@@ -1,0 +1,28 @@
+import type { Middleware } from 'koa';
+
+/**
+ * What a bearer token resolves to: the credential headers to use upstream and for scope lookups
+ * (never the token itself: MCP 2026-07-28 authorization, "Token Passthrough"), and the token's
+ * effective scopes; or why it is refused, as an RFC 6750 §3.1 error code and a description that
+ * is safe to send (it names no token, key or secret).
+ */
+export type BearerResolution =
+  | { kind: 'ok'; credentialHeaders: Record<string, string>; scopes: string[]; subject: string; clientId: string }
+  | { kind: 'invalid'; error: 'invalid_token'; description: string };
+
+/** The one interface the gateway's edge uses (gateway/auth/oauth/index.ts builds it from `oauth:`). */
+export interface OAuth {
+  mode: 'builtin' | 'external';
+  /** Authorization server endpoints and pages (builtin); a pass-through in external mode. */
+  routes: Middleware;
+  /**
+   * Validates `token` for the protected resource `resourceUrl` (the endpoint's canonical URL,
+   * e.g. `https://gw.example/mcp`). Never rejects.
+   */
+  resolveBearer(token: string, resourceUrl: string): Promise<BearerResolution>;
+  /** The fields this mode adds to the RFC 9728 documents. */
+  metadata: { authorization_servers: string[]; scopes_supported: string[] };
+  /** external: answer a call the token's scopes do not reach with 403 `insufficient_scope`. */
+  insufficientScope: boolean;
+  close(): Promise<void>;
+}

@@ -1,0 +1,98 @@
+/**
+ * Where the built-in authorization server keeps its state, and who can resolve a token: with Redis
+ * (no secret) every instance shares clients, grants, refresh tokens and the sealing key, across
+ * restarts; with neither Redis nor GATEWAY_TOKEN_SECRET, tokens belong to one process (and it says so).
+ * Needs `redis-server` on PATH (installed by .ci/run).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startPlatform } from '../../../upstream/platform/index.ts';
+import { freePort } from '../../helpers/free-port.ts';
+import { registerClient, REDIRECT_URI, signInFlow, startOAuthHarness, tokenRequest, type OAuthHarness } from '../../helpers/oauth-harness.ts';
+
+const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
+const SCOPES = ['accounts:read', 'positions:read', 'orders:read'];
+
+describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', () => {
+  let redis: ChildProcess;
+  let platform: Awaited<ReturnType<typeof startPlatform>>;
+  let a: OAuthHarness;
+  let b: OAuthHarness;
+  let redisUrl: string;
+
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    redisUrl = `redis://127.0.0.1:${port}`;
+    platform = await startPlatform({ port: 0 });
+    for (let i = 0; ; i++) {
+      try {
+        a = await startOAuthHarness({ cache: { redisUrl }, oauth: { scopes: SCOPES } }, platform);
+        break;
+      } catch (error) {
+        if (i > 50) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100)); // redis-server still starting
+      }
+    }
+    b = await startOAuthHarness({ cache: { redisUrl }, oauth: { scopes: SCOPES, issuer: a.url } }, platform);
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await platform?.close();
+    redis?.kill('SIGKILL');
+  });
+
+  it('a client registered on one instance signs in there; the token and refresh token work on the other; reuse on one revokes on both', async () => {
+    expect(a.logs.text).toContain('kept in Redis');
+    const { client_id } = await registerClient(a.url);
+    const flow = await signInFlow(a.url, { clientId: client_id });
+    const issued = await tokenRequest(b.url, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${a.url}/mcp` });
+    expect(issued.status).toBe(200);
+    const access = String(issued.body.access_token);
+    expect(await a.oauth.resolveBearer(access, `${a.url}/mcp`)).toMatchObject({ kind: 'ok', scopes: SCOPES });
+    expect(await b.oauth.resolveBearer(access, `${a.url}/mcp`)).toMatchObject({ kind: 'ok', credentialHeaders: { 'x-cpz-key': 'cpz_demo_data' } });
+    const rotated = await tokenRequest(a.url, { grant_type: 'refresh_token', refresh_token: String(issued.body.refresh_token), client_id });
+    expect(rotated.status).toBe(200);
+    const reused = await tokenRequest(b.url, { grant_type: 'refresh_token', refresh_token: String(issued.body.refresh_token), client_id });
+    expect(reused.body.error).toBe('invalid_grant');
+    for (const instance of [a, b]) expect(await instance.oauth.resolveBearer(String(rotated.body.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'invalid', description: 'The access token was revoked' });
+  });
+
+  it('tokens survive a restart of both instances', async () => {
+    const { client_id } = await registerClient(a.url);
+    const flow = await signInFlow(a.url, { clientId: client_id });
+    const issued = await tokenRequest(a.url, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${a.url}/mcp` });
+    const issuer = a.url;
+    await a.close();
+    await b.close();
+    a = await startOAuthHarness({ cache: { redisUrl }, oauth: { scopes: SCOPES, issuer } }, platform);
+    b = await startOAuthHarness({ cache: { redisUrl }, oauth: { scopes: SCOPES, issuer } }, platform);
+    expect(await b.oauth.resolveBearer(String(issued.body.access_token), `${issuer}/mcp`)).toMatchObject({ kind: 'ok' });
+    const refreshed = await tokenRequest(a.url, { grant_type: 'refresh_token', refresh_token: String(issued.body.refresh_token), client_id });
+    expect(refreshed.status).toBe(200);
+  });
+});
+
+describe('without Redis or GATEWAY_TOKEN_SECRET', () => {
+  it('warns loudly at start, and another instance cannot resolve its tokens', async () => {
+    const platform = await startPlatform({ port: 0 });
+    const a = await startOAuthHarness({ oauth: { scopes: SCOPES } }, platform);
+    const b = await startOAuthHarness({ oauth: { scopes: SCOPES, issuer: a.url } }, platform);
+    try {
+      const warning = a.logs.records('WARNING');
+      expect(warning).toHaveLength(1);
+      expect(warning[0]!.level).toBe(40);
+      expect(String(warning[0]!.msg)).toMatch(/GATEWAY_TOKEN_SECRET/);
+      const { client_id } = await registerClient(a.url);
+      const flow = await signInFlow(a.url, { clientId: client_id });
+      const issued = await tokenRequest(a.url, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${a.url}/mcp` });
+      expect(await a.oauth.resolveBearer(String(issued.body.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'ok' });
+      expect(await b.oauth.resolveBearer(String(issued.body.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
+    } finally {
+      await b.close();
+      await a.close();
+      await platform.close();
+    }
+  });
+});

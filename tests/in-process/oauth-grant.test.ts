@@ -1,0 +1,84 @@
+/**
+ * An OAuth token's grant through the real handler, in process (createRuntime + Runtime.startOAuth,
+ * no socket for the gateway): the sign-in grants fewer scopes than the key holds; tools/list shows the
+ * grant's tools only; a direct call of a tool outside the grant is refused as unknown without reaching
+ * the upstream even under the default `policy.hiddenToolCalls: forward`, while the same key sent as
+ * headers is still forwarded; the upstream sees the key, never the token.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Tool } from '@modelcontextprotocol/server';
+import { IN_PROCESS_BASE, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
+import { registerClient, REDIRECT_URI, signInFlow, tokenRequest } from '../helpers/oauth-harness.ts';
+
+const tools = [
+  { definition: { name: 'read_ledger', description: 'reads the ledger', inputSchema: { type: 'object', properties: {} }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool },
+  { definition: { name: 'read_orders', description: 'reads orders', inputSchema: { type: 'object', properties: {} }, _meta: { 'ai.cpz/tool': { requiredScopes: ['orders:read'] } } } as Tool },
+  { definition: { name: 'get_time', description: 'the time', inputSchema: { type: 'object', properties: {} } } as Tool },
+];
+
+describe('an OAuth grant in process', () => {
+  let endpoint: ScopeEndpoint;
+  let gateway: InProcessGateway;
+  let token: string;
+  beforeAll(async () => {
+    endpoint = await startScopeEndpoint({ reader: ['ledger:read', 'orders:read'] });
+    gateway = inProcessGateway({ scopes: { endpoint: endpoint.url }, oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-in-process', scopes: ['ledger:read', 'orders:read'] } }, { fake: { tools } });
+    await gateway.runtime.startOAuth(IN_PROCESS_BASE);
+    // A body's Content-Length, as the wire would carry it: Koa's ctx.is() (and so oidc-provider) sees no body without one.
+    const send = ((url: string | URL | Request, init: RequestInit = {}) => {
+      const headers = new Headers(init.headers);
+      if (init.body !== undefined && init.body !== null) headers.set('content-length', String(Buffer.byteLength(String(init.body))));
+      return gateway.fetch(new Request(url, { ...init, headers }));
+    }) as typeof fetch;
+    const { client_id } = await registerClient(IN_PROCESS_BASE, {}, send);
+    const flow = await signInFlow(IN_PROCESS_BASE, { clientId: client_id, key: 'reader', secret: 'any', scope: 'ledger:read orders:read', grant: ['ledger:read'], fetch: send });
+    const tokens = await tokenRequest(IN_PROCESS_BASE, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${IN_PROCESS_BASE}/mcp` }, send);
+    expect(tokens.body.scope).toBe('ledger:read');
+    token = String(tokens.body.access_token);
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await endpoint?.close();
+  });
+
+  const connect = async (headers: Record<string, string>) => {
+    const client = new Client({ name: 'oauth-grant', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new StreamableHTTPClientTransport(gateway.mcpUrl, { fetch: gateway.fetchWith(headers) }));
+    return client;
+  };
+
+  it('lists the grant\'s tools only, refuses a tool outside it without contacting the upstream, and sends the key upstream, not the token', async () => {
+    const client = await connect({ authorization: `Bearer ${token}` });
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_time', 'read_ledger']);
+      const calls = () => gateway.upstreams.fake!.received.filter((r) => r.method === 'tools/call').length;
+      const before = calls();
+      await expect(client.callTool({ name: 'read_orders', arguments: {} })).rejects.toThrow(/Unknown tool: read_orders/);
+      expect(calls()).toBe(before);
+      await client.callTool({ name: 'read_ledger', arguments: {} });
+      const last = gateway.upstreams.fake!.received.filter((r) => r.method === 'tools/call').at(-1)!;
+      expect(last.headers['x-cpz-key']).toBe('reader');
+      expect(last.headers.authorization).toBeUndefined();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('the same key as headers keeps the configured rule (forward): the platform decides', async () => {
+    const client = await connect({ 'x-cpz-key': 'reader', 'x-cpz-secret': 'any' });
+    try {
+      const before = gateway.upstreams.fake!.received.filter((r) => r.method === 'tools/call').length;
+      await client.callTool({ name: 'read_orders', arguments: {} });
+      expect(gateway.upstreams.fake!.received.filter((r) => r.method === 'tools/call').length).toBe(before + 1);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('lists this authorization server in the RFC 9728 documents', async () => {
+    const prm = (await (await gateway.fetch(new Request(`${IN_PROCESS_BASE}/.well-known/oauth-protected-resource/mcp/compact`))).json()) as Record<string, unknown>;
+    expect(prm).toMatchObject({ resource: `${IN_PROCESS_BASE}/mcp/compact`, authorization_servers: [IN_PROCESS_BASE], scopes_supported: ['ledger:read', 'orders:read'] });
+  });
+});
