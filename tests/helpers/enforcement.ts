@@ -131,7 +131,8 @@ export async function scopeLookups(metricsUrl: string, result: string): Promise<
  * indistinguishable when these are equal. Accepts a JSON-RPC error or an isError call_tool result.
  */
 export function refusalShape(answer: { error?: { code: number; message: string; data?: Record<string, unknown> }; result?: Record<string, unknown> }, name: string): unknown {
-  const strip = (text: string) => text.split(name).join('<name>').replace(/ ?Nearest names: [^.]*\.?/, '');
+  // The hint ends the direct form (`X. Nearest names: a, b`) or sits mid-sentence in call_tool's (`... b. Use`).
+  const strip = (text: string) => text.split(name).join('<name>').replace(/\. Nearest names: [^.]*(\.|$)/, (_hint, end: string) => (end === '.' ? '.' : ''));
   if (answer.error) {
     const { nearest: _nearest, ...data } = answer.error.data ?? {};
     return { code: answer.error.code, message: strip(answer.error.message), data };
