@@ -76,8 +76,10 @@ function readYaml(path: string): Json {
 
 /**
  * Applies the derived rules the schema cannot express: `${VAR}` interpolation in upstream url, command,
- * args, env, cwd and headers, in oauth.external.credentialHeaders and in `audit.digestKey`; the URL's syntax after it; unique upstream names
- * free of the naming separator (so `<upstream><separator>` is an unambiguous prefix); redis selection
+ * args, env, cwd and headers, in API key ids, secrets and tokens, in oauth.external.credentialHeaders and in `audit.digestKey`; the URL's syntax after it; unique
+ * upstream names free of the naming separator (so `<upstream><separator>` is an unambiguous prefix);
+ * unique API key names and credentials; each upstream's scope failure mode (`scopes.failureMode` unless
+ * it sets its own); `anonymous: true` required where nobody would check callers; redis selection
  * (the rate limit store follows the cache store unless set).
  */
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
@@ -108,10 +110,48 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
       if (!URL.canParse(upstream.url) || !/^https?:$/.test(new URL(upstream.url).protocol)) throw new ConfigError(`${at}.url`, `must be an http(s) URL, got "${upstream.url}"`);
     }
     if (upstream.restart.maxDelayMs < upstream.restart.minDelayMs) throw new ConfigError(`${at}.restart.maxDelayMs`, 'must be at least restart.minDelayMs');
+    upstream.scopes.failureMode ??= config.scopes.failureMode;
   });
   config.oauth.external.credentialHeaders = interpolateAll(config.oauth.external.credentialHeaders, env, 'oauth.external.credentialHeaders');
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');
+  finaliseApiKeys(config, env);
+  requireAnonymousWhereUnchecked(config);
   return config;
+}
+
+/** API keys: `${VAR}` in key, secret and token; names and credentials unique (a credential names one key). */
+function finaliseApiKeys(config: GatewayConfig, env: Record<string, string | undefined>): void {
+  const names = new Set<string>();
+  const credentials = new Set<string>();
+  config.credentials.apiKeys.forEach((apiKey, index) => {
+    const at = `credentials.apiKeys[${index}]`;
+    for (const field of ['key', 'secret', 'token'] as const) {
+      if (apiKey[field] !== undefined) apiKey[field] = interpolate(apiKey[field]!, env, `${at}.${field}`);
+    }
+    if (names.has(apiKey.name)) throw new ConfigError(`${at}.name`, `duplicate API key name "${apiKey.name}"`);
+    names.add(apiKey.name);
+    const credential = apiKey.token !== undefined ? `token:${apiKey.token}` : `key:${apiKey.key}`;
+    if (credentials.has(credential)) throw new ConfigError(`${at}.${apiKey.token !== undefined ? 'token' : 'key'}`, `another API key already uses this ${apiKey.token !== undefined ? 'token' : 'key id'}`);
+    credentials.add(credential);
+  });
+}
+
+/**
+ * A deployment where an upstream never sees the caller's credential (stdio, `forwardCredentials: false`)
+ * and the gateway has no scope source to check it against would serve anyone: it must say so with
+ * `anonymous: true`, or it does not start. Run at load and again by startGateway (a config changed
+ * after loading is held to the same rule).
+ * @throws ConfigError keyed `anonymous`, naming the upstream.
+ */
+export function requireAnonymousWhereUnchecked(config: GatewayConfig): void {
+  if (config.anonymous || config.scopes.endpoint || config.credentials.apiKeys.length > 0) return;
+  const index = config.upstreams.findIndex((u) => u.command !== undefined || !u.forwardCredentials);
+  if (index < 0) return;
+  const upstream = config.upstreams[index]!;
+  throw new ConfigError(
+    'anonymous',
+    `upstreams[${index}] (${upstream.name}) receives no caller credential and no scope source is configured (scopes.endpoint or credentials.apiKeys), so nobody would check callers: configure one, or set anonymous: true to serve every caller unauthenticated`,
+  );
 }
 
 function interpolateAll(values: Record<string, string>, env: Record<string, string | undefined>, keyPath: string): Record<string, string> {
@@ -279,7 +319,9 @@ function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>,
   if (error.keyword === 'required') segments.push(params.missingProperty!), (detail = 'is required');
   if (error.keyword === 'additionalProperties') segments.push(params.additionalProperty!), (detail = 'is not a known key');
   if (error.keyword === 'enum') detail = `must be one of ${(params.allowedValues as unknown as unknown[]).join(', ')}`;
-  if (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not') detail = 'must set exactly one of url or command';
+  if (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not') {
+    detail = /^\/credentials\/apiKeys\//.test(error.instancePath) ? 'must set key and secret, or token (not both)' : 'must set exactly one of url or command';
+  }
   const keyPath = keyPathOf(segments) || '(root)';
   const fromOverrides = segments.reduce<unknown>((node, key) => (node as Record<string | number, unknown> | undefined)?.[key], overrides) !== undefined;
   const source = provenance.get(keyPath) ?? (fromOverrides ? 'overrides' : undefined);

@@ -9,7 +9,18 @@ export interface GatewayConfig {
   upstreams: UpstreamConfig[];
   /** With several upstreams: exposed names are `<upstream><separator><name>` (see gateway/catalog/naming.ts). */
   naming: { separator: string };
-  credentials: { keyHeader: string; secretHeader: string; bearer: boolean };
+  /**
+   * Serve requests that carry no credential, as a caller with no scopes (only public tools). Required
+   * when an upstream receives no caller credential and no scope source is configured (load.ts).
+   */
+  anonymous: boolean;
+  credentials: {
+    keyHeader: string;
+    secretHeader: string;
+    bearer: boolean;
+    /** The config's own credential source: each key's scopes; secrets from the environment (`${VAR}`). */
+    apiKeys: ApiKeyConfig[];
+  };
   scopes: {
     /** GET endpoint answering the caller's scopes; absent: every caller sees the full catalogue. */
     endpoint?: string;
@@ -19,9 +30,20 @@ export interface GatewayConfig {
     unknownTtlMs: number;
     maxEntries: number;
     sweepIntervalMs: number;
+    /** When the lookup itself fails (timeout, 5xx, no scopes field): serve unfiltered (`open`) or 503 (`closed`). */
+    failureMode: ScopeFailureMode;
   };
-  /** `listingBytes`: bound of the built tools/list answers kept in memory (gateway/catalog/listing.ts), bytes. */
-  cache: { store: 'memory' | 'redis'; redisUrl?: string; ttlMs: number; maxEntries: number; operationTimeoutMs: number; listingBytes: number };
+  cache: {
+    store: 'memory' | 'redis';
+    redisUrl?: string;
+    ttlMs: number;
+    maxEntries: number;
+    operationTimeoutMs: number;
+    /** HMAC key of every credential digest (GATEWAY_CACHE_KEY); unset: random per process. */
+    key?: string;
+    /** Bound of the built tools/list answers kept in memory (gateway/catalog/listing.ts), bytes. */
+    listingBytes: number;
+  };
   compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number };
   limits: { bodyBytes: number; maxListPages: number };
   /** `fastPath`: plain tools/list and tools/call answered without the SDK's per-request server (gateway/mcp/fast-path.ts). */
@@ -29,7 +51,7 @@ export interface GatewayConfig {
   dispatch: { fastPath: boolean; compressListings: boolean };
   /**
    * `hiddenToolCalls`: what a direct tools/call of a catalogue tool the caller cannot see does
-   * (gateway/policy/visibility.ts): `forward` to the upstream (its platform decides), or `refuse` as unknown.
+   * (gateway/policy/visibility.ts): `refuse` it as unknown (the default), or `forward` to the upstream anyway.
    */
   policy: { hiddenToolCalls: 'forward' | 'refuse' };
   security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean };
@@ -86,6 +108,20 @@ export interface ToolSearchOverrides {
   description?: string;
 }
 
+export type ScopeFailureMode = 'open' | 'closed';
+
+/** One API key of `credentials.apiKeys`: a key id + secret pair, or a bearer token. */
+export interface ApiKeyConfig {
+  /** Names the key in logs and metrics; never secret. */
+  name: string;
+  /** Sent in `credentials.keyHeader`, with `secret` in `credentials.secretHeader`. */
+  key?: string;
+  secret?: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  scopes: string[];
+}
+
 /** One upstream MCP server: `url` (Streamable HTTP, either era) or `command` (stdio, spawned and supervised). */
 export interface UpstreamConfig {
   name: string;
@@ -104,6 +140,15 @@ export interface UpstreamConfig {
   metaKey: string;
   /** tool name -> required scopes (any one suffices); wins over `_meta`; `[]` makes the tool public. */
   scopeRules: Record<string, string[]>;
+  scopes: {
+    /** `scopes.failureMode` unless set here (filled in at load). */
+    failureMode: ScopeFailureMode;
+    /**
+     * Scopes (any one suffices) for this upstream's resources, prompts and completions, and for its
+     * tools with neither a scope rule nor `_meta` scopes; `[]`: public.
+     */
+    required: string[];
+  };
   readOnlyOverrides: Record<string, boolean>;
   anchors: string[];
   categories: Record<string, string>;

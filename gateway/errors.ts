@@ -14,6 +14,7 @@ export type ErrorKind =
   | 'invalid_arguments'
   | 'unknown_tool'
   | 'unauthorized'
+  | 'scopes_unavailable'
   | 'forbidden_origin'
   | 'forbidden_host'
   | 'insufficient_scope'
@@ -56,6 +57,8 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     case 'invalid_arguments': return { code: -32602, httpStatus: 200, blame: 'client' };
     case 'unknown_tool': return { code: -32602, httpStatus: 200, blame: 'client' };
     case 'unauthorized': return { code: -32001, httpStatus: 401, blame: 'client' };
+    // The scope lookup failed under failureMode closed: nothing forwarded, retry later (issue 13).
+    case 'scopes_unavailable': return { code: -32000, httpStatus: 503, blame: 'upstream' };
     case 'forbidden_origin': return { code: -32000, httpStatus: 403, blame: 'client' };
     case 'forbidden_host': return { code: -32000, httpStatus: 403, blame: 'client' };
     // RFC 6750 §3.1 / MCP 2026-07-28 authorization "Runtime Insufficient Scope Errors" (oauth.external.insufficientScope).

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { GatewayConfig } from '../config/load.ts';
 import { metricsRoute } from './http/app.ts';
+import { originGuard } from './http/edge.ts';
 import type { GatewayRuntime } from './runtime-state.ts';
 import { createRuntime, type RuntimeOptions } from './runtime.ts';
 
@@ -92,9 +93,15 @@ function urlOf(server: HttpServer, host: string): string {
   return `http://${reachable}:${port}`;
 }
 
+/**
+ * `metrics.port`: `/metrics` on its own listener, bound like the main one (`listen.host`) and behind the
+ * same Host/Origin guard (edge.ts `originGuard`), so a DNS-rebinding page cannot read it either.
+ */
 async function startMetricsListener(runtime: GatewayRuntime, config: GatewayConfig): Promise<HttpServer> {
   const app = new Koa();
+  app.silent = true;
   const route = metricsRoute(runtime);
+  app.use(originGuard(config));
   app.use(async (ctx, next) => (ctx.path === '/metrics' ? route(ctx, next) : undefined));
   const server = createServer(app.callback());
   await listen(server, config.metrics.port!, config.listen.host);

@@ -6,6 +6,7 @@ import type { InflightCalls } from './upstream/inflight-calls.ts';
 import type { GatewayMetrics } from './obs/metrics.ts';
 import type { OutputValidator } from './checks/output-check.ts';
 import type { ScopeCache } from './auth/scope-cache.ts';
+import type { Authenticator } from './auth/authenticate.ts';
 import type { SearchIndexCache } from './catalog/search-index-cache.ts';
 import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
 import type { OAuth } from './auth/oauth/index.ts';
@@ -29,6 +30,10 @@ export interface GatewayRuntime {
   /** The same upstreams as one server: merged catalogue and lists, routing (upstream-set.ts). */
   readonly upstreamSet: UpstreamSet;
   readonly scopes: ScopeCache;
+  /** Every MCP request's authentication (credential sources: config API keys, then the scope cache). */
+  readonly authenticator: Authenticator;
+  /** The HMAC key of every credential digest (`cache.key`, else random per process; credentials.ts). */
+  readonly digestKey: Buffer;
   readonly outputs: OutputValidator;
   readonly listings: ListingCache;
   /** Argument checks of the compact surface (search_tools, call_tool targets). */

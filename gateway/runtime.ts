@@ -5,7 +5,10 @@ import { toFetchResponse, toReqRes } from 'fetch-to-node';
 import type Koa from 'koa';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
+import { requireAnonymousWhereUnchecked } from '../config/load.ts';
 import { ScopeCache } from './auth/scope-cache.ts';
+import { Authenticator, credentialSources } from './auth/authenticate.ts';
+import { serverKey } from './auth/credentials.ts';
 import { CatalogCache } from './catalog/catalog-cache.ts';
 import { ListingCache } from './catalog/listing.ts';
 import { SearchIndexCache } from './catalog/search-index-cache.ts';
@@ -85,9 +88,11 @@ export interface Runtime {
 
 /**
  * Builds a gateway for `config` (see config/load.ts) without opening a socket and without contacting
- * an upstream: upstreams are connected on first use (or by `warm()`).
+ * an upstream: upstreams are connected on first use (or by `warm()`). A config changed after loading
+ * is held to the `anonymous` rule again (config/load.ts `requireAnonymousWhereUnchecked`).
  */
 export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {}): Runtime {
+  requireAnonymousWhereUnchecked(config);
   const log = options.logger ?? createLogger(config, options.logDestination);
   const metrics = createMetrics();
   const stores: KvStore[] = [];
@@ -101,13 +106,20 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     const shared = config.cache.store === 'redis' ? store(`catalog:${upstreamConfig.name}`, 24 * 3600_000, config.cache.maxEntries) : undefined;
     return { client, catalog: new CatalogCache(client, config.cache, metrics, log, shared) };
   });
+  const scopes = new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log);
+  const digestKey = serverKey(config.cache.key);
+  if (config.cache.key === undefined && config.cache.store === 'redis') {
+    log.warn('cache.key is not set: credential digests use a key random to this process, so replicas sharing Redis will not share scope entries (set GATEWAY_CACHE_KEY on all of them)');
+  }
   const state: GatewayRuntime = {
     config,
     log,
     metrics,
     upstreams,
     upstreamSet: new UpstreamSet(upstreams, config.naming.separator, log),
-    scopes: new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log),
+    scopes,
+    authenticator: new Authenticator(config, digestKey, credentialSources(config, digestKey, scopes)),
+    digestKey,
     outputs: new OutputValidator(metrics, log),
     listings: new ListingCache(config.cache.listingBytes, (bytes, entries) => {
       metrics.listingCacheBytes.set(bytes);
@@ -159,7 +171,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         log,
         issuer: listeningUrl,
         resourcePaths: served.map((s) => s.path),
-        lookupScopes: (headers) => state.scopes.lookup({ kind: 'key', headers, digest: credentialDigest(headers) }),
+        lookupScopes: (headers) => state.scopes.lookup({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
       });
     },
     close: () => (closing ??= closeAll()),

@@ -107,12 +107,16 @@ export class UpstreamSet {
   }
 
   /**
-   * A merged non-tool list: items of every reachable upstream that has the capability (prompts renamed,
-   * with their origin in `_meta`), the shortest TTL, and `private` if any part is.
+   * A merged non-tool list: items of every reachable upstream that has the capability and that `include`
+   * admits (the caller's access, policy/visibility.ts), prompts renamed with their origin in `_meta`; the
+   * shortest TTL, and `private` if any part is.
    */
-  async list(method: PassThroughList, onBehalfOf: OnBehalfOf = {}): Promise<CachedList> {
-    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.list(method, onBehalfOf);
-    const parts = await this.reachable(async (u) => ((await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf) : undefined), method);
+  async list(method: PassThroughList, onBehalfOf: OnBehalfOf = {}, include: (upstream: string) => boolean = () => true): Promise<CachedList> {
+    if (!this.naming.prefixed) {
+      const only = this.upstreams[0]!;
+      return include(only.client.name) ? only.catalog.list(method, onBehalfOf) : { items: [], ttlMs: 0, cacheScope: 'private' };
+    }
+    const parts = await this.reachable(async (u) => (include(u.client.name) && (await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf) : undefined), method);
     const present = parts.filter((p): p is { upstream: UpstreamRuntime; value: CachedList } => p.value !== undefined);
     let items = present.flatMap(({ upstream, value }) => value.items.map((item) => ({ upstream: upstream.client.name, item })));
     if (method === 'prompts/list') {

@@ -4,7 +4,10 @@ import { bodyParser } from '@koa/bodyparser';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
-import { bearerChallenge, extractCredential, type Credential } from '../auth/credentials.ts';
+import type { Standing } from '../auth/authenticate.ts';
+import { bearerChallenge, type Credential } from '../auth/credentials.ts';
+import { accessFor, isVisible, type Access } from '../policy/visibility.ts';
+import { CALL_TOOL } from '../surfaces/compact-tools.ts';
 import { rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from '../mcp/fast-path.ts';
 import { classifyPost, type Cancellation, type ParamHeaderCheck, type PostDescription } from './classify.ts';
@@ -14,11 +17,10 @@ import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.t
 import type { Surface } from '../mcp/types.ts';
 import { baseUrl, protectedResourceMetadataUrl } from './protected-resource.ts';
 import { bearerCredential } from '../auth/oauth/credential.ts';
-import { isVisible } from '../policy/visibility.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
-import type { RequestTrace } from '../obs/tracing.ts';
+import { recordSpan, type RequestTrace } from '../obs/tracing.ts';
 import { describeBudget, requestCharge } from '../policy/rate-limits.ts';
 import type { RateDecision } from '../store/rate-limiter.ts';
 import { auditEdgeRefusal } from '../surfaces/tool-decision.ts';
@@ -27,18 +29,21 @@ import { auditEdgeRefusal } from '../surfaces/tool-decision.ts';
  * The MCP endpoint of one surface, mounted in Koa: POST is checked at the edge and handed to the
  * SDK handler (`createMcpHandler` + `toNodeHandler`) with the parsed body and the caller's AuthInfo,
  * with `ctx.respond = false` so Koa leaves the response to the SDK. In order:
- * 415 for a non-JSON Content-Type; 401 with the RFC 9728 challenge without a credential (before any
- * body is read); 413 over `limits.bodyBytes` and 400/-32700 for malformed JSON or an empty body; then,
- * inside the request's trace span (obs/tracing.ts): 429 with Retry-After when the credential's `requests`
- * budget is spent (policy/rate-limits.ts); 400/-32600 for a batch under a revision without batching;
- * 400/-32020 for a 2026-07-28 tools/call whose `Mcp-Param-*` headers
- * disagree with its arguments ({@link paramHeaderRejection}); for messages that need scopes (tools/list),
- * a 401 when the scope endpoint refuses the credential. A 2025-era `notifications/cancelled` aborts the
- * call it names (inflight-calls.ts) before the SDK answers it 202. A plain tools/list or tools/call is
- * then answered by the fast path (fast-path.ts, unless `dispatch.fastPath` is off), everything else by
- * the SDK. GET and DELETE go to the SDK as they are (405: no sessions). The body is classified once
- * (classify.ts); every rule here reads that description. Every tools/call refused here is audited as a
- * tool decision.
+ * 415 for a non-JSON Content-Type; authentication before any body is read (auth/authenticate.ts: 401
+ * with the RFC 9728 challenge without a credential, or for one no source knows or the scope endpoint
+ * refuses, on every method; 503 with Retry-After when the scope lookup failed and every upstream's
+ * failure mode is `closed`); 413 over `limits.bodyBytes` and 400/-32700 for malformed JSON or an empty
+ * body; 400/-32600 for a batch under a revision without batching; 503 for a call, read or prompt bound
+ * for a `closed` upstream while the lookup fails ({@link closedTarget}); 400/-32020 for a 2026-07-28
+ * tools/call whose `Mcp-Param-*` headers disagree with its arguments ({@link paramHeaderRejection}).
+ * A 2025-era `notifications/cancelled` aborts the call it names (inflight-calls.ts) before the SDK
+ * answers it 202. A plain tools/list or tools/call is then answered by the fast path (fast-path.ts,
+ * unless `dispatch.fastPath` is off), everything else by the SDK; both authorise each call against the
+ * caller's access before contacting an upstream. GET and DELETE go to the SDK as they are (405: no
+ * sessions). The body is classified once (classify.ts); every rule here reads that description. Past
+ * authentication the request runs inside its trace span (obs/tracing.ts), spends the credential's
+ * `requests` budget (429 with Retry-After when spent, policy/rate-limits.ts), and every tools/call
+ * refused here is audited as a tool decision.
  */
 export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): Middleware {
   const { config, log, metrics } = runtime;
@@ -47,28 +52,37 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     onerror: (error) => log.error({ err: error.message, surface: surface.name }, 'MCP handler failed'),
   });
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8' });
+  const everyUpstreamClosed = config.upstreams.every((u) => u.scopes.failureMode === 'closed');
   return async (ctx) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
     if (!isJsonContentType(ctx.get('content-type'))) return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
-    let credential = extractCredential(ctx.req.headers, { ...config.credentials, bearer: config.credentials.bearer || runtime.oauth !== undefined });
-    if (!credential) {
-      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || runtime.oauth ? ', or Authorization: Bearer <token>' : ''}`;
+    const requestId = ctx.state.requestId as string;
+    const oauth = runtime.oauth;
+    const exchange = oauth ? (c: Credential) => bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey) : undefined;
+    const authStarted = performance.timeOrigin + performance.now();
+    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange });
+    const authEnded = performance.timeOrigin + performance.now();
+    if (authentication.kind === 'invalid') {
+      if (authentication.reason === 'refused') return challenge(ctx, runtime, surface, `Unauthorized: ${authentication.description ?? 'the credential was refused'}`, 'invalid_token');
+      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;
       return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
     }
-    if (runtime.oauth && credential.headers.authorization) {
-      const outcome = await bearerCredential(runtime.oauth, credential, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer);
-      if (outcome.kind === 'invalid') return challenge(ctx, runtime, surface, `Unauthorized: ${outcome.description}`, 'invalid_token');
-      if (outcome.kind === 'credential') credential = outcome.credential;
-    }
+    const { credential, standing } = authentication;
+    if (standing.kind === 'unverified' && everyUpstreamClosed) return scopesUnavailable(ctx, runtime, standing);
+    const access = accessFor(standing, config.upstreams);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
     if (body === undefined) return;
-    const post = classifyPost(body, ctx.req.headers, surface);
+    const post = classifyPost(body, ctx.req.headers);
     const trace = startRequestTrace(runtime, surface, ctx, post);
-    const authenticated = authenticatedRequest(credential, ctx.state.requestId as string, runtime.scopes, trace.traceId);
-    return trace.run(() => serve(ctx, post, authenticated));
+    const authenticated = authenticatedRequest(credential, requestId, standing, trace.traceId);
+    return trace.run(() => {
+      // The caller's scopes were resolved (cached or looked up) before the span existed: record that step in it.
+      recordSpan('scope lookup', { 'ai.cpz.gateway.scopes.result': standing.kind }, authStarted, authEnded);
+      return serve(ctx, post, authenticated, access, standing);
+    });
   };
 
-  async function serve(ctx: Context, post: PostDescription, authenticated: AuthenticatedRequest): Promise<void> {
+  async function serve(ctx: Context, post: PostDescription, authenticated: AuthenticatedRequest, access: Access, standing: Standing): Promise<void> {
     // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts);
     // a refused tools/call is still a tool decision: each one is audited (surfaces/tool-decision.ts).
     const started = performance.now();
@@ -85,6 +99,14 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       refuse('invalid_request', 'batch_not_supported');
       return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${post.revision}`);
     }
+    if (standing.kind === 'unverified') {
+      for (const message of post.messages) {
+        if (await closedTarget(runtime, authenticated, access, message)) {
+          refuse('error', 'scopes_unavailable');
+          return scopesUnavailable(ctx, runtime, standing);
+        }
+      }
+    }
     for (const cancellation of post.cancellations) cancelInFlight(runtime, authenticated, cancellation);
     if (post.toolCall && runtime.oauth?.insufficientScope && authenticated.credential.granted) {
       const needed = await scopesNeeded(runtime, authenticated, post.toolCall.name);
@@ -95,17 +117,10 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       }
     }
     if (post.paramHeaderCheck) {
-      const mismatch = await paramHeaderRejection(runtime, surface, authenticated, post.paramHeaderCheck, (name) => headerValue(ctx, name));
+      const mismatch = await paramHeaderRejection(runtime, surface, authenticated, access, post.paramHeaderCheck, (name) => headerValue(ctx, name));
       if (mismatch) {
         refuse('invalid_arguments', 'header_mismatch');
         return rejectAtEdge(ctx, 'header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}`, post.id);
-      }
-    }
-    if (post.needsScopes) {
-      const scopes = await authenticated.scopes();
-      if (scopes.kind === 'unauthorized') {
-        refuse('unauthorized', 'unauthorized');
-        return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
       }
     }
     if (config.dispatch.fastPath && post.plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, post.plain))) return;
@@ -155,16 +170,53 @@ function tooManyRequests(ctx: Context, refused: Extract<RateDecision, { ok: fals
  * tools/call of a catalogue tool this surface advertises whose inputSchema declares `x-mcp-header`,
  * every argument it marks must come with its header, decoding to the same value. A tool the surface
  * does not list (found with search_tools on /mcp/compact) is not checked: its caller had no definition
- * to mirror from; the upstream gets headers built from the arguments either way (forwarding.ts). No
- * scope lookup on this path: a tool hidden from the caller is checked as well, which reveals nothing,
- * since a direct call of it is forwarded anyway. Checked here because the spec wants 400, and a handler's error travels in-band (200).
+ * to mirror from; the upstream gets headers built from the arguments either way (forwarding.ts). A tool
+ * the caller may not see is not checked either (its answer would describe it): dispatch refuses the
+ * call as unknown. Checked here because the spec wants 400, and a handler's error travels in-band (200).
  * Returns why the request is refused, or undefined.
  */
-async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, request: AuthenticatedRequest, call: ParamHeaderCheck, header: (name: string) => string | undefined): Promise<string | undefined> {
+async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, request: AuthenticatedRequest, access: Access, call: ParamHeaderCheck, header: (name: string) => string | undefined): Promise<string | undefined> {
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
   const tool = catalog?.byName.get(call.name) ?? catalog?.withheld?.get(call.name);
-  const scan = tool && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
+  const scan = tool && isVisible(tool, access) && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
   return scan?.valid && scan.headers.length ? paramHeaderMismatch(scan.headers, call.arguments, header) : undefined;
+}
+
+/**
+ * Whether a message acts on an upstream the caller may not reach because its scope lookup failed and
+ * that upstream's failure mode is `closed` (a tools/call of one of its tools, directly or through
+ * call_tool, or a read, prompt or completion routed to it). Lists are not: they leave such an
+ * upstream's items out (policy/visibility.ts). Reads the catalogue and the list caches only.
+ */
+async function closedTarget(runtime: GatewayRuntime, request: AuthenticatedRequest, access: Access, message: Record<string, unknown>): Promise<boolean> {
+  const onBehalfOf = { credential: request.credential, requestId: request.requestId };
+  const params = (message.params ?? {}) as Record<string, unknown>;
+  try {
+    if (message.method === 'tools/call') {
+      const name = params.name === CALL_TOOL ? (params.arguments as { name?: unknown } | undefined)?.name : params.name;
+      if (typeof name !== 'string') return false;
+      const catalog = await runtime.upstreamSet.catalog(onBehalfOf);
+      const tool = catalog.byName.get(name) ?? catalog.withheld?.get(name);
+      return tool !== undefined && access.of(tool.upstream) === 'none';
+    }
+    if (message.method === 'resources/read' || message.method === 'prompts/get' || message.method === 'completion/complete') {
+      const route = await runtime.upstreamSet.route(message.method, params, onBehalfOf);
+      return access.of(route.upstream.client.name) === 'none';
+    }
+  } catch {
+    // Unknown names and unreachable catalogues are answered by dispatch, as for any caller.
+  }
+  return false;
+}
+
+/**
+ * 503 with Retry-After (RFC 9110 §10.2.3, seconds): the caller's scopes could not be established (the
+ * lookup timed out, failed or had no scopes field) and the upstream's failure mode is `closed`, so
+ * nothing is forwarded. The reason was logged and counted by the lookup (mcp_scope_lookups_total).
+ */
+function scopesUnavailable(ctx: Context, runtime: GatewayRuntime, standing: Extract<Standing, { kind: 'unverified' }>): void {
+  ctx.set('retry-after', String(Math.max(1, Math.ceil(runtime.config.scopes.timeoutMs / 1000))));
+  rejectAtEdge(ctx, 'scopes_unavailable', `Service Unavailable: the caller's scopes could not be looked up (${standing.reason}); nothing was forwarded. Retry later.`);
 }
 
 /**
@@ -176,7 +228,7 @@ async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, r
 async function scopesNeeded(runtime: GatewayRuntime, request: AuthenticatedRequest, name: string): Promise<string[] | undefined> {
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
   const tool = catalog?.byName.get(name);
-  if (!tool || isVisible(tool, request.credential.granted!.scopes)) return undefined;
+  if (!tool || isVisible(tool, accessFor({ kind: 'scopes', scopes: request.credential.granted!.scopes }, runtime.config.upstreams))) return undefined;
   return [...tool.requiredScopes];
 }
 

@@ -54,7 +54,7 @@ export interface DispatchContext {
   readonly log: Logger;
 }
 
-/** The minimal view of a JSON-RPC message the edge has parsed (for {@link Surface.needsScopes}). */
+/** The minimal view of a JSON-RPC message the edge has parsed. */
 export interface RpcMessage {
   method?: unknown;
   params?: { name?: unknown } | unknown;
@@ -82,10 +82,5 @@ export interface Surface {
    * caller may know its definition: its `x-mcp-header` arguments are then checked at the edge (SEP-2243).
    */
   advertises(tool: CatalogTool, config: GatewayConfig): boolean;
-  /**
-   * Whether answering this message needs the caller's scopes. The edge then looks them up before
-   * dispatch, so a credential the scope endpoint refuses gets an HTTP 401 (the only layer that can).
-   */
-  needsScopes(message: RpcMessage): boolean;
 }
 

@@ -184,6 +184,18 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span?: Span
   return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, active, (span) => finish(span, fn));
 }
 
+/**
+ * Records, under the current span, work that ran before the span existed (authentication runs before
+ * the body that names the request is read): an INTERNAL span from `startTime` to `endTime`
+ * (`performance.timeOrigin`-based ms, as `performance.now()` + timeOrigin).
+ */
+export function recordSpan(name: string, attributes: Attributes, startTime: number, endTime: number): void {
+  const active = context.active();
+  const tracer = active.getValue(TRACER_KEY) as Tracer | undefined;
+  if (!tracer) return;
+  tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, startTime }, active).end(endTime);
+}
+
 /** What the upstream span needs to be named and described. */
 export interface UpstreamCall {
   upstream: string;

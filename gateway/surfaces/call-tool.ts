@@ -49,7 +49,7 @@ export async function callThroughDispatcher(d: DispatchContext, visible: Visible
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return refuse(name, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
   const tool = visibleTool(visible, name);
   const withheld = tool ? undefined : visible.catalog.withheld?.get(name);
-  if (withheld && isVisible(withheld, visible.scopes)) {
+  if (withheld && isVisible(withheld, visible.access)) {
     return refuse(name, 'is_error', 'upstream_unavailable', `Tool "${name}" could not be executed: upstream ${withheld.upstream} is unavailable. Try again later.`);
   }
   if (!tool) {

@@ -86,7 +86,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
  */
 export function visibleTool(visible: VisibleCatalog, name: string): CatalogTool | undefined {
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return undefined;
-  return visibleToolNamed(visible.catalog, visible.scopes, name);
+  return visibleToolNamed(visible.catalog, visible.access, name);
 }
 
 function match(tool: CatalogTool, score: number, d: DispatchContext): SearchMatch {

@@ -7,6 +7,8 @@ export interface HeldRequest {
   /** Path and query, e.g. `/v1/orders?limit=5`. */
   path: string;
   headers: IncomingHttpHeaders;
+  /** The request body as received (UTF-8). */
+  body: string;
 }
 
 export interface HoldingProxy {
@@ -41,7 +43,7 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    received.push({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers });
+    received.push({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
     if (held) {
       await new Promise<void>((resolve) => {
         held!.push(resolve);
@@ -57,9 +59,12 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
         if (!['connection', 'transfer-encoding', 'content-length', 'content-encoding', 'keep-alive'].includes(name)) out[name] = value;
       });
       res.writeHead(response.status, out);
-      res.end(Buffer.from(await response.arrayBuffer()));
+      // Streamed as it arrives: an SSE response (a listen stream) may stay open for the test's whole run.
+      if (response.body) for await (const chunk of response.body) res.write(chunk);
+      res.end();
     } catch (error) {
-      res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
+      if (res.headersSent) res.destroy();
+      else res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

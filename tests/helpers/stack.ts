@@ -135,5 +135,5 @@ export async function startConfigGateway(name: string, env: Record<string, strin
   return { gateway, mcpUrl: `${gateway.url}/mcp`, compactUrl: `${gateway.url}/mcp/compact`, logs, close: () => gateway.close() };
 }
 
-/** Any bearer token: the example configs without a scope endpoint only require that one is sent. */
+/** Any bearer token: a gateway with no scope source (no scopes.endpoint, no credentials.apiKeys) checks none. */
 export const ANY_BEARER = { authorization: 'Bearer example-config-test' };

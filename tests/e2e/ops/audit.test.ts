@@ -14,6 +14,8 @@ import { startStack, type Stack } from '../../helpers/stack.ts';
 
 const AUDIT_FILE = `.tmp/audit/audit-${process.pid}.log`;
 const AUDIT_KEY = 'audit-test-digest-key-0123456789';
+/** The gateway's credential digest key, known here so the test can look for the digest it makes. */
+const DIGEST_KEY = 'audit-test-digest-key-0123456789abcdef';
 const REQUEST_BUDGET = 15;
 
 let stack: Stack;
@@ -21,7 +23,7 @@ beforeAll(async () => {
   mkdirSync('.tmp/audit', { recursive: true });
   rmSync(AUDIT_FILE, { force: true });
   // The request budget is far above what the other tests send with any one key; the identity key spends it.
-  stack = await startStack({ gateway: { audit: { destination: AUDIT_FILE, digestKey: AUDIT_KEY }, rateLimits: { requests: { points: REQUEST_BUDGET, durationMs: 60_000 } } } });
+  stack = await startStack({ gateway: { cache: { key: DIGEST_KEY }, audit: { destination: AUDIT_FILE, digestKey: AUDIT_KEY }, rateLimits: { requests: { points: REQUEST_BUDGET, durationMs: 60_000 } } } });
 });
 afterAll(async () => {
   await stack?.close();
@@ -92,16 +94,17 @@ describe('audit log', () => {
     expect(events[0]).toMatchObject({ via: 'call_tool', tool: 'list_cash_flows', upstream: 'cpzai', outcome: 'refused_scope', reason: 'unknown_tool' });
   });
 
-  it('records a direct call outside the caller scopes once, as refused_scope (the platform refused it)', async () => {
+  it('records a direct call outside the caller scopes once, as refused_scope (refused like an unknown tool; the platform never saw it)', async () => {
     // The data key's scopes are looked up (and cached) by its tools/list.
     const { headers, body } = rpc('modern', 1, 'tools/list');
     await messagesOf(await post(`${stack.gatewayUrl}/mcp`, body, { ...headers, ...DATA_KEY }));
     const orders = stack.platform!.store.orders.length;
     const { message, events } = await call('/mcp', DATA_KEY, 'place_order', orderArgs());
-    expect(message.result?.isError).toBe(true);
+    expect(message.error?.code).toBe(-32602);
+    expect(message.error?.message).toMatch(/^Unknown tool: place_order/);
     expect(stack.platform!.store.orders.length).toBe(orders);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ via: 'direct', tool: 'place_order', readOnly: false, outcome: 'refused_scope', reason: 'is_error' });
+    expect(events[0]).toMatchObject({ via: 'direct', tool: 'place_order', readOnly: false, outcome: 'refused_scope', reason: 'unknown_tool' });
   });
 
   it('records invalid arguments once, through call_tool and on a direct call', async () => {
@@ -141,7 +144,7 @@ describe('audit log', () => {
     const data = events.find((e) => e.outcome === 'refused_scope')!.credential;
     expect(data).not.toBe(full[0]);
     const text = readFileSync(AUDIT_FILE, 'utf8');
-    expect(text).not.toContain(credentialDigest(FULL_KEY));
+    expect(text).not.toContain(credentialDigest(FULL_KEY, Buffer.from(DIGEST_KEY)));
     expect(text).not.toMatch(/demo-secret|cpz_tok_|AAPL/);
     for (const event of events) expect(event.arguments).toMatch(/^[0-9a-f]{64}$/);
     expect(stack.logs.records().some((r) => r.event === 'tool_decision')).toBe(false);

@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 const gatewayWith = (env: Record<string, string>) => {
-  const config = loadConfig({ env, overrides: { log: { level: 'warn' }, listen: { port: 0 }, upstreams: [{ name: 'rec', url: upstream.url }] } });
+  const config = loadConfig({ env, overrides: { log: { level: 'warn' }, listen: { port: 0 }, cache: { key: DIGEST_KEY }, upstreams: [{ name: 'rec', url: upstream.url }] } });
   delete config.scopes.endpoint;
   return startGateway(config, { logDestination: new LogCapture() });
 };
@@ -50,6 +50,9 @@ async function callThroughCallTool(base: string, where: 'header' | 'meta', trace
 }
 
 const upstreamCallsOf = (text: string) => upstream.recording.received.filter((r) => r.message.method === 'tools/call' && JSON.stringify(r.message.params).includes(text));
+
+/** The gateway's credential digest key, known here so the test can look for the digest it makes. */
+const DIGEST_KEY = 'tracing-test-digest-key-0123456789abcdef';
 
 describe('tracing over OTLP/HTTP', () => {
   it('exports the span tree of a call_tool dispatch, parented by the traceparent header, and sends its context upstream', async () => {
@@ -86,7 +89,7 @@ describe('tracing over OTLP/HTTP', () => {
     const everything = JSON.stringify(spans.map((s: ReceivedSpan) => s.attributes));
     expect(everything).not.toContain(SENTINEL);
     expect(everything).not.toMatch(/demo-secret|cpz_demo/);
-    expect(everything).not.toContain(credentialDigest(FULL_KEY));
+    expect(everything).not.toContain(credentialDigest(FULL_KEY, Buffer.from(DIGEST_KEY)));
   });
 
   it('takes the parent from _meta.traceparent when the request has no traceparent header', async () => {

@@ -28,6 +28,8 @@ async function gateway(): Promise<RunningGateway> {
     overrides: {
       listen: { port: 0 },
       log: { level: 'silent' },
+      // No scope source and upstreams that never see a credential: unauthenticated by choice.
+      anonymous: true,
       upstreams: [
         { name: 'one', url: one.url, forwardCredentials: false },
         { name: 'two', url: two.url, forwardCredentials: false, restart: { maxDelayMs: 500 } },

@@ -21,6 +21,8 @@ beforeAll(async () => {
     env: {},
     overrides: {
       listen: { port: 0 },
+      // No scope source and upstreams that never see a credential: unauthenticated by choice.
+      anonymous: true,
       upstreams: [
         { name: 'replay', url: replay.url, forwardCredentials: false },
         { name: 'crashing', command: process.execPath, args: ['-e', 'console.error("cannot open the database"); process.exit(3)'] },

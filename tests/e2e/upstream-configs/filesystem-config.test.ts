@@ -7,9 +7,9 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
+import { DEMO_KEYS, connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
 import { eventually, textOf } from '../../helpers/call-results.ts';
-import { ANY_BEARER, startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
+import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 
 let root: string;
 let gw: ConfigGateway;
@@ -45,7 +45,7 @@ async function catalogRefreshes(): Promise<number> {
 
 describe('config/filesystem.yaml', () => {
   it('lists the server\'s 14 tools and reads and writes files inside the root only', async () => {
-    const client = await connectV2(gw.mcpUrl, ANY_BEARER);
+    const client = await connectV2(gw.mcpUrl, DEMO_KEYS.full);
     try {
       const names = namesOf(await client.listTools());
       expect(names).toEqual(expect.arrayContaining(['read_text_file', 'write_file', 'list_directory', 'list_allowed_directories']));
@@ -64,7 +64,7 @@ describe('config/filesystem.yaml', () => {
   });
 
   it('serves v1 and v2 callers concurrently from one process, and logs its stderr under its name', async () => {
-    const [v1, v2] = await Promise.all([connectV1(gw.mcpUrl, ANY_BEARER), connectV2(gw.mcpUrl, { authorization: 'Bearer another-caller' })]);
+    const [v1, v2] = await Promise.all([connectV1(gw.mcpUrl, DEMO_KEYS.full), connectV2(gw.mcpUrl, DEMO_KEYS.data)]);
     try {
       const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? v1 : v2).callTool({ name: 'list_directory', arguments: { path: root } })));
       for (const answer of answers) expect(textOf(answer)).toContain('[FILE] notes.txt');
@@ -76,7 +76,7 @@ describe('config/filesystem.yaml', () => {
   });
 
   it('advertises the writes and anchors on /mcp/compact and runs other reads through call_tool', async () => {
-    const client = await connectV2(gw.compactUrl, ANY_BEARER);
+    const client = await connectV2(gw.compactUrl, DEMO_KEYS.full);
     try {
       const listed = namesOf(await client.listTools());
       expect(listed).toEqual(expect.arrayContaining(['search_tools', 'call_tool', 'write_file', 'move_file', 'list_directory', 'read_text_file']));
@@ -89,7 +89,7 @@ describe('config/filesystem.yaml', () => {
   });
 
   it('starts a new process when it is killed, serves the next calls from it and refetches the catalogue', async () => {
-    const client = await connectV2(gw.mcpUrl, ANY_BEARER);
+    const client = await connectV2(gw.mcpUrl, DEMO_KEYS.full);
     try {
       const [first] = serverProcesses();
       expect(first).toBeDefined();
@@ -112,7 +112,7 @@ describe('config/filesystem.yaml', () => {
 
   it('ends the process when the gateway closes', async () => {
     const other = await startConfigGateway('filesystem', { FILESYSTEM_ROOT: root });
-    const client = await connectV2(other.mcpUrl, ANY_BEARER);
+    const client = await connectV2(other.mcpUrl, DEMO_KEYS.full);
     await client.listTools();
     await client.close();
     expect(serverProcesses()).toHaveLength(2);
