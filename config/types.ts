@@ -37,6 +37,8 @@ export interface GatewayConfig {
   oauth: OAuthConfig;
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
   shutdown: { graceMs: number };
+  /** The operator console at /console: mounted only when `adminToken` is set. */
+  console: { adminToken?: string };
 }
 
 /** Search text for one tool from the gateway's config (upstreams[].tools.<name>). */
@@ -74,7 +76,9 @@ export interface UpstreamConfig {
   catalog: { ttlMs?: number; cacheScope?: 'public' | 'private' };
   sessions: { maxEntries: number };
   /** Reconnect/restart backoff after the upstream went away. */
-  restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number };
+  restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number; onDemandMinIntervalMs: number };
+  /** The periodic health probe; `intervalMs` 0 turns it off. */
+  health: { intervalMs: number; timeoutMs: number };
 }
 
 /**
