@@ -136,6 +136,12 @@ export class CatalogCache {
     await this.catalog().catch(() => undefined);
   }
 
+  /** The tools catalogue's state for the console: last version and size, last success, last error. */
+  status(): { version?: string; tools?: number; lastSuccessAt?: number; lastError?: string } {
+    const last = this.lastBuilt;
+    return { version: last?.version, tools: last?.tools.length, lastSuccessAt: this.lastSuccessAt, lastError: this.lastError };
+  }
+
   readiness(): Readiness {
     const name = this.upstream.name;
     const health = this.upstream.health();
