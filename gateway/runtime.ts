@@ -130,7 +130,8 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   }
 
   const inflight = { count: 0 };
-  const app = createApp(state, mounts, inflight);
+  // The console's credential lookup asks this app's own MCP endpoints, in process (no socket, no network).
+  const app = createApp(state, mounts, inflight, (request) => serveInProcess(listener, request));
   const listener = app.callback() as (req: IncomingMessage, res: ServerResponse) => void;
   let closing: Promise<void> | undefined;
   return {

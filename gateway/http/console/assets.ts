@@ -27,6 +27,7 @@ th, td { text-align: left; padding: 8px 12px; border-bottom: 1px solid var(--lin
 th { background: #f9fafb; color: #475467; font-weight: 600; font-size: 12px; text-transform: uppercase; letter-spacing: .03em; }
 tbody tr:last-child td { border-bottom: 0; }
 tbody tr:hover { background: #fafbff; }
+td.nowrap { white-space: nowrap; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 .sub { color: var(--muted); font-size: 12px; }
 .error { color: var(--bad); }

@@ -22,7 +22,7 @@ export function layout(page: ConsolePage, title: string, content: Html): string 
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="referrer" content="no-referrer">
+<meta name="referrer" content="same-origin">
 <title>${title} · MCP gateway console</title>
 <link rel="stylesheet" href="/console/console.css">
 <script src="/console/console.js" defer></script>
@@ -93,7 +93,7 @@ Required scopes: a caller needs any one of them; none means every caller sees th
     (r) => html`<tr>
 <td><code>${r.name}</code>${r.title ? html`<div class="sub">${r.title}</div>` : ''}</td>
 ${data.several ? html`<td>${r.upstream}</td>` : ''}
-<td>${r.category ?? '–'}</td>
+<td class="nowrap">${r.category ?? '–'}</td>
 <td>${r.requiredScopes.length ? r.requiredScopes.map((s) => html`<span class="scope">${s}</span> `) : html`<span class="sub">public</span>`}</td>
 <td><span class="badge ${r.readOnly ? 'read' : 'write'}">${r.readOnly ? 'read' : 'write'}</span></td>
 <td>${r.hasOutputSchema ? 'yes' : html`<span class="sub">no</span>`}</td>
@@ -150,7 +150,7 @@ ${data.rows === undefined ? '' : data.rows.length === 0 ? html`<p class="hint">N
 <td class="num">${r.rank}</td>
 <td><code>${r.name}</code>${r.upstream ? html`<div class="sub">${r.upstream}</div>` : ''}${r.advertised ? '' : html`<div class="sub">via call_tool</div>`}</td>
 <td class="num">${r.score.toFixed(3)}</td>
-<td>${r.category ?? '–'}</td>
+<td class="nowrap">${r.category ?? '–'}</td>
 <td><span class="badge ${r.readOnly ? 'read' : 'write'}">${r.readOnly ? 'read' : 'write'}</span></td>
 <td>${r.matched.length ? r.matched.map((m) => html`<span class="field"><b>${m.field}</b> ${[...m.terms, ...m.prefixes.map((p) => `${p}… (prefix)`)].join(', ')}</span> `) : html`<span class="sub">fuzzy only</span>`}</td>
 </tr>`,

@@ -39,6 +39,8 @@ export function mountConsole(router: Router, runtime: GatewayRuntime, serve: Ser
     ctx.set('cache-control', 'no-store');
     ctx.set('content-security-policy', CSP);
     ctx.set('x-content-type-options', 'nosniff');
+    // Not no-referrer: the browser would send `Origin: null` with the form post, which the edge refuses.
+    ctx.set('referrer-policy', 'same-origin');
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = body;
   };
@@ -49,10 +51,10 @@ export function mountConsole(router: Router, runtime: GatewayRuntime, serve: Ser
     ctx.body = text;
   };
 
-  router.get('/console', guard, page(() => overviewPage(overview(runtime))));
-  router.get('/console/counters', guard, (ctx) => {
+  router.get('/console', guard, page(async () => overviewPage(await overview(runtime))));
+  router.get('/console/counters', guard, async (ctx) => {
     ctx.set('cache-control', 'no-store');
-    ctx.body = { at: Date.now(), counters: Object.fromEntries(counters(runtime).map((c) => [c.id, c.value])) };
+    ctx.body = { at: Date.now(), counters: Object.fromEntries((await counters(runtime)).map((c) => [c.id, c.value])) };
   });
   router.get('/console/catalog', guard, page(async () => catalogPage(await catalogData(runtime))));
   router.get('/console/credential', guard, page(() => credentialPage(credentialForm(runtime))));
@@ -102,7 +104,7 @@ const sameOrigin: Middleware = async (ctx, next) => {
   return next();
 };
 
-function overview(runtime: GatewayRuntime): OverviewData {
+async function overview(runtime: GatewayRuntime): Promise<OverviewData> {
   const catalog = runtime.upstreamSet.lastCatalog();
   return {
     now: Date.now(),
@@ -124,30 +126,31 @@ function overview(runtime: GatewayRuntime): OverviewData {
         lastError: status.lastError,
       };
     }),
-    counters: counters(runtime),
+    counters: await counters(runtime),
     ...(catalog ? { catalog: { version: catalog.version, tools: catalog.tools.length } } : {}),
   };
 }
 
 /** The live figures: sums over the gateway's own Prometheus series (obs/metrics.ts). */
-function counters(runtime: GatewayRuntime): Counter[] {
+async function counters(runtime: GatewayRuntime): Promise<Counter[]> {
   const { metrics } = runtime;
-  const sum = (metric: { get(): unknown }, where: (labels: Record<string, string | number>) => boolean = () => true): number => {
-    // prom-client's get() is synchronous for counters and gauges without collect callbacks.
-    const { values } = metric.get() as { values: { value: number; labels: Record<string, string | number> }[] };
+  type Series = { values: { value: number; labels: Record<string, string | number> }[] };
+  const sum = async (metric: { get(): Promise<Series> | Series }, where: (labels: Record<string, string | number>) => boolean = () => true): Promise<number> => {
+    const { values } = await metric.get();
     return values.filter((v) => where(v.labels)).reduce((total, v) => total + v.value, 0);
   };
   const refused = new Set(['refused', 'invalid_arguments', 'output_schema_violation']);
-  return [
-    { id: 'mcp_requests', label: 'MCP messages', value: sum(metrics.mcpRequests) },
-    { id: 'mcp_errors', label: 'MCP errors', value: sum(metrics.mcpRequests, (l) => l.outcome === 'error') },
-    { id: 'tool_calls', label: 'Tool calls', value: sum(metrics.toolCalls) },
-    { id: 'tool_calls_refused', label: 'Tool calls refused or invalid', value: sum(metrics.toolCalls, (l) => refused.has(String(l.outcome))) },
-    { id: 'tool_calls_is_error', label: 'Tool calls with isError', value: sum(metrics.toolCalls, (l) => l.outcome === 'is_error') },
-    { id: 'upstream_errors', label: 'Upstream errors', value: sum(metrics.upstreamErrors) },
-    { id: 'upstream_reconnects', label: 'Upstream reconnects', value: sum(metrics.upstreamReconnects) },
-    { id: 'scope_lookups', label: 'Scope lookups (misses)', value: sum(metrics.scopeLookups, (l) => l.result !== 'hit') },
+  const figures: [id: string, label: string, value: Promise<number>][] = [
+    ['mcp_requests', 'MCP messages', sum(metrics.mcpRequests)],
+    ['mcp_errors', 'MCP errors', sum(metrics.mcpRequests, (l) => l.outcome === 'error')],
+    ['tool_calls', 'Tool calls', sum(metrics.toolCalls)],
+    ['tool_calls_refused', 'Tool calls refused or invalid', sum(metrics.toolCalls, (l) => refused.has(String(l.outcome)))],
+    ['tool_calls_is_error', 'Tool calls with isError', sum(metrics.toolCalls, (l) => l.outcome === 'is_error')],
+    ['upstream_errors', 'Upstream errors', sum(metrics.upstreamErrors)],
+    ['upstream_reconnects', 'Upstream reconnects', sum(metrics.upstreamReconnects)],
+    ['scope_lookups', 'Scope lookups (misses)', sum(metrics.scopeLookups, (l) => l.result !== 'hit')],
   ];
+  return Promise.all(figures.map(async ([id, label, value]) => ({ id, label, value: await value })));
 }
 
 /** The merged catalogue: the one fetched last, else fetched now (outside any caller: no credential). */
