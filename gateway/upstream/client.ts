@@ -109,7 +109,7 @@ export class UpstreamClient {
     this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
     if (config.health.intervalMs > 0) {
-      this.prober = setInterval(() => void runOutsideRequest(() => this.probe()), config.health.intervalMs);
+      this.prober = setInterval(() => void runInBackground(() => this.probe()), config.health.intervalMs);
       this.prober.unref();
     }
   }
@@ -140,14 +140,15 @@ export class UpstreamClient {
     return this.supervisor.health();
   }
 
-  /** Registers a callback for upstream list_changed notifications (cache invalidation). */
-  onListChanged(listener: ListChanged): void {
+  /** Registers a callback for upstream list_changed notifications (cache invalidation); returns its removal. */
+  onListChanged(listener: ListChanged): () => void {
     this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
-  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. */
-  onReconnect(listener: () => void): void {
-    this.supervisor.onReconnect(listener);
+  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. Returns its removal. */
+  onReconnect(listener: () => void): () => void {
+    return this.supervisor.onReconnect(listener);
   }
 
   /**
@@ -414,7 +415,7 @@ export class UpstreamClient {
         });
         return 'alive';
       }
-      const response = await fetch(this.config.url!, {
+      const response = await this.fetchUpstream(this.config.url!, {
         method: 'POST',
         headers: { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
         body: JSON.stringify({ jsonrpc: '2.0', id: 'gateway-health', method: 'ping' }),

@@ -80,8 +80,10 @@ export class UpstreamSupervisor<T> {
     if (!stable) this.failures++;
   }
 
-  onReconnect(listener: () => void): void {
+  /** Registers a listener for reconnections; returns its removal. */
+  onReconnect(listener: () => void): () => void {
     this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   health(): UpstreamHealth {
