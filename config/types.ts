@@ -39,6 +39,8 @@ export interface GatewayConfig {
   shutdown: { graceMs: number };
   /** The operator console at /console: mounted only when `adminToken` is set. */
   console: { adminToken?: string };
+  /** Live reload: SIGHUP always; `watch` also on changes of the config file. */
+  reload: { watch: boolean };
 }
 
 /** Search text for one tool from the gateway's config (upstreams[].tools.<name>). */

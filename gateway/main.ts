@@ -1,13 +1,15 @@
 /**
  * The gateway's command line (`--help` prints it):
  *
- *   tsx gateway/main.ts [serve] [--config FILE]     run the gateway until SIGINT/SIGTERM (graceful close)
+ *   tsx gateway/main.ts [serve] [--config FILE]     run the gateway until SIGINT/SIGTERM (graceful close);
+ *                                                   SIGHUP (and with reload.watch a change of FILE) reloads
  *   tsx gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
  *
  * The configuration: `--config`, else GATEWAY_CONFIG, else config/cpzai.yaml; GATEWAY_* variables override.
  * Exit status: 0 done, 1 failed at run time, 2 bad command line or configuration (a message naming the key).
  */
-import { ConfigError, loadConfig } from '../config/load.ts';
+import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig } from '../config/load.ts';
+import { driveReloads } from './cli/reload-driver.ts';
 import { parseCommandLine, usageFailure, UsageError } from './cli/args.ts';
 import { formatViews, servedPaths } from './cli/tools-command.ts';
 import { startGateway } from './gateway.ts';
@@ -19,7 +21,10 @@ Usage:
   tsx gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
 
 Commands:
-  serve   run the gateway (the default) until SIGINT or SIGTERM, which close it gracefully
+  serve   run the gateway (the default) until SIGINT or SIGTERM, which close it gracefully;
+          SIGHUP reloads the configuration (reload.watch: also when the file changes); send it to
+          the node process itself: \`node --import tsx gateway/main.ts\` runs in one (the tsx wrapper
+          and npm do not pass SIGHUP on)
   tools   print the tools a credential sees on each endpoint (/mcp, /mcp/compact), then exit;
           asks the gateway at --url, or starts one from the configuration on a free port
 
@@ -61,7 +66,7 @@ async function main(): Promise<void> {
   }
   const config = loadConfig({ path: values.config });
   if (command === 'tools') return tools(config, values);
-  await serve(config);
+  await serve(config, values.config ?? process.env.GATEWAY_CONFIG ?? DEFAULT_CONFIG_PATH);
 }
 
 async function tools(config: ReturnType<typeof loadConfig>, values: { url?: string; key?: string; secret?: string; bearer?: string; json?: boolean }): Promise<void> {
@@ -77,9 +82,15 @@ async function tools(config: ReturnType<typeof loadConfig>, values: { url?: stri
   }
 }
 
-async function serve(config: ReturnType<typeof loadConfig>): Promise<void> {
+async function serve(config: ReturnType<typeof loadConfig>, path: string): Promise<void> {
   const gateway = await startGateway(config);
-  process.stderr.write(`gateway listening on ${gateway.url}/mcp\n`);
+  // SIGHUP must reach this process: the tsx wrapper and npm do not pass it on (`node --import tsx` runs in one).
+  process.stderr.write(`gateway listening on ${gateway.url}/mcp (pid ${process.pid}: kill -HUP ${process.pid} reloads the configuration)\n`);
+  driveReloads(gateway, {
+    load: () => loadConfig({ path }),
+    watchPath: config.reload.watch ? path : undefined,
+    report: (line) => process.stderr.write(`${line}\n`),
+  });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

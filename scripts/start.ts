@@ -6,11 +6,12 @@
  * (UPSTREAM_PORT), gateway 3000 (GATEWAY_LISTEN_PORT, or the config file). Whatever config is given,
  * its references to the reference services' default addresses follow the ports actually bound
  * (gateway/cli/reference-ports.ts). Stops all three on SIGINT/SIGTERM, the gateway first so in-flight
- * calls can still reach the upstream.
+ * calls can still reach the upstream. SIGHUP reloads the gateway's configuration (gateway/reload/plan.ts).
  */
-import { ConfigError, loadConfig } from '../config/load.ts';
+import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig } from '../config/load.ts';
 import { parseCommandLine, usageFailure, UsageError } from '../gateway/cli/args.ts';
 import { followBoundPorts } from '../gateway/cli/reference-ports.ts';
+import { driveReloads } from '../gateway/cli/reload-driver.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { startPlatform } from '../upstream/platform/index.ts';
 import { startUpstreamServer } from '../upstream/server/index.ts';
@@ -78,6 +79,16 @@ const gateway = await started('gateway', async () => startGateway(config));
 console.log(`platform API   ${platform.url}/v1`);
 console.log(`upstream MCP   ${upstream.url}`);
 console.log(`gateway        ${gateway.url}/mcp  and  ${gateway.url}/mcp/compact`);
+if (config.console.adminToken) console.log(`console        ${gateway.url}/console`);
+console.log(`reload         kill -HUP ${process.pid}`);
+
+// SIGHUP (and with reload.watch a change of the file) reloads the gateway's configuration.
+const reloadPath = configPath ?? DEFAULT_CONFIG_PATH;
+driveReloads(gateway, {
+  load: () => followBoundPorts(loadConfig({ path: reloadPath }), { upstreamUrl: upstream.url, platformUrl: platform.url }),
+  watchPath: config.reload.watch ? reloadPath : undefined,
+  report: (line) => console.error(`npm start: ${line}`),
+});
 
 let stopping = false;
 async function stop(): Promise<void> {

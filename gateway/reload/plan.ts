@@ -46,7 +46,12 @@ export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan 
   }
   if (old.metrics.port !== next.metrics.port) throw new ReloadRefused('metrics.port', `changed from ${old.metrics.port ?? '(main port)'} to ${next.metrics.port ?? '(main port)'}, which needs a restart`);
   const before = new Map(old.upstreams.map((u) => [u.name, u]));
-  const upstreams = next.upstreams.map((u) => ({ name: u.name, decision: decide(before.get(u.name), u) }));
+  // A kept catalogue cache was built under the old cache settings: rebuild it under the new ones.
+  const cacheChanged = !isDeepStrictEqual(old.cache, next.cache);
+  const upstreams = next.upstreams.map((u) => {
+    const decision = decide(before.get(u.name), u);
+    return { name: u.name, decision: decision === 'keep' && cacheChanged ? ('repolicy' as const) : decision };
+  });
   const names = new Set(next.upstreams.map((u) => u.name));
   const removed = old.upstreams.filter((u) => !names.has(u.name)).map((u) => u.name);
   const keys = new Set([...Object.keys(old), ...Object.keys(next)]) as Set<keyof GatewayConfig>;

@@ -75,8 +75,9 @@ describe('every entry point: --help and bad command lines', () => {
 describe('npm start: one --config convention, port variables honoured with any config', () => {
   let child: ChildProcess | undefined;
   afterAll(async () => {
+    // npm runs the script through sh: end the whole process group, not just npm.
     if (child && child.exitCode === null) {
-      child.kill('SIGTERM');
+      process.kill(-child.pid!, 'SIGTERM');
       await once(child, 'exit');
     }
   });
@@ -87,6 +88,7 @@ describe('npm start: one --config convention, port variables honoured with any c
       cwd: ROOT,
       env: cleanEnv({ PLATFORM_PORT: String(platformPort), UPSTREAM_PORT: String(upstreamPort), GATEWAY_LISTEN_PORT: String(gatewayPort), GATEWAY_LOG_LEVEL: 'warn' }),
       stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
     });
     let stdout = '';
     child.stdout!.on('data', (chunk) => (stdout += chunk));
