@@ -34,7 +34,8 @@ function cleanEnv(extra: Record<string, string>): Record<string, string> {
 
 const STACK_TRACE = /\n\s+at .+:\d+:\d+/;
 
-describe('every entry point: --help and bad command lines', () => {
+// Each test spawns tsx processes (seconds each on a loaded machine): generous timeouts.
+describe('every entry point: --help and bad command lines', { timeout: 90_000 }, () => {
   const entries = ['gateway/main.ts', 'scripts/start.ts', 'scripts/surfaces.ts', 'scripts/export-catalog.ts'];
 
   it.each(entries)('%s --help prints the usage and exits 0 without doing anything else', async (script) => {
@@ -72,7 +73,7 @@ describe('every entry point: --help and bad command lines', () => {
   });
 });
 
-describe('npm start: one --config convention, port variables honoured with any config', () => {
+describe('npm start: one --config convention, port variables honoured with any config', { timeout: 90_000 }, () => {
   let child: ChildProcess | undefined;
   afterAll(async () => {
     // npm runs the script through sh: end the whole process group, not just npm.
@@ -92,7 +93,7 @@ describe('npm start: one --config convention, port variables honoured with any c
     });
     let stdout = '';
     child.stdout!.on('data', (chunk) => (stdout += chunk));
-    await waitFor(() => stdout.includes('gateway '), 20_000);
+    await waitFor(() => stdout.includes('gateway '), 60_000);
     expect(stdout).toContain(`http://127.0.0.1:${platformPort}/v1`);
     expect(stdout).toContain(`http://127.0.0.1:${upstreamPort}/mcp`);
     expect(stdout).toContain(`http://127.0.0.1:${gatewayPort}/mcp`);
@@ -119,7 +120,7 @@ describe('npm start: one --config convention, port variables honoured with any c
   });
 });
 
-describe('gateway/main.ts tools: what a credential sees on each surface', () => {
+describe('gateway/main.ts tools: what a credential sees on each surface', { timeout: 90_000 }, () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack();

@@ -85,20 +85,23 @@ async function callListAccounts(): Promise<void> {
   if (response.status !== 200 || text.includes('"isError":true') || text.includes('"error"')) throw new Error(`tools/call: HTTP ${response.status} ${text.slice(0, 200)}`);
 }
 
-/** Calls in a loop (tools/list on both endpoints, a tools/call) until stopped; every failure is kept. */
+/**
+ * Calls in a loop (tools/list on both endpoints, a tools/call) until stopped; every failure is kept, and
+ * the number of tools /mcp listed in each round (to see the loop ran across the reload).
+ */
 function loopClient() {
   const failures: string[] = [];
-  let requests = 0;
+  const seen: number[] = [];
   let running = true;
   const done = (async () => {
     while (running) {
       await Promise.all([names('/mcp'), names('/mcp/compact'), callListAccounts()]).then(
-        () => (requests += 3),
+        ([full]) => void seen.push(full.length),
         (error: Error) => failures.push(error.message),
       );
     }
   })();
-  return { failures, get requests() { return requests; }, stop: async () => ((running = false), await done) };
+  return { failures, seen, stop: async () => ((running = false), await done) };
 }
 
 async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -111,22 +114,24 @@ async function until(condition: () => Promise<boolean>, timeoutMs: number): Prom
 
 const COMPACT_BEFORE = ['call_tool', 'get_market_data', 'list_accounts', 'list_orders', 'list_positions', 'search_tools'];
 
-describe('live reload on SIGHUP', () => {
+// Generous timeouts: each step spawns or waits for a separate process on a shared machine.
+describe('live reload on SIGHUP', { timeout: 60_000 }, () => {
   it('a changed scope rule and read anchor show on the surfaces without a failed request; the upstream connection is kept', async () => {
     expect(await names('/mcp')).toEqual(DATA_KEY_TOOLS);
     expect(await names('/mcp/compact')).toEqual(COMPACT_BEFORE);
     const client = loopClient();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await until(async () => client.seen.length >= 2, 10_000);
     writeConfig((config) => {
       config.upstreams[0].scopeRules = { get_bars: ['trade'] };
       config.upstreams[0].anchors = [...config.upstreams[0].anchors, 'get_order'];
     });
     gateway.kill('SIGHUP');
-    await until(async () => (await names('/mcp')).length === 9, 5000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    // The looping client itself sees the new surface, and keeps going a little after it.
+    await until(async () => client.seen.filter((n) => n === 9).length >= 2, 10_000);
     await client.stop();
     expect(client.failures).toEqual([]);
-    expect(client.requests).toBeGreaterThan(10);
+    expect(client.seen.slice(0, 2)).toEqual([10, 10]);
+    expect(new Set(client.seen)).toEqual(new Set([10, 9]));
     expect(await names('/mcp')).toEqual(DATA_KEY_TOOLS.filter((n) => n !== 'get_bars'));
     expect(await names('/mcp/compact')).toEqual([...COMPACT_BEFORE, 'get_order'].sort());
     expect(stderr).toMatch(/SIGHUP: configuration reloaded \(changed: upstreams; upstream cpzai: connection kept, catalogue rebuilt\)/);
@@ -139,13 +144,16 @@ describe('live reload on SIGHUP', () => {
       config.scopes.timeoutMs = 'soon';
     });
     const client = loopClient();
+    await until(async () => client.seen.length >= 1, 10_000);
     const mark = stderr.length;
     gateway.kill('SIGHUP');
     await until(async () => stderr.length > mark, 5000);
     expect(stderr.slice(mark)).toContain(`SIGHUP: invalid configuration: scopes.timeoutMs: must be integer (in ${configPath}); the running configuration keeps serving`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    const rounds = client.seen.length;
+    await until(async () => client.seen.length >= rounds + 2, 10_000);
     await client.stop();
     expect(client.failures).toEqual([]);
+    expect(new Set(client.seen)).toEqual(new Set([before.length]));
     expect(await names('/mcp')).toEqual(before);
     // A socket-bound key is refused too.
     writeConfig((config) => {
@@ -156,5 +164,40 @@ describe('live reload on SIGHUP', () => {
     await until(async () => stderr.length > mark2, 5000);
     expect(stderr.slice(mark2)).toMatch(/SIGHUP: configuration not reloaded: listen\.port: changed from \d+ to \d+, which needs a restart/);
     expect(gateway.exitCode).toBeNull();
+  });
+});
+
+describe('live reload on a change of the file (reload.watch)', { timeout: 60_000 }, () => {
+  let watched: ChildProcess | undefined;
+  afterAll(async () => {
+    if (watched && watched.exitCode === null) {
+      watched.kill('SIGTERM');
+      await once(watched, 'exit');
+    }
+  });
+
+  it('reloads when the file is rewritten, without a signal', async () => {
+    const watchDir = mkdtempSync(join(tmpdir(), 'reload-watch-'));
+    const path = join(watchDir, 'watched.yaml');
+    const port = await freePort();
+    const config = structuredClone(base);
+    config.listen.port = port;
+    config.reload = { watch: true };
+    writeFileSync(path, stringify(config));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GATEWAY_')));
+    watched = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts', '--config', path], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let err = '';
+    watched.stderr!.on('data', (chunk) => (err += chunk));
+    await until(async () => err.includes('gateway listening'), 20_000);
+    config.upstreams[0].scopeRules = { get_bars: ['trade'] };
+    writeFileSync(path, stringify(config));
+    await until(async () => err.includes('watched.yaml changed: configuration reloaded'), 5000);
+    const previous = gatewayUrl;
+    gatewayUrl = `http://127.0.0.1:${port}`;
+    try {
+      expect(await names('/mcp')).toEqual(DATA_KEY_TOOLS.filter((n) => n !== 'get_bars'));
+    } finally {
+      gatewayUrl = previous;
+    }
   });
 });
