@@ -92,8 +92,12 @@ describe('npm start: one --config convention, port variables honoured with any c
       detached: true,
     });
     let stdout = '';
+    let stderr = '';
     child.stdout!.on('data', (chunk) => (stdout += chunk));
-    await waitFor(() => stdout.includes('gateway '), 60_000);
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const exited = () => child!.exitCode !== null || child!.signalCode !== null;
+    await waitFor(() => stdout.includes('reload ') || exited(), 60_000);
+    expect(exited(), `npm start exited: ${stderr}`).toBe(false);
     expect(stdout).toContain(`http://127.0.0.1:${platformPort}/v1`);
     expect(stdout).toContain(`http://127.0.0.1:${upstreamPort}/mcp`);
     expect(stdout).toContain(`http://127.0.0.1:${gatewayPort}/mcp`);
