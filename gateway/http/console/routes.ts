@@ -17,7 +17,7 @@ import { EmptyQueryError, matchedFields } from '../../../search/index.ts';
 import type { Catalog } from '../../catalog/catalog.ts';
 import { credentialHeaders, credentialView } from '../../ops/credential-view.ts';
 import { compactAdvertises } from '../../surfaces/compact-tools.ts';
-import type { GatewayRuntime } from '../../runtime.ts';
+import type { GatewayRuntime } from '../../runtime-state.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { CatalogData, Counter, OverviewData, SearchData, UpstreamStatus } from './model.ts';
 import { catalogPage, credentialPage, overviewPage, searchPage, unauthorizedPage } from './pages.ts';
