@@ -5,9 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
-import { loadConfig } from '../../config/load.ts';
-import { connectV2 } from '../helpers/clients.ts';
-import { startStack, type Stack } from '../helpers/stack.ts';
+import { loadConfig } from '../../../config/load.ts';
+import { connectV2 } from '../../helpers/clients.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
 
 const KEY = { 'x-cpz-key': 'reloader', 'x-cpz-secret': 'reloader-secret' };
 const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } });

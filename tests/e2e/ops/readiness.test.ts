@@ -6,12 +6,12 @@
  * reconnect backoff to have grown to several seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
-import { startPlatform } from '../../upstream/platform/index.ts';
-import { startUpstreamServer } from '../../upstream/server/index.ts';
-import { connectV2, DEMO_KEYS } from '../helpers/clients.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { loadConfig } from '../../../config/load.ts';
+import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import { startPlatform } from '../../../upstream/platform/index.ts';
+import { startUpstreamServer } from '../../../upstream/server/index.ts';
+import { connectV2, DEMO_KEYS } from '../../helpers/clients.ts';
+import { freePort } from '../../helpers/free-port.ts';
 
 type Service = { url: string; close(): Promise<void> };
 

@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { DEFAULT_CONFIG_PATH } from '../../config/load.ts';
-import { startPlatform } from '../../upstream/platform/index.ts';
-import { startUpstreamServer } from '../../upstream/server/index.ts';
-import { DATA_KEY_TOOLS, DEMO_KEYS } from '../helpers/clients.ts';
-import { freePort } from '../helpers/free-port.ts';
+import { DEFAULT_CONFIG_PATH } from '../../../config/load.ts';
+import { startPlatform } from '../../../upstream/platform/index.ts';
+import { startUpstreamServer } from '../../../upstream/server/index.ts';
+import { DATA_KEY_TOOLS, DEMO_KEYS } from '../../helpers/clients.ts';
+import { freePort } from '../../helpers/free-port.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+const ROOT = new URL('../../..', import.meta.url).pathname;
 type Service = { url: string; close(): Promise<void> };
 
 let platform: Service;

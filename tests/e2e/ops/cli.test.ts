@@ -1,13 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../config/load.ts';
-import { followBoundPorts } from '../../gateway/cli/reference-ports.ts';
-import { connectV2, DATA_KEY_TOOLS, DEMO_KEYS, DEMO_SECRETS, namesOf } from '../helpers/clients.ts';
-import { freePort } from '../helpers/free-port.ts';
-import { startStack, type Stack } from '../helpers/stack.ts';
+import { loadConfig } from '../../../config/load.ts';
+import { followBoundPorts } from '../../../gateway/cli/reference-ports.ts';
+import { connectV2, DATA_KEY_TOOLS, DEMO_KEYS, DEMO_SECRETS, namesOf } from '../../helpers/clients.ts';
+import { freePort } from '../../helpers/free-port.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
+const ROOT = new URL('../../..', import.meta.url).pathname;
 const TSX = `${ROOT}node_modules/.bin/tsx`;
 
 interface Run {

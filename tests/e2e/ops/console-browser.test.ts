@@ -10,16 +10,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../config/load.ts';
-import { startGateway } from '../../gateway/gateway.ts';
-import { TOOL_LIST, TOOL_META_KEY } from '../../upstream/server/tools/index.ts';
-import { DEMO_KEYS, DEMO_SECRETS } from '../helpers/clients.ts';
-import { startStack, type Stack } from '../helpers/stack.ts';
+import { loadConfig } from '../../../config/load.ts';
+import { startGateway } from '../../../gateway/gateway.ts';
+import { TOOL_LIST, TOOL_META_KEY } from '../../../upstream/server/tools/index.ts';
+import { DEMO_KEYS, DEMO_SECRETS } from '../../helpers/clients.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
 
 const DEFAULTS = loadConfig({ env: {} });
 const TOKEN = DEFAULTS.console.adminToken!;
 const ANCHORS = DEFAULTS.upstreams[0]!.anchors;
-const SHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? new URL('../../docs/', import.meta.url).pathname : mkdtempSync(join(tmpdir(), 'console-'));
+const SHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? new URL('../../../docs/', import.meta.url).pathname : mkdtempSync(join(tmpdir(), 'console-'));
 const ROUTES: [method: string, path: string][] = [
   ['GET', '/console'],
   ['GET', '/console/catalog'],
