@@ -1,4 +1,5 @@
 import { createServer, type Server as HttpServer } from 'node:http';
+import { isDeepStrictEqual } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { GatewayConfig } from '../config/load.ts';
@@ -84,9 +85,18 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       plan.upstreams.flatMap(({ name, decision }) => (decision === 'replace' ? [] : [[name, { upstream: byName.get(name)!, decision }] as const])),
     );
     if (!options.logger) log.level = next.log.level;
-    runtime = createRuntime(next, { ...options, logger: log, metrics: old.state.metrics, reuse });
+    const fresh = createRuntime(next, { ...options, logger: log, metrics: old.state.metrics, reuse });
+    // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).
+    const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;
+    if (keepOAuth) fresh.state.oauth = old.state.oauth;
+    else await fresh.startOAuth(url).catch(async (error: unknown) => {
+      await fresh.close(new Set<object>(old.state.upstreams.flatMap((u) => [u.client, u.catalog])));
+      throw error;
+    });
+    runtime = fresh;
     runtime.warm();
     const carried = new Set<object>(runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]));
+    if (keepOAuth) carried.add(old.state.oauth!);
     log.info({ changed: plan.changed, upstreams: plan.upstreams, removed: plan.removed }, 'configuration reloaded');
     // Subscribed clients re-list: what each credential sees may have changed.
     old.announceListsChanged();

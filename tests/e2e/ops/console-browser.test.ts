@@ -1,5 +1,5 @@
 /**
- * The console in a real headless Chromium (Debian's /usr/bin/chromium driven by puppeteer-core) against
+ * The console in a real headless Chromium (Debian's /usr/bin/chromium driven by playwright-core) against
  * the reference stack (config/cpzai.yaml, whose demo admin token enables /console): the pages load,
  * "what does this credential see" shows the data key 10 tools on /mcp and 6 on /mcp/compact, the
  * playground ranks list_cash_flows first for "unsettled", and without the admin token every console
@@ -8,7 +8,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
 import { startGateway } from '../../../gateway/gateway.ts';
@@ -37,10 +37,9 @@ let browser: Browser;
 let page: Page;
 beforeAll(async () => {
   stack = await startStack();
-  browser = await puppeteer.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-  page = await browser.newPage();
-  await page.setViewport({ width: 1280, height: 860, deviceScaleFactor: 1 });
-  await page.authenticate({ username: 'admin', password: TOKEN });
+  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, httpCredentials: { username: 'admin', password: TOKEN } });
+  page = await context.newPage();
 });
 afterAll(async () => {
   await browser?.close();
@@ -75,7 +74,7 @@ describe('the console without the admin token', () => {
 
 describe('the console in Chromium', () => {
   it('overview: the upstream is up with its catalogue, and the live counters refresh', async () => {
-    const response = await page.goto(url('/console'), { waitUntil: 'networkidle0' });
+    const response = await page.goto(url('/console'), { waitUntil: 'networkidle' });
     expect(response!.status()).toBe(200);
     expect(response!.headers()['content-security-policy']).toContain("script-src 'self'");
     expect(await page.title()).toBe('Overview · MCP gateway console');
@@ -86,12 +85,12 @@ describe('the console in Chromium', () => {
     // A tool call elsewhere shows up in the counters without a reload (console.js polls every 2 s).
     const before = Number((await page.$eval('#counter-tool_calls', (el) => el.textContent ?? '')).replace(/,/g, ''));
     for (const name of ['list_accounts', 'list_positions', 'list_orders', 'get_market_data', 'place_order']) await callTool(name);
-    await page.waitForFunction((n) => Number(document.getElementById('counter-tool_calls')!.textContent!.replace(/,/g, '')) > n, { timeout: 6000 }, before);
+    await page.waitForFunction((n) => Number(document.getElementById('counter-tool_calls')!.textContent!.replace(/,/g, '')) > n, before, { timeout: 6000 });
     await page.screenshot({ path: join(SHOTS, 'console-overview.png') });
   });
 
   it('catalogue: every tool with category, required scopes, read/write and output schema', async () => {
-    await page.goto(url('/console/catalog'), { waitUntil: 'networkidle0' });
+    await page.goto(url('/console/catalog'), { waitUntil: 'networkidle' });
     const rows = await page.$$eval('table.catalog tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td, i) => (i === 0 ? td.querySelector('code')! : td).textContent!.trim())));
     expect(rows).toHaveLength(34);
     // Expected from the upstream's own definitions, not from the gateway.
@@ -107,10 +106,10 @@ describe('the console in Chromium', () => {
   });
 
   it('what does this credential see: the data key gets 10 tools on /mcp and 6 on /mcp/compact; the secret is not echoed or logged', async () => {
-    await page.goto(url('/console/credential'), { waitUntil: 'networkidle0' });
-    await page.type('input[name=key]', DEMO_KEYS.data['x-cpz-key']);
-    await page.type('input[name=secret]', DEMO_KEYS.data['x-cpz-secret']);
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('button[type=submit]')]);
+    await page.goto(url('/console/credential'), { waitUntil: 'networkidle' });
+    await page.fill('input[name=key]', DEMO_KEYS.data['x-cpz-key']);
+    await page.fill('input[name=secret]', DEMO_KEYS.data['x-cpz-secret']);
+    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle' }), page.click('button[type=submit]')]);
     expect(page.url()).toBe(url('/console/credential'));
     const counts = await page.$$eval('.view', (views) => views.map((v) => [v.getAttribute('data-path'), v.querySelector('.count')?.getAttribute('data-count')]));
     expect(counts).toEqual([['/mcp', '10'], ['/mcp/compact', '6']]);
@@ -123,10 +122,10 @@ describe('the console in Chromium', () => {
   });
 
   it('a refused credential shows the status on each surface', async () => {
-    await page.goto(url('/console/credential'), { waitUntil: 'networkidle0' });
-    await page.type('input[name=key]', 'cpz_demo_data');
-    await page.type('input[name=secret]', 'wrong-secret-value');
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('button[type=submit]')]);
+    await page.goto(url('/console/credential'), { waitUntil: 'networkidle' });
+    await page.fill('input[name=key]', 'cpz_demo_data');
+    await page.fill('input[name=secret]', 'wrong-secret-value');
+    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle' }), page.click('button[type=submit]')]);
     const errors = await page.$$eval('.view .error', (els) => els.map((e) => e.textContent));
     expect(errors).toEqual(['HTTP 401: the credential was refused', 'HTTP 401: the credential was refused']);
     expect(await page.content()).not.toContain('wrong-secret-value');
@@ -142,14 +141,14 @@ describe('the console in Chromium', () => {
   });
 
   it('search playground: list_cash_flows ranks first for "unsettled", with the fields that matched', async () => {
-    await page.goto(url('/console/search'), { waitUntil: 'networkidle0' });
-    await page.type('input[name=q]', 'unsettled');
-    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle0' }), page.click('form.search button')]);
+    await page.goto(url('/console/search'), { waitUntil: 'networkidle' });
+    await page.fill('input[name=q]', 'unsettled');
+    await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle' }), page.click('form.search button')]);
     expect(new URL(page.url()).searchParams.get('q')).toBe('unsettled');
-    const first = await page.$eval('table.results tbody tr', (tr) => ({ rank: tr.getAttribute('data-rank'), name: tr.getAttribute('data-name'), matched: tr.lastElementChild!.textContent }));
+    const first = await page.$eval('table.results tbody tr', (tr: Element) => ({ rank: tr.getAttribute('data-rank'), name: tr.getAttribute('data-name'), matched: tr.lastElementChild!.textContent }));
     expect(first).toMatchObject({ rank: '1', name: 'list_cash_flows' });
     expect(first.matched).toContain('params unsettl');
-    await page.goto(url('/console/search?q=order+status&limit=8'), { waitUntil: 'networkidle0' });
+    await page.goto(url('/console/search?q=order+status&limit=8'), { waitUntil: 'networkidle' });
     await page.screenshot({ path: join(SHOTS, 'console-search.png'), fullPage: true });
   });
 });
