@@ -93,6 +93,10 @@ export interface GatewayConfig {
     /** A credential's calls of any one tool. */
     tool?: RateBudget;
   };
+  /** The operator console at /console: mounted only when `adminToken` is set. */
+  console: { adminToken?: string };
+  /** Live reload: SIGHUP always; `watch` also on changes of the config file. */
+  reload: { watch: boolean };
 }
 
 /** A fixed-window budget: `points` requests per `durationMs` (whole seconds). */
@@ -161,7 +165,9 @@ export interface UpstreamConfig {
   /** HTTP: most sockets the forwarded-request pool keeps open to this upstream (keep-alive; more requests queue). */
   connections: number;
   /** Reconnect/restart backoff after the upstream went away. */
-  restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number };
+  restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number; onDemandMinIntervalMs: number };
+  /** The periodic health probe; `intervalMs` 0 turns it off. */
+  health: { intervalMs: number; timeoutMs: number };
   /** Budgets of this upstream's tools, each with its own counter: they replace the gateway-wide ones. */
   rateLimits: { reads?: RateBudget; writes?: RateBudget; tool?: RateBudget; tools: Record<string, RateBudget> };
 }

@@ -18,7 +18,7 @@ import { OutputValidator } from './checks/output-check.ts';
 import { createApp, type McpMount } from './http/app.ts';
 import { createMcpServerFactory, type Surface } from './mcp/server.ts';
 import { createLogger, type Logger } from './obs/log.ts';
-import { createMetrics } from './obs/metrics.ts';
+import { createMetrics, type GatewayMetrics } from './obs/metrics.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { createKvStore, type KvStore } from './store/kv-store.ts';
 import { surfaces as defaultSurfaces } from './surfaces/surfaces.ts';
@@ -53,6 +53,14 @@ export interface RuntimeOptions {
   surfaces?: readonly Surface[];
   /** Where audit events go instead of `audit.destination` (tests). */
   auditDestination?: DestinationStream;
+  /** Use this metric set (a live reload keeps the counters and the clients it carries over report to it). */
+  metrics?: GatewayMetrics;
+  /**
+   * Live reload: upstreams of the previous runtime to take over, by name. `keep` takes the connection and
+   * the catalogue cache as they are; `repolicy` takes the connection and builds a new catalogue cache
+   * under the new configuration (inheriting the readiness record). Upstreams not named get new clients.
+   */
+  reuse?: ReadonlyMap<string, { upstream: UpstreamRuntime; decision: 'keep' | 'repolicy' }>;
 }
 
 /**
@@ -82,9 +90,18 @@ export interface Runtime {
    * @throws when the mode's settings are incomplete or its Redis cannot be reached.
    */
   startOAuth(listeningUrl?: string): Promise<void>;
-  /** Closes the MCP handlers, upstream connections (stdio processes end), caches and stores; flushes traces and the audit log. */
-  close(): Promise<void>;
+  /**
+   * Closes the MCP handlers, upstream connections (stdio processes end), caches and stores, flushes traces and the audit log; with
+   * `carried` (live reload), the upstream clients and catalogue caches in it are left open for the
+   * runtime that took them over.
+   */
+  close(carried?: ReadonlySet<object>): Promise<void>;
+  /** Tells subscribed modern clients (subscriptions/listen) that tools, prompts and resources may have changed. */
+  announceListsChanged(): void;
 }
+
+/** The shared (Redis) store a catalogue cache was given: it lives and closes with the cache, whichever runtime holds it. */
+const catalogStores = new WeakMap<CatalogCache, KvStore>();
 
 /**
  * Builds a gateway for `config` (see config/load.ts) without opening a socket and without contacting
@@ -94,17 +111,26 @@ export interface Runtime {
 export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {}): Runtime {
   requireAnonymousWhereUnchecked(config);
   const log = options.logger ?? createLogger(config, options.logDestination);
-  const metrics = createMetrics();
+  const metrics = options.metrics ?? createMetrics();
   const stores: KvStore[] = [];
   const store = (name: string, ttlMs: number, maxEntries: number) => {
     const kv = createKvStore(config.cache, { name, ttlMs, maxEntries, metrics, log });
     stores.push(kv);
     return kv;
   };
+  const catalogStore = (name: string) => (config.cache.store === 'redis' ? createKvStore(config.cache, { name: `catalog:${name}`, ttlMs: 24 * 3600_000, maxEntries: config.cache.maxEntries, metrics, log }) : undefined);
+  const catalogCache = (client: UpstreamClient, upstreamConfig: UpstreamConfig, inherit?: CatalogCache) => {
+    const shared = catalogStore(upstreamConfig.name);
+    const catalog = new CatalogCache(client, config.cache, metrics, log, shared, { policy: upstreamConfig, inherit });
+    if (shared) catalogStores.set(catalog, shared);
+    return catalog;
+  };
   const upstreams: UpstreamRuntime[] = config.upstreams.map((upstreamConfig) => {
+    const reused = options.reuse?.get(upstreamConfig.name);
+    if (reused?.decision === 'keep') return reused.upstream;
+    if (reused?.decision === 'repolicy') return { client: reused.upstream.client, catalog: catalogCache(reused.upstream.client, upstreamConfig, reused.upstream.catalog) };
     const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));
-    const shared = config.cache.store === 'redis' ? store(`catalog:${upstreamConfig.name}`, 24 * 3600_000, config.cache.maxEntries) : undefined;
-    return { client, catalog: new CatalogCache(client, config.cache, metrics, log, shared) };
+    return { client, catalog: catalogCache(client, upstreamConfig) };
   });
   const scopes = new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log);
   const digestKey = serverKey(config.cache.key);
@@ -143,18 +169,19 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     }),
   }));
   // Upstream list changes reach modern callers subscribed with subscriptions/listen.
-  for (const { catalog } of upstreams) {
+  const listening = upstreams.map(({ catalog }) =>
     catalog.onChange((method) => {
       for (const { handler } of mounts) {
         if (method === 'tools/list') handler.notify.toolsChanged();
         if (method === 'prompts/list') handler.notify.promptsChanged();
         if (method === 'resources/list') handler.notify.resourcesChanged();
       }
-    });
-  }
+    }),
+  );
 
   const inflight = { count: 0 };
-  const app = createApp(state, mounts, inflight);
+  // The console's credential lookup asks this app's own MCP endpoints, in process (no socket, no network).
+  const app = createApp(state, mounts, inflight, (request) => serveInProcess(listener, request));
   const listener = app.callback() as (req: IncomingMessage, res: ServerResponse) => void;
   let closing: Promise<void> | undefined;
   return {
@@ -174,15 +201,28 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         lookupScopes: (headers) => state.scopes.lookup({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
       });
     },
-    close: () => (closing ??= closeAll()),
+    close: (carried) => (closing ??= closeAll(carried ?? new Set())),
+    announceListsChanged: () => {
+      for (const { handler } of mounts) {
+        handler.notify.toolsChanged();
+        handler.notify.promptsChanged();
+        handler.notify.resourcesChanged();
+      }
+    },
   };
 
-  async function closeAll(): Promise<void> {
+  async function closeAll(carried: ReadonlySet<object>): Promise<void> {
+    for (const off of listening) off();
     try {
       await Promise.allSettled(mounts.map((m) => m.handler.close()));
-      await Promise.allSettled(upstreams.flatMap((u) => [u.catalog.close(), u.client.close()]));
+      await Promise.allSettled(
+        upstreams.flatMap((u) => [
+          carried.has(u.catalog) ? undefined : u.catalog.close().finally(() => catalogStores.get(u.catalog)?.close()),
+          carried.has(u.client) ? undefined : u.client.close(),
+        ]),
+      );
       await state.scopes.close();
-      await state.oauth?.close();
+      if (!(state.oauth && carried.has(state.oauth))) await state.oauth?.close();
       await Promise.allSettled([state.tracing.shutdown(), state.audit.close(), state.rateLimiter?.close()]);
     } finally {
       await Promise.allSettled(stores.map((s) => s.close()));

@@ -12,6 +12,18 @@ import { startUpstreamServer } from '../upstream/server/index.ts';
 import { DEMO_KEYS, DEMO_KEY_NAMES, type DemoKey } from '../bench/expected-catalogues.ts';
 import { table, writeResult } from '../bench/results.ts';
 import { ERAS, rpcCall, sendCall, type Era } from '../bench/rpc-requests.ts';
+import { parseCommandLine } from '../gateway/cli/args.ts';
+
+parseCommandLine({ usage: `
+Usage: npm run surfaces (tsx scripts/surfaces.ts)
+
+Starts the reference stack on free loopback ports, asks tools/list of /mcp and /mcp/compact with the
+three demo keys in both protocol eras, prints tools and bytes per endpoint, and writes
+bench/results/surfaces.json. Exit 1 when the compact surface misses its size target.
+
+Options:
+  -h, --help   show this help
+`, options: {} });
 
 const ENDPOINTS = ['/mcp', '/mcp/compact'] as const;
 const TARGET_RATIO = 0.45;

@@ -39,6 +39,7 @@ export type { SearchableTool } from './tool-fields.ts';
 export type { DenseVectors } from './semantic.ts';
 export { EmbeddingSearch, type EmbeddingsEndpoint } from './embeddings.ts';
 export { DEFAULT_TUNING, type SearchTuning, type TuningOverrides } from './tuning.ts';
+export { matchedFields, type FieldMatch } from './explain.ts';
 
 export type SearchOptions = {
   /** Most results to return; default 10. */

@@ -87,7 +87,8 @@ export class SearchIndexCache {
     }
   }
 
-  private searchable(tool: CatalogTool): SearchableTool {
+  /** A catalogue tool as this cache's indexes take it (made once per tool); the console explains matches with it. */
+  searchable(tool: CatalogTool): SearchableTool {
     let made = this.searchables.get(tool);
     if (made === undefined) this.searchables.set(tool, (made = searchable(tool, this.overrides.get(tool.upstream)?.[tool.upstreamName])));
     return made;

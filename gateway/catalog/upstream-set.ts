@@ -107,6 +107,24 @@ export class UpstreamSet {
   }
 
   /**
+   * The merged catalogue of the last tools catalogues fetched outside any caller's partition (public, or
+   * fetched without a credential: the keep-warm), without contacting an upstream; undefined when no
+   * upstream has one. For operators (the console), not for serving callers.
+   */
+  lastCatalog(): Catalog | undefined {
+    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.lastCatalog();
+    const parts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
+      const last = u.catalog.lastCatalog();
+      return last ? [{ upstream: u.client.name, catalog: last }] : [];
+    });
+    if (parts.length === 0) return undefined;
+    const key = parts.map((p) => `${p.upstream}:${p.catalog.version}`).join('|');
+    let catalog = this.merged.get(key);
+    if (!catalog) this.merged.set(key, (catalog = mergeCatalogs(parts, this.naming)));
+    return catalog;
+  }
+
+  /**
    * A merged non-tool list: items of every reachable upstream that has the capability and that `include`
    * admits (the caller's access, policy/visibility.ts), prompts renamed with their origin in `_meta`; the
    * shortest TTL, and `private` if any part is.

@@ -119,6 +119,10 @@ export class UpstreamClient {
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   private closed = false;
   private checking?: Promise<void>;
+  private readonly prober?: NodeJS.Timeout;
+  private probing = false;
+  /** Probes in a row that got no answer within `health.timeoutMs`. */
+  private silentProbes = 0;
 
   constructor(
     readonly config: UpstreamConfig,
@@ -136,6 +140,10 @@ export class UpstreamClient {
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
     this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
     if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined) this.hop = new HttpHop(config.url, config.headers, config.connections);
+    if (config.health.intervalMs > 0) {
+      this.prober = setInterval(() => void runInBackground(() => this.probe()), config.health.intervalMs);
+      this.prober.unref();
+    }
   }
 
   get name(): string {
@@ -164,14 +172,15 @@ export class UpstreamClient {
     return this.supervisor.health();
   }
 
-  /** Registers a callback for upstream list_changed notifications (cache invalidation). */
-  onListChanged(listener: ListChanged): void {
+  /** Registers a callback for upstream list_changed notifications (cache invalidation); returns its removal. */
+  onListChanged(listener: ListChanged): () => void {
     this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
-  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. */
-  onReconnect(listener: () => void): void {
-    this.supervisor.onReconnect(listener);
+  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. Returns its removal. */
+  onReconnect(listener: () => void): () => void {
+    return this.supervisor.onReconnect(listener);
   }
 
   /**
@@ -224,6 +233,7 @@ export class UpstreamClient {
   /** Closes the connection (a stdio upstream's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.prober);
     // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us.
     await this.supervisor.close();
     try {
@@ -428,6 +438,59 @@ export class UpstreamClient {
     client.onerror = (error) => {
       if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message)) void runInBackground(() => this.checkAlive());
     };
+  }
+
+  /**
+   * One health probe (every `health.intervalMs`, outside any request). Up: HTTP upstreams get a `ping`
+   * POST of their own (any HTTP answer proves the server alive, whatever the session or era), stdio ones
+   * a `ping` request; a refused or reset connection marks the upstream lost at once, two probes in a row
+   * without an answer within `health.timeoutMs` too. Down: a reconnect attempt, subject to
+   * `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to `restart.maxDelayMs`).
+   * Never contacts an upstream that was never used (`idle`): the first connection is on first use.
+   */
+  private async probe(): Promise<void> {
+    if (this.closed || this.probing) return;
+    const health = this.supervisor.health();
+    if (health.attempting || health.state === 'idle' || health.state === 'connecting') return;
+    this.probing = true;
+    try {
+      if (health.state === 'down') {
+        await this.supervisor.connection().catch(() => undefined);
+        return;
+      }
+      const outcome = await this.ping();
+      if (outcome === 'alive') this.silentProbes = 0;
+      else if (outcome === 'lost' || ++this.silentProbes >= 2) {
+        this.silentProbes = 0;
+        const why = outcome === 'lost' ? 'refuses connections' : `did not answer two health probes within ${this.config.health.timeoutMs} ms`;
+        this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name} went away (it ${why})`, { upstream: this.name }));
+      }
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async ping(): Promise<'alive' | 'lost' | 'silent'> {
+    const timeoutMs = this.config.health.timeoutMs;
+    try {
+      if (this.transport === 'stdio') {
+        // A JSON-RPC error answer (a server without ping) is an answer too.
+        await this.shared?.ping({ timeout: timeoutMs }).catch((error: unknown) => {
+          if (error instanceof SdkError && (error.code === SdkErrorCode.RequestTimeout || isConnectionLoss(error))) throw error;
+        });
+        return 'alive';
+      }
+      const response = await this.fetchUpstream(this.config.url!, {
+        method: 'POST',
+        headers: { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'gateway-health', method: 'ping' }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await response.body?.cancel();
+      return 'alive';
+    } catch (error) {
+      return isConnectionLoss(error) ? 'lost' : 'silent';
+    }
   }
 
   private checkAlive(): Promise<void> {

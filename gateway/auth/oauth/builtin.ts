@@ -1,3 +1,4 @@
+import { canonicalResource } from './resource-url.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -40,12 +41,6 @@ interface PendingSignIn {
   scopes: string[];
 }
 
-/** Canonical form of a resource URI (MCP 2026-07-28 "Canonical Server URI"): lowercase scheme and host, no trailing slash, no fragment. */
-export function canonicalResource(value: string): string | undefined {
-  const url = URL.parse(value);
-  if (!url || url.hash || value.includes('#') || !/^https?:$/.test(url.protocol)) return undefined;
-  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}${url.search}`;
-}
 
 /**
  * The built-in OAuth 2.1 authorization server (oidc-provider, mounted on the gateway's origin), the

@@ -2,7 +2,7 @@
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import type { GatewayConfig } from '../../../config/types.ts';
 import type { Logger } from '../../obs/log.ts';
-import { canonicalResource } from './builtin.ts';
+import { canonicalResource } from './resource-url.ts';
 import type { BearerResolution, OAuth } from './types.ts';
 
 /**
