@@ -115,7 +115,10 @@ async function inNamespace(): Promise<{ rows: LinkRow[]; skipped: string[] } | {
     return { why: `ip netns add failed: ${String((error as { stderr?: Buffer }).stderr ?? (error as Error).message).trim()}` };
   }
   try {
-    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--import', 'tsx', here, '--inside'], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, '--import', 'tsx', here, '--inside'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: process.env,
+    });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     const code = await new Promise<number | null>((done) => child.on('close', done));

@@ -57,11 +57,13 @@ export async function runLoad(call: RpcCall, options: LoadOptions): Promise<Load
   let lastAt = 0;
   let firstMismatch: string | undefined;
   const check = options.check;
-  const verifyBody = check && ((body: string) => {
-    const ok = check(body);
-    if (!ok) firstMismatch ??= body.slice(0, 400);
-    return ok;
-  });
+  const verifyBody =
+    check &&
+    ((body: string) => {
+      const ok = check(body);
+      if (!ok) firstMismatch ??= body.slice(0, 400);
+      return ok;
+    });
   const startedAt = performance.now();
   const instance = autocannon({
     url: call.url,
@@ -206,7 +208,8 @@ export async function abRounds(direct: Side, gateway: Side, options: AbOptions, 
   if (options.fixedRateFraction > 0 && options.fixedRateSeconds > 0) {
     const rate = result.direct.reqPerSec * options.fixedRateFraction;
     const fixed = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
-    for (const which of ['direct', 'gateway', 'gateway', 'direct'] as const) fixed[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.fixedRateSeconds, rate }));
+    for (const which of ['direct', 'gateway', 'gateway', 'direct'] as const)
+      fixed[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.fixedRateSeconds, rate }));
     result.directFixedRate = mergeRuns(fixed.direct);
     result.gatewayFixedRate = mergeRuns(fixed.gateway);
     result.rate = rate;
@@ -214,7 +217,8 @@ export async function abRounds(direct: Side, gateway: Side, options: AbOptions, 
   if (options.latencyRequests > 0) {
     const half = Math.max(1, Math.floor(options.latencyRequests / 2));
     const seq = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
-    for (const which of ['direct', 'gateway', 'gateway', 'direct'] as const) seq[which].push(await load(which === 'direct' ? direct : gateway, 1, { amount: half }));
+    for (const which of ['direct', 'gateway', 'gateway', 'direct'] as const)
+      seq[which].push(await load(which === 'direct' ? direct : gateway, 1, { amount: half }));
     result.directSequential = mergeRuns(seq.direct);
     result.gatewaySequential = mergeRuns(seq.gateway);
   }
@@ -248,7 +252,10 @@ export interface ByteCountResult {
  * 41-48 ms of CPU per 8 MiB answer, ten times what the gateway spends, so it measures itself.
  * Runs `seconds`, or until `amount` answers.
  */
-export async function countBytes(call: RpcCall, options: { connections: number; seconds?: number; amount?: number; expectBytes?: number; headers?: Record<string, string> }): Promise<ByteCountResult> {
+export async function countBytes(
+  call: RpcCall,
+  options: { connections: number; seconds?: number; amount?: number; expectBytes?: number; headers?: Record<string, string> },
+): Promise<ByteCountResult> {
   const { Pool } = await import('undici');
   const url = new URL(call.url);
   const pool = new Pool(url.origin, { connections: options.connections, pipelining: 1 });
@@ -276,5 +283,13 @@ export async function countBytes(call: RpcCall, options: { connections: number; 
   const seconds = (performance.now() - t0) / 1000;
   await pool.close();
   const sorted = samples.sort((a, b) => a - b);
-  return { requests: samples.length, seconds, reqPerSec: samples.length / seconds, bytesPerAnswer: bytes / Math.max(1, samples.length), wrong, p50: percentile(sorted, 50), p99: percentile(sorted, 99) };
+  return {
+    requests: samples.length,
+    seconds,
+    reqPerSec: samples.length / seconds,
+    bytesPerAnswer: bytes / Math.max(1, samples.length),
+    wrong,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+  };
 }

@@ -52,7 +52,8 @@ const listCheck = (mustHave: string, mustNotHave?: string) => (body: string) =>
   body.includes('"tools":[') && body.includes(`"name":"${mustHave}"`) && (mustNotHave === undefined || !body.includes(`"name":"${mustNotHave}"`));
 
 function namesAre(expected: readonly string[]) {
-  return (result: Result) => (sameNames(toolNames(result), expected) ? undefined : `expected ${expected.length} tools, got ${toolNames(result).length}: ${toolNames(result).join(',')}`);
+  return (result: Result) =>
+    sameNames(toolNames(result), expected) ? undefined : `expected ${expected.length} tools, got ${toolNames(result).length}: ${toolNames(result).join(',')}`;
 }
 
 function oneRecord(result: Result): string | undefined {
@@ -76,13 +77,21 @@ function scenarios(era: Era, upstream: string, gateway: string, bareProxy: strin
       kind: 'list',
       note: 'the upstream answers all 34 tools to every key; the gateway the 10 the data key may use',
       direct: { call: rpcCall(era, upstream, data, 'tools/list'), verify: namesAre(ALL_TOOL_NAMES), check: listCheck('list_accounts') },
-      gateway: { call: rpcCall(era, `${gateway}/mcp`, data, 'tools/list'), verify: namesAre(EXPECTED.data.full), check: listCheck('list_accounts', 'place_order') },
+      gateway: {
+        call: rpcCall(era, `${gateway}/mcp`, data, 'tools/list'),
+        verify: namesAre(EXPECTED.data.full),
+        check: listCheck('list_accounts', 'place_order'),
+      },
     },
     {
       name: 'tools/call list_accounts {limit:1}',
       kind: 'call',
       direct: { call: rpcCall(era, upstream, full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } }), verify: oneRecord, check: noError },
-      gateway: { call: rpcCall(era, `${gateway}/mcp`, full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } }), verify: oneRecord, check: noError },
+      gateway: {
+        call: rpcCall(era, `${gateway}/mcp`, full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } }),
+        verify: oneRecord,
+        check: noError,
+      },
     },
     {
       name: 'floor: the same tools/call through a bare proxy',
@@ -117,7 +126,11 @@ function scenarios(era: Era, upstream: string, gateway: string, bareProxy: strin
       kind: 'call_tool',
       note: `direct side: tools/call ${CALL_TOOL_TARGET.name} at the upstream`,
       direct: { call: rpcCall(era, upstream, full, 'tools/call', CALL_TOOL_TARGET), verify: oneRecord, check: noError },
-      gateway: { call: rpcCall(era, `${gateway}/mcp/compact`, full, 'tools/call', { name: 'call_tool', arguments: CALL_TOOL_TARGET }), verify: oneRecord, check: noError },
+      gateway: {
+        call: rpcCall(era, `${gateway}/mcp/compact`, full, 'tools/call', { name: 'call_tool', arguments: CALL_TOOL_TARGET }),
+        verify: oneRecord,
+        check: noError,
+      },
     },
   );
   return list;
@@ -135,7 +148,9 @@ async function verifySide(label: string, side: SideSpec): Promise<Result> {
 
 /** Calls whose results must be identical direct and through the gateway (the gateway relays them unchanged). */
 function sameStructured(direct: Result, gateway: Result): string | undefined {
-  return JSON.stringify(direct.structuredContent) === JSON.stringify(gateway.structuredContent) ? undefined : 'structuredContent differs between direct and gateway';
+  return JSON.stringify(direct.structuredContent) === JSON.stringify(gateway.structuredContent)
+    ? undefined
+    : 'structuredContent differs between direct and gateway';
 }
 
 interface ScenarioResult {
@@ -178,21 +193,54 @@ const x = (value: number | undefined) => (value === undefined ? 'n/a' : `${fmt(v
 function targets(results: readonly ScenarioResult[]): TargetCheck[] {
   const checks: TargetCheck[] = [];
   const check = (target: string, value: number | undefined, pass: (v: number) => boolean, measured: string, miss: (v: number) => string) =>
-    checks.push(value === undefined ? { target, measured: 'not measured', pass: false } : { target, measured, pass: pass(value), note: pass(value) ? undefined : miss(value) });
+    checks.push(
+      value === undefined
+        ? { target, measured: 'not measured', pass: false }
+        : { target, measured, pass: pass(value), note: pass(value) ? undefined : miss(value) },
+    );
   for (const r of results.filter(isCall)) {
     const what = `${r.kind === 'call' ? 'tools/call' : 'call_tool'} (${r.era})`;
     const direct = ratios(r.result, r.result);
-    check(`${what} throughput >= 0.85x direct, ${settings.connections} connections`, direct.throughput, (v) => v >= 0.85, x(direct.throughput), (v) => `missed by ${fmt((0.85 - v) * 100, 0)} points`);
-    check(`${what} p50 <= 1.2x direct at ${fmt(r.result.rate ?? NaN, 0)} req/s offered`, direct.fixedRateP50, (v) => v <= 1.2, x(direct.fixedRateP50), (v) => `missed by ${fmt((v / 1.2 - 1) * 100, 0)}%`);
-    check(`${what} gateway CPU <= 0.45 ms per call (loaded rounds)`, r.hopCpuMsPerRequest, (v) => v <= 0.45, `${fmt(r.hopCpuMsPerRequest)} ms`, (v) => `missed by ${fmt((v - 0.45) * 1000, 0)} us`);
+    check(
+      `${what} throughput >= 0.85x direct, ${settings.connections} connections`,
+      direct.throughput,
+      (v) => v >= 0.85,
+      x(direct.throughput),
+      (v) => `missed by ${fmt((0.85 - v) * 100, 0)} points`,
+    );
+    check(
+      `${what} p50 <= 1.2x direct at ${fmt(r.result.rate ?? NaN, 0)} req/s offered`,
+      direct.fixedRateP50,
+      (v) => v <= 1.2,
+      x(direct.fixedRateP50),
+      (v) => `missed by ${fmt((v / 1.2 - 1) * 100, 0)}%`,
+    );
+    check(
+      `${what} gateway CPU <= 0.45 ms per call (loaded rounds)`,
+      r.hopCpuMsPerRequest,
+      (v) => v <= 0.45,
+      `${fmt(r.hopCpuMsPerRequest)} ms`,
+      (v) => `missed by ${fmt((v - 0.45) * 1000, 0)} us`,
+    );
     const floor = floorOf(results, r.era);
     const vsFloor = floor ? ratios(r.result, floor) : undefined;
     const seq = vsFloor?.sequentialP50;
-    check(`${what} 1-connection p50 <= 1.3x the bare-proxy floor's`, seq, (v) => v <= 1.3, `${x(seq)} (${fmt(r.result.gatewaySequential?.p50 ?? NaN)} vs ${fmt(floor?.directSequential?.p50 ?? NaN)} ms)`, (v) => `missed by ${fmt((v / 1.3 - 1) * 100, 0)}%`);
+    check(
+      `${what} 1-connection p50 <= 1.3x the bare-proxy floor's`,
+      seq,
+      (v) => v <= 1.3,
+      `${x(seq)} (${fmt(r.result.gatewaySequential?.p50 ?? NaN)} vs ${fmt(floor?.directSequential?.p50 ?? NaN)} ms)`,
+      (v) => `missed by ${fmt((v / 1.3 - 1) * 100, 0)}%`,
+    );
   }
   for (const r of results.filter((s) => s.kind === 'list')) {
     const tp = r.result.gateway.reqPerSec / r.result.direct.reqPerSec;
-    checks.push({ target: `warm ${r.scenario}: gateway faster than upstream (${r.era})`, measured: `${fmt(tp)}x req/s`, pass: tp > 1, note: tp > 1 ? undefined : `gateway at ${fmt(tp * 100, 0)}% of the upstream's throughput` });
+    checks.push({
+      target: `warm ${r.scenario}: gateway faster than upstream (${r.era})`,
+      measured: `${fmt(tp)}x req/s`,
+      pass: tp > 1,
+      note: tp > 1 ? undefined : `gateway at ${fmt(tp * 100, 0)}% of the upstream's throughput`,
+    });
   }
   return checks;
 }
@@ -259,7 +307,10 @@ export async function runOverhead(): Promise<PartOutcome> {
   try {
     backends = await startServiceProcess({ reference: true }, { name: 'reference' });
     const { upstream, platform } = backends.urls;
-    gateway = await startServiceProcess({ gateway: gatewaySpec(upstream!, `${platform}/v1/me`, settings.gatewayLogLevel) }, { name: 'gateway-overhead', cpuProfile: settings.cpuProfile, exposeGc: true });
+    gateway = await startServiceProcess(
+      { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, settings.gatewayLogLevel) },
+      { name: 'gateway-overhead', cpuProfile: settings.cpuProfile, exposeGc: true },
+    );
     const gatewayUrl = gateway.urls.gateway!;
     await waitReady(gatewayUrl);
     proxy = await startServiceProcess({ bareProxy: upstream! }, { name: 'bare-proxy' });
@@ -285,7 +336,9 @@ export async function runOverhead(): Promise<PartOutcome> {
         for (const which of ['direct', 'gateway'] as const) {
           for (const r of [result[which], result[`${which}Sequential` as const], result[`${which}FixedRate` as const]]) {
             if (r && (r.errors || r.non2xx || r.mismatches || r.timeouts)) {
-              problems.push(`${label}, ${which}: ${r.errors} socket errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx, ${r.mismatches} wrong bodies of ${r.requests} (${JSON.stringify(r.statusCodes)})${r.firstMismatch ? `; first wrong body: ${r.firstMismatch.replace(/\s+/g, ' ').slice(0, 300)}` : ''}`);
+              problems.push(
+                `${label}, ${which}: ${r.errors} socket errors, ${r.timeouts} timeouts, ${r.non2xx} non-2xx, ${r.mismatches} wrong bodies of ${r.requests} (${JSON.stringify(r.statusCodes)})${r.firstMismatch ? `; first wrong body: ${r.firstMismatch.replace(/\s+/g, ' ').slice(0, 300)}` : ''}`,
+              );
             }
           }
         }
@@ -302,14 +355,35 @@ export async function runOverhead(): Promise<PartOutcome> {
 
   const checks = targets(results);
   const timed = results.reduce(
-    (n, { result: r }) => n + r.direct.requests + r.gateway.requests + [r.directSequential, r.gatewaySequential, r.directFixedRate, r.gatewayFixedRate].reduce((m, run) => m + (run?.requests ?? 0), 0),
+    (n, { result: r }) =>
+      n +
+      r.direct.requests +
+      r.gateway.requests +
+      [r.directSequential, r.gatewaySequential, r.directFixedRate, r.gatewayFixedRate].reduce((m, run) => m + (run?.requests ?? 0), 0),
     0,
   );
-  checks.push({ target: 'every timed answer a correct HTTP 200', measured: problems.length ? `${problems.length} run(s) with failures of ${timed.toLocaleString('en-US')} answers` : `all ${timed.toLocaleString('en-US')}`, pass: problems.length === 0, note: problems.length ? 'see the list under the table' : undefined });
+  checks.push({
+    target: 'every timed answer a correct HTTP 200',
+    measured: problems.length ? `${problems.length} run(s) with failures of ${timed.toLocaleString('en-US')} answers` : `all ${timed.toLocaleString('en-US')}`,
+    pass: problems.length === 0,
+    note: problems.length ? 'see the list under the table' : undefined,
+  });
   const headers = [
-    'scenario', 'era', 'direct req/s', 'gateway req/s', 'throughput vs direct', 'vs floor',
-    'fixed rate req/s', 'direct p50/p99 ms', 'gateway p50/p99 ms', 'p50 vs direct', 'vs floor',
-    '1-conn p50 ms direct / gateway', '1-conn vs direct', 'vs floor', 'gateway CPU ms/req (loaded)',
+    'scenario',
+    'era',
+    'direct req/s',
+    'gateway req/s',
+    'throughput vs direct',
+    'vs floor',
+    'fixed rate req/s',
+    'direct p50/p99 ms',
+    'gateway p50/p99 ms',
+    'p50 vs direct',
+    'vs floor',
+    '1-conn p50 ms direct / gateway',
+    '1-conn vs direct',
+    'vs floor',
+    'gateway CPU ms/req (loaded)',
   ];
   const markdown = [
     `### Overhead: gateway vs direct`,

@@ -46,7 +46,9 @@ for (const name of names) {
   process.stderr.write(`${name}: ${Math.round((Date.now() - partStarted) / 1000)} s\n`);
 }
 console.log(`## Targets\n\n${targetTable(outcomes.flatMap((o) => o.targets))}\n`);
-console.log(`Total ${Math.round((Date.now() - started) / 1000)} s.${settings.cpuProfile ? ' CPU profiles: bench/results/profiles/.' : ' Rerun with BENCH_CPU_PROF=1 to profile the gateway (node --cpu-prof).'}`);
+console.log(
+  `Total ${Math.round((Date.now() - started) / 1000)} s.${settings.cpuProfile ? ' CPU profiles: bench/results/profiles/.' : ' Rerun with BENCH_CPU_PROF=1 to profile the gateway (node --cpu-prof).'}`,
+);
 if (failures.length) {
   console.error(`\n${failures.length} part(s) failed:\n${failures.join('\n')}`);
   process.exit(1);

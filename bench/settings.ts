@@ -17,7 +17,8 @@ function list(name: string, fallback: number[]): number[] {
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const values = raw.split(',').map((s) => Number(s.trim()));
-  if (values.some((v) => !Number.isSafeInteger(v) || v < 1)) throw new Error(`${name} must be a comma-separated list of positive integers, got ${JSON.stringify(raw)}`);
+  if (values.some((v) => !Number.isSafeInteger(v) || v < 1))
+    throw new Error(`${name} must be a comma-separated list of positive integers, got ${JSON.stringify(raw)}`);
   return values;
 }
 

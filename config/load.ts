@@ -16,7 +16,10 @@ const ENV_PREFIX = 'GATEWAY_';
 
 /** A configuration that cannot be used; `keyPath` names the offending key (`scopes.timeoutMs`, `upstreams[0].url`). */
 export class ConfigError extends Error {
-  constructor(readonly keyPath: string, detail: string) {
+  constructor(
+    readonly keyPath: string,
+    detail: string,
+  ) {
     super(`invalid configuration: ${keyPath}: ${detail}`);
     this.name = 'ConfigError';
   }
@@ -34,7 +37,14 @@ export interface LoadConfigOptions {
 export type DeepPartial<T> = T extends (infer U)[] ? DeepPartial<U>[] : T extends object ? { [K in keyof T]?: DeepPartial<T[K]> } : T;
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
-type SchemaNode = { type?: string; properties?: Record<string, SchemaNode>; items?: SchemaNode; $ref?: string; additionalProperties?: unknown; enum?: unknown[] };
+type SchemaNode = {
+  type?: string;
+  properties?: Record<string, SchemaNode>;
+  items?: SchemaNode;
+  $ref?: string;
+  additionalProperties?: unknown;
+  enum?: unknown[];
+};
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
 addFormats.default(ajv);
@@ -89,7 +99,8 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   if (config.rateLimits.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when rateLimits.store is redis');
   if (config.audit.digestKey !== undefined) {
     config.audit.digestKey = interpolate(config.audit.digestKey, env, 'audit.digestKey');
-    if (config.audit.digestKey.length < 16) throw new ConfigError('audit.digestKey', 'must be at least 16 characters (a guessable key makes the digests guessable)');
+    if (config.audit.digestKey.length < 16)
+      throw new ConfigError('audit.digestKey', 'must be at least 16 characters (a guessable key makes the digests guessable)');
   }
   const names = new Set<string>();
   const separator = config.naming.separator;
@@ -107,7 +118,8 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     if (upstream.cwd !== undefined) upstream.cwd = interpolate(upstream.cwd, env, `${at}.cwd`);
     if (upstream.url !== undefined) {
       upstream.url = interpolate(upstream.url, env, `${at}.url`);
-      if (!URL.canParse(upstream.url) || !/^https?:$/.test(new URL(upstream.url).protocol)) throw new ConfigError(`${at}.url`, `must be an http(s) URL, got "${upstream.url}"`);
+      if (!URL.canParse(upstream.url) || !/^https?:$/.test(new URL(upstream.url).protocol))
+        throw new ConfigError(`${at}.url`, `must be an http(s) URL, got "${upstream.url}"`);
     }
     if (upstream.restart.maxDelayMs < upstream.restart.minDelayMs) throw new ConfigError(`${at}.restart.maxDelayMs`, 'must be at least restart.minDelayMs');
     upstream.scopes.failureMode ??= config.scopes.failureMode;
@@ -131,7 +143,11 @@ function finaliseApiKeys(config: GatewayConfig, env: Record<string, string | und
     if (names.has(apiKey.name)) throw new ConfigError(`${at}.name`, `duplicate API key name "${apiKey.name}"`);
     names.add(apiKey.name);
     const credential = apiKey.token !== undefined ? `token:${apiKey.token}` : `key:${apiKey.key}`;
-    if (credentials.has(credential)) throw new ConfigError(`${at}.${apiKey.token !== undefined ? 'token' : 'key'}`, `another API key already uses this ${apiKey.token !== undefined ? 'token' : 'key id'}`);
+    if (credentials.has(credential))
+      throw new ConfigError(
+        `${at}.${apiKey.token !== undefined ? 'token' : 'key'}`,
+        `another API key already uses this ${apiKey.token !== undefined ? 'token' : 'key id'}`,
+      );
     credentials.add(credential);
   });
 }
@@ -173,7 +189,8 @@ function envOverrides(env: Record<string, string | undefined>, provenance: Map<s
   let out: Json = {};
   const entries = Object.entries(env).filter(([name, value]) => name.startsWith(ENV_PREFIX) && name !== 'GATEWAY_CONFIG' && value !== undefined);
   const aliases = new Map<string, string>();
-  if (env.REDIS_URL && !env.GATEWAY_CACHE_REDIS_URL) entries.push(['GATEWAY_CACHE_REDIS_URL', env.REDIS_URL]), aliases.set('GATEWAY_CACHE_REDIS_URL', 'REDIS_URL');
+  if (env.REDIS_URL && !env.GATEWAY_CACHE_REDIS_URL)
+    entries.push(['GATEWAY_CACHE_REDIS_URL', env.REDIS_URL]), aliases.set('GATEWAY_CACHE_REDIS_URL', 'REDIS_URL');
   for (const [name, [value, source]] of Object.entries(otelTracingEnv(env))) {
     if (env[name] === undefined) entries.push([name, value]), aliases.set(name, source);
   }
@@ -222,11 +239,14 @@ function otelTracingEnv(env: Record<string, string | undefined>): Record<string,
   if (timeoutVar) out.GATEWAY_TRACING_TIMEOUT_MS = [env[timeoutVar]!, timeoutVar];
   const headersVar = first('OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_HEADERS');
   if (headersVar) {
-    const pairs = env[headersVar]!.split(',').map((pair) => pair.trim()).filter(Boolean).map((pair) => {
-      const at = pair.indexOf('=');
-      if (at <= 0) throw new ConfigError(headersVar, `"${pair}" is not a key=value pair`);
-      return [decodeURIComponent(pair.slice(0, at).trim()), decodeURIComponent(pair.slice(at + 1).trim())];
-    });
+    const pairs = env[headersVar]!.split(',')
+      .map((pair) => pair.trim())
+      .filter(Boolean)
+      .map((pair) => {
+        const at = pair.indexOf('=');
+        if (at <= 0) throw new ConfigError(headersVar, `"${pair}" is not a key=value pair`);
+        return [decodeURIComponent(pair.slice(0, at).trim()), decodeURIComponent(pair.slice(at + 1).trim())];
+      });
     out.GATEWAY_TRACING_HEADERS = [JSON.stringify(Object.fromEntries(pairs)), headersVar];
   }
   return out;
@@ -268,7 +288,12 @@ function coerce(raw: string, leaf: SchemaNode): Json {
     try {
       return JSON.parse(raw) as Json;
     } catch {
-      return type === 'array' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : raw;
+      return type === 'array'
+        ? raw
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean)
+        : raw;
     }
   }
   return raw;
@@ -313,7 +338,10 @@ function keyPathOf(path: readonly (string | number)[]): string {
 function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>, file: string, overrides: object): ConfigError {
   // The most specific error first: oneOf/anyOf wrappers say less than what failed inside them.
   const error = errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'not') ?? errors[0]!;
-  const segments = error.instancePath.split('/').slice(1).map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
+  const segments = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s.replace(/~1/g, '/').replace(/~0/g, '~')));
   const params = error.params as Record<string, string>;
   let detail = error.message ?? 'is invalid';
   if (error.keyword === 'required') segments.push(params.missingProperty!), (detail = 'is required');

@@ -90,10 +90,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).
     const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;
     if (keepOAuth) fresh.state.oauth = old.state.oauth;
-    else await fresh.startOAuth(url).catch(async (error: unknown) => {
-      await fresh.close(new Set<object>(old.state.upstreams.flatMap((u) => [u.client, u.catalog])));
-      throw error;
-    });
+    else
+      await fresh.startOAuth(url).catch(async (error: unknown) => {
+        await fresh.close(new Set<object>(old.state.upstreams.flatMap((u) => [u.client, u.catalog])));
+        throw error;
+      });
     runtime = fresh;
     runtime.warm();
     const carried = new Set<object>(runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]));

@@ -69,10 +69,21 @@ async function main(): Promise<void> {
   await serve(config, values.config ?? process.env.GATEWAY_CONFIG ?? DEFAULT_CONFIG_PATH);
 }
 
-async function tools(config: ReturnType<typeof loadConfig>, values: { url?: string; key?: string; secret?: string; bearer?: string; json?: boolean }): Promise<void> {
+async function tools(
+  config: ReturnType<typeof loadConfig>,
+  values: { url?: string; key?: string; secret?: string; bearer?: string; json?: boolean },
+): Promise<void> {
   const headers = credentialHeaders(config.credentials, values);
   // Without --url: a gateway of our own on a free loopback port, quiet, closed when done (no sign-in: it only answers this command).
-  const gateway = values.url ? undefined : await startGateway({ ...config, listen: { host: '127.0.0.1', port: 0 }, metrics: { ...config.metrics, port: undefined }, log: { level: 'silent' }, oauth: { ...config.oauth, mode: 'off' } });
+  const gateway = values.url
+    ? undefined
+    : await startGateway({
+        ...config,
+        listen: { host: '127.0.0.1', port: 0 },
+        metrics: { ...config.metrics, port: undefined },
+        log: { level: 'silent' },
+        oauth: { ...config.oauth, mode: 'off' },
+      });
   try {
     const views = await credentialView(values.url ?? gateway!.url, servedPaths(config), headers);
     process.stdout.write(values.json ? `${JSON.stringify(views, null, 2)}\n` : formatViews(views));

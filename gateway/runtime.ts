@@ -118,7 +118,10 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     stores.push(kv);
     return kv;
   };
-  const catalogStore = (name: string) => (config.cache.store === 'redis' ? createKvStore(config.cache, { name: `catalog:${name}`, ttlMs: 24 * 3600_000, maxEntries: config.cache.maxEntries, metrics, log }) : undefined);
+  const catalogStore = (name: string) =>
+    config.cache.store === 'redis'
+      ? createKvStore(config.cache, { name: `catalog:${name}`, ttlMs: 24 * 3600_000, maxEntries: config.cache.maxEntries, metrics, log })
+      : undefined;
   const catalogCache = (client: UpstreamClient, upstreamConfig: UpstreamConfig, inherit?: CatalogCache) => {
     const shared = catalogStore(upstreamConfig.name);
     const catalog = new CatalogCache(client, config.cache, metrics, log, shared, { policy: upstreamConfig, inherit });
@@ -128,14 +131,22 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   const upstreams: UpstreamRuntime[] = config.upstreams.map((upstreamConfig) => {
     const reused = options.reuse?.get(upstreamConfig.name);
     if (reused?.decision === 'keep') return reused.upstream;
-    if (reused?.decision === 'repolicy') return { client: reused.upstream.client, catalog: catalogCache(reused.upstream.client, upstreamConfig, reused.upstream.catalog) };
+    if (reused?.decision === 'repolicy')
+      return { client: reused.upstream.client, catalog: catalogCache(reused.upstream.client, upstreamConfig, reused.upstream.catalog) };
     const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));
     return { client, catalog: catalogCache(client, upstreamConfig) };
   });
-  const scopes = new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log);
+  const scopes = new ScopeCache(
+    config.scopes,
+    store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries),
+    metrics,
+    log,
+  );
   const digestKey = serverKey(config.cache.key);
   if (config.cache.key === undefined && config.cache.store === 'redis') {
-    log.warn('cache.key is not set: credential digests use a key random to this process, so replicas sharing Redis will not share scope entries (set GATEWAY_CACHE_KEY on all of them)');
+    log.warn(
+      'cache.key is not set: credential digests use a key random to this process, so replicas sharing Redis will not share scope entries (set GATEWAY_CACHE_KEY on all of them)',
+    );
   }
   const state: GatewayRuntime = {
     config,
@@ -245,7 +256,8 @@ async function serveInProcess(listener: (req: IncomingMessage, res: ServerRespon
   // A web Request carries no Host header (fetch derives it from the URL on the wire): add it, as the wire would.
   if (req.headers.host === undefined) req.headers.host = new URL(request.url).host;
   // Nor a framing header for its body; body parsers (type-is hasBody) need one to read it at all.
-  if (request.body !== null && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined) req.headers['transfer-encoding'] = 'chunked';
+  if (request.body !== null && req.headers['content-length'] === undefined && req.headers['transfer-encoding'] === undefined)
+    req.headers['transfer-encoding'] = 'chunked';
   let closed = false;
   const close = () => {
     if (closed) return;

@@ -70,9 +70,7 @@ function port(name: string, fallback: number): number {
 // The configuration first: a bad one is reported before anything binds a port.
 const config = await started('gateway', () => loadConfig({ path: configPath }));
 const platform = await started('platform API', () => startPlatform({ host, port: port('PLATFORM_PORT', 3002) }));
-const upstream = await started('reference MCP server', () =>
-  startUpstreamServer({ host, port: port('UPSTREAM_PORT', 3001), platformUrl: platform.url }),
-);
+const upstream = await started('reference MCP server', () => startUpstreamServer({ host, port: port('UPSTREAM_PORT', 3001), platformUrl: platform.url }));
 followBoundPorts(config, { upstreamUrl: upstream.url, platformUrl: platform.url });
 const gateway = await started('gateway', async () => startGateway(config));
 

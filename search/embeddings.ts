@@ -54,7 +54,7 @@ export async function embed(endpoint: EmbeddingsEndpoint, texts: string[]): Prom
     });
     if (!res.ok) throw new Error(`embeddings endpoint answered HTTP ${res.status}`);
     const body = (await res.json()) as { data?: { index?: number; embedding?: unknown }[] };
-    if (!Array.isArray(body.data) || body.data.length !== input.length) throw new Error('embeddings answer has no data array of the inputs\' length');
+    if (!Array.isArray(body.data) || body.data.length !== input.length) throw new Error("embeddings answer has no data array of the inputs' length");
     const vectors = new Array<Float32Array>(input.length);
     body.data.forEach((item, j) => {
       const at = typeof item.index === 'number' ? item.index : j;
@@ -63,7 +63,8 @@ export async function embed(endpoint: EmbeddingsEndpoint, texts: string[]): Prom
       }
       vectors[at] = unit(Float32Array.from(item.embedding as number[]));
     });
-    if (vectors.some((v) => v === undefined) || new Set(vectors.map((v) => v.length)).size !== 1) throw new Error('embeddings answer has missing or unequal vectors');
+    if (vectors.some((v) => v === undefined) || new Set(vectors.map((v) => v.length)).size !== 1)
+      throw new Error('embeddings answer has missing or unequal vectors');
     out.push(...vectors);
   }
   return out;
@@ -99,7 +100,10 @@ export class EmbeddingSearch {
     const missing = [...new Set(keys.filter((k) => !this.cache.has(k)))];
     const textOf = new Map(keys.map((k, i) => [k, embeddingText(tools[i])]));
     try {
-      const vectors = await embed(this.endpoint, missing.map((k) => textOf.get(k)!));
+      const vectors = await embed(
+        this.endpoint,
+        missing.map((k) => textOf.get(k)!),
+      );
       missing.forEach((k, i) => this.cache.set(k, vectors[i]));
     } catch (error) {
       this.fail('tools', error);
@@ -131,7 +135,7 @@ export class EmbeddingSearch {
     let vector: Float32Array;
     try {
       [vector] = await embed(this.endpoint, [query]);
-      if (vector.length !== this.tools.dim) throw new Error('query vector of another length than the tools\'');
+      if (vector.length !== this.tools.dim) throw new Error("query vector of another length than the tools'");
     } catch (error) {
       this.fail('query', error);
       return index.search(query, opts);

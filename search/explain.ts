@@ -20,7 +20,11 @@ export function matchedFields(tool: SearchableTool, query: string): FieldMatch[]
   const fields = toolFields(tool);
   const out: FieldMatch[] = [];
   for (const field of FIELD_NAMES) {
-    const have = new Set(splitWords(fields[field]).map((w) => normaliseTerm(w, stem)).filter((t): t is string => t !== null));
+    const have = new Set(
+      splitWords(fields[field])
+        .map((w) => normaliseTerm(w, stem))
+        .filter((t): t is string => t !== null),
+    );
     if (have.size === 0) continue;
     const terms = wanted.filter((t) => have.has(t));
     const prefixes = wanted.filter((t) => !have.has(t) && t.length >= 3 && [...have].some((h) => h.startsWith(t)));

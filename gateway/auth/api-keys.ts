@@ -21,7 +21,11 @@ export class ApiKeySource {
    * @param apiKeys - as loaded (secrets already read from the environment by config/load.ts).
    * @param key - the server key of every credential digest (credentials.ts `serverKey`).
    */
-  constructor(apiKeys: readonly ApiKeyConfig[], private readonly credentials: GatewayConfig['credentials'], private readonly key: Buffer) {
+  constructor(
+    apiKeys: readonly ApiKeyConfig[],
+    private readonly credentials: GatewayConfig['credentials'],
+    private readonly key: Buffer,
+  ) {
     for (const apiKey of apiKeys) {
       const match: ApiKeyMatch = { name: apiKey.name, scopes: [...new Set(apiKey.scopes)].sort() };
       this.byDigest.set(credentialDigest(this.headersOf(apiKey), key), match);

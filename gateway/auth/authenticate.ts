@@ -9,10 +9,7 @@ import type { BearerOutcome } from './oauth/credential.ts';
  * What one credential source says about a credential: its scopes; that it cannot tell right now (the
  * lookup failed: each upstream's failure mode decides); or an authoritative no.
  */
-export type SourceVerdict =
-  | { kind: 'scopes'; scopes: readonly string[] }
-  | { kind: 'unknown'; reason: UnknownReason }
-  | { kind: 'unauthorized' };
+export type SourceVerdict = { kind: 'scopes'; scopes: readonly string[] } | { kind: 'unknown'; reason: UnknownReason } | { kind: 'unauthorized' };
 
 /**
  * A pluggable credential source (config API keys, the scope endpoint, later OAuth access tokens).
@@ -32,10 +29,7 @@ export interface CredentialSource {
  * - `unverified`: the lookup failed (timeout, 5xx, no scopes field): `open` upstreams serve as if
  *   unchecked, `closed` ones refuse with 503 (upstreams[].scopes.failureMode).
  */
-export type Standing =
-  | { kind: 'scopes'; scopes: readonly string[] }
-  | { kind: 'unchecked' }
-  | { kind: 'unverified'; reason: UnknownReason };
+export type Standing = { kind: 'scopes'; scopes: readonly string[] } | { kind: 'unchecked' } | { kind: 'unverified'; reason: UnknownReason };
 
 /** The outcome of {@link Authenticator.authenticate} for one HTTP request. */
 export type Authentication =
@@ -79,7 +73,9 @@ export class Authenticator {
     const credentials = exchange && !this.config.credentials.bearer ? { ...this.config.credentials, bearer: true } : this.config.credentials;
     let credential = extractCredential(headers, credentials, this.key);
     if (!credential) {
-      return this.config.anonymous ? { kind: 'authenticated', credential: ANONYMOUS, standing: { kind: 'scopes', scopes: [] }, source: 'anonymous' } : { kind: 'invalid', reason: 'missing' };
+      return this.config.anonymous
+        ? { kind: 'authenticated', credential: ANONYMOUS, standing: { kind: 'scopes', scopes: [] }, source: 'anonymous' }
+        : { kind: 'invalid', reason: 'missing' };
     }
     if (exchange && credential.headers.authorization) {
       const outcome = await exchange(credential);
@@ -87,7 +83,8 @@ export class Authenticator {
       if (outcome.kind === 'credential') credential = outcome.credential;
     }
     // An external identity provider's token carries the scopes themselves: no source is asked.
-    if (credential.granted?.replacesLookup) return { kind: 'authenticated', credential, standing: { kind: 'scopes', scopes: credential.granted.scopes }, source: 'oauth' };
+    if (credential.granted?.replacesLookup)
+      return { kind: 'authenticated', credential, standing: { kind: 'scopes', scopes: credential.granted.scopes }, source: 'oauth' };
     if (this.sources.length === 0) {
       const standing: Standing = credential.granted ? { kind: 'scopes', scopes: credential.granted.scopes } : { kind: 'unchecked' };
       return { kind: 'authenticated', credential, standing, source: credential.granted ? 'oauth' : 'none' };
@@ -108,10 +105,13 @@ export class Authenticator {
 /** The config's API keys as a source (none configured: not a source at all). */
 export function apiKeySource(keys: ApiKeySource): CredentialSource | undefined {
   if (keys.size === 0) return undefined;
-  return { name: 'api_keys', resolve: (credential) => {
-    const match = keys.resolve(credential);
-    return match && { kind: 'scopes', scopes: match.scopes };
-  } };
+  return {
+    name: 'api_keys',
+    resolve: (credential) => {
+      const match = keys.resolve(credential);
+      return match && { kind: 'scopes', scopes: match.scopes };
+    },
+  };
 }
 
 /** The scope endpoint as a source: it vouches for any credential, so it always answers (cached, single-flight). */
@@ -122,7 +122,8 @@ export function scopeEndpointSource(cache: ScopeCache, configured: boolean): Cre
 
 /** The sources of a configuration, in the order they are asked. */
 export function credentialSources(config: GatewayConfig, key: Buffer, scopeCache: ScopeCache): CredentialSource[] {
-  return [apiKeySource(new ApiKeySource(config.credentials.apiKeys, config.credentials, key)), scopeEndpointSource(scopeCache, config.scopes.endpoint !== undefined)].filter(
-    (s): s is CredentialSource => s !== undefined,
-  );
+  return [
+    apiKeySource(new ApiKeySource(config.credentials.apiKeys, config.credentials, key)),
+    scopeEndpointSource(scopeCache, config.scopes.endpoint !== undefined),
+  ].filter((s): s is CredentialSource => s !== undefined);
 }

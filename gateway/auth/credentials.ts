@@ -78,5 +78,5 @@ export function bearerChallenge(resourceMetadataUrl: string, error?: 'invalid_to
 
 function single(value: string | string[] | undefined): string | undefined {
   if (Array.isArray(value)) return value.length === 1 ? single(value[0]) : undefined;
-  return value && value.trim() ? value.trim() : undefined;
+  return value?.trim() ? value.trim() : undefined;
 }

@@ -12,10 +12,7 @@ import { requestLogger } from '../obs/request-context.ts';
  * (`scopes.failureMode`) decides what it gets (open: everything, closed: 503), logged and counted;
  * `unauthorized` (the endpoint answered 401 or 403: an authoritative no) becomes a 401 to the caller.
  */
-export type ScopeResult =
-  | { kind: 'scopes'; scopes: readonly string[] }
-  | { kind: 'unknown'; reason: UnknownReason }
-  | { kind: 'unauthorized' };
+export type ScopeResult = { kind: 'scopes'; scopes: readonly string[] } | { kind: 'unknown'; reason: UnknownReason } | { kind: 'unauthorized' };
 
 export type UnknownReason = 'error' | 'timeout' | 'no_scopes_field' | 'not_configured';
 

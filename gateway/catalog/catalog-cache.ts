@@ -162,8 +162,13 @@ export class CatalogCache {
   readiness(): Readiness {
     const name = this.upstream.name;
     const health = this.upstream.health();
-    if (health.state === 'down') return { ready: false, reason: `upstream ${name}: down since ${new Date(health.since ?? Date.now()).toISOString()} (${health.reason ?? 'unknown'}); reconnecting` };
-    if (this.lastSuccessAt === undefined) return { ready: false, reason: `upstream ${name}: catalogue not fetched yet${this.lastError ? ` (${this.lastError})` : ''}` };
+    if (health.state === 'down')
+      return {
+        ready: false,
+        reason: `upstream ${name}: down since ${new Date(health.since ?? Date.now()).toISOString()} (${health.reason ?? 'unknown'}); reconnecting`,
+      };
+    if (this.lastSuccessAt === undefined)
+      return { ready: false, reason: `upstream ${name}: catalogue not fetched yet${this.lastError ? ` (${this.lastError})` : ''}` };
     const age = Date.now() - this.lastSuccessAt;
     if (this.lastError !== undefined && age > this.staleAfterMs) {
       return { ready: false, reason: `upstream ${name}: catalogue is stale (last fetched ${Math.round(age / 1000)} s ago; ${this.lastError})` };
@@ -212,7 +217,8 @@ export class CatalogCache {
 
   private async refresh(method: ListMethod, partition: string, stale: Entry | undefined, onBehalfOf: OnBehalfOf): Promise<Entry> {
     const fromShared = await this.shared?.get<SharedEntry>(`${this.upstream.name}|${method}|${partition}`);
-    if (fromShared && fromShared.expiresAt > Date.now() && (fromShared.cacheScope === 'public' || partition !== 'public')) return this.store(method, partition, fromShared, false);
+    if (fromShared && fromShared.expiresAt > Date.now() && (fromShared.cacheScope === 'public' || partition !== 'public'))
+      return this.store(method, partition, fromShared, false);
     const generation = this.generations.get(method) ?? 0;
     let result: ListResult;
     // The catalogue is built page by page while the upstream prepares the next one.
@@ -247,7 +253,8 @@ export class CatalogCache {
     const entry = this.toEntry(method, raw, partition, building);
     // Kept past expiry on purpose: an expired entry is what a failed refresh serves (stale-if-error).
     this.entries.set(this.key(method, partition), entry);
-    if (share && this.shared && raw.expiresAt > raw.fetchedAt) void this.shared.set(`${this.upstream.name}|${method}|${partition}`, raw, raw.expiresAt - raw.fetchedAt);
+    if (share && this.shared && raw.expiresAt > raw.fetchedAt)
+      void this.shared.set(`${this.upstream.name}|${method}|${partition}`, raw, raw.expiresAt - raw.fetchedAt);
     return entry;
   }
 
@@ -257,8 +264,13 @@ export class CatalogCache {
     if (method !== 'tools/list') return { value: raw.items, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
     const catalog = building?.finish() ?? buildCatalog(this.policy, raw.items as Tool[], this.lastBuilt);
     this.lastBuilt = catalog;
-    if (catalog.duplicates.length) this.log.warn({ upstream: this.upstream.name, duplicates: catalog.duplicates }, 'upstream listed a tool name twice; the first definition is served');
-    if (catalog.rejected) this.log.warn({ upstream: this.upstream.name, rejected: catalog.rejected }, 'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)');
+    if (catalog.duplicates.length)
+      this.log.warn({ upstream: this.upstream.name, duplicates: catalog.duplicates }, 'upstream listed a tool name twice; the first definition is served');
+    if (catalog.rejected)
+      this.log.warn(
+        { upstream: this.upstream.name, rejected: catalog.rejected },
+        'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)',
+      );
     this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);
     return { value: catalog, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
   }
@@ -269,13 +281,18 @@ export class CatalogCache {
     const log = requestLogger(this.log);
     if (stale) {
       this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'stale_served' });
-      log.warn({ upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt }, 'list refresh failed; serving the stale copy');
+      log.warn(
+        { upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt },
+        'list refresh failed; serving the stale copy',
+      );
       return stale;
     }
     this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'error' });
     log.warn({ upstream: this.upstream.name, method, reason: failure.message }, 'list fetch failed');
     if (error instanceof GatewayError) throw error;
-    throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${method} is unavailable: ${failure.message}`, { upstream: this.upstream.name });
+    throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${method} is unavailable: ${failure.message}`, {
+      upstream: this.upstream.name,
+    });
   }
 }
 

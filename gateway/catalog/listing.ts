@@ -35,7 +35,10 @@ export class ListingCache {
   private readonly entries: LRUCache<string, { listing: Listing; size: number }>;
 
   /** @param changed - told the cache's bytes and entry count after each change (metrics gauges). */
-  constructor(maxBytes: number, private readonly changed: (bytes: number, entries: number) => void = () => {}) {
+  constructor(
+    maxBytes: number,
+    private readonly changed: (bytes: number, entries: number) => void = () => {},
+  ) {
     this.entries = new LRUCache({ maxSize: maxBytes, sizeCalculation: (entry) => entry.size });
   }
 

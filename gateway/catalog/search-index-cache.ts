@@ -77,7 +77,11 @@ export class SearchIndexCache {
   private async build(catalog: Catalog, build: number): Promise<ToolIndex> {
     const started = performance.now();
     try {
-      const index = await buildToolIndexAsync(catalog.tools.map((tool) => this.searchable(tool)), {}, { previous: this.latest?.index });
+      const index = await buildToolIndexAsync(
+        catalog.tools.map((tool) => this.searchable(tool)),
+        {},
+        { previous: this.latest?.index },
+      );
       if (!this.latest || this.latest.build < build) this.latest = { index, build };
       this.log.info({ version: catalog.version.slice(0, 12), tools: index.size, ms: Math.round(performance.now() - started) }, 'search index built');
       return index;

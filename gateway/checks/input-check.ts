@@ -6,9 +6,7 @@ import type { Logger } from '../obs/log.ts';
 import { SchemaCompiler, pointerOf } from './schema-compiler.ts';
 
 /** Outcome of checking tools/call arguments: a value, never an exception. */
-export type InputCheck =
-  | { ok: true; checked: boolean }
-  | { ok: false; paths: string[]; issues: string[] };
+export type InputCheck = { ok: true; checked: boolean } | { ok: false; paths: string[]; issues: string[] };
 
 /**
  * Checks tool arguments against an inputSchema before the gateway dispatches a call itself (the
@@ -41,7 +39,8 @@ export class InputValidator {
     if (key === undefined) this.keys.set(schema, (key = contentHash(schema)));
     const { entry, fresh } = this.compiler.compile(key, schema as Record<string, unknown>);
     if ('compileError' in entry) {
-      if (fresh) this.log.warn({ tool, err: entry.compileError, failureMode: 'forward_unchecked' }, 'inputSchema failed to compile; arguments go upstream unchecked');
+      if (fresh)
+        this.log.warn({ tool, err: entry.compileError, failureMode: 'forward_unchecked' }, 'inputSchema failed to compile; arguments go upstream unchecked');
       return { ok: true, checked: false };
     }
     if (entry.validate(args)) return { ok: true, checked: true };

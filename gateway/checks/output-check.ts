@@ -7,9 +7,7 @@ import type { GatewayMetrics } from '../obs/metrics.ts';
 import { SchemaCompiler, pointerOf, type Compiled } from './schema-compiler.ts';
 
 /** Outcome of checking one tools/call result: a value, never an exception. */
-export type OutputCheck =
-  | { ok: true; checked: boolean }
-  | { ok: false; paths: string[]; message: string };
+export type OutputCheck = { ok: true; checked: boolean } | { ok: false; paths: string[]; message: string };
 
 /**
  * Checks tools/call results against the tool's outputSchema. Validators are compiled lazily, once
@@ -49,14 +47,21 @@ export class OutputValidator {
     if (compiled.validate(result.structuredContent)) return { ok: true, checked: true };
     const errors = compiled.validate.errors ?? [];
     const paths = [...new Set(errors.map(pointerOf))];
-    return violation(tool.name, paths, errors.map((e) => `${pointerOf(e) || '(root)'} ${e.message ?? 'is invalid'}`));
+    return violation(
+      tool.name,
+      paths,
+      errors.map((e) => `${pointerOf(e) || '(root)'} ${e.message ?? 'is invalid'}`),
+    );
   }
 
   private compile(tool: CatalogTool, key: string, schema: Record<string, unknown>): Compiled {
     const { entry, fresh } = this.compiler.compile(key, schema);
     if (fresh && 'compileError' in entry) {
       this.metrics.outputSchemaCompileFailures.inc({ tool: tool.name });
-      this.log.warn({ tool: tool.name, upstream: tool.upstream, err: entry.compileError, failureMode: 'serve_unchecked' }, 'outputSchema failed to compile; serving this tool without output checking');
+      this.log.warn(
+        { tool: tool.name, upstream: tool.upstream, err: entry.compileError, failureMode: 'serve_unchecked' },
+        'outputSchema failed to compile; serving this tool without output checking',
+      );
     }
     return entry;
   }

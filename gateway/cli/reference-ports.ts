@@ -9,7 +9,11 @@ export const REFERENCE_PORTS = { upstream: 3001, platform: 3002 } as const;
  * upstream `url` and the `scopes.endpoint` on a loopback host at port 3001 or 3002 take the bound
  * origin (path kept). A key set through its GATEWAY_* variable is left alone. Mutates and returns `config`.
  */
-export function followBoundPorts(config: GatewayConfig, bound: { upstreamUrl: string; platformUrl: string }, env: Record<string, string | undefined> = process.env): GatewayConfig {
+export function followBoundPorts(
+  config: GatewayConfig,
+  bound: { upstreamUrl: string; platformUrl: string },
+  env: Record<string, string | undefined> = process.env,
+): GatewayConfig {
   config.upstreams.forEach((upstream, index) => {
     if (upstream.url === undefined || env[`GATEWAY_UPSTREAMS_${index}_URL`] !== undefined) return;
     upstream.url = rebased(upstream.url, REFERENCE_PORTS.upstream, bound.upstreamUrl);

@@ -33,7 +33,9 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
     } catch (error) {
       const known = error instanceof ConfigError || error instanceof ReloadRefused;
       const message = (error as Error).message;
-      options.report(`${why}: ${known ? message : `reload failed: ${message}`}${error instanceof ConfigError ? '; the running configuration keeps serving' : ''}`);
+      options.report(
+        `${why}: ${known ? message : `reload failed: ${message}`}${error instanceof ConfigError ? '; the running configuration keeps serving' : ''}`,
+      );
     }
   }
   const onHup = () => reload('SIGHUP');
@@ -58,7 +60,10 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
 
 function summary(plan: ReloadPlan): string {
   const parts = [`changed: ${plan.changed.join(', ') || 'nothing'}`];
-  for (const { name, decision } of plan.upstreams) parts.push(`upstream ${name}: ${decision === 'keep' ? 'connection kept' : decision === 'repolicy' ? 'connection kept, catalogue rebuilt' : 'new connection'}`);
+  for (const { name, decision } of plan.upstreams)
+    parts.push(
+      `upstream ${name}: ${decision === 'keep' ? 'connection kept' : decision === 'repolicy' ? 'connection kept, catalogue rebuilt' : 'new connection'}`,
+    );
   for (const name of plan.removed) parts.push(`upstream ${name}: removed`);
   return parts.join('; ');
 }

@@ -34,7 +34,10 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
   if (config.metrics.enabled && config.metrics.port === undefined) router.get('/metrics', metricsRoute(runtime));
   router.get('/.well-known/oauth-protected-resource', (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, '', runtime.oauth?.metadata)));
   for (const { surface, handler } of mounts) {
-    router.get(`/.well-known/oauth-protected-resource${surface.path}`, (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, surface.path, runtime.oauth?.metadata)));
+    router.get(
+      `/.well-known/oauth-protected-resource${surface.path}`,
+      (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, surface.path, runtime.oauth?.metadata)),
+    );
     router.all(surface.path, mcpRoute(runtime, surface, handler));
   }
   mountConsole(router, runtime, serve);
@@ -53,7 +56,12 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
   // client origins; oidc-provider answers CORS per client and the pages check Origin and a CSRF token.
   app.use((ctx, next) => (runtime.oauth ? runtime.oauth.routes(ctx, next) : next()));
   app.use(originGuard(config));
-  app.use(cors(config, mounts.map((m) => m.surface.path)));
+  app.use(
+    cors(
+      config,
+      mounts.map((m) => m.surface.path),
+    ),
+  );
   app.use(router.routes());
   return app;
 }

@@ -64,7 +64,10 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders): PostD
     revision,
     batchRefused: batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES,
     cancellations: messages.flatMap(cancellationOf),
-    toolCall: single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string' ? { name: (single.params as { name: string }).name } : undefined,
+    toolCall:
+      single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string'
+        ? { name: (single.params as { name: string }).name }
+        : undefined,
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
     plain: !batch ? plainRequest(body, headers) : undefined,
   };

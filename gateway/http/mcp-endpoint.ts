@@ -55,15 +55,19 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   const everyUpstreamClosed = config.upstreams.every((u) => u.scopes.failureMode === 'closed');
   return async (ctx) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
-    if (!isJsonContentType(ctx.get('content-type'))) return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
+    if (!isJsonContentType(ctx.get('content-type')))
+      return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
     const requestId = ctx.state.requestId as string;
     const oauth = runtime.oauth;
-    const exchange = oauth ? (c: Credential) => bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey) : undefined;
+    const exchange = oauth
+      ? (c: Credential) => bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey)
+      : undefined;
     const authStarted = performance.timeOrigin + performance.now();
     const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange });
     const authEnded = performance.timeOrigin + performance.now();
     if (authentication.kind === 'invalid') {
-      if (authentication.reason === 'refused') return challenge(ctx, runtime, surface, `Unauthorized: ${authentication.description ?? 'the credential was refused'}`, 'invalid_token');
+      if (authentication.reason === 'refused')
+        return challenge(ctx, runtime, surface, `Unauthorized: ${authentication.description ?? 'the credential was refused'}`, 'invalid_token');
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;
       return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
     }
@@ -112,7 +116,10 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       const needed = await scopesNeeded(runtime, authenticated, post.toolCall.name);
       if (needed) {
         refuse('refused_scope', 'insufficient_scope');
-        ctx.set('www-authenticate', `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${protectedResourceMetadataUrl(config, ctx, surface.path)}"`);
+        ctx.set(
+          'www-authenticate',
+          `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${protectedResourceMetadataUrl(config, ctx, surface.path)}"`,
+        );
         return rejectAtEdge(ctx, 'insufficient_scope', `Forbidden: the access token lacks the scope this tool needs (one of: ${needed.join(', ')})`, post.id);
       }
     }
@@ -161,7 +168,11 @@ async function spendRequestBudget(runtime: GatewayRuntime, credential: Credentia
 function tooManyRequests(ctx: Context, refused: Extract<RateDecision, { ok: false }>): void {
   const seconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
   ctx.set('retry-after', String(seconds));
-  rejectAtEdge(ctx, 'rate_limited', `Too Many Requests: this credential's ${refused.budget} budget (${describeBudget(refused.limit)}) is spent; retry after ${seconds} s`);
+  rejectAtEdge(
+    ctx,
+    'rate_limited',
+    `Too Many Requests: this credential's ${refused.budget} budget (${describeBudget(refused.limit)}) is spent; retry after ${seconds} s`,
+  );
 }
 
 /**
@@ -175,7 +186,14 @@ function tooManyRequests(ctx: Context, refused: Extract<RateDecision, { ok: fals
  * call as unknown. Checked here because the spec wants 400, and a handler's error travels in-band (200).
  * Returns why the request is refused, or undefined.
  */
-async function paramHeaderRejection(runtime: GatewayRuntime, surface: Surface, request: AuthenticatedRequest, access: Access, call: ParamHeaderCheck, header: (name: string) => string | undefined): Promise<string | undefined> {
+async function paramHeaderRejection(
+  runtime: GatewayRuntime,
+  surface: Surface,
+  request: AuthenticatedRequest,
+  access: Access,
+  call: ParamHeaderCheck,
+  header: (name: string) => string | undefined,
+): Promise<string | undefined> {
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
   const tool = catalog?.byName.get(call.name) ?? catalog?.withheld?.get(call.name);
   const scan = tool && isVisible(tool, access) && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
@@ -216,7 +234,11 @@ async function closedTarget(runtime: GatewayRuntime, request: AuthenticatedReque
  */
 function scopesUnavailable(ctx: Context, runtime: GatewayRuntime, standing: Extract<Standing, { kind: 'unverified' }>): void {
   ctx.set('retry-after', String(Math.max(1, Math.ceil(runtime.config.scopes.timeoutMs / 1000))));
-  rejectAtEdge(ctx, 'scopes_unavailable', `Service Unavailable: the caller's scopes could not be looked up (${standing.reason}); nothing was forwarded. Retry later.`);
+  rejectAtEdge(
+    ctx,
+    'scopes_unavailable',
+    `Service Unavailable: the caller's scopes could not be looked up (${standing.reason}); nothing was forwarded. Retry later.`,
+  );
 }
 
 /**
@@ -304,9 +326,9 @@ const SUSPECT_KEYS = /__proto__|constructor|\\u00/;
 /** Whether `value` has an own `__proto__` key, or a `constructor` key holding `prototype`, anywhere (@hapi/bourne's rule). */
 function poisoned(value: unknown): boolean {
   if (value === null || typeof value !== 'object') return false;
-  if (Object.prototype.hasOwnProperty.call(value, '__proto__')) return true;
+  if (Object.hasOwn(value, '__proto__')) return true;
   const ctor = (value as Record<string, unknown>).constructor;
-  if (Object.prototype.hasOwnProperty.call(value, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.prototype.hasOwnProperty.call(ctor, 'prototype')) return true;
+  if (Object.hasOwn(value, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype')) return true;
   return Object.values(value).some(poisoned);
 }
 

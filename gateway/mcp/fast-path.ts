@@ -109,7 +109,13 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
  * described; the caller then hands the request to the SDK. Counted in `mcp_requests_total` as the
  * SDK path counts it.
  */
-export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, surface: Surface, authenticated: AuthenticatedRequest, plain: PlainRequest): Promise<boolean> {
+export async function answerPlainRequest(
+  ctx: Context,
+  runtime: GatewayRuntime,
+  surface: Surface,
+  authenticated: AuthenticatedRequest,
+  plain: PlainRequest,
+): Promise<boolean> {
   const info = await runtime.upstreamSet.describe({ credential: authenticated.credential, requestId: authenticated.requestId }).catch(() => undefined);
   if (!info || (plain.method === 'tools/call' && info.capabilities.logging !== undefined)) return false;
 
@@ -150,7 +156,7 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
     if (plain.method === 'tools/list') {
       listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
       message = listingAnswer(listing, plain);
-    } else message = [resultAnswer(plain, await dispatch('tools/call', callRequest(plain), d) as Record<string, unknown>)];
+    } else message = [resultAnswer(plain, (await dispatch('tools/call', callRequest(plain), d)) as Record<string, unknown>)];
   } catch (error) {
     const { code, message: text, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
     if (code === MISSING_CLIENT_CAPABILITY && plain.era === 'modern') status = 400;
@@ -195,7 +201,10 @@ function respond(ctx: Context, status: number, pieces: readonly (string | Buffer
     res.end(body);
     return;
   }
-  res.setHeader('content-length', pieces.reduce((n, piece) => n + (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length), 0));
+  res.setHeader(
+    'content-length',
+    pieces.reduce((n, piece) => n + (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length), 0),
+  );
   for (const piece of pieces.slice(0, -1)) res.write(piece);
   res.end(pieces.at(-1));
 }
@@ -248,6 +257,9 @@ function legacyJson(listing: Listing): Buffer {
  * it differs per caller; mcp-server.ts) and serverInfo.
  */
 function listingAnswer(listing: Listing, plain: PlainRequest): (string | Buffer)[] {
-  return ['{"result":{"tools":', plain.era === 'legacy' ? legacyJson(listing) : listing.json, `${plain.era === 'modern' ? MODERN_TOOLS_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`];
+  return [
+    '{"result":{"tools":',
+    plain.era === 'legacy' ? legacyJson(listing) : listing.json,
+    `${plain.era === 'modern' ? MODERN_TOOLS_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`,
+  ];
 }
-

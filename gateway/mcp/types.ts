@@ -29,7 +29,10 @@ import type { ProjectCallToolResult } from './wire.ts';
  * Not the scope cache, the upstream set or the runtime's logger: the caller (policy/caller.ts) and the
  * edge hold those, and the request's logger is {@link DispatchContext.log}.
  */
-export type DispatchRuntime = Pick<GatewayRuntime, 'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls' | 'audit' | 'rateLimiter'>;
+export type DispatchRuntime = Pick<
+  GatewayRuntime,
+  'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls' | 'audit' | 'rateLimiter'
+>;
 
 const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 
@@ -83,4 +86,3 @@ export interface Surface {
    */
   advertises(tool: CatalogTool, config: GatewayConfig): boolean;
 }
-

@@ -108,11 +108,17 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   let key = config.digestKey;
   if (!key) {
     key = randomBytes(32).toString('hex');
-    options.log?.warn('audit.digestKey is not set: credential and argument digests use a key generated for this process and will not match across restarts or replicas');
+    options.log?.warn(
+      'audit.digestKey is not set: credential and argument digests use a key generated for this process and will not match across restarts or replicas',
+    );
   }
   const destination =
     options.destination ??
-    (config.destination === 'stdout' ? pino.destination({ fd: 1, sync: false }) : config.destination === 'stderr' ? pino.destination({ fd: 2, sync: false }) : pino.destination({ dest: config.destination, sync: false, mkdir: true, append: true }));
+    (config.destination === 'stdout'
+      ? pino.destination({ fd: 1, sync: false })
+      : config.destination === 'stderr'
+        ? pino.destination({ fd: 2, sync: false })
+        : pino.destination({ dest: config.destination, sync: false, mkdir: true, append: true }));
   // Its own logger: no base fields (pid, hostname), the event's own `time`, and `event` where the level
   // would go (every line is a tool decision; pino's line always opens with the level slot).
   const logger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_decision' }) } }, destination);
@@ -142,7 +148,12 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
     },
     close: () =>
       new Promise<void>((resolve) => {
-        const stream = destination as DestinationStream & { flushSync?: () => void; end?: () => void; once?: (event: string, fn: () => void) => void; fd?: number };
+        const stream = destination as DestinationStream & {
+          flushSync?: () => void;
+          end?: () => void;
+          once?: (event: string, fn: () => void) => void;
+          fd?: number;
+        };
         try {
           stream.flushSync?.();
         } catch {
@@ -161,7 +172,9 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value) ?? 'null';

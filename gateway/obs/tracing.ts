@@ -221,7 +221,13 @@ export function upstreamSpan<T>(call: UpstreamCall, fn: (carrier: Record<string,
   const attributes: Attributes = {
     ...mcpAttributes(call.method, call.target, call.requestId),
     'ai.cpz.gateway.upstream': call.upstream,
-    ...(address ? { [ATTR_SERVER_ADDRESS]: address.hostname, [ATTR_SERVER_PORT]: Number(address.port || (address.protocol === 'https:' ? 443 : 80)), [ATTR_NETWORK_TRANSPORT]: 'tcp' } : { [ATTR_NETWORK_TRANSPORT]: 'pipe' }),
+    ...(address
+      ? {
+          [ATTR_SERVER_ADDRESS]: address.hostname,
+          [ATTR_SERVER_PORT]: Number(address.port || (address.protocol === 'https:' ? 443 : 80)),
+          [ATTR_NETWORK_TRANSPORT]: 'tcp',
+        }
+      : { [ATTR_NETWORK_TRANSPORT]: 'pipe' }),
   };
   return tracer.startActiveSpan(spanName(call.method, call.target), { kind: SpanKind.CLIENT, attributes }, active, (span) =>
     finish(span, () => {
@@ -307,7 +313,10 @@ function mcpAttributes(method: string | undefined, target: string | undefined, i
 
 function finish<T>(span: Span, fn: (span: Span) => T): T {
   const failed = (error: unknown) => {
-    span.setAttribute(ATTR_ERROR_TYPE, (error as { code?: unknown })?.code !== undefined ? String((error as { code: unknown }).code) : ((error as Error)?.name ?? 'Error'));
+    span.setAttribute(
+      ATTR_ERROR_TYPE,
+      (error as { code?: unknown })?.code !== undefined ? String((error as { code: unknown }).code) : ((error as Error)?.name ?? 'Error'),
+    );
     span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
     throw error;
@@ -319,13 +328,10 @@ function finish<T>(span: Span, fn: (span: Span) => T): T {
     return failed(error);
   }
   if (result instanceof Promise) {
-    return result.then(
-      (value) => {
-        span.end();
-        return value;
-      },
-      failed,
-    ) as T;
+    return result.then((value) => {
+      span.end();
+      return value;
+    }, failed) as T;
   }
   span.end();
   return result;

@@ -28,7 +28,10 @@ export interface SurfaceView {
 }
 
 /** The headers a caller sends for `key`+`secret` or `bearer`, under the header names of `credentials`. */
-export function credentialHeaders(credentials: GatewayConfig['credentials'], input: { key?: string; secret?: string; bearer?: string }): Record<string, string> {
+export function credentialHeaders(
+  credentials: GatewayConfig['credentials'],
+  input: { key?: string; secret?: string; bearer?: string },
+): Record<string, string> {
   const headers: Record<string, string> = {};
   const bearer = input.bearer?.trim();
   if (bearer) headers.authorization = /^bearer\s/i.test(bearer) ? bearer : `Bearer ${bearer}`;
@@ -44,7 +47,12 @@ export function credentialHeaders(credentials: GatewayConfig['credentials'], inp
  * with `headers`, in the 2026-07-28 era, all pages. `fetchImpl` replaces the network (in-process use).
  * Never rejects: a failing endpoint gets `error`.
  */
-export async function credentialView(baseUrl: string, paths: readonly string[], headers: Readonly<Record<string, string>>, fetchImpl: FetchLike = fetch): Promise<SurfaceView[]> {
+export async function credentialView(
+  baseUrl: string,
+  paths: readonly string[],
+  headers: Readonly<Record<string, string>>,
+  fetchImpl: FetchLike = fetch,
+): Promise<SurfaceView[]> {
   return Promise.all(paths.map((path) => surfaceView(new URL(path, baseUrl), headers, fetchImpl)));
 }
 

@@ -67,11 +67,12 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
     onBehalfOf,
     era,
     access,
-    catalog: () => inSpan('catalog', {}, async (span) => {
-      const catalog = await upstreams.catalog(onBehalfOf);
-      span?.setAttributes({ 'ai.cpz.gateway.catalog.version': catalog.version, 'ai.cpz.gateway.catalog.tools': catalog.tools.length });
-      return catalog;
-    }),
+    catalog: () =>
+      inSpan('catalog', {}, async (span) => {
+        const catalog = await upstreams.catalog(onBehalfOf);
+        span?.setAttributes({ 'ai.cpz.gateway.catalog.version': catalog.version, 'ai.cpz.gateway.catalog.tools': catalog.tools.length });
+        return catalog;
+      }),
     list: (method) => upstreams.list(method, onBehalfOf, reachable),
     async route(method, params) {
       const route = await upstreams.route(method, params, onBehalfOf);

@@ -44,11 +44,20 @@ export function requestCharge(limits: GatewayConfig['rateLimits'], digest: strin
  * `writes`), then `tool`. Empty when none applies.
  * @param upstream - the configuration of the tool's upstream (undefined: gateway-wide budgets only).
  */
-export function toolCallCharges(limits: GatewayConfig['rateLimits'], upstream: Pick<UpstreamConfig, 'name' | 'rateLimits'> | undefined, tool: ChargedTool, digest: string): BudgetCharge[] {
+export function toolCallCharges(
+  limits: GatewayConfig['rateLimits'],
+  upstream: Pick<UpstreamConfig, 'name' | 'rateLimits'> | undefined,
+  tool: ChargedTool,
+  digest: string,
+): BudgetCharge[] {
   const own = upstream?.rateLimits;
   const charges: BudgetCharge[] = [];
   const kind = tool.readOnly ? 'reads' : 'writes';
-  const classBudget = own?.[kind] ? { limit: own[kind]!, key: `${kind}:${tool.upstream}:${digest}` } : limits[kind] ? { limit: limits[kind]!, key: `${kind}:${digest}` } : undefined;
+  const classBudget = own?.[kind]
+    ? { limit: own[kind]!, key: `${kind}:${tool.upstream}:${digest}` }
+    : limits[kind]
+      ? { limit: limits[kind]!, key: `${kind}:${digest}` }
+      : undefined;
   if (classBudget) charges.push({ budget: kind, ...classBudget });
   const perTool = own?.tools[tool.upstreamName] ?? own?.tool ?? limits.tool;
   if (perTool) charges.push({ budget: 'tool', key: `tool:${tool.upstream}:${tool.upstreamName}:${digest}`, limit: perTool });

@@ -38,7 +38,13 @@ export function accessFor(standing: Standing, upstreams: readonly UpstreamConfig
     const scopes = standing.scopes;
     let key: string | undefined;
     // The key is read only when a listing is built or looked up: a tools/call never pays for it.
-    return { standing, of: () => scopes, get key() { return (key ??= `s:${[...scopes].sort().join(' ')}`); } };
+    return {
+      standing,
+      of: () => scopes,
+      get key() {
+        return (key ??= `s:${[...scopes].sort().join(' ')}`);
+      },
+    };
   }
   const byUpstream = new Map<string, UpstreamAccess>();
   for (const upstream of upstreams) {
@@ -120,5 +126,8 @@ export function visibleTools(catalog: Catalog, access: Access): readonly Catalog
  */
 export function visibilityKey(catalog: Catalog, access: Access): string {
   if (access.standing.kind !== 'scopes') return `${catalog.version}|${access.key}`;
-  return `${catalog.version}|s:${access.standing.scopes.filter((s) => catalog.scopesInUse.has(s)).sort().join(' ')}`;
+  return `${catalog.version}|s:${access.standing.scopes
+    .filter((s) => catalog.scopesInUse.has(s))
+    .sort()
+    .join(' ')}`;
 }

@@ -16,7 +16,15 @@ import { isDeepStrictEqual } from 'node:util';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 
 /** Upstream keys that only shape the catalogue and its policy: a change keeps the connection. */
-export const POLICY_KEYS = ['metaKey', 'scopeRules', 'readOnlyOverrides', 'anchors', 'categories', 'outputSchemas', 'catalog'] as const satisfies readonly (keyof UpstreamConfig)[];
+export const POLICY_KEYS = [
+  'metaKey',
+  'scopeRules',
+  'readOnlyOverrides',
+  'anchors',
+  'categories',
+  'outputSchemas',
+  'catalog',
+] as const satisfies readonly (keyof UpstreamConfig)[];
 
 export type UpstreamDecision = 'keep' | 'repolicy' | 'replace';
 
@@ -31,7 +39,10 @@ export interface ReloadPlan {
 
 /** A key that a reload cannot change; its message reads like loadConfig's (`<key path>: <why>`). */
 export class ReloadRefused extends Error {
-  constructor(readonly keyPath: string, detail: string) {
+  constructor(
+    readonly keyPath: string,
+    detail: string,
+  ) {
     super(`configuration not reloaded: ${keyPath}: ${detail}; the running configuration keeps serving`);
     this.name = 'ReloadRefused';
   }
@@ -42,9 +53,14 @@ export class ReloadRefused extends Error {
  */
 export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan {
   for (const key of ['host', 'port'] as const) {
-    if (old.listen[key] !== next.listen[key]) throw new ReloadRefused(`listen.${key}`, `changed from ${old.listen[key]} to ${next.listen[key]}, which needs a restart`);
+    if (old.listen[key] !== next.listen[key])
+      throw new ReloadRefused(`listen.${key}`, `changed from ${old.listen[key]} to ${next.listen[key]}, which needs a restart`);
   }
-  if (old.metrics.port !== next.metrics.port) throw new ReloadRefused('metrics.port', `changed from ${old.metrics.port ?? '(main port)'} to ${next.metrics.port ?? '(main port)'}, which needs a restart`);
+  if (old.metrics.port !== next.metrics.port)
+    throw new ReloadRefused(
+      'metrics.port',
+      `changed from ${old.metrics.port ?? '(main port)'} to ${next.metrics.port ?? '(main port)'}, which needs a restart`,
+    );
   const before = new Map(old.upstreams.map((u) => [u.name, u]));
   // A kept catalogue cache was built under the old cache settings: rebuild it under the new ones.
   const cacheChanged = !isDeepStrictEqual(old.cache, next.cache);

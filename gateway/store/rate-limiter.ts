@@ -8,7 +8,7 @@ import type { BudgetCharge, BudgetName } from '../policy/rate-limits.ts';
 /** The outcome of spending a request's budgets: allowed, or refused by the first budget that ran out. */
 export type RateDecision =
   | { ok: true }
-  | { ok: false; budget: BudgetName; limit: RateBudget; /** Until the refusing budget has a point again. */ retryAfterMs: number };
+  | { ok: false; budget: BudgetName; limit: RateBudget /** Until the refusing budget has a point again. */; retryAfterMs: number };
 
 /**
  * The counters behind gateway/policy/rate-limits.ts, with rate-limiter-flexible: fixed windows per
@@ -50,13 +50,23 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       options.log.warn({ err: (error as Error)?.message }, 'rate limit store failed; counting in memory on this replica');
     }
   };
-  const redis = options.store === 'redis' ? createClient({ url: options.redisUrl, disableOfflineQueue: true, socket: { connectTimeout: 1000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 2000) } }) : undefined;
+  const redis =
+    options.store === 'redis'
+      ? createClient({
+          url: options.redisUrl,
+          disableOfflineQueue: true,
+          socket: { connectTimeout: 1000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 2000) },
+        })
+      : undefined;
   // The first connection, awaited (bounded) by the first requests, so a replica that just started
   // counts in the shared store rather than alone in memory.
   let connecting: Promise<unknown> | undefined;
   if (redis) {
     redis.on('error', storeFailed);
-    connecting = redis.connect().catch(storeFailed).finally(() => (connecting = undefined));
+    connecting = redis
+      .connect()
+      .catch(storeFailed)
+      .finally(() => (connecting = undefined));
   }
   // One limiter per budget and limit: rate-limiter-flexible fixes points and duration per instance.
   const limiters = new Map<string, RateLimiterAbstract>();
@@ -66,7 +76,15 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     if (!limiter) {
       const shape = { points: charge.limit.points, duration: charge.limit.durationMs / 1000, keyPrefix: `${prefix}:${id}` };
       const memory = new RateLimiterMemory(shape);
-      limiter = redis ? new RateLimiterRedis({ ...shape, storeClient: redis, useRedisPackage: true, rejectIfRedisNotReady: true, insuranceLimiter: insured(memory, storeFailed) }) : memory;
+      limiter = redis
+        ? new RateLimiterRedis({
+            ...shape,
+            storeClient: redis,
+            useRedisPackage: true,
+            rejectIfRedisNotReady: true,
+            insuranceLimiter: insured(memory, storeFailed),
+          })
+        : memory;
       limiters.set(id, limiter);
     }
     return limiter;

@@ -76,7 +76,10 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
     structured.hint = `No tool matched${category ? ` in category ${category}` : ''}. Try other words${categories.length ? `, or a category: ${categories.join(', ')}` : ''}.`;
   }
   count('ok');
-  const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured as unknown as Record<string, unknown> };
+  const result: CallToolResult = {
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+    structuredContent: structured as unknown as Record<string, unknown>,
+  };
   return d.project(result, definition.outputSchema as Record<string, unknown> | undefined);
 }
 

@@ -30,7 +30,8 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
   const { metrics } = d.runtime;
   const started = performance.now();
   const labels = { endpoint: d.surface.name, tool: tool.name, via };
-  const decided = (outcome: AuditOutcome, reason?: string, budget?: string) => recordDecision(d, { via, name: tool.name, tool, outcome, reason, arguments: args ?? {}, started, budget });
+  const decided = (outcome: AuditOutcome, reason?: string, budget?: string) =>
+    recordDecision(d, { via, name: tool.name, tool, outcome, reason, arguments: args ?? {}, started, budget });
   const limited = await spendToolBudgets(d, tool);
   if (limited) {
     metrics.toolCalls.inc({ ...labels, outcome: 'rate_limited' });
@@ -68,7 +69,10 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
     metrics.toolCalls.inc({ ...labels, outcome: 'output_schema_violation' });
     d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'upstream result broke its outputSchema; answering isError');
     decided('output_schema_violation', 'output_schema_violation');
-    return { ...toolErrorResult('output_schema_violation', check.message), _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths } };
+    return {
+      ...toolErrorResult('output_schema_violation', check.message),
+      _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths },
+    };
   }
   metrics.toolCalls.inc({ ...labels, outcome: result.isError ? 'is_error' : 'ok' });
   decided(result.isError ? await directFailureOutcome(d, tool, args, via) : 'ok', result.isError ? 'is_error' : undefined);
@@ -97,7 +101,15 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
   if (!tool) {
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
     // A hidden tool refused looks unknown to the caller, not to the operator.
-    recordDecision(d, { via: 'direct', name, tool: found, outcome: found ? 'refused_scope' : 'unknown_tool', reason: 'unknown_tool', arguments: args ?? {}, started });
+    recordDecision(d, {
+      via: 'direct',
+      name,
+      tool: found,
+      outcome: found ? 'refused_scope' : 'unknown_tool',
+      reason: 'unknown_tool',
+      arguments: args ?? {},
+      started,
+    });
     const nearest = await nearestVisibleNames(d, visible, name);
     const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
     throw new GatewayError('unknown_tool', `Unknown tool: ${name}${hint}`, nearest.length ? { nearest } : {});

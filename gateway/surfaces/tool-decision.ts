@@ -31,8 +31,12 @@ export interface Decision {
  */
 export function recordDecision(d: DispatchContext, decision: Decision): void {
   // Span attributes carry catalogue names only: a name the caller made up is an argument value.
-  if (decision.via === 'call_tool' && decision.tool) annotateRequest({ 'ai.cpz.gateway.target_tool': decision.tool.name, 'ai.cpz.gateway.upstream': decision.tool.upstream });
-  annotateRequest({ 'ai.cpz.gateway.outcome': decision.outcome, ...(decision.outcome === 'ok' ? {} : { 'error.type': decision.outcome === 'error' ? 'tool_error' : decision.outcome }) });
+  if (decision.via === 'call_tool' && decision.tool)
+    annotateRequest({ 'ai.cpz.gateway.target_tool': decision.tool.name, 'ai.cpz.gateway.upstream': decision.tool.upstream });
+  annotateRequest({
+    'ai.cpz.gateway.outcome': decision.outcome,
+    ...(decision.outcome === 'ok' ? {} : { 'error.type': decision.outcome === 'error' ? 'tool_error' : decision.outcome }),
+  });
   if (!d.runtime.audit.enabled) return;
   audit(d.runtime, d.surface.name, d.caller, (d.request.envelope ?? d.request._meta) as Record<string, unknown> | undefined, decision);
 }
@@ -43,11 +47,21 @@ export function recordDecision(d: DispatchContext, decision: Decision): void {
  * event each, named by what the caller asked for (call_tool: its target, `via: call_tool`). The tool is
  * not looked up: a refused request costs no catalogue read.
  */
-export function auditEdgeRefusal(runtime: GatewayRuntime, surface: Surface, request: AuthenticatedRequest, messages: readonly RpcMessage[], refusal: { outcome: AuditOutcome; reason: string; started: number }): void {
+export function auditEdgeRefusal(
+  runtime: GatewayRuntime,
+  surface: Surface,
+  request: AuthenticatedRequest,
+  messages: readonly RpcMessage[],
+  refusal: { outcome: AuditOutcome; reason: string; started: number },
+): void {
   if (!runtime.audit.enabled) return;
   for (const message of messages) {
     if (!message || typeof message !== 'object' || message.method !== 'tools/call') continue;
-    const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> };
+    const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as {
+      name?: unknown;
+      arguments?: unknown;
+      _meta?: Record<string, unknown>;
+    };
     const name = typeof params.name === 'string' ? params.name : '';
     const target = name === CALL_TOOL ? (params.arguments as { name?: unknown; arguments?: unknown } | undefined) : undefined;
     const viaCallTool = surface.name === 'compact' && target !== undefined && typeof target === 'object';
@@ -63,13 +77,22 @@ export function auditEdgeRefusal(runtime: GatewayRuntime, surface: Surface, requ
 /** The identity of the request a decision belongs to: the edge's AuthenticatedRequest, or the Caller built from it. */
 type DecidingRequest = Pick<AuthenticatedRequest, 'credential' | 'requestId' | 'traceId'>;
 
-function audit(runtime: Pick<GatewayRuntime, 'audit'>, surface: string, request: DecidingRequest, envelope: Record<string, unknown> | undefined, decision: Decision): void {
+function audit(
+  runtime: Pick<GatewayRuntime, 'audit'>,
+  surface: string,
+  request: DecidingRequest,
+  envelope: Record<string, unknown> | undefined,
+  decision: Decision,
+): void {
   const info = envelope?.[CLIENT_INFO_META_KEY] as { name?: unknown; version?: unknown } | undefined;
   runtime.audit.record({
     requestId: request.requestId,
     traceId: request.traceId,
     credentialDigest: request.credential.digest,
-    client: info && typeof info === 'object' ? { name: typeof info.name === 'string' ? info.name : undefined, version: typeof info.version === 'string' ? info.version : undefined } : undefined,
+    client:
+      info && typeof info === 'object'
+        ? { name: typeof info.name === 'string' ? info.name : undefined, version: typeof info.version === 'string' ? info.version : undefined }
+        : undefined,
     surface,
     via: decision.via,
     upstream: decision.tool?.upstream,
@@ -93,12 +116,23 @@ export async function spendToolBudgets(d: DispatchContext, tool: CatalogTool): P
   const limiter = d.runtime.rateLimiter;
   if (!limiter) return undefined;
   const upstream = d.runtime.config.upstreams.find((u) => u.name === tool.upstream);
-  const charges = toolCallCharges(d.runtime.config.rateLimits, upstream, { upstream: tool.upstream, upstreamName: tool.upstreamName, readOnly: tool.readOnly }, d.caller.credential.digest);
+  const charges = toolCallCharges(
+    d.runtime.config.rateLimits,
+    upstream,
+    { upstream: tool.upstream, upstreamName: tool.upstreamName, readOnly: tool.readOnly },
+    d.caller.credential.digest,
+  );
   if (charges.length === 0) return undefined;
   const decision = await limiter.consume(charges);
   if (decision.ok) return undefined;
   const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
   const what = decision.budget === 'tool' ? `calls of ${tool.name}` : decision.budget === 'writes' ? 'state-changing tool calls' : 'read-only tool calls';
-  const result = toolErrorResult('rate_limited', `Rate limit reached: ${what} for this credential are limited to ${describeBudget(decision.limit)}. Nothing was executed. Retry after ${seconds} s.`);
-  return { result: { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/budget': decision.budget, 'ai.cpz.gateway/retryAfterMs': decision.retryAfterMs } }, budget: decision.budget };
+  const result = toolErrorResult(
+    'rate_limited',
+    `Rate limit reached: ${what} for this credential are limited to ${describeBudget(decision.limit)}. Nothing was executed. Retry after ${seconds} s.`,
+  );
+  return {
+    result: { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/budget': decision.budget, 'ai.cpz.gateway/retryAfterMs': decision.retryAfterMs } },
+    budget: decision.budget,
+  };
 }

@@ -36,7 +36,14 @@ export const LIST_ITEMS = {
 export type ListMethod = keyof typeof LIST_ITEMS;
 
 /** The per-request methods forwarded with the caller's credential (the last three: 2025-era upstreams only). */
-export type ForwardMethod = 'tools/call' | 'resources/read' | 'prompts/get' | 'completion/complete' | 'logging/setLevel' | 'resources/subscribe' | 'resources/unsubscribe';
+export type ForwardMethod =
+  | 'tools/call'
+  | 'resources/read'
+  | 'prompts/get'
+  | 'completion/complete'
+  | 'logging/setLevel'
+  | 'resources/subscribe'
+  | 'resources/unsubscribe';
 
 /** What the upstream advertised when the gateway connected. */
 export interface UpstreamInfo {
@@ -67,13 +74,20 @@ export interface ForwardOptions extends OnBehalfOf {
 }
 
 /** The per-request methods the undici hop carries to an HTTP upstream (http-hop.ts); the rest stays with the SDK client. */
-const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod>(['tools/call', 'resources/read', 'prompts/get', 'completion/complete', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod>([
+  'tools/call',
+  'resources/read',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
 const LIST_CHANGED: Readonly<Record<string, ListMethod>> = {
   'notifications/tools/list_changed': 'tools/list',
   'notifications/prompts/list_changed': 'prompts/list',
   'notifications/resources/list_changed': 'resources/list',
 };
-
 
 type ListChanged = (method: ListMethod) => void;
 
@@ -139,7 +153,8 @@ export class UpstreamClient {
     this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
     this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
-    if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined) this.hop = new HttpHop(config.url, config.headers, config.connections);
+    if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined)
+      this.hop = new HttpHop(config.url, config.headers, config.connections);
     if (config.health.intervalMs > 0) {
       this.prober = setInterval(() => void runInBackground(() => this.probe()), config.health.intervalMs);
       this.prober.unref();
@@ -195,7 +210,8 @@ export class UpstreamClient {
     const items: unknown[] = [];
     let first: Record<string, unknown> | undefined;
     const allowed = (page: number): void => {
-      if (page > this.limits.maxListPages) throw new GatewayError('upstream_error', `upstream ${this.name} returned more than ${this.limits.maxListPages} pages of ${method}`);
+      if (page > this.limits.maxListPages)
+        throw new GatewayError('upstream_error', `upstream ${this.name} returned more than ${this.limits.maxListPages} pages of ${method}`);
     };
     allowed(1);
     let pending = this.send(method, {}, onBehalfOf);
@@ -208,7 +224,8 @@ export class UpstreamClient {
       const more = typeof next === 'string';
       if (more) {
         allowed(page + 1);
-        if (seen.has(next)) throw new GatewayError('upstream_error', `upstream ${this.name} repeated cursor "${next.slice(0, 40)}" in ${method}: pagination loop`);
+        if (seen.has(next))
+          throw new GatewayError('upstream_error', `upstream ${this.name} repeated cursor "${next.slice(0, 40)}" in ${method}: pagination loop`);
         seen.add(next);
         pending = this.send(method, { cursor: next }, onBehalfOf);
         // Awaited below; until then (and for good if `onPage` throws) its failure must not go unhandled.
@@ -273,14 +290,17 @@ export class UpstreamClient {
     try {
       const session = this.hop && HOP_METHODS.has(method) ? this.hopSessions.get(client) : undefined;
       if (session) return await this.hop!.request(session, method, params, this.hopCall(options));
-      return await client.request({ method: method as 'tools/call', params }, {
-        signal: options.signal,
-        onprogress: options.onprogress,
-        resetTimeoutOnProgress: options.onprogress !== undefined,
-        timeout: this.config.timeoutMs,
-        ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
-        ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
-      });
+      return await client.request(
+        { method: method as 'tools/call', params },
+        {
+          signal: options.signal,
+          onprogress: options.onprogress,
+          resetTimeoutOnProgress: options.onprogress !== undefined,
+          timeout: this.config.timeoutMs,
+          ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
+          ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
+        },
+      );
     } catch (error) {
       // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
       // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
@@ -298,7 +318,10 @@ export class UpstreamClient {
   private async connect(): Promise<UpstreamInfo> {
     if (this.closed) throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
     const client = this.newClient();
-    const transport: Transport = this.transport === 'stdio' ? stdioTransport(this.config, this.log) : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
+    const transport: Transport =
+      this.transport === 'stdio'
+        ? stdioTransport(this.config, this.log)
+        : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
     try {
       await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
     } catch (error) {
@@ -336,8 +359,11 @@ export class UpstreamClient {
     };
     this.watchListChanges(client, info);
     this.info = info;
-    const pid = 'pid' in transport ? (transport.pid as number | null) ?? undefined : undefined;
-    this.log.info({ upstream: this.name, transport: this.transport, pid, era: info.era, sessionful, version: client.getNegotiatedProtocolVersion() }, 'connected to upstream');
+    const pid = 'pid' in transport ? ((transport.pid as number | null) ?? undefined) : undefined;
+    this.log.info(
+      { upstream: this.name, transport: this.transport, pid, era: info.era, sessionful, version: client.getNegotiatedProtocolVersion() },
+      'connected to upstream',
+    );
     return info;
   }
 
@@ -369,14 +395,12 @@ export class UpstreamClient {
     if (!client) {
       const fresh = this.newClient();
       const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
-      client = fresh
-        .connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) })
-        .then(() => {
-          this.hopSessions.set(fresh, hopSession(fresh, transport));
-          this.watchListChanges(fresh, this.info!);
-          this.watchStreams(fresh);
-          return fresh;
-        });
+      client = fresh.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) }).then(() => {
+        this.hopSessions.set(fresh, hopSession(fresh, transport));
+        this.watchListChanges(fresh, this.info!);
+        this.watchStreams(fresh);
+        return fresh;
+      });
       client.catch(() => this.sessions.delete(key));
       this.sessions.set(key, client);
     }
@@ -436,7 +460,8 @@ export class UpstreamClient {
   private watchStreams(client: Client): void {
     if (this.transport !== 'http') return;
     client.onerror = (error) => {
-      if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message)) void runInBackground(() => this.checkAlive());
+      if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message))
+        void runInBackground(() => this.checkAlive());
     };
   }
 
@@ -504,7 +529,12 @@ export class UpstreamClient {
         });
         await response.body?.cancel();
       } catch (error) {
-        if (isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name} went away (a response stream broke and it refuses connections)`, { upstream: this.name }));
+        if (isConnectionLoss(error))
+          this.lost(
+            new GatewayError('upstream_unavailable', `upstream ${this.name} went away (a response stream broke and it refuses connections)`, {
+              upstream: this.name,
+            }),
+          );
       } finally {
         this.checking = undefined;
       }
@@ -519,12 +549,19 @@ export class UpstreamClient {
     client.setNotificationHandler('notifications/prompts/list_changed', notify('prompts/list'));
     client.setNotificationHandler('notifications/resources/list_changed', notify('resources/list'));
     const caps = info.capabilities;
-    const filter = { toolsListChanged: caps.tools?.listChanged === true, promptsListChanged: caps.prompts?.listChanged === true, resourcesListChanged: caps.resources?.listChanged === true };
+    const filter = {
+      toolsListChanged: caps.tools?.listChanged === true,
+      promptsListChanged: caps.prompts?.listChanged === true,
+      resourcesListChanged: caps.resources?.listChanged === true,
+    };
     if (info.era !== 'modern' || !Object.values(filter).some(Boolean)) return;
     // The listen stream outlives the request that connected: it must not carry that caller's credential.
     runInBackground(() =>
       client.listen(filter).then(
-        (subscription) => void subscription.closed.then((how) => how === 'remote' && !this.closed && this.log.warn({ upstream: this.name }, 'upstream listen stream ended; relying on TTLs')),
+        (subscription) =>
+          void subscription.closed.then(
+            (how) => how === 'remote' && !this.closed && this.log.warn({ upstream: this.name }, 'upstream listen stream ended; relying on TTLs'),
+          ),
         (error: unknown) => this.log.info({ upstream: this.name, err: (error as Error).message }, 'upstream refused subscriptions/listen; relying on TTLs'),
       ),
     );
@@ -540,7 +577,10 @@ function hopSession(client: Client, transport: StreamableHTTPClientTransport): H
     protocolVersion,
     sessionId: transport.sessionId,
     // The SDK client's outbound envelope (its codec's outboundEnvelope): this hop's client declares no capabilities.
-    envelope: era === 'modern' ? { [PROTOCOL_VERSION_META_KEY]: protocolVersion, [CLIENT_INFO_META_KEY]: GATEWAY_CLIENT, [CLIENT_CAPABILITIES_META_KEY]: {} } : undefined,
+    envelope:
+      era === 'modern'
+        ? { [PROTOCOL_VERSION_META_KEY]: protocolVersion, [CLIENT_INFO_META_KEY]: GATEWAY_CLIENT, [CLIENT_CAPABILITIES_META_KEY]: {} }
+        : undefined,
   };
 }
 
@@ -553,7 +593,8 @@ const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'E
  */
 function isConnectionLoss(error: unknown): boolean {
   if (error instanceof SdkHttpError) return false;
-  if (error instanceof SdkError) return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
+  if (error instanceof SdkError)
+    return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
   if (!(error instanceof Error)) return false;
   if (error.message === 'Not connected') return true;
   const cause = (error as Error & { cause?: { code?: unknown } }).cause;

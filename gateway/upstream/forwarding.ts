@@ -41,7 +41,13 @@ export interface ForwardingContext {
  * @throws whatever the upstream client threw: {@link forwardError} turns it into the caller's error,
  *   the tools/call path turns a failure to reach the upstream into an isError result instead.
  */
-export async function forward(d: ForwardingContext, client: UpstreamClient, method: ForwardMethod, params: Record<string, unknown>, tool?: { inputSchema?: unknown }): Promise<Record<string, unknown>> {
+export async function forward(
+  d: ForwardingContext,
+  client: UpstreamClient,
+  method: ForwardMethod,
+  params: Record<string, unknown>,
+  tool?: { inputSchema?: unknown },
+): Promise<Record<string, unknown>> {
   const { request } = d;
   const info = await client.describe(d.caller.onBehalfOf);
   const { _meta: _ignored, inputResponses: _responses, requestState: _state, ...rest } = params;
@@ -50,7 +56,8 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
   const scan = tool && info.era === 'modern' ? paramHeaders(tool.inputSchema) : undefined;
   const headers = scan?.valid ? paramHeaderValues(scan.headers, params.arguments) : {};
   // Only the 2025 wire cancels with a notification in a POST of its own; 2026-07-28 closes the stream.
-  const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal) : undefined;
+  const tracked =
+    d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal) : undefined;
   try {
     const options: ForwardOptions = {
       ...d.caller.onBehalfOf,
@@ -85,7 +92,9 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
  * back in {@link forwardOptions}.
  */
 function forwardedMeta(request: RequestView, era: 'modern' | 'legacy', upstream: UpstreamInfo): Record<string, unknown> | undefined {
-  const meta: Record<string, unknown> = Object.fromEntries(Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)));
+  const meta: Record<string, unknown> = Object.fromEntries(
+    Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)),
+  );
   if (upstream.era === 'modern') {
     const envelope = (request.envelope ?? {}) as Record<string, unknown>;
     if (era === 'modern' && envelope[CLIENT_CAPABILITIES_META_KEY] !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = envelope[CLIENT_CAPABILITIES_META_KEY];

@@ -193,7 +193,11 @@ export class HttpHop {
     }
     if (type !== 'text/event-stream') {
       await response.body.dump().catch(() => {});
-      return finish(new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `upstream answered HTTP ${statusCode} with ${type || 'no content type'}`, { status: statusCode }));
+      return finish(
+        new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `upstream answered HTTP ${statusCode} with ${type || 'no content type'}`, {
+          status: statusCode,
+        }),
+      );
     }
     // SSE (WHATWG HTML §9.2 event stream parsing: `data:` lines joined by \n, dispatched on a blank line).
     const decoder = new StringDecoder('utf8');
@@ -312,7 +316,8 @@ function wireMeta(session: HopSession, meta: Record<string, unknown> | undefined
 /** The message answering `id` in a JSON body (a single message or a batch). */
 function pick(parsed: unknown, id: number): Record<string, unknown> | undefined {
   const messages = Array.isArray(parsed) ? parsed : [parsed];
-  for (const message of messages) if (message !== null && typeof message === 'object' && (message as { id?: unknown }).id === id) return message as Record<string, unknown>;
+  for (const message of messages)
+    if (message !== null && typeof message === 'object' && (message as { id?: unknown }).id === id) return message as Record<string, unknown>;
   return undefined;
 }
 
@@ -324,7 +329,8 @@ function settled(message: Record<string, unknown>, session: HopSession, call: Ho
     return [new ProtocolError(error.code, typeof error.message === 'string' ? error.message : '', error.data)];
   }
   const result = message.result;
-  if (result === null || typeof result !== 'object' || Array.isArray(result)) return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: not an object')];
+  if (result === null || typeof result !== 'object' || Array.isArray(result))
+    return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: not an object')];
   const raw = result as Record<string, unknown>;
   if (session.era !== 'modern') return [undefined, raw];
   // The SDK's 2026-07-28 codec (decodeResult): resultType is required on this revision.
@@ -367,14 +373,18 @@ async function httpError(response: Dispatcher.ResponseData, id: number): Promise
       // Not JSON: the status is the answer.
     }
   }
-  return new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: ${text?.slice(0, 200) ?? `HTTP ${statusCode}`}`, { status: statusCode, text });
+  return new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: ${text?.slice(0, 200) ?? `HTTP ${statusCode}`}`, {
+    status: statusCode,
+    text,
+  });
 }
 
 /** A failure of the exchange itself: lost connections as the SDK names them; our own abort has settled already. */
 function transportError(error: unknown): unknown {
   if (error instanceof UpstreamStreamBroken || error instanceof SdkError || error instanceof ProtocolError) return error;
   const code = (error as { code?: unknown } | undefined)?.code;
-  if (typeof code === 'string' && LOST_CODES.has(code)) return new SdkError(SdkErrorCode.ConnectionClosed, `upstream connection lost (${code})`, undefined, { cause: error });
+  if (typeof code === 'string' && LOST_CODES.has(code))
+    return new SdkError(SdkErrorCode.ConnectionClosed, `upstream connection lost (${code})`, undefined, { cause: error });
   if (error instanceof SyntaxError) return new SdkError(SdkErrorCode.InvalidResult, `upstream answered invalid JSON (${error.message})`);
   return new SdkError(SdkErrorCode.SendFailed, `upstream request failed (${(error as Error)?.message ?? String(error)})`, undefined, { cause: error });
 }

@@ -64,7 +64,8 @@ export class UpstreamSupervisor<T> {
   connection(): Promise<T> {
     if (this.pending) return this.pending;
     if (this.lastError && Date.now() < this.blockedUntil) return Promise.reject(this.lastError);
-    if (this.lastError && this.timer !== undefined && Date.now() - this.lastAttemptAt < this.policy.onDemandMinIntervalMs) return Promise.reject(this.lastError);
+    if (this.lastError && this.timer !== undefined && Date.now() - this.lastAttemptAt < this.policy.onDemandMinIntervalMs)
+      return Promise.reject(this.lastError);
     return this.attempt();
   }
 
@@ -88,7 +89,13 @@ export class UpstreamSupervisor<T> {
 
   health(): UpstreamHealth {
     const attempting = this.pending !== undefined;
-    return { state: attempting && this.state !== 'down' ? 'connecting' : this.state, attempting, reason: this.lastError?.message, since: this.since, reconnects: this.reconnects };
+    return {
+      state: attempting && this.state !== 'down' ? 'connecting' : this.state,
+      attempting,
+      reason: this.lastError?.message,
+      since: this.since,
+      reconnects: this.reconnects,
+    };
   }
 
   /** Stops reconnecting; resolves once an attempt under way has settled. */
@@ -138,7 +145,8 @@ export class UpstreamSupervisor<T> {
 
   private failed(error: unknown): void {
     if (this.closed) return;
-    const reason = error instanceof GatewayError ? error : new GatewayError('upstream_unavailable', `upstream ${this.name} is unavailable`, { upstream: this.name });
+    const reason =
+      error instanceof GatewayError ? error : new GatewayError('upstream_unavailable', `upstream ${this.name} is unavailable`, { upstream: this.name });
     if (reason.kind === 'unauthorized') {
       // Reachable, but this credential (or none, in the background) was refused.
       this.lastError = reason;

@@ -28,7 +28,12 @@ export function sixMethods(names: { tool: string; args?: Record<string, unknown>
     { label: 'resources/read', path: '/mcp', method: 'resources/read', params: { uri: names.uri } },
     { label: 'prompts/get', path: '/mcp', method: 'prompts/get', params: { name: names.prompt } },
     { label: 'search_tools', path: '/mcp/compact', method: 'tools/call', params: { name: 'search_tools', arguments: { query: 'read a file' } } },
-    { label: 'call_tool', path: '/mcp/compact', method: 'tools/call', params: { name: 'call_tool', arguments: { name: names.tool, arguments: names.args ?? {} } } },
+    {
+      label: 'call_tool',
+      path: '/mcp/compact',
+      method: 'tools/call',
+      params: { name: 'call_tool', arguments: { name: names.tool, arguments: names.args ?? {} } },
+    },
   ];
 }
 
@@ -36,7 +41,14 @@ export function sixMethods(names: { tool: string; args?: Record<string, unknown>
  * POSTs one JSON-RPC request as a client of `era` sends it (2026-07-28: the `_meta` envelope and the
  * MCP-Protocol-Version / Mcp-Method / Mcp-Name headers; 2025-11-25: the version header) with `headers`.
  */
-export async function rawRequest(baseUrl: string, path: string, era: Era, method: string, params: Record<string, unknown>, headers: Record<string, string>): Promise<Response> {
+export async function rawRequest(
+  baseUrl: string,
+  path: string,
+  era: Era,
+  method: string,
+  params: Record<string, unknown>,
+  headers: Record<string, string>,
+): Promise<Response> {
   const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers };
   const body: Record<string, unknown> = { jsonrpc: '2.0', id: 1, method, params: { ...params } };
   if (era === 'modern') {
@@ -56,7 +68,9 @@ export async function rawRequest(baseUrl: string, path: string, era: Era, method
 }
 
 /** The JSON-RPC message of a response: a JSON body, or the first `data:` event of an SSE one. */
-export async function rpcMessage(response: Response): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: Record<string, unknown> } }> {
+export async function rpcMessage(
+  response: Response,
+): Promise<{ result?: Record<string, unknown>; error?: { code: number; message: string; data?: Record<string, unknown> } }> {
   const text = await response.text();
   if ((response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
     const data = text.split('\n').find((line) => line.startsWith('data:'));
@@ -115,7 +129,9 @@ export function withCredential(received: readonly HeldRequest[], credential: Rec
  */
 export async function upstreamRequests(metricsUrl: string, upstream: string, method: string): Promise<number> {
   const text = await (await fetch(`${metricsUrl}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('mcp_upstream_request_duration_seconds_count{') && l.includes(`upstream="${upstream}"`) && l.includes(`method="${method}"`));
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith('mcp_upstream_request_duration_seconds_count{') && l.includes(`upstream="${upstream}"`) && l.includes(`method="${method}"`));
   return line ? Number(line.split(' ').at(-1)) : 0;
 }
 
@@ -130,9 +146,16 @@ export async function scopeLookups(metricsUrl: string, result: string): Promise<
  * An "unknown tool" refusal with the tool's name and any near-name hint taken out: two refusals are
  * indistinguishable when these are equal. Accepts a JSON-RPC error or an isError call_tool result.
  */
-export function refusalShape(answer: { error?: { code: number; message: string; data?: Record<string, unknown> }; result?: Record<string, unknown> }, name: string): unknown {
+export function refusalShape(
+  answer: { error?: { code: number; message: string; data?: Record<string, unknown> }; result?: Record<string, unknown> },
+  name: string,
+): unknown {
   // The hint ends the direct form (`X. Nearest names: a, b`) or sits mid-sentence in call_tool's (`... b. Use`).
-  const strip = (text: string) => text.split(name).join('<name>').replace(/\. Nearest names: [^.]*(\.|$)/, (_hint, end: string) => (end === '.' ? '.' : ''));
+  const strip = (text: string) =>
+    text
+      .split(name)
+      .join('<name>')
+      .replace(/\. Nearest names: [^.]*(\.|$)/, (_hint, end: string) => (end === '.' ? '.' : ''));
   if (answer.error) {
     const { nearest: _nearest, ...data } = answer.error.data ?? {};
     return { code: answer.error.code, message: strip(answer.error.message), data };
@@ -147,5 +170,5 @@ export function refusalShape(answer: { error?: { code: number; message: string; 
 
 /** The nearest names an unknown-tool refusal suggests (JSON-RPC error data or call_tool `_meta`). */
 export function nearestOf(answer: { error?: { data?: Record<string, unknown> }; result?: Record<string, unknown> }): string[] {
-  return ((answer.error?.data?.nearest ?? (answer.result?._meta as Record<string, unknown> | undefined)?.['ai.cpz.gateway/nearest'] ?? []) as string[]);
+  return (answer.error?.data?.nearest ?? (answer.result?._meta as Record<string, unknown> | undefined)?.['ai.cpz.gateway/nearest'] ?? []) as string[];
 }

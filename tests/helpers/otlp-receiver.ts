@@ -21,14 +21,21 @@ type KeyValue = { key: string; value: AnyValue };
  * A local OTLP/HTTP receiver (the collector's `/v1/traces`): JSON bodies are parsed into spans,
  * protobuf bodies kept as bytes; each is answered 200 with an empty ExportTraceServiceResponse.
  */
-export async function startOtlpReceiver(): Promise<{ url: string; exports: number; spans(): ReceivedSpan[]; protobufBodies: Buffer[]; close(): Promise<void> }> {
+export async function startOtlpReceiver(): Promise<{
+  url: string;
+  exports: number;
+  spans(): ReceivedSpan[];
+  protobufBodies: Buffer[];
+  close(): Promise<void>;
+}> {
   const bodies: unknown[] = [];
   const protobufBodies: Buffer[] = [];
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const type = String(req.headers['content-type']);
-    if (req.method === 'POST' && req.url === '/v1/traces' && type.startsWith('application/json')) bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+    if (req.method === 'POST' && req.url === '/v1/traces' && type.startsWith('application/json'))
+      bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
     if (req.method === 'POST' && req.url === '/v1/traces' && type.startsWith('application/x-protobuf')) protobufBodies.push(Buffer.concat(chunks));
     // An empty ExportTraceServiceResponse in either encoding.
     if (type.startsWith('application/x-protobuf')) res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
@@ -48,7 +55,8 @@ export async function startOtlpReceiver(): Promise<{ url: string; exports: numbe
 }
 
 function flatten(body: unknown): ReceivedSpan[] {
-  const resourceSpans = (body as { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[] }).resourceSpans ?? [];
+  const resourceSpans =
+    (body as { resourceSpans?: { resource?: { attributes?: KeyValue[] }; scopeSpans?: { spans?: Record<string, unknown>[] }[] }[] }).resourceSpans ?? [];
   return resourceSpans.flatMap((rs) => {
     const serviceName = values(rs.resource?.attributes)['service.name'] as string | undefined;
     return (rs.scopeSpans ?? []).flatMap((ss) =>
@@ -68,6 +76,9 @@ function flatten(body: unknown): ReceivedSpan[] {
 
 function values(attributes: KeyValue[] | undefined): Record<string, string | number | boolean> {
   return Object.fromEntries(
-    (attributes ?? []).map(({ key, value }) => [key, value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : value.boolValue ?? value.doubleValue ?? '')]),
+    (attributes ?? []).map(({ key, value }) => [
+      key,
+      value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue ?? '')),
+    ]),
   );
 }

@@ -88,7 +88,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     if (!scopeEndpoint) delete config.scopes.endpoint;
     const gateway = await startGateway(config, { logDestination: logs });
     closers.push(() => gateway.close());
-    return { gatewayUrl: gateway.url, mcpUrl: `${gateway.url}/mcp`, upstreamUrl, platformUrl: platform?.url, platform, platformProxy, fake, gateway, logs, close };
+    return {
+      gatewayUrl: gateway.url,
+      mcpUrl: `${gateway.url}/mcp`,
+      upstreamUrl,
+      platformUrl: platform?.url,
+      platform,
+      platformProxy,
+      fake,
+      gateway,
+      logs,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;

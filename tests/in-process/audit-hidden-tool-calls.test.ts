@@ -12,7 +12,15 @@ import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoi
 
 const AUDIT_FILE = `.tmp/audit/hidden-tool-calls-${process.pid}.log`;
 const tools = [
-  { definition: { name: 'read_ledger', description: 'reads the ledger', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool },
+  {
+    definition: {
+      name: 'read_ledger',
+      description: 'reads the ledger',
+      inputSchema: { type: 'object', properties: {} },
+      annotations: { readOnlyHint: true },
+      _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } },
+    } as Tool,
+  },
 ];
 
 let endpoint: ScopeEndpoint;
@@ -21,7 +29,10 @@ beforeAll(async () => {
   mkdirSync('.tmp/audit', { recursive: true });
   rmSync(AUDIT_FILE, { force: true });
   endpoint = await startScopeEndpoint({ reader: ['ledger:read'], visitor: [] });
-  gateway = inProcessGateway({ scopes: { endpoint: endpoint.url }, policy: { hiddenToolCalls: 'refuse' }, audit: { destination: AUDIT_FILE, digestKey: 'in-process-audit-key-0123' } }, { fake: { tools } });
+  gateway = inProcessGateway(
+    { scopes: { endpoint: endpoint.url }, policy: { hiddenToolCalls: 'refuse' }, audit: { destination: AUDIT_FILE, digestKey: 'in-process-audit-key-0123' } },
+    { fake: { tools } },
+  );
 });
 afterAll(async () => {
   await gateway?.close();
@@ -40,7 +51,10 @@ async function call(caller: string, name: string): Promise<void> {
 
 async function events(): Promise<Record<string, unknown>[]> {
   await gateway.close();
-  return readFileSync(AUDIT_FILE, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return readFileSync(AUDIT_FILE, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 describe('audit under policy.hiddenToolCalls: refuse', () => {
@@ -49,7 +63,11 @@ describe('audit under policy.hiddenToolCalls: refuse', () => {
     await call('visitor', 'read_ledgr');
     await call('reader', 'read_ledger');
     const recorded = await events();
-    expect(recorded.map((e) => [e.tool, e.outcome])).toEqual([['read_ledger', 'refused_scope'], ['read_ledgr', 'unknown_tool'], ['read_ledger', 'ok']]);
+    expect(recorded.map((e) => [e.tool, e.outcome])).toEqual([
+      ['read_ledger', 'refused_scope'],
+      ['read_ledgr', 'unknown_tool'],
+      ['read_ledger', 'ok'],
+    ]);
     expect(recorded[0]).toMatchObject({ via: 'direct', surface: 'full', upstream: 'fake', client: 'audit-in-process', clientVersion: '3.1.4' });
     expect(gateway.upstreams.fake!.received.filter((r) => r.method === 'tools/call')).toHaveLength(1);
   });

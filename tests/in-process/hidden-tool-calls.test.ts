@@ -10,7 +10,14 @@ import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.t
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
 const tools = [
-  { definition: { name: 'read_ledger', description: 'reads the ledger', inputSchema: { type: 'object', properties: {} }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool },
+  {
+    definition: {
+      name: 'read_ledger',
+      description: 'reads the ledger',
+      inputSchema: { type: 'object', properties: {} },
+      _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } },
+    } as Tool,
+  },
   { definition: { name: 'get_time', description: 'the time', inputSchema: { type: 'object', properties: {} } } as Tool },
 ];
 

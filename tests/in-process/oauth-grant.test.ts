@@ -13,8 +13,22 @@ import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoi
 import { registerClient, REDIRECT_URI, signInFlow, tokenRequest } from '../helpers/oauth-harness.ts';
 
 const tools = [
-  { definition: { name: 'read_ledger', description: 'reads the ledger', inputSchema: { type: 'object', properties: {} }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool },
-  { definition: { name: 'read_orders', description: 'reads orders', inputSchema: { type: 'object', properties: {} }, _meta: { 'ai.cpz/tool': { requiredScopes: ['orders:read'] } } } as Tool },
+  {
+    definition: {
+      name: 'read_ledger',
+      description: 'reads the ledger',
+      inputSchema: { type: 'object', properties: {} },
+      _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } },
+    } as Tool,
+  },
+  {
+    definition: {
+      name: 'read_orders',
+      description: 'reads orders',
+      inputSchema: { type: 'object', properties: {} },
+      _meta: { 'ai.cpz/tool': { requiredScopes: ['orders:read'] } },
+    } as Tool,
+  },
   { definition: { name: 'get_time', description: 'the time', inputSchema: { type: 'object', properties: {} } } as Tool },
 ];
 
@@ -24,13 +38,30 @@ describe('an OAuth grant in process', () => {
   let token: string;
   beforeAll(async () => {
     endpoint = await startScopeEndpoint({ reader: ['ledger:read', 'orders:read'] });
-    gateway = inProcessGateway({ scopes: { endpoint: endpoint.url }, oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-in-process', scopes: ['ledger:read', 'orders:read'] } }, { fake: { tools } });
+    gateway = inProcessGateway(
+      {
+        scopes: { endpoint: endpoint.url },
+        oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-in-process', scopes: ['ledger:read', 'orders:read'] },
+      },
+      { fake: { tools } },
+    );
     const base = gateway.gatewayUrl;
     await gateway.runtime.startOAuth(base);
     const send = ((url: string | URL | Request, init: RequestInit = {}) => gateway.fetch(new Request(url, init))) as typeof fetch;
     const { client_id } = await registerClient(base, {}, send);
-    const flow = await signInFlow(base, { clientId: client_id, key: 'reader', secret: 'any', scope: 'ledger:read orders:read', grant: ['ledger:read'], fetch: send });
-    const tokens = await tokenRequest(base, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${base}/mcp` }, send);
+    const flow = await signInFlow(base, {
+      clientId: client_id,
+      key: 'reader',
+      secret: 'any',
+      scope: 'ledger:read orders:read',
+      grant: ['ledger:read'],
+      fetch: send,
+    });
+    const tokens = await tokenRequest(
+      base,
+      { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${base}/mcp` },
+      send,
+    );
     expect(tokens.body.scope).toBe('ledger:read');
     token = String(tokens.body.access_token);
   });
@@ -45,7 +76,7 @@ describe('an OAuth grant in process', () => {
     return client;
   };
 
-  it('lists the grant\'s tools only, refuses a tool outside it without contacting the upstream, and sends the key upstream, not the token', async () => {
+  it("lists the grant's tools only, refuses a tool outside it without contacting the upstream, and sends the key upstream, not the token", async () => {
     const client = await connect({ authorization: `Bearer ${token}` });
     try {
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_time', 'read_ledger']);
@@ -74,7 +105,14 @@ describe('an OAuth grant in process', () => {
   });
 
   it('lists this authorization server in the RFC 9728 documents', async () => {
-    const prm = (await (await gateway.fetch(new Request(`${gateway.gatewayUrl}/.well-known/oauth-protected-resource/mcp/compact`))).json()) as Record<string, unknown>;
-    expect(prm).toMatchObject({ resource: `${gateway.gatewayUrl}/mcp/compact`, authorization_servers: [gateway.gatewayUrl], scopes_supported: ['ledger:read', 'orders:read'] });
+    const prm = (await (await gateway.fetch(new Request(`${gateway.gatewayUrl}/.well-known/oauth-protected-resource/mcp/compact`))).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(prm).toMatchObject({
+      resource: `${gateway.gatewayUrl}/mcp/compact`,
+      authorization_servers: [gateway.gatewayUrl],
+      scopes_supported: ['ledger:read', 'orders:read'],
+    });
   });
 });

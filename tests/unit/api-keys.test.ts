@@ -23,7 +23,7 @@ const resolve = (headers: Record<string, string>) => {
 };
 
 describe('ApiKeySource', () => {
-  it('resolves a key pair and a bearer token (any scheme case) to the key\'s name and sorted scopes', () => {
+  it("resolves a key pair and a bearer token (any scheme case) to the key's name and sorted scopes", () => {
     expect(resolve({ 'x-key': 'ops-id', 'x-secret': 'ops-secret' })).toEqual({ name: 'ops', scopes: ['a', 'b'] });
     expect(resolve({ authorization: 'bearer   ci-token' })).toEqual({ name: 'ci', scopes: ['c'] });
   });

@@ -11,9 +11,20 @@ import { canonicalJson, createAuditLog, type ToolDecision } from '../../gateway/
 import { LogCapture } from '../helpers/log-capture.ts';
 
 const decision = (over: Partial<ToolDecision> = {}): ToolDecision => ({
-  requestId: 'req-1', traceId: 'a'.repeat(32), credentialDigest: 'd'.repeat(64), client: { name: 'claude-code', version: '2.0' },
-  surface: 'compact', via: 'call_tool', upstream: 'cpzai', tool: 'place_order', readOnly: false,
-  outcome: 'refused_write_via_call_tool', reason: 'call_directly', arguments: { symbol: 'AAPL', quantity: 1 }, durationMs: 1.234, ...over,
+  requestId: 'req-1',
+  traceId: 'a'.repeat(32),
+  credentialDigest: 'd'.repeat(64),
+  client: { name: 'claude-code', version: '2.0' },
+  surface: 'compact',
+  via: 'call_tool',
+  upstream: 'cpzai',
+  tool: 'place_order',
+  readOnly: false,
+  outcome: 'refused_write_via_call_tool',
+  reason: 'call_directly',
+  arguments: { symbol: 'AAPL', quantity: 1 },
+  durationMs: 1.234,
+  ...over,
 });
 
 describe('audit log', () => {
@@ -23,10 +34,27 @@ describe('audit log', () => {
     audit.record(decision());
     audit.record(decision({ arguments: { quantity: 1, symbol: 'AAPL' } }));
     await audit.close();
-    const lines = out.text.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = out.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(2);
     const [event] = lines;
-    expect(event).toMatchObject({ event: 'tool_decision', requestId: 'req-1', traceId: 'a'.repeat(32), client: 'claude-code', clientVersion: '2.0', surface: 'compact', via: 'call_tool', upstream: 'cpzai', tool: 'place_order', readOnly: false, outcome: 'refused_write_via_call_tool', reason: 'call_directly', durationMs: 1.2 });
+    expect(event).toMatchObject({
+      event: 'tool_decision',
+      requestId: 'req-1',
+      traceId: 'a'.repeat(32),
+      client: 'claude-code',
+      clientVersion: '2.0',
+      surface: 'compact',
+      via: 'call_tool',
+      upstream: 'cpzai',
+      tool: 'place_order',
+      readOnly: false,
+      outcome: 'refused_write_via_call_tool',
+      reason: 'call_directly',
+      durationMs: 1.2,
+    });
     expect(Date.parse(event.time)).not.toBeNaN();
     expect(event.credential).toMatch(/^[0-9a-f]{64}$/);
     expect(event.credential).not.toBe('d'.repeat(64));
@@ -56,9 +84,14 @@ describe('audit log', () => {
   });
 
   it('takes its destination and digest key from the configuration, ${VAR} included', () => {
-    const c = loadConfig({ env: { GATEWAY_AUDIT_DESTINATION: 'stderr', AUDIT_KEY: 'from-the-environment-0123' }, overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }], audit: { digestKey: '${AUDIT_KEY}' } } });
+    const c = loadConfig({
+      env: { GATEWAY_AUDIT_DESTINATION: 'stderr', AUDIT_KEY: 'from-the-environment-0123' },
+      overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }], audit: { digestKey: '${AUDIT_KEY}' } },
+    });
     expect(c.audit).toEqual({ destination: 'stderr', digestKey: 'from-the-environment-0123' });
-    expect(() => loadConfig({ env: {}, overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }], audit: { digestKey: 'short' } } })).toThrow(/audit\.digestKey: must be at least 16 characters/);
+    expect(() => loadConfig({ env: {}, overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }], audit: { digestKey: 'short' } } })).toThrow(
+      /audit\.digestKey: must be at least 16 characters/,
+    );
   });
 
   it('records nothing when off', () => {

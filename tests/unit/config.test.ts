@@ -48,14 +48,30 @@ describe('loadConfig', () => {
     // A list of scalars replaces the file's list (it used to keep the file's tail past the override's length).
     expect(loadConfig({ env: {}, overrides: { oauth: { scopes: ['a:read'] } } }).oauth.scopes).toEqual(['a:read']);
     expect(loadConfig({ env: { GATEWAY_TOKEN_SECRET: 's'.repeat(32) } }).oauth.tokenSecret).toBe('s'.repeat(32));
-    expect(() => loadConfig({ env: { GATEWAY_TOKEN_SECRET: 'short' } })).toThrow(/oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_TOKEN_SECRET\)/);
+    expect(() => loadConfig({ env: { GATEWAY_TOKEN_SECRET: 'short' } })).toThrow(
+      /oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_TOKEN_SECRET\)/,
+    );
     expect(() => loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external' } })).toThrow(/oauth\.external\.issuer: required when oauth\.mode is external/);
-    const external = loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external', GATEWAY_OAUTH_EXTERNAL_ISSUER: 'https://idp.example', GATEWAY_OAUTH_EXTERNAL_CREDENTIAL_HEADERS: '{"x-cpz-key":"${K}"}', K: 'svc' } });
-    expect(external.oauth.external).toMatchObject({ issuer: 'https://idp.example', credentialHeaders: { 'x-cpz-key': 'svc' }, clockSkewSeconds: 30, insufficientScope: false });
+    const external = loadConfig({
+      env: {
+        GATEWAY_OAUTH_MODE: 'external',
+        GATEWAY_OAUTH_EXTERNAL_ISSUER: 'https://idp.example',
+        GATEWAY_OAUTH_EXTERNAL_CREDENTIAL_HEADERS: '{"x-cpz-key":"${K}"}',
+        K: 'svc',
+      },
+    });
+    expect(external.oauth.external).toMatchObject({
+      issuer: 'https://idp.example',
+      credentialHeaders: { 'x-cpz-key': 'svc' },
+      clockSkewSeconds: 30,
+      insufficientScope: false,
+    });
   });
 
   it('refuses a GATEWAY_ variable that names no key', () => {
-    expect(() => loadConfig({ env: { GATEWAY_SCOPES_TIMEOUT: '5' } })).toThrow(/GATEWAY_SCOPES_TIMEOUT: this environment variable does not name a configuration key/);
+    expect(() => loadConfig({ env: { GATEWAY_SCOPES_TIMEOUT: '5' } })).toThrow(
+      /GATEWAY_SCOPES_TIMEOUT: this environment variable does not name a configuration key/,
+    );
   });
 
   it('refuses an unknown key in the file, naming it', () => {

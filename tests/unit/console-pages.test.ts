@@ -20,10 +20,45 @@ describe('console HTML', () => {
 
   it('renders upstream-supplied names, reasons and descriptions inert on every page', () => {
     const pages = [
-      overviewPage({ now: 0, readiness: { status: 'degraded', reasons: [HOSTILE] }, counters: [], upstreams: [{ name: 'u', transport: 'http', target: HOSTILE, state: 'down', reason: HOSTILE, reconnects: 0 }] }),
-      catalogPage({ version: 'v', several: true, rows: [{ name: HOSTILE, upstream: HOSTILE, title: HOSTILE, category: HOSTILE, requiredScopes: [HOSTILE], readOnly: false, hasOutputSchema: true, advertised: true }] }),
-      credentialPage({ keyHeader: 'x-cpz-key', secretHeader: 'x-cpz-secret', bearer: true, views: [{ path: '/mcp', tools: [{ name: HOSTILE, readOnly: true, hasOutputSchema: false }] }, { path: '/mcp/compact', error: HOSTILE }] }),
-      searchPage({ query: HOSTILE, category: HOSTILE, limit: 5, maxLimit: 20, categories: [HOSTILE], rows: [{ rank: 1, name: HOSTILE, score: 1, readOnly: true, advertised: false, matched: [{ field: 'name', terms: [HOSTILE], prefixes: [] }] }] }),
+      overviewPage({
+        now: 0,
+        readiness: { status: 'degraded', reasons: [HOSTILE] },
+        counters: [],
+        upstreams: [{ name: 'u', transport: 'http', target: HOSTILE, state: 'down', reason: HOSTILE, reconnects: 0 }],
+      }),
+      catalogPage({
+        version: 'v',
+        several: true,
+        rows: [
+          {
+            name: HOSTILE,
+            upstream: HOSTILE,
+            title: HOSTILE,
+            category: HOSTILE,
+            requiredScopes: [HOSTILE],
+            readOnly: false,
+            hasOutputSchema: true,
+            advertised: true,
+          },
+        ],
+      }),
+      credentialPage({
+        keyHeader: 'x-cpz-key',
+        secretHeader: 'x-cpz-secret',
+        bearer: true,
+        views: [
+          { path: '/mcp', tools: [{ name: HOSTILE, readOnly: true, hasOutputSchema: false }] },
+          { path: '/mcp/compact', error: HOSTILE },
+        ],
+      }),
+      searchPage({
+        query: HOSTILE,
+        category: HOSTILE,
+        limit: 5,
+        maxLimit: 20,
+        categories: [HOSTILE],
+        rows: [{ rank: 1, name: HOSTILE, score: 1, readOnly: true, advertised: false, matched: [{ field: 'name', terms: [HOSTILE], prefixes: [] }] }],
+      }),
     ];
     for (const page of pages) {
       expect(page).not.toContain('<script>alert');

@@ -51,9 +51,12 @@ describe('visibleTools', () => {
     expect(names('closed')).toEqual([]);
   });
 
-  it('treats an unchecked credential (no scope source) as the upstream\'s: everything if it receives the credential, public tools if not', () => {
+  it("treats an unchecked credential (no scope source) as the upstream's: everything if it receives the credential, public tools if not", () => {
     expect(visibleTools(catalog, accessFor({ kind: 'unchecked' }, config.upstreams))).toHaveLength(5);
-    expect(visibleTools(catalog, accessFor({ kind: 'unchecked' }, [{ ...upstream, forwardCredentials: false }])).map((t) => t.name)).toEqual(['get_profile', 'no_requirement']);
+    expect(visibleTools(catalog, accessFor({ kind: 'unchecked' }, [{ ...upstream, forwardCredentials: false }])).map((t) => t.name)).toEqual([
+      'get_profile',
+      'no_requirement',
+    ]);
   });
 
   it('keys visibility by the scopes the catalogue uses, so irrelevant scopes share an entry', () => {

@@ -11,7 +11,10 @@ import { anyBudget, requestCharge, toolCallCharges } from '../../gateway/policy/
 import { createRateLimiter } from '../../gateway/store/rate-limiter.ts';
 
 const config = (overrides: Record<string, unknown> = {}) =>
-  loadConfig({ env: {}, overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp', ...(overrides.upstream as object) }], rateLimits: overrides.rateLimits as never } });
+  loadConfig({
+    env: {},
+    overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp', ...(overrides.upstream as object) }], rateLimits: overrides.rateLimits as never },
+  });
 const read = { upstream: 'cpzai', upstreamName: 'list_orders', readOnly: true };
 const write = { upstream: 'cpzai', upstreamName: 'place_order', readOnly: false };
 
@@ -24,23 +27,52 @@ describe('rate budget rule', () => {
   });
 
   it('charges reads and writes to separate budgets, then the tool budget', () => {
-    const c = config({ rateLimits: { requests: { points: 100, durationMs: 60000 }, reads: { points: 50, durationMs: 60000 }, writes: { points: 2, durationMs: 60000 }, tool: { points: 10, durationMs: 1000 } } });
+    const c = config({
+      rateLimits: {
+        requests: { points: 100, durationMs: 60000 },
+        reads: { points: 50, durationMs: 60000 },
+        writes: { points: 2, durationMs: 60000 },
+        tool: { points: 10, durationMs: 1000 },
+      },
+    });
     expect(requestCharge(c.rateLimits, 'd')).toEqual({ budget: 'requests', key: 'requests:d', limit: { points: 100, durationMs: 60000 } });
-    expect(toolCallCharges(c.rateLimits, c.upstreams[0], read, 'd').map((x) => [x.budget, x.key])).toEqual([['reads', 'reads:d'], ['tool', 'tool:cpzai:list_orders:d']]);
-    expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd').map((x) => [x.budget, x.key, x.limit.points])).toEqual([['writes', 'writes:d', 2], ['tool', 'tool:cpzai:place_order:d', 10]]);
+    expect(toolCallCharges(c.rateLimits, c.upstreams[0], read, 'd').map((x) => [x.budget, x.key])).toEqual([
+      ['reads', 'reads:d'],
+      ['tool', 'tool:cpzai:list_orders:d'],
+    ]);
+    expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd').map((x) => [x.budget, x.key, x.limit.points])).toEqual([
+      ['writes', 'writes:d', 2],
+      ['tool', 'tool:cpzai:place_order:d', 10],
+    ]);
   });
 
   it('lets an upstream and a tool override the budgets, with counters of their own', () => {
-    const c = config({ rateLimits: { writes: { points: 5, durationMs: 60000 }, tool: { points: 10, durationMs: 1000 } }, upstream: { rateLimits: { writes: { points: 1, durationMs: 60000 }, tools: { place_order: { points: 3, durationMs: 10000 } } } } });
+    const c = config({
+      rateLimits: { writes: { points: 5, durationMs: 60000 }, tool: { points: 10, durationMs: 1000 } },
+      upstream: { rateLimits: { writes: { points: 1, durationMs: 60000 }, tools: { place_order: { points: 3, durationMs: 10000 } } } },
+    });
     expect(anyBudget(c)).toBe(true);
-    expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd').map((x) => [x.budget, x.key, x.limit.points])).toEqual([['writes', 'writes:cpzai:d', 1], ['tool', 'tool:cpzai:place_order:d', 3]]);
+    expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd').map((x) => [x.budget, x.key, x.limit.points])).toEqual([
+      ['writes', 'writes:cpzai:d', 1],
+      ['tool', 'tool:cpzai:place_order:d', 3],
+    ]);
   });
 
   it('reads budgets from GATEWAY_* variables (JSON or one key at a time), and the store follows cache.store', () => {
-    const c = loadConfig({ env: { GATEWAY_RATE_LIMITS_REQUESTS: '{"points":5,"durationMs":1000}', GATEWAY_RATE_LIMITS_WRITES_POINTS: '2', GATEWAY_RATE_LIMITS_WRITES_DURATION_MS: '60000', REDIS_URL: 'redis://127.0.0.1:1' }, overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp' }] } });
+    const c = loadConfig({
+      env: {
+        GATEWAY_RATE_LIMITS_REQUESTS: '{"points":5,"durationMs":1000}',
+        GATEWAY_RATE_LIMITS_WRITES_POINTS: '2',
+        GATEWAY_RATE_LIMITS_WRITES_DURATION_MS: '60000',
+        REDIS_URL: 'redis://127.0.0.1:1',
+      },
+      overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp' }] },
+    });
     expect(c.rateLimits).toMatchObject({ store: 'redis', requests: { points: 5, durationMs: 1000 }, writes: { points: 2, durationMs: 60000 } });
     expect(config().rateLimits.store).toBe('memory');
-    expect(() => loadConfig({ env: { GATEWAY_RATE_LIMITS_STORE: 'redis' }, overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp' }] } })).toThrow(/cache\.redisUrl: required when rateLimits\.store is redis/);
+    expect(() =>
+      loadConfig({ env: { GATEWAY_RATE_LIMITS_STORE: 'redis' }, overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp' }] } }),
+    ).toThrow(/cache\.redisUrl: required when rateLimits\.store is redis/);
   });
 
   it('refuses a window that is not whole seconds, naming the key', () => {

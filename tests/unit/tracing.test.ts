@@ -18,8 +18,15 @@ describe('tracing', () => {
     const exporter = new InMemorySpanExporter();
     const tracing = createTracing(config(), { exporter });
     const request = tracing.startRequest({
-      path: '/mcp/compact', surface: 'compact', httpMethod: 'POST', headers: { traceparent },
-      message: { method: 'tools/call', id: 7, params: { name: 'call_tool', arguments: { name: 'list_deals' }, _meta: { traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` } } },
+      path: '/mcp/compact',
+      surface: 'compact',
+      httpMethod: 'POST',
+      headers: { traceparent },
+      message: {
+        method: 'tools/call',
+        id: 7,
+        params: { name: 'call_tool', arguments: { name: 'list_deals' }, _meta: { traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` } },
+      },
       protocolVersion: '2026-07-28',
     });
     let carrier: Record<string, string> = {};
@@ -40,10 +47,23 @@ describe('tracing', () => {
     const root = byName['tools/call call_tool']!;
     expect(root.spanContext().traceId).toBe(PARENT_TRACE);
     expect(root.parentSpanContext?.spanId).toBe(PARENT_SPAN);
-    expect(root.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'call_tool', 'gen_ai.operation.name': 'execute_tool', 'jsonrpc.request.id': '7', 'mcp.protocol.version': '2026-07-28', 'http.response.status_code': 200 });
-    for (const name of ['input check', 'scope lookup', 'tools/call list_deals']) expect(byName[name]!.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
+    expect(root.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'call_tool',
+      'gen_ai.operation.name': 'execute_tool',
+      'jsonrpc.request.id': '7',
+      'mcp.protocol.version': '2026-07-28',
+      'http.response.status_code': 200,
+    });
+    for (const name of ['input check', 'scope lookup', 'tools/call list_deals'])
+      expect(byName[name]!.parentSpanContext?.spanId).toBe(root.spanContext().spanId);
     const upstream = byName['tools/call list_deals']!;
-    expect(upstream.attributes).toMatchObject({ 'server.address': '127.0.0.1', 'server.port': 3001, 'ai.cpz.gateway.upstream': 'cpzai', 'error.type': 'tool_error' });
+    expect(upstream.attributes).toMatchObject({
+      'server.address': '127.0.0.1',
+      'server.port': 3001,
+      'ai.cpz.gateway.upstream': 'cpzai',
+      'error.type': 'tool_error',
+    });
     expect(carrier.traceparent).toBe(`00-${PARENT_TRACE}-${upstream.spanContext().spanId}-01`);
     expect(headers.get('traceparent')).toBe(carrier.traceparent);
     expect(request.traceId).toBe(PARENT_TRACE);
@@ -53,7 +73,13 @@ describe('tracing', () => {
   it('takes the parent from _meta.traceparent when there is no header', () => {
     const exporter = new InMemorySpanExporter();
     const tracing = createTracing(config(), { exporter });
-    const request = tracing.startRequest({ path: '/mcp', surface: 'full', httpMethod: 'POST', headers: {}, message: { method: 'tools/list', id: 1, params: { _meta: { traceparent } } } });
+    const request = tracing.startRequest({
+      path: '/mcp',
+      surface: 'full',
+      httpMethod: 'POST',
+      headers: {},
+      message: { method: 'tools/list', id: 1, params: { _meta: { traceparent } } },
+    });
     request.end({ httpStatus: 200 });
     const [span] = exporter.getFinishedSpans();
     expect(span!.name).toBe('tools/list');
@@ -91,17 +117,28 @@ describe('tracing configuration from OTEL_* variables', () => {
     expect(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/' })).toMatchObject({ exporter: 'otlp', endpoint: 'http://127.0.0.1:4318/v1/traces' });
   });
   it('uses OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, over the general one', () => {
-    expect(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:9999/traces' }).endpoint).toBe('http://b:9999/traces');
+    expect(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://b:9999/traces' }).endpoint).toBe(
+      'http://b:9999/traces',
+    );
   });
   it('honours OTEL_TRACES_EXPORTER=none, OTEL_SDK_DISABLED, OTEL_SERVICE_NAME and headers', () => {
     expect(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_TRACES_EXPORTER: 'none' }).exporter).toBe('none');
     expect(load({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://a:4318', OTEL_SDK_DISABLED: 'true' }).exporter).toBe('none');
-    expect(load({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SERVICE_NAME: 'edge-gw', OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%3Db,x=1' })).toMatchObject({ exporter: 'otlp', endpoint: 'http://localhost:4318/v1/traces', serviceName: 'edge-gw', headers: { 'api-key': 'a=b', x: '1' } });
+    expect(load({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_SERVICE_NAME: 'edge-gw', OTEL_EXPORTER_OTLP_HEADERS: 'api-key=a%3Db,x=1' })).toMatchObject({
+      exporter: 'otlp',
+      endpoint: 'http://localhost:4318/v1/traces',
+      serviceName: 'edge-gw',
+      headers: { 'api-key': 'a=b', x: '1' },
+    });
   });
   it('refuses an exporter or protocol it cannot serve, naming the variable', () => {
     expect(() => load({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/tracing\.exporter: must be one of none, otlp \(from OTEL_TRACES_EXPORTER\)/);
-    expect(() => load({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(/tracing\.protocol: must be one of http\/protobuf, http\/json \(from OTEL_EXPORTER_OTLP_PROTOCOL\)/);
+    expect(() => load({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow(
+      /tracing\.protocol: must be one of http\/protobuf, http\/json \(from OTEL_EXPORTER_OTLP_PROTOCOL\)/,
+    );
     expect(load({ OTEL_TRACES_EXPORTER: 'otlp' }).protocol).toBe('http/protobuf');
-    expect(load({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }).protocol).toBe('http/json');
+    expect(load({ OTEL_TRACES_EXPORTER: 'otlp', OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/json' }).protocol).toBe(
+      'http/json',
+    );
   });
 });

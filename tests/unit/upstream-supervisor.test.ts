@@ -104,11 +104,17 @@ describe('UpstreamSupervisor: on-demand reconnects', () => {
   const ON_DEMAND = { minDelayMs: 5_000, maxDelayMs: 30_000, stableAfterMs: 10_000, onDemandMinIntervalMs: 250 };
 
   it('a caller between scheduled attempts starts one at once when the last is 250 ms old; concurrent callers share it', async () => {
-    const fast = new UpstreamSupervisor('x', ON_DEMAND, async () => {
-      attempts++;
-      if ((outcomes.shift() ?? 'ok') === 'fail') throw down();
-      return `connection ${attempts}`;
-    }, createMetrics(), pino({ level: 'silent' }));
+    const fast = new UpstreamSupervisor(
+      'x',
+      ON_DEMAND,
+      async () => {
+        attempts++;
+        if ((outcomes.shift() ?? 'ok') === 'fail') throw down();
+        return `connection ${attempts}`;
+      },
+      createMetrics(),
+      pino({ level: 'silent' }),
+    );
     outcomes = ['fail', 'fail'];
     await expect(fast.connection()).rejects.toThrow('unreachable');
     expect(attempts).toBe(1);

@@ -19,7 +19,13 @@ export type BearerOutcome =
  * The digest (HMAC under `digestKey`, credentials.ts) covers the granted scopes, so two tokens of one key
  * with different grants share no cache entry.
  */
-export async function bearerCredential(oauth: OAuth, credential: Credential, resourceUrl: string, platformBearer: boolean, digestKey: Buffer): Promise<BearerOutcome> {
+export async function bearerCredential(
+  oauth: OAuth,
+  credential: Credential,
+  resourceUrl: string,
+  platformBearer: boolean,
+  digestKey: Buffer,
+): Promise<BearerOutcome> {
   const token = /^Bearer\s+(\S+)$/i.exec(credential.headers.authorization ?? '')?.[1];
   if (!token) return { kind: 'not_oauth' };
   const parts = token.split('.').length;

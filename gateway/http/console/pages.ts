@@ -121,14 +121,23 @@ export function credentialPage(data: CredentialData): string {
   <button type="submit">Show the tools</button>
 </form>
 ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
-${data.views ? html`<section class="views">${data.views.map(
-    (v) => html`<div class="view" data-path="${v.path}">
+${
+  data.views
+    ? html`<section class="views">${data.views.map(
+        (v) => html`<div class="view" data-path="${v.path}">
 <h2><code>${v.path}</code> ${v.tools ? html`<span class="count" data-count="${v.tools.length}">${v.tools.length} tool${v.tools.length === 1 ? '' : 's'}</span>` : ''}</h2>
-${v.error !== undefined ? html`<p class="error">${v.error}</p>` : html`<table><thead><tr><th>Tool</th><th>Kind</th><th>Output schema</th></tr></thead><tbody>${v.tools!.map(
-        (t) => html`<tr><td><code>${t.name}</code></td><td><span class="badge ${t.readOnly ? 'read' : 'write'}">${t.readOnly ? 'read' : 'write'}</span></td><td>${t.hasOutputSchema ? 'yes' : html`<span class="sub">no</span>`}</td></tr>`,
-      )}</tbody></table>`}
+${
+  v.error !== undefined
+    ? html`<p class="error">${v.error}</p>`
+    : html`<table><thead><tr><th>Tool</th><th>Kind</th><th>Output schema</th></tr></thead><tbody>${v.tools!.map(
+        (t) =>
+          html`<tr><td><code>${t.name}</code></td><td><span class="badge ${t.readOnly ? 'read' : 'write'}">${t.readOnly ? 'read' : 'write'}</span></td><td>${t.hasOutputSchema ? 'yes' : html`<span class="sub">no</span>`}</td></tr>`,
+      )}</tbody></table>`
+}
 </div>`,
-  )}</section>` : ''}`;
+      )}</section>`
+    : ''
+}`;
   return layout('credential', 'What a credential sees', content);
 }
 
@@ -143,10 +152,15 @@ export function searchPage(data: SearchData): string {
   <button type="submit">Search</button>
 </form>
 ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
-${data.rows === undefined ? '' : data.rows.length === 0 ? html`<p class="hint">No tool matched.</p>` : html`<table class="results">
+${
+  data.rows === undefined
+    ? ''
+    : data.rows.length === 0
+      ? html`<p class="hint">No tool matched.</p>`
+      : html`<table class="results">
 <thead><tr><th class="num">Rank</th><th>Tool</th><th class="num">Score</th><th>Category</th><th>Kind</th><th>Matched</th></tr></thead>
 <tbody>${data.rows.map(
-    (r) => html`<tr data-rank="${r.rank}" data-name="${r.name}">
+          (r) => html`<tr data-rank="${r.rank}" data-name="${r.name}">
 <td class="num">${r.rank}</td>
 <td><code>${r.name}</code>${r.upstream ? html`<div class="sub">${r.upstream}</div>` : ''}${r.advertised ? '' : html`<div class="sub">via call_tool</div>`}</td>
 <td class="num">${r.score.toFixed(3)}</td>
@@ -154,7 +168,8 @@ ${data.rows === undefined ? '' : data.rows.length === 0 ? html`<p class="hint">N
 <td><span class="badge ${r.readOnly ? 'read' : 'write'}">${r.readOnly ? 'read' : 'write'}</span></td>
 <td>${r.matched.length ? r.matched.map((m) => html`<span class="field"><b>${m.field}</b> ${[...m.terms, ...m.prefixes.map((p) => `${p}… (prefix)`)].join(', ')}</span> `) : html`<span class="sub">fuzzy only</span>`}</td>
 </tr>`,
-  )}</tbody></table>`}`;
+        )}</tbody></table>`
+}`;
   return layout('search', 'Search playground', content);
 }
 
@@ -173,7 +188,7 @@ function ago(at: number, now: number): string {
 }
 
 function clock(at: number): string {
-  return new Date(at).toISOString().slice(11, 19) + ' UTC';
+  return `${new Date(at).toISOString().slice(11, 19)} UTC`;
 }
 
 /** Counters as integers with thousands separators (`12,345`). */

@@ -25,7 +25,8 @@ import { catalogPage, credentialPage, overviewPage, searchPage, unauthorizedPage
 /** Serves one request through this gateway's own app without a socket (runtime.fetch). */
 export type ServeInProcess = (request: Request) => Promise<Response>;
 
-const CSP = "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const CSP =
+  "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const FORM_LIMIT = '16kb';
 
 /** Mounts the console's routes on `router` when `console.adminToken` is set; else mounts nothing (404). */
@@ -34,32 +35,58 @@ export function mountConsole(router: Router, runtime: GatewayRuntime, serve: Ser
   if (!token) return;
   const guard = adminGuard(token);
   const parseForm = bodyParser({ enableTypes: ['form'], formLimit: FORM_LIMIT, encoding: 'utf-8' });
-  const page = (render: (ctx: Context) => Promise<string> | string): Middleware => async (ctx) => {
-    const body = await render(ctx);
-    ctx.set('cache-control', 'no-store');
-    ctx.set('content-security-policy', CSP);
-    ctx.set('x-content-type-options', 'nosniff');
-    // Not no-referrer: the browser would send `Origin: null` with the form post, which the edge refuses.
-    ctx.set('referrer-policy', 'same-origin');
-    ctx.type = 'text/html; charset=utf-8';
-    ctx.body = body;
-  };
-  const asset = (type: string, text: string): Middleware => (ctx) => {
-    ctx.set('cache-control', 'no-cache');
-    ctx.set('x-content-type-options', 'nosniff');
-    ctx.type = type;
-    ctx.body = text;
-  };
+  const page =
+    (render: (ctx: Context) => Promise<string> | string): Middleware =>
+    async (ctx) => {
+      const body = await render(ctx);
+      ctx.set('cache-control', 'no-store');
+      ctx.set('content-security-policy', CSP);
+      ctx.set('x-content-type-options', 'nosniff');
+      // Not no-referrer: the browser would send `Origin: null` with the form post, which the edge refuses.
+      ctx.set('referrer-policy', 'same-origin');
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = body;
+    };
+  const asset =
+    (type: string, text: string): Middleware =>
+    (ctx) => {
+      ctx.set('cache-control', 'no-cache');
+      ctx.set('x-content-type-options', 'nosniff');
+      ctx.type = type;
+      ctx.body = text;
+    };
 
-  router.get('/console', guard, page(async () => overviewPage(await overview(runtime))));
+  router.get(
+    '/console',
+    guard,
+    page(async () => overviewPage(await overview(runtime))),
+  );
   router.get('/console/counters', guard, async (ctx) => {
     ctx.set('cache-control', 'no-store');
     ctx.body = { at: Date.now(), counters: Object.fromEntries((await counters(runtime)).map((c) => [c.id, c.value])) };
   });
-  router.get('/console/catalog', guard, page(async () => catalogPage(await catalogData(runtime))));
-  router.get('/console/credential', guard, page(() => credentialPage(credentialForm(runtime))));
-  router.post('/console/credential', guard, sameOrigin, parseForm, page(async (ctx) => credentialPage(await lookup(runtime, serve, ctx))));
-  router.get('/console/search', guard, page(async (ctx) => searchPage(await search(runtime, ctx))));
+  router.get(
+    '/console/catalog',
+    guard,
+    page(async () => catalogPage(await catalogData(runtime))),
+  );
+  router.get(
+    '/console/credential',
+    guard,
+    page(() => credentialPage(credentialForm(runtime))),
+  );
+  router.post(
+    '/console/credential',
+    guard,
+    sameOrigin,
+    parseForm,
+    page(async (ctx) => credentialPage(await lookup(runtime, serve, ctx))),
+  );
+  router.get(
+    '/console/search',
+    guard,
+    page(async (ctx) => searchPage(await search(runtime, ctx))),
+  );
   router.get('/console/console.css', guard, asset('text/css; charset=utf-8', CONSOLE_CSS));
   router.get('/console/console.js', guard, asset('text/javascript; charset=utf-8', CONSOLE_JS));
   // Anything else under /console is refused the same way before it is a 404.
@@ -135,7 +162,10 @@ async function overview(runtime: GatewayRuntime): Promise<OverviewData> {
 async function counters(runtime: GatewayRuntime): Promise<Counter[]> {
   const { metrics } = runtime;
   type Series = { values: { value: number; labels: Record<string, string | number> }[] };
-  const sum = async (metric: { get(): Promise<Series> | Series }, where: (labels: Record<string, string | number>) => boolean = () => true): Promise<number> => {
+  const sum = async (
+    metric: { get(): Promise<Series> | Series },
+    where: (labels: Record<string, string | number>) => boolean = () => true,
+  ): Promise<number> => {
     const { values } = await metric.get();
     return values.filter((v) => where(v.labels)).reduce((total, v) => total + v.value, 0);
   };

@@ -95,10 +95,15 @@ describe('the full surface', () => {
     }
   });
 
-  it('refuses a tool outside the caller\'s scopes itself, as an unknown tool: the data key\'s place_order never reaches the platform', async () => {
+  it("refuses a tool outside the caller's scopes itself, as an unknown tool: the data key's place_order never reaches the platform", async () => {
     const client = await connectV2(stack.mcpUrl, DEMO_KEYS.data);
     try {
-      await expect(client.callTool({ name: 'place_order', arguments: { account_id: '00000000-0000-4000-8000-000000000000', symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1 } })).rejects.toMatchObject({
+      await expect(
+        client.callTool({
+          name: 'place_order',
+          arguments: { account_id: '00000000-0000-4000-8000-000000000000', symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1 },
+        }),
+      ).rejects.toMatchObject({
         code: -32602,
         message: expect.stringContaining('Unknown tool: place_order'),
       });
@@ -110,7 +115,10 @@ describe('the full surface', () => {
   });
 
   it('serves server/discover with the upstream instructions and the tools, resources and prompts capabilities', async () => {
-    const [viaGateway, direct] = await Promise.all([connectV2(stack.mcpUrl, DEMO_KEYS.identity, 'auto'), connectV2(stack.upstreamUrl, DEMO_KEYS.identity, 'auto')]);
+    const [viaGateway, direct] = await Promise.all([
+      connectV2(stack.mcpUrl, DEMO_KEYS.identity, 'auto'),
+      connectV2(stack.upstreamUrl, DEMO_KEYS.identity, 'auto'),
+    ]);
     try {
       expect(viaGateway.getInstructions()).toBe(direct.getInstructions());
       expect(Object.keys(viaGateway.getServerCapabilities() ?? {})).toEqual(expect.arrayContaining(['tools', 'resources', 'prompts']));

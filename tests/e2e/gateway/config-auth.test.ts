@@ -36,7 +36,12 @@ const STDIO = 'upstreams:\n  - name: files\n    command: node\n    args: [server
 
 describe('scopes.failureMode', () => {
   it('defaults to closed, and each upstream inherits it unless it overrides it', () => {
-    const config = loadConfig({ env: {}, path: yamlFile('upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n  - name: b\n    url: http://127.0.0.1:2/mcp\n    scopes: { failureMode: open }\nscopes:\n  endpoint: http://127.0.0.1:3/v1/me\n') });
+    const config = loadConfig({
+      env: {},
+      path: yamlFile(
+        'upstreams:\n  - name: a\n    url: http://127.0.0.1:1/mcp\n  - name: b\n    url: http://127.0.0.1:2/mcp\n    scopes: { failureMode: open }\nscopes:\n  endpoint: http://127.0.0.1:3/v1/me\n',
+      ),
+    });
     expect(config.scopes.failureMode).toBe('closed');
     expect(config.upstreams.map((u) => u.scopes.failureMode)).toEqual(['closed', 'open']);
   });
@@ -48,8 +53,12 @@ describe('scopes.failureMode', () => {
   });
 
   it('takes only open or closed, from the file or GATEWAY_SCOPES_FAILURE_MODE', () => {
-    expect(errorOf(() => loadConfig({ env: { GATEWAY_SCOPES_FAILURE_MODE: 'maybe' }, path: join(root, 'config/cpzai.yaml') })).message).toMatch(/scopes\.failureMode: must be one of open, closed/);
-    expect(loadConfig({ env: { GATEWAY_SCOPES_FAILURE_MODE: 'closed' }, path: join(root, 'config/cpzai.yaml') }).upstreams[0]!.scopes.failureMode).toBe('closed');
+    expect(errorOf(() => loadConfig({ env: { GATEWAY_SCOPES_FAILURE_MODE: 'maybe' }, path: join(root, 'config/cpzai.yaml') })).message).toMatch(
+      /scopes\.failureMode: must be one of open, closed/,
+    );
+    expect(loadConfig({ env: { GATEWAY_SCOPES_FAILURE_MODE: 'closed' }, path: join(root, 'config/cpzai.yaml') }).upstreams[0]!.scopes.failureMode).toBe(
+      'closed',
+    );
   });
 });
 
@@ -59,22 +68,35 @@ describe('anonymous', () => {
     expect(error.keyPath).toBe('anonymous');
     expect(error.message).toMatch(/upstreams\[0\] \(files\)/);
     expect(loadConfig({ env: {}, path: yamlFile(`${STDIO}anonymous: true\n`) }).anonymous).toBe(true);
-    const forwarding = errorOf(() => loadConfig({ env: {}, path: yamlFile('upstreams:\n  - name: h\n    url: http://127.0.0.1:1/mcp\n    forwardCredentials: false\n') }));
+    const forwarding = errorOf(() =>
+      loadConfig({ env: {}, path: yamlFile('upstreams:\n  - name: h\n    url: http://127.0.0.1:1/mcp\n    forwardCredentials: false\n') }),
+    );
     expect(forwarding.keyPath).toBe('anonymous');
   });
 
-  it('is not required with a scope source (an endpoint or API keys), nor when every upstream gets the caller\'s credential', () => {
+  it("is not required with a scope source (an endpoint or API keys), nor when every upstream gets the caller's credential", () => {
     expect(loadConfig({ env: {}, path: yamlFile(`${STDIO}scopes:\n  endpoint: http://127.0.0.1:3/v1/me\n`) }).anonymous).toBe(false);
-    expect(loadConfig({ env: { S: 'a-secret' }, path: yamlFile(`${STDIO}credentials:\n  apiKeys:\n    - { name: ops, token: "\${S}", scopes: [files:read] }\n`) }).anonymous).toBe(false);
+    expect(
+      loadConfig({ env: { S: 'a-secret' }, path: yamlFile(`${STDIO}credentials:\n  apiKeys:\n    - { name: ops, token: "\${S}", scopes: [files:read] }\n`) })
+        .anonymous,
+    ).toBe(false);
     expect(loadConfig({ env: {}, path: yamlFile('upstreams:\n  - name: h\n    url: http://127.0.0.1:1/mcp\n') }).anonymous).toBe(false);
   });
 
   it('serves requests without a credential when true (no scopes: public tools only), and 401s them when false', async () => {
-    const fake = await startFakeUpstream({ tools: [{ definition: { name: 'open_tool', inputSchema: { type: 'object' } } as Tool }, { definition: { name: 'member_tool', inputSchema: { type: 'object' } } as Tool }] });
-    const base = (anonymous: boolean) => loadConfig({
-      env: { MEMBER_TOKEN: 'member-token-value' },
-      path: yamlFile(`anonymous: ${anonymous}\nlisten: { port: 0 }\nupstreams:\n  - name: h\n    url: ${fake.url}\n    forwardCredentials: false\n    scopeRules: { open_tool: [], member_tool: [member] }\ncredentials:\n  apiKeys:\n    - { name: member, token: "\${MEMBER_TOKEN}", scopes: [member] }\n`),
+    const fake = await startFakeUpstream({
+      tools: [
+        { definition: { name: 'open_tool', inputSchema: { type: 'object' } } as Tool },
+        { definition: { name: 'member_tool', inputSchema: { type: 'object' } } as Tool },
+      ],
     });
+    const base = (anonymous: boolean) =>
+      loadConfig({
+        env: { MEMBER_TOKEN: 'member-token-value' },
+        path: yamlFile(
+          `anonymous: ${anonymous}\nlisten: { port: 0 }\nupstreams:\n  - name: h\n    url: ${fake.url}\n    forwardCredentials: false\n    scopeRules: { open_tool: [], member_tool: [member] }\ncredentials:\n  apiKeys:\n    - { name: member, token: "\${MEMBER_TOKEN}", scopes: [member] }\n`,
+        ),
+      });
     const open = await startGateway(base(true), { logDestination: new LogCapture() });
     const shut = await startGateway(base(false), { logDestination: new LogCapture() });
     try {
@@ -97,7 +119,9 @@ describe('credentials.apiKeys', () => {
   it('takes a key id with a secret, or a bearer token, each from the environment', () => {
     const config = loadConfig({ env: { K_SECRET: 'from-env' }, path: yamlFile(KEYS('{ name: ops, key: ops-key, secret: "${K_SECRET}", scopes: [a, b] }')) });
     expect(config.credentials.apiKeys).toEqual([{ name: 'ops', key: 'ops-key', secret: 'from-env', scopes: ['a', 'b'] }]);
-    expect(errorOf(() => loadConfig({ env: {}, path: yamlFile(KEYS('{ name: ops, key: ops-key, secret: "${K_SECRET}", scopes: [] }')) })).message).toMatch(/credentials\.apiKeys\[0\]\.secret: environment variable K_SECRET is not set/);
+    expect(errorOf(() => loadConfig({ env: {}, path: yamlFile(KEYS('{ name: ops, key: ops-key, secret: "${K_SECRET}", scopes: [] }')) })).message).toMatch(
+      /credentials\.apiKeys\[0\]\.secret: environment variable K_SECRET is not set/,
+    );
   });
 
   it('refuses an entry with neither form, or both, or a key without its secret, and duplicate names or credentials', () => {

@@ -21,7 +21,9 @@ const KEY = Buffer.from('a-server-key-of-at-least-thirty-two-bytes');
 
 describe('extractCredential', () => {
   it('normalises the bearer scheme and spacing: one credential, forwarded as `Bearer <token>`', () => {
-    const variants = ['Bearer tok-1', 'bearer tok-1', 'BEARER     tok-1', '  Bearer\ttok-1  '].map((authorization) => extractCredential({ authorization }, CREDENTIALS, KEY));
+    const variants = ['Bearer tok-1', 'bearer tok-1', 'BEARER     tok-1', '  Bearer\ttok-1  '].map((authorization) =>
+      extractCredential({ authorization }, CREDENTIALS, KEY),
+    );
     for (const credential of variants) {
       expect(credential?.headers).toEqual({ authorization: 'Bearer tok-1' });
       expect(credential?.digest).toBe(variants[0]!.digest);
@@ -35,7 +37,8 @@ describe('extractCredential', () => {
   });
 
   it('refuses what is not one bearer token (another scheme, two tokens, an empty one)', () => {
-    for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer a b', 'Bearer', 'Bearer ']) expect(extractCredential({ authorization }, CREDENTIALS, KEY)).toBeUndefined();
+    for (const authorization of ['Basic dXNlcjpwYXNz', 'Bearer a b', 'Bearer', 'Bearer '])
+      expect(extractCredential({ authorization }, CREDENTIALS, KEY)).toBeUndefined();
   });
 
   it('digests with HMAC-SHA-256 under the server key: not the plain SHA-256, and different under another key', () => {
@@ -99,7 +102,13 @@ describe.skipIf(!hasRedis)('keyed digests in Redis', () => {
 
   const start = async (key: string) => {
     const upstream = await startStack({ upstream: { tools: [] }, scopeEndpoint: endpoint.url });
-    const gateway = await startGateway(loadConfig({ env: { GATEWAY_CACHE_KEY: key }, overrides: { listen: { port: 0 }, upstreams: [{ url: upstream.upstreamUrl }], scopes: { endpoint: endpoint.url }, cache: { redisUrl } } }), { logDestination: new LogCapture() });
+    const gateway = await startGateway(
+      loadConfig({
+        env: { GATEWAY_CACHE_KEY: key },
+        overrides: { listen: { port: 0 }, upstreams: [{ url: upstream.upstreamUrl }], scopes: { endpoint: endpoint.url }, cache: { redisUrl } },
+      }),
+      { logDestination: new LogCapture() },
+    );
     gateways.push(gateway, { url: '', close: () => upstream.close() } as RunningGateway);
     return gateway;
   };
@@ -109,7 +118,8 @@ describe.skipIf(!hasRedis)('keyed digests in Redis', () => {
     const second = await start(SERVER_KEY);
     const other = await start('a-different-key-0123456789abcdef-xyz');
     const before = endpoint.hits;
-    for (const gateway of [first, second]) await (await rawRequest(gateway.url, '/mcp', 'modern', 'tools/list', {}, { authorization: 'Bearer tok-redis' })).text();
+    for (const gateway of [first, second])
+      await (await rawRequest(gateway.url, '/mcp', 'modern', 'tools/list', {}, { authorization: 'Bearer tok-redis' })).text();
     expect(endpoint.hits - before).toBe(1);
     await (await rawRequest(other.url, '/mcp', 'modern', 'tools/list', {}, { authorization: 'Bearer tok-redis' })).text();
     expect(endpoint.hits - before).toBe(2);

@@ -48,8 +48,14 @@ afterAll(async () => {
 });
 
 describe('enforcement under concurrency', () => {
-  it('2,000 mixed calls, 16 concurrent: no out-of-scope or refused-credential call reaches the upstream, every valid one succeeds', { timeout: 240_000 }, async () => {
-    const clients = { k1: await connectV2(stack.mcpUrl, CREDENTIALS.k1), k2: await connectV1(stack.mcpUrl, CREDENTIALS.k2), k3: await connectV2(stack.mcpUrl, CREDENTIALS.k3) };
+  it('2,000 mixed calls, 16 concurrent: no out-of-scope or refused-credential call reaches the upstream, every valid one succeeds', {
+    timeout: 240_000,
+  }, async () => {
+    const clients = {
+      k1: await connectV2(stack.mcpUrl, CREDENTIALS.k1),
+      k2: await connectV1(stack.mcpUrl, CREDENTIALS.k2),
+      k3: await connectV2(stack.mcpUrl, CREDENTIALS.k3),
+    };
     const jobs = Array.from({ length: 2000 }, (_, i) => ({ who: (['k1', 'k2', 'k3', 'bad'] as const)[i % 4]!, tool: TOOLS[Math.floor(i / 4) % 3]! }));
     const outcomes = { ok: 0, refused: 0, unauthorized: 0, wrong: [] as string[] };
     let next = 0;
@@ -65,7 +71,10 @@ describe('enforcement under concurrency', () => {
           continue;
         }
         try {
-          const result = (await (clients[who] as typeof clients.k1).callTool({ name, arguments: { who } })) as { content: { text?: string }[]; isError?: boolean };
+          const result = (await (clients[who] as typeof clients.k1).callTool({ name, arguments: { who } })) as {
+            content: { text?: string }[];
+            isError?: boolean;
+          };
           if (allowed && !result.isError && result.content[0]?.text === `ok:${name}:${who}`) outcomes.ok++;
           else outcomes.wrong.push(`${who} ${name}: ${JSON.stringify(result).slice(0, 200)}`);
         } catch (error) {
@@ -92,11 +101,14 @@ describe('enforcement under concurrency', () => {
 
   it('a cold credential costs one scope lookup shared by 16 concurrent calls; a warm one costs none', async () => {
     const k4 = { 'x-cpz-key': 'k4', 'x-cpz-secret': 's4' };
-    const calls = () => Promise.all(Array.from({ length: 16 }, async () => {
-      const response = await rawRequest(stack.gatewayUrl, '/mcp', 'modern', 'tools/call', { name: 'alpha', arguments: { who: 'k4' } }, k4);
-      expect(response.status).toBe(200);
-      await response.text();
-    }));
+    const calls = () =>
+      Promise.all(
+        Array.from({ length: 16 }, async () => {
+          const response = await rawRequest(stack.gatewayUrl, '/mcp', 'modern', 'tools/call', { name: 'alpha', arguments: { who: 'k4' } }, k4);
+          expect(response.status).toBe(200);
+          await response.text();
+        }),
+      );
     const cold = endpoint.hits;
     await calls();
     expect(endpoint.hits - cold).toBe(1);

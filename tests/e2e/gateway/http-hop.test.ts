@@ -17,7 +17,11 @@ import { connectV1, connectV2 } from '../../helpers/clients.ts';
 import { startLegacySessionfulUpstream, type LegacyUpstream } from '../../fixtures/legacy-upstream.ts';
 
 const ALICE = { 'x-cpz-key': 'alice', 'x-cpz-secret': 'alice-secret' };
-const TOOLS = ['sse_steps', 'rejects_400', 'rejects_409', 'dies', 'hangs', 'echo'].map((name) => ({ name, inputSchema: { type: 'object' as const }, annotations: { readOnlyHint: true } }));
+const TOOLS = ['sse_steps', 'rejects_400', 'rejects_409', 'dies', 'hangs', 'echo'].map((name) => ({
+  name,
+  inputSchema: { type: 'object' as const },
+  annotations: { readOnlyHint: true },
+}));
 
 interface ScriptedUpstream {
   url: string;
@@ -58,16 +62,24 @@ async function startScriptedUpstream(port = 0): Promise<ScriptedUpstream> {
         calls.push(req.headers);
         const modern = body.params?._meta?.['io.modelcontextprotocol/protocolVersion'] !== undefined;
         const token = body.params?._meta?.progressToken;
-        const result = (text: string) => ({ jsonrpc: '2.0', id: body.id, result: { content: [{ type: 'text', text }], ...(modern ? { resultType: 'complete' } : {}) } });
+        const result = (text: string) => ({
+          jsonrpc: '2.0',
+          id: body.id,
+          result: { content: [{ type: 'text', text }], ...(modern ? { resultType: 'complete' } : {}) },
+        });
         const log = (level: string, data: string) => ({ jsonrpc: '2.0', method: 'notifications/message', params: { level, data } });
         const progress = (n: number) => ({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: token, progress: n, total: 2 } });
         switch (body.params?.name) {
           case 'sse_steps':
             return sse(res, [progress(1), log('info', 'step one'), progress(2), log('warning', 'step two'), result('done')]);
           case 'rejects_400':
-            return void res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32050, message: 'needs a ticket', data: { ticket: 'T-1' } } }));
+            return void res
+              .writeHead(400, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32050, message: 'needs a ticket', data: { ticket: 'T-1' } } }));
           case 'rejects_409':
-            return void res.writeHead(409, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32051, message: 'conflict', data: { at: 'x' } } }));
+            return void res
+              .writeHead(409, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32051, message: 'conflict', data: { at: 'x' } } }));
           case 'dies':
             res.writeHead(200, { 'content-type': 'text/event-stream' });
             res.write(`event: message\ndata: ${JSON.stringify(log('info', 'about to die'))}\n\n`);
@@ -122,7 +134,9 @@ describe('the undici hop to an HTTP upstream', () => {
     const events: string[] = [];
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void events.push(`log ${n.params.level} ${String(n.params.data)}`));
     try {
-      const result = await client.callTool({ name: 'sse_steps', arguments: {} }, undefined, { onprogress: (p) => void events.push(`progress ${p.progress}/${p.total}`) });
+      const result = await client.callTool({ name: 'sse_steps', arguments: {} }, undefined, {
+        onprogress: (p) => void events.push(`progress ${p.progress}/${p.total}`),
+      });
       events.push(`result ${textOf(result)}`);
       expect(events).toEqual(['progress 1/2', 'log info step one', 'progress 2/2', 'log warning step two', 'result done']);
     } finally {
@@ -130,7 +144,7 @@ describe('the undici hop to an HTTP upstream', () => {
     }
   });
 
-  it('puts the caller\'s credential and the gateway\'s request id on the wire', async () => {
+  it("puts the caller's credential and the gateway's request id on the wire", async () => {
     const client = await connectV2(`${gateway.url}/mcp`, ALICE);
     try {
       const before = upstream.calls.length;
@@ -229,7 +243,10 @@ describe('the undici hop to a sessionful 2025-era upstream', () => {
   let legacyGateway: RunningGateway;
   beforeAll(async () => {
     legacy = await startLegacySessionfulUpstream();
-    const config = loadConfig({ env: {}, overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ name: 'legacy', url: legacy.url }], log: { level: 'silent' as const } } });
+    const config = loadConfig({
+      env: {},
+      overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ name: 'legacy', url: legacy.url }], log: { level: 'silent' as const } },
+    });
     delete config.scopes.endpoint;
     legacyGateway = await startGateway(config, {});
   });

@@ -20,11 +20,24 @@ const SCOPED_TOOLS = 9;
 const PUBLIC_TOOLS = 40;
 
 const tool = (name: string, description: string, requiredScopes: string[]): { definition: Tool } => ({
-  definition: { name, description, inputSchema: { type: 'object', properties: { limit: { type: 'integer' } } }, _meta: { 'ai.cpz/tool': { category: 'data', requiredScopes } }, annotations: { readOnlyHint: true } } as Tool,
+  definition: {
+    name,
+    description,
+    inputSchema: { type: 'object', properties: { limit: { type: 'integer' } } },
+    _meta: { 'ai.cpz/tool': { category: 'data', requiredScopes } },
+    annotations: { readOnlyHint: true },
+  } as Tool,
 });
-const scopesOf = (n: number) => Array.from({ length: SCOPED_TOOLS }, (_, bit) => bit).filter((bit) => n & (1 << bit)).map((bit) => `s${bit}`);
+const scopesOf = (n: number) =>
+  Array.from({ length: SCOPED_TOOLS }, (_, bit) => bit)
+    .filter((bit) => n & (1 << bit))
+    .map((bit) => `s${bit}`);
 const keyOf = (n: number) => `caller-${n}`;
-const ENVELOPE = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'listing-test', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientInfo': { name: 'listing-test', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 
 let upstream: FakeUpstream;
 let scopes: ScopeEndpoint;
@@ -32,13 +45,21 @@ let gateway: RunningGateway;
 beforeAll(async () => {
   const tools = [
     ...Array.from({ length: SCOPED_TOOLS }, (_, i) => tool(`scoped_${i}`, `Scoped tool ${i}`, [`s${i}`])),
-    ...Array.from({ length: PUBLIC_TOOLS }, (_, i) => tool(`public_${i}`, `Public tool ${i}: ${'reads records of the account and returns them page by page. '.repeat(8)}`, [])),
+    ...Array.from({ length: PUBLIC_TOOLS }, (_, i) =>
+      tool(`public_${i}`, `Public tool ${i}: ${'reads records of the account and returns them page by page. '.repeat(8)}`, []),
+    ),
   ];
   upstream = await startFakeUpstream({ tools });
   scopes = await startScopeEndpoint(Object.fromEntries(Array.from({ length: CALLERS }, (_, n) => [keyOf(n), scopesOf(n)])));
   const config = loadConfig({
     env: {},
-    overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ name: 'fake', url: upstream.url }], scopes: { endpoint: scopes.url }, cache: { listingBytes: BOUND }, log: { level: 'silent' } },
+    overrides: {
+      listen: { host: '127.0.0.1', port: 0 },
+      upstreams: [{ name: 'fake', url: upstream.url }],
+      scopes: { endpoint: scopes.url },
+      cache: { listingBytes: BOUND },
+      log: { level: 'silent' },
+    },
   });
   gateway = await startGateway(config, {});
 });
@@ -65,7 +86,14 @@ async function toolsList(n: number, acceptEncoding?: string, id: number | string
   const raw = Buffer.from(await response.body.arrayBuffer());
   const encoding = response.headers['content-encoding'];
   const text = (encoding === 'gzip' ? gunzipSync(raw) : raw).toString('utf8');
-  return { status: response.statusCode, encoding, vary: response.headers.vary, raw, wireBytes: raw.length, message: JSON.parse(text) as { id: number | string; result: { tools: { name: string }[] } } };
+  return {
+    status: response.statusCode,
+    encoding,
+    vary: response.headers.vary,
+    raw,
+    wireBytes: raw.length,
+    message: JSON.parse(text) as { id: number | string; result: { tools: { name: string }[] } },
+  };
 }
 
 async function gauge(name: string): Promise<number> {
@@ -74,7 +102,8 @@ async function gauge(name: string): Promise<number> {
   return Number(line?.split(' ')[1]);
 }
 
-const expectedNames = (n: number) => [...scopesOf(n).map((s) => `scoped_${s.slice(1)}`), ...Array.from({ length: PUBLIC_TOOLS }, (_, i) => `public_${i}`)].sort();
+const expectedNames = (n: number) =>
+  [...scopesOf(n).map((s) => `scoped_${s.slice(1)}`), ...Array.from({ length: PUBLIC_TOOLS }, (_, i) => `public_${i}`)].sort();
 
 describe('the listing cache', () => {
   it(`keeps its bytes under cache.listingBytes while ${CALLERS} scope sets are served, and serves every set right`, async () => {

@@ -10,12 +10,20 @@ import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 
-const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', 'x-cpz-key': 'raw', 'x-cpz-secret': 'raw-secret' };
+const HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-06-18',
+  'x-cpz-key': 'raw',
+  'x-cpz-secret': 'raw-secret',
+};
 
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
-    upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } }, call: (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }) }] },
+    upstream: {
+      tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } }, call: (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }) }],
+    },
     gateway: { limits: { bodyBytes: 4096 } },
   });
 });

@@ -30,7 +30,10 @@ afterAll(async () => {
 
 /** The stack's configuration (listen port 0, as it started), with `headers` on the upstream. */
 function configWith(headers: Record<string, string>) {
-  const config = loadConfig({ env: {}, overrides: { log: { level: 'silent' }, listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: stack.upstreamUrl, headers }] } });
+  const config = loadConfig({
+    env: {},
+    overrides: { log: { level: 'silent' }, listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: stack.upstreamUrl, headers }] },
+  });
   delete config.scopes.endpoint;
   return config;
 }

@@ -42,7 +42,13 @@ async function rig(scopeEndpoint: string, failureMode: 'open' | 'closed', alphaM
       listen: { host: '127.0.0.1', port: 0 },
       log: { level: 'info' },
       upstreams: [
-        { name: 'alpha', url: alpha.url, anchors: [], scopeRules: { alpha_public: [], alpha_secret: ['a'], alpha_other: ['a'] }, ...(alphaMode ? { scopes: { failureMode: alphaMode } } : {}) },
+        {
+          name: 'alpha',
+          url: alpha.url,
+          anchors: [],
+          scopeRules: { alpha_public: [], alpha_secret: ['a'], alpha_other: ['a'] },
+          ...(alphaMode ? { scopes: { failureMode: alphaMode } } : {}),
+        },
         { name: 'beta', url: beta.url, scopeRules: { beta_secret: ['b'] } },
       ],
       scopes: { endpoint: scopeEndpoint, timeoutMs: BUDGET_MS, failureMode },
@@ -50,7 +56,10 @@ async function rig(scopeEndpoint: string, failureMode: 'open' | 'closed', alphaM
   });
   const gateway = await startGateway(config, { logDestination: logs });
   return {
-    gateway, logs, alpha, beta,
+    gateway,
+    logs,
+    alpha,
+    beta,
     close: async () => {
       await gateway.close();
       await Promise.all([alpha.close(), beta.close()]);
@@ -96,7 +105,7 @@ describe('failureMode closed', () => {
     expect(await scopeLookups(down.gateway.url, 'error')).toBeGreaterThan(0);
   });
 
-  it('answers 503 within the budget when the endpoint is slower than scopes.timeoutMs (it never answers in this test\'s lifetime)', async () => {
+  it("answers 503 within the budget when the endpoint is slower than scopes.timeoutMs (it never answers in this test's lifetime)", async () => {
     endpoint.delayMs = 120_000;
     try {
       const before = forwarded(slow);
@@ -116,7 +125,16 @@ describe('failureMode closed', () => {
       endpoint.mode = mode;
       try {
         const before = forwarded(slow);
-        await expect503(await rawRequest(slow.gateway.url, '/mcp', 'legacy', 'tools/call', { name: 'alpha__alpha_public', arguments: {} }, { ...KEY, 'x-cpz-secret': `mode-${mode}` }));
+        await expect503(
+          await rawRequest(
+            slow.gateway.url,
+            '/mcp',
+            'legacy',
+            'tools/call',
+            { name: 'alpha__alpha_public', arguments: {} },
+            { ...KEY, 'x-cpz-secret': `mode-${mode}` },
+          ),
+        );
         expect(forwarded(slow)).toBe(before);
       } finally {
         endpoint.mode = 'ok';
@@ -191,7 +209,11 @@ describe('a per-upstream override (deployment closed, alpha open)', () => {
 
   it('serves alpha in full and refuses beta with 503 while the endpoint is down', async () => {
     const listed = await rpcMessage(await rawRequest(split.gateway.url, '/mcp', 'modern', 'tools/list', {}, KEY));
-    expect(((listed.result?.tools ?? []) as { name: string }[]).map((t) => t.name).sort()).toEqual(['alpha__alpha_other', 'alpha__alpha_public', 'alpha__alpha_secret']);
+    expect(((listed.result?.tools ?? []) as { name: string }[]).map((t) => t.name).sort()).toEqual([
+      'alpha__alpha_other',
+      'alpha__alpha_public',
+      'alpha__alpha_secret',
+    ]);
     const before = split.beta.received.filter((m) => m.method === 'tools/call').length;
     await expect503(await rawRequest(split.gateway.url, '/mcp', 'modern', 'tools/call', { name: 'beta__beta_secret', arguments: {} }, KEY));
     expect(split.beta.received.filter((m) => m.method === 'tools/call').length).toBe(before);

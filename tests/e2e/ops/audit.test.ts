@@ -23,7 +23,13 @@ beforeAll(async () => {
   mkdirSync('.tmp/audit', { recursive: true });
   rmSync(AUDIT_FILE, { force: true });
   // The request budget is far above what the other tests send with any one key; the identity key spends it.
-  stack = await startStack({ gateway: { cache: { key: DIGEST_KEY }, audit: { destination: AUDIT_FILE, digestKey: AUDIT_KEY }, rateLimits: { requests: { points: REQUEST_BUDGET, durationMs: 60_000 } } } });
+  stack = await startStack({
+    gateway: {
+      cache: { key: DIGEST_KEY },
+      audit: { destination: AUDIT_FILE, digestKey: AUDIT_KEY },
+      rateLimits: { requests: { points: REQUEST_BUDGET, durationMs: 60_000 } },
+    },
+  });
 });
 afterAll(async () => {
   await stack?.close();
@@ -59,7 +65,10 @@ function readEvents(): Record<string, unknown>[] {
   } catch {
     return [];
   }
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Record<string, unknown>);
 }
 
 function orderArgs() {
@@ -74,7 +83,17 @@ describe('audit log', () => {
     expect(message.result?.isError).toBeFalsy();
     expect(stack.platform!.store.orders.length).toBe(orders + 1);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ event: 'tool_decision', surface: 'full', via: 'direct', upstream: 'cpzai', tool: 'place_order', readOnly: false, outcome: 'ok', client: 'compat-tests', clientVersion: '1.0.0' });
+    expect(events[0]).toMatchObject({
+      event: 'tool_decision',
+      surface: 'full',
+      via: 'direct',
+      upstream: 'cpzai',
+      tool: 'place_order',
+      readOnly: false,
+      outcome: 'ok',
+      client: 'compat-tests',
+      clientVersion: '1.0.0',
+    });
     expect(events[0]!.durationMs).toBeGreaterThan(0);
     expect(Date.parse(events[0]!.time as string)).not.toBeNaN();
   });
@@ -83,7 +102,15 @@ describe('audit log', () => {
     const { message, events } = await call('/mcp/compact', FULL_KEY, 'call_tool', { name: 'place_order', arguments: orderArgs() });
     expect(message.result?.isError).toBe(true);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ surface: 'compact', via: 'call_tool', upstream: 'cpzai', tool: 'place_order', readOnly: false, outcome: 'refused_write_via_call_tool', reason: 'call_directly' });
+    expect(events[0]).toMatchObject({
+      surface: 'compact',
+      via: 'call_tool',
+      upstream: 'cpzai',
+      tool: 'place_order',
+      readOnly: false,
+      outcome: 'refused_write_via_call_tool',
+      reason: 'call_directly',
+    });
   });
 
   it('records an out-of-scope call once, as refused_scope, though the caller was told "unknown tool"', async () => {
@@ -134,7 +161,14 @@ describe('audit log', () => {
     expect(response.status).toBe(429);
     const events = await eventsOf(requestId);
     expect(events).toHaveLength(1);
-    expect(events[0]).toMatchObject({ surface: 'compact', via: 'call_tool', tool: 'get_profile', outcome: 'rate_limited', reason: 'rate_limited', client: 'compat-tests' });
+    expect(events[0]).toMatchObject({
+      surface: 'compact',
+      via: 'call_tool',
+      tool: 'get_profile',
+      outcome: 'rate_limited',
+      reason: 'rate_limited',
+      client: 'compat-tests',
+    });
   });
 
   it('keys the credential digest, correlates one credential, and holds no secret or argument value; the access log holds no event', async () => {

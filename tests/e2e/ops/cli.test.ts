@@ -28,7 +28,9 @@ async function run(script: string, args: string[], env: Record<string, string> =
 }
 
 function cleanEnv(extra: Record<string, string>): Record<string, string> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GATEWAY_') && !/^(PLATFORM|UPSTREAM)_PORT$/.test(name))) as Record<string, string>;
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('GATEWAY_') && !/^(PLATFORM|UPSTREAM)_PORT$/.test(name)),
+  ) as Record<string, string>;
   return { ...env, ...extra };
 }
 
@@ -87,7 +89,12 @@ describe('npm start: one --config convention, port variables honoured with any c
     const [platformPort, upstreamPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
     child = spawn('npm', ['start', '--silent', '--', '--config', 'config/cpzai.yaml'], {
       cwd: ROOT,
-      env: cleanEnv({ PLATFORM_PORT: String(platformPort), UPSTREAM_PORT: String(upstreamPort), GATEWAY_LISTEN_PORT: String(gatewayPort), GATEWAY_LOG_LEVEL: 'warn' }),
+      env: cleanEnv({
+        PLATFORM_PORT: String(platformPort),
+        UPSTREAM_PORT: String(upstreamPort),
+        GATEWAY_LISTEN_PORT: String(gatewayPort),
+        GATEWAY_LOG_LEVEL: 'warn',
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -114,12 +121,19 @@ describe('npm start: one --config convention, port variables honoured with any c
     followBoundPorts(config, { upstreamUrl: 'http://127.0.0.1:4001/mcp', platformUrl: 'http://127.0.0.1:4002' }, {});
     expect(config.upstreams[0]!.url).toBe('http://127.0.0.1:4001/mcp');
     expect(config.scopes.endpoint).toBe('http://127.0.0.1:4002/v1/me');
-    const elsewhere = loadConfig({ env: {}, overrides: { upstreams: [{ url: 'http://upstream.example:3001/mcp' }], scopes: { endpoint: 'http://127.0.0.1:9999/me' } } });
+    const elsewhere = loadConfig({
+      env: {},
+      overrides: { upstreams: [{ url: 'http://upstream.example:3001/mcp' }], scopes: { endpoint: 'http://127.0.0.1:9999/me' } },
+    });
     followBoundPorts(elsewhere, { upstreamUrl: 'http://127.0.0.1:4001/mcp', platformUrl: 'http://127.0.0.1:4002' }, {});
     expect(elsewhere.upstreams[0]!.url).toBe('http://upstream.example:3001/mcp');
     expect(elsewhere.scopes.endpoint).toBe('http://127.0.0.1:9999/me');
     const pinned = loadConfig({ env: {} });
-    followBoundPorts(pinned, { upstreamUrl: 'http://127.0.0.1:4001/mcp', platformUrl: 'http://127.0.0.1:4002' }, { GATEWAY_UPSTREAMS_0_URL: 'http://127.0.0.1:3001/mcp' });
+    followBoundPorts(
+      pinned,
+      { upstreamUrl: 'http://127.0.0.1:4001/mcp', platformUrl: 'http://127.0.0.1:4002' },
+      { GATEWAY_UPSTREAMS_0_URL: 'http://127.0.0.1:3001/mcp' },
+    );
     expect(pinned.upstreams[0]!.url).toBe('http://127.0.0.1:3001/mcp');
   });
 });
@@ -134,7 +148,15 @@ describe('gateway/main.ts tools: what a credential sees on each surface', { time
   });
 
   it('--url asks a running gateway: 10 tools for the data key on /mcp, 6 on /mcp/compact; the secret is not printed', async () => {
-    const result = await run('gateway/main.ts', ['tools', '--url', stack.gatewayUrl, '--key', DEMO_KEYS.data['x-cpz-key'], '--secret', DEMO_KEYS.data['x-cpz-secret']]);
+    const result = await run('gateway/main.ts', [
+      'tools',
+      '--url',
+      stack.gatewayUrl,
+      '--key',
+      DEMO_KEYS.data['x-cpz-key'],
+      '--secret',
+      DEMO_KEYS.data['x-cpz-secret'],
+    ]);
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('/mcp: 10 tools');
     expect(result.stdout).toContain('/mcp/compact: 6 tools');
@@ -143,7 +165,16 @@ describe('gateway/main.ts tools: what a credential sees on each surface', { time
   });
 
   it('--json, and a refused credential fails with the status and exit 1', async () => {
-    const ok = await run('gateway/main.ts', ['tools', '--json', '--url', stack.gatewayUrl, '--key', DEMO_KEYS.identity['x-cpz-key'], '--secret', DEMO_KEYS.identity['x-cpz-secret']]);
+    const ok = await run('gateway/main.ts', [
+      'tools',
+      '--json',
+      '--url',
+      stack.gatewayUrl,
+      '--key',
+      DEMO_KEYS.identity['x-cpz-key'],
+      '--secret',
+      DEMO_KEYS.identity['x-cpz-secret'],
+    ]);
     const views = JSON.parse(ok.stdout) as { path: string; tools: { name: string }[] }[];
     expect(views.map((v) => v.path)).toEqual(['/mcp', '/mcp/compact']);
     expect(views[0]!.tools.map((t) => t.name).sort()).toEqual(['get_profile']);

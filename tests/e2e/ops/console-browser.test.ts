@@ -61,7 +61,10 @@ describe('the console without the admin token', () => {
   });
 
   it('is not mounted at all without console.adminToken', async () => {
-    const config = loadConfig({ env: {}, overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: stack.upstreamUrl }], log: { level: 'silent' } } });
+    const config = loadConfig({
+      env: {},
+      overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: stack.upstreamUrl }], log: { level: 'silent' } },
+    });
     delete config.console.adminToken;
     const plain = await startGateway(config);
     try {
@@ -91,13 +94,22 @@ describe('the console in Chromium', () => {
 
   it('catalogue: every tool with category, required scopes, read/write and output schema', async () => {
     await page.goto(url('/console/catalog'), { waitUntil: 'networkidle' });
-    const rows = await page.$$eval('table.catalog tbody tr', (trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td, i) => (i === 0 ? td.querySelector('code')! : td).textContent!.trim())));
+    const rows = await page.$$eval('table.catalog tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].map((td, i) => (i === 0 ? td.querySelector('code')! : td).textContent!.trim())),
+    );
     expect(rows).toHaveLength(34);
     // Expected from the upstream's own definitions, not from the gateway.
     const expected = TOOL_LIST.map((tool) => {
       const meta = (tool._meta as Record<string, { category: string; requiredScopes: string[] }>)[TOOL_META_KEY]!;
       const readOnly = (tool.annotations as { readOnlyHint?: boolean } | undefined)?.readOnlyHint === true;
-      return [tool.name, meta.category, [...meta.requiredScopes].sort().join(' ') || 'public', readOnly ? 'read' : 'write', tool.outputSchema ? 'yes' : 'no', !readOnly || ANCHORS.includes(tool.name) ? 'listed' : 'via search'];
+      return [
+        tool.name,
+        meta.category,
+        [...meta.requiredScopes].sort().join(' ') || 'public',
+        readOnly ? 'read' : 'write',
+        tool.outputSchema ? 'yes' : 'no',
+        !readOnly || ANCHORS.includes(tool.name) ? 'listed' : 'via search',
+      ];
     });
     const shown = rows.map((cells) => cells.map((cell, i) => (i === 2 ? cell.split(/\s+/).sort().join(' ') : cell)));
     expect(shown.sort()).toEqual(expected.sort());
@@ -111,8 +123,13 @@ describe('the console in Chromium', () => {
     await page.fill('input[name=secret]', DEMO_KEYS.data['x-cpz-secret']);
     await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle' }), page.click('button[type=submit]')]);
     expect(page.url()).toBe(url('/console/credential'));
-    const counts = await page.$$eval('.view', (views) => views.map((v) => [v.getAttribute('data-path'), v.querySelector('.count')?.getAttribute('data-count')]));
-    expect(counts).toEqual([['/mcp', '10'], ['/mcp/compact', '6']]);
+    const counts = await page.$$eval('.view', (views) =>
+      views.map((v) => [v.getAttribute('data-path'), v.querySelector('.count')?.getAttribute('data-count')]),
+    );
+    expect(counts).toEqual([
+      ['/mcp', '10'],
+      ['/mcp/compact', '6'],
+    ]);
     const html = await page.content();
     for (const secret of DEMO_SECRETS) expect(html).not.toContain(secret);
     expect(html).not.toContain(DEMO_KEYS.data['x-cpz-key']);
@@ -145,7 +162,11 @@ describe('the console in Chromium', () => {
     await page.fill('input[name=q]', 'unsettled');
     await Promise.all([page.waitForNavigation({ waitUntil: 'networkidle' }), page.click('form.search button')]);
     expect(new URL(page.url()).searchParams.get('q')).toBe('unsettled');
-    const first = await page.$eval('table.results tbody tr', (tr: Element) => ({ rank: tr.getAttribute('data-rank'), name: tr.getAttribute('data-name'), matched: tr.lastElementChild!.textContent }));
+    const first = await page.$eval('table.results tbody tr', (tr: Element) => ({
+      rank: tr.getAttribute('data-rank'),
+      name: tr.getAttribute('data-name'),
+      matched: tr.lastElementChild!.textContent,
+    }));
     expect(first).toMatchObject({ rank: '1', name: 'list_cash_flows' });
     expect(first.matched).toContain('params unsettl');
     await page.goto(url('/console/search?q=order+status&limit=8'), { waitUntil: 'networkidle' });

@@ -54,7 +54,17 @@ describe.skipIf(!hasRedis)('rate limits shared through Redis', () => {
     const redisUrl = `redis://127.0.0.1:${port}`;
     stack = await startStack({ gateway: { cache: { redisUrl }, rateLimits } });
     second = await startGateway(
-      loadConfig({ env: {}, overrides: { log: { level: 'warn' }, listen: { port: 0 }, upstreams: [{ url: stack.upstreamUrl }], scopes: { endpoint: `${stack.platformUrl}/v1/me` }, cache: { redisUrl }, rateLimits } }),
+      loadConfig({
+        env: {},
+        overrides: {
+          log: { level: 'warn' },
+          listen: { port: 0 },
+          upstreams: [{ url: stack.upstreamUrl }],
+          scopes: { endpoint: `${stack.platformUrl}/v1/me` },
+          cache: { redisUrl },
+          rateLimits,
+        },
+      }),
       { logDestination: new LogCapture() },
     );
     replicas = [stack.gatewayUrl, second.url];
@@ -112,7 +122,9 @@ describe.skipIf(!hasRedis)('rate limits shared through Redis', () => {
     expect(refused.isError).toBe(true);
     expect(refused._meta).toMatchObject({ 'ai.cpz.gateway/error': 'rate_limited', 'ai.cpz.gateway/budget': 'writes' });
     expect(refused._meta!['ai.cpz.gateway/retryAfterMs']).toBeGreaterThan(0);
-    expect(refused.content[0]!.text).toMatch(/state-changing tool calls for this credential are limited to 2 per 60 s\. Nothing was executed\. Retry after \d+ s\./);
+    expect(refused.content[0]!.text).toMatch(
+      /state-changing tool calls for this credential are limited to 2 per 60 s\. Nothing was executed\. Retry after \d+ s\./,
+    );
     expect(stack.platform!.store.orders.length).toBe(orders + 2);
 
     // Writes spent: reads still run, on their own budget, until it too is spent.

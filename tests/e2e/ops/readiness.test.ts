@@ -35,7 +35,12 @@ beforeAll(async () => {
   gateway = await startGateway(
     loadConfig({
       env: {},
-      overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: upstream!.url }], scopes: { endpoint: `${platform.url}/v1/me` }, log: { level: 'silent' } },
+      overrides: {
+        listen: { host: '127.0.0.1', port: 0 },
+        upstreams: [{ url: upstream!.url }],
+        scopes: { endpoint: `${platform.url}/v1/me` },
+        log: { level: 'silent' },
+      },
     }),
   );
   await until(async () => (await readyz()) === 200, 10_000);

@@ -50,7 +50,14 @@ beforeAll(async () => {
   gateway = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts', '--config', configPath], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   gateway.stdout!.on('data', (chunk) => (stdout += chunk));
   gateway.stderr!.on('data', (chunk) => (stderr += chunk));
-  await until(() => fetch(`${gatewayUrl}/readyz`).then((r) => r.status === 200, () => false), 20_000);
+  await until(
+    () =>
+      fetch(`${gatewayUrl}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      ),
+    20_000,
+  );
 });
 afterAll(async () => {
   if (gateway && gateway.exitCode === null) {
@@ -70,7 +77,14 @@ async function names(path: string): Promise<string[]> {
   });
   const text = await response.text();
   if (response.status !== 200) throw new Error(`${path}: HTTP ${response.status} ${text.slice(0, 200)}`);
-  const body = JSON.parse(text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))!.slice(6)) as { result?: { tools: { name: string }[] }; error?: unknown };
+  const body = JSON.parse(
+    text.startsWith('{')
+      ? text
+      : text
+          .split('\n')
+          .find((l) => l.startsWith('data: '))!
+          .slice(6),
+  ) as { result?: { tools: { name: string }[] }; error?: unknown };
   if (!body.result) throw new Error(`${path}: ${JSON.stringify(body.error)}`);
   return body.result.tools.map((t) => t.name).sort();
 }
@@ -82,7 +96,8 @@ async function callListAccounts(): Promise<void> {
     body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_accounts', arguments: {} } }),
   });
   const text = await response.text();
-  if (response.status !== 200 || text.includes('"isError":true') || text.includes('"error"')) throw new Error(`tools/call: HTTP ${response.status} ${text.slice(0, 200)}`);
+  if (response.status !== 200 || text.includes('"isError":true') || text.includes('"error"'))
+    throw new Error(`tools/call: HTTP ${response.status} ${text.slice(0, 200)}`);
 }
 
 /**
@@ -148,7 +163,9 @@ describe('live reload on SIGHUP', { timeout: 60_000 }, () => {
     const mark = stderr.length;
     gateway.kill('SIGHUP');
     await until(async () => stderr.length > mark, 5000);
-    expect(stderr.slice(mark)).toContain(`SIGHUP: invalid configuration: scopes.timeoutMs: must be integer (in ${configPath}); the running configuration keeps serving`);
+    expect(stderr.slice(mark)).toContain(
+      `SIGHUP: invalid configuration: scopes.timeoutMs: must be integer (in ${configPath}); the running configuration keeps serving`,
+    );
     const rounds = client.seen.length;
     await until(async () => client.seen.length >= rounds + 2, 10_000);
     await client.stop();

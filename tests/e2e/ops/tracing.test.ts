@@ -30,7 +30,10 @@ afterAll(async () => {
 });
 
 const gatewayWith = (env: Record<string, string>) => {
-  const config = loadConfig({ env, overrides: { log: { level: 'warn' }, listen: { port: 0 }, cache: { key: DIGEST_KEY }, upstreams: [{ name: 'rec', url: upstream.url }] } });
+  const config = loadConfig({
+    env,
+    overrides: { log: { level: 'warn' }, listen: { port: 0 }, cache: { key: DIGEST_KEY }, upstreams: [{ name: 'rec', url: upstream.url }] },
+  });
   delete config.scopes.endpoint;
   return startGateway(config, { logDestination: new LogCapture() });
 };
@@ -49,14 +52,19 @@ async function callThroughCallTool(base: string, where: 'header' | 'meta', trace
   expect(JSON.stringify(message?.result?.content)).toContain(`eu:${SENTINEL}`);
 }
 
-const upstreamCallsOf = (text: string) => upstream.recording.received.filter((r) => r.message.method === 'tools/call' && JSON.stringify(r.message.params).includes(text));
+const upstreamCallsOf = (text: string) =>
+  upstream.recording.received.filter((r) => r.message.method === 'tools/call' && JSON.stringify(r.message.params).includes(text));
 
 /** The gateway's credential digest key, known here so the test can look for the digest it makes. */
 const DIGEST_KEY = 'tracing-test-digest-key-0123456789abcdef';
 
 describe('tracing over OTLP/HTTP', () => {
   it('exports the span tree of a call_tool dispatch, parented by the traceparent header, and sends its context upstream', async () => {
-    const gateway = await gatewayWith({ OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json', OTEL_SERVICE_NAME: 'gateway-under-test' });
+    const gateway = await gatewayWith({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      OTEL_SERVICE_NAME: 'gateway-under-test',
+    });
     try {
       await callThroughCallTool(gateway.url, 'header', TRACE);
     } finally {
@@ -66,16 +74,29 @@ describe('tracing over OTLP/HTTP', () => {
     const root = spans.find((s) => s.parentSpanId === PARENT)!;
     expect(root).toMatchObject({ name: 'tools/call call_tool', kind: 2, serviceName: 'gateway-under-test' });
     expect(root.attributes).toMatchObject({
-      'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'call_tool', 'gen_ai.operation.name': 'execute_tool', 'jsonrpc.request.id': '41',
-      'mcp.protocol.version': '2026-07-28', 'http.request.method': 'POST', 'http.response.status_code': 200, 'url.path': '/mcp/compact',
-      'ai.cpz.gateway.surface': 'compact', 'ai.cpz.gateway.target_tool': 'regional_lookup', 'ai.cpz.gateway.outcome': 'ok',
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'call_tool',
+      'gen_ai.operation.name': 'execute_tool',
+      'jsonrpc.request.id': '41',
+      'mcp.protocol.version': '2026-07-28',
+      'http.request.method': 'POST',
+      'http.response.status_code': 200,
+      'url.path': '/mcp/compact',
+      'ai.cpz.gateway.surface': 'compact',
+      'ai.cpz.gateway.target_tool': 'regional_lookup',
+      'ai.cpz.gateway.outcome': 'ok',
     });
     const children = spans.filter((s) => s.parentSpanId === root.spanId);
     const names = new Set(children.map((s) => s.name));
     for (const name of ['scope lookup', 'catalog', 'input check', 'output check', 'tools/call regional_lookup']) expect(names, name).toContain(name);
     const call = children.find((s) => s.name === 'tools/call regional_lookup')!;
     expect(call).toMatchObject({ kind: 3, traceId: TRACE });
-    expect(call.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'regional_lookup', 'ai.cpz.gateway.upstream': 'rec', 'server.address': '127.0.0.1' });
+    expect(call.attributes).toMatchObject({
+      'mcp.method.name': 'tools/call',
+      'gen_ai.tool.name': 'regional_lookup',
+      'ai.cpz.gateway.upstream': 'rec',
+      'server.address': '127.0.0.1',
+    });
     const inputCheck = children.find((s) => s.name === 'input check' && s.attributes['gen_ai.tool.name'] === 'regional_lookup');
     expect(inputCheck?.attributes['ai.cpz.gateway.check.ok']).toBe(true);
 
@@ -119,7 +140,8 @@ describe('tracing over OTLP/HTTP', () => {
     // Protobuf carries ids as raw bytes and strings as UTF-8: enough to tell this export apart without a decoder.
     const body = receiver.protobufBodies.find((b) => b.includes(Buffer.from(trace, 'hex')));
     expect(body).toBeDefined();
-    for (const name of ['tools/call call_tool', 'tools/call regional_lookup', 'scope lookup', 'input check']) expect(body!.includes(Buffer.from(name)), name).toBe(true);
+    for (const name of ['tools/call call_tool', 'tools/call regional_lookup', 'scope lookup', 'input check'])
+      expect(body!.includes(Buffer.from(name)), name).toBe(true);
     expect(body!.includes(Buffer.from(SENTINEL))).toBe(false);
   });
 

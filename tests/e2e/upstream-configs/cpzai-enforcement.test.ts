@@ -10,7 +10,18 @@ import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { DEMO_KEYS, connectV1, connectV2 } from '../../helpers/clients.ts';
 import { startHoldingProxy, type HoldingProxy } from '../../helpers/holding-proxy.ts';
 import {
-  ACTING_METHODS, ERAS, UNKNOWN_BEARER, UNKNOWN_KEY, expectChallenge, forwardedCalls, nearestOf, rawRequest, refusalShape, rpcMessage, sixMethods, withCredential,
+  ACTING_METHODS,
+  ERAS,
+  UNKNOWN_BEARER,
+  UNKNOWN_KEY,
+  expectChallenge,
+  forwardedCalls,
+  nearestOf,
+  rawRequest,
+  refusalShape,
+  rpcMessage,
+  sixMethods,
+  withCredential,
 } from '../../helpers/enforcement.ts';
 import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 import { textOf } from '../../helpers/call-results.ts';
@@ -36,7 +47,10 @@ const callsFor = (name: string) => forwardedCalls(proxy.received).filter((c) => 
 const SIX = sixMethods({ tool: 'get_profile', uri: 'cpzai://guides/permissions', prompt: 'review_portfolio' });
 
 describe('config/cpzai.yaml: an unknown credential', () => {
-  for (const [label, credential] of [['key', UNKNOWN_KEY], ['bearer', UNKNOWN_BEARER]] as const) {
+  for (const [label, credential] of [
+    ['key', UNKNOWN_KEY],
+    ['bearer', UNKNOWN_BEARER],
+  ] as const) {
     it(`(${label}) gets 401 with the RFC 9728 challenge on all six methods in both eras, and the upstream receives nothing`, async () => {
       const actingBefore = forwardedCalls(proxy.received).filter((c) => ACTING_METHODS.has(c.method)).length;
       for (const era of ERAS) {
@@ -65,14 +79,27 @@ describe('config/cpzai.yaml: out-of-scope calls', () => {
   it('a direct call of a tool the identity key cannot see answers exactly as an unknown tool, on both surfaces, and never reaches the upstream', async () => {
     for (const path of ['/mcp', '/mcp/compact'] as const) {
       for (const era of ERAS) {
-        const hidden = await rpcMessage(await rawRequest(gw.gateway.url, path, era, 'tools/call', { name: 'list_accounts', arguments: {} }, DEMO_KEYS.identity));
-        const missing = await rpcMessage(await rawRequest(gw.gateway.url, path, era, 'tools/call', { name: 'list_accountz', arguments: {} }, DEMO_KEYS.identity));
+        const hidden = await rpcMessage(
+          await rawRequest(gw.gateway.url, path, era, 'tools/call', { name: 'list_accounts', arguments: {} }, DEMO_KEYS.identity),
+        );
+        const missing = await rpcMessage(
+          await rawRequest(gw.gateway.url, path, era, 'tools/call', { name: 'list_accountz', arguments: {} }, DEMO_KEYS.identity),
+        );
         expect(hidden.error?.code).toBe(-32602);
         expect(refusalShape(hidden, 'list_accounts')).toEqual(refusalShape(missing, 'list_accountz'));
         for (const name of [...nearestOf(hidden), ...nearestOf(missing)]) expect(name).toBe('get_profile');
       }
     }
-    const data = await rpcMessage(await rawRequest(gw.gateway.url, '/mcp', 'modern', 'tools/call', { name: 'place_order', arguments: { account_id: 'x', symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1 } }, DEMO_KEYS.data));
+    const data = await rpcMessage(
+      await rawRequest(
+        gw.gateway.url,
+        '/mcp',
+        'modern',
+        'tools/call',
+        { name: 'place_order', arguments: { account_id: 'x', symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1 } },
+        DEMO_KEYS.data,
+      ),
+    );
     expect(data.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: place_order') });
     expect(callsFor('list_accounts')).toEqual([]);
     expect(callsFor('place_order')).toEqual([]);
@@ -84,7 +111,9 @@ describe('config/cpzai.yaml: out-of-scope calls', () => {
       const hidden = await client.callTool({ name: 'call_tool', arguments: { name: 'get_bars', arguments: { symbols: 42 } } });
       const missing = await client.callTool({ name: 'call_tool', arguments: { name: 'get_barz', arguments: { symbols: 42 } } });
       expect(hidden.isError).toBe(true);
-      expect(refusalShape({ result: hidden as Record<string, unknown> }, 'get_bars')).toEqual(refusalShape({ result: missing as Record<string, unknown> }, 'get_barz'));
+      expect(refusalShape({ result: hidden as Record<string, unknown> }, 'get_bars')).toEqual(
+        refusalShape({ result: missing as Record<string, unknown> }, 'get_barz'),
+      );
       expect(JSON.stringify(hidden)).not.toMatch(/input_schema|symbols/);
     } finally {
       await client.close();
@@ -95,7 +124,11 @@ describe('config/cpzai.yaml: out-of-scope calls', () => {
 
 describe('config/cpzai.yaml: in-scope calls', () => {
   it('still work directly and through call_tool, in both eras', async () => {
-    const [identity, data, compact] = await Promise.all([connectV2(gw.mcpUrl, DEMO_KEYS.identity), connectV1(gw.mcpUrl, DEMO_KEYS.data), connectV2(gw.compactUrl, DEMO_KEYS.data)]);
+    const [identity, data, compact] = await Promise.all([
+      connectV2(gw.mcpUrl, DEMO_KEYS.identity),
+      connectV1(gw.mcpUrl, DEMO_KEYS.data),
+      connectV2(gw.compactUrl, DEMO_KEYS.data),
+    ]);
     try {
       const profile = await identity.callTool({ name: 'get_profile', arguments: {} });
       expect(profile.isError).toBeFalsy();

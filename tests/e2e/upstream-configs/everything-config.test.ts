@@ -29,11 +29,12 @@ async function direct(): Promise<Client> {
 }
 
 describe('config/everything.yaml', () => {
-  it('lists the server\'s own tools, unchanged, to a 2026-07-28 client and a v1 client', async () => {
+  it("lists the server's own tools, unchanged, to a 2026-07-28 client and a v1 client", async () => {
     const [modern, legacy, straight] = await Promise.all([connectV2(gw.mcpUrl, DEMO_KEYS.full), connectV1(gw.mcpUrl, DEMO_KEYS.full), direct()]);
     try {
       // Compared on what both eras carry (a 2026-07-28 answer has no 2025 `execution` field).
-      const shape = ({ tools }: { tools: Record<string, unknown>[] }) => tools.map(({ name, description, inputSchema, outputSchema, annotations }) => ({ name, description, inputSchema, outputSchema, annotations }));
+      const shape = ({ tools }: { tools: Record<string, unknown>[] }) =>
+        tools.map(({ name, description, inputSchema, outputSchema, annotations }) => ({ name, description, inputSchema, outputSchema, annotations }));
       const expected = shape(await straight.listTools());
       expect(expected.length).toBeGreaterThanOrEqual(10);
       expect(shape(await modern.listTools())).toEqual(expected);
@@ -114,7 +115,10 @@ describe('config/everything.yaml', () => {
       expect(JSON.stringify(await ready.json())).toContain('upstream everything: down');
 
       await everything.restart();
-      const back = await eventually(() => client.callTool({ name: 'echo', arguments: { message: 'again' } }), (r) => !r.isError);
+      const back = await eventually(
+        () => client.callTool({ name: 'echo', arguments: { message: 'again' } }),
+        (r) => !r.isError,
+      );
       expect(textOf(back)).toBe('Echo: again');
       expect(gw.logs.records('upstream reconnected').map((r) => r.upstream)).toContain('everything');
       expect((await fetch(`${gw.gateway.url}/readyz`)).status).toBe(200);

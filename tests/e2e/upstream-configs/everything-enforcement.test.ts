@@ -7,7 +7,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS, connectV1, connectV2 } from '../../helpers/clients.ts';
 import { startHoldingProxy, type HoldingProxy } from '../../helpers/holding-proxy.ts';
 import {
-  ACTING_METHODS, ERAS, UNKNOWN_BEARER, UNKNOWN_KEY, expectChallenge, forwardedCalls, nearestOf, rawRequest, refusalShape, rpcMessage, sixMethods,
+  ACTING_METHODS,
+  ERAS,
+  UNKNOWN_BEARER,
+  UNKNOWN_KEY,
+  expectChallenge,
+  forwardedCalls,
+  nearestOf,
+  rawRequest,
+  refusalShape,
+  rpcMessage,
+  sixMethods,
 } from '../../helpers/enforcement.ts';
 import { textOf } from '../../helpers/call-results.ts';
 import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
@@ -52,7 +62,7 @@ describe('config/everything.yaml: an unknown credential', () => {
 });
 
 describe('config/everything.yaml: out-of-scope requests', () => {
-  it('a tool outside the key\'s scopes answers exactly as an unknown tool, directly and through call_tool, and never reaches the server', async () => {
+  it("a tool outside the key's scopes answers exactly as an unknown tool, directly and through call_tool, and never reaches the server", async () => {
     const before = acting().length;
     for (const era of ERAS) {
       // get-env needs everything:admin; the data key holds everything:read only.
@@ -62,7 +72,9 @@ describe('config/everything.yaml: out-of-scope requests', () => {
       expect(refusalShape(hidden, 'get-env')).toEqual(refusalShape(missing, 'get-enz'));
       expect(nearestOf(hidden)).not.toContain('get-env');
       expect(nearestOf(missing)).not.toContain('get-env');
-      const write = await rpcMessage(await rawRequest(gw.gateway.url, '/mcp/compact', era, 'tools/call', { name: 'toggle-simulated-logging', arguments: {} }, DEMO_KEYS.data));
+      const write = await rpcMessage(
+        await rawRequest(gw.gateway.url, '/mcp/compact', era, 'tools/call', { name: 'toggle-simulated-logging', arguments: {} }, DEMO_KEYS.data),
+      );
       expect(write.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: toggle-simulated-logging') });
     }
     const client = await connectV2(gw.compactUrl, DEMO_KEYS.identity);
@@ -77,7 +89,7 @@ describe('config/everything.yaml: out-of-scope requests', () => {
     expect(acting().length).toBe(before);
   });
 
-  it('resources/read and prompts/get outside the key\'s scopes answer as a missing resource or prompt, and never reach the server', async () => {
+  it("resources/read and prompts/get outside the key's scopes answer as a missing resource or prompt, and never reach the server", async () => {
     const before = acting().length;
     for (const era of ERAS) {
       const hidden = await rpcMessage(await rawRequest(gw.gateway.url, '/mcp', era, 'resources/read', { uri: TEXT_RESOURCE }, DEMO_KEYS.identity));

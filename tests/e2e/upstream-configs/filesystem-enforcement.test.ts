@@ -9,7 +9,15 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS, connectV1, connectV2 } from '../../helpers/clients.ts';
 import {
-  ERAS, UNKNOWN_BEARER, UNKNOWN_KEY, expectChallenge, rawRequest, refusalShape, rpcMessage, sixMethods, upstreamRequests,
+  ERAS,
+  UNKNOWN_BEARER,
+  UNKNOWN_KEY,
+  expectChallenge,
+  rawRequest,
+  refusalShape,
+  rpcMessage,
+  sixMethods,
+  upstreamRequests,
 } from '../../helpers/enforcement.ts';
 import { textOf } from '../../helpers/call-results.ts';
 import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
@@ -59,14 +67,36 @@ describe('config/filesystem.yaml: the identity key (no files scopes)', () => {
     const path = join(root, 'identity.txt');
     for (const era of ERAS) {
       for (const surface of ['/mcp', '/mcp/compact']) {
-        const read = await rpcMessage(await rawRequest(gw.gateway.url, surface, era, 'tools/call', { name: 'read_text_file', arguments: { path: join(root, 'secret.txt') } }, DEMO_KEYS.identity));
-        const missing = await rpcMessage(await rawRequest(gw.gateway.url, surface, era, 'tools/call', { name: 'read_text_filez', arguments: { path: join(root, 'secret.txt') } }, DEMO_KEYS.identity));
+        const read = await rpcMessage(
+          await rawRequest(
+            gw.gateway.url,
+            surface,
+            era,
+            'tools/call',
+            { name: 'read_text_file', arguments: { path: join(root, 'secret.txt') } },
+            DEMO_KEYS.identity,
+          ),
+        );
+        const missing = await rpcMessage(
+          await rawRequest(
+            gw.gateway.url,
+            surface,
+            era,
+            'tools/call',
+            { name: 'read_text_filez', arguments: { path: join(root, 'secret.txt') } },
+            DEMO_KEYS.identity,
+          ),
+        );
         expect(read.error?.code).toBe(-32602);
         expect(refusalShape(read, 'read_text_file')).toEqual(refusalShape(missing, 'read_text_filez'));
-        const write = await rpcMessage(await rawRequest(gw.gateway.url, surface, era, 'tools/call', { name: 'write_file', arguments: { path, content: 'x' } }, DEMO_KEYS.identity));
+        const write = await rpcMessage(
+          await rawRequest(gw.gateway.url, surface, era, 'tools/call', { name: 'write_file', arguments: { path, content: 'x' } }, DEMO_KEYS.identity),
+        );
         expect(write.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: write_file') });
         // Bad arguments to a hidden tool: still "unknown", never its schema.
-        const bad = await rpcMessage(await rawRequest(gw.gateway.url, surface, era, 'tools/call', { name: 'write_file', arguments: { path: 42 } }, DEMO_KEYS.identity));
+        const bad = await rpcMessage(
+          await rawRequest(gw.gateway.url, surface, era, 'tools/call', { name: 'write_file', arguments: { path: 42 } }, DEMO_KEYS.identity),
+        );
         expect(JSON.stringify(bad)).not.toMatch(/content|inputSchema|input_schema/);
         for (const answer of [read, write, bad]) expect(JSON.stringify(answer)).not.toContain(SECRET_TEXT);
       }
@@ -90,7 +120,9 @@ describe('config/filesystem.yaml: in-scope calls', () => {
     const [data, full] = await Promise.all([connectV2(gw.mcpUrl, DEMO_KEYS.data), connectV2(gw.mcpUrl, DEMO_KEYS.full)]);
     const path = join(root, 'written.txt');
     try {
-      expect((await data.callTool({ name: 'read_text_file', arguments: { path: join(root, 'secret.txt') } })).structuredContent).toEqual({ content: SECRET_TEXT });
+      expect((await data.callTool({ name: 'read_text_file', arguments: { path: join(root, 'secret.txt') } })).structuredContent).toEqual({
+        content: SECRET_TEXT,
+      });
       await expect(data.callTool({ name: 'write_file', arguments: { path, content: 'data key' } })).rejects.toMatchObject({ code: -32602 });
       expect(existsSync(path)).toBe(false);
       const written = await full.callTool({ name: 'write_file', arguments: { path, content: 'full key' } });

@@ -12,7 +12,18 @@ import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { DEMO_KEYS, connectV1, connectV2 } from '../../helpers/clients.ts';
 import { startHoldingProxy, type HoldingProxy } from '../../helpers/holding-proxy.ts';
 import {
-  ACTING_METHODS, ERAS, UNKNOWN_BEARER, UNKNOWN_KEY, expectChallenge, forwardedCalls, rawRequest, refusalShape, rpcMessage, sixMethods, upstreamRequests, withCredential,
+  ACTING_METHODS,
+  ERAS,
+  UNKNOWN_BEARER,
+  UNKNOWN_KEY,
+  expectChallenge,
+  forwardedCalls,
+  rawRequest,
+  refusalShape,
+  rpcMessage,
+  sixMethods,
+  upstreamRequests,
+  withCredential,
 } from '../../helpers/enforcement.ts';
 import { textOf } from '../../helpers/call-results.ts';
 import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
@@ -64,8 +75,18 @@ describe('config/three-upstreams.yaml: unknown credentials', () => {
     for (const credential of [UNKNOWN_KEY, UNKNOWN_BEARER]) {
       for (const era of ERAS) {
         for (const m of [
-          ...sixMethods({ tool: 'filesystem__read_text_file', args: { path: join(root, 'report.txt') }, uri: 'cpzai://guides/permissions', prompt: 'everything__simple-prompt' }),
-          ...sixMethods({ tool: 'filesystem__write_file', args: { path, content: 'x' }, uri: 'demo://resource/dynamic/text/1', prompt: 'cpzai__review_portfolio' }),
+          ...sixMethods({
+            tool: 'filesystem__read_text_file',
+            args: { path: join(root, 'report.txt') },
+            uri: 'cpzai://guides/permissions',
+            prompt: 'everything__simple-prompt',
+          }),
+          ...sixMethods({
+            tool: 'filesystem__write_file',
+            args: { path, content: 'x' },
+            uri: 'demo://resource/dynamic/text/1',
+            prompt: 'cpzai__review_portfolio',
+          }),
         ]) {
           await expectChallenge(await rawRequest(gw.gateway.url, m.path, era, m.method, m.params, credential), gw.gateway.url, m.path);
         }
@@ -85,11 +106,38 @@ describe('config/three-upstreams.yaml: the identity key (lacks files:read)', () 
     const path = join(root, 'identity.txt');
     for (const era of ERAS) {
       for (const surface of ['/mcp', '/mcp/compact']) {
-        const read = await rpcMessage(await rawRequest(gw.gateway.url, surface, era, 'tools/call', { name: 'filesystem__read_text_file', arguments: { path: join(root, 'report.txt') } }, DEMO_KEYS.identity));
-        const missing = await rpcMessage(await rawRequest(gw.gateway.url, surface, era, 'tools/call', { name: 'filesystem__read_text_filez', arguments: { path: join(root, 'report.txt') } }, DEMO_KEYS.identity));
+        const read = await rpcMessage(
+          await rawRequest(
+            gw.gateway.url,
+            surface,
+            era,
+            'tools/call',
+            { name: 'filesystem__read_text_file', arguments: { path: join(root, 'report.txt') } },
+            DEMO_KEYS.identity,
+          ),
+        );
+        const missing = await rpcMessage(
+          await rawRequest(
+            gw.gateway.url,
+            surface,
+            era,
+            'tools/call',
+            { name: 'filesystem__read_text_filez', arguments: { path: join(root, 'report.txt') } },
+            DEMO_KEYS.identity,
+          ),
+        );
         expect(read.error?.code).toBe(-32602);
         expect(refusalShape(read, 'filesystem__read_text_file')).toEqual(refusalShape(missing, 'filesystem__read_text_filez'));
-        const write = await rpcMessage(await rawRequest(gw.gateway.url, surface, era, 'tools/call', { name: 'filesystem__write_file', arguments: { path, content: 'x' } }, DEMO_KEYS.identity));
+        const write = await rpcMessage(
+          await rawRequest(
+            gw.gateway.url,
+            surface,
+            era,
+            'tools/call',
+            { name: 'filesystem__write_file', arguments: { path, content: 'x' } },
+            DEMO_KEYS.identity,
+          ),
+        );
         expect(write.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: filesystem__write_file') });
         for (const answer of [read, missing, write]) {
           expect(JSON.stringify(answer)).not.toContain(REPORT.trim());
@@ -117,7 +165,9 @@ describe('config/three-upstreams.yaml: in-scope calls', () => {
   it('still work on all three upstreams', async () => {
     const [data, full] = await Promise.all([connectV1(gw.mcpUrl, DEMO_KEYS.data), connectV2(gw.compactUrl, DEMO_KEYS.full)]);
     try {
-      expect((await data.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(root, 'report.txt') } })).structuredContent).toEqual({ content: REPORT });
+      expect((await data.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(root, 'report.txt') } })).structuredContent).toEqual({
+        content: REPORT,
+      });
       expect(textOf(await data.callTool({ name: 'everything__echo', arguments: { message: 'in scope' } }))).toBe('Echo: in scope');
       expect((await data.callTool({ name: 'cpzai__list_accounts', arguments: {} })).isError).toBeFalsy();
       const written = await full.callTool({ name: 'filesystem__write_file', arguments: { path: join(root, 'full.txt'), content: 'full key' } });
