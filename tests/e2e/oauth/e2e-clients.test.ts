@@ -27,7 +27,7 @@ import { startStack, type Stack } from '../../helpers/stack.ts';
 
 const REDIRECT = 'http://127.0.0.1:8976/oauth/callback';
 // The committed screenshots are rewritten only on request (UPDATE_SCREENSHOTS=1); otherwise they go to a scratch folder.
-const docs = process.env.UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/', import.meta.url)) : mkdtempSync(join(tmpdir(), 'oauth-shots-'));
+const docs = process.env.UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../../docs/', import.meta.url)) : mkdtempSync(join(tmpdir(), 'oauth-shots-'));
 const hasOpenssl = (() => {
   try {
     execFileSync('openssl', ['version'], { stdio: 'ignore' });
