@@ -14,6 +14,7 @@ export type ErrorKind =
   | 'invalid_arguments'
   | 'unknown_tool'
   | 'unauthorized'
+  | 'scopes_unavailable'
   | 'forbidden_origin'
   | 'forbidden_host'
   | 'insufficient_scope'
@@ -27,6 +28,7 @@ export type ErrorKind =
   | 'upstream_rejected'
   | 'output_schema_violation'
   | 'cancelled'
+  | 'rate_limited'
   | 'internal';
 
 /** Who the error is about: the client's request, the gateway, or the upstream behind it. */
@@ -46,36 +48,70 @@ export interface ErrorMapping {
  */
 export function errorMapping(kind: ErrorKind): ErrorMapping {
   switch (kind) {
-    case 'parse_error': return { code: -32700, httpStatus: 400, blame: 'client' };
-    case 'invalid_request': return { code: -32600, httpStatus: 400, blame: 'client' };
-    case 'batch_not_supported': return { code: -32600, httpStatus: 400, blame: 'client' };
+    case 'parse_error':
+      return { code: -32700, httpStatus: 400, blame: 'client' };
+    case 'invalid_request':
+      return { code: -32600, httpStatus: 400, blame: 'client' };
+    case 'batch_not_supported':
+      return { code: -32600, httpStatus: 400, blame: 'client' };
     // SEP-2243 HeaderMismatch (spec 2026-07-28 basic/transports/streamable-http §Server Validation).
-    case 'header_mismatch': return { code: -32020, httpStatus: 400, blame: 'client' };
-    case 'method_not_found': return { code: -32601, httpStatus: 404, blame: 'client' };
-    case 'invalid_arguments': return { code: -32602, httpStatus: 200, blame: 'client' };
-    case 'unknown_tool': return { code: -32602, httpStatus: 200, blame: 'client' };
-    case 'unauthorized': return { code: -32001, httpStatus: 401, blame: 'client' };
-    case 'forbidden_origin': return { code: -32000, httpStatus: 403, blame: 'client' };
-    case 'forbidden_host': return { code: -32000, httpStatus: 403, blame: 'client' };
+    case 'header_mismatch':
+      return { code: -32020, httpStatus: 400, blame: 'client' };
+    case 'method_not_found':
+      return { code: -32601, httpStatus: 404, blame: 'client' };
+    case 'invalid_arguments':
+      return { code: -32602, httpStatus: 200, blame: 'client' };
+    case 'unknown_tool':
+      return { code: -32602, httpStatus: 200, blame: 'client' };
+    case 'unauthorized':
+      return { code: -32001, httpStatus: 401, blame: 'client' };
+    // The scope lookup failed under failureMode closed: nothing forwarded, retry later (issue 13).
+    case 'scopes_unavailable':
+      return { code: -32000, httpStatus: 503, blame: 'upstream' };
+    case 'forbidden_origin':
+      return { code: -32000, httpStatus: 403, blame: 'client' };
+    case 'forbidden_host':
+      return { code: -32000, httpStatus: 403, blame: 'client' };
     // RFC 6750 §3.1 / MCP 2026-07-28 authorization "Runtime Insufficient Scope Errors" (oauth.external.insufficientScope).
-    case 'insufficient_scope': return { code: -32001, httpStatus: 403, blame: 'client' };
-    case 'payload_too_large': return { code: -32000, httpStatus: 413, blame: 'client' };
-    case 'unsupported_media_type': return { code: -32000, httpStatus: 415, blame: 'client' };
-    case 'scope_denied': return { code: -32602, httpStatus: 200, blame: 'client' };
-    case 'call_directly': return { code: -32602, httpStatus: 200, blame: 'client' };
-    case 'upstream_unavailable': return { code: -32603, httpStatus: 200, blame: 'upstream' };
-    case 'upstream_timeout': return { code: -32603, httpStatus: 200, blame: 'upstream' };
-    case 'upstream_error': return { code: -32603, httpStatus: 200, blame: 'upstream' };
-    case 'upstream_rejected': return { code: -32603, httpStatus: 200, blame: 'upstream' };
-    case 'output_schema_violation': return { code: -32603, httpStatus: 200, blame: 'upstream' };
-    case 'cancelled': return { code: -32603, httpStatus: 200, blame: 'client' };
-    case 'internal': return { code: -32603, httpStatus: 200, blame: 'gateway' };
+    case 'insufficient_scope':
+      return { code: -32001, httpStatus: 403, blame: 'client' };
+    case 'payload_too_large':
+      return { code: -32000, httpStatus: 413, blame: 'client' };
+    case 'unsupported_media_type':
+      return { code: -32000, httpStatus: 415, blame: 'client' };
+    case 'scope_denied':
+      return { code: -32602, httpStatus: 200, blame: 'client' };
+    case 'call_directly':
+      return { code: -32602, httpStatus: 200, blame: 'client' };
+    case 'upstream_unavailable':
+      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'upstream_timeout':
+      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'upstream_error':
+      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'upstream_rejected':
+      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'output_schema_violation':
+      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+    case 'cancelled':
+      return { code: -32603, httpStatus: 200, blame: 'client' };
+    // Answered at the edge (429 + Retry-After) or as an isError tool result; -32000 is implementation-defined
+    // (JSON-RPC 2.0 §5.1), unlike -32020..-32099, which the MCP spec reserves for its own codes.
+    case 'rate_limited':
+      return { code: -32000, httpStatus: 429, blame: 'client' };
+    case 'internal':
+      return { code: -32603, httpStatus: 200, blame: 'gateway' };
   }
 }
 
 /** An error thrown from an MCP handler; the SDK puts `code`, `message` and `data.kind` on the wire. */
 export class GatewayError extends ProtocolError {
-  constructor(readonly kind: ErrorKind, message: string, data: Record<string, unknown> = {}, code = errorMapping(kind).code) {
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    data: Record<string, unknown> = {},
+    code = errorMapping(kind).code,
+  ) {
     super(code, message, { kind, ...data });
     this.name = 'GatewayError';
   }
@@ -88,7 +124,12 @@ export class GatewayError extends ProtocolError {
  */
 export class RelayedUpstreamError extends ProtocolError {
   readonly kind = 'upstream_rejected' as const;
-  constructor(readonly upstream: string, code: number, message: string, data?: unknown) {
+  constructor(
+    readonly upstream: string,
+    code: number,
+    message: string,
+    data?: unknown,
+  ) {
     super(code, message, data);
     this.name = 'RelayedUpstreamError';
   }
@@ -137,7 +178,8 @@ export function classifyUpstreamFailure(error: unknown, upstream: string): Upstr
   }
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.RequestTimeout) return { kind: 'upstream_timeout', message: `upstream ${upstream} did not answer in time` };
-    if (error.code === SdkErrorCode.ClientHttpAuthentication) return { kind: 'unauthorized', status: 401, message: `upstream ${upstream} refused the credential (HTTP 401)` };
+    if (error.code === SdkErrorCode.ClientHttpAuthentication)
+      return { kind: 'unauthorized', status: 401, message: `upstream ${upstream} refused the credential (HTTP 401)` };
     return { kind: 'upstream_unavailable', message: `upstream ${upstream} is unavailable (${error.code})` };
   }
   const name = (error as Error | undefined)?.name;
@@ -153,7 +195,10 @@ export function classifyUpstreamFailure(error: unknown, upstream: string): Upstr
  * `cause` keeps the original error for logs.
  */
 export function upstreamFailureError(failure: UpstreamFailure, upstream: string, cause?: unknown): GatewayError | RelayedUpstreamError {
-  const error = failure.kind === 'upstream_rejected' ? new RelayedUpstreamError(upstream, failure.code!, failure.message, failure.data) : new GatewayError(failure.kind, failure.message, { upstream });
+  const error =
+    failure.kind === 'upstream_rejected'
+      ? new RelayedUpstreamError(upstream, failure.code!, failure.message, failure.data)
+      : new GatewayError(failure.kind, failure.message, { upstream });
   if (cause !== undefined && cause !== error) Object.defineProperty(error, 'cause', { value: cause, enumerable: false, configurable: true });
   return error;
 }

@@ -56,7 +56,7 @@ export async function embed(endpoint: EmbeddingsEndpoint, texts: string[]): Prom
     });
     if (!res.ok) throw new Error(`embeddings endpoint answered HTTP ${res.status}`);
     const body = (await res.json()) as { data?: { index?: number; embedding?: unknown }[] };
-    if (!Array.isArray(body.data) || body.data.length !== input.length) throw new Error('embeddings answer has no data array of the inputs\' length');
+    if (!Array.isArray(body.data) || body.data.length !== input.length) throw new Error("embeddings answer has no data array of the inputs' length");
     const vectors = new Array<Float32Array>(input.length);
     body.data.forEach((item, j) => {
       const at = typeof item.index === 'number' ? item.index : j;
@@ -65,7 +65,8 @@ export async function embed(endpoint: EmbeddingsEndpoint, texts: string[]): Prom
       }
       vectors[at] = unit(Float32Array.from(item.embedding as number[]));
     });
-    if (vectors.some((v) => v === undefined) || new Set(vectors.map((v) => v.length)).size !== 1) throw new Error('embeddings answer has missing or unequal vectors');
+    if (vectors.some((v) => v === undefined) || new Set(vectors.map((v) => v.length)).size !== 1)
+      throw new Error('embeddings answer has missing or unequal vectors');
     out.push(...vectors);
   }
   return out;
@@ -109,11 +110,22 @@ export class EmbeddingSearch {
    */
   async vectorsFor(tools: readonly SearchableTool[]): Promise<DenseVectors | undefined> {
     const texts = tools.map(embeddingText);
-    const keys = texts.map((text) => createHash('sha256').update(this.endpoint.model).update('\0').update(String(this.endpoint.dimensions ?? '')).update('\0').update(text).digest('base64url'));
+    const keys = texts.map((text) =>
+      createHash('sha256')
+        .update(this.endpoint.model)
+        .update('\0')
+        .update(String(this.endpoint.dimensions ?? ''))
+        .update('\0')
+        .update(text)
+        .digest('base64url'),
+    );
     const textOf = new Map(keys.map((k, i) => [k, texts[i]]));
     const missing = [...textOf.keys()].filter((k) => !this.cache.has(k));
     try {
-      const vectors = await embed(this.endpoint, missing.map((k) => textOf.get(k)!));
+      const vectors = await embed(
+        this.endpoint,
+        missing.map((k) => textOf.get(k)!),
+      );
       missing.forEach((k, i) => this.cache.set(k, vectors[i]));
     } catch (error) {
       this.fail('tools', error);
@@ -153,7 +165,7 @@ export class EmbeddingSearch {
     let vector: Float32Array;
     try {
       [vector] = await embed(this.endpoint, [query]);
-      if (vector.length !== tools.dim) throw new Error('query vector of another length than the tools\'');
+      if (vector.length !== tools.dim) throw new Error("query vector of another length than the tools'");
     } catch (error) {
       this.fail('query', error);
       return index.searchPage(query, opts);

@@ -39,6 +39,7 @@ export type { SearchableTool } from './tool-fields.ts';
 export type { DenseVectors } from './semantic.ts';
 export { EmbeddingSearch, type EmbeddingFailure, type EmbeddingsEndpoint } from './embeddings.ts';
 export { DEFAULT_TUNING, type SearchTuning, type TuningOverrides } from './tuning.ts';
+export { matchedFields, type FieldMatch } from './explain.ts';
 
 export type SearchOptions = {
   /** Most results to return; default 10. */
@@ -173,7 +174,9 @@ function completed<T>(steps: Generator<void, T, void>): T {
 /** The semantic arm's build as steps (search/semantic.ts `lsaSteps`), or undefined when it is off or the
  *  catalogue too small for co-occurrence to mean anything. Its cost is the build's, not a first search's. */
 function semanticSteps(termIndex: TermIndex, size: number, t: SearchTuning): Generator<void, LsaModel, void> | undefined {
-  return t.semantic === 'lsa' && size >= MIN_SEMANTIC_TOOLS ? lsaSteps(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample }) : undefined;
+  return t.semantic === 'lsa' && size >= MIN_SEMANTIC_TOOLS
+    ? lsaSteps(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample })
+    : undefined;
 }
 
 function takeDocuments(index: ToolIndex | undefined): Documents | undefined {
@@ -280,7 +283,10 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     const terms = topicTerms.length > 0 ? topicTerms : pathTerms;
     const multiStep = t.clauseFusion !== 'off' && terms.length >= t.clauseMinTerms;
     const parts = multiStep
-      ? clauses(topic, t.clauseSplitAnd).slice(0, MAX_CLAUSES).map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS)).filter((ts) => ts.length > 0)
+      ? clauses(topic, t.clauseSplitAnd)
+          .slice(0, MAX_CLAUSES)
+          .map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS))
+          .filter((ts) => ts.length > 0)
       : [];
     const termLists = [terms, ...(parts.length > 1 ? parts : [])];
     const pathList = topicTerms.length > 0 && pathTerms.length > 0 && t.pathWeight > 0 ? termLists.push(pathTerms) - 1 : -1;
@@ -308,7 +314,11 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     const queryVector = external ? external.query : lsa?.queryVector(terms);
     const arm: DenseVectors | undefined = external ? external.tools : lsa;
     // The semantic arm can rank any tool: every tool's visibility is needed then.
-    const visible = visibility(opts, [...byKey.values()].map((q) => q.matches), queryVector ? allIds : accepting);
+    const visible = visibility(
+      opts,
+      [...byKey.values()].map((q) => q.matches),
+      queryVector ? allIds : accepting,
+    );
     scorer ??= new ListScorer(termIndex, scoring);
     const scoresOf = (list: QueryTerm[]): Scores => scorer!.score(list, visible);
     // The whole query's list, then each clause's (weighed `clauseWeight`), fused as they come: a list is
@@ -327,7 +337,15 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       const lexicalSet = new Set(fused.ids);
       const depth = Math.max(limit, t.fusionDepth);
       const byRankEarly = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
-      const q = t.semanticFeedback > 0 ? withFeedback(arm, queryVector, topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id), t.semanticFeedback) : queryVector;
+      const q =
+        t.semanticFeedback > 0
+          ? withFeedback(
+              arm,
+              queryVector,
+              topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id),
+              t.semanticFeedback,
+            )
+          : queryVector;
       const semantic = nearestVectors(arm, q, visible, depth, external ? 0 : t.semanticMinSimilarity);
       matchedCount += semantic.ids.filter((id) => !lexicalSet.has(id)).length;
       fused = withSemantic(fused, semantic, depth);
@@ -335,7 +353,10 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     }
     fused = withIntent(fused, query);
     matchedCount += fused.ids.length;
-    const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
+    const final = withParameterTier(
+      fused,
+      accepting.filter((id) => visible[id] === 1),
+    );
     lastMatched = matchedCount + (final.ids.length - fused.ids.length);
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     if (t.upstreamDecay >= 1 || upstreamCount < 2) return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
@@ -407,7 +428,7 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
 }
 
 /** File paths (`/root/music`, `~/x`, `./a/b.md`) and bare extensions (`.pptx`) of a query. */
-const PATHS = /(?<=^|[\s'"(\[])(?:(?:~|\.{1,2})?\/[^\s'")\]]+|\.[A-Za-z][A-Za-z0-9]{1,5})(?=$|[\s'")\],;:!?]|\.(?:\s|$))/g;
+const PATHS = /(?<=^|[\s'"([])(?:(?:~|\.{1,2})?\/[^\s'")\]]+|\.[A-Za-z][A-Za-z0-9]{1,5})(?=$|[\s'")\],;:!?]|\.(?:\s|$))/g;
 
 /** The query without its paths (`topic`), and the paths (`paths`, space-joined; '' without any). */
 export function splitPaths(query: string): { topic: string; paths: string } {

@@ -382,7 +382,13 @@ function gaussian(seed: number): () => number {
  * The `depth` visible tools nearest to `query` by cosine (vectors are unit length), best first, as ids
  * and similarities; tools with similarity <= `minSimilarity` are left out.
  */
-export function nearestVectors(v: DenseVectors, query: Float32Array, visible: Uint8Array, depth: number, minSimilarity = 0): { ids: number[]; scores: number[] } {
+export function nearestVectors(
+  v: DenseVectors,
+  query: Float32Array,
+  visible: Uint8Array,
+  depth: number,
+  minSimilarity = 0,
+): { ids: number[]; scores: number[] } {
   const { dim, vectors } = v;
   const n = vectors.length / dim;
   const sims = scratch(n);

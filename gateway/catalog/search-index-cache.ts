@@ -1,5 +1,15 @@
 import { LRUCache } from 'lru-cache';
-import { buildToolIndexAsync, metaKeywords, type DenseVectors, type EmbeddingFailure, type EmbeddingSearch, type SearchableTool, type SearchOptions, type SearchPage, type ToolIndex } from '../../search/index.ts';
+import {
+  buildToolIndexAsync,
+  metaKeywords,
+  type DenseVectors,
+  type EmbeddingFailure,
+  type EmbeddingSearch,
+  type SearchableTool,
+  type SearchOptions,
+  type SearchPage,
+  type ToolIndex,
+} from '../../search/index.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import type { Logger } from '../obs/log.ts';
 import type { ToolSearchOverrides, UpstreamConfig } from '../../config/types.ts';
@@ -94,15 +104,18 @@ export class SearchIndexCache {
 
   private embed(state: ArmState): void {
     state.triedAt = performance.now();
-    state.pending = this.embeddings!.vectorsFor(state.tools).then((vectors) => {
-      state.pending = undefined;
-      if (vectors) {
-        state.vectors = vectors;
-        this.embeddingAnswered();
-      }
-    }, () => {
-      state.pending = undefined;
-    });
+    state.pending = this.embeddings!.vectorsFor(state.tools).then(
+      (vectors) => {
+        state.pending = undefined;
+        if (vectors) {
+          state.vectors = vectors;
+          this.embeddingAnswered();
+        }
+      },
+      () => {
+        state.pending = undefined;
+      },
+    );
   }
 
   /** The index of `catalog` (tools under their exposed names, with category and upstream), or while that
@@ -154,7 +167,8 @@ export class SearchIndexCache {
     }
   }
 
-  private searchable(tool: CatalogTool): SearchableTool {
+  /** A catalogue tool as this cache's indexes take it (made once per tool); the console explains matches with it. */
+  searchable(tool: CatalogTool): SearchableTool {
     let made = this.searchables.get(tool);
     if (made === undefined) this.searchables.set(tool, (made = searchable(tool, this.overrides.get(tool.upstream)?.[tool.upstreamName])));
     return made;

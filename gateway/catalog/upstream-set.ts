@@ -66,10 +66,13 @@ export class UpstreamSet {
    */
   async describe(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo | undefined> {
     if (!this.naming.prefixed) return this.upstreams[0]!.client.describe(onBehalfOf).catch(() => undefined);
-    const infos = (await Promise.all(this.upstreams.map(async (u) => ({ name: u.client.name, info: await u.client.describe(onBehalfOf).catch(() => undefined) })))).filter((x) => x.info);
+    const infos = (
+      await Promise.all(this.upstreams.map(async (u) => ({ name: u.client.name, info: await u.client.describe(onBehalfOf).catch(() => undefined) })))
+    ).filter((x) => x.info);
     if (infos.length === 0) return undefined;
     const any = (pick: (c: ServerCapabilities) => unknown) => infos.some(({ info }) => pick(info!.capabilities));
-    const listChanged = (pick: (c: ServerCapabilities) => { listChanged?: boolean } | undefined) => (infos.some(({ info }) => pick(info!.capabilities)?.listChanged === true) ? { listChanged: true } : {});
+    const listChanged = (pick: (c: ServerCapabilities) => { listChanged?: boolean } | undefined) =>
+      infos.some(({ info }) => pick(info!.capabilities)?.listChanged === true) ? { listChanged: true } : {};
     const subscribe = any((c) => c.resources?.subscribe === true) ? { subscribe: true } : {};
     const capabilities: ServerCapabilities = {
       tools: listChanged((c) => c.tools),
@@ -100,24 +103,56 @@ export class UpstreamSet {
     let catalog = this.merged.get(key);
     if (!catalog) {
       catalog = mergeCatalogs(catalogParts, this.naming);
-      if (catalog.duplicates.length) this.log.warn({ duplicates: catalog.duplicates }, 'tool names listed twice by one upstream; the first definition is served');
+      if (catalog.duplicates.length)
+        this.log.warn({ duplicates: catalog.duplicates }, 'tool names listed twice by one upstream; the first definition is served');
       this.merged.set(key, catalog);
     }
     return catalog;
   }
 
   /**
-   * A merged non-tool list: items of every reachable upstream that has the capability (prompts renamed,
-   * with their origin in `_meta`), the shortest TTL, and `private` if any part is.
+   * The merged catalogue of the last tools catalogues fetched outside any caller's partition (public, or
+   * fetched without a credential: the keep-warm), without contacting an upstream; undefined when no
+   * upstream has one. For operators (the console), not for serving callers.
    */
-  async list(method: PassThroughList, onBehalfOf: OnBehalfOf = {}): Promise<CachedList> {
-    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.list(method, onBehalfOf);
-    const parts = await this.reachable(async (u) => ((await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf) : undefined), method);
+  lastCatalog(): Catalog | undefined {
+    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.lastCatalog();
+    const parts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
+      const last = u.catalog.lastCatalog();
+      return last ? [{ upstream: u.client.name, catalog: last }] : [];
+    });
+    if (parts.length === 0) return undefined;
+    const key = parts.map((p) => `${p.upstream}:${p.catalog.version}`).join('|');
+    let catalog = this.merged.get(key);
+    if (!catalog) this.merged.set(key, (catalog = mergeCatalogs(parts, this.naming)));
+    return catalog;
+  }
+
+  /**
+   * A merged non-tool list: items of every reachable upstream that has the capability and that `include`
+   * admits (the caller's access, policy/visibility.ts), prompts renamed with their origin in `_meta`; the
+   * shortest TTL, and `private` if any part is.
+   */
+  async list(method: PassThroughList, onBehalfOf: OnBehalfOf = {}, include: (upstream: string) => boolean = () => true): Promise<CachedList> {
+    if (!this.naming.prefixed) {
+      const only = this.upstreams[0]!;
+      return include(only.client.name) ? only.catalog.list(method, onBehalfOf) : { items: [], ttlMs: 0, cacheScope: 'private' };
+    }
+    const parts = await this.reachable(
+      async (u) => (include(u.client.name) && (await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf) : undefined),
+      method,
+    );
     const present = parts.filter((p): p is { upstream: UpstreamRuntime; value: CachedList } => p.value !== undefined);
     let items = present.flatMap(({ upstream, value }) => value.items.map((item) => ({ upstream: upstream.client.name, item })));
     if (method === 'prompts/list') {
-      const names = exposedNames(items.map(({ upstream, item }) => ({ upstream, name: String((item as Prompt).name) })), this.naming);
-      items = items.map(({ upstream, item }, i) => ({ upstream, item: { ...(item as Prompt), name: names[i]!, _meta: { ...(item as Prompt)._meta, [ORIGIN_META_KEY]: { upstream, name: (item as Prompt).name } } } }));
+      const names = exposedNames(
+        items.map(({ upstream, item }) => ({ upstream, name: String((item as Prompt).name) })),
+        this.naming,
+      );
+      items = items.map(({ upstream, item }, i) => ({
+        upstream,
+        item: { ...(item as Prompt), name: names[i]!, _meta: { ...(item as Prompt)._meta, [ORIGIN_META_KEY]: { upstream, name: (item as Prompt).name } } },
+      }));
     }
     return {
       items: items.map(({ item }) => item),
@@ -195,7 +230,11 @@ export class UpstreamSet {
       this.upstreams.map(async (upstream) => {
         const health = upstream.client.health();
         // Between reconnect attempts it is left out; during one, its (cached) lists wait for the outcome.
-        if (health.state === 'down' && !health.attempting) return { upstream, error: new GatewayError('upstream_unavailable', health.reason ?? `upstream ${upstream.client.name} is down`, { upstream: upstream.client.name }) };
+        if (health.state === 'down' && !health.attempting)
+          return {
+            upstream,
+            error: new GatewayError('upstream_unavailable', health.reason ?? `upstream ${upstream.client.name} is down`, { upstream: upstream.client.name }),
+          };
         try {
           return { upstream, value: await read(upstream) };
         } catch (error) {

@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { cors, originGuard, rejectAtEdge, requestIdentity } from './edge.ts';
+import { mountConsole, type ServeInProcess } from './console/routes.ts';
 import { healthz, readyz } from './health.ts';
 import type { Surface } from '../mcp/types.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
@@ -17,10 +18,11 @@ export interface McpMount {
 
 /**
  * The gateway's Koa app. Order is the request path: identity (request id, accounting), Host/Origin
- * validation, CORS, then the routes: the MCP endpoints, RFC 9728 metadata, health and metrics.
+ * validation, CORS, then the routes: the MCP endpoints, RFC 9728 metadata, health and metrics, and the
+ * console (`console.adminToken`), whose credential lookup goes through `serve` (this app, in process).
  * `inflight` counts open requests for graceful shutdown.
  */
-export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], inflight: { count: number }): Koa {
+export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], inflight: { count: number }, serve: ServeInProcess): Koa {
   const { config, log, metrics } = runtime;
   const app = new Koa();
   app.silent = true;
@@ -32,9 +34,13 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
   if (config.metrics.enabled && config.metrics.port === undefined) router.get('/metrics', metricsRoute(runtime));
   router.get('/.well-known/oauth-protected-resource', (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, '', runtime.oauth?.metadata)));
   for (const { surface, handler } of mounts) {
-    router.get(`/.well-known/oauth-protected-resource${surface.path}`, (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, surface.path, runtime.oauth?.metadata)));
+    router.get(
+      `/.well-known/oauth-protected-resource${surface.path}`,
+      (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, surface.path, runtime.oauth?.metadata)),
+    );
     router.all(surface.path, mcpRoute(runtime, surface, handler));
   }
+  mountConsole(router, runtime, serve);
 
   app.use(requestIdentity(log, metrics, inflight));
   app.use(async (ctx, next) => {
@@ -50,7 +56,12 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
   // client origins; oidc-provider answers CORS per client and the pages check Origin and a CSRF token.
   app.use((ctx, next) => (runtime.oauth ? runtime.oauth.routes(ctx, next) : next()));
   app.use(originGuard(config));
-  app.use(cors(config, mounts.map((m) => m.surface.path)));
+  app.use(
+    cors(
+      config,
+      mounts.map((m) => m.surface.path),
+    ),
+  );
   app.use(router.routes());
   return app;
 }

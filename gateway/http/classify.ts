@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { MODERN_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
-import type { RpcMessage, Surface } from '../mcp/types.ts';
 
 /** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
 const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
@@ -37,8 +36,6 @@ export interface PostDescription {
   /** A batch under a revision without batching (JSON-RPC batches were removed in 2025-06-18). */
   readonly batchRefused: boolean;
   readonly cancellations: readonly Cancellation[];
-  /** Answering needs the caller's scopes (the surface's rule): looked up at the edge for its 401. */
-  readonly needsScopes: boolean;
   /** The tool a single tools/call names (any revision): the OAuth step-up rule reads it (mcp-endpoint.ts). */
   readonly toolCall?: { readonly name: string };
   /** A single tools/call claiming a served 2026-07-28 revision in `_meta`: its headers are checked. */
@@ -48,10 +45,10 @@ export interface PostDescription {
 }
 
 /**
- * Classifies a parsed POST body once, with its headers, for `surface`: batching, cancellations, the
- * `Mcp-Param-*` check inputs, whether scopes are needed, fast-path eligibility.
+ * Classifies a parsed POST body once, with its headers: batching, cancellations, the
+ * `Mcp-Param-*` check inputs, fast-path eligibility.
  */
-export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surface: Surface): PostDescription {
+export function classifyPost(body: unknown, headers: IncomingHttpHeaders): PostDescription {
   const batch = Array.isArray(body);
   const list: unknown[] = batch ? body : [body];
   const messages = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object' && !Array.isArray(m));
@@ -67,8 +64,10 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surfac
     revision,
     batchRefused: batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES,
     cancellations: messages.flatMap(cancellationOf),
-    needsScopes: messages.some((m) => surface.needsScopes(m as RpcMessage)),
-    toolCall: single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string' ? { name: (single.params as { name: string }).name } : undefined,
+    toolCall:
+      single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string'
+        ? { name: (single.params as { name: string }).name }
+        : undefined,
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
     plain: !batch ? plainRequest(body, headers) : undefined,
   };

@@ -80,8 +80,17 @@ export function originGuard(config: GatewayConfig): Middleware {
  */
 export function cors(config: GatewayConfig, mcpPaths: readonly string[]): Middleware {
   const allowHeaders = [
-    'content-type', 'accept', 'authorization', 'mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'last-event-id', 'x-request-id',
-    config.credentials.keyHeader.toLowerCase(), config.credentials.secretHeader.toLowerCase(),
+    'content-type',
+    'accept',
+    'authorization',
+    'mcp-protocol-version',
+    'mcp-method',
+    'mcp-name',
+    'mcp-session-id',
+    'last-event-id',
+    'x-request-id',
+    config.credentials.keyHeader.toLowerCase(),
+    config.credentials.secretHeader.toLowerCase(),
   ];
   const expose = ['mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'www-authenticate', 'x-request-id'].join(', ');
   return async (ctx, next) => {
@@ -93,7 +102,11 @@ export function cors(config: GatewayConfig, mcpPaths: readonly string[]): Middle
     }
     if (ctx.method !== 'OPTIONS') return next();
     // SEP-2243 Mcp-Param-* headers are per tool: allow whichever the browser asks for.
-    const requested = ctx.get('access-control-request-headers').split(',').map((h) => h.trim().toLowerCase()).filter((h) => h.startsWith('mcp-param-'));
+    const requested = ctx
+      .get('access-control-request-headers')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter((h) => h.startsWith('mcp-param-'));
     const path = ctx.path.replace(/(.)\/+$/, '$1');
     ctx.set('access-control-allow-methods', mcpPaths.includes(path) ? 'POST, OPTIONS' : 'GET, OPTIONS');
     ctx.set('access-control-allow-headers', [...allowHeaders, ...requested].join(', '));

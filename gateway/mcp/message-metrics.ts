@@ -13,13 +13,31 @@ type RequestId = string | number;
  * the label bounded whatever a client sends.
  */
 export const MCP_METHODS: ReadonlySet<string> = new Set([
-  'initialize', 'ping', 'server/discover', 'subscriptions/listen',
-  'tools/list', 'tools/call',
-  'resources/list', 'resources/templates/list', 'resources/read', 'resources/subscribe', 'resources/unsubscribe',
-  'prompts/list', 'prompts/get', 'completion/complete', 'logging/setLevel',
-  'tasks/get', 'tasks/list', 'tasks/result', 'tasks/cancel', 'tasks/update',
-  'notifications/initialized', 'notifications/cancelled', 'notifications/progress',
-  'notifications/roots/list_changed', 'notifications/tasks/status',
+  'initialize',
+  'ping',
+  'server/discover',
+  'subscriptions/listen',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/templates/list',
+  'resources/read',
+  'resources/subscribe',
+  'resources/unsubscribe',
+  'prompts/list',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'tasks/get',
+  'tasks/list',
+  'tasks/result',
+  'tasks/cancel',
+  'tasks/update',
+  'notifications/initialized',
+  'notifications/cancelled',
+  'notifications/progress',
+  'notifications/roots/list_changed',
+  'notifications/tasks/status',
 ]);
 
 /** The bounded `method` label of a message's method. */

@@ -1,10 +1,4 @@
-import {
-  type Server,
-  type HandlerResultTypeMap,
-  type McpServerFactory,
-  type RequestTypeMap,
-  type ServerCapabilities,
-} from '@modelcontextprotocol/server';
+import type { Server, HandlerResultTypeMap, McpServerFactory, RequestTypeMap, ServerCapabilities } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
 import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
@@ -28,8 +22,17 @@ export type { DispatchContext, ProjectCallToolResult, RequestView, RpcMessage, S
 export { GATEWAY_SERVER_INFO } from './wire.ts';
 
 type GatewayMethod =
-  | 'tools/list' | 'tools/call' | 'resources/list' | 'resources/templates/list' | 'resources/read' | 'prompts/list' | 'prompts/get' | 'completion/complete'
-  | 'logging/setLevel' | 'resources/subscribe' | 'resources/unsubscribe';
+  | 'tools/list'
+  | 'tools/call'
+  | 'resources/list'
+  | 'resources/templates/list'
+  | 'resources/read'
+  | 'prompts/list'
+  | 'prompts/get'
+  | 'completion/complete'
+  | 'logging/setLevel'
+  | 'resources/subscribe'
+  | 'resources/unsubscribe';
 type Arm<M extends GatewayMethod> = (request: RequestTypeMap[M], d: DispatchContext) => Promise<HandlerResultTypeMap[M]>;
 
 /**
@@ -65,7 +68,10 @@ async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: R
 }
 
 type Served = (capabilities: ServerCapabilities, era: 'modern' | 'legacy') => boolean;
-const has = (key: keyof ServerCapabilities): Served => (capabilities) => capabilities[key] !== undefined;
+const has =
+  (key: keyof ServerCapabilities): Served =>
+  (capabilities) =>
+    capabilities[key] !== undefined;
 /** When each arm is registered: its capability is advertised to this caller. */
 const SERVED: { [M in GatewayMethod]: Served } = {
   'tools/list': has('tools'),
@@ -95,12 +101,18 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     if (!authenticated) throw new GatewayError('unauthorized', 'no credential');
     const info = await runtime.upstreamSet.describe({ credential: authenticated.credential, requestId: authenticated.requestId });
     const capabilities = capabilitiesFor(info, era);
-    const server = new GatewayServer(GATEWAY_SERVER_INFO, {
-      capabilities,
-      instructions: surface.instructions(info?.instructions),
-      // The one table of cache hints (wire.ts); the fast path writes the same tools/list hint.
-      cacheHints: CACHE_HINTS,
-    }, runtime.metrics, { endpoint: surface.name, era }, dispatchRecordOf(authInfo));
+    const server = new GatewayServer(
+      GATEWAY_SERVER_INFO,
+      {
+        capabilities,
+        instructions: surface.instructions(info?.instructions),
+        // The one table of cache hints (wire.ts); the fast path writes the same tools/list hint.
+        cacheHints: CACHE_HINTS,
+      },
+      runtime.metrics,
+      { endpoint: surface.name, era },
+      dispatchRecordOf(authInfo),
+    );
     const caller = createCaller(runtime, authenticated, era);
     // The SDK codec's own projection; the fast path's mirror of it (wire.ts projectionFor) is held to it byte for byte.
     const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
@@ -148,7 +160,11 @@ export async function toolsListing(d: DispatchContext, params: { cursor?: string
  * A passed-through list: the items, plus for modern callers the upstream's cache scope and the TTL
  * left on the cached copy (these lists do not vary by scope, so the upstream's hint still holds).
  */
-async function passThroughList<M extends PassThroughList>(d: DispatchContext, params: { cursor?: string } | undefined, method: M): Promise<HandlerResultTypeMap[M]> {
+async function passThroughList<M extends PassThroughList>(
+  d: DispatchContext,
+  params: { cursor?: string } | undefined,
+  method: M,
+): Promise<HandlerResultTypeMap[M]> {
   noCursor(params);
   const list = await d.caller.list(method);
   const hints = d.caller.era === 'modern' ? { ttlMs: list.ttlMs, cacheScope: list.cacheScope } : {};

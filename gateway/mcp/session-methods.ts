@@ -13,7 +13,9 @@ type SubscriptionMethod = 'resources/subscribe' | 'resources/unsubscribe';
  * logged, since the level only matters for calls that reach it. Answers `{}`.
  */
 export async function setLoggingLevel(d: DispatchContext, params: Record<string, unknown>): Promise<Record<string, never>> {
-  const described = await Promise.all(d.runtime.upstreams.map(async (u) => ({ client: u.client, info: await u.client.describe(d.caller.onBehalfOf).catch(() => undefined) })));
+  const described = await Promise.all(
+    d.runtime.upstreams.map(async (u) => ({ client: u.client, info: await u.client.describe(d.caller.onBehalfOf).catch(() => undefined) })),
+  );
   const targets = described.filter(({ info }) => info?.era === 'legacy' && info.capabilities.logging !== undefined);
   const settled = await Promise.allSettled(targets.map(({ client }) => forward(d, client, 'logging/setLevel', params)));
   settled.forEach((outcome, i) => {
@@ -37,7 +39,8 @@ export async function subscription(d: DispatchContext, method: SubscriptionMetho
   const route = await d.caller.route('resources/read', params);
   const { client } = route.upstream;
   const info = await client.describe(d.caller.onBehalfOf).catch(() => undefined);
-  if (info && info.capabilities.resources?.subscribe !== true) throw new GatewayError('method_not_found', `Method not found: upstream ${client.name} does not support ${method}`);
+  if (info && info.capabilities.resources?.subscribe !== true)
+    throw new GatewayError('method_not_found', `Method not found: upstream ${client.name} does not support ${method}`);
   if (info?.era === 'modern') return {};
   try {
     await forward(d, client, method, route.params);

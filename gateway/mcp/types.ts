@@ -29,7 +29,10 @@ import type { ProjectCallToolResult } from './wire.ts';
  * Not the scope cache, the upstream set or the runtime's logger: the caller (policy/caller.ts) and the
  * edge hold those, and the request's logger is {@link DispatchContext.log}.
  */
-export type DispatchRuntime = Pick<GatewayRuntime, 'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls'>;
+export type DispatchRuntime = Pick<
+  GatewayRuntime,
+  'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls' | 'audit' | 'rateLimiter'
+>;
 
 const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 
@@ -37,8 +40,8 @@ const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
   let view = dispatchRuntimes.get(runtime);
   if (!view) {
-    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls } = runtime;
-    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls };
+    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, audit, rateLimiter } = runtime;
+    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, audit, rateLimiter };
     dispatchRuntimes.set(runtime, view);
   }
   return view;
@@ -54,7 +57,7 @@ export interface DispatchContext {
   readonly log: Logger;
 }
 
-/** The minimal view of a JSON-RPC message the edge has parsed (for {@link Surface.needsScopes}). */
+/** The minimal view of a JSON-RPC message the edge has parsed. */
 export interface RpcMessage {
   method?: unknown;
   params?: { name?: unknown } | unknown;
@@ -82,10 +85,4 @@ export interface Surface {
    * caller may know its definition: its `x-mcp-header` arguments are then checked at the edge (SEP-2243).
    */
   advertises(tool: CatalogTool, config: GatewayConfig): boolean;
-  /**
-   * Whether answering this message needs the caller's scopes. The edge then looks them up before
-   * dispatch, so a credential the scope endpoint refuses gets an HTTP 401 (the only layer that can).
-   */
-  needsScopes(message: RpcMessage): boolean;
 }
-

@@ -3,8 +3,8 @@ import { callToolDirect } from './tool-call.ts';
 
 /**
  * `/mcp`: the caller's whole visible catalogue. tools/list is the catalogue filtered by the caller's
- * scopes (one cached listing per catalogue version and effective scope set); tools/call goes straight
- * upstream without a scope lookup.
+ * access (one cached listing per catalogue version and effective access); tools/call runs a visible
+ * tool and answers any other name as unknown (tool-call.ts `callToolDirect`).
  */
 export const fullSurface: Surface = {
   name: 'full',
@@ -16,5 +16,4 @@ export const fullSurface: Surface = {
   },
   callTool: (d, name, args) => callToolDirect(d, name, args),
   advertises: () => true,
-  needsScopes: (message) => message.method === 'tools/list',
 };

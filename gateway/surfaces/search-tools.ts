@@ -6,6 +6,7 @@ import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises, visibleCategories } from '.
 import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { visibleToolNamed } from '../policy/visibility.ts';
+import { inSpan } from '../obs/tracing.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
  *  keeps name, title, the description's first sentence and `advertised`. */
@@ -53,7 +54,18 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const started = performance.now();
   let page;
   try {
-    page = await d.runtime.searchIndexes.searchPage(index, query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
+    // The query is an argument value: the span holds the result count only.
+    page = await inSpan('search', { 'ai.cpz.gateway.search.limit': limit }, async (span) => {
+      const found = await d.runtime.searchIndexes.searchPage(index, query, {
+        limit,
+        category,
+        upstream,
+        filter: (name) => visibleTool(visible, name) !== undefined,
+        filterKey: visible.key,
+      });
+      span?.setAttribute('ai.cpz.gateway.search.results', found.hits.length);
+      return found;
+    });
   } catch (error) {
     if (!(error instanceof EmptyQueryError)) throw error;
     count('invalid_arguments');
@@ -70,7 +82,10 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
     structured.hint = `No tool matched${category ? ` in category ${category}` : ''}. Try other words${categories.length ? `, or a category: ${categories.join(', ')}` : ''}.`;
   }
   count('ok');
-  const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured as unknown as Record<string, unknown> };
+  const result: CallToolResult = {
+    content: [{ type: 'text', text: JSON.stringify(structured) }],
+    structuredContent: structured as unknown as Record<string, unknown>,
+  };
   return d.project(result, definition.outputSchema as Record<string, unknown> | undefined);
 }
 
@@ -80,7 +95,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
  */
 export function visibleTool(visible: VisibleCatalog, name: string): CatalogTool | undefined {
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return undefined;
-  return visibleToolNamed(visible.catalog, visible.scopes, name);
+  return visibleToolNamed(visible.catalog, visible.access, name);
 }
 
 function match(tool: CatalogTool, score: number, d: DispatchContext): SearchMatch {

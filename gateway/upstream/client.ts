@@ -1,5 +1,8 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   Client,
+  PROTOCOL_VERSION_META_KEY,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
@@ -15,6 +18,8 @@ import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type OnBehalfOf } from './forward-scope.ts';
+import { injectTraceHeaders, withTraceHeaders } from '../obs/tracing.ts';
+import { HttpHop, UpstreamStreamBroken, type HopCall, type HopSession } from './http-hop.ts';
 import { stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 
@@ -31,7 +36,14 @@ export const LIST_ITEMS = {
 export type ListMethod = keyof typeof LIST_ITEMS;
 
 /** The per-request methods forwarded with the caller's credential (the last three: 2025-era upstreams only). */
-export type ForwardMethod = 'tools/call' | 'resources/read' | 'prompts/get' | 'completion/complete' | 'logging/setLevel' | 'resources/subscribe' | 'resources/unsubscribe';
+export type ForwardMethod =
+  | 'tools/call'
+  | 'resources/read'
+  | 'prompts/get'
+  | 'completion/complete'
+  | 'logging/setLevel'
+  | 'resources/subscribe'
+  | 'resources/unsubscribe';
 
 /** What the upstream advertised when the gateway connected. */
 export interface UpstreamInfo {
@@ -61,6 +73,21 @@ export interface ForwardOptions extends OnBehalfOf {
   allowInputRequired?: boolean;
 }
 
+/** The per-request methods the undici hop carries to an HTTP upstream (http-hop.ts); the rest stays with the SDK client. */
+const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod>([
+  'tools/call',
+  'resources/read',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
+const LIST_CHANGED: Readonly<Record<string, ListMethod>> = {
+  'notifications/tools/list_changed': 'tools/list',
+  'notifications/prompts/list_changed': 'prompts/list',
+  'notifications/resources/list_changed': 'resources/list',
+};
 
 type ListChanged = (method: ListMethod) => void;
 
@@ -80,6 +107,13 @@ const LIVENESS_TIMEOUT_MS = 2000;
  * gets one Client per credential digest (or one for all when `forwardCredentials` is off), in a bounded
  * LRU pool, re-initialised once when the upstream answers 404 or 400 for the session (it restarted).
  *
+ * Forwarded requests to an HTTP upstream (tools/call and the other {@link ForwardMethod}s) travel on the
+ * undici hop (http-hop.ts: a keep-alive pool, `upstreams[].connections` sockets at most) inside the
+ * session the SDK client opened, with the credential and request id of `options` as explicit
+ * arguments; the SDK client does what happens once (handshake, server/discover, list pagination,
+ * listen streams) and everything over stdio, or over an in-process transport (`fetchUpstream` given).
+ * Errors come out of either as the SDK client's, so callers cannot tell which carried the request.
+ *
  * When the upstream goes away (connection refused or reset; the stdio process exited) the
  * {@link UpstreamSupervisor} reconnects with backoff: a new session, or a new process. Calls in flight
  * fail (isError upstream), calls made while an attempt runs wait for it, and `onReconnect` listeners
@@ -89,21 +123,42 @@ export class UpstreamClient {
   private shared?: Client;
   private info?: UpstreamInfo;
   private readonly sessions: LRUCache<string, Promise<Client>>;
+  /** HTTP upstreams reached over the network: the undici hop for forwarded requests. */
+  private readonly hop?: HttpHop;
+  /** The hop's view of each connected HTTP client: revision, session id, envelope. */
+  private readonly hopSessions = new WeakMap<Client, HopSession>();
+  /** How the SDK client's HTTP requests reach the upstream. */
+  private readonly fetchUpstream: FetchLike;
   private readonly listeners = new Set<ListChanged>();
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   private closed = false;
   private checking?: Promise<void>;
+  private readonly prober?: NodeJS.Timeout;
+  private probing = false;
+  /** Probes in a row that got no answer within `health.timeoutMs`. */
+  private silentProbes = 0;
 
   constructor(
     readonly config: UpstreamConfig,
     private readonly limits: GatewayConfig['limits'],
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
-    /** How HTTP requests reach the upstream: the global fetch, or an in-process one (createRuntime's `upstreamTransport`). */
-    private readonly fetchUpstream: FetchLike = (url, init) => fetch(url, init),
+    /**
+     * How HTTP requests reach the upstream: absent, over the network (the global fetch for the SDK
+     * client, the undici hop for forwarded requests); given (createRuntime's `upstreamTransport`, in
+     * process), every request goes through it on the SDK client.
+     */
+    fetchUpstream?: FetchLike,
   ) {
     this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
+    this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
+    if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined)
+      this.hop = new HttpHop(config.url, config.headers, config.connections);
+    if (config.health.intervalMs > 0) {
+      this.prober = setInterval(() => void runInBackground(() => this.probe()), config.health.intervalMs);
+      this.prober.unref();
+    }
   }
 
   get name(): string {
@@ -132,14 +187,15 @@ export class UpstreamClient {
     return this.supervisor.health();
   }
 
-  /** Registers a callback for upstream list_changed notifications (cache invalidation). */
-  onListChanged(listener: ListChanged): void {
+  /** Registers a callback for upstream list_changed notifications (cache invalidation); returns its removal. */
+  onListChanged(listener: ListChanged): () => void {
     this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
-  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. */
-  onReconnect(listener: () => void): void {
-    this.supervisor.onReconnect(listener);
+  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. Returns its removal. */
+  onReconnect(listener: () => void): () => void {
+    return this.supervisor.onReconnect(listener);
   }
 
   /**
@@ -154,7 +210,8 @@ export class UpstreamClient {
     const items: unknown[] = [];
     let first: Record<string, unknown> | undefined;
     const allowed = (page: number): void => {
-      if (page > this.limits.maxListPages) throw new GatewayError('upstream_error', `upstream ${this.name} returned more than ${this.limits.maxListPages} pages of ${method}`);
+      if (page > this.limits.maxListPages)
+        throw new GatewayError('upstream_error', `upstream ${this.name} returned more than ${this.limits.maxListPages} pages of ${method}`);
     };
     allowed(1);
     let pending = this.send(method, {}, onBehalfOf);
@@ -167,7 +224,8 @@ export class UpstreamClient {
       const more = typeof next === 'string';
       if (more) {
         allowed(page + 1);
-        if (seen.has(next)) throw new GatewayError('upstream_error', `upstream ${this.name} repeated cursor "${next.slice(0, 40)}" in ${method}: pagination loop`);
+        if (seen.has(next))
+          throw new GatewayError('upstream_error', `upstream ${this.name} repeated cursor "${next.slice(0, 40)}" in ${method}: pagination loop`);
         seen.add(next);
         pending = this.send(method, { cursor: next }, onBehalfOf);
         // Awaited below; until then (and for good if `onPage` throws) its failure must not go unhandled.
@@ -192,12 +250,14 @@ export class UpstreamClient {
   /** Closes the connection (a stdio upstream's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.prober);
     // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us.
     await this.supervisor.close();
     try {
       await this.shared?.close();
     } finally {
       this.sessions.clear();
+      await this.hop?.close();
     }
   }
 
@@ -215,6 +275,8 @@ export class UpstreamClient {
       const cancelled = options.signal?.aborted === true;
       this.metrics.upstreamErrors.inc({ upstream: this.name, kind: cancelled ? 'cancelled' : failure.kind });
       if (!cancelled && isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
+      // A response stream cut mid-answer: the upstream may be gone, or only that stream.
+      else if (!cancelled && error instanceof UpstreamStreamBroken) void runInBackground(() => this.checkAlive());
       // Classified once, here where it failed: every layer above reads this error's kind and code.
       throw error instanceof GatewayError ? error : upstreamFailureError(failure, this.name, error);
     } finally {
@@ -226,14 +288,19 @@ export class UpstreamClient {
     const info = await this.describe();
     const client = info.sessionful ? await this.sessionClient() : this.shared!;
     try {
-      return await client.request({ method: method as 'tools/call', params }, {
-        signal: options.signal,
-        onprogress: options.onprogress,
-        resetTimeoutOnProgress: options.onprogress !== undefined,
-        timeout: this.config.timeoutMs,
-        ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
-        ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
-      });
+      const session = this.hop && HOP_METHODS.has(method) ? this.hopSessions.get(client) : undefined;
+      if (session) return await this.hop!.request(session, method, params, this.hopCall(options));
+      return await client.request(
+        { method: method as 'tools/call', params },
+        {
+          signal: options.signal,
+          onprogress: options.onprogress,
+          resetTimeoutOnProgress: options.onprogress !== undefined,
+          timeout: this.config.timeoutMs,
+          ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
+          ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
+        },
+      );
     } catch (error) {
       // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
       // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
@@ -251,7 +318,10 @@ export class UpstreamClient {
   private async connect(): Promise<UpstreamInfo> {
     if (this.closed) throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
     const client = this.newClient();
-    const transport: Transport = this.transport === 'stdio' ? stdioTransport(this.config, this.log) : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
+    const transport: Transport =
+      this.transport === 'stdio'
+        ? stdioTransport(this.config, this.log)
+        : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
     try {
       await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
     } catch (error) {
@@ -278,6 +348,7 @@ export class UpstreamClient {
       capabilities: client.getServerCapabilities() ?? {},
       instructions: client.getInstructions(),
     };
+    if (transport instanceof StreamableHTTPClientTransport) this.hopSessions.set(client, hopSession(client, transport));
     if (sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
     else this.shared = client;
     this.watchStreams(client);
@@ -288,8 +359,11 @@ export class UpstreamClient {
     };
     this.watchListChanges(client, info);
     this.info = info;
-    const pid = 'pid' in transport ? (transport.pid as number | null) ?? undefined : undefined;
-    this.log.info({ upstream: this.name, transport: this.transport, pid, era: info.era, sessionful, version: client.getNegotiatedProtocolVersion() }, 'connected to upstream');
+    const pid = 'pid' in transport ? ((transport.pid as number | null) ?? undefined) : undefined;
+    this.log.info(
+      { upstream: this.name, transport: this.transport, pid, era: info.era, sessionful, version: client.getNegotiatedProtocolVersion() },
+      'connected to upstream',
+    );
     return info;
   }
 
@@ -320,13 +394,13 @@ export class UpstreamClient {
     let client = this.sessions.get(key);
     if (!client) {
       const fresh = this.newClient();
-      client = fresh
-        .connect(new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch }), { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) })
-        .then(() => {
-          this.watchListChanges(fresh, this.info!);
-          this.watchStreams(fresh);
-          return fresh;
-        });
+      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
+      client = fresh.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) }).then(() => {
+        this.hopSessions.set(fresh, hopSession(fresh, transport));
+        this.watchListChanges(fresh, this.info!);
+        this.watchStreams(fresh);
+        return fresh;
+      });
       client.catch(() => this.sessions.delete(key));
       this.sessions.set(key, client);
     }
@@ -339,10 +413,34 @@ export class UpstreamClient {
     return forwardScope.getStore()?.credential?.digest ?? 'anonymous';
   }
 
+  /** What the hop needs of one forward: the credential headers and request id it was given, and the relays. */
+  private hopCall(options: ForwardOptions): HopCall {
+    return {
+      credentialHeaders: this.config.forwardCredentials ? options.credential?.headers : undefined,
+      requestId: options.requestId,
+      signal: options.signal,
+      onprogress: options.onprogress,
+      onlog: options.onlog,
+      onnotification: (method) => {
+        const list = LIST_CHANGED[method];
+        if (list) this.listChanged(list);
+      },
+      // The hop bypasses the SDK transport's fetch hook, so the trace context goes on here.
+      headers: withTraceHeaders(options.headers),
+      allowInputRequired: options.allowInputRequired,
+      timeoutMs: this.config.timeoutMs,
+    };
+  }
+
+  private listChanged(method: ListMethod): void {
+    this.log.info({ upstream: this.name, method }, 'upstream list changed');
+    for (const listener of this.listeners) listener(method);
+  }
+
   /**
    * The transport's fetch hook: static config headers, then the credential headers (when
-   * `forwardCredentials`) and request id of the send under way, from the client's own forward scope.
-   * Background work (catalogue warm-up, reconnects, listen streams) runs outside it and carries neither.
+   * `forwardCredentials`) and request id of the send under way, from the client's own forward scope,
+   * and the current span's W3C trace context when tracing is on (obs/tracing.ts). Background work (catalogue warm-up, reconnects, listen streams) runs outside it and carries neither.
    */
   private readonly forwardingFetch: FetchLike = (url, init) => {
     const headers = new Headers(init?.headers);
@@ -350,6 +448,7 @@ export class UpstreamClient {
     const scope = forwardScope.getStore();
     if (scope?.credential && this.config.forwardCredentials) for (const [name, value] of Object.entries(scope.credential.headers)) headers.set(name, value);
     if (scope?.requestId) headers.set('x-request-id', scope.requestId);
+    injectTraceHeaders(headers);
     return this.fetchUpstream(url, { ...init, headers });
   };
 
@@ -361,8 +460,62 @@ export class UpstreamClient {
   private watchStreams(client: Client): void {
     if (this.transport !== 'http') return;
     client.onerror = (error) => {
-      if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message)) void runInBackground(() => this.checkAlive());
+      if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message))
+        void runInBackground(() => this.checkAlive());
     };
+  }
+
+  /**
+   * One health probe (every `health.intervalMs`, outside any request). Up: HTTP upstreams get a `ping`
+   * POST of their own (any HTTP answer proves the server alive, whatever the session or era), stdio ones
+   * a `ping` request; a refused or reset connection marks the upstream lost at once, two probes in a row
+   * without an answer within `health.timeoutMs` too. Down: a reconnect attempt, subject to
+   * `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to `restart.maxDelayMs`).
+   * Never contacts an upstream that was never used (`idle`): the first connection is on first use.
+   */
+  private async probe(): Promise<void> {
+    if (this.closed || this.probing) return;
+    const health = this.supervisor.health();
+    if (health.attempting || health.state === 'idle' || health.state === 'connecting') return;
+    this.probing = true;
+    try {
+      if (health.state === 'down') {
+        await this.supervisor.connection().catch(() => undefined);
+        return;
+      }
+      const outcome = await this.ping();
+      if (outcome === 'alive') this.silentProbes = 0;
+      else if (outcome === 'lost' || ++this.silentProbes >= 2) {
+        this.silentProbes = 0;
+        const why = outcome === 'lost' ? 'refuses connections' : `did not answer two health probes within ${this.config.health.timeoutMs} ms`;
+        this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name} went away (it ${why})`, { upstream: this.name }));
+      }
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async ping(): Promise<'alive' | 'lost' | 'silent'> {
+    const timeoutMs = this.config.health.timeoutMs;
+    try {
+      if (this.transport === 'stdio') {
+        // A JSON-RPC error answer (a server without ping) is an answer too.
+        await this.shared?.ping({ timeout: timeoutMs }).catch((error: unknown) => {
+          if (error instanceof SdkError && (error.code === SdkErrorCode.RequestTimeout || isConnectionLoss(error))) throw error;
+        });
+        return 'alive';
+      }
+      const response = await this.fetchUpstream(this.config.url!, {
+        method: 'POST',
+        headers: { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'gateway-health', method: 'ping' }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await response.body?.cancel();
+      return 'alive';
+    } catch (error) {
+      return isConnectionLoss(error) ? 'lost' : 'silent';
+    }
   }
 
   private checkAlive(): Promise<void> {
@@ -376,7 +529,12 @@ export class UpstreamClient {
         });
         await response.body?.cancel();
       } catch (error) {
-        if (isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name} went away (a response stream broke and it refuses connections)`, { upstream: this.name }));
+        if (isConnectionLoss(error))
+          this.lost(
+            new GatewayError('upstream_unavailable', `upstream ${this.name} went away (a response stream broke and it refuses connections)`, {
+              upstream: this.name,
+            }),
+          );
       } finally {
         this.checking = undefined;
       }
@@ -386,24 +544,44 @@ export class UpstreamClient {
 
   private watchListChanges(client: Client, info: UpstreamInfo): void {
     client.setNotificationHandler('notifications/message', (notification) => forwardScope.getStore()?.onlog?.(notification.params));
-    const notify = (method: ListMethod) => () => {
-      this.log.info({ upstream: this.name, method }, 'upstream list changed');
-      for (const listener of this.listeners) listener(method);
-    };
+    const notify = (method: ListMethod) => () => this.listChanged(method);
     client.setNotificationHandler('notifications/tools/list_changed', notify('tools/list'));
     client.setNotificationHandler('notifications/prompts/list_changed', notify('prompts/list'));
     client.setNotificationHandler('notifications/resources/list_changed', notify('resources/list'));
     const caps = info.capabilities;
-    const filter = { toolsListChanged: caps.tools?.listChanged === true, promptsListChanged: caps.prompts?.listChanged === true, resourcesListChanged: caps.resources?.listChanged === true };
+    const filter = {
+      toolsListChanged: caps.tools?.listChanged === true,
+      promptsListChanged: caps.prompts?.listChanged === true,
+      resourcesListChanged: caps.resources?.listChanged === true,
+    };
     if (info.era !== 'modern' || !Object.values(filter).some(Boolean)) return;
     // The listen stream outlives the request that connected: it must not carry that caller's credential.
     runInBackground(() =>
       client.listen(filter).then(
-        (subscription) => void subscription.closed.then((how) => how === 'remote' && !this.closed && this.log.warn({ upstream: this.name }, 'upstream listen stream ended; relying on TTLs')),
+        (subscription) =>
+          void subscription.closed.then(
+            (how) => how === 'remote' && !this.closed && this.log.warn({ upstream: this.name }, 'upstream listen stream ended; relying on TTLs'),
+          ),
         (error: unknown) => this.log.info({ upstream: this.name, err: (error as Error).message }, 'upstream refused subscriptions/listen; relying on TTLs'),
       ),
     );
   }
+}
+
+/** The hop's view of a connected client: what its handshake negotiated, and the 2026-07-28 envelope it sends. */
+function hopSession(client: Client, transport: StreamableHTTPClientTransport): HopSession {
+  const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
+  const protocolVersion = client.getNegotiatedProtocolVersion() ?? '2025-03-26';
+  return {
+    era,
+    protocolVersion,
+    sessionId: transport.sessionId,
+    // The SDK client's outbound envelope (its codec's outboundEnvelope): this hop's client declares no capabilities.
+    envelope:
+      era === 'modern'
+        ? { [PROTOCOL_VERSION_META_KEY]: protocolVersion, [CLIENT_INFO_META_KEY]: GATEWAY_CLIENT, [CLIENT_CAPABILITIES_META_KEY]: {} }
+        : undefined,
+  };
 }
 
 const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
@@ -415,7 +593,8 @@ const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'E
  */
 function isConnectionLoss(error: unknown): boolean {
   if (error instanceof SdkHttpError) return false;
-  if (error instanceof SdkError) return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
+  if (error instanceof SdkError)
+    return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
   if (!(error instanceof Error)) return false;
   if (error.message === 'Not connected') return true;
   const cause = (error as Error & { cause?: { code?: unknown } }).cause;

@@ -5,6 +5,7 @@ import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
+import { upstreamSpan } from '../obs/tracing.ts';
 
 /** Cache hints are kept for modern callers only. */
 const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];
@@ -33,11 +34,20 @@ export interface ForwardingContext {
  *   (the caller closing its stream, or a 2025-era `notifications/cancelled`: inflight-calls.ts);
  * - for a tools/call to a 2026-07-28 upstream, the `Mcp-Param-*` headers the tool's `x-mcp-header`
  *   declarations ask for (SEP-2243: the gateway is that upstream's client, and clients MUST mirror them).
+ * - trace context: with tracing on, the request runs in a CLIENT span whose W3C context goes in `_meta`
+ *   (`traceparent`, `tracestate`) and, through the transport's fetch, in the HTTP headers (obs/tracing.ts);
+ *   with tracing off the caller's own `_meta` trace keys pass unchanged.
  * An `input_required` answer comes back as it is, for the caller to fulfil and retry.
  * @throws whatever the upstream client threw: {@link forwardError} turns it into the caller's error,
  *   the tools/call path turns a failure to reach the upstream into an isError result instead.
  */
-export async function forward(d: ForwardingContext, client: UpstreamClient, method: ForwardMethod, params: Record<string, unknown>, tool?: { inputSchema?: unknown }): Promise<Record<string, unknown>> {
+export async function forward(
+  d: ForwardingContext,
+  client: UpstreamClient,
+  method: ForwardMethod,
+  params: Record<string, unknown>,
+  tool?: { inputSchema?: unknown },
+): Promise<Record<string, unknown>> {
   const { request } = d;
   const info = await client.describe(d.caller.onBehalfOf);
   const { _meta: _ignored, inputResponses: _responses, requestState: _state, ...rest } = params;
@@ -46,7 +56,8 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
   const scan = tool && info.era === 'modern' ? paramHeaders(tool.inputSchema) : undefined;
   const headers = scan?.valid ? paramHeaderValues(scan.headers, params.arguments) : {};
   // Only the 2025 wire cancels with a notification in a POST of its own; 2026-07-28 closes the stream.
-  const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal) : undefined;
+  const tracked =
+    d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal) : undefined;
   try {
     const options: ForwardOptions = {
       ...d.caller.onBehalfOf,
@@ -54,7 +65,13 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
       allowInputRequired: INPUT_REQUIRED_METHODS.has(method),
       ...(Object.keys(headers).length ? { headers } : {}),
     };
-    const result = await client.forward(method, { ...rest, ...mrtr, ...(meta ? { _meta: meta } : {}) }, options).catch((error: unknown) => {
+    const target = method === 'tools/call' || method === 'prompts/get' ? (typeof params.name === 'string' ? params.name : undefined) : undefined;
+    const call = { upstream: client.name, url: client.config.url, method, target, requestId: request.id };
+    const result = await upstreamSpan(call, (trace) => {
+      // With tracing on, the upstream's parent is this hop's span: its context replaces the caller's in `_meta` (SEP-414).
+      const sent = Object.keys(trace).length ? { ...meta, ...trace } : meta;
+      return client.forward(method, { ...rest, ...mrtr, ...(sent ? { _meta: sent } : {}) }, options);
+    }).catch((error: unknown) => {
       // The SDK reports an aborted request as a timeout; it was the caller who gave up.
       throw options.signal?.aborted ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name }) : error;
     });
@@ -75,7 +92,9 @@ export async function forward(d: ForwardingContext, client: UpstreamClient, meth
  * back in {@link forwardOptions}.
  */
 function forwardedMeta(request: RequestView, era: 'modern' | 'legacy', upstream: UpstreamInfo): Record<string, unknown> | undefined {
-  const meta: Record<string, unknown> = Object.fromEntries(Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)));
+  const meta: Record<string, unknown> = Object.fromEntries(
+    Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)),
+  );
   if (upstream.era === 'modern') {
     const envelope = (request.envelope ?? {}) as Record<string, unknown>;
     if (era === 'modern' && envelope[CLIENT_CAPABILITIES_META_KEY] !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = envelope[CLIENT_CAPABILITIES_META_KEY];

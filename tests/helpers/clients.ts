@@ -16,8 +16,16 @@ export const DEMO_SECRETS = Object.values(DEMO_KEYS).map((k) => k['x-cpz-secret'
 
 /** The 10 tools the data key may see (issue 3, Done when), sorted. */
 export const DATA_KEY_TOOLS = [
-  'list_accounts', 'list_positions', 'list_orders', 'get_order', 'get_market_data', 'get_bars',
-  'list_data_files', 'get_data_file', 'get_backtest_results', 'get_backtest_result',
+  'list_accounts',
+  'list_positions',
+  'list_orders',
+  'get_order',
+  'get_market_data',
+  'get_bars',
+  'list_data_files',
+  'get_data_file',
+  'get_backtest_results',
+  'get_backtest_result',
 ].sort();
 
 export type Credentials = Readonly<Record<string, string>>;

@@ -88,7 +88,18 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     if (!scopeEndpoint) delete config.scopes.endpoint;
     const gateway = await startGateway(config, { logDestination: logs });
     closers.push(() => gateway.close());
-    return { gatewayUrl: gateway.url, mcpUrl: `${gateway.url}/mcp`, upstreamUrl, platformUrl: platform?.url, platform, platformProxy, fake, gateway, logs, close };
+    return {
+      gatewayUrl: gateway.url,
+      mcpUrl: `${gateway.url}/mcp`,
+      upstreamUrl,
+      platformUrl: platform?.url,
+      platform,
+      platformProxy,
+      fake,
+      gateway,
+      logs,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;
@@ -135,5 +146,5 @@ export async function startConfigGateway(name: string, env: Record<string, strin
   return { gateway, mcpUrl: `${gateway.url}/mcp`, compactUrl: `${gateway.url}/mcp/compact`, logs, close: () => gateway.close() };
 }
 
-/** Any bearer token: the example configs without a scope endpoint only require that one is sent. */
+/** Any bearer token: a gateway with no scope source (no scopes.endpoint, no credentials.apiKeys) checks none. */
 export const ANY_BEARER = { authorization: 'Bearer example-config-test' };

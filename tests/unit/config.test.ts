@@ -48,14 +48,30 @@ describe('loadConfig', () => {
     // A list of scalars replaces the file's list (it used to keep the file's tail past the override's length).
     expect(loadConfig({ env: {}, overrides: { oauth: { scopes: ['a:read'] } } }).oauth.scopes).toEqual(['a:read']);
     expect(loadConfig({ env: { GATEWAY_TOKEN_SECRET: 's'.repeat(32) } }).oauth.tokenSecret).toBe('s'.repeat(32));
-    expect(() => loadConfig({ env: { GATEWAY_TOKEN_SECRET: 'short' } })).toThrow(/oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_OAUTH_TOKEN_SECRET\)/);
+    expect(() => loadConfig({ env: { GATEWAY_TOKEN_SECRET: 'short' } })).toThrow(
+      /oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_TOKEN_SECRET\)/,
+    );
     expect(() => loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external' } })).toThrow(/oauth\.external\.issuer: required when oauth\.mode is external/);
-    const external = loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external', GATEWAY_OAUTH_EXTERNAL_ISSUER: 'https://idp.example', GATEWAY_OAUTH_EXTERNAL_CREDENTIAL_HEADERS: '{"x-cpz-key":"${K}"}', K: 'svc' } });
-    expect(external.oauth.external).toMatchObject({ issuer: 'https://idp.example', credentialHeaders: { 'x-cpz-key': 'svc' }, clockSkewSeconds: 30, insufficientScope: false });
+    const external = loadConfig({
+      env: {
+        GATEWAY_OAUTH_MODE: 'external',
+        GATEWAY_OAUTH_EXTERNAL_ISSUER: 'https://idp.example',
+        GATEWAY_OAUTH_EXTERNAL_CREDENTIAL_HEADERS: '{"x-cpz-key":"${K}"}',
+        K: 'svc',
+      },
+    });
+    expect(external.oauth.external).toMatchObject({
+      issuer: 'https://idp.example',
+      credentialHeaders: { 'x-cpz-key': 'svc' },
+      clockSkewSeconds: 30,
+      insufficientScope: false,
+    });
   });
 
   it('refuses a GATEWAY_ variable that names no key', () => {
-    expect(() => loadConfig({ env: { GATEWAY_SCOPES_TIMEOUT: '5' } })).toThrow(/GATEWAY_SCOPES_TIMEOUT: this environment variable does not name a configuration key/);
+    expect(() => loadConfig({ env: { GATEWAY_SCOPES_TIMEOUT: '5' } })).toThrow(
+      /GATEWAY_SCOPES_TIMEOUT: this environment variable does not name a configuration key/,
+    );
   });
 
   it('refuses an unknown key in the file, naming it', () => {
@@ -81,7 +97,7 @@ describe('loadConfig', () => {
   });
 
   it('refuses, naming the key, an upstream name containing the naming separator when there are several', () => {
-    const path = yamlFile('upstreams:\n  - name: a__b\n    url: http://x/mcp\n  - name: fs\n    command: node\n');
+    const path = yamlFile('anonymous: true\nupstreams:\n  - name: a__b\n    url: http://x/mcp\n  - name: fs\n    command: node\n');
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.name: "a__b" contains the naming separator "__"/);
     expect(loadConfig({ path, env: { GATEWAY_NAMING_SEPARATOR: '--' } }).upstreams.map((u) => u.name)).toEqual(['a__b', 'fs']);
   });

@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 /** Upstream-side tools/call messages of `tool`, in arrival order. */
-const upstreamCalls = (tool: string) => upstream.recording.received.filter(r => r.message.method === 'tools/call' && r.message.params?.name === tool);
+const upstreamCalls = (tool: string) => upstream.recording.received.filter((r) => r.message.method === 'tools/call' && r.message.params?.name === tool);
 const metaOf = (message: { params?: Record<string, unknown> }) => (message.params?._meta ?? {}) as Record<string, unknown>;
 const textOf = (message: JsonRpcMessage | undefined) => (message?.result?.content as { text: string }[] | undefined)?.[0]?.text;
 
@@ -48,7 +48,7 @@ async function connectLegacy(url: string): Promise<V1Client> {
   return client;
 }
 
-describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
+describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
   const url = () => `${gateway.url}${path}`;
 
   it('relays an input_required result and the retry: a v2 client fulfils the elicitation in-band', async () => {
@@ -73,7 +73,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
     (body.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/clientCapabilities'] = { elicitation: {} };
     const response = await post(url(), body, headers);
     expect(response.status).toBe(200);
-    const answer = (await messagesOf(response)).find(m => m.id === 21);
+    const answer = (await messagesOf(response)).find((m) => m.id === 21);
     expect(answer?.result?.resultType).toBe('input_required');
     expect(answer?.result?.requestState).toBe('round-1');
     expect(answer?.result?.inputRequests).toEqual({ name: expect.objectContaining({ method: 'elicitation/create' }) });
@@ -89,7 +89,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
     expect(answer?.error?.data).toEqual({ requiredCapabilities: { sampling: {} } });
   });
 
-  it.each(['modern', 'legacy'] as const)('relays an upstream JSON-RPC error (%s) with code, message and data unchanged', async era => {
+  it.each(['modern', 'legacy'] as const)('relays an upstream JSON-RPC error (%s) with code, message and data unchanged', async (era) => {
     const { headers, body } = rpc(era, 23, 'resources/read', { uri: 'test://missing' });
     const [direct] = await messagesOf(await post(upstream.url, body, headers));
     const [relayed] = await messagesOf(await post(url(), body, headers));
@@ -99,10 +99,14 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
 
   it('relays upstream log messages to a 2026-07-28 caller at the logLevel it asked for, and none without one', async () => {
     const call = async (id: number, logLevel?: string) => {
-      const { headers, body } = rpc('modern', id, 'tools/call', { name: 'log_steps', arguments: {}, ...(logLevel ? { _meta: { 'io.modelcontextprotocol/logLevel': logLevel } } : {}) });
+      const { headers, body } = rpc('modern', id, 'tools/call', {
+        name: 'log_steps',
+        arguments: {},
+        ...(logLevel ? { _meta: { 'io.modelcontextprotocol/logLevel': logLevel } } : {}),
+      });
       const messages = await messagesOf(await post(url(), body, headers));
-      expect(textOf(messages.find(m => m.id === id))).toBe('logged');
-      return messages.filter(m => m.method === 'notifications/message').map(m => m.params?.data);
+      expect(textOf(messages.find((m) => m.id === id))).toBe('logged');
+      return messages.filter((m) => m.method === 'notifications/message').map((m) => m.params?.data);
     };
     expect(await call(24, 'info')).toEqual(['step 2', 'step 3']);
     expect(metaOf(upstreamCalls('log_steps').at(-1)!.message)['io.modelcontextprotocol/logLevel']).toBe('info');
@@ -114,7 +118,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
     try {
       expect(client.getServerCapabilities()?.logging).toEqual({});
       const logs: unknown[] = [];
-      client.setNotificationHandler(LoggingMessageNotificationSchema, notification => void logs.push(notification.params.data));
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(notification.params.data));
       expect(await client.setLoggingLevel('debug')).toEqual({});
       const result = await client.callTool({ name: 'log_steps', arguments: {} });
       expect(result.content).toEqual([{ type: 'text', text: 'logged' }]);
@@ -155,8 +159,12 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
       const before = upstreamCalls('regional_echo').length;
       const response = await callRegional(31, { region: 'eu-west', text: 'hi' }, param);
       expect(response.status).toBe(200);
-      expect(textOf((await messagesOf(response)).find(m => m.id === 31))).toBe('eu-west:hi');
-      expect(upstreamCalls('regional_echo').slice(before).map(r => r.headers['mcp-param-region'])).toEqual(['eu-west']);
+      expect(textOf((await messagesOf(response)).find((m) => m.id === 31))).toBe('eu-west:hi');
+      expect(
+        upstreamCalls('regional_echo')
+          .slice(before)
+          .map((r) => r.headers['mcp-param-region']),
+      ).toEqual(['eu-west']);
     });
 
     it.each([
@@ -177,22 +185,26 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
     it('needs no header when the argument is absent', async () => {
       const response = await callRegional(33, { text: 'no region' });
       expect(response.status).toBe(200);
-      expect(textOf((await messagesOf(response)).find(m => m.id === 33))).toBe('-:no region');
+      expect(textOf((await messagesOf(response)).find((m) => m.id === 33))).toBe('-:no region');
     });
 
     it('builds the header for the upstream from a 2025-era call, which carries none', async () => {
       const before = upstreamCalls('regional_echo').length;
       const { headers, body } = rpc('legacy', 34, 'tools/call', { name: 'regional_echo', arguments: { region: 'Zürich', text: 'grüezi' } });
       const response = await post(url(), body, headers);
-      expect(textOf((await messagesOf(response)).find(m => m.id === 34))).toBe('Zürich:grüezi');
-      expect(upstreamCalls('regional_echo').slice(before).map(r => r.headers['mcp-param-region'])).toEqual([`=?base64?${Buffer.from('Zürich').toString('base64')}?=`]);
+      expect(textOf((await messagesOf(response)).find((m) => m.id === 34))).toBe('Zürich:grüezi');
+      expect(
+        upstreamCalls('regional_echo')
+          .slice(before)
+          .map((r) => r.headers['mcp-param-region']),
+      ).toEqual([`=?base64?${Buffer.from('Zürich').toString('base64')}?=`]);
     });
 
     it('works with a v2 client, which mirrors the argument itself from tools/list', async () => {
       const client = await connectModern(url());
       try {
         const { tools } = await client.listTools();
-        const listed = tools.find(t => t.name === 'regional_echo');
+        const listed = tools.find((t) => t.name === 'regional_echo');
         expect((listed?.inputSchema.properties?.region as Record<string, unknown>)['x-mcp-header']).toBe('Region');
         const result = await client.callTool({ name: 'regional_echo', arguments: { region: 'eu-north', text: 'hej' } });
         expect(result.content).toEqual([{ type: 'text', text: 'eu-north:hej' }]);
@@ -208,20 +220,31 @@ describe('Mcp-Param-* headers of a tool /mcp/compact does not list (read-only: f
 
   it('builds the header for the upstream when the tool runs through call_tool', async () => {
     const before = upstreamCalls('regional_lookup').length;
-    const { headers, body } = rpc('modern', 41, 'tools/call', { name: 'call_tool', arguments: { name: 'regional_lookup', arguments: { region: 'ap-south', text: 'x' } } });
+    const { headers, body } = rpc('modern', 41, 'tools/call', {
+      name: 'call_tool',
+      arguments: { name: 'regional_lookup', arguments: { region: 'ap-south', text: 'x' } },
+    });
     const response = await post(compactUrl(), body, headers);
-    expect(textOf((await messagesOf(response)).find(m => m.id === 41))).toBe('ap-south:x');
-    expect(upstreamCalls('regional_lookup').slice(before).map(r => r.headers['mcp-param-region'])).toEqual(['ap-south']);
+    expect(textOf((await messagesOf(response)).find((m) => m.id === 41))).toBe('ap-south:x');
+    expect(
+      upstreamCalls('regional_lookup')
+        .slice(before)
+        .map((r) => r.headers['mcp-param-region']),
+    ).toEqual(['ap-south']);
   });
 
   it('does not refuse a direct call without the header (its caller had no definition to mirror), and sends the upstream one built from the body', async () => {
     const client = await connectModern(compactUrl());
     try {
-      expect((await client.listTools()).tools.map(t => t.name)).not.toContain('regional_lookup');
+      expect((await client.listTools()).tools.map((t) => t.name)).not.toContain('regional_lookup');
       const before = upstreamCalls('regional_lookup').length;
       const result = await client.callTool({ name: 'regional_lookup', arguments: { region: 'sa-east', text: 'oi' } });
       expect(result.content).toEqual([{ type: 'text', text: 'sa-east:oi' }]);
-      expect(upstreamCalls('regional_lookup').slice(before).map(r => r.headers['mcp-param-region'])).toEqual(['sa-east']);
+      expect(
+        upstreamCalls('regional_lookup')
+          .slice(before)
+          .map((r) => r.headers['mcp-param-region']),
+      ).toEqual(['sa-east']);
     } finally {
       await client.close();
     }
@@ -249,7 +272,7 @@ describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
       await legacyUpstream?.close();
     }
   });
-  const received = (method: string) => legacyUpstream.received.filter(r => r.method === method);
+  const received = (method: string) => legacyUpstream.received.filter((r) => r.method === method);
 
   it('forwards logging/setLevel, resources/subscribe and unsubscribe with the caller credential', async () => {
     const client = await connectLegacy(`${legacyGateway.url}/mcp`);
@@ -260,16 +283,16 @@ describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
     } finally {
       await client.close();
     }
-    expect(received('logging/setLevel').map(r => [r.params.level, r.key])).toEqual([['warning', FULL_KEY['x-cpz-key']]]);
-    expect(received('resources/subscribe').map(r => [r.params.uri, r.key])).toEqual([['test://watched', FULL_KEY['x-cpz-key']]]);
-    expect(received('resources/unsubscribe').map(r => r.params.uri)).toEqual(['test://watched']);
+    expect(received('logging/setLevel').map((r) => [r.params.level, r.key])).toEqual([['warning', FULL_KEY['x-cpz-key']]]);
+    expect(received('resources/subscribe').map((r) => [r.params.uri, r.key])).toEqual([['test://watched', FULL_KEY['x-cpz-key']]]);
+    expect(received('resources/unsubscribe').map((r) => r.params.uri)).toEqual(['test://watched']);
   });
 
   it('relays the log messages of a call to a v1 client, and to a 2026-07-28 caller at its logLevel', async () => {
     const client = await connectLegacy(`${legacyGateway.url}/mcp`);
     try {
       const logs: unknown[] = [];
-      client.setNotificationHandler(LoggingMessageNotificationSchema, notification => void logs.push(notification.params.data));
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(notification.params.data));
       await client.callTool({ name: 'legacy_logs', arguments: {} });
       expect(logs).toEqual(['legacy info', 'legacy debug']);
     } finally {
@@ -277,10 +300,10 @@ describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
     }
     const { headers, body } = rpc('modern', 51, 'tools/call', { name: 'legacy_logs', arguments: {}, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } });
     const messages = await messagesOf(await post(`${legacyGateway.url}/mcp`, body, headers));
-    expect(textOf(messages.find(m => m.id === 51))).toBe('legacy logged');
-    expect(messages.filter(m => m.method === 'notifications/message').map(m => m.params?.data)).toEqual(['legacy info']);
+    expect(textOf(messages.find((m) => m.id === 51))).toBe('legacy logged');
+    expect(messages.filter((m) => m.method === 'notifications/message').map((m) => m.params?.data)).toEqual(['legacy info']);
     // A 2025-era upstream gets no 2026 envelope keys.
     const lastCall = received('tools/call').at(-1)!;
-    expect(Object.keys((lastCall.params._meta ?? {}) as object).filter(k => k.startsWith('io.modelcontextprotocol/'))).toEqual([]);
+    expect(Object.keys((lastCall.params._meta ?? {}) as object).filter((k) => k.startsWith('io.modelcontextprotocol/'))).toEqual([]);
   });
 });

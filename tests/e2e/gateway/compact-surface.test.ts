@@ -9,8 +9,16 @@ import { ERAS, withClient } from '../../helpers/era-client.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 
 const WRITES = [
-  'compute_risk', 'configure_overlay', 'create_connection', 'create_strategy', 'create_webhook',
-  'delete_webhook', 'execute_strategy', 'place_order', 'sync_portfolio', 'update_strategy',
+  'compute_risk',
+  'configure_overlay',
+  'create_connection',
+  'create_strategy',
+  'create_webhook',
+  'delete_webhook',
+  'execute_strategy',
+  'place_order',
+  'sync_portfolio',
+  'update_strategy',
 ];
 const ANCHORS = ['list_accounts', 'list_positions', 'list_orders', 'get_market_data'];
 const EXPECTED: Record<DemoKey, string[]> = {

@@ -13,7 +13,10 @@ const listRequest = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] }, gateway: { limits: { bodyBytes: 4096 }, authorizationServers: ['https://auth.example.com'] } });
+  stack = await startStack({
+    upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] },
+    gateway: { limits: { bodyBytes: 4096 }, authorizationServers: ['https://auth.example.com'] },
+  });
 });
 afterAll(async () => {
   await stack?.close();
@@ -39,7 +42,11 @@ describe('POST /mcp at the edge', () => {
   it('serves RFC 9728 protected resource metadata for /mcp and for the origin', async () => {
     const forMcp = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`)).json();
     // The configured server, then the built-in one (oauth.mode builtin in the reference config) with its scopes.
-    expect(forMcp).toMatchObject({ resource: `${stack.gatewayUrl}/mcp`, authorization_servers: ['https://auth.example.com', stack.gatewayUrl], bearer_methods_supported: ['header'] });
+    expect(forMcp).toMatchObject({
+      resource: `${stack.gatewayUrl}/mcp`,
+      authorization_servers: ['https://auth.example.com', stack.gatewayUrl],
+      bearer_methods_supported: ['header'],
+    });
     expect(forMcp.scopes_supported).toContain('accounts:read');
     const forOrigin = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource`)).json();
     expect(forOrigin).toMatchObject({ resource: stack.gatewayUrl });
@@ -78,13 +85,32 @@ describe('POST /mcp at the edge', () => {
 
   describe.each([
     ['2025-06-18', {}],
-    ['2026-07-28', { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'edge', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } }],
+    [
+      '2026-07-28',
+      {
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+          'io.modelcontextprotocol/clientInfo': { name: 'edge', version: '1' },
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
+    ],
   ])('malformed params under %s', (version, envelope) => {
-    const headers = { ...LEGACY, ...KEY, 'mcp-protocol-version': version, ...(version === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': 'echo' } : {}) };
+    const headers = {
+      ...LEGACY,
+      ...KEY,
+      'mcp-protocol-version': version,
+      ...(version === '2026-07-28' ? { 'mcp-method': 'tools/call', 'mcp-name': 'echo' } : {}),
+    };
     /** The one JSON-RPC answer of a POST (JSON or SSE body). */
     const answerOf = async (response: Response) => {
       const text = await response.text();
-      const data = text.startsWith('{') ? text : text.split('\n').find((line) => line.startsWith('data:'))!.slice(5);
+      const data = text.startsWith('{')
+        ? text
+        : text
+            .split('\n')
+            .find((line) => line.startsWith('data:'))!
+            .slice(5);
       return JSON.parse(data) as { id: number; error: { code: number; message: string; data: { path: string } } };
     };
 
@@ -98,7 +124,10 @@ describe('POST /mcp at the edge', () => {
     });
 
     it('answers a tools/list with a non-string cursor by -32602 naming /cursor, not -32603', async () => {
-      const response = await post({ jsonrpc: '2.0', id: 8, method: 'tools/list', params: { cursor: 5, ...envelope } }, { ...headers, 'mcp-method': 'tools/list' });
+      const response = await post(
+        { jsonrpc: '2.0', id: 8, method: 'tools/list', params: { cursor: 5, ...envelope } },
+        { ...headers, 'mcp-method': 'tools/list' },
+      );
       const answer = await answerOf(response);
       expect(answer.error).toMatchObject({ code: -32602, message: 'Invalid params: /cursor must be a string', data: { path: '/cursor' } });
     });
@@ -138,18 +167,36 @@ describe('POST /mcp at the edge', () => {
   it('answers a CORS preflight from a local origin allowing the MCP and credential headers', async () => {
     const response = await fetch(stack.mcpUrl, {
       method: 'OPTIONS',
-      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'mcp-protocol-version, x-cpz-key, mcp-param-region' },
+      headers: {
+        origin: 'http://localhost:5173',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'mcp-protocol-version, x-cpz-key, mcp-param-region',
+      },
     });
     expect(response.status).toBe(204);
     expect(response.headers.get('access-control-allow-origin')).toBe('http://localhost:5173');
     const allowed = response.headers.get('access-control-allow-headers')!.split(', ');
-    expect(allowed).toEqual(expect.arrayContaining(['mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'authorization', 'x-cpz-key', 'x-cpz-secret', 'mcp-param-region']));
+    expect(allowed).toEqual(
+      expect.arrayContaining([
+        'mcp-protocol-version',
+        'mcp-method',
+        'mcp-name',
+        'mcp-session-id',
+        'authorization',
+        'x-cpz-key',
+        'x-cpz-secret',
+        'mcp-param-region',
+      ]),
+    );
     expect(response.headers.get('access-control-expose-headers')).toContain('mcp-session-id');
   });
 
   it('advertises in a CORS preflight only the methods each path serves: POST on /mcp, GET on the metadata', async () => {
     const preflight = (url: string, method: string) =>
-      fetch(url, { method: 'OPTIONS', headers: { origin: 'http://localhost:5173', 'access-control-request-method': method, 'access-control-request-headers': 'mcp-protocol-version' } });
+      fetch(url, {
+        method: 'OPTIONS',
+        headers: { origin: 'http://localhost:5173', 'access-control-request-method': method, 'access-control-request-headers': 'mcp-protocol-version' },
+      });
     for (const url of [stack.mcpUrl, `${stack.mcpUrl}/`, `${stack.gatewayUrl}/mcp/compact`]) {
       expect((await preflight(url, 'POST')).headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
     }
@@ -176,11 +223,23 @@ describe('POST /mcp at the edge', () => {
   it('exposes the issue 7 metric families on /metrics', async () => {
     const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
     for (const name of [
-      'http_request_duration_seconds', 'mcp_requests_total', 'mcp_tool_calls_total', 'mcp_tool_call_duration_seconds',
-      'mcp_upstream_request_duration_seconds', 'mcp_upstream_errors_total', 'mcp_scope_lookups_total', 'mcp_scope_lookup_duration_seconds',
-      'mcp_catalog_tools', 'mcp_catalog_refreshes_total', 'mcp_search_duration_seconds', 'mcp_output_schema_violations_total',
-      'mcp_advertised_tools', 'mcp_tools_list_bytes', 'process_cpu_seconds_total',
-    ]) expect(text).toContain(`# TYPE ${name} `);
+      'http_request_duration_seconds',
+      'mcp_requests_total',
+      'mcp_tool_calls_total',
+      'mcp_tool_call_duration_seconds',
+      'mcp_upstream_request_duration_seconds',
+      'mcp_upstream_errors_total',
+      'mcp_scope_lookups_total',
+      'mcp_scope_lookup_duration_seconds',
+      'mcp_catalog_tools',
+      'mcp_catalog_refreshes_total',
+      'mcp_search_duration_seconds',
+      'mcp_output_schema_violations_total',
+      'mcp_advertised_tools',
+      'mcp_tools_list_bytes',
+      'process_cpu_seconds_total',
+    ])
+      expect(text).toContain(`# TYPE ${name} `);
     expect(text).toMatch(/^http_request_duration_seconds_count\{route="\/mcp",method="POST",status_code="401"\} [1-9]/m);
   });
 });

@@ -24,8 +24,12 @@ afterAll(async () => {
 });
 
 describe('config/cpzai.yaml', () => {
-  it('serves each demo key exactly its tools, under the upstream\'s own names, to v2 and v1 clients', async () => {
-    const [full, data, identity] = await Promise.all([connectV2(gw.mcpUrl, DEMO_KEYS.full), connectV1(gw.mcpUrl, DEMO_KEYS.data), connectV2(gw.mcpUrl, DEMO_KEYS.identity)]);
+  it("serves each demo key exactly its tools, under the upstream's own names, to v2 and v1 clients", async () => {
+    const [full, data, identity] = await Promise.all([
+      connectV2(gw.mcpUrl, DEMO_KEYS.full),
+      connectV1(gw.mcpUrl, DEMO_KEYS.data),
+      connectV2(gw.mcpUrl, DEMO_KEYS.identity),
+    ]);
     const direct = await connectV2(upstream.url, DEMO_KEYS.full);
     try {
       const listed = await full.listTools();
@@ -42,7 +46,10 @@ describe('config/cpzai.yaml', () => {
     const compact = await connectV2(gw.compactUrl, DEMO_KEYS.full);
     const direct = await connectV2(upstream.url, DEMO_KEYS.full);
     try {
-      const [viaGateway, straight] = await Promise.all([client.callTool({ name: 'get_profile', arguments: {} }), direct.callTool({ name: 'get_profile', arguments: {} })]);
+      const [viaGateway, straight] = await Promise.all([
+        client.callTool({ name: 'get_profile', arguments: {} }),
+        direct.callTool({ name: 'get_profile', arguments: {} }),
+      ]);
       expect(viaGateway.structuredContent).toEqual(straight.structuredContent);
       expect(namesOf(await compact.listTools())).toEqual(expect.arrayContaining(['search_tools', 'call_tool', 'list_accounts', 'place_order']));
     } finally {
@@ -59,7 +66,10 @@ describe('config/cpzai.yaml', () => {
       expect(down.isError).toBe(true);
       expect(textOf(down)).toMatch(/upstream cpzai is (unreachable|unavailable)/);
       upstream = await startUpstreamServer({ platformUrl: platform.url, port: Number(port) });
-      const back = await eventually(() => client.callTool({ name: 'get_profile', arguments: {} }), (r) => !r.isError);
+      const back = await eventually(
+        () => client.callTool({ name: 'get_profile', arguments: {} }),
+        (r) => !r.isError,
+      );
       expect(back.structuredContent).toMatchObject({ data: expect.any(Object) });
       expect(namesOf(await client.listTools())).toHaveLength(34);
     } finally {
