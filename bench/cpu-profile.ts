@@ -37,7 +37,10 @@ function packageOf(url: string, functionName: string): string {
   if (!url) return functionName.startsWith('(') ? functionName : `native ${functionName || '(anonymous)'}`;
   if (url.startsWith('node:')) {
     const path = url.slice('node:'.length).replace(/^internal\/(deps\/)?/, '');
-    const area = path.split('/')[0]!.replace(/^_http_.*/, 'http').replace(/^_stream_.*/, 'streams');
+    const area = path
+      .split('/')[0]!
+      .replace(/^_http_.*/, 'http')
+      .replace(/^_stream_.*/, 'streams');
     return `node:${area}`;
   }
   const nm = url.lastIndexOf('/node_modules/');
@@ -52,7 +55,10 @@ function packageOf(url: string, functionName: string): string {
 function frameName(node: ProfileNode): string {
   const { functionName, url, lineNumber } = node.callFrame;
   if (!url) return functionName || '(anonymous)';
-  const short = url.replace(/^file:\/\//, '').replace(/^.*\/node_modules\//, '').replace(/^.*\/(gateway|search|config|upstream|bench)\//, '$1/');
+  const short = url
+    .replace(/^file:\/\//, '')
+    .replace(/^.*\/node_modules\//, '')
+    .replace(/^.*\/(gateway|search|config|upstream|bench)\//, '$1/');
   return `${functionName || '(anonymous)'} ${short}:${lineNumber + 1}`;
 }
 
@@ -79,7 +85,10 @@ export function summariseProfile(file: string, top = 15): ProfileSummary {
     packages.set(pkg, (packages.get(pkg) ?? 0) + micros);
   }
   const rank = (map: Map<string, number>, n: number) =>
-    [...map.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([name, micros]) => ({ name, selfMs: Math.round(micros / 100) / 10, selfPct: Math.round((1000 * micros) / (busy || 1)) / 10 }));
+    [...map.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([name, micros]) => ({ name, selfMs: Math.round(micros / 100) / 10, selfPct: Math.round((1000 * micros) / (busy || 1)) / 10 }));
   return {
     file,
     busyMs: Math.round(busy / 1000),

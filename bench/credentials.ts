@@ -193,7 +193,11 @@ export async function runCredentials(): Promise<PartOutcome> {
       const to = Math.min(population, (c + 1) * chunk);
       if (from >= to) break;
       process.stderr.write(`credentials: ${from}..${to - 1}\n`);
-      const result = await send(gatewayUrl, { credentials: Array.from({ length: to - from }, (_, i) => from + i), connections: settings.connections }, expectedFor);
+      const result = await send(
+        gatewayUrl,
+        { credentials: Array.from({ length: to - from }, (_, i) => from + i), connections: settings.connections },
+        expectedFor,
+      );
       fills.push(result);
       await sample(to);
     }
@@ -236,14 +240,23 @@ export async function runCredentials(): Promise<PartOutcome> {
       pass: bounded,
       note: `${fmt(perEntry)} B per entry while filling; ${mib(heapAtBound)} MiB at the bound, ${mib(heapAtEnd)} MiB after all ${population.toLocaleString('en-US')} (pass: under half the unbounded growth)`,
     },
-    { target: 'every caller got its own catalogue', measured: `${wrong} wrong, ${non2xx} failed of ${fills.reduce((s, f) => s + f.requests, 0) + (hitRate?.requests ?? 0)}`, pass: wrong === 0 && non2xx === 0 },
+    {
+      target: 'every caller got its own catalogue',
+      measured: `${wrong} wrong, ${non2xx} failed of ${fills.reduce((s, f) => s + f.requests, 0) + (hitRate?.requests ?? 0)}`,
+      pass: wrong === 0 && non2xx === 0,
+    },
   ];
   const markdown = [
     `### Credentials at scale (${population.toLocaleString('en-US')} credentials, ${settings.scopeSets} random scope sets, scope cache maxEntries ${cacheSize.toLocaleString('en-US')}, tools/list on /mcp)`,
     '',
     table(
       ['credentials seen', 'heap after GC MiB', 'RSS MiB', 'tools/list p50/p99 ms (new credentials: scope lookup + list)'],
-      curve.map((p, i) => [p.credentials.toLocaleString('en-US'), mib(p.heapUsed), mib(p.rss), i === 0 ? 'warm-up' : `${fmt(fills[i - 1]?.p50)} / ${fmt(fills[i - 1]?.p99)}`]),
+      curve.map((p, i) => [
+        p.credentials.toLocaleString('en-US'),
+        mib(p.heapUsed),
+        mib(p.rss),
+        i === 0 ? 'warm-up' : `${fmt(fills[i - 1]?.p50)} / ${fmt(fills[i - 1]?.p99)}`,
+      ]),
     ),
     '',
     `- Memory per scope cache entry (heap slope while the cache fills, after the first chunk): **${fmt(perEntry)} bytes**; once full: ${fmt(afterBound)} bytes per further credential.`,
@@ -254,7 +267,14 @@ export async function runCredentials(): Promise<PartOutcome> {
     targetTable(checks),
   ].join('\n');
   const path = writeResult('credentials', {
-    settings: { credentials: population, scopeCacheSize: cacheSize, scopeSets: settings.scopeSets, hitRateRequests: settings.hitRateRequests, connections: settings.connections, gatewayLogLevel: settings.gatewayLogLevel },
+    settings: {
+      credentials: population,
+      scopeCacheSize: cacheSize,
+      scopeSets: settings.scopeSets,
+      hitRateRequests: settings.hitRateRequests,
+      connections: settings.connections,
+      gatewayLogLevel: settings.gatewayLogLevel,
+    },
     processes: 'platform + reference upstream + scope stub in one child process, gateway in another, autocannon in the bench process',
     curve,
     fills,

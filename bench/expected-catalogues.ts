@@ -27,7 +27,11 @@ interface ReferenceTool {
 
 const TOOLS: ReferenceTool[] = TOOL_LIST.map((tool) => {
   const meta = (tool._meta as Record<string, { requiredScopes?: string[] }> | undefined)?.[TOOL_META_KEY];
-  return { name: tool.name, requiredScopes: meta?.requiredScopes ?? [], readOnly: (tool.annotations as { readOnlyHint?: boolean } | undefined)?.readOnlyHint === true };
+  return {
+    name: tool.name,
+    requiredScopes: meta?.requiredScopes ?? [],
+    readOnly: (tool.annotations as { readOnlyHint?: boolean } | undefined)?.readOnlyHint === true,
+  };
 });
 
 /** Every tool of the reference upstream. */

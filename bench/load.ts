@@ -16,6 +16,8 @@ export interface LoadOptions {
   amount?: number;
   /** Every response body must pass this (counted in `mismatches` otherwise). */
   check?: (body: string) => boolean;
+  /** Offered load, requests per second over all connections (default: as fast as answers come). */
+  rate?: number;
 }
 
 /** What one load run measured. */
@@ -55,11 +57,13 @@ export async function runLoad(call: RpcCall, options: LoadOptions): Promise<Load
   let lastAt = 0;
   let firstMismatch: string | undefined;
   const check = options.check;
-  const verifyBody = check && ((body: string) => {
-    const ok = check(body);
-    if (!ok) firstMismatch ??= body.slice(0, 400);
-    return ok;
-  });
+  const verifyBody =
+    check &&
+    ((body: string) => {
+      const ok = check(body);
+      if (!ok) firstMismatch ??= body.slice(0, 400);
+      return ok;
+    });
   const startedAt = performance.now();
   const instance = autocannon({
     url: call.url,
@@ -69,6 +73,7 @@ export async function runLoad(call: RpcCall, options: LoadOptions): Promise<Load
     connections: options.connections,
     ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.seconds ?? 1 }),
     timeout: 30,
+    ...(options.rate !== undefined ? { overallRate: Math.max(1, Math.round(options.rate)) } : {}),
     sampleInt: SAMPLE_MS,
     ...(verifyBody ? { verifyBody } : {}),
   });
@@ -153,6 +158,10 @@ export interface AbOptions {
   connections: number;
   /** Requests of the one-connection latency run per side (0 skips it). */
   latencyRequests: number;
+  /** Fixed-rate latency runs at this fraction of the direct side's throughput (0 skips them). */
+  fixedRateFraction: number;
+  /** Seconds of one fixed-rate run per side. */
+  fixedRateSeconds: number;
 }
 
 /** Loaded (throughput) and unloaded (one connection) figures of both sides, measured in alternation. */
@@ -161,8 +170,15 @@ export interface AbResult {
   gateway: LoadResult;
   directSequential?: LoadResult;
   gatewaySequential?: LoadResult;
+  /** Both sides at the same offered rate (`rate` req/s): latency, not throughput. */
+  directFixedRate?: LoadResult;
+  gatewayFixedRate?: LoadResult;
+  /** The offered rate of the fixed-rate runs, req/s. */
+  rate?: number;
   /** Requests the gateway side answered in its untimed warm-up. */
   gatewayWarmupRequests: number;
+  /** CPU (ms) the measured process spent during the gateway side's loaded rounds only, when `cpuMs` was given. */
+  gatewayLoadedCpuMs?: number;
 }
 
 /**
@@ -170,7 +186,7 @@ export interface AbResult {
  * ABBA (so slow drift of the machine hits both sides alike), each side `roundSeconds` at
  * `connections`; then one-connection latency runs, again alternating (A B B A, half the requests each).
  */
-export async function abRounds(direct: Side, gateway: Side, options: AbOptions): Promise<AbResult> {
+export async function abRounds(direct: Side, gateway: Side, options: AbOptions, cpuMs?: () => Promise<number>): Promise<AbResult> {
   const load = (side: Side, connections: number, extra: Partial<LoadOptions>) => runLoad(side.call, { connections, check: side.check, ...extra });
   let gatewayWarmupRequests = 0;
   if (options.warmupSeconds > 0) {
@@ -178,15 +194,31 @@ export async function abRounds(direct: Side, gateway: Side, options: AbOptions):
     gatewayWarmupRequests = (await load(gateway, options.connections, { seconds: options.warmupSeconds })).requests;
   }
   const runs = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
+  let gatewayLoadedCpuMs = cpuMs ? 0 : undefined;
   for (let round = 0; round < options.rounds; round++) {
     const order: ('direct' | 'gateway')[] = round % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
-    for (const which of order) runs[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.roundSeconds }));
+    for (const which of order) {
+      // CPU per request comes from the loaded gateway rounds only (not warm-up, 1-connection or fixed-rate runs).
+      const before = which === 'gateway' && cpuMs ? await cpuMs() : undefined;
+      runs[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.roundSeconds }));
+      if (before !== undefined) gatewayLoadedCpuMs! += (await cpuMs!()) - before;
+    }
   }
-  const result: AbResult = { direct: mergeRuns(runs.direct), gateway: mergeRuns(runs.gateway), gatewayWarmupRequests };
+  const result: AbResult = { direct: mergeRuns(runs.direct), gateway: mergeRuns(runs.gateway), gatewayWarmupRequests, gatewayLoadedCpuMs };
+  if (options.fixedRateFraction > 0 && options.fixedRateSeconds > 0) {
+    const rate = result.direct.reqPerSec * options.fixedRateFraction;
+    const fixed = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
+    for (const which of ['direct', 'gateway', 'gateway', 'direct'] as const)
+      fixed[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.fixedRateSeconds, rate }));
+    result.directFixedRate = mergeRuns(fixed.direct);
+    result.gatewayFixedRate = mergeRuns(fixed.gateway);
+    result.rate = rate;
+  }
   if (options.latencyRequests > 0) {
     const half = Math.max(1, Math.floor(options.latencyRequests / 2));
     const seq = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
-    for (const which of ['direct', 'gateway', 'gateway', 'direct'] as const) seq[which].push(await load(which === 'direct' ? direct : gateway, 1, { amount: half }));
+    for (const which of ['direct', 'gateway', 'gateway', 'direct'] as const)
+      seq[which].push(await load(which === 'direct' ? direct : gateway, 1, { amount: half }));
     result.directSequential = mergeRuns(seq.direct);
     result.gatewaySequential = mergeRuns(seq.gateway);
   }
@@ -198,4 +230,66 @@ export function withoutSamples(result: LoadResult | undefined): Omit<LoadResult,
   if (!result) return undefined;
   const { samples: _samples, ...rest } = result;
   return rest;
+}
+
+/** What a {@link countBytes} run measured. */
+export interface ByteCountResult {
+  requests: number;
+  seconds: number;
+  reqPerSec: number;
+  /** Body bytes per answer as received (compressed when the answer was). */
+  bytesPerAnswer: number;
+  /** Answers that were not HTTP 200 or not `expectBytes` long. */
+  wrong: number;
+  p50: number;
+  p99: number;
+}
+
+/**
+ * A load generator that only counts bytes: `connections` loops on an undici Pool, each reading the
+ * body as it arrives and checking its status and length against `expectBytes`, never joining it into a
+ * string. Why: at 10,000 tools autocannon's body check (the answer as one string) costs the generator
+ * 41-48 ms of CPU per 8 MiB answer, ten times what the gateway spends, so it measures itself.
+ * Runs `seconds`, or until `amount` answers.
+ */
+export async function countBytes(
+  call: RpcCall,
+  options: { connections: number; seconds?: number; amount?: number; expectBytes?: number; headers?: Record<string, string> },
+): Promise<ByteCountResult> {
+  const { Pool } = await import('undici');
+  const url = new URL(call.url);
+  const pool = new Pool(url.origin, { connections: options.connections, pipelining: 1 });
+  const headers = { ...call.headers, ...options.headers };
+  const samples: number[] = [];
+  let bytes = 0;
+  let wrong = 0;
+  let started = 0;
+  const t0 = performance.now();
+  const deadline = t0 + (options.seconds ?? 3600) * 1000;
+  const more = () => (options.amount !== undefined ? started < options.amount : performance.now() < deadline);
+  const loop = async () => {
+    while (more()) {
+      started++;
+      const at = performance.now();
+      const response = await pool.request({ path: `${url.pathname}${url.search}`, method: 'POST', headers, body: call.body });
+      let length = 0;
+      for await (const chunk of response.body) length += (chunk as Buffer).length;
+      samples.push(performance.now() - at);
+      bytes += length;
+      if (response.statusCode !== 200 || (options.expectBytes !== undefined && length !== options.expectBytes)) wrong++;
+    }
+  };
+  await Promise.all(Array.from({ length: options.connections }, loop));
+  const seconds = (performance.now() - t0) / 1000;
+  await pool.close();
+  const sorted = samples.sort((a, b) => a - b);
+  return {
+    requests: samples.length,
+    seconds,
+    reqPerSec: samples.length / seconds,
+    bytesPerAnswer: bytes / Math.max(1, samples.length),
+    wrong,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+  };
 }

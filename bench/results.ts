@@ -45,7 +45,10 @@ export function table(headers: string[], rows: (string | number)[][]): string {
 }
 
 export function targetTable(checks: readonly TargetCheck[]): string {
-  return table(['target', 'measured', 'result', 'note'], checks.map((c) => [c.target, c.measured, c.pass ? 'pass' : '**miss**', c.note ?? '']));
+  return table(
+    ['target', 'measured', 'result', 'note'],
+    checks.map((c) => [c.target, c.measured, c.pass ? 'pass' : '**miss**', c.note ?? '']),
+  );
 }
 
 /** A number for tables: `digits` decimals below 100, grouped integers from 100 up; n/a when not finite. */

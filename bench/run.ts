@@ -1,10 +1,11 @@
 /**
- * `npm run bench`: the four benchmark parts of issue 4 in turn (overhead, catalogue scale, credentials
- * at scale, soak), each against locally started services on loopback, each bounded in time (see
+ * `npm run bench`: the benchmark parts in turn (overhead, catalogue scale, compressed listings on a
+ * constrained link, credentials at scale, soak), each against locally started services on loopback, each bounded in time (see
  * bench/settings.ts for the knobs). Prints each part's markdown tables, then every target with
  * pass/miss; writes bench/results/<part>.json. Exits 1 when a part fails to run (a missed target is
  * reported, not an error). `npm run bench -- scale soak` runs only the parts named.
  */
+import { runLink } from './constrained-link.ts';
 import { runCredentials } from './credentials.ts';
 import { runOverhead } from './overhead.ts';
 import { machine, printOutcome, targetTable, type PartOutcome } from './results.ts';
@@ -15,6 +16,7 @@ import { runSoak } from './soak.ts';
 const PARTS: Record<string, () => Promise<PartOutcome>> = {
   overhead: runOverhead,
   scale: runScale,
+  link: runLink,
   credentials: runCredentials,
   soak: runSoak,
 };
@@ -44,7 +46,9 @@ for (const name of names) {
   process.stderr.write(`${name}: ${Math.round((Date.now() - partStarted) / 1000)} s\n`);
 }
 console.log(`## Targets\n\n${targetTable(outcomes.flatMap((o) => o.targets))}\n`);
-console.log(`Total ${Math.round((Date.now() - started) / 1000)} s.${settings.cpuProfile ? ' CPU profiles: bench/results/profiles/.' : ' Rerun with BENCH_CPU_PROF=1 to profile the gateway (node --cpu-prof).'}`);
+console.log(
+  `Total ${Math.round((Date.now() - started) / 1000)} s.${settings.cpuProfile ? ' CPU profiles: bench/results/profiles/.' : ' Rerun with BENCH_CPU_PROF=1 to profile the gateway (node --cpu-prof).'}`,
+);
 if (failures.length) {
   console.error(`\n${failures.length} part(s) failed:\n${failures.join('\n')}`);
   process.exit(1);

@@ -26,7 +26,8 @@ import { replayTools } from '../upstream/replay/replay-tools.ts';
 import { syntheticCatalog } from '../upstream/replay/synthetic-catalog.ts';
 import { profileMarkdown, summariseProfile, type ProfileSummary } from './cpu-profile.ts';
 import { histogramBuckets, scrape } from './gateway-metrics.ts';
-import { percentile, runLoad, SAMPLE_MS, summarise, withoutSamples, type LoadResult } from './load.ts';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { countBytes, percentile, runLoad, SAMPLE_MS, summarise, withoutSamples, type ByteCountResult, type LoadResult } from './load.ts';
 import { fmt, mib, printOutcome, table, targetTable, writeResult, type PartOutcome, type TargetCheck } from './results.ts';
 import { rpcCall, searchMatches, sendCall, toolNames, verifiedResult, type RpcCall } from './rpc-requests.ts';
 import { gatewaySpec, startServiceProcess, stopAll, waitReady, type MemorySample, type ServiceProcess } from './services.ts';
@@ -61,6 +62,11 @@ interface SizeResult {
   listBytes: number;
   list: Figures;
   listSequential: Figures;
+  /** The same tools/list from a client that only counts bytes (plain, and with Accept-Encoding: gzip). */
+  listCounted: ByteCountResult;
+  listCountedGzip: ByteCountResult;
+  /** A real SDK client's `listTools()` against the gateway (v2 client over fetch: it accepts gzip), median ms. */
+  sdkListToolsMs: number;
   search: Partial<Record<QuerySetName, SearchFigures>>;
   reindex: { firstMs: number[]; warmMs: number[]; medianFirstMs: number; medianWarmMs: number; measuredWith: string };
   memory: MemorySample;
@@ -71,7 +77,10 @@ interface SizeResult {
 }
 
 function median(values: number[]): number {
-  return percentile([...values].sort((a, b) => a - b), 50);
+  return percentile(
+    [...values].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** Requests for a one-connection run of about `seconds` at `latencyMs` each (at least `min`). */
@@ -84,7 +93,13 @@ function sequentialAmount(latencyMs: number, seconds: number, min = 10): number 
  * process before the services of the size start: the share of a re-index that is indexing.
  */
 function libraryBuildMs(catalogue: ToolDefinition[]): number {
-  const tools: SearchableTool[] = catalogue.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, category: metaCategory(t) }));
+  const tools: SearchableTool[] = catalogue.map((t) => ({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    inputSchema: t.inputSchema,
+    category: metaCategory(t),
+  }));
   const started = performance.now();
   buildToolIndex(tools);
   return performance.now() - started;
@@ -116,7 +131,8 @@ async function runSequence(calls: RpcCall[], amount: number): Promise<Figures> {
   });
   instance.on('response', (_c, status, _b, ms) => status >= 200 && status < 300 && samples.push(ms));
   const result = await instance;
-  if (result.non2xx || result.errors || result.mismatches) throw new Error(`search_tools run: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.mismatches} wrong bodies`);
+  if (result.non2xx || result.errors || result.mismatches)
+    throw new Error(`search_tools run: ${result.non2xx} non-2xx, ${result.errors} errors, ${result.mismatches} wrong bodies`);
   const seconds = (result.finish.getTime() - result.start.getTime()) / 1000;
   return withoutSamples(summarise(samples, result, 0, result.requests.total, seconds))!;
 }
@@ -149,22 +165,32 @@ async function measureSize(size: number, sets: Record<QuerySetName, string[]>): 
 
     // Cached tools/list: verified once (every tool, in one answer), then timed.
     const listCall = rpcCall('modern', `${gatewayUrl}/mcp`, CREDENTIAL, 'tools/list');
-    await verifiedResult(`tools/list at ${size}`, listCall, (r) => (toolNames(r).length === size ? undefined : `expected ${size} tools, got ${toolNames(r).length}`));
+    await verifiedResult(`tools/list at ${size}`, listCall, (r) =>
+      toolNames(r).length === size ? undefined : `expected ${size} tools, got ${toolNames(r).length}`,
+    );
     const t0 = performance.now();
     const listBytes = Buffer.byteLength((await sendCall(listCall)).body);
     const listMs = performance.now() - t0;
     const listCheck = (body: string) => body.includes('"tools":[');
-    const loaded = listMs * 4 < settings.scaleListSeconds * 1000
-      ? { seconds: settings.scaleListSeconds }
-      : { amount: Math.max(settings.connections, Math.min(4 * settings.connections, Math.floor((settings.scaleBudgetSeconds * 1000) / listMs))) };
+    const loaded =
+      listMs * 4 < settings.scaleListSeconds * 1000
+        ? { seconds: settings.scaleListSeconds }
+        : { amount: Math.max(settings.connections, Math.min(4 * settings.connections, Math.floor((settings.scaleBudgetSeconds * 1000) / listMs))) };
     const list = await runLoad(listCall, { connections: settings.connections, check: listCheck, ...loaded });
     const listSequential = await runLoad(listCall, { connections: 1, amount: sequentialAmount(listMs, settings.scaleListSeconds / 2), check: listCheck });
+    const counted = { connections: settings.connections, ...loaded };
+    const listCounted = await countBytes(listCall, { ...counted, expectBytes: listBytes });
+    const listCountedGzip = await countBytes(listCall, { ...counted, headers: { 'accept-encoding': 'gzip' } });
+    if (listCounted.wrong || listCountedGzip.wrong)
+      throw new Error(`tools/list at ${size}: ${listCounted.wrong + listCountedGzip.wrong} answers not 200 or not ${listBytes} bytes`);
+    const sdkListToolsMs = await sdkListTools(`${gatewayUrl}/mcp`, size);
 
     // search_tools, one connection, per query set.
     const compactUrl = `${gatewayUrl}/mcp/compact`;
     const probe = await sendCall(rpcCall('modern', compactUrl, CREDENTIAL, 'tools/list'));
     const compact = probe.status === 200 && toolNames(probe.answer?.result ?? {}).includes('search_tools');
-    const searchCall = (query: string): RpcCall => rpcCall('modern', compactUrl, CREDENTIAL, 'tools/call', { name: 'search_tools', arguments: { query, limit: 5 } });
+    const searchCall = (query: string): RpcCall =>
+      rpcCall('modern', compactUrl, CREDENTIAL, 'tools/call', { name: 'search_tools', arguments: { query, limit: 5 } });
     const noError = (r: Record<string, unknown>) => (r.isError ? `isError ${JSON.stringify(r.content).slice(0, 200)}` : undefined);
     const searchRuns: SizeResult['search'] = {};
     if (compact) {
@@ -175,7 +201,10 @@ async function measureSize(size: number, sets: Record<QuerySetName, string[]>): 
         for (const q of probes) await verifiedResult(`search_tools at ${size}: ${q.slice(0, 40)}`, searchCall(q), noError);
         const each = (performance.now() - t1) / probes.length;
         const before = (await scrape(gatewayUrl)) ?? '';
-        const endToEnd = await runSequence(queries.map(searchCall), Math.min(Math.max(queries.length * 3, 150), sequentialAmount(each, settings.scaleBudgetSeconds / 2, 20)));
+        const endToEnd = await runSequence(
+          queries.map(searchCall),
+          Math.min(Math.max(queries.length * 3, 150), sequentialAmount(each, settings.scaleBudgetSeconds / 2, 20)),
+        );
         const share = searchShare(before, (await scrape(gatewayUrl)) ?? '');
         searchRuns[name] = { queries: queries.length, endToEnd, gatewayUnder5ms: share?.under5ms, gatewayUnder1ms: share?.under1ms };
       }
@@ -207,6 +236,9 @@ async function measureSize(size: number, sets: Record<QuerySetName, string[]>): 
       listBytes,
       list: withoutSamples(list)!,
       listSequential: withoutSamples(listSequential)!,
+      listCounted,
+      listCountedGzip,
+      sdkListToolsMs,
       search: searchRuns,
       reindex: {
         firstMs,
@@ -229,6 +261,32 @@ async function measureSize(size: number, sets: Record<QuerySetName, string[]>): 
   }
 }
 
+/**
+ * Median ms of a real SDK client's `listTools()` through the gateway (the v2 client, 2026-07-28, its
+ * own fetch: it sends Accept-Encoding and decompresses), after one untimed call; checks the count.
+ */
+async function sdkListTools(url: string, size: number): Promise<number> {
+  const client = new Client({ name: 'bench-scale', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const fetchWithCredential = (input: string | URL | Request, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    for (const [name, value] of Object.entries(CREDENTIAL)) headers.set(name, value);
+    return fetch(input, { ...init, headers });
+  };
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: fetchWithCredential }));
+  try {
+    const times: number[] = [];
+    for (let i = 0; i <= 5; i++) {
+      const started = performance.now();
+      const { tools } = await client.listTools();
+      if (tools.length !== size) throw new Error(`SDK listTools at ${size}: got ${tools.length} tools`);
+      if (i > 0) times.push(performance.now() - started);
+    }
+    return median(times);
+  } finally {
+    await client.close();
+  }
+}
+
 function targets(results: SizeResult[]): TargetCheck[] {
   const largest = results.find((r) => r.size === 10_000);
   if (!largest) return [];
@@ -236,7 +294,12 @@ function targets(results: SizeResult[]): TargetCheck[] {
   for (const name of Object.keys(QUERY_SETS) as QuerySetName[]) {
     const s = largest.search[name];
     if (!s) {
-      checks.push({ target: `search_tools p99 < 5 ms at 10,000 tools (${name} queries)`, measured: 'not measured', pass: false, note: 'no /mcp/compact in this gateway' });
+      checks.push({
+        target: `search_tools p99 < 5 ms at 10,000 tools (${name} queries)`,
+        measured: 'not measured',
+        pass: false,
+        note: 'no /mcp/compact in this gateway',
+      });
       continue;
     }
     const p99 = s.endToEnd.p99;
@@ -257,7 +320,12 @@ function targets(results: SizeResult[]): TargetCheck[] {
     }
   }
   const ms = largest.reindex.medianFirstMs;
-  checks.push({ target: 'catalogue re-index < 1 s at 10,000 tools', measured: `${fmt(ms / 1000)} s (index build alone ${fmt(largest.libraryBuildMs / 1000)} s)`, pass: ms < 1000, note: ms < 1000 ? undefined : `missed by ${fmt((ms - 1000) / 1000)} s` });
+  checks.push({
+    target: 'catalogue re-index < 1 s at 10,000 tools',
+    measured: `${fmt(ms / 1000)} s (index build alone ${fmt(largest.libraryBuildMs / 1000)} s)`,
+    pass: ms < 1000,
+    note: ms < 1000 ? undefined : `missed by ${fmt((ms - 1000) / 1000)} s`,
+  });
   return checks;
 }
 
@@ -276,6 +344,9 @@ export async function runScale(): Promise<PartOutcome> {
     fmt(r.libraryBuildMs),
     fmt(r.listBytes / 1024, 1),
     fmt(r.list.reqPerSec),
+    fmt(r.listCounted.reqPerSec),
+    `${fmt(r.listCountedGzip.reqPerSec)} (${fmt(r.listCountedGzip.bytesPerAnswer / 1024, 1)} KiB)`,
+    fmt(r.sdkListToolsMs),
     `${fmt(r.list.p50)} / ${fmt(r.list.p99)}`,
     fmt(r.listSequential.p50),
     mib(r.memory.heapUsed),
@@ -284,25 +355,62 @@ export async function runScale(): Promise<PartOutcome> {
   const searchRows = results.flatMap((r) =>
     (Object.keys(r.search) as QuerySetName[]).map((name) => {
       const s = r.search[name]!;
-      return [r.size.toLocaleString('en-US'), `${name} (${s.queries})`, `${fmt(s.endToEnd.p50)} / ${fmt(s.endToEnd.p99)}`, s.gatewayUnder5ms !== undefined ? `${fmt(s.gatewayUnder5ms * 100, 1)}%` : 'n/a', s.gatewayUnder1ms !== undefined ? `${fmt(s.gatewayUnder1ms * 100, 1)}%` : 'n/a'];
+      return [
+        r.size.toLocaleString('en-US'),
+        `${name} (${s.queries})`,
+        `${fmt(s.endToEnd.p50)} / ${fmt(s.endToEnd.p99)}`,
+        s.gatewayUnder5ms !== undefined ? `${fmt(s.gatewayUnder5ms * 100, 1)}%` : 'n/a',
+        s.gatewayUnder1ms !== undefined ? `${fmt(s.gatewayUnder1ms * 100, 1)}%` : 'n/a',
+      ];
     }),
   );
   const markdown = [
     `### Catalogue scale (replay upstream: 100 tools a page, cacheScope public, list_changed; tools/list ${settings.connections} connections)`,
     '',
-    table(['tools', 'new version to first search answer ms', 'index build ms (library alone)', 'tools/list KiB', 'tools/list req/s', 'tools/list p50/p99 ms', 'tools/list 1-conn p50 ms', 'gateway heap MiB (after GC)', 'gateway RSS MiB'], catalogueRows),
+    table(
+      [
+        'tools',
+        'new version to first search answer ms',
+        'index build ms (library alone)',
+        'tools/list KiB',
+        'tools/list req/s (autocannon, checks each body)',
+        'req/s (byte-counting client)',
+        'req/s gzip (byte-counting; KiB on the wire)',
+        'SDK listTools() ms (median)',
+        'tools/list p50/p99 ms',
+        'tools/list 1-conn p50 ms',
+        'gateway heap MiB (after GC)',
+        'gateway RSS MiB',
+      ],
+      catalogueRows,
+    ),
     '',
-    table(['tools', 'queries', 'search_tools p50/p99 ms (end to end, 1 conn)', 'index searches < 5 ms (gateway histogram)', 'index searches < 1 ms'], searchRows),
+    table(
+      ['tools', 'queries', 'search_tools p50/p99 ms (end to end, 1 conn)', 'index searches < 5 ms (gateway histogram)', 'index searches < 1 ms'],
+      searchRows,
+    ),
     '',
     `- New version: ${results[0]?.reindex.measuredWith ?? 'n/a'}; median of ${settings.reindexRepeats}.`,
     '- Queries: short = cpzai-dev (a few words, as a model types them), long = livemcpbench-dev (multi-step task descriptions).',
     '- Heap and RSS: the gateway process after the tools/list and search runs, before the re-index runs.',
+    `- tools/list throughput three ways: autocannon (its body check joins each answer into one string: at 10,000 tools it measures the load generator), a client that only counts the bytes (bench/load.ts countBytes; plain, then with Accept-Encoding: gzip), and the time of a real v2 SDK client's listTools() (it accepts gzip, parses and validates the answer).`,
     '',
     targetTable(checks),
-    ...results.filter((r) => r.profile).slice(-1).map((r) => `\nGateway CPU profile at ${r.size.toLocaleString('en-US')} tools (whole run of that size):\n\n${profileMarkdown(r.profile!)}`),
+    ...results
+      .filter((r) => r.profile)
+      .slice(-1)
+      .map((r) => `\nGateway CPU profile at ${r.size.toLocaleString('en-US')} tools (whole run of that size):\n\n${profileMarkdown(r.profile!)}`),
   ].join('\n');
   const path = writeResult('scale', {
-    settings: { sizes: settings.scaleSizes, connections: settings.connections, listSeconds: settings.scaleListSeconds, budgetSeconds: settings.scaleBudgetSeconds, reindexRepeats: settings.reindexRepeats, pageSize: 100, gatewayLogLevel: settings.gatewayLogLevel },
+    settings: {
+      sizes: settings.scaleSizes,
+      connections: settings.connections,
+      listSeconds: settings.scaleListSeconds,
+      budgetSeconds: settings.scaleBudgetSeconds,
+      reindexRepeats: settings.reindexRepeats,
+      pageSize: 100,
+      gatewayLogLevel: settings.gatewayLogLevel,
+    },
     processes: 'replay upstream in one child process, gateway in another, autocannon and the library measurements in the bench process',
     sizes: results,
     targets: checks,

@@ -51,7 +51,9 @@ export function scopesOfKey(key: string, all: string[][]): string[] | undefined 
   return all[(Math.imul(n ^ 0x9e3779b9, 0x85ebca6b) >>> 0) % all.length];
 }
 
-export async function startScopeStub(options: ScopeStubOptions): Promise<{ url: string; stats(): { requests: number; distinct: number }; close(): Promise<void> }> {
+export async function startScopeStub(
+  options: ScopeStubOptions,
+): Promise<{ url: string; stats(): { requests: number; distinct: number }; close(): Promise<void> }> {
   const all = scopeSets(options);
   let requests = 0;
   const seen = new Set<string>();

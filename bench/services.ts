@@ -172,7 +172,9 @@ export async function startServiceProcess(spec: ServiceSpec, options: ServiceOpt
 
 /** The largest .cpuprofile in `dir`: the main thread's (the loader worker's is small). */
 function mainThreadProfile(dir: string): string | undefined {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).map((f) => resolve(dir, f));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .map((f) => resolve(dir, f));
   return files.sort((a, b) => statSync(b).size - statSync(a).size)[0];
 }
 
@@ -206,7 +208,12 @@ export async function waitReady(baseUrl: string, timeoutMs = 60_000): Promise<vo
  * front of `upstreamUrl`, scopes from `scopeEndpoint` (none: every caller sees the whole catalogue),
  * logging at BENCH_GATEWAY_LOG_LEVEL; `extra` overrides last.
  */
-export function gatewaySpec(upstreamUrl: string, scopeEndpoint: string | undefined, logLevel: string, extra: DeepPartial<GatewayConfig> = {}): ServiceSpec['gateway'] {
+export function gatewaySpec(
+  upstreamUrl: string,
+  scopeEndpoint: string | undefined,
+  logLevel: string,
+  extra: DeepPartial<GatewayConfig> = {},
+): ServiceSpec['gateway'] {
   return {
     noScopeEndpoint: scopeEndpoint === undefined,
     overrides: {

@@ -30,7 +30,10 @@ interface Template {
 }
 
 /** A read tool each key may call directly on /mcp, and one it reaches only through call_tool on /mcp/compact. */
-const CALLS: Record<DemoKey, { direct: { name: string; arguments: Record<string, unknown> }; viaCallTool: { name: string; arguments: Record<string, unknown> } }> = {
+const CALLS: Record<
+  DemoKey,
+  { direct: { name: string; arguments: Record<string, unknown> }; viaCallTool: { name: string; arguments: Record<string, unknown> } }
+> = {
   full: { direct: { name: 'list_accounts', arguments: { limit: 1 } }, viaCallTool: { name: 'list_connections', arguments: { limit: 1 } } },
   data: { direct: { name: 'list_positions', arguments: { limit: 1 } }, viaCallTool: { name: 'list_data_files', arguments: { limit: 1 } } },
   identity: { direct: { name: 'get_profile', arguments: {} }, viaCallTool: { name: 'get_profile', arguments: {} } },
@@ -38,7 +41,8 @@ const CALLS: Record<DemoKey, { direct: { name: string; arguments: Record<string,
 const QUERIES = ['list my broker accounts', 'which cash flows have not settled yet', 'place a limit order', 'entity_id', 'my profile'];
 
 const okResult = (result: Result) => (result.isError ? `isError: ${JSON.stringify(result.content).slice(0, 160)}` : undefined);
-const exactly = (expected: string[]) => (result: Result) => (sameNames(toolNames(result), expected) ? undefined : `tools/list gave ${toolNames(result).length} tools, expected ${expected.length}`);
+const exactly = (expected: string[]) => (result: Result) =>
+  sameNames(toolNames(result), expected) ? undefined : `tools/list gave ${toolNames(result).length} tools, expected ${expected.length}`;
 
 function templates(gateway: string, compact: boolean): Template[] {
   const list: Template[] = [];
@@ -56,11 +60,19 @@ function templates(gateway: string, compact: boolean): Template[] {
         list.push({
           kind: 'search_tools',
           call: rpcCall(era, small, credential, 'tools/call', { name: 'search_tools', arguments: { query } }),
-          check: (result) => okResult(result) ?? (searchMatches(result).every((n) => visible.has(n)) ? undefined : `search named a tool outside the key's catalogue: ${searchMatches(result).join(',')}`),
+          check: (result) =>
+            okResult(result) ??
+            (searchMatches(result).every((n) => visible.has(n))
+              ? undefined
+              : `search named a tool outside the key's catalogue: ${searchMatches(result).join(',')}`),
         });
       }
       // The identity key's only read tool is not an anchor either way: call_tool reaches it.
-      list.push({ kind: 'call_tool', call: rpcCall(era, small, credential, 'tools/call', { name: 'call_tool', arguments: CALLS[key].viaCallTool }), check: okResult });
+      list.push({
+        kind: 'call_tool',
+        call: rpcCall(era, small, credential, 'tools/call', { name: 'call_tool', arguments: CALLS[key].viaCallTool }),
+        check: okResult,
+      });
     }
   }
   return list;
@@ -100,7 +112,7 @@ export async function runSoak(): Promise<PartOutcome> {
     // Each kind of request equally often (then a key, era and query at random within the kind).
     const groups = [...new Set(mix.map((t) => t.kind))].map((kind) => mix.filter((t) => t.kind === kind));
     let seed = 12345;
-    const random = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296);
+    const random = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
     const load = (seconds: number, record: boolean) => {
       const instance = autocannon({
         url: mix[0]!.call.url,
@@ -150,7 +162,10 @@ export async function runSoak(): Promise<PartOutcome> {
     rss.push({ t: 0, rss: start.rss, heapUsed: start.heapUsed });
     const every = Math.max(1, Math.min(5, settings.soakSeconds / 20)) * 1000;
     const sampler = setInterval(() => {
-      void gateway!.memory(false).then((m) => rss.push({ t: (Date.now() - began) / 1000, rss: m.rss, heapUsed: m.heapUsed }), () => undefined);
+      void gateway!.memory(false).then(
+        (m) => rss.push({ t: (Date.now() - began) / 1000, rss: m.rss, heapUsed: m.heapUsed }),
+        () => undefined,
+      );
     }, every);
     try {
       process.stderr.write(`soak: ${settings.soakSeconds} s at ${settings.soakRate} req/s over ${mix.length} request kinds\n`);
@@ -173,19 +188,35 @@ export async function runSoak(): Promise<PartOutcome> {
   const heapGrowthMiB = (end!.heapUsed - start!.heapUsed) / MiB;
   const maxRss = Math.max(...rss.map((s) => s.rss));
   const status = result!.statusCodeStats;
-  const fivexx = Object.entries(status).filter(([code]) => code.startsWith('5')).reduce((s, [, { count }]) => s + count, 0);
+  const fivexx = Object.entries(status)
+    .filter(([code]) => code.startsWith('5'))
+    .reduce((s, [, { count }]) => s + count, 0);
   const wrongTotal = [...wrong.values()].reduce((s, w) => s + w.count, 0);
   const total = result!.requests.total;
   const checks: TargetCheck[] = [
-    { target: 'zero 5xx', measured: `${fivexx} of ${total.toLocaleString('en-US')}`, pass: fivexx === 0 && result!.errors === 0 && result!.timeouts === 0, note: `status codes ${JSON.stringify(Object.fromEntries(Object.entries(status).map(([c, { count }]) => [c, count])))}; ${result!.errors} socket errors, ${result!.timeouts} timeouts` },
-    { target: 'zero wrong catalogues or answers', measured: `${wrongTotal}`, pass: wrongTotal === 0 && result!.non2xx === 0, note: wrongTotal ? JSON.stringify(Object.fromEntries(wrong)) : undefined },
+    {
+      target: 'zero 5xx',
+      measured: `${fivexx} of ${total.toLocaleString('en-US')}`,
+      pass: fivexx === 0 && result!.errors === 0 && result!.timeouts === 0,
+      note: `status codes ${JSON.stringify(Object.fromEntries(Object.entries(status).map(([c, { count }]) => [c, count])))}; ${result!.errors} socket errors, ${result!.timeouts} timeouts`,
+    },
+    {
+      target: 'zero wrong catalogues or answers',
+      measured: `${wrongTotal}`,
+      pass: wrongTotal === 0 && result!.non2xx === 0,
+      note: wrongTotal ? JSON.stringify(Object.fromEntries(wrong)) : undefined,
+    },
     {
       target: `RSS settles: growth middle to end <= ${settings.soakRssBoundMiB} MiB`,
       measured: `${fmt(secondHalfMiB, 1)} MiB (${mib(rss[0]!.rss)} -> ${mib(middle.rss)} -> ${mib(last.rss)} MiB, max ${mib(maxRss)})`,
       pass: secondHalfMiB <= settings.soakRssBoundMiB,
       note: `start to end ${fmt(growthMiB, 1)} MiB: V8 grows its heap to the allocation rate in the first minutes`,
     },
-    { target: `no leak: heap after full GC, end - start <= ${settings.soakHeapBoundMiB} MiB`, measured: `${fmt(heapGrowthMiB, 1)} MiB (${mib(start!.heapUsed)} -> ${mib(end!.heapUsed)} MiB)`, pass: heapGrowthMiB <= settings.soakHeapBoundMiB },
+    {
+      target: `no leak: heap after full GC, end - start <= ${settings.soakHeapBoundMiB} MiB`,
+      measured: `${fmt(heapGrowthMiB, 1)} MiB (${mib(start!.heapUsed)} -> ${mib(end!.heapUsed)} MiB)`,
+      pass: heapGrowthMiB <= settings.soakHeapBoundMiB,
+    },
   ];
   const markdown = [
     `### Soak (${settings.soakSeconds} s at ${settings.soakRate} req/s offered, ${settings.connections} connections, ${mix.length} request kinds: 3 keys x 2 eras x {${[...new Set(mix.map((t) => t.kind))].join(', ')}})`,
@@ -205,7 +236,14 @@ export async function runSoak(): Promise<PartOutcome> {
     targetTable(checks),
   ].join('\n');
   const path = writeResult('soak', {
-    settings: { seconds: settings.soakSeconds, rate: settings.soakRate, connections: settings.connections, rssBoundMiB: settings.soakRssBoundMiB, heapBoundMiB: settings.soakHeapBoundMiB, gatewayLogLevel: settings.gatewayLogLevel },
+    settings: {
+      seconds: settings.soakSeconds,
+      rate: settings.soakRate,
+      connections: settings.connections,
+      rssBoundMiB: settings.soakRssBoundMiB,
+      heapBoundMiB: settings.soakHeapBoundMiB,
+      gatewayLogLevel: settings.gatewayLogLevel,
+    },
     processes: 'platform + reference upstream in one child process, gateway in another, autocannon in the bench process',
     compact,
     requestKinds: mix.length,

@@ -37,7 +37,10 @@ export async function startVersionedReplay(options: VersionedReplayOptions): Pro
   const base = replayTools(syntheticCatalog(options.size));
   let current = base;
   let version = 0;
-  const handler = createMcpHandler(replayServerFactory(() => current, options.pageSize ?? 100, `replay-${options.size}`, 300_000, true), { legacy: 'stateless' });
+  const handler = createMcpHandler(
+    replayServerFactory(() => current, options.pageSize ?? 100, `replay-${options.size}`, 300_000, true),
+    { legacy: 'stateless' },
+  );
   const node = toNodeHandler(handler);
   const validateHost = localhostHostValidation();
   const validateOrigin = localhostOriginValidation();

@@ -53,7 +53,7 @@ const validate = ajv.compile<GatewayConfig>(schema);
 /**
  * Loads, merges and validates the gateway configuration.
  * Precedence (lowest first): schema defaults, the YAML file, `GATEWAY_*` environment variables
- * (plus `REDIS_URL`), `overrides`. Env mapping: `GATEWAY_` + the key path in UPPER_SNAKE, array
+ * (plus `REDIS_URL` and the standard `OTEL_*` tracing variables: {@link otelTracingEnv}), `overrides`. Env mapping: `GATEWAY_` + the key path in UPPER_SNAKE, array
  * indexes as numbers (`GATEWAY_SCOPES_TIMEOUT_MS`, `GATEWAY_UPSTREAMS_0_URL`); numbers and booleans
  * are parsed, objects and arrays take JSON (arrays of strings also take a comma-separated list).
  * @throws ConfigError naming the key path (and the variable or file it came from).
@@ -86,9 +86,12 @@ function readYaml(path: string): Json {
 
 /**
  * Applies the derived rules the schema cannot express: `${VAR}` interpolation in upstream url, command,
- * args, env, cwd and headers, and in oauth.external.credentialHeaders; the URL's syntax after it; unique upstream names free of the naming
- * separator (so `<upstream><separator>` is an unambiguous prefix); redis selection; server.headersTimeoutMs
- * at most server.requestTimeoutMs.
+ * args, env, cwd and headers, in API key ids, secrets and tokens, in oauth.external.credentialHeaders and in `audit.digestKey`; the URL's syntax after it; unique
+ * upstream names free of the naming separator (so `<upstream><separator>` is an unambiguous prefix);
+ * unique API key names and credentials; each upstream's scope failure mode (`scopes.failureMode` unless
+ * it sets its own); `anonymous: true` required where nobody would check callers; redis selection
+ * (the rate limit store follows the cache store unless set); the embeddings endpoint's scheme and key variable;
+ * server.headersTimeoutMs at most server.requestTimeoutMs.
  */
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
@@ -96,6 +99,13 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   // Node refuses a headersTimeout longer than requestTimeout (both bound receiving the request).
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs)
     throw new ConfigError('server.headersTimeoutMs', 'must not exceed server.requestTimeoutMs');
+  config.rateLimits.store ??= config.cache.store;
+  if (config.rateLimits.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when rateLimits.store is redis');
+  if (config.audit.digestKey !== undefined) {
+    config.audit.digestKey = interpolate(config.audit.digestKey, env, 'audit.digestKey');
+    if (config.audit.digestKey.length < 16)
+      throw new ConfigError('audit.digestKey', 'must be at least 16 characters (a guessable key makes the digests guessable)');
+  }
   const names = new Set<string>();
   const separator = config.naming.separator;
   config.upstreams.forEach((upstream, index) => {
@@ -116,10 +126,59 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
         throw new ConfigError(`${at}.url`, `must be an http(s) URL, got "${upstream.url}"`);
     }
     if (upstream.restart.maxDelayMs < upstream.restart.minDelayMs) throw new ConfigError(`${at}.restart.maxDelayMs`, 'must be at least restart.minDelayMs');
+    upstream.scopes.failureMode ??= config.scopes.failureMode;
   });
   config.oauth.external.credentialHeaders = interpolateAll(config.oauth.external.credentialHeaders, env, 'oauth.external.credentialHeaders');
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');
+  const embeddings = config.search.embeddings;
+  if (embeddings) {
+    if (!/^https?:$/.test(new URL(embeddings.url).protocol)) throw new ConfigError('search.embeddings.url', `must be an http(s) URL, got "${embeddings.url}"`);
+    // The key's name only: the key itself never enters the configuration (which may be logged).
+    if (embeddings.apiKeyEnv !== undefined && !env[embeddings.apiKeyEnv])
+      throw new ConfigError('search.embeddings.apiKeyEnv', `environment variable ${embeddings.apiKeyEnv} is not set`);
+  }
+  finaliseApiKeys(config, env);
+  requireAnonymousWhereUnchecked(config);
   return config;
+}
+
+/** API keys: `${VAR}` in key, secret and token; names and credentials unique (a credential names one key). */
+function finaliseApiKeys(config: GatewayConfig, env: Record<string, string | undefined>): void {
+  const names = new Set<string>();
+  const credentials = new Set<string>();
+  config.credentials.apiKeys.forEach((apiKey, index) => {
+    const at = `credentials.apiKeys[${index}]`;
+    for (const field of ['key', 'secret', 'token'] as const) {
+      if (apiKey[field] !== undefined) apiKey[field] = interpolate(apiKey[field]!, env, `${at}.${field}`);
+    }
+    if (names.has(apiKey.name)) throw new ConfigError(`${at}.name`, `duplicate API key name "${apiKey.name}"`);
+    names.add(apiKey.name);
+    const credential = apiKey.token !== undefined ? `token:${apiKey.token}` : `key:${apiKey.key}`;
+    if (credentials.has(credential))
+      throw new ConfigError(
+        `${at}.${apiKey.token !== undefined ? 'token' : 'key'}`,
+        `another API key already uses this ${apiKey.token !== undefined ? 'token' : 'key id'}`,
+      );
+    credentials.add(credential);
+  });
+}
+
+/**
+ * A deployment where an upstream never sees the caller's credential (stdio, `forwardCredentials: false`)
+ * and the gateway has no scope source to check it against would serve anyone: it must say so with
+ * `anonymous: true`, or it does not start. Run at load and again by startGateway (a config changed
+ * after loading is held to the same rule).
+ * @throws ConfigError keyed `anonymous`, naming the upstream.
+ */
+export function requireAnonymousWhereUnchecked(config: GatewayConfig): void {
+  if (config.anonymous || config.scopes.endpoint || config.credentials.apiKeys.length > 0) return;
+  const index = config.upstreams.findIndex((u) => u.command !== undefined || !u.forwardCredentials);
+  if (index < 0) return;
+  const upstream = config.upstreams[index]!;
+  throw new ConfigError(
+    'anonymous',
+    `upstreams[${index}] (${upstream.name}) receives no caller credential and no scope source is configured (scopes.endpoint or credentials.apiKeys), so nobody would check callers: configure one, or set anonymous: true to serve every caller unauthenticated`,
+  );
 }
 
 function interpolateAll(values: Record<string, string>, env: Record<string, string | undefined>, keyPath: string): Record<string, string> {
@@ -140,19 +199,66 @@ function interpolate(value: string, env: Record<string, string | undefined>, key
 function envOverrides(env: Record<string, string | undefined>, provenance: Map<string, string>): Json {
   let out: Json = {};
   const entries = Object.entries(env).filter(([name, value]) => name.startsWith(ENV_PREFIX) && name !== 'GATEWAY_CONFIG' && value !== undefined);
-  if (env.REDIS_URL && !env.GATEWAY_CACHE_REDIS_URL) entries.push(['GATEWAY_CACHE_REDIS_URL', env.REDIS_URL]);
+  const aliases = new Map<string, string>();
+  if (env.REDIS_URL && !env.GATEWAY_CACHE_REDIS_URL)
+    entries.push(['GATEWAY_CACHE_REDIS_URL', env.REDIS_URL]), aliases.set('GATEWAY_CACHE_REDIS_URL', 'REDIS_URL');
+  for (const [name, [value, source]] of Object.entries(otelTracingEnv(env))) {
+    if (env[name] === undefined) entries.push([name, value]), aliases.set(name, source);
+  }
   // GATEWAY_TOKEN_SECRET is the documented name of oauth.tokenSecret (shorter than GATEWAY_OAUTH_TOKEN_SECRET, which also works).
   const tokenSecret = entries.findIndex(([name]) => name === 'GATEWAY_TOKEN_SECRET');
   if (tokenSecret >= 0) {
     const [, value] = entries.splice(tokenSecret, 1)[0]!;
-    if (!env.GATEWAY_OAUTH_TOKEN_SECRET) entries.push(['GATEWAY_OAUTH_TOKEN_SECRET', value]);
+    if (!env.GATEWAY_OAUTH_TOKEN_SECRET) entries.push(['GATEWAY_OAUTH_TOKEN_SECRET', value]), aliases.set('GATEWAY_OAUTH_TOKEN_SECRET', 'GATEWAY_TOKEN_SECRET');
   }
   for (const [name, raw] of entries) {
     const tokens = name.slice(ENV_PREFIX.length).split('_').filter(Boolean);
     const found = resolveEnvPath(tokens, schema as SchemaNode);
     if (!found) throw new ConfigError(name, 'this environment variable does not name a configuration key');
-    provenance.set(keyPathOf(found.path), name);
+    provenance.set(keyPathOf(found.path), aliases.get(name) ?? name);
     out = mergeDeep(out, nest(found.path, coerce(raw as string, found.leaf)));
+  }
+  return out;
+}
+
+/**
+ * The standard OpenTelemetry variables (OpenTelemetry specification: SDK environment variables and
+ * OTLP exporter configuration) as `GATEWAY_TRACING_*` values, each with the variable it came from; a
+ * `GATEWAY_TRACING_*` variable of the same key wins. Tracing is on (`otlp`) when OTEL_TRACES_EXPORTER
+ * says so or an OTLP endpoint is set without it; OTEL_TRACES_EXPORTER=none and OTEL_SDK_DISABLED=true
+ * turn it off. The signal-specific variables win over the general ones; the general endpoint gets
+ * `/v1/traces` appended, the traces one is used as it is. Headers are `key=value` pairs, comma-separated
+ * (values URL-decoded).
+ */
+function otelTracingEnv(env: Record<string, string | undefined>): Record<string, [string, string]> {
+  const out: Record<string, [string, string]> = {};
+  const first = (...names: string[]) => names.find((name) => env[name] !== undefined && env[name] !== '');
+  const endpointVar = first('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', 'OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (endpointVar) {
+    const raw = env[endpointVar]!.trim();
+    out.GATEWAY_TRACING_ENDPOINT = [endpointVar === 'OTEL_EXPORTER_OTLP_ENDPOINT' ? `${raw.replace(/\/+$/, '')}/v1/traces` : raw, endpointVar];
+  }
+  const exporterVar = first('OTEL_TRACES_EXPORTER');
+  if (env.OTEL_SDK_DISABLED?.trim().toLowerCase() === 'true') out.GATEWAY_TRACING_EXPORTER = ['none', 'OTEL_SDK_DISABLED'];
+  else if (exporterVar) out.GATEWAY_TRACING_EXPORTER = [env[exporterVar]!.trim(), exporterVar];
+  else if (endpointVar) out.GATEWAY_TRACING_EXPORTER = ['otlp', endpointVar];
+  const protocolVar = first('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL');
+  if (protocolVar) out.GATEWAY_TRACING_PROTOCOL = [env[protocolVar]!.trim(), protocolVar];
+  const serviceVar = first('OTEL_SERVICE_NAME');
+  if (serviceVar) out.GATEWAY_TRACING_SERVICE_NAME = [env[serviceVar]!, serviceVar];
+  const timeoutVar = first('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT');
+  if (timeoutVar) out.GATEWAY_TRACING_TIMEOUT_MS = [env[timeoutVar]!, timeoutVar];
+  const headersVar = first('OTEL_EXPORTER_OTLP_TRACES_HEADERS', 'OTEL_EXPORTER_OTLP_HEADERS');
+  if (headersVar) {
+    const pairs = env[headersVar]!.split(',')
+      .map((pair) => pair.trim())
+      .filter(Boolean)
+      .map((pair) => {
+        const at = pair.indexOf('=');
+        if (at <= 0) throw new ConfigError(headersVar, `"${pair}" is not a key=value pair`);
+        return [decodeURIComponent(pair.slice(0, at).trim()), decodeURIComponent(pair.slice(at + 1).trim())];
+      });
+    out.GATEWAY_TRACING_HEADERS = [JSON.stringify(Object.fromEntries(pairs)), headersVar];
   }
   return out;
 }
@@ -252,8 +358,9 @@ function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>,
   if (error.keyword === 'required') segments.push(params.missingProperty!), (detail = 'is required');
   if (error.keyword === 'additionalProperties') segments.push(params.additionalProperty!), (detail = 'is not a known key');
   if (error.keyword === 'enum') detail = `must be one of ${(params.allowedValues as unknown as unknown[]).join(', ')}`;
-  if (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not')
-    detail = 'must set exactly one of url or command';
+  if (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not') {
+    detail = /^\/credentials\/apiKeys\//.test(error.instancePath) ? 'must set key and secret, or token (not both)' : 'must set exactly one of url or command';
+  }
   const keyPath = keyPathOf(segments) || '(root)';
   const fromOverrides = segments.reduce<unknown>((node, key) => (node as Record<string | number, unknown> | undefined)?.[key], overrides) !== undefined;
   const source = provenance.get(keyPath) ?? (fromOverrides ? 'overrides' : undefined);

@@ -9,7 +9,18 @@ export interface GatewayConfig {
   upstreams: UpstreamConfig[];
   /** With several upstreams: exposed names are `<upstream><separator><name>` (see gateway/catalog/naming.ts). */
   naming: { separator: string };
-  credentials: { keyHeader: string; secretHeader: string; bearer: boolean };
+  /**
+   * Serve requests that carry no credential, as a caller with no scopes (only public tools). Required
+   * when an upstream receives no caller credential and no scope source is configured (load.ts).
+   */
+  anonymous: boolean;
+  credentials: {
+    keyHeader: string;
+    secretHeader: string;
+    bearer: boolean;
+    /** The config's own credential source: each key's scopes; secrets from the environment (`${VAR}`). */
+    apiKeys: ApiKeyConfig[];
+  };
   scopes: {
     /** GET endpoint answering the caller's scopes; absent: every caller sees the full catalogue. */
     endpoint?: string;
@@ -19,8 +30,20 @@ export interface GatewayConfig {
     unknownTtlMs: number;
     maxEntries: number;
     sweepIntervalMs: number;
+    /** When the lookup itself fails (timeout, 5xx, no scopes field): serve unfiltered (`open`) or 503 (`closed`). */
+    failureMode: ScopeFailureMode;
   };
-  cache: { store: 'memory' | 'redis'; redisUrl?: string; ttlMs: number; maxEntries: number; operationTimeoutMs: number };
+  cache: {
+    store: 'memory' | 'redis';
+    redisUrl?: string;
+    ttlMs: number;
+    maxEntries: number;
+    operationTimeoutMs: number;
+    /** HMAC key of every credential digest (GATEWAY_CACHE_KEY); unset: random per process. */
+    key?: string;
+    /** Bound of the built tools/list answers kept in memory (gateway/catalog/listing.ts), bytes. */
+    listingBytes: number;
+  };
   compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number };
   /** Body bytes, upstream list pages, and the structural limits of a POST body (gateway/checks/input-limits.ts) and its headers. */
   limits: { bodyBytes: number; maxListPages: number; jsonDepth: number; stringLength: number; arrayLength: number; headerBytes: number };
@@ -29,10 +52,11 @@ export interface GatewayConfig {
   /** `alwaysLoad`: Claude Code's `_meta["anthropic/alwaysLoad"]` on /mcp's anchors and state-changing tools. */
   clientHints: { alwaysLoad: boolean };
   /** `fastPath`: plain tools/list and tools/call answered without the SDK's per-request server (gateway/mcp/fast-path.ts). */
-  dispatch: { fastPath: boolean };
+  /** `compressListings`: large JSON tools/list answers in gzip when the caller accepts it (never on SSE). */
+  dispatch: { fastPath: boolean; compressListings: boolean };
   /**
    * `hiddenToolCalls`: what a direct tools/call of a catalogue tool the caller cannot see does
-   * (gateway/policy/visibility.ts): `forward` to the upstream (its platform decides), or `refuse` as unknown.
+   * (gateway/policy/visibility.ts): `refuse` it as unknown (the default), or `forward` to the upstream anyway.
    */
   policy: { hiddenToolCalls: 'forward' | 'refuse' };
   security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean };
@@ -42,6 +66,68 @@ export interface GatewayConfig {
   oauth: OAuthConfig;
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
   shutdown: { graceMs: number };
+  /** OpenTelemetry traces over OTLP/HTTP (gateway/obs/tracing.ts); filled from the standard OTEL_* variables. */
+  tracing: {
+    /** `otlp` exports spans; `none` (default unless an OTLP endpoint variable is set) records nothing. */
+    exporter: 'none' | 'otlp';
+    /** OTLP/HTTP traces URL, e.g. http://localhost:4318/v1/traces. */
+    endpoint: string;
+    /** OTLP/HTTP body encoding: `http/protobuf` (the OTLP default) or `http/json`. */
+    protocol: 'http/protobuf' | 'http/json';
+    serviceName: string;
+    headers: Record<string, string>;
+    timeoutMs: number;
+  };
+  /** The audit trail of tool decisions (gateway/obs/audit.ts). */
+  audit: {
+    /** `off`, `stdout`, `stderr`, or a file path (appended to; its folder is created). */
+    destination: string;
+    /** HMAC key of the credential and argument digests; absent: a key generated per process (logged as a warning). */
+    digestKey?: string;
+  };
+  /** Rate budgets per credential (gateway/policy/rate-limits.ts); an absent budget is no limit. */
+  rateLimits: {
+    /** Where the counters live; default: follows `cache.store` (Redis at `cache.redisUrl`). */
+    store: 'memory' | 'redis';
+    /** Every MCP POST of a credential; over it: HTTP 429 with Retry-After. */
+    requests?: RateBudget;
+    /** A credential's calls of read-only tools; over it: an isError result saying when to retry. */
+    reads?: RateBudget;
+    /** A credential's calls of state-changing tools. */
+    writes?: RateBudget;
+    /** A credential's calls of any one tool. */
+    tool?: RateBudget;
+  };
+  /** The operator console at /console: mounted only when `adminToken` is set. */
+  console: { adminToken?: string };
+  /** Live reload: SIGHUP always; `watch` also on changes of the config file. */
+  reload: { watch: boolean };
+  /** search_tools' ranking (search/): the optional external semantic arm. */
+  search: { embeddings?: EmbeddingsConfig };
+}
+
+/** A fixed-window budget: `points` requests per `durationMs` (whole seconds). */
+export interface RateBudget {
+  points: number;
+  durationMs: number;
+}
+
+/**
+ * An OpenAI-compatible embeddings endpoint (`POST {url}/embeddings`: Ollama, vLLM, TEI, hosted services)
+ * used as search_tools' semantic arm in place of the in-process one (search/embeddings.ts).
+ */
+export interface EmbeddingsConfig {
+  /** Base URL up to the API version, e.g. `http://127.0.0.1:11434/v1`. */
+  url: string;
+  model: string;
+  /** Environment variable holding the API key (sent as `Authorization: Bearer`); the key itself is never in the config. */
+  apiKeyEnv?: string;
+  /** Budget of one request, ms. */
+  timeoutMs: number;
+  /** Texts per request. */
+  batchSize: number;
+  /** Vector length asked of the model (`dimensions`); absent: the model's own. */
+  dimensions?: number;
 }
 
 /** Search text for one tool from the gateway's config (upstreams[].tools.<name>). */
@@ -49,6 +135,20 @@ export interface ToolSearchOverrides {
   keywords?: string[];
   title?: string;
   description?: string;
+}
+
+export type ScopeFailureMode = 'open' | 'closed';
+
+/** One API key of `credentials.apiKeys`: a key id + secret pair, or a bearer token. */
+export interface ApiKeyConfig {
+  /** Names the key in logs and metrics; never secret. */
+  name: string;
+  /** Sent in `credentials.keyHeader`, with `secret` in `credentials.secretHeader`. */
+  key?: string;
+  secret?: string;
+  /** Sent as `Authorization: Bearer <token>`. */
+  token?: string;
+  scopes: string[];
 }
 
 /** One upstream MCP server: `url` (Streamable HTTP, either era) or `command` (stdio, spawned and supervised). */
@@ -69,6 +169,15 @@ export interface UpstreamConfig {
   metaKey: string;
   /** tool name -> required scopes (any one suffices); wins over `_meta`; `[]` makes the tool public. */
   scopeRules: Record<string, string[]>;
+  scopes: {
+    /** `scopes.failureMode` unless set here (filled in at load). */
+    failureMode: ScopeFailureMode;
+    /**
+     * Scopes (any one suffices) for this upstream's resources, prompts and completions, and for its
+     * tools with neither a scope rule nor `_meta` scopes; `[]`: public.
+     */
+    required: string[];
+  };
   readOnlyOverrides: Record<string, boolean>;
   anchors: string[];
   categories: Record<string, string>;
@@ -78,8 +187,14 @@ export interface UpstreamConfig {
   tools: Record<string, ToolSearchOverrides>;
   catalog: { ttlMs?: number; cacheScope?: 'public' | 'private' };
   sessions: { maxEntries: number };
+  /** HTTP: most sockets the forwarded-request pool keeps open to this upstream (keep-alive; more requests queue). */
+  connections: number;
   /** Reconnect/restart backoff after the upstream went away. */
-  restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number };
+  restart: { minDelayMs: number; maxDelayMs: number; stableAfterMs: number; onDemandMinIntervalMs: number };
+  /** The periodic health probe; `intervalMs` 0 turns it off. */
+  health: { intervalMs: number; timeoutMs: number };
+  /** Budgets of this upstream's tools, each with its own counter: they replace the gateway-wide ones. */
+  rateLimits: { reads?: RateBudget; writes?: RateBudget; tool?: RateBudget; tools: Record<string, RateBudget> };
 }
 
 /**

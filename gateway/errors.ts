@@ -15,6 +15,7 @@ export type ErrorKind =
   | 'params_over_limit'
   | 'unknown_tool'
   | 'unauthorized'
+  | 'scopes_unavailable'
   | 'forbidden_origin'
   | 'forbidden_host'
   | 'insufficient_scope'
@@ -29,6 +30,7 @@ export type ErrorKind =
   | 'upstream_rejected'
   | 'output_schema_violation'
   | 'cancelled'
+  | 'rate_limited'
   | 'internal';
 
 /** Who the error is about: the client's request, the gateway, or the upstream behind it. */
@@ -68,6 +70,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: -32602, httpStatus: 200, blame: 'client' };
     case 'unauthorized':
       return { code: -32001, httpStatus: 401, blame: 'client' };
+    // The scope lookup failed under failureMode closed: nothing forwarded, retry later (issue 13).
+    case 'scopes_unavailable':
+      return { code: -32000, httpStatus: 503, blame: 'upstream' };
     case 'forbidden_origin':
       return { code: -32000, httpStatus: 403, blame: 'client' };
     case 'forbidden_host':
@@ -97,6 +102,10 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: -32603, httpStatus: 200, blame: 'upstream' };
     case 'cancelled':
       return { code: -32603, httpStatus: 200, blame: 'client' };
+    // Answered at the edge (429 + Retry-After) or as an isError tool result; -32000 is implementation-defined
+    // (JSON-RPC 2.0 §5.1), unlike -32020..-32099, which the MCP spec reserves for its own codes.
+    case 'rate_limited':
+      return { code: -32000, httpStatus: 429, blame: 'client' };
     case 'internal':
       return { code: -32603, httpStatus: 200, blame: 'gateway' };
   }
@@ -184,4 +193,30 @@ export function classifyUpstreamFailure(error: unknown, upstream: string): Upstr
   if (name === 'AbortError') return { kind: 'cancelled', message: 'the request was cancelled' };
   if (name === 'TimeoutError') return { kind: 'upstream_timeout', message: `upstream ${upstream} did not answer in time` };
   return { kind: 'upstream_unavailable', message: `upstream ${upstream} is unreachable` };
+}
+
+/**
+ * The error a classified upstream failure travels as, from where it happened (upstream/client.ts) to
+ * every layer that reads it: the upstream's own JSON-RPC error as a RelayedUpstreamError (code, message,
+ * data unchanged), anything else as a GatewayError of the failure's kind (-32603 family, upstream in data).
+ * `cause` keeps the original error for logs.
+ */
+export function upstreamFailureError(failure: UpstreamFailure, upstream: string, cause?: unknown): GatewayError | RelayedUpstreamError {
+  const error =
+    failure.kind === 'upstream_rejected'
+      ? new RelayedUpstreamError(upstream, failure.code!, failure.message, failure.data)
+      : new GatewayError(failure.kind, failure.message, { upstream });
+  if (cause !== undefined && cause !== error) Object.defineProperty(error, 'cause', { value: cause, enumerable: false, configurable: true });
+  return error;
+}
+
+/**
+ * The classification a failed forward carries: the upstream client classified it where it failed and
+ * threw a GatewayError or RelayedUpstreamError ({@link upstreamFailureError}), read back here without
+ * classifying again. Only an error that did not come through the client is classified here.
+ */
+export function failureOf(error: unknown, upstream: string): UpstreamFailure {
+  if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
+  if (error instanceof RelayedUpstreamError) return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
+  return classifyUpstreamFailure(error, upstream);
 }

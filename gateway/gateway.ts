@@ -1,14 +1,18 @@
 import type { Server as HttpServer } from 'node:http';
-import { createGatewayServer } from './http/node-server.ts';
+import { isDeepStrictEqual } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { GatewayConfig } from '../config/load.ts';
 import { metricsRoute } from './http/app.ts';
+import { createGatewayServer } from './http/node-server.ts';
+import { originGuard } from './http/edge.ts';
 import type { GatewayRuntime } from './runtime-state.ts';
-import { createRuntime, type RuntimeOptions } from './runtime.ts';
+import { planReload, type ReloadPlan } from './reload/plan.ts';
+import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 
 export type { GatewayConfig } from '../config/load.ts';
 export type { Surface, SurfaceName, DispatchContext } from './mcp/server.ts';
+export { ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 
 /** createRuntime's options (logger or log destination, surfaces, upstream transport). */
 export type StartGatewayOptions = RuntimeOptions;
@@ -16,6 +20,15 @@ export type StartGatewayOptions = RuntimeOptions;
 export interface RunningGateway {
   /** Base URL, e.g. http://127.0.0.1:3000 (MCP endpoints at /mcp, /mcp/compact). */
   url: string;
+  /**
+   * Live reload (gateway/reload/plan.ts): builds a runtime for `config` (validated by loadConfig),
+   * taking over the upstream connections that did not change, and serves new requests with it at once;
+   * requests in flight finish on the old runtime, which then closes what was not taken over (after
+   * `shutdown.graceMs` at the latest, which ends long-lived listen streams: their clients reconnect).
+   * Reloads run one at a time.
+   * @throws ReloadRefused when a key bound to a socket changed; the running configuration keeps serving.
+   */
+  reload(config: GatewayConfig): Promise<ReloadPlan>;
   /** Base URL of the separate metrics listener when `metrics.port` is set. */
   metricsUrl?: string;
   /**
@@ -31,9 +44,12 @@ export interface RunningGateway {
  * until one is); stdio upstreams are spawned then.
  */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
-  const runtime = createRuntime(config, options);
+  let runtime = createRuntime(config, options);
   const { log } = runtime.state;
-  const server = createGatewayServer(config, runtime.listener);
+  // Each request is served by the runtime current when it arrives (a reload swaps it).
+  const server = createGatewayServer(config, (req, res) => runtime.listener(req, res));
+  const retiring = new Set<Promise<void>>();
+  let reloading: Promise<unknown> = Promise.resolve();
   let metricsServer: HttpServer | undefined;
   try {
     await listen(server, config.listen.port, config.listen.host);
@@ -55,7 +71,50 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     url,
     metricsUrl: metricsServer && urlOf(metricsServer, config.listen.host),
     close: () => (closing ??= shutdown()),
+    reload(next) {
+      const done = reloading.then(() => swap(next));
+      reloading = done.catch(() => undefined);
+      return done;
+    },
   };
+
+  async function swap(next: GatewayConfig): Promise<ReloadPlan> {
+    if (closing) throw new Error('the gateway is closing');
+    const old = runtime;
+    const plan = planReload(old.state.config, next);
+    const byName = new Map(old.state.upstreams.map((u) => [u.client.name, u]));
+    const reuse = new Map(
+      plan.upstreams.flatMap(({ name, decision }) => (decision === 'replace' ? [] : [[name, { upstream: byName.get(name)!, decision }] as const])),
+    );
+    if (!options.logger) log.level = next.log.level;
+    const fresh = createRuntime(next, { ...options, logger: log, metrics: old.state.metrics, reuse });
+    // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).
+    const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;
+    if (keepOAuth) fresh.state.oauth = old.state.oauth;
+    else
+      await fresh.startOAuth(url).catch(async (error: unknown) => {
+        await fresh.close(new Set<object>(old.state.upstreams.flatMap((u) => [u.client, u.catalog])));
+        throw error;
+      });
+    runtime = fresh;
+    runtime.warm();
+    const carried = new Set<object>(runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]));
+    if (keepOAuth) carried.add(old.state.oauth!);
+    log.info({ changed: plan.changed, upstreams: plan.upstreams, removed: plan.removed }, 'configuration reloaded');
+    // Subscribed clients re-list: what each credential sees may have changed.
+    old.announceListsChanged();
+    const retired = retire(old, carried, next.shutdown.graceMs);
+    retiring.add(retired);
+    void retired.finally(() => retiring.delete(retired));
+    return plan;
+  }
+
+  /** Lets the old runtime finish the requests it is serving (up to `graceMs`), then closes what was not carried over. */
+  async function retire(old: Runtime, carried: ReadonlySet<object>, graceMs: number): Promise<void> {
+    const deadline = Date.now() + graceMs;
+    while (old.inflight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    await old.close(carried).catch((error: unknown) => log.warn({ err: (error as Error).message }, 'closing the previous configuration failed'));
+  }
 
   async function shutdown(): Promise<void> {
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
@@ -68,6 +127,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       if (metricsServer) await new Promise<void>((resolve) => metricsServer!.close(() => resolve()));
     } finally {
       try {
+        await reloading;
+        await Promise.allSettled(retiring);
         await runtime.close();
       } finally {
         log.info('gateway closed');
@@ -93,9 +154,15 @@ function urlOf(server: HttpServer, host: string): string {
   return `http://${reachable}:${port}`;
 }
 
+/**
+ * `metrics.port`: `/metrics` on its own listener, bound like the main one (`listen.host`) and behind the
+ * same Host/Origin guard (edge.ts `originGuard`), so a DNS-rebinding page cannot read it either.
+ */
 async function startMetricsListener(runtime: GatewayRuntime, config: GatewayConfig): Promise<HttpServer> {
   const app = new Koa();
+  app.silent = true;
   const route = metricsRoute(runtime);
+  app.use(originGuard(config));
   app.use(async (ctx, next) => (ctx.path === '/metrics' ? route(ctx, next) : undefined));
   const server = createGatewayServer(config, app.callback());
   await listen(server, config.metrics.port!, config.listen.host);

@@ -1,16 +1,107 @@
 /**
- * CLI: `tsx gateway/main.ts [--config path.yaml]` loads the configuration (else GATEWAY_CONFIG, else
- * config/cpzai.yaml; GATEWAY_* variables override) and runs the gateway until SIGINT/SIGTERM, which
- * close it gracefully. A bad configuration exits with status 2 and a message naming the key.
+ * The gateway's command line (`--help` prints it):
+ *
+ *   tsx gateway/main.ts [serve] [--config FILE]     run the gateway until SIGINT/SIGTERM (graceful close);
+ *                                                   SIGHUP (and with reload.watch a change of FILE) reloads
+ *   tsx gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
+ *
+ * The configuration: `--config`, else GATEWAY_CONFIG, else config/cpzai.yaml; GATEWAY_* variables override.
+ * Exit status: 0 done, 1 failed at run time, 2 bad command line or configuration (a message naming the key).
  */
-import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config/load.ts';
+import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig } from '../config/load.ts';
+import { driveReloads } from './cli/reload-driver.ts';
+import { parseCommandLine, usageFailure, UsageError } from './cli/args.ts';
+import { formatViews, servedPaths } from './cli/tools-command.ts';
 import { startGateway } from './gateway.ts';
+import { credentialHeaders, credentialView } from './ops/credential-view.ts';
+
+const USAGE = `
+Usage:
+  tsx gateway/main.ts [serve] [--config FILE]
+  tsx gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
+
+Commands:
+  serve   run the gateway (the default) until SIGINT or SIGTERM, which close it gracefully;
+          SIGHUP reloads the configuration (reload.watch: also when the file changes); send it to
+          the node process itself: \`node --import tsx gateway/main.ts\` runs in one (the tsx wrapper
+          and npm do not pass SIGHUP on)
+  tools   print the tools a credential sees on each endpoint (/mcp, /mcp/compact), then exit;
+          asks the gateway at --url, or starts one from the configuration on a free port
+
+Options:
+  -c, --config FILE   gateway configuration (YAML); default: $GATEWAY_CONFIG, else config/cpzai.yaml
+      --url URL       tools: a running gateway's base URL, e.g. http://127.0.0.1:3000
+      --key ID        tools: the key credential (sent in credentials.keyHeader)
+      --secret SECRET tools: its secret (credentials.secretHeader)
+      --bearer TOKEN  tools: a bearer token (Authorization: Bearer)
+      --json          tools: print JSON instead of a table
+  -h, --help          show this help
+
+Environment: GATEWAY_* variables override configuration keys (config/README.md), e.g. GATEWAY_LISTEN_PORT=8080.
+`;
+
+const OPTIONS = {
+  config: { type: 'string', short: 'c' },
+  url: { type: 'string' },
+  key: { type: 'string' },
+  secret: { type: 'string' },
+  bearer: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { config: { type: 'string', short: 'c' } }, strict: true });
-  const gateway = await startGateway(loadConfig({ path: values.config }));
-  process.stderr.write(`gateway listening on ${gateway.url}/mcp\n`);
+  const { values, positionals } = parseCommandLine({ usage: USAGE, options: OPTIONS, allowPositionals: true });
+  const [command = 'serve', ...rest] = positionals;
+  try {
+    if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+    if (command !== 'serve' && command !== 'tools') throw new UsageError(`unknown command "${command}" (serve or tools)`);
+    if (command === 'serve') {
+      const unexpected = (['url', 'key', 'secret', 'bearer', 'json'] as const).find((name) => values[name] !== undefined);
+      if (unexpected) throw new UsageError(`--${unexpected} belongs to the tools command`);
+    } else if (!values.bearer && !(values.key && values.secret)) {
+      throw new UsageError('tools needs a credential: --key and --secret, or --bearer');
+    }
+  } catch (error) {
+    usageFailure(USAGE, error);
+  }
+  const config = loadConfig({ path: values.config });
+  if (command === 'tools') return tools(config, values);
+  await serve(config, values.config ?? process.env.GATEWAY_CONFIG ?? DEFAULT_CONFIG_PATH);
+}
+
+async function tools(
+  config: ReturnType<typeof loadConfig>,
+  values: { url?: string; key?: string; secret?: string; bearer?: string; json?: boolean },
+): Promise<void> {
+  const headers = credentialHeaders(config.credentials, values);
+  // Without --url: a gateway of our own on a free loopback port, quiet, closed when done (no sign-in: it only answers this command).
+  const gateway = values.url
+    ? undefined
+    : await startGateway({
+        ...config,
+        listen: { host: '127.0.0.1', port: 0 },
+        metrics: { ...config.metrics, port: undefined },
+        log: { level: 'silent' },
+        oauth: { ...config.oauth, mode: 'off' },
+      });
+  try {
+    const views = await credentialView(values.url ?? gateway!.url, servedPaths(config), headers);
+    process.stdout.write(values.json ? `${JSON.stringify(views, null, 2)}\n` : formatViews(views));
+    if (views.some((v) => v.error !== undefined)) process.exitCode = 1;
+  } finally {
+    await gateway?.close();
+  }
+}
+
+async function serve(config: ReturnType<typeof loadConfig>, path: string): Promise<void> {
+  const gateway = await startGateway(config);
+  // SIGHUP must reach this process: the tsx wrapper and npm do not pass it on (`node --import tsx` runs in one).
+  process.stderr.write(`gateway listening on ${gateway.url}/mcp (pid ${process.pid}: kill -HUP ${process.pid} reloads the configuration)\n`);
+  driveReloads(gateway, {
+    load: () => loadConfig({ path }),
+    watchPath: config.reload.watch ? path : undefined,
+    report: (line) => process.stderr.write(`${line}\n`),
+  });
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -29,6 +120,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : `gateway failed to start: ${(error as Error).stack ?? String(error)}`}\n`);
+  process.stderr.write(`${error instanceof ConfigError ? error.message : `gateway failed: ${(error as Error).message ?? String(error)}`}\n`);
   process.exit(error instanceof ConfigError ? 2 : 1);
 });

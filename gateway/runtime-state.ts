@@ -6,11 +6,15 @@ import type { InflightCalls } from './upstream/inflight-calls.ts';
 import type { GatewayMetrics } from './obs/metrics.ts';
 import type { OutputValidator } from './checks/output-check.ts';
 import type { ScopeCache } from './auth/scope-cache.ts';
+import type { Authenticator } from './auth/authenticate.ts';
 import type { SearchIndexCache } from './catalog/search-index-cache.ts';
 import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
 import type { OAuth } from './auth/oauth/index.ts';
 import type { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
 import type { InputBridge } from './upstream/input-bridge.ts';
+import type { AuditLog } from './obs/audit.ts';
+import type { Tracing } from './obs/tracing.ts';
+import type { RateLimiter } from './store/rate-limiter.ts';
 
 export type { UpstreamRuntime } from './catalog/upstream-set.ts';
 
@@ -28,6 +32,10 @@ export interface GatewayRuntime {
   /** The same upstreams as one server: merged catalogue and lists, routing (upstream-set.ts). */
   readonly upstreamSet: UpstreamSet;
   readonly scopes: ScopeCache;
+  /** Every MCP request's authentication (credential sources: config API keys, then the scope cache). */
+  readonly authenticator: Authenticator;
+  /** The HMAC key of every credential digest (`cache.key`, else random per process; credentials.ts). */
+  readonly digestKey: Buffer;
   readonly outputs: OutputValidator;
   readonly listings: ListingCache;
   /** Argument checks of the compact surface (search_tools, call_tool targets). */
@@ -42,4 +50,10 @@ export interface GatewayRuntime {
   readonly inputBridge: InputBridge;
   /** Upstream resource subscriptions held for 2026-07-28 callers' `subscriptions/listen` streams. */
   readonly resourceSubscriptions: ResourceSubscriptionRelay;
+  /** OpenTelemetry spans (off unless configured). */
+  readonly tracing: Tracing;
+  /** The audit trail of tool decisions (off unless `audit.destination` is set). */
+  readonly audit: AuditLog;
+  /** The rate budgets' counters; undefined when no budget is configured. */
+  readonly rateLimiter?: RateLimiter;
 }

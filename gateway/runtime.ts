@@ -5,7 +5,11 @@ import { toFetchResponse, toReqRes } from 'fetch-to-node';
 import type Koa from 'koa';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
+import { EmbeddingSearch } from '../search/index.ts';
+import { requireAnonymousWhereUnchecked } from '../config/load.ts';
 import { ScopeCache } from './auth/scope-cache.ts';
+import { Authenticator, credentialSources } from './auth/authenticate.ts';
+import { serverKey } from './auth/credentials.ts';
 import { CatalogCache } from './catalog/catalog-cache.ts';
 import { ListingCache } from './catalog/listing.ts';
 import { SearchIndexCache } from './catalog/search-index-cache.ts';
@@ -17,7 +21,7 @@ import { OutputValidator } from './checks/output-check.ts';
 import { createApp, type McpMount } from './http/app.ts';
 import { createMcpServerFactory, type Surface } from './mcp/server.ts';
 import { createLogger, type Logger } from './obs/log.ts';
-import { createMetrics } from './obs/metrics.ts';
+import { createMetrics, type GatewayMetrics } from './obs/metrics.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { createKvStore, type KvStore } from './store/kv-store.ts';
 import { surfaces as defaultSurfaces } from './surfaces/surfaces.ts';
@@ -25,6 +29,10 @@ import { UpstreamClient } from './upstream/client.ts';
 import { InflightCalls } from './upstream/inflight-calls.ts';
 import { createOAuth } from './auth/oauth/index.ts';
 import { credentialDigest } from './auth/credentials.ts';
+import { createAuditLog } from './obs/audit.ts';
+import { createTracing } from './obs/tracing.ts';
+import { anyBudget } from './policy/rate-limits.ts';
+import { createRateLimiter } from './store/rate-limiter.ts';
 
 export type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 
@@ -46,6 +54,16 @@ export interface RuntimeOptions {
   logDestination?: DestinationStream;
   /** The MCP endpoints to mount; default `gateway/surfaces/surfaces.ts`. */
   surfaces?: readonly Surface[];
+  /** Where audit events go instead of `audit.destination` (tests). */
+  auditDestination?: DestinationStream;
+  /** Use this metric set (a live reload keeps the counters and the clients it carries over report to it). */
+  metrics?: GatewayMetrics;
+  /**
+   * Live reload: upstreams of the previous runtime to take over, by name. `keep` takes the connection and
+   * the catalogue cache as they are; `repolicy` takes the connection and builds a new catalogue cache
+   * under the new configuration (inheriting the readiness record). Upstreams not named get new clients.
+   */
+  reuse?: ReadonlyMap<string, { upstream: UpstreamRuntime; decision: 'keep' | 'repolicy' }>;
 }
 
 /**
@@ -75,40 +93,81 @@ export interface Runtime {
    * @throws when the mode's settings are incomplete or its Redis cannot be reached.
    */
   startOAuth(listeningUrl?: string): Promise<void>;
-  /** Closes the MCP handlers, upstream connections (stdio processes end), caches and stores. */
-  close(): Promise<void>;
+  /**
+   * Closes the MCP handlers, upstream connections (stdio processes end), caches and stores, flushes traces and the audit log; with
+   * `carried` (live reload), the upstream clients and catalogue caches in it are left open for the
+   * runtime that took them over.
+   */
+  close(carried?: ReadonlySet<object>): Promise<void>;
+  /** Tells subscribed modern clients (subscriptions/listen) that tools, prompts and resources may have changed. */
+  announceListsChanged(): void;
 }
+
+/** The shared (Redis) store a catalogue cache was given: it lives and closes with the cache, whichever runtime holds it. */
+const catalogStores = new WeakMap<CatalogCache, KvStore>();
 
 /**
  * Builds a gateway for `config` (see config/load.ts) without opening a socket and without contacting
- * an upstream: upstreams are connected on first use (or by `warm()`).
+ * an upstream: upstreams are connected on first use (or by `warm()`). A config changed after loading
+ * is held to the `anonymous` rule again (config/load.ts `requireAnonymousWhereUnchecked`).
  */
 export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {}): Runtime {
+  requireAnonymousWhereUnchecked(config);
   const log = options.logger ?? createLogger(config, options.logDestination);
-  const metrics = createMetrics();
+  const metrics = options.metrics ?? createMetrics();
   const stores: KvStore[] = [];
   const store = (name: string, ttlMs: number, maxEntries: number) => {
     const kv = createKvStore(config.cache, { name, ttlMs, maxEntries, metrics, log });
     stores.push(kv);
     return kv;
   };
+  const catalogStore = (name: string) =>
+    config.cache.store === 'redis'
+      ? createKvStore(config.cache, { name: `catalog:${name}`, ttlMs: 24 * 3600_000, maxEntries: config.cache.maxEntries, metrics, log })
+      : undefined;
+  const catalogCache = (client: UpstreamClient, upstreamConfig: UpstreamConfig, inherit?: CatalogCache) => {
+    const shared = catalogStore(upstreamConfig.name);
+    const catalog = new CatalogCache(client, config.cache, metrics, log, shared, { policy: upstreamConfig, inherit });
+    if (shared) catalogStores.set(catalog, shared);
+    return catalog;
+  };
   const upstreams: UpstreamRuntime[] = config.upstreams.map((upstreamConfig) => {
+    const reused = options.reuse?.get(upstreamConfig.name);
+    if (reused?.decision === 'keep') return reused.upstream;
+    if (reused?.decision === 'repolicy')
+      return { client: reused.upstream.client, catalog: catalogCache(reused.upstream.client, upstreamConfig, reused.upstream.catalog) };
     const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));
-    const shared = config.cache.store === 'redis' ? store(`catalog:${upstreamConfig.name}`, 24 * 3600_000, config.cache.maxEntries) : undefined;
-    return { client, catalog: new CatalogCache(client, config.cache, metrics, log, shared) };
+    return { client, catalog: catalogCache(client, upstreamConfig) };
   });
   const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log);
+  const scopes = new ScopeCache(
+    config.scopes,
+    store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries),
+    metrics,
+    log,
+  );
+  const digestKey = serverKey(config.cache.key);
+  if (config.cache.key === undefined && config.cache.store === 'redis') {
+    log.warn(
+      'cache.key is not set: credential digests use a key random to this process, so replicas sharing Redis will not share scope entries (set GATEWAY_CACHE_KEY on all of them)',
+    );
+  }
   const state: GatewayRuntime = {
     config,
     log,
     metrics,
     upstreams,
     upstreamSet,
-    scopes: new ScopeCache(config.scopes, store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries), metrics, log),
+    scopes,
+    authenticator: new Authenticator(config, digestKey, credentialSources(config, digestKey, scopes)),
+    digestKey,
     outputs: new OutputValidator(metrics, log),
-    listings: new ListingCache(),
+    listings: new ListingCache(config.cache.listingBytes, (bytes, entries) => {
+      metrics.listingCacheBytes.set(bytes);
+      metrics.listingCacheEntries.set(entries);
+    }),
     inputs: new InputValidator(log),
-    searchIndexes: new SearchIndexCache(log, config.upstreams),
+    searchIndexes: searchIndexes(config, log, metrics),
     inflightCalls: new InflightCalls(log),
     // An upstream call waits for the caller's retry at most as long as the call itself may take.
     inputBridge: new InputBridge(Math.max(...config.upstreams.map((u) => u.timeoutMs))),
@@ -123,6 +182,9 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       },
       log,
     ),
+    tracing: createTracing(config.tracing, { log }),
+    audit: createAuditLog(config.audit, { destination: options.auditDestination, log }),
+    rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, redisUrl: config.cache.redisUrl, metrics, log }) : undefined,
   };
 
   const served = (options.surfaces ?? defaultSurfaces).filter((s) => s.name !== 'compact' || config.compact.enabled);
@@ -135,18 +197,19 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     }),
   }));
   // Upstream list changes reach modern callers subscribed with subscriptions/listen.
-  for (const { catalog } of upstreams) {
+  const listening = upstreams.map(({ catalog }) =>
     catalog.onChange((method) => {
       for (const { handler } of mounts) {
         if (method === 'tools/list') handler.notify.toolsChanged();
         if (method === 'prompts/list') handler.notify.promptsChanged();
         if (method === 'resources/list') handler.notify.resourcesChanged();
       }
-    });
-  }
+    }),
+  );
 
   const inflight = { count: 0 };
-  const app = createApp(state, mounts, inflight);
+  // The console's credential lookup asks this app's own MCP endpoints, in process (no socket, no network).
+  const app = createApp(state, mounts, inflight, (request) => serveInProcess(listener, request));
   const listener = app.callback() as (req: IncomingMessage, res: ServerResponse) => void;
   let closing: Promise<void> | undefined;
   return {
@@ -163,20 +226,35 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         log,
         issuer: listeningUrl,
         resourcePaths: served.map((s) => s.path),
-        lookupScopes: (headers) => state.scopes.lookup({ kind: 'key', headers, digest: credentialDigest(headers) }),
+        lookupScopes: (headers) => state.scopes.lookup({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
       });
     },
-    close: () => (closing ??= closeAll()),
+    close: (carried) => (closing ??= closeAll(carried ?? new Set())),
+    announceListsChanged: () => {
+      for (const { handler } of mounts) {
+        handler.notify.toolsChanged();
+        handler.notify.promptsChanged();
+        handler.notify.resourcesChanged();
+      }
+    },
   };
 
-  async function closeAll(): Promise<void> {
+  async function closeAll(carried: ReadonlySet<object>): Promise<void> {
+    for (const off of listening) off();
     try {
       await Promise.allSettled(mounts.map((m) => m.handler.close()));
+      // Before the upstream clients close: a carried-over client must not keep this runtime's watches.
       await state.resourceSubscriptions.close();
       state.inputBridge.close();
-      await Promise.allSettled(upstreams.flatMap((u) => [u.catalog.close(), u.client.close()]));
+      await Promise.allSettled(
+        upstreams.flatMap((u) => [
+          carried.has(u.catalog) ? undefined : u.catalog.close().finally(() => catalogStores.get(u.catalog)?.close()),
+          carried.has(u.client) ? undefined : u.client.close(),
+        ]),
+      );
       await state.scopes.close();
-      await state.oauth?.close();
+      if (!(state.oauth && carried.has(state.oauth))) await state.oauth?.close();
+      await Promise.allSettled([state.tracing.shutdown(), state.audit.close(), state.rateLimiter?.close()]);
     } finally {
       await Promise.allSettled(stores.map((s) => s.close()));
     }
@@ -225,4 +303,26 @@ async function serveInProcess(listener: (req: IncomingMessage, res: ServerRespon
     },
   });
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+/** The search index cache, with the external embeddings arm when `search.embeddings` is configured. */
+function searchIndexes(config: GatewayConfig, log: Logger, metrics: GatewayMetrics): SearchIndexCache {
+  const e = config.search?.embeddings;
+  if (!e) return new SearchIndexCache(log, config.upstreams);
+  const arm = new EmbeddingSearch(
+    {
+      baseUrl: e.url,
+      model: e.model,
+      apiKey: e.apiKeyEnv ? process.env[e.apiKeyEnv] : undefined,
+      timeoutMs: e.timeoutMs,
+      batchSize: e.batchSize,
+      dimensions: e.dimensions,
+    },
+    (failure) => {
+      metrics.searchEmbeddingFailures.inc({ stage: failure.stage });
+      cache.embeddingFailed(failure);
+    },
+  );
+  const cache = new SearchIndexCache(log, config.upstreams, arm);
+  return cache;
 }

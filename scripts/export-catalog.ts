@@ -4,6 +4,19 @@
  */
 import { writeFileSync } from 'node:fs';
 import { catalogSnapshot } from '../upstream/server/catalog-snapshot.ts';
+import { parseCommandLine } from '../gateway/cli/args.ts';
+
+parseCommandLine({
+  usage: `
+Usage: npm run export:catalog (tsx scripts/export-catalog.ts)
+
+Writes tool-catalog.json: the reference upstream's tools/list result, sorted by name.
+
+Options:
+  -h, --help   show this help
+`,
+  options: {},
+});
 
 const target = new URL('../tool-catalog.json', import.meta.url);
 const snapshot = catalogSnapshot();

@@ -12,6 +12,21 @@ import { startUpstreamServer } from '../upstream/server/index.ts';
 import { DEMO_KEYS, DEMO_KEY_NAMES, type DemoKey } from '../bench/expected-catalogues.ts';
 import { table, writeResult } from '../bench/results.ts';
 import { ERAS, rpcCall, sendCall, type Era } from '../bench/rpc-requests.ts';
+import { parseCommandLine } from '../gateway/cli/args.ts';
+
+parseCommandLine({
+  usage: `
+Usage: npm run surfaces (tsx scripts/surfaces.ts)
+
+Starts the reference stack on free loopback ports, asks tools/list of /mcp and /mcp/compact with the
+three demo keys in both protocol eras, prints tools and bytes per endpoint, and writes
+bench/results/surfaces.json. Exit 1 when the compact surface misses its size target.
+
+Options:
+  -h, --help   show this help
+`,
+  options: {},
+});
 
 const ENDPOINTS = ['/mcp', '/mcp/compact'] as const;
 const TARGET_RATIO = 0.45;
@@ -47,7 +62,8 @@ try {
       for (const era of ERAS) {
         const { status, answer } = await sendCall(rpcCall(era, `${gateway.url}${endpoint}`, DEMO_KEYS[key], 'tools/list'));
         const result = answer?.result as { tools?: unknown[] } | undefined;
-        if (status !== 200 || !Array.isArray(result?.tools)) throw new Error(`${endpoint} ${key} ${era}: tools/list failed (HTTP ${status}) ${JSON.stringify(answer?.error ?? '')}`);
+        if (status !== 200 || !Array.isArray(result?.tools))
+          throw new Error(`${endpoint} ${key} ${era}: tools/list failed (HTTP ${status}) ${JSON.stringify(answer?.error ?? '')}`);
         if (tools >= 0 && tools !== result.tools.length) throw new Error(`${endpoint} ${key}: the eras list different tools`);
         tools = result.tools.length;
         bytes[era] = Buffer.byteLength(JSON.stringify(result));
@@ -67,7 +83,9 @@ try {
       rows.map((r) => [r.endpoint, r.key, r.tools, r.bytes.modern.toLocaleString('en-US'), r.bytes.legacy.toLocaleString('en-US')]),
     ),
   );
-  console.log(`\nfull key, /mcp/compact vs /mcp bytes: ${pct(ratios.modern)} (2026-07-28), ${pct(ratios.legacy)} (2025-11-25); target <= ${pct(TARGET_RATIO)}: ${pass ? 'pass' : 'MISS'}`);
+  console.log(
+    `\nfull key, /mcp/compact vs /mcp bytes: ${pct(ratios.modern)} (2026-07-28), ${pct(ratios.legacy)} (2025-11-25); target <= ${pct(TARGET_RATIO)}: ${pass ? 'pass' : 'MISS'}`,
+  );
   const path = writeResult('surfaces', {
     measuredWith: 'raw JSON-RPC tools/list per era; bytes = JSON of the result object as received',
     rows,

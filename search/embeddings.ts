@@ -11,7 +11,7 @@
  */
 import { createHash } from 'node:crypto';
 
-import type { SearchHit, SearchOptions, ToolIndex } from './index.ts';
+import type { SearchHit, SearchOptions, SearchPage, ToolIndex } from './index.ts';
 import type { DenseVectors } from './semantic.ts';
 import type { SearchableTool } from './tool-fields.ts';
 
@@ -25,6 +25,8 @@ export type EmbeddingsEndpoint = {
   timeoutMs?: number;
   /** Texts per request (default 64). */
   batchSize?: number;
+  /** Sent as `dimensions` (models that can shorten their vectors, e.g. OpenAI's text-embedding-3); absent: the model's own. */
+  dimensions?: number;
 };
 
 /** Why the endpoint failed, for the log line (never the key or the texts). */
@@ -49,12 +51,12 @@ export async function embed(endpoint: EmbeddingsEndpoint, texts: string[]): Prom
     const res = await fetch(`${endpoint.baseUrl.replace(/\/+$/, '')}/embeddings`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) },
-      body: JSON.stringify({ model: endpoint.model, input }),
+      body: JSON.stringify({ model: endpoint.model, input, ...(endpoint.dimensions !== undefined ? { dimensions: endpoint.dimensions } : {}) }),
       signal: AbortSignal.timeout(endpoint.timeoutMs ?? DEFAULT_TIMEOUT_MS),
     });
     if (!res.ok) throw new Error(`embeddings endpoint answered HTTP ${res.status}`);
     const body = (await res.json()) as { data?: { index?: number; embedding?: unknown }[] };
-    if (!Array.isArray(body.data) || body.data.length !== input.length) throw new Error('embeddings answer has no data array of the inputs\' length');
+    if (!Array.isArray(body.data) || body.data.length !== input.length) throw new Error("embeddings answer has no data array of the inputs' length");
     const vectors = new Array<Float32Array>(input.length);
     body.data.forEach((item, j) => {
       const at = typeof item.index === 'number' ? item.index : j;
@@ -63,7 +65,8 @@ export async function embed(endpoint: EmbeddingsEndpoint, texts: string[]): Prom
       }
       vectors[at] = unit(Float32Array.from(item.embedding as number[]));
     });
-    if (vectors.some((v) => v === undefined) || new Set(vectors.map((v) => v.length)).size !== 1) throw new Error('embeddings answer has missing or unequal vectors');
+    if (vectors.some((v) => v === undefined) || new Set(vectors.map((v) => v.length)).size !== 1)
+      throw new Error('embeddings answer has missing or unequal vectors');
     out.push(...vectors);
   }
   return out;
@@ -92,18 +95,41 @@ export class EmbeddingSearch {
     private readonly onFailure: (failure: EmbeddingFailure) => void = () => undefined,
   ) {}
 
-  /** Embeds `tools` (only those whose text is not cached) for `index`; false (and a failure) if the endpoint failed. */
+  /** Embeds `tools` (only those whose text is not cached) for `index`; false (and a failure) if the endpoint failed.
+   *  The vectors become those `search` uses. */
   async prepare(tools: readonly SearchableTool[]): Promise<boolean> {
     this.tools = undefined;
-    const keys = tools.map((tool) => createHash('sha256').update(this.endpoint.model).update('\0').update(embeddingText(tool)).digest('base64url'));
-    const missing = [...new Set(keys.filter((k) => !this.cache.has(k)))];
-    const textOf = new Map(keys.map((k, i) => [k, embeddingText(tools[i])]));
+    this.tools = await this.vectorsFor(tools);
+    return this.tools !== undefined;
+  }
+
+  /**
+   * The vectors of `tools` (in their order, for the index built from them), embedding only the texts the
+   * cache lacks; undefined (and a failure counted and reported) if the endpoint failed. Holds nothing of
+   * one index: a caller keeping several catalogue versions keeps each version's vectors itself.
+   */
+  async vectorsFor(tools: readonly SearchableTool[]): Promise<DenseVectors | undefined> {
+    const texts = tools.map(embeddingText);
+    const keys = texts.map((text) =>
+      createHash('sha256')
+        .update(this.endpoint.model)
+        .update('\0')
+        .update(String(this.endpoint.dimensions ?? ''))
+        .update('\0')
+        .update(text)
+        .digest('base64url'),
+    );
+    const textOf = new Map(keys.map((k, i) => [k, texts[i]]));
+    const missing = [...textOf.keys()].filter((k) => !this.cache.has(k));
     try {
-      const vectors = await embed(this.endpoint, missing.map((k) => textOf.get(k)!));
+      const vectors = await embed(
+        this.endpoint,
+        missing.map((k) => textOf.get(k)!),
+      );
       missing.forEach((k, i) => this.cache.set(k, vectors[i]));
     } catch (error) {
       this.fail('tools', error);
-      return false;
+      return undefined;
     }
     const dim = this.cache.get(keys[0] ?? '')?.length ?? 0;
     const data = new Float32Array(tools.length * dim);
@@ -111,13 +137,12 @@ export class EmbeddingSearch {
       const v = this.cache.get(keys[i])!;
       if (v.length !== dim) {
         this.fail('tools', new Error('vectors of unequal length (model changed?)'));
-        return false;
+        return undefined;
       }
       data.set(v, i * dim);
     }
-    this.tools = { dim, vectors: data };
     while (this.cache.size > CACHE_LIMIT) this.cache.delete(this.cache.keys().next().value as string);
-    return true;
+    return { dim, vectors: data };
   }
 
   /** Tool vectors embedded so far (for tests and metrics). */
@@ -127,16 +152,25 @@ export class EmbeddingSearch {
 
   /** `index.search` with the endpoint's vectors; the index alone when they are not at hand or the endpoint fails. */
   async search(index: ToolIndex, query: string, opts: SearchOptions = {}): Promise<SearchHit[]> {
-    if (this.tools === undefined || query.trim() === '') return index.search(query, opts);
+    return (await this.searchPage(index, query, opts)).hits;
+  }
+
+  /**
+   * `index.searchPage` with the query embedded by the endpoint and `tools` (default: those of the last
+   * `prepare`) as the tool vectors; the index alone when there are none or the endpoint fails (counted
+   * and reported, never thrown). Throws only what `index.searchPage` throws (`EmptyQueryError`).
+   */
+  async searchPage(index: ToolIndex, query: string, opts: SearchOptions = {}, tools: DenseVectors | undefined = this.tools): Promise<SearchPage> {
+    if (tools === undefined || typeof query !== 'string' || query.trim() === '') return index.searchPage(query, opts);
     let vector: Float32Array;
     try {
       [vector] = await embed(this.endpoint, [query]);
-      if (vector.length !== this.tools.dim) throw new Error('query vector of another length than the tools\'');
+      if (vector.length !== tools.dim) throw new Error("query vector of another length than the tools'");
     } catch (error) {
       this.fail('query', error);
-      return index.search(query, opts);
+      return index.searchPage(query, opts);
     }
-    return index.search(query, { ...opts, vectors: { tools: this.tools, query: vector } });
+    return index.searchPage(query, { ...opts, vectors: { tools, query: vector } });
   }
 
   private fail(stage: EmbeddingFailure['stage'], error: unknown): void {

@@ -53,7 +53,10 @@ export class Fusion {
     const { sum, seen, ids, scores } = this;
     try {
       for (let l = 0; l < count; l += 1) {
-        const { scores: { ids: listIds, scores: listScores, top: knownTop }, weight } = list(l);
+        const {
+          scores: { ids: listIds, scores: listScores, top: knownTop },
+          weight,
+        } = list(l);
         if (this.method === 'rrf') {
           const ranked = Array.from(listIds, (_, i) => i).sort((a, b) => listScores[b] - listScores[a]);
           for (let rank = 0; rank < ranked.length; rank += 1) n = this.add(n, listIds[ranked[rank]], weight / (this.k + rank + 1));

@@ -22,7 +22,7 @@ import { clauses, Fusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
 import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
-import { buildLsa, nearestVectors, type DenseVectors, type LsaModel } from './semantic.ts';
+import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from './semantic.ts';
 import type { Scores } from './scores.ts';
 import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
 import { queryTerms } from './terms.ts';
@@ -37,8 +37,9 @@ export { prepareGlosses } from './gloss.ts';
 export { glossTexts };
 export type { SearchableTool } from './tool-fields.ts';
 export type { DenseVectors } from './semantic.ts';
-export { EmbeddingSearch, type EmbeddingsEndpoint } from './embeddings.ts';
+export { EmbeddingSearch, type EmbeddingFailure, type EmbeddingsEndpoint } from './embeddings.ts';
 export { DEFAULT_TUNING, type SearchTuning, type TuningOverrides } from './tuning.ts';
+export { matchedFields, type FieldMatch } from './explain.ts';
 
 export type SearchOptions = {
   /** Most results to return; default 10. */
@@ -122,7 +123,10 @@ export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides 
   const t = tuningWith(tuning);
   const indexer = documentIndexer(tools, t, takeDocuments(options.previous));
   const params = tools.map((_, id) => indexer.add(id));
-  return withDocuments(indexOver(tools, indexer.builder.finish(), params, t), indexer.documents());
+  const termIndex = indexer.builder.finish();
+  const steps = semanticSteps(termIndex, tools.length, t);
+  const lsa = steps && completed(steps);
+  return withDocuments(indexOver(tools, termIndex, params, t, lsa), indexer.documents());
 }
 
 /** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
@@ -140,7 +144,39 @@ export async function buildToolIndexAsync(tools: SearchableTool[], tuning: Tunin
       sliceStart = performance.now();
     }
   }
-  return withDocuments(indexOver(tools, indexer.builder.finish(), params, t), indexer.documents());
+  const termIndex = indexer.builder.finish();
+  // The semantic arm in slices too: at 10,000 tools it is seconds of work on a busy machine.
+  const steps = semanticSteps(termIndex, tools.length, t);
+  let lsa: LsaModel | undefined;
+  if (steps) {
+    sliceStart = performance.now();
+    for (let next = steps.next(); ; next = steps.next()) {
+      if (next.done) {
+        lsa = next.value;
+        break;
+      }
+      if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+    }
+  }
+  return withDocuments(indexOver(tools, termIndex, params, t, lsa), indexer.documents());
+}
+
+function completed<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** The semantic arm's build as steps (search/semantic.ts `lsaSteps`), or undefined when it is off or the
+ *  catalogue too small for co-occurrence to mean anything. Its cost is the build's, not a first search's. */
+function semanticSteps(termIndex: TermIndex, size: number, t: SearchTuning): Generator<void, LsaModel, void> | undefined {
+  return t.semantic === 'lsa' && size >= MIN_SEMANTIC_TOOLS
+    ? lsaSteps(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample })
+    : undefined;
 }
 
 function takeDocuments(index: ToolIndex | undefined): Documents | undefined {
@@ -154,7 +190,7 @@ function withDocuments(index: ToolIndex, documents: Documents): ToolIndex {
   return index;
 }
 
-function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string[][], t: SearchTuning): ToolIndex {
+function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string[][], t: SearchTuning, lsa: LsaModel | undefined): ToolIndex {
   const entries: Indexed[] = tools.map((tool) => ({ tool, category: (tool.category ?? '').toLowerCase() }));
   const { ids: upstreamIds, count: upstreamCount } = numberedUpstreams(tools);
   const acceptedBy = parameterIndex(params);
@@ -179,11 +215,6 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
   const everyTool = new Uint8Array(tools.length).fill(1);
   const allIds = Array.from({ length: tools.length }, (_, i) => i);
   const intent = learnIntent(tools, t.stem);
-  // The semantic arm is part of the build (its cost is the build's), not deferred to a first search.
-  const lsa: LsaModel | undefined =
-    t.semantic === 'lsa' && tools.length >= MIN_SEMANTIC_TOOLS
-      ? buildLsa(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample })
-      : undefined;
   const filterCache = new LRUCache<string, Uint8Array>({ max: FILTER_KEYS });
   /** Tools each cached filter admits (same keys as `filterCache`). */
   const filterCounts = new LRUCache<string, number>({ max: FILTER_KEYS });
@@ -252,7 +283,10 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     const terms = topicTerms.length > 0 ? topicTerms : pathTerms;
     const multiStep = t.clauseFusion !== 'off' && terms.length >= t.clauseMinTerms;
     const parts = multiStep
-      ? clauses(topic, t.clauseSplitAnd).slice(0, MAX_CLAUSES).map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS)).filter((ts) => ts.length > 0)
+      ? clauses(topic, t.clauseSplitAnd)
+          .slice(0, MAX_CLAUSES)
+          .map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS))
+          .filter((ts) => ts.length > 0)
       : [];
     const termLists = [terms, ...(parts.length > 1 ? parts : [])];
     const pathList = topicTerms.length > 0 && pathTerms.length > 0 && t.pathWeight > 0 ? termLists.push(pathTerms) - 1 : -1;
@@ -280,7 +314,11 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     const queryVector = external ? external.query : lsa?.queryVector(terms);
     const arm: DenseVectors | undefined = external ? external.tools : lsa;
     // The semantic arm can rank any tool: every tool's visibility is needed then.
-    const visible = visibility(opts, [...byKey.values()].map((q) => q.matches), queryVector ? allIds : accepting);
+    const visible = visibility(
+      opts,
+      [...byKey.values()].map((q) => q.matches),
+      queryVector ? allIds : accepting,
+    );
     scorer ??= new ListScorer(termIndex, scoring);
     const scoresOf = (list: QueryTerm[]): Scores => scorer!.score(list, visible);
     // The whole query's list, then each clause's (weighed `clauseWeight`), fused as they come: a list is
@@ -299,7 +337,15 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       const lexicalSet = new Set(fused.ids);
       const depth = Math.max(limit, t.fusionDepth);
       const byRankEarly = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
-      const q = t.semanticFeedback > 0 ? withFeedback(arm, queryVector, topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id), t.semanticFeedback) : queryVector;
+      const q =
+        t.semanticFeedback > 0
+          ? withFeedback(
+              arm,
+              queryVector,
+              topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id),
+              t.semanticFeedback,
+            )
+          : queryVector;
       const semantic = nearestVectors(arm, q, visible, depth, external ? 0 : t.semanticMinSimilarity);
       matchedCount += semantic.ids.filter((id) => !lexicalSet.has(id)).length;
       fused = withSemantic(fused, semantic, depth);
@@ -307,7 +353,10 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     }
     fused = withIntent(fused, query);
     matchedCount += fused.ids.length;
-    const final = withParameterTier(fused, accepting.filter((id) => visible[id] === 1));
+    const final = withParameterTier(
+      fused,
+      accepting.filter((id) => visible[id] === 1),
+    );
     lastMatched = matchedCount + (final.ids.length - fused.ids.length);
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     if (t.upstreamDecay >= 1 || upstreamCount < 2) return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
@@ -379,7 +428,7 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
 }
 
 /** File paths (`/root/music`, `~/x`, `./a/b.md`) and bare extensions (`.pptx`) of a query. */
-const PATHS = /(?<=^|[\s'"(\[])(?:(?:~|\.{1,2})?\/[^\s'")\]]+|\.[A-Za-z][A-Za-z0-9]{1,5})(?=$|[\s'")\],;:!?]|\.(?:\s|$))/g;
+const PATHS = /(?<=^|[\s'"([])(?:(?:~|\.{1,2})?\/[^\s'")\]]+|\.[A-Za-z][A-Za-z0-9]{1,5})(?=$|[\s'")\],;:!?]|\.(?:\s|$))/g;
 
 /** The query without its paths (`topic`), and the paths (`paths`, space-joined; '' without any). */
 export function splitPaths(query: string): { topic: string; paths: string } {

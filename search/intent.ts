@@ -42,8 +42,17 @@ function leadTerms(tool: SearchableTool, stem: boolean): string[] {
   const own = tool.upstreamName ?? tool.name;
   // One-word keywords only ("buy", "unsubscribe"): a phrase's first word is as often a noun ("shares held").
   const keywords = Array.isArray(tool.keywords) ? tool.keywords.filter((k) => typeof k === 'string' && !/\s/.test(k.trim())) : [];
-  const firsts = [own, tool.title, tool.description, ...keywords].map((text) => (typeof text === 'string' ? splitWords(text).find((w) => !/[._-]/.test(w)) : undefined));
-  return [...new Set(firsts.filter((w): w is string => w !== undefined).map((w) => normaliseTerm(w, stem)).filter((w): w is string => w !== null))];
+  const firsts = [own, tool.title, tool.description, ...keywords].map((text) =>
+    typeof text === 'string' ? splitWords(text).find((w) => !/[._-]/.test(w)) : undefined,
+  );
+  return [
+    ...new Set(
+      firsts
+        .filter((w): w is string => w !== undefined)
+        .map((w) => normaliseTerm(w, stem))
+        .filter((w): w is string => w !== null),
+    ),
+  ];
 }
 
 /** Classes of `tools` and the cue words learnt from them (see the module docstring). */

@@ -14,7 +14,9 @@ function maxTypoDistance(length: number): number {
  * (closest first, ties by name), then `related(name)` matches. `[]` for an empty name.
  */
 export function nearestNames(name: string, candidates: readonly string[], limit: number, related: (name: string) => string[]): string[] {
-  const wanted = String(name ?? '').trim().toLowerCase();
+  const wanted = String(name ?? '')
+    .trim()
+    .toLowerCase();
   if (wanted === '' || limit <= 0) return [];
   const typos = candidates
     .map((candidate) => ({ candidate, d: distance(wanted, candidate.toLowerCase()) }))

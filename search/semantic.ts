@@ -42,11 +42,26 @@ export type PostingSource = {
 
 const OVERSAMPLE = 8;
 
+/** Rows (tools, terms or sampled tools) a loop of the build reads between two chances to yield. */
+const STEP_ROWS = 256;
+
 /**
  * LSA vectors of the index's tools. `fieldWeights[f]` weighs field `f`'s BM25+ (0 leaves it out); a
  * tool's weight for a term is the weighted sum over fields, each tool's row scaled to unit length.
  */
 export function buildLsa(index: PostingSource, fieldWeights: readonly number[], opts: LsaOptions): LsaModel {
+  const steps = lsaSteps(index, fieldWeights, opts);
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/**
+ * `buildLsa` as steps: the generator yields every `STEP_ROWS` rows of each loop, so an async build can
+ * let other callbacks run between slices (search/index.ts `BUILD_SLICE_MS`); its return value is the model.
+ */
+export function* lsaSteps(index: PostingSource, fieldWeights: readonly number[], opts: LsaOptions): Generator<void, LsaModel, void> {
   const n = index.size;
   const F = fieldWeights.length;
   // Terms held by one tool say nothing about co-occurrence: they stay out of the matrix, and a query
@@ -55,7 +70,17 @@ export function buildLsa(index: PostingSource, fieldWeights: readonly number[], 
   const onlyTool = new Map<string, number>();
   const dfs: number[] = [];
   const perDoc = new Int32Array(n + 1);
+  // The terms in one array first, so that the passes over them can yield (forEachTerm cannot).
+  const terms: string[] = [];
+  const entries: Int32Array[] = [];
   index.forEachTerm((term, entry) => {
+    terms.push(term);
+    entries.push(entry);
+  });
+  for (let x = 0; x < terms.length; x += 1) {
+    if (x % STEP_ROWS === STEP_ROWS - 1) yield;
+    const term = terms[x];
+    const entry = entries[x];
     let holders = 0;
     let first = -1;
     for (let f = 0; f < F; f += 1) {
@@ -66,10 +91,10 @@ export function buildLsa(index: PostingSource, fieldWeights: readonly number[], 
       for (let j = from; j < to && holders < 2; j += 1) if (index.ids[j] !== first) holders = 2;
       if (to > from && holders === 0) holders = 1;
     }
-    if (holders === 0) return;
+    if (holders === 0) continue;
     if (holders === 1) {
       onlyTool.set(term, first);
-      return;
+      continue;
     }
     let df = 0;
     for (let f = 0; f < F; f += 1) {
@@ -79,15 +104,17 @@ export function buildLsa(index: PostingSource, fieldWeights: readonly number[], 
     }
     column.set(term, dfs.length);
     dfs.push(df);
-  });
+  }
   for (let i = 0; i < n; i += 1) perDoc[i + 1] += perDoc[i];
   const nnz = perDoc[n];
   const cols = new Int32Array(nnz);
   const vals = new Float32Array(nnz);
   const fill = perDoc.slice(0, n);
-  index.forEachTerm((term, entry) => {
-    const t = column.get(term);
-    if (t === undefined) return;
+  for (let x = 0; x < terms.length; x += 1) {
+    if (x % STEP_ROWS === STEP_ROWS - 1) yield;
+    const entry = entries[x];
+    const t = column.get(terms[x]);
+    if (t === undefined) continue;
     for (let f = 0; f < F; f += 1) {
       const w = fieldWeights[f];
       if (w === 0) continue;
@@ -97,19 +124,21 @@ export function buildLsa(index: PostingSource, fieldWeights: readonly number[], 
         vals[at] = w * index.scores[j];
       }
     }
-  });
+  }
   const V = dfs.length;
   // Unit rows (a term met in two fields appears twice in a row: the sum is what products read).
   for (let i = 0; i < n; i += 1) {
+    if (i % STEP_ROWS === STEP_ROWS - 1) yield;
     let s = 0;
     for (let j = perDoc[i]; j < perDoc[i + 1]; j += 1) s += vals[j] * vals[j];
     const inv = s > 0 ? 1 / Math.sqrt(s) : 0;
     for (let j = perDoc[i]; j < perDoc[i + 1]; j += 1) vals[j] *= inv;
   }
   const k = Math.max(1, Math.min(opts.dims, V, n));
-  const basis = V > 0 ? termBasis({ rows: perDoc, cols, vals }, n, V, k, opts) : new Float32Array(0);
+  const basis = V > 0 ? yield* termBasis({ rows: perDoc, cols, vals }, n, V, k, opts) : new Float32Array(0);
   const vectors = new Float32Array(n * k);
   for (let i = 0; i < n; i += 1) {
+    if (i % STEP_ROWS === STEP_ROWS - 1) yield;
     const out = i * k;
     for (let j = perDoc[i]; j < perDoc[i + 1]; j += 1) {
       const a = vals[j];
@@ -154,7 +183,7 @@ type Csr = { rows: Int32Array; cols: Int32Array; vals: Float32Array };
  * orthonormalised: m x l matrices, m <= `sample`), then B^T = A_s^T Q (V x l), the eigenvectors W of
  * B B^T (l x l) and V_k = B^T W_k Lambda_k^-1/2.
  */
-function termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): Float32Array {
+function* termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): Generator<void, Float32Array, void> {
   const sampleStep = Math.max(1, n / Math.max(1, opts.sample));
   const sample: number[] = [];
   for (let x = 0; Math.floor(x) < n; x += sampleStep) sample.push(Math.floor(x));
@@ -162,14 +191,18 @@ function termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): F
   const l = Math.min(k + OVERSAMPLE, V, m);
   const random = gaussian(opts.seed ?? 16);
   const omega = new Float64Array(V * l);
-  for (let i = 0; i < omega.length; i += 1) omega[i] = random();
-  let y = timesRows(a, sample, omega, l);
-  orthonormalColumns(y, m, l);
-  y = timesRows(a, sample, transposeTimes(a, sample, y, V, l), l);
-  orthonormalColumns(y, m, l);
-  const bt = transposeTimes(a, sample, y, V, l);
+  for (let t = 0; t < V; t += 1) {
+    if (t % STEP_ROWS === STEP_ROWS - 1) yield;
+    for (let c = t * l; c < (t + 1) * l; c += 1) omega[c] = random();
+  }
+  let y = yield* timesRows(a, sample, omega, l);
+  yield* orthonormalColumns(y, m, l);
+  y = yield* timesRows(a, sample, yield* transposeTimes(a, sample, y, V, l), l);
+  yield* orthonormalColumns(y, m, l);
+  const bt = yield* transposeTimes(a, sample, y, V, l);
   const g = new Float64Array(l * l);
   for (let t = 0; t < V; t += 1) {
+    if (t % STEP_ROWS === STEP_ROWS - 1) yield;
     const o = t * l;
     for (let p = 0; p < l; p += 1) {
       const bp = bt[o + p];
@@ -178,7 +211,7 @@ function termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): F
     }
   }
   for (let p = 0; p < l; p += 1) for (let q = 0; q < p; q += 1) g[p * l + q] = g[q * l + p];
-  const { vectors: w, values, order } = symmetricEigen(g, l);
+  const { vectors: w, values, order } = yield* symmetricEigen(g, l);
   // W_k Lambda_k^-1/2 as a contiguous l x k matrix, then basis = B^T (W_k Lambda_k^-1/2) row by row.
   const wk = new Float64Array(l * k);
   for (let d = 0; d < k; d += 1) {
@@ -189,6 +222,7 @@ function termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): F
   const basis = new Float32Array(V * k);
   const acc = new Float64Array(k);
   for (let t = 0; t < V; t += 1) {
+    if (t % STEP_ROWS === STEP_ROWS - 1) yield;
     acc.fill(0);
     for (let c = 0; c < l; c += 1) {
       const bc = bt[t * l + c];
@@ -201,30 +235,34 @@ function termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): F
 }
 
 /** (A_s Y): m x l, for Y V x l. */
-function timesRows(a: Csr, sample: number[], y: Float64Array, l: number): Float64Array {
+function* timesRows(a: Csr, sample: number[], y: Float64Array, l: number): Generator<void, Float64Array, void> {
   const out = new Float64Array(sample.length * l);
-  sample.forEach((i, s) => {
+  for (let s = 0; s < sample.length; s += 1) {
+    if (s % STEP_ROWS === STEP_ROWS - 1) yield;
+    const i = sample[s];
     const o = s * l;
     for (let j = a.rows[i]; j < a.rows[i + 1]; j += 1) {
       const v = a.vals[j];
       const row = a.cols[j] * l;
       for (let c = 0; c < l; c += 1) out[o + c] += v * y[row + c];
     }
-  });
+  }
   return out;
 }
 
 /** (A_s^T Z): V x l, for Z m x l. */
-function transposeTimes(a: Csr, sample: number[], z: Float64Array, V: number, l: number): Float64Array {
+function* transposeTimes(a: Csr, sample: number[], z: Float64Array, V: number, l: number): Generator<void, Float64Array, void> {
   const out = new Float64Array(V * l);
-  sample.forEach((i, s) => {
+  for (let s = 0; s < sample.length; s += 1) {
+    if (s % STEP_ROWS === STEP_ROWS - 1) yield;
+    const i = sample[s];
     const o = s * l;
     for (let j = a.rows[i]; j < a.rows[i + 1]; j += 1) {
       const v = a.vals[j];
       const row = a.cols[j] * l;
       for (let c = 0; c < l; c += 1) out[row + c] += v * z[o + c];
     }
-  });
+  }
   return out;
 }
 
@@ -233,9 +271,10 @@ function transposeTimes(a: Csr, sample: number[], z: Float64Array, V: number, l:
  * its Cholesky factor R, then X R^-1): row-contiguous passes, which matter more here than the last digits
  * of orthogonality. A ridge of 1e-10 x the trace keeps the factor defined when columns are dependent.
  */
-function orthonormalColumns(x: Float64Array, rows: number, l: number): void {
+function* orthonormalColumns(x: Float64Array, rows: number, l: number): Generator<void, void, void> {
   const g = new Float64Array(l * l);
   for (let r = 0; r < rows; r += 1) {
+    if (r % STEP_ROWS === STEP_ROWS - 1) yield;
     const o = r * l;
     for (let p = 0; p < l; p += 1) {
       const xp = x[o + p];
@@ -261,6 +300,7 @@ function orthonormalColumns(x: Float64Array, rows: number, l: number): void {
   }
   // Each row x_r <- x_r R^-1 (forward substitution on R^T).
   for (let r = 0; r < rows; r += 1) {
+    if (r % STEP_ROWS === STEP_ROWS - 1) yield;
     const o = r * l;
     for (let q = 0; q < l; q += 1) {
       let v = x[o + q];
@@ -272,7 +312,7 @@ function orthonormalColumns(x: Float64Array, rows: number, l: number): void {
 
 /** Eigenvectors (columns of `vectors`, row-major l x l) of a symmetric matrix by cyclic Jacobi rotations,
  *  and the column order by eigenvalue, largest first. */
-function symmetricEigen(input: Float64Array, l: number): { vectors: Float64Array; values: Float64Array; order: number[] } {
+function* symmetricEigen(input: Float64Array, l: number): Generator<void, { vectors: Float64Array; values: Float64Array; order: number[] }, void> {
   const a = input.slice();
   const v = new Float64Array(l * l);
   for (let i = 0; i < l; i += 1) v[i * l + i] = 1;
@@ -284,6 +324,7 @@ function symmetricEigen(input: Float64Array, l: number): { vectors: Float64Array
     // Converged relative to the matrix: what is left off the diagonal no longer moves the directions.
     if (off <= 1e-12 * total) break;
     for (let p = 0; p < l; p += 1) {
+      if (p % 8 === 7) yield;
       for (let q = p + 1; q < l; q += 1) {
         const apq = a[p * l + q];
         if (Math.abs(apq) < 1e-30) continue;
@@ -341,7 +382,13 @@ function gaussian(seed: number): () => number {
  * The `depth` visible tools nearest to `query` by cosine (vectors are unit length), best first, as ids
  * and similarities; tools with similarity <= `minSimilarity` are left out.
  */
-export function nearestVectors(v: DenseVectors, query: Float32Array, visible: Uint8Array, depth: number, minSimilarity = 0): { ids: number[]; scores: number[] } {
+export function nearestVectors(
+  v: DenseVectors,
+  query: Float32Array,
+  visible: Uint8Array,
+  depth: number,
+  minSimilarity = 0,
+): { ids: number[]; scores: number[] } {
   const { dim, vectors } = v;
   const n = vectors.length / dim;
   const sims = scratch(n);

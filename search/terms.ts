@@ -11,7 +11,22 @@ import { isCompound, splitWords } from './tokenize.ts';
 
 export const STOP_WORDS: ReadonlySet<string> = new Set(eng);
 /** Words that phrase a request to an assistant rather than say what it is about ("please help me find"). */
-export const REQUEST_WORDS: ReadonlySet<string> = new Set(['please', 'help', 'tell', 'give', 'want', 'need', 'show', 'let', 'know', 'will', 'just', 'like', 'kindly', 'thanks']);
+export const REQUEST_WORDS: ReadonlySet<string> = new Set([
+  'please',
+  'help',
+  'tell',
+  'give',
+  'want',
+  'need',
+  'show',
+  'let',
+  'know',
+  'will',
+  'just',
+  'like',
+  'kindly',
+  'thanks',
+]);
 const ASCII_WORD = /^[a-z]+$/;
 
 /** Stems of the words queries used lately: a long request repeats its words in its clauses, and requests

@@ -26,12 +26,31 @@ const LATIN_MARKS = /(\p{Script=Latin})\p{M}+/gu;
 /** A time-frame code (`1Min`, `15Min`, `1Hour`, `1D`, `4h`): a count and a unit. */
 const TIME_FRAME = /^(\d+)(min|mins|minute|minutes|h|hr|hrs|hour|hours|day|days|wk|week|weeks|month|months|yr|year|years)$/i;
 const UNIT_WORDS: Record<string, string> = {
-  min: 'minute', mins: 'minute', minute: 'minute', minutes: 'minute', m: 'minute',
-  h: 'hour', hr: 'hour', hrs: 'hour', hour: 'hour', hours: 'hour',
-  d: 'day', day: 'day', days: 'day',
-  w: 'week', wk: 'week', week: 'week', weeks: 'week',
-  mo: 'month', mon: 'month', month: 'month', months: 'month',
-  y: 'year', yr: 'year', year: 'year', years: 'year',
+  min: 'minute',
+  mins: 'minute',
+  minute: 'minute',
+  minutes: 'minute',
+  m: 'minute',
+  h: 'hour',
+  hr: 'hour',
+  hrs: 'hour',
+  hour: 'hour',
+  hours: 'hour',
+  d: 'day',
+  day: 'day',
+  days: 'day',
+  w: 'week',
+  wk: 'week',
+  week: 'week',
+  weeks: 'week',
+  mo: 'month',
+  mon: 'month',
+  month: 'month',
+  months: 'month',
+  y: 'year',
+  yr: 'year',
+  year: 'year',
+  years: 'year',
 };
 
 /** Most words: lower-case ASCII letters only, or digits only; nothing to split. */

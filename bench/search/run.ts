@@ -125,7 +125,13 @@ async function main(): Promise<void> {
       ...(e2e ? { endToEnd: { ...e2e.metrics, p50Ms: e2e.p50Ms, p99Ms: e2e.p99Ms } } : {}),
       ratios: intervals,
       variants: variantMetrics,
-      outcomes: cv.held.map(({ query, gold, ranking, firstRank }, i) => ({ query, gold, top5: ranking.slice(0, 5), firstRank, bm25FirstRank: baseline.outcomes[i].firstRank })),
+      outcomes: cv.held.map(({ query, gold, ranking, firstRank }, i) => ({
+        query,
+        gold,
+        top5: ranking.slice(0, 5),
+        firstRank,
+        bm25FirstRank: baseline.outcomes[i].firstRank,
+      })),
     };
   }
 
@@ -133,7 +139,9 @@ async function main(): Promise<void> {
   console.log(summary.join('\n'));
   console.log(`\n## Ratios to BM25, with 95% bootstrap intervals (queries resampled, paired)\n`);
   console.log(ratioRows.join('\n'));
-  console.log(`\nKnobs chosen on the training folds (objective: mean of hit@1, hit@3, hit@5, recall@5; a candidate replaces the default only if it wins on the union and on most training folds):\n${choices.join('\n')}`);
+  console.log(
+    `\nKnobs chosen on the training folds (objective: mean of hit@1, hit@3, hit@5, recall@5; a candidate replaces the default only if it wins on the union and on most training folds):\n${choices.join('\n')}`,
+  );
   console.log(diffs.join('\n'));
   if (variantRows.length > 0 && !flags['no-variants']) {
     console.log('\n## Candidate tunings, all queries (dev figures: these are what the folds choose among)\n');

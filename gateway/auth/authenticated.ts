@@ -1,24 +1,23 @@
 import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { Standing } from './authenticate.ts';
 import type { Credential } from './credentials.ts';
-import type { ScopeCache, ScopeResult } from './scope-cache.ts';
 
 /**
- * A POST the edge has authenticated, as every later layer receives it, explicitly: the caller's
- * credential, the request id the upstream hop forwards, and the caller's scope lookup, started at most
- * once for the whole HTTP request (the edge pre-check and the handlers share it). Built once at the
- * edge and never changed.
+ * A POST the edge has authenticated (authenticate.ts), as every later layer receives it, explicitly:
+ * the caller's credential, the request id the upstream hop forwards, and the caller's standing (its
+ * scopes, or why they are not known), resolved once at the edge before the body was read. Never changed.
  */
 export interface AuthenticatedRequest {
   readonly credential: Credential;
   readonly requestId: string;
-  /** The caller's scopes (ScopeCache.lookup), looked up on first use only. */
-  scopes(): Promise<ScopeResult>;
+  readonly standing: Standing;
+  /** The request's trace id (its span's, or the incoming traceparent's with tracing off; obs/tracing.ts), for audit events. */
+  readonly traceId?: string;
 }
 
-/** The {@link AuthenticatedRequest} of `credential` in request `requestId`, its scope lookup lazy and shared. */
-export function authenticatedRequest(credential: Credential, requestId: string, scopeCache: ScopeCache): AuthenticatedRequest {
-  let scopes: Promise<ScopeResult> | undefined;
-  return Object.freeze({ credential, requestId, scopes: () => (scopes ??= scopeCache.lookup(credential, requestId)) });
+/** The {@link AuthenticatedRequest} of `credential` in request `requestId` with its `standing`. */
+export function authenticatedRequest(credential: Credential, requestId: string, standing: Standing, traceId?: string): AuthenticatedRequest {
+  return Object.freeze({ credential, requestId, standing, ...(traceId ? { traceId } : {}) });
 }
 
 /**

@@ -1,15 +1,17 @@
-import { createHash } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from '../../config/types.ts';
 
 /**
- * A caller's credential as presented: the headers to forward upstream unchanged, and the SHA-256
- * digest every cache is keyed by. The raw values never leave this object (not logged, not labelled).
+ * A caller's credential as presented, normalised: the headers to forward upstream, and the keyed digest
+ * every cache and store is keyed by. The raw values never leave this object (not logged, not labelled).
  */
 export interface Credential {
-  kind: 'bearer' | 'key';
+  /** `anonymous`: no credential was sent (`anonymous: true`); its headers are empty. */
+  kind: 'bearer' | 'key' | 'anonymous';
+  /** Lower-case header names as configured; `authorization` always as `Bearer <token>`. */
   headers: Readonly<Record<string, string>>;
-  /** Hex SHA-256 over the credential headers; the only form of the credential that is stored. */
+  /** Hex HMAC-SHA-256 under the server key over the normalised headers: the only stored form. */
   digest: string;
   /**
    * From an OAuth access token (gateway/auth/oauth/credential.ts): the scopes it grants. The caller's
@@ -19,30 +21,54 @@ export interface Credential {
   granted?: { scopes: readonly string[]; replacesLookup: boolean };
 }
 
+/** RFC 6750 §2.1: `Bearer` (any case), one or more spaces or tabs, one b64token, nothing else. */
+const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)$/i;
+
 /**
- * Reads the credential from request headers: `Authorization: Bearer <token>` (when enabled) and/or the
- * key + secret pair. Both forms present are forwarded together. Returns undefined when neither is complete.
+ * Reads and normalises the credential in request headers: `Authorization: Bearer <token>` (when
+ * `bearer` is on; the scheme in any case, any run of spaces, surrounding whitespace ignored, forwarded
+ * as `Bearer <token>`) and/or the `keyHeader` + `secretHeader` pair (names matched case-insensitively,
+ * values trimmed, otherwise exact). Both forms present are forwarded together. Returns undefined when
+ * neither is complete, or when a credential header is sent twice (ambiguous).
+ * @param key - the server key of the digest ({@link serverKey}).
  */
-export function extractCredential(headers: IncomingHttpHeaders, config: GatewayConfig['credentials']): Credential | undefined {
+export function extractCredential(headers: IncomingHttpHeaders, config: GatewayConfig['credentials'], key: Buffer): Credential | undefined {
   const forwarded: Record<string, string> = {};
-  const authorization = single(headers.authorization);
-  const hasBearer = config.bearer && /^Bearer\s+\S+/i.test(authorization ?? '');
-  if (hasBearer) forwarded.authorization = authorization!;
-  const key = single(headers[config.keyHeader.toLowerCase()]);
-  const secret = single(headers[config.secretHeader.toLowerCase()]);
-  const hasKey = Boolean(key && secret);
+  const token = config.bearer ? BEARER.exec(single(headers.authorization) ?? '')?.[1] : undefined;
+  if (token) forwarded.authorization = `Bearer ${token}`;
+  const keyName = config.keyHeader.toLowerCase();
+  const secretName = config.secretHeader.toLowerCase();
+  const id = single(headers[keyName]);
+  const secret = single(headers[secretName]);
+  const hasKey = Boolean(id && secret);
   if (hasKey) {
-    forwarded[config.keyHeader.toLowerCase()] = key!;
-    forwarded[config.secretHeader.toLowerCase()] = secret!;
+    forwarded[keyName] = id!;
+    forwarded[secretName] = secret!;
   }
-  if (!hasBearer && !hasKey) return undefined;
-  return { kind: hasBearer ? 'bearer' : 'key', headers: forwarded, digest: credentialDigest(forwarded) };
+  if (!token && !hasKey) return undefined;
+  return { kind: token ? 'bearer' : 'key', headers: forwarded, digest: credentialDigest(forwarded, key) };
 }
 
-/** SHA-256 over the sorted header pairs: stable for the same credential, never reversible to it. */
-export function credentialDigest(headers: Readonly<Record<string, string>>): string {
-  const canonical = JSON.stringify(Object.entries(headers).sort(([a], [b]) => a.localeCompare(b)));
-  return createHash('sha256').update(canonical).digest('hex');
+/**
+ * HMAC-SHA-256 (RFC 2104) under the server key over the sorted header pairs: stable for one credential
+ * on every replica sharing the key, and without the key a stored digest cannot be checked against a
+ * guessed credential (a plain hash could be, offline).
+ */
+export function credentialDigest(headers: Readonly<Record<string, string>>, key: Buffer): string {
+  const canonical = JSON.stringify(Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return createHmac('sha256', key).update(canonical).digest('hex');
+}
+
+let processKey: Buffer | undefined;
+
+/**
+ * The digest key: `cache.key` (GATEWAY_CACHE_KEY) as UTF-8 bytes, else 32 random bytes generated once
+ * per process. Replicas sharing a Redis store must share a configured key, or none of them finds the
+ * others' entries.
+ */
+export function serverKey(configured: string | undefined): Buffer {
+  if (configured !== undefined) return Buffer.from(configured, 'utf8');
+  return (processKey ??= randomBytes(32));
 }
 
 /** RFC 6750 §3 challenge pointing at the RFC 9728 metadata document. */
@@ -51,6 +77,6 @@ export function bearerChallenge(resourceMetadataUrl: string, error?: 'invalid_to
 }
 
 function single(value: string | string[] | undefined): string | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  return v && v.trim() ? v.trim() : undefined;
+  if (Array.isArray(value)) return value.length === 1 ? single(value[0]) : undefined;
+  return value?.trim() ? value.trim() : undefined;
 }

@@ -1,4 +1,6 @@
+import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../../config/types.ts';
+import { inSpan } from '../obs/tracing.ts';
 import type { Credential } from './credentials.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
@@ -6,24 +8,32 @@ import type { GatewayMetrics } from '../obs/metrics.ts';
 import { requestLogger } from '../obs/request-context.ts';
 
 /**
- * A caller's scopes, or why they are not known. Unknown is not none: policy advertises the full
- * catalogue for it (fail-open, logged and counted), while `unauthorized` becomes a 401 to the caller.
+ * A caller's scopes, or why they are not known. Unknown is not none: each upstream's failure mode
+ * (`scopes.failureMode`) decides what it gets (open: everything, closed: 503), logged and counted;
+ * `unauthorized` (the endpoint answered 401 or 403: an authoritative no) becomes a 401 to the caller.
  */
-export type ScopeResult =
-  | { kind: 'scopes'; scopes: readonly string[] }
-  | { kind: 'unknown'; reason: UnknownReason }
-  | { kind: 'unauthorized' };
+export type ScopeResult = { kind: 'scopes'; scopes: readonly string[] } | { kind: 'unknown'; reason: UnknownReason } | { kind: 'unauthorized' };
 
 export type UnknownReason = 'error' | 'timeout' | 'no_scopes_field' | 'not_configured';
+
+/** Longest a scope entry is served from process memory without reading the (possibly shared) store. */
+const LOCAL_COPY_MS = 10_000;
 
 /**
  * Looks up caller scopes at `scopes.endpoint` with the caller's own credential headers, under its own
  * time budget (`scopes.timeoutMs`, AbortSignal.timeout), cached per credential digest for
- * `scopes.ttlMs` in the keyv store. Concurrent misses for one digest share one request. A 401 is never
- * cached. Used for tools/list and the compact surface only, never on the direct tools/call path.
+ * `scopes.ttlMs` in the keyv store. Concurrent misses for one digest share one request. A 401/403 is
+ * never cached (a key created a second ago works at once). Every MCP request is authenticated through
+ * it (gateway/auth/authenticate.ts).
  */
 export class ScopeCache {
   private readonly inflight = new Map<string, Promise<ScopeResult>>();
+  /**
+   * In-process copy in front of the store, so a warm lookup (every MCP request is authenticated) adds
+   * no network round trip even on the Redis store. Entries read back from the store live at most
+   * {@link LOCAL_COPY_MS} here, bounding how long a replica trails the shared entry.
+   */
+  private readonly local: LRUCache<string, ScopeResult>;
   private readonly sweeper?: NodeJS.Timeout;
 
   constructor(
@@ -32,6 +42,7 @@ export class ScopeCache {
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
   ) {
+    this.local = new LRUCache({ max: config.maxEntries, ttl: Math.max(1, Math.min(config.ttlMs, LOCAL_COPY_MS)) });
     if (config.sweepIntervalMs > 0) {
       this.sweeper = setInterval(() => store.sweep(), config.sweepIntervalMs);
       this.sweeper.unref();
@@ -42,16 +53,28 @@ export class ScopeCache {
    * The caller's scopes: from the cache, else from the endpoint (sent with `requestId` as X-Request-Id
    * when given), narrowed to an OAuth token's grant ({@link narrowToGrant}). Never rejects.
    */
-  async lookup(credential: Credential, requestId?: string): Promise<ScopeResult> {
-    if (credential.granted?.replacesLookup) return { kind: 'scopes', scopes: credential.granted.scopes };
-    return narrowToGrant(await this.lookupOwn(credential, requestId), credential);
+  lookup(credential: Credential, requestId?: string): Promise<ScopeResult> {
+    // A `scope lookup` span of the traced request (obs/tracing.ts): the result kind, never whose scopes.
+    return inSpan('scope lookup', {}, async (span) => {
+      const result = credential.granted?.replacesLookup
+        ? ({ kind: 'scopes', scopes: credential.granted.scopes } as const)
+        : narrowToGrant(await this.lookupOwn(credential, requestId), credential);
+      span?.setAttribute('ai.cpz.gateway.scopes.result', result.kind === 'unknown' ? `unknown:${result.reason}` : result.kind);
+      return result;
+    });
   }
 
   private async lookupOwn(credential: Credential, requestId?: string): Promise<ScopeResult> {
     if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
+    const local = this.local.get(credential.digest);
+    if (local) {
+      this.metrics.scopeLookups.inc({ result: 'hit' });
+      return local;
+    }
     const cached = await this.store.get<ScopeResult>(credential.digest);
     if (cached) {
       this.metrics.scopeLookups.inc({ result: 'hit' });
+      if (cached.kind === 'scopes') this.local.set(credential.digest, cached);
       return cached;
     }
     const pending = this.inflight.get(credential.digest);
@@ -86,11 +109,14 @@ export class ScopeCache {
     const result = await this.fetchScopes(credential, requestId);
     this.metrics.scopeLookupDuration.observe((performance.now() - started) / 1000);
     this.metrics.scopeLookups.inc({ result: result.kind === 'scopes' ? 'miss' : result.kind === 'unknown' ? result.reason : 'unauthorized' });
-    if (result.kind === 'scopes') await this.store.set(credential.digest, result, this.config.ttlMs);
+    if (result.kind === 'scopes') {
+      this.local.set(credential.digest, result);
+      await this.store.set(credential.digest, result, this.config.ttlMs);
+    }
     if (result.kind === 'unknown') {
       requestLogger(this.log).warn(
-        { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: 'fail_open' },
-        'caller scopes unknown; advertising the full catalogue',
+        { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: this.config.failureMode },
+        `caller scopes unknown; failure mode ${this.config.failureMode} applies (per upstream where overridden)`,
       );
       if (this.config.unknownTtlMs > 0) await this.store.set(credential.digest, result, this.config.unknownTtlMs);
     }
@@ -107,7 +133,8 @@ export class ScopeCache {
     } catch (error) {
       return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error' };
     }
-    if (response.status === 401) {
+    // RFC 6750 §3.1: 401 invalid_token and 403 insufficient_scope are both the platform saying no.
+    if (response.status === 401 || response.status === 403) {
       await response.body?.cancel();
       return { kind: 'unauthorized' };
     }

@@ -1,8 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import type { Tool } from '@modelcontextprotocol/client';
-import type { GatewayConfig } from '../../config/types.ts';
+import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { buildCatalog, CatalogBuilder, type Catalog } from './catalog.ts';
-import { GatewayError, classifyUpstreamFailure } from '../errors.ts';
+import { GatewayError, failureOf } from '../errors.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
@@ -65,21 +65,37 @@ export class CatalogCache {
   private lastError?: string;
   private readonly staleAfterMs: number;
   private readonly warmer?: NodeJS.Timeout;
+  /** The upstream's policy keys this cache builds catalogues with (a reload may change them, not the connection). */
+  private readonly policy: UpstreamConfig;
+  private readonly unsubscribe: (() => void)[];
 
+  /**
+   * @param options.policy - the upstream's configuration for building catalogues; default the client's.
+   * @param options.inherit - a cache of the same connection under an earlier configuration (live reload):
+   *   its readiness record carries over, so /readyz does not flap while the new catalogue is fetched.
+   */
   constructor(
     private readonly upstream: UpstreamClient,
     private readonly cache: GatewayConfig['cache'],
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
     private readonly shared?: KvStore,
+    options: { policy?: UpstreamConfig; inherit?: CatalogCache } = {},
   ) {
     this.entries = new LRUCache({ max: cache.maxEntries });
     this.staleAfterMs = 2 * Math.max(cache.ttlMs, 30_000);
-    upstream.onListChanged((method) => this.invalidate(method));
-    upstream.onReconnect(() => {
-      this.expireAll();
-      void this.warm();
-    });
+    this.policy = options.policy ?? upstream.config;
+    if (options.inherit) {
+      this.lastSuccessAt = options.inherit.lastSuccessAt;
+      this.lastError = options.inherit.lastError;
+    }
+    this.unsubscribe = [
+      upstream.onListChanged((method) => this.invalidate(method)),
+      upstream.onReconnect(() => {
+        this.expireAll();
+        void this.warm();
+      }),
+    ];
     const warmEveryMs = Math.min(Math.max(cache.ttlMs / 2, 1000), 30_000);
     this.warmer = setInterval(() => void this.warm(), warmEveryMs);
     this.warmer.unref();
@@ -126,9 +142,10 @@ export class CatalogCache {
     for (const method of Object.keys(LIST_ITEMS)) void this.shared?.delete(`${this.upstream.name}|${method}|public`);
   }
 
-  /** Called after an invalidation (the gateway tells subscribed clients). */
-  onChange(listener: (method: ListMethod) => void): void {
+  /** Called after an invalidation (the gateway tells subscribed clients); returns its removal. */
+  onChange(listener: (method: ListMethod) => void): () => void {
     this.changeListeners.add(listener);
+    return () => void this.changeListeners.delete(listener);
   }
 
   /** Fetches the tools catalogue outside any request (start-up, periodic keep-warm). Never rejects. */
@@ -136,11 +153,22 @@ export class CatalogCache {
     await this.catalog().catch(() => undefined);
   }
 
+  /** The tools catalogue's state for the console: last version and size, last success, last error. */
+  status(): { version?: string; tools?: number; lastSuccessAt?: number; lastError?: string } {
+    const last = this.lastBuilt;
+    return { version: last?.version, tools: last?.tools.length, lastSuccessAt: this.lastSuccessAt, lastError: this.lastError };
+  }
+
   readiness(): Readiness {
     const name = this.upstream.name;
     const health = this.upstream.health();
-    if (health.state === 'down') return { ready: false, reason: `upstream ${name}: down since ${new Date(health.since ?? Date.now()).toISOString()} (${health.reason ?? 'unknown'}); reconnecting` };
-    if (this.lastSuccessAt === undefined) return { ready: false, reason: `upstream ${name}: catalogue not fetched yet${this.lastError ? ` (${this.lastError})` : ''}` };
+    if (health.state === 'down')
+      return {
+        ready: false,
+        reason: `upstream ${name}: down since ${new Date(health.since ?? Date.now()).toISOString()} (${health.reason ?? 'unknown'}); reconnecting`,
+      };
+    if (this.lastSuccessAt === undefined)
+      return { ready: false, reason: `upstream ${name}: catalogue not fetched yet${this.lastError ? ` (${this.lastError})` : ''}` };
     const age = Date.now() - this.lastSuccessAt;
     if (this.lastError !== undefined && age > this.staleAfterMs) {
       return { ready: false, reason: `upstream ${name}: catalogue is stale (last fetched ${Math.round(age / 1000)} s ago; ${this.lastError})` };
@@ -148,8 +176,11 @@ export class CatalogCache {
     return { ready: true };
   }
 
+  /** Stops the keep-warm and stops listening to the upstream client (which may live on: live reload). */
   async close(): Promise<void> {
     clearInterval(this.warmer);
+    for (const off of this.unsubscribe) off();
+    this.changeListeners.clear();
   }
 
   private key(method: ListMethod, partition: string): string {
@@ -186,17 +217,18 @@ export class CatalogCache {
 
   private async refresh(method: ListMethod, partition: string, stale: Entry | undefined, onBehalfOf: OnBehalfOf): Promise<Entry> {
     const fromShared = await this.shared?.get<SharedEntry>(`${this.upstream.name}|${method}|${partition}`);
-    if (fromShared && fromShared.expiresAt > Date.now() && (fromShared.cacheScope === 'public' || partition !== 'public')) return this.store(method, partition, fromShared, false);
+    if (fromShared && fromShared.expiresAt > Date.now() && (fromShared.cacheScope === 'public' || partition !== 'public'))
+      return this.store(method, partition, fromShared, false);
     const generation = this.generations.get(method) ?? 0;
     let result: ListResult;
     // The catalogue is built page by page while the upstream prepares the next one.
-    const building = method === 'tools/list' ? new CatalogBuilder(this.upstream.config, this.lastBuilt) : undefined;
+    const building = method === 'tools/list' ? new CatalogBuilder(this.policy, this.lastBuilt) : undefined;
     try {
       result = await this.upstream.listAll(method, onBehalfOf, building && ((items) => building.add(items as Tool[])));
     } catch (error) {
       return this.failed(method, error, stale);
     }
-    const override = this.upstream.config.catalog;
+    const override = this.policy.catalog;
     const ttlMs = Math.min(override.ttlMs ?? result.ttlMs ?? this.cache.ttlMs, MAX_TTL_MS);
     const cacheScope = override.cacheScope ?? result.cacheScope ?? (this.upstream.callerScoped ? 'private' : 'public');
     const fetchedAt = Date.now();
@@ -221,7 +253,8 @@ export class CatalogCache {
     const entry = this.toEntry(method, raw, partition, building);
     // Kept past expiry on purpose: an expired entry is what a failed refresh serves (stale-if-error).
     this.entries.set(this.key(method, partition), entry);
-    if (share && this.shared && raw.expiresAt > raw.fetchedAt) void this.shared.set(`${this.upstream.name}|${method}|${partition}`, raw, raw.expiresAt - raw.fetchedAt);
+    if (share && this.shared && raw.expiresAt > raw.fetchedAt)
+      void this.shared.set(`${this.upstream.name}|${method}|${partition}`, raw, raw.expiresAt - raw.fetchedAt);
     return entry;
   }
 
@@ -229,27 +262,37 @@ export class CatalogCache {
    *  of `raw`) or built from `raw.items`. */
   private toEntry(method: ListMethod, raw: SharedEntry, fetchedFor: string, building?: CatalogBuilder): Entry {
     if (method !== 'tools/list') return { value: raw.items, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
-    const catalog = building?.finish() ?? buildCatalog(this.upstream.config, raw.items as Tool[], this.lastBuilt);
+    const catalog = building?.finish() ?? buildCatalog(this.policy, raw.items as Tool[], this.lastBuilt);
     this.lastBuilt = catalog;
-    if (catalog.duplicates.length) this.log.warn({ upstream: this.upstream.name, duplicates: catalog.duplicates }, 'upstream listed a tool name twice; the first definition is served');
-    if (catalog.rejected) this.log.warn({ upstream: this.upstream.name, rejected: catalog.rejected }, 'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)');
+    if (catalog.duplicates.length)
+      this.log.warn({ upstream: this.upstream.name, duplicates: catalog.duplicates }, 'upstream listed a tool name twice; the first definition is served');
+    if (catalog.rejected)
+      this.log.warn(
+        { upstream: this.upstream.name, rejected: catalog.rejected },
+        'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)',
+      );
     this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);
     return { value: catalog, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
   }
 
   private failed(method: ListMethod, error: unknown, stale: Entry | undefined): Entry {
-    const failure = classifyUpstreamFailure(error, this.upstream.name);
+    const failure = failureOf(error, this.upstream.name);
     if (method === 'tools/list') this.lastError = failure.message;
     const log = requestLogger(this.log);
     if (stale) {
       this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'stale_served' });
-      log.warn({ upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt }, 'list refresh failed; serving the stale copy');
+      log.warn(
+        { upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt },
+        'list refresh failed; serving the stale copy',
+      );
       return stale;
     }
     this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'error' });
     log.warn({ upstream: this.upstream.name, method, reason: failure.message }, 'list fetch failed');
     if (error instanceof GatewayError) throw error;
-    throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${method} is unavailable: ${failure.message}`, { upstream: this.upstream.name });
+    throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${method} is unavailable: ${failure.message}`, {
+      upstream: this.upstream.name,
+    });
   }
 }
 

@@ -28,7 +28,10 @@ export interface CatalogPart {
 export function mergeCatalogs(parts: readonly CatalogPart[], naming: NamingOptions): Catalog {
   if (!naming.prefixed && parts.length === 1 && !parts[0]!.down) return parts[0]!.catalog;
   const entries = parts.flatMap((part) => part.catalog.tools.map((tool) => ({ tool, down: part.down === true })));
-  const names = exposedNames(entries.map(({ tool }) => ({ upstream: tool.upstream, name: tool.upstreamName })), naming);
+  const names = exposedNames(
+    entries.map(({ tool }) => ({ upstream: tool.upstream, name: tool.upstreamName })),
+    naming,
+  );
   const byName = new Map<string, CatalogTool>();
   const withheld = new Map<string, CatalogTool>();
   const duplicates: string[] = [];
@@ -55,7 +58,11 @@ const renames = new WeakMap<CatalogTool, CatalogTool>();
 function renamed(tool: CatalogTool, name: string): CatalogTool {
   const last = renames.get(tool);
   if (last?.name === name) return last;
-  const definition: Tool = { ...tool.definition, name, _meta: { ...tool.definition._meta, [ORIGIN_META_KEY]: { upstream: tool.upstream, name: tool.upstreamName } } };
+  const definition: Tool = {
+    ...tool.definition,
+    name,
+    _meta: { ...tool.definition._meta, [ORIGIN_META_KEY]: { upstream: tool.upstream, name: tool.upstreamName } },
+  };
   const made = { ...tool, name, definition };
   renames.set(tool, made);
   return made;

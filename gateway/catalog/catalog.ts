@@ -60,7 +60,8 @@ const origins = new WeakMap<CatalogTool, { source: Tool; upstream: UpstreamConfi
 
 /**
  * Builds a catalogue version from an upstream's complete tools/list (all pages). Scope rules in config
- * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither is public. A tool with an
+ * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither needs the upstream's
+ * `scopes.required` (public when that is empty). A tool with an
  * invalid `x-mcp-header` declaration is left out (`rejected`).
  *
  * `previous` (an earlier catalogue of the same upstream) makes a new version cheap: a tool whose
@@ -150,8 +151,9 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {
   const meta = (tool._meta?.[upstream.metaKey] ?? {}) as ToolMeta;
-  const metaScopes = Array.isArray(meta.requiredScopes) ? meta.requiredScopes.filter((s): s is string => typeof s === 'string') : [];
-  const requiredScopes = upstream.scopeRules[tool.name] ?? metaScopes;
+  // A rule wins, then the tool's own _meta declaration (`[]` there is public too), then the upstream's default.
+  const metaScopes = Array.isArray(meta.requiredScopes) ? meta.requiredScopes.filter((s): s is string => typeof s === 'string') : undefined;
+  const requiredScopes = upstream.scopeRules[tool.name] ?? metaScopes ?? upstream.scopes.required;
   const category = upstream.categories[tool.name] ?? (typeof meta.category === 'string' ? meta.category : undefined);
   const readOnly = upstream.readOnlyOverrides[tool.name] ?? tool.annotations?.readOnlyHint === true;
   const outputSchema = upstream.outputSchemas[tool.name] ?? tool.outputSchema;

@@ -19,14 +19,22 @@ export function resourceOwner(uri: string, listings: readonly ResourceListing[])
   if (byTemplate.length === 1) return byTemplate[0]!.upstream;
   const scheme = schemeOf(uri);
   if (!scheme) return undefined;
-  const byScheme = listings.filter((l) => l.resources.some((r) => typeof r.uri === 'string' && schemeOf(r.uri) === scheme) || l.templates.some((t) => typeof t.uriTemplate === 'string' && schemeOf(t.uriTemplate) === scheme));
+  const byScheme = listings.filter(
+    (l) =>
+      l.resources.some((r) => typeof r.uri === 'string' && schemeOf(r.uri) === scheme) ||
+      l.templates.some((t) => typeof t.uriTemplate === 'string' && schemeOf(t.uriTemplate) === scheme),
+  );
   return byScheme.length === 1 ? byScheme[0]!.upstream : undefined;
 }
 
 /** `{var}` matches one path segment; `{+var}`, `{#var}` and other operators match anything. */
 function templatePattern(template: string): RegExp {
   const parts = template.split(/(\{[^}]*\})/);
-  const source = parts.map((part) => (part.startsWith('{') && part.endsWith('}') ? (/^\{[A-Za-z0-9_.,%]+\}$/.test(part) ? '[^/?#]*' : '.*') : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
+  const source = parts
+    .map((part) =>
+      part.startsWith('{') && part.endsWith('}') ? (/^\{[A-Za-z0-9_.,%]+\}$/.test(part) ? '[^/?#]*' : '.*') : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+    )
+    .join('');
   return new RegExp(`^${source}$`);
 }
 

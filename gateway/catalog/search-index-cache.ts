@@ -1,11 +1,26 @@
 import { LRUCache } from 'lru-cache';
-import { buildToolIndexAsync, metaKeywords, type SearchableTool, type ToolIndex } from '../../search/index.ts';
+import {
+  buildToolIndexAsync,
+  metaKeywords,
+  type DenseVectors,
+  type EmbeddingFailure,
+  type EmbeddingSearch,
+  type SearchableTool,
+  type SearchOptions,
+  type SearchPage,
+  type ToolIndex,
+} from '../../search/index.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import type { Logger } from '../obs/log.ts';
 import type { ToolSearchOverrides, UpstreamConfig } from '../../config/types.ts';
 
 /** How long a search waits for a new catalogue version's index before the previous one answers it. */
 const FRESH_WAIT_MS = 50;
+/** After the embeddings endpoint failed to embed a catalogue version, how long until a search asks again. */
+const EMBED_RETRY_MS = 30_000;
+
+/** The external arm's state for one index: its tools in index order, their vectors once embedded. */
+type ArmState = { tools: SearchableTool[]; vectors?: DenseVectors; pending?: Promise<void>; triedAt: number };
 
 /**
  * One search index per catalogue version, shared by every caller: scope filtering is a `filter` on
@@ -23,6 +38,13 @@ const FRESH_WAIT_MS = 50;
  * current catalogue, so a stale index never returns a tool the caller may not see now; it only misses
  * tools the new version added until the build ends. A failed build is logged and not cached (the next
  * search tries again); with an earlier index at hand, searches fall back to it meanwhile.
+ *
+ * With an external embeddings arm (config `search.embeddings`), each index's tool vectors are asked for
+ * in the background once it is built (the arm's cache keeps vectors by content hash, so a new version
+ * embeds only its changed tools); until they are at hand, and whenever the endpoint fails, `searchPage`
+ * answers from the index alone (its in-process arm). Failures never reach the caller: the arm counts
+ * them, the caller of the constructor is told (metrics), and one warning is logged when the endpoint
+ * starts failing (one info line when it answers again), not one per search.
  */
 export class SearchIndexCache {
   // A few versions: the current one, and the one before it while callers move over.
@@ -35,13 +57,65 @@ export class SearchIndexCache {
   private readonly searchables = new WeakMap<CatalogTool, SearchableTool>();
 
   private readonly overrides: ReadonlyMap<string, Record<string, ToolSearchOverrides>>;
+  private readonly arm = new WeakMap<ToolIndex, ArmState>();
+  private armFailing = false;
 
-  /** @param upstreams - the configured upstreams, for their `tools.<name>` search text */
+  /**
+   * @param upstreams - the configured upstreams, for their `tools.<name>` search text
+   * @param embeddings - the external semantic arm, if configured; its `onFailure` MUST call `embeddingFailed`
+   */
   constructor(
     private readonly log: Logger,
     upstreams: readonly Pick<UpstreamConfig, 'name' | 'tools' | 'metaKey'>[] = [],
+    private readonly embeddings?: EmbeddingSearch,
   ) {
     this.overrides = new Map(upstreams.map((u) => [u.name, u.tools ?? {}]));
+  }
+
+  /**
+   * `index.searchPage`, with the external arm's vectors when configured and at hand for `index`; the index
+   * alone otherwise (and whenever the endpoint fails). Throws only what `index.searchPage` throws.
+   */
+  async searchPage(index: ToolIndex, query: string, opts: SearchOptions): Promise<SearchPage> {
+    const state = this.embeddings && this.arm.get(index);
+    if (!this.embeddings || !state) return index.searchPage(query, opts);
+    if (!state.vectors) {
+      if (!state.pending && performance.now() - state.triedAt >= EMBED_RETRY_MS) this.embed(state);
+      return index.searchPage(query, opts);
+    }
+    const failures = this.embeddings.failures;
+    const page = await this.embeddings.searchPage(index, query, opts, state.vectors);
+    if (this.embeddings.failures === failures) this.embeddingAnswered();
+    return page;
+  }
+
+  /** Told by the arm of each failure: logs the first of a run (the reason only, never the key or texts). */
+  embeddingFailed(failure: EmbeddingFailure): void {
+    if (this.armFailing) return;
+    this.armFailing = true;
+    this.log.warn({ stage: failure.stage, reason: failure.reason }, 'embeddings endpoint failed: search_tools answers without it until it recovers');
+  }
+
+  private embeddingAnswered(): void {
+    if (!this.armFailing) return;
+    this.armFailing = false;
+    this.log.info('embeddings endpoint answers again: search_tools uses it');
+  }
+
+  private embed(state: ArmState): void {
+    state.triedAt = performance.now();
+    state.pending = this.embeddings!.vectorsFor(state.tools).then(
+      (vectors) => {
+        state.pending = undefined;
+        if (vectors) {
+          state.vectors = vectors;
+          this.embeddingAnswered();
+        }
+      },
+      () => {
+        state.pending = undefined;
+      },
+    );
   }
 
   /** The index of `catalog` (tools under their exposed names, with category and upstream), or while that
@@ -77,7 +151,13 @@ export class SearchIndexCache {
   private async build(catalog: Catalog, build: number): Promise<ToolIndex> {
     const started = performance.now();
     try {
-      const index = await buildToolIndexAsync(catalog.tools.map((tool) => this.searchable(tool)), {}, { previous: this.latest?.index });
+      const tools = catalog.tools.map((tool) => this.searchable(tool));
+      const index = await buildToolIndexAsync(tools, {}, { previous: this.latest?.index });
+      if (this.embeddings) {
+        const state: ArmState = { tools, triedAt: 0 };
+        this.arm.set(index, state);
+        this.embed(state);
+      }
       if (!this.latest || this.latest.build < build) this.latest = { index, build };
       this.log.info({ version: catalog.version.slice(0, 12), tools: index.size, ms: Math.round(performance.now() - started) }, 'search index built');
       return index;
@@ -87,7 +167,8 @@ export class SearchIndexCache {
     }
   }
 
-  private searchable(tool: CatalogTool): SearchableTool {
+  /** A catalogue tool as this cache's indexes take it (made once per tool); the console explains matches with it. */
+  searchable(tool: CatalogTool): SearchableTool {
     let made = this.searchables.get(tool);
     if (made === undefined) this.searchables.set(tool, (made = searchable(tool, this.overrides.get(tool.upstream)?.[tool.upstreamName])));
     return made;

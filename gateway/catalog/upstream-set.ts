@@ -115,12 +115,37 @@ export class UpstreamSet {
   }
 
   /**
-   * A merged non-tool list: items of every reachable upstream that has the capability (prompts renamed,
-   * with their origin in `_meta`), the shortest TTL, and `private` if any part is.
+   * The merged catalogue of the last tools catalogues fetched outside any caller's partition (public, or
+   * fetched without a credential: the keep-warm), without contacting an upstream; undefined when no
+   * upstream has one. For operators (the console), not for serving callers.
    */
-  async list(method: PassThroughList, onBehalfOf: OnBehalfOf = {}): Promise<CachedList> {
-    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.list(method, onBehalfOf);
-    const parts = await this.reachable(async (u) => ((await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf) : undefined), method);
+  lastCatalog(): Catalog | undefined {
+    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.lastCatalog();
+    const parts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
+      const last = u.catalog.lastCatalog();
+      return last ? [{ upstream: u.client.name, catalog: last }] : [];
+    });
+    if (parts.length === 0) return undefined;
+    const key = parts.map((p) => `${p.upstream}:${p.catalog.version}`).join('|');
+    let catalog = this.merged.get(key);
+    if (!catalog) this.merged.set(key, (catalog = mergeCatalogs(parts, this.naming)));
+    return catalog;
+  }
+
+  /**
+   * A merged non-tool list: items of every reachable upstream that has the capability and that `include`
+   * admits (the caller's access, policy/visibility.ts), prompts renamed with their origin in `_meta`; the
+   * shortest TTL, and `private` if any part is.
+   */
+  async list(method: PassThroughList, onBehalfOf: OnBehalfOf = {}, include: (upstream: string) => boolean = () => true): Promise<CachedList> {
+    if (!this.naming.prefixed) {
+      const only = this.upstreams[0]!;
+      return include(only.client.name) ? only.catalog.list(method, onBehalfOf) : { items: [], ttlMs: 0, cacheScope: 'private' };
+    }
+    const parts = await this.reachable(
+      async (u) => (include(u.client.name) && (await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf) : undefined),
+      method,
+    );
     const present = parts.filter((p): p is { upstream: UpstreamRuntime; value: CachedList } => p.value !== undefined);
     let items = present.flatMap(({ upstream, value }) => value.items.map((item) => ({ upstream: upstream.client.name, item })));
     if (method === 'prompts/list') {

@@ -1,12 +1,12 @@
 import type { ErrorObject } from 'ajv';
+import { ATTR_GEN_AI_TOOL_NAME } from '@opentelemetry/semantic-conventions/incubating';
+import { inSpan } from '../obs/tracing.ts';
 import { contentHash } from '../catalog/content-hash.ts';
 import type { Logger } from '../obs/log.ts';
 import { SchemaCompiler, pointerOf } from './schema-compiler.ts';
 
 /** Outcome of checking tools/call arguments: a value, never an exception. */
-export type InputCheck =
-  | { ok: true; checked: boolean }
-  | { ok: false; paths: string[]; issues: string[] };
+export type InputCheck = { ok: true; checked: boolean } | { ok: false; paths: string[]; issues: string[] };
 
 /**
  * Checks tool arguments against an inputSchema before the gateway dispatches a call itself (the
@@ -21,14 +21,26 @@ export class InputValidator {
 
   constructor(private readonly log: Logger) {}
 
-  /** Every offending path (JSON Pointer into the arguments, RFC 6901) with a one-line issue each. */
+  /**
+   * Every offending path (JSON Pointer into the arguments, RFC 6901) with a one-line issue each.
+   * Traced as an `input check` span of the request (obs/tracing.ts): the tool and the result, never a value.
+   */
   check(tool: string, schema: object | undefined, args: Record<string, unknown>): InputCheck {
+    return inSpan('input check', { [ATTR_GEN_AI_TOOL_NAME]: tool }, (span) => {
+      const result = this.run(tool, schema, args);
+      span?.setAttributes({ 'ai.cpz.gateway.check.ok': result.ok, 'ai.cpz.gateway.check.checked': result.ok ? result.checked : true });
+      return result;
+    });
+  }
+
+  private run(tool: string, schema: object | undefined, args: Record<string, unknown>): InputCheck {
     if (!schema) return { ok: true, checked: false };
     let key = this.keys.get(schema);
     if (key === undefined) this.keys.set(schema, (key = contentHash(schema)));
     const { entry, fresh } = this.compiler.compile(key, schema as Record<string, unknown>);
     if ('compileError' in entry) {
-      if (fresh) this.log.warn({ tool, err: entry.compileError, failureMode: 'forward_unchecked' }, 'inputSchema failed to compile; arguments go upstream unchecked');
+      if (fresh)
+        this.log.warn({ tool, err: entry.compileError, failureMode: 'forward_unchecked' }, 'inputSchema failed to compile; arguments go upstream unchecked');
       return { ok: true, checked: false };
     }
     if (entry.validate(args)) return { ok: true, checked: true };

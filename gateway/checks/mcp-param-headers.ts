@@ -22,7 +22,26 @@ const PREFIX = 'Mcp-Param-';
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const PRIMITIVE = new Set(['string', 'integer', 'boolean']);
 /** Keywords whose subschemas are not "statically reachable via properties": an annotation there is invalid. */
-const UNREACHABLE = ['items', 'prefixItems', 'contains', 'additionalProperties', 'unevaluatedProperties', 'unevaluatedItems', 'propertyNames', 'patternProperties', 'dependentSchemas', 'oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else', '$defs', 'definitions'];
+const UNREACHABLE = [
+  'items',
+  'prefixItems',
+  'contains',
+  'additionalProperties',
+  'unevaluatedProperties',
+  'unevaluatedItems',
+  'propertyNames',
+  'patternProperties',
+  'dependentSchemas',
+  'oneOf',
+  'anyOf',
+  'allOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  '$defs',
+  'definitions',
+];
 const NAME_TO_SCHEMA = new Set(['patternProperties', 'dependentSchemas', '$defs', 'definitions']);
 const SENTINEL_PREFIX = '=?base64?';
 const SENTINEL_SUFFIX = '?=';
@@ -56,7 +75,8 @@ function scanSchema(root: object): ParamHeaderScan {
       if (!reachable || path.length === 0) return `${where}: x-mcp-header is only allowed on a property reached through 'properties' keys alone`;
       const name = schema['x-mcp-header'];
       if (typeof name !== 'string' || !TOKEN.test(name)) return `${where}: x-mcp-header must be a non-empty RFC 9110 token`;
-      if (typeof schema.type !== 'string' || !PRIMITIVE.has(schema.type)) return `${where}: x-mcp-header is only allowed on string, integer or boolean properties`;
+      if (typeof schema.type !== 'string' || !PRIMITIVE.has(schema.type))
+        return `${where}: x-mcp-header is only allowed on string, integer or boolean properties`;
       const prior = seen.get(name.toLowerCase());
       if (prior !== undefined) return `x-mcp-header '${name}' is declared twice (also as '${prior}')`;
       seen.set(name.toLowerCase(), name);
@@ -95,7 +115,8 @@ export function paramHeaderValues(headers: readonly ParamHeader[], args: unknown
     const value = primitiveString(valueAt(args, header.path));
     if (value === undefined) continue;
     const sentinelLike = value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX);
-    out[`${PREFIX}${header.name}`] = PLAIN_VALUE.test(value) && !sentinelLike ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
+    out[`${PREFIX}${header.name}`] =
+      PLAIN_VALUE.test(value) && !sentinelLike ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
   }
   return out;
 }

@@ -1,13 +1,13 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
+import { ATTR_GEN_AI_TOOL_NAME } from '@opentelemetry/semantic-conventions/incubating';
+import { inSpan } from '../obs/tracing.ts';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { SchemaCompiler, pointerOf, type Compiled } from './schema-compiler.ts';
 
 /** Outcome of checking one tools/call result: a value, never an exception. */
-export type OutputCheck =
-  | { ok: true; checked: boolean }
-  | { ok: false; paths: string[]; message: string };
+export type OutputCheck = { ok: true; checked: boolean } | { ok: false; paths: string[]; message: string };
 
 /**
  * Checks tools/call results against the tool's outputSchema. Validators are compiled lazily, once
@@ -26,8 +26,17 @@ export class OutputValidator {
   /**
    * Validates `structuredContent` only, and only for results that are not `isError` (an error result
    * has no promise to keep). Missing structuredContent on a tool with an outputSchema is a violation.
+   * Traced as an `output check` span of the request (obs/tracing.ts).
    */
   check(tool: CatalogTool, result: CallToolResult): OutputCheck {
+    return inSpan('output check', { [ATTR_GEN_AI_TOOL_NAME]: tool.name }, (span) => {
+      const check = this.run(tool, result);
+      span?.setAttributes({ 'ai.cpz.gateway.check.ok': check.ok, 'ai.cpz.gateway.check.checked': check.ok ? check.checked : true });
+      return check;
+    });
+  }
+
+  private run(tool: CatalogTool, result: CallToolResult): OutputCheck {
     const schema = tool.definition.outputSchema;
     if (!schema || !tool.outputSchemaKey || result.isError === true) return { ok: true, checked: false };
     const compiled = this.compile(tool, tool.outputSchemaKey, schema as Record<string, unknown>);
@@ -38,14 +47,21 @@ export class OutputValidator {
     if (compiled.validate(result.structuredContent)) return { ok: true, checked: true };
     const errors = compiled.validate.errors ?? [];
     const paths = [...new Set(errors.map(pointerOf))];
-    return violation(tool.name, paths, errors.map((e) => `${pointerOf(e) || '(root)'} ${e.message ?? 'is invalid'}`));
+    return violation(
+      tool.name,
+      paths,
+      errors.map((e) => `${pointerOf(e) || '(root)'} ${e.message ?? 'is invalid'}`),
+    );
   }
 
   private compile(tool: CatalogTool, key: string, schema: Record<string, unknown>): Compiled {
     const { entry, fresh } = this.compiler.compile(key, schema);
     if (fresh && 'compileError' in entry) {
       this.metrics.outputSchemaCompileFailures.inc({ tool: tool.name });
-      this.log.warn({ tool: tool.name, upstream: tool.upstream, err: entry.compileError, failureMode: 'serve_unchecked' }, 'outputSchema failed to compile; serving this tool without output checking');
+      this.log.warn(
+        { tool: tool.name, upstream: tool.upstream, err: entry.compileError, failureMode: 'serve_unchecked' },
+        'outputSchema failed to compile; serving this tool without output checking',
+      );
     }
     return entry;
   }

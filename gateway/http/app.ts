@@ -2,6 +2,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { cors, originGuard, rejectAtEdge, requestIdentity } from './edge.ts';
+import { mountConsole, type ServeInProcess } from './console/routes.ts';
 import { healthz, readyz } from './health.ts';
 import type { Surface } from '../mcp/types.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
@@ -17,10 +18,11 @@ export interface McpMount {
 
 /**
  * The gateway's Koa app. Order is the request path: identity (request id, accounting), Host/Origin
- * validation, CORS, then the routes: the MCP endpoints, RFC 9728 metadata, health and metrics.
+ * validation, CORS, then the routes: the MCP endpoints, RFC 9728 metadata, health and metrics, and the
+ * console (`console.adminToken`), whose credential lookup goes through `serve` (this app, in process).
  * `inflight` counts open requests for graceful shutdown.
  */
-export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], inflight: { count: number }): Koa {
+export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], inflight: { count: number }, serve: ServeInProcess): Koa {
   const { config, log, metrics } = runtime;
   const app = new Koa();
   app.silent = true;
@@ -41,6 +43,7 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
     );
     router.all(surface.path, mcpRoute(runtime, surface, handler));
   }
+  mountConsole(router, runtime, serve);
 
   app.use(requestIdentity(log, metrics, inflight));
   app.use(async (ctx, next) => {

@@ -1,7 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { MODERN_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
-import type { RpcMessage, Surface } from '../mcp/types.ts';
 import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
 import { breachIsInParams, breachIsInToolArguments, findLimitBreach, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
 
@@ -50,8 +49,6 @@ export interface PostDescription {
   /** A batch under a revision without batching (JSON-RPC batches were removed in 2025-06-18). */
   readonly batchRefused: boolean;
   readonly cancellations: readonly Cancellation[];
-  /** Answering needs the caller's scopes (the surface's rule): looked up at the edge for its 401. */
-  readonly needsScopes: boolean;
   /** The tool a single tools/call names (any revision): the OAuth step-up rule reads it (mcp-endpoint.ts). */
   readonly toolCall?: { readonly name: string };
   /** A single tools/call claiming a served 2026-07-28 revision in `_meta`: its headers are checked. */
@@ -63,11 +60,11 @@ export interface PostDescription {
 }
 
 /**
- * Classifies a parsed POST body once, with its headers, for `surface`: whether it can be a request at
- * all, the input limit it breaks (`limits`), batching, cancellations, the `Mcp-Param-*` check inputs,
- * whether scopes are needed, fast-path eligibility.
+ * Classifies a parsed POST body once, with its headers: whether it can be a request at all, the input
+ * limit it breaks (`limits`), batching, cancellations, the `Mcp-Param-*` check inputs, the resource
+ * subscriptions a listen asks for, fast-path eligibility.
  */
-export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surface: Surface, limits: InputLimits): PostDescription {
+export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits: InputLimits): PostDescription {
   const batch = Array.isArray(body);
   const notARequest =
     body === null || typeof body !== 'object' ? `a JSON ${body === null ? 'null' : typeof body}` : batch && body.length === 0 ? 'an empty array' : undefined;
@@ -88,7 +85,6 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, surfac
     revision,
     batchRefused: batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES,
     cancellations: messages.flatMap(cancellationOf),
-    needsScopes: messages.some((m) => surface.needsScopes(m as RpcMessage)),
     toolCall:
       single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string'
         ? { name: (single.params as { name: string }).name }

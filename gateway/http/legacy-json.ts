@@ -32,7 +32,13 @@ export function withJsonForLegacyClients(handler: McpHttpHandler): FetchLikeMcpH
 function responsesIn(sse: string): unknown[] {
   return sse
     .split(/\r?\n\r?\n/)
-    .map((event) => event.split(/\r?\n/).filter((line) => line.startsWith('data:')).map((line) => line.slice(5).trimStart()).join('\n'))
+    .map((event) =>
+      event
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n'),
+    )
     .filter(Boolean)
     .map((data) => JSON.parse(data) as { id?: unknown; method?: string })
     .filter((message) => message.method === undefined);

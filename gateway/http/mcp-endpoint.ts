@@ -2,39 +2,56 @@ import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
-import { bearerChallenge, extractCredential } from '../auth/credentials.ts';
+import type { Standing } from '../auth/authenticate.ts';
+import { bearerChallenge, type Credential } from '../auth/credentials.ts';
+import { accessFor, isVisible, type Access } from '../policy/visibility.ts';
+import { CALL_TOOL } from '../surfaces/compact-tools.ts';
 import { rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from '../mcp/fast-path.ts';
-import { classifyPost, type Cancellation, type ParamHeaderCheck } from './classify.ts';
+import { classifyPost, type Cancellation, type ParamHeaderCheck, type PostDescription } from './classify.ts';
 import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
 import type { Surface } from '../mcp/types.ts';
 import { baseUrl, protectedResourceMetadataUrl } from './protected-resource.ts';
 import { bearerCredential } from '../auth/oauth/credential.ts';
-import { isVisible } from '../policy/visibility.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
+import type { AuditOutcome } from '../obs/audit.ts';
+import { recordSpan, type RequestTrace } from '../obs/tracing.ts';
+import { describeBudget, requestCharge } from '../policy/rate-limits.ts';
+import type { RateDecision } from '../store/rate-limiter.ts';
+import { auditEdgeRefusal } from '../surfaces/tool-decision.ts';
 import { describeBreach } from '../checks/input-limits.ts';
+import { withResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
+import { createCaller } from '../policy/caller.ts';
 
 /**
  * The MCP endpoint of one surface, mounted in Koa: POST is checked at the edge and handed to the
  * SDK handler (`createMcpHandler` + `toNodeHandler`) with the parsed body and the caller's AuthInfo,
  * with `ctx.respond = false` so Koa leaves the response to the SDK. In order:
- * 415 for a non-JSON Content-Type; 401 with the RFC 9728 challenge without a credential (before any
- * body is read); 413 over `limits.bodyBytes`, 415 for an unsupported Content-Encoding, and 400/-32700 for
- * malformed JSON or an empty body; 400/-32600 for JSON that is no request (a scalar, `[]`); 400/-32600
- * (-32602 inside params) over an input limit (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool
- * arguments are the call's to refuse: tool-call.ts); 400/-32600 for a batch under a revision without batching; 400/-32020 for a 2026-07-28 tools/call whose `Mcp-Param-*` headers
- * disagree with its arguments ({@link paramHeaderRejection}); for messages that need scopes (tools/list),
- * a 401 when the scope endpoint refuses the credential. A 2025-era `notifications/cancelled` aborts the
- * call it names (inflight-calls.ts) before the SDK answers it 202. A plain tools/list or tools/call is
- * then answered by the fast path (fast-path.ts, unless `dispatch.fastPath` is off), everything else by
- * the SDK, a 2026-07-28 `subscriptions/listen` holding its `resourceSubscriptions` at the upstreams
- * while its stream is open (resource-subscriptions.ts). GET and DELETE go to the SDK as they are (405: no sessions). The body is classified once
- * (classify.ts); every rule here reads that description.
+ * 415 for a non-JSON Content-Type; authentication before any body is read (auth/authenticate.ts: 401
+ * with the RFC 9728 challenge without a credential, or for one no source knows or the scope endpoint
+ * refuses, on every method; 503 with Retry-After when the scope lookup failed and every upstream's
+ * failure mode is `closed`); 413 over `limits.bodyBytes`, 415 for an unsupported Content-Encoding, and
+ * 400/-32700 for malformed JSON or an empty body; past the request budget, 400/-32600 for JSON that is
+ * no request (a scalar, `[]`), 400/-32600 (-32602 inside params) over an input limit
+ * (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool arguments are the call's to refuse:
+ * tool-call.ts), 400/-32600 for a batch under a revision without batching; 503 for a call, read or prompt bound
+ * for a `closed` upstream while the lookup fails ({@link closedTarget}); 400/-32020 for a 2026-07-28
+ * tools/call whose `Mcp-Param-*` headers disagree with its arguments ({@link paramHeaderRejection}).
+ * A 2025-era `notifications/cancelled` aborts the call it names (inflight-calls.ts) before the SDK
+ * answers it 202. A plain tools/list or tools/call is then answered by the fast path (fast-path.ts,
+ * unless `dispatch.fastPath` is off), everything else by the SDK; both authorise each call against the
+ * caller's access before contacting an upstream. A 2026-07-28 `subscriptions/listen` keeps only the
+ * `resourceSubscriptions` the caller may read, held at their upstreams while its stream is open
+ * ({@link listenSubscriptions}). GET and DELETE go to the SDK as they are (405: no
+ * sessions). The body is classified once (classify.ts); every rule here reads that description. Past
+ * authentication the request runs inside its trace span (obs/tracing.ts), spends the credential's
+ * `requests` budget (429 with Retry-After when spent, policy/rate-limits.ts), and every tools/call
+ * refused here is audited as a tool decision.
  */
 export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): Middleware {
   const { config, log, metrics } = runtime;
@@ -44,30 +61,57 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   });
   // Not strict: a scalar body is valid JSON, which JSON-RPC 2.0 §5.1 answers -32600 (Invalid Request), not -32700.
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8', jsonStrict: false });
+  const everyUpstreamClosed = config.upstreams.every((u) => u.scopes.failureMode === 'closed');
   return async (ctx) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
     if (!isJsonContentType(ctx.get('content-type')))
       return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
-    let credential = extractCredential(ctx.req.headers, { ...config.credentials, bearer: config.credentials.bearer || runtime.oauth !== undefined });
-    if (!credential) {
-      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || runtime.oauth ? ', or Authorization: Bearer <token>' : ''}`;
+    const requestId = ctx.state.requestId as string;
+    const oauth = runtime.oauth;
+    const exchange = oauth
+      ? (c: Credential) => bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey)
+      : undefined;
+    const authStarted = performance.timeOrigin + performance.now();
+    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange });
+    const authEnded = performance.timeOrigin + performance.now();
+    if (authentication.kind === 'invalid') {
+      if (authentication.reason === 'refused')
+        return challenge(ctx, runtime, surface, `Unauthorized: ${authentication.description ?? 'the credential was refused'}`, 'invalid_token');
+      const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;
       return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
     }
-    if (runtime.oauth && credential.headers.authorization) {
-      const outcome = await bearerCredential(runtime.oauth, credential, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer);
-      if (outcome.kind === 'invalid') return challenge(ctx, runtime, surface, `Unauthorized: ${outcome.description}`, 'invalid_token');
-      if (outcome.kind === 'credential') credential = outcome.credential;
-    }
-    const authenticated = authenticatedRequest(credential, ctx.state.requestId as string, runtime.scopes);
+    const { credential, standing } = authentication;
+    if (standing.kind === 'unverified' && everyUpstreamClosed) return scopesUnavailable(ctx, runtime, standing);
+    const access = accessFor(standing, config.upstreams);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
     if (body === undefined) return;
-    const post = classifyPost(body, ctx.req.headers, surface, config.limits);
-    // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts).
-    const refuse = () => countMessages(metrics, surface.name, post.messages, 'error');
+    const post = classifyPost(body, ctx.req.headers, config.limits);
+    const trace = startRequestTrace(runtime, surface, ctx, post);
+    const authenticated = authenticatedRequest(credential, requestId, standing, trace.traceId);
+    return trace.run(() => {
+      // The caller's scopes were resolved (cached or looked up) before the span existed: record that step in it.
+      recordSpan('scope lookup', { 'ai.cpz.gateway.scopes.result': standing.kind }, authStarted, authEnded);
+      return serve(ctx, post, authenticated, access, standing);
+    });
+  };
+
+  async function serve(ctx: Context, post: PostDescription, authenticated: AuthenticatedRequest, access: Access, standing: Standing): Promise<void> {
+    // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts);
+    // a refused tools/call is still a tool decision: each one is audited (surfaces/tool-decision.ts).
+    const started = performance.now();
+    const refuse = (outcome: AuditOutcome, reason: string) => {
+      countMessages(metrics, surface.name, post.messages, 'error');
+      auditEdgeRefusal(runtime, surface, authenticated, post.messages, { outcome, reason, started });
+    };
+    const limited = await spendRequestBudget(runtime, authenticated.credential);
+    if (limited) {
+      refuse('rate_limited', 'rate_limited');
+      return tooManyRequests(ctx, limited);
+    }
     if (post.notARequest) return rejectAtEdge(ctx, 'invalid_request', `Invalid Request: the body is ${post.notARequest}, not a JSON-RPC request object`);
     if (post.limitBreach) {
-      refuse();
       const { breach, inParams } = post.limitBreach;
+      refuse(inParams ? 'invalid_arguments' : 'invalid_request', `limits.${breach.limit}`);
       return rejectAtEdge(
         ctx,
         inParams ? 'params_over_limit' : 'invalid_request',
@@ -76,14 +120,22 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       );
     }
     if (post.batchRefused) {
-      refuse();
+      refuse('invalid_request', 'batch_not_supported');
       return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${post.revision}`);
     }
+    if (standing.kind === 'unverified') {
+      for (const message of post.messages) {
+        if (await closedTarget(runtime, authenticated, access, message)) {
+          refuse('error', 'scopes_unavailable');
+          return scopesUnavailable(ctx, runtime, standing);
+        }
+      }
+    }
     for (const cancellation of post.cancellations) cancelInFlight(runtime, authenticated, cancellation);
-    if (post.toolCall && runtime.oauth?.insufficientScope && credential.granted) {
+    if (post.toolCall && runtime.oauth?.insufficientScope && authenticated.credential.granted) {
       const needed = await scopesNeeded(runtime, authenticated, post.toolCall.name);
       if (needed) {
-        refuse();
+        refuse('refused_scope', 'insufficient_scope');
         ctx.set(
           'www-authenticate',
           `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${protectedResourceMetadataUrl(config, ctx, surface.path)}"`,
@@ -92,27 +144,83 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       }
     }
     if (post.paramHeaderCheck) {
-      const mismatch = await paramHeaderRejection(runtime, surface, authenticated, post.paramHeaderCheck, (name) => headerValue(ctx, name));
+      const mismatch = await paramHeaderRejection(runtime, surface, authenticated, access, post.paramHeaderCheck, (name) => headerValue(ctx, name));
       if (mismatch) {
-        refuse();
+        refuse('invalid_arguments', 'header_mismatch');
         return rejectAtEdge(ctx, 'header_mismatch', `Bad Request: the request headers and body disagree: ${mismatch}`, post.id);
       }
     }
-    if (post.needsScopes) {
-      const scopes = await authenticated.scopes();
-      if (scopes.kind === 'unauthorized') {
-        refuse();
-        return challenge(ctx, runtime, surface, 'Unauthorized: the credential was refused', 'invalid_token');
-      }
-    }
     if (config.dispatch.fastPath && post.plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, post.plain))) return;
+    let body = post.body;
     if (post.resourceSubscriptions.length) {
+      const uris = await listenSubscriptions(runtime, authenticated, post.resourceSubscriptions);
+      if (uris.length !== post.resourceSubscriptions.length) body = withResourceSubscriptions(body as Record<string, unknown>, uris);
       // Held at the upstreams while this listen stream is open (upstream/resource-subscriptions.ts).
-      const release = runtime.resourceSubscriptions.retain(post.resourceSubscriptions);
+      const release = runtime.resourceSubscriptions.retain(uris);
       ctx.res.once('close', release);
     }
     return handOff(ctx, node, body, authInfoFor(authenticated));
-  };
+  }
+}
+
+/**
+ * The `resourceSubscriptions` of a 2026-07-28 `subscriptions/listen` the gateway honours: URIs that
+ * route to an upstream the caller may read (the resources/read rule, policy/caller.ts `route`). The
+ * rest are dropped before the SDK sees the listen, so they are neither held upstream nor delivered to
+ * this stream (the SDK delivers an update to every stream listing its URI) nor acknowledged: a URI
+ * the caller may not read is answered exactly as one nobody owns.
+ */
+async function listenSubscriptions(runtime: GatewayRuntime, request: AuthenticatedRequest, uris: readonly string[]): Promise<string[]> {
+  const caller = createCaller(runtime, request, 'modern');
+  const routed = await Promise.all(
+    uris.map((uri) =>
+      caller.route('resources/read', { uri }).then(
+        () => uri,
+        () => undefined,
+      ),
+    ),
+  );
+  return routed.filter((uri): uri is string => uri !== undefined);
+}
+
+/**
+ * The request's SERVER span (obs/tracing.ts), parented by the `traceparent` header or the single
+ * message's `_meta.traceparent`, ended when the response closes; its trace id goes on the
+ * authenticated request (audit events carry it).
+ */
+function startRequestTrace(runtime: GatewayRuntime, surface: Surface, ctx: Context, post: PostDescription): RequestTrace {
+  const message = post.batch ? undefined : post.messages[0];
+  const claim = (message?.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY];
+  const trace = runtime.tracing.startRequest({
+    path: surface.path,
+    surface: surface.name,
+    httpMethod: ctx.method,
+    headers: ctx.req.headers,
+    message,
+    protocolVersion: post.revision || (typeof claim === 'string' ? claim : undefined),
+    sessionId: ctx.get('mcp-session-id') || undefined,
+  });
+  ctx.res.once('close', () => trace.end({ httpStatus: ctx.res.statusCode }));
+  return trace;
+}
+
+/** Spends the credential's `requests` budget (policy/rate-limits.ts); the refusal when it is spent. */
+async function spendRequestBudget(runtime: GatewayRuntime, credential: Credential): Promise<Extract<RateDecision, { ok: false }> | undefined> {
+  const charge = runtime.rateLimiter && requestCharge(runtime.config.rateLimits, credential.digest);
+  if (!charge) return undefined;
+  const decision = await runtime.rateLimiter!.consume([charge]);
+  return decision.ok ? undefined : decision;
+}
+
+/** HTTP 429 with Retry-After in whole seconds (RFC 6585 §4, RFC 9110 §10.2.3), before anything is dispatched. */
+function tooManyRequests(ctx: Context, refused: Extract<RateDecision, { ok: false }>): void {
+  const seconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
+  ctx.set('retry-after', String(seconds));
+  rejectAtEdge(
+    ctx,
+    'rate_limited',
+    `Too Many Requests: this credential's ${refused.budget} budget (${describeBudget(refused.limit)}) is spent; retry after ${seconds} s`,
+  );
 }
 
 /**
@@ -121,22 +229,64 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
  * tools/call of a catalogue tool this surface advertises whose inputSchema declares `x-mcp-header`,
  * every argument it marks must come with its header, decoding to the same value. A tool the surface
  * does not list (found with search_tools on /mcp/compact) is not checked: its caller had no definition
- * to mirror from; the upstream gets headers built from the arguments either way (forwarding.ts). No
- * scope lookup on this path: a tool hidden from the caller is checked as well, which reveals nothing,
- * since a direct call of it is forwarded anyway. Checked here because the spec wants 400, and a handler's error travels in-band (200).
+ * to mirror from; the upstream gets headers built from the arguments either way (forwarding.ts). A tool
+ * the caller may not see is not checked either (its answer would describe it): dispatch refuses the
+ * call as unknown. Checked here because the spec wants 400, and a handler's error travels in-band (200).
  * Returns why the request is refused, or undefined.
  */
 async function paramHeaderRejection(
   runtime: GatewayRuntime,
   surface: Surface,
   request: AuthenticatedRequest,
+  access: Access,
   call: ParamHeaderCheck,
   header: (name: string) => string | undefined,
 ): Promise<string | undefined> {
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
   const tool = catalog?.byName.get(call.name) ?? catalog?.withheld?.get(call.name);
-  const scan = tool && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
+  const scan = tool && isVisible(tool, access) && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
   return scan?.valid && scan.headers.length ? paramHeaderMismatch(scan.headers, call.arguments, header) : undefined;
+}
+
+/**
+ * Whether a message acts on an upstream the caller may not reach because its scope lookup failed and
+ * that upstream's failure mode is `closed` (a tools/call of one of its tools, directly or through
+ * call_tool, or a read, prompt or completion routed to it). Lists are not: they leave such an
+ * upstream's items out (policy/visibility.ts). Reads the catalogue and the list caches only.
+ */
+async function closedTarget(runtime: GatewayRuntime, request: AuthenticatedRequest, access: Access, message: Record<string, unknown>): Promise<boolean> {
+  const onBehalfOf = { credential: request.credential, requestId: request.requestId };
+  const params = (message.params ?? {}) as Record<string, unknown>;
+  try {
+    if (message.method === 'tools/call') {
+      const name = params.name === CALL_TOOL ? (params.arguments as { name?: unknown } | undefined)?.name : params.name;
+      if (typeof name !== 'string') return false;
+      const catalog = await runtime.upstreamSet.catalog(onBehalfOf);
+      const tool = catalog.byName.get(name) ?? catalog.withheld?.get(name);
+      return tool !== undefined && access.of(tool.upstream) === 'none';
+    }
+    if (message.method === 'resources/read' || message.method === 'prompts/get' || message.method === 'completion/complete') {
+      const route = await runtime.upstreamSet.route(message.method, params, onBehalfOf);
+      return access.of(route.upstream.client.name) === 'none';
+    }
+  } catch {
+    // Unknown names and unreachable catalogues are answered by dispatch, as for any caller.
+  }
+  return false;
+}
+
+/**
+ * 503 with Retry-After (RFC 9110 §10.2.3, seconds): the caller's scopes could not be established (the
+ * lookup timed out, failed or had no scopes field) and the upstream's failure mode is `closed`, so
+ * nothing is forwarded. The reason was logged and counted by the lookup (mcp_scope_lookups_total).
+ */
+function scopesUnavailable(ctx: Context, runtime: GatewayRuntime, standing: Extract<Standing, { kind: 'unverified' }>): void {
+  ctx.set('retry-after', String(Math.max(1, Math.ceil(runtime.config.scopes.timeoutMs / 1000))));
+  rejectAtEdge(
+    ctx,
+    'scopes_unavailable',
+    `Service Unavailable: the caller's scopes could not be looked up (${standing.reason}); nothing was forwarded. Retry later.`,
+  );
 }
 
 /**
@@ -148,7 +298,7 @@ async function paramHeaderRejection(
 async function scopesNeeded(runtime: GatewayRuntime, request: AuthenticatedRequest, name: string): Promise<string[] | undefined> {
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
   const tool = catalog?.byName.get(name);
-  if (!tool || isVisible(tool, request.credential.granted!.scopes)) return undefined;
+  if (!tool || isVisible(tool, accessFor({ kind: 'scopes', scopes: request.credential.granted!.scopes }, runtime.config.upstreams))) return undefined;
   return [...tool.requiredScopes];
 }
 
@@ -178,9 +328,77 @@ async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: A
 /**
  * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 415 for a
  * Content-Encoding other than {@link SUPPORTED_CODINGS}, 400/-32700 for a body that is not JSON, empty
- * ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received"). Any JSON value is returned, scalars too.
+ * ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received"), and for one with a `__proto__` key or
+ * `constructor.prototype` (as co-body refuses them: prototype poisoning). Any other JSON value is
+ * returned, scalars too: valid JSON that is no request is -32600, the classifier's to say (classify.ts).
+ * Read raw from the socket and parsed once; a request body with a Content-Encoding goes through the
+ * body parser, which inflates it.
  */
 async function readBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
+  const encoding = ctx.get('content-encoding');
+  if (encoding && encoding.toLowerCase() !== 'identity') return readEncodedBody(ctx, parseJson, limit);
+  const tooLarge = () => void rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);
+  const notJson = () => void rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
+  if (Number(ctx.get('content-length')) > limit) {
+    ctx.req.resume();
+    return tooLarge();
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) {
+        ctx.req.resume();
+        return tooLarge();
+      }
+      chunks.push(chunk);
+    }
+  } catch {
+    // The caller went away mid-body: nobody is left to answer.
+    return notJson();
+  }
+  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
+  if (!text.trim()) {
+    rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is empty; send a JSON-RPC message');
+    return undefined;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return notJson();
+  }
+  if (parsed !== null && typeof parsed === 'object' && SUSPECT_KEYS.test(text) && poisoned(parsed)) {
+    rejectAtEdge(ctx, 'parse_error', 'Parse error: the body holds a __proto__ or constructor.prototype key');
+    return undefined;
+  }
+  return parsed;
+}
+
+/** Text that may hold a `__proto__` or `constructor` key (plain or \u-escaped): only then is the parsed value walked. */
+const SUSPECT_KEYS = /__proto__|constructor|\\u00/;
+
+/**
+ * Whether `value` has an own `__proto__` key, or a `constructor` key holding `prototype`, anywhere
+ * (@hapi/bourne's rule). Iterative: a body may nest deeper than the call stack (the depth limit is
+ * checked after parsing, classify.ts).
+ */
+function poisoned(value: unknown): boolean {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Object.hasOwn(node, '__proto__')) return true;
+    const ctor = (node as Record<string, unknown>).constructor;
+    if (Object.hasOwn(node, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype')) return true;
+    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') pending.push(child);
+  }
+  return false;
+}
+
+/** A request body with a Content-Encoding: the body parser inflates and parses it. */
+async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
   try {
     await parseJson(ctx, async () => {});
     const request = ctx.request as { body?: unknown; rawBody?: string };

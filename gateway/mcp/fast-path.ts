@@ -13,8 +13,10 @@ import { createCaller } from '../policy/caller.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import { countMessage, methodLabel } from './message-metrics.ts';
 import { dispatch, guarded, toolsListing, type DispatchContext, type RequestView, type Surface } from './server.ts';
+import { dispatchRuntimeOf } from './types.ts';
 import { GATEWAY_SERVER_INFO, LEGACY_SSE_HEADERS, MODERN_TOOLS_LIST_TAIL, errorMessage, legacyToolDefinition, projectionFor, sseMessageEvent } from './wire.ts';
 import type { Listing } from '../catalog/listing.ts';
+import { COMPRESS_MIN_BYTES, acceptsGzip, gzippedListingAnswer } from './listing-gzip.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
@@ -107,7 +109,13 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
  * described; the caller then hands the request to the SDK. Counted in `mcp_requests_total` as the
  * SDK path counts it.
  */
-export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, surface: Surface, authenticated: AuthenticatedRequest, plain: PlainRequest): Promise<boolean> {
+export async function answerPlainRequest(
+  ctx: Context,
+  runtime: GatewayRuntime,
+  surface: Surface,
+  authenticated: AuthenticatedRequest,
+  plain: PlainRequest,
+): Promise<boolean> {
   const info = await runtime.upstreamSet.describe({ credential: authenticated.credential, requestId: authenticated.requestId }).catch(() => undefined);
   if (!info || (plain.method === 'tools/call' && info.capabilities.logging !== undefined)) return false;
 
@@ -129,7 +137,7 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
     log: async () => {},
   };
   const d: DispatchContext = {
-    runtime,
+    runtime: dispatchRuntimeOf(runtime),
     surface,
     caller: createCaller(runtime, authenticated, plain.era),
     request,
@@ -143,8 +151,12 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
   let message: (string | Buffer)[];
   let status = 200;
   let outcome: 'ok' | 'error' = 'ok';
+  let listing: Listing | undefined;
   try {
-    message = plain.method === 'tools/list' ? await listingAnswer(d, plain) : [resultAnswer(plain, await dispatch('tools/call', callRequest(plain), d) as Record<string, unknown>)];
+    if (plain.method === 'tools/list') {
+      listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
+      message = listingAnswer(listing, plain);
+    } else message = [resultAnswer(plain, (await dispatch('tools/call', callRequest(plain), d)) as Record<string, unknown>)];
   } catch (error) {
     const { code, message: text, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
     if (code === MISSING_CLIENT_CAPABILITY && plain.era === 'modern') status = 400;
@@ -160,6 +172,14 @@ export async function answerPlainRequest(ctx: Context, runtime: GatewayRuntime, 
     respond(ctx, status, sseMessageEvent(message));
   } else {
     ctx.set('content-type', 'application/json');
+    // Large listings in gzip when accepted (listing-gzip.ts); never the SSE answers above.
+    if (listing && outcome === 'ok' && runtime.config.dispatch.compressListings && listing.bytes >= COMPRESS_MIN_BYTES) {
+      ctx.set('vary', 'Accept-Encoding');
+      if (acceptsGzip(ctx.get('accept-encoding'))) {
+        ctx.set('content-encoding', 'gzip');
+        message = gzippedListingAnswer(listing, plain.id);
+      }
+    }
     respond(ctx, status, message);
   }
   return true;
@@ -173,7 +193,18 @@ function respond(ctx: Context, status: number, pieces: readonly (string | Buffer
   ctx.status = status;
   ctx.respond = false;
   const res = ctx.res;
-  res.setHeader('content-length', pieces.reduce((n, piece) => n + (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length), 0));
+  // All strings (every tools/call answer): one string, which node:http sends with the headers in one
+  // write; separate pieces cost a writev each (measured: the largest single cost of a fast-path call).
+  if (pieces.every((piece) => typeof piece === 'string')) {
+    const body = pieces.join('');
+    res.setHeader('content-length', Buffer.byteLength(body));
+    res.end(body);
+    return;
+  }
+  res.setHeader(
+    'content-length',
+    pieces.reduce((n, piece) => n + (typeof piece === 'string' ? Buffer.byteLength(piece) : piece.length), 0),
+  );
   for (const piece of pieces.slice(0, -1)) res.write(piece);
   res.end(pieces.at(-1));
 }
@@ -225,8 +256,10 @@ function legacyJson(listing: Listing): Buffer {
  * adds to the gateway's `{ tools }`: resultType, the configured cache hint of tools/list (private, 0 ms:
  * it differs per caller; mcp-server.ts) and serverInfo.
  */
-async function listingAnswer(d: DispatchContext, plain: PlainRequest): Promise<(string | Buffer)[]> {
-  const listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
-  return ['{"result":{"tools":', plain.era === 'legacy' ? legacyJson(listing) : listing.json, `${plain.era === 'modern' ? MODERN_TOOLS_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`];
+function listingAnswer(listing: Listing, plain: PlainRequest): (string | Buffer)[] {
+  return [
+    '{"result":{"tools":',
+    plain.era === 'legacy' ? legacyJson(listing) : listing.json,
+    `${plain.era === 'modern' ? MODERN_TOOLS_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`,
+  ];
 }
-

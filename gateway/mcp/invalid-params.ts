@@ -21,8 +21,15 @@ const REQUEST_SCHEMAS: Readonly<Record<string, SpecTypeName>> = {
 
 /** How a schema's expected type reads in a message ("must be an object"). */
 const EXPECTED: Readonly<Record<string, string>> = {
-  record: 'an object', object: 'an object', string: 'a string', number: 'a number', int: 'an integer',
-  boolean: 'a boolean', array: 'an array', literal: 'a listed value', enum: 'a listed value',
+  record: 'an object',
+  object: 'an object',
+  string: 'a string',
+  number: 'a number',
+  int: 'an integer',
+  boolean: 'a boolean',
+  array: 'an array',
+  literal: 'a listed value',
+  enum: 'a listed value',
 };
 
 interface Issue {
@@ -59,5 +66,8 @@ function pointer(path: Issue['path']): string {
 function problem(issue: Issue): string {
   const expected = typeof issue.expected === 'string' ? EXPECTED[issue.expected] : undefined;
   if (expected) return `must be ${expected}`;
-  return issue.message.replace(/\s+/g, ' ').replace(/^Invalid input: /, '').slice(0, 200);
+  return issue.message
+    .replace(/\s+/g, ' ')
+    .replace(/^Invalid input: /, '')
+    .slice(0, 200);
 }

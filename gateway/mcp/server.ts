@@ -1,4 +1,4 @@
-import { type Server, type HandlerResultTypeMap, type McpServerFactory, type RequestTypeMap, type ServerCapabilities } from '@modelcontextprotocol/server';
+import type { Server, HandlerResultTypeMap, McpServerFactory, RequestTypeMap, ServerCapabilities } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
 import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
@@ -9,7 +9,8 @@ import { dispatchRecordOf } from './message-metrics.ts';
 import { mergeExtensions } from '../catalog/extensions.ts';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { Listing } from '../catalog/listing.ts';
-import type { DispatchContext, ProjectCallToolResult, Surface } from './types.ts';
+import { dispatchRuntimeOf, type DispatchContext, type ProjectCallToolResult, type Surface } from './types.ts';
+import type { Logger } from '../obs/log.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import { LIST_ITEMS, type ListMethod, type UpstreamInfo } from '../upstream/client.ts';
@@ -99,6 +100,7 @@ const SERVED: { [M in GatewayMethod]: Served } = {
  * (set by the edge); handlers never read raw headers.
  */
 export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface): McpServerFactory {
+  const arms = dispatchRuntimeOf(runtime);
   return async ({ era, authInfo }) => {
     const authenticated = authenticatedOf(authInfo);
     if (!authenticated) throw new GatewayError('unauthorized', 'no credential');
@@ -120,14 +122,13 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     // The SDK codec's own projection; the fast path's mirror of it (wire.ts projectionFor) is held to it byte for byte.
     const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
-      if (SERVED[method](capabilities, era)) register(server, method, { runtime, surface, caller, project });
+      if (SERVED[method](capabilities, era)) register(server, method, { runtime: arms, surface, caller, project }, runtime.log);
     }
     return server;
   };
 }
 
-function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'request' | 'log'>): void {
-  const { log } = base.runtime;
+function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger): void {
   // mcp_requests_total is counted for every message by the MeteredServer, not here.
   server.setRequestHandler(method, (request, ctx) => dispatch(method, request, { ...base, request: ctx.mcpReq, log: requestLogger(log) }));
 }

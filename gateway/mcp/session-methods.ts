@@ -1,4 +1,4 @@
-import { classifyUpstreamFailure, GatewayError } from '../errors.ts';
+import { failureOf, GatewayError } from '../errors.ts';
 import { forward, forwardError } from '../upstream/forwarding.ts';
 import type { DispatchContext } from './types.ts';
 
@@ -21,8 +21,7 @@ export async function setLoggingLevel(d: DispatchContext, params: Record<string,
   settled.forEach((outcome, i) => {
     if (outcome.status === 'fulfilled') return;
     const upstream = targets[i]!.client.name;
-    if (classifyUpstreamFailure(outcome.reason, upstream).kind === 'upstream_rejected')
-      throw forwardError(outcome.reason, upstream, { d, method: 'logging/setLevel' });
+    if (failureOf(outcome.reason, upstream).kind === 'upstream_rejected') throw forwardError(outcome.reason, upstream, { d, method: 'logging/setLevel' });
     d.log.warn({ upstream, err: (outcome.reason as Error)?.message }, 'logging/setLevel did not reach the upstream');
   });
   return {};

@@ -23,9 +23,34 @@ export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta
 export type { ProjectCallToolResult } from './wire.ts';
 import type { ProjectCallToolResult } from './wire.ts';
 
-/** Everything one dispatched request can read: shared caches, the caller, its request. */
+/**
+ * The part of the runtime the dispatch arms read: configuration, metrics, the upstreams (resources,
+ * prompts, completion), output and input checks, listings, search indexes, the in-flight calls and the
+ * input bridge (2025-era upstream calls waiting for a 2026-07-28 caller's answers).
+ * Not the scope cache, the upstream set or the runtime's logger: the caller (policy/caller.ts) and the
+ * edge hold those, and the request's logger is {@link DispatchContext.log}.
+ */
+export type DispatchRuntime = Pick<
+  GatewayRuntime,
+  'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls' | 'inputBridge' | 'audit' | 'rateLimiter'
+>;
+
+const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
+
+/** The {@link DispatchRuntime} of `runtime`: built once per runtime, the same object for every request. */
+export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
+  let view = dispatchRuntimes.get(runtime);
+  if (!view) {
+    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter } = runtime;
+    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter };
+    dispatchRuntimes.set(runtime, view);
+  }
+  return view;
+}
+
+/** Everything one dispatched request can read: what the arms need of the runtime, the caller, its request. */
 export interface DispatchContext {
-  readonly runtime: GatewayRuntime;
+  readonly runtime: DispatchRuntime;
   readonly surface: Surface;
   readonly caller: Caller;
   readonly request: RequestView;
@@ -33,7 +58,7 @@ export interface DispatchContext {
   readonly log: Logger;
 }
 
-/** The minimal view of a JSON-RPC message the edge has parsed (for {@link Surface.needsScopes}). */
+/** The minimal view of a JSON-RPC message the edge has parsed. */
 export interface RpcMessage {
   method?: unknown;
   params?: { name?: unknown } | unknown;
@@ -61,10 +86,4 @@ export interface Surface {
    * caller may know its definition: its `x-mcp-header` arguments are then checked at the edge (SEP-2243).
    */
   advertises(tool: CatalogTool, config: GatewayConfig): boolean;
-  /**
-   * Whether answering this message needs the caller's scopes. The edge then looks them up before
-   * dispatch, so a credential the scope endpoint refuses gets an HTTP 401 (the only layer that can).
-   */
-  needsScopes(message: RpcMessage): boolean;
 }
-

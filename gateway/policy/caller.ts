@@ -3,9 +3,9 @@ import type { Catalog, CatalogTool } from '../catalog/catalog.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { GatewayError } from '../errors.ts';
-import { visibilityKey, visibleTools, type CallerScopes } from './visibility.ts';
+import { accessFor, mayReach, visibilityKey, visibleTools, type Access } from './visibility.ts';
+import { inSpan } from '../obs/tracing.ts';
 import type { GatewayRuntime, UpstreamRuntime } from '../runtime-state.ts';
-import type { ScopeResult } from '../auth/scope-cache.ts';
 import type { ListMethod, OnBehalfOf } from '../upstream/client.ts';
 import type { Route, RoutedMethod } from '../catalog/upstream-set.ts';
 
@@ -13,32 +13,38 @@ import type { Route, RoutedMethod } from '../catalog/upstream-set.ts';
 export interface VisibleCatalog {
   readonly catalog: Catalog;
   readonly tools: readonly CatalogTool[];
-  readonly scopes: CallerScopes;
-  /** `<catalogue version>|<effective scopes>`: the cache key of anything derived from this view. */
+  readonly access: Access;
+  /** `<catalogue version>|<effective access>`: the cache key of anything derived from this view. */
   readonly key: string;
 }
 
 /**
- * The per-request view of one caller. Everything is lazy and read from caches: the direct tools/call
- * path touches only `catalog()` and never triggers a scope lookup.
+ * The per-request view of one caller, authenticated at the edge (gateway/auth/authenticate.ts): its
+ * credential and its access to each upstream (policy/visibility.ts). Everything is lazy and read from
+ * caches; nothing here contacts the scope endpoint.
  */
 export interface Caller {
   readonly credential: Credential;
   /** The HTTP request's id, forwarded to the upstreams with the credential. */
   readonly requestId: string;
+  /** The request's trace id, when it has one (audit events carry it). */
+  readonly traceId?: string;
   /** What the upstream client is given for every request made for this caller: `{ credential, requestId }`. */
   readonly onBehalfOf: OnBehalfOf;
   readonly era: 'modern' | 'legacy';
-  /** The merged catalogue of every upstream, tools under their exposed names (before scope filtering). */
+  /** What the caller may reach of each upstream. */
+  readonly access: Access;
+  /** The merged catalogue of every upstream, tools under their exposed names (before visibility). */
   catalog(): Promise<Catalog>;
-  /** The caller's scope lookup (shared with the edge pre-check of the same request). */
-  scopes(): Promise<ScopeResult>;
-  /** @throws GatewayError `unauthorized` when the scope endpoint refused the credential. */
+  /** The caller's visible catalogue. */
   visible(): Promise<VisibleCatalog>;
-  /** The visible catalogue when the caller's scopes are already cached, else undefined: never a lookup. */
-  visibleIfCached(): Promise<VisibleCatalog | undefined>;
+  /** A pass-through list, without the items of upstreams the caller may not reach. */
   list(method: Exclude<ListMethod, 'tools/list'>): Promise<CachedList>;
-  /** The upstream owning a prompt, resource or completion request, and its params in that upstream's names. */
+  /**
+   * The upstream owning a prompt, resource or completion request, and its params in that upstream's names.
+   * @throws GatewayError `invalid_arguments` (-32602) for one no upstream owns, or one the caller may not
+   *   reach: the same answer, so a hidden prompt or resource looks exactly like a missing one.
+   */
   route(method: RoutedMethod, params: Record<string, unknown>): Promise<Route>;
   /** The upstream configured under `name` (a catalogue tool's `upstream`). */
   upstream(name: string): UpstreamRuntime;
@@ -47,46 +53,67 @@ export interface Caller {
 /** The caller of one authenticated request (`request` from the edge, `era` from the SDK or the fast path). */
 export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequest, era: 'modern' | 'legacy'): Caller {
   const upstreams = runtime.upstreamSet;
-  const { credential, requestId } = request;
+  const { credential, requestId, traceId } = request;
   const onBehalfOf: OnBehalfOf = Object.freeze({ credential, requestId });
+  const access = accessFor(request.standing, runtime.config.upstreams);
+  const reachable = (name: string) => {
+    const config = runtime.config.upstreams.find((u) => u.name === name);
+    return config !== undefined && mayReach(config, access);
+  };
   const caller: Caller = {
     credential,
     requestId,
+    traceId,
     onBehalfOf,
     era,
-    catalog: () => upstreams.catalog(onBehalfOf),
-    scopes: () => request.scopes(),
-    list: (method) => upstreams.list(method, onBehalfOf),
-    route: (method, params) => upstreams.route(method, params, onBehalfOf),
+    access,
+    catalog: () =>
+      inSpan('catalog', {}, async (span) => {
+        const catalog = await upstreams.catalog(onBehalfOf);
+        span?.setAttributes({ 'ai.cpz.gateway.catalog.version': catalog.version, 'ai.cpz.gateway.catalog.tools': catalog.tools.length });
+        return catalog;
+      }),
+    list: (method) => upstreams.list(method, onBehalfOf, reachable),
+    async route(method, params) {
+      const route = await upstreams.route(method, params, onBehalfOf);
+      if (reachable(route.upstream.client.name)) return route;
+      throw unknownRouted(method, params);
+    },
     upstream(name) {
       const found = upstreams.get(name);
       if (!found) throw new GatewayError('internal', `no upstream named ${name}`);
       return found;
     },
     async visible() {
-      const [catalog, result] = await Promise.all([caller.catalog(), caller.scopes()]);
-      if (result.kind === 'unauthorized') throw new GatewayError('unauthorized', 'the scope endpoint refused the credential');
-      return visibleCatalog(catalog, result);
-    },
-    async visibleIfCached() {
-      const result = await runtime.scopes.cached(credential);
-      if (!result || result.kind === 'unauthorized') return undefined;
-      return visibleCatalog(await caller.catalog(), result);
+      return visibleCatalog(await caller.catalog(), access);
     },
   };
   return caller;
 }
 
+/** The answer for a prompt, resource or completion nobody owns (upstream-set.ts gives the same). */
+function unknownRouted(method: RoutedMethod, params: Record<string, unknown>): GatewayError {
+  const ref = (params.ref ?? {}) as Record<string, unknown>;
+  if (method === 'prompts/get' || (method === 'completion/complete' && ref.type === 'ref/prompt')) {
+    return new GatewayError('invalid_arguments', `Unknown prompt: ${String(method === 'prompts/get' ? params.name : ref.name)}`);
+  }
+  const uri = method === 'resources/read' ? params.uri : ref.uri;
+  return new GatewayError('invalid_arguments', `Resource not found: ${String(uri).slice(0, 200)}`);
+}
+
 /** The caller's view; its tool list is filtered on first use only (a warm tools/list or search never needs it). */
-function visibleCatalog(catalog: Catalog, result: Exclude<ScopeResult, { kind: 'unauthorized' }>): VisibleCatalog {
-  const scopes: CallerScopes = result.kind === 'scopes' ? result.scopes : 'unknown';
+function visibleCatalog(catalog: Catalog, access: Access): VisibleCatalog {
   let tools: readonly CatalogTool[] | undefined;
+  let key: string | undefined;
   return {
     catalog,
-    scopes,
-    key: visibilityKey(catalog, scopes),
+    access,
+    // Lazy, like the tools: a direct tools/call reads neither.
+    get key() {
+      return (key ??= visibilityKey(catalog, access));
+    },
     get tools() {
-      return (tools ??= visibleTools(catalog, scopes));
+      return (tools ??= visibleTools(catalog, access));
     },
   };
 }

@@ -1,44 +1,87 @@
+import type { UpstreamConfig } from '../../config/types.ts';
+import type { Standing } from '../auth/authenticate.ts';
 import type { Catalog, CatalogTool } from '../catalog/catalog.ts';
 
 /**
- * Visibility: the one place that decides which catalogue tools a caller may see, for tools/list,
- * search_tools, call_tool, direct calls and the nearest-name hints of an unknown tool. Pure: functions
- * of data (catalogue, scopes, settings), no HTTP, no SDK.
+ * Visibility: the one place that decides what a caller may see and reach, for tools/list,
+ * search_tools, call_tool, direct calls, the nearest-name hints of an unknown tool, and resources,
+ * prompts and completions. Pure: functions of data (catalogue, standing, config), no HTTP, no SDK.
  */
-
-/** The caller's scopes, or `unknown` when the lookup failed (then nothing is hidden: fail-open). */
-export type CallerScopes = readonly string[] | 'unknown';
 
 /**
- * Whether a caller may see a tool: it holds ANY of the tool's required scopes; a tool with no
- * requirement is visible to all; unknown scopes see everything. Pure: a function of data only.
+ * What a caller may reach of one upstream: everything (`all`), nothing (`none`), or what these scopes
+ * permit. Derived from the caller's standing and the upstream's config by {@link accessFor}.
  */
-export function isVisible(tool: CatalogTool, scopes: CallerScopes): boolean {
-  if (scopes === 'unknown' || tool.requiredScopes.length === 0) return true;
-  return tool.requiredScopes.some((scope) => scopes.includes(scope));
+export type UpstreamAccess = 'all' | 'none' | readonly string[];
+
+/** A caller's access to every upstream, and the key all callers with the same access share. */
+export interface Access {
+  of(upstream: string): UpstreamAccess;
+  /** Same key, same visible catalogue (for a given catalogue version): the cache key of listings. */
+  readonly key: string;
+  /** The standing it was derived from. */
+  readonly standing: Standing;
 }
 
 /**
- * The caller's visible catalogue: the tools of `catalog` the caller may see, in catalogue order.
- * Scope rules from config are already folded into each tool's `requiredScopes` (see buildCatalog),
- * so the answer depends on the catalogue version and the caller's scopes only. A denied tool is
- * simply absent: callers cannot tell it from a tool that does not exist.
+ * The caller's access, one rule for listing, search, call_tool, direct calls, reads, prompts and
+ * near-name hints (issue 13):
+ * - scopes from a source: those scopes, on every upstream;
+ * - `unchecked` (no scope source configured): everything on an upstream that receives the caller's
+ *   credential (it decides), nothing but public items on one that does not (the caller is anonymous to it);
+ * - `unverified` (the lookup failed): everything on an upstream whose failure mode is `open`, nothing on
+ *   a `closed` one (the edge answers 503 for requests that need it).
+ * Pure: a function of data only.
  */
-export function visibleTools(catalog: Catalog, scopes: CallerScopes): readonly CatalogTool[] {
-  return scopes === 'unknown' ? catalog.tools : catalog.tools.filter((tool) => isVisible(tool, scopes));
+export function accessFor(standing: Standing, upstreams: readonly UpstreamConfig[]): Access {
+  if (standing.kind === 'scopes') {
+    const scopes = standing.scopes;
+    let key: string | undefined;
+    // The key is read only when a listing is built or looked up: a tools/call never pays for it.
+    return {
+      standing,
+      of: () => scopes,
+      get key() {
+        return (key ??= `s:${[...scopes].sort().join(' ')}`);
+      },
+    };
+  }
+  const byUpstream = new Map<string, UpstreamAccess>();
+  for (const upstream of upstreams) {
+    const forwards = upstream.url !== undefined && upstream.forwardCredentials;
+    byUpstream.set(upstream.name, standing.kind === 'unchecked' ? (forwards ? 'all' : []) : upstream.scopes.failureMode === 'open' ? 'all' : 'none');
+  }
+  const key = `u:${[...byUpstream].map(([name, access]) => `${name}=${typeof access === 'string' ? access : '-'}`).join(',')}`;
+  return { standing, of: (upstream) => byUpstream.get(upstream) ?? 'none', key };
+}
+
+/** Whether `access` permits something requiring ANY of `required` (`[]`: public). */
+export function permits(access: UpstreamAccess, required: readonly string[]): boolean {
+  if (access === 'all') return true;
+  if (access === 'none') return false;
+  return required.length === 0 || required.some((scope) => access.includes(scope));
+}
+
+/**
+ * Whether a caller may see (and so call) a tool: its upstream's access permits the tool's required
+ * scopes (any one suffices; a tool with none is public). A tool that is not visible is answered
+ * exactly as a tool that does not exist, on every path.
+ */
+export function isVisible(tool: CatalogTool, access: Access): boolean {
+  return permits(access.of(tool.upstream), tool.requiredScopes);
 }
 
 /** A catalogue tool by exposed name when the caller may see it, else undefined (missing and denied alike). */
-export function visibleToolNamed(catalog: Catalog, scopes: CallerScopes, name: string): CatalogTool | undefined {
+export function visibleToolNamed(catalog: Catalog, access: Access, name: string): CatalogTool | undefined {
   const tool = catalog.byName.get(name);
-  return tool && isVisible(tool, scopes) ? tool : undefined;
+  return tool && isVisible(tool, access) ? tool : undefined;
 }
 
 /**
  * What a direct tools/call does with a catalogue tool the caller cannot see (config
- * `policy.hiddenToolCalls`): `forward` sends it to the upstream, whose platform decides for this
- * credential (no scope lookup on the direct path); `refuse` answers it as an unknown tool, exactly
- * like a missing one, without contacting the upstream.
+ * `policy.hiddenToolCalls`): `refuse` (the default) answers it exactly as an unknown tool, without
+ * contacting the upstream; `forward` sends it anyway, for an upstream whose platform decides every call
+ * itself and whose own refusal the caller should see.
  */
 export type HiddenToolCalls = 'forward' | 'refuse';
 
@@ -52,24 +95,39 @@ export function hiddenToolCallsFor(setting: HiddenToolCalls, oauthGrant: boolean
   return oauthGrant ? 'refuse' : setting;
 }
 
-/** Whether a direct call of `tool` must consult the caller's scopes first under `setting`. */
-export function directCallNeedsScopes(setting: HiddenToolCalls): boolean {
-  return setting === 'refuse';
+/**
+ * Whether a direct tools/call of `tool` goes to the upstream: under `refuse` only when the caller may
+ * see it ({@link isVisible}); under `forward` always.
+ */
+export function directCallAllowed(tool: CatalogTool, access: Access, setting: HiddenToolCalls): boolean {
+  return setting === 'forward' || isVisible(tool, access);
 }
 
 /**
- * Whether a direct tools/call of `tool` goes to the upstream: always under `forward`; under `refuse`
- * only when the caller may see it ({@link isVisible}).
+ * Whether a caller may reach an upstream's resources, prompts and completions
+ * (`upstreams[].scopes.required`, any one suffices; `[]`: public).
  */
-export function directCallAllowed(tool: CatalogTool, scopes: CallerScopes, setting: HiddenToolCalls): boolean {
-  return setting === 'forward' || isVisible(tool, scopes);
+export function mayReach(upstream: UpstreamConfig, access: Access): boolean {
+  return permits(access.of(upstream.name), upstream.scopes.required);
 }
 
 /**
- * The key of a caller's visible catalogue: the catalogue version plus the caller's scopes reduced to
- * those the catalogue uses, so every credential with the same effective scopes shares one entry.
+ * The caller's visible catalogue: the tools of `catalog` the caller may see, in catalogue order.
+ * Scope rules from config are already folded into each tool's `requiredScopes` (see buildCatalog),
+ * so the answer depends on the catalogue version and the caller's access only.
  */
-export function visibilityKey(catalog: Catalog, scopes: CallerScopes): string {
-  if (scopes === 'unknown') return `${catalog.version}|*`;
-  return `${catalog.version}|${scopes.filter((s) => catalog.scopesInUse.has(s)).sort().join(' ')}`;
+export function visibleTools(catalog: Catalog, access: Access): readonly CatalogTool[] {
+  return catalog.tools.filter((tool) => isVisible(tool, access));
+}
+
+/**
+ * The key of a caller's visible catalogue: the catalogue version plus the caller's access, scopes
+ * reduced to those the catalogue uses, so every credential with the same effective scopes shares one entry.
+ */
+export function visibilityKey(catalog: Catalog, access: Access): string {
+  if (access.standing.kind !== 'scopes') return `${catalog.version}|${access.key}`;
+  return `${catalog.version}|s:${access.standing.scopes
+    .filter((s) => catalog.scopesInUse.has(s))
+    .sort()
+    .join(' ')}`;
 }

@@ -8,6 +8,10 @@ import { toolErrorResult, type ErrorKind } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { toolLabel } from '../obs/metrics.ts';
 import { NEAREST_LIMIT, callCatalogTool, type ToolCallAnswer } from './tool-call.ts';
+import type { CatalogTool } from '../catalog/catalog.ts';
+import type { AuditOutcome } from '../obs/audit.ts';
+import { recordDecision } from './tool-decision.ts';
+import { inSpan } from '../obs/tracing.ts';
 
 /**
  * call_tool: runs a visible, read-only, non-advertised tool and returns its result exactly as a direct
@@ -22,6 +26,7 @@ import { NEAREST_LIMIT, callCatalogTool, type ToolCallAnswer } from './tool-call
  *    the client can see;
  * 4. arguments failing the tool's inputSchema: every offending path and the tool's input_schema.
  * Refusals are tool execution errors (server/tools §Error Handling): the model reads them and retries.
+ * Each refusal is recorded once as a tool decision (audit event, request span: {@link auditOutcome}).
  * @param definition - call_tool as advertised (its own arguments are checked against it first).
  */
 export async function callThroughDispatcher(
@@ -30,6 +35,7 @@ export async function callThroughDispatcher(
   definition: Tool,
   args: Record<string, unknown>,
 ): Promise<ToolCallAnswer> {
+  const started = performance.now();
   const refuse = (
     tool: string,
     outcome: 'refused' | 'invalid_arguments' | 'is_error',
@@ -41,22 +47,36 @@ export async function callThroughDispatcher(
     const label = toolLabel(tool, (n) => visible.catalog.byName.has(n) || visible.catalog.withheld?.has(n) === true);
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: label, via: 'call_tool', outcome });
     d.log.info({ tool: label, kind }, 'call_tool refused without contacting the upstream');
+    const known = visible.catalog.byName.get(tool) ?? visible.catalog.withheld?.get(tool);
+    recordDecision(d, {
+      via: 'call_tool',
+      name: tool,
+      tool: known,
+      outcome: auditOutcome(kind, known),
+      reason: kind,
+      arguments: args.arguments ?? {},
+      started,
+    });
     const result = toolErrorResult(kind, message);
     return { ...result, _meta: { ...result._meta, ...meta } };
   };
 
   const own = d.runtime.inputs.check(CALL_TOOL, definition.inputSchema, args);
   if (!own.ok)
-    return refuse('', 'invalid_arguments', 'invalid_arguments', `Invalid arguments for call_tool: ${own.issues.join('; ')}.`, {
-      'ai.cpz.gateway/paths': own.paths,
-    });
+    return refuse(
+      typeof args.name === 'string' ? args.name : '',
+      'invalid_arguments',
+      'invalid_arguments',
+      `Invalid arguments for call_tool: ${own.issues.join('; ')}.`,
+      { 'ai.cpz.gateway/paths': own.paths },
+    );
   const name = args.name as string;
   const targetArgs = (args.arguments as Record<string, unknown> | undefined) ?? {};
 
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return refuse(name, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
   const tool = visibleTool(visible, name);
   const withheld = tool ? undefined : visible.catalog.withheld?.get(name);
-  if (withheld && isVisible(withheld, visible.scopes) && !isAppOnlyTool(withheld.definition)) {
+  if (withheld && isVisible(withheld, visible.access) && !isAppOnlyTool(withheld.definition)) {
     return refuse(
       name,
       'is_error',
@@ -66,7 +86,9 @@ export async function callThroughDispatcher(
   }
   if (!tool) {
     const index = await d.runtime.searchIndexes.get(visible.catalog);
-    const nearest = index.nearestNames(name, { limit: NEAREST_LIMIT, filter: (n) => visibleTool(visible, n) !== undefined });
+    const nearest = inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () =>
+      index.nearestNames(name, { limit: NEAREST_LIMIT, filter: (n) => visibleTool(visible, n) !== undefined }),
+    );
     const hint = nearest.length ? ` Nearest names: ${nearest.join(', ')}.` : '';
     return refuse(name, 'refused', 'unknown_tool', `Unknown tool: ${name}.${hint} Use search_tools to find a tool for the task.`, {
       'ai.cpz.gateway/nearest': nearest,
@@ -91,4 +113,16 @@ export async function callThroughDispatcher(
     });
   }
   return callCatalogTool(d, tool, targetArgs, 'call_tool');
+}
+
+/**
+ * The audit outcome of a call_tool refusal. Operators are told what the caller is not: an "unknown
+ * tool" answer about a catalogue tool is a refusal for scope, and "call it directly" says whether the
+ * tool changes state or is simply advertised.
+ */
+function auditOutcome(kind: ErrorKind, tool: CatalogTool | undefined): AuditOutcome {
+  if (kind === 'invalid_arguments') return 'invalid_arguments';
+  if (kind === 'unknown_tool') return tool ? 'refused_scope' : 'unknown_tool';
+  if (kind === 'call_directly') return tool && !tool.readOnly ? 'refused_write_via_call_tool' : 'refused_advertised';
+  return 'error';
 }

@@ -11,7 +11,7 @@ import { callToolDirect } from './tool-call.ts';
  * `/mcp/compact`: progressive discovery (issue 8). tools/list holds search_tools, call_tool, every
  * state-changing tool and the configured read anchors the caller may see (compact-tools.ts); the rest
  * of the visible catalogue is found with search_tools and run through call_tool. Any other tools/call
- * name is a direct call, exactly as on `/mcp` (no scope lookup on that path).
+ * name is a direct call, exactly as on `/mcp` (visible tools only).
  */
 export const compactSurface: Surface = {
   name: 'compact',
@@ -28,11 +28,6 @@ export const compactSurface: Surface = {
     return name === SEARCH_TOOLS ? searchTools(d, visible, definition, args ?? {}) : callThroughDispatcher(d, visible, definition, args ?? {});
   },
   advertises: (tool, config) => compactAdvertises(tool, config),
-  needsScopes: (message) => {
-    if (message.method === 'tools/list') return true;
-    const name = (message.params as { name?: unknown } | undefined)?.name;
-    return message.method === 'tools/call' && (name === SEARCH_TOOLS || name === CALL_TOOL);
-  },
 };
 
 /** The compact tools/list of a visible catalogue, cached per catalogue version and effective scopes. */

@@ -27,8 +27,9 @@ export function fullDefinition(tool: CatalogTool, config: GatewayConfig): Tool {
 
 /**
  * `/mcp`: the caller's whole visible catalogue. tools/list is the catalogue filtered by the caller's
- * scopes (one cached listing per catalogue version and effective scope set), the everyday tools marked
- * to stay loaded ({@link fullDefinition}); tools/call goes straight upstream without a scope lookup.
+ * access (one cached listing per catalogue version and effective access), the everyday tools marked to
+ * stay loaded ({@link fullDefinition}); tools/call runs a visible tool and answers any other name as
+ * unknown (tool-call.ts `callToolDirect`).
  */
 export const fullSurface: Surface = {
   name: 'full',
@@ -40,5 +41,4 @@ export const fullSurface: Surface = {
   },
   callTool: (d, name, args) => callToolDirect(d, name, args),
   advertises: () => true,
-  needsScopes: (message) => message.method === 'tools/list',
 };

@@ -7,6 +7,7 @@ import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { visibleToolNamed } from '../policy/visibility.ts';
 import { isAppOnlyTool } from '../catalog/extensions.ts';
+import { inSpan } from '../obs/tracing.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
  *  keeps name, title, the description's first sentence and `advertised`. */
@@ -54,7 +55,18 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const started = performance.now();
   let page;
   try {
-    page = index.searchPage(query, { limit, category, upstream, filter: (name) => visibleTool(visible, name) !== undefined, filterKey: visible.key });
+    // The query is an argument value: the span holds the result count only.
+    page = await inSpan('search', { 'ai.cpz.gateway.search.limit': limit }, async (span) => {
+      const found = await d.runtime.searchIndexes.searchPage(index, query, {
+        limit,
+        category,
+        upstream,
+        filter: (name) => visibleTool(visible, name) !== undefined,
+        filterKey: visible.key,
+      });
+      span?.setAttribute('ai.cpz.gateway.search.results', found.hits.length);
+      return found;
+    });
   } catch (error) {
     if (!(error instanceof EmptyQueryError)) throw error;
     count('invalid_arguments');
@@ -87,7 +99,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
  */
 export function visibleTool(visible: VisibleCatalog, name: string): CatalogTool | undefined {
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return undefined;
-  const tool = visibleToolNamed(visible.catalog, visible.scopes, name);
+  const tool = visibleToolNamed(visible.catalog, visible.access, name);
   return tool && !isAppOnlyTool(tool.definition) ? tool : undefined;
 }
 

@@ -1,9 +1,12 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/catalog.ts';
-import { GatewayError, classifyUpstreamFailure, toolErrorResult } from '../errors.ts';
+import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
 import { forward, forwardFailure, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
-import { directCallAllowed, directCallNeedsScopes, hiddenToolCallsFor, visibleToolNamed } from '../policy/visibility.ts';
+import { directCallAllowed, hiddenToolCallsFor, isVisible, visibleToolNamed } from '../policy/visibility.ts';
+import type { VisibleCatalog } from '../policy/caller.ts';
+import type { AuditOutcome } from '../obs/audit.ts';
+import { recordDecision, spendToolBudgets } from './tool-decision.ts';
 import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
 import { isAppOnlyTool } from '../catalog/extensions.ts';
 
@@ -21,41 +24,56 @@ export type { ToolCallAnswer } from '../mcp/types.ts';
  * arguments object) are an isError "invalid arguments" result, and nothing is sent.
  * Execution failures (timeout, upstream down, 5xx, a refused credential) come back as isError results;
  * a JSON-RPC error the upstream answered (unknown tool, invalid params, -32021) is rethrown unchanged;
- * an `input_required` answer is relayed as it is (nothing to check yet). No scope lookup happens here:
- * enforcement of the call stays with the upstream's platform.
+ * an `input_required` answer is relayed as it is (nothing to check yet). The caller's access to the
+ * tool is decided before this (callToolDirect, call_tool). Before anything is forwarded the call
+ * spends its rate budgets (a spent one answers isError `rate_limited`, tool-decision.ts); every
+ * outcome is recorded once as a tool decision (audit event, request span).
  * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
  */
 export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<ToolCallAnswer> {
   const { metrics } = d.runtime;
   const started = performance.now();
   const labels = { endpoint: d.surface.name, tool: tool.name, via };
-  let result: CallToolResult;
+  const decided = (outcome: AuditOutcome, reason?: string, budget?: string) =>
+    recordDecision(d, { via, name: tool.name, tool, outcome, reason, arguments: args ?? {}, started, budget });
   const breach = args ? findLimitBreach(args, d.runtime.config.limits, via === 'call_tool' ? ['arguments', 'arguments'] : ['arguments']) : undefined;
   if (breach) {
-    // Nothing was sent: the caller's input broke a limit (limits.*), which the model can correct.
+    // Nothing was sent (and no budget spent): the caller's input broke a limit (limits.*), which the model can correct.
     metrics.toolCalls.inc({ ...labels, outcome: 'invalid_arguments' });
+    decided('invalid_arguments', `limits.${breach.limit}`);
     return toolErrorResult('invalid_arguments', `Invalid arguments for ${tool.name}: ${describeBreach(breach)}.`);
   }
+  const limited = await spendToolBudgets(d, tool);
+  if (limited) {
+    metrics.toolCalls.inc({ ...labels, outcome: 'rate_limited' });
+    decided('rate_limited', 'rate_limited', limited.budget);
+    return limited.result;
+  }
+  let result: CallToolResult;
   try {
     const upstream = d.caller.upstream(tool.upstream).client;
     const raw = await forward(d, upstream, 'tools/call', { name: tool.upstreamName, arguments: args ?? {} }, tool.definition);
     if (isInputRequired(raw)) {
       metrics.toolCalls.inc({ ...labels, outcome: 'input_required' });
+      decided('input_required');
       return raw as InputRequiredResult;
     }
     result = raw as CallToolResult;
   } catch (error) {
-    const failure = classifyUpstreamFailure(error, tool.upstream);
+    const failure = failureOf(error, tool.upstream);
     if (failure.kind === 'upstream_rejected') {
       const relayed = forwardFailure(d, 'tools/call', error, tool.upstream);
       if ('result' in relayed) {
         metrics.toolCalls.inc({ ...labels, outcome: 'input_required' });
+        decided('input_required');
         return relayed.result as unknown as InputRequiredResult;
       }
       metrics.toolCalls.inc({ ...labels, outcome: failure.code === -32602 ? 'invalid_arguments' : 'is_error' });
+      decided(failure.code === -32602 ? 'invalid_arguments' : 'error', `upstream_rejected ${failure.code}`);
       throw relayed.error;
     }
     metrics.toolCalls.inc({ ...labels, outcome: 'is_error' });
+    decided('error', failure.kind);
     if (failure.kind === 'cancelled') d.log.info({ tool: tool.name, upstream: tool.upstream }, 'tools/call cancelled by the caller');
     else d.log.warn({ tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message }, 'tools/call failed upstream; answering isError');
     return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
@@ -67,12 +85,14 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
     metrics.outputSchemaViolations.inc({ tool: tool.name });
     metrics.toolCalls.inc({ ...labels, outcome: 'output_schema_violation' });
     d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'upstream result broke its outputSchema; answering isError');
+    decided('output_schema_violation', 'output_schema_violation');
     return {
       ...toolErrorResult('output_schema_violation', check.message),
       _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths },
     };
   }
   metrics.toolCalls.inc({ ...labels, outcome: result.isError ? 'is_error' : 'ok' });
+  decided(result.isError ? await directFailureOutcome(d, tool, args, via) : 'ok', result.isError ? 'is_error' : undefined);
   return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
 }
 
@@ -81,22 +101,33 @@ export const NEAREST_LIMIT = 5;
 
 /**
  * The direct tools/call path of a surface: the tool must be in the caller's merged catalogue under its
- * exposed name (unknown names are -32602, as the spec says, with the nearest names the caller may see:
- * {@link nearestVisibleNames}; a tool of an upstream that is down answers isError). A tool the caller
- * cannot see is what `policy.hiddenToolCalls` says (policy/visibility.ts): `forward` (the default) sends
- * it to the upstream without a scope lookup, whose platform decides for this credential; `refuse`
- * looks the caller's scopes up and answers it exactly as an unknown tool. An OAuth caller always gets
- * `refuse` ({@link hiddenToolCallsFor}).
+ * exposed name and, under `policy.hiddenToolCalls: refuse` (the default), visible to the caller
+ * (policy/visibility.ts); anything else is -32602 "Unknown tool", the same answer for a tool that does
+ * not exist and one the caller may not see, with the nearest names the caller may see
+ * ({@link nearestVisibleNames}), before any upstream is contacted. The caller's access was resolved at
+ * the edge: no scope lookup here. A visible tool of an upstream that is down answers isError. Arguments
+ * are checked (by the upstream) only once the tool is allowed, so no validation message can describe a
+ * hidden tool. `forward` sends hidden tools on anyway, for an upstream that checks every call itself.
  */
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer> {
+  const started = performance.now();
+  const visible = await d.caller.visible();
+  const found = visible.catalog.byName.get(name) ?? visible.catalog.withheld?.get(name);
   const setting = hiddenToolCallsFor(d.runtime.config.policy.hiddenToolCalls, d.caller.credential.granted !== undefined);
-  const catalog = await d.caller.catalog();
-  const found = catalog.byName.get(name) ?? catalog.withheld?.get(name);
-  const scopes = found && directCallNeedsScopes(setting) ? (await d.caller.visible()).scopes : 'unknown';
-  const tool = found && directCallAllowed(found, scopes, setting) ? found : undefined;
+  const tool = found && directCallAllowed(found, visible.access, setting) ? found : undefined;
   if (!tool) {
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
-    const nearest = await nearestVisibleNames(d, name);
+    // A hidden tool refused looks unknown to the caller, not to the operator.
+    recordDecision(d, {
+      via: 'direct',
+      name,
+      tool: found,
+      outcome: found ? 'refused_scope' : 'unknown_tool',
+      reason: 'unknown_tool',
+      arguments: args ?? {},
+      started,
+    });
+    const nearest = await nearestVisibleNames(d, visible, name);
     const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
     throw new GatewayError('unknown_tool', `Unknown tool: ${name}${hint}`, nearest.length ? { nearest } : {});
   }
@@ -105,18 +136,14 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
 
 /**
  * The catalogue names nearest to `name` (search/index.ts `nearestNames`) among the tools the caller may
- * see, only when its scopes are already cached: this path never triggers a scope lookup (enforcement
- * stays with the platform), and without the caller's scopes any suggestion could name a hidden tool.
- * So with scopes unknown to the cache, nothing is suggested. A failure to suggest suggests nothing.
+ * see: a suggestion never names a hidden tool. A failure to suggest suggests nothing.
  */
-async function nearestVisibleNames(d: DispatchContext, name: string): Promise<string[]> {
+async function nearestVisibleNames(d: DispatchContext, visible: VisibleCatalog, name: string): Promise<string[]> {
   try {
-    const visible = await d.caller.visibleIfCached();
-    if (!visible) return [];
     const index = await d.runtime.searchIndexes.get(visible.catalog);
     // A hint reaches the model: never an app-only tool (MCP Apps), as search_tools never returns one.
     const allowed = (n: string) => {
-      const tool = visibleToolNamed(visible.catalog, visible.scopes, n);
+      const tool = visibleToolNamed(visible.catalog, visible.access, n);
       return tool !== undefined && !isAppOnlyTool(tool.definition);
     };
     return index.nearestNames(name, { limit: NEAREST_LIMIT, filter: allowed });
@@ -124,4 +151,17 @@ async function nearestVisibleNames(d: DispatchContext, name: string): Promise<st
     d.log.warn({ err: (error as Error).message }, 'no nearest names for an unknown tool');
     return [];
   }
+}
+
+/**
+ * The audit outcome of an isError answer. A direct call is forwarded unchecked, so the upstream's
+ * refusal is named by what the gateway knows: arguments breaking the tool's inputSchema are the
+ * caller's invalid arguments (as call_tool would have said), a tool outside the caller's access
+ * (resolved at the edge) was refused for scope; anything else is an error.
+ */
+async function directFailureOutcome(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<AuditOutcome> {
+  if (via !== 'direct' || !d.runtime.audit.enabled) return 'error';
+  if (!d.runtime.inputs.check(tool.name, tool.definition.inputSchema, args ?? {}).ok) return 'invalid_arguments';
+  const visible = await d.caller.visible().catch(() => undefined);
+  return visible && !isVisible(tool, visible.access) ? 'refused_scope' : 'error';
 }

@@ -1,6 +1,9 @@
 import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   Client,
   ProtocolError,
+  PROTOCOL_VERSION_META_KEY,
   SdkError,
   SdkErrorCode,
   SdkHttpError,
@@ -12,11 +15,13 @@ import {
 } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
-import { GatewayError, classifyUpstreamFailure } from '../errors.ts';
+import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type OnBehalfOf } from './forward-scope.ts';
 import type { UpstreamInputRequest } from './input-bridge.ts';
+import { injectTraceHeaders, withTraceHeaders } from '../obs/tracing.ts';
+import { HttpHop, UpstreamStreamBroken, type HopCall, type HopSession } from './http-hop.ts';
 import { stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 
@@ -94,6 +99,21 @@ function keepWireErrorCodes(transport: Transport): void {
     onmessage?.(message, extra);
   };
 }
+/** The per-request methods the undici hop carries to an HTTP upstream (http-hop.ts); the rest stays with the SDK client. */
+const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod>([
+  'tools/call',
+  'resources/read',
+  'prompts/get',
+  'completion/complete',
+  'logging/setLevel',
+  'resources/subscribe',
+  'resources/unsubscribe',
+]);
+const LIST_CHANGED: Readonly<Record<string, ListMethod>> = {
+  'notifications/tools/list_changed': 'tools/list',
+  'notifications/prompts/list_changed': 'prompts/list',
+  'notifications/resources/list_changed': 'resources/list',
+};
 
 type ListChanged = (method: ListMethod) => void;
 
@@ -113,6 +133,13 @@ const LIVENESS_TIMEOUT_MS = 2000;
  * gets one Client per credential digest (or one for all when `forwardCredentials` is off), in a bounded
  * LRU pool, re-initialised once when the upstream answers 404 or 400 for the session (it restarted).
  *
+ * Forwarded requests to an HTTP upstream (tools/call and the other {@link ForwardMethod}s) travel on the
+ * undici hop (http-hop.ts: a keep-alive pool, `upstreams[].connections` sockets at most) inside the
+ * session the SDK client opened, with the credential and request id of `options` as explicit
+ * arguments; the SDK client does what happens once (handshake, server/discover, list pagination,
+ * listen streams) and everything over stdio, or over an in-process transport (`fetchUpstream` given).
+ * Errors come out of either as the SDK client's, so callers cannot tell which carried the request.
+ *
  * When the upstream goes away (connection refused or reset; the stdio process exited) the
  * {@link UpstreamSupervisor} reconnects with backoff: a new session, or a new process. Calls in flight
  * fail (isError upstream), calls made while an attempt runs wait for it, and `onReconnect` listeners
@@ -122,6 +149,12 @@ export class UpstreamClient {
   private shared?: Client;
   private info?: UpstreamInfo;
   private readonly sessions: LRUCache<string, Promise<Client>>;
+  /** HTTP upstreams reached over the network: the undici hop for forwarded requests. */
+  private readonly hop?: HttpHop;
+  /** The hop's view of each connected HTTP client: revision, session id, envelope. */
+  private readonly hopSessions = new WeakMap<Client, HopSession>();
+  /** How the SDK client's HTTP requests reach the upstream. */
+  private readonly fetchUpstream: FetchLike;
   private readonly listeners = new Set<ListChanged>();
   /** Resource-update listeners by URI (watchResource). */
   private readonly resourceListeners = new Map<string, Set<(uri: string) => void>>();
@@ -129,17 +162,32 @@ export class UpstreamClient {
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   private closed = false;
   private checking?: Promise<void>;
+  private readonly prober?: NodeJS.Timeout;
+  private probing = false;
+  /** Probes in a row that got no answer within `health.timeoutMs`. */
+  private silentProbes = 0;
 
   constructor(
     readonly config: UpstreamConfig,
     private readonly limits: GatewayConfig['limits'],
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
-    /** How HTTP requests reach the upstream: the global fetch, or an in-process one (createRuntime's `upstreamTransport`). */
-    private readonly fetchUpstream: FetchLike = (url, init) => fetch(url, init),
+    /**
+     * How HTTP requests reach the upstream: absent, over the network (the global fetch for the SDK
+     * client, the undici hop for forwarded requests); given (createRuntime's `upstreamTransport`, in
+     * process), every request goes through it on the SDK client.
+     */
+    fetchUpstream?: FetchLike,
   ) {
     this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
+    this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
+    if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined)
+      this.hop = new HttpHop(config.url, config.headers, config.connections);
+    if (config.health.intervalMs > 0) {
+      this.prober = setInterval(() => void runInBackground(() => this.probe()), config.health.intervalMs);
+      this.prober.unref();
+    }
   }
 
   get name(): string {
@@ -168,14 +216,15 @@ export class UpstreamClient {
     return this.supervisor.health();
   }
 
-  /** Registers a callback for upstream list_changed notifications (cache invalidation). */
-  onListChanged(listener: ListChanged): void {
+  /** Registers a callback for upstream list_changed notifications (cache invalidation); returns its removal. */
+  onListChanged(listener: ListChanged): () => void {
     this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
-  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. */
-  onReconnect(listener: () => void): void {
-    this.supervisor.onReconnect(listener);
+  /** Registers a callback for a reconnection after a loss (new session or new process): lists may have changed. Returns its removal. */
+  onReconnect(listener: () => void): () => void {
+    return this.supervisor.onReconnect(listener);
   }
 
   /**
@@ -230,6 +279,7 @@ export class UpstreamClient {
   /** Closes the connection (a stdio upstream's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
   async close(): Promise<void> {
     this.closed = true;
+    clearInterval(this.prober);
     // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us.
     await this.supervisor.close();
     try {
@@ -237,6 +287,7 @@ export class UpstreamClient {
       await this.watching?.then((c) => c.close()).catch(() => undefined);
     } finally {
       this.sessions.clear();
+      await this.hop?.close();
     }
   }
 
@@ -255,7 +306,10 @@ export class UpstreamClient {
       const cancelled = options.signal?.aborted === true;
       this.metrics.upstreamErrors.inc({ upstream: this.name, kind: cancelled ? 'cancelled' : failure.kind });
       if (!cancelled && isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
-      throw error;
+      // A response stream cut mid-answer: the upstream may be gone, or only that stream.
+      else if (!cancelled && error instanceof UpstreamStreamBroken) void runInBackground(() => this.checkAlive());
+      // Classified once, here where it failed: every layer above reads this error's kind and code.
+      throw error instanceof GatewayError ? error : upstreamFailureError(failure, this.name, error);
     } finally {
       this.metrics.upstreamRequestDuration.observe({ upstream: this.name, method }, (performance.now() - started) / 1000);
     }
@@ -265,6 +319,8 @@ export class UpstreamClient {
     const info = await this.describe();
     const client = info.sessionful ? await this.sessionClient() : this.shared!;
     try {
+      const session = this.hop && HOP_METHODS.has(method) ? this.hopSessions.get(client) : undefined;
+      if (session) return await this.hop!.request(session, method, params, this.hopCall(options));
       return await client.request(
         { method: method as 'tools/call', params },
         {
@@ -329,6 +385,7 @@ export class UpstreamClient {
       instructions: client.getInstructions(),
     };
     info.resourceUpdates = info.capabilities.resources?.subscribe === true && (info.era === 'modern' || sessionful || this.transport === 'stdio');
+    if (transport instanceof StreamableHTTPClientTransport) this.hopSessions.set(client, hopSession(client, transport));
     if (sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
     else this.shared = client;
     this.watchStreams(client);
@@ -381,6 +438,7 @@ export class UpstreamClient {
       const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
       client = fresh.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) }).then(() => {
         keepWireErrorCodes(transport);
+        this.hopSessions.set(fresh, hopSession(fresh, transport));
         this.watchListChanges(fresh, this.info!);
         this.watchStreams(fresh);
         return fresh;
@@ -397,10 +455,41 @@ export class UpstreamClient {
     return forwardScope.getStore()?.credential?.digest ?? 'anonymous';
   }
 
+  /** What the hop needs of one forward: the credential headers and request id it was given, and the relays. */
+  private hopCall(options: ForwardOptions): HopCall {
+    return {
+      credentialHeaders: this.config.forwardCredentials ? options.credential?.headers : undefined,
+      requestId: options.requestId,
+      signal: options.signal,
+      onprogress: options.onprogress,
+      onlog: options.onlog,
+      onnotification: (method, params) => {
+        const list = LIST_CHANGED[method];
+        if (list) this.listChanged(list);
+        const uri = (params as { uri?: unknown } | undefined)?.uri;
+        if (method === 'notifications/resources/updated' && typeof uri === 'string') this.resourceUpdated(uri);
+      },
+      oninputrequest: options.oninputrequest,
+      // The hop bypasses the SDK transport's fetch hook, so the trace context goes on here.
+      headers: withTraceHeaders(options.headers),
+      allowInputRequired: options.allowInputRequired,
+      timeoutMs: this.config.timeoutMs,
+    };
+  }
+
+  private resourceUpdated(uri: string): void {
+    for (const listener of this.resourceListeners.get(uri) ?? []) listener(uri);
+  }
+
+  private listChanged(method: ListMethod): void {
+    this.log.info({ upstream: this.name, method }, 'upstream list changed');
+    for (const listener of this.listeners) listener(method);
+  }
+
   /**
    * The transport's fetch hook: static config headers, then the credential headers (when
-   * `forwardCredentials`) and request id of the send under way, from the client's own forward scope.
-   * Background work (catalogue warm-up, reconnects, listen streams) runs outside it and carries neither.
+   * `forwardCredentials`) and request id of the send under way, from the client's own forward scope,
+   * and the current span's W3C trace context when tracing is on (obs/tracing.ts). Background work (catalogue warm-up, reconnects, listen streams) runs outside it and carries neither.
    */
   private readonly forwardingFetch: FetchLike = (url, init) => {
     const headers = new Headers(init?.headers);
@@ -408,6 +497,7 @@ export class UpstreamClient {
     const scope = forwardScope.getStore();
     if (scope?.credential && this.config.forwardCredentials) for (const [name, value] of Object.entries(scope.credential.headers)) headers.set(name, value);
     if (scope?.requestId) headers.set('x-request-id', scope.requestId);
+    injectTraceHeaders(headers);
     return this.fetchUpstream(url, { ...init, headers });
   };
 
@@ -422,6 +512,59 @@ export class UpstreamClient {
       if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message))
         void runInBackground(() => this.checkAlive());
     };
+  }
+
+  /**
+   * One health probe (every `health.intervalMs`, outside any request). Up: HTTP upstreams get a `ping`
+   * POST of their own (any HTTP answer proves the server alive, whatever the session or era), stdio ones
+   * a `ping` request; a refused or reset connection marks the upstream lost at once, two probes in a row
+   * without an answer within `health.timeoutMs` too. Down: a reconnect attempt, subject to
+   * `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to `restart.maxDelayMs`).
+   * Never contacts an upstream that was never used (`idle`): the first connection is on first use.
+   */
+  private async probe(): Promise<void> {
+    if (this.closed || this.probing) return;
+    const health = this.supervisor.health();
+    if (health.attempting || health.state === 'idle' || health.state === 'connecting') return;
+    this.probing = true;
+    try {
+      if (health.state === 'down') {
+        await this.supervisor.connection().catch(() => undefined);
+        return;
+      }
+      const outcome = await this.ping();
+      if (outcome === 'alive') this.silentProbes = 0;
+      else if (outcome === 'lost' || ++this.silentProbes >= 2) {
+        this.silentProbes = 0;
+        const why = outcome === 'lost' ? 'refuses connections' : `did not answer two health probes within ${this.config.health.timeoutMs} ms`;
+        this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name} went away (it ${why})`, { upstream: this.name }));
+      }
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async ping(): Promise<'alive' | 'lost' | 'silent'> {
+    const timeoutMs = this.config.health.timeoutMs;
+    try {
+      if (this.transport === 'stdio') {
+        // A JSON-RPC error answer (a server without ping) is an answer too.
+        await this.shared?.ping({ timeout: timeoutMs }).catch((error: unknown) => {
+          if (error instanceof SdkError && (error.code === SdkErrorCode.RequestTimeout || isConnectionLoss(error))) throw error;
+        });
+        return 'alive';
+      }
+      const response = await this.fetchUpstream(this.config.url!, {
+        method: 'POST',
+        headers: { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 'gateway-health', method: 'ping' }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+      await response.body?.cancel();
+      return 'alive';
+    } catch (error) {
+      return isConnectionLoss(error) ? 'lost' : 'silent';
+    }
   }
 
   private checkAlive(): Promise<void> {
@@ -507,13 +650,8 @@ export class UpstreamClient {
         return (await ask({ method, params: request.params as Record<string, unknown> })) as never;
       });
     }
-    client.setNotificationHandler('notifications/resources/updated', (notification) => {
-      for (const listener of this.resourceListeners.get(notification.params.uri) ?? []) listener(notification.params.uri);
-    });
-    const notify = (method: ListMethod) => () => {
-      this.log.info({ upstream: this.name, method }, 'upstream list changed');
-      for (const listener of this.listeners) listener(method);
-    };
+    client.setNotificationHandler('notifications/resources/updated', (notification) => this.resourceUpdated(notification.params.uri));
+    const notify = (method: ListMethod) => () => this.listChanged(method);
     client.setNotificationHandler('notifications/tools/list_changed', notify('tools/list'));
     client.setNotificationHandler('notifications/prompts/list_changed', notify('prompts/list'));
     client.setNotificationHandler('notifications/resources/list_changed', notify('resources/list'));
@@ -535,6 +673,22 @@ export class UpstreamClient {
       ),
     );
   }
+}
+
+/** The hop's view of a connected client: what its handshake negotiated, and the 2026-07-28 envelope it sends. */
+function hopSession(client: Client, transport: StreamableHTTPClientTransport): HopSession {
+  const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
+  const protocolVersion = client.getNegotiatedProtocolVersion() ?? '2025-03-26';
+  return {
+    era,
+    protocolVersion,
+    sessionId: transport.sessionId,
+    // The SDK client's outbound envelope (its codec's outboundEnvelope): this hop's client declares no capabilities.
+    envelope:
+      era === 'modern'
+        ? { [PROTOCOL_VERSION_META_KEY]: protocolVersion, [CLIENT_INFO_META_KEY]: GATEWAY_CLIENT, [CLIENT_CAPABILITIES_META_KEY]: {} }
+        : undefined,
+  };
 }
 
 const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);

@@ -1,5 +1,5 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
-import { GatewayError, RelayedUpstreamError, classifyUpstreamFailure } from '../errors.ts';
+import { GatewayError, RelayedUpstreamError, failureOf, upstreamFailureError } from '../errors.ts';
 import type { RequestView } from '../mcp/types.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
@@ -7,6 +7,7 @@ import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts'
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
 import type { InputBridge, UpstreamInputRequest } from './input-bridge.ts';
 import { translateUpstreamError, type InputRequired, type TranslationContext } from '../mcp/error-translation.ts';
+import { upstreamSpan } from '../obs/tracing.ts';
 
 /** Cache hints are kept for modern callers only. */
 const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];
@@ -22,7 +23,7 @@ const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call'
 export interface ForwardingContext {
   readonly request: RequestView;
   readonly caller: { readonly era: 'modern' | 'legacy'; readonly onBehalfOf: OnBehalfOf & { readonly credential?: { readonly digest: string } } };
-  readonly runtime: { readonly inflightCalls: InflightCalls; readonly inputBridge?: InputBridge };
+  readonly runtime: { readonly inflightCalls: InflightCalls; readonly inputBridge: InputBridge };
 }
 
 /**
@@ -35,6 +36,9 @@ export interface ForwardingContext {
  *   (the caller closing its stream, or a 2025-era `notifications/cancelled`: inflight-calls.ts);
  * - for a tools/call to a 2026-07-28 upstream, the `Mcp-Param-*` headers the tool's `x-mcp-header`
  *   declarations ask for (SEP-2243: the gateway is that upstream's client, and clients MUST mirror them).
+ * - trace context: with tracing on, the request runs in a CLIENT span whose W3C context goes in `_meta`
+ *   (`traceparent`, `tracestate`) and, through the transport's fetch, in the HTTP headers (obs/tracing.ts);
+ *   with tracing off the caller's own `_meta` trace keys pass unchanged.
  * An `input_required` answer comes back as it is, for the caller to fulfil and retry.
  * @throws whatever the upstream client threw: {@link forwardError} turns it into the caller's error,
  *   the tools/call path turns a failure to reach the upstream into an isError result instead.
@@ -63,8 +67,14 @@ export async function forward(
       allowInputRequired: INPUT_REQUIRED_METHODS.has(method),
       ...(Object.keys(headers).length ? { headers } : {}),
     };
+    const target = method === 'tools/call' || method === 'prompts/get' ? (typeof params.name === 'string' ? params.name : undefined) : undefined;
+    const call = { upstream: client.name, url: client.config.url, method, target, requestId: request.id };
     const send = (extra: Partial<ForwardOptions>, mrtrFields: Record<string, unknown>) =>
-      client.forward(method, { ...rest, ...mrtrFields, ...(meta ? { _meta: meta } : {}) }, { ...options, ...extra }).catch((error: unknown) => {
+      upstreamSpan(call, (trace) => {
+        // With tracing on, the upstream's parent is this hop's span: its context replaces the caller's in `_meta` (SEP-414).
+        const sent = Object.keys(trace).length ? { ...meta, ...trace } : meta;
+        return client.forward(method, { ...rest, ...mrtrFields, ...(sent ? { _meta: sent } : {}) }, { ...options, ...extra });
+      }).catch((error: unknown) => {
         // The SDK reports an aborted request as a timeout; it was the caller who gave up.
         throw (extra.signal ?? options.signal)?.aborted
           ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name })
@@ -85,7 +95,7 @@ export async function forward(
  * whose result may ask for input.
  */
 function bridged(d: ForwardingContext, info: UpstreamInfo, method: ForwardMethod): boolean {
-  return d.runtime.inputBridge !== undefined && d.caller.era === 'modern' && info.era === 'legacy' && info.sessionful && INPUT_REQUIRED_METHODS.has(method);
+  return d.caller.era === 'modern' && info.era === 'legacy' && info.sessionful && INPUT_REQUIRED_METHODS.has(method);
 }
 
 /**
@@ -100,7 +110,7 @@ async function bridgedForward(
 ): Promise<Record<string, unknown>> {
   const { request } = d;
   const owner = d.caller.onBehalfOf.credential?.digest ?? 'anonymous';
-  const bridge = d.runtime.inputBridge!;
+  const bridge = d.runtime.inputBridge;
   const capabilities = ((request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Record<string, unknown>;
   const state = request.requestState();
   const outcome =
@@ -219,12 +229,19 @@ export function isInputRequired(result: Record<string, unknown>): boolean {
  * ours (-32603, kind in data).
  */
 export function forwardError(error: unknown, upstream: string, caller?: { d: ForwardingContext; method: string }): GatewayError | RelayedUpstreamError {
-  const failure = classifyUpstreamFailure(error, upstream);
-  if (failure.kind !== 'upstream_rejected') return new GatewayError(failure.kind, failure.message, { upstream });
-  const upstreamError = { code: failure.code!, message: failure.message, data: failure.data };
-  const translated = caller ? translateUpstreamError(upstreamError, translationContext(caller.d, caller.method)) : undefined;
-  if (translated?.kind === 'error') return new RelayedUpstreamError(upstream, translated.error.code, translated.error.message, translated.error.data);
-  return new RelayedUpstreamError(upstream, upstreamError.code, upstreamError.message, upstreamError.data);
+  // The upstream client already classified its failures (errors.ts upstreamFailureError): read, not classified again.
+  const failure = failureOf(error, upstream);
+  if (failure.kind === 'upstream_rejected' && caller) {
+    const translated = translateUpstreamError(
+      { code: failure.code!, message: failure.message, data: failure.data },
+      translationContext(caller.d, caller.method),
+    );
+    if (translated.kind === 'error' && translated.translated)
+      return new RelayedUpstreamError(upstream, translated.error.code, translated.error.message, translated.error.data);
+  }
+  if (error instanceof RelayedUpstreamError) return error;
+  if (error instanceof GatewayError) return new GatewayError(error.kind, error.message, { upstream });
+  return upstreamFailureError(failure, upstream, error);
 }
 
 /**
@@ -238,7 +255,7 @@ export function forwardFailure(
   error: unknown,
   upstream: string,
 ): { error: GatewayError | RelayedUpstreamError } | { result: InputRequired } {
-  const failure = classifyUpstreamFailure(error, upstream);
+  const failure = failureOf(error, upstream);
   if (failure.kind === 'upstream_rejected') {
     const translated = translateUpstreamError({ code: failure.code!, message: failure.message, data: failure.data }, translationContext(d, method));
     if (translated.kind === 'input_required') return { result: translated.result };

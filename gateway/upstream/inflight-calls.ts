@@ -48,7 +48,8 @@ export class InflightCalls {
    */
   track(digest: string, id: RequestId, parent: AbortSignal): TrackedCall {
     if (this.size >= this.maxEntries) {
-      if (!this.warnedFull) this.log.warn({ maxEntries: this.maxEntries }, 'too many calls in flight to track for cancellation; new ones cannot be cancelled by notification');
+      if (!this.warnedFull)
+        this.log.warn({ maxEntries: this.maxEntries }, 'too many calls in flight to track for cancellation; new ones cannot be cancelled by notification');
       this.warnedFull = true;
       return { signal: parent, release: () => {} };
     }

@@ -100,3 +100,13 @@ export function requestedResourceSubscriptions(message: unknown): string[] {
   const notifications = ((message as { params?: { notifications?: unknown } }).params?.notifications ?? {}) as { resourceSubscriptions?: unknown };
   return Array.isArray(notifications.resourceSubscriptions) ? notifications.resourceSubscriptions.filter((u): u is string => typeof u === 'string') : [];
 }
+
+/**
+ * A `subscriptions/listen` request with its `notifications.resourceSubscriptions` replaced by `uris`
+ * (removed when empty): the filter the SDK then honours, acknowledges and delivers by.
+ */
+export function withResourceSubscriptions(message: Record<string, unknown>, uris: readonly string[]): Record<string, unknown> {
+  const params = (message.params ?? {}) as Record<string, unknown>;
+  const { resourceSubscriptions: _dropped, ...rest } = (params.notifications ?? {}) as Record<string, unknown>;
+  return { ...message, params: { ...params, notifications: uris.length ? { ...rest, resourceSubscriptions: [...uris] } : rest } };
+}

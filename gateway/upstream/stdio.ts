@@ -19,7 +19,11 @@ export function stdioTransport(config: UpstreamConfig, log: Logger): StdioClient
   if (stderr) {
     const lines = createInterface({ input: stderr, crlfDelay: Infinity });
     lines.on('line', (line) => {
-      if (line.trim()) log.info({ upstream: config.name, pid: transport.pid ?? undefined, stderr: line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line }, 'upstream stderr');
+      if (line.trim())
+        log.info(
+          { upstream: config.name, pid: transport.pid ?? undefined, stderr: line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line },
+          'upstream stderr',
+        );
     });
     lines.on('error', () => undefined);
   }

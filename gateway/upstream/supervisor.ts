@@ -25,7 +25,8 @@ export interface UpstreamHealth {
  * lasted less than `restart.stableAfterMs` both count as failures (a process that dies on start is not
  * respawned in a tight loop), and a longer run starts the count afresh. Attempts run in the
  * background, outside any request (no caller's credential); callers arriving while one runs wait for
- * it, callers arriving between attempts fail at once with the last reason. Every reconnection after a
+ * it, callers arriving between attempts start one at once when the last began at least
+ * `restart.onDemandMinIntervalMs` ago, else fail at once with the last reason. Every reconnection after a
  * loss is logged and counted (`mcp_upstream_reconnects_total`); it and a first connection after failed
  * attempts are announced to `onReconnect` listeners (the catalogue cache refetches, so /readyz turns ready).
  * A refused credential (401) is not a loss: the next caller tries again with its own.
@@ -38,6 +39,7 @@ export class UpstreamSupervisor<T> {
   private upSince = 0;
   private lastError?: GatewayError;
   private blockedUntil = 0;
+  private lastAttemptAt = 0;
   private failures = 0;
   private everUp = false;
   private reconnects = 0;
@@ -52,10 +54,18 @@ export class UpstreamSupervisor<T> {
     private readonly log: Logger,
   ) {}
 
-  /** The connection being made, a new attempt, or the last failure while waiting for the next attempt. */
+  /**
+   * The connection being made, or a new attempt. Between scheduled attempts after a loss, a caller starts
+   * one at once when the last attempt began at least `restart.onDemandMinIntervalMs` ago (one attempt at
+   * a time: concurrent callers share it), so service resumes as soon as the upstream is back rather than
+   * at the end of the backoff; inside that interval it fails at once with the last reason. A refused
+   * credential blocks for its own interval (see `failed`).
+   */
   connection(): Promise<T> {
     if (this.pending) return this.pending;
-    if (this.lastError && (this.timer !== undefined || Date.now() < this.blockedUntil)) return Promise.reject(this.lastError);
+    if (this.lastError && Date.now() < this.blockedUntil) return Promise.reject(this.lastError);
+    if (this.lastError && this.timer !== undefined && Date.now() - this.lastAttemptAt < this.policy.onDemandMinIntervalMs)
+      return Promise.reject(this.lastError);
     return this.attempt();
   }
 
@@ -71,13 +81,21 @@ export class UpstreamSupervisor<T> {
     if (!stable) this.failures++;
   }
 
-  onReconnect(listener: () => void): void {
+  /** Registers a listener for reconnections; returns its removal. */
+  onReconnect(listener: () => void): () => void {
     this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
   }
 
   health(): UpstreamHealth {
     const attempting = this.pending !== undefined;
-    return { state: attempting && this.state !== 'down' ? 'connecting' : this.state, attempting, reason: this.lastError?.message, since: this.since, reconnects: this.reconnects };
+    return {
+      state: attempting && this.state !== 'down' ? 'connecting' : this.state,
+      attempting,
+      reason: this.lastError?.message,
+      since: this.since,
+      reconnects: this.reconnects,
+    };
   }
 
   /** Stops reconnecting; resolves once an attempt under way has settled. */
@@ -91,6 +109,7 @@ export class UpstreamSupervisor<T> {
   private attempt(): Promise<T> {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.lastAttemptAt = Date.now();
     const pending = this.connect().then(
       (value) => {
         this.pending = undefined;
@@ -126,7 +145,8 @@ export class UpstreamSupervisor<T> {
 
   private failed(error: unknown): void {
     if (this.closed) return;
-    const reason = error instanceof GatewayError ? error : new GatewayError('upstream_unavailable', `upstream ${this.name} is unavailable`, { upstream: this.name });
+    const reason =
+      error instanceof GatewayError ? error : new GatewayError('upstream_unavailable', `upstream ${this.name} is unavailable`, { upstream: this.name });
     if (reason.kind === 'unauthorized') {
       // Reachable, but this credential (or none, in the background) was refused.
       this.lastError = reason;

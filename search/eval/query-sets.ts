@@ -14,7 +14,9 @@ export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..
 /** ../shared/data from the project root, or from the folder holding it (a git worktree under wt/);
  *  SHARED_DATA in the environment overrides. */
 export const SHARED_DATA =
-  process.env.SHARED_DATA ?? [resolve(PROJECT_ROOT, '../shared/data'), resolve(PROJECT_ROOT, '../../shared/data')].find((p) => existsSync(p)) ?? resolve(PROJECT_ROOT, '../shared/data');
+  process.env.SHARED_DATA ??
+  [resolve(PROJECT_ROOT, '../shared/data'), resolve(PROJECT_ROOT, '../../shared/data')].find((p) => existsSync(p)) ??
+  resolve(PROJECT_ROOT, '../shared/data');
 
 /** One labelled query: any `gold` name is a hit; all of them count for recall. */
 export type LabelledQuery = { id?: string; query: string; gold: string[]; category?: string };
@@ -78,12 +80,6 @@ export function loadQuerySets(opts: { cpzaiCatalog?: string } = {}): { sets: Que
   const cpzai = resolve(opts.cpzaiCatalog ?? resolve(PROJECT_ROOT, 'tool-catalog.json'));
   if (existsSync(cpzai)) sets.push(querySet('cpzai-dev', cpzai, resolve(SHARED_DATA, 'queries/cpzai-dev.jsonl')));
   else skipped.push(`cpzai-dev: ${cpzai} does not exist yet (npm run export:catalog writes it)`);
-  sets.push(
-    querySet(
-      'livemcpbench-dev',
-      resolve(SHARED_DATA, 'catalogs/livemcpbench-tools.json'),
-      resolve(SHARED_DATA, 'queries/livemcpbench-dev.jsonl'),
-    ),
-  );
+  sets.push(querySet('livemcpbench-dev', resolve(SHARED_DATA, 'catalogs/livemcpbench-tools.json'), resolve(SHARED_DATA, 'queries/livemcpbench-dev.jsonl')));
   return { sets, skipped };
 }

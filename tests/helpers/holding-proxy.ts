@@ -7,6 +7,8 @@ export interface HeldRequest {
   /** Path and query, e.g. `/v1/orders?limit=5`. */
   path: string;
   headers: IncomingHttpHeaders;
+  /** The request body as received (UTF-8). */
+  body: string;
 }
 
 export interface HoldingProxy {
@@ -41,7 +43,7 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    received.push({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers });
+    received.push({ method: req.method ?? 'GET', path: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
     if (held) {
       await new Promise<void>((resolve) => {
         held!.push(resolve);
@@ -50,16 +52,20 @@ export async function startHoldingProxy(target: string): Promise<HoldingProxy> {
     }
     try {
       const headers = new Headers();
-      for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers.set(name, value);
+      for (const [name, value] of Object.entries(req.headers))
+        if (typeof value === 'string' && !['host', 'connection', 'content-length'].includes(name)) headers.set(name, value);
       const response = await fetch(new URL(req.url ?? '/', target), { method: req.method, headers, body: chunks.length ? Buffer.concat(chunks) : undefined });
       const out: Record<string, string> = {};
       response.headers.forEach((value, name) => {
         if (!['connection', 'transfer-encoding', 'content-length', 'content-encoding', 'keep-alive'].includes(name)) out[name] = value;
       });
       res.writeHead(response.status, out);
-      res.end(Buffer.from(await response.arrayBuffer()));
+      // Streamed as it arrives: an SSE response (a listen stream) may stay open for the test's whole run.
+      if (response.body) for await (const chunk of response.body) res.write(chunk);
+      res.end();
     } catch (error) {
-      res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
+      if (res.headersSent) res.destroy();
+      else res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(error) }));
     }
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -70,7 +70,9 @@ export interface InMemoryFakeUpstream extends InMemoryUpstream {
 export function inMemoryFakeUpstream(options: FakeUpstreamOptions): InMemoryFakeUpstream {
   let failStatus: number | undefined;
   const handler = fakeUpstreamHandler(options);
-  const upstream = inMemoryUpstream(handler, () => (failStatus === undefined ? undefined : new Response('failing on purpose', { status: failStatus, headers: { 'content-type': 'text/plain' } })));
+  const upstream = inMemoryUpstream(handler, () =>
+    failStatus === undefined ? undefined : new Response('failing on purpose', { status: failStatus, headers: { 'content-type': 'text/plain' } }),
+  );
   return {
     ...upstream,
     failWith: (status) => void (failStatus = status),
@@ -138,11 +140,13 @@ export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConf
   const runtime = createRuntime(full, { logDestination: logs, upstreamTransport: (u) => upstreams[u.name]?.fetch });
   const gatewayUrl = `${IN_PROCESS_BASE}:${nextOrigin++}`;
   inProcessOrigins.set(gatewayUrl, (request) => runtime.fetch(request));
-  const fetchWith = (headers: Readonly<Record<string, string>> = {}): FetchLike => (url, init) => {
-    const merged = new Headers(init?.headers);
-    for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-    return runtime.fetch(new Request(url, { ...init, headers: merged }));
-  };
+  const fetchWith =
+    (headers: Readonly<Record<string, string>> = {}): FetchLike =>
+    (url, init) => {
+      const merged = new Headers(init?.headers);
+      for (const [name, value] of Object.entries(headers)) merged.set(name, value);
+      return runtime.fetch(new Request(url, { ...init, headers: merged }));
+    };
   return {
     runtime,
     fetch: (request) => runtime.fetch(request),
@@ -162,14 +166,23 @@ export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConf
 }
 
 function isFullConfig(config: GatewayConfig | DeepPartial<GatewayConfig>): config is GatewayConfig {
-  return Array.isArray(config.upstreams) && config.upstreams.length > 0 && typeof (config as GatewayConfig).limits?.bodyBytes === 'number' && typeof (config as GatewayConfig).cache?.ttlMs === 'number';
+  return (
+    Array.isArray(config.upstreams) &&
+    config.upstreams.length > 0 &&
+    typeof (config as GatewayConfig).limits?.bodyBytes === 'number' &&
+    typeof (config as GatewayConfig).cache?.ttlMs === 'number'
+  );
 }
 
 /**
  * {@link inProcessGateway} with the options of `startStack` (tests/helpers/stack.ts) for a fake upstream,
  * so a single-gateway test moves in process by changing its starter only.
  */
-export async function inProcessStack(options: { upstream: FakeUpstreamOptions; gateway?: DeepPartial<GatewayConfig>; scopeEndpoint?: string }): Promise<InProcessGateway> {
+export async function inProcessStack(options: {
+  upstream: FakeUpstreamOptions;
+  gateway?: DeepPartial<GatewayConfig>;
+  scopeEndpoint?: string;
+}): Promise<InProcessGateway> {
   const gateway = options.gateway ?? {};
   const endpoint = options.scopeEndpoint ?? gateway.scopes?.endpoint;
   return inProcessGateway({ ...gateway, scopes: { ...gateway.scopes, ...(endpoint ? { endpoint } : {}) } }, { fake: options.upstream });

@@ -110,11 +110,23 @@ export function pkce(): Pkce {
 export const REDIRECT_URI = 'http://127.0.0.1:8976/callback';
 
 /** RFC 7591 registration of a public client. */
-export async function registerClient(base: string, extra: Record<string, unknown> = {}, send: typeof fetch = fetch): Promise<{ client_id: string } & Record<string, unknown>> {
+export async function registerClient(
+  base: string,
+  extra: Record<string, unknown> = {},
+  send: typeof fetch = fetch,
+): Promise<{ client_id: string } & Record<string, unknown>> {
   const response = await send(`${base}/oauth/register`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ client_name: 'Test client', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], application_type: 'native', ...extra }),
+    body: JSON.stringify({
+      client_name: 'Test client',
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      application_type: 'native',
+      ...extra,
+    }),
   });
   if (response.status !== 201) throw new Error(`registration answered ${response.status}: ${await response.text()}`);
   return (await response.json()) as { client_id: string };
@@ -129,13 +141,24 @@ export function authorizeUrl(base: string, params: Record<string, string | undef
 export const csrfOf = (html: string) => /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? '';
 
 /** One browser-like step: GET/POST with the jar's cookies, no redirect following. */
-export async function step(jar: Jar, url: string, form?: Record<string, string | string[]>, headers: Record<string, string> = {}, send: typeof fetch = fetch): Promise<Response> {
+export async function step(
+  jar: Jar,
+  url: string,
+  form?: Record<string, string | string[]>,
+  headers: Record<string, string> = {},
+  send: typeof fetch = fetch,
+): Promise<Response> {
   let body: URLSearchParams | undefined;
   if (form) {
     body = new URLSearchParams();
     for (const [k, v] of Object.entries(form)) for (const item of Array.isArray(v) ? v : [v]) body.append(k, item);
   }
-  const response = await send(url, { method: form ? 'POST' : 'GET', redirect: 'manual', headers: { cookie: jar.header(), ...headers, ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) }, body });
+  const response = await send(url, {
+    method: form ? 'POST' : 'GET',
+    redirect: 'manual',
+    headers: { cookie: jar.header(), ...headers, ...(form ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
+    body,
+  });
   jar.take(response);
   return response;
 }
@@ -159,25 +182,40 @@ export interface FlowOptions {
  * Drives authorize -> sign-in -> consent -> redirect like a browser would (HTTP only), returning the
  * callback URL's parameters. Throws with the page's status when a step does not go as a success would.
  */
-export async function signInFlow(base: string, options: FlowOptions): Promise<{ code: string; state: string | null; iss: string | null; pkce: Pkce; callback: URL }> {
+export async function signInFlow(
+  base: string,
+  options: FlowOptions,
+): Promise<{ code: string; state: string | null; iss: string | null; pkce: Pkce; callback: URL }> {
   const jar = new Jar();
   const send = options.fetch ?? fetch;
   const p = options.pkce ?? pkce();
-  let response = await step(jar, authorizeUrl(base, {
-    client_id: options.clientId,
-    response_type: 'code',
-    redirect_uri: options.redirectUri ?? REDIRECT_URI,
-    scope: options.scope ?? 'accounts:read positions:read orders:read',
-    resource: options.resource ?? `${base}/mcp`,
-    state: options.state ?? 'state-123',
-    code_challenge: p.challenge,
-    code_challenge_method: 'S256',
-  }), undefined, {}, send);
+  let response = await step(
+    jar,
+    authorizeUrl(base, {
+      client_id: options.clientId,
+      response_type: 'code',
+      redirect_uri: options.redirectUri ?? REDIRECT_URI,
+      scope: options.scope ?? 'accounts:read positions:read orders:read',
+      resource: options.resource ?? `${base}/mcp`,
+      state: options.state ?? 'state-123',
+      code_challenge: p.challenge,
+      code_challenge_method: 'S256',
+    }),
+    undefined,
+    {},
+    send,
+  );
   if (response.status !== 303) throw new Error(`authorize answered ${response.status}: ${await response.text()}`);
   const interaction = new URL(response.headers.get('location')!, base).href;
   response = await step(jar, interaction, undefined, {}, send);
   const signIn = await response.text();
-  response = await step(jar, `${interaction}/login`, { csrf: csrfOf(signIn), key: options.key ?? 'cpz_demo_data', secret: options.secret ?? 'demo-secret-data' }, {}, send);
+  response = await step(
+    jar,
+    `${interaction}/login`,
+    { csrf: csrfOf(signIn), key: options.key ?? 'cpz_demo_data', secret: options.secret ?? 'demo-secret-data' },
+    {},
+    send,
+  );
   if (response.status !== 303) throw new Error(`sign-in answered ${response.status}`);
   response = await step(jar, interaction, undefined, {}, send);
   const consent = await response.text();
@@ -187,15 +225,24 @@ export async function signInFlow(base: string, options: FlowOptions): Promise<{ 
   let location = new URL(response.headers.get('location')!, base).href;
   while (new URL(location).origin === new URL(base).origin) {
     response = await step(jar, location, undefined, {}, send);
-    if (![302, 303].includes(response.status)) throw new Error(`resume answered ${response.status}: ${(await response.text()).replace(/<style>[\s\S]*<\/style>/, "")}`);
+    if (![302, 303].includes(response.status))
+      throw new Error(`resume answered ${response.status}: ${(await response.text()).replace(/<style>[\s\S]*<\/style>/, '')}`);
     location = new URL(response.headers.get('location')!, base).href;
   }
   const callback = new URL(location);
   return { code: callback.searchParams.get('code') ?? '', state: callback.searchParams.get('state'), iss: callback.searchParams.get('iss'), pkce: p, callback };
 }
 
-export async function tokenRequest(base: string, params: Record<string, string>, send: typeof fetch = fetch): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await send(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
+export async function tokenRequest(
+  base: string,
+  params: Record<string, string>,
+  send: typeof fetch = fetch,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await send(`${base}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(params),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 

@@ -58,9 +58,15 @@ export async function messagesOf(response: Response): Promise<JsonRpcMessage[]> 
 export function parseSse(text: string): JsonRpcMessage[] {
   return text
     .split(/\r?\n\r?\n/)
-    .map(event => event.split(/\r?\n/).filter(line => line.startsWith('data:')).map(line => line.slice(5).trimStart()).join('\n'))
-    .filter(data => data.length > 0)
-    .map(data => JSON.parse(data) as JsonRpcMessage);
+    .map((event) =>
+      event
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n'),
+    )
+    .filter((data) => data.length > 0)
+    .map((data) => JSON.parse(data) as JsonRpcMessage);
 }
 
 /** POSTs one body (object or batch array) and returns the fetch Response. */

@@ -68,5 +68,5 @@ export async function connectModern(url: string, headers: Record<string, string>
 /** The text of a tool result's first content block. */
 export function textOf(result: unknown): string {
   const [first] = ((result as { content?: unknown }).content ?? []) as Array<{ type: string; text?: string }>;
-  return first?.type === 'text' ? first.text ?? '' : '';
+  return first?.type === 'text' ? (first.text ?? '') : '';
 }

@@ -1,3 +1,10 @@
+/**
+ * The one starter of end-to-end gateways (real sockets): {@link startStack} (platform + reference upstream,
+ * or a fake upstream, under config/cpzai.yaml), {@link startGatewayOver} (config/conformance.yaml in front
+ * of any upstream URL) and {@link startConfigGateway} (a committed example config as `--config` loads it).
+ * In-process gateways start with tests/helpers/in-process.ts.
+ */
+import { fileURLToPath } from 'node:url';
 import { loadConfig, type DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
@@ -81,9 +88,63 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
     if (!scopeEndpoint) delete config.scopes.endpoint;
     const gateway = await startGateway(config, { logDestination: logs });
     closers.push(() => gateway.close());
-    return { gatewayUrl: gateway.url, mcpUrl: `${gateway.url}/mcp`, upstreamUrl, platformUrl: platform?.url, platform, platformProxy, fake, gateway, logs, close };
+    return {
+      gatewayUrl: gateway.url,
+      mcpUrl: `${gateway.url}/mcp`,
+      upstreamUrl,
+      platformUrl: platform?.url,
+      platform,
+      platformProxy,
+      fake,
+      gateway,
+      logs,
+      close,
+    };
   } catch (error) {
     await close();
     throw error;
   }
 }
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const CONFORMANCE_CONFIG = fileURLToPath(new URL('../../config/conformance.yaml', import.meta.url));
+
+/**
+ * The gateway exactly as config/conformance.yaml sets it up (one upstream, no scope endpoint, any
+ * credential accepted and forwarded), in front of `upstreamUrl`, on a free loopback port. The
+ * environment is ignored so a developer's GATEWAY_* variables cannot change what the tests see.
+ */
+export function startGatewayOver(upstreamUrl: string) {
+  return startGateway(
+    loadConfig({
+      path: CONFORMANCE_CONFIG,
+      env: {},
+      overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: upstreamUrl }], log: { level: 'silent' } },
+    }),
+  );
+}
+
+/** A gateway started from one of the committed example configs, and what it logged. */
+export interface ConfigGateway {
+  gateway: RunningGateway;
+  /** `${gateway.url}/mcp`. */
+  mcpUrl: string;
+  /** `${gateway.url}/mcp/compact`. */
+  compactUrl: string;
+  logs: LogCapture;
+  close(): Promise<void>;
+}
+
+/**
+ * Loads `config/<name>.yaml` exactly as `gateway/main.ts --config` would, with `env` as the whole
+ * environment (the suite's own GATEWAY_* variables never leak in) plus a free port, and starts it.
+ */
+export async function startConfigGateway(name: string, env: Record<string, string> = {}): Promise<ConfigGateway> {
+  const config = loadConfig({ path: `${root}config/${name}.yaml`, env: { GATEWAY_LISTEN_PORT: '0', GATEWAY_LOG_LEVEL: 'info', ...env } });
+  const logs = new LogCapture();
+  const gateway = await startGateway(config, { logDestination: logs });
+  return { gateway, mcpUrl: `${gateway.url}/mcp`, compactUrl: `${gateway.url}/mcp/compact`, logs, close: () => gateway.close() };
+}
+
+/** Any bearer token: a gateway with no scope source (no scopes.endpoint, no credentials.apiKeys) checks none. */
+export const ANY_BEARER = { authorization: 'Bearer example-config-test' };

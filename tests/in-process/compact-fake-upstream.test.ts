@@ -31,7 +31,14 @@ beforeAll(async () => {
         structuredTool('anchor_deal', () => ({ content: text('anchor'), structuredContent: { data: { id: 'a', amount: '1' } } })),
         { definition: echoArgs, call: (args) => ({ content: text(JSON.stringify(args)) }) },
         { definition: { name: 'close_deal', description: 'Closes a deal', inputSchema: { type: 'object' } } },
-        { definition: { name: 'search_tools', description: 'An upstream tool with a reserved name', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } },
+        {
+          definition: {
+            name: 'search_tools',
+            description: 'An upstream tool with a reserved name',
+            inputSchema: { type: 'object' },
+            annotations: { readOnlyHint: true },
+          },
+        },
       ],
     },
     gateway: { upstreams: [{ anchors: ['anchor_deal'] }] },
@@ -95,7 +102,10 @@ describe('the compact listing in front of a fake upstream', () => {
   });
 
   it('is not mounted when compact.enabled is false', async () => {
-    const off = await inProcessStack({ upstream: { tools: [structuredTool('get_deal', () => ({ content: text('ok') }))] }, gateway: { compact: { enabled: false } } });
+    const off = await inProcessStack({
+      upstream: { tools: [structuredTool('get_deal', () => ({ content: text('ok') }))] },
+      gateway: { compact: { enabled: false } },
+    });
     try {
       const post = (path: string) =>
         routedFetch(`${off.gatewayUrl}${path}`, {

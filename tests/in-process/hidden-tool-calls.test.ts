@@ -1,7 +1,7 @@
 /**
  * `policy.hiddenToolCalls`: what a direct tools/call does with a catalogue tool the caller cannot see
- * is a named setting (policy/visibility.ts), not a side effect of the path taken. `forward` (default)
- * sends it to the upstream; `refuse` answers it as an unknown tool without contacting the upstream.
+ * is a named setting (policy/visibility.ts), not a side effect of the path taken. `refuse` (default,
+ * issue 13) answers it as an unknown tool without contacting the upstream; `forward` sends it anyway.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -10,7 +10,14 @@ import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.t
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
 const tools = [
-  { definition: { name: 'read_ledger', description: 'reads the ledger', inputSchema: { type: 'object', properties: {} }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool },
+  {
+    definition: {
+      name: 'read_ledger',
+      description: 'reads the ledger',
+      inputSchema: { type: 'object', properties: {} },
+      _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } },
+    } as Tool,
+  },
   { definition: { name: 'get_time', description: 'the time', inputSchema: { type: 'object', properties: {} } } as Tool },
 ];
 
@@ -38,19 +45,21 @@ async function callAs(caller: string, hiddenToolCalls?: 'forward' | 'refuse'): P
 }
 
 describe('policy.hiddenToolCalls', () => {
-  it('forward (the default): a direct call of a tool the caller cannot see reaches the upstream', async () => {
-    const { outcome, upstreamCalls } = await callAs('visitor');
+  it('forward: a direct call of a tool the caller cannot see reaches the upstream', async () => {
+    const { outcome, upstreamCalls } = await callAs('visitor', 'forward');
     expect(outcome).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
     expect(upstreamCalls).toBe(1);
   });
 
-  it('refuse: the same call is answered -32602 unknown tool, as a missing one, and never reaches the upstream', async () => {
-    const { outcome, upstreamCalls } = await callAs('visitor', 'refuse');
-    expect(outcome).toBeInstanceOf(ProtocolError);
-    expect((outcome as ProtocolError).code).toBe(-32602);
-    expect((outcome as ProtocolError).message).toContain('Unknown tool: read_ledger');
-    expect(upstreamCalls).toBe(0);
-  });
+  for (const setting of [undefined, 'refuse'] as const) {
+    it(`refuse${setting ? '' : ' (the default)'}: the same call is answered -32602 unknown tool, as a missing one, and never reaches the upstream`, async () => {
+      const { outcome, upstreamCalls } = await callAs('visitor', setting);
+      expect(outcome).toBeInstanceOf(ProtocolError);
+      expect((outcome as ProtocolError).code).toBe(-32602);
+      expect((outcome as ProtocolError).message).toContain('Unknown tool: read_ledger');
+      expect(upstreamCalls).toBe(0);
+    });
+  }
 
   it('refuse: a caller allowed to see the tool still calls it', async () => {
     const { outcome, upstreamCalls } = await callAs('reader', 'refuse');

@@ -9,13 +9,17 @@ import type { FakeTool } from '../fixtures/fake-upstream.ts';
 const CALLER = { authorization: 'Bearer in-process-caller' };
 
 function tool(name: string, call?: FakeTool['call']): FakeTool {
-  return { definition: { name, description: `${name} (test tool)`, inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } } as Tool, call };
+  return {
+    definition: { name, description: `${name} (test tool)`, inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } } as Tool,
+    call,
+  };
 }
 
 /** Sends one progress notification before answering: the upstream's answer, and so the gateway's, is an SSE stream. */
 const slowWithProgress = tool('slow_report', async (_args, context) => {
   const token = context.mcpReq._meta?.progressToken;
-  if (token !== undefined) await context.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2, message: 'half way' } });
+  if (token !== undefined)
+    await context.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: 1, total: 2, message: 'half way' } });
   return { content: [{ type: 'text', text: 'report ready' }] };
 });
 
@@ -84,13 +88,15 @@ describe('the gateway in process (createRuntime + fetch, in-memory upstream, no 
 
   it('answers at the edge like the HTTP listener: 401 with the RFC 9728 challenge without a credential', async () => {
     gateway = inProcessGateway({}, { fake: { tools: [tool('get_quote')] } });
-    const response = await gateway.fetch(new Request(gateway.mcpUrl, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
-    }));
+    const response = await gateway.fetch(
+      new Request(gateway.mcpUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      }),
+    );
     expect(response.status).toBe(401);
-    expect(response.headers.get('www-authenticate')).toContain(`resource_metadata="${new URL(gateway.mcpUrl).origin}/.well-known/oauth-protected-resource/mcp"`);
+    expect(response.headers.get('www-authenticate')).toContain(`resource_metadata="${gateway.gatewayUrl}/.well-known/oauth-protected-resource/mcp"`);
     expect(gateway.upstreams.fake!.received).toEqual([]);
   });
 });

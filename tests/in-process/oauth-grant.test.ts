@@ -8,13 +8,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Tool } from '@modelcontextprotocol/server';
-import { IN_PROCESS_BASE, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 import { registerClient, REDIRECT_URI, signInFlow, tokenRequest } from '../helpers/oauth-harness.ts';
 
 const tools = [
-  { definition: { name: 'read_ledger', description: 'reads the ledger', inputSchema: { type: 'object', properties: {} }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool },
-  { definition: { name: 'read_orders', description: 'reads orders', inputSchema: { type: 'object', properties: {} }, _meta: { 'ai.cpz/tool': { requiredScopes: ['orders:read'] } } } as Tool },
+  {
+    definition: {
+      name: 'read_ledger',
+      description: 'reads the ledger',
+      inputSchema: { type: 'object', properties: {} },
+      _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } },
+    } as Tool,
+  },
+  {
+    definition: {
+      name: 'read_orders',
+      description: 'reads orders',
+      inputSchema: { type: 'object', properties: {} },
+      _meta: { 'ai.cpz/tool': { requiredScopes: ['orders:read'] } },
+    } as Tool,
+  },
   { definition: { name: 'get_time', description: 'the time', inputSchema: { type: 'object', properties: {} } } as Tool },
 ];
 
@@ -24,17 +38,30 @@ describe('an OAuth grant in process', () => {
   let token: string;
   beforeAll(async () => {
     endpoint = await startScopeEndpoint({ reader: ['ledger:read', 'orders:read'] });
-    gateway = inProcessGateway({ scopes: { endpoint: endpoint.url }, oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-in-process', scopes: ['ledger:read', 'orders:read'] } }, { fake: { tools } });
-    await gateway.runtime.startOAuth(IN_PROCESS_BASE);
-    // A body's Content-Length, as the wire would carry it: Koa's ctx.is() (and so oidc-provider) sees no body without one.
-    const send = ((url: string | URL | Request, init: RequestInit = {}) => {
-      const headers = new Headers(init.headers);
-      if (init.body !== undefined && init.body !== null) headers.set('content-length', String(Buffer.byteLength(String(init.body))));
-      return gateway.fetch(new Request(url, { ...init, headers }));
-    }) as typeof fetch;
-    const { client_id } = await registerClient(IN_PROCESS_BASE, {}, send);
-    const flow = await signInFlow(IN_PROCESS_BASE, { clientId: client_id, key: 'reader', secret: 'any', scope: 'ledger:read orders:read', grant: ['ledger:read'], fetch: send });
-    const tokens = await tokenRequest(IN_PROCESS_BASE, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${IN_PROCESS_BASE}/mcp` }, send);
+    gateway = inProcessGateway(
+      {
+        scopes: { endpoint: endpoint.url },
+        oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-in-process', scopes: ['ledger:read', 'orders:read'] },
+      },
+      { fake: { tools } },
+    );
+    const base = gateway.gatewayUrl;
+    await gateway.runtime.startOAuth(base);
+    const send = ((url: string | URL | Request, init: RequestInit = {}) => gateway.fetch(new Request(url, init))) as typeof fetch;
+    const { client_id } = await registerClient(base, {}, send);
+    const flow = await signInFlow(base, {
+      clientId: client_id,
+      key: 'reader',
+      secret: 'any',
+      scope: 'ledger:read orders:read',
+      grant: ['ledger:read'],
+      fetch: send,
+    });
+    const tokens = await tokenRequest(
+      base,
+      { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${base}/mcp` },
+      send,
+    );
     expect(tokens.body.scope).toBe('ledger:read');
     token = String(tokens.body.access_token);
   });
@@ -49,7 +76,7 @@ describe('an OAuth grant in process', () => {
     return client;
   };
 
-  it('lists the grant\'s tools only, refuses a tool outside it without contacting the upstream, and sends the key upstream, not the token', async () => {
+  it("lists the grant's tools only, refuses a tool outside it without contacting the upstream, and sends the key upstream, not the token", async () => {
     const client = await connect({ authorization: `Bearer ${token}` });
     try {
       expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_time', 'read_ledger']);
@@ -78,7 +105,14 @@ describe('an OAuth grant in process', () => {
   });
 
   it('lists this authorization server in the RFC 9728 documents', async () => {
-    const prm = (await (await gateway.fetch(new Request(`${IN_PROCESS_BASE}/.well-known/oauth-protected-resource/mcp/compact`))).json()) as Record<string, unknown>;
-    expect(prm).toMatchObject({ resource: `${IN_PROCESS_BASE}/mcp/compact`, authorization_servers: [IN_PROCESS_BASE], scopes_supported: ['ledger:read', 'orders:read'] });
+    const prm = (await (await gateway.fetch(new Request(`${gateway.gatewayUrl}/.well-known/oauth-protected-resource/mcp/compact`))).json()) as Record<
+      string,
+      unknown
+    >;
+    expect(prm).toMatchObject({
+      resource: `${gateway.gatewayUrl}/mcp/compact`,
+      authorization_servers: [gateway.gatewayUrl],
+      scopes_supported: ['ledger:read', 'orders:read'],
+    });
   });
 });

@@ -23,7 +23,10 @@ beforeAll(async () => {
         structuredTool('drift_deal', () => ({ content: text('drift'), structuredContent: { data: { amount: 100 } } })),
         structuredTool('bare_deal', () => ({ content: text('no structured content') })),
         structuredTool('failing_deal', () => ({ content: text('platform said no'), isError: true })),
-        structuredTool('broken_schema', () => ({ content: text('unchecked'), structuredContent: { anything: true } }), { type: 'object', properties: { x: { type: 'not-a-type' } } }),
+        structuredTool('broken_schema', () => ({ content: text('unchecked'), structuredContent: { anything: true } }), {
+          type: 'object',
+          properties: { x: { type: 'not-a-type' } },
+        }),
         structuredTool('draft7_deal', () => ({ content: text('d7'), structuredContent: { deal: { id: 7 } } }), {
           $schema: 'http://json-schema.org/draft-07/schema#',
           definitions: { id: { type: 'string' } },

@@ -28,7 +28,10 @@ function flippingUpstream(): InMemoryUpstream & { setRound(round: number): void 
   let round = 0;
   const handler = createMcpHandler(({ authInfo }) => {
     const scope = round % 2 === 0 ? 'public' : 'private';
-    const server = new Server({ name: 'flipping-upstream', version: '1.0.0' }, { capabilities: { tools: {} }, cacheHints: { 'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: scope } } });
+    const server = new Server(
+      { name: 'flipping-upstream', version: '1.0.0' },
+      { capabilities: { tools: {} }, cacheHints: { 'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: scope } } },
+    );
     server.setRequestHandler('tools/list', async () => {
       await new Promise((resolve) => setTimeout(resolve, 3));
       const name = scope === 'public' ? `shared_${round}` : `own_${authInfo?.clientId ?? 'nobody'}_${round}`;

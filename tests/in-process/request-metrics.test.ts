@@ -29,7 +29,14 @@ function valueOf(text: string, l: Labels): number {
 }
 
 /** Sends one message and returns the HTTP status (the body is drained). */
-async function send(path: string, era: 'modern' | 'legacy', id: number | undefined, method: string, params: Record<string, unknown> = {}, tweak?: (h: Record<string, string>, b: Record<string, unknown>) => void): Promise<number> {
+async function send(
+  path: string,
+  era: 'modern' | 'legacy',
+  id: number | undefined,
+  method: string,
+  params: Record<string, unknown> = {},
+  tweak?: (h: Record<string, string>, b: Record<string, unknown>) => void,
+): Promise<number> {
   const { headers, body } = rpc(era, id, method, params);
   tweak?.(headers, body as unknown as Record<string, unknown>);
   const response = await routedFetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
@@ -43,7 +50,11 @@ async function expectCounted(l: Labels, act: () => Promise<unknown>): Promise<vo
   await act();
   const after = await scrape();
   expect(valueOf(after, l) - valueOf(before, l)).toBe(1);
-  const total = (text: string) => text.split('\n').filter((row) => row.startsWith('mcp_requests_total{')).reduce((sum, row) => sum + Number(row.split(' ').pop()), 0);
+  const total = (text: string) =>
+    text
+      .split('\n')
+      .filter((row) => row.startsWith('mcp_requests_total{'))
+      .reduce((sum, row) => sum + Number(row.split(' ').pop()), 0);
   expect(total(after) - total(before)).toBe(1);
 }
 
@@ -56,14 +67,18 @@ describe.each([
   it('counts initialize, ping, notifications/initialized and tools/list of a 2025-era caller', async () => {
     await expectCounted({ endpoint, era: 'legacy', method: 'initialize', outcome: 'ok' }, () => send(path, 'legacy', 1, 'initialize', INITIALIZE));
     await expectCounted({ endpoint, era: 'legacy', method: 'ping', outcome: 'ok' }, () => send(path, 'legacy', 2, 'ping'));
-    await expectCounted({ endpoint, era: 'legacy', method: 'notifications/initialized', outcome: 'ok' }, () => send(path, 'legacy', undefined, 'notifications/initialized'));
+    await expectCounted({ endpoint, era: 'legacy', method: 'notifications/initialized', outcome: 'ok' }, () =>
+      send(path, 'legacy', undefined, 'notifications/initialized'),
+    );
     await expectCounted({ endpoint, era: 'legacy', method: 'tools/list', outcome: 'ok' }, () => send(path, 'legacy', 3, 'tools/list'));
   });
 
   it('counts server/discover, tools/list and a notification of a 2026-07-28 caller', async () => {
     await expectCounted({ endpoint, era: 'modern', method: 'server/discover', outcome: 'ok' }, () => send(path, 'modern', 1, 'server/discover'));
     await expectCounted({ endpoint, era: 'modern', method: 'tools/list', outcome: 'ok' }, () => send(path, 'modern', 2, 'tools/list'));
-    await expectCounted({ endpoint, era: 'modern', method: 'notifications/cancelled', outcome: 'ok' }, async () => expect(await send(path, 'modern', undefined, 'notifications/cancelled', { requestId: 42 })).toBe(202));
+    await expectCounted({ endpoint, era: 'modern', method: 'notifications/cancelled', outcome: 'ok' }, async () =>
+      expect(await send(path, 'modern', undefined, 'notifications/cancelled', { requestId: 42 })).toBe(202),
+    );
   });
 
   it('counts an unknown method as method="unknown" outcome="error", never under its own name', async () => {
@@ -88,6 +103,9 @@ describe.each([
     const response = await routedFetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify([body, { ...body, id: 9 }]) });
     expect(response.status).toBe(400);
     const after = await scrape();
-    expect(valueOf(after, { endpoint, era: 'legacy', method: 'tools/list', outcome: 'error' }) - valueOf(before, { endpoint, era: 'legacy', method: 'tools/list', outcome: 'error' })).toBe(2);
+    expect(
+      valueOf(after, { endpoint, era: 'legacy', method: 'tools/list', outcome: 'error' }) -
+        valueOf(before, { endpoint, era: 'legacy', method: 'tools/list', outcome: 'error' }),
+    ).toBe(2);
   });
 });

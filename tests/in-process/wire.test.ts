@@ -13,12 +13,21 @@ type Era = 'legacy' | 'modern';
 const CALLER = { authorization: 'Bearer wire-caller' };
 
 const tool = (name: string, outputSchema?: Record<string, unknown>) =>
-  ({ name, description: `${name} (wire test)`, inputSchema: { type: 'object', properties: {} }, ...(outputSchema ? { outputSchema } : {}), annotations: { readOnlyHint: true } }) as Tool;
+  ({
+    name,
+    description: `${name} (wire test)`,
+    inputSchema: { type: 'object', properties: {} },
+    ...(outputSchema ? { outputSchema } : {}),
+    annotations: { readOnlyHint: true },
+  }) as Tool;
 
 const upstream: FakeUpstreamOptions = {
   tools: [
     { definition: tool('array_result', { type: 'array', items: { type: 'number' } }), call: () => ({ content: [], structuredContent: [1, 2, 3] as never }) },
-    { definition: tool('object_result', { type: 'object', properties: { n: { type: 'number' } } }), call: () => ({ content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 } }) },
+    {
+      definition: tool('object_result', { type: 'object', properties: { n: { type: 'number' } } }),
+      call: () => ({ content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 } }),
+    },
     { definition: tool('plain_text'), call: () => ({ content: [{ type: 'text', text: 'hello' }] }) },
   ],
 };
@@ -34,7 +43,11 @@ function request(era: Era, path: string, method: string, params?: Record<string,
     headers['mcp-protocol-version'] = '2026-07-28';
     headers['mcp-method'] = method;
     if (typeof params?.name === 'string') headers['mcp-name'] = params.name;
-    const _meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'wire-test', version: '1.0.0' }, 'io.modelcontextprotocol/clientCapabilities': {} };
+    const _meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientInfo': { name: 'wire-test', version: '1.0.0' },
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
     body = { method, jsonrpc: '2.0', id: 1, params: { ...params, _meta } };
   }
   return new Request(new URL(path, IN_PROCESS_BASE), { method: 'POST', headers, body: JSON.stringify(body) });
@@ -50,7 +63,12 @@ interface Answer {
 async function answer(gateway: InProcessGateway, req: Request): Promise<Answer> {
   const response = await gateway.fetch(req);
   // The fast path sends a Content-Length; the SDK handler streams.
-  return { status: response.status, type: response.headers.get('content-type') ?? '', fastPath: response.headers.get('content-length') !== null, text: await response.text() };
+  return {
+    status: response.status,
+    type: response.headers.get('content-type') ?? '',
+    fastPath: response.headers.get('content-length') !== null,
+    text: await response.text(),
+  };
 }
 
 /** The JSON-RPC message of an answer: the body, or the data of its one SSE `message` event. */

@@ -16,9 +16,17 @@ const overridden = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: 
 /** Fresh objects every call, as every fetch of the upstream's tools/list gives. */
 function tools(): Tool[] {
   return [
-    { name: 'list_deals', description: 'Deals of a fund.', inputSchema: { type: 'object', properties: { fund_id: { type: 'string' }, limit: { type: 'integer' } } } },
+    {
+      name: 'list_deals',
+      description: 'Deals of a fund.',
+      inputSchema: { type: 'object', properties: { fund_id: { type: 'string' }, limit: { type: 'integer' } } },
+    },
     { name: 'get_bars', title: 'Bars', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
-    { name: 'place_order', inputSchema: { type: 'object', required: ['symbol'], properties: { symbol: { type: 'string' } } }, _meta: { 'ai.cpz/tool': { category: 'Trading', requiredScopes: ['trade'] } } },
+    {
+      name: 'place_order',
+      inputSchema: { type: 'object', required: ['symbol'], properties: { symbol: { type: 'string' } } },
+      _meta: { 'ai.cpz/tool': { category: 'Trading', requiredScopes: ['trade'] } },
+    },
   ];
 }
 
@@ -26,7 +34,11 @@ function tools(): Tool[] {
 function reordered<T>(value: T): T {
   if (Array.isArray(value)) return value.map(reordered) as T;
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reordered(v)])) as T;
+  return Object.fromEntries(
+    Object.entries(value)
+      .reverse()
+      .map(([k, v]) => [k, reordered(v)]),
+  ) as T;
 }
 
 describe('catalogue versions', () => {

@@ -1,57 +1,18 @@
 /**
- * Configuration (config/): the YAML file validated against config/schema.json at start-up, every key
- * overridable by a GATEWAY_* variable, and a bad value stopping the process with the key named.
+ * Configuration (config/): the YAML file validated against config/schema.json at start-up and every key
+ * overridable by a GATEWAY_* variable (the process stopping on a bad value: tests/e2e/gateway/cli-config.test.ts).
  */
-import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config/load.ts';
-
-const run = promisify(execFile);
-const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function yamlFile(text: string): string {
   const path = join(mkdtempSync(join(tmpdir(), 'gateway-config-')), 'config.yaml');
   writeFileSync(path, text);
   return path;
 }
-
-async function exitOf(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stderr: string }> {
-  try {
-    await run(process.execPath, ['--import', 'tsx', 'gateway/main.ts', ...args], { cwd: root, env: { PATH: process.env.PATH!, ...env }, timeout: 20_000 });
-    return { code: 0, stderr: '' };
-  } catch (error) {
-    const failed = error as { code: number; stderr: string };
-    return { code: failed.code, stderr: failed.stderr };
-  }
-}
-
-describe('gateway/main.ts with a bad configuration', () => {
-  it('exits with status 2 naming the key when the YAML file has a wrong type', async () => {
-    const path = yamlFile('upstreams:\n  - name: cpzai\n    url: http://127.0.0.1:1/mcp\nscopes:\n  timeoutMs: soon\n');
-    const { code, stderr } = await exitOf(['--config', path]);
-    expect(code).toBe(2);
-    expect(stderr).toContain('scopes.timeoutMs');
-    expect(stderr).toContain('must be integer');
-  });
-
-  it('exits with status 2 naming the variable when an environment override is invalid', async () => {
-    const { code, stderr } = await exitOf([], { GATEWAY_LISTEN_PORT: '70000' });
-    expect(code).toBe(2);
-    expect(stderr).toContain('listen.port');
-    expect(stderr).toContain('GATEWAY_LISTEN_PORT');
-  });
-
-  it('exits with status 2 when an upstream has neither url nor command', async () => {
-    const { code, stderr } = await exitOf(['--config', yamlFile('upstreams:\n  - name: cpzai\n')]);
-    expect(code).toBe(2);
-    expect(stderr).toContain('upstreams[0]');
-  });
-});
 
 describe('loadConfig', () => {
   it('needs no file: config/cpzai.yaml and the schema defaults describe the reference stack', () => {
@@ -88,7 +49,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: {}, overrides: { oauth: { scopes: ['a:read'] } } }).oauth.scopes).toEqual(['a:read']);
     expect(loadConfig({ env: { GATEWAY_TOKEN_SECRET: 's'.repeat(32) } }).oauth.tokenSecret).toBe('s'.repeat(32));
     expect(() => loadConfig({ env: { GATEWAY_TOKEN_SECRET: 'short' } })).toThrow(
-      /oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_OAUTH_TOKEN_SECRET\)/,
+      /oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_TOKEN_SECRET\)/,
     );
     expect(() => loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external' } })).toThrow(/oauth\.external\.issuer: required when oauth\.mode is external/);
     const external = loadConfig({
@@ -125,8 +86,35 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.headers\.x-service-key: environment variable SERVICE_KEY is not set/);
   });
 
+  it('search.embeddings is off by default; set, it takes defaults, and a missing key variable or a non-http URL is named', () => {
+    expect(loadConfig({ env: {} }).search.embeddings).toBeUndefined();
+    const on = loadConfig({
+      env: {
+        GATEWAY_SEARCH_EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1',
+        GATEWAY_SEARCH_EMBEDDINGS_MODEL: 'nomic-embed-text',
+        GATEWAY_SEARCH_EMBEDDINGS_API_KEY_ENV: 'EMBED_KEY',
+        EMBED_KEY: 'k',
+      },
+    });
+    expect(on.search.embeddings).toEqual({
+      url: 'http://127.0.0.1:11434/v1',
+      model: 'nomic-embed-text',
+      apiKeyEnv: 'EMBED_KEY',
+      timeoutMs: 2000,
+      batchSize: 64,
+    });
+    expect(JSON.stringify(on)).not.toContain('"k"');
+    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://127.0.0.1:1/v1', model: 'm', apiKeyEnv: 'EMBED_KEY' } } } })).toThrow(
+      /search\.embeddings\.apiKeyEnv: environment variable EMBED_KEY is not set/,
+    );
+    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'ftp://127.0.0.1/v1', model: 'm' } } } })).toThrow(
+      /search\.embeddings\.url: must be an http\(s\) URL/,
+    );
+    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://127.0.0.1:1/v1' } } } })).toThrow(/search\.embeddings/);
+  });
+
   it('refuses, naming the key, an upstream name containing the naming separator when there are several', () => {
-    const path = yamlFile('upstreams:\n  - name: a__b\n    url: http://x/mcp\n  - name: fs\n    command: node\n');
+    const path = yamlFile('anonymous: true\nupstreams:\n  - name: a__b\n    url: http://x/mcp\n  - name: fs\n    command: node\n');
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.name: "a__b" contains the naming separator "__"/);
     expect(loadConfig({ path, env: { GATEWAY_NAMING_SEPARATOR: '--' } }).upstreams.map((u) => u.name)).toEqual(['a__b', 'fs']);
   });

@@ -50,7 +50,13 @@ describe('exposedNames with several upstreams', () => {
   });
 
   it('hashes every member of a clash of valid names instead of letting one win (a + __ + _b vs a_ + __ + b)', () => {
-    const clash = exposedNames([{ upstream: 'a', name: '_b' }, { upstream: 'a_', name: 'b' }], PREFIXED);
+    const clash = exposedNames(
+      [
+        { upstream: 'a', name: '_b' },
+        { upstream: 'a_', name: 'b' },
+      ],
+      PREFIXED,
+    );
     expect(new Set(clash).size).toBe(2);
     for (const name of clash) expect(name).toMatch(/^a__?_b_[0-9a-f]{8}$/);
   });
@@ -62,36 +68,56 @@ describe('exposedNames with several upstreams', () => {
 
 describe('exposedNames with one upstream', () => {
   it('returns the names exactly as the upstream gives them, valid or not', () => {
-    expect(exposedNames(AWKWARD.map((name) => ({ upstream: 'one', name })), { separator: '__', prefixed: false })).toEqual(AWKWARD);
+    expect(
+      exposedNames(
+        AWKWARD.map((name) => ({ upstream: 'one', name })),
+        { separator: '__', prefixed: false },
+      ),
+    ).toEqual(AWKWARD);
   });
 });
 
 describe('mergeCatalogs', () => {
-  const configOf = (name: string) => loadConfig({ env: {}, overrides: { upstreams: [{ name, url: 'http://x/mcp', scopeRules: { search: name === 'one' ? ['a:read'] : [] } }] } }).upstreams[0]!;
+  const configOf = (name: string) =>
+    loadConfig({ env: {}, overrides: { upstreams: [{ name, url: 'http://x/mcp', scopeRules: { search: name === 'one' ? ['a:read'] : [] } }] } }).upstreams[0]!;
   const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } });
   const one = buildCatalog(configOf('one'), [tool('search'), tool('a.b/c')]);
   const two = buildCatalog(configOf('two'), [tool('search')]);
-  const merged = mergeCatalogs([{ upstream: 'one', catalog: one }, { upstream: 'two', catalog: two }], PREFIXED);
+  const merged = mergeCatalogs(
+    [
+      { upstream: 'one', catalog: one },
+      { upstream: 'two', catalog: two },
+    ],
+    PREFIXED,
+  );
 
-  it('keeps both upstreams\' `search`, each routed to its own upstream and name, with its own scope rules', () => {
+  it("keeps both upstreams' `search`, each routed to its own upstream and name, with its own scope rules", () => {
     expect(merged.byName.get('one__search')).toMatchObject({ upstream: 'one', upstreamName: 'search', requiredScopes: ['a:read'] });
     expect(merged.byName.get('two__search')).toMatchObject({ upstream: 'two', upstreamName: 'search', requiredScopes: [] });
     expect(merged.tools).toHaveLength(3);
     expect([...merged.scopesInUse]).toEqual(['a:read']);
   });
 
-  it('reports the mapping in each definition\'s _meta and renames the definition', () => {
+  it("reports the mapping in each definition's _meta and renames the definition", () => {
     const renamed = merged.tools.find((t) => t.upstreamName === 'a.b/c')!;
     expect(renamed.definition.name).toBe(renamed.name);
     expect(renamed.definition._meta?.[ORIGIN_META_KEY]).toEqual({ upstream: 'one', name: 'a.b/c' });
   });
 
   it('versions the merge by its parts: the same parts give the same version, another part another one', () => {
-    expect(mergeCatalogs([{ upstream: 'one', catalog: one }, { upstream: 'two', catalog: two }], PREFIXED).version).toBe(merged.version);
+    expect(
+      mergeCatalogs(
+        [
+          { upstream: 'one', catalog: one },
+          { upstream: 'two', catalog: two },
+        ],
+        PREFIXED,
+      ).version,
+    ).toBe(merged.version);
     expect(mergeCatalogs([{ upstream: 'one', catalog: one }], PREFIXED).version).not.toBe(merged.version);
   });
 
-  it('returns a single upstream\'s catalogue itself when names are not prefixed', () => {
+  it("returns a single upstream's catalogue itself when names are not prefixed", () => {
     expect(mergeCatalogs([{ upstream: 'one', catalog: one }], { separator: '__', prefixed: false })).toBe(one);
   });
 });
@@ -99,7 +125,11 @@ describe('mergeCatalogs', () => {
 describe('resourceOwner', () => {
   const listings = [
     { upstream: 'cpzai', resources: [{ uri: 'cpz://guides/quickstart' }], templates: [] },
-    { upstream: 'everything', resources: [{ uri: 'demo://resource/static/document/a.md' }], templates: [{ uriTemplate: 'demo://resource/dynamic/text/{resourceId}' }] },
+    {
+      upstream: 'everything',
+      resources: [{ uri: 'demo://resource/static/document/a.md' }],
+      templates: [{ uriTemplate: 'demo://resource/dynamic/text/{resourceId}' }],
+    },
     { upstream: 'filesystem', resources: [], templates: [] },
   ];
 

@@ -5,9 +5,15 @@ import { describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
 import { loadConfig } from '../../config/load.ts';
 import { buildCatalog } from '../../gateway/catalog/catalog.ts';
-import { visibilityKey, visibleTools } from '../../gateway/policy/visibility.ts';
+import { accessFor, visibilityKey, visibleTools } from '../../gateway/policy/visibility.ts';
 
-const upstream = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: { get_profile: [], list_deals: ['middle-office:admin'] } }] } }).upstreams[0]!;
+const config = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: { get_profile: [], list_deals: ['middle-office:admin'] } }] } });
+const upstream = config.upstreams[0]!;
+/** Access from granted scopes, or from a failed lookup under each failure mode. */
+const access = (scopes: readonly string[] | 'open' | 'closed') =>
+  typeof scopes === 'string'
+    ? accessFor({ kind: 'unverified', reason: 'timeout' }, [{ ...upstream, scopes: { ...upstream.scopes, failureMode: scopes } }])
+    : accessFor({ kind: 'scopes', scopes }, config.upstreams);
 const tool = (name: string, requiredScopes?: string[], readOnlyHint = true): Tool => ({
   name,
   inputSchema: { type: 'object' },
@@ -21,7 +27,7 @@ const catalog = buildCatalog(upstream, [
   tool('list_deals', ['middle-office:read']),
   tool('no_requirement'),
 ]);
-const names = (scopes: readonly string[] | 'unknown') => visibleTools(catalog, scopes).map((t) => t.name);
+const names = (scopes: readonly string[] | 'open' | 'closed') => visibleTools(catalog, access(scopes)).map((t) => t.name);
 
 describe('visibleTools', () => {
   it('shows a tool when the caller holds ANY of its required scopes', () => {
@@ -40,13 +46,23 @@ describe('visibleTools', () => {
     expect(names(['middle-office:admin'])).toContain('list_deals');
   });
 
-  it('shows the full catalogue when the scopes are unknown (fail-open)', () => {
-    expect(names('unknown')).toHaveLength(5);
+  it('shows the full catalogue when the lookup failed under failureMode open, and nothing under closed', () => {
+    expect(names('open')).toHaveLength(5);
+    expect(names('closed')).toEqual([]);
+  });
+
+  it("treats an unchecked credential (no scope source) as the upstream's: everything if it receives the credential, public tools if not", () => {
+    expect(visibleTools(catalog, accessFor({ kind: 'unchecked' }, config.upstreams))).toHaveLength(5);
+    expect(visibleTools(catalog, accessFor({ kind: 'unchecked' }, [{ ...upstream, forwardCredentials: false }])).map((t) => t.name)).toEqual([
+      'get_profile',
+      'no_requirement',
+    ]);
   });
 
   it('keys visibility by the scopes the catalogue uses, so irrelevant scopes share an entry', () => {
-    expect(visibilityKey(catalog, ['orders:read', 'unrelated'])).toBe(visibilityKey(catalog, ['orders:read']));
-    expect(visibilityKey(catalog, [])).not.toBe(visibilityKey(catalog, 'unknown'));
+    expect(visibilityKey(catalog, access(['orders:read', 'unrelated']))).toBe(visibilityKey(catalog, access(['orders:read'])));
+    expect(visibilityKey(catalog, access([]))).not.toBe(visibilityKey(catalog, access('open')));
+    expect(visibilityKey(catalog, access('closed'))).not.toBe(visibilityKey(catalog, access('open')));
   });
 
   it('precomputes the read-only flag and category per tool', () => {

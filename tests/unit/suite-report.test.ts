@@ -26,14 +26,32 @@ function runFolder(results: Record<string, string[]>): string {
 
 describe('scenarioOutcome', () => {
   it('is failed on any FAILURE, passed on a SUCCESS without failures, else not-applicable', () => {
-    expect(scenarioOutcome([{ id: 'a', status: 'SUCCESS' }, { id: 'b', status: 'FAILURE' }])).toBe('failed');
-    expect(scenarioOutcome([{ id: 'a', status: 'SUCCESS' }, { id: 'b', status: 'WARNING' }])).toBe('passed');
-    expect(scenarioOutcome([{ id: 'a', status: 'INFO' }, { id: 'b', status: 'SKIPPED' }])).toBe('not-applicable');
+    expect(
+      scenarioOutcome([
+        { id: 'a', status: 'SUCCESS' },
+        { id: 'b', status: 'FAILURE' },
+      ]),
+    ).toBe('failed');
+    expect(
+      scenarioOutcome([
+        { id: 'a', status: 'SUCCESS' },
+        { id: 'b', status: 'WARNING' },
+      ]),
+    ).toBe('passed');
+    expect(
+      scenarioOutcome([
+        { id: 'a', status: 'INFO' },
+        { id: 'b', status: 'SKIPPED' },
+      ]),
+    ).toBe('not-applicable');
   });
 });
 
 describe('judgeRun', () => {
-  const requirements = { server: ['ok-one', 'broken', 'known-bad', 'fixed', 'empty', 'missing'], not_scored: [{ scenario: 'ext', leg: 'server', reason: 'extension' }] };
+  const requirements = {
+    server: ['ok-one', 'broken', 'known-bad', 'fixed', 'empty', 'missing'],
+    not_scored: [{ scenario: 'ext', leg: 'server', reason: 'extension' }],
+  };
   const expected = [
     { scenario: 'known-bad', outcome: 'failed' as const, reason: 'not built' },
     { scenario: 'fixed', outcome: 'failed' as const, reason: 'was broken' },
@@ -49,7 +67,7 @@ describe('judgeRun', () => {
       empty: ['INFO'],
       ext: ['SKIPPED'],
     });
-    const verdicts = Object.fromEntries(judgeRun(dir, 'gateway', '2026-07-28', requirements, expected).map(r => [r.scenario, r.verdict]));
+    const verdicts = Object.fromEntries(judgeRun(dir, 'gateway', '2026-07-28', requirements, expected).map((r) => [r.scenario, r.verdict]));
     expect(verdicts).toEqual({
       'ok-one': 'ok',
       broken: 'regression',

@@ -11,7 +11,9 @@ const example = (name: string) => `${root}config/${name}.yaml`;
 
 describe('upstream configuration', () => {
   it('loads every example config as committed, without any environment', () => {
-    const upstreams = ['cpzai', 'everything', 'filesystem', 'replay', 'three-upstreams'].map((name) => loadConfig({ path: example(name), env: {} }).upstreams.map((u) => u.name));
+    const upstreams = ['cpzai', 'everything', 'filesystem', 'replay', 'three-upstreams'].map((name) =>
+      loadConfig({ path: example(name), env: {} }).upstreams.map((u) => u.name),
+    );
     expect(upstreams).toEqual([['cpzai'], ['everything'], ['filesystem'], ['replay'], ['cpzai', 'everything', 'filesystem']]);
   });
 
@@ -23,18 +25,35 @@ describe('upstream configuration', () => {
   it('takes a whole stdio upstream from GATEWAY_* variables, args as JSON', () => {
     const config = loadConfig({
       path: example('filesystem'),
-      env: { GATEWAY_UPSTREAMS_0_COMMAND: 'npx', GATEWAY_UPSTREAMS_0_ARGS: '["-y","some-mcp-server","${HOME}"]', HOME: '/home/me', GATEWAY_UPSTREAMS_0_RESTART_MAX_DELAY_MS: '5000' },
+      env: {
+        GATEWAY_UPSTREAMS_0_COMMAND: 'npx',
+        GATEWAY_UPSTREAMS_0_ARGS: '["-y","some-mcp-server","${HOME}"]',
+        HOME: '/home/me',
+        GATEWAY_UPSTREAMS_0_RESTART_MAX_DELAY_MS: '5000',
+      },
     });
-    expect(config.upstreams[0]).toMatchObject({ command: 'npx', args: ['-y', 'some-mcp-server', '/home/me'], restart: { minDelayMs: 200, maxDelayMs: 5000, stableAfterMs: 10000 } });
+    expect(config.upstreams[0]).toMatchObject({
+      command: 'npx',
+      args: ['-y', 'some-mcp-server', '/home/me'],
+      restart: { minDelayMs: 200, maxDelayMs: 5000, stableAfterMs: 10000 },
+    });
   });
 
   it('checks an upstream URL once its variables are in, naming the key', () => {
-    expect(loadConfig({ path: example('everything'), env: { GATEWAY_UPSTREAMS_0_URL: '${EVERYTHING_URL:-http://everything:3101/mcp}' } }).upstreams[0]!.url).toBe('http://everything:3101/mcp');
-    expect(() => loadConfig({ path: example('everything'), env: { GATEWAY_UPSTREAMS_0_URL: 'everything:3101' } })).toThrow(/upstreams\[0\]\.url: must be an http\(s\) URL/);
-    expect(() => loadConfig({ path: example('everything'), env: { GATEWAY_UPSTREAMS_0_URL: '${NOT_SET}' } })).toThrow(/upstreams\[0\]\.url: environment variable NOT_SET is not set/);
+    expect(
+      loadConfig({ path: example('everything'), env: { GATEWAY_UPSTREAMS_0_URL: '${EVERYTHING_URL:-http://everything:3101/mcp}' } }).upstreams[0]!.url,
+    ).toBe('http://everything:3101/mcp');
+    expect(() => loadConfig({ path: example('everything'), env: { GATEWAY_UPSTREAMS_0_URL: 'everything:3101' } })).toThrow(
+      /upstreams\[0\]\.url: must be an http\(s\) URL/,
+    );
+    expect(() => loadConfig({ path: example('everything'), env: { GATEWAY_UPSTREAMS_0_URL: '${NOT_SET}' } })).toThrow(
+      /upstreams\[0\]\.url: environment variable NOT_SET is not set/,
+    );
   });
 
   it('refuses a restart ceiling below its first delay', () => {
-    expect(() => loadConfig({ path: example('filesystem'), env: { GATEWAY_UPSTREAMS_0_RESTART_MAX_DELAY_MS: '100', GATEWAY_UPSTREAMS_0_RESTART_MIN_DELAY_MS: '500' } })).toThrow(/upstreams\[0\]\.restart\.maxDelayMs/);
+    expect(() =>
+      loadConfig({ path: example('filesystem'), env: { GATEWAY_UPSTREAMS_0_RESTART_MAX_DELAY_MS: '100', GATEWAY_UPSTREAMS_0_RESTART_MIN_DELAY_MS: '500' } }),
+    ).toThrow(/upstreams\[0\]\.restart\.maxDelayMs/);
   });
 });

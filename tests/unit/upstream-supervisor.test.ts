@@ -9,7 +9,8 @@ import { GatewayError } from '../../gateway/errors.ts';
 import { createMetrics } from '../../gateway/obs/metrics.ts';
 import { UpstreamSupervisor } from '../../gateway/upstream/supervisor.ts';
 
-const POLICY = { minDelayMs: 200, maxDelayMs: 1000, stableAfterMs: 10_000 };
+// On-demand attempts out of the way here (their own tests below set a short interval).
+const POLICY = { minDelayMs: 200, maxDelayMs: 1000, stableAfterMs: 10_000, onDemandMinIntervalMs: 60_000 };
 const down = () => new GatewayError('upstream_unavailable', 'upstream x is unreachable (connecting)');
 
 let outcomes: ('fail' | 'ok')[];
@@ -96,5 +97,40 @@ describe('UpstreamSupervisor', () => {
     await expect(guarded.connection()).rejects.toThrow('401');
     expect(refusals).toBe(2);
     await guarded.close();
+  });
+});
+
+describe('UpstreamSupervisor: on-demand reconnects', () => {
+  const ON_DEMAND = { minDelayMs: 5_000, maxDelayMs: 30_000, stableAfterMs: 10_000, onDemandMinIntervalMs: 250 };
+
+  it('a caller between scheduled attempts starts one at once when the last is 250 ms old; concurrent callers share it', async () => {
+    const fast = new UpstreamSupervisor(
+      'x',
+      ON_DEMAND,
+      async () => {
+        attempts++;
+        if ((outcomes.shift() ?? 'ok') === 'fail') throw down();
+        return `connection ${attempts}`;
+      },
+      createMetrics(),
+      pino({ level: 'silent' }),
+    );
+    outcomes = ['fail', 'fail'];
+    await expect(fast.connection()).rejects.toThrow('unreachable');
+    expect(attempts).toBe(1);
+    // The backoff would wait 5 s; inside the minimum interval a caller fails fast without an attempt.
+    await vi.advanceTimersByTimeAsync(249);
+    await expect(fast.connection()).rejects.toThrow('unreachable');
+    expect(attempts).toBe(1);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(fast.connection()).rejects.toThrow('unreachable');
+    expect(attempts).toBe(2);
+    // The upstream is back: the first caller after the interval connects, and the others wait for that attempt.
+    await vi.advanceTimersByTimeAsync(250);
+    const callers = await Promise.all([fast.connection(), fast.connection(), fast.connection()]);
+    expect(callers).toEqual(['connection 3', 'connection 3', 'connection 3']);
+    expect(attempts).toBe(3);
+    expect(fast.health().state).toBe('up');
+    await fast.close();
   });
 });

@@ -16,7 +16,7 @@ const X_MCP_HEADER_SCHEMA = {
   },
 } as Parameters<typeof fromJsonSchema>[0];
 
-const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms));
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const text = (value: string): CallToolResult => ({ content: [{ type: 'text', text: value }] });
 
 /**
@@ -24,9 +24,7 @@ const text = (value: string): CallToolResult => ({ content: [{ type: 'text', tex
  * `tools-*` scenarios (suite 0.2.x, revisions 2025-11-25 and 2026-07-28).
  */
 export function registerContentTools(server: McpServer): void {
-  server.registerTool('test_simple_text', { description: 'Returns one text content block' }, async () =>
-    text('This is a simple text response for testing.'),
-  );
+  server.registerTool('test_simple_text', { description: 'Returns one text content block' }, async () => text('This is a simple text response for testing.'));
 
   server.registerTool('test_image_content', { description: 'Returns one image content block (PNG)' }, async () => ({
     content: [{ type: 'image', data: PNG_BASE64, mimeType: 'image/png' }],
@@ -45,24 +43,20 @@ export function registerContentTools(server: McpServer): void {
     ],
   }));
 
-  server.registerTool(
-    'test_multiple_content_types',
-    { description: 'Returns text, image and embedded resource blocks in one result' },
-    async () => ({
-      content: [
-        { type: 'text', text: 'Multiple content types test:' },
-        { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
-        {
-          type: 'resource',
-          resource: {
-            uri: 'test://mixed-content-resource',
-            mimeType: 'application/json',
-            text: JSON.stringify({ test: 'data', value: 123 }),
-          },
+  server.registerTool('test_multiple_content_types', { description: 'Returns text, image and embedded resource blocks in one result' }, async () => ({
+    content: [
+      { type: 'text', text: 'Multiple content types test:' },
+      { type: 'image', data: PNG_BASE64, mimeType: 'image/png' },
+      {
+        type: 'resource',
+        resource: {
+          uri: 'test://mixed-content-resource',
+          mimeType: 'application/json',
+          text: JSON.stringify({ test: 'data', value: 123 }),
         },
-      ],
-    }),
-  );
+      },
+    ],
+  }));
 
   // Three log notifications before the result: exercised on the 2025 wire, where logging is push-style.
   server.registerTool(
@@ -129,7 +123,7 @@ export function registerContentTools(server: McpServer): void {
         additionalProperties: false,
       }),
     },
-    async args => text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`),
+    async (args) => text(`JSON Schema 2020-12 tool called with: ${JSON.stringify(args)}`),
   );
 
   // SEP-2243: `region` is mirrored into the Mcp-Param-Region header; the server must check they agree.
@@ -139,6 +133,6 @@ export function registerContentTools(server: McpServer): void {
       description: 'Declares an x-mcp-header parameter (SEP-2243 Mcp-Param-* validation)',
       inputSchema: fromJsonSchema<{ region?: string; level?: number }>(X_MCP_HEADER_SCHEMA),
     },
-    async args => text(`region=${args.region ?? '<none>'}`),
+    async (args) => text(`region=${args.region ?? '<none>'}`),
   );
 }

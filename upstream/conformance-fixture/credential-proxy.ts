@@ -19,19 +19,16 @@ import { parseArgs } from 'node:util';
 /** Starts the proxy on 127.0.0.1 (port 0: a free one). `inject` maps lower-case header names to values. */
 export async function startCredentialProxy(opts: { target: string; inject: Record<string, string>; port?: number }) {
   const target = new URL(opts.target);
-  const injectNames = Object.keys(opts.inject).map(name => name.toLowerCase());
+  const injectNames = Object.keys(opts.inject).map((name) => name.toLowerCase());
   const server = createServer((req, res) => {
     const headers: IncomingHttpHeaders = { ...req.headers };
-    if (!injectNames.some(name => name in headers) && !headers.authorization) Object.assign(headers, opts.inject);
-    const upstream = request(
-      { hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers },
-      answer => {
-        res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
-        res.flushHeaders();
-        answer.pipe(res);
-      },
-    );
-    upstream.on('error', error => {
+    if (!injectNames.some((name) => name in headers) && !headers.authorization) Object.assign(headers, opts.inject);
+    const upstream = request({ hostname: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.rawHeaders);
+      res.flushHeaders();
+      answer.pipe(res);
+    });
+    upstream.on('error', (error) => {
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
       res.end(`credential-proxy: ${error.message}`);
     });
@@ -45,7 +42,7 @@ export async function startCredentialProxy(opts: { target: string; inject: Recor
   return {
     url: `http://127.0.0.1:${port}`,
     close: () =>
-      new Promise<void>(resolve => {
+      new Promise<void>((resolve) => {
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -36,7 +36,7 @@ export async function startConformanceFixture(opts: { port?: number; host?: stri
         await handler.close();
       } finally {
         server.closeAllConnections();
-        await new Promise<void>(resolve => server.close(() => resolve()));
+        await new Promise<void>((resolve) => server.close(() => resolve()));
       }
     },
   };

@@ -1,5 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import type { CallToolResult, ClientCapabilities, InputRequests, InputRequiredResult, McpServer, ServerContext, ServerNotifier } from '@modelcontextprotocol/server';
+import type {
+  CallToolResult,
+  ClientCapabilities,
+  InputRequests,
+  InputRequiredResult,
+  McpServer,
+  ServerContext,
+  ServerNotifier,
+} from '@modelcontextprotocol/server';
 import {
   acceptedContent,
   CLIENT_CAPABILITIES_META_KEY,
@@ -44,7 +52,7 @@ export function registerInputTools(server: McpServer, notifier: () => ServerNoti
     'test_missing_capability',
     { description: 'Needs the sampling client capability (drives the -32021 rejection)', inputSchema: z.object({}) },
     async (_args, ctx) => {
-      if (ctx.mcpReq.inputResponses?.['llm_answer'] === undefined) {
+      if (ctx.mcpReq.inputResponses?.llm_answer === undefined) {
         return inputRequired({
           inputRequests: {
             llm_answer: inputRequired.createMessage({
@@ -110,9 +118,7 @@ function registerPushTools(server: McpServer): void {
       })) as { action?: string; content?: unknown };
       return text(`User response: action=${result.action}, content=${JSON.stringify(result.content ?? {})}`);
     });
-  elicit('test_elicitation', 'Asks the user for one string', 'Please respond', { response: { type: 'string', description: "User's response" } }, [
-    'response',
-  ]);
+  elicit('test_elicitation', 'Asks the user for one string', 'Please respond', { response: { type: 'string', description: "User's response" } }, ['response']);
   elicit(
     'test_elicitation_sep1034_defaults',
     'Elicits a form whose fields carry defaults (SEP-1034)',
@@ -163,14 +169,14 @@ function registerInputRequiredTools(server: McpServer): void {
   const tool = (name: string, description: string, run: (ctx: ServerContext) => Promise<CallToolResult | InputRequiredResult>) =>
     server.registerTool(name, { description, inputSchema: z.object({}) }, (_args, ctx) => run(ctx));
 
-  tool('test_input_required_result_elicitation', 'Asks for the caller name in-band (elicitation)', async ctx => {
+  tool('test_input_required_result_elicitation', 'Asks for the caller name in-band (elicitation)', async (ctx) => {
     const name = acceptedContent<{ name: string }>(ctx.mcpReq.inputResponses, 'user_name')?.name;
     if (typeof name !== 'string') return inputRequired({ inputRequests: { user_name: askName() } });
     return text(`Hello, ${name}!`);
   });
 
-  tool('test_input_required_result_sampling', 'Asks for an LLM completion in-band (sampling)', async ctx => {
-    const answer = ctx.mcpReq.inputResponses?.['capital_question'] as { content?: { text?: string } } | undefined;
+  tool('test_input_required_result_sampling', 'Asks for an LLM completion in-band (sampling)', async (ctx) => {
+    const answer = ctx.mcpReq.inputResponses?.capital_question as { content?: { text?: string } } | undefined;
     if (answer === undefined) {
       return inputRequired({
         inputRequests: {
@@ -184,13 +190,13 @@ function registerInputRequiredTools(server: McpServer): void {
     return text(`Sampling response: ${answer.content?.text ?? JSON.stringify(answer)}`);
   });
 
-  tool('test_input_required_result_list_roots', 'Asks for the client roots in-band', async ctx => {
-    const roots = (ctx.mcpReq.inputResponses?.['client_roots'] as { roots?: Array<{ uri?: string }> } | undefined)?.roots;
+  tool('test_input_required_result_list_roots', 'Asks for the client roots in-band', async (ctx) => {
+    const roots = (ctx.mcpReq.inputResponses?.client_roots as { roots?: Array<{ uri?: string }> } | undefined)?.roots;
     if (!Array.isArray(roots)) return inputRequired({ inputRequests: { client_roots: inputRequired.listRoots() } });
-    return text(`Client exposed ${roots.length} root(s): ${roots.map(root => root.uri).join(', ')}`);
+    return text(`Client exposed ${roots.length} root(s): ${roots.map((root) => root.uri).join(', ')}`);
   });
 
-  tool('test_input_required_result_request_state', 'Round-trips sealed requestState with a confirmation', async ctx => {
+  tool('test_input_required_result_request_state', 'Round-trips sealed requestState with a confirmation', async (ctx) => {
     if (acceptedContent<{ ok: boolean }>(ctx.mcpReq.inputResponses, 'confirm') === undefined) {
       return inputRequired({
         inputRequests: { confirm: askConfirm() },
@@ -203,11 +209,11 @@ function registerInputRequiredTools(server: McpServer): void {
     return text('state-ok: requestState verified and confirmation received');
   });
 
-  tool('test_input_required_result_multiple_inputs', 'Asks for elicitation, sampling and roots in one round', async ctx => {
+  tool('test_input_required_result_multiple_inputs', 'Asks for elicitation, sampling and roots in one round', async (ctx) => {
     const responses = ctx.mcpReq.inputResponses;
     const name = acceptedContent<{ name: string }>(responses, 'user_name')?.name;
-    const greeting = (responses?.['greeting'] as { content?: { text?: string } } | undefined)?.content?.text;
-    const roots = (responses?.['client_roots'] as { roots?: unknown[] } | undefined)?.roots;
+    const greeting = (responses?.greeting as { content?: { text?: string } } | undefined)?.content?.text;
+    const roots = (responses?.client_roots as { roots?: unknown[] } | undefined)?.roots;
     if (typeof name !== 'string' || typeof greeting !== 'string' || !Array.isArray(roots)) {
       return inputRequired({
         inputRequests: {
@@ -225,7 +231,7 @@ function registerInputRequiredTools(server: McpServer): void {
   });
 
   // The round number lives in the sealed state: the modern path keeps nothing between requests.
-  tool('test_input_required_result_multi_round', 'Two elicitation rounds with evolving requestState', async ctx => {
+  tool('test_input_required_result_multi_round', 'Two elicitation rounds with evolving requestState', async (ctx) => {
     const state = ctx.mcpReq.requestState<State>();
     const round = state?.tool === 'multi_round' && typeof state.round === 'number' ? state.round : 0;
     if (round === 0) {
@@ -250,7 +256,7 @@ function registerInputRequiredTools(server: McpServer): void {
     return text(`Multi-round complete: ${String(state?.name ?? 'unknown')} likes ${color}`);
   });
 
-  tool('test_input_required_result_tampered_state', 'Refuses retries whose requestState fails verification', async ctx => {
+  tool('test_input_required_result_tampered_state', 'Refuses retries whose requestState fails verification', async (ctx) => {
     if (ctx.mcpReq.requestState() !== undefined && acceptedContent(ctx.mcpReq.inputResponses, 'confirm') !== undefined) {
       return text('integrity-ok: requestState verified');
     }
@@ -261,7 +267,7 @@ function registerInputRequiredTools(server: McpServer): void {
   });
 
   // Asks only for the input kinds the request's declared client capabilities cover.
-  tool('test_input_required_result_capabilities', 'Requests only input kinds the client declared', async ctx => {
+  tool('test_input_required_result_capabilities', 'Requests only input kinds the client declared', async (ctx) => {
     if (ctx.mcpReq.inputResponses !== undefined) return text('Capability-aware input requests fulfilled');
     // The published typings declare the envelope as `{}`; its client-capabilities key holds ClientCapabilities.
     const envelope = ctx.mcpReq.envelope as Record<string, ClientCapabilities | undefined> | undefined;

@@ -21,9 +21,7 @@ export function registerFixtureResources(server: McpServer): void {
     new ResourceTemplate('test://template/{id}/data', { list: undefined }),
     { title: 'Resource Template', description: 'One JSON document per id', mimeType: 'application/json' },
     async (uri, { id }) => ({
-      contents: [
-        { uri: uri.toString(), mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) },
-      ],
+      contents: [{ uri: uri.toString(), mimeType: 'application/json', text: JSON.stringify({ id, templateTest: true, data: `Data for ID: ${id}` }) }],
     }),
   );
   textResource('watched-resource', 'test://watched-resource', 'Watched Resource', 'Watched resource content');

@@ -22,10 +22,32 @@ import { parseArgs } from 'node:util';
 import { parse as parseYaml } from 'yaml';
 
 type Outcome = 'passed' | 'failed' | 'not-applicable';
-interface Check { id: string; status: string; errorMessage?: string }
-interface Expectation { scenario?: string; scenarios?: string[]; outcome: Exclude<Outcome, 'passed'>; targets?: string[]; revisions?: string[]; reason: string }
-interface Requirements { server?: string[]; not_scored?: { scenario: string; leg: string; reason: string }[] }
-interface ScenarioResult { scenario: string; scored: boolean; outcome: Outcome | 'not-measured'; warnings: number; firstFailure?: string; verdict: Verdict; reason?: string }
+interface Check {
+  id: string;
+  status: string;
+  errorMessage?: string;
+}
+interface Expectation {
+  scenario?: string;
+  scenarios?: string[];
+  outcome: Exclude<Outcome, 'passed'>;
+  targets?: string[];
+  revisions?: string[];
+  reason: string;
+}
+interface Requirements {
+  server?: string[];
+  not_scored?: { scenario: string; leg: string; reason: string }[];
+}
+interface ScenarioResult {
+  scenario: string;
+  scored: boolean;
+  outcome: Outcome | 'not-measured';
+  warnings: number;
+  firstFailure?: string;
+  verdict: Verdict;
+  reason?: string;
+}
 type Verdict = 'ok' | 'expected' | 'regression' | 'stale' | 'unlisted' | 'not-measured';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -34,13 +56,13 @@ const TARGET_ORDER = ['fixture', 'upstream', 'gateway', 'gateway-compact'];
 
 /** Outcome of one scenario from its checks (see the module docstring for the rule). */
 export function scenarioOutcome(checks: Check[]): Outcome {
-  if (checks.some(check => check.status === 'FAILURE')) return 'failed';
-  return checks.some(check => check.status === 'SUCCESS') ? 'passed' : 'not-applicable';
+  if (checks.some((check) => check.status === 'FAILURE')) return 'failed';
+  return checks.some((check) => check.status === 'SUCCESS') ? 'passed' : 'not-applicable';
 }
 
 function expectationFor(expected: Expectation[], scenario: string, target: string, revision: string): Expectation | undefined {
   return expected.find(
-    entry =>
+    (entry) =>
       (entry.scenario === scenario || entry.scenarios?.includes(scenario)) &&
       (entry.targets === undefined || entry.targets.includes(target)) &&
       (entry.revisions === undefined || entry.revisions.includes(revision)),
@@ -57,29 +79,30 @@ function verdictOf(outcome: ScenarioResult['outcome'], expectation: Expectation 
 function readChecks(runDir: string, scenario: string): Check[] | undefined {
   const stamp = /^\d{4}-\d{2}-\d{2}T/;
   const dirs = readdirSync(runDir)
-    .filter(name => name.startsWith(`server-${scenario}-`) && stamp.test(name.slice(`server-${scenario}-`.length)))
+    .filter((name) => name.startsWith(`server-${scenario}-`) && stamp.test(name.slice(`server-${scenario}-`.length)))
     .sort();
   const last = dirs.at(-1);
   if (!last) return undefined;
   // The suite makes the folder before running; no checks.json means the scenario threw (the suite counts it failed).
-  if (!existsSync(join(runDir, last, 'checks.json'))) return [{ id: 'scenario-error', status: 'FAILURE', errorMessage: 'the suite could not run the scenario; see its log' }];
+  if (!existsSync(join(runDir, last, 'checks.json')))
+    return [{ id: 'scenario-error', status: 'FAILURE', errorMessage: 'the suite could not run the scenario; see its log' }];
   return JSON.parse(readFileSync(join(runDir, last, 'checks.json'), 'utf8')) as Check[];
 }
 
 /** Judges one `<target>__<revision>` run folder. */
 export function judgeRun(runDir: string, target: string, revision: string, requirements: Requirements, expected: Expectation[]): ScenarioResult[] {
   const scored = requirements.server ?? [];
-  const unscored = (requirements.not_scored ?? []).filter(entry => entry.leg === 'server').map(entry => entry.scenario);
-  return [...scored.map(s => [s, true] as const), ...unscored.map(s => [s, false] as const)].map(([scenario, isScored]) => {
+  const unscored = (requirements.not_scored ?? []).filter((entry) => entry.leg === 'server').map((entry) => entry.scenario);
+  return [...scored.map((s) => [s, true] as const), ...unscored.map((s) => [s, false] as const)].map(([scenario, isScored]) => {
     const checks = readChecks(runDir, scenario);
     const outcome = checks ? scenarioOutcome(checks) : 'not-measured';
     const expectation = expectationFor(expected, scenario, target, revision);
-    const failure = checks?.find(check => check.status === 'FAILURE');
+    const failure = checks?.find((check) => check.status === 'FAILURE');
     return {
       scenario,
       scored: isScored,
       outcome,
-      warnings: checks?.filter(check => check.status === 'WARNING').length ?? 0,
+      warnings: checks?.filter((check) => check.status === 'WARNING').length ?? 0,
       firstFailure: failure ? `${failure.id}: ${(failure.errorMessage ?? '').slice(0, 160)}` : undefined,
       verdict: verdictOf(outcome, expectation),
       reason: expectation?.reason,
@@ -88,7 +111,7 @@ export function judgeRun(runDir: string, target: string, revision: string, requi
 }
 
 function count(results: ScenarioResult[], outcome: ScenarioResult['outcome']): number {
-  return results.filter(result => result.outcome === outcome).length;
+  return results.filter((result) => result.outcome === outcome).length;
 }
 
 function main(): void {
@@ -107,8 +130,8 @@ function main(): void {
   const expected = (parseYaml(readFileSync(values.expected!, 'utf8')) as { expected?: Expectation[] }).expected ?? [];
   const order = (run: string) => [TARGET_ORDER.indexOf(run.split('__')[0]!) >>> 0, run] as const;
   const runs = readdirSync(values.results)
-    .filter(name => name.includes('__'))
-    .sort((a, b) => (order(a)[0] - order(b)[0]) || a.localeCompare(b));
+    .filter((name) => name.includes('__'))
+    .sort((a, b) => order(a)[0] - order(b)[0] || a.localeCompare(b));
   if (runs.length === 0) {
     console.error(`suite-report: no <target>__<revision> folders in ${values.results}`);
     process.exit(1);
@@ -119,7 +142,7 @@ function main(): void {
     const [target, revision] = run.split('__') as [string, string];
     const requirements = parseYaml(readFileSync(join(values.requirements, `${revision}.yaml`), 'utf8')) as Requirements;
     const results = judgeRun(join(values.results, run), target, revision, requirements, expected);
-    const required = results.filter(result => result.scored);
+    const required = results.filter((result) => result.scored);
     rows.push([
       target,
       revision,
@@ -127,29 +150,30 @@ function main(): void {
       String(count(results, 'failed')),
       String(count(results, 'not-applicable')),
       `${count(required, 'passed')}/${required.length}`,
-      String(results.filter(result => result.verdict !== 'ok' && result.verdict !== 'expected').length),
+      String(results.filter((result) => result.verdict !== 'ok' && result.verdict !== 'expected').length),
     ]);
     for (const result of results) {
       if (result.verdict === 'ok' || result.verdict === 'expected') continue;
-      const detail = result.verdict === 'stale'
-        ? `now ${result.outcome}; expected-results.yaml says otherwise (${result.reason})`
-        : result.verdict === 'unlisted'
-          ? 'no check applied and the scenario is not listed in expected-results.yaml'
-          : result.verdict === 'not-measured'
-            ? 'no result folder: the suite did not run it'
-            : result.firstFailure ?? 'failed';
+      const detail =
+        result.verdict === 'stale'
+          ? `now ${result.outcome}; expected-results.yaml says otherwise (${result.reason})`
+          : result.verdict === 'unlisted'
+            ? 'no check applied and the scenario is not listed in expected-results.yaml'
+            : result.verdict === 'not-measured'
+              ? 'no result folder: the suite did not run it'
+              : (result.firstFailure ?? 'failed');
       problems.push(`${result.verdict.toUpperCase()} ${target} ${revision} ${result.scenario}: ${detail}`);
     }
   }
   const header = ['target', 'revision', 'passed', 'failed', 'not-applicable', 'required passed', 'unexpected'];
-  const widths = header.map((title, i) => Math.max(title.length, ...rows.map(row => row[i]!.length)));
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ');
   console.log('\nConformance summary: server scenarios per run; failed and not-applicable include those listed in expected-results.yaml;');
   console.log('unexpected = regressions, stale entries, unlisted not-applicable and unmeasured scenarios (must be 0)');
   console.log(line(header));
   for (const row of rows) console.log(line(row));
   if (values.markdown) {
-    const md = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map(row => `| ${row.join(' | ')} |`)];
+    const md = [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)];
     writeFileSync(values.markdown, `${md.join('\n')}\n`);
   }
   if (problems.length > 0) {

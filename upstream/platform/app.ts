@@ -44,26 +44,43 @@ export function buildPlatformApp(store: PlatformStore, options: { logger?: Logge
       try {
         await next();
       } finally {
-        logger.info({ requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) }, 'platform request');
+        logger.info(
+          { requestId: ctx.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - started) },
+          'platform request',
+        );
       }
     });
   }
   app.use(errorResponder((error, ctx) => logger?.error({ err: error, requestId: ctx.state.requestId }, 'platform route failed')));
-  app.use(bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: '256kb',
-    onError: () => {
-      throw new HttpError(400, 'invalid_json', 'The request body is not valid JSON');
-    },
-  }));
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: '256kb',
+      onError: () => {
+        throw new HttpError(400, 'invalid_json', 'The request body is not valid JSON');
+      },
+    }),
+  );
   router.get('/healthz', (ctx) => {
     ctx.body = { status: 'ok' };
   });
   app.use(authenticator(() => store.credentials));
   const context = { router, store, now };
   for (const register of [
-    profileRoutes, accountRoutes, strategyRoutes, executionRoutes, overlayRoutes, backtestRoutes, orderRoutes, positionRoutes,
-    connectionRoutes, fileRoutes, marketDataRoutes, riskRoutes, middleOfficeRoutes, webhookRoutes,
+    profileRoutes,
+    accountRoutes,
+    strategyRoutes,
+    executionRoutes,
+    overlayRoutes,
+    backtestRoutes,
+    orderRoutes,
+    positionRoutes,
+    connectionRoutes,
+    fileRoutes,
+    marketDataRoutes,
+    riskRoutes,
+    middleOfficeRoutes,
+    webhookRoutes,
   ]) {
     register(context);
   }

@@ -17,19 +17,79 @@ const ANCHOR_DAY = Date.UTC(2020, 0, 1) / DAY_MS;
 const SESSION_OPEN_MS = (14 * 60 + 30) * 60_000;
 const SESSION_MINUTES = 390;
 const INTRADAY_MINUTES: Partial<Record<Timeframe, number>> = {
-  '1Min': 1, '5Min': 5, '15Min': 15, '30Min': 30, '1Hour': 60, '2Hour': 120, '4Hour': 240,
+  '1Min': 1,
+  '5Min': 5,
+  '15Min': 15,
+  '30Min': 30,
+  '1Hour': 60,
+  '2Hour': 120,
+  '4Hour': 240,
 };
 /** IEX prints a small share of consolidated (SIP) volume. */
 const IEX_VOLUME_SHARE = 0.025;
 
 /** Reference prices (USD) for the demo universe; other valid tickers get a hashed base price. */
 const BASE_PRICES: Record<string, number> = {
-  AAPL: 190, MSFT: 420, NVDA: 120, AMZN: 180, GOOGL: 170, META: 500, TSLA: 240, AMD: 150, NFLX: 650, AVGO: 160,
-  JPM: 200, BAC: 40, GS: 470, V: 280, MA: 460, XOM: 115, CVX: 155, KO: 62, PEP: 170, PG: 165,
-  JNJ: 155, UNH: 520, PFE: 28, MRK: 125, WMT: 68, COST: 850, HD: 360, MCD: 290, DIS: 100, NKE: 90,
-  INTC: 30, CSCO: 50, ORCL: 140, CRM: 270, ADBE: 520, IBM: 190, QCOM: 170, TXN: 195, CAT: 340, DE: 380,
-  BA: 180, GE: 165, HON: 210, LMT: 460, UPS: 130, T: 18, VZ: 40, TMUS: 190, SBUX: 85, LOW: 240,
-  SPY: 560, QQQ: 480, IWM: 210, DIA: 400, TLT: 95, GLD: 220, XLF: 44, XLE: 92, XLK: 225, EEM: 43,
+  AAPL: 190,
+  MSFT: 420,
+  NVDA: 120,
+  AMZN: 180,
+  GOOGL: 170,
+  META: 500,
+  TSLA: 240,
+  AMD: 150,
+  NFLX: 650,
+  AVGO: 160,
+  JPM: 200,
+  BAC: 40,
+  GS: 470,
+  V: 280,
+  MA: 460,
+  XOM: 115,
+  CVX: 155,
+  KO: 62,
+  PEP: 170,
+  PG: 165,
+  JNJ: 155,
+  UNH: 520,
+  PFE: 28,
+  MRK: 125,
+  WMT: 68,
+  COST: 850,
+  HD: 360,
+  MCD: 290,
+  DIS: 100,
+  NKE: 90,
+  INTC: 30,
+  CSCO: 50,
+  ORCL: 140,
+  CRM: 270,
+  ADBE: 520,
+  IBM: 190,
+  QCOM: 170,
+  TXN: 195,
+  CAT: 340,
+  DE: 380,
+  BA: 180,
+  GE: 165,
+  HON: 210,
+  LMT: 460,
+  UPS: 130,
+  T: 18,
+  VZ: 40,
+  TMUS: 190,
+  SBUX: 85,
+  LOW: 240,
+  SPY: 560,
+  QQQ: 480,
+  IWM: 210,
+  DIA: 400,
+  TLT: 95,
+  GLD: 220,
+  XLF: 44,
+  XLE: 92,
+  XLK: 225,
+  EEM: 43,
 };
 export const ETF_SYMBOLS = new Set(['SPY', 'QQQ', 'IWM', 'DIA', 'TLT', 'GLD', 'XLF', 'XLE', 'XLK', 'EEM']);
 export const SYMBOL_UNIVERSE = Object.keys(BASE_PRICES);
@@ -142,7 +202,16 @@ function makeBar(t: number, prices: number[], volume: number, feed: Feed): Bar {
   const h = Math.max(...prices);
   const l = Math.min(...prices);
   const v = Math.max(1, Math.round(volume * (feed === 'iex' ? IEX_VOLUME_SHARE : 1)));
-  return { t: new Date(t).toISOString(), o: cents(o), h: cents(h), l: cents(l), c: cents(c), v: String(v), vw: cents((o + h + l + c) / 4), n: Math.max(1, Math.round(v / 90)) };
+  return {
+    t: new Date(t).toISOString(),
+    o: cents(o),
+    h: cents(h),
+    l: cents(l),
+    c: cents(c),
+    v: String(v),
+    vw: cents((o + h + l + c) / 4),
+    n: Math.max(1, Math.round(v / 90)),
+  };
 }
 
 /** The intraday bars of one trading day for a bucket size in minutes, only those already started at `nowMs`. */

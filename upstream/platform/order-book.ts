@@ -41,9 +41,20 @@ function applyFill(store: PlatformStore, order: Order, fillCents: number, nowMs:
     return;
   }
   const position: Position = existing ?? {
-    id: randomUUID(), account_id: order.account_id, strategy_id: order.strategy_id, symbol: order.symbol,
-    asset_class: ETF_SYMBOLS.has(order.symbol) ? 'etf' : 'us_equity', side: 'long', quantity: '0', avg_entry_price: String(fillCents),
-    current_price: '0', market_value: '0', cost_basis: '0', unrealized_pl: '0', currency: 'USD', updated_at: '',
+    id: randomUUID(),
+    account_id: order.account_id,
+    strategy_id: order.strategy_id,
+    symbol: order.symbol,
+    asset_class: ETF_SYMBOLS.has(order.symbol) ? 'etf' : 'us_equity',
+    side: 'long',
+    quantity: '0',
+    avg_entry_price: String(fillCents),
+    current_price: '0',
+    market_value: '0',
+    cost_basis: '0',
+    unrealized_pl: '0',
+    currency: 'USD',
+    updated_at: '',
   };
   const growing = Math.sign(next) === Math.sign(signed) && Math.abs(next) > Math.abs(signed);
   if (growing) {
@@ -71,11 +82,25 @@ export function placeOrder(store: PlatformStore, request: OrderRequest, nowMs: n
   const fills = account.environment === 'paper' && marketable;
   const at = new Date(nowMs).toISOString();
   const order: Order = {
-    id: randomUUID(), broker_order_id: String(100_000_000 + store.orders.length), client_order_id: request.client_order_id ?? null,
-    account_id: account.id, strategy_id: request.strategy_id ?? null, symbol, side: request.side, type: request.type, time_in_force: 'day',
-    quantity: String(request.quantity), filled_quantity: fills ? String(request.quantity) : '0', price: request.price ?? null,
-    stop_price: request.stop_price ?? null, filled_avg_price: fills ? String(fill) : null, status: fills ? 'filled' : 'accepted',
-    currency: account.currency, submitted_at: at, filled_at: fills ? at : null, updated_at: at,
+    id: randomUUID(),
+    broker_order_id: String(100_000_000 + store.orders.length),
+    client_order_id: request.client_order_id ?? null,
+    account_id: account.id,
+    strategy_id: request.strategy_id ?? null,
+    symbol,
+    side: request.side,
+    type: request.type,
+    time_in_force: 'day',
+    quantity: String(request.quantity),
+    filled_quantity: fills ? String(request.quantity) : '0',
+    price: request.price ?? null,
+    stop_price: request.stop_price ?? null,
+    filled_avg_price: fills ? String(fill) : null,
+    status: fills ? 'filled' : 'accepted',
+    currency: account.currency,
+    submitted_at: at,
+    filled_at: fills ? at : null,
+    updated_at: at,
   };
   store.orders.push(order);
   if (fills) applyFill(store, order, fill, nowMs);

@@ -34,7 +34,12 @@ export function overlayExposure(overlay: Strategy, strategies: readonly Strategy
   const targets = config.targets.map((target) => {
     const held = positions.filter((p) => p.strategy_id === target.strategy_id);
     const exposure = held.reduce((sum, p) => sum + exposureOf(p), 0) * target.weight;
-    return { strategy_id: target.strategy_id, title: strategies.find((s) => s.id === target.strategy_id)?.title ?? null, weight: target.weight, exposure: String(Math.round(exposure)) };
+    return {
+      strategy_id: target.strategy_id,
+      title: strategies.find((s) => s.id === target.strategy_id)?.title ?? null,
+      weight: target.weight,
+      exposure: String(Math.round(exposure)),
+    };
   });
   const targetExposure = targets.reduce((sum, t) => sum + Number(t.exposure), 0);
   const hedges = positions.filter((p) => p.strategy_id === overlay.id && p.account_id === config.account_id && p.symbol === hedgeSymbol);
@@ -64,9 +69,17 @@ export function overlayExposure(overlay: Strategy, strategies: readonly Strategy
     current_hedge: String(currentHedge),
     drift: Math.round(drift * 10_000) / 10_000,
     within_band: withinBand,
-    suggested_order: withinBand || quantity < 1 ? null : {
-      account_id: config.account_id, symbol: hedgeSymbol, side: gap > 0 ? 'buy' : 'sell', quantity: String(quantity), type: 'market', time_in_force: 'day',
-    },
+    suggested_order:
+      withinBand || quantity < 1
+        ? null
+        : {
+            account_id: config.account_id,
+            symbol: hedgeSymbol,
+            side: gap > 0 ? 'buy' : 'sell',
+            quantity: String(quantity),
+            type: 'market',
+            time_in_force: 'day',
+          },
     pnl: {
       unrealized: String(hedges.reduce((sum, p) => sum + Number(p.unrealized_pl), 0)),
       day: String(Math.round(dayPnl)),

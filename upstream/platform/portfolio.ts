@@ -41,8 +41,10 @@ function normalQuantile(p: number): number {
   if (p < 0.02425) return tail;
   if (p > 1 - 0.02425) return -tail;
   const r = (p - 0.5) * (p - 0.5);
-  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * (p - 0.5)) /
-    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * (p - 0.5)) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
 }
 
 /**
@@ -64,7 +66,7 @@ export function computeRisk(account: Account, positions: Position[], request: Ri
     const sd = days ? Math.sqrt(pnl.reduce((s, x) => s + (x - mean) ** 2, 0) / Math.max(1, days - 1)) : 0;
     const z = normalQuantile(request.confidence_level);
     valueAtRisk = sd * z * scale;
-    shortfall = (sd * Math.exp((-z * z) / 2)) / (Math.sqrt(2 * Math.PI) * alpha) * scale;
+    shortfall = ((sd * Math.exp((-z * z) / 2)) / (Math.sqrt(2 * Math.PI) * alpha)) * scale;
   } else {
     const sorted = [...pnl].sort((x, y) => x - y);
     const cut = Math.max(1, Math.floor(alpha * days));

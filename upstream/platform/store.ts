@@ -1,17 +1,24 @@
 import { storeCredential, DEMO_CREDENTIALS, type StoredCredential } from './credentials.ts';
-import { SecretBox, type SealedSecret } from './secret-box.ts';
-import { seedTrading } from './seed.ts';
+import { SecretBox } from './secret-box.ts';
+import { seedTrading, type StoredConnection } from './seed.ts';
 import { seedMiddleOffice } from './seed-middle-office.ts';
 import type {
-  Account, Backtest, CashFlow, Connection, DataFile, Deal, Execution, FundPeriod, JournalEntry,
-  LifecycleEvent, Order, Position, Profile, RiskSnapshot, Strategy, Webhook,
+  Account,
+  Backtest,
+  CashFlow,
+  DataFile,
+  Deal,
+  Execution,
+  FundPeriod,
+  JournalEntry,
+  LifecycleEvent,
+  Order,
+  Position,
+  Profile,
+  RiskSnapshot,
+  Strategy,
+  Webhook,
 } from './records.ts';
-
-/** A connection as stored: the public record plus its sealed credential (never serialised to callers). */
-export interface StoredConnection {
-  record: Connection;
-  sealed: SealedSecret;
-}
 
 /**
  * The platform's embedded store: plain arrays, seeded deterministically, mutated by write routes.

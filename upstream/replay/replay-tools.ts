@@ -25,9 +25,8 @@ export function replayTools(entries: CatalogEntry[]): ToolDefinition[] {
     const name = repeated ? `${serverKey}${SERVER_SEPARATOR}${tool.name}` : tool.name;
     if (seen.has(name)) throw new Error(`tool name "${name}" repeats within server "${serverKey}"`);
     seen.add(name);
-    const meta = category !== undefined && tool._meta?.[TOOL_META_KEY] === undefined
-      ? { ...tool._meta, [TOOL_META_KEY]: { category, requiredScopes: [] } }
-      : tool._meta;
+    const meta =
+      category !== undefined && tool._meta?.[TOOL_META_KEY] === undefined ? { ...tool._meta, [TOOL_META_KEY]: { category, requiredScopes: [] } } : tool._meta;
     return { ...tool, name, inputSchema: tool.inputSchema ?? { type: 'object' }, ...(meta !== undefined ? { _meta: meta } : {}) };
   });
 }
@@ -36,7 +35,10 @@ export function replayTools(entries: CatalogEntry[]): ToolDefinition[] {
  * The result of calling `tool` with `args`: with an outputSchema, a `structuredContent` valid against it
  * (and its JSON as text, as the spec recommends); without one, a text echo of the call. Deterministic.
  */
-export function replayResult(tool: ToolDefinition, args: Record<string, unknown>): {
+export function replayResult(
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+): {
   content: { type: 'text'; text: string }[];
   structuredContent?: Record<string, unknown>;
 } {

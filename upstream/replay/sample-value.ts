@@ -50,8 +50,18 @@ function typeOf(schema: Schema): string | undefined {
 }
 
 function sampleNumber(schema: Schema, integer: boolean): number {
-  const min = typeof schema.minimum === 'number' ? schema.minimum : typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum + (integer ? 1 : 0.5) : undefined;
-  const max = typeof schema.maximum === 'number' ? schema.maximum : typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum - (integer ? 1 : 0.5) : undefined;
+  const min =
+    typeof schema.minimum === 'number'
+      ? schema.minimum
+      : typeof schema.exclusiveMinimum === 'number'
+        ? schema.exclusiveMinimum + (integer ? 1 : 0.5)
+        : undefined;
+  const max =
+    typeof schema.maximum === 'number'
+      ? schema.maximum
+      : typeof schema.exclusiveMaximum === 'number'
+        ? schema.exclusiveMaximum - (integer ? 1 : 0.5)
+        : undefined;
   let n = min ?? (max !== undefined ? Math.min(0, max) : 0);
   if (integer) n = Math.ceil(n);
   if (typeof schema.multipleOf === 'number' && schema.multipleOf > 0) n = Math.ceil(n / schema.multipleOf) * schema.multipleOf;

@@ -16,7 +16,8 @@ function issueOf(error: ErrorObject): ArgumentIssue {
   const path = child === undefined ? error.instancePath : `${error.instancePath}/${child}`;
   if (error.keyword === 'required') return { path, message: 'is required' };
   if (error.keyword === 'additionalProperties') return { path, message: 'is not a known argument (check the spelling against inputSchema)' };
-  if (error.keyword === 'enum') return { path, message: `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+  if (error.keyword === 'enum')
+    return { path, message: `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
   return { path, message: error.message ?? 'is invalid' };
 }
 

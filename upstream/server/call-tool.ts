@@ -42,7 +42,11 @@ export function resolveCall(
  * `structuredContent`; a platform error or an unreachable platform becomes an `isError` result whose
  * text carries the platform's own message (or the transport failure), never a thrown error.
  */
-export async function runCall(tool: ToolDefinition, args: Record<string, unknown>, platform: PlatformClient): Promise<{ result: CallToolResult; outcome: CallOutcome }> {
+export async function runCall(
+  tool: ToolDefinition,
+  args: Record<string, unknown>,
+  platform: PlatformClient,
+): Promise<{ result: CallToolResult; outcome: CallOutcome }> {
   const write = !tool.annotations.readOnlyHint;
   try {
     const body = await platform.send(tool.request(args));
@@ -51,12 +55,17 @@ export async function runCall(tool: ToolDefinition, args: Record<string, unknown
   } catch (error) {
     if (error instanceof PlatformHttpError) {
       const field = error.field ? ` (field: ${error.field})` : '';
-      return { result: textResult(`CPZ platform refused ${tool.name} (HTTP ${error.status} ${error.code}): ${error.message}${field}`, true), outcome: 'platform_error' };
+      return {
+        result: textResult(`CPZ platform refused ${tool.name} (HTTP ${error.status} ${error.code}): ${error.message}${field}`, true),
+        outcome: 'platform_error',
+      };
     }
     if (error instanceof PlatformUnreachableError) {
-      const effect = !write ? 'Nothing was changed.' : error.sent
-        ? 'This write may or may not have been applied: check the current state before retrying.'
-        : 'The write was not sent, so nothing was changed.';
+      const effect = !write
+        ? 'Nothing was changed.'
+        : error.sent
+          ? 'This write may or may not have been applied: check the current state before retrying.'
+          : 'The write was not sent, so nothing was changed.';
       const tries = write ? 'writes are never retried' : `after ${error.attempts} attempt${error.attempts === 1 ? '' : 's'}`;
       return {
         result: textResult(`The CPZ platform API is unreachable (${error.message}; ${tries}). ${effect} Try again shortly.`, true),

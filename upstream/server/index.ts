@@ -24,8 +24,7 @@ export async function startUpstreamServer(opts: { platformUrl: string; port?: nu
   const { platformUrl, port = 3001, host = '127.0.0.1', log = false } = opts;
   const logger = log ? pino({ name: 'cpzai-mcp' }) : undefined;
   const handler = createMcpHandler(
-    ({ requestInfo }) =>
-      createMcpServer({ platformUrl, credentials: callerCredentials(requestInfo), requestId: requestIdOf(requestInfo), logger }),
+    ({ requestInfo }) => createMcpServer({ platformUrl, credentials: callerCredentials(requestInfo), requestId: requestIdOf(requestInfo), logger }),
     { legacy: 'stateless', onerror: (error) => logger?.warn({ err: error.message }, 'mcp request rejected') },
   );
   const serveMcp = toNodeHandler(handler, { onerror: (error) => logger?.error({ err: error.message }, 'mcp adapter failed') });

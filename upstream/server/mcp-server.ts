@@ -14,7 +14,7 @@ export const INSTRUCTIONS =
   'fund periods), webhooks and the user profile. Look ids up with the list_* tools before calling get_* or write tools. ' +
   'Money is in minor units (cents) as decimal strings. List tools page with limit (1-100) and offset and return {data, count}, ' +
   'count being the page length. Ten tools change state (readOnlyHint false) and are never retried: confirm orders and ' +
-  'deletions with the user. Calls run with the caller\'s credential; a missing scope comes back as an isError result naming ' +
+  "deletions with the user. Calls run with the caller's credential; a missing scope comes back as an isError result naming " +
   'it. Guides: cpzai://guides/tool-usage, cpzai://guides/permissions, cpzai://guides/discovery.';
 
 /** The catalogue is the same for every caller and changes only with a new release: shared caches may keep it. */
@@ -59,7 +59,8 @@ export function createMcpServer(context: McpServerContext): Server {
     const { tool, args } = resolved;
     const started = performance.now();
     const platform = new PlatformClient(context.platformUrl, context.credentials, context.requestId, (retry) =>
-      context.logger?.warn({ requestId: context.requestId, tool: tool.name, ...retry }, 'platform call retried'));
+      context.logger?.warn({ requestId: context.requestId, tool: tool.name, ...retry }, 'platform call retried'),
+    );
     const { result, outcome } = await runCall(tool, args, platform);
     context.logger?.info({ requestId: context.requestId, tool: tool.name, outcome, ms: Math.round(performance.now() - started) }, 'tools/call');
     return server.projectCallToolResult(result, tool.outputSchema);

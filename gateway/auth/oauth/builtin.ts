@@ -1,3 +1,4 @@
+import { canonicalResource } from './resource-url.ts';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -40,13 +41,6 @@ interface PendingSignIn {
   scopes: string[];
 }
 
-/** Canonical form of a resource URI (MCP 2026-07-28 "Canonical Server URI"): lowercase scheme and host, no trailing slash, no fragment. */
-export function canonicalResource(value: string): string | undefined {
-  const url = URL.parse(value);
-  if (!url || url.hash || value.includes('#') || !/^https?:$/.test(url.protocol)) return undefined;
-  return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}${url.search}`;
-}
-
 /**
  * The built-in OAuth 2.1 authorization server (oidc-provider, mounted on the gateway's origin), the
  * seed system's model: a user signs in with a platform key + secret, chooses the scopes to grant, and
@@ -65,14 +59,18 @@ export function canonicalResource(value: string): string | undefined {
  * - the platform credential is wrapped (AES-256-GCM) into the grant's record and the access token,
  *   and unwrapped only by {@link BuiltinOAuth.resolveBearer}; the token itself never goes upstream.
  */
-export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDeps): Promise<OAuth & { keySource: OAuthKeys['source']; storeKind: OAuthStore['kind'] }> {
+export async function createBuiltinOAuth(
+  gateway: GatewayConfig,
+  deps: BuiltinDeps,
+): Promise<OAuth & { keySource: OAuthKeys['source']; storeKind: OAuthStore['kind'] }> {
   const config = gateway.oauth;
   const log = deps.log.child({ component: 'oauth' });
   const issuer = (config.issuer ?? gateway.publicUrl ?? deps.issuer)?.replace(/\/+$/, '');
   if (!issuer) throw new Error('oauth.issuer is required (or publicUrl, or the listening URL)');
-  const store: OAuthStore = gateway.cache.store === 'redis' && gateway.cache.redisUrl
-    ? await createRedisStore(gateway.cache.redisUrl, gateway.cache.operationTimeoutMs)
-    : createMemoryStore(config.maxEntries);
+  const store: OAuthStore =
+    gateway.cache.store === 'redis' && gateway.cache.redisUrl
+      ? await createRedisStore(gateway.cache.redisUrl, gateway.cache.operationTimeoutMs)
+      : createMemoryStore(config.maxEntries);
   const keys = await rootKeys(config, store, log);
   const resources = new Set(deps.resourcePaths.map((p) => canonicalResource(`${issuer}${p}`)!));
   resources.add(canonicalResource(issuer)!);
@@ -82,7 +80,10 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
   const secretHeader = gateway.credentials.secretHeader.toLowerCase();
 
   const cimd = config.clientMetadataDocuments.enabled
-    ? createClientMetadataResolver({ ...config.clientMetadataDocuments, ca: config.clientMetadataDocuments.caFile ? readFileSync(config.clientMetadataDocuments.caFile, 'utf8') : undefined })
+    ? createClientMetadataResolver({
+        ...config.clientMetadataDocuments,
+        ca: config.clientMetadataDocuments.caFile ? readFileSync(config.clientMetadataDocuments.caFile, 'utf8') : undefined,
+      })
     : undefined;
   const Adapter = adapterClass(store, {
     markTtlSeconds: config.accessTokenTtlSeconds,
@@ -151,7 +152,12 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
     // with scopes_supported), so consent records them on both sides of the grant.
     scopes: ['openid', 'offline_access', ...supported],
     claims: { openid: ['sub'] },
-    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', id_token_signed_response_alg: 'ES256' },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      id_token_signed_response_alg: 'ES256',
+    },
     clockTolerance: 5,
     allowOmittingSingleRegisteredRedirectUri: false,
     ttl: {
@@ -229,7 +235,12 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
   }
 
   async function openAccessToken(token: string) {
-    const { payload } = await jwtDecrypt(token, keys.accessToken, { issuer, clockTolerance: 5, contentEncryptionAlgorithms: ['A256GCM'], keyManagementAlgorithms: ['dir'] });
+    const { payload } = await jwtDecrypt(token, keys.accessToken, {
+      issuer,
+      clockTolerance: 5,
+      contentEncryptionAlgorithms: ['A256GCM'],
+      keyManagementAlgorithms: ['dir'],
+    });
     return payload;
   }
 
@@ -241,10 +252,14 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
   /** Koa middleware: the interaction pages, then everything oidc-provider serves; other paths pass through. */
   const routes: Middleware = async (ctx, next) => {
     const isInteraction = ctx.path.startsWith(INTERACTION_PREFIX);
-    const isProvider = ctx.path.startsWith('/oauth/') || ctx.path === '/.well-known/oauth-authorization-server' || ctx.path === '/.well-known/openid-configuration';
+    const isProvider =
+      ctx.path.startsWith('/oauth/') || ctx.path === '/.well-known/oauth-authorization-server' || ctx.path === '/.well-known/openid-configuration';
     if (!isInteraction && !isProvider) return next();
     // Nothing of the authorization server may be framed (clickjacking of the consent page).
-    ctx.set('content-security-policy', isInteraction ? "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'" : "frame-ancestors 'none'");
+    ctx.set(
+      'content-security-policy',
+      isInteraction ? "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'" : "frame-ancestors 'none'",
+    );
     ctx.set('x-frame-options', 'DENY');
     ctx.set('cache-control', 'no-store');
     // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on our own form posts, which the Origin check refuses.
@@ -272,14 +287,29 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
     const base = `${INTERACTION_PREFIX}${uid}`;
     const pendingKey = `pending-sign-in:${uid}`;
     const resource = requestedResource(details.params.resource);
-    const requested = String(details.params.scope ?? '').split(' ').filter((s) => s && supported.includes(s));
+    const requested = String(details.params.scope ?? '')
+      .split(' ')
+      .filter((s) => s && supported.includes(s));
 
     if (ctx.method === 'GET' && action === undefined) {
       const pending = await loadPending(pendingKey, uid);
-      if (!pending) return page(ctx, 200, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName }));
-      return page(ctx, 200, consentPage({ action: `${base}/consent`, csrf, client: view, serviceName: config.serviceName, resource, scopes: scopeChoices(requested, pending.scopes) }));
+      if (!pending)
+        return page(ctx, 200, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName }));
+      return page(
+        ctx,
+        200,
+        consentPage({
+          action: `${base}/consent`,
+          csrf,
+          client: view,
+          serviceName: config.serviceName,
+          resource,
+          scopes: scopeChoices(requested, pending.scopes),
+        }),
+      );
     }
-    if (ctx.method !== 'POST' || !['login', 'consent', 'abort'].includes(action ?? '')) return page(ctx, 405, errorPage('Not allowed', 'This page only accepts the sign-in form.'));
+    if (ctx.method !== 'POST' || !['login', 'consent', 'abort'].includes(action ?? ''))
+      return page(ctx, 405, errorPage('Not allowed', 'This page only accepts the sign-in form.'));
 
     await parseForm(ctx, async () => {});
     const form = (ctx.request as { body?: Record<string, string | string[]> }).body ?? {};
@@ -291,7 +321,8 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
     if (action === 'login') {
       const key = String(form.key ?? '').trim();
       const secret = String(form.secret ?? '');
-      const again = (status: number, error: string) => page(ctx, status, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName, error }));
+      const again = (status: number, error: string) =>
+        page(ctx, status, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName, error }));
       if (!key || !secret || key.length > 256 || secret.length > 1024) return again(400, 'Enter your API key and secret.');
       const headers = { [keyHeader]: key, [secretHeader]: secret };
       const result = await deps.lookupScopes(headers).catch((): ScopeResult => ({ kind: 'unknown', reason: 'error' }));
@@ -323,11 +354,25 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
       await store.delete(pendingKey);
       return finish(ctx, { error: 'access_denied', error_description: 'The user denied access' });
     }
-    const offered = scopeChoices(requested, pending.scopes).filter((s) => s.available).map((s) => s.scope);
+    const offered = scopeChoices(requested, pending.scopes)
+      .filter((s) => s.available)
+      .map((s) => s.scope);
     const ticked = new Set((Array.isArray(form.scope) ? form.scope : form.scope ? [form.scope] : []).map(String));
     const granted = offered.filter((s) => ticked.has(s));
     if (granted.length === 0) {
-      return page(ctx, 400, consentPage({ action: `${base}/consent`, csrf, client: view, serviceName: config.serviceName, resource, scopes: scopeChoices(requested, pending.scopes), error: 'Choose at least one permission, or deny access.' }));
+      return page(
+        ctx,
+        400,
+        consentPage({
+          action: `${base}/consent`,
+          csrf,
+          client: view,
+          serviceName: config.serviceName,
+          resource,
+          scopes: scopeChoices(requested, pending.scopes),
+          error: 'Choose at least one permission, or deny access.',
+        }),
+      );
     }
     const grant = new provider.Grant({ accountId: pending.accountId, clientId: client.clientId });
     // Keyed by the indicator exactly as requested (oidc-provider's key); unticked and unavailable scopes are
@@ -337,11 +382,17 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
       grant.addResourceScope(indicator, granted.join(' '));
       if (rejected.length) grant.rejectResourceScope(indicator, rejected.join(' '));
     }
-    const oidcScopes = String(details.params.scope ?? '').split(' ').filter((s) => s === 'openid' || s === 'offline_access');
+    const oidcScopes = String(details.params.scope ?? '')
+      .split(' ')
+      .filter((s) => s === 'openid' || s === 'offline_access');
     grant.addOIDCScope([...oidcScopes, ...granted].join(' '));
     if (rejected.length) grant.rejectOIDCScope(rejected.join(' '));
     const grantId = await grant.save();
-    await store.set(`grant-credential:${grantId}`, wrap(keys.credential, { headers: pending.headers }, `${CREDENTIAL_CONTEXT}:${grantId}`), config.refreshTokenTtlSeconds);
+    await store.set(
+      `grant-credential:${grantId}`,
+      wrap(keys.credential, { headers: pending.headers }, `${CREDENTIAL_CONTEXT}:${grantId}`),
+      config.refreshTokenTtlSeconds,
+    );
     await store.delete(pendingKey);
     log.info({ client: client.clientId, account: pending.accountId, scopes: granted }, 'access granted');
     return finish(ctx, { login: { accountId: pending.accountId, remember: false }, consent: { grantId } });
@@ -398,15 +449,20 @@ export async function createBuiltinOAuth(gateway: GatewayConfig, deps: BuiltinDe
       }
       const resource = canonicalResource(resourceUrl);
       const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
-      if (!resource || !audiences.some((aud) => aud === resource || aud === canonicalResource(issuer!))) return invalid('The access token was issued for another resource');
+      if (!resource || !audiences.some((aud) => aud === resource || aud === canonicalResource(issuer!)))
+        return invalid('The access token was issued for another resource');
       const jti = String(payload.jti ?? '');
       const grantId = String(payload.gid ?? '');
       try {
-        if (!jti || !grantId || (await store.get(revokedTokenKey(jti))) || (await store.get(revokedGrantKey(grantId)))) return invalid('The access token was revoked');
+        if (!jti || !grantId || (await store.get(revokedTokenKey(jti))) || (await store.get(revokedGrantKey(grantId))))
+          return invalid('The access token was revoked');
       } catch {
         return invalid('The access token cannot be checked right now');
       }
-      const credential = typeof payload.cpz_cred === 'string' ? unwrap<{ headers: Record<string, string> }>(keys.credential, payload.cpz_cred, `${CREDENTIAL_CONTEXT}:${grantId}`) : undefined;
+      const credential =
+        typeof payload.cpz_cred === 'string'
+          ? unwrap<{ headers: Record<string, string> }>(keys.credential, payload.cpz_cred, `${CREDENTIAL_CONTEXT}:${grantId}`)
+          : undefined;
       if (!credential) return invalid('The access token is not valid here');
       const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter((s) => supported.includes(s)) : [];
       return { kind: 'ok', credentialHeaders: credential.headers, scopes, subject: String(payload.sub ?? ''), clientId: String(payload.client_id ?? '') };

@@ -21,11 +21,49 @@ export interface ClientMetadataOptions {
 }
 
 /** The client metadata fields passed on to the authorization server (RFC 7591 §2); others are dropped. */
-const KEPT_FIELDS = ['client_id', 'client_name', 'client_uri', 'logo_uri', 'tos_uri', 'policy_uri', 'redirect_uris', 'grant_types', 'response_types', 'token_endpoint_auth_method', 'application_type', 'scope', 'contacts', 'jwks_uri', 'jwks'];
+const KEPT_FIELDS = [
+  'client_id',
+  'client_name',
+  'client_uri',
+  'logo_uri',
+  'tos_uri',
+  'policy_uri',
+  'redirect_uris',
+  'grant_types',
+  'response_types',
+  'token_endpoint_auth_method',
+  'application_type',
+  'scope',
+  'contacts',
+  'jwks_uri',
+  'jwks',
+];
 
 const blocked = new BlockList();
-for (const [net, prefix] of [['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4]] as const) blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['::ffff:0:0', 96], ['64:ff9b::', 96]] as const) blocked.addSubnet(net, prefix, 'ipv6');
+for (const [net, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['::ffff:0:0', 96],
+  ['64:ff9b::', 96],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv6');
 const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
 loopback.addAddress('::1', 'ipv6');
@@ -72,7 +110,8 @@ export function createClientMetadataResolver(options: ClientMetadataOptions) {
     if (!url) throw new ClientMetadataError('client_id is not a URL');
     const host = url.hostname.replace(/^\[|\]$/g, '');
     const isLoopback = isLoopbackName(host) || (isIP(host) !== 0 && isLoopbackAddress(host));
-    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.allowLoopback && isLoopback)) throw new ClientMetadataError('client_id URL must use https');
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.allowLoopback && isLoopback))
+      throw new ClientMetadataError('client_id URL must use https');
     if (url.pathname === '/' || url.pathname === '') throw new ClientMetadataError('client_id URL must have a path');
     if (url.hash || clientId.includes('#')) throw new ClientMetadataError('client_id URL must not have a fragment');
     if (url.username || url.password) throw new ClientMetadataError('client_id URL must not have user information');
@@ -85,33 +124,48 @@ export function createClientMetadataResolver(options: ClientMetadataOptions) {
   function fetchDocument(url: URL): Promise<{ body: string; maxAgeMs?: number }> {
     return new Promise((resolve, reject) => {
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      const req = send(url, { method: 'GET', headers: { accept: 'application/json' }, lookup: guardedLookup, timeout: options.timeoutMs, ...(options.ca ? { ca: options.ca } : {}) }, (res) => {
-        if (res.statusCode !== 200) {
-          res.resume();
-          return reject(new ClientMetadataError(`client ID metadata document fetch answered HTTP ${res.statusCode}`));
-        }
-        const declared = Number(res.headers['content-length']);
-        if (Number.isFinite(declared) && declared > options.maxBytes) {
-          res.destroy();
-          return reject(new ClientMetadataError(`client ID metadata document exceeds ${options.maxBytes} bytes`));
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > options.maxBytes) {
+      const req = send(
+        url,
+        {
+          method: 'GET',
+          headers: { accept: 'application/json' },
+          lookup: guardedLookup,
+          timeout: options.timeoutMs,
+          ...(options.ca ? { ca: options.ca } : {}),
+        },
+        (res) => {
+          if (res.statusCode !== 200) {
+            res.resume();
+            return reject(new ClientMetadataError(`client ID metadata document fetch answered HTTP ${res.statusCode}`));
+          }
+          const declared = Number(res.headers['content-length']);
+          if (Number.isFinite(declared) && declared > options.maxBytes) {
             res.destroy();
-            reject(new ClientMetadataError(`client ID metadata document exceeds ${options.maxBytes} bytes`));
-          } else chunks.push(chunk);
-        });
-        res.on('end', () => {
-          const maxAge = /(?:^|,)\s*max-age\s*=\s*(\d+)/i.exec(String(res.headers['cache-control'] ?? ''))?.[1];
-          resolve({ body: Buffer.concat(chunks).toString('utf8'), maxAgeMs: maxAge === undefined ? undefined : Number(maxAge) * 1000 });
-        });
-        res.on('error', (error) => reject(error instanceof ClientMetadataError ? error : new ClientMetadataError('client ID metadata document fetch failed')));
-      });
+            return reject(new ClientMetadataError(`client ID metadata document exceeds ${options.maxBytes} bytes`));
+          }
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > options.maxBytes) {
+              res.destroy();
+              reject(new ClientMetadataError(`client ID metadata document exceeds ${options.maxBytes} bytes`));
+            } else chunks.push(chunk);
+          });
+          res.on('end', () => {
+            const maxAge = /(?:^|,)\s*max-age\s*=\s*(\d+)/i.exec(String(res.headers['cache-control'] ?? ''))?.[1];
+            resolve({ body: Buffer.concat(chunks).toString('utf8'), maxAgeMs: maxAge === undefined ? undefined : Number(maxAge) * 1000 });
+          });
+          res.on('error', (error) =>
+            reject(error instanceof ClientMetadataError ? error : new ClientMetadataError('client ID metadata document fetch failed')),
+          );
+        },
+      );
       // A budget for the whole exchange, not only idle time.
-      const deadline = setTimeout(() => req.destroy(new ClientMetadataError(`client ID metadata document fetch exceeded ${options.timeoutMs} ms`)), options.timeoutMs);
+      const deadline = setTimeout(
+        () => req.destroy(new ClientMetadataError(`client ID metadata document fetch exceeded ${options.timeoutMs} ms`)),
+        options.timeoutMs,
+      );
       req.on('close', () => clearTimeout(deadline));
       req.on('timeout', () => req.destroy(new ClientMetadataError(`client ID metadata document fetch exceeded ${options.timeoutMs} ms`)));
       req.on('error', (error) => reject(error instanceof ClientMetadataError ? error : new ClientMetadataError('client ID metadata document fetch failed')));
@@ -131,10 +185,13 @@ export function createClientMetadataResolver(options: ClientMetadataOptions) {
     if (!document || typeof document !== 'object' || Array.isArray(document)) throw new ClientMetadataError('client ID metadata document is not a JSON object');
     const doc = document as Record<string, unknown>;
     if (doc.client_id !== clientId) throw new ClientMetadataError('client ID metadata document client_id does not match its URL');
-    if (!Array.isArray(doc.redirect_uris) || doc.redirect_uris.length === 0 || !doc.redirect_uris.every((u) => typeof u === 'string')) throw new ClientMetadataError('client ID metadata document must list redirect_uris');
-    if ('client_secret' in doc || 'client_secret_expires_at' in doc) throw new ClientMetadataError('client ID metadata document must not contain a client_secret');
+    if (!Array.isArray(doc.redirect_uris) || doc.redirect_uris.length === 0 || !doc.redirect_uris.every((u) => typeof u === 'string'))
+      throw new ClientMetadataError('client ID metadata document must list redirect_uris');
+    if ('client_secret' in doc || 'client_secret_expires_at' in doc)
+      throw new ClientMetadataError('client ID metadata document must not contain a client_secret');
     const method = doc.token_endpoint_auth_method ?? 'none';
-    if (method !== 'none' && method !== 'private_key_jwt') throw new ClientMetadataError('client ID metadata document must not use a shared-secret token_endpoint_auth_method');
+    if (method !== 'none' && method !== 'private_key_jwt')
+      throw new ClientMetadataError('client ID metadata document must not use a shared-secret token_endpoint_auth_method');
     const kept = Object.fromEntries(KEPT_FIELDS.filter((f) => f in doc).map((f) => [f, doc[f]]));
     kept.token_endpoint_auth_method = method;
     const ttl = Math.max(1000, Math.min(options.cacheTtlMs, maxAgeMs ?? options.cacheTtlMs));

@@ -16,9 +16,16 @@ export type BearerOutcome =
  * dropped (MCP 2026-07-28 authorization: no token passthrough). Which tokens are OAuth tokens is told by
  * their form: a JWE (five parts) is the built-in server's, a JWS (three parts) an external IdP's;
  * anything else is a platform API token, forwarded as before when `platformBearer` is on, refused otherwise.
- * The digest covers the granted scopes, so two tokens of one key with different grants share no cache entry.
+ * The digest (HMAC under `digestKey`, credentials.ts) covers the granted scopes, so two tokens of one key
+ * with different grants share no cache entry.
  */
-export async function bearerCredential(oauth: OAuth, credential: Credential, resourceUrl: string, platformBearer: boolean): Promise<BearerOutcome> {
+export async function bearerCredential(
+  oauth: OAuth,
+  credential: Credential,
+  resourceUrl: string,
+  platformBearer: boolean,
+  digestKey: Buffer,
+): Promise<BearerOutcome> {
   const token = /^Bearer\s+(\S+)$/i.exec(credential.headers.authorization ?? '')?.[1];
   if (!token) return { kind: 'not_oauth' };
   const parts = token.split('.').length;
@@ -28,6 +35,6 @@ export async function bearerCredential(oauth: OAuth, credential: Credential, res
   if (resolved.kind === 'invalid') return { kind: 'invalid', description: resolved.description };
   const headers = { ...resolved.credentialHeaders };
   const granted = { scopes: [...resolved.scopes].sort(), replacesLookup: oauth.mode === 'external' };
-  const digest = credentialDigest({ ...headers, 'x-gateway-oauth-scopes': granted.scopes.join(' '), 'x-gateway-oauth-mode': oauth.mode });
+  const digest = credentialDigest({ ...headers, 'x-gateway-oauth-scopes': granted.scopes.join(' '), 'x-gateway-oauth-mode': oauth.mode }, digestKey);
   return { kind: 'credential', credential: { kind: 'key', headers, digest, granted } };
 }

@@ -1,10 +1,10 @@
 import type { GatewayConfig } from '../../../config/types.ts';
-import { createBuiltinOAuth, type BuiltinDeps } from './builtin.ts';
+import type { BuiltinDeps } from './builtin.ts';
 import { createResourceServer } from './resource-server.ts';
 import type { OAuth } from './types.ts';
 
 export type { BearerResolution, OAuth } from './types.ts';
-export { canonicalResource } from './builtin.ts';
+export { canonicalResource } from './resource-url.ts';
 
 /**
  * The gateway's OAuth side from `config.oauth.mode`: `builtin` (the authorization server on the
@@ -15,7 +15,8 @@ export { canonicalResource } from './builtin.ts';
  * @throws Error when the mode's required settings are missing (issuer), or Redis is unreachable at start.
  */
 export async function createOAuth(config: GatewayConfig, deps: BuiltinDeps): Promise<OAuth | undefined> {
-  if (config.oauth.mode === 'builtin') return createBuiltinOAuth(config, deps);
+  // Loaded on demand: oidc-provider is large, and warns on stderr at import under Node 20.
+  if (config.oauth.mode === 'builtin') return (await import('./builtin.ts')).createBuiltinOAuth(config, deps);
   if (config.oauth.mode === 'external') return createResourceServer(config, deps);
   return undefined;
 }

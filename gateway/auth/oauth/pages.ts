@@ -66,7 +66,9 @@ export interface ClientView {
 
 export function signInPage(view: { action: string; csrf: string; client: ClientView; serviceName: string; error?: string; abortAction: string }): string {
   const { client } = view;
-  return layout(`Sign in - ${view.serviceName}`, `
+  return layout(
+    `Sign in - ${view.serviceName}`,
+    `
 <h1>Sign in to ${escapeHtml(view.serviceName)}</h1>
 <p><strong>${escapeHtml(client.name)}</strong> wants to connect to your account. Sign in with your platform API key and secret to continue.</p>
 ${view.error ? `<p class="alert" role="alert" id="sign-in-error">${escapeHtml(view.error)}</p>` : ''}
@@ -82,7 +84,8 @@ ${view.error ? `<p class="alert" role="alert" id="sign-in-error">${escapeHtml(vi
 <input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
 <p class="muted">Not you, or not expecting this? <button class="secondary" type="submit">Cancel</button></p>
 </form>
-<p class="muted">The key and secret stay on this server: the application only receives an access token, and you choose which permissions it gets on the next page.</p>`);
+<p class="muted">The key and secret stay on this server: the application only receives an access token, and you choose which permissions it gets on the next page.</p>`,
+  );
 }
 
 export interface ScopeChoice {
@@ -91,11 +94,21 @@ export interface ScopeChoice {
   available: boolean;
 }
 
-export function consentPage(view: { action: string; csrf: string; client: ClientView; serviceName: string; scopes: ScopeChoice[]; resource: string; error?: string }): string {
+export function consentPage(view: {
+  action: string;
+  csrf: string;
+  client: ClientView;
+  serviceName: string;
+  scopes: ScopeChoice[];
+  resource: string;
+  error?: string;
+}): string {
   const { client } = view;
   const offered = view.scopes.filter((s) => s.available);
   const missing = view.scopes.filter((s) => !s.available);
-  return layout(`Allow access - ${view.serviceName}`, `
+  return layout(
+    `Allow access - ${view.serviceName}`,
+    `
 <h1>Allow ${escapeHtml(client.name)} to use your account?</h1>
 <dl>
 <dt>Application</dt><dd>${escapeHtml(client.name)}${client.name !== client.clientId && /^https?:/.test(client.clientId) ? ` <span class="muted">(${escapeHtml(client.clientId)})</span>` : ''}</dd>
@@ -116,9 +129,13 @@ ${missing.length ? `<p class="muted">Asked for but not held by your key (not gra
 <button class="primary" type="submit" name="decision" value="allow"${offered.length ? '' : ' disabled'}>Allow</button>
 <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
 </div>
-</form>`);
+</form>`,
+  );
 }
 
 export function errorPage(title: string, message: string): string {
-  return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p class="alert" role="alert">${escapeHtml(message)}</p>\n<p class="muted">You can close this window and start again from your application.</p>`);
+  return layout(
+    title,
+    `<h1>${escapeHtml(title)}</h1>\n<p class="alert" role="alert">${escapeHtml(message)}</p>\n<p class="muted">You can close this window and start again from your application.</p>`,
+  );
 }

@@ -1,8 +1,7 @@
-
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import type { GatewayConfig } from '../../../config/types.ts';
 import type { Logger } from '../../obs/log.ts';
-import { canonicalResource } from './builtin.ts';
+import { canonicalResource } from './resource-url.ts';
 import type { BearerResolution, OAuth } from './types.ts';
 
 /**
@@ -22,7 +21,9 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
   const log = deps.log.child({ component: 'oauth-rs' });
   let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
   let discovering: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
-  const algorithms = external.algorithms.length ? external.algorithms : ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+  const algorithms = external.algorithms.length
+    ? external.algorithms
+    : ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
 
   /** The JWKS: configured, else `jwks_uri` from RFC 8414 metadata, else from OIDC discovery. */
   async function keySet(): Promise<ReturnType<typeof createRemoteJWKSet>> {
@@ -33,7 +34,11 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
         const base = issuer.replace(/\/+$/, '');
         const path = new URL(base).pathname.replace(/\/$/, '');
         const origin = new URL(base).origin;
-        for (const candidate of [`${origin}/.well-known/oauth-authorization-server${path}`, `${origin}/.well-known/openid-configuration${path}`, `${base}/.well-known/openid-configuration`]) {
+        for (const candidate of [
+          `${origin}/.well-known/oauth-authorization-server${path}`,
+          `${origin}/.well-known/openid-configuration${path}`,
+          `${base}/.well-known/openid-configuration`,
+        ]) {
           const response = await fetch(candidate, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(5000) }).catch(() => undefined);
           if (!response?.ok) continue;
           const document = (await response.json().catch(() => undefined)) as { issuer?: string; jwks_uri?: string } | undefined;
@@ -77,8 +82,15 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
         return invalid('The access token cannot be checked right now');
       }
       const claim = payload[external.scopeClaim];
-      const raw = typeof claim === 'string' ? claim.split(' ').filter(Boolean) : Array.isArray(claim) ? claim.filter((s): s is string => typeof s === 'string') : [];
-      return { kind: 'ok', credentialHeaders: { ...external.credentialHeaders }, scopes: mapScopes(raw), subject: String(payload.sub ?? ''), clientId: String(payload.client_id ?? payload.azp ?? '') };
+      const raw =
+        typeof claim === 'string' ? claim.split(' ').filter(Boolean) : Array.isArray(claim) ? claim.filter((s): s is string => typeof s === 'string') : [];
+      return {
+        kind: 'ok',
+        credentialHeaders: { ...external.credentialHeaders },
+        scopes: mapScopes(raw),
+        subject: String(payload.sub ?? ''),
+        clientId: String(payload.client_id ?? payload.azp ?? ''),
+      };
     },
     async close() {},
   };
@@ -87,4 +99,3 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
 function invalid(description: string): BearerResolution {
   return { kind: 'invalid', error: 'invalid_token', description };
 }
-

@@ -32,13 +32,20 @@ const PREFIX = 'mcp-gateway:oauth:';
  */
 export async function createRedisStore(url: string, operationTimeoutMs: number): Promise<OAuthStore> {
   const budget = Math.max(operationTimeoutMs, 1000);
-  const client = createClient({ url, disableOfflineQueue: true, socket: { connectTimeout: budget, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) } });
+  const client = createClient({
+    url,
+    disableOfflineQueue: true,
+    socket: { connectTimeout: budget, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) },
+  });
   // Errors surface on the operations that meet them; the event only keeps node-redis from throwing globally.
   client.on('error', () => undefined);
   const bounded = async <T>(run: () => Promise<T>, ms = budget): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([run(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis operation exceeded ${ms} ms`)), ms)))]);
+      return await Promise.race([
+        run(),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis operation exceeded ${ms} ms`)), ms))),
+      ]);
     } finally {
       clearTimeout(timer);
     }
@@ -62,7 +69,8 @@ export async function createRedisStore(url: string, operationTimeoutMs: number):
     addToSet: async (key, member, ttlSeconds) => {
       await bounded(() => client.sAdd(PREFIX + key, member));
       // The set lives as long as its longest-lived member (EXPIRE GT treats "no expiry" as infinite, so compare here).
-      if (ttlSeconds && ttlSeconds > 0 && (await bounded(() => client.ttl(PREFIX + key))) < Math.ceil(ttlSeconds)) await bounded(() => client.expire(PREFIX + key, Math.ceil(ttlSeconds)));
+      if (ttlSeconds && ttlSeconds > 0 && (await bounded(() => client.ttl(PREFIX + key))) < Math.ceil(ttlSeconds))
+        await bounded(() => client.expire(PREFIX + key, Math.ceil(ttlSeconds)));
     },
     members: async (key) => bounded(() => client.sMembers(PREFIX + key)),
     close: async () => {

@@ -9,14 +9,14 @@
  * - the upstream's -32002 reaches a 2026-07-28 caller as -32602 and a 2025 caller as -32002, its -32042
  *   a 2026-07-28 caller as an in-band URL elicitation.
  */
-import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { Client, type ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV1, connectV2, fetchWithHeaders } from '../../helpers/clients.ts';
 import { APP_MIME, LOGIN_URL, UI_EXTENSION, VANISHED_URI, VIEW_HTML, VIEW_URI, startAppsUpstream } from '../../fixtures/apps-upstream.ts';
 import { FULL_KEY } from '../../helpers/raw-mcp.ts';
-import { startGatewayOver } from '../../helpers/gateway-over.ts';
+import { startGatewayOver } from '../../helpers/stack.ts';
 
 let upstream: Awaited<ReturnType<typeof startAppsUpstream>>;
 let gateway: RunningGateway;

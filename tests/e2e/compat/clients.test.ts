@@ -30,10 +30,10 @@ const CLIENTS = {
     await client.connect(transport);
     return {
       era: transport.protocolVersion,
-      toolNames: async () => (await client.listTools()).tools.map(tool => tool.name),
+      toolNames: async () => (await client.listTools()).tools.map((tool) => tool.name),
       call: async (name, args) => (await client.callTool({ name, arguments: args })) as ToolResult,
-      read: async uri => (await client.readResource({ uri })) as never,
-      prompt: async name => client.getPrompt({ name }),
+      read: async (uri) => (await client.readResource({ uri })) as never,
+      prompt: async (name) => client.getPrompt({ name }),
       close: () => client.close(),
     };
   },
@@ -46,10 +46,10 @@ async function v2(url: URL, headers: Record<string, string>, mode: 'auto' | { pi
   await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
   return {
     era: client.getProtocolEra(),
-    toolNames: async () => (await client.listTools()).tools.map(tool => tool.name),
+    toolNames: async () => (await client.listTools()).tools.map((tool) => tool.name),
     call: async (name, args) => (await client.callTool({ name, arguments: args })) as ToolResult,
-    read: async uri => (await client.readResource({ uri })) as never,
-    prompt: async name => client.getPrompt({ name }),
+    read: async (uri) => (await client.readResource({ uri })) as never,
+    prompt: async (name) => client.getPrompt({ name }),
     close: () => client.close(),
   };
 }
@@ -69,11 +69,11 @@ afterAll(async () => {
   await stack?.close();
 });
 
-describe.each(['/mcp', '/mcp/compact'])('%s', path => {
-  describe.each(Object.keys(DEMO_KEYS) as (keyof typeof DEMO_KEYS)[])('with the %s key', key => {
+describe.each(['/mcp', '/mcp/compact'])('%s', (path) => {
+  describe.each(Object.keys(DEMO_KEYS) as (keyof typeof DEMO_KEYS)[])('with the %s key', (key) => {
     const seen = new Map<string, string[]>();
 
-    it.each(Object.keys(CLIENTS) as (keyof typeof CLIENTS)[])('%s lists, calls, reads a resource and gets a prompt', async clientName => {
+    it.each(Object.keys(CLIENTS) as (keyof typeof CLIENTS)[])('%s lists, calls, reads a resource and gets a prompt', async (clientName) => {
       const client = await CLIENTS[clientName](new URL(`${stack.gateway.url}${path}`), { ...DEMO_KEYS[key] });
       try {
         // The v1 client speaks a 2025 revision; both v2 modes must land on 2026-07-28 at the gateway.

@@ -14,21 +14,24 @@ const echo = createServer((req, res) => {
 let proxy: Awaited<ReturnType<typeof startCredentialProxy>>;
 
 beforeAll(async () => {
-  await new Promise<void>(resolve => echo.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
   const { port } = echo.address() as AddressInfo;
   proxy = await startCredentialProxy({ target: `http://127.0.0.1:${port}`, inject: { 'x-cpz-key': 'k', 'x-cpz-secret': 's' } });
 });
 afterAll(async () => {
   await proxy?.close();
-  await new Promise<void>(resolve => echo.close(() => resolve()));
+  await new Promise<void>((resolve) => echo.close(() => resolve()));
 });
 
 /** One request through the proxy with exact headers (node:http lets a test set Host). */
-function send(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, unknown>; body: { method: string; url: string; headers: Record<string, string> } }> {
+function send(
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, unknown>; body: { method: string; url: string; headers: Record<string, string> } }> {
   return new Promise((resolve, reject) => {
-    const req = request(`${proxy.url}${path}`, { method: 'POST', headers }, res => {
+    const req = request(`${proxy.url}${path}`, { method: 'POST', headers }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', chunk => (text += chunk));
+      res.setEncoding('utf8').on('data', (chunk) => (text += chunk));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: JSON.parse(text) }));
     });
     req.on('error', reject);

@@ -12,7 +12,7 @@ import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { fetchWithHeaders } from '../../helpers/clients.ts';
 import { startAskingUpstream } from '../../fixtures/asking-upstream.ts';
 import { FULL_KEY } from '../../helpers/raw-mcp.ts';
-import { startGatewayOver } from '../../helpers/gateway-over.ts';
+import { startGatewayOver } from '../../helpers/stack.ts';
 
 let upstream: Awaited<ReturnType<typeof startAskingUpstream>>;
 let gateway: RunningGateway;

@@ -52,12 +52,12 @@ describe.skipIf(!NODE22_BIN || !INSPECTOR_BIN)('MCP Inspector CLI', () => {
     return JSON.parse(stdout) as Record<string, unknown>;
   }
 
-  describe.each(['/mcp', '/mcp/compact'])('%s', path => {
-    describe.each(['modern', 'legacy'])('era %s', era => {
-      it.each(Object.keys(DEMO_KEYS) as (keyof typeof DEMO_KEYS)[])('tools/list and tools/call with the %s key', async key => {
+  describe.each(['/mcp', '/mcp/compact'])('%s', (path) => {
+    describe.each(['modern', 'legacy'])('era %s', (era) => {
+      it.each(Object.keys(DEMO_KEYS) as (keyof typeof DEMO_KEYS)[])('tools/list and tools/call with the %s key', async (key) => {
         const url = `${stack.gateway.url}${path}`;
         const listed = (await inspector(url, era, key, ['--method', 'tools/list'])) as { result: { tools: { name: string }[] } };
-        const names = listed.result.tools.map(tool => tool.name);
+        const names = listed.result.tools.map((tool) => tool.name);
         const { tool, args, compactDirect } = CALLS[key];
         const direct = path === '/mcp' || compactDirect;
         expect(names).toContain(direct ? tool : 'call_tool');

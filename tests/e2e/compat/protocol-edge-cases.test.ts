@@ -7,7 +7,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startGatewayOver } from '../../helpers/gateway-over.ts';
+import { startGatewayOver } from '../../helpers/stack.ts';
 import { ACCEPT_BOTH, FULL_KEY, LEGACY, MODERN, followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
 import { startRecordingUpstream } from '../../fixtures/recording-upstream.ts';
 
@@ -28,7 +28,7 @@ afterAll(async () => {
 
 const LEGACY_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
 
-describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
+describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
   const url = () => `${gateway.url}${path}`;
 
   it('answers a notification with 202 and an empty body', async () => {
@@ -38,9 +38,9 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
     expect(await response.text()).toBe('');
   });
 
-  it.each(['2025-06-18', LEGACY, MODERN])('refuses a JSON-RPC batch with 400/-32600 under MCP-Protocol-Version %s', async version => {
+  it.each(['2025-06-18', LEGACY, MODERN])('refuses a JSON-RPC batch with 400/-32600 under MCP-Protocol-Version %s', async (version) => {
     const { headers } = rpc('legacy', 1, 'tools/list');
-    const batch = [1, 2].map(id => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }));
+    const batch = [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }));
     const response = await post(url(), batch, { ...headers, 'mcp-protocol-version': version });
     expect(response.status).toBe(400);
     const [answer] = await messagesOf(response);
@@ -78,7 +78,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
     expect(LEGACY_REVISIONS).toContain(answer?.result?.protocolVersion);
   });
 
-  it.each(['modern', 'legacy'] as const)('ignores an invented Mcp-Session-Id (%s) and mints none', async era => {
+  it.each(['modern', 'legacy'] as const)('ignores an invented Mcp-Session-Id (%s) and mints none', async (era) => {
     const { headers, body } = rpc(era, 3, 'tools/list');
     const response = await post(url(), body, { ...headers, 'mcp-session-id': 'invented-session-0001' });
     expect(response.status).toBe(200);
@@ -102,50 +102,45 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', path => {
     expect(answer.result.content[0]?.text).toBe('json please');
   });
 
-  it.each(['modern', 'legacy'] as const)('gives each of 12 concurrent %s tools/call with JSON-RPC id 1 its own answer', async era => {
+  it.each(['modern', 'legacy'] as const)('gives each of 12 concurrent %s tools/call with JSON-RPC id 1 its own answer', async (era) => {
     const values = Array.from({ length: 12 }, (_, i) => `call-${i}-${era}`);
     const answers = await Promise.all(
-      values.map(async value => {
+      values.map(async (value) => {
         const { headers, body } = rpc(era, 1, 'tools/call', { name: 'echo', arguments: { value } });
         const messages = await messagesOf(await post(url(), body, headers));
-        const final = messages.find(message => message.id === 1);
+        const final = messages.find((message) => message.id === 1);
         return (final?.result?.content as { text: string }[] | undefined)?.[0]?.text;
       }),
     );
     expect(answers).toEqual(values);
   });
 
-  it.each(['modern', 'legacy'] as const)(
-    'streams %s progress with the client progressToken before the result, unbuffered and uncompressed',
-    async era => {
-      const token = `client-token-${era}-${path}`;
-      const { headers, body } = rpc(era, 9, 'tools/call', { name: 'gated_progress', arguments: {}, _meta: { progressToken: token } });
-      const stream = await openStream(url(), body, { ...headers, 'accept-encoding': 'gzip, deflate, br' });
-      expect(stream.statusCode).toBe(200);
-      expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
-      expect(stream.headers['content-encoding']).toBeUndefined();
-      const sse = followSse(stream);
-      // The upstream holds the result until the gate opens, so this progress can only be here if the
-      // gateway relayed it while the call was still running (not buffered until the end).
-      const first = await sse.waitFor(message => message.method === 'notifications/progress');
-      expect(first.params?.progressToken).toBe(token);
-      expect(sse.seen.some(message => message.id === 9)).toBe(false);
-      upstream.releaseGate();
-      const result = await sse.waitFor(message => message.id === 9);
-      expect(result.result?.content).toEqual([{ type: 'text', text: 'released' }]);
-      const progress = sse.seen.filter(message => message.method === 'notifications/progress');
-      expect(progress.map(message => message.params?.progressToken)).toEqual([token, token]);
-      expect(sse.seen.indexOf(result)).toBe(sse.seen.length - 1);
-    },
-  );
+  it.each(['modern', 'legacy'] as const)('streams %s progress with the client progressToken before the result, unbuffered and uncompressed', async (era) => {
+    const token = `client-token-${era}-${path}`;
+    const { headers, body } = rpc(era, 9, 'tools/call', { name: 'gated_progress', arguments: {}, _meta: { progressToken: token } });
+    const stream = await openStream(url(), body, { ...headers, 'accept-encoding': 'gzip, deflate, br' });
+    expect(stream.statusCode).toBe(200);
+    expect(stream.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(stream.headers['content-encoding']).toBeUndefined();
+    const sse = followSse(stream);
+    // The upstream holds the result until the gate opens, so this progress can only be here if the
+    // gateway relayed it while the call was still running (not buffered until the end).
+    const first = await sse.waitFor((message) => message.method === 'notifications/progress');
+    expect(first.params?.progressToken).toBe(token);
+    expect(sse.seen.some((message) => message.id === 9)).toBe(false);
+    upstream.releaseGate();
+    const result = await sse.waitFor((message) => message.id === 9);
+    expect(result.result?.content).toEqual([{ type: 'text', text: 'released' }]);
+    const progress = sse.seen.filter((message) => message.method === 'notifications/progress');
+    expect(progress.map((message) => message.params?.progressToken)).toEqual([token, token]);
+    expect(sse.seen.indexOf(result)).toBe(sse.seen.length - 1);
+  });
 });
 
 describe('cancellation of an in-flight tools/call reaches the upstream', () => {
   const cancelledUpstreamIds = () => [
     ...upstream.recording.abortedCalls,
-    ...upstream.recording.received
-      .filter(r => r.message.method === 'notifications/cancelled')
-      .map(r => r.message.params?.requestId as string | number),
+    ...upstream.recording.received.filter((r) => r.message.method === 'notifications/cancelled').map((r) => r.message.params?.requestId as string | number),
   ];
 
   async function expectUpstreamCancelled(startedBefore: number, abort: () => void) {
@@ -162,7 +157,7 @@ describe('cancellation of an in-flight tools/call reaches the upstream', () => {
     try {
       const controller = new AbortController();
       const started = upstream.recording.startedCalls.length;
-      const call = client.callTool({ name: 'wait_for_cancel', arguments: {} }, undefined, { signal: controller.signal }).catch(error => error);
+      const call = client.callTool({ name: 'wait_for_cancel', arguments: {} }, undefined, { signal: controller.signal }).catch((error) => error);
       await expectUpstreamCancelled(started, () => controller.abort('test cancels'));
       expect(await call).toBeInstanceOf(Error);
     } finally {
@@ -176,7 +171,7 @@ describe('cancellation of an in-flight tools/call reaches the upstream', () => {
     try {
       const controller = new AbortController();
       const started = upstream.recording.startedCalls.length;
-      const call = client.callTool({ name: 'wait_for_cancel', arguments: {} }, { signal: controller.signal }).catch(error => error);
+      const call = client.callTool({ name: 'wait_for_cancel', arguments: {} }, { signal: controller.signal }).catch((error) => error);
       await expectUpstreamCancelled(started, () => controller.abort('test cancels'));
       expect(await call).toBeInstanceOf(Error);
     } finally {

@@ -11,7 +11,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayOver } from '../../helpers/gateway-over.ts';
+import { startGatewayOver } from '../../helpers/stack.ts';
 import { startLegacyRecordingUpstream } from '../../fixtures/legacy-recording-upstream.ts';
 import { FULL_KEY, MODERN, messagesOf, post, rpc, type JsonRpcMessage } from '../../helpers/raw-mcp.ts';
 import { startRecordingUpstream } from '../../fixtures/recording-upstream.ts';

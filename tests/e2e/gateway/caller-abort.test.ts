@@ -56,7 +56,9 @@ describe.each(ERAS)('a caller aborting its tools/call (%s era)', (era) => {
       ...Array.from({ length: 30 }, (_, i) => call(era, 100 + i, 'list_orders', { limit: 20 })),
     ];
     const abort = new AbortController();
-    const aborted = request(era, 999, 'list_orders', { limit: 20 }, DATA_KEY, abort.signal).then((r) => r.text()).catch((error: Error) => error.name);
+    const aborted = request(era, 999, 'list_orders', { limit: 20 }, DATA_KEY, abort.signal)
+      .then((r) => r.text())
+      .catch((error: Error) => error.name);
     try {
       await proxy.waiting(41); // all 41 calls have reached the platform and wait there
       abort.abort();

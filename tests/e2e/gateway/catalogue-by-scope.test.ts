@@ -9,7 +9,7 @@ import { startStack, type Stack } from '../../helpers/stack.ts';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await startStack({ platformProxy: true });
 });
 afterAll(async () => {
   await stack?.close();
@@ -95,15 +95,20 @@ describe('the full surface', () => {
     }
   });
 
-  it('forwards the caller credential upstream: the data key gets the platform 403 for place_order as isError', async () => {
+  it("refuses a tool outside the caller's scopes itself, as an unknown tool: the data key's place_order never reaches the platform", async () => {
     const client = await connectV2(stack.mcpUrl, DEMO_KEYS.data);
     try {
-      const result = await client.callTool({
-        name: 'place_order',
-        arguments: { account_id: '00000000-0000-4000-8000-000000000000', symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1 },
+      await expect(
+        client.callTool({
+          name: 'place_order',
+          arguments: { account_id: '00000000-0000-4000-8000-000000000000', symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1 },
+        }),
+      ).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining('Unknown tool: place_order'),
       });
-      expect(result.isError).toBe(true);
-      expect(JSON.stringify(result.content)).toMatch(/trade/);
+      // The upstream server reaches the platform through the proxy: no order was even attempted.
+      expect(stack.platformProxy!.received.filter((r) => r.method === 'POST' && r.path.startsWith('/v1/orders'))).toEqual([]);
     } finally {
       await client.close();
     }

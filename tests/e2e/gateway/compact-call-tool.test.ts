@@ -63,10 +63,18 @@ describe.each(ERAS)('call_tool (%s era)', (era) => {
 
   it('returns every offending path and the tool input_schema for bad arguments, without calling upstream', async () => {
     const calls = await upstreamCalls();
-    const [listed, result] = await withClient(era, stack.mcpUrl, DEMO_KEYS.full, async (direct) => [
-      (await direct.listTools()).find((t) => t.name === 'list_deals')!,
-      await withClient(era, compactUrl, DEMO_KEYS.full, (c) => c.callTool('call_tool', { name: 'list_deals', arguments: { limit: 0, status: 'open', colour: 'red' } })),
-    ] as const);
+    const [listed, result] = await withClient(
+      era,
+      stack.mcpUrl,
+      DEMO_KEYS.full,
+      async (direct) =>
+        [
+          (await direct.listTools()).find((t) => t.name === 'list_deals')!,
+          await withClient(era, compactUrl, DEMO_KEYS.full, (c) =>
+            c.callTool('call_tool', { name: 'list_deals', arguments: { limit: 0, status: 'open', colour: 'red' } }),
+          ),
+        ] as const,
+    );
     expect(result.isError).toBe(true);
     expect(result._meta?.['ai.cpz.gateway/error']).toBe('invalid_arguments');
     expect([...(result._meta?.['ai.cpz.gateway/paths'] as string[])].sort()).toEqual(['/colour', '/limit', '/status']);

@@ -65,7 +65,13 @@ describe.each(ERAS)('search_tools (%s era)', (era) => {
 
   it('never returns a middle-office tool to the data key', () =>
     searchAs(era, 'data', async (c) => {
-      for (const query of ['entity_id', 'unsettled', 'deals cash flows journal entries fund periods lifecycle events', 'list_deals', 'which payments have not settled']) {
+      for (const query of [
+        'entity_id',
+        'unsettled',
+        'deals cash flows journal entries fund periods lifecycle events',
+        'list_deals',
+        'which payments have not settled',
+      ]) {
         const { tools } = found(await search(c, { query, limit: 20 }));
         for (const tool of tools) {
           expect(MIDDLE_OFFICE).not.toContain(tool.name);
@@ -132,7 +138,8 @@ describe.each(ERAS)('search_tools (%s era)', (era) => {
       expect(result.isError).toBe(true);
       expect(result.content[0]!.text).toMatch(/query/);
       expect(result._meta?.['ai.cpz.gateway/paths']).toEqual(['/query']);
-    }));
+    }),
+  );
 
   it('answers a missing query with an isError saying /query is required', () =>
     searchAs(era, 'full', async (c) => {

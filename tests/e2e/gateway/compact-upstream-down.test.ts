@@ -17,7 +17,12 @@ const BASE_CONFIG = fileURLToPath(new URL('../../../config/conformance.yaml', im
 const READER = { 'x-cpz-key': 'reader', 'x-cpz-secret': 'reader-secret' };
 const OUTSIDER = { 'x-cpz-key': 'outsider', 'x-cpz-secret': 'outsider-secret' };
 
-const readOnly = (name: string): Tool => ({ name, description: `${name} (test tool)`, inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } });
+const readOnly = (name: string): Tool => ({
+  name,
+  description: `${name} (test tool)`,
+  inputSchema: { type: 'object', properties: {} },
+  annotations: { readOnlyHint: true },
+});
 
 let alpha: FakeUpstream;
 let beta: FakeUpstream;

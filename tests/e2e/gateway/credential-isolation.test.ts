@@ -32,7 +32,9 @@ describe('credential isolation', () => {
       clients.push({ key, era: 'modern', client: await connectV2(stack.mcpUrl, DEMO_KEYS[key]) });
       clients.push({ key, era: 'legacy', client: await connectV1(stack.mcpUrl, DEMO_KEYS[key]) });
     }
-    const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => clients[i % clients.length]!).map(async (c) => ({ key: c.key, names: await list(c.client) })));
+    const answers = await Promise.all(
+      Array.from({ length: 300 }, (_, i) => clients[i % clients.length]!).map(async (c) => ({ key: c.key, names: await list(c.client) })),
+    );
     fullNames = answers.find((a) => a.key === 'full')!.names;
     expect(fullNames).toHaveLength(34);
     for (const { key, names } of answers) expect(names).toEqual(expectedFor(key));

@@ -35,38 +35,137 @@ const CASES: Case[] = [
   { name: 'tools/list, data key', path: '/mcp', key: 'data', method: 'tools/list', plain: true },
   { name: 'tools/list, identity key', path: '/mcp', key: 'identity', method: 'tools/list', plain: true },
   { name: 'compact tools/list, data key', path: '/mcp/compact', key: 'data', method: 'tools/list', plain: true },
-  { name: 'tools/call list_accounts', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } }, plain: true },
-  { name: 'tools/call without arguments', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts' }, plain: true },
-  { name: 'tools/call invalid arguments (isError)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 'x' } }, plain: true },
-  { name: 'tools/call unknown tool (-32602, nearest names)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_acounts', arguments: {} }, plain: true },
-  { name: 'search_tools', path: '/mcp/compact', key: 'data', method: 'tools/call', params: { name: 'search_tools', arguments: { query: 'open positions' } }, plain: true },
-  { name: 'call_tool', path: '/mcp/compact', key: 'full', method: 'tools/call', params: { name: 'call_tool', arguments: { name: 'list_connections', arguments: { limit: 1 } } }, plain: true },
-  { name: 'call_tool of a write (refused)', path: '/mcp/compact', key: 'full', method: 'tools/call', params: { name: 'call_tool', arguments: { name: 'place_order', arguments: {} } }, plain: true },
-  { name: 'string id', path: '/mcp', key: 'data', method: 'tools/call', params: { name: 'list_positions', arguments: { limit: 1 } }, plain: true, tweak: (c) => ({ ...c, body: c.body.replace('"id":1', '"id":"req-7"') }) },
-  { name: 'search_tools with a blank query (isError built by the gateway)', path: '/mcp/compact', key: 'data', method: 'tools/call', params: { name: 'search_tools', arguments: { query: ' ' } }, plain: true },
-  { name: 'tools/list with a cursor (SDK path)', path: '/mcp', key: 'full', method: 'tools/list', params: { cursor: 'abc' }, plain: false },
-  { name: 'arguments not an object (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: [1] }, plain: false },
   {
-    name: 'progress token (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } }, plain: false,
+    name: 'tools/call list_accounts',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/call',
+    params: { name: 'list_accounts', arguments: { limit: 1 } },
+    plain: true,
+  },
+  { name: 'tools/call without arguments', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts' }, plain: true },
+  {
+    name: 'tools/call invalid arguments (isError)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/call',
+    params: { name: 'list_accounts', arguments: { limit: 'x' } },
+    plain: true,
+  },
+  {
+    name: 'tools/call unknown tool (-32602, nearest names)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/call',
+    params: { name: 'list_acounts', arguments: {} },
+    plain: true,
+  },
+  {
+    name: 'search_tools',
+    path: '/mcp/compact',
+    key: 'data',
+    method: 'tools/call',
+    params: { name: 'search_tools', arguments: { query: 'open positions' } },
+    plain: true,
+  },
+  {
+    name: 'call_tool',
+    path: '/mcp/compact',
+    key: 'full',
+    method: 'tools/call',
+    params: { name: 'call_tool', arguments: { name: 'list_connections', arguments: { limit: 1 } } },
+    plain: true,
+  },
+  {
+    name: 'call_tool of a write (refused)',
+    path: '/mcp/compact',
+    key: 'full',
+    method: 'tools/call',
+    params: { name: 'call_tool', arguments: { name: 'place_order', arguments: {} } },
+    plain: true,
+  },
+  {
+    name: 'string id',
+    path: '/mcp',
+    key: 'data',
+    method: 'tools/call',
+    params: { name: 'list_positions', arguments: { limit: 1 } },
+    plain: true,
+    tweak: (c) => ({ ...c, body: c.body.replace('"id":1', '"id":"req-7"') }),
+  },
+  {
+    name: 'search_tools with a blank query (isError built by the gateway)',
+    path: '/mcp/compact',
+    key: 'data',
+    method: 'tools/call',
+    params: { name: 'search_tools', arguments: { query: ' ' } },
+    plain: true,
+  },
+  { name: 'tools/list with a cursor (SDK path)', path: '/mcp', key: 'full', method: 'tools/list', params: { cursor: 'abc' }, plain: false },
+  {
+    name: 'arguments not an object (SDK path)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/call',
+    params: { name: 'list_accounts', arguments: [1] },
+    plain: false,
+  },
+  {
+    name: 'progress token (SDK path)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/call',
+    params: { name: 'list_accounts', arguments: { limit: 1 } },
+    plain: false,
     tweak: (c) => {
       const body = JSON.parse(c.body) as { params: { _meta?: Record<string, unknown> } };
       body.params._meta = { ...body.params._meta, progressToken: 'p1' };
       return { ...c, body: JSON.stringify(body) };
     },
   },
-  { name: 'Mcp-Name disagreeing with the body (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: {} }, plain: false, tweak: (c, era) => (era === 'modern' ? { ...c, headers: { ...c.headers, 'mcp-name': 'list_orders' } } : { ...c, body: c.body.replace('"jsonrpc"', '"extra":1,"jsonrpc"') }) },
-  { name: 'Accept in upper case (SDK path: 406)', path: '/mcp', key: 'full', method: 'tools/list', plain: false, tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'APPLICATION/JSON, TEXT/EVENT-STREAM' } }) },
-  { name: 'Accept without SSE (SDK path)', path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } }, plain: false, tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'application/json' } }) },
-  ...(['clientInfo', 'clientCapabilities'] as const).map((field): Case => ({
-    name: `an envelope ${field} breaking its spec type (SDK path: 400 on 2026-07-28)`, path: '/mcp', key: 'full', method: 'tools/call', params: { name: 'list_accounts', arguments: { limit: 1 } },
+  {
+    name: 'Mcp-Name disagreeing with the body (SDK path)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/call',
+    params: { name: 'list_accounts', arguments: {} },
     plain: false,
-    tweak: (c, era) => {
-      if (era === 'legacy') return { ...c, headers: { ...c.headers, 'mcp-protocol-version': '2099-01-01' } };
-      const body = JSON.parse(c.body) as { params: { _meta: Record<string, unknown> } };
-      body.params._meta[`io.modelcontextprotocol/${field}`] = field === 'clientInfo' ? { name: 'x', version: '1', title: 5 } : { sampling: 5 };
-      return { ...c, body: JSON.stringify(body) };
-    },
-  })),
+    tweak: (c, era) =>
+      era === 'modern' ? { ...c, headers: { ...c.headers, 'mcp-name': 'list_orders' } } : { ...c, body: c.body.replace('"jsonrpc"', '"extra":1,"jsonrpc"') },
+  },
+  {
+    name: 'Accept in upper case (SDK path: 406)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/list',
+    plain: false,
+    tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'APPLICATION/JSON, TEXT/EVENT-STREAM' } }),
+  },
+  {
+    name: 'Accept without SSE (SDK path)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/call',
+    params: { name: 'list_accounts', arguments: { limit: 1 } },
+    plain: false,
+    tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'application/json' } }),
+  },
+  ...(['clientInfo', 'clientCapabilities'] as const).map(
+    (field): Case => ({
+      name: `an envelope ${field} breaking its spec type (SDK path: 400 on 2026-07-28)`,
+      path: '/mcp',
+      key: 'full',
+      method: 'tools/call',
+      params: { name: 'list_accounts', arguments: { limit: 1 } },
+      plain: false,
+      tweak: (c, era) => {
+        if (era === 'legacy') return { ...c, headers: { ...c.headers, 'mcp-protocol-version': '2099-01-01' } };
+        const body = JSON.parse(c.body) as { params: { _meta: Record<string, unknown> } };
+        body.params._meta[`io.modelcontextprotocol/${field}`] = field === 'clientInfo' ? { name: 'x', version: '1', title: 5 } : { sampling: 5 };
+        return { ...c, body: JSON.stringify(body) };
+      },
+    }),
+  ),
 ];
 
 interface Answer {
@@ -127,7 +226,16 @@ describe('fast path: the same answers as the SDK handler', () => {
   it('counts fast-path answers in mcp_requests_total like the SDK path', async () => {
     const count = async (base: string) => {
       const text = await (await fetch(`${base}/metrics`)).text();
-      const line = text.split('\n').find((l) => l.startsWith('mcp_requests_total{') && l.includes('endpoint="full"') && l.includes('era="legacy"') && l.includes('method="tools/call"') && l.includes('outcome="error"'));
+      const line = text
+        .split('\n')
+        .find(
+          (l) =>
+            l.startsWith('mcp_requests_total{') &&
+            l.includes('endpoint="full"') &&
+            l.includes('era="legacy"') &&
+            l.includes('method="tools/call"') &&
+            l.includes('outcome="error"'),
+        );
       return Number(line?.split(' ').pop() ?? 0);
     };
     const before = await count(stack.gatewayUrl);

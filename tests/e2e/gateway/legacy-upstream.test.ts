@@ -20,7 +20,12 @@ beforeAll(async () => {
   upstream = await startLegacySessionfulUpstream();
   // Its own scope endpoint on port 0: the default config's (the platform on :3002) may be anything on this machine.
   scopes = await startScopeEndpoint({ alice: ['profile:read'], bob: ['profile:read'] });
-  const overrides = { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ name: 'legacy', url: upstream.url }], scopes: { endpoint: scopes.url }, log: { level: 'silent' as const } };
+  const overrides = {
+    listen: { host: '127.0.0.1', port: 0 },
+    upstreams: [{ name: 'legacy', url: upstream.url }],
+    scopes: { endpoint: scopes.url },
+    log: { level: 'silent' as const },
+  };
   gateway = await startGateway(loadConfig({ env: {}, overrides }), {});
 });
 afterAll(async () => {
@@ -29,7 +34,8 @@ afterAll(async () => {
   await scopes?.close();
 });
 
-const whoami = async (client: Awaited<ReturnType<typeof connectV2>>) => ((await client.callTool({ name: 'whoami', arguments: {} })).content as { text: string }[])[0]!.text;
+const whoami = async (client: Awaited<ReturnType<typeof connectV2>>) =>
+  ((await client.callTool({ name: 'whoami', arguments: {} })).content as { text: string }[])[0]!.text;
 
 describe('a sessionful legacy upstream', () => {
   it('serves its tools to modern and legacy callers through one endpoint', async () => {

@@ -12,7 +12,9 @@ const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } })
 
 describe('catalogue invalidation', () => {
   it('refetches the catalogue after the upstream sends tools/list_changed, within the 60 s TTL', async () => {
-    const stack = await startStack({ upstream: { tools: [{ definition: tool('first') }], listChanged: true, toolsListHint: { ttlMs: 60_000, cacheScope: 'public' } } });
+    const stack = await startStack({
+      upstream: { tools: [{ definition: tool('first') }], listChanged: true, toolsListHint: { ttlMs: 60_000, cacheScope: 'public' } },
+    });
     const client = await connectV2(stack.mcpUrl, KEY);
     try {
       expect(namesOf(await client.listTools())).toEqual(['first']);
@@ -28,12 +30,17 @@ describe('catalogue invalidation', () => {
 
 describe('graceful close', () => {
   it('lets a call in flight finish with its result, then refuses new connections', async () => {
-    const slow = { definition: tool('slow'), call: () => new Promise<{ content: { type: 'text'; text: string }[] }>((resolve) => setTimeout(() => resolve({ content: [{ type: 'text', text: 'done' }] }), 400)) };
+    const slow = {
+      definition: tool('slow'),
+      call: () =>
+        new Promise<{ content: { type: 'text'; text: string }[] }>((resolve) => setTimeout(() => resolve({ content: [{ type: 'text', text: 'done' }] }), 400)),
+    };
     const stack = await startStack({ upstream: { tools: [slow] } });
     const client = await connectV2(stack.mcpUrl, KEY);
     try {
       const call = client.callTool({ name: 'slow', arguments: {} });
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // In flight means the upstream has it (was: a fixed 100 ms sleep, too short on a loaded machine).
+      await expect.poll(() => stack.fake!.received.some((r) => r.method === 'tools/call')).toBe(true);
       const closed = stack.gateway.close();
       expect(await call).toMatchObject({ content: [{ type: 'text', text: 'done' }] });
       await closed;

@@ -27,11 +27,16 @@ describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
     const port = await freePort();
     redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     await new Promise((resolve) => setTimeout(resolve, 300));
-    endpoint = await startScopeEndpoint({ cpz_demo_data: ['accounts:read', 'positions:read', 'orders:read', 'market-data:read', 'files:read', 'backtests:read'] });
+    endpoint = await startScopeEndpoint({
+      cpz_demo_data: ['accounts:read', 'positions:read', 'orders:read', 'market-data:read', 'files:read', 'backtests:read'],
+    });
     const redisUrl = `redis://127.0.0.1:${port}`;
     stack = await startStack({ scopeEndpoint: endpoint.url, gateway: { cache: { redisUrl } } });
     second = await startGateway(
-      loadConfig({ env: {}, overrides: { listen: { port: 0 }, upstreams: [{ url: stack.upstreamUrl }], scopes: { endpoint: endpoint.url }, cache: { redisUrl } } }),
+      loadConfig({
+        env: {},
+        overrides: { listen: { port: 0 }, upstreams: [{ url: stack.upstreamUrl }], scopes: { endpoint: endpoint.url }, cache: { redisUrl } },
+      }),
       { logDestination: secondLogs },
     );
   });

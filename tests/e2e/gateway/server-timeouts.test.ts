@@ -27,10 +27,16 @@ function until(first: string, boundMs: number, keepWriting?: (socket: Socket) =>
       keepWriting?.(socket);
     });
     let text = '';
-    const bound = setTimeout(() => (socket.destroy(), reject(new Error(`still open after ${boundMs} ms`))), boundMs);
+    const bound = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`still open after ${boundMs} ms`));
+    }, boundMs);
     socket.setEncoding('utf8');
     socket.on('data', (chunk: string) => (text += chunk));
-    socket.on('close', () => (clearTimeout(bound), resolve(text)));
+    socket.on('close', () => {
+      clearTimeout(bound);
+      resolve(text);
+    });
     socket.on('error', () => undefined);
   });
 }

@@ -1,8 +1,8 @@
 /**
  * A direct tools/call of a name the catalogue does not have answers JSON-RPC -32602 "Unknown tool" on
  * both endpoints and in both eras, with the nearest names in the message and in `data.nearest`, but
- * only names the caller may see, and only when its scopes are already cached: the direct path never
- * looks scopes up, so a caller whose scopes are not cached gets no suggestion at all.
+ * only names the caller may see. Every request is authenticated first, so the caller's scopes are
+ * always known (no tools/list needed), and a credential the platform does not know gets 401 instead.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DATA_KEY_TOOLS, DEMO_KEYS, type Credentials } from '../../helpers/clients.ts';
@@ -42,12 +42,12 @@ const ENDPOINTS = [
 ] as const;
 
 describe.each(ERAS)('a direct tools/call of an unknown name (%s era)', (era) => {
-  it.each(ENDPOINTS)('suggests nothing on %s while the caller scopes are not cached', async (_path, suffix) => {
-    const unseen = { 'x-cpz-key': `cpz_never_looked_up_${era}${suffix.replace('/', '_')}`, 'x-cpz-secret': 'whatever' };
-    const error = await unknownCall(era, `${stack.mcpUrl}${suffix}`, unseen, 'list_order', false);
+  it.each(ENDPOINTS)('suggests visible names on %s without a tools/list first; an unknown credential gets 401 instead', async (_path, suffix) => {
+    const error = await unknownCall(era, `${stack.mcpUrl}${suffix}`, DEMO_KEYS.data, 'list_order', false);
     expect(error.code).toBe(-32602);
-    expect(error.message).toMatch(/Unknown tool: list_order$/);
-    expect(error.data?.nearest).toBeUndefined();
+    expect(error.data?.nearest?.[0]).toBe('list_orders');
+    const unseen = { 'x-cpz-key': `cpz_never_looked_up_${era}${suffix.replace('/', '_')}`, 'x-cpz-secret': 'whatever' };
+    await expect(unknownCall(era, `${stack.mcpUrl}${suffix}`, unseen, 'list_order', false)).rejects.toThrow(/401|unauthori[sz]ed/i);
   });
 
   it.each(ENDPOINTS)('suggests the nearest visible names on %s once the caller scopes are cached', async (_path, suffix) => {

@@ -15,7 +15,11 @@ import { startStack, type Stack } from '../../helpers/stack.ts';
 import { freePort } from '../../helpers/free-port.ts';
 
 const KEY = { 'x-cpz-key': 'pager', 'x-cpz-secret': 'pager-secret' };
-const tool = (name: string, scopes: string[] = []): Tool => ({ name, inputSchema: { type: 'object' }, _meta: { 'ai.cpz/tool': { category: 'test', requiredScopes: scopes } } });
+const tool = (name: string, scopes: string[] = []): Tool => ({
+  name,
+  inputSchema: { type: 'object' },
+  _meta: { 'ai.cpz/tool': { category: 'test', requiredScopes: scopes } },
+});
 const text = (t: string) => [{ type: 'text' as const, text: t }];
 
 describe('a paginating upstream (7 tools, 2 per page)', () => {
@@ -50,7 +54,13 @@ describe('a paginating upstream (7 tools, 2 per page)', () => {
   it('forwards the caller credential headers and the X-Request-Id to the upstream', async () => {
     const response = await fetch(stack.mcpUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', 'x-request-id': 'req-fwd-1', ...KEY },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+        'x-request-id': 'req-fwd-1',
+        ...KEY,
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'tool_a', arguments: {} } }),
     });
     expect(response.status).toBe(200);
@@ -164,7 +174,10 @@ describe('a gateway started before its upstream', () => {
     try {
       expect((await fetch(`${gateway.url}/readyz`)).status).toBe(503);
       upstream = await startUpstreamServer({ platformUrl: platform.url, port });
-      await vi.waitFor(async () => expect(await (await fetch(`${gateway.url}/readyz`)).json()).toEqual({ status: 'ready' }), { timeout: 10_000, interval: 100 });
+      await vi.waitFor(async () => expect(await (await fetch(`${gateway.url}/readyz`)).json()).toEqual({ status: 'ready' }), {
+        timeout: 10_000,
+        interval: 100,
+      });
     } finally {
       await gateway.close();
       await upstream?.close();

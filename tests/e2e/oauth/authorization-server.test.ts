@@ -3,7 +3,12 @@ import { probe, registerClient, REDIRECT_URI, signInFlow, startOAuthHarness, tok
 
 let h: OAuthHarness;
 beforeAll(async () => {
-  h = await startOAuthHarness({ oauth: { tokenSecret: 'test-secret-0123456789abcdef-0123456789', scopes: ['profile:read', 'accounts:read', 'positions:read', 'orders:read', 'trade', 'market-data:read'] } });
+  h = await startOAuthHarness({
+    oauth: {
+      tokenSecret: 'test-secret-0123456789abcdef-0123456789',
+      scopes: ['profile:read', 'accounts:read', 'positions:read', 'orders:read', 'trade', 'market-data:read'],
+    },
+  });
 });
 afterAll(async () => h?.close());
 
@@ -27,12 +32,23 @@ describe('built-in authorization server', () => {
     expect(flow.state).toBe('state-123');
     expect(flow.iss).toBe(h.url);
     expect(`${flow.callback.origin}${flow.callback.pathname}`).toBe(REDIRECT_URI);
-    const tokens = await tokenRequest(h.url, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id: client.client_id, resource: `${h.url}/mcp` });
+    const tokens = await tokenRequest(h.url, {
+      grant_type: 'authorization_code',
+      code: flow.code,
+      code_verifier: flow.pkce.verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: client.client_id,
+      resource: `${h.url}/mcp`,
+    });
     expect(tokens.status).toBe(200);
     expect(tokens.body.token_type).toBe('Bearer');
     expect(tokens.body.expires_in).toBe(3600);
     expect(typeof tokens.body.refresh_token).toBe('string');
     const resolved = await probe(h.url, String(tokens.body.access_token));
-    expect(resolved).toMatchObject({ kind: 'ok', scopes: ['accounts:read', 'positions:read'], credentialHeaders: { 'x-cpz-key': 'cpz_demo_data', 'x-cpz-secret': 'demo-secret-data' } });
+    expect(resolved).toMatchObject({
+      kind: 'ok',
+      scopes: ['accounts:read', 'positions:read'],
+      credentialHeaders: { 'x-cpz-key': 'cpz_demo_data', 'x-cpz-secret': 'demo-secret-data' },
+    });
   });
 });

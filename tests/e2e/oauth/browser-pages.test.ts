@@ -23,11 +23,27 @@ describe.skipIf(!hasChromium)('sign-in pages in Chromium', () => {
 
   it('signs in, grants fewer scopes than the key holds, and sends the code back with state and iss', async () => {
     const p = pkce();
-    const url = authorizeUrl(h.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'accounts:read positions:read orders:read market-data:read', resource: `${h.url}/mcp`, state: 'browser-state', code_challenge: p.challenge, code_challenge_method: 'S256' });
+    const url = authorizeUrl(h.url, {
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT_URI,
+      scope: 'accounts:read positions:read orders:read market-data:read',
+      resource: `${h.url}/mcp`,
+      state: 'browser-state',
+      code_challenge: p.challenge,
+      code_challenge_method: 'S256',
+    });
     const callback = await signInWithBrowser(browser, url, { key: 'cpz_demo_data', secret: 'demo-secret-data', untick: ['orders:read'] });
     expect(callback.searchParams.get('state')).toBe('browser-state');
     expect(callback.searchParams.get('iss')).toBe(h.url);
-    const tokens = await tokenRequest(h.url, { grant_type: 'authorization_code', code: callback.searchParams.get('code')!, code_verifier: p.verifier, redirect_uri: REDIRECT_URI, client_id: clientId, resource: `${h.url}/mcp` });
+    const tokens = await tokenRequest(h.url, {
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      code_verifier: p.verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      resource: `${h.url}/mcp`,
+    });
     expect(tokens.body.scope).toBe('accounts:read positions:read market-data:read');
   });
 
@@ -36,7 +52,18 @@ describe.skipIf(!hasChromium)('sign-in pages in Chromium', () => {
     const context = await browser.newContext();
     const page = await context.newPage();
     try {
-      await page.goto(authorizeUrl(h.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'accounts:read', resource: `${h.url}/mcp`, state: 's', code_challenge: p.challenge, code_challenge_method: 'S256' }));
+      await page.goto(
+        authorizeUrl(h.url, {
+          client_id: clientId,
+          response_type: 'code',
+          redirect_uri: REDIRECT_URI,
+          scope: 'accounts:read',
+          resource: `${h.url}/mcp`,
+          state: 's',
+          code_challenge: p.challenge,
+          code_challenge_method: 'S256',
+        }),
+      );
       await page.getByLabel('API key').fill('cpz_demo_data');
       await page.getByLabel('API secret').fill('not-the-secret');
       await page.getByRole('button', { name: 'Sign in' }).click();

@@ -20,11 +20,21 @@ beforeAll(async () => {
   documents = createServer((req, res) => {
     hits.set(req.url!, (hits.get(req.url!) ?? 0) + 1);
     const self = `${docs}${req.url}`;
-    const doc = { client_id: self, client_name: 'Metadata Document Client', redirect_uris: [REDIRECT_URI], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-    if (req.url === '/client.json') return void res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' }).end(JSON.stringify(doc));
-    if (req.url === '/mismatch.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...doc, client_id: `${docs}/other.json` }));
+    const doc = {
+      client_id: self,
+      client_name: 'Metadata Document Client',
+      redirect_uris: [REDIRECT_URI],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
+    if (req.url === '/client.json')
+      return void res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=300' }).end(JSON.stringify(doc));
+    if (req.url === '/mismatch.json')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...doc, client_id: `${docs}/other.json` }));
     if (req.url === '/secret.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...doc, client_secret: 'x' }));
-    if (req.url === '/large.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...doc, client_name: 'x'.repeat(10_000) }));
+    if (req.url === '/large.json')
+      return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...doc, client_name: 'x'.repeat(10_000) }));
     if (req.url === '/redirect.json') return void res.writeHead(302, { location: '/client.json' }).end();
     if (req.url === '/slow.json') return; // never answers
     res.writeHead(404).end();
@@ -32,7 +42,13 @@ beforeAll(async () => {
   documents.listen(0, '127.0.0.1');
   await once(documents, 'listening');
   docs = `http://127.0.0.1:${(documents.address() as AddressInfo).port}`;
-  h = await startOAuthHarness({ oauth: { tokenSecret: 'test-secret-0123456789abcdef-0123456789', scopes: ['accounts:read', 'positions:read'], clientMetadataDocuments: { allowLoopback: true, timeoutMs: 400 } } });
+  h = await startOAuthHarness({
+    oauth: {
+      tokenSecret: 'test-secret-0123456789abcdef-0123456789',
+      scopes: ['accounts:read', 'positions:read'],
+      clientMetadataDocuments: { allowLoopback: true, timeoutMs: 400 },
+    },
+  });
 });
 afterAll(async () => {
   await h?.close();
@@ -44,7 +60,14 @@ describe('client ID metadata documents', () => {
   it('signs a URL client_id in with the name from its document, fetched once', async () => {
     const clientId = `${docs}/client.json`;
     const flow = await signInFlow(h.url, { clientId, scope: 'accounts:read' });
-    const tokens = await tokenRequest(h.url, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id: clientId, resource: `${h.url}/mcp` });
+    const tokens = await tokenRequest(h.url, {
+      grant_type: 'authorization_code',
+      code: flow.code,
+      code_verifier: flow.pkce.verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      resource: `${h.url}/mcp`,
+    });
     expect(tokens.status).toBe(200);
     expect(await h.oauth.resolveBearer(String(tokens.body.access_token), `${h.url}/mcp`)).toMatchObject({ kind: 'ok', clientId, scopes: ['accounts:read'] });
     await signInFlow(h.url, { clientId, scope: 'accounts:read' });
@@ -60,7 +83,19 @@ describe('client ID metadata documents', () => {
     ['/missing.json', 'HTTP 404'],
   ])('refuses %s with invalid_client and no redirect', async (path, reason) => {
     const p = pkce();
-    const response = await step(new Jar(), authorizeUrl(h.url, { client_id: `${docs}${path}`, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'accounts:read', resource: `${h.url}/mcp`, state: 's', code_challenge: p.challenge, code_challenge_method: 'S256' }));
+    const response = await step(
+      new Jar(),
+      authorizeUrl(h.url, {
+        client_id: `${docs}${path}`,
+        response_type: 'code',
+        redirect_uri: REDIRECT_URI,
+        scope: 'accounts:read',
+        resource: `${h.url}/mcp`,
+        state: 's',
+        code_challenge: p.challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
     expect(response.status).toBe(400);
     expect(response.headers.get('location')).toBeNull();
     const text = await response.text();
@@ -88,7 +123,12 @@ describe('client_id URL rules (SSRF, draft-ietf-oauth-client-id-metadata-documen
   });
 
   // A name from /etc/hosts mapped to loopback (no DNS traffic): refused by the lookup hook, not by a name rule.
-  const hostsName = readFileSync('/etc/hosts', 'utf8').split('\n').map((l) => l.replace(/#.*/, '').trim().split(/\s+/)).find(([ip, ...names]) => /^127\./.test(ip ?? '') && names.some((n) => n && !n.includes('localhost')))?.slice(1).find((n) => !n.includes('localhost'));
+  const hostsName = readFileSync('/etc/hosts', 'utf8')
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim().split(/\s+/))
+    .find(([ip, ...names]) => /^127\./.test(ip ?? '') && names.some((n) => n && !n.includes('localhost')))
+    ?.slice(1)
+    .find((n) => !n.includes('localhost'));
   it.skipIf(!hostsName)('refuses a name that resolves to a loopback address (checked on the address connected to)', async () => {
     await expect(strict.resolve(`https://${hostsName}:${new URL(docs).port}/client.json`)).rejects.toThrow('resolves to an address that is not allowed');
   });

@@ -27,7 +27,7 @@ import { startStack, type Stack } from '../../helpers/stack.ts';
 
 const REDIRECT = 'http://127.0.0.1:8976/oauth/callback';
 // The committed screenshots are rewritten only on request (UPDATE_SCREENSHOTS=1); otherwise they go to a scratch folder.
-const docs = process.env.UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../docs/', import.meta.url)) : mkdtempSync(join(tmpdir(), 'oauth-shots-'));
+const docs = process.env.UPDATE_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../../docs/', import.meta.url)) : mkdtempSync(join(tmpdir(), 'oauth-shots-'));
 const hasOpenssl = (() => {
   try {
     execFileSync('openssl', ['version'], { stdio: 'ignore' });
@@ -49,7 +49,14 @@ class MemoryProvider {
     return REDIRECT;
   }
   get clientMetadata() {
-    return { client_name: 'E2E Assistant', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', application_type: 'native' } as never;
+    return {
+      client_name: 'E2E Assistant',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      application_type: 'native',
+    } as never;
   }
   state() {
     return (this.lastState = `state-${Math.random().toString(36).slice(2)}`);
@@ -123,14 +130,24 @@ async function authorize(era: Era, url: string, provider: MemoryProvider, browse
     const transport = new V2Transport(new URL(url), { authProvider: provider as never });
     const client = new V2Client({ name: 'e2e-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await expect(client.connect(transport)).rejects.toBeInstanceOf(V2Unauthorized);
-    const callback = await signInWithBrowser(browser, provider.authorizationUrl!.href, { key: 'cpz_demo_data', secret: 'demo-secret-data', untick: ['orders:read'], screenshots });
+    const callback = await signInWithBrowser(browser, provider.authorizationUrl!.href, {
+      key: 'cpz_demo_data',
+      secret: 'demo-secret-data',
+      untick: ['orders:read'],
+      screenshots,
+    });
     await transport.finishAuth(callback.searchParams);
     return callback;
   }
   const transport = new V1Transport(new URL(url), { authProvider: provider as never });
   const client = new V1Client({ name: 'e2e-v1', version: '1.0.0' });
   await expect(client.connect(transport)).rejects.toBeInstanceOf(V1Unauthorized);
-  const callback = await signInWithBrowser(browser, provider.authorizationUrl!.href, { key: 'cpz_demo_data', secret: 'demo-secret-data', untick: ['orders:read'], screenshots });
+  const callback = await signInWithBrowser(browser, provider.authorizationUrl!.href, {
+    key: 'cpz_demo_data',
+    secret: 'demo-secret-data',
+    untick: ['orders:read'],
+    screenshots,
+  });
   await transport.finishAuth(callback.searchParams.get('code')!);
   return callback;
 }
@@ -146,15 +163,50 @@ describe.skipIf(!hasChromium || !hasOpenssl)('OAuth sign-in end to end with real
     // A client ID metadata document needs an https URL (both SDKs refuse others): a self-signed
     // loopback certificate, trusted by the gateway through oauth.clientMetadataDocuments.caFile.
     const dir = mkdtempSync(join(tmpdir(), 'cimd-'));
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'), '-days', '1', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1'], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:P-256',
+        '-nodes',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
     metadataServer = createServer({ key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) }, (req, res) => {
       const self = `${metadataBase}${req.url}`;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ client_id: self, client_name: 'E2E Assistant (metadata document)', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none', application_type: 'native' }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          client_id: self,
+          client_name: 'E2E Assistant (metadata document)',
+          redirect_uris: [REDIRECT],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+          token_endpoint_auth_method: 'none',
+          application_type: 'native',
+        }),
+      );
     });
     metadataServer.listen(0, '127.0.0.1');
     await once(metadataServer, 'listening');
     metadataBase = `https://127.0.0.1:${(metadataServer.address() as AddressInfo).port}`;
-    stack = await startStack({ platformProxy: true, gateway: { oauth: { mode: 'builtin', clientMetadataDocuments: { allowLoopback: true, caFile: join(dir, 'cert.pem') } } } });
+    stack = await startStack({
+      platformProxy: true,
+      gateway: { oauth: { mode: 'builtin', clientMetadataDocuments: { allowLoopback: true, caFile: join(dir, 'cert.pem') } } },
+    });
     browser = await launchChromium();
   });
   afterAll(async () => {
@@ -178,7 +230,11 @@ describe.skipIf(!hasChromium || !hasOpenssl)('OAuth sign-in end to end with real
     const provider = new MemoryProvider(registration === 'metadata document' ? `${metadataBase}/clients/${era.slice(0, 2)}.json` : undefined);
 
     // 401 with the RFC 9728 pointer, whose document names the built-in authorization server.
-    const unauthenticated = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    const unauthenticated = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
     expect(unauthenticated.status).toBe(401);
     expect(unauthenticated.headers.get('www-authenticate')).toContain(`resource_metadata="${stack.gatewayUrl}/.well-known/oauth-protected-resource${path}"`);
     const prm = (await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource${path}`)).json()) as Record<string, string[]>;
@@ -207,7 +263,10 @@ describe.skipIf(!hasChromium || !hasOpenssl)('OAuth sign-in end to end with real
       // Outside the grant (the key itself holds orders:read): refused by the gateway, not forwarded.
       await expect(client.call('list_orders', {})).rejects.toThrow(/Unknown tool: list_orders/);
       if (path === '/mcp/compact') {
-        const viaCallTool = await client.call('call_tool', { name: 'list_orders', arguments: {} }).then((r) => ({ refused: r.isError === true, text: JSON.stringify(r) }), (e: Error) => ({ refused: true, text: e.message }));
+        const viaCallTool = await client.call('call_tool', { name: 'list_orders', arguments: {} }).then(
+          (r) => ({ refused: r.isError === true, text: JSON.stringify(r) }),
+          (e: Error) => ({ refused: true, text: e.message }),
+        );
         expect(viaCallTool.refused).toBe(true);
         expect(viaCallTool.text).toMatch(/list_orders/);
       }
@@ -229,9 +288,22 @@ describe.skipIf(!hasChromium || !hasOpenssl)('OAuth sign-in end to end with real
     await refreshed.close();
 
     // RFC 7009 revocation of the refresh token revokes the grant: the access token now gets 401 invalid_token.
-    const revoke = await fetch(`${stack.gatewayUrl}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token: provider.refreshToken, token_type_hint: 'refresh_token', client_id: provider.clientId }) });
+    const revoke = await fetch(`${stack.gatewayUrl}/oauth/revoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: provider.refreshToken, token_type_hint: 'refresh_token', client_id: provider.clientId }),
+    });
     expect(revoke.status).toBe(200);
-    const after = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.accessToken}`, 'mcp-protocol-version': '2025-06-18' }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    const after = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${provider.accessToken}`,
+        'mcp-protocol-version': '2025-06-18',
+      },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
     expect(after.status).toBe(401);
     expect(after.headers.get('www-authenticate')).toContain('error="invalid_token"');
   });
@@ -251,7 +323,11 @@ describe.skipIf(!hasChromium || !hasOpenssl)('OAuth sign-in end to end with real
       expect(call.headers['x-cpz-key']).toBe('cpz_demo_data');
     }
     expect(JSON.stringify(stack.platformProxy!.received)).not.toContain(provider.accessToken);
-    const elsewhere = await fetch(`${stack.gatewayUrl}/mcp/compact`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.accessToken}` }, body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' });
+    const elsewhere = await fetch(`${stack.gatewayUrl}/mcp/compact`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${provider.accessToken}` },
+      body: '{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
+    });
     expect(elsewhere.status).toBe(401);
     expect(elsewhere.headers.get('www-authenticate')).toContain('error="invalid_token"');
     for (const secret of [provider.accessToken, provider.refreshToken, ...DEMO_SECRETS]) expect(stack.logs.text).not.toContain(secret);

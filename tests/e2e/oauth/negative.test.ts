@@ -1,5 +1,18 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { authorizeUrl, csrfOf, Jar, pkce, probe, registerClient, REDIRECT_URI, signInFlow, startOAuthHarness, step, tokenRequest, type OAuthHarness } from '../../helpers/oauth-harness.ts';
+import {
+  authorizeUrl,
+  csrfOf,
+  Jar,
+  pkce,
+  probe,
+  registerClient,
+  REDIRECT_URI,
+  signInFlow,
+  startOAuthHarness,
+  step,
+  tokenRequest,
+  type OAuthHarness,
+} from '../../helpers/oauth-harness.ts';
 
 const SCOPES = ['profile:read', 'accounts:read', 'positions:read', 'orders:read', 'trade', 'market-data:read'];
 let h: OAuthHarness;
@@ -12,8 +25,17 @@ afterAll(async () => h?.close());
 afterEach(() => vi.useRealTimers());
 
 const exchange = (code: string, verifier: string, extra: Record<string, string> = {}) =>
-  tokenRequest(h.url, { grant_type: 'authorization_code', code, code_verifier: verifier, redirect_uri: REDIRECT_URI, client_id: clientId, resource: `${h.url}/mcp`, ...extra });
-const refresh = (refreshToken: string) => tokenRequest(h.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: `${h.url}/mcp` });
+  tokenRequest(h.url, {
+    grant_type: 'authorization_code',
+    code,
+    code_verifier: verifier,
+    redirect_uri: REDIRECT_URI,
+    client_id: clientId,
+    resource: `${h.url}/mcp`,
+    ...extra,
+  });
+const refresh = (refreshToken: string) =>
+  tokenRequest(h.url, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, resource: `${h.url}/mcp` });
 
 async function tokens() {
   const flow = await signInFlow(h.url, { clientId });
@@ -24,7 +46,18 @@ async function tokens() {
 
 /** The authorization endpoint's answer to `params` (a redirect back to the client, or a page). */
 async function authorize(params: Record<string, string | undefined>) {
-  const response = await step(new Jar(), authorizeUrl(h.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'accounts:read', resource: `${h.url}/mcp`, state: 's1', ...params }));
+  const response = await step(
+    new Jar(),
+    authorizeUrl(h.url, {
+      client_id: clientId,
+      response_type: 'code',
+      redirect_uri: REDIRECT_URI,
+      scope: 'accounts:read',
+      resource: `${h.url}/mcp`,
+      state: 's1',
+      ...params,
+    }),
+  );
   const location = response.headers.get('location');
   return { status: response.status, location: location ? new URL(location, h.url) : undefined, text: await response.text() };
 }
@@ -69,7 +102,13 @@ describe('token endpoint refusals', () => {
     const wrong = await exchange(flow.code, pkce().verifier);
     expect(wrong.status).toBe(400);
     expect(wrong.body.error).toBe('invalid_grant');
-    const missing = await tokenRequest(h.url, { grant_type: 'authorization_code', code: flow.code, redirect_uri: REDIRECT_URI, client_id: clientId, resource: `${h.url}/mcp` });
+    const missing = await tokenRequest(h.url, {
+      grant_type: 'authorization_code',
+      code: flow.code,
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      resource: `${h.url}/mcp`,
+    });
     expect(missing.body.error).toBe('invalid_grant');
   });
 
@@ -80,7 +119,11 @@ describe('token endpoint refusals', () => {
     expect(await probe(h.url, String(first.body.access_token))).toMatchObject({ kind: 'ok' });
     const again = await exchange(flow.code, flow.pkce.verifier);
     expect(again.body.error).toBe('invalid_grant');
-    expect(await probe(h.url, String(first.body.access_token))).toEqual({ kind: 'invalid', error: 'invalid_token', description: 'The access token was revoked' });
+    expect(await probe(h.url, String(first.body.access_token))).toEqual({
+      kind: 'invalid',
+      error: 'invalid_token',
+      description: 'The access token was revoked',
+    });
     expect((await refresh(String(first.body.refresh_token))).body.error).toBe('invalid_grant');
   });
 
@@ -102,7 +145,8 @@ describe('token endpoint refusals', () => {
     const reused = await refresh(first);
     expect(reused.body.error).toBe('invalid_grant');
     expect((await refresh(second)).body.error).toBe('invalid_grant');
-    for (const token of [access, String(rotated.body.access_token)]) expect(await probe(h.url, token)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
+    for (const token of [access, String(rotated.body.access_token)])
+      expect(await probe(h.url, token)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
   });
 
   it('refuses a token request for another resource than the one granted: invalid_target', async () => {
@@ -116,7 +160,11 @@ describe('access tokens at the resource', () => {
   it('refuses a token for another resource (RFC 8707: /mcp token at /mcp/compact, and elsewhere)', async () => {
     const { access } = await tokens();
     expect(await probe(h.url, access, `${h.url}/mcp`)).toMatchObject({ kind: 'ok' });
-    expect(await probe(h.url, access, `${h.url}/mcp/compact`)).toEqual({ kind: 'invalid', error: 'invalid_token', description: 'The access token was issued for another resource' });
+    expect(await probe(h.url, access, `${h.url}/mcp/compact`)).toEqual({
+      kind: 'invalid',
+      error: 'invalid_token',
+      description: 'The access token was issued for another resource',
+    });
     expect(await probe(h.url, access, 'https://other.example/mcp')).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
   });
 
@@ -153,7 +201,12 @@ describe('access tokens at the resource', () => {
 
   it('RFC 7009: a revoked access token and a revoked refresh token stop working', async () => {
     const one = await tokens();
-    const revoke = (token: string) => fetch(`${h.url}/oauth/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ token, client_id: clientId }) });
+    const revoke = (token: string) =>
+      fetch(`${h.url}/oauth/revoke`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, client_id: clientId }),
+      });
     expect((await revoke(one.access)).status).toBe(200);
     expect(await probe(h.url, one.access)).toEqual({ kind: 'invalid', error: 'invalid_token', description: 'The access token was revoked' });
     expect((await refresh(one.refresh)).status).toBe(200);
@@ -167,7 +220,19 @@ describe('access tokens at the resource', () => {
 describe('sign-in page', () => {
   async function openSignIn(jar = new Jar()) {
     const p = pkce();
-    const response = await step(jar, authorizeUrl(h.url, { client_id: clientId, response_type: 'code', redirect_uri: REDIRECT_URI, scope: 'accounts:read', resource: `${h.url}/mcp`, state: 's', code_challenge: p.challenge, code_challenge_method: 'S256' }));
+    const response = await step(
+      jar,
+      authorizeUrl(h.url, {
+        client_id: clientId,
+        response_type: 'code',
+        redirect_uri: REDIRECT_URI,
+        scope: 'accounts:read',
+        resource: `${h.url}/mcp`,
+        state: 's',
+        code_challenge: p.challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
     const interaction = new URL(response.headers.get('location')!, h.url).href;
     const page = await step(jar, interaction);
     return { jar, interaction, page, html: await page.text() };
@@ -186,7 +251,10 @@ describe('sign-in page', () => {
 
   it('refuses a wrong key and a wrong secret with the same words, issues nothing, and keeps asking', async () => {
     const answers: string[] = [];
-    for (const [key, secret] of [['cpz_demo_data', 'wrong-secret'], ['cpz_unknown', 'demo-secret-data']] as const) {
+    for (const [key, secret] of [
+      ['cpz_demo_data', 'wrong-secret'],
+      ['cpz_unknown', 'demo-secret-data'],
+    ] as const) {
       const { jar, interaction, html } = await openSignIn();
       const response = await step(jar, `${interaction}/login`, { csrf: csrfOf(html), key, secret });
       expect(response.status).toBe(401);
@@ -204,9 +272,11 @@ describe('sign-in page', () => {
 
   it('ends the authorization with access_denied after five wrong attempts on one sign-in page', async () => {
     const { jar, interaction, html } = await openSignIn();
-    for (let i = 1; i < 5; i++) expect((await step(jar, `${interaction}/login`, { csrf: csrfOf(html), key: 'cpz_demo_data', secret: `wrong-${i}` })).status).toBe(401);
+    for (let i = 1; i < 5; i++)
+      expect((await step(jar, `${interaction}/login`, { csrf: csrfOf(html), key: 'cpz_demo_data', secret: `wrong-${i}` })).status).toBe(401);
     let response = await step(jar, `${interaction}/login`, { csrf: csrfOf(html), key: 'cpz_demo_data', secret: 'wrong-5' });
-    while (response.headers.get('location')?.startsWith('/') || response.headers.get('location')?.startsWith(h.url)) response = await step(jar, new URL(response.headers.get('location')!, h.url).href);
+    while (response.headers.get('location')?.startsWith('/') || response.headers.get('location')?.startsWith(h.url))
+      response = await step(jar, new URL(response.headers.get('location')!, h.url).href);
     const callback = new URL(response.headers.get('location')!);
     expect(callback.searchParams.get('error')).toBe('access_denied');
     expect(callback.searchParams.get('code')).toBeNull();
@@ -217,7 +287,16 @@ describe('sign-in page', () => {
   it('refuses a form without the CSRF token, or posted from another origin', async () => {
     const { jar, interaction, html } = await openSignIn();
     expect((await step(jar, `${interaction}/login`, { key: 'cpz_demo_data', secret: 'demo-secret-data' })).status).toBe(403);
-    expect((await step(jar, `${interaction}/login`, { csrf: csrfOf(html), key: 'cpz_demo_data', secret: 'demo-secret-data' }, { origin: 'https://attacker.example' })).status).toBe(403);
+    expect(
+      (
+        await step(
+          jar,
+          `${interaction}/login`,
+          { csrf: csrfOf(html), key: 'cpz_demo_data', secret: 'demo-secret-data' },
+          { origin: 'https://attacker.example' },
+        )
+      ).status,
+    ).toBe(403);
     // Without the interaction cookie (another browser): the page is not found for it.
     expect((await step(new Jar(), `${interaction}/login`, { csrf: csrfOf(html), key: 'cpz_demo_data', secret: 'demo-secret-data' })).status).toBe(400);
   });
@@ -241,7 +320,8 @@ describe('sign-in page', () => {
     await step(jar, `${interaction}/login`, { csrf: csrfOf(html), key: 'cpz_demo_data', secret: 'demo-secret-data' });
     const consent = await (await step(jar, interaction)).text();
     let response = await step(jar, `${interaction}/consent`, { csrf: csrfOf(consent), decision: 'deny' });
-    while (response.headers.get('location')?.startsWith(h.url) || response.headers.get('location')?.startsWith('/')) response = await step(jar, new URL(response.headers.get('location')!, h.url).href);
+    while (response.headers.get('location')?.startsWith(h.url) || response.headers.get('location')?.startsWith('/'))
+      response = await step(jar, new URL(response.headers.get('location')!, h.url).href);
     const callback = new URL(response.headers.get('location')!);
     expect(callback.searchParams.get('error')).toBe('access_denied');
     expect(callback.searchParams.get('code')).toBeNull();
@@ -252,6 +332,14 @@ describe('sign-in page', () => {
     const answer = await exchange(flow.code, flow.pkce.verifier);
     const text = h.logs.text;
     expect(h.logs.lines.length).toBeGreaterThan(0);
-    for (const secret of ['demo-secret-data', 'demo-secret-identity', 'cpz_demo_data', flow.code, String(answer.body.access_token), String(answer.body.refresh_token)]) expect(text).not.toContain(secret);
+    for (const secret of [
+      'demo-secret-data',
+      'demo-secret-identity',
+      'cpz_demo_data',
+      flow.code,
+      String(answer.body.access_token),
+      String(answer.body.refresh_token),
+    ])
+      expect(text).not.toContain(secret);
   });
 });

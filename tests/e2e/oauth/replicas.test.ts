@@ -33,7 +33,16 @@ describe.skipIf(!hasRedis)('built-in OAuth across two replicas behind one URL', 
   const startReplicas = async () => {
     replicas = [];
     for (let i = 0; i < 2; i++) {
-      const config = loadConfig({ env: {}, overrides: { listen: { port: 0 }, publicUrl: base, upstreams: [{ url: upstream.url }], scopes: { endpoint: `${platform.url}/v1/me` }, cache: { redisUrl } } });
+      const config = loadConfig({
+        env: {},
+        overrides: {
+          listen: { port: 0 },
+          publicUrl: base,
+          upstreams: [{ url: upstream.url }],
+          scopes: { endpoint: `${platform.url}/v1/me` },
+          cache: { redisUrl },
+        },
+      });
       replicas.push(await startGateway(config, { logDestination: logs }));
     }
   };

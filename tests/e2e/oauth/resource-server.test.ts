@@ -47,7 +47,12 @@ async function startIdp(): Promise<Idp> {
           clientCredentials: { enabled: true },
           resourceIndicators: {
             enabled: true,
-            getResourceServerInfo: async (_ctx, indicator) => ({ scope: 'mcp.read mcp.trade portfolio', audience: indicator, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } }),
+            getResourceServerInfo: async (_ctx, indicator) => ({
+              scope: 'mcp.read mcp.trade portfolio',
+              audience: indicator,
+              accessTokenFormat: 'jwt',
+              jwt: { sign: { alg: 'ES256' } },
+            }),
           },
         },
         clientDefaults: { id_token_signed_response_alg: 'ES256' },
@@ -57,7 +62,10 @@ async function startIdp(): Promise<Idp> {
     async token({ resource, scope }) {
       const response = await fetch(`${url}/token`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${CLIENT.id}:${CLIENT.secret}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ grant_type: 'client_credentials', scope, resource }),
       });
       const body = (await response.json()) as { access_token?: string; error?: string };
@@ -94,7 +102,12 @@ beforeAll(async () => {
     },
   });
   scopesSupported = config.oauth.scopes;
-  makeOAuth = async () => (await createOAuth(config, { log: pino({ level: 'debug' }, logs), resourcePaths: ['/mcp'], lookupScopes: async () => ({ kind: 'unknown', reason: 'not_configured' }) }))!;
+  makeOAuth = async () =>
+    (await createOAuth(config, {
+      log: pino({ level: 'debug' }, logs),
+      resourcePaths: ['/mcp'],
+      lookupScopes: async () => ({ kind: 'unknown', reason: 'not_configured' }),
+    }))!;
   oauth = await makeOAuth();
 });
 afterAll(async () => {
@@ -112,13 +125,23 @@ describe('resource server for an external identity provider', () => {
   it('accepts a JWT access token for this endpoint: scopes mapped, the static service credential upstream (never the token)', async () => {
     const token = await idp.token({ resource: `${GATEWAY}/mcp`, scope: 'mcp.read portfolio' });
     const resolved = await oauth.resolveBearer(token, `${GATEWAY}/mcp`);
-    expect(resolved).toEqual({ kind: 'ok', scopes: ['accounts:read', 'portfolio', 'positions:read'], credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' }, subject: CLIENT.id, clientId: CLIENT.id });
+    expect(resolved).toEqual({
+      kind: 'ok',
+      scopes: ['accounts:read', 'portfolio', 'positions:read'],
+      credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' },
+      subject: CLIENT.id,
+      clientId: CLIENT.id,
+    });
     expect(JSON.stringify(resolved)).not.toContain(token);
   });
 
   it('refuses a token issued for another resource (aud)', async () => {
     const token = await idp.token({ resource: `${GATEWAY}/mcp/compact`, scope: 'mcp.read' });
-    expect(await oauth.resolveBearer(token, `${GATEWAY}/mcp`)).toEqual({ kind: 'invalid', error: 'invalid_token', description: 'The access token was issued for another resource' });
+    expect(await oauth.resolveBearer(token, `${GATEWAY}/mcp`)).toEqual({
+      kind: 'invalid',
+      error: 'invalid_token',
+      description: 'The access token was issued for another resource',
+    });
     expect(await oauth.resolveBearer(token, `${GATEWAY}/mcp/compact`)).toMatchObject({ kind: 'ok' });
   });
 
@@ -136,15 +159,37 @@ describe('resource server for an external identity provider', () => {
     const signer = await import('jose').then((j) => j.importJWK(key1, 'ES256'));
     const now = Math.floor(Date.now() / 1000);
     const claims = { scope: 'mcp.read', client_id: CLIENT.id };
-    const sign = (extra: { nbf?: number; iss?: string }) => new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: key1.kid, typ: 'at+jwt' }).setIssuer(extra.iss ?? idp.url).setAudience(`${GATEWAY}/mcp`).setIssuedAt().setExpirationTime(now + 300).setNotBefore(extra.nbf ?? now).sign(signer);
+    const sign = (extra: { nbf?: number; iss?: string }) =>
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: key1.kid, typ: 'at+jwt' })
+        .setIssuer(extra.iss ?? idp.url)
+        .setAudience(`${GATEWAY}/mcp`)
+        .setIssuedAt()
+        .setExpirationTime(now + 300)
+        .setNotBefore(extra.nbf ?? now)
+        .sign(signer);
     expect(await oauth.resolveBearer(await sign({ nbf: now + 10 }), `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok' });
-    expect(await oauth.resolveBearer(await sign({ nbf: now + 120 }), `${GATEWAY}/mcp`)).toEqual({ kind: 'invalid', error: 'invalid_token', description: 'The access token is not valid yet' });
-    expect(await oauth.resolveBearer(await sign({ iss: 'https://other-idp.example' }), `${GATEWAY}/mcp`)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
+    expect(await oauth.resolveBearer(await sign({ nbf: now + 120 }), `${GATEWAY}/mcp`)).toEqual({
+      kind: 'invalid',
+      error: 'invalid_token',
+      description: 'The access token is not valid yet',
+    });
+    expect(await oauth.resolveBearer(await sign({ iss: 'https://other-idp.example' }), `${GATEWAY}/mcp`)).toMatchObject({
+      kind: 'invalid',
+      error: 'invalid_token',
+    });
     const good = await idp.token({ resource: `${GATEWAY}/mcp`, scope: 'mcp.read' });
     const [header, payload] = good.split('.');
-    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), scope: 'mcp.read mcp.trade' })).toString('base64url');
+    const forged = Buffer.from(JSON.stringify({ ...JSON.parse(Buffer.from(payload!, 'base64url').toString()), scope: 'mcp.read mcp.trade' })).toString(
+      'base64url',
+    );
     expect(await oauth.resolveBearer(`${header}.${forged}.${good.split('.')[2]}`, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
-    const hs = await new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuer(idp.url).setAudience(`${GATEWAY}/mcp`).setExpirationTime(now + 300).sign(new TextEncoder().encode('x'.repeat(32)));
+    const hs = await new SignJWT(claims)
+      .setProtectedHeader({ alg: 'HS256' })
+      .setIssuer(idp.url)
+      .setAudience(`${GATEWAY}/mcp`)
+      .setExpirationTime(now + 300)
+      .sign(new TextEncoder().encode('x'.repeat(32)));
     expect(await oauth.resolveBearer(hs, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
     const none = `${Buffer.from('{"alg":"none"}').toString('base64url')}.${payload}.`;
     expect(await oauth.resolveBearer(none, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
@@ -197,12 +242,25 @@ describe('the gateway in external mode, in front of the reference stack', () => 
   });
 
   const rpc = async (base: string, token: string, body: Record<string, unknown>) => {
-    const response = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18', authorization: `Bearer ${token}` }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...body }) });
+    const response = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+        authorization: `Bearer ${token}`,
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, ...body }),
+    });
     const text = await response.text();
-    return { status: response.status, challenge: response.headers.get('www-authenticate'), json: JSON.parse(text.startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]!) };
+    return {
+      status: response.status,
+      challenge: response.headers.get('www-authenticate'),
+      json: JSON.parse(text.startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]!),
+    };
   };
 
-  it('lists the identity provider in the RFC 9728 document and shows the token scopes\' tools only', async () => {
+  it("lists the identity provider in the RFC 9728 document and shows the token scopes' tools only", async () => {
     const prm = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`)).json();
     expect(prm.authorization_servers).toEqual([idp.url]);
     const token = await idp.token({ resource: `${stack.gatewayUrl}/mcp`, scope: 'mcp.read' });
@@ -215,16 +273,24 @@ describe('the gateway in external mode, in front of the reference stack', () => 
     expect(call.json.result.isError).toBeFalsy();
   });
 
-  it('refuses a tool outside the token\'s scopes as unknown by default, and with 403 insufficient_scope + scope= when enabled', async () => {
-    const quiet = await rpc(stack.gatewayUrl, await idp.token({ resource: `${stack.gatewayUrl}/mcp`, scope: 'mcp.read' }), { method: 'tools/call', params: { name: 'list_orders', arguments: {} } });
+  it("refuses a tool outside the token's scopes as unknown by default, and with 403 insufficient_scope + scope= when enabled", async () => {
+    const quiet = await rpc(stack.gatewayUrl, await idp.token({ resource: `${stack.gatewayUrl}/mcp`, scope: 'mcp.read' }), {
+      method: 'tools/call',
+      params: { name: 'list_orders', arguments: {} },
+    });
     expect(quiet.status).toBe(200);
     expect(quiet.json.error.code).toBe(-32602);
     expect(quiet.json.error.message).toMatch(/^Unknown tool: list_orders(\.|$)/);
     // Near-name hints name only tools the token's scopes reach.
     expect(quiet.json.error.message).not.toMatch(/get_order|place_order/);
-    const loud = await rpc(strict.gatewayUrl, await idp.token({ resource: `${strict.gatewayUrl}/mcp`, scope: 'mcp.read' }), { method: 'tools/call', params: { name: 'list_orders', arguments: {} } });
+    const loud = await rpc(strict.gatewayUrl, await idp.token({ resource: `${strict.gatewayUrl}/mcp`, scope: 'mcp.read' }), {
+      method: 'tools/call',
+      params: { name: 'list_orders', arguments: {} },
+    });
     expect(loud.status).toBe(403);
-    expect(loud.challenge).toBe(`Bearer error="insufficient_scope", scope="orders:read", resource_metadata="${strict.gatewayUrl}/.well-known/oauth-protected-resource/mcp"`);
+    expect(loud.challenge).toBe(
+      `Bearer error="insufficient_scope", scope="orders:read", resource_metadata="${strict.gatewayUrl}/.well-known/oauth-protected-resource/mcp"`,
+    );
   });
 
   it('refuses an identity provider token for another gateway with 401 invalid_token', async () => {

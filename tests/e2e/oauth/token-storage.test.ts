@@ -47,7 +47,14 @@ describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', ()
     expect(a.logs.text).toContain('kept in Redis');
     const { client_id } = await registerClient(a.url);
     const flow = await signInFlow(a.url, { clientId: client_id });
-    const issued = await tokenRequest(b.url, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${a.url}/mcp` });
+    const issued = await tokenRequest(b.url, {
+      grant_type: 'authorization_code',
+      code: flow.code,
+      code_verifier: flow.pkce.verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id,
+      resource: `${a.url}/mcp`,
+    });
     expect(issued.status).toBe(200);
     const access = String(issued.body.access_token);
     expect(await a.oauth.resolveBearer(access, `${a.url}/mcp`)).toMatchObject({ kind: 'ok', scopes: SCOPES });
@@ -56,13 +63,24 @@ describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', ()
     expect(rotated.status).toBe(200);
     const reused = await tokenRequest(b.url, { grant_type: 'refresh_token', refresh_token: String(issued.body.refresh_token), client_id });
     expect(reused.body.error).toBe('invalid_grant');
-    for (const instance of [a, b]) expect(await instance.oauth.resolveBearer(String(rotated.body.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'invalid', description: 'The access token was revoked' });
+    for (const instance of [a, b])
+      expect(await instance.oauth.resolveBearer(String(rotated.body.access_token), `${a.url}/mcp`)).toMatchObject({
+        kind: 'invalid',
+        description: 'The access token was revoked',
+      });
   });
 
   it('tokens survive a restart of both instances', async () => {
     const { client_id } = await registerClient(a.url);
     const flow = await signInFlow(a.url, { clientId: client_id });
-    const issued = await tokenRequest(a.url, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${a.url}/mcp` });
+    const issued = await tokenRequest(a.url, {
+      grant_type: 'authorization_code',
+      code: flow.code,
+      code_verifier: flow.pkce.verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id,
+      resource: `${a.url}/mcp`,
+    });
     const issuer = a.url;
     await a.close();
     await b.close();
@@ -86,7 +104,14 @@ describe('without Redis or GATEWAY_TOKEN_SECRET', () => {
       expect(String(warning[0]!.msg)).toMatch(/GATEWAY_TOKEN_SECRET/);
       const { client_id } = await registerClient(a.url);
       const flow = await signInFlow(a.url, { clientId: client_id });
-      const issued = await tokenRequest(a.url, { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${a.url}/mcp` });
+      const issued = await tokenRequest(a.url, {
+        grant_type: 'authorization_code',
+        code: flow.code,
+        code_verifier: flow.pkce.verifier,
+        redirect_uri: REDIRECT_URI,
+        client_id,
+        resource: `${a.url}/mcp`,
+      });
       expect(await a.oauth.resolveBearer(String(issued.body.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'ok' });
       expect(await b.oauth.resolveBearer(String(issued.body.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
     } finally {

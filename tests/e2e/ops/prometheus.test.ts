@@ -44,11 +44,11 @@ async function startPrometheus(dir: string, config: string): Promise<RunningProm
   writeFileSync(join(dir, 'prometheus.yml'), config);
   for (let attempt = 1; ; attempt++) {
     const url = `http://127.0.0.1:${await freePort()}`;
-    const child = spawn('prometheus', [
-      `--config.file=${join(dir, 'prometheus.yml')}`,
-      `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=${url.slice('http://'.length)}`,
-    ], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'prometheus',
+      [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=${url.slice('http://'.length)}`],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
@@ -88,15 +88,18 @@ describe.skipIf(!haveBinaries && !process.env.CI)('the gateway under a real Prom
     dir = mkdtempSync(join(tmpdir(), 'gateway-prometheus-'));
     stack = await startStack();
     const target = new URL(stack.gatewayUrl).host;
-    prometheus = await startPrometheus(dir, [
-      'global:',
-      '  scrape_interval: 1s',
-      '  scrape_timeout: 1s',
-      'scrape_configs:',
-      '  - job_name: mcp-gateway',
-      `    static_configs: [{ targets: ["${target}"] }]`,
-      '',
-    ].join('\n'));
+    prometheus = await startPrometheus(
+      dir,
+      [
+        'global:',
+        '  scrape_interval: 1s',
+        '  scrape_timeout: 1s',
+        'scrape_configs:',
+        '  - job_name: mcp-gateway',
+        `    static_configs: [{ targets: ["${target}"] }]`,
+        '',
+      ].join('\n'),
+    );
 
     // Traffic through every mounted surface: a listing and one tool call each (the outcome does not
     // matter here: every outcome is counted).

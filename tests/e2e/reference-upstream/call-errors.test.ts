@@ -12,7 +12,7 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 describe('refusals by the platform become isError results', () => {
-  it('returns the platform\'s 403 for place_order with the data key, and no order is stored', async () => {
+  it("returns the platform's 403 for place_order with the data key, and no order is stored", async () => {
     const client = await connectModern(stack.mcpUrl, DATA);
     const before = stack.store.orders.length;
     const result = await client.callTool({
@@ -26,7 +26,7 @@ describe('refusals by the platform become isError results', () => {
     await client.close();
   });
 
-  it('passes the platform\'s 401 through as an isError result, for no credential and for a wrong secret', async () => {
+  it("passes the platform's 401 through as an isError result, for no credential and for a wrong secret", async () => {
     for (const headers of [{}, { ...FULL, 'X-CPZ-Secret': 'not-the-secret-9f3' }]) {
       const client = await connectLegacy(stack.mcpUrl, headers);
       const result = await client.callTool({ name: 'get_profile', arguments: {} });
@@ -37,7 +37,7 @@ describe('refusals by the platform become isError results', () => {
     }
   });
 
-  it('returns the platform\'s 404 for an unknown id and 403 for the identity key on accounts', async () => {
+  it("returns the platform's 404 for an unknown id and 403 for the identity key on accounts", async () => {
     const client = await connectModern(stack.mcpUrl, FULL);
     const missing = await client.callTool({ name: 'get_order', arguments: { order_id: '00000000-0000-4000-8000-000000000000' } });
     expect(missing.isError).toBe(true);
@@ -53,7 +53,10 @@ describe('refusals by the platform become isError results', () => {
 describe('bad input is a JSON-RPC error and never reaches the platform', () => {
   it('answers an unknown tool with -32602 "Unknown tool" on both clients', async () => {
     for (const client of [await connectLegacy(stack.mcpUrl, FULL), await connectModern(stack.mcpUrl, FULL)]) {
-      await expect(client.callTool({ name: 'list_dels', arguments: {} })).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: list_dels') });
+      await expect(client.callTool({ name: 'list_dels', arguments: {} })).rejects.toMatchObject({
+        code: -32602,
+        message: expect.stringContaining('Unknown tool: list_dels'),
+      });
       await client.close();
     }
   });
@@ -61,12 +64,18 @@ describe('bad input is a JSON-RPC error and never reaches the platform', () => {
   it('answers invalid place_order arguments with an isError result naming every offending path', async () => {
     const client = await connectModern(stack.mcpUrl, FULL);
     const before = stack.store.orders.length;
-    const invalid = await client.callTool({ name: 'place_order', arguments: { account_id: stack.store.accounts[0]!.id, symbol: 'AAPL', side: 'buy', type: 'limit', quantity: 0, qty: 5 } });
+    const invalid = await client.callTool({
+      name: 'place_order',
+      arguments: { account_id: stack.store.accounts[0]!.id, symbol: 'AAPL', side: 'buy', type: 'limit', quantity: 0, qty: 5 },
+    });
     expect(invalid.isError).toBe(true);
     expect(textOf(invalid)).toContain('/quantity must be > 0');
     expect(textOf(invalid)).toContain('/price is required');
     expect((invalid._meta?.['ai.cpz/argument-errors'] as Array<{ path: string }>).map((e) => e.path).sort()).toEqual(['/price', '/qty', '/quantity']);
-    const misplaced = await client.callTool({ name: 'place_order', arguments: { account_id: stack.store.accounts[0]!.id, symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1, price: '100' } });
+    const misplaced = await client.callTool({
+      name: 'place_order',
+      arguments: { account_id: stack.store.accounts[0]!.id, symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1, price: '100' },
+    });
     expect(misplaced.isError).toBe(true);
     expect(textOf(misplaced)).toContain('/price is only for limit and stop_limit orders');
     expect(stack.store.orders.length).toBe(before);
@@ -92,15 +101,22 @@ describe('bad input is a JSON-RPC error and never reaches the platform', () => {
     const [overlay, other] = stack.store.strategies.filter((s) => s.role === 'standalone');
     const targetsFor: Record<string, unknown> = {
       self: [{ strategy_id: overlay!.id, weight: 1 }],
-      twice: [{ strategy_id: other!.id, weight: 1 }, { strategy_id: other!.id, weight: 2 }],
+      twice: [
+        { strategy_id: other!.id, weight: 1 },
+        { strategy_id: other!.id, weight: 2 },
+      ],
       'weight:0': [{ strategy_id: other!.id, weight: 0 }],
       'weight:11': [{ strategy_id: other!.id, weight: 11 }],
     };
     const changed = { ...change } as Record<string, unknown>;
     if (typeof changed.targets === 'string') changed.targets = targetsFor[changed.targets];
     const args = {
-      strategy_id: overlay!.id, role: 'overlay', policy: { objective: 'beta', hedge_ratio: 1, tolerance_band: 0.05, benchmark_symbol: 'SPY' },
-      targets: [{ strategy_id: other!.id, weight: 1 }], account_environment: 'paper', ...changed,
+      strategy_id: overlay!.id,
+      role: 'overlay',
+      policy: { objective: 'beta', hedge_ratio: 1, tolerance_band: 0.05, benchmark_symbol: 'SPY' },
+      targets: [{ strategy_id: other!.id, weight: 1 }],
+      account_environment: 'paper',
+      ...changed,
     };
     const version = overlay!.version;
     const client = await connectModern(stack.mcpUrl, FULL);
@@ -124,14 +140,17 @@ describe('the HTTP edge of /mcp', () => {
 
   it('refuses a foreign Origin with 403 on a loopback bind (DNS rebinding)', async () => {
     const response = await fetch(stack.mcpUrl, {
-      method: 'POST', headers: { ...headers, origin: 'http://evil.example' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+      method: 'POST',
+      headers: { ...headers, origin: 'http://evil.example' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(response.status).toBe(403);
   });
 
-  it('echoes the caller\'s X-Request-Id on the response', async () => {
+  it("echoes the caller's X-Request-Id on the response", async () => {
     const response = await fetch(stack.mcpUrl, {
-      method: 'POST', headers: { ...headers, 'x-request-id': 'abc-1', 'mcp-protocol-version': '2025-06-18' },
+      method: 'POST',
+      headers: { ...headers, 'x-request-id': 'abc-1', 'mcp-protocol-version': '2025-06-18' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(response.headers.get('x-request-id')).toBe('abc-1');
@@ -151,11 +170,20 @@ describe('legacy protocol revisions over raw HTTP', () => {
       const text = await response.text();
       // The stateless legacy leg may answer as JSON or as one SSE `message` event.
       const json = response.headers.get('content-type')?.startsWith('text/event-stream')
-        ? text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('')
+        ? text
+            .split('\n')
+            .filter((line) => line.startsWith('data: '))
+            .map((line) => line.slice(6))
+            .join('')
         : text;
       return JSON.parse(json) as any;
     };
-    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const init = await post({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     expect(init.result.protocolVersion).toBe(version);
     expect(init.result.serverInfo.name).toBe('cpzai-mcp');
     expect(init.result.instructions).toContain('cents');
@@ -206,7 +234,7 @@ describe('platform outages', () => {
       await new Promise((resolve) => flaky.close(resolve));
     });
 
-    it('retries a GET through transient 503s, forwarding the caller\'s key and request id on every attempt', async () => {
+    it("retries a GET through transient 503s, forwarding the caller's key and request id on every attempt", async () => {
       seen.length = 0;
       failuresLeft = 2;
       const client = await connectModern(server.url, { ...FULL, 'X-Request-Id': 'trace-123' });
@@ -217,7 +245,7 @@ describe('platform outages', () => {
       await client.close();
     });
 
-    it('never retries a write: one request, and the platform\'s message in the isError result', async () => {
+    it("never retries a write: one request, and the platform's message in the isError result", async () => {
       seen.length = 0;
       const client = await connectModern(server.url, FULL);
       const result = await client.callTool({ name: 'create_webhook', arguments: { url: 'https://example.com/h', events: ['order.filled'] } });

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { Ajv } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -7,14 +7,44 @@ import { catalogSnapshot } from '../../../upstream/server/catalog-snapshot.ts';
 import { FULL, IDENTITY, connectLegacy, connectModern, startReferenceStack, type ReferenceStack } from '../../helpers/reference-stack.ts';
 
 const WITH_OUTPUT_SCHEMA = [
-  'list_strategies', 'get_strategy', 'create_strategy', 'update_strategy', 'list_overlays', 'get_overlay_exposure',
-  'get_backtest_results', 'get_backtest_result', 'list_orders', 'get_order', 'list_positions', 'list_accounts', 'list_connections',
-  'list_data_files', 'get_data_file', 'list_risk_snapshots', 'get_risk_snapshot', 'list_deals', 'list_lifecycle_events',
-  'list_cash_flows', 'list_journal_entries', 'list_fund_periods', 'list_webhooks', 'create_webhook', 'delete_webhook', 'get_profile',
+  'list_strategies',
+  'get_strategy',
+  'create_strategy',
+  'update_strategy',
+  'list_overlays',
+  'get_overlay_exposure',
+  'get_backtest_results',
+  'get_backtest_result',
+  'list_orders',
+  'get_order',
+  'list_positions',
+  'list_accounts',
+  'list_connections',
+  'list_data_files',
+  'get_data_file',
+  'list_risk_snapshots',
+  'get_risk_snapshot',
+  'list_deals',
+  'list_lifecycle_events',
+  'list_cash_flows',
+  'list_journal_entries',
+  'list_fund_periods',
+  'list_webhooks',
+  'create_webhook',
+  'delete_webhook',
+  'get_profile',
 ];
 const WRITES = [
-  'place_order', 'execute_strategy', 'create_strategy', 'update_strategy', 'create_connection', 'create_webhook', 'delete_webhook',
-  'sync_portfolio', 'compute_risk', 'configure_overlay',
+  'place_order',
+  'execute_strategy',
+  'create_strategy',
+  'update_strategy',
+  'create_connection',
+  'create_webhook',
+  'delete_webhook',
+  'sync_portfolio',
+  'compute_risk',
+  'configure_overlay',
 ];
 
 type ListedTool = {
@@ -60,14 +90,24 @@ describe('the reference upstream catalogue', () => {
   });
 
   it('declares an outputSchema on exactly the 26 tools whose shape it promises', () => {
-    expect(legacyTools.filter((t) => t.outputSchema).map((t) => t.name).sort()).toEqual([...WITH_OUTPUT_SCHEMA].sort());
+    expect(
+      legacyTools
+        .filter((t) => t.outputSchema)
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual([...WITH_OUTPUT_SCHEMA].sort());
   });
 
   it('marks exactly the 10 state-changing tools readOnlyHint false and sets every hint', () => {
     for (const tool of legacyTools) {
       expect(Object.keys(tool.annotations ?? {}).sort(), tool.name).toEqual(['destructiveHint', 'idempotentHint', 'openWorldHint', 'readOnlyHint']);
     }
-    expect(legacyTools.filter((t) => !t.annotations!.readOnlyHint).map((t) => t.name).sort()).toEqual([...WRITES].sort());
+    expect(
+      legacyTools
+        .filter((t) => !t.annotations!.readOnlyHint)
+        .map((t) => t.name)
+        .sort(),
+    ).toEqual([...WRITES].sort());
   });
 
   it('carries category and requiredScopes under _meta["ai.cpz/tool"] on every tool', () => {
@@ -138,12 +178,26 @@ describe('the reference upstream catalogue', () => {
   });
 
   it('describes each tool in the words users type for it (../shared/data/queries/cpzai-dev.jsonl)', () => {
-    const stop = new Set('a an the of for my me to in on at by and or is are that which what who i am have has not yet be been with from such as one all its it this their them show read open look up between still now another'.split(' '));
-    const words = (text: string) => text.toLowerCase().split(/[^a-z]+/).filter((w) => w && !stop.has(w));
+    const stop = new Set(
+      'a an the of for my me to in on at by and or is are that which what who i am have has not yet be been with from such as one all its it this their them show read open look up between still now another'.split(
+        ' ',
+      ),
+    );
+    const words = (text: string) =>
+      text
+        .toLowerCase()
+        .split(/[^a-z]+/)
+        .filter((w) => w && !stop.has(w));
     const stem = (word: string) => word.replace(/(ies|es|s|ed|ing)$/, '');
     const vocabulary = (tool: ListedTool) =>
-      new Set(words([tool.name, tool.title, tool.description, ...propertiesOf(tool.inputSchema).flatMap(([path, p]) => [path, String(p.description)])].join(' ')).map(stem));
-    const queries = readFileSync(new URL('../../../../shared/data/queries/cpzai-dev.jsonl', import.meta.url), 'utf8').trim().split('\n');
+      new Set(
+        words([tool.name, tool.title, tool.description, ...propertiesOf(tool.inputSchema).flatMap(([path, p]) => [path, String(p.description)])].join(' ')).map(
+          stem,
+        ),
+      );
+    const queries = readFileSync(new URL('../../../../shared/data/queries/cpzai-dev.jsonl', import.meta.url), 'utf8')
+      .trim()
+      .split('\n');
     const gaps: string[] = [];
     for (const { query, gold } of queries.map((line) => JSON.parse(line) as { query: string; gold: string[] })) {
       for (const name of gold) {
@@ -155,9 +209,8 @@ describe('the reference upstream catalogue', () => {
     expect(gaps).toEqual([]);
   });
 
-  it('has a row for every tool in the README tool table', () => {
-    const top = new URL('../../../README.md', import.meta.url);
-    const readme = readFileSync(existsSync(top) ? top : new URL('../../../upstream/README.md', import.meta.url), 'utf8');
+  it('has a row for every tool in the tool table of upstream/README.md', () => {
+    const readme = readFileSync(new URL('../../../upstream/README.md', import.meta.url), 'utf8');
     const missing = legacyTools.map((t) => t.name).filter((name) => !readme.includes(`| ${name} |`) && !readme.includes(`| \`${name}\` |`));
     expect(missing).toEqual([]);
   });

@@ -43,7 +43,7 @@ describe('platform authentication', () => {
     expect(JSON.stringify(body)).not.toContain('demo-secret');
   });
 
-  it('accepts the documented bearer tokens and reports each credential\'s expanded scopes on /v1/me', async () => {
+  it("accepts the documented bearer tokens and reports each credential's expanded scopes on /v1/me", async () => {
     const full = await call('/v1/me', { headers: { authorization: 'Bearer cpz_tok_full_demo' } });
     expect(full.status).toBe(200);
     expect(full.body.scopes).toHaveLength(18);
@@ -169,8 +169,10 @@ describe('platform writes', () => {
     const { status, body } = await call(`/cpz/overlays/${strategy.id}`, {
       method: 'PUT',
       body: {
-        role: 'overlay', policy: { objective: 'dollar_neutral', hedge_ratio: 1, tolerance_band: 0.1 },
-        targets: [{ strategy_id: strategy.id, weight: 1 }], account_environment: account.environment,
+        role: 'overlay',
+        policy: { objective: 'dollar_neutral', hedge_ratio: 1, tolerance_band: 0.1 },
+        targets: [{ strategy_id: strategy.id, weight: 1 }],
+        account_environment: account.environment,
       },
     });
     expect(status).toBe(400);

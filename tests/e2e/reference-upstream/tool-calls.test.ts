@@ -45,17 +45,28 @@ describe('every tool with the full-scope key (v2 client, 2026-07-28)', () => {
     const paper = accounts.find((a: { environment: string }) => a.environment === 'paper');
     expect(accounts).toHaveLength(2);
     await use('list_connections', { connection_type: 'broker' });
-    const connection = (await use('create_connection', {
-      name: 'Polygon', connection_type: 'data_provider', provider: 'polygon', credentials: { api_key: 'pk-test-secret' },
-    })).data;
+    const connection = (
+      await use('create_connection', {
+        name: 'Polygon',
+        connection_type: 'data_provider',
+        provider: 'polygon',
+        credentials: { api_key: 'pk-test-secret' },
+      })
+    ).data;
     expect(JSON.stringify(connection)).not.toContain('pk-test-secret');
 
     const strategies = (await use('list_strategies', { status: 'active', limit: 100 })).data;
     const target = strategies.find((s: { role: string }) => s.role === 'standalone');
     expect((await use('get_strategy', { strategy_id: target.id })).data.id).toBe(target.id);
-    const created = (await use('create_strategy', {
-      title: 'Test momentum', strategy_type: 'momentum', symbols: ['AAPL', 'MSFT'], account_id: paper.id, parameters: { position_size: 2 },
-    })).data;
+    const created = (
+      await use('create_strategy', {
+        title: 'Test momentum',
+        strategy_type: 'momentum',
+        symbols: ['AAPL', 'MSFT'],
+        account_id: paper.id,
+        parameters: { position_size: 2 },
+      })
+    ).data;
     expect((await use('update_strategy', { strategy_id: created.id, status: 'active' })).data).toMatchObject({ status: 'active', version: 2 });
 
     const overlays = (await use('list_overlays')).data;
@@ -64,9 +75,11 @@ describe('every tool with the full-scope key (v2 client, 2026-07-28)', () => {
     const exposure = (await use('get_overlay_exposure', { strategy_id: overlays[0].strategy_id })).data;
     expect(exposure).toMatchObject({ hedge_symbol: 'SPY', drift: 1, within_band: false, suggested_order: { symbol: 'SPY', side: 'sell' } });
     const configured = await use('configure_overlay', {
-      strategy_id: created.id, role: 'overlay',
+      strategy_id: created.id,
+      role: 'overlay',
       policy: { objective: 'beta', hedge_ratio: 1, tolerance_band: 0.05, benchmark_symbol: 'SPY' },
-      targets: [{ strategy_id: target.id, weight: 1 }], account_environment: 'paper',
+      targets: [{ strategy_id: target.id, weight: 1 }],
+      account_environment: 'paper',
     });
     expect(configured.data.policy.benchmark_symbol).toBe('SPY');
 

@@ -24,7 +24,7 @@ const found = (result: ToolResult): Found => {
 };
 
 describe('search_tools detail and counts', () => {
-  it('says how many of the caller\'s tools matched, and answers brief without schemas', () =>
+  it("says how many of the caller's tools matched, and answers brief without schemas", () =>
     withClient('modern', `${stack.gatewayUrl}/mcp/compact`, DEMO_KEYS.full, async (c) => {
       await c.listTools();
       const full = found(await c.callTool('search_tools', { query: 'list my orders', limit: 3 }));

@@ -12,12 +12,17 @@ import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { connectV1, connectV2 } from '../../helpers/clients.ts';
 import { eventually } from '../../helpers/call-results.ts';
-import { ANY_BEARER } from '../../helpers/config-gateway.ts';
+import { ANY_BEARER } from '../../helpers/stack.ts';
 
 const SEVENTY = `fetch_${'very_'.repeat(11)}long_name`; // 70 characters
 const ONE = ['search', 'get-catalog-entity', 'a.b/c', 'a_b_c', SEVENTY, '目录搜索'];
 const TWO = ['search'];
-const tool = (name: string) => ({ name, description: `The tool called ${name}`, inputSchema: { type: 'object', properties: { q: { type: 'string' } } }, annotations: { readOnlyHint: true } });
+const tool = (name: string) => ({
+  name,
+  description: `The tool called ${name}`,
+  inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+  annotations: { readOnlyHint: true },
+});
 
 let one: ReplayUpstream;
 let two: ReplayUpstream;
@@ -28,6 +33,8 @@ async function gateway(): Promise<RunningGateway> {
     overrides: {
       listen: { port: 0 },
       log: { level: 'silent' },
+      // No scope source and upstreams that never see a credential: unauthenticated by choice.
+      anonymous: true,
       upstreams: [
         { name: 'one', url: one.url, forwardCredentials: false },
         { name: 'two', url: two.url, forwardCredentials: false, restart: { maxDelayMs: 500 } },
@@ -102,19 +109,25 @@ describe('awkward and colliding names from two upstreams', () => {
     }
   });
 
-  it('keeps the names of one upstream while the other is down, and the other\'s when it is back', async () => {
+  it("keeps the names of one upstream while the other is down, and the other's when it is back", async () => {
     const client = await connectV2(`${gateways[0]!.url}/mcp`, ANY_BEARER);
     try {
       const port = Number(new URL(two.url).port);
       await two.close();
       const down = await client.callTool({ name: 'two__search', arguments: {} });
       expect(down.isError).toBe(true);
-      const withoutTwo = await eventually(() => client.listTools(), (l) => !l.tools.some((t) => t.name === 'two__search'));
+      const withoutTwo = await eventually(
+        () => client.listTools(),
+        (l) => !l.tools.some((t) => t.name === 'two__search'),
+      );
       const expectedOne = Object.fromEntries(Object.entries(first).filter(([origin]) => origin.startsWith('one/')));
       expect(mapping(withoutTwo.tools)).toEqual(expectedOne);
 
       two = await startReplayUpstream({ tools: TWO.map(tool), name: 'two', port });
-      const back = await eventually(() => client.listTools(), (l) => l.tools.some((t) => t.name === 'two__search'));
+      const back = await eventually(
+        () => client.listTools(),
+        (l) => l.tools.some((t) => t.name === 'two__search'),
+      );
       expect(mapping(back.tools)).toEqual(first);
     } finally {
       await client.close();

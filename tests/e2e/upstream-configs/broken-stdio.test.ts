@@ -10,7 +10,7 @@ import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/repl
 import { connectV2, namesOf } from '../../helpers/clients.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
 import { eventually } from '../../helpers/call-results.ts';
-import { ANY_BEARER } from '../../helpers/config-gateway.ts';
+import { ANY_BEARER } from '../../helpers/stack.ts';
 
 let replay: ReplayUpstream;
 let gateway: RunningGateway;
@@ -21,6 +21,8 @@ beforeAll(async () => {
     env: {},
     overrides: {
       listen: { port: 0 },
+      // No scope source and upstreams that never see a credential: unauthenticated by choice.
+      anonymous: true,
       upstreams: [
         { name: 'replay', url: replay.url, forwardCredentials: false },
         { name: 'crashing', command: process.execPath, args: ['-e', 'console.error("cannot open the database"); process.exit(3)'] },
@@ -48,7 +50,7 @@ describe('stdio upstreams that cannot serve', () => {
     }
   });
 
-  it('are named on /readyz (200 degraded) with the reason, and the crashing one\'s stderr is logged', async () => {
+  it("are named on /readyz (200 degraded) with the reason, and the crashing one's stderr is logged", async () => {
     // Between retries both are down; while a retry runs, that one reads "not fetched yet".
     const bothDown = (b: { reasons?: string[] }) => ['crashing', 'missing'].every((u) => b.reasons?.some((r) => r.startsWith(`upstream ${u}: down`)));
     const body = await eventually(async () => (await (await fetch(`${gateway.url}/readyz`)).json()) as { status: string; reasons: string[] }, bothDown);
@@ -60,7 +62,10 @@ describe('stdio upstreams that cannot serve', () => {
   });
 
   it('are retried in the background, with one warning per upstream rather than one per attempt', async () => {
-    await eventually(async () => logs.records('upstream stderr').filter((r) => r.upstream === 'crashing').length, (n) => n >= 3);
+    await eventually(
+      async () => logs.records('upstream stderr').filter((r) => r.upstream === 'crashing').length,
+      (n) => n >= 3,
+    );
     expect(logs.records('cannot connect to upstream').filter((r) => r.upstream === 'crashing')).toHaveLength(1);
   });
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { DATA_KEY_TOOLS, DEMO_KEYS, connectV1, connectV2, namesOf, withoutClientHints } from '../../helpers/clients.ts';
-import { startConfigGateway, type ConfigGateway } from '../../helpers/config-gateway.ts';
+import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 import { eventually, textOf } from '../../helpers/call-results.ts';
 
 let platform: Awaited<ReturnType<typeof startPlatform>>;

@@ -6,9 +6,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
+import { DEMO_KEYS, connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
 import { eventually, textOf } from '../../helpers/call-results.ts';
-import { ANY_BEARER, startConfigGateway, type ConfigGateway } from '../../helpers/config-gateway.ts';
+import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 import { startEverythingServer, type EverythingServer } from '../../fixtures/everything-server.ts';
 
 let everything: EverythingServer;
@@ -30,7 +30,7 @@ async function direct(): Promise<Client> {
 
 describe('config/everything.yaml', () => {
   it("lists the server's own tools, unchanged, to a 2026-07-28 client and a v1 client", async () => {
-    const [modern, legacy, straight] = await Promise.all([connectV2(gw.mcpUrl, ANY_BEARER), connectV1(gw.mcpUrl, ANY_BEARER), direct()]);
+    const [modern, legacy, straight] = await Promise.all([connectV2(gw.mcpUrl, DEMO_KEYS.full), connectV1(gw.mcpUrl, DEMO_KEYS.full), direct()]);
     try {
       // Compared on what both eras carry (a 2026-07-28 answer has no 2025 `execution` field).
       const shape = ({ tools }: { tools: Record<string, unknown>[] }) =>
@@ -55,7 +55,7 @@ describe('config/everything.yaml', () => {
   });
 
   it('calls echo and get-sum, and checks get-structured-content against its outputSchema', async () => {
-    const client = await connectV2(gw.mcpUrl, ANY_BEARER);
+    const client = await connectV2(gw.mcpUrl, DEMO_KEYS.full);
     try {
       expect(textOf(await client.callTool({ name: 'echo', arguments: { message: 'through the gateway' } }))).toBe('Echo: through the gateway');
       expect(textOf(await client.callTool({ name: 'get-sum', arguments: { a: 2, b: 40 } }))).toContain('42');
@@ -68,7 +68,7 @@ describe('config/everything.yaml', () => {
   });
 
   it('passes resources, resource templates and prompts through', async () => {
-    const [client, straight] = await Promise.all([connectV2(gw.mcpUrl, ANY_BEARER), direct()]);
+    const [client, straight] = await Promise.all([connectV2(gw.mcpUrl, DEMO_KEYS.full), direct()]);
     try {
       const resources = (await client.listResources()).resources;
       expect(resources.map((r) => r.uri)).toEqual((await straight.listResources()).resources.map((r) => r.uri));
@@ -85,7 +85,7 @@ describe('config/everything.yaml', () => {
   });
 
   it('serves /mcp/compact: state-changing tools and the anchors up front, the rest through search_tools and call_tool', async () => {
-    const client = await connectV2(gw.compactUrl, ANY_BEARER);
+    const client = await connectV2(gw.compactUrl, DEMO_KEYS.full);
     try {
       const listed = namesOf(await client.listTools());
       expect(listed).toEqual(expect.arrayContaining(['search_tools', 'call_tool', 'echo', 'get-sum', 'toggle-simulated-logging']));
@@ -101,7 +101,7 @@ describe('config/everything.yaml', () => {
   });
 
   it('keeps one upstream session for all callers (credentials are not forwarded)', async () => {
-    const [a, b] = await Promise.all([connectV2(gw.mcpUrl, { authorization: 'Bearer caller-a' }), connectV2(gw.mcpUrl, { authorization: 'Bearer caller-b' })]);
+    const [a, b] = await Promise.all([connectV2(gw.mcpUrl, DEMO_KEYS.full), connectV2(gw.mcpUrl, DEMO_KEYS.data)]);
     try {
       await Promise.all([a.callTool({ name: 'echo', arguments: { message: 'a' } }), b.callTool({ name: 'echo', arguments: { message: 'b' } })]);
       const sessions = gw.logs.records('connected to upstream').filter((r) => r.upstream === 'everything');
@@ -112,7 +112,7 @@ describe('config/everything.yaml', () => {
   });
 
   it('fails only the call in flight when the server is killed, then recovers with a new session once it restarts', async () => {
-    const client = await connectV2(gw.mcpUrl, ANY_BEARER);
+    const client = await connectV2(gw.mcpUrl, DEMO_KEYS.full);
     try {
       const inflight = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 10 } });
       await new Promise((resolve) => setTimeout(resolve, 500));

@@ -7,9 +7,9 @@ import { mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
+import { DEMO_KEYS, connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
 import { eventually, textOf } from '../../helpers/call-results.ts';
-import { ANY_BEARER, startConfigGateway, type ConfigGateway } from '../../helpers/config-gateway.ts';
+import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 
 let root: string;
 let gw: ConfigGateway;
@@ -25,16 +25,19 @@ afterAll(async () => {
 
 /** The server-filesystem processes this test process spawned (the gateway runs in-process), from /proc. */
 function serverProcesses(): number[] {
-  return readdirSync('/proc').filter((entry) => /^\d+$/.test(entry)).filter((pid) => {
-    try {
-      // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so read after the last ')'.
-      const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').at(-1)!.trim().split(' ')[1]);
-      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      return ppid === process.pid && args.some((a) => a.endsWith('server-filesystem/dist/index.js')) && args.includes(root);
-    } catch {
-      return false; // exited while we looked
-    }
-  }).map(Number);
+  return readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        // /proc/<pid>/stat: "pid (comm) state ppid ..."; comm may hold spaces, so read after the last ')'.
+        const ppid = Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(')').at(-1)!.trim().split(' ')[1]);
+        const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return ppid === process.pid && args.some((a) => a.endsWith('server-filesystem/dist/index.js')) && args.includes(root);
+      } catch {
+        return false; // exited while we looked
+      }
+    })
+    .map(Number);
 }
 
 /** mcp_catalog_refreshes_total{upstream="filesystem",outcome="ok"} from /metrics. */
@@ -44,8 +47,8 @@ async function catalogRefreshes(): Promise<number> {
 }
 
 describe('config/filesystem.yaml', () => {
-  it('lists the server\'s 14 tools and reads and writes files inside the root only', async () => {
-    const client = await connectV2(gw.mcpUrl, ANY_BEARER);
+  it("lists the server's 14 tools and reads and writes files inside the root only", async () => {
+    const client = await connectV2(gw.mcpUrl, DEMO_KEYS.full);
     try {
       const names = namesOf(await client.listTools());
       expect(names).toEqual(expect.arrayContaining(['read_text_file', 'write_file', 'list_directory', 'list_allowed_directories']));
@@ -64,19 +67,23 @@ describe('config/filesystem.yaml', () => {
   });
 
   it('serves v1 and v2 callers concurrently from one process, and logs its stderr under its name', async () => {
-    const [v1, v2] = await Promise.all([connectV1(gw.mcpUrl, ANY_BEARER), connectV2(gw.mcpUrl, { authorization: 'Bearer another-caller' })]);
+    const [v1, v2] = await Promise.all([connectV1(gw.mcpUrl, DEMO_KEYS.full), connectV2(gw.mcpUrl, DEMO_KEYS.data)]);
     try {
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? v1 : v2).callTool({ name: 'list_directory', arguments: { path: root } })));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) => (i % 2 ? v1 : v2).callTool({ name: 'list_directory', arguments: { path: root } })),
+      );
       for (const answer of answers) expect(textOf(answer)).toContain('[FILE] notes.txt');
       expect(serverProcesses()).toHaveLength(1);
-      expect(gw.logs.records('upstream stderr').some((r) => r.upstream === 'filesystem' && String(r.stderr).includes('Secure MCP Filesystem Server'))).toBe(true);
+      expect(gw.logs.records('upstream stderr').some((r) => r.upstream === 'filesystem' && String(r.stderr).includes('Secure MCP Filesystem Server'))).toBe(
+        true,
+      );
     } finally {
       await Promise.all([v1.close(), v2.close()]);
     }
   });
 
   it('advertises the writes and anchors on /mcp/compact and runs other reads through call_tool', async () => {
-    const client = await connectV2(gw.compactUrl, ANY_BEARER);
+    const client = await connectV2(gw.compactUrl, DEMO_KEYS.full);
     try {
       const listed = namesOf(await client.listTools());
       expect(listed).toEqual(expect.arrayContaining(['search_tools', 'call_tool', 'write_file', 'move_file', 'list_directory', 'read_text_file']));
@@ -89,14 +96,17 @@ describe('config/filesystem.yaml', () => {
   });
 
   it('starts a new process when it is killed, serves the next calls from it and refetches the catalogue', async () => {
-    const client = await connectV2(gw.mcpUrl, ANY_BEARER);
+    const client = await connectV2(gw.mcpUrl, DEMO_KEYS.full);
     try {
       const [first] = serverProcesses();
       expect(first).toBeDefined();
       const connectsBefore = gw.logs.records('connected to upstream').length;
       const refreshesBefore = await catalogRefreshes();
       process.kill(first!, 'SIGKILL');
-      const back = await eventually(() => client.callTool({ name: 'read_text_file', arguments: { path: join(root, 'notes.txt') } }), (r) => !r.isError);
+      const back = await eventually(
+        () => client.callTool({ name: 'read_text_file', arguments: { path: join(root, 'notes.txt') } }),
+        (r) => !r.isError,
+      );
       expect(textOf(back)).toContain('second line');
       const now = serverProcesses();
       expect(now).toHaveLength(1);
@@ -112,7 +122,7 @@ describe('config/filesystem.yaml', () => {
 
   it('ends the process when the gateway closes', async () => {
     const other = await startConfigGateway('filesystem', { FILESYSTEM_ROOT: root });
-    const client = await connectV2(other.mcpUrl, ANY_BEARER);
+    const client = await connectV2(other.mcpUrl, DEMO_KEYS.full);
     await client.listTools();
     await client.close();
     expect(serverProcesses()).toHaveLength(2);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SHARED_DATA } from '../../../search/eval/query-sets.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
-import { ANY_BEARER, startConfigGateway, type ConfigGateway } from '../../helpers/config-gateway.ts';
+import { ANY_BEARER, startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 
 const GITHUB = resolve(SHARED_DATA, 'catalogs/github-mcp-server-tools.json');
 

@@ -14,7 +14,7 @@ import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { DATA_KEY_TOOLS, DEMO_KEYS, connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
 import { eventually, textOf } from '../../helpers/call-results.ts';
-import { startConfigGateway, type ConfigGateway } from '../../helpers/config-gateway.ts';
+import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 import { startEverythingServer, type EverythingServer } from '../../fixtures/everything-server.ts';
 
 const FILESYSTEM_TOOLS = 14;
@@ -50,10 +50,11 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-const byUpstream = (names: string[]) => Object.fromEntries(['cpzai', 'everything', 'filesystem'].map((u) => [u, names.filter((n) => n.startsWith(`${u}__`)).length]));
+const byUpstream = (names: string[]) =>
+  Object.fromEntries(['cpzai', 'everything', 'filesystem'].map((u) => [u, names.filter((n) => n.startsWith(`${u}__`)).length]));
 
 describe('the merged full surface (/mcp)', () => {
-  it('lists every upstream\'s tools under <upstream>__<tool>: valid names, origin in _meta', async () => {
+  it("lists every upstream's tools under <upstream>__<tool>: valid names, origin in _meta", async () => {
     const client = await connectV2(gw.mcpUrl, DEMO_KEYS.full);
     try {
       const { tools } = await client.listTools();
@@ -71,7 +72,7 @@ describe('the merged full surface (/mcp)', () => {
     }
   });
 
-  it('applies each upstream\'s scope policy: CPZAI by _meta, filesystem by rules (files:read), everything to all', async () => {
+  it("applies each upstream's scope policy: CPZAI by _meta, filesystem by rules (files:read), everything to all", async () => {
     const [data, identity] = await Promise.all([connectV1(gw.mcpUrl, DEMO_KEYS.data), connectV2(gw.mcpUrl, DEMO_KEYS.identity)]);
     try {
       const dataNames = namesOf(await data.listTools());
@@ -84,7 +85,11 @@ describe('the merged full surface (/mcp)', () => {
   });
 
   it('routes each call to the upstream that owns the tool, in both eras', async () => {
-    const [modern, legacy, direct] = await Promise.all([connectV2(gw.mcpUrl, DEMO_KEYS.full), connectV1(gw.mcpUrl, DEMO_KEYS.data), connectV2(cpzai.url, DEMO_KEYS.full)]);
+    const [modern, legacy, direct] = await Promise.all([
+      connectV2(gw.mcpUrl, DEMO_KEYS.full),
+      connectV1(gw.mcpUrl, DEMO_KEYS.data),
+      connectV2(cpzai.url, DEMO_KEYS.full),
+    ]);
     try {
       const profile = await modern.callTool({ name: 'cpzai__get_profile', arguments: {} });
       expect(profile.structuredContent).toEqual((await direct.callTool({ name: 'get_profile', arguments: {} })).structuredContent);
@@ -113,14 +118,17 @@ describe('the merged full surface (/mcp)', () => {
       expect((await client.getPrompt({ name: 'everything__simple-prompt' })).messages.length).toBeGreaterThan(0);
       expect((await client.getPrompt({ name: 'cpzai__review_portfolio' })).messages.length).toBeGreaterThan(0);
       await expect(client.getPrompt({ name: 'simple-prompt' })).rejects.toMatchObject({ code: -32602 });
-      const completion = await client.complete({ ref: { type: 'ref/prompt', name: 'everything__completable-prompt' }, argument: { name: 'department', value: 'Eng' } });
+      const completion = await client.complete({
+        ref: { type: 'ref/prompt', name: 'everything__completable-prompt' },
+        argument: { name: 'department', value: 'Eng' },
+      });
       expect(completion.completion.values).toContain('Engineering');
     } finally {
       await client.close();
     }
   });
 
-  it('describes itself with the three servers\' instructions and capabilities', async () => {
+  it("describes itself with the three servers' instructions and capabilities", async () => {
     const client = await connectV2(gw.mcpUrl, DEMO_KEYS.full);
     try {
       expect(client.getServerCapabilities()).toMatchObject({ tools: {}, resources: {}, prompts: {} });
@@ -140,12 +148,23 @@ describe('the merged compact surface (/mcp/compact)', () => {
     return (result.structuredContent as { tools: Match[] }).tools;
   };
 
-  it('advertises search_tools, call_tool, every upstream\'s writes and its anchors', async () => {
+  it("advertises search_tools, call_tool, every upstream's writes and its anchors", async () => {
     const client = await connectV2(gw.compactUrl, DEMO_KEYS.full);
     try {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name);
-      expect(names).toEqual(expect.arrayContaining(['search_tools', 'call_tool', 'cpzai__place_order', 'cpzai__list_accounts', 'everything__echo', 'everything__toggle-simulated-logging', 'filesystem__write_file', 'filesystem__list_directory']));
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'search_tools',
+          'call_tool',
+          'cpzai__place_order',
+          'cpzai__list_accounts',
+          'everything__echo',
+          'everything__toggle-simulated-logging',
+          'filesystem__write_file',
+          'filesystem__list_directory',
+        ]),
+      );
       expect(names).not.toContain('filesystem__directory_tree');
       expect(names).not.toContain('everything__get-tiny-image');
       const upstreamParam = (tools.find((t) => t.name === 'search_tools')!.inputSchema.properties as Record<string, { enum?: string[] }>).upstream;
@@ -214,14 +233,19 @@ describe('one upstream killed mid-run', () => {
       const down = await client.callTool({ name: 'everything__echo', arguments: { message: 'while down' } });
       expect(down.isError).toBe(true);
       expect(down._meta?.['ai.cpz.gateway/error']).toBe('upstream_unavailable');
-      const listed = await eventually(() => client.listTools(), (l) => !l.tools.some((t) => t.name.startsWith('everything__')));
+      const listed = await eventually(
+        () => client.listTools(),
+        (l) => !l.tools.some((t) => t.name.startsWith('everything__')),
+      );
       expect(byUpstream(namesOf(listed))).toEqual({ cpzai: 34, everything: 0, filesystem: FILESYSTEM_TOOLS });
 
       const profile = await client.callTool({ name: 'cpzai__get_profile', arguments: {} });
       expect(profile.isError).toBeFalsy();
       const file = await client.callTool({ name: 'filesystem__read_text_file', arguments: { path: join(root, 'report.txt') } });
       expect(file.structuredContent).toEqual({ content: 'quarterly numbers\n' });
-      const matches = (await compact.callTool({ name: 'search_tools', arguments: { query: 'echo a message back', limit: 20 } })).structuredContent as { tools: { upstream: string }[] };
+      const matches = (await compact.callTool({ name: 'search_tools', arguments: { query: 'echo a message back', limit: 20 } })).structuredContent as {
+        tools: { upstream: string }[];
+      };
       expect(matches.tools.some((m) => m.upstream === 'everything')).toBe(false);
       const again = await client.callTool({ name: 'everything__echo', arguments: { message: 'still down' } });
       expect(again._meta?.['ai.cpz.gateway/error']).toBe('upstream_unavailable');
@@ -235,11 +259,17 @@ describe('one upstream killed mid-run', () => {
       expect(gw.logs.records('upstream left out of the merged catalogue').map((r) => r.upstream)).toContain('everything');
 
       await everything.restart();
-      const back = await eventually(() => client.callTool({ name: 'everything__echo', arguments: { message: 'back' } }), (r) => !r.isError);
+      const back = await eventually(
+        () => client.callTool({ name: 'everything__echo', arguments: { message: 'back' } }),
+        (r) => !r.isError,
+      );
       expect(textOf(back)).toBe('Echo: back');
-      const relisted = await eventually(() => client.listTools(), (l) => l.tools.some((t) => t.name === 'everything__echo'));
+      const relisted = await eventually(
+        () => client.listTools(),
+        (l) => l.tools.some((t) => t.name === 'everything__echo'),
+      );
       expect(byUpstream(namesOf(relisted))).toEqual({ cpzai: 34, everything: everythingTools.length, filesystem: FILESYSTEM_TOOLS });
-      expect(((await fetch(`${gw.gateway.url}/readyz`)).status)).toBe(200);
+      expect((await fetch(`${gw.gateway.url}/readyz`)).status).toBe(200);
     } finally {
       await Promise.all([client.close(), compact.close()]);
     }

@@ -62,7 +62,7 @@ const tools: SearchableTool[] = [
 ];
 
 describe('external embeddings', () => {
-  it('ranks by the endpoint\'s vectors, fused with the lexical ranking', async () => {
+  it("ranks by the endpoint's vectors, fused with the lexical ranking", async () => {
     const toy = await startToy();
     const index = buildToolIndex(tools);
     const arm = new EmbeddingSearch({ baseUrl: toy.url, model: 'toy' });

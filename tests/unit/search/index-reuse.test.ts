@@ -13,7 +13,13 @@ import { loadQuerySets, searchableTools } from '../../../search/eval/query-sets.
 import { syntheticCatalog } from '../../../upstream/replay/synthetic-catalog.ts';
 
 const MENTIONED = 'start_process';
-const queries = [...loadQuerySets().sets.flatMap((set) => set.queries.map((q) => q.query)), 'quetzalcoatl', MENTIONED, 'start a process and interact with it', 'entity_id'];
+const queries = [
+  ...loadQuerySets().sets.flatMap((set) => set.queries.map((q) => q.query)),
+  'quetzalcoatl',
+  MENTIONED,
+  'start a process and interact with it',
+  'entity_id',
+];
 const base = searchableTools(syntheticCatalog(1200));
 
 /** Every query's top 20 (names and scores), and the nearest names of a misspelt one. */

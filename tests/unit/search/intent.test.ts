@@ -12,9 +12,9 @@ import { learnIntent, queryIntent, READ, WRITE } from '../../../search/intent.ts
 
 type Listed = SearchableTool & { annotations: { readOnlyHint: boolean; destructiveHint: boolean } };
 // As the gateway passes them: the `_meta` keywords as their own field.
-const tools = (JSON.parse(readFileSync(new URL('../../../tool-catalog.json', import.meta.url), 'utf8')) as { tools: (Listed & { _meta?: Record<string, unknown> })[] }).tools.map(
-  (t) => ({ ...t, keywords: metaKeywords(t._meta) }),
-);
+const tools = (
+  JSON.parse(readFileSync(new URL('../../../tool-catalog.json', import.meta.url), 'utf8')) as { tools: (Listed & { _meta?: Record<string, unknown> })[] }
+).tools.map((t) => ({ ...t, keywords: metaKeywords(t._meta) }));
 const index = buildToolIndex(tools);
 const isRead = new Map(tools.map((t) => [t.name, t.annotations.readOnlyHint]));
 /** `get_backtest_result` -> verb "get", thing "backtest result". */
@@ -65,7 +65,10 @@ describe('read/write intent', () => {
     expect(queryIntent('delete it', cues, true)).toEqual({ intent: WRITE, explicit: true });
     expect(queryIntent('what do I hold?', cues, true)).toEqual({ intent: READ, explicit: true });
     // Without annotations there is nothing to learn, and intent changes nothing.
-    const bare = learnIntent(tools.map(({ annotations: _, ...t }) => t), true);
+    const bare = learnIntent(
+      tools.map(({ annotations: _, ...t }) => t),
+      true,
+    );
     expect(bare.cues.read.size + bare.cues.write.size).toBe(0);
     expect(queryIntent('delete it', bare.cues, true).intent).toBe(0);
   });

@@ -9,7 +9,10 @@ import { buildToolIndex, splitPaths, type SearchableTool } from '../../../search
 
 describe('paths in a query', () => {
   it('takes paths and bare extensions out of the topic, and leaves domains and numbers in it', () => {
-    expect(splitPaths('Read the file /root/word/exchange.docx, then summarise')).toEqual({ topic: 'Read the file   then summarise', paths: '/root/word/exchange.docx,' });
+    expect(splitPaths('Read the file /root/word/exchange.docx, then summarise')).toEqual({
+      topic: 'Read the file   then summarise',
+      paths: '/root/word/exchange.docx,',
+    });
     expect(splitPaths('make slides as .pptx')).toEqual({ topic: 'make slides as  ', paths: '.pptx' });
     expect(splitPaths('is amazon.com official? 18.9g of silver')).toEqual({ topic: 'is amazon.com official? 18.9g of silver', paths: '' });
   });
@@ -23,7 +26,11 @@ describe('paths in a query', () => {
     expect(buildToolIndex(tools, { pathWeight: 0.2, semantic: 'off' }).search(query)[0].name).toBe('read_file');
     // As ordinary words, "music" counts as much as the request's own words.
     const asWords = buildToolIndex(tools, { pathWeight: 1, semantic: 'off' }).search(query);
-    expect(asWords.find((h) => h.name === 'play_music')!.score).toBeGreaterThan(buildToolIndex(tools, { pathWeight: 0.2, semantic: 'off' }).search(query).find((h) => h.name === 'play_music')?.score ?? 0);
+    expect(asWords.find((h) => h.name === 'play_music')!.score).toBeGreaterThan(
+      buildToolIndex(tools, { pathWeight: 0.2, semantic: 'off' })
+        .search(query)
+        .find((h) => h.name === 'play_music')?.score ?? 0,
+    );
   });
 });
 
@@ -34,9 +41,13 @@ describe('upstream decay', () => {
     { name: 'noise', upstream: 'other', description: 'Unrelated.' },
   ];
 
-  it('puts another server\'s match into the top k instead of a fourth sibling', () => {
-    const plain = buildToolIndex(tools, { semantic: 'off' }).search('draw sales data', { limit: 3 }).map((h) => h.name);
-    const diverse = buildToolIndex(tools, { semantic: 'off', upstreamDecay: 0.5 }).search('draw sales data', { limit: 3 }).map((h) => h.name);
+  it("puts another server's match into the top k instead of a fourth sibling", () => {
+    const plain = buildToolIndex(tools, { semantic: 'off' })
+      .search('draw sales data', { limit: 3 })
+      .map((h) => h.name);
+    const diverse = buildToolIndex(tools, { semantic: 'off', upstreamDecay: 0.5 })
+      .search('draw sales data', { limit: 3 })
+      .map((h) => h.name);
     expect(plain).not.toContain('sales_table');
     expect(diverse).toContain('sales_table');
     expect(diverse[0]).toBe(plain[0]);

@@ -30,7 +30,10 @@ describe('SearchIndexCache', () => {
   it('shares one index per catalogue version, and moves to a new version once its index is built', async () => {
     const cache = new SearchIndexCache(silent);
     const first = buildCatalog(upstream, [tool('list_deals', { description: 'Deals of a fund.' })]);
-    const second = buildCatalog(upstream, [tool('list_deals', { description: 'Deals of a fund.' }), tool('list_cash_flows', { description: 'Cash flows, settled or not.' })]);
+    const second = buildCatalog(upstream, [
+      tool('list_deals', { description: 'Deals of a fund.' }),
+      tool('list_cash_flows', { description: 'Cash flows, settled or not.' }),
+    ]);
     const index = await cache.get(first);
     expect(await cache.get(first)).toBe(index);
     await vi.waitFor(async () => expect((await cache.get(second)).search('cash flows').map((h) => h.name)).toEqual(['list_cash_flows']));

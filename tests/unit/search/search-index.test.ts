@@ -137,7 +137,7 @@ describe('search over livemcpbench (527 real tools, 70 servers)', () => {
     };
     const queries = ['search the web', 'read a pdf file and summarise it', 'weather in Beijing tomorrow'];
     for (const query of queries) {
-      const keyed = index.search(query, { limit: 20, filter, filterKey: 'no-' + hidden });
+      const keyed = index.search(query, { limit: 20, filter, filterKey: `no-${hidden}` });
       expect(keyed).toEqual(index.search(query, { limit: 20, filter: (_n, upstream) => upstream !== hidden }));
       expect(keyed.some((h) => h.upstream === hidden)).toBe(false);
     }
@@ -201,7 +201,10 @@ describe('malformed definitions', () => {
     const odd = [
       { name: 'no_description' },
       { name: 'numeric_description', description: 42 as unknown as string, inputSchema: { properties: 'x' } },
-      { name: 'deep_schema', inputSchema: { type: 'object', properties: { a: { type: 'object', properties: { inner_field: { type: 'string', description: '内部字段' } } } } } },
+      {
+        name: 'deep_schema',
+        inputSchema: { type: 'object', properties: { a: { type: 'object', properties: { inner_field: { type: 'string', description: '内部字段' } } } } },
+      },
     ];
     const index = buildToolIndex(odd);
     expect(index.search('inner_field')[0]?.name).toBe('deep_schema');

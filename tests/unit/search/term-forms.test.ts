@@ -1,16 +1,13 @@
-/**
- * Tokenisation fixes the search relies on (search/tokenize.ts, search/terms.ts): accents folded, time-frame
- * codes read as their words, one stem for a word's forms; and what they change for a query.
- */
-import { readFileSync } from 'node:fs';
-
 import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, type SearchableTool } from '../../../search/index.ts';
 import { normaliseTerm, queryTerms } from '../../../search/terms.ts';
 import { splitWords } from '../../../search/tokenize.ts';
 
-const terms = (text: string): string[] => splitWords(text).map((w) => normaliseTerm(w, true)!).filter(Boolean);
+const terms = (text: string): string[] =>
+  splitWords(text)
+    .map((w) => normaliseTerm(w, true)!)
+    .filter(Boolean);
 
 describe('term forms', () => {
   it('folds accents on Latin letters, and leaves CJK and Hangul as they were', () => {

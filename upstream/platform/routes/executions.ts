@@ -39,16 +39,39 @@ export function executionRoutes({ router, store, now }: RouteContext): void {
       const change = dailyReturns(symbol, now(), lookback).reduce((growth, r) => growth * (1 + r), 1) - 1;
       const threshold = 0.01;
       const direction = Math.abs(change) < threshold ? 0 : Math.sign(change) * (contrarian ? -1 : 1);
-      const action = direction > 0 ? 'buy' as const : direction < 0 ? 'sell' as const : 'hold' as const;
+      const action = direction > 0 ? ('buy' as const) : direction < 0 ? ('sell' as const) : ('hold' as const);
       return { symbol, action, reason: `${lookback}-day return ${(change * 100).toFixed(2)}% (${contrarian ? 'contrarian' : 'trend'} rule, threshold 1%)` };
     });
-    const orders = input.dry_run ? [] : signals.filter((s) => s.action !== 'hold').map((s) => placeOrder(store, {
-      account_id: accountId, symbol: s.symbol, side: s.action as 'buy' | 'sell', type: 'market', quantity: size, time_in_force: 'day', strategy_id: strategy.id,
-    }, now()));
+    const orders = input.dry_run
+      ? []
+      : signals
+          .filter((s) => s.action !== 'hold')
+          .map((s) =>
+            placeOrder(
+              store,
+              {
+                account_id: accountId,
+                symbol: s.symbol,
+                side: s.action as 'buy' | 'sell',
+                type: 'market',
+                quantity: size,
+                time_in_force: 'day',
+                strategy_id: strategy.id,
+              },
+              now(),
+            ),
+          );
     const execution: Execution = {
-      id: randomUUID(), strategy_id: strategy.id, account_id: accountId, status: 'completed', dry_run: input.dry_run, signals, orders,
+      id: randomUUID(),
+      strategy_id: strategy.id,
+      account_id: accountId,
+      status: 'completed',
+      dry_run: input.dry_run,
+      signals,
+      orders,
       logs: [`loaded ${strategy.symbols.length} symbols`, `${signals.filter((s) => s.action !== 'hold').length} signals`, `${orders.length} orders submitted`],
-      started_at: startedAt, finished_at: new Date(now()).toISOString(),
+      started_at: startedAt,
+      finished_at: new Date(now()).toISOString(),
     };
     store.executions.push(execution);
     ctx.status = 201;

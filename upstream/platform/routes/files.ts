@@ -11,10 +11,15 @@ export function fileRoutes({ router, store }: RouteContext): void {
       file_type: ['csv', 'parquet', 'json'],
     });
     const { name, status, file_type } = query.filters;
-    ctx.body = page(newestFirst(store.files, 'created_at').filter((f) =>
-      (name === undefined || f.name.toLowerCase().includes(String(name).toLowerCase())) &&
-      (status === undefined || f.status === status) &&
-      (file_type === undefined || f.file_type === file_type)), query);
+    ctx.body = page(
+      newestFirst(store.files, 'created_at').filter(
+        (f) =>
+          (name === undefined || f.name.toLowerCase().includes(String(name).toLowerCase())) &&
+          (status === undefined || f.status === status) &&
+          (file_type === undefined || f.file_type === file_type),
+      ),
+      query,
+    );
   });
   router.get('/v1/files/:id', requireScope('files:read'), (ctx) => {
     ctx.body = { data: recordById(store.files, ctx.params.id, 'data file') };

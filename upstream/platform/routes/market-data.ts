@@ -16,7 +16,14 @@ function single(query: ParsedUrlQuery, field: string): string | undefined {
 function symbolsOf(query: ParsedUrlQuery, max: number): string[] {
   const raw = single(query, 'symbols');
   if (!raw) throw invalid('symbols', 'symbols is required: a comma-separated list such as AAPL,MSFT');
-  const symbols = [...new Set(raw.split(',').map((s) => s.trim().toUpperCase()).filter(Boolean))];
+  const symbols = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter(Boolean),
+    ),
+  ];
   const bad = symbols.find((s) => !TICKER.test(s));
   if (bad) throw invalid('symbols', `"${bad}" is not a ticker symbol`);
   if (symbols.length === 0 || symbols.length > max) throw invalid('symbols', `symbols must list 1 to ${max} tickers`);

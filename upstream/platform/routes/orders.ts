@@ -38,11 +38,16 @@ export function orderRoutes({ router, store, now }: RouteContext): void {
       strategy_id: 'uuid',
     });
     const { status, symbol, side, strategy_id } = query.filters;
-    ctx.body = page(newestFirst(store.orders, 'submitted_at').filter((o) =>
-      (status === undefined || o.status === status) &&
-      (symbol === undefined || o.symbol === String(symbol).toUpperCase()) &&
-      (side === undefined || o.side === side) &&
-      (strategy_id === undefined || o.strategy_id === strategy_id)), query);
+    ctx.body = page(
+      newestFirst(store.orders, 'submitted_at').filter(
+        (o) =>
+          (status === undefined || o.status === status) &&
+          (symbol === undefined || o.symbol === String(symbol).toUpperCase()) &&
+          (side === undefined || o.side === side) &&
+          (strategy_id === undefined || o.strategy_id === strategy_id),
+      ),
+      query,
+    );
   });
 
   router.get('/v1/orders/:id', requireScope('orders:read'), (ctx) => {

@@ -30,11 +30,14 @@ const configureBody = bodyValidator<OverlayBody>({
       additionalProperties: false,
     },
     targets: {
-      type: 'array', minItems: 1, maxItems: 20,
+      type: 'array',
+      minItems: 1,
+      maxItems: 20,
       items: {
         type: 'object',
         properties: { strategy_id: { type: 'string', format: 'uuid' }, weight: { type: 'number', exclusiveMinimum: 0, maximum: 10 } },
-        required: ['strategy_id', 'weight'], additionalProperties: false,
+        required: ['strategy_id', 'weight'],
+        additionalProperties: false,
       },
     },
     account_id: { type: 'string', format: 'uuid' },
@@ -53,7 +56,10 @@ const invalid = (field: string, message: string) => new HttpError(400, 'invalid_
 export function overlayRoutes({ router, store, now }: RouteContext): void {
   router.get('/cpz/overlays', requireScope('strategies:read'), (ctx) => {
     const query = parseListQuery(ctx.query, {});
-    ctx.body = page(store.strategies.filter((s) => s.role === 'overlay').map((s) => overlayView(s, store.strategies)), query);
+    ctx.body = page(
+      store.strategies.filter((s) => s.role === 'overlay').map((s) => overlayView(s, store.strategies)),
+      query,
+    );
   });
 
   router.get('/cpz/overlays/:strategy_id/exposure', requireScope('strategies:read'), (ctx) => {
@@ -89,8 +95,17 @@ export function overlayRoutes({ router, store, now }: RouteContext): void {
     }
     const at = new Date(now()).toISOString();
     Object.assign(strategy, {
-      role: 'overlay', account_id: account.id, version: strategy.version + 1, updated_at: at,
-      overlay: { policy: { ...policy, benchmark_symbol: policy.benchmark_symbol ?? null }, targets, account_id: account.id, account_environment: account.environment, updated_at: at },
+      role: 'overlay',
+      account_id: account.id,
+      version: strategy.version + 1,
+      updated_at: at,
+      overlay: {
+        policy: { ...policy, benchmark_symbol: policy.benchmark_symbol ?? null },
+        targets,
+        account_id: account.id,
+        account_environment: account.environment,
+        updated_at: at,
+      },
     });
     ctx.body = { data: overlayView(strategy, store.strategies) };
   });

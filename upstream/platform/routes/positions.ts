@@ -6,7 +6,9 @@ import { revaluePosition } from '../portfolio.ts';
 import type { RouteContext } from './route-context.ts';
 
 const syncBody = bodyValidator<{ account_id?: string }>({
-  type: 'object', properties: { account_id: { type: 'string', format: 'uuid' } }, additionalProperties: false,
+  type: 'object',
+  properties: { account_id: { type: 'string', format: 'uuid' } },
+  additionalProperties: false,
 });
 
 /** Positions: list (positions:read), sync with the brokers (positions:write). */

@@ -34,7 +34,10 @@ export function riskRoutes({ router, store, now }: RouteContext): void {
   router.get('/v1/risk/snapshots', requireScope('risk:read'), (ctx) => {
     const query = parseListQuery(ctx.query, { account_id: 'uuid' });
     const { account_id } = query.filters;
-    ctx.body = page(newestFirst(store.riskSnapshots, 'computed_at').filter((s) => account_id === undefined || s.account_id === account_id), query);
+    ctx.body = page(
+      newestFirst(store.riskSnapshots, 'computed_at').filter((s) => account_id === undefined || s.account_id === account_id),
+      query,
+    );
   });
 
   router.get('/v1/risk/snapshots/:id', requireScope('risk:read'), (ctx) => {

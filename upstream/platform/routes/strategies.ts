@@ -23,7 +23,10 @@ const editable = {
 type StrategyInput = Partial<Pick<Strategy, 'title' | 'description' | 'strategy_type' | 'status' | 'symbols' | 'account_id' | 'parameters' | 'code'>>;
 
 const createBody = bodyValidator<StrategyInput & Pick<Strategy, 'title' | 'strategy_type'>>({
-  type: 'object', properties: editable, required: ['title', 'strategy_type'], additionalProperties: false,
+  type: 'object',
+  properties: editable,
+  required: ['title', 'strategy_type'],
+  additionalProperties: false,
 });
 const updateBody = bodyValidator<StrategyInput>({ type: 'object', properties: editable, minProperties: 1, additionalProperties: false });
 
@@ -36,10 +39,15 @@ export function strategyRoutes({ router, store, now }: RouteContext): void {
   router.get('/v1/strategies', requireScope('strategies:read'), (ctx) => {
     const query = parseListQuery(ctx.query, { status: STRATEGY_STATUSES, strategy_type: STRATEGY_TYPES, title: 'string' });
     const { status, strategy_type, title } = query.filters;
-    ctx.body = page(newestFirst(store.strategies, 'updated_at').filter((s) =>
-      (status === undefined || s.status === status) &&
-      (strategy_type === undefined || s.strategy_type === strategy_type) &&
-      (title === undefined || s.title.toLowerCase().includes(String(title).toLowerCase()))), query);
+    ctx.body = page(
+      newestFirst(store.strategies, 'updated_at').filter(
+        (s) =>
+          (status === undefined || s.status === status) &&
+          (strategy_type === undefined || s.strategy_type === strategy_type) &&
+          (title === undefined || s.title.toLowerCase().includes(String(title).toLowerCase())),
+      ),
+      query,
+    );
   });
 
   router.get('/v1/strategies/:id', requireScope('strategies:read'), (ctx) => {
@@ -51,9 +59,20 @@ export function strategyRoutes({ router, store, now }: RouteContext): void {
     checkAccount(input.account_id);
     const at = new Date(now()).toISOString();
     const strategy: Strategy = {
-      id: randomUUID(), title: input.title, description: input.description ?? '', strategy_type: input.strategy_type,
-      status: input.status ?? 'draft', role: 'standalone', symbols: input.symbols ?? [], account_id: input.account_id ?? null,
-      parameters: input.parameters ?? {}, code: input.code ?? '', version: 1, overlay: null, created_at: at, updated_at: at,
+      id: randomUUID(),
+      title: input.title,
+      description: input.description ?? '',
+      strategy_type: input.strategy_type,
+      status: input.status ?? 'draft',
+      role: 'standalone',
+      symbols: input.symbols ?? [],
+      account_id: input.account_id ?? null,
+      parameters: input.parameters ?? {},
+      code: input.code ?? '',
+      version: 1,
+      overlay: null,
+      created_at: at,
+      updated_at: at,
     };
     store.strategies.push(strategy);
     ctx.status = 201;

@@ -6,8 +6,14 @@ import type { Webhook } from '../records.ts';
 import { newestFirst, recordById, type RouteContext } from './route-context.ts';
 
 export const WEBHOOK_EVENTS = [
-  'order.filled', 'order.canceled', 'order.rejected', 'position.updated', 'strategy.updated',
-  'risk.snapshot_created', 'backtest.completed', 'cash_flow.settled',
+  'order.filled',
+  'order.canceled',
+  'order.rejected',
+  'position.updated',
+  'strategy.updated',
+  'risk.snapshot_created',
+  'backtest.completed',
+  'cash_flow.settled',
 ] as const;
 
 const webhookBody = bodyValidator<{ url: string; events: string[]; description?: string; active: boolean }>({
@@ -27,14 +33,23 @@ export function webhookRoutes({ router, store, now }: RouteContext): void {
   router.get('/v1/webhooks', requireScope('webhooks:read'), (ctx) => {
     const query = parseListQuery(ctx.query, { active: 'boolean' });
     const { active } = query.filters;
-    ctx.body = page(newestFirst(store.webhooks, 'created_at').filter((w) => active === undefined || w.active === active), query);
+    ctx.body = page(
+      newestFirst(store.webhooks, 'created_at').filter((w) => active === undefined || w.active === active),
+      query,
+    );
   });
 
   router.post('/v1/webhooks', requireScope('webhooks:write'), (ctx) => {
     const input = webhookBody(ctx.request.body);
     const webhook: Webhook = {
-      id: randomUUID(), url: input.url, events: input.events, description: input.description ?? null, active: input.active,
-      created_at: new Date(now()).toISOString(), last_delivery_at: null, last_delivery_status: null,
+      id: randomUUID(),
+      url: input.url,
+      events: input.events,
+      description: input.description ?? null,
+      active: input.active,
+      created_at: new Date(now()).toISOString(),
+      last_delivery_at: null,
+      last_delivery_status: null,
     };
     store.webhooks.push(webhook);
     ctx.status = 201;

@@ -51,17 +51,22 @@ export const accountTools: ToolDefinition[] = [
     category: 'accounts',
     requiredScopes: ['connections:write'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    inputSchema: input({
-      name: text('Label for the connection, e.g. "Polygon market data".', 120),
-      connection_type: oneOf(CONNECTION_TYPES, 'Kind of provider.'),
-      provider: { type: 'string', pattern: '^[a-z0-9_-]{2,40}$', description: 'Provider id in lower case, e.g. alpaca, polygon, openai.' },
-      credentials: {
-        type: 'object', minProperties: 1, maxProperties: 10,
-        propertyNames: { pattern: '^[a-z][a-z0-9_]{0,39}$' },
-        additionalProperties: { type: 'string', minLength: 1, maxLength: 4096 },
-        description: 'Secret fields as strings, e.g. {"api_key": "...", "api_secret": "..."}; lower-case field names.',
+    inputSchema: input(
+      {
+        name: text('Label for the connection, e.g. "Polygon market data".', 120),
+        connection_type: oneOf(CONNECTION_TYPES, 'Kind of provider.'),
+        provider: { type: 'string', pattern: '^[a-z0-9_-]{2,40}$', description: 'Provider id in lower case, e.g. alpaca, polygon, openai.' },
+        credentials: {
+          type: 'object',
+          minProperties: 1,
+          maxProperties: 10,
+          propertyNames: { pattern: '^[a-z][a-z0-9_]{0,39}$' },
+          additionalProperties: { type: 'string', minLength: 1, maxLength: 4096 },
+          description: 'Secret fields as strings, e.g. {"api_key": "...", "api_secret": "..."}; lower-case field names.',
+        },
       },
-    }, ['name', 'connection_type', 'provider', 'credentials']),
+      ['name', 'connection_type', 'provider', 'credentials'],
+    ),
     request: (args) => ({ method: 'POST', path: '/v1/connections', body: args }),
   },
 ];

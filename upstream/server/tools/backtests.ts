@@ -8,8 +8,8 @@ export const backtestTools: ToolDefinition[] = [
     title: 'List saved backtest runs',
     description:
       'List saved backtest runs (results of past backtests), newest first, with headline metrics: total and annualized return, ' +
-      'Sharpe ratio, max drawdown, win rate, number of trades, and the benchmark\'s return over the same period. Filter by ' +
-      'strategy_id or status (completed, failed). For one run\'s full record with its equity curve use get_backtest_result. This ' +
+      "Sharpe ratio, max drawdown, win rate, number of trades, and the benchmark's return over the same period. Filter by " +
+      "strategy_id or status (completed, failed). For one run's full record with its equity curve use get_backtest_result. This " +
       'lists stored results; it does not start a backtest. Returns {data, count}; page with limit/offset.',
     category: 'backtests',
     requiredScopes: ['backtests:read'],

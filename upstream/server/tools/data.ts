@@ -8,7 +8,7 @@ export const dataTools: ToolDefinition[] = [
     title: 'List uploaded data files',
     description:
       'List your uploaded data files (CSV, Parquet, JSON datasets for research and backtests), newest first, with processing status, ' +
-      'size and row count. Filter by a name substring, status or file_type. Use get_data_file for one file\'s columns and checksum. ' +
+      "size and row count. Filter by a name substring, status or file_type. Use get_data_file for one file's columns and checksum. " +
       'Returns {data, count}; page with limit/offset.',
     category: 'data',
     requiredScopes: ['files:read'],

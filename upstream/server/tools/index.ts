@@ -21,8 +21,17 @@ export const TOOL_META_KEY = 'ai.cpz/tool';
 
 /** All 34 tool definitions, in catalogue order (by category). */
 export const TOOL_DEFINITIONS: readonly ToolDefinition[] = [
-  ...strategyTools, ...backtestTools, ...orderTools, ...positionTools, ...accountTools, ...dataTools,
-  ...marketDataTools, ...riskTools, ...middleOfficeTools, ...webhookTools, ...profileTools,
+  ...strategyTools,
+  ...backtestTools,
+  ...orderTools,
+  ...positionTools,
+  ...accountTools,
+  ...dataTools,
+  ...marketDataTools,
+  ...riskTools,
+  ...middleOfficeTools,
+  ...webhookTools,
+  ...profileTools,
 ];
 
 const BY_NAME = new Map(TOOL_DEFINITIONS.map((tool) => [tool.name, tool]));

@@ -14,9 +14,12 @@ export const marketDataTools: ToolDefinition[] = [
     category: 'market-data',
     requiredScopes: ['market-data:read'],
     annotations: READ_ONLY,
-    inputSchema: input({
-      symbols: { type: 'array', items: ticker('Ticker, e.g. TSLA.'), minItems: 1, maxItems: 100, description: 'Tickers to quote, e.g. ["AAPL", "TSLA"].' },
-    }, ['symbols']),
+    inputSchema: input(
+      {
+        symbols: { type: 'array', items: ticker('Ticker, e.g. TSLA.'), minItems: 1, maxItems: 100, description: 'Tickers to quote, e.g. ["AAPL", "TSLA"].' },
+      },
+      ['symbols'],
+    ),
     request: (args) => ({ method: 'GET', path: '/v1/market-data/quotes', query: args }),
   },
   {
@@ -30,14 +33,17 @@ export const marketDataTools: ToolDefinition[] = [
     category: 'market-data',
     requiredScopes: ['market-data:read'],
     annotations: READ_ONLY,
-    inputSchema: input({
-      symbols: { type: 'array', items: ticker('Ticker, e.g. MSFT.'), minItems: 1, maxItems: 20, description: 'Tickers, e.g. ["MSFT"].' },
-      timeframe: { ...oneOf(TIMEFRAMES, 'Bar size, e.g. 1Day for daily candles or 1Hour for hourly.'), default: '1Day' },
-      start: { ...WHEN, description: 'First bar time, e.g. 2026-01-02 or 2026-01-02T14:30:00Z.' },
-      end: { ...WHEN, description: 'Last bar time (default now).' },
-      limit: { type: 'integer', minimum: 1, maximum: 10000, default: 100, description: 'Maximum bars per symbol, 1-10,000 (default 100).' },
-      feed: { ...oneOf(['iex', 'sip'], 'Data feed: iex (IEX exchange only) or sip (consolidated tape).'), default: 'iex' },
-    }, ['symbols']),
+    inputSchema: input(
+      {
+        symbols: { type: 'array', items: ticker('Ticker, e.g. MSFT.'), minItems: 1, maxItems: 20, description: 'Tickers, e.g. ["MSFT"].' },
+        timeframe: { ...oneOf(TIMEFRAMES, 'Bar size, e.g. 1Day for daily candles or 1Hour for hourly.'), default: '1Day' },
+        start: { ...WHEN, description: 'First bar time, e.g. 2026-01-02 or 2026-01-02T14:30:00Z.' },
+        end: { ...WHEN, description: 'Last bar time (default now).' },
+        limit: { type: 'integer', minimum: 1, maximum: 10000, default: 100, description: 'Maximum bars per symbol, 1-10,000 (default 100).' },
+        feed: { ...oneOf(['iex', 'sip'], 'Data feed: iex (IEX exchange only) or sip (consolidated tape).'), default: 'iex' },
+      },
+      ['symbols'],
+    ),
     request: (args) => ({ method: 'GET', path: '/v1/market-data/bars', query: args }),
   },
 ];

@@ -44,7 +44,10 @@ export const middleOfficeTools: ToolDefinition[] = [
     inputSchema: input({
       entity_id: ENTITY_ID,
       deal_id: DEAL_ID,
-      kind: oneOf(['trade', 'confirmation', 'fixing', 'reset', 'coupon', 'exercise', 'expiry', 'maturity', 'amendment', 'termination'], 'Only events of this kind, e.g. fixing or expiry.'),
+      kind: oneOf(
+        ['trade', 'confirmation', 'fixing', 'reset', 'coupon', 'exercise', 'expiry', 'maturity', 'amendment', 'termination'],
+        'Only events of this kind, e.g. fixing or expiry.',
+      ),
       status: oneOf(['scheduled', 'processed', 'failed'], 'Only events in this status; scheduled = still to come.'),
       from: date('Earliest event date, YYYY-MM-DD (inclusive).'),
       to: date('Latest event date, YYYY-MM-DD (inclusive).'),

@@ -9,8 +9,10 @@ const MINOR_UNITS = { type: 'string', pattern: '^[1-9][0-9]{0,11}$' };
 function priceIssues(args: Record<string, unknown>): ArgumentIssue[] {
   const issues: ArgumentIssue[] = [];
   const type = String(args.type);
-  if ('price' in args && type !== 'limit' && type !== 'stop_limit') issues.push({ path: '/price', message: `is only for limit and stop_limit orders, not ${type}` });
-  if ('stop_price' in args && type !== 'stop' && type !== 'stop_limit') issues.push({ path: '/stop_price', message: `is only for stop and stop_limit orders, not ${type}` });
+  if ('price' in args && type !== 'limit' && type !== 'stop_limit')
+    issues.push({ path: '/price', message: `is only for limit and stop_limit orders, not ${type}` });
+  if ('stop_price' in args && type !== 'stop' && type !== 'stop_limit')
+    issues.push({ path: '/stop_price', message: `is only for stop and stop_limit orders, not ${type}` });
   return issues;
 }
 
@@ -44,7 +46,7 @@ export const orderTools: ToolDefinition[] = [
     category: 'orders',
     requiredScopes: ['orders:read'],
     annotations: READ_ONLY,
-    inputSchema: input({ order_id: uuid('CPZ order record UUID (not the broker\'s order id).') }, ['order_id']),
+    inputSchema: input({ order_id: uuid("CPZ order record UUID (not the broker's order id).") }, ['order_id']),
     outputSchema: recordOutput(ORDER),
     request: getRequest('/v1/orders', 'order_id'),
   },
@@ -59,23 +61,30 @@ export const orderTools: ToolDefinition[] = [
     category: 'orders',
     requiredScopes: ['trade'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-    inputSchema: input({
-      account_id: uuid('Tradable account to trade in.'),
-      symbol: ticker('Ticker, e.g. AAPL.'),
-      side: oneOf(['buy', 'sell'], 'buy or sell (selling more than held opens a short).'),
-      type: oneOf(['market', 'limit', 'stop', 'stop_limit'], 'Order type.'),
-      quantity: { type: 'number', exclusiveMinimum: 0, maximum: 1000000, description: 'Shares, > 0 (fractions allowed).' },
-      price: { ...MINOR_UNITS, description: 'Limit price in cents; only and always for limit and stop_limit.' },
-      stop_price: { ...MINOR_UNITS, description: 'Stop price in cents; only and always for stop and stop_limit.' },
-      time_in_force: { type: 'string', enum: ['day'], default: 'day', description: 'day only: expires at the close if unfilled.' },
-      strategy_id: uuid('Attribute the order to this strategy.'),
-      client_order_id: text('Your own reference, up to 64 characters.', 64),
-    }, ['account_id', 'symbol', 'side', 'type', 'quantity'], {
-      allOf: [
-        { if: { properties: { type: { enum: ['limit', 'stop_limit'] } }, required: ['type'] }, then: { properties: { price: true }, required: ['price'] } },
-        { if: { properties: { type: { enum: ['stop', 'stop_limit'] } }, required: ['type'] }, then: { properties: { stop_price: true }, required: ['stop_price'] } },
-      ],
-    }),
+    inputSchema: input(
+      {
+        account_id: uuid('Tradable account to trade in.'),
+        symbol: ticker('Ticker, e.g. AAPL.'),
+        side: oneOf(['buy', 'sell'], 'buy or sell (selling more than held opens a short).'),
+        type: oneOf(['market', 'limit', 'stop', 'stop_limit'], 'Order type.'),
+        quantity: { type: 'number', exclusiveMinimum: 0, maximum: 1000000, description: 'Shares, > 0 (fractions allowed).' },
+        price: { ...MINOR_UNITS, description: 'Limit price in cents; only and always for limit and stop_limit.' },
+        stop_price: { ...MINOR_UNITS, description: 'Stop price in cents; only and always for stop and stop_limit.' },
+        time_in_force: { type: 'string', enum: ['day'], default: 'day', description: 'day only: expires at the close if unfilled.' },
+        strategy_id: uuid('Attribute the order to this strategy.'),
+        client_order_id: text('Your own reference, up to 64 characters.', 64),
+      },
+      ['account_id', 'symbol', 'side', 'type', 'quantity'],
+      {
+        allOf: [
+          { if: { properties: { type: { enum: ['limit', 'stop_limit'] } }, required: ['type'] }, then: { properties: { price: true }, required: ['price'] } },
+          {
+            if: { properties: { type: { enum: ['stop', 'stop_limit'] } }, required: ['type'] },
+            then: { properties: { stop_price: true }, required: ['stop_price'] },
+          },
+        ],
+      },
+    ),
     refine: priceIssues,
     request: (args) => ({ method: 'POST', path: '/v1/orders', body: args }),
   },
@@ -83,18 +92,21 @@ export const orderTools: ToolDefinition[] = [
     name: 'execute_strategy',
     title: 'Execute a strategy',
     description:
-      'Run a strategy\'s code once now on the latest daily market data and return its signal per symbol. Unless dry_run is true, ' +
+      "Run a strategy's code once now on the latest daily market data and return its signal per symbol. Unless dry_run is true, " +
       'each buy or sell signal becomes a market order in a tradable account: it may place real orders, so preview with dry_run ' +
       'first. Never retried; check list_orders with strategy_id afterwards.',
     category: 'orders',
     requiredScopes: ['trade'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
-    inputSchema: input({
-      strategy_id: uuid('CPZ strategy UUID of the strategy to run.'),
-      account_id: uuid('Account to trade in; defaults to the strategy\'s account.'),
-      dry_run: { ...flag('true: compute signals only, place no orders.'), default: false },
-      parameters: { type: 'object', description: 'Parameter overrides for this run only, e.g. {"position_size": 5}.' },
-    }, ['strategy_id']),
+    inputSchema: input(
+      {
+        strategy_id: uuid('CPZ strategy UUID of the strategy to run.'),
+        account_id: uuid("Account to trade in; defaults to the strategy's account."),
+        dry_run: { ...flag('true: compute signals only, place no orders.'), default: false },
+        parameters: { type: 'object', description: 'Parameter overrides for this run only, e.g. {"position_size": 5}.' },
+      },
+      ['strategy_id'],
+    ),
     request: (args) => {
       const [id, body] = take(args, 'strategy_id');
       return { method: 'POST', path: pathWith('/v1/strategies', id, '/executions'), body };

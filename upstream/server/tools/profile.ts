@@ -7,7 +7,7 @@ export const profileTools: ToolDefinition[] = [
     name: 'get_profile',
     title: 'Get my profile',
     description:
-      'Who am I: the authenticated user\'s profile (id, email, display name, plan, organization, base currency, timezone). Takes no ' +
+      "Who am I: the authenticated user's profile (id, email, display name, plan, organization, base currency, timezone). Takes no " +
       'arguments. Returns {data}.',
     category: 'profile',
     requiredScopes: ['profile:read'],

@@ -7,18 +7,21 @@ export const riskTools: ToolDefinition[] = [
     name: 'compute_risk',
     title: 'Compute a risk snapshot',
     description:
-      'Calculate value at risk (VaR) and expected shortfall now for one account\'s positions and store it as a new risk snapshot ' +
+      "Calculate value at risk (VaR) and expected shortfall now for one account's positions and store it as a new risk snapshot " +
       '(historical or parametric over 250 trading days), with gross/net exposure and top contributors, in cents. Each call adds ' +
       'a snapshot; past ones: list_risk_snapshots.',
     category: 'risk',
     requiredScopes: ['risk:write'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
-    inputSchema: input({
-      account_id: uuid('Account whose positions to measure (from list_accounts).'),
-      method: { ...oneOf(['historical', 'parametric'], 'historical simulation, or parametric (variance-covariance).'), default: 'historical' },
-      confidence_level: { ...oneOf([0.9, 0.95, 0.975, 0.99], 'Confidence level of the VaR.'), default: 0.95 },
-      horizon_days: { type: 'integer', minimum: 1, maximum: 20, default: 1, description: 'Holding period in trading days, 1-20.' },
-    }, ['account_id']),
+    inputSchema: input(
+      {
+        account_id: uuid('Account whose positions to measure (from list_accounts).'),
+        method: { ...oneOf(['historical', 'parametric'], 'historical simulation, or parametric (variance-covariance).'), default: 'historical' },
+        confidence_level: { ...oneOf([0.9, 0.95, 0.975, 0.99], 'Confidence level of the VaR.'), default: 0.95 },
+        horizon_days: { type: 'integer', minimum: 1, maximum: 20, default: 1, description: 'Holding period in trading days, 1-20.' },
+      },
+      ['account_id'],
+    ),
     request: (args) => ({ method: 'POST', path: '/v1/risk/snapshots', body: args }),
   },
   {

@@ -7,7 +7,11 @@ import type { JsonSchema } from './tool-definition.ts';
 
 export const uuid = (description: string): JsonSchema => ({ type: 'string', format: 'uuid', description });
 export const text = (description: string, maxLength = 200): JsonSchema => ({ type: 'string', minLength: 1, maxLength, description });
-export const oneOf = (values: readonly (string | number)[], description: string): JsonSchema => ({ type: typeof values[0] === 'number' ? 'number' : 'string', enum: values, description });
+export const oneOf = (values: readonly (string | number)[], description: string): JsonSchema => ({
+  type: typeof values[0] === 'number' ? 'number' : 'string',
+  enum: values,
+  description,
+});
 export const flag = (description: string): JsonSchema => ({ type: 'boolean', description });
 export const date = (description: string): JsonSchema => ({ type: 'string', format: 'date', description });
 export const ticker = (description: string): JsonSchema => ({ type: 'string', pattern: '^[A-Za-z][A-Za-z0-9.]{0,9}$', description });

@@ -20,7 +20,20 @@ export const SEARCH_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
   // Orders and execution
   list_orders: ['open orders', 'working orders', 'pending orders', 'order history', 'my orders', 'order blotter', 'fills', 'trades I made'],
   get_order: ['order status', 'order details', 'was my order filled', 'one order', 'order fill price'],
-  place_order: ['buy', 'sell', 'buy shares', 'sell shares', 'trade', 'submit order', 'market order', 'limit order', 'stop order', 'go long', 'go short', 'short sell'],
+  place_order: [
+    'buy',
+    'sell',
+    'buy shares',
+    'sell shares',
+    'trade',
+    'submit order',
+    'market order',
+    'limit order',
+    'stop order',
+    'go long',
+    'go short',
+    'short sell',
+  ],
   execute_strategy: ['run strategy', 'run my algorithm now', 'trigger strategy', 'run bot once', 'live run', 'generate signals'],
   // Positions and accounts
   list_positions: ['holdings', 'my portfolio', 'what do I own', 'open positions', 'stocks I hold', 'shares held', 'unrealized profit and loss'],
@@ -33,7 +46,19 @@ export const SEARCH_KEYWORDS: Readonly<Record<string, readonly string[]>> = {
   get_data_file: ['file details', 'dataset metadata', 'upload status', 'file size and format'],
   // Market data
   get_market_data: ['quote', 'stock price', 'current price', 'last price', 'bid ask spread', 'live price', 'ticker price', 'how much is a share'],
-  get_bars: ['candles', 'candlesticks', 'price history', 'historical prices', 'chart data', 'OHLC', 'intraday bars', 'daily bars', 'minute bars', 'hourly bars', 'time series'],
+  get_bars: [
+    'candles',
+    'candlesticks',
+    'price history',
+    'historical prices',
+    'chart data',
+    'OHLC',
+    'intraday bars',
+    'daily bars',
+    'minute bars',
+    'hourly bars',
+    'time series',
+  ],
   // Risk
   compute_risk: ['calculate VaR', 'value at risk', 'expected shortfall', 'CVaR', 'tail risk', 'run a risk calculation', 'stress the portfolio'],
   list_risk_snapshots: ['past risk reports', 'VaR history', 'risk history', 'saved risk calculations'],

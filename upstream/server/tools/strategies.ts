@@ -50,8 +50,8 @@ export const strategyTools: ToolDefinition[] = [
     title: 'List strategies',
     description:
       'List your trading strategies (algorithms), newest first: title, type, status, symbols, default account, role (standalone or overlay). ' +
-      'Filter by status (e.g. only active ones), strategy_type, or a title substring. Use get_strategy for one strategy\'s full record ' +
-      'including code, and list_overlays for hedge overlays\' policy and targets. Returns {data, count}; page with limit/offset.',
+      "Filter by status (e.g. only active ones), strategy_type, or a title substring. Use get_strategy for one strategy's full record " +
+      "including code, and list_overlays for hedge overlays' policy and targets. Returns {data, count}; page with limit/offset.",
     category: 'strategies',
     requiredScopes: ['strategies:read'],
     annotations: READ_ONLY,
@@ -101,7 +101,9 @@ export const strategyTools: ToolDefinition[] = [
     category: 'strategies',
     requiredScopes: ['strategies:write'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    inputSchema: input({ strategy_id: uuid('CPZ strategy UUID of the strategy to change.'), ...strategyFields(['draft', 'active', 'paused', 'archived']) }, ['strategy_id']),
+    inputSchema: input({ strategy_id: uuid('CPZ strategy UUID of the strategy to change.'), ...strategyFields(['draft', 'active', 'paused', 'archived']) }, [
+      'strategy_id',
+    ]),
     outputSchema: recordOutput(STRATEGY),
     refine: (args) => (Object.keys(args).length > 1 ? [] : [{ path: '', message: 'pass at least one field to change besides strategy_id' }]),
     request: (args) => {
@@ -115,7 +117,7 @@ export const strategyTools: ToolDefinition[] = [
     description:
       'List hedge overlays: strategies in the overlay role with their full hedge policy (objective beta or dollar_neutral, ' +
       'hedge_ratio, tolerance_band, benchmark_symbol), their targets (the strategies they hedge, with weights and titles), and the ' +
-      'account and environment the hedge trades in. For one overlay\'s current exposure, drift and suggested hedge order use ' +
+      "account and environment the hedge trades in. For one overlay's current exposure, drift and suggested hedge order use " +
       'get_overlay_exposure. Returns {data, count}.',
     category: 'strategies',
     requiredScopes: ['strategies:read'],
@@ -128,7 +130,7 @@ export const strategyTools: ToolDefinition[] = [
     name: 'get_overlay_exposure',
     title: 'Get overlay exposure',
     description:
-      'Show one overlay\'s live hedge status: the weighted exposure of its target strategies, the hedge its policy requires, the hedge ' +
+      "Show one overlay's live hedge status: the weighted exposure of its target strategies, the hedge its policy requires, the hedge " +
       'it holds, the drift between them, whether that is within the tolerance band, the suggested rebalance order (a market order in ' +
       'the hedge symbol, null when within band), and the hedge P&L (unrealized and today). Amounts in cents. Read-only: it never ' +
       'places the suggested order (use place_order for that). Returns {data}.',
@@ -150,26 +152,38 @@ export const strategyTools: ToolDefinition[] = [
     category: 'strategies',
     requiredScopes: ['strategies:write'],
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
-    inputSchema: input({
-      strategy_id: uuid('Strategy that becomes (or stops being) the overlay.'),
-      role: oneOf(['overlay', 'none'], '"overlay" sets policy and targets; "none" removes the role (pass nothing else).'),
-      policy: input({
-        objective: oneOf(['beta', 'dollar_neutral'], 'beta: offset the targets\' beta to the benchmark; dollar_neutral: their net dollars.'),
-        hedge_ratio: { type: 'number', minimum: 0, maximum: 5, description: 'Share of the exposure to hedge, 0-5 (1 = fully).' },
-        tolerance_band: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Drift allowed before a rebalance, in (0, 1], e.g. 0.05.' },
-        benchmark_symbol: ticker('Hedge instrument and benchmark, e.g. SPY; required for beta (default SPY otherwise).'),
-      }, ['objective', 'hedge_ratio', 'tolerance_band'], { description: 'Hedge policy (with role "overlay").' }),
-      targets: {
-        type: 'array', minItems: 1, maxItems: 20,
-        description: 'Strategies to hedge, each once (with role "overlay").',
-        items: input({
-          strategy_id: uuid('Strategy to hedge (not the overlay itself).'),
-          weight: { type: 'number', exclusiveMinimum: 0, maximum: 10, description: 'Multiplier on its exposure, in (0, 10].' },
-        }, ['strategy_id', 'weight']),
+    inputSchema: input(
+      {
+        strategy_id: uuid('Strategy that becomes (or stops being) the overlay.'),
+        role: oneOf(['overlay', 'none'], '"overlay" sets policy and targets; "none" removes the role (pass nothing else).'),
+        policy: input(
+          {
+            objective: oneOf(['beta', 'dollar_neutral'], "beta: offset the targets' beta to the benchmark; dollar_neutral: their net dollars."),
+            hedge_ratio: { type: 'number', minimum: 0, maximum: 5, description: 'Share of the exposure to hedge, 0-5 (1 = fully).' },
+            tolerance_band: { type: 'number', exclusiveMinimum: 0, maximum: 1, description: 'Drift allowed before a rebalance, in (0, 1], e.g. 0.05.' },
+            benchmark_symbol: ticker('Hedge instrument and benchmark, e.g. SPY; required for beta (default SPY otherwise).'),
+          },
+          ['objective', 'hedge_ratio', 'tolerance_band'],
+          { description: 'Hedge policy (with role "overlay").' },
+        ),
+        targets: {
+          type: 'array',
+          minItems: 1,
+          maxItems: 20,
+          description: 'Strategies to hedge, each once (with role "overlay").',
+          items: input(
+            {
+              strategy_id: uuid('Strategy to hedge (not the overlay itself).'),
+              weight: { type: 'number', exclusiveMinimum: 0, maximum: 10, description: 'Multiplier on its exposure, in (0, 10].' },
+            },
+            ['strategy_id', 'weight'],
+          ),
+        },
+        account_id: uuid("Account the hedge trades in (default: the strategy's)."),
+        account_environment: oneOf(['paper', 'live'], 'That account\'s environment, as a safety check (with role "overlay").'),
       },
-      account_id: uuid('Account the hedge trades in (default: the strategy\'s).'),
-      account_environment: oneOf(['paper', 'live'], 'That account\'s environment, as a safety check (with role "overlay").'),
-    }, ['strategy_id', 'role']),
+      ['strategy_id', 'role'],
+    ),
     refine: overlayIssues,
     request: (args) => {
       const [id, body] = take(args, 'strategy_id');

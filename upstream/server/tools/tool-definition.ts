@@ -6,8 +6,17 @@
 export type JsonSchema = Record<string, unknown>;
 
 export type ToolCategory =
-  | 'strategies' | 'backtests' | 'orders' | 'positions' | 'accounts' | 'data'
-  | 'market-data' | 'risk' | 'middle-office' | 'webhooks' | 'profile';
+  | 'strategies'
+  | 'backtests'
+  | 'orders'
+  | 'positions'
+  | 'accounts'
+  | 'data'
+  | 'market-data'
+  | 'risk'
+  | 'middle-office'
+  | 'webhooks'
+  | 'profile';
 
 /** MCP tool annotations (spec: server/tools, ToolAnnotations); all four hints are always set. */
 export interface ToolHints {
@@ -61,7 +70,11 @@ export function take(args: ToolArguments, key: string): [unknown, ToolArguments]
 }
 
 /** A list tool's request: every argument becomes a query parameter. */
-export const listRequest = (path: string) => (args: ToolArguments): PlatformRequest => ({ method: 'GET', path, query: args });
+export const listRequest =
+  (path: string) =>
+  (args: ToolArguments): PlatformRequest => ({ method: 'GET', path, query: args });
 
 /** A get-by-id tool's request: `idKey` goes in the path. */
-export const getRequest = (base: string, idKey: string) => (args: ToolArguments): PlatformRequest => ({ method: 'GET', path: pathWith(base, args[idKey]) });
+export const getRequest =
+  (base: string, idKey: string) =>
+  (args: ToolArguments): PlatformRequest => ({ method: 'GET', path: pathWith(base, args[idKey]) });

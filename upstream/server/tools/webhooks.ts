@@ -2,7 +2,16 @@ import { WEBHOOK } from './record-schemas.ts';
 import { flag, input, listOutput, pagination, recordOutput, uuid } from './schema-fragments.ts';
 import { READ_ONLY, listRequest, pathWith, type ToolDefinition } from './tool-definition.ts';
 
-const EVENTS = ['order.filled', 'order.canceled', 'order.rejected', 'position.updated', 'strategy.updated', 'risk.snapshot_created', 'backtest.completed', 'cash_flow.settled'];
+const EVENTS = [
+  'order.filled',
+  'order.canceled',
+  'order.rejected',
+  'position.updated',
+  'strategy.updated',
+  'risk.snapshot_created',
+  'backtest.completed',
+  'cash_flow.settled',
+];
 
 export const webhookTools: ToolDefinition[] = [
   {
@@ -28,12 +37,21 @@ export const webhookTools: ToolDefinition[] = [
     category: 'webhooks',
     requiredScopes: ['webhooks:write'],
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
-    inputSchema: input({
-      url: { type: 'string', format: 'uri', pattern: '^https://', maxLength: 2048, description: 'Endpoint to call; must start with https://.' },
-      events: { type: 'array', items: { type: 'string', enum: EVENTS }, minItems: 1, uniqueItems: true, description: 'Events to deliver, e.g. ["order.filled"].' },
-      description: { type: 'string', maxLength: 500, description: 'What the subscription is for.' },
-      active: { ...flag('Deliver events now (default true); false creates it paused.'), default: true },
-    }, ['url', 'events']),
+    inputSchema: input(
+      {
+        url: { type: 'string', format: 'uri', pattern: '^https://', maxLength: 2048, description: 'Endpoint to call; must start with https://.' },
+        events: {
+          type: 'array',
+          items: { type: 'string', enum: EVENTS },
+          minItems: 1,
+          uniqueItems: true,
+          description: 'Events to deliver, e.g. ["order.filled"].',
+        },
+        description: { type: 'string', maxLength: 500, description: 'What the subscription is for.' },
+        active: { ...flag('Deliver events now (default true); false creates it paused.'), default: true },
+      },
+      ['url', 'events'],
+    ),
     outputSchema: recordOutput(WEBHOOK),
     request: (args) => ({ method: 'POST', path: '/v1/webhooks', body: args }),
   },

@@ -1,0 +1,57 @@
+import type { ApiKeyConfig, GatewayConfig } from '../../config/types.ts';
+import { credentialDigest, type Credential } from './credentials.ts';
+
+/** The API key a credential presented: its name (for logs) and scopes. */
+export interface ApiKeyMatch {
+  readonly name: string;
+  readonly scopes: readonly string[];
+}
+
+/**
+ * The config's own credential source (`credentials.apiKeys`): a table from the keyed digest of each
+ * key's credential, in the exact normalised form {@link extractCredential} produces (the key id +
+ * secret pair, or `Authorization: Bearer <token>`), to its name and scopes. Only digests are kept, so
+ * the table (and any heap dump of it) cannot confirm a guessed secret without the server key; a lookup
+ * is one map read, no network, no comparison that could leak timing about a secret.
+ */
+export class ApiKeySource {
+  private readonly byDigest = new Map<string, ApiKeyMatch>();
+
+  /**
+   * @param apiKeys - as loaded (secrets already read from the environment by config/load.ts).
+   * @param key - the server key of every credential digest (credentials.ts `serverKey`).
+   */
+  constructor(
+    apiKeys: readonly ApiKeyConfig[],
+    private readonly credentials: GatewayConfig['credentials'],
+    private readonly key: Buffer,
+  ) {
+    for (const apiKey of apiKeys) {
+      const match: ApiKeyMatch = { name: apiKey.name, scopes: [...new Set(apiKey.scopes)].sort() };
+      this.byDigest.set(credentialDigest(this.headersOf(apiKey), key), match);
+    }
+  }
+
+  /** How many keys the table holds (0: this source is not configured). */
+  get size(): number {
+    return this.byDigest.size;
+  }
+
+  /**
+   * The key a credential presents, or undefined when it presents none of them. A credential carrying
+   * both forms must name the same key with each (two keys at once identify nobody).
+   */
+  resolve(credential: Credential): ApiKeyMatch | undefined {
+    const whole = this.byDigest.get(credential.digest);
+    if (whole || this.byDigest.size === 0 || !('authorization' in credential.headers) || Object.keys(credential.headers).length === 1) return whole;
+    const { authorization, ...pair } = credential.headers;
+    const byPair = this.byDigest.get(credentialDigest(pair, this.key));
+    const byToken = this.byDigest.get(credentialDigest({ authorization: authorization! }, this.key));
+    return byPair && byPair === byToken ? byPair : undefined;
+  }
+
+  private headersOf(apiKey: ApiKeyConfig): Record<string, string> {
+    if (apiKey.token !== undefined) return { authorization: `Bearer ${apiKey.token}` };
+    return { [this.credentials.keyHeader.toLowerCase()]: apiKey.key!, [this.credentials.secretHeader.toLowerCase()]: apiKey.secret! };
+  }
+}

@@ -1,0 +1,129 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { GatewayConfig } from '../../config/types.ts';
+import { ApiKeySource } from './api-keys.ts';
+import { extractCredential, type Credential } from './credentials.ts';
+import { narrowToGrant, type ScopeCache, type UnknownReason } from './scope-cache.ts';
+import type { BearerOutcome } from './oauth/credential.ts';
+
+/**
+ * What one credential source says about a credential: its scopes; that it cannot tell right now (the
+ * lookup failed: each upstream's failure mode decides); or an authoritative no.
+ */
+export type SourceVerdict = { kind: 'scopes'; scopes: readonly string[] } | { kind: 'unknown'; reason: UnknownReason } | { kind: 'unauthorized' };
+
+/**
+ * A pluggable credential source (config API keys, the scope endpoint, later OAuth access tokens).
+ * `resolve` answers undefined when the credential is not one of its own, so the next source is asked;
+ * a source that can vouch for any credential (the scope endpoint) always answers. Must not reject.
+ */
+export interface CredentialSource {
+  readonly name: 'api_keys' | 'scope_endpoint' | (string & {});
+  resolve(credential: Credential, requestId?: string): SourceVerdict | undefined | Promise<SourceVerdict | undefined>;
+}
+
+/**
+ * The caller's standing once authenticated:
+ * - `scopes`: what a source granted (an anonymous caller has none);
+ * - `unchecked`: no scope source is configured, so the gateway checks no credential (each upstream that
+ *   receives the caller's credential decides; one that does not treats the caller as anonymous);
+ * - `unverified`: the lookup failed (timeout, 5xx, no scopes field): `open` upstreams serve as if
+ *   unchecked, `closed` ones refuse with 503 (upstreams[].scopes.failureMode).
+ */
+export type Standing = { kind: 'scopes'; scopes: readonly string[] } | { kind: 'unchecked' } | { kind: 'unverified'; reason: UnknownReason };
+
+/** The outcome of {@link Authenticator.authenticate} for one HTTP request. */
+export type Authentication =
+  | { kind: 'authenticated'; credential: Credential; standing: Standing; source: string }
+  | { kind: 'invalid'; reason: 'missing' | 'refused'; description?: string };
+
+export interface AuthenticateOptions {
+  /** Sent to the scope endpoint as X-Request-Id. */
+  requestId?: string;
+  /**
+   * OAuth (gateway/auth/oauth, when `oauth.mode` is on): turns a bearer access token into the credential
+   * behind it, carrying the token's grant (`Credential.granted`); its `invalid` is a 401.
+   */
+  exchange?: (credential: Credential) => Promise<BearerOutcome>;
+}
+
+/** The credential of a caller who sent none (`anonymous: true`): no headers to forward, one shared digest. */
+export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers: Object.freeze({}), digest: 'anonymous' }) as Credential;
+
+/**
+ * Authentication at the edge: the ONE function every MCP request goes through before anything reaches
+ * an upstream. Reads the credential (credentials.ts: normalised, keyed digest), then asks the sources
+ * in order (config API keys, then the scope endpoint: cached per digest, single-flight), and answers:
+ * - no credential: anonymous (scopes `[]`) under `anonymous: true`, else invalid `missing`;
+ * - a credential no source knows, or that one refuses (401/403 from the endpoint): invalid `refused`;
+ * - an OAuth access token (`options.exchange`): the credential behind it, its grant narrowing the
+ *   sources' scopes (an external IdP's token: its scopes alone); an invalid token: invalid `refused`;
+ * - a credential with no source configured at all: authenticated, `unchecked`;
+ * - else authenticated with the scopes, or `unverified` when the lookup failed.
+ * Warm: one HMAC, one map read and one cache read; no network.
+ */
+export class Authenticator {
+  constructor(
+    private readonly config: Pick<GatewayConfig, 'credentials' | 'anonymous'>,
+    private readonly key: Buffer,
+    private readonly sources: readonly CredentialSource[],
+  ) {}
+
+  async authenticate(headers: IncomingHttpHeaders, options: AuthenticateOptions = {}): Promise<Authentication> {
+    const { requestId, exchange } = options;
+    const credentials = exchange && !this.config.credentials.bearer ? { ...this.config.credentials, bearer: true } : this.config.credentials;
+    let credential = extractCredential(headers, credentials, this.key);
+    if (!credential) {
+      return this.config.anonymous
+        ? { kind: 'authenticated', credential: ANONYMOUS, standing: { kind: 'scopes', scopes: [] }, source: 'anonymous' }
+        : { kind: 'invalid', reason: 'missing' };
+    }
+    if (exchange && credential.headers.authorization) {
+      const outcome = await exchange(credential);
+      if (outcome.kind === 'invalid') return { kind: 'invalid', reason: 'refused', description: outcome.description };
+      if (outcome.kind === 'credential') credential = outcome.credential;
+    }
+    // An external identity provider's token carries the scopes themselves: no source is asked.
+    if (credential.granted?.replacesLookup)
+      return { kind: 'authenticated', credential, standing: { kind: 'scopes', scopes: credential.granted.scopes }, source: 'oauth' };
+    if (this.sources.length === 0) {
+      const standing: Standing = credential.granted ? { kind: 'scopes', scopes: credential.granted.scopes } : { kind: 'unchecked' };
+      return { kind: 'authenticated', credential, standing, source: credential.granted ? 'oauth' : 'none' };
+    }
+    for (const source of this.sources) {
+      const found = await source.resolve(credential, requestId);
+      if (found === undefined) continue;
+      // Least privilege for OAuth tokens: the grant narrows what the source says (scope-cache.ts).
+      const verdict = narrowToGrant(found, credential);
+      if (verdict.kind === 'unauthorized') return { kind: 'invalid', reason: 'refused' };
+      const standing: Standing = verdict.kind === 'scopes' ? verdict : { kind: 'unverified', reason: verdict.reason };
+      return { kind: 'authenticated', credential, standing, source: source.name };
+    }
+    return { kind: 'invalid', reason: 'refused' };
+  }
+}
+
+/** The config's API keys as a source (none configured: not a source at all). */
+export function apiKeySource(keys: ApiKeySource): CredentialSource | undefined {
+  if (keys.size === 0) return undefined;
+  return {
+    name: 'api_keys',
+    resolve: (credential) => {
+      const match = keys.resolve(credential);
+      return match && { kind: 'scopes', scopes: match.scopes };
+    },
+  };
+}
+
+/** The scope endpoint as a source: it vouches for any credential, so it always answers (cached, single-flight). */
+export function scopeEndpointSource(cache: ScopeCache, configured: boolean): CredentialSource | undefined {
+  if (!configured) return undefined;
+  return { name: 'scope_endpoint', resolve: (credential, requestId) => cache.lookup(credential, requestId) };
+}
+
+/** The sources of a configuration, in the order they are asked. */
+export function credentialSources(config: GatewayConfig, key: Buffer, scopeCache: ScopeCache): CredentialSource[] {
+  return [
+    apiKeySource(new ApiKeySource(config.credentials.apiKeys, config.credentials, key)),
+    scopeEndpointSource(scopeCache, config.scopes.endpoint !== undefined),
+  ].filter((s): s is CredentialSource => s !== undefined);
+}

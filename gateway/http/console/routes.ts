@@ -1,0 +1,272 @@
+/**
+ * `/console`: the operator's pages (pages.ts), mounted only when `console.adminToken` is configured.
+ * Every console route, assets included, answers 401 without the admin token (HTTP Basic with the token
+ * as the password, which a browser prompts for, or `Authorization: Bearer <token>`), compared in
+ * constant time over SHA-256 digests. Pages are `no-store` with a CSP that allows only the console's
+ * own stylesheet and script; the one POST (the credential lookup) must come from the console's own
+ * origin when the browser says where it comes from (CSRF).
+ *
+ * The credential lookup sends the submitted credential to this gateway's own MCP endpoints in process
+ * (`serve`), lists the tools, and renders them; the credential is neither stored, logged nor echoed.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Context, Middleware } from 'koa';
+import { EmptyQueryError, matchedFields } from '../../../search/index.ts';
+import type { Catalog } from '../../catalog/catalog.ts';
+import { credentialHeaders, credentialView } from '../../ops/credential-view.ts';
+import { compactAdvertises } from '../../surfaces/compact-tools.ts';
+import type { GatewayRuntime } from '../../runtime-state.ts';
+import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
+import type { CatalogData, Counter, OverviewData, SearchData, UpstreamStatus } from './model.ts';
+import { catalogPage, credentialPage, overviewPage, searchPage, unauthorizedPage } from './pages.ts';
+
+/** Serves one request through this gateway's own app without a socket (runtime.fetch). */
+export type ServeInProcess = (request: Request) => Promise<Response>;
+
+const CSP =
+  "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+const FORM_LIMIT = '16kb';
+
+/** Mounts the console's routes on `router` when `console.adminToken` is set; else mounts nothing (404). */
+export function mountConsole(router: Router, runtime: GatewayRuntime, serve: ServeInProcess): void {
+  const token = runtime.config.console.adminToken;
+  if (!token) return;
+  const guard = adminGuard(token);
+  const parseForm = bodyParser({ enableTypes: ['form'], formLimit: FORM_LIMIT, encoding: 'utf-8' });
+  const page =
+    (render: (ctx: Context) => Promise<string> | string): Middleware =>
+    async (ctx) => {
+      const body = await render(ctx);
+      ctx.set('cache-control', 'no-store');
+      ctx.set('content-security-policy', CSP);
+      ctx.set('x-content-type-options', 'nosniff');
+      // Not no-referrer: the browser would send `Origin: null` with the form post, which the edge refuses.
+      ctx.set('referrer-policy', 'same-origin');
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = body;
+    };
+  const asset =
+    (type: string, text: string): Middleware =>
+    (ctx) => {
+      ctx.set('cache-control', 'no-cache');
+      ctx.set('x-content-type-options', 'nosniff');
+      ctx.type = type;
+      ctx.body = text;
+    };
+
+  router.get(
+    '/console',
+    guard,
+    page(async () => overviewPage(await overview(runtime))),
+  );
+  router.get('/console/counters', guard, async (ctx) => {
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { at: Date.now(), counters: Object.fromEntries((await counters(runtime)).map((c) => [c.id, c.value])) };
+  });
+  router.get(
+    '/console/catalog',
+    guard,
+    page(async () => catalogPage(await catalogData(runtime))),
+  );
+  router.get(
+    '/console/credential',
+    guard,
+    page(() => credentialPage(credentialForm(runtime))),
+  );
+  router.post(
+    '/console/credential',
+    guard,
+    sameOrigin,
+    parseForm,
+    page(async (ctx) => credentialPage(await lookup(runtime, serve, ctx))),
+  );
+  router.get(
+    '/console/search',
+    guard,
+    page(async (ctx) => searchPage(await search(runtime, ctx))),
+  );
+  router.get('/console/console.css', guard, asset('text/css; charset=utf-8', CONSOLE_CSS));
+  router.get('/console/console.js', guard, asset('text/javascript; charset=utf-8', CONSOLE_JS));
+  // Anything else under /console is refused the same way before it is a 404.
+  router.all('/console/{*rest}', guard, (ctx) => void (ctx.status = 404));
+}
+
+/** 401 (with a Basic challenge, so a browser asks) unless the request carries the admin token. */
+function adminGuard(token: string): Middleware {
+  const expected = digest(token);
+  return async (ctx, next) => {
+    const presented = presentedToken(ctx.get('authorization'));
+    if (presented !== undefined && timingSafeEqual(digest(presented), expected)) return next();
+    ctx.status = 401;
+    ctx.set('www-authenticate', 'Basic realm="MCP gateway console", charset="UTF-8"');
+    ctx.set('cache-control', 'no-store');
+    ctx.type = 'text/html; charset=utf-8';
+    ctx.body = unauthorizedPage();
+  };
+}
+
+/** The token of `Authorization: Bearer <token>`, or the password of `Basic` (any user name). */
+function presentedToken(authorization: string): string | undefined {
+  const bearer = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (bearer) return bearer[1];
+  const basic = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
+  if (!basic) return undefined;
+  const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** A POST whose Origin (or, without one, Referer) names another origin is refused 403. */
+const sameOrigin: Middleware = async (ctx, next) => {
+  const from = ctx.get('origin') || ctx.get('referer');
+  if (from && URL.canParse(from) && new URL(from).host !== ctx.host) {
+    ctx.status = 403;
+    ctx.body = 'Forbidden: cross-origin form post';
+    return;
+  }
+  return next();
+};
+
+async function overview(runtime: GatewayRuntime): Promise<OverviewData> {
+  const catalog = runtime.upstreamSet.lastCatalog();
+  return {
+    now: Date.now(),
+    readiness: runtime.upstreamSet.readiness(),
+    upstreams: runtime.upstreams.map(({ client, catalog }): UpstreamStatus => {
+      const health = client.health();
+      const status = catalog.status();
+      return {
+        name: client.name,
+        transport: client.transport,
+        target: client.transport === 'stdio' ? [client.config.command, ...client.config.args].join(' ') : client.config.url!,
+        state: health.state,
+        since: health.since,
+        reason: health.reason,
+        reconnects: health.reconnects,
+        catalogVersion: status.version,
+        tools: status.tools,
+        lastRefresh: status.lastSuccessAt,
+        lastError: status.lastError,
+      };
+    }),
+    counters: await counters(runtime),
+    ...(catalog ? { catalog: { version: catalog.version, tools: catalog.tools.length } } : {}),
+  };
+}
+
+/** The live figures: sums over the gateway's own Prometheus series (obs/metrics.ts). */
+async function counters(runtime: GatewayRuntime): Promise<Counter[]> {
+  const { metrics } = runtime;
+  type Series = { values: { value: number; labels: Record<string, string | number> }[] };
+  const sum = async (
+    metric: { get(): Promise<Series> | Series },
+    where: (labels: Record<string, string | number>) => boolean = () => true,
+  ): Promise<number> => {
+    const { values } = await metric.get();
+    return values.filter((v) => where(v.labels)).reduce((total, v) => total + v.value, 0);
+  };
+  const refused = new Set(['refused', 'invalid_arguments', 'output_schema_violation']);
+  const figures: [id: string, label: string, value: Promise<number>][] = [
+    ['mcp_requests', 'MCP messages', sum(metrics.mcpRequests)],
+    ['mcp_errors', 'MCP errors', sum(metrics.mcpRequests, (l) => l.outcome === 'error')],
+    ['tool_calls', 'Tool calls', sum(metrics.toolCalls)],
+    ['tool_calls_refused', 'Tool calls refused or invalid', sum(metrics.toolCalls, (l) => refused.has(String(l.outcome)))],
+    ['tool_calls_is_error', 'Tool calls with isError', sum(metrics.toolCalls, (l) => l.outcome === 'is_error')],
+    ['upstream_errors', 'Upstream errors', sum(metrics.upstreamErrors)],
+    ['upstream_reconnects', 'Upstream reconnects', sum(metrics.upstreamReconnects)],
+    ['scope_lookups', 'Scope lookups (misses)', sum(metrics.scopeLookups, (l) => l.result !== 'hit')],
+  ];
+  return Promise.all(figures.map(async ([id, label, value]) => ({ id, label, value: await value })));
+}
+
+/** The merged catalogue: the one fetched last, else fetched now (outside any caller: no credential). */
+async function currentCatalog(runtime: GatewayRuntime): Promise<Catalog> {
+  return runtime.upstreamSet.lastCatalog() ?? (await runtime.upstreamSet.catalog());
+}
+
+async function catalogData(runtime: GatewayRuntime): Promise<CatalogData> {
+  const several = runtime.config.upstreams.length > 1;
+  let catalog: Catalog;
+  try {
+    catalog = await currentCatalog(runtime);
+  } catch (error) {
+    return { rows: [], several, error: `No catalogue yet: ${(error as Error).message}` };
+  }
+  return {
+    version: catalog.version,
+    several,
+    rows: catalog.tools.map((tool) => ({
+      name: tool.name,
+      upstream: tool.upstream,
+      ...(tool.definition.title !== undefined ? { title: tool.definition.title } : {}),
+      ...(tool.category !== undefined ? { category: tool.category } : {}),
+      requiredScopes: tool.requiredScopes,
+      readOnly: tool.readOnly,
+      hasOutputSchema: tool.definition.outputSchema !== undefined,
+      advertised: compactAdvertises(tool, runtime.config),
+    })),
+  };
+}
+
+function credentialForm(runtime: GatewayRuntime) {
+  const { keyHeader, secretHeader, bearer } = runtime.config.credentials;
+  return { keyHeader, secretHeader, bearer };
+}
+
+async function lookup(runtime: GatewayRuntime, serve: ServeInProcess, ctx: Context) {
+  const form = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
+  const field = (name: string) => (typeof form[name] === 'string' ? (form[name] as string) : undefined);
+  const input = { key: field('key'), secret: field('secret'), bearer: runtime.config.credentials.bearer ? field('bearer') : undefined };
+  const base = credentialForm(runtime);
+  if (!input.bearer?.trim() && !(input.key?.trim() && input.secret?.trim())) return { ...base, error: 'Enter a key and its secret, or a bearer token.' };
+  const headers = credentialHeaders(runtime.config.credentials, input);
+  const paths = runtime.config.compact.enabled ? ['/mcp', '/mcp/compact'] : ['/mcp'];
+  // In process: the request never leaves the gateway, and carries this request's Host (already accepted).
+  const origin = `${ctx.protocol}://${ctx.host}`;
+  const views = await credentialView(origin, paths, headers, (url, init) => serve(new Request(url, init)));
+  return { ...base, views };
+}
+
+async function search(runtime: GatewayRuntime, ctx: Context): Promise<SearchData> {
+  const { searchLimit, maxSearchLimit } = runtime.config.compact;
+  const param = (name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : '');
+  const query = param('q');
+  const category = param('category');
+  const asked = Number.parseInt(param('limit'), 10);
+  const limit = Number.isInteger(asked) ? Math.min(Math.max(asked, 1), maxSearchLimit) : Math.min(searchLimit * 2, maxSearchLimit);
+  const data: SearchData = { query, category, limit, maxLimit: maxSearchLimit, categories: [] };
+  let catalog: Catalog;
+  try {
+    catalog = await currentCatalog(runtime);
+  } catch (error) {
+    return { ...data, error: `No catalogue yet: ${(error as Error).message}` };
+  }
+  const index = await runtime.searchIndexes.get(catalog);
+  data.categories = index.categories;
+  data.catalogVersion = catalog.version;
+  if (query.trim() === '') return data;
+  try {
+    const hits = index.search(query, { limit, ...(category ? { category } : {}) });
+    data.rows = hits.map((hit, i) => {
+      const tool = catalog.byName.get(hit.name)!;
+      return {
+        rank: i + 1,
+        name: tool.name,
+        score: hit.score,
+        ...(tool.category !== undefined ? { category: tool.category } : {}),
+        ...(runtime.config.upstreams.length > 1 ? { upstream: tool.upstream } : {}),
+        readOnly: tool.readOnly,
+        advertised: compactAdvertises(tool, runtime.config),
+        matched: matchedFields(runtime.searchIndexes.searchable(tool), query),
+      };
+    });
+  } catch (error) {
+    if (!(error instanceof EmptyQueryError)) throw error;
+    data.error = `The query has no searchable words: ${error.message}`;
+  }
+  return data;
+}

@@ -1,0 +1,201 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { pino, type DestinationStream, type Logger } from 'pino';
+import type { GatewayConfig } from '../../config/types.ts';
+
+/**
+ * The audit trail (issue 17): one JSON line per tool decision, on its own destination (a file, stdout
+ * or stderr, through its own pino logger), never mixed into the access log. Every tools/call the
+ * gateway decides is recorded: direct calls, call_tool dispatches, and refusals of any kind (out of
+ * scope, a write through call_tool, invalid arguments, rate limited, unknown tool), so every
+ * state-changing call shows up whether it ran or not.
+ *
+ * What an event holds ({@link AuditEvent}): time, request id, trace id, a keyed digest of the
+ * credential and of the arguments (HMAC-SHA-256 under `audit.digestKey`, so neither can be recovered
+ * by hashing guesses without the key, and events of one credential correlate across replicas sharing
+ * the key), the client's name when its request said it (2026-07-28 `clientInfo`), surface, upstream,
+ * tool, outcome and duration. Never a credential, an argument value or a result.
+ */
+export interface AuditLog {
+  readonly enabled: boolean;
+  record(decision: ToolDecision): void;
+  /** Flushes and closes the destination. */
+  close(): Promise<void>;
+}
+
+/**
+ * What the gateway decided about one tool call, named for the operator:
+ * - `ok` ran and answered; `error` ran (or tried) and failed: an isError result, an upstream error or
+ *   an unreachable upstream; `input_required` the upstream asked the caller for input;
+ * - `refused_scope` the caller's scopes do not include the tool; `refused_write_via_call_tool` a
+ *   state-changing tool asked of call_tool; `refused_advertised` an advertised tool asked of call_tool;
+ * - `invalid_arguments` arguments failed the inputSchema (the gateway's check or the upstream's -32602);
+ * - `rate_limited` a budget ran out; `unknown_tool` no such tool; `output_schema_violation` the result
+ *   broke the tool's outputSchema (withheld from the caller);
+ * - refused at the HTTP edge before dispatch: `unauthorized` the scope endpoint refused the credential,
+ *   `invalid_request` a batch under a revision without batches (and `rate_limited`, `invalid_arguments`
+ *   for a request over its budget or with `Mcp-Param-*` headers contradicting the arguments).
+ */
+export type AuditOutcome =
+  | 'ok'
+  | 'error'
+  | 'input_required'
+  | 'refused_scope'
+  | 'refused_write_via_call_tool'
+  | 'refused_advertised'
+  | 'invalid_arguments'
+  | 'rate_limited'
+  | 'unknown_tool'
+  | 'output_schema_violation'
+  | 'unauthorized'
+  | 'invalid_request';
+
+/** The decision as the dispatch layer knows it; the audit log adds time and digests. */
+export interface ToolDecision {
+  requestId?: string;
+  traceId?: string;
+  /** The credential's gateway digest (auth/credentials.ts); keyed again before it is written. */
+  credentialDigest: string;
+  client?: { name?: string; version?: string };
+  surface: string;
+  /** `direct` (the tool named in tools/call) or `call_tool` (dispatched by the compact surface). */
+  via: 'direct' | 'call_tool';
+  /** The tool's upstream; absent when no catalogue tool matched. */
+  upstream?: string;
+  /** The name the caller used. */
+  tool: string;
+  /** Whether the tool changes state (unknown tools: undefined). */
+  readOnly?: boolean;
+  outcome: AuditOutcome;
+  /** The gateway's error kind (errors.ts), or the upstream's JSON-RPC code, when not `ok`. */
+  reason?: string;
+  /** Only the JSON shape is digested, never logged. */
+  arguments: unknown;
+  durationMs: number;
+  /** The budget that refused a `rate_limited` call. */
+  budget?: string;
+}
+
+/** One line of the audit file (after `"event":"tool_decision"`). */
+export interface AuditEvent {
+  time: string;
+  requestId?: string;
+  traceId?: string;
+  credential: string;
+  client?: string;
+  clientVersion?: string;
+  surface: string;
+  via: 'direct' | 'call_tool';
+  upstream?: string;
+  tool: string;
+  readOnly?: boolean;
+  outcome: AuditOutcome;
+  reason?: string;
+  budget?: string;
+  arguments: string;
+  durationMs: number;
+}
+
+export interface AuditOptions {
+  /** Where lines go instead of `audit.destination` (tests). */
+  destination?: DestinationStream;
+  /** The gateway's own log, for the warning about a generated digest key. */
+  log?: Logger;
+}
+
+/** Builds the audit log for `audit` config: `off` records nothing; `stdout`, `stderr` or a file path. */
+export function createAuditLog(config: GatewayConfig['audit'], options: AuditOptions = {}): AuditLog {
+  if (config.destination === 'off' && !options.destination) return { enabled: false, record: () => {}, close: async () => {} };
+  let key = config.digestKey;
+  if (!key) {
+    key = randomBytes(32).toString('hex');
+    options.log?.warn(
+      'audit.digestKey is not set: credential and argument digests use a key generated for this process and will not match across restarts or replicas',
+    );
+  }
+  const destination =
+    options.destination ??
+    (config.destination === 'stdout'
+      ? pino.destination({ fd: 1, sync: false })
+      : config.destination === 'stderr'
+        ? pino.destination({ fd: 2, sync: false })
+        : pino.destination({ dest: config.destination, sync: false, mkdir: true, append: true }));
+  // Its own logger: no base fields (pid, hostname), the event's own `time`, and `event` where the level
+  // would go (every line is a tool decision; pino's line always opens with the level slot).
+  const logger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_decision' }) } }, destination);
+  const digest = (value: string) => createHmac('sha256', key).update(value).digest('hex');
+  return {
+    enabled: true,
+    record(decision) {
+      const event: AuditEvent = {
+        time: new Date().toISOString(),
+        ...(decision.requestId ? { requestId: decision.requestId } : {}),
+        ...(decision.traceId ? { traceId: decision.traceId } : {}),
+        credential: digest(`credential:${decision.credentialDigest}`),
+        ...(decision.client?.name ? { client: decision.client.name } : {}),
+        ...(decision.client?.version ? { clientVersion: decision.client.version } : {}),
+        surface: decision.surface,
+        via: decision.via,
+        ...(decision.upstream ? { upstream: decision.upstream } : {}),
+        tool: decision.tool,
+        ...(decision.readOnly !== undefined ? { readOnly: decision.readOnly } : {}),
+        outcome: decision.outcome,
+        ...(decision.reason ? { reason: decision.reason } : {}),
+        ...(decision.budget ? { budget: decision.budget } : {}),
+        arguments: digest(`arguments:${canonicalJson(decision.arguments ?? {})}`),
+        durationMs: Math.round(decision.durationMs * 10) / 10,
+      };
+      logger.info(event);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        const stream = destination as DestinationStream & {
+          flushSync?: () => void;
+          end?: () => void;
+          once?: (event: string, fn: () => void) => void;
+          fd?: number;
+        };
+        try {
+          stream.flushSync?.();
+        } catch {
+          // A destination that is not open yet has nothing to flush.
+        }
+        // Never close the process's own stdout/stderr.
+        if (options.destination || config.destination === 'stdout' || config.destination === 'stderr' || !stream.end) return resolve();
+        stream.once?.('close', () => resolve());
+        stream.end();
+        setTimeout(resolve, 1000).unref();
+      }),
+  };
+}
+
+/**
+ * JSON with object keys sorted at every depth: the same arguments give the same digest in any key order.
+ * Iterative, so arguments nested deeper than the call stack (a tools/call's `arguments` may reach here
+ * before its input limits are checked) digest instead of throwing RangeError.
+ */
+export function canonicalJson(value: unknown): string {
+  const out: string[] = [];
+  // Literal tokens as strings, values still to write as { value }; popped last-in first-out.
+  const work: (string | { value: unknown })[] = [{ value }];
+  while (work.length > 0) {
+    const item = work.pop()!;
+    if (typeof item === 'string') {
+      out.push(item);
+      continue;
+    }
+    const current = item.value;
+    if (Array.isArray(current)) {
+      work.push(']');
+      for (let i = current.length - 1; i >= 0; i--) work.push({ value: current[i] }, ...(i > 0 ? [','] : []));
+      work.push('[');
+    } else if (current && typeof current === 'object') {
+      const entries = Object.entries(current as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      work.push('}');
+      for (let i = entries.length - 1; i >= 0; i--) work.push({ value: entries[i]![1] }, `${JSON.stringify(entries[i]![0])}:`, ...(i > 0 ? [','] : []));
+      work.push('{');
+    } else out.push(JSON.stringify(current) ?? 'null');
+  }
+  return out.join('');
+}

@@ -1,0 +1,344 @@
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, createContextKey, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
+import { resourceFromAttributes } from '@opentelemetry/resources';
+import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  ATTR_ERROR_TYPE,
+  ATTR_HTTP_REQUEST_METHOD,
+  ATTR_HTTP_RESPONSE_STATUS_CODE,
+  ATTR_NETWORK_PROTOCOL_NAME,
+  ATTR_NETWORK_TRANSPORT,
+  ATTR_SERVER_ADDRESS,
+  ATTR_SERVER_PORT,
+  ATTR_SERVICE_NAME,
+  ATTR_SERVICE_VERSION,
+  ATTR_URL_PATH,
+} from '@opentelemetry/semantic-conventions';
+import {
+  ATTR_GEN_AI_OPERATION_NAME,
+  ATTR_GEN_AI_TOOL_NAME,
+  ATTR_JSONRPC_REQUEST_ID,
+  ATTR_MCP_METHOD_NAME,
+  ATTR_MCP_PROTOCOL_VERSION,
+  ATTR_MCP_SESSION_ID,
+} from '@opentelemetry/semantic-conventions/incubating';
+import type { GatewayConfig } from '../../config/types.ts';
+import type { Logger } from './log.ts';
+
+/**
+ * The gateway's OpenTelemetry tracing (issue 17). Off unless `tracing.exporter` is `otlp`, which
+ * config/load.ts derives from the standard variables (OTEL_TRACES_EXPORTER, OTEL_EXPORTER_OTLP_ENDPOINT,
+ * OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME,
+ * OTEL_EXPORTER_OTLP_HEADERS). Spans go over OTLP/HTTP (protobuf, the OTLP default, or JSON) in batches
+ * (OTEL_BSP_* apply) through a per-gateway provider that is never registered globally, so several
+ * gateways in one process export separately.
+ *
+ * Naming and attributes follow the OpenTelemetry semantic conventions for MCP (gen-ai/mcp.md, status
+ * Development): span name `{mcp.method.name} {target}` (target: the tool name), `mcp.method.name`,
+ * `gen_ai.tool.name`, `gen_ai.operation.name` = `execute_tool` for tools/call, `jsonrpc.request.id`,
+ * `mcp.protocol.version`, `mcp.session.id`, `error.type` (`tool_error` for an isError result, the
+ * JSON-RPC code otherwise). Gateway-specific attributes are under `ai.cpz.gateway.*`. Never a
+ * credential, a digest of one, or an argument value.
+ *
+ * Propagation (W3C Trace Context): the parent is the HTTP `traceparent` header, else the message's
+ * `_meta.traceparent` (MCP 2026-07-28 reserves `traceparent`/`tracestate`/`baggage` in `_meta`,
+ * SEP-414; the OTel MCP conventions say the same); upstream requests carry the upstream span's context
+ * both as headers and in `_meta` ({@link upstreamSpan}, {@link injectTraceHeaders}).
+ *
+ * The tracer of a request travels in the OpenTelemetry context with its spans, so any layer can open a
+ * child span with {@link inSpan} without being handed the runtime; outside a traced request these
+ * helpers only run the function (no allocation, no context manager needed).
+ */
+export interface Tracing {
+  readonly enabled: boolean;
+  /** The SERVER span of one MCP POST; {@link RequestTrace.run} makes it current for the rest of the request. */
+  startRequest(request: RequestSpanInput): RequestTrace;
+  /** Exports what is buffered and stops the exporter. */
+  shutdown(): Promise<void>;
+}
+
+/** What the edge knows about an MCP POST when it opens the request span. */
+export interface RequestSpanInput {
+  /** `/mcp`, `/mcp/compact`. */
+  path: string;
+  surface: string;
+  httpMethod: string;
+  /** The incoming HTTP headers (lower-case names). */
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The JSON-RPC message when the POST holds exactly one. */
+  message?: { method?: unknown; id?: unknown; params?: unknown };
+  /** MCP-Protocol-Version header, or the 2026-07-28 `_meta` claim. */
+  protocolVersion?: string;
+  sessionId?: string;
+}
+
+export interface RequestTrace {
+  /** The trace id of the request: its span's, or (tracing off) the incoming traceparent's; else undefined. */
+  readonly traceId: string | undefined;
+  run<T>(fn: () => T): T;
+  /** Ends the span once, with the HTTP status and, for a failed answer, `error.type`. */
+  end(result: { httpStatus?: number; errorType?: string }): void;
+}
+
+/** `_meta` keys of W3C trace context (MCP 2026-07-28, SEP-414). */
+export const TRACE_META_KEYS = ['traceparent', 'tracestate', 'baggage'] as const;
+
+const TRACER_KEY = createContextKey('ai.cpz.gateway tracer');
+const REQUEST_SPAN_KEY = createContextKey('ai.cpz.gateway request span');
+const propagator = new W3CTraceContextPropagator();
+const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
+let contextManagerInstalled = false;
+
+export interface TracingOptions {
+  log?: Logger;
+  /** Tests: export to this exporter (one span at a time) instead of OTLP. */
+  exporter?: SpanExporter;
+}
+
+/** Builds the gateway's tracing from `tracing` config; exporter `none` gives a tracing that records nothing. */
+export function createTracing(config: GatewayConfig['tracing'], options: TracingOptions = {}): Tracing {
+  if (config.exporter !== 'otlp' && !options.exporter) return disabledTracing;
+  if (!contextManagerInstalled) {
+    // Once per process: the context manager is global state the API keeps; a second one would be refused.
+    context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    contextManagerInstalled = true;
+  }
+  const Exporter = config.protocol === 'http/json' ? OTLPJsonTraceExporter : OTLPProtobufTraceExporter;
+  const processor = options.exporter
+    ? new SimpleSpanProcessor(options.exporter)
+    : new BatchSpanProcessor(new Exporter({ url: config.endpoint, headers: config.headers, timeoutMillis: config.timeoutMs }));
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: '0.1.0' }),
+    spanProcessors: [processor],
+  });
+  const tracer = provider.getTracer('mcp-catalog-gateway', '0.1.0');
+  options.log?.info({ endpoint: config.endpoint, protocol: config.protocol, serviceName: config.serviceName }, 'tracing on: exporting spans over OTLP/HTTP');
+  return {
+    enabled: true,
+    startRequest: (input) => startRequestSpan(tracer, input),
+    shutdown: async () => {
+      await provider.forceFlush().catch(() => {});
+      await provider.shutdown().catch(() => {});
+    },
+  };
+}
+
+const disabledTracing: Tracing = {
+  enabled: false,
+  startRequest: (input) => ({
+    traceId: traceIdOf(parentCarrier(input)?.traceparent),
+    run: (fn) => fn(),
+    end: () => {},
+  }),
+  shutdown: async () => {},
+};
+
+function startRequestSpan(tracer: Tracer, input: RequestSpanInput): RequestTrace {
+  const carrier = parentCarrier(input);
+  const parent = carrier ? propagator.extract(ROOT_CONTEXT, carrier, textGetter) : ROOT_CONTEXT;
+  const method = typeof input.message?.method === 'string' ? input.message.method : undefined;
+  const target = method ? targetOf(method, input.message?.params) : undefined;
+  const attributes: Attributes = {
+    [ATTR_HTTP_REQUEST_METHOD]: input.httpMethod,
+    [ATTR_URL_PATH]: input.path,
+    [ATTR_NETWORK_TRANSPORT]: 'tcp',
+    [ATTR_NETWORK_PROTOCOL_NAME]: 'http',
+    'ai.cpz.gateway.surface': input.surface,
+    ...mcpAttributes(method, target, input.message?.id),
+    ...(input.protocolVersion ? { [ATTR_MCP_PROTOCOL_VERSION]: input.protocolVersion } : {}),
+    ...(input.sessionId ? { [ATTR_MCP_SESSION_ID]: input.sessionId } : {}),
+  };
+  const name = method ? spanName(method, target) : `${input.httpMethod} ${input.path}`;
+  const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+  const active = trace.setSpan(parent, span).setValue(TRACER_KEY, tracer).setValue(REQUEST_SPAN_KEY, span);
+  let ended = false;
+  return {
+    traceId: span.spanContext().traceId,
+    run: (fn) => context.with(active, fn),
+    end({ httpStatus, errorType }) {
+      if (ended) return;
+      ended = true;
+      if (httpStatus !== undefined) span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, httpStatus);
+      const recorded = errorType ?? (httpStatus !== undefined && httpStatus >= 500 ? String(httpStatus) : undefined);
+      if (recorded !== undefined) {
+        span.setAttribute(ATTR_ERROR_TYPE, recorded);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      span.end();
+    },
+  };
+}
+
+/**
+ * Runs `fn` in an INTERNAL child span of the current traced request (scope lookup, catalogue fetch,
+ * search, input and output checks). Sync and async `fn` alike; a throw marks the span an error and is
+ * rethrown. Outside a traced request it just runs `fn`.
+ */
+export function inSpan<T>(name: string, attributes: Attributes, fn: (span?: Span) => T): T {
+  const active = context.active();
+  const tracer = active.getValue(TRACER_KEY) as Tracer | undefined;
+  if (!tracer) return fn(undefined);
+  return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, active, (span) => finish(span, fn));
+}
+
+/**
+ * Records, under the current span, work that ran before the span existed (authentication runs before
+ * the body that names the request is read): an INTERNAL span from `startTime` to `endTime`
+ * (`performance.timeOrigin`-based ms, as `performance.now()` + timeOrigin).
+ */
+export function recordSpan(name: string, attributes: Attributes, startTime: number, endTime: number): void {
+  const active = context.active();
+  const tracer = active.getValue(TRACER_KEY) as Tracer | undefined;
+  if (!tracer) return;
+  tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes, startTime }, active).end(endTime);
+}
+
+/** What the upstream span needs to be named and described. */
+export interface UpstreamCall {
+  upstream: string;
+  /** The upstream's URL (HTTP) for `server.address`/`server.port`; absent for stdio. */
+  url?: string;
+  method: string;
+  /** The tool or prompt name as the upstream knows it. */
+  target?: string;
+  requestId?: string | number;
+}
+
+/**
+ * Runs one forwarded request in a CLIENT span (`{method} {target}`) and hands `fn` the W3C carrier of
+ * that span (`traceparent`, `tracestate`) to put in the request's `_meta`; the HTTP headers get the
+ * same context from {@link injectTraceHeaders}, since the span is current while `fn` runs. Outside a
+ * traced request `fn` gets an empty carrier.
+ */
+export function upstreamSpan<T>(call: UpstreamCall, fn: (carrier: Record<string, string>) => Promise<T>): Promise<T> {
+  const active = context.active();
+  const tracer = active.getValue(TRACER_KEY) as Tracer | undefined;
+  if (!tracer) return fn({});
+  const address = call.url && URL.canParse(call.url) ? new URL(call.url) : undefined;
+  const attributes: Attributes = {
+    ...mcpAttributes(call.method, call.target, call.requestId),
+    'ai.cpz.gateway.upstream': call.upstream,
+    ...(address
+      ? {
+          [ATTR_SERVER_ADDRESS]: address.hostname,
+          [ATTR_SERVER_PORT]: Number(address.port || (address.protocol === 'https:' ? 443 : 80)),
+          [ATTR_NETWORK_TRANSPORT]: 'tcp',
+        }
+      : { [ATTR_NETWORK_TRANSPORT]: 'pipe' }),
+  };
+  return tracer.startActiveSpan(spanName(call.method, call.target), { kind: SpanKind.CLIENT, attributes }, active, (span) =>
+    finish(span, () => {
+      const carrier: Record<string, string> = {};
+      propagator.inject(context.active(), carrier, textSetter);
+      return fn(carrier).then((result) => {
+        if ((result as { isError?: unknown } | undefined)?.isError === true) span.setAttribute(ATTR_ERROR_TYPE, 'tool_error');
+        return result;
+      });
+    }),
+  );
+}
+
+/** Runs `fn` outside any trace: for work that outlives the request that started it (it must not join that trace). */
+export function outsideTrace<T>(fn: () => T): T {
+  return context.with(ROOT_CONTEXT, fn);
+}
+
+/** Sets `traceparent`/`tracestate` of the current span on outgoing HTTP headers; nothing outside a traced request. */
+export function injectTraceHeaders(headers: Headers): void {
+  const active = context.active();
+  if (!active.getValue(TRACER_KEY)) return;
+  propagator.inject(active, headers, { set: (carrier, key, value) => carrier.set(key, value) });
+}
+
+/** `headers` plus the current span's W3C trace context (the same object, untouched, when tracing is off). */
+export function withTraceHeaders(headers: Readonly<Record<string, string>> | undefined): Readonly<Record<string, string>> | undefined {
+  const active = context.active();
+  if (!active.getValue(TRACER_KEY)) return headers;
+  const out: Record<string, string> = { ...headers };
+  propagator.inject(active, out, { set: (carrier, key, value) => void (carrier[key] = value) });
+  return out;
+}
+
+/** Adds attributes to the current request's SERVER span (the tool a call_tool dispatched to, a refusal). */
+export function annotateRequest(attributes: Attributes): void {
+  (context.active().getValue(REQUEST_SPAN_KEY) as Span | undefined)?.setAttributes(attributes);
+}
+
+/** The trace id of a W3C `traceparent` value, or undefined when it is absent or malformed. */
+export function traceIdOf(traceparent: string | undefined): string | undefined {
+  const match = traceparent ? TRACEPARENT.exec(traceparent.trim()) : null;
+  return match && !/^0+$/.test(match[1]!) ? match[1] : undefined;
+}
+
+/** The incoming trace context: the HTTP headers when they hold a traceparent, else the message's `_meta`. */
+function parentCarrier(input: RequestSpanInput): Record<string, string> | undefined {
+  const header = single(input.headers.traceparent);
+  if (header) return pick({ traceparent: header, tracestate: single(input.headers.tracestate) });
+  const meta = (input.message?.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
+  if (meta && typeof meta === 'object' && typeof meta.traceparent === 'string') {
+    return pick({ traceparent: meta.traceparent, tracestate: typeof meta.tracestate === 'string' ? meta.tracestate : undefined });
+  }
+  return undefined;
+}
+
+function pick(values: Record<string, string | undefined>): Record<string, string> {
+  return Object.fromEntries(Object.entries(values).filter((entry): entry is [string, string] => entry[1] !== undefined));
+}
+
+function single(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value || undefined;
+}
+
+function targetOf(method: string, params: unknown): string | undefined {
+  const name = (params as { name?: unknown } | undefined)?.name;
+  return (method === 'tools/call' || method === 'prompts/get') && typeof name === 'string' ? name : undefined;
+}
+
+function spanName(method: string, target: string | undefined): string {
+  return target ? `${method} ${target}` : method;
+}
+
+function mcpAttributes(method: string | undefined, target: string | undefined, id: unknown): Attributes {
+  if (!method) return {};
+  return {
+    [ATTR_MCP_METHOD_NAME]: method,
+    ...(method === 'tools/call' ? { [ATTR_GEN_AI_OPERATION_NAME]: 'execute_tool', ...(target ? { [ATTR_GEN_AI_TOOL_NAME]: target } : {}) } : {}),
+    ...(method === 'prompts/get' && target ? { 'gen_ai.prompt.name': target } : {}),
+    ...(typeof id === 'string' || typeof id === 'number' ? { [ATTR_JSONRPC_REQUEST_ID]: String(id) } : {}),
+  };
+}
+
+function finish<T>(span: Span, fn: (span: Span) => T): T {
+  const failed = (error: unknown) => {
+    span.setAttribute(
+      ATTR_ERROR_TYPE,
+      (error as { code?: unknown })?.code !== undefined ? String((error as { code: unknown }).code) : ((error as Error)?.name ?? 'Error'),
+    );
+    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+    throw error;
+  };
+  let result: T;
+  try {
+    result = fn(span);
+  } catch (error) {
+    return failed(error);
+  }
+  if (result instanceof Promise) {
+    return result.then((value) => {
+      span.end();
+      return value;
+    }, failed) as T;
+  }
+  span.end();
+  return result;
+}
+
+const textGetter = {
+  get: (carrier: Record<string, string>, key: string) => carrier[key],
+  keys: (carrier: Record<string, string>) => Object.keys(carrier),
+};
+const textSetter = { set: (carrier: Record<string, string>, key: string, value: string) => void (carrier[key] = value) };

@@ -1,0 +1,77 @@
+import type { GatewayConfig, RateBudget, UpstreamConfig } from '../../config/types.ts';
+
+/**
+ * Which rate budgets a request or a tool call spends (issue 17). Pure: a function of config and the
+ * call's identity only; gateway/store/rate-limiter.ts keeps the counters (memory, or Redis so replicas
+ * share them).
+ *
+ * The budgets, each counted per credential digest (never the credential itself):
+ * - `requests`: every MCP POST of the credential; over it the edge answers HTTP 429 with Retry-After;
+ * - `reads` / `writes`: the credential's tool calls of read-only / state-changing tools, so a burst of
+ *   reads never eats the budget that placing an order needs (and the reverse);
+ * - `tool`: the credential's calls of one tool.
+ * Tool-call budgets come from `rateLimits` and may be overridden per upstream (`upstreams[i].rateLimits`
+ * `reads`, `writes`, `tool`) and per tool (`upstreams[i].rateLimits.tools[name]`). An override has its
+ * own counter (keyed by upstream, or by tool), so a tighter limit on one upstream never spends the
+ * gateway-wide one. An absent budget is no limit.
+ */
+export type BudgetName = 'requests' | 'reads' | 'writes' | 'tool';
+
+/** One budget a request spends: its name (metric label), its counter key and its limit. */
+export interface BudgetCharge {
+  readonly budget: BudgetName;
+  /** The counter: `<budget>[:<upstream>[:<tool>]]:<credential digest>`. */
+  readonly key: string;
+  readonly limit: RateBudget;
+}
+
+/** The tool a call names, as the catalogue knows it. */
+export interface ChargedTool {
+  /** The upstream that serves it (`upstreams[i].name`). */
+  upstream: string;
+  /** Its name on that upstream (what `upstreams[i].rateLimits.tools` is keyed by). */
+  upstreamName: string;
+  readOnly: boolean;
+}
+
+/** The `requests` budget of one MCP POST, or undefined when `rateLimits.requests` is not set. */
+export function requestCharge(limits: GatewayConfig['rateLimits'], digest: string): BudgetCharge | undefined {
+  return limits.requests ? { budget: 'requests', key: `requests:${digest}`, limit: limits.requests } : undefined;
+}
+
+/**
+ * The budgets one tool call spends, in the order they are checked: the class budget (`reads` or
+ * `writes`), then `tool`. Empty when none applies.
+ * @param upstream - the configuration of the tool's upstream (undefined: gateway-wide budgets only).
+ */
+export function toolCallCharges(
+  limits: GatewayConfig['rateLimits'],
+  upstream: Pick<UpstreamConfig, 'name' | 'rateLimits'> | undefined,
+  tool: ChargedTool,
+  digest: string,
+): BudgetCharge[] {
+  const own = upstream?.rateLimits;
+  const charges: BudgetCharge[] = [];
+  const kind = tool.readOnly ? 'reads' : 'writes';
+  const classBudget = own?.[kind]
+    ? { limit: own[kind]!, key: `${kind}:${tool.upstream}:${digest}` }
+    : limits[kind]
+      ? { limit: limits[kind]!, key: `${kind}:${digest}` }
+      : undefined;
+  if (classBudget) charges.push({ budget: kind, ...classBudget });
+  const perTool = own?.tools[tool.upstreamName] ?? own?.tool ?? limits.tool;
+  if (perTool) charges.push({ budget: 'tool', key: `tool:${tool.upstream}:${tool.upstreamName}:${digest}`, limit: perTool });
+  return charges;
+}
+
+/** Whether any budget is configured at all (the limiter is built only then). */
+export function anyBudget(config: Pick<GatewayConfig, 'rateLimits' | 'upstreams'>): boolean {
+  const { requests, reads, writes, tool } = config.rateLimits;
+  if (requests || reads || writes || tool) return true;
+  return config.upstreams.some((u) => u.rateLimits.reads || u.rateLimits.writes || u.rateLimits.tool || Object.keys(u.rateLimits.tools).length > 0);
+}
+
+/** "10 per 60 s": a budget as a model or an operator reads it. */
+export function describeBudget(limit: RateBudget): string {
+  return `${limit.points} per ${limit.durationMs / 1000} s`;
+}

@@ -1,0 +1,94 @@
+/**
+ * What a live reload does with each part of the running gateway, decided from the old and the new
+ * configuration alone (pure). The new configuration has been validated by loadConfig already.
+ *
+ * - Keys bound to a socket (`listen.*`, `metrics.port`, and the Node server options the listeners were
+ *   created with: `server.*`, `limits.headerBytes`, http/node-server.ts) cannot change without a
+ *   restart: the reload is refused, naming the key, and the old configuration keeps serving.
+ * - Each upstream of the new configuration is matched by name with the old one: `keep` when nothing of
+ *   it changed (connection and catalogue reused), `repolicy` when only the keys that shape its catalogue
+ *   changed (the connection is kept, the catalogue rebuilt under the new rules), `replace` when a
+ *   connection key changed or the upstream is new (a new connection; the old one closes once the
+ *   requests in flight on it are done). Old upstreams absent from the new configuration close likewise.
+ * - Everything else (scopes, cache, credentials, compact, limits, security, publicUrl, console, ...) is
+ *   read per request from the new configuration by the new runtime.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
+
+/** Upstream keys that only shape the catalogue and its policy: a change keeps the connection. */
+export const POLICY_KEYS = [
+  'metaKey',
+  'scopeRules',
+  'readOnlyOverrides',
+  'anchors',
+  'categories',
+  'outputSchemas',
+  'catalog',
+] as const satisfies readonly (keyof UpstreamConfig)[];
+
+export type UpstreamDecision = 'keep' | 'repolicy' | 'replace';
+
+export interface ReloadPlan {
+  /** By upstream name, in the new configuration's order. */
+  upstreams: { name: string; decision: UpstreamDecision }[];
+  /** Old upstreams that the new configuration no longer has. */
+  removed: string[];
+  /** Top-level keys whose value changed (for the log line). */
+  changed: string[];
+}
+
+/** A key that a reload cannot change; its message reads like loadConfig's (`<key path>: <why>`). */
+export class ReloadRefused extends Error {
+  constructor(
+    readonly keyPath: string,
+    detail: string,
+  ) {
+    super(`configuration not reloaded: ${keyPath}: ${detail}; the running configuration keeps serving`);
+    this.name = 'ReloadRefused';
+  }
+}
+
+/**
+ * @throws ReloadRefused when a socket-bound key changed (`listen.host`, `listen.port`, `metrics.port`,
+ *   `server.headersTimeoutMs` / `requestTimeoutMs` / `keepAliveTimeoutMs`, `limits.headerBytes`).
+ */
+export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan {
+  for (const key of ['host', 'port'] as const) {
+    if (old.listen[key] !== next.listen[key])
+      throw new ReloadRefused(`listen.${key}`, `changed from ${old.listen[key]} to ${next.listen[key]}, which needs a restart`);
+  }
+  if (old.metrics.port !== next.metrics.port)
+    throw new ReloadRefused(
+      'metrics.port',
+      `changed from ${old.metrics.port ?? '(main port)'} to ${next.metrics.port ?? '(main port)'}, which needs a restart`,
+    );
+  for (const key of ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs'] as const) {
+    if (old.server[key] !== next.server[key])
+      throw new ReloadRefused(`server.${key}`, `changed from ${old.server[key]} to ${next.server[key]}, which needs a restart (a listener option)`);
+  }
+  if (old.limits.headerBytes !== next.limits.headerBytes)
+    throw new ReloadRefused(
+      'limits.headerBytes',
+      `changed from ${old.limits.headerBytes} to ${next.limits.headerBytes}, which needs a restart (a listener option)`,
+    );
+  const before = new Map(old.upstreams.map((u) => [u.name, u]));
+  // A kept catalogue cache was built under the old cache settings: rebuild it under the new ones.
+  const cacheChanged = !isDeepStrictEqual(old.cache, next.cache);
+  const upstreams = next.upstreams.map((u) => {
+    const decision = decide(before.get(u.name), u);
+    return { name: u.name, decision: decision === 'keep' && cacheChanged ? ('repolicy' as const) : decision };
+  });
+  const names = new Set(next.upstreams.map((u) => u.name));
+  const removed = old.upstreams.filter((u) => !names.has(u.name)).map((u) => u.name);
+  const keys = new Set([...Object.keys(old), ...Object.keys(next)]) as Set<keyof GatewayConfig>;
+  const changed = [...keys].filter((key) => !isDeepStrictEqual(old[key], next[key]));
+  return { upstreams, removed, changed };
+}
+
+function decide(old: UpstreamConfig | undefined, next: UpstreamConfig): UpstreamDecision {
+  if (!old) return 'replace';
+  if (isDeepStrictEqual(old, next)) return 'keep';
+  const connection = (u: UpstreamConfig) => Object.fromEntries(Object.entries(u).filter(([key]) => !(POLICY_KEYS as readonly string[]).includes(key)));
+  return isDeepStrictEqual(connection(old), connection(next)) ? 'repolicy' : 'replace';
+}

@@ -1,0 +1,128 @@
+import { createClient } from '@redis/client';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { RateBudget } from '../../config/types.ts';
+import type { Logger } from '../obs/log.ts';
+import type { GatewayMetrics } from '../obs/metrics.ts';
+import type { BudgetCharge, BudgetName } from '../policy/rate-limits.ts';
+
+/** The outcome of spending a request's budgets: allowed, or refused by the first budget that ran out. */
+export type RateDecision =
+  | { ok: true }
+  | { ok: false; budget: BudgetName; limit: RateBudget /** Until the refusing budget has a point again. */; retryAfterMs: number };
+
+/**
+ * The counters behind gateway/policy/rate-limits.ts, with rate-limiter-flexible: fixed windows per
+ * counter key, in memory, or in Redis (`rateLimits.store: redis`, at `cache.redisUrl`) so that every
+ * replica spends the same budget (one atomic Lua INCR + PTTL per budget). When Redis fails or is
+ * unreachable, each replica falls back to its own in-memory counters (rate-limiter-flexible's
+ * insurance limiter): limits hold per replica, requests never fail because of the store (logged, and
+ * counted in `mcp_cache_store_errors_total{cache="rate_limits"}`).
+ */
+export interface RateLimiter {
+  /**
+   * Spends one point of every charge, in order; at the first one over its limit the points already
+   * spent are given back and the request is refused (counted in `mcp_rate_limited_total{budget}`).
+   */
+  consume(charges: readonly BudgetCharge[]): Promise<RateDecision>;
+  close(): Promise<void>;
+}
+
+export interface RateLimiterOptions {
+  store: 'memory' | 'redis';
+  redisUrl?: string;
+  metrics: GatewayMetrics;
+  log: Logger;
+  /** Redis key prefix; default `mcp-gateway:rl`. Tests use their own to share one Redis. */
+  keyPrefix?: string;
+}
+
+/** How long requests wait for the first Redis connection before counting in memory. */
+const FIRST_CONNECT_WAIT_MS = 1000;
+
+/** Builds the limiter; a Redis store connects in the background (requests wait for it up to {@link FIRST_CONNECT_WAIT_MS}). */
+export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
+  const prefix = options.keyPrefix ?? 'mcp-gateway:rl';
+  let lastErrorLogged = 0;
+  const storeFailed = (error: unknown) => {
+    options.metrics.cacheStoreErrors.inc({ cache: 'rate_limits', op: 'consume' });
+    if (Date.now() - lastErrorLogged > 1000) {
+      lastErrorLogged = Date.now();
+      options.log.warn({ err: (error as Error)?.message }, 'rate limit store failed; counting in memory on this replica');
+    }
+  };
+  const redis =
+    options.store === 'redis'
+      ? createClient({
+          url: options.redisUrl,
+          disableOfflineQueue: true,
+          socket: { connectTimeout: 1000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 2000) },
+        })
+      : undefined;
+  // The first connection, awaited (bounded) by the first requests, so a replica that just started
+  // counts in the shared store rather than alone in memory.
+  let connecting: Promise<unknown> | undefined;
+  if (redis) {
+    redis.on('error', storeFailed);
+    connecting = redis
+      .connect()
+      .catch(storeFailed)
+      .finally(() => (connecting = undefined));
+  }
+  // One limiter per budget and limit: rate-limiter-flexible fixes points and duration per instance.
+  const limiters = new Map<string, RateLimiterAbstract>();
+  const limiterFor = (charge: BudgetCharge): RateLimiterAbstract => {
+    const id = `${charge.budget}:${charge.limit.points}/${charge.limit.durationMs}`;
+    let limiter = limiters.get(id);
+    if (!limiter) {
+      const shape = { points: charge.limit.points, duration: charge.limit.durationMs / 1000, keyPrefix: `${prefix}:${id}` };
+      const memory = new RateLimiterMemory(shape);
+      limiter = redis
+        ? new RateLimiterRedis({
+            ...shape,
+            storeClient: redis,
+            useRedisPackage: true,
+            rejectIfRedisNotReady: true,
+            insuranceLimiter: insured(memory, storeFailed),
+          })
+        : memory;
+      limiters.set(id, limiter);
+    }
+    return limiter;
+  };
+  return {
+    async consume(charges) {
+      if (connecting) await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, FIRST_CONNECT_WAIT_MS).unref())]);
+      const spent: BudgetCharge[] = [];
+      for (const charge of charges) {
+        try {
+          await limiterFor(charge).consume(charge.key, 1);
+          spent.push(charge);
+        } catch (error) {
+          if (!(error instanceof RateLimiterRes)) {
+            // Neither the store nor its insurance answered: never refuse because of our own failure.
+            storeFailed(error);
+            spent.push(charge);
+            continue;
+          }
+          await Promise.allSettled(spent.map((s) => limiterFor(s).reward(s.key, 1)));
+          options.metrics.rateLimited.inc({ budget: charge.budget });
+          return { ok: false, budget: charge.budget, limit: charge.limit, retryAfterMs: Math.max(error.msBeforeNext, 1) };
+        }
+      }
+      return { ok: true };
+    },
+    async close() {
+      if (redis?.isOpen) await redis.close().catch(() => {});
+    },
+  };
+}
+
+/** The in-memory insurance, noting each time it has to stand in for Redis. */
+function insured(memory: RateLimiterMemory, noted: (error: unknown) => void): RateLimiterMemory {
+  const consume = memory.consume.bind(memory);
+  memory.consume = (key, points, options) => {
+    noted(new Error('the Redis store did not answer'));
+    return consume(key, points, options);
+  };
+  return memory;
+}

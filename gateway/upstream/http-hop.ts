@@ -1,0 +1,449 @@
+import { StringDecoder } from 'node:string_decoder';
+import { Pool, type Dispatcher } from 'undici';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, type LoggingMessageNotificationParams } from '@modelcontextprotocol/client';
+
+/**
+ * What one upstream connection (made by the SDK client's handshake) fixes for every request on it:
+ * the revision spoken, the session (sessionful 2025-era upstreams), and for 2026-07-28 the `_meta`
+ * envelope this hop's client sends on every request (protocolVersion, clientInfo, clientCapabilities).
+ */
+export interface HopSession {
+  era: 'modern' | 'legacy';
+  protocolVersion: string;
+  sessionId?: string;
+  envelope?: Record<string, unknown>;
+}
+
+/** One forwarded request's per-call inputs, all explicit: nothing is read from ambient request state. */
+export interface HopCall {
+  /** The caller's credential headers to put on the wire (already filtered by `forwardCredentials`). */
+  credentialHeaders?: Readonly<Record<string, string>>;
+  /** The gateway's request id, sent as `x-request-id`. */
+  requestId?: string;
+  signal?: AbortSignal;
+  /** Upstream progress for this request; also restarts the timeout (the SDK's resetTimeoutOnProgress). */
+  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /** `notifications/message` the upstream sends on this request's response stream, in order. */
+  onlog?: (message: LoggingMessageNotificationParams) => void;
+  /** Any other notification on the response stream (list_changed: the catalogue cache listens). */
+  onnotification?: (method: string, params: unknown) => void;
+  /** Extra headers (`Mcp-Param-*`), below the static, credential and request-id headers in precedence. */
+  headers?: Readonly<Record<string, string>>;
+  /** Hand an `input_required` result back (2026-07-28 multi-round-trip, manual mode) instead of failing. */
+  allowInputRequired?: boolean;
+  /**
+   * Answers the upstream's sampling, elicitation and roots requests on this request's response stream
+   * (the input bridge, input-bridge.ts); absent, or for any other method: -32601.
+   */
+  oninputrequest?: (request: InputRequest) => Promise<Record<string, unknown>>;
+  /** Milliseconds without an answer (or progress) before the request fails with REQUEST_TIMEOUT. */
+  timeoutMs: number;
+}
+
+/** A server-to-client request the caller may answer (2025-11-25 client/sampling, client/elicitation, client/roots). */
+export interface InputRequest {
+  method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list';
+  params?: Record<string, unknown>;
+}
+
+const INPUT_METHODS: ReadonlySet<string> = new Set<InputRequest['method']>(['sampling/createMessage', 'elicitation/create', 'roots/list']);
+
+/**
+ * The response stream broke after the upstream started answering: the request failed, and whether the
+ * upstream is gone too is for a liveness check to say (the stream may have been cut by something between).
+ */
+export class UpstreamStreamBroken extends Error {
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'UpstreamStreamBroken';
+  }
+}
+
+/** Request methods whose 2026-07-28 wire carries `Mcp-Name`, and the params field it mirrors (SEP-2243). */
+const MCP_NAME_SOURCE: Readonly<Record<string, string>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+/** Errors bodies are read for a JSON-RPC error up to this size; past it only the status counts. */
+const MAX_ERROR_BODY = 1 << 20;
+/** Connection refused or reset before any answer: the upstream (or the connection to it) is gone. */
+const LOST_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED', 'UND_ERR_DESTROYED']);
+/** How long a response stream may stay open after it carried the answer before its socket is given up. */
+const STREAM_GRACE_MS = 5000;
+/** Above the SDK client's counter, so a hop request never shares an id with one of the session's SDK requests. */
+const FIRST_ID = 1_000_000;
+
+/**
+ * The upstream hop for forwarded requests to a Streamable HTTP upstream, on undici directly: one
+ * keep-alive `Pool` per upstream with at most `connections` sockets, no web streams, no per-request
+ * `Headers` or `Request` objects. It speaks what the SDK client spoke on the same wire (spec
+ * basic/transports/streamable-http, both eras):
+ * - a POST with `Accept: application/json, text/event-stream`, `MCP-Protocol-Version`, the session id
+ *   (sessionful 2025-era upstreams), and on 2026-07-28 the `_meta` envelope, `Mcp-Method`, `Mcp-Name`;
+ * - a JSON answer, or an SSE stream on which progress and log notifications are relayed in the order
+ *   they arrive, before the response; server-to-client requests on the stream are answered (ping with
+ *   an empty result, sampling / elicitation / roots by `oninputrequest` when the call has one, anything
+ *   else -32601);
+ * - errors thrown as the SDK client threw them, so classification is unchanged (errors.ts): a JSON-RPC
+ *   error answering this request, under ANY HTTP status, is a `ProtocolError` with the upstream's code,
+ *   message and data; another non-2xx is an `SdkHttpError` with its status (401: ClientHttpAuthentication);
+ *   no answer in `timeoutMs` (restarted by progress) and a caller's abort are `SdkError` REQUEST_TIMEOUT
+ *   (the caller of `forward` tells the two apart by its signal), and on the 2025 wire they also send
+ *   `notifications/cancelled` (2025-11-25 basic/utilities/cancellation; 2026-07-28 cancels by closing
+ *   the stream, which the abort does); a refused or reset connection is `SdkError` CONNECTION_CLOSED;
+ *   a stream that breaks mid-answer is {@link UpstreamStreamBroken}.
+ * Results are decoded as the SDK's codecs decode them: 2026-07-28 requires `resultType` (`complete` is
+ * lifted off, `input_required` handed back only with `allowInputRequired`).
+ */
+export class HttpHop {
+  private readonly pool: Pool;
+  private readonly path: string;
+  private readonly staticHeaders: Record<string, string>;
+  private nextId = FIRST_ID;
+  private closed = false;
+
+  constructor(url: string, staticHeaders: Readonly<Record<string, string>>, connections: number) {
+    const target = new URL(url);
+    this.path = `${target.pathname}${target.search}`;
+    this.staticHeaders = lowerCased(staticHeaders);
+    this.pool = new Pool(target.origin, {
+      connections,
+      pipelining: 1,
+      // Our own timer (restarted by progress) bounds a request; undici's would cut long tool calls.
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      keepAliveTimeout: 30_000,
+    });
+  }
+
+  /** Sends one request and resolves with its result. @throws as described on the class. */
+  async request(session: HopSession, method: string, params: Record<string, unknown>, call: HopCall): Promise<Record<string, unknown>> {
+    if (this.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
+    // Given up before it was sent: nothing to cancel upstream.
+    if (call.signal?.aborted) throw new SdkError(SdkErrorCode.RequestTimeout, `AbortError: ${describeReason(call.signal.reason)}`, { timeout: call.timeoutMs });
+    const id = this.nextId++;
+    const modern = session.era === 'modern';
+    const meta = wireMeta(session, params._meta as Record<string, unknown> | undefined, call.onprogress ? id : undefined);
+    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: meta === undefined ? params : { ...params, _meta: meta } });
+    const headers = this.headers(session, call);
+    if (modern) {
+      headers['mcp-method'] = method;
+      const field = MCP_NAME_SOURCE[method];
+      const name = field === undefined ? undefined : params[field];
+      if (typeof name === 'string') headers['mcp-name'] = mcpParamValue(name);
+    }
+
+    const aborter = new AbortController();
+    let settle!: { resolve: (value: Record<string, unknown>) => void; reject: (error: unknown) => void };
+    const outcome = new Promise<Record<string, unknown>>((resolve, reject) => (settle = { resolve, reject }));
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (error: unknown, result?: Record<string, unknown>) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      call.signal?.removeEventListener('abort', onAbort);
+      if (error === undefined) settle.resolve(result!);
+      else settle.reject(error);
+    };
+    const giveUp = (reason: string) => {
+      if (done) return;
+      finish(new SdkError(SdkErrorCode.RequestTimeout, reason, { timeout: call.timeoutMs }));
+      if (!modern) this.cancelUpstream(session, call, id, reason);
+      aborter.abort();
+    };
+    const onAbort = () => giveUp(`AbortError: ${describeReason(call.signal?.reason)}`);
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => giveUp('Request timed out'), call.timeoutMs);
+    };
+    call.signal?.addEventListener('abort', onAbort, { once: true });
+    arm();
+
+    void this.exchange(session, call, id, headers, body, aborter.signal, finish, call.onprogress ? arm : undefined).catch((error: unknown) => {
+      if (done) return;
+      finish(transportError(error));
+    });
+    return outcome;
+  }
+
+  /** Closes every pooled connection (requests in flight fail). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.pool.destroy().catch(() => {});
+  }
+
+  private headers(session: HopSession, call: HopCall): Record<string, string> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    if (call.headers) for (const name in call.headers) headers[name.toLowerCase()] = call.headers[name]!;
+    headers['mcp-protocol-version'] = session.protocolVersion;
+    if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
+    for (const name in this.staticHeaders) headers[name] = this.staticHeaders[name]!;
+    if (call.credentialHeaders) for (const name in call.credentialHeaders) headers[name.toLowerCase()] = call.credentialHeaders[name]!;
+    if (call.requestId !== undefined) headers['x-request-id'] = call.requestId;
+    return headers;
+  }
+
+  /** The HTTP exchange of one request: sends it, then reads a JSON answer or an SSE stream until the response. */
+  private async exchange(
+    session: HopSession,
+    call: HopCall,
+    id: number,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+    finish: (error: unknown, result?: Record<string, unknown>) => void,
+    progressed: (() => void) | undefined,
+  ): Promise<void> {
+    const response = await this.pool.request({ path: this.path, method: 'POST', headers, body, signal });
+    const { statusCode } = response;
+    const type = contentType(response.headers['content-type']);
+    if (statusCode < 200 || statusCode >= 300) return finish(await httpError(response, id));
+    if (type === 'application/json') {
+      const text = await response.body.text();
+      const message = pick(JSON.parse(text) as unknown, id);
+      if (!message) return finish(new SdkError(SdkErrorCode.InvalidResult, `upstream answered HTTP ${statusCode} without a response to request ${id}`));
+      return finish(...settled(message, session, call));
+    }
+    if (type !== 'text/event-stream') {
+      await response.body.dump().catch(() => {});
+      return finish(
+        new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `upstream answered HTTP ${statusCode} with ${type || 'no content type'}`, {
+          status: statusCode,
+        }),
+      );
+    }
+    // SSE (WHATWG HTML §9.2 event stream parsing: `data:` lines joined by \n, dispatched on a blank line).
+    const decoder = new StringDecoder('utf8');
+    let buffer = '';
+    let data: string[] = [];
+    let answered = false;
+    const dispatch = () => {
+      if (data.length === 0) return;
+      const payload = data.join('\n');
+      data = [];
+      if (answered || payload === '') return;
+      let message: Record<string, unknown>;
+      try {
+        message = JSON.parse(payload) as Record<string, unknown>;
+      } catch {
+        return;
+      }
+      if (typeof message.method === 'string') {
+        if (message.id !== undefined && message.id !== null) this.answerServerRequest(session, call, message);
+        else this.notified(message.method, message.params as Record<string, unknown> | undefined, call, id, progressed);
+        return;
+      }
+      if (message.id === id) {
+        answered = true;
+        finish(...settled(message, session, call));
+        // The server SHOULD close the stream after the response (2025-11-25 basic/transports §Sending
+        // Messages to the Server); one that does not would hold this pooled socket for good.
+        setTimeout(() => {
+          if (!stream.readableEnded) stream.destroy();
+        }, STREAM_GRACE_MS).unref();
+      }
+    };
+    const lines = (chunk: Buffer) => {
+      buffer += decoder.write(chunk);
+      let start = 0;
+      for (;;) {
+        const end = buffer.indexOf('\n', start);
+        if (end < 0) break;
+        let line = buffer.slice(start, end);
+        start = end + 1;
+        if (line.endsWith('\r')) line = line.slice(0, -1);
+        if (line === '') dispatch();
+        else if (line.startsWith('data:')) data.push(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
+        // `event:`, `id:`, `retry:` and comments: this hop does not resume streams.
+      }
+      buffer = buffer.slice(start);
+    };
+    // Stream events rather than `for await`: no promise per chunk (each one runs the async hooks).
+    const stream = response.body;
+    try {
+      await new Promise<void>((resolve, reject) => {
+        stream.on('data', (chunk: Buffer) => {
+          try {
+            lines(chunk);
+          } catch (error) {
+            stream.destroy(error as Error);
+          }
+        });
+        stream.once('end', resolve);
+        stream.once('error', reject);
+        stream.once('close', () => resolve());
+      });
+    } catch (error) {
+      if (!answered) throw new UpstreamStreamBroken(`upstream response stream broke before the answer (${(error as Error).message})`, { cause: error });
+      return;
+    }
+    buffer += decoder.end();
+    if (buffer !== '' && buffer.startsWith('data:')) data.push(buffer.slice(buffer.charCodeAt(5) === 32 ? 6 : 5));
+    dispatch();
+    if (!answered) finish(new UpstreamStreamBroken('upstream response stream ended before the answer'));
+  }
+
+  private notified(method: string, params: Record<string, unknown> | undefined, call: HopCall, id: number, progressed: (() => void) | undefined): void {
+    if (method === 'notifications/progress') {
+      if (!call.onprogress || params?.progressToken !== id || typeof params.progress !== 'number') return;
+      progressed?.();
+      const { progressToken: _token, ...progress } = params;
+      call.onprogress(progress as { progress: number; total?: number; message?: string });
+    } else if (method === 'notifications/message') {
+      if (params && typeof params.level === 'string') call.onlog?.(params as unknown as LoggingMessageNotificationParams);
+    } else call.onnotification?.(method, params);
+  }
+
+  /**
+   * A server-to-client request on a response stream: ping is answered; sampling, elicitation and roots
+   * go to `call.oninputrequest` when there is one (its rejection is the error answered: a ProtocolError's
+   * code, else -32603); anything else is -32601.
+   */
+  private answerServerRequest(session: HopSession, call: HopCall, message: Record<string, unknown>): void {
+    const { id, method } = message;
+    if (method === 'ping' || !call.oninputrequest || !INPUT_METHODS.has(method as string)) {
+      const answer = method === 'ping' ? { result: {} } : { error: { code: -32601, message: 'Method not found' } };
+      this.post(session, call, { jsonrpc: '2.0', id, ...answer });
+      return;
+    }
+    const request = { method, params: message.params } as InputRequest;
+    call.oninputrequest(request).then(
+      (result) => this.post(session, call, { jsonrpc: '2.0', id, result }),
+      (error: unknown) =>
+        this.post(session, call, {
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: error instanceof ProtocolError ? error.code : -32603,
+            message: error instanceof Error ? error.message : String(error),
+          },
+        }),
+    );
+  }
+
+  /** `notifications/cancelled` for request `id` (2025 wire): best effort, its answer is not awaited. */
+  private cancelUpstream(session: HopSession, call: HopCall, id: number, reason: string): void {
+    this.post(session, call, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+  }
+
+  private post(session: HopSession, call: HopCall, message: unknown): void {
+    if (this.closed) return;
+    const headers = this.headers(session, { ...call, headers: undefined });
+    this.pool
+      .request({ path: this.path, method: 'POST', headers, body: JSON.stringify(message) })
+      .then((response) => response.body.dump())
+      .catch(() => {});
+  }
+}
+
+/** The `_meta` this hop sends: 2026-07-28's envelope under the caller's keys, and the progress token. */
+function wireMeta(session: HopSession, meta: Record<string, unknown> | undefined, progressToken: number | undefined): Record<string, unknown> | undefined {
+  if (session.envelope === undefined && progressToken === undefined) return meta;
+  const out: Record<string, unknown> = session.envelope ? { ...session.envelope, ...meta } : { ...meta };
+  if (progressToken !== undefined) out.progressToken = progressToken;
+  return out;
+}
+
+/** The message answering `id` in a JSON body (a single message or a batch). */
+function pick(parsed: unknown, id: number): Record<string, unknown> | undefined {
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  for (const message of messages)
+    if (message !== null && typeof message === 'object' && (message as { id?: unknown }).id === id) return message as Record<string, unknown>;
+  return undefined;
+}
+
+/** A response message as the SDK client would settle it: an error, or a result decoded for the era. */
+function settled(message: Record<string, unknown>, session: HopSession, call: HopCall): [unknown, Record<string, unknown>?] {
+  const error = message.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+  if (error !== undefined) {
+    if (typeof error?.code !== 'number') return [new SdkError(SdkErrorCode.InvalidResult, 'upstream answered a malformed JSON-RPC error')];
+    return [new ProtocolError(error.code, typeof error.message === 'string' ? error.message : '', error.data)];
+  }
+  const result = message.result;
+  if (result === null || typeof result !== 'object' || Array.isArray(result))
+    return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: not an object')];
+  const raw = result as Record<string, unknown>;
+  if (session.era !== 'modern') return [undefined, raw];
+  // The SDK's 2026-07-28 codec (decodeResult): resultType is required on this revision.
+  const resultType = raw.resultType;
+  if (resultType === 'complete') {
+    const { resultType: _complete, ...lifted } = raw;
+    return [undefined, lifted];
+  }
+  if (resultType === undefined) return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: missing required resultType (protocol revision 2026-07-28)')];
+  if (resultType === 'input_required') {
+    if (!call.allowInputRequired) return [new SdkError(SdkErrorCode.UnsupportedResultType, "Unsupported result type 'input_required'", { resultType })];
+    const requests = raw.inputRequests;
+    if ((requests === null || typeof requests !== 'object' || Object.keys(requests).length === 0) && typeof raw.requestState !== 'string') {
+      return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: input_required carries neither inputRequests nor requestState')];
+    }
+    return [undefined, raw];
+  }
+  return [new SdkError(SdkErrorCode.UnsupportedResultType, `Unsupported result type '${String(resultType)}'`, { resultType })];
+}
+
+/** A non-2xx answer: the JSON-RPC error it carries for this request, else the HTTP status. */
+async function httpError(response: Dispatcher.ResponseData, id: number): Promise<unknown> {
+  const { statusCode } = response;
+  if (statusCode === 401) {
+    await response.body.dump().catch(() => {});
+    return new SdkHttpError(SdkErrorCode.ClientHttpAuthentication, 'Server returned 401', { status: 401 });
+  }
+  const length = Number(response.headers['content-length'] ?? 0);
+  let text: string | undefined;
+  if (length <= MAX_ERROR_BODY) text = await response.body.text().catch(() => undefined);
+  else await response.body.dump().catch(() => {});
+  if (text !== undefined && text.length <= MAX_ERROR_BODY) {
+    try {
+      const message = pick(JSON.parse(text) as unknown, id);
+      if (message && message.error !== undefined) {
+        const [error] = settled(message, { era: 'legacy', protocolVersion: '' }, { timeoutMs: 0 });
+        if (error instanceof ProtocolError) return error;
+      }
+    } catch {
+      // Not JSON: the status is the answer.
+    }
+  }
+  return new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: ${text?.slice(0, 200) ?? `HTTP ${statusCode}`}`, {
+    status: statusCode,
+    text,
+  });
+}
+
+/** A failure of the exchange itself: lost connections as the SDK names them; our own abort has settled already. */
+function transportError(error: unknown): unknown {
+  if (error instanceof UpstreamStreamBroken || error instanceof SdkError || error instanceof ProtocolError) return error;
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === 'string' && LOST_CODES.has(code))
+    return new SdkError(SdkErrorCode.ConnectionClosed, `upstream connection lost (${code})`, undefined, { cause: error });
+  if (error instanceof SyntaxError) return new SdkError(SdkErrorCode.InvalidResult, `upstream answered invalid JSON (${error.message})`);
+  return new SdkError(SdkErrorCode.SendFailed, `upstream request failed (${(error as Error)?.message ?? String(error)})`, undefined, { cause: error });
+}
+
+function contentType(value: string | string[] | undefined): string {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return '';
+  const semi = raw.indexOf(';');
+  return (semi < 0 ? raw : raw.slice(0, semi)).trim().toLowerCase();
+}
+
+function lowerCased(headers: Readonly<Record<string, string>>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name in headers) out[name.toLowerCase()] = headers[name]!;
+  return out;
+}
+
+function describeReason(reason: unknown): string {
+  if (reason instanceof Error) return reason.message;
+  return reason === undefined ? 'This operation was aborted' : String(reason);
+}
+
+/**
+ * An `Mcp-Name` value as SEP-2243 asks clients to send it: as it is when it is a plain header value,
+ * else in the `=?base64?…?=` sentinel (the SDK's encodeMcpParamValue).
+ */
+function mcpParamValue(value: string): string {
+  const plain = value.length > 0 && value === value.trim() && !(value.startsWith('=?base64?') && value.endsWith('?=')) && /^[\t\x20-\x7e]*$/.test(value);
+  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}

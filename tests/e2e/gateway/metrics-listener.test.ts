@@ -1,0 +1,40 @@
+/**
+ * The separate metrics listener (`metrics.port`, issue 13) applies the main listener's Host and Origin
+ * rules: on a loopback bind, a request naming another host (a DNS-rebinding page) or from a foreign
+ * origin is refused with 403, while a scrape of 127.0.0.1 / localhost is served.
+ */
+import { request } from 'node:http';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../../helpers/free-port.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({ upstream: { tools: [] }, gateway: { metrics: { port: await freePort() } } });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+/** GET with exact headers (fetch forbids setting Host). */
+function get(url: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+describe('the metrics listener', () => {
+  it('refuses a foreign Host header and a foreign Origin with 403, and serves loopback scrapes', async () => {
+    const url = `${stack.gateway.metricsUrl}/metrics`;
+    const port = new URL(url).port;
+    expect(await get(url, { host: `rebind.example:${port}` })).toBe(403);
+    expect(await get(url, { host: `127.0.0.1:${port}`, origin: 'https://evil.example' })).toBe(403);
+    expect(await get(url, { host: `127.0.0.1:${port}` })).toBe(200);
+    expect(await get(url, { host: `localhost:${port}` })).toBe(200);
+  });
+});

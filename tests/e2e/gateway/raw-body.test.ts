@@ -1,0 +1,80 @@
+/**
+ * The MCP route reads the POST body raw and parses it once (gateway/http/mcp-endpoint.ts readBody):
+ * the rules co-body applied still hold (413 over the limit without a Content-Length too, -32700 for
+ * prototype poisoning, plain or \u-escaped; a JSON scalar is valid JSON, so -32600), a string value that merely mentions
+ * `__proto__` is an ordinary argument, and a gzip-encoded request body is still inflated.
+ */
+import { Readable } from 'node:stream';
+import { gzipSync } from 'node:zlib';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+const HEADERS = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2025-06-18',
+  'x-cpz-key': 'raw',
+  'x-cpz-secret': 'raw-secret',
+};
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({
+    upstream: {
+      tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } }, call: (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }) }],
+    },
+    gateway: { limits: { bodyBytes: 4096 } },
+  });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+async function post(body: string | Buffer | Readable, headers: Record<string, string> = {}) {
+  const response = await request(stack.mcpUrl, { method: 'POST', headers: { ...HEADERS, ...headers }, body });
+  const text = await response.body.text();
+  return { status: response.statusCode, text };
+}
+const callBody = (args: string) => `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":${args}}}`;
+const errorCode = (text: string) => (JSON.parse(text.replace(/^event: message\ndata: /, '').trim()) as { error?: { code: number } }).error?.code;
+
+describe('the raw body read on the MCP route', () => {
+  it('answers 413 for a chunked body over limits.bodyBytes (no Content-Length to go by)', async () => {
+    async function* chunks() {
+      for (let i = 0; i < 10; i++) yield Buffer.alloc(1024, 0x20);
+    }
+    const { status, text } = await post(Readable.from(chunks()));
+    expect(status).toBe(413);
+    expect(errorCode(text)).toBe(-32000);
+  });
+
+  it('answers 400/-32600 for a JSON scalar: valid JSON that is no request object (JSON-RPC 2.0 §5.1 Invalid Request)', async () => {
+    const { status, text } = await post('42');
+    expect(status).toBe(400);
+    expect(errorCode(text)).toBe(-32600);
+  });
+
+  it.each([
+    ['a __proto__ key', callBody('{"__proto__":{"polluted":true}}')],
+    ['an escaped __proto__ key', callBody('{"\\u005f_proto__":{"polluted":true}}')],
+    ['constructor.prototype', callBody('{"constructor":{"prototype":{"polluted":true}}}')],
+  ])('answers 400/-32700 for %s', async (_what, body) => {
+    const { status, text } = await post(body);
+    expect(status).toBe(400);
+    expect(errorCode(text)).toBe(-32700);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('forwards a string argument that only mentions __proto__ and constructor', async () => {
+    const { status, text } = await post(callBody('{"note":"__proto__ and constructor are words"}'));
+    expect(status).toBe(200);
+    expect(text).toContain('__proto__ and constructor are words');
+  });
+
+  it('inflates a gzip-encoded request body', async () => {
+    const { status, text } = await post(gzipSync(callBody('{"zipped":true}')), { 'content-encoding': 'gzip' });
+    expect(status).toBe(200);
+    expect(text).toContain('zipped');
+  });
+});

@@ -1,0 +1,64 @@
+/**
+ * Live reload through `RunningGateway.reload` (the SIGHUP path without the signal): a call in flight
+ * when the configuration changes finishes on the old runtime, even when its upstream connection is
+ * replaced; new requests go out on the new connection; an unchanged configuration keeps everything.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/client';
+import { loadConfig } from '../../../config/load.ts';
+import { connectV2 } from '../../helpers/clients.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+const KEY = { 'x-cpz-key': 'reloader', 'x-cpz-secret': 'reloader-secret' };
+const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } });
+const text = (t: string) => [{ type: 'text' as const, text: t }];
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({
+    upstream: {
+      tools: [
+        { definition: tool('slow_tool'), call: () => new Promise((resolve) => setTimeout(() => resolve({ content: text('late') }), 1500)) },
+        { definition: tool('quick_tool'), call: async () => ({ content: text('quick') }) },
+      ],
+    },
+  });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+/** The stack's configuration (listen port 0, as it started), with `headers` on the upstream. */
+function configWith(headers: Record<string, string>) {
+  const config = loadConfig({
+    env: {},
+    overrides: { log: { level: 'silent' }, listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: stack.upstreamUrl, headers }] },
+  });
+  delete config.scopes.endpoint;
+  return config;
+}
+
+describe('reload with calls in flight', () => {
+  it('an unchanged configuration keeps the upstream as it is', async () => {
+    const plan = await stack.gateway.reload(configWith({}));
+    expect(plan).toMatchObject({ upstreams: [{ name: 'cpzai', decision: 'keep' }], removed: [] });
+  });
+
+  it('a call in flight finishes on the old connection while the upstream is replaced; the next call uses the new one', async () => {
+    const client = await connectV2(stack.mcpUrl, KEY);
+    try {
+      const slow = client.callTool({ name: 'slow_tool', arguments: {} });
+      // In flight: the upstream has it (and answers only after 1.5 s).
+      while (!stack.fake!.received.some((r) => r.method === 'tools/call')) await new Promise((resolve) => setTimeout(resolve, 20));
+      const plan = await stack.gateway.reload(configWith({ 'x-service-key': 'second' }));
+      expect(plan.upstreams).toEqual([{ name: 'cpzai', decision: 'replace' }]);
+      const after = await client.callTool({ name: 'quick_tool', arguments: {} });
+      expect(after).toMatchObject({ content: text('quick') });
+      expect(await slow).toMatchObject({ content: text('late') });
+      const calls = stack.fake!.received.filter((r) => r.method === 'tools/call');
+      expect(calls.map((r) => r.headers['x-service-key'])).toEqual([undefined, 'second']);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,205 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../config/load.ts';
+import { followBoundPorts } from '../../../gateway/cli/reference-ports.ts';
+import { connectV2, DATA_KEY_TOOLS, DEMO_KEYS, DEMO_SECRETS, namesOf } from '../../helpers/clients.ts';
+import { freePort } from '../../helpers/free-port.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+const ROOT = new URL('../../..', import.meta.url).pathname;
+const TSX = `${ROOT}node_modules/.bin/tsx`;
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs an entry point to completion with a clean GATEWAY_* environment. */
+async function run(script: string, args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const child = spawn(TSX, [script, ...args], { cwd: ROOT, env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const [status] = (await once(child, 'exit')) as [number | null];
+  return { status, stdout, stderr };
+}
+
+function cleanEnv(extra: Record<string, string>): Record<string, string> {
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !name.startsWith('GATEWAY_') && !/^(PLATFORM|UPSTREAM)_PORT$/.test(name)),
+  ) as Record<string, string>;
+  return { ...env, ...extra };
+}
+
+const STACK_TRACE = /\n\s+at .+:\d+:\d+/;
+
+// Each test spawns tsx processes (seconds each on a loaded machine): generous timeouts.
+describe('every entry point: --help and bad command lines', { timeout: 90_000 }, () => {
+  const entries = ['gateway/main.ts', 'scripts/start.ts', 'scripts/surfaces.ts', 'scripts/export-catalog.ts'];
+
+  it.each(entries)('%s --help prints the usage and exits 0 without doing anything else', async (script) => {
+    const result = await run(script, ['--help']);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/^Usage:/);
+    expect(result.stdout).toContain('--help');
+    expect(result.stderr).toBe('');
+  });
+
+  it.each(entries)('%s with an unknown option exits 2 with one error line and the synopsis, no stack trace', async (script) => {
+    const result = await run(script, ['--no-such-option']);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/^error: Unknown option '--no-such-option'/);
+    expect(result.stderr).toContain('Usage:');
+    expect(result.stderr).not.toMatch(STACK_TRACE);
+  });
+
+  it('gateway/main.ts names a bad configuration key and exits 2', async () => {
+    const result = await run('gateway/main.ts', ['--config', 'config/cpzai.yaml'], { GATEWAY_SCOPES_TIMEOUT_MS: 'soon' });
+    expect(result.status).toBe(2);
+    expect(result.stderr.trim()).toBe('invalid configuration: scopes.timeoutMs: must be integer (from GATEWAY_SCOPES_TIMEOUT_MS)');
+  });
+
+  it('gateway/main.ts refuses an unknown command and options of the other command', async () => {
+    const unknown = await run('gateway/main.ts', ['frobnicate']);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/^error: unknown command "frobnicate"/);
+    const misplaced = await run('gateway/main.ts', ['serve', '--key', 'k']);
+    expect(misplaced.status).toBe(2);
+    expect(misplaced.stderr).toMatch(/^error: --key belongs to the tools command/);
+    const noCredential = await run('gateway/main.ts', ['tools']);
+    expect(noCredential.status).toBe(2);
+    expect(noCredential.stderr).toMatch(/^error: tools needs a credential/);
+  });
+});
+
+describe('npm start: one --config convention, port variables honoured with any config', { timeout: 90_000 }, () => {
+  let child: ChildProcess | undefined;
+  afterAll(async () => {
+    // npm runs the script through sh: end the whole process group, not just npm.
+    if (child && child.exitCode === null) {
+      process.kill(-child.pid!, 'SIGTERM');
+      await once(child, 'exit');
+    }
+  });
+
+  it('npm start -- --config config/cpzai.yaml on PLATFORM_PORT/UPSTREAM_PORT/GATEWAY_LISTEN_PORT serves the data key its 10 tools', async () => {
+    const [platformPort, upstreamPort, gatewayPort] = [await freePort(), await freePort(), await freePort()];
+    child = spawn('npm', ['start', '--silent', '--', '--config', 'config/cpzai.yaml'], {
+      cwd: ROOT,
+      env: cleanEnv({
+        PLATFORM_PORT: String(platformPort),
+        UPSTREAM_PORT: String(upstreamPort),
+        GATEWAY_LISTEN_PORT: String(gatewayPort),
+        GATEWAY_LOG_LEVEL: 'warn',
+      }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (chunk) => (stdout += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
+    const exited = () => child!.exitCode !== null || child!.signalCode !== null;
+    await waitFor(() => stdout.includes('reload ') || exited(), 60_000);
+    expect(exited(), `npm start exited: ${stderr}`).toBe(false);
+    expect(stdout).toContain(`http://127.0.0.1:${platformPort}/v1`);
+    expect(stdout).toContain(`http://127.0.0.1:${upstreamPort}/mcp`);
+    expect(stdout).toContain(`http://127.0.0.1:${gatewayPort}/mcp`);
+    const client = await connectV2(`http://127.0.0.1:${gatewayPort}/mcp`, DEMO_KEYS.data);
+    try {
+      expect(namesOf(await client.listTools())).toEqual(DATA_KEY_TOOLS);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a config that points elsewhere is left alone; the reference addresses follow the bound ports', () => {
+    const config = loadConfig({ env: {} });
+    followBoundPorts(config, { upstreamUrl: 'http://127.0.0.1:4001/mcp', platformUrl: 'http://127.0.0.1:4002' }, {});
+    expect(config.upstreams[0]!.url).toBe('http://127.0.0.1:4001/mcp');
+    expect(config.scopes.endpoint).toBe('http://127.0.0.1:4002/v1/me');
+    const elsewhere = loadConfig({
+      env: {},
+      overrides: { upstreams: [{ url: 'http://upstream.example:3001/mcp' }], scopes: { endpoint: 'http://127.0.0.1:9999/me' } },
+    });
+    followBoundPorts(elsewhere, { upstreamUrl: 'http://127.0.0.1:4001/mcp', platformUrl: 'http://127.0.0.1:4002' }, {});
+    expect(elsewhere.upstreams[0]!.url).toBe('http://upstream.example:3001/mcp');
+    expect(elsewhere.scopes.endpoint).toBe('http://127.0.0.1:9999/me');
+    const pinned = loadConfig({ env: {} });
+    followBoundPorts(
+      pinned,
+      { upstreamUrl: 'http://127.0.0.1:4001/mcp', platformUrl: 'http://127.0.0.1:4002' },
+      { GATEWAY_UPSTREAMS_0_URL: 'http://127.0.0.1:3001/mcp' },
+    );
+    expect(pinned.upstreams[0]!.url).toBe('http://127.0.0.1:3001/mcp');
+  });
+});
+
+describe('gateway/main.ts tools: what a credential sees on each surface', { timeout: 90_000 }, () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack.close();
+  });
+
+  it('--url asks a running gateway: 10 tools for the data key on /mcp, 6 on /mcp/compact; the secret is not printed', async () => {
+    const result = await run('gateway/main.ts', [
+      'tools',
+      '--url',
+      stack.gatewayUrl,
+      '--key',
+      DEMO_KEYS.data['x-cpz-key'],
+      '--secret',
+      DEMO_KEYS.data['x-cpz-secret'],
+    ]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('/mcp: 10 tools');
+    expect(result.stdout).toContain('/mcp/compact: 6 tools');
+    for (const name of DATA_KEY_TOOLS) expect(result.stdout).toMatch(new RegExp(`^  ${name} +read`, 'm'));
+    for (const secret of DEMO_SECRETS) expect(result.stdout + result.stderr).not.toContain(secret);
+  });
+
+  it('--json, and a refused credential fails with the status and exit 1', async () => {
+    const ok = await run('gateway/main.ts', [
+      'tools',
+      '--json',
+      '--url',
+      stack.gatewayUrl,
+      '--key',
+      DEMO_KEYS.identity['x-cpz-key'],
+      '--secret',
+      DEMO_KEYS.identity['x-cpz-secret'],
+    ]);
+    const views = JSON.parse(ok.stdout) as { path: string; tools: { name: string }[] }[];
+    expect(views.map((v) => v.path)).toEqual(['/mcp', '/mcp/compact']);
+    expect(views[0]!.tools.map((t) => t.name).sort()).toEqual(['get_profile']);
+    const refused = await run('gateway/main.ts', ['tools', '--url', stack.gatewayUrl, '--key', 'cpz_demo_data', '--secret', 'wrong-secret']);
+    expect(refused.status).toBe(1);
+    expect(refused.stdout).toMatch(/\/mcp: /);
+    expect(refused.stdout).not.toContain('wrong-secret');
+  });
+
+  it('without --url it starts a gateway from the configuration and asks it', async () => {
+    const result = await run('gateway/main.ts', ['tools', '--key', DEMO_KEYS.data['x-cpz-key'], '--secret', DEMO_KEYS.data['x-cpz-secret']], {
+      GATEWAY_UPSTREAMS_0_URL: stack.upstreamUrl,
+      GATEWAY_SCOPES_ENDPOINT: `${stack.platformUrl}/v1/me`,
+    });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain('/mcp: 10 tools');
+    expect(result.stdout).toContain('/mcp/compact: 6 tools');
+  });
+});
+
+async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * The external embeddings arm wired into the gateway (config `search.embeddings`): an in-process gateway
+ * whose search_tools asks a real HTTP server this test starts on a free loopback port, speaking the
+ * OpenAI-compatible `POST /v1/embeddings`. With the server up, its vectors find a tool no word of the
+ * query names; with it stopped, search_tools still answers (lexically), never an error, the failures are
+ * counted in `mcp_search_embedding_failures_total` and logged once, not once per search.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { withClient, type ToolResult } from '../helpers/era-client.ts';
+import { inProcessStack, routedFetch, type InProcessGateway as Stack } from '../helpers/in-process.ts';
+
+const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
+const MODEL = 'toy-embed';
+
+/** A toy embedding model: words hashed into 256 dimensions, with a few words given one meaning. */
+const SAME: Record<string, string> = { automobile: 'car', vehicle: 'car', forecast: 'weather' };
+function toyEmbedding(text: string): number[] {
+  const v = new Array<number>(256).fill(0);
+  for (const raw of text.toLowerCase().match(/[a-z]+/g) ?? []) {
+    const word = SAME[raw] ?? raw;
+    let h = 0;
+    for (const c of word) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+    v[h % 256] += 1;
+  }
+  return v;
+}
+
+let server: Server;
+const inputs: string[] = [];
+let stack: Stack;
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const parsed = JSON.parse(body) as { input: string[]; model: string };
+      if (req.method !== 'POST' || req.url !== '/v1/embeddings' || parsed.model !== MODEL) {
+        res.writeHead(404).end();
+        return;
+      }
+      inputs.push(...parsed.input);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          model: MODEL,
+          data: parsed.input.map((text, index) => ({ object: 'embedding', index, embedding: toyEmbedding(text) })),
+        }),
+      );
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  const tool = (name: string, description: string, readOnly: boolean) => ({
+    definition: { name, description, inputSchema: { type: 'object' as const }, annotations: { readOnlyHint: readOnly } },
+  });
+  stack = await inProcessStack({
+    upstream: {
+      tools: [
+        tool('rent_car', 'Rents a car for a number of days.', false),
+        tool('get_weather', 'Weather for a city.', true),
+        tool('list_orders', 'Lists your open orders.', true),
+        tool('place_order', 'Places a new order.', false),
+      ],
+    },
+    gateway: { search: { embeddings: { url: `http://127.0.0.1:${port}/v1`, model: MODEL, timeoutMs: 500 } } },
+  });
+});
+afterAll(async () => {
+  await stack?.close();
+  server?.closeAllConnections();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+type Answer = { tools: { name: string }[]; matched: number; total: number };
+async function search(query: string): Promise<ToolResult & { answer: Answer }> {
+  const result = await withClient('modern', stack.compactUrl, KEY, (c) => c.callTool('search_tools', { query, detail: 'brief' }));
+  return { ...result, answer: result.structuredContent as unknown as Answer };
+}
+
+async function failures(stage: 'tools' | 'query'): Promise<number> {
+  const text = await (await routedFetch(`${stack.gatewayUrl}/metrics`)).text();
+  const line = text.split('\n').find((row) => row.startsWith(`mcp_search_embedding_failures_total{stage="${stage}"} `));
+  return line ? Number(line.split(' ')[1]) : 0;
+}
+
+describe('search_tools with an external embeddings endpoint', () => {
+  it("finds by the endpoint's vectors a tool no word of the query names, each tool embedded once", async () => {
+    // Lexically, "automobile" matches nothing; the vectors are computed in the background after the build.
+    const deadline = Date.now() + 10_000;
+    let found = await search('automobile');
+    while (found.answer.tools[0]?.name !== 'rent_car' && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      found = await search('automobile');
+    }
+    expect(found.isError).toBeFalsy();
+    expect(found.answer.tools[0]?.name).toBe('rent_car');
+    expect((await search('forecast')).answer.tools[0]?.name).toBe('get_weather');
+    expect((await search('show my open orders')).answer.tools[0]?.name).toBe('list_orders');
+    const toolTexts = inputs.filter((text) => text.includes('\n'));
+    expect(toolTexts).toHaveLength(4);
+    expect(await failures('tools')).toBe(0);
+    expect(await failures('query')).toBe(0);
+  });
+
+  it('answers lexically once the endpoint is down, counting every failure and logging the first only', async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    const before = await failures('query');
+    const down = await search('automobile');
+    expect(down.isError).toBeFalsy();
+    expect(down.answer.tools).toEqual([]);
+    expect(down.answer.matched).toBe(0);
+    const lexical = await search('show my open orders');
+    expect(lexical.isError).toBeFalsy();
+    expect(lexical.answer.tools[0]?.name).toBe('list_orders');
+    expect(await failures('query')).toBe(before + 2);
+    const warnings = stack.logs.records('embeddings endpoint failed');
+    expect(warnings).toHaveLength(1);
+    expect(JSON.stringify(warnings)).not.toContain('automobile');
+  });
+});

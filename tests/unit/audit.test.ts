@@ -1,0 +1,113 @@
+/**
+ * gateway/obs/audit.ts on its own: one JSON line per decision on its own destination, digests keyed
+ * (stable under one key, different under another, independent of key order) and never the values.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/load.ts';
+import { canonicalJson, createAuditLog, type ToolDecision } from '../../gateway/obs/audit.ts';
+import { LogCapture } from '../helpers/log-capture.ts';
+
+const decision = (over: Partial<ToolDecision> = {}): ToolDecision => ({
+  requestId: 'req-1',
+  traceId: 'a'.repeat(32),
+  credentialDigest: 'd'.repeat(64),
+  client: { name: 'claude-code', version: '2.0' },
+  surface: 'compact',
+  via: 'call_tool',
+  upstream: 'cpzai',
+  tool: 'place_order',
+  readOnly: false,
+  outcome: 'refused_write_via_call_tool',
+  reason: 'call_directly',
+  arguments: { symbol: 'AAPL', quantity: 1 },
+  durationMs: 1.234,
+  ...over,
+});
+
+describe('audit log', () => {
+  it('writes one event per decision with keyed digests and no argument values', async () => {
+    const out = new LogCapture();
+    const audit = createAuditLog({ destination: 'off', digestKey: 'k'.repeat(32) }, { destination: out });
+    audit.record(decision());
+    audit.record(decision({ arguments: { quantity: 1, symbol: 'AAPL' } }));
+    await audit.close();
+    const lines = out.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(2);
+    const [event] = lines;
+    expect(event).toMatchObject({
+      event: 'tool_decision',
+      requestId: 'req-1',
+      traceId: 'a'.repeat(32),
+      client: 'claude-code',
+      clientVersion: '2.0',
+      surface: 'compact',
+      via: 'call_tool',
+      upstream: 'cpzai',
+      tool: 'place_order',
+      readOnly: false,
+      outcome: 'refused_write_via_call_tool',
+      reason: 'call_directly',
+      durationMs: 1.2,
+    });
+    expect(Date.parse(event.time)).not.toBeNaN();
+    expect(event.credential).toMatch(/^[0-9a-f]{64}$/);
+    expect(event.credential).not.toBe('d'.repeat(64));
+    expect(event.arguments).toBe(lines[1].arguments);
+    expect(out.text).not.toContain('AAPL');
+    expect(Object.keys(event)).not.toContain('level');
+  });
+
+  it('gives other digests under another key', async () => {
+    const a = new LogCapture();
+    const b = new LogCapture();
+    createAuditLog({ destination: 'off', digestKey: 'k'.repeat(32) }, { destination: a }).record(decision());
+    createAuditLog({ destination: 'off', digestKey: 'j'.repeat(32) }, { destination: b }).record(decision());
+    const [ea, eb] = [JSON.parse(a.text), JSON.parse(b.text)];
+    expect(ea.credential).not.toBe(eb.credential);
+    expect(ea.arguments).not.toBe(eb.arguments);
+  });
+
+  it('appends to a file destination, creating its folder', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'audit-')), 'nested', 'audit.log');
+    const audit = createAuditLog({ destination: path, digestKey: 'k'.repeat(32) });
+    audit.record(decision({ outcome: 'ok', reason: undefined }));
+    await audit.close();
+    const lines = readFileSync(path, 'utf8').trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ outcome: 'ok', tool: 'place_order' });
+  });
+
+  it('takes its destination and digest key from the configuration, ${VAR} included', () => {
+    const c = loadConfig({
+      env: { GATEWAY_AUDIT_DESTINATION: 'stderr', AUDIT_KEY: 'from-the-environment-0123' },
+      overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }], audit: { digestKey: '${AUDIT_KEY}' } },
+    });
+    expect(c.audit).toEqual({ destination: 'stderr', digestKey: 'from-the-environment-0123' });
+    expect(() => loadConfig({ env: {}, overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }], audit: { digestKey: 'short' } } })).toThrow(
+      /audit\.digestKey: must be at least 16 characters/,
+    );
+  });
+
+  it('records nothing when off', () => {
+    expect(createAuditLog({ destination: 'off' }).enabled).toBe(false);
+  });
+
+  it('canonicalises JSON key order at every depth', () => {
+    expect(canonicalJson({ b: [{ y: 1, x: 2 }], a: null })).toBe('{"a":null,"b":[{"x":2,"y":1}]}');
+    // What JSON.stringify writes, keys aside: undefined members dropped, undefined elements null, escapes kept.
+    const value = { z: [1, undefined, 'a"\n', { q: undefined, p: [[], {}] }], y: true, x: -0.5 };
+    expect(canonicalJson(value)).toBe(JSON.stringify({ x: -0.5, y: true, z: [1, null, 'a"\n', { p: [[], {}] }] }));
+  });
+
+  it('digests arguments nested deeper than the call stack (a tools/call may carry them before its limits are checked)', () => {
+    const depth = 200_000;
+    const deep = JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`) as unknown;
+    expect(canonicalJson(deep)).toHaveLength(2 * depth + 1);
+  });
+});

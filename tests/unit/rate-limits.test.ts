@@ -1,0 +1,110 @@
+/**
+ * The budget rule (gateway/policy/rate-limits.ts) and the in-memory limiter (gateway/store/rate-limiter.ts):
+ * which budgets a call spends, overrides per upstream and tool with counters of their own, and a
+ * refusal that gives back what the earlier budgets of the same call spent.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/load.ts';
+import { createMetrics } from '../../gateway/obs/metrics.ts';
+import { createLogger } from '../../gateway/obs/log.ts';
+import { anyBudget, requestCharge, toolCallCharges } from '../../gateway/policy/rate-limits.ts';
+import { createRateLimiter } from '../../gateway/store/rate-limiter.ts';
+
+const config = (overrides: Record<string, unknown> = {}) =>
+  loadConfig({
+    env: {},
+    overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp', ...(overrides.upstream as object) }], rateLimits: overrides.rateLimits as never },
+  });
+const read = { upstream: 'cpzai', upstreamName: 'list_orders', readOnly: true };
+const write = { upstream: 'cpzai', upstreamName: 'place_order', readOnly: false };
+
+describe('rate budget rule', () => {
+  it('spends nothing without budgets', () => {
+    const c = config();
+    expect(anyBudget(c)).toBe(false);
+    expect(requestCharge(c.rateLimits, 'd')).toBeUndefined();
+    expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd')).toEqual([]);
+  });
+
+  it('charges reads and writes to separate budgets, then the tool budget', () => {
+    const c = config({
+      rateLimits: {
+        requests: { points: 100, durationMs: 60000 },
+        reads: { points: 50, durationMs: 60000 },
+        writes: { points: 2, durationMs: 60000 },
+        tool: { points: 10, durationMs: 1000 },
+      },
+    });
+    expect(requestCharge(c.rateLimits, 'd')).toEqual({ budget: 'requests', key: 'requests:d', limit: { points: 100, durationMs: 60000 } });
+    expect(toolCallCharges(c.rateLimits, c.upstreams[0], read, 'd').map((x) => [x.budget, x.key])).toEqual([
+      ['reads', 'reads:d'],
+      ['tool', 'tool:cpzai:list_orders:d'],
+    ]);
+    expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd').map((x) => [x.budget, x.key, x.limit.points])).toEqual([
+      ['writes', 'writes:d', 2],
+      ['tool', 'tool:cpzai:place_order:d', 10],
+    ]);
+  });
+
+  it('lets an upstream and a tool override the budgets, with counters of their own', () => {
+    const c = config({
+      rateLimits: { writes: { points: 5, durationMs: 60000 }, tool: { points: 10, durationMs: 1000 } },
+      upstream: { rateLimits: { writes: { points: 1, durationMs: 60000 }, tools: { place_order: { points: 3, durationMs: 10000 } } } },
+    });
+    expect(anyBudget(c)).toBe(true);
+    expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd').map((x) => [x.budget, x.key, x.limit.points])).toEqual([
+      ['writes', 'writes:cpzai:d', 1],
+      ['tool', 'tool:cpzai:place_order:d', 3],
+    ]);
+  });
+
+  it('reads budgets from GATEWAY_* variables (JSON or one key at a time), and the store follows cache.store', () => {
+    const c = loadConfig({
+      env: {
+        GATEWAY_RATE_LIMITS_REQUESTS: '{"points":5,"durationMs":1000}',
+        GATEWAY_RATE_LIMITS_WRITES_POINTS: '2',
+        GATEWAY_RATE_LIMITS_WRITES_DURATION_MS: '60000',
+        REDIS_URL: 'redis://127.0.0.1:1',
+      },
+      overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp' }] },
+    });
+    expect(c.rateLimits).toMatchObject({ store: 'redis', requests: { points: 5, durationMs: 1000 }, writes: { points: 2, durationMs: 60000 } });
+    expect(config().rateLimits.store).toBe('memory');
+    expect(() =>
+      loadConfig({ env: { GATEWAY_RATE_LIMITS_STORE: 'redis' }, overrides: { upstreams: [{ name: 'cpzai', url: 'http://127.0.0.1:1/mcp' }] } }),
+    ).toThrow(/cache\.redisUrl: required when rateLimits\.store is redis/);
+  });
+
+  it('refuses a window that is not whole seconds, naming the key', () => {
+    expect(() => config({ rateLimits: { writes: { points: 1, durationMs: 1500 } } })).toThrow(/rateLimits\.writes\.durationMs: must be multiple of 1000/);
+  });
+});
+
+describe('in-memory limiter', () => {
+  const limiter = () => {
+    const metrics = createMetrics();
+    return { metrics, limiter: createRateLimiter({ store: 'memory', metrics, log: createLogger(config(), { write: () => {} } as never) }) };
+  };
+
+  it('refuses past the limit with the time until the window reopens, and counts it by budget', async () => {
+    const { metrics, limiter: l } = limiter();
+    const charge = { budget: 'writes' as const, key: 'writes:d', limit: { points: 2, durationMs: 60000 } };
+    expect(await l.consume([charge])).toEqual({ ok: true });
+    expect(await l.consume([charge])).toEqual({ ok: true });
+    const refused = await l.consume([charge]);
+    expect(refused).toMatchObject({ ok: false, budget: 'writes', limit: { points: 2 } });
+    expect(refused.ok === false && refused.retryAfterMs).toBeGreaterThan(55000);
+    expect(await metrics.registry.getSingleMetricAsString('mcp_rate_limited_total')).toMatch(/mcp_rate_limited_total\{budget="writes"\} 1/);
+  });
+
+  it('gives back what the earlier budgets of a refused call spent', async () => {
+    const { limiter: l } = limiter();
+    const reads = { budget: 'reads' as const, key: 'reads:d', limit: { points: 2, durationMs: 60000 } };
+    const tool = { budget: 'tool' as const, key: 'tool:u:t:d', limit: { points: 1, durationMs: 60000 } };
+    expect((await l.consume([reads, tool])).ok).toBe(true);
+    expect(await l.consume([reads, tool])).toMatchObject({ ok: false, budget: 'tool' });
+    // The refused call's read point came back: another tool can still spend the second one.
+    expect((await l.consume([reads, { ...tool, key: 'tool:u:other:d' }])).ok).toBe(true);
+    expect(await l.consume([reads])).toMatchObject({ ok: false, budget: 'reads' });
+  });
+});
