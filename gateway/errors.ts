@@ -31,6 +31,7 @@ export type ErrorKind =
   | 'output_schema_violation'
   | 'cancelled'
   | 'rate_limited'
+  | 'missing_client_capability'
   | 'internal';
 
 /** Who the error is about: the client's request, the gateway, or the upstream behind it. */
@@ -106,6 +107,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     // (JSON-RPC 2.0 §5.1), unlike -32020..-32099, which the MCP spec reserves for its own codes.
     case 'rate_limited':
       return { code: -32000, httpStatus: 429, blame: 'client' };
+    // MissingRequiredClientCapability (2026-07-28 basic/index §Error Codes; SEP-2663 for the tasks extension).
+    case 'missing_client_capability':
+      return { code: -32021, httpStatus: 400, blame: 'client' };
     case 'internal':
       return { code: -32603, httpStatus: 200, blame: 'gateway' };
   }

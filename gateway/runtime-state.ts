@@ -12,6 +12,7 @@ import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
 import type { OAuth } from './auth/oauth/index.ts';
 import type { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
 import type { InputBridge } from './upstream/input-bridge.ts';
+import type { TaskIndex } from './store/task-index.ts';
 import type { AuditLog } from './obs/audit.ts';
 import type { Tracing } from './obs/tracing.ts';
 import type { RateLimiter } from './store/rate-limiter.ts';
@@ -50,6 +51,8 @@ export interface GatewayRuntime {
   readonly inputBridge: InputBridge;
   /** Upstream resource subscriptions held for 2026-07-28 callers' `subscriptions/listen` streams. */
   readonly resourceSubscriptions: ResourceSubscriptionRelay;
+  /** The tasks each credential created through the gateway, for tasks/list (surfaces/tasks.ts). */
+  readonly taskIndex: TaskIndex;
   /** OpenTelemetry spans (off unless configured). */
   readonly tracing: Tracing;
   /** The audit trail of tool decisions (off unless `audit.destination` is set). */

@@ -16,6 +16,7 @@ import { SearchIndexCache } from './catalog/search-index-cache.ts';
 import { UpstreamSet } from './catalog/upstream-set.ts';
 import { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
 import { InputBridge } from './upstream/input-bridge.ts';
+import { MAX_TTL_MS, TaskIndex } from './store/task-index.ts';
 import { InputValidator } from './checks/input-check.ts';
 import { OutputValidator } from './checks/output-check.ts';
 import { createApp, type McpMount } from './http/app.ts';
@@ -182,6 +183,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       },
       log,
     ),
+    taskIndex: new TaskIndex(store('tasks', MAX_TTL_MS, config.cache.maxEntries)),
     tracing: createTracing(config.tracing, { log }),
     audit: createAuditLog(config.audit, { destination: options.auditDestination, log }),
     rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, redisUrl: config.cache.redisUrl, metrics, log }) : undefined,

@@ -15,10 +15,12 @@ export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /**
- * Extensions that define methods of their own which the gateway does not route: advertising them would
- * promise what every such request then refuses (-32601). Everything else (extensions that annotate core
- * requests and results, as MCP Apps does with `_meta.ui` and `ui://` resources) is relayed by the core
- * methods and advertised.
+ * Extensions that define methods of their own, which the merge leaves out: advertising them for any
+ * upstream would promise what the gateway may not route. The tasks extension is advertised by the tasks
+ * relay's own rule instead (to 2026-07-28 callers, when a 2026-07-28 upstream declares it: mcp/server.ts
+ * capabilitiesFor, surfaces/tasks.ts). Everything else (extensions that annotate core requests and
+ * results, as MCP Apps does with `_meta.ui` and `ui://` resources) is relayed by the core methods and
+ * advertised.
  */
 export const UNROUTED_EXTENSIONS: ReadonlySet<string> = new Set([TASKS_EXTENSION]);
 

@@ -9,7 +9,7 @@ import type { Logger } from '../obs/log.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
 import { mergeExtensions, uiResourceOwners } from './extensions.ts';
-import type { ListMethod, OnBehalfOf, UpstreamClient, UpstreamInfo } from '../upstream/client.ts';
+import type { ListMethod, OnBehalfOf, TaskForms, UpstreamClient, UpstreamInfo } from '../upstream/client.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
 /** The per-request methods that name no tool: routed by prompt name or resource URI. */
@@ -87,7 +87,19 @@ export class UpstreamSet {
     const sections = infos.filter(({ info }) => info!.instructions).map(({ name, info }) => `## ${name}\n${info!.instructions}`);
     const intro = `Tools and prompts of ${infos.length} MCP servers, named ${namingHint(this.naming)}.`;
     const resourceUpdates = infos.some(({ info }) => info!.resourceUpdates === true);
-    return { era: 'modern', sessionful: false, capabilities, instructions: [intro, ...sections].join('\n\n'), resourceUpdates };
+    const legacyTasks = infos.filter(({ info }) => info!.tasks?.legacy);
+    const tasks: TaskForms = {
+      ...(legacyTasks.length ? { legacy: { cancel: legacyTasks.some(({ info }) => info!.tasks!.legacy!.cancel) } } : {}),
+      ...(infos.some(({ info }) => info!.tasks?.modern) ? { modern: true as const } : {}),
+    };
+    return {
+      era: 'modern',
+      sessionful: false,
+      capabilities,
+      instructions: [intro, ...sections].join('\n\n'),
+      resourceUpdates,
+      ...(Object.keys(tasks).length ? { tasks } : {}),
+    };
   }
 
   /**

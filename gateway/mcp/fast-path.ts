@@ -221,7 +221,8 @@ function callRequest(plain: PlainRequest) {
  * client and is sent unchanged.
  */
 function resultAnswer(plain: PlainRequest, result: Record<string, unknown>): string {
-  const checked = (result.resultType === 'input_required' ? undefined : asSpecType('CallToolResult', result)) ?? result;
+  // input_required and a relayed task (SEP-2663 `resultType: "task"`) are not CallToolResults: sent as they are.
+  const checked = (result.resultType === 'input_required' || result.resultType === 'task' ? undefined : asSpecType('CallToolResult', result)) ?? result;
   return JSON.stringify({ result: plain.era === 'modern' ? encodeModern(checked) : checked, jsonrpc: '2.0', id: plain.id });
 }
 

@@ -6,6 +6,29 @@ import { MeteredServer } from './message-metrics.ts';
 
 type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
+/** Carries a relayed CreateTaskResult past the SDK's CallToolResult check (see {@link passTaskResults}). */
+class TaskCreated extends Error {
+  constructor(readonly result: Result) {
+    super('task created');
+  }
+}
+
+/**
+ * The SDK (2.4) has no task runtime: its tools/call wrapper holds every result to CallToolResult, which
+ * would reject a 2025-11-25 CreateTaskResult (`{ task }`, no content) and give a SEP-2663 one (`resultType:
+ * "task"`) an empty `content`. A relayed task result (surfaces/tasks.ts relayCreatedTask) is passed
+ * around that check as it is; the encoder still stamps the envelope (`resultType` "task" passes for
+ * tools/call).
+ */
+function passTaskResults(handler: Handler): Handler {
+  return async (request, ctx) => {
+    const result = await handler(request, ctx);
+    const task = (result as { task?: { taskId?: unknown } }).task;
+    if (result.resultType === 'task' || (typeof task?.taskId === 'string' && !('content' in result))) throw new TaskCreated(result);
+    return result;
+  };
+}
+
 /**
  * The low-level Server each request is answered by: it counts its messages ({@link MeteredServer}) and
  * answers params that break the method's spec schema with one -32602 line naming the offending path
@@ -20,11 +43,12 @@ export class GatewayServer extends MeteredServer {
   private readonly keptCodes = new Map<string | number, number>();
 
   protected override _wrapHandler(method: string, handler: Handler): Handler {
-    const wrapped = super._wrapHandler(method, handler);
+    const wrapped = super._wrapHandler(method, method === 'tools/call' ? passTaskResults(handler) : handler);
     return async (request, ctx) => {
       try {
         return await wrapped(request, ctx);
       } catch (error) {
+        if (error instanceof TaskCreated) return error.result;
         if (error instanceof RelayedUpstreamError && error.code === RESOURCE_NOT_FOUND_2025 && this.labels.era === 'legacy')
           this.keptCodes.set(request.id, error.code);
         if (error instanceof GatewayError || error instanceof RelayedUpstreamError) throw error;

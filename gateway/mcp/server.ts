@@ -6,14 +6,16 @@ import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
 import { CACHE_HINTS, GATEWAY_SERVER_INFO } from './wire.ts';
 import { dispatchRecordOf } from './message-metrics.ts';
-import { mergeExtensions } from '../catalog/extensions.ts';
+import { mergeExtensions, TASKS_EXTENSION } from '../catalog/extensions.ts';
+import { cancelTask, getTask, listTasks, requireTasksDeclared, taskResult, updateTask } from '../surfaces/tasks.ts';
+import * as z from 'zod/v4';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { Listing } from '../catalog/listing.ts';
 import { dispatchRuntimeOf, type DispatchContext, type ProjectCallToolResult, type Surface } from './types.ts';
 import type { Logger } from '../obs/log.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
-import { LIST_ITEMS, type ListMethod, type UpstreamInfo } from '../upstream/client.ts';
+import { LIST_ITEMS, type ListMethod, type TaskMethod, type UpstreamInfo } from '../upstream/client.ts';
 import type { RoutedMethod } from '../catalog/upstream-set.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
@@ -43,7 +45,7 @@ type Arm<M extends GatewayMethod> = (request: RequestTypeMap[M], d: DispatchCont
  */
 const ARMS: { [M in GatewayMethod]: Arm<M> } = {
   'tools/list': async (r, d) => ({ tools: (await toolsListing(d, r.params)).tools }),
-  'tools/call': (r, d) => d.surface.callTool(d, r.params.name, r.params.arguments),
+  'tools/call': (r, d) => d.surface.callTool(d, r.params.name, r.params.arguments, (r.params as { task?: Record<string, unknown> }).task),
   'resources/list': (r, d) => passThroughList(d, r.params, 'resources/list'),
   'resources/templates/list': (r, d) => passThroughList(d, r.params, 'resources/templates/list'),
   'resources/read': (r, d) => forwardRouted(d, 'resources/read', r.params) as never,
@@ -124,6 +126,7 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
       if (SERVED[method](capabilities, era)) register(server, method, { runtime: arms, surface, caller, project }, runtime.log);
     }
+    for (const method of taskMethodsServed(capabilities, era)) registerTaskMethod(server, method, { runtime: arms, surface, caller, project }, runtime.log);
     return server;
   };
 }
@@ -131,6 +134,40 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
 function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger): void {
   // mcp_requests_total is counted for every message by the MeteredServer, not here.
   server.setRequestHandler(method, (request, ctx) => dispatch(method, request, { ...base, request: ctx.mcpReq, log: requestLogger(log) }));
+}
+
+/**
+ * The task methods' arms (surfaces/tasks.ts). The SDK has no task runtime, so they are registered by
+ * the schema-taking form (the SDK then lets them through on 2026-07-28, where tasks/get and tasks/cancel
+ * are the extension's, and types their params loosely); a 2026-07-28 request that does not declare the
+ * extension is answered -32021 first (SEP-2663).
+ */
+const TASK_ARMS: Record<TaskMethod, (d: DispatchContext, params: Record<string, unknown>) => Promise<Record<string, unknown>>> = {
+  'tasks/get': getTask,
+  'tasks/result': taskResult,
+  'tasks/list': listTasks,
+  'tasks/cancel': cancelTask,
+  'tasks/update': updateTask,
+};
+const TASK_PARAMS = z.looseObject({ taskId: z.string().optional(), cursor: z.string().optional() });
+
+/** The task methods served to this caller: the form of its era, when an upstream serves that form (capabilitiesFor). */
+function taskMethodsServed(capabilities: ServerCapabilities, era: 'modern' | 'legacy'): TaskMethod[] {
+  if (era === 'legacy') {
+    const tasks = (capabilities as { tasks?: { cancel?: unknown } }).tasks;
+    return tasks ? ['tasks/get', 'tasks/result', 'tasks/list', ...(tasks.cancel ? (['tasks/cancel'] as const) : [])] : [];
+  }
+  return capabilities.extensions?.[TASKS_EXTENSION] !== undefined ? ['tasks/get', 'tasks/update', 'tasks/cancel'] : [];
+}
+
+function registerTaskMethod(server: Server, method: TaskMethod, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger): void {
+  server.setRequestHandler(method, { params: TASK_PARAMS }, (params, ctx) => {
+    const d: DispatchContext = { ...base, request: ctx.mcpReq, log: requestLogger(log) };
+    return guarded(method, d, async () => {
+      requireTasksDeclared(d);
+      return TASK_ARMS[method](d, params as Record<string, unknown>);
+    });
+  });
 }
 
 /** Answers one request with its arm, under {@link guarded}. Used by the SDK handlers and the fast path alike. */
@@ -190,7 +227,8 @@ function noCursor(params: { cursor?: string } | undefined): void {
  * callers when an upstream can also deliver the updates to the gateway (UpstreamInfo.resourceUpdates):
  * their `resourceSubscriptions` on subscriptions/listen are then relayed.
  * `extensions`: the upstreams' declared extensions merged (catalog/extensions.ts), minus those whose
- * methods the gateway does not route; the same on both eras (initialize and server/discover).
+ * methods the gateway does not route; the same on both eras (initialize and server/discover). Tasks:
+ * each era's form when an upstream of that era serves it ({@link taskCapabilities}).
  */
 function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy'): ServerCapabilities {
   const up = info?.capabilities ?? {};
@@ -199,6 +237,8 @@ function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy
   // on subscriptions/listen are held at the owning upstream (upstream/resource-subscriptions.ts).
   const subscribe = (era === 'legacy' ? up.resources?.subscribe === true : info?.resourceUpdates === true) ? { subscribe: true } : {};
   const { extensions } = mergeExtensions([{ upstream: 'upstreams', extensions: up.extensions }]);
+  // The tasks extension is relayed to 2026-07-28 callers only (its 2025 form is the `tasks` capability).
+  if (era === 'modern' && info?.tasks?.modern) extensions[TASKS_EXTENSION] = {};
   return {
     ...(Object.keys(extensions).length ? { extensions: extensions as ServerCapabilities['extensions'] } : {}),
     tools: listChanged(up.tools?.listChanged),
@@ -206,5 +246,19 @@ function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy
     ...(up.prompts ? { prompts: listChanged(up.prompts.listChanged) } : {}),
     ...(up.completions ? { completions: {} } : {}),
     ...(up.logging ? { logging: {} } : {}),
+    ...taskCapabilities(info, era),
   };
+}
+
+/**
+ * What the tasks relay offers this caller (surfaces/tasks.ts): a 2025-era caller the 2025-11-25 `tasks`
+ * capability when a 2025-era upstream serves that form (task-augmented tools/call; tasks/list, the
+ * gateway's own; tasks/cancel when such an upstream has it), a 2026-07-28 caller the
+ * `io.modelcontextprotocol/tasks` extension when a 2026-07-28 upstream declares it. Nothing across eras.
+ */
+function taskCapabilities(info: UpstreamInfo | undefined, era: 'modern' | 'legacy'): Partial<ServerCapabilities> {
+  const tasks = info?.tasks;
+  if (era === 'legacy' && tasks?.legacy)
+    return { tasks: { list: {}, ...(tasks.legacy.cancel ? { cancel: {} } : {}), requests: { tools: { call: {} } } } } as Partial<ServerCapabilities>;
+  return {};
 }

@@ -26,13 +26,26 @@ import type { ProjectCallToolResult } from './wire.ts';
 /**
  * The part of the runtime the dispatch arms read: configuration, metrics, the upstreams (resources,
  * prompts, completion), output and input checks, listings, search indexes, the in-flight calls and the
- * input bridge (2025-era upstream calls waiting for a 2026-07-28 caller's answers).
+ * input bridge (2025-era upstream calls waiting for a 2026-07-28 caller's answers), the digest key and
+ * task index of the tasks relay (surfaces/tasks.ts).
  * Not the scope cache, the upstream set or the runtime's logger: the caller (policy/caller.ts) and the
  * edge hold those, and the request's logger is {@link DispatchContext.log}.
  */
 export type DispatchRuntime = Pick<
   GatewayRuntime,
-  'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls' | 'inputBridge' | 'audit' | 'rateLimiter'
+  | 'config'
+  | 'metrics'
+  | 'upstreams'
+  | 'outputs'
+  | 'listings'
+  | 'inputs'
+  | 'searchIndexes'
+  | 'inflightCalls'
+  | 'inputBridge'
+  | 'audit'
+  | 'rateLimiter'
+  | 'digestKey'
+  | 'taskIndex'
 >;
 
 const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
@@ -41,8 +54,9 @@ const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
   let view = dispatchRuntimes.get(runtime);
   if (!view) {
-    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter } = runtime;
-    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter };
+    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter, digestKey, taskIndex } =
+      runtime;
+    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter, digestKey, taskIndex };
     dispatchRuntimes.set(runtime, view);
   }
   return view;
@@ -79,8 +93,11 @@ export interface Surface {
   instructions(upstream: string | undefined): string | undefined;
   /** The caller's tools/list (cached per catalogue version and effective scopes). */
   listTools(d: DispatchContext): Promise<Listing>;
-  /** tools/call on this surface; return the result already projected (see `callCatalogTool`). */
-  callTool(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer>;
+  /**
+   * tools/call on this surface; return the result already projected (see `callCatalogTool`). `task`: the
+   * 2025-11-25 task augmentation of the call (surfaces/tasks.ts), if any.
+   */
+  callTool(d: DispatchContext, name: string, args: Record<string, unknown> | undefined, task?: Record<string, unknown>): Promise<ToolCallAnswer>;
   /**
    * Whether this surface's tools/list carries the catalogue tool (to a caller allowed to see it), so a
    * caller may know its definition: its `x-mcp-header` arguments are then checked at the edge (SEP-2243).

@@ -60,7 +60,7 @@ export function createMetrics(): GatewayMetrics {
     }),
     toolCalls: new Counter({
       name: 'mcp_tool_calls_total',
-      help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|invalid_arguments|output_schema_violation|input_required|rate_limited).',
+      help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|invalid_arguments|output_schema_violation|input_required|rate_limited|task).',
       labelNames: ['endpoint', 'tool', 'via', 'outcome'],
       registers: r,
     }),

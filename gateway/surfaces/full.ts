@@ -39,6 +39,6 @@ export const fullSurface: Surface = {
     const visible = await d.caller.visible();
     return d.runtime.listings.get(`full|${visible.key}`, () => visible.tools.map((tool) => fullDefinition(tool, d.runtime.config)));
   },
-  callTool: (d, name, args) => callToolDirect(d, name, args),
+  callTool: (d, name, args, task) => callToolDirect(d, name, args, task),
   advertises: () => true,
 };

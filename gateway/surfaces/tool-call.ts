@@ -9,6 +9,7 @@ import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision, spendToolBudgets } from './tool-decision.ts';
 import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
 import { isAppOnlyTool } from '../catalog/extensions.ts';
+import { createdTask, relayCreatedTask, requireTaskSupport, type TaskParam } from './tasks.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
@@ -27,10 +28,18 @@ export type { ToolCallAnswer } from '../mcp/types.ts';
  * an `input_required` answer is relayed as it is (nothing to check yet). The caller's access to the
  * tool is decided before this (callToolDirect, call_tool). Before anything is forwarded the call
  * spends its rate budgets (a spent one answers isError `rate_limited`, tool-decision.ts); every
- * outcome is recorded once as a tool decision (audit event, request span).
+ * outcome is recorded once as a tool decision (audit event, request span). A 2025-era caller's `task`
+ * augmentation is forwarded where the tool takes it (surfaces/tasks.ts requireTaskSupport), and a
+ * CreateTaskResult of either form is relayed under the caller's own task id (relayCreatedTask).
  * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
  */
-export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<ToolCallAnswer> {
+export async function callCatalogTool(
+  d: DispatchContext,
+  tool: CatalogTool,
+  args: Record<string, unknown> | undefined,
+  via: CallVia,
+  task?: TaskParam,
+): Promise<ToolCallAnswer> {
   const { metrics } = d.runtime;
   const started = performance.now();
   const labels = { endpoint: d.surface.name, tool: tool.name, via };
@@ -43,6 +52,15 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
     decided('invalid_arguments', `limits.${breach.limit}`);
     return toolErrorResult('invalid_arguments', `Invalid arguments for ${tool.name}: ${describeBreach(breach)}.`);
   }
+  // 2025-11-25 task augmentation: only where the tool and its upstream take it (-32601 otherwise, nothing sent).
+  if (task !== undefined) {
+    try {
+      await requireTaskSupport(d, tool);
+    } catch (error) {
+      decided('error', 'task_not_supported');
+      throw error;
+    }
+  }
   const limited = await spendToolBudgets(d, tool);
   if (limited) {
     metrics.toolCalls.inc({ ...labels, outcome: 'rate_limited' });
@@ -52,7 +70,14 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
   let result: CallToolResult;
   try {
     const upstream = d.caller.upstream(tool.upstream).client;
-    const raw = await forward(d, upstream, 'tools/call', { name: tool.upstreamName, arguments: args ?? {} }, tool.definition);
+    const raw = await forward(d, upstream, 'tools/call', { name: tool.upstreamName, arguments: args ?? {}, ...(task ? { task } : {}) }, tool.definition);
+    const created = createdTask(raw, task !== undefined);
+    if (created) {
+      // A task, not a result yet: the output check runs on its result (tasks/result, tasks/get).
+      metrics.toolCalls.inc({ ...labels, outcome: 'task' });
+      decided('ok', 'task_created');
+      return (await relayCreatedTask(d, tool, raw, created)) as unknown as ToolCallAnswer;
+    }
     if (isInputRequired(raw)) {
       metrics.toolCalls.inc({ ...labels, outcome: 'input_required' });
       decided('input_required');
@@ -109,7 +134,7 @@ export const NEAREST_LIMIT = 5;
  * are checked (by the upstream) only once the tool is allowed, so no validation message can describe a
  * hidden tool. `forward` sends hidden tools on anyway, for an upstream that checks every call itself.
  */
-export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined): Promise<ToolCallAnswer> {
+export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined, task?: TaskParam): Promise<ToolCallAnswer> {
   const started = performance.now();
   const visible = await d.caller.visible();
   const found = visible.catalog.byName.get(name) ?? visible.catalog.withheld?.get(name);
@@ -131,7 +156,7 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
     const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
     throw new GatewayError('unknown_tool', `Unknown tool: ${name}${hint}`, nearest.length ? { nearest } : {});
   }
-  return callCatalogTool(d, tool, args, 'direct');
+  return callCatalogTool(d, tool, args, 'direct', task);
 }
 
 /**

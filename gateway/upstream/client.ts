@@ -14,6 +14,8 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import { LRUCache } from 'lru-cache';
+import * as z from 'zod/v4';
+import { TASKS_EXTENSION } from '../catalog/extensions.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
@@ -37,7 +39,11 @@ export const LIST_ITEMS = {
 } as const;
 export type ListMethod = keyof typeof LIST_ITEMS;
 
-/** The per-request methods forwarded with the caller's credential (the last three: 2025-era upstreams only). */
+/**
+ * The per-request methods forwarded with the caller's credential (`logging/setLevel` and the resource
+ * subscriptions: 2025-era upstreams only), and the task methods: `tasks/result` and `tasks/list` of the
+ * 2025-11-25 tasks utility, `tasks/update` of the 2026-07-28 extension (SEP-2663), get and cancel both.
+ */
 export type ForwardMethod =
   | 'tools/call'
   | 'resources/read'
@@ -45,7 +51,14 @@ export type ForwardMethod =
   | 'completion/complete'
   | 'logging/setLevel'
   | 'resources/subscribe'
-  | 'resources/unsubscribe';
+  | 'resources/unsubscribe'
+  | TaskMethod;
+
+/** The task methods the gateway relays (see {@link ForwardMethod}). */
+export type TaskMethod = 'tasks/get' | 'tasks/result' | 'tasks/list' | 'tasks/cancel' | 'tasks/update';
+
+/** Any JSON object: the result schema of the task methods, which the SDK client has no runtime for. */
+const ANY_RESULT = z.looseObject({});
 
 /** What the upstream advertised when the gateway connected. */
 export interface UpstreamInfo {
@@ -59,6 +72,19 @@ export interface UpstreamInfo {
    * 2026-07-28 upstream, a sessionful 2025-era one, or stdio; a stateless 2025-era HTTP one cannot.
    */
   resourceUpdates?: boolean;
+  /**
+   * The task forms it serves: `legacy` when a 2025-era upstream declares
+   * `capabilities.tasks.requests.tools.call` (2025-11-25 basic/utilities/tasks; `cancel` when it also
+   * declares `tasks.cancel`), `modern` when a 2026-07-28 upstream declares the
+   * `io.modelcontextprotocol/tasks` extension (SEP-2663). Several upstreams: each form any of them serves.
+   */
+  tasks?: TaskForms;
+}
+
+/** The task forms served (see {@link UpstreamInfo.tasks}). */
+export interface TaskForms {
+  legacy?: { cancel: boolean };
+  modern?: true;
 }
 
 /** All pages of one list, with the cache hints of the first page (2026-07-28 upstreams only). */
@@ -80,6 +106,10 @@ export interface ForwardOptions extends OnBehalfOf {
   oninputrequest?: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>;
   /** Hand an `input_required` result back instead of failing (2026-07-28 multi-round-trip, manual mode). */
   allowInputRequired?: boolean;
+  /** Hand a 2026-07-28 `resultType: "task"` result (SEP-2663 CreateTaskResult) back instead of failing. */
+  allowTaskResult?: boolean;
+  /** `notifications/tasks/status` (2025-11-25) the upstream sends on this request's response stream. */
+  ontaskstatus?: (params: Record<string, unknown>) => void;
 }
 
 /**
@@ -108,6 +138,11 @@ const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod>([
   'logging/setLevel',
   'resources/subscribe',
   'resources/unsubscribe',
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+  'tasks/update',
 ]);
 const LIST_CHANGED: Readonly<Record<string, ListMethod>> = {
   'notifications/tools/list_changed': 'tools/list',
@@ -321,6 +356,14 @@ export class UpstreamClient {
     try {
       const session = this.hop && HOP_METHODS.has(method) ? this.hopSessions.get(client) : undefined;
       if (session) return await this.hop!.request(session, method, params, this.hopCall(options));
+      // The SDK client has no runtime for tasks (2.4): their methods, and a tools/call that may create one, go with a loose result schema.
+      if (method.startsWith('tasks/') || (method === 'tools/call' && params.task !== undefined))
+        return await client.request({ method, params }, ANY_RESULT, {
+          signal: options.signal,
+          onprogress: options.onprogress,
+          resetTimeoutOnProgress: options.onprogress !== undefined,
+          timeout: this.config.timeoutMs,
+        });
       return await client.request(
         { method: method as 'tools/call', params },
         {
@@ -385,6 +428,7 @@ export class UpstreamClient {
       instructions: client.getInstructions(),
     };
     info.resourceUpdates = info.capabilities.resources?.subscribe === true && (info.era === 'modern' || sessionful || this.transport === 'stdio');
+    info.tasks = taskSupport(info);
     if (transport instanceof StreamableHTTPClientTransport) this.hopSessions.set(client, hopSession(client, transport));
     if (sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
     else this.shared = client;
@@ -468,11 +512,13 @@ export class UpstreamClient {
         if (list) this.listChanged(list);
         const uri = (params as { uri?: unknown } | undefined)?.uri;
         if (method === 'notifications/resources/updated' && typeof uri === 'string') this.resourceUpdated(uri);
+        if (method === 'notifications/tasks/status' && params !== null && typeof params === 'object') options.ontaskstatus?.(params as Record<string, unknown>);
       },
       oninputrequest: options.oninputrequest,
       // The hop bypasses the SDK transport's fetch hook, so the trace context goes on here.
       headers: withTraceHeaders(options.headers),
       allowInputRequired: options.allowInputRequired,
+      allowTaskResult: options.allowTaskResult,
       timeoutMs: this.config.timeoutMs,
     };
   }
@@ -651,6 +697,8 @@ export class UpstreamClient {
       });
     }
     client.setNotificationHandler('notifications/resources/updated', (notification) => this.resourceUpdated(notification.params.uri));
+    // 2025-11-25 wire vocabulary the SDK types leave out (no tasks runtime): registered by its schema-less form.
+    client.setNotificationHandler('notifications/tasks/status', { params: ANY_RESULT }, (params) => forwardScope.getStore()?.ontaskstatus?.(params));
     const notify = (method: ListMethod) => () => this.listChanged(method);
     client.setNotificationHandler('notifications/tools/list_changed', notify('tools/list'));
     client.setNotificationHandler('notifications/prompts/list_changed', notify('prompts/list'));
@@ -673,6 +721,13 @@ export class UpstreamClient {
       ),
     );
   }
+}
+
+/** The task forms an upstream serves (see {@link UpstreamInfo.tasks}), from what it declared. */
+function taskSupport(info: UpstreamInfo): TaskForms | undefined {
+  const caps = info.capabilities as ServerCapabilities & { tasks?: { cancel?: unknown; requests?: { tools?: { call?: unknown } } } };
+  if (info.era === 'legacy') return caps.tasks?.requests?.tools?.call !== undefined ? { legacy: { cancel: caps.tasks.cancel !== undefined } } : undefined;
+  return caps.extensions?.[TASKS_EXTENSION] !== undefined ? { modern: true } : undefined;
 }
 
 /** The hop's view of a connected client: what its handshake negotiated, and the 2026-07-28 envelope it sends. */

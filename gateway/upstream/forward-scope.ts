@@ -23,6 +23,8 @@ export interface ForwardScope extends OnBehalfOf {
    * elicitation, roots on the request's own stream); absent: the upstream is refused (-32601).
    */
   oninputrequest?: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>;
+  /** A 2025-11-25 `notifications/tasks/status` the upstream sends on this request's response stream. */
+  ontaskstatus?: (params: Record<string, unknown>) => void;
   /** The JSON-RPC error code of this request's response as the upstream sent it (client.ts keepWireErrorCodes). */
   wireErrorCode?: number;
 }

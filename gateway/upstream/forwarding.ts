@@ -8,10 +8,17 @@ import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from
 import type { InputBridge, UpstreamInputRequest } from './input-bridge.ts';
 import { translateUpstreamError, type InputRequired, type TranslationContext } from '../mcp/error-translation.ts';
 import { upstreamSpan } from '../obs/tracing.ts';
+import { TASKS_EXTENSION } from '../catalog/extensions.ts';
 
 /** Cache hints are kept for modern callers only. */
 const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];
 const HOP_META_PREFIX = 'io.modelcontextprotocol/';
+/**
+ * `io.modelcontextprotocol/*` result `_meta` keys that describe the answer rather than the hop, so they
+ * are relayed (2025-11-25 basic/utilities/tasks: the related task of a tasks/result, the immediate
+ * answer a host may give the model while a task runs).
+ */
+const RELAYED_META_KEYS: ReadonlySet<string> = new Set(['io.modelcontextprotocol/related-task', 'io.modelcontextprotocol/model-immediate-response']);
 /** The methods whose 2026-07-28 result may be `input_required` (spec basic/patterns/mrtr). */
 const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
@@ -49,10 +56,13 @@ export async function forward(
   method: ForwardMethod,
   params: Record<string, unknown>,
   tool?: { inputSchema?: unknown },
+  extra: Pick<ForwardOptions, 'ontaskstatus'> = {},
 ): Promise<Record<string, unknown>> {
   const { request } = d;
   const info = await client.describe(d.caller.onBehalfOf);
-  const { _meta: _ignored, inputResponses: _responses, requestState: _state, ...rest } = params;
+  const { _meta: _ignored, inputResponses: responses, requestState: _state, ...fields } = params;
+  // tasks/update carries inputResponses as its own param (SEP-2663), not as a retry's.
+  const rest = method === 'tasks/update' ? { ...fields, inputResponses: responses ?? request.inputResponses ?? {} } : fields;
   const meta = forwardedMeta(request, d.caller.era, info);
   const mrtr = INPUT_REQUIRED_METHODS.has(method) ? retryFields(request) : {};
   const scan = tool && info.era === 'modern' ? paramHeaders(tool.inputSchema) : undefined;
@@ -65,7 +75,10 @@ export async function forward(
       ...d.caller.onBehalfOf,
       ...forwardOptions(request, tracked?.signal),
       allowInputRequired: INPUT_REQUIRED_METHODS.has(method),
+      // SEP-2663: only a caller that declared the tasks extension may be handed a task (its capabilities went upstream).
+      ...(method === 'tools/call' && info.era === 'modern' && callerDeclaresTasks(request) ? { allowTaskResult: true } : {}),
       ...(Object.keys(headers).length ? { headers } : {}),
+      ...extra,
     };
     const target = method === 'tools/call' || method === 'prompts/get' ? (typeof params.name === 'string' ? params.name : undefined) : undefined;
     const call = { upstream: client.name, url: client.config.url, method, target, requestId: request.id };
@@ -197,23 +210,34 @@ function forwardOptions(request: RequestView, signal: AbortSignal = request.sign
 
 /**
  * An upstream result as this gateway answers it: the upstream's hop `_meta` (its serverInfo) removed,
- * `resultType` left to this hop's SDK except an `input_required` one (relayed as it is), and the
+ * `resultType` left to this hop's SDK except an `input_required` or `task` one (relayed as it is), and the
  * upstream's cache hints kept only for a modern caller (a 2025-era answer must not carry 2026 fields;
  * the SDK does not strip what a handler returns).
  */
 export function relayedResult<T extends Record<string, unknown>>(result: T, era: 'modern' | 'legacy'): T {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(result)) {
-    if ((key === 'resultType' && value !== 'input_required') || (era === 'legacy' && CACHE_HINT_FIELDS.includes(key))) continue;
+    if ((key === 'resultType' && value !== 'input_required' && value !== 'task') || (era === 'legacy' && CACHE_HINT_FIELDS.includes(key))) continue;
     out[key] = value;
   }
   const meta = result._meta as Record<string, unknown> | undefined;
   if (meta) {
-    const kept = Object.entries(meta).filter(([key]) => !key.startsWith(HOP_META_PREFIX));
+    const kept = Object.entries(meta).filter(([key]) => !key.startsWith(HOP_META_PREFIX) || RELAYED_META_KEYS.has(key));
     if (kept.length) out._meta = Object.fromEntries(kept);
     else delete out._meta;
   }
   return out as T;
+}
+
+/**
+ * Whether a 2026-07-28 caller declared the tasks extension on this request (SEP-2663 §Capability
+ * Negotiation: per request, in `clientCapabilities.extensions`).
+ */
+export function callerDeclaresTasks(request: Pick<RequestView, 'envelope'>): boolean {
+  const capabilities = (request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as
+    | { extensions?: Record<string, unknown> }
+    | undefined;
+  return capabilities?.extensions?.[TASKS_EXTENSION] !== undefined;
 }
 
 /** Whether a relayed result asks the caller for input (2026-07-28 InputRequiredResult). */

@@ -31,6 +31,8 @@ export interface HopCall {
   headers?: Readonly<Record<string, string>>;
   /** Hand an `input_required` result back (2026-07-28 multi-round-trip, manual mode) instead of failing. */
   allowInputRequired?: boolean;
+  /** Hand a `resultType: "task"` result back (the tasks extension, SEP-2663) instead of failing. */
+  allowTaskResult?: boolean;
   /**
    * Answers the upstream's sampling, elicitation and roots requests on this request's response stream
    * (the input bridge, input-bridge.ts); absent, or for any other method: -32601.
@@ -60,7 +62,15 @@ export class UpstreamStreamBroken extends Error {
 }
 
 /** Request methods whose 2026-07-28 wire carries `Mcp-Name`, and the params field it mirrors (SEP-2243). */
-const MCP_NAME_SOURCE: Readonly<Record<string, string>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+const MCP_NAME_SOURCE: Readonly<Record<string, string>> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  // SEP-2663 Streamable HTTP routing headers: Mcp-Name carries the task id.
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+};
 /** Errors bodies are read for a JSON-RPC error up to this size; past it only the status counts. */
 const MAX_ERROR_BODY = 1 << 20;
 /** Connection refused or reset before any answer: the upstream (or the connection to it) is gone. */
@@ -372,6 +382,7 @@ function settled(message: Record<string, unknown>, session: HopSession, call: Ho
     return [undefined, lifted];
   }
   if (resultType === undefined) return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: missing required resultType (protocol revision 2026-07-28)')];
+  if (resultType === 'task' && call.allowTaskResult) return [undefined, raw];
   if (resultType === 'input_required') {
     if (!call.allowInputRequired) return [new SdkError(SdkErrorCode.UnsupportedResultType, "Unsupported result type 'input_required'", { resultType })];
     const requests = raw.inputRequests;

@@ -1,0 +1,223 @@
+import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
+import type { CatalogTool } from '../catalog/catalog.ts';
+import { GatewayError, toolErrorResult } from '../errors.ts';
+import type { DispatchContext } from '../mcp/types.ts';
+import { mintTaskId, openTaskId, type TaskRef } from '../policy/task-ids.ts';
+import { directCallAllowed, hiddenToolCallsFor } from '../policy/visibility.ts';
+import type { TaskMethod, UpstreamClient } from '../upstream/client.ts';
+import { callerDeclaresTasks, forward, forwardError, relayedResult } from '../upstream/forwarding.ts';
+
+/**
+ * The tasks relay (issue 18): MCP tasks created upstream by a tools/call through the gateway, in both
+ * forms, each relayed to callers of its own era:
+ * - 2025-11-25 basic/utilities/tasks (2025-era callers, 2025-era upstreams declaring
+ *   `capabilities.tasks.requests.tools.call`): tools/call with a `task` param answers a CreateTaskResult
+ *   (`{ task }`), then tasks/get, tasks/result (blocks until the task is terminal), tasks/list,
+ *   tasks/cancel; `notifications/tasks/status` arriving on a relayed request's stream is relayed;
+ * - the `io.modelcontextprotocol/tasks` extension (SEP-2663; 2026-07-28 callers declaring it per
+ *   request, 2026-07-28 upstreams declaring it): the upstream may answer any tools/call with a flat
+ *   CreateTaskResult (`resultType: "task"`), then tasks/get (the result or error inlined), tasks/update
+ *   (`inputResponses`), tasks/cancel (an empty ack).
+ * The gateway holds no task state: the id a caller sees is the upstream's, namespaced by upstream and
+ * tool and bound to the caller's credential digest (policy/task-ids.ts), so a task is reachable by the
+ * credential that created it only, and only while that credential may still call the tool (the one
+ * access rule, policy/visibility.ts, as for a direct call): anything else is answered exactly as an
+ * unknown task (-32602), before any upstream is contacted. tasks/list is the gateway's own (the
+ * credential's tasks, store/task-index.ts), each task's state asked of its upstream.
+ */
+
+/** 2025-11-25 `task` param of a task-augmented request (`ttl` in ms, optional). */
+export type TaskParam = Record<string, unknown>;
+
+/** Tasks whose state one tasks/list asks the upstreams for, at most (newest first). */
+const LIST_LIMIT = 100;
+
+/**
+ * The upstream task a tools/call created: a SEP-2663 CreateTaskResult (`resultType: "task"`, flat), or
+ * for a task-augmented 2025-era call (`augmented`) a 2025-11-25 one (`{ task }`); else undefined.
+ */
+export function createdTask(result: Record<string, unknown>, augmented: boolean): { upstreamTaskId: string; ttlMs: number | null | undefined } | undefined {
+  if (result.resultType === 'task')
+    return typeof result.taskId === 'string' ? { upstreamTaskId: result.taskId, ttlMs: result.ttlMs as number | null | undefined } : undefined;
+  const task = result.task as Record<string, unknown> | undefined;
+  if (augmented && task !== null && typeof task === 'object' && typeof task.taskId === 'string')
+    return { upstreamTaskId: task.taskId, ttlMs: task.ttl as number | null | undefined };
+  return undefined;
+}
+
+/**
+ * Whether a 2025-era caller may send `tool` a task-augmented call (2025-11-25 §Tool-Level Negotiation):
+ * its upstream serves 2025-era tasks and the tool says `execution.taskSupport` "optional" or
+ * "required". Otherwise -32601, as the spec says a server SHOULD answer ("forbidden" or absent).
+ * @throws GatewayError method_not_found
+ */
+export async function requireTaskSupport(d: DispatchContext, tool: CatalogTool): Promise<void> {
+  const support = (tool.definition as { execution?: { taskSupport?: unknown } }).execution?.taskSupport;
+  const info = await d.caller
+    .upstream(tool.upstream)
+    .client.describe(d.caller.onBehalfOf)
+    .catch(() => undefined);
+  if (d.caller.era === 'legacy' && info?.tasks?.legacy && (support === 'optional' || support === 'required')) return;
+  throw new GatewayError('method_not_found', `Method not found: ${tool.name} does not support task-augmented calls`);
+}
+
+/**
+ * The CreateTaskResult the caller receives for one an upstream answered: the caller's own task id in
+ * place of the upstream's (recorded for tasks/list), everything else as the upstream sent it.
+ */
+export async function relayCreatedTask(
+  d: DispatchContext,
+  tool: CatalogTool,
+  result: Record<string, unknown>,
+  created: { upstreamTaskId: string; ttlMs: number | null | undefined },
+): Promise<Record<string, unknown>> {
+  const id = mintTaskId({ upstream: tool.upstream, upstreamTaskId: created.upstreamTaskId, tool: tool.name }, owner(d), d.runtime.digestKey);
+  const relayed = relayedResult(result, d.caller.era);
+  if (relayed.resultType === 'task') return { ...relayed, taskId: id };
+  await d.runtime.taskIndex.add(owner(d), id, created.ttlMs);
+  return { ...relayed, task: { ...(relayed.task as Record<string, unknown>), taskId: id } };
+}
+
+/** tasks/get: the task's state, the caller's id in it; a SEP-2663 completed task's inlined result checked as a call's. */
+export async function getTask(d: DispatchContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const task = await resolve(d, params.taskId);
+  const answer = await relay(d, task, 'tasks/get', { taskId: task.ref.upstreamTaskId });
+  return taskState(d, task, answer);
+}
+
+/**
+ * tasks/result (2025-11-25): what the tools/call would have returned, once the task is terminal (the
+ * upstream blocks until then), with its output checked and projected as a direct call's, and the
+ * related-task `_meta` naming the caller's id.
+ */
+export async function taskResult(d: DispatchContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const task = await resolve(d, params.taskId);
+  const result = await relay(d, task, 'tasks/result', { taskId: task.ref.upstreamTaskId });
+  const meta = result._meta as Record<string, unknown> | undefined;
+  const related = meta?.[RELATED_TASK_META_KEY] !== undefined ? { _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId: task.id } } } : {};
+  return checkedToolResult(d, task.tool, { ...result, ...related });
+}
+
+/** tasks/cancel: the upstream's answer (2025-11-25: the cancelled Task; SEP-2663: an empty ack), the caller's id in it. */
+export async function cancelTask(d: DispatchContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const task = await resolve(d, params.taskId);
+  const answer = await relay(d, task, 'tasks/cancel', { taskId: task.ref.upstreamTaskId });
+  return typeof answer.taskId === 'string' ? { ...answer, taskId: task.id } : answer;
+}
+
+/** tasks/update (SEP-2663): the caller's `inputResponses` for the task's outstanding input requests; an empty ack. */
+export async function updateTask(d: DispatchContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const task = await resolve(d, params.taskId);
+  // The SDK lifts a request's inputResponses out of its params (the MRTR fields); forward() puts them back for tasks/update.
+  return relay(d, task, 'tasks/update', {
+    taskId: task.ref.upstreamTaskId,
+    ...(params.inputResponses !== undefined ? { inputResponses: params.inputResponses } : {}),
+  });
+}
+
+/**
+ * tasks/list (2025-11-25): the caller's own tasks created through the gateway (newest first, at most
+ * {@link LIST_LIMIT}, one page: the gateway issues no cursors), each one's state from its upstream; a
+ * task its upstream no longer knows (-32602) is dropped from the index, one it cannot reach right now
+ * is left out of this answer.
+ */
+export async function listTasks(d: DispatchContext, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
+  if (params?.cursor !== undefined)
+    throw new GatewayError('invalid_arguments', 'Invalid cursor: this server lists every task in one page and issues no cursors');
+  const ids = (await d.runtime.taskIndex.list(owner(d))).slice(0, LIST_LIMIT);
+  const gone: string[] = [];
+  const states = await Promise.all(
+    ids.map(async (id) => {
+      try {
+        const task = await resolve(d, id);
+        return taskState(d, task, await relay(d, task, 'tasks/get', { taskId: task.ref.upstreamTaskId }));
+      } catch (error) {
+        if ((error as { code?: unknown }).code === -32602) gone.push(id);
+        return undefined;
+      }
+    }),
+  );
+  await d.runtime.taskIndex.remove(owner(d), gone);
+  return { tasks: states.filter((s): s is Record<string, unknown> => s !== undefined) };
+}
+
+/**
+ * Answers a SEP-2663 task method of a 2026-07-28 caller that did not declare the extension on this
+ * request: -32021 naming it (SEP-2663 §Capability Negotiation; SEP-2575 Missing Required Capabilities).
+ * @throws GatewayError missing_client_capability
+ */
+export function requireTasksDeclared(d: DispatchContext): void {
+  if (d.caller.era !== 'modern' || callerDeclaresTasks(d.request)) return;
+  throw new GatewayError('missing_client_capability', 'Missing required client capability: io.modelcontextprotocol/tasks', {
+    requiredCapabilities: { extensions: { 'io.modelcontextprotocol/tasks': {} } },
+  });
+}
+
+interface ResolvedTask {
+  /** The caller's id. */
+  id: string;
+  ref: TaskRef;
+  tool: CatalogTool;
+  client: UpstreamClient;
+}
+
+/**
+ * The task a caller's id stands for, when it was minted for this credential and the caller may still
+ * call its tool (the direct-call rule: callToolDirect); anything else is an unknown task, answered
+ * before any upstream is contacted.
+ * @throws GatewayError invalid_arguments (-32602 "Task not found", 2025-11-25 §Error Handling)
+ */
+async function resolve(d: DispatchContext, id: unknown): Promise<ResolvedTask> {
+  const ref = openTaskId(id, owner(d), d.runtime.digestKey);
+  if (!ref) throw unknownTask();
+  const visible = await d.caller.visible();
+  const tool = visible.catalog.byName.get(ref.tool) ?? visible.catalog.withheld?.get(ref.tool);
+  const setting = hiddenToolCallsFor(d.runtime.config.policy.hiddenToolCalls, d.caller.credential.granted !== undefined);
+  if (!tool || tool.upstream !== ref.upstream || !directCallAllowed(tool, visible.access, setting)) throw unknownTask();
+  return { id: id as string, ref, tool, client: d.caller.upstream(ref.upstream).client };
+}
+
+/** One task method at the task's upstream, its status notifications relayed under the caller's id; its failure as the caller's error. */
+async function relay(d: DispatchContext, task: ResolvedTask, method: TaskMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const ontaskstatus = (status: Record<string, unknown>) => {
+    if (status.taskId !== task.ref.upstreamTaskId || d.caller.era !== 'legacy') return;
+    const notification = { method: 'notifications/tasks/status', params: { ...status, taskId: task.id } };
+    void d.request.notify(notification as Parameters<typeof d.request.notify>[0]).catch(() => {});
+  };
+  try {
+    return relayedResult(await forward(d, task.client, method, params, undefined, { ontaskstatus }), d.caller.era);
+  } catch (error) {
+    throw forwardError(error, task.client.name, { d, method });
+  }
+}
+
+/** A task's state as the caller sees it: its id, and (SEP-2663) a completed task's inlined result checked. */
+function taskState(d: DispatchContext, task: ResolvedTask, state: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...state, taskId: task.id };
+  if (state.status === 'completed' && state.result !== null && typeof state.result === 'object')
+    out.result = checkedToolResult(d, task.tool, state.result as Record<string, unknown>);
+  return out;
+}
+
+/**
+ * A task's tool result held to the tool's outputSchema and projected for the caller's era, as a direct
+ * call's is (tool-call.ts callCatalogTool): a violation answers the same isError result.
+ */
+function checkedToolResult(d: DispatchContext, tool: CatalogTool, result: Record<string, unknown>): Record<string, unknown> {
+  const check = d.runtime.outputs.check(tool, result as CallToolResult);
+  if (!check.ok) {
+    d.runtime.metrics.outputSchemaViolations.inc({ tool: tool.name });
+    d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'task result broke its outputSchema; answering isError');
+    const failed = toolErrorResult('output_schema_violation', check.message);
+    return { ...failed, _meta: { ...(result._meta as object), ...failed._meta, 'ai.cpz.gateway/paths': check.paths } };
+  }
+  return d.project(result as CallToolResult, tool.definition.outputSchema as Record<string, unknown> | undefined) as Record<string, unknown>;
+}
+
+function owner(d: DispatchContext): string {
+  return d.caller.credential.digest;
+}
+
+function unknownTask(): GatewayError {
+  return new GatewayError('invalid_arguments', 'Failed to retrieve task: Task not found');
+}
