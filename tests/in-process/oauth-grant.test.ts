@@ -116,3 +116,58 @@ describe('an OAuth grant in process', () => {
     });
   });
 });
+
+describe('signing in with a config API key (credentials.apiKeys, no scope endpoint)', () => {
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    gateway = inProcessGateway(
+      {
+        credentials: { apiKeys: [{ name: 'reader', key: 'k_reader', secret: 'reader-secret-0123', scopes: ['ledger:read'] }] },
+        oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-in-process', scopes: ['ledger:read', 'orders:read'] },
+      },
+      { fake: { tools } },
+    );
+    await gateway.runtime.startOAuth(gateway.gatewayUrl);
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const send = ((url: string | URL | Request, init: RequestInit = {}) => gateway.fetch(new Request(url, init))) as typeof fetch;
+
+  it("issues a token holding the key's scopes, and its tools/list is the key's", async () => {
+    const base = gateway.gatewayUrl;
+    const { client_id } = await registerClient(base, {}, send);
+    const flow = await signInFlow(base, {
+      clientId: client_id,
+      key: 'k_reader',
+      secret: 'reader-secret-0123',
+      scope: 'ledger:read',
+      grant: ['ledger:read'],
+      fetch: send,
+    });
+    const tokens = await tokenRequest(
+      base,
+      { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${base}/mcp` },
+      send,
+    );
+    expect(tokens.body.scope).toBe('ledger:read');
+    const client = new Client({ name: 'oauth-api-key', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(
+      new StreamableHTTPClientTransport(gateway.mcpUrl, { fetch: gateway.fetchWith({ authorization: `Bearer ${tokens.body.access_token}` }) }),
+    );
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_time', 'read_ledger']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a wrong secret on the sign-in page', async () => {
+    const base = gateway.gatewayUrl;
+    const { client_id } = await registerClient(base, {}, send);
+    await expect(
+      signInFlow(base, { clientId: client_id, key: 'k_reader', secret: 'not-the-secret', scope: 'ledger:read', grant: ['ledger:read'], fetch: send }),
+    ).rejects.toThrow(/sign-in answered 401/);
+  });
+});
