@@ -196,7 +196,6 @@ describe('an authoritative no from the scope endpoint (401 or 403)', () => {
       }
     });
   }
-
 });
 
 describe('a per-upstream override (deployment closed, alpha open)', () => {
