@@ -209,14 +209,34 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   };
 }
 
-/** JSON with object keys sorted at every depth: the same arguments give the same digest in any key order. */
+/**
+ * JSON with object keys sorted at every depth: the same arguments give the same digest in any key order.
+ * Iterative, so arguments nested deeper than the call stack (a tools/call's `arguments` may reach here
+ * before its input limits are checked) digest instead of throwing RangeError.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  const out: string[] = [];
+  // Literal tokens as strings, values still to write as { value }; popped last-in first-out.
+  const work: (string | { value: unknown })[] = [{ value }];
+  while (work.length > 0) {
+    const item = work.pop()!;
+    if (typeof item === 'string') {
+      out.push(item);
+      continue;
+    }
+    const current = item.value;
+    if (Array.isArray(current)) {
+      work.push(']');
+      for (let i = current.length - 1; i >= 0; i--) work.push({ value: current[i] }, ...(i > 0 ? [','] : []));
+      work.push('[');
+    } else if (current && typeof current === 'object') {
+      const entries = Object.entries(current as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      work.push('}');
+      for (let i = entries.length - 1; i >= 0; i--) work.push({ value: entries[i]![1] }, `${JSON.stringify(entries[i]![0])}:`, ...(i > 0 ? [','] : []));
+      work.push('{');
+    } else out.push(JSON.stringify(current) ?? 'null');
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 }

@@ -100,6 +100,15 @@ describe('audit log', () => {
 
   it('canonicalises JSON key order at every depth', () => {
     expect(canonicalJson({ b: [{ y: 1, x: 2 }], a: null })).toBe('{"a":null,"b":[{"x":2,"y":1}]}');
+    // What JSON.stringify writes, keys aside: undefined members dropped, undefined elements null, escapes kept.
+    const value = { z: [1, undefined, 'a"\n', { q: undefined, p: [[], {}] }], y: true, x: -0.5 };
+    expect(canonicalJson(value)).toBe(JSON.stringify({ x: -0.5, y: true, z: [1, null, 'a"\n', { p: [[], {}] }] }));
+  });
+
+  it('digests arguments nested deeper than the call stack (a tools/call may carry them before its limits are checked)', () => {
+    const depth = 200_000;
+    const deep = JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`) as unknown;
+    expect(canonicalJson(deep)).toHaveLength(2 * depth + 1);
   });
 
   it('links a call to the latest search of the same credential that returned the tool, within the trail bounds', async () => {
