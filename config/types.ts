@@ -28,6 +28,8 @@ export interface GatewayConfig {
     timeoutMs: number;
     ttlMs: number;
     unknownTtlMs: number;
+    /** How long an authoritative no (401/403 from the endpoint) is remembered, ms; 0: never. */
+    unauthorizedTtlMs: number;
     maxEntries: number;
     sweepIntervalMs: number;
     /** When the lookup itself fails (timeout, 5xx, no scopes field): serve unfiltered (`open`) or 503 (`closed`). */

@@ -143,7 +143,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log);
   const scopes = new ScopeCache(
     config.scopes,
-    store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries),
+    store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs, config.scopes.unauthorizedTtlMs), config.scopes.maxEntries),
     metrics,
     log,
   );
@@ -228,7 +228,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         log,
         issuer: listeningUrl,
         resourcePaths: served.map((s) => s.path),
-        lookupScopes: (headers) => state.scopes.lookup({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
+        lookupScopes: (headers) => state.authenticator.resolveScopes({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
       });
     },
     close: (carried) => (closing ??= closeAll(carried ?? new Set())),

@@ -75,6 +75,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
     metrics.searchDuration.observe((performance.now() - started) / 1000);
   }
   const tools = page.hits.map((hit) => (brief ? briefMatch : match)(visibleTool(visible, hit.name)!, hit.score, d));
+  d.runtime.audit.noteSearch({ credentialDigest: d.caller.credential.digest, requestId: d.caller.requestId, names: tools.map((t) => t.name) });
   const { matched, total } = page;
   const summary = `${matched} of ${total} tools matched${matched > tools.length ? `; showing the best ${tools.length}` : ''}.`;
   const structured: { tools: SearchMatch[]; matched: number; total: number; summary: string; hint?: string } = { tools, matched, total, summary };
