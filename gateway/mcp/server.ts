@@ -45,7 +45,9 @@ type Arm<M extends GatewayMethod> = (request: RequestTypeMap[M], d: DispatchCont
  */
 const ARMS: { [M in GatewayMethod]: Arm<M> } = {
   'tools/list': async (r, d) => ({ tools: (await toolsListing(d, r.params)).tools }),
-  'tools/call': (r, d) => d.surface.callTool(d, r.params.name, r.params.arguments, (r.params as { task?: Record<string, unknown> }).task),
+  // `task` is the 2025-11-25 augmentation; a 2026-07-28 caller's is tolerated and ignored (SEP-2663: the server decides).
+  'tools/call': (r, d) =>
+    d.surface.callTool(d, r.params.name, r.params.arguments, d.caller.era === 'legacy' ? (r.params as { task?: Record<string, unknown> }).task : undefined),
   'resources/list': (r, d) => passThroughList(d, r.params, 'resources/list'),
   'resources/templates/list': (r, d) => passThroughList(d, r.params, 'resources/templates/list'),
   'resources/read': (r, d) => forwardRouted(d, 'resources/read', r.params) as never,

@@ -281,6 +281,9 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
   it('answers tools/call at once to a caller that does not declare the extension, and its task methods -32021', async () => {
     const plain = await send(READER, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }, false);
     expect(plain.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'computed in 0 s' }] });
+    // A 2025-style `task` param on a 2026-07-28 call is tolerated and decides nothing (SEP-2663: the server does).
+    const hinted = await send(READER, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0 }, task: { ttl: 1000 } }, false);
+    expect(hinted.result).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'computed in 0 s' }] });
     const created = await send(READER, 'tools/call', { name: 'slow_compute', arguments: { seconds: 30 } });
     const gated = await send(READER, 'tasks/get', { taskId: created.result!.taskId }, false);
     expect(gated.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } });
