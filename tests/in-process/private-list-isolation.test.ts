@@ -8,11 +8,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createMcpHandler, Server, type Tool } from '@modelcontextprotocol/server';
 import type { DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { freePort } from '../helpers/free-port.ts';
-import { inProcessGateway, type InMemoryUpstream } from '../helpers/in-process.ts';
+import { inMemoryFakeUpstream, inProcessGateway, type InMemoryUpstream } from '../helpers/in-process.ts';
 
 const CALLERS = ['alice', 'bob', 'carol', 'dave', 'erin'];
 const ROUNDS = 60;
@@ -26,29 +25,16 @@ const LIST_TTL_MS = 25;
  */
 function flippingUpstream(): InMemoryUpstream & { setRound(round: number): void } {
   let round = 0;
-  const handler = createMcpHandler(({ authInfo }) => {
-    const scope = round % 2 === 0 ? 'public' : 'private';
-    const server = new Server(
-      { name: 'flipping-upstream', version: '1.0.0' },
-      { capabilities: { tools: {} }, cacheHints: { 'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: scope } } },
-    );
-    server.setRequestHandler('tools/list', async () => {
+  const scope = () => (round % 2 === 0 ? 'public' : 'private');
+  const upstream = inMemoryFakeUpstream({
+    toolsListHint: () => ({ ttlMs: LIST_TTL_MS, cacheScope: scope() }),
+    tools: async (caller) => {
       await new Promise((resolve) => setTimeout(resolve, 3));
-      const name = scope === 'public' ? `shared_${round}` : `own_${authInfo?.clientId ?? 'nobody'}_${round}`;
-      return { tools: [{ name, description: 'per-caller listing', inputSchema: { type: 'object', properties: {} } } as Tool] };
-    });
-    return server;
-  });
-  return {
-    handler,
-    received: [],
-    setRound: (r) => void (round = r),
-    fetch: (url, init) => {
-      const request = new Request(url, init);
-      const caller = /^Bearer (\w+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
-      return handler.fetch(request, caller ? { authInfo: { token: caller, clientId: caller, scopes: [] } } : {});
+      const name = scope() === 'public' ? `shared_${round}` : `own_${caller || 'nobody'}_${round}`;
+      return [{ definition: { name, description: 'per-caller listing', inputSchema: { type: 'object', properties: {} } } }];
     },
-  };
+  });
+  return Object.assign(upstream, { setRound: (r: number) => void (round = r) });
 }
 
 /** Runs the rounds and returns every answer that carried a tool meant for another caller. */

@@ -88,11 +88,28 @@ describe('loadConfig', () => {
 
   it('search.embeddings is off by default; set, it takes defaults, and a missing key variable or a non-http URL is named', () => {
     expect(loadConfig({ env: {} }).search.embeddings).toBeUndefined();
-    const on = loadConfig({ env: { GATEWAY_SEARCH_EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1', GATEWAY_SEARCH_EMBEDDINGS_MODEL: 'nomic-embed-text', GATEWAY_SEARCH_EMBEDDINGS_API_KEY_ENV: 'EMBED_KEY', EMBED_KEY: 'k' } });
-    expect(on.search.embeddings).toEqual({ url: 'http://127.0.0.1:11434/v1', model: 'nomic-embed-text', apiKeyEnv: 'EMBED_KEY', timeoutMs: 2000, batchSize: 64 });
+    const on = loadConfig({
+      env: {
+        GATEWAY_SEARCH_EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1',
+        GATEWAY_SEARCH_EMBEDDINGS_MODEL: 'nomic-embed-text',
+        GATEWAY_SEARCH_EMBEDDINGS_API_KEY_ENV: 'EMBED_KEY',
+        EMBED_KEY: 'k',
+      },
+    });
+    expect(on.search.embeddings).toEqual({
+      url: 'http://127.0.0.1:11434/v1',
+      model: 'nomic-embed-text',
+      apiKeyEnv: 'EMBED_KEY',
+      timeoutMs: 2000,
+      batchSize: 64,
+    });
     expect(JSON.stringify(on)).not.toContain('"k"');
-    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://127.0.0.1:1/v1', model: 'm', apiKeyEnv: 'EMBED_KEY' } } } })).toThrow(/search\.embeddings\.apiKeyEnv: environment variable EMBED_KEY is not set/);
-    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'ftp://127.0.0.1/v1', model: 'm' } } } })).toThrow(/search\.embeddings\.url: must be an http\(s\) URL/);
+    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://127.0.0.1:1/v1', model: 'm', apiKeyEnv: 'EMBED_KEY' } } } })).toThrow(
+      /search\.embeddings\.apiKeyEnv: environment variable EMBED_KEY is not set/,
+    );
+    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'ftp://127.0.0.1/v1', model: 'm' } } } })).toThrow(
+      /search\.embeddings\.url: must be an http\(s\) URL/,
+    );
     expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://127.0.0.1:1/v1' } } } })).toThrow(/search\.embeddings/);
   });
 
