@@ -5,13 +5,12 @@
  * fetched with whichever caller started it). In process, with the memory store and with Redis
  * (`redis-server` on a free port; skipped only outside CI).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
-import { freePort } from '../helpers/free-port.ts';
 import { inMemoryFakeUpstream, inProcessGateway, type InMemoryUpstream } from '../helpers/in-process.ts';
+import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.ts';
 
 const CALLERS = ['alice', 'bob', 'carol', 'dave', 'erin'];
 const ROUNDS = 60;
@@ -77,39 +76,15 @@ describe('a tools/list that turns from public to private is never served to anot
     expect(privateAnswers).toBeGreaterThanOrEqual((ROUNDS / 2) * CALLERS.length);
   }, 60_000);
 
-  // Skipped only outside CI: under CI=true a missing redis-server fails the suite instead of hiding it.
-  const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
   describe.skipIf(!hasRedis)('with Redis', () => {
-    let redis: ChildProcess;
-    let redisUrl: string;
-    beforeAll(async () => {
-      const port = await freePort();
-      redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      redisUrl = `redis://127.0.0.1:${port}`;
-      await waitForRedis(port);
-    });
-    afterAll(() => void redis?.kill('SIGKILL'));
+    let redis: RedisServer;
+    beforeAll(async () => void (redis = await startRedis()));
+    afterAll(() => redis?.kill());
 
     it(`Redis store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`, async () => {
-      const { leaks, privateAnswers } = await leakedAnswers({ cache: { store: 'redis', redisUrl } });
+      const { leaks, privateAnswers } = await leakedAnswers({ cache: { store: 'redis', redisUrl: redis.url } });
       expect(leaks).toEqual([]);
       expect(privateAnswers).toBeGreaterThanOrEqual((ROUNDS / 2) * CALLERS.length);
     }, 60_000);
   });
 });
-
-/** Resolves once redis-server answers PING on `port` (polled, 5 s at most). */
-async function waitForRedis(port: number): Promise<void> {
-  const { createConnection } = await import('node:net');
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = createConnection(port, '127.0.0.1');
-      socket.once('connect', () => socket.end('PING\r\n', () => resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`redis-server did not listen on ${port}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -14,6 +14,7 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { loadConfig } from '../../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV1, connectV2 } from '../../helpers/clients.ts';
+import { eventually } from '../../helpers/wait.ts';
 import { whoamiTool } from '../../fixtures/fake-tools.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 
@@ -226,13 +227,11 @@ describe('the undici hop to an HTTP upstream', () => {
       const down = await client.callTool({ name: 'echo', arguments: {} });
       expect(down.isError).toBe(true);
       await upstream.start();
-      let text = '';
-      for (let attempt = 0; attempt < 50 && text !== 'echo'; attempt++) {
-        const result = await client.callTool({ name: 'echo', arguments: {} });
-        text = result.isError ? '' : textOf(result);
-        if (text !== 'echo') await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(text).toBe('echo');
+      const back = await eventually(
+        () => client.callTool({ name: 'echo', arguments: {} }),
+        (result) => !result.isError && textOf(result) === 'echo',
+      );
+      expect(textOf(back)).toBe('echo');
     } finally {
       await client.close();
     }
