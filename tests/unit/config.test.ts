@@ -119,3 +119,23 @@ describe('loadConfig', () => {
     expect(loadConfig({ path, env: { GATEWAY_NAMING_SEPARATOR: '--' } }).upstreams.map((u) => u.name)).toEqual(['a__b', 'fs']);
   });
 });
+
+describe('input limits, server timeouts and client hints', () => {
+  const upstream = { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] };
+  it('default to bounded values and read GATEWAY_* variables', () => {
+    const config = loadConfig({
+      path: yamlFile('upstreams:\n  - name: u\n    url: http://127.0.0.1:1/mcp\n'),
+      env: { GATEWAY_LIMITS_JSON_DEPTH: '32', GATEWAY_SERVER_REQUEST_TIMEOUT_MS: '20000' },
+    });
+    expect(config.limits).toMatchObject({ jsonDepth: 32, stringLength: 524288, arrayLength: 10000, headerBytes: 16384 });
+    expect(config.server).toEqual({ headersTimeoutMs: 10000, requestTimeoutMs: 20000, keepAliveTimeoutMs: 5000 });
+    expect(config.clientHints).toEqual({ alwaysLoad: true });
+  });
+
+  it('refuses a headers timeout longer than the request timeout, naming the key', () => {
+    expect(() => loadConfig({ path: yamlFile(''), env: {}, overrides: { ...upstream, server: { headersTimeoutMs: 60000, requestTimeoutMs: 30000 } } })).toThrow(
+      /server\.headersTimeoutMs: must not exceed/,
+    );
+    expect(() => loadConfig({ path: yamlFile(''), env: {}, overrides: { ...upstream, limits: { jsonDepth: 2 } } })).toThrow(ConfigError);
+  });
+});
