@@ -347,8 +347,9 @@ function keyPathOf(path: readonly (string | number)[]): string {
 }
 
 function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>, file: string, overrides: object): ConfigError {
-  // The most specific error first: oneOf/anyOf wrappers say less than what failed inside them.
-  const error = errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'not') ?? errors[0]!;
+  // An unknown key first (a misspelt key is also why its real name is "required"), then the most
+  // specific error: oneOf/anyOf wrappers say less than what failed inside them.
+  const error = errors.find((e) => e.keyword === 'additionalProperties') ?? errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'not') ?? errors[0]!;
   const segments = error.instancePath
     .split('/')
     .slice(1)

@@ -79,6 +79,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.scopeRule: is not a known key/);
   });
 
+  it('names a misspelt top-level key rather than the required one it hides', () => {
+    const path = yamlFile('upstreamz:\n  - url: http://x/mcp\n');
+    expect(() => loadConfig({ path, env: {} })).toThrow(/: upstreamz: is not a known key/);
+  });
+
   it('replaces ${VAR} in upstream headers from the environment and names a missing variable', () => {
     const path = yamlFile('upstreams:\n  - name: a\n    url: http://x/mcp\n    headers:\n      x-service-key: ${SERVICE_KEY}\n');
     expect(loadConfig({ path, env: { SERVICE_KEY: 'k1' } }).upstreams[0]!.headers).toEqual({ 'x-service-key': 'k1' });
