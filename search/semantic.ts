@@ -207,8 +207,9 @@ type Csr = { rows: Int32Array; cols: Int32Array; vals: Float32Array };
 /**
  * The top `k` right singular vectors of the sampled rows A_s (m x V), as a V x k row-major matrix (term
  * t's row at t * k). Randomized range finder in tool space (Y = A_s Omega, one power iteration, each step
- * orthonormalised: m x l matrices, m <= `sample`), then B^T = A_s^T Q (V x l), the eigenvectors W of
- * B B^T (l x l) and V_k = B^T W_k Lambda_k^-1/2.
+ * orthonormalised: m x l matrices, m <= `sample`), then with B = Q^T A_s, the eigenvectors W of B B^T
+ * (l x l) and V_k = B^T W_k Lambda_k^-1/2, both computed through the sample (sparse products and m x l
+ * matrices), never through a dense V x l one.
  */
 function* termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): Generator<void, Float32Array, void> {
   const sampleStep = Math.max(1, n / Math.max(1, opts.sample));
@@ -230,38 +231,38 @@ function* termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): 
   yield* orthonormalColumns(y, m, l);
   y = yield* timesRows(a, sample, yield* transposeTimes(a, sample, y, V, l), l);
   yield* orthonormalColumns(y, m, l);
-  const bt = yield* transposeTimes(a, sample, y, V, l);
+  // B B^T = Q^T A_s A_s^T Q, from the sample's side: Z = A_s (A_s^T Q) is m x l (two sparse products),
+  // then Q^T Z; B^T itself (V x l, dense) is never formed.
+  const z = yield* timesRows(a, sample, yield* transposeTimes(a, sample, y, V, l), l);
   const g = new Float64Array(l * l);
-  for (let t = 0; t < V; t += 1) {
-    if (t % STEP_ROWS === STEP_ROWS - 1) yield;
-    const o = t * l;
+  for (let r = 0; r < m; r += 1) {
+    if (r % STEP_ROWS === STEP_ROWS - 1) yield;
+    const o = r * l;
     for (let p = 0; p < l; p += 1) {
-      const bp = bt[o + p];
-      if (bp === 0) continue;
-      for (let q = p; q < l; q += 1) g[p * l + q] += bp * bt[o + q];
+      const qp = y[o + p];
+      if (qp === 0) continue;
+      for (let q = p; q < l; q += 1) g[p * l + q] += qp * z[o + q];
     }
   }
   for (let p = 0; p < l; p += 1) for (let q = 0; q < p; q += 1) g[p * l + q] = g[q * l + p];
   const { vectors: w, values, order } = yield* symmetricEigen(g, l);
-  // W_k Lambda_k^-1/2 as a contiguous l x k matrix, then basis = B^T (W_k Lambda_k^-1/2) row by row.
+  // M = W_k Lambda_k^-1/2 (l x k), and basis = B^T M = A_s^T (Q M): Q M is m x k, then one sparse product.
   const wk = new Float64Array(l * k);
   for (let d = 0; d < k; d += 1) {
     const lambda = values[order[d]];
     const scale = lambda > 1e-12 ? 1 / Math.sqrt(lambda) : 0;
     for (let c = 0; c < l; c += 1) wk[c * k + d] = w[c * l + order[d]] * scale;
   }
-  const basis = new Float32Array(V * k);
-  const acc = new Float64Array(k);
-  for (let t = 0; t < V; t += 1) {
-    if (t % STEP_ROWS === STEP_ROWS - 1) yield;
-    acc.fill(0);
+  const qm = new Float64Array(m * k);
+  for (let r = 0; r < m; r += 1) {
+    if (r % STEP_ROWS === STEP_ROWS - 1) yield;
     for (let c = 0; c < l; c += 1) {
-      const bc = bt[t * l + c];
-      if (bc === 0) continue;
-      for (let d = 0; d < k; d += 1) acc[d] += bc * wk[c * k + d];
+      const qc = y[r * l + c];
+      if (qc === 0) continue;
+      for (let d = 0; d < k; d += 1) qm[r * k + d] += qc * wk[c * k + d];
     }
-    for (let d = 0; d < k; d += 1) basis[t * k + d] = acc[d];
   }
+  const basis = Float32Array.from(yield* transposeTimes(a, sample, qm, V, k));
   return basis;
 }
 
