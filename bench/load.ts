@@ -179,6 +179,8 @@ export interface AbResult {
   gatewayWarmupRequests: number;
   /** CPU (ms) the measured process spent during the gateway side's loaded rounds only, when `cpuMs` was given. */
   gatewayLoadedCpuMs?: number;
+  /** The same for the direct side's process, when `directCpuMs` was given (bench/trees.ts: both sides are gateways). */
+  directLoadedCpuMs?: number;
 }
 
 /**
@@ -186,7 +188,13 @@ export interface AbResult {
  * ABBA (so slow drift of the machine hits both sides alike), each side `roundSeconds` at
  * `connections`; then one-connection latency runs, again alternating (A B B A, half the requests each).
  */
-export async function abRounds(direct: Side, gateway: Side, options: AbOptions, cpuMs?: () => Promise<number>): Promise<AbResult> {
+export async function abRounds(
+  direct: Side,
+  gateway: Side,
+  options: AbOptions,
+  cpuMs?: () => Promise<number>,
+  directCpuMs?: () => Promise<number>,
+): Promise<AbResult> {
   const load = (side: Side, connections: number, extra: Partial<LoadOptions>) => runLoad(side.call, { connections, check: side.check, ...extra });
   let gatewayWarmupRequests = 0;
   if (options.warmupSeconds > 0) {
@@ -195,16 +203,22 @@ export async function abRounds(direct: Side, gateway: Side, options: AbOptions, 
   }
   const runs = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };
   let gatewayLoadedCpuMs = cpuMs ? 0 : undefined;
+  let directLoadedCpuMs = directCpuMs ? 0 : undefined;
   for (let round = 0; round < options.rounds; round++) {
     const order: ('direct' | 'gateway')[] = round % 2 === 0 ? ['direct', 'gateway'] : ['gateway', 'direct'];
     for (const which of order) {
       // CPU per request comes from the loaded gateway rounds only (not warm-up, 1-connection or fixed-rate runs).
-      const before = which === 'gateway' && cpuMs ? await cpuMs() : undefined;
+      const meter = which === 'gateway' ? cpuMs : directCpuMs;
+      const before = meter ? await meter() : undefined;
       runs[which].push(await load(which === 'direct' ? direct : gateway, options.connections, { seconds: options.roundSeconds }));
-      if (before !== undefined) gatewayLoadedCpuMs! += (await cpuMs!()) - before;
+      if (before !== undefined && meter) {
+        const spent = (await meter()) - before;
+        if (which === 'gateway') gatewayLoadedCpuMs! += spent;
+        else directLoadedCpuMs! += spent;
+      }
     }
   }
-  const result: AbResult = { direct: mergeRuns(runs.direct), gateway: mergeRuns(runs.gateway), gatewayWarmupRequests, gatewayLoadedCpuMs };
+  const result: AbResult = { direct: mergeRuns(runs.direct), gateway: mergeRuns(runs.gateway), gatewayWarmupRequests, gatewayLoadedCpuMs, directLoadedCpuMs };
   if (options.fixedRateFraction > 0 && options.fixedRateSeconds > 0) {
     const rate = result.direct.reqPerSec * options.fixedRateFraction;
     const fixed = { direct: [] as LoadResult[], gateway: [] as LoadResult[] };

@@ -82,6 +82,8 @@ export interface ServiceOptions {
   exposeGc?: boolean;
   /** Start under --cpu-prof; the profile lands in bench/results/profiles/<name>-*.cpuprofile. */
   cpuProfile?: boolean;
+  /** Another checkout of this project whose bench/service-process.ts starts the services (bench/trees.ts: an older commit's gateway). */
+  root?: string;
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -100,7 +102,7 @@ export async function startServiceProcess(spec: ServiceSpec, options: ServiceOpt
     mkdirSync(profileDir, { recursive: true });
     execArgv.push('--cpu-prof', `--cpu-prof-dir=${profileDir}`);
   }
-  const child = fork(resolve(here, 'service-process.ts'), [], {
+  const child = fork(options.root ? resolve(options.root, 'bench/service-process.ts') : resolve(here, 'service-process.ts'), [], {
     execArgv,
     env: { ...process.env, BENCH_SERVICE: JSON.stringify(spec) },
     // The gateway's JSON log goes to /dev/null (written as deployed, never read); errors stay visible.

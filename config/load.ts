@@ -90,11 +90,15 @@ function readYaml(path: string): Json {
  * upstream names free of the naming separator (so `<upstream><separator>` is an unambiguous prefix);
  * unique API key names and credentials; each upstream's scope failure mode (`scopes.failureMode` unless
  * it sets its own); `anonymous: true` required where nobody would check callers; redis selection
- * (the rate limit store follows the cache store unless set); the embeddings endpoint's scheme and key variable.
+ * (the rate limit store follows the cache store unless set); the embeddings endpoint's scheme and key variable;
+ * server.headersTimeoutMs at most server.requestTimeoutMs.
  */
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
   if (config.cache.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when cache.store is redis');
+  // Node refuses a headersTimeout longer than requestTimeout (both bound receiving the request).
+  if (config.server.headersTimeoutMs > config.server.requestTimeoutMs)
+    throw new ConfigError('server.headersTimeoutMs', 'must not exceed server.requestTimeoutMs');
   config.rateLimits.store ??= config.cache.store;
   if (config.rateLimits.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when rateLimits.store is redis');
   if (config.audit.digestKey !== undefined) {
@@ -343,8 +347,9 @@ function keyPathOf(path: readonly (string | number)[]): string {
 }
 
 function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>, file: string, overrides: object): ConfigError {
-  // The most specific error first: oneOf/anyOf wrappers say less than what failed inside them.
-  const error = errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'not') ?? errors[0]!;
+  // An unknown key first (a misspelt key is also why its real name is "required"), then the most
+  // specific error: oneOf/anyOf wrappers say less than what failed inside them.
+  const error = errors.find((e) => e.keyword === 'additionalProperties') ?? errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'not') ?? errors[0]!;
   const segments = error.instancePath
     .split('/')
     .slice(1)

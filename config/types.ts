@@ -28,6 +28,8 @@ export interface GatewayConfig {
     timeoutMs: number;
     ttlMs: number;
     unknownTtlMs: number;
+    /** How long an authoritative no (401/403 from the endpoint) is remembered, ms; 0: never. */
+    unauthorizedTtlMs: number;
     maxEntries: number;
     sweepIntervalMs: number;
     /** When the lookup itself fails (timeout, 5xx, no scopes field): serve unfiltered (`open`) or 503 (`closed`). */
@@ -45,7 +47,12 @@ export interface GatewayConfig {
     listingBytes: number;
   };
   compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number };
-  limits: { bodyBytes: number; maxListPages: number };
+  /** Body bytes, upstream list pages, and the structural limits of a POST body (gateway/checks/input-limits.ts) and its headers. */
+  limits: { bodyBytes: number; maxListPages: number; jsonDepth: number; stringLength: number; arrayLength: number; headerBytes: number };
+  /** Node HTTP server timeouts (gateway/gateway.ts). */
+  server: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+  /** `alwaysLoad`: Claude Code's `_meta["anthropic/alwaysLoad"]` on /mcp's anchors and state-changing tools. */
+  clientHints: { alwaysLoad: boolean };
   /** `fastPath`: plain tools/list and tools/call answered without the SDK's per-request server (gateway/mcp/fast-path.ts). */
   /** `compressListings`: large JSON tools/list answers in gzip when the caller accepts it (never on SSE). */
   dispatch: { fastPath: boolean; compressListings: boolean };

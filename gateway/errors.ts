@@ -12,6 +12,7 @@ export type ErrorKind =
   | 'header_mismatch'
   | 'method_not_found'
   | 'invalid_arguments'
+  | 'params_over_limit'
   | 'unknown_tool'
   | 'unauthorized'
   | 'scopes_unavailable'
@@ -19,6 +20,7 @@ export type ErrorKind =
   | 'forbidden_host'
   | 'insufficient_scope'
   | 'payload_too_large'
+  | 'not_found'
   | 'unsupported_media_type'
   | 'scope_denied'
   | 'call_directly'
@@ -61,6 +63,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: -32601, httpStatus: 404, blame: 'client' };
     case 'invalid_arguments':
       return { code: -32602, httpStatus: 200, blame: 'client' };
+    // A request's params over an input limit (limits.*), refused at the edge before dispatch.
+    case 'params_over_limit':
+      return { code: -32602, httpStatus: 400, blame: 'client' };
     case 'unknown_tool':
       return { code: -32602, httpStatus: 200, blame: 'client' };
     case 'unauthorized':
@@ -77,6 +82,8 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: -32001, httpStatus: 403, blame: 'client' };
     case 'payload_too_large':
       return { code: -32000, httpStatus: 413, blame: 'client' };
+    case 'not_found':
+      return { code: -32000, httpStatus: 404, blame: 'client' };
     case 'unsupported_media_type':
       return { code: -32000, httpStatus: 415, blame: 'client' };
     case 'scope_denied':

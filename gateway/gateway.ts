@@ -1,9 +1,10 @@
-import { createServer, type Server as HttpServer } from 'node:http';
+import type { Server as HttpServer } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { GatewayConfig } from '../config/load.ts';
 import { metricsRoute } from './http/app.ts';
+import { createGatewayServer } from './http/node-server.ts';
 import { originGuard } from './http/edge.ts';
 import type { GatewayRuntime } from './runtime-state.ts';
 import { planReload, type ReloadPlan } from './reload/plan.ts';
@@ -46,7 +47,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   let runtime = createRuntime(config, options);
   const { log } = runtime.state;
   // Each request is served by the runtime current when it arrives (a reload swaps it).
-  const server = createServer((req, res) => runtime.listener(req, res));
+  const server = createGatewayServer(config, (req, res) => runtime.listener(req, res));
   const retiring = new Set<Promise<void>>();
   let reloading: Promise<unknown> = Promise.resolve();
   let metricsServer: HttpServer | undefined;
@@ -163,7 +164,7 @@ async function startMetricsListener(runtime: GatewayRuntime, config: GatewayConf
   const route = metricsRoute(runtime);
   app.use(originGuard(config));
   app.use(async (ctx, next) => (ctx.path === '/metrics' ? route(ctx, next) : undefined));
-  const server = createServer(app.callback());
+  const server = createGatewayServer(config, app.callback());
   await listen(server, config.metrics.port!, config.listen.host);
   return server;
 }

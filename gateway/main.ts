@@ -88,6 +88,8 @@ async function tools(
     const views = await credentialView(values.url ?? gateway!.url, servedPaths(config), headers);
     process.stdout.write(values.json ? `${JSON.stringify(views, null, 2)}\n` : formatViews(views));
     if (views.some((v) => v.error !== undefined)) process.exitCode = 1;
+    if (!values.url && views.some((v) => v.error?.includes('unreachable')))
+      process.stderr.write("the config's upstream is not running: start it (npm start runs the reference one), or pass --url of a running gateway\n");
   } finally {
     await gateway?.close();
   }
@@ -120,6 +122,7 @@ async function serve(config: ReturnType<typeof loadConfig>, path: string): Promi
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : `gateway failed: ${(error as Error).message ?? String(error)}`}\n`);
+  const busy = (error as { code?: unknown }).code === 'EADDRINUSE' ? ' (port busy: set GATEWAY_LISTEN_PORT, or listen.port in the config)' : '';
+  process.stderr.write(`${error instanceof ConfigError ? error.message : `gateway failed: ${(error as Error).message ?? String(error)}${busy}`}\n`);
   process.exit(error instanceof ConfigError ? 2 : 1);
 });

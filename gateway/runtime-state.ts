@@ -10,6 +10,8 @@ import type { Authenticator } from './auth/authenticate.ts';
 import type { SearchIndexCache } from './catalog/search-index-cache.ts';
 import type { UpstreamRuntime, UpstreamSet } from './catalog/upstream-set.ts';
 import type { OAuth } from './auth/oauth/index.ts';
+import type { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
+import type { InputBridge } from './upstream/input-bridge.ts';
 import type { AuditLog } from './obs/audit.ts';
 import type { Tracing } from './obs/tracing.ts';
 import type { RateLimiter } from './store/rate-limiter.ts';
@@ -44,6 +46,10 @@ export interface GatewayRuntime {
   readonly inflightCalls: InflightCalls;
   /** MCP authorization (`oauth.mode` builtin or external), set by Runtime.startOAuth once the issuer URL is known. */
   oauth?: OAuth;
+  /** 2025-era upstream calls waiting for a 2026-07-28 caller's in-band answers (upstream/input-bridge.ts). */
+  readonly inputBridge: InputBridge;
+  /** Upstream resource subscriptions held for 2026-07-28 callers' `subscriptions/listen` streams. */
+  readonly resourceSubscriptions: ResourceSubscriptionRelay;
   /** OpenTelemetry spans (off unless configured). */
   readonly tracing: Tracing;
   /** The audit trail of tool decisions (off unless `audit.destination` is set). */

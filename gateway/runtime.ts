@@ -14,6 +14,8 @@ import { CatalogCache } from './catalog/catalog-cache.ts';
 import { ListingCache } from './catalog/listing.ts';
 import { SearchIndexCache } from './catalog/search-index-cache.ts';
 import { UpstreamSet } from './catalog/upstream-set.ts';
+import { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
+import { InputBridge } from './upstream/input-bridge.ts';
 import { InputValidator } from './checks/input-check.ts';
 import { OutputValidator } from './checks/output-check.ts';
 import { createApp, type McpMount } from './http/app.ts';
@@ -137,9 +139,10 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));
     return { client, catalog: catalogCache(client, upstreamConfig) };
   });
+  const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log);
   const scopes = new ScopeCache(
     config.scopes,
-    store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs), config.scopes.maxEntries),
+    store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs, config.scopes.unauthorizedTtlMs), config.scopes.maxEntries),
     metrics,
     log,
   );
@@ -154,7 +157,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     log,
     metrics,
     upstreams,
-    upstreamSet: new UpstreamSet(upstreams, config.naming.separator, log),
+    upstreamSet,
     scopes,
     authenticator: new Authenticator(config, digestKey, credentialSources(config, digestKey, scopes)),
     digestKey,
@@ -166,6 +169,19 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     inputs: new InputValidator(log),
     searchIndexes: searchIndexes(config, log, metrics),
     inflightCalls: new InflightCalls(log),
+    // An upstream call waits for the caller's retry at most as long as the call itself may take.
+    inputBridge: new InputBridge(Math.max(...config.upstreams.map((u) => u.timeoutMs))),
+    // Held per URI at the upstream that owns it; its updates go to every surface's listen streams.
+    resourceSubscriptions: new ResourceSubscriptionRelay(
+      async (uri, onUpdated) => {
+        const route = await upstreamSet.route('resources/read', { uri }).catch(() => undefined);
+        return route?.upstream.client.watchResource(uri, onUpdated);
+      },
+      (uri) => {
+        for (const { handler } of mounts) handler.notify.resourceUpdated(uri);
+      },
+      log,
+    ),
     tracing: createTracing(config.tracing, { log }),
     audit: createAuditLog(config.audit, { destination: options.auditDestination, log }),
     rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, redisUrl: config.cache.redisUrl, metrics, log }) : undefined,
@@ -210,7 +226,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         log,
         issuer: listeningUrl,
         resourcePaths: served.map((s) => s.path),
-        lookupScopes: (headers) => state.scopes.lookup({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
+        lookupScopes: (headers) => state.authenticator.resolveScopes({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
       });
     },
     close: (carried) => (closing ??= closeAll(carried ?? new Set())),
@@ -227,6 +243,9 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     for (const off of listening) off();
     try {
       await Promise.allSettled(mounts.map((m) => m.handler.close()));
+      // Before the upstream clients close: a carried-over client must not keep this runtime's watches.
+      await state.resourceSubscriptions.close();
+      state.inputBridge.close();
       await Promise.allSettled(
         upstreams.flatMap((u) => [
           carried.has(u.catalog) ? undefined : u.catalog.close().finally(() => catalogStores.get(u.catalog)?.close()),

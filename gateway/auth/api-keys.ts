@@ -39,10 +39,11 @@ export class ApiKeySource {
 
   /**
    * The key a credential presents, or undefined when it presents none of them. A credential carrying
-   * both forms must name the same key with each (two keys at once identify nobody).
+   * both forms must name the same key with each (two keys at once identify nobody). An OAuth token's
+   * credential (`granted`) is digested with its grant (oauth/credential.ts): its key is found by its headers.
    */
   resolve(credential: Credential): ApiKeyMatch | undefined {
-    const whole = this.byDigest.get(credential.digest);
+    const whole = this.byDigest.get(credential.granted ? credentialDigest(credential.headers, this.key) : credential.digest);
     if (whole || this.byDigest.size === 0 || !('authorization' in credential.headers) || Object.keys(credential.headers).length === 1) return whole;
     const { authorization, ...pair } = credential.headers;
     const byPair = this.byDigest.get(credentialDigest(pair, this.key));

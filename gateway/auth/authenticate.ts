@@ -100,6 +100,21 @@ export class Authenticator {
     }
     return { kind: 'invalid', reason: 'refused' };
   }
+
+  /**
+   * What the sources say of a credential a person typed rather than sent (the OAuth sign-in page: a
+   * key and secret as credential headers): the first source that knows it, asked in the order
+   * {@link authenticate} asks them, so a config API key signs in like a platform key; no source knows
+   * it: `unauthorized`; no source configured: `unknown` (`not_configured`), and nothing is issued.
+   */
+  async resolveScopes(credential: Credential, requestId?: string): Promise<SourceVerdict> {
+    if (this.sources.length === 0) return { kind: 'unknown', reason: 'not_configured' };
+    for (const source of this.sources) {
+      const found = await source.resolve(credential, requestId);
+      if (found !== undefined) return found;
+    }
+    return { kind: 'unauthorized' };
+  }
 }
 
 /** The config's API keys as a source (none configured: not a source at all). */

@@ -120,6 +120,9 @@ export class ScopeCache {
       );
       if (this.config.unknownTtlMs > 0) await this.store.set(credential.digest, result, this.config.unknownTtlMs);
     }
+    // Remembered briefly so that a caller repeating a refused credential costs the endpoint one lookup per
+    // window, not one per request; short, so a key created a moment ago is usable soon.
+    if (result.kind === 'unauthorized' && this.config.unauthorizedTtlMs > 0) await this.store.set(credential.digest, result, this.config.unauthorizedTtlMs);
     return result;
   }
 

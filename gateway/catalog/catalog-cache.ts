@@ -61,6 +61,8 @@ export class CatalogCache {
   private readonly changeListeners = new Set<(method: ListMethod) => void>();
   /** The last tools catalogue built: the next one takes over its unchanged tools (buildCatalog). */
   private lastBuilt?: Catalog;
+  /** Sets of unmatched config entries already warned about (keys, joined): per-caller lists differ, and each set is told once. */
+  private readonly warnedUnmatched = new Set<string>();
   private lastSuccessAt?: number;
   private lastError?: string;
   private readonly staleAfterMs: number;
@@ -271,8 +273,27 @@ export class CatalogCache {
         { upstream: this.upstream.name, rejected: catalog.rejected },
         'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)',
       );
+    this.warnUnmatched(catalog);
     this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);
     return { value: catalog, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
+  }
+
+  /**
+   * Warns (once per distinct set, not at every refresh; at most 16 sets) when per-tool config entries name no listed
+   * tool: an entry that applies to nothing is most often a typo, and a scope rule lost to one leaves
+   * its tool to `_meta` or `scopes.required`. Counted in `mcp_config_unmatched_rules{upstream}`.
+   */
+  private warnUnmatched(catalog: Catalog): void {
+    const unmatched = catalog.unmatchedRules ?? [];
+    this.metrics.configUnmatchedRules.set({ upstream: this.upstream.name }, unmatched.length);
+    const signature = unmatched.map((u) => u.key).join('\n');
+    if (unmatched.length === 0 || this.warnedUnmatched.has(signature) || this.warnedUnmatched.size >= 16) return;
+    this.warnedUnmatched.add(signature);
+    const named = unmatched.map((u) => `${u.key}${u.nearest ? ` (did you mean ${u.nearest}?)` : ''}`);
+    this.log.warn(
+      { upstream: this.upstream.name, unmatched: named },
+      `config entries of upstream ${this.upstream.name} name tools it does not list, so they apply to nothing (a tool whose scope rule is lost falls back to its _meta scopes or the upstream's scopes.required): ${named.join(', ')}`,
+    );
   }
 
   private failed(method: ListMethod, error: unknown, stale: Entry | undefined): Entry {

@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../../config/types.ts';
+import { nearestNames } from '../../search/nearest-names.ts';
 import { contentHash } from './content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
 
@@ -47,6 +48,37 @@ export interface Catalog {
    * "unknown tool" (catalog-merge.ts).
    */
   readonly withheld?: ReadonlyMap<string, CatalogTool>;
+  /**
+   * Per-tool config entries of the upstream naming no tool it listed (a typo, or a tool since renamed):
+   * the config key (`scopeRules.write_fil`) and the nearest listed name. Such an entry applies to
+   * nothing, so the tool it meant falls back to `_meta` or `scopes.required`: the catalogue cache warns.
+   */
+  readonly unmatchedRules?: readonly UnmatchedRule[];
+}
+
+/** A per-tool config entry naming no listed tool ({@link Catalog.unmatchedRules}). */
+export interface UnmatchedRule {
+  key: string;
+  nearest?: string;
+}
+
+/** The per-tool maps of an upstream's config, by key (upstreams[] in config/types.ts). */
+const PER_TOOL_MAPS = ['scopeRules', 'readOnlyOverrides', 'categories', 'outputSchemas', 'tools'] as const;
+
+/** The entries of `upstream`'s per-tool config (maps, anchors, rate limits) that name none of `names`. */
+export function unmatchedRules(upstream: UpstreamConfig, names: ReadonlySet<string>): UnmatchedRule[] {
+  const keys: { key: string; name: string }[] = [
+    ...PER_TOOL_MAPS.flatMap((map) => Object.keys(upstream[map] ?? {}).map((name) => ({ key: `${map}.${name}`, name }))),
+    ...(upstream.anchors ?? []).map((name) => ({ key: `anchors: ${name}`, name })),
+    ...Object.keys(upstream.rateLimits?.tools ?? {}).map((name) => ({ key: `rateLimits.tools.${name}`, name })),
+  ];
+  const listed = [...names];
+  return keys
+    .filter(({ name }) => !names.has(name))
+    .map(({ key, name }) => {
+      const [nearest] = nearestNames(name, listed, 1, () => []);
+      return nearest ? { key, nearest } : { key };
+    });
 }
 
 interface ToolMeta {
@@ -118,7 +150,16 @@ export class CatalogBuilder {
     const list = [...byName.values()];
     const scopesInUse = new Set(list.flatMap((t) => t.requiredScopes));
     const version = contentHash(list.map((t) => origins.get(t)!.digest));
-    return { version, tools: list, byName, scopesInUse, duplicates, ...(rejected.length ? { rejected } : {}) };
+    const unmatched = unmatchedRules(this.upstream, new Set(byName.keys()));
+    return {
+      version,
+      tools: list,
+      byName,
+      scopesInUse,
+      duplicates,
+      ...(rejected.length ? { rejected } : {}),
+      ...(unmatched.length ? { unmatchedRules: unmatched } : {}),
+    };
   }
 }
 

@@ -8,6 +8,7 @@ import { exposedNames, namingHint, namingOptions, type NamingOptions } from './n
 import type { Logger } from '../obs/log.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
+import { mergeExtensions, uiResourceOwners } from './extensions.ts';
 import type { ListMethod, OnBehalfOf, UpstreamClient, UpstreamInfo } from '../upstream/client.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
@@ -81,9 +82,12 @@ export class UpstreamSet {
       ...(any((c) => c.completions) ? { completions: {} } : {}),
       ...(any((c) => c.logging) ? { logging: {} } : {}),
     };
+    const { extensions } = mergeExtensions(infos.map(({ name, info }) => ({ upstream: name, extensions: info!.capabilities.extensions })));
+    if (Object.keys(extensions).length) capabilities.extensions = extensions as ServerCapabilities['extensions'];
     const sections = infos.filter(({ info }) => info!.instructions).map(({ name, info }) => `## ${name}\n${info!.instructions}`);
     const intro = `Tools and prompts of ${infos.length} MCP servers, named ${namingHint(this.naming)}.`;
-    return { era: 'modern', sessionful: false, capabilities, instructions: [intro, ...sections].join('\n\n') };
+    const resourceUpdates = infos.some(({ info }) => info!.resourceUpdates === true);
+    return { era: 'modern', sessionful: false, capabilities, instructions: [intro, ...sections].join('\n\n'), resourceUpdates };
   }
 
   /**
@@ -210,7 +214,11 @@ export class UpstreamSet {
         return { upstream: u.client.name, resources: resources!, templates: templates! };
       }),
     );
-    const owner = typeof uri === 'string' ? resourceOwner(uri, listings) : undefined;
+    // A `ui://` view (MCP Apps) an upstream links from its tools but does not list belongs to that upstream.
+    const owner =
+      typeof uri !== 'string'
+        ? undefined
+        : (resourceOwner(uri, listings) ?? (uri.startsWith('ui://') ? uiResourceOwners((await this.catalog(onBehalfOf)).tools).get(uri) : undefined));
     const upstream = owner && this.get(owner);
     if (!upstream) throw new GatewayError('invalid_arguments', `Resource not found: ${String(uri).slice(0, 200)}`);
     return upstream;

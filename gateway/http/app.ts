@@ -28,7 +28,10 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
   app.silent = true;
   app.on('error', (error: Error) => requestLogger(log).error({ err: error.message }, 'unhandled request error'));
 
-  const router = new Router();
+  // Strict, case-sensitive routing: every endpoint answers on exactly its path (`/mcp`, not `/MCP` or
+  // `/mcp/`), so the URL a client used is the resource its RFC 9728 challenge and metadata name (§3.3).
+  // Every other spelling is 404 (below), never redirected: a redirected POST would re-send the body.
+  const router = new Router({ sensitive: true, strict: true });
   router.get('/healthz', healthz);
   router.get('/readyz', readyz(runtime));
   if (config.metrics.enabled && config.metrics.port === undefined) router.get('/metrics', metricsRoute(runtime));
@@ -63,6 +66,16 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
     ),
   );
   app.use(router.routes());
+  app.use(async (ctx) => {
+    if (ctx.status === 404 && ctx.body === undefined) {
+      const paths = mounts.map((m) => m.surface.path).join(', ');
+      rejectAtEdge(
+        ctx,
+        'not_found',
+        `Not Found: ${ctx.path} is not an endpoint of this server (paths are case-sensitive, without a trailing slash; MCP endpoints: ${paths})`,
+      );
+    }
+  });
   return app;
 }
 

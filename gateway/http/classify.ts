@@ -1,6 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { MODERN_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
+import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
+import { breachIsInParams, breachIsInToolArguments, findLimitBreach, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
 
 /** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
 const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
@@ -26,6 +28,17 @@ export interface ParamHeaderCheck {
 export interface PostDescription {
   /** The parsed body, handed on to the SDK unchanged. */
   readonly body: unknown;
+  /**
+   * Why the body cannot be a JSON-RPC request at all (a scalar, null, an empty array): JSON-RPC 2.0 §5.1
+   * Invalid Request (-32600), never a parse error, since it is valid JSON.
+   */
+  readonly notARequest?: string;
+  /**
+   * The first input limit the body breaks (checks/input-limits.ts), and whether inside a single request's
+   * params (-32602) or not (-32600). Inside a tools/call's `arguments` a breach is the call's to answer
+   * (an isError invalid-arguments result), so it is not reported here; the rest of the request still is.
+   */
+  readonly limitBreach?: { readonly breach: LimitBreach; readonly inParams: boolean };
   readonly batch: boolean;
   readonly messages: readonly Record<string, unknown>[];
   readonly methods: readonly unknown[];
@@ -40,16 +53,22 @@ export interface PostDescription {
   readonly toolCall?: { readonly name: string };
   /** A single tools/call claiming a served 2026-07-28 revision in `_meta`: its headers are checked. */
   readonly paramHeaderCheck?: ParamHeaderCheck;
+  /** The URIs a single 2026-07-28 `subscriptions/listen` asks updates for (`resourceSubscriptions`), held while its stream is open. */
+  readonly resourceSubscriptions: readonly string[];
   /** The request when the fast path may answer it exactly as the SDK would (fast-path.ts). */
   readonly plain?: PlainRequest;
 }
 
 /**
- * Classifies a parsed POST body once, with its headers: batching, cancellations, the
- * `Mcp-Param-*` check inputs, fast-path eligibility.
+ * Classifies a parsed POST body once, with its headers: whether it can be a request at all, the input
+ * limit it breaks (`limits`), batching, cancellations, the `Mcp-Param-*` check inputs, the resource
+ * subscriptions a listen asks for, fast-path eligibility.
  */
-export function classifyPost(body: unknown, headers: IncomingHttpHeaders): PostDescription {
+export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits: InputLimits): PostDescription {
   const batch = Array.isArray(body);
+  const notARequest =
+    body === null || typeof body !== 'object' ? `a JSON ${body === null ? 'null' : typeof body}` : batch && body.length === 0 ? 'an empty array' : undefined;
+  const breach = notARequest ? undefined : edgeLimitBreach(body as object, limits);
   const list: unknown[] = batch ? body : [body];
   const messages = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object' && !Array.isArray(m));
   const revision = typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : '';
@@ -57,6 +76,8 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders): PostD
   const rawId = single?.id;
   return {
     body,
+    ...(notARequest ? { notARequest } : {}),
+    ...(breach ? { limitBreach: { breach, inParams: !batch && breachIsInParams(breach) } } : {}),
     batch,
     messages,
     methods: messages.map((m) => m.method),
@@ -69,8 +90,21 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders): PostD
         ? { name: (single.params as { name: string }).name }
         : undefined,
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
+    resourceSubscriptions: single && isModernClaim(single) ? requestedResourceSubscriptions(single) : [],
     plain: !batch ? plainRequest(body, headers) : undefined,
   };
+}
+
+function edgeLimitBreach(body: object, limits: InputLimits): LimitBreach | undefined {
+  const breach = findLimitBreach(body, limits);
+  if (!breach || !breachIsInToolArguments(body, breach)) return breach;
+  const call = body as { params: Record<string, unknown> };
+  return findLimitBreach({ ...call, params: { ...call.params, arguments: {} } }, limits);
+}
+
+function isModernClaim(message: Record<string, unknown>): boolean {
+  const claim = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY];
+  return typeof claim === 'string' && MODERN_REVISIONS.has(claim);
 }
 
 function cancellationOf(message: Record<string, unknown>): Cancellation[] {

@@ -107,8 +107,8 @@ export function cors(config: GatewayConfig, mcpPaths: readonly string[]): Middle
       .split(',')
       .map((h) => h.trim().toLowerCase())
       .filter((h) => h.startsWith('mcp-param-'));
-    const path = ctx.path.replace(/(.)\/+$/, '$1');
-    ctx.set('access-control-allow-methods', mcpPaths.includes(path) ? 'POST, OPTIONS' : 'GET, OPTIONS');
+    // Exact paths, as the router matches them (app.ts): a preflight for `/mcp/` must not promise POST.
+    ctx.set('access-control-allow-methods', mcpPaths.includes(ctx.path) ? 'POST, OPTIONS' : 'GET, OPTIONS');
     ctx.set('access-control-allow-headers', [...allowHeaders, ...requested].join(', '));
     ctx.set('access-control-max-age', '600');
     ctx.status = 204;

@@ -24,6 +24,9 @@ import { recordSpan, type RequestTrace } from '../obs/tracing.ts';
 import { describeBudget, requestCharge } from '../policy/rate-limits.ts';
 import type { RateDecision } from '../store/rate-limiter.ts';
 import { auditEdgeRefusal } from '../surfaces/tool-decision.ts';
+import { describeBreach } from '../checks/input-limits.ts';
+import { withResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
+import { createCaller } from '../policy/caller.ts';
 
 /**
  * The MCP endpoint of one surface, mounted in Koa: POST is checked at the edge and handed to the
@@ -32,14 +35,19 @@ import { auditEdgeRefusal } from '../surfaces/tool-decision.ts';
  * 415 for a non-JSON Content-Type; authentication before any body is read (auth/authenticate.ts: 401
  * with the RFC 9728 challenge without a credential, or for one no source knows or the scope endpoint
  * refuses, on every method; 503 with Retry-After when the scope lookup failed and every upstream's
- * failure mode is `closed`); 413 over `limits.bodyBytes` and 400/-32700 for malformed JSON or an empty
- * body; 400/-32600 for a batch under a revision without batching; 503 for a call, read or prompt bound
+ * failure mode is `closed`); 413 over `limits.bodyBytes`, 415 for an unsupported Content-Encoding, and
+ * 400/-32700 for malformed JSON or an empty body; past the request budget, 400/-32600 for JSON that is
+ * no request (a scalar, `[]`), 400/-32600 (-32602 inside params) over an input limit
+ * (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool arguments are the call's to refuse:
+ * tool-call.ts), 400/-32600 for a batch under a revision without batching; 503 for a call, read or prompt bound
  * for a `closed` upstream while the lookup fails ({@link closedTarget}); 400/-32020 for a 2026-07-28
  * tools/call whose `Mcp-Param-*` headers disagree with its arguments ({@link paramHeaderRejection}).
  * A 2025-era `notifications/cancelled` aborts the call it names (inflight-calls.ts) before the SDK
  * answers it 202. A plain tools/list or tools/call is then answered by the fast path (fast-path.ts,
  * unless `dispatch.fastPath` is off), everything else by the SDK; both authorise each call against the
- * caller's access before contacting an upstream. GET and DELETE go to the SDK as they are (405: no
+ * caller's access before contacting an upstream. A 2026-07-28 `subscriptions/listen` keeps only the
+ * `resourceSubscriptions` the caller may read, held at their upstreams while its stream is open
+ * ({@link listenSubscriptions}). GET and DELETE go to the SDK as they are (405: no
  * sessions). The body is classified once (classify.ts); every rule here reads that description. Past
  * authentication the request runs inside its trace span (obs/tracing.ts), spends the credential's
  * `requests` budget (429 with Retry-After when spent, policy/rate-limits.ts), and every tools/call
@@ -51,7 +59,8 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     maxRequestBodySize: config.limits.bodyBytes,
     onerror: (error) => log.error({ err: error.message, surface: surface.name }, 'MCP handler failed'),
   });
-  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8' });
+  // Not strict: a scalar body is valid JSON, which JSON-RPC 2.0 §5.1 answers -32600 (Invalid Request), not -32700.
+  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8', jsonStrict: false });
   const everyUpstreamClosed = config.upstreams.every((u) => u.scopes.failureMode === 'closed');
   return async (ctx) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
@@ -76,7 +85,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     const access = accessFor(standing, config.upstreams);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
     if (body === undefined) return;
-    const post = classifyPost(body, ctx.req.headers);
+    const post = classifyPost(body, ctx.req.headers, config.limits);
     const trace = startRequestTrace(runtime, surface, ctx, post);
     const authenticated = authenticatedRequest(credential, requestId, standing, trace.traceId);
     return trace.run(() => {
@@ -98,6 +107,17 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (limited) {
       refuse('rate_limited', 'rate_limited');
       return tooManyRequests(ctx, limited);
+    }
+    if (post.notARequest) return rejectAtEdge(ctx, 'invalid_request', `Invalid Request: the body is ${post.notARequest}, not a JSON-RPC request object`);
+    if (post.limitBreach) {
+      const { breach, inParams } = post.limitBreach;
+      refuse(inParams ? 'invalid_arguments' : 'invalid_request', `limits.${breach.limit}`);
+      return rejectAtEdge(
+        ctx,
+        inParams ? 'params_over_limit' : 'invalid_request',
+        `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeBreach(breach)}`,
+        post.id,
+      );
     }
     if (post.batchRefused) {
       refuse('invalid_request', 'batch_not_supported');
@@ -131,8 +151,36 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       }
     }
     if (config.dispatch.fastPath && post.plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, post.plain))) return;
-    return handOff(ctx, node, post.body, authInfoFor(authenticated));
+    let body = post.body;
+    if (post.resourceSubscriptions.length) {
+      const uris = await listenSubscriptions(runtime, authenticated, post.resourceSubscriptions);
+      if (uris.length !== post.resourceSubscriptions.length) body = withResourceSubscriptions(body as Record<string, unknown>, uris);
+      // Held at the upstreams while this listen stream is open (upstream/resource-subscriptions.ts).
+      const release = runtime.resourceSubscriptions.retain(uris);
+      ctx.res.once('close', release);
+    }
+    return handOff(ctx, node, body, authInfoFor(authenticated));
   }
+}
+
+/**
+ * The `resourceSubscriptions` of a 2026-07-28 `subscriptions/listen` the gateway honours: URIs that
+ * route to an upstream the caller may read (the resources/read rule, policy/caller.ts `route`). The
+ * rest are dropped before the SDK sees the listen, so they are neither held upstream nor delivered to
+ * this stream (the SDK delivers an update to every stream listing its URI) nor acknowledged: a URI
+ * the caller may not read is answered exactly as one nobody owns.
+ */
+async function listenSubscriptions(runtime: GatewayRuntime, request: AuthenticatedRequest, uris: readonly string[]): Promise<string[]> {
+  const caller = createCaller(runtime, request, 'modern');
+  const routed = await Promise.all(
+    uris.map((uri) =>
+      caller.route('resources/read', { uri }).then(
+        () => uri,
+        () => undefined,
+      ),
+    ),
+  );
+  return routed.filter((uri): uri is string => uri !== undefined);
 }
 
 /**
@@ -267,6 +315,9 @@ function headerValue(ctx: Context, name: string): string | undefined {
 
 type NodeHandler = ReturnType<typeof toNodeHandler>;
 
+/** The content codings the body parser decodes (co-body's inflation); `limits.bodyBytes` bounds the decoded body. */
+const SUPPORTED_CODINGS = 'gzip, deflate, br, identity';
+
 async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: AuthInfo): Promise<void> {
   ctx.respond = false;
   const req = ctx.req as IncomingMessage & { auth?: AuthInfo };
@@ -275,17 +326,19 @@ async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: A
 }
 
 /**
- * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 400/-32700 for a
- * body that is not JSON, empty ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received"), for JSON
- * that is not an object or array, and for one with a `__proto__` key or `constructor.prototype` (as
- * co-body refuses them: prototype poisoning). Read raw from the socket and parsed once; a request body
- * with a Content-Encoding goes through the body parser, which inflates it.
+ * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 415 for a
+ * Content-Encoding other than {@link SUPPORTED_CODINGS}, 400/-32700 for a body that is not JSON, empty
+ * ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received"), and for one with a `__proto__` key or
+ * `constructor.prototype` (as co-body refuses them: prototype poisoning). Any other JSON value is
+ * returned, scalars too: valid JSON that is no request is -32600, the classifier's to say (classify.ts).
+ * Read raw from the socket and parsed once; a request body with a Content-Encoding goes through the
+ * body parser, which inflates it.
  */
 async function readBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
   const encoding = ctx.get('content-encoding');
   if (encoding && encoding.toLowerCase() !== 'identity') return readEncodedBody(ctx, parseJson, limit);
   const tooLarge = () => void rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);
-  const notJson = () => void rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not a JSON object or array');
+  const notJson = () => void rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
   if (Number(ctx.get('content-length')) > limit) {
     ctx.req.resume();
     return tooLarge();
@@ -316,20 +369,32 @@ async function readBody(ctx: Context, parseJson: Middleware, limit: number): Pro
   } catch {
     return notJson();
   }
-  if (parsed === null || typeof parsed !== 'object' || (SUSPECT_KEYS.test(text) && poisoned(parsed))) return notJson();
+  if (parsed !== null && typeof parsed === 'object' && SUSPECT_KEYS.test(text) && poisoned(parsed)) {
+    rejectAtEdge(ctx, 'parse_error', 'Parse error: the body holds a __proto__ or constructor.prototype key');
+    return undefined;
+  }
   return parsed;
 }
 
 /** Text that may hold a `__proto__` or `constructor` key (plain or \u-escaped): only then is the parsed value walked. */
 const SUSPECT_KEYS = /__proto__|constructor|\\u00/;
 
-/** Whether `value` has an own `__proto__` key, or a `constructor` key holding `prototype`, anywhere (@hapi/bourne's rule). */
+/**
+ * Whether `value` has an own `__proto__` key, or a `constructor` key holding `prototype`, anywhere
+ * (@hapi/bourne's rule). Iterative: a body may nest deeper than the call stack (the depth limit is
+ * checked after parsing, classify.ts).
+ */
 function poisoned(value: unknown): boolean {
-  if (value === null || typeof value !== 'object') return false;
-  if (Object.hasOwn(value, '__proto__')) return true;
-  const ctor = (value as Record<string, unknown>).constructor;
-  if (Object.hasOwn(value, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype')) return true;
-  return Object.values(value).some(poisoned);
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Object.hasOwn(node, '__proto__')) return true;
+    const ctor = (node as Record<string, unknown>).constructor;
+    if (Object.hasOwn(node, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype')) return true;
+    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') pending.push(child);
+  }
+  return false;
 }
 
 /** A request body with a Content-Encoding: the body parser inflates and parses it. */
@@ -345,7 +410,15 @@ async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: numbe
   } catch (error) {
     const status = (error as { status?: number }).status;
     if (status === 413) rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);
-    else rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not a JSON object or array');
+    else if (status === 415) {
+      // RFC 9110 §15.5.16: an unsupported content coding is 415, naming the codings that are accepted.
+      ctx.set('accept-encoding', SUPPORTED_CODINGS);
+      rejectAtEdge(
+        ctx,
+        'unsupported_media_type',
+        `Unsupported Media Type: Content-Encoding "${ctx.get('content-encoding')}" is not supported; send ${SUPPORTED_CODINGS}`,
+      );
+    } else rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
     return undefined;
   }
 }

@@ -85,7 +85,7 @@ export class MeteredServer extends Server {
     info: ConstructorParameters<typeof Server>[0],
     options: ConstructorParameters<typeof Server>[1],
     private readonly metrics: GatewayMetrics,
-    private readonly labels: MessageLabels,
+    protected readonly labels: MessageLabels,
     private readonly dispatched?: DispatchRecord,
   ) {
     super(info, options);

@@ -2,10 +2,11 @@ import type { Server, HandlerResultTypeMap, McpServerFactory, RequestTypeMap, Se
 import { createCaller } from '../policy/caller.ts';
 import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
-import { forward, forwardError } from '../upstream/forwarding.ts';
+import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
 import { CACHE_HINTS, GATEWAY_SERVER_INFO } from './wire.ts';
 import { dispatchRecordOf } from './message-metrics.ts';
+import { mergeExtensions } from '../catalog/extensions.ts';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { Listing } from '../catalog/listing.ts';
 import { dispatchRuntimeOf, type DispatchContext, type ProjectCallToolResult, type Surface } from './types.ts';
@@ -56,14 +57,17 @@ const ARMS: { [M in GatewayMethod]: Arm<M> } = {
 
 /**
  * A prompt, resource or completion request sent to the upstream that owns it (upstream-set.ts routing);
- * failures become JSON-RPC errors (these methods have no isError form), the upstream's own unchanged.
+ * failures become JSON-RPC errors (these methods have no isError form), the upstream's own as the
+ * caller's revision names them (forwardFailure: error-translation.ts).
  */
 async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const route = await d.caller.route(method, params);
   try {
     return await forward(d, route.upstream.client, method, route.params);
   } catch (error) {
-    throw forwardError(error, route.upstream.client.name);
+    const failure = forwardFailure(d, method, error, route.upstream.client.name);
+    if ('result' in failure) return failure.result as unknown as Record<string, unknown>;
+    throw failure.error;
   }
 }
 
@@ -84,8 +88,9 @@ const SERVED: { [M in GatewayMethod]: Served } = {
   'completion/complete': has('completions'),
   // Session methods of the 2025 wire; 2026-07-28 has none (-32601 there: logLevel travels per request).
   'logging/setLevel': (capabilities, era) => era === 'legacy' && capabilities.logging !== undefined,
-  'resources/subscribe': (capabilities) => capabilities.resources?.subscribe === true,
-  'resources/unsubscribe': (capabilities) => capabilities.resources?.subscribe === true,
+  // 2025 wire only: 2026-07-28 subscribes on subscriptions/listen (resourceSubscriptions), relayed at the edge.
+  'resources/subscribe': (capabilities, era) => era === 'legacy' && capabilities.resources?.subscribe === true,
+  'resources/unsubscribe': (capabilities, era) => era === 'legacy' && capabilities.resources?.subscribe === true,
 };
 
 /**
@@ -181,14 +186,21 @@ function noCursor(params: { cursor?: string } | undefined): void {
  * resources, prompts, completions and logging (upstream log messages are relayed on the call's stream).
  * listChanged is advertised to modern callers only, where the gateway relays upstream changes on
  * subscriptions/listen; stateless legacy callers have no stream. `resources.subscribe` is advertised to
- * legacy callers when an upstream declares it (resources/subscribe is forwarded); on 2026-07-28 it would
- * promise `resourceSubscriptions` on subscriptions/listen, which the gateway does not relay.
+ * legacy callers when an upstream declares it (resources/subscribe is forwarded), and to 2026-07-28
+ * callers when an upstream can also deliver the updates to the gateway (UpstreamInfo.resourceUpdates):
+ * their `resourceSubscriptions` on subscriptions/listen are then relayed.
+ * `extensions`: the upstreams' declared extensions merged (catalog/extensions.ts), minus those whose
+ * methods the gateway does not route; the same on both eras (initialize and server/discover).
  */
 function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy'): ServerCapabilities {
   const up = info?.capabilities ?? {};
   const listChanged = (flag: boolean | undefined) => (era === 'modern' && flag === true ? { listChanged: true } : {});
-  const subscribe = era === 'legacy' && up.resources?.subscribe === true ? { subscribe: true } : {};
+  // Both eras: resources/subscribe is forwarded for 2025 callers; 2026-07-28 callers' resourceSubscriptions
+  // on subscriptions/listen are held at the owning upstream (upstream/resource-subscriptions.ts).
+  const subscribe = (era === 'legacy' ? up.resources?.subscribe === true : info?.resourceUpdates === true) ? { subscribe: true } : {};
+  const { extensions } = mergeExtensions([{ upstream: 'upstreams', extensions: up.extensions }]);
   return {
+    ...(Object.keys(extensions).length ? { extensions: extensions as ServerCapabilities['extensions'] } : {}),
     tools: listChanged(up.tools?.listChanged),
     ...(up.resources ? { resources: { ...subscribe, ...listChanged(up.resources.listChanged) } } : {}),
     ...(up.prompts ? { prompts: listChanged(up.prompts.listChanged) } : {}),

@@ -21,7 +21,7 @@ export async function setLoggingLevel(d: DispatchContext, params: Record<string,
   settled.forEach((outcome, i) => {
     if (outcome.status === 'fulfilled') return;
     const upstream = targets[i]!.client.name;
-    if (failureOf(outcome.reason, upstream).kind === 'upstream_rejected') throw forwardError(outcome.reason, upstream);
+    if (failureOf(outcome.reason, upstream).kind === 'upstream_rejected') throw forwardError(outcome.reason, upstream, { d, method: 'logging/setLevel' });
     d.log.warn({ upstream, err: (outcome.reason as Error)?.message }, 'logging/setLevel did not reach the upstream');
   });
   return {};
@@ -45,7 +45,7 @@ export async function subscription(d: DispatchContext, method: SubscriptionMetho
   try {
     await forward(d, client, method, route.params);
   } catch (error) {
-    throw forwardError(error, client.name);
+    throw forwardError(error, client.name, { d, method });
   }
   return {};
 }

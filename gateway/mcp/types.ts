@@ -25,13 +25,14 @@ import type { ProjectCallToolResult } from './wire.ts';
 
 /**
  * The part of the runtime the dispatch arms read: configuration, metrics, the upstreams (resources,
- * prompts, completion), output and input checks, listings, search indexes and the in-flight calls.
+ * prompts, completion), output and input checks, listings, search indexes, the in-flight calls and the
+ * input bridge (2025-era upstream calls waiting for a 2026-07-28 caller's answers).
  * Not the scope cache, the upstream set or the runtime's logger: the caller (policy/caller.ts) and the
  * edge hold those, and the request's logger is {@link DispatchContext.log}.
  */
 export type DispatchRuntime = Pick<
   GatewayRuntime,
-  'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls' | 'audit' | 'rateLimiter'
+  'config' | 'metrics' | 'upstreams' | 'outputs' | 'listings' | 'inputs' | 'searchIndexes' | 'inflightCalls' | 'inputBridge' | 'audit' | 'rateLimiter'
 >;
 
 const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
@@ -40,8 +41,8 @@ const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
   let view = dispatchRuntimes.get(runtime);
   if (!view) {
-    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, audit, rateLimiter } = runtime;
-    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, audit, rateLimiter };
+    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter } = runtime;
+    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter };
     dispatchRuntimes.set(runtime, view);
   }
   return view;

@@ -13,11 +13,16 @@ import type { GatewayConfig } from '../../config/types.ts';
  * credential and of the arguments (HMAC-SHA-256 under `audit.digestKey`, so neither can be recovered
  * by hashing guesses without the key, and events of one credential correlate across replicas sharing
  * the key), the client's name when its request said it (2026-07-28 `clientInfo`), surface, upstream,
- * tool, outcome and duration. Never a credential, an argument value or a result.
+ * tool, outcome and duration. Never a credential, an argument value or a result. A call of a tool that
+ * one of the same credential's recent search_tools answers returned carries `foundBySearch` (that
+ * search's request id, the tool's rank, how long ago), so "the model searched, then ran the tool" is one
+ * line to read; the link is kept in this process only ({@link SEARCH_TRAIL}).
  */
 export interface AuditLog {
   readonly enabled: boolean;
   record(decision: ToolDecision): void;
+  /** Notes what one search_tools answer returned (exposed names, best first), for {@link AuditEvent.foundBySearch}. */
+  noteSearch(search: { credentialDigest: string; requestId?: string; names: readonly string[] }): void;
   /** Flushes and closes the destination. */
   close(): Promise<void>;
 }
@@ -93,6 +98,20 @@ export interface AuditEvent {
   budget?: string;
   arguments: string;
   durationMs: number;
+  /** The most recent search_tools answer of this credential that returned the tool (within {@link SEARCH_TRAIL}.maxAgeMs). */
+  foundBySearch?: { requestId?: string; rank: number; ageMs: number };
+}
+
+/**
+ * Bounds of the search-to-call link: searches remembered per credential, credentials remembered
+ * (least recently searching dropped first), and how old a search may be to explain a call.
+ */
+export const SEARCH_TRAIL = { perCredential: 8, credentials: 10_000, maxAgeMs: 15 * 60_000 };
+
+interface NotedSearch {
+  requestId?: string;
+  at: number;
+  names: readonly string[];
 }
 
 export interface AuditOptions {
@@ -104,7 +123,7 @@ export interface AuditOptions {
 
 /** Builds the audit log for `audit` config: `off` records nothing; `stdout`, `stderr` or a file path. */
 export function createAuditLog(config: GatewayConfig['audit'], options: AuditOptions = {}): AuditLog {
-  if (config.destination === 'off' && !options.destination) return { enabled: false, record: () => {}, close: async () => {} };
+  if (config.destination === 'off' && !options.destination) return { enabled: false, record: () => {}, noteSearch: () => {}, close: async () => {} };
   let key = config.digestKey;
   if (!key) {
     key = randomBytes(32).toString('hex');
@@ -123,9 +142,30 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   // would go (every line is a tool decision; pino's line always opens with the level slot).
   const logger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_decision' }) } }, destination);
   const digest = (value: string) => createHmac('sha256', key).update(value).digest('hex');
+  // Map order is recency: a credential that searches again moves to the end; the oldest go first.
+  const searches = new Map<string, NotedSearch[]>();
+  const foundBySearch = (credential: string, tool: string): AuditEvent['foundBySearch'] => {
+    const now = performance.now();
+    for (const search of [...(searches.get(credential) ?? [])].reverse()) {
+      if (now - search.at > SEARCH_TRAIL.maxAgeMs) break;
+      const rank = search.names.indexOf(tool);
+      if (rank >= 0) return { ...(search.requestId ? { requestId: search.requestId } : {}), rank: rank + 1, ageMs: Math.round(now - search.at) };
+    }
+    return undefined;
+  };
   return {
     enabled: true,
+    noteSearch({ credentialDigest, requestId, names }) {
+      if (names.length === 0) return;
+      const list = searches.get(credentialDigest) ?? [];
+      searches.delete(credentialDigest);
+      list.push({ requestId, at: performance.now(), names });
+      if (list.length > SEARCH_TRAIL.perCredential) list.shift();
+      searches.set(credentialDigest, list);
+      if (searches.size > SEARCH_TRAIL.credentials) searches.delete(searches.keys().next().value!);
+    },
     record(decision) {
+      const found = foundBySearch(decision.credentialDigest, decision.tool);
       const event: AuditEvent = {
         time: new Date().toISOString(),
         ...(decision.requestId ? { requestId: decision.requestId } : {}),
@@ -143,6 +183,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.budget ? { budget: decision.budget } : {}),
         arguments: digest(`arguments:${canonicalJson(decision.arguments ?? {})}`),
         durationMs: Math.round(decision.durationMs * 10) / 10,
+        ...(found ? { foundBySearch: found } : {}),
       };
       logger.info(event);
     },
@@ -168,14 +209,34 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   };
 }
 
-/** JSON with object keys sorted at every depth: the same arguments give the same digest in any key order. */
+/**
+ * JSON with object keys sorted at every depth: the same arguments give the same digest in any key order.
+ * Iterative, so arguments nested deeper than the call stack (a tools/call's `arguments` may reach here
+ * before its input limits are checked) digest instead of throwing RangeError.
+ */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  const out: string[] = [];
+  // Literal tokens as strings, values still to write as { value }; popped last-in first-out.
+  const work: (string | { value: unknown })[] = [{ value }];
+  while (work.length > 0) {
+    const item = work.pop()!;
+    if (typeof item === 'string') {
+      out.push(item);
+      continue;
+    }
+    const current = item.value;
+    if (Array.isArray(current)) {
+      work.push(']');
+      for (let i = current.length - 1; i >= 0; i--) work.push({ value: current[i] }, ...(i > 0 ? [','] : []));
+      work.push('[');
+    } else if (current && typeof current === 'object') {
+      const entries = Object.entries(current as Record<string, unknown>)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      work.push('}');
+      for (let i = entries.length - 1; i >= 0; i--) work.push({ value: entries[i]![1] }, `${JSON.stringify(entries[i]![0])}:`, ...(i > 0 ? [','] : []));
+      work.push('{');
+    } else out.push(JSON.stringify(current) ?? 'null');
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
 }

@@ -22,6 +22,7 @@ export interface GatewayMetrics {
   searchDuration: Histogram<string>;
   /** External embeddings endpoint failures (search answered by the index alone), by stage (tools|query). */
   searchEmbeddingFailures: Counter<'stage'>;
+  configUnmatchedRules: Gauge<'upstream'>;
   outputSchemaViolations: Counter<'tool'>;
   outputSchemaCompileFailures: Counter<'tool'>;
   advertisedTools: Gauge<'endpoint'>;
@@ -106,6 +107,12 @@ export function createMetrics(): GatewayMetrics {
       name: 'mcp_scope_lookup_duration_seconds',
       help: 'Duration of scope endpoint calls.',
       buckets: LATENCY_BUCKETS,
+      registers: r,
+    }),
+    configUnmatchedRules: new Gauge({
+      name: 'mcp_config_unmatched_rules',
+      help: "Per-tool config entries (scopeRules, readOnlyOverrides, categories, outputSchemas, tools, anchors, rateLimits.tools) naming no tool the upstream's last catalogue listed, by upstream: typos apply to nothing.",
+      labelNames: ['upstream'],
       registers: r,
     }),
     catalogTools: new Gauge({ name: 'mcp_catalog_tools', help: 'Tools in the last fetched catalogue, by upstream.', labelNames: ['upstream'], registers: r }),

@@ -69,7 +69,7 @@ async function surfaceView(url: URL, headers: Readonly<Record<string, string>>, 
     const { tools } = await client.listTools();
     return { path: url.pathname, tools: tools.map(summary) };
   } catch (error) {
-    return { path: url.pathname, error: describeFailure(error) };
+    return { path: url.pathname, error: describeFailure(error, url) };
   } finally {
     await client.close().catch(() => undefined);
   }
@@ -84,10 +84,21 @@ function summary(tool: Tool): ToolSummary {
   };
 }
 
-/** The failure in a few words: the HTTP status or the JSON-RPC error the endpoint answered. */
-function describeFailure(error: unknown): string {
+/** The failure in a few words: the HTTP status or the JSON-RPC error the endpoint answered, or why `url` could not be reached. */
+function describeFailure(error: unknown, url: URL): string {
+  const network = networkCode(error);
+  if (network) return `cannot reach ${url.href} (${network}): is a gateway running there?`;
   if (error instanceof SdkHttpError) return `HTTP ${error.status}${error.status === 401 ? ': the credential was refused' : ''}`;
   const code = (error as { code?: unknown }).code;
   const message = (error as Error).message ?? String(error);
   return `${typeof code === 'number' ? `JSON-RPC ${code}: ` : ''}${message.slice(0, 300)}`;
+}
+
+/** The system error code (ECONNREFUSED, ENOTFOUND, ...) somewhere in an error's cause chain, if any. */
+function networkCode(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && /^E[A-Z]+$/.test(code)) return code;
+  }
+  return undefined;
 }

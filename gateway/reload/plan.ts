@@ -2,8 +2,9 @@
  * What a live reload does with each part of the running gateway, decided from the old and the new
  * configuration alone (pure). The new configuration has been validated by loadConfig already.
  *
- * - Keys bound to a socket (`listen.*`, `metrics.port`) cannot change without a restart: the reload is
- *   refused, naming the key, and the old configuration keeps serving.
+ * - Keys bound to a socket (`listen.*`, `metrics.port`, and the Node server options the listeners were
+ *   created with: `server.*`, `limits.headerBytes`, http/node-server.ts) cannot change without a
+ *   restart: the reload is refused, naming the key, and the old configuration keeps serving.
  * - Each upstream of the new configuration is matched by name with the old one: `keep` when nothing of
  *   it changed (connection and catalogue reused), `repolicy` when only the keys that shape its catalogue
  *   changed (the connection is kept, the catalogue rebuilt under the new rules), `replace` when a
@@ -49,7 +50,8 @@ export class ReloadRefused extends Error {
 }
 
 /**
- * @throws ReloadRefused when a socket-bound key changed (`listen.host`, `listen.port`, `metrics.port`).
+ * @throws ReloadRefused when a socket-bound key changed (`listen.host`, `listen.port`, `metrics.port`,
+ *   `server.headersTimeoutMs` / `requestTimeoutMs` / `keepAliveTimeoutMs`, `limits.headerBytes`).
  */
 export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan {
   for (const key of ['host', 'port'] as const) {
@@ -60,6 +62,15 @@ export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan 
     throw new ReloadRefused(
       'metrics.port',
       `changed from ${old.metrics.port ?? '(main port)'} to ${next.metrics.port ?? '(main port)'}, which needs a restart`,
+    );
+  for (const key of ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs'] as const) {
+    if (old.server[key] !== next.server[key])
+      throw new ReloadRefused(`server.${key}`, `changed from ${old.server[key]} to ${next.server[key]}, which needs a restart (a listener option)`);
+  }
+  if (old.limits.headerBytes !== next.limits.headerBytes)
+    throw new ReloadRefused(
+      'limits.headerBytes',
+      `changed from ${old.limits.headerBytes} to ${next.limits.headerBytes}, which needs a restart (a listener option)`,
     );
   const before = new Map(old.upstreams.map((u) => [u.name, u]));
   // A kept catalogue cache was built under the old cache settings: rebuild it under the new ones.

@@ -2,6 +2,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { visibleTool } from './search-tools.ts';
 import { isVisible } from '../policy/visibility.ts';
+import { isAppOnlyTool } from '../catalog/extensions.ts';
 import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises } from './compact-tools.ts';
 import { toolErrorResult, type ErrorKind } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
@@ -16,7 +17,7 @@ import { inSpan } from '../obs/tracing.ts';
  * call_tool: runs a visible, read-only, non-advertised tool and returns its result exactly as a direct
  * call would (same forwarding, same output check, same era projection: `callCatalogTool`). Everything
  * else is refused with an isError result and nothing reaches the upstream, checked in this order:
- * 1. a name outside the caller's scopes or not in the catalogue: one and the same "unknown tool" answer
+ * 1. a name outside the caller's scopes, not in the catalogue, or an MCP Apps app-only tool: one and the same "unknown tool" answer
  *    with the nearest visible names (edit distance, then search), so a denied tool looks exactly like a
  *    missing one (and is never named, even by a "call it directly"); a tool the caller may see whose
  *    upstream is down (withheld from the catalogue) answers "upstream unavailable" instead, as a direct
@@ -75,7 +76,7 @@ export async function callThroughDispatcher(
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return refuse(name, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
   const tool = visibleTool(visible, name);
   const withheld = tool ? undefined : visible.catalog.withheld?.get(name);
-  if (withheld && isVisible(withheld, visible.access)) {
+  if (withheld && isVisible(withheld, visible.access) && !isAppOnlyTool(withheld.definition)) {
     return refuse(
       name,
       'is_error',

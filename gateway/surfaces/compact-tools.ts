@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/server';
+import { isAppOnlyTool } from '../catalog/extensions.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
@@ -20,11 +21,13 @@ export const COMPACT_INSTRUCTIONS =
 /**
  * Whether `/mcp/compact` advertises a catalogue tool up front: every state-changing tool (a client
  * gates approval on the tool name it sees, so a write never hides behind call_tool) and the read
- * anchors configured for its upstream (`upstreams[].anchors`, in the upstream's own names).
+ * anchors configured for its upstream (`upstreams[].anchors`, in the upstream's own names), and every
+ * MCP Apps app-only tool (for the host, which hides it from the model; call_tool never runs one).
  */
 export function compactAdvertises(tool: CatalogTool, config: GatewayConfig): boolean {
   if (tool.name === SEARCH_TOOLS || tool.name === CALL_TOOL) return false;
-  if (!tool.readOnly) return true;
+  // An app-only tool (MCP Apps) is for the host to hand its app; never to the model, so never to call_tool.
+  if (!tool.readOnly || isAppOnlyTool(tool.definition)) return true;
   return config.upstreams.some((u) => u.name === tool.upstream && u.anchors.includes(tool.upstreamName));
 }
 

@@ -6,6 +6,7 @@ import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises, visibleCategories } from '.
 import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { visibleToolNamed } from '../policy/visibility.ts';
+import { isAppOnlyTool } from '../catalog/extensions.ts';
 import { inSpan } from '../obs/tracing.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
@@ -74,6 +75,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
     metrics.searchDuration.observe((performance.now() - started) / 1000);
   }
   const tools = page.hits.map((hit) => (brief ? briefMatch : match)(visibleTool(visible, hit.name)!, hit.score, d));
+  d.runtime.audit.noteSearch({ credentialDigest: d.caller.credential.digest, requestId: d.caller.requestId, names: tools.map((t) => t.name) });
   const { matched, total } = page;
   const summary = `${matched} of ${total} tools matched${matched > tools.length ? `; showing the best ${tools.length}` : ''}.`;
   const structured: { tools: SearchMatch[]; matched: number; total: number; summary: string; hint?: string } = { tools, matched, total, summary };
@@ -90,12 +92,16 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
 }
 
 /**
- * The catalogue tool `name` when the caller may see it on this surface: the one visibility rule
- * (policy/visibility.ts), minus catalogue tools shadowed by the surface's own search_tools and call_tool.
+ * The catalogue tool `name` when the caller's model may reach it through this surface's own tools: the
+ * one visibility rule (policy/visibility.ts), minus catalogue tools shadowed by the surface's own
+ * search_tools and call_tool, minus MCP Apps app-only tools (`_meta.ui.visibility` without "model":
+ * catalog/extensions.ts), which search_tools never returns and call_tool refuses as unknown: their output
+ * reaches a model as ordinary tool output, where no host can filter them.
  */
 export function visibleTool(visible: VisibleCatalog, name: string): CatalogTool | undefined {
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return undefined;
-  return visibleToolNamed(visible.catalog, visible.access, name);
+  const tool = visibleToolNamed(visible.catalog, visible.access, name);
+  return tool && !isAppOnlyTool(tool.definition) ? tool : undefined;
 }
 
 function match(tool: CatalogTool, score: number, d: DispatchContext): SearchMatch {

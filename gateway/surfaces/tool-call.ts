@@ -1,12 +1,14 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
-import { forward, forwardError, isInputRequired } from '../upstream/forwarding.ts';
+import { forward, forwardFailure, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
 import { directCallAllowed, hiddenToolCallsFor, isVisible, visibleToolNamed } from '../policy/visibility.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision, spendToolBudgets } from './tool-decision.ts';
+import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
+import { isAppOnlyTool } from '../catalog/extensions.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
@@ -18,6 +20,8 @@ export type { ToolCallAnswer } from '../mcp/types.ts';
  * `tool.upstreamName`: the exposed name is looked up, never split) with the caller's credential,
  * `_meta`, progress, logs, cancellation, multi-round-trip fields and the tool's `Mcp-Param-*` headers
  * (forwarding.ts), then checks the result against the tool's outputSchema.
+ * Arguments over an input limit (`limits.jsonDepth`/`stringLength`/`arrayLength`, counted from the
+ * arguments object) are an isError "invalid arguments" result, and nothing is sent.
  * Execution failures (timeout, upstream down, 5xx, a refused credential) come back as isError results;
  * a JSON-RPC error the upstream answered (unknown tool, invalid params, -32021) is rethrown unchanged;
  * an `input_required` answer is relayed as it is (nothing to check yet). The caller's access to the
@@ -32,6 +36,13 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
   const labels = { endpoint: d.surface.name, tool: tool.name, via };
   const decided = (outcome: AuditOutcome, reason?: string, budget?: string) =>
     recordDecision(d, { via, name: tool.name, tool, outcome, reason, arguments: args ?? {}, started, budget });
+  const breach = args ? findLimitBreach(args, d.runtime.config.limits, via === 'call_tool' ? ['arguments', 'arguments'] : ['arguments']) : undefined;
+  if (breach) {
+    // Nothing was sent (and no budget spent): the caller's input broke a limit (limits.*), which the model can correct.
+    metrics.toolCalls.inc({ ...labels, outcome: 'invalid_arguments' });
+    decided('invalid_arguments', `limits.${breach.limit}`);
+    return toolErrorResult('invalid_arguments', `Invalid arguments for ${tool.name}: ${describeBreach(breach)}.`);
+  }
   const limited = await spendToolBudgets(d, tool);
   if (limited) {
     metrics.toolCalls.inc({ ...labels, outcome: 'rate_limited' });
@@ -51,9 +62,15 @@ export async function callCatalogTool(d: DispatchContext, tool: CatalogTool, arg
   } catch (error) {
     const failure = failureOf(error, tool.upstream);
     if (failure.kind === 'upstream_rejected') {
+      const relayed = forwardFailure(d, 'tools/call', error, tool.upstream);
+      if ('result' in relayed) {
+        metrics.toolCalls.inc({ ...labels, outcome: 'input_required' });
+        decided('input_required');
+        return relayed.result as unknown as InputRequiredResult;
+      }
       metrics.toolCalls.inc({ ...labels, outcome: failure.code === -32602 ? 'invalid_arguments' : 'is_error' });
       decided(failure.code === -32602 ? 'invalid_arguments' : 'error', `upstream_rejected ${failure.code}`);
-      throw forwardError(error, tool.upstream);
+      throw relayed.error;
     }
     metrics.toolCalls.inc({ ...labels, outcome: 'is_error' });
     decided('error', failure.kind);
@@ -124,7 +141,11 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
 async function nearestVisibleNames(d: DispatchContext, visible: VisibleCatalog, name: string): Promise<string[]> {
   try {
     const index = await d.runtime.searchIndexes.get(visible.catalog);
-    const allowed = (n: string) => visibleToolNamed(visible.catalog, visible.access, n) !== undefined;
+    // A hint reaches the model: never an app-only tool (MCP Apps), as search_tools never returns one.
+    const allowed = (n: string) => {
+      const tool = visibleToolNamed(visible.catalog, visible.access, n);
+      return tool !== undefined && !isAppOnlyTool(tool.definition);
+    };
     return index.nearestNames(name, { limit: NEAREST_LIMIT, filter: allowed });
   } catch (error) {
     d.log.warn({ err: (error as Error).message }, 'no nearest names for an unknown tool');

@@ -2,6 +2,7 @@ import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
   Client,
+  ProtocolError,
   PROTOCOL_VERSION_META_KEY,
   SdkError,
   SdkErrorCode,
@@ -18,6 +19,7 @@ import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type OnBehalfOf } from './forward-scope.ts';
+import type { UpstreamInputRequest } from './input-bridge.ts';
 import { injectTraceHeaders, withTraceHeaders } from '../obs/tracing.ts';
 import { HttpHop, UpstreamStreamBroken, type HopCall, type HopSession } from './http-hop.ts';
 import { stdioTransport } from './stdio.ts';
@@ -52,6 +54,11 @@ export interface UpstreamInfo {
   sessionful: boolean;
   capabilities: ServerCapabilities;
   instructions?: string;
+  /**
+   * It declares `resources.subscribe` and can deliver the updates to the gateway (watchResource): a
+   * 2026-07-28 upstream, a sessionful 2025-era one, or stdio; a stateless 2025-era HTTP one cannot.
+   */
+  resourceUpdates?: boolean;
 }
 
 /** All pages of one list, with the cache hints of the first page (2026-07-28 upstreams only). */
@@ -69,10 +76,29 @@ export interface ForwardOptions extends OnBehalfOf {
   onlog?: (message: LoggingMessageNotificationParams) => void;
   /** Extra HTTP headers of this request (`Mcp-Param-*`); the transport keeps the standard and auth ones its own. */
   headers?: Record<string, string>;
+  /** Answers the upstream's own requests during this one (see ForwardScope.oninputrequest). */
+  oninputrequest?: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>;
   /** Hand an `input_required` result back instead of failing (2026-07-28 multi-round-trip, manual mode). */
   allowInputRequired?: boolean;
 }
 
+/**
+ * Records the error code of each JSON-RPC error response as it arrives, in the forward's own scope:
+ * the SDK client rebuilds a `-32002 { uri }` (2025-11-25 resource not found) as its ResourceNotFoundError,
+ * whose code is -32602, and the gateway must relay the upstream's code for the caller's revision
+ * (mcp/error-translation.ts), not the client's normalisation.
+ */
+function keepWireErrorCodes(transport: Transport): void {
+  const onmessage = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const error = (message as { error?: { code?: unknown } }).error;
+    if (error && typeof error.code === 'number') {
+      const scope = forwardScope.getStore();
+      if (scope) scope.wireErrorCode = error.code;
+    }
+    onmessage?.(message, extra);
+  };
+}
 /** The per-request methods the undici hop carries to an HTTP upstream (http-hop.ts); the rest stays with the SDK client. */
 const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod>([
   'tools/call',
@@ -130,6 +156,9 @@ export class UpstreamClient {
   /** How the SDK client's HTTP requests reach the upstream. */
   private readonly fetchUpstream: FetchLike;
   private readonly listeners = new Set<ListChanged>();
+  /** Resource-update listeners by URI (watchResource). */
+  private readonly resourceListeners = new Map<string, Set<(uri: string) => void>>();
+  private watching?: Promise<Client>;
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   private closed = false;
   private checking?: Promise<void>;
@@ -255,6 +284,7 @@ export class UpstreamClient {
     await this.supervisor.close();
     try {
       await this.shared?.close();
+      await this.watching?.then((c) => c.close()).catch(() => undefined);
     } finally {
       this.sessions.clear();
       await this.hop?.close();
@@ -265,7 +295,8 @@ export class UpstreamClient {
     const started = performance.now();
     try {
       // The whole send, connect and session lookup included, runs on behalf of the caller it names.
-      return await forwardScope.run(options, () => this.sendOnce(method, params, options, true));
+      // A copy per send: its response's raw error code is recorded on it (keepWireErrorCodes).
+      return await forwardScope.run({ ...options }, () => this.sendOnce(method, params, options, true));
     } catch (error) {
       const failure = classifyUpstreamFailure(error, this.name);
       // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent
@@ -305,6 +336,10 @@ export class UpstreamClient {
       // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
       // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
       // refused before it ran, so sending it again is safe.
+      const wireCode = forwardScope.getStore()?.wireErrorCode;
+      if (wireCode !== undefined && error instanceof ProtocolError && error.code !== wireCode) {
+        throw new ProtocolError(wireCode, error.message, error.data);
+      }
       if (info.sessionful && retrySession && error instanceof SdkHttpError && (error.status === 404 || error.status === 400)) {
         this.sessions.delete(this.sessionKey());
         this.log.info({ upstream: this.name, status: error.status }, 'upstream forgot the session; opening a new one');
@@ -341,6 +376,7 @@ export class UpstreamClient {
       await client.close().catch(() => {});
       throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
     }
+    keepWireErrorCodes(transport);
     const sessionful = transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined;
     const info: UpstreamInfo = {
       era: client.getProtocolEra() === 'modern' ? 'modern' : 'legacy',
@@ -348,6 +384,7 @@ export class UpstreamClient {
       capabilities: client.getServerCapabilities() ?? {},
       instructions: client.getInstructions(),
     };
+    info.resourceUpdates = info.capabilities.resources?.subscribe === true && (info.era === 'modern' || sessionful || this.transport === 'stdio');
     if (transport instanceof StreamableHTTPClientTransport) this.hopSessions.set(client, hopSession(client, transport));
     if (sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
     else this.shared = client;
@@ -385,6 +422,10 @@ export class UpstreamClient {
       // and relay it to the caller, who answers and retries (forwarding.ts).
       inputRequired: { autoFulfill: false },
       listMaxPages: this.limits.maxListPages,
+      // What a 2025-era upstream may ask during a call, on its stream: answered by the caller through the
+      // input bridge (input-bridge.ts) when the caller can, refused otherwise. Toward a 2026-07-28 upstream
+      // the caller's own capabilities are sent instead (forwarding.ts forwardedMeta).
+      capabilities: { sampling: {}, elicitation: { form: {}, url: {} }, roots: {} },
     });
   }
 
@@ -396,6 +437,7 @@ export class UpstreamClient {
       const fresh = this.newClient();
       const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
       client = fresh.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) }).then(() => {
+        keepWireErrorCodes(transport);
         this.hopSessions.set(fresh, hopSession(fresh, transport));
         this.watchListChanges(fresh, this.info!);
         this.watchStreams(fresh);
@@ -421,15 +463,22 @@ export class UpstreamClient {
       signal: options.signal,
       onprogress: options.onprogress,
       onlog: options.onlog,
-      onnotification: (method) => {
+      onnotification: (method, params) => {
         const list = LIST_CHANGED[method];
         if (list) this.listChanged(list);
+        const uri = (params as { uri?: unknown } | undefined)?.uri;
+        if (method === 'notifications/resources/updated' && typeof uri === 'string') this.resourceUpdated(uri);
       },
+      oninputrequest: options.oninputrequest,
       // The hop bypasses the SDK transport's fetch hook, so the trace context goes on here.
       headers: withTraceHeaders(options.headers),
       allowInputRequired: options.allowInputRequired,
       timeoutMs: this.config.timeoutMs,
     };
+  }
+
+  private resourceUpdated(uri: string): void {
+    for (const listener of this.resourceListeners.get(uri) ?? []) listener(uri);
   }
 
   private listChanged(method: ListMethod): void {
@@ -542,8 +591,66 @@ export class UpstreamClient {
     return this.checking;
   }
 
+  /**
+   * Holds a subscription to updates of `uri` at this upstream, outside any caller's request (no caller
+   * credential), and calls `onUpdated` for each `notifications/resources/updated` it sends; resolves to
+   * the subscription's closer, or undefined when this upstream cannot deliver updates: it does not
+   * declare `resources.subscribe`, or it is a stateless 2025-era HTTP server (no stream to carry them).
+   * A 2026-07-28 upstream gets a `subscriptions/listen` of its own per URI; a sessionful 2025-era one
+   * `resources/subscribe` on one background session (which opens its standalone GET stream); stdio
+   * `resources/subscribe` on its one session.
+   */
+  async watchResource(uri: string, onUpdated: (uri: string) => void): Promise<(() => Promise<void>) | undefined> {
+    const info = await runInBackground(() => this.describe());
+    if (info.capabilities.resources?.subscribe !== true) return undefined;
+    const listeners = (this.resourceListeners.get(uri) ?? new Set<(uri: string) => void>()).add(onUpdated);
+    this.resourceListeners.set(uri, listeners);
+    const forget = () => {
+      listeners.delete(onUpdated);
+      if (listeners.size === 0) this.resourceListeners.delete(uri);
+    };
+    if (info.era === 'modern') {
+      const subscription = await runInBackground(() => this.shared!.listen({ resourceSubscriptions: [uri] }));
+      return async () => {
+        forget();
+        await subscription.close();
+      };
+    }
+    if (this.transport === 'http' && !info.sessionful) {
+      forget();
+      return undefined;
+    }
+    const client = this.transport === 'stdio' ? this.shared! : await this.watchSession();
+    await runInBackground(() => client.subscribeResource({ uri }));
+    return async () => {
+      forget();
+      if (!this.resourceListeners.has(uri)) await runInBackground(() => client.unsubscribeResource({ uri })).catch(() => undefined);
+    };
+  }
+
+  /** The background session of a sessionful 2025-era upstream that carries resource subscriptions (no caller's credential). */
+  private watchSession(): Promise<Client> {
+    this.watching ??= runInBackground(async () => {
+      const client = this.newClient();
+      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
+      await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
+      this.watchListChanges(client, this.info!);
+      return client;
+    });
+    this.watching.catch(() => (this.watching = undefined));
+    return this.watching;
+  }
+
   private watchListChanges(client: Client, info: UpstreamInfo): void {
     client.setNotificationHandler('notifications/message', (notification) => forwardScope.getStore()?.onlog?.(notification.params));
+    for (const method of ['sampling/createMessage', 'elicitation/create', 'roots/list'] as const) {
+      client.setRequestHandler(method, async (request) => {
+        const ask = forwardScope.getStore()?.oninputrequest;
+        if (!ask) throw new ProtocolError(-32601, `Method not found: the gateway cannot relay ${method} to this call's caller`);
+        return (await ask({ method, params: request.params as Record<string, unknown> })) as never;
+      });
+    }
+    client.setNotificationHandler('notifications/resources/updated', (notification) => this.resourceUpdated(notification.params.uri));
     const notify = (method: ListMethod) => () => this.listChanged(method);
     client.setNotificationHandler('notifications/tools/list_changed', notify('tools/list'));
     client.setNotificationHandler('notifications/prompts/list_changed', notify('prompts/list'));

@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggingMessageNotificationParams } from '@modelcontextprotocol/client';
 import type { Credential } from '../auth/credentials.ts';
 import { runOutsideRequest } from '../obs/request-context.ts';
+import type { UpstreamInputRequest } from './input-bridge.ts';
 
 /**
  * Who an upstream request is sent for, given explicitly to the upstream client by its caller
@@ -17,6 +18,13 @@ export interface OnBehalfOf {
 export interface ForwardScope extends OnBehalfOf {
   /** Log messages (`notifications/message`) the upstream sends on this request's response stream. */
   onlog?: (message: LoggingMessageNotificationParams) => void;
+  /**
+   * Answers a request the upstream sends its client during this request (2025 wire: sampling,
+   * elicitation, roots on the request's own stream); absent: the upstream is refused (-32601).
+   */
+  oninputrequest?: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>;
+  /** The JSON-RPC error code of this request's response as the upstream sent it (client.ts keepWireErrorCodes). */
+  wireErrorCode?: number;
 }
 
 /**

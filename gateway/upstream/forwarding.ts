@@ -1,10 +1,12 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
-import { GatewayError, RelayedUpstreamError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
+import { GatewayError, RelayedUpstreamError, failureOf, upstreamFailureError } from '../errors.ts';
 import type { RequestView } from '../mcp/types.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
+import type { InputBridge, UpstreamInputRequest } from './input-bridge.ts';
+import { translateUpstreamError, type InputRequired, type TranslationContext } from '../mcp/error-translation.ts';
 import { upstreamSpan } from '../obs/tracing.ts';
 
 /** Cache hints are kept for modern callers only. */
@@ -14,14 +16,14 @@ const HOP_META_PREFIX = 'io.modelcontextprotocol/';
 const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /**
- * What forwarding needs of a dispatched request, and nothing more (a DispatchContext is one): the
+ * What forwarding needs of a dispatched request, and nothing more (a ForwardingContext is one): the
  * caller's request (its id, signal, `_meta`, envelope, notification channels), its era and on whose
  * behalf it is sent, and the registry of 2025-era calls in flight (cancellation).
  */
 export interface ForwardingContext {
   readonly request: RequestView;
   readonly caller: { readonly era: 'modern' | 'legacy'; readonly onBehalfOf: OnBehalfOf & { readonly credential?: { readonly digest: string } } };
-  readonly runtime: { readonly inflightCalls: InflightCalls };
+  readonly runtime: { readonly inflightCalls: InflightCalls; readonly inputBridge: InputBridge };
 }
 
 /**
@@ -67,18 +69,78 @@ export async function forward(
     };
     const target = method === 'tools/call' || method === 'prompts/get' ? (typeof params.name === 'string' ? params.name : undefined) : undefined;
     const call = { upstream: client.name, url: client.config.url, method, target, requestId: request.id };
-    const result = await upstreamSpan(call, (trace) => {
-      // With tracing on, the upstream's parent is this hop's span: its context replaces the caller's in `_meta` (SEP-414).
-      const sent = Object.keys(trace).length ? { ...meta, ...trace } : meta;
-      return client.forward(method, { ...rest, ...mrtr, ...(sent ? { _meta: sent } : {}) }, options);
-    }).catch((error: unknown) => {
-      // The SDK reports an aborted request as a timeout; it was the caller who gave up.
-      throw options.signal?.aborted ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name }) : error;
-    });
+    const send = (extra: Partial<ForwardOptions>, mrtrFields: Record<string, unknown>) =>
+      upstreamSpan(call, (trace) => {
+        // With tracing on, the upstream's parent is this hop's span: its context replaces the caller's in `_meta` (SEP-414).
+        const sent = Object.keys(trace).length ? { ...meta, ...trace } : meta;
+        return client.forward(method, { ...rest, ...mrtrFields, ...(sent ? { _meta: sent } : {}) }, { ...options, ...extra });
+      }).catch((error: unknown) => {
+        // The SDK reports an aborted request as a timeout; it was the caller who gave up.
+        throw (extra.signal ?? options.signal)?.aborted
+          ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name })
+          : error;
+      });
+    if (bridged(d, info, method)) return bridgedForward(d, (ask, signal) => send({ signal, oninputrequest: ask }, {}));
+    const result = await send({}, mrtr);
     return relayedResult(result, d.caller.era);
   } finally {
     tracked?.release();
   }
+}
+
+/**
+ * Whether a forward goes through the input bridge (upstream/input-bridge.ts): a 2026-07-28 caller, a
+ * 2025-era upstream that can have its own requests answered (sessionful HTTP: a stateless one would
+ * receive the answer on a fresh instance; over stdio a request cannot be tied to its call), and a method
+ * whose result may ask for input.
+ */
+function bridged(d: ForwardingContext, info: UpstreamInfo, method: ForwardMethod): boolean {
+  return d.caller.era === 'modern' && info.era === 'legacy' && info.sessionful && INPUT_REQUIRED_METHODS.has(method);
+}
+
+/**
+ * A forward whose 2025-era upstream may ask its client for input mid-call: the upstream's requests the
+ * caller's capabilities cover become an InputRequiredResult, and a retry carrying the bridge's
+ * requestState resumes the same waiting call with the caller's `inputResponses` (input-bridge.ts); the
+ * rest are refused to the upstream (-32601), never asked of a caller who did not declare them.
+ */
+async function bridgedForward(
+  d: ForwardingContext,
+  send: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<Record<string, unknown>>,
+): Promise<Record<string, unknown>> {
+  const { request } = d;
+  const owner = d.caller.onBehalfOf.credential?.digest ?? 'anonymous';
+  const bridge = d.runtime.inputBridge;
+  const capabilities = ((request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Record<string, unknown>;
+  const state = request.requestState();
+  const outcome =
+    typeof state === 'string'
+      ? bridge.resume(owner, state, request.inputResponses as Record<string, unknown> | undefined, request.signal)
+      : bridge.begin(
+          owner,
+          (ask, signal) =>
+            send((asked) => (callerCan(capabilities, asked) ? ask(asked) : Promise.reject(new Error(`the caller did not declare ${asked.method}`))), signal),
+          request.signal,
+        );
+  if (!outcome)
+    throw new GatewayError(
+      'invalid_arguments',
+      'Invalid params: requestState names no call waiting for input (it expired, or was not issued to this caller); send the request again without it',
+    );
+  const settled = await outcome;
+  if (settled.kind === 'input_required') return settled.result as unknown as Record<string, unknown>;
+  return relayedResult(settled.value as Record<string, unknown>, d.caller.era);
+}
+
+/** Whether the caller's 2026-07-28 clientCapabilities cover one of the upstream's requests (spec 2026-07-28 client/*). */
+function callerCan(capabilities: Record<string, unknown>, request: UpstreamInputRequest): boolean {
+  if (request.method === 'sampling/createMessage') return capabilities.sampling !== undefined;
+  if (request.method === 'roots/list') return capabilities.roots !== undefined;
+  const elicitation = capabilities.elicitation as Record<string, unknown> | undefined;
+  if (elicitation === undefined) return false;
+  const mode = request.params?.mode === 'url' ? 'url' : 'form';
+  // `elicitation: {}` means form mode only (2025-11-25 client/elicitation §Capabilities).
+  return mode === 'url' ? elicitation.url !== undefined : elicitation.form !== undefined || Object.keys(elicitation).length === 0;
 }
 
 /**
@@ -97,7 +159,9 @@ function forwardedMeta(request: RequestView, era: 'modern' | 'legacy', upstream:
   );
   if (upstream.era === 'modern') {
     const envelope = (request.envelope ?? {}) as Record<string, unknown>;
-    if (era === 'modern' && envelope[CLIENT_CAPABILITIES_META_KEY] !== undefined) meta[CLIENT_CAPABILITIES_META_KEY] = envelope[CLIENT_CAPABILITIES_META_KEY];
+    // Always the caller's (none for a 2025-era caller), never the upstream client's own, which declares
+    // what the input bridge relays from 2025-era upstreams (client.ts newClient).
+    meta[CLIENT_CAPABILITIES_META_KEY] = era === 'modern' && envelope[CLIENT_CAPABILITIES_META_KEY] !== undefined ? envelope[CLIENT_CAPABILITIES_META_KEY] : {};
     const level = era === 'modern' ? envelope[LOG_LEVEL_META_KEY] : upstream.capabilities.logging ? 'debug' : undefined;
     if (level !== undefined) meta[LOG_LEVEL_META_KEY] = level;
   }
@@ -159,12 +223,51 @@ export function isInputRequired(result: Record<string, unknown>): boolean {
 
 /**
  * The error for a failed forward: a JSON-RPC error the upstream answered passes through with its code,
- * message and data unchanged (a -32021's `requiredCapabilities` describes the caller's own capabilities,
- * since those are what was forwarded); a failure to reach the upstream is ours (-32603, kind in data).
+ * message and data (a -32021's `requiredCapabilities` describes the caller's own capabilities, since
+ * those are what was forwarded), translated for the caller's revision when `caller` is given
+ * (mcp/error-translation.ts: -32002 -> -32602 for 2026-07-28, ...); a failure to reach the upstream is
+ * ours (-32603, kind in data).
  */
-export function forwardError(error: unknown, upstream: string): GatewayError | RelayedUpstreamError {
+export function forwardError(error: unknown, upstream: string, caller?: { d: ForwardingContext; method: string }): GatewayError | RelayedUpstreamError {
   // The upstream client already classified its failures (errors.ts upstreamFailureError): read, not classified again.
+  const failure = failureOf(error, upstream);
+  if (failure.kind === 'upstream_rejected' && caller) {
+    const translated = translateUpstreamError(
+      { code: failure.code!, message: failure.message, data: failure.data },
+      translationContext(caller.d, caller.method),
+    );
+    if (translated.kind === 'error' && translated.translated)
+      return new RelayedUpstreamError(upstream, translated.error.code, translated.error.message, translated.error.data);
+  }
   if (error instanceof RelayedUpstreamError) return error;
   if (error instanceof GatewayError) return new GatewayError(error.kind, error.message, { upstream });
-  return upstreamFailureError(classifyUpstreamFailure(error, upstream), upstream);
+  return upstreamFailureError(failure, upstream, error);
+}
+
+/**
+ * A failed forward as the caller receives it, by the caller's revision (mcp/error-translation.ts): the
+ * error to throw, or, for an upstream's -32042 to a 2026-07-28 caller on an MRTR method, the in-band
+ * URL elicitation to answer instead.
+ */
+export function forwardFailure(
+  d: ForwardingContext,
+  method: string,
+  error: unknown,
+  upstream: string,
+): { error: GatewayError | RelayedUpstreamError } | { result: InputRequired } {
+  const failure = failureOf(error, upstream);
+  if (failure.kind === 'upstream_rejected') {
+    const translated = translateUpstreamError({ code: failure.code!, message: failure.message, data: failure.data }, translationContext(d, method));
+    if (translated.kind === 'input_required') return { result: translated.result };
+  }
+  return { error: forwardError(error, upstream, { d, method }) };
+}
+
+function translationContext(d: ForwardingContext, method: string): TranslationContext {
+  const capabilities = (d.request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY];
+  return {
+    era: d.caller.era,
+    method,
+    clientCapabilities: typeof capabilities === 'object' && capabilities !== null ? (capabilities as Record<string, unknown>) : undefined,
+  };
 }

@@ -31,9 +31,22 @@ export interface HopCall {
   headers?: Readonly<Record<string, string>>;
   /** Hand an `input_required` result back (2026-07-28 multi-round-trip, manual mode) instead of failing. */
   allowInputRequired?: boolean;
+  /**
+   * Answers the upstream's sampling, elicitation and roots requests on this request's response stream
+   * (the input bridge, input-bridge.ts); absent, or for any other method: -32601.
+   */
+  oninputrequest?: (request: InputRequest) => Promise<Record<string, unknown>>;
   /** Milliseconds without an answer (or progress) before the request fails with REQUEST_TIMEOUT. */
   timeoutMs: number;
 }
+
+/** A server-to-client request the caller may answer (2025-11-25 client/sampling, client/elicitation, client/roots). */
+export interface InputRequest {
+  method: 'sampling/createMessage' | 'elicitation/create' | 'roots/list';
+  params?: Record<string, unknown>;
+}
+
+const INPUT_METHODS: ReadonlySet<string> = new Set<InputRequest['method']>(['sampling/createMessage', 'elicitation/create', 'roots/list']);
 
 /**
  * The response stream broke after the upstream started answering: the request failed, and whether the
@@ -66,7 +79,8 @@ const FIRST_ID = 1_000_000;
  *   (sessionful 2025-era upstreams), and on 2026-07-28 the `_meta` envelope, `Mcp-Method`, `Mcp-Name`;
  * - a JSON answer, or an SSE stream on which progress and log notifications are relayed in the order
  *   they arrive, before the response; server-to-client requests on the stream are answered (ping with
- *   an empty result, anything else -32601: this hop's client declares no capabilities);
+ *   an empty result, sampling / elicitation / roots by `oninputrequest` when the call has one, anything
+ *   else -32601);
  * - errors thrown as the SDK client threw them, so classification is unchanged (errors.ts): a JSON-RPC
  *   error answering this request, under ANY HTTP status, is a `ProtocolError` with the upstream's code,
  *   message and data; another non-2xx is an `SdkHttpError` with its status (401: ClientHttpAuthentication);
@@ -281,13 +295,31 @@ export class HttpHop {
     } else call.onnotification?.(method, params);
   }
 
-  /** A server-to-client request on a response stream: ping is answered, anything else is not supported here. */
+  /**
+   * A server-to-client request on a response stream: ping is answered; sampling, elicitation and roots
+   * go to `call.oninputrequest` when there is one (its rejection is the error answered: a ProtocolError's
+   * code, else -32603); anything else is -32601.
+   */
   private answerServerRequest(session: HopSession, call: HopCall, message: Record<string, unknown>): void {
-    const answer =
-      message.method === 'ping'
-        ? { jsonrpc: '2.0', id: message.id, result: {} }
-        : { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } };
-    this.post(session, call, answer);
+    const { id, method } = message;
+    if (method === 'ping' || !call.oninputrequest || !INPUT_METHODS.has(method as string)) {
+      const answer = method === 'ping' ? { result: {} } : { error: { code: -32601, message: 'Method not found' } };
+      this.post(session, call, { jsonrpc: '2.0', id, ...answer });
+      return;
+    }
+    const request = { method, params: message.params } as InputRequest;
+    call.oninputrequest(request).then(
+      (result) => this.post(session, call, { jsonrpc: '2.0', id, result }),
+      (error: unknown) =>
+        this.post(session, call, {
+          jsonrpc: '2.0',
+          id,
+          error: {
+            code: error instanceof ProtocolError ? error.code : -32603,
+            message: error instanceof Error ? error.message : String(error),
+          },
+        }),
+    );
   }
 
   /** `notifications/cancelled` for request `id` (2025 wire): best effort, its answer is not awaited. */

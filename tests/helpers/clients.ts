@@ -66,3 +66,13 @@ export async function connectV1(url: string | URL, headers: Credentials): Promis
 export function namesOf(result: { tools: { name: string }[] }): string[] {
   return result.tools.map((t) => t.name).sort();
 }
+
+/** A /mcp tools/list without the gateway's own client hint (`anthropic/alwaysLoad`, tests/gateway/always-load.test.ts). */
+export function withoutClientHints<T extends { _meta?: Record<string, unknown> }>(tools: T[]): T[] {
+  return tools.map((tool) => {
+    if (tool._meta?.['anthropic/alwaysLoad'] === undefined) return tool;
+    const { 'anthropic/alwaysLoad': _hint, ...meta } = tool._meta;
+    const { _meta: _dropped, ...rest } = tool;
+    return (Object.keys(meta).length ? { ...rest, _meta: meta } : rest) as T;
+  });
+}

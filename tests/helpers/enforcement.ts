@@ -48,6 +48,7 @@ export async function rawRequest(
   method: string,
   params: Record<string, unknown>,
   headers: Record<string, string>,
+  send: (url: string, init: RequestInit) => Promise<Response> = fetch,
 ): Promise<Response> {
   const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers };
   const body: Record<string, unknown> = { jsonrpc: '2.0', id: 1, method, params: { ...params } };
@@ -64,7 +65,7 @@ export async function rawRequest(
   } else {
     h['mcp-protocol-version'] = '2025-11-25';
   }
-  return fetch(`${baseUrl}${path}`, { method: 'POST', headers: h, body: JSON.stringify(body) });
+  return send(`${baseUrl}${path}`, { method: 'POST', headers: h, body: JSON.stringify(body) });
 }
 
 /** The JSON-RPC message of a response: a JSON body, or the first `data:` event of an SSE one. */

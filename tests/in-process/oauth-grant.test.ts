@@ -32,6 +32,20 @@ const tools = [
   { definition: { name: 'get_time', description: 'the time', inputSchema: { type: 'object', properties: {} } } as Tool },
 ];
 
+/** Registers a client, signs in with `key` + `secret` granting `grant`, and redeems the code: the token response body. */
+async function signedInToken(gateway: InProcessGateway, user: { key: string; secret: string; scope: string; grant: string[] }) {
+  const base = gateway.gatewayUrl;
+  const send = ((url: string | URL | Request, init: RequestInit = {}) => gateway.fetch(new Request(url, init))) as typeof fetch;
+  const { client_id } = await registerClient(base, {}, send);
+  const flow = await signInFlow(base, { clientId: client_id, ...user, fetch: send });
+  const tokens = await tokenRequest(
+    base,
+    { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${base}/mcp` },
+    send,
+  );
+  return tokens.body;
+}
+
 describe('an OAuth grant in process', () => {
   let endpoint: ScopeEndpoint;
   let gateway: InProcessGateway;
@@ -45,25 +59,10 @@ describe('an OAuth grant in process', () => {
       },
       { fake: { tools } },
     );
-    const base = gateway.gatewayUrl;
-    await gateway.runtime.startOAuth(base);
-    const send = ((url: string | URL | Request, init: RequestInit = {}) => gateway.fetch(new Request(url, init))) as typeof fetch;
-    const { client_id } = await registerClient(base, {}, send);
-    const flow = await signInFlow(base, {
-      clientId: client_id,
-      key: 'reader',
-      secret: 'any',
-      scope: 'ledger:read orders:read',
-      grant: ['ledger:read'],
-      fetch: send,
-    });
-    const tokens = await tokenRequest(
-      base,
-      { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${base}/mcp` },
-      send,
-    );
-    expect(tokens.body.scope).toBe('ledger:read');
-    token = String(tokens.body.access_token);
+    await gateway.runtime.startOAuth(gateway.gatewayUrl);
+    const tokens = await signedInToken(gateway, { key: 'reader', secret: 'any', scope: 'ledger:read orders:read', grant: ['ledger:read'] });
+    expect(tokens.scope).toBe('ledger:read');
+    token = String(tokens.access_token);
   });
   afterAll(async () => {
     await gateway?.close();
@@ -114,5 +113,40 @@ describe('an OAuth grant in process', () => {
       authorization_servers: [gateway.gatewayUrl],
       scopes_supported: ['ledger:read', 'orders:read'],
     });
+  });
+});
+
+describe('signing in with a config API key (credentials.apiKeys, no scope endpoint)', () => {
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    gateway = inProcessGateway(
+      {
+        credentials: { apiKeys: [{ name: 'reader', key: 'k_reader', secret: 'reader-secret-0123', scopes: ['ledger:read'] }] },
+        oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-in-process', scopes: ['ledger:read', 'orders:read'] },
+      },
+      { fake: { tools } },
+    );
+    await gateway.runtime.startOAuth(gateway.gatewayUrl);
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it("issues a token holding the key's scopes, and its tools/list is the key's", async () => {
+    const tokens = await signedInToken(gateway, { key: 'k_reader', secret: 'reader-secret-0123', scope: 'ledger:read', grant: ['ledger:read'] });
+    expect(tokens.scope).toBe('ledger:read');
+    const client = new Client({ name: 'oauth-api-key', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new StreamableHTTPClientTransport(gateway.mcpUrl, { fetch: gateway.fetchWith({ authorization: `Bearer ${tokens.access_token}` }) }));
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['get_time', 'read_ledger']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses a wrong secret on the sign-in page', async () => {
+    await expect(signedInToken(gateway, { key: 'k_reader', secret: 'not-the-secret', scope: 'ledger:read', grant: ['ledger:read'] })).rejects.toThrow(
+      /sign-in answered 401/,
+    );
   });
 });

@@ -44,12 +44,20 @@ beforeAll(async () => {
       }
       inputs.push(...parsed.input);
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', model: MODEL, data: parsed.input.map((text, index) => ({ object: 'embedding', index, embedding: toyEmbedding(text) })) }));
+      res.end(
+        JSON.stringify({
+          object: 'list',
+          model: MODEL,
+          data: parsed.input.map((text, index) => ({ object: 'embedding', index, embedding: toyEmbedding(text) })),
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  const tool = (name: string, description: string, readOnly: boolean) => ({ definition: { name, description, inputSchema: { type: 'object' as const }, annotations: { readOnlyHint: readOnly } } });
+  const tool = (name: string, description: string, readOnly: boolean) => ({
+    definition: { name, description, inputSchema: { type: 'object' as const }, annotations: { readOnlyHint: readOnly } },
+  });
   stack = await inProcessStack({
     upstream: {
       tools: [
@@ -81,7 +89,7 @@ async function failures(stage: 'tools' | 'query'): Promise<number> {
 }
 
 describe('search_tools with an external embeddings endpoint', () => {
-  it('finds by the endpoint\'s vectors a tool no word of the query names, each tool embedded once', async () => {
+  it("finds by the endpoint's vectors a tool no word of the query names, each tool embedded once", async () => {
     // Lexically, "automobile" matches nothing; the vectors are computed in the background after the build.
     const deadline = Date.now() + 10_000;
     let found = await search('automobile');

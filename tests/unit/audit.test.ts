@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
-import { canonicalJson, createAuditLog, type ToolDecision } from '../../gateway/obs/audit.ts';
+import { canonicalJson, createAuditLog, SEARCH_TRAIL, type ToolDecision } from '../../gateway/obs/audit.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 
 const decision = (over: Partial<ToolDecision> = {}): ToolDecision => ({
@@ -100,5 +100,38 @@ describe('audit log', () => {
 
   it('canonicalises JSON key order at every depth', () => {
     expect(canonicalJson({ b: [{ y: 1, x: 2 }], a: null })).toBe('{"a":null,"b":[{"x":2,"y":1}]}');
+    // What JSON.stringify writes, keys aside: undefined members dropped, undefined elements null, escapes kept.
+    const value = { z: [1, undefined, 'a"\n', { q: undefined, p: [[], {}] }], y: true, x: -0.5 };
+    expect(canonicalJson(value)).toBe(JSON.stringify({ x: -0.5, y: true, z: [1, null, 'a"\n', { p: [[], {}] }] }));
+  });
+
+  it('digests arguments nested deeper than the call stack (a tools/call may carry them before its limits are checked)', () => {
+    const depth = 200_000;
+    const deep = JSON.parse(`${'['.repeat(depth)}1${']'.repeat(depth)}`) as unknown;
+    expect(canonicalJson(deep)).toHaveLength(2 * depth + 1);
+  });
+
+  it('links a call to the latest search of the same credential that returned the tool, within the trail bounds', async () => {
+    const out = new LogCapture();
+    const audit = createAuditLog({ destination: 'off', digestKey: 'k'.repeat(32) }, { destination: out });
+    const mine = 'd'.repeat(64);
+    audit.noteSearch({ credentialDigest: mine, requestId: 's-1', names: ['list_orders', 'place_order'] });
+    audit.noteSearch({ credentialDigest: mine, requestId: 's-2', names: ['place_order', 'cancel_order'] });
+    audit.noteSearch({ credentialDigest: 'e'.repeat(64), requestId: 's-other', names: ['get_profile'] });
+    audit.record(decision());
+    audit.record(decision({ tool: 'list_orders' }));
+    audit.record(decision({ tool: 'get_profile' }));
+    // Only the last SEARCH_TRAIL.perCredential searches stay: s-1 is pushed out by eight more.
+    for (let i = 0; i < SEARCH_TRAIL.perCredential; i++) audit.noteSearch({ credentialDigest: mine, requestId: `s-more-${i}`, names: ['get_quote'] });
+    audit.record(decision({ tool: 'list_orders' }));
+    await audit.close();
+    const events = out.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(events[0].foundBySearch).toMatchObject({ requestId: 's-2', rank: 1 });
+    expect(events[1].foundBySearch).toMatchObject({ requestId: 's-1', rank: 1 });
+    expect(events[2].foundBySearch).toBeUndefined();
+    expect(events[3].foundBySearch).toBeUndefined();
   });
 });

@@ -99,3 +99,32 @@ describe('contentHash', () => {
     expect(contentHash({ a: '1' })).not.toBe(contentHash({ a: 1 }));
   });
 });
+
+describe('per-tool config entries naming no listed tool', () => {
+  it('are reported with the config key and the nearest listed name, and the tool they meant falls back', () => {
+    const typo = loadConfig({
+      env: {},
+      overrides: {
+        upstreams: [
+          {
+            scopeRules: { plac_order: ['trade:write'], list_deals: ['deals:read'] },
+            anchors: ['get_bars', 'get_barz'],
+            categories: { nothing_like_it: 'x' },
+            rateLimits: { tools: { list_deal: { points: 1, durationMs: 1000 } } },
+          },
+        ],
+      },
+    }).upstreams[0]!;
+    const catalog = buildCatalog(typo, tools());
+    expect(catalog.unmatchedRules).toEqual([
+      { key: 'scopeRules.plac_order', nearest: 'place_order' },
+      { key: 'categories.nothing_like_it' },
+      { key: 'anchors: get_barz', nearest: 'get_bars' },
+      { key: 'rateLimits.tools.list_deal', nearest: 'list_deals' },
+    ]);
+    // The rule meant for place_order applies to nothing: its _meta scopes decide.
+    expect(catalog.byName.get('place_order')!.requiredScopes).toEqual(['trade']);
+    const matching = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: { list_deals: ['deals:read'] }, anchors: ['get_bars'] }] } }).upstreams[0]!;
+    expect(buildCatalog(matching, tools()).unmatchedRules).toBeUndefined();
+  });
+});

@@ -79,6 +79,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.scopeRule: is not a known key/);
   });
 
+  it('names a misspelt top-level key rather than the required one it hides', () => {
+    const path = yamlFile('upstreamz:\n  - url: http://x/mcp\n');
+    expect(() => loadConfig({ path, env: {} })).toThrow(/: upstreamz: is not a known key/);
+  });
+
   it('replaces ${VAR} in upstream headers from the environment and names a missing variable', () => {
     const path = yamlFile('upstreams:\n  - name: a\n    url: http://x/mcp\n    headers:\n      x-service-key: ${SERVICE_KEY}\n');
     expect(loadConfig({ path, env: { SERVICE_KEY: 'k1' } }).upstreams[0]!.headers).toEqual({ 'x-service-key': 'k1' });
@@ -88,11 +93,28 @@ describe('loadConfig', () => {
 
   it('search.embeddings is off by default; set, it takes defaults, and a missing key variable or a non-http URL is named', () => {
     expect(loadConfig({ env: {} }).search.embeddings).toBeUndefined();
-    const on = loadConfig({ env: { GATEWAY_SEARCH_EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1', GATEWAY_SEARCH_EMBEDDINGS_MODEL: 'nomic-embed-text', GATEWAY_SEARCH_EMBEDDINGS_API_KEY_ENV: 'EMBED_KEY', EMBED_KEY: 'k' } });
-    expect(on.search.embeddings).toEqual({ url: 'http://127.0.0.1:11434/v1', model: 'nomic-embed-text', apiKeyEnv: 'EMBED_KEY', timeoutMs: 2000, batchSize: 64 });
+    const on = loadConfig({
+      env: {
+        GATEWAY_SEARCH_EMBEDDINGS_URL: 'http://127.0.0.1:11434/v1',
+        GATEWAY_SEARCH_EMBEDDINGS_MODEL: 'nomic-embed-text',
+        GATEWAY_SEARCH_EMBEDDINGS_API_KEY_ENV: 'EMBED_KEY',
+        EMBED_KEY: 'k',
+      },
+    });
+    expect(on.search.embeddings).toEqual({
+      url: 'http://127.0.0.1:11434/v1',
+      model: 'nomic-embed-text',
+      apiKeyEnv: 'EMBED_KEY',
+      timeoutMs: 2000,
+      batchSize: 64,
+    });
     expect(JSON.stringify(on)).not.toContain('"k"');
-    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://127.0.0.1:1/v1', model: 'm', apiKeyEnv: 'EMBED_KEY' } } } })).toThrow(/search\.embeddings\.apiKeyEnv: environment variable EMBED_KEY is not set/);
-    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'ftp://127.0.0.1/v1', model: 'm' } } } })).toThrow(/search\.embeddings\.url: must be an http\(s\) URL/);
+    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://127.0.0.1:1/v1', model: 'm', apiKeyEnv: 'EMBED_KEY' } } } })).toThrow(
+      /search\.embeddings\.apiKeyEnv: environment variable EMBED_KEY is not set/,
+    );
+    expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'ftp://127.0.0.1/v1', model: 'm' } } } })).toThrow(
+      /search\.embeddings\.url: must be an http\(s\) URL/,
+    );
     expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://127.0.0.1:1/v1' } } } })).toThrow(/search\.embeddings/);
   });
 
@@ -100,5 +122,25 @@ describe('loadConfig', () => {
     const path = yamlFile('anonymous: true\nupstreams:\n  - name: a__b\n    url: http://x/mcp\n  - name: fs\n    command: node\n');
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.name: "a__b" contains the naming separator "__"/);
     expect(loadConfig({ path, env: { GATEWAY_NAMING_SEPARATOR: '--' } }).upstreams.map((u) => u.name)).toEqual(['a__b', 'fs']);
+  });
+});
+
+describe('input limits, server timeouts and client hints', () => {
+  const upstream = { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] };
+  it('default to bounded values and read GATEWAY_* variables', () => {
+    const config = loadConfig({
+      path: yamlFile('upstreams:\n  - name: u\n    url: http://127.0.0.1:1/mcp\n'),
+      env: { GATEWAY_LIMITS_JSON_DEPTH: '32', GATEWAY_SERVER_REQUEST_TIMEOUT_MS: '20000' },
+    });
+    expect(config.limits).toMatchObject({ jsonDepth: 32, stringLength: 524288, arrayLength: 10000, headerBytes: 16384 });
+    expect(config.server).toEqual({ headersTimeoutMs: 10000, requestTimeoutMs: 20000, keepAliveTimeoutMs: 5000 });
+    expect(config.clientHints).toEqual({ alwaysLoad: true });
+  });
+
+  it('refuses a headers timeout longer than the request timeout, naming the key', () => {
+    expect(() => loadConfig({ path: yamlFile(''), env: {}, overrides: { ...upstream, server: { headersTimeoutMs: 60000, requestTimeoutMs: 30000 } } })).toThrow(
+      /server\.headersTimeoutMs: must not exceed/,
+    );
+    expect(() => loadConfig({ path: yamlFile(''), env: {}, overrides: { ...upstream, limits: { jsonDepth: 2 } } })).toThrow(ConfigError);
   });
 });

@@ -23,8 +23,8 @@ export interface BuiltinDeps {
   /** Paths of the protected resources (the MCP endpoints), e.g. `/mcp`, `/mcp/compact`. */
   resourcePaths: readonly string[];
   /**
-   * The platform's answer for a key + secret (credential headers): the scope endpoint lookup. The
-   * sign-in page issues nothing unless it answers `scopes`.
+   * The gateway's answer for a key + secret (credential headers): its credential sources in order
+   * (config API keys, then the scope endpoint). The sign-in page issues nothing unless it answers `scopes`.
    */
   lookupScopes(headers: Record<string, string>): Promise<ScopeResult>;
 }

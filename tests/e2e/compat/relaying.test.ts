@@ -139,8 +139,9 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     }
     const modern = await connectModern(url());
     try {
-      // On 2026-07-28 `subscribe` would promise resourceSubscriptions on subscriptions/listen.
-      expect(modern.getServerCapabilities()?.resources?.subscribe).toBeUndefined();
+      // On 2026-07-28 `subscribe` promises resourceSubscriptions on subscriptions/listen, which the gateway
+      // relays to this 2026-07-28 upstream's own listen stream (tests/compat/resource-subscriptions.test.ts).
+      expect(modern.getServerCapabilities()?.resources?.subscribe).toBe(true);
     } finally {
       await modern.close();
     }

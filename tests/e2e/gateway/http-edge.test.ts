@@ -197,9 +197,11 @@ describe('POST /mcp at the edge', () => {
         method: 'OPTIONS',
         headers: { origin: 'http://localhost:5173', 'access-control-request-method': method, 'access-control-request-headers': 'mcp-protocol-version' },
       });
-    for (const url of [stack.mcpUrl, `${stack.mcpUrl}/`, `${stack.gatewayUrl}/mcp/compact`]) {
+    for (const url of [stack.mcpUrl, `${stack.gatewayUrl}/mcp/compact`]) {
       expect((await preflight(url, 'POST')).headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
     }
+    // Exact paths only (strict routing): `/mcp/` is not the MCP endpoint, so its preflight promises no POST.
+    expect((await preflight(`${stack.mcpUrl}/`, 'POST')).headers.get('access-control-allow-methods')).toBe('GET, OPTIONS');
     const metadata = await preflight(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`, 'GET');
     expect(metadata.headers.get('access-control-allow-methods')).toBe('GET, OPTIONS');
     // What the /mcp preflight leaves out is indeed not served there.

@@ -1,7 +1,7 @@
 /**
  * The MCP route reads the POST body raw and parses it once (gateway/http/mcp-endpoint.ts readBody):
  * the rules co-body applied still hold (413 over the limit without a Content-Length too, -32700 for
- * a JSON scalar and for prototype poisoning, plain or \u-escaped), a string value that merely mentions
+ * prototype poisoning, plain or \u-escaped; a JSON scalar is valid JSON, so -32600), a string value that merely mentions
  * `__proto__` is an ordinary argument, and a gzip-encoded request body is still inflated.
  */
 import { Readable } from 'node:stream';
@@ -49,8 +49,13 @@ describe('the raw body read on the MCP route', () => {
     expect(errorCode(text)).toBe(-32000);
   });
 
+  it('answers 400/-32600 for a JSON scalar: valid JSON that is no request object (JSON-RPC 2.0 §5.1 Invalid Request)', async () => {
+    const { status, text } = await post('42');
+    expect(status).toBe(400);
+    expect(errorCode(text)).toBe(-32600);
+  });
+
   it.each([
-    ['a JSON scalar', '42'],
     ['a __proto__ key', callBody('{"__proto__":{"polluted":true}}')],
     ['an escaped __proto__ key', callBody('{"\\u005f_proto__":{"polluted":true}}')],
     ['constructor.prototype', callBody('{"constructor":{"prototype":{"polluted":true}}}')],

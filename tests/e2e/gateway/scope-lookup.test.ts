@@ -63,7 +63,7 @@ describe('scope lookup', () => {
     }
   });
 
-  it('answers HTTP 401 with the WWW-Authenticate challenge when the endpoint refuses the credential, and caches nothing', async () => {
+  it('answers HTTP 401 with the WWW-Authenticate challenge when the endpoint refuses the credential, and remembers the no (scopes.unauthorizedTtlMs): the endpoint is asked once', async () => {
     const stranger = { 'x-cpz-key': 'unknown_key', 'x-cpz-secret': 'nope' };
     const before = endpoint.hits;
     for (let i = 0; i < 2; i++) {
@@ -78,7 +78,7 @@ describe('scope lookup', () => {
       );
       expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32001);
     }
-    expect(endpoint.hits - before).toBe(2);
+    expect(endpoint.hits - before).toBe(1);
   });
 
   it('adds no scope lookup to a direct tools/call once the credential is cached (the connect looked it up)', async () => {

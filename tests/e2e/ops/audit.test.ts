@@ -144,6 +144,29 @@ describe('audit log', () => {
     expect(direct.events[0]).toMatchObject({ via: 'direct', tool: 'place_order', outcome: 'invalid_arguments' });
   });
 
+  it("links a call to the search_tools answer of the same credential that returned the tool (foundBySearch), and no other credential's", async () => {
+    const searchId = `audit-search-${randomUUID()}`;
+    const { headers, body } = rpc('modern', 1, 'tools/call', { name: 'search_tools', arguments: { query: 'unsettled cash flows', limit: 3 } });
+    const [answer] = await messagesOf(await post(`${stack.gatewayUrl}/mcp/compact`, body, { ...headers, ...FULL_KEY, 'x-request-id': searchId }));
+    const names = (answer!.result?.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name);
+    expect(names).toContain('list_cash_flows');
+    // A search alone is no tool decision: it leaves no event.
+    expect(await eventsOf(searchId)).toHaveLength(0);
+    const { events } = await call('/mcp/compact', FULL_KEY, 'call_tool', { name: 'list_cash_flows', arguments: { limit: 1 } });
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({
+      via: 'call_tool',
+      tool: 'list_cash_flows',
+      outcome: 'ok',
+      foundBySearch: { requestId: searchId, rank: names.indexOf('list_cash_flows') + 1 },
+    });
+    expect((events[0]!.foundBySearch as { ageMs: number }).ageMs).toBeGreaterThanOrEqual(0);
+    // The data key never searched for it: its (refused) call carries no link to the full key's search.
+    const other = await call('/mcp/compact', DATA_KEY, 'call_tool', { name: 'list_cash_flows', arguments: {} });
+    expect(other.events).toHaveLength(1);
+    expect(other.events[0]!.foundBySearch).toBeUndefined();
+  });
+
   it('records an unknown tool once', async () => {
     const { events } = await call('/mcp', FULL_KEY, 'no_such_tool', {});
     expect(events).toHaveLength(1);

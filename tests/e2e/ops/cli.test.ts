@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { unreachableUrl } from '../../fixtures/scope-endpoint.ts';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
@@ -182,6 +183,13 @@ describe('gateway/main.ts tools: what a credential sees on each surface', { time
     expect(refused.status).toBe(1);
     expect(refused.stdout).toMatch(/\/mcp: /);
     expect(refused.stdout).not.toContain('wrong-secret');
+  });
+
+  it('names the URL and the cause when nothing answers at --url', async () => {
+    const nobody = await unreachableUrl('');
+    const result = await run('gateway/main.ts', ['tools', '--url', nobody, '--key', 'k', '--secret', 's']);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain(`/mcp: cannot reach ${nobody}/mcp (ECONNREFUSED): is a gateway running there?`);
   });
 
   it('without --url it starts a gateway from the configuration and asks it', async () => {

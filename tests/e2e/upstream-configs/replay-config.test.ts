@@ -41,10 +41,13 @@ describe('config/replay.yaml', () => {
     try {
       const listed = namesOf(await client.listTools());
       const writes = replay.tools.filter((t) => (t.annotations as { readOnlyHint?: boolean } | undefined)?.readOnlyHint !== true).map((t) => t.name);
-      expect(listed.sort()).toEqual(['call_tool', 'search_tools', ...writes, 'get_me', 'search_repositories', 'get_file_contents'].sort());
+      // github-mcp-server's ui_get is an MCP Apps app-only tool: listed for the host, never found by search_tools.
+      expect(listed.sort()).toEqual(['call_tool', 'search_tools', ...writes, 'get_me', 'search_repositories', 'get_file_contents', 'ui_get'].sort());
       const found = await client.callTool({ name: 'search_tools', arguments: { query: 'list the commits of a branch', limit: 5 } });
       const names = (found.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name);
       expect(names).toContain('list_commits');
+      const ui = await client.callTool({ name: 'search_tools', arguments: { query: 'get UI data', limit: 20 } });
+      expect((ui.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name)).not.toContain('ui_get');
       const commits = await client.callTool({ name: 'call_tool', arguments: { name: 'list_commits', arguments: { owner: 'o', repo: 'r' } } });
       expect(commits.isError).toBeFalsy();
       expect(JSON.parse((commits.content as { text: string }[])[0]!.text)).toEqual({ tool: 'list_commits', arguments: { owner: 'o', repo: 'r' } });

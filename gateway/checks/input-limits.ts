@@ -1,0 +1,114 @@
+/**
+ * Structural limits on a parsed JSON request body: nesting depth, string length (values and object
+ * keys, in UTF-16 code units as JavaScript counts them) and array length. Bodies are already bounded in
+ * bytes (`limits.bodyBytes`); these bound what a small body can make the rest of the gateway do: 4,500
+ * levels of `[` fit in 9 KB and overflow the stack of any recursive validator behind the edge.
+ *
+ * Pure and iterative (no recursion, so no input can overflow it); it stops at the first breach, and
+ * visits each value once. Limits are `config.limits.{jsonDepth,stringLength,arrayLength}`
+ * (config/schema.json).
+ */
+
+export interface InputLimits {
+  /** Most nested objects/arrays; the body's own top-level object or array is depth 1. */
+  jsonDepth: number;
+  /** Longest string value or object key, in UTF-16 code units. */
+  stringLength: number;
+  /** Most elements in one array (a batch body included). */
+  arrayLength: number;
+}
+
+export type LimitName = keyof InputLimits;
+
+/** The first limit a value breaks: which, its configured maximum, and where (`path` from the checked value). */
+export interface LimitBreach {
+  limit: LimitName;
+  max: number;
+  path: (string | number)[];
+}
+
+interface Frame {
+  value: unknown;
+  depth: number;
+  key: string | number | undefined;
+  parent: Frame | undefined;
+}
+
+/**
+ * The first breach of `limits` in `value` (depth-first, document order), or undefined. `base` is
+ * prepended to the reported path (e.g. `['params', 'arguments']` when checking tool arguments alone).
+ */
+export function findLimitBreach(value: unknown, limits: InputLimits, base: readonly (string | number)[] = []): LimitBreach | undefined {
+  const stack: Frame[] = [{ value, depth: 0, key: undefined, parent: undefined }];
+  while (stack.length > 0) {
+    const frame = stack.pop()!;
+    const current = frame.value;
+    if (typeof current === 'string') {
+      if (current.length > limits.stringLength) return breach('stringLength', limits, frame, base);
+      continue;
+    }
+    if (current === null || typeof current !== 'object') continue;
+    const depth = frame.depth + 1;
+    if (depth > limits.jsonDepth) return breach('jsonDepth', limits, frame, base);
+    if (Array.isArray(current)) {
+      if (current.length > limits.arrayLength) return breach('arrayLength', limits, frame, base);
+      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], depth, key: i, parent: frame });
+      continue;
+    }
+    const keys = Object.keys(current);
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const key = keys[i]!;
+      if (key.length > limits.stringLength) return breach('stringLength', limits, { value: key, depth, key, parent: frame }, base);
+      stack.push({ value: (current as Record<string, unknown>)[key], depth, key, parent: frame });
+    }
+  }
+  return undefined;
+}
+
+function breach(limit: LimitName, limits: InputLimits, frame: Frame, base: readonly (string | number)[]): LimitBreach {
+  const path: (string | number)[] = [];
+  for (let f: Frame | undefined = frame; f && f.key !== undefined; f = f.parent) path.push(f.key);
+  return { limit, max: limits[limit], path: [...base, ...path.reverse()] };
+}
+
+const WHAT: Record<LimitName, string> = {
+  jsonDepth: 'JSON nesting deeper than',
+  stringLength: 'a string longer than',
+  arrayLength: 'an array longer than',
+};
+
+/** Most path segments a message shows (a 4,500-deep path would make the message the payload). */
+const SHOWN_SEGMENTS = 8;
+
+/** `params.arguments.items[3]`, cut after {@link SHOWN_SEGMENTS} segments; `(root)` for the value itself. */
+export function formatPath(path: readonly (string | number)[]): string {
+  if (path.length === 0) return '(root)';
+  const shown = path.slice(0, SHOWN_SEGMENTS).reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${key}` : key), '');
+  return path.length > SHOWN_SEGMENTS ? `${shown}...` : shown;
+}
+
+/** One line naming the limit, its configured key and value, and where it broke. */
+export function describeBreach(breach: LimitBreach): string {
+  return `${WHAT[breach.limit]} limits.${breach.limit} (${breach.max}) at ${formatPath(breach.path)}`;
+}
+
+/**
+ * Whether a breach lies inside a request's `params` (JSON-RPC 2.0 §5.1: -32602 Invalid params) rather
+ * than in the envelope or a batch (-32600 Invalid Request). A single request object's `params` only.
+ */
+export function breachIsInParams(breach: LimitBreach): boolean {
+  return breach.path[0] === 'params' && breach.path.length > 1;
+}
+
+/** Whether a breach lies inside a tools/call's `arguments`: the call answers an isError result instead. */
+export function breachIsInToolArguments(body: unknown, breach: LimitBreach): boolean {
+  return (
+    typeof body === 'object' &&
+    body !== null &&
+    !Array.isArray(body) &&
+    (body as { method?: unknown }).method === 'tools/call' &&
+    breach.path[0] === 'params' &&
+    breach.path[1] === 'arguments' &&
+    breach.path.length > 2
+  );
+}

@@ -1,0 +1,59 @@
+import { createServer, STATUS_CODES, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { GatewayConfig } from '../../config/types.ts';
+
+/**
+ * A Node HTTP server for the gateway's listeners, bounded: `maxHeaderSize` from `limits.headerBytes`,
+ * `headersTimeout` / `requestTimeout` / `keepAliveTimeout` from `server.*` (config/schema.json), so a
+ * client that trickles its headers or body cannot hold a connection for Node's defaults (60 s / 300 s).
+ * Requests Node refuses before any handler runs (headers too large, a malformed request line or header,
+ * a request not received in time) get a JSON-RPC error body, like every other refusal of the gateway,
+ * instead of Node's bare status line: see {@link clientErrorResponse}.
+ */
+export function createGatewayServer(config: GatewayConfig, listener: RequestListener): Server {
+  const server = createServer(
+    {
+      maxHeaderSize: config.limits.headerBytes,
+      headersTimeout: config.server.headersTimeoutMs,
+      requestTimeout: config.server.requestTimeoutMs,
+      keepAliveTimeout: config.server.keepAliveTimeoutMs,
+      // Node checks the two request timeouts on this interval (default 30 s, which would triple a 10 s bound).
+      connectionsCheckingInterval: Math.min(1000, config.server.headersTimeoutMs),
+    },
+    listener,
+  );
+  server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (!socket.writable) return void socket.destroy();
+    // Headers read and a response begun (a body that trickles past requestTimeout): answer through it, once.
+    const response = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+    if (response) {
+      if (response.headersSent) return void socket.destroy();
+      const raw = clientErrorResponse(error.code, config.limits.headerBytes);
+      const status = Number(raw.slice(9, 12));
+      response.writeHead(status, { 'content-type': 'application/json', connection: 'close' }).end(raw.slice(raw.indexOf('\r\n\r\n') + 4));
+      return;
+    }
+    socket.end(clientErrorResponse(error.code, config.limits.headerBytes));
+  });
+  return server;
+}
+
+/**
+ * The raw HTTP/1.1 response for a request Node's parser refused (`code`: the error's code, e.g.
+ * `HPE_HEADER_OVERFLOW`), with a JSON-RPC error body (`id: null`: no request was read):
+ * - headers over `limits.headerBytes`: 431 (RFC 6585 §5), -32600;
+ * - a request not received within `server.headersTimeoutMs` / `requestTimeoutMs`: 408, -32600;
+ * - anything else unparseable (request line, header syntax, body framing): 400, -32600.
+ * The connection is closed after it (`connection: close`): the parser's state is unknown.
+ */
+export function clientErrorResponse(code: string | undefined, headerBytes: number): string {
+  const [status, message] =
+    code === 'HPE_HEADER_OVERFLOW'
+      ? [431, `Invalid Request: the request line and headers exceed limits.headerBytes (${headerBytes} bytes)`]
+      : code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'Invalid Request: the request was not received in time (server.headersTimeoutMs / server.requestTimeoutMs)']
+        : [400, `Invalid Request: malformed HTTP request${code ? ` (${code})` : ''}`];
+  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message, data: { kind: 'invalid_request' } }, id: null });
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+}

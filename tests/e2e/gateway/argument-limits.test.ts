@@ -1,0 +1,59 @@
+/**
+ * Tool arguments over an input limit (issue 18): the call answers an isError "invalid arguments" result
+ * naming the limit, counted as invalid_arguments in mcp_tool_calls_total, and nothing reaches the
+ * upstream (it used to be sent, fail there, and be reported as "upstream unreachable"). Direct calls on
+ * /mcp and call_tool on /mcp/compact alike, both eras.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+import { rpc, messagesOf } from '../../helpers/raw-mcp.ts';
+
+let stack: Stack;
+const nested = (depth: number): unknown => {
+  let value: unknown = 'leaf';
+  for (let i = 0; i < depth; i++) value = { a: value };
+  return value;
+};
+
+beforeAll(async () => {
+  stack = await startStack({
+    upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } }] },
+    gateway: { limits: { jsonDepth: 16 } },
+  });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+async function call(path: string, era: 'modern' | 'legacy', name: string, args: Record<string, unknown>) {
+  const { headers, body } = rpc(era, 1, 'tools/call', { name, arguments: args });
+  const response = await fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  expect(response.status).toBe(200);
+  return (await messagesOf(response)).at(-1)!.result as { isError?: boolean; content: { text: string }[]; _meta?: Record<string, unknown> };
+}
+
+const invalidCount = async () => {
+  const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+  return text
+    .split('\n')
+    .filter((l) => l.startsWith('mcp_tool_calls_total') && l.includes('outcome="invalid_arguments"') && l.includes('tool="echo"'))
+    .reduce((sum, l) => sum + Number(l.split(' ').at(-1)), 0);
+};
+
+describe.each(['modern', 'legacy'] as const)('tool arguments over limits.jsonDepth, %s caller', (era) => {
+  it('answers isError invalid_arguments on a direct call and through call_tool, sending nothing', async () => {
+    const sent = () => stack.fake!.received.filter((r) => r.method === 'tools/call').length;
+    const before = { sent: sent(), counted: await invalidCount() };
+    const direct = await call('/mcp', era, 'echo', { deep: nested(40) });
+    expect(direct.isError).toBe(true);
+    expect(direct._meta?.['ai.cpz.gateway/error']).toBe('invalid_arguments');
+    expect(direct.content[0]!.text).toMatch(/^Invalid arguments for echo: JSON nesting deeper than limits\.jsonDepth \(16\) at arguments\.deep\.a/);
+    const dispatched = await call('/mcp/compact', era, 'call_tool', { name: 'echo', arguments: { deep: nested(40) } });
+    expect(dispatched.isError).toBe(true);
+    expect(dispatched.content[0]!.text).toContain('limits.jsonDepth');
+    expect(sent()).toBe(before.sent);
+    expect(await invalidCount()).toBe(before.counted + 2);
+    // Within the limit the same call goes through.
+    expect((await call('/mcp', era, 'echo', { deep: nested(8) })).isError).toBeFalsy();
+  });
+});

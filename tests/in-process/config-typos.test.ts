@@ -1,0 +1,46 @@
+/**
+ * A per-tool config entry naming no tool the upstream lists (a typo such as `scopeRules.write_not` for
+ * `write_note`) applies to nothing: the gateway says so once, naming the key and the nearest listed
+ * name, and counts it in `mcp_config_unmatched_rules{upstream}`, so a lost scope rule does not pass
+ * silently. In process, through the real handler.
+ */
+import type { Tool } from '@modelcontextprotocol/server';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inProcessGateway, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
+import { rawRequest } from '../helpers/enforcement.ts';
+
+const tool = (name: string, readOnly: boolean) => ({
+  definition: { name, description: `${name} (test tool)`, inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: readOnly } } as Tool,
+});
+const KEY = { 'x-cpz-key': 'k_writer', 'x-cpz-secret': 'writer-secret-0123' };
+
+describe('config entries naming no listed tool', () => {
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    gateway = inProcessGateway(
+      {
+        credentials: { apiKeys: [{ name: 'writer', key: 'k_writer', secret: 'writer-secret-0123', scopes: ['notes:read', 'notes:write'] }] },
+        upstreams: [
+          { scopeRules: { write_not: ['notes:write'] }, scopes: { required: ['notes:read'] }, anchors: ['read_note'], categories: { raed_note: 'read' } },
+        ],
+      },
+      { fake: { tools: [tool('read_note', true), tool('write_note', false)] } },
+    );
+    const response = await rawRequest(gateway.gatewayUrl, '/mcp', 'modern', 'tools/list', {}, KEY, routedFetch);
+    expect(response.status).toBe(200);
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('are warned about once, by key, with the nearest listed name, and counted per upstream', async () => {
+    // A second list of the same catalogue adds no second warning.
+    await rawRequest(gateway.gatewayUrl, '/mcp/compact', 'modern', 'tools/list', {}, KEY, routedFetch);
+    const warnings = gateway.logs.records('name tools it does not list');
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.unmatched).toEqual(['scopeRules.write_not (did you mean write_note?)', 'categories.raed_note (did you mean read_note?)']);
+    expect(warnings[0]!.level).toBe(40);
+    const metrics = await (await routedFetch(`${gateway.gatewayUrl}/metrics`)).text();
+    expect(metrics).toMatch(/^mcp_config_unmatched_rules\{upstream="fake"\} 2$/m);
+  });
+});
