@@ -13,8 +13,12 @@ export default defineConfig({
     // Suites start real services on ephemeral loopback ports; two cores make more workers counter-productive.
     maxWorkers: 2,
     projects: [
-      { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] } },
-      { extends: true, test: { name: 'in-process', include: ['tests/in-process/**/*.test.ts'] } },
+      // unit and in-process files share their worker's modules (isolate: false): evaluating the gateway's
+      // module graph again for every file was most of their CPU time (import 34 s of a 42 s run, 11 s
+      // without). They hold no process-wide state of their own (no env changes, no module mocks; fake
+      // timers are restored; each runtime has its own registry, caches and origin); e2e files stay isolated.
+      { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], isolate: false } },
+      { extends: true, test: { name: 'in-process', include: ['tests/in-process/**/*.test.ts'], isolate: false } },
       {
         extends: true,
         test: {

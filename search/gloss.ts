@@ -11,7 +11,9 @@
  *
  * Han runs are segmented by forward maximum matching against the dictionary (the longest entry, up to 6
  * characters; an unknown character is skipped), and each word contributes its first senses, without
- * cross-references ("variant of", "see", "CL:"), pinyin or Han characters.
+ * cross-references ("variant of", "see", "CL:"), pinyin or Han characters. Function words (the `stopword`
+ * package's Chinese list: 的, 在, 为...) contribute nothing: their senses as content words ("a taxi",
+ * "to be alive") would make every Chinese description match unrelated requests.
  */
 import { Worker } from 'node:worker_threads';
 

@@ -9,8 +9,10 @@
  * statistics (term rarity, field lengths) are the shared catalogue's.
  *
  * Ranking: BM25+ per field, fields combined dismax-style with boosts; Porter-stemmed terms, stop words
- * dropped from queries; a coordination factor; server context; a fusion of per-clause rankings for long
- * multi-step requests; and a query that is exactly a parameter name lists the tools accepting it first.
+ * dropped from queries; server context; a fusion of per-clause rankings for long multi-step requests; the
+ * semantic arm (search/semantic.ts) fused by a convex combination of scores; read/write intent; a decay
+ * of a server's siblings in the top k; and a query that is exactly a parameter name lists the tools
+ * accepting it first.
  * search/tuning.ts holds the measured settings, `npm run bench:search` the figures.
  */
 import { LRUCache } from 'lru-cache';
@@ -28,7 +30,7 @@ import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.t
 import { queryTerms } from './terms.ts';
 import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool-documents.ts';
 import { splitWords } from './tokenize.ts';
-import { FIELD_NAMES, schemaText, type FieldName, type SearchableTool } from './tool-fields.ts';
+import { schemaText, summaryOf, type SearchableTool, type WeightedField } from './tool-fields.ts';
 import { tuningWith, type SearchTuning, type TuningOverrides } from './tuning.ts';
 
 export { EmptyQueryError } from './errors.ts';
@@ -175,7 +177,12 @@ function completed<T>(steps: Generator<void, T, void>): T {
  *  catalogue too small for co-occurrence to mean anything. Its cost is the build's, not a first search's. */
 function semanticSteps(termIndex: TermIndex, size: number, t: SearchTuning): Generator<void, LsaModel, void> | undefined {
   return t.semantic === 'lsa' && size >= MIN_SEMANTIC_TOOLS
-    ? lsaSteps(termIndex, lsaFieldWeights(t), { dims: t.semanticDims, sample: t.semanticSample })
+    ? lsaSteps(termIndex, lsaFieldWeights(t), {
+        dims: t.semanticDims,
+        sample: t.semanticSample,
+        seed: t.semanticSeed,
+        unitTerms: t.semanticUnitTerms,
+      })
     : undefined;
 }
 
@@ -196,7 +203,8 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
   const acceptedBy = parameterIndex(params);
   const fieldNumber = new Map<string, number>(indexedFields(t).map((f, i) => [f, i]));
   // A field weighted 0 is left out of the search (minisearch, whose scoring the index keeps, reads 0 as 1).
-  const searchedFields: (FieldName | typeof COMBINED)[] = t.fields === 'bm25f' ? [COMBINED] : FIELD_NAMES.filter((f) => t.boosts[f] > 0);
+  const searchedFields: (WeightedField | typeof COMBINED)[] =
+    t.fields === 'bm25f' ? [COMBINED] : (indexedFields(t) as WeightedField[]).filter((f) => t.boosts[f] > 0);
   // 'dismax' asks each field on its own and keeps the best field (plus a tie-breaking share of the others).
   const runs: FieldRun[] = (t.fields === 'dismax' ? searchedFields.map((f) => [f]) : [searchedFields]).map((fields) => ({
     fields: fields.map((f) => fieldNumber.get(f) as number),
@@ -346,34 +354,56 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
               t.semanticFeedback,
             )
           : queryVector;
-      const semantic = nearestVectors(arm, q, visible, depth, external ? 0 : t.semanticMinSimilarity);
+      const floor = external ? 0 : t.semanticMinSimilarity;
+      const semantic = nearestVectors(arm, q, visible, depth, floor);
       matchedCount += semantic.ids.filter((id) => !lexicalSet.has(id)).length;
-      fused = withSemantic(fused, semantic, depth);
+      fused = withSemantic(fused, semantic, depth, floor);
       matchedCount -= fused.ids.length;
     }
     fused = withIntent(fused, query);
     matchedCount += fused.ids.length;
-    const final = withParameterTier(
-      fused,
-      accepting.filter((id) => visible[id] === 1),
-    );
+    const tier = accepting.filter((id) => visible[id] === 1);
+    const final = withParameterTier(fused, tier);
     lastMatched = matchedCount + (final.ids.length - fused.ids.length);
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     if (t.upstreamDecay >= 1 || upstreamCount < 2) return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
-    return diversified(topK(final, limit * 3, byRank), limit).map(([id, score]) => hit(entries[id].tool, score));
+    // The tools accepting a parameter named by the query stay first, in their order, however many share
+    // an upstream (a parameter is usually one server's: git's repo_path); the rest are diversified.
+    const ranked = topK(final, limit * 3 + tier.length, byRank);
+    const inTier = new Set(tier);
+    const head = ranked.filter(([id]) => inTier.has(id)).slice(0, limit);
+    const tail = diversified(
+      ranked.filter(([id]) => !inTier.has(id)),
+      limit - head.length,
+    );
+    return [...head, ...tail].map(([id, score]) => hit(entries[id].tool, score));
   }
 
   /**
-   * Reciprocal rank fusion (Cormack et al., 2009) of the lexical scores' top `depth` with the semantic
-   * list: each tool scores (k + 1) x (1 / (k + lexical rank) + weight / (k + semantic rank)), so a tool
-   * first in one list and absent from the other scores 1.
+   * The lexical scores' top `depth` fused with the semantic list (similarities above `floor`, the least
+   * the list admits). 'convex' (a convex combination of normalised scores; Bruch, Gai and Ingber, 2023,
+   * "An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS: with theoretical min-max
+   * normalisation it beats RRF in and out of domain): lexical score / the best lexical score, plus
+   * weight x (similarity - floor) / (1 - floor); a lexical match the semantic list lacks keeps its score,
+   * so a clear lexical winner is not overturned by a middling likeness. 'rrf' (Cormack et al., 2009):
+   * (k + 1) x (1 / (k + lexical rank) + weight / (k + semantic rank)), ranks only.
    */
-  function withSemantic(lexical: Scores, semantic: { ids: number[]; scores: number[] }, depth: number): Scores {
+  function withSemantic(lexical: Scores, semantic: { ids: number[]; scores: number[] }, depth: number, floor: number): Scores {
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     const fusedScore = new Map<number, number>();
     const k = t.rrfK;
-    topK(lexical, depth, byRank).forEach(([id], rank) => fusedScore.set(id, (k + 1) / (k + rank + 1)));
-    semantic.ids.forEach((id, rank) => fusedScore.set(id, (fusedScore.get(id) ?? 0) + (t.semanticWeight * (k + 1)) / (k + rank + 1)));
+    const add = (id: number, x: number): void => {
+      fusedScore.set(id, (fusedScore.get(id) ?? 0) + x);
+    };
+    const top = topK(lexical, depth, byRank);
+    if (t.semanticFusion === 'convex') {
+      const best = top.length > 0 && top[0][1] > 0 ? top[0][1] : 1;
+      for (const [id, score] of top) add(id, score / best);
+      for (let i = 0; i < semantic.ids.length; i += 1) add(semantic.ids[i], (t.semanticWeight * (semantic.scores[i] - floor)) / (1 - floor));
+    } else {
+      for (let rank = 0; rank < top.length; rank += 1) add(top[rank][0], (k + 1) / (k + rank + 1));
+      for (let rank = 0; rank < semantic.ids.length; rank += 1) add(semantic.ids[rank], (t.semanticWeight * (k + 1)) / (k + rank + 1));
+    }
     return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
   }
 
@@ -452,14 +482,15 @@ function withFeedback(lsa: DenseVectors, query: Float32Array, top: number[], bet
 
 /** The texts of `tools` that the index glosses (search/gloss.ts): descriptions and parameter texts. */
 function glossTexts(tools: readonly SearchableTool[]): string[] {
-  return tools.flatMap((tool) => [typeof tool.description === 'string' ? tool.description : '', schemaText(tool.inputSchema).paramText]);
+  return tools.flatMap((tool) => {
+    const description = typeof tool.description === 'string' ? tool.description : '';
+    return [description, summaryOf(description), schemaText(tool.inputSchema).paramText];
+  });
 }
 
-/** Per indexed field, the weight of its BM25+ in the LSA matrix: the tuning's boosts, without the
- *  category and upstream fields (words every tool of a server shares would make servers, not topics,
- *  the main directions). */
+/** Per indexed field, the weight of its BM25+ in the LSA matrix: `semanticFields`, else the boosts. */
 function lsaFieldWeights(t: SearchTuning): number[] {
-  return indexedFields(t).map((f) => (f === COMBINED ? 1 : f === 'category' || f === 'upstream' ? 0 : t.boosts[f]));
+  return indexedFields(t).map((f) => (f === COMBINED ? 1 : (t.semanticFields[f] ?? t.boosts[f])));
 }
 
 /** Each tool's upstream as a small number below `count` (tools without one share a number). */

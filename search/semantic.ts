@@ -1,6 +1,6 @@
 /**
  * The semantic arm of the tool search: dense vectors for tools and queries, compared by cosine, fused with
- * the lexical ranking by reciprocal rank fusion (search/index.ts).
+ * the lexical ranking (search/index.ts: a convex combination of normalised scores, or reciprocal rank fusion).
  *
  * `DenseVectors` is the one interface: a vector per tool (row-major, unit length) plus a way to turn a
  * query into a vector of the same space. Two sources fill it:
@@ -8,9 +8,10 @@
  *   of the catalogue's own weighted term matrix, the index's BM25+ postings (`buildLsa`). Tools whose
  *   words co-occur land close together, so a query word found only in a sibling's text still pulls the
  *   tool ("candles" near "bars", "OHLCV" near "history"). The term basis is a randomized SVD (Halko,
- *   Martinsson and Tropp, 2011: a Gaussian range finder, one power iteration) of at most `sample` tools'
- *   rows, every tool then folded in (its row times the basis): cost grows with the postings, not the
- *   square of the catalogue.
+ *   Martinsson and Tropp, 2011: a randomized range finder, one power iteration) of at most `sample`
+ *   tools' rows, every tool then folded in (its row times the basis): cost grows with the postings, not
+ *   the square of the catalogue. Which fields make the rows is the caller's choice (search/tuning.ts
+ *   `semanticFields`: by default a description's first paragraph, not its usage notes).
  * - an OpenAI-compatible `/v1/embeddings` endpoint (search/embeddings.ts), asked asynchronously.
  */
 
@@ -28,6 +29,8 @@ export type LsaOptions = {
   dims: number;
   /** Most tools whose rows the SVD reads (evenly spaced through the catalogue); the rest are folded in. */
   sample: number;
+  /** Query terms weigh their idf along their unit direction in the kept space (else their projection). */
+  unitTerms?: boolean;
   seed?: number;
 };
 
@@ -70,6 +73,9 @@ export function* lsaSteps(index: PostingSource, fieldWeights: readonly number[],
   const onlyTool = new Map<string, number>();
   const dfs: number[] = [];
   const perDoc = new Int32Array(n + 1);
+  // The column a row's last entry is of: a term met in several fields of a tool is one entry of its row
+  // (their weighted sum), not one per field.
+  const lastColumn = new Int32Array(n).fill(-1);
   // The terms in one array first, so that the passes over them can yield (forEachTerm cannot).
   const terms: string[] = [];
   const entries: Int32Array[] = [];
@@ -97,12 +103,18 @@ export function* lsaSteps(index: PostingSource, fieldWeights: readonly number[],
       continue;
     }
     let df = 0;
+    const c = dfs.length;
     for (let f = 0; f < F; f += 1) {
       if (fieldWeights[f] === 0) continue;
-      df = Math.max(df, entry[2 * f + 1] - entry[2 * f]);
-      for (let j = entry[2 * f]; j < entry[2 * f + 1]; j += 1) perDoc[index.ids[j] + 1] += 1;
+      for (let j = entry[2 * f]; j < entry[2 * f + 1]; j += 1) {
+        const id = index.ids[j];
+        if (lastColumn[id] === c) continue;
+        lastColumn[id] = c;
+        perDoc[id + 1] += 1;
+        df += 1;
+      }
     }
-    column.set(term, dfs.length);
+    column.set(term, c);
     dfs.push(df);
   }
   for (let i = 0; i < n; i += 1) perDoc[i + 1] += perDoc[i];
@@ -110,6 +122,7 @@ export function* lsaSteps(index: PostingSource, fieldWeights: readonly number[],
   const cols = new Int32Array(nnz);
   const vals = new Float32Array(nnz);
   const fill = perDoc.slice(0, n);
+  lastColumn.fill(-1);
   for (let x = 0; x < terms.length; x += 1) {
     if (x % STEP_ROWS === STEP_ROWS - 1) yield;
     const entry = entries[x];
@@ -119,14 +132,19 @@ export function* lsaSteps(index: PostingSource, fieldWeights: readonly number[],
       const w = fieldWeights[f];
       if (w === 0) continue;
       for (let j = entry[2 * f]; j < entry[2 * f + 1]; j += 1) {
-        const at = fill[index.ids[j]]++;
-        cols[at] = t;
-        vals[at] = w * index.scores[j];
+        const id = index.ids[j];
+        if (lastColumn[id] === t) vals[fill[id] - 1] += w * index.scores[j];
+        else {
+          lastColumn[id] = t;
+          const at = fill[id]++;
+          cols[at] = t;
+          vals[at] = w * index.scores[j];
+        }
       }
     }
   }
   const V = dfs.length;
-  // Unit rows (a term met in two fields appears twice in a row: the sum is what products read).
+  // Unit rows.
   for (let i = 0; i < n; i += 1) {
     if (i % STEP_ROWS === STEP_ROWS - 1) yield;
     let s = 0;
@@ -147,7 +165,16 @@ export function* lsaSteps(index: PostingSource, fieldWeights: readonly number[],
     }
     normalise(vectors, out, k);
   }
-  const idf = Float32Array.from(dfs, (m) => Math.log(1 + (n - m + 0.5) / (m + 0.5)));
+  // A query term's share of the query's vector: its rarity, along its direction in the kept space (with
+  // `unitTerms`) or its projection as it is (then terms the main directions hold well, the words of the
+  // largest servers, outweigh the rest: "estimated travel time" drowns "bike route").
+  const termWeight = Float32Array.from(dfs, (m, r) => {
+    const idf = Math.log(1 + (n - m + 0.5) / (m + 0.5));
+    if (!opts.unitTerms) return idf;
+    let s = 0;
+    for (let d = 0; d < k; d += 1) s += basis[r * k + d] * basis[r * k + d];
+    return s > 0 ? idf / Math.sqrt(s) : 0;
+  });
   const rareIdf = Math.log(1 + (n - 1 + 0.5) / 1.5);
   return {
     dim: k,
@@ -159,7 +186,7 @@ export function* lsaSteps(index: PostingSource, fieldWeights: readonly number[],
         const r = column.get(term);
         if (r !== undefined) {
           any = true;
-          const w = idf[r];
+          const w = termWeight[r];
           for (let d = 0; d < k; d += 1) q[d] += w * basis[r * k + d];
           continue;
         }
@@ -180,8 +207,9 @@ type Csr = { rows: Int32Array; cols: Int32Array; vals: Float32Array };
 /**
  * The top `k` right singular vectors of the sampled rows A_s (m x V), as a V x k row-major matrix (term
  * t's row at t * k). Randomized range finder in tool space (Y = A_s Omega, one power iteration, each step
- * orthonormalised: m x l matrices, m <= `sample`), then B^T = A_s^T Q (V x l), the eigenvectors W of
- * B B^T (l x l) and V_k = B^T W_k Lambda_k^-1/2.
+ * orthonormalised: m x l matrices, m <= `sample`), then with B = Q^T A_s, the eigenvectors W of B B^T
+ * (l x l) and V_k = B^T W_k Lambda_k^-1/2, both computed through the sample (sparse products and m x l
+ * matrices), never through a dense V x l one.
  */
 function* termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): Generator<void, Float32Array, void> {
   const sampleStep = Math.max(1, n / Math.max(1, opts.sample));
@@ -189,48 +217,52 @@ function* termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): 
   for (let x = 0; Math.floor(x) < n; x += sampleStep) sample.push(Math.floor(x));
   const m = sample.length;
   const l = Math.min(k + OVERSAMPLE, V, m);
-  const random = gaussian(opts.seed ?? 16);
+  // A Rademacher test matrix (entries +1 or -1, 32 from each random word): its range finder works as a
+  // Gaussian one does (Martinsson and Tropp, 2020, "Randomized numerical linear algebra", section 8.3)
+  // at a fraction of the cost of the normal draws.
+  const random = uniform32(opts.seed ?? 16);
   const omega = new Float64Array(V * l);
-  for (let t = 0; t < V; t += 1) {
-    if (t % STEP_ROWS === STEP_ROWS - 1) yield;
-    for (let c = t * l; c < (t + 1) * l; c += 1) omega[c] = random();
+  let word = 0;
+  for (let c = 0; c < V * l; c += 1) {
+    if ((c & 31) === 0) word = random();
+    omega[c] = (word >>> (c & 31)) & 1 ? 1 : -1;
   }
   let y = yield* timesRows(a, sample, omega, l);
   yield* orthonormalColumns(y, m, l);
   y = yield* timesRows(a, sample, yield* transposeTimes(a, sample, y, V, l), l);
   yield* orthonormalColumns(y, m, l);
-  const bt = yield* transposeTimes(a, sample, y, V, l);
+  // B B^T = Q^T A_s A_s^T Q, from the sample's side: Z = A_s (A_s^T Q) is m x l (two sparse products),
+  // then Q^T Z; B^T itself (V x l, dense) is never formed.
+  const z = yield* timesRows(a, sample, yield* transposeTimes(a, sample, y, V, l), l);
   const g = new Float64Array(l * l);
-  for (let t = 0; t < V; t += 1) {
-    if (t % STEP_ROWS === STEP_ROWS - 1) yield;
-    const o = t * l;
+  for (let r = 0; r < m; r += 1) {
+    if (r % STEP_ROWS === STEP_ROWS - 1) yield;
+    const o = r * l;
     for (let p = 0; p < l; p += 1) {
-      const bp = bt[o + p];
-      if (bp === 0) continue;
-      for (let q = p; q < l; q += 1) g[p * l + q] += bp * bt[o + q];
+      const qp = y[o + p];
+      if (qp === 0) continue;
+      for (let q = p; q < l; q += 1) g[p * l + q] += qp * z[o + q];
     }
   }
   for (let p = 0; p < l; p += 1) for (let q = 0; q < p; q += 1) g[p * l + q] = g[q * l + p];
   const { vectors: w, values, order } = yield* symmetricEigen(g, l);
-  // W_k Lambda_k^-1/2 as a contiguous l x k matrix, then basis = B^T (W_k Lambda_k^-1/2) row by row.
+  // M = W_k Lambda_k^-1/2 (l x k), and basis = B^T M = A_s^T (Q M): Q M is m x k, then one sparse product.
   const wk = new Float64Array(l * k);
   for (let d = 0; d < k; d += 1) {
     const lambda = values[order[d]];
     const scale = lambda > 1e-12 ? 1 / Math.sqrt(lambda) : 0;
     for (let c = 0; c < l; c += 1) wk[c * k + d] = w[c * l + order[d]] * scale;
   }
-  const basis = new Float32Array(V * k);
-  const acc = new Float64Array(k);
-  for (let t = 0; t < V; t += 1) {
-    if (t % STEP_ROWS === STEP_ROWS - 1) yield;
-    acc.fill(0);
+  const qm = new Float64Array(m * k);
+  for (let r = 0; r < m; r += 1) {
+    if (r % STEP_ROWS === STEP_ROWS - 1) yield;
     for (let c = 0; c < l; c += 1) {
-      const bc = bt[t * l + c];
-      if (bc === 0) continue;
-      for (let d = 0; d < k; d += 1) acc[d] += bc * wk[c * k + d];
+      const qc = y[r * l + c];
+      if (qc === 0) continue;
+      for (let d = 0; d < k; d += 1) qm[r * k + d] += qc * wk[c * k + d];
     }
-    for (let d = 0; d < k; d += 1) basis[t * k + d] = acc[d];
   }
+  const basis = Float32Array.from(yield* transposeTimes(a, sample, qm, V, k));
   return basis;
 }
 
@@ -365,17 +397,16 @@ function normalise(x: Float32Array, from: number, k: number): void {
   for (let d = 0; d < k; d += 1) x[from + d] *= inv;
 }
 
-/** Seeded standard normal draws (Box-Muller over a Mulberry32 stream): the same basis every build. */
-function gaussian(seed: number): () => number {
+/** Seeded 32-bit random words (Mulberry32): the same basis every build. */
+function uniform32(seed: number): () => number {
   let a = seed >>> 0;
-  const uniform = (): number => {
+  return () => {
     a = (a + 0x6d2b79f5) >>> 0;
     let t = a;
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (((t ^ (t >>> 14)) >>> 0) + 1) / 4294967297;
+    return (t ^ (t >>> 14)) >>> 0;
   };
-  return () => Math.sqrt(-2 * Math.log(uniform())) * Math.cos(2 * Math.PI * uniform());
 }
 
 /**

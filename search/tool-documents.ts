@@ -12,7 +12,7 @@
 import { glossChinese, hasHan } from './gloss.ts';
 import { normaliseTerm } from './terms.ts';
 import { analysedLength, Int32List, TermIndexBuilder, type AnalysedTool, type TermDictionary } from './term-index-builder.ts';
-import { FIELD_NAMES, schemaText, toolFields, type FieldName, type Mentions, type SearchableTool } from './tool-fields.ts';
+import { FIELD_NAMES, schemaText, SUMMARY, summaryOf, toolFields, type Mentions, type SearchableTool, type WeightedField } from './tool-fields.ts';
 import type { SearchTuning } from './tuning.ts';
 
 /** The one field of a BM25F index: every field's text repeated by its weight (see `SearchTuning.fields`). */
@@ -45,9 +45,17 @@ export type Documents = {
  *  is dropped: the next build reads every tool again, into a fresh one. */
 const DICTIONARY_SLACK = 2;
 
+const WITH_SUMMARY: readonly WeightedField[] = [...FIELD_NAMES, SUMMARY];
+
+/** Whether the index holds the derived summary field: only when something reads it (a lexical boost, or
+ *  a weight in the semantic arm's matrix), since it repeats part of the description's postings. */
+export function hasSummary(t: SearchTuning): boolean {
+  return t.boosts.summary > 0 || (t.semantic === 'lsa' && (t.semanticFields.summary ?? 0) > 0);
+}
+
 /** The indexed fields, in index order (field number = position). */
-export function indexedFields(t: SearchTuning): readonly (FieldName | typeof COMBINED)[] {
-  return t.fields === 'bm25f' ? [COMBINED] : FIELD_NAMES;
+export function indexedFields(t: SearchTuning): readonly (WeightedField | typeof COMBINED)[] {
+  return t.fields === 'bm25f' ? [COMBINED] : hasSummary(t) ? WITH_SUMMARY : FIELD_NAMES;
 }
 
 /**
@@ -85,22 +93,30 @@ export function documentIndexer(
   function read(tool: SearchableTool): { analysed: AnalysedTool; params: string[]; mentions?: Mentions } {
     const schema = schemaText(tool.inputSchema);
     const found: Mentions | undefined = names ? { stripped: [], kept: [] } : undefined;
-    const fields = toolFields(tool, names, schema, found);
+    const fields: Record<WeightedField, string> = { ...toolFields(tool, names, schema, found), summary: '' };
+    const summarised = hasSummary(t) || t.repeats.summary > 0;
+    if (summarised) fields.summary = summaryOf(fields.description);
     readUnglossed = false;
     if (t.gloss) {
       // Chinese text also indexes as its English glosses (search/gloss.ts), in the same field.
       const rawDescription = typeof tool.description === 'string' ? tool.description : '';
       const description = glossChinese(rawDescription);
       if (description !== '') fields.description += `\n${description}`;
+      const rawSummary = summaryOf(rawDescription);
+      const summary = summarised ? glossChinese(rawSummary) : '';
+      if (summary !== '') fields.summary += `\n${summary}`;
       const paramText = glossChinese(schema.paramText);
       if (paramText !== '') fields.paramText += `\n${paramText}`;
-      readUnglossed = (hasHan(rawDescription) && description === '') || (hasHan(schema.paramText) && paramText === '');
+      readUnglossed =
+        (hasHan(rawDescription) && description === '') ||
+        (hasHan(schema.paramText) && paramText === '') ||
+        (summarised && hasHan(rawSummary) && summary === '');
     }
     // Repeating a field's text w times adds w x its term frequencies and length: BM25F's weighted sums.
     const texts =
       t.fields === 'bm25f'
-        ? [FIELD_NAMES.flatMap((f) => Array<string>(Math.max(0, Math.round(t.repeats[f]))).fill(fields[f])).join('\n')]
-        : FIELD_NAMES.map((f) => fields[f]);
+        ? [WITH_SUMMARY.flatMap((f) => Array<string>(Math.max(0, Math.round(t.repeats[f]))).fill(fields[f])).join('\n')]
+        : indexedFields(t).map((f) => fields[f as WeightedField]);
     const hasMentions = found !== undefined && found.stripped.length + found.kept.length > 0;
     return { analysed: builder.analyse(texts), params: schema.params, ...(hasMentions ? { mentions: found } : {}) };
   }
@@ -145,7 +161,7 @@ export function documentIndexer(
 
 /** The tuning knobs a document depends on. */
 function documentKey(t: SearchTuning): string {
-  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, t.stem, t.stemFold, t.stripToolMentions, t.gloss]);
+  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, indexedFields(t).length, t.stem, t.stemFold, t.stripToolMentions, t.gloss]);
 }
 
 function sameSet(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {

@@ -38,6 +38,24 @@ export type ToolFields = {
 export const FIELD_NAMES = ['name', 'title', 'description', 'params', 'paramText', 'category', 'upstream', 'keywords'] as const;
 export type FieldName = (typeof FIELD_NAMES)[number];
 
+/** A field the index can derive from the others: `summary`, the description's first paragraph. */
+export const SUMMARY = 'summary';
+/** Fields a tuning weighs: the tool's own and the derived one. */
+export type WeightedField = FieldName | typeof SUMMARY;
+
+/** A paragraph ends at a blank line. */
+const PARAGRAPH_BREAK = /\n[ \t]*\n/;
+
+/**
+ * The first paragraph of a description: what most authors write first is what the tool does; usage notes,
+ * argument lists and examples follow. A description of one paragraph is its own summary.
+ */
+export function summaryOf(description: string): string {
+  const trimmed = description.trim();
+  const m = PARAGRAPH_BREAK.exec(trimmed);
+  return m === null ? trimmed : trimmed.slice(0, m.index);
+}
+
 /** Schema keywords whose values are sub-schemas (objects or arrays of them). `properties` is handled apart
  *  because its keys are the parameter names. */
 const SUBSCHEMA_KEYS = ['items', 'prefixItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not', 'then', 'else', 'if'];

@@ -3,7 +3,7 @@
  * ../shared/data/queries (cpzai-dev, livemcpbench-dev): `npm run bench:search` prints them next to one
  * variant per knob (bench/search/variants.ts). Change a default only with the new figures.
  */
-import type { FieldName } from './tool-fields.ts';
+import type { WeightedField } from './tool-fields.ts';
 
 export type SearchTuning = {
   /** How fields combine. 'dismax' (Lucene's dis_max, Elasticsearch's best_fields): a tool scores its best
@@ -14,9 +14,9 @@ export type SearchTuning = {
   /** 'dismax' only: share of the non-best fields' scores added (0 = best field only, 1 = 'sum'). */
   tieBreaker: number;
   /** BM25F field weights (whole numbers: how many times a field's text is indexed). */
-  repeats: Record<FieldName, number>;
+  repeats: Record<WeightedField, number>;
   /** Per-field weight multiplying that field's BM25 score ('dismax' and 'sum'); 0 leaves a field out. */
-  boosts: Record<FieldName, number>;
+  boosts: Record<WeightedField, number>;
   /** Porter-stem ASCII words (index and query alike). */
   stem: boolean;
   /** One stem for a word's forms: Porter's final i dropped from stems of 5+ letters (search/terms.ts). */
@@ -37,7 +37,10 @@ export type SearchTuning = {
   /** Prefix matching for terms of at least this many characters; 0 = off. */
   prefixMinLength: number;
   /** Coordination: a tool's score is multiplied by (distinct query terms it matches) ^ this power
-   *  (minisearch's own factor is power 1; 0 turns it off). */
+   *  (minisearch's own factor is power 1; 0 turns it off). Default off, as Lucene dropped its coord
+   *  factor with BM25 (7.0): BM25 already sums every matched term, and the factor multiplied that by
+   *  their count, so a long text matching many common words of a long request (a glossed manual) beat
+   *  the tool its one rare word names; breadth of meaning is the semantic arm's part now. */
   coordination: number;
   /** Weight of a tool's upstream's best-scoring visible tool added to the tool's own score: tools of the
    *  server a request is about rank above lone matches elsewhere. 0 = off. */
@@ -59,8 +62,8 @@ export type SearchTuning = {
    *  candidates for the folds to choose. */
   pathWeight: number;
   /** Each further tool of an upstream already in the top k scores x this (1 = off): a server's siblings
-   *  do not fill the top k when another server matches too. Default off: 0.8 and 0.9 lowered recall@5 on
-   *  livemcpbench-dev (bench candidates). */
+   *  do not fill the top k when another server matches too (a multi-step request needs one tool per step,
+   *  often of different servers). The tools accepting a parameter the query names stay first as they are. */
   upstreamDecay: number;
   /** Read/write intent (search/intent.ts): tools of the class a query does not ask for score x this
    *  when its cue is explicit, x `intentImplicit` when the query has no cue (reads: the safer default);
@@ -70,14 +73,28 @@ export type SearchTuning = {
   /** The semantic arm (search/semantic.ts): 'lsa' in process, 'off' lexical only. Its ranking is fused
    *  with the lexical one by reciprocal rank fusion. */
   semantic: 'off' | 'lsa';
-  /** RRF weight of the semantic list (the lexical list weighs 1). */
+  /** How the semantic list joins the lexical one: reciprocal rank fusion, or 'convex': the lexical score
+   *  over its best plus `semanticWeight` x the cosine similarity. */
+  semanticFusion: 'rrf' | 'convex';
+  /** Weight of the semantic list (the lexical list weighs 1): of its cosine in 'convex', of its ranks in 'rrf'. */
   semanticWeight: number;
   /** Least cosine similarity for a tool to enter the semantic list: a faint likeness (two tools sharing
    *  one common word) is no evidence. */
   semanticMinSimilarity: number;
+  /** Weight of each field's BM25+ in the LSA matrix, where it differs from `boosts`. Default: the summary
+   *  (the description's first paragraph) in the description's place, without category and upstream
+   *  (words every tool of a server shares would make servers, not topics, the main directions): usage
+   *  notes and argument lists after the first paragraph blur which tools are about the same thing. */
+  semanticFields: Partial<Record<WeightedField, number>>;
+  /** A query term weighs its idf along its unit direction in the LSA space (search/semantic.ts), not its
+   *  projection's length. */
+  semanticUnitTerms: boolean;
   /** LSA dimensions, and most tools the SVD reads (the rest folded in). */
   semanticDims: number;
   semanticSample: number;
+  /** Seed of the SVD's random test matrix (the same vectors every build; another seed, other vectors of
+   *  about the same quality: the bench's seed spread). */
+  semanticSeed: number;
   /** Pseudo-relevance feedback: weight of the top `feedbackDocs` lexical tools' mean vector added to the
    *  query's vector (0: the query's words alone). */
   semanticFeedback: number;
@@ -91,8 +108,8 @@ export type SearchTuning = {
 export const DEFAULT_TUNING: SearchTuning = {
   fields: 'dismax',
   tieBreaker: 0.5,
-  repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1, keywords: 2 },
-  boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2, keywords: 1.5 },
+  repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1, keywords: 2, summary: 0 },
+  boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2, keywords: 1.5, summary: 0 },
   stem: true,
   stemFold: true,
   stopWords: true,
@@ -103,7 +120,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   fuzzyMinLength: 5,
   fuzzyMaxTerms: 4,
   prefixMinLength: 0,
-  coordination: 1,
+  coordination: 0,
   upstreamContext: 0.3,
   clauseFusion: 'sum',
   clauseWeight: 0.5,
@@ -111,14 +128,18 @@ export const DEFAULT_TUNING: SearchTuning = {
   clauseSplitAnd: true,
   bm25: { k: 1.2, b: 0.7, d: 0.5 },
   pathWeight: 1,
-  upstreamDecay: 1,
+  upstreamDecay: 0.9,
   intentFactor: 0.5,
   intentImplicit: 0.8,
   semantic: 'lsa',
-  semanticWeight: 0.3,
+  semanticFusion: 'convex',
+  semanticWeight: 1,
   semanticMinSimilarity: 0.3,
+  semanticFields: { description: 0, summary: 1, category: 0, upstream: 0 },
+  semanticUnitTerms: true,
   semanticDims: 64,
   semanticSample: 1000,
+  semanticSeed: 16,
   semanticFeedback: 0,
   feedbackDocs: 3,
   fusionDepth: 50,
@@ -126,7 +147,8 @@ export const DEFAULT_TUNING: SearchTuning = {
 };
 
 /** Overrides of some knobs; boosts and bm25 merge key by key. */
-export type TuningOverrides = Omit<Partial<SearchTuning>, 'boosts' | 'repeats' | 'bm25'> & {
+export type TuningOverrides = Omit<Partial<SearchTuning>, 'boosts' | 'repeats' | 'bm25' | 'semanticFields'> & {
+  semanticFields?: Partial<SearchTuning['semanticFields']>;
   boosts?: Partial<SearchTuning['boosts']>;
   repeats?: Partial<SearchTuning['repeats']>;
   bm25?: Partial<SearchTuning['bm25']>;
@@ -140,5 +162,6 @@ export function tuningWith(overrides: TuningOverrides = {}): SearchTuning {
     boosts: { ...DEFAULT_TUNING.boosts, ...overrides.boosts },
     repeats: { ...DEFAULT_TUNING.repeats, ...overrides.repeats },
     bm25: { ...DEFAULT_TUNING.bm25, ...overrides.bm25 },
+    semanticFields: { ...DEFAULT_TUNING.semanticFields, ...overrides.semanticFields },
   };
 }

@@ -8,13 +8,32 @@ export type Variant = { name: string; tuning: TuningOverrides };
 
 const flat = { name: 1, title: 1, description: 1, params: 1, paramText: 1, category: 1, upstream: 1, keywords: 1 };
 
+/** The semantic arm's settings before issue 16's third round: what its new defaults are measured against
+ *  (`npm run bench:search -- --base 'previous default (...)'` starts the folds from there). */
+const PREVIOUS_SEMANTIC: TuningOverrides = {
+  semanticFusion: 'rrf',
+  semanticWeight: 0.3,
+  semanticFields: { description: 1, summary: 0 },
+  semanticUnitTerms: false,
+};
+
 export const VARIANTS: Variant[] = [
   { name: 'default', tuning: {} },
-  // The semantic arm (LSA fused by RRF) and the Chinese glosses.
+  // The semantic arm (LSA, fused by a convex combination of scores) and the Chinese glosses.
   { name: 'lexical only (no semantic arm)', tuning: { semantic: 'off' } },
-  { name: 'semantic weight 0.15', tuning: { semanticWeight: 0.15 } },
+  {
+    name: 'previous default (semantic arm as before, coordination ^1, no upstream decay)',
+    tuning: { ...PREVIOUS_SEMANTIC, coordination: 1, upstreamDecay: 1 },
+  },
+  { name: 'semantic arm as before (RRF 0.3, whole description, term projections)', tuning: PREVIOUS_SEMANTIC },
+  { name: 'semantic fused by RRF (weight 0.3)', tuning: { semanticFusion: 'rrf', semanticWeight: 0.3 } },
+  { name: 'semantic fused by RRF (weight 1)', tuning: { semanticFusion: 'rrf', semanticWeight: 1 } },
   { name: 'semantic weight 0.5', tuning: { semanticWeight: 0.5 } },
-  { name: 'semantic weight 1', tuning: { semanticWeight: 1 } },
+  { name: 'semantic weight 2', tuning: { semanticWeight: 2 } },
+  { name: 'semantic over whole descriptions (not first paragraphs)', tuning: { semanticFields: { description: 1, summary: 0 } } },
+  { name: 'semantic over descriptions and first paragraphs', tuning: { semanticFields: { description: 1, summary: 1 } } },
+  { name: 'semantic query terms as projections (not unit directions)', tuning: { semanticUnitTerms: false } },
+  { name: 'semantic least similarity 0.2', tuning: { semanticMinSimilarity: 0.2 } },
   { name: 'semantic 32 dims', tuning: { semanticDims: 32 } },
   { name: 'semantic 128 dims', tuning: { semanticDims: 128 } },
   { name: 'semantic + relevance feedback 1', tuning: { semanticFeedback: 1 } },
@@ -22,7 +41,7 @@ export const VARIANTS: Variant[] = [
   { name: 'paths a weak clue (weight 0.2)', tuning: { pathWeight: 0.2 } },
   { name: 'paths a weak clue (weight 0.5)', tuning: { pathWeight: 0.5 } },
   { name: 'upstream decay 0.8 (diversity)', tuning: { upstreamDecay: 0.8 } },
-  { name: 'upstream decay 0.9 (diversity)', tuning: { upstreamDecay: 0.9 } },
+  { name: 'no upstream decay', tuning: { upstreamDecay: 1 } },
   { name: 'no read/write intent', tuning: { intentFactor: 1, intentImplicit: 1 } },
   { name: 'intent, explicit cues only', tuning: { intentImplicit: 1 } },
   { name: 'keywords x1', tuning: { boosts: { keywords: 1 } } },
@@ -42,7 +61,8 @@ export const VARIANTS: Variant[] = [
   { name: 'dismax tie 0.1', tuning: { tieBreaker: 0.1 } },
   { name: 'dismax tie 0.7', tuning: { tieBreaker: 0.7 } },
   // Scoring.
-  { name: 'no coordination factor', tuning: { coordination: 0 } },
+  { name: "coordination ^1 (minisearch's own)", tuning: { coordination: 1 } },
+  { name: 'coordination ^0.5', tuning: { coordination: 0.5 } },
   { name: 'coordination ^1.5', tuning: { coordination: 1.5 } },
   { name: 'bm25 d=0 (BM25, not BM25+)', tuning: { bm25: { d: 0 } } },
   { name: 'bm25 b=0.3', tuning: { bm25: { b: 0.3 } } },
@@ -64,6 +84,8 @@ export const VARIANTS: Variant[] = [
   { name: 'name x3', tuning: { boosts: { name: 3 } } },
   { name: 'title x1', tuning: { boosts: { title: 1 } } },
   { name: 'description x2', tuning: { boosts: { description: 2 } } },
+  { name: 'first paragraph searched too (x1)', tuning: { boosts: { summary: 1 } } },
+  { name: 'first paragraph searched too (x2)', tuning: { boosts: { summary: 2 } } },
   { name: 'params x1', tuning: { boosts: { params: 1 } } },
   { name: 'params x3', tuning: { boosts: { params: 3 } } },
   { name: 'paramText x1', tuning: { boosts: { paramText: 1 } } },

@@ -14,7 +14,16 @@ import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import { countMessage, methodLabel } from './message-metrics.ts';
 import { dispatch, guarded, toolsListing, type DispatchContext, type RequestView, type Surface } from './server.ts';
 import { dispatchRuntimeOf } from './types.ts';
-import { GATEWAY_SERVER_INFO, LEGACY_SSE_HEADERS, MODERN_TOOLS_LIST_TAIL, errorMessage, legacyToolDefinition, projectionFor, sseMessageEvent } from './wire.ts';
+import {
+  GATEWAY_SERVER_INFO,
+  LEGACY_SSE_HEADERS,
+  MODERN_TOOLS_LIST_TAIL,
+  errorMessage,
+  legacyListingJson,
+  modernListingJson,
+  projectionFor,
+  sseMessageEvent,
+} from './wire.ts';
 import type { Listing } from '../catalog/listing.ts';
 import { COMPRESS_MIN_BYTES, acceptsGzip, gzippedListingAnswer } from './listing-gzip.ts';
 import { requestLogger } from '../obs/request-context.ts';
@@ -155,7 +164,7 @@ export async function answerPlainRequest(
   try {
     if (plain.method === 'tools/list') {
       listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
-      message = listingAnswer(listing, plain);
+      message = await listingAnswer(listing, plain);
     } else message = [resultAnswer(plain, (await dispatch('tools/call', callRequest(plain), d)) as Record<string, unknown>)];
   } catch (error) {
     const { code, message: text, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
@@ -239,28 +248,15 @@ function encodeModern(result: Record<string, unknown>): Record<string, unknown> 
   return { ...stamped, _meta: { ...meta, [SERVER_INFO_META_KEY]: GATEWAY_SERVER_INFO } };
 }
 
-const legacyListings = new WeakMap<Listing, Buffer>();
-
-/** A listing's JSON as the SDK's 2025 codec sends it ({@link legacyToolDefinition}), made once per listing. */
-function legacyJson(listing: Listing): Buffer {
-  let json = legacyListings.get(listing);
-  if (json === undefined) {
-    const projected = listing.tools.map((tool) => [tool, legacyToolDefinition(tool)] as const);
-    json = projected.some(([, wrapped]) => wrapped) ? Buffer.from(JSON.stringify(projected.map(([tool, wrapped]) => wrapped ?? tool))) : listing.json;
-    legacyListings.set(listing, json);
-  }
-  return json;
-}
-
 /**
  * A tools/list answer from the listing's cached JSON. 2026-07-28 adds what the SDK's encode contract
  * adds to the gateway's `{ tools }`: resultType, the configured cache hint of tools/list (private, 0 ms:
  * it differs per caller; mcp-server.ts) and serverInfo.
  */
-function listingAnswer(listing: Listing, plain: PlainRequest): (string | Buffer)[] {
+async function listingAnswer(listing: Listing, plain: PlainRequest): Promise<(string | Buffer)[]> {
   return [
     '{"result":{"tools":',
-    plain.era === 'legacy' ? legacyJson(listing) : listing.json,
+    plain.era === 'legacy' ? await legacyListingJson(listing) : modernListingJson(listing),
     `${plain.era === 'modern' ? MODERN_TOOLS_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`,
   ];
 }

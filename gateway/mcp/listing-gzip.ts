@@ -1,6 +1,6 @@
 import { constants as zlib, crc32, deflateRawSync } from 'node:zlib';
 import type { Listing } from '../catalog/listing.ts';
-import { MODERN_TOOLS_LIST_TAIL } from './wire.ts';
+import { MODERN_TOOLS_LIST_TAIL, modernListingJson } from './wire.ts';
 
 /** Listings smaller than this go out plain: compressing them saves less than it costs. */
 export const COMPRESS_MIN_BYTES = 16 * 1024;
@@ -40,7 +40,11 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
  */
 export function gzippedListingAnswer(listing: Listing, id: string | number): Buffer[] {
   const packed = listing.derived('gzip|modern', () => {
-    const head = Buffer.concat([Buffer.from('{"result":{"tools":'), listing.json, Buffer.from(`${MODERN_TOOLS_LIST_TAIL}},"jsonrpc":"2.0","id":`)]);
+    const head = Buffer.concat([
+      Buffer.from('{"result":{"tools":'),
+      modernListingJson(listing),
+      Buffer.from(`${MODERN_TOOLS_LIST_TAIL}},"jsonrpc":"2.0","id":`),
+    ]);
     const deflated = deflateRawSync(head, { level: zlib.Z_BEST_COMPRESSION, finishFlush: zlib.Z_SYNC_FLUSH });
     const out = Buffer.alloc(deflated.length + 8);
     deflated.copy(out, 8);

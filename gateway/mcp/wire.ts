@@ -1,12 +1,22 @@
-import { SERVER_INFO_META_KEY, type CallToolResult, type Tool } from '@modelcontextprotocol/server';
+import { InMemoryTransport, SERVER_INFO_META_KEY, Server, type CallToolResult, type JSONRPCMessage, type Tool } from '@modelcontextprotocol/server';
+import type { Listing } from '../catalog/listing.ts';
 
 /**
  * What goes on the MCP wire, in one place for both paths. The gateway's own rules are defined here
  * once and used by both the SDK path (server.ts) and the fast path (fast-path.ts): its identity and the
- * cache hints of its answers. The rules the SDK's codec owns (projection by era, JSON-RPC error framing,
- * the 2025 stateless leg's SSE framing) are applied by the SDK on its path; the fast path writes bytes
- * itself with the mirrors below, held to the SDK's bytes by tests/e2e/gateway/fast-path.test.ts and
- * tests/in-process/wire.test.ts (one case per SDK-owned rule).
+ * cache hints of its answers. The rules the SDK's codec owns are applied by the SDK on its path; on the
+ * fast path:
+ * - the 2025 codec is the SDK's own, reached through a never-negotiated SDK Server (an SDK Server is
+ *   2025-era until a version is negotiated): tools/list definitions (SEP-2106 wrap, {@link legacyToolsJson})
+ *   and tools/call projection ({@link projectionFor} `legacy`);
+ * - the 2026-07-28 codec cannot be reached outside the SDK's own handler (its `WireCodec` is not public,
+ *   and a Server negotiates 2026-07-28 only inside it), so its rules are mirrored here: the text block of
+ *   a non-object structuredContent, the encode contract's resultType, cache fields and serverInfo
+ *   ({@link MODERN_TOOLS_LIST_TAIL}, fast-path.ts `encodeModern`), the tool fields it deleted
+ *   ({@link modernListingJson}); so are the JSON-RPC error framing
+ *   ({@link errorMessage}) and the 2025 stateless leg's SSE framing ({@link sseMessageEvent}), which
+ *   the SDK writes inside its transports.
+ * tests/in-process/wire.test.ts holds each of them to the SDK's bytes, one case per rule.
  */
 
 /** The gateway's own identity on both eras (its serverInfo / server/discover `_meta`). */
@@ -38,36 +48,103 @@ export type ProjectCallToolResult = (result: CallToolResult, outputSchema: Recor
 const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
- * The SDK wire codecs' `projectCallToolResult` (SDK 2.4 core wire/rev2025-11-25 and rev2026-07-28;
- * spec server/tools §Structured Content): a non-object structuredContent gets a JSON text block when
- * the result has no text, and on the 2025 revisions, where structuredContent must be an object, it is
- * wrapped as `{ result }`, as it is when the advertised outputSchema's root is not an object.
+ * An SDK Server that never negotiates a version, so its wire codec is the SDK's 2025 one (SDK 2.4:
+ * "legacy until a version has been negotiated"). The SDK exposes that codec through the Server only.
  */
-export function projectionFor(era: 'modern' | 'legacy'): ProjectCallToolResult {
-  return (result, outputSchema) => {
-    const sc = result.structuredContent as unknown;
-    if (sc === undefined) return result;
-    const nonObject = !isPlainObject(sc);
-    const withText: CallToolResult =
-      nonObject && !(result.content ?? []).some((c) => c.type === 'text')
-        ? { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(sc) }] }
-        : result;
-    if (era === 'modern') return withText;
-    const schemaWrapped = outputSchema !== undefined && outputSchema.type !== 'object';
-    return nonObject || schemaWrapped ? { ...withText, structuredContent: { result: sc } } : withText;
-  };
+const legacyCodec = new Server(GATEWAY_SERVER_INFO, { capabilities: { tools: {} } });
+
+/** The 2026-07-28 `projectCallToolResult` (SDK core wire/rev2026-07-28): the 2025 codec's text block, no wrap. */
+function projectModern(result: CallToolResult): CallToolResult {
+  const sc = result.structuredContent as unknown;
+  if (sc === undefined || isPlainObject(sc) || (result.content ?? []).some((c) => c.type === 'text')) return result;
+  return { ...result, content: [...(result.content ?? []), { type: 'text', text: JSON.stringify(sc) }] };
 }
 
 /**
- * A tools/list definition as the SDK's 2025 codec sends it (SEP-2106): an outputSchema whose root is not
- * an object is wrapped as `{ type: 'object', properties: { result: <schema> }, required: ['result'] }`,
- * matching the `{ result }` wrapping of such a tool's structuredContent ({@link projectionFor}).
- * Undefined when the definition goes out unchanged.
+ * The SDK wire codecs' `projectCallToolResult` (spec server/tools §Structured Content): a non-object
+ * structuredContent gets a JSON text block when the result has no text, and on the 2025 revisions,
+ * where structuredContent must be an object, it is wrapped as `{ result }`, as it is when the
+ * advertised outputSchema's root is not an object. 2025: the SDK's own; 2026-07-28: its mirror.
  */
-export function legacyToolDefinition(tool: Tool): Tool | undefined {
-  const schema = tool.outputSchema as Record<string, unknown> | undefined;
-  if (schema === undefined || schema.type === 'object') return undefined;
-  return { ...tool, outputSchema: { type: 'object', properties: { result: schema }, required: ['result'] } } as Tool;
+export function projectionFor(era: 'modern' | 'legacy'): ProjectCallToolResult {
+  return era === 'legacy' ? (result, outputSchema) => legacyCodec.projectCallToolResult(result, outputSchema) : projectModern;
+}
+
+/**
+ * `tools` as the SDK's 2025 codec sends a tools/list result, as JSON text of the array: SEP-2106 wraps
+ * an outputSchema whose root is not an object as `{ result }` (hoisting its `$schema`, rewriting its
+ * `$ref`s). Written by the SDK itself: a 2025-era SDK Server answers one tools/list over an in-memory
+ * transport. Rejects with the SDK's error when it refuses the tools. About a millisecond: callers cache it.
+ */
+export async function legacyToolsJson(tools: readonly Tool[]): Promise<string> {
+  const server = new Server(GATEWAY_SERVER_INFO, { capabilities: { tools: {} } });
+  server.setRequestHandler('tools/list', async () => ({ tools: [...tools] }));
+  const [client, serverSide] = InMemoryTransport.createLinkedPair();
+  try {
+    const answer = new Promise<JSONRPCMessage>((resolve) => (client.onmessage = resolve));
+    await server.connect(serverSide);
+    await client.start();
+    await client.send({ jsonrpc: '2.0', id: 0, method: 'tools/list' });
+    const message = (await answer) as { result?: { tools?: unknown }; error?: { code: number; message: string } };
+    if (message.error || !Array.isArray(message.result?.tools))
+      throw new Error(`the SDK refused the tools/list result: ${message.error?.message ?? 'no tools'}`);
+    return JSON.stringify(message.result.tools);
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * Tool fields 2026-07-28 deleted from tools/list, which the SDK's 2026 encoder drops (SDK 2.4
+ * `enforceDeletedFields`): `execution` (tasks are not a tool property there). The 2025 revisions keep them.
+ */
+const DELETED_TOOL_FIELDS_2026 = ['execution'] as const;
+
+const modernListings = new WeakMap<Listing, Buffer>();
+
+/**
+ * A listing's tools as 2026-07-28 sends them, as JSON: the listing's own bytes, or, when a tool carries
+ * a field 2026-07-28 deleted, the tools without it (made once per listing, counted in its bytes).
+ */
+export function modernListingJson(listing: Listing): Buffer {
+  let json = modernListings.get(listing);
+  if (json === undefined) {
+    const carries = listing.tools.some((tool) => DELETED_TOOL_FIELDS_2026.some((field) => field in tool));
+    json = carries
+      ? listing.derived('tools|2026-07-28', () =>
+          Buffer.from(
+            JSON.stringify(
+              listing.tools.map((tool) => {
+                const kept: Record<string, unknown> = { ...tool };
+                for (const field of DELETED_TOOL_FIELDS_2026) delete kept[field];
+                return kept;
+              }),
+            ),
+          ),
+        )
+      : listing.json;
+    modernListings.set(listing, json);
+  }
+  return json;
+}
+
+const legacyListings = new WeakMap<Listing, Promise<Buffer>>();
+
+/**
+ * A listing's tools as the SDK's 2025 codec sends them, as JSON ({@link legacyToolsJson}: the SDK writes
+ * them), made once per listing and counted in its bytes; the listing's own bytes when the codec changes
+ * nothing (no outputSchema with a non-object root: the SDK's own test, `type !== 'object'`).
+ */
+export function legacyListingJson(listing: Listing): Promise<Buffer> {
+  let json = legacyListings.get(listing);
+  if (json === undefined) {
+    const wraps = listing.tools.some((tool) => tool.outputSchema !== undefined && (tool.outputSchema as { type?: unknown }).type !== 'object');
+    json = wraps ? legacyToolsJson(listing.tools).then((text) => listing.derived('tools|2025', () => Buffer.from(text))) : Promise.resolve(listing.json);
+    // A failed encoding is not kept: the next request asks the SDK again.
+    json.catch(() => legacyListings.delete(listing));
+    legacyListings.set(listing, json);
+  }
+  return json;
 }
 
 /** A JSON-RPC error response in the SDK's key order: `{"jsonrpc","id","error":{code,message,data?}}`. */

@@ -173,3 +173,48 @@ export function refusalShape(
 export function nearestOf(answer: { error?: { data?: Record<string, unknown> }; result?: Record<string, unknown> }): string[] {
   return (answer.error?.data?.nearest ?? (answer.result?._meta as Record<string, unknown> | undefined)?.['ai.cpz.gateway/nearest'] ?? []) as string[];
 }
+
+/** The answers of one era x surface round of {@link expectHiddenReadWriteRefused}. */
+export interface HiddenReadWriteAnswers {
+  era: Era;
+  surface: '/mcp' | '/mcp/compact';
+  read: Awaited<ReturnType<typeof rpcMessage>>;
+  missing: Awaited<ReturnType<typeof rpcMessage>>;
+  write: Awaited<ReturnType<typeof rpcMessage>>;
+}
+
+/**
+ * The refusal loop of the file-upstream enforcement tests: in both eras, on both surfaces, `credential`
+ * calls the read and the write tool it cannot see directly. Asserts the read is refused with -32602
+ * exactly as a made-up name one letter longer (`<read>z`) is (refusalShape), the write is answered
+ * "Unknown tool: <write>" (-32602), and no answer contains `secret`. `also` adds the test's own checks
+ * per round (it may send more requests).
+ */
+export async function expectHiddenReadWriteRefused(options: {
+  baseUrl: string;
+  credential: Record<string, string>;
+  read: { name: string; arguments: Record<string, unknown> };
+  write: { name: string; arguments: Record<string, unknown> };
+  secret: string;
+  also?: (answers: HiddenReadWriteAnswers) => Promise<void> | void;
+}): Promise<void> {
+  const { baseUrl, credential, read, write, secret } = options;
+  const call = async (era: Era, surface: string, name: string, args: Record<string, unknown>) =>
+    rpcMessage(await rawRequest(baseUrl, surface, era, 'tools/call', { name, arguments: args }, credential));
+  for (const era of ERAS) {
+    for (const surface of ['/mcp', '/mcp/compact'] as const) {
+      const answers: HiddenReadWriteAnswers = {
+        era,
+        surface,
+        read: await call(era, surface, read.name, read.arguments),
+        missing: await call(era, surface, `${read.name}z`, read.arguments),
+        write: await call(era, surface, write.name, write.arguments),
+      };
+      expect(answers.read.error?.code).toBe(-32602);
+      expect(refusalShape(answers.read, read.name)).toEqual(refusalShape(answers.missing, `${read.name}z`));
+      expect(answers.write.error).toMatchObject({ code: -32602, message: expect.stringContaining(`Unknown tool: ${write.name}`) });
+      for (const answer of [answers.read, answers.missing, answers.write]) expect(JSON.stringify(answer)).not.toContain(secret);
+      await options.also?.(answers);
+    }
+  }
+}

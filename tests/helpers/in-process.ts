@@ -1,9 +1,8 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
-import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { loadConfig, type DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { createRuntime, type Runtime } from '../../gateway/runtime.ts';
-import { fakeUpstreamHandler, type FakeUpstreamOptions, type ReceivedRequest } from '../fixtures/fake-upstream.ts';
+import { fakeUpstream, type FakeUpstreamCore, type FakeUpstreamOptions } from '../fixtures/fake-upstream.ts';
 import { LogCapture } from './log-capture.ts';
 
 /** The base URL in-process requests are addressed to (a loopback name the Host check accepts; nothing listens). */
@@ -32,13 +31,11 @@ export interface InProcessOptions {
   fake?: FakeUpstreamOptions;
 }
 
-/** An upstream served in memory: its MCP handler, and every JSON-RPC request it received. */
-export interface InMemoryUpstream {
-  handler: McpHttpHandler;
-  received: ReceivedRequest[];
-  /** The fetch the gateway's upstream client uses for it (records, then calls the handler). */
-  fetch: FetchLike;
-}
+/**
+ * An upstream served in memory: the configurable fake upstream (tests/fixtures/fake-upstream.ts) with
+ * its controls (recording, failWith, setTools, sessions); `fetch` is the one the gateway's upstream client uses.
+ */
+export type InMemoryUpstream = FakeUpstreamCore;
 
 export interface InProcessGateway {
   runtime: Runtime;
@@ -53,57 +50,14 @@ export interface InProcessGateway {
   compactUrl: URL;
   upstreams: Record<string, InMemoryUpstream>;
   /** The `fake` upstream, when built from `options.fake`. */
-  fake?: InMemoryFakeUpstream;
+  fake?: InMemoryUpstream;
   logs: LogCapture;
   close(): Promise<void>;
 }
 
-/** An in-memory upstream that can also fail on purpose and change its catalogue (the fake upstream's controls). */
-export interface InMemoryFakeUpstream extends InMemoryUpstream {
-  /** Answer every request with this HTTP status (e.g. 503) until reset with undefined. */
-  failWith(status: number | undefined): void;
-  /** Replace the catalogue and publish notifications/tools/list_changed to listen streams. */
-  setTools(tools: FakeUpstreamOptions['tools']): void;
-}
-
 /** The configurable fake upstream (tests/fixtures/fake-upstream.ts) served in memory. */
-export function inMemoryFakeUpstream(options: FakeUpstreamOptions): InMemoryFakeUpstream {
-  let failStatus: number | undefined;
-  const handler = fakeUpstreamHandler(options);
-  const upstream = inMemoryUpstream(handler, () =>
-    failStatus === undefined ? undefined : new Response('failing on purpose', { status: failStatus, headers: { 'content-type': 'text/plain' } }),
-  );
-  return {
-    ...upstream,
-    failWith: (status) => void (failStatus = status),
-    setTools: (tools) => {
-      options.tools = tools;
-      handler.notify.toolsChanged();
-    },
-  };
-}
-
-/**
- * An SDK MCP handler as an in-memory upstream, recording the methods and headers it receives.
- * `intercept` may answer a request instead of the handler (a failing upstream).
- */
-export function inMemoryUpstream(handler: McpHttpHandler, intercept?: () => Response | undefined): InMemoryUpstream {
-  const received: ReceivedRequest[] = [];
-  const fetch: FetchLike = async (url, init) => {
-    const intercepted = intercept?.();
-    if (intercepted) return intercepted;
-    const request = new Request(url, init);
-    const text = request.method === 'POST' ? await request.clone().text() : '';
-    try {
-      const messages = text ? ([] as { method?: string }[]).concat(JSON.parse(text)) : [];
-      const headers = Object.fromEntries(request.headers);
-      for (const m of messages) if (m?.method) received.push({ method: m.method, headers });
-    } catch {
-      // A body that is not JSON reaches the handler as it is, which answers it.
-    }
-    return handler.fetch(request);
-  };
-  return { handler, received, fetch };
+export function inMemoryFakeUpstream(options: FakeUpstreamOptions): InMemoryUpstream {
+  return fakeUpstream(options);
 }
 
 /**
@@ -160,7 +114,7 @@ export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConf
     close: async () => {
       inProcessOrigins.delete(gatewayUrl);
       await runtime.close();
-      await Promise.allSettled(Object.values(upstreams).map((u) => u.handler.close()));
+      await Promise.allSettled(Object.values(upstreams).map((u) => u.close()));
     },
   };
 }

@@ -5,14 +5,12 @@
  * fetched with whichever caller started it). In process, with the memory store and with Redis
  * (`redis-server` on a free port; skipped only outside CI).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createMcpHandler, Server, type Tool } from '@modelcontextprotocol/server';
 import type { DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
-import { freePort } from '../helpers/free-port.ts';
-import { inProcessGateway, type InMemoryUpstream } from '../helpers/in-process.ts';
+import { inMemoryFakeUpstream, inProcessGateway, type InMemoryUpstream } from '../helpers/in-process.ts';
+import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.ts';
 
 const CALLERS = ['alice', 'bob', 'carol', 'dave', 'erin'];
 const ROUNDS = 60;
@@ -26,29 +24,16 @@ const LIST_TTL_MS = 25;
  */
 function flippingUpstream(): InMemoryUpstream & { setRound(round: number): void } {
   let round = 0;
-  const handler = createMcpHandler(({ authInfo }) => {
-    const scope = round % 2 === 0 ? 'public' : 'private';
-    const server = new Server(
-      { name: 'flipping-upstream', version: '1.0.0' },
-      { capabilities: { tools: {} }, cacheHints: { 'tools/list': { ttlMs: LIST_TTL_MS, cacheScope: scope } } },
-    );
-    server.setRequestHandler('tools/list', async () => {
+  const scope = () => (round % 2 === 0 ? 'public' : 'private');
+  const upstream = inMemoryFakeUpstream({
+    toolsListHint: () => ({ ttlMs: LIST_TTL_MS, cacheScope: scope() }),
+    tools: async (caller) => {
       await new Promise((resolve) => setTimeout(resolve, 3));
-      const name = scope === 'public' ? `shared_${round}` : `own_${authInfo?.clientId ?? 'nobody'}_${round}`;
-      return { tools: [{ name, description: 'per-caller listing', inputSchema: { type: 'object', properties: {} } } as Tool] };
-    });
-    return server;
-  });
-  return {
-    handler,
-    received: [],
-    setRound: (r) => void (round = r),
-    fetch: (url, init) => {
-      const request = new Request(url, init);
-      const caller = /^Bearer (\w+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
-      return handler.fetch(request, caller ? { authInfo: { token: caller, clientId: caller, scopes: [] } } : {});
+      const name = scope() === 'public' ? `shared_${round}` : `own_${caller || 'nobody'}_${round}`;
+      return [{ definition: { name, description: 'per-caller listing', inputSchema: { type: 'object', properties: {} } } }];
     },
-  };
+  });
+  return Object.assign(upstream, { setRound: (r: number) => void (round = r) });
 }
 
 /** Runs the rounds and returns every answer that carried a tool meant for another caller. */
@@ -83,47 +68,28 @@ async function leakedAnswers(config: DeepPartial<GatewayConfig>): Promise<{ leak
   }
 }
 
+// Skipped only outside CI: under CI=true a missing redis-server fails the suite instead of hiding it.
 describe('a tools/list that turns from public to private is never served to another credential', () => {
-  it(`memory store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`, async () => {
+  let redis: RedisServer | undefined;
+  beforeAll(async () => void (hasRedis && (redis = await startRedis())));
+  afterAll(() => redis?.kill());
+
+  // The two stores run at the same time, each with its own gateway and upstream: their rounds' waits
+  // for the TTL overlap.
+  it.concurrent(`memory store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`, async ({ expect }) => {
     const { leaks, privateAnswers } = await leakedAnswers({});
     expect(leaks).toEqual([]);
     // The private rounds really were served (the test can fail): every caller, every private round.
     expect(privateAnswers).toBeGreaterThanOrEqual((ROUNDS / 2) * CALLERS.length);
   }, 60_000);
 
-  // Skipped only outside CI: under CI=true a missing redis-server fails the suite instead of hiding it.
-  const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
-  describe.skipIf(!hasRedis)('with Redis', () => {
-    let redis: ChildProcess;
-    let redisUrl: string;
-    beforeAll(async () => {
-      const port = await freePort();
-      redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-      redisUrl = `redis://127.0.0.1:${port}`;
-      await waitForRedis(port);
-    });
-    afterAll(() => void redis?.kill('SIGKILL'));
-
-    it(`Redis store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`, async () => {
-      const { leaks, privateAnswers } = await leakedAnswers({ cache: { store: 'redis', redisUrl } });
+  it.skipIf(!hasRedis).concurrent(
+    `Redis store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`,
+    async ({ expect }) => {
+      const { leaks, privateAnswers } = await leakedAnswers({ cache: { store: 'redis', redisUrl: redis!.url } });
       expect(leaks).toEqual([]);
       expect(privateAnswers).toBeGreaterThanOrEqual((ROUNDS / 2) * CALLERS.length);
-    }, 60_000);
-  });
+    },
+    60_000,
+  );
 });
-
-/** Resolves once redis-server answers PING on `port` (polled, 5 s at most). */
-async function waitForRedis(port: number): Promise<void> {
-  const { createConnection } = await import('node:net');
-  const deadline = Date.now() + 5000;
-  for (;;) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const socket = createConnection(port, '127.0.0.1');
-      socket.once('connect', () => socket.end('PING\r\n', () => resolve(true)));
-      socket.once('error', () => resolve(false));
-    });
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`redis-server did not listen on ${port}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { withClient, type ToolResult } from '../helpers/era-client.ts';
 import { inProcessStack, routedFetch, type InProcessGateway as Stack } from '../helpers/in-process.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
 const MODEL = 'toy-embed';
@@ -91,12 +92,10 @@ async function failures(stage: 'tools' | 'query'): Promise<number> {
 describe('search_tools with an external embeddings endpoint', () => {
   it("finds by the endpoint's vectors a tool no word of the query names, each tool embedded once", async () => {
     // Lexically, "automobile" matches nothing; the vectors are computed in the background after the build.
-    const deadline = Date.now() + 10_000;
-    let found = await search('automobile');
-    while (found.answer.tools[0]?.name !== 'rent_car' && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      found = await search('automobile');
-    }
+    const found = await waitFor('search_tools to rank rent_car first by the vectors', async () => {
+      const answer = await search('automobile');
+      return answer.answer.tools[0]?.name === 'rent_car' && answer;
+    });
     expect(found.isError).toBeFalsy();
     expect(found.answer.tools[0]?.name).toBe('rent_car');
     expect((await search('forecast')).answer.tools[0]?.name).toBe('get_weather');

@@ -1,5 +1,5 @@
 /**
- * Protocol edge cases through the gateway over real HTTP, with a recording upstream behind it
+ * Protocol edge cases through the gateway over real HTTP, with the fake upstream's relay tools behind it
  * (spec 2026-07-28 basic/transports/streamable-http, basic/versioning, basic/patterns; 2025-11-25
  * for the legacy leg). Raw requests, so the tests see exactly the bytes a client would.
  */
@@ -9,13 +9,13 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startGatewayOver } from '../../helpers/stack.ts';
 import { ACCEPT_BOTH, FULL_KEY, LEGACY, MODERN, followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
-import { startRecordingUpstream } from '../../fixtures/recording-upstream.ts';
+import { startRelayUpstream } from '../../fixtures/fake-tools.ts';
 
-let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
+let upstream: Awaited<ReturnType<typeof startRelayUpstream>>;
 let gateway: { url: string; close(): Promise<void> };
 
 beforeAll(async () => {
-  upstream = await startRecordingUpstream();
+  upstream = await startRelayUpstream();
   gateway = await startGatewayOver(upstream.url);
 });
 afterAll(async () => {
@@ -139,13 +139,13 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
 
 describe('cancellation of an in-flight tools/call reaches the upstream', () => {
   const cancelledUpstreamIds = () => [
-    ...upstream.recording.abortedCalls,
-    ...upstream.recording.received.filter((r) => r.message.method === 'notifications/cancelled').map((r) => r.message.params?.requestId as string | number),
+    ...upstream.abortedCalls,
+    ...upstream.received.filter((r) => r.method === 'notifications/cancelled').map((r) => r.params.requestId as string | number),
   ];
 
   async function expectUpstreamCancelled(startedBefore: number, abort: () => void) {
-    await vi.waitFor(() => expect(upstream.recording.startedCalls.length).toBe(startedBefore + 1), { timeout: 10_000 });
-    const upstreamId = upstream.recording.startedCalls[startedBefore]!;
+    await vi.waitFor(() => expect(upstream.startedCalls.length).toBe(startedBefore + 1), { timeout: 10_000 });
+    const upstreamId = upstream.startedCalls[startedBefore]!;
     abort();
     // The upstream must see the cancellation of ITS request id (not the client's).
     await vi.waitFor(() => expect(cancelledUpstreamIds()).toContain(upstreamId), { timeout: 10_000 });
@@ -156,7 +156,7 @@ describe('cancellation of an in-flight tools/call reaches the upstream', () => {
     await client.connect(new V1Transport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { ...FULL_KEY } } }));
     try {
       const controller = new AbortController();
-      const started = upstream.recording.startedCalls.length;
+      const started = upstream.startedCalls.length;
       const call = client.callTool({ name: 'wait_for_cancel', arguments: {} }, undefined, { signal: controller.signal }).catch((error) => error);
       await expectUpstreamCancelled(started, () => controller.abort('test cancels'));
       expect(await call).toBeInstanceOf(Error);
@@ -170,7 +170,7 @@ describe('cancellation of an in-flight tools/call reaches the upstream', () => {
     await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { ...FULL_KEY } } }));
     try {
       const controller = new AbortController();
-      const started = upstream.recording.startedCalls.length;
+      const started = upstream.startedCalls.length;
       const call = client.callTool({ name: 'wait_for_cancel', arguments: {} }, { signal: controller.signal }).catch((error) => error);
       await expectUpstreamCancelled(started, () => controller.abort('test cancels'));
       expect(await call).toBeInstanceOf(Error);

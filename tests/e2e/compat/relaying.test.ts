@@ -1,6 +1,6 @@
 /**
  * What the gateway relays between a caller and its upstream, over real HTTP with real clients and the
- * recording upstream behind it (conformance gaps of 2026-11-30): in-band input requests (2026-07-28
+ * fake upstream's relay tools behind it (conformance gaps of 2026-11-30): in-band input requests (2026-07-28
  * InputRequiredResult) with the caller's client capabilities; the upstream's JSON-RPC errors with their
  * data unchanged; log messages at the caller's level; the 2025 session methods (logging/setLevel,
  * resources/subscribe, forwarded to a 2025-era upstream); SEP-2243 Mcp-Param-* headers checked on the
@@ -12,15 +12,15 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGatewayOver } from '../../helpers/stack.ts';
-import { startLegacyRecordingUpstream } from '../../fixtures/legacy-recording-upstream.ts';
 import { FULL_KEY, MODERN, messagesOf, post, rpc, type JsonRpcMessage } from '../../helpers/raw-mcp.ts';
-import { startRecordingUpstream } from '../../fixtures/recording-upstream.ts';
+import { legacyLogsTool, startRelayUpstream } from '../../fixtures/fake-tools.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 
-let upstream: Awaited<ReturnType<typeof startRecordingUpstream>>;
+let upstream: Awaited<ReturnType<typeof startRelayUpstream>>;
 let gateway: { url: string; close(): Promise<void> };
 
 beforeAll(async () => {
-  upstream = await startRecordingUpstream();
+  upstream = await startRelayUpstream();
   gateway = await startGatewayOver(upstream.url);
 });
 afterAll(async () => {
@@ -32,7 +32,7 @@ afterAll(async () => {
 });
 
 /** Upstream-side tools/call messages of `tool`, in arrival order. */
-const upstreamCalls = (tool: string) => upstream.recording.received.filter((r) => r.message.method === 'tools/call' && r.message.params?.name === tool);
+const upstreamCalls = (tool: string) => upstream.received.filter((r) => r.method === 'tools/call' && r.params.name === tool);
 const metaOf = (message: { params?: Record<string, unknown> }) => (message.params?._meta ?? {}) as Record<string, unknown>;
 const textOf = (message: JsonRpcMessage | undefined) => (message?.result?.content as { text: string }[] | undefined)?.[0]?.text;
 
@@ -60,9 +60,9 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
       expect(result.content).toEqual([{ type: 'text', text: 'Hello, Ada (state round-1)' }]);
       const [first, retry] = upstreamCalls('ask_name').slice(before);
       // The upstream saw the caller's capabilities (not the gateway's own) and the retry's fields byte for byte.
-      expect(metaOf(first!.message)['io.modelcontextprotocol/clientCapabilities']).toEqual({ elicitation: { form: {} } });
-      expect(retry!.message.params?.requestState).toBe('round-1');
-      expect(retry!.message.params?.inputResponses).toEqual({ name: { action: 'accept', content: { name: 'Ada' } } });
+      expect(metaOf(first!)['io.modelcontextprotocol/clientCapabilities']).toEqual({ elicitation: { form: {} } });
+      expect(retry!.params.requestState).toBe('round-1');
+      expect(retry!.params.inputResponses).toEqual({ name: { action: 'accept', content: { name: 'Ada' } } });
     } finally {
       await client.close();
     }
@@ -109,7 +109,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
       return messages.filter((m) => m.method === 'notifications/message').map((m) => m.params?.data);
     };
     expect(await call(24, 'info')).toEqual(['step 2', 'step 3']);
-    expect(metaOf(upstreamCalls('log_steps').at(-1)!.message)['io.modelcontextprotocol/logLevel']).toBe('info');
+    expect(metaOf(upstreamCalls('log_steps').at(-1)!)['io.modelcontextprotocol/logLevel']).toBe('info');
     expect(await call(25)).toEqual([]);
   });
 
@@ -260,10 +260,16 @@ describe('Mcp-Param-* headers of a tool /mcp/compact does not list (read-only: f
 });
 
 describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
-  let legacyUpstream: Awaited<ReturnType<typeof startLegacyRecordingUpstream>>;
+  let legacyUpstream: FakeUpstream;
   let legacyGateway: { url: string; close(): Promise<void> };
   beforeAll(async () => {
-    legacyUpstream = await startLegacyRecordingUpstream();
+    legacyUpstream = await startFakeUpstream({
+      era: 'legacy',
+      tools: [legacyLogsTool],
+      logging: true,
+      listChanged: true,
+      resources: { 'test://watched': 'watched' },
+    });
     legacyGateway = await startGatewayOver(legacyUpstream.url);
   });
   afterAll(async () => {
@@ -284,8 +290,8 @@ describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
     } finally {
       await client.close();
     }
-    expect(received('logging/setLevel').map((r) => [r.params.level, r.key])).toEqual([['warning', FULL_KEY['x-cpz-key']]]);
-    expect(received('resources/subscribe').map((r) => [r.params.uri, r.key])).toEqual([['test://watched', FULL_KEY['x-cpz-key']]]);
+    expect(received('logging/setLevel').map((r) => [r.params.level, r.caller])).toEqual([['warning', FULL_KEY['x-cpz-key']]]);
+    expect(received('resources/subscribe').map((r) => [r.params.uri, r.caller])).toEqual([['test://watched', FULL_KEY['x-cpz-key']]]);
     expect(received('resources/unsubscribe').map((r) => r.params.uri)).toEqual(['test://watched']);
   });
 

@@ -12,6 +12,7 @@ import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../../fixtures/scope-endpoint.ts';
 import { connectV2 } from '../../helpers/clients.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const BASE_CONFIG = fileURLToPath(new URL('../../../config/conformance.yaml', import.meta.url));
 const READER = { 'x-cpz-key': 'reader', 'x-cpz-secret': 'reader-secret' };
@@ -81,10 +82,15 @@ describe('call_tool on /mcp/compact with an upstream down', () => {
         await client.close();
       }
     };
-    for (let attempt = 0; attempt < 50 && (await listed()).includes('beta__lookup'); attempt++) {
-      await callTool(READER, 'beta__lookup');
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await waitFor(
+      'beta__lookup withheld from the catalogue',
+      async () => {
+        if (!(await listed()).includes('beta__lookup')) return true;
+        await callTool(READER, 'beta__lookup');
+        return false;
+      },
+      { intervalMs: 100 },
+    );
     expect(await listed()).toEqual(['alpha__ping_alpha']);
 
     const down = await callTool(READER, 'beta__lookup');

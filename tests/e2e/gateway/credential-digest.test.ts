@@ -4,15 +4,15 @@
  * digest is an HMAC-SHA-256 under the server key (`cache.key` / GATEWAY_CACHE_KEY), so what a store
  * holds cannot confirm a guessed credential without that key.
  */
+import { spawnSync } from 'node:child_process';
 import { createHash, createHmac } from 'node:crypto';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
 import { credentialDigest, extractCredential, serverKey } from '../../../gateway/auth/credentials.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { rawRequest } from '../../helpers/enforcement.ts';
-import { freePort } from '../../helpers/free-port.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
+import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../../fixtures/scope-endpoint.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 
@@ -79,25 +79,21 @@ describe('normalised credentials through the gateway', () => {
   });
 });
 
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
-
 describe.skipIf(!hasRedis)('keyed digests in Redis', () => {
-  let redis: ChildProcess;
+  let redis: RedisServer;
   let redisUrl: string;
   let endpoint: ScopeEndpoint;
   const gateways: RunningGateway[] = [];
   const SERVER_KEY = 'replicas-share-this-key-0123456789abcdef';
   beforeAll(async () => {
-    const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    redisUrl = `redis://127.0.0.1:${port}`;
+    redis = await startRedis();
+    redisUrl = redis.url;
     endpoint = await startScopeEndpoint({ 'tok-redis': ['a'] });
   });
   afterAll(async () => {
     await Promise.all(gateways.map((g) => g.close()));
     await endpoint?.close();
-    redis?.kill('SIGKILL');
+    await redis?.kill();
   });
 
   const start = async (key: string) => {

@@ -14,7 +14,9 @@ import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/type
 import { loadConfig } from '../../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV1, connectV2 } from '../../helpers/clients.ts';
-import { startLegacySessionfulUpstream, type LegacyUpstream } from '../../fixtures/legacy-upstream.ts';
+import { eventually } from '../../helpers/wait.ts';
+import { whoamiTool } from '../../fixtures/fake-tools.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 
 const ALICE = { 'x-cpz-key': 'alice', 'x-cpz-secret': 'alice-secret' };
 const TOOLS = ['sse_steps', 'rejects_400', 'rejects_409', 'dies', 'hangs', 'echo'].map((name) => ({
@@ -225,13 +227,11 @@ describe('the undici hop to an HTTP upstream', () => {
       const down = await client.callTool({ name: 'echo', arguments: {} });
       expect(down.isError).toBe(true);
       await upstream.start();
-      let text = '';
-      for (let attempt = 0; attempt < 50 && text !== 'echo'; attempt++) {
-        const result = await client.callTool({ name: 'echo', arguments: {} });
-        text = result.isError ? '' : textOf(result);
-        if (text !== 'echo') await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(text).toBe('echo');
+      const back = await eventually(
+        () => client.callTool({ name: 'echo', arguments: {} }),
+        (result) => !result.isError && textOf(result) === 'echo',
+      );
+      expect(textOf(back)).toBe('echo');
     } finally {
       await client.close();
     }
@@ -239,10 +239,10 @@ describe('the undici hop to an HTTP upstream', () => {
 });
 
 describe('the undici hop to a sessionful 2025-era upstream', () => {
-  let legacy: LegacyUpstream;
+  let legacy: FakeUpstream;
   let legacyGateway: RunningGateway;
   beforeAll(async () => {
-    legacy = await startLegacySessionfulUpstream();
+    legacy = await startFakeUpstream({ era: 'legacy', sessions: true, tools: [whoamiTool], listChanged: true });
     const config = loadConfig({
       env: {},
       overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ name: 'legacy', url: legacy.url }], log: { level: 'silent' as const } },
@@ -260,15 +260,18 @@ describe('the undici hop to a sessionful 2025-era upstream', () => {
     try {
       const whoami = async () => textOf(await client.callTool({ name: 'whoami', arguments: {} }));
       expect(await whoami()).toBe('alice@alice');
-      const sessions = legacy.sessionOwners.size;
-      const first = legacy.calls.at(-1)!.session;
+      const callSessions = () => legacy.received.filter((r) => r.method === 'tools/call').map((r) => r.session);
+      // Sessions ever opened: forgetSessions() empties the live map, so count the initialize requests.
+      const opened = () => legacy.received.filter((r) => r.method === 'initialize').length;
+      const sessions = opened();
+      const first = callSessions().at(-1);
       legacy.forgetSessions();
       expect(await whoami()).toBe('alice@alice');
-      expect(legacy.sessionOwners.size).toBe(sessions + 1);
-      expect(legacy.calls.at(-1)!.session).not.toBe(first);
+      expect(opened()).toBe(sessions + 1);
+      expect(callSessions().at(-1)).not.toBe(first);
       // And the new session sticks: no further initialize.
       expect(await whoami()).toBe('alice@alice');
-      expect(legacy.sessionOwners.size).toBe(sessions + 1);
+      expect(opened()).toBe(sessions + 1);
     } finally {
       await client.close();
     }

@@ -7,17 +7,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
-import { startLegacySessionfulUpstream, type LegacyUpstream } from '../../fixtures/legacy-upstream.ts';
+import { whoamiTool } from '../../fixtures/fake-tools.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../../fixtures/scope-endpoint.ts';
 
 const ALICE = { 'x-cpz-key': 'alice', 'x-cpz-secret': 'alice-secret' };
 const BOB = { 'x-cpz-key': 'bob', 'x-cpz-secret': 'bob-secret' };
 
-let upstream: LegacyUpstream;
+let upstream: FakeUpstream;
 let scopes: ScopeEndpoint;
 let gateway: RunningGateway;
 beforeAll(async () => {
-  upstream = await startLegacySessionfulUpstream();
+  upstream = await startFakeUpstream({ era: 'legacy', sessions: true, tools: [whoamiTool], listChanged: true });
   // Its own scope endpoint on port 0: the default config's (the platform on :3002) may be anything on this machine.
   scopes = await startScopeEndpoint({ alice: ['profile:read'], bob: ['profile:read'] });
   const overrides = {
@@ -33,6 +34,9 @@ afterAll(async () => {
   await upstream?.close();
   await scopes?.close();
 });
+
+/** The sessions the upstream's tools/call requests came in, in arrival order. */
+const callSessions = () => upstream.received.filter((r) => r.method === 'tools/call').map((r) => r.session);
 
 const whoami = async (client: Awaited<ReturnType<typeof connectV2>>) =>
   ((await client.callTool({ name: 'whoami', arguments: {} })).content as { text: string }[])[0]!.text;
@@ -58,7 +62,7 @@ describe('a sessionful legacy upstream', () => {
       const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => whoami(i % 2 ? bob : alice)));
       expect(answers.filter((a) => a === 'alice@alice')).toHaveLength(20);
       expect(answers.filter((a) => a === 'bob@bob')).toHaveLength(20);
-      expect(new Set(upstream.calls.map((c) => c.session)).size).toBe(2);
+      expect(new Set(callSessions()).size).toBe(2);
     } finally {
       await Promise.all([alice.close(), bob.close()]);
     }
@@ -67,10 +71,10 @@ describe('a sessionful legacy upstream', () => {
   it('opens a new session when the upstream answers 404 for a forgotten one, and the call succeeds', async () => {
     const alice = await connectV2(`${gateway.url}/mcp`, ALICE);
     try {
-      const before = upstream.calls.at(-1)!.session;
+      const before = callSessions().at(-1);
       upstream.forgetSessions();
       expect(await whoami(alice)).toBe('alice@alice');
-      expect(upstream.calls.at(-1)!.session).not.toBe(before);
+      expect(callSessions().at(-1)).not.toBe(before);
     } finally {
       await alice.close();
     }

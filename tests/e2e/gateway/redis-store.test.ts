@@ -3,7 +3,6 @@
  * looked up once; when Redis goes away, both degrade to direct lookups (logged, counted), never to
  * errors for callers. Needs `redis-server` on PATH (installed by .ci/run).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
@@ -11,26 +10,21 @@ import { DATA_KEY_TOOLS, DEMO_KEYS, connectV2, namesOf } from '../../helpers/cli
 import { LogCapture } from '../../helpers/log-capture.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../../fixtures/scope-endpoint.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
-import { freePort } from '../../helpers/free-port.ts';
-
-// Skipped only outside CI: under CI=true a missing redis-server fails the suite instead of hiding it.
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
+import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.ts';
 
 describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
-  let redis: ChildProcess;
+  let redis: RedisServer;
   let stack: Stack;
   let endpoint: ScopeEndpoint;
   let second: RunningGateway;
   const secondLogs = new LogCapture();
 
   beforeAll(async () => {
-    const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    redis = await startRedis();
     endpoint = await startScopeEndpoint({
       cpz_demo_data: ['accounts:read', 'positions:read', 'orders:read', 'market-data:read', 'files:read', 'backtests:read'],
     });
-    const redisUrl = `redis://127.0.0.1:${port}`;
+    const redisUrl = redis.url;
     stack = await startStack({ scopeEndpoint: endpoint.url, gateway: { cache: { redisUrl } } });
     second = await startGateway(
       loadConfig({
@@ -44,7 +38,7 @@ describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
     await second?.close();
     await stack?.close();
     await endpoint?.close();
-    redis?.kill('SIGKILL');
+    await redis?.kill();
   });
 
   const dataTools = async (base: string) => {
@@ -63,8 +57,7 @@ describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
   });
 
   it('keeps answering when Redis goes away: direct lookups, logged and counted', async () => {
-    redis.kill('SIGKILL');
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await redis.kill();
     endpoint.mode = 'ok';
     const client = await connectV2(`${second.url}/mcp`, { 'x-cpz-key': 'cpz_demo_data', 'x-cpz-secret': 'other-secret' });
     try {

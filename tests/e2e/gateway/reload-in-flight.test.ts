@@ -8,23 +8,29 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { loadConfig } from '../../../config/load.ts';
 import { connectV2 } from '../../helpers/clients.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const KEY = { 'x-cpz-key': 'reloader', 'x-cpz-secret': 'reloader-secret' };
 const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } });
 const text = (t: string) => [{ type: 'text' as const, text: t }];
+
+/** slow_tool answers only once the test opens this gate, so it is in flight for as long as the test needs. */
+let openGate!: () => void;
+const gate = new Promise<void>((resolve) => (openGate = resolve));
 
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
     upstream: {
       tools: [
-        { definition: tool('slow_tool'), call: () => new Promise((resolve) => setTimeout(() => resolve({ content: text('late') }), 1500)) },
+        { definition: tool('slow_tool'), call: () => gate.then(() => ({ content: text('late') })) },
         { definition: tool('quick_tool'), call: async () => ({ content: text('quick') }) },
       ],
     },
   });
 });
 afterAll(async () => {
+  openGate();
   await stack?.close();
 });
 
@@ -48,12 +54,13 @@ describe('reload with calls in flight', () => {
     const client = await connectV2(stack.mcpUrl, KEY);
     try {
       const slow = client.callTool({ name: 'slow_tool', arguments: {} });
-      // In flight: the upstream has it (and answers only after 1.5 s).
-      while (!stack.fake!.received.some((r) => r.method === 'tools/call')) await new Promise((resolve) => setTimeout(resolve, 20));
+      // In flight: the upstream has it (and answers only once the gate opens, after the reload and the next call).
+      await waitFor('slow_tool at the upstream', () => stack.fake!.received.some((r) => r.method === 'tools/call'));
       const plan = await stack.gateway.reload(configWith({ 'x-service-key': 'second' }));
       expect(plan.upstreams).toEqual([{ name: 'cpzai', decision: 'replace' }]);
       const after = await client.callTool({ name: 'quick_tool', arguments: {} });
       expect(after).toMatchObject({ content: text('quick') });
+      openGate();
       expect(await slow).toMatchObject({ content: text('late') });
       const calls = stack.fake!.received.filter((r) => r.method === 'tools/call');
       expect(calls.map((r) => r.headers['x-service-key'])).toEqual([undefined, 'second']);

@@ -4,7 +4,6 @@
  * the token works on both, and after both restart. Drives tests/helpers/oauth-check.ts, which .ci/compose.sh
  * runs against the real compose stack. Needs `redis-server` on PATH.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createServer, request, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
@@ -13,14 +12,12 @@ import { loadConfig } from '../../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
-import { freePort } from '../../helpers/free-port.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
+import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.ts';
 import { check, issue, listWithToken } from '../../helpers/oauth-check.ts';
 
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
-
 describe.skipIf(!hasRedis)('built-in OAuth across two replicas behind one URL', () => {
-  let redis: ChildProcess;
+  let redis: RedisServer;
   let platform: Awaited<ReturnType<typeof startPlatform>>;
   let upstream: Awaited<ReturnType<typeof startUpstreamServer>>;
   let proxy: Server;
@@ -48,9 +45,8 @@ describe.skipIf(!hasRedis)('built-in OAuth across two replicas behind one URL', 
   };
 
   beforeAll(async () => {
-    const redisPort = await freePort();
-    redis = spawn('redis-server', ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    redisUrl = `redis://127.0.0.1:${redisPort}`;
+    redis = await startRedis();
+    redisUrl = redis.url;
     platform = await startPlatform({ port: 0 });
     upstream = await startUpstreamServer({ platformUrl: platform.url, port: 0 });
     let next = 0;
@@ -68,16 +64,7 @@ describe.skipIf(!hasRedis)('built-in OAuth across two replicas behind one URL', 
     proxy.listen(0, '127.0.0.1');
     await once(proxy, 'listening');
     base = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-    for (let i = 0; ; i++) {
-      try {
-        await startReplicas();
-        break;
-      } catch (error) {
-        for (const r of replicas) await r.close();
-        if (i > 50) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100)); // redis-server still starting
-      }
-    }
+    await startReplicas();
   });
   afterAll(async () => {
     for (const r of replicas) await r.close();
@@ -85,7 +72,7 @@ describe.skipIf(!hasRedis)('built-in OAuth across two replicas behind one URL', 
     proxy?.close();
     await upstream?.close();
     await platform?.close();
-    redis?.kill('SIGKILL');
+    await redis?.kill();
   });
 
   it('signs in through either replica, and the token and its refresh work on both, before and after a restart of both', async () => {

@@ -4,43 +4,32 @@
  * restarts; with neither Redis nor GATEWAY_TOKEN_SECRET, tokens belong to one process (and it says so).
  * Needs `redis-server` on PATH (installed by .ci/run).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startPlatform } from '../../../upstream/platform/index.ts';
-import { freePort } from '../../helpers/free-port.ts';
+import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.ts';
 import { registerClient, REDIRECT_URI, signInFlow, startOAuthHarness, tokenRequest, type OAuthHarness } from '../../helpers/oauth-harness.ts';
 
-const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
 const SCOPES = ['accounts:read', 'positions:read', 'orders:read'];
 
 describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', () => {
-  let redis: ChildProcess;
+  let redis: RedisServer;
   let platform: Awaited<ReturnType<typeof startPlatform>>;
   let a: OAuthHarness;
   let b: OAuthHarness;
   let redisUrl: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
-    redisUrl = `redis://127.0.0.1:${port}`;
+    redis = await startRedis();
+    redisUrl = redis.url;
     platform = await startPlatform({ port: 0 });
-    for (let i = 0; ; i++) {
-      try {
-        a = await startOAuthHarness({ cache: { redisUrl }, oauth: { scopes: SCOPES } }, platform);
-        break;
-      } catch (error) {
-        if (i > 50) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 100)); // redis-server still starting
-      }
-    }
+    a = await startOAuthHarness({ cache: { redisUrl }, oauth: { scopes: SCOPES } }, platform);
     b = await startOAuthHarness({ cache: { redisUrl }, oauth: { scopes: SCOPES, issuer: a.url } }, platform);
   });
   afterAll(async () => {
     await b?.close();
     await a?.close();
     await platform?.close();
-    redis?.kill('SIGKILL');
+    await redis?.kill();
   });
 
   it('a client registered on one instance signs in there; the token and refresh token work on the other; reuse on one revokes on both', async () => {

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { credentialDigest } from '../../../gateway/auth/credentials.ts';
 import { DATA_KEY, FULL_KEY, IDENTITY_KEY, messagesOf, post, rpc } from '../../helpers/raw-mcp.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const AUDIT_FILE = `.tmp/audit/audit-${process.pid}.log`;
 const AUDIT_KEY = 'audit-test-digest-key-0123456789';
@@ -45,17 +46,16 @@ async function call(path: '/mcp' | '/mcp/compact', key: Record<string, string>, 
   return { message: message!, events };
 }
 
-/** The audit events of one request id (the file is written asynchronously: wait for the line). */
+/**
+ * The audit events of one request id. The file is written asynchronously: wait for the first line,
+ * then 100 ms more, so that a second event of the same request (which the tests count as a defect)
+ * would be there too; an absence cannot be waited for by a condition.
+ */
 async function eventsOf(requestId: string): Promise<Record<string, unknown>[]> {
-  const deadline = Date.now() + 3000;
-  for (;;) {
-    const events = readEvents().filter((e) => e.requestId === requestId);
-    if (events.length > 0 || Date.now() > deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      return readEvents().filter((e) => e.requestId === requestId);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  const ofRequest = () => readEvents().filter((e) => e.requestId === requestId);
+  await waitFor(`an audit event of ${requestId}`, () => ofRequest().length > 0, { timeoutMs: 3000 }).catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  return ofRequest();
 }
 
 function readEvents(): Record<string, unknown>[] {

@@ -6,6 +6,7 @@ import { loadConfig } from '../../../config/load.ts';
 import { followBoundPorts } from '../../../gateway/cli/reference-ports.ts';
 import { connectV2, DATA_KEY_TOOLS, DEMO_KEYS, DEMO_SECRETS, namesOf } from '../../helpers/clients.ts';
 import { freePort } from '../../helpers/free-port.ts';
+import { waitFor } from '../../helpers/wait.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 
 const ROOT = new URL('../../..', import.meta.url).pathname;
@@ -104,7 +105,7 @@ describe('npm start: one --config convention, port variables honoured with any c
     child.stdout!.on('data', (chunk) => (stdout += chunk));
     child.stderr!.on('data', (chunk) => (stderr += chunk));
     const exited = () => child!.exitCode !== null || child!.signalCode !== null;
-    await waitFor(() => stdout.includes('reload ') || exited(), 60_000);
+    await waitFor('npm start to print its reload command, or exit', () => stdout.includes('reload ') || exited(), { timeoutMs: 60_000 });
     expect(exited(), `npm start exited: ${stderr}`).toBe(false);
     expect(stdout).toContain(`http://127.0.0.1:${platformPort}/v1`);
     expect(stdout).toContain(`http://127.0.0.1:${upstreamPort}/mcp`);
@@ -203,11 +204,3 @@ describe('gateway/main.ts tools: what a credential sees on each surface', { time
     expect(result.stdout).toContain('/mcp/compact: 6 tools');
   });
 });
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}

@@ -14,24 +14,9 @@ import { surfaces } from '../../../gateway/surfaces/surfaces.ts';
 import { DEMO_KEYS, connectV2 } from '../../helpers/clients.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 import { freePort } from '../../helpers/free-port.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const haveBinaries = ['prometheus', 'promtool'].every((bin) => spawnSync(bin, ['--version']).status === 0);
-
-/** Polls `probe` every 250 ms until it returns a value other than undefined, or throws after `ms`. */
-async function eventually<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-  throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
-}
 
 interface RunningPrometheus {
   url: string;
@@ -53,10 +38,14 @@ async function startPrometheus(dir: string, config: string): Promise<RunningProm
     child.stdout!.on('data', (chunk) => (output += chunk));
     child.stderr!.on('data', (chunk) => (output += chunk));
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    const ready = eventually('Prometheus /-/ready', 20_000, async () => {
-      if (child.exitCode !== null) throw new Error('exited');
-      return (await fetch(`${url}/-/ready`)).ok ? true : undefined;
-    });
+    const ready = waitFor(
+      'Prometheus /-/ready',
+      async () => {
+        if (child.exitCode !== null) throw new Error('exited');
+        return (await fetch(`${url}/-/ready`)).ok ? true : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
     const outcome = await Promise.race([ready.then(() => 'ready' as const), exited.then(() => 'exited' as const)]).catch(() => 'timeout' as const);
     if (outcome === 'ready') return { url, process: child, output: () => output };
     child.kill('SIGKILL');
@@ -74,10 +63,14 @@ async function query(prometheusUrl: string, promql: string): Promise<{ labels: R
 
 /** The summed value of `promql` once Prometheus has scraped a positive one. */
 const scrapedPositive = (prometheusUrl: string, promql: string) =>
-  eventually(`${promql} > 0 in Prometheus`, 20_000, async () => {
-    const sum = (await query(prometheusUrl, promql)).reduce((total, series) => total + series.value, 0);
-    return sum > 0 ? sum : undefined;
-  });
+  waitFor(
+    `${promql} > 0 in Prometheus`,
+    async () => {
+      const sum = (await query(prometheusUrl, promql)).reduce((total, series) => total + series.value, 0);
+      return sum > 0 ? sum : undefined;
+    },
+    { timeoutMs: 20_000, intervalMs: 250 },
+  );
 
 describe.skipIf(!haveBinaries && !process.env.CI)('the gateway under a real Prometheus', () => {
   let stack: Stack;
@@ -127,10 +120,14 @@ describe.skipIf(!haveBinaries && !process.env.CI)('the gateway under a real Prom
   });
 
   it('scrapes the gateway target as up', async () => {
-    const up = await eventually('the gateway target to be up', 20_000, async () => {
-      const series = await query(prometheus.url, 'up{job="mcp-gateway"}');
-      return series.length === 1 && series[0]!.value === 1 ? series : undefined;
-    });
+    const up = await waitFor(
+      'the gateway target to be up',
+      async () => {
+        const series = await query(prometheus.url, 'up{job="mcp-gateway"}');
+        return series.length === 1 && series[0]!.value === 1 ? series : undefined;
+      },
+      { timeoutMs: 20_000, intervalMs: 250 },
+    );
     expect(up[0]!.labels.instance).toBe(new URL(stack.gatewayUrl).host);
   });
 

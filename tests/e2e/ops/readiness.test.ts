@@ -12,6 +12,7 @@ import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { connectV2, DEMO_KEYS } from '../../helpers/clients.ts';
 import { freePort } from '../../helpers/free-port.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 type Service = { url: string; close(): Promise<void> };
 
@@ -43,7 +44,7 @@ beforeAll(async () => {
       },
     }),
   );
-  await until(async () => (await readyz()) === 200, 10_000);
+  await waitFor('/readyz 200', async () => (await readyz()) === 200);
 });
 afterAll(async () => {
   await gateway?.close();
@@ -60,38 +61,26 @@ async function upstreamUp(): Promise<string | undefined> {
   return /^mcp_upstream_up\{upstream="cpzai"\} (\d)$/m.exec(text)?.[1];
 }
 
-/** Milliseconds until `condition` holds (polled every 100 ms); fails after `timeoutMs`. */
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (!(await condition())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return Date.now() - started;
-}
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('readiness follows the upstream', () => {
   it('/readyz turns 503 within 5 s of the upstream going away and 200 within 5 s of its return, without any request', async () => {
     expect(await upstreamUp()).toBe('1');
     await stopUpstream();
-    const noticed = await until(async () => (await readyz()) === 503, 5000);
-    expect(noticed).toBeLessThan(5000);
+    await waitFor('/readyz 503 within 5 s', async () => (await readyz()) === 503, { timeoutMs: 5000, intervalMs: 100 });
     expect(await upstreamUp()).toBe('0');
     const body = (await (await fetch(`${gateway.url}/readyz`)).json()) as { status: string; reasons: string[] };
     expect(body).toMatchObject({ status: 'not_ready', reasons: [expect.stringContaining('upstream cpzai: down since')] });
     // Long enough for several failed attempts: the backoff alone would now wait seconds.
     await sleep(6000);
     await startUpstream();
-    const recovered = await until(async () => (await readyz()) === 200, 5000);
-    expect(recovered).toBeLessThan(5000);
+    await waitFor('/readyz 200 within 5 s', async () => (await readyz()) === 200, { timeoutMs: 5000, intervalMs: 100 });
     expect(await upstreamUp()).toBe('1');
   });
 
   it('a call made 1 s after the upstream returns from a 10 s outage succeeds', async () => {
     await stopUpstream();
-    await until(async () => (await readyz()) === 503, 5000);
+    await waitFor('/readyz 503', async () => (await readyz()) === 503, { timeoutMs: 5000 });
     await sleep(10_000);
     await startUpstream();
     await sleep(1000);

@@ -16,6 +16,7 @@ import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { DATA_KEY_TOOLS, DEMO_KEYS } from '../../helpers/clients.ts';
 import { freePort } from '../../helpers/free-port.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const ROOT = new URL('../../..', import.meta.url).pathname;
 type Service = { url: string; close(): Promise<void> };
@@ -50,14 +51,7 @@ beforeAll(async () => {
   gateway = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts', '--config', configPath], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   gateway.stdout!.on('data', (chunk) => (stdout += chunk));
   gateway.stderr!.on('data', (chunk) => (stderr += chunk));
-  await until(
-    () =>
-      fetch(`${gatewayUrl}/readyz`).then(
-        (r) => r.status === 200,
-        () => false,
-      ),
-    20_000,
-  );
+  await waitFor('the gateway to be ready', () => fetch(`${gatewayUrl}/readyz`).then((r) => r.status === 200), { timeoutMs: 20_000 });
 });
 afterAll(async () => {
   if (gateway && gateway.exitCode === null) {
@@ -119,14 +113,6 @@ function loopClient() {
   return { failures, seen, stop: async () => ((running = false), await done) };
 }
 
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
-
 const COMPACT_BEFORE = ['call_tool', 'get_market_data', 'list_accounts', 'list_orders', 'list_positions', 'search_tools'];
 
 // Generous timeouts: each step spawns or waits for a separate process on a shared machine.
@@ -135,14 +121,14 @@ describe('live reload on SIGHUP', { timeout: 60_000 }, () => {
     expect(await names('/mcp')).toEqual(DATA_KEY_TOOLS);
     expect(await names('/mcp/compact')).toEqual(COMPACT_BEFORE);
     const client = loopClient();
-    await until(async () => client.seen.length >= 2, 10_000);
+    await waitFor('two rounds of the caller', () => client.seen.length >= 2);
     writeConfig((config) => {
       config.upstreams[0].scopeRules = { get_bars: ['trade'] };
       config.upstreams[0].anchors = [...config.upstreams[0].anchors, 'get_order'];
     });
     gateway.kill('SIGHUP');
     // The looping client itself sees the new surface, and keeps going a little after it.
-    await until(async () => client.seen.filter((n) => n === 9).length >= 2, 10_000);
+    await waitFor('two rounds seeing 9 tools', () => client.seen.filter((n) => n === 9).length >= 2);
     await client.stop();
     expect(client.failures).toEqual([]);
     expect(client.seen.slice(0, 2)).toEqual([10, 10]);
@@ -159,15 +145,15 @@ describe('live reload on SIGHUP', { timeout: 60_000 }, () => {
       config.scopes.timeoutMs = 'soon';
     });
     const client = loopClient();
-    await until(async () => client.seen.length >= 1, 10_000);
+    await waitFor('a round of the caller', () => client.seen.length >= 1);
     const mark = stderr.length;
     gateway.kill('SIGHUP');
-    await until(async () => stderr.length > mark, 5000);
+    await waitFor('a log line about the reload', () => stderr.length > mark, { timeoutMs: 5000 });
     expect(stderr.slice(mark)).toContain(
       `SIGHUP: invalid configuration: scopes.timeoutMs: must be integer (in ${configPath}); the running configuration keeps serving`,
     );
     const rounds = client.seen.length;
-    await until(async () => client.seen.length >= rounds + 2, 10_000);
+    await waitFor('two more rounds of the caller', () => client.seen.length >= rounds + 2);
     await client.stop();
     expect(client.failures).toEqual([]);
     expect(new Set(client.seen)).toEqual(new Set([before.length]));
@@ -178,7 +164,7 @@ describe('live reload on SIGHUP', { timeout: 60_000 }, () => {
     });
     const mark2 = stderr.length;
     gateway.kill('SIGHUP');
-    await until(async () => stderr.length > mark2, 5000);
+    await waitFor('a log line about the refused reload', () => stderr.length > mark2, { timeoutMs: 5000 });
     expect(stderr.slice(mark2)).toMatch(/SIGHUP: configuration not reloaded: listen\.port: changed from \d+ to \d+, which needs a restart/);
     expect(gateway.exitCode).toBeNull();
   });
@@ -205,10 +191,10 @@ describe('live reload on a change of the file (reload.watch)', { timeout: 60_000
     watched = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts', '--config', path], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
     let err = '';
     watched.stderr!.on('data', (chunk) => (err += chunk));
-    await until(async () => err.includes('gateway listening'), 20_000);
+    await waitFor('gateway listening', () => err.includes('gateway listening'), { timeoutMs: 20_000 });
     config.upstreams[0].scopeRules = { get_bars: ['trade'] };
     writeFileSync(path, stringify(config));
-    await until(async () => err.includes('watched.yaml changed: configuration reloaded'), 5000);
+    await waitFor('the watched file reloaded', () => err.includes('watched.yaml changed: configuration reloaded'), { timeoutMs: 5000 });
     const previous = gatewayUrl;
     gatewayUrl = `http://127.0.0.1:${port}`;
     try {

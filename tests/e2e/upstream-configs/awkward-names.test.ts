@@ -11,7 +11,7 @@ import { EXPOSED_NAME } from '../../../gateway/catalog/naming.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { connectV1, connectV2 } from '../../helpers/clients.ts';
-import { eventually } from '../../helpers/call-results.ts';
+import { eventually } from '../../helpers/wait.ts';
 import { ANY_BEARER } from '../../helpers/stack.ts';
 
 const SEVENTY = `fetch_${'very_'.repeat(11)}long_name`; // 70 characters

@@ -9,7 +9,7 @@ import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { connectV2, namesOf } from '../../helpers/clients.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
-import { eventually } from '../../helpers/call-results.ts';
+import { eventually } from '../../helpers/wait.ts';
 import { ANY_BEARER } from '../../helpers/stack.ts';
 
 let replay: ReplayUpstream;

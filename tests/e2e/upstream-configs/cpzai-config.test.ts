@@ -7,7 +7,8 @@ import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { DATA_KEY_TOOLS, DEMO_KEYS, connectV1, connectV2, namesOf, withoutClientHints } from '../../helpers/clients.ts';
 import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
-import { eventually, textOf } from '../../helpers/call-results.ts';
+import { textOf } from '../../helpers/call-results.ts';
+import { eventually } from '../../helpers/wait.ts';
 
 let platform: Awaited<ReturnType<typeof startPlatform>>;
 let upstream: Awaited<ReturnType<typeof startUpstreamServer>>;

@@ -7,7 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { DEMO_KEYS, connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
-import { eventually, textOf } from '../../helpers/call-results.ts';
+import { textOf } from '../../helpers/call-results.ts';
+import { eventually } from '../../helpers/wait.ts';
 import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 import { startEverythingServer, type EverythingServer } from '../../fixtures/everything-server.ts';
 
@@ -114,8 +115,11 @@ describe('config/everything.yaml', () => {
   it('fails only the call in flight when the server is killed, then recovers with a new session once it restarts', async () => {
     const client = await connectV2(gw.mcpUrl, DEMO_KEYS.full);
     try {
-      const inflight = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 10 } });
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // In flight means the server has reported a step of it (one every 100 ms of its 10 s).
+      let progressed!: () => void;
+      const firstStep = new Promise<void>((resolve) => (progressed = resolve));
+      const inflight = client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 100 } }, { onprogress: () => progressed() });
+      await Promise.race([firstStep, inflight]);
       await everything.kill();
       const failed = await inflight;
       expect(failed.isError).toBe(true);

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS, connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
-import { eventually, textOf } from '../../helpers/call-results.ts';
+import { textOf } from '../../helpers/call-results.ts';
+import { eventually } from '../../helpers/wait.ts';
 import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 
 let root: string;

@@ -17,10 +17,9 @@ import {
   UNKNOWN_BEARER,
   UNKNOWN_KEY,
   expectChallenge,
+  expectHiddenReadWriteRefused,
   forwardedCalls,
   rawRequest,
-  refusalShape,
-  rpcMessage,
   sixMethods,
   upstreamRequests,
   withCredential,
@@ -104,47 +103,17 @@ describe('config/three-upstreams.yaml: the identity key (lacks files:read)', () 
   it('cannot read or write a file on either surface; each refusal looks like an unknown tool; nothing reaches the upstreams', async () => {
     const [actingBefore, filesBefore] = [acting(), await fileCalls()];
     const path = join(root, 'identity.txt');
-    for (const era of ERAS) {
-      for (const surface of ['/mcp', '/mcp/compact']) {
-        const read = await rpcMessage(
-          await rawRequest(
-            gw.gateway.url,
-            surface,
-            era,
-            'tools/call',
-            { name: 'filesystem__read_text_file', arguments: { path: join(root, 'report.txt') } },
-            DEMO_KEYS.identity,
-          ),
-        );
-        const missing = await rpcMessage(
-          await rawRequest(
-            gw.gateway.url,
-            surface,
-            era,
-            'tools/call',
-            { name: 'filesystem__read_text_filez', arguments: { path: join(root, 'report.txt') } },
-            DEMO_KEYS.identity,
-          ),
-        );
-        expect(read.error?.code).toBe(-32602);
-        expect(refusalShape(read, 'filesystem__read_text_file')).toEqual(refusalShape(missing, 'filesystem__read_text_filez'));
-        const write = await rpcMessage(
-          await rawRequest(
-            gw.gateway.url,
-            surface,
-            era,
-            'tools/call',
-            { name: 'filesystem__write_file', arguments: { path, content: 'x' } },
-            DEMO_KEYS.identity,
-          ),
-        );
-        expect(write.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: filesystem__write_file') });
-        for (const answer of [read, missing, write]) {
-          expect(JSON.stringify(answer)).not.toContain(REPORT.trim());
-          expect(JSON.stringify(answer)).not.toMatch(/filesystem__(?!read_text_filez?\b|write_file\b)/);
-        }
-      }
-    }
+    await expectHiddenReadWriteRefused({
+      baseUrl: gw.gateway.url,
+      credential: DEMO_KEYS.identity,
+      read: { name: 'filesystem__read_text_file', arguments: { path: join(root, 'report.txt') } },
+      write: { name: 'filesystem__write_file', arguments: { path, content: 'x' } },
+      secret: REPORT.trim(),
+      also: ({ read, missing, write }) => {
+        // No other filesystem tool is named in a refusal.
+        for (const answer of [read, missing, write]) expect(JSON.stringify(answer)).not.toMatch(/filesystem__(?!read_text_filez?\b|write_file\b)/);
+      },
+    });
     const client = await connectV2(gw.compactUrl, DEMO_KEYS.identity);
     try {
       const viaDispatcher = await client.callTool({ name: 'call_tool', arguments: { name: 'filesystem__directory_tree', arguments: { path: root } } });

@@ -13,7 +13,8 @@ import { EXPOSED_NAME } from '../../../gateway/catalog/naming.ts';
 import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { DATA_KEY_TOOLS, DEMO_KEYS, connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
-import { eventually, textOf } from '../../helpers/call-results.ts';
+import { textOf } from '../../helpers/call-results.ts';
+import { eventually } from '../../helpers/wait.ts';
 import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 import { startEverythingServer, type EverythingServer } from '../../fixtures/everything-server.ts';
 

@@ -1,0 +1,53 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createConnection } from 'node:net';
+import { freePort } from './free-port.ts';
+import { waitFor } from './wait.ts';
+
+/**
+ * Whether the Redis suites run: `redis-server` on PATH, or CI (under CI=true a missing redis-server fails
+ * the suite instead of hiding it). `.ci/run` installs it.
+ */
+export const hasRedis = spawnSync('redis-server', ['--version']).status === 0 || process.env.CI === 'true';
+
+/** A redis-server child process of one test file, on a free loopback port, without persistence. */
+export interface RedisServer {
+  /** `redis://127.0.0.1:<port>`. */
+  url: string;
+  port: number;
+  process: ChildProcess;
+  /** SIGKILL (no goodbye to its clients); resolves once the process has exited. */
+  kill(): Promise<void>;
+}
+
+/** Starts redis-server and resolves once it answers PING (5 s at most). */
+export async function startRedis(): Promise<RedisServer> {
+  const port = await freePort();
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const kill = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
+  };
+  try {
+    await waitFor(`redis-server to answer PING on ${port}`, () => pong(port), { timeoutMs: 5000 });
+  } catch (error) {
+    await kill();
+    throw error;
+  }
+  return { url: `redis://127.0.0.1:${port}`, port, process: child, kill };
+}
+
+/** True when the server on `port` answers PING with +PONG. */
+function pong(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = createConnection(port, '127.0.0.1');
+    socket.setTimeout(1000, () => socket.destroy());
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (data) => {
+      socket.end();
+      resolve(data.toString().startsWith('+PONG'));
+    });
+    socket.once('error', () => resolve(false));
+    socket.once('close', () => resolve(false));
+  });
+}
