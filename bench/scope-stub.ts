@@ -8,6 +8,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RESOURCE_SCOPES } from '../upstream/platform/credentials.ts';
+import { seeded } from '../search/seeded-random.ts';
 
 export interface ScopeStubOptions {
   /** Distinct scope sets handed out. */
@@ -22,21 +23,9 @@ export function benchCredential(n: number): Record<string, string> {
   return { 'x-cpz-key': `${KEY_PREFIX}${n}`, 'x-cpz-secret': `bench-secret-${n}` };
 }
 
-/** mulberry32: a small seeded PRNG, enough for reproducible subsets. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** The `sets` scope sets: each scope in with probability 1/2, never empty. */
 export function scopeSets({ sets, seed = 42 }: ScopeStubOptions): string[][] {
-  const random = prng(seed);
+  const random = seeded(seed);
   return Array.from({ length: sets }, () => {
     const set = RESOURCE_SCOPES.filter(() => random() < 0.5);
     return set.length ? set : [RESOURCE_SCOPES[Math.floor(random() * RESOURCE_SCOPES.length)]!];

@@ -14,6 +14,7 @@
  *   `semanticFields`: by default a description's first paragraph, not its usage notes).
  * - an OpenAI-compatible `/v1/embeddings` endpoint (search/embeddings.ts), asked asynchronously.
  */
+import { seededWords } from './seeded-random.ts';
 
 /** Tools' vectors (`dim` numbers each, tool after tool, unit length or all zero) in one space. */
 export type DenseVectors = { dim: number; vectors: Float32Array };
@@ -220,7 +221,7 @@ function* termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): 
   // A Rademacher test matrix (entries +1 or -1, 32 from each random word): its range finder works as a
   // Gaussian one does (Martinsson and Tropp, 2020, "Randomized numerical linear algebra", section 8.3)
   // at a fraction of the cost of the normal draws.
-  const random = uniform32(opts.seed ?? 16);
+  const random = seededWords(opts.seed ?? 16);
   const omega = new Float64Array(V * l);
   let word = 0;
   for (let c = 0; c < V * l; c += 1) {
@@ -395,18 +396,6 @@ function normalise(x: Float32Array, from: number, k: number): void {
   if (s === 0) return;
   const inv = 1 / Math.sqrt(s);
   for (let d = 0; d < k; d += 1) x[from + d] *= inv;
-}
-
-/** Seeded 32-bit random words (Mulberry32): the same basis every build. */
-function uniform32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
 }
 
 /**

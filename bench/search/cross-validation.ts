@@ -10,6 +10,9 @@
  */
 import { aggregate, type Metrics } from './metrics.ts';
 import type { QueryOutcome } from './evaluate.ts';
+import { seeded } from '../../search/seeded-random.ts';
+
+export { seeded };
 
 export type Candidate = { name: string; outcomes: QueryOutcome[] };
 
@@ -21,18 +24,6 @@ export type CrossValidation = {
   chosen: { fold: number; candidate: string; queries: number[] }[];
   metrics: Metrics;
 };
-
-/** Mulberry32: a small seeded generator, so folds and bootstrap samples repeat run to run. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Query positions 0..n-1 dealt into `k` folds after a seeded shuffle. */
 export function folds(n: number, k: number, seed = 16): number[][] {

@@ -12,22 +12,11 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../helpers/stack.ts';
+import { seeded } from '../../../search/seeded-random.ts';
 
 const SEED = 0x18_2026;
 const CASES = 3000;
 const HANG_MS = 5000;
-
-/** mulberry32: a tiny seeded PRNG, so every run sends the same cases. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const KEY = { 'x-cpz-key': 'fuzz', 'x-cpz-secret': 'fuzz-secret' };
 const MODERN_META = {
@@ -120,7 +109,7 @@ const junk = (rand: () => number, n: number) => Array.from({ length: n }, () => 
 
 /** The cases, deterministic for the seed: mutations of valid messages plus targeted malformations. */
 function generate(count: number): Case[] {
-  const rand = prng(SEED);
+  const rand = seeded(SEED);
   const pick = <T>(list: readonly T[]) => list[Math.floor(rand() * list.length)]!;
   const cases: Case[] = [
     { kind: 'deep-array-4500', body: nest(4500, '[', ']'), headers: headersFor('2025-11-25'), code: -32600, status: 400 },
