@@ -89,16 +89,13 @@ export class Authenticator {
       const standing: Standing = credential.granted ? { kind: 'scopes', scopes: credential.granted.scopes } : { kind: 'unchecked' };
       return { kind: 'authenticated', credential, standing, source: credential.granted ? 'oauth' : 'none' };
     }
-    for (const source of this.sources) {
-      const found = await source.resolve(credential, requestId);
-      if (found === undefined) continue;
-      // Least privilege for OAuth tokens: the grant narrows what the source says (scope-cache.ts).
-      const verdict = narrowToGrant(found, credential);
-      if (verdict.kind === 'unauthorized') return { kind: 'invalid', reason: 'refused' };
-      const standing: Standing = verdict.kind === 'scopes' ? verdict : { kind: 'unverified', reason: verdict.reason };
-      return { kind: 'authenticated', credential, standing, source: source.name };
-    }
-    return { kind: 'invalid', reason: 'refused' };
+    const found = await this.firstVerdict(credential, requestId);
+    if (!found) return { kind: 'invalid', reason: 'refused' };
+    // Least privilege for OAuth tokens: the grant narrows what the source says (scope-cache.ts).
+    const verdict = narrowToGrant(found.verdict, credential);
+    if (verdict.kind === 'unauthorized') return { kind: 'invalid', reason: 'refused' };
+    const standing: Standing = verdict.kind === 'scopes' ? verdict : { kind: 'unverified', reason: verdict.reason };
+    return { kind: 'authenticated', credential, standing, source: found.source };
   }
 
   /**
@@ -109,11 +106,16 @@ export class Authenticator {
    */
   async resolveScopes(credential: Credential, requestId?: string): Promise<SourceVerdict> {
     if (this.sources.length === 0) return { kind: 'unknown', reason: 'not_configured' };
+    return (await this.firstVerdict(credential, requestId))?.verdict ?? { kind: 'unauthorized' };
+  }
+
+  /** The verdict of the first source, in order, that knows `credential`, and that source's name; none knows it: undefined. */
+  private async firstVerdict(credential: Credential, requestId?: string): Promise<{ verdict: SourceVerdict; source: string } | undefined> {
     for (const source of this.sources) {
-      const found = await source.resolve(credential, requestId);
-      if (found !== undefined) return found;
+      const verdict = await source.resolve(credential, requestId);
+      if (verdict !== undefined) return { verdict, source: source.name };
     }
-    return { kind: 'unauthorized' };
+    return undefined;
   }
 }
 

@@ -146,7 +146,9 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   const searches = new Map<string, NotedSearch[]>();
   const foundBySearch = (credential: string, tool: string): AuditEvent['foundBySearch'] => {
     const now = performance.now();
-    for (const search of [...(searches.get(credential) ?? [])].reverse()) {
+    const list = searches.get(credential) ?? [];
+    for (let i = list.length - 1; i >= 0; i--) {
+      const search = list[i]!;
       if (now - search.at > SEARCH_TRAIL.maxAgeMs) break;
       const rank = search.names.indexOf(tool);
       if (rank >= 0) return { ...(search.requestId ? { requestId: search.requestId } : {}), rank: rank + 1, ageMs: Math.round(now - search.at) };
