@@ -153,9 +153,21 @@ export class TermIndexBuilder {
     this.fieldTerms = terms;
     this.fieldCounts = counts;
     for (let f = 0; f < F; f += 1) {
+      const text = fields[f] ?? '';
+      // A field with an earlier field's text has its terms (a one-paragraph description is its own summary).
+      const same = text.length > 0 ? fields.indexOf(text) : -1;
+      if (same >= 0 && same < f) {
+        for (let i = same === 0 ? 0 : ends[same - 1]; i < ends[same]; i += 1) {
+          terms.push(terms[i]);
+          counts.push(counts[i]);
+        }
+        lengths.push(lengths[same]);
+        ends.push(terms.length);
+        continue;
+      }
       this.length = 0;
       this.stamp += 1;
-      forEachWord(fields[f] ?? '', this.onWord);
+      forEachWord(text, this.onWord);
       lengths.push(this.length);
       ends.push(terms.length);
     }
