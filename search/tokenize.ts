@@ -11,7 +11,7 @@
  *   one-character run stays a unigram), the usual dictionary-free approach (Lucene's CJKAnalyzer).
  * Never throws, whatever the input.
  *
- * The index reads text word by word (`forEachWord`) so that it can cache `identifierParts` per distinct
+ * The index reads text word by word (`forEachWordSpan`) so that it can cache `identifierParts` per distinct
  * word: a catalogue repeats a small vocabulary many times.
  */
 
@@ -60,13 +60,17 @@ export function isAscii(text: string): boolean {
   return ASCII.test(text);
 }
 
-/** Calls `fn` with each word of `text` in order: an identifier-like word (`cjk` false), or one bigram
- *  (or lone character) of a CJK run (`cjk` true, already a term). */
-export function forEachWord(text: string, fn: (word: string, cjk: boolean) => void): void {
+/**
+ * Calls `fn` with each word of `text` in order, as a span of a string (`source.slice(start, end)` is the
+ * word, not cut out: a reader that looks words up by span allocates nothing for words it knows): an
+ * identifier-like word (`cjk` false), or one bigram (or lone character) of a CJK run (`cjk` true, already
+ * a term, the whole of `source`).
+ */
+export function forEachWordSpan(text: string, fn: (source: string, start: number, end: number, cjk: boolean) => void): void {
   const spans: number[] = [];
   if (isAscii(text)) {
     asciiWordSpans(text, spans, true, false);
-    for (let i = 0; i < spans.length; i += 2) fn(text.slice(spans[i], spans[i + 1]), false);
+    for (let i = 0; i < spans.length; i += 2) fn(text, spans[i], spans[i + 1], false);
     return;
   }
   // Accents folded on Latin letters ("ordérs" is "orders"); NFKC after, so Hangul and kana recompose.
@@ -74,7 +78,7 @@ export function forEachWord(text: string, fn: (word: string, cjk: boolean) => vo
   const latin = (chunk: string): void => {
     spans.length = 0;
     wordSpans(chunk, spans, true);
-    for (let i = 0; i < spans.length; i += 2) fn(chunk.slice(spans[i], spans[i + 1]), false);
+    for (let i = 0; i < spans.length; i += 2) fn(chunk, spans[i], spans[i + 1], false);
   };
   let last = 0;
   for (const m of normalised.matchAll(CJK)) {
@@ -195,11 +199,12 @@ function asciiWordSpans(text: string, spans: number[], apostrophes: boolean, com
   }
 }
 
-/** Bigrams of one CJK run: 必应搜索 -> 必应 应搜 搜索. */
-function cjkBigrams(run: string, fn: (word: string, cjk: boolean) => void): void {
+/** Bigrams of one CJK run: 必应搜索 -> 必应 应搜 搜索 (code points: a run may hold astral characters). */
+function cjkBigrams(run: string, fn: (source: string, start: number, end: number, cjk: boolean) => void): void {
   const chars = Array.from(run);
-  if (chars.length === 1) fn(chars[0], true);
-  for (let i = 0; i + 1 < chars.length; i += 1) fn(chars[i] + chars[i + 1], true);
+  const emit = (term: string): void => fn(term, 0, term.length, true);
+  if (chars.length === 1) emit(chars[0]);
+  for (let i = 0; i + 1 < chars.length; i += 1) emit(chars[i] + chars[i + 1]);
 }
 
 /** Terms of one identifier-like word, lower-cased; the whole word too when it is a compound. */
@@ -221,9 +226,9 @@ export function identifierParts(word: string): string[] {
 /** Lower-case terms of `text` (see the module docstring). */
 export function splitWords(text: string): string[] {
   const terms: string[] = [];
-  forEachWord(text, (word, cjk) => {
-    if (cjk) terms.push(word);
-    else for (const part of identifierParts(word)) terms.push(part);
+  forEachWordSpan(text, (source, start, end, cjk) => {
+    if (cjk) terms.push(source);
+    else for (const part of identifierParts(source.slice(start, end))) terms.push(part);
   });
   return terms;
 }
