@@ -201,11 +201,22 @@ function asciiWordSpans(text: string, spans: number[], apostrophes: boolean, com
 
 /** Bigrams of one CJK run: 必应搜索 -> 必应 应搜 搜索 (code points: a run may hold astral characters). */
 function cjkBigrams(run: string, fn: (source: string, start: number, end: number, cjk: boolean) => void): void {
+  if (!SURROGATE.test(run)) {
+    // One code unit per character: bigrams are two-unit slices, with no array of characters between.
+    if (run.length === 1) fn(run, 0, 1, true);
+    for (let i = 0; i + 1 < run.length; i += 1) {
+      const term = run.slice(i, i + 2);
+      fn(term, 0, 2, true);
+    }
+    return;
+  }
   const chars = Array.from(run);
   const emit = (term: string): void => fn(term, 0, term.length, true);
   if (chars.length === 1) emit(chars[0]);
   for (let i = 0; i + 1 < chars.length; i += 1) emit(chars[i] + chars[i + 1]);
 }
+
+const SURROGATE = /[\uD800-\uDFFF]/;
 
 /** Terms of one identifier-like word, lower-cased; the whole word too when it is a compound. */
 export function identifierParts(word: string): string[] {

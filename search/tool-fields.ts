@@ -59,6 +59,7 @@ export function summaryOf(description: string): string {
 /** Schema keywords whose values are sub-schemas (objects or arrays of them). `properties` is handled apart
  *  because its keys are the parameter names. */
 const SUBSCHEMA_KEYS = ['items', 'prefixItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not', 'then', 'else', 'if'];
+const SUBSCHEMA_ORDER = new Map(SUBSCHEMA_KEYS.map((key, i) => [key, i]));
 /** Deep enough for real tool schemas; stops pathological ones from costing more than they are worth. */
 const MAX_DEPTH = 8;
 
@@ -82,8 +83,15 @@ function collectSchema(schema: unknown, out: Collected, depth: number): void {
       collectSchema(sub, out, depth + 1);
     }
   }
-  for (const key of SUBSCHEMA_KEYS) {
-    const sub = schema[key];
+  // The sub-schemas present, in SUBSCHEMA_KEYS order: most schemas have two or three keys, so reading
+  // those beats looking up all ten keywords in each.
+  let subs: unknown[] | undefined;
+  for (const key in schema) {
+    const at = SUBSCHEMA_ORDER.get(key);
+    if (at !== undefined) (subs ??= [])[at] = schema[key];
+  }
+  if (subs === undefined) return;
+  for (const sub of subs) {
     if (Array.isArray(sub)) for (const s of sub) collectSchema(s, out, depth + 1);
     else collectSchema(sub, out, depth + 1);
   }

@@ -86,3 +86,12 @@ describe('wordSpans', () => {
     expect(differing).toEqual([]);
   });
 });
+
+describe('CJK runs', () => {
+  it('become overlapping bigrams of characters, astral ones included, and a lone character stays whole', () => {
+    expect(splitWords('必应搜索')).toEqual(['必应', '应搜', '搜索']);
+    expect(splitWords('𠀀𠀁中')).toEqual(['𠀀𠀁', '𠀁中']);
+    expect(splitWords('a 中 b')).toEqual(['a', '中', 'b']);
+    expect(splitWords('检索API接口')).toEqual(['检索', 'api', '接口']);
+  });
+});
