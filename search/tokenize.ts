@@ -21,6 +21,7 @@ const JOINERS = /[._\-'’]+/;
 const CAMEL = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|[\p{L}\p{N}]+/gu;
 
 const LATIN_MARKS = /(\p{Script=Latin})\p{M}+/gu;
+const MARK = /\p{M}/u;
 /** A time-frame code (`1Min`, `15Min`, `1Hour`, `1D`, `4h`): a count and a unit. */
 const TIME_FRAME = /^(\d+)(min|mins|minute|minutes|h|hr|hrs|hour|hours|day|days|wk|week|weeks|month|months|yr|year|years)$/i;
 const UNIT_WORDS: Record<string, string> = {
@@ -74,7 +75,10 @@ export function forEachWordSpan(text: string, fn: (source: string, start: number
     return;
   }
   // Accents folded on Latin letters ("ordérs" is "orders"); NFKC after, so Hangul and kana recompose.
-  const normalised = text.normalize('NFKD').replace(LATIN_MARKS, '$1').normalize('NFKC');
+  const decomposed = text.normalize('NFKD');
+  // Most non-ASCII text has no mark to fold (a dash, a quote, CJK): one scan for any mark is cheaper
+  // than the folding pattern's try at every Latin letter.
+  const normalised = (MARK.test(decomposed) ? decomposed.replace(LATIN_MARKS, '$1') : decomposed).normalize('NFKC');
   const latin = (chunk: string): void => {
     spans.length = 0;
     wordSpans(chunk, spans, true);
