@@ -65,7 +65,8 @@ describe('an OAuth grant in process', () => {
   let endpoint: ScopeEndpoint;
   let gateway: InProcessGateway;
   let token: string;
-  let issuedAt: number;
+  /** The token was issued between these two moments (epoch ms). */
+  let issued: { after: number; before: number };
   beforeAll(async () => {
     endpoint = await startScopeEndpoint({ reader: ['ledger:read', 'orders:read'] });
     gateway = inProcessGateway(
@@ -80,9 +81,10 @@ describe('an OAuth grant in process', () => {
       },
       { fake: { tools, toolsListHint: { ttlMs: LONG_TTL_MS, cacheScope: 'public' } } },
     );
-    issuedAt = Date.now();
     await gateway.runtime.startOAuth(gateway.gatewayUrl);
+    const after = Date.now();
     const tokens = await signedInToken(gateway, { key: 'reader', secret: 'any', scope: 'ledger:read orders:read', grant: ['ledger:read'] });
+    issued = { after, before: Date.now() };
     expect(tokens.scope).toBe('ledger:read');
     token = String(tokens.access_token);
   });
@@ -115,10 +117,12 @@ describe('an OAuth grant in process', () => {
   });
 
   it("a private tools/list's ttlMs ends with the token, while the same key as headers keeps its scope entry's", async () => {
+    const sent = Date.now();
     const withToken = await listTtlMs(gateway, { authorization: `Bearer ${token}` });
-    // exp is in whole seconds (RFC 7519 NumericDate), counted from a moment between issuedAt - 1 s and now.
-    expect(withToken).toBeLessThanOrEqual(TOKEN_TTL_S * 1000 - (Date.now() - issuedAt) + 1000);
-    expect(withToken).toBeGreaterThan(TOKEN_TTL_S * 1000 - (Date.now() - issuedAt) - 2000);
+    const answered = Date.now();
+    // exp = the issuing second (RFC 7519 NumericDate: whole seconds, rounded down) + the token's life.
+    expect(withToken).toBeLessThanOrEqual(issued.before + TOKEN_TTL_S * 1000 - sent);
+    expect(withToken).toBeGreaterThanOrEqual(issued.after - 1000 + TOKEN_TTL_S * 1000 - answered);
     const withKey = await listTtlMs(gateway, { 'x-cpz-key': 'reader', 'x-cpz-secret': 'any' });
     expect(withKey).toBeGreaterThan(TOKEN_TTL_S * 1000 * 2);
     expect(withKey).toBeLessThanOrEqual(LONG_TTL_MS);

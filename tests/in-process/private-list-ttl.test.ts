@@ -9,7 +9,7 @@
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { inMemoryFakeUpstream, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { rpc } from '../helpers/raw-mcp.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
@@ -181,5 +181,40 @@ describe.each([
     expect(gzipped.result.ttlMs).toBe(60_000 - 58_000);
     at(59_000);
     expect((await list(gateway, key('reader'), { acceptEncoding: 'gzip' })).result.ttlMs).toBe(60_000 - 59_000);
+  });
+});
+
+describe('a private tools/list of several upstreams', () => {
+  let gateway: InProcessGateway;
+  beforeAll(() => {
+    at(0);
+    // No scope source: the credential is not checked by the gateway, so only the catalogue copies bound the answer.
+    gateway = inProcessGateway(
+      {},
+      {
+        upstreams: {
+          quick: inMemoryFakeUpstream({ tools: TOOLS.slice(0, 2), toolsListHint: { ttlMs: 30_000, cacheScope: 'public' } }),
+          slow: inMemoryFakeUpstream({ tools: TOOLS.slice(2, 4), toolsListHint: { ttlMs: CATALOG_TTL_MS, cacheScope: 'public' } }),
+        },
+      },
+    );
+  });
+  afterAll(() => gateway?.close());
+
+  it("says what is left of the soonest upstream's copy, and 0 while one upstream's copy is stale", async () => {
+    // Both copies fetched at 0 (the start-up fetch or this list), then 1 s on.
+    expect((await list(gateway, key('anyone'))).result.ttlMs).toBe(30_000);
+    at(1000);
+    const both = await list(gateway, key('anyone'));
+    expect(both.result.tools).toHaveLength(4);
+    expect(both.result.ttlMs).toBe(30_000 - 1000);
+    at(31_000);
+    gateway.upstreams.quick!.failWith(503);
+    try {
+      const partly = await list(gateway, key('anyone'));
+      expect(partly.result.ttlMs).toBe(0);
+    } finally {
+      gateway.upstreams.quick!.failWith(undefined);
+    }
   });
 });
