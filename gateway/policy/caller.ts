@@ -16,6 +16,12 @@ export interface VisibleCatalog {
   readonly access: Access;
   /** `<catalogue version>|<effective access>`: the cache key of anything derived from this view. */
   readonly key: string;
+  /**
+   * Until when this view holds (epoch ms): the sooner of the catalogue copy's expiry (catalog-cache.ts
+   * `ServedCatalog`) and the caller's standing's (authenticate.ts `Standing.validUntil`; not known: 0).
+   * What a private tools/list may say its `ttlMs` is (mcp/server.ts `privateTtlMs`).
+   */
+  readonly validUntil: number;
 }
 
 /**
@@ -60,6 +66,12 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
     const config = runtime.config.upstreams.find((u) => u.name === name);
     return config !== undefined && mayReach(config, access);
   };
+  const served = () =>
+    inSpan('catalog', {}, async (span) => {
+      const found = await upstreams.served(onBehalfOf);
+      span?.setAttributes({ 'ai.cpz.gateway.catalog.version': found.catalog.version, 'ai.cpz.gateway.catalog.tools': found.catalog.tools.length });
+      return found;
+    });
   const caller: Caller = {
     credential,
     requestId,
@@ -67,12 +79,7 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
     onBehalfOf,
     era,
     access,
-    catalog: () =>
-      inSpan('catalog', {}, async (span) => {
-        const catalog = await upstreams.catalog(onBehalfOf);
-        span?.setAttributes({ 'ai.cpz.gateway.catalog.version': catalog.version, 'ai.cpz.gateway.catalog.tools': catalog.tools.length });
-        return catalog;
-      }),
+    catalog: async () => (await served()).catalog,
     list: (method) => upstreams.list(method, onBehalfOf, reachable),
     async route(method, params) {
       const route = await upstreams.route(method, params, onBehalfOf);
@@ -85,7 +92,9 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
       return found;
     },
     async visible() {
-      return visibleCatalog(await caller.catalog(), access);
+      const { catalog, expiresAt } = await served();
+      const standing = access.standing;
+      return visibleCatalog(catalog, access, Math.min(expiresAt, standing.kind === 'unverified' ? 0 : (standing.validUntil ?? 0)));
     },
   };
   return caller;
@@ -102,12 +111,13 @@ function unknownRouted(method: RoutedMethod, params: Record<string, unknown>): G
 }
 
 /** The caller's view; its tool list is filtered on first use only (a warm tools/list or search never needs it). */
-function visibleCatalog(catalog: Catalog, access: Access): VisibleCatalog {
+function visibleCatalog(catalog: Catalog, access: Access, validUntil: number): VisibleCatalog {
   let tools: readonly CatalogTool[] | undefined;
   let key: string | undefined;
   return {
     catalog,
     access,
+    validUntil,
     // Lazy, like the tools: a direct tools/call reads neither.
     get key() {
       return (key ??= visibilityKey(catalog, access));
