@@ -44,7 +44,8 @@ export interface Caller {
   catalog(): Promise<Catalog>;
   /** The caller's visible catalogue. */
   visible(): Promise<VisibleCatalog>;
-  /** A pass-through list, without the items of upstreams the caller may not reach. */
+  /** A pass-through list, without the items of upstreams the caller may not reach; `private`, with a
+   *  `ttlMs` no longer than the caller's standing, when some upstream needs scopes to reach. */
   list(method: Exclude<ListMethod, 'tools/list'>): Promise<CachedList>;
   /**
    * The upstream owning a prompt, resource or completion request, and its params in that upstream's names.
@@ -66,6 +67,10 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
     const config = runtime.config.upstreams.find((u) => u.name === name);
     return config !== undefined && mayReach(config, access);
   };
+  /** Until when the caller's standing holds (epoch ms; not known: 0). */
+  const standingUntil = (): number => (access.standing.kind === 'unverified' ? 0 : (access.standing.validUntil ?? 0));
+  // Pass-through lists vary by caller only when some upstream is reachable by scope (`scopes.required`).
+  const gated = runtime.config.upstreams.some((u) => u.scopes.required.length > 0);
   const served = () =>
     inSpan('catalog', {}, async (span) => {
       const found = await upstreams.served(onBehalfOf);
@@ -80,7 +85,14 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
     era,
     access,
     catalog: async () => (await served()).catalog,
-    list: (method) => upstreams.list(method, onBehalfOf, reachable),
+    async list(method) {
+      const list = await upstreams.list(method, onBehalfOf, reachable);
+      if (!gated) return list;
+      // Which upstreams' items are in it depends on the caller: never one to share (SEP-2549 "private"),
+      // and no fresher than the caller's standing.
+      const left = Math.floor(Math.min(Date.now() + list.ttlMs, standingUntil()) - Date.now());
+      return { ...list, cacheScope: 'private', ttlMs: Number.isSafeInteger(left) && left > 0 ? left : 0 };
+    },
     async route(method, params) {
       const route = await upstreams.route(method, params, onBehalfOf);
       if (reachable(route.upstream.client.name)) return route;
@@ -93,8 +105,7 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
     },
     async visible() {
       const { catalog, expiresAt } = await served();
-      const standing = access.standing;
-      return visibleCatalog(catalog, access, Math.min(expiresAt, standing.kind === 'unverified' ? 0 : (standing.validUntil ?? 0)));
+      return visibleCatalog(catalog, access, Math.min(expiresAt, standingUntil()));
     },
   };
   return caller;

@@ -71,7 +71,7 @@ const ttlOf = async (...args: Parameters<typeof list>) => (await list(...args)).
 let scopes: ScopeEndpoint;
 beforeAll(async () => {
   vi.useFakeTimers({ toFake: ['Date'], now: T0 });
-  scopes = await startScopeEndpoint({ reader: ['ledger:read'], writer: ['ledger:read'], late: ['ledger:read'] });
+  scopes = await startScopeEndpoint({ reader: ['ledger:read'], writer: ['ledger:read'], late: ['ledger:read'], vaulted: ['vault:read'] });
 });
 afterAll(async () => {
   vi.useRealTimers();
@@ -215,6 +215,58 @@ describe('a private tools/list of several upstreams', () => {
       expect(partly.result.ttlMs).toBe(0);
     } finally {
       gateway.upstreams.quick!.failWith(undefined);
+    }
+  });
+});
+
+describe('a pass-through resources/list', () => {
+  /** Two upstreams whose resource lists say `public` for 50 s; `vault` can be reached with `vault:read` only. */
+  const twoUpstreams = (vaultScopes: string[]) =>
+    inProcessGateway(
+      {
+        scopes: { endpoint: scopes.url, ttlMs: SCOPE_TTL_MS },
+        upstreams: [{ scopes: { failureMode: 'open' } }, { scopes: { failureMode: 'open', required: vaultScopes } }],
+      },
+      {
+        upstreams: {
+          open: inMemoryFakeUpstream({ resources: { 'memo://open': 'o' }, resourcesListHint: { ttlMs: CATALOG_TTL_MS, cacheScope: 'public' } }),
+          vault: inMemoryFakeUpstream({ resources: { 'memo://vault': 'v' }, resourcesListHint: { ttlMs: CATALOG_TTL_MS, cacheScope: 'public' } }),
+        },
+      },
+    );
+  const resources = async (gateway: InProcessGateway, credential: Record<string, string>) => {
+    const { headers, body } = rpc('modern', 1, 'resources/list');
+    delete headers['x-cpz-key'];
+    delete headers['x-cpz-secret'];
+    const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...credential }, body: JSON.stringify(body) }));
+    const message = (await response.json()) as { result: { resources: { uri: string }[]; ttlMs?: number; cacheScope?: string } };
+    return { uris: message.result.resources.map((r) => r.uri).sort(), ttlMs: message.result.ttlMs, cacheScope: message.result.cacheScope };
+  };
+
+  it("is private, and no fresher than the caller's scope entry, when which upstreams it holds depends on the caller", async () => {
+    at(100_000);
+    const gateway = twoUpstreams(['vault:read']);
+    try {
+      // `vaulted` may reach `vault`; `reader` (ledger:read alone) may not.
+      expect(await resources(gateway, key('vaulted'))).toEqual({ uris: ['memo://open', 'memo://vault'], ttlMs: SCOPE_TTL_MS, cacheScope: 'private' });
+      expect(await resources(gateway, key('reader'))).toEqual({ uris: ['memo://open'], ttlMs: SCOPE_TTL_MS, cacheScope: 'private' });
+      at(105_000);
+      expect((await resources(gateway, key('reader'))).ttlMs).toBe(SCOPE_TTL_MS - 5000);
+    } finally {
+      gateway.close();
+    }
+  });
+
+  it("keeps the upstreams' own hints when every caller sees the same list", async () => {
+    at(200_000);
+    const gateway = twoUpstreams([]);
+    try {
+      const seen = await resources(gateway, key('reader'));
+      expect(seen.uris).toEqual(['memo://open', 'memo://vault']);
+      expect(seen.cacheScope).toBe('public');
+      expect(seen.ttlMs).toBeGreaterThan(SCOPE_TTL_MS);
+    } finally {
+      gateway.close();
     }
   });
 });
