@@ -57,6 +57,12 @@ export interface PostDescription {
   readonly resourceSubscriptions: readonly string[];
   /** The request when the fast path may answer it exactly as the SDK would (fast-path.ts). */
   readonly plain?: PlainRequest;
+  /**
+   * Set when every message of the body is a JSON-RPC response (`jsonrpc`, `id`, `result` or `error`, no
+   * `method`): a 2025-era client answering requests the gateway wrote on its calls' streams
+   * (upstream/input-bridge.ts); the edge answers such a POST itself.
+   */
+  readonly responses?: readonly Record<string, unknown>[];
 }
 
 /**
@@ -92,7 +98,13 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
     resourceSubscriptions: single && isModernClaim(single) ? requestedResourceSubscriptions(single) : [],
     plain: !batch ? plainRequest(body, headers) : undefined,
+    ...(messages.length > 0 && messages.length === list.length && messages.every(isResponse) ? { responses: messages } : {}),
   };
+}
+
+/** A JSON-RPC response object (JSON-RPC 2.0 §5): its shape is checked where it is matched (InputBridge.answer). */
+function isResponse(message: Record<string, unknown>): boolean {
+  return message.jsonrpc === '2.0' && message.method === undefined && 'id' in message && ('result' in message || 'error' in message);
 }
 
 function edgeLimitBreach(body: object, limits: InputLimits): LimitBreach | undefined {

@@ -1,5 +1,6 @@
 import type { FetchLikeMcpHandler } from '@modelcontextprotocol/node';
 import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { markedAnsweredAsJson } from '../mcp/types.ts';
 
 /**
  * Wraps the SDK handler so a 2025-era POST whose Accept header does not name `text/event-stream`
@@ -17,7 +18,9 @@ export function withJsonForLegacyClients(handler: McpHttpHandler): FetchLikeMcpH
       if (!(await isLegacyRequest(request, options?.parsedBody))) return handler.fetch(request, options);
       const headers = new Headers(request.headers);
       headers.set('accept', 'application/json, text/event-stream');
-      const response = await handler.fetch(new Request(request, { headers }), options);
+      // Nothing but the response reaches such a caller: the handler must not ask it anything on the stream.
+      const authInfo = options?.authInfo && markedAnsweredAsJson(options.authInfo);
+      const response = await handler.fetch(new Request(request, { headers }), authInfo ? { ...options, authInfo } : options);
       if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) return response;
       const answers = responsesIn(await response.text());
       const out = new Headers(response.headers);

@@ -39,7 +39,9 @@ import { createCaller } from '../policy/caller.ts';
  * 400/-32700 for malformed JSON or an empty body; past the request budget, 400/-32600 for JSON that is
  * no request (a scalar, `[]`), 400/-32600 (-32602 inside params) over an input limit
  * (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool arguments are the call's to refuse:
- * tool-call.ts), 400/-32600 for a batch under a revision without batching; 503 for a call, read or prompt bound
+ * tool-call.ts), 400/-32600 for a batch under a revision without batching; a body of JSON-RPC responses
+ * (a 2025-era caller answering what the gateway asked on a call's stream) is answered here, 202 or
+ * 400/-32600 as unknown ({@link answerPostedResponses}); 503 for a call, read or prompt bound
  * for a `closed` upstream while the lookup fails ({@link closedTarget}); 400/-32020 for a 2026-07-28
  * tools/call whose `Mcp-Param-*` headers disagree with its arguments ({@link paramHeaderRejection}).
  * A 2025-era `notifications/cancelled` aborts the call it names (inflight-calls.ts) before the SDK
@@ -123,6 +125,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       refuse('invalid_request', 'batch_not_supported');
       return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${post.revision}`);
     }
+    if (post.responses) return answerPostedResponses(ctx, runtime, authenticated, post.responses);
     if (standing.kind === 'unverified') {
       for (const message of post.messages) {
         if (await closedTarget(runtime, authenticated, access, message)) {
@@ -161,6 +164,35 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     }
     return handOff(ctx, node, body, authInfoFor(authenticated));
   }
+}
+
+/**
+ * A POST of JSON-RPC responses: a 2025-era client answering the requests the gateway wrote on its calls'
+ * SSE streams (upstream/input-bridge.ts, tied back by the gateway-issued id and the credential digest).
+ * 2025-11-25 basic/transports §Sending Messages to the Server: 202 with no body when the gateway accepts
+ * them; otherwise 400 with an id-less JSON-RPC error (-32600), the same answer whether the id was never
+ * issued, was answered or given up already (timeout, the call ended), belongs to another credential, or
+ * was issued by another gateway instance. In a batch (2025-03-26) the responses that match are accepted
+ * even when another is refused.
+ */
+function answerPostedResponses(
+  ctx: Context,
+  runtime: GatewayRuntime,
+  authenticated: AuthenticatedRequest,
+  responses: readonly Record<string, unknown>[],
+): void {
+  const refused = responses.filter((response) => !runtime.inputBridge.answer(authenticated.credential.digest, response)).length;
+  if (refused === 0) {
+    ctx.respond = false;
+    ctx.res.statusCode = 202;
+    ctx.res.end();
+    return;
+  }
+  rejectAtEdge(
+    ctx,
+    'invalid_request',
+    `Invalid Request: ${refused === 1 ? 'the response answers' : `${refused} responses answer`} no request this gateway is waiting on for this credential (unknown id, already answered, or given up)`,
+  );
 }
 
 /**

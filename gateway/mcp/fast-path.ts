@@ -29,6 +29,7 @@ import type { Listing } from '../catalog/listing.ts';
 import { COMPRESS_MIN_BYTES, acceptsGzip, gzippedListingAnswer } from './listing-gzip.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
+import type { StreamWriter } from '../upstream/input-bridge.ts';
 
 /** The per-request-envelope revisions the SDK (2.4) serves; the SDK does not export its list. */
 export const MODERN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28']);
@@ -146,6 +147,8 @@ export async function answerPlainRequest(
     notify: async () => {},
     log: async () => {},
   };
+  // 2025-era: the SSE answer opens early only if an upstream asks the caller something mid-call.
+  const stream = plain.era === 'legacy' && plain.method === 'tools/call' ? lazyLegacyStream(ctx) : undefined;
   const d: DispatchContext = {
     runtime: dispatchRuntimeOf(runtime),
     surface,
@@ -153,6 +156,7 @@ export async function answerPlainRequest(
     request,
     project: projectionFor(plain.era),
     log: requestLogger(log),
+    ...(stream ? { callerStream: stream.write } : {}),
   };
   const labels = { endpoint: surface.name, era: plain.era, method: methodLabel(plain.method) };
   // The SDK's 2025 leg has sent its 200 and SSE headers before the handler runs (the access log sees 200 even if the caller leaves).
@@ -177,7 +181,8 @@ export async function answerPlainRequest(
   answered = true;
   // A caller that went away got no answer: an error, as the SDK path counts an exchange closed without one.
   countMessage(metrics, labels, aborter.signal.aborted ? 'error' : outcome);
-  if (plain.era === 'legacy') {
+  if (stream?.opened()) stream.end(sseMessageEvent(message));
+  else if (plain.era === 'legacy') {
     // The SDK's stateless 2025 leg answers every request as one SSE `message` event.
     ctx.set(LEGACY_SSE_HEADERS);
     respond(ctx, status, sseMessageEvent(message));
@@ -218,6 +223,37 @@ function respond(ctx: Context, status: number, pieces: readonly (string | Buffer
   );
   for (const piece of pieces.slice(0, -1)) res.write(piece);
   res.end(pieces.at(-1));
+}
+
+/**
+ * The 2025 leg's SSE answer, opened (200 and the SSE headers, no length) when the first server-to-client
+ * request is written on it: a 2025-era upstream's question relayed to the caller (upstream/input-bridge.ts),
+ * which the SDK's stateless leg would write on the same stream before the response. A call that asks
+ * nothing never opens it and is answered whole by {@link respond}.
+ */
+function lazyLegacyStream(ctx: Context): { write: StreamWriter; opened(): boolean; end(pieces: readonly (string | Buffer)[]): void } {
+  let opened = false;
+  const res = ctx.res;
+  return {
+    write: (message) => {
+      if (res.writableEnded || res.destroyed) return Promise.reject(new Error('the caller closed its stream'));
+      if (!opened) {
+        opened = true;
+        ctx.respond = false;
+        ctx.set(LEGACY_SSE_HEADERS);
+        res.writeHead(200);
+      }
+      return new Promise<void>((resolve, reject) =>
+        res.write(sseMessageEvent([JSON.stringify(message)]).join(''), (error) => (error ? reject(error) : resolve())),
+      );
+    },
+    opened: () => opened,
+    end: (pieces) => {
+      if (res.writableEnded || res.destroyed) return;
+      for (const piece of pieces) res.write(piece);
+      res.end();
+    },
+  };
 }
 
 function callRequest(plain: PlainRequest) {

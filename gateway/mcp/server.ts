@@ -1,4 +1,4 @@
-import type { Server, HandlerResultTypeMap, McpServerFactory, RequestTypeMap, ServerCapabilities } from '@modelcontextprotocol/server';
+import type { Server, HandlerResultTypeMap, JSONRPCRequest, McpServerFactory, RequestTypeMap, ServerCapabilities } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
 import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
@@ -12,7 +12,7 @@ import * as z from 'zod/v4';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
-import { dispatchRuntimeOf, type DispatchContext, type ProjectCallToolResult, type Surface } from './types.ts';
+import { answeredAsJson, dispatchRuntimeOf, type DispatchContext, type ProjectCallToolResult, type Surface } from './types.ts';
 import type { Logger } from '../obs/log.ts';
 import { requestLogger } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
@@ -130,17 +130,33 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     const caller = createCaller(runtime, authenticated, era);
     // The SDK codec's own projection; the fast path's mirror of it (wire.ts projectionFor) is held to it byte for byte.
     const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
+    // The stateless 2025 leg answers on the POST's SSE stream, unless the answer is collapsed to JSON (legacy-json.ts).
+    const streamed = era === 'legacy' && !answeredAsJson(authInfo);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
-      if (SERVED[method](capabilities, era)) register(server, method, { runtime: arms, surface, caller, project }, runtime.log);
+      if (SERVED[method](capabilities, era)) register(server, method, { runtime: arms, surface, caller, project }, runtime.log, streamed);
     }
     for (const method of taskMethodsServed(capabilities, era)) registerTaskMethod(server, method, { runtime: arms, surface, caller, project }, runtime.log);
     return server;
   };
 }
 
-function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger): void {
+function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger, streamed: boolean): void {
   // mcp_requests_total is counted for every message by the MeteredServer, not here.
-  server.setRequestHandler(method, (request, ctx) => dispatch(method, request, { ...base, request: ctx.mcpReq, log: requestLogger(log) }));
+  server.setRequestHandler(method, (request, ctx) =>
+    dispatch(method, request, {
+      ...base,
+      request: ctx.mcpReq,
+      log: requestLogger(log),
+      // A request related to this one goes on this request's own SSE stream (the transport's relatedRequestId routing).
+      ...(streamed ? { callerStream: (message) => onStream(server, message, ctx.mcpReq.id) } : {}),
+    }),
+  );
+}
+
+/** Writes a server-to-client request on the stream of request `id` of this exchange; rejects once the exchange is gone. */
+async function onStream(server: Server, message: JSONRPCRequest, id: string | number): Promise<void> {
+  if (!server.transport) throw new Error('the exchange is closed');
+  await server.transport.send(message, { relatedRequestId: id });
 }
 
 /**

@@ -5,6 +5,7 @@ import type { Listing } from '../catalog/listing.ts';
 import type { Logger } from '../obs/log.ts';
 import type { Caller, VisibleCatalog } from '../policy/caller.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
+import type { StreamWriter } from '../upstream/input-bridge.ts';
 
 /** What a tools/call answers: a result, or (2026-07-28) a request for input the caller must fulfil and retry. */
 export type ToolCallAnswer = CallToolResult | InputRequiredResult;
@@ -70,6 +71,13 @@ export interface DispatchContext {
   readonly request: RequestView;
   readonly project: ProjectCallToolResult;
   readonly log: Logger;
+  /**
+   * A 2025-era request answered on an SSE stream the caller reads: writes a server-to-client request on
+   * it (a 2025-era upstream's question during the call, upstream/input-bridge.ts). The SDK path writes
+   * through its transport, the fast path opens its stream when first asked; absent for 2026-07-28
+   * requests and answers collapsed to JSON (http/legacy-json.ts).
+   */
+  readonly callerStream?: StreamWriter;
 }
 
 /** The minimal view of a JSON-RPC message the edge has parsed. */
@@ -103,4 +111,20 @@ export interface Surface {
    * caller may know its definition: its `x-mcp-header` arguments are then checked at the edge (SEP-2243).
    */
   advertises(tool: CatalogTool, config: GatewayConfig): boolean;
+}
+
+const ANSWERED_AS_JSON = 'answeredAsJson';
+
+/**
+ * `authInfo` marked as that of an exchange answered with JSON (http/legacy-json.ts collapses a 2025-era
+ * SSE answer to its response), so nothing but the response reaches the caller: the handler must not
+ * ask it anything on the stream ({@link answeredAsJson}). Carried in the SDK's pass-through `extra`.
+ */
+export function markedAnsweredAsJson<T extends { extra?: Record<string, unknown> }>(authInfo: T): T {
+  return { ...authInfo, extra: { ...authInfo.extra, [ANSWERED_AS_JSON]: true } };
+}
+
+/** Whether {@link markedAnsweredAsJson} marked `authInfo`. */
+export function answeredAsJson(authInfo: { extra?: Record<string, unknown> } | undefined): boolean {
+  return authInfo?.extra?.[ANSWERED_AS_JSON] === true;
 }

@@ -5,7 +5,7 @@ import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { ForwardMethod, ForwardOptions, UpstreamClient, UpstreamInfo } from './client.ts';
-import type { InputBridge, UpstreamInputRequest } from './input-bridge.ts';
+import type { InputBridge, StreamWriter, UpstreamInputRequest } from './input-bridge.ts';
 import { translateUpstreamError, type InputRequired, type TranslationContext } from '../mcp/error-translation.ts';
 import { upstreamSpan } from '../obs/tracing.ts';
 import { TASKS_EXTENSION } from '../catalog/extensions.ts';
@@ -31,6 +31,12 @@ export interface ForwardingContext {
   readonly request: RequestView;
   readonly caller: { readonly era: 'modern' | 'legacy'; readonly onBehalfOf: OnBehalfOf & { readonly credential?: { readonly digest: string } } };
   readonly runtime: { readonly inflightCalls: InflightCalls; readonly inputBridge: InputBridge };
+  /**
+   * Writes a server-to-client request on the caller's own response stream: a 2025-era caller whose
+   * answer is an SSE stream it reads (2025-11-25 basic/transports). Absent otherwise (2026-07-28, or an
+   * answer collapsed to JSON): an upstream's question is then refused to it (-32601).
+   */
+  readonly callerStream?: StreamWriter;
 }
 
 /**
@@ -46,7 +52,9 @@ export interface ForwardingContext {
  * - trace context: with tracing on, the request runs in a CLIENT span whose W3C context goes in `_meta`
  *   (`traceparent`, `tracestate`) and, through the transport's fetch, in the HTTP headers (obs/tracing.ts);
  *   with tracing off the caller's own `_meta` trace keys pass unchanged.
- * An `input_required` answer comes back as it is, for the caller to fulfil and retry.
+ * An `input_required` answer comes back as it is, for the caller to fulfil and retry. A 2025-era
+ * upstream's own requests during the call are asked of the caller: in band (2026-07-28, {@link bridged})
+ * or on the caller's stream (2025, {@link streamed}); both in input-bridge.ts.
  * @throws whatever the upstream client threw: {@link forwardError} turns it into the caller's error,
  *   the tools/call path turns a failure to reach the upstream into an isError result instead.
  */
@@ -94,8 +102,15 @@ export async function forward(
           : error;
       });
     if (bridged(d, info, method)) return bridgedForward(d, (ask, signal) => send({ signal, oninputrequest: ask }, {}));
-    const result = await send({}, mrtr);
-    return relayedResult(result, d.caller.era);
+    const relay = streamed(d, info, method)
+      ? d.runtime.inputBridge.relayOnStream(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', d.callerStream!, client.config.timeoutMs)
+      : undefined;
+    try {
+      const result = await send(relay ? { oninputrequest: relay.ask } : {}, mrtr);
+      return relayedResult(result, d.caller.era);
+    } finally {
+      relay?.close('the call is over');
+    }
   } finally {
     tracked?.release();
   }
@@ -108,7 +123,21 @@ export async function forward(
  * whose result may ask for input.
  */
 function bridged(d: ForwardingContext, info: UpstreamInfo, method: ForwardMethod): boolean {
-  return d.caller.era === 'modern' && info.era === 'legacy' && info.sessionful && INPUT_REQUIRED_METHODS.has(method);
+  return d.caller.era === 'modern' && asksCallers(info, method);
+}
+
+/**
+ * Whether a forward relays the upstream's questions on the caller's own stream (input-bridge.ts
+ * relayOnStream): a 2025-era caller reading an SSE answer ({@link ForwardingContext.callerStream}), and
+ * the same upstreams and methods as {@link bridged}.
+ */
+function streamed(d: ForwardingContext, info: UpstreamInfo, method: ForwardMethod): boolean {
+  return d.caller.era === 'legacy' && d.callerStream !== undefined && asksCallers(info, method);
+}
+
+/** A 2025-era upstream whose own requests during `method` can be answered: sessionful HTTP (see {@link bridged}). */
+function asksCallers(info: UpstreamInfo, method: ForwardMethod): boolean {
+  return info.era === 'legacy' && info.sessionful && INPUT_REQUIRED_METHODS.has(method);
 }
 
 /**

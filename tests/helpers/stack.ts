@@ -113,13 +113,14 @@ const CONFORMANCE_CONFIG = fileURLToPath(new URL('../../config/conformance.yaml'
  * The gateway exactly as config/conformance.yaml sets it up (one upstream, no scope endpoint, any
  * credential accepted and forwarded), in front of `upstreamUrl`, on a free loopback port. The
  * environment is ignored so a developer's GATEWAY_* variables cannot change what the tests see.
+ * `upstream`: overrides of that one upstream's settings (e.g. `timeoutMs`).
  */
-export function startGatewayOver(upstreamUrl: string) {
+export function startGatewayOver(upstreamUrl: string, upstream: DeepPartial<GatewayConfig['upstreams'][number]> = {}) {
   return startGateway(
     loadConfig({
       path: CONFORMANCE_CONFIG,
       env: {},
-      overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: upstreamUrl }], log: { level: 'silent' } },
+      overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ ...upstream, url: upstreamUrl }], log: { level: 'silent' } },
     }),
   );
 }
