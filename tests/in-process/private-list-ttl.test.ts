@@ -229,8 +229,8 @@ describe('a pass-through resources/list', () => {
       },
       {
         upstreams: {
-          open: inMemoryFakeUpstream({ resources: { 'memo://open': 'o' }, resourcesListHint: { ttlMs: CATALOG_TTL_MS, cacheScope: 'public' } }),
-          vault: inMemoryFakeUpstream({ resources: { 'memo://vault': 'v' }, resourcesListHint: { ttlMs: CATALOG_TTL_MS, cacheScope: 'public' } }),
+          open: inMemoryFakeUpstream({ tools: [], resources: { 'memo://open': 'o' }, resourcesListHint: { ttlMs: CATALOG_TTL_MS, cacheScope: 'public' } }),
+          vault: inMemoryFakeUpstream({ tools: [], resources: { 'memo://vault': 'v' }, resourcesListHint: { ttlMs: CATALOG_TTL_MS, cacheScope: 'public' } }),
         },
       },
     );
