@@ -135,12 +135,14 @@ const answerPost = (id: unknown, result: Record<string, unknown>, key: Record<st
 describe('a 2025-era upstream asking mid-call, a 2025-era caller answering on the call stream', () => {
   // A plain tools/call takes the fast path (fast-path.ts); a progress token takes the SDK path (mcp/server.ts).
   describe.each([
-    ['the fast path', undefined],
-    ['the SDK path', { onprogress: () => {} }],
-  ])('through %s', (_path, options) => {
+    ['the fast path', '/mcp', undefined],
+    ['the SDK path', '/mcp', { onprogress: () => {} }],
+    // config/conformance.yaml lists no anchors and the fixture's tools are not read-only: /mcp/compact offers them directly.
+    ['the fast path', '/mcp/compact', undefined],
+  ])('through %s on %s', (_path, endpoint, options) => {
     it('relays elicitation, sampling and roots as requests with gateway-issued ids; the one upstream call finishes with the answers', async () => {
       const seen: Seen[] = [];
-      const client = await legacyClient(ALL, seen);
+      const client = await legacyClient(ALL, seen, undefined, `${gateway.url}${endpoint}`);
       const before = upstream.answers.length;
       try {
         expect(text(await client.callTool({ name: 'ask_name', arguments: {} }, undefined, options))).toBe('hello Ada');
