@@ -151,7 +151,10 @@ export async function answerPlainRequest(
     caller: createCaller(runtime, authenticated, plain.era),
     request,
     project: projectionFor(plain.era),
-    log: requestLogger(log),
+    // Looked up when something is logged: most calls log nothing.
+    get log() {
+      return requestLogger(log);
+    },
   };
   const labels = { endpoint: surface.name, era: plain.era, method: methodLabel(plain.method) };
   // The SDK's 2025 leg has sent its 200 and SSE headers before the handler runs (the access log sees 200 even if the caller leaves).
