@@ -131,12 +131,16 @@ export async function answerPlainRequest(
   const { metrics, log } = runtime;
   const aborter = new AbortController();
   let answered = false;
+  let callerLeft = false;
   ctx.res.once('close', () => {
-    if (!answered) aborter.abort(new Error('the caller closed the connection'));
+    if (answered) return;
+    callerLeft = true;
+    aborter.abort(new Error('the caller closed the connection'));
   });
   const request: RequestView = {
     id: plain.id,
     signal: aborter.signal,
+    abort: (reason) => aborter.abort(reason),
     _meta: plain.envelope as RequestView['_meta'],
     envelope: plain.envelope as RequestView['envelope'],
     inputResponses: undefined,
@@ -177,7 +181,7 @@ export async function answerPlainRequest(
   }
   answered = true;
   // A caller that went away got no answer: an error, as the SDK path counts an exchange closed without one.
-  countMessage(metrics, labels, aborter.signal.aborted ? 'error' : outcome);
+  countMessage(metrics, labels, callerLeft ? 'error' : outcome);
   if (plain.era === 'legacy') {
     // The SDK's stateless 2025 leg answers every request as one SSE `message` event.
     ctx.set(LEGACY_SSE_HEADERS);
