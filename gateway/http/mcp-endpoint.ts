@@ -200,7 +200,7 @@ function startRequestTrace(runtime: GatewayRuntime, surface: Surface, ctx: Conte
     protocolVersion: post.revision || (typeof claim === 'string' ? claim : undefined),
     sessionId: ctx.get('mcp-session-id') || undefined,
   });
-  ctx.res.once('close', () => trace.end({ httpStatus: ctx.res.statusCode }));
+  if (runtime.tracing.enabled) ctx.res.once('close', () => trace.end({ httpStatus: ctx.res.statusCode }));
   return trace;
 }
 

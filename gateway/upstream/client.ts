@@ -307,8 +307,8 @@ export class UpstreamClient {
   }
 
   /** Forwards one per-request method with `options.credential` and `options.requestId` (none: sent for nobody). */
-  async forward(method: ForwardMethod, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> {
-    return (await this.send(method, params, options)) as Record<string, unknown>;
+  forward(method: ForwardMethod, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> {
+    return this.send(method, params, options) as Promise<Record<string, unknown>>;
   }
 
   /** Closes the connection (a stdio upstream's process is ended: stdin closed, then SIGTERM, then SIGKILL). */

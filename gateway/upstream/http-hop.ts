@@ -125,10 +125,11 @@ export class HttpHop {
   }
 
   /** Sends one request and resolves with its result. @throws as described on the class. */
-  async request(session: HopSession, method: string, params: Record<string, unknown>, call: HopCall): Promise<Record<string, unknown>> {
-    if (this.closed) throw new SdkError(SdkErrorCode.NotConnected, 'Not connected');
+  request(session: HopSession, method: string, params: Record<string, unknown>, call: HopCall): Promise<Record<string, unknown>> {
+    if (this.closed) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
     // Given up before it was sent: nothing to cancel upstream.
-    if (call.signal?.aborted) throw new SdkError(SdkErrorCode.RequestTimeout, `AbortError: ${describeReason(call.signal.reason)}`, { timeout: call.timeoutMs });
+    if (call.signal?.aborted)
+      return Promise.reject(new SdkError(SdkErrorCode.RequestTimeout, `AbortError: ${describeReason(call.signal.reason)}`, { timeout: call.timeoutMs }));
     const id = this.nextId++;
     const modern = session.era === 'modern';
     const meta = wireMeta(session, params._meta as Record<string, unknown> | undefined, call.onprogress ? id : undefined);
