@@ -6,6 +6,7 @@
  * descheduled on a busy machine (`writev`) is inflated. `npx tsx bench/profile-call.ts [legacy|modern|compact] [seconds]`
  * (TOP=<n> frames).
  */
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { DEMO_KEYS } from './expected-catalogues.ts';
 import { runLoad } from './load.ts';
@@ -80,7 +81,10 @@ async function main(): Promise<void> {
     const backends = await startServiceProcess({ reference: true }, { name: 'reference' });
     processes.push(backends);
     const { upstream, platform } = backends.urls;
-    const gw = await startServiceProcess({ gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') }, { name: 'gateway-profile', cpuProfile: true });
+    const gw = await startServiceProcess(
+      { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') },
+      { name: 'gateway-profile', cpuProfile: process.env.BENCH_STRACE !== '1' },
+    );
     processes.push(gw);
     await waitReady(gw.urls.gateway!);
     const g = gw.urls.gateway!;
@@ -93,17 +97,32 @@ async function main(): Promise<void> {
         : rpcCall(scenario, `${g}/mcp`, DEMO_KEYS.full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } });
     const check = (body: string) => body.includes('"result"') && !body.includes('"isError":true');
     await runLoad(call, { connections: 8, amount: 10_000, check });
+    // BENCH_STRACE=1: the gateway's system calls over the loaded run, counted (strace -c), instead of a profile.
+    const strace = process.env.BENCH_STRACE === '1' ? spawn('strace', ['-c', '-f', '-p', String(gw.pid)], { stdio: ['ignore', 'ignore', 'pipe'] }) : undefined;
+    const straced =
+      strace &&
+      new Promise<string>((resolve) => {
+        let out = '';
+        strace.stderr!.on('data', (chunk: Buffer) => (out += chunk));
+        strace.once('close', () => resolve(out));
+      });
+    if (strace) await new Promise((resolve) => setTimeout(resolve, 500));
     const before = await gw.cpuMs();
     const loadStart = performance.now();
     const loaded = await runLoad(call, { connections: 8, seconds, check });
     const loadEnd = performance.now();
     const after = await gw.cpuMs();
+    if (strace) {
+      strace.kill('SIGINT');
+      console.log(`${loaded.requests} calls; strace -c:\n${await straced}`);
+    }
     console.log(
       `${scenario}: ${loaded.reqPerSec.toFixed(0)} req/s, mismatches ${loaded.mismatches}, CPU ${((after - before) / loaded.requests).toFixed(3)} ms/call`,
     );
     await gw.stop();
     const exited = performance.now();
-    const file = gw.profilePath!;
+    const file = gw.profilePath;
+    if (!file) return;
     // The loaded run's window, counted back from the profile's end (written at exit).
     const window = { fromEndUs: (exited - loadStart) * 1000, toEndUs: (exited - loadEnd) * 1000 };
     console.log(loadedProfile(file, window, loaded.requests, Number(process.env.TOP ?? 60)));
