@@ -279,6 +279,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   private data: string[] = [];
   private answered = false;
   private ended = false;
+  /** Gives up a response stream the upstream keeps open after the answer (see {@link dispatch}). */
+  private grace?: NodeJS.Timeout;
 
   constructor(
     private readonly hop: HttpHop,
@@ -354,12 +356,14 @@ class Exchange implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     this.ended = true;
+    clearTimeout(this.grace);
     if (this.mode === 'json' || this.mode === 'error') this.finish(...this.answer());
     else if (this.mode === 'sse') this.endStream();
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     this.ended = true;
+    clearTimeout(this.grace);
     if (this.mode === 'sse') this.broken(error);
     // An error answer whose body broke: the status is the answer.
     else if (this.mode === 'error') this.finish(httpError(this.statusCode, undefined, this.id));
@@ -441,9 +445,10 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.finish(...settled(message, this.session, this.call));
     // The server SHOULD close the stream after the response (2025-11-25 basic/transports §Sending
     // Messages to the Server); one that does not would hold this pooled socket for good.
-    setTimeout(() => {
-      if (!this.ended) this.controller?.abort(new Error('the upstream kept the response stream open after the answer'));
-    }, STREAM_GRACE_MS).unref();
+    if (!this.ended)
+      this.grace = setTimeout(() => {
+        if (!this.ended) this.controller?.abort(new Error('the upstream kept the response stream open after the answer'));
+      }, STREAM_GRACE_MS).unref();
   }
 }
 
