@@ -277,7 +277,8 @@ async function sdkListTools(url: string, size: number): Promise<number> {
     const times: number[] = [];
     for (let i = 0; i <= 5; i++) {
       const started = performance.now();
-      const { tools } = await client.listTools();
+      // Past the client's response cache: a private list now carries a ttlMs (SEP-2549), which the client honours.
+      const { tools } = await client.listTools(undefined, { cacheMode: 'bypass' });
       if (tools.length !== size) throw new Error(`SDK listTools at ${size}: got ${tools.length} tools`);
       if (i > 0) times.push(performance.now() - started);
     }

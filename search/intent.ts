@@ -37,14 +37,22 @@ export function toolClass(tool: SearchableTool): number {
   return 0;
 }
 
+const plain = (w: string): boolean => !/[._-]/.test(w);
+
+/** The first term of `text` that is not a compound, reading a long text's opening words first: no word
+ *  spans a space, so those are the text's own first words (a description is read whole only when its
+ *  opening holds compounds alone). */
+function firstPlainWord(text: string): string | undefined {
+  const cut = text.length > 200 ? text.lastIndexOf(' ', 200) : -1;
+  return (cut > 0 ? splitWords(text.slice(0, cut)).find(plain) : undefined) ?? splitWords(text).find(plain);
+}
+
 /** Lead words of a tool: the first term of its own name, title and description, and its one-word keywords. */
 function leadTerms(tool: SearchableTool, stem: boolean): string[] {
   const own = tool.upstreamName ?? tool.name;
   // One-word keywords only ("buy", "unsubscribe"): a phrase's first word is as often a noun ("shares held").
   const keywords = Array.isArray(tool.keywords) ? tool.keywords.filter((k) => typeof k === 'string' && !/\s/.test(k.trim())) : [];
-  const firsts = [own, tool.title, tool.description, ...keywords].map((text) =>
-    typeof text === 'string' ? splitWords(text).find((w) => !/[._-]/.test(w)) : undefined,
-  );
+  const firsts = [own, tool.title, tool.description, ...keywords].map((text) => (typeof text === 'string' ? firstPlainWord(text) : undefined));
   return [
     ...new Set(
       firsts

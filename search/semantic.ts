@@ -156,14 +156,19 @@ export function* lsaSteps(index: PostingSource, fieldWeights: readonly number[],
   const k = Math.max(1, Math.min(opts.dims, V, n));
   const basis = V > 0 ? yield* termBasis({ rows: perDoc, cols, vals }, n, V, k, opts) : new Float32Array(0);
   const vectors = new Float32Array(n * k);
+  // Each row summed in doubles, then stored once: a Float32Array read and written per term costs two
+  // conversions per multiply-add (the fold-in is most of the arm's build).
+  const sum = new Float64Array(k);
   for (let i = 0; i < n; i += 1) {
     if (i % STEP_ROWS === STEP_ROWS - 1) yield;
-    const out = i * k;
+    sum.fill(0);
     for (let j = perDoc[i]; j < perDoc[i + 1]; j += 1) {
       const a = vals[j];
       const row = cols[j] * k;
-      for (let d = 0; d < k; d += 1) vectors[out + d] += a * basis[row + d];
+      for (let d = 0; d < k; d += 1) sum[d] += a * basis[row + d];
     }
+    const out = i * k;
+    for (let d = 0; d < k; d += 1) vectors[out + d] = sum[d];
     normalise(vectors, out, k);
   }
   // A query term's share of the query's vector: its rarity, along its direction in the kept space (with

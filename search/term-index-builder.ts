@@ -5,7 +5,7 @@
  * allocates per term and per tool, not per posting.
  */
 import { TermIndex, type TermEntry } from './term-index.ts';
-import { forEachWord, identifierParts } from './tokenize.ts';
+import { forEachWordSpan, identifierParts } from './tokenize.ts';
 
 /** BM25+ parameters (minisearch's names): term-frequency saturation k, length normalisation b, floor d. */
 export type Bm25Params = { k: number; b: number; d: number };
@@ -74,6 +74,56 @@ export class Int32List {
   }
 }
 
+/**
+ * Values by word, looked up by the word's span in a larger string, so that a word met again costs no new
+ * string (a catalogue's text is millions of words over a vocabulary of thousands; a Map needs the word cut
+ * out and hashed, and that was the build's largest single cost). Open addressing over FNV-1a hashes, at
+ * most half full.
+ */
+export class SpanTable<T> {
+  private slots = new Int32Array(1 << 12).fill(-1);
+  private readonly hashes: number[] = [];
+  private readonly keys: string[] = [];
+  private readonly values: T[] = [];
+
+  /** @param make - the value of a word met for the first time */
+  constructor(private readonly make: (word: string) => T) {}
+
+  /** The value of `source.slice(start, end)`, made when that word is new. */
+  get(source: string, start: number, end: number): T {
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i += 1) h = Math.imul(h ^ source.charCodeAt(i), 16777619);
+    const mask = this.slots.length - 1;
+    let at = h & mask;
+    for (let id = this.slots[at]; id >= 0; id = this.slots[at]) {
+      if (this.hashes[id] === h) {
+        const key = this.keys[id];
+        if (key.length === end - start && source.startsWith(key, start)) return this.values[id];
+      }
+      at = (at + 1) & mask;
+    }
+    const word = source.slice(start, end);
+    const value = this.make(word);
+    this.slots[at] = this.keys.length;
+    this.keys.push(word);
+    this.hashes.push(h);
+    this.values.push(value);
+    if (2 * this.keys.length > this.slots.length) this.grow();
+    return value;
+  }
+
+  private grow(): void {
+    const slots = new Int32Array(2 * this.slots.length).fill(-1);
+    const mask = slots.length - 1;
+    this.hashes.forEach((h, id) => {
+      let at = h & mask;
+      while (slots[at] >= 0) at = (at + 1) & mask;
+      slots[at] = id;
+    });
+    this.slots = slots;
+  }
+}
+
 /** Adds tools to an index under construction, in tool order, field by field. */
 export class TermIndexBuilder {
   /** This build's terms in the order first met (the packed index and its radix tree keep that order),
@@ -85,7 +135,7 @@ export class TermIndexBuilder {
   private readonly termAt = new Int32List(1024);
   /** Token -> its term; per word, its tokens: the same words recur across a whole catalogue. */
   private readonly tokens = new Map<string, Token>();
-  private readonly words = new Map<string, Token[]>();
+  private readonly words = new SpanTable<Token[]>((word) => identifierParts(word).map((part) => this.token(part)));
   /** Every tool's terms (this build's numbers) and their counts, tool after tool, field after field;
    *  where each tool's field ends in them, at [tool * F + f]; how many tools hold each term in each
    *  field, at [term * F + f]. */
@@ -102,9 +152,9 @@ export class TermIndexBuilder {
   private length = 0;
   private fieldTerms: number[] = [];
   private fieldCounts: number[] = [];
-  private readonly onWord = (word: string, cjk: boolean): void => {
-    if (cjk) this.count(this.token(word));
-    else for (const token of this.wordTokens(word)) this.count(token);
+  private readonly onWord = (source: string, start: number, end: number, cjk: boolean): void => {
+    if (cjk) this.count(this.token(source));
+    else for (const token of this.words.get(source, start, end)) this.count(token);
   };
 
   /**
@@ -153,9 +203,21 @@ export class TermIndexBuilder {
     this.fieldTerms = terms;
     this.fieldCounts = counts;
     for (let f = 0; f < F; f += 1) {
+      const text = fields[f] ?? '';
+      // A field with an earlier field's text has its terms (a one-paragraph description is its own summary).
+      const same = text.length > 0 ? fields.indexOf(text) : -1;
+      if (same >= 0 && same < f) {
+        for (let i = same === 0 ? 0 : ends[same - 1]; i < ends[same]; i += 1) {
+          terms.push(terms[i]);
+          counts.push(counts[i]);
+        }
+        lengths.push(lengths[same]);
+        ends.push(terms.length);
+        continue;
+      }
       this.length = 0;
       this.stamp += 1;
-      forEachWord(fields[f] ?? '', this.onWord);
+      forEachWordSpan(text, this.onWord);
       lengths.push(this.length);
       ends.push(terms.length);
     }
@@ -271,15 +333,6 @@ export class TermIndexBuilder {
       this.tokens.set(text, token);
     }
     return token;
-  }
-
-  private wordTokens(word: string): Token[] {
-    let tokens = this.words.get(word);
-    if (tokens === undefined) {
-      tokens = identifierParts(word).map((part) => this.token(part));
-      this.words.set(word, tokens);
-    }
-    return tokens;
   }
 
   /** Counts one token of the field being analysed: in the field's length when first met in it, and for

@@ -83,6 +83,8 @@ export function documentIndexer(
   const mentions: (Mentions | undefined)[] = [];
   const unglossed = new Set<number>();
   let readUnglossed = false;
+  const summarised = hasSummary(t) || t.repeats.summary > 0;
+  const order = indexedFields(t);
 
   /** Whether an earlier document still reads its tool right: its mentions resolve as they did. */
   function stillRight(m: Mentions | undefined): boolean {
@@ -93,9 +95,8 @@ export function documentIndexer(
   function read(tool: SearchableTool): { analysed: AnalysedTool; params: string[]; mentions?: Mentions } {
     const schema = schemaText(tool.inputSchema);
     const found: Mentions | undefined = names ? { stripped: [], kept: [] } : undefined;
-    const fields: Record<WeightedField, string> = { ...toolFields(tool, names, schema, found), summary: '' };
-    const summarised = hasSummary(t) || t.repeats.summary > 0;
-    if (summarised) fields.summary = summaryOf(fields.description);
+    const fields = toolFields(tool, names, schema, found) as Record<WeightedField, string>;
+    fields.summary = summarised ? summaryOf(fields.description) : '';
     readUnglossed = false;
     if (t.gloss) {
       // Chinese text also indexes as its English glosses (search/gloss.ts), in the same field.
@@ -116,7 +117,7 @@ export function documentIndexer(
     const texts =
       t.fields === 'bm25f'
         ? [WITH_SUMMARY.flatMap((f) => Array<string>(Math.max(0, Math.round(t.repeats[f]))).fill(fields[f])).join('\n')]
-        : indexedFields(t).map((f) => fields[f as WeightedField]);
+        : order.map((f) => fields[f as WeightedField]);
     const hasMentions = found !== undefined && found.stripped.length + found.kept.length > 0;
     return { analysed: builder.analyse(texts), params: schema.params, ...(hasMentions ? { mentions: found } : {}) };
   }

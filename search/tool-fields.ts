@@ -1,7 +1,7 @@
 /**
  * The searchable text of one tool, field by field: what the index (and the bench's BM25 baseline) reads.
  */
-import { isAscii } from './tokenize.ts';
+import { wordSpans } from './tokenize.ts';
 
 /** A tool as the index takes it: a tools/list entry plus where it comes from. */
 export type SearchableTool = {
@@ -59,6 +59,7 @@ export function summaryOf(description: string): string {
 /** Schema keywords whose values are sub-schemas (objects or arrays of them). `properties` is handled apart
  *  because its keys are the parameter names. */
 const SUBSCHEMA_KEYS = ['items', 'prefixItems', 'additionalProperties', 'anyOf', 'oneOf', 'allOf', 'not', 'then', 'else', 'if'];
+const SUBSCHEMA_ORDER = new Map(SUBSCHEMA_KEYS.map((key, i) => [key, i]));
 /** Deep enough for real tool schemas; stops pathological ones from costing more than they are worth. */
 const MAX_DEPTH = 8;
 
@@ -82,8 +83,15 @@ function collectSchema(schema: unknown, out: Collected, depth: number): void {
       collectSchema(sub, out, depth + 1);
     }
   }
-  for (const key of SUBSCHEMA_KEYS) {
-    const sub = schema[key];
+  // The sub-schemas present, in SUBSCHEMA_KEYS order: most schemas have two or three keys, so reading
+  // those beats looking up all ten keywords in each.
+  let subs: unknown[] | undefined;
+  for (const key in schema) {
+    const at = SUBSCHEMA_ORDER.get(key);
+    if (at !== undefined) (subs ??= [])[at] = schema[key];
+  }
+  if (subs === undefined) return;
+  for (const sub of subs) {
     if (Array.isArray(sub)) for (const s of sub) collectSchema(s, out, depth + 1);
     else collectSchema(sub, out, depth + 1);
   }
@@ -101,17 +109,6 @@ function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
 }
 
-/** Identifier-like words (tool names are: `list_overlays`, `get-tickets`, `getStories`). */
-const IDENTIFIER = /[\p{L}\p{N}]+(?:[._-][\p{L}\p{N}]+)*/gu;
-const COMPOUND = /[._-]|\p{Ll}\p{Lu}/u;
-/**
- * In ASCII text, the `IDENTIFIER`s that are `COMPOUND`, and only those: a run joined at least once, or
- * one with a lower-case letter followed by a capital. A match starts where its identifier starts (the
- * leading runs absorb any prefix) and ends where it ends (greedy), so the spans are `IDENTIFIER`'s; the
- * regex engine skips every plain word without a match object (most of a description).
- */
-const ASCII_COMPOUND_IDENTIFIER = /[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)+|[A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*(?:[._-][A-Za-z0-9]+)*/g;
-
 /** The compound identifiers (other than the tool's own name) that mention stripping looked up: those it
  *  found in the catalogue's names and left out, and the others. The text stays right for another set of
  *  names while exactly the `stripped` ones are in it. */
@@ -126,19 +123,20 @@ export type Mentions = { stripped: string[]; kept: string[] };
 export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>, self: string, mentions?: Mentions): string {
   if (toolNames.size === 0 || text === '') return text;
   // Only compound names: a one-word tool name ("search", "fetch") is also an ordinary word.
-  const compounds = isAscii(text) ? text.matchAll(ASCII_COMPOUND_IDENTIFIER) : [...text.matchAll(IDENTIFIER)].filter((m) => COMPOUND.test(m[0]));
+  const spans: number[] = [];
+  wordSpans(text, spans, false, true);
   let kept = '';
   let from = 0;
-  for (const m of compounds) {
-    const word = m[0];
+  for (let k = 0; k < spans.length; k += 2) {
+    const word = text.slice(spans[k], spans[k + 1]);
     if (word === self) continue;
     if (!toolNames.has(word)) {
       mentions?.kept.push(word);
       continue;
     }
     mentions?.stripped.push(word);
-    kept += `${text.slice(from, m.index)} `;
-    from = m.index + word.length;
+    kept += `${text.slice(from, spans[k])} `;
+    from = spans[k + 1];
   }
   return from === 0 ? text : kept + text.slice(from);
 }

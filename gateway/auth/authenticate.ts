@@ -7,9 +7,13 @@ import type { BearerOutcome } from './oauth/credential.ts';
 
 /**
  * What one credential source says about a credential: its scopes; that it cannot tell right now (the
- * lookup failed: each upstream's failure mode decides); or an authoritative no.
+ * lookup failed: each upstream's failure mode decides); or an authoritative no. `validUntil` (epoch ms)
+ * as on scope-cache.ts `ScopeResult`: when the answer stops holding (`Infinity`: never; absent: not known).
  */
-export type SourceVerdict = { kind: 'scopes'; scopes: readonly string[] } | { kind: 'unknown'; reason: UnknownReason } | { kind: 'unauthorized' };
+export type SourceVerdict =
+  | { kind: 'scopes'; scopes: readonly string[]; validUntil?: number }
+  | { kind: 'unknown'; reason: UnknownReason; validUntil?: number }
+  | { kind: 'unauthorized' };
 
 /**
  * A pluggable credential source (config API keys, the scope endpoint, later OAuth access tokens).
@@ -28,8 +32,15 @@ export interface CredentialSource {
  *   receives the caller's credential decides; one that does not treats the caller as anonymous);
  * - `unverified`: the lookup failed (timeout, 5xx, no scopes field): `open` upstreams serve as if
  *   unchecked, `closed` ones refuse with 503 (upstreams[].scopes.failureMode).
+ * `validUntil` (epoch ms): until when the standing holds: the scope entry's expiry (scope-cache.ts), an
+ * OAuth token's `exp`, whichever is sooner; `Infinity` when nothing at the edge expires it (config API
+ * keys, anonymous, no scope source: only a configuration reload changes those); absent when not known
+ * (never on `unverified`: unknown scopes are the opposite of a standing that holds).
  */
-export type Standing = { kind: 'scopes'; scopes: readonly string[] } | { kind: 'unchecked' } | { kind: 'unverified'; reason: UnknownReason };
+export type Standing =
+  | { kind: 'scopes'; scopes: readonly string[]; validUntil?: number }
+  | { kind: 'unchecked'; validUntil?: number }
+  | { kind: 'unverified'; reason: UnknownReason };
 
 /** The outcome of {@link Authenticator.authenticate} for one HTTP request. */
 export type Authentication =
@@ -74,7 +85,7 @@ export class Authenticator {
     let credential = extractCredential(headers, credentials, this.key);
     if (!credential) {
       return this.config.anonymous
-        ? { kind: 'authenticated', credential: ANONYMOUS, standing: { kind: 'scopes', scopes: [] }, source: 'anonymous' }
+        ? { kind: 'authenticated', credential: ANONYMOUS, standing: { kind: 'scopes', scopes: [], validUntil: Infinity }, source: 'anonymous' }
         : { kind: 'invalid', reason: 'missing' };
     }
     if (exchange && credential.headers.authorization) {
@@ -83,10 +94,13 @@ export class Authenticator {
       if (outcome.kind === 'credential') credential = outcome.credential;
     }
     // An external identity provider's token carries the scopes themselves: no source is asked.
-    if (credential.granted?.replacesLookup)
-      return { kind: 'authenticated', credential, standing: { kind: 'scopes', scopes: credential.granted.scopes }, source: 'oauth' };
+    const granted = credential.granted;
+    if (granted?.replacesLookup)
+      return { kind: 'authenticated', credential, standing: { kind: 'scopes', scopes: granted.scopes, ...validity(granted.expiresAt) }, source: 'oauth' };
     if (this.sources.length === 0) {
-      const standing: Standing = credential.granted ? { kind: 'scopes', scopes: credential.granted.scopes } : { kind: 'unchecked' };
+      const standing: Standing = granted
+        ? { kind: 'scopes', scopes: granted.scopes, ...validity(granted.expiresAt) }
+        : { kind: 'unchecked', validUntil: Infinity };
       return { kind: 'authenticated', credential, standing, source: credential.granted ? 'oauth' : 'none' };
     }
     const found = await this.firstVerdict(credential, requestId);
@@ -94,7 +108,8 @@ export class Authenticator {
     // Least privilege for OAuth tokens: the grant narrows what the source says (scope-cache.ts).
     const verdict = narrowToGrant(found.verdict, credential);
     if (verdict.kind === 'unauthorized') return { kind: 'invalid', reason: 'refused' };
-    const standing: Standing = verdict.kind === 'scopes' ? verdict : { kind: 'unverified', reason: verdict.reason };
+    const standing: Standing =
+      verdict.kind === 'scopes' ? { kind: 'scopes', scopes: verdict.scopes, ...validity(verdict.validUntil) } : { kind: 'unverified', reason: verdict.reason };
     return { kind: 'authenticated', credential, standing, source: found.source };
   }
 
@@ -119,6 +134,11 @@ export class Authenticator {
   }
 }
 
+/** `{ validUntil }` when known, else nothing (absent: not known). */
+function validity(validUntil: number | undefined): { validUntil?: number } {
+  return validUntil === undefined ? {} : { validUntil };
+}
+
 /** The config's API keys as a source (none configured: not a source at all). */
 export function apiKeySource(keys: ApiKeySource): CredentialSource | undefined {
   if (keys.size === 0) return undefined;
@@ -126,7 +146,8 @@ export function apiKeySource(keys: ApiKeySource): CredentialSource | undefined {
     name: 'api_keys',
     resolve: (credential) => {
       const match = keys.resolve(credential);
-      return match && { kind: 'scopes', scopes: match.scopes };
+      // A config key's scopes change only with the configuration (a reload builds a new runtime).
+      return match && { kind: 'scopes', scopes: match.scopes, validUntil: Infinity };
     },
   };
 }

@@ -19,7 +19,12 @@ export interface Credential {
    * effective scopes are the credential's own (scope endpoint) intersected with these, or these alone
    * when `replacesLookup` (an external identity provider's token: no lookup at all).
    */
-  granted?: { scopes: readonly string[]; replacesLookup: boolean };
+  granted?: {
+    scopes: readonly string[];
+    replacesLookup: boolean;
+    /** When the token expires (its `exp` claim, epoch ms), if it says. */
+    expiresAt?: number;
+  };
 }
 
 /** RFC 6750 §2.1: `Bearer` (any case), one or more spaces or tabs, one b64token, nothing else. */

@@ -11,8 +11,15 @@ import { requestLogger } from '../obs/request-context.ts';
  * A caller's scopes, or why they are not known. Unknown is not none: each upstream's failure mode
  * (`scopes.failureMode`) decides what it gets (open: everything, closed: 503), logged and counted;
  * `unauthorized` (the endpoint answered 401 or 403: an authoritative no) becomes a 401 to the caller.
+ * `validUntil` (epoch ms): when the answer stops holding, i.e. its cache entry's expiry (`scopes.ttlMs`,
+ * `unknownTtlMs`), bounded by an OAuth token's expiry; `Infinity` when nothing expires it (config API
+ * keys); absent when not known (an answer not cached, or stored before the field existed). It bounds the
+ * `ttlMs` of the caller's private tools/list (policy/caller.ts `VisibleCatalog.validUntil`).
  */
-export type ScopeResult = { kind: 'scopes'; scopes: readonly string[] } | { kind: 'unknown'; reason: UnknownReason } | { kind: 'unauthorized' };
+export type ScopeResult =
+  | { kind: 'scopes'; scopes: readonly string[]; validUntil?: number }
+  | { kind: 'unknown'; reason: UnknownReason; validUntil?: number }
+  | { kind: 'unauthorized' };
 
 export type UnknownReason = 'error' | 'timeout' | 'no_scopes_field' | 'not_configured';
 
@@ -57,7 +64,7 @@ export class ScopeCache {
     // A `scope lookup` span of the traced request (obs/tracing.ts): the result kind, never whose scopes.
     return inSpan('scope lookup', {}, async (span) => {
       const result = credential.granted?.replacesLookup
-        ? ({ kind: 'scopes', scopes: credential.granted.scopes } as const)
+        ? grantOnly(credential.granted)
         : narrowToGrant(await this.lookupOwn(credential, requestId), credential);
       span?.setAttribute('ai.cpz.gateway.scopes.result', result.kind === 'unknown' ? `unknown:${result.reason}` : result.kind);
       return result;
@@ -66,12 +73,12 @@ export class ScopeCache {
 
   private async lookupOwn(credential: Credential, requestId?: string): Promise<ScopeResult> {
     if (!this.config.endpoint) return { kind: 'unknown', reason: 'not_configured' };
-    const local = this.local.get(credential.digest);
+    const local = live(this.local.get(credential.digest));
     if (local) {
       this.metrics.scopeLookups.inc({ result: 'hit' });
       return local;
     }
-    const cached = await this.store.get<ScopeResult>(credential.digest);
+    const cached = live(await this.store.get<ScopeResult>(credential.digest));
     if (cached) {
       this.metrics.scopeLookups.inc({ result: 'hit' });
       if (cached.kind === 'scopes') this.local.set(credential.digest, cached);
@@ -94,9 +101,9 @@ export class ScopeCache {
    * `mcp_scope_lookups_total`, which counts lookups.
    */
   async cached(credential: Credential): Promise<ScopeResult | undefined> {
-    if (credential.granted?.replacesLookup) return { kind: 'scopes', scopes: credential.granted.scopes };
+    if (credential.granted?.replacesLookup) return grantOnly(credential.granted);
     if (!this.config.endpoint) return narrowToGrant({ kind: 'unknown', reason: 'not_configured' }, credential);
-    const found = await this.store.get<ScopeResult>(credential.digest);
+    const found = live(await this.store.get<ScopeResult>(credential.digest));
     return found && narrowToGrant(found, credential);
   }
 
@@ -106,7 +113,10 @@ export class ScopeCache {
 
   private async fetchAndStore(credential: Credential, requestId: string | undefined): Promise<ScopeResult> {
     const started = performance.now();
-    const result = await this.fetchScopes(credential, requestId);
+    const fetched = await this.fetchScopes(credential, requestId);
+    const keepMs = fetched.kind === 'scopes' ? this.config.ttlMs : fetched.kind === 'unknown' ? this.config.unknownTtlMs : 0;
+    // The answer holds as long as its cache entry; one that is not kept holds for this request only.
+    const result: ScopeResult = fetched.kind === 'unauthorized' || keepMs <= 0 ? fetched : { ...fetched, validUntil: Date.now() + keepMs };
     this.metrics.scopeLookupDuration.observe((performance.now() - started) / 1000);
     this.metrics.scopeLookups.inc({ result: result.kind === 'scopes' ? 'miss' : result.kind === 'unknown' ? result.reason : 'unauthorized' });
     if (result.kind === 'scopes') {
@@ -164,7 +174,19 @@ export class ScopeCache {
 export function narrowToGrant(result: ScopeResult, credential: Credential): ScopeResult {
   const granted = credential.granted;
   if (!granted || result.kind === 'unauthorized') return result;
-  if (result.kind === 'unknown') return { kind: 'scopes', scopes: granted.scopes };
+  // Valid while both the credential's own answer and the token are.
+  const validUntil = Math.min(result.validUntil ?? 0, granted.expiresAt ?? Infinity);
+  if (result.kind === 'unknown') return { kind: 'scopes', scopes: granted.scopes, validUntil };
   const allowed = new Set(granted.scopes);
-  return { kind: 'scopes', scopes: result.scopes.filter((s) => allowed.has(s)) };
+  return { kind: 'scopes', scopes: result.scopes.filter((s) => allowed.has(s)), validUntil };
+}
+
+/** An external identity provider's token: its scopes alone, valid until it expires (`exp`, required there). */
+function grantOnly(granted: NonNullable<Credential['granted']>): ScopeResult {
+  return { kind: 'scopes', scopes: granted.scopes, ...(granted.expiresAt !== undefined ? { validUntil: granted.expiresAt } : {}) };
+}
+
+/** A cached answer still within its validity (copies kept in process can outlive the store's entry); else undefined. */
+function live(result: ScopeResult | undefined): ScopeResult | undefined {
+  return result && (result.kind === 'unauthorized' || result.validUntil === undefined || result.validUntil > Date.now()) ? result : undefined;
 }

@@ -36,6 +36,16 @@ export interface CachedList {
   ttlMs: number;
 }
 
+/**
+ * A tools catalogue as served to one caller, and when that copy stops being fresh (epoch ms): the
+ * entry's expiry (the upstream's `ttlMs`, the config override, else `cache.ttlMs`); already past when a
+ * stale copy is served because the refresh failed, or the upstream reconnected (`expireAll`).
+ */
+export interface ServedCatalog {
+  catalog: Catalog;
+  expiresAt: number;
+}
+
 /** Whether the tools catalogue is fresh enough to serve (for /readyz). */
 export interface Readiness {
   ready: boolean;
@@ -109,6 +119,12 @@ export class CatalogCache {
    */
   async catalog(onBehalfOf: OnBehalfOf = {}): Promise<Catalog> {
     return (await this.entry('tools/list', onBehalfOf)).value as Catalog;
+  }
+
+  /** {@link catalog} with the expiry of the copy served ({@link ServedCatalog}). */
+  async served(onBehalfOf: OnBehalfOf = {}): Promise<ServedCatalog> {
+    const entry = await this.entry('tools/list', onBehalfOf);
+    return { catalog: entry.value as Catalog, expiresAt: entry.expiresAt };
   }
 
   /**

@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
-import type { CachedList, CatalogCache, Readiness } from './catalog-cache.ts';
+import type { CachedList, CatalogCache, Readiness, ServedCatalog } from './catalog-cache.ts';
 import { mergeCatalogs, ORIGIN_META_KEY, type CatalogPart } from './catalog-merge.ts';
 import type { Catalog } from './catalog.ts';
 import { GatewayError } from '../errors.ts';
@@ -108,10 +108,21 @@ export class UpstreamSet {
    */
   async catalog(onBehalfOf: OnBehalfOf = {}): Promise<Catalog> {
     if (!this.naming.prefixed) return this.upstreams[0]!.catalog.catalog(onBehalfOf);
-    const parts = await this.reachable((u) => u.catalog.catalog(onBehalfOf), 'tools/list');
+    return (await this.served(onBehalfOf)).catalog;
+  }
+
+  /**
+   * {@link catalog} and when it stops being fresh: the soonest expiry of its parts; already past
+   * (0) when an upstream is left out (down, or its catalogue failed), since its tools come back
+   * (or go) when it does, at a time nobody knows.
+   */
+  async served(onBehalfOf: OnBehalfOf = {}): Promise<ServedCatalog> {
+    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.served(onBehalfOf);
+    const parts = await this.reachable((u) => u.catalog.served(onBehalfOf), 'tools/list');
+    const expiresAt = parts.length < this.upstreams.length ? 0 : Math.min(...parts.map((p) => p.value.expiresAt));
     const catalogParts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
       const part = parts.find((p) => p.upstream === u);
-      if (part) return [{ upstream: u.client.name, catalog: part.value }];
+      if (part) return [{ upstream: u.client.name, catalog: part.value.catalog }];
       const last = u.catalog.lastCatalog(onBehalfOf);
       return last ? [{ upstream: u.client.name, catalog: last, down: true }] : [];
     });
@@ -123,7 +134,7 @@ export class UpstreamSet {
         this.log.warn({ duplicates: catalog.duplicates }, 'tool names listed twice by one upstream; the first definition is served');
       this.merged.set(key, catalog);
     }
-    return catalog;
+    return { catalog, expiresAt };
   }
 
   /**

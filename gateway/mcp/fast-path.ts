@@ -17,7 +17,8 @@ import { dispatchRuntimeOf } from './types.ts';
 import {
   GATEWAY_SERVER_INFO,
   LEGACY_SSE_HEADERS,
-  MODERN_TOOLS_LIST_TAIL,
+  MODERN_TOOLS_LIST_AFTER_TTL,
+  MODERN_TOOLS_LIST_BEFORE_TTL,
   errorMessage,
   legacyListingJson,
   modernListingJson,
@@ -168,10 +169,11 @@ export async function answerPlainRequest(
   let status = 200;
   let outcome: 'ok' | 'error' = 'ok';
   let listing: Listing | undefined;
+  let ttlMs = 0;
   try {
     if (plain.method === 'tools/list') {
-      listing = await guarded('tools/list', d, () => toolsListing(d, undefined));
-      message = await listingAnswer(listing, plain);
+      ({ listing, ttlMs } = await guarded('tools/list', d, () => toolsListing(d, undefined)));
+      message = await listingAnswer(listing, ttlMs, plain);
     } else message = [resultAnswer(plain, (await dispatch('tools/call', callRequest(plain), d)) as Record<string, unknown>)];
   } catch (error) {
     const { code, message: text, data } = error instanceof ProtocolError ? error : new ProtocolError(-32603, 'the gateway failed to answer this request');
@@ -193,7 +195,7 @@ export async function answerPlainRequest(
       ctx.set('vary', 'Accept-Encoding');
       if (acceptsGzip(ctx.get('accept-encoding'))) {
         ctx.set('content-encoding', 'gzip');
-        message = gzippedListingAnswer(listing, plain.id);
+        message = gzippedListingAnswer(listing, ttlMs, plain.id);
       }
     }
     respond(ctx, status, message);
@@ -256,14 +258,15 @@ function encodeModern(result: Record<string, unknown>): Record<string, unknown> 
 }
 
 /**
- * A tools/list answer from the listing's cached JSON. 2026-07-28 adds what the SDK's encode contract
- * adds to the gateway's `{ tools }`: resultType, the configured cache hint of tools/list (private, 0 ms:
- * it differs per caller; mcp-server.ts) and serverInfo.
+ * A tools/list answer from the listing's cached JSON. 2026-07-28 adds what the SDK path's arm and the
+ * SDK's encode contract add to the gateway's `{ tools }`: resultType, this answer's cache hint (private,
+ * `ttlMs`: mcp/server.ts `privateTtlMs`) and serverInfo (wire.ts `modernToolsListFields`).
  */
-async function listingAnswer(listing: Listing, plain: PlainRequest): Promise<(string | Buffer)[]> {
+async function listingAnswer(listing: Listing, ttlMs: number, plain: PlainRequest): Promise<(string | Buffer)[]> {
+  const hints = plain.era === 'modern' ? `${MODERN_TOOLS_LIST_BEFORE_TTL}${ttlMs}${MODERN_TOOLS_LIST_AFTER_TTL}` : '';
   return [
     '{"result":{"tools":',
     plain.era === 'legacy' ? await legacyListingJson(listing) : modernListingJson(listing),
-    `${plain.era === 'modern' ? MODERN_TOOLS_LIST_TAIL : ''}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`,
+    `${hints}},"jsonrpc":"2.0","id":${JSON.stringify(plain.id)}}`,
   ];
 }

@@ -1,6 +1,6 @@
 import { constants as zlib, crc32, deflateRawSync } from 'node:zlib';
 import type { Listing } from '../catalog/listing.ts';
-import { MODERN_TOOLS_LIST_TAIL, modernListingJson } from './wire.ts';
+import { MODERN_TOOLS_LIST_AFTER_TTL, MODERN_TOOLS_LIST_BEFORE_TTL, modernListingJson } from './wire.ts';
 
 /** Listings smaller than this go out plain: compressing them saves less than it costs. */
 export const COMPRESS_MIN_BYTES = 16 * 1024;
@@ -20,7 +20,7 @@ export function acceptsGzip(header: string): boolean {
   return star;
 }
 
-/** A compressed listing answer up to the request id: raw deflate ending on a sync flush, and the CRC-32 and length of what it holds. */
+/** A compressed listing answer up to its `ttlMs` value: raw deflate ending on a sync flush, and the CRC-32 and length of what it holds. */
 interface DeflatedHead {
   deflated: Buffer;
   crc: number;
@@ -31,20 +31,18 @@ const deflatedHeads = new WeakMap<Buffer, DeflatedHead>();
 const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
 
 /**
- * A 2026-07-28 tools/list answer (`{"result":{"tools":…}<tail>},"jsonrpc":"2.0","id":<id>}`, the fast
- * path's bytes) in gzip without compressing per request. Everything before the request id is deflated
- * once per listing (listing.ts keeps it beside the plain bytes and counts it in the byte bound), ending
- * with a sync flush so it stops on a byte boundary with no final block; each answer then adds the id and
- * closing brace as a final stored block (RFC 1951 §3.2.4) and the gzip trailer, the CRC-32 continued
- * over the tail. One gzip member, so every decoder reads it (curl, for one, reads no concatenated members).
+ * A 2026-07-28 tools/list answer (`{"result":{"tools":…,"resultType":"complete","ttlMs":<ttl>,…},
+ * "jsonrpc":"2.0","id":<id>}`, the fast path's bytes) in gzip without compressing per request. Everything
+ * before the answer's `ttlMs` value is deflated once per listing (listing.ts keeps it beside the plain
+ * bytes and counts it in the byte bound), ending with a sync flush so it stops on a byte boundary with no
+ * final block; each answer then adds its `ttlMs`, the rest of the result (cache scope, serverInfo), the
+ * id and closing brace as a final stored block (RFC 1951 §3.2.4, some 120 bytes) and the gzip trailer,
+ * the CRC-32 continued over the tail. One gzip member, so every decoder reads it (curl, for one, reads no
+ * concatenated members).
  */
-export function gzippedListingAnswer(listing: Listing, id: string | number): Buffer[] {
+export function gzippedListingAnswer(listing: Listing, ttlMs: number, id: string | number): Buffer[] {
   const packed = listing.derived('gzip|modern', () => {
-    const head = Buffer.concat([
-      Buffer.from('{"result":{"tools":'),
-      modernListingJson(listing),
-      Buffer.from(`${MODERN_TOOLS_LIST_TAIL}},"jsonrpc":"2.0","id":`),
-    ]);
+    const head = Buffer.concat([Buffer.from('{"result":{"tools":'), modernListingJson(listing), Buffer.from(MODERN_TOOLS_LIST_BEFORE_TTL)]);
     const deflated = deflateRawSync(head, { level: zlib.Z_BEST_COMPRESSION, finishFlush: zlib.Z_SYNC_FLUSH });
     const out = Buffer.alloc(deflated.length + 8);
     deflated.copy(out, 8);
@@ -54,7 +52,7 @@ export function gzippedListingAnswer(listing: Listing, id: string | number): Buf
   });
   let head = deflatedHeads.get(packed);
   if (!head) deflatedHeads.set(packed, (head = { crc: packed.readUInt32LE(0), length: packed.readUInt32LE(4), deflated: packed.subarray(8) }));
-  const tail = Buffer.from(`${JSON.stringify(id)}}`);
+  const tail = Buffer.from(`${ttlMs}${MODERN_TOOLS_LIST_AFTER_TTL}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`);
   return [GZIP_HEADER, head.deflated, finalStoredBlock(tail, head.crc, head.length)];
 }
 

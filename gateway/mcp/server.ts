@@ -4,13 +4,14 @@ import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
 import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
-import { CACHE_HINTS, GATEWAY_SERVER_INFO } from './wire.ts';
+import { CACHE_HINTS, GATEWAY_SERVER_INFO, modernToolsListFields } from './wire.ts';
 import { dispatchRecordOf } from './message-metrics.ts';
 import { mergeExtensions, TASKS_EXTENSION } from '../catalog/extensions.ts';
 import { cancelTask, getTask, listTasks, requireTasksDeclared, taskResult, updateTask } from '../surfaces/tasks.ts';
 import * as z from 'zod/v4';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { Listing } from '../catalog/listing.ts';
+import type { VisibleCatalog } from '../policy/caller.ts';
 import { dispatchRuntimeOf, type DispatchContext, type ProjectCallToolResult, type Surface } from './types.ts';
 import type { Logger } from '../obs/log.ts';
 import { requestLogger } from '../obs/request-context.ts';
@@ -44,7 +45,11 @@ type Arm<M extends GatewayMethod> = (request: RequestTypeMap[M], d: DispatchCont
  * the SDK requires; the 2025 session methods for 2025-era callers only).
  */
 const ARMS: { [M in GatewayMethod]: Arm<M> } = {
-  'tools/list': async (r, d) => ({ tools: (await toolsListing(d, r.params)).tools }),
+  'tools/list': async (r, d) => {
+    const { listing, ttlMs } = await toolsListing(d, r.params);
+    // The per-answer hint goes on the result: the SDK's cacheHints is one table per Server. Never on the 2025 wire.
+    return { tools: listing.tools, ...(d.caller.era === 'modern' ? modernToolsListFields(ttlMs) : {}) };
+  },
   // `task` is the 2025-11-25 augmentation; a 2026-07-28 caller's is tolerated and ignored (SEP-2663: the server decides).
   'tools/call': (r, d) =>
     d.surface.callTool(d, r.params.name, r.params.arguments, d.caller.era === 'legacy' ? (r.params as { task?: Record<string, unknown> }).task : undefined),
@@ -191,13 +196,34 @@ export async function guarded<T>(method: string, d: DispatchContext, answer: () 
   }
 }
 
-/** The caller's tools/list of this surface (a cached {@link Listing}), observed in the listing metrics. */
-export async function toolsListing(d: DispatchContext, params: { cursor?: string } | undefined): Promise<Listing> {
+/**
+ * The caller's tools/list of this surface (a cached {@link Listing}), observed in the listing metrics,
+ * and the `ttlMs` a 2026-07-28 answer carries ({@link privateTtlMs}). Used by the SDK path and the fast path.
+ */
+export async function toolsListing(d: DispatchContext, params: { cursor?: string } | undefined): Promise<{ listing: Listing; ttlMs: number }> {
   noCursor(params);
-  const listing = await d.surface.listTools(d);
+  const visible = await d.caller.visible();
+  const listing = d.surface.listTools(d, visible);
   d.runtime.metrics.advertisedTools.set({ endpoint: d.surface.name }, listing.tools.length);
   d.runtime.metrics.toolsListBytes.observe({ endpoint: d.surface.name }, listing.bytes);
-  return listing;
+  return { listing, ttlMs: privateTtlMs(visible) };
+}
+
+/**
+ * The `ttlMs` of a private tools/list answer (both surfaces): how long the view it was built from still
+ * holds, i.e. the shortest remaining validity of the caller's scope entry (or OAuth token) and of the
+ * catalogue copy served ({@link VisibleCatalog.validUntil}), in whole milliseconds; 0 when either is
+ * not known or already past (a stale catalogue served after a failed refresh, an upstream left out, a
+ * scope lookup that failed). SEP-2549 (2026-07-28 server/utilities/caching, §Cache Scope Field):
+ * `"private"`: "Cached responses MAY be reused for the same authorization context. Caches MUST NOT be
+ * shared across authorization contexts"; §Time-to-Live: "how long, in milliseconds, the client MAY
+ * consider the result fresh", and "Servers MUST provide a `ttlMs` value that is `>= 0`". The caller's
+ * authorization context is its credential, whose scope entry bounds the answer; a catalogue change
+ * before then (`list_changed`) is relayed on `subscriptions/listen`, which the spec says invalidates.
+ */
+export function privateTtlMs(visible: VisibleCatalog, now = Date.now()): number {
+  const left = Math.floor(visible.validUntil - now);
+  return Number.isSafeInteger(left) && left > 0 ? left : 0;
 }
 
 /**

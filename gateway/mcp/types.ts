@@ -3,7 +3,7 @@ import type { GatewayConfig } from '../../config/types.ts';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { Logger } from '../obs/log.ts';
-import type { Caller } from '../policy/caller.ts';
+import type { Caller, VisibleCatalog } from '../policy/caller.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** What a tools/call answers: a result, or (2026-07-28) a request for input the caller must fulfil and retry. */
@@ -94,8 +94,8 @@ export interface Surface {
   readonly path: string;
   /** The instructions this endpoint serves (initialize, server/discover), given the upstreams' own. */
   instructions(upstream: string | undefined): string | undefined;
-  /** The caller's tools/list (cached per catalogue version and effective scopes). */
-  listTools(d: DispatchContext): Promise<Listing>;
+  /** The caller's tools/list from its visible catalogue (cached per catalogue version and effective scopes). */
+  listTools(d: DispatchContext, visible: VisibleCatalog): Listing;
   /**
    * tools/call on this surface; return the result already projected (see `callCatalogTool`). `task`: the
    * 2025-11-25 task augmentation of the call (surfaces/tasks.ts), if any.

@@ -12,7 +12,7 @@ import type { Listing } from '../catalog/listing.ts';
  * - the 2026-07-28 codec cannot be reached outside the SDK's own handler (its `WireCodec` is not public,
  *   and a Server negotiates 2026-07-28 only inside it), so its rules are mirrored here: the text block of
  *   a non-object structuredContent, the encode contract's resultType, cache fields and serverInfo
- *   ({@link MODERN_TOOLS_LIST_TAIL}, fast-path.ts `encodeModern`), the tool fields it deleted
+ *   ({@link MODERN_TOOLS_LIST_BEFORE_TTL}, fast-path.ts `encodeModern`), the tool fields it deleted
  *   ({@link modernListingJson}); so are the JSON-RPC error framing
  *   ({@link errorMessage}) and the 2025 stateless leg's SSE framing ({@link sseMessageEvent}), which
  *   the SDK writes inside its transports.
@@ -23,10 +23,12 @@ import type { Listing } from '../catalog/listing.ts';
 export const GATEWAY_SERVER_INFO = { name: 'mcp-catalog-gateway', version: '0.1.0' };
 
 /**
- * Cache hints (2026-07-28 `ttlMs`/`cacheScope`) the gateway's answers carry, by method. tools/list
- * differs per caller (scope filtering): always private, 0 ms. The pass-through lists and reads carry
- * the upstream's own hints on the result (modern callers); these are the fallbacks. Legacy answers
- * never carry them.
+ * Cache hints (2026-07-28 `ttlMs`/`cacheScope`, SEP-2549: server/utilities/caching) the gateway's
+ * answers carry, by method: the SDK's `cacheHints` fallbacks, used when a result has no fields of its
+ * own. tools/list differs per caller (scope filtering): always private; its `ttlMs` is set per answer on
+ * the result ({@link modernToolsListFields}: the SDK's `cacheHints` is one static table per Server). The
+ * pass-through lists and reads carry the upstream's own hints on the result (modern callers). Legacy
+ * answers never carry them.
  */
 export const CACHE_HINTS = {
   'tools/list': { ttlMs: 0, cacheScope: 'private' },
@@ -37,10 +39,24 @@ export const CACHE_HINTS = {
 } as const;
 
 /**
- * What the 2026-07-28 encode contract appends to a tools/list result `{ tools }`, as JSON text after
- * the tools array: resultType, the tools/list cache hint, serverInfo in `_meta` (the SDK's key order).
+ * The fields a 2026-07-28 tools/list result carries besides `tools`, as the SDK path's arm returns
+ * them: resultType, this answer's `ttlMs` (mcp/server.ts `privateTtlMs`) and the private scope. In this
+ * key order, which the SDK's encoder keeps (stampResultType keeps a `complete` it finds, fillCacheFields
+ * spreads the handler's own fields first), so the fast path's {@link MODERN_TOOLS_LIST_BEFORE_TTL} and
+ * {@link MODERN_TOOLS_LIST_AFTER_TTL} write the same bytes.
  */
-export const MODERN_TOOLS_LIST_TAIL = `,"resultType":"complete","ttlMs":${CACHE_HINTS['tools/list'].ttlMs},"cacheScope":"${CACHE_HINTS['tools/list'].cacheScope}","_meta":${JSON.stringify({ [SERVER_INFO_META_KEY]: GATEWAY_SERVER_INFO })}`;
+export function modernToolsListFields(ttlMs: number): { resultType: 'complete'; ttlMs: number; cacheScope: 'private' } {
+  return { resultType: 'complete', ttlMs, cacheScope: CACHE_HINTS['tools/list'].cacheScope };
+}
+
+/**
+ * What the 2026-07-28 encode contract appends to a tools/list result `{ tools }`, as JSON text after
+ * the tools array, in two parts around the answer's `ttlMs`: resultType and the key of the TTL (the same
+ * for every answer of a listing, so it can be compressed with the listing: listing-gzip.ts), then the
+ * cache scope and serverInfo in `_meta` (the SDK's key order).
+ */
+export const MODERN_TOOLS_LIST_BEFORE_TTL = ',"resultType":"complete","ttlMs":';
+export const MODERN_TOOLS_LIST_AFTER_TTL = `,"cacheScope":"${CACHE_HINTS['tools/list'].cacheScope}","_meta":${JSON.stringify({ [SERVER_INFO_META_KEY]: GATEWAY_SERVER_INFO })}`;
 
 /** A tools/call result as the caller's revision carries it. */
 export type ProjectCallToolResult = (result: CallToolResult, outputSchema: Record<string, unknown> | undefined) => CallToolResult;

@@ -16,6 +16,12 @@ export interface VisibleCatalog {
   readonly access: Access;
   /** `<catalogue version>|<effective access>`: the cache key of anything derived from this view. */
   readonly key: string;
+  /**
+   * Until when this view holds (epoch ms): the sooner of the catalogue copy's expiry (catalog-cache.ts
+   * `ServedCatalog`) and the caller's standing's (authenticate.ts `Standing.validUntil`; not known: 0).
+   * What a private tools/list may say its `ttlMs` is (mcp/server.ts `privateTtlMs`).
+   */
+  readonly validUntil: number;
 }
 
 /**
@@ -38,7 +44,8 @@ export interface Caller {
   catalog(): Promise<Catalog>;
   /** The caller's visible catalogue. */
   visible(): Promise<VisibleCatalog>;
-  /** A pass-through list, without the items of upstreams the caller may not reach. */
+  /** A pass-through list, without the items of upstreams the caller may not reach; `private`, with a
+   *  `ttlMs` no longer than the caller's standing, when some upstream needs scopes to reach. */
   list(method: Exclude<ListMethod, 'tools/list'>): Promise<CachedList>;
   /**
    * The upstream owning a prompt, resource or completion request, and its params in that upstream's names.
@@ -60,6 +67,16 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
     const config = runtime.config.upstreams.find((u) => u.name === name);
     return config !== undefined && mayReach(config, access);
   };
+  /** Until when the caller's standing holds (epoch ms; not known: 0). */
+  const standingUntil = (): number => (access.standing.kind === 'unverified' ? 0 : (access.standing.validUntil ?? 0));
+  // Pass-through lists vary by caller only when some upstream is reachable by scope (`scopes.required`).
+  const gated = runtime.config.upstreams.some((u) => u.scopes.required.length > 0);
+  const served = () =>
+    inSpan('catalog', {}, async (span) => {
+      const found = await upstreams.served(onBehalfOf);
+      span?.setAttributes({ 'ai.cpz.gateway.catalog.version': found.catalog.version, 'ai.cpz.gateway.catalog.tools': found.catalog.tools.length });
+      return found;
+    });
   const caller: Caller = {
     credential,
     requestId,
@@ -67,13 +84,15 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
     onBehalfOf,
     era,
     access,
-    catalog: () =>
-      inSpan('catalog', {}, async (span) => {
-        const catalog = await upstreams.catalog(onBehalfOf);
-        span?.setAttributes({ 'ai.cpz.gateway.catalog.version': catalog.version, 'ai.cpz.gateway.catalog.tools': catalog.tools.length });
-        return catalog;
-      }),
-    list: (method) => upstreams.list(method, onBehalfOf, reachable),
+    catalog: async () => (await served()).catalog,
+    async list(method) {
+      const list = await upstreams.list(method, onBehalfOf, reachable);
+      if (!gated) return list;
+      // Which upstreams' items are in it depends on the caller: never one to share (SEP-2549 "private"),
+      // and no fresher than the caller's standing.
+      const left = Math.floor(Math.min(Date.now() + list.ttlMs, standingUntil()) - Date.now());
+      return { ...list, cacheScope: 'private', ttlMs: Number.isSafeInteger(left) && left > 0 ? left : 0 };
+    },
     async route(method, params) {
       const route = await upstreams.route(method, params, onBehalfOf);
       if (reachable(route.upstream.client.name)) return route;
@@ -85,7 +104,8 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
       return found;
     },
     async visible() {
-      return visibleCatalog(await caller.catalog(), access);
+      const { catalog, expiresAt } = await served();
+      return visibleCatalog(catalog, access, Math.min(expiresAt, standingUntil()));
     },
   };
   return caller;
@@ -102,12 +122,13 @@ function unknownRouted(method: RoutedMethod, params: Record<string, unknown>): G
 }
 
 /** The caller's view; its tool list is filtered on first use only (a warm tools/list or search never needs it). */
-function visibleCatalog(catalog: Catalog, access: Access): VisibleCatalog {
+function visibleCatalog(catalog: Catalog, access: Access, validUntil: number): VisibleCatalog {
   let tools: readonly CatalogTool[] | undefined;
   let key: string | undefined;
   return {
     catalog,
     access,
+    validUntil,
     // Lazy, like the tools: a direct tools/call reads neither.
     get key() {
       return (key ??= visibilityKey(catalog, access));

@@ -19,9 +19,7 @@ export const compactSurface: Surface = {
   path: '/mcp/compact',
   // The upstreams' instructions assume every tool is listed; the paragraph after them says how to reach the rest.
   instructions: (upstream) => (upstream ? `${upstream}\n\n${COMPACT_INSTRUCTIONS}` : COMPACT_INSTRUCTIONS),
-  async listTools(d) {
-    return compactListing(d, await d.caller.visible());
-  },
+  listTools: (d, visible) => compactListing(d, visible),
   async callTool(d, name, args, task) {
     if (name !== SEARCH_TOOLS && name !== CALL_TOOL) return callToolDirect(d, name, args, task);
     // The surface's own tools run at once (no execution.taskSupport): 2025-11-25 §Tool-Level Negotiation.

@@ -35,8 +35,7 @@ export const fullSurface: Surface = {
   name: 'full',
   path: '/mcp',
   instructions: (upstream) => upstream,
-  async listTools(d) {
-    const visible = await d.caller.visible();
+  listTools(d, visible) {
     return d.runtime.listings.get(`full|${visible.key}`, () => visible.tools.map((tool) => fullDefinition(tool, d.runtime.config)));
   },
   callTool: (d, name, args, task) => callToolDirect(d, name, args, task),

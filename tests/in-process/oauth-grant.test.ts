@@ -3,7 +3,8 @@
  * no socket for the gateway): the sign-in grants fewer scopes than the key holds; tools/list shows the
  * grant's tools only; a direct call of a tool outside the grant is refused as unknown without reaching
  * the upstream even under the default `policy.hiddenToolCalls: forward`, while the same key sent as
- * headers is still forwarded; the upstream sees the key, never the token.
+ * headers is still forwarded; the upstream sees the key, never the token. A private tools/list's `ttlMs`
+ * is bounded by the token's expiry when that comes before the scope entry's and the catalogue's.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -11,6 +12,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 import { registerClient, REDIRECT_URI, signInFlow, tokenRequest } from '../helpers/oauth-harness.ts';
+import { rpc } from '../helpers/raw-mcp.ts';
 
 const tools = [
   {
@@ -46,21 +48,43 @@ async function signedInToken(gateway: InProcessGateway, user: { key: string; sec
   return tokens.body;
 }
 
+/** The shortest access token the configuration allows (`oauth.accessTokenTtlSeconds`), and scope entries and a catalogue that outlive it. */
+const TOKEN_TTL_S = 60;
+const LONG_TTL_MS = 600_000;
+
+/** The `ttlMs` of a 2026-07-28 tools/list sent with `credential` headers. */
+async function listTtlMs(gateway: InProcessGateway, credential: Record<string, string>): Promise<unknown> {
+  const { headers, body } = rpc('modern', 1, 'tools/list');
+  delete headers['x-cpz-key'];
+  delete headers['x-cpz-secret'];
+  const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...credential }, body: JSON.stringify(body) }));
+  return ((await response.json()) as { result: { ttlMs?: unknown } }).result.ttlMs;
+}
+
 describe('an OAuth grant in process', () => {
   let endpoint: ScopeEndpoint;
   let gateway: InProcessGateway;
   let token: string;
+  /** The token was issued between these two moments (epoch ms). */
+  let issued: { after: number; before: number };
   beforeAll(async () => {
     endpoint = await startScopeEndpoint({ reader: ['ledger:read', 'orders:read'] });
     gateway = inProcessGateway(
       {
-        scopes: { endpoint: endpoint.url },
-        oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-in-process', scopes: ['ledger:read', 'orders:read'] },
+        scopes: { endpoint: endpoint.url, ttlMs: LONG_TTL_MS },
+        oauth: {
+          mode: 'builtin',
+          tokenSecret: 'test-secret-0123456789abcdef-in-process',
+          scopes: ['ledger:read', 'orders:read'],
+          accessTokenTtlSeconds: TOKEN_TTL_S,
+        },
       },
-      { fake: { tools } },
+      { fake: { tools, toolsListHint: { ttlMs: LONG_TTL_MS, cacheScope: 'public' } } },
     );
     await gateway.runtime.startOAuth(gateway.gatewayUrl);
+    const after = Date.now();
     const tokens = await signedInToken(gateway, { key: 'reader', secret: 'any', scope: 'ledger:read orders:read', grant: ['ledger:read'] });
+    issued = { after, before: Date.now() };
     expect(tokens.scope).toBe('ledger:read');
     token = String(tokens.access_token);
   });
@@ -90,6 +114,18 @@ describe('an OAuth grant in process', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it("a private tools/list's ttlMs ends with the token, while the same key as headers keeps its scope entry's", async () => {
+    const sent = Date.now();
+    const withToken = await listTtlMs(gateway, { authorization: `Bearer ${token}` });
+    const answered = Date.now();
+    // exp = the issuing second (RFC 7519 NumericDate: whole seconds, rounded down) + the token's life.
+    expect(withToken).toBeLessThanOrEqual(issued.before + TOKEN_TTL_S * 1000 - sent);
+    expect(withToken).toBeGreaterThanOrEqual(issued.after - 1000 + TOKEN_TTL_S * 1000 - answered);
+    const withKey = await listTtlMs(gateway, { 'x-cpz-key': 'reader', 'x-cpz-secret': 'any' });
+    expect(withKey).toBeGreaterThan(TOKEN_TTL_S * 1000 * 2);
+    expect(withKey).toBeLessThanOrEqual(LONG_TTL_MS);
   });
 
   it('the same key as headers keeps the configured rule (forward): the platform decides', async () => {

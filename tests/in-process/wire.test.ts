@@ -2,7 +2,10 @@
  * One case per wire rule the SDK owns, answered by the fast path and by the SDK path (a second gateway
  * with `dispatch.fastPath: false`) in process: the same status, content type and bytes, framing
  * included. The SDK's encode contract (SDK 2.4 core wire codecs; gateway/mcp/wire.ts names the mirrors):
- * - cache hints: ttlMs/cacheScope filled on a 2026-07-28 tools/list only (fillCacheFields), from `cacheHints`;
+ * - cache hints: ttlMs/cacheScope on a 2026-07-28 tools/list only (fillCacheFields), the per-answer ttlMs
+ *   set on the result (the caller's scope entry and the catalogue copy: mcp/server.ts privateTtlMs), the
+ *   gzip answer's tail included (listing-gzip.ts); the clock is faked (`Date` only) so both gateways,
+ *   fetching at the same instant, owe the same ttlMs;
  * - result type and identity: resultType stamped, `input_required` kept on tools/call (stampResultType),
  *   serverInfo added to `_meta` beside the result's own keys (stampServerInfoMeta);
  * - deleted fields: a tool's `execution` is not sent on 2026-07-28 (enforceDeletedFields);
@@ -15,15 +18,21 @@
  * - SSE framing: the 2025 stateless leg answers one SSE `message` event; 2026-07-28 answers JSON;
  * - serialisation: string ids, escapes and non-ASCII text.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ProtocolError, type Tool } from '@modelcontextprotocol/server';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { inMemoryFakeUpstream, inProcessGateway, IN_PROCESS_BASE, type InProcessGateway } from '../helpers/in-process.ts';
 import { relayTools } from '../fixtures/fake-tools.ts';
 import type { FakeTool } from '../fixtures/fake-upstream.ts';
+import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
 type Era = 'legacy' | 'modern';
 const CALLER = { authorization: 'Bearer wire-caller' };
+/** The fake clock's start (Date only; timers run). */
+const T0 = Date.UTC(2026, 6, 28, 12, 0, 0);
+/** The caller's scope entry lives this long (`scopes.ttlMs`); the 2025-era upstream's catalogue `cache.ttlMs` (60 s, no hints). */
+const SCOPE_TTL_MS = 30_000;
+const CATALOG_TTL_MS = 60_000;
 
 const tool = (name: string, extra: Partial<Tool> = {}) =>
   ({ name, description: `${name} (wire test)`, inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true }, ...extra }) as Tool;
@@ -75,8 +84,15 @@ const LEGACY_TOOLS: FakeTool[] = [
 ];
 
 /** A request as the SDK clients put it on the wire (tests/fixtures/rpc-requests.ts documents the capture). */
-function request(era: Era, method: string, params?: Record<string, unknown>, id: string | number = 1, capabilities: Record<string, unknown> = {}): Request {
-  const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...CALLER };
+function request(
+  era: Era,
+  method: string,
+  params?: Record<string, unknown>,
+  id: string | number = 1,
+  capabilities: Record<string, unknown> = {},
+  extraHeaders: Record<string, string> = {},
+): Request {
+  const headers: Record<string, string> = { accept: 'application/json, text/event-stream', 'content-type': 'application/json', ...CALLER, ...extraHeaders };
   let body: Record<string, unknown>;
   if (era === 'legacy') {
     headers['mcp-protocol-version'] = '2025-11-25';
@@ -119,22 +135,28 @@ function messageOf(a: Answer): Record<string, unknown> {
   return JSON.parse(json ?? 'null') as Record<string, unknown>;
 }
 
-/** A gateway pair in front of one upstream: the fast path, and the SDK path only. */
+/** A gateway pair in front of one upstream: the fast path, and the SDK path only; callers' scopes from the endpoint. */
 function pair(options: Parameters<typeof inMemoryFakeUpstream>[0]) {
+  const scopes = { endpoint: scopeEndpoint.url, ttlMs: SCOPE_TTL_MS };
   return {
-    fast: inProcessGateway({}, { upstreams: { up: inMemoryFakeUpstream(options) } }),
-    sdk: inProcessGateway({ dispatch: { fastPath: false } }, { upstreams: { up: inMemoryFakeUpstream(options) } }),
+    fast: inProcessGateway({ scopes }, { upstreams: { up: inMemoryFakeUpstream(options) } }),
+    sdk: inProcessGateway({ scopes, dispatch: { fastPath: false } }, { upstreams: { up: inMemoryFakeUpstream(options) } }),
   };
 }
 
+let scopeEndpoint: ScopeEndpoint;
 let modernUpstream: ReturnType<typeof pair>;
 let legacyUpstream: ReturnType<typeof pair>;
-beforeAll(() => {
+beforeAll(async () => {
+  vi.useFakeTimers({ toFake: ['Date'], now: T0 });
+  scopeEndpoint = await startScopeEndpoint({ 'wire-caller': ['wire:read'], 'wire-aged': ['wire:read'], 'wire-late': ['wire:read'] });
   modernUpstream = pair({ tools: TOOLS });
   legacyUpstream = pair({ era: 'legacy', tools: LEGACY_TOOLS });
 });
 afterAll(async () => {
+  vi.useRealTimers();
   for (const p of [modernUpstream, legacyUpstream]) await Promise.all([p?.fast.close(), p?.sdk.close()]);
+  await scopeEndpoint?.close();
 });
 
 const listed = (m: Record<string, unknown>, name: string) => (m.result as { tools: Tool[] }).tools.find((t) => t.name === name)!;
@@ -151,18 +173,41 @@ interface Case {
   legacyUpstream?: boolean;
   /** The caller's 2026-07-28 client capabilities. */
   capabilities?: Record<string, unknown>;
+  /**
+   * The fake clock, in ms after {@link T0}: `caller` (a bearer token of its own, so its scope entry and
+   * catalogue copy are its own) lists tools on both gateways at `primeAt`, then the case runs at `at`.
+   */
+  clock?: { caller: string; primeAt: number; at: number };
   /** What the answer must show, so the case tests the rule and not only agreement. */
   check: (message: Record<string, unknown>, era: Era, status: number) => void;
 }
 
 const CASES: Case[] = [
   {
-    rule: 'cache hints: tools/list is private, 0 ms, on 2026-07-28 only',
+    rule: "cache hints: tools/list is private, on 2026-07-28 only, 0 ms behind an upstream that says 0 (the SDK's default hint)",
     method: 'tools/list',
     check: (m, era) => {
       expect(resultOf(m).cacheScope).toBe(era === 'modern' ? 'private' : undefined);
       expect(resultOf(m).ttlMs).toBe(era === 'modern' ? 0 : undefined);
     },
+  },
+  {
+    rule: "cache hints: a private tools/list's ttlMs is what is left of the caller's scope entry",
+    era: 'modern',
+    legacyUpstream: true,
+    method: 'tools/list',
+    // Scope entry and catalogue copy made 1,234 ms ago: the scope entry (30 s) ends first.
+    clock: { caller: 'wire-aged', primeAt: 100_000, at: 101_234 },
+    check: (m) => expect(resultOf(m).ttlMs).toBe(SCOPE_TTL_MS - 1234),
+  },
+  {
+    rule: "cache hints: a private tools/list's ttlMs is what is left of the catalogue copy when that ends first",
+    era: 'modern',
+    legacyUpstream: true,
+    method: 'tools/list',
+    // 40 s on, the scope entry was renewed (it ended at 30 s): the catalogue copy (60 s) now ends first, in 20 s.
+    clock: { caller: 'wire-late', primeAt: 200_000, at: 240_000 },
+    check: (m) => expect(resultOf(m).ttlMs).toBe(CATALOG_TTL_MS - 40_000),
   },
   {
     rule: 'result type and identity on tools/list: resultType complete and serverInfo on 2026-07-28',
@@ -317,8 +362,14 @@ describe('the wire rules the SDK owns: fast path and SDK path give the same byte
     for (const c of CASES.filter((c) => c.era === undefined || c.era === era)) {
       it(`${era}: ${c.rule}`, async () => {
         const { fast, sdk } = c.legacyUpstream ? legacyUpstream : modernUpstream;
-        const a = await answer(fast, request(era, c.method, c.params, c.id, c.capabilities));
-        const b = await answer(sdk, request(era, c.method, c.params, c.id, c.capabilities));
+        const caller: Record<string, string> = c.clock ? { authorization: `Bearer ${c.clock.caller}` } : {};
+        if (c.clock) {
+          vi.setSystemTime(T0 + c.clock.primeAt);
+          for (const gateway of [fast, sdk]) expect((await answer(gateway, request(era, c.method, c.params, c.id, c.capabilities, caller))).status).toBe(200);
+          vi.setSystemTime(T0 + c.clock.at);
+        }
+        const a = await answer(fast, request(era, c.method, c.params, c.id, c.capabilities, caller));
+        const b = await answer(sdk, request(era, c.method, c.params, c.id, c.capabilities, caller));
         expect(a.fastPath).toBe(true);
         expect(b.fastPath).toBe(false);
         expect({ status: a.status, type: a.type, text: a.text }).toEqual({ status: b.status, type: b.type, text: b.text });

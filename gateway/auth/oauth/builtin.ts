@@ -14,7 +14,7 @@ import { ClientMetadataError, createClientMetadataResolver } from './client-meta
 import { deriveKeys, randomRootKey, unwrap, wrap, type OAuthKeys } from './keys.ts';
 import { consentPage, errorPage, signInPage, type ClientView, type ScopeChoice } from './pages.ts';
 import { createMemoryStore, createRedisStore, type OAuthStore } from './store.ts';
-import type { BearerResolution, OAuth } from './types.ts';
+import { expiryOf, type BearerResolution, type OAuth } from './types.ts';
 
 export interface BuiltinDeps {
   log: Logger;
@@ -465,7 +465,14 @@ export async function createBuiltinOAuth(
           : undefined;
       if (!credential) return invalid('The access token is not valid here');
       const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter((s) => supported.includes(s)) : [];
-      return { kind: 'ok', credentialHeaders: credential.headers, scopes, subject: String(payload.sub ?? ''), clientId: String(payload.client_id ?? '') };
+      return {
+        kind: 'ok',
+        credentialHeaders: credential.headers,
+        scopes,
+        subject: String(payload.sub ?? ''),
+        clientId: String(payload.client_id ?? ''),
+        ...expiryOf(payload.exp),
+      };
     },
     async close() {
       await store.close();

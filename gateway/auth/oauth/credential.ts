@@ -34,7 +34,11 @@ export async function bearerCredential(
   const resolved = await oauth.resolveBearer(token, resourceUrl);
   if (resolved.kind === 'invalid') return { kind: 'invalid', description: resolved.description };
   const headers = { ...resolved.credentialHeaders };
-  const granted = { scopes: [...resolved.scopes].sort(), replacesLookup: oauth.mode === 'external' };
+  const granted = {
+    scopes: [...resolved.scopes].sort(),
+    replacesLookup: oauth.mode === 'external',
+    ...(resolved.expiresAt !== undefined ? { expiresAt: resolved.expiresAt } : {}),
+  };
   const digest = credentialDigest({ ...headers, 'x-gateway-oauth-scopes': granted.scopes.join(' '), 'x-gateway-oauth-mode': oauth.mode }, digestKey);
   return { kind: 'credential', credential: { kind: 'key', headers, digest, granted } };
 }

@@ -2,7 +2,7 @@ import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTPayload } 
 import type { GatewayConfig } from '../../../config/types.ts';
 import type { Logger } from '../../obs/log.ts';
 import { canonicalResource } from './resource-url.ts';
-import type { BearerResolution, OAuth } from './types.ts';
+import { expiryOf, type BearerResolution, type OAuth } from './types.ts';
 
 /**
  * Resource-server mode for an existing identity provider (Keycloak, Entra, Okta, Auth0, ...): JWT
@@ -90,6 +90,7 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
         scopes: mapScopes(raw),
         subject: String(payload.sub ?? ''),
         clientId: String(payload.client_id ?? payload.azp ?? ''),
+        ...expiryOf(payload.exp),
       };
     },
     async close() {},

@@ -7,8 +7,21 @@ import type { Middleware } from 'koa';
  * is safe to send (it names no token, key or secret).
  */
 export type BearerResolution =
-  | { kind: 'ok'; credentialHeaders: Record<string, string>; scopes: string[]; subject: string; clientId: string }
+  | {
+      kind: 'ok';
+      credentialHeaders: Record<string, string>;
+      scopes: string[];
+      subject: string;
+      clientId: string;
+      /** The token's `exp` (RFC 7519 §4.1.4) in epoch ms, when it has one. */
+      expiresAt?: number;
+    }
   | { kind: 'invalid'; error: 'invalid_token'; description: string };
+
+/** A JWT's `exp` (NumericDate, RFC 7519 §2: seconds) as `expiresAt` in epoch ms; nothing when absent. */
+export function expiryOf(exp: unknown): { expiresAt?: number } {
+  return typeof exp === 'number' && Number.isFinite(exp) ? { expiresAt: exp * 1000 } : {};
+}
 
 /** The one interface the gateway's edge uses (gateway/auth/oauth/index.ts builds it from `oauth:`). */
 export interface OAuth {

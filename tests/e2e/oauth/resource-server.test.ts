@@ -125,12 +125,15 @@ describe('resource server for an external identity provider', () => {
   it('accepts a JWT access token for this endpoint: scopes mapped, the static service credential upstream (never the token)', async () => {
     const token = await idp.token({ resource: `${GATEWAY}/mcp`, scope: 'mcp.read portfolio' });
     const resolved = await oauth.resolveBearer(token, `${GATEWAY}/mcp`);
+    const exp = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()).exp as number;
     expect(resolved).toEqual({
       kind: 'ok',
       scopes: ['accounts:read', 'portfolio', 'positions:read'],
       credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' },
       subject: CLIENT.id,
       clientId: CLIENT.id,
+      // The token's exp: it bounds the ttlMs of the caller's private tools/list.
+      expiresAt: exp * 1000,
     });
     expect(JSON.stringify(resolved)).not.toContain(token);
   });

@@ -1,11 +1,12 @@
 /**
  * The ASCII fast paths of the tokeniser and of the tool-mention filter read text character by character;
  * the general path uses Unicode regular expressions. Both must split any ASCII text the same way: a
- * text is compared with itself plus one non-ASCII word, which sends it down the general path.
+ * text is compared with itself plus one non-ASCII word, which sends it down the general path. The word
+ * scanner both paths use is held to the Unicode regular expressions it stands for.
  */
 import { describe, expect, it } from 'vitest';
 
-import { splitWords } from '../../../search/tokenize.ts';
+import { splitWords, wordSpans } from '../../../search/tokenize.ts';
 import { withoutToolMentions } from '../../../search/tool-fields.ts';
 
 /** Deterministic pseudo-random ASCII texts, dense in the characters the word rules treat specially. */
@@ -48,5 +49,49 @@ describe('ASCII text', () => {
         self,
       ).toEqual([]);
     }
+  });
+});
+
+/** Pseudo-random texts over letters of several scripts and cases, an astral capital, combining marks,
+ *  non-Latin digits, an emoji, and every joiner. */
+function unicodeTexts(count: number): string[] {
+  const alphabet = ['a', 'Z', '0', 'é', 'É', 'ß', 'Ω', 'ω', '中', '٣', '\u0301', '𝐀', '😀', '_', '-', '.', "'", '’', ' ', '/'];
+  let seed = 11;
+  const next = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  return Array.from({ length: count }, () => Array.from({ length: 1 + next(12) }, () => alphabet[next(alphabet.length)]).join(''));
+}
+
+describe('wordSpans', () => {
+  const WORD = /[\p{L}\p{N}]+(?:[._\-'’][\p{L}\p{N}]+)*/gu;
+  const IDENTIFIER = /[\p{L}\p{N}]+(?:[._-][\p{L}\p{N}]+)*/gu;
+  const COMPOUND = /[._-]|\p{Ll}\p{Lu}/u;
+  const spansOf = (text: string, apostrophes: boolean, compoundOnly: boolean): string[] => {
+    const spans: number[] = [];
+    wordSpans(text, spans, apostrophes, compoundOnly);
+    return Array.from({ length: spans.length / 2 }, (_, k) => text.slice(spans[2 * k], spans[2 * k + 1]));
+  };
+  const samples = [...unicodeTexts(20_000), 'getStories ÉtéÉté x’y 𝐀b a𝐀 ab_', ''];
+
+  it('finds the words the Unicode word pattern matches', () => {
+    const differing = samples.filter((text) => JSON.stringify(spansOf(text, true, false)) !== JSON.stringify([...text.matchAll(WORD)].map((m) => m[0])));
+    expect(differing).toEqual([]);
+  });
+
+  it('finds the compound identifiers (joined, or lower case then capital) the identifier pattern matches', () => {
+    const reference = (text: string): string[] => [...text.matchAll(IDENTIFIER)].map((m) => m[0]).filter((w) => COMPOUND.test(w));
+    const differing = samples.filter((text) => JSON.stringify(spansOf(text, false, true)) !== JSON.stringify(reference(text)));
+    expect(differing).toEqual([]);
+  });
+});
+
+describe('CJK runs', () => {
+  it('become overlapping bigrams of characters, astral ones included, and a lone character stays whole', () => {
+    expect(splitWords('必应搜索')).toEqual(['必应', '应搜', '搜索']);
+    expect(splitWords('𠀀𠀁中')).toEqual(['𠀀𠀁', '𠀁中']);
+    expect(splitWords('a 中 b')).toEqual(['a', '中', 'b']);
+    expect(splitWords('检索API接口')).toEqual(['检索', 'api', '接口']);
   });
 });
