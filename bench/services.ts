@@ -84,6 +84,8 @@ export interface ServiceOptions {
   cpuProfile?: boolean;
   /** Another checkout of this project whose bench/service-process.ts starts the services (bench/trees.ts: an older commit's gateway). */
   root?: string;
+  /** Extra Node/V8 flags of this process (bench/trees.ts BENCH_TREES_AFTER_FLAGS: the same tree under other flags). */
+  nodeFlags?: readonly string[];
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -96,6 +98,7 @@ const COMMAND_TIMEOUT_MS = 30_000;
 export async function startServiceProcess(spec: ServiceSpec, options: ServiceOptions): Promise<ServiceProcess> {
   const execArgv = ['--import', 'tsx'];
   if (options.exposeGc) execArgv.push('--expose-gc');
+  if (options.nodeFlags) execArgv.push(...options.nodeFlags);
   // One directory per process: V8 writes a profile per thread (tsx's loader runs in a worker), named by pid and thread.
   const profileDir = resolve(PROFILE_DIR, `${options.name}-${Date.now()}`);
   if (options.cpuProfile) {

@@ -9,7 +9,8 @@
  * Scenarios: tools/call list_accounts {limit: 1} on /mcp in both eras, and call_tool list_connections on
  * /mcp/compact (2026-07-28). Every answer is checked; both versions must return the same structuredContent.
  * Writes bench/results/trees.json. Ratios are after / before: throughput above 1 and latency or CPU below 1
- * are improvements.
+ * are improvements. `BENCH_TREES_AFTER_FLAGS="--flag ..."` starts the after side under extra Node/V8 flags
+ * (`npm run bench:trees -- HEAD` with it: one tree against itself under other flags).
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, symlinkSync } from 'node:fs';
@@ -81,7 +82,9 @@ async function main(): Promise<void> {
   if (!beforeRev) throw new Error('usage: npm run bench:trees -- <before-rev> [<after-rev>]');
   const before = checkout(beforeRev);
   const after = afterRev ? checkout(afterRev) : { dir: root, sha: git('rev-parse', 'HEAD') };
-  const afterLabel = `${after.sha.slice(0, 12)}${!afterRev && git('status', '--porcelain', '--untracked-files=no') ? ' + working tree' : ''}`;
+  // BENCH_TREES_AFTER_FLAGS: Node/V8 flags for the after side only (one tree against itself under other flags).
+  const afterFlags = (process.env.BENCH_TREES_AFTER_FLAGS ?? '').split(' ').filter(Boolean);
+  const afterLabel = `${after.sha.slice(0, 12)}${!afterRev && git('status', '--porcelain', '--untracked-files=no') ? ' + working tree' : ''}${afterFlags.length ? ` (${afterFlags.join(' ')})` : ''}`;
   const processes: (ServiceProcess | undefined)[] = [];
   const results: { scenario: string; result: AbResult; cpuMsPerCall: { before: number; after: number } }[] = [];
   try {
@@ -91,7 +94,7 @@ async function main(): Promise<void> {
     const spec = { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, settings.gatewayLogLevel) };
     const a = await startServiceProcess(spec, { name: 'gateway-before', root: before.dir });
     processes.push(a);
-    const b = await startServiceProcess(spec, { name: 'gateway-after', root: after.dir });
+    const b = await startServiceProcess(spec, { name: 'gateway-after', root: after.dir, nodeFlags: afterFlags });
     processes.push(b);
     await waitReady(a.urls.gateway!);
     await waitReady(b.urls.gateway!);
@@ -135,7 +138,7 @@ async function main(): Promise<void> {
   }
   const ratio = (x: number | undefined, y: number | undefined) => (x !== undefined && y !== undefined ? `${fmt(x / y)}x` : 'n/a');
   console.log(
-    `\nbefore ${before.sha.slice(0, 12)}, after ${after.sha.slice(0, 12)}; ${settings.connections} connections, ${settings.rounds} rounds x ${settings.roundSeconds} s\n`,
+    `\nbefore ${before.sha.slice(0, 12)}, after ${afterLabel}; ${settings.connections} connections, ${settings.rounds} rounds x ${settings.roundSeconds} s\n`,
   );
   console.log(
     table(

@@ -5,7 +5,7 @@ import type { GatewayConfig } from '../../config/types.ts';
 import { jsonRpcErrorBody, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { runWithRequest } from '../obs/request-context.ts';
+import { requestContext, runWithRequest } from '../obs/request-context.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -22,13 +22,16 @@ export function rejectAtEdge(ctx: Parameters<Middleware>[0], kind: ErrorKind, me
  * it), logs one access line and observes `http_request_duration_seconds` when the response closes.
  */
 export function requestIdentity(log: Logger, metrics: GatewayMetrics, inflight: { count: number }): Middleware {
+  // The access line's fields are safe by construction (a request id that passed REQUEST_ID or was
+  // generated, the method, the path without its query, status, duration): written without the
+  // redaction pass every other line gets (obs/log.ts), which measured about 5 µs a line.
+  const accessLog = log.child({}, { redact: [] });
   return async (ctx, next) => {
     const incoming = ctx.get('x-request-id');
     const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
     ctx.set('x-request-id', requestId);
     ctx.state.requestId = requestId;
     const started = performance.now();
-    const requestLog = log.child({ requestId });
     inflight.count++;
     let done = false;
     ctx.res.once('close', () => {
@@ -39,9 +42,9 @@ export function requestIdentity(log: Logger, metrics: GatewayMetrics, inflight: 
       const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
       const status = ctx.res.statusCode;
       metrics.httpRequestDuration.observe({ route: typeof route === 'string' ? route : 'unmatched', method: ctx.method, status_code: String(status) }, seconds);
-      requestLog.info({ method: ctx.method, path: ctx.path, status, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
+      accessLog.info({ requestId, method: ctx.method, path: ctx.path, status, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
     });
-    await runWithRequest({ requestId, log: requestLog }, next);
+    await runWithRequest(requestContext(requestId, log), next);
   };
 }
 

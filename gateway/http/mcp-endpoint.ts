@@ -232,7 +232,7 @@ function startRequestTrace(runtime: GatewayRuntime, surface: Surface, ctx: Conte
     protocolVersion: post.revision || (typeof claim === 'string' ? claim : undefined),
     sessionId: ctx.get('mcp-session-id') || undefined,
   });
-  ctx.res.once('close', () => trace.end({ httpStatus: ctx.res.statusCode }));
+  if (runtime.tracing.enabled) ctx.res.once('close', () => trace.end({ httpStatus: ctx.res.statusCode }));
   return trace;
 }
 
@@ -375,22 +375,11 @@ async function readBody(ctx: Context, parseJson: Middleware, limit: number): Pro
     ctx.req.resume();
     return tooLarge();
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) {
-        ctx.req.resume();
-        return tooLarge();
-      }
-      chunks.push(chunk);
-    }
-  } catch {
-    // The caller went away mid-body: nobody is left to answer.
-    return notJson();
-  }
-  const text = (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)).toString('utf8');
+  const raw = await rawBody(ctx.req, limit);
+  // The caller went away mid-body: nobody is left to answer.
+  if (raw === 'broken') return notJson();
+  if (raw === 'too_large') return tooLarge();
+  const text = raw.toString('utf8');
   if (!text.trim()) {
     rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is empty; send a JSON-RPC message');
     return undefined;
@@ -406,6 +395,31 @@ async function readBody(ctx: Context, parseJson: Middleware, limit: number): Pro
     return undefined;
   }
   return parsed;
+}
+
+/**
+ * The request body's bytes, read with stream events (no async iterator: a promise per chunk), or why
+ * not: past `limit` (the rest is drained unread) or the stream broke.
+ */
+function rawBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too_large' | 'broken'> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      req.off('data', onData);
+      req.resume();
+      resolve('too_large');
+    };
+    req.on('data', onData);
+    req.once('end', () => resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    req.once('error', () => resolve('broken'));
+    // Closed before its end (the caller went away): resolves nothing new once it ended or overflowed.
+    req.once('close', () => {
+      if (!req.readableEnded) resolve('broken');
+    });
+  });
 }
 
 /** Text that may hold a `__proto__` or `constructor` key (plain or \u-escaped): only then is the parsed value walked. */

@@ -133,12 +133,16 @@ export async function answerPlainRequest(
   const { metrics, log } = runtime;
   const aborter = new AbortController();
   let answered = false;
+  let callerLeft = false;
   ctx.res.once('close', () => {
-    if (!answered) aborter.abort(new Error('the caller closed the connection'));
+    if (answered) return;
+    callerLeft = true;
+    aborter.abort(new Error('the caller closed the connection'));
   });
   const request: RequestView = {
     id: plain.id,
     signal: aborter.signal,
+    abort: (reason) => aborter.abort(reason),
     _meta: plain.envelope as RequestView['_meta'],
     envelope: plain.envelope as RequestView['envelope'],
     inputResponses: undefined,
@@ -155,7 +159,10 @@ export async function answerPlainRequest(
     caller: createCaller(runtime, authenticated, plain.era),
     request,
     project: projectionFor(plain.era),
-    log: requestLogger(log),
+    // Looked up when something is logged: most calls log nothing.
+    get log() {
+      return requestLogger(log);
+    },
     ...(stream ? { callerStream: stream.write } : {}),
   };
   const labels = { endpoint: surface.name, era: plain.era, method: methodLabel(plain.method) };
@@ -180,7 +187,7 @@ export async function answerPlainRequest(
   }
   answered = true;
   // A caller that went away got no answer: an error, as the SDK path counts an exchange closed without one.
-  countMessage(metrics, labels, aborter.signal.aborted ? 'error' : outcome);
+  countMessage(metrics, labels, callerLeft ? 'error' : outcome);
   if (stream?.opened()) stream.end(sseMessageEvent(message));
   else if (plain.era === 'legacy') {
     // The SDK's stateless 2025 leg answers every request as one SSE `message` event.

@@ -19,7 +19,10 @@ export type SurfaceName = 'full' | 'compact';
  * request-scoped notification channels. The SDK handler supplies its own; the fast path
  * (fast-path.ts) supplies one for the plain requests it answers without the SDK.
  */
-export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta' | 'envelope' | 'inputResponses' | 'requestState' | 'notify' | 'log'>;
+export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta' | 'envelope' | 'inputResponses' | 'requestState' | 'notify' | 'log'> & {
+  /** Aborts `signal`, when the gateway owns its controller (the fast path): a 2025-era cancellation then aborts it directly. */
+  readonly abort?: (reason: unknown) => void;
+};
 
 export type { ProjectCallToolResult } from './wire.ts';
 import type { ProjectCallToolResult } from './wire.ts';

@@ -15,6 +15,20 @@ export interface RequestContext {
 
 const storage = new AsyncLocalStorage<RequestContext>();
 
+/**
+ * The context of request `requestId`: its logger is `root`'s child carrying the request id, made on
+ * first use (most requests log nothing but their access line, which is written without it: http/edge.ts).
+ */
+export function requestContext(requestId: string, root: Logger): RequestContext {
+  let log: Logger | undefined;
+  return {
+    requestId,
+    get log() {
+      return (log ??= root.child({ requestId }));
+    },
+  };
+}
+
 /** Runs `fn` with `context` as the current request. */
 export function runWithRequest<T>(context: RequestContext, fn: () => T): T {
   return storage.run(context, fn);

@@ -307,8 +307,8 @@ export class UpstreamClient {
   }
 
   /** Forwards one per-request method with `options.credential` and `options.requestId` (none: sent for nobody). */
-  async forward(method: ForwardMethod, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> {
-    return (await this.send(method, params, options)) as Record<string, unknown>;
+  forward(method: ForwardMethod, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> {
+    return this.send(method, params, options) as Promise<Record<string, unknown>>;
   }
 
   /** Closes the connection (a stdio upstream's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
@@ -329,6 +329,9 @@ export class UpstreamClient {
   private async send(method: string, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<unknown> {
     const started = performance.now();
     try {
+      // A connected stateless upstream, on the hop: every input is explicit, no forward scope is needed.
+      const hopped = this.hopped(method, params, options);
+      if (hopped) return await hopped;
       // The whole send, connect and session lookup included, runs on behalf of the caller it names.
       // A copy per send: its response's raw error code is recorded on it (keepWireErrorCodes).
       return await forwardScope.run({ ...options }, () => this.sendOnce(method, params, options, true));
@@ -348,6 +351,17 @@ export class UpstreamClient {
     } finally {
       this.metrics.upstreamRequestDuration.observe({ upstream: this.name, method }, (performance.now() - started) / 1000);
     }
+  }
+
+  /**
+   * The send of a hop method to a connected HTTP upstream without sessions (modern, or stateless
+   * 2025-era): straight onto the hop, as {@link sendOnce} would put it; undefined for anything else.
+   */
+  private hopped(method: string, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> | undefined {
+    const { hop, info, shared } = this;
+    if (!hop || !info || info.sessionful || !shared || !HOP_METHODS.has(method)) return undefined;
+    const session = this.hopSessions.get(shared);
+    return session && hop.request(session, method, params, this.hopCall(options));
   }
 
   private async sendOnce(method: string, params: Record<string, unknown>, options: ForwardOptions, retrySession: boolean): Promise<unknown> {

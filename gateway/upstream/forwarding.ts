@@ -77,7 +77,9 @@ export async function forward(
   const headers = scan?.valid ? paramHeaderValues(scan.headers, params.arguments) : {};
   // Only the 2025 wire cancels with a notification in a POST of its own; 2026-07-28 closes the stream.
   const tracked =
-    d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal) : undefined;
+    d.caller.era === 'legacy'
+      ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal, request.abort)
+      : undefined;
   try {
     const options: ForwardOptions = {
       ...d.caller.onBehalfOf,

@@ -28,7 +28,8 @@ export const MAX_TRACKED_CALLS = 10_000;
  * exactly as long as its call (`release()` in the caller's finally).
  */
 export class InflightCalls {
-  private readonly calls = new Map<string, Set<AbortController>>();
+  /** The abort of each tracked call, by key. */
+  private readonly calls = new Map<string, Set<(reason: unknown) => void>>();
   private size = 0;
   private warnedFull = false;
 
@@ -44,33 +45,43 @@ export class InflightCalls {
 
   /**
    * Tracks one call. The returned signal aborts when `parent` does (the caller's own request signal)
-   * or when a matching {@link cancel} arrives.
+   * or when a matching {@link cancel} arrives. `abortParent`, when the tracker's caller owns `parent`'s
+   * controller (the fast path does), is what a cancellation calls: `parent` is then the call's signal
+   * itself, with no second controller and no listener (measured: an AbortSignal and a listener are
+   * about 4 µs per call on Node 20).
    */
-  track(digest: string, id: RequestId, parent: AbortSignal): TrackedCall {
+  track(digest: string, id: RequestId, parent: AbortSignal, abortParent?: (reason: unknown) => void): TrackedCall {
     if (this.size >= this.maxEntries) {
       if (!this.warnedFull)
         this.log.warn({ maxEntries: this.maxEntries }, 'too many calls in flight to track for cancellation; new ones cannot be cancelled by notification');
       this.warnedFull = true;
       return { signal: parent, release: () => {} };
     }
-    const controller = new AbortController();
+    let signal = parent;
+    let abort = abortParent;
+    let follow: (() => void) | undefined;
+    if (!abort) {
+      const controller = new AbortController();
+      signal = controller.signal;
+      abort = (reason) => controller.abort(reason);
+      // The controller follows the caller's signal (AbortSignal.any costs ~20x more per call on Node 20).
+      follow = () => controller.abort(parent.reason);
+      if (parent.aborted) follow();
+      else parent.addEventListener('abort', follow, { once: true });
+    }
     const key = keyOf(digest, id);
     let set = this.calls.get(key);
     if (!set) this.calls.set(key, (set = new Set()));
-    set.add(controller);
+    set.add(abort);
     this.size++;
-    // The controller follows the caller's signal (AbortSignal.any costs ~20x more per call on Node 20).
-    const follow = () => controller.abort(parent.reason);
-    if (parent.aborted) follow();
-    else parent.addEventListener('abort', follow, { once: true });
     let released = false;
     return {
-      signal: controller.signal,
+      signal,
       release: () => {
         if (released) return;
         released = true;
-        parent.removeEventListener('abort', follow);
-        set.delete(controller);
+        if (follow) parent.removeEventListener('abort', follow);
+        set.delete(abort);
         if (set.size === 0 && this.calls.get(key) === set) this.calls.delete(key);
         this.size--;
         if (this.size < this.maxEntries) this.warnedFull = false;
@@ -86,8 +97,8 @@ export class InflightCalls {
       this.log.info({ requestId: id, calls: set.size }, 'notifications/cancelled names several calls in flight for this credential; none is cancelled');
       return 'ambiguous';
     }
-    const [controller] = set;
-    controller!.abort(new DOMException(reason ? `cancelled by the client: ${reason}` : 'cancelled by the client', 'AbortError'));
+    const [abort] = set;
+    abort!(new DOMException(reason ? `cancelled by the client: ${reason}` : 'cancelled by the client', 'AbortError'));
     return 'cancelled';
   }
 }

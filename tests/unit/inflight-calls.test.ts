@@ -52,6 +52,21 @@ describe('InflightCalls', () => {
     expect(calls.cancel('digest-a', 3)).toBe('unknown');
   });
 
+  it("aborts the caller's own controller when the tracker owns it: no second signal, and nothing once released", () => {
+    const { calls } = registry();
+    const owned = new AbortController();
+    const call = calls.track('digest-a', 5, owned.signal, (reason) => owned.abort(reason));
+    expect(call.signal).toBe(owned.signal);
+    expect(calls.cancel('digest-a', 5, 'stop')).toBe('cancelled');
+    expect((owned.signal.reason as Error).message).toContain('stop');
+    call.release();
+    const later = new AbortController();
+    calls.track('digest-a', 6, later.signal, (reason) => later.abort(reason)).release();
+    expect(calls.cancel('digest-a', 6)).toBe('unknown');
+    expect(later.signal.aborted).toBe(false);
+    expect(calls.count).toBe(0);
+  });
+
   it('stays bounded: past maxEntries a call still gets its own signal but cannot be cancelled by notification', () => {
     const { calls, logs } = registry(2);
     const tracked = [calls.track('d', 1, live()), calls.track('d', 2, live())];

@@ -1,0 +1,137 @@
+/**
+ * One gateway under `node --cpu-prof` serving one tools/call scenario at 8 connections after 10,000
+ * warm-up calls: prints the process's CPU ms per call over the loaded run (process.cpuUsage), then the
+ * profile's self time per call (µs) by area (package, our folder, Node subsystem) and by frame, counting
+ * only the samples of the loaded run. The sampler counts wall time on the thread: a syscall that is
+ * descheduled on a busy machine (`writev`) is inflated. `npx tsx bench/profile-call.ts [legacy|modern|compact] [seconds]`
+ * (TOP=<n> frames).
+ */
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { DEMO_KEYS } from './expected-catalogues.ts';
+import { runLoad } from './load.ts';
+import { rpcCall, type Era } from './rpc-requests.ts';
+import { gatewaySpec, startServiceProcess, stopAll, waitReady, type ServiceProcess } from './services.ts';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+
+/** Where a frame's self time is counted: a package, one of our folders, a Node subsystem, a native function. */
+function areaOf(url: string, functionName: string): string {
+  if (!url) return `native ${functionName}`;
+  if (url.startsWith('node:'))
+    return url
+      .replace(/^node:(internal\/)?(deps\/)?/, 'node:')
+      .split('/')[0]!
+      .replace(/_http_.*/, 'http');
+  const nm = url.lastIndexOf('/node_modules/');
+  if (nm >= 0) {
+    const parts = url.slice(nm + '/node_modules/'.length).split('/');
+    return parts[0]!.startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0]!;
+  }
+  return url.replace(/^.*\/(gateway\/[^/]+)\/.*$/, '$1');
+}
+
+/** Self time per call (µs) by frame and by area, over the samples inside `window` only. */
+function loadedProfile(file: string, window: { fromEndUs: number; toEndUs: number }, calls: number, top: number): string {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+    nodes: ProfileNode[];
+    samples: number[];
+    timeDeltas: number[];
+    startTime: number;
+    endTime: number;
+  };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const from = profile.endTime - window.fromEndUs;
+  const to = profile.endTime - window.toEndUs;
+  const frames = new Map<string, number>();
+  const areas = new Map<string, number>();
+  let t = profile.startTime;
+  let busy = 0;
+  profile.samples.forEach((id, i) => {
+    const dt = profile.timeDeltas[i] ?? 0;
+    t += dt;
+    if (t < from || t > to) return;
+    const n = byId.get(id)!;
+    if (n.callFrame.functionName === '(idle)') return;
+    busy += dt;
+    const url = n.callFrame.url;
+    const frame = `${n.callFrame.functionName || '(anon)'} ${url.replace(/^.*\/(node_modules|gateway|bench)\//, '$1/')}`;
+    frames.set(frame, (frames.get(frame) ?? 0) + dt);
+    const area = areaOf(url, n.callFrame.functionName);
+    areas.set(area, (areas.get(area) ?? 0) + dt);
+  });
+  const rank = (m: Map<string, number>, n: number) =>
+    [...m.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, n)
+      .map(([k, v]) => `${(v / calls).toFixed(1).padStart(6)} µs  ${k}`)
+      .join('\n');
+  return `loaded window: ${(busy / calls).toFixed(1)} µs busy per call over ${calls} calls\n\nby area:\n${rank(areas, 40)}\n\nby frame:\n${rank(frames, top)}`;
+}
+
+async function main(): Promise<void> {
+  const scenario = (process.argv[2] ?? 'modern') as Era | 'compact';
+  const seconds = Number(process.argv[3] ?? 10);
+  const processes: ServiceProcess[] = [];
+  try {
+    const backends = await startServiceProcess({ reference: true }, { name: 'reference' });
+    processes.push(backends);
+    const { upstream, platform } = backends.urls;
+    const gw = await startServiceProcess(
+      { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') },
+      { name: 'gateway-profile', cpuProfile: process.env.BENCH_STRACE !== '1' },
+    );
+    processes.push(gw);
+    await waitReady(gw.urls.gateway!);
+    const g = gw.urls.gateway!;
+    const call =
+      scenario === 'compact'
+        ? rpcCall('modern', `${g}/mcp/compact`, DEMO_KEYS.full, 'tools/call', {
+            name: 'call_tool',
+            arguments: { name: 'list_connections', arguments: { limit: 1 } },
+          })
+        : rpcCall(scenario, `${g}/mcp`, DEMO_KEYS.full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } });
+    const check = (body: string) => body.includes('"result"') && !body.includes('"isError":true');
+    await runLoad(call, { connections: 8, amount: 10_000, check });
+    // BENCH_STRACE=1: the gateway's system calls over the loaded run, counted (strace -c), instead of a profile.
+    const strace = process.env.BENCH_STRACE === '1' ? spawn('strace', ['-c', '-f', '-p', String(gw.pid)], { stdio: ['ignore', 'ignore', 'pipe'] }) : undefined;
+    const straced =
+      strace &&
+      new Promise<string>((resolve) => {
+        let out = '';
+        strace.stderr!.on('data', (chunk: Buffer) => (out += chunk));
+        strace.once('close', () => resolve(out));
+      });
+    if (strace) await new Promise((resolve) => setTimeout(resolve, 500));
+    const before = await gw.cpuMs();
+    const loadStart = performance.now();
+    const loaded = await runLoad(call, { connections: 8, seconds, check });
+    const loadEnd = performance.now();
+    const after = await gw.cpuMs();
+    if (strace) {
+      strace.kill('SIGINT');
+      console.log(`${loaded.requests} calls; strace -c:\n${await straced}`);
+    }
+    console.log(
+      `${scenario}: ${loaded.reqPerSec.toFixed(0)} req/s, mismatches ${loaded.mismatches}, CPU ${((after - before) / loaded.requests).toFixed(3)} ms/call`,
+    );
+    await gw.stop();
+    const exited = performance.now();
+    const file = gw.profilePath;
+    if (!file) return;
+    // The loaded run's window, counted back from the profile's end (written at exit).
+    const window = { fromEndUs: (exited - loadStart) * 1000, toEndUs: (exited - loadEnd) * 1000 };
+    console.log(loadedProfile(file, window, loaded.requests, Number(process.env.TOP ?? 60)));
+  } finally {
+    await stopAll(processes.reverse());
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});
