@@ -124,9 +124,17 @@ describe('config/everything.yaml', () => {
       const failed = await inflight;
       expect(failed.isError).toBe(true);
       expect(failed._meta?.['ai.cpz.gateway/error']).toBe('upstream_unavailable');
-      const ready = await fetch(`${gw.gateway.url}/readyz`);
-      expect(ready.status).toBe(503);
-      expect(JSON.stringify(await ready.json())).toContain('upstream everything: down');
+      // The call's stream broke: the gateway checks the upstream in the background (client.ts checkAlive),
+      // so readiness turns within a moment of the failed call, not necessarily before it is answered.
+      const ready = await eventually(
+        async () => {
+          const r = await fetch(`${gw.gateway.url}/readyz`);
+          return { status: r.status, body: await r.text() };
+        },
+        (r) => r.status === 503,
+        5000,
+      );
+      expect(ready.body).toContain('upstream everything: down');
 
       await everything.restart();
       const back = await eventually(
