@@ -117,7 +117,7 @@ const documentsOf = new WeakMap<ToolIndex, Documents>();
 /**
  * Builds the index of `tools`. Names may repeat across upstreams: tools are keyed by position (upstream +
  * name), and each hit carries the name and upstream the caller passed. `tuning` overrides the measured
- * defaults (the bench uses it to compare variants). Synchronous: about 45 ms per 1,000 tools read on the
+ * defaults (the bench uses it to compare variants). Synchronous: about 75-90 ms per 1,000 tools read (semantic arm on, 10,000 tools) on the
  * bench machine (`npm run bench:search-scale`), about 5 ms per 1,000 taken over from `options.previous`;
  * a server should use `buildToolIndexAsync`.
  */
