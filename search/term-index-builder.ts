@@ -5,7 +5,9 @@
  * allocates per term and per tool, not per posting.
  */
 import { TermIndex, type TermEntry } from './term-index.ts';
-import { forEachWordSpan, identifierParts } from './tokenize.ts';
+import { forEachWordSpan, identifierParts, isAscii } from './tokenize.ts';
+
+const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
 
 /** BM25+ parameters (minisearch's names): term-frequency saturation k, length normalisation b, floor d. */
 export type Bm25Params = { k: number; b: number; d: number };
@@ -80,6 +82,9 @@ export class Int32List {
  * out and hashed, and that was the build's largest single cost). Open addressing over FNV-1a hashes, at
  * most half full.
  */
+/** FNV-1a's offset basis; a span's hash is FNV-1a over its UTF-16 code units (Math.imul by the FNV prime). */
+const SPAN_HASH_SEED = 0x811c9dc5;
+
 export class SpanTable<T> {
   private slots = new Int32Array(1 << 12).fill(-1);
   private readonly hashes: number[] = [];
@@ -91,8 +96,13 @@ export class SpanTable<T> {
 
   /** The value of `source.slice(start, end)`, made when that word is new. */
   get(source: string, start: number, end: number): T {
-    let h = 0x811c9dc5;
+    let h = SPAN_HASH_SEED;
     for (let i = start; i < end; i += 1) h = Math.imul(h ^ source.charCodeAt(i), 16777619);
+    return this.getHashed(source, start, end, h);
+  }
+
+  /** {@link get} with the span's hash already computed (`spanHash` of the same characters). */
+  getHashed(source: string, start: number, end: number, h: number): T {
     const mask = this.slots.length - 1;
     let at = h & mask;
     for (let id = this.slots[at]; id >= 0; id = this.slots[at]) {
@@ -217,7 +227,8 @@ export class TermIndexBuilder {
       }
       this.length = 0;
       this.stamp += 1;
-      forEachWordSpan(text, this.onWord);
+      if (isAscii(text)) this.asciiWords(text);
+      else forEachWordSpan(text, this.onWord);
       lengths.push(this.length);
       ends.push(terms.length);
     }
@@ -333,6 +344,41 @@ export class TermIndexBuilder {
       this.tokens.set(text, token);
     }
     return token;
+  }
+
+  /**
+   * The words of ASCII-only `text` counted in one pass: each word found as `forEachWordSpan` finds it
+   * (letters and digits, continued by a joiner `_ - . '` before another run), hashed as it is read, and
+   * looked up by its span. The same counts as `forEachWordSpan(text, this.onWord)`, without a span list,
+   * a callback or a second pass over each word per occurrence (most catalogue text is ASCII).
+   */
+  private asciiWords(text: string): void {
+    const n = text.length;
+    let i = 0;
+    while (i < n) {
+      let c = text.charCodeAt(i);
+      while (!isAlnum(c)) {
+        i += 1;
+        if (i === n) return;
+        c = text.charCodeAt(i);
+      }
+      const start = i;
+      let h = SPAN_HASH_SEED;
+      for (;;) {
+        while (i < n && isAlnum(c)) {
+          h = Math.imul(h ^ c, 16777619);
+          i += 1;
+          c = text.charCodeAt(i);
+        }
+        if ((c === 95 || c === 45 || c === 46 || c === 39) && i + 1 < n && isAlnum(text.charCodeAt(i + 1))) {
+          h = Math.imul(h ^ c, 16777619);
+          i += 1;
+          c = text.charCodeAt(i);
+        } else break;
+      }
+      const tokens = this.words.getHashed(text, start, i, h);
+      for (let t = 0; t < tokens.length; t += 1) this.count(tokens[t]);
+    }
   }
 
   /** Counts one token of the field being analysed: in the field's length when first met in it, and for

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { splitWords, wordSpans } from '../../../search/tokenize.ts';
 import { withoutToolMentions } from '../../../search/tool-fields.ts';
+import { TermIndexBuilder } from '../../../search/term-index-builder.ts';
 
 /** Deterministic pseudo-random ASCII texts, dense in the characters the word rules treat specially. */
 function texts(count: number): string[] {
@@ -93,5 +94,14 @@ describe('CJK runs', () => {
     expect(splitWords('𠀀𠀁中')).toEqual(['𠀀𠀁', '𠀁中']);
     expect(splitWords('a 中 b')).toEqual(['a', '中', 'b']);
     expect(splitWords('检索API接口')).toEqual(['检索', 'api', '接口']);
+  });
+});
+
+describe('the index builder', () => {
+  it('counts the words of ASCII text (its one-pass reader) as of the same text read by the general path', () => {
+    const builder = new TermIndexBuilder(2 * SAMPLES.length, 1, (term) => term, { k: 1.2, b: 0.7, d: 0.5 });
+    // An em dash is no word: appended, it only sends the text down the general (Unicode) path.
+    const differing = SAMPLES.filter((text) => builder.analyse([text]).join() !== builder.analyse([`${text} —`]).join());
+    expect(differing).toEqual([]);
   });
 });
