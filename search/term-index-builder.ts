@@ -5,9 +5,7 @@
  * allocates per term and per tool, not per posting.
  */
 import { TermIndex, type TermEntry } from './term-index.ts';
-import { forEachWordSpan, identifierParts, isAscii } from './tokenize.ts';
-
-const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
+import { forEachWordSpan, identifierParts, isAlnum, isAscii } from './tokenize.ts';
 
 /** BM25+ parameters (minisearch's names): term-frequency saturation k, length normalisation b, floor d. */
 export type Bm25Params = { k: number; b: number; d: number };

@@ -173,7 +173,8 @@ function classAt(text: string, at: number): number {
   return c < 128 ? ASCII_CLASS[c] : classOf(text.codePointAt(at) as number);
 }
 
-const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
+/** An ASCII letter or digit (a UTF-16 code unit). */
+export const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
 
 /** `wordSpans` for ASCII-only `text` (most catalogue text), a third faster: no code points to decode. */
 function asciiWordSpans(text: string, spans: number[], apostrophes: boolean, compoundOnly: boolean): void {
