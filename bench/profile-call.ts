@@ -3,7 +3,7 @@
  * warm-up calls: prints the process's CPU ms per call over the loaded run (process.cpuUsage), then the
  * profile's self time per call (µs) by area (package, our folder, Node subsystem) and by frame, counting
  * only the samples of the loaded run. The sampler counts wall time on the thread: a syscall that is
- * descheduled on a busy machine (`writev`) is inflated. `npx tsx bench/profile-call.ts [legacy|modern|compact] [seconds]`
+ * descheduled on a busy machine (`writev`) is inflated. `npx tsx bench/profile-call.ts [legacy|modern|compact|floor] [seconds]`
  * (TOP=<n> frames).
  */
 import { spawn } from 'node:child_process';
@@ -74,22 +74,25 @@ function loadedProfile(file: string, window: { fromEndUs: number; toEndUs: numbe
 }
 
 async function main(): Promise<void> {
-  const scenario = (process.argv[2] ?? 'modern') as Era | 'compact';
+  const scenario = (process.argv[2] ?? 'modern') as Era | 'compact' | 'floor';
   const seconds = Number(process.argv[3] ?? 10);
   const processes: ServiceProcess[] = [];
   try {
     const backends = await startServiceProcess({ reference: true }, { name: 'reference' });
     processes.push(backends);
     const { upstream, platform } = backends.urls;
+    // `floor`: the bare byte relay (bare-proxy.ts) profiled the same way, the reference for what node:http costs.
+    const floor = scenario === 'floor';
     const gw = await startServiceProcess(
-      { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') },
-      { name: 'gateway-profile', cpuProfile: process.env.BENCH_STRACE !== '1' },
+      floor ? { bareProxy: upstream! } : { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') },
+      { name: floor ? 'floor-profile' : 'gateway-profile', cpuProfile: process.env.BENCH_STRACE !== '1' },
     );
     processes.push(gw);
-    await waitReady(gw.urls.gateway!);
+    if (!floor) await waitReady(gw.urls.gateway!);
     const g = gw.urls.gateway!;
-    const call =
-      scenario === 'compact'
+    const call = floor
+      ? rpcCall('modern', gw.urls.bareProxy!, DEMO_KEYS.full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } })
+      : scenario === 'compact'
         ? rpcCall('modern', `${g}/mcp/compact`, DEMO_KEYS.full, 'tools/call', {
             name: 'call_tool',
             arguments: { name: 'list_connections', arguments: { limit: 1 } },
@@ -125,6 +128,7 @@ async function main(): Promise<void> {
     if (!file) return;
     // The loaded run's window, counted back from the profile's end (written at exit).
     const window = { fromEndUs: (exited - loadStart) * 1000, toEndUs: (exited - loadEnd) * 1000 };
+    console.log(`profile ${file}, loaded window ${window.fromEndUs.toFixed(0)}..${window.toEndUs.toFixed(0)} µs before its end`);
     console.log(loadedProfile(file, window, loaded.requests, Number(process.env.TOP ?? 60)));
   } finally {
     await stopAll(processes.reverse());
