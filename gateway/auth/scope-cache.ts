@@ -5,7 +5,7 @@ import type { Credential } from './credentials.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { requestLogger } from '../obs/request-context.ts';
+import { requestLog } from '../obs/request-context.ts';
 
 /**
  * A caller's scopes, or why they are not known. Unknown is not none: each upstream's failure mode
@@ -124,7 +124,7 @@ export class ScopeCache {
       await this.store.set(credential.digest, result, this.config.ttlMs);
     }
     if (result.kind === 'unknown') {
-      requestLogger(this.log).warn(
+      requestLog(this.log, requestId).warn(
         { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: this.config.failureMode },
         `caller scopes unknown; failure mode ${this.config.failureMode} applies (per upstream where overridden)`,
       );

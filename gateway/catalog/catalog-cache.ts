@@ -6,7 +6,7 @@ import { GatewayError, failureOf } from '../errors.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { requestLogger } from '../obs/request-context.ts';
+import { requestLog } from '../obs/request-context.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
 import { LIST_ITEMS, type ListMethod, type ListResult, type UpstreamClient } from '../upstream/client.ts';
 
@@ -244,7 +244,7 @@ export class CatalogCache {
     try {
       result = await this.upstream.listAll(method, onBehalfOf, building && ((items) => building.add(items as Tool[])));
     } catch (error) {
-      return this.failed(method, error, stale);
+      return this.failed(method, error, stale, onBehalfOf.requestId);
     }
     const override = this.policy.catalog;
     const ttlMs = Math.min(override.ttlMs ?? result.ttlMs ?? this.cache.ttlMs, MAX_TTL_MS);
@@ -312,10 +312,10 @@ export class CatalogCache {
     );
   }
 
-  private failed(method: ListMethod, error: unknown, stale: Entry | undefined): Entry {
+  private failed(method: ListMethod, error: unknown, stale: Entry | undefined, requestId: string | undefined): Entry {
     const failure = failureOf(error, this.upstream.name);
     if (method === 'tools/list') this.lastError = failure.message;
-    const log = requestLogger(this.log);
+    const log = requestLog(this.log, requestId);
     if (stale) {
       this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'stale_served' });
       log.warn(

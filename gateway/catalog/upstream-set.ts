@@ -6,7 +6,7 @@ import type { Catalog } from './catalog.ts';
 import { GatewayError } from '../errors.ts';
 import { exposedNames, namingHint, namingOptions, type NamingOptions } from './naming.ts';
 import type { Logger } from '../obs/log.ts';
-import { requestLogger } from '../obs/request-context.ts';
+import { requestLog } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
 import { mergeExtensions, uiResourceOwners } from './extensions.ts';
 import type { ListMethod, OnBehalfOf, TaskForms, UpstreamClient, UpstreamInfo } from '../upstream/client.ts';
@@ -118,7 +118,7 @@ export class UpstreamSet {
    */
   async served(onBehalfOf: OnBehalfOf = {}): Promise<ServedCatalog> {
     if (!this.naming.prefixed) return this.upstreams[0]!.catalog.served(onBehalfOf);
-    const parts = await this.reachable((u) => u.catalog.served(onBehalfOf), 'tools/list');
+    const parts = await this.reachable((u) => u.catalog.served(onBehalfOf), 'tools/list', onBehalfOf.requestId);
     const expiresAt = parts.length < this.upstreams.length ? 0 : Math.min(...parts.map((p) => p.value.expiresAt));
     const catalogParts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
       const part = parts.find((p) => p.upstream === u);
@@ -168,6 +168,7 @@ export class UpstreamSet {
     const parts = await this.reachable(
       async (u) => (include(u.client.name) && (await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf) : undefined),
       method,
+      onBehalfOf.requestId,
     );
     const present = parts.filter((p): p is { upstream: UpstreamRuntime; value: CachedList } => p.value !== undefined);
     let items = present.flatMap(({ upstream, value }) => value.items.map((item) => ({ upstream: upstream.client.name, item })));
@@ -256,7 +257,11 @@ export class UpstreamSet {
    * `read` of every upstream that is not down, in config order; the failures are left out (each logged
    * when it starts and when it ends). All failing is an error: the first upstream's.
    */
-  private async reachable<T>(read: (u: UpstreamRuntime) => Promise<T>, method: ListMethod): Promise<{ upstream: UpstreamRuntime; value: T }[]> {
+  private async reachable<T>(
+    read: (u: UpstreamRuntime) => Promise<T>,
+    method: ListMethod,
+    requestId: string | undefined,
+  ): Promise<{ upstream: UpstreamRuntime; value: T }[]> {
     const settled = await Promise.all(
       this.upstreams.map(async (upstream) => {
         const health = upstream.client.health();
@@ -277,7 +282,7 @@ export class UpstreamSet {
       for (const s of settled) {
         const error = 'error' in s ? s.error : undefined;
         // A credential one upstream refuses says nothing about that upstream's health.
-        if (!(error instanceof GatewayError && error.kind === 'unauthorized')) this.noteExclusion(s.upstream.client.name, error?.message);
+        if (!(error instanceof GatewayError && error.kind === 'unauthorized')) this.noteExclusion(s.upstream.client.name, error?.message, requestId);
       }
     }
     const ok = settled.filter((s): s is { upstream: UpstreamRuntime; value: Awaited<T> } => !('error' in s));
@@ -288,8 +293,8 @@ export class UpstreamSet {
     return ok;
   }
 
-  private noteExclusion(upstream: string, reason: string | undefined): void {
-    const log = requestLogger(this.log);
+  private noteExclusion(upstream: string, reason: string | undefined, requestId: string | undefined): void {
+    const log = requestLog(this.log, requestId);
     const before = this.excluded.get(upstream);
     if (reason !== undefined && before === undefined) {
       this.excluded.set(upstream, reason);

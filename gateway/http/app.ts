@@ -7,7 +7,7 @@ import { healthz, readyz } from './health.ts';
 import type { Surface } from '../mcp/types.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
 import { protectedResourceMetadata } from './protected-resource.ts';
-import { requestLogger } from '../obs/request-context.ts';
+import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** One MCP endpoint: its surface and the SDK handler serving it. */
@@ -26,7 +26,9 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
   const { config, log, metrics } = runtime;
   const app = new Koa();
   app.silent = true;
-  app.on('error', (error: Error) => requestLogger(log).error({ err: error.message }, 'unhandled request error'));
+  app.on('error', (error: Error, ctx?: Koa.Context) =>
+    requestLog(log, ctx?.state.requestId as string | undefined).error({ err: error.message }, 'unhandled request error'),
+  );
 
   // Strict, case-sensitive routing: every endpoint answers on exactly its path (`/mcp`, not `/MCP` or
   // `/mcp/`), so the URL a client used is the resource its RFC 9728 challenge and metadata name (§3.3).

@@ -5,7 +5,6 @@ import type { GatewayConfig } from '../../config/types.ts';
 import { jsonRpcErrorBody, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { requestContext, runWithRequest } from '../obs/request-context.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -18,8 +17,8 @@ export function rejectAtEdge(ctx: Parameters<Middleware>[0], kind: ErrorKind, me
 
 /**
  * Request identity and accounting: honours a sane incoming `X-Request-Id` (else generates one),
- * echoes it, hands it on as `ctx.state.requestId` (the MCP endpoint passes it on explicitly), runs the rest of the request inside its request context (so the upstream hop forwards
- * it), logs one access line and observes `http_request_duration_seconds` when the response closes.
+ * echoes it, hands it on as `ctx.state.requestId` (the MCP endpoint passes it on explicitly, to the
+ * upstream hop and to every request logger: obs/request-context.ts), logs one access line and observes `http_request_duration_seconds` when the response closes.
  */
 export function requestIdentity(log: Logger, metrics: GatewayMetrics, inflight: { count: number }): Middleware {
   // The access line's fields are safe by construction (a request id that passed REQUEST_ID or was
@@ -44,7 +43,7 @@ export function requestIdentity(log: Logger, metrics: GatewayMetrics, inflight: 
       metrics.httpRequestDuration.observe({ route: typeof route === 'string' ? route : 'unmatched', method: ctx.method, status_code: String(status) }, seconds);
       accessLog.info({ requestId, method: ctx.method, path: ctx.path, status, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
     });
-    await runWithRequest(requestContext(requestId, log), next);
+    await next();
   };
 }
 

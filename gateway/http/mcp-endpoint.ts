@@ -17,7 +17,7 @@ import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.t
 import type { Surface } from '../mcp/types.ts';
 import { baseUrl, protectedResourceMetadataUrl } from './protected-resource.ts';
 import { bearerCredential } from '../auth/oauth/credential.ts';
-import { requestLogger } from '../obs/request-context.ts';
+import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordSpan, type RequestTrace } from '../obs/tracing.ts';
@@ -337,7 +337,7 @@ async function scopesNeeded(runtime: GatewayRuntime, request: AuthenticatedReque
 /** A 2025-era `notifications/cancelled` (its own POST): aborts the forwarded call it names, if unambiguous. */
 function cancelInFlight(runtime: GatewayRuntime, request: AuthenticatedRequest, { requestId, reason }: Cancellation): void {
   const outcome = runtime.inflightCalls.cancel(request.credential.digest, requestId, reason);
-  requestLogger(runtime.log).debug({ requestId, outcome }, 'notifications/cancelled');
+  requestLog(runtime.log, request.requestId).debug({ cancelledId: requestId, outcome }, 'notifications/cancelled');
 }
 
 function headerValue(ctx: Context, name: string): string | undefined {

@@ -27,7 +27,7 @@ import {
 } from './wire.ts';
 import type { Listing } from '../catalog/listing.ts';
 import { COMPRESS_MIN_BYTES, acceptsGzip, gzippedListingAnswer } from './listing-gzip.ts';
-import { requestLogger } from '../obs/request-context.ts';
+import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { StreamWriter } from '../upstream/input-bridge.ts';
 
@@ -161,7 +161,7 @@ export async function answerPlainRequest(
     project: projectionFor(plain.era),
     // Looked up when something is logged: most calls log nothing.
     get log() {
-      return requestLogger(log);
+      return requestLog(log, authenticated.requestId);
     },
     ...(stream ? { callerStream: stream.write } : {}),
   };

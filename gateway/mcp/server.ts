@@ -14,7 +14,7 @@ import type { Listing } from '../catalog/listing.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { answeredAsJson, dispatchRuntimeOf, type DispatchContext, type ProjectCallToolResult, type Surface } from './types.ts';
 import type { Logger } from '../obs/log.ts';
-import { requestLogger } from '../obs/request-context.ts';
+import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import { LIST_ITEMS, type ListMethod, type TaskMethod, type UpstreamInfo } from '../upstream/client.ts';
 import type { RoutedMethod } from '../catalog/upstream-set.ts';
@@ -133,20 +133,32 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     // The stateless 2025 leg answers on the POST's SSE stream, unless the answer is collapsed to JSON (legacy-json.ts).
     const streamed = era === 'legacy' && !answeredAsJson(authInfo);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
-      if (SERVED[method](capabilities, era)) register(server, method, { runtime: arms, surface, caller, project }, runtime.log, streamed);
+      if (SERVED[method](capabilities, era))
+        register(server, method, { runtime: arms, surface, caller, project }, runtime.log, authenticated.requestId, streamed);
     }
-    for (const method of taskMethodsServed(capabilities, era)) registerTaskMethod(server, method, { runtime: arms, surface, caller, project }, runtime.log);
+    for (const method of taskMethodsServed(capabilities, era))
+      registerTaskMethod(server, method, { runtime: arms, surface, caller, project }, runtime.log, authenticated.requestId);
     return server;
   };
 }
 
-function register<M extends GatewayMethod>(server: Server, method: M, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger, streamed: boolean): void {
+function register<M extends GatewayMethod>(
+  server: Server,
+  method: M,
+  base: Omit<DispatchContext, 'request' | 'log'>,
+  log: Logger,
+  requestId: string,
+  streamed: boolean,
+): void {
   // mcp_requests_total is counted for every message by the MeteredServer, not here.
   server.setRequestHandler(method, (request, ctx) =>
     dispatch(method, request, {
       ...base,
       request: ctx.mcpReq,
-      log: requestLogger(log),
+      // Made when something is logged: most requests log nothing.
+      get log() {
+        return requestLog(log, requestId);
+      },
       // A request related to this one goes on this request's own SSE stream (the transport's relatedRequestId routing).
       ...(streamed ? { callerStream: (message) => onStream(server, message, ctx.mcpReq.id) } : {}),
     }),
@@ -183,9 +195,15 @@ function taskMethodsServed(capabilities: ServerCapabilities, era: 'modern' | 'le
   return capabilities.extensions?.[TASKS_EXTENSION] !== undefined ? ['tasks/get', 'tasks/update', 'tasks/cancel'] : [];
 }
 
-function registerTaskMethod(server: Server, method: TaskMethod, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger): void {
+function registerTaskMethod(server: Server, method: TaskMethod, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger, requestId: string): void {
   server.setRequestHandler(method, { params: TASK_PARAMS }, (params, ctx) => {
-    const d: DispatchContext = { ...base, request: ctx.mcpReq, log: requestLogger(log) };
+    const d: DispatchContext = {
+      ...base,
+      request: ctx.mcpReq,
+      get log() {
+        return requestLog(log, requestId);
+      },
+    };
     return guarded(method, d, async () => {
       requireTasksDeclared(d);
       return TASK_ARMS[method](d, params as Record<string, unknown>);

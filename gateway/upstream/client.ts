@@ -20,7 +20,7 @@ import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { forwardScope, runInBackground, type OnBehalfOf } from './forward-scope.ts';
+import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
 import type { UpstreamInputRequest } from './input-bridge.ts';
 import { injectTraceHeaders, withTraceHeaders } from '../obs/tracing.ts';
 import { HttpHop, UpstreamStreamBroken, type HopCall, type HopSession } from './http-hop.ts';
@@ -129,8 +129,15 @@ function keepWireErrorCodes(transport: Transport): void {
     onmessage?.(message, extra);
   };
 }
-/** The per-request methods the undici hop carries to an HTTP upstream (http-hop.ts); the rest stays with the SDK client. */
-const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod>([
+/**
+ * The methods the undici hop carries to a connected HTTP upstream (http-hop.ts): every per-request method
+ * and the list pages; the rest (handshake, server/discover, listen streams) stays with the SDK client.
+ */
+const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod | ListMethod>([
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'prompts/list',
   'tools/call',
   'resources/read',
   'prompts/get',
@@ -163,15 +170,15 @@ const LIVENESS_TIMEOUT_MS = 2000;
  *
  * How clients are kept: a modern (2026-07-28) or stateless legacy HTTP upstream, and a stdio upstream
  * (one process), get ONE long-lived Client shared by every caller, which multiplexes their requests; over
- * HTTP the caller's credential and request id are added per request by the transport's `fetch`, read
- * from the request context (AsyncLocalStorage). A sessionful legacy upstream (it issued an Mcp-Session-Id)
+ * HTTP the caller's credential and request id go on the hop as explicit arguments, and on the SDK
+ * client's own sends through the transport's `fetch`, which reads them from the forward scope. A sessionful legacy upstream (it issued an Mcp-Session-Id)
  * gets one Client per credential digest (or one for all when `forwardCredentials` is off), in a bounded
  * LRU pool, re-initialised once when the upstream answers 404 or 400 for the session (it restarted).
  *
  * Forwarded requests to an HTTP upstream (tools/call and the other {@link ForwardMethod}s) travel on the
- * undici hop (http-hop.ts: a keep-alive pool, `upstreams[].connections` sockets at most) inside the
- * session the SDK client opened, with the credential and request id of `options` as explicit
- * arguments; the SDK client does what happens once (handshake, server/discover, list pagination,
+ * undici hop (http-hop.ts: a keep-alive pool, `upstreams[].connections` sockets at most), and so do
+ * list pages, inside the session the SDK client opened, with the credential and request id of `options` as explicit
+ * arguments; the SDK client does what happens once (handshake, server/discover,
  * listen streams) and everything over stdio, or over an in-process transport (`fetchUpstream` given).
  * Errors come out of either as the SDK client's, so callers cannot tell which carried the request.
  *
@@ -215,7 +222,7 @@ export class UpstreamClient {
     fetchUpstream?: FetchLike,
   ) {
     this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
-    this.supervisor = new UpstreamSupervisor(config.name, config.restart, () => this.connect(), metrics, log);
+    this.supervisor = new UpstreamSupervisor(config.name, config.restart, (onBehalfOf) => this.connect(onBehalfOf), metrics, log);
     this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
     if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined)
       this.hop = new HttpHop(config.url, config.headers, config.connections);
@@ -243,7 +250,7 @@ export class UpstreamClient {
   describe(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo> {
     if (this.info) return Promise.resolve(this.info);
     // A first connect made for a caller carries its credential (an upstream may refuse initialize without one).
-    return forwardScope.run(onBehalfOf, () => this.supervisor.connection());
+    return this.supervisor.connection(onBehalfOf);
   }
 
   /** The last known state of the connection, without touching the upstream. */
@@ -282,7 +289,11 @@ export class UpstreamClient {
     for (let page = 1; ; page++) {
       const result = (await pending) as Record<string, unknown>;
       first ??= result;
-      const pageItems = (result[key] as unknown[] | undefined) ?? [];
+      const listed = result[key];
+      // The hop hands pages back as the upstream sent them: a page whose list is no array fails the fetch, as the SDK's schema did.
+      if (listed !== undefined && !Array.isArray(listed))
+        throw new GatewayError('upstream_error', `upstream ${this.name} answered ${method} with a "${key}" that is not an array`);
+      const pageItems = (listed as unknown[] | undefined) ?? [];
       for (const item of pageItems) items.push(item);
       const next = result.nextCursor;
       const more = typeof next === 'string';
@@ -332,9 +343,7 @@ export class UpstreamClient {
       // A connected stateless upstream, on the hop: every input is explicit, no forward scope is needed.
       const hopped = this.hopped(method, params, options);
       if (hopped) return await hopped;
-      // The whole send, connect and session lookup included, runs on behalf of the caller it names.
-      // A copy per send: its response's raw error code is recorded on it (keepWireErrorCodes).
-      return await forwardScope.run({ ...options }, () => this.sendOnce(method, params, options, true));
+      return await this.sendOnce(method, params, options, true);
     } catch (error) {
       const failure = classifyUpstreamFailure(error, this.name);
       // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent
@@ -365,40 +374,27 @@ export class UpstreamClient {
   }
 
   private async sendOnce(method: string, params: Record<string, unknown>, options: ForwardOptions, retrySession: boolean): Promise<unknown> {
-    const info = await this.describe();
-    const client = info.sessionful ? await this.sessionClient() : this.shared!;
+    const info = await this.describe(options);
+    const client = info.sessionful ? await this.sessionClient(options) : this.shared!;
+    // What the SDK client's transport fetch and notification handlers read of this send (the SDK's own
+    // per-request headers drop authorization and mcp-*). A copy per send: its response's raw error code is
+    // recorded on it (keepWireErrorCodes). Only SDK sends run in it: an AsyncLocalStorage that is never
+    // entered leaves the process without async hooks (obs/request-context.ts), which the hop keeps so.
+    const scope: ForwardScope = { ...options };
     try {
       const session = this.hop && HOP_METHODS.has(method) ? this.hopSessions.get(client) : undefined;
       if (session) return await this.hop!.request(session, method, params, this.hopCall(options));
-      // The SDK client has no runtime for tasks (2.4): their methods, and a tools/call that may create one, go with a loose result schema.
-      if (method.startsWith('tasks/') || (method === 'tools/call' && params.task !== undefined))
-        return await client.request({ method, params }, ANY_RESULT, {
-          signal: options.signal,
-          onprogress: options.onprogress,
-          resetTimeoutOnProgress: options.onprogress !== undefined,
-          timeout: this.config.timeoutMs,
-        });
-      return await client.request(
-        { method: method as 'tools/call', params },
-        {
-          signal: options.signal,
-          onprogress: options.onprogress,
-          resetTimeoutOnProgress: options.onprogress !== undefined,
-          timeout: this.config.timeoutMs,
-          ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
-          ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
-        },
-      );
+      return await forwardScope.run(scope, () => this.sdkRequest(client, method, params, options));
     } catch (error) {
       // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
       // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
       // refused before it ran, so sending it again is safe.
-      const wireCode = forwardScope.getStore()?.wireErrorCode;
+      const wireCode = scope.wireErrorCode;
       if (wireCode !== undefined && error instanceof ProtocolError && error.code !== wireCode) {
         throw new ProtocolError(wireCode, error.message, error.data);
       }
       if (info.sessionful && retrySession && error instanceof SdkHttpError && (error.status === 404 || error.status === 400)) {
-        this.sessions.delete(this.sessionKey());
+        this.sessions.delete(this.sessionKey(options));
         this.log.info({ upstream: this.name, status: error.status }, 'upstream forgot the session; opening a new one');
         return this.sendOnce(method, params, options, false);
       }
@@ -406,14 +402,43 @@ export class UpstreamClient {
     }
   }
 
-  /** One connection attempt (the supervisor decides when): a new Client over a new transport or process. */
-  private async connect(): Promise<UpstreamInfo> {
+  /** One request on the SDK client (stdio, in-process transports, and anything the hop does not carry). */
+  private async sdkRequest(client: Client, method: string, params: Record<string, unknown>, options: ForwardOptions): Promise<unknown> {
+    // The SDK client has no runtime for tasks (2.4): their methods, and a tools/call that may create one, go with a loose result schema.
+    if (method.startsWith('tasks/') || (method === 'tools/call' && params.task !== undefined))
+      return await client.request({ method, params }, ANY_RESULT, {
+        signal: options.signal,
+        onprogress: options.onprogress,
+        resetTimeoutOnProgress: options.onprogress !== undefined,
+        timeout: this.config.timeoutMs,
+      });
+    return await client.request(
+      { method: method as 'tools/call', params },
+      {
+        signal: options.signal,
+        onprogress: options.onprogress,
+        resetTimeoutOnProgress: options.onprogress !== undefined,
+        timeout: this.config.timeoutMs,
+        ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
+        ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
+      },
+    );
+  }
+
+  /**
+   * One connection attempt (the supervisor decides when): a new Client over a new transport or process.
+   * The handshake's requests carry `onBehalfOf` (the caller whose request made the attempt; nobody for a
+   * scheduled reconnect), and only they: the client is shared, so what it sends later is sent for the
+   * caller of that send.
+   */
+  private async connect(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo> {
     if (this.closed) throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
     const client = this.newClient();
+    let connecting: OnBehalfOf | undefined = onBehalfOf;
     const transport: Transport =
       this.transport === 'stdio'
         ? stdioTransport(this.config, this.log)
-        : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
+        : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: (url, init) => this.forwardingFetch(url, init, connecting) });
     try {
       await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
     } catch (error) {
@@ -428,6 +453,8 @@ export class UpstreamClient {
             ? `upstream ${this.name} is unreachable`
             : failure.message;
       throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${message} (connecting)`, { upstream: this.name });
+    } finally {
+      connecting = undefined;
     }
     if (this.closed) {
       await client.close().catch(() => {});
@@ -444,7 +471,7 @@ export class UpstreamClient {
     info.resourceUpdates = info.capabilities.resources?.subscribe === true && (info.era === 'modern' || sessionful || this.transport === 'stdio');
     info.tasks = taskSupport(info);
     if (transport instanceof StreamableHTTPClientTransport) this.hopSessions.set(client, hopSession(client, transport));
-    if (sessionful) this.sessions.set(this.sessionKey(), Promise.resolve(client));
+    if (sessionful) this.sessions.set(this.sessionKey(onBehalfOf), Promise.resolve(client));
     else this.shared = client;
     this.watchStreams(client);
     // A stdio process that exits closes its client; so does an HTTP client that we close ourselves.
@@ -487,14 +514,20 @@ export class UpstreamClient {
     });
   }
 
-  /** The pooled session of the current caller's credential (sessionful legacy upstreams). */
-  private sessionClient(): Promise<Client> {
-    const key = this.sessionKey();
+  /**
+   * The pooled session of `onBehalfOf`'s credential (sessionful legacy upstreams). Everything its client
+   * sends is for that credential: the handshake and any stream the SDK opens on its own carry it (and the
+   * request id of the send that opened the session, only while it opens).
+   */
+  private sessionClient(onBehalfOf: OnBehalfOf): Promise<Client> {
+    const key = this.sessionKey(onBehalfOf);
     let client = this.sessions.get(key);
     if (!client) {
       const fresh = this.newClient();
-      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
+      let owner: OnBehalfOf = onBehalfOf;
+      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: (url, init) => this.forwardingFetch(url, init, owner) });
       client = fresh.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) }).then(() => {
+        owner = { credential: onBehalfOf.credential };
         keepWireErrorCodes(transport);
         this.hopSessions.set(fresh, hopSession(fresh, transport));
         this.watchListChanges(fresh, this.info!);
@@ -507,10 +540,10 @@ export class UpstreamClient {
     return client;
   }
 
-  /** Sessions follow the credential that is forwarded (the send's own scope); with forwarding off, every caller shares one. */
-  private sessionKey(): string {
+  /** Sessions follow the credential that is forwarded; with forwarding off, every caller shares one. */
+  private sessionKey(onBehalfOf: OnBehalfOf): string {
     if (!this.config.forwardCredentials) return 'shared';
-    return forwardScope.getStore()?.credential?.digest ?? 'anonymous';
+    return onBehalfOf.credential?.digest ?? 'anonymous';
   }
 
   /** What the hop needs of one forward: the credential headers and request id it was given, and the relays. */
@@ -548,18 +581,20 @@ export class UpstreamClient {
 
   /**
    * The transport's fetch hook: static config headers, then the credential headers (when
-   * `forwardCredentials`) and request id of the send under way, from the client's own forward scope,
-   * and the current span's W3C trace context when tracing is on (obs/tracing.ts). Background work (catalogue warm-up, reconnects, listen streams) runs outside it and carries neither.
+   * `forwardCredentials`) and request id of the send under way (the forward scope {@link sendOnce} runs
+   * SDK sends in), else of `otherwise` (what the transport was made for: a handshake, a credential's
+   * session), and the current span's W3C trace context when tracing is on (obs/tracing.ts). Background
+   * work (catalogue warm-up, reconnects, listen streams) runs outside both and carries neither.
    */
-  private readonly forwardingFetch: FetchLike = (url, init) => {
+  private forwardingFetch(url: string | URL, init: RequestInit | undefined, otherwise: OnBehalfOf | undefined): Promise<Response> {
     const headers = new Headers(init?.headers);
     for (const [name, value] of Object.entries(this.config.headers)) headers.set(name, value);
-    const scope = forwardScope.getStore();
+    const scope = forwardScope.getStore() ?? otherwise;
     if (scope?.credential && this.config.forwardCredentials) for (const [name, value] of Object.entries(scope.credential.headers)) headers.set(name, value);
     if (scope?.requestId) headers.set('x-request-id', scope.requestId);
     injectTraceHeaders(headers);
     return this.fetchUpstream(url, { ...init, headers });
-  };
+  }
 
   /**
    * A broken HTTP response stream (the SDK reports it on `onerror`; the request itself would only fail
@@ -692,7 +727,7 @@ export class UpstreamClient {
   private watchSession(): Promise<Client> {
     this.watching ??= runInBackground(async () => {
       const client = this.newClient();
-      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: this.forwardingFetch });
+      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: (url, init) => this.forwardingFetch(url, init, undefined) });
       await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
       this.watchListChanges(client, this.info!);
       return client;

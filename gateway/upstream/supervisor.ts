@@ -2,7 +2,7 @@ import type { UpstreamConfig } from '../../config/types.ts';
 import { GatewayError } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { runInBackground } from './forward-scope.ts';
+import { runInBackground, type OnBehalfOf } from './forward-scope.ts';
 
 /** The connection to one upstream as last seen, without contacting it. */
 export interface UpstreamHealth {
@@ -49,7 +49,7 @@ export class UpstreamSupervisor<T> {
   constructor(
     private readonly name: string,
     private readonly policy: UpstreamConfig['restart'],
-    private readonly connect: () => Promise<T>,
+    private readonly connect: (onBehalfOf?: OnBehalfOf) => Promise<T>,
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
   ) {}
@@ -61,12 +61,12 @@ export class UpstreamSupervisor<T> {
    * at the end of the backoff; inside that interval it fails at once with the last reason. A refused
    * credential blocks for its own interval (see `failed`).
    */
-  connection(): Promise<T> {
+  connection(onBehalfOf?: OnBehalfOf): Promise<T> {
     if (this.pending) return this.pending;
     if (this.lastError && Date.now() < this.blockedUntil) return Promise.reject(this.lastError);
     if (this.lastError && this.timer !== undefined && Date.now() - this.lastAttemptAt < this.policy.onDemandMinIntervalMs)
       return Promise.reject(this.lastError);
-    return this.attempt();
+    return this.attempt(onBehalfOf);
   }
 
   /** The connection was lost: schedule a reconnect (at once after a stable run). */
@@ -106,11 +106,11 @@ export class UpstreamSupervisor<T> {
     await this.pending?.catch(() => undefined);
   }
 
-  private attempt(): Promise<T> {
+  private attempt(onBehalfOf?: OnBehalfOf): Promise<T> {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.lastAttemptAt = Date.now();
-    const pending = this.connect().then(
+    const pending = this.connect(onBehalfOf).then(
       (value) => {
         this.pending = undefined;
         this.connected();
