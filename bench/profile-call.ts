@@ -110,17 +110,25 @@ async function main(): Promise<void> {
         strace.once('close', () => resolve(out));
       });
     if (strace) await new Promise((resolve) => setTimeout(resolve, 500));
+    // User and system time apart (Linux /proc/<pid>/stat, clock ticks): system time is the kernel's socket work.
+    const ticks = () => {
+      const fields = readFileSync(`/proc/${gw.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      return { user: Number(fields[11]), system: Number(fields[12]) };
+    };
+    const ticksBefore = ticks();
     const before = await gw.cpuMs();
     const loadStart = performance.now();
     const loaded = await runLoad(call, { connections: 8, seconds, check });
     const loadEnd = performance.now();
     const after = await gw.cpuMs();
+    const ticksAfter = ticks();
     if (strace) {
       strace.kill('SIGINT');
       console.log(`${loaded.requests} calls; strace -c:\n${await straced}`);
     }
     console.log(
-      `${scenario}: ${loaded.reqPerSec.toFixed(0)} req/s, mismatches ${loaded.mismatches}, CPU ${((after - before) / loaded.requests).toFixed(3)} ms/call`,
+      `${scenario}: ${loaded.reqPerSec.toFixed(0)} req/s, mismatches ${loaded.mismatches}, CPU ${((after - before) / loaded.requests).toFixed(3)} ms/call ` +
+        `(user ${(((ticksAfter.user - ticksBefore.user) * 10) / loaded.requests).toFixed(3)}, system ${(((ticksAfter.system - ticksBefore.system) * 10) / loaded.requests).toFixed(3)}, at 100 ticks/s)`,
     );
     await gw.stop();
     const exited = performance.now();

@@ -19,7 +19,7 @@ import { InputBridge } from './upstream/input-bridge.ts';
 import { MAX_TTL_MS, TaskIndex } from './store/task-index.ts';
 import { InputValidator } from './checks/input-check.ts';
 import { OutputValidator } from './checks/output-check.ts';
-import { createApp, type McpMount } from './http/app.ts';
+import { createListener, type McpMount } from './http/app.ts';
 import { createMcpServerFactory, type Surface } from './mcp/server.ts';
 import { createLogger, type Logger } from './obs/log.ts';
 import { createMetrics, type GatewayMetrics } from './obs/metrics.ts';
@@ -211,8 +211,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
 
   const inflight = { count: 0 };
   // The console's credential lookup asks this app's own MCP endpoints, in process (no socket, no network).
-  const app = createApp(state, mounts, inflight, (request) => serveInProcess(listener, request));
-  const listener = app.callback() as (req: IncomingMessage, res: ServerResponse) => void;
+  const { app, listener } = createListener(state, mounts, inflight, (request) => serveInProcess(listener, request));
   let closing: Promise<void> | undefined;
   return {
     state,

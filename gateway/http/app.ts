@@ -1,7 +1,9 @@
+import type { RequestListener } from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
 import type { McpHttpHandler } from '@modelcontextprotocol/server';
-import { cors, originGuard, rejectAtEdge, requestIdentity } from './edge.ts';
+import { cors, exposeToOrigin, originGuard, originRefusal, rejectAtEdge, requestAccounting, requestIdentity } from './edge.ts';
+import { NodeExchange, type Exchange } from './exchange.ts';
 import { mountConsole, type ServeInProcess } from './console/routes.ts';
 import { healthz, readyz } from './health.ts';
 import type { Surface } from '../mcp/types.ts';
@@ -17,12 +19,58 @@ export interface McpMount {
 }
 
 /**
+ * The gateway's request listener: an MCP POST (the exact path of an endpoint, no query, no
+ * Content-Encoding) is served straight over node:http by {@link direct}, everything else by the Koa app
+ * ({@link createApp}). Both run the same edge (request id and accounting, Host/Origin, CORS exposure)
+ * and the same MCP route (mcp-endpoint.ts); the MCP POST skips only Koa's own per-request work
+ * (context objects, middleware chain, router), about 5% of a tools/call's CPU (docs/performance.md).
+ */
+export function createListener(
+  runtime: GatewayRuntime,
+  mounts: readonly McpMount[],
+  inflight: { count: number },
+  serve: ServeInProcess,
+): { app: Koa; listener: RequestListener } {
+  const routes = new Map(mounts.map(({ surface, handler }) => [surface.path, mcpRoute(runtime, surface, handler)]));
+  const app = createApp(runtime, mounts, routes, inflight, serve);
+  const koa = app.callback();
+  const account = requestAccounting(runtime.log, runtime.metrics, inflight);
+  const refused = originRefusal(runtime.config);
+  const direct = async (route: (ctx: Exchange) => Promise<void>, exchange: NodeExchange): Promise<void> => {
+    exchange.state.requestId = account(exchange.req, exchange.res, exchange.path, () => exchange.path);
+    try {
+      if (!refused(exchange)) {
+        exposeToOrigin(exchange);
+        await route(exchange);
+      }
+    } catch (error) {
+      requestLog(runtime.log, exchange.state.requestId).error({ err: (error as Error).message }, 'unhandled request error');
+      if (exchange.respond && !exchange.res.headersSent) rejectAtEdge(exchange, 'internal', 'Internal error');
+    }
+    exchange.finish();
+  };
+  const listener: RequestListener = (req, res) => {
+    const route = req.method === 'POST' ? routes.get(req.url ?? '') : undefined;
+    const encoding = req.headers['content-encoding'];
+    if (route && (encoding === undefined || encoding.toLowerCase() === 'identity')) void direct(route, new NodeExchange(req, res, req.url!));
+    else void koa(req, res);
+  };
+  return { app, listener };
+}
+
+/**
  * The gateway's Koa app. Order is the request path: identity (request id, accounting), Host/Origin
  * validation, CORS, then the routes: the MCP endpoints, RFC 9728 metadata, health and metrics, and the
  * console (`console.adminToken`), whose credential lookup goes through `serve` (this app, in process).
  * `inflight` counts open requests for graceful shutdown.
  */
-export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], inflight: { count: number }, serve: ServeInProcess): Koa {
+function createApp(
+  runtime: GatewayRuntime,
+  mounts: readonly McpMount[],
+  routes: ReadonlyMap<string, (ctx: Exchange) => Promise<void>>,
+  inflight: { count: number },
+  serve: ServeInProcess,
+): Koa {
   const { config, log, metrics } = runtime;
   const app = new Koa();
   app.silent = true;
@@ -38,12 +86,12 @@ export function createApp(runtime: GatewayRuntime, mounts: readonly McpMount[], 
   router.get('/readyz', readyz(runtime));
   if (config.metrics.enabled && config.metrics.port === undefined) router.get('/metrics', metricsRoute(runtime));
   router.get('/.well-known/oauth-protected-resource', (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, '', runtime.oauth?.metadata)));
-  for (const { surface, handler } of mounts) {
+  for (const { surface } of mounts) {
     router.get(
       `/.well-known/oauth-protected-resource${surface.path}`,
       (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, surface.path, runtime.oauth?.metadata)),
     );
-    router.all(surface.path, mcpRoute(runtime, surface, handler));
+    router.all(surface.path, routes.get(surface.path)!);
   }
   mountConsole(router, runtime, serve);
 

@@ -1,15 +1,17 @@
 import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import { localhostAllowedHostnames, localhostAllowedOrigins, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
 import { jsonRpcErrorBody, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
+import type { Exchange } from './exchange.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Answers at the edge with the JSON-RPC error body of `kind` (the request is never dispatched). */
-export function rejectAtEdge(ctx: Parameters<Middleware>[0], kind: ErrorKind, message: string, id: string | number | null = null): void {
+export function rejectAtEdge(ctx: Exchange, kind: ErrorKind, message: string, id: string | number | null = null): void {
   const { status, body } = jsonRpcErrorBody(kind, message, id);
   ctx.status = status;
   ctx.body = body;
@@ -18,32 +20,48 @@ export function rejectAtEdge(ctx: Parameters<Middleware>[0], kind: ErrorKind, me
 /**
  * Request identity and accounting: honours a sane incoming `X-Request-Id` (else generates one),
  * echoes it, hands it on as `ctx.state.requestId` (the MCP endpoint passes it on explicitly, to the
- * upstream hop and to every request logger: obs/request-context.ts), logs one access line and observes `http_request_duration_seconds` when the response closes.
+ * upstream hop and to every request logger: obs/request-context.ts), logs one access line and observes
+ * `http_request_duration_seconds` when the response closes.
  */
 export function requestIdentity(log: Logger, metrics: GatewayMetrics, inflight: { count: number }): Middleware {
+  const account = requestAccounting(log, metrics, inflight);
+  return async (ctx, next) => {
+    ctx.state.requestId = account(ctx.req, ctx.res, ctx.path, () => {
+      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      return typeof route === 'string' ? route : 'unmatched';
+    });
+    await next();
+  };
+}
+
+/**
+ * {@link requestIdentity} for one exchange, Koa or not: returns the request id it set on the response,
+ * and on the response's close logs the access line and observes the duration under `route()`.
+ */
+export function requestAccounting(
+  log: Logger,
+  metrics: GatewayMetrics,
+  inflight: { count: number },
+): (req: IncomingMessage, res: ServerResponse, path: string, route: () => string) => string {
   // The access line's fields are safe by construction (a request id that passed REQUEST_ID or was
   // generated, the method, the path without its query, status, duration): written without the
   // redaction pass every other line gets (obs/log.ts), which measured about 5 µs a line.
   const accessLog = log.child({}, { redact: [] });
-  return async (ctx, next) => {
-    const incoming = ctx.get('x-request-id');
-    const requestId = REQUEST_ID.test(incoming) ? incoming : randomUUID();
-    ctx.set('x-request-id', requestId);
-    ctx.state.requestId = requestId;
+  return (req, res, path, route) => {
+    const incoming = req.headers['x-request-id'];
+    const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    res.setHeader('x-request-id', requestId);
     const started = performance.now();
     inflight.count++;
-    let done = false;
-    ctx.res.once('close', () => {
-      if (done) return;
-      done = true;
+    res.once('close', () => {
       inflight.count--;
       const seconds = (performance.now() - started) / 1000;
-      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
-      const status = ctx.res.statusCode;
-      metrics.httpRequestDuration.observe({ route: typeof route === 'string' ? route : 'unmatched', method: ctx.method, status_code: String(status) }, seconds);
-      accessLog.info({ requestId, method: ctx.method, path: ctx.path, status, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
+      const method = req.method ?? 'GET';
+      const status = res.statusCode;
+      metrics.httpRequestDuration.observe({ route: route(), method, status_code: String(status) }, seconds);
+      accessLog.info({ requestId, method, path, status, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
     });
-    await next();
+    return requestId;
   };
 }
 
@@ -58,18 +76,30 @@ export function isLoopbackHost(host: string): boolean {
  * header must name an allowed host, which is what stops DNS rebinding.
  */
 export function originGuard(config: GatewayConfig): Middleware {
+  const refused = originRefusal(config);
+  return async (ctx, next) => {
+    if (!refused(ctx)) await next();
+  };
+}
+
+/** {@link originGuard} for one exchange: true when it refused the request (and answered it). */
+export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean {
   const loopback = isLoopbackHost(config.listen.host);
   const hosts = [...config.security.allowedHosts, ...(loopback ? localhostAllowedHostnames() : [])];
   const checkHost = (config.security.dnsRebindingProtection ?? loopback) || config.security.allowedHosts.length > 0;
   const origins = [...config.security.allowedOrigins, ...(loopback ? localhostAllowedOrigins() : [])];
-  return async (ctx, next) => {
+  return (ctx) => {
     if (checkHost) {
       const host = validateHostHeader(ctx.get('host'), hosts);
-      if (!host.ok) return rejectAtEdge(ctx, 'forbidden_host', host.message);
+      if (!host.ok) {
+        rejectAtEdge(ctx, 'forbidden_host', host.message);
+        return true;
+      }
     }
     const origin = validateOriginHeader(ctx.get('origin') || undefined, origins);
-    if (!origin.ok) return rejectAtEdge(ctx, 'forbidden_origin', origin.message);
-    await next();
+    if (origin.ok) return false;
+    rejectAtEdge(ctx, 'forbidden_origin', origin.message);
+    return true;
   };
 }
 
@@ -94,14 +124,8 @@ export function cors(config: GatewayConfig, mcpPaths: readonly string[]): Middle
     config.credentials.keyHeader.toLowerCase(),
     config.credentials.secretHeader.toLowerCase(),
   ];
-  const expose = ['mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'www-authenticate', 'x-request-id'].join(', ');
   return async (ctx, next) => {
-    const origin = ctx.get('origin');
-    if (origin) {
-      ctx.set('access-control-allow-origin', origin);
-      ctx.vary('origin');
-      ctx.set('access-control-expose-headers', expose);
-    }
+    exposeToOrigin(ctx);
     if (ctx.method !== 'OPTIONS') return next();
     // SEP-2243 Mcp-Param-* headers are per tool: allow whichever the browser asks for.
     const requested = ctx
@@ -115,4 +139,15 @@ export function cors(config: GatewayConfig, mcpPaths: readonly string[]): Middle
     ctx.set('access-control-max-age', '600');
     ctx.status = 204;
   };
+}
+
+const EXPOSED_HEADERS = ['mcp-protocol-version', 'mcp-method', 'mcp-name', 'mcp-session-id', 'www-authenticate', 'x-request-id'].join(', ');
+
+/** The CORS headers of an actual (not preflight) request from an allowed Origin ({@link cors}). */
+export function exposeToOrigin(ctx: Exchange): void {
+  const origin = ctx.get('origin');
+  if (!origin) return;
+  ctx.set('access-control-allow-origin', origin);
+  ctx.vary('origin');
+  ctx.set('access-control-expose-headers', EXPOSED_HEADERS);
 }

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
+import type { Exchange } from './exchange.ts';
 import { bodyParser } from '@koa/bodyparser';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
@@ -55,7 +56,7 @@ import { createCaller } from '../policy/caller.ts';
  * `requests` budget (429 with Retry-After when spent, policy/rate-limits.ts), and every tools/call
  * refused here is audited as a tool decision.
  */
-export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): Middleware {
+export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): (ctx: Exchange) => Promise<void> {
   const { config, log, metrics } = runtime;
   const node = toNodeHandler(withMessageCounting(withJsonForLegacyClients(handler), surface.name, metrics), {
     maxRequestBodySize: config.limits.bodyBytes,
@@ -64,7 +65,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   // Not strict: a scalar body is valid JSON, which JSON-RPC 2.0 §5.1 answers -32600 (Invalid Request), not -32700.
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8', jsonStrict: false });
   const everyUpstreamClosed = config.upstreams.every((u) => u.scopes.failureMode === 'closed');
-  return async (ctx) => {
+  return async (ctx: Exchange) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
     if (!isJsonContentType(ctx.get('content-type')))
       return rejectAtEdge(ctx, 'unsupported_media_type', 'Unsupported Media Type: Content-Type must be application/json');
@@ -97,7 +98,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     });
   };
 
-  async function serve(ctx: Context, post: PostDescription, authenticated: AuthenticatedRequest, access: Access, standing: Standing): Promise<void> {
+  async function serve(ctx: Exchange, post: PostDescription, authenticated: AuthenticatedRequest, access: Access, standing: Standing): Promise<void> {
     // From here on every message is counted in mcp_requests_total: refused here, or by the SDK (message-metrics.ts);
     // a refused tools/call is still a tool decision: each one is audited (surfaces/tool-decision.ts).
     const started = performance.now();
@@ -176,7 +177,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
  * even when another is refused.
  */
 function answerPostedResponses(
-  ctx: Context,
+  ctx: Exchange,
   runtime: GatewayRuntime,
   authenticated: AuthenticatedRequest,
   responses: readonly Record<string, unknown>[],
@@ -220,7 +221,7 @@ async function listenSubscriptions(runtime: GatewayRuntime, request: Authenticat
  * message's `_meta.traceparent`, ended when the response closes; its trace id goes on the
  * authenticated request (audit events carry it).
  */
-function startRequestTrace(runtime: GatewayRuntime, surface: Surface, ctx: Context, post: PostDescription): RequestTrace {
+function startRequestTrace(runtime: GatewayRuntime, surface: Surface, ctx: Exchange, post: PostDescription): RequestTrace {
   const message = post.batch ? undefined : post.messages[0];
   const claim = (message?.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY];
   const trace = runtime.tracing.startRequest({
@@ -245,7 +246,7 @@ async function spendRequestBudget(runtime: GatewayRuntime, credential: Credentia
 }
 
 /** HTTP 429 with Retry-After in whole seconds (RFC 6585 §4, RFC 9110 §10.2.3), before anything is dispatched. */
-function tooManyRequests(ctx: Context, refused: Extract<RateDecision, { ok: false }>): void {
+function tooManyRequests(ctx: Exchange, refused: Extract<RateDecision, { ok: false }>): void {
   const seconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
   ctx.set('retry-after', String(seconds));
   rejectAtEdge(
@@ -312,7 +313,7 @@ async function closedTarget(runtime: GatewayRuntime, request: AuthenticatedReque
  * lookup timed out, failed or had no scopes field) and the upstream's failure mode is `closed`, so
  * nothing is forwarded. The reason was logged and counted by the lookup (mcp_scope_lookups_total).
  */
-function scopesUnavailable(ctx: Context, runtime: GatewayRuntime, standing: Extract<Standing, { kind: 'unverified' }>): void {
+function scopesUnavailable(ctx: Exchange, runtime: GatewayRuntime, standing: Extract<Standing, { kind: 'unverified' }>): void {
   ctx.set('retry-after', String(Math.max(1, Math.ceil(runtime.config.scopes.timeoutMs / 1000))));
   rejectAtEdge(
     ctx,
@@ -340,7 +341,7 @@ function cancelInFlight(runtime: GatewayRuntime, request: AuthenticatedRequest, 
   requestLog(runtime.log, request.requestId).debug({ cancelledId: requestId, outcome }, 'notifications/cancelled');
 }
 
-function headerValue(ctx: Context, name: string): string | undefined {
+function headerValue(ctx: Exchange, name: string): string | undefined {
   const value = ctx.req.headers[name.toLowerCase()];
   return Array.isArray(value) ? value.join(', ') : value;
 }
@@ -350,7 +351,7 @@ type NodeHandler = ReturnType<typeof toNodeHandler>;
 /** The content codings the body parser decodes (co-body's inflation); `limits.bodyBytes` bounds the decoded body. */
 const SUPPORTED_CODINGS = 'gzip, deflate, br, identity';
 
-async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: AuthInfo): Promise<void> {
+async function handOff(ctx: Exchange, node: NodeHandler, body?: unknown, auth?: AuthInfo): Promise<void> {
   ctx.respond = false;
   const req = ctx.req as IncomingMessage & { auth?: AuthInfo };
   if (auth) req.auth = auth;
@@ -366,9 +367,10 @@ async function handOff(ctx: Context, node: NodeHandler, body?: unknown, auth?: A
  * Read raw from the socket and parsed once; a request body with a Content-Encoding goes through the
  * body parser, which inflates it.
  */
-async function readBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
+async function readBody(ctx: Exchange, parseJson: Middleware, limit: number): Promise<unknown> {
   const encoding = ctx.get('content-encoding');
-  if (encoding && encoding.toLowerCase() !== 'identity') return readEncodedBody(ctx, parseJson, limit);
+  // Only Koa serves a body with a Content-Encoding (app.ts createListener): its body parser inflates it.
+  if (encoding && encoding.toLowerCase() !== 'identity') return readEncodedBody(ctx as Context, parseJson, limit);
   const tooLarge = () => void rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);
   const notJson = () => void rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
   if (Number(ctx.get('content-length')) > limit) {
@@ -469,7 +471,7 @@ async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: numbe
   }
 }
 
-function challenge(ctx: Context, runtime: GatewayRuntime, surface: Surface, message: string, error?: 'invalid_token'): void {
+function challenge(ctx: Exchange, runtime: GatewayRuntime, surface: Surface, message: string, error?: 'invalid_token'): void {
   ctx.set('www-authenticate', bearerChallenge(protectedResourceMetadataUrl(runtime.config, ctx, surface.path), error));
   rejectAtEdge(ctx, 'unauthorized', message);
 }

@@ -1,4 +1,6 @@
-import type { Context } from 'koa';
+import type { Exchange } from './exchange.ts';
+
+type Context = Pick<Exchange, 'protocol' | 'host'>;
 import type { GatewayConfig } from '../../config/types.ts';
 import type { OAuth } from '../auth/oauth/index.ts';
 

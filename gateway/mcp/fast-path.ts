@@ -1,5 +1,4 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Context } from 'koa';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -30,6 +29,7 @@ import { COMPRESS_MIN_BYTES, acceptsGzip, gzippedListingAnswer } from './listing
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { StreamWriter } from '../upstream/input-bridge.ts';
+import type { Exchange } from '../http/exchange.ts';
 
 /** The per-request-envelope revisions the SDK (2.4) serves; the SDK does not export its list. */
 export const MODERN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28']);
@@ -121,7 +121,7 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
  * SDK path counts it.
  */
 export async function answerPlainRequest(
-  ctx: Context,
+  ctx: Exchange,
   runtime: GatewayRuntime,
   surface: Surface,
   authenticated: AuthenticatedRequest,
@@ -212,7 +212,7 @@ export async function answerPlainRequest(
  * Writes the answer itself (Koa steps aside, as for the SDK handler): the pieces go out as they are,
  * so a large listing's cached bytes are not copied into a new string or buffer per request.
  */
-function respond(ctx: Context, status: number, pieces: readonly (string | Buffer)[]): void {
+function respond(ctx: Exchange, status: number, pieces: readonly (string | Buffer)[]): void {
   ctx.status = status;
   ctx.respond = false;
   const res = ctx.res;
@@ -238,7 +238,7 @@ function respond(ctx: Context, status: number, pieces: readonly (string | Buffer
  * which the SDK's stateless leg would write on the same stream before the response. A call that asks
  * nothing never opens it and is answered whole by {@link respond}.
  */
-function lazyLegacyStream(ctx: Context): { write: StreamWriter; opened(): boolean; end(pieces: readonly (string | Buffer)[]): void } {
+function lazyLegacyStream(ctx: Exchange): { write: StreamWriter; opened(): boolean; end(pieces: readonly (string | Buffer)[]): void } {
   let opened = false;
   const res = ctx.res;
   return {
