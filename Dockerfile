@@ -1,5 +1,6 @@
 # One image for the three services of the stack (gateway, reference upstream MCP server, platform API);
-# docker-compose.yml picks the entry point with `command:`. TypeScript runs through tsx (no build output).
+# docker-compose.yml picks the entry point with `command:`. TypeScript runs through scripts/register-ts.mjs
+# (esbuild strips the types as each file loads; no build output).
 #
 #   docker build -t mcp-catalog-gateway .                          node:20-bookworm-slim from its registry
 #   docker build --build-arg NODE_IMAGE=mcp-ci/node:... .          a local base image (CI: .ci/compose.sh)
@@ -44,11 +45,12 @@ COPY --from=typecheck /src/config ./config
 COPY --from=typecheck /src/gateway ./gateway
 COPY --from=typecheck /src/search ./search
 COPY --from=typecheck /src/upstream ./upstream
+COPY scripts/register-ts.mjs scripts/ts-hooks.mjs ./scripts/
 # Files stay root-owned and read-only to the process; `node` (uid 1000) is the official images' user.
 USER node
 EXPOSE 3000
 # Node itself probes, so the check needs no curl/wget in the image; compose sets HEALTHCHECK_URL per service.
 HEALTHCHECK --interval=10s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch(process.env.HEALTHCHECK_URL,{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-# `node --import tsx` keeps one process (no tsx wrapper), so SIGTERM reaches the gateway's graceful shutdown.
-CMD ["node", "--import", "tsx", "gateway/main.ts"]
+# `node --import` keeps one process (no wrapper), so SIGTERM reaches the gateway's graceful shutdown.
+CMD ["node", "--import", "./scripts/register-ts.mjs", "gateway/main.ts"]

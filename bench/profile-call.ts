@@ -83,15 +83,12 @@ async function main(): Promise<void> {
     const { upstream, platform } = backends.urls;
     // `floor`: the bare byte relay (bare-proxy.ts) profiled the same way, the reference for what node:http costs.
     const floor = scenario === 'floor';
-    const gw = await startServiceProcess(
-      floor ? { bareProxy: upstream! } : { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') },
-      {
-        name: floor ? 'floor-profile' : 'gateway-profile',
-        cpuProfile: process.env.BENCH_STRACE !== '1' && process.env.BENCH_PROFILE !== '0',
-        // BENCH_NODE_FLAGS: Node/V8 flags for the profiled process only.
-        nodeFlags: (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
-      },
-    );
+    const gw = await startServiceProcess(floor ? { bareProxy: upstream! } : { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') }, {
+      name: floor ? 'floor-profile' : 'gateway-profile',
+      cpuProfile: process.env.BENCH_STRACE !== '1' && process.env.BENCH_PROFILE !== '0',
+      // BENCH_NODE_FLAGS: Node/V8 flags for the profiled process only.
+      nodeFlags: (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+    });
     processes.push(gw);
     if (!floor) await waitReady(gw.urls.gateway!);
     const g = gw.urls.gateway!;

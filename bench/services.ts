@@ -6,7 +6,7 @@
  * upstream, or replay upstream, or scope stub) and one gateway process.
  */
 import { fork } from 'node:child_process';
-import { mkdirSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { DeepPartial, GatewayConfig } from '../config/load.ts';
@@ -96,7 +96,9 @@ const COMMAND_TIMEOUT_MS = 30_000;
  * @throws Error with the child's stack when start-up fails, or after 60 s.
  */
 export async function startServiceProcess(spec: ServiceSpec, options: ServiceOptions): Promise<ServiceProcess> {
-  const execArgv = ['--import', 'tsx'];
+  // As deployed (npm start, the image): the project's own TypeScript loader; tsx for a tree from before it (bench:trees).
+  const loader = resolve(options.root ?? resolve(here, '..'), 'scripts/register-ts.mjs');
+  const execArgv = ['--import', existsSync(loader) ? loader : 'tsx'];
   if (options.exposeGc) execArgv.push('--expose-gc');
   if (options.nodeFlags) execArgv.push(...options.nodeFlags);
   // One directory per process: V8 writes a profile per thread (tsx's loader runs in a worker), named by pid and thread.

@@ -18,7 +18,7 @@ import { startUpstreamServer } from '../upstream/server/index.ts';
 
 const USAGE = `
 Usage: npm start [-- [--config FILE]]
-       (tsx scripts/start.ts [--config FILE])
+       (node --import ./scripts/register-ts.mjs scripts/start.ts [--config FILE])
 
 Starts the reference stack: the platform API stand-in, the CPZAI MCP server and the gateway in front of it.
 

@@ -21,7 +21,11 @@ function yamlFile(text: string): string {
 
 async function exitOf(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stderr: string }> {
   try {
-    await run(process.execPath, ['--import', 'tsx', 'gateway/main.ts', ...args], { cwd: root, env: { PATH: process.env.PATH!, ...env }, timeout: 20_000 });
+    await run(process.execPath, ['--import', './scripts/register-ts.mjs', 'gateway/main.ts', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH!, ...env },
+      timeout: 20_000,
+    });
     return { code: 0, stderr: '' };
   } catch (error) {
     const failed = error as { code: number; stderr: string };

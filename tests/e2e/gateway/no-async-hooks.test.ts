@@ -24,21 +24,24 @@ afterAll(async () => {
 });
 
 describe('the request path without async hooks', () => {
-  it.each(['modern', 'legacy'] as const)('serves tools/list, tools/call, search_tools and call_tool (%s) without entering any AsyncLocalStorage', async (era) => {
-    const compact = `${stack.gatewayUrl}/mcp/compact`;
-    const requests: [string, ReturnType<typeof rpc>][] = [
-      [stack.mcpUrl, rpc(era, 1, 'tools/list')],
-      [stack.mcpUrl, rpc(era, 2, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } })],
-      [compact, rpc(era, 3, 'tools/call', { name: 'search_tools', arguments: { query: 'open orders' } })],
-      [compact, rpc(era, 4, 'tools/call', { name: 'call_tool', arguments: { name: 'list_connections', arguments: { limit: 1 } } })],
-      [stack.mcpUrl, rpc(era, 5, 'resources/list')],
-    ];
-    for (const [url, { body, headers }] of requests) {
-      const [answer] = await messagesOf(await post(url, body, headers));
-      expect(answer?.error, JSON.stringify(answer)).toBeUndefined();
-      expect((answer?.result as { isError?: boolean }).isError ?? false).toBe(false);
-    }
-    expect(run).not.toHaveBeenCalled();
-    expect(enterWith).not.toHaveBeenCalled();
-  });
+  it.each(['modern', 'legacy'] as const)(
+    'serves tools/list, tools/call, search_tools and call_tool (%s) without entering any AsyncLocalStorage',
+    async (era) => {
+      const compact = `${stack.gatewayUrl}/mcp/compact`;
+      const requests: [string, ReturnType<typeof rpc>][] = [
+        [stack.mcpUrl, rpc(era, 1, 'tools/list')],
+        [stack.mcpUrl, rpc(era, 2, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } })],
+        [compact, rpc(era, 3, 'tools/call', { name: 'search_tools', arguments: { query: 'open orders' } })],
+        [compact, rpc(era, 4, 'tools/call', { name: 'call_tool', arguments: { name: 'list_connections', arguments: { limit: 1 } } })],
+        [stack.mcpUrl, rpc(era, 5, 'resources/list')],
+      ];
+      for (const [url, { body, headers }] of requests) {
+        const [answer] = await messagesOf(await post(url, body, headers));
+        expect(answer?.error, JSON.stringify(answer)).toBeUndefined();
+        expect((answer?.result as { isError?: boolean }).isError ?? false).toBe(false);
+      }
+      expect(run).not.toHaveBeenCalled();
+      expect(enterWith).not.toHaveBeenCalled();
+    },
+  );
 });

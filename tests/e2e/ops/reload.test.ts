@@ -48,7 +48,11 @@ beforeAll(async () => {
   base.scopes.endpoint = `${platform.url}/v1/me`;
   writeConfig(() => undefined);
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GATEWAY_')));
-  gateway = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts', '--config', configPath], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  gateway = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'gateway/main.ts', '--config', configPath], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   gateway.stdout!.on('data', (chunk) => (stdout += chunk));
   gateway.stderr!.on('data', (chunk) => (stderr += chunk));
   await waitFor('the gateway to be ready', () => fetch(`${gatewayUrl}/readyz`).then((r) => r.status === 200), { timeoutMs: 20_000 });
@@ -188,7 +192,11 @@ describe('live reload on a change of the file (reload.watch)', { timeout: 60_000
     config.reload = { watch: true };
     writeFileSync(path, stringify(config));
     const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GATEWAY_')));
-    watched = spawn(process.execPath, ['--import', 'tsx', 'gateway/main.ts', '--config', path], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    watched = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'gateway/main.ts', '--config', path], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let err = '';
     watched.stderr!.on('data', (chunk) => (err += chunk));
     await waitFor('gateway listening', () => err.includes('gateway listening'), { timeoutMs: 20_000 });
