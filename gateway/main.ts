@@ -1,9 +1,9 @@
 /**
  * The gateway's command line (`--help` prints it):
  *
- *   tsx gateway/main.ts [serve] [--config FILE]     run the gateway until SIGINT/SIGTERM (graceful close);
+ *   node --import ./scripts/register-ts.mjs gateway/main.ts [serve] [--config FILE]     run the gateway until SIGINT/SIGTERM (graceful close);
  *                                                   SIGHUP (and with reload.watch a change of FILE) reloads
- *   tsx gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
+ *   node --import ./scripts/register-ts.mjs gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
  *
  * The configuration: `--config`, else GATEWAY_CONFIG, else config/cpzai.yaml; GATEWAY_* variables override.
  * Exit status: 0 done, 1 failed at run time, 2 bad command line or configuration (a message naming the key).
@@ -17,14 +17,14 @@ import { credentialHeaders, credentialView } from './ops/credential-view.ts';
 
 const USAGE = `
 Usage:
-  tsx gateway/main.ts [serve] [--config FILE]
-  tsx gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
+  node --import ./scripts/register-ts.mjs gateway/main.ts [serve] [--config FILE]
+  node --import ./scripts/register-ts.mjs gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
 
 Commands:
   serve   run the gateway (the default) until SIGINT or SIGTERM, which close it gracefully;
           SIGHUP reloads the configuration (reload.watch: also when the file changes); send it to
-          the node process itself: \`node --import tsx gateway/main.ts\` runs in one (the tsx wrapper
-          and npm do not pass SIGHUP on)
+          the node process itself: \`node --import ./scripts/register-ts.mjs gateway/main.ts\` runs in one (npm does
+          not pass SIGHUP on)
   tools   print the tools a credential sees on each endpoint (/mcp, /mcp/compact), then exit;
           asks the gateway at --url, or starts one from the configuration on a free port
 
@@ -97,7 +97,7 @@ async function tools(
 
 async function serve(config: ReturnType<typeof loadConfig>, path: string): Promise<void> {
   const gateway = await startGateway(config);
-  // SIGHUP must reach this process: the tsx wrapper and npm do not pass it on (`node --import tsx` runs in one).
+  // SIGHUP must reach this process: npm does not pass it on (`node --import <loader>` runs in one).
   process.stderr.write(`gateway listening on ${gateway.url}/mcp (pid ${process.pid}: kill -HUP ${process.pid} reloads the configuration)\n`);
   driveReloads(gateway, {
     load: () => loadConfig({ path }),

@@ -466,7 +466,10 @@ async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: numbe
         'unsupported_media_type',
         `Unsupported Media Type: Content-Encoding "${ctx.get('content-encoding')}" is not supported; send ${SUPPORTED_CODINGS}`,
       );
-    } else rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
+    } else if (String((error as { code?: unknown }).code).startsWith('Z_'))
+      // zlib could not inflate it (a plain or truncated body under a Content-Encoding): say so, not "not JSON".
+      rejectAtEdge(ctx, 'parse_error', `Parse error: the body is not valid ${ctx.get('content-encoding')} data (Content-Encoding)`);
+    else rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
     return undefined;
   }
 }

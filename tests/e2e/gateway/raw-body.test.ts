@@ -77,4 +77,14 @@ describe('the raw body read on the MCP route', () => {
     expect(status).toBe(200);
     expect(text).toContain('zipped');
   });
+
+  it.each([
+    ['a plain body', Buffer.from(callBody('{}'))],
+    ['a truncated gzip body', gzipSync(callBody('{"zipped":true}')).subarray(0, 20)],
+  ])('answers 400/-32700 naming the coding for %s sent as gzip', async (_what, body) => {
+    const { status, text } = await post(body, { 'content-encoding': 'gzip' });
+    expect(status).toBe(400);
+    expect(errorCode(text)).toBe(-32700);
+    expect(text).toContain('not valid gzip data');
+  });
 });
