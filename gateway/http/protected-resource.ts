@@ -1,8 +1,9 @@
-import type { Exchange } from './exchange.ts';
-
-type Context = Pick<Exchange, 'protocol' | 'host'>;
 import type { GatewayConfig } from '../../config/types.ts';
 import type { OAuth } from '../auth/oauth/index.ts';
+import type { Exchange } from './exchange.ts';
+
+/** What these read of a request: its scheme and Host (a Koa Context or an Exchange). */
+type Context = Pick<Exchange, 'protocol' | 'host'>;
 
 /** The gateway's public base URL: `publicUrl` from config, else the scheme and Host of the request. */
 export function baseUrl(config: GatewayConfig, ctx: Context): string {

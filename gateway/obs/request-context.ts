@@ -1,5 +1,4 @@
 import type { Logger } from './log.ts';
-import { outsideTrace } from './tracing.ts';
 
 /**
  * The logger of the HTTP request `requestId`: `root`'s child, so its lines carry the request id; `root`
@@ -10,9 +9,4 @@ import { outsideTrace } from './tracing.ts';
  */
 export function requestLog(root: Logger, requestId: string | undefined): Logger {
   return requestId === undefined ? root : root.child({ requestId });
-}
-
-/** Runs `fn` outside the current trace: for work that outlives the request that triggered it. */
-export function runOutsideRequest<T>(fn: () => T): T {
-  return outsideTrace(fn);
 }

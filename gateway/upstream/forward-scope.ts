@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { LoggingMessageNotificationParams } from '@modelcontextprotocol/client';
 import type { Credential } from '../auth/credentials.ts';
-import { runOutsideRequest } from '../obs/request-context.ts';
+import { outsideTrace } from '../obs/tracing.ts';
 import type { UpstreamInputRequest } from './input-bridge.ts';
 
 /**
@@ -39,5 +39,5 @@ export const forwardScope = new AsyncLocalStorage<ForwardScope>();
 
 /** Runs `fn` on behalf of nobody (no forward scope, no request): for work that outlives any caller. */
 export function runInBackground<T>(fn: () => T): T {
-  return forwardScope.exit(() => runOutsideRequest(fn));
+  return forwardScope.exit(() => outsideTrace(fn));
 }
