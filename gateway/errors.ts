@@ -21,6 +21,7 @@ export type ErrorKind =
   | 'insufficient_scope'
   | 'payload_too_large'
   | 'not_found'
+  | 'method_not_allowed'
   | 'unsupported_media_type'
   | 'scope_denied'
   | 'call_directly'
@@ -85,6 +86,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: -32000, httpStatus: 413, blame: 'client' };
     case 'not_found':
       return { code: -32000, httpStatus: 404, blame: 'client' };
+    // A path this server serves, asked with a method it does not serve there (RFC 9110 §15.5.6: with Allow).
+    case 'method_not_allowed':
+      return { code: -32000, httpStatus: 405, blame: 'client' };
     case 'unsupported_media_type':
       return { code: -32000, httpStatus: 415, blame: 'client' };
     case 'scope_denied':

@@ -115,9 +115,14 @@ function createApp(
       mounts.map((m) => m.surface.path),
     ),
   );
-  app.use(router.routes());
-  app.use(async (ctx) => {
-    if (ctx.status === 404 && ctx.body === undefined) {
+  // Outermost of the routes: what the router and its method check leave unanswered gets a JSON-RPC body.
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.body !== undefined) return;
+    if (ctx.status === 405) {
+      // A path served with other methods (router.allowedMethods set Allow): RFC 9110 §15.5.6.
+      rejectAtEdge(ctx, 'method_not_allowed', `Method Not Allowed: ${ctx.path} answers ${ctx.response.get('allow')}, not ${ctx.method}`);
+    } else if (ctx.status === 404) {
       const paths = mounts.map((m) => m.surface.path).join(', ');
       rejectAtEdge(
         ctx,
@@ -126,6 +131,8 @@ function createApp(
       );
     }
   });
+  app.use(router.routes());
+  app.use(router.allowedMethods());
   return app;
 }
 

@@ -50,6 +50,21 @@ describe('strict routing', () => {
     expect(stack.fake!.received.length).toBe(before);
   });
 
+  it('answers a served path asked with another method 405 with Allow and a JSON-RPC body', async () => {
+    for (const path of ['/healthz', '/readyz', '/.well-known/oauth-protected-resource/mcp']) {
+      const response = await fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+      expect(response.status, path).toBe(405);
+      expect(response.headers.get('allow'), path).toContain('GET');
+      expect(await response.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: expect.stringMatching(new RegExp(`^Method Not Allowed: ${path.replaceAll('.', '\\.')} answers .*GET.*, not POST$`)) },
+      });
+    }
+    // Unknown paths stay 404 whatever the method.
+    expect((await fetch(`${stack.gatewayUrl}/nowhere`, { method: 'POST' })).status).toBe(404);
+  });
+
   it('names the URL the client used in the challenge and in the metadata, per surface', async () => {
     const host = new URL(stack.gatewayUrl).host.replace('127.0.0.1', 'localhost');
     for (const path of ['/mcp', '/mcp/compact']) {
