@@ -119,10 +119,12 @@ function createApp(
   app.use(async (ctx, next) => {
     await next();
     if (ctx.body !== undefined) return;
-    if (ctx.status === 405) {
-      // A path served with other methods (router.allowedMethods set Allow): RFC 9110 §15.5.6.
-      rejectAtEdge(ctx, 'method_not_allowed', `Method Not Allowed: ${ctx.path} answers ${ctx.response.get('allow')}, not ${ctx.method}`);
-    } else if (ctx.status === 404) {
+    // allowedMethods: 405 for a path served with other methods, 501 for a method it does not know (any
+    // path); Allow names what the path serves, empty for a path nobody serves.
+    const allow = ctx.response.get('allow');
+    if ((ctx.status === 405 || ctx.status === 501) && allow) {
+      rejectAtEdge(ctx, 'method_not_allowed', `Method Not Allowed: ${ctx.path} answers ${allow}, not ${ctx.method}`);
+    } else if (ctx.status === 404 || ctx.status === 501) {
       const paths = mounts.map((m) => m.surface.path).join(', ');
       rejectAtEdge(
         ctx,

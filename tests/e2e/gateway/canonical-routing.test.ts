@@ -61,8 +61,13 @@ describe('strict routing', () => {
         error: { code: -32000, message: expect.stringMatching(new RegExp(`^Method Not Allowed: ${path.replaceAll('.', '\\.')} answers .*GET.*, not POST$`)) },
       });
     }
-    // Unknown paths stay 404 whatever the method.
-    expect((await fetch(`${stack.gatewayUrl}/nowhere`, { method: 'POST' })).status).toBe(404);
+    // A method nothing serves: 405 on a served path, and unknown paths stay 404 whatever the method.
+    expect((await fetch(`${stack.gatewayUrl}/healthz`, { method: 'PROPFIND' })).status).toBe(405);
+    for (const method of ['POST', 'PROPFIND']) {
+      const response = await fetch(`${stack.gatewayUrl}/nowhere`, { method });
+      expect(response.status, method).toBe(404);
+      expect(await response.json()).toMatchObject({ error: { code: -32000, message: expect.stringContaining('is not an endpoint') } });
+    }
   });
 
   it('names the URL the client used in the challenge and in the metadata, per surface', async () => {
