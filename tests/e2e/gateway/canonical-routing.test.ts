@@ -62,7 +62,9 @@ describe('strict routing', () => {
       });
     }
     // A method nothing serves: 405 on a served path, and unknown paths stay 404 whatever the method.
-    expect((await fetch(`${stack.gatewayUrl}/healthz`, { method: 'PROPFIND' })).status).toBe(405);
+    const unknownMethod = await fetch(`${stack.gatewayUrl}/healthz`, { method: 'PROPFIND' });
+    expect(unknownMethod.status).toBe(405);
+    expect(await unknownMethod.json()).toMatchObject({ error: { code: -32000, message: 'Method Not Allowed: /healthz answers HEAD, GET, not PROPFIND' } });
     for (const method of ['POST', 'PROPFIND']) {
       const response = await fetch(`${stack.gatewayUrl}/nowhere`, { method });
       expect(response.status, method).toBe(404);
