@@ -3,7 +3,7 @@
  * warm-up calls: prints the process's CPU ms per call over the loaded run (process.cpuUsage), then the
  * profile's self time per call (µs) by area (package, our folder, Node subsystem) and by frame, counting
  * only the samples of the loaded run. The sampler counts wall time on the thread: a syscall that is
- * descheduled on a busy machine (`writev`) is inflated. `npx tsx bench/profile-call.ts [legacy|modern|compact|floor] [seconds]`
+ * descheduled on a busy machine (`writev`) is inflated. `npx tsx bench/profile-call.ts [legacy|modern|compact|compact-legacy|floor] [seconds]`
  * (TOP=<n> frames).
  */
 import { spawn } from 'node:child_process';
@@ -74,7 +74,7 @@ function loadedProfile(file: string, window: { fromEndUs: number; toEndUs: numbe
 }
 
 async function main(): Promise<void> {
-  const scenario = (process.argv[2] ?? 'modern') as Era | 'compact' | 'floor';
+  const scenario = (process.argv[2] ?? 'modern') as Era | 'compact' | 'compact-legacy' | 'floor';
   const seconds = Number(process.argv[3] ?? 10);
   const processes: ServiceProcess[] = [];
   try {
@@ -94,8 +94,8 @@ async function main(): Promise<void> {
     const g = gw.urls.gateway!;
     const call = floor
       ? rpcCall('modern', gw.urls.bareProxy!, DEMO_KEYS.full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } })
-      : scenario === 'compact'
-        ? rpcCall('modern', `${g}/mcp/compact`, DEMO_KEYS.full, 'tools/call', {
+      : scenario === 'compact' || scenario === 'compact-legacy'
+        ? rpcCall(scenario === 'compact' ? 'modern' : 'legacy', `${g}/mcp/compact`, DEMO_KEYS.full, 'tools/call', {
             name: 'call_tool',
             arguments: { name: 'list_connections', arguments: { limit: 1 } },
           })
