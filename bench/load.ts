@@ -36,6 +36,8 @@ export interface LoadResult {
   statusCodes: Record<string, number>;
   /** Average bytes per response (headers + body). */
   bytesPerResponse: number;
+  /** Paced runs: requests sent more than 1 ms after their scheduled time (all connections busy, or a late timer). */
+  lateSends?: number;
   /** The first answer that failed the body check (start of it), when one did. */
   firstMismatch?: string;
   /** Raw 2xx latencies, ms (kept for merging rounds; not written to results). */
@@ -49,8 +51,14 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[rank]!;
 }
 
-/** Runs autocannon with `call` and resolves with the measured figures. */
+/**
+ * Runs `call` and resolves with the measured figures: autocannon as fast as answers come, or, with
+ * `rate`, {@link pacedLoad} (autocannon's own `overallRate` refills a quota once a second and sends it
+ * back to back, so half of every second ran saturated: its "fixed-rate" p50 was the 8-connection p50).
+ */
 export async function runLoad(call: RpcCall, options: LoadOptions): Promise<LoadResult> {
+  if (options.rate !== undefined)
+    return pacedLoad(call, { connections: options.connections, seconds: options.seconds ?? 1, rate: options.rate, check: options.check });
   const samples: number[] = [];
   let bytes = 0;
   let responses = 0;
@@ -73,7 +81,6 @@ export async function runLoad(call: RpcCall, options: LoadOptions): Promise<Load
     connections: options.connections,
     ...(options.amount !== undefined ? { amount: options.amount } : { duration: options.seconds ?? 1 }),
     timeout: 30,
-    ...(options.rate !== undefined ? { overallRate: Math.max(1, Math.round(options.rate)) } : {}),
     sampleInt: SAMPLE_MS,
     ...(verifyBody ? { verifyBody } : {}),
   });
@@ -139,6 +146,7 @@ export function mergeRuns(runs: readonly LoadResult[]): LoadResult {
     mismatches: sum('mismatches'),
     statusCodes,
     bytesPerResponse: runs.reduce((s, r) => s + r.bytesPerResponse * r.requests, 0) / (requests || 1),
+    ...(runs.some((r) => r.lateSends !== undefined) ? { lateSends: runs.reduce((s, r) => s + (r.lateSends ?? 0), 0) } : {}),
     ...(runs.find((r) => r.firstMismatch) ? { firstMismatch: runs.find((r) => r.firstMismatch)!.firstMismatch } : {}),
     samples,
   };
@@ -244,6 +252,106 @@ export function withoutSamples(result: LoadResult | undefined): Omit<LoadResult,
   if (!result) return undefined;
   const { samples: _samples, ...rest } = result;
   return rest;
+}
+
+/**
+ * An open-loop load at a fixed offered rate: request i is due at `i / rate` seconds from the start and
+ * is sent when it is due (on a timer of about 1 ms resolution, so sends are spread evenly, never
+ * batched per second), over an undici Pool of at most `connections` sockets. A request due while every
+ * socket is busy waits for one and counts in `lateSends`. Latency is from the send to the end of the
+ * answer's body; every body passes `check` or counts as a mismatch. Why not autocannon: see
+ * {@link runLoad}.
+ */
+export async function pacedLoad(
+  call: RpcCall,
+  options: { connections: number; seconds: number; rate: number; check?: (body: string) => boolean },
+): Promise<LoadResult> {
+  const { Pool } = await import('undici');
+  const url = new URL(call.url);
+  const pool = new Pool(url.origin, { connections: options.connections, pipelining: 1 });
+  const path = `${url.pathname}${url.search}`;
+  const intervalMs = 1000 / options.rate;
+  const total = Math.max(1, Math.round(options.rate * options.seconds));
+  const samples: number[] = [];
+  const statusCodes: Record<string, number> = {};
+  let errors = 0;
+  let non2xx = 0;
+  let mismatches = 0;
+  let bytes = 0;
+  let responses = 0;
+  let inFlight = 0;
+  let lateSends = 0;
+  let firstMismatch: string | undefined;
+  let sent = 0;
+  const t0 = performance.now();
+  let lastAt = t0;
+  let wake: (() => void) | undefined;
+  const send = async () => {
+    inFlight++;
+    const at = performance.now();
+    try {
+      const response = await pool.request({ path, method: call.method, headers: call.headers, body: call.body });
+      const body = await response.body.text();
+      const ms = performance.now() - at;
+      statusCodes[response.statusCode] = (statusCodes[response.statusCode] ?? 0) + 1;
+      bytes += Buffer.byteLength(body);
+      if (response.statusCode < 200 || response.statusCode >= 300) non2xx++;
+      else {
+        samples.push(ms);
+        if (options.check && !options.check(body)) {
+          mismatches++;
+          firstMismatch ??= body.slice(0, 400);
+        }
+      }
+    } catch {
+      errors++;
+    } finally {
+      inFlight--;
+      responses++;
+      lastAt = performance.now();
+      wake?.();
+    }
+  };
+  await new Promise<void>((done) => {
+    const tick = () => {
+      wake = undefined;
+      const now = performance.now();
+      while (sent < total && t0 + sent * intervalMs <= now) {
+        if (inFlight >= options.connections) {
+          // Sent when a socket frees up.
+          wake = tick;
+          return;
+        }
+        if (now - (t0 + sent * intervalMs) > 1) lateSends++;
+        sent++;
+        void send();
+      }
+      if (sent >= total) done();
+      else setTimeout(tick, Math.max(0, t0 + sent * intervalMs - now));
+    };
+    tick();
+  });
+  while (inFlight > 0) await new Promise<void>((resolve) => (wake = resolve));
+  await pool.close();
+  const seconds = (lastAt - t0) / 1000;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return {
+    requests: responses,
+    seconds,
+    reqPerSec: responses / seconds,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    mean: sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1),
+    errors,
+    timeouts: 0,
+    non2xx,
+    mismatches,
+    statusCodes,
+    bytesPerResponse: responses ? bytes / responses : 0,
+    lateSends,
+    ...(firstMismatch ? { firstMismatch } : {}),
+    samples,
+  };
 }
 
 /** What a {@link countBytes} run measured. */

@@ -9,11 +9,12 @@
  * `warmupPassCalls` requests or ran `warmupPassSeconds`); then per scenario ABBA rounds at a fixed
  * number of connections (throughput; the gateway's CPU per request comes from these loaded rounds
  * only), fixed-rate runs at `fixedRateFraction` of the direct side's maximum (latency: both sides offered
- * the same load, so a p50 is not throughput in disguise) and 1-connection runs. Every tools/call figure
+ * the same open-loop load, paced evenly by load.ts `pacedLoad`, so a p50 is not throughput in disguise)
+ * and 1-connection runs. Every tools/call figure
  * is also set against the bare proxy's (the floor of any extra hop).
  *
  * Processes: the platform + reference upstream in one child process, the gateway in another, the
- * bare proxy in a third, the load generator (autocannon) here. Every request is sent once and fully checked before it is timed
+ * bare proxy in a third, the load generators (autocannon; an undici Pool for the paced runs) here. Every request is sent once and fully checked before it is timed
  * (HTTP 200, the right tool set or result); during the rounds every answer passes a cheap body check.
  */
 import { resolve } from 'node:path';
@@ -390,7 +391,7 @@ export async function runOverhead(): Promise<PartOutcome> {
     '',
     `Warm-up per era: every scenario side until ${settings.warmupPassCalls.toLocaleString('en-US')} requests or ${settings.warmupPassSeconds} s. ` +
       `Throughput: ${settings.connections} connections, ${settings.rounds} ABBA rounds x ${settings.roundSeconds} s per side. ` +
-      `Latency: both sides offered ${fmt(settings.fixedRateFraction * 100, 0)}% of the direct side's throughput, ${settings.connections} connections, 2 x ${settings.fixedRateSeconds} s per side (ABBA); ` +
+      `Latency: both sides offered ${fmt(settings.fixedRateFraction * 100, 0)}% of the direct side's throughput, paced evenly (open loop, at most ${settings.connections} connections), 2 x ${settings.fixedRateSeconds} s per side (ABBA); ` +
       `1-connection runs of ${settings.latencyRequests} requests per side. CPU per request: the gateway (or bare proxy) process over its loaded rounds only. ` +
       `"vs floor": the gateway's figure over the bare proxy's (same era, same call).`,
     '',
