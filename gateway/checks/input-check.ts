@@ -5,6 +5,12 @@ import { contentHash } from '../catalog/content-hash.ts';
 import type { Logger } from '../obs/log.ts';
 import { SchemaCompiler, pointerOf } from './schema-compiler.ts';
 
+/**
+ * At most this many offending paths and issues are reported; past it the issues end with how many
+ * more there were. Why: an object with 50,000 unknown keys (an 828 KB request) answered 2.5 MB of issues.
+ */
+export const MAX_REPORTED_ISSUES = 20;
+
 /** Outcome of checking tools/call arguments: a value, never an exception. */
 export type InputCheck = { ok: true; checked: boolean } | { ok: false; paths: string[]; issues: string[] };
 
@@ -22,7 +28,8 @@ export class InputValidator {
   constructor(private readonly log: Logger) {}
 
   /**
-   * Every offending path (JSON Pointer into the arguments, RFC 6901) with a one-line issue each.
+   * The offending paths (JSON Pointer into the arguments, RFC 6901) with a one-line issue each, the
+   * first {@link MAX_REPORTED_ISSUES} of them, then `and N more issues` when there were more.
    * Traced as an `input check` span of the request (obs/tracing.ts): the tool and the result, never a value.
    */
   check(tool: string, schema: object | undefined, args: Record<string, unknown>): InputCheck {
@@ -46,7 +53,10 @@ export class InputValidator {
     if (entry.validate(args)) return { ok: true, checked: true };
     // `if` errors only restate the failure of the `then` branch, already reported with its own path.
     const errors = (entry.validate.errors ?? []).filter((e) => e.keyword !== 'if');
-    return { ok: false, paths: [...new Set(errors.map(pointerOf))], issues: errors.map(issueOf) };
+    const shown = errors.slice(0, MAX_REPORTED_ISSUES);
+    const issues = shown.map(issueOf);
+    if (errors.length > shown.length) issues.push(`and ${(errors.length - shown.length).toLocaleString('en-US')} more issues`);
+    return { ok: false, paths: [...new Set(shown.map(pointerOf))], issues };
   }
 }
 

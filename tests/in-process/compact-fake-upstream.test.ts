@@ -71,6 +71,19 @@ describe.each(ERAS)('call_tool in front of a fake upstream (%s era)', (era) => {
     expect(upstreamCalls()).toBe(before + 1);
   });
 
+  it('reports the first 20 argument issues and how many more, however many keys the arguments carry', async () => {
+    const before = upstreamCalls();
+    const flood = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]));
+    const result = await withClient(era, compactUrl, KEY, (c) => c.callTool('search_tools', { query: 'deal', ...flood }));
+    expect(result.isError).toBe(true);
+    expect(result._meta?.['ai.cpz.gateway/paths']).toHaveLength(20);
+    expect(textOf(result)).toContain('/k19 is not an argument of this tool; and 4,980 more issues.');
+    expect(textOf(result)).toMatch(/^Invalid arguments for search_tools: \/k0 is not an argument of this tool; /);
+    expect(textOf(result)).not.toContain('/k20 ');
+    expect(JSON.stringify(result).length).toBeLessThan(20_000);
+    expect(upstreamCalls()).toBe(before);
+  });
+
   it('refuses a tool without readOnlyHint, an anchor and bad arguments without contacting the upstream', async () => {
     const before = upstreamCalls();
     await withClient(era, compactUrl, KEY, async (c) => {
