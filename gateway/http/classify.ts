@@ -29,8 +29,9 @@ export interface PostDescription {
   /** The parsed body, handed on to the SDK unchanged. */
   readonly body: unknown;
   /**
-   * Why the body cannot be a JSON-RPC request at all (a scalar, null, an empty array): JSON-RPC 2.0 §5.1
-   * Invalid Request (-32600), never a parse error, since it is valid JSON.
+   * Why the body cannot be a JSON-RPC request at all (a scalar, null, an empty array, a single message
+   * with a malformed member, named by its JSON Pointer): JSON-RPC 2.0 §5.1 Invalid Request (-32600),
+   * never a parse error, since it is valid JSON.
    */
   readonly notARequest?: string;
   /**
@@ -80,9 +81,10 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   const revision = typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : '';
   const single = !batch ? messages[0] : undefined;
   const rawId = single?.id;
+  const malformed = single && !isResponse(single) ? malformedMember(single) : undefined;
   return {
     body,
-    ...(notARequest ? { notARequest } : {}),
+    ...(notARequest ? { notARequest } : malformed ? { notARequest: malformed } : {}),
     ...(breach ? { limitBreach: { breach, inParams: !batch && breachIsInParams(breach) } } : {}),
     batch,
     messages,
@@ -100,6 +102,27 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     plain: !batch ? plainRequest(body, headers) : undefined,
     ...(messages.length > 0 && messages.length === list.length && messages.every(isResponse) ? { responses: messages } : {}),
   };
+}
+
+/**
+ * The first member of a single request or notification that makes it no JSON-RPC message (JSON-RPC 2.0
+ * §4: `jsonrpc` "2.0", `method` a string, `params` a structured value; MCP basic §Requests: the id a
+ * string or an integer, never null, and `params` an object, its `_meta` too), as `a message whose
+ * <pointer> …`; undefined when these members are well formed (the SDK checks the rest).
+ */
+function malformedMember(message: Record<string, unknown>): string | undefined {
+  const why = (pointer: string, rule: string) => `a message whose ${pointer} ${rule}`;
+  if (message.jsonrpc !== '2.0') return why('/jsonrpc', 'is not "2.0"');
+  if (!('method' in message)) return why('/method', 'is missing (and it is no response: no result or error)');
+  if (typeof message.method !== 'string') return why('/method', 'is not a string');
+  if ('id' in message && typeof message.id !== 'string' && !Number.isInteger(message.id)) return why('/id', 'is not a string or an integer');
+  if ('params' in message) {
+    const params = message.params;
+    if (params === null || typeof params !== 'object' || Array.isArray(params)) return why('/params', 'is not an object');
+    const meta = (params as Record<string, unknown>)._meta;
+    if (meta !== undefined && (meta === null || typeof meta !== 'object' || Array.isArray(meta))) return why('/params/_meta', 'is not an object');
+  }
+  return undefined;
 }
 
 /** A JSON-RPC response object (JSON-RPC 2.0 §5): its shape is checked where it is matched (InputBridge.answer). */

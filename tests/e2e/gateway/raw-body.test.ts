@@ -56,6 +56,24 @@ describe('the raw body read on the MCP route', () => {
   });
 
   it.each([
+    ['{"jsonrpc":"1.0","id":1,"method":"ping"}', '/jsonrpc is not "2.0"'],
+    ['{"id":1,"method":"ping"}', '/jsonrpc is not "2.0"'],
+    ['{"jsonrpc":"2.0","id":1}', '/method is missing'],
+    ['{"jsonrpc":"2.0","id":1,"method":5}', '/method is not a string'],
+    ['{"jsonrpc":"2.0","id":null,"method":"ping"}', '/id is not a string or an integer'],
+    ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', '/id is not a string or an integer'],
+    ['{"jsonrpc":"2.0","id":{},"method":"ping"}', '/id is not a string or an integer'],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1]}', '/params is not an object'],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":"x"}', '/params is not an object'],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":"x"}}', '/params/_meta is not an object'],
+  ])('answers 400/-32600 naming the malformed member of %s', async (body, named) => {
+    const { status, text } = await post(body);
+    expect(status).toBe(400);
+    expect(errorCode(text)).toBe(-32600);
+    expect((JSON.parse(text) as { error: { message: string } }).error.message).toContain(`a message whose ${named}`);
+  });
+
+  it.each([
     ['a __proto__ key', callBody('{"__proto__":{"polluted":true}}')],
     ['an escaped __proto__ key', callBody('{"\\u005f_proto__":{"polluted":true}}')],
     ['constructor.prototype', callBody('{"constructor":{"prototype":{"polluted":true}}}')],
