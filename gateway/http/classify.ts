@@ -81,7 +81,8 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   const revision = typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : '';
   const single = !batch ? messages[0] : undefined;
   const rawId = single?.id;
-  const malformed = single && !isResponse(single) ? malformedMember(single) : undefined;
+  const batchRefused = batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES;
+  const malformed = single && !isResponse(single) ? malformedMember(single) : batch && !batchRefused ? sharedRequestId(list) : undefined;
   return {
     body,
     ...(notARequest ? { notARequest } : malformed ? { notARequest: malformed } : {}),
@@ -91,7 +92,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     methods: messages.map((m) => m.method),
     id: typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null,
     revision,
-    batchRefused: batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES,
+    batchRefused,
     cancellations: messages.flatMap(cancellationOf),
     toolCall:
       single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string'
@@ -121,6 +122,25 @@ function malformedMember(message: Record<string, unknown>): string | undefined {
     if (params === null || typeof params !== 'object' || Array.isArray(params)) return why('/params', 'is not an object');
     const meta = (params as Record<string, unknown>)._meta;
     if (meta !== undefined && (meta === null || typeof meta !== 'object' || Array.isArray(meta))) return why('/params/_meta', 'is not an object');
+  }
+  return undefined;
+}
+
+/**
+ * Two requests of one batch under one id, named by their JSON Pointers: the answers could not be told
+ * apart (JSON-RPC 2.0 §6 matches responses by id), and MCP forbids reusing an id (basic §Requests), so
+ * the batch is refused rather than one of them going unanswered.
+ */
+function sharedRequestId(list: readonly unknown[]): string | undefined {
+  const seen = new Map<string, number>();
+  for (const [index, message] of list.entries()) {
+    if (message === null || typeof message !== 'object' || Array.isArray(message)) continue;
+    const { id, method } = message as Record<string, unknown>;
+    if (typeof method !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) continue;
+    const key = `${typeof id}:${id}`;
+    const first = seen.get(key);
+    if (first !== undefined) return `a batch whose requests /${first}/id and /${index}/id are both ${JSON.stringify(id)}`;
+    seen.set(key, index);
   }
   return undefined;
 }

@@ -47,6 +47,23 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     expect(answer?.error?.code).toBe(-32600);
   });
 
+  it('refuses a 2025-03-26 batch with two requests under one id, naming both, instead of answering one', async () => {
+    const { headers } = rpc('legacy', 1, 'tools/list');
+    const batch = [1, 2, 1].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' }));
+    const response = await post(url(), batch, { ...headers, 'mcp-protocol-version': '2025-03-26' });
+    expect(response.status).toBe(400);
+    const [answer] = await messagesOf(response);
+    expect(answer?.error?.code).toBe(-32600);
+    expect(answer?.error?.message).toContain('a batch whose requests /0/id and /2/id are both 1');
+    const distinct = await post(
+      url(),
+      [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' })),
+      { ...headers, 'mcp-protocol-version': '2025-03-26' },
+    );
+    expect(distinct.status).toBe(200);
+    expect((await messagesOf(distinct)).map((m) => m.id).sort()).toEqual([1, 2]);
+  });
+
   it('refuses a header/_meta protocol version disagreement with 400/-32020', async () => {
     const { headers, body } = rpc('modern', 1, 'tools/list');
     const response = await post(url(), body, { ...headers, 'mcp-protocol-version': LEGACY });
