@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 import { MODERN_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
+import { isPlainObject } from '../mcp/wire.ts';
 import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
 import { breachIsInParams, breachIsInToolArguments, findLimitBreach, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
 
@@ -77,15 +78,15 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     body === null || typeof body !== 'object' ? `a JSON ${body === null ? 'null' : typeof body}` : batch && body.length === 0 ? 'an empty array' : undefined;
   const breach = notARequest ? undefined : edgeLimitBreach(body as object, limits);
   const list: unknown[] = batch ? body : [body];
-  const messages = list.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object' && !Array.isArray(m));
+  const messages = list.filter(isPlainObject);
   const revision = typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : '';
   const single = !batch ? messages[0] : undefined;
   const rawId = single?.id;
   const batchRefused = batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES;
-  const malformed = single && !isResponse(single) ? malformedMember(single) : batch && !batchRefused ? sharedRequestId(list) : undefined;
+  const invalid = notARequest ?? (single ? malformedMember(single) : batchRefused ? undefined : sharedRequestId(list));
   return {
     body,
-    ...(notARequest ? { notARequest } : malformed ? { notARequest: malformed } : {}),
+    ...(invalid ? { notARequest: invalid } : {}),
     ...(breach ? { limitBreach: { breach, inParams: !batch && breachIsInParams(breach) } } : {}),
     batch,
     messages,
@@ -109,19 +110,18 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
  * The first member of a single request or notification that makes it no JSON-RPC message (JSON-RPC 2.0
  * §4: `jsonrpc` "2.0", `method` a string, `params` a structured value; MCP basic §Requests: the id a
  * string or an integer, never null, and `params` an object, its `_meta` too), as `a message whose
- * <pointer> …`; undefined when these members are well formed (the SDK checks the rest).
+ * <pointer> …`; undefined for a response, or when these members are well formed (the SDK checks the rest).
  */
 function malformedMember(message: Record<string, unknown>): string | undefined {
+  if (isResponse(message)) return undefined;
   const why = (pointer: string, rule: string) => `a message whose ${pointer} ${rule}`;
   if (message.jsonrpc !== '2.0') return why('/jsonrpc', 'is not "2.0"');
   if (!('method' in message)) return why('/method', 'is missing (and it is no response: no result or error)');
   if (typeof message.method !== 'string') return why('/method', 'is not a string');
   if ('id' in message && typeof message.id !== 'string' && !Number.isInteger(message.id)) return why('/id', 'is not a string or an integer');
   if ('params' in message) {
-    const params = message.params;
-    if (params === null || typeof params !== 'object' || Array.isArray(params)) return why('/params', 'is not an object');
-    const meta = (params as Record<string, unknown>)._meta;
-    if (meta !== undefined && (meta === null || typeof meta !== 'object' || Array.isArray(meta))) return why('/params/_meta', 'is not an object');
+    if (!isPlainObject(message.params)) return why('/params', 'is not an object');
+    if (message.params._meta !== undefined && !isPlainObject(message.params._meta)) return why('/params/_meta', 'is not an object');
   }
   return undefined;
 }
@@ -134,8 +134,8 @@ function malformedMember(message: Record<string, unknown>): string | undefined {
 function sharedRequestId(list: readonly unknown[]): string | undefined {
   const seen = new Map<string, number>();
   for (const [index, message] of list.entries()) {
-    if (message === null || typeof message !== 'object' || Array.isArray(message)) continue;
-    const { id, method } = message as Record<string, unknown>;
+    if (!isPlainObject(message)) continue;
+    const { id, method } = message;
     if (typeof method !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) continue;
     const key = `${typeof id}:${id}`;
     const first = seen.get(key);

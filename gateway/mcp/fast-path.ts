@@ -19,6 +19,7 @@ import {
   MODERN_TOOLS_LIST_AFTER_TTL,
   MODERN_TOOLS_LIST_BEFORE_TTL,
   errorMessage,
+  isPlainObject,
   legacyListingJson,
   modernListingJson,
   projectionFor,
@@ -62,7 +63,6 @@ function asSpecType(name: 'Implementation' | 'ClientCapabilities' | 'CallToolRes
   return outcome.issues === undefined ? (outcome.value as Record<string, unknown>) : undefined;
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>) => Object.keys(value).every((key) => allowed.has(key));
 
 /**

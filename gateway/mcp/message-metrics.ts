@@ -2,6 +2,7 @@ import type { FetchLikeMcpHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, Server, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import type { SurfaceName } from './types.ts';
+import { isPlainObject } from './wire.ts';
 
 type Era = 'modern' | 'legacy';
 type Outcome = 'ok' | 'error';
@@ -162,7 +163,7 @@ export function countMessages(metrics: GatewayMetrics, endpoint: SurfaceName, me
 /** The JSON-RPC messages of a parsed body (one object or a batch array); anything else is none. */
 export function messagesOf(body: unknown): Record<string, unknown>[] {
   const list: unknown[] = Array.isArray(body) ? body : [body];
-  return list.filter((m): m is Record<string, unknown> => m !== null && typeof m === 'object' && !Array.isArray(m));
+  return list.filter(isPlainObject);
 }
 
 /** A message's era as the SDK classifies it: a `_meta` protocol-version claim makes it modern. */

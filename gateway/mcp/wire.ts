@@ -61,7 +61,8 @@ export const MODERN_TOOLS_LIST_AFTER_TTL = `,"cacheScope":"${CACHE_HINTS['tools/
 /** A tools/call result as the caller's revision carries it. */
 export type ProjectCallToolResult = (result: CallToolResult, outputSchema: Record<string, unknown> | undefined) => CallToolResult;
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+/** A JSON object: not null, not an array (what JSON-RPC and MCP call an object). */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
  * An SDK Server that never negotiates a version, so its wire codec is the SDK's 2025 one (SDK 2.4:
