@@ -51,6 +51,12 @@ export function percentile(sorted: readonly number[], p: number): number {
   return sorted[rank]!;
 }
 
+/** p50, p99 (nearest rank) and mean of latency `samples` (ms, any order; not modified). */
+function latencyFigures(samples: readonly number[]): { p50: number; p99: number; mean: number } {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), mean: sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1) };
+}
+
 /**
  * Runs `call` and resolves with the measured figures: autocannon as fast as answers come, or, with
  * `rate`, {@link pacedLoad} (autocannon's own `overallRate` refills a quota once a second and sends it
@@ -105,15 +111,12 @@ export const SAMPLE_MS = 100;
  * responses, `seconds` the span measured.
  */
 export function summarise(samples: number[], result: autocannon.Result, bytes: number, total: number, seconds: number): LoadResult {
-  const sorted = [...samples].sort((a, b) => a - b);
   const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, count]));
   return {
     requests: total,
     seconds,
     reqPerSec: total / seconds,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    mean: sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1),
+    ...latencyFigures(samples),
     errors: result.errors,
     timeouts: result.timeouts,
     non2xx: result.non2xx,
@@ -127,7 +130,6 @@ export function summarise(samples: number[], result: autocannon.Result, bytes: n
 /** Merges runs of one side: totals add up, percentiles come from all samples together. */
 export function mergeRuns(runs: readonly LoadResult[]): LoadResult {
   const samples = runs.flatMap((r) => r.samples);
-  const sorted = [...samples].sort((a, b) => a - b);
   const requests = runs.reduce((s, r) => s + r.requests, 0);
   const seconds = runs.reduce((s, r) => s + r.seconds, 0);
   const statusCodes: Record<string, number> = {};
@@ -137,9 +139,7 @@ export function mergeRuns(runs: readonly LoadResult[]): LoadResult {
     requests,
     seconds,
     reqPerSec: requests / seconds,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    mean: sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1),
+    ...latencyFigures(samples),
     errors: sum('errors'),
     timeouts: sum('timeouts'),
     non2xx: sum('non2xx'),
@@ -334,14 +334,11 @@ export async function pacedLoad(
   while (inFlight > 0) await new Promise<void>((resolve) => (wake = resolve));
   await pool.close();
   const seconds = (lastAt - t0) / 1000;
-  const sorted = [...samples].sort((a, b) => a - b);
   return {
     requests: responses,
     seconds,
     reqPerSec: responses / seconds,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-    mean: sorted.reduce((s, v) => s + v, 0) / (sorted.length || 1),
+    ...latencyFigures(samples),
     errors,
     timeouts: 0,
     non2xx,
@@ -404,14 +401,14 @@ export async function countBytes(
   await Promise.all(Array.from({ length: options.connections }, loop));
   const seconds = (performance.now() - t0) / 1000;
   await pool.close();
-  const sorted = samples.sort((a, b) => a - b);
+  const { p50, p99 } = latencyFigures(samples);
   return {
     requests: samples.length,
     seconds,
     reqPerSec: samples.length / seconds,
     bytesPerAnswer: bytes / Math.max(1, samples.length),
     wrong,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
+    p50,
+    p99,
   };
 }
