@@ -54,7 +54,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     expect(response.status).toBe(400);
     const [answer] = await messagesOf(response);
     expect(answer?.error?.code).toBe(-32600);
-    expect(answer?.error?.message).toContain('a batch whose requests /0/id and /2/id are both 1');
+    expect(answer?.error?.message).toBe('Invalid Request: the body is a batch whose requests /0/id and /2/id are both 1, not a JSON-RPC request object');
     const distinct = await post(
       url(),
       [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' })),

@@ -58,7 +58,7 @@ describe('the raw body read on the MCP route', () => {
   it.each([
     ['{"jsonrpc":"1.0","id":1,"method":"ping"}', '/jsonrpc is not "2.0"'],
     ['{"id":1,"method":"ping"}', '/jsonrpc is not "2.0"'],
-    ['{"jsonrpc":"2.0","id":1}', '/method is missing'],
+    ['{"jsonrpc":"2.0","id":1}', '/method is missing (and it is no response: no result or error)'],
     ['{"jsonrpc":"2.0","id":1,"method":5}', '/method is not a string'],
     ['{"jsonrpc":"2.0","id":null,"method":"ping"}', '/id is not a string or an integer'],
     ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', '/id is not a string or an integer'],
@@ -70,7 +70,9 @@ describe('the raw body read on the MCP route', () => {
     const { status, text } = await post(body);
     expect(status).toBe(400);
     expect(errorCode(text)).toBe(-32600);
-    expect((JSON.parse(text) as { error: { message: string } }).error.message).toContain(`a message whose ${named}`);
+    expect((JSON.parse(text) as { error: { message: string } }).error.message).toBe(
+      `Invalid Request: the body is a message whose ${named}, not a JSON-RPC request object`,
+    );
   });
 
   it.each([
