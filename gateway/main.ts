@@ -97,13 +97,15 @@ async function tools(
 
 async function serve(config: ReturnType<typeof loadConfig>, path: string): Promise<void> {
   const gateway = await startGateway(config);
-  // SIGHUP must reach this process: npm does not pass it on (`node --import <loader>` runs in one).
-  process.stderr.write(`gateway listening on ${gateway.url}/mcp (pid ${process.pid}: kill -HUP ${process.pid} reloads the configuration)\n`);
   driveReloads(gateway, {
     load: () => loadConfig({ path }),
     watchPath: config.reload.watch ? path : undefined,
     report: (line) => process.stderr.write(`${line}\n`),
   });
+  // Announced once SIGHUP and the file watch are armed: a signal or an edit right after this line
+  // reloads instead of killing the process or going unseen. SIGHUP must reach this process: npm does
+  // not pass it on (`node --import <loader>` runs in one).
+  process.stderr.write(`gateway listening on ${gateway.url}/mcp (pid ${process.pid}: kill -HUP ${process.pid} reloads the configuration)\n`);
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;

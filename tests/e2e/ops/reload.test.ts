@@ -199,10 +199,11 @@ describe('live reload on a change of the file (reload.watch)', { timeout: 60_000
     });
     let err = '';
     watched.stderr!.on('data', (chunk) => (err += chunk));
-    await waitFor('gateway listening', () => err.includes('gateway listening'), { timeoutMs: 20_000 });
+    // main.ts prints this line after the watch is armed (pino's own 'gateway listening' comes earlier).
+    await waitFor('the reload announcement', () => err.includes('reloads the configuration'), { timeoutMs: 20_000 });
     config.upstreams[0].scopeRules = { get_bars: ['trade'] };
     writeFileSync(path, stringify(config));
-    await waitFor('the watched file reloaded', () => err.includes('watched.yaml changed: configuration reloaded'), { timeoutMs: 5000 });
+    await waitFor('the watched file reloaded', () => err.includes('watched.yaml changed: configuration reloaded'), { timeoutMs: 15_000 });
     const previous = gatewayUrl;
     gatewayUrl = `http://127.0.0.1:${port}`;
     try {
