@@ -10,6 +10,7 @@ export type ErrorKind =
   | 'invalid_request'
   | 'batch_not_supported'
   | 'header_mismatch'
+  | 'unsupported_protocol_version'
   | 'method_not_found'
   | 'invalid_arguments'
   | 'params_over_limit'
@@ -61,6 +62,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     // SEP-2243 HeaderMismatch (spec 2026-07-28 basic/transports/streamable-http §Server Validation).
     case 'header_mismatch':
       return { code: -32020, httpStatus: 400, blame: 'client' };
+    // UnsupportedProtocolVersionError (2026-07-28 basic/versioning; 400 by streamable-http §Protocol Version Header).
+    case 'unsupported_protocol_version':
+      return { code: -32022, httpStatus: 400, blame: 'client' };
     case 'method_not_found':
       return { code: -32601, httpStatus: 404, blame: 'client' };
     case 'invalid_arguments':
@@ -152,11 +156,17 @@ export class RelayedUpstreamError extends ProtocolError {
 
 /**
  * JSON-RPC error body for answers given at the HTTP edge. `id` is the request's when the edge read one
- * (the spec asks errors to echo it), else null: the request was never dispatched.
+ * (the spec asks errors to echo it), else null: the request was never dispatched. `data` joins `kind`
+ * (e.g. UnsupportedProtocolVersionError's `supported` and `requested`).
  */
-export function jsonRpcErrorBody(kind: ErrorKind, message: string, id: string | number | null = null): { status: number; body: object } {
+export function jsonRpcErrorBody(
+  kind: ErrorKind,
+  message: string,
+  id: string | number | null = null,
+  data: Record<string, unknown> = {},
+): { status: number; body: object } {
   const { code, httpStatus } = errorMapping(kind);
-  return { status: httpStatus, body: { jsonrpc: '2.0', error: { code, message, data: { kind } }, id } };
+  return { status: httpStatus, body: { jsonrpc: '2.0', error: { code, message, data: { kind, ...data } }, id } };
 }
 
 /** A tools/call execution failure as the model should read it: an isError result, never a protocol error. */

@@ -3,6 +3,7 @@ import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
+import { jsonPointer } from './json-pointer.ts';
 
 type Dialect = '2020-12' | '2019-09' | 'draft-07';
 
@@ -59,5 +60,5 @@ function dialectOf(schema: Record<string, unknown>): Dialect {
 export function pointerOf(error: ErrorObject): string {
   const params = error.params as Record<string, unknown>;
   const child = error.keyword === 'required' ? params.missingProperty : error.keyword === 'additionalProperties' ? params.additionalProperty : undefined;
-  return typeof child === 'string' ? `${error.instancePath}/${child.replace(/~/g, '~0').replace(/\//g, '~1')}` : error.instancePath;
+  return typeof child === 'string' ? `${error.instancePath}${jsonPointer([child])}` : error.instancePath;
 }

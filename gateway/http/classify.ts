@@ -1,7 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
-import { MODERN_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
+import { MODERN_REVISIONS, SERVED_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
 import { isPlainObject } from '../mcp/wire.ts';
+import { jsonPointer } from '../checks/json-pointer.ts';
 import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
 import { breachIsInParams, breachIsInToolArguments, findLimitBreach, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
 
@@ -48,6 +49,12 @@ export interface PostDescription {
   readonly id: string | number | null;
   /** The `MCP-Protocol-Version` header ('' when absent). */
   readonly revision: string;
+  /**
+   * The revision the request asks for when the gateway serves no such revision: a single message's
+   * `_meta` protocolVersion claim, else the header (2026-07-28 basic/versioning: UnsupportedProtocolVersionError,
+   * -32022, listing the supported ones; a 2025-era server MUST answer 400 too, 2025-11-25 basic/transports).
+   */
+  readonly unsupportedRevision?: string;
   /** A batch under a revision without batching (JSON-RPC batches were removed in 2025-06-18). */
   readonly batchRefused: boolean;
   readonly cancellations: readonly Cancellation[];
@@ -83,7 +90,9 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   const single = !batch ? messages[0] : undefined;
   const rawId = single?.id;
   const batchRefused = batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES;
-  const invalid = notARequest ?? (single ? malformedMember(single) : batchRefused ? undefined : sharedRequestId(list));
+  const invalid =
+    notARequest ?? (single ? malformedMessage(single) : batch ? (batchRefused ? undefined : (malformedElement(list) ?? sharedRequestId(list))) : undefined);
+  const requested = requestedRevision(single, revision);
   return {
     body,
     ...(invalid ? { notARequest: invalid } : {}),
@@ -91,8 +100,9 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     batch,
     messages,
     methods: messages.map((m) => m.method),
-    id: typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null,
+    id: typeof rawId === 'string' || Number.isInteger(rawId) ? (rawId as string | number) : null,
     revision,
+    ...(requested !== undefined && !SERVED_REVISIONS.includes(requested) ? { unsupportedRevision: requested } : {}),
     batchRefused,
     cancellations: messages.flatMap(cancellationOf),
     toolCall:
@@ -106,23 +116,43 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   };
 }
 
+/** The members a JSON-RPC 2.0 request or notification has (§4); the SDK refuses a message with any other. */
+const REQUEST_MEMBERS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
+
 /**
  * The first member of a single request or notification that makes it no JSON-RPC message (JSON-RPC 2.0
- * §4: `jsonrpc` "2.0", `method` a string, `params` a structured value; MCP basic §Requests: the id a
- * string or an integer, never null, and `params` an object, its `_meta` too), as `a message whose
- * <pointer> …`; undefined for a response, or when these members are well formed (the SDK checks the rest).
+ * §4: `jsonrpc` "2.0", `method` a string, `params` a structured value, no other member; MCP basic
+ * §Requests: the id a string or an integer, never null, and `params` an object, its `_meta` too), as
+ * `a message whose <pointer> …`; undefined for a response, or when these members are well formed (the
+ * SDK checks the rest).
  */
-function malformedMember(message: Record<string, unknown>): string | undefined {
-  if (isResponse(message)) return undefined;
-  const why = (pointer: string, rule: string) => `a message whose ${pointer} ${rule}`;
-  if (message.jsonrpc !== '2.0') return why('/jsonrpc', 'is not "2.0"');
-  if (!('method' in message)) return why('/method', 'is missing (and it is no response: no result or error)');
-  if (typeof message.method !== 'string') return why('/method', 'is not a string');
-  if ('id' in message && typeof message.id !== 'string' && !Number.isInteger(message.id)) return why('/id', 'is not a string or an integer');
-  if ('params' in message) {
-    if (!isPlainObject(message.params)) return why('/params', 'is not an object');
-    if (message.params._meta !== undefined && !isPlainObject(message.params._meta)) return why('/params/_meta', 'is not an object');
+function malformedMessage(message: Record<string, unknown>): string | undefined {
+  const why = malformedMember(message, []);
+  return why && `a message whose ${why}`;
+}
+
+/** The first element of a batch that is no JSON-RPC message, as `a batch whose /<index>… …` ({@link malformedMessage}). */
+function malformedElement(list: readonly unknown[]): string | undefined {
+  for (const [index, element] of list.entries()) {
+    const why = isPlainObject(element) ? malformedMember(element, [index]) : `${jsonPointer([index])} is not an object`;
+    if (why) return `a batch whose ${why}`;
   }
+  return undefined;
+}
+
+function malformedMember(message: Record<string, unknown>, at: readonly number[]): string | undefined {
+  if (isResponse(message)) return undefined;
+  const why = (member: string[], rule: string) => `${jsonPointer([...at, ...member])} ${rule}`;
+  if (message.jsonrpc !== '2.0') return why(['jsonrpc'], 'is not "2.0"');
+  if (!('method' in message)) return why(['method'], 'is missing (and it is no response: no result or error)');
+  if (typeof message.method !== 'string') return why(['method'], 'is not a string');
+  if ('id' in message && typeof message.id !== 'string' && !Number.isInteger(message.id)) return why(['id'], 'is not a string or an integer');
+  if ('params' in message) {
+    if (!isPlainObject(message.params)) return why(['params'], 'is not an object');
+    if (message.params._meta !== undefined && !isPlainObject(message.params._meta)) return why(['params', '_meta'], 'is not an object');
+  }
+  const extra = Object.keys(message).find((key) => !REQUEST_MEMBERS.has(key));
+  if (extra !== undefined) return why([extra], 'is no member of a JSON-RPC request (jsonrpc, id, method, params)');
   return undefined;
 }
 
@@ -143,6 +173,18 @@ function sharedRequestId(list: readonly unknown[]): string | undefined {
     seen.set(key, index);
   }
   return undefined;
+}
+
+/**
+ * The revision a request asks for: a single message's `_meta` protocolVersion claim when it is a string
+ * (the header must match it, else -32020: the SDK's to answer), else the header; undefined when neither
+ * names one (the SDK then assumes 2025-03-26, 2025-11-25 basic/transports §Protocol Version Header).
+ */
+function requestedRevision(single: Record<string, unknown> | undefined, header: string): string | undefined {
+  const params = single?.params;
+  const claim = isPlainObject(params) && isPlainObject(params._meta) ? params._meta[PROTOCOL_VERSION_META_KEY] : undefined;
+  if (typeof claim === 'string') return claim;
+  return header === '' ? undefined : header;
 }
 
 /** A JSON-RPC response object (JSON-RPC 2.0 §5): its shape is checked where it is matched (InputBridge.answer). */

@@ -10,9 +10,9 @@ import type { Exchange } from './exchange.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Answers at the edge with the JSON-RPC error body of `kind` (the request is never dispatched). */
-export function rejectAtEdge(ctx: Exchange, kind: ErrorKind, message: string, id: string | number | null = null): void {
-  const { status, body } = jsonRpcErrorBody(kind, message, id);
+/** Answers at the edge with the JSON-RPC error body of `kind` (the request is never dispatched); `data` joins `kind`. */
+export function rejectAtEdge(ctx: Exchange, kind: ErrorKind, message: string, id: string | number | null = null, data?: Record<string, unknown>): void {
+  const { status, body } = jsonRpcErrorBody(kind, message, id, data);
   ctx.status = status;
   ctx.body = body;
 }

@@ -10,7 +10,7 @@ import { bearerChallenge, type Credential } from '../auth/credentials.ts';
 import { accessFor, isVisible, type Access } from '../policy/visibility.ts';
 import { CALL_TOOL } from '../surfaces/compact-tools.ts';
 import { rejectAtEdge } from './edge.ts';
-import { answerPlainRequest } from '../mcp/fast-path.ts';
+import { SERVED_REVISIONS, answerPlainRequest } from '../mcp/fast-path.ts';
 import { classifyPost, type Cancellation, type ParamHeaderCheck, type PostDescription } from './classify.ts';
 import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
@@ -38,9 +38,11 @@ import { createCaller } from '../policy/caller.ts';
  * refuses, on every method; 503 with Retry-After when the scope lookup failed and every upstream's
  * failure mode is `closed`); 413 over `limits.bodyBytes`, 415 for an unsupported Content-Encoding, and
  * 400/-32700 for malformed JSON or an empty body; past the request budget, 400/-32600 for JSON that is
- * no request (a scalar, `[]`), 400/-32600 (-32602 inside params) over an input limit
+ * no request (a scalar, `[]`, a message or batch element with a malformed member), 400/-32600 (-32602 inside params) over an input limit
  * (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool arguments are the call's to refuse:
- * tool-call.ts), 400/-32600 for a batch under a revision without batching; a body of JSON-RPC responses
+ * tool-call.ts), 400/-32022 for a revision the gateway does not serve (the `_meta` claim, else the
+ * `MCP-Protocol-Version` header; `data.supported` lists both eras), 400/-32600 for a batch under a
+ * revision without batching; a body of JSON-RPC responses
  * (a 2025-era caller answering what the gateway asked on a call's stream) is answered here, 202 or
  * 400/-32600 as unknown ({@link answerPostedResponses}); 503 for a call, read or prompt bound
  * for a `closed` upstream while the lookup fails ({@link closedTarget}); 400/-32020 for a 2026-07-28
@@ -111,7 +113,8 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       refuse('rate_limited', 'rate_limited');
       return tooManyRequests(ctx, limited);
     }
-    if (post.notARequest) return rejectAtEdge(ctx, 'invalid_request', `Invalid Request: the body is ${post.notARequest}, not a JSON-RPC request object`);
+    if (post.notARequest)
+      return rejectAtEdge(ctx, 'invalid_request', `Invalid Request: the body is ${post.notARequest}, not a JSON-RPC request object`, post.id);
     if (post.limitBreach) {
       const { breach, inParams } = post.limitBreach;
       refuse(inParams ? 'invalid_arguments' : 'invalid_request', `limits.${breach.limit}`);
@@ -120,6 +123,18 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         inParams ? 'params_over_limit' : 'invalid_request',
         `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeBreach(breach)}`,
         post.id,
+      );
+    }
+    if (post.unsupportedRevision !== undefined) {
+      refuse('invalid_request', 'unsupported_protocol_version');
+      const requested = post.unsupportedRevision;
+      const shown = requested.length > 64 ? `${JSON.stringify(requested.slice(0, 64))}…` : JSON.stringify(requested);
+      return rejectAtEdge(
+        ctx,
+        'unsupported_protocol_version',
+        `Unsupported protocol version: ${shown}; this gateway serves ${SERVED_REVISIONS.join(', ')}`,
+        post.id,
+        { supported: SERVED_REVISIONS, requested },
       );
     }
     if (post.batchRefused) {

@@ -36,6 +36,8 @@ import type { Exchange } from '../http/exchange.ts';
 export const MODERN_REVISIONS: ReadonlySet<string> = new Set(['2026-07-28']);
 /** The initialize-based revisions (2024-10-07 to 2025-11-25) the SDK serves statelessly. */
 const LEGACY_REVISIONS: ReadonlySet<string> = new Set(SUPPORTED_PROTOCOL_VERSIONS.filter((v) => !MODERN_REVISIONS.has(v)));
+/** Every revision the gateway serves, newest first: an UnsupportedProtocolVersionError's `supported` (classify.ts). */
+export const SERVED_REVISIONS: readonly string[] = [...MODERN_REVISIONS, ...LEGACY_REVISIONS].sort().reverse();
 /** What the SDK's 2026-07-28 leg requires in `_meta` and the SDK clients send; any other key takes the SDK path. */
 const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
 /** MissingRequiredClientCapability (2026-07-28): the one in-band error the SDK answers with HTTP 400. */

@@ -1,5 +1,6 @@
 import { specTypeSchemas, type SpecTypeName } from '@modelcontextprotocol/server';
 import { GatewayError } from '../errors.ts';
+import { jsonPointer } from '../checks/json-pointer.ts';
 
 /** The spec schema of each request method a client may send, by method. */
 const REQUEST_SCHEMAS: Readonly<Record<string, SpecTypeName>> = {
@@ -60,7 +61,7 @@ export function invalidParams(method: string, request: { method: string; params?
 function pointer(path: Issue['path']): string {
   const keys = (path ?? []).map((p) => String(typeof p === 'object' && p !== null ? p.key : p));
   if (keys[0] === 'params') keys.shift();
-  return keys.map((k) => `/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`).join('');
+  return jsonPointer(keys);
 }
 
 function problem(issue: Issue): string {

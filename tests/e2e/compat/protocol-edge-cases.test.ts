@@ -73,15 +73,32 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     expect(answer?.id).toBe(1);
   });
 
-  it('refuses an unsupported revision with 400/-32022 naming the supported ones', async () => {
-    const { headers, body } = rpc('modern', 7, 'tools/list');
-    (body.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion'] = '2099-01-01';
-    const response = await post(url(), body, { ...headers, 'mcp-protocol-version': '2099-01-01' });
+  // 2026-07-28 basic/versioning: UnsupportedProtocolVersionError lists every revision served, both eras;
+  // 2025-11-25 basic/transports: an unsupported MCP-Protocol-Version header is 400 as well.
+  it.each([
+    ['a claim and header of 2099-01-01', 'modern', '2099-01-01', '2099-01-01'],
+    ['a claim of 1999-01-01 under the 2026-07-28 header', 'modern', MODERN, '1999-01-01'],
+    ['a header of 2099-01-01 on a body without _meta', 'legacy', '2099-01-01', undefined],
+    ['a header of 1999-01-01 on a body without _meta', 'legacy', '1999-01-01', undefined],
+    ['a header that is no revision at all', 'legacy', 'latest', undefined],
+  ] as const)('refuses %s with 400/-32022 listing every served revision', async (_what, era, header, claim) => {
+    const { headers, body } = rpc(era, 7, 'tools/list');
+    if (claim) (body.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion'] = claim;
+    const response = await post(url(), body, { ...headers, 'mcp-protocol-version': header });
     expect(response.status).toBe(400);
-    const [answer] = await messagesOf(response);
-    expect(answer?.error?.code).toBe(-32022);
-    expect(answer?.error?.data?.supported).toContain(MODERN);
-    expect(answer?.error?.data?.requested).toBe('2099-01-01');
+    const requested = claim ?? header;
+    const supported = ['2026-07-28', ...LEGACY_REVISIONS];
+    expect(await messagesOf(response)).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        error: {
+          code: -32022,
+          message: `Unsupported protocol version: "${requested}"; this gateway serves ${supported.join(', ')}`,
+          data: { kind: 'unsupported_protocol_version', supported, requested },
+        },
+      },
+    ]);
   });
 
   it('answers initialize asking for 2026-07-28 with a legacy revision', async () => {

@@ -130,8 +130,7 @@ const CASES: Case[] = [
     method: 'tools/call',
     params: { name: 'list_accounts', arguments: {} },
     plain: false,
-    tweak: (c, era) =>
-      era === 'modern' ? { ...c, headers: { ...c.headers, 'mcp-name': 'list_orders' } } : { ...c, body: c.body.replace('"jsonrpc"', '"extra":1,"jsonrpc"') },
+    tweak: (c, era) => (era === 'modern' ? { ...c, headers: { ...c.headers, 'mcp-name': 'list_orders' } } : withLegacyMeta(c)),
   },
   {
     name: 'Accept in upper case (SDK path: 406)',
@@ -159,7 +158,7 @@ const CASES: Case[] = [
       params: { name: 'list_accounts', arguments: { limit: 1 } },
       plain: false,
       tweak: (c, era) => {
-        if (era === 'legacy') return { ...c, headers: { ...c.headers, 'mcp-protocol-version': '2099-01-01' } };
+        if (era === 'legacy') return withLegacyMeta(c);
         const body = JSON.parse(c.body) as { params: { _meta: Record<string, unknown> } };
         body.params._meta[`io.modelcontextprotocol/${field}`] = field === 'clientInfo' ? { name: 'x', version: '1', title: 5 } : { sampling: 5 };
         return { ...c, body: JSON.stringify(body) };
@@ -167,6 +166,16 @@ const CASES: Case[] = [
     }),
   ),
 ];
+
+/**
+ * A 2025-era call with a `_meta` key of its own: the fast path leaves any legacy `_meta` to the SDK.
+ * (Malformed members and unsupported revisions are refused at the edge for both gateways alike.)
+ */
+function withLegacyMeta(c: RpcCall): RpcCall {
+  const body = JSON.parse(c.body) as { params: { _meta?: Record<string, unknown> } };
+  body.params._meta = { ...body.params._meta, 'example.com/note': 'sdk path' };
+  return { ...c, body: JSON.stringify(body) };
+}
 
 interface Answer {
   status: number;

@@ -25,6 +25,8 @@ const MODERN_META = {
   'io.modelcontextprotocol/clientCapabilities': {},
 };
 const VERSIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '', 'bogus'];
+/** The revisions the gateway serves: any other, in the header or a `_meta` claim, is -32022. */
+const SERVED = new Set(['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07']);
 const METHODS = [
   'tools/list',
   'tools/call',
@@ -81,12 +83,18 @@ function oracle(text: string, version: string): number | 'notification' | 'batch
   if (Array.isArray(value)) return value.length === 0 ? -32600 : 'batch';
   if (value === null || typeof value !== 'object') return -32600;
   const m = value as Record<string, unknown>;
-  // Members JSON-RPC 2.0 §4 does not define: a server may refuse (-32600) or ignore them.
-  if (Object.keys(m).some((k) => !['jsonrpc', 'id', 'method', 'params'].includes(k)) && typeof m.method === 'string') return undefined;
   if (m.jsonrpc !== '2.0' || typeof m.method !== 'string') return 'result' in m || 'error' in m ? undefined : -32600;
-  if ('params' in m && (m.params === null || typeof m.params !== 'object')) return -32600;
+  // MCP basic §Requests: params is an object (JSON-RPC 2.0 §4.2 would allow an array).
+  if ('params' in m && (m.params === null || typeof m.params !== 'object' || Array.isArray(m.params))) return -32600;
+  if ('id' in m && typeof m.id !== 'string' && !Number.isInteger(m.id)) return -32600;
+  // Members JSON-RPC 2.0 §4 does not define: the gateway refuses them, as the SDK behind it would.
+  if (Object.keys(m).some((k) => !['jsonrpc', 'id', 'method', 'params'].includes(k))) return -32600;
+  // A revision the gateway does not serve, claimed in _meta or else in the header: UnsupportedProtocolVersionError.
+  const meta = (m.params as { _meta?: unknown } | undefined)?._meta;
+  const claim = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion'] : undefined;
+  const requested = typeof claim === 'string' ? claim : version;
+  if (requested !== '' && !SERVED.has(requested)) return -32022;
   if (!('id' in m)) return 'notification';
-  if (typeof m.id !== 'string' && typeof m.id !== 'number') return -32600;
   // Unknown method: -32601, under a revision the server accepts (a bogus MCP-Protocol-Version is refused first).
   if (!KNOWN.has(m.method) && !m.method.startsWith('notifications/')) return VALID_LEGACY.has(version) ? -32601 : undefined;
   return undefined;
@@ -225,8 +233,12 @@ function generate(count: number): Case[] {
     if (typeof expected === 'number') c.code = expected;
     // A valid request with a string over limits.stringLength in params: refused as such before its method is looked up.
     if (kind === 'long-string') c.code = -32602;
-    // A batch under a revision without batching is an Invalid Request (2025-06-18 removed batches).
-    if (expected === 'batch' && version >= '2025-06-18') c.code = -32600;
+    // A batch under a revision the gateway does not serve is refused as such; under one without batching
+    // it is an Invalid Request (2025-06-18 removed batches).
+    // A nesting over limits.jsonDepth outside tool arguments is refused before anything else is read.
+    if (expected === 'batch' && kind === 'deep') c.code = -32600;
+    else if (expected === 'batch' && version !== '' && !SERVED.has(version)) c.code = -32022;
+    else if (expected === 'batch' && version >= '2025-06-18') c.code = -32600;
     // Header mutations, on a share of the cases.
     const h = rand();
     if (h < 0.05) c.headers = { ...c.headers, 'content-type': pick(['text/plain', 'application/jsonx', 'multipart/form-data', '']) };

@@ -66,13 +66,37 @@ describe('the raw body read on the MCP route', () => {
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1]}', '/params is not an object'],
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":"x"}', '/params is not an object'],
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":"x"}}', '/params/_meta is not an object'],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","extra":true}', '/extra is no member of a JSON-RPC request (jsonrpc, id, method, params)'],
+    ['{"jsonrpc":"2.0","method":"notifications/initialized","a/b~c":1}', '/a~1b~0c is no member of a JSON-RPC request (jsonrpc, id, method, params)'],
   ])('answers 400/-32600 naming the malformed member of %s', async (body, named) => {
     const { status, text } = await post(body);
     expect(status).toBe(400);
-    expect(errorCode(text)).toBe(-32600);
-    expect((JSON.parse(text) as { error: { message: string } }).error.message).toBe(
-      `Invalid Request: the body is a message whose ${named}, not a JSON-RPC request object`,
-    );
+    const answer = JSON.parse(text) as { id: unknown; error: { code: number; message: string } };
+    expect(answer.error.code).toBe(-32600);
+    expect(answer.error.message).toBe(`Invalid Request: the body is a message whose ${named}, not a JSON-RPC request object`);
+    // JSON-RPC 2.0 §5: the id is echoed when it could be read, else null.
+    const sent = (JSON.parse(body) as { id?: unknown }).id;
+    expect(answer.id).toBe(typeof sent === 'string' || Number.isInteger(sent) ? sent : null);
+  });
+
+  it.each([
+    ['[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":5}]', '/1/method is not a string'],
+    ['[{"jsonrpc":"2.0","id":1,"method":"ping"},7]', '/1 is not an object'],
+    ['[{"jsonrpc":"2.0","id":1,"method":"ping","params":[]}]', '/0/params is not an object'],
+    [
+      '[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping","x":0}]',
+      '/1/x is no member of a JSON-RPC request (jsonrpc, id, method, params)',
+    ],
+  ])('answers a 2025-03-26 batch with a malformed element %s with 400/-32600 naming it', async (body, named) => {
+    const { status, text } = await post(body, { 'mcp-protocol-version': '2025-03-26' });
+    expect(status).toBe(400);
+    expect(JSON.parse(text)).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: { code: -32600, message: `Invalid Request: the body is a batch whose ${named}, not a JSON-RPC request object`, data: { kind: 'invalid_request' } },
+    });
+    const fine = await post('[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]', { 'mcp-protocol-version': '2025-03-26' });
+    expect(fine.status).toBe(200);
   });
 
   it.each([
