@@ -10,7 +10,7 @@ import { bearerChallenge, type Credential } from '../auth/credentials.ts';
 import { accessFor, isVisible, type Access } from '../policy/visibility.ts';
 import { CALL_TOOL } from '../surfaces/compact-tools.ts';
 import { rejectAtEdge } from './edge.ts';
-import { SERVED_REVISIONS, answerPlainRequest } from '../mcp/fast-path.ts';
+import { MODERN_REVISIONS, SERVED_REVISIONS, answerPlainRequest } from '../mcp/fast-path.ts';
 import { classifyPost, type Cancellation, type ParamHeaderCheck, type PostDescription } from './classify.ts';
 import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
@@ -41,7 +41,7 @@ import { createCaller } from '../policy/caller.ts';
  * no request (a scalar, `[]`, a message or batch element with a malformed member), 400/-32600 (-32602 inside params) over an input limit
  * (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool arguments are the call's to refuse:
  * tool-call.ts), 400/-32022 for a revision the gateway does not serve (the `_meta` claim, else the
- * `MCP-Protocol-Version` header; `data.supported` lists both eras), 400/-32600 for a batch under a
+ * `MCP-Protocol-Version` header; `data.supported` as server/discover, the message naming both eras), 400/-32600 for a batch under a
  * revision without batching; a body of JSON-RPC responses
  * (a 2025-era caller answering what the gateway asked on a call's stream) is answered here, 202 or
  * 400/-32600 as unknown ({@link answerPostedResponses}); 503 for a call, read or prompt bound
@@ -134,7 +134,8 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         'unsupported_protocol_version',
         `Unsupported protocol version: ${shown}; this gateway serves ${SERVED_REVISIONS.join(', ')}`,
         post.id,
-        { supported: SERVED_REVISIONS, requested },
+        // As server/discover's supportedVersions (the conformance suite holds the two equal); the message names both eras.
+        { supported: [...MODERN_REVISIONS], requested },
       );
     }
     if (post.batchRefused) {

@@ -73,7 +73,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     expect(answer?.id).toBe(1);
   });
 
-  // 2026-07-28 basic/versioning: UnsupportedProtocolVersionError lists every revision served, both eras;
+  // 2026-07-28 basic/versioning: UnsupportedProtocolVersionError; data.supported as server/discover, the message both eras;
   // 2025-11-25 basic/transports: an unsupported MCP-Protocol-Version header is 400 as well.
   it.each([
     ['a claim and header of 2099-01-01', 'modern', '2099-01-01', '2099-01-01'],
@@ -81,7 +81,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     ['a header of 2099-01-01 on a body without _meta', 'legacy', '2099-01-01', undefined],
     ['a header of 1999-01-01 on a body without _meta', 'legacy', '1999-01-01', undefined],
     ['a header that is no revision at all', 'legacy', 'latest', undefined],
-  ] as const)('refuses %s with 400/-32022 listing every served revision', async (_what, era, header, claim) => {
+  ] as const)('refuses %s with 400/-32022 naming every served revision', async (_what, era, header, claim) => {
     const { headers, body } = rpc(era, 7, 'tools/list');
     if (claim) (body.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion'] = claim;
     const response = await post(url(), body, { ...headers, 'mcp-protocol-version': header });
@@ -95,7 +95,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
         error: {
           code: -32022,
           message: `Unsupported protocol version: "${requested}"; this gateway serves ${supported.join(', ')}`,
-          data: { kind: 'unsupported_protocol_version', supported, requested },
+          data: { kind: 'unsupported_protocol_version', supported: ['2026-07-28'], requested },
         },
       },
     ]);
