@@ -177,13 +177,14 @@ function sharedRequestId(list: readonly unknown[]): string | undefined {
 
 /**
  * The revision a request asks for: a single message's `_meta` protocolVersion claim when it is a string
- * (the header must match it, else -32020: the SDK's to answer), else the header; undefined when neither
+ * (undefined when the header disagrees: -32020, the SDK's to answer), else the header; undefined when neither
  * names one (the SDK then assumes 2025-03-26, 2025-11-25 basic/transports §Protocol Version Header).
  */
 function requestedRevision(single: Record<string, unknown> | undefined, header: string): string | undefined {
   const params = single?.params;
   const claim = isPlainObject(params) && isPlainObject(params._meta) ? params._meta[PROTOCOL_VERSION_META_KEY] : undefined;
-  if (typeof claim === 'string') return claim;
+  // A header disagreeing with the claim is a HeaderMismatch (-32020) first (streamable-http §Protocol Version Header).
+  if (typeof claim === 'string') return header === '' || header === claim ? claim : undefined;
   return header === '' ? undefined : header;
 }
 

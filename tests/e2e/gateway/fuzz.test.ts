@@ -92,8 +92,9 @@ function oracle(text: string, version: string): number | 'notification' | 'batch
   // A revision the gateway does not serve, claimed in _meta or else in the header: UnsupportedProtocolVersionError.
   const meta = (m.params as { _meta?: unknown } | undefined)?._meta;
   const claim = meta !== null && typeof meta === 'object' ? (meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion'] : undefined;
-  const requested = typeof claim === 'string' ? claim : version;
-  if (requested !== '' && !SERVED.has(requested)) return -32022;
+  // A header disagreeing with the claim is a HeaderMismatch (-32020) first.
+  const requested = typeof claim === 'string' ? (version === '' || version === claim ? claim : undefined) : version;
+  if (requested !== undefined && requested !== '' && !SERVED.has(requested)) return -32022;
   if (!('id' in m)) return 'notification';
   // Unknown method: -32601, under a revision the server accepts (a bogus MCP-Protocol-Version is refused first).
   if (!KNOWN.has(m.method) && !m.method.startsWith('notifications/')) return VALID_LEGACY.has(version) ? -32601 : undefined;
