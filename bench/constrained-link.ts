@@ -12,7 +12,7 @@
  * measures nothing.
  *
  * Sizes (BENCH_LINK_SIZES): 34 is the reference upstream (platform stand-in + CPZAI server); any
- * other size is the replay upstream's synthetic catalogue (needs ../shared/data/catalogs).
+ * other size is the replay upstream's synthetic catalogue (data/catalogs).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { resolve } from 'node:path';

@@ -33,8 +33,8 @@ import { rpcCall, searchMatches, sendCall, toolNames, verifiedResult, type RpcCa
 import { gatewaySpec, startServiceProcess, stopAll, waitReady, type MemorySample, type ServiceProcess } from './services.ts';
 import { settings } from './settings.ts';
 
-/** Shared data lives next to the project (../shared/data from the root), never copied. */
-const QUERIES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../shared/data/queries');
+/** The project's labelled queries (data/README.md). */
+const QUERIES_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../data/queries');
 const QUERY_SETS = { short: 'cpzai-dev.jsonl', long: 'livemcpbench-dev.jsonl' } as const;
 type QuerySetName = keyof typeof QUERY_SETS;
 const CREDENTIAL = { 'x-cpz-key': 'bench-scale', 'x-cpz-secret': 'bench-scale' };

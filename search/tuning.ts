@@ -1,6 +1,6 @@
 /**
  * Ranking knobs of the tool index. `DEFAULT_TUNING` holds the values chosen by measurement on
- * ../shared/data/queries (cpzai-dev, livemcpbench-dev): `npm run bench:search` prints them next to one
+ * data/queries (cpzai-dev, livemcpbench-dev): `npm run bench:search` prints them next to one
  * variant per knob (bench/search/variants.ts). Change a default only with the new figures.
  */
 import type { WeightedField } from './tool-fields.ts';

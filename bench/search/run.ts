@@ -17,7 +17,7 @@
  * --verbose (print each held query missed at 5), --cpzai-catalog PATH (another CPZAI catalogue file).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { buildToolIndex, prepareGlosses, glossTexts } from '../../search/index.ts';
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
     for (const x of d) diffs.push(`- ${x.a === 0 ? '-' : x.a} vs ${x.b === 0 ? '-' : x.b}: ${x.query.slice(0, 100)}`);
     if (flags.verbose) printMisses(set.name, held);
     (results.sets as Record<string, unknown>)[set.name] = {
-      catalog: set.catalogPath,
+      catalog: relative(PROJECT_ROOT, set.catalogPath),
       tools: set.tools.length,
       queries: set.queries.length,
       baseline: { ...baseline.metrics, p50Ms: baseline.p50Ms, p99Ms: baseline.p99Ms },

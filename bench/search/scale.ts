@@ -29,7 +29,7 @@ import {
 } from '../../search/index.ts';
 import { baseEntries, syntheticCatalog } from '../../upstream/replay/synthetic-catalog.ts';
 import { miniSearchFloor } from './minisearch-floor.ts';
-import { loadQuerySets, PROJECT_ROOT, searchableTools, SHARED_DATA } from './query-sets.ts';
+import { loadQuerySets, PROJECT_ROOT, searchableTools, DATA_DIR } from './query-sets.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -192,7 +192,7 @@ const row = (cells: (string | number)[]): string => `| ${cells.join(' | ')} |`;
 async function main(): Promise<void> {
   // Glosses of the catalogues' Chinese text are made once, in a worker (a new text's cost, not a build's).
   const glossStarted = performance.now();
-  await prepareGlosses(glossTexts(searchableTools(baseEntries(resolve(SHARED_DATA, 'catalogs')))));
+  await prepareGlosses(glossTexts(searchableTools(baseEntries(resolve(DATA_DIR, 'catalogs')))));
   const glossMs = performance.now() - glossStarted;
   const sizes = flags.sizes.split(',').map(Number);
   const runs = Math.max(1, Number(flags.runs));
@@ -205,7 +205,7 @@ async function main(): Promise<void> {
   const results: { index: string; tools: number; runs: SizeFigures[]; median: SizeFigures }[] = [];
   for (const size of sizes) {
     // Through JSON, as a gateway receives a catalogue (flat strings, not the concatenations built here).
-    const tools = JSON.parse(JSON.stringify(searchableTools(syntheticCatalog(size, baseEntries(resolve(SHARED_DATA, 'catalogs')))))) as SearchableTool[];
+    const tools = JSON.parse(JSON.stringify(searchableTools(syntheticCatalog(size, baseEntries(resolve(DATA_DIR, 'catalogs')))))) as SearchableTool[];
     // About 2,000 timed searches per run for small catalogues, fewer for large ones.
     const rounds = flags.rounds !== undefined ? Number(flags.rounds) : Math.max(5, Math.round(20 * Math.min(1, 2000 / size)));
     const rankers: [string, () => Promise<SizeFigures> | SizeFigures][] = [['tool index', () => measure(tools, queries, rounds)]];

@@ -1,6 +1,6 @@
 /**
  * The labelled query sets of the search evaluation (tests and bench/search) and the catalogues they are asked against.
- * Paths resolve from the project root: shared data lives in ../shared/data (never copied).
+ * Paths resolve from the project root: the catalogues and queries are the project's own copies in data/ (data/README.md).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -11,12 +11,8 @@ import { readCatalog, type CatalogEntry } from '../../upstream/replay/catalog-fi
 import { metaKeywords } from '../meta-keywords.ts';
 
 export const PROJECT_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-/** ../shared/data from the project root, or from the folder holding it (a git worktree under wt/);
- *  SHARED_DATA in the environment overrides. */
-export const SHARED_DATA =
-  process.env.SHARED_DATA ??
-  [resolve(PROJECT_ROOT, '../shared/data'), resolve(PROJECT_ROOT, '../../shared/data')].find((p) => existsSync(p)) ??
-  resolve(PROJECT_ROOT, '../shared/data');
+/** data/ of the checkout: public catalogues and labelled queries, each with its source and licence. */
+export const DATA_DIR = resolve(PROJECT_ROOT, 'data');
 
 /** One labelled query: any `gold` name is a hit; all of them count for recall. */
 export type LabelledQuery = { id?: string; query: string; gold: string[]; category?: string };
@@ -78,8 +74,8 @@ export function loadQuerySets(opts: { cpzaiCatalog?: string } = {}): { sets: Que
   const sets: QuerySet[] = [];
   const skipped: string[] = [];
   const cpzai = resolve(opts.cpzaiCatalog ?? resolve(PROJECT_ROOT, 'tool-catalog.json'));
-  if (existsSync(cpzai)) sets.push(querySet('cpzai-dev', cpzai, resolve(SHARED_DATA, 'queries/cpzai-dev.jsonl')));
+  if (existsSync(cpzai)) sets.push(querySet('cpzai-dev', cpzai, resolve(DATA_DIR, 'queries/cpzai-dev.jsonl')));
   else skipped.push(`cpzai-dev: ${cpzai} does not exist yet (npm run export:catalog writes it)`);
-  sets.push(querySet('livemcpbench-dev', resolve(SHARED_DATA, 'catalogs/livemcpbench-tools.json'), resolve(SHARED_DATA, 'queries/livemcpbench-dev.jsonl')));
+  sets.push(querySet('livemcpbench-dev', resolve(DATA_DIR, 'catalogs/livemcpbench-tools.json'), resolve(DATA_DIR, 'queries/livemcpbench-dev.jsonl')));
   return { sets, skipped };
 }

@@ -1,6 +1,6 @@
 /**
  * CLI of the replay upstream:
- *   tsx upstream/replay/cli.ts --catalog ../shared/data/catalogs/livemcpbench-tools.json [--port 3005]
+ *   tsx upstream/replay/cli.ts --catalog data/catalogs/livemcpbench-tools.json [--port 3005]
  *       [--host 127.0.0.1] [--page-size 100]
  *   tsx upstream/replay/cli.ts --synthetic 10000 [...]
  * Prints the MCP URL; stops on SIGINT/SIGTERM.

@@ -1,6 +1,6 @@
 /**
- * Synthetic-but-realistic catalogues of any size, built from the shared real catalogues
- * (../shared/data/catalogs: livemcpbench 527 tools from 70 servers, GitHub's 117): the real tools repeated
+ * Synthetic-but-realistic catalogues of any size, built from the real catalogues in data/catalogs
+ * ( livemcpbench 527 tools from 70 servers, GitHub's 117): the real tools repeated
  * under distinct server prefixes. Copy 1 of server `s` keeps the key `s`, copy n becomes `s-n`; every tool
  * is named `<server key>__<name>` so that names are unique at any size. Deterministic.
  *
@@ -15,10 +15,10 @@ import { parseArgs } from 'node:util';
 import { readCatalog, type CatalogEntry } from './catalog-file.ts';
 import { replayTools, SERVER_SEPARATOR } from './replay-tools.ts';
 
-const SHARED_CATALOGS = resolve(dirname(fileURLToPath(import.meta.url)), '../../../shared/data/catalogs');
+const CATALOGS = resolve(dirname(fileURLToPath(import.meta.url)), '../../data/catalogs');
 
 /** The real tools the synthetic catalogues repeat, each with a server key. */
-export function baseEntries(catalogsDir = SHARED_CATALOGS): CatalogEntry[] {
+export function baseEntries(catalogsDir = CATALOGS): CatalogEntry[] {
   const livemcpbench = readCatalog(resolve(catalogsDir, 'livemcpbench-tools.json'));
   const github = readCatalog(resolve(catalogsDir, 'github-mcp-server-tools.json')).map((e) => ({ ...e, serverKey: 'github', category: 'Code' }));
   return [...livemcpbench, ...github];

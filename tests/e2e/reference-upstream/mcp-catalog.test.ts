@@ -177,7 +177,7 @@ describe('the reference upstream catalogue', () => {
     expect(JSON.parse(committed).tools).toEqual(served);
   });
 
-  it('describes each tool in the words users type for it (../shared/data/queries/cpzai-dev.jsonl)', () => {
+  it('describes each tool in the words users type for it (data/queries/cpzai-dev.jsonl)', () => {
     const stop = new Set(
       'a an the of for my me to in on at by and or is are that which what who i am have has not yet be been with from such as one all its it this their them show read open look up between still now another'.split(
         ' ',
@@ -195,7 +195,7 @@ describe('the reference upstream catalogue', () => {
           stem,
         ),
       );
-    const queries = readFileSync(new URL('../../../../shared/data/queries/cpzai-dev.jsonl', import.meta.url), 'utf8')
+    const queries = readFileSync(new URL('../../../data/queries/cpzai-dev.jsonl', import.meta.url), 'utf8')
       .trim()
       .split('\n');
     const gaps: string[] = [];

@@ -5,11 +5,11 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { SHARED_DATA } from '../../../search/eval/query-sets.ts';
+import { DATA_DIR } from '../../../search/eval/query-sets.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { syntheticCatalog } from '../../../upstream/replay/synthetic-catalog.ts';
 
-const LIVEMCPBENCH = resolve(SHARED_DATA, 'catalogs/livemcpbench-tools.json');
+const LIVEMCPBENCH = resolve(DATA_DIR, 'catalogs/livemcpbench-tools.json');
 
 describe('replay upstream serving livemcpbench (527 tools, page size 50)', () => {
   let upstream: ReplayUpstream;

@@ -5,12 +5,12 @@
  */
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SHARED_DATA } from '../../../search/eval/query-sets.ts';
+import { DATA_DIR } from '../../../search/eval/query-sets.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
 import { ANY_BEARER, startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 
-const GITHUB = resolve(SHARED_DATA, 'catalogs/github-mcp-server-tools.json');
+const GITHUB = resolve(DATA_DIR, 'catalogs/github-mcp-server-tools.json');
 
 let replay: ReplayUpstream;
 let gw: ConfigGateway;

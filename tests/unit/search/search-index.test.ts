@@ -5,9 +5,9 @@ import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, EmptyQueryError, type SearchableTool } from '../../../search/index.ts';
 import { readCatalog, TOOL_META_KEY } from '../../../upstream/replay/catalog-file.ts';
-import { PROJECT_ROOT, searchableTools, SHARED_DATA } from '../../../search/eval/query-sets.ts';
+import { PROJECT_ROOT, searchableTools, DATA_DIR } from '../../../search/eval/query-sets.ts';
 
-const livemcpbench = searchableTools(readCatalog(resolve(SHARED_DATA, 'catalogs/livemcpbench-tools.json')));
+const livemcpbench = searchableTools(readCatalog(resolve(DATA_DIR, 'catalogs/livemcpbench-tools.json')));
 const liveIndex = buildToolIndex(livemcpbench);
 
 // CPZAI_CATALOG measures a catalogue being edited before tool-catalog.json is exported.

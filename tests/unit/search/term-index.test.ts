@@ -14,11 +14,11 @@ import { normaliseTerm, queryTerms } from '../../../search/terms.ts';
 import { documentIndexer } from '../../../search/tool-documents.ts';
 import { splitWords } from '../../../search/tokenize.ts';
 import { FIELD_NAMES, toolFields } from '../../../search/tool-fields.ts';
-import { loadQuerySets, searchableTools, SHARED_DATA } from '../../../search/eval/query-sets.ts';
+import { loadQuerySets, searchableTools, DATA_DIR } from '../../../search/eval/query-sets.ts';
 import { readCatalog } from '../../../upstream/replay/catalog-file.ts';
 
 const t = DEFAULT_TUNING;
-const tools = searchableTools(readCatalog(resolve(SHARED_DATA, 'catalogs/livemcpbench-tools.json')));
+const tools = searchableTools(readCatalog(resolve(DATA_DIR, 'catalogs/livemcpbench-tools.json')));
 const names = new Set(tools.map((tool) => tool.name));
 
 const mini = new MiniSearch<Record<string, unknown>>({ fields: [...FIELD_NAMES], tokenize: splitWords, processTerm: (term) => normaliseTerm(term, t.stem) });
