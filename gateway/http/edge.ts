@@ -73,7 +73,8 @@ export function isLoopbackHost(host: string): boolean {
 /**
  * Host and Origin validation (spec 2026-07-28 basic/transports/streamable-http, Security): a present
  * Origin must be allowed (403 otherwise); on loopback binds (or with `security.allowedHosts`) the Host
- * header must name an allowed host, which is what stops DNS rebinding.
+ * header must name an allowed host, which is what stops DNS rebinding. A probe ({@link isProbe}) skips
+ * the Host check only.
  */
 export function originGuard(config: GatewayConfig): Middleware {
   const refused = originRefusal(config);
@@ -89,7 +90,7 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
   const checkHost = (config.security.dnsRebindingProtection ?? loopback) || config.security.allowedHosts.length > 0;
   const origins = [...config.security.allowedOrigins, ...(loopback ? localhostAllowedOrigins() : [])];
   return (ctx) => {
-    if (checkHost) {
+    if (checkHost && !isProbe(ctx)) {
       const host = validateHostHeader(ctx.get('host'), hosts);
       if (!host.ok) {
         rejectAtEdge(ctx, 'forbidden_host', host.message);
@@ -101,6 +102,20 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
     rejectAtEdge(ctx, 'forbidden_origin', origin.message);
     return true;
   };
+}
+
+/** The paths a kubelet probe or a Prometheus scrape asks for (the metrics listener serves only the last). */
+const PROBE_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
+/**
+ * A kubelet probe or a Prometheus scrape: a GET (or HEAD) of `/healthz`, `/readyz` or `/metrics` sent by
+ * no browser. Both address a pod by its IP (`Host: 10.1.2.3:3000`), which no `allowedHosts` list can
+ * name, so these answer any Host. A browser marks every request it sends with `Sec-Fetch-Site` (Fetch
+ * Metadata: Chromium 76, Firefox 90, Safari 16.4) and cross-origin ones with `Origin`: with either, a
+ * probe path keeps the Host check, so a DNS-rebinding page still cannot read readiness reasons or metrics.
+ */
+export function isProbe(ctx: Exchange): boolean {
+  return (ctx.method === 'GET' || ctx.method === 'HEAD') && PROBE_PATHS.has(ctx.path) && !ctx.get('origin') && !ctx.get('sec-fetch-site');
 }
 
 /**

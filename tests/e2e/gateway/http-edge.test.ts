@@ -157,11 +157,14 @@ describe('POST /mcp at the edge', () => {
   it('answers 403 to a foreign Origin and to a foreign Host (DNS-rebinding protection on a loopback bind)', async () => {
     const origin = await post(listRequest, { ...LEGACY, ...KEY, origin: 'https://evil.example' });
     expect(origin.status).toBe(403);
-    // fetch() will not send a foreign Host header; node:http will.
-    const status = await new Promise<number | undefined>((resolve, reject) =>
-      httpGet(`${stack.gatewayUrl}/healthz`, { headers: { host: 'evil.example:80' } }, (res) => (res.resume(), resolve(res.statusCode))).on('error', reject),
-    );
-    expect(status).toBe(403);
+    // fetch() will not send a foreign Host header; node:http will. A probe path answers any Host, unless a browser asks.
+    const status = (path: string, headers: Record<string, string>) =>
+      new Promise<number | undefined>((resolve, reject) =>
+        httpGet(`${stack.gatewayUrl}${path}`, { headers }, (res) => (res.resume(), resolve(res.statusCode))).on('error', reject),
+      );
+    expect(await status('/.well-known/oauth-protected-resource/mcp', { host: 'evil.example:80' })).toBe(403);
+    expect(await status('/healthz', { host: 'evil.example:80', 'sec-fetch-site': 'same-origin' })).toBe(403);
+    expect(await status('/healthz', { host: '10.1.2.3:80' })).toBe(200);
   });
 
   it('answers a CORS preflight from a local origin allowing the MCP and credential headers', async () => {

@@ -1,7 +1,8 @@
 /**
  * The separate metrics listener (`metrics.port`, issue 13) applies the main listener's Host and Origin
- * rules: on a loopback bind, a request naming another host (a DNS-rebinding page) or from a foreign
- * origin is refused with 403, while a scrape of 127.0.0.1 / localhost is served.
+ * rules: on a loopback bind, a browser's request naming another host (a DNS-rebinding page) or from a
+ * foreign origin is refused with 403, while a scrape is served whatever Host it names (Prometheus
+ * scrapes a pod by its IP).
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,10 +30,11 @@ function get(url: string, headers: Record<string, string>): Promise<number> {
 }
 
 describe('the metrics listener', () => {
-  it('refuses a foreign Host header and a foreign Origin with 403, and serves loopback scrapes', async () => {
+  it('refuses a browser naming a foreign Host and a foreign Origin with 403, and serves scrapes by any Host', async () => {
     const url = `${stack.gateway.metricsUrl}/metrics`;
     const port = new URL(url).port;
-    expect(await get(url, { host: `rebind.example:${port}` })).toBe(403);
+    expect(await get(url, { host: `rebind.example:${port}`, 'sec-fetch-site': 'same-origin' })).toBe(403);
+    expect(await get(url, { host: `10.1.2.3:${port}` })).toBe(200);
     expect(await get(url, { host: `127.0.0.1:${port}`, origin: 'https://evil.example' })).toBe(403);
     expect(await get(url, { host: `127.0.0.1:${port}` })).toBe(200);
     expect(await get(url, { host: `localhost:${port}` })).toBe(200);
