@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { judgeRun, scenarioOutcome } from '../../upstream/conformance-fixture/suite-report.ts';
+import { failureSummary, judgeRun, scenarioOutcome } from '../../upstream/conformance-fixture/suite-report.ts';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -93,5 +93,27 @@ describe('a scenario the suite could not run', () => {
     const [crashed] = judgeRun(dir, 'gateway', '2026-07-28', { server: ['crashed'] }, []);
     expect(crashed?.outcome).toBe('failed');
     expect(crashed?.verdict).toBe('regression');
+  });
+});
+
+describe('a timed-out scenario', () => {
+  it('says it timed out, whether the scenario budget ran out or a request of the suite was aborted', () => {
+    const budget = {
+      id: 'scenario-timeout',
+      status: 'FAILURE',
+      errorMessage:
+        "Scenario 'tools-call-simple-text' did not complete within 10000ms. The server under test accepted the connection but did not finish the exchange.",
+    };
+    expect(failureSummary([{ id: 'some-check', status: 'FAILURE', errorMessage: 'expected 1 tool' }, budget])).toBe(
+      `TIMED OUT (a slow machine, or no answer): scenario-timeout: ${budget.errorMessage.slice(0, 160)}`,
+    );
+    expect(failureSummary([{ id: 'server-discover', status: 'FAILURE', errorMessage: 'This operation was aborted' }])).toBe(
+      'TIMED OUT (a slow machine, or no answer): server-discover: This operation was aborted',
+    );
+  });
+
+  it('is not called a timeout when no failure is one', () => {
+    expect(failureSummary([{ id: 'tool-result', status: 'FAILURE', errorMessage: 'expected isError' }])).toBe('tool-result: expected isError');
+    expect(failureSummary([])).toBeUndefined();
   });
 });

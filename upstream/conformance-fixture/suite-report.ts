@@ -89,6 +89,23 @@ function readChecks(runDir: string, scenario: string): Check[] | undefined {
   return JSON.parse(readFileSync(join(runDir, last, 'checks.json'), 'utf8')) as Check[];
 }
 
+/** A timeout in a failed check: the suite's scenario budget (`scenario-timeout`), or a request it aborted. */
+const TIMED_OUT = /\babort(ed)?\b|timed? ?out|timeout/i;
+
+/**
+ * One line for a failed scenario: its first failed check, led by `TIMED OUT` when any failure is a timeout
+ * (the suite's scenario budget is `--timeout`, CONFORMANCE_SCENARIO_TIMEOUT_MS in .ci/conformance.sh; its
+ * own requests give up after 10 s), so that a slow machine is told apart from a wrong answer.
+ */
+export function failureSummary(failures: Check[]): string | undefined {
+  const first = failures[0];
+  if (!first) return undefined;
+  const timeout = failures.find((check) => check.id === 'scenario-timeout' || TIMED_OUT.test(check.errorMessage ?? ''));
+  const shown = timeout ?? first;
+  const text = `${shown.id}: ${(shown.errorMessage ?? '').slice(0, 160)}`;
+  return timeout ? `TIMED OUT (a slow machine, or no answer): ${text}` : text;
+}
+
 /** Judges one `<target>__<revision>` run folder. */
 export function judgeRun(runDir: string, target: string, revision: string, requirements: Requirements, expected: Expectation[]): ScenarioResult[] {
   const scored = requirements.server ?? [];
@@ -97,13 +114,13 @@ export function judgeRun(runDir: string, target: string, revision: string, requi
     const checks = readChecks(runDir, scenario);
     const outcome = checks ? scenarioOutcome(checks) : 'not-measured';
     const expectation = expectationFor(expected, scenario, target, revision);
-    const failure = checks?.find((check) => check.status === 'FAILURE');
+    const failures = checks?.filter((check) => check.status === 'FAILURE') ?? [];
     return {
       scenario,
       scored: isScored,
       outcome,
       warnings: checks?.filter((check) => check.status === 'WARNING').length ?? 0,
-      firstFailure: failure ? `${failure.id}: ${(failure.errorMessage ?? '').slice(0, 160)}` : undefined,
+      firstFailure: failureSummary(failures),
       verdict: verdictOf(outcome, expectation),
       reason: expectation?.reason,
     };
