@@ -17,7 +17,8 @@ export default defineConfig({
       // module graph again for every file was most of their CPU time (import 34 s of a 42 s run, 11 s
       // without). They hold no process-wide state of their own (no env changes, no module mocks; fake
       // timers are restored; each runtime has its own registry, caches and origin); e2e files stay isolated.
-      { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'], isolate: false } },
+      // bench/**/*.test.ts: the benchmarks' own checks (their metrics and baselines), beside the code they check.
+      { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts', 'bench/**/*.test.ts'], isolate: false } },
       { extends: true, test: { name: 'in-process', include: ['tests/in-process/**/*.test.ts'], isolate: false } },
       {
         extends: true,

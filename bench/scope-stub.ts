@@ -8,7 +8,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RESOURCE_SCOPES } from '../upstream/platform/credentials.ts';
-import { seeded } from '../search/seeded-random.ts';
+import { seeded } from '../search/semantic/seeded-random.ts';
 
 export interface ScopeStubOptions {
   /** Distinct scope sets handed out. */

@@ -116,7 +116,7 @@ export interface RateBudget {
 
 /**
  * An OpenAI-compatible embeddings endpoint (`POST {url}/embeddings`: Ollama, vLLM, TEI, hosted services)
- * used as search_tools' semantic arm in place of the in-process one (search/embeddings.ts).
+ * used as search_tools' semantic arm in place of the in-process one (search/semantic/embeddings.ts).
  */
 export interface EmbeddingsConfig {
   /** Base URL up to the API version, e.g. `http://127.0.0.1:11434/v1`. */

@@ -3,7 +3,7 @@
  * data/queries (cpzai-dev, livemcpbench-dev): `npm run bench:search` prints them next to one
  * variant per knob (bench/search/variants.ts). Change a default only with the new figures.
  */
-import type { WeightedField } from './tool-fields.ts';
+import type { WeightedField } from './analysis/tool-fields.ts';
 
 export type SearchTuning = {
   /** How fields combine. 'dismax' (Lucene's dis_max, Elasticsearch's best_fields): a tool scores its best
@@ -19,13 +19,13 @@ export type SearchTuning = {
   boosts: Record<WeightedField, number>;
   /** Porter-stem ASCII words (index and query alike). */
   stem: boolean;
-  /** One stem for a word's forms: Porter's final i dropped from stems of 5+ letters (search/terms.ts). */
+  /** One stem for a word's forms: Porter's final i dropped from stems of 5+ letters (search/analysis/terms.ts). */
   stemFold: boolean;
   /** Drop English stop words from queries. */
   stopWords: boolean;
   /** Also drop words that phrase a request rather than its subject (please, help, tell, show...). */
   requestWords: boolean;
-  /** Index Chinese text's English glosses too (search/gloss.ts; once the dictionary is loaded). */
+  /** Index Chinese text's English glosses too (search/analysis/gloss.ts; once the dictionary is loaded). */
   gloss: boolean;
   /** Leave mentions of other tools' names out of a tool's description and parameter text. */
   stripToolMentions: boolean;
@@ -65,12 +65,12 @@ export type SearchTuning = {
    *  do not fill the top k when another server matches too (a multi-step request needs one tool per step,
    *  often of different servers). The tools accepting a parameter the query names stay first as they are. */
   upstreamDecay: number;
-  /** Read/write intent (search/intent.ts): tools of the class a query does not ask for score x this
+  /** Read/write intent (search/analysis/intent.ts): tools of the class a query does not ask for score x this
    *  when its cue is explicit, x `intentImplicit` when the query has no cue (reads: the safer default);
    *  1 turns either off. */
   intentFactor: number;
   intentImplicit: number;
-  /** The semantic arm (search/semantic.ts): 'lsa' in process, 'off' lexical only. Its ranking is fused
+  /** The semantic arm (search/semantic/lsa.ts): 'lsa' in process, 'off' lexical only. Its ranking is fused
    *  with the lexical one by reciprocal rank fusion. */
   semantic: 'off' | 'lsa';
   /** How the semantic list joins the lexical one: reciprocal rank fusion, or 'convex': the lexical score
@@ -86,7 +86,7 @@ export type SearchTuning = {
    *  (words every tool of a server shares would make servers, not topics, the main directions): usage
    *  notes and argument lists after the first paragraph blur which tools are about the same thing. */
   semanticFields: Partial<Record<WeightedField, number>>;
-  /** A query term weighs its idf along its unit direction in the LSA space (search/semantic.ts), not its
+  /** A query term weighs its idf along its unit direction in the LSA space (search/semantic/lsa.ts), not its
    *  projection's length. */
   semanticUnitTerms: boolean;
   /** LSA dimensions, and most tools the SVD reads (the rest folded in). */

@@ -10,7 +10,7 @@
  */
 import { aggregate, type Metrics } from './metrics.ts';
 import type { QueryOutcome } from './evaluate.ts';
-import { seeded } from '../../search/seeded-random.ts';
+import { seeded } from '../../search/semantic/seeded-random.ts';
 
 export { seeded };
 

@@ -17,7 +17,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { startReplayUpstream } from '../../upstream/replay/index.ts';
 import { SERVER_SEPARATOR } from '../../upstream/replay/replay-tools.ts';
 import type { Ranker } from './evaluate.ts';
-import type { QuerySet } from './query-sets.ts';
+import type { QuerySet } from '../../tests/fixtures/search-data.ts';
 
 export type EndToEnd = { rank: Ranker; close(): Promise<void> };
 

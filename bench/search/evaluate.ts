@@ -4,7 +4,7 @@
  * search_tools reached through a real MCP client (end-to-end mode).
  */
 import { aggregate, scoreRanking, MRR_DEPTH, type Metrics } from './metrics.ts';
-import type { LabelledQuery } from './query-sets.ts';
+import type { LabelledQuery } from '../../tests/fixtures/search-data.ts';
 
 export type Ranker = (query: string, limit: number) => Promise<string[]> | string[];
 

@@ -3,14 +3,14 @@
  * same documents, tokeniser and term normalisation as the tool index, and per query the least the
  * ranking asks of it (one `search` per distinct query term and field: dismax needs each field's score
  * alone), with nothing of the ranking on top. This is the floor a MiniSearch-based search cannot go
- * below, set against the whole search over our own postings (search/term-index.ts).
+ * below, set against the whole search over our own postings (search/engine/term-index.ts).
  */
 import MiniSearch from 'minisearch';
 
 import { DEFAULT_TUNING, type SearchableTool } from '../../search/index.ts';
-import { queryTerms, normaliseTerm } from '../../search/terms.ts';
-import { splitWords } from '../../search/tokenize.ts';
-import { FIELD_NAMES, toolFields } from '../../search/tool-fields.ts';
+import { queryTerms, normaliseTerm } from '../../search/analysis/terms.ts';
+import { splitWords } from '../../search/analysis/tokenize.ts';
+import { FIELD_NAMES, toolFields } from '../../search/analysis/tool-fields.ts';
 
 const t = DEFAULT_TUNING;
 

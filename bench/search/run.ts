@@ -20,13 +20,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { buildToolIndex, prepareGlosses, glossTexts } from '../../search/index.ts';
+import { buildToolIndex, glossesFor, glossTexts, NO_GLOSSES, type Glosses } from '../../search/index.ts';
 import { buildBm25 } from './bm25.ts';
 import { startEndToEnd } from './e2e.ts';
 import { evaluate, type Evaluation } from './evaluate.ts';
 import { MRR_DEPTH, type Metrics } from './metrics.ts';
 import { bootstrapRatios, crossValidate, perQueryDiffs, type Candidate, type Interval, type MetricKey } from './cross-validation.ts';
-import { loadQuerySets, PROJECT_ROOT, type QuerySet } from './query-sets.ts';
+import { loadQuerySets, PROJECT_ROOT, type QuerySet } from '../../tests/fixtures/search-data.ts';
 import { VARIANTS } from './variants.ts';
 
 const { values: flags } = parseArgs({
@@ -47,8 +47,11 @@ const metricCells = (m: Metrics): string[] => [fmt(m.hit1), fmt(m.hit3), fmt(m.h
 
 const SEED = flags['semantic-seed'] === undefined ? {} : { semanticSeed: Number(flags['semantic-seed']) };
 
+/** Glosses of every set's Chinese text, made once (main). */
+let glosses: Glosses = NO_GLOSSES;
+
 function offlineRanker(set: QuerySet, tuning = {}) {
-  const index = buildToolIndex(set.tools, { ...tuning, ...SEED });
+  const index = buildToolIndex(set.tools, { ...tuning, ...SEED }, { glosses });
   return (query: string, limit: number) => index.search(query, { limit }).map((h) => h.name);
 }
 
@@ -60,7 +63,7 @@ function bm25Ranker(set: QuerySet) {
 async function main(): Promise<void> {
   // The gateway's async build glosses Chinese text itself; the sync builds here need the glosses first.
   const { sets, skipped } = loadQuerySets({ cpzaiCatalog: flags['cpzai-catalog'] });
-  await prepareGlosses(sets.flatMap((s) => glossTexts(s.tools)));
+  glosses = await glossesFor(sets.flatMap((s) => glossTexts(s.tools)));
   for (const reason of skipped) console.log(`skipped ${reason}`);
   const k = Number(flags.folds);
   const results: Record<string, unknown> = { mode: flags['offline-only'] ? 'offline' : 'offline+e2e', date: new Date().toISOString(), folds: k, sets: {} };

@@ -22,14 +22,16 @@ import {
   buildToolIndex,
   buildToolIndexAsync,
   DEFAULT_TUNING,
-  prepareGlosses,
+  glossesFor,
+  NO_GLOSSES,
+  type Glosses,
   glossTexts,
   type SearchableTool,
   type TuningOverrides,
 } from '../../search/index.ts';
 import { baseEntries, syntheticCatalog } from '../../upstream/replay/synthetic-catalog.ts';
 import { miniSearchFloor } from './minisearch-floor.ts';
-import { loadQuerySets, PROJECT_ROOT, searchableTools, DATA_DIR } from './query-sets.ts';
+import { loadQuerySets, PROJECT_ROOT, searchableTools, DATA_DIR } from '../../tests/fixtures/search-data.ts';
 
 const { values: flags } = parseArgs({
   options: {
@@ -40,6 +42,9 @@ const { values: flags } = parseArgs({
     tuning: { type: 'string', default: '{}' },
   },
 });
+
+/** Glosses of the base catalogues' Chinese text, made once (main): the synthetic catalogues repeat those texts. */
+let glosses: Glosses = NO_GLOSSES;
 
 /** `--tuning` (JSON overrides of search/tuning.ts), e.g. '{"semantic":"off"}' for the lexical arm alone. */
 const TUNING = JSON.parse(flags.tuning) as TuningOverrides;
@@ -109,7 +114,7 @@ async function asyncBuild(tools: SearchableTool[]): Promise<{ ms: number; stallM
   };
   setImmediate(tick);
   const started = performance.now();
-  await buildToolIndexAsync(tools, TUNING);
+  await buildToolIndexAsync(tools, TUNING, { glosses });
   const ms = performance.now() - started;
   building = false;
   return { ms, stallMs: Math.max(stall, performance.now() - last) };
@@ -152,7 +157,7 @@ function admitAll(tools: SearchableTool[]): (name: string) => boolean {
  *  version and scopes), and again without one. */
 async function measure(tools: SearchableTool[], queries: string[], rounds: number): Promise<SizeFigures> {
   const started = performance.now();
-  const index = buildToolIndex(tools, TUNING);
+  const index = buildToolIndex(tools, TUNING, { glosses });
   const buildMs = performance.now() - started;
   const built = await asyncBuild(tools);
   const filter = admitAll(tools);
@@ -192,7 +197,7 @@ const row = (cells: (string | number)[]): string => `| ${cells.join(' | ')} |`;
 async function main(): Promise<void> {
   // Glosses of the catalogues' Chinese text are made once, in a worker (a new text's cost, not a build's).
   const glossStarted = performance.now();
-  await prepareGlosses(glossTexts(searchableTools(baseEntries(resolve(DATA_DIR, 'catalogs')))));
+  glosses = await glossesFor(glossTexts(searchableTools(baseEntries(resolve(DATA_DIR, 'catalogs')))));
   const glossMs = performance.now() - glossStarted;
   const sizes = flags.sizes.split(',').map(Number);
   const runs = Math.max(1, Number(flags.runs));

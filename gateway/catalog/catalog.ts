@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../../config/types.ts';
-import { nearestNames } from '../../search/nearest-names.ts';
+import { nearestNames } from '../../search/index.ts';
 import { contentHash } from './content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
 

@@ -83,10 +83,12 @@ export class SearchIndexCache {
       if (!state.pending && performance.now() - state.triedAt >= EMBED_RETRY_MS) this.embed(state);
       return index.searchPage(query, opts);
     }
-    const failures = this.embeddings.failures;
-    const page = await this.embeddings.searchPage(index, query, opts, state.vectors);
-    if (this.embeddings.failures === failures) this.embeddingAnswered();
-    return page;
+    // A blank query is the index's error to give, without asking the endpoint.
+    if (typeof query !== 'string' || query.trim() === '') return index.searchPage(query, opts);
+    const vector = await this.embeddings.queryVector(query, state.vectors);
+    if (vector === undefined) return index.searchPage(query, opts);
+    this.embeddingAnswered();
+    return index.searchPage(query, { ...opts, vectors: { tools: state.vectors, query: vector } });
   }
 
   /** Told by the arm of each failure: logs the first of a run (the reason only, never the key or texts). */

@@ -12,7 +12,7 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../helpers/stack.ts';
-import { seeded } from '../../../search/seeded-random.ts';
+import { seeded } from '../../../search/semantic/seeded-random.ts';
 
 const SEED = 0x18_2026;
 const CASES = 3000;

@@ -5,7 +5,7 @@ import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.j
 import { StreamableHTTPClientTransport as LegacyTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { DATA_DIR } from '../../../search/eval/query-sets.ts';
+import { DATA_DIR } from '../../fixtures/search-data.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { syntheticCatalog } from '../../../upstream/replay/synthetic-catalog.ts';
 

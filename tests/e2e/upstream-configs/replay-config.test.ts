@@ -5,7 +5,7 @@
  */
 import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA_DIR } from '../../../search/eval/query-sets.ts';
+import { DATA_DIR } from '../../fixtures/search-data.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
 import { ANY_BEARER, startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';

@@ -1,5 +1,5 @@
 /**
- * The external semantic arm (search/embeddings.ts) against a real HTTP server this test starts on
+ * The external semantic arm (search/semantic/embeddings.ts) against a real HTTP server this test starts on
  * 127.0.0.1, speaking the OpenAI-compatible `POST /v1/embeddings`: its vectors find a tool no word of the
  * query names, only changed tools are embedded again, and a server that is down or too slow leaves the
  * search to the index (same answer as without it), counted and reported, never thrown.
@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { buildToolIndex, EmbeddingSearch, type SearchableTool } from '../../../search/index.ts';
+import { buildToolIndex, EmbeddingSearch, type DenseVectors, type SearchableTool, type ToolIndex, type VectorStore } from '../../../search/index.ts';
 
 /** A toy embedding model: words hashed into 512 dimensions, with a few words given one meaning. */
 const SAME = { automobile: 'car', vehicle: 'car', auto: 'car', forecast: 'weather' } as Record<string, string>;
@@ -61,27 +61,58 @@ const tools: SearchableTool[] = [
   { name: 'list_orders', description: 'Orders of an account.' },
 ];
 
+/** A search as the gateway makes it (gateway/catalog/search-index-cache.ts): the index with the arm's
+ *  vectors when it has them, the index alone when not. */
+async function searchWith(arm: EmbeddingSearch, index: ToolIndex, vectors: DenseVectors | undefined, query: string) {
+  const q = vectors && (await arm.queryVector(query, vectors));
+  return index.search(query, q && vectors ? { vectors: { tools: vectors, query: q } } : {});
+}
+
 describe('external embeddings', () => {
   it("ranks by the endpoint's vectors, fused with the lexical ranking", async () => {
     const toy = await startToy();
     const index = buildToolIndex(tools);
     const arm = new EmbeddingSearch({ baseUrl: toy.url, model: 'toy' });
-    expect(await arm.prepare(tools)).toBe(true);
+    const vectors = await arm.vectorsFor(tools);
+    expect(vectors?.dim).toBe(512);
     expect(index.search('automobile')).toEqual([]);
-    expect((await arm.search(index, 'automobile'))[0]?.name).toBe('rent_car');
-    expect((await arm.search(index, 'forecast for Paris'))[0]?.name).toBe('get_weather');
+    expect((await searchWith(arm, index, vectors, 'automobile'))[0]?.name).toBe('rent_car');
+    expect((await searchWith(arm, index, vectors, 'forecast for Paris'))[0]?.name).toBe('get_weather');
     expect(arm.failures).toBe(0);
   });
 
   it('embeds only the tools whose text changed', async () => {
     const toy = await startToy();
     const arm = new EmbeddingSearch({ baseUrl: toy.url, model: 'toy' });
-    await arm.prepare(tools);
+    await arm.vectorsFor(tools);
     expect(toy.inputs).toHaveLength(3);
     const next = [...tools.slice(0, 2), { name: 'list_orders', description: 'Orders of an account, newest first.' }];
-    await arm.prepare(next);
+    await arm.vectorsFor(next);
     expect(toy.inputs).toHaveLength(4);
     expect(toy.inputs[3]).toMatch(/newest first/);
+  });
+
+  it('takes tool vectors from the shared store by content hash: another process embeds nothing again', async () => {
+    const toy = await startToy();
+    const shared = new Map<string, Float32Array>();
+    const store: VectorStore = { get: async (k) => shared.get(k), set: async (k, v) => void shared.set(k, v) };
+    const first = await new EmbeddingSearch({ baseUrl: toy.url, model: 'toy' }, undefined, store).vectorsFor(tools);
+    expect(toy.inputs).toHaveLength(3);
+    expect(shared.size).toBe(3);
+    const restarted = new EmbeddingSearch({ baseUrl: toy.url, model: 'toy' }, undefined, store);
+    expect(await restarted.vectorsFor(tools)).toEqual(first);
+    expect(toy.inputs).toHaveLength(3);
+    // Another model is another key: nothing of the first model's is reused.
+    await new EmbeddingSearch({ baseUrl: toy.url, model: 'other' }, undefined, store).vectorsFor(tools);
+    expect(toy.inputs).toHaveLength(6);
+  });
+
+  it('embeds what a failing store cannot give, as a cache miss', async () => {
+    const toy = await startToy();
+    const store: VectorStore = { get: async () => Promise.reject(new Error('down')), set: async () => Promise.reject(new Error('down')) };
+    const arm = new EmbeddingSearch({ baseUrl: toy.url, model: 'toy' }, undefined, store);
+    expect((await arm.vectorsFor(tools))?.dim).toBe(512);
+    expect(arm.failures).toBe(0);
   });
 
   it('answers from the index alone when the endpoint is down, counting and reporting it', async () => {
@@ -89,16 +120,15 @@ describe('external embeddings', () => {
     const failures: { stage: string; reason: string }[] = [];
     const arm = new EmbeddingSearch({ baseUrl: toy.url, model: 'toy' }, (f) => failures.push(f));
     const index = buildToolIndex(tools);
-    await arm.prepare(tools);
+    const vectors = await arm.vectorsFor(tools);
     toy.server.closeAllConnections();
     await new Promise((resolve) => toy.server.close(resolve));
-    await expect(arm.search(index, 'weather in Paris')).resolves.toEqual(index.search('weather in Paris'));
+    await expect(searchWith(arm, index, vectors, 'weather in Paris')).resolves.toEqual(index.search('weather in Paris'));
     expect(arm.failures).toBe(1);
     expect(failures).toEqual([{ stage: 'query', reason: expect.any(String) }]);
-    // Cached tools need no request; a changed one while the endpoint is down: the index alone, no error.
-    expect(await arm.prepare(tools)).toBe(true);
-    expect(await arm.prepare([...tools.slice(0, 2), { name: 'list_orders', description: 'Changed.' }])).toBe(false);
-    await expect(arm.search(index, 'orders')).resolves.toEqual(index.search('orders'));
+    // Cached tools need no request; a changed one while the endpoint is down: no vectors, no error.
+    expect(await arm.vectorsFor(tools)).toEqual(vectors);
+    expect(await arm.vectorsFor([...tools.slice(0, 2), { name: 'list_orders', description: 'Changed.' }])).toBeUndefined();
     expect(arm.failures).toBe(2);
   });
 
@@ -106,9 +136,9 @@ describe('external embeddings', () => {
     const toy = await startToy();
     const arm = new EmbeddingSearch({ baseUrl: toy.url, model: 'toy', timeoutMs: 200 });
     const index = buildToolIndex(tools);
-    await arm.prepare(tools);
+    const vectors = await arm.vectorsFor(tools);
     toy.hang = true;
-    await expect(arm.search(index, 'orders')).resolves.toEqual(index.search('orders'));
+    await expect(searchWith(arm, index, vectors, 'orders')).resolves.toEqual(index.search('orders'));
     expect(arm.failures).toBe(1);
   });
 });

@@ -3,7 +3,7 @@
  * a real catalogue, changed one way at a time, and what an index answers for it.
  */
 import type { SearchableTool, ToolIndex } from '../../../search/index.ts';
-import { loadQuerySets, searchableTools } from '../../../search/eval/query-sets.ts';
+import { loadQuerySets, searchableTools } from '../../fixtures/search-data.ts';
 import { syntheticCatalog } from '../../../upstream/replay/synthetic-catalog.ts';
 
 export const MENTIONED = 'start_process';

@@ -9,7 +9,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, type TuningOverrides } from '../../../search/index.ts';
-import { hasHan } from '../../../search/gloss.ts';
+import { hasHan } from '../../../search/analysis/gloss.ts';
 import { answers, base, MENTIONED, versions } from './index-reuse-catalog.ts';
 
 describe('building an index from the previous one', () => {

@@ -1,5 +1,5 @@
 /**
- * Read/write intent (search/intent.ts) over the reference CPZAI catalogue (tool-catalog.json, 34 tools):
+ * Read/write intent (search/analysis/intent.ts) over the reference CPZAI catalogue (tool-catalog.json, 34 tools):
  * a request to see something ranks a read tool first, a request to change something ranks that write
  * first. The cue words come from the catalogue's annotations and lead words, never from these queries.
  */
@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, metaKeywords, type SearchableTool } from '../../../search/index.ts';
-import { learnIntent, queryIntent, READ, WRITE } from '../../../search/intent.ts';
+import { learnIntent, queryIntent, READ, WRITE } from '../../../search/analysis/intent.ts';
 
 type Listed = SearchableTool & { annotations: { readOnlyHint: boolean; destructiveHint: boolean } };
 // As the gateway passes them: the `_meta` keywords as their own field.

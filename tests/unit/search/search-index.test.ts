@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, EmptyQueryError, type SearchableTool } from '../../../search/index.ts';
 import { readCatalog, TOOL_META_KEY } from '../../../upstream/replay/catalog-file.ts';
-import { PROJECT_ROOT, searchableTools, DATA_DIR } from '../../../search/eval/query-sets.ts';
+import { PROJECT_ROOT, searchableTools, DATA_DIR } from '../../fixtures/search-data.ts';
 
 const livemcpbench = searchableTools(readCatalog(resolve(DATA_DIR, 'catalogs/livemcpbench-tools.json')));
 const liveIndex = buildToolIndex(livemcpbench);

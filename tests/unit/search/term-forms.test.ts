@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, type SearchableTool } from '../../../search/index.ts';
-import { normaliseTerm, queryTerms } from '../../../search/terms.ts';
-import { splitWords } from '../../../search/tokenize.ts';
+import { normaliseTerm, queryTerms } from '../../../search/analysis/terms.ts';
+import { splitWords } from '../../../search/analysis/tokenize.ts';
 
 const terms = (text: string): string[] =>
   splitWords(text)

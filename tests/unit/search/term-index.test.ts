@@ -1,5 +1,5 @@
 /**
- * The term index scores exactly as a MiniSearch index over the same documents would (search/term-index.ts
+ * The term index scores exactly as a MiniSearch index over the same documents would (search/engine/term-index.ts
  * claims it bit for bit): every term of the shared queries, in every field, exact and with prefix and
  * fuzzy expansions, against a real `MiniSearch` built with the same tokeniser and term normalisation.
  */
@@ -8,13 +8,13 @@ import { resolve } from 'node:path';
 import MiniSearch from 'minisearch';
 import { describe, expect, it } from 'vitest';
 
-import { DEFAULT_TUNING } from '../../../search/index.ts';
-import type { TermIndex } from '../../../search/term-index.ts';
-import { normaliseTerm, queryTerms } from '../../../search/terms.ts';
-import { documentIndexer } from '../../../search/tool-documents.ts';
-import { splitWords } from '../../../search/tokenize.ts';
-import { FIELD_NAMES, toolFields } from '../../../search/tool-fields.ts';
-import { loadQuerySets, searchableTools, DATA_DIR } from '../../../search/eval/query-sets.ts';
+import { DEFAULT_TUNING, NO_GLOSSES } from '../../../search/index.ts';
+import type { TermIndex } from '../../../search/engine/term-index.ts';
+import { normaliseTerm, queryTerms } from '../../../search/analysis/terms.ts';
+import { documentIndexer } from '../../../search/engine/tool-documents.ts';
+import { splitWords } from '../../../search/analysis/tokenize.ts';
+import { FIELD_NAMES, toolFields } from '../../../search/analysis/tool-fields.ts';
+import { loadQuerySets, searchableTools, DATA_DIR } from '../../fixtures/search-data.ts';
 import { readCatalog } from '../../../upstream/replay/catalog-file.ts';
 
 const t = DEFAULT_TUNING;
@@ -24,7 +24,7 @@ const names = new Set(tools.map((tool) => tool.name));
 const mini = new MiniSearch<Record<string, unknown>>({ fields: [...FIELD_NAMES], tokenize: splitWords, processTerm: (term) => normaliseTerm(term, t.stem) });
 mini.addAll(tools.map((tool, id) => ({ id, ...toolFields(tool, names) })));
 
-const indexer = documentIndexer(tools, t);
+const indexer = documentIndexer(tools, t, NO_GLOSSES);
 tools.forEach((_, id) => indexer.add(id));
 const index: TermIndex = indexer.builder.finish();
 const everyTool = new Uint8Array(tools.length).fill(1);

@@ -6,9 +6,9 @@
  */
 import { describe, expect, it } from 'vitest';
 
-import { splitWords, wordSpans } from '../../../search/tokenize.ts';
-import { withoutToolMentions } from '../../../search/tool-fields.ts';
-import { TermIndexBuilder } from '../../../search/term-index-builder.ts';
+import { splitWords, wordSpans } from '../../../search/analysis/tokenize.ts';
+import { withoutToolMentions } from '../../../search/analysis/tool-fields.ts';
+import { TermIndexBuilder } from '../../../search/engine/term-index-builder.ts';
 
 /** Deterministic pseudo-random ASCII texts, dense in the characters the word rules treat specially. */
 function texts(count: number): string[] {

@@ -4,10 +4,10 @@
  * Porter stems, stop words dropped from the query); a field term that merely starts with a query term
  * counts as a prefix match, as the index's prefix expansion does. It explains, it does not score.
  */
-import { DEFAULT_TUNING } from './tuning.ts';
-import { normaliseTerm, queryTerms } from './terms.ts';
-import { splitWords } from './tokenize.ts';
-import { FIELD_NAMES, toolFields, type FieldName, type SearchableTool } from './tool-fields.ts';
+import { DEFAULT_TUNING } from '../tuning.ts';
+import { normaliseTerm, queryTerms } from '../analysis/terms.ts';
+import { splitWords } from '../analysis/tokenize.ts';
+import { FIELD_NAMES, toolFields, type FieldName, type SearchableTool } from '../analysis/tool-fields.ts';
 
 /** One field that holds query terms: those found whole, and those found only as a prefix of a field term. */
 export type FieldMatch = { field: FieldName; terms: string[]; prefixes: string[] };

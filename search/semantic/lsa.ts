@@ -12,7 +12,7 @@
  *   tools' rows, every tool then folded in (its row times the basis): cost grows with the postings, not
  *   the square of the catalogue. Which fields make the rows is the caller's choice (search/tuning.ts
  *   `semanticFields`: by default a description's first paragraph, not its usage notes).
- * - an OpenAI-compatible `/v1/embeddings` endpoint (search/embeddings.ts), asked asynchronously.
+ * - an OpenAI-compatible `/v1/embeddings` endpoint (search/semantic/embeddings.ts), asked asynchronously.
  */
 import { seededWords } from './seeded-random.ts';
 

@@ -1,20 +1,8 @@
 /**
- * Multi-step requests ("read the sheet, plot it as a bar chart and save it") name one tool per step. One
- * lexical query over the whole request lets the step with the rarest words fill the top of the list; ranking
- * each clause on its own and fusing the lists gives every step a place near the top.
+ * Fusion of score lists into one: a multi-step request's clauses (search/analysis/clauses.ts), each ranked
+ * on its own, fused with the whole request's list so that every step gets a place near the top.
  */
 import { topScore, type Scores } from './scores.ts';
-
-const CLAUSE_BREAK = /[.!?;。！？；\n]+(?:\s|$)|,\s+|\s+(?:and\s+)?then\s+/iu;
-const CLAUSE_BREAK_AND = /[.!?;。！？；\n]+(?:\s|$)|,\s+|\s+(?:and\s+)?then\s+|\s+and\s+(?=\w+\s)/iu;
-
-/** Clauses of a request: split at sentence punctuation, commas, "then"/"and then" (and "and" if asked). */
-export function clauses(query: string, splitAnd = true): string[] {
-  return query
-    .split(splitAnd ? CLAUSE_BREAK_AND : CLAUSE_BREAK)
-    .map((c) => c.trim())
-    .filter((c) => c !== '');
-}
 
 /** How lists fuse: reciprocal-rank fusion (Cormack et al., 2009) or a sum of max-normalised scores. */
 export type FusionMethod = 'rrf' | 'sum';

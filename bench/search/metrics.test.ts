@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 
-import { buildBm25 } from '../../../search/eval/bm25.ts';
-import { aggregate, scoreRanking } from '../../../search/eval/metrics.ts';
+import { buildBm25 } from './bm25.ts';
+import { aggregate, scoreRanking } from './metrics.ts';
 
 describe('search benchmark metrics', () => {
   it('scores a ranking: first gold rank over distinct names, recall@5 over distinct gold', () => {

@@ -15,7 +15,7 @@ export type SearchableTool = {
   inputSchema?: object;
   category?: string;
   upstream?: string;
-  /** MCP tool annotations; `readOnlyHint` and `destructiveHint` tell reads from writes (search/intent.ts). */
+  /** MCP tool annotations; `readOnlyHint` and `destructiveHint` tell reads from writes (search/analysis/intent.ts). */
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean };
   /** Search keywords and phrasings (the upstream's `_meta`, the gateway's config): a field of their own. */
   keywords?: readonly string[];

@@ -5,7 +5,7 @@
  * allocates per term and per tool, not per posting.
  */
 import { TermIndex, type TermEntry } from './term-index.ts';
-import { forEachWordSpan, identifierParts, isAlnum, isAscii } from './tokenize.ts';
+import { forEachWordSpan, identifierParts, isAlnum, isAscii } from '../analysis/tokenize.ts';
 
 /** BM25+ parameters (minisearch's names): term-frequency saturation k, length normalisation b, floor d. */
 export type Bm25Params = { k: number; b: number; d: number };

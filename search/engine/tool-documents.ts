@@ -9,11 +9,11 @@
  * as a build from scratch: documents are added in catalogue order either way, and new terms take their
  * place in the order first met.
  */
-import { glossChinese, hasHan } from './gloss.ts';
-import { normaliseTerm } from './terms.ts';
+import { glossChinese, hasHan, type Glosses } from '../analysis/gloss.ts';
+import { normaliseTerm } from '../analysis/terms.ts';
+import { FIELD_NAMES, schemaText, SUMMARY, summaryOf, toolFields, type Mentions, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
+import type { SearchTuning } from '../tuning.ts';
 import { analysedLength, Int32List, TermIndexBuilder, type AnalysedTool, type TermDictionary } from './term-index-builder.ts';
-import { FIELD_NAMES, schemaText, SUMMARY, summaryOf, toolFields, type Mentions, type SearchableTool, type WeightedField } from './tool-fields.ts';
-import type { SearchTuning } from './tuning.ts';
 
 /** The one field of a BM25F index: every field's text repeated by its weight (see `SearchTuning.fields`). */
 export const COMBINED = 'text';
@@ -34,7 +34,7 @@ export type Documents = {
   readonly starts: Int32Array;
   readonly params: readonly string[][];
   readonly mentions: readonly (Mentions | undefined)[];
-  /** Documents read while their tool's Chinese text had no gloss yet (search/gloss.ts): read again. */
+  /** Documents read while their tool's Chinese text had no gloss (search/analysis/gloss.ts): read again. */
   readonly unglossed: ReadonlySet<number>;
   /** The term numbers the documents use, and how many terms the build that made them used. */
   readonly dictionary: TermDictionary;
@@ -61,12 +61,13 @@ export function indexedFields(t: SearchTuning): readonly (WeightedField | typeof
 /**
  * Turns tools into documents and indexes them: `add(id)` indexes tool `id` (in catalogue order, so that
  * an async build can pause between tools) and returns its parameter names. Mentions of other tools are
- * left out when the tuning says so. `previous`: an earlier build's documents to take over (see the module
+ * left out when the tuning says so; Chinese text also indexes as its `glosses`. `previous`: an earlier build's documents to take over (see the module
  * docstring); `documents()` gives this build's, once every tool is added.
  */
 export function documentIndexer(
   tools: SearchableTool[],
   t: SearchTuning,
+  glosses: Glosses,
   previous?: Documents,
 ): { add(id: number): string[]; builder: TermIndexBuilder; documents(): Documents } {
   const names = t.stripToolMentions ? new Set(tools.map((tool) => tool.name)) : undefined;
@@ -99,14 +100,14 @@ export function documentIndexer(
     fields.summary = summarised ? summaryOf(fields.description) : '';
     readUnglossed = false;
     if (t.gloss) {
-      // Chinese text also indexes as its English glosses (search/gloss.ts), in the same field.
+      // Chinese text also indexes as its English glosses (search/analysis/gloss.ts), in the same field.
       const rawDescription = typeof tool.description === 'string' ? tool.description : '';
-      const description = glossChinese(rawDescription);
+      const description = glossChinese(rawDescription, glosses);
       if (description !== '') fields.description += `\n${description}`;
       const rawSummary = summaryOf(rawDescription);
-      const summary = summarised ? glossChinese(rawSummary) : '';
+      const summary = summarised ? glossChinese(rawSummary, glosses) : '';
       if (summary !== '') fields.summary += `\n${summary}`;
-      const paramText = glossChinese(schema.paramText);
+      const paramText = glossChinese(schema.paramText, glosses);
       if (paramText !== '') fields.paramText += `\n${paramText}`;
       readUnglossed =
         (hasHan(rawDescription) && description === '') ||

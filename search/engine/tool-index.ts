@@ -1,0 +1,454 @@
+/**
+ * Tool search: an index over a catalogue's tool definitions (search/engine/term-index.ts: minisearch's scoring
+ * and radix tree, our own postings), built once per catalogue version and shared by every caller. Pure:
+ * tool definitions in, ranked names out (no HTTP, Koa or MCP SDK).
+ *
+ * Callers see only what their `filter` predicate admits (scope filtering is a filter on the shared index,
+ * never a rebuild): a hidden tool is never returned, never named by `nearestNames`, and never lends its
+ * score to a visible one (server context, fusion and tiers are computed over visible tools). Corpus
+ * statistics (term rarity, field lengths) are the shared catalogue's.
+ *
+ * Ranking: BM25+ per field, fields combined dismax-style with boosts; Porter-stemmed terms, stop words
+ * dropped from queries; server context; a fusion of per-clause rankings for long multi-step requests; the
+ * semantic arm (search/semantic/lsa.ts) fused by a convex combination of scores; read/write intent; a decay
+ * of a server's siblings in the top k; and a query that is exactly a parameter name lists the tools
+ * accepting it first.
+ * search/tuning.ts holds the measured settings, `npm run bench:search` the figures.
+ */
+import { LRUCache } from 'lru-cache';
+
+import { EmptyQueryError } from '../errors.ts';
+import { glossesFor, NO_GLOSSES, type Glosses } from '../analysis/gloss.ts';
+import { learnIntent, queryIntent, READ, WRITE } from '../analysis/intent.ts';
+import { clauses } from '../analysis/clauses.ts';
+import { splitPaths } from '../analysis/paths.ts';
+import { queryTerms } from '../analysis/terms.ts';
+import { splitWords } from '../analysis/tokenize.ts';
+import { schemaText, summaryOf, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
+import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from '../semantic/lsa.ts';
+import { tuningWith, type SearchTuning, type TuningOverrides } from '../tuning.ts';
+import type { BuildOptions, SearchHit, SearchOptions, SearchPage, ToolIndex } from '../types.ts';
+import { Fusion } from './fusion.ts';
+import { nearestNames } from './nearest-names.ts';
+import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
+import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
+import type { Scores } from './scores.ts';
+import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
+import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool-documents.ts';
+
+type Indexed = { tool: SearchableTool; category: string };
+
+const DEFAULT_LIMIT = 10;
+/** Fewer tools than this share too few words for co-occurrence to mean anything: lexical only. */
+const MIN_SEMANTIC_TOOLS = 16;
+const NEAREST_LIMIT = 5;
+/** Bounds on the work one query may ask for: a request longer than this adds nothing a model needs,
+ *  and an unbounded one (a pasted document) would cost a search per clause. */
+const MAX_QUERY_TERMS = 64;
+const MAX_CLAUSES = 16;
+
+/** `filterKey`s whose filter answers an index keeps (one byte per tool each). */
+const FILTER_KEYS = 64;
+/** Longest stretch an async build works before letting other callbacks run, ms. */
+const BUILD_SLICE_MS = 10;
+
+/** Per index, the documents a later build can take over (tool-documents.ts); held by the newest only. */
+const documentsOf = new WeakMap<ToolIndex, Documents>();
+
+/**
+ * Builds the index of `tools`. Names may repeat across upstreams: tools are keyed by position (upstream +
+ * name), and each hit carries the name and upstream the caller passed. `tuning` overrides the measured
+ * defaults (the bench uses it to compare variants). Synchronous: about 75-90 ms per 1,000 tools read (semantic arm on, 10,000 tools) on the
+ * bench machine (`npm run bench:search-scale`), about 5 ms per 1,000 taken over from `options.previous`;
+ * a server should use `buildToolIndexAsync`.
+ */
+export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): ToolIndex {
+  const t = tuningWith(tuning);
+  const glosses = t.gloss ? (options.glosses ?? options.previous?.glosses ?? NO_GLOSSES) : NO_GLOSSES;
+  const indexer = documentIndexer(tools, t, glosses, takeDocuments(options.previous));
+  const params = tools.map((_, id) => indexer.add(id));
+  const termIndex = indexer.builder.finish();
+  const steps = semanticSteps(termIndex, tools.length, t);
+  const lsa = steps && completed(steps);
+  return withDocuments(indexOver(tools, termIndex, params, t, lsa, glosses), indexer.documents());
+}
+
+/** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
+export async function buildToolIndexAsync(tools: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): Promise<ToolIndex> {
+  const t = tuningWith(tuning);
+  // Without glosses the index is still right, only blind to Chinese text's meaning.
+  const known = options.glosses ?? options.previous?.glosses ?? NO_GLOSSES;
+  const glosses = t.gloss ? await glossesFor(glossTexts(tools), known).catch(() => known) : NO_GLOSSES;
+  const indexer = documentIndexer(tools, t, glosses, takeDocuments(options.previous));
+  const params: string[][] = [];
+  let sliceStart = performance.now();
+  for (let id = 0; id < tools.length; id += 1) {
+    params.push(indexer.add(id));
+    if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+  const termIndex = indexer.builder.finish();
+  // The semantic arm in slices too: at 10,000 tools it is seconds of work on a busy machine.
+  const steps = semanticSteps(termIndex, tools.length, t);
+  let lsa: LsaModel | undefined;
+  if (steps) {
+    sliceStart = performance.now();
+    for (let next = steps.next(); ; next = steps.next()) {
+      if (next.done) {
+        lsa = next.value;
+        break;
+      }
+      if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
+    }
+  }
+  return withDocuments(indexOver(tools, termIndex, params, t, lsa, glosses), indexer.documents());
+}
+
+function completed<T>(steps: Generator<void, T, void>): T {
+  for (;;) {
+    const next = steps.next();
+    if (next.done) return next.value;
+  }
+}
+
+/** The semantic arm's build as steps (search/semantic/lsa.ts `lsaSteps`), or undefined when it is off or the
+ *  catalogue too small for co-occurrence to mean anything. Its cost is the build's, not a first search's. */
+function semanticSteps(termIndex: TermIndex, size: number, t: SearchTuning): Generator<void, LsaModel, void> | undefined {
+  return t.semantic === 'lsa' && size >= MIN_SEMANTIC_TOOLS
+    ? lsaSteps(termIndex, lsaFieldWeights(t), {
+        dims: t.semanticDims,
+        sample: t.semanticSample,
+        seed: t.semanticSeed,
+        unitTerms: t.semanticUnitTerms,
+      })
+    : undefined;
+}
+
+function takeDocuments(index: ToolIndex | undefined): Documents | undefined {
+  const documents = index && documentsOf.get(index);
+  if (index) documentsOf.delete(index);
+  return documents;
+}
+
+function withDocuments(index: ToolIndex, documents: Documents): ToolIndex {
+  documentsOf.set(index, documents);
+  return index;
+}
+
+function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string[][], t: SearchTuning, lsa: LsaModel | undefined, glosses: Glosses): ToolIndex {
+  const entries: Indexed[] = tools.map((tool) => ({ tool, category: (tool.category ?? '').toLowerCase() }));
+  const { ids: upstreamIds, count: upstreamCount } = numberedUpstreams(tools);
+  const acceptedBy = parameterIndex(params);
+  const fieldNumber = new Map<string, number>(indexedFields(t).map((f, i) => [f, i]));
+  // A field weighted 0 is left out of the search (minisearch, whose scoring the index keeps, reads 0 as 1).
+  const searchedFields: (WeightedField | typeof COMBINED)[] =
+    t.fields === 'bm25f' ? [COMBINED] : (indexedFields(t) as WeightedField[]).filter((f) => t.boosts[f] > 0);
+  // 'dismax' asks each field on its own and keeps the best field (plus a tie-breaking share of the others).
+  const runs: FieldRun[] = (t.fields === 'dismax' ? searchedFields.map((f) => [f]) : [searchedFields]).map((fields) => ({
+    fields: fields.map((f) => fieldNumber.get(f) as number),
+    boosts: fields.map((f) => (f === COMBINED ? 1 : t.boosts[f])),
+  }));
+  const allFields = [...new Set(runs.flatMap((run) => run.fields))];
+  const scoring: ListScoring = {
+    runs,
+    tieBreaker: t.tieBreaker,
+    coordination: coordinationFactors(t.coordination, MAX_QUERY_TERMS),
+    context: { upstreamOf: upstreamIds, upstreamCount, weight: t.upstreamContext },
+  };
+  // Per-tool working arrays, made on the first search: a build that is never searched pays nothing.
+  let scorer: ListScorer | undefined;
+  let fusion: Fusion | undefined;
+  const everyTool = new Uint8Array(tools.length).fill(1);
+  const allIds = Array.from({ length: tools.length }, (_, i) => i);
+  const intent = learnIntent(tools, t.stem);
+  const filterCache = new LRUCache<string, Uint8Array>({ max: FILTER_KEYS });
+  /** Tools each cached filter admits (same keys as `filterCache`). */
+  const filterCounts = new LRUCache<string, number>({ max: FILTER_KEYS });
+  let lastMatched = 0;
+
+  /**
+   * Visibility for one search (`visible[id]` 1 or 0; read-only). The filter's answers come from the
+   * `filterKey` cache, else it is asked about the tools the query can match (`candidates`) and `also`,
+   * each once, in catalogue order (asked in the middle of scoring, the same calls cost several times
+   * more: each evicts the other's data from the caches).
+   */
+  function visibility(opts: SearchOptions, candidates: TermMatches[], also: readonly number[]): Uint8Array {
+    const { filter, filterKey } = opts;
+    const byFilter = filter === undefined ? everyTool : filterKey !== undefined ? filterAnswers(filterKey, filter) : undefined;
+    if (byFilter !== undefined && opts.category === undefined && opts.upstream === undefined) return byFilter;
+    const category = opts.category?.toLowerCase();
+    const visible = new Uint8Array(entries.length);
+    for (const matches of candidates) termIndex.mark(matches, allFields, visible);
+    for (const id of also) visible[id] = 1;
+    for (let id = 0; id < entries.length; id += 1) {
+      if (visible[id] === 0) continue;
+      const e = entries[id];
+      const ok =
+        (category === undefined || e.category === category) &&
+        (opts.upstream === undefined || e.tool.upstream === opts.upstream) &&
+        (byFilter !== undefined ? byFilter[id] === 1 : filter === undefined || filter(e.tool.name, e.tool.upstream));
+      if (!ok) visible[id] = 0;
+    }
+    return visible;
+  }
+
+  /** `filter`'s answer for every tool (1 admitted), asked once per `filterKey` while the key stays cached. */
+  function filterAnswers(key: string, filter: NonNullable<SearchOptions['filter']>): Uint8Array {
+    let answers = filterCache.get(key);
+    if (answers === undefined) {
+      answers = new Uint8Array(entries.length);
+      for (let id = 0; id < entries.length; id += 1) answers[id] = filter(entries[id].tool.name, entries[id].tool.upstream) ? 1 : 0;
+      filterCache.set(key, answers);
+    }
+    return answers;
+  }
+
+  /** Tools `opts.filter` admits: counted once per `filterKey`; without a key, asked of every tool. */
+  function admitted(opts: SearchOptions): number {
+    const { filter, filterKey } = opts;
+    if (filter === undefined) return tools.length;
+    const count = (answers: Uint8Array): number => answers.reduce((n, a) => n + a, 0);
+    if (filterKey === undefined) return entries.reduce((n, e) => n + (filter(e.tool.name, e.tool.upstream) ? 1 : 0), 0);
+    let n = filterCounts.get(filterKey);
+    if (n === undefined) filterCounts.set(filterKey, (n = count(filterAnswers(filterKey, filter))));
+    return n;
+  }
+
+  function searchPage(query: string, opts: SearchOptions = {}): SearchPage {
+    const hits = search(query, opts);
+    return { hits, matched: Math.max(lastMatched, hits.length), total: admitted(opts) };
+  }
+
+  function search(query: string, opts: SearchOptions = {}): SearchHit[] {
+    if (typeof query !== 'string' || query.trim() === '') throw new EmptyQueryError();
+    // File paths and extensions (`/root/music`, `.pptx`) are one weak clue, not topic words: taken out of
+    // the query and ranked as a list of their own, fused with weight `pathWeight`.
+    const { topic, paths } = t.pathWeight < 1 ? splitPaths(query) : { topic: query, paths: '' };
+    const topicTerms = queryTerms(topic, t).slice(0, MAX_QUERY_TERMS);
+    const pathTerms = paths === '' ? [] : queryTerms(paths, t).slice(0, MAX_QUERY_TERMS);
+    const terms = topicTerms.length > 0 ? topicTerms : pathTerms;
+    const multiStep = t.clauseFusion !== 'off' && terms.length >= t.clauseMinTerms;
+    const parts = multiStep
+      ? clauses(topic, t.clauseSplitAnd)
+          .slice(0, MAX_CLAUSES)
+          .map((c) => queryTerms(c, t).slice(0, MAX_QUERY_TERMS))
+          .filter((ts) => ts.length > 0)
+      : [];
+    const termLists = [terms, ...(parts.length > 1 ? parts : [])];
+    const pathList = topicTerms.length > 0 && pathTerms.length > 0 && t.pathWeight > 0 ? termLists.push(pathTerms) - 1 : -1;
+    // What each term matches, looked up once per search however many clauses repeat it. Fuzzy matching
+    // applies to the terms of short lists only, so a term's matches depend on its list's length too.
+    const byKey = new Map<string, QueryTerm>();
+    const lookups = termLists.map((ts) => {
+      const long = ts.length > t.fuzzyMaxTerms;
+      return ts.map((term) => {
+        const key = `${long ? 'L' : 'S'}${term}`;
+        let found = byKey.get(key);
+        if (found === undefined) {
+          const expansion: Expansion = {
+            fuzzy: t.fuzzy > 0 && !long && term.length >= t.fuzzyMinLength ? t.fuzzy : false,
+            prefix: t.prefixMinLength > 0 && term.length >= t.prefixMinLength,
+          };
+          found = { matches: termIndex.matches(term, expansion) };
+          byKey.set(key, found);
+        }
+        return found;
+      });
+    });
+    const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
+    const external = opts.vectors !== undefined && opts.vectors.tools.vectors.length === tools.length * opts.vectors.tools.dim ? opts.vectors : undefined;
+    const queryVector = external ? external.query : lsa?.queryVector(terms);
+    const arm: DenseVectors | undefined = external ? external.tools : lsa;
+    // The semantic arm can rank any tool: every tool's visibility is needed then.
+    const visible = visibility(
+      opts,
+      [...byKey.values()].map((q) => q.matches),
+      queryVector ? allIds : accepting,
+    );
+    scorer ??= new ListScorer(termIndex, scoring);
+    const scoresOf = (list: QueryTerm[]): Scores => scorer!.score(list, visible);
+    // The whole query's list, then each clause's (weighed `clauseWeight`), fused as they come: a list is
+    // read before the next one reuses the scorer's arrays.
+    let fused: Scores;
+    if (lookups.length === 1) fused = scoresOf(lookups[0]);
+    else {
+      fusion ??= new Fusion(tools.length, t.clauseFusion === 'off' ? 'sum' : t.clauseFusion);
+      fused = fusion.fuse(lookups.length, (i) => ({ scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : i === pathList ? t.pathWeight : t.clauseWeight }));
+    }
+    const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
+    // Matched: every tool the lexical list scored, plus those only the semantic list brought.
+    let matchedCount = 0;
+    if (arm && queryVector) {
+      matchedCount = fused.ids.length;
+      const lexicalSet = new Set(fused.ids);
+      const depth = Math.max(limit, t.fusionDepth);
+      const byRankEarly = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
+      const q =
+        t.semanticFeedback > 0
+          ? withFeedback(
+              arm,
+              queryVector,
+              topK(fused, t.feedbackDocs, byRankEarly).map(([id]) => id),
+              t.semanticFeedback,
+            )
+          : queryVector;
+      const floor = external ? 0 : t.semanticMinSimilarity;
+      const semantic = nearestVectors(arm, q, visible, depth, floor);
+      matchedCount += semantic.ids.filter((id) => !lexicalSet.has(id)).length;
+      fused = withSemantic(fused, semantic, depth, floor);
+      matchedCount -= fused.ids.length;
+    }
+    fused = withIntent(fused, query);
+    matchedCount += fused.ids.length;
+    const tier = accepting.filter((id) => visible[id] === 1);
+    const final = withParameterTier(fused, tier);
+    lastMatched = matchedCount + (final.ids.length - fused.ids.length);
+    const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
+    if (t.upstreamDecay >= 1 || upstreamCount < 2) return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
+    // The tools accepting a parameter named by the query stay first, in their order, however many share
+    // an upstream (a parameter is usually one server's: git's repo_path); the rest are diversified.
+    const ranked = topK(final, limit * 3 + tier.length, byRank);
+    const inTier = new Set(tier);
+    const head = ranked.filter(([id]) => inTier.has(id)).slice(0, limit);
+    const tail = diversified(
+      ranked.filter(([id]) => !inTier.has(id)),
+      limit - head.length,
+    );
+    return [...head, ...tail].map(([id, score]) => hit(entries[id].tool, score));
+  }
+
+  /**
+   * The lexical scores' top `depth` fused with the semantic list (similarities above `floor`, the least
+   * the list admits). 'convex' (a convex combination of normalised scores; Bruch, Gai and Ingber, 2023,
+   * "An Analysis of Fusion Functions for Hybrid Retrieval", ACM TOIS: with theoretical min-max
+   * normalisation it beats RRF in and out of domain): lexical score / the best lexical score, plus
+   * weight x (similarity - floor) / (1 - floor); a lexical match the semantic list lacks keeps its score,
+   * so a clear lexical winner is not overturned by a middling likeness. 'rrf' (Cormack et al., 2009):
+   * (k + 1) x (1 / (k + lexical rank) + weight / (k + semantic rank)), ranks only.
+   */
+  function withSemantic(lexical: Scores, semantic: { ids: number[]; scores: number[] }, depth: number, floor: number): Scores {
+    const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
+    const fusedScore = new Map<number, number>();
+    const k = t.rrfK;
+    const add = (id: number, x: number): void => {
+      fusedScore.set(id, (fusedScore.get(id) ?? 0) + x);
+    };
+    const top = topK(lexical, depth, byRank);
+    if (t.semanticFusion === 'convex') {
+      const best = top.length > 0 && top[0][1] > 0 ? top[0][1] : 1;
+      for (const [id, score] of top) add(id, score / best);
+      for (let i = 0; i < semantic.ids.length; i += 1) add(semantic.ids[i], (t.semanticWeight * (semantic.scores[i] - floor)) / (1 - floor));
+    } else {
+      for (let rank = 0; rank < top.length; rank += 1) add(top[rank][0], (k + 1) / (k + rank + 1));
+      for (let rank = 0; rank < semantic.ids.length; rank += 1) add(semantic.ids[rank], (t.semanticWeight * (k + 1)) / (k + rank + 1));
+    }
+    return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
+  }
+
+  /** Scores of the tools of the class the query does not ask for, lowered (search/analysis/intent.ts). */
+  function withIntent(s: Scores, query: string): Scores {
+    const asked = queryIntent(query, intent.cues, t.stem);
+    const other = asked.intent === 0 ? WRITE : asked.intent === READ ? WRITE : READ;
+    const factor = asked.explicit ? t.intentFactor : t.intentImplicit;
+    if (factor === 1) return s;
+    const scores = Float64Array.from(s.scores);
+    for (let i = 0; i < s.ids.length; i += 1) if (intent.classes[s.ids[i]] === other) scores[i] *= factor;
+    return { ids: s.ids, scores };
+  }
+
+  /** The best `limit` of `ranked` (best first), each further tool of an upstream already picked scoring
+   *  x `upstreamDecay` per sibling before it (a greedy re-ranking: scores shown are the decayed ones). */
+  function diversified(ranked: [number, number][], limit: number): [number, number][] {
+    const picked: [number, number][] = [];
+    const perUpstream = new Map<number, number>();
+    const left = [...ranked];
+    while (picked.length < limit && left.length > 0) {
+      let best = 0;
+      let bestScore = -Infinity;
+      left.forEach(([id, score], i) => {
+        const decayed = score * t.upstreamDecay ** (perUpstream.get(upstreamIds[id]) ?? 0);
+        if (decayed > bestScore) {
+          best = i;
+          bestScore = decayed;
+        }
+      });
+      const [id] = left.splice(best, 1)[0];
+      perUpstream.set(upstreamIds[id], (perUpstream.get(upstreamIds[id]) ?? 0) + 1);
+      picked.push([id, bestScore]);
+    }
+    return picked;
+  }
+
+  function nearest(name: string, opts: { limit?: number; filter?: SearchOptions['filter'] } = {}): string[] {
+    const limit = opts.limit ?? NEAREST_LIMIT;
+    const candidates = entries.filter((e) => opts.filter === undefined || opts.filter(e.tool.name, e.tool.upstream)).map((e) => e.tool.name);
+    const related = (wanted: string): string[] => (splitWords(wanted).length > 0 ? search(wanted, { limit, filter: opts.filter }).map((h) => h.name) : []);
+    return nearestNames(name, candidates, limit, related);
+  }
+
+  return {
+    search,
+    searchPage,
+    nearestNames: nearest,
+    size: tools.length,
+    categories: [...new Set(tools.map((tool) => tool.category).filter((c): c is string => !!c))].sort(),
+    glosses,
+  };
+}
+
+/** Pseudo-relevance feedback (Rocchio): the query's vector plus `beta` x the mean of the top lexical
+ *  tools' vectors, so that the semantic list also brings the siblings of what the words found. */
+function withFeedback(lsa: DenseVectors, query: Float32Array, top: number[], beta: number): Float32Array {
+  if (top.length === 0) return query;
+  const k = lsa.dim;
+  const q = Float32Array.from(query);
+  for (const id of top) for (let d = 0; d < k; d += 1) q[d] += (beta / top.length) * lsa.vectors[id * k + d];
+  let s = 0;
+  for (let d = 0; d < k; d += 1) s += q[d] * q[d];
+  if (s > 0) for (let d = 0; d < k; d += 1) q[d] /= Math.sqrt(s);
+  return q;
+}
+
+/** The texts of `tools` that the index glosses (search/analysis/gloss.ts): descriptions and parameter texts. */
+export function glossTexts(tools: readonly SearchableTool[]): string[] {
+  return tools.flatMap((tool) => {
+    const description = typeof tool.description === 'string' ? tool.description : '';
+    return [description, summaryOf(description), schemaText(tool.inputSchema).paramText];
+  });
+}
+
+/** Per indexed field, the weight of its BM25+ in the LSA matrix: `semanticFields`, else the boosts. */
+function lsaFieldWeights(t: SearchTuning): number[] {
+  return indexedFields(t).map((f) => (f === COMBINED ? 1 : (t.semanticFields[f] ?? t.boosts[f])));
+}
+
+/** Each tool's upstream as a small number below `count` (tools without one share a number). */
+function numberedUpstreams(tools: SearchableTool[]): { ids: Int32Array; count: number } {
+  const numbers = new Map<string, number>();
+  const ids = Int32Array.from(tools, (tool) => {
+    const key = tool.upstream ?? '';
+    let id = numbers.get(key);
+    if (id === undefined) {
+      id = numbers.size;
+      numbers.set(key, id);
+    }
+    return id;
+  });
+  return { ids, count: numbers.size };
+}
+
+function byNameThenUpstream(a: SearchableTool, b: SearchableTool): number {
+  const au = a.upstream ?? '';
+  const bu = b.upstream ?? '';
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : au < bu ? -1 : au > bu ? 1 : 0;
+}
+
+function hit(tool: SearchableTool, score: number): SearchHit {
+  const rounded = Math.round(score * 1000) / 1000;
+  return tool.upstream === undefined ? { name: tool.name, score: rounded } : { name: tool.name, score: rounded, upstream: tool.upstream };
+}
