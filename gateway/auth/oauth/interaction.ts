@@ -1,0 +1,231 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { Context } from 'koa';
+import { bodyParser } from '@koa/bodyparser';
+import type Provider from 'oidc-provider';
+import type { OAuthConfig } from '../../../config/types.ts';
+import type { Logger } from '../../obs/log.ts';
+import type { ScopeResult } from '../scope-cache.ts';
+import { unwrap, wrap, type OAuthKeys } from './keys.ts';
+import { consentPage, errorPage, signInPage, type ClientView, type ScopeChoice } from './pages.ts';
+import { INTERACTION_PREFIX } from './provider.ts';
+import type { ResourceSet } from './resource-url.ts';
+import { CREDENTIAL_CONTEXT } from './sealed-tokens.ts';
+import type { OAuthStore } from './store.ts';
+
+const PENDING_CONTEXT = 'pending-sign-in';
+/** Wrong key/secret attempts one sign-in page allows before the authorization request fails. */
+export const MAX_FAILED_SIGN_INS = 5;
+
+interface PendingSignIn {
+  accountId: string;
+  headers: Record<string, string>;
+  scopes: string[];
+}
+
+export interface InteractionDeps {
+  provider: Provider;
+  config: OAuthConfig;
+  issuer: string;
+  store: OAuthStore;
+  keys: OAuthKeys;
+  resources: ResourceSet;
+  supported: readonly string[];
+  log: Logger;
+  /** The credential headers' names (`credentials.keyHeader`, `secretHeader`), lower case. */
+  keyHeader: string;
+  secretHeader: string;
+  /** What the gateway's credential sources say of a key + secret (BuiltinDeps.lookupScopes). */
+  lookupScopes(headers: Record<string, string>): Promise<ScopeResult>;
+}
+
+/**
+ * The pages of one authorization (`/oauth/interaction/<uid>`, where oidc-provider sends the browser):
+ * GET shows the sign-in page, then, once signed in, the consent page; POST `login` checks a key and
+ * secret with the gateway's credential sources, POST `consent` records the grant (only scopes the key
+ * holds and the user left ticked), POST `abort` ends the authorization with `access_denied`. Every
+ * form carries a CSRF token bound to the interaction, and a form posted from another Origin is refused.
+ * The credential entered is kept wrapped (AES-256-GCM) in the store until consent, then wrapped into the
+ * grant's record; it is never rendered, logged or sent to the client.
+ */
+export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promise<void> {
+  const { provider, config, issuer, store, keys, resources, supported, log } = deps;
+  const parseForm = bodyParser({ enableTypes: ['form'], formLimit: '16kb', encoding: 'utf-8' });
+  const csrfToken = (uid: string) => createHmac('sha256', keys.csrf).update(`csrf:${uid}`).digest('base64url');
+  const accountIdFor = (keyId: string) => `acct_${createHmac('sha256', keys.credential).update(`account:${keyId}`).digest('base64url').slice(0, 22)}`;
+
+  async function loadPending(key: string, uid: string): Promise<PendingSignIn | undefined> {
+    const blob = await store.get(key);
+    return blob ? unwrap<PendingSignIn>(keys.credential, blob, `${PENDING_CONTEXT}:${uid}`) : undefined;
+  }
+
+  async function finish(ctx: Context, result: Record<string, unknown>): Promise<void> {
+    ctx.respond = false;
+    for (const [name, value] of Object.entries(ctx.response.headers)) if (value !== undefined) ctx.res.setHeader(name, value as string);
+    await provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
+  }
+
+  /** The scopes to offer: what the client asked for (all supported when it asked for none), marked by whether the key holds each. */
+  function scopeChoices(requested: string[], held: readonly string[]): ScopeChoice[] {
+    const asked = requested.length ? requested : supported;
+    const holds = new Set(held);
+    return asked.map((scope) => ({ scope, available: holds.has(scope) }));
+  }
+
+  /** A form post from another origin is refused even before the CSRF token is checked (no Origin: older agents; the token decides). */
+  function sameOrigin(ctx: Context): boolean {
+    const origin = ctx.get('origin');
+    return !origin || origin === new URL(issuer).origin;
+  }
+
+  return async (ctx) => {
+    const [uid, action] = ctx.path.slice(INTERACTION_PREFIX.length).split('/');
+    if (!uid || !/^[A-Za-z0-9_-]{1,64}$/.test(uid)) return page(ctx, 404, errorPage('Not found', 'This sign-in link is not valid.'));
+    let details: Awaited<ReturnType<Provider['interactionDetails']>>;
+    try {
+      details = await provider.interactionDetails(ctx.req, ctx.res);
+    } catch {
+      return page(ctx, 400, errorPage('Sign-in expired', 'This sign-in page has expired or was opened in another browser.'));
+    }
+    if (details.uid !== uid) return page(ctx, 400, errorPage('Sign-in expired', 'This sign-in page has expired or was opened in another browser.'));
+    const client = await provider.Client.find(String(details.params.client_id));
+    if (!client) return page(ctx, 400, errorPage('Unknown application', 'The application asking for access is not registered.'));
+    const view = clientView(client, String(details.params.redirect_uri ?? ''));
+    const csrf = csrfToken(uid);
+    const base = `${INTERACTION_PREFIX}${uid}`;
+    const pendingKey = `pending-sign-in:${uid}`;
+    const resource = resources.shown(details.params.resource);
+    const requested = String(details.params.scope ?? '')
+      .split(' ')
+      .filter((s) => s && supported.includes(s));
+
+    if (ctx.method === 'GET' && action === undefined) {
+      const pending = await loadPending(pendingKey, uid);
+      if (!pending)
+        return page(ctx, 200, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName }));
+      return page(
+        ctx,
+        200,
+        consentPage({
+          action: `${base}/consent`,
+          csrf,
+          client: view,
+          serviceName: config.serviceName,
+          resource,
+          scopes: scopeChoices(requested, pending.scopes),
+        }),
+      );
+    }
+    if (ctx.method !== 'POST' || !['login', 'consent', 'abort'].includes(action ?? ''))
+      return page(ctx, 405, errorPage('Not allowed', 'This page only accepts the sign-in form.'));
+
+    await parseForm(ctx, async () => {});
+    const form = (ctx.request as { body?: Record<string, string | string[]> }).body ?? {};
+    if (!sameOrigin(ctx) || !csrfMatches(String(form.csrf ?? ''), csrf)) {
+      return page(ctx, 403, errorPage('Request refused', 'The form was not submitted from this sign-in page. Start again from your application.'));
+    }
+    if (action === 'abort') return finish(ctx, { error: 'access_denied', error_description: 'The user cancelled the sign-in' });
+
+    if (action === 'login') {
+      const key = String(form.key ?? '').trim();
+      const secret = String(form.secret ?? '');
+      const again = (status: number, error: string) =>
+        page(ctx, status, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName, error }));
+      if (!key || !secret || key.length > 256 || secret.length > 1024) return again(400, 'Enter your API key and secret.');
+      const headers = { [deps.keyHeader]: key, [deps.secretHeader]: secret };
+      const result = await deps.lookupScopes(headers).catch((): ScopeResult => ({ kind: 'unknown', reason: 'error' }));
+      if (result.kind === 'unauthorized') {
+        // A sign-in page allows MAX_FAILED_SIGN_INS wrong attempts, then the authorization ends (access_denied):
+        // guessing a secret costs a new authorization request, with its PKCE and registered redirect URI, each few tries.
+        const failures = Number((await store.get(`failed-sign-in:${uid}`)) ?? 0) + 1;
+        await store.set(`failed-sign-in:${uid}`, String(failures), config.interactionTtlSeconds);
+        log.info({ client: client.clientId, failures }, 'sign-in refused: credential not accepted');
+        if (failures >= MAX_FAILED_SIGN_INS) return finish(ctx, { error: 'access_denied', error_description: 'Too many failed sign-in attempts' });
+        return again(401, 'The API key or secret is not valid.');
+      }
+      if (result.kind !== 'scopes') {
+        log.warn({ client: client.clientId, reason: result.reason }, 'sign-in could not check the credential');
+        return again(503, 'Your key could not be checked right now. Try again in a moment.');
+      }
+      const pending: PendingSignIn = { accountId: accountIdFor(key), headers, scopes: [...result.scopes] };
+      await store.set(pendingKey, wrap(keys.credential, pending, `${PENDING_CONTEXT}:${uid}`), config.interactionTtlSeconds);
+      log.info({ client: client.clientId, account: pending.accountId }, 'signed in');
+      ctx.status = 303;
+      ctx.redirect(base);
+      return;
+    }
+
+    // consent
+    const pending = await loadPending(pendingKey, uid);
+    if (!pending) return page(ctx, 400, errorPage('Sign-in expired', 'Sign in again from your application.'));
+    if (form.decision !== 'allow') {
+      await store.delete(pendingKey);
+      return finish(ctx, { error: 'access_denied', error_description: 'The user denied access' });
+    }
+    const offered = scopeChoices(requested, pending.scopes)
+      .filter((s) => s.available)
+      .map((s) => s.scope);
+    const ticked = new Set((Array.isArray(form.scope) ? form.scope : form.scope ? [form.scope] : []).map(String));
+    const granted = offered.filter((s) => ticked.has(s));
+    if (granted.length === 0) {
+      return page(
+        ctx,
+        400,
+        consentPage({
+          action: `${base}/consent`,
+          csrf,
+          client: view,
+          serviceName: config.serviceName,
+          resource,
+          scopes: scopeChoices(requested, pending.scopes),
+          error: 'Choose at least one permission, or deny access.',
+        }),
+      );
+    }
+    const grant = new provider.Grant({ accountId: pending.accountId, clientId: client.clientId });
+    // Keyed by the indicator exactly as requested (oidc-provider's key); unticked and unavailable scopes are
+    // recorded as rejected, so the consent check is satisfied with the narrower grant.
+    const rejected = requested.filter((s) => !granted.includes(s));
+    for (const indicator of resources.requested(details.params.resource)) {
+      grant.addResourceScope(indicator, granted.join(' '));
+      if (rejected.length) grant.rejectResourceScope(indicator, rejected.join(' '));
+    }
+    const oidcScopes = String(details.params.scope ?? '')
+      .split(' ')
+      .filter((s) => s === 'openid' || s === 'offline_access');
+    grant.addOIDCScope([...oidcScopes, ...granted].join(' '));
+    if (rejected.length) grant.rejectOIDCScope(rejected.join(' '));
+    const grantId = await grant.save();
+    await store.set(
+      `grant-credential:${grantId}`,
+      wrap(keys.credential, { headers: pending.headers }, `${CREDENTIAL_CONTEXT}:${grantId}`),
+      config.refreshTokenTtlSeconds,
+    );
+    await store.delete(pendingKey);
+    log.info({ client: client.clientId, account: pending.accountId, scopes: granted }, 'access granted');
+    return finish(ctx, { login: { accountId: pending.accountId, remember: false }, consent: { grantId } });
+  };
+}
+
+function clientView(client: { clientId: string; clientName?: string; redirectUris?: readonly string[] }, redirectUri: string): ClientView {
+  const hostOf = (uri: string) => URL.parse(uri)?.host ?? uri;
+  const uris = client.redirectUris ?? [];
+  const isLoopback = (uri: string) => /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(URL.parse(uri)?.hostname ?? '');
+  return {
+    name: client.clientName || client.clientId,
+    clientId: client.clientId,
+    redirectHost: hostOf(redirectUri || uris[0] || ''),
+    loopbackOnly: uris.length > 0 && uris.every(isLoopback),
+  };
+}
+
+function csrfMatches(presented: string, expected: string): boolean {
+  const a = Buffer.from(presented);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+function page(ctx: Context, status: number, html: string): void {
+  ctx.status = status;
+  ctx.type = 'html';
+  ctx.body = html;
+}

@@ -1,0 +1,92 @@
+import { jwtDecrypt, errors as joseErrors } from 'jose';
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import type { Logger } from '../../obs/log.ts';
+import { revokedGrantKey, revokedTokenKey } from './adapter.ts';
+import { unwrap, type OAuthKeys } from './keys.ts';
+import type { ResourceSet } from './resource-url.ts';
+import type { OAuthStore } from './store.ts';
+import { expiryOf, type BearerResolution } from './types.ts';
+
+/** The additional-data label of a grant's wrapped credential (keys.ts `wrap`), bound to its grant id. */
+export const CREDENTIAL_CONTEXT = 'platform-credential';
+
+/**
+ * The built-in server's access tokens as the gateway reads them: JWEs (`dir`/`A256GCM`, RFC 7516) that
+ * no store holds, opened with the sealing key by any replica holding the root key. A token is good at
+ * one of the MCP endpoints it was issued for (RFC 8707 audience), while neither it (`jti`) nor its grant
+ * (`gid`) carries a revocation mark, and it carries the platform credential wrapped for its grant.
+ */
+export function sealedTokens(deps: { issuer: string; keys: OAuthKeys; store: OAuthStore; resources: ResourceSet; supported: readonly string[]; log: Logger }) {
+  const { issuer, keys, store, resources, supported, log } = deps;
+
+  async function open(token: string) {
+    const { payload } = await jwtDecrypt(token, keys.accessToken, {
+      issuer,
+      clockTolerance: 5,
+      contentEncryptionAlgorithms: ['A256GCM'],
+      keyManagementAlgorithms: ['dir'],
+    });
+    return payload;
+  }
+
+  return {
+    /** Validates `token` for the endpoint `resourceUrl`: the credential behind it and its scopes, or why not. Never rejects. */
+    async resolve(token: string, resourceUrl: string): Promise<BearerResolution> {
+      let payload: Awaited<ReturnType<typeof open>>;
+      try {
+        payload = await open(token);
+      } catch (error) {
+        if (error instanceof joseErrors.JWTExpired) return invalid('The access token expired');
+        return invalid('The access token is not valid here');
+      }
+      const audiences = Array.isArray(payload.aud) ? payload.aud : [payload.aud];
+      if (!resources.accepts(audiences, resourceUrl)) return invalid('The access token was issued for another resource');
+      const jti = String(payload.jti ?? '');
+      const grantId = String(payload.gid ?? '');
+      try {
+        if (!jti || !grantId || (await store.get(revokedTokenKey(jti))) || (await store.get(revokedGrantKey(grantId))))
+          return invalid('The access token was revoked');
+      } catch {
+        return invalid('The access token cannot be checked right now');
+      }
+      const credential =
+        typeof payload.cpz_cred === 'string'
+          ? unwrap<{ headers: Record<string, string> }>(keys.credential, payload.cpz_cred, `${CREDENTIAL_CONTEXT}:${grantId}`)
+          : undefined;
+      if (!credential) return invalid('The access token is not valid here');
+      const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter((s) => supported.includes(s)) : [];
+      return {
+        kind: 'ok',
+        credentialHeaders: credential.headers,
+        scopes,
+        subject: String(payload.sub ?? ''),
+        clientId: String(payload.client_id ?? ''),
+        ...expiryOf(payload.exp),
+      };
+    },
+
+    /**
+     * oidc-provider middleware, RFC 7009 for our sealed access tokens: oidc-provider refuses to revoke
+     * structured tokens (`unsupported_token_type`); for one we sealed and the requesting client owns, we
+     * record its `jti` as revoked (until it would expire) and answer 200 as RFC 7009 §2.2 asks.
+     */
+    async revocation(ctx: KoaContextWithOIDC, next: () => Promise<void>): Promise<void> {
+      await next();
+      if (ctx.oidc?.route !== 'revocation' || ctx.status !== 400 || (ctx.body as { error?: string })?.error !== 'unsupported_token_type') return;
+      const token = ctx.oidc.params?.token;
+      const client = ctx.oidc.client;
+      if (typeof token !== 'string' || !client) return;
+      const payload = await open(token).catch(() => undefined);
+      if (payload && payload.client_id === client.clientId && typeof payload.jti === 'string') {
+        await store.set(revokedTokenKey(payload.jti), '1', Math.max(1, Number(payload.exp) - Math.floor(Date.now() / 1000)));
+        log.info({ client: client.clientId }, 'access token revoked');
+      }
+      ctx.status = 200;
+      ctx.body = '';
+    },
+  };
+}
+
+function invalid(description: string): BearerResolution {
+  return { kind: 'invalid', error: 'invalid_token', description };
+}
