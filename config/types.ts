@@ -67,7 +67,8 @@ export interface GatewayConfig {
   authorizationServers: string[];
   oauth: OAuthConfig;
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
-  shutdown: { graceMs: number };
+  /** Graceful shutdown (gateway.ts `close`): `drainMs` serving while /readyz answers 503 (SIGTERM), then `graceMs` for what is in flight. */
+  shutdown: { drainMs: number; graceMs: number };
   /** OpenTelemetry traces over OTLP/HTTP (gateway/obs/tracing.ts); filled from the standard OTEL_* variables. */
   tracing: {
     /** `otlp` exports spans; `none` (default unless an OTLP endpoint variable is set) records nothing. */

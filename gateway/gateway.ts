@@ -32,10 +32,14 @@ export interface RunningGateway {
   /** Base URL of the separate metrics listener when `metrics.port` is set. */
   metricsUrl?: string;
   /**
-   * Graceful stop: stops accepting connections, lets in-flight requests finish for up to
-   * `shutdown.graceMs`, then closes what is left, the MCP handlers, upstream connections and caches.
+   * Graceful stop. With `drain` (SIGTERM: an orchestrator stopping it), first `shutdown.drainMs` of
+   * draining: `/readyz` answers 503 `draining` and every request is still served, each answer closing
+   * its keep-alive connection, so load balancers take the instance out and clients re-dial elsewhere
+   * before it stops accepting. Then it stops accepting connections, lets in-flight requests and SSE
+   * streams finish for up to `shutdown.graceMs`, and closes what is left, the MCP handlers, upstream
+   * connections and caches. Calls after the first return the first one's promise.
    */
-  close(): Promise<void>;
+  close(options?: { drain?: boolean }): Promise<void>;
 }
 
 /**
@@ -47,7 +51,12 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   let runtime = createRuntime(config, options);
   const { log } = runtime.state;
   // Each request is served by the runtime current when it arrives (a reload swaps it).
-  const server = createGatewayServer(config, (req, res) => runtime.listener(req, res));
+  const server = createGatewayServer(config, (req, res) => {
+    // Draining: answer, then close the connection, so a keep-alive client's next request dials a fresh
+    // one, which the load balancer (now seeing this instance unready) sends elsewhere.
+    if (runtime.state.draining) res.setHeader('connection', 'close');
+    runtime.listener(req, res);
+  });
   const retiring = new Set<Promise<void>>();
   let reloading: Promise<unknown> = Promise.resolve();
   let metricsServer: HttpServer | undefined;
@@ -70,7 +79,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   return {
     url,
     metricsUrl: metricsServer && urlOf(metricsServer, config.listen.host),
-    close: () => (closing ??= shutdown()),
+    close: (options) => (closing ??= shutdown(options?.drain === true)),
     reload(next) {
       const done = reloading.then(() => swap(next));
       reloading = done.catch(() => undefined);
@@ -116,10 +125,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     await old.close(carried).catch((error: unknown) => log.warn({ err: (error as Error).message }, 'closing the previous configuration failed'));
   }
 
-  async function shutdown(): Promise<void> {
+  async function shutdown(drain: boolean): Promise<void> {
+    const drainMs = runtime.state.config.shutdown.drainMs;
+    if (drain && drainMs > 0) {
+      runtime.state.draining = true;
+      log.info({ drainMs }, 'draining: /readyz answers 503, still serving');
+      await new Promise((resolve) => setTimeout(resolve, drainMs));
+    }
     const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    const deadline = Date.now() + config.shutdown.graceMs;
+    const deadline = Date.now() + runtime.state.config.shutdown.graceMs;
     while (runtime.inflight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     server.closeAllConnections();
     try {

@@ -1,8 +1,8 @@
 /**
  * The gateway's command line (`--help` prints it):
  *
- *   node --import ./scripts/register-ts.mjs gateway/main.ts [serve] [--config FILE]     run the gateway until SIGINT/SIGTERM (graceful close);
- *                                                   SIGHUP (and with reload.watch a change of FILE) reloads
+ *   node --import ./scripts/register-ts.mjs gateway/main.ts [serve] [--config FILE]     run the gateway until SIGINT/SIGTERM (graceful close;
+ *                                                   SIGTERM drains first: shutdown.drainMs); SIGHUP (and with reload.watch a change of FILE) reloads
  *   node --import ./scripts/register-ts.mjs gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
  *
  * The configuration: `--config`, else GATEWAY_CONFIG, else config/cpzai.yaml; GATEWAY_* variables override.
@@ -21,7 +21,8 @@ Usage:
   node --import ./scripts/register-ts.mjs gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
 
 Commands:
-  serve   run the gateway (the default) until SIGINT or SIGTERM, which close it gracefully;
+  serve   run the gateway (the default) until SIGINT or SIGTERM, which close it gracefully (SIGTERM
+          first drains: /readyz answers 503 for shutdown.drainMs while requests are still served);
           SIGHUP reloads the configuration (reload.watch: also when the file changes); send it to
           the node process itself: \`node --import ./scripts/register-ts.mjs gateway/main.ts\` runs in one (npm does
           not pass SIGHUP on)
@@ -110,8 +111,10 @@ async function serve(config: ReturnType<typeof loadConfig>, path: string): Promi
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    process.stderr.write(`${signal}: closing the gateway\n`);
-    gateway.close().then(
+    // SIGTERM is an orchestrator's stop (Kubernetes, Docker): drain first (shutdown.drainMs). SIGINT is a person at a terminal.
+    const drain = signal === 'SIGTERM';
+    process.stderr.write(`${signal}: closing the gateway${drain ? ' (draining first: shutdown.drainMs)' : ''}\n`);
+    gateway.close({ drain }).then(
       () => process.exit(0),
       (error: unknown) => {
         process.stderr.write(`close failed: ${(error as Error).message}\n`);

@@ -59,4 +59,6 @@ export interface GatewayRuntime {
   readonly audit: AuditLog;
   /** The rate budgets' counters; undefined when no budget is configured. */
   readonly rateLimiter?: RateLimiter;
+  /** Set when a graceful shutdown begins its drain (gateway.ts): `/readyz` answers 503 `draining` from then on. */
+  draining: boolean;
 }

@@ -187,6 +187,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     tracing: createTracing(config.tracing, { log }),
     audit: createAuditLog(config.audit, { destination: options.auditDestination, log }),
     rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, redisUrl: config.cache.redisUrl, metrics, log }) : undefined,
+    draining: false,
   };
 
   const served = (options.surfaces ?? defaultSurfaces).filter((s) => s.name !== 'compact' || config.compact.enabled);

@@ -9,10 +9,16 @@ export function healthz(ctx: Context): void {
 /**
  * `GET /readyz`: 200 `ready` when every upstream's catalogue has been fetched and is fresh enough to
  * serve; 200 `degraded` naming the upstreams that are not (down, never fetched, or stale with the last
- * error) while at least one other serves; 503 `not_ready` when none does.
+ * error) while at least one other serves; 503 `not_ready` when none does; 503 `draining` once a
+ * graceful shutdown has begun (the gateway still serves while load balancers take it out).
  */
 export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
   return (ctx) => {
+    if (runtime.draining) {
+      ctx.status = 503;
+      ctx.body = { status: 'draining', reasons: ['the gateway is shutting down'] };
+      return;
+    }
     const { status, reasons } = runtime.upstreamSet.readiness();
     ctx.status = status === 'not_ready' ? 503 : 200;
     ctx.body = status === 'ready' ? { status } : { status, reasons };
