@@ -60,7 +60,7 @@ export function createListener(
 
 /**
  * The gateway's Koa app. Order is the request path: identity (request id, accounting), Host/Origin
- * validation, CORS, then the routes: the MCP endpoints, RFC 9728 metadata, health and metrics, and the
+ * validation, the authorization server (built-in OAuth), CORS, then the routes: the MCP endpoints, RFC 9728 metadata, health and metrics, and the
  * console (`console.adminToken`), whose credential lookup goes through `serve` (this app, in process).
  * `inflight` counts open requests for graceful shutdown.
  */
@@ -104,11 +104,11 @@ function createApp(
       if (ctx.respond !== false && !ctx.headerSent) rejectAtEdge(ctx, 'internal', 'Internal error');
     }
   });
-  // The authorization server's endpoints and pages (built-in OAuth) come before the MCP edge's Origin
-  // rules: browsers post the sign-in forms with the gateway's own Origin and call the token endpoint from
-  // client origins; oidc-provider answers CORS per client and the pages check Origin and a CSRF token.
-  app.use((ctx, next) => (runtime.oauth ? runtime.oauth.routes(ctx, next) : next()));
+  // One Host/Origin guard in front of every route (the probes answer any Host; the authorization
+  // server's paths take cross-origin requests: edge.ts), then the authorization server's endpoints and
+  // pages (built-in OAuth), which answer CORS themselves, before the MCP edge's CORS.
   app.use(originGuard(config));
+  app.use((ctx, next) => (runtime.oauth ? runtime.oauth.routes(ctx, next) : next()));
   app.use(
     cors(
       config,

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import { localhostAllowedHostnames, localhostAllowedOrigins, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
+import { isAuthorizationServerPath } from '../auth/oauth/paths.ts';
 import { jsonRpcErrorBody, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
@@ -71,10 +72,12 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /**
- * Host and Origin validation (spec 2026-07-28 basic/transports/streamable-http, Security): a present
- * Origin must be allowed (403 otherwise); on loopback binds (or with `security.allowedHosts`) the Host
- * header must name an allowed host, which is what stops DNS rebinding. A probe ({@link isProbe}) skips
- * the Host check only.
+ * Host and Origin validation (spec 2026-07-28 basic/transports/streamable-http, Security), the one guard
+ * in front of every route: on loopback binds (or with `security.allowedHosts`) the Host header must name
+ * an allowed host, which is what stops DNS rebinding (a probe, {@link isProbe}, skips that check only);
+ * a present Origin must be allowed (403 otherwise), except on the built-in authorization server's paths,
+ * which browser-based clients call from their own origins (oidc-provider answers CORS per client, and
+ * the sign-in pages check Origin and a CSRF token themselves).
  */
 export function originGuard(config: GatewayConfig): Middleware {
   const refused = originRefusal(config);
@@ -89,6 +92,7 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
   const hosts = [...config.security.allowedHosts, ...(loopback ? localhostAllowedHostnames() : [])];
   const checkHost = (config.security.dnsRebindingProtection ?? loopback) || config.security.allowedHosts.length > 0;
   const origins = [...config.security.allowedOrigins, ...(loopback ? localhostAllowedOrigins() : [])];
+  const crossOriginPath = config.oauth.mode === 'builtin' ? isAuthorizationServerPath : () => false;
   return (ctx) => {
     if (checkHost && !isProbe(ctx)) {
       const host = validateHostHeader(ctx.get('host'), hosts);
@@ -97,6 +101,7 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
         return true;
       }
     }
+    if (crossOriginPath(ctx.path)) return false;
     const origin = validateOriginHeader(ctx.get('origin') || undefined, origins);
     if (origin.ok) return false;
     rejectAtEdge(ctx, 'forbidden_origin', origin.message);

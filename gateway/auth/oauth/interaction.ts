@@ -7,7 +7,7 @@ import type { Logger } from '../../obs/log.ts';
 import type { ScopeResult } from '../scope-cache.ts';
 import { unwrap, wrap, type OAuthKeys } from './keys.ts';
 import { consentPage, errorPage, signInPage, type ClientView, type ScopeChoice } from './pages.ts';
-import { INTERACTION_PREFIX } from './provider.ts';
+import { INTERACTION_PREFIX } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
 import { CREDENTIAL_CONTEXT } from './sealed-tokens.ts';
 import type { OAuthStore } from './store.ts';

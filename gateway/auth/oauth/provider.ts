@@ -5,12 +5,10 @@ import type { Logger } from '../../obs/log.ts';
 import { adapterClass } from './adapter.ts';
 import { ClientMetadataError, type createClientMetadataResolver } from './client-metadata.ts';
 import type { OAuthKeys } from './keys.ts';
+import { INTERACTION_PREFIX } from './paths.ts';
 import { errorPage } from './pages.ts';
 import type { ResourceSet } from './resource-url.ts';
 import type { OAuthStore } from './store.ts';
-
-/** Where the pages of one sign-in live: `${INTERACTION_PREFIX}<uid>` (interaction.ts serves them). */
-export const INTERACTION_PREFIX = '/oauth/interaction/';
 
 export interface ProviderDeps {
   config: OAuthConfig;

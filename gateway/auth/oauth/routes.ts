@@ -1,12 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
-import { INTERACTION_PREFIX } from './provider.ts';
-
-/** The paths oidc-provider answers: its `/oauth/*` endpoints and the RFC 8414 / OIDC discovery documents. */
-export function isProviderPath(path: string): boolean {
-  return path.startsWith('/oauth/') || path === '/.well-known/oauth-authorization-server' || path === '/.well-known/openid-configuration';
-}
+import { INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
 
 /**
  * The authorization server as Koa middleware: the interaction pages (`interaction`), then everything
@@ -17,7 +12,7 @@ export function authorizationServerRoutes(provider: Provider, interaction: (ctx:
   const handleProvider = provider.callback() as (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   return async (ctx, next) => {
     const isInteraction = ctx.path.startsWith(INTERACTION_PREFIX);
-    if (!isInteraction && !isProviderPath(ctx.path)) return next();
+    if (!isInteraction && !isAuthorizationServerPath(ctx.path)) return next();
     ctx.set(
       'content-security-policy',
       isInteraction ? "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'" : "frame-ancestors 'none'",

@@ -1,0 +1,92 @@
+/**
+ * One Host/Origin guard in front of every route (issue 28): on a loopback bind, a request naming a
+ * foreign Host (what a DNS-rebinding page sends) is 403 `forbidden_host` on every route the gateway
+ * serves: MCP, the RFC 9728 and RFC 8414 metadata, the built-in authorization server's endpoints and
+ * pages, the console; only the probes (`/healthz`, `/readyz`, `/metrics` asked by no browser) answer any
+ * Host. The authorization server's paths take a foreign Origin (browser-based clients call the token
+ * endpoint from their own origin), the MCP endpoints do not.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/server';
+import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+
+let gateway: InProcessGateway;
+
+beforeAll(async () => {
+  gateway = inProcessGateway(
+    {
+      listen: { host: '127.0.0.1' },
+      console: { adminToken: 'console-admin-token-for-tests' },
+      oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-host-guard', scopes: ['a:read'] },
+      upstreams: [{ health: { intervalMs: 0 } }],
+    },
+    { fake: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } as Tool }] } },
+  );
+  await gateway.runtime.startOAuth(gateway.gatewayUrl);
+});
+afterAll(async () => {
+  await gateway?.close();
+});
+
+const REGISTRATION = JSON.stringify({ client_name: 'x', redirect_uris: ['http://127.0.0.1:1/cb'], token_endpoint_auth_method: 'none' });
+const MCP_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+
+/** Every route the gateway serves, as a browser or client would ask it. */
+const ROUTES: { method: string; path: string; headers?: Record<string, string>; body?: string }[] = [
+  { method: 'POST', path: '/mcp', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: MCP_BODY },
+  { method: 'POST', path: '/mcp/compact', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: MCP_BODY },
+  { method: 'GET', path: '/mcp' },
+  { method: 'GET', path: '/.well-known/oauth-protected-resource' },
+  { method: 'GET', path: '/.well-known/oauth-protected-resource/mcp' },
+  { method: 'GET', path: '/.well-known/oauth-authorization-server' },
+  { method: 'GET', path: '/.well-known/openid-configuration' },
+  { method: 'GET', path: '/oauth/jwks' },
+  { method: 'POST', path: '/oauth/register', headers: { 'content-type': 'application/json' }, body: REGISTRATION },
+  { method: 'GET', path: '/oauth/authorize?client_id=x&response_type=code' },
+  { method: 'POST', path: '/oauth/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'grant_type=refresh_token&refresh_token=x' },
+  { method: 'POST', path: '/oauth/revoke', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'token=x' },
+  { method: 'GET', path: '/oauth/interaction/abc' },
+  { method: 'GET', path: '/console', headers: { authorization: 'Bearer console-admin-token-for-tests' } },
+  { method: 'GET', path: '/console/catalog', headers: { authorization: 'Bearer console-admin-token-for-tests' } },
+  { method: 'OPTIONS', path: '/mcp', headers: { 'access-control-request-method': 'POST' } },
+  { method: 'GET', path: '/nope' },
+];
+
+function send(route: (typeof ROUTES)[number], host: string, extra: Record<string, string> = {}): Promise<Response> {
+  return gateway.fetch(
+    new Request(`${gateway.gatewayUrl}${route.path}`, { method: route.method, headers: { ...route.headers, host, ...extra }, body: route.body }),
+  );
+}
+
+describe('the Host guard on a loopback bind', () => {
+  it('answers 403 forbidden_host to a foreign Host on every route but the probes', async () => {
+    for (const route of ROUTES) {
+      const response = await send(route, 'evil.example:3000');
+      expect(response.status, `${route.method} ${route.path}`).toBe(403);
+      expect(((await response.json()) as { error: { data: { kind: string } } }).error.data.kind, route.path).toBe('forbidden_host');
+    }
+  });
+
+  it('serves the same routes to the gateway own loopback Host (so the 403s above are the guard, not the route)', async () => {
+    const own = new URL(gateway.gatewayUrl).host;
+    for (const route of ROUTES) {
+      const response = await send(route, own);
+      expect(response.status, `${route.method} ${route.path}`).not.toBe(403);
+    }
+  });
+
+  it('answers the probes whatever the Host, when no browser asks', async () => {
+    for (const path of ['/healthz', '/metrics']) {
+      expect((await gateway.fetch(new Request(`${gateway.gatewayUrl}${path}`, { headers: { host: 'evil.example:3000' } }))).status, path).toBe(200);
+    }
+  });
+
+  it('takes a foreign Origin on the authorization server (browser-based clients), not on the MCP endpoints', async () => {
+    const own = new URL(gateway.gatewayUrl).host;
+    const origin = { origin: 'https://client.example' };
+    expect((await send(ROUTES.find((r) => r.path === '/.well-known/oauth-authorization-server')!, own, origin)).status).toBe(200);
+    const mcp = await send(ROUTES[0]!, own, origin);
+    expect(mcp.status).toBe(403);
+    expect(((await mcp.json()) as { error: { data: { kind: string } } }).error.data.kind).toBe('forbidden_origin');
+  });
+});
