@@ -1,4 +1,5 @@
-import { watch, type FSWatcher } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { ConfigError, type GatewayConfig } from '../../config/load.ts';
 import type { RunningGateway } from '../gateway.ts';
@@ -16,10 +17,13 @@ export interface ReloadDriverOptions {
 }
 
 /**
- * Reloads `gateway` on SIGHUP and, with `watchPath`, when that file changes (the directory is watched:
- * editors replace files; changes within 200 ms make one reload). A configuration that does not load,
- * or that changes a socket-bound key, is refused with loadConfig's key-naming message and the running
- * one keeps serving. Reloads run one after another. Returns a function that stops listening.
+ * Reloads `gateway` on SIGHUP and, with `watchPath`, when that file's content changes. The directory is
+ * watched, not the file: editors replace files, and the kubelet updates a mounted ConfigMap by swapping
+ * a `..data` symlink to a new timestamped folder (the file itself is a symlink through `..data`), so no
+ * event ever names the file. Any event in the directory (settled for 200 ms) reads the file through its
+ * symlinks and reloads when its SHA-256 differs from the last one seen. A configuration that does not
+ * load, or that changes a socket-bound key, is refused with loadConfig's key-naming message and the
+ * running one keeps serving. Reloads run one after another. Returns a function that stops listening.
  */
 export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptions): () => void {
   let chain: Promise<void> = Promise.resolve();
@@ -44,10 +48,16 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
   let timer: NodeJS.Timeout | undefined;
   if (options.watchPath) {
     const file = resolve(options.watchPath);
-    watcher = watch(dirname(file), (_event, name) => {
-      if (name !== basename(file)) return;
+    let seen = contentHash(file);
+    watcher = watch(dirname(file), () => {
       clearTimeout(timer);
-      timer = setTimeout(() => reload(`${basename(file)} changed`), DEBOUNCE_MS);
+      timer = setTimeout(() => {
+        const now = contentHash(file);
+        // Missing for a moment (a swap in progress) or unchanged (another file of the folder): nothing to do.
+        if (now === undefined || now === seen) return;
+        seen = now;
+        reload(`${basename(file)} changed`);
+      }, DEBOUNCE_MS);
     });
     watcher.unref();
   }
@@ -56,6 +66,15 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
     clearTimeout(timer);
     watcher?.close();
   };
+}
+
+/** SHA-256 of the file's bytes, read through its symlinks; undefined when it cannot be read. */
+function contentHash(file: string): string | undefined {
+  try {
+    return createHash('sha256').update(readFileSync(file)).digest('hex');
+  } catch {
+    return undefined;
+  }
 }
 
 function summary(plan: ReloadPlan): string {
