@@ -15,13 +15,19 @@ export interface CatalogTool {
   readonly upstream: string;
   /** The upstream's own name for the tool: what tools/call sends it. */
   readonly upstreamName: string;
-  /** The definition as advertised (config outputSchema override applied). */
+  /**
+   * The definition as advertised: the config's outputSchema override applied, and `annotations.readOnlyHint`
+   * saying {@link readOnly} where `readOnlyOverrides` changed it, so every client, the console and the CLI
+   * read the gateway's decision from the listing.
+   */
   readonly definition: Tool;
   /** The caller needs ANY of these; empty: visible to every caller. */
   readonly requiredScopes: readonly string[];
   readonly category?: string;
   /** `readOnlyHint: true`, or the config override; anything else is state-changing. */
   readonly readOnly: boolean;
+  /** A read anchor of its upstream (`upstreams[].anchors`): listed up front on `/mcp/compact`. */
+  readonly anchor: boolean;
   /** Content hash of `definition.outputSchema`, the key of its compiled validator. */
   readonly outputSchemaKey?: string;
 }
@@ -54,7 +60,26 @@ export interface Catalog {
    * nothing, so the tool it meant falls back to `_meta` or `scopes.required`: the catalogue cache warns.
    */
   readonly unmatchedRules?: readonly UnmatchedRule[];
+  /**
+   * What definition pinning (issue 30) holds of each tool, read by policy/tool-resolution.ts
+   * `resolveTool`; absent: nothing is held.
+   */
+  readonly pins?: PinState;
 }
+
+/**
+ * What definition pinning (issue 30) holds of one tool: nothing, or the tool is held at the definition
+ * that was pinned (its upstream now serves another; `change` says what changed, for the refusal).
+ */
+export type PinStatus = { readonly held: false } | { readonly held: true; readonly definition: Tool; readonly change?: string };
+
+/** The pin state of a catalogue ({@link Catalog.pins}): each tool's {@link PinStatus}. */
+export interface PinState {
+  of(tool: CatalogTool): PinStatus;
+}
+
+/** Nothing held: every tool of a catalogue without {@link Catalog.pins}. */
+export const NOT_HELD: PinStatus = Object.freeze({ held: false });
 
 /** A per-tool config entry naming no listed tool ({@link Catalog.unmatchedRules}). */
 export interface UnmatchedRule {
@@ -101,7 +126,8 @@ const origins = new WeakMap<CatalogTool, { source: Tool; upstream: UpstreamConfi
  * is, the same object, so caches keyed by tool (the search index's documents) carry over too.
  *
  * The version is the content hash of the tools' digests, in order, each the content hash of the tool's
- * definition as served, required scopes, category and read-only flag: it changes iff any of those do.
+ * definition as served, required scopes, category, read-only flag and anchor flag: it changes iff any of
+ * those do.
  */
 export function buildCatalog(upstream: UpstreamConfig, tools: readonly Tool[], previous?: Catalog): Catalog {
   const builder = new CatalogBuilder(upstream, previous);
@@ -197,8 +223,11 @@ function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {
   const requiredScopes = upstream.scopeRules[tool.name] ?? metaScopes ?? upstream.scopes.required;
   const category = upstream.categories[tool.name] ?? (typeof meta.category === 'string' ? meta.category : undefined);
   const readOnly = upstream.readOnlyOverrides[tool.name] ?? tool.annotations?.readOnlyHint === true;
+  const anchor = upstream.anchors.includes(tool.name);
   const outputSchema = upstream.outputSchemas[tool.name] ?? tool.outputSchema;
-  const definition = outputSchema === tool.outputSchema ? tool : ({ ...tool, outputSchema } as Tool);
+  let definition = outputSchema === tool.outputSchema ? tool : ({ ...tool, outputSchema } as Tool);
+  // An override that changes the decision is served as the hint: a client never reads "write" for a tool call_tool runs.
+  if (readOnly !== (tool.annotations?.readOnlyHint === true)) definition = { ...definition, annotations: { ...tool.annotations, readOnlyHint: readOnly } };
   const built: CatalogTool = {
     name: tool.name,
     upstream: upstream.name,
@@ -207,8 +236,9 @@ function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {
     requiredScopes: [...new Set(requiredScopes)].sort(),
     category,
     readOnly,
+    anchor,
     outputSchemaKey: outputSchema ? contentHash(outputSchema) : undefined,
   };
-  origins.set(built, { source: tool, upstream, digest: contentHash([definition, built.requiredScopes, category ?? null, readOnly]) });
+  origins.set(built, { source: tool, upstream, digest: contentHash([definition, built.requiredScopes, category ?? null, readOnly, anchor]) });
   return built;
 }

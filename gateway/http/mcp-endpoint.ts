@@ -7,8 +7,8 @@ import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHt
 import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
 import { bearerChallenge, type Credential } from '../auth/credentials.ts';
-import { accessFor, isVisible, type Access } from '../policy/visibility.ts';
-import { CALL_TOOL } from '../surfaces/compact-tools.ts';
+import { accessFor, type Access } from '../policy/visibility.ts';
+import { CALL_TOOL, resolveTool } from '../policy/tool-resolution.ts';
 import { rejectAtEdge } from './edge.ts';
 import { MODERN_REVISIONS, SERVED_REVISIONS, answerPlainRequest } from '../mcp/fast-path.ts';
 import { classifyPost, type Cancellation, type ParamHeaderCheck, type PostDescription } from './classify.ts';
@@ -145,7 +145,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (post.responses) return answerPostedResponses(ctx, runtime, authenticated, post.responses);
     if (standing.kind === 'unverified') {
       for (const message of post.messages) {
-        if (await closedTarget(runtime, authenticated, access, message)) {
+        if (await closedTarget(runtime, surface, authenticated, access, message)) {
           refuse('error', 'scopes_unavailable');
           return scopesUnavailable(ctx, runtime, standing);
         }
@@ -153,7 +153,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     }
     for (const cancellation of post.cancellations) cancelInFlight(runtime, authenticated, cancellation);
     if (post.toolCall && runtime.oauth?.insufficientScope && authenticated.credential.granted) {
-      const needed = await scopesNeeded(runtime, authenticated, post.toolCall.name);
+      const needed = await scopesNeeded(runtime, surface, authenticated, post.toolCall.name);
       if (needed) {
         refuse('refused_scope', 'insufficient_scope');
         ctx.set(
@@ -275,7 +275,8 @@ function tooManyRequests(ctx: Exchange, refused: Extract<RateDecision, { ok: fal
 /**
  * SEP-2243 server validation of `Mcp-Param-*` headers (spec 2026-07-28 basic/transports/streamable-http
  * §Server Validation), which the SDK only runs for tools an McpServer registered itself: on a 2026-07-28
- * tools/call of a catalogue tool this surface advertises whose inputSchema declares `x-mcp-header`,
+ * tools/call of a catalogue tool this surface advertises to the caller (policy/tool-resolution.ts)
+ * whose inputSchema declares `x-mcp-header`,
  * every argument it marks must come with its header, decoding to the same value. A tool the surface
  * does not list (found with search_tools on /mcp/compact) is not checked: its caller had no definition
  * to mirror from; the upstream gets headers built from the arguments either way (forwarding.ts). A tool
@@ -292,8 +293,8 @@ async function paramHeaderRejection(
   header: (name: string) => string | undefined,
 ): Promise<string | undefined> {
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
-  const tool = catalog?.byName.get(call.name) ?? catalog?.withheld?.get(call.name);
-  const scan = tool && isVisible(tool, access) && surface.advertises(tool, runtime.config) ? paramHeaders(tool.definition.inputSchema) : undefined;
+  const target = catalog && resolveTool(catalog, access, call.name, surface.name);
+  const scan = target?.advertised ? paramHeaders(target.tool.definition.inputSchema) : undefined;
   return scan?.valid && scan.headers.length ? paramHeaderMismatch(scan.headers, call.arguments, header) : undefined;
 }
 
@@ -303,15 +304,20 @@ async function paramHeaderRejection(
  * call_tool, or a read, prompt or completion routed to it). Lists are not: they leave such an
  * upstream's items out (policy/visibility.ts). Reads the catalogue and the list caches only.
  */
-async function closedTarget(runtime: GatewayRuntime, request: AuthenticatedRequest, access: Access, message: Record<string, unknown>): Promise<boolean> {
+async function closedTarget(
+  runtime: GatewayRuntime,
+  surface: Surface,
+  request: AuthenticatedRequest,
+  access: Access,
+  message: Record<string, unknown>,
+): Promise<boolean> {
   const onBehalfOf = { credential: request.credential, requestId: request.requestId };
   const params = (message.params ?? {}) as Record<string, unknown>;
   try {
     if (message.method === 'tools/call') {
-      const name = params.name === CALL_TOOL ? (params.arguments as { name?: unknown } | undefined)?.name : params.name;
+      const name = surface.name === 'compact' && params.name === CALL_TOOL ? (params.arguments as { name?: unknown } | undefined)?.name : params.name;
       if (typeof name !== 'string') return false;
-      const catalog = await runtime.upstreamSet.catalog(onBehalfOf);
-      const tool = catalog.byName.get(name) ?? catalog.withheld?.get(name);
+      const { tool } = resolveTool(await runtime.upstreamSet.catalog(onBehalfOf), access, name, surface.name);
       return tool !== undefined && access.of(tool.upstream) === 'none';
     }
     if (message.method === 'resources/read' || message.method === 'prompts/get' || message.method === 'completion/complete') {
@@ -344,11 +350,12 @@ function scopesUnavailable(ctx: Exchange, runtime: GatewayRuntime, standing: Ext
  * not reach gets 403 naming the scopes that would (any one suffices). Off by default, because it tells
  * the caller that a hidden tool exists. Returns those scopes, or undefined to let the call go on.
  */
-async function scopesNeeded(runtime: GatewayRuntime, request: AuthenticatedRequest, name: string): Promise<string[] | undefined> {
+async function scopesNeeded(runtime: GatewayRuntime, surface: Surface, request: AuthenticatedRequest, name: string): Promise<string[] | undefined> {
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
-  const tool = catalog?.byName.get(name);
-  if (!tool || isVisible(tool, accessFor({ kind: 'scopes', scopes: request.credential.granted!.scopes }, runtime.config.upstreams))) return undefined;
-  return [...tool.requiredScopes];
+  const granted = accessFor({ kind: 'scopes', scopes: request.credential.granted!.scopes }, runtime.config.upstreams);
+  const target = catalog && resolveTool(catalog, granted, name, surface.name);
+  if (!target?.tool || target.visible) return undefined;
+  return [...target.tool.requiredScopes];
 }
 
 /** A 2025-era `notifications/cancelled` (its own POST): aborts the forwarded call it names, if unambiguous. */

@@ -1,6 +1,4 @@
 import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
-import type { GatewayConfig } from '../../config/types.ts';
-import type { CatalogTool } from '../catalog/catalog.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { Logger } from '../obs/log.ts';
 import type { Caller, VisibleCatalog } from '../policy/caller.ts';
@@ -10,8 +8,8 @@ import type { StreamWriter } from '../upstream/input-bridge.ts';
 /** What a tools/call answers: a result, or (2026-07-28) a request for input the caller must fulfil and retry. */
 export type ToolCallAnswer = CallToolResult | InputRequiredResult;
 
-/** The endpoints the gateway serves: `/mcp` (the caller's whole visible catalogue) and `/mcp/compact`. */
-export type SurfaceName = 'full' | 'compact';
+export type { SurfaceName } from '../policy/tool-resolution.ts';
+import type { SurfaceName } from '../policy/tool-resolution.ts';
 
 /**
  * The parts of the SDK's per-request context (`ServerContext.mcpReq`) the arms read: the request's id
@@ -109,11 +107,6 @@ export interface Surface {
    * 2025-11-25 task augmentation of the call (surfaces/tasks.ts), if any.
    */
   callTool(d: DispatchContext, name: string, args: Record<string, unknown> | undefined, task?: Record<string, unknown>): Promise<ToolCallAnswer>;
-  /**
-   * Whether this surface's tools/list carries the catalogue tool (to a caller allowed to see it), so a
-   * caller may know its definition: its `x-mcp-header` arguments are then checked at the edge (SEP-2243).
-   */
-  advertises(tool: CatalogTool, config: GatewayConfig): boolean;
 }
 
 const ANSWERED_AS_JSON = 'answeredAsJson';

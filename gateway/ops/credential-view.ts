@@ -13,7 +13,10 @@ import type { GatewayConfig } from '../../config/types.ts';
 export interface ToolSummary {
   name: string;
   title?: string;
-  /** `annotations.readOnlyHint === true`; everything else is state-changing (how the gateway classifies it). */
+  /**
+   * The gateway's read/write decision as its listing states it: `annotations.readOnlyHint`, which the
+   * gateway rewrites where `readOnlyOverrides` changes it (catalog/catalog.ts); absent is state-changing.
+   */
   readOnly: boolean;
   hasOutputSchema: boolean;
 }

@@ -3,7 +3,7 @@ import type { Catalog, CatalogTool } from '../catalog/catalog.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { GatewayError } from '../errors.ts';
-import { accessFor, mayReach, visibilityKey, visibleTools, type Access } from './visibility.ts';
+import { accessFor, hiddenToolCallsFor, mayReach, visibilityKey, visibleTools, type Access, type HiddenToolCalls } from './visibility.ts';
 import { inSpan } from '../obs/tracing.ts';
 import type { GatewayRuntime, UpstreamRuntime } from '../runtime-state.ts';
 import type { ListMethod, OnBehalfOf } from '../upstream/client.ts';
@@ -40,6 +40,8 @@ export interface Caller {
   readonly era: 'modern' | 'legacy';
   /** What the caller may reach of each upstream. */
   readonly access: Access;
+  /** What a direct call of a tool this caller cannot see does (`policy.hiddenToolCalls`, always `refuse` for an OAuth grant). */
+  readonly hiddenToolCalls: HiddenToolCalls;
   /** The merged catalogue of every upstream, tools under their exposed names (before visibility). */
   catalog(): Promise<Catalog>;
   /** The caller's visible catalogue. */
@@ -84,6 +86,7 @@ export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequ
     onBehalfOf,
     era,
     access,
+    hiddenToolCalls: hiddenToolCallsFor(runtime.config.policy.hiddenToolCalls, credential.granted !== undefined),
     catalog: async () => (await served()).catalog,
     async list(method) {
       const list = await upstreams.list(method, onBehalfOf, reachable);

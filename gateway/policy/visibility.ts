@@ -3,9 +3,10 @@ import type { Standing } from '../auth/authenticate.ts';
 import type { Catalog, CatalogTool } from '../catalog/catalog.ts';
 
 /**
- * Visibility: the one place that decides what a caller may see and reach, for tools/list,
- * search_tools, call_tool, direct calls, the nearest-name hints of an unknown tool, and resources,
- * prompts and completions. Pure: functions of data (catalogue, standing, config), no HTTP, no SDK.
+ * Visibility: the one place that decides what a caller may see and reach: its access per upstream, the
+ * scope rule for a tool (which tool-resolution.ts `resolveTool` applies for every path that asks about
+ * a tool by name, and {@link visibleTools} for listings), and resources, prompts and completions.
+ * Pure: functions of data (catalogue, standing, config), no HTTP, no SDK.
  */
 
 /**
@@ -71,11 +72,11 @@ export function isVisible(tool: CatalogTool, access: Access): boolean {
   return permits(access.of(tool.upstream), tool.requiredScopes);
 }
 
-/** A catalogue tool by exposed name when the caller may see it, else undefined (missing and denied alike). */
-export function visibleToolNamed(catalog: Catalog, access: Access, name: string): CatalogTool | undefined {
-  const tool = catalog.byName.get(name);
-  return tool && isVisible(tool, access) ? tool : undefined;
-}
+/**
+ * The operator's access (the console's catalogue and search pages): every tool of every upstream, as a
+ * caller permitted everything sees it. Never a caller's: no request is served under it.
+ */
+export const OPERATOR_ACCESS: Access = Object.freeze({ of: () => 'all' as const, key: 'operator', standing: Object.freeze({ kind: 'unchecked' as const }) });
 
 /**
  * What a direct tools/call does with a catalogue tool the caller cannot see (config
@@ -93,14 +94,6 @@ export type HiddenToolCalls = 'forward' | 'refuse';
  */
 export function hiddenToolCallsFor(setting: HiddenToolCalls, oauthGrant: boolean): HiddenToolCalls {
   return oauthGrant ? 'refuse' : setting;
-}
-
-/**
- * Whether a direct tools/call of `tool` goes to the upstream: under `refuse` only when the caller may
- * see it ({@link isVisible}); under `forward` always.
- */
-export function directCallAllowed(tool: CatalogTool, access: Access, setting: HiddenToolCalls): boolean {
-  return setting === 'forward' || isVisible(tool, access);
 }
 
 /**

@@ -1,14 +1,10 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from '../policy/caller.ts';
-import { visibleTool } from './search-tools.ts';
-import { isVisible } from '../policy/visibility.ts';
-import { isAppOnlyTool } from '../catalog/extensions.ts';
-import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises } from './compact-tools.ts';
+import { CALL_TOOL, SEARCH_TOOLS, findableByModel, resolveTool, type ToolResolution } from '../policy/tool-resolution.ts';
 import { toolErrorResult, type ErrorKind } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { toolLabel } from '../obs/metrics.ts';
 import { NEAREST_LIMIT, callCatalogTool, type ToolCallAnswer } from './tool-call.ts';
-import type { CatalogTool } from '../catalog/catalog.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision } from './tool-decision.ts';
 import { inSpan } from '../obs/tracing.ts';
@@ -16,8 +12,10 @@ import { inSpan } from '../obs/tracing.ts';
 /**
  * call_tool: runs a visible, read-only, non-advertised tool and returns its result exactly as a direct
  * call would (same forwarding, same output check, same era projection: `callCatalogTool`). Everything
- * else is refused with an isError result and nothing reaches the upstream, checked in this order:
- * 1. a name outside the caller's scopes, not in the catalogue, or an MCP Apps app-only tool: one and the same "unknown tool" answer
+ * else is refused with an isError result and nothing reaches the upstream, checked in this order on the
+ * target's resolution (policy/tool-resolution.ts):
+ * 1. a name outside the caller's scopes, not in the catalogue, or an MCP Apps app-only tool (not
+ *    `reachableByModel`): one and the same "unknown tool" answer
  *    with the nearest visible names (edit distance, then search), so a denied tool looks exactly like a
  *    missing one (and is never named, even by a "call it directly"); a tool the caller may see whose
  *    upstream is down (withheld from the catalogue) answers "upstream unavailable" instead, as a direct
@@ -36,23 +34,24 @@ export async function callThroughDispatcher(
   args: Record<string, unknown>,
 ): Promise<ToolCallAnswer> {
   const started = performance.now();
+  const resolve = (name: string) => resolveTool(visible.catalog, visible.access, name, d.surface.name);
   const refuse = (
     tool: string,
+    target: ToolResolution,
     outcome: 'refused' | 'invalid_arguments' | 'is_error',
     kind: ErrorKind,
     message: string,
     meta: Record<string, unknown> = {},
   ): CallToolResult => {
     // Operators see the catalogue name even for a denied tool; the caller never does. Bounded by the catalogue.
-    const label = toolLabel(tool, (n) => visible.catalog.byName.has(n) || visible.catalog.withheld?.has(n) === true);
+    const label = toolLabel(tool, () => target.tool !== undefined);
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: label, via: 'call_tool', outcome });
     d.log.info({ tool: label, kind }, 'call_tool refused without contacting the upstream');
-    const known = visible.catalog.byName.get(tool) ?? visible.catalog.withheld?.get(tool);
     recordDecision(d, {
       via: 'call_tool',
       name: tool,
-      tool: known,
-      outcome: auditOutcome(kind, known),
+      tool: target.tool,
+      outcome: auditOutcome(kind, target),
       reason: kind,
       arguments: args.arguments ?? {},
       started,
@@ -62,52 +61,52 @@ export async function callThroughDispatcher(
   };
 
   const own = d.runtime.inputs.check(CALL_TOOL, definition.inputSchema, args);
-  if (!own.ok)
-    return refuse(
-      typeof args.name === 'string' ? args.name : '',
-      'invalid_arguments',
-      'invalid_arguments',
-      `Invalid arguments for call_tool: ${own.issues.join('; ')}.`,
-      { 'ai.cpz.gateway/paths': own.paths },
-    );
+  if (!own.ok) {
+    const asked = typeof args.name === 'string' ? args.name : '';
+    return refuse(asked, resolve(asked), 'invalid_arguments', 'invalid_arguments', `Invalid arguments for call_tool: ${own.issues.join('; ')}.`, {
+      'ai.cpz.gateway/paths': own.paths,
+    });
+  }
   const name = args.name as string;
   const targetArgs = (args.arguments as Record<string, unknown> | undefined) ?? {};
 
-  if (name === SEARCH_TOOLS || name === CALL_TOOL) return refuse(name, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
-  const tool = visibleTool(visible, name);
-  const withheld = tool ? undefined : visible.catalog.withheld?.get(name);
-  if (withheld && isVisible(withheld, visible.access) && !isAppOnlyTool(withheld.definition)) {
-    return refuse(
-      name,
-      'is_error',
-      'upstream_unavailable',
-      `Tool "${name}" could not be executed: upstream ${withheld.upstream} is unavailable. Try again later.`,
-    );
-  }
-  if (!tool) {
+  const target = resolve(name);
+  if (name === SEARCH_TOOLS || name === CALL_TOOL) return refuse(name, target, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
+  if (!target.reachableByModel) {
     const index = await d.runtime.searchIndexes.get(visible.catalog);
     const nearest = inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () =>
-      index.nearestNames(name, { limit: NEAREST_LIMIT, filter: (n) => visibleTool(visible, n) !== undefined }),
+      index.nearestNames(name, { limit: NEAREST_LIMIT, filter: (n) => findableByModel(resolve(n)) }),
     );
     const hint = nearest.length ? ` Nearest names: ${nearest.join(', ')}.` : '';
-    return refuse(name, 'refused', 'unknown_tool', `Unknown tool: ${name}.${hint} Use search_tools to find a tool for the task.`, {
+    return refuse(name, target, 'refused', 'unknown_tool', `Unknown tool: ${name}.${hint} Use search_tools to find a tool for the task.`, {
       'ai.cpz.gateway/nearest': nearest,
     });
   }
-  if (!tool.readOnly) {
+  const tool = target.tool;
+  if (target.withheld) {
     return refuse(
       name,
+      target,
+      'is_error',
+      'upstream_unavailable',
+      `Tool "${name}" could not be executed: upstream ${tool.upstream} is unavailable. Try again later.`,
+    );
+  }
+  if (!target.readOnly) {
+    return refuse(
+      name,
+      target,
       'refused',
       'call_directly',
       `${name} changes state, so call_tool will not run it; call it directly: it is advertised so your client can ask for approval.`,
     );
   }
-  if (compactAdvertises(tool, d.runtime.config)) return refuse(name, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
+  if (target.advertised) return refuse(name, target, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
 
   const check = d.runtime.inputs.check(tool.name, tool.definition.inputSchema, targetArgs);
   if (!check.ok) {
     const message = `Invalid arguments for ${name}: ${check.issues.join('; ')}. Its input_schema: ${JSON.stringify(tool.definition.inputSchema)}`;
-    return refuse(name, 'invalid_arguments', 'invalid_arguments', message, {
+    return refuse(name, target, 'invalid_arguments', 'invalid_arguments', message, {
       'ai.cpz.gateway/paths': check.paths,
       'ai.cpz.gateway/input_schema': tool.definition.inputSchema,
     });
@@ -120,9 +119,9 @@ export async function callThroughDispatcher(
  * tool" answer about a catalogue tool is a refusal for scope, and "call it directly" says whether the
  * tool changes state or is simply advertised.
  */
-function auditOutcome(kind: ErrorKind, tool: CatalogTool | undefined): AuditOutcome {
+function auditOutcome(kind: ErrorKind, target: ToolResolution): AuditOutcome {
   if (kind === 'invalid_arguments') return 'invalid_arguments';
-  if (kind === 'unknown_tool') return tool ? 'refused_scope' : 'unknown_tool';
-  if (kind === 'call_directly') return tool && !tool.readOnly ? 'refused_write_via_call_tool' : 'refused_advertised';
+  if (kind === 'unknown_tool') return target.tool ? 'refused_scope' : 'unknown_tool';
+  if (kind === 'call_directly') return target.tool && !target.readOnly ? 'refused_write_via_call_tool' : 'refused_advertised';
   return 'error';
 }

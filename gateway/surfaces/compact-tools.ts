@@ -1,12 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/server';
-import { isAppOnlyTool } from '../catalog/extensions.ts';
 import type { GatewayConfig } from '../../config/types.ts';
-import type { CatalogTool } from '../catalog/catalog.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
-
-/** The compact surface's own tools; catalogue tools with these names are shadowed there. */
-export const SEARCH_TOOLS = 'search_tools';
-export const CALL_TOOL = 'call_tool';
+import { CALL_TOOL, SEARCH_TOOLS, resolveTool } from '../policy/tool-resolution.ts';
 
 /**
  * The paragraph `/mcp/compact` adds to the upstreams' instructions, which were written for a server that
@@ -17,19 +12,6 @@ export const COMPACT_INSTRUCTIONS =
   'On this endpoint most tools are not listed up front. To use one that is not in your tool list: call search_tools ' +
   'with the task in plain words, read the input_schema of the match, then call it directly by name if `advertised` is ' +
   'true, else through call_tool with {name, arguments}. Tools named above but missing from your list are reached the same way.';
-
-/**
- * Whether `/mcp/compact` advertises a catalogue tool up front: every state-changing tool (a client
- * gates approval on the tool name it sees, so a write never hides behind call_tool) and the read
- * anchors configured for its upstream (`upstreams[].anchors`, in the upstream's own names), and every
- * MCP Apps app-only tool (for the host, which hides it from the model; call_tool never runs one).
- */
-export function compactAdvertises(tool: CatalogTool, config: GatewayConfig): boolean {
-  if (tool.name === SEARCH_TOOLS || tool.name === CALL_TOOL) return false;
-  // An app-only tool (MCP Apps) is for the host to hand its app; never to the model, so never to call_tool.
-  if (!tool.readOnly || isAppOnlyTool(tool.definition)) return true;
-  return config.upstreams.some((u) => u.name === tool.upstream && u.anchors.includes(tool.upstreamName));
-}
 
 /** The upstreams of the caller's visible tools, sorted: search_tools' `upstream` enum (several upstreams only). */
 export function visibleUpstreams(visible: VisibleCatalog): string[] {
@@ -42,11 +24,12 @@ export function visibleCategories(visible: VisibleCatalog): string[] {
 }
 
 /**
- * The compact tools/list for one visible catalogue: search_tools, call_tool, then the advertised
- * catalogue tools in catalogue order. Built once per visibility key (see ListingCache).
+ * The compact tools/list for one visible catalogue: search_tools, call_tool, then the catalogue tools
+ * the surface advertises to this caller (policy/tool-resolution.ts: every state-changing tool, the read
+ * anchors, MCP Apps app-only tools) in catalogue order. Built once per visibility key (see ListingCache).
  */
 export function compactTools(config: GatewayConfig, visible: VisibleCatalog): Tool[] {
-  const advertised = visible.tools.filter((t) => compactAdvertises(t, config)).map((t) => t.definition);
+  const advertised = visible.tools.filter((t) => resolveTool(visible.catalog, visible.access, t.name, 'compact').advertised).map((t) => t.definition);
   return [searchToolsDefinition(config, visibleCategories(visible), visibleUpstreams(visible)), CALL_TOOL_DEFINITION, ...advertised];
 }
 

@@ -2,7 +2,8 @@ import type { Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { callThroughDispatcher } from './call-tool.ts';
 import { searchTools } from './search-tools.ts';
-import { CALL_TOOL, COMPACT_INSTRUCTIONS, SEARCH_TOOLS, compactAdvertises, compactTools } from './compact-tools.ts';
+import { COMPACT_INSTRUCTIONS, compactTools } from './compact-tools.ts';
+import { CALL_TOOL, SEARCH_TOOLS } from '../policy/tool-resolution.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { DispatchContext, Surface } from '../mcp/types.ts';
 import { callToolDirect } from './tool-call.ts';
@@ -28,7 +29,6 @@ export const compactSurface: Surface = {
     const definition = ownTool(compactListing(d, visible), name);
     return name === SEARCH_TOOLS ? searchTools(d, visible, definition, args ?? {}) : callThroughDispatcher(d, visible, definition, args ?? {});
   },
-  advertises: (tool, config) => compactAdvertises(tool, config),
 };
 
 /** The compact tools/list of a visible catalogue, cached per catalogue version and effective scopes. */

@@ -1,9 +1,9 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { CatalogTool } from '../catalog/catalog.ts';
-import { isAppOnlyTool } from '../catalog/extensions.ts';
 import type { Surface } from '../mcp/types.ts';
-import { compactAdvertises } from './compact-tools.ts';
+import type { VisibleCatalog } from '../policy/caller.ts';
+import { resolveTool } from '../policy/tool-resolution.ts';
 import { callToolDirect } from './tool-call.ts';
 
 /**
@@ -14,14 +14,16 @@ export const ALWAYS_LOAD_META_KEY = 'anthropic/alwaysLoad';
 
 /**
  * A tool's /mcp definition: with `clientHints.alwaysLoad`, the tools `/mcp/compact` advertises up front
- * (every state-changing tool and the read anchors, compactAdvertises) carry {@link ALWAYS_LOAD_META_KEY},
- * so a client that defers loading keeps exactly those loaded, as the compact surface does; app-only tools
- * never (they are not for the model). A value the upstream set itself is left as it is.
+ * to the same caller (every state-changing tool and the read anchors: policy/tool-resolution.ts) carry
+ * {@link ALWAYS_LOAD_META_KEY}, so a client that defers loading keeps exactly those loaded, as the
+ * compact surface does; tools the model may not reach never (MCP Apps app-only tools). A value the
+ * upstream set itself is left as it is.
  */
-export function fullDefinition(tool: CatalogTool, config: GatewayConfig): Tool {
+function fullDefinition(tool: CatalogTool, visible: VisibleCatalog, config: GatewayConfig): Tool {
   const definition = tool.definition;
   if (!config.clientHints.alwaysLoad || definition._meta?.[ALWAYS_LOAD_META_KEY] !== undefined) return definition;
-  if (!compactAdvertises(tool, config) || isAppOnlyTool(definition)) return definition;
+  const compact = resolveTool(visible.catalog, visible.access, tool.name, 'compact');
+  if (!compact.advertised || !compact.reachableByModel) return definition;
   return { ...definition, _meta: { ...definition._meta, [ALWAYS_LOAD_META_KEY]: true } };
 }
 
@@ -36,8 +38,7 @@ export const fullSurface: Surface = {
   path: '/mcp',
   instructions: (upstream) => upstream,
   listTools(d, visible) {
-    return d.runtime.listings.get(`full|${visible.key}`, () => visible.tools.map((tool) => fullDefinition(tool, d.runtime.config)));
+    return d.runtime.listings.get(`full|${visible.key}`, () => visible.tools.map((tool) => fullDefinition(tool, visible, d.runtime.config)));
   },
   callTool: (d, name, args, task) => callToolDirect(d, name, args, task),
-  advertises: () => true,
 };

@@ -1,12 +1,10 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { EmptyQueryError } from '../../search/index.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
-import type { CatalogTool } from '../catalog/catalog.ts';
-import { CALL_TOOL, SEARCH_TOOLS, compactAdvertises, visibleCategories } from './compact-tools.ts';
+import { visibleCategories } from './compact-tools.ts';
 import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
-import { visibleToolNamed } from '../policy/visibility.ts';
-import { isAppOnlyTool } from '../catalog/extensions.ts';
+import { SEARCH_TOOLS, findableByModel, resolveTool, type Resolved } from '../policy/tool-resolution.ts';
 import { inSpan } from '../obs/tracing.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
@@ -30,8 +28,9 @@ const BRIEF_DESCRIPTION = 160;
 
 /**
  * search_tools: ranks the caller's visible tools for `query` on the catalogue version's shared index,
- * the caller's scopes applied as the index's filter (a hidden tool is never returned, hinted at or
- * scored against). Bad arguments (an empty or blank query among them) are an isError result naming
+ * the index's filter admitting only tools the caller's model may find (policy/tool-resolution.ts
+ * `findableByModel`: a hidden, app-only or withheld tool is never returned, hinted at or scored
+ * against). Bad arguments (an empty or blank query among them) are an isError result naming
  * the paths: the spec's tool execution error for input validation (server/tools §Error Handling), so
  * the model can correct itself. No match: an empty list and a hint naming the caller's categories.
  * Every answer says "N of M tools matched" (`matched`, `total`, `summary`) so that a model knows when
@@ -52,6 +51,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const limit = (args.limit as number | undefined) ?? Math.min(config.compact.searchLimit, config.compact.maxSearchLimit);
   const brief = args.detail === 'brief';
   const index = await d.runtime.searchIndexes.get(visible.catalog);
+  const resolve = (name: string) => resolveTool(visible.catalog, visible.access, name, d.surface.name);
   const started = performance.now();
   let page;
   try {
@@ -61,7 +61,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
         limit,
         category,
         upstream,
-        filter: (name) => visibleTool(visible, name) !== undefined,
+        filter: (name) => findableByModel(resolve(name)),
         filterKey: visible.key,
       });
       span?.setAttribute('ai.cpz.gateway.search.results', found.hits.length);
@@ -74,7 +74,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   } finally {
     metrics.searchDuration.observe((performance.now() - started) / 1000);
   }
-  const tools = page.hits.map((hit) => (brief ? briefMatch : match)(visibleTool(visible, hit.name)!, hit.score, d));
+  const tools = page.hits.map((hit) => (brief ? briefMatch : match)(resolve(hit.name) as Resolved, hit.score, d));
   d.runtime.audit.noteSearch({ credentialDigest: d.caller.credential.digest, requestId: d.caller.requestId, names: tools.map((t) => t.name) });
   const { matched, total } = page;
   const summary = `${matched} of ${total} tools matched${matched > tools.length ? `; showing the best ${tools.length}` : ''}.`;
@@ -91,20 +91,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   return d.project(result, definition.outputSchema as Record<string, unknown> | undefined);
 }
 
-/**
- * The catalogue tool `name` when the caller's model may reach it through this surface's own tools: the
- * one visibility rule (policy/visibility.ts), minus catalogue tools shadowed by the surface's own
- * search_tools and call_tool, minus MCP Apps app-only tools (`_meta.ui.visibility` without "model":
- * catalog/extensions.ts), which search_tools never returns and call_tool refuses as unknown: their output
- * reaches a model as ordinary tool output, where no host can filter them.
- */
-export function visibleTool(visible: VisibleCatalog, name: string): CatalogTool | undefined {
-  if (name === SEARCH_TOOLS || name === CALL_TOOL) return undefined;
-  const tool = visibleToolNamed(visible.catalog, visible.access, name);
-  return tool && !isAppOnlyTool(tool.definition) ? tool : undefined;
-}
-
-function match(tool: CatalogTool, score: number, d: DispatchContext): SearchMatch {
+function match({ tool, advertised }: Resolved, score: number, d: DispatchContext): SearchMatch {
   const { title, description, inputSchema, outputSchema, annotations } = tool.definition;
   return {
     name: tool.name,
@@ -116,18 +103,18 @@ function match(tool: CatalogTool, score: number, d: DispatchContext): SearchMatc
     ...(outputSchema !== undefined ? { output_schema: outputSchema } : {}),
     ...(annotations !== undefined ? { annotations } : {}),
     score,
-    advertised: compactAdvertises(tool, d.runtime.config),
+    advertised,
   };
 }
 
-function briefMatch(tool: CatalogTool, _score: number, d: DispatchContext): SearchMatch {
+function briefMatch({ tool, advertised }: Resolved, _score: number, d: DispatchContext): SearchMatch {
   const { title, description } = tool.definition;
   return {
     name: tool.name,
     ...(title !== undefined ? { title } : {}),
     ...(description !== undefined ? { description: firstLine(description) } : {}),
     ...(d.runtime.config.upstreams.length > 1 ? { upstream: tool.upstream } : {}),
-    advertised: compactAdvertises(tool, d.runtime.config),
+    advertised,
   };
 }
 

@@ -3,7 +3,7 @@ import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { mintTaskId, openTaskId, type TaskRef } from '../policy/task-ids.ts';
-import { directCallAllowed, hiddenToolCallsFor } from '../policy/visibility.ts';
+import { directCallAllowed, resolveTool } from '../policy/tool-resolution.ts';
 import type { TaskMethod, UpstreamClient } from '../upstream/client.ts';
 import { callerDeclaresTasks, forward, forwardError, relayedResult } from '../upstream/forwarding.ts';
 
@@ -171,10 +171,9 @@ async function resolve(d: DispatchContext, id: unknown): Promise<ResolvedTask> {
   const ref = openTaskId(id, owner(d), d.runtime.digestKey);
   if (!ref) throw unknownTask();
   const visible = await d.caller.visible();
-  const tool = visible.catalog.byName.get(ref.tool) ?? visible.catalog.withheld?.get(ref.tool);
-  const setting = hiddenToolCallsFor(d.runtime.config.policy.hiddenToolCalls, d.caller.credential.granted !== undefined);
-  if (!tool || tool.upstream !== ref.upstream || !directCallAllowed(tool, visible.access, setting)) throw unknownTask();
-  return { id: id as string, ref, tool, client: d.caller.upstream(ref.upstream).client };
+  const target = resolveTool(visible.catalog, visible.access, ref.tool, d.surface.name);
+  if (!directCallAllowed(target, d.caller.hiddenToolCalls) || target.tool.upstream !== ref.upstream) throw unknownTask();
+  return { id: id as string, ref, tool: target.tool, client: d.caller.upstream(ref.upstream).client };
 }
 
 /** One task method at the task's upstream, its status notifications relayed under the caller's id; its failure as the caller's error. */

@@ -3,12 +3,11 @@ import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
 import { forward, forwardFailure, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
-import { directCallAllowed, hiddenToolCallsFor, isVisible, visibleToolNamed } from '../policy/visibility.ts';
+import { directCallAllowed, findableByModel, resolveTool } from '../policy/tool-resolution.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision, spendToolBudgets } from './tool-decision.ts';
 import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
-import { isAppOnlyTool } from '../catalog/extensions.ts';
 import { createdTask, relayCreatedTask, requireTaskSupport, type TaskParam } from './tasks.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
@@ -127,7 +126,7 @@ export const NEAREST_LIMIT = 5;
 /**
  * The direct tools/call path of a surface: the tool must be in the caller's merged catalogue under its
  * exposed name and, under `policy.hiddenToolCalls: refuse` (the default), visible to the caller
- * (policy/visibility.ts); anything else is -32602 "Unknown tool", the same answer for a tool that does
+ * (policy/tool-resolution.ts `directCallAllowed`); anything else is -32602 "Unknown tool", the same answer for a tool that does
  * not exist and one the caller may not see, with the nearest names the caller may see
  * ({@link nearestVisibleNames}), before any upstream is contacted. The caller's access was resolved at
  * the edge: no scope lookup here. A visible tool of an upstream that is down answers isError. Arguments
@@ -137,17 +136,15 @@ export const NEAREST_LIMIT = 5;
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined, task?: TaskParam): Promise<ToolCallAnswer> {
   const started = performance.now();
   const visible = await d.caller.visible();
-  const found = visible.catalog.byName.get(name) ?? visible.catalog.withheld?.get(name);
-  const setting = hiddenToolCallsFor(d.runtime.config.policy.hiddenToolCalls, d.caller.credential.granted !== undefined);
-  const tool = found && directCallAllowed(found, visible.access, setting) ? found : undefined;
-  if (!tool) {
+  const target = resolveTool(visible.catalog, visible.access, name, d.surface.name);
+  if (!directCallAllowed(target, d.caller.hiddenToolCalls)) {
     d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
     // A hidden tool refused looks unknown to the caller, not to the operator.
     recordDecision(d, {
       via: 'direct',
       name,
-      tool: found,
-      outcome: found ? 'refused_scope' : 'unknown_tool',
+      tool: target.tool,
+      outcome: target.tool ? 'refused_scope' : 'unknown_tool',
       reason: 'unknown_tool',
       arguments: args ?? {},
       started,
@@ -156,22 +153,19 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
     const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
     throw new GatewayError('unknown_tool', `Unknown tool: ${name}${hint}`, nearest.length ? { nearest } : {});
   }
-  return callCatalogTool(d, tool, args, 'direct', task);
+  return callCatalogTool(d, target.tool, args, 'direct', task);
 }
 
 /**
- * The catalogue names nearest to `name` (search/index.ts `nearestNames`) among the tools the caller may
- * see: a suggestion never names a hidden tool. A failure to suggest suggests nothing.
+ * The catalogue names nearest to `name` (search/index.ts `nearestNames`) among the tools the caller's
+ * model may find (policy/tool-resolution.ts `findableByModel`): a suggestion never names a hidden tool,
+ * an MCP Apps app-only one or a withheld one (search_tools never returns one either). A failure to suggest suggests nothing.
  */
 async function nearestVisibleNames(d: DispatchContext, visible: VisibleCatalog, name: string): Promise<string[]> {
   try {
     const index = await d.runtime.searchIndexes.get(visible.catalog);
-    // A hint reaches the model: never an app-only tool (MCP Apps), as search_tools never returns one.
-    const allowed = (n: string) => {
-      const tool = visibleToolNamed(visible.catalog, visible.access, n);
-      return tool !== undefined && !isAppOnlyTool(tool.definition);
-    };
-    return index.nearestNames(name, { limit: NEAREST_LIMIT, filter: allowed });
+    const findable = (n: string) => findableByModel(resolveTool(visible.catalog, visible.access, n, d.surface.name));
+    return index.nearestNames(name, { limit: NEAREST_LIMIT, filter: findable });
   } catch (error) {
     d.log.warn({ err: (error as Error).message }, 'no nearest names for an unknown tool');
     return [];
@@ -188,5 +182,5 @@ async function directFailureOutcome(d: DispatchContext, tool: CatalogTool, args:
   if (via !== 'direct' || !d.runtime.audit.enabled) return 'error';
   if (!d.runtime.inputs.check(tool.name, tool.definition.inputSchema, args ?? {}).ok) return 'invalid_arguments';
   const visible = await d.caller.visible().catch(() => undefined);
-  return visible && !isVisible(tool, visible.access) ? 'refused_scope' : 'error';
+  return visible && !resolveTool(visible.catalog, visible.access, tool.name, d.surface.name).visible ? 'refused_scope' : 'error';
 }

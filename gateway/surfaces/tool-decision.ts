@@ -4,7 +4,7 @@ import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext, RpcMessage, Surface } from '../mcp/types.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
-import { CALL_TOOL } from './compact-tools.ts';
+import { CALL_TOOL } from '../policy/tool-resolution.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { annotateRequest } from '../obs/tracing.ts';
 import { describeBudget, toolCallCharges } from '../policy/rate-limits.ts';

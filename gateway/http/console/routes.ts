@@ -14,9 +14,10 @@ import type Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
 import { EmptyQueryError, matchedFields } from '../../../search/index.ts';
-import type { Catalog } from '../../catalog/catalog.ts';
+import type { Catalog, CatalogTool } from '../../catalog/catalog.ts';
 import { credentialHeaders, credentialView } from '../../ops/credential-view.ts';
-import { compactAdvertises } from '../../surfaces/compact-tools.ts';
+import { resolveTool, type Resolved } from '../../policy/tool-resolution.ts';
+import { OPERATOR_ACCESS } from '../../policy/visibility.ts';
 import type { GatewayRuntime } from '../../runtime-state.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { CatalogData, Counter, OverviewData, SearchData, UpstreamStatus } from './model.ts';
@@ -188,6 +189,16 @@ async function currentCatalog(runtime: GatewayRuntime): Promise<Catalog> {
   return runtime.upstreamSet.lastCatalog() ?? (await runtime.upstreamSet.catalog());
 }
 
+/**
+ * A catalogue tool as the gateway decides it for a caller permitted everything (policy/tool-resolution.ts):
+ * read or write, and whether `/mcp/compact` lists it up front. The console shows the gateway's
+ * decision, never one of its own.
+ */
+function operatorView(catalog: Catalog, name: string): { tool: CatalogTool; readOnly: boolean; advertised: boolean } {
+  const { tool, readOnly } = resolveTool(catalog, OPERATOR_ACCESS, name, 'full') as Resolved;
+  return { tool, readOnly, advertised: resolveTool(catalog, OPERATOR_ACCESS, name, 'compact').advertised };
+}
+
 async function catalogData(runtime: GatewayRuntime): Promise<CatalogData> {
   const several = runtime.config.upstreams.length > 1;
   let catalog: Catalog;
@@ -199,16 +210,19 @@ async function catalogData(runtime: GatewayRuntime): Promise<CatalogData> {
   return {
     version: catalog.version,
     several,
-    rows: catalog.tools.map((tool) => ({
-      name: tool.name,
-      upstream: tool.upstream,
-      ...(tool.definition.title !== undefined ? { title: tool.definition.title } : {}),
-      ...(tool.category !== undefined ? { category: tool.category } : {}),
-      requiredScopes: tool.requiredScopes,
-      readOnly: tool.readOnly,
-      hasOutputSchema: tool.definition.outputSchema !== undefined,
-      advertised: compactAdvertises(tool, runtime.config),
-    })),
+    rows: catalog.tools.map((tool) => {
+      const { readOnly, advertised } = operatorView(catalog, tool.name);
+      return {
+        name: tool.name,
+        upstream: tool.upstream,
+        ...(tool.definition.title !== undefined ? { title: tool.definition.title } : {}),
+        ...(tool.category !== undefined ? { category: tool.category } : {}),
+        requiredScopes: tool.requiredScopes,
+        readOnly,
+        hasOutputSchema: tool.definition.outputSchema !== undefined,
+        advertised,
+      };
+    }),
   };
 }
 
@@ -252,15 +266,15 @@ async function search(runtime: GatewayRuntime, ctx: Context): Promise<SearchData
   try {
     const hits = index.search(query, { limit, ...(category ? { category } : {}) });
     data.rows = hits.map((hit, i) => {
-      const tool = catalog.byName.get(hit.name)!;
+      const { tool, readOnly, advertised } = operatorView(catalog, hit.name);
       return {
         rank: i + 1,
         name: tool.name,
         score: hit.score,
         ...(tool.category !== undefined ? { category: tool.category } : {}),
         ...(runtime.config.upstreams.length > 1 ? { upstream: tool.upstream } : {}),
-        readOnly: tool.readOnly,
-        advertised: compactAdvertises(tool, runtime.config),
+        readOnly,
+        advertised,
         matched: matchedFields(runtime.searchIndexes.searchable(tool), query),
       };
     });

@@ -1,0 +1,112 @@
+import { NOT_HELD, type Catalog, type CatalogTool, type PinStatus } from '../catalog/catalog.ts';
+import { isAppOnlyTool } from '../catalog/extensions.ts';
+import { isVisible, type Access, type HiddenToolCalls } from './visibility.ts';
+
+/**
+ * Tool resolution: what one tool name means to one caller on one endpoint, decided once, here. Every
+ * path that asks about a tool reads its answer from {@link resolveTool}: the edge (closed upstreams,
+ * `Mcp-Param` checks, step-up), direct calls, `call_tool`, search filtering, nearest-name hints, the
+ * tasks relay, the listings, the console and (through the listings' definitions) the CLI. Pure.
+ */
+
+/** The endpoints the gateway serves: `/mcp` (the caller's whole visible catalogue) and `/mcp/compact`. */
+export type SurfaceName = 'full' | 'compact';
+
+/** The compact surface's own tools; catalogue tools with these names are shadowed there. */
+export const SEARCH_TOOLS = 'search_tools';
+export const CALL_TOOL = 'call_tool';
+
+/** A name that stands for no catalogue tool on the surface (missing, or shadowed by the surface's own tool). */
+export interface Unresolved {
+  readonly tool: undefined;
+  readonly visible: false;
+  readonly reachableByModel: false;
+  readonly advertised: false;
+  readonly readOnly: false;
+  readonly withheld: false;
+  readonly pinned: PinStatus;
+}
+
+/** A catalogue tool and every decision about it for one caller on one surface. */
+export interface Resolved {
+  /** The catalogue tool under the exposed name: listed, or withheld (its upstream is down). */
+  readonly tool: CatalogTool;
+  /**
+   * The caller's access permits the tool (its required scopes, any one suffices: policy/visibility.ts).
+   * A tool that is not visible is answered exactly as a missing one, on every path.
+   */
+  readonly visible: boolean;
+  /**
+   * The caller's model may reach it through the surface's own means (search_tools results, call_tool,
+   * nearest-name hints): visible and not an MCP Apps app-only tool (`_meta.ui.visibility` without
+   * "model", catalog/extensions.ts), whose output no host could filter once it reaches a model as
+   * ordinary tool output. A withheld tool stays reachable: it is answered "upstream unavailable".
+   */
+  readonly reachableByModel: boolean;
+  /**
+   * The surface's tools/list carries it to this caller: visible, not withheld, and on `/mcp/compact`
+   * one of the tools listed up front (every state-changing tool, so a client's approval prompt names
+   * what runs; the read anchors, `upstreams[].anchors`; app-only tools, for the host). On `/mcp` every
+   * visible tool is listed.
+   */
+  readonly advertised: boolean;
+  /** `readOnlyHint: true`, or `upstreams[].readOnlyOverrides`: the gateway's one read/write decision. */
+  readonly readOnly: boolean;
+  /** Its upstream is down: not listed or searched; a call of it answers "upstream unavailable". */
+  readonly withheld: boolean;
+  /** What definition pinning holds of it ({@link Catalog.pins}; nothing by default). */
+  readonly pinned: PinStatus;
+}
+
+/** What {@link resolveTool} answers: `tool` undefined, or a catalogue tool with its decisions. */
+export type ToolResolution = Unresolved | Resolved;
+
+const UNRESOLVED: Unresolved = Object.freeze({
+  tool: undefined,
+  visible: false,
+  reachableByModel: false,
+  advertised: false,
+  readOnly: false,
+  withheld: false,
+  pinned: NOT_HELD,
+});
+
+/**
+ * What the exposed name `name` stands for to a caller with `access` on `surface`, given `catalog`
+ * (listed tools, then withheld ones). On `/mcp/compact` the surface's own {@link SEARCH_TOOLS} and
+ * {@link CALL_TOOL} shadow catalogue tools of those names: there they resolve to no tool.
+ */
+export function resolveTool(catalog: Catalog, access: Access, name: string, surface: SurfaceName): ToolResolution {
+  if (surface === 'compact' && (name === SEARCH_TOOLS || name === CALL_TOOL)) return UNRESOLVED;
+  const listed = catalog.byName.get(name);
+  const tool = listed ?? catalog.withheld?.get(name);
+  if (tool === undefined) return UNRESOLVED;
+  const withheld = listed === undefined;
+  const visible = isVisible(tool, access);
+  const reachableByModel = visible && !isAppOnlyTool(tool.definition);
+  const advertised = visible && !withheld && (surface === 'full' || listedUpFront(tool));
+  const pinned = catalog.pins?.of(tool) ?? NOT_HELD;
+  return { tool, visible, reachableByModel, advertised, readOnly: tool.readOnly, withheld, pinned };
+}
+
+/** `/mcp/compact`'s up-front tools: state-changing ones, the read anchors, and MCP Apps app-only ones. */
+function listedUpFront(tool: CatalogTool): boolean {
+  return !tool.readOnly || tool.anchor || isAppOnlyTool(tool.definition);
+}
+
+/**
+ * Whether search_tools may return the tool and an unknown-tool hint may name it: reachable by the model
+ * and listed now. A withheld tool is not offered (its upstream is down), though a search index built
+ * before the outage still holds it (catalog/search-index-cache.ts serves such an index during a build).
+ */
+export function findableByModel(resolution: ToolResolution): boolean {
+  return resolution.reachableByModel && !resolution.withheld;
+}
+
+/**
+ * Whether a direct tools/call (or a task of the tool) reaches the upstream: a catalogue tool the caller
+ * may see, or under `policy.hiddenToolCalls: forward` any catalogue tool (the upstream decides).
+ */
+export function directCallAllowed(resolution: ToolResolution, setting: HiddenToolCalls): resolution is Resolved {
+  return resolution.tool !== undefined && (resolution.visible || setting === 'forward');
+}
