@@ -95,6 +95,9 @@ export type SearchTuning = {
   /** Seed of the SVD's random test matrix (the same vectors every build; another seed, other vectors of
    *  about the same quality: the bench's seed spread). */
   semanticSeed: number;
+  /** Power iterations of the SVD's range finder, and its columns beyond `semanticDims` (search/semantic/lsa.ts). */
+  semanticPowerIterations: number;
+  semanticOversample: number;
   /** Pseudo-relevance feedback: weight of the top `feedbackDocs` lexical tools' mean vector added to the
    *  query's vector (0: the query's words alone). */
   semanticFeedback: number;
@@ -140,6 +143,8 @@ export const DEFAULT_TUNING: SearchTuning = {
   semanticDims: 64,
   semanticSample: 1000,
   semanticSeed: 16,
+  semanticPowerIterations: 1,
+  semanticOversample: 8,
   semanticFeedback: 0,
   feedbackDocs: 3,
   fusionDepth: 50,

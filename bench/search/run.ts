@@ -1,186 +1,207 @@
 /**
- * Search benchmark (`npm run bench:search`): hit@1, hit@3, hit@5, recall@5 and MRR per labelled query set,
- * for the tool index and for a plain BM25 baseline computed in the same run, plus one line per ranking
- * variant (bench/search/variants.ts). Prints markdown tables and writes bench/results/search.json.
+ * Search benchmark (`npm run bench:search`): how well the tool search ranks, against plain BM25 with and
+ * without stop words, measured in one run, by the protocol of bench/search/README.md.
  *
- * Modes: offline (the catalogue indexed in process: the baseline and every variant) and end to end (the
- * catalogue served by replay upstreams, each query through the gateway's search_tools on /mcp/compact
- * with a real MCP client: e2e.ts; printed as skipped, with the reason, when the gateway cannot serve it).
- * Every figure that matters is a held-fold one: the knobs (one candidate tuning of variants.ts) are chosen
- * by k-fold cross-validation on the training folds and scored on the held fold (cross-validation.ts); ratios
- * to BM25 carry 95% bootstrap intervals, and the queries whose rank differs from BM25's are listed.
- * Flags: --offline-only, --no-variants (the default tuning only: held = dev), --folds K (default 5),
- * --base NAME (the variant the folds start from instead of the default: a default chosen on these very
- * queries starts with an edge the folds cannot see; from an earlier default, the folds must find it),
- * --semantic-seed N (another seed of the LSA's random test matrix for every ranker: the figures' spread
- * over seeds is the share of them that is luck of the draw),
- * --verbose (print each held query missed at 5), --cpzai-catalog PATH (another CPZAI catalogue file).
+ * Every labelled set (tests/fixtures/search-data.ts) is split for good into a part to tune on and a
+ * frozen part (protocol.ts). The default run prints:
+ * - the headline: the frozen part of the fresh sets (never seen by any default), each set weighing the
+ *   same, for search_tools (through the gateway, end to end), the index in process, BM25 and BM25 with
+ *   stop words, with 95% bootstrap intervals and the ratios to both baselines;
+ * - the same per set and part (frozen, tune), and for the CPZAI sets with the `_meta` keywords off.
+ * `--tune` prints instead every candidate tuning of variants.ts on the tuning part only (nothing of the
+ * frozen part): that is the table a default is chosen from.
+ * Flags: --offline-only (no gateway: the index in process only), --sets a,b (some sets only),
+ * --semantic-seed N (another seed of the LSA for every ranker), --verbose (each frozen query missed at 5),
+ * --cpzai-catalog PATH (another CPZAI catalogue file), --variants a,b (with --tune: the default and the
+ * variants whose names hold one of these). Writes bench/results/search.json (search-tune.json with --tune).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 
-import { buildToolIndex, glossesFor, glossTexts, NO_GLOSSES, type Glosses } from '../../search/index.ts';
+import { buildToolIndex, glossesFor, glossTexts, NO_GLOSSES, type Glosses, type SearchableTool, type TuningOverrides } from '../../search/index.ts';
+import { loadQuerySets, PROJECT_ROOT, type QuerySet } from '../../tests/fixtures/search-data.ts';
 import { buildBm25 } from './bm25.ts';
 import { startEndToEnd } from './e2e.ts';
-import { evaluate, type Evaluation } from './evaluate.ts';
-import { MRR_DEPTH, type Metrics } from './metrics.ts';
-import { bootstrapRatios, crossValidate, perQueryDiffs, type Candidate, type Interval, type MetricKey } from './cross-validation.ts';
-import { loadQuerySets, PROJECT_ROOT, type QuerySet } from '../../tests/fixtures/search-data.ts';
+import { evaluate, type QueryOutcome, type Ranker } from './evaluate.ts';
+import { aggregate } from './metrics.ts';
+import { queriesOf, type Part } from './protocol.ts';
+import { intervals, macro, METRIC_KEYS, perQueryDiffs, type Interval, type MetricKey } from './stats.ts';
 import { VARIANTS } from './variants.ts';
 
 const { values: flags } = parseArgs({
   options: {
-    'no-variants': { type: 'boolean', default: false },
+    tune: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
     'cpzai-catalog': { type: 'string' },
     'offline-only': { type: 'boolean', default: false },
-    folds: { type: 'string', default: '5' },
-    base: { type: 'string' },
+    sets: { type: 'string' },
     'semantic-seed': { type: 'string' },
+    variants: { type: 'string' },
   },
 });
 
-const fmt = (x: number): string => x.toFixed(3);
+const SEED: TuningOverrides = flags['semantic-seed'] === undefined ? {} : { semanticSeed: Number(flags['semantic-seed']) };
+const BM25 = 'BM25';
+const BM25_STOP = 'BM25 + stop words';
+const fmt = (x: number): string => (Number.isFinite(x) ? x.toFixed(3) : '-');
 const row = (cells: (string | number)[]): string => `| ${cells.join(' | ')} |`;
-const metricCells = (m: Metrics): string[] => [fmt(m.hit1), fmt(m.hit3), fmt(m.hit5), fmt(m.recall5), fmt(m.mrr)];
-
-const SEED = flags['semantic-seed'] === undefined ? {} : { semanticSeed: Number(flags['semantic-seed']) };
+const ci = (i: Interval): string => `${fmt(i.value)} [${fmt(i.low)}, ${fmt(i.high)}]`;
 
 /** Glosses of every set's Chinese text, made once (main). */
 let glosses: Glosses = NO_GLOSSES;
 
-function offlineRanker(set: QuerySet, tuning = {}) {
-  const index = buildToolIndex(set.tools, { ...tuning, ...SEED }, { glosses });
-  return (query: string, limit: number) => index.search(query, { limit }).map((h) => h.name);
+/** The tools without their `_meta` keywords: what the ranker does alone. */
+const withoutKeywords = (tools: SearchableTool[]): SearchableTool[] => tools.map(({ keywords: _k, ...tool }) => tool);
+const hasKeywords = (set: QuerySet): boolean => set.tools.some((t) => (t.keywords?.length ?? 0) > 0);
+
+function indexRanker(tools: SearchableTool[], tuning: TuningOverrides = {}): Ranker {
+  const index = buildToolIndex(tools, { ...tuning, ...SEED }, { glosses });
+  return (query, limit) => index.search(query, { limit }).map((h) => h.name);
 }
 
-function bm25Ranker(set: QuerySet) {
-  const bm25 = buildBm25(set.tools);
-  return (query: string, limit: number) => bm25.search(query, limit).map((h) => h.name);
+function bm25Ranker(tools: SearchableTool[], stopWords: boolean): Ranker {
+  const bm25 = buildBm25(tools, { stopWords });
+  return (query, limit) => bm25.search(query, limit).map((h) => h.name);
+}
+
+/** Each ranker's outcomes on every query of a set, in file order. */
+type SetRun = { set: QuerySet; outcomes: Record<string, QueryOutcome[]> };
+
+async function runSet(set: QuerySet, offline: boolean): Promise<SetRun> {
+  const rankers: [string, Ranker][] = [
+    ['search', indexRanker(set.tools)],
+    [BM25, bm25Ranker(set.tools, false)],
+    [BM25_STOP, bm25Ranker(set.tools, true)],
+  ];
+  if (hasKeywords(set)) {
+    const bare = withoutKeywords(set.tools);
+    rankers.push(['search, keywords off', indexRanker(bare)], [`${BM25_STOP}, keywords off`, bm25Ranker(bare, true)]);
+  }
+  const outcomes: Record<string, QueryOutcome[]> = {};
+  if (!offline) {
+    const started = await startEndToEnd(set);
+    if ('skipped' in started) console.log(`${set.name}: search_tools (end to end) skipped: ${started.skipped}`);
+    else {
+      try {
+        outcomes.search_tools = (await evaluate(started.rank, set.queries)).outcomes;
+      } finally {
+        await started.close();
+      }
+    }
+  }
+  for (const [name, rank] of rankers) outcomes[name] = (await evaluate(rank, set.queries)).outcomes;
+  return { set, outcomes };
+}
+
+/** `run`'s outcomes restricted to the queries of `part`. */
+function partOutcomes(run: SetRun, part: Part | 'all'): Record<string, QueryOutcome[]> {
+  const keep = new Set(queriesOf(run.set.name, run.set.queries, part).map((q) => run.set.queries.indexOf(q)));
+  return Object.fromEntries(Object.entries(run.outcomes).map(([name, o]) => [name, o.filter((_, i) => keep.has(i))]));
+}
+
+/** One table: each ranker's metrics over `runs` (macro over sets) with intervals, then its ratios to both baselines. */
+function table(title: string, runs: SetRun[], part: Part | 'all', rankers: string[]): { lines: string[]; figures: unknown } {
+  const parts = runs.map((r) => partOutcomes(r, part));
+  const present = rankers.filter((n) => parts.every((p) => p[n] !== undefined));
+  const outcomes = Object.fromEntries(present.map((n) => [n, parts.map((p) => p[n])]));
+  const pairs: [string, string][] = [
+    ...['search_tools', 'search'].flatMap((n) => [BM25, BM25_STOP].map((b): [string, string] => [n, b])),
+    ['search, keywords off', `${BM25_STOP}, keywords off`],
+  ].filter(([n, b]) => present.includes(n) && present.includes(b)) as [string, string][];
+  const { metrics, ratios } = intervals(outcomes, [...new Set(pairs.map(([, b]) => b))]);
+  const queries = parts.reduce((n, p) => n + (p[present[0]]?.length ?? 0), 0);
+  const lines = [
+    `\n### ${title} (${queries} queries${runs.length > 1 ? `, ${runs.length} sets, each weighing the same` : ''})\n`,
+    row(['ranker', 'hit@1', 'hit@3', 'hit@5', 'recall@5', 'MRR']),
+    row(['---', '---:', '---:', '---:', '---:', '---:']),
+    ...present.map((n) => row([n, ...METRIC_KEYS.map((k) => ci(metrics[n][k]))])),
+    '',
+    row(['ratio', 'hit@1', 'hit@3', 'hit@5', 'recall@5', 'MRR']),
+    row(['---', '---:', '---:', '---:', '---:', '---:']),
+    ...pairs.map(([n, b]) => row([`${n} / ${b}`, ...METRIC_KEYS.map((k) => ci(ratios[n][b][k]))])),
+  ];
+  return { lines, figures: { queries, metrics, ratios } };
 }
 
 async function main(): Promise<void> {
-  // The gateway's async build glosses Chinese text itself; the sync builds here need the glosses first.
-  const { sets, skipped } = loadQuerySets({ cpzaiCatalog: flags['cpzai-catalog'] });
+  const { sets, skipped } = loadQuerySets({ cpzaiCatalog: flags['cpzai-catalog'], only: flags.sets?.split(',') });
   glosses = await glossesFor(sets.flatMap((s) => glossTexts(s.tools)));
   for (const reason of skipped) console.log(`skipped ${reason}`);
-  const k = Number(flags.folds);
-  const results: Record<string, unknown> = { mode: flags['offline-only'] ? 'offline' : 'offline+e2e', date: new Date().toISOString(), folds: k, sets: {} };
-  const summary: string[] = [
-    row(['query set', 'tools', 'queries', 'ranker', 'hit@1', 'hit@3', 'hit@5', 'recall@5', 'MRR', 'p50 ms', 'p99 ms']),
-    row(['---', '---:', '---:', '---', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
-  ];
-  const ratioRows: string[] = [
-    row(['query set', 'ranker / BM25', 'hit@1', 'hit@3', 'hit@5', 'recall@5', 'MRR']),
-    row(['---', '---', '---:', '---:', '---:', '---:', '---:']),
-  ];
-  const variantRows: string[] = [];
-  const diffs: string[] = [];
-  const choices: string[] = [];
-
-  for (const set of sets) {
-    const baseline = await evaluate(bm25Ranker(set), set.queries);
-    const search = await evaluate(offlineRanker(set), set.queries);
-    const variants = flags['no-variants'] ? VARIANTS.slice(0, 1) : withBase(VARIANTS, flags.base);
-    const candidates: Candidate[] = [];
-    const variantMetrics: Record<string, Metrics> = {};
-    for (const v of variants) {
-      const ev: Evaluation = v.name === 'default' ? search : await evaluate(offlineRanker(set, v.tuning), set.queries);
-      candidates.push({ name: v.name, outcomes: ev.outcomes });
-      variantMetrics[v.name] = ev.metrics;
-      variantRows.push(row([set.name, v.name, ...metricCells(ev.metrics)]));
-    }
-    const cv = crossValidate(candidates, k);
-    const held: Evaluation = { metrics: cv.metrics, outcomes: cv.held, p50Ms: search.p50Ms, p99Ms: search.p99Ms };
-    const rows: [string, Evaluation][] = [
-      ['BM25 baseline', baseline],
-      [`search, held folds (${cv.folds}-fold CV)`, held],
-      ['search (default), all queries (dev)', search],
-    ];
-    let e2e: Evaluation | undefined;
-    if (!flags['offline-only']) {
-      const started = await startEndToEnd(set);
-      if ('skipped' in started) console.log(`${set.name}: end-to-end skipped: ${started.skipped}`);
-      else {
-        try {
-          e2e = await evaluate(started.rank, set.queries);
-          rows.push(['search_tools via gateway (e2e, default)', e2e]);
-        } finally {
-          await started.close();
-        }
-      }
-    }
-    for (const [ranker, ev] of rows) {
-      summary.push(row([set.name, set.tools.length, set.queries.length, ranker, ...metricCells(ev.metrics), ev.p50Ms.toFixed(2), ev.p99Ms.toFixed(2)]));
-    }
-    const intervals: Record<string, Record<MetricKey, Interval>> = {};
-    for (const [ranker, ev] of rows.slice(1)) {
-      const ci = bootstrapRatios(ev.outcomes, baseline.outcomes);
-      intervals[ranker] = ci;
-      ratioRows.push(row([set.name, ranker, ...(['hit1', 'hit3', 'hit5', 'recall5', 'mrr'] as const).map((m) => ciCell(ci[m]))]));
-    }
-    choices.push(`${set.name}: ${cv.chosen.map((c) => `fold ${c.fold + 1} (${c.queries.length} q) -> ${c.candidate}`).join('; ')}`);
-    const d = perQueryDiffs(cv.held, baseline.outcomes);
-    diffs.push(`\n### ${set.name}: held-fold search vs BM25, queries whose first gold rank differs (${d.length}; 0 = not in top ${MRR_DEPTH})\n`);
-    for (const x of d) diffs.push(`- ${x.a === 0 ? '-' : x.a} vs ${x.b === 0 ? '-' : x.b}: ${x.query.slice(0, 100)}`);
-    if (flags.verbose) printMisses(set.name, held);
-    (results.sets as Record<string, unknown>)[set.name] = {
-      catalog: relative(PROJECT_ROOT, set.catalogPath),
-      tools: set.tools.length,
-      queries: set.queries.length,
-      baseline: { ...baseline.metrics, p50Ms: baseline.p50Ms, p99Ms: baseline.p99Ms },
-      held: cv.metrics,
-      chosen: cv.chosen.map(({ fold, candidate }) => ({ fold, candidate })),
-      search: { ...search.metrics, p50Ms: search.p50Ms, p99Ms: search.p99Ms },
-      ...(e2e ? { endToEnd: { ...e2e.metrics, p50Ms: e2e.p50Ms, p99Ms: e2e.p99Ms } } : {}),
-      ratios: intervals,
-      variants: variantMetrics,
-      outcomes: cv.held.map(({ query, gold, ranking, firstRank }, i) => ({
-        query,
-        gold,
-        top5: ranking.slice(0, 5),
-        firstRank,
-        bm25FirstRank: baseline.outcomes[i].firstRank,
-      })),
+  if (flags.tune) return tune(sets);
+  const load = loadavg();
+  const runs: SetRun[] = [];
+  for (const set of sets) runs.push(await runSet(set, flags['offline-only']));
+  const rankers = ['search_tools', 'search', BM25, BM25_STOP];
+  const fresh = runs.filter((r) => r.set.fresh);
+  const out: string[] = [];
+  const results: Record<string, unknown> = { date: new Date().toISOString(), loadavg: load, sets: {} };
+  if (fresh.length > 0) {
+    const headline = table(`Headline: the frozen part of the fresh sets (${fresh.map((r) => r.set.name).join(', ')})`, fresh, 'frozen', rankers);
+    out.push(...headline.lines);
+    results.headline = headline.figures;
+  }
+  for (const run of runs) {
+    const figures: Record<string, unknown> = {
+      catalog: relative(PROJECT_ROOT, run.set.catalogPath),
+      tools: run.set.tools.length,
+      queries: run.set.queries.length,
+      fresh: run.set.fresh,
     };
+    const all = [...rankers, 'search, keywords off', `${BM25_STOP}, keywords off`];
+    for (const part of ['frozen', 'tune'] as const) {
+      const t = table(`${run.set.name}${run.set.fresh ? '' : ' (seen by earlier defaults)'}: ${part} part`, [run], part, all);
+      out.push(...t.lines);
+      figures[part] = t.figures;
+    }
+    (results.sets as Record<string, unknown>)[run.set.name] = figures;
+    if (flags.verbose) {
+      const frozen = partOutcomes(run, 'frozen');
+      const mine = frozen.search_tools ?? frozen.search;
+      out.push(`\n#### ${run.set.name}, frozen: first gold rank, search vs ${BM25_STOP} where they differ (0 = not in the top 10)\n`);
+      for (const d of perQueryDiffs(mine, frozen[BM25_STOP])) out.push(`- ${d.a} vs ${d.b}: ${d.query.slice(0, 110)}`);
+    }
   }
+  console.log(`# Tool search vs BM25 (one run; load average ${load.map((x) => x.toFixed(2)).join(' ')})`);
+  console.log(out.join('\n'));
+  writeResults('search.json', results);
+}
 
-  console.log(`\n## Tool search vs plain BM25 (same run${flags['offline-only'] ? ', offline' : '; offline and end to end'})\n`);
-  console.log(summary.join('\n'));
-  console.log(`\n## Ratios to BM25, with 95% bootstrap intervals (queries resampled, paired)\n`);
-  console.log(ratioRows.join('\n'));
-  console.log(
-    `\nKnobs chosen on the training folds (objective: mean of hit@1, hit@3, hit@5, recall@5; a candidate replaces the default only if it wins on the union and on most training folds):\n${choices.join('\n')}`,
-  );
-  console.log(diffs.join('\n'));
-  if (variantRows.length > 0 && !flags['no-variants']) {
-    console.log('\n## Candidate tunings, all queries (dev figures: these are what the folds choose among)\n');
-    console.log(row(['query set', 'variant', 'hit@1', 'hit@3', 'hit@5', 'recall@5', 'MRR']));
-    console.log(row(['---', '---', '---:', '---:', '---:', '---:', '---:']));
-    console.log(variantRows.join('\n'));
+/** `--tune`: every candidate tuning on the tuning part of every set, nothing else. */
+async function tune(sets: QuerySet[]): Promise<void> {
+  const rows: string[] = [];
+  const results: Record<string, unknown> = {};
+  const header = ['variant', ...sets.map((s) => s.name), 'all sets: hit@1', 'hit@3', 'hit@5', 'recall@5', 'MRR', 'objective'];
+  const wanted = flags.variants?.split(',');
+  for (const v of VARIANTS.filter((x, i) => i === 0 || wanted === undefined || wanted.some((w) => x.name.includes(w)))) {
+    const perSet: QueryOutcome[][] = [];
+    for (const set of sets) {
+      const queries = queriesOf(set.name, set.queries, 'tune');
+      perSet.push((await evaluate(indexRanker(set.tools, v.tuning), queries)).outcomes);
+    }
+    const m = macro(perSet);
+    const objective = (m.hit1 + m.hit3 + m.hit5 + m.recall5) / 4;
+    const bySet = perSet.map((o) => {
+      const a = aggregate(o);
+      return (a.hit1 + a.hit3 + a.hit5 + a.recall5) / 4;
+    });
+    results[v.name] = { ...m, objective, bySet: Object.fromEntries(sets.map((s, i) => [s.name, bySet[i]])) };
+    rows.push(row([v.name, ...bySet.map(fmt), ...METRIC_KEYS.map((k) => fmt(m[k as MetricKey])), fmt(objective)]));
+    console.error(`${v.name}: ${fmt(objective)}`);
   }
-  const out = resolve(PROJECT_ROOT, 'bench/results/search.json');
+  console.log('# Candidate tunings on the tuning part only (objective: mean of hit@1, hit@3, hit@5, recall@5; per set, then over sets)\n');
+  console.log(row(header));
+  console.log(row(header.map((_, i) => (i === 0 ? '---' : '---:'))));
+  console.log(rows.join('\n'));
+  writeResults('search-tune.json', results);
+}
+
+function writeResults(file: string, results: unknown): void {
+  const out = resolve(PROJECT_ROOT, 'bench/results', file);
   mkdirSync(resolve(out, '..'), { recursive: true });
-  writeFileSync(out, `${JSON.stringify(results, null, 2)}\n`);
-  console.log(`\nwrote ${out}`);
-}
-
-/** `variants` with the one named `base` first (the one the folds start from); throws on an unknown name. */
-function withBase(variants: typeof VARIANTS, base: string | undefined): typeof VARIANTS {
-  if (base === undefined) return variants;
-  const at = variants.findIndex((v) => v.name === base);
-  if (at < 0) throw new Error(`--base: no variant named ${JSON.stringify(base)} in bench/search/variants.ts`);
-  return [variants[at], ...variants.filter((_, i) => i !== at)];
-}
-
-const ciCell = (i: Interval): string => `${fmt(i.ratio)} [${fmt(i.low)}, ${fmt(i.high)}]`;
-
-function printMisses(name: string, ev: Evaluation): void {
-  console.log(`\n### ${name}: queries without a gold tool in the top 5`);
-  for (const o of ev.outcomes.filter((x) => x.firstRank === 0 || x.firstRank > 5)) {
-    console.log(`- ${o.query.slice(0, 110)}\n    gold ${o.gold.join(', ')}\n    got  ${o.ranking.slice(0, 5).join(', ')}`);
-  }
+  writeFileSync(out, `${JSON.stringify(results, null, 1)}\n`);
+  console.log(`\nwrote ${relative(PROJECT_ROOT, out)}`);
 }
 
 await main();

@@ -62,20 +62,22 @@ const documentsOf = new WeakMap<ToolIndex, Documents>();
  * bench machine (`npm run bench:search-scale`), about 5 ms per 1,000 taken over from `options.previous`;
  * a server should use `buildToolIndexAsync`.
  */
-export function buildToolIndex(tools: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): ToolIndex {
+export function buildToolIndex(catalogue: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): ToolIndex {
   const t = tuningWith(tuning);
+  const { tools, positions } = canonical(catalogue);
   const glosses = t.gloss ? (options.glosses ?? options.previous?.glosses ?? NO_GLOSSES) : NO_GLOSSES;
   const indexer = documentIndexer(tools, t, glosses, takeDocuments(options.previous));
   const params = tools.map((_, id) => indexer.add(id));
   const termIndex = indexer.builder.finish();
   const steps = semanticSteps(termIndex, tools.length, t);
   const lsa = steps && completed(steps);
-  return withDocuments(indexOver(tools, termIndex, params, t, lsa, glosses), indexer.documents());
+  return withDocuments(indexOver(tools, positions, termIndex, params, t, lsa, glosses), indexer.documents());
 }
 
 /** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
-export async function buildToolIndexAsync(tools: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): Promise<ToolIndex> {
+export async function buildToolIndexAsync(catalogue: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): Promise<ToolIndex> {
   const t = tuningWith(tuning);
+  const { tools, positions } = canonical(catalogue);
   // Without glosses the index is still right, only blind to Chinese text's meaning.
   const known = options.glosses ?? options.previous?.glosses ?? NO_GLOSSES;
   const glosses = t.gloss ? await glossesFor(glossTexts(tools), known).catch(() => known) : NO_GLOSSES;
@@ -106,7 +108,38 @@ export async function buildToolIndexAsync(tools: SearchableTool[], tuning: Tunin
       }
     }
   }
-  return withDocuments(indexOver(tools, termIndex, params, t, lsa, glosses), indexer.documents());
+  return withDocuments(indexOver(tools, positions, termIndex, params, t, lsa, glosses), indexer.documents());
+}
+
+/**
+ * The catalogue in the index's own order, by upstream, then name, then (for tools that share both) their
+ * text: every piece of the build (term numbers, the LSA's sample and its random test matrix, tie-breaks)
+ * follows this order, so the same tools in any order, and any restart, give the same index. `positions[i]`
+ * is where the catalogue's tool `i` went.
+ */
+function canonical(catalogue: SearchableTool[]): { tools: SearchableTool[]; positions: Int32Array } {
+  const keyOf = (tool: SearchableTool): string => `${tool.upstream ?? ''}\u0000${tool.name}`;
+  const keys = catalogue.map(keyOf);
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i += 1) sorted = keys[i - 1] < keys[i];
+  if (sorted) return { tools: catalogue, positions: Int32Array.from(catalogue, (_, i) => i) };
+  const text = new Map<number, string>();
+  const textOf = (i: number): string => {
+    let t = text.get(i);
+    if (t === undefined) text.set(i, (t = JSON.stringify(catalogue[i])));
+    return t;
+  };
+  const order = Array.from(catalogue, (_, i) => i).sort((a, b) => {
+    if (keys[a] !== keys[b]) return keys[a] < keys[b] ? -1 : 1;
+    const ta = textOf(a);
+    const tb = textOf(b);
+    return ta < tb ? -1 : ta > tb ? 1 : 0;
+  });
+  const positions = new Int32Array(catalogue.length);
+  order.forEach((from, to) => {
+    positions[from] = to;
+  });
+  return { tools: order.map((i) => catalogue[i]), positions };
 }
 
 function completed<T>(steps: Generator<void, T, void>): T {
@@ -124,6 +157,8 @@ function semanticSteps(termIndex: TermIndex, size: number, t: SearchTuning): Gen
         dims: t.semanticDims,
         sample: t.semanticSample,
         seed: t.semanticSeed,
+        powerIterations: t.semanticPowerIterations,
+        oversample: t.semanticOversample,
         unitTerms: t.semanticUnitTerms,
       })
     : undefined;
@@ -140,7 +175,15 @@ function withDocuments(index: ToolIndex, documents: Documents): ToolIndex {
   return index;
 }
 
-function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string[][], t: SearchTuning, lsa: LsaModel | undefined, glosses: Glosses): ToolIndex {
+function indexOver(
+  tools: SearchableTool[],
+  positions: Int32Array,
+  termIndex: TermIndex,
+  params: string[][],
+  t: SearchTuning,
+  lsa: LsaModel | undefined,
+  glosses: Glosses,
+): ToolIndex {
   const entries: Indexed[] = tools.map((tool) => ({ tool, category: (tool.category ?? '').toLowerCase() }));
   const { ids: upstreamIds, count: upstreamCount } = numberedUpstreams(tools);
   const acceptedBy = parameterIndex(params);
@@ -170,6 +213,7 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
   /** Tools each cached filter admits (same keys as `filterCache`). */
   const filterCounts = new LRUCache<string, number>({ max: FILTER_KEYS });
   let lastMatched = 0;
+  const reordered = new WeakMap<DenseVectors, DenseVectors>();
 
   /**
    * Visibility for one search (`visible[id]` 1 or 0; read-only). The filter's answers come from the
@@ -263,7 +307,7 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
     const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
     const external = opts.vectors !== undefined && opts.vectors.tools.vectors.length === tools.length * opts.vectors.tools.dim ? opts.vectors : undefined;
     const queryVector = external ? external.query : lsa?.queryVector(terms);
-    const arm: DenseVectors | undefined = external ? external.tools : lsa;
+    const arm: DenseVectors | undefined = external ? inIndexOrder(external.tools) : lsa;
     // The semantic arm can rank any tool: every tool's visibility is needed then.
     const visible = visibility(
       opts,
@@ -348,6 +392,18 @@ function indexOver(tools: SearchableTool[], termIndex: TermIndex, params: string
       for (let rank = 0; rank < semantic.ids.length; rank += 1) add(semantic.ids[rank], (t.semanticWeight * (k + 1)) / (k + rank + 1));
     }
     return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
+  }
+
+  /** External vectors (one per tool in catalogue order) in the index's order, remade once per vectors object. */
+  function inIndexOrder(vectors: DenseVectors): DenseVectors {
+    let ordered = reordered.get(vectors);
+    if (ordered === undefined) {
+      const { dim } = vectors;
+      const out = new Float32Array(vectors.vectors.length);
+      for (let i = 0; i < positions.length; i += 1) out.set(vectors.vectors.subarray(i * dim, (i + 1) * dim), positions[i] * dim);
+      reordered.set(vectors, (ordered = { dim, vectors: out }));
+    }
+    return ordered;
   }
 
   /** Scores of the tools of the class the query does not ask for, lowered (search/analysis/intent.ts). */

@@ -33,6 +33,11 @@ export type LsaOptions = {
   /** Query terms weigh their idf along their unit direction in the kept space (else their projection). */
   unitTerms?: boolean;
   seed?: number;
+  /** Power iterations of the range finder (default 1): each one sharpens the kept directions against the
+   *  rest, so that another seed finds the same space. */
+  powerIterations?: number;
+  /** Columns of the random test matrix beyond `dims` (default 8). */
+  oversample?: number;
 };
 
 /** Term postings as the LSA reads them: `forEachTerm` gives each term's postings per field (the index's
@@ -222,7 +227,7 @@ function* termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): 
   const sample: number[] = [];
   for (let x = 0; Math.floor(x) < n; x += sampleStep) sample.push(Math.floor(x));
   const m = sample.length;
-  const l = Math.min(k + OVERSAMPLE, V, m);
+  const l = Math.min(k + (opts.oversample ?? OVERSAMPLE), V, m);
   // A Rademacher test matrix (entries +1 or -1, 32 from each random word): its range finder works as a
   // Gaussian one does (Martinsson and Tropp, 2020, "Randomized numerical linear algebra", section 8.3)
   // at a fraction of the cost of the normal draws.
@@ -235,8 +240,10 @@ function* termBasis(a: Csr, n: number, V: number, k: number, opts: LsaOptions): 
   }
   let y = yield* timesRows(a, sample, omega, l);
   yield* orthonormalColumns(y, m, l);
-  y = yield* timesRows(a, sample, yield* transposeTimes(a, sample, y, V, l), l);
-  yield* orthonormalColumns(y, m, l);
+  for (let q = 0; q < (opts.powerIterations ?? 1); q += 1) {
+    y = yield* timesRows(a, sample, yield* transposeTimes(a, sample, y, V, l), l);
+    yield* orthonormalColumns(y, m, l);
+  }
   // B B^T = Q^T A_s A_s^T Q, from the sample's side: Z = A_s (A_s^T Q) is m x l (two sparse products),
   // then Q^T Z; B^T itself (V x l, dense) is never formed.
   const z = yield* timesRows(a, sample, yield* transposeTimes(a, sample, y, V, l), l);

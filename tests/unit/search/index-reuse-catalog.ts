@@ -8,7 +8,7 @@ import { syntheticCatalog } from '../../../upstream/replay/synthetic-catalog.ts'
 
 export const MENTIONED = 'start_process';
 const queries = [
-  ...loadQuerySets().sets.flatMap((set) => set.queries.map((q) => q.query)),
+  ...loadQuerySets({ only: ['cpzai-dev', 'livemcpbench-dev'] }).sets.flatMap((set) => set.queries.map((q) => q.query)),
   'quetzalcoatl',
   MENTIONED,
   'start a process and interact with it',

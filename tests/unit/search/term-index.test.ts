@@ -29,7 +29,9 @@ tools.forEach((_, id) => indexer.add(id));
 const index: TermIndex = indexer.builder.finish();
 const everyTool = new Uint8Array(tools.length).fill(1);
 
-const terms = [...new Set(loadQuerySets().sets.flatMap((set) => set.queries.flatMap((q) => queryTerms(q.query, t))))];
+const terms = [
+  ...new Set(loadQuerySets({ only: ['cpzai-dev', 'livemcpbench-dev'] }).sets.flatMap((set) => set.queries.flatMap((q) => queryTerms(q.query, t)))),
+];
 
 /** MiniSearch's score of each tool for `term` in `field` (one term: no multiplier for terms matched). */
 function miniScores(term: string, field: string, options: { prefix?: boolean; fuzzy?: number } = {}): Map<number, number> {
