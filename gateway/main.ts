@@ -38,7 +38,7 @@ Options:
       --json          tools: print JSON instead of a table
   -h, --help          show this help
 
-Environment: GATEWAY_* variables override configuration keys (config/README.md), e.g. GATEWAY_LISTEN_PORT=8080.
+Environment: GATEWAY_* variables override configuration keys (docs/config.md), e.g. GATEWAY_LISTEN_PORT=8080.
 `;
 
 const OPTIONS = {

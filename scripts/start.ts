@@ -29,7 +29,7 @@ Options:
 
 Environment:
   PLATFORM_PORT (3002), UPSTREAM_PORT (3001), GATEWAY_LISTEN_PORT (3000), HOST (127.0.0.1);
-  GATEWAY_* variables override configuration keys (config/README.md).
+  GATEWAY_* variables override configuration keys (docs/config.md).
 `;
 
 const { values, positionals } = parseCommandLine({ usage: USAGE, options: { config: { type: 'string', short: 'c' } }, allowPositionals: true });
