@@ -14,7 +14,11 @@ const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', param
 let stack: Stack;
 let proxied: Stack;
 beforeAll(async () => {
-  stack = await startStack({ upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] } });
+  // No health probe: a test below counts every message the upstream receives, and a probe's ping would be one.
+  stack = await startStack({
+    upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] },
+    gateway: { upstreams: [{ health: { intervalMs: 0 } }] },
+  });
   proxied = await startStack({
     upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] },
     gateway: { publicUrl: 'https://mcp.example.com' },

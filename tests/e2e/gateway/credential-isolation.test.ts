@@ -1,12 +1,19 @@
 /**
  * Several credentials with different scopes through one gateway, at once and in turn: each caller
  * only ever sees its own catalogue (no shared mutable state, caches keyed by scope set and digest).
+ * Sized for a loaded 2-core machine: 60 calls each way (ten per client and era) interleave the six
+ * clients as 300 did; 300 took over 30 s there, 60 took 18 s (connecting included) at a load average of 28.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { DATA_KEY_TOOLS, DEMO_KEYS, connectV1, connectV2, namesOf, type DemoKey } from '../../helpers/clients.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
+
+/** tools/list calls per test: each of the six clients (3 keys x 2 eras) ten times. */
+const CALLS = 60;
+/** Per test: several times the worst run measured (18 s). */
+const TIMEOUT_MS = 120_000;
 
 let stack: Stack;
 let fullNames: string[];
@@ -27,30 +34,30 @@ async function list(client: Client | V1Client): Promise<string[]> {
 }
 
 describe('credential isolation', () => {
-  it('keeps 300 concurrent tools/list calls on a cold gateway (3 keys x 2 eras) each to its own catalogue', async () => {
+  it(`keeps ${CALLS} concurrent tools/list calls on a cold gateway (3 keys x 2 eras) each to its own catalogue`, async () => {
     for (const key of Object.keys(DEMO_KEYS) as DemoKey[]) {
       clients.push({ key, era: 'modern', client: await connectV2(stack.mcpUrl, DEMO_KEYS[key]) });
       clients.push({ key, era: 'legacy', client: await connectV1(stack.mcpUrl, DEMO_KEYS[key]) });
     }
     const answers = await Promise.all(
-      Array.from({ length: 300 }, (_, i) => clients[i % clients.length]!).map(async (c) => ({ key: c.key, names: await list(c.client) })),
+      Array.from({ length: CALLS }, (_, i) => clients[i % clients.length]!).map(async (c) => ({ key: c.key, names: await list(c.client) })),
     );
     fullNames = answers.find((a) => a.key === 'full')!.names;
     expect(fullNames).toHaveLength(34);
     for (const { key, names } of answers) expect(names).toEqual(expectedFor(key));
-  });
+  }, TIMEOUT_MS);
 
-  it('keeps 300 alternating calls (full, data, identity, full, ...) each to its own catalogue', async () => {
-    for (let i = 0; i < 300; i++) {
+  it(`keeps ${CALLS} alternating calls (full, data, identity, full, ...) each to its own catalogue`, async () => {
+    for (let i = 0; i < CALLS; i++) {
       const c = clients[i % clients.length]!;
       expect(await list(c.client)).toEqual(expectedFor(c.key));
     }
-  });
+  }, TIMEOUT_MS);
 
   it('looks each credential up at the scope endpoint once, then serves it from the scope cache', async () => {
     const metrics = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
     const count = (result: string) => Number(metrics.match(new RegExp(`^mcp_scope_lookups_total\\{result="${result}"\\} (\\d+)`, 'm'))?.[1] ?? 0);
     expect(count('miss')).toBe(3);
-    expect(count('hit')).toBeGreaterThan(500);
+    expect(count('hit')).toBeGreaterThanOrEqual(2 * CALLS);
   });
 });

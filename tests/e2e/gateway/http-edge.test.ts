@@ -15,7 +15,8 @@ let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
     upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] },
-    gateway: { limits: { bodyBytes: 4096 }, authorizationServers: ['https://auth.example.com'] },
+    // No health probe: `forwarded()` counts every message the upstream receives, and a probe's ping would be one.
+    gateway: { limits: { bodyBytes: 4096 }, authorizationServers: ['https://auth.example.com'], upstreams: [{ health: { intervalMs: 0 } }] },
   });
 });
 afterAll(async () => {
