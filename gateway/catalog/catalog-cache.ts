@@ -8,7 +8,8 @@ import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
-import { LIST_ITEMS, type ListMethod, type ListResult, type UpstreamClient } from '../upstream/client.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import { LIST_ITEMS, type ListMethod, type ListResult } from '../upstream/types.ts';
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
 

@@ -9,7 +9,9 @@ import type { Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
 import { mergeExtensions, uiResourceOwners } from './extensions.ts';
-import type { ListMethod, OnBehalfOf, TaskForms, UpstreamClient, UpstreamInfo } from '../upstream/client.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import type { OnBehalfOf } from '../upstream/forward-scope.ts';
+import type { ListMethod, TaskForms, UpstreamInfo } from '../upstream/types.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
 /** The per-request methods that name no tool: routed by prompt name or resource URI. */

@@ -16,7 +16,7 @@ import { answeredAsJson, dispatchRuntimeOf, type DispatchContext, type ProjectCa
 import type { Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
-import { LIST_ITEMS, type ListMethod, type TaskMethod, type UpstreamInfo } from '../upstream/client.ts';
+import { LIST_ITEMS, type ListMethod, type TaskMethod, type UpstreamInfo } from '../upstream/types.ts';
 import type { RoutedMethod } from '../catalog/upstream-set.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;

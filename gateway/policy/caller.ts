@@ -6,7 +6,8 @@ import { GatewayError } from '../errors.ts';
 import { accessFor, hiddenToolCallsFor, mayReach, visibilityKey, visibleTools, type Access, type HiddenToolCalls } from './visibility.ts';
 import { inSpan } from '../obs/tracing.ts';
 import type { GatewayRuntime, UpstreamRuntime } from '../runtime-state.ts';
-import type { ListMethod, OnBehalfOf } from '../upstream/client.ts';
+import type { OnBehalfOf } from '../upstream/forward-scope.ts';
+import type { ListMethod } from '../upstream/types.ts';
 import type { Route, RoutedMethod } from '../catalog/upstream-set.ts';
 
 /** What policy lets the caller see: the tools, and the key all callers with the same view share. */

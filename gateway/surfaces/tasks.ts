@@ -4,7 +4,8 @@ import { GatewayError, toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { mintTaskId, openTaskId, type TaskRef } from '../policy/task-ids.ts';
 import { directCallAllowed, resolveTool } from '../policy/tool-resolution.ts';
-import type { TaskMethod, UpstreamClient } from '../upstream/client.ts';
+import type { UpstreamClient } from '../upstream/client.ts';
+import type { TaskMethod } from '../upstream/types.ts';
 import { callerDeclaresTasks, forward, forwardError, relayedResult } from '../upstream/forwarding.ts';
 
 /**

@@ -4,16 +4,12 @@ import {
   Client,
   ProtocolError,
   PROTOCOL_VERSION_META_KEY,
-  SdkError,
-  SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
   type FetchLike,
-  type LoggingMessageNotificationParams,
   type ServerCapabilities,
   type Transport,
 } from '@modelcontextprotocol/client';
-import { LRUCache } from 'lru-cache';
 import * as z from 'zod/v4';
 import { TASKS_EXTENSION } from '../catalog/extensions.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
@@ -21,96 +17,17 @@ import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
-import type { UpstreamInputRequest } from './input-bridge.ts';
 import { injectTraceHeaders, withTraceHeaders } from '../obs/tracing.ts';
 import { HttpHop, UpstreamStreamBroken, type HopCall, type HopSession } from './http-hop.ts';
 import { stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
-
-export type { UpstreamHealth } from './supervisor.ts';
-export type { OnBehalfOf } from './forward-scope.ts';
-
-/** The paginated list methods an upstream serves, and the result key holding their items. */
-export const LIST_ITEMS = {
-  'tools/list': 'tools',
-  'resources/list': 'resources',
-  'resources/templates/list': 'resourceTemplates',
-  'prompts/list': 'prompts',
-} as const;
-export type ListMethod = keyof typeof LIST_ITEMS;
-
-/**
- * The per-request methods forwarded with the caller's credential (`logging/setLevel` and the resource
- * subscriptions: 2025-era upstreams only), and the task methods: `tasks/result` and `tasks/list` of the
- * 2025-11-25 tasks utility, `tasks/update` of the 2026-07-28 extension (SEP-2663), get and cancel both.
- */
-export type ForwardMethod =
-  | 'tools/call'
-  | 'resources/read'
-  | 'prompts/get'
-  | 'completion/complete'
-  | 'logging/setLevel'
-  | 'resources/subscribe'
-  | 'resources/unsubscribe'
-  | TaskMethod;
-
-/** The task methods the gateway relays (see {@link ForwardMethod}). */
-export type TaskMethod = 'tasks/get' | 'tasks/result' | 'tasks/list' | 'tasks/cancel' | 'tasks/update';
+import { HealthProbe, isConnectionLoss } from './health.ts';
+import { ResourceWatch } from './resource-watch.ts';
+import { SessionPool } from './session-pool.ts';
+import { LIST_ITEMS, type ForwardMethod, type ForwardOptions, type ListMethod, type ListResult, type TaskForms, type UpstreamInfo } from './types.ts';
 
 /** Any JSON object: the result schema of the task methods, which the SDK client has no runtime for. */
 const ANY_RESULT = z.looseObject({});
-
-/** What the upstream advertised when the gateway connected. */
-export interface UpstreamInfo {
-  era: 'modern' | 'legacy';
-  /** Legacy HTTP upstream that issued a session id: one session per credential digest. */
-  sessionful: boolean;
-  capabilities: ServerCapabilities;
-  instructions?: string;
-  /**
-   * It declares `resources.subscribe` and can deliver the updates to the gateway (watchResource): a
-   * 2026-07-28 upstream, a sessionful 2025-era one, or stdio; a stateless 2025-era HTTP one cannot.
-   */
-  resourceUpdates?: boolean;
-  /**
-   * The task forms it serves: `legacy` when a 2025-era upstream declares
-   * `capabilities.tasks.requests.tools.call` (2025-11-25 basic/utilities/tasks; `cancel` when it also
-   * declares `tasks.cancel`), `modern` when a 2026-07-28 upstream declares the
-   * `io.modelcontextprotocol/tasks` extension (SEP-2663). Several upstreams: each form any of them serves.
-   */
-  tasks?: TaskForms;
-}
-
-/** The task forms served (see {@link UpstreamInfo.tasks}). */
-export interface TaskForms {
-  legacy?: { cancel: boolean };
-  modern?: true;
-}
-
-/** All pages of one list, with the cache hints of the first page (2026-07-28 upstreams only). */
-export interface ListResult {
-  items: unknown[];
-  ttlMs?: number;
-  cacheScope?: 'public' | 'private';
-}
-
-/** One forwarded request: on whose behalf (credential, request id) and how it is followed. */
-export interface ForwardOptions extends OnBehalfOf {
-  signal?: AbortSignal;
-  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
-  /** Log messages (`notifications/message`) the upstream sends on this request's response stream. */
-  onlog?: (message: LoggingMessageNotificationParams) => void;
-  /** Extra HTTP headers of this request (`Mcp-Param-*`); the transport keeps the standard and auth ones its own. */
-  headers?: Record<string, string>;
-  /** Answers the upstream's own requests during this one (see ForwardScope.oninputrequest). */
-  oninputrequest?: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>;
-  /** Hand an `input_required` result back instead of failing (2026-07-28 multi-round-trip, manual mode). */
-  allowInputRequired?: boolean;
-  /** Hand a 2026-07-28 `resultType: "task"` result (SEP-2663 CreateTaskResult) back instead of failing. */
-  allowTaskResult?: boolean;
-  /** `notifications/tasks/status` (2025-11-25) the upstream sends on this request's response stream. */
-  ontaskstatus?: (params: Record<string, unknown>) => void;
-}
 
 /**
  * Records the error code of each JSON-RPC error response as it arrives, in the forward's own scope:
@@ -161,8 +78,6 @@ type ListChanged = (method: ListMethod) => void;
 
 const GATEWAY_CLIENT = { name: 'mcp-catalog-gateway', version: '0.1.0' };
 const CONNECT_TIMEOUT_MS = 10_000;
-/** Any HTTP answer within this proves the upstream alive (a broken stream was that stream's problem). */
-const LIVENESS_TIMEOUT_MS = 2000;
 
 /**
  * The gateway's connection to one upstream MCP server, over Streamable HTTP (either era) or stdio. It
@@ -171,9 +86,9 @@ const LIVENESS_TIMEOUT_MS = 2000;
  * How clients are kept: a modern (2026-07-28) or stateless legacy HTTP upstream, and a stdio upstream
  * (one process), get ONE long-lived Client shared by every caller, which multiplexes their requests; over
  * HTTP the caller's credential and request id go on the hop as explicit arguments, and on the SDK
- * client's own sends through the transport's `fetch`, which reads them from the forward scope. A sessionful legacy upstream (it issued an Mcp-Session-Id)
- * gets one Client per credential digest (or one for all when `forwardCredentials` is off), in a bounded
- * LRU pool, re-initialised once when the upstream answers 404 or 400 for the session (it restarted).
+ * client's own sends through the transport's `fetch`, which reads them from the forward scope. A
+ * sessionful legacy upstream (it issued an Mcp-Session-Id) gets one Client per credential digest
+ * (session-pool.ts), re-initialised once when the upstream answers 404 or 400 for the session (it restarted).
  *
  * Forwarded requests to an HTTP upstream (tools/call and the other {@link ForwardMethod}s) travel on the
  * undici hop (http-hop.ts: a keep-alive pool, `upstreams[].connections` sockets at most), and so do
@@ -185,12 +100,13 @@ const LIVENESS_TIMEOUT_MS = 2000;
  * When the upstream goes away (connection refused or reset; the stdio process exited) the
  * {@link UpstreamSupervisor} reconnects with backoff: a new session, or a new process. Calls in flight
  * fail (isError upstream), calls made while an attempt runs wait for it, and `onReconnect` listeners
- * (the catalogue cache) refetch.
+ * (the catalogue cache) refetch. The {@link HealthProbe} (health.ts) notices the loss between requests;
+ * subscriptions to resource updates are held by the {@link ResourceWatch} (resource-watch.ts).
  */
 export class UpstreamClient {
   private shared?: Client;
   private info?: UpstreamInfo;
-  private readonly sessions: LRUCache<string, Promise<Client>>;
+  private readonly sessions: SessionPool;
   /** HTTP upstreams reached over the network: the undici hop for forwarded requests. */
   private readonly hop?: HttpHop;
   /** The hop's view of each connected HTTP client: revision, session id, envelope. */
@@ -198,16 +114,10 @@ export class UpstreamClient {
   /** How the SDK client's HTTP requests reach the upstream. */
   private readonly fetchUpstream: FetchLike;
   private readonly listeners = new Set<ListChanged>();
-  /** Resource-update listeners by URI (watchResource). */
-  private readonly resourceListeners = new Map<string, Set<(uri: string) => void>>();
-  private watching?: Promise<Client>;
+  private readonly resources: ResourceWatch;
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
+  private readonly prober: HealthProbe;
   private closed = false;
-  private checking?: Promise<void>;
-  private readonly prober?: NodeJS.Timeout;
-  private probing = false;
-  /** Probes in a row that got no answer within `health.timeoutMs`. */
-  private silentProbes = 0;
 
   constructor(
     readonly config: UpstreamConfig,
@@ -221,15 +131,25 @@ export class UpstreamClient {
      */
     fetchUpstream?: FetchLike,
   ) {
-    this.sessions = new LRUCache({ max: config.sessions.maxEntries, dispose: (client) => void client.then((c) => c.close()).catch(() => {}) });
+    this.sessions = new SessionPool(config, (owner) => this.openSession(owner));
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, (onBehalfOf) => this.connect(onBehalfOf), metrics, log);
     this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
     if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined)
       this.hop = new HttpHop(config.url, config.headers, config.connections);
-    if (config.health.intervalMs > 0) {
-      this.prober = setInterval(() => void runInBackground(() => this.probe()), config.health.intervalMs);
-      this.prober.unref();
-    }
+    this.resources = new ResourceWatch({
+      transport: this.transport,
+      describe: () => this.describe(),
+      sharedClient: () => this.shared,
+      openSession: () => this.openSession(undefined),
+    });
+    this.prober = new HealthProbe({
+      config,
+      fetchUpstream: this.fetchUpstream,
+      health: () => this.supervisor.health(),
+      reconnect: () => this.supervisor.connection(),
+      stdioClient: () => this.shared,
+      lost: (reason) => this.lost(reason),
+    });
   }
 
   get name(): string {
@@ -325,12 +245,12 @@ export class UpstreamClient {
   /** Closes the connection (a stdio upstream's process is ended: stdin closed, then SIGTERM, then SIGKILL). */
   async close(): Promise<void> {
     this.closed = true;
-    clearInterval(this.prober);
+    this.prober.stop();
     // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us.
     await this.supervisor.close();
     try {
       await this.shared?.close();
-      await this.watching?.then((c) => c.close()).catch(() => undefined);
+      await this.resources.close();
     } finally {
       this.sessions.clear();
       await this.hop?.close();
@@ -354,7 +274,7 @@ export class UpstreamClient {
       this.metrics.upstreamErrors.inc({ upstream: this.name, kind: cancelled ? 'cancelled' : failure.kind });
       if (!cancelled && isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
       // A response stream cut mid-answer: the upstream may be gone, or only that stream.
-      else if (!cancelled && error instanceof UpstreamStreamBroken) void runInBackground(() => this.checkAlive());
+      else if (!cancelled && error instanceof UpstreamStreamBroken) void runInBackground(() => this.prober.checkAlive());
       // Classified once, here where it failed: every layer above reads this error's kind and code.
       throw error instanceof GatewayError ? error : upstreamFailureError(failure, this.name, error);
     } finally {
@@ -375,7 +295,7 @@ export class UpstreamClient {
 
   private async sendOnce(method: string, params: Record<string, unknown>, options: ForwardOptions, retrySession: boolean): Promise<unknown> {
     const info = await this.describe(options);
-    const client = info.sessionful ? await this.sessionClient(options) : this.shared!;
+    const client = info.sessionful ? await this.sessions.client(options) : this.shared!;
     // What the SDK client's transport fetch and notification handlers read of this send (the SDK's own
     // per-request headers drop authorization and mcp-*). A copy per send: its response's raw error code is
     // recorded on it (keepWireErrorCodes). Only SDK sends run in it: an AsyncLocalStorage that is never
@@ -394,7 +314,7 @@ export class UpstreamClient {
         throw new ProtocolError(wireCode, error.message, error.data);
       }
       if (info.sessionful && retrySession && error instanceof SdkHttpError && (error.status === 404 || error.status === 400)) {
-        this.sessions.delete(this.sessionKey(options));
+        this.sessions.forget(options);
         this.log.info({ upstream: this.name, status: error.status }, 'upstream forgot the session; opening a new one');
         return this.sendOnce(method, params, options, false);
       }
@@ -471,7 +391,7 @@ export class UpstreamClient {
     info.resourceUpdates = info.capabilities.resources?.subscribe === true && (info.era === 'modern' || sessionful || this.transport === 'stdio');
     info.tasks = taskSupport(info);
     if (transport instanceof StreamableHTTPClientTransport) this.hopSessions.set(client, hopSession(client, transport));
-    if (sessionful) this.sessions.set(this.sessionKey(onBehalfOf), Promise.resolve(client));
+    if (sessionful) this.sessions.adopt(onBehalfOf, client);
     else this.shared = client;
     this.watchStreams(client);
     // A stdio process that exits closes its client; so does an HTTP client that we close ourselves.
@@ -515,35 +435,22 @@ export class UpstreamClient {
   }
 
   /**
-   * The pooled session of `onBehalfOf`'s credential (sessionful legacy upstreams). Everything its client
-   * sends is for that credential: the handshake and any stream the SDK opens on its own carry it (and the
-   * request id of the send that opened the session, only while it opens).
+   * A new session of a sessionful 2025-era upstream, opened for `owner` (the session pool's, one per
+   * credential) or for nobody (the resource watch's background session). Everything its client sends is
+   * for that owner: the handshake and any stream the SDK opens on its own carry the owner's credential
+   * (and the request id of the send that opened the session, only while it opens).
    */
-  private sessionClient(onBehalfOf: OnBehalfOf): Promise<Client> {
-    const key = this.sessionKey(onBehalfOf);
-    let client = this.sessions.get(key);
-    if (!client) {
-      const fresh = this.newClient();
-      let owner: OnBehalfOf = onBehalfOf;
-      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: (url, init) => this.forwardingFetch(url, init, owner) });
-      client = fresh.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) }).then(() => {
-        owner = { credential: onBehalfOf.credential };
-        keepWireErrorCodes(transport);
-        this.hopSessions.set(fresh, hopSession(fresh, transport));
-        this.watchListChanges(fresh, this.info!);
-        this.watchStreams(fresh);
-        return fresh;
-      });
-      client.catch(() => this.sessions.delete(key));
-      this.sessions.set(key, client);
-    }
+  private async openSession(owner: OnBehalfOf | undefined): Promise<Client> {
+    const client = this.newClient();
+    let sender = owner;
+    const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: (url, init) => this.forwardingFetch(url, init, sender) });
+    await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
+    sender = owner && { credential: owner.credential };
+    keepWireErrorCodes(transport);
+    this.hopSessions.set(client, hopSession(client, transport));
+    this.watchListChanges(client, this.info!);
+    this.watchStreams(client);
     return client;
-  }
-
-  /** Sessions follow the credential that is forwarded; with forwarding off, every caller shares one. */
-  private sessionKey(onBehalfOf: OnBehalfOf): string {
-    if (!this.config.forwardCredentials) return 'shared';
-    return onBehalfOf.credential?.digest ?? 'anonymous';
   }
 
   /** What the hop needs of one forward: the credential headers and request id it was given, and the relays. */
@@ -558,7 +465,7 @@ export class UpstreamClient {
         const list = LIST_CHANGED[method];
         if (list) this.listChanged(list);
         const uri = (params as { uri?: unknown } | undefined)?.uri;
-        if (method === 'notifications/resources/updated' && typeof uri === 'string') this.resourceUpdated(uri);
+        if (method === 'notifications/resources/updated' && typeof uri === 'string') this.resources.updated(uri);
         if (method === 'notifications/tasks/status' && params !== null && typeof params === 'object') options.ontaskstatus?.(params as Record<string, unknown>);
       },
       oninputrequest: options.oninputrequest,
@@ -568,10 +475,6 @@ export class UpstreamClient {
       allowTaskResult: options.allowTaskResult,
       timeoutMs: this.config.timeoutMs,
     };
-  }
-
-  private resourceUpdated(uri: string): void {
-    for (const listener of this.resourceListeners.get(uri) ?? []) listener(uri);
   }
 
   private listChanged(method: ListMethod): void {
@@ -605,135 +508,17 @@ export class UpstreamClient {
     if (this.transport !== 'http') return;
     client.onerror = (error) => {
       if (!this.closed && /SSE stream disconnected|reconnect SSE stream|reconnection attempts/i.test(error.message))
-        void runInBackground(() => this.checkAlive());
+        void runInBackground(() => this.prober.checkAlive());
     };
   }
 
   /**
-   * One health probe (every `health.intervalMs`, outside any request). Up: HTTP upstreams get a `ping`
-   * POST of their own (any HTTP answer proves the server alive, whatever the session or era), stdio ones
-   * a `ping` request; a refused or reset connection marks the upstream lost at once, two probes in a row
-   * without an answer within `health.timeoutMs` too. Down: a reconnect attempt, subject to
-   * `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to `restart.maxDelayMs`).
-   * Never contacts an upstream that was never used (`idle`): the first connection is on first use.
+   * Holds a subscription to updates of `uri` at this upstream, outside any caller's request, and calls
+   * `onUpdated` for each update; resolves to its closer, or undefined when this upstream cannot deliver
+   * updates (resource-watch.ts).
    */
-  private async probe(): Promise<void> {
-    if (this.closed || this.probing) return;
-    const health = this.supervisor.health();
-    if (health.attempting || health.state === 'idle' || health.state === 'connecting') return;
-    this.probing = true;
-    try {
-      if (health.state === 'down') {
-        await this.supervisor.connection().catch(() => undefined);
-        return;
-      }
-      const outcome = await this.ping();
-      if (outcome === 'alive') this.silentProbes = 0;
-      else if (outcome === 'lost' || ++this.silentProbes >= 2) {
-        this.silentProbes = 0;
-        const why = outcome === 'lost' ? 'refuses connections' : `did not answer two health probes within ${this.config.health.timeoutMs} ms`;
-        this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name} went away (it ${why})`, { upstream: this.name }));
-      }
-    } finally {
-      this.probing = false;
-    }
-  }
-
-  private async ping(): Promise<'alive' | 'lost' | 'silent'> {
-    const timeoutMs = this.config.health.timeoutMs;
-    try {
-      if (this.transport === 'stdio') {
-        // A JSON-RPC error answer (a server without ping) is an answer too.
-        await this.shared?.ping({ timeout: timeoutMs }).catch((error: unknown) => {
-          if (error instanceof SdkError && (error.code === SdkErrorCode.RequestTimeout || isConnectionLoss(error))) throw error;
-        });
-        return 'alive';
-      }
-      const response = await this.fetchUpstream(this.config.url!, {
-        method: 'POST',
-        headers: { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 'gateway-health', method: 'ping' }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      await response.body?.cancel();
-      return 'alive';
-    } catch (error) {
-      return isConnectionLoss(error) ? 'lost' : 'silent';
-    }
-  }
-
-  private checkAlive(): Promise<void> {
-    this.checking ??= (async () => {
-      try {
-        const response = await this.fetchUpstream(this.config.url!, {
-          method: 'POST',
-          headers: { ...this.config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 'gateway-liveness', method: 'ping' }),
-          signal: AbortSignal.timeout(LIVENESS_TIMEOUT_MS),
-        });
-        await response.body?.cancel();
-      } catch (error) {
-        if (isConnectionLoss(error))
-          this.lost(
-            new GatewayError('upstream_unavailable', `upstream ${this.name} went away (a response stream broke and it refuses connections)`, {
-              upstream: this.name,
-            }),
-          );
-      } finally {
-        this.checking = undefined;
-      }
-    })();
-    return this.checking;
-  }
-
-  /**
-   * Holds a subscription to updates of `uri` at this upstream, outside any caller's request (no caller
-   * credential), and calls `onUpdated` for each `notifications/resources/updated` it sends; resolves to
-   * the subscription's closer, or undefined when this upstream cannot deliver updates: it does not
-   * declare `resources.subscribe`, or it is a stateless 2025-era HTTP server (no stream to carry them).
-   * A 2026-07-28 upstream gets a `subscriptions/listen` of its own per URI; a sessionful 2025-era one
-   * `resources/subscribe` on one background session (which opens its standalone GET stream); stdio
-   * `resources/subscribe` on its one session.
-   */
-  async watchResource(uri: string, onUpdated: (uri: string) => void): Promise<(() => Promise<void>) | undefined> {
-    const info = await runInBackground(() => this.describe());
-    if (info.capabilities.resources?.subscribe !== true) return undefined;
-    const listeners = (this.resourceListeners.get(uri) ?? new Set<(uri: string) => void>()).add(onUpdated);
-    this.resourceListeners.set(uri, listeners);
-    const forget = () => {
-      listeners.delete(onUpdated);
-      if (listeners.size === 0) this.resourceListeners.delete(uri);
-    };
-    if (info.era === 'modern') {
-      const subscription = await runInBackground(() => this.shared!.listen({ resourceSubscriptions: [uri] }));
-      return async () => {
-        forget();
-        await subscription.close();
-      };
-    }
-    if (this.transport === 'http' && !info.sessionful) {
-      forget();
-      return undefined;
-    }
-    const client = this.transport === 'stdio' ? this.shared! : await this.watchSession();
-    await runInBackground(() => client.subscribeResource({ uri }));
-    return async () => {
-      forget();
-      if (!this.resourceListeners.has(uri)) await runInBackground(() => client.unsubscribeResource({ uri })).catch(() => undefined);
-    };
-  }
-
-  /** The background session of a sessionful 2025-era upstream that carries resource subscriptions (no caller's credential). */
-  private watchSession(): Promise<Client> {
-    this.watching ??= runInBackground(async () => {
-      const client = this.newClient();
-      const transport = new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: (url, init) => this.forwardingFetch(url, init, undefined) });
-      await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
-      this.watchListChanges(client, this.info!);
-      return client;
-    });
-    this.watching.catch(() => (this.watching = undefined));
-    return this.watching;
+  watchResource(uri: string, onUpdated: (uri: string) => void): Promise<(() => Promise<void>) | undefined> {
+    return this.resources.watch(uri, onUpdated);
   }
 
   private watchListChanges(client: Client, info: UpstreamInfo): void {
@@ -745,7 +530,7 @@ export class UpstreamClient {
         return (await ask({ method, params: request.params as Record<string, unknown> })) as never;
       });
     }
-    client.setNotificationHandler('notifications/resources/updated', (notification) => this.resourceUpdated(notification.params.uri));
+    client.setNotificationHandler('notifications/resources/updated', (notification) => this.resources.updated(notification.params.uri));
     // 2025-11-25 wire vocabulary the SDK types leave out (no tasks runtime): registered by its schema-less form.
     client.setNotificationHandler('notifications/tasks/status', { params: ANY_RESULT }, (params) => forwardScope.getStore()?.ontaskstatus?.(params));
     const notify = (method: ListMethod) => () => this.listChanged(method);
@@ -793,21 +578,4 @@ function hopSession(client: Client, transport: StreamableHTTPClientTransport): H
         ? { [PROTOCOL_VERSION_META_KEY]: protocolVersion, [CLIENT_INFO_META_KEY]: GATEWAY_CLIENT, [CLIENT_CAPABILITIES_META_KEY]: {} }
         : undefined,
   };
-}
-
-const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
-
-/**
- * Whether a failed request means the connection is gone (not that this one request failed): a refused
- * or reset connection, a closed transport (the stdio process exited). Timeouts, HTTP statuses and
- * JSON-RPC errors are about the request and leave the connection alone.
- */
-function isConnectionLoss(error: unknown): boolean {
-  if (error instanceof SdkHttpError) return false;
-  if (error instanceof SdkError)
-    return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
-  if (!(error instanceof Error)) return false;
-  if (error.message === 'Not connected') return true;
-  const cause = (error as Error & { cause?: { code?: unknown } }).cause;
-  return error.name === 'TypeError' && typeof cause?.code === 'string' && LOST_CONNECTION_CODES.has(cause.code);
 }

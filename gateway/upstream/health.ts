@@ -1,0 +1,150 @@
+import { SdkError, SdkErrorCode, SdkHttpError, type Client, type FetchLike } from '@modelcontextprotocol/client';
+import type { UpstreamConfig } from '../../config/types.ts';
+import { GatewayError } from '../errors.ts';
+import { runInBackground } from './forward-scope.ts';
+import type { UpstreamHealth } from './supervisor.ts';
+
+/** Any HTTP answer within this proves the upstream alive (a broken stream was that stream's problem). */
+const LIVENESS_TIMEOUT_MS = 2000;
+
+/** What the probe reads of the upstream it watches, and how it reports a loss. */
+export interface ProbedUpstream {
+  readonly config: UpstreamConfig;
+  /** How HTTP requests reach the upstream (the SDK client's fetch: network or in process). */
+  readonly fetchUpstream: FetchLike;
+  /** The supervisor's view of the connection, and a reconnect attempt (upstream/supervisor.ts). */
+  health(): UpstreamHealth;
+  reconnect(): Promise<unknown>;
+  /** The one client of a stdio upstream, while connected (pinged over its pipe). */
+  stdioClient(): Client | undefined;
+  /** The connection is gone: drop it and let the supervisor reconnect. */
+  lost(reason: GatewayError): void;
+}
+
+/**
+ * Whether an upstream is alive, asked outside any request. Every `health.intervalMs` a probe: up, HTTP
+ * upstreams get a `ping` POST of their own (any HTTP answer proves the server alive, whatever the
+ * session or era), stdio ones a `ping` request; a refused or reset connection marks the upstream lost
+ * at once, two probes in a row without an answer within `health.timeoutMs` too. Down: a reconnect
+ * attempt, subject to `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to
+ * `restart.maxDelayMs`). Never contacts an upstream that was never used (`idle`): the first connection
+ * is on first use. Between probes, {@link checkAlive} answers a broken response stream at once.
+ */
+export class HealthProbe {
+  private readonly timer?: NodeJS.Timeout;
+  private probing = false;
+  /** Probes in a row that got no answer within `health.timeoutMs`. */
+  private silentProbes = 0;
+  private checking?: Promise<void>;
+  private stopped = false;
+
+  constructor(private readonly upstream: ProbedUpstream) {
+    const { intervalMs } = upstream.config.health;
+    if (intervalMs > 0) {
+      this.timer = setInterval(() => void runInBackground(() => this.probe()), intervalMs);
+      this.timer.unref();
+    }
+  }
+
+  /** Stops probing (the client is closing). */
+  stop(): void {
+    this.stopped = true;
+    clearInterval(this.timer);
+  }
+
+  /**
+   * After a broken HTTP response stream (the SDK reports it on `onerror`, or the hop's
+   * UpstreamStreamBroken; the request itself would only fail at `timeoutMs`): when the upstream no longer
+   * accepts connections, the connection counts as lost, which fails the calls in flight at once and
+   * starts the reconnect. One check at a time.
+   */
+  checkAlive(): Promise<void> {
+    this.checking ??= (async () => {
+      try {
+        await this.pingHttp(LIVENESS_TIMEOUT_MS, 'gateway-liveness');
+      } catch (error) {
+        if (isConnectionLoss(error)) this.lose('a response stream broke and it refuses connections');
+      } finally {
+        this.checking = undefined;
+      }
+    })();
+    return this.checking;
+  }
+
+  private async probe(): Promise<void> {
+    if (this.stopped || this.probing) return;
+    const health = this.upstream.health();
+    if (health.attempting || health.state === 'idle' || health.state === 'connecting') return;
+    this.probing = true;
+    try {
+      if (health.state === 'down') {
+        await this.upstream.reconnect().catch(() => undefined);
+        return;
+      }
+      const outcome = await this.ping();
+      if (outcome === 'alive') this.silentProbes = 0;
+      else if (outcome === 'lost' || ++this.silentProbes >= 2) {
+        this.silentProbes = 0;
+        this.lose(`it ${outcome === 'lost' ? 'refuses connections' : `did not answer two health probes within ${this.upstream.config.health.timeoutMs} ms`}`);
+      }
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async ping(): Promise<'alive' | 'lost' | 'silent'> {
+    const timeoutMs = this.upstream.config.health.timeoutMs;
+    try {
+      if (this.upstream.config.command !== undefined) {
+        // A JSON-RPC error answer (a server without ping) is an answer too.
+        await this.upstream
+          .stdioClient()
+          ?.ping({ timeout: timeoutMs })
+          .catch((error: unknown) => {
+            if (error instanceof SdkError && (error.code === SdkErrorCode.RequestTimeout || isConnectionLoss(error))) throw error;
+          });
+        return 'alive';
+      }
+      await this.pingHttp(timeoutMs, 'gateway-health');
+      return 'alive';
+    } catch (error) {
+      return isConnectionLoss(error) ? 'lost' : 'silent';
+    }
+  }
+
+  /** A `ping` POST of the probe's own: resolves on any HTTP answer, rejects when none comes within `timeoutMs`. */
+  private async pingHttp(timeoutMs: number, id: string): Promise<void> {
+    const { config, fetchUpstream } = this.upstream;
+    const response = await fetchUpstream(config.url!, {
+      method: 'POST',
+      headers: { ...config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+    await response.body?.cancel();
+  }
+
+  /** Reports the loss, `why` in parentheses after "went away". */
+  private lose(why: string): void {
+    this.upstream.lost(
+      new GatewayError('upstream_unavailable', `upstream ${this.upstream.config.name} went away (${why})`, { upstream: this.upstream.config.name }),
+    );
+  }
+}
+
+const LOST_CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED']);
+
+/**
+ * Whether a failed request means the connection is gone (not that this one request failed): a refused
+ * or reset connection, a closed transport (the stdio process exited). Timeouts, HTTP statuses and
+ * JSON-RPC errors are about the request and leave the connection alone.
+ */
+export function isConnectionLoss(error: unknown): boolean {
+  if (error instanceof SdkHttpError) return false;
+  if (error instanceof SdkError)
+    return error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.NotConnected || error.code === SdkErrorCode.SendFailed;
+  if (!(error instanceof Error)) return false;
+  if (error.message === 'Not connected') return true;
+  const cause = (error as Error & { cause?: { code?: unknown } }).cause;
+  return error.name === 'TypeError' && typeof cause?.code === 'string' && LOST_CONNECTION_CODES.has(cause.code);
+}
