@@ -4,6 +4,13 @@
  * message naming what never happened. Nothing here asserts how long anything took (speed goes in bench/).
  */
 
+/**
+ * How long a test waits for a gateway process it spawned to start, or to act on a signal or a file
+ * change. Loading the gateway takes about 1.3 s of CPU; a 2-core machine running two suites (load
+ * average 28) stretched a start past 20 s. A ceiling only: the waits end when the condition holds.
+ */
+export const PROCESS_BUDGET_MS = 90_000;
+
 export interface WaitOptions {
   /** Give up after this long (default 10 s). */
   timeoutMs?: number;

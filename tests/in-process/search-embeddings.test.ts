@@ -68,7 +68,9 @@ beforeAll(async () => {
         tool('place_order', 'Places a new order.', false),
       ],
     },
-    gateway: { search: { embeddings: { url: `http://127.0.0.1:${port}/v1`, model: MODEL, timeoutMs: 500 } } },
+    // A budget a loaded 2-core machine meets (at 500 ms the embedding requests timed out there, so the
+    // vectors never came); the endpoint going down below is a refused connection, not a slow one.
+    gateway: { search: { embeddings: { url: `http://127.0.0.1:${port}/v1`, model: MODEL, timeoutMs: 20_000 } } },
   });
 });
 afterAll(async () => {
@@ -92,10 +94,14 @@ async function failures(stage: 'tools' | 'query'): Promise<number> {
 describe('search_tools with an external embeddings endpoint', () => {
   it("finds by the endpoint's vectors a tool no word of the query names, each tool embedded once", async () => {
     // Lexically, "automobile" matches nothing; the vectors are computed in the background after the build.
-    const found = await waitFor('search_tools to rank rent_car first by the vectors', async () => {
-      const answer = await search('automobile');
-      return answer.answer.tools[0]?.name === 'rent_car' && answer;
-    });
+    const found = await waitFor(
+      'search_tools to rank rent_car first by the vectors',
+      async () => {
+        const answer = await search('automobile');
+        return answer.answer.tools[0]?.name === 'rent_car' && answer;
+      },
+      { timeoutMs: 60_000 },
+    );
     expect(found.isError).toBeFalsy();
     expect(found.answer.tools[0]?.name).toBe('rent_car');
     expect((await search('forecast')).answer.tools[0]?.name).toBe('get_weather');
@@ -104,7 +110,7 @@ describe('search_tools with an external embeddings endpoint', () => {
     expect(toolTexts).toHaveLength(4);
     expect(await failures('tools')).toBe(0);
     expect(await failures('query')).toBe(0);
-  });
+  }, 90_000);
 
   it('answers lexically once the endpoint is down, counting every failure and logging the first only', async () => {
     server.closeAllConnections();

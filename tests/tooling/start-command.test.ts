@@ -16,9 +16,7 @@ const START = 'node --import ./scripts/register-ts.mjs gateway/main.ts';
 const runsGateway = /\b(?:node|tsx|npx|bun|deno)\b[^`'"]*\bgateway\/main\.ts/;
 
 function documentation(): string[] {
-  return execFileSync('git', ['ls-files', '-z', '*.md', 'config/*.yaml'], { cwd: root, encoding: 'utf8' })
-    .split('\0')
-    .filter(Boolean);
+  return execFileSync('git', ['ls-files', '-z', '*.md', 'config/*.yaml'], { cwd: root, encoding: 'utf8' }).split('\0').filter(Boolean);
 }
 
 describe('starting a gateway', () => {

@@ -20,6 +20,9 @@ export async function startPlatform(opts: { port?: number; host?: string; log?: 
   const store = createStore();
   const logger = log ? pino({ name: 'cpz-platform' }) : undefined;
   const server = buildPlatformApp(store, { logger }).listen(port, host);
+  // Idle sockets outlive its caller's reuse of them, as the MCP server's do (upstream/server/index.ts,
+  // KEEP_ALIVE_TIMEOUT_MS): the two never share code, only HTTP.
+  server.keepAliveTimeout = 65_000;
   await once(server, 'listening');
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;

@@ -10,6 +10,12 @@ import { callerCredentials, requestIdFrom, requestIdOf } from './caller-credenti
 import { createMcpServer } from './mcp-server.ts';
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+/**
+ * How long an idle keep-alive socket stays open. A client (undici) reuses an idle socket until the
+ * server's `Keep-Alive: timeout` hint less 2 s, so a request can cross the server's close only after an
+ * idle gap of about that length: at Node's 5 s, the gaps of a test on a loaded machine met it (ECONNRESET).
+ */
+const KEEP_ALIVE_TIMEOUT_MS = 65_000;
 
 /**
  * Starts the reference CPZAI MCP server: a Koa app whose `/mcp` route is served by
@@ -67,6 +73,7 @@ export async function startUpstreamServer(opts: { platformUrl: string; port?: nu
   app.use(router.allowedMethods());
 
   const server = app.listen(port, host);
+  server.keepAliveTimeout = KEEP_ALIVE_TIMEOUT_MS;
   await once(server, 'listening');
   const address = server.address() as AddressInfo;
   const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address === '0.0.0.0' ? '127.0.0.1' : address.address;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { PROCESS_BUDGET_MS } from '../../helpers/wait.ts';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../..', import.meta.url));
@@ -24,7 +25,7 @@ async function exitOf(args: string[], env: Record<string, string> = {}): Promise
     await run(process.execPath, ['--import', './scripts/register-ts.mjs', 'gateway/main.ts', ...args], {
       cwd: root,
       env: { PATH: process.env.PATH!, ...env },
-      timeout: 20_000,
+      timeout: PROCESS_BUDGET_MS,
     });
     return { code: 0, stderr: '' };
   } catch (error) {
@@ -33,7 +34,7 @@ async function exitOf(args: string[], env: Record<string, string> = {}): Promise
   }
 }
 
-describe('gateway/main.ts with a bad configuration', () => {
+describe('gateway/main.ts with a bad configuration', { timeout: PROCESS_BUDGET_MS + 10_000 }, () => {
   it('exits with status 2 naming the key when the YAML file has a wrong type', async () => {
     const path = yamlFile('upstreams:\n  - name: cpzai\n    url: http://127.0.0.1:1/mcp\nscopes:\n  timeoutMs: soon\n');
     const { code, stderr } = await exitOf(['--config', path]);

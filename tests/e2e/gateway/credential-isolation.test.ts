@@ -33,7 +33,7 @@ async function list(client: Client | V1Client): Promise<string[]> {
   return namesOf(await (client as Client).listTools(undefined, { cacheMode: 'bypass' } as never));
 }
 
-describe('credential isolation', () => {
+describe('credential isolation', { timeout: TIMEOUT_MS }, () => {
   it(`keeps ${CALLS} concurrent tools/list calls on a cold gateway (3 keys x 2 eras) each to its own catalogue`, async () => {
     for (const key of Object.keys(DEMO_KEYS) as DemoKey[]) {
       clients.push({ key, era: 'modern', client: await connectV2(stack.mcpUrl, DEMO_KEYS[key]) });
@@ -45,14 +45,14 @@ describe('credential isolation', () => {
     fullNames = answers.find((a) => a.key === 'full')!.names;
     expect(fullNames).toHaveLength(34);
     for (const { key, names } of answers) expect(names).toEqual(expectedFor(key));
-  }, TIMEOUT_MS);
+  });
 
   it(`keeps ${CALLS} alternating calls (full, data, identity, full, ...) each to its own catalogue`, async () => {
     for (let i = 0; i < CALLS; i++) {
       const c = clients[i % clients.length]!;
       expect(await list(c.client)).toEqual(expectedFor(c.key));
     }
-  }, TIMEOUT_MS);
+  });
 
   it('looks each credential up at the scope endpoint once, then serves it from the scope cache', async () => {
     const metrics = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { freePort } from '../../helpers/free-port.ts';
-import { waitFor } from '../../helpers/wait.ts';
+import { PROCESS_BUDGET_MS, waitFor } from '../../helpers/wait.ts';
 
 const ROOT = new URL('../../..', import.meta.url).pathname;
 const DRAIN_MS = 2500;
@@ -69,8 +69,8 @@ beforeAll(async () => {
   });
   gateway.stdout!.on('data', (chunk) => (stdout += chunk));
   gateway.stderr!.on('data', (chunk) => (stderr += chunk));
-  await waitFor('the gateway to be ready (asked by pod IP)', async () => (await probe('/readyz')).status === 200, { timeoutMs: 30_000 });
-}, 60_000);
+  await waitFor('the gateway to be ready (asked by pod IP)', async () => (await probe('/readyz')).status === 200, { timeoutMs: PROCESS_BUDGET_MS });
+}, PROCESS_BUDGET_MS + 30_000);
 afterAll(async () => {
   if (gateway && gateway.exitCode === null && gateway.signalCode === null) {
     gateway.kill('SIGKILL');

@@ -12,6 +12,9 @@ import { startScopeEndpoint, type ScopeEndpoint } from '../../fixtures/scope-end
 import { startStack, type Stack } from '../../helpers/stack.ts';
 import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.ts';
 
+/** cache.operationTimeoutMs of both gateways. */
+const STORE_BUDGET_MS = 5_000;
+
 describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
   let redis: RedisServer;
   let stack: Stack;
@@ -25,11 +28,14 @@ describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
       cpz_demo_data: ['accounts:read', 'positions:read', 'orders:read', 'market-data:read', 'files:read', 'backtests:read'],
     });
     const redisUrl = redis.url;
-    stack = await startStack({ scopeEndpoint: endpoint.url, gateway: { cache: { redisUrl } } });
+    // A store budget a loaded 2-core machine meets: at the default 500 ms a write was abandoned there, so
+    // the second gateway looked the credential up again.
+    const cache = { redisUrl, operationTimeoutMs: STORE_BUDGET_MS };
+    stack = await startStack({ scopeEndpoint: endpoint.url, gateway: { cache } });
     second = await startGateway(
       loadConfig({
         env: {},
-        overrides: { listen: { port: 0 }, upstreams: [{ url: stack.upstreamUrl }], scopes: { endpoint: endpoint.url }, cache: { redisUrl } },
+        overrides: { listen: { port: 0 }, upstreams: [{ url: stack.upstreamUrl }], scopes: { endpoint: endpoint.url }, cache },
       }),
       { logDestination: secondLogs },
     );
@@ -68,5 +74,5 @@ describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
     const metrics = await (await fetch(`${second.url}/metrics`)).text();
     expect(metrics).toMatch(/^mcp_cache_store_errors_total\{cache="scopes",op="[a-z]+"\} [1-9]/m);
     expect(secondLogs.records('cache store operation failed').length).toBeGreaterThan(0);
-  });
+  }, 60_000);
 });

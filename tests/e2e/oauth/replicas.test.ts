@@ -37,7 +37,8 @@ describe.skipIf(!hasRedis)('built-in OAuth across two replicas behind one URL', 
           publicUrl: base,
           upstreams: [{ url: upstream.url }],
           scopes: { endpoint: `${platform.url}/v1/me` },
-          cache: { redisUrl },
+          // A store budget a loaded 2-core machine meets (an OAuth write took over the 1 s floor there).
+          cache: { redisUrl, operationTimeoutMs: 5_000 },
         },
       });
       replicas.push(await startGateway(config, { logDestination: logs }));

@@ -18,7 +18,7 @@ import { stringify } from 'yaml';
 import type { Tool } from '@modelcontextprotocol/server';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { freePort } from '../../helpers/free-port.ts';
-import { waitFor } from '../../helpers/wait.ts';
+import { PROCESS_BUDGET_MS, waitFor } from '../../helpers/wait.ts';
 
 const ROOT = new URL('../../..', import.meta.url).pathname;
 const mount = mkdtempSync(join(tmpdir(), 'configmap-'));
@@ -103,8 +103,8 @@ beforeAll(async () => {
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   gateway.stderr!.on('data', (chunk) => (stderr += chunk));
-  await waitFor('the watch to be armed', () => stderr.includes('reloads the configuration'), { timeoutMs: 30_000 });
-}, 60_000);
+  await waitFor('the watch to be armed', () => stderr.includes('reloads the configuration'), { timeoutMs: PROCESS_BUDGET_MS });
+}, PROCESS_BUDGET_MS + 30_000);
 afterAll(async () => {
   if (gateway && gateway.exitCode === null && gateway.signalCode === null) {
     gateway.kill('SIGKILL');
@@ -114,13 +114,13 @@ afterAll(async () => {
   rmSync(mount, { recursive: true, force: true });
 });
 
-describe('reload.watch on a ConfigMap volume (the kubelet ..data swap)', { timeout: 60_000 }, () => {
+describe('reload.watch on a ConfigMap volume (the kubelet ..data swap)', { timeout: 3 * PROCESS_BUDGET_MS }, () => {
   it('applies a changed setting without a restart, ignores a swap that leaves the file alone, refuses an invalid one', async () => {
     expect(await compactNames()).toEqual(['call_tool', 'search_tools']);
 
     // A changed anchor list: /mcp/compact advertises the anchor, in the same process.
     kubeletWrite({ 'gateway.yaml': config(port, (c) => (c.upstreams[0].anchors = ['quote'])), 'other.txt': 'one' });
-    await waitFor('the swap to be applied', () => stderr.includes('gateway.yaml changed: configuration reloaded'), { timeoutMs: 15_000 });
+    await waitFor('the swap to be applied', () => stderr.includes('gateway.yaml changed: configuration reloaded'), { timeoutMs: PROCESS_BUDGET_MS });
     expect(await compactNames()).toEqual(['call_tool', 'quote', 'search_tools']);
     expect(gateway.exitCode).toBeNull();
 
@@ -132,7 +132,9 @@ describe('reload.watch on a ConfigMap volume (the kubelet ..data swap)', { timeo
     expect(stderr.slice(mark)).toBe('');
     // An invalid configuration: refused, named, the running one kept.
     kubeletWrite({ 'gateway.yaml': config(port, (c) => (c.scopes = { timeoutMs: 'soon' })), 'other.txt': 'two' });
-    await waitFor('the invalid swap to be refused', () => stderr.slice(mark).includes('gateway.yaml changed: invalid configuration'), { timeoutMs: 15_000 });
+    await waitFor('the invalid swap to be refused', () => stderr.slice(mark).includes('gateway.yaml changed: invalid configuration'), {
+      timeoutMs: PROCESS_BUDGET_MS,
+    });
     expect(stderr.slice(mark)).toContain('scopes.timeoutMs: must be integer');
     expect(stderr.slice(mark)).toContain('the running configuration keeps serving');
     expect(await compactNames()).toEqual(['call_tool', 'quote', 'search_tools']);

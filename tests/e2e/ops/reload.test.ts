@@ -16,7 +16,7 @@ import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { DATA_KEY_TOOLS, DEMO_KEYS } from '../../helpers/clients.ts';
 import { freePort } from '../../helpers/free-port.ts';
-import { waitFor } from '../../helpers/wait.ts';
+import { PROCESS_BUDGET_MS, waitFor } from '../../helpers/wait.ts';
 
 const ROOT = new URL('../../..', import.meta.url).pathname;
 type Service = { url: string; close(): Promise<void> };
@@ -55,8 +55,8 @@ beforeAll(async () => {
   });
   gateway.stdout!.on('data', (chunk) => (stdout += chunk));
   gateway.stderr!.on('data', (chunk) => (stderr += chunk));
-  await waitFor('the gateway to be ready', () => fetch(`${gatewayUrl}/readyz`).then((r) => r.status === 200), { timeoutMs: 20_000 });
-});
+  await waitFor('the gateway to be ready', () => fetch(`${gatewayUrl}/readyz`).then((r) => r.status === 200), { timeoutMs: PROCESS_BUDGET_MS });
+}, PROCESS_BUDGET_MS + 30_000);
 afterAll(async () => {
   if (gateway && gateway.exitCode === null) {
     gateway.kill('SIGTERM');
@@ -120,7 +120,7 @@ function loopClient() {
 const COMPACT_BEFORE = ['call_tool', 'get_market_data', 'list_accounts', 'list_orders', 'list_positions', 'search_tools'];
 
 // Generous timeouts: each step spawns or waits for a separate process on a shared machine.
-describe('live reload on SIGHUP', { timeout: 60_000 }, () => {
+describe('live reload on SIGHUP', { timeout: 2 * PROCESS_BUDGET_MS }, () => {
   it('a changed scope rule and read anchor show on the surfaces without a failed request; the upstream connection is kept', async () => {
     expect(await names('/mcp')).toEqual(DATA_KEY_TOOLS);
     expect(await names('/mcp/compact')).toEqual(COMPACT_BEFORE);
@@ -152,7 +152,7 @@ describe('live reload on SIGHUP', { timeout: 60_000 }, () => {
     await waitFor('a round of the caller', () => client.seen.length >= 1);
     const mark = stderr.length;
     gateway.kill('SIGHUP');
-    await waitFor('a log line about the reload', () => stderr.length > mark, { timeoutMs: 5000 });
+    await waitFor('a log line about the reload', () => stderr.length > mark, { timeoutMs: PROCESS_BUDGET_MS });
     expect(stderr.slice(mark)).toContain(
       `SIGHUP: invalid configuration: scopes.timeoutMs: must be integer (in ${configPath}); the running configuration keeps serving`,
     );
@@ -168,13 +168,13 @@ describe('live reload on SIGHUP', { timeout: 60_000 }, () => {
     });
     const mark2 = stderr.length;
     gateway.kill('SIGHUP');
-    await waitFor('a log line about the refused reload', () => stderr.length > mark2, { timeoutMs: 5000 });
+    await waitFor('a log line about the refused reload', () => stderr.length > mark2, { timeoutMs: PROCESS_BUDGET_MS });
     expect(stderr.slice(mark2)).toMatch(/SIGHUP: configuration not reloaded: listen\.port: changed from \d+ to \d+, which needs a restart/);
     expect(gateway.exitCode).toBeNull();
   });
 });
 
-describe('live reload on a change of the file (reload.watch)', { timeout: 60_000 }, () => {
+describe('live reload on a change of the file (reload.watch)', { timeout: 2 * PROCESS_BUDGET_MS }, () => {
   let watched: ChildProcess | undefined;
   afterAll(async () => {
     if (watched && watched.exitCode === null) {
@@ -200,10 +200,10 @@ describe('live reload on a change of the file (reload.watch)', { timeout: 60_000
     let err = '';
     watched.stderr!.on('data', (chunk) => (err += chunk));
     // main.ts prints this line after the watch is armed (pino's own 'gateway listening' comes earlier).
-    await waitFor('the reload announcement', () => err.includes('reloads the configuration'), { timeoutMs: 20_000 });
+    await waitFor('the reload announcement', () => err.includes('reloads the configuration'), { timeoutMs: PROCESS_BUDGET_MS });
     config.upstreams[0].scopeRules = { get_bars: ['trade'] };
     writeFileSync(path, stringify(config));
-    await waitFor('the watched file reloaded', () => err.includes('watched.yaml changed: configuration reloaded'), { timeoutMs: 15_000 });
+    await waitFor('the watched file reloaded', () => err.includes('watched.yaml changed: configuration reloaded'), { timeoutMs: PROCESS_BUDGET_MS });
     const previous = gatewayUrl;
     gatewayUrl = `http://127.0.0.1:${port}`;
     try {
