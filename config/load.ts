@@ -96,6 +96,13 @@ function readYaml(path: string): Json {
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
   if (config.cache.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when cache.store is redis');
+  const redis = config.cache.redis;
+  if (redis.sentinel && redis.cluster) throw new ConfigError('cache.redis.cluster', 'set cache.redis.sentinel or cache.redis.cluster, not both');
+  const tlsFile = (['caFile', 'certFile', 'keyFile'] as const).find((key) => redis.tls[key] !== undefined);
+  if (tlsFile && !config.cache.redisUrl?.startsWith('rediss://'))
+    throw new ConfigError(`cache.redis.tls.${tlsFile}`, 'set, but cache.redisUrl is not a rediss:// URL (TLS is off)');
+  if (Boolean(redis.tls.certFile) !== Boolean(redis.tls.keyFile))
+    throw new ConfigError(`cache.redis.tls.${redis.tls.certFile ? 'keyFile' : 'certFile'}`, 'a client certificate needs both certFile and keyFile');
   // Node refuses a headersTimeout longer than requestTimeout (both bound receiving the request).
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs)
     throw new ConfigError('server.headersTimeoutMs', 'must not exceed server.requestTimeoutMs');

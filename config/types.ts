@@ -38,6 +38,13 @@ export interface GatewayConfig {
   cache: {
     store: 'memory' | 'redis';
     redisUrl?: string;
+    /** Every Redis connection's TLS files, topology and name (gateway/store/redis-connection.ts). */
+    redis: {
+      clientName: string;
+      tls: { caFile?: string; certFile?: string; keyFile?: string; serverName?: string };
+      sentinel?: { masterName: string; nodes: string[] };
+      cluster?: { nodes: string[] };
+    };
     ttlMs: number;
     maxEntries: number;
     operationTimeoutMs: number;

@@ -186,7 +186,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     taskIndex: new TaskIndex(store('tasks', MAX_TTL_MS, config.cache.maxEntries)),
     tracing: createTracing(config.tracing, { log }),
     audit: createAuditLog(config.audit, { destination: options.auditDestination, log }),
-    rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, redisUrl: config.cache.redisUrl, metrics, log }) : undefined,
+    rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, cache: config.cache, metrics, log }) : undefined,
     draining: false,
   };
 

@@ -1,9 +1,10 @@
 import { Keyv } from 'keyv';
-import { createKeyv } from '@keyv/redis';
+import KeyvRedis from '@keyv/redis';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
+import { createRedisConnection } from './redis-connection.ts';
 
 /**
  * A keyv-backed store that never throws and never hangs: every operation has a time budget, and a
@@ -34,12 +35,10 @@ export interface KvStoreOptions {
 
 const BYPASS_AFTER_FAILURE_MS = 5000;
 
-/** Builds the store selected by `cache.store`: a bounded in-memory LRU, or Redis via @keyv/redis. */
+/** Builds the store selected by `cache.store`: a bounded in-memory LRU, or Redis via @keyv/redis (connection: redis-connection.ts). */
 export function createKvStore(cache: GatewayConfig['cache'], options: KvStoreOptions): KvStore {
   const memory = cache.store === 'memory' ? new LRUCache<string, object>({ max: options.maxEntries, ttl: Math.max(options.ttlMs, 1) }) : undefined;
-  const keyv: Keyv = memory
-    ? new Keyv({ store: mapAdapter(memory), namespace: options.name })
-    : createKeyv(cache.redisUrl!, { namespace: `mcp-gateway:${options.name}`, throwOnConnectError: false, connectionTimeout: cache.operationTimeoutMs });
+  const keyv: Keyv = memory ? new Keyv({ store: mapAdapter(memory), namespace: options.name }) : redisKeyv(cache, `mcp-gateway:${options.name}`);
   let lastErrorLogged = 0;
   let bypassUntil = 0;
   const failed = (op: string, error: unknown) => {
@@ -80,6 +79,13 @@ export function createKvStore(cache: GatewayConfig['cache'], options: KvStoreOpt
       await bounded('close', () => keyv.disconnect());
     },
   };
+}
+
+/** What @keyv/redis's createKeyv builds, over the gateway's own connection (TLS, Sentinel, Cluster, name). */
+function redisKeyv(cache: GatewayConfig['cache'], namespace: string): Keyv {
+  const connection = createRedisConnection(cache, { role: 'cache', connectTimeoutMs: Math.max(cache.operationTimeoutMs, 1000) });
+  const adapter = new KeyvRedis(connection, { namespace, throwOnConnectError: false, connectionTimeout: cache.operationTimeoutMs });
+  return new Keyv({ store: adapter, namespace, useKeyPrefix: false });
 }
 
 /** The Map face keyv expects (lru-cache's `set` takes an options object where keyv passes a TTL number). */

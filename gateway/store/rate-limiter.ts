@@ -1,9 +1,9 @@
-import { createClient } from '@redis/client';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { RateBudget } from '../../config/types.ts';
+import type { GatewayConfig, RateBudget } from '../../config/types.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import type { BudgetCharge, BudgetName } from '../policy/rate-limits.ts';
+import { createRedisConnection } from './redis-connection.ts';
 
 /** The outcome of spending a request's budgets: allowed, or refused by the first budget that ran out. */
 export type RateDecision =
@@ -29,7 +29,8 @@ export interface RateLimiter {
 
 export interface RateLimiterOptions {
   store: 'memory' | 'redis';
-  redisUrl?: string;
+  /** `cache.redisUrl` and `cache.redis`: where a `redis` store connects (redis-connection.ts). */
+  cache: GatewayConfig['cache'];
   metrics: GatewayMetrics;
   log: Logger;
   /** Redis key prefix; default `mcp-gateway:rl`. Tests use their own to share one Redis. */
@@ -51,13 +52,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     }
   };
   const redis =
-    options.store === 'redis'
-      ? createClient({
-          url: options.redisUrl,
-          disableOfflineQueue: true,
-          socket: { connectTimeout: 1000, reconnectStrategy: (retries) => Math.min(100 * 2 ** retries, 2000) },
-        })
-      : undefined;
+    options.store === 'redis' ? createRedisConnection(options.cache, { role: 'rate-limits', connectTimeoutMs: 1000, disableOfflineQueue: true }) : undefined;
   // The first connection, awaited (bounded) by the first requests, so a replica that just started
   // counts in the shared store rather than alone in memory.
   let connecting: Promise<unknown> | undefined;
@@ -112,7 +107,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       return { ok: true };
     },
     async close() {
-      if (redis?.isOpen) await redis.close().catch(() => {});
+      if (redis?.isOpen) await redis.close().catch(() => undefined);
     },
   };
 }

@@ -17,12 +17,20 @@ export interface RedisServer {
   process: ChildProcess;
   /** SIGKILL (no goodbye to its clients); resolves once the process has exited. */
   kill(): Promise<void>;
+  /** Runs redis-cli against the plain port; its stdout. */
+  cli(...args: string[]): string;
 }
 
-/** Starts redis-server and resolves once it answers PING (5 s at most). */
-export async function startRedis(): Promise<RedisServer> {
+/**
+ * Starts redis-server and resolves once it answers PING on its plain port (5 s at most). `args`: more
+ * redis-server options (a TLS port, cluster mode, `--replicaof`), `cwd`: where it writes its files.
+ */
+export async function startRedis(options: { args?: string[]; cwd?: string } = {}): Promise<RedisServer> {
   const port = await freePort();
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(options.args ?? [])], {
+    stdio: 'ignore',
+    cwd: options.cwd,
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const kill = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
@@ -34,11 +42,12 @@ export async function startRedis(): Promise<RedisServer> {
     await kill();
     throw error;
   }
-  return { url: `redis://127.0.0.1:${port}`, port, process: child, kill };
+  const cli = (...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout;
+  return { url: `redis://127.0.0.1:${port}`, port, process: child, kill, cli };
 }
 
 /** True when the server on `port` answers PING with +PONG. */
-function pong(port: number): Promise<boolean> {
+export function pong(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = createConnection(port, '127.0.0.1');
     socket.setTimeout(1000, () => socket.destroy());

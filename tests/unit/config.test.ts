@@ -144,3 +144,54 @@ describe('input limits, server timeouts and client hints', () => {
     expect(() => loadConfig({ path: yamlFile(''), env: {}, overrides: { ...upstream, limits: { jsonDepth: 2 } } })).toThrow(ConfigError);
   });
 });
+
+describe('cache.redis: how every Redis connection is made', () => {
+  it('maps the TLS files, Sentinel and Cluster keys from their variables', () => {
+    const config = loadConfig({
+      env: {
+        REDIS_URL: 'rediss://gw:pw@redis.example:6380/2',
+        GATEWAY_CACHE_REDIS_TLS_CA_FILE: '/etc/redis-tls/ca.crt',
+        GATEWAY_CACHE_REDIS_TLS_CERT_FILE: '/etc/redis-tls/tls.crt',
+        GATEWAY_CACHE_REDIS_TLS_KEY_FILE: '/etc/redis-tls/tls.key',
+        GATEWAY_CACHE_REDIS_SENTINEL_MASTER_NAME: 'mymaster',
+        GATEWAY_CACHE_REDIS_SENTINEL_NODES: 'sentinel-0:26379,sentinel-1:26379',
+        GATEWAY_CACHE_REDIS_CLIENT_NAME: 'gw-eu',
+      },
+    });
+    expect(config.cache).toMatchObject({
+      store: 'redis',
+      redisUrl: 'rediss://gw:pw@redis.example:6380/2',
+      redis: {
+        clientName: 'gw-eu',
+        tls: { caFile: '/etc/redis-tls/ca.crt', certFile: '/etc/redis-tls/tls.crt', keyFile: '/etc/redis-tls/tls.key' },
+        sentinel: { masterName: 'mymaster', nodes: ['sentinel-0:26379', 'sentinel-1:26379'] },
+      },
+    });
+    expect(loadConfig({ env: {} }).cache.redis).toEqual({ clientName: 'mcp-gateway', tls: {} });
+  });
+
+  it('refuses what would connect otherwise than the operator meant, naming the key', () => {
+    const refused = (env: Record<string, string>) => () => loadConfig({ env });
+    expect(refused({ REDIS_URL: 'http://redis:6379' })).toThrow(/^invalid configuration: cache\.redisUrl: must match pattern "\^rediss\?:\/\/" \(from REDIS_URL\)$/);
+    expect(refused({ REDIS_URL: 'redis://redis:6379', GATEWAY_CACHE_REDIS_TLS_CA_FILE: '/ca.crt' })).toThrow(
+      'invalid configuration: cache.redis.tls.caFile: set, but cache.redisUrl is not a rediss:// URL (TLS is off)',
+    );
+    expect(refused({ REDIS_URL: 'rediss://redis:6379', GATEWAY_CACHE_REDIS_TLS_CERT_FILE: '/tls.crt' })).toThrow(
+      'invalid configuration: cache.redis.tls.keyFile: a client certificate needs both certFile and keyFile',
+    );
+    expect(
+      refused({
+        REDIS_URL: 'redis://redis:6379',
+        GATEWAY_CACHE_REDIS_SENTINEL_MASTER_NAME: 'm',
+        GATEWAY_CACHE_REDIS_SENTINEL_NODES: 's:26379',
+        GATEWAY_CACHE_REDIS_CLUSTER_NODES: 'redis://other:6379',
+      }),
+    ).toThrow('invalid configuration: cache.redis.cluster: set cache.redis.sentinel or cache.redis.cluster, not both');
+    expect(refused({ REDIS_URL: 'redis://redis:6379', GATEWAY_CACHE_REDIS_SENTINEL_NODES: 'sentinel-0:26379' })).toThrow(
+      /^invalid configuration: cache\.redis\.sentinel\.masterName: is required/,
+    );
+    expect(refused({ REDIS_URL: 'redis://redis:6379', GATEWAY_CACHE_REDIS_SENTINEL_MASTER_NAME: 'm', GATEWAY_CACHE_REDIS_SENTINEL_NODES: 'http://s:1' })).toThrow(
+      /^invalid configuration: cache\.redis\.sentinel\.nodes\[0\]: must match pattern/,
+    );
+  });
+});

@@ -49,7 +49,7 @@ export async function createBuiltinOAuth(
   if (!issuer) throw new Error('oauth.issuer is required (or publicUrl, or the listening URL)');
   const store: OAuthStore =
     gateway.cache.store === 'redis' && gateway.cache.redisUrl
-      ? await createRedisStore(gateway.cache.redisUrl, gateway.cache.operationTimeoutMs)
+      ? await createRedisStore(gateway.cache)
       : createMemoryStore(config.maxEntries);
   const keys = await rootKeys(config, store, log);
   const resources = new ResourceSet(issuer, deps.resourcePaths);

@@ -1,5 +1,6 @@
 import { LRUCache } from 'lru-cache';
-import { createClient } from '@keyv/redis';
+import type { GatewayConfig } from '../../../config/types.ts';
+import { createRedisConnection } from '../../store/redis-connection.ts';
 
 /**
  * The authorization server's state: string values with a TTL, and sets (the index of every artifact
@@ -24,19 +25,16 @@ export interface OAuthStore {
 const PREFIX = 'mcp-gateway:oauth:';
 
 /**
- * Redis (node-redis through @keyv/redis's re-export) at `url`. Connecting is bounded by
+ * Redis at `cache.redisUrl`, connected as `cache.redis` says (gateway/store/redis-connection.ts: TLS,
+ * Sentinel, Cluster, connection name). Connecting is bounded by
  * `operationTimeoutMs` x 10 (at least 5 s) and throws when Redis cannot be reached: the gateway does not
  * start an authorization server it cannot keep state for. Every later operation has the
  * `operationTimeoutMs` budget (at least 1 s) and throws past it, which callers answer as "token not
  * valid right now" (fail closed), never as access; node-redis keeps reconnecting meanwhile.
  */
-export async function createRedisStore(url: string, operationTimeoutMs: number): Promise<OAuthStore> {
-  const budget = Math.max(operationTimeoutMs, 1000);
-  const client = createClient({
-    url,
-    disableOfflineQueue: true,
-    socket: { connectTimeout: budget, reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000) },
-  });
+export async function createRedisStore(cache: GatewayConfig['cache']): Promise<OAuthStore> {
+  const budget = Math.max(cache.operationTimeoutMs, 1000);
+  const client = createRedisConnection(cache, { role: 'oauth', connectTimeoutMs: budget, disableOfflineQueue: true });
   // Errors surface on the operations that meet them; the event only keeps node-redis from throwing globally.
   client.on('error', () => undefined);
   const bounded = async <T>(run: () => Promise<T>, ms = budget): Promise<T> => {
@@ -51,7 +49,7 @@ export async function createRedisStore(url: string, operationTimeoutMs: number):
     }
   };
   try {
-    await bounded(() => client.connect(), Math.max(budget * 10, 5000));
+    await bounded(async () => void (await client.connect()), Math.max(budget * 10, 5000));
   } catch (error) {
     client.destroy();
     throw new Error(`oauth: cannot reach Redis at cache.redisUrl (${(error as Error).message})`);
@@ -74,9 +72,9 @@ export async function createRedisStore(url: string, operationTimeoutMs: number):
     },
     members: async (key) => bounded(() => client.sMembers(PREFIX + key)),
     close: async () => {
-      // quit() waits for Redis to answer; a Redis that went away never does. destroy() throws once closed.
+      // close() waits for Redis to answer; a Redis that went away never does. destroy() throws once closed.
       try {
-        await bounded(() => client.quit());
+        await bounded(() => client.close());
       } catch {
         try {
           client.destroy();

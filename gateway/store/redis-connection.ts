@@ -1,0 +1,82 @@
+import { readFileSync } from 'node:fs';
+import { createClient, createCluster, createSentinel, type RedisClientOptions } from '@redis/client';
+import type { GatewayConfig } from '../../config/types.ts';
+
+/** A node-redis connection of any topology: one server, a Cluster, or a master found through Sentinel. */
+export type RedisConnection = ReturnType<typeof createClient> | ReturnType<typeof createCluster> | ReturnType<typeof createSentinel>;
+
+export interface RedisConnectionOptions {
+  /** What the connection is for, appended to `cache.redis.clientName` (`mcp-gateway:cache`): CLIENT LIST tells the users apart. */
+  role: string;
+  /** Budget of one connection attempt, ms. */
+  connectTimeoutMs: number;
+  /** Commands issued while disconnected fail at once instead of queueing (node-redis's offline queue). */
+  disableOfflineQueue?: boolean;
+}
+
+/** Reconnect backoff of every gateway connection: 100 ms doubling, at most 2 s between attempts. */
+const reconnectStrategy = (retries: number) => Math.min(100 * 2 ** retries, 2000);
+
+/**
+ * The one place the gateway's Redis connections are made (the cache store, rate-limit counters, the
+ * OAuth store), so each gets what `cache.redisUrl` and `cache.redis` say, through node-redis's own
+ * support: `rediss://` for TLS, with `cache.redis.tls` files (CA bundle, client certificate and key, read
+ * once here) and server name; `cache.redis.sentinel` (the master `masterName` found through the
+ * sentinels `nodes`) or `cache.redis.cluster` (seed `nodes`, besides the URL); a connection name
+ * (CLIENT SETNAME). Credentials come from the URL (`rediss://user:password@host:port/db`), and in
+ * Sentinel mode serve the master and the sentinels alike. Not connected yet: the caller connects.
+ * @throws Error naming the key when a TLS file cannot be read.
+ */
+export function createRedisConnection(cache: GatewayConfig['cache'], options: RedisConnectionOptions): RedisConnection {
+  const url = new URL(cache.redisUrl!);
+  const { tls, sentinel, cluster, clientName } = cache.redis;
+  const secure = url.protocol === 'rediss:';
+  const socket = {
+    connectTimeout: options.connectTimeoutMs,
+    reconnectStrategy,
+    ...(secure
+      ? {
+          tls: true as const,
+          ...(tls.caFile ? { ca: readTlsFile(tls.caFile, 'cache.redis.tls.caFile') } : {}),
+          ...(tls.certFile ? { cert: readTlsFile(tls.certFile, 'cache.redis.tls.certFile') } : {}),
+          ...(tls.keyFile ? { key: readTlsFile(tls.keyFile, 'cache.redis.tls.keyFile') } : {}),
+          ...(tls.serverName ? { servername: tls.serverName } : {}),
+        }
+      : {}),
+  };
+  const identity = {
+    name: `${clientName}:${options.role}`,
+    ...(url.username ? { username: decodeURIComponent(url.username) } : {}),
+    ...(url.password ? { password: decodeURIComponent(url.password) } : {}),
+    ...(options.disableOfflineQueue ? { disableOfflineQueue: true } : {}),
+  };
+  if (sentinel) {
+    const database = url.pathname.length > 1 ? { database: Number(url.pathname.slice(1)) } : {};
+    const clientOptions = { ...identity, ...database, socket } as RedisClientOptions;
+    return createSentinel({
+      name: sentinel.masterName,
+      sentinelRootNodes: sentinel.nodes.map(hostPort),
+      nodeClientOptions: clientOptions as never,
+      sentinelClientOptions: { ...identity, socket } as never,
+    });
+  }
+  if (cluster) {
+    // Cluster mode has one database (0): a path in the URL is refused by Redis itself at SELECT.
+    return createCluster({ rootNodes: [cache.redisUrl!, ...cluster.nodes].map((node) => ({ url: node })), defaults: { ...identity, socket } as never });
+  }
+  return createClient({ url: cache.redisUrl, ...identity, socket });
+}
+
+function readTlsFile(path: string, key: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new Error(`${key}: cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** `host:port` (a bracketed IPv6 host too) as node-redis's `{ host, port }`; the port defaults to Sentinel's 26379. */
+function hostPort(node: string): { host: string; port: number } {
+  const { hostname, port } = new URL(`redis://${node}`);
+  return { host: hostname.replace(/^\[(.*)\]$/, '$1'), port: port ? Number(port) : 26379 };
+}
