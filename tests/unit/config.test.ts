@@ -172,7 +172,9 @@ describe('cache.redis: how every Redis connection is made', () => {
 
   it('refuses what would connect otherwise than the operator meant, naming the key', () => {
     const refused = (env: Record<string, string>) => () => loadConfig({ env });
-    expect(refused({ REDIS_URL: 'http://redis:6379' })).toThrow(/^invalid configuration: cache\.redisUrl: must match pattern "\^rediss\?:\/\/" \(from REDIS_URL\)$/);
+    expect(refused({ REDIS_URL: 'http://redis:6379' })).toThrow(
+      /^invalid configuration: cache\.redisUrl: must match pattern "\^rediss\?:\/\/" \(from REDIS_URL\)$/,
+    );
     expect(refused({ REDIS_URL: 'redis://redis:6379', GATEWAY_CACHE_REDIS_TLS_CA_FILE: '/ca.crt' })).toThrow(
       'invalid configuration: cache.redis.tls.caFile: set, but cache.redisUrl is not a rediss:// URL (TLS is off)',
     );
@@ -190,8 +192,8 @@ describe('cache.redis: how every Redis connection is made', () => {
     expect(refused({ REDIS_URL: 'redis://redis:6379', GATEWAY_CACHE_REDIS_SENTINEL_NODES: 'sentinel-0:26379' })).toThrow(
       /^invalid configuration: cache\.redis\.sentinel\.masterName: is required/,
     );
-    expect(refused({ REDIS_URL: 'redis://redis:6379', GATEWAY_CACHE_REDIS_SENTINEL_MASTER_NAME: 'm', GATEWAY_CACHE_REDIS_SENTINEL_NODES: 'http://s:1' })).toThrow(
-      /^invalid configuration: cache\.redis\.sentinel\.nodes\[0\]: must match pattern/,
-    );
+    expect(
+      refused({ REDIS_URL: 'redis://redis:6379', GATEWAY_CACHE_REDIS_SENTINEL_MASTER_NAME: 'm', GATEWAY_CACHE_REDIS_SENTINEL_NODES: 'http://s:1' }),
+    ).toThrow(/^invalid configuration: cache\.redis\.sentinel\.nodes\[0\]: must match pattern/);
   });
 });

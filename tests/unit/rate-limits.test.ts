@@ -83,7 +83,10 @@ describe('rate budget rule', () => {
 describe('in-memory limiter', () => {
   const limiter = () => {
     const metrics = createMetrics();
-    return { metrics, limiter: createRateLimiter({ store: 'memory', cache: config().cache, metrics, log: createLogger(config(), { write: () => {} } as never) }) };
+    return {
+      metrics,
+      limiter: createRateLimiter({ store: 'memory', cache: config().cache, metrics, log: createLogger(config(), { write: () => {} } as never) }),
+    };
   };
 
   it('refuses past the limit with the time until the window reopens, and counts it by budget', async () => {

@@ -48,9 +48,7 @@ export async function createBuiltinOAuth(
   const issuer = (config.issuer ?? gateway.publicUrl ?? deps.issuer)?.replace(/\/+$/, '');
   if (!issuer) throw new Error('oauth.issuer is required (or publicUrl, or the listening URL)');
   const store: OAuthStore =
-    gateway.cache.store === 'redis' && gateway.cache.redisUrl
-      ? await createRedisStore(gateway.cache)
-      : createMemoryStore(config.maxEntries);
+    gateway.cache.store === 'redis' && gateway.cache.redisUrl ? await createRedisStore(gateway.cache) : createMemoryStore(config.maxEntries);
   const keys = await rootKeys(config, store, log);
   const resources = new ResourceSet(issuer, deps.resourcePaths);
   const supported = [...new Set(config.scopes)];
