@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { Catalog, CatalogTool } from './catalog.ts';
-import { contentHash } from './content-hash.ts';
+import { contentHash } from '../checks/content-hash.ts';
 import { exposedNames, type NamingOptions } from './naming.ts';
 
 /**

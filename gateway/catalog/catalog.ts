@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../../config/types.ts';
 import { nearestNames } from '../../search/index.ts';
-import { contentHash } from './content-hash.ts';
+import { contentHash } from '../checks/content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
 
 /**

@@ -1,3 +1,5 @@
+import { TASKS_EXTENSION } from '../upstream/types.ts';
+
 /**
  * Protocol extensions across upstreams (`capabilities.extensions`, spec 2026-07-28 changelog "Minor
  * changes" 1; docs/extensions): what the gateway advertises is what its upstreams declared, merged, minus
@@ -11,8 +13,6 @@ export type JsonObject = { [key: string]: unknown };
 
 /** MCP Apps (SEP-1865): `ui://` resources rendered by the host, tools linked to them by `_meta.ui`. */
 export const UI_EXTENSION = 'io.modelcontextprotocol/ui';
-/** Tasks (SEP-2663): `tasks/*` methods. */
-export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
 /**
  * Extensions that define methods of their own, which the merge leaves out: advertising them for any

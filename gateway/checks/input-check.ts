@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import { ATTR_GEN_AI_TOOL_NAME } from '@opentelemetry/semantic-conventions/incubating';
 import { inSpan } from '../obs/tracing.ts';
-import { contentHash } from '../catalog/content-hash.ts';
+import { contentHash } from './content-hash.ts';
 import type { Logger } from '../obs/log.ts';
 import { SchemaCompiler, pointerOf } from './schema-compiler.ts';
 

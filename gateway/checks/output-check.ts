@@ -1,10 +1,19 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import { ATTR_GEN_AI_TOOL_NAME } from '@opentelemetry/semantic-conventions/incubating';
 import { inSpan } from '../obs/tracing.ts';
-import type { CatalogTool } from '../catalog/catalog.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { SchemaCompiler, pointerOf, type Compiled } from './schema-compiler.ts';
+
+/** What the output check reads of a catalogue tool (catalog/catalog.ts CatalogTool). */
+export interface CheckedTool {
+  readonly name: string;
+  readonly upstream: string;
+  /** The definition as advertised: its `outputSchema` is what a result is held to. */
+  readonly definition: { readonly outputSchema?: unknown };
+  /** Content hash of `definition.outputSchema` (content-hash.ts), the key of its compiled validator. */
+  readonly outputSchemaKey?: string;
+}
 
 /** Outcome of checking one tools/call result: a value, never an exception. */
 export type OutputCheck = { ok: true; checked: boolean } | { ok: false; paths: string[]; message: string };
@@ -28,7 +37,7 @@ export class OutputValidator {
    * has no promise to keep). Missing structuredContent on a tool with an outputSchema is a violation.
    * Traced as an `output check` span of the request (obs/tracing.ts).
    */
-  check(tool: CatalogTool, result: CallToolResult): OutputCheck {
+  check(tool: CheckedTool, result: CallToolResult): OutputCheck {
     return inSpan('output check', { [ATTR_GEN_AI_TOOL_NAME]: tool.name }, (span) => {
       const check = this.run(tool, result);
       span?.setAttributes({ 'ai.cpz.gateway.check.ok': check.ok, 'ai.cpz.gateway.check.checked': check.ok ? check.checked : true });
@@ -36,7 +45,7 @@ export class OutputValidator {
     });
   }
 
-  private run(tool: CatalogTool, result: CallToolResult): OutputCheck {
+  private run(tool: CheckedTool, result: CallToolResult): OutputCheck {
     const schema = tool.definition.outputSchema;
     if (!schema || !tool.outputSchemaKey || result.isError === true) return { ok: true, checked: false };
     const compiled = this.compile(tool, tool.outputSchemaKey, schema as Record<string, unknown>);
@@ -54,7 +63,7 @@ export class OutputValidator {
     );
   }
 
-  private compile(tool: CatalogTool, key: string, schema: Record<string, unknown>): Compiled {
+  private compile(tool: CheckedTool, key: string, schema: Record<string, unknown>): Compiled {
     const { entry, fresh } = this.compiler.compile(key, schema);
     if (fresh && 'compileError' in entry) {
       this.metrics.outputSchemaCompileFailures.inc({ tool: tool.name });

@@ -6,7 +6,7 @@ import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
 import { CACHE_HINTS, GATEWAY_SERVER_INFO, modernToolsListFields } from './wire.ts';
 import { dispatchRecordOf } from './message-metrics.ts';
-import { mergeExtensions, TASKS_EXTENSION } from '../catalog/extensions.ts';
+import { mergeExtensions } from '../catalog/extensions.ts';
 import { cancelTask, getTask, listTasks, requireTasksDeclared, taskResult, updateTask } from '../surfaces/tasks.ts';
 import * as z from 'zod/v4';
 import { setLoggingLevel, subscription } from './session-methods.ts';
@@ -16,7 +16,7 @@ import { answeredAsJson, dispatchRuntimeOf, type DispatchContext, type ProjectCa
 import type { Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
-import { LIST_ITEMS, type ListMethod, type TaskMethod, type UpstreamInfo } from '../upstream/types.ts';
+import { LIST_ITEMS, TASKS_EXTENSION, type ListMethod, type TaskMethod, type UpstreamInfo } from '../upstream/types.ts';
 import type { RoutedMethod } from '../catalog/upstream-set.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;

@@ -5,10 +5,10 @@ import type { Credential } from '../auth/credentials.ts';
 import { GatewayError } from '../errors.ts';
 import { accessFor, hiddenToolCallsFor, mayReach, visibilityKey, visibleTools, type Access, type HiddenToolCalls } from './visibility.ts';
 import { inSpan } from '../obs/tracing.ts';
-import type { GatewayRuntime, UpstreamRuntime } from '../runtime-state.ts';
+import type { GatewayConfig } from '../../config/types.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
 import type { ListMethod } from '../upstream/types.ts';
-import type { Route, RoutedMethod } from '../catalog/upstream-set.ts';
+import type { Route, RoutedMethod, UpstreamRuntime, UpstreamSet } from '../catalog/upstream-set.ts';
 
 /** What policy lets the caller see: the tools, and the key all callers with the same view share. */
 export interface VisibleCatalog {
@@ -60,8 +60,14 @@ export interface Caller {
   upstream(name: string): UpstreamRuntime;
 }
 
+/** What a caller is built from (a GatewayRuntime has both): the configuration and the upstreams as one server. */
+export interface CallerSources {
+  readonly config: Pick<GatewayConfig, 'upstreams' | 'policy'>;
+  readonly upstreamSet: UpstreamSet;
+}
+
 /** The caller of one authenticated request (`request` from the edge, `era` from the SDK or the fast path). */
-export function createCaller(runtime: GatewayRuntime, request: AuthenticatedRequest, era: 'modern' | 'legacy'): Caller {
+export function createCaller(runtime: CallerSources, request: AuthenticatedRequest, era: 'modern' | 'legacy'): Caller {
   const upstreams = runtime.upstreamSet;
   const { credential, requestId, traceId } = request;
   const onBehalfOf: OnBehalfOf = Object.freeze({ credential, requestId });

@@ -1,4 +1,5 @@
 import type { GatewayConfig, RateBudget, UpstreamConfig } from '../../config/types.ts';
+import type { BudgetCharge } from '../store/rate-limiter.ts';
 
 /**
  * Which rate budgets a request or a tool call spends (issue 17). Pure: a function of config and the
@@ -15,16 +16,6 @@ import type { GatewayConfig, RateBudget, UpstreamConfig } from '../../config/typ
  * own counter (keyed by upstream, or by tool), so a tighter limit on one upstream never spends the
  * gateway-wide one. An absent budget is no limit.
  */
-export type BudgetName = 'requests' | 'reads' | 'writes' | 'tool';
-
-/** One budget a request spends: its name (metric label), its counter key and its limit. */
-export interface BudgetCharge {
-  readonly budget: BudgetName;
-  /** The counter: `<budget>[:<upstream>[:<tool>]]:<credential digest>`. */
-  readonly key: string;
-  readonly limit: RateBudget;
-}
-
 /** The tool a call names, as the catalogue knows it. */
 export interface ChargedTool {
   /** The upstream that serves it (`upstreams[i].name`). */

@@ -2,8 +2,18 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import type { GatewayConfig, RateBudget } from '../../config/types.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import type { BudgetCharge, BudgetName } from '../policy/rate-limits.ts';
 import { createRedisConnection } from './redis-connection.ts';
+
+/** The rate budgets (policy/rate-limits.ts says which a request or a tool call spends). */
+export type BudgetName = 'requests' | 'reads' | 'writes' | 'tool';
+
+/** One budget a request spends: its name (metric label), its counter key and its limit. */
+export interface BudgetCharge {
+  readonly budget: BudgetName;
+  /** The counter: `<budget>[:<upstream>[:<tool>]]:<credential digest>`. */
+  readonly key: string;
+  readonly limit: RateBudget;
+}
 
 /** The outcome of spending a request's budgets: allowed, or refused by the first budget that ran out. */
 export type RateDecision =

@@ -11,7 +11,6 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import * as z from 'zod/v4';
-import { TASKS_EXTENSION } from '../catalog/extensions.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
@@ -24,7 +23,16 @@ import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 import { HealthProbe, isConnectionLoss } from './health.ts';
 import { ResourceWatch } from './resource-watch.ts';
 import { SessionPool } from './session-pool.ts';
-import { LIST_ITEMS, type ForwardMethod, type ForwardOptions, type ListMethod, type ListResult, type TaskForms, type UpstreamInfo } from './types.ts';
+import {
+  LIST_ITEMS,
+  TASKS_EXTENSION,
+  type ForwardMethod,
+  type ForwardOptions,
+  type ListMethod,
+  type ListResult,
+  type TaskForms,
+  type UpstreamInfo,
+} from './types.ts';
 
 /** Any JSON object: the result schema of the task methods, which the SDK client has no runtime for. */
 const ANY_RESULT = z.looseObject({});

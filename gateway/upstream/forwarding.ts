@@ -5,11 +5,10 @@ import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { UpstreamClient } from './client.ts';
-import type { ForwardMethod, ForwardOptions, UpstreamInfo } from './types.ts';
+import { TASKS_EXTENSION, type ForwardMethod, type ForwardOptions, type UpstreamInfo } from './types.ts';
 import type { InputBridge, StreamWriter, UpstreamInputRequest } from './input-bridge.ts';
 import { translateUpstreamError, type InputRequired, type TranslationContext } from '../mcp/error-translation.ts';
 import { upstreamSpan } from '../obs/tracing.ts';
-import { TASKS_EXTENSION } from '../catalog/extensions.ts';
 
 /** Cache hints are kept for modern callers only. */
 const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];

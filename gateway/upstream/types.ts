@@ -7,6 +7,9 @@ import type { UpstreamInputRequest } from './input-bridge.ts';
  * advertised, and the options of one forwarded request. Data only (the client is client.ts).
  */
 
+/** The tasks extension (SEP-2663): a 2026-07-28 upstream declaring it in `capabilities.extensions` serves `tasks/*`. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
 /** The paginated list methods an upstream serves, and the result key holding their items. */
 export const LIST_ITEMS = {
   'tools/list': 'tools',

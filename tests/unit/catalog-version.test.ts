@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 
 import { loadConfig } from '../../config/load.ts';
 import { buildCatalog, CatalogBuilder } from '../../gateway/catalog/catalog.ts';
-import { contentHash } from '../../gateway/catalog/content-hash.ts';
+import { contentHash } from '../../gateway/checks/content-hash.ts';
 
 const upstream = loadConfig({ env: {}, overrides: { upstreams: [{}] } }).upstreams[0]!;
 const overridden = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: { list_deals: ['deals:read'] } }] } }).upstreams[0]!;
