@@ -112,17 +112,26 @@ describe('config/everything.yaml: out-of-scope requests', () => {
 });
 
 describe('config/everything.yaml: in-scope requests', () => {
-  it('still work: tools, resources and prompts for the data key, state-changing and admin tools for the full key', async () => {
+  it('still work: tools, resources and prompts for the data key, state-changing tools for the full key', async () => {
     const [data, full] = await Promise.all([connectV2(gw.mcpUrl, DEMO_KEYS.data), connectV1(gw.mcpUrl, DEMO_KEYS.full)]);
     try {
       expect(textOf(await data.callTool({ name: 'echo', arguments: { message: 'allowed' } }))).toBe('Echo: allowed');
       expect((await data.readResource({ uri: TEXT_RESOURCE })).contents[0]!.uri).toBe(TEXT_RESOURCE);
       expect((await data.getPrompt({ name: 'simple-prompt' })).messages.length).toBeGreaterThan(0);
-      const env = await full.callTool({ name: 'get-env', arguments: {} });
-      expect(env.isError).toBeFalsy();
+      const toggled = await full.callTool({ name: 'toggle-simulated-logging', arguments: {} });
+      expect(toggled.isError).toBeFalsy();
     } finally {
       await Promise.all([data.close(), full.close()]);
     }
-    expect(forwardedCalls(proxy.received).some((c) => c.method === 'tools/call' && c.name === 'get-env')).toBe(true);
+    expect(forwardedCalls(proxy.received).some((c) => c.method === 'tools/call' && c.name === 'toggle-simulated-logging')).toBe(true);
+  });
+
+  it("keep get-env (the server's environment) from every key: everything:admin is held by none", async () => {
+    const before = forwardedCalls(proxy.received).length;
+    for (const key of [DEMO_KEYS.full, DEMO_KEYS.data]) {
+      const hidden = await rpcMessage(await rawRequest(gw.gateway.url, '/mcp', 'modern', 'tools/call', { name: 'get-env', arguments: {} }, key));
+      expect(hidden.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: get-env') });
+    }
+    expect(forwardedCalls(proxy.received).length).toBe(before);
   });
 });

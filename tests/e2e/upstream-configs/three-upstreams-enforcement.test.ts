@@ -20,6 +20,7 @@ import {
   expectHiddenReadWriteRefused,
   forwardedCalls,
   rawRequest,
+  rpcMessage,
   sixMethods,
   upstreamRequests,
   withCredential,
@@ -139,11 +140,25 @@ describe('config/three-upstreams.yaml: in-scope calls', () => {
       });
       expect(textOf(await data.callTool({ name: 'everything__echo', arguments: { message: 'in scope' } }))).toBe('Echo: in scope');
       expect((await data.callTool({ name: 'cpzai__list_accounts', arguments: {} })).isError).toBeFalsy();
-      const written = await full.callTool({ name: 'filesystem__write_file', arguments: { path: join(root, 'full.txt'), content: 'full key' } });
-      expect(written.isError, textOf(written)).toBeFalsy();
-      expect(existsSync(join(root, 'full.txt'))).toBe(true);
+      const tree = await full.callTool({ name: 'call_tool', arguments: { name: 'filesystem__directory_tree', arguments: { path: root } } });
+      expect(textOf(tree)).toContain('report.txt');
     } finally {
       await Promise.all([data.close(), full.close()]);
     }
+  });
+});
+
+describe('config/three-upstreams.yaml: writing files needs files:write, which no platform key holds', () => {
+  it('refuses a write from the full and the data key as an unknown tool; no file appears, nothing reaches the server', async () => {
+    const filesBefore = await fileCalls();
+    for (const key of [DEMO_KEYS.full, DEMO_KEYS.data]) {
+      const path = join(root, `${key['x-cpz-key']}.txt`);
+      const answer = await rpcMessage(
+        await rawRequest(gw.gateway.url, '/mcp', 'modern', 'tools/call', { name: 'filesystem__write_file', arguments: { path, content: 'x' } }, key),
+      );
+      expect(answer.error).toMatchObject({ code: -32602, message: expect.stringContaining('Unknown tool: filesystem__write_file') });
+      expect(existsSync(path)).toBe(false);
+    }
+    expect(await fileCalls()).toBe(filesBefore);
   });
 });
