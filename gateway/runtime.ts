@@ -11,6 +11,7 @@ import { ScopeCache } from './auth/scope-cache.ts';
 import { Authenticator, credentialSources } from './auth/authenticate.ts';
 import { serverKey } from './auth/credentials.ts';
 import { CatalogCache } from './catalog/catalog-cache.ts';
+import { idleKeyScopes, type Catalog } from './catalog/catalog.ts';
 import { ListingCache } from './catalog/listing.ts';
 import { SearchIndexCache } from './catalog/search-index-cache.ts';
 import { UpstreamSet } from './catalog/upstream-set.ts';
@@ -102,6 +103,20 @@ export interface Runtime {
   close(carried?: ReadonlySet<object>): Promise<void>;
   /** Tells subscribed modern clients (subscriptions/listen) that tools, prompts and resources may have changed. */
   announceListsChanged(): void;
+}
+
+/**
+ * Warns, once every upstream's catalogue is at hand (start-up and reload: `warm`), about each scope of an
+ * API key that nothing needs (catalog.ts `idleKeyScopes`): a misspelt scope starts without complaint and
+ * leaves its key seeing nothing of what it was meant to.
+ */
+function warnIdleKeyScopes(config: GatewayConfig, upstreams: readonly UpstreamRuntime[], log: Logger): void {
+  const catalogs = upstreams.map(({ catalog }) => catalog.lastCatalog());
+  if (config.credentials.apiKeys.length === 0 || catalogs.some((catalog) => catalog === undefined)) return;
+  const idle = idleKeyScopes(config.credentials.apiKeys, catalogs as Catalog[], config.upstreams);
+  if (idle.length === 0) return;
+  const named = idle.map((i) => `${i.key}: ${i.scope}${i.nearest ? ` (did you mean ${i.nearest}?)` : ''}`);
+  log.warn({ idleScopes: named }, `API key scopes that no tool, resource or prompt of any upstream needs, so they grant nothing: ${named.join(', ')}`);
 }
 
 /** The shared (Redis) store a catalogue cache was given: it lives and closes with the cache, whichever runtime holds it. */
@@ -221,7 +236,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     inflight,
     fetch: (request) => serveInProcess(listener, request),
     warm: () => {
-      for (const { catalog } of upstreams) void catalog.warm();
+      void Promise.all(upstreams.map(({ catalog }) => catalog.warm())).then(() => warnIdleKeyScopes(config, upstreams, log));
     },
     startOAuth: async (listeningUrl) => {
       state.oauth ??= await createOAuth(config, {

@@ -1,5 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/client';
-import type { UpstreamConfig } from '../../config/types.ts';
+import type { ApiKeyConfig, UpstreamConfig } from '../../config/types.ts';
 import { nearestNames } from '../../search/index.ts';
 import { contentHash } from '../checks/content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
@@ -104,6 +104,33 @@ export function unmatchedRules(upstream: UpstreamConfig, names: ReadonlySet<stri
       const [nearest] = nearestNames(name, listed, 1, () => []);
       return nearest ? { key, nearest } : { key };
     });
+}
+
+/** A scope of a configured API key that nothing needs ({@link idleKeyScopes}). */
+export interface IdleKeyScope {
+  /** `credentials.apiKeys[1] (demo-data)` */
+  key: string;
+  scope: string;
+  nearest?: string;
+}
+
+/**
+ * The scopes of `apiKeys` that grant nothing: no tool of `catalogs` requires them (scope rules, `_meta`
+ * scopes, `scopes.required`) and no upstream's `scopes.required` (its resources and prompts) names them.
+ * Most often a typo (`files:reed`), which leaves the key without what it was meant to have; each comes
+ * with the nearest scope in use. Only meaningful with the catalogue of every upstream at hand.
+ */
+export function idleKeyScopes(apiKeys: readonly ApiKeyConfig[], catalogs: readonly Catalog[], upstreams: readonly UpstreamConfig[]): IdleKeyScope[] {
+  const inUse = new Set([...catalogs.flatMap((c) => [...c.scopesInUse]), ...upstreams.flatMap((u) => u.scopes.required)]);
+  const known = [...inUse].sort();
+  return apiKeys.flatMap((apiKey, i) =>
+    apiKey.scopes
+      .filter((scope) => !inUse.has(scope))
+      .map((scope) => {
+        const [nearest] = nearestNames(scope, known, 1, () => []);
+        return { key: `credentials.apiKeys[${i}] (${apiKey.name})`, scope, ...(nearest ? { nearest } : {}) };
+      }),
+  );
 }
 
 interface ToolMeta {

@@ -8,6 +8,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inProcessGateway, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
 import { rawRequest } from '../helpers/enforcement.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const tool = (name: string, readOnly: boolean) => ({
   definition: { name, description: `${name} (test tool)`, inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: readOnly } } as Tool,
@@ -42,5 +43,56 @@ describe('config entries naming no listed tool', () => {
     expect(warnings[0]!.level).toBe(40);
     const metrics = await (await routedFetch(`${gateway.gatewayUrl}/metrics`)).text();
     expect(metrics).toMatch(/^mcp_config_unmatched_rules\{upstream="fake"\} 2$/m);
+  });
+});
+
+describe('an API key scope that nothing needs', () => {
+  it('is warned about once the catalogues are fetched, naming the key and the nearest scope in use', async () => {
+    const gateway = inProcessGateway(
+      {
+        credentials: {
+          apiKeys: [
+            { name: 'reader', key: 'k_reader', secret: 'reader-secret-0123', scopes: ['notes:reed'] },
+            { name: 'writer', key: 'k_writer', secret: 'writer-secret-0123', scopes: ['notes:read', 'notes:write'] },
+          ],
+        },
+        upstreams: [{ scopeRules: { write_note: ['notes:write'] }, scopes: { required: ['notes:read'] } }],
+      },
+      { fake: { tools: [tool('read_note', true), tool('write_note', false)] } },
+    );
+    try {
+      gateway.runtime.warm();
+      const [warning] = await waitFor(
+        'the idle scope warning',
+        () => gateway.logs.records('grant nothing').length > 0 && gateway.logs.records('grant nothing'),
+      );
+      expect(warning!.idleScopes).toEqual(['credentials.apiKeys[0] (reader): notes:reed (did you mean notes:read?)']);
+      expect(warning!.level).toBe(40);
+      // What the misspelt key sees: nothing, as the warning says.
+      const listed = await (
+        await rawRequest(gateway.gatewayUrl, '/mcp', 'modern', 'tools/list', {}, { 'x-cpz-key': 'k_reader', 'x-cpz-secret': 'reader-secret-0123' }, routedFetch)
+      ).json();
+      expect(listed.result.tools).toEqual([]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('is not warned about when every scope is in use', async () => {
+    const gateway = inProcessGateway(
+      {
+        credentials: { apiKeys: [{ name: 'writer', key: 'k_writer', secret: 'writer-secret-0123', scopes: ['notes:read', 'notes:write'] }] },
+        upstreams: [{ scopeRules: { write_note: ['notes:write'] }, scopes: { required: ['notes:read'] } }],
+      },
+      { fake: { tools: [tool('read_note', true), tool('write_note', false)] } },
+    );
+    try {
+      gateway.runtime.warm();
+      await waitFor('the catalogue', () => gateway.runtime.state.upstreams[0]!.catalog.lastCatalog());
+      await rawRequest(gateway.gatewayUrl, '/mcp', 'modern', 'tools/list', {}, KEY, routedFetch);
+      expect(gateway.logs.records('grant nothing')).toEqual([]);
+    } finally {
+      await gateway.close();
+    }
   });
 });
