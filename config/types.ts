@@ -110,6 +110,8 @@ export interface GatewayConfig {
   };
   /** The operator console at /console: mounted only when `adminToken` is set. */
   console: { adminToken?: string };
+  /** The check that this gateway is not one of several without a shared store (gateway/ops/replica-check.ts). */
+  replicas: { dnsName?: string; checkIntervalMs: number };
   /** Live reload: SIGHUP always; `watch` also on changes of the config file. */
   reload: { watch: boolean };
   /** search_tools' ranking (search/): the optional external semantic arm. */

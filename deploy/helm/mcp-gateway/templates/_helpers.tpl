@@ -1,0 +1,93 @@
+{{/* The chart's name, and the full name of its objects (release-name-chart-name, at most 63 characters). */}}
+{{- define "mcp-gateway.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "mcp-gateway.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "mcp-gateway.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "mcp-gateway.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "mcp-gateway.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "mcp-gateway.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "mcp-gateway.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "mcp-gateway.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/* The MCP port (config.listen.port) and the separate metrics port when config.metrics.port is set. */}}
+{{- define "mcp-gateway.port" -}}
+{{- .Values.config.listen.port | default 3000 | int }}
+{{- end }}
+
+{{- define "mcp-gateway.metricsPort" -}}
+{{- with .Values.config.metrics }}{{ with .port }}{{ . | int }}{{ end }}{{ end }}
+{{- end }}
+
+{{/* Whether the gateways share a store: a Redis URL from a Secret, or one in the configuration. */}}
+{{- define "mcp-gateway.sharedStore" -}}
+{{- if or .Values.redis.existingSecret (and .Values.config.cache .Values.config.cache.redisUrl) }}true{{ end }}
+{{- end }}
+
+{{/*
+Refusals the schema cannot express: several replicas (or an autoscaler that may make them) without a
+shared store, whose caches, OAuth grants and rate budgets would each live in one pod.
+*/}}
+{{- define "mcp-gateway.validate" -}}
+{{- $several := or (gt (int .Values.replicaCount) 1) (and .Values.autoscaling.enabled (gt (int .Values.autoscaling.maxReplicas) 1)) }}
+{{- if and $several (not (include "mcp-gateway.sharedStore" .)) }}
+{{- fail "several replicas (replicaCount > 1, or autoscaling.maxReplicas > 1) need a shared store: set redis.existingSecret (a Secret holding the Redis URL) or config.cache.redisUrl; without one each pod keeps its own OAuth grants, caches and rate budgets" }}
+{{- end }}
+{{- if and .Values.autoscaling.enabled (lt (int .Values.autoscaling.maxReplicas) (int .Values.autoscaling.minReplicas)) }}
+{{- fail "autoscaling.maxReplicas must be at least autoscaling.minReplicas" }}
+{{- end }}
+{{- end }}
+
+{{/*
+terminationGracePeriodSeconds: above the drain (shutdown.drainMs) plus the bound on what is in flight
+(shutdown.graceMs), plus 5 s for closing upstream connections.
+*/}}
+{{- define "mcp-gateway.terminationGracePeriodSeconds" -}}
+{{- $shutdown := .Values.config.shutdown | default dict }}
+{{- $ms := add (int ($shutdown.drainMs | default 0)) (int ($shutdown.graceMs | default 10000)) }}
+{{- add (div (add $ms 999) 1000) 5 }}
+{{- end }}
+
+{{/* The configuration file the gateway reads: the values' config, with the Redis TLS files where the chart mounts them. */}}
+{{- define "mcp-gateway.config" -}}
+{{- $config := deepCopy .Values.config }}
+{{- with .Values.redis.tls.existingSecret }}
+{{- $tls := dict "caFile" (printf "/etc/mcp-gateway/redis-tls/%s" $.Values.redis.tls.caKey) }}
+{{- if and $.Values.redis.tls.certKey $.Values.redis.tls.keyKey }}
+{{- $_ := set $tls "certFile" (printf "/etc/mcp-gateway/redis-tls/%s" $.Values.redis.tls.certKey) }}
+{{- $_ := set $tls "keyFile" (printf "/etc/mcp-gateway/redis-tls/%s" $.Values.redis.tls.keyKey) }}
+{{- end }}
+{{- $cache := $config.cache | default dict }}
+{{- $redis := $cache.redis | default dict }}
+{{- $_ := set $redis "tls" (merge $tls ($redis.tls | default dict)) }}
+{{- $_ := set $cache "redis" $redis }}
+{{- $_ := set $config "cache" $cache }}
+{{- end }}
+{{- toYaml $config }}
+{{- end }}
