@@ -47,7 +47,9 @@ export type SearchTuning = {
   upstreamContext: number;
   /** Rank each clause of a multi-step request on its own too, and fuse those lists with the whole query's:
    *  reciprocal-rank fusion or a sum of max-normalised scores; 'off' ranks the whole query only. */
-  clauseFusion: 'off' | 'rrf' | 'sum';
+  clauseFusion: 'off' | 'rrf' | 'sum' | 'steps';
+  /** 'steps': answers ahead of the first step's tool kept by a clause (0: a step's tool may come first). */
+  stepSlot: number;
   /** Fuse clauses only for queries of at least this many terms (after stop words). */
   clauseMinTerms: number;
   /** Also split clauses at a bare "and" (not only at punctuation and "then"). */
@@ -102,6 +104,14 @@ export type SearchTuning = {
    *  query's vector (0: the query's words alone). */
   semanticFeedback: number;
   feedbackDocs: number;
+  /** The server first (search/engine/server-choice.ts): tools of the upstreams that cover the query's
+   *  terms score x (1 + `serverWeight` x their coverage over the best's), when the second best upstream
+   *  covers less than `serverConfidence` x the best; otherwise (or at 0) the flat ranking. */
+  serverWeight: number;
+  serverConfidence: number;
+  /** A tool counts as matched ("N of M tools matched") when it scores at least this share of the best
+   *  match: the semantic arm's faint likenesses and a long request's stray common words are not matches. */
+  matchFloor: number;
   /** How deep each list goes into the fusion (at least the search's limit). */
   fusionDepth: number;
   /** The RRF constant k (Cormack et al., 2009: 60). */
@@ -111,8 +121,8 @@ export type SearchTuning = {
 export const DEFAULT_TUNING: SearchTuning = {
   fields: 'dismax',
   tieBreaker: 0.5,
-  repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1, keywords: 2, summary: 0 },
-  boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2, keywords: 1.5, summary: 0 },
+  repeats: { name: 3, title: 2, description: 1, params: 2, paramText: 1, category: 1, upstream: 1, keywords: 2, output: 1, summary: 0 },
+  boosts: { name: 2, title: 2, description: 1, params: 1.5, paramText: 0.5, category: 1, upstream: 2, keywords: 1.5, output: 1, summary: 0 },
   stem: true,
   stemFold: true,
   stopWords: true,
@@ -125,10 +135,11 @@ export const DEFAULT_TUNING: SearchTuning = {
   prefixMinLength: 0,
   coordination: 0,
   upstreamContext: 0.3,
-  clauseFusion: 'sum',
+  clauseFusion: 'steps',
   clauseWeight: 0.5,
+  stepSlot: 1,
   clauseMinTerms: 8,
-  clauseSplitAnd: true,
+  clauseSplitAnd: false,
   bm25: { k: 1.2, b: 0.7, d: 0.5 },
   pathWeight: 1,
   upstreamDecay: 0.9,
@@ -138,7 +149,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   semanticFusion: 'convex',
   semanticWeight: 1,
   semanticMinSimilarity: 0.3,
-  semanticFields: { description: 0, summary: 1, category: 0, upstream: 0 },
+  semanticFields: { description: 0, summary: 1, category: 0, upstream: 0, output: 0 },
   semanticUnitTerms: true,
   semanticDims: 64,
   semanticSample: 1000,
@@ -147,6 +158,9 @@ export const DEFAULT_TUNING: SearchTuning = {
   semanticOversample: 8,
   semanticFeedback: 0,
   feedbackDocs: 3,
+  serverWeight: 1,
+  serverConfidence: 0.8,
+  matchFloor: 0.1,
   fusionDepth: 50,
   rrfK: 60,
 };

@@ -12,7 +12,7 @@
  * frozen part): that is the table a default is chosen from.
  * Flags: --offline-only (no gateway: the index in process only), --sets a,b (some sets only),
  * --semantic-seed N (another seed of the LSA for every ranker), --verbose (each frozen query missed at 5),
- * --cpzai-catalog PATH (another CPZAI catalogue file), --variants a,b (with --tune: the default and the
+ * --misses JSON (the tuning part's queries whose gold is not first, under that tuning), --cpzai-catalog PATH (another CPZAI catalogue file), --variants a,b (with --tune: the default and the
  * variants whose names hold one of these). Writes bench/results/search.json (search-tune.json with --tune).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -33,6 +33,7 @@ import { VARIANTS } from './variants.ts';
 const { values: flags } = parseArgs({
   options: {
     tune: { type: 'boolean', default: false },
+    misses: { type: 'string' },
     verbose: { type: 'boolean', default: false },
     'cpzai-catalog': { type: 'string' },
     'offline-only': { type: 'boolean', default: false },
@@ -130,6 +131,7 @@ async function main(): Promise<void> {
   glosses = await glossesFor(sets.flatMap((s) => glossTexts(s.tools)));
   for (const reason of skipped) console.log(`skipped ${reason}`);
   if (flags.tune) return tune(sets);
+  if (flags.misses) return misses(sets, flags.misses);
   const load = loadavg();
   const runs: SetRun[] = [];
   for (const set of sets) runs.push(await runSet(set, flags['offline-only']));
@@ -172,7 +174,18 @@ async function main(): Promise<void> {
 async function tune(sets: QuerySet[]): Promise<void> {
   const rows: string[] = [];
   const results: Record<string, unknown> = {};
-  const header = ['variant', ...sets.map((s) => s.name), 'all sets: hit@1', 'hit@3', 'hit@5', 'recall@5', 'MRR', 'objective'];
+  const bare = sets.filter(hasKeywords);
+  const header = [
+    'variant',
+    ...sets.map((s) => s.name),
+    ...bare.map((s) => `${s.name}, keywords off`),
+    'all sets: hit@1',
+    'hit@3',
+    'hit@5',
+    'recall@5',
+    'MRR',
+    'objective',
+  ];
   const wanted = flags.variants?.split(',');
   for (const v of VARIANTS.filter((x, i) => i === 0 || wanted === undefined || wanted.some((w) => x.name.includes(w)))) {
     const perSet: QueryOutcome[][] = [];
@@ -182,11 +195,21 @@ async function tune(sets: QuerySet[]): Promise<void> {
     }
     const m = macro(perSet);
     const objective = (m.hit1 + m.hit3 + m.hit5 + m.recall5) / 4;
-    const bySet = perSet.map((o) => {
+    const objectiveOf = (o: QueryOutcome[]): number => {
       const a = aggregate(o);
       return (a.hit1 + a.hit3 + a.hit5 + a.recall5) / 4;
-    });
-    results[v.name] = { ...m, objective, bySet: Object.fromEntries(sets.map((s, i) => [s.name, bySet[i]])) };
+    };
+    const bySet = perSet.map(objectiveOf);
+    // Shown beside, not in the objective: the same sets without their hand-written keywords.
+    for (const set of bare) {
+      const queries = queriesOf(set.name, set.queries, 'tune');
+      bySet.push(objectiveOf((await evaluate(indexRanker(withoutKeywords(set.tools), v.tuning), queries)).outcomes));
+    }
+    results[v.name] = {
+      ...m,
+      objective,
+      bySet: Object.fromEntries([...sets.map((s) => s.name), ...bare.map((s) => `${s.name}, keywords off`)].map((n, i) => [n, bySet[i]])),
+    };
     rows.push(row([v.name, ...bySet.map(fmt), ...METRIC_KEYS.map((k) => fmt(m[k as MetricKey])), fmt(objective)]));
     console.error(`${v.name}: ${fmt(objective)}`);
   }
@@ -195,6 +218,20 @@ async function tune(sets: QuerySet[]): Promise<void> {
   console.log(row(header.map((_, i) => (i === 0 ? '---' : '---:'))));
   console.log(rows.join('\n'));
   writeResults('search-tune.json', results);
+}
+
+/** `--misses TUNING`: the tuning part's queries whose gold is not first, with what came first (the
+ *  frozen part is never listed); `TUNING` is JSON overrides, `{"keywordsOff": true}` drops the keywords. */
+async function misses(sets: QuerySet[], spec: string): Promise<void> {
+  const { keywordsOff, ...tuning } = JSON.parse(spec) as TuningOverrides & { keywordsOff?: boolean };
+  for (const set of sets) {
+    const queries = queriesOf(set.name, set.queries, 'tune');
+    const { outcomes } = await evaluate(indexRanker(keywordsOff ? withoutKeywords(set.tools) : set.tools, tuning), queries);
+    console.log(`\n## ${set.name}, tuning part: gold not first (${outcomes.filter((o) => o.firstRank !== 1).length} of ${outcomes.length})`);
+    for (const o of outcomes.filter((x) => x.firstRank !== 1)) {
+      console.log(`- [${o.firstRank || '-'}] ${o.query.slice(0, 120)}\n    gold ${o.gold.join(', ')}\n    got  ${o.ranking.slice(0, 5).join(', ')}`);
+    }
+  }
 }
 
 function writeResults(file: string, results: unknown): void {

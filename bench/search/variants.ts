@@ -6,7 +6,7 @@ import type { TuningOverrides } from '../../search/index.ts';
 
 export type Variant = { name: string; tuning: TuningOverrides };
 
-const flat = { name: 1, title: 1, description: 1, params: 1, paramText: 1, category: 1, upstream: 1, keywords: 1 };
+const flat = { name: 1, title: 1, description: 1, params: 1, paramText: 1, category: 1, upstream: 1, keywords: 1, output: 1 };
 
 /** The semantic arm's settings before issue 16's third round: what its new defaults are measured against
  *  (`npm run bench:search -- --base 'previous default (...)'` starts the folds from there). */
@@ -49,6 +49,13 @@ export const VARIANTS: Variant[] = [
   { name: 'no read/write intent', tuning: { intentFactor: 1, intentImplicit: 1 } },
   { name: 'intent, explicit cues only', tuning: { intentImplicit: 1 } },
   { name: 'keywords x1', tuning: { boosts: { keywords: 1 } } },
+  { name: 'output fields off', tuning: { boosts: { output: 0 } } },
+  { name: 'output fields x0.5', tuning: { boosts: { output: 0.5 } } },
+  { name: 'output fields x1.5', tuning: { boosts: { output: 1.5 } } },
+  // The server first, then the tool.
+  ...[0.5, 1, 2].flatMap((w) =>
+    [0.6, 0.8, 1.01].map((c) => ({ name: `server first x${w}, when second < ${c} x best`, tuning: { serverWeight: w, serverConfidence: c } })),
+  ),
   // Term processing.
   { name: 'no stemming', tuning: { stem: false } },
   { name: 'Porter stems as they are (no fold of the final i)', tuning: { stemFold: false } },
@@ -73,6 +80,10 @@ export const VARIANTS: Variant[] = [
   // Multi-step requests and server context.
   { name: 'no clause fusion', tuning: { clauseFusion: 'off' } },
   { name: 'clause fusion rrf', tuning: { clauseFusion: 'rrf' } },
+  { name: 'clause steps (each clause keeps its best tool), slot 1', tuning: { clauseFusion: 'steps' } },
+  { name: 'clause steps, slot 2', tuning: { clauseFusion: 'steps', stepSlot: 2 } },
+  { name: 'clause steps, slot 1, every query length', tuning: { clauseFusion: 'steps', clauseMinTerms: 0 } },
+  { name: 'clause steps, slot 1, not split at "and"', tuning: { clauseFusion: 'steps', clauseSplitAnd: false } },
   { name: 'clause weight 1', tuning: { clauseWeight: 1 } },
   { name: 'clause weight 0.3', tuning: { clauseWeight: 0.3 } },
   { name: 'no upstream context', tuning: { upstreamContext: 0 } },

@@ -185,7 +185,7 @@ export class SearchIndexCache {
  * config override) decides read or write for intent.
  */
 function searchable(tool: CatalogTool, override: ToolSearchOverrides | undefined): SearchableTool {
-  const { title, annotations, description, inputSchema, _meta } = tool.definition;
+  const { title, annotations, description, inputSchema, outputSchema, _meta } = tool.definition;
   const keywords = [...metaKeywords(_meta as Record<string, unknown> | undefined), ...(override?.keywords ?? [])];
   return {
     name: tool.name,
@@ -193,6 +193,7 @@ function searchable(tool: CatalogTool, override: ToolSearchOverrides | undefined
     title: override?.title ?? title ?? annotations?.title,
     description: override?.description ?? description,
     inputSchema,
+    ...(outputSchema !== undefined ? { outputSchema } : {}),
     category: tool.category,
     upstream: tool.upstream,
     // A tool that says nothing (no hints, no override) is neither: the gateway treats it as a write for

@@ -19,6 +19,9 @@ export type SearchableTool = {
   annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean };
   /** Search keywords and phrasings (the upstream's `_meta`, the gateway's config): a field of their own. */
   keywords?: readonly string[];
+  /** The tool's outputSchema: the names of the records and fields it answers with are what it is about
+   *  ("email", "timezone", "unrealized_pl"), a field of their own. */
+  outputSchema?: object;
 };
 
 /** The text fields of a tool. `params` holds parameter names (nested ones too), `paramText` their
@@ -32,10 +35,12 @@ export type ToolFields = {
   category: string;
   upstream: string;
   keywords: string;
+  /** outputSchema property names (nested ones too) and their descriptions and titles. */
+  output: string;
 };
 
 /** Field names in index order. */
-export const FIELD_NAMES = ['name', 'title', 'description', 'params', 'paramText', 'category', 'upstream', 'keywords'] as const;
+export const FIELD_NAMES = ['name', 'title', 'description', 'params', 'paramText', 'category', 'upstream', 'keywords', 'output'] as const;
 export type FieldName = (typeof FIELD_NAMES)[number];
 
 /** A field the index can derive from the others: `summary`, the description's first paragraph. */
@@ -104,6 +109,14 @@ export function schemaText(inputSchema: object | undefined): { params: string[];
   return { params: [...new Set(out.names)], paramText: out.text.join('\n') };
 }
 
+/** The searchable text of an outputSchema: its property names (nested ones too), then their texts. */
+export function outputText(outputSchema: object | undefined): string {
+  if (outputSchema === undefined) return '';
+  const out: Collected = { names: [], text: [] };
+  collectSchema(outputSchema, out, 0);
+  return out.names.length + out.text.length === 0 ? '' : [...new Set(out.names)].join(' ') + (out.text.length > 0 ? `\n${out.text.join('\n')}` : '');
+}
+
 /** Upstream definitions are data from elsewhere: a field that is not a string indexes as empty. */
 function text(value: unknown): string {
   return typeof value === 'string' ? value : '';
@@ -158,5 +171,6 @@ export function toolFields(tool: SearchableTool, toolNames?: ReadonlySet<string>
     category: text(tool.category),
     upstream: text(tool.upstream),
     keywords: Array.isArray(tool.keywords) ? tool.keywords.filter((k) => typeof k === 'string').join('\n') : '',
+    output: outputText(tool.outputSchema),
   };
 }

@@ -32,7 +32,8 @@ import { Fusion } from './fusion.ts';
 import { nearestNames } from './nearest-names.ts';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
 import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
-import type { Scores } from './scores.ts';
+import { ServerChooser } from './server-choice.ts';
+import { topScore, type Scores } from './scores.ts';
 import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
 import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool-documents.ts';
 
@@ -206,6 +207,7 @@ function indexOver(
   // Per-tool working arrays, made on the first search: a build that is never searched pays nothing.
   let scorer: ListScorer | undefined;
   let fusion: Fusion | undefined;
+  let chooser: ServerChooser | undefined;
   const everyTool = new Uint8Array(tools.length).fill(1);
   const allIds = Array.from({ length: tools.length }, (_, i) => i);
   const intent = learnIntent(tools, t.stem);
@@ -252,9 +254,24 @@ function indexOver(
     return answers;
   }
 
-  /** Tools `opts.filter` admits: counted once per `filterKey`; without a key, asked of every tool. */
+  /**
+   * Tools the caller may use that the search selects: those `opts.filter` admits (counted once per
+   * `filterKey`; without a key, asked of every tool), of `opts.category` and `opts.upstream` when given.
+   */
   function admitted(opts: SearchOptions): number {
     const { filter, filterKey } = opts;
+    const category = opts.category?.toLowerCase();
+    const selects = (id: number): boolean =>
+      (category === undefined || entries[id].category === category) && (opts.upstream === undefined || entries[id].tool.upstream === opts.upstream);
+    if (category !== undefined || opts.upstream !== undefined) {
+      const answers = filter !== undefined && filterKey !== undefined ? filterAnswers(filterKey, filter) : undefined;
+      let n = 0;
+      for (let id = 0; id < entries.length; id += 1) {
+        if (!selects(id)) continue;
+        if (answers !== undefined ? answers[id] === 1 : filter === undefined || filter(entries[id].tool.name, entries[id].tool.upstream)) n += 1;
+      }
+      return n;
+    }
     if (filter === undefined) return tools.length;
     const count = (answers: Uint8Array): number => answers.reduce((n, a) => n + a, 0);
     if (filterKey === undefined) return entries.reduce((n, e) => n + (filter(e.tool.name, e.tool.upstream) ? 1 : 0), 0);
@@ -318,17 +335,34 @@ function indexOver(
     const scoresOf = (list: QueryTerm[]): Scores => scorer!.score(list, visible);
     // The whole query's list, then each clause's (weighed `clauseWeight`), fused as they come: a list is
     // read before the next one reuses the scorer's arrays.
+    // 'steps': each clause ranked on its own for its best tool, which keeps a place in the answer (below);
+    // the whole query (and the paths' list) ranks the rest.
+    const byRankFirst = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
+    const stepTops: number[] = [];
+    const fused_ = t.clauseFusion === 'steps' ? lookups.map((_, i) => i).filter((i) => i === 0 || i === pathList) : lookups.map((_, i) => i);
+    if (t.clauseFusion === 'steps') {
+      for (let i = 1; i < lookups.length; i += 1) {
+        if (i === pathList) continue;
+        const top = topK(scoresOf(lookups[i]), 1, byRankFirst);
+        if (top.length > 0 && !stepTops.includes(top[0][0])) stepTops.push(top[0][0]);
+      }
+    }
     let fused: Scores;
-    if (lookups.length === 1) fused = scoresOf(lookups[0]);
+    if (fused_.length === 1) fused = scoresOf(lookups[0]);
     else {
-      fusion ??= new Fusion(tools.length, t.clauseFusion === 'off' ? 'sum' : t.clauseFusion);
-      fused = fusion.fuse(lookups.length, (i) => ({ scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : i === pathList ? t.pathWeight : t.clauseWeight }));
+      fusion ??= new Fusion(tools.length, t.clauseFusion === 'rrf' ? 'rrf' : 'sum');
+      fused = fusion.fuse(fused_.length, (j) => {
+        const i = fused_[j];
+        return { scores: scoresOf(lookups[i]), weight: i === 0 ? 1 : i === pathList ? t.pathWeight : t.clauseWeight };
+      });
     }
     const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
-    // Matched: every tool the lexical list scored, plus those only the semantic list brought.
-    let matchedCount = 0;
+    // Matched ("N of M"): the lexical matches scoring at least `matchFloor` x the best one, plus the tools
+    // only the semantic list brought whose fused score is at least `matchFloor` x the best fused score,
+    // plus the tools accepting a parameter the query names: a faint likeness is not a match.
+    const lexicalTop = topScore(fused.scores);
+    let matchedCount = countAtLeast(fused.scores, t.matchFloor * lexicalTop);
     if (arm && queryVector) {
-      matchedCount = fused.ids.length;
       const lexicalSet = new Set(fused.ids);
       const depth = Math.max(limit, t.fusionDepth);
       const byRankEarly = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
@@ -343,27 +377,31 @@ function indexOver(
           : queryVector;
       const floor = external ? 0 : t.semanticMinSimilarity;
       const semantic = nearestVectors(arm, q, visible, depth, floor);
-      matchedCount += semantic.ids.filter((id) => !lexicalSet.has(id)).length;
       fused = withSemantic(fused, semantic, depth, floor);
-      matchedCount -= fused.ids.length;
+      const fusedFloor = t.matchFloor * topScore(fused.scores);
+      for (let i = 0; i < fused.ids.length; i += 1) if (!lexicalSet.has(fused.ids[i]) && fused.scores[i] >= fusedFloor) matchedCount += 1;
     }
     fused = withIntent(fused, query);
-    matchedCount += fused.ids.length;
+    if (t.serverWeight > 0 && upstreamCount >= 2) fused = withServerChoice(fused, lookups[0], visible);
     const tier = accepting.filter((id) => visible[id] === 1);
     const final = withParameterTier(fused, tier);
     lastMatched = matchedCount + (final.ids.length - fused.ids.length);
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
-    if (t.upstreamDecay >= 1 || upstreamCount < 2) return topK(final, limit, byRank).map(([id, score]) => hit(entries[id].tool, score));
+    // Only matches are answered: a tool below `matchFloor` x the best score is no match (see `matchFloor`).
+    const floor = t.matchFloor * topScore(final.scores);
+    const inTier = new Set(tier);
+    const matches = (ranked: [number, number][]): [number, number][] => ranked.filter(([id, score]) => inTier.has(id) || (score > 0 && score >= floor));
+    if (t.upstreamDecay >= 1 || upstreamCount < 2)
+      return withSteps(matches(topK(final, limit, byRank)), stepTops, limit).map(([id, score]) => hit(entries[id].tool, score));
     // The tools accepting a parameter named by the query stay first, in their order, however many share
     // an upstream (a parameter is usually one server's: git's repo_path); the rest are diversified.
-    const ranked = topK(final, limit * 3 + tier.length, byRank);
-    const inTier = new Set(tier);
+    const ranked = matches(topK(final, limit * 3 + tier.length, byRank));
     const head = ranked.filter(([id]) => inTier.has(id)).slice(0, limit);
     const tail = diversified(
       ranked.filter(([id]) => !inTier.has(id)),
       limit - head.length,
     );
-    return [...head, ...tail].map(([id, score]) => hit(entries[id].tool, score));
+    return withSteps([...head, ...tail], stepTops, limit).map(([id, score]) => hit(entries[id].tool, score));
   }
 
   /**
@@ -392,6 +430,44 @@ function indexOver(
       for (let rank = 0; rank < semantic.ids.length; rank += 1) add(semantic.ids[rank], (t.semanticWeight * (k + 1)) / (k + rank + 1));
     }
     return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
+  }
+
+  /**
+   * The server first: when one upstream (or a few) covers the query's terms clearly better than the rest
+   * (the second best below `serverConfidence` x the best), each tool's score is lifted by `serverWeight`
+   * x its upstream's coverage over the best's (search/engine/server-choice.ts); when the choice is unsure,
+   * the flat ranking stands.
+   */
+  function withServerChoice(s: Scores, terms: QueryTerm[], visible: Uint8Array): Scores {
+    chooser ??= new ServerChooser(termIndex, runs, upstreamIds, upstreamCount);
+    const { scores: coverage, best, second } = chooser.score(terms, visible);
+    if (best <= 0 || second >= t.serverConfidence * best) return s;
+    const scores = Float64Array.from(s.scores);
+    for (let i = 0; i < s.ids.length; i += 1) scores[i] *= 1 + (t.serverWeight * coverage[upstreamIds[s.ids[i]]]) / best;
+    return { ids: s.ids, scores };
+  }
+
+  /**
+   * `ranked` with each step's best tool (`steps`, in the request's order) among the first `limit`: one
+   * not there already takes the place after `stepSlot` answers (and after the steps placed before it),
+   * pushing the tail out, so that a multi-step request's later steps are not all crowded out by its first.
+   */
+  function withSteps(ranked: [number, number][], steps: readonly number[], limit: number): [number, number][] {
+    if (steps.length === 0) return ranked;
+    const out = [...ranked];
+    let at = Math.min(t.stepSlot, out.length);
+    for (const id of steps) {
+      const found = out.findIndex(([x]) => x === id);
+      if (found >= 0 && found < limit) {
+        if (found >= at) at = Math.max(at, Math.min(found + 1, limit));
+        continue;
+      }
+      if (found >= 0) out.splice(found, 1);
+      if (at >= limit) break;
+      out.splice(at, 0, [id, out[at]?.[1] ?? out.at(-1)?.[1] ?? 0]);
+      at += 1;
+    }
+    return out.slice(0, limit);
   }
 
   /** External vectors (one per tool in catalogue order) in the index's order, remade once per vectors object. */
@@ -496,6 +572,13 @@ function numberedUpstreams(tools: SearchableTool[]): { ids: Int32Array; count: n
     return id;
   });
   return { ids, count: numbers.size };
+}
+
+/** How many of `scores` are at least `floor` (and above 0). */
+function countAtLeast(scores: Float64Array, floor: number): number {
+  let n = 0;
+  for (let i = 0; i < scores.length; i += 1) if (scores[i] > 0 && scores[i] >= floor) n += 1;
+  return n;
 }
 
 function byNameThenUpstream(a: SearchableTool, b: SearchableTool): number {

@@ -176,8 +176,10 @@ describe('nearestNames', () => {
 
 describe('result limits', () => {
   it('returns at most `limit` results, best first, whatever number it is given', () => {
+    // Only matches are answered (at least `matchFloor` x the best score): fewer than 50 here.
     const all = liveIndex.search('search the web for news', { limit: 50 });
-    expect(all.length).toBe(50);
+    expect(all.length).toBeGreaterThan(10);
+    expect(all.length).toBeLessThan(50);
     expect(all.map((h) => h.score)).toEqual([...all.map((h) => h.score)].sort((a, b) => b - a));
     expect(liveIndex.search('search the web for news', { limit: 3 })).toEqual(all.slice(0, 3));
     expect(liveIndex.search('search the web for news', { limit: 2.7 })).toEqual(all.slice(0, 2));
