@@ -5,7 +5,7 @@ import { toFetchResponse, toReqRes } from 'fetch-to-node';
 import type Koa from 'koa';
 import type { DestinationStream } from 'pino';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
-import { EmbeddingSearch } from '../search/index.ts';
+import { EmbeddingSearch, type VectorStore } from '../search/index.ts';
 import { requireAnonymousWhereUnchecked } from '../config/load.ts';
 import { ScopeCache } from './auth/scope-cache.ts';
 import { Authenticator, credentialSources } from './auth/authenticate.ts';
@@ -26,6 +26,7 @@ import { createLogger, type Logger } from './obs/log.ts';
 import { createMetrics, type GatewayMetrics } from './obs/metrics.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { createKvStore, type KvStore } from './store/kv-store.ts';
+import { kvVectorStore } from './store/vector-store.ts';
 import { surfaces as defaultSurfaces } from './surfaces/surfaces.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { InflightCalls } from './upstream/inflight-calls.ts';
@@ -183,7 +184,15 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       metrics.listingCacheEntries.set(entries);
     }),
     inputs: new InputValidator(log),
-    searchIndexes: searchIndexes(config, log, metrics),
+    searchIndexes: searchIndexes(
+      config,
+      log,
+      metrics,
+      // Tool vectors shared by replicas and restarts: only a shared store adds anything to the arm's own cache.
+      config.search?.embeddings && config.cache.store === 'redis'
+        ? kvVectorStore(store('embeddings', VECTOR_TTL_MS, config.cache.maxEntries), VECTOR_TTL_MS)
+        : undefined,
+    ),
     inflightCalls: new InflightCalls(log),
     // An upstream call waits for the caller's retry at most as long as the call itself may take.
     inputBridge: new InputBridge(Math.max(...config.upstreams.map((u) => u.timeoutMs))),
@@ -322,8 +331,12 @@ async function serveInProcess(listener: (req: IncomingMessage, res: ServerRespon
   return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
 
-/** The search index cache, with the external embeddings arm when `search.embeddings` is configured. */
-function searchIndexes(config: GatewayConfig, log: Logger, metrics: GatewayMetrics): SearchIndexCache {
+/** How long an embedded tool vector stays in the shared store unused: a month of catalogue versions. */
+const VECTOR_TTL_MS = 30 * 24 * 3600_000;
+
+/** The search index cache, with the external embeddings arm when `search.embeddings` is configured (its
+ *  tool vectors also kept in `vectors`, the shared store, when given). */
+function searchIndexes(config: GatewayConfig, log: Logger, metrics: GatewayMetrics, vectors?: VectorStore): SearchIndexCache {
   const e = config.search?.embeddings;
   if (!e) return new SearchIndexCache(log, config.upstreams);
   const arm = new EmbeddingSearch(
@@ -339,6 +352,7 @@ function searchIndexes(config: GatewayConfig, log: Logger, metrics: GatewayMetri
       metrics.searchEmbeddingFailures.inc({ stage: failure.stage });
       cache.embeddingFailed(failure);
     },
+    vectors,
   );
   const cache = new SearchIndexCache(log, config.upstreams, arm);
   return cache;

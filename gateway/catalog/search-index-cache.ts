@@ -14,8 +14,6 @@ import type { Catalog, CatalogTool } from './catalog.ts';
 import type { Logger } from '../obs/log.ts';
 import type { ToolSearchOverrides, UpstreamConfig } from '../../config/types.ts';
 
-/** How long a search waits for a new catalogue version's index before the previous one answers it. */
-const FRESH_WAIT_MS = 50;
 /** After the embeddings endpoint failed to embed a catalogue version, how long until a search asks again. */
 const EMBED_RETRY_MS = 30_000;
 
@@ -32,11 +30,11 @@ type ArmState = { tools: SearchableTool[]; vectors?: DenseVectors; pending?: Pro
  * changed tools do, plus assembling the index (about 0.1 s at 10,000 tools; a catalogue read from
  * scratch takes about 0.5 s).
  *
- * While a new version's index builds, a search waits for it at most
- * `FRESH_WAIT_MS`, then is answered from the latest index already built. That is a choice of freshness
- * over latency for the length of one build, and it is safe: the caller's filter is evaluated on the
- * current catalogue, so a stale index never returns a tool the caller may not see now; it only misses
- * tools the new version added until the build ends. A failed build is logged and not cached (the next
+ * The build is off the request path: while a new version's index builds, searches are answered at
+ * once from the latest index already built (only the very first build, with nothing to answer from, is
+ * waited for). That is a choice of latency over freshness for the length of one build, and it is safe:
+ * the caller's filter is evaluated on the current catalogue, so a stale index never returns a tool the
+ * caller may not see now; it only misses tools the new version added until the build ends. A failed build is logged and not cached (the next
  * search tries again); with an earlier index at hand, searches fall back to it meanwhile.
  *
  * With an external embeddings arm (config `search.embeddings`), each index's tool vectors are asked for
@@ -121,7 +119,7 @@ export class SearchIndexCache {
   }
 
   /** The index of `catalog` (tools under their exposed names, with category and upstream), or while that
-   *  builds, after `FRESH_WAIT_MS`, the latest index built (see the class docstring). */
+   *  builds, the latest index built, at once (see the class docstring). */
   get(catalog: Catalog): Promise<ToolIndex> {
     let entry = this.entries.get(catalog.version);
     if (entry?.index) return Promise.resolve(entry.index);
@@ -135,19 +133,7 @@ export class SearchIndexCache {
         () => this.entries.delete(catalog.version),
       );
     }
-    return this.latest ? this.freshOrLatest(entry.built, this.latest.index) : entry.built;
-  }
-
-  private async freshOrLatest(built: Promise<ToolIndex>, latest: ToolIndex): Promise<ToolIndex> {
-    let timer: NodeJS.Timeout | undefined;
-    const stale = new Promise<ToolIndex>((resolve) => {
-      timer = setTimeout(() => resolve(latest), FRESH_WAIT_MS).unref();
-    });
-    try {
-      return await Promise.race([built.catch(() => latest), stale]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return this.latest ? Promise.resolve(this.latest.index) : entry.built;
   }
 
   private async build(catalog: Catalog, build: number): Promise<ToolIndex> {
