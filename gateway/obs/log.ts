@@ -41,3 +41,16 @@ function batchedStdout(): DestinationStream {
   }, FLUSH_INTERVAL_MS).unref();
   return destination;
 }
+
+/**
+ * A URL as it may be logged: the user name and password (`https://user:pass@host`) become `***`, and the
+ * query and fragment `?…` (a token in `?key=` must not reach a log line); scheme, host, port and path stay,
+ * which is what tells an operator where a connection went. A string that is no URL is returned as it is.
+ */
+export function loggableUrl(url: string): string {
+  if (!URL.canParse(url)) return url;
+  const parsed = new URL(url);
+  const userinfo = parsed.username || parsed.password ? '***@' : '';
+  const rest = parsed.search || parsed.hash ? '?…' : '';
+  return `${parsed.protocol}//${userinfo}${parsed.host}${parsed.pathname}${rest}`;
+}

@@ -13,7 +13,7 @@ import {
 import * as z from 'zod/v4';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
-import type { Logger } from '../obs/log.ts';
+import { loggableUrl, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
 import { injectTraceHeaders, withTraceHeaders } from '../obs/tracing.ts';
@@ -140,7 +140,8 @@ export class UpstreamClient {
     fetchUpstream?: FetchLike,
   ) {
     this.sessions = new SessionPool(config, (owner) => this.openSession(owner));
-    this.supervisor = new UpstreamSupervisor(config.name, config.restart, (onBehalfOf) => this.connect(onBehalfOf), metrics, log);
+    const target = config.url !== undefined ? loggableUrl(config.url) : `stdio "${config.command}"`;
+    this.supervisor = new UpstreamSupervisor(config.name, config.restart, (onBehalfOf) => this.connect(onBehalfOf), metrics, log, target);
     this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
     if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined)
       this.hop = new HttpHop(config.url, config.headers, config.connections);

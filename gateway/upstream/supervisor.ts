@@ -52,6 +52,8 @@ export class UpstreamSupervisor<T> {
     private readonly connect: (onBehalfOf?: OnBehalfOf) => Promise<T>,
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
+    /** Where connections go, as logs may show it (a URL without credentials or query, or a stdio command). */
+    private readonly target = name,
   ) {}
 
   /**
@@ -75,7 +77,7 @@ export class UpstreamSupervisor<T> {
     const stable = this.state === 'up' && Date.now() - this.upSince >= this.policy.stableAfterMs;
     if (stable) this.failures = 0;
     this.enter('down', reason);
-    this.log.warn({ upstream: this.name, reason: reason.message }, 'upstream connection lost; reconnecting');
+    this.log.warn({ upstream: this.name, target: this.target, reason: reason.message }, `upstream connection lost (${this.target}); reconnecting`);
     this.schedule();
     // A run shorter than stableAfterMs counts as a failure: a process that dies on start backs off.
     if (!stable) this.failures++;
@@ -155,7 +157,11 @@ export class UpstreamSupervisor<T> {
       return;
     }
     this.failures++;
-    if (this.state !== 'down') this.log.warn({ upstream: this.name, reason: reason.message }, 'cannot connect to upstream; retrying with backoff');
+    if (this.state !== 'down')
+      this.log.warn(
+        { upstream: this.name, target: this.target, reason: reason.message },
+        `cannot connect to upstream ${this.name} at ${this.target} (${reason.message}); retrying with backoff`,
+      );
     this.enter('down', reason);
     this.schedule();
   }

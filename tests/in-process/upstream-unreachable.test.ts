@@ -1,0 +1,43 @@
+/**
+ * An upstream the gateway cannot connect to is named with the URL it tried, so an operator sees where
+ * the connection went (a wrong port, a service not started): in the log line of the failed attempt,
+ * with the URL's user name, password and query left out (a token in `?key=` never reaches a log).
+ * In process (no gateway socket); the connection attempt is real, to a closed loopback port.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { loggableUrl } from '../../gateway/obs/log.ts';
+import { unreachableUrl } from '../fixtures/scope-endpoint.ts';
+import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+describe('an unreachable upstream', () => {
+  let gateway: InProcessGateway;
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('is logged with the URL tried, without its credentials or query', async () => {
+    const closed = new URL(await unreachableUrl('/mcp'));
+    const url = `http://svc:hunter2@${closed.host}/mcp?api_key=s3cret`;
+    gateway = inProcessGateway({ anonymous: true, upstreams: [{ name: 'offline', url, forwardCredentials: false }] });
+    gateway.runtime.warm();
+    const lines = await waitFor('the failed connection to be logged', () => {
+      const found = gateway.logs.records('cannot connect to upstream');
+      return found.length > 0 && found;
+    });
+    const line = JSON.stringify(lines[0]);
+    expect(lines[0]!.msg).toContain(`cannot connect to upstream offline at http://***@${closed.host}/mcp?…`);
+    expect(lines[0]!.target).toBe(`http://***@${closed.host}/mcp?…`);
+    expect(line).not.toContain('hunter2');
+    expect(line).not.toContain('s3cret');
+  });
+});
+
+describe('loggableUrl', () => {
+  it('keeps scheme, host, port and path; hides credentials and the query', () => {
+    expect(loggableUrl('http://127.0.0.1:3001/mcp')).toBe('http://127.0.0.1:3001/mcp');
+    expect(loggableUrl('https://user:pass@mcp.example.com/v1/mcp?token=x#frag')).toBe('https://***@mcp.example.com/v1/mcp?…');
+    expect(loggableUrl('https://user@mcp.example.com/')).toBe('https://***@mcp.example.com/');
+    expect(loggableUrl('not a url')).toBe('not a url');
+  });
+});
