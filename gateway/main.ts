@@ -11,7 +11,7 @@
 import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig } from '../config/load.ts';
 import { driveReloads } from './cli/reload-driver.ts';
 import { parseCommandLine, usageFailure, UsageError } from './cli/args.ts';
-import { formatViews, servedPaths } from './cli/tools-command.ts';
+import { formatViews, gatewayBaseUrl, servedPaths } from './cli/tools-command.ts';
 import { startGateway } from './gateway.ts';
 import { credentialHeaders, credentialView } from './ops/credential-view.ts';
 
@@ -61,6 +61,8 @@ async function main(): Promise<void> {
       if (unexpected) throw new UsageError(`--${unexpected} belongs to the tools command`);
     } else if (!values.bearer && !(values.key && values.secret)) {
       throw new UsageError('tools needs a credential: --key and --secret, or --bearer');
+    } else if (values.url !== undefined) {
+      gatewayBaseUrl(values.url);
     }
   } catch (error) {
     usageFailure(USAGE, error);

@@ -74,6 +74,11 @@ describe('every entry point: --help and bad command lines', { timeout: 90_000 },
     const noCredential = await run('gateway/main.ts', ['tools']);
     expect(noCredential.status).toBe(2);
     expect(noCredential.stderr).toMatch(/^error: tools needs a credential/);
+    const schemeless = await run('gateway/main.ts', ['tools', '--url', '127.0.0.1:3000', '--key', 'k', '--secret', 's']);
+    expect(schemeless.status).toBe(2);
+    expect(schemeless.stderr).toMatch(
+      /^error: --url "127\.0\.0\.1:3000" is not a gateway URL: the scheme is missing \(did you mean --url http:\/\/127\.0\.0\.1:3000\?\)/,
+    );
   });
 });
 
