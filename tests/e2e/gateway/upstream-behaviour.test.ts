@@ -30,11 +30,12 @@ describe('a paginating upstream (7 tools, 2 per page)', () => {
         pageSize: 2,
         tools: [
           ...['a', 'b', 'c', 'd', 'e', 'f'].map((n) => ({ definition: tool(`tool_${n}`) })),
-          { definition: tool('slow_tool'), call: () => new Promise((resolve) => setTimeout(() => resolve({ content: text('late') }), 2000)) },
+          // Answers long after timeoutMs, which is long enough for a list page on a loaded machine (300 ms was not).
+          { definition: tool('slow_tool'), call: () => new Promise((resolve) => setTimeout(() => resolve({ content: text('late') }), 20_000).unref()) },
         ],
         toolsListHint: { ttlMs: 60_000, cacheScope: 'public' },
       },
-      gateway: { upstreams: [{ timeoutMs: 300 }] },
+      gateway: { upstreams: [{ timeoutMs: 3000 }] },
     });
   });
   afterAll(async () => {
