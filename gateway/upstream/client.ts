@@ -1,9 +1,6 @@
 import {
-  CLIENT_CAPABILITIES_META_KEY,
-  CLIENT_INFO_META_KEY,
   Client,
   ProtocolError,
-  PROTOCOL_VERSION_META_KEY,
   SdkHttpError,
   StreamableHTTPClientTransport,
   type FetchLike,
@@ -16,14 +13,16 @@ import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../
 import { loggableUrl, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
-import { injectTraceHeaders, withTraceHeaders } from '../obs/tracing.ts';
-import { HttpHop, UpstreamStreamBroken, type HopCall, type HopSession } from './http-hop.ts';
+import { injectTraceHeaders } from '../obs/tracing.ts';
+import { UpstreamStreamBroken } from './http-hop.ts';
+import { HopRouting } from './hop-routing.ts';
 import { stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 import { HealthProbe, isConnectionLoss } from './health.ts';
 import { ResourceWatch } from './resource-watch.ts';
 import { SessionPool } from './session-pool.ts';
 import {
+  GATEWAY_CLIENT,
   LIST_ITEMS,
   TASKS_EXTENSION,
   type ForwardMethod,
@@ -54,37 +53,8 @@ function keepWireErrorCodes(transport: Transport): void {
     onmessage?.(message, extra);
   };
 }
-/**
- * The methods the undici hop carries to a connected HTTP upstream (http-hop.ts): every per-request method
- * and the list pages; the rest (handshake, server/discover, listen streams) stays with the SDK client.
- */
-const HOP_METHODS: ReadonlySet<string> = new Set<ForwardMethod | ListMethod>([
-  'tools/list',
-  'resources/list',
-  'resources/templates/list',
-  'prompts/list',
-  'tools/call',
-  'resources/read',
-  'prompts/get',
-  'completion/complete',
-  'logging/setLevel',
-  'resources/subscribe',
-  'resources/unsubscribe',
-  'tasks/get',
-  'tasks/result',
-  'tasks/list',
-  'tasks/cancel',
-  'tasks/update',
-]);
-const LIST_CHANGED: Readonly<Record<string, ListMethod>> = {
-  'notifications/tools/list_changed': 'tools/list',
-  'notifications/prompts/list_changed': 'prompts/list',
-  'notifications/resources/list_changed': 'resources/list',
-};
-
 type ListChanged = (method: ListMethod) => void;
 
-const GATEWAY_CLIENT = { name: 'mcp-catalog-gateway', version: '0.1.0' };
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
@@ -98,12 +68,11 @@ const CONNECT_TIMEOUT_MS = 10_000;
  * sessionful legacy upstream (it issued an Mcp-Session-Id) gets one Client per credential digest
  * (session-pool.ts), re-initialised once when the upstream answers 404 or 400 for the session (it restarted).
  *
- * Forwarded requests to an HTTP upstream (tools/call and the other {@link ForwardMethod}s) travel on the
- * undici hop (http-hop.ts: a keep-alive pool, `upstreams[].connections` sockets at most), and so do
- * list pages, inside the session the SDK client opened, with the credential and request id of `options` as explicit
- * arguments; the SDK client does what happens once (handshake, server/discover,
- * listen streams) and everything over stdio, or over an in-process transport (`fetchUpstream` given).
- * Errors come out of either as the SDK client's, so callers cannot tell which carried the request.
+ * Forwarded requests to an HTTP upstream (tools/call and the other {@link ForwardMethod}s) and list
+ * pages travel on the undici hop inside the session the SDK client opened (hop-routing.ts); the SDK
+ * client does what happens once (handshake, server/discover, listen streams) and everything over stdio,
+ * or over an in-process transport (`fetchUpstream` given). Errors come out of either as the SDK
+ * client's, so callers cannot tell which carried the request.
  *
  * When the upstream goes away (connection refused or reset; the stdio process exited) the
  * {@link UpstreamSupervisor} reconnects with backoff: a new session, or a new process. Calls in flight
@@ -115,10 +84,8 @@ export class UpstreamClient {
   private shared?: Client;
   private info?: UpstreamInfo;
   private readonly sessions: SessionPool;
-  /** HTTP upstreams reached over the network: the undici hop for forwarded requests. */
-  private readonly hop?: HttpHop;
-  /** The hop's view of each connected HTTP client: revision, session id, envelope. */
-  private readonly hopSessions = new WeakMap<Client, HopSession>();
+  /** Which requests travel on the undici hop (HTTP upstreams reached over the network). */
+  private readonly hop: HopRouting;
   /** How the SDK client's HTTP requests reach the upstream. */
   private readonly fetchUpstream: FetchLike;
   private readonly listeners = new Set<ListChanged>();
@@ -143,8 +110,10 @@ export class UpstreamClient {
     const target = config.url !== undefined ? loggableUrl(config.url) : `stdio "${config.command}"`;
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, (onBehalfOf) => this.connect(onBehalfOf), metrics, log, target);
     this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
-    if (fetchUpstream === undefined && config.url !== undefined && config.command === undefined)
-      this.hop = new HttpHop(config.url, config.headers, config.connections);
+    this.hop = new HopRouting(config, fetchUpstream === undefined, {
+      listChanged: (method) => this.listChanged(method),
+      resourceUpdated: (uri) => this.resources.updated(uri),
+    });
     this.resources = new ResourceWatch({
       transport: this.transport,
       describe: () => this.describe(),
@@ -262,7 +231,7 @@ export class UpstreamClient {
       await this.resources.close();
     } finally {
       this.sessions.clear();
-      await this.hop?.close();
+      await this.hop.close();
     }
   }
 
@@ -296,10 +265,7 @@ export class UpstreamClient {
    * 2025-era): straight onto the hop, as {@link sendOnce} would put it; undefined for anything else.
    */
   private hopped(method: string, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> | undefined {
-    const { hop, info, shared } = this;
-    if (!hop || !info || info.sessionful || !shared || !HOP_METHODS.has(method)) return undefined;
-    const session = this.hopSessions.get(shared);
-    return session && hop.request(session, method, params, this.hopCall(options));
+    return this.info && !this.info.sessionful ? this.hop.route(this.shared, method, params, options) : undefined;
   }
 
   private async sendOnce(method: string, params: Record<string, unknown>, options: ForwardOptions, retrySession: boolean): Promise<unknown> {
@@ -311,8 +277,8 @@ export class UpstreamClient {
     // entered leaves the process without async hooks (obs/request-context.ts), which the hop keeps so.
     const scope: ForwardScope = { ...options };
     try {
-      const session = this.hop && HOP_METHODS.has(method) ? this.hopSessions.get(client) : undefined;
-      if (session) return await this.hop!.request(session, method, params, this.hopCall(options));
+      const hopped = this.hop.route(client, method, params, options);
+      if (hopped) return await hopped;
       return await forwardScope.run(scope, () => this.sdkRequest(client, method, params, options));
     } catch (error) {
       // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
@@ -399,7 +365,7 @@ export class UpstreamClient {
     };
     info.resourceUpdates = info.capabilities.resources?.subscribe === true && (info.era === 'modern' || sessionful || this.transport === 'stdio');
     info.tasks = taskSupport(info);
-    if (transport instanceof StreamableHTTPClientTransport) this.hopSessions.set(client, hopSession(client, transport));
+    if (transport instanceof StreamableHTTPClientTransport) this.hop.adopt(client, transport);
     if (sessionful) this.sessions.adopt(onBehalfOf, client);
     else this.shared = client;
     this.watchStreams(client);
@@ -456,34 +422,10 @@ export class UpstreamClient {
     await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
     sender = owner && { credential: owner.credential };
     keepWireErrorCodes(transport);
-    this.hopSessions.set(client, hopSession(client, transport));
+    this.hop.adopt(client, transport);
     this.watchListChanges(client, this.info!);
     this.watchStreams(client);
     return client;
-  }
-
-  /** What the hop needs of one forward: the credential headers and request id it was given, and the relays. */
-  private hopCall(options: ForwardOptions): HopCall {
-    return {
-      credentialHeaders: this.config.forwardCredentials ? options.credential?.headers : undefined,
-      requestId: options.requestId,
-      signal: options.signal,
-      onprogress: options.onprogress,
-      onlog: options.onlog,
-      onnotification: (method, params) => {
-        const list = LIST_CHANGED[method];
-        if (list) this.listChanged(list);
-        const uri = (params as { uri?: unknown } | undefined)?.uri;
-        if (method === 'notifications/resources/updated' && typeof uri === 'string') this.resources.updated(uri);
-        if (method === 'notifications/tasks/status' && params !== null && typeof params === 'object') options.ontaskstatus?.(params as Record<string, unknown>);
-      },
-      oninputrequest: options.oninputrequest,
-      // The hop bypasses the SDK transport's fetch hook, so the trace context goes on here.
-      headers: withTraceHeaders(options.headers),
-      allowInputRequired: options.allowInputRequired,
-      allowTaskResult: options.allowTaskResult,
-      timeoutMs: this.config.timeoutMs,
-    };
   }
 
   private listChanged(method: ListMethod): void {
@@ -571,20 +513,4 @@ function taskSupport(info: UpstreamInfo): TaskForms | undefined {
   const caps = info.capabilities as ServerCapabilities & { tasks?: { cancel?: unknown; requests?: { tools?: { call?: unknown } } } };
   if (info.era === 'legacy') return caps.tasks?.requests?.tools?.call !== undefined ? { legacy: { cancel: caps.tasks.cancel !== undefined } } : undefined;
   return caps.extensions?.[TASKS_EXTENSION] !== undefined ? { modern: true } : undefined;
-}
-
-/** The hop's view of a connected client: what its handshake negotiated, and the 2026-07-28 envelope it sends. */
-function hopSession(client: Client, transport: StreamableHTTPClientTransport): HopSession {
-  const era = client.getProtocolEra() === 'modern' ? 'modern' : 'legacy';
-  const protocolVersion = client.getNegotiatedProtocolVersion() ?? '2025-03-26';
-  return {
-    era,
-    protocolVersion,
-    sessionId: transport.sessionId,
-    // The SDK client's outbound envelope (its codec's outboundEnvelope): this hop's client declares no capabilities.
-    envelope:
-      era === 'modern'
-        ? { [PROTOCOL_VERSION_META_KEY]: protocolVersion, [CLIENT_INFO_META_KEY]: GATEWAY_CLIENT, [CLIENT_CAPABILITIES_META_KEY]: {} }
-        : undefined,
-  };
 }

@@ -7,6 +7,9 @@ import type { UpstreamInputRequest } from './input-bridge.ts';
  * advertised, and the options of one forwarded request. Data only (the client is client.ts).
  */
 
+/** The gateway as an MCP client of its upstreams (`clientInfo`). */
+export const GATEWAY_CLIENT = { name: 'mcp-catalog-gateway', version: '0.1.0' };
+
 /** The tasks extension (SEP-2663): a 2026-07-28 upstream declaring it in `capabilities.extensions` serves `tasks/*`. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
