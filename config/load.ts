@@ -212,11 +212,18 @@ function envOverrides(env: Record<string, string | undefined>, provenance: Map<s
   for (const [name, [value, source]] of Object.entries(otelTracingEnv(env))) {
     if (env[name] === undefined) entries.push([name, value]), aliases.set(name, source);
   }
-  // GATEWAY_TOKEN_SECRET is the documented name of oauth.tokenSecret (shorter than GATEWAY_OAUTH_TOKEN_SECRET, which also works).
-  const tokenSecret = entries.findIndex(([name]) => name === 'GATEWAY_TOKEN_SECRET');
-  if (tokenSecret >= 0) {
-    const [, value] = entries.splice(tokenSecret, 1)[0]!;
-    if (!env.GATEWAY_OAUTH_TOKEN_SECRET) entries.push(['GATEWAY_OAUTH_TOKEN_SECRET', value]), aliases.set('GATEWAY_OAUTH_TOKEN_SECRET', 'GATEWAY_TOKEN_SECRET');
+  // GATEWAY_TOKEN_SECRET(_PREVIOUS) are the documented names of oauth.tokenSecret(Previous) (shorter than
+  // GATEWAY_OAUTH_TOKEN_SECRET(_PREVIOUS), which also work; the longer name wins when both are set).
+  for (const [short, long] of [
+    ['GATEWAY_TOKEN_SECRET', 'GATEWAY_OAUTH_TOKEN_SECRET'],
+    ['GATEWAY_TOKEN_SECRET_PREVIOUS', 'GATEWAY_OAUTH_TOKEN_SECRET_PREVIOUS'],
+  ] as const) {
+    const at = entries.findIndex(([name]) => name === short);
+    if (at < 0) continue;
+    const [, value] = entries.splice(at, 1)[0]!;
+    if (env[long]) continue;
+    entries.push([long, value]);
+    aliases.set(long, short);
   }
   for (const [name, raw] of entries) {
     const tokens = name.slice(ENV_PREFIX.length).split('_').filter(Boolean);

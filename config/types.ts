@@ -32,8 +32,12 @@ export interface GatewayConfig {
     unauthorizedTtlMs: number;
     maxEntries: number;
     sweepIntervalMs: number;
-    /** When the lookup itself fails (timeout, 5xx, no scopes field): serve unfiltered (`open`) or 503 (`closed`). */
+    /** When the lookup itself fails (timeout, 5xx, no scopes field): serve the last good answer's scopes (`open`) or 503 (`closed`). */
     failureMode: ScopeFailureMode;
+    /** `open`: the oldest last good answer served while the lookup fails (ms); 0: never. */
+    staleIfErrorMs: number;
+    /** Dotted path of the account id in the answer (rate budgets count per account). */
+    accountField?: string;
   };
   cache: {
     store: 'memory' | 'redis';
@@ -50,6 +54,8 @@ export interface GatewayConfig {
     operationTimeoutMs: number;
     /** HMAC key of every credential digest (GATEWAY_CACHE_KEY); unset: random per process. */
     key?: string;
+    /** The key being rotated out (GATEWAY_CACHE_KEY_PREVIOUS): what is keyed by its digests is still found. */
+    keyPrevious?: string;
     /** Bound of the built tools/list answers kept in memory (gateway/catalog/listing.ts), bytes. */
     listingBytes: number;
   };
@@ -107,6 +113,12 @@ export interface GatewayConfig {
     writes?: RateBudget;
     /** A credential's calls of any one tool. */
     tool?: RateBudget;
+    /** RFC 7591 registrations (built-in authorization server): from one client address, and from everyone. */
+    registrations: { perAddress?: RateBudget; total?: RateBudget };
+    /** Attempts on the OAuth sign-in page, counted before the key is checked: naming one key, through one client, from one address. */
+    signIns: { perKey?: RateBudget; perClient?: RateBudget; perAddress?: RateBudget };
+    /** Console requests with a wrong admin token, from one address. */
+    consoleSignIns: { perAddress?: RateBudget };
   };
   /** The operator console at /console: mounted only when `adminToken` is set. */
   console: { adminToken?: string };
@@ -118,10 +130,11 @@ export interface GatewayConfig {
   search: { embeddings?: EmbeddingsConfig };
 }
 
-/** A fixed-window budget: `points` requests per `durationMs` (whole seconds). */
+/** A fixed-window budget: `points` requests per `durationMs` (whole seconds); over it, refused for `blockMs` (default: until the window ends). */
 export interface RateBudget {
   points: number;
   durationMs: number;
+  blockMs?: number;
 }
 
 /**
@@ -220,10 +233,14 @@ export interface OAuthConfig {
   issuer?: string;
   /** Root key (GATEWAY_TOKEN_SECRET) sealing tokens and wrapping credentials, shared by every replica. */
   tokenSecret?: string;
+  /** The root key being rotated out (GATEWAY_TOKEN_SECRET_PREVIOUS): what it sealed still opens until it expires. */
+  tokenSecretPrevious?: string;
   /** Shown on the sign-in and consent pages. */
   serviceName: string;
   /** `scopes_supported` (RFC 9728 and RFC 8414) and the scopes a token may carry. */
   scopes: string[];
+  /** Scope -> one line saying what it allows (the consent page, the console). */
+  scopeDescriptions: Record<string, string>;
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   authorizationCodeTtlSeconds: number;
@@ -231,9 +248,13 @@ export interface OAuthConfig {
   interactionTtlSeconds: number;
   /** RFC 7591 dynamic client registration. */
   registration: boolean;
+  /** RFC 7591 §3: registration requires `Authorization: Bearer <initialAccessToken>`. */
+  initialAccessToken?: string;
+  /** Registered clients: forgotten after `unusedTtlSeconds` without a completed authorization, else after `idleTtlSeconds` idle; metadata at most `maxMetadataBytes`. */
+  clients: { unusedTtlSeconds: number; idleTtlSeconds: number; maxMetadataBytes: number };
   clientMetadataDocuments: { enabled: boolean; timeoutMs: number; maxBytes: number; cacheTtlMs: number; allowLoopback: boolean; caFile?: string };
-  /** In-process store bound (without Redis). */
-  maxEntries: number;
+  /** Without Redis: bytes of the in-process store's evictable part (unused registrations, sign-in pages). */
+  memoryStoreBytes: number;
   external: {
     issuer?: string;
     /** Expected `aud`; default: the canonical URL of the endpoint the token is presented to. */

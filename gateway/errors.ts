@@ -17,6 +17,7 @@ export type ErrorKind =
   | 'unknown_tool'
   | 'unauthorized'
   | 'scopes_unavailable'
+  | 'auth_unavailable'
   | 'forbidden_origin'
   | 'forbidden_host'
   | 'insufficient_scope'
@@ -79,6 +80,10 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     // The scope lookup failed under failureMode closed: nothing forwarded, retry later (issue 13).
     case 'scopes_unavailable':
       return { code: -32000, httpStatus: 503, blame: 'upstream' };
+    // The credential could not be checked (the OAuth token store is unreachable): 503 + Retry-After, so a
+    // client keeps its token instead of throwing it away as a 401 invalid_token would tell it to.
+    case 'auth_unavailable':
+      return { code: -32000, httpStatus: 503, blame: 'gateway' };
     case 'forbidden_origin':
       return { code: -32000, httpStatus: 403, blame: 'client' };
     case 'forbidden_host':

@@ -14,6 +14,7 @@ import type { ResourceSubscriptionRelay } from './upstream/resource-subscription
 import type { InputBridge } from './upstream/input-bridge.ts';
 import type { TaskIndex } from './store/task-index.ts';
 import type { AuditLog } from './obs/audit.ts';
+import type { AuthDecisions } from './auth/decisions.ts';
 import type { Tracing } from './obs/tracing.ts';
 import type { RateLimiter } from './store/rate-limiter.ts';
 
@@ -37,6 +38,8 @@ export interface GatewayRuntime {
   readonly authenticator: Authenticator;
   /** The HMAC key of every credential digest (`cache.key`, else random per process; credentials.ts). */
   readonly digestKey: Buffer;
+  /** The digest key being rotated out (`cache.keyPrevious`): task ids minted under it still open. */
+  readonly previousDigestKey?: Buffer;
   readonly outputs: OutputValidator;
   readonly listings: ListingCache;
   /** Argument checks of the compact surface (search_tools, call_tool targets). */
@@ -57,6 +60,8 @@ export interface GatewayRuntime {
   readonly tracing: Tracing;
   /** The audit trail of tool decisions (off unless `audit.destination` is set). */
   readonly audit: AuditLog;
+  /** Records a sign-in or authorization server decision: audit line and OAuth counters (auth/decisions.ts). */
+  readonly authDecisions: AuthDecisions;
   /** The rate budgets' counters; undefined when no budget is configured. */
   readonly rateLimiter?: RateLimiter;
   /** Set when a graceful shutdown begins its drain (gateway.ts): `/readyz` answers 503 `draining` from then on. */

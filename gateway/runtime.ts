@@ -34,7 +34,8 @@ import { createOAuth } from './auth/oauth/index.ts';
 import { credentialDigest } from './auth/credentials.ts';
 import { createAuditLog } from './obs/audit.ts';
 import { createTracing } from './obs/tracing.ts';
-import { anyBudget } from './policy/rate-limits.ts';
+import { accountBudgets, anyBudget } from './policy/rate-limits.ts';
+import { authDecisions } from './auth/decisions.ts';
 import { createRateLimiter } from './store/rate-limiter.ts';
 
 export type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
@@ -159,11 +160,17 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log);
   const scopes = new ScopeCache(
     config.scopes,
-    store('scopes', Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs, config.scopes.unauthorizedTtlMs), config.scopes.maxEntries),
+    store(
+      'scopes',
+      Math.max(config.scopes.ttlMs, config.scopes.unknownTtlMs, config.scopes.unauthorizedTtlMs, config.scopes.staleIfErrorMs),
+      config.scopes.maxEntries,
+    ),
     metrics,
     log,
   );
   const digestKey = serverKey(config.cache.key);
+  const previousDigestKey = config.cache.keyPrevious === undefined ? undefined : Buffer.from(config.cache.keyPrevious, 'utf8');
+  const audit = createAuditLog(config.audit, { destination: options.auditDestination, log });
   if (config.cache.key === undefined && config.cache.store === 'redis') {
     log.warn(
       'cache.key is not set: credential digests use a key random to this process, so replicas sharing Redis will not share scope entries (set GATEWAY_CACHE_KEY on all of them)',
@@ -176,8 +183,12 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     upstreams,
     upstreamSet,
     scopes,
-    authenticator: new Authenticator(config, digestKey, credentialSources(config, digestKey, scopes)),
+    authenticator: new Authenticator(config, digestKey, credentialSources(config, digestKey, scopes), {
+      ...(previousDigestKey ? { previousKey: previousDigestKey } : {}),
+      accounts: accountBudgets(config),
+    }),
     digestKey,
+    ...(previousDigestKey ? { previousDigestKey } : {}),
     outputs: new OutputValidator(metrics, log),
     listings: new ListingCache(config.cache.listingBytes, (bytes, entries) => {
       metrics.listingCacheBytes.set(bytes);
@@ -209,7 +220,8 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     ),
     taskIndex: new TaskIndex(store('tasks', MAX_TTL_MS, config.cache.maxEntries)),
     tracing: createTracing(config.tracing, { log }),
-    audit: createAuditLog(config.audit, { destination: options.auditDestination, log }),
+    audit,
+    authDecisions: authDecisions({ audit, metrics }),
     rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, cache: config.cache, metrics, log }) : undefined,
     draining: false,
   };
@@ -253,6 +265,9 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         issuer: listeningUrl,
         resourcePaths: served.map((s) => s.path),
         lookupScopes: (headers) => state.authenticator.resolveScopes({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
+        // Built whenever oauth.mode is builtin (policy/rate-limits.ts anyBudget).
+        rateLimiter: state.rateLimiter!,
+        decide: state.authDecisions,
       });
     },
     close: (carried) => (closing ??= closeAll(carried ?? new Set())),

@@ -1,8 +1,8 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from '../../config/types.ts';
 import { ApiKeySource } from './api-keys.ts';
-import { extractCredential, type Credential } from './credentials.ts';
-import { narrowToGrant, type ScopeCache, type UnknownReason } from './scope-cache.ts';
+import { accountDigest, extractCredential, type Credential } from './credentials.ts';
+import { narrowToGrant, type LastKnown, type ScopeCache, type UnknownReason } from './scope-cache.ts';
 import type { BearerOutcome } from './oauth/credential.ts';
 
 /**
@@ -11,8 +11,8 @@ import type { BearerOutcome } from './oauth/credential.ts';
  * as on scope-cache.ts `ScopeResult`: when the answer stops holding (`Infinity`: never; absent: not known).
  */
 export type SourceVerdict =
-  | { kind: 'scopes'; scopes: readonly string[]; validUntil?: number }
-  | { kind: 'unknown'; reason: UnknownReason; validUntil?: number }
+  | { kind: 'scopes'; scopes: readonly string[]; validUntil?: number; account?: string }
+  | { kind: 'unknown'; reason: UnknownReason; validUntil?: number; lastKnown?: LastKnown }
   | { kind: 'unauthorized' };
 
 /**
@@ -30,8 +30,10 @@ export interface CredentialSource {
  * - `scopes`: what a source granted (an anonymous caller has none);
  * - `unchecked`: no scope source is configured, so the gateway checks no credential (each upstream that
  *   receives the caller's credential decides; one that does not treats the caller as anonymous);
- * - `unverified`: the lookup failed (timeout, 5xx, no scopes field): `open` upstreams serve as if
- *   unchecked, `closed` ones refuse with 503 (upstreams[].scopes.failureMode).
+ * - `unverified`: the lookup failed (timeout, 5xx, no scopes field): `open` upstreams serve the scopes
+ *   of the credential's last good answer (`lastKnown`, at most `scopes.staleIfErrorMs` old), `closed`
+ *   ones refuse with 503 (upstreams[].scopes.failureMode); without a last good answer the edge refuses
+ *   the request with 503: a credential never seen valid is never served.
  * `validUntil` (epoch ms): until when the standing holds: the scope entry's expiry (scope-cache.ts), an
  * OAuth token's `exp`, whichever is sooner; `Infinity` when nothing at the edge expires it (config API
  * keys, anonymous, no scope source: only a configuration reload changes those); absent when not known
@@ -40,12 +42,14 @@ export interface CredentialSource {
 export type Standing =
   | { kind: 'scopes'; scopes: readonly string[]; validUntil?: number }
   | { kind: 'unchecked'; validUntil?: number }
-  | { kind: 'unverified'; reason: UnknownReason };
+  | { kind: 'unverified'; reason: UnknownReason; lastKnown?: { scopes: readonly string[] } };
 
 /** The outcome of {@link Authenticator.authenticate} for one HTTP request. */
 export type Authentication =
   | { kind: 'authenticated'; credential: Credential; standing: Standing; source: string }
-  | { kind: 'invalid'; reason: 'missing' | 'refused'; description?: string };
+  | { kind: 'invalid'; reason: 'missing' | 'refused'; description?: string }
+  /** The credential could not be checked now (an OAuth token's store is unreachable): 503 with Retry-After, never 401. */
+  | { kind: 'unavailable'; description: string };
 
 export interface AuthenticateOptions {
   /** Sent to the scope endpoint as X-Request-Id. */
@@ -73,16 +77,21 @@ export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers:
  * Warm: one HMAC, one map read and one cache read; no network.
  */
 export class Authenticator {
+  /**
+   * @param key - the digest key (`cache.key`); `options.previousKey` the one being rotated out;
+   * `options.accounts`: set each authenticated credential's `account` (only when a budget counts per account).
+   */
   constructor(
     private readonly config: Pick<GatewayConfig, 'credentials' | 'anonymous'>,
     private readonly key: Buffer,
     private readonly sources: readonly CredentialSource[],
+    private readonly options: { previousKey?: Buffer; accounts?: boolean } = {},
   ) {}
 
   async authenticate(headers: IncomingHttpHeaders, options: AuthenticateOptions = {}): Promise<Authentication> {
     const { requestId, exchange } = options;
     const credentials = exchange && !this.config.credentials.bearer ? { ...this.config.credentials, bearer: true } : this.config.credentials;
-    let credential = extractCredential(headers, credentials, this.key);
+    let credential = extractCredential(headers, credentials, this.key, this.options.previousKey);
     if (!credential) {
       return this.config.anonymous
         ? { kind: 'authenticated', credential: ANONYMOUS, standing: { kind: 'scopes', scopes: [], validUntil: Infinity }, source: 'anonymous' }
@@ -91,26 +100,43 @@ export class Authenticator {
     if (exchange && credential.headers.authorization) {
       const outcome = await exchange(credential);
       if (outcome.kind === 'invalid') return { kind: 'invalid', reason: 'refused', description: outcome.description };
+      if (outcome.kind === 'unavailable') return outcome;
       if (outcome.kind === 'credential') credential = outcome.credential;
     }
     // An external identity provider's token carries the scopes themselves: no source is asked.
     const granted = credential.granted;
-    if (granted?.replacesLookup)
-      return { kind: 'authenticated', credential, standing: { kind: 'scopes', scopes: granted.scopes, ...validity(granted.expiresAt) }, source: 'oauth' };
+    if (granted?.replacesLookup) {
+      const standing: Standing = { kind: 'scopes', scopes: granted.scopes, ...validity(granted.expiresAt) };
+      return { kind: 'authenticated', credential: this.withAccount(credential), standing, source: 'oauth' };
+    }
     if (this.sources.length === 0) {
       const standing: Standing = granted
         ? { kind: 'scopes', scopes: granted.scopes, ...validity(granted.expiresAt) }
         : { kind: 'unchecked', validUntil: Infinity };
-      return { kind: 'authenticated', credential, standing, source: credential.granted ? 'oauth' : 'none' };
+      return { kind: 'authenticated', credential: this.withAccount(credential), standing, source: credential.granted ? 'oauth' : 'none' };
     }
     const found = await this.firstVerdict(credential, requestId);
     if (!found) return { kind: 'invalid', reason: 'refused' };
     // Least privilege for OAuth tokens: the grant narrows what the source says (scope-cache.ts).
     const verdict = narrowToGrant(found.verdict, credential);
     if (verdict.kind === 'unauthorized') return { kind: 'invalid', reason: 'refused' };
-    const standing: Standing =
-      verdict.kind === 'scopes' ? { kind: 'scopes', scopes: verdict.scopes, ...validity(verdict.validUntil) } : { kind: 'unverified', reason: verdict.reason };
-    return { kind: 'authenticated', credential, standing, source: found.source };
+    if (verdict.kind === 'scopes') {
+      const standing: Standing = { kind: 'scopes', scopes: verdict.scopes, ...validity(verdict.validUntil) };
+      return { kind: 'authenticated', credential: this.withAccount(credential, verdict.account), standing, source: found.source };
+    }
+    const lastKnown = verdict.lastKnown;
+    const standing: Standing = { kind: 'unverified', reason: verdict.reason, ...(lastKnown ? { lastKnown: { scopes: lastKnown.scopes } } : {}) };
+    return { kind: 'authenticated', credential: this.withAccount(credential, lastKnown?.account), standing, source: found.source };
+  }
+
+  /**
+   * `credential` with its `account` (when budgets count per account): the account id its source named,
+   * else the key id it presents (a key pair, or the one behind an OAuth grant), else the credential itself.
+   */
+  private withAccount(credential: Credential, named?: string): Credential {
+    if (!this.options.accounts) return credential;
+    const id = named ?? credential.headers[this.config.credentials.keyHeader.toLowerCase()];
+    return { ...credential, account: id === undefined ? credential.digest : accountDigest(id, this.key) };
   }
 
   /**
@@ -146,8 +172,8 @@ export function apiKeySource(keys: ApiKeySource): CredentialSource | undefined {
     name: 'api_keys',
     resolve: (credential) => {
       const match = keys.resolve(credential);
-      // A config key's scopes change only with the configuration (a reload builds a new runtime).
-      return match && { kind: 'scopes', scopes: match.scopes, validUntil: Infinity };
+      // A config key's scopes change only with the configuration (a reload builds a new runtime); each config key is one account.
+      return match && { kind: 'scopes', scopes: match.scopes, validUntil: Infinity, account: `api-key:${match.name}` };
     },
   };
 }

@@ -13,6 +13,13 @@ export interface Credential {
   headers: Readonly<Record<string, string>>;
   /** Hex HMAC-SHA-256 under the server key over the normalised headers: the only stored form. */
   digest: string;
+  /** The same under the previous server key (`cache.keyPrevious`) during a rotation: what was keyed by it is still found. */
+  previousDigest?: string;
+  /**
+   * Keyed digest of the account behind the credential ({@link accountDigest}), set once authenticated:
+   * one account whatever the credential's form (key pair, bearer, an OAuth token's grant). Rate budgets count per account.
+   */
+  account?: string;
   /**
    * From an OAuth access token (gateway/auth/oauth/credential.ts): the scopes it grants. The caller's
    * effective scopes are the credential's own (scope endpoint) intersected with these, or these alone
@@ -35,9 +42,14 @@ const BEARER = /^Bearer[ \t]+([A-Za-z0-9\-._~+/]+=*)$/i;
  * as `Bearer <token>`) and/or the `keyHeader` + `secretHeader` pair (names matched case-insensitively,
  * values trimmed, otherwise exact). Both forms present are forwarded together. Returns undefined when
  * neither is complete, or when a credential header is sent twice (ambiguous).
- * @param key - the server key of the digest ({@link serverKey}).
+ * @param key - the server key of the digest ({@link serverKey}); `previousKey` the one being rotated out, if any.
  */
-export function extractCredential(headers: IncomingHttpHeaders, config: GatewayConfig['credentials'], key: Buffer): Credential | undefined {
+export function extractCredential(
+  headers: IncomingHttpHeaders,
+  config: GatewayConfig['credentials'],
+  key: Buffer,
+  previousKey?: Buffer,
+): Credential | undefined {
   const forwarded: Record<string, string> = {};
   const token = config.bearer ? BEARER.exec(single(headers.authorization) ?? '')?.[1] : undefined;
   if (token) forwarded.authorization = `Bearer ${token}`;
@@ -51,7 +63,12 @@ export function extractCredential(headers: IncomingHttpHeaders, config: GatewayC
     forwarded[secretName] = secret!;
   }
   if (!token && !hasKey) return undefined;
-  return { kind: token ? 'bearer' : 'key', headers: forwarded, digest: credentialDigest(forwarded, key) };
+  return {
+    kind: token ? 'bearer' : 'key',
+    headers: forwarded,
+    digest: credentialDigest(forwarded, key),
+    ...(previousKey ? { previousDigest: credentialDigest(forwarded, previousKey) } : {}),
+  };
 }
 
 /**
@@ -64,6 +81,14 @@ export function credentialDigest(headers: Readonly<Record<string, string>>, key:
   // Computed per request, never remembered by the credential itself: no map anywhere is keyed by a
   // raw credential. The HMAC costs about 1.8 us (0.3% of a forwarded call's CPU).
   return createHmac('sha256', key).update(canonical).digest('hex');
+}
+
+/**
+ * The keyed digest of an account id (the key id behind a credential, as the scope source names it):
+ * budgets and audit lines of one account correlate across its credential forms and replicas sharing the key.
+ */
+export function accountDigest(account: string, key: Buffer): string {
+  return createHmac('sha256', key).update(`account\0${account}`).digest('hex');
 }
 
 let processKey: Buffer | undefined;

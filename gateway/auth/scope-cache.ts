@@ -9,22 +9,33 @@ import { requestLog } from '../obs/request-context.ts';
 
 /**
  * A caller's scopes, or why they are not known. Unknown is not none: each upstream's failure mode
- * (`scopes.failureMode`) decides what it gets (open: everything, closed: 503), logged and counted;
- * `unauthorized` (the endpoint answered 401 or 403: an authoritative no) becomes a 401 to the caller.
+ * (`scopes.failureMode`) decides what it gets (open: `lastKnown`, the last good answer's scopes;
+ * closed: 503), logged and counted; `unauthorized` (the endpoint answered 401 or 403: an authoritative
+ * no) becomes a 401 to the caller. `account`: the account id the answer named (`scopes.accountField`).
  * `validUntil` (epoch ms): when the answer stops holding, i.e. its cache entry's expiry (`scopes.ttlMs`,
  * `unknownTtlMs`), bounded by an OAuth token's expiry; `Infinity` when nothing expires it (config API
  * keys); absent when not known (an answer not cached, or stored before the field existed). It bounds the
  * `ttlMs` of the caller's private tools/list (policy/caller.ts `VisibleCatalog.validUntil`).
  */
 export type ScopeResult =
-  | { kind: 'scopes'; scopes: readonly string[]; validUntil?: number }
-  | { kind: 'unknown'; reason: UnknownReason; validUntil?: number }
+  | { kind: 'scopes'; scopes: readonly string[]; validUntil?: number; account?: string }
+  | { kind: 'unknown'; reason: UnknownReason; validUntil?: number; lastKnown?: LastKnown }
   | { kind: 'unauthorized' };
+
+/** A credential's last good answer, kept `scopes.staleIfErrorMs` for a failed lookup to fall back on (RFC 5861 stale-if-error). */
+export interface LastKnown {
+  scopes: readonly string[];
+  account?: string;
+  /** When the endpoint gave it, epoch ms. */
+  at: number;
+}
 
 export type UnknownReason = 'error' | 'timeout' | 'no_scopes_field' | 'not_configured';
 
 /** Longest a scope entry is served from process memory without reading the (possibly shared) store. */
 const LOCAL_COPY_MS = 10_000;
+/** The store key of a credential's last good answer (beside its entry, which is keyed by the digest alone). */
+const lastKnownKey = (digest: string) => `good:${digest}`;
 
 /**
  * Looks up caller scopes at `scopes.endpoint` with the caller's own credential headers, under its own
@@ -78,7 +89,7 @@ export class ScopeCache {
       this.metrics.scopeLookups.inc({ result: 'hit' });
       return local;
     }
-    const cached = live(await this.store.get<ScopeResult>(credential.digest));
+    const cached = live(await this.stored(credential));
     if (cached) {
       this.metrics.scopeLookups.inc({ result: 'hit' });
       if (cached.kind === 'scopes') this.local.set(credential.digest, cached);
@@ -103,8 +114,15 @@ export class ScopeCache {
   async cached(credential: Credential): Promise<ScopeResult | undefined> {
     if (credential.granted?.replacesLookup) return grantOnly(credential.granted);
     if (!this.config.endpoint) return narrowToGrant({ kind: 'unknown', reason: 'not_configured' }, credential);
-    const found = live(await this.store.get<ScopeResult>(credential.digest));
+    const found = live(await this.stored(credential));
     return found && narrowToGrant(found, credential);
+  }
+
+  /** The stored entry of `credential`, else (during a `cache.key` rotation) the one stored under its previous digest. */
+  private async stored(credential: Credential): Promise<ScopeResult | undefined> {
+    const found = await this.store.get<ScopeResult>(credential.digest);
+    if (found || !credential.previousDigest) return found;
+    return this.store.get<ScopeResult>(credential.previousDigest);
   }
 
   async close(): Promise<void> {
@@ -122,8 +140,15 @@ export class ScopeCache {
     if (result.kind === 'scopes') {
       this.local.set(credential.digest, result);
       await this.store.set(credential.digest, result, this.config.ttlMs);
+      if (this.config.staleIfErrorMs > 0) {
+        const good: LastKnown = { scopes: result.scopes, ...(result.account !== undefined ? { account: result.account } : {}), at: Date.now() };
+        await this.store.set(lastKnownKey(credential.digest), good, this.config.staleIfErrorMs);
+      }
     }
+    if (result.kind === 'unauthorized') await this.store.delete(lastKnownKey(credential.digest));
     if (result.kind === 'unknown') {
+      const good = this.config.staleIfErrorMs > 0 ? await this.store.get<LastKnown>(lastKnownKey(credential.digest)) : undefined;
+      if (good && Date.now() - good.at <= this.config.staleIfErrorMs) result.lastKnown = good;
       requestLog(this.log, requestId).warn(
         { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: this.config.failureMode },
         `caller scopes unknown; failure mode ${this.config.failureMode} applies (per upstream where overridden)`,
@@ -157,9 +182,14 @@ export class ScopeCache {
     }
     try {
       const body: unknown = await response.json();
-      const scopes = this.config.field.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown> | null)?.[key], body);
+      const scopes = valueAt(body, this.config.field);
       if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string')) return { kind: 'unknown', reason: 'no_scopes_field' };
-      return { kind: 'scopes', scopes: [...new Set(scopes as string[])].sort() };
+      const account = this.config.accountField ? valueAt(body, this.config.accountField) : undefined;
+      return {
+        kind: 'scopes',
+        scopes: [...new Set(scopes as string[])].sort(),
+        ...(typeof account === 'string' || typeof account === 'number' ? { account: String(account) } : {}),
+      };
     } catch (error) {
       return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error' };
     }
@@ -184,6 +214,11 @@ export function narrowToGrant(result: ScopeResult, credential: Credential): Scop
 /** An external identity provider's token: its scopes alone, valid until it expires (`exp`, required there). */
 function grantOnly(granted: NonNullable<Credential['granted']>): ScopeResult {
   return { kind: 'scopes', scopes: granted.scopes, ...(granted.expiresAt !== undefined ? { validUntil: granted.expiresAt } : {}) };
+}
+
+/** The value at a dotted path of a JSON answer (`scopes.field`, `scopes.accountField`). */
+function valueAt(body: unknown, path: string): unknown {
+  return path.split('.').reduce<unknown>((node, key) => (node as Record<string, unknown> | null)?.[key], body);
 }
 
 /** A cached answer still within its validity (copies kept in process can outlive the store's entry); else undefined. */

@@ -85,8 +85,13 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;
       return challenge(ctx, runtime, surface, `Unauthorized: send ${how}`);
     }
+    if (authentication.kind === 'unavailable') {
+      ctx.set('retry-after', String(Math.max(1, Math.ceil(config.cache.operationTimeoutMs / 1000))));
+      return rejectAtEdge(ctx, 'auth_unavailable', `Service Unavailable: ${authentication.description}; nothing was forwarded. Retry later.`);
+    }
     const { credential, standing } = authentication;
-    if (standing.kind === 'unverified' && everyUpstreamClosed) return scopesUnavailable(ctx, runtime, standing);
+    // A failed lookup serves a credential only what its last good answer held, on `open` upstreams: one never seen valid gets 503.
+    if (standing.kind === 'unverified' && (everyUpstreamClosed || !standing.lastKnown)) return scopesUnavailable(ctx, runtime, standing);
     const access = accessFor(standing, config.upstreams);
     const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
     if (body === undefined) return;
@@ -108,7 +113,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       countMessages(metrics, surface.name, post.messages, 'error');
       auditEdgeRefusal(runtime, surface, authenticated, post.messages, { outcome, reason, started });
     };
-    const limited = await spendRequestBudget(runtime, authenticated.credential);
+    const limited = await spendRequestBudget(runtime, authenticated.credential, post.messages.length);
     if (limited) {
       refuse('rate_limited', 'rate_limited');
       return tooManyRequests(ctx, limited);
@@ -254,8 +259,12 @@ function startRequestTrace(runtime: GatewayRuntime, surface: Surface, ctx: Excha
 }
 
 /** Spends the credential's `requests` budget (policy/rate-limits.ts); the refusal when it is spent. */
-async function spendRequestBudget(runtime: GatewayRuntime, credential: Credential): Promise<Extract<RateDecision, { ok: false }> | undefined> {
-  const charge = runtime.rateLimiter && requestCharge(runtime.config.rateLimits, credential.digest);
+async function spendRequestBudget(
+  runtime: GatewayRuntime,
+  credential: Credential,
+  messages: number,
+): Promise<Extract<RateDecision, { ok: false }> | undefined> {
+  const charge = runtime.rateLimiter && requestCharge(runtime.config.rateLimits, credential.account ?? credential.digest, messages);
   if (!charge) return undefined;
   const decision = await runtime.rateLimiter!.consume([charge]);
   return decision.ok ? undefined : decision;
@@ -268,7 +277,7 @@ function tooManyRequests(ctx: Exchange, refused: Extract<RateDecision, { ok: fal
   rejectAtEdge(
     ctx,
     'rate_limited',
-    `Too Many Requests: this credential's ${refused.budget} budget (${describeBudget(refused.limit)}) is spent; retry after ${seconds} s`,
+    `Too Many Requests: this account's ${refused.budget} budget (${describeBudget(refused.limit)}) is spent; retry after ${seconds} s`,
   );
 }
 

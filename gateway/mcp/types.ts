@@ -47,6 +47,7 @@ export type DispatchRuntime = Pick<
   | 'audit'
   | 'rateLimiter'
   | 'digestKey'
+  | 'previousDigestKey'
   | 'taskIndex'
 >;
 
@@ -56,9 +57,38 @@ const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
   let view = dispatchRuntimes.get(runtime);
   if (!view) {
-    const { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter, digestKey, taskIndex } =
-      runtime;
-    view = { config, metrics, upstreams, outputs, listings, inputs, searchIndexes, inflightCalls, inputBridge, audit, rateLimiter, digestKey, taskIndex };
+    const {
+      config,
+      metrics,
+      upstreams,
+      outputs,
+      listings,
+      inputs,
+      searchIndexes,
+      inflightCalls,
+      inputBridge,
+      audit,
+      rateLimiter,
+      digestKey,
+      previousDigestKey,
+      taskIndex,
+    } = runtime;
+    view = {
+      config,
+      metrics,
+      upstreams,
+      outputs,
+      listings,
+      inputs,
+      searchIndexes,
+      inflightCalls,
+      inputBridge,
+      audit,
+      rateLimiter,
+      digestKey,
+      ...(previousDigestKey ? { previousDigestKey } : {}),
+      taskIndex,
+    };
     dispatchRuntimes.set(runtime, view);
   }
   return view;

@@ -3,7 +3,8 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import type { GatewayConfig } from '../../config/types.ts';
 
 /**
- * The audit trail (issue 17): one JSON line per tool decision, on its own destination (a file, stdout
+ * The audit trail (issue 17): one JSON line per tool decision (and one per sign-in or OAuth endpoint
+ * decision, {@link AuthDecision}), on its own destination (a file, stdout
  * or stderr, through its own pino logger), never mixed into the access log. Every tools/call the
  * gateway decides is recorded: direct calls, call_tool dispatches, and refusals of any kind (out of
  * scope, a write through call_tool, invalid arguments, rate limited, unknown tool), so every
@@ -21,6 +22,8 @@ import type { GatewayConfig } from '../../config/types.ts';
 export interface AuditLog {
   readonly enabled: boolean;
   record(decision: ToolDecision): void;
+  /** One decision of the authorization server or another sign-in (an `auth_decision` line; gateway/auth/decisions.ts). */
+  recordAuth(decision: AuthDecision): void;
   /** Notes what one search_tools answer returned (exposed names, best first), for {@link AuditEvent.foundBySearch}. */
   noteSearch(search: { credentialDigest: string; requestId?: string; names: readonly string[] }): void;
   /** Flushes and closes the destination. */
@@ -80,6 +83,26 @@ export interface ToolDecision {
   budget?: string;
 }
 
+/**
+ * What the gateway decided at a sign-in or an OAuth endpoint (gateway/auth/decisions.ts): where
+ * (`endpoint`), `ok` or `refused`, and why as an RFC 6749 / RFC 7591 error code or the gateway's own
+ * reason (`invalid_credentials`, `rate_limited`, `refresh_token_reuse`, ...). `account` is a keyed
+ * digest of the key behind the request, never the key; `client` the OAuth client_id (public).
+ */
+export interface AuthDecision {
+  requestId?: string;
+  endpoint: 'register' | 'authorize' | 'sign_in' | 'consent' | 'token' | 'revoke' | 'console';
+  outcome: 'ok' | 'refused';
+  reason?: string;
+  client?: string;
+  /** The account's digest as the decision knows it (keyed again before it is written). */
+  account?: string;
+  /** The budget that refused a `rate_limited` decision. */
+  budget?: string;
+  /** token: the grant type asked for. */
+  grantType?: string;
+}
+
 /** One line of the audit file (after `"event":"tool_decision"`). */
 export interface AuditEvent {
   time: string;
@@ -123,7 +146,8 @@ export interface AuditOptions {
 
 /** Builds the audit log for `audit` config: `off` records nothing; `stdout`, `stderr` or a file path. */
 export function createAuditLog(config: GatewayConfig['audit'], options: AuditOptions = {}): AuditLog {
-  if (config.destination === 'off' && !options.destination) return { enabled: false, record: () => {}, noteSearch: () => {}, close: async () => {} };
+  if (config.destination === 'off' && !options.destination)
+    return { enabled: false, record: () => {}, recordAuth: () => {}, noteSearch: () => {}, close: async () => {} };
   let key = config.digestKey;
   if (!key) {
     key = randomBytes(32).toString('hex');
@@ -141,6 +165,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   // Its own logger: no base fields (pid, hostname), the event's own `time`, and `event` where the level
   // would go (every line is a tool decision; pino's line always opens with the level slot).
   const logger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_decision' }) } }, destination);
+  const authLogger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'auth_decision' }) } }, destination);
   const digest = (value: string) => createHmac('sha256', key).update(value).digest('hex');
   // Map order is recency: a credential that searches again moves to the end; the oldest go first.
   const searches = new Map<string, NotedSearch[]>();
@@ -165,6 +190,19 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
       if (list.length > SEARCH_TRAIL.perCredential) list.shift();
       searches.set(credentialDigest, list);
       if (searches.size > SEARCH_TRAIL.credentials) searches.delete(searches.keys().next().value!);
+    },
+    recordAuth(decision) {
+      authLogger.info({
+        time: new Date().toISOString(),
+        ...(decision.requestId ? { requestId: decision.requestId } : {}),
+        endpoint: decision.endpoint,
+        outcome: decision.outcome,
+        ...(decision.reason ? { reason: decision.reason } : {}),
+        ...(decision.client ? { client: decision.client } : {}),
+        ...(decision.account ? { account: digest(`account:${decision.account}`) } : {}),
+        ...(decision.budget ? { budget: decision.budget } : {}),
+        ...(decision.grantType ? { grantType: decision.grantType } : {}),
+      });
     },
     record(decision) {
       const found = foundBySearch(decision.credentialDigest, decision.tool);

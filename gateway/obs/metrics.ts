@@ -29,6 +29,12 @@ export interface GatewayMetrics {
   toolsListBytes: Histogram<'endpoint'>;
   cacheStoreErrors: Counter<'cache' | 'op'>;
   rateLimited: Counter<'budget'>;
+  /** Credentials a sign-in page accepted (built-in authorization server). */
+  oauthSignIns: Counter<string>;
+  /** Refusals of the authorization server and its pages, by endpoint and reason (an RFC 6749/7591 code or the gateway's own). */
+  oauthRefusals: Counter<'endpoint' | 'reason'>;
+  /** A consumed refresh token (or authorization code) presented again: its whole grant revoked. */
+  oauthRefreshReuse: Counter<string>;
   listingCacheBytes: Gauge<string>;
   listingCacheEntries: Gauge<string>;
   /** Replicas of this gateway found through `replicas.dnsName`, this one included (gateway/ops/replica-check.ts). */
@@ -158,8 +164,24 @@ export function createMetrics(): GatewayMetrics {
     }),
     rateLimited: new Counter({
       name: 'mcp_rate_limited_total',
-      help: 'Requests and tool calls refused by a rate budget, by budget (requests|reads|writes|tool).',
+      help: 'Requests, tool calls, registrations and sign-in attempts refused by a rate budget, by budget (requests|reads|writes|tool|registrations_per_address|registrations_total|sign_ins_per_key|sign_ins_per_client|sign_ins_per_address|sign_ins_per_page|console_sign_ins_per_address).',
       labelNames: ['budget'],
+      registers: r,
+    }),
+    oauthSignIns: new Counter({
+      name: 'mcp_oauth_sign_ins_total',
+      help: "Credentials accepted on the built-in authorization server's sign-in page.",
+      registers: r,
+    }),
+    oauthRefusals: new Counter({
+      name: 'mcp_oauth_refusals_total',
+      help: 'Requests the built-in authorization server or a sign-in refused, by endpoint (register|authorize|sign_in|consent|token|revoke|console) and reason (an RFC 6749/7591 error code, or invalid_credentials|rate_limited|refresh_token_reuse|scopes_unavailable).',
+      labelNames: ['endpoint', 'reason'],
+      registers: r,
+    }),
+    oauthRefreshReuse: new Counter({
+      name: 'mcp_oauth_refresh_reuse_total',
+      help: 'Consumed refresh tokens or authorization codes presented again (or used twice at once): each revoked its whole grant.',
       registers: r,
     }),
     listingCacheBytes: new Gauge({

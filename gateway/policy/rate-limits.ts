@@ -6,11 +6,14 @@ import type { BudgetCharge } from '../store/rate-limiter.ts';
  * call's identity only; gateway/store/rate-limiter.ts keeps the counters (memory, or Redis so replicas
  * share them).
  *
- * The budgets, each counted per credential digest (never the credential itself):
- * - `requests`: every MCP POST of the credential; over it the edge answers HTTP 429 with Retry-After;
- * - `reads` / `writes`: the credential's tool calls of read-only / state-changing tools, so a burst of
+ * The budgets of MCP requests, each counted per account (a keyed digest of the key behind the
+ * credential, whichever form it came in: key pair, bearer, OAuth token; auth/account.ts), never the
+ * credential itself:
+ * - `requests`: every MCP message of the account; over it the edge answers HTTP 429 with Retry-After;
+ * - `reads` / `writes`: the account's tool calls of read-only / state-changing tools, so a burst of
  *   reads never eats the budget that placing an order needs (and the reverse);
- * - `tool`: the credential's calls of one tool.
+ * - `tool`: the account's calls of one tool.
+ * The budgets that bound guessing and registration are the auth layer's (auth/attempt-budgets.ts).
  * Tool-call budgets come from `rateLimits` and may be overridden per upstream (`upstreams[i].rateLimits`
  * `reads`, `writes`, `tool`) and per tool (`upstreams[i].rateLimits.tools[name]`). An override has its
  * own counter (keyed by upstream, or by tool), so a tighter limit on one upstream never spends the
@@ -25,9 +28,13 @@ export interface ChargedTool {
   readOnly: boolean;
 }
 
-/** The `requests` budget of one MCP POST, or undefined when `rateLimits.requests` is not set. */
-export function requestCharge(limits: GatewayConfig['rateLimits'], digest: string): BudgetCharge | undefined {
-  return limits.requests ? { budget: 'requests', key: `requests:${digest}`, limit: limits.requests } : undefined;
+/**
+ * The `requests` budget of one MCP POST, or undefined when `rateLimits.requests` is not set: one point
+ * per JSON-RPC message, so a 2025-03-26 batch of 100 costs what 100 POSTs do.
+ * @param account - the keyed digest of the account behind the credential (auth/account.ts), whatever its form.
+ */
+export function requestCharge(limits: GatewayConfig['rateLimits'], account: string, messages = 1): BudgetCharge | undefined {
+  return limits.requests ? { budget: 'requests', key: `requests:${account}`, limit: limits.requests, points: Math.max(1, messages) } : undefined;
 }
 
 /**
@@ -39,24 +46,34 @@ export function toolCallCharges(
   limits: GatewayConfig['rateLimits'],
   upstream: Pick<UpstreamConfig, 'name' | 'rateLimits'> | undefined,
   tool: ChargedTool,
-  digest: string,
+  account: string,
 ): BudgetCharge[] {
   const own = upstream?.rateLimits;
   const charges: BudgetCharge[] = [];
   const kind = tool.readOnly ? 'reads' : 'writes';
   const classBudget = own?.[kind]
-    ? { limit: own[kind]!, key: `${kind}:${tool.upstream}:${digest}` }
+    ? { limit: own[kind]!, key: `${kind}:${tool.upstream}:${account}` }
     : limits[kind]
-      ? { limit: limits[kind]!, key: `${kind}:${digest}` }
+      ? { limit: limits[kind]!, key: `${kind}:${account}` }
       : undefined;
   if (classBudget) charges.push({ budget: kind, ...classBudget });
   const perTool = own?.tools[tool.upstreamName] ?? own?.tool ?? limits.tool;
-  if (perTool) charges.push({ budget: 'tool', key: `tool:${tool.upstream}:${tool.upstreamName}:${digest}`, limit: perTool });
+  if (perTool) charges.push({ budget: 'tool', key: `tool:${tool.upstream}:${tool.upstreamName}:${account}`, limit: perTool });
   return charges;
 }
 
-/** Whether any budget is configured at all (the limiter is built only then). */
-export function anyBudget(config: Pick<GatewayConfig, 'rateLimits' | 'upstreams'>): boolean {
+/**
+ * Whether any budget applies at all (the limiter is built only then): an MCP budget, or the built-in
+ * authorization server (its sign-in pages always count attempts), or the console's admin token budget.
+ */
+export function anyBudget(config: Pick<GatewayConfig, 'rateLimits' | 'upstreams' | 'oauth' | 'console'>): boolean {
+  if (config.oauth.mode === 'builtin') return true;
+  if (config.console.adminToken && config.rateLimits.consoleSignIns.perAddress) return true;
+  return accountBudgets(config);
+}
+
+/** Whether a budget counts MCP requests or tool calls per account (authentication then names each credential's account). */
+export function accountBudgets(config: Pick<GatewayConfig, 'rateLimits' | 'upstreams'>): boolean {
   const { requests, reads, writes, tool } = config.rateLimits;
   if (requests || reads || writes || tool) return true;
   return config.upstreams.some((u) => u.rateLimits.reads || u.rateLimits.writes || u.rateLimits.tool || Object.keys(u.rateLimits.tools).length > 0);

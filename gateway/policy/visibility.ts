@@ -30,8 +30,9 @@ export interface Access {
  * - scopes from a source: those scopes, on every upstream;
  * - `unchecked` (no scope source configured): everything on an upstream that receives the caller's
  *   credential (it decides), nothing but public items on one that does not (the caller is anonymous to it);
- * - `unverified` (the lookup failed): everything on an upstream whose failure mode is `open`, nothing on
- *   a `closed` one (the edge answers 503 for requests that need it).
+ * - `unverified` (the lookup failed): on an upstream whose failure mode is `open`, the scopes of the
+ *   credential's last good answer (`lastKnown`; none: nothing, and the edge refuses the request); nothing
+ *   on a `closed` one (the edge answers 503 for requests that need it).
  * Pure: a function of data only.
  */
 export function accessFor(standing: Standing, upstreams: readonly UpstreamConfig[]): Access {
@@ -50,9 +51,11 @@ export function accessFor(standing: Standing, upstreams: readonly UpstreamConfig
   const byUpstream = new Map<string, UpstreamAccess>();
   for (const upstream of upstreams) {
     const forwards = upstream.url !== undefined && upstream.forwardCredentials;
-    byUpstream.set(upstream.name, standing.kind === 'unchecked' ? (forwards ? 'all' : []) : upstream.scopes.failureMode === 'open' ? 'all' : 'none');
+    const lastKnown = standing.kind === 'unverified' ? standing.lastKnown?.scopes : undefined;
+    const unverified = upstream.scopes.failureMode === 'open' ? (lastKnown ?? 'none') : 'none';
+    byUpstream.set(upstream.name, standing.kind === 'unchecked' ? (forwards ? 'all' : []) : unverified);
   }
-  const key = `u:${[...byUpstream].map(([name, access]) => `${name}=${typeof access === 'string' ? access : '-'}`).join(',')}`;
+  const key = `u:${[...byUpstream].map(([name, access]) => `${name}=${typeof access === 'string' ? access : `[${[...access].sort().join(' ')}]`}`).join(',')}`;
   return { standing, of: (upstream) => byUpstream.get(upstream) ?? 'none', key };
 }
 

@@ -4,20 +4,37 @@ import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { createRedisConnection } from './redis-connection.ts';
 
-/** The rate budgets (policy/rate-limits.ts says which a request or a tool call spends). */
-export type BudgetName = 'requests' | 'reads' | 'writes' | 'tool';
+/**
+ * The rate budgets (policy/rate-limits.ts says which a request, a tool call, a registration or a
+ * sign-in attempt spends): the MCP budgets per account, and the ones that bound registration and guessing.
+ */
+export type BudgetName =
+  | 'requests'
+  | 'reads'
+  | 'writes'
+  | 'tool'
+  | 'registrations_per_address'
+  | 'registrations_total'
+  | 'sign_ins_per_key'
+  | 'sign_ins_per_client'
+  | 'sign_ins_per_address'
+  | 'sign_ins_per_page'
+  | 'console_sign_ins_per_address';
 
-/** One budget a request spends: its name (metric label), its counter key and its limit. */
+/** One budget a request spends: its name (metric label), its counter key, its limit and how many points (default 1). */
 export interface BudgetCharge {
   readonly budget: BudgetName;
-  /** The counter: `<budget>[:<upstream>[:<tool>]]:<credential digest>`. */
+  /** The counter: `<budget>[:<upstream>[:<tool>]]:<account digest>`, or the budget and what it counts (an address, a client, a key's digest). */
   readonly key: string;
   readonly limit: RateBudget;
+  /** Points spent: 1, or one per message of a JSON-RPC batch. */
+  readonly points?: number;
 }
 
 /** The outcome of spending a request's budgets: allowed, or refused by the first budget that ran out. */
 export type RateDecision =
-  | { ok: true }
+  /** `remaining`: the fewest points any of the charges has left in its window (Infinity for none). */
+  | { ok: true; remaining: number }
   | { ok: false; budget: BudgetName; limit: RateBudget /** Until the refusing budget has a point again. */; retryAfterMs: number };
 
 /**
@@ -30,10 +47,14 @@ export type RateDecision =
  */
 export interface RateLimiter {
   /**
-   * Spends one point of every charge, in order; at the first one over its limit the points already
-   * spent are given back and the request is refused (counted in `mcp_rate_limited_total{budget}`).
+   * Spends the points of every charge (one unless it says), in order, atomically per counter (an
+   * increment in Redis, so replicas racing spend one budget); at the first one over its limit the
+   * points already spent (and a refused batch's own) are given back and the request is refused (counted
+   * in `mcp_rate_limited_total{budget}`).
    */
   consume(charges: readonly BudgetCharge[]): Promise<RateDecision>;
+  /** Gives back what {@link consume} spent for these charges (a sign-in that was right does not count against guessing). */
+  refund(charges: readonly BudgetCharge[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -76,10 +97,15 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   // One limiter per budget and limit: rate-limiter-flexible fixes points and duration per instance.
   const limiters = new Map<string, RateLimiterAbstract>();
   const limiterFor = (charge: BudgetCharge): RateLimiterAbstract => {
-    const id = `${charge.budget}:${charge.limit.points}/${charge.limit.durationMs}`;
+    const id = `${charge.budget}:${charge.limit.points}/${charge.limit.durationMs}${charge.limit.blockMs ? `+${charge.limit.blockMs}` : ''}`;
     let limiter = limiters.get(id);
     if (!limiter) {
-      const shape = { points: charge.limit.points, duration: charge.limit.durationMs / 1000, keyPrefix: `${prefix}:${id}` };
+      const shape = {
+        points: charge.limit.points,
+        duration: charge.limit.durationMs / 1000,
+        blockDuration: (charge.limit.blockMs ?? 0) / 1000,
+        keyPrefix: `${prefix}:${id}`,
+      };
       const memory = new RateLimiterMemory(shape);
       limiter = redis
         ? new RateLimiterRedis({
@@ -98,9 +124,11 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     async consume(charges) {
       if (connecting) await Promise.race([connecting, new Promise((resolve) => setTimeout(resolve, FIRST_CONNECT_WAIT_MS).unref())]);
       const spent: BudgetCharge[] = [];
+      let remaining = Infinity;
       for (const charge of charges) {
         try {
-          await limiterFor(charge).consume(charge.key, 1);
+          const res = await limiterFor(charge).consume(charge.key, charge.points ?? 1);
+          remaining = Math.min(remaining, res.remainingPoints);
           spent.push(charge);
         } catch (error) {
           if (!(error instanceof RateLimiterRes)) {
@@ -109,12 +137,17 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
             spent.push(charge);
             continue;
           }
-          await Promise.allSettled(spent.map((s) => limiterFor(s).reward(s.key, 1)));
+          // A refused batch spends nothing of its own either (a one-point charge stays counted: that is what a block counts).
+          const givenBack = (charge.points ?? 1) > 1 ? [...spent, charge] : spent;
+          await Promise.allSettled(givenBack.map((s) => limiterFor(s).reward(s.key, s.points ?? 1)));
           options.metrics.rateLimited.inc({ budget: charge.budget });
           return { ok: false, budget: charge.budget, limit: charge.limit, retryAfterMs: Math.max(error.msBeforeNext, 1) };
         }
       }
-      return { ok: true };
+      return { ok: true, remaining };
+    },
+    async refund(charges) {
+      await Promise.allSettled(charges.map((c) => limiterFor(c).reward(c.key, c.points ?? 1)));
     },
     async close() {
       if (redis?.isOpen) await redis.close().catch(() => undefined);

@@ -125,7 +125,8 @@ export async function updateTask(d: DispatchContext, params: Record<string, unkn
 export async function listTasks(d: DispatchContext, params: Record<string, unknown> | undefined): Promise<Record<string, unknown>> {
   if (params?.cursor !== undefined)
     throw new GatewayError('invalid_arguments', 'Invalid cursor: this server lists every task in one page and issues no cursors');
-  const ids = (await d.runtime.taskIndex.list(owner(d))).slice(0, LIST_LIMIT);
+  const previous = previousOwner(d);
+  const ids = [...(await d.runtime.taskIndex.list(owner(d))), ...(previous ? await d.runtime.taskIndex.list(previous) : [])].slice(0, LIST_LIMIT);
   const gone: string[] = [];
   const states = await Promise.all(
     ids.map(async (id) => {
@@ -139,6 +140,7 @@ export async function listTasks(d: DispatchContext, params: Record<string, unkno
     }),
   );
   await d.runtime.taskIndex.remove(owner(d), gone);
+  if (previous) await d.runtime.taskIndex.remove(previous, gone);
   return { tasks: states.filter((s): s is Record<string, unknown> => s !== undefined) };
 }
 
@@ -169,7 +171,9 @@ interface ResolvedTask {
  * @throws GatewayError invalid_arguments (-32602 "Task not found", 2025-11-25 §Error Handling)
  */
 async function resolve(d: DispatchContext, id: unknown): Promise<ResolvedTask> {
-  const ref = openTaskId(id, owner(d), d.runtime.digestKey);
+  const previous = previousOwner(d);
+  // During a cache.key rotation, an id minted under the previous key (for the previous digest) still opens.
+  const ref = openTaskId(id, owner(d), d.runtime.digestKey) ?? (previous ? openTaskId(id, previous, d.runtime.previousDigestKey!) : undefined);
   if (!ref) throw unknownTask();
   const visible = await d.caller.visible();
   const target = resolveTool(visible.catalog, visible.access, ref.tool, d.surface.name);
@@ -216,6 +220,11 @@ function checkedToolResult(d: DispatchContext, tool: CatalogTool, result: Record
 
 function owner(d: DispatchContext): string {
   return d.caller.credential.digest;
+}
+
+/** The caller's owner digest under the previous `cache.key`, during a rotation. */
+function previousOwner(d: DispatchContext): string | undefined {
+  return d.runtime.previousDigestKey ? d.caller.credential.previousDigest : undefined;
 }
 
 function unknownTask(): GatewayError {

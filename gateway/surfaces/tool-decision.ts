@@ -120,7 +120,7 @@ export async function spendToolBudgets(d: DispatchContext, tool: CatalogTool): P
     d.runtime.config.rateLimits,
     upstream,
     { upstream: tool.upstream, upstreamName: tool.upstreamName, readOnly: tool.readOnly },
-    d.caller.credential.digest,
+    d.caller.credential.account ?? d.caller.credential.digest,
   );
   if (charges.length === 0) return undefined;
   const decision = await limiter.consume(charges);
@@ -129,7 +129,7 @@ export async function spendToolBudgets(d: DispatchContext, tool: CatalogTool): P
   const what = decision.budget === 'tool' ? `calls of ${tool.name}` : decision.budget === 'writes' ? 'state-changing tool calls' : 'read-only tool calls';
   const result = toolErrorResult(
     'rate_limited',
-    `Rate limit reached: ${what} for this credential are limited to ${describeBudget(decision.limit)}. Nothing was executed. Retry after ${seconds} s.`,
+    `Rate limit reached: ${what} for this account are limited to ${describeBudget(decision.limit)}. Nothing was executed. Retry after ${seconds} s.`,
   );
   return {
     result: { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/budget': decision.budget, 'ai.cpz.gateway/retryAfterMs': decision.retryAfterMs } },

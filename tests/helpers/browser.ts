@@ -42,7 +42,7 @@ export async function signInWithBrowser(browser: Browser, authorizationUrl: stri
     if (options.screenshots) await page.screenshot({ path: options.screenshots.signIn, fullPage: true });
     await page.getByRole('button', { name: 'Sign in' }).click();
     await page.getByRole('heading', { name: /^Allow / }).waitFor();
-    for (const scope of options.untick ?? []) await page.getByRole('checkbox', { name: scope, exact: true }).uncheck();
+    for (const scope of options.untick ?? []) await page.locator(`input[type=checkbox][name=scope][value="${scope}"]`).uncheck();
     if (options.screenshots) await page.screenshot({ path: options.screenshots.consent, fullPage: true });
     await page.getByRole('button', { name: 'Allow' }).click();
     await page.waitForURL(`${redirectUri}**`);

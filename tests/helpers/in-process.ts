@@ -29,6 +29,8 @@ export interface InProcessOptions {
   upstreams?: Record<string, InMemoryUpstream>;
   /** Shorthand for one in-memory fake upstream built from these options (upstream name `fake`). */
   fake?: FakeUpstreamOptions;
+  /** Where audit events go (RuntimeOptions.auditDestination): a LogCapture to read them. */
+  audit?: LogCapture;
 }
 
 /**
@@ -91,7 +93,11 @@ export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConf
       });
   if (!isFullConfig(config) && !config.scopes?.endpoint) delete full.scopes.endpoint;
   const logs = new LogCapture();
-  const runtime = createRuntime(full, { logDestination: logs, upstreamTransport: (u) => upstreams[u.name]?.fetch });
+  const runtime = createRuntime(full, {
+    logDestination: logs,
+    upstreamTransport: (u) => upstreams[u.name]?.fetch,
+    ...(options.audit ? { auditDestination: options.audit } : {}),
+  });
   const gatewayUrl = `${IN_PROCESS_BASE}:${nextOrigin++}`;
   inProcessOrigins.set(gatewayUrl, (request) => runtime.fetch(request));
   const fetchWith =

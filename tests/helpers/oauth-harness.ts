@@ -9,7 +9,11 @@ import type { GatewayConfig } from '../../config/types.ts';
 import { createOAuth, type OAuth } from '../../gateway/auth/oauth/index.ts';
 import { ScopeCache } from '../../gateway/auth/scope-cache.ts';
 import { createKvStore } from '../../gateway/store/kv-store.ts';
-import { createMetrics } from '../../gateway/obs/metrics.ts';
+import { createMetrics, type GatewayMetrics } from '../../gateway/obs/metrics.ts';
+import { authDecisions } from '../../gateway/auth/decisions.ts';
+import { createAuditLog } from '../../gateway/obs/audit.ts';
+import { createRateLimiter } from '../../gateway/store/rate-limiter.ts';
+import type { BuiltinDeps } from '../../gateway/auth/oauth/builtin.ts';
 import { startPlatform } from '../../upstream/platform/index.ts';
 import { LogCapture } from './log-capture.ts';
 
@@ -54,6 +58,7 @@ export async function startOAuthHarness(overrides: DeepPartial<GatewayConfig> = 
     issuer: url,
     resourcePaths: RESOURCE_PATHS,
     lookupScopes: (headers) => scopeCache.lookup({ kind: 'key', headers, digest: createHash('sha256').update(JSON.stringify(headers)).digest('hex') }),
+    ...decisionDeps(metrics, log, config.cache),
   }))!;
   const app = new Koa();
   app.use(oauth.routes);
@@ -76,6 +81,14 @@ export async function startOAuthHarness(overrides: DeepPartial<GatewayConfig> = 
       await new Promise((resolve) => server.close(resolve));
       if (!platformIn) await platform.close();
     },
+  };
+}
+
+/** What createOAuth needs beyond the scope lookup, as a runtime builds it: an in-memory rate limiter and decisions recorded nowhere but the metrics. */
+export function decisionDeps(metrics: GatewayMetrics, log: BuiltinDeps['log'], cache: GatewayConfig['cache']): Pick<BuiltinDeps, 'rateLimiter' | 'decide'> {
+  return {
+    rateLimiter: createRateLimiter({ store: 'memory', cache, metrics, log }),
+    decide: authDecisions({ audit: createAuditLog({ destination: 'off' }), metrics }),
   };
 }
 
@@ -249,4 +262,75 @@ export async function tokenRequest(
 export async function probe(base: string, token: string, resource = `${base}/mcp`): Promise<Record<string, unknown>> {
   const response = await fetch(`${base}/probe?resource=${encodeURIComponent(resource)}`, { headers: { authorization: `Bearer ${token}` } });
   return (await response.json()) as Record<string, unknown>;
+}
+
+/**
+ * The OAuth steps a client and its user take, against an in-process gateway (`serve`: its runtime's
+ * fetch) or any base URL: register, sign in and consent, redeem the code, refresh, revoke, and use a token.
+ */
+export function oauthClient(base: string, serve: (request: Request) => Promise<Response> = (r) => fetch(r)) {
+  const send = ((url: string | URL | Request, init: RequestInit = {}) => serve(new Request(url, init))) as typeof fetch;
+  const form = (path: string, params: Record<string, string>) =>
+    send(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(params) });
+  return {
+    send,
+    register: (extra: Record<string, unknown> = {}) => registerClient(base, extra, send),
+    /** Registers nothing: POSTs this registration document as it is. */
+    registerRaw: (document: unknown, headers: Record<string, string> = {}) =>
+      send(`${base}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(document) }),
+    /** Signs in and consents through the pages, then redeems the code: the token response. */
+    async tokens(clientId: string, options: Omit<FlowOptions, 'clientId' | 'fetch'> = {}) {
+      const flow = await signInFlow(base, { ...options, clientId, fetch: send });
+      return tokenRequest(
+        base,
+        {
+          grant_type: 'authorization_code',
+          code: flow.code,
+          code_verifier: flow.pkce.verifier,
+          redirect_uri: options.redirectUri ?? REDIRECT_URI,
+          client_id: clientId,
+          resource: options.resource ?? `${base}/mcp`,
+        },
+        send,
+      );
+    },
+    refresh: (clientId: string, refreshToken: string, extra: Record<string, string> = {}) =>
+      tokenRequest(base, { grant_type: 'refresh_token', refresh_token: refreshToken, client_id: clientId, ...extra }, send),
+    revoke: (clientId: string, token: string) => form('/oauth/revoke', { token, client_id: clientId }),
+    /** A 2026-07-28 tools/list at `path` with `Authorization: Bearer <token>`: its status and tool names. */
+    async listTools(token: string, path = '/mcp', host?: string): Promise<{ status: number; tools?: string[] }> {
+      const response = await send(`${base}${path}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/list',
+          authorization: `Bearer ${token}`,
+          ...(host ? { host } : {}),
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/list',
+          params: {
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientInfo': { name: 'oauth-tests', version: '1' },
+              'io.modelcontextprotocol/clientCapabilities': {},
+            },
+          },
+        }),
+      });
+      const body = (await response.json()) as { result?: { tools: { name: string }[] } };
+      return { status: response.status, ...(body.result ? { tools: body.result.tools.map((t) => t.name) } : {}) };
+    },
+  };
+}
+
+export type OAuthClient = ReturnType<typeof oauthClient>;
+
+/** The `auth_decision` lines of an audit capture, parsed. */
+export function authDecisionsOf(audit: LogCapture): Record<string, unknown>[] {
+  return audit.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((r) => r.event === 'auth_decision');
 }

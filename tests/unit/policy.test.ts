@@ -9,10 +9,12 @@ import { accessFor, visibilityKey, visibleTools } from '../../gateway/policy/vis
 
 const config = loadConfig({ env: {}, overrides: { upstreams: [{ scopeRules: { get_profile: [], list_deals: ['middle-office:admin'] } }] } });
 const upstream = config.upstreams[0]!;
-/** Access from granted scopes, or from a failed lookup under each failure mode. */
-const access = (scopes: readonly string[] | 'open' | 'closed') =>
+/** Access from granted scopes, or from a failed lookup under each failure mode (with the credential's last good answer, if any). */
+const access = (scopes: readonly string[] | 'open' | 'closed', lastKnown?: readonly string[]) =>
   typeof scopes === 'string'
-    ? accessFor({ kind: 'unverified', reason: 'timeout' }, [{ ...upstream, scopes: { ...upstream.scopes, failureMode: scopes } }])
+    ? accessFor({ kind: 'unverified', reason: 'timeout', ...(lastKnown ? { lastKnown: { scopes: lastKnown } } : {}) }, [
+        { ...upstream, scopes: { ...upstream.scopes, failureMode: scopes } },
+      ])
     : accessFor({ kind: 'scopes', scopes }, config.upstreams);
 const tool = (name: string, requiredScopes?: string[], readOnlyHint = true): Tool => ({
   name,
@@ -27,7 +29,8 @@ const catalog = buildCatalog(upstream, [
   tool('list_deals', ['middle-office:read']),
   tool('no_requirement'),
 ]);
-const names = (scopes: readonly string[] | 'open' | 'closed') => visibleTools(catalog, access(scopes)).map((t) => t.name);
+const names = (scopes: readonly string[] | 'open' | 'closed', lastKnown?: readonly string[]) =>
+  visibleTools(catalog, access(scopes, lastKnown)).map((t) => t.name);
 
 describe('visibleTools', () => {
   it('shows a tool when the caller holds ANY of its required scopes', () => {
@@ -46,9 +49,10 @@ describe('visibleTools', () => {
     expect(names(['middle-office:admin'])).toContain('list_deals');
   });
 
-  it('shows the full catalogue when the lookup failed under failureMode open, and nothing under closed', () => {
-    expect(names('open')).toHaveLength(5);
-    expect(names('closed')).toEqual([]);
+  it("shows the last good answer's scopes when the lookup failed under failureMode open, nothing without one, and nothing under closed", () => {
+    expect(names('open', ['orders:read'])).toEqual(['list_orders', 'get_profile', 'no_requirement']);
+    expect(names('open')).toEqual([]);
+    expect(names('closed', ['orders:read'])).toEqual([]);
   });
 
   it("treats an unchecked credential (no scope source) as the upstream's: everything if it receives the credential, public tools if not", () => {
@@ -62,7 +66,8 @@ describe('visibleTools', () => {
   it('keys visibility by the scopes the catalogue uses, so irrelevant scopes share an entry', () => {
     expect(visibilityKey(catalog, access(['orders:read', 'unrelated']))).toBe(visibilityKey(catalog, access(['orders:read'])));
     expect(visibilityKey(catalog, access([]))).not.toBe(visibilityKey(catalog, access('open')));
-    expect(visibilityKey(catalog, access('closed'))).not.toBe(visibilityKey(catalog, access('open')));
+    expect(visibilityKey(catalog, access('closed', ['orders:read']))).not.toBe(visibilityKey(catalog, access('open', ['orders:read'])));
+    expect(visibilityKey(catalog, access('open', ['trade']))).not.toBe(visibilityKey(catalog, access('open', ['orders:read'])));
   });
 
   it('precomputes the read-only flag and category per tool', () => {

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
 import { createMetrics } from '../../gateway/obs/metrics.ts';
 import { createLogger } from '../../gateway/obs/log.ts';
-import { anyBudget, requestCharge, toolCallCharges } from '../../gateway/policy/rate-limits.ts';
+import { accountBudgets, anyBudget, requestCharge, toolCallCharges } from '../../gateway/policy/rate-limits.ts';
+import { consoleSignInCharges, registrationCharges, signInCharges } from '../../gateway/auth/attempt-budgets.ts';
 import { createRateLimiter } from '../../gateway/store/rate-limiter.ts';
 
 const config = (overrides: Record<string, unknown> = {}) =>
@@ -21,7 +22,11 @@ const write = { upstream: 'cpzai', upstreamName: 'place_order', readOnly: false 
 describe('rate budget rule', () => {
   it('spends nothing without budgets', () => {
     const c = config();
-    expect(anyBudget(c)).toBe(false);
+    expect(accountBudgets(c)).toBe(false);
+    expect(anyBudget({ ...c, oauth: { ...c.oauth, mode: 'off' }, console: {} })).toBe(false);
+    // The built-in authorization server always counts sign-in attempts; the console counts admin tokens.
+    expect(anyBudget({ ...c, oauth: { ...c.oauth, mode: 'builtin' }, console: {} })).toBe(true);
+    expect(anyBudget({ ...c, oauth: { ...c.oauth, mode: 'off' }, console: { adminToken: 'x'.repeat(16) } })).toBe(true);
     expect(requestCharge(c.rateLimits, 'd')).toBeUndefined();
     expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd')).toEqual([]);
   });
@@ -35,7 +40,9 @@ describe('rate budget rule', () => {
         tool: { points: 10, durationMs: 1000 },
       },
     });
-    expect(requestCharge(c.rateLimits, 'd')).toEqual({ budget: 'requests', key: 'requests:d', limit: { points: 100, durationMs: 60000 } });
+    expect(requestCharge(c.rateLimits, 'd')).toEqual({ budget: 'requests', key: 'requests:d', limit: { points: 100, durationMs: 60000 }, points: 1 });
+    // A batch spends one point per message.
+    expect(requestCharge(c.rateLimits, 'd', 100)?.points).toBe(100);
     expect(toolCallCharges(c.rateLimits, c.upstreams[0], read, 'd').map((x) => [x.budget, x.key])).toEqual([
       ['reads', 'reads:d'],
       ['tool', 'tool:cpzai:list_orders:d'],
@@ -51,7 +58,7 @@ describe('rate budget rule', () => {
       rateLimits: { writes: { points: 5, durationMs: 60000 }, tool: { points: 10, durationMs: 1000 } },
       upstream: { rateLimits: { writes: { points: 1, durationMs: 60000 }, tools: { place_order: { points: 3, durationMs: 10000 } } } },
     });
-    expect(anyBudget(c)).toBe(true);
+    expect(accountBudgets(c)).toBe(true);
     expect(toolCallCharges(c.rateLimits, c.upstreams[0], write, 'd').map((x) => [x.budget, x.key, x.limit.points])).toEqual([
       ['writes', 'writes:cpzai:d', 1],
       ['tool', 'tool:cpzai:place_order:d', 3],
@@ -75,6 +82,22 @@ describe('rate budget rule', () => {
     ).toThrow(/cache\.redisUrl: required when rateLimits\.store is redis/);
   });
 
+  it('bounds registrations per address and in total, sign-in attempts per page, key, client and address, and console tokens per address', () => {
+    const c = config();
+    expect(registrationCharges(c.rateLimits, '10.0.0.1').map((x) => [x.budget, x.key, x.limit.points, x.limit.durationMs])).toEqual([
+      ['registrations_per_address', 'registrations:address:10.0.0.1', 20, 3600000],
+      ['registrations_total', 'registrations:total', 1000, 3600000],
+    ]);
+    const attempt = { account: 'acct_x', client: 'c1', address: '10.0.0.1', page: 'uid1', pageTtlMs: 600_000 };
+    expect(signInCharges(c.rateLimits, attempt).map((x) => [x.budget, x.key, x.limit.points, x.limit.blockMs])).toEqual([
+      ['sign_ins_per_page', 'sign-ins:page:uid1', 5, undefined],
+      ['sign_ins_per_key', 'sign-ins:key:acct_x', 10, 1800000],
+      ['sign_ins_per_client', 'sign-ins:client:c1', 300, undefined],
+      ['sign_ins_per_address', 'sign-ins:address:10.0.0.1', 30, 1800000],
+    ]);
+    expect(consoleSignInCharges(c.rateLimits, '10.0.0.1').map((x) => [x.budget, x.limit.points])).toEqual([['console_sign_ins_per_address', 10]]);
+  });
+
   it('refuses a window that is not whole seconds, naming the key', () => {
     expect(() => config({ rateLimits: { writes: { points: 1, durationMs: 1500 } } })).toThrow(/rateLimits\.writes\.durationMs: must be multiple of 1000/);
   });
@@ -92,8 +115,8 @@ describe('in-memory limiter', () => {
   it('refuses past the limit with the time until the window reopens, and counts it by budget', async () => {
     const { metrics, limiter: l } = limiter();
     const charge = { budget: 'writes' as const, key: 'writes:d', limit: { points: 2, durationMs: 60000 } };
-    expect(await l.consume([charge])).toEqual({ ok: true });
-    expect(await l.consume([charge])).toEqual({ ok: true });
+    expect(await l.consume([charge])).toEqual({ ok: true, remaining: 1 });
+    expect(await l.consume([charge])).toEqual({ ok: true, remaining: 0 });
     const refused = await l.consume([charge]);
     expect(refused).toMatchObject({ ok: false, budget: 'writes', limit: { points: 2 } });
     expect(refused.ok === false && refused.retryAfterMs).toBeGreaterThan(55000);
@@ -109,5 +132,20 @@ describe('in-memory limiter', () => {
     // The refused call's read point came back: another tool can still spend the second one.
     expect((await l.consume([reads, { ...tool, key: 'tool:u:other:d' }])).ok).toBe(true);
     expect(await l.consume([reads])).toMatchObject({ ok: false, budget: 'reads' });
+  });
+
+  it("spends a charge's points at once, gives them back on refund, and blocks for blockMs once over", async () => {
+    const { limiter: l } = limiter();
+    const batch = { budget: 'requests' as const, key: 'requests:a', limit: { points: 10, durationMs: 60000 }, points: 8 };
+    expect(await l.consume([batch])).toEqual({ ok: true, remaining: 2 });
+    expect(await l.consume([batch])).toMatchObject({ ok: false, budget: 'requests' });
+    const attempt = { budget: 'sign_ins_per_key' as const, key: 'k', limit: { points: 2, durationMs: 1000, blockMs: 60000 } };
+    expect((await l.consume([attempt])).ok).toBe(true);
+    await l.refund([attempt]);
+    expect(await l.consume([attempt])).toEqual({ ok: true, remaining: 1 });
+    expect((await l.consume([attempt])).ok).toBe(true);
+    const blocked = await l.consume([attempt]);
+    // Over the limit: refused for the block (60 s), not only until the 1 s window ends.
+    expect(blocked.ok === false && blocked.retryAfterMs).toBeGreaterThan(55000);
   });
 });

@@ -28,7 +28,7 @@ async function standingOf(
     ? async (credential: Credential) => ({ kind: 'credential' as const, credential: { ...credential, granted: options.granted } })
     : undefined;
   const outcome = await authenticator.authenticate(headers, { exchange });
-  if (outcome.kind !== 'authenticated') throw new Error(`not authenticated: ${outcome.reason}`);
+  if (outcome.kind !== 'authenticated') throw new Error(`not authenticated: ${outcome.kind}`);
   return outcome.standing;
 }
 

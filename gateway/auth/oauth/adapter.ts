@@ -1,4 +1,6 @@
-import type { OAuthStore } from './store.ts';
+import { errors as oidcErrors } from 'oidc-provider';
+import { grantCredentialKey } from './grant-credential.ts';
+import type { OAuthStore, Tier } from './store.ts';
 
 /** The payload oidc-provider hands an adapter (its models' serialised fields). */
 export type AdapterPayload = Record<string, unknown> & { grantId?: string; uid?: string; userCode?: string; consumed?: number };
@@ -8,23 +10,44 @@ export type UrlClientResolver = (clientId: string) => Promise<Record<string, unk
 
 interface Stored {
   p: AdapterPayload;
-  /** Expiry, epoch ms; 0: none. */
+  /** Expiry, epoch ms (0 in records of older versions, which had none). */
   e: number;
 }
 
 /** Keys of the revocation marks resolveBearer checks for sealed access tokens (which no store holds). */
 export const revokedGrantKey = (grantId: string) => `revoked-grant:${grantId}`;
 export const revokedTokenKey = (jti: string) => `revoked-at:${jti}`;
+const consumedKey = (model: string, id: string) => `consumed:${model}:${id}`;
+
+/** The invalid_grant detail of oidc-provider's refresh and code grants when a consumed artifact comes back (reuse detection). */
+export const REUSE_DETAILS = new Set(['refresh token already used', 'authorization code already consumed']);
+
+/** Models whose records may be evicted from the in-process store under its byte bound (store.ts `Tier`). */
+const BOUNDED_MODELS = new Set(['Session', 'Interaction']);
+
+export interface AdapterOptions {
+  /** How long a revocation mark outlives the revocation: as long as an access token issued just before it. */
+  markTtlSeconds: number;
+  /** A registered client's life until it completes an authorization ({@link promoteClient} then extends it). */
+  unusedClientTtlSeconds: number;
+  /** The life of a record oidc-provider gives none (none of the models the server uses, but nothing is kept for ever). */
+  fallbackTtlSeconds: number;
+  resolveUrlClient?: UrlClientResolver;
+}
 
 /**
  * oidc-provider's storage adapter interface (example/my_adapter.js in panva/node-oidc-provider) over an
- * {@link OAuthStore}: one instance per model name, keys `<Model>:<id>`. Artifacts issued from a grant
- * are indexed under `grant:<grantId>`, so `revokeByGrantId` (code reuse, refresh-token reuse,
- * revocation) destroys the whole family, and leaves a revocation mark for `markTtlSeconds` (the access
- * token lifetime), because access tokens are sealed JWEs that no store holds. `Client` lookups of a
- * URL-form client_id go to the client ID metadata document resolver.
+ * {@link OAuthStore}: one instance per model name, keys `<Model>:<id>`, every record with a TTL.
+ * Artifacts issued from a grant are indexed under `grant:<grantId>`, so `revokeByGrantId` (code reuse,
+ * refresh-token reuse, revocation) destroys the whole family, and leaves a revocation mark for
+ * `markTtlSeconds`, because access tokens are sealed JWEs that no store holds. Consuming a code or a
+ * refresh token is atomic on every store (a `consumed:` marker claimed with `SET NX`): of two requests
+ * racing with one refresh token, on one replica or two, exactly one rotates it; the other is reuse,
+ * which revokes the family as RFC 9700 §4.14.2 asks. A registered client lives
+ * `unusedClientTtlSeconds` until an authorization completes ({@link promoteClient}). `Client` lookups
+ * of a URL-form client_id go to the client ID metadata document resolver.
  */
-export function adapterClass(store: OAuthStore, options: { markTtlSeconds: number; resolveUrlClient?: UrlClientResolver }) {
+export function adapterClass(store: OAuthStore, options: AdapterOptions) {
   return class StoreAdapter {
     constructor(readonly name: string) {}
 
@@ -33,19 +56,27 @@ export function adapterClass(store: OAuthStore, options: { markTtlSeconds: numbe
     }
 
     async upsert(id: string, payload: AdapterPayload, expiresIn?: number): Promise<void> {
-      const ttl = expiresIn && expiresIn > 0 ? expiresIn : undefined;
-      const stored: Stored = { p: payload, e: ttl ? Date.now() + ttl * 1000 : 0 };
-      await store.set(this.key(id), JSON.stringify(stored), ttl);
+      const ttl = expiresIn && expiresIn > 0 ? expiresIn : this.name === 'Client' ? options.unusedClientTtlSeconds : options.fallbackTtlSeconds;
+      const tier: Tier = BOUNDED_MODELS.has(this.name) || this.name === 'Client' ? 'bounded' : 'kept';
+      const stored: Stored = { p: payload, e: Date.now() + ttl * 1000 };
+      await store.set(this.key(id), JSON.stringify(stored), ttl, tier);
       if (payload.grantId) await store.addToSet(`grant:${payload.grantId}`, this.key(id), ttl);
-      if (payload.uid) await store.set(`uid:${payload.uid}`, id, ttl);
-      if (payload.userCode) await store.set(`user-code:${payload.userCode}`, id, ttl);
+      if (payload.uid) await store.set(`uid:${payload.uid}`, id, ttl, tier);
+      if (payload.userCode) await store.set(`user-code:${payload.userCode}`, id, ttl, tier);
     }
 
     async find(id: string): Promise<AdapterPayload | undefined> {
       const raw = await store.get(this.key(id));
       if (raw) {
         const stored = JSON.parse(raw) as Stored;
-        return stored.e && stored.e < Date.now() ? undefined : stored.p;
+        // `e` 0: a record written before every record had a TTL (its key's own expiry still applies).
+        if (stored.e && stored.e < Date.now()) return undefined;
+        // The marker is written before the record: a request that reads the record in between still sees it consumed.
+        if (stored.p.consumed === undefined && (this.name === 'RefreshToken' || this.name === 'AuthorizationCode')) {
+          const consumed = await store.get(consumedKey(this.name, id));
+          if (consumed) stored.p.consumed = Number(consumed);
+        }
+        return stored.p;
       }
       if (this.name === 'Client' && options.resolveUrlClient && /^https?:\/\//i.test(id)) return options.resolveUrlClient(id);
       return undefined;
@@ -61,13 +92,23 @@ export function adapterClass(store: OAuthStore, options: { markTtlSeconds: numbe
       return id ? this.find(id) : undefined;
     }
 
+    /**
+     * Marks a code or refresh token consumed, atomically: the first caller claims the marker; a caller
+     * that finds it claimed lost a race with another use of the same artifact, which is reuse: the
+     * grant's family is revoked and the request refused as oidc-provider refuses a consumed one.
+     */
     async consume(id: string): Promise<void> {
       const raw = await store.get(this.key(id));
-      if (!raw) return;
+      if (!raw) throw new oidcErrors.InvalidGrant('grant request is invalid');
       const stored = JSON.parse(raw) as Stored;
-      stored.p.consumed = Math.floor(Date.now() / 1000);
-      const remaining = stored.e ? (stored.e - Date.now()) / 1000 : undefined;
-      if (remaining !== undefined && remaining <= 0) return;
+      const remaining = stored.e ? (stored.e - Date.now()) / 1000 : options.fallbackTtlSeconds;
+      if (remaining <= 0) throw new oidcErrors.InvalidGrant('grant request is invalid');
+      const now = Math.floor(Date.now() / 1000);
+      if (!(await store.claim(consumedKey(this.name, id), String(now), remaining))) {
+        if (stored.p.grantId) await this.revokeByGrantId(stored.p.grantId);
+        throw new oidcErrors.InvalidGrant(this.name === 'RefreshToken' ? 'refresh token already used' : 'authorization code already consumed');
+      }
+      stored.p.consumed = now;
       await store.set(this.key(id), JSON.stringify(stored), remaining);
     }
 
@@ -80,7 +121,22 @@ export function adapterClass(store: OAuthStore, options: { markTtlSeconds: numbe
       for (const key of await store.members(`grant:${grantId}`)) await store.delete(key);
       await store.delete(`grant:${grantId}`);
       await store.delete(`Grant:${grantId}`);
-      await store.delete(`grant-credential:${grantId}`);
+      await store.delete(grantCredentialKey(grantId));
     }
   };
+}
+
+/**
+ * Keeps a registered client for `ttlSeconds` more, out of reach of the in-process store's eviction:
+ * called when one of its authorizations completes and at each token it is issued, so a client in use
+ * stays registered and one left idle that long expires. No-op for clients the store does not hold
+ * (client ID metadata documents).
+ */
+export async function promoteClient(store: OAuthStore, clientId: string, ttlSeconds: number): Promise<void> {
+  const key = `Client:${clientId}`;
+  const raw = await store.get(key);
+  if (!raw) return;
+  const stored = JSON.parse(raw) as Stored;
+  stored.e = Date.now() + ttlSeconds * 1000;
+  await store.set(key, JSON.stringify(stored), ttlSeconds, 'kept');
 }

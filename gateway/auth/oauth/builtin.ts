@@ -1,8 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { GatewayConfig, OAuthConfig } from '../../../config/types.ts';
 import type { Logger } from '../../obs/log.ts';
+import type { RateLimiter } from '../../store/rate-limiter.ts';
+import type { AuthDecisions } from '../decisions.ts';
 import type { ScopeResult } from '../scope-cache.ts';
 import { createClientMetadataResolver } from './client-metadata.ts';
+import { grantCredentials } from './grant-credential.ts';
 import { interactionRoute } from './interaction.ts';
 import { deriveKeys, randomRootKey, type OAuthKeys } from './keys.ts';
 import { createProvider } from './provider.ts';
@@ -23,7 +26,14 @@ export interface BuiltinDeps {
    * (config API keys, then the scope endpoint). The sign-in page issues nothing unless it answers `scopes`.
    */
   lookupScopes(headers: Record<string, string>): Promise<ScopeResult>;
+  /** The gateway's rate limiter: registration and sign-in budgets (`rateLimits.registrations`, `signIns`), shared through Redis with it. */
+  rateLimiter: RateLimiter;
+  /** Where every decision is recorded (audit line and OAuth counters). */
+  decide: AuthDecisions;
 }
+
+/** How often a root key kept in Redis has its expiry pushed back while a replica runs. */
+const ROOT_KEY_RENEW_MS = 3_600_000;
 
 /**
  * The built-in OAuth 2.1 authorization server (oidc-provider, mounted on the gateway's origin), the
@@ -31,13 +41,16 @@ export interface BuiltinDeps {
  * the client gets an access token sealed for one MCP endpoint. Its parts:
  * - provider.ts: oidc-provider's configuration (the protocol: metadata, registration, PKCE, resource
  *   indicators, rotation, revocation) over the store adapter (adapter.ts, store.ts);
- * - interaction.ts: the sign-in and consent pages; routes.ts: both as one Koa middleware;
- * - sealed-tokens.ts: the access tokens as the MCP endpoints read them;
- * - keys.ts: every key derived from one root key: `oauth.tokenSecret` (GATEWAY_TOKEN_SECRET), else with
- *   Redis a root key generated once and kept there, else a per-process key (logged as a warning: tokens
- *   die with the process and do not work on other replicas). The platform credential is wrapped
- *   (AES-256-GCM) into the grant's record and the access token, and unwrapped only by `resolveBearer`;
- *   the token itself never goes upstream.
+ * - interaction.ts: the sign-in and consent pages; routes.ts: both as one Koa middleware, with the
+ *   registration budgets;
+ * - sealed-tokens.ts: the access tokens as the MCP endpoints read them; grant-credential.ts: the
+ *   platform credential each grant holds, wrapped;
+ * - keys.ts: every key derived from one root key: `oauth.tokenSecret` (GATEWAY_TOKEN_SECRET; with
+ *   `tokenSecretPrevious` during a rotation), else with Redis a root key generated once and kept there,
+ *   else a per-process key (logged as a warning: tokens die with the process and do not work on other
+ *   replicas). The token itself never goes upstream.
+ * Grants, refresh tokens and revocation marks live in the store: Redis is what several replicas need
+ * (a warning says so when a secret is set without it).
  */
 export async function createBuiltinOAuth(
   gateway: GatewayConfig,
@@ -48,10 +61,11 @@ export async function createBuiltinOAuth(
   const issuer = (config.issuer ?? gateway.publicUrl ?? deps.issuer)?.replace(/\/+$/, '');
   if (!issuer) throw new Error('oauth.issuer is required (or publicUrl, or the listening URL)');
   const store: OAuthStore =
-    gateway.cache.store === 'redis' && gateway.cache.redisUrl ? await createRedisStore(gateway.cache) : createMemoryStore(config.maxEntries);
-  const keys = await rootKeys(config, store, log);
+    gateway.cache.store === 'redis' && gateway.cache.redisUrl ? await createRedisStore(gateway.cache) : createMemoryStore(config.memoryStoreBytes);
+  const { keys, renew } = await rootKeys(config, store, log);
   const resources = new ResourceSet(issuer, deps.resourcePaths);
   const supported = [...new Set(config.scopes)];
+  const credentials = grantCredentials(store, keys);
   const cimd = config.clientMetadataDocuments.enabled
     ? createClientMetadataResolver({
         ...config.clientMetadataDocuments,
@@ -68,49 +82,73 @@ export async function createBuiltinOAuth(
     supported,
     log,
     cimd,
-    grantCredential: (grantId) => store.get(`grant-credential:${grantId}`),
+    credentials,
+    decide: deps.decide,
+    async currentScopes(grantId) {
+      const credential = await credentials.load(grantId);
+      if (!credential) return undefined;
+      const verdict = await deps.lookupScopes(credential.headers).catch((): ScopeResult => ({ kind: 'unknown', reason: 'error' }));
+      return verdict.kind === 'unauthorized' ? 'revoked' : verdict.kind === 'scopes' ? verdict.scopes : undefined;
+    },
   });
-  const tokens = sealedTokens({ issuer, keys, store, resources, supported, log });
+  const tokens = sealedTokens({ issuer, keys, store, credentials, resources, supported, log });
   provider.use(tokens.revocation);
   const interaction = interactionRoute({
     provider,
-    config,
+    gateway,
     issuer,
     store,
     keys,
+    credentials,
     resources,
     supported,
     log,
-    keyHeader: gateway.credentials.keyHeader.toLowerCase(),
-    secretHeader: gateway.credentials.secretHeader.toLowerCase(),
+    limiter: deps.rateLimiter,
+    decide: deps.decide,
     lookupScopes: deps.lookupScopes,
   });
 
   return {
     mode: 'builtin',
-    routes: authorizationServerRoutes(provider, interaction),
+    routes: authorizationServerRoutes({ provider, interaction, rateLimits: gateway.rateLimits, limiter: deps.rateLimiter, decide: deps.decide }),
     metadata: { authorization_servers: [issuer], scopes_supported: supported },
     insufficientScope: false,
     keySource: keys.source,
     storeKind: store.kind,
     resolveBearer: tokens.resolve,
     async close() {
+      clearInterval(renew);
       await store.close();
     },
   };
 }
 
-/** The root key: the configured secret, else one kept in Redis (first replica wins), else this process's own. */
-async function rootKeys(config: OAuthConfig, store: OAuthStore, log: Logger): Promise<OAuthKeys> {
-  if (config.tokenSecret) return deriveKeys(config.tokenSecret, 'secret');
+/**
+ * The root key: the configured secret (and the previous one, during a rotation), else one kept in Redis
+ * (first replica wins; its expiry pushed back every hour while a replica runs, so it outlives every
+ * token it sealed), else this process's own.
+ */
+async function rootKeys(config: OAuthConfig, store: OAuthStore, log: Logger): Promise<{ keys: OAuthKeys; renew?: NodeJS.Timeout }> {
+  if (config.tokenSecret) {
+    if (store.kind === 'memory')
+      log.warn(
+        'oauth: GATEWAY_TOKEN_SECRET is set without REDIS_URL: access tokens work on every replica sharing the secret, but grants, refresh tokens ' +
+          'and revocations live in this process only: a refresh fails on another replica and after a restart, and a revocation holds on this replica only. ' +
+          'Several replicas need REDIS_URL.',
+      );
+    return { keys: deriveKeys(config.tokenSecret, 'secret', config.tokenSecretPrevious) };
+  }
   if (store.kind === 'redis') {
-    const stored = await store.setIfAbsent('root-key', randomRootKey().toString('base64url'));
+    const keep = config.refreshTokenTtlSeconds + config.accessTokenTtlSeconds;
+    const stored = await store.setIfAbsent('root-key', randomRootKey().toString('base64url'), keep);
+    const renew = setInterval(() => void store.setIfAbsent('root-key', stored, keep).catch(() => undefined), ROOT_KEY_RENEW_MS);
+    renew.unref();
     log.warn('oauth: no GATEWAY_TOKEN_SECRET; the token sealing key is generated once and kept in Redis (set GATEWAY_TOKEN_SECRET to keep it out of Redis)');
-    return deriveKeys(Buffer.from(stored, 'base64url'), 'store');
+    return { keys: deriveKeys(Buffer.from(stored, 'base64url'), 'store'), renew };
   }
   log.warn(
     'oauth: WARNING: neither REDIS_URL nor GATEWAY_TOKEN_SECRET is set: access tokens are sealed with a key of this process only; ' +
       'they stop working when it restarts and are refused by every other replica. Set GATEWAY_TOKEN_SECRET (and REDIS_URL for shared grants and refresh tokens).',
   );
-  return deriveKeys(randomRootKey(), 'process');
+  return { keys: deriveKeys(randomRootKey(), 'process') };
 }

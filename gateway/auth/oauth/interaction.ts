@@ -2,19 +2,22 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import type Provider from 'oidc-provider';
-import type { OAuthConfig } from '../../../config/types.ts';
+import type { GatewayConfig } from '../../../config/types.ts';
+import type { AuthDecision } from '../../obs/audit.ts';
 import type { Logger } from '../../obs/log.ts';
+import { signInCharges } from '../attempt-budgets.ts';
+import type { RateLimiter } from '../../store/rate-limiter.ts';
+import type { AuthDecisions } from '../decisions.ts';
 import type { ScopeResult } from '../scope-cache.ts';
-import { unwrap, wrap, type OAuthKeys } from './keys.ts';
-import { consentPage, errorPage, signInPage, type ClientView, type ScopeChoice } from './pages.ts';
+import { promoteClient } from './adapter.ts';
+import type { GrantCredentials } from './grant-credential.ts';
+import { unwrapCredential, wrap, type OAuthKeys } from './keys.ts';
+import { consentPage, errorPage, signInPage, tooManyAttemptsPage, type ClientView, type ScopeChoice } from './pages.ts';
 import { INTERACTION_PREFIX } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
-import { CREDENTIAL_CONTEXT } from './sealed-tokens.ts';
 import type { OAuthStore } from './store.ts';
 
 const PENDING_CONTEXT = 'pending-sign-in';
-/** Wrong key/secret attempts one sign-in page allows before the authorization request fails. */
-export const MAX_FAILED_SIGN_INS = 5;
 
 interface PendingSignIn {
   accountId: string;
@@ -24,16 +27,16 @@ interface PendingSignIn {
 
 export interface InteractionDeps {
   provider: Provider;
-  config: OAuthConfig;
+  gateway: Pick<GatewayConfig, 'oauth' | 'rateLimits' | 'credentials'>;
   issuer: string;
   store: OAuthStore;
   keys: OAuthKeys;
+  credentials: GrantCredentials;
   resources: ResourceSet;
   supported: readonly string[];
   log: Logger;
-  /** The credential headers' names (`credentials.keyHeader`, `secretHeader`), lower case. */
-  keyHeader: string;
-  secretHeader: string;
+  limiter: RateLimiter;
+  decide: AuthDecisions;
   /** What the gateway's credential sources say of a key + secret (BuiltinDeps.lookupScopes). */
   lookupScopes(headers: Record<string, string>): Promise<ScopeResult>;
 }
@@ -46,16 +49,28 @@ export interface InteractionDeps {
  * form carries a CSRF token bound to the interaction, and a form posted from another Origin is refused.
  * The credential entered is kept wrapped (AES-256-GCM) in the store until consent, then wrapped into the
  * grant's record; it is never rendered, logged or sent to the client.
+ *
+ * Guessing is bounded before anything is checked (policy/rate-limits.ts `signInCharges`): each attempt
+ * spends a point of the page's own budget (5; then the authorization ends with access_denied) and of
+ * the key's, the client's and the address's (`rateLimits.signIns`, shared through Redis); over one, the
+ * page says when to try again (429, Retry-After) and the key is not checked. A right key and secret give
+ * their points back. The refusal never says whether the key or the secret was wrong.
  */
 export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promise<void> {
-  const { provider, config, issuer, store, keys, resources, supported, log } = deps;
+  const { provider, gateway, issuer, store, keys, credentials, resources, supported, log, limiter, decide } = deps;
+  const config = gateway.oauth;
+  const keyHeader = gateway.credentials.keyHeader.toLowerCase();
+  const secretHeader = gateway.credentials.secretHeader.toLowerCase();
   const parseForm = bodyParser({ enableTypes: ['form'], formLimit: '16kb', encoding: 'utf-8' });
-  const csrfToken = (uid: string) => createHmac('sha256', keys.csrf).update(`csrf:${uid}`).digest('base64url');
+  const csrfToken = (key: Buffer, uid: string) => createHmac('sha256', key).update(`csrf:${uid}`).digest('base64url');
+  // A page rendered before a token secret rotation carries a token under the previous key.
+  const csrfMatches = (presented: string, uid: string) =>
+    [keys.csrf, ...(keys.previous ? [keys.previous.csrf] : [])].some((key) => constantTimeEqual(presented, csrfToken(key, uid)));
   const accountIdFor = (keyId: string) => `acct_${createHmac('sha256', keys.credential).update(`account:${keyId}`).digest('base64url').slice(0, 22)}`;
 
   async function loadPending(key: string, uid: string): Promise<PendingSignIn | undefined> {
     const blob = await store.get(key);
-    return blob ? unwrap<PendingSignIn>(keys.credential, blob, `${PENDING_CONTEXT}:${uid}`) : undefined;
+    return blob ? unwrapCredential<PendingSignIn>(keys, blob, `${PENDING_CONTEXT}:${uid}`) : undefined;
   }
 
   async function finish(ctx: Context, result: Record<string, unknown>): Promise<void> {
@@ -68,7 +83,11 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
   function scopeChoices(requested: string[], held: readonly string[]): ScopeChoice[] {
     const asked = requested.length ? requested : supported;
     const holds = new Set(held);
-    return asked.map((scope) => ({ scope, available: holds.has(scope) }));
+    return asked.map((scope) => ({
+      scope,
+      available: holds.has(scope),
+      ...(config.scopeDescriptions[scope] ? { description: config.scopeDescriptions[scope] } : {}),
+    }));
   }
 
   /** A form post from another origin is refused even before the CSRF token is checked (no Origin: older agents; the token decides). */
@@ -90,21 +109,21 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     const client = await provider.Client.find(String(details.params.client_id));
     if (!client) return page(ctx, 400, errorPage('Unknown application', 'The application asking for access is not registered.'));
     const view = clientView(client, String(details.params.redirect_uri ?? ''));
-    const csrf = csrfToken(uid);
+    const csrf = csrfToken(keys.csrf, uid);
     const base = `${INTERACTION_PREFIX}${uid}`;
     const pendingKey = `pending-sign-in:${uid}`;
     const resource = resources.shown(details.params.resource);
     const requested = String(details.params.scope ?? '')
       .split(' ')
       .filter((s) => s && supported.includes(s));
-
-    if (ctx.method === 'GET' && action === undefined) {
-      const pending = await loadPending(pendingKey, uid);
-      if (!pending)
-        return page(ctx, 200, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName }));
-      return page(
+    const decided = (decision: Omit<AuthDecision, 'requestId' | 'client'>) =>
+      decide({ requestId: ctx.state.requestId as string | undefined, client: client.clientId, ...decision });
+    const signIn = (status: number, error?: string) =>
+      page(ctx, status, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName, error }));
+    const consent = (status: number, pending: PendingSignIn, error?: string) =>
+      page(
         ctx,
-        200,
+        status,
         consentPage({
           action: `${base}/consent`,
           csrf,
@@ -112,43 +131,73 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
           serviceName: config.serviceName,
           resource,
           scopes: scopeChoices(requested, pending.scopes),
+          error,
         }),
       );
+
+    if (ctx.method === 'GET' && action === undefined) {
+      const pending = await loadPending(pendingKey, uid);
+      return pending ? consent(200, pending) : signIn(200);
     }
     if (ctx.method !== 'POST' || !['login', 'consent', 'abort'].includes(action ?? ''))
       return page(ctx, 405, errorPage('Not allowed', 'This page only accepts the sign-in form.'));
 
     await parseForm(ctx, async () => {});
     const form = (ctx.request as { body?: Record<string, string | string[]> }).body ?? {};
-    if (!sameOrigin(ctx) || !csrfMatches(String(form.csrf ?? ''), csrf)) {
+    if (!sameOrigin(ctx) || !csrfMatches(String(form.csrf ?? ''), uid)) {
       return page(ctx, 403, errorPage('Request refused', 'The form was not submitted from this sign-in page. Start again from your application.'));
     }
-    if (action === 'abort') return finish(ctx, { error: 'access_denied', error_description: 'The user cancelled the sign-in' });
+    if (action === 'abort') {
+      decided({ endpoint: 'consent', outcome: 'refused', reason: 'access_denied' });
+      return finish(ctx, { error: 'access_denied', error_description: 'The user cancelled the sign-in' });
+    }
 
     if (action === 'login') {
       const key = String(form.key ?? '').trim();
       const secret = String(form.secret ?? '');
-      const again = (status: number, error: string) =>
-        page(ctx, status, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName, error }));
-      if (!key || !secret || key.length > 256 || secret.length > 1024) return again(400, 'Enter your API key and secret.');
-      const headers = { [deps.keyHeader]: key, [deps.secretHeader]: secret };
+      if (!key || !secret || key.length > 256 || secret.length > 1024) return signIn(400, 'Enter your API key and secret.');
+      const account = accountIdFor(key);
+      // Spent before the key is checked, atomically (Redis INCR): concurrent guesses cannot all slip through.
+      const [onPage, ...others] = signInCharges(gateway.rateLimits, {
+        account,
+        client: client.clientId,
+        address: ctx.ip,
+        page: uid,
+        pageTtlMs: config.interactionTtlSeconds * 1000,
+      });
+      const pageBudget = await limiter.consume([onPage!]);
+      if (!pageBudget.ok) {
+        decided({ endpoint: 'sign_in', outcome: 'refused', reason: 'rate_limited', budget: pageBudget.budget, account });
+        return finish(ctx, { error: 'access_denied', error_description: 'Too many failed sign-in attempts' });
+      }
+      const budgets = await limiter.consume(others);
+      if (!budgets.ok) {
+        await limiter.refund([onPage!]);
+        decided({ endpoint: 'sign_in', outcome: 'refused', reason: 'rate_limited', budget: budgets.budget, account });
+        const seconds = Math.max(1, Math.ceil(budgets.retryAfterMs / 1000));
+        ctx.set('retry-after', String(seconds));
+        return page(ctx, 429, tooManyAttemptsPage(config.serviceName, seconds));
+      }
+      const headers = { [keyHeader]: key, [secretHeader]: secret };
       const result = await deps.lookupScopes(headers).catch((): ScopeResult => ({ kind: 'unknown', reason: 'error' }));
       if (result.kind === 'unauthorized') {
-        // A sign-in page allows MAX_FAILED_SIGN_INS wrong attempts, then the authorization ends (access_denied):
-        // guessing a secret costs a new authorization request, with its PKCE and registered redirect URI, each few tries.
-        const failures = Number((await store.get(`failed-sign-in:${uid}`)) ?? 0) + 1;
-        await store.set(`failed-sign-in:${uid}`, String(failures), config.interactionTtlSeconds);
-        log.info({ client: client.clientId, failures }, 'sign-in refused: credential not accepted');
-        if (failures >= MAX_FAILED_SIGN_INS) return finish(ctx, { error: 'access_denied', error_description: 'Too many failed sign-in attempts' });
-        return again(401, 'The API key or secret is not valid.');
+        decided({ endpoint: 'sign_in', outcome: 'refused', reason: 'invalid_credentials', account });
+        log.info({ client: client.clientId }, 'sign-in refused: credential not accepted');
+        // The page's last attempt: the authorization ends (a new one costs the client's PKCE and registered redirect URI again).
+        if (pageBudget.remaining === 0) return finish(ctx, { error: 'access_denied', error_description: 'Too many failed sign-in attempts' });
+        return signIn(401, 'The API key or secret is not valid.');
       }
+      await limiter.refund([onPage!, ...others]);
       if (result.kind !== 'scopes') {
+        decided({ endpoint: 'sign_in', outcome: 'refused', reason: 'scopes_unavailable', account });
         log.warn({ client: client.clientId, reason: result.reason }, 'sign-in could not check the credential');
-        return again(503, 'Your key could not be checked right now. Try again in a moment.');
+        ctx.set('retry-after', '5');
+        return signIn(503, 'Your key could not be checked right now. Try again in a moment.');
       }
-      const pending: PendingSignIn = { accountId: accountIdFor(key), headers, scopes: [...result.scopes] };
-      await store.set(pendingKey, wrap(keys.credential, pending, `${PENDING_CONTEXT}:${uid}`), config.interactionTtlSeconds);
-      log.info({ client: client.clientId, account: pending.accountId }, 'signed in');
+      const pending: PendingSignIn = { accountId: account, headers, scopes: [...result.scopes] };
+      await store.set(pendingKey, wrap(keys.credential, pending, `${PENDING_CONTEXT}:${uid}`), config.interactionTtlSeconds, 'bounded');
+      decided({ endpoint: 'sign_in', outcome: 'ok', account });
+      log.info({ client: client.clientId, account }, 'signed in');
       ctx.status = 303;
       ctx.redirect(base);
       return;
@@ -159,6 +208,7 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     if (!pending) return page(ctx, 400, errorPage('Sign-in expired', 'Sign in again from your application.'));
     if (form.decision !== 'allow') {
       await store.delete(pendingKey);
+      decided({ endpoint: 'consent', outcome: 'refused', reason: 'access_denied', account: pending.accountId });
       return finish(ctx, { error: 'access_denied', error_description: 'The user denied access' });
     }
     const offered = scopeChoices(requested, pending.scopes)
@@ -166,21 +216,7 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
       .map((s) => s.scope);
     const ticked = new Set((Array.isArray(form.scope) ? form.scope : form.scope ? [form.scope] : []).map(String));
     const granted = offered.filter((s) => ticked.has(s));
-    if (granted.length === 0) {
-      return page(
-        ctx,
-        400,
-        consentPage({
-          action: `${base}/consent`,
-          csrf,
-          client: view,
-          serviceName: config.serviceName,
-          resource,
-          scopes: scopeChoices(requested, pending.scopes),
-          error: 'Choose at least one permission, or deny access.',
-        }),
-      );
-    }
+    if (granted.length === 0) return consent(400, pending, 'Choose at least one permission, or deny access.');
     const grant = new provider.Grant({ accountId: pending.accountId, clientId: client.clientId });
     // Keyed by the indicator exactly as requested (oidc-provider's key); unticked and unavailable scopes are
     // recorded as rejected, so the consent check is satisfied with the narrower grant.
@@ -195,12 +231,11 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     grant.addOIDCScope([...oidcScopes, ...granted].join(' '));
     if (rejected.length) grant.rejectOIDCScope(rejected.join(' '));
     const grantId = await grant.save();
-    await store.set(
-      `grant-credential:${grantId}`,
-      wrap(keys.credential, { headers: pending.headers }, `${CREDENTIAL_CONTEXT}:${grantId}`),
-      config.refreshTokenTtlSeconds,
-    );
+    await credentials.save(grantId, { headers: pending.headers }, config.refreshTokenTtlSeconds);
     await store.delete(pendingKey);
+    // An authorization completed: the client is kept (idleTtlSeconds), out of reach of the store's eviction.
+    await promoteClient(store, client.clientId, config.clients.idleTtlSeconds);
+    decided({ endpoint: 'consent', outcome: 'ok', account: pending.accountId });
     log.info({ client: client.clientId, account: pending.accountId, scopes: granted }, 'access granted');
     return finish(ctx, { login: { accountId: pending.accountId, remember: false }, consent: { grantId } });
   };
@@ -218,7 +253,7 @@ function clientView(client: { clientId: string; clientName?: string; redirectUri
   };
 }
 
-function csrfMatches(presented: string, expected: string): boolean {
+function constantTimeEqual(presented: string, expected: string): boolean {
   const a = Buffer.from(presented);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);

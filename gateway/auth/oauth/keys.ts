@@ -7,27 +7,40 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  *   replica holding the root key resolves any token without shared storage;
  * - `credential`: 32 bytes, AES-256-GCM wrapping the platform credential kept in grants and tokens;
  * - `cookies`: signing keys for oidc-provider's cookies and our CSRF tokens.
+ * Rotation: keys derived from a previous root key (`oauth.tokenSecretPrevious`) open what they sealed
+ * (access tokens, wrapped credentials, cookies, CSRF tokens) until it expires; nothing new is sealed with them.
  */
 export interface OAuthKeys {
   accessToken: Buffer;
   credential: Buffer;
+  /** Current first (signs), then the previous root key's (verify only). */
   cookies: string[];
   csrf: Buffer;
   /** Where the root key came from: `secret` (GATEWAY_TOKEN_SECRET), `store` (kept in Redis), `process` (random, this process only). */
   source: 'secret' | 'store' | 'process';
+  /** The previous root key's keys (GATEWAY_TOKEN_SECRET_PREVIOUS), tried after the current ones. */
+  previous?: Pick<OAuthKeys, 'accessToken' | 'credential' | 'csrf'>;
 }
 
 const SALT = Buffer.from('mcp-catalog-gateway/oauth/v1');
 
-/** Derives every purpose key from `root` (any length; a configured secret should carry at least 32 bytes of entropy). */
-export function deriveKeys(root: Buffer | string, source: OAuthKeys['source']): OAuthKeys {
-  const derive = (info: string) => Buffer.from(hkdfSync('sha256', root, SALT, info, 32));
+/**
+ * Derives every purpose key from `root` (any length; a configured secret should carry at least 32 bytes
+ * of entropy), and from `previousRoot` the keys that still open what it sealed.
+ */
+export function deriveKeys(root: Buffer | string, source: OAuthKeys['source'], previousRoot?: Buffer | string): OAuthKeys {
+  const derive = (from: Buffer | string, info: string) => Buffer.from(hkdfSync('sha256', from, SALT, info, 32));
+  const previous =
+    previousRoot === undefined
+      ? undefined
+      : { accessToken: derive(previousRoot, 'access-token-jwe'), credential: derive(previousRoot, 'credential-wrap'), csrf: derive(previousRoot, 'csrf') };
   return {
-    accessToken: derive('access-token-jwe'),
-    credential: derive('credential-wrap'),
-    cookies: [derive('cookies').toString('base64url')],
-    csrf: derive('csrf'),
+    accessToken: derive(root, 'access-token-jwe'),
+    credential: derive(root, 'credential-wrap'),
+    cookies: [derive(root, 'cookies'), ...(previousRoot === undefined ? [] : [derive(previousRoot, 'cookies')])].map((k) => k.toString('base64url')),
+    csrf: derive(root, 'csrf'),
     source,
+    ...(previous ? { previous } : {}),
   };
 }
 
@@ -46,6 +59,11 @@ export function wrap(key: Buffer, value: unknown, context: string): string {
   cipher.setAAD(Buffer.from(context));
   const body = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
   return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
+}
+
+/** Opens a {@link wrap} blob with the current credential key, else the previous one (rotation); undefined when neither opens it. */
+export function unwrapCredential<T>(keys: Pick<OAuthKeys, 'credential' | 'previous'>, blob: string, context: string): T | undefined {
+  return unwrap<T>(keys.credential, blob, context) ?? (keys.previous ? unwrap<T>(keys.previous.credential, blob, context) : undefined);
 }
 
 /** Opens a {@link wrap} blob; undefined when it was tampered with, wrapped under another key or another context. */

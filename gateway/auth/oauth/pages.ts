@@ -31,6 +31,7 @@ button.primary { background: var(--accent); color: var(--accent-ink); }
 button.secondary { background: #fff; color: var(--accent); }
 .alert { background: var(--err-bg); color: var(--err-ink); border-radius: 8px; padding: .75rem 1rem; }
 .warning { background: var(--warn-bg); color: var(--warn-ink); border-radius: 8px; padding: .75rem 1rem; }
+details { margin: .5rem 0 1rem; } summary { cursor: pointer; } details ul { margin: .5rem 0 0; padding-left: 1.2rem; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; margin: 1rem 0; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 `;
@@ -92,6 +93,15 @@ export interface ScopeChoice {
   scope: string;
   /** The key holds it: offered as a checkbox; otherwise listed as unavailable. */
   available: boolean;
+  /** What the scope allows, in one line (`oauth.scopeDescriptions`). */
+  description?: string;
+}
+
+/** A scope as the pages show it: its description when the configuration has one, with the identifier beside it. */
+function scopeLabel(choice: ScopeChoice): string {
+  return choice.description
+    ? `${escapeHtml(choice.description)} <code class="muted">${escapeHtml(choice.scope)}</code>`
+    : `<code>${escapeHtml(choice.scope)}</code>`;
 }
 
 export function consentPage(view: {
@@ -121,15 +131,27 @@ ${view.error ? `<p class="alert" role="alert">${escapeHtml(view.error)}</p>` : '
 <input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
 <fieldset>
 <legend>Permissions to grant</legend>
-${offered.length ? offered.map((s, i) => `<label class="scope" for="scope-${i}"><input id="scope-${i}" type="checkbox" name="scope" value="${escapeHtml(s.scope)}" checked> <code>${escapeHtml(s.scope)}</code></label>`).join('\n') : '<p>Your key holds none of the permissions this application asked for.</p>'}
+${offered.length ? offered.map((s, i) => `<label class="scope" for="scope-${i}"><input id="scope-${i}" type="checkbox" name="scope" value="${escapeHtml(s.scope)}" checked> <span>${scopeLabel(s)}</span></label>`).join('\n') : '<p>Your key holds none of the permissions this application asked for.</p>'}
 </fieldset>
-${missing.length ? `<p class="muted">Asked for but not held by your key (not granted): ${missing.map((s) => `<code>${escapeHtml(s.scope)}</code>`).join(', ')}</p>` : ''}
+${missing.length ? `<details class="muted"><summary>${missing.length} more ${missing.length === 1 ? 'permission' : 'permissions'} asked for but not held by your key (not granted)</summary><ul>${missing.map((s) => `<li>${scopeLabel(s)}</li>`).join('')}</ul></details>` : ''}
 <p class="muted">Untick what the application should not have. It can only ever do what your key allows.</p>
 <div class="actions">
 <button class="primary" type="submit" name="decision" value="allow"${offered.length ? '' : ' disabled'}>Allow</button>
 <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
 </div>
 </form>`,
+  );
+}
+
+/** Sign-in attempts over a budget (429): nothing was checked; when to try again, in words. */
+export function tooManyAttemptsPage(serviceName: string, retryAfterSeconds: number): string {
+  const minutes = Math.ceil(retryAfterSeconds / 60);
+  const when = retryAfterSeconds < 90 ? `${retryAfterSeconds} seconds` : `${minutes} minutes`;
+  return layout(
+    `Too many attempts - ${serviceName}`,
+    `<h1>Too many sign-in attempts</h1>
+<p class="alert" role="alert">There have been too many sign-in attempts for this key, application or network. Nothing was checked. Try again in ${when}.</p>
+<p class="muted">You can go back and sign in then, or start again from your application.</p>`,
   );
 }
 

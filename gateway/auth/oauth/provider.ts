@@ -1,14 +1,20 @@
 import { exportJWK, generateKeyPair } from 'jose';
-import Provider, { errors as oidcErrors, type Configuration } from 'oidc-provider';
+import Provider, { errors as oidcErrors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthConfig } from '../../../config/types.ts';
+import type { AuthDecision } from '../../obs/audit.ts';
 import type { Logger } from '../../obs/log.ts';
-import { adapterClass } from './adapter.ts';
+import type { AuthDecisions } from '../decisions.ts';
+import { adapterClass, promoteClient, REUSE_DETAILS } from './adapter.ts';
 import { ClientMetadataError, type createClientMetadataResolver } from './client-metadata.ts';
+import type { GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
-import { INTERACTION_PREFIX } from './paths.ts';
 import { errorPage } from './pages.ts';
+import { INTERACTION_PREFIX } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
 import type { OAuthStore } from './store.ts';
+
+/** The detail of the invalid_grant a refresh gets when the key behind its grant is refused now. */
+const KEY_REVOKED = 'the key this grant was signed in with is no longer valid';
 
 export interface ProviderDeps {
   config: OAuthConfig;
@@ -21,8 +27,19 @@ export interface ProviderDeps {
   log: Logger;
   /** Client ID metadata documents, when enabled. */
   cimd?: ReturnType<typeof createClientMetadataResolver>;
-  /** The wrapped credential of a grant (store key `grant-credential:<grantId>`), put in each access token. */
-  grantCredential(grantId: string): Promise<string | undefined>;
+  credentials: GrantCredentials;
+  decide: AuthDecisions;
+  /**
+   * What the key behind a grant holds now (its credential asked of the gateway's sources again): its
+   * scopes; `revoked` when a source refuses it; undefined when that cannot be told right now.
+   */
+  currentScopes(grantId: string): Promise<readonly string[] | 'revoked' | undefined>;
+}
+
+/** The request id the gateway's edge gave the request (echoed in X-Request-Id), for the audit record. */
+export function requestIdOf(ctx: { res: { getHeader(name: string): unknown } }): string | undefined {
+  const id = ctx.res.getHeader('x-request-id');
+  return typeof id === 'string' ? id : undefined;
 }
 
 /**
@@ -33,12 +50,23 @@ export interface ProviderDeps {
  * `state`, RFC 9207 `iss`, RFC 8707 resource indicators, refresh token rotation with reuse detection (a
  * consumed refresh token presented again revokes its grant: every code, refresh and access token issued
  * from it), RFC 7009 revocation. Access tokens are JWEs (`dir`/`A256GCM`) under `keys.accessToken`,
- * carrying the grant's wrapped credential (`cpz_cred`) and grant id (`gid`).
+ * carrying the grant's wrapped credential (`cpz_cred`) and grant id (`gid`). Ours, on top:
+ * - registration: an initial access token when configured (RFC 7591 §3), client metadata of at most
+ *   `oauth.clients.maxMetadataBytes`, redirect URIs https or loopback http only (OAuth 2.1 §2.3.1; RFC
+ *   8252 §7.3), clients forgotten unless used (adapter.ts);
+ * - a refresh is checked before its token is consumed: a resource indicator that is not ours, or not
+ *   granted, is `invalid_target` and leaves both tokens alive; the key behind the grant is asked of the
+ *   gateway's sources again: refused, the grant is revoked (`invalid_grant`); narrowed, the new access
+ *   token carries only what the key still holds;
+ * - every decision is recorded (decisions.ts), a token issued keeps its client registered.
  */
 export async function createProvider(deps: ProviderDeps): Promise<Provider> {
-  const { config, issuer, store, keys, resources, supported, log, cimd } = deps;
+  const { config, issuer, store, keys, resources, supported, log, cimd, decide } = deps;
   const Adapter = adapterClass(store, {
-    markTtlSeconds: config.accessTokenTtlSeconds,
+    // An access token issued just before a revocation lives this long after it; a minute's margin for clocks and races.
+    markTtlSeconds: config.accessTokenTtlSeconds + 60,
+    unusedClientTtlSeconds: config.clients.unusedTtlSeconds,
+    fallbackTtlSeconds: config.refreshTokenTtlSeconds,
     resolveUrlClient: cimd
       ? async (clientId) => {
           try {
@@ -59,6 +87,8 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     accessTokenFormat: 'jwt' as const,
     jwt: { sign: false as const, encrypt: { alg: 'dir' as const, enc: 'A256GCM' as const, key: keys.accessToken } },
   };
+  /** The scopes the key behind a refreshed grant still holds, by request (set in rotateRefreshToken, read by getResourceServerInfo). */
+  const stillHeld = new WeakMap<KoaContextWithOIDC, readonly string[]>();
 
   const configuration: Configuration = {
     adapter: Adapter as unknown as Configuration['adapter'],
@@ -72,7 +102,11 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     },
     features: {
       devInteractions: { enabled: false },
-      registration: { enabled: config.registration, issueRegistrationAccessToken: false },
+      registration: {
+        enabled: config.registration,
+        issueRegistrationAccessToken: false,
+        ...(config.initialAccessToken ? { initialAccessToken: config.initialAccessToken } : {}),
+      },
       // RFC 7009 §2.1: a client may revoke only its own tokens; for another client's, a public client is
       // answered 200 without effect (no oracle for guessing tokens), a confidential one invalid_request.
       revocation: {
@@ -90,11 +124,28 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
         enabled: true,
         defaultResource: async (_ctx, _client, oneOf) => oneOf ?? resources.defaultResource,
         useGrantedResource: async () => true,
-        getResourceServerInfo: async (_ctx, indicator) => {
+        getResourceServerInfo: async (ctx, indicator) => {
           const audience = resources.resolve(indicator);
           if (!audience) throw new oidcErrors.InvalidTarget('resource is not an MCP endpoint of this gateway');
-          return { ...accessTokenFormat, scope: supported.join(' '), audience };
+          return { ...accessTokenFormat, scope: (stillHeld.get(ctx) ?? supported).join(' '), audience };
         },
+      },
+    },
+    // Listed so that the validator sees every client's whole metadata (registration, metadata documents, stored clients).
+    extraClientMetadata: {
+      properties: ['redirect_uris'],
+      validator: (_ctx, key, value, metadata) => {
+        if (key !== 'redirect_uris') return;
+        const bytes = Buffer.byteLength(JSON.stringify(metadata));
+        if (bytes > config.clients.maxMetadataBytes)
+          throw new oidcErrors.InvalidClientMetadata(`client metadata is ${bytes} bytes; at most ${config.clients.maxMetadataBytes} are accepted`);
+        for (const uri of Array.isArray(value) ? value : []) {
+          const url = typeof uri === 'string' ? URL.parse(uri) : null;
+          // OAuth 2.1 §2.3.1 (and RFC 8252 §7.3): plain http only for a loopback redirect (a native app's own listener).
+          if (url?.protocol === 'http:' && !/^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/.test(url.hostname))
+            // A description starting with redirect_uris makes oidc-provider's error invalid_redirect_uri (RFC 7591 §3.2.2).
+            throw new oidcErrors.InvalidClientMetadata('redirect_uris must use https, or http on a loopback address (127.0.0.1, [::1], localhost)');
+        }
       },
     },
     pkce: { required: () => true },
@@ -122,7 +173,22 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
       Session: config.interactionTtlSeconds,
       IdToken: config.accessTokenTtlSeconds,
     },
-    rotateRefreshToken: true,
+    // Always rotates; called after oidc-provider's own checks and before the token is consumed.
+    rotateRefreshToken: async (ctx) => {
+      const refreshToken = ctx.oidc.entities.RefreshToken!;
+      const requested = ctx.oidc.params?.resource;
+      for (const indicator of Array.isArray(requested) ? requested : requested === undefined ? [] : [requested]) {
+        if (typeof indicator !== 'string' || !resources.resolve(indicator) || !refreshToken.resourceIndicators.has(indicator))
+          throw new oidcErrors.InvalidTarget('resource was not granted to this refresh token');
+      }
+      const held = await deps.currentScopes(refreshToken.grantId!);
+      if (held === 'revoked') {
+        await new Adapter('Grant').revokeByGrantId(refreshToken.grantId!);
+        throw new oidcErrors.InvalidGrant(KEY_REVOKED);
+      }
+      if (held) stillHeld.set(ctx, held);
+      return true;
+    },
     expiresWithSession: async () => false,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
     // Every authorization goes through our sign-in: a grant is bound to the credential entered for it.
@@ -133,7 +199,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     extraTokenClaims: async (_ctx, token) => {
       if (token.kind !== 'AccessToken') return undefined;
       const grantId = (token as { grantId?: string }).grantId;
-      const wrapped = grantId ? await deps.grantCredential(grantId) : undefined;
+      const wrapped = grantId ? await deps.credentials.wrapped(grantId) : undefined;
       if (!wrapped) throw new oidcErrors.InvalidGrant('grant is no longer valid');
       return { cpz_cred: wrapped, gid: grantId };
     },
@@ -164,7 +230,59 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
   if (issuer.startsWith('https:')) provider.proxy = true;
   provider.on('server_error', (_ctx, error) => log.error({ err: (error as Error).message }, 'authorization server error'));
   provider.on('grant.revoked', (_ctx, grantId) => log.info({ grant: String(grantId).slice(0, 8) }, 'grant revoked'));
+  recordDecisions(provider, deps);
   return provider;
+}
+
+/**
+ * One audit record per decision oidc-provider makes (its events), and the client kept registered while
+ * it is issued tokens. Refusals the sign-in pages decide themselves (a user's access_denied) are recorded
+ * there (interaction.ts), not again when oidc-provider sends them to the client.
+ */
+function recordDecisions(provider: Provider, deps: ProviderDeps): void {
+  const { decide, store, config, log } = deps;
+  type Ctx = KoaContextWithOIDC;
+  const about = (ctx: Ctx): Pick<AuthDecision, 'requestId' | 'client'> => {
+    const client = ctx.oidc?.client?.clientId ?? (typeof ctx.oidc?.params?.client_id === 'string' ? ctx.oidc.params.client_id : undefined);
+    return { requestId: requestIdOf(ctx), ...(client ? { client } : {}) };
+  };
+  const grantType = (ctx: Ctx) => (typeof ctx.oidc?.params?.grant_type === 'string' ? { grantType: ctx.oidc.params.grant_type } : {});
+  // invalid_grant says why only in its detail (oidc-provider keeps the description generic).
+  const reasonOf = (error: unknown) => {
+    const { error: code, error_detail: detail } = error as { error?: string; error_detail?: string };
+    if (detail && REUSE_DETAILS.has(detail)) return 'refresh_token_reuse';
+    return detail === KEY_REVOKED ? 'key_revoked' : (code ?? 'server_error');
+  };
+  const keepClient = (clientId: string | undefined) =>
+    clientId &&
+    void promoteClient(store, clientId, config.clients.idleTtlSeconds).catch((error) =>
+      log.warn({ err: (error as Error).message }, 'client lifetime not extended'),
+    );
+
+  provider.on('registration_create.success', (ctx: Ctx, client: { clientId: string }) =>
+    decide({ ...about(ctx), endpoint: 'register', outcome: 'ok', client: client.clientId }),
+  );
+  provider.on('registration_create.error', (ctx: Ctx, error: unknown) =>
+    decide({ ...about(ctx), endpoint: 'register', outcome: 'refused', reason: reasonOf(error) }),
+  );
+  provider.on('authorization.error', (ctx: Ctx, error: unknown) => {
+    if (reasonOf(error) !== 'access_denied') decide({ ...about(ctx), endpoint: 'authorize', outcome: 'refused', reason: reasonOf(error) });
+  });
+  provider.on('grant.success', (ctx: Ctx) => {
+    const account = ctx.oidc.entities.Grant?.accountId ?? ctx.oidc.entities.Account?.accountId;
+    decide({ ...about(ctx), endpoint: 'token', outcome: 'ok', ...grantType(ctx), ...(account ? { account } : {}) });
+    keepClient(ctx.oidc.client?.clientId);
+  });
+  provider.on('grant.error', (ctx: Ctx, error: unknown) =>
+    decide({ ...about(ctx), endpoint: 'token', outcome: 'refused', reason: reasonOf(error), ...grantType(ctx) }),
+  );
+  provider.on('revocation.error', (ctx: Ctx, error: unknown) => decide({ ...about(ctx), endpoint: 'revoke', outcome: 'refused', reason: reasonOf(error) }));
+  // Outermost of the provider's middleware: it sees the answer after sealed-tokens.ts revoked one of ours.
+  provider.use(async (koa, next) => {
+    await next();
+    const ctx = koa as unknown as Ctx;
+    if (ctx.oidc?.route === 'revocation' && ctx.status === 200) decide({ ...about(ctx), endpoint: 'revoke', outcome: 'ok' });
+  });
 }
 
 /** The words of an error page for an OAuth error code (RFC 6749 §4.1.2.1), with the code and its description. */

@@ -1,14 +1,29 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import type Provider from 'oidc-provider';
+import type { GatewayConfig } from '../../../config/types.ts';
+import { registrationCharges } from '../attempt-budgets.ts';
+import type { RateLimiter } from '../../store/rate-limiter.ts';
+import type { AuthDecisions } from '../decisions.ts';
 import { INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
+
+export interface RouteDeps {
+  provider: Provider;
+  interaction: (ctx: Context) => Promise<void>;
+  rateLimits: GatewayConfig['rateLimits'];
+  limiter: RateLimiter;
+  decide: AuthDecisions;
+}
 
 /**
  * The authorization server as Koa middleware: the interaction pages (`interaction`), then everything
  * oidc-provider serves; other paths pass through. Nothing of it may be framed (clickjacking of the
- * consent page) or cached.
+ * consent page) or cached. A registration (RFC 7591) first spends the registration budgets
+ * (`rateLimits.registrations`: per client address, and in total, shared through Redis): over one, 429
+ * with Retry-After and the RFC 6749 code `temporarily_unavailable`, before anything is parsed or stored.
  */
-export function authorizationServerRoutes(provider: Provider, interaction: (ctx: Context) => Promise<void>): Middleware {
+export function authorizationServerRoutes(deps: RouteDeps): Middleware {
+  const { provider, interaction, limiter, decide } = deps;
   const handleProvider = provider.callback() as (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   return async (ctx, next) => {
     const isInteraction = ctx.path.startsWith(INTERACTION_PREFIX);
@@ -22,6 +37,26 @@ export function authorizationServerRoutes(provider: Provider, interaction: (ctx:
     // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on our own form posts, which the Origin check refuses.
     ctx.set('referrer-policy', 'same-origin');
     if (isInteraction) return interaction(ctx);
+    if (ctx.method === 'POST' && ctx.path === '/oauth/register') {
+      const decision = await limiter.consume(registrationCharges(deps.rateLimits, ctx.ip));
+      if (!decision.ok) {
+        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+        decide({
+          requestId: ctx.state.requestId as string | undefined,
+          endpoint: 'register',
+          outcome: 'refused',
+          reason: 'rate_limited',
+          budget: decision.budget,
+        });
+        ctx.status = 429;
+        ctx.set('retry-after', String(seconds));
+        ctx.body = {
+          error: 'temporarily_unavailable',
+          error_description: `too many client registrations (${decision.budget.replaceAll('_', ' ')}); retry after ${seconds} s`,
+        };
+        return;
+      }
+    }
     for (const [name, value] of Object.entries(ctx.response.headers)) if (value !== undefined) ctx.res.setHeader(name, value as string);
     ctx.respond = false;
     await handleProvider(ctx.req, ctx.res);

@@ -1,38 +1,48 @@
-import { jwtDecrypt, errors as joseErrors } from 'jose';
+import { jwtDecrypt, errors as joseErrors, type JWTPayload } from 'jose';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from '../../obs/log.ts';
 import { revokedGrantKey, revokedTokenKey } from './adapter.ts';
-import { unwrap, type OAuthKeys } from './keys.ts';
+import type { GrantCredentials } from './grant-credential.ts';
+import type { OAuthKeys } from './keys.ts';
 import type { ResourceSet } from './resource-url.ts';
 import type { OAuthStore } from './store.ts';
 import { expiryOf, type BearerResolution } from './types.ts';
 
-/** The additional-data label of a grant's wrapped credential (keys.ts `wrap`), bound to its grant id. */
-export const CREDENTIAL_CONTEXT = 'platform-credential';
+export interface SealedTokenDeps {
+  issuer: string;
+  keys: OAuthKeys;
+  store: OAuthStore;
+  credentials: GrantCredentials;
+  resources: ResourceSet;
+  supported: readonly string[];
+  log: Logger;
+}
 
 /**
  * The built-in server's access tokens as the gateway reads them: JWEs (`dir`/`A256GCM`, RFC 7516) that
- * no store holds, opened with the sealing key by any replica holding the root key. A token is good at
- * one of the MCP endpoints it was issued for (RFC 8707 audience), while neither it (`jti`) nor its grant
- * (`gid`) carries a revocation mark, and it carries the platform credential wrapped for its grant.
+ * no store holds, opened with the sealing key (or the previous root key's, during a rotation) by any
+ * replica holding the root key. A token is good at one of the MCP endpoints it was issued for (RFC 8707
+ * audience, loopback spellings alike), while neither it (`jti`) nor its grant (`gid`) carries a
+ * revocation mark, and it carries the platform credential wrapped for its grant.
  */
-export function sealedTokens(deps: { issuer: string; keys: OAuthKeys; store: OAuthStore; resources: ResourceSet; supported: readonly string[]; log: Logger }) {
-  const { issuer, keys, store, resources, supported, log } = deps;
+export function sealedTokens(deps: SealedTokenDeps) {
+  const { issuer, keys, store, credentials, resources, supported, log } = deps;
+  const options = { issuer, clockTolerance: 5, contentEncryptionAlgorithms: ['A256GCM'], keyManagementAlgorithms: ['dir'] };
 
-  async function open(token: string) {
-    const { payload } = await jwtDecrypt(token, keys.accessToken, {
-      issuer,
-      clockTolerance: 5,
-      contentEncryptionAlgorithms: ['A256GCM'],
-      keyManagementAlgorithms: ['dir'],
-    });
-    return payload;
+  async function open(token: string): Promise<JWTPayload> {
+    try {
+      return (await jwtDecrypt(token, keys.accessToken, options)).payload;
+    } catch (error) {
+      // Sealed before the secret was rotated: the previous key opens it until it expires.
+      if (!keys.previous || !(error instanceof joseErrors.JWEDecryptionFailed)) throw error;
+      return (await jwtDecrypt(token, keys.previous.accessToken, options)).payload;
+    }
   }
 
   return {
     /** Validates `token` for the endpoint `resourceUrl`: the credential behind it and its scopes, or why not. Never rejects. */
     async resolve(token: string, resourceUrl: string): Promise<BearerResolution> {
-      let payload: Awaited<ReturnType<typeof open>>;
+      let payload: JWTPayload;
       try {
         payload = await open(token);
       } catch (error) {
@@ -43,16 +53,13 @@ export function sealedTokens(deps: { issuer: string; keys: OAuthKeys; store: OAu
       if (!resources.accepts(audiences, resourceUrl)) return invalid('The access token was issued for another resource');
       const jti = String(payload.jti ?? '');
       const grantId = String(payload.gid ?? '');
+      if (!jti || !grantId) return invalid('The access token is not valid here');
       try {
-        if (!jti || !grantId || (await store.get(revokedTokenKey(jti))) || (await store.get(revokedGrantKey(grantId))))
-          return invalid('The access token was revoked');
+        if ((await store.get(revokedTokenKey(jti))) || (await store.get(revokedGrantKey(grantId)))) return invalid('The access token was revoked');
       } catch {
-        return invalid('The access token cannot be checked right now');
+        return { kind: 'unavailable', description: 'the access token cannot be checked right now (its store is unreachable)' };
       }
-      const credential =
-        typeof payload.cpz_cred === 'string'
-          ? unwrap<{ headers: Record<string, string> }>(keys.credential, payload.cpz_cred, `${CREDENTIAL_CONTEXT}:${grantId}`)
-          : undefined;
+      const credential = typeof payload.cpz_cred === 'string' ? credentials.open(payload.cpz_cred, grantId) : undefined;
       if (!credential) return invalid('The access token is not valid here');
       const scopes = typeof payload.scope === 'string' ? payload.scope.split(' ').filter((s) => supported.includes(s)) : [];
       return {

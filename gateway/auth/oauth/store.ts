@@ -3,34 +3,53 @@ import type { GatewayConfig } from '../../../config/types.ts';
 import { createRedisConnection } from '../../store/redis-connection.ts';
 
 /**
- * The authorization server's state: string values with a TTL, and sets (the index of every artifact
- * issued from one grant, RFC 6749 §10.5/OAuth 2.1 §4.3.1 "revoke the family"). Redis when the gateway
- * has one (every replica sees every grant, code and refresh token), else a bounded in-process LRU.
- * Unlike the gateway's cache store this one is not fail-open: an unreachable Redis makes a lookup
- * throw, which the callers turn into "token not valid" (401), never into access.
+ * How a record may leave the in-process store before its TTL:
+ * - `kept`: never (grants, codes, refresh tokens, consumed markers, revocation marks, the index of a
+ *   grant's artifacts, clients that completed an authorization): a flood of anything else cannot evict
+ *   them, and they are bounded by the number of live tokens, since each expires with what it guards;
+ * - `bounded`: under `oauth.memoryStoreBytes`, least recently used first (registrations not used yet,
+ *   sign-in pages and their sessions): losing one means "start again from the application".
+ * Redis keeps both until their TTL.
+ */
+export type Tier = 'kept' | 'bounded';
+
+/**
+ * The authorization server's state: string values and sets (the index of every artifact issued from
+ * one grant, RFC 6749 §10.5/OAuth 2.1 §4.3.1 "revoke the family"), every one with a TTL (seconds,
+ * at least 1: nothing is stored for ever). Redis when the gateway has one (every replica sees every
+ * grant, code and refresh token), else in process. Unlike the gateway's cache store this one is not
+ * fail-open: an unreachable Redis makes an operation throw, which callers answer as "cannot be checked
+ * right now" (503), never as access.
  */
 export interface OAuthStore {
   readonly kind: 'redis' | 'memory';
   get(key: string): Promise<string | undefined>;
-  /** `ttlSeconds` undefined: no expiry (registered clients). */
-  set(key: string, value: string, ttlSeconds?: number): Promise<void>;
-  /** Stores `value` unless the key exists; returns what the key holds afterwards (first writer wins across replicas). */
-  setIfAbsent(key: string, value: string): Promise<string>;
+  /** Stores `value` for `ttlSeconds`; `tier` (default `kept`) as {@link Tier}. */
+  set(key: string, value: string, ttlSeconds: number, tier?: Tier): Promise<void>;
+  /**
+   * Stores `value` for `ttlSeconds` unless the key exists, atomically on every store (Redis `SET NX`):
+   * true when this call stored it. Two replicas claiming one key at once: exactly one gets true.
+   */
+  claim(key: string, value: string, ttlSeconds: number): Promise<boolean>;
+  /** What the key holds, storing `value` first when it holds nothing (first writer wins); its TTL restarts at `ttlSeconds` either way. */
+  setIfAbsent(key: string, value: string, ttlSeconds: number): Promise<string>;
   delete(key: string): Promise<void>;
-  addToSet(key: string, member: string, ttlSeconds?: number): Promise<void>;
+  /** Adds `member`; the set lives at least `ttlSeconds` from now (as long as its longest-lived member). */
+  addToSet(key: string, member: string, ttlSeconds: number): Promise<void>;
   members(key: string): Promise<string[]>;
   close(): Promise<void>;
 }
 
 const PREFIX = 'mcp-gateway:oauth:';
+const ttlOf = (seconds: number) => Math.max(1, Math.ceil(seconds));
 
 /**
  * Redis at `cache.redisUrl`, connected as `cache.redis` says (gateway/store/redis-connection.ts: TLS,
  * Sentinel, Cluster, connection name). Connecting is bounded by
  * `operationTimeoutMs` x 10 (at least 5 s) and throws when Redis cannot be reached: the gateway does not
  * start an authorization server it cannot keep state for. Every later operation has the
- * `operationTimeoutMs` budget (at least 1 s) and throws past it, which callers answer as "token not
- * valid right now" (fail closed), never as access; node-redis keeps reconnecting meanwhile.
+ * `operationTimeoutMs` budget (at least 1 s) and throws past it; node-redis keeps reconnecting meanwhile.
+ * Every key is written with an expiry (`EX`), so Redis holds nothing the gateway would not.
  */
 export async function createRedisStore(cache: GatewayConfig['cache']): Promise<OAuthStore> {
   const budget = Math.max(cache.operationTimeoutMs, 1000);
@@ -54,21 +73,22 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
     client.destroy();
     throw new Error(`oauth: cannot reach Redis at cache.redisUrl (${(error as Error).message})`);
   }
-  const ttl = (seconds?: number) => (seconds && seconds > 0 ? { EX: Math.ceil(seconds) } : {});
   return {
     kind: 'redis',
     get: async (key) => (await bounded(() => client.get(PREFIX + key))) ?? undefined,
-    set: async (key, value, ttlSeconds) => void (await bounded(() => client.set(PREFIX + key, value, ttl(ttlSeconds)))),
-    setIfAbsent: async (key, value) => {
-      await bounded(() => client.set(PREFIX + key, value, { NX: true }));
+    set: async (key, value, ttlSeconds) => void (await bounded(() => client.set(PREFIX + key, value, { EX: ttlOf(ttlSeconds) }))),
+    claim: async (key, value, ttlSeconds) => (await bounded(() => client.set(PREFIX + key, value, { NX: true, EX: ttlOf(ttlSeconds) }))) === 'OK',
+    setIfAbsent: async (key, value, ttlSeconds) => {
+      await bounded(() => client.set(PREFIX + key, value, { NX: true, EX: ttlOf(ttlSeconds) }));
+      await bounded(() => client.expire(PREFIX + key, ttlOf(ttlSeconds)));
       return (await bounded(() => client.get(PREFIX + key))) ?? value;
     },
     delete: async (key) => void (await bounded(() => client.del(PREFIX + key))),
     addToSet: async (key, member, ttlSeconds) => {
       await bounded(() => client.sAdd(PREFIX + key, member));
-      // The set lives as long as its longest-lived member (EXPIRE GT treats "no expiry" as infinite, so compare here).
-      if (ttlSeconds && ttlSeconds > 0 && (await bounded(() => client.ttl(PREFIX + key))) < Math.ceil(ttlSeconds))
-        await bounded(() => client.expire(PREFIX + key, Math.ceil(ttlSeconds)));
+      // The set lives as long as its longest-lived member (a new set has no expiry yet: TTL -1).
+      const ttl = await bounded(() => client.ttl(PREFIX + key));
+      if (ttl < ttlOf(ttlSeconds)) await bounded(() => client.expire(PREFIX + key, ttlOf(ttlSeconds)));
     },
     members: async (key) => bounded(() => client.sMembers(PREFIX + key)),
     close: async () => {
@@ -86,29 +106,67 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
   };
 }
 
-/** The in-process store: at most `maxEntries` keys (least recently used evicted), per-key TTLs. */
-export function createMemoryStore(maxEntries: number): OAuthStore {
-  const values = new LRUCache<string, string>({ max: maxEntries, ttlAutopurge: false });
-  const sets = new LRUCache<string, Set<string>>({ max: maxEntries });
-  const ttl = (seconds?: number) => (seconds && seconds > 0 ? { ttl: Math.ceil(seconds * 1000) } : {});
+/** How often the in-process store drops expired `kept` records. */
+const SWEEP_INTERVAL_MS = 60_000;
+
+/**
+ * The in-process store: `kept` records and sets in maps emptied of expired entries every
+ * {@link SWEEP_INTERVAL_MS} (and ignored once expired); `bounded` records in an LRU of at most
+ * `maxBytes` (key and value length, plus an estimate of the entry's overhead).
+ */
+export function createMemoryStore(maxBytes: number): OAuthStore {
+  const kept = new Map<string, { value: string; expires: number }>();
+  const sets = new Map<string, { members: Set<string>; expires: number }>();
+  const bounded = new LRUCache<string, string>({ maxSize: maxBytes, sizeCalculation: (value, key) => key.length + value.length + 64 });
+  const expiry = (seconds: number) => Date.now() + ttlOf(seconds) * 1000;
+  const live = <T extends { expires: number }>(entry: T | undefined) => (entry && entry.expires > Date.now() ? entry : undefined);
+  const sweeper = setInterval(() => {
+    const now = Date.now();
+    for (const [key, entry] of kept) if (entry.expires <= now) kept.delete(key);
+    for (const [key, entry] of sets) if (entry.expires <= now) sets.delete(key);
+  }, SWEEP_INTERVAL_MS);
+  sweeper.unref();
+  const get = (key: string) => live(kept.get(key))?.value ?? bounded.get(key);
+  const set = (key: string, value: string, ttlSeconds: number, tier: Tier = 'kept') => {
+    if (tier === 'kept') {
+      bounded.delete(key);
+      kept.set(key, { value, expires: expiry(ttlSeconds) });
+    } else {
+      kept.delete(key);
+      bounded.set(key, value, { ttl: ttlOf(ttlSeconds) * 1000 });
+    }
+  };
   return {
     kind: 'memory',
-    get: async (key) => values.get(key),
-    set: async (key, value, ttlSeconds) => void values.set(key, value, ttl(ttlSeconds)),
-    setIfAbsent: async (key, value) => {
-      if (!values.has(key)) values.set(key, value);
-      return values.get(key)!;
+    get: async (key) => get(key),
+    set: async (key, value, ttlSeconds, tier) => set(key, value, ttlSeconds, tier),
+    claim: async (key, value, ttlSeconds) => {
+      if (get(key) !== undefined) return false;
+      set(key, value, ttlSeconds);
+      return true;
     },
-    delete: async (key) => void values.delete(key),
+    setIfAbsent: async (key, value, ttlSeconds) => {
+      const held = get(key) ?? value;
+      set(key, held, ttlSeconds);
+      return held;
+    },
+    delete: async (key) => {
+      kept.delete(key);
+      bounded.delete(key);
+      sets.delete(key);
+    },
     addToSet: async (key, member, ttlSeconds) => {
-      const set = sets.get(key) ?? new Set<string>();
-      set.add(member);
-      sets.set(key, set, ttl(ttlSeconds));
+      const entry = live(sets.get(key)) ?? { members: new Set<string>(), expires: 0 };
+      entry.members.add(member);
+      entry.expires = Math.max(entry.expires, expiry(ttlSeconds));
+      sets.set(key, entry);
     },
-    members: async (key) => [...(sets.get(key) ?? [])],
+    members: async (key) => [...(live(sets.get(key))?.members ?? [])],
     close: async () => {
-      values.clear();
+      clearInterval(sweeper);
+      kept.clear();
       sets.clear();
+      bounded.clear();
     },
   };
 }

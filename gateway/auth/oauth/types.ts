@@ -16,7 +16,9 @@ export type BearerResolution =
       /** The token's `exp` (RFC 7519 §4.1.4) in epoch ms, when it has one. */
       expiresAt?: number;
     }
-  | { kind: 'invalid'; error: 'invalid_token'; description: string };
+  | { kind: 'invalid'; error: 'invalid_token'; description: string }
+  /** The token could not be checked (its store is unreachable): a 503 with Retry-After, so the client keeps its token. */
+  | { kind: 'unavailable'; description: string };
 
 /** A JWT's `exp` (NumericDate, RFC 7519 §2: seconds) as `expiresAt` in epoch ms; nothing when absent. */
 export function expiryOf(exp: unknown): { expiresAt?: number } {

@@ -19,6 +19,7 @@ import { credentialHeaders, credentialView } from '../../ops/credential-view.ts'
 import { resolveTool, type Resolved } from '../../policy/tool-resolution.ts';
 import { OPERATOR_ACCESS } from '../../policy/visibility.ts';
 import type { GatewayRuntime } from '../../runtime-state.ts';
+import { consoleSignInCharges } from '../../auth/attempt-budgets.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { CatalogData, Counter, OverviewData, SearchData, UpstreamStatus } from './model.ts';
 import { catalogPage, credentialPage, overviewPage, searchPage, unauthorizedPage } from './pages.ts';
@@ -34,7 +35,7 @@ const FORM_LIMIT = '16kb';
 export function mountConsole(router: Router, runtime: GatewayRuntime, serve: ServeInProcess): void {
   const token = runtime.config.console.adminToken;
   if (!token) return;
-  const guard = adminGuard(token);
+  const guard = adminGuard(runtime, token);
   const parseForm = bodyParser({ enableTypes: ['form'], formLimit: FORM_LIMIT, encoding: 'utf-8' });
   const page =
     (render: (ctx: Context) => Promise<string> | string): Middleware =>
@@ -94,12 +95,36 @@ export function mountConsole(router: Router, runtime: GatewayRuntime, serve: Ser
   router.all('/console/{*rest}', guard, (ctx) => void (ctx.status = 404));
 }
 
-/** 401 (with a Basic challenge, so a browser asks) unless the request carries the admin token. */
-function adminGuard(token: string): Middleware {
+/**
+ * 401 (with a Basic challenge, so a browser asks) unless the request carries the admin token. A request
+ * that presents a token first spends a point of its address's budget (`rateLimits.consoleSignIns`,
+ * shared through Redis), before the token is compared: over it, 429 with Retry-After and nothing
+ * compared; the right token gives its point back. Each wrong token is an audit record.
+ */
+function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
   const expected = digest(token);
   return async (ctx, next) => {
     const presented = presentedToken(ctx.get('authorization'));
-    if (presented !== undefined && timingSafeEqual(digest(presented), expected)) return next();
+    if (presented !== undefined) {
+      const charges = runtime.rateLimiter ? consoleSignInCharges(runtime.config.rateLimits, ctx.ip) : [];
+      const decision = charges.length ? await runtime.rateLimiter!.consume(charges) : undefined;
+      const requestId = ctx.state.requestId as string | undefined;
+      if (decision && !decision.ok) {
+        runtime.authDecisions({ requestId, endpoint: 'console', outcome: 'refused', reason: 'rate_limited', budget: decision.budget });
+        const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
+        ctx.status = 429;
+        ctx.set('retry-after', String(seconds));
+        ctx.set('cache-control', 'no-store');
+        ctx.type = 'text/plain; charset=utf-8';
+        ctx.body = `Too many wrong admin tokens from this address: nothing was checked. Try again in ${seconds} s.`;
+        return;
+      }
+      if (timingSafeEqual(digest(presented), expected)) {
+        if (decision) await runtime.rateLimiter!.refund(charges);
+        return next();
+      }
+      runtime.authDecisions({ requestId, endpoint: 'console', outcome: 'refused', reason: 'invalid_token' });
+    }
     ctx.status = 401;
     ctx.set('www-authenticate', 'Basic realm="MCP gateway console", charset="UTF-8"');
     ctx.set('cache-control', 'no-store');

@@ -1,8 +1,9 @@
 /**
  * The named failure mode (issue 13) for when the scope lookup itself fails (endpoint down, slower than
  * `scopes.timeoutMs`, 5xx, no scopes field): `closed` answers 503 with Retry-After and a JSON-RPC
- * error, within the budget, and forwards nothing; `open` serves the full catalogue and lets calls pass,
- * logged and counted in mcp_scope_lookups_total. An authoritative no (401/403) is a 401 in both modes.
+ * error, within the budget, and forwards nothing; `open` serves a credential the scopes of its last good
+ * answer (tests/in-process/fail-open.test.ts) and refuses one never seen valid with the same 503, logged
+ * and counted in mcp_scope_lookups_total. An authoritative no (401/403) is a 401 in both modes.
  * Per-upstream overrides split one gateway between the two.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +36,12 @@ interface Rig {
 }
 
 /** Two fake upstreams (alpha: public + `alpha_secret` needing scope a; beta: `beta_secret` needing b) behind one gateway. */
-async function rig(scopeEndpoint: string, failureMode: 'open' | 'closed', alphaMode?: 'open' | 'closed', timeoutMs = BUDGET_MS): Promise<Rig> {
+async function rig(
+  scopeEndpoint: string,
+  failureMode: 'open' | 'closed',
+  alphaMode?: 'open' | 'closed',
+  scopes: { ttlMs?: number; timeoutMs?: number } = {},
+): Promise<Rig> {
   const alpha = await startFakeUpstream({ tools: [tool('alpha_public'), tool('alpha_secret'), tool('alpha_other')] });
   const beta = await startFakeUpstream({ tools: [tool('beta_secret')] });
   const logs = new LogCapture();
@@ -54,7 +60,7 @@ async function rig(scopeEndpoint: string, failureMode: 'open' | 'closed', alphaM
         },
         { name: 'beta', url: beta.url, scopeRules: { beta_secret: ['b'] } },
       ],
-      scopes: { endpoint: scopeEndpoint, timeoutMs, failureMode },
+      scopes: { endpoint: scopeEndpoint, timeoutMs: BUDGET_MS, failureMode, ...scopes },
     },
   });
   const gateway = await startGateway(config, { logDestination: logs });
@@ -155,18 +161,13 @@ describe('failureMode open', () => {
     await down?.close();
   });
 
-  it('advertises the full catalogue and lets calls pass while the endpoint is down, logged and counted', async () => {
+  it('refuses a credential never seen valid with 503 on every method while the endpoint is down, forwards nothing, logged and counted', async () => {
     const errorsBefore = await scopeLookups(down.gateway.url, 'error');
-    const client = await connectV2(`${down.gateway.url}/mcp`, KEY);
-    try {
-      expect(namesOf(await client.listTools())).toEqual(['alpha__alpha_other', 'alpha__alpha_public', 'alpha__alpha_secret', 'beta__beta_secret']);
-      const before = forwarded(down);
-      const result = await client.callTool({ name: 'beta__beta_secret', arguments: {} });
-      expect(result.isError).toBeFalsy();
-      expect(forwarded(down)).toBe(before + 1);
-    } finally {
-      await client.close();
-    }
+    const before = forwarded(down);
+    for (const era of ERAS) for (const m of CALLS) await expect503(await rawRequest(down.gateway.url, m.path, era, m.method, m.params, KEY));
+    // Neither does any other string: a bearer no source ever answered for is not served either.
+    await expect503(await rawRequest(down.gateway.url, '/mcp', 'modern', 'tools/list', {}, { authorization: 'Bearer garbage' }));
+    expect(forwarded(down)).toBe(before);
     const logged = down.logs.records('caller scopes unknown');
     expect(logged.some((r) => r.reason === 'error' && r.failureMode === 'open')).toBe(true);
     expect(await scopeLookups(down.gateway.url, 'error')).toBeGreaterThan(errorsBefore);
@@ -178,7 +179,10 @@ describe('an authoritative no from the scope endpoint (401 or 403)', () => {
   const rigs: Rig[] = [];
   beforeAll(async () => {
     endpoint = await startScopeEndpoint({ k_member: ['a'] });
-    rigs.push(await rig(endpoint.url, 'open', undefined, ROOMY_BUDGET_MS), await rig(endpoint.url, 'closed', undefined, ROOMY_BUDGET_MS));
+    rigs.push(
+      await rig(endpoint.url, 'open', undefined, { timeoutMs: ROOMY_BUDGET_MS }),
+      await rig(endpoint.url, 'closed', undefined, { timeoutMs: ROOMY_BUDGET_MS }),
+    );
   });
   afterAll(async () => {
     await Promise.all(rigs.map((r) => r.close()));
@@ -202,15 +206,25 @@ describe('an authoritative no from the scope endpoint (401 or 403)', () => {
 });
 
 describe('a per-upstream override (deployment closed, alpha open)', () => {
+  /** The scope entries' life: the test waits it out so that the next lookup meets the failing endpoint. */
+  const TTL_MS = 1000;
+  let endpoint: ScopeEndpoint;
   let split: Rig;
   beforeAll(async () => {
-    split = await rig(await unreachableUrl(), 'closed', 'open');
+    endpoint = await startScopeEndpoint({ k_member: ['a'] });
+    // A budget a loaded machine meets: the first lookup must succeed for the credential to be seen valid.
+    split = await rig(endpoint.url, 'closed', 'open', { ttlMs: TTL_MS, timeoutMs: ROOMY_BUDGET_MS });
   });
   afterAll(async () => {
     await split?.close();
+    await endpoint?.close();
   });
 
-  it('serves alpha in full and refuses beta with 503 while the endpoint is down', async () => {
+  it("serves alpha what the credential's last good answer held and refuses beta with 503 while the endpoint fails", async () => {
+    // Seen valid (scope a), then its entry expires and the endpoint fails.
+    expect((await rpcMessage(await rawRequest(split.gateway.url, '/mcp', 'modern', 'tools/list', {}, KEY))).result).toBeDefined();
+    await new Promise((resolve) => setTimeout(resolve, TTL_MS + 100));
+    endpoint.mode = 'error';
     const listed = await rpcMessage(await rawRequest(split.gateway.url, '/mcp', 'modern', 'tools/list', {}, KEY));
     expect(((listed.result?.tools ?? []) as { name: string }[]).map((t) => t.name).sort()).toEqual([
       'alpha__alpha_other',

@@ -12,6 +12,8 @@ import { pino } from 'pino';
 import { loadConfig } from '../../../config/load.ts';
 import { createOAuth, type OAuth } from '../../../gateway/auth/oauth/index.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
+import { decisionDeps } from '../../helpers/oauth-harness.ts';
+import { createMetrics } from '../../../gateway/obs/metrics.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 
 const GATEWAY = 'http://127.0.0.1:3999';
@@ -107,6 +109,7 @@ beforeAll(async () => {
       log: pino({ level: 'debug' }, logs),
       resourcePaths: ['/mcp'],
       lookupScopes: async () => ({ kind: 'unknown', reason: 'not_configured' }),
+      ...decisionDeps(createMetrics(), pino({ level: 'silent' }), config.cache),
     }))!;
   oauth = await makeOAuth();
 });

@@ -36,7 +36,9 @@ let stack: Stack;
 let browser: Browser;
 let page: Page;
 beforeAll(async () => {
-  stack = await startStack();
+  // The 401 checks below send 20 wrong admin tokens from one address: more than the default budget
+  // (rateLimits.consoleSignIns, tests/in-process/oauth-sign-in-limits.test.ts) would let through.
+  stack = await startStack({ gateway: { rateLimits: { consoleSignIns: { perAddress: { points: 1000, durationMs: 900_000 } } } } });
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, httpCredentials: { username: 'admin', password: TOKEN } });
   page = await context.newPage();

@@ -1,0 +1,46 @@
+import type { GatewayConfig } from '../../config/types.ts';
+import type { BudgetCharge } from '../store/rate-limiter.ts';
+
+/**
+ * The budgets that bound guessing and registration (issue 28), spent before the check they protect
+ * (store/rate-limiter.ts counts them, in Redis when replicas share it): RFC 7591 registrations per
+ * address and in total, sign-in attempts per key, client, address and sign-in page, the console's admin
+ * token per address. Pure: a function of config and what the attempt names.
+ */
+
+/** The budgets of one RFC 7591 registration from `address`: that address's, then everyone's (`rateLimits.registrations`). */
+export function registrationCharges(limits: GatewayConfig['rateLimits'], address: string): BudgetCharge[] {
+  const { perAddress, total } = limits.registrations;
+  return [
+    ...(perAddress ? [{ budget: 'registrations_per_address' as const, key: `registrations:address:${address}`, limit: perAddress }] : []),
+    ...(total ? [{ budget: 'registrations_total' as const, key: 'registrations:total', limit: total }] : []),
+  ];
+}
+
+/**
+ * The budgets of one attempt on the OAuth sign-in page (`rateLimits.signIns`), spent before the key is
+ * checked: the key named (`account`, a keyed digest of the key id), the client, the address, and the
+ * sign-in page itself (`page`: its interaction uid, {@link SIGN_INS_PER_PAGE} attempts while it lives).
+ */
+export function signInCharges(
+  limits: GatewayConfig['rateLimits'],
+  attempt: { account: string; client: string; address: string; page: string; pageTtlMs: number },
+): BudgetCharge[] {
+  const { perKey, perClient, perAddress } = limits.signIns;
+  const durationMs = Math.max(1000, Math.ceil(attempt.pageTtlMs / 1000) * 1000);
+  return [
+    { budget: 'sign_ins_per_page' as const, key: `sign-ins:page:${attempt.page}`, limit: { points: SIGN_INS_PER_PAGE, durationMs } },
+    ...(perKey ? [{ budget: 'sign_ins_per_key' as const, key: `sign-ins:key:${attempt.account}`, limit: perKey }] : []),
+    ...(perClient ? [{ budget: 'sign_ins_per_client' as const, key: `sign-ins:client:${attempt.client}`, limit: perClient }] : []),
+    ...(perAddress ? [{ budget: 'sign_ins_per_address' as const, key: `sign-ins:address:${attempt.address}`, limit: perAddress }] : []),
+  ];
+}
+
+/** Attempts one sign-in page allows; past them the authorization ends with access_denied (a new one needs the client again). */
+export const SIGN_INS_PER_PAGE = 5;
+
+/** The budget of one console request carrying an admin token, from `address` (`rateLimits.consoleSignIns`). */
+export function consoleSignInCharges(limits: GatewayConfig['rateLimits'], address: string): BudgetCharge[] {
+  const { perAddress } = limits.consoleSignIns;
+  return perAddress ? [{ budget: 'console_sign_ins_per_address', key: `console-sign-ins:address:${address}`, limit: perAddress }] : [];
+}

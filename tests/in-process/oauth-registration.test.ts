@@ -1,0 +1,159 @@
+/**
+ * RFC 7591 registration as a bounded resource (issue 28), through the real handler in process:
+ * registrations past the per-address budget are 429 `temporarily_unavailable` with Retry-After, each
+ * refusal one audit line; a client document over `oauth.clients.maxMetadataBytes` is
+ * `invalid_client_metadata`; a plain-http redirect URI off loopback is `invalid_redirect_uri` whatever
+ * the application type (OAuth 2.1 §2.3.1); `oauth.initialAccessToken` makes registration need it
+ * (RFC 7591 §3). And a flood of registrations evicts only other unused registrations from the memory
+ * store: a revoked token and its refresh token stay refused, and a client that completed an
+ * authorization keeps working.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/server';
+import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { LogCapture } from '../helpers/log-capture.ts';
+import { authDecisionsOf, oauthClient, REDIRECT_URI } from '../helpers/oauth-harness.ts';
+import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
+
+const SECRET = 'test-secret-0123456789abcdef-registration';
+const TOOLS = [{ definition: { name: 'read_ledger', inputSchema: { type: 'object' }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool }];
+const ALICE = { key: 'alice', secret: 'alice-secret', scope: 'ledger:read' };
+
+let endpoint: ScopeEndpoint;
+beforeAll(async () => {
+  endpoint = await startScopeEndpoint({ alice: ['ledger:read'] });
+});
+afterAll(async () => {
+  await endpoint?.close();
+});
+
+function gatewayWith(oauth: Record<string, unknown>, rateLimits: Record<string, unknown> = {}, audit?: LogCapture): Promise<InProcessGateway> {
+  const gateway = inProcessGateway(
+    {
+      scopes: { endpoint: endpoint.url },
+      oauth: { mode: 'builtin', tokenSecret: SECRET, scopes: ['ledger:read'], ...oauth },
+      rateLimits,
+      upstreams: [{ health: { intervalMs: 0 } }],
+    },
+    { fake: { tools: TOOLS }, ...(audit ? { audit } : {}) },
+  );
+  return gateway.runtime.startOAuth(gateway.gatewayUrl).then(() => gateway);
+}
+
+describe('registration budgets', () => {
+  const audit = new LogCapture();
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    gateway = await gatewayWith({}, { registrations: { perAddress: { points: 3, durationMs: 3_600_000 } } }, audit);
+  });
+  afterAll(() => gateway?.close());
+
+  it('refuses registrations past the per-address budget with 429 temporarily_unavailable and Retry-After, each with one audit line', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    for (let i = 0; i < 3; i++) await oauth.register();
+    for (let i = 0; i < 2; i++) {
+      const refused = await oauth.registerRaw({ client_name: 'x', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' });
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(3000);
+      expect(await refused.json()).toMatchObject({ error: 'temporarily_unavailable', error_description: expect.stringMatching(/registrations per address/) });
+    }
+    const lines = authDecisionsOf(audit).filter((r) => r.endpoint === 'register');
+    expect(lines.filter((r) => r.outcome === 'ok')).toHaveLength(3);
+    expect(lines.filter((r) => r.outcome === 'refused')).toEqual([
+      expect.objectContaining({ reason: 'rate_limited', budget: 'registrations_per_address' }),
+      expect.objectContaining({ reason: 'rate_limited', budget: 'registrations_per_address' }),
+    ]);
+    const metrics = await (await gateway.fetch(new Request(`${gateway.gatewayUrl}/metrics`))).text();
+    expect(metrics).toMatch(/^mcp_rate_limited_total\{budget="registrations_per_address"\} 2$/m);
+    expect(metrics).toMatch(/^mcp_oauth_refusals_total\{endpoint="register",reason="rate_limited"\} 2$/m);
+  });
+});
+
+describe('registration documents', () => {
+  const audit = new LogCapture();
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    gateway = await gatewayWith({}, {}, audit);
+  });
+  afterAll(() => gateway?.close());
+
+  it('refuses a document over oauth.clients.maxMetadataBytes with invalid_client_metadata, and keeps nothing', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    const refused = await oauth.registerRaw({ client_name: 'x'.repeat(6000), redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({ error: 'invalid_client_metadata', error_description: expect.stringMatching(/at most 5120 are accepted/) });
+    expect(authDecisionsOf(audit).at(-1)).toMatchObject({ endpoint: 'register', outcome: 'refused', reason: 'invalid_client_metadata' });
+  });
+
+  it('takes https and loopback http redirect URIs only, for web clients too (OAuth 2.1: http for loopback only)', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    for (const uri of ['http://attacker.example/cb', 'http://192.168.1.10/cb']) {
+      const refused = await oauth.registerRaw({ redirect_uris: [uri], application_type: 'web', token_endpoint_auth_method: 'none' });
+      expect(refused.status, uri).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: 'invalid_redirect_uri' });
+    }
+    for (const uri of ['https://app.example/cb', 'http://127.0.0.1:9/cb', 'http://localhost:9/cb', 'http://[::1]:9/cb']) {
+      const accepted = await oauth.registerRaw({ redirect_uris: [uri], application_type: 'web', token_endpoint_auth_method: 'none' });
+      expect(accepted.status, uri).toBe(201);
+    }
+  });
+});
+
+describe('oauth.initialAccessToken (RFC 7591 §3)', () => {
+  let gateway: InProcessGateway;
+  const token = 'initial-access-token-0123456789-abcdef';
+  beforeAll(async () => {
+    gateway = await gatewayWith({ initialAccessToken: token });
+  });
+  afterAll(() => gateway?.close());
+
+  it('refuses a registration without it or with another, and takes one with it', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    const document = { redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' };
+    for (const headers of [{}, { authorization: 'Bearer not-the-token-0123456789-abcdef' }] as Record<string, string>[]) {
+      const refused = await oauth.registerRaw(document, headers);
+      expect(refused.status).toBe(401);
+      expect(await refused.json()).toMatchObject({ error: 'invalid_token' });
+    }
+    expect((await oauth.registerRaw(document, { authorization: `Bearer ${token}` })).status).toBe(201);
+  });
+});
+
+describe('a flood of registrations against the memory store', () => {
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    gateway = await gatewayWith(
+      { memoryStoreBytes: 1024 * 1024 },
+      { registrations: { perAddress: { points: 100_000, durationMs: 3_600_000 }, total: { points: 100_000, durationMs: 3_600_000 } } },
+    );
+  });
+  afterAll(() => gateway?.close());
+
+  it('evicts only unused registrations: revocations stick, and a client that signed in keeps working', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    const honest = await oauth.register();
+    const kept = await oauth.tokens(honest.client_id, ALICE);
+    const revoked = await oauth.tokens(honest.client_id, ALICE);
+    expect((await oauth.revoke(honest.client_id, String(revoked.body.access_token))).status).toBe(200);
+    const revokedRefresh = await oauth.tokens(honest.client_id, ALICE);
+    expect((await oauth.revoke(honest.client_id, String(revokedRefresh.body.refresh_token))).status).toBe(200);
+    const unused = await oauth.register();
+    // About 4 KiB each: 400 of them are more than the 1 MiB the memory store keeps of unused registrations.
+    for (let i = 0; i < 400; i++) await oauth.register({ client_name: `flood ${i} ${'x'.repeat(4000)}` });
+    // The first unused registration was evicted (the flood reached the bound) ...
+    const authorize = await oauth.send(
+      `${gateway.gatewayUrl}/oauth/authorize?client_id=${unused.client_id}&response_type=code&redirect_uri=${encodeURIComponent(REDIRECT_URI)}&code_challenge=x&code_challenge_method=S256`,
+      { redirect: 'manual' },
+    );
+    expect(authorize.status).toBe(400);
+    expect(await authorize.text()).toContain('invalid_client');
+    // ... but no revocation mark, grant or used client was.
+    expect((await oauth.listTools(String(revoked.body.access_token))).status).toBe(401);
+    expect((await oauth.refresh(honest.client_id, String(revokedRefresh.body.refresh_token))).body.error).toBe('invalid_grant');
+    expect((await oauth.listTools(String(revokedRefresh.body.access_token))).status).toBe(401);
+    expect(await oauth.listTools(String(kept.body.access_token))).toEqual({ status: 200, tools: ['read_ledger'] });
+    const refreshed = await oauth.refresh(honest.client_id, String(kept.body.refresh_token));
+    expect(refreshed.status).toBe(200);
+    expect(await oauth.listTools(String(refreshed.body.access_token))).toEqual({ status: 200, tools: ['read_ledger'] });
+  });
+});

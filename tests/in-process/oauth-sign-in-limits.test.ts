@@ -1,0 +1,156 @@
+/**
+ * Guessing limits (issue 28), through the real handler in process: every attempt on the OAuth sign-in
+ * page spends a point of the key's, the client's and the address's budgets before the key is checked
+ * (atomically), so 40 concurrent wrong secrets check no more than the budget and the rest get a 429
+ * page saying when to try again; a right key gives its points back; the console's admin token has the
+ * same per-address budget. Each decision is one audit line; the consent page shows the configured
+ * scope descriptions and folds the scopes the key does not hold.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/server';
+import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { LogCapture } from '../helpers/log-capture.ts';
+import { authDecisionsOf, authorizeUrl, csrfOf, Jar, oauthClient, pkce, REDIRECT_URI, step, type OAuthClient } from '../helpers/oauth-harness.ts';
+import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
+
+const PER_KEY = 6;
+const PER_CLIENT = 12;
+const CONSOLE_TOKEN = 'console-admin-token-sign-in-limits';
+const CONSOLE_BUDGET = 3;
+
+const audit = new LogCapture();
+let endpoint: ScopeEndpoint;
+let gateway: InProcessGateway;
+let oauth: OAuthClient;
+let clientId: string;
+
+beforeAll(async () => {
+  endpoint = await startScopeEndpoint(
+    { alice: ['ledger:read'], bob: ['ledger:read'], carol: ['ledger:read'] },
+    { secrets: { alice: 'alice-secret', bob: 'bob-secret', carol: 'carol-secret' } },
+  );
+  gateway = inProcessGateway(
+    {
+      scopes: { endpoint: endpoint.url, unauthorizedTtlMs: 0 },
+      oauth: {
+        mode: 'builtin',
+        tokenSecret: 'test-secret-0123456789abcdef-sign-in-limits',
+        scopes: ['ledger:read', 'orders:read', 'trade'],
+        scopeDescriptions: { 'ledger:read': 'Read your ledger', trade: 'Place and cancel orders' },
+      },
+      rateLimits: {
+        signIns: {
+          perKey: { points: PER_KEY, durationMs: 900_000 },
+          perClient: { points: PER_CLIENT, durationMs: 900_000 },
+          perAddress: { points: 1000, durationMs: 900_000 },
+        },
+        consoleSignIns: { perAddress: { points: CONSOLE_BUDGET, durationMs: 900_000, blockMs: 1_800_000 } },
+      },
+      console: { adminToken: CONSOLE_TOKEN },
+      upstreams: [{ health: { intervalMs: 0 } }],
+    },
+    { fake: { tools: [{ definition: { name: 'read_ledger', inputSchema: { type: 'object' } } as Tool }] }, audit },
+  );
+  await gateway.runtime.startOAuth(gateway.gatewayUrl);
+  oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+  clientId = (await oauth.register()).client_id;
+});
+afterAll(async () => {
+  await gateway?.close();
+  await endpoint?.close();
+});
+
+/** Opens a sign-in page of `client`: its jar, interaction URL and CSRF token. */
+async function openSignIn(client = clientId, scope = 'ledger:read') {
+  const jar = new Jar();
+  const p = pkce();
+  const authorize = await step(
+    jar,
+    authorizeUrl(gateway.gatewayUrl, {
+      client_id: client,
+      response_type: 'code',
+      redirect_uri: REDIRECT_URI,
+      scope,
+      resource: `${gateway.gatewayUrl}/mcp`,
+      state: 's',
+      code_challenge: p.challenge,
+      code_challenge_method: 'S256',
+    }),
+    undefined,
+    {},
+    oauth.send,
+  );
+  const interaction = new URL(authorize.headers.get('location')!, gateway.gatewayUrl).href;
+  const html = await (await step(jar, interaction, undefined, {}, oauth.send)).text();
+  return { jar, interaction, csrf: csrfOf(html) };
+}
+
+const signIn = async (key: string, secret: string, client = clientId) => {
+  const page = await openSignIn(client);
+  return step(page.jar, `${page.interaction}/login`, { csrf: page.csrf, key, secret }, {}, oauth.send);
+};
+
+describe('the sign-in page under guessing', () => {
+  it(`checks no more than ${PER_KEY} of 40 concurrent wrong secrets for one key, and answers the rest 429 with when to try again`, async () => {
+    const before = endpoint.hits;
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => signIn('alice', `wrong-${i}`)));
+    const checked = endpoint.hits - before;
+    expect(checked).toBeLessThanOrEqual(PER_KEY);
+    expect(answers.filter((a) => a.status === 401)).toHaveLength(checked);
+    const limited = answers.filter((a) => a.status === 429);
+    expect(limited).toHaveLength(40 - checked);
+    expect(Number(limited[0]!.headers.get('retry-after'))).toBeGreaterThan(60);
+    expect(await limited[0]!.text()).toMatch(/Too many sign-in attempts[\s\S]*Nothing was checked\. Try again in \d+ minutes\./);
+    // The right secret is not checked either until the key's window ends: guessing cannot be resumed by a lucky try.
+    expect((await signIn('alice', 'alice-secret')).status).toBe(429);
+    const decisions = authDecisionsOf(audit).filter((r) => r.endpoint === 'sign_in');
+    expect(decisions.filter((r) => r.reason === 'invalid_credentials')).toHaveLength(checked);
+    expect(decisions.filter((r) => r.reason === 'rate_limited' && r.budget === 'sign_ins_per_key')).toHaveLength(41 - checked);
+    // The key is named by a keyed digest, never itself.
+    expect(audit.text).not.toContain('alice');
+  });
+
+  it('gives back the points of a right key and secret: a key that signs in often is never limited by it', async () => {
+    for (let i = 0; i < PER_KEY + 2; i++) expect((await signIn('bob', 'bob-secret')).status, `sign-in ${i}`).toBe(303);
+  });
+
+  it("counts every key's attempts through one client in that client's budget", async () => {
+    const other = (await oauth.register()).client_id;
+    const statuses = [];
+    for (let i = 0; i < PER_CLIENT + 1; i++) statuses.push((await signIn(`guess-${i}`, 'x', other)).status);
+    expect(statuses.slice(0, PER_CLIENT)).toEqual(Array(PER_CLIENT).fill(401));
+    expect(statuses.at(-1)).toBe(429);
+    expect(authDecisionsOf(audit).at(-1)).toMatchObject({ endpoint: 'sign_in', reason: 'rate_limited', budget: 'sign_ins_per_client', client: other });
+  });
+});
+
+describe('the consent page', () => {
+  it('names each scope by its configured description, folds the scopes the key does not hold, and a denial is one audit line', async () => {
+    const page = await openSignIn(clientId, 'ledger:read orders:read trade');
+    expect((await step(page.jar, `${page.interaction}/login`, { csrf: page.csrf, key: 'carol', secret: 'carol-secret' }, {}, oauth.send)).status).toBe(303);
+    const consent = await (await step(page.jar, page.interaction, undefined, {}, oauth.send)).text();
+    expect(consent).toContain('Read your ledger <code class="muted">ledger:read</code>');
+    expect(consent).toMatch(
+      /<details class="muted"><summary>2 more permissions asked for but not held by your key \(not granted\)<\/summary><ul><li>See your orders <code class="muted">orders:read<\/code><\/li><li>Place and cancel orders <code class="muted">trade<\/code><\/li><\/ul><\/details>/,
+    );
+    const denied = await step(page.jar, `${page.interaction}/consent`, { csrf: csrfOf(consent), decision: 'deny' }, {}, oauth.send);
+    expect(denied.status).toBe(303);
+    const consentLines = authDecisionsOf(audit).filter((r) => r.endpoint === 'consent' || r.endpoint === 'authorize');
+    expect(consentLines).toEqual([expect.objectContaining({ endpoint: 'consent', outcome: 'refused', reason: 'access_denied' })]);
+  });
+});
+
+describe('the console admin token', () => {
+  const console = (authorization: string) => gateway.fetch(new Request(`${gateway.gatewayUrl}/console`, { headers: { authorization } }));
+
+  it(`allows ${CONSOLE_BUDGET} wrong tokens per address, then 429 with Retry-After before comparing, even the right one`, async () => {
+    expect((await console(`Bearer ${CONSOLE_TOKEN}`)).status).toBe(200);
+    for (let i = 0; i < CONSOLE_BUDGET; i++) expect((await console(`Bearer wrong-token-${i}`)).status).toBe(401);
+    const limited = await console('Bearer wrong-token-x');
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(1000);
+    expect((await console(`Bearer ${CONSOLE_TOKEN}`)).status).toBe(429);
+    const lines = authDecisionsOf(audit).filter((r) => r.endpoint === 'console');
+    expect(lines.map((r) => r.reason)).toEqual([...Array(CONSOLE_BUDGET).fill('invalid_token'), 'rate_limited', 'rate_limited']);
+  });
+});
