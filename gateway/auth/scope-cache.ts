@@ -137,13 +137,14 @@ export class ScopeCache {
     const result: ScopeResult = fetched.kind === 'unauthorized' || keepMs <= 0 ? fetched : { ...fetched, validUntil: Date.now() + keepMs };
     this.metrics.scopeLookupDuration.observe((performance.now() - started) / 1000);
     this.metrics.scopeLookups.inc({ result: result.kind === 'scopes' ? 'miss' : result.kind === 'unknown' ? result.reason : 'unauthorized' });
-    if (result.kind === 'scopes') {
+    // ttlMs 0 keeps no entry (a store ttl of 0 would mean "for ever").
+    if (result.kind === 'scopes' && this.config.ttlMs > 0) {
       this.local.set(credential.digest, result);
       await this.store.set(credential.digest, result, this.config.ttlMs);
-      if (this.config.staleIfErrorMs > 0) {
-        const good: LastKnown = { scopes: result.scopes, ...(result.account !== undefined ? { account: result.account } : {}), at: Date.now() };
-        await this.store.set(lastKnownKey(credential.digest), good, this.config.staleIfErrorMs);
-      }
+    }
+    if (result.kind === 'scopes' && this.config.staleIfErrorMs > 0) {
+      const good: LastKnown = { scopes: result.scopes, ...(result.account !== undefined ? { account: result.account } : {}), at: Date.now() };
+      await this.store.set(lastKnownKey(credential.digest), good, this.config.staleIfErrorMs);
     }
     if (result.kind === 'unauthorized') await this.store.delete(lastKnownKey(credential.digest));
     if (result.kind === 'unknown') {

@@ -20,7 +20,7 @@ describe('the configuration reference', () => {
     expect(keys.get('upstreams[i].url')).toMatchObject({ env: 'GATEWAY_UPSTREAMS_0_URL', first: true, section: 'upstreams' });
     expect(keys.get('cache.redisUrl')?.env).toBe('GATEWAY_CACHE_REDIS_URL, REDIS_URL');
     expect(keys.get('scopes.timeoutMs')).toMatchObject({ default: '3000', env: 'GATEWAY_SCOPES_TIMEOUT_MS', first: false });
-    expect(keys.get('rateLimits.reads')?.type).toBe('{ points, durationMs }');
+    expect(keys.get('rateLimits.reads')?.type).toBe('{ points, durationMs, blockMs }');
     expect(keys.get('credentials.apiKeys[i].name')?.default).toBe('required');
   });
 
