@@ -21,10 +21,21 @@ function loads(config: Record<string, unknown>, env: Record<string, string> = {}
   return loadConfig({ path, env });
 }
 
+/** A schema without what validation ignores (descriptions, x-* annotations): a reworded description needs no new copy. */
+function rules(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(rules);
+  if (node === null || typeof node !== 'object') return node;
+  return Object.fromEntries(
+    Object.entries(node)
+      .filter(([key]) => key !== 'description' && !key.startsWith('x-'))
+      .map(([key, value]) => [key, rules(value)]),
+  );
+}
+
 describe('the Helm chart', () => {
-  it('values.schema.json holds config/schema.json as it is (npm run chart:schema)', () => {
+  it('values.schema.json holds the rules of config/schema.json as they are (else: npm run chart:schema)', () => {
     const schema = JSON.parse(readFileSync(VALUES_SCHEMA_PATH, 'utf8')) as { definitions: unknown; properties: { config: unknown } };
-    expect(schema.definitions).toEqual(gatewayDefinitions());
+    expect(rules(schema.definitions), 'config/schema.json changed: run `npm run chart:schema`').toEqual(rules(gatewayDefinitions()));
     expect(schema.properties.config).toEqual({ $ref: '#/definitions/gatewayConfig' });
   });
 
