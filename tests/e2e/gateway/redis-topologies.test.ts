@@ -192,8 +192,9 @@ describe.runIf(hasRedis)('Redis Sentinel (redis-sentinel): the master found and 
   let sentinelPort: number;
   const sentinelCli = (...args: string[]) => spawnSync('redis-cli', ['-p', String(sentinelPort), ...args], { encoding: 'utf8' }).stdout;
   beforeAll(async () => {
-    master = await startRedis();
-    replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)] });
+    // In the test's folder: a replica's full sync writes dump.rdb where it runs.
+    master = await startRedis({ cwd: dir });
+    replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(master.port)], cwd: dir });
     sentinelPort = await freePort();
     const conf = join(dir, 'sentinel.conf');
     writeFileSync(
