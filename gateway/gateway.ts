@@ -2,13 +2,13 @@ import type { Server as HttpServer } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
-import type { GatewayConfig } from '../config/load.ts';
+import { ConfigError, type GatewayConfig } from '../config/load.ts';
 import { metricsRoute } from './http/app.ts';
 import { createGatewayServer } from './http/node-server.ts';
 import { originGuard } from './http/edge.ts';
 import type { GatewayRuntime } from './runtime-state.ts';
 import { checkReplicas } from './ops/replica-check.ts';
-import { planReload, type ReloadPlan } from './reload/plan.ts';
+import { planReload, ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 
 export type { GatewayConfig } from '../config/load.ts';
@@ -26,10 +26,12 @@ export interface RunningGateway {
    * taking over the upstream connections that did not change, and serves new requests with it at once;
    * requests in flight finish on the old runtime, which then closes what was not taken over (after
    * `shutdown.graceMs` at the latest, which ends long-lived listen streams: their clients reconnect).
-   * Reloads run one at a time.
-   * @throws ReloadRefused when a key bound to a socket changed; the running configuration keeps serving.
+   * Reloads run one at a time. `config` may be a loader, called in turn (its ConfigError is a refusal).
+   * Each outcome is counted in `mcp_config_reloads_total{outcome}` (applied, refused, failed) and logged.
+   * @throws ReloadRefused when a key bound to a socket changed, ConfigError from the loader; the running
+   *   configuration keeps serving.
    */
-  reload(config: GatewayConfig): Promise<ReloadPlan>;
+  reload(config: GatewayConfig | (() => GatewayConfig)): Promise<ReloadPlan>;
   /** Base URL of the separate metrics listener when `metrics.port` is set. */
   metricsUrl?: string;
   /**
@@ -83,7 +85,23 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     metricsUrl: metricsServer && urlOf(metricsServer, config.listen.host),
     close: (options) => (closing ??= shutdown(options?.drain === true)),
     reload(next) {
-      const done = reloading.then(() => swap(next));
+      const done = reloading
+        .then(() => swap(typeof next === 'function' ? next() : next))
+        .then(
+          (plan) => {
+            runtime.state.metrics.configReloads.inc({ outcome: 'applied' });
+            return plan;
+          },
+          (error: unknown) => {
+            const refused = error instanceof ConfigError || error instanceof ReloadRefused;
+            runtime.state.metrics.configReloads.inc({ outcome: refused ? 'refused' : 'failed' });
+            log.warn(
+              { outcome: refused ? 'refused' : 'failed', key: (error as { keyPath?: string }).keyPath, reason: (error as Error).message },
+              refused ? 'configuration not reloaded; the running configuration keeps serving' : 'configuration reload failed',
+            );
+            throw error;
+          },
+        );
       reloading = done.catch(() => undefined);
       return done;
     },

@@ -102,7 +102,8 @@ async function serve(config: ReturnType<typeof loadConfig>, path: string): Promi
   const gateway = await startGateway(config);
   driveReloads(gateway, {
     load: () => loadConfig({ path }),
-    watchPath: config.reload.watch ? path : undefined,
+    path,
+    watch: config.reload.watch,
     report: (line) => process.stderr.write(`${line}\n`),
   });
   // Announced once SIGHUP and the file watch are armed: a signal or an edit right after this line

@@ -84,7 +84,8 @@ console.log(`reload         kill -HUP ${process.pid}`);
 const reloadPath = configPath ?? DEFAULT_CONFIG_PATH;
 driveReloads(gateway, {
   load: () => followBoundPorts(loadConfig({ path: reloadPath }), { upstreamUrl: upstream.url, platformUrl: platform.url }),
-  watchPath: config.reload.watch ? reloadPath : undefined,
+  path: reloadPath,
+  watch: config.reload.watch,
   report: (line) => console.error(`npm start: ${line}`),
 });
 

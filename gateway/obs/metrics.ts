@@ -23,6 +23,7 @@ export interface GatewayMetrics {
   /** External embeddings endpoint failures (search answered by the index alone), by stage (tools|query). */
   searchEmbeddingFailures: Counter<'stage'>;
   configUnmatchedRules: Gauge<'upstream'>;
+  configReloads: Counter<'outcome'>;
   outputSchemaViolations: Counter<'tool'>;
   outputSchemaCompileFailures: Counter<'tool'>;
   advertisedTools: Gauge<'endpoint'>;
@@ -121,6 +122,12 @@ export function createMetrics(): GatewayMetrics {
       name: 'mcp_config_unmatched_rules',
       help: "Per-tool config entries (scopeRules, readOnlyOverrides, categories, outputSchemas, tools, anchors, rateLimits.tools) naming no tool the upstream's last catalogue listed, by upstream: typos apply to nothing.",
       labelNames: ['upstream'],
+      registers: r,
+    }),
+    configReloads: new Counter({
+      name: 'mcp_config_reloads_total',
+      help: 'Live reloads (SIGHUP, reload.watch) by outcome: applied, refused (the new configuration is invalid or changes a key that needs a restart; the running one keeps serving) or failed.',
+      labelNames: ['outcome'],
       registers: r,
     }),
     catalogTools: new Gauge({ name: 'mcp_catalog_tools', help: 'Tools in the last fetched catalogue, by upstream.', labelNames: ['upstream'], registers: r }),

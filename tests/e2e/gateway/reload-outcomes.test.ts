@@ -1,0 +1,99 @@
+/**
+ * What a live reload tells an operator: every outcome is a JSON log line and a count in
+ * `mcp_config_reloads_total{outcome}` (applied, refused), a refused one naming the key, and the running
+ * configuration keeps serving; `reload.watch` turned on or off by a reload starts or stops the file watch
+ * at once (gateway/cli/reload-driver.ts; the signal is emitted in process, the file is real).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig } from '../../../config/load.ts';
+import { driveReloads } from '../../../gateway/cli/reload-driver.ts';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+import { PROCESS_BUDGET_MS, waitFor } from '../../helpers/wait.ts';
+
+let stack: Stack;
+let dir: string;
+beforeAll(async () => {
+  stack = await startStack({ upstream: { tools: [{ definition: { name: 'quote', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } }] } });
+  dir = mkdtempSync(join(tmpdir(), 'reload-outcomes-'));
+});
+afterAll(async () => {
+  await stack?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The stack's configuration (listen port 0, as it started) from `file`. */
+const load = (file = DEFAULT_CONFIG_PATH) => {
+  const config = loadConfig({
+    path: file,
+    env: {},
+    overrides: { log: { level: 'info' }, listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: stack.upstreamUrl }] },
+  });
+  delete config.scopes.endpoint;
+  return config;
+};
+
+async function reloads(): Promise<Record<string, number>> {
+  const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+  return Object.fromEntries([...text.matchAll(/^mcp_config_reloads_total\{outcome="(\w+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
+}
+
+describe('reload outcomes', () => {
+  it('are counted and logged: applied, refused for an invalid file (the key named), refused for a key that needs a restart', async () => {
+    await stack.gateway.reload(() => load());
+    expect(await reloads()).toEqual({ applied: 1 });
+
+    const invalid = () => {
+      throw new ConfigError('scopes.timeoutMs', 'must be integer (in gateway.yaml)');
+    };
+    await expect(stack.gateway.reload(invalid)).rejects.toThrow('scopes.timeoutMs');
+    const movedPort = () => ({ ...load(), listen: { host: '127.0.0.1', port: 1 } });
+    await expect(stack.gateway.reload(movedPort)).rejects.toThrow('listen.port: changed from 0 to 1, which needs a restart');
+    expect(await reloads()).toEqual({ applied: 1, refused: 2 });
+
+    const refusals = stack.logs.records('configuration not reloaded');
+    expect(refusals.map((r) => [r.level, r.outcome, r.key])).toEqual([
+      [40, 'refused', 'scopes.timeoutMs'],
+      [40, 'refused', 'listen.port'],
+    ]);
+    expect((await fetch(`${stack.gatewayUrl}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('reload.watch changed by a reload', () => {
+  it('starts the watch when turned on and stops it when turned off, and says so', async () => {
+    const file = join(dir, 'gateway.yaml');
+    const base = parse(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')) as Record<string, any>;
+    const write = (watch: boolean, anchors: string[]) =>
+      writeFileSync(file, stringify({ ...base, reload: { watch }, upstreams: [{ ...base.upstreams[0], anchors }] }));
+    const lines: string[] = [];
+    write(false, []);
+    const stop = driveReloads(stack.gateway, { load: () => load(file), path: file, watch: false, report: (line) => lines.push(line) });
+    try {
+      // Not watched yet: an edit alone reloads nothing; SIGHUP reloads it and turns the watch on.
+      write(true, []);
+      process.emit('SIGHUP');
+      await waitFor('the SIGHUP reload', () => lines.length === 1, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[0]).toMatch(/^SIGHUP: configuration reloaded \(.*; reload\.watch on: watching gateway\.yaml\)$/);
+
+      // Watched: an edit reloads by itself; this one turns the watch off.
+      write(false, ['quote']);
+      await waitFor('the watched reload', () => lines.length === 2, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[1]).toMatch(/^gateway\.yaml changed: configuration reloaded \(.*; reload\.watch off: gateway\.yaml no longer watched\)$/);
+
+      // Not watched any more: an edit goes unseen (an absence: waited for, well past the 200 ms debounce)
+      // until the next signal, whose line comes next.
+      write(false, []);
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(lines).toHaveLength(2);
+      process.emit('SIGHUP');
+      await waitFor('the last SIGHUP reload', () => lines.length === 3, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[2]).toMatch(/^SIGHUP: configuration reloaded/);
+    } finally {
+      stop();
+    }
+  });
+});
