@@ -5,6 +5,7 @@ import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { cors, exposeToOrigin, originGuard, originRefusal, rejectAtEdge, requestAccounting, requestIdentity } from './edge.ts';
 import { NodeExchange, type Exchange } from './exchange.ts';
 import { mountConsole, type ServeInProcess } from './console/routes.ts';
+import { browserPage } from './browser-pages.ts';
 import { healthz, readyz } from './health.ts';
 import type { Surface } from '../mcp/types.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
@@ -126,6 +127,20 @@ function createApp(
       rejectAtEdge(ctx, 'method_not_allowed', `Method Not Allowed: ${ctx.path} answers ${allow}, not ${ctx.method}`);
     } else if (ctx.status === 404 || ctx.status === 501) {
       const paths = mounts.map((m) => m.surface.path).join(', ');
+      const forPerson = browserPage(
+        ctx,
+        config,
+        mounts.map((m) => m.surface.path),
+      );
+      if (forPerson) {
+        ctx.state.route = forPerson.route;
+        ctx.status = forPerson.status;
+        ctx.set('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
+        ctx.set('cache-control', 'no-store');
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = forPerson.body;
+        return;
+      }
       rejectAtEdge(
         ctx,
         'not_found',

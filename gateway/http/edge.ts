@@ -28,7 +28,9 @@ export function requestIdentity(log: Logger, metrics: GatewayMetrics, inflight: 
   const account = requestAccounting(log, metrics, inflight);
   return async (ctx, next) => {
     ctx.state.requestId = account(ctx.req, ctx.res, ctx.path, () => {
-      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      // The router's template, else a label a handler outside the router set (the authorization server,
+      // the pages for a browser); always bounded, never the raw path.
+      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute ?? ctx.state.route;
       return typeof route === 'string' ? route : 'unmatched';
     });
     await next();

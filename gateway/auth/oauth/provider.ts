@@ -9,7 +9,7 @@ import { ClientMetadataError, type createClientMetadataResolver } from './client
 import type { GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
 import { errorPage } from './pages.ts';
-import { INTERACTION_PREFIX } from './paths.ts';
+import { AUTHORIZATION_SERVER_ROUTES, INTERACTION_PREFIX } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
 import type { OAuthStore } from './store.ts';
 
@@ -205,20 +205,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     },
     findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
     interactions: { url: async (_ctx, interaction) => `${INTERACTION_PREFIX}${interaction.uid}` },
-    routes: {
-      authorization: '/oauth/authorize',
-      token: '/oauth/token',
-      registration: '/oauth/register',
-      revocation: '/oauth/revoke',
-      jwks: '/oauth/jwks',
-      introspection: '/oauth/introspect',
-      userinfo: '/oauth/userinfo',
-      end_session: '/oauth/logout',
-      pushed_authorization_request: '/oauth/par',
-      code_verification: '/oauth/device',
-      device_authorization: '/oauth/device/auth',
-      backchannel_authentication: '/oauth/backchannel',
-    },
+    routes: AUTHORIZATION_SERVER_ROUTES,
     discovery: { ...(cimd ? { client_id_metadata_document_supported: true } : {}), service_documentation: undefined },
     renderError: async (ctx, out) => {
       ctx.type = 'html';

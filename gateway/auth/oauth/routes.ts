@@ -5,7 +5,7 @@ import type { GatewayConfig } from '../../../config/types.ts';
 import { registrationCharges } from '../attempt-budgets.ts';
 import type { RateLimiter } from '../../store/rate-limiter.ts';
 import type { AuthDecisions } from '../decisions.ts';
-import { INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
+import { authorizationServerRoute, INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
 
 export interface RouteDeps {
   provider: Provider;
@@ -28,6 +28,7 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
   return async (ctx, next) => {
     const isInteraction = ctx.path.startsWith(INTERACTION_PREFIX);
     if (!isInteraction && !isAuthorizationServerPath(ctx.path)) return next();
+    ctx.state.route = authorizationServerRoute(ctx.path);
     ctx.set(
       'content-security-policy',
       isInteraction ? "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'" : "frame-ancestors 'none'",

@@ -1,0 +1,118 @@
+/**
+ * The paths outside the MCP endpoints, as an operator and a person with a browser meet them:
+ * - every request to the built-in authorization server and the console is counted under a route label
+ *   of its own (http_request_duration_seconds{route}), bounded (no uid, no made-up endpoint name), not `unmatched`;
+ * - a browser opening `/` gets a page naming the MCP endpoints and the console (or how to turn it on);
+ *   one opening an unknown console page, or the console while it is off, gets a page saying so;
+ * - MCP clients, scripts (`Accept: *\/*`) and other paths keep the JSON-RPC 404.
+ * In process, through the real app.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/load.ts';
+import { inProcessGateway, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const ADMIN = 'admin-token-for-route-tests';
+const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+
+let gateway: InProcessGateway;
+let off: InProcessGateway;
+beforeAll(async () => {
+  gateway = inProcessGateway({ console: { adminToken: ADMIN } }, { fake: { tools: [] } });
+  await gateway.runtime.startOAuth(gateway.gatewayUrl);
+  const config = loadConfig({ env: {}, overrides: { listen: { port: 0 }, upstreams: [{ url: 'http://fake.upstream.invalid/mcp' }] } });
+  delete config.console.adminToken;
+  off = inProcessGateway(config);
+});
+afterAll(async () => {
+  await gateway?.close();
+  await off?.close();
+});
+
+const get = (g: InProcessGateway, path: string, headers: Record<string, string> = {}) => routedFetch(`${g.gatewayUrl}${path}`, { headers });
+
+describe('route labels', () => {
+  it('name the authorization server and console routes, bounded, never unmatched', async () => {
+    for (const path of [
+      '/oauth/authorize?client_id=x',
+      '/oauth/jwks',
+      '/oauth/interaction/uid-4711/login',
+      '/oauth/interaction/uid-4711',
+      '/oauth/register/client-4711',
+      '/oauth/made-up-4711',
+      '/.well-known/oauth-authorization-server',
+    ])
+      await (await get(gateway, path)).arrayBuffer();
+    await (await get(gateway, '/console/catalog', { authorization: `Bearer ${ADMIN}` })).arrayBuffer();
+    const want = [
+      '/oauth/authorize',
+      '/oauth/jwks',
+      '/oauth/interaction/{uid}/login',
+      '/oauth/interaction/{uid}',
+      '/oauth/register/{clientId}',
+      '/oauth/{*rest}',
+      '/.well-known/oauth-authorization-server',
+      '/console/catalog',
+    ];
+    const routes = await waitFor('every request to be counted', async () => {
+      const text = await (await get(gateway, '/metrics')).text();
+      const labels = new Set([...text.matchAll(/^http_request_duration_seconds_count\{route="([^"]+)"/gm)].map((m) => m[1]!));
+      return want.every((route) => labels.has(route)) && labels;
+    });
+    expect([...routes].filter((route) => /4711/.test(route))).toEqual([]);
+    expect(routes.has('unmatched')).toBe(false);
+  });
+});
+
+describe('a browser', () => {
+  it('opening / gets a page naming the MCP endpoints and the console', async () => {
+    const response = await get(gateway, '/', BROWSER);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    const page = await response.text();
+    expect(page).toContain('<code>/mcp</code>');
+    expect(page).toContain('<code>/mcp/compact</code>');
+    expect(page).toContain('<a href="/console">/console</a>');
+  });
+
+  it('opening an unknown console page gets a page pointing to /console (after the admin check)', async () => {
+    expect((await get(gateway, '/console/nope', BROWSER)).status).toBe(401);
+    const response = await get(gateway, '/console/nope', { ...BROWSER, authorization: `Bearer ${ADMIN}` });
+    expect(response.status).toBe(404);
+    const page = await response.text();
+    expect(page).toContain('Nothing is at <code>/console/nope</code>');
+    expect(page).toContain('<a href="/console">/console</a>');
+  });
+
+  it('opening the console while it is off is told how to turn it on', async () => {
+    for (const path of ['/console', '/console/catalog']) {
+      const response = await get(off, path, BROWSER);
+      expect(response.status, path).toBe(404);
+      const page = await response.text();
+      expect(page).toContain('The console is off');
+      expect(page).toContain('<code>console.adminToken</code>');
+      expect(page).toContain('<code>GATEWAY_CONSOLE_ADMIN_TOKEN</code>');
+    }
+    expect(await (await get(off, '/', BROWSER)).text()).toContain('The operator console is off');
+  });
+});
+
+describe('everything else', () => {
+  it('keeps the JSON-RPC 404: scripts, MCP spellings, other paths, other methods', async () => {
+    const cases: [string, RequestInit][] = [
+      ['/', { headers: { accept: '*/*' } }],
+      ['/', { method: 'POST', headers: { ...BROWSER, 'content-type': 'application/json' }, body: '{}' }],
+      ['/MCP', { headers: BROWSER }],
+      ['/mcp/', { headers: BROWSER }],
+      ['/nowhere', { headers: BROWSER }],
+    ];
+    for (const [path, init] of cases) {
+      const response = await routedFetch(`${gateway.gatewayUrl}${path}`, init);
+      expect(response.status, path).toBe(404);
+      expect(await response.json(), path).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: expect.stringContaining('is not an endpoint') } });
+    }
+    const consoleOff = await get(off, '/console', { accept: 'application/json' });
+    expect(consoleOff.status).toBe(404);
+    expect(((await consoleOff.json()) as { jsonrpc: string }).jsonrpc).toBe('2.0');
+  });
+});
