@@ -10,6 +10,7 @@ import { healthz, readyz } from './health.ts';
 import type { Surface } from '../mcp/types.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
 import { protectedResourceMetadata } from './protected-resource.ts';
+import { pathPrefix } from '../auth/oauth/paths.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
@@ -86,14 +87,14 @@ function createApp(
   router.get('/healthz', healthz);
   router.get('/readyz', readyz(runtime));
   if (config.metrics.enabled && config.metrics.port === undefined) router.get('/metrics', metricsRoute(runtime));
-  router.get('/.well-known/oauth-protected-resource', (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, '', runtime.oauth?.metadata)));
-  for (const { surface } of mounts) {
-    router.get(
-      `/.well-known/oauth-protected-resource${surface.path}`,
-      (ctx) => void (ctx.body = protectedResourceMetadata(config, ctx, surface.path, runtime.oauth?.metadata)),
-    );
-    router.all(surface.path, routes.get(surface.path)!);
+  // RFC 9728 §3.1: also at the well-known path with publicUrl's path inserted (`/.well-known/oauth-protected-resource/prefix/mcp`),
+  // for a proxy that sends host-root well-known requests to the gateway as they are.
+  const prefix = pathPrefix(config.publicUrl);
+  for (const resourcePath of ['', ...mounts.map((m) => m.surface.path)]) {
+    const answer = (ctx: Koa.Context) => void (ctx.body = protectedResourceMetadata(config, ctx, resourcePath, runtime.oauth?.metadata));
+    for (const path of new Set([resourcePath, `${prefix}${resourcePath}`])) router.get(`/.well-known/oauth-protected-resource${path}`, answer);
   }
+  for (const { surface } of mounts) router.all(surface.path, routes.get(surface.path)!);
   mountConsole(router, runtime, serve);
 
   app.use(requestIdentity(log, metrics, inflight));

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import { localhostAllowedHostnames, localhostAllowedOrigins, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
-import { isAuthorizationServerPath } from '../auth/oauth/paths.ts';
+import { isAuthorizationServerPath, pathPrefix } from '../auth/oauth/paths.ts';
 import { jsonRpcErrorBody, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
@@ -94,7 +94,8 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
   const hosts = [...config.security.allowedHosts, ...(loopback ? localhostAllowedHostnames() : [])];
   const checkHost = (config.security.dnsRebindingProtection ?? loopback) || config.security.allowedHosts.length > 0;
   const origins = [...config.security.allowedOrigins, ...(loopback ? localhostAllowedOrigins() : [])];
-  const crossOriginPath = config.oauth.mode === 'builtin' ? isAuthorizationServerPath : () => false;
+  const issuerPrefix = pathPrefix(config.oauth.issuer ?? config.publicUrl);
+  const crossOriginPath = config.oauth.mode === 'builtin' ? (path: string) => isAuthorizationServerPath(path, issuerPrefix) : () => false;
   return (ctx) => {
     if (checkHost && !isProbe(ctx)) {
       const host = validateHostHeader(ctx.get('host'), hosts);

@@ -7,6 +7,7 @@ import type { ScopeResult } from '../scope-cache.ts';
 import { createClientMetadataResolver } from './client-metadata.ts';
 import { grantCredentials } from './grant-credential.ts';
 import { interactionRoute } from './interaction.ts';
+import { pathPrefix } from './paths.ts';
 import { deriveKeys, randomRootKey, type OAuthKeys } from './keys.ts';
 import { createProvider } from './provider.ts';
 import { ResourceSet } from './resource-url.ts';
@@ -110,7 +111,14 @@ export async function createBuiltinOAuth(
 
   return {
     mode: 'builtin',
-    routes: authorizationServerRoutes({ provider, interaction, rateLimits: gateway.rateLimits, limiter: deps.rateLimiter, decide: deps.decide }),
+    routes: authorizationServerRoutes({
+      provider,
+      interaction,
+      prefix: pathPrefix(issuer),
+      rateLimits: gateway.rateLimits,
+      limiter: deps.rateLimiter,
+      decide: deps.decide,
+    }),
     metadata: { authorization_servers: [issuer], scopes_supported: supported },
     insufficientScope: false,
     keySource: keys.source,

@@ -13,7 +13,7 @@ import { promoteClient } from './adapter.ts';
 import type { GrantCredentials } from './grant-credential.ts';
 import { unwrapCredential, wrap, type OAuthKeys } from './keys.ts';
 import { consentPage, errorPage, signInPage, tooManyAttemptsPage, type ClientView, type ScopeChoice } from './pages.ts';
-import { INTERACTION_PREFIX } from './paths.ts';
+import { INTERACTION_PREFIX, pathPrefix } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
 import type { OAuthStore } from './store.ts';
 
@@ -110,7 +110,8 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     if (!client) return page(ctx, 400, errorPage('Unknown application', 'The application asking for access is not registered.'));
     const view = clientView(client, String(details.params.redirect_uri ?? ''));
     const csrf = csrfToken(keys.csrf, uid);
-    const base = `${INTERACTION_PREFIX}${uid}`;
+    // The URL the browser uses (with the issuer's path prefix); ctx.path is what reached the gateway.
+    const base = `${pathPrefix(issuer)}${INTERACTION_PREFIX}${uid}`;
     const pendingKey = `pending-sign-in:${uid}`;
     const resource = resources.shown(details.params.resource);
     const requested = String(details.params.scope ?? '')

@@ -1,12 +1,32 @@
 /** Where the pages of one sign-in live: `${INTERACTION_PREFIX}<uid>` (interaction.ts serves them). */
 export const INTERACTION_PREFIX = '/oauth/interaction/';
 
+const DISCOVERY = ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration'];
+
+/**
+ * The path a public URL puts in front of the gateway's own paths: `''`, or `/prefix` for
+ * `https://host/prefix` (a reverse proxy that strips it sends the gateway `/oauth/...`, `/mcp`).
+ */
+export function pathPrefix(url: string | undefined): string {
+  return ((url && URL.parse(url)?.pathname) || '').replace(/\/+$/, '');
+}
+
+/**
+ * The discovery document a path asks for, as oidc-provider serves it: the bare path, or RFC 8414 §3's
+ * form for an issuer with a path (`/.well-known/oauth-authorization-server/prefix`; the OIDC name the
+ * same way); undefined for any other path.
+ */
+export function discoveryPath(path: string, prefix: string): string | undefined {
+  return DISCOVERY.find((name) => path === name || (prefix !== '' && path === `${name}${prefix}`));
+}
+
 /**
  * The built-in authorization server's paths: its `/oauth/*` endpoints and pages and the RFC 8414 / OIDC
- * discovery documents. A leaf (no oidc-provider import), so the edge can name them without loading the server.
+ * discovery documents (`prefix`: the issuer's path). A leaf (no oidc-provider import), so the edge can
+ * name them without loading the server.
  */
-export function isAuthorizationServerPath(path: string): boolean {
-  return path.startsWith('/oauth/') || path === '/.well-known/oauth-authorization-server' || path === '/.well-known/openid-configuration';
+export function isAuthorizationServerPath(path: string, prefix = ''): boolean {
+  return path.startsWith('/oauth/') || discoveryPath(path, prefix) !== undefined;
 }
 
 /** oidc-provider's endpoints, by its name for each (provider.ts `routes`): every one under `/oauth/`. */
@@ -35,9 +55,9 @@ const ENDPOINTS = new Set<string>(Object.values(AUTHORIZATION_SERVER_ROUTES));
  * discovery document, else `/oauth/{*rest}`. Bounded whatever the request's path: never a uid or a
  * made-up endpoint name.
  */
-export function authorizationServerRoute(path: string): string {
-  // Outside /oauth/, an authorization server path is one of the two discovery documents.
-  if (!path.startsWith('/oauth/')) return isAuthorizationServerPath(path) ? path : 'unmatched';
+export function authorizationServerRoute(path: string, prefix = ''): string {
+  // Outside /oauth/, an authorization server path is one of the two discovery documents (`prefix`: in RFC 8414 §3's form too).
+  if (!path.startsWith('/oauth/')) return discoveryPath(path, prefix) ?? 'unmatched';
   if (ENDPOINTS.has(path)) return path;
   if (path.startsWith(INTERACTION_PREFIX)) {
     const [, step, ...more] = path.slice(INTERACTION_PREFIX.length).split('/');

@@ -9,7 +9,7 @@ import { ClientMetadataError, type createClientMetadataResolver } from './client
 import type { GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
 import { errorPage } from './pages.ts';
-import { AUTHORIZATION_SERVER_ROUTES, INTERACTION_PREFIX } from './paths.ts';
+import { AUTHORIZATION_SERVER_ROUTES, INTERACTION_PREFIX, pathPrefix } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
 import type { OAuthStore } from './store.ts';
 
@@ -204,7 +204,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
       return { cpz_cred: wrapped, gid: grantId };
     },
     findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
-    interactions: { url: async (_ctx, interaction) => `${INTERACTION_PREFIX}${interaction.uid}` },
+    interactions: { url: async (_ctx, interaction) => `${pathPrefix(issuer)}${INTERACTION_PREFIX}${interaction.uid}` },
     routes: AUTHORIZATION_SERVER_ROUTES,
     discovery: { ...(cimd ? { client_id_metadata_document_supported: true } : {}), service_documentation: undefined },
     renderError: async (ctx, out) => {

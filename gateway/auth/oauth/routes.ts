@@ -5,10 +5,12 @@ import type { GatewayConfig } from '../../../config/types.ts';
 import { registrationCharges } from '../attempt-budgets.ts';
 import type { RateLimiter } from '../../store/rate-limiter.ts';
 import type { AuthDecisions } from '../decisions.ts';
-import { authorizationServerRoute, INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
+import { authorizationServerRoute, discoveryPath, INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
 
 export interface RouteDeps {
   provider: Provider;
+  /** The issuer's path (paths.ts `pathPrefix`): '' or `/prefix`, which a reverse proxy strips before the gateway. */
+  prefix: string;
   interaction: (ctx: Context) => Promise<void>;
   rateLimits: GatewayConfig['rateLimits'];
   limiter: RateLimiter;
@@ -21,14 +23,17 @@ export interface RouteDeps {
  * consent page) or cached. A registration (RFC 7591) first spends the registration budgets
  * (`rateLimits.registrations`: per client address, and in total, shared through Redis): over one, 429
  * with Retry-After and the RFC 6749 code `temporarily_unavailable`, before anything is parsed or stored.
+ * Behind a path prefix (an issuer `https://host/prefix`, the proxy stripping `/prefix`) every URL the
+ * server writes carries the prefix (oidc-provider takes it as its mount path), and the discovery
+ * documents also answer at RFC 8414 §3's `/.well-known/oauth-authorization-server/prefix`.
  */
 export function authorizationServerRoutes(deps: RouteDeps): Middleware {
-  const { provider, interaction, limiter, decide } = deps;
+  const { provider, interaction, limiter, decide, prefix } = deps;
   const handleProvider = provider.callback() as (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   return async (ctx, next) => {
     const isInteraction = ctx.path.startsWith(INTERACTION_PREFIX);
-    if (!isInteraction && !isAuthorizationServerPath(ctx.path)) return next();
-    ctx.state.route = authorizationServerRoute(ctx.path);
+    if (!isInteraction && !isAuthorizationServerPath(ctx.path, prefix)) return next();
+    ctx.state.route = authorizationServerRoute(ctx.path, prefix);
     ctx.set(
       'content-security-policy',
       isInteraction ? "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'" : "frame-ancestors 'none'",
@@ -57,6 +62,12 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
         };
         return;
       }
+    }
+    if (prefix) {
+      const discovery = discoveryPath(ctx.path, prefix);
+      if (discovery) ctx.req.url = discovery;
+      // oidc-provider's mount path is what originalUrl has before url: the URLs it writes get the prefix back.
+      (ctx.req as { originalUrl?: string }).originalUrl = `${prefix}${ctx.req.url}`;
     }
     for (const [name, value] of Object.entries(ctx.response.headers)) if (value !== undefined) ctx.res.setHeader(name, value as string);
     ctx.respond = false;
