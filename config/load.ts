@@ -66,7 +66,10 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
   const merged = mergeDeep(fromFile, envOverrides(env, provenance));
   const config = mergeDeep(merged, (options.overrides ?? {}) as Json) as Record<string, Json>;
   if (!validate(config)) throw configErrorFrom(validate.errors ?? [], provenance, path, options.overrides ?? {});
-  return finalise(config as unknown as GatewayConfig, env);
+  const final = finalise(config as unknown as GatewayConfig, env);
+  // "Beside the config": a relative lock file is read where the configuration file is.
+  if (final.pinning.lockFile) final.pinning.lockFile = resolve(dirname(path), final.pinning.lockFile);
+  return final;
 }
 
 function readYaml(path: string): Json {

@@ -8,7 +8,8 @@ export interface GatewayConfig {
   publicUrl?: string;
   upstreams: UpstreamConfig[];
   /** With several upstreams: exposed names are `<upstream><separator><name>` (see gateway/catalog/naming.ts). */
-  naming: { separator: string };
+  /** `aliasTtlMs`: how long a name a reload changed stays callable (catalog/catalog-merge.ts aliases). */
+  naming: { separator: string; aliasTtlMs: number };
   /**
    * Serve requests that carry no credential, as a caller with no scopes (only public tools). Required
    * when an upstream receives no caller credential and no scope source is configured (load.ts).
@@ -124,10 +125,24 @@ export interface GatewayConfig {
   console: { adminToken?: string };
   /** The check that this gateway is not one of several without a shared store (gateway/ops/replica-check.ts). */
   replicas: { dnsName?: string; checkIntervalMs: number };
+  /** Tool definition pins and the description lint (gateway/catalog/pin-guard.ts). */
+  pinning: PinningConfig;
   /** Live reload: SIGHUP always; `watch` also on changes of the config file. */
   reload: { watch: boolean };
   /** search_tools' ranking (search/): the optional external semantic arm. */
   search: { embeddings?: EmbeddingsConfig };
+}
+
+/** `pinning` (gateway/catalog/pin-guard.ts, issue 30). */
+export interface PinningConfig {
+  /** A changed definition of a pinned tool: `hold` it, `warn` and serve it, or `off` (no pins). */
+  mode: 'hold' | 'warn' | 'off';
+  /** A tool first listed after its upstream's first catalogue: `accept` (trust on first use) or `hold`. */
+  newTools: 'accept' | 'hold';
+  /** Lint findings other than invisible characters (always removed): `warn`, `hold`, or `off`. */
+  lint: 'warn' | 'hold' | 'off';
+  /** Absolute path of the pin lock file (config/load.ts resolves it against the configuration's folder); absent: none. */
+  lockFile?: string;
 }
 
 /** A fixed-window budget: `points` requests per `durationMs` (whole seconds); over it, refused for `blockMs` (default: until the window ends). */

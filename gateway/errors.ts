@@ -27,6 +27,7 @@ export type ErrorKind =
   | 'unsupported_media_type'
   | 'scope_denied'
   | 'call_directly'
+  | 'tool_held'
   | 'upstream_unavailable'
   | 'upstream_timeout'
   | 'upstream_error'
@@ -104,6 +105,10 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: -32602, httpStatus: 200, blame: 'client' };
     case 'call_directly':
       return { code: -32602, httpStatus: 200, blame: 'client' };
+    // A tool on hold (catalog/pin-guard.ts): its upstream changed it since it was approved; nothing sent.
+    // Neither the caller's mistake (-32602) nor a failure (-32603): -32000, implementation-defined (JSON-RPC 2.0 §5.1).
+    case 'tool_held':
+      return { code: -32000, httpStatus: 200, blame: 'upstream' };
     case 'upstream_unavailable':
       return { code: -32603, httpStatus: 200, blame: 'upstream' };
     case 'upstream_timeout':

@@ -23,8 +23,10 @@ export interface RunningGateway {
   url: string;
   /**
    * Live reload (gateway/reload/plan.ts): builds a runtime for `config` (validated by loadConfig),
-   * taking over the upstream connections that did not change, and serves new requests with it at once;
-   * requests in flight finish on the old runtime, which then closes what was not taken over (after
+   * taking over the upstream connections that did not change (and the pin store), fetches its
+   * catalogues and search index while the old runtime serves (at most the slowest upstream's
+   * `timeoutMs`), then serves new requests with it; names the old configuration served stay callable as
+   * aliases (`naming.aliasTtlMs`) where the new one renames their tools; requests in flight finish on the old runtime, which then closes what was not taken over (after
    * `shutdown.graceMs` at the latest, which ends long-lived listen streams: their clients reconnect).
    * Reloads run one at a time. `config` may be a loader, called in turn (its ConfigError is a refusal).
    * Each outcome is counted in `mcp_config_reloads_total{outcome}` (applied, refused, failed) and logged.
@@ -116,19 +118,32 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       plan.upstreams.flatMap(({ name, decision }) => (decision === 'replace' ? [] : [[name, { upstream: byName.get(name)!, decision }] as const])),
     );
     if (!options.logger) log.level = next.log.level;
-    const fresh = createRuntime(next, { ...options, logger: log, metrics: old.state.metrics, reuse });
+    const pinStore = plan.pinStore === 'keep' ? old.state.pins.store : undefined;
+    const fresh = createRuntime(next, {
+      ...options,
+      logger: log,
+      metrics: old.state.metrics,
+      reuse,
+      pinStore,
+      // Names the old configuration served stay callable where the new one renames their tools.
+      aliases: old.state.upstreamSet.aliasesForNext(next.naming.aliasTtlMs),
+    });
     // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).
     const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;
     if (keepOAuth) fresh.state.oauth = old.state.oauth;
     else
       await fresh.startOAuth(url).catch(async (error: unknown) => {
-        await fresh.close(new Set<object>(old.state.upstreams.flatMap((u) => [u.client, u.catalog])));
+        await fresh.close(new Set<object>([...old.state.upstreams.flatMap((u) => [u.client, u.catalog]), old.state.pins.store]));
         throw error;
       });
+    // The old runtime serves until the new one has its catalogues and search index: no request waits
+    // for a new upstream's connection or a rebuilt catalogue (bounded by the slowest upstream's timeout).
+    await fresh.prepare(Math.max(...next.upstreams.map((u) => u.timeoutMs)));
     runtime = fresh;
     runtime.warm();
     const carried = new Set<object>(runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]));
     if (keepOAuth) carried.add(old.state.oauth!);
+    if (pinStore) carried.add(pinStore);
     log.info({ changed: plan.changed, upstreams: plan.upstreams, removed: plan.removed }, 'configuration reloaded');
     // Subscribed clients re-list: what each credential sees may have changed.
     old.announceListsChanged();

@@ -4,6 +4,7 @@
  *   node --import ./scripts/register-ts.mjs gateway/main.ts [serve] [--config FILE]     run the gateway until SIGINT/SIGTERM (graceful close;
  *                                                   SIGTERM drains first: shutdown.drainMs); SIGHUP (and with reload.watch a change of FILE) reloads
  *   node --import ./scripts/register-ts.mjs gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
+ *   node --import ./scripts/register-ts.mjs gateway/main.ts pins (list | diff TOOL | approve TOOL | approve --all) [--config FILE] [--url URL] [--admin-token TOKEN] [--json]
  *
  * The configuration: `--config`, else GATEWAY_CONFIG, else config/cpzai.yaml; GATEWAY_* variables override.
  * Exit status: 0 done, 1 failed at run time, 2 bad command line or configuration (a message naming the key).
@@ -12,6 +13,7 @@ import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig } from '../config/load.ts'
 import { driveReloads } from './cli/reload-driver.ts';
 import { parseCommandLine, usageFailure, UsageError } from './cli/args.ts';
 import { formatViews, gatewayBaseUrl, servedPaths } from './cli/tools-command.ts';
+import { PinsCommandError, runPinsCommand } from './cli/pins-command.ts';
 import { startGateway } from './gateway.ts';
 import { credentialHeaders, credentialView } from './ops/credential-view.ts';
 
@@ -19,6 +21,7 @@ const USAGE = `
 Usage:
   node --import ./scripts/register-ts.mjs gateway/main.ts [serve] [--config FILE]
   node --import ./scripts/register-ts.mjs gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
+  node --import ./scripts/register-ts.mjs gateway/main.ts pins (list | diff TOOL | approve TOOL | approve --all) [--config FILE] [--url URL] [--admin-token TOKEN] [--json]
 
 Commands:
   serve   run the gateway (the default) until SIGINT or SIGTERM, which close it gracefully (SIGTERM
@@ -28,14 +31,20 @@ Commands:
           not pass SIGHUP on)
   tools   print the tools a credential sees on each endpoint (/mcp, /mcp/compact), then exit;
           asks the gateway at --url, or starts one from the configuration on a free port
+  pins    tool definition pins of a running gateway (its console API): list them, diff TOOL
+          (the pinned and the waiting definition), approve TOOL or --all (the waiting definition
+          becomes the pin, on every replica); TOOL as callers name it, or <upstream>/<tool>
 
 Options:
   -c, --config FILE   gateway configuration (YAML); default: $GATEWAY_CONFIG, else config/cpzai.yaml
-      --url URL       tools: a running gateway's base URL, e.g. http://127.0.0.1:3000
+      --url URL       tools, pins: a running gateway's base URL, e.g. http://127.0.0.1:3000
+                      (pins: default http://127.0.0.1:<listen.port> of the configuration)
       --key ID        tools: the key credential (sent in credentials.keyHeader)
       --secret SECRET tools: its secret (credentials.secretHeader)
       --bearer TOKEN  tools: a bearer token (Authorization: Bearer)
-      --json          tools: print JSON instead of a table
+      --json          tools, pins: print JSON instead of a table
+      --admin-token T pins: the console's admin token; default: console.adminToken of the configuration
+      --all           pins approve: every waiting definition
   -h, --help          show this help
 
 Environment: GATEWAY_* variables override configuration keys (docs/config.md), e.g. GATEWAY_LISTEN_PORT=8080.
@@ -48,18 +57,24 @@ const OPTIONS = {
   secret: { type: 'string' },
   bearer: { type: 'string' },
   json: { type: 'boolean' },
+  'admin-token': { type: 'string' },
+  all: { type: 'boolean' },
 } as const;
 
 async function main(): Promise<void> {
   const { values, positionals } = parseCommandLine({ usage: USAGE, options: OPTIONS, allowPositionals: true });
   const [command = 'serve', ...rest] = positionals;
   try {
-    if (rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
-    if (command !== 'serve' && command !== 'tools') throw new UsageError(`unknown command "${command}" (serve or tools)`);
-    if (command === 'serve') {
-      const unexpected = (['url', 'key', 'secret', 'bearer', 'json'] as const).find((name) => values[name] !== undefined);
-      if (unexpected) throw new UsageError(`--${unexpected} belongs to the tools command`);
-    } else if (!values.bearer && !(values.key && values.secret)) {
+    if (command !== 'serve' && command !== 'tools' && command !== 'pins') throw new UsageError(`unknown command "${command}" (serve, tools or pins)`);
+    if (command !== 'pins' && rest.length > 0) throw new UsageError(`unexpected argument "${rest[0]}"`);
+    const foreign = (names: readonly (keyof typeof values)[], owner: string) => {
+      const found = names.find((name) => values[name] !== undefined);
+      if (found) throw new UsageError(`--${found} belongs to the ${owner} command`);
+    };
+    if (command !== 'tools') foreign(['key', 'secret', 'bearer'], 'tools');
+    if (command !== 'pins') foreign(['admin-token', 'all'], 'pins');
+    if (command === 'serve') foreign(['url', 'json'], 'tools or pins');
+    if (command === 'tools' && !values.bearer && !(values.key && values.secret)) {
       throw new UsageError('tools needs a credential: --key and --secret, or --bearer');
     } else if (values.url !== undefined) {
       gatewayBaseUrl(values.url);
@@ -69,6 +84,7 @@ async function main(): Promise<void> {
   }
   const config = loadConfig({ path: values.config });
   if (command === 'tools') return tools(config, values);
+  if (command === 'pins') return pins(config, rest, values);
   await serve(config, values.config ?? process.env.GATEWAY_CONFIG ?? DEFAULT_CONFIG_PATH);
 }
 
@@ -95,6 +111,27 @@ async function tools(
       process.stderr.write("the config's upstream is not running: start it (npm start runs the reference one), or pass --url of a running gateway\n");
   } finally {
     await gateway?.close();
+  }
+}
+
+async function pins(
+  config: ReturnType<typeof loadConfig>,
+  args: readonly string[],
+  values: { url?: string; json?: boolean; all?: boolean; 'admin-token'?: string },
+): Promise<void> {
+  const adminToken = values['admin-token'] ?? config.console.adminToken;
+  try {
+    if (!adminToken) throw new UsageError('pins needs the console admin token: --admin-token, or console.adminToken in the configuration');
+    const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
+    const url = values.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen.port}`;
+    process.stdout.write(await runPinsCommand({ url, adminToken }, args, { all: values.all, json: values.json }));
+  } catch (error) {
+    if (error instanceof PinsCommandError) {
+      process.stderr.write(`pins: ${error.message}\n`);
+      process.exitCode = 1;
+      return;
+    }
+    usageFailure(USAGE, error);
   }
 }
 

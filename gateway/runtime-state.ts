@@ -17,6 +17,7 @@ import type { AuditLog } from './obs/audit.ts';
 import type { AuthDecisions } from './auth/decisions.ts';
 import type { Tracing } from './obs/tracing.ts';
 import type { RateLimiter } from './store/rate-limiter.ts';
+import type { PinGuard } from './catalog/pin-guard.ts';
 
 export type { UpstreamRuntime } from './catalog/upstream-set.ts';
 
@@ -66,4 +67,6 @@ export interface GatewayRuntime {
   readonly rateLimiter?: RateLimiter;
   /** Set when a graceful shutdown begins its drain (gateway.ts): `/readyz` answers 503 `draining` from then on. */
   draining: boolean;
+  /** Tool definition pins and the description lint: what each upstream catalogue is served as (catalog/pin-guard.ts). */
+  readonly pins: PinGuard;
 }

@@ -37,6 +37,10 @@ import { createTracing } from './obs/tracing.ts';
 import { accountBudgets, anyBudget } from './policy/rate-limits.ts';
 import { authDecisions } from './auth/decisions.ts';
 import { createRateLimiter } from './store/rate-limiter.ts';
+import { PinGuard } from './catalog/pin-guard.ts';
+import { memoryPinStore, redisPinStore, type PinStore } from './store/pin-store.ts';
+import { withLockFile } from './store/pin-lock-file.ts';
+import type { ServedName } from './catalog/upstream-set.ts';
 
 export type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 
@@ -68,6 +72,10 @@ export interface RuntimeOptions {
    * under the new configuration (inheriting the readiness record). Upstreams not named get new clients.
    */
   reuse?: ReadonlyMap<string, { upstream: UpstreamRuntime; decision: 'keep' | 'repolicy' }>;
+  /** Live reload: the previous runtime's pin store (the memory store holds the only copy of its pins). */
+  pinStore?: PinStore;
+  /** Live reload: names the previous configuration served, kept callable (UpstreamSet.aliasesForNext). */
+  aliases?: ReadonlyMap<string, ServedName>;
 }
 
 /**
@@ -90,6 +98,11 @@ export interface Runtime {
   fetch(request: Request): Promise<Response>;
   /** Starts fetching every upstream's tools catalogue in the background (never rejects). */
   warm(): void;
+  /**
+   * Fetches every upstream's tools catalogue, the merged catalogue and its search index, waiting at most
+   * `deadlineMs`: a live reload serves with this runtime only once it can answer at once. Never rejects.
+   */
+  prepare(deadlineMs: number): Promise<void>;
   /**
    * Starts MCP authorization when `oauth.mode` is not `off` (gateway/auth/oauth): its issuer is
    * `oauth.issuer`, else `publicUrl`, else `listeningUrl` (startGateway passes the URL it bound).
@@ -143,9 +156,13 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     config.cache.store === 'redis'
       ? createKvStore(config.cache, { name: `catalog:${name}`, ttlMs: 24 * 3600_000, maxEntries: config.cache.maxEntries, metrics, log })
       : undefined;
+  const audit = createAuditLog(config.audit, { destination: options.auditDestination, log });
+  const pinStore = options.pinStore ?? createPinStore(config, metrics, log);
+  // An approval changes what is served without a new upstream catalogue: subscribed clients re-list.
+  const pins = new PinGuard(config.pinning, pinStore, { metrics, audit, log, onChange: () => announce(['tools/list']) });
   const catalogCache = (client: UpstreamClient, upstreamConfig: UpstreamConfig, inherit?: CatalogCache) => {
     const shared = catalogStore(upstreamConfig.name);
-    const catalog = new CatalogCache(client, config.cache, metrics, log, shared, { policy: upstreamConfig, inherit });
+    const catalog = new CatalogCache(client, config.cache, metrics, log, shared, { policy: upstreamConfig, inherit, pins });
     if (shared) catalogStores.set(catalog, shared);
     return catalog;
   };
@@ -157,7 +174,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));
     return { client, catalog: catalogCache(client, upstreamConfig) };
   });
-  const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log);
+  const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log, options.aliases);
   const scopes = new ScopeCache(
     config.scopes,
     store(
@@ -170,7 +187,6 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   );
   const digestKey = serverKey(config.cache.key);
   const previousDigestKey = config.cache.keyPrevious === undefined ? undefined : Buffer.from(config.cache.keyPrevious, 'utf8');
-  const audit = createAuditLog(config.audit, { destination: options.auditDestination, log });
   if (config.cache.key === undefined && config.cache.store === 'redis') {
     log.warn(
       'cache.key is not set: credential digests use a key random to this process, so replicas sharing Redis will not share scope entries (set GATEWAY_CACHE_KEY on all of them)',
@@ -222,6 +238,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     tracing: createTracing(config.tracing, { log }),
     audit,
     authDecisions: authDecisions({ audit, metrics }),
+    pins,
     rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, cache: config.cache, metrics, log }) : undefined,
     draining: false,
   };
@@ -236,15 +253,14 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     }),
   }));
   // Upstream list changes reach modern callers subscribed with subscriptions/listen.
-  const listening = upstreams.map(({ catalog }) =>
-    catalog.onChange((method) => {
-      for (const { handler } of mounts) {
-        if (method === 'tools/list') handler.notify.toolsChanged();
-        if (method === 'prompts/list') handler.notify.promptsChanged();
-        if (method === 'resources/list') handler.notify.resourcesChanged();
-      }
-    }),
-  );
+  function announce(methods: readonly string[]): void {
+    for (const { handler } of mounts) {
+      if (methods.includes('tools/list')) handler.notify.toolsChanged();
+      if (methods.includes('prompts/list')) handler.notify.promptsChanged();
+      if (methods.includes('resources/list')) handler.notify.resourcesChanged();
+    }
+  }
+  const listening = upstreams.map(({ catalog }) => catalog.onChange((method) => announce([method])));
 
   const inflight = { count: 0 };
   // The console's credential lookup asks this app's own MCP endpoints, in process (no socket, no network).
@@ -259,6 +275,16 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     warm: () => {
       void Promise.all(upstreams.map(({ catalog }) => catalog.warm())).then(() => warnIdleKeyScopes(config, upstreams, log));
     },
+    prepare: async (deadlineMs) => {
+      let timer: NodeJS.Timeout | undefined;
+      const ready = (async () => {
+        await Promise.all(upstreams.map(({ catalog }) => catalog.warm()));
+        const catalog = await upstreamSet.catalog().catch(() => undefined);
+        if (catalog && config.compact.enabled) await state.searchIndexes.get(catalog).catch(() => undefined);
+      })();
+      await Promise.race([ready, new Promise((resolve) => (timer = setTimeout(resolve, deadlineMs)))]);
+      clearTimeout(timer);
+    },
     startOAuth: async (listeningUrl) => {
       state.oauth ??= await createOAuth(config, {
         log,
@@ -271,13 +297,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       });
     },
     close: (carried) => (closing ??= closeAll(carried ?? new Set())),
-    announceListsChanged: () => {
-      for (const { handler } of mounts) {
-        handler.notify.toolsChanged();
-        handler.notify.promptsChanged();
-        handler.notify.resourcesChanged();
-      }
-    },
+    announceListsChanged: () => announce(['tools/list', 'prompts/list', 'resources/list']),
   };
 
   async function closeAll(carried: ReadonlySet<object>): Promise<void> {
@@ -294,6 +314,8 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         ]),
       );
       await state.scopes.close();
+      state.pins.close();
+      if (!carried.has(pinStore)) await pinStore.close();
       if (!(state.oauth && carried.has(state.oauth))) await state.oauth?.close();
       await Promise.allSettled([state.tracing.shutdown(), state.audit.close(), state.rateLimiter?.close()]);
     } finally {
@@ -348,6 +370,24 @@ async function serveInProcess(listener: (req: IncomingMessage, res: ServerRespon
 
 /** How long an embedded tool vector stays in the shared store unused: a month of catalogue versions. */
 const VECTOR_TTL_MS = 30 * 24 * 3600_000;
+
+/** The least time a Redis pin store operation is given, ms (`cache.operationTimeoutMs` when longer). */
+const PIN_STORE_MIN_BUDGET_MS = 2000;
+
+/**
+ * The pin store the configuration asks for: Redis when `cache.store` is `redis`, else in memory; with
+ * `pinning.lockFile`, kept in step with that file (store/pin-lock-file.ts).
+ * @throws Error when the lock file exists and is not one.
+ */
+function createPinStore(config: GatewayConfig, metrics: GatewayMetrics, log: Logger): PinStore {
+  const base =
+    config.cache.store === 'redis'
+      ? // A pin read is made once per catalogue version, not per request, and failing it holds tools: a
+        // longer budget than a cache lookup's (a replica starting on a busy machine must not hold everything).
+        redisPinStore({ cache: config.cache, operationTimeoutMs: Math.max(config.cache.operationTimeoutMs, PIN_STORE_MIN_BUDGET_MS), metrics, log })
+      : memoryPinStore();
+  return config.pinning.lockFile ? withLockFile(base, config.pinning.lockFile, log) : base;
+}
 
 /** The search index cache, with the external embeddings arm when `search.embeddings` is configured (its
  *  tool vectors also kept in `vectors`, the shared store, when given). */

@@ -10,6 +10,7 @@ import { requestLog } from '../obs/request-context.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import { LIST_ITEMS, type ListMethod, type ListResult } from '../upstream/types.ts';
+import type { PinGuard } from './pin-guard.ts';
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -81,11 +82,14 @@ export class CatalogCache {
   /** The upstream's policy keys this cache builds catalogues with (a reload may change them, not the connection). */
   private readonly policy: UpstreamConfig;
   private readonly unsubscribe: (() => void)[];
+  private readonly pins?: PinGuard;
 
   /**
    * @param options.policy - the upstream's configuration for building catalogues; default the client's.
    * @param options.inherit - a cache of the same connection under an earlier configuration (live reload):
    *   its readiness record carries over, so /readyz does not flap while the new catalogue is fetched.
+   * @param options.pins - the pin guard: every catalogue handed out is its view of the fetched one
+   *   (held tools withheld or pinned, catalog/pin-guard.ts); without it, the fetched catalogue.
    */
   constructor(
     private readonly upstream: UpstreamClient,
@@ -93,8 +97,9 @@ export class CatalogCache {
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
     private readonly shared?: KvStore,
-    options: { policy?: UpstreamConfig; inherit?: CatalogCache } = {},
+    options: { policy?: UpstreamConfig; inherit?: CatalogCache; pins?: PinGuard } = {},
   ) {
+    this.pins = options.pins;
     this.entries = new LRUCache({ max: cache.maxEntries });
     this.staleAfterMs = 2 * Math.max(cache.ttlMs, 30_000);
     this.policy = options.policy ?? upstream.config;
@@ -119,22 +124,24 @@ export class CatalogCache {
    * fetched with that credential when not cached; `{}` (background work): as a caller without one.
    */
   async catalog(onBehalfOf: OnBehalfOf = {}): Promise<Catalog> {
-    return (await this.entry('tools/list', onBehalfOf)).value as Catalog;
+    return (await this.served(onBehalfOf)).catalog;
   }
 
   /** {@link catalog} with the expiry of the copy served ({@link ServedCatalog}). */
   async served(onBehalfOf: OnBehalfOf = {}): Promise<ServedCatalog> {
     const entry = await this.entry('tools/list', onBehalfOf);
-    return { catalog: entry.value as Catalog, expiresAt: entry.expiresAt };
+    const fetched = entry.value as Catalog;
+    return { catalog: this.pins ? await this.pins.view(this.policy, fetched) : fetched, expiresAt: entry.expiresAt };
   }
 
   /**
-   * The last tools catalogue fetched for this credential (or for everyone), however old, without
-   * contacting the upstream; undefined when none was ever fetched.
+   * The last tools catalogue served to this credential (or to everyone), however old, without contacting
+   * the upstream; undefined when none was ever fetched (or, with pins, judged).
    */
   lastCatalog(onBehalfOf: OnBehalfOf = {}): Catalog | undefined {
     const entry = this.entries.peek(this.key('tools/list', 'public')) ?? this.entries.peek(this.key('tools/list', partitionOf(onBehalfOf)));
-    return entry?.value as Catalog | undefined;
+    const fetched = entry?.value as Catalog | undefined;
+    return fetched && this.pins ? this.pins.peek(fetched) : fetched;
   }
 
   /** Every item of a non-tool list (resources, resource templates, prompts), with its freshness. */
@@ -288,7 +295,7 @@ export class CatalogCache {
     if (catalog.rejected)
       this.log.warn(
         { upstream: this.upstream.name, rejected: catalog.rejected },
-        'tools with an invalid x-mcp-header declaration are left out of the catalogue (SEP-2243)',
+        'tools left out of the catalogue: an invalid x-mcp-header declaration (SEP-2243), or invisible characters in the name',
       );
     this.warnUnmatched(catalog);
     this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);

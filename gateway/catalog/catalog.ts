@@ -3,6 +3,7 @@ import type { ApiKeyConfig, UpstreamConfig } from '../../config/types.ts';
 import { nearestNames } from '../../search/index.ts';
 import { contentHash } from '../checks/content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
+import { hasInvisible, sanitizedDefinition } from './description-lint.ts';
 
 /**
  * One tool of the catalogue with its policy data computed once per catalogue version, so the
@@ -16,9 +17,10 @@ export interface CatalogTool {
   /** The upstream's own name for the tool: what tools/call sends it. */
   readonly upstreamName: string;
   /**
-   * The definition as advertised: the config's outputSchema override applied, and `annotations.readOnlyHint`
-   * saying {@link readOnly} where `readOnlyOverrides` changed it, so every client, the console and the CLI
-   * read the gateway's decision from the listing.
+   * The definition as advertised: invisible characters removed (description-lint.ts), the config's
+   * outputSchema override applied, and `annotations.readOnlyHint` saying {@link readOnly} where
+   * `readOnlyOverrides` changed it, so every client, the console and the CLI read the gateway's decision
+   * from the listing.
    */
   readonly definition: Tool;
   /** The caller needs ANY of these; empty: visible to every caller. */
@@ -45,7 +47,8 @@ export interface Catalog {
   /**
    * Tools left out because their `x-mcp-header` declarations break SEP-2243's constraints: a client on
    * Streamable HTTP MUST exclude such a tool (spec 2026-07-28 basic/transports/streamable-http §Schema
-   * Extension), and the gateway is one, to the upstream, and re-serves the list over HTTP.
+   * Extension), and the gateway is one, to the upstream, and re-serves the list over HTTP. Also tools
+   * whose name holds invisible characters (description-lint.ts): a name cannot be cleaned, it is routed on.
    */
   readonly rejected?: readonly { name: string; reason: string }[];
   /**
@@ -61,24 +64,42 @@ export interface Catalog {
    */
   readonly unmatchedRules?: readonly UnmatchedRule[];
   /**
-   * What definition pinning (issue 30) holds of each tool, read by policy/tool-resolution.ts
-   * `resolveTool`; absent: nothing is held.
+   * Tools on hold (pin-guard.ts), by exposed name: their upstream changed a pinned definition, or listed
+   * a new tool or one with lint findings that the configuration holds. A held tool whose pinned definition
+   * the upstream still takes calls under is served with that definition (in `tools`, `listed`); any other
+   * is only here. policy/tool-resolution.ts `resolveTool` finds both and reports the hold (`pinned`); a
+   * call of either is refused, naming the change; nothing is forwarded. Absent: nothing is held.
    */
-  readonly pins?: PinState;
+  readonly held?: ReadonlyMap<string, HeldTool>;
+  /**
+   * Names served before a reload renamed their tools (naming.ts, several upstreams): old name -> the
+   * tool's exposed name now. Callable for `naming.aliasTtlMs`, listed and searched nowhere.
+   */
+  readonly aliases?: ReadonlyMap<string, string>;
+}
+
+/** A tool on hold ({@link Catalog.held}): what {@link PinStatus} says of it. */
+export interface HeldTool {
+  readonly held: true;
+  /** The tool as the caller's access is judged (its pinned definition when `listed`, else the upstream's). */
+  readonly tool: CatalogTool;
+  /** Its pinned definition is served (listed, searchable); otherwise it is withheld. */
+  readonly listed: boolean;
+  /** `changed` since pinned; `new` (pinning.newTools: hold); `lint` findings (pinning.lint: hold); `unverified`: the pin store could not be read. */
+  readonly reason: 'changed' | 'new' | 'lint' | 'unverified';
+  /** What changed (catalog/pinning.ts describeChanges), or the lint rules found. */
+  readonly changes: readonly string[];
+  /** Digest of the definition waiting for approval. */
+  readonly digest: string;
 }
 
 /**
- * What definition pinning (issue 30) holds of one tool: nothing, or the tool is held at the definition
- * that was pinned (its upstream now serves another; `change` says what changed, for the refusal).
+ * What definition pinning (issue 30) holds of one tool: nothing, or a hold ({@link HeldTool}: why, what
+ * changed, whether its pinned definition is served).
  */
-export type PinStatus = { readonly held: false } | { readonly held: true; readonly definition: Tool; readonly change?: string };
+export type PinStatus = { readonly held: false } | HeldTool;
 
-/** The pin state of a catalogue ({@link Catalog.pins}): each tool's {@link PinStatus}. */
-export interface PinState {
-  of(tool: CatalogTool): PinStatus;
-}
-
-/** Nothing held: every tool of a catalogue without {@link Catalog.pins}. */
+/** Nothing held: every tool not in {@link Catalog.held}. */
 export const NOT_HELD: PinStatus = Object.freeze({ held: false });
 
 /** A per-tool config entry naming no listed tool ({@link Catalog.unmatchedRules}). */
@@ -142,11 +163,18 @@ interface ToolMeta {
  *  share of the catalogue version. */
 const origins = new WeakMap<CatalogTool, { source: Tool; upstream: UpstreamConfig; digest: string }>();
 
+/** The definition a catalogue tool was built from, exactly as its upstream listed it (what pins cover). */
+export function sourceOf(tool: CatalogTool): Tool {
+  return origins.get(tool)?.source ?? tool.definition;
+}
+
 /**
  * Builds a catalogue version from an upstream's complete tools/list (all pages). Scope rules in config
  * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither needs the upstream's
  * `scopes.required` (public when that is empty). A tool with an
- * invalid `x-mcp-header` declaration is left out (`rejected`).
+ * invalid `x-mcp-header` declaration, or with invisible characters in its name, is left out (`rejected`).
+ * Invisible characters in any other string of a definition are removed from what is served
+ * (description-lint.ts `sanitizedDefinition`).
  *
  * `previous` (an earlier catalogue of the same upstream) makes a new version cheap: a tool whose
  * definition equals (as JSON, key order aside) the one `previous` was built from is taken over as it
@@ -186,6 +214,11 @@ export class CatalogBuilder {
       const same = sameTool(this.previous?.byName.get(tool.name), upstream, tool);
       if (same) {
         byName.set(tool.name, same);
+        continue;
+      }
+      // A name is routed on, so it cannot be cleaned like the text: a hidden character there hides the tool.
+      if (hasInvisible(tool.name)) {
+        this.rejected.push({ name: tool.name, reason: 'the name holds invisible characters (description lint)' });
         continue;
       }
       const headers = paramHeaders(tool.inputSchema);
@@ -243,7 +276,9 @@ function sameJson(a: unknown, b: unknown): boolean {
   return defined === 0;
 }
 
-function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {
+function catalogTool(upstream: UpstreamConfig, source: Tool): CatalogTool {
+  // What clients see never holds invisible characters (issue 30); pins and policy read the source.
+  const tool = sanitizedDefinition(source);
   const meta = (tool._meta?.[upstream.metaKey] ?? {}) as ToolMeta;
   // A rule wins, then the tool's own _meta declaration (`[]` there is public too), then the upstream's default.
   const metaScopes = Array.isArray(meta.requiredScopes) ? meta.requiredScopes.filter((s): s is string => typeof s === 'string') : undefined;
@@ -266,6 +301,6 @@ function catalogTool(upstream: UpstreamConfig, tool: Tool): CatalogTool {
     anchor,
     outputSchemaKey: outputSchema ? contentHash(outputSchema) : undefined,
   };
-  origins.set(built, { source: tool, upstream, digest: contentHash([definition, built.requiredScopes, category ?? null, readOnly, anchor]) });
+  origins.set(built, { source, upstream, digest: contentHash([definition, built.requiredScopes, category ?? null, readOnly, anchor]) });
   return built;
 }

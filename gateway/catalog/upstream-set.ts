@@ -4,7 +4,7 @@ import type { CachedList, CatalogCache, Readiness, ServedCatalog } from './catal
 import { mergeCatalogs, ORIGIN_META_KEY, type CatalogPart } from './catalog-merge.ts';
 import type { Catalog } from './catalog.ts';
 import { GatewayError } from '../errors.ts';
-import { exposedNames, namingHint, namingOptions, type NamingOptions } from './naming.ts';
+import { exposedNames, namingHint, namingOptions, type NamingOptions, type UpstreamName } from './naming.ts';
 import type { Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
@@ -22,6 +22,11 @@ const CAPABILITY_OF: Record<PassThroughList, keyof ServerCapabilities> = {
   'resources/templates/list': 'resources',
   'prompts/list': 'prompts',
 };
+
+/** A name served before, the tool it named and until when it stays callable (epoch ms). */
+export interface ServedName extends UpstreamName {
+  readonly until: number;
+}
 
 /** One configured upstream with its connection and list cache. */
 export interface UpstreamRuntime {
@@ -49,13 +54,37 @@ export class UpstreamSet {
   readonly naming: NamingOptions;
   private readonly merged = new LRUCache<string, Catalog>({ max: 64 });
   private readonly excluded = new Map<string, string>();
+  /** Every tool name this set has served, with the tool it named (what the next reload keeps as aliases). */
+  private readonly servedNames = new Map<string, UpstreamName>();
+  private readonly notedCatalogs = new WeakSet<Catalog>();
+  private live?: { aliases: ReadonlyMap<string, UpstreamName>; until: number };
 
+  /**
+   * @param aliases - names an earlier configuration served, with the tool each named and until when
+   *   (epoch ms) it stays callable ({@link aliasesForNext} of the set this one replaces on a reload).
+   */
   constructor(
     readonly upstreams: readonly UpstreamRuntime[],
     separator: string,
     private readonly log: Logger,
+    private readonly aliases: ReadonlyMap<string, ServedName> = new Map(),
   ) {
     this.naming = namingOptions(upstreams.length, separator);
+  }
+
+  /**
+   * The names the next configuration should keep callable for `ttlMs` (issue 30, stable names): every
+   * name this set served, and the aliases it still honours, each with the tool it names and an expiry.
+   * A reload that renames tools (an upstream added or removed changes the prefixing) passes them on, so
+   * a caller of an old name reaches the same tool instead of "Unknown tool".
+   */
+  aliasesForNext(ttlMs: number): Map<string, ServedName> {
+    const now = Date.now();
+    const next = new Map<string, ServedName>();
+    if (ttlMs <= 0) return next;
+    for (const [name, alias] of this.aliases) if (alias.until > now) next.set(name, alias);
+    for (const [name, origin] of this.servedNames) next.set(name, { ...origin, until: now + ttlMs });
+    return next;
   }
 
   /** The upstream configured under `name`. */
@@ -109,17 +138,18 @@ export class UpstreamSet {
    * tools of an upstream that is down are withheld (their last catalogue keeps their names reserved).
    */
   async catalog(onBehalfOf: OnBehalfOf = {}): Promise<Catalog> {
-    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.catalog(onBehalfOf);
     return (await this.served(onBehalfOf)).catalog;
   }
 
   /**
    * {@link catalog} and when it stops being fresh: the soonest expiry of its parts; already past
    * (0) when an upstream is left out (down, or its catalogue failed), since its tools come back
-   * (or go) when it does, at a time nobody knows.
+   * (or go) when it does, at a time nobody knows. With one upstream and no alias to honour, that
+   * upstream's catalogue as it is.
    */
   async served(onBehalfOf: OnBehalfOf = {}): Promise<ServedCatalog> {
-    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.served(onBehalfOf);
+    const aliases = this.liveAliases();
+    if (!this.naming.prefixed && aliases.size === 0) return this.noted(await this.upstreams[0]!.catalog.served(onBehalfOf));
     const parts = await this.reachable((u) => u.catalog.served(onBehalfOf), 'tools/list', onBehalfOf.requestId);
     const expiresAt = parts.length < this.upstreams.length ? 0 : Math.min(...parts.map((p) => p.value.expiresAt));
     const catalogParts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
@@ -128,15 +158,7 @@ export class UpstreamSet {
       const last = u.catalog.lastCatalog(onBehalfOf);
       return last ? [{ upstream: u.client.name, catalog: last, down: true }] : [];
     });
-    const key = catalogParts.map((p) => `${p.upstream}:${p.catalog.version}${p.down ? ':down' : ''}`).join('|');
-    let catalog = this.merged.get(key);
-    if (!catalog) {
-      catalog = mergeCatalogs(catalogParts, this.naming);
-      if (catalog.duplicates.length)
-        this.log.warn({ duplicates: catalog.duplicates }, 'tool names listed twice by one upstream; the first definition is served');
-      this.merged.set(key, catalog);
-    }
-    return { catalog, expiresAt };
+    return this.noted({ catalog: this.mergedOf(catalogParts, aliases), expiresAt });
   }
 
   /**
@@ -145,16 +167,48 @@ export class UpstreamSet {
    * upstream has one. For operators (the console), not for serving callers.
    */
   lastCatalog(): Catalog | undefined {
-    if (!this.naming.prefixed) return this.upstreams[0]!.catalog.lastCatalog();
+    const aliases = this.liveAliases();
+    if (!this.naming.prefixed && aliases.size === 0) return this.upstreams[0]!.catalog.lastCatalog();
     const parts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
       const last = u.catalog.lastCatalog();
       return last ? [{ upstream: u.client.name, catalog: last }] : [];
     });
-    if (parts.length === 0) return undefined;
-    const key = parts.map((p) => `${p.upstream}:${p.catalog.version}`).join('|');
+    return parts.length === 0 ? undefined : this.mergedOf(parts, aliases);
+  }
+
+  /** The merged catalogue of `parts`, made once per combination of versions (and aliases in force). */
+  private mergedOf(parts: readonly CatalogPart[], aliases: ReadonlyMap<string, UpstreamName>): Catalog {
+    const key = `${parts.map((p) => `${p.upstream}:${p.catalog.version}${p.down ? ':down' : ''}`).join('|')}|aliases:${aliases.size}`;
     let catalog = this.merged.get(key);
-    if (!catalog) this.merged.set(key, (catalog = mergeCatalogs(parts, this.naming)));
+    if (!catalog) {
+      catalog = mergeCatalogs(parts, this.naming, aliases);
+      if (catalog.duplicates.length)
+        this.log.warn({ duplicates: catalog.duplicates }, 'tool names listed twice by one upstream; the first definition is served');
+      this.merged.set(key, catalog);
+    }
     return catalog;
+  }
+
+  /** The aliases not expired yet: worked out again only when the soonest of them expires (not per request). */
+  private liveAliases(): ReadonlyMap<string, UpstreamName> {
+    if (this.aliases.size === 0) return this.aliases;
+    const now = Date.now();
+    if (this.live && now < this.live.until) return this.live.aliases;
+    const aliases = new Map([...this.aliases].filter(([, alias]) => alias.until > now));
+    let until = Number.POSITIVE_INFINITY;
+    for (const alias of aliases.values()) until = Math.min(until, alias.until);
+    this.live = { aliases, until };
+    return aliases;
+  }
+
+  /** Notes the names a catalogue serves (once per catalogue object), for {@link aliasesForNext}. */
+  private noted(served: ServedCatalog): ServedCatalog {
+    const { catalog } = served;
+    if (this.notedCatalogs.has(catalog)) return served;
+    this.notedCatalogs.add(catalog);
+    for (const tool of [...catalog.tools, ...(catalog.withheld?.values() ?? []), ...[...(catalog.held?.values() ?? [])].map((h) => h.tool)])
+      this.servedNames.set(tool.name, { upstream: tool.upstream, name: tool.upstreamName });
+    return served;
   }
 
   /**

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 
-/** JSON with object keys sorted, so equal content always serialises (and hashes) the same. */
-export function stableStringify(value: unknown): string {
-  return JSON.stringify(value, sortedKeys) ?? 'null';
+/** JSON with object keys sorted, so equal content always serialises (and hashes) the same; `indent` spaces for people to read. */
+export function stableStringify(value: unknown, indent?: number): string {
+  return JSON.stringify(value, sortedKeys, indent) ?? 'null';
 }
 
 /**

@@ -26,6 +26,8 @@ export interface AuditLog {
   recordAuth(decision: AuthDecision): void;
   /** Notes what one search_tools answer returned (exposed names, best first), for {@link AuditEvent.foundBySearch}. */
   noteSearch(search: { credentialDigest: string; requestId?: string; names: readonly string[] }): void;
+  /** Records a change of a pinned tool definition, or an approval (a `tool_definition_change` line). */
+  definitionChange(change: DefinitionChange): void;
   /** Flushes and closes the destination. */
   close(): Promise<void>;
 }
@@ -38,7 +40,8 @@ export interface AuditLog {
  *   state-changing tool asked of call_tool; `refused_advertised` an advertised tool asked of call_tool;
  * - `invalid_arguments` arguments failed the inputSchema (the gateway's check or the upstream's -32602);
  * - `rate_limited` a budget ran out; `unknown_tool` no such tool; `output_schema_violation` the result
- *   broke the tool's outputSchema (withheld from the caller);
+ *   broke the tool's outputSchema (withheld from the caller); `refused_held` the tool is on hold until an
+ *   operator approves its changed definition (catalog/pin-guard.ts);
  * - refused at the HTTP edge before dispatch: `unauthorized` the scope endpoint refused the credential,
  *   `invalid_request` a batch under a revision without batches (and `rate_limited`, `invalid_arguments`
  *   for a request over its budget or with `Mcp-Param-*` headers contradicting the arguments).
@@ -54,8 +57,35 @@ export type AuditOutcome =
   | 'rate_limited'
   | 'unknown_tool'
   | 'output_schema_violation'
+  | 'refused_held'
   | 'unauthorized'
   | 'invalid_request';
+
+/**
+ * What happened to one upstream tool's definition (catalog/pin-guard.ts), named for the operator:
+ * - `held`: it changed since pinned and is held (`pinning.mode: hold`); `warned`: it changed and the new
+ *   definition is served (`warn`); `reverted`: the upstream went back to the pinned definition;
+ * - `new_held`: a tool the upstream did not list before, held (`pinning.newTools: hold`);
+ * - `lint_held` / `lint_warned`: the description lint found something (`pinning.lint`);
+ * - `approved`: an operator made the waiting definition the pin (console or CLI).
+ */
+export type DefinitionOutcome = 'held' | 'warned' | 'reverted' | 'new_held' | 'lint_held' | 'lint_warned' | 'approved';
+
+/** One line of `"event":"tool_definition_change"` (digests are of public definitions, not secrets). */
+export interface DefinitionChange {
+  upstream: string;
+  /** The upstream's own name for the tool. */
+  tool: string;
+  outcome: DefinitionOutcome;
+  /** What changed (catalog/pinning.ts describeChanges), or the lint rules found. */
+  changes: readonly string[];
+  /** Digest of the pinned definition, when there is one. */
+  pinned?: string;
+  /** Digest of the upstream's definition now (approved: the new pin). */
+  current: string;
+  /** Who approved: `console` or `cli`. */
+  via?: string;
+}
 
 /** The decision as the dispatch layer knows it; the audit log adds time and digests. */
 export interface ToolDecision {
@@ -147,7 +177,7 @@ export interface AuditOptions {
 /** Builds the audit log for `audit` config: `off` records nothing; `stdout`, `stderr` or a file path. */
 export function createAuditLog(config: GatewayConfig['audit'], options: AuditOptions = {}): AuditLog {
   if (config.destination === 'off' && !options.destination)
-    return { enabled: false, record: () => {}, recordAuth: () => {}, noteSearch: () => {}, close: async () => {} };
+    return { enabled: false, record: () => {}, recordAuth: () => {}, noteSearch: () => {}, definitionChange: () => {}, close: async () => {} };
   let key = config.digestKey;
   if (!key) {
     key = randomBytes(32).toString('hex');
@@ -166,6 +196,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   // would go (every line is a tool decision; pino's line always opens with the level slot).
   const logger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_decision' }) } }, destination);
   const authLogger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'auth_decision' }) } }, destination);
+  const changes = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_definition_change' }) } }, destination);
   const digest = (value: string) => createHmac('sha256', key).update(value).digest('hex');
   // Map order is recency: a credential that searches again moves to the end; the oldest go first.
   const searches = new Map<string, NotedSearch[]>();
@@ -190,6 +221,9 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
       if (list.length > SEARCH_TRAIL.perCredential) list.shift();
       searches.set(credentialDigest, list);
       if (searches.size > SEARCH_TRAIL.credentials) searches.delete(searches.keys().next().value!);
+    },
+    definitionChange(change) {
+      changes.info({ time: new Date().toISOString(), ...change });
     },
     recordAuth(decision) {
       authLogger.info({

@@ -40,6 +40,10 @@ export interface GatewayMetrics {
   listingCacheEntries: Gauge<string>;
   /** Replicas of this gateway found through `replicas.dnsName`, this one included (gateway/ops/replica-check.ts). */
   replicas: Gauge<string>;
+  /** Changes of pinned tool definitions and approvals (catalog/pin-guard.ts), by upstream and outcome. */
+  toolDefinitionChanges: Counter<'upstream' | 'outcome'>;
+  toolsHeld: Gauge<'upstream'>;
+  descriptionFindings: Gauge<'upstream' | 'rule'>;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -70,7 +74,7 @@ export function createMetrics(): GatewayMetrics {
     }),
     toolCalls: new Counter({
       name: 'mcp_tool_calls_total',
-      help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|invalid_arguments|output_schema_violation|input_required|rate_limited|task).',
+      help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|held|invalid_arguments|output_schema_violation|input_required|rate_limited|task).',
       labelNames: ['endpoint', 'tool', 'via', 'outcome'],
       registers: r,
     }),
@@ -199,6 +203,24 @@ export function createMetrics(): GatewayMetrics {
     listingCacheEntries: new Gauge({
       name: 'mcp_listing_cache_entries',
       help: 'Built tools/list answers cached (one per surface, catalogue version and scope set).',
+      registers: r,
+    }),
+    toolDefinitionChanges: new Counter({
+      name: 'mcp_tool_definition_changes_total',
+      help: 'Changes of pinned tool definitions seen and approvals made, by upstream and outcome (held|warned|reverted|new_held|lint_held|lint_warned|approved); once per process per definition.',
+      labelNames: ['upstream', 'outcome'],
+      registers: r,
+    }),
+    toolsHeld: new Gauge({
+      name: 'mcp_tools_held',
+      help: 'Tools on hold until an operator approves them (pinning), by upstream.',
+      labelNames: ['upstream'],
+      registers: r,
+    }),
+    descriptionFindings: new Gauge({
+      name: 'mcp_tool_description_findings',
+      help: "Tools of an upstream's last catalogue with a description lint finding, by upstream and rule (invisible characters are removed whatever the count).",
+      labelNames: ['upstream', 'rule'],
       registers: r,
     }),
     cacheStoreErrors: new Counter({

@@ -54,7 +54,7 @@ export interface Resolved {
   readonly readOnly: boolean;
   /** Its upstream is down: not listed or searched; a call of it answers "upstream unavailable". */
   readonly withheld: boolean;
-  /** What definition pinning holds of it ({@link Catalog.pins}; nothing by default). */
+  /** What definition pinning holds of it ({@link Catalog.held}, catalog/pin-guard.ts; nothing by default). A held tool's calls are refused. */
   readonly pinned: PinStatus;
 }
 
@@ -73,19 +73,27 @@ const UNRESOLVED: Unresolved = Object.freeze({
 
 /**
  * What the exposed name `name` stands for to a caller with `access` on `surface`, given `catalog`
- * (listed tools, then withheld ones). On `/mcp/compact` the surface's own {@link SEARCH_TOOLS} and
+ * (listed tools, then withheld ones, then held ones not listed; else an old name a reload left). On `/mcp/compact` the surface's own {@link SEARCH_TOOLS} and
  * {@link CALL_TOOL} shadow catalogue tools of those names: there they resolve to no tool.
  */
 export function resolveTool(catalog: Catalog, access: Access, name: string, surface: SurfaceName): ToolResolution {
   if (surface === 'compact' && (name === SEARCH_TOOLS || name === CALL_TOOL)) return UNRESOLVED;
+  const resolution = resolveExposed(catalog, access, name, surface);
+  // A name a reload renamed (catalog-merge.ts aliases) means the tool it named, wherever a current name does.
+  const current = resolution.tool === undefined ? catalog.aliases?.get(name) : undefined;
+  return current === undefined ? resolution : resolveExposed(catalog, access, current, surface);
+}
+
+function resolveExposed(catalog: Catalog, access: Access, name: string, surface: SurfaceName): ToolResolution {
   const listed = catalog.byName.get(name);
-  const tool = listed ?? catalog.withheld?.get(name);
+  const pinned = catalog.held?.get(name) ?? NOT_HELD;
+  // A held tool whose pinned definition is not served is found here only: its calls get the hold's answer.
+  const tool = listed ?? catalog.withheld?.get(name) ?? (pinned.held ? pinned.tool : undefined);
   if (tool === undefined) return UNRESOLVED;
-  const withheld = listed === undefined;
+  const withheld = listed === undefined && !pinned.held;
   const visible = isVisible(tool, access);
   const reachableByModel = visible && !isAppOnlyTool(tool.definition);
-  const advertised = visible && !withheld && (surface === 'full' || listedUpFront(tool));
-  const pinned = catalog.pins?.of(tool) ?? NOT_HELD;
+  const advertised = visible && listed !== undefined && (surface === 'full' || listedUpFront(tool));
   return { tool, visible, reachableByModel, advertised, readOnly: tool.readOnly, withheld, pinned };
 }
 
@@ -97,10 +105,12 @@ function listedUpFront(tool: CatalogTool): boolean {
 /**
  * Whether search_tools may return the tool and an unknown-tool hint may name it: reachable by the model
  * and listed now. A withheld tool is not offered (its upstream is down), though a search index built
- * before the outage still holds it (catalog/search-index-cache.ts serves such an index during a build).
+ * before the outage still holds it (catalog/search-index-cache.ts serves such an index during a build);
+ * nor is a held tool whose pinned definition is not served. One served with its pinned definition is
+ * (the index holds that definition's text, never the upstream's new one).
  */
 export function findableByModel(resolution: ToolResolution): boolean {
-  return resolution.reachableByModel && !resolution.withheld;
+  return resolution.reachableByModel && !resolution.withheld && !(resolution.pinned.held && !resolution.pinned.listed);
 }
 
 /**

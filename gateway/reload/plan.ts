@@ -10,6 +10,7 @@
  *   changed (the connection is kept, the catalogue rebuilt under the new rules), `replace` when a
  *   connection key changed or the upstream is new (a new connection; the old one closes once the
  *   requests in flight on it are done). Old upstreams absent from the new configuration close likewise.
+ * - The pin store is handed over unless where it lives changed.
  * - Everything else (scopes, cache, credentials, compact, limits, security, publicUrl, console, ...) is
  *   read per request from the new configuration by the new runtime.
  */
@@ -36,6 +37,12 @@ export interface ReloadPlan {
   removed: string[];
   /** Top-level keys whose value changed (for the log line). */
   changed: string[];
+  /**
+   * `keep`: the new runtime takes over the pin store (the in-memory one holds the only copy of its pins);
+   * `replace`: the store's location changed (`cache.store`, `cache.redisUrl`, `cache.redis`,
+   * `cache.operationTimeoutMs`, `pinning.lockFile`), so the new runtime opens its own.
+   */
+  pinStore: 'keep' | 'replace';
 }
 
 /** A key that a reload cannot change; its message reads like loadConfig's (`<key path>: <why>`). */
@@ -83,7 +90,8 @@ export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan 
   const removed = old.upstreams.filter((u) => !names.has(u.name)).map((u) => u.name);
   const keys = new Set([...Object.keys(old), ...Object.keys(next)]) as Set<keyof GatewayConfig>;
   const changed = [...keys].filter((key) => !isDeepStrictEqual(old[key], next[key]));
-  return { upstreams, removed, changed };
+  const store = (c: GatewayConfig) => [c.cache.store, c.cache.redisUrl, c.cache.redis, c.cache.operationTimeoutMs, c.pinning.lockFile];
+  return { upstreams, removed, changed, pinStore: isDeepStrictEqual(store(old), store(next)) ? 'keep' : 'replace' };
 }
 
 function decide(old: UpstreamConfig | undefined, next: UpstreamConfig): UpstreamDecision {

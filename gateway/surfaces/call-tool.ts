@@ -4,7 +4,7 @@ import { CALL_TOOL, SEARCH_TOOLS, findableByModel, resolveTool, type ToolResolut
 import { toolErrorResult, type ErrorKind } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { toolLabel } from '../obs/metrics.ts';
-import { NEAREST_LIMIT, callCatalogTool, type ToolCallAnswer } from './tool-call.ts';
+import { NEAREST_LIMIT, callCatalogTool, heldToolMessage, refuseHeld, type ToolCallAnswer } from './tool-call.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision } from './tool-decision.ts';
 import { inSpan } from '../obs/tracing.ts';
@@ -19,7 +19,9 @@ import { inSpan } from '../obs/tracing.ts';
  *    with the nearest visible names (edit distance, then search), so a denied tool looks exactly like a
  *    missing one (and is never named, even by a "call it directly"); a tool the caller may see whose
  *    upstream is down (withheld from the catalogue) answers "upstream unavailable" instead, as a direct
- *    call of it does: the caller would see it, so saying it exists reveals nothing;
+ *    call of it does: the caller would see it, so saying it exists reveals nothing; one on hold (its
+ *    definition changed since approved: `pinned`, catalog/pin-guard.ts) answers what changed and how an
+ *    operator approves it;
  * 2. a state-changing tool, or 3. an advertised one: "call it directly", so approval stays on the name
  *    the client can see;
  * 4. arguments failing the tool's inputSchema: every offending path and the tool's input_schema.
@@ -91,6 +93,11 @@ export async function callThroughDispatcher(
       'upstream_unavailable',
       `Tool "${name}" could not be executed: upstream ${tool.upstream} is unavailable. Try again later.`,
     );
+  }
+  if (target.pinned.held) {
+    refuseHeld(d, name, target.pinned, 'call_tool', targetArgs, started);
+    const result = toolErrorResult('tool_held', heldToolMessage(name, target.pinned));
+    return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/changes': target.pinned.changes } };
   }
   if (!target.readOnly) {
     return refuse(

@@ -1,5 +1,5 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
-import type { CatalogTool } from '../catalog/catalog.ts';
+import type { CatalogTool, HeldTool } from '../catalog/catalog.ts';
 import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
 import { forward, forwardFailure, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
@@ -132,6 +132,8 @@ export const NEAREST_LIMIT = 5;
  * the edge: no scope lookup here. A visible tool of an upstream that is down answers isError. Arguments
  * are checked (by the upstream) only once the tool is allowed, so no validation message can describe a
  * hidden tool. `forward` sends hidden tools on anyway, for an upstream that checks every call itself.
+ * A tool on hold (its definition changed since approved: catalog/pin-guard.ts) that the caller may call
+ * is refused with `tool_held` (-32000) naming the change and how to approve it, never forwarded.
  */
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined, task?: TaskParam): Promise<ToolCallAnswer> {
   const started = performance.now();
@@ -153,7 +155,48 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
     const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
     throw new GatewayError('unknown_tool', `Unknown tool: ${name}${hint}`, nearest.length ? { nearest } : {});
   }
+  if (target.pinned.held) {
+    refuseHeld(d, name, target.pinned, 'direct', args, started);
+    throw new GatewayError('tool_held', heldToolMessage(name, target.pinned), heldToolData(target.pinned));
+  }
   return callCatalogTool(d, target.tool, args, 'direct', task);
+}
+
+/**
+ * Counts and records the refusal of a call of a held tool (catalog/pin-guard.ts): `held` in
+ * `mcp_tool_calls_total`, `refused_held` in the audit trail. Nothing is sent upstream.
+ */
+export function refuseHeld(d: DispatchContext, name: string, held: HeldTool, via: CallVia, args: unknown, started: number): void {
+  d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: held.tool.name, via, outcome: 'held' });
+  d.log.info({ tool: held.tool.name, upstream: held.tool.upstream, reason: held.reason }, 'call of a held tool refused without contacting the upstream');
+  recordDecision(d, { via, name, tool: held.tool, outcome: 'refused_held', reason: `held_${held.reason}`, arguments: args ?? {}, started });
+}
+
+/**
+ * What the caller of a held tool reads: that the gateway did not run it and why (the change, in the words
+ * of catalog/pinning.ts describeChanges), and how an operator approves it. Only a caller who may see the
+ * tool gets here, and its definitions are what the upstream lists publicly: nothing is revealed.
+ */
+export function heldToolMessage(name: string, held: HeldTool): string {
+  const changes = held.changes.length ? ` (${held.changes.join('; ')})` : '';
+  const why =
+    held.reason === 'changed'
+      ? `upstream ${held.tool.upstream} changed its definition since it was approved${changes}`
+      : held.reason === 'new'
+        ? `upstream ${held.tool.upstream} listed it after its tools were approved, and new tools wait for approval (pinning.newTools: hold)`
+        : held.reason === 'lint'
+          ? `its definition has description lint findings that wait for approval${changes}`
+          : 'the gateway cannot read its pinned definition now (pin store unavailable); try again later';
+  const approve =
+    held.reason === 'unverified'
+      ? ''
+      : ` An operator reviews the change and approves it: \`pins diff ${name}\`, then \`pins approve ${name}\` (gateway/main.ts), or Approve on the console's Definition changes page.`;
+  return `Tool "${name}" is on hold: ${why}. The gateway did not run it; nothing was sent to the upstream.${approve}`;
+}
+
+/** The JSON-RPC error's `data` for a held tool: what changed, in a form a client can read. */
+export function heldToolData(held: HeldTool): Record<string, unknown> {
+  return { upstream: held.tool.upstream, reason: held.reason, changes: held.changes };
 }
 
 /**

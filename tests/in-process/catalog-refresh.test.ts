@@ -30,7 +30,11 @@ async function searchNames(client: Client, query: string): Promise<string[]> {
 describe('a new catalogue version from a paginating upstream', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await inProcessStack({ upstream: { pageSize: 2, tools: catalogue(), listChanged: true, toolsListHint: { ttlMs: 60_000, cacheScope: 'public' } } });
+    // The new version is served as it is: pins (issue 30) would hold the changed tool; that is tests/in-process/pinning.test.ts.
+    stack = await inProcessStack({
+      upstream: { pageSize: 2, tools: catalogue(), listChanged: true, toolsListHint: { ttlMs: 60_000, cacheScope: 'public' } },
+      gateway: { pinning: { mode: 'off' } },
+    });
   });
   afterAll(async () => {
     await stack?.close();

@@ -96,13 +96,26 @@ describe('resolveTool', () => {
     expect(resolveTool(catalog, reader, 'get_order', 'full').withheld).toBe(false);
   });
 
-  it("pinned: nothing held by default; else the catalogue's pin state for the tool", () => {
+  it("pinned: nothing held by default; else the catalogue's hold of the tool, found even when its pinned definition is not served", () => {
     expect(resolveTool(catalog, reader, 'get_order', 'full').pinned).toEqual({ held: false });
-    const pinnedDefinition = tool('get_order', { description: 'as approved' });
-    const pins = { of: (t: CatalogTool) => (t.name === 'get_order' ? { held: true as const, definition: pinnedDefinition } : { held: false as const }) };
-    const held: Catalog = { ...catalog, pins };
-    expect(resolveTool(held, reader, 'get_order', 'compact').pinned).toEqual({ held: true, definition: pinnedDefinition });
+    const order = catalog.byName.get('get_order')!;
+    const hold = { held: true as const, tool: order, listed: true, reason: 'changed' as const, changes: ['description changed'], digest: 'sha256:x' };
+    const held: Catalog = { ...catalog, held: new Map([['get_order', hold]]) };
+    expect(resolveTool(held, reader, 'get_order', 'compact').pinned).toBe(hold);
     expect(resolveTool(held, reader, 'list_orders', 'compact').pinned).toEqual({ held: false });
+    expect(findableByModel(resolveTool(held, reader, 'get_order', 'compact'))).toBe(true);
+    // Not served: not listed, advertised or findable, but a call finds it (and gets the hold's answer).
+    const byName = new Map([...catalog.byName].filter(([name]) => name !== 'get_order'));
+    const withheldHold: Catalog = { ...catalog, byName, tools: [...byName.values()], held: new Map([['get_order', { ...hold, listed: false }]]) };
+    const resolved = resolveTool(withheldHold, reader, 'get_order', 'full');
+    expect(resolved).toMatchObject({ tool: order, visible: true, advertised: false, withheld: false, pinned: { held: true, listed: false } });
+    expect(findableByModel(resolved)).toBe(false);
+  });
+
+  it('an alias a reload left resolves to the tool it named, under its current name', () => {
+    const aliased: Catalog = { ...catalog, aliases: new Map([['old_get_order', 'get_order']]) };
+    expect(resolveTool(aliased, reader, 'old_get_order', 'full')).toMatchObject({ tool: { name: 'get_order' }, visible: true });
+    expect(resolveTool(catalog, reader, 'old_get_order', 'full').tool).toBeUndefined();
   });
 });
 

@@ -65,6 +65,22 @@ button:hover { background: #2b4397; }
 .views { display: grid; grid-template-columns: repeat(auto-fit, minmax(420px, 1fr)); gap: 16px; }
 .view h2 { margin-top: 0; }
 .view .count { color: var(--muted); font-weight: 400; font-size: 13px; margin-left: 6px; }
+.badge.held { background: var(--bad-bg); color: var(--bad); }
+.badge.warned { background: var(--warn-bg); color: var(--warn); }
+.badge.pinned { background: var(--ok-bg); color: var(--ok); }
+.badge.removed { background: #f2f4f7; color: #475467; }
+.badge.lint { background: #f4f3ff; color: #5925dc; }
+p.notice { background: var(--ok-bg); color: var(--ok); padding: 8px 12px; border-radius: 6px; }
+form.inline { align-items: center; }
+form.approve { margin-top: 16px; }
+a.button { display: inline-block; font-weight: 600; padding: 4px 12px; border-radius: 6px; background: var(--accent); color: #fff; text-decoration: none; }
+ul.changes, ul.findings { margin: 0; padding-left: 18px; }
+pre.diff { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 0; overflow-x: auto; font-size: 12.5px; line-height: 1.45; }
+pre.diff .line { display: block; padding: 0 14px; white-space: pre; text-decoration: none; }
+pre.diff ins.line { background: var(--ok-bg); color: var(--ok); }
+pre.diff del.line { background: var(--bad-bg); color: var(--bad); }
+h2 small .del { color: var(--bad); }
+h2 small .ins { color: var(--ok); }
 `;
 
 export const CONSOLE_JS = `

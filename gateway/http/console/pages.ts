@@ -6,13 +6,14 @@
 import { html, type Html } from './html.ts';
 import type { CatalogData, Counter, CredentialData, OverviewData, SearchData, UpstreamStatus } from './model.ts';
 
-export type ConsolePage = 'overview' | 'catalog' | 'credential' | 'search';
+export type ConsolePage = 'overview' | 'catalog' | 'credential' | 'search' | 'pins';
 
 const NAV: readonly { page: ConsolePage; path: string; label: string }[] = [
   { page: 'overview', path: '/console', label: 'Overview' },
   { page: 'catalog', path: '/console/catalog', label: 'Catalogue' },
   { page: 'credential', path: '/console/credential', label: 'What a credential sees' },
   { page: 'search', path: '/console/search', label: 'Search playground' },
+  { page: 'pins', path: '/console/pins', label: 'Definition changes' },
 ];
 
 /** The document around a page's content: head, header with navigation, main. */

@@ -3,8 +3,8 @@
  * Every console route, assets included, answers 401 without the admin token (HTTP Basic with the token
  * as the password, which a browser prompts for, or `Authorization: Bearer <token>`), compared in
  * constant time over SHA-256 digests. Pages are `no-store` with a CSP that allows only the console's
- * own stylesheet and script; the one POST (the credential lookup) must come from the console's own
- * origin when the browser says where it comes from (CSRF).
+ * own stylesheet and script; the POSTs (the credential lookup, approving a tool definition: pins.ts)
+ * must come from the console's own origin when the browser says where it comes from (CSRF).
  *
  * The credential lookup sends the submitted credential to this gateway's own MCP endpoints in process
  * (`serve`), lists the tools, and renders them; the credential is neither stored, logged nor echoed.
@@ -23,6 +23,7 @@ import { consoleSignInCharges } from '../../auth/attempt-budgets.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { CatalogData, Counter, OverviewData, SearchData, UpstreamStatus } from './model.ts';
 import { catalogPage, credentialPage, overviewPage, searchPage, unauthorizedPage } from './pages.ts';
+import { mountPins } from './pins.ts';
 
 /** Serves one request through this gateway's own app without a socket (runtime.fetch). */
 export type ServeInProcess = (request: Request) => Promise<Response>;
@@ -89,6 +90,7 @@ export function mountConsole(router: Router, runtime: GatewayRuntime, serve: Ser
     guard,
     page(async (ctx) => searchPage(await search(runtime, ctx))),
   );
+  mountPins(router, runtime, { guard, page, sameOrigin, parseForm });
   router.get('/console/console.css', guard, asset('text/css; charset=utf-8', CONSOLE_CSS));
   router.get('/console/console.js', guard, asset('text/javascript; charset=utf-8', CONSOLE_JS));
   // Anything else under /console is refused the same way before it is a 404.

@@ -1,0 +1,395 @@
+import type { Tool } from '@modelcontextprotocol/client';
+import type { PinningConfig, UpstreamConfig } from '../../config/types.ts';
+import type { AuditLog, DefinitionOutcome } from '../obs/audit.ts';
+import type { Logger } from '../obs/log.ts';
+import type { GatewayMetrics } from '../obs/metrics.ts';
+import { PinStoreUnavailable, type PendingChange, type PinRecord, type PinStore } from '../store/pin-store.ts';
+import { sourceOf, type Catalog } from './catalog.ts';
+import { LINT_RULES, lintDefinition, type LintFinding } from './description-lint.ts';
+import { acceptsCallsUnder, definitionDigest, describeChanges, heldView, type Hold } from './pinning.ts';
+
+/** How often a replica asks the shared store whether an approval was made elsewhere, ms. */
+const REVISION_POLL_MS = 1000;
+/** After the pin store failed, how long a view decided without it is served before the store is asked again, ms. */
+const RETRY_AFTER_STORE_FAILURE_MS = 2000;
+/** Bound of the "told once" set of change events (one entry per tool, digest and outcome). */
+const TOLD_LIMIT = 10_000;
+
+/** One upstream tool as the guard last judged it: for `/readyz`, the console and the CLI. */
+export interface ToolJudgement {
+  readonly upstream: string;
+  /** The upstream's own name. */
+  readonly name: string;
+  /** `pinned`: served as pinned; `held`: on hold; `warned`: changed and served anyway (`pinning.mode: warn`). */
+  readonly state: 'pinned' | 'held' | 'warned';
+  readonly reason?: Hold['reason'];
+  readonly changes: readonly string[];
+  /** Lint findings of the upstream's current definition (invisible characters included: removed when served). */
+  readonly findings: readonly LintFinding[];
+  readonly digest: string;
+  /** The pinned definition is served while held. */
+  readonly listed?: boolean;
+}
+
+/** One pin or waiting change as the operator reviews it (console, CLI). */
+export interface PinEntry {
+  readonly upstream: string;
+  readonly name: string;
+  /** `removed`: pinned, but the upstream's last catalogue did not list it (its pin stays). */
+  readonly state: ToolJudgement['state'] | 'removed' | 'unseen';
+  readonly reason?: Hold['reason'];
+  readonly changes: readonly string[];
+  readonly findings: readonly LintFinding[];
+  readonly pin?: PinRecord;
+  readonly pending?: PendingChange;
+}
+
+export interface PinGuardOptions {
+  readonly metrics: GatewayMetrics;
+  readonly audit: AuditLog;
+  readonly log: Logger;
+  /** Called when what is served may have changed without a new upstream catalogue (an approval here or elsewhere). */
+  readonly onChange?: () => void;
+}
+
+type Known = { pins: Map<string, PinRecord>; pending: Map<string, PendingChange> };
+
+/** `judgement`, or a `pinned` one when `pin` is the very definition it judged (approved since). */
+function settledBy(judgement: ToolJudgement | undefined, pin: PinRecord | undefined): ToolJudgement | undefined {
+  if (!judgement || judgement.state === 'pinned' || pin?.digest !== judgement.digest) return judgement;
+  return { upstream: judgement.upstream, name: judgement.name, state: 'pinned', changes: [], findings: judgement.findings, digest: judgement.digest };
+}
+type ViewEntry = { revision: number; view: Promise<Catalog>; value?: Catalog; retryAt?: number };
+
+/**
+ * The pin guard (issue 30): turns each upstream catalogue the gateway fetches into the catalogue it
+ * serves, against the pins in the store (store/pin-store.ts).
+ * - First sight: a tool without a pin is pinned as it is (trust on first use; `pinning.newTools: hold`
+ *   holds tools that appear after the upstream's first catalogue was pinned).
+ * - A pinned tool whose definition changed (catalog/pinning.ts digest: name, title, description,
+ *   schemas, annotations, execution, behavioural `_meta`): `pinning.mode: hold` holds it (its pinned
+ *   definition stays listed when the upstream still takes calls under it, else it is withheld; a call
+ *   is refused either way), `warn` serves the new one, both record the change as waiting for approval.
+ *   A tool that disappears keeps its pin, so one that comes back changed is still caught.
+ * - The description lint (description-lint.ts) runs on each new definition; with `pinning.lint: hold`
+ *   a definition with findings is held until approved.
+ * Every change and approval is logged, audited (`tool_definition_change`) and counted
+ * (`mcp_tool_definition_changes_total{upstream,outcome}`) once per process. An approval (console, CLI)
+ * is written to the store; other replicas see the store's revision change within {@link REVISION_POLL_MS}
+ * and judge again. A view is computed once per catalogue version and revision; a warm request pays a
+ * WeakMap lookup.
+ */
+export class PinGuard {
+  private revision = 0;
+  private storeRevision?: string;
+  private readonly views = new WeakMap<Catalog, ViewEntry>();
+  private readonly judged = new Map<string, Map<string, ToolJudgement>>();
+  private readonly known = new Map<string, Known>();
+  private readonly toolNames = new Map<string, ReadonlySet<string>>();
+  private readonly told = new Set<string>();
+  private readonly digests = new WeakMap<Tool, { metaKey: string; digest: string }>();
+  private readonly lints = new WeakMap<Tool, LintFinding[]>();
+  private readonly timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly config: PinningConfig,
+    readonly store: PinStore,
+    private readonly options: PinGuardOptions,
+  ) {
+    if (store.kind === 'redis' && this.usesStore) {
+      this.timer = setInterval(() => void this.poll(), REVISION_POLL_MS);
+      this.timer.unref();
+    }
+  }
+
+  /** Whether pins are kept at all (`pinning.mode` not `off`, or lint findings held until approved). */
+  get usesStore(): boolean {
+    return this.config.mode !== 'off' || this.config.lint === 'hold';
+  }
+
+  /**
+   * The catalogue to serve for `raw`, one upstream's catalogue as fetched (built under `policy`).
+   * Never rejects for the store: without it, tools already judged keep their state and any other is
+   * held as `unverified` under `pinning.mode: hold` (served under `warn`), and the store is asked again
+   * after {@link RETRY_AFTER_STORE_FAILURE_MS}.
+   */
+  view(policy: UpstreamConfig, raw: Catalog): Promise<Catalog> {
+    const entry = this.views.get(raw);
+    if (entry && entry.revision === this.revision && (entry.retryAt === undefined || Date.now() < entry.retryAt)) return entry.view;
+    const stored: ViewEntry = { revision: this.revision, view: Promise.resolve(raw) };
+    stored.view = this.judge(policy, raw).then(
+      ({ view, degraded }) => {
+        stored.value = view;
+        if (degraded) stored.retryAt = Date.now() + RETRY_AFTER_STORE_FAILURE_MS;
+        return view;
+      },
+      (error: unknown) => {
+        this.views.delete(raw);
+        throw error;
+      },
+    );
+    this.views.set(raw, stored);
+    return stored.view;
+  }
+
+  /** The view last computed for `raw`, without waiting; undefined before the first. */
+  peek(raw: Catalog): Catalog | undefined {
+    return this.views.get(raw)?.value;
+  }
+
+  /** Every tool on hold now, as last judged (`/readyz` details). */
+  held(): ToolJudgement[] {
+    return [...this.judged.values()].flatMap((tools) => [...tools.values()].filter((t) => t.state === 'held'));
+  }
+
+  /** The last judgement of each tool of `upstream`'s last catalogue. */
+  judgements(upstream: string): ReadonlyMap<string, ToolJudgement> {
+    return this.judged.get(upstream) ?? new Map();
+  }
+
+  /**
+   * Every pin and waiting change in the store, with the last judgement of each tool, upstream by upstream
+   * (configured ones first), tools by name. @throws PinStoreUnavailable
+   */
+  async report(upstreams: readonly string[]): Promise<PinEntry[]> {
+    const names = [...new Set([...upstreams, ...(await this.store.upstreams())])];
+    const entries: PinEntry[] = [];
+    for (const upstream of names) {
+      const [pins, pending] = await Promise.all([this.store.pins(upstream), this.store.pending(upstream)]);
+      const judged = this.judged.get(upstream);
+      const tools = [...new Set([...pins.keys(), ...pending.keys(), ...(judged?.keys() ?? [])])].sort();
+      for (const name of tools) {
+        // Approved (here or on another replica) since it was judged: what is served now is the pin.
+        const judgement = settledBy(judged?.get(name), pins.get(name));
+        entries.push({
+          upstream,
+          name,
+          state: judgement?.state ?? (judged ? 'removed' : 'unseen'),
+          ...(judgement?.reason ? { reason: judgement.reason } : {}),
+          changes: judgement?.changes ?? [],
+          findings: judgement?.findings ?? [],
+          ...(pins.has(name) ? { pin: pins.get(name)! } : {}),
+          ...(pending.has(name) ? { pending: pending.get(name)! } : {}),
+        });
+      }
+    }
+    return entries;
+  }
+
+  /**
+   * Makes the definition waiting for `name` of `upstream` its pin (with `digest`: only if that is the
+   * one waiting), audits and counts it, and has every view judged again (here at once; other replicas
+   * at their next revision poll). @throws PinStoreUnavailable
+   */
+  async approve(upstream: string, name: string, options: { digest?: string; via: string }): Promise<PinRecord | 'none' | 'stale'> {
+    const waiting = (await this.store.pending(upstream)).get(name);
+    const previous = (await this.store.pins(upstream)).get(name);
+    const result = await this.store.approve(upstream, name, options.digest);
+    if (typeof result !== 'object') return result;
+    const judged = this.judged.get(upstream);
+    const settled = settledBy(judged?.get(name), result);
+    if (judged && settled) judged.set(name, settled);
+    this.emit('approved', upstream, name, waiting ? [`${waiting.kind} definition approved`] : [], result.digest, previous?.digest, options.via);
+    this.changed();
+    return result;
+  }
+
+  /** {@link approve} for every waiting change of every upstream; returns what was approved. @throws PinStoreUnavailable */
+  async approveAll(upstreams: readonly string[], via: string): Promise<{ upstream: string; name: string }[]> {
+    const approved: { upstream: string; name: string }[] = [];
+    for (const upstream of new Set([...upstreams, ...(await this.store.upstreams())]))
+      for (const [name, change] of await this.store.pending(upstream))
+        if (typeof (await this.approve(upstream, name, { digest: change.digest, via })) === 'object') approved.push({ upstream, name });
+    return approved;
+  }
+
+  /** Stops the revision poll (the store is closed by its owner: it may outlive this guard on a reload). */
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private changed(): void {
+    this.revision += 1;
+    this.options.onChange?.();
+  }
+
+  /** Asks the shared store whether an approval was made anywhere since the last poll. */
+  private async poll(): Promise<void> {
+    try {
+      const revision = await this.store.revision();
+      if (this.storeRevision !== undefined && revision !== this.storeRevision) this.changed();
+      this.storeRevision = revision;
+    } catch {
+      // Logged and counted by the store; the next poll asks again.
+    }
+  }
+
+  private async judge(policy: UpstreamConfig, raw: Catalog): Promise<{ view: Catalog; degraded: boolean }> {
+    const upstream = policy.name;
+    const { mode, newTools, lint } = this.config;
+    this.toolNames.set(upstream, new Set(raw.tools.map((t) => t.upstreamName)));
+    let degraded = false;
+    let known: Known | undefined;
+    if (this.usesStore) {
+      try {
+        const [pins, pending] = await Promise.all([this.store.pins(upstream), this.store.pending(upstream)]);
+        known = { pins, pending };
+        this.known.set(upstream, known);
+      } catch (error) {
+        if (!(error instanceof PinStoreUnavailable)) throw error;
+        degraded = true;
+        known = this.known.get(upstream);
+      }
+    }
+    const now = new Date().toISOString();
+    const firstCatalogue = known !== undefined && known.pins.size === 0;
+    const tools = raw.tools.map((tool) => {
+      const source = sourceOf(tool);
+      return { name: tool.upstreamName, source, digest: this.digestOf(source, policy.metaKey), findings: this.findingsOf(source, upstream) };
+    });
+
+    // First sights, in one write: every replica that sees a tool first agrees on one pin (the store's).
+    const firstSights = tools
+      .filter((t) => known && !known.pins.has(t.name) && (firstCatalogue || newTools === 'accept' || mode === 'off'))
+      .map((t): [string, PinRecord] => [t.name, { digest: t.digest, definition: t.source, pinnedAt: now, by: 'first_sight' }]);
+    if (known && firstSights.length && !degraded) {
+      try {
+        for (const [name, pin] of await this.store.pinAllIfAbsent(upstream, firstSights)) known.pins.set(name, pin);
+      } catch {
+        degraded = true;
+      }
+    }
+
+    const holds: Hold[] = [];
+    const judgements = new Map<string, ToolJudgement>();
+    const waiting: [string, PendingChange][] = [];
+    const settled: string[] = [];
+    const judge = (t: (typeof tools)[number], state: ToolJudgement['state'], hold?: Hold) => {
+      // A `warned` tool carries its change for the report, and is served: it is no hold.
+      if (hold && state === 'held') holds.push(hold);
+      judgements.set(t.name, {
+        upstream,
+        name: t.name,
+        state,
+        ...(hold ? { reason: hold.reason, listed: hold.serve !== undefined } : {}),
+        changes: hold?.changes ?? [],
+        findings: t.findings,
+        digest: t.digest,
+      });
+    };
+    for (const t of tools) {
+      const serious = t.findings.filter((f) => f.rule !== 'invisible-characters');
+      const lintChanges = serious.map((f) => `lint ${f.rule} at ${f.path}: ${f.excerpt}`);
+      if (!this.usesStore) {
+        if (lint === 'warn' && serious.length) this.emit('lint_warned', upstream, t.name, lintChanges, t.digest);
+        judge(t, 'pinned');
+        continue;
+      }
+      const pin = known?.pins.get(t.name);
+      const pending = known?.pending.get(t.name);
+      const note = (kind: PendingChange['kind']) => {
+        if (pending?.digest !== t.digest) waiting.push([t.name, { digest: t.digest, definition: t.source, seenAt: now, kind }]);
+      };
+      if (!pin) {
+        if (!known || degraded) {
+          // Not knowing the pin, the change cannot be told from a first sight: hold it (mode hold) or serve it.
+          if (mode === 'hold') judge(t, 'held', { name: t.name, reason: 'unverified', changes: ['the pin store could not be read'], digest: t.digest });
+          else judge(t, 'pinned');
+          continue;
+        }
+        judge(t, 'held', { name: t.name, reason: 'new', changes: ['a tool the upstream did not list before'], digest: t.digest });
+        note('new');
+        this.emit('new_held', upstream, t.name, [], t.digest);
+        continue;
+      }
+      const unchanged = pin.digest === t.digest;
+      // A definition nobody approved yet: a first sight, or a change.
+      const unapproved = !unchanged || pin.by === 'first_sight';
+      if (lint === 'hold' && serious.length && unapproved) {
+        const serve =
+          !unchanged &&
+          acceptsCallsUnder(pin.definition, t.source) &&
+          this.findingsOf(pin.definition, upstream).every((f) => f.rule === 'invisible-characters');
+        const changes = unchanged ? lintChanges : [...describeChanges(pin.definition, t.source, policy.metaKey), ...lintChanges];
+        judge(t, 'held', { name: t.name, reason: 'lint', changes, digest: t.digest, ...(serve ? { serve: pin.definition } : {}) });
+        note('lint');
+        this.emit('lint_held', upstream, t.name, changes, t.digest, pin.digest);
+        continue;
+      }
+      if (lint === 'warn' && serious.length && unapproved) this.emit('lint_warned', upstream, t.name, lintChanges, t.digest, pin.digest);
+      if (unchanged || mode === 'off') {
+        if (pending && unchanged) {
+          settled.push(t.name);
+          if (pending.kind === 'changed') this.emit('reverted', upstream, t.name, [], t.digest, pin.digest);
+        }
+        judge(t, 'pinned');
+        continue;
+      }
+      const changes = describeChanges(pin.definition, t.source, policy.metaKey);
+      note('changed');
+      if (mode === 'hold') {
+        const serve = acceptsCallsUnder(pin.definition, t.source) ? { serve: pin.definition } : {};
+        judge(t, 'held', { name: t.name, reason: 'changed', changes, digest: t.digest, ...serve });
+        this.emit('held', upstream, t.name, changes, t.digest, pin.digest);
+      } else {
+        judge(t, 'warned', { name: t.name, reason: 'changed', changes, digest: t.digest });
+        this.emit('warned', upstream, t.name, changes, t.digest, pin.digest);
+      }
+    }
+    if (!degraded && (waiting.length || settled.length)) {
+      try {
+        await this.store.notePendingAll(upstream, waiting);
+        for (const name of settled) await this.store.clearPending(upstream, name);
+      } catch {
+        // Logged and counted by the store; the next judgement writes them again.
+      }
+    }
+    this.judged.set(upstream, judgements);
+    this.options.metrics.toolsHeld.set({ upstream }, holds.length);
+    for (const rule of LINT_RULES)
+      this.options.metrics.descriptionFindings.set({ upstream, rule: rule.id }, tools.filter((t) => t.findings.some((f) => f.rule === rule.id)).length);
+    return { view: heldView(raw, holds, policy), degraded };
+  }
+
+  private digestOf(source: Tool, metaKey: string): string {
+    const cached = this.digests.get(source);
+    if (cached?.metaKey === metaKey) return cached.digest;
+    const digest = definitionDigest(source, metaKey);
+    this.digests.set(source, { metaKey, digest });
+    return digest;
+  }
+
+  /** Lint findings of a definition, once per definition object; other upstreams' tool names as they are now. */
+  private findingsOf(source: Tool, upstream: string): LintFinding[] {
+    if (this.config.lint === 'off') return [];
+    let findings = this.lints.get(source);
+    if (!findings) {
+      const otherTools = new Set([...this.toolNames].flatMap(([name, tools]) => (name === upstream ? [] : [...tools])));
+      findings = lintDefinition(source, { otherTools, ownTools: this.toolNames.get(upstream) });
+      this.lints.set(source, findings);
+    }
+    return findings;
+  }
+
+  /** Logs, audits and counts one outcome, once per process for a tool, digest and outcome (approvals always). */
+  private emit(outcome: DefinitionOutcome, upstream: string, name: string, changes: readonly string[], current: string, pinned?: string, via?: string): void {
+    const key = `${upstream}\u0000${name}\u0000${current}\u0000${outcome}`;
+    if (outcome !== 'approved') {
+      if (this.told.has(key)) return;
+      if (this.told.size >= TOLD_LIMIT) this.told.clear();
+      this.told.add(key);
+    }
+    const { metrics, audit, log } = this.options;
+    metrics.toolDefinitionChanges.inc({ upstream, outcome });
+    audit.definitionChange({ upstream, tool: name, outcome, changes, current, ...(pinned ? { pinned } : {}), ...(via ? { via } : {}) });
+    const fields = { upstream, tool: name, outcome, changes };
+    if (outcome === 'approved') log.info({ ...fields, via }, 'tool definition approved; it is served from now on');
+    else if (outcome === 'reverted') log.info(fields, 'the upstream serves the pinned tool definition again; the hold is lifted');
+    else if (outcome.endsWith('held'))
+      log.warn(
+        { ...fields, approve: `pins approve ${upstream}/${name}` },
+        'tool definition held until an operator approves it (console: Definition changes; CLI: pins diff, pins approve)',
+      );
+    else log.warn(fields, 'tool definition changed or flagged; served (pinning warn)');
+  }
+}

@@ -1,0 +1,186 @@
+import type { Tool } from '@modelcontextprotocol/client';
+import type { UpstreamConfig } from '../../config/types.ts';
+import { buildCatalog, type Catalog, type HeldTool } from './catalog.ts';
+import { contentHash, stableStringify } from '../checks/content-hash.ts';
+
+/**
+ * Tool definition pins (issue 30), the pure part: what a pin covers, its digest, how two definitions
+ * differ in words an operator reads, and whether an upstream still takes calls made under a pinned
+ * definition. The state (which pins exist, what is held) is the pin guard's (pin-guard.ts); the store
+ * is store/pin-store.ts.
+ */
+
+/**
+ * `_meta` keys that change what the gateway or a client does with a tool, so a change of them is a
+ * change of the tool: the upstream's scope and category declaration (`upstreams[].metaKey`), MCP Apps'
+ * `ui` (the view it opens, and whether the model may call it at all), the early flat `ui/resourceUri`,
+ * and Claude Code's `anthropic/alwaysLoad`. Other `_meta` keys (timestamps, trace data, vendor notes)
+ * are left out, so an upstream that stamps its lists does not put every tool on hold.
+ */
+const BEHAVIOURAL_META = ['ui', 'ui/resourceUri', 'anthropic/alwaysLoad'] as const;
+
+/** Top-level fields a pin covers besides `_meta`: everything a client is shown of the tool but its icons. */
+const PINNED_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'execution'] as const;
+
+/** The parts of a definition a pin covers ({@link PINNED_FIELDS} and the behavioural `_meta` keys), absent ones left out. */
+export function pinnedParts(tool: Tool, metaKey: string): Record<string, unknown> {
+  const parts: Record<string, unknown> = {};
+  for (const field of PINNED_FIELDS) if (tool[field] !== undefined) parts[field] = tool[field];
+  const meta: Record<string, unknown> = {};
+  for (const key of [metaKey, ...BEHAVIOURAL_META]) if (tool._meta?.[key] !== undefined) meta[key] = tool._meta[key];
+  if (Object.keys(meta).length) parts._meta = meta;
+  return parts;
+}
+
+/** `sha256:<hex>` of the pinned parts, key order aside: equal definitions, equal digests. */
+export function definitionDigest(tool: Tool, metaKey: string): string {
+  return `sha256:${contentHash(pinnedParts(tool, metaKey))}`;
+}
+
+/**
+ * What changed from `before` to `after`, one short line per change, for the call refusal, the audit
+ * event, the CLI and the console: `description changed`, `inputSchema: property note added`,
+ * `annotations.readOnlyHint: true -> false`, `outputSchema changed`. Empty when the pinned parts are equal.
+ */
+export function describeChanges(before: Tool, after: Tool, metaKey: string): string[] {
+  const a = pinnedParts(before, metaKey);
+  const b = pinnedParts(after, metaKey);
+  const changes: string[] = [];
+  for (const field of [...PINNED_FIELDS, '_meta'] as const) {
+    const x = a[field];
+    const y = b[field];
+    if (stableStringify(x) === stableStringify(y)) continue;
+    if (field === 'annotations' || field === '_meta') changes.push(...keyChanges(field, x, y));
+    else if (field === 'inputSchema' || field === 'outputSchema') changes.push(...schemaChanges(field, x, y));
+    else if (x === undefined) changes.push(`${field} added`);
+    else if (y === undefined) changes.push(`${field} removed`);
+    else changes.push(`${field} changed`);
+  }
+  return changes;
+}
+
+/** Key-by-key changes of a flat object (annotations, `_meta`): values shown when they are scalars. */
+function keyChanges(field: string, before: unknown, after: unknown): string[] {
+  const x = (before ?? {}) as Record<string, unknown>;
+  const y = (after ?? {}) as Record<string, unknown>;
+  return [...new Set([...Object.keys(x), ...Object.keys(y)])]
+    .sort()
+    .filter((key) => stableStringify(x[key]) !== stableStringify(y[key]))
+    .map((key) => `${field}.${key}: ${shown(x[key])} -> ${shown(y[key])}`);
+}
+
+function shown(value: unknown): string {
+  if (value === undefined) return '(absent)';
+  const text = JSON.stringify(value);
+  return text.length > 40 ? `${text.slice(0, 39)}…` : text;
+}
+
+/** Property-level changes of an object schema (added, removed, changed, newly required); anything else as one line. */
+function schemaChanges(field: string, before: unknown, after: unknown): string[] {
+  if (before === undefined) return [`${field} added`];
+  if (after === undefined) return [`${field} removed`];
+  const x = before as { properties?: Record<string, unknown>; required?: string[] };
+  const y = after as { properties?: Record<string, unknown>; required?: string[] };
+  const px = x.properties ?? {};
+  const py = y.properties ?? {};
+  const changes: string[] = [];
+  for (const key of Object.keys(py)) if (!(key in px)) changes.push(`${field}: property ${key} added`);
+  for (const key of Object.keys(px)) if (!(key in py)) changes.push(`${field}: property ${key} removed`);
+  for (const key of Object.keys(px)) if (key in py && stableStringify(px[key]) !== stableStringify(py[key])) changes.push(`${field}: property ${key} changed`);
+  const rx = new Set(x.required ?? []);
+  const ry = new Set(y.required ?? []);
+  for (const key of ry) if (!rx.has(key)) changes.push(`${field}: ${key} now required`);
+  for (const key of rx) if (!ry.has(key)) changes.push(`${field}: ${key} no longer required`);
+  const rest = (s: Record<string, unknown>) => stableStringify({ ...s, properties: undefined, required: undefined });
+  if (rest(x as Record<string, unknown>) !== rest(y as Record<string, unknown>)) changes.push(`${field} changed`);
+  return changes.length ? changes : [`${field} changed`];
+}
+
+/** Schema keywords that only annotate (JSON Schema 2020-12 §9 meta-data, and `$comment`): they change no instance's validity. */
+const ANNOTATION_KEYWORDS = new Set(['title', 'description', 'examples', 'default', 'deprecated', 'readOnly', 'writeOnly', '$comment']);
+
+/** A schema without its annotation keywords, at any depth (keys inside `properties` are names, kept). */
+function validityOf(schema: unknown, propertyNames = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => validityOf(s));
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (!propertyNames && ANNOTATION_KEYWORDS.has(key)) continue;
+    out[key] = validityOf(value, !propertyNames && (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions'));
+  }
+  return out;
+}
+
+/**
+ * Whether arguments valid under `pinned`'s inputSchema are still valid under `current`'s, judged
+ * conservatively: the schemas are equal once annotations (descriptions, titles, examples, defaults) are
+ * set aside, or `current` only adds optional top-level properties (a client shown `pinned` sends only
+ * the properties it declares). A new
+ * required property, a removed or narrowed one, or any other change of validity answers false.
+ * The pin guard serves a held tool's pinned definition only when this holds (otherwise it withholds it).
+ */
+export function acceptsCallsUnder(pinned: Tool, current: Tool): boolean {
+  const x = validityOf(pinned.inputSchema) as Record<string, unknown>;
+  const y = validityOf(current.inputSchema) as Record<string, unknown>;
+  if (stableStringify(x) === stableStringify(y)) return true;
+  const px = (x.properties ?? {}) as Record<string, unknown>;
+  const py = (y.properties ?? {}) as Record<string, unknown>;
+  const requiredBefore = new Set((x.required as string[] | undefined) ?? []);
+  const onlyAdded =
+    Object.keys(px).every((key) => key in py && stableStringify(px[key]) === stableStringify(py[key])) &&
+    ((y.required as string[] | undefined) ?? []).every((key) => requiredBefore.has(key));
+  const rest = (s: Record<string, unknown>) => stableStringify({ ...s, properties: undefined, required: undefined });
+  return onlyAdded && rest(x) === rest(y);
+}
+
+/** One tool the pin guard holds: the upstream's own name, why, what changed, and the pinned definition when it is served. */
+export interface Hold {
+  readonly name: string;
+  readonly reason: HeldTool['reason'];
+  readonly changes: readonly string[];
+  /** Digest of the upstream's current definition (the one waiting for approval). */
+  readonly digest: string;
+  /** The pinned definition to serve instead, when the upstream still takes calls under it ({@link acceptsCallsUnder}). */
+  readonly serve?: Tool;
+}
+
+/**
+ * The catalogue clients are served for one upstream's `raw` catalogue under `holds`: a held tool with a
+ * definition to serve is listed with it (built like any catalogue tool: the same policy, the same
+ * sanitising); any other held tool leaves the list. Both are in `held`, so a call of either is refused.
+ * No holds: `raw` itself. The version covers the holds, so every listing and search index built from
+ * the view holds the pinned text, never the new one.
+ */
+export function heldView(raw: Catalog, holds: readonly Hold[], policy: UpstreamConfig): Catalog {
+  if (holds.length === 0) return raw;
+  const served = buildCatalog(
+    policy,
+    holds.flatMap((h) => (h.serve ? [h.serve] : [])),
+  ).byName;
+  const held = new Map<string, HeldTool>();
+  for (const hold of holds) {
+    const pinned = hold.serve && served.get(hold.serve.name);
+    const current = raw.byName.get(hold.name);
+    if (!pinned && !current) continue;
+    held.set(hold.name, {
+      held: true,
+      tool: pinned ?? current!,
+      listed: pinned !== undefined,
+      reason: hold.reason,
+      changes: hold.changes,
+      digest: hold.digest,
+    });
+  }
+  const tools = raw.tools.flatMap((tool) => {
+    const hold = held.get(tool.name);
+    return hold ? (hold.listed ? [hold.tool] : []) : [tool];
+  });
+  return {
+    ...raw,
+    version: contentHash([raw.version, holds.map((h) => [h.name, h.digest, h.serve ? contentHash(h.serve) : null])]),
+    tools,
+    byName: new Map(tools.map((tool) => [tool.name, tool])),
+    scopesInUse: new Set(tools.flatMap((tool) => tool.requiredScopes)),
+    held,
+  };
+}

@@ -1,0 +1,161 @@
+/**
+ * The console's Definition changes routes (issue 30), behind the admin token like every console route:
+ * - `GET /console/pins` and `GET /console/pins/<upstream>/<tool>`: the pages (pins-page.ts);
+ * - `POST /console/pins/approve` (form: `upstream`, `name`, `digest`, or `all=1`): approves, then 303
+ *   back to the list; same-origin only (a browser sends the cached admin credential with any form);
+ * - `GET /console/api/pins`, `GET /console/api/pins/<upstream>/<tool>`, `POST /console/api/pins/approve`
+ *   (JSON `{upstream, name, digest?}` or `{all: true}`): the same as JSON, for the `pins` CLI.
+ * An approval is written to the pin store: this replica serves the new definition at once, the others
+ * within a second (catalog/pin-guard.ts). The pin store unreachable: 503.
+ */
+import type Router from '@koa/router';
+import { bodyParser } from '@koa/bodyparser';
+import type { Context, Middleware } from 'koa';
+import { PinStoreUnavailable } from '../../store/pin-store.ts';
+import type { GatewayRuntime } from '../../runtime-state.ts';
+import { pinDetail, pinReview } from '../../ops/pin-review.ts';
+import { pinDetailPage, pinsPage, type PinsData } from './pins-page.ts';
+
+/** What the console's router gives each page: the admin guard, the HTML responder, the origin check and the form parser. */
+export interface ConsoleParts {
+  guard: Middleware;
+  page: (render: (ctx: Context) => Promise<string> | string) => Middleware;
+  sameOrigin: Middleware;
+  parseForm: Middleware;
+}
+
+const JSON_LIMIT = '16kb';
+
+/** Mounts the Definition changes pages and their JSON API on the console's router. */
+export function mountPins(router: Router, runtime: GatewayRuntime, { guard, page, sameOrigin, parseForm }: ConsoleParts): void {
+  const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: JSON_LIMIT, encoding: 'utf-8' });
+  const review = { pins: runtime.pins, upstreamSet: runtime.upstreamSet, upstreams: runtime.config.upstreams.map((u) => u.name) };
+  const settings = () => {
+    const { mode, newTools, lint, lockFile } = runtime.config.pinning;
+    return { mode, newTools, lint, lockFile };
+  };
+
+  router.get(
+    '/console/pins',
+    guard,
+    page(async (ctx) => {
+      const data: PinsData = { entries: [], settings: settings(), ...notice(ctx) };
+      try {
+        data.entries = await pinReview(review);
+      } catch (error) {
+        if (!(error instanceof PinStoreUnavailable)) throw error;
+        data.error = `${error.message}: pins cannot be listed now.`;
+      }
+      return pinsPage(data);
+    }),
+  );
+  router.get('/console/pins/:upstream/:name', guard, async (ctx, next) => {
+    const detail = await unavailableAs503(ctx, () => pinDetail(review, ctx.params.upstream!, ctx.params.name!));
+    if (detail === null) return;
+    if (!detail) {
+      ctx.status = 404;
+      ctx.body = 'No pin or waiting change of that tool.';
+      return;
+    }
+    return page(() => pinDetailPage(detail))(ctx, next);
+  });
+  router.post('/console/pins/approve', guard, sameOrigin, parseForm, async (ctx) => {
+    const form = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
+    const request = approvalRequest(form.all === '1' ? { all: true } : form);
+    const outcome = typeof request === 'string' ? request : await unavailableAs503(ctx, () => approve(runtime, request, 'console'));
+    if (outcome === null) return;
+    // The outcome travels as a code, never as text a link could make the console show.
+    const refused = typeof request === 'string' ? 'invalid' : typeof outcome === 'string' ? (outcome.startsWith('nothing') ? 'none' : 'stale') : undefined;
+    ctx.status = 303;
+    ctx.redirect(`/console/pins?${refused ? `refused=${refused}` : `approved=${(outcome as unknown[]).length}`}`);
+  });
+
+  router.get('/console/api/pins', guard, async (ctx) => {
+    const entries = await unavailableAs503(ctx, () => pinReview(review));
+    if (entries === null) return;
+    ctx.set('cache-control', 'no-store');
+    ctx.body = { settings: settings(), entries };
+  });
+  router.get('/console/api/pins/:upstream/:name', guard, async (ctx) => {
+    const detail = await unavailableAs503(ctx, () => pinDetail(review, ctx.params.upstream!, ctx.params.name!));
+    if (detail === null) return;
+    ctx.set('cache-control', 'no-store');
+    if (!detail) {
+      ctx.status = 404;
+      ctx.body = { error: `no pin or waiting change of ${ctx.params.upstream}/${ctx.params.name}` };
+      return;
+    }
+    ctx.body = detail;
+  });
+  router.post('/console/api/pins/approve', guard, sameOrigin, parseJson, async (ctx) => {
+    const request = approvalRequest((ctx.request as { body?: unknown }).body);
+    ctx.set('cache-control', 'no-store');
+    if (typeof request === 'string') {
+      ctx.status = 400;
+      ctx.body = { error: request };
+      return;
+    }
+    const outcome = await unavailableAs503(ctx, () => approve(runtime, request, 'cli'));
+    if (outcome === null) return;
+    if (typeof outcome === 'string') {
+      ctx.status = outcome.startsWith('nothing') ? 404 : 409;
+      ctx.body = { error: outcome };
+      return;
+    }
+    ctx.body = { approved: outcome };
+  });
+}
+
+type ApprovalRequest = { all: true } | { upstream: string; name: string; digest?: string };
+
+/** The approval asked for, or why the request is not one (a message naming the field). */
+function approvalRequest(body: unknown): ApprovalRequest | string {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return 'the body must be a JSON object: {"upstream", "name", "digest"?} or {"all": true}';
+  const b = body as Record<string, unknown>;
+  if (b.all === true) return { all: true };
+  if (typeof b.upstream !== 'string' || b.upstream === '') return 'upstream: a non-empty string is required (or all: true)';
+  if (typeof b.name !== 'string' || b.name === '') return 'name: a non-empty string is required';
+  if (b.digest !== undefined && (typeof b.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(b.digest))) return 'digest: must be sha256:<64 hex digits>';
+  return { upstream: b.upstream, name: b.name, ...(b.digest ? { digest: b.digest as string } : {}) };
+}
+
+/** Approves what was asked: the list approved, or why nothing was (nothing waits; it changed again since it was shown). */
+async function approve(runtime: GatewayRuntime, request: ApprovalRequest, via: string): Promise<{ upstream: string; name: string }[] | string> {
+  if ('all' in request)
+    return runtime.pins.approveAll(
+      runtime.config.upstreams.map((u) => u.name),
+      via,
+    );
+  const result = await runtime.pins.approve(request.upstream, request.name, { digest: request.digest, via });
+  if (result === 'none') return `nothing waits for approval for ${request.upstream}/${request.name}`;
+  if (result === 'stale')
+    return `the definition waiting for ${request.upstream}/${request.name} changed since it was shown (${request.digest}); review it again`;
+  return [{ upstream: request.upstream, name: request.name }];
+}
+
+/** `run`'s value; a pin store that cannot be reached answers 503 (null is returned: the response is written). */
+async function unavailableAs503<T>(ctx: Context, run: () => Promise<T>): Promise<T | null> {
+  try {
+    return await run();
+  } catch (error) {
+    if (!(error instanceof PinStoreUnavailable)) throw error;
+    ctx.status = 503;
+    ctx.set('retry-after', '5');
+    ctx.body = { error: error.message };
+    return null;
+  }
+}
+
+const REFUSALS: Record<string, string> = {
+  none: 'nothing waits for approval for that tool (approved already?).',
+  stale: 'the waiting definition changed since the page was shown; review it again.',
+  invalid: 'the form named no tool.',
+};
+
+/** The outcome line of the redirect after a form approval. */
+function notice(ctx: Context): { notice?: string; error?: string } {
+  const approved = typeof ctx.query.approved === 'string' ? Number.parseInt(ctx.query.approved, 10) : Number.NaN;
+  if (Number.isInteger(approved)) return { notice: approved === 1 ? 'Approved 1 definition.' : `Approved ${approved} definitions.` };
+  const refused = REFUSALS[String(ctx.query.refused)];
+  return refused ? { error: `Not approved: ${refused}` } : {};
+}

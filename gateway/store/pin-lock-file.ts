@@ -1,0 +1,151 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Logger } from '../obs/log.ts';
+import type { PinRecord, PinStore } from './pin-store.ts';
+
+/**
+ * The pin lock file (`pinning.lockFile`, issue 30): every pin as JSON beside the configuration, for
+ * operators who review pins like a package lock (commit it; a pull request that changes it is an
+ * approval to read). At start its pins are put in the store and win over the store's where they differ
+ * (the file is what was reviewed); afterwards the gateway rewrites it whenever a pin is recorded or
+ * approved, keys sorted and indented so that a diff shows one tool per hunk. Waiting changes are not
+ * in it: they live in the store until approved.
+ */
+export interface LockFileContent {
+  lockfileVersion: 1;
+  /** By upstream, then the upstream's own tool name. */
+  upstreams: Record<string, Record<string, PinRecord>>;
+}
+
+const WRITE_DELAY_MS = 200;
+
+/** Reads a lock file; undefined when it does not exist. @throws Error naming the file when it is not a lock file. */
+export function readLockFile(path: string): LockFileContent | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new Error(`pinning.lockFile: cannot read ${path}: ${(error as Error).message}`);
+  }
+  let content: LockFileContent;
+  try {
+    content = JSON.parse(text) as LockFileContent;
+  } catch (error) {
+    throw new Error(`pinning.lockFile: ${path} is not JSON: ${(error as Error).message}`);
+  }
+  if (content?.lockfileVersion !== 1 || typeof content.upstreams !== 'object' || content.upstreams === null)
+    throw new Error(`pinning.lockFile: ${path} is not a pin lock file (lockfileVersion 1 with upstreams)`);
+  for (const [upstream, tools] of Object.entries(content.upstreams))
+    for (const [name, pin] of Object.entries(tools ?? {}))
+      if (typeof pin?.digest !== 'string' || typeof pin.definition !== 'object' || pin.definition === null)
+        throw new Error(`pinning.lockFile: ${path}: upstreams.${upstream}.${name} needs a digest and a definition`);
+  return content;
+}
+
+/** The file's text: keys sorted at every depth, two-space indented, newline-terminated (a diff shows one tool per hunk). */
+export function lockFileText(content: LockFileContent): string {
+  const sorted = (_key: string, value: unknown) =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value;
+  return `${JSON.stringify(content, sorted, 2)}\n`;
+}
+
+/**
+ * `store` with the lock file at `path` kept in step: its pins are applied to the store before the first
+ * operation answers, and every pin written is followed (within {@link WRITE_DELAY_MS}) by a rewrite of the
+ * file from the store's pins (written to a temporary file, then renamed: a reader never sees half a file).
+ * A file that cannot be written is logged (once per error) and the store goes on without it.
+ * @throws Error at creation when the file exists and is not a lock file (the gateway does not start).
+ */
+export function withLockFile(store: PinStore, path: string, log: Logger): PinStore {
+  const initial = readLockFile(path);
+  let timer: NodeJS.Timeout | undefined;
+  let writing: Promise<void> = Promise.resolve();
+  let lastError: string | undefined;
+  const write = async () => {
+    try {
+      const upstreams: LockFileContent['upstreams'] = {};
+      for (const upstream of await store.upstreams()) {
+        const pins = await store.pins(upstream);
+        if (pins.size) upstreams[upstream] = Object.fromEntries(pins);
+      }
+      mkdirSync(dirname(path), { recursive: true });
+      const temporary = `${path}.${process.pid}.tmp`;
+      writeFileSync(temporary, lockFileText({ lockfileVersion: 1, upstreams }));
+      renameSync(temporary, path);
+      lastError = undefined;
+    } catch (error) {
+      const message = (error as Error).message;
+      if (message !== lastError) log.warn({ path, err: message }, 'pin lock file not written; pins stay in the store');
+      lastError = message;
+    }
+  };
+  const scheduleWrite = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      writing = writing.then(write);
+    }, WRITE_DELAY_MS);
+    timer.unref();
+  };
+  /** The file's pins put in the store, once; tried again by the next operation after a store failure. */
+  let applied: Promise<void> | undefined;
+  const apply = async () => {
+    if (!initial) return;
+    for (const [upstream, tools] of Object.entries(initial.upstreams)) {
+      const inStore = await store.pins(upstream);
+      for (const [name, pin] of Object.entries(tools)) {
+        const current = inStore.get(name);
+        if (current?.digest === pin.digest) continue;
+        if (current) log.warn({ upstream, tool: name, lockFile: path }, 'the lock file pins another definition than the pin store; the lock file wins');
+        await store.setPin(upstream, name, pin);
+      }
+    }
+    scheduleWrite();
+  };
+  const after = async <T>(run: () => Promise<T>): Promise<T> => {
+    applied ??= apply().catch((error: unknown) => {
+      applied = undefined;
+      throw error;
+    });
+    await applied;
+    return run();
+  };
+  const wrapped: PinStore = {
+    kind: store.kind,
+    pins: (upstream) => after(() => store.pins(upstream)),
+    pending: (upstream) => after(() => store.pending(upstream)),
+    pinAllIfAbsent: (upstream, records) =>
+      after(async () => {
+        const pins = await store.pinAllIfAbsent(upstream, records);
+        if (records.length) scheduleWrite();
+        return pins;
+      }),
+    notePendingAll: (upstream, changes) => after(() => store.notePendingAll(upstream, changes)),
+    clearPending: (upstream, name) => after(() => store.clearPending(upstream, name)),
+    approve: (upstream, name, digest) =>
+      after(async () => {
+        const result = await store.approve(upstream, name, digest);
+        if (typeof result === 'object') scheduleWrite();
+        return result;
+      }),
+    setPin: (upstream, name, record) =>
+      after(async () => {
+        await store.setPin(upstream, name, record);
+        scheduleWrite();
+      }),
+    revision: () => after(() => store.revision()),
+    upstreams: () => after(() => store.upstreams()),
+    close: async () => {
+      if (timer) {
+        clearTimeout(timer);
+        timer = undefined;
+        writing = writing.then(write);
+      }
+      await writing;
+      await store.close();
+    },
+  };
+  return wrapped;
+}

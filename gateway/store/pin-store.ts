@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import type { Tool } from '@modelcontextprotocol/client';
+import type { GatewayConfig } from '../../config/types.ts';
+import type { Logger } from '../obs/log.ts';
+import type { GatewayMetrics } from '../obs/metrics.ts';
+import { createRedisConnection } from './redis-connection.ts';
+
+/**
+ * Where tool definition pins live (issue 30): per upstream, the definition each tool was pinned with
+ * and the changed definition waiting for an operator. In memory (one process; carried over live
+ * reloads), or in Redis so that every replica compares against the same pins and an approval on one
+ * reaches the others (they poll {@link PinStore.revision}). Unlike the caches (store/kv-store.ts), a
+ * pin store never answers "absent" for "unreachable": a failed read throws {@link PinStoreUnavailable},
+ * so an outage can never make a changed definition look like a first sight.
+ */
+export interface PinStore {
+  readonly kind: 'memory' | 'redis';
+  /** Every pin of `upstream`, by the upstream's own tool name. @throws PinStoreUnavailable */
+  pins(upstream: string): Promise<Map<string, PinRecord>>;
+  /** Every change of `upstream` waiting for approval. @throws PinStoreUnavailable */
+  pending(upstream: string): Promise<Map<string, PendingChange>>;
+  /**
+   * Pins each record whose tool has no pin yet (the first replica to see a tool wins); resolves with the
+   * pins in force afterwards for those tools. @throws PinStoreUnavailable
+   */
+  pinAllIfAbsent(upstream: string, records: readonly (readonly [string, PinRecord])[]): Promise<Map<string, PinRecord>>;
+  /** Records (or replaces) changes waiting for approval, by tool name. @throws PinStoreUnavailable */
+  notePendingAll(upstream: string, changes: readonly (readonly [string, PendingChange])[]): Promise<void>;
+  /** Forgets a waiting change (the upstream went back to the pinned definition). @throws PinStoreUnavailable */
+  clearPending(upstream: string, name: string): Promise<void>;
+  /**
+   * Makes the waiting change of `name` its pin (`by: approval`), forgets the change and bumps the
+   * revision. With `digest`, only when the waiting change is that definition (what the operator saw).
+   * @returns the new pin; `none` when nothing waits; `stale` when the waiting change is another digest.
+   * @throws PinStoreUnavailable
+   */
+  approve(upstream: string, name: string, digest?: string): Promise<PinRecord | 'none' | 'stale'>;
+  /** Sets the pin of `name` whatever it was (a lock file's pin at start) and renews the revision. @throws PinStoreUnavailable */
+  setPin(upstream: string, name: string, record: PinRecord): Promise<void>;
+  /** A value that changes whenever an approval is made anywhere. @throws PinStoreUnavailable */
+  revision(): Promise<string>;
+  /** The upstreams that have pins or waiting changes. @throws PinStoreUnavailable */
+  upstreams(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** The definition a tool is pinned with: served (or compared against) until an operator approves another. */
+export interface PinRecord {
+  /** definitionDigest (catalog/pinning.ts) of `definition`. */
+  digest: string;
+  /** The definition as the upstream sent it (before the gateway's own changes). */
+  definition: Tool;
+  /** ISO 8601. */
+  pinnedAt: string;
+  /** `first_sight`: trusted on first use; `approval`: an operator approved it (console or CLI). */
+  by: 'first_sight' | 'approval';
+}
+
+/** A definition the upstream lists that differs from the pin (or has no pin, or has lint findings), waiting for an operator. */
+export interface PendingChange {
+  digest: string;
+  definition: Tool;
+  /** ISO 8601, when a gateway first saw this digest. */
+  seenAt: string;
+  /** `changed`: differs from its pin; `new`: no pin (pinning.newTools: hold); `lint`: findings held (pinning.lint: hold). */
+  kind: 'changed' | 'new' | 'lint';
+}
+
+/** The pin store could not be read or written (Redis down or slow); nothing was decided from it. */
+export class PinStoreUnavailable extends Error {
+  constructor(cause: unknown) {
+    super(`pin store unavailable: ${(cause as Error)?.message ?? String(cause)}`);
+    this.name = 'PinStoreUnavailable';
+  }
+}
+
+/** In one process: the store of a gateway without Redis (a live reload hands it to the new runtime). */
+export function memoryPinStore(): PinStore {
+  const pins = new Map<string, Map<string, PinRecord>>();
+  const pending = new Map<string, Map<string, PendingChange>>();
+  let revision = 0;
+  const of = <T>(maps: Map<string, Map<string, T>>, upstream: string) => {
+    let map = maps.get(upstream);
+    if (!map) maps.set(upstream, (map = new Map()));
+    return map;
+  };
+  return {
+    kind: 'memory',
+    pins: async (upstream) => new Map(of(pins, upstream)),
+    pending: async (upstream) => new Map(of(pending, upstream)),
+    async pinAllIfAbsent(upstream, records) {
+      const map = of(pins, upstream);
+      for (const [name, record] of records) if (!map.has(name)) map.set(name, record);
+      return new Map(records.map(([name]) => [name, map.get(name)!]));
+    },
+    async notePendingAll(upstream, changes) {
+      for (const [name, change] of changes) of(pending, upstream).set(name, change);
+    },
+    clearPending: async (upstream, name) => void of(pending, upstream).delete(name),
+    async approve(upstream, name, digest) {
+      const change = of(pending, upstream).get(name);
+      if (!change) return 'none';
+      if (digest !== undefined && change.digest !== digest) return 'stale';
+      const record: PinRecord = { digest: change.digest, definition: change.definition, pinnedAt: new Date().toISOString(), by: 'approval' };
+      of(pins, upstream).set(name, record);
+      of(pending, upstream).delete(name);
+      revision += 1;
+      return record;
+    },
+    async setPin(upstream, name, record) {
+      of(pins, upstream).set(name, record);
+      revision += 1;
+    },
+    revision: async () => String(revision),
+    upstreams: async () => [...new Set([...pins.keys(), ...pending.keys()])].filter((u) => (pins.get(u)?.size ?? 0) + (pending.get(u)?.size ?? 0) > 0),
+    close: async () => {},
+  };
+}
+
+export interface RedisPinStoreOptions {
+  /** `cache.redisUrl` and `cache.redis` (TLS, Sentinel, Cluster): store/redis-connection.ts. */
+  cache: GatewayConfig['cache'];
+  /** Budget of each operation, ms. */
+  operationTimeoutMs: number;
+  metrics: GatewayMetrics;
+  log: Logger;
+  /** Key prefix; default `{mcp-gateway:pins}` (a Cluster hash tag: every key of an approval in one slot). */
+  keyPrefix?: string;
+}
+
+/**
+ * Pins in Redis (`cache.redisUrl`): one hash of pins and one of waiting changes per upstream (field:
+ * the tool's own name, value: JSON), a set of upstreams, and a revision key every approval sets anew.
+ * First sight is `HSETNX` (two replicas seeing a new tool at once agree on one pin); an approval is one
+ * MULTI (pin set, change removed, revision renewed), its keys in one Cluster slot (the prefix is a hash
+ * tag). Every operation is bounded by `operationTimeoutMs`; a failure throws {@link PinStoreUnavailable}
+ * (counted in `mcp_cache_store_errors_total{cache="pins"}`).
+ */
+export function redisPinStore(options: RedisPinStoreOptions): PinStore {
+  const prefix = options.keyPrefix ?? '{mcp-gateway:pins}';
+  const key = {
+    pins: (upstream: string) => `${prefix}:pin:${upstream}`,
+    pending: (upstream: string) => `${prefix}:pending:${upstream}`,
+    upstreams: `${prefix}:upstreams`,
+    revision: `${prefix}:revision`,
+  };
+  let lastErrorLogged = 0;
+  const client = createRedisConnection(options.cache, { role: 'pins', connectTimeoutMs: options.operationTimeoutMs, disableOfflineQueue: true });
+  client.on('error', () => {});
+  let connecting: Promise<unknown> | undefined = client.connect().catch(() => undefined);
+  const bounded = async <T>(op: string, run: () => Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${op} exceeded ${options.operationTimeoutMs} ms`)), options.operationTimeoutMs);
+      });
+      if (connecting) await Promise.race([connecting, deadline]);
+      connecting = undefined;
+      return await Promise.race([run(), deadline]);
+    } catch (error) {
+      options.metrics.cacheStoreErrors.inc({ cache: 'pins', op });
+      if (Date.now() - lastErrorLogged > 1000) {
+        lastErrorLogged = Date.now();
+        options.log.warn({ op, err: (error as Error)?.message }, 'pin store operation failed');
+      }
+      throw new PinStoreUnavailable(error);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const parsed = <T>(hash: Record<string, string>) => new Map(Object.entries(hash).map(([name, json]) => [name, JSON.parse(json) as T]));
+  return {
+    kind: 'redis',
+    pins: (upstream) => bounded('pins', async () => parsed<PinRecord>(await client.hGetAll(key.pins(upstream)))),
+    pending: (upstream) => bounded('pending', async () => parsed<PendingChange>(await client.hGetAll(key.pending(upstream)))),
+    pinAllIfAbsent: (upstream, records) =>
+      bounded('pin', async () => {
+        if (records.length === 0) return new Map();
+        const multi = client.multi();
+        for (const [name, record] of records) multi.hSetNX(key.pins(upstream), name, JSON.stringify(record));
+        await multi.sAdd(key.upstreams, upstream).exec();
+        const names = records.map(([name]) => name);
+        const inForce = await client.hmGet(key.pins(upstream), names);
+        return new Map(names.map((name, i) => [name, inForce[i] ? (JSON.parse(inForce[i]!) as PinRecord) : records[i]![1]]));
+      }),
+    notePendingAll: (upstream, changes) =>
+      bounded('pending', async () => {
+        if (changes.length === 0) return;
+        const multi = client.multi();
+        for (const [name, change] of changes) multi.hSet(key.pending(upstream), name, JSON.stringify(change));
+        await multi.sAdd(key.upstreams, upstream).exec();
+      }),
+    clearPending: (upstream, name) => bounded('pending', async () => void (await client.hDel(key.pending(upstream), name))),
+    approve: (upstream, name, digest) =>
+      bounded('approve', async () => {
+        const json = await client.hGet(key.pending(upstream), name);
+        if (!json) return 'none' as const;
+        const change = JSON.parse(json) as PendingChange;
+        if (digest !== undefined && change.digest !== digest) return 'stale' as const;
+        const record: PinRecord = { digest: change.digest, definition: change.definition, pinnedAt: new Date().toISOString(), by: 'approval' };
+        await client.multi().hSet(key.pins(upstream), name, JSON.stringify(record)).hDel(key.pending(upstream), name).set(key.revision, randomUUID()).exec();
+        return record;
+      }),
+    setPin: (upstream, name, record) =>
+      bounded('pin', async () => {
+        await client.multi().hSet(key.pins(upstream), name, JSON.stringify(record)).sAdd(key.upstreams, upstream).set(key.revision, randomUUID()).exec();
+      }),
+    revision: () => bounded('revision', async () => (await client.get(key.revision)) ?? '0'),
+    upstreams: () => bounded('upstreams', async () => (await client.sMembers(key.upstreams)).sort()),
+    close: async () => {
+      await Promise.race([client.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, options.operationTimeoutMs).unref())]);
+    },
+  };
+}
