@@ -74,7 +74,8 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     const requestId = ctx.state.requestId as string;
     const oauth = runtime.oauth;
     const exchange = oauth
-      ? (c: Credential) => bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey)
+      ? (c: Credential) =>
+          bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey, runtime.previousDigestKey)
       : undefined;
     const authStarted = performance.timeOrigin + performance.now();
     const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange });

@@ -17,8 +17,8 @@ export type BearerOutcome =
  * dropped (MCP 2026-07-28 authorization: no token passthrough). Which tokens are OAuth tokens is told by
  * their form: a JWE (five parts) is the built-in server's, a JWS (three parts) an external IdP's;
  * anything else is a platform API token, forwarded as before when `platformBearer` is on, refused otherwise.
- * The digest (HMAC under `digestKey`, credentials.ts) covers the granted scopes, so two tokens of one key
- * with different grants share no cache entry.
+ * The digest (HMAC under `digestKey`, credentials.ts; and under `previousDigestKey` during a rotation)
+ * covers the granted scopes, so two tokens of one key with different grants share no cache entry.
  */
 export async function bearerCredential(
   oauth: OAuth,
@@ -26,6 +26,7 @@ export async function bearerCredential(
   resourceUrl: string,
   platformBearer: boolean,
   digestKey: Buffer,
+  previousDigestKey?: Buffer,
 ): Promise<BearerOutcome> {
   const token = /^Bearer\s+(\S+)$/i.exec(credential.headers.authorization ?? '')?.[1];
   if (!token) return { kind: 'not_oauth' };
@@ -40,6 +41,9 @@ export async function bearerCredential(
     replacesLookup: oauth.mode === 'external',
     ...(resolved.expiresAt !== undefined ? { expiresAt: resolved.expiresAt } : {}),
   };
-  const digest = credentialDigest({ ...headers, 'x-gateway-oauth-scopes': granted.scopes.join(' '), 'x-gateway-oauth-mode': oauth.mode }, digestKey);
-  return { kind: 'credential', credential: { kind: 'key', headers, digest, granted } };
+  const digested = { ...headers, 'x-gateway-oauth-scopes': granted.scopes.join(' '), 'x-gateway-oauth-mode': oauth.mode };
+  const digest = credentialDigest(digested, digestKey);
+  // During a cache.key rotation (`previousDigestKey`), what was keyed under the old key is still found.
+  const previous = previousDigestKey ? { previousDigest: credentialDigest(digested, previousDigestKey) } : {};
+  return { kind: 'credential', credential: { kind: 'key', headers, digest, granted, ...previous } };
 }

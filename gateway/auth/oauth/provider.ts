@@ -263,12 +263,14 @@ function recordDecisions(provider: Provider, deps: ProviderDeps): void {
   provider.on('grant.error', (ctx: Ctx, error: unknown) =>
     decide({ ...about(ctx), endpoint: 'token', outcome: 'refused', reason: reasonOf(error), ...grantType(ctx) }),
   );
-  provider.on('revocation.error', (ctx: Ctx, error: unknown) => decide({ ...about(ctx), endpoint: 'revoke', outcome: 'refused', reason: reasonOf(error) }));
-  // Outermost of the provider's middleware: it sees the answer after sealed-tokens.ts revoked one of ours.
+  // A revocation is decided by its final answer, read by the outermost of the provider's middleware: after
+  // sealed-tokens.ts turned oidc-provider's unsupported_token_type for one of our access tokens into a 200.
   provider.use(async (koa, next) => {
     await next();
     const ctx = koa as unknown as Ctx;
-    if (ctx.oidc?.route === 'revocation' && ctx.status === 200) decide({ ...about(ctx), endpoint: 'revoke', outcome: 'ok' });
+    if (ctx.oidc?.route !== 'revocation') return;
+    const refused = ctx.status === 200 ? undefined : ((ctx.body as { error?: string } | undefined)?.error ?? 'server_error');
+    decide({ ...about(ctx), endpoint: 'revoke', ...(refused ? { outcome: 'refused', reason: refused } : { outcome: 'ok' }) });
   });
 }
 
