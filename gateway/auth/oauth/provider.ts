@@ -274,7 +274,7 @@ function recordDecisions(provider: Provider, deps: ProviderDeps): void {
   });
 }
 
-/** The words of an error page for an OAuth error code (RFC 6749 §4.1.2.1), with the code and its description. */
+/** The words of an error page for an OAuth error code (RFC 6749 §4.1.2.1), with the code and its description when there is one. */
 function describeError(out: { error?: string; error_description?: string }): string {
   const known: Record<string, string> = {
     invalid_client: 'The application is not registered with this server.',
@@ -284,5 +284,7 @@ function describeError(out: { error?: string; error_description?: string }): str
     invalid_scope: 'The application asked for permissions this server does not know.',
   };
   const text = (out.error && known[out.error]) ?? 'The sign-in request cannot be completed.';
-  return out.error_description ? `${text} (${out.error}: ${out.error_description})` : text;
+  // The RFC 6749 code is always named, for whoever reports the problem to the application's developer.
+  if (!out.error) return text;
+  return `${text} (${out.error}${out.error_description ? `: ${out.error_description}` : ''})`;
 }
