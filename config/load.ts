@@ -135,6 +135,8 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
       if (!URL.canParse(upstream.url) || !/^https?:$/.test(new URL(upstream.url).protocol))
         throw new ConfigError(`${at}.url`, `must be an http(s) URL, got "${upstream.url}"`);
     }
+    if (upstream.anchors.length > upstream.maxAnchors)
+      throw new ConfigError(`${at}.anchors`, `${upstream.anchors.length} anchors, more than ${at}.maxAnchors (${upstream.maxAnchors}) lists up front`);
     if (upstream.restart.maxDelayMs < upstream.restart.minDelayMs) throw new ConfigError(`${at}.restart.maxDelayMs`, 'must be at least restart.minDelayMs');
     upstream.scopes.failureMode ??= config.scopes.failureMode;
   });

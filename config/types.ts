@@ -220,6 +220,8 @@ export interface UpstreamConfig {
   };
   readOnlyOverrides: Record<string, boolean>;
   anchors: string[];
+  /** Most read tools listed up front on /mcp/compact: `anchors` first, then model-visible MCP Apps tools in catalogue order. */
+  maxAnchors: number;
   categories: Record<string, string>;
   outputSchemas: Record<string, Record<string, unknown>>;
   /** tool name -> what search_tools reads besides the definition: extra `keywords` (a field of their own),

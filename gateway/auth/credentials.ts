@@ -103,11 +103,6 @@ export function serverKey(configured: string | undefined): Buffer {
   return (processKey ??= randomBytes(32));
 }
 
-/** RFC 6750 §3 challenge pointing at the RFC 9728 metadata document. */
-export function bearerChallenge(resourceMetadataUrl: string, error?: 'invalid_token'): string {
-  return `Bearer resource_metadata="${resourceMetadataUrl}"${error ? `, error="${error}"` : ''}`;
-}
-
 function single(value: string | string[] | undefined): string | undefined {
   if (Array.isArray(value)) return value.length === 1 ? single(value[0]) : undefined;
   return value?.trim() ? value.trim() : undefined;

@@ -75,6 +75,8 @@ export class CatalogCache {
   private lastBuilt?: Catalog;
   /** Sets of unmatched config entries already warned about (keys, joined): per-caller lists differ, and each set is told once. */
   private readonly warnedUnmatched = new Set<string>();
+  /** Sets of MCP Apps tools past `maxAnchors` already warned about (names, joined), told once each like the above. */
+  private readonly warnedOverBudget = new Set<string>();
   private lastSuccessAt?: number;
   private lastError?: string;
   private readonly staleAfterMs: number;
@@ -298,6 +300,7 @@ export class CatalogCache {
         'tools left out of the catalogue: an invalid x-mcp-header declaration (SEP-2243), or invisible characters in the name',
       );
     this.warnUnmatched(catalog);
+    this.warnOverBudget(catalog);
     this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);
     return { value: catalog, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
   }
@@ -317,6 +320,23 @@ export class CatalogCache {
     this.log.warn(
       { upstream: this.upstream.name, unmatched: named },
       `config entries of upstream ${this.upstream.name} name tools it does not list, so they apply to nothing (a tool whose scope rule is lost falls back to its _meta scopes or the upstream's scopes.required): ${named.join(', ')}`,
+    );
+  }
+
+  /**
+   * Warns (once per distinct set, at most 16 sets) about model-visible MCP Apps tools past the upstream's
+   * `maxAnchors`: `/mcp/compact` does not list them up front, so a host sees their view only through
+   * search_tools and call_tool.
+   */
+  private warnOverBudget(catalog: Catalog): void {
+    const over = catalog.anchorsOverBudget ?? [];
+    const signature = over.join('\n');
+    if (over.length === 0 || this.warnedOverBudget.has(signature) || this.warnedOverBudget.size >= 16) return;
+    this.warnedOverBudget.add(signature);
+    const { name, maxAnchors } = this.policy;
+    this.log.warn(
+      { upstream: name, maxAnchors, overBudget: over },
+      `MCP Apps tools of upstream ${name} past its maxAnchors (${maxAnchors}) are not listed up front on /mcp/compact; they are found with search_tools and run through call_tool, whose result names their view: ${over.join(', ')}`,
     );
   }
 

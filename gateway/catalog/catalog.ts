@@ -4,6 +4,7 @@ import { nearestNames } from '../../search/index.ts';
 import { contentHash } from '../checks/content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
 import { hasInvisible, sanitizedDefinition } from './description-lint.ts';
+import { isAppOnlyTool, uiResourceUri } from './extensions.ts';
 
 /**
  * One tool of the catalogue with its policy data computed once per catalogue version, so the
@@ -28,7 +29,10 @@ export interface CatalogTool {
   readonly category?: string;
   /** `readOnlyHint: true`, or the config override; anything else is state-changing. */
   readonly readOnly: boolean;
-  /** A read anchor of its upstream (`upstreams[].anchors`): listed up front on `/mcp/compact`. */
+  /**
+   * A read anchor of its upstream, listed up front on `/mcp/compact`: named in `upstreams[].anchors`, or
+   * a model-visible MCP Apps tool (a `ui://` view) within `upstreams[].maxAnchors` ({@link CatalogBuilder}).
+   */
   readonly anchor: boolean;
   /** Content hash of `definition.outputSchema`, the key of its compiled validator. */
   readonly outputSchemaKey?: string;
@@ -63,6 +67,11 @@ export interface Catalog {
    * nothing, so the tool it meant falls back to `_meta` or `scopes.required`: the catalogue cache warns.
    */
   readonly unmatchedRules?: readonly UnmatchedRule[];
+  /**
+   * Model-visible MCP Apps read tools past `upstreams[].maxAnchors`, in catalogue order: not listed up
+   * front on `/mcp/compact` but found with search_tools and run through call_tool (the catalogue cache warns).
+   */
+  readonly anchorsOverBudget?: readonly string[];
   /**
    * Tools on hold (pin-guard.ts), by exposed name: their upstream changed a pinned definition, or listed
    * a new tool or one with lint findings that the configuration holds. A held tool whose pinned definition
@@ -193,16 +202,25 @@ export function buildCatalog(upstream: UpstreamConfig, tools: readonly Tool[], p
 /**
  * `buildCatalog` a page at a time, so that the work on one page can overlap the upstream's on the next:
  * `add` each page's tools in order, then `finish` once.
+ *
+ * Anchors: the upstream's `anchors` count first against `maxAnchors`; each model-visible MCP Apps read
+ * tool (its `_meta.ui` names a `ui://` view, and its visibility includes the model) then becomes an
+ * anchor in catalogue order while the budget lasts, so a host sees the tool and can render its view
+ * without a search. The ones past it are {@link Catalog.anchorsOverBudget}.
  */
 export class CatalogBuilder {
   private readonly byName = new Map<string, CatalogTool>();
   private readonly duplicates: string[] = [];
   private readonly rejected: { name: string; reason: string }[] = [];
+  private readonly overBudget: string[] = [];
+  private anchorsLeft: number;
 
   constructor(
     private readonly upstream: UpstreamConfig,
     private readonly previous?: Catalog,
-  ) {}
+  ) {
+    this.anchorsLeft = upstream.maxAnchors - upstream.anchors.length;
+  }
 
   add(tools: readonly Tool[]): void {
     const { byName, upstream } = this;
@@ -212,27 +230,35 @@ export class CatalogBuilder {
         continue;
       }
       const same = sameTool(this.previous?.byName.get(tool.name), upstream, tool);
-      if (same) {
-        byName.set(tool.name, same);
-        continue;
+      if (!same) {
+        // A name is routed on, so it cannot be cleaned like the text: a hidden character there hides the tool.
+        const refused = hasInvisible(tool.name) ? 'the name holds invisible characters (description lint)' : invalidHeaders(tool);
+        if (refused) {
+          this.rejected.push({ name: tool.name, reason: refused });
+          continue;
+        }
       }
-      // A name is routed on, so it cannot be cleaned like the text: a hidden character there hides the tool.
-      if (hasInvisible(tool.name)) {
-        this.rejected.push({ name: tool.name, reason: 'the name holds invisible characters (description lint)' });
-        continue;
-      }
-      const headers = paramHeaders(tool.inputSchema);
-      if (!headers.valid) {
-        this.rejected.push({ name: tool.name, reason: headers.reason });
-        continue;
-      }
-      byName.set(tool.name, catalogTool(upstream, tool));
+      // Decided after the checks, so a refused tool spends no anchor budget.
+      const anchor = this.anchorOf(tool);
+      byName.set(tool.name, same?.anchor === anchor ? same : catalogTool(upstream, tool, anchor));
     }
+  }
+
+  /** Whether `tool` is a read anchor: configured, or a model-visible UI read tool within the budget. */
+  private anchorOf(tool: Tool): boolean {
+    if (this.upstream.anchors.includes(tool.name)) return true;
+    if (!uiResourceUri(tool) || isAppOnlyTool(tool) || !readOnlyOf(this.upstream, tool)) return false;
+    if (this.anchorsLeft <= 0) {
+      this.overBudget.push(tool.name);
+      return false;
+    }
+    this.anchorsLeft -= 1;
+    return true;
   }
 
   /** The catalogue of every tool added. */
   finish(): Catalog {
-    const { byName, duplicates, rejected } = this;
+    const { byName, duplicates, rejected, overBudget } = this;
     const list = [...byName.values()];
     const scopesInUse = new Set(list.flatMap((t) => t.requiredScopes));
     const version = contentHash(list.map((t) => origins.get(t)!.digest));
@@ -245,6 +271,7 @@ export class CatalogBuilder {
       duplicates,
       ...(rejected.length ? { rejected } : {}),
       ...(unmatched.length ? { unmatchedRules: unmatched } : {}),
+      ...(overBudget.length ? { anchorsOverBudget: overBudget } : {}),
     };
   }
 }
@@ -253,6 +280,17 @@ export class CatalogBuilder {
 function sameTool(built: CatalogTool | undefined, upstream: UpstreamConfig, tool: Tool): CatalogTool | undefined {
   const origin = built && origins.get(built);
   return origin && origin.upstream === upstream && sameJson(origin.source, tool) ? built : undefined;
+}
+
+/** Why `tool`'s SEP-2243 `x-mcp-header` declarations are refused, or undefined when they are valid. */
+function invalidHeaders(tool: Tool): string | undefined {
+  const headers = paramHeaders(tool.inputSchema);
+  return headers.valid ? undefined : headers.reason;
+}
+
+/** `readOnlyHint: true`, unless `readOnlyOverrides` says otherwise: the gateway's one read/write decision. */
+function readOnlyOf(upstream: UpstreamConfig, tool: Tool): boolean {
+  return upstream.readOnlyOverrides[tool.name] ?? tool.annotations?.readOnlyHint === true;
 }
 
 /** Whether two JSON values are equal: objects by their defined properties, whatever their order. */
@@ -276,7 +314,7 @@ function sameJson(a: unknown, b: unknown): boolean {
   return defined === 0;
 }
 
-function catalogTool(upstream: UpstreamConfig, source: Tool): CatalogTool {
+function catalogTool(upstream: UpstreamConfig, source: Tool, anchor: boolean): CatalogTool {
   // What clients see never holds invisible characters (issue 30); pins and policy read the source.
   const tool = sanitizedDefinition(source);
   const meta = (tool._meta?.[upstream.metaKey] ?? {}) as ToolMeta;
@@ -284,8 +322,7 @@ function catalogTool(upstream: UpstreamConfig, source: Tool): CatalogTool {
   const metaScopes = Array.isArray(meta.requiredScopes) ? meta.requiredScopes.filter((s): s is string => typeof s === 'string') : undefined;
   const requiredScopes = upstream.scopeRules[tool.name] ?? metaScopes ?? upstream.scopes.required;
   const category = upstream.categories[tool.name] ?? (typeof meta.category === 'string' ? meta.category : undefined);
-  const readOnly = upstream.readOnlyOverrides[tool.name] ?? tool.annotations?.readOnlyHint === true;
-  const anchor = upstream.anchors.includes(tool.name);
+  const readOnly = readOnlyOf(upstream, tool);
   const outputSchema = upstream.outputSchemas[tool.name] ?? tool.outputSchema;
   let definition = outputSchema === tool.outputSchema ? tool : ({ ...tool, outputSchema } as Tool);
   // An override that changes the decision is served as the hint: a client never reads "write" for a tool call_tool runs.

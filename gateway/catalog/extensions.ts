@@ -118,6 +118,19 @@ export function uiResourceUri(definition: { _meta?: Record<string, unknown> }): 
 }
 
 /**
+ * A tool's MCP Apps `_meta.ui` as a host reads it (its `resourceUri` from either spelling, the rest of
+ * `_meta.ui` as the upstream wrote it), or undefined for a tool without a `ui://` view. A generic
+ * dispatcher's answers carry it (search_tools matches, call_tool results), because the host only sees
+ * the dispatcher's own definition, which links no view.
+ */
+export function uiMeta(definition: { _meta?: Record<string, unknown> }): JsonObject | undefined {
+  const resourceUri = uiResourceUri(definition);
+  if (!resourceUri) return undefined;
+  const ui = definition._meta?.ui;
+  return { ...(isObject(ui) ? ui : {}), resourceUri };
+}
+
+/**
  * `ui://` URI -> the upstream whose tools link to it, for routing a `resources/read` of a UI resource
  * an upstream references but does not list. A URI linked by tools of two upstreams has no owner.
  */

@@ -9,7 +9,7 @@ import { browserPage } from './browser-pages.ts';
 import { healthz, readyz } from './health.ts';
 import type { Surface } from '../mcp/types.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
-import { protectedResourceMetadata } from './protected-resource.ts';
+import { offersOAuth, protectedResourceMetadata } from './protected-resource.ts';
 import { pathPrefix } from '../auth/oauth/paths.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
@@ -87,10 +87,11 @@ function createApp(
   router.get('/healthz', healthz);
   router.get('/readyz', readyz(runtime));
   if (config.metrics.enabled && config.metrics.port === undefined) router.get('/metrics', metricsRoute(runtime));
-  // RFC 9728 §3.1: also at the well-known path with publicUrl's path inserted (`/.well-known/oauth-protected-resource/prefix/mcp`),
+  // RFC 9728 documents only where OAuth is on offer (protected-resource.ts offersOAuth): else a 404.
+  // §3.1: also at the well-known path with publicUrl's path inserted (`/.well-known/oauth-protected-resource/prefix/mcp`),
   // for a proxy that sends host-root well-known requests to the gateway as they are.
   const prefix = pathPrefix(config.publicUrl);
-  for (const resourcePath of ['', ...mounts.map((m) => m.surface.path)]) {
+  for (const resourcePath of offersOAuth(config) ? ['', ...mounts.map((m) => m.surface.path)] : []) {
     const answer = (ctx: Koa.Context) => void (ctx.body = protectedResourceMetadata(config, ctx, resourcePath, runtime.oauth?.metadata));
     for (const path of new Set([resourcePath, `${prefix}${resourcePath}`])) router.get(`/.well-known/oauth-protected-resource${path}`, answer);
   }

@@ -6,7 +6,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
-import { bearerChallenge, type Credential } from '../auth/credentials.ts';
+import type { Credential } from '../auth/credentials.ts';
 import { accessFor, type Access } from '../policy/visibility.ts';
 import { CALL_TOOL, resolveTool } from '../policy/tool-resolution.ts';
 import { rejectAtEdge } from './edge.ts';
@@ -16,7 +16,7 @@ import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
 import type { Surface } from '../mcp/types.ts';
-import { baseUrl, protectedResourceMetadataUrl } from './protected-resource.ts';
+import { baseUrl, bearerChallenge } from './protected-resource.ts';
 import { bearerCredential } from '../auth/oauth/credential.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
@@ -162,10 +162,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       const needed = await scopesNeeded(runtime, surface, authenticated, post.toolCall.name);
       if (needed) {
         refuse('refused_scope', 'insufficient_scope');
-        ctx.set(
-          'www-authenticate',
-          `Bearer error="insufficient_scope", scope="${needed.join(' ')}", resource_metadata="${protectedResourceMetadataUrl(config, ctx, surface.path)}"`,
-        );
+        ctx.set('www-authenticate', bearerChallenge(config, ctx, surface.path, { error: 'insufficient_scope', scope: needed.join(' ') }));
         return rejectAtEdge(ctx, 'insufficient_scope', `Forbidden: the access token lacks the scope this tool needs (one of: ${needed.join(', ')})`, post.id);
       }
     }
@@ -508,6 +505,6 @@ async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: numbe
 }
 
 function challenge(ctx: Exchange, runtime: GatewayRuntime, surface: Surface, message: string, error?: 'invalid_token'): void {
-  ctx.set('www-authenticate', bearerChallenge(protectedResourceMetadataUrl(runtime.config, ctx, surface.path), error));
+  ctx.set('www-authenticate', bearerChallenge(runtime.config, ctx, surface.path, error ? { error } : {}));
   rejectAtEdge(ctx, 'unauthorized', message);
 }

@@ -16,6 +16,32 @@ export function protectedResourceMetadataUrl(config: GatewayConfig, ctx: Context
 }
 
 /**
+ * Whether the gateway offers OAuth: its RFC 9728 documents name an authorization server (`oauth.mode`
+ * builtin or external brings one, `authorizationServers` lists more), as MCP authorization requires of
+ * them ("MUST include at least one authorization server", 2025-11-25 and 2026-07-28 basic/authorization
+ * §Authorization Server Location). Without one (`oauth.mode: off`, no `authorizationServers`) the gateway
+ * serves no such document and its challenges point at none, so an OAuth-capable client does not start a
+ * flow that cannot work: only the credential headers are taken.
+ */
+export function offersOAuth(config: GatewayConfig): boolean {
+  return config.oauth.mode !== 'off' || config.authorizationServers.length > 0;
+}
+
+/**
+ * The `WWW-Authenticate` value of a refusal on the endpoint at `resourcePath` (RFC 6750 §3: `Bearer`, then
+ * `params` such as `error`, `scope`), pointing at its RFC 9728 metadata (RFC 9728 §5.1 `resource_metadata`)
+ * where the gateway {@link offersOAuth}, else naming a `realm` only.
+ */
+export function bearerChallenge(config: GatewayConfig, ctx: Context, resourcePath: string, params: Record<string, string> = {}): string {
+  const pointer = offersOAuth(config) ? { resource_metadata: protectedResourceMetadataUrl(config, ctx, resourcePath) } : { realm: REALM };
+  return `Bearer ${Object.entries({ ...pointer, ...params })
+    .map(([name, value]) => `${name}="${value}"`)
+    .join(', ')}`;
+}
+
+const REALM = 'MCP catalog gateway';
+
+/**
  * The RFC 9728 Protected Resource Metadata document for `resourcePath` ('' for the origin itself):
  * the resource identifier, the configured authorization servers plus the one `oauth` brings (MCP
  * 2025-11-25 authorization: at least one), its `scopes_supported`, and header-only bearer tokens.

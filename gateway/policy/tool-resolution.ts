@@ -46,7 +46,8 @@ export interface Resolved {
   /**
    * The surface's tools/list carries it to this caller: visible, not withheld, and on `/mcp/compact`
    * one of the tools listed up front (every state-changing tool, so a client's approval prompt names
-   * what runs; the read anchors, `upstreams[].anchors`; app-only tools, for the host). On `/mcp` every
+   * what runs; the read anchors: `upstreams[].anchors`, then model-visible MCP Apps tools within
+   * `upstreams[].maxAnchors`, catalog/catalog.ts; app-only tools, for the host). On `/mcp` every
    * visible tool is listed.
    */
   readonly advertised: boolean;
@@ -97,7 +98,7 @@ function resolveExposed(catalog: Catalog, access: Access, name: string, surface:
   return { tool, visible, reachableByModel, advertised, readOnly: tool.readOnly, withheld, pinned };
 }
 
-/** `/mcp/compact`'s up-front tools: state-changing ones, the read anchors, and MCP Apps app-only ones. */
+/** `/mcp/compact`'s up-front tools: state-changing ones, the read anchors (MCP Apps tools within the budget among them), and MCP Apps app-only ones. */
 function listedUpFront(tool: CatalogTool): boolean {
   return !tool.readOnly || tool.anchor || isAppOnlyTool(tool.definition);
 }

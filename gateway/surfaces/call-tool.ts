@@ -8,6 +8,14 @@ import { NEAREST_LIMIT, callCatalogTool, heldToolMessage, refuseHeld, type ToolC
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision } from './tool-decision.ts';
 import { inSpan } from '../obs/tracing.ts';
+import { uiMeta } from '../catalog/extensions.ts';
+
+/**
+ * The `_meta` key of a call_tool result naming the tool it ran and the arguments it ran it with
+ * (`{ name, arguments }`), on results of tools with an MCP Apps view: what a host sends the view as its
+ * tool input (`ui/notifications/tool-input`) in place of call_tool's own arguments.
+ */
+export const CALLED_TOOL_META_KEY = 'ai.cpz.gateway/tool';
 
 /**
  * call_tool: runs a visible, read-only, non-advertised tool and returns its result exactly as a direct
@@ -25,6 +33,8 @@ import { inSpan } from '../obs/tracing.ts';
  * 2. a state-changing tool, or 3. an advertised one: "call it directly", so approval stays on the name
  *    the client can see;
  * 4. arguments failing the tool's inputSchema: every offending path and the tool's input_schema.
+ * A result of a tool with an MCP Apps view carries what a host needs to render it, which call_tool's own
+ * definition cannot link: the tool's `_meta.ui` (its `resourceUri`) and {@link CALLED_TOOL_META_KEY}.
  * Refusals are tool execution errors (server/tools §Error Handling): the model reads them and retries.
  * Each refusal is recorded once as a tool decision (audit event, request span: {@link auditOutcome}).
  * @param definition - call_tool as advertised (its own arguments are checked against it first).
@@ -118,7 +128,19 @@ export async function callThroughDispatcher(
       'ai.cpz.gateway/input_schema': tool.definition.inputSchema,
     });
   }
-  return callCatalogTool(d, tool, targetArgs, 'call_tool');
+  return withView(await callCatalogTool(d, tool, targetArgs, 'call_tool'), tool.definition, name, targetArgs);
+}
+
+/**
+ * A tool result of a tool with an MCP Apps view (MCP Apps 2026-01-26 §Resource Discovery: the host
+ * renders a tool's result with the view its `_meta.ui.resourceUri` names), with that `_meta.ui` and the
+ * call it answers in its `_meta`; an upstream's own `_meta.ui` on the result is kept. Anything else
+ * (no view, an input_required answer) as it is.
+ */
+function withView(answer: ToolCallAnswer, definition: Tool, name: string, args: Record<string, unknown>): ToolCallAnswer {
+  const ui = uiMeta(definition);
+  if (!ui || !('content' in answer)) return answer;
+  return { ...answer, _meta: { ui, [CALLED_TOOL_META_KEY]: { name, arguments: args }, ...answer._meta } };
 }
 
 /**

@@ -79,6 +79,7 @@ function searchToolsDefinition(config: GatewayConfig, categories: string[], upst
               annotations: { type: 'object' },
               score: { type: 'number' },
               advertised: { type: 'boolean' },
+              _meta: { type: 'object' },
             },
             required: ['name', 'advertised'],
           },

@@ -8,6 +8,7 @@ import type { Listing } from '../catalog/listing.ts';
 import type { DispatchContext, Surface } from '../mcp/types.ts';
 import { callToolDirect } from './tool-call.ts';
 import { GatewayError } from '../errors.ts';
+import { declaresTasks } from './tasks.ts';
 
 /**
  * `/mcp/compact`: progressive discovery (issue 8). tools/list holds search_tools, call_tool, every
@@ -23,8 +24,10 @@ export const compactSurface: Surface = {
   listTools: (d, visible) => compactListing(d, visible),
   async callTool(d, name, args, task) {
     if (name !== SEARCH_TOOLS && name !== CALL_TOOL) return callToolDirect(d, name, args, task);
-    // The surface's own tools run at once (no execution.taskSupport): 2025-11-25 §Tool-Level Negotiation.
-    if (task !== undefined) throw new GatewayError('method_not_found', `Method not found: ${name} does not support task-augmented calls`);
+    // The surface's own tools run at once (no execution.taskSupport): 2025-11-25 §Tool-Level Negotiation,
+    // where the gateway declares tasks; where it does not, the task is ignored (surfaces/tasks.ts declaresTasks).
+    if (task !== undefined && (await declaresTasks(d)))
+      throw new GatewayError('method_not_found', `Method not found: ${name} does not support task-augmented calls`);
     const visible = await d.caller.visible();
     const definition = ownTool(compactListing(d, visible), name);
     return name === SEARCH_TOOLS ? searchTools(d, visible, definition, args ?? {}) : callThroughDispatcher(d, visible, definition, args ?? {});

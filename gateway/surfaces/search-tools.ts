@@ -5,6 +5,7 @@ import { visibleCategories } from './compact-tools.ts';
 import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { SEARCH_TOOLS, findableByModel, resolveTool, type Resolved } from '../policy/tool-resolution.ts';
+import { uiMeta } from '../catalog/extensions.ts';
 import { inSpan } from '../obs/tracing.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
@@ -21,6 +22,8 @@ interface SearchMatch {
   annotations?: Tool['annotations'];
   score?: number;
   advertised: boolean;
+  /** MCP Apps: the tool's `_meta.ui` (its `ui://` view), so a host can prefetch the view it will render. */
+  _meta?: { ui: Record<string, unknown> };
 }
 
 /** Longest one-line description in a brief answer, characters. */
@@ -104,6 +107,7 @@ function match({ tool, advertised }: Resolved, score: number, d: DispatchContext
     ...(annotations !== undefined ? { annotations } : {}),
     score,
     advertised,
+    ...viewOf(tool.definition),
   };
 }
 
@@ -115,7 +119,14 @@ function briefMatch({ tool, advertised }: Resolved, _score: number, d: DispatchC
     ...(description !== undefined ? { description: firstLine(description) } : {}),
     ...(d.runtime.config.upstreams.length > 1 ? { upstream: tool.upstream } : {}),
     advertised,
+    ...viewOf(tool.definition),
   };
+}
+
+/** `{ _meta: { ui } }` for a tool with an MCP Apps view (catalog/extensions.ts uiMeta), else nothing. */
+function viewOf(definition: Tool): Pick<SearchMatch, '_meta'> {
+  const ui = uiMeta(definition);
+  return ui ? { _meta: { ui } } : {};
 }
 
 /** The first sentence (or line) of a description, at most `BRIEF_DESCRIPTION` characters. */

@@ -47,19 +47,45 @@ export function createdTask(result: Record<string, unknown>, augmented: boolean)
 }
 
 /**
- * Whether a 2025-era caller may send `tool` a task-augmented call (2025-11-25 §Tool-Level Negotiation):
- * its upstream serves 2025-era tasks and the tool says `execution.taskSupport` "optional" or
- * "required". Otherwise -32601, as the spec says a server SHOULD answer ("forbidden" or absent).
+ * The `task` a 2025-era caller's task-augmented call of `tool` is forwarded with (2025-11-25
+ * basic/utilities/tasks):
+ * - its upstream does not declare the tasks capability: none, and the call is processed normally
+ *   (§Behavior Requirements, Task Support and Handling 1: a receiver that does not declare it "MUST
+ *   process requests of that type normally, ignoring any task-augmentation metadata");
+ * - it does, and the tool says `execution.taskSupport` "optional" or "required": the caller's `task`;
+ * - it does, and the tool says "forbidden" or nothing: -32601, as §Tool-Level Negotiation says a server
+ *   SHOULD answer, nothing sent.
  * @throws GatewayError method_not_found
  */
-export async function requireTaskSupport(d: DispatchContext, tool: CatalogTool): Promise<void> {
-  const support = (tool.definition as { execution?: { taskSupport?: unknown } }).execution?.taskSupport;
+export async function forwardedTask(d: DispatchContext, tool: CatalogTool, task: TaskParam): Promise<TaskParam | undefined> {
+  if (d.caller.era !== 'legacy') return undefined;
   const info = await d.caller
     .upstream(tool.upstream)
     .client.describe(d.caller.onBehalfOf)
     .catch(() => undefined);
-  if (d.caller.era === 'legacy' && info?.tasks?.legacy && (support === 'optional' || support === 'required')) return;
+  if (!info?.tasks?.legacy) return undefined;
+  const support = (tool.definition as { execution?: { taskSupport?: unknown } }).execution?.taskSupport;
+  if (support === 'optional' || support === 'required') return task;
   throw new GatewayError('method_not_found', `Method not found: ${tool.name} does not support task-augmented calls`);
+}
+
+/**
+ * Whether the gateway declares the 2025-11-25 `tasks` capability to this caller (mcp/server.ts
+ * capabilitiesFor): a 2025-era caller, and some upstream serves that form. Its own tools (search_tools,
+ * call_tool) take no task, so a task-augmented call of one is -32601 where it declares the capability
+ * and is processed normally where it does not (2025-11-25 §Tool-Level Negotiation, §Task Support and Handling).
+ */
+export async function declaresTasks(d: DispatchContext): Promise<boolean> {
+  if (d.caller.era !== 'legacy') return false;
+  const infos = await Promise.all(
+    d.runtime.config.upstreams.map((u) =>
+      d.caller
+        .upstream(u.name)
+        .client.describe(d.caller.onBehalfOf)
+        .catch(() => undefined),
+    ),
+  );
+  return infos.some((info) => info?.tasks?.legacy !== undefined);
 }
 
 /**

@@ -8,7 +8,7 @@ import type { VisibleCatalog } from '../policy/caller.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision, spendToolBudgets } from './tool-decision.ts';
 import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
-import { createdTask, relayCreatedTask, requireTaskSupport, type TaskParam } from './tasks.ts';
+import { createdTask, forwardedTask, relayCreatedTask, type TaskParam } from './tasks.ts';
 
 /** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
 export type CallVia = 'direct' | 'call_tool';
@@ -28,7 +28,8 @@ export type { ToolCallAnswer } from '../mcp/types.ts';
  * tool is decided before this (callToolDirect, call_tool). Before anything is forwarded the call
  * spends its rate budgets (a spent one answers isError `rate_limited`, tool-decision.ts); every
  * outcome is recorded once as a tool decision (audit event, request span). A 2025-era caller's `task`
- * augmentation is forwarded where the tool takes it (surfaces/tasks.ts requireTaskSupport), and a
+ * augmentation is forwarded where the tool takes it, dropped where its upstream serves no tasks
+ * (surfaces/tasks.ts forwardedTask), and a
  * CreateTaskResult of either form is relayed under the caller's own task id (relayCreatedTask).
  * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
  */
@@ -51,10 +52,11 @@ export async function callCatalogTool(
     decided('invalid_arguments', `limits.${breach.limit}`);
     return toolErrorResult('invalid_arguments', `Invalid arguments for ${tool.name}: ${describeBreach(breach)}.`);
   }
-  // 2025-11-25 task augmentation: only where the tool and its upstream take it (-32601 otherwise, nothing sent).
+  // 2025-11-25 task augmentation: dropped for an upstream without tasks, -32601 for a tool that takes none (nothing sent).
+  let taskSent: TaskParam | undefined;
   if (task !== undefined) {
     try {
-      await requireTaskSupport(d, tool);
+      taskSent = await forwardedTask(d, tool, task);
     } catch (error) {
       decided('error', 'task_not_supported');
       throw error;
@@ -69,8 +71,14 @@ export async function callCatalogTool(
   let result: CallToolResult;
   try {
     const upstream = d.caller.upstream(tool.upstream).client;
-    const raw = await forward(d, upstream, 'tools/call', { name: tool.upstreamName, arguments: args ?? {}, ...(task ? { task } : {}) }, tool.definition);
-    const created = createdTask(raw, task !== undefined);
+    const raw = await forward(
+      d,
+      upstream,
+      'tools/call',
+      { name: tool.upstreamName, arguments: args ?? {}, ...(taskSent ? { task: taskSent } : {}) },
+      tool.definition,
+    );
+    const created = createdTask(raw, taskSent !== undefined);
     if (created) {
       // A task, not a result yet: the output check runs on its result (tasks/result, tasks/get).
       metrics.toolCalls.inc({ ...labels, outcome: 'task' });

@@ -89,6 +89,45 @@ describe('catalogue versions', () => {
   });
 });
 
+describe('MCP Apps tools as read anchors (upstreams[].maxAnchors)', () => {
+  const budget = loadConfig({ env: {}, overrides: { upstreams: [{ anchors: ['get_bars'], maxAnchors: 3 }] } }).upstreams[0]!;
+  const ui = (name: string, meta: Record<string, unknown> = { ui: { resourceUri: `ui://views/${name}` } }, readOnly = true): Tool => ({
+    name,
+    inputSchema: { type: 'object' },
+    ...(readOnly ? { annotations: { readOnlyHint: true } } : {}),
+    _meta: meta,
+  });
+  const apps = (): Tool[] => [
+    ...tools(),
+    ui('chart_a'),
+    ui('app_only', { ui: { resourceUri: 'ui://views/a', visibility: ['app'] } }),
+    ui('write_ui', undefined, false),
+    ui('chart_b', { 'ui/resourceUri': 'ui://views/b' }),
+    ui('chart_c'),
+    ui('not_a_view', { ui: { resourceUri: 'https://example.com/view' } }),
+    ui('chart_d', { ui: { resourceUri: 'ui://views/d', visibility: ['model'] } }),
+  ];
+  const anchors = (catalog: ReturnType<typeof buildCatalog>) => catalog.tools.filter((t) => t.anchor).map((t) => t.name);
+
+  it('follow the configured anchors in catalogue order while the budget lasts; app-only, state-changing and view-less tools never count', () => {
+    const catalog = buildCatalog(budget, apps());
+    expect(anchors(catalog)).toEqual(['get_bars', 'chart_a', 'chart_b']);
+    expect(catalog.anchorsOverBudget).toEqual(['chart_c', 'chart_d']);
+    const roomy = loadConfig({ env: {}, overrides: { upstreams: [{ anchors: [], maxAnchors: 8 }] } }).upstreams[0]!;
+    expect(anchors(buildCatalog(roomy, apps()))).toEqual(['chart_a', 'chart_b', 'chart_c', 'chart_d']);
+    expect(buildCatalog(roomy, apps()).anchorsOverBudget).toBeUndefined();
+  });
+
+  it('are decided again on each build: a tool whose decision changed is a new object, the others carry over', () => {
+    const first = buildCatalog(budget, apps());
+    const reversed = buildCatalog(budget, apps().reverse(), first);
+    expect(anchors(reversed)).toEqual(['chart_d', 'chart_c', 'get_bars']);
+    expect(reversed.version).not.toBe(first.version);
+    expect(reversed.byName.get('chart_a')).not.toBe(first.byName.get('chart_a'));
+    expect(reversed.byName.get('app_only')).toBe(first.byName.get('app_only'));
+  });
+});
+
 describe('contentHash', () => {
   it('hashes content, not key order, at any depth, integer-like keys included', () => {
     expect(contentHash({ b: 1, a: [{ d: 2, c: { y: null, x: 'x' } }], 10: 'ten', 9: 'nine' })).toBe(

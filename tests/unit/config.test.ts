@@ -125,6 +125,14 @@ describe('loadConfig', () => {
   });
 });
 
+describe('anchors', () => {
+  it('refuses more anchors than upstreams[].maxAnchors lists up front, naming the key', () => {
+    const path = yamlFile('anonymous: true\nupstreams:\n  - name: u\n    url: http://x/mcp\n    anchors: [a, b, c]\n    maxAnchors: 2\n');
+    expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.anchors: 3 anchors, more than upstreams\[0\]\.maxAnchors \(2\) lists up front/);
+    expect(loadConfig({ path, env: { GATEWAY_UPSTREAMS_0_MAX_ANCHORS: '3' } }).upstreams[0]!.maxAnchors).toBe(3);
+  });
+});
+
 describe('input limits, server timeouts and client hints', () => {
   const upstream = { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] };
   it('default to bounded values and read GATEWAY_* variables', () => {

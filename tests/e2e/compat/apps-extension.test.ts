@@ -99,8 +99,10 @@ describe.each(['modern', 'legacy'] as const)('MCP Apps through the gateway, %s c
       expect(refused.content[0]!.text).toMatch(/^Unknown tool: refresh_chart\./);
       expect(refused._meta?.['ai.cpz.gateway/error']).toBe(unknown._meta?.['ai.cpz.gateway/error']);
       expect(upstream.received.filter((r) => r.method === 'tools/call').length).toBe(before);
-      // The model-visible tool of the same view is still found and called through call_tool.
-      const shown = (await client.callTool({ name: 'call_tool', arguments: { name: 'show_chart' } })) as typeof refused;
+      // The model-visible read tool of the same view is a read anchor on /mcp/compact (upstreams[].maxAnchors):
+      // listed up front and called directly.
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('show_chart');
+      const shown = (await client.callTool({ name: 'show_chart' })) as typeof refused;
       expect(shown.isError).toBeFalsy();
     } finally {
       await client.close();

@@ -188,6 +188,21 @@ describe('2025-11-25 tasks: v1 client, v1 upstream', () => {
       await Promise.all([outsider.close(), reader.close()]);
     }
   });
+
+  it("refuses a task-augmented call of the compact surface's own tools -32601, as it declares tasks", async () => {
+    const client = await connectV1(`${gateway.url}/mcp/compact`, READER);
+    try {
+      expect(client.getServerCapabilities()?.tasks).toBeDefined();
+      for (const name of ['search_tools', 'call_tool']) {
+        const code = await codeOf(
+          client.request({ method: 'tools/call', params: { name, arguments: { query: 'x', name: 'plain_echo' }, task: {} } }, CreateTaskResultSchema),
+        );
+        expect(code).toBe(-32601);
+      }
+    } finally {
+      await client.close();
+    }
+  });
 });
 
 describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {

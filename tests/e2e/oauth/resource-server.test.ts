@@ -295,7 +295,7 @@ describe('the gateway in external mode, in front of the reference stack', () => 
     });
     expect(loud.status).toBe(403);
     expect(loud.challenge).toBe(
-      `Bearer error="insufficient_scope", scope="orders:read", resource_metadata="${strict.gatewayUrl}/.well-known/oauth-protected-resource/mcp"`,
+      `Bearer resource_metadata="${strict.gatewayUrl}/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="orders:read"`,
     );
   });
 
