@@ -23,11 +23,13 @@ COPY config ./config
 COPY gateway ./gateway
 COPY search ./search
 COPY upstream ./upstream
+# The search's word vectors (search/semantic/word-vectors.ts reads them at run time; without them its word arm is off).
+COPY data/word-vectors ./data/word-vectors
 # The project's tsconfig also covers tests, bench and dev scripts, which the image does not carry.
 # chmod: a checkout made under a strict umask must still be readable by the runtime's `node` user.
 RUN echo '{"extends":"./tsconfig.json","include":["config","gateway","search","upstream"]}' >tsconfig.image.json \
     && npx tsc --noEmit -p tsconfig.image.json \
-    && chmod -R a+rX tsconfig.json config gateway search upstream
+    && chmod -R a+rX tsconfig.json config gateway search upstream data
 
 # Stage 2: production dependencies only, the checked sources, a non-root user.
 FROM ${NODE_IMAGE} AS runtime
@@ -45,6 +47,7 @@ COPY --from=typecheck /src/config ./config
 COPY --from=typecheck /src/gateway ./gateway
 COPY --from=typecheck /src/search ./search
 COPY --from=typecheck /src/upstream ./upstream
+COPY --from=typecheck /src/data ./data
 COPY scripts/register-ts.mjs scripts/ts-hooks.mjs ./scripts/
 # Files stay root-owned and read-only to the process; `node` (uid 1000) is the official images' user.
 USER node

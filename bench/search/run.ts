@@ -12,6 +12,7 @@
  * frozen part): that is the table a default is chosen from.
  * Flags: --offline-only (no gateway: the index in process only), --sets a,b (some sets only),
  * --semantic-seed N (another seed of the LSA for every ranker), --verbose (each frozen query missed at 5),
+ * --part tune (every set's tuning part beside the baselines, nothing of the frozen part; writes search-tune-part.json),
  * --misses JSON (the tuning part's queries whose gold is not first, under that tuning), --cpzai-catalog PATH (another CPZAI catalogue file), --variants a,b (with --tune: the default and the
  * variants whose names hold one of these). Writes bench/results/search.json (search-tune.json with --tune).
  */
@@ -40,6 +41,7 @@ const { values: flags } = parseArgs({
     sets: { type: 'string' },
     'semantic-seed': { type: 'string' },
     variants: { type: 'string' },
+    part: { type: 'string' },
   },
 });
 
@@ -139,7 +141,10 @@ async function main(): Promise<void> {
   const fresh = runs.filter((r) => r.set.fresh);
   const out: string[] = [];
   const results: Record<string, unknown> = { date: new Date().toISOString(), loadavg: load, sets: {} };
-  if (fresh.length > 0) {
+  // `--part tune`: the tuning part beside the baselines, nothing of the frozen part (the protocol's step 2).
+  const tuneOnly = flags.part === 'tune';
+  if (flags.part !== undefined && !tuneOnly) throw new Error(`--part ${flags.part}: only 'tune' may be asked for (the frozen part is the whole run's)`);
+  if (fresh.length > 0 && !tuneOnly) {
     const headline = table(`Headline: the frozen part of the fresh sets (${fresh.map((r) => r.set.name).join(', ')})`, fresh, 'frozen', rankers);
     out.push(...headline.lines);
     results.headline = headline.figures;
@@ -152,13 +157,13 @@ async function main(): Promise<void> {
       fresh: run.set.fresh,
     };
     const all = [...rankers, 'search, keywords off', `${BM25_STOP}, keywords off`];
-    for (const part of ['frozen', 'tune'] as const) {
+    for (const part of tuneOnly ? (['tune'] as const) : (['frozen', 'tune'] as const)) {
       const t = table(`${run.set.name}${run.set.fresh ? '' : ' (seen by earlier defaults)'}: ${part} part`, [run], part, all);
       out.push(...t.lines);
       figures[part] = t.figures;
     }
     (results.sets as Record<string, unknown>)[run.set.name] = figures;
-    if (flags.verbose) {
+    if (flags.verbose && !tuneOnly) {
       const frozen = partOutcomes(run, 'frozen');
       const mine = frozen.search_tools ?? frozen.search;
       out.push(`\n#### ${run.set.name}, frozen: first gold rank, search vs ${BM25_STOP} where they differ (0 = not in the top 10)\n`);
@@ -167,7 +172,7 @@ async function main(): Promise<void> {
   }
   console.log(`# Tool search vs BM25 (one run; load average ${load.map((x) => x.toFixed(2)).join(' ')})`);
   console.log(out.join('\n'));
-  writeResults('search.json', results);
+  writeResults(tuneOnly ? 'search-tune-part.json' : 'search.json', results);
 }
 
 /** `--tune`: every candidate tuning on the tuning part of every set, nothing else. */

@@ -7,8 +7,11 @@
 import { TermIndex, type TermEntry } from './term-index.ts';
 import { forEachWordSpan, identifierParts, isAlnum, isAscii } from '../analysis/tokenize.ts';
 
-/** BM25+ parameters (minisearch's names): term-frequency saturation k, length normalisation b, floor d. */
-export type Bm25Params = { k: number; b: number; d: number };
+/** BM25+ parameters (minisearch's names): term-frequency saturation k, length normalisation b, floor d;
+ *  `idf`: a term's rarity counted among the tools holding it in the field scored ('field', minisearch's)
+ *  or in any field ('tool', as BM25F does: Robertson, Zaragoza and Taylor, 2004), or the mean of both;
+ *  `idfFields[f]` false leaves field `f` out of the tools counted for 'tool' (never fewer than the field's own). */
+export type Bm25Params = { k: number; b: number; d: number; idf?: 'field' | 'tool' | 'mean'; idfFields?: readonly boolean[] };
 
 /** One distinct token (a part of a word, as `splitWords` yields it) met while indexing: its term's
  *  number in the dictionary (-1: left out of the postings) and the field it was last counted in. */
@@ -296,15 +299,35 @@ export class TermIndexBuilder {
     }
     const scores = new Float64Array(total);
     const terms = new Map<string, TermEntry>();
+    const idfOf = this.bm25Params.idf ?? 'field';
+    const perTool = idfOf !== 'field';
+    const lastTool = perTool ? new Int32Array(this.added).fill(-1) : undefined;
     for (let term = 0; term < termCount; term += 1) {
       const entry = new Int32Array(2 * F);
+      // 'tool': the tools holding the term in any field (each once), the same rarity in every field.
+      let holding = 0;
+      if (lastTool !== undefined) {
+        for (let f = 0; f < F; f += 1) {
+          if (this.bm25Params.idfFields?.[f] === false) continue;
+          for (let j = starts[term * F + f]; j < starts[term * F + f + 1]; j += 1) {
+            if (lastTool[ids[j]] === term) continue;
+            lastTool[ids[j]] = term;
+            holding += 1;
+          }
+        }
+      }
       for (let f = 0; f < F; f += 1) {
         const from = starts[term * F + f];
         const to = starts[term * F + f + 1];
         entry[2 * f] = from;
         entry[2 * f + 1] = to;
         if (from === to) continue;
-        const idf = invDocFreq(to - from, this.added);
+        const idf =
+          idfOf === 'field'
+            ? invDocFreq(to - from, this.added)
+            : idfOf === 'tool'
+              ? invDocFreq(Math.max(holding, to - from), this.added)
+              : (invDocFreq(Math.max(holding, to - from), this.added) + invDocFreq(to - from, this.added)) / 2;
         const lengths = this.lengths[f];
         const avgLength = this.avgLengths[f];
         for (let j = from; j < to; j += 1) scores[j] = bm25(idf, counts[j], lengths[ids[j]], avgLength, this.bm25Params);

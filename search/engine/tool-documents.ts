@@ -74,7 +74,16 @@ export function documentIndexer(
   const key = documentKey(t);
   const fieldCount = indexedFields(t).length;
   const reusable = previous?.key === key && previous.dictionary.terms.length <= DICTIONARY_SLACK * Math.max(previous.termCount, 10_000) ? previous : undefined;
-  const builder = new TermIndexBuilder(tools.length, fieldCount, (term) => normaliseTerm(term, t.stem, t.stemFold), t.bm25, reusable?.dictionary);
+  // A tool's rarity of a term ('tool' idf) counts its prose, not the identifiers of its schemas: output
+  // and parameter names such as created_at would make "create" look common.
+  const idfFields = indexedFields(t).map((f) => f !== 'output' && f !== 'params');
+  const builder = new TermIndexBuilder(
+    tools.length,
+    fieldCount,
+    (term) => normaliseTerm(term, t.stem, t.stemFold),
+    { ...t.bm25, idfFields },
+    reusable?.dictionary,
+  );
   // With the same names, every document's mentions resolve as before: nothing to check per tool.
   const sameNames = reusable !== undefined && sameSet(reusable.names, names);
   const byTool = new Map<SearchableTool, number>();

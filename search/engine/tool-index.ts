@@ -24,8 +24,9 @@ import { clauses } from '../analysis/clauses.ts';
 import { splitPaths } from '../analysis/paths.ts';
 import { queryTerms } from '../analysis/terms.ts';
 import { splitWords } from '../analysis/tokenize.ts';
-import { schemaText, summaryOf, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
+import { schemaText, summaryOf, toolFields, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
 import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from '../semantic/lsa.ts';
+import { projectWordVectors, wordArmSteps, type WeightedTexts, type WordArm } from '../semantic/word-vectors.ts';
 import { tuningWith, type SearchTuning, type TuningOverrides } from '../tuning.ts';
 import type { BuildOptions, SearchHit, SearchOptions, SearchPage, ToolIndex } from '../types.ts';
 import { Fusion } from './fusion.ts';
@@ -38,6 +39,8 @@ import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.t
 import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool-documents.ts';
 
 type Indexed = { tool: SearchableTool; category: string };
+/** One semantic arm's list for a query: tools by similarity, best first, above `floor`; `weight` in the fusion. */
+type SemanticList = { ids: number[]; scores: number[]; weight: number; floor: number };
 
 const DEFAULT_LIMIT = 10;
 /** Fewer tools than this share too few words for co-occurrence to mean anything: lexical only. */
@@ -70,9 +73,8 @@ export function buildToolIndex(catalogue: SearchableTool[], tuning: TuningOverri
   const indexer = documentIndexer(tools, t, glosses, takeDocuments(options.previous));
   const params = tools.map((_, id) => indexer.add(id));
   const termIndex = indexer.builder.finish();
-  const steps = semanticSteps(termIndex, tools.length, t);
-  const lsa = steps && completed(steps);
-  return withDocuments(indexOver(tools, positions, termIndex, params, t, lsa, glosses), indexer.documents());
+  const arms = completed(semanticSteps(termIndex, tools, t));
+  return withDocuments(indexOver(tools, positions, termIndex, params, t, arms, glosses), indexer.documents());
 }
 
 /** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
@@ -93,23 +95,21 @@ export async function buildToolIndexAsync(catalogue: SearchableTool[], tuning: T
     }
   }
   const termIndex = indexer.builder.finish();
-  // The semantic arm in slices too: at 10,000 tools it is seconds of work on a busy machine.
-  const steps = semanticSteps(termIndex, tools.length, t);
-  let lsa: LsaModel | undefined;
-  if (steps) {
-    sliceStart = performance.now();
-    for (let next = steps.next(); ; next = steps.next()) {
-      if (next.done) {
-        lsa = next.value;
-        break;
-      }
-      if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+  // The semantic arms in slices too: at 10,000 tools they are seconds of work on a busy machine.
+  const steps = semanticSteps(termIndex, tools, t);
+  let arms: SemanticArms;
+  sliceStart = performance.now();
+  for (let next = steps.next(); ; next = steps.next()) {
+    if (next.done) {
+      arms = next.value;
+      break;
+    }
+    if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
     }
   }
-  return withDocuments(indexOver(tools, positions, termIndex, params, t, lsa, glosses), indexer.documents());
+  return withDocuments(indexOver(tools, positions, termIndex, params, t, arms, glosses), indexer.documents());
 }
 
 /**
@@ -150,19 +150,51 @@ function completed<T>(steps: Generator<void, T, void>): T {
   }
 }
 
-/** The semantic arm's build as steps (search/semantic/lsa.ts `lsaSteps`), or undefined when it is off or the
- *  catalogue too small for co-occurrence to mean anything. Its cost is the build's, not a first search's. */
-function semanticSteps(termIndex: TermIndex, size: number, t: SearchTuning): Generator<void, LsaModel, void> | undefined {
-  return t.semantic === 'lsa' && size >= MIN_SEMANTIC_TOOLS
-    ? lsaSteps(termIndex, lsaFieldWeights(t), {
-        dims: t.semanticDims,
-        sample: t.semanticSample,
-        seed: t.semanticSeed,
-        powerIterations: t.semanticPowerIterations,
-        oversample: t.semanticOversample,
-        unitTerms: t.semanticUnitTerms,
-      })
+/** The in-process semantic arms of one index: the LSA of the catalogue, the word vectors of general English. */
+type SemanticArms = { lsa?: LsaModel; words?: WordArm };
+
+/**
+ * The semantic arms' build as steps: the LSA (search/semantic/lsa.ts `lsaSteps`; not when it is off or the
+ * catalogue too small for co-occurrence to mean anything), then the word arm (search/semantic/word-vectors.ts;
+ * not when its weight is 0 or the vectors file is absent). Their cost is the build's, not a first search's.
+ */
+function* semanticSteps(termIndex: TermIndex, tools: readonly SearchableTool[], t: SearchTuning): Generator<void, SemanticArms, void> {
+  const lsa =
+    t.semantic === 'lsa' && tools.length >= MIN_SEMANTIC_TOOLS
+      ? yield* lsaSteps(termIndex, lsaFieldWeights(t), {
+          dims: t.semanticDims,
+          sample: t.semanticSample,
+          seed: t.semanticSeed,
+          powerIterations: t.semanticPowerIterations,
+          oversample: t.semanticOversample,
+          unitTerms: t.semanticUnitTerms,
+        })
+      : undefined;
+  const vectors = t.wordWeight > 0 ? projectWordVectors() : undefined;
+  const names = t.stripToolMentions ? new Set(tools.map((tool) => tool.name)) : undefined;
+  const words = vectors
+    ? yield* wordArmSteps(
+        vectors,
+        tools.map((tool) => wordTexts(tool, t, names)),
+        tools.length >= MIN_SEMANTIC_TOOLS,
+      )
     : undefined;
+  return { lsa, words };
+}
+
+/** A tool's texts for the word arm, with their weights (`wordFields`); mentions of the other tools of
+ *  `names` left out, as the lexical fields leave them out. */
+function wordTexts(tool: SearchableTool, t: SearchTuning, names?: ReadonlySet<string>): WeightedTexts {
+  const fields = toolFields(tool, names);
+  const w = t.wordFields;
+  const texts: [string, number][] = [
+    [fields.name, w.name],
+    [fields.title, w.title],
+    [summaryOf(fields.description), w.summary],
+    [fields.keywords, w.keywords],
+    [fields.params, w.params],
+  ];
+  return texts.filter(([text, weight]) => weight > 0 && text !== '');
 }
 
 function takeDocuments(index: ToolIndex | undefined): Documents | undefined {
@@ -182,7 +214,7 @@ function indexOver(
   termIndex: TermIndex,
   params: string[][],
   t: SearchTuning,
-  lsa: LsaModel | undefined,
+  { lsa, words }: SemanticArms,
   glosses: Glosses,
 ): ToolIndex {
   const entries: Indexed[] = tools.map((tool) => ({ tool, category: (tool.category ?? '').toLowerCase() }));
@@ -325,11 +357,13 @@ function indexOver(
     const external = opts.vectors !== undefined && opts.vectors.tools.vectors.length === tools.length * opts.vectors.tools.dim ? opts.vectors : undefined;
     const queryVector = external ? external.query : lsa?.queryVector(terms);
     const arm: DenseVectors | undefined = external ? inIndexOrder(external.tools) : lsa;
-    // The semantic arm can rank any tool: every tool's visibility is needed then.
+    // The word arm stands beside the LSA; an external model replaces both.
+    const wordVector = external ? undefined : words?.queryVector(topic);
+    // The semantic arms can rank any tool: every tool's visibility is needed then.
     const visible = visibility(
       opts,
       [...byKey.values()].map((q) => q.matches),
-      queryVector ? allIds : accepting,
+      queryVector || wordVector ? allIds : accepting,
     );
     scorer ??= new ListScorer(termIndex, scoring);
     const scoresOf = (list: QueryTerm[]): Scores => scorer!.score(list, visible);
@@ -358,13 +392,13 @@ function indexOver(
     }
     const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
     // Matched ("N of M"): the lexical matches scoring at least `matchFloor` x the best one, plus the tools
-    // only the semantic list brought whose fused score is at least `matchFloor` x the best fused score,
+    // only the semantic lists brought whose fused score is at least `semanticMatchFloor` x the best fused score,
     // plus the tools accepting a parameter the query names: a faint likeness is not a match.
     const lexicalTop = topScore(fused.scores);
     let matchedCount = countAtLeast(fused.scores, t.matchFloor * lexicalTop);
+    const semanticLists: SemanticList[] = [];
+    const depth = Math.max(limit, t.fusionDepth);
     if (arm && queryVector) {
-      const lexicalSet = new Set(fused.ids);
-      const depth = Math.max(limit, t.fusionDepth);
       const byRankEarly = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
       const q =
         t.semanticFeedback > 0
@@ -376,10 +410,22 @@ function indexOver(
             )
           : queryVector;
       const floor = external ? 0 : t.semanticMinSimilarity;
-      const semantic = nearestVectors(arm, q, visible, depth, floor);
-      fused = withSemantic(fused, semantic, depth, floor);
-      const fusedFloor = t.matchFloor * topScore(fused.scores);
-      for (let i = 0; i < fused.ids.length; i += 1) if (!lexicalSet.has(fused.ids[i]) && fused.scores[i] >= fusedFloor) matchedCount += 1;
+      semanticLists.push({ ...nearestVectors(arm, q, visible, depth, floor), weight: t.semanticWeight, floor });
+    }
+    if (words && wordVector) {
+      semanticLists.push({ ...nearestVectors(words, wordVector, visible, depth, t.wordMinSimilarity), weight: t.wordWeight, floor: t.wordMinSimilarity });
+    }
+    let semanticOnly: Set<number> | undefined;
+    if (semanticLists.length > 0) {
+      const lexicalSet = new Set(fused.ids);
+      fused = withSemantic(fused, semanticLists, depth);
+      const fusedFloor = t.semanticMatchFloor * topScore(fused.scores);
+      semanticOnly = new Set();
+      for (let i = 0; i < fused.ids.length; i += 1) {
+        if (lexicalSet.has(fused.ids[i])) continue;
+        semanticOnly.add(fused.ids[i]);
+        if (fused.scores[i] >= fusedFloor) matchedCount += 1;
+      }
     }
     fused = withIntent(fused, query);
     if (t.serverWeight > 0 && upstreamCount >= 2) fused = withServerChoice(fused, lookups[0], visible);
@@ -388,9 +434,12 @@ function indexOver(
     lastMatched = matchedCount + (final.ids.length - fused.ids.length);
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     // Only matches are answered: a tool below `matchFloor` x the best score is no match (see `matchFloor`).
-    const floor = t.matchFloor * topScore(final.scores);
+    const top = topScore(final.scores);
+    const floor = t.matchFloor * top;
+    const likenessFloor = t.semanticMatchFloor * top;
     const inTier = new Set(tier);
-    const matches = (ranked: [number, number][]): [number, number][] => ranked.filter(([id, score]) => inTier.has(id) || (score > 0 && score >= floor));
+    const matches = (ranked: [number, number][]): [number, number][] =>
+      ranked.filter(([id, score]) => inTier.has(id) || (score > 0 && score >= (semanticOnly?.has(id) ? likenessFloor : floor)));
     if (t.upstreamDecay >= 1 || upstreamCount < 2)
       return withSteps(matches(topK(final, limit, byRank)), stepTops, limit).map(([id, score]) => hit(entries[id].tool, score));
     // The tools accepting a parameter named by the query stay first, in their order, however many share
@@ -413,7 +462,7 @@ function indexOver(
    * so a clear lexical winner is not overturned by a middling likeness. 'rrf' (Cormack et al., 2009):
    * (k + 1) x (1 / (k + lexical rank) + weight / (k + semantic rank)), ranks only.
    */
-  function withSemantic(lexical: Scores, semantic: { ids: number[]; scores: number[] }, depth: number, floor: number): Scores {
+  function withSemantic(lexical: Scores, lists: readonly SemanticList[], depth: number): Scores {
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     const fusedScore = new Map<number, number>();
     const k = t.rrfK;
@@ -424,10 +473,10 @@ function indexOver(
     if (t.semanticFusion === 'convex') {
       const best = top.length > 0 && top[0][1] > 0 ? top[0][1] : 1;
       for (const [id, score] of top) add(id, score / best);
-      for (let i = 0; i < semantic.ids.length; i += 1) add(semantic.ids[i], (t.semanticWeight * (semantic.scores[i] - floor)) / (1 - floor));
+      for (const { ids, scores, weight, floor } of lists) for (let i = 0; i < ids.length; i += 1) add(ids[i], (weight * (scores[i] - floor)) / (1 - floor));
     } else {
       for (let rank = 0; rank < top.length; rank += 1) add(top[rank][0], (k + 1) / (k + rank + 1));
-      for (let rank = 0; rank < semantic.ids.length; rank += 1) add(semantic.ids[rank], (t.semanticWeight * (k + 1)) / (k + rank + 1));
+      for (const { ids, weight } of lists) for (let rank = 0; rank < ids.length; rank += 1) add(ids[rank], (weight * (k + 1)) / (k + rank + 1));
     }
     return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
   }

@@ -15,7 +15,7 @@ const outside = new RegExp(['\\.\\./sha', 'red\\b|sha', 'red/data|/work/', '(?:w
 function trackedFiles(): string[] {
   return execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })
     .split('\0')
-    .filter((path) => path !== '' && !path.endsWith('.md') && !/\.(png|jpe?g|gz|wasm)$/.test(path));
+    .filter((path) => path !== '' && !path.endsWith('.md') && !/\.(png|jpe?g|gz|wasm|bin)$/.test(path));
 }
 
 describe('a fresh clone needs nothing beside it', () => {

@@ -63,6 +63,12 @@ describe.skipIf(!hasCpzai)('search over the CPZAI catalogue (tool-catalog.json)'
     const names = index.search('list', { category: 'middle-office', limit: 20 }).map((h) => h.name);
     expect(new Set(names)).toEqual(new Set(MIDDLE_OFFICE));
   });
+
+  it('ranks a write asked for in words the intent cues do not know above the reads of the same thing', () => {
+    // No cue either way: a read bias (intentImplicit < 1) put list_webhooks first.
+    expect(index.search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('delete_webhook');
+    expect(buildToolIndex(cpzai, { intentImplicit: 0.8 }).search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('list_webhooks');
+  });
 });
 
 describe('search input handling', () => {
@@ -176,10 +182,10 @@ describe('nearestNames', () => {
 
 describe('result limits', () => {
   it('returns at most `limit` results, best first, whatever number it is given', () => {
-    // Only matches are answered (at least `matchFloor` x the best score): fewer than 50 here.
-    const all = liveIndex.search('search the web for news', { limit: 50 });
+    // Only matches are answered (at least `matchFloor` x the best score): fewer than 100 here.
+    const all = liveIndex.search('search the web for news', { limit: 100 });
     expect(all.length).toBeGreaterThan(10);
-    expect(all.length).toBeLessThan(50);
+    expect(all.length).toBeLessThan(100);
     expect(all.map((h) => h.score)).toEqual([...all.map((h) => h.score)].sort((a, b) => b - a));
     expect(liveIndex.search('search the web for news', { limit: 3 })).toEqual(all.slice(0, 3));
     expect(liveIndex.search('search the web for news', { limit: 2.7 })).toEqual(all.slice(0, 2));
@@ -232,5 +238,28 @@ describe('tools exposed under <upstream>__<name> by a merging gateway', () => {
 
   it('offers exposed names for a misspelt one', () => {
     expect(index.nearestNames('github__create_isue')[0]).toBe('github__create_issue');
+  });
+});
+
+describe("a term's rarity is the catalogue's, not one field's", () => {
+  // "deal" is in one name but in nearly every description: a common word, whichever field holds it.
+  const tools: SearchableTool[] = [
+    { name: 'deal_book', description: 'Books of the desk.' },
+    { name: 'list_postings', description: 'Ledger postings of a deal.' },
+    ...['price', 'approve', 'cancel', 'amend', 'settle', 'confirm', 'export', 'archive'].map((verb) => ({
+      name: `${verb}_trade`,
+      description: `${verb} a deal of the desk.`,
+    })),
+  ];
+  const first = (tuning: Parameters<typeof buildToolIndex>[1]): string | undefined =>
+    buildToolIndex(tools, tuning).search('deal ledger', { limit: 1 })[0]?.name;
+
+  it('ranks the tool holding the rare word above the one whose name holds the common one', () => {
+    expect(first({ wordWeight: 0 })).toBe('list_postings');
+    expect(first({})).toBe('list_postings');
+  });
+
+  it("is overturned by a rarity per field (MiniSearch's), where the lone name made 'deal' look rare", () => {
+    expect(first({ wordWeight: 0, bm25: { idf: 'field' } })).toBe('deal_book');
   });
 });

@@ -17,7 +17,8 @@ import { FIELD_NAMES, toolFields } from '../../../search/analysis/tool-fields.ts
 import { loadQuerySets, searchableTools, DATA_DIR } from '../../fixtures/search-data.ts';
 import { readCatalog } from '../../../upstream/replay/catalog-file.ts';
 
-const t = DEFAULT_TUNING;
+// MiniSearch's own rarity: per field.
+const t = { ...DEFAULT_TUNING, bm25: { ...DEFAULT_TUNING.bm25, idf: 'field' as const } };
 const tools = searchableTools(readCatalog(resolve(DATA_DIR, 'catalogs/livemcpbench-tools.json')));
 const names = new Set(tools.map((tool) => tool.name));
 
