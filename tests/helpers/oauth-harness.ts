@@ -182,6 +182,7 @@ export interface FlowOptions {
   secret?: string;
   /** Scopes ticked on the consent page; default all offered. */
   grant?: string[];
+  /** The `scope` asked for; '' sends none. */
   scope?: string;
   resource?: string;
   state?: string;
@@ -208,7 +209,7 @@ export async function signInFlow(
       client_id: options.clientId,
       response_type: 'code',
       redirect_uri: options.redirectUri ?? REDIRECT_URI,
-      scope: options.scope ?? 'accounts:read positions:read orders:read',
+      scope: options.scope === '' ? undefined : (options.scope ?? 'accounts:read positions:read orders:read'),
       resource: options.resource ?? `${base}/mcp`,
       state: options.state ?? 'state-123',
       code_challenge: p.challenge,

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { AUTHORIZATION_SERVER_ROUTES, INTERACTION_PREFIX } from '../../gateway/auth/oauth/paths.ts';
 
 let gateway: InProcessGateway;
 
@@ -72,6 +73,35 @@ describe('the Host guard on a loopback bind', () => {
     for (const route of ROUTES) {
       const response = await send(route, own);
       expect(response.status, `${route.method} ${route.path}`).not.toBe(403);
+    }
+  });
+
+  it('leaves no route out: every path of the router (each of its methods) and every authorization server endpoint is 403 to a foreign Host', async () => {
+    type Layer = { path: string; methods: string[] };
+    const router = (gateway.runtime.app.middleware as { router?: { stack: Layer[] } }[]).find((m) => m.router)?.router;
+    expect(router, 'the Koa app mounts one @koa/router').toBeDefined();
+    // A concrete path for each pattern: a value for each parameter and wildcard.
+    const concrete = (path: string) => path.replace(/:\w+/g, 'x').replace(/\{\*\w+\}/g, 'x/y');
+    const probes = new Set(['/healthz', '/readyz', '/metrics']);
+    const asked = [
+      // (CONNECT and TRACE, which router.all lists, cannot be sent with fetch.)
+      ...router!.stack.flatMap((layer) =>
+        layer.methods.filter((method) => !['CONNECT', 'TRACE', 'TRACK'].includes(method)).map((method) => ({ method, path: concrete(layer.path) })),
+      ),
+      ...Object.values(AUTHORIZATION_SERVER_ROUTES).flatMap((path) => ['GET', 'POST'].map((method) => ({ method, path }))),
+      ...['', '/login', '/consent', '/abort'].map((step) => ({ method: step ? 'POST' : 'GET', path: `${INTERACTION_PREFIX}uid${step}` })),
+    ].filter((route) => !probes.has(route.path));
+    // Every MCP endpoint, the RFC 9728 documents, the console pages and APIs are among the router's paths.
+    expect(asked.length).toBeGreaterThan(40);
+    for (const path of ['/mcp', '/mcp/compact', '/.well-known/oauth-protected-resource/mcp', '/console', '/console/api/pins'])
+      expect(
+        asked.some((r) => r.path === path),
+        path,
+      ).toBe(true);
+    for (const route of asked) {
+      const response = await send(route, 'evil.example:3000');
+      expect(response.status, `${route.method} ${route.path}`).toBe(403);
+      if (route.method !== 'HEAD') expect(((await response.json()) as { error: { data: { kind: string } } }).error.data.kind).toBe('forbidden_host');
     }
   });
 

@@ -139,6 +139,11 @@ describe('an OAuth grant in process', () => {
     }
   });
 
+  it('offers every supported scope the key holds to a request naming none (RFC 6749 §3.3 default), where oidc-provider alone answered access_denied', async () => {
+    const tokens = await signedInToken(gateway, { key: 'reader', secret: 'any', scope: '', grant: ['ledger:read', 'orders:read'] });
+    expect(tokens.scope).toBe('ledger:read orders:read');
+  });
+
   it('lists this authorization server in the RFC 9728 documents', async () => {
     const prm = (await (await gateway.fetch(new Request(`${gateway.gatewayUrl}/.well-known/oauth-protected-resource/mcp/compact`))).json()) as Record<
       string,

@@ -112,6 +112,7 @@ export async function createBuiltinOAuth(
   return {
     mode: 'builtin',
     routes: authorizationServerRoutes({
+      supported,
       provider,
       interaction,
       prefix: pathPrefix(issuer),

@@ -15,6 +15,8 @@ export interface RouteDeps {
   rateLimits: GatewayConfig['rateLimits'];
   limiter: RateLimiter;
   decide: AuthDecisions;
+  /** `oauth.scopes`: what an authorization request that names no scope asks for. */
+  supported: readonly string[];
 }
 
 /**
@@ -26,6 +28,8 @@ export interface RouteDeps {
  * Behind a path prefix (an issuer `https://host/prefix`, the proxy stripping `/prefix`) every URL the
  * server writes carries the prefix (oidc-provider takes it as its mount path), and the discovery
  * documents also answer at RFC 8414 §3's `/.well-known/oauth-authorization-server/prefix`.
+ * An authorization request without `scope` asks for every supported scope (RFC 6749 §3.3's pre-defined
+ * default; the consent page offers those the key holds): oidc-provider would end it with access_denied.
  */
 export function authorizationServerRoutes(deps: RouteDeps): Middleware {
   const { provider, interaction, limiter, decide, prefix } = deps;
@@ -62,6 +66,11 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
         };
         return;
       }
+    }
+    if (ctx.method === 'GET' && ctx.path === '/oauth/authorize' && !ctx.query.scope && deps.supported.length) {
+      const query = new URLSearchParams(ctx.querystring);
+      query.set('scope', deps.supported.join(' '));
+      ctx.req.url = `${ctx.path}?${query}`;
     }
     if (prefix) {
       const discovery = discoveryPath(ctx.path, prefix);
