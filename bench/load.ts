@@ -412,3 +412,89 @@ export async function countBytes(
     p99,
   };
 }
+
+/** The three sides of a floor comparison: the upstream directly, through a bare byte relay, through the gateway. */
+export type FloorSide = 'direct' | 'relay' | 'gateway';
+export const FLOOR_SIDES: readonly FloorSide[] = ['direct', 'relay', 'gateway'];
+
+export interface FloorOptions {
+  rounds: number;
+  /** Seconds of one saturation run per side and round. */
+  roundSeconds: number;
+  /** Seconds of one fixed-rate run per side and round. */
+  fixedRateSeconds: number;
+  /** The fixed rate as a fraction of the slowest side's saturation throughput. */
+  fixedRateFraction: number;
+  connections: number;
+}
+
+/** One side's figures over every round, and per round (for medians of per-round ratios). */
+export interface FloorSideResult {
+  saturation: LoadResult;
+  fixedRate: LoadResult;
+  /** Per round: saturation req/s and fixed-rate p50 (ms). */
+  rounds: { reqPerSec: number; fixedRateP50: number }[];
+  /** CPU ms per request of the side's own process over its saturation runs (direct: none). */
+  ownCpuMsPerRequest?: number;
+  /** CPU ms per request of the upstream process over this side's saturation runs. */
+  upstreamCpuMsPerRequest?: number;
+}
+
+export interface FloorResult {
+  rate: number;
+  sides: Record<FloorSide, FloorSideResult>;
+}
+
+/**
+ * Direct, relay and gateway interleaved round by round in one run (the method of the yardstick outside the project,
+ * overhead-floor.sh in issue 34): `rounds` saturation rounds (each side `roundSeconds` at `connections`
+ * closed loops, the order rotated each round so drift hits every side alike) with each process's CPU
+ * over its side's windows, then `rounds` fixed-rate rounds at `fixedRateFraction` of the slowest
+ * side's saturation throughput (paced evenly, {@link pacedLoad}), again rotated. `cpu` reads a process's
+ * CPU time (ms): the relay's, the gateway's and the upstream's.
+ */
+export async function floorRounds(
+  sides: Record<FloorSide, Side>,
+  options: FloorOptions,
+  cpu: { relay: () => Promise<number>; gateway: () => Promise<number>; upstream: () => Promise<number> },
+): Promise<FloorResult> {
+  const order = (round: number) => FLOOR_SIDES.map((_, i) => FLOOR_SIDES[(i + round) % FLOOR_SIDES.length]!);
+  const saturation = { direct: [] as LoadResult[], relay: [] as LoadResult[], gateway: [] as LoadResult[] };
+  const own = { direct: 0, relay: 0, gateway: 0 };
+  const upstream = { direct: 0, relay: 0, gateway: 0 };
+  for (let round = 0; round < options.rounds; round++) {
+    for (const which of order(round)) {
+      const meter = which === 'direct' ? undefined : cpu[which];
+      const [ownBefore, upBefore] = await Promise.all([meter?.(), cpu.upstream()]);
+      saturation[which].push(await runLoad(sides[which].call, { connections: options.connections, seconds: options.roundSeconds, check: sides[which].check }));
+      const [ownAfter, upAfter] = await Promise.all([meter?.(), cpu.upstream()]);
+      if (meter) own[which] += ownAfter! - ownBefore!;
+      upstream[which] += upAfter - upBefore;
+    }
+  }
+  const rate = Math.min(...FLOOR_SIDES.map((s) => mergeRuns(saturation[s]).reqPerSec)) * options.fixedRateFraction;
+  const fixed = { direct: [] as LoadResult[], relay: [] as LoadResult[], gateway: [] as LoadResult[] };
+  for (let round = 0; round < options.rounds; round++)
+    for (const which of order(round))
+      fixed[which].push(
+        await runLoad(sides[which].call, { connections: options.connections, seconds: options.fixedRateSeconds, rate, check: sides[which].check }),
+      );
+  const result = (which: FloorSide): FloorSideResult => {
+    const merged = mergeRuns(saturation[which]);
+    return {
+      saturation: merged,
+      fixedRate: mergeRuns(fixed[which]),
+      rounds: saturation[which].map((r, i) => ({ reqPerSec: r.reqPerSec, fixedRateP50: fixed[which][i]!.p50 })),
+      ...(which === 'direct' ? {} : { ownCpuMsPerRequest: own[which] / Math.max(1, merged.requests) }),
+      upstreamCpuMsPerRequest: upstream[which] / Math.max(1, merged.requests),
+    };
+  };
+  return { rate, sides: { direct: result('direct'), relay: result('relay'), gateway: result('gateway') } };
+}
+
+/** Median of `values` (mean of the middle two for an even count). */
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}

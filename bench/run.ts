@@ -1,11 +1,12 @@
 /**
  * `npm run bench`: the benchmark parts in turn (overhead, catalogue scale, compressed listings on a
- * constrained link, credentials at scale, soak), each against locally started services on loopback, each bounded in time (see
+ * constrained link, credentials at scale, soak, memory), each against locally started services on loopback, each bounded in time (see
  * bench/settings.ts for the knobs). Prints each part's markdown tables, then every target with
  * pass/miss; writes bench/results/<part>.json. Exits 1 when a part fails to run (a missed target is
  * reported, not an error). `npm run bench -- scale soak` runs only the parts named.
  */
 import { runLink } from './constrained-link.ts';
+import { runMemory } from './memory.ts';
 import { runCredentials } from './credentials.ts';
 import { runOverhead } from './overhead.ts';
 import { machine, printOutcome, targetTable, type PartOutcome } from './results.ts';
@@ -19,6 +20,7 @@ const PARTS: Record<string, () => Promise<PartOutcome>> = {
   link: runLink,
   credentials: runCredentials,
   soak: runSoak,
+  memory: runMemory,
 };
 
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith('-'));

@@ -76,6 +76,16 @@ export const settings = {
   soakRssBoundMiB: num('BENCH_SOAK_RSS_BOUND_MIB', 32),
   /** Allowed growth of the gateway's heap after a full GC over the soak (start to end), MiB. */
   soakHeapBoundMiB: num('BENCH_SOAK_HEAP_BOUND_MIB', 8),
+  /** Interleaved rounds of the tools/call and call_tool floor comparison (direct, relay, gateway). */
+  floorRounds: num('BENCH_FLOOR_ROUNDS', 6),
+  /** Seconds of one side's saturation run, and of its fixed-rate run, per floor round. */
+  floorRoundSeconds: num('BENCH_FLOOR_ROUND_SECONDS', 1.5),
+  /** Tools in the memory part's catalogue. */
+  memoryTools: num('BENCH_MEMORY_TOOLS', 10_000),
+  /** Distinct credentials of the memory part. */
+  memoryCredentials: num('BENCH_MEMORY_CREDENTIALS', 1_000),
+  /** The memory part's target: the gateway's RSS at the end of its run, MiB. */
+  memoryRssTargetMiB: num('BENCH_MEMORY_RSS_TARGET_MIB', 512),
   /** Run the gateway under `node --cpu-prof` (profiles in bench/results/profiles/). */
   cpuProfile: env.BENCH_CPU_PROF === '1' || env.BENCH_CPU_PROF === 'true',
   /** Gateway log level in the benchmarks (its log goes to /dev/null; `info` writes one access line per request, as deployed). */

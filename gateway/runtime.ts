@@ -206,10 +206,14 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     digestKey,
     ...(previousDigestKey ? { previousDigestKey } : {}),
     outputs: new OutputValidator(metrics, log),
-    listings: new ListingCache(config.cache.listingBytes, (bytes, entries) => {
-      metrics.listingCacheBytes.set(bytes);
-      metrics.listingCacheEntries.set(entries);
-    }),
+    listings: new ListingCache(
+      config.cache.listingBytes,
+      (bytes, entries) => {
+        metrics.listingCacheBytes.set(bytes);
+        metrics.listingCacheEntries.set(entries);
+      },
+      (reason) => metrics.listingCacheEvictions.inc({ reason }),
+    ),
     inputs: new InputValidator(log),
     searchIndexes: searchIndexes(
       config,

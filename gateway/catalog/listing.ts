@@ -34,12 +34,24 @@ const PER_TOOL = 16;
 export class ListingCache {
   private readonly entries: LRUCache<string, { listing: Listing; size: number }>;
 
-  /** @param changed - told the cache's bytes and entry count after each change (metrics gauges). */
+  /**
+   * @param changed - told the cache's bytes and entry count after each change (metrics gauges).
+   * @param evicted - told of each listing the byte bound pushed out (`evicted`: least recently used, to
+   *   make room) or never kept (`oversized`: larger than the whole bound once serialised).
+   */
   constructor(
-    maxBytes: number,
+    private readonly maxBytes: number,
     private readonly changed: (bytes: number, entries: number) => void = () => {},
+    private readonly evicted: (reason: 'evicted' | 'oversized') => void = () => {},
   ) {
-    this.entries = new LRUCache({ maxSize: maxBytes, sizeCalculation: (entry) => entry.size });
+    this.entries = new LRUCache({
+      maxSize: maxBytes,
+      sizeCalculation: (entry) => entry.size,
+      // 'set' is a listing re-set under its grown size (or refused as larger than the bound, counted in get), 'delete' never happens.
+      dispose: (_entry, _key, reason) => {
+        if (reason === 'evict') evicted('evicted');
+      },
+    });
   }
 
   /** The cached listing for `key`, building it with `build` on a miss. */
@@ -49,7 +61,11 @@ export class ListingCache {
     const listing = lazyListing(build(), (size) => {
       // Re-set under a fresh wrapper: lru-cache recomputes an entry's size only when the value changes.
       const current = this.entries.peek(key);
-      if (current?.listing === listing) this.entries.set(key, { listing, size });
+      if (current?.listing === listing) {
+        // lru-cache drops an entry larger than maxSize on set: it is served this once, not kept.
+        if (size > this.maxBytes) this.evicted('oversized');
+        this.entries.set(key, { listing, size });
+      }
       this.changed(this.entries.calculatedSize, this.entries.size);
     });
     this.entries.set(key, { listing, size: ENTRY_OVERHEAD + PER_TOOL * listing.tools.length });

@@ -38,6 +38,7 @@ export interface GatewayMetrics {
   oauthRefreshReuse: Counter<string>;
   listingCacheBytes: Gauge<string>;
   listingCacheEntries: Gauge<string>;
+  listingCacheEvictions: Counter<string>;
   /** Replicas of this gateway found through `replicas.dnsName`, this one included (gateway/ops/replica-check.ts). */
   replicas: Gauge<string>;
   /** Changes of pinned tool definitions and approvals (catalog/pin-guard.ts), by upstream and outcome. */
@@ -203,6 +204,12 @@ export function createMetrics(): GatewayMetrics {
     listingCacheEntries: new Gauge({
       name: 'mcp_listing_cache_entries',
       help: 'Built tools/list answers cached (one per surface, catalogue version and scope set).',
+      registers: r,
+    }),
+    listingCacheEvictions: new Counter({
+      name: 'mcp_listing_cache_evictions_total',
+      help: 'Built tools/list answers dropped by the cache.listingBytes bound, by reason: evicted (least recently used, to make room) or oversized (larger than the whole bound, served once and not kept).',
+      labelNames: ['reason'],
       registers: r,
     }),
     toolDefinitionChanges: new Counter({
