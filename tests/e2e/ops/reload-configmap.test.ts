@@ -6,7 +6,8 @@
  * folder, points `..data_tmp` at it, renames `..data_tmp` over `..data` and removes the old folder. No
  * event names `gateway.yaml`. On the real process (gateway/main.ts): a changed setting is applied
  * without a restart, a swap that leaves the file's bytes alone reloads nothing, and an invalid one is
- * refused with the key named while the old configuration keeps serving.
+ * refused with the key named (a JSON log line, a count in `mcp_config_reloads_total{outcome="refused"}`)
+ * while the old configuration keeps serving.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -26,6 +27,7 @@ let upstream: FakeUpstream;
 let gateway: ChildProcess;
 let url: string;
 let stderr = '';
+let stdout = '';
 let current: string | undefined;
 let swaps = 0;
 
@@ -75,6 +77,20 @@ function kubeletWrite(files: Record<string, string>): void {
   current = folder;
 }
 
+/** `mcp_config_reloads_total` by outcome, from the gateway's own /metrics. */
+async function reloads(): Promise<Record<string, number>> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Object.fromEntries([...text.matchAll(/^mcp_config_reloads_total\{outcome="(\w+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]));
+}
+
+/** The gateway's JSON log lines (stdout) with this message. */
+const logRecords = (msg: string) =>
+  stdout
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as Record<string, unknown>)
+    .filter((record) => record.msg === msg);
+
 async function compactNames(): Promise<string[]> {
   const response = await fetch(`${url}/mcp/compact`, {
     method: 'POST',
@@ -100,8 +116,9 @@ beforeAll(async () => {
   gateway = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'gateway/main.ts', '--config', join(mount, 'gateway.yaml')], {
     cwd: ROOT,
     env: { ...env, GATEWAY_ANONYMOUS: 'true' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  gateway.stdout!.on('data', (chunk) => (stdout += chunk));
   gateway.stderr!.on('data', (chunk) => (stderr += chunk));
   await waitFor('the watch to be armed', () => stderr.includes('reloads the configuration'), { timeoutMs: PROCESS_BUDGET_MS });
 }, PROCESS_BUDGET_MS + 30_000);
@@ -117,11 +134,13 @@ afterAll(async () => {
 describe('reload.watch on a ConfigMap volume (the kubelet ..data swap)', { timeout: 3 * PROCESS_BUDGET_MS }, () => {
   it('applies a changed setting without a restart, ignores a swap that leaves the file alone, refuses an invalid one', async () => {
     expect(await compactNames()).toEqual(['call_tool', 'search_tools']);
+    expect(await reloads()).toEqual({});
 
     // A changed anchor list: /mcp/compact advertises the anchor, in the same process.
     kubeletWrite({ 'gateway.yaml': config(port, (c) => (c.upstreams[0].anchors = ['quote'])), 'other.txt': 'one' });
     await waitFor('the swap to be applied', () => stderr.includes('gateway.yaml changed: configuration reloaded'), { timeoutMs: PROCESS_BUDGET_MS });
     expect(await compactNames()).toEqual(['call_tool', 'quote', 'search_tools']);
+    expect(await reloads()).toEqual({ applied: 1 });
     expect(gateway.exitCode).toBeNull();
 
     // Another key of the ConfigMap changed: a swap, but gateway.yaml's bytes are the same.
@@ -130,6 +149,7 @@ describe('reload.watch on a ConfigMap volume (the kubelet ..data swap)', { timeo
     // An absence no condition can show: well past the 200 ms settle time, nothing was reloaded.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(stderr.slice(mark)).toBe('');
+    expect(await reloads()).toEqual({ applied: 1 });
     // An invalid configuration: refused, named, the running one kept.
     kubeletWrite({ 'gateway.yaml': config(port, (c) => (c.scopes = { timeoutMs: 'soon' })), 'other.txt': 'two' });
     await waitFor('the invalid swap to be refused', () => stderr.slice(mark).includes('gateway.yaml changed: invalid configuration'), {
@@ -137,6 +157,11 @@ describe('reload.watch on a ConfigMap volume (the kubelet ..data swap)', { timeo
     });
     expect(stderr.slice(mark)).toContain('scopes.timeoutMs: must be integer');
     expect(stderr.slice(mark)).toContain('the running configuration keeps serving');
+    expect(await reloads()).toEqual({ applied: 1, refused: 1 });
+    // The JSON line (stdout is written in batches: up to 250 ms after the stderr line).
+    const refusals = () => logRecords('configuration not reloaded; the running configuration keeps serving');
+    await waitFor('the refusal log line', () => refusals().length > 0, { timeoutMs: PROCESS_BUDGET_MS });
+    expect(refusals().map((r) => [r.level, r.outcome, r.key])).toEqual([[40, 'refused', 'scopes.timeoutMs']]);
     expect(await compactNames()).toEqual(['call_tool', 'quote', 'search_tools']);
     expect(gateway.exitCode).toBeNull();
   });
