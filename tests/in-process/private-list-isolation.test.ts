@@ -16,6 +16,8 @@ const CALLERS = ['alice', 'bob', 'carol', 'dave', 'erin'];
 const ROUNDS = 60;
 /** The upstream's list TTL: each round waits it out, so every round refetches and may flip the scope. */
 const LIST_TTL_MS = 25;
+/** Each store's budget for its rounds: the Redis rounds passed 60 s on a 2-core machine at load 25. */
+const ROUND_BUDGET_MS = 180_000;
 
 /**
  * An upstream whose tools/list depends on the caller (its bearer token) and flips its cache scope per
@@ -76,12 +78,16 @@ describe('a tools/list that turns from public to private is never served to anot
 
   // The two stores run at the same time, each with its own gateway and upstream: their rounds' waits
   // for the TTL overlap.
-  it.concurrent(`memory store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`, async ({ expect }) => {
-    const { leaks, privateAnswers } = await leakedAnswers({});
-    expect(leaks).toEqual([]);
-    // The private rounds really were served (the test can fail): every caller, every private round.
-    expect(privateAnswers).toBeGreaterThanOrEqual((ROUNDS / 2) * CALLERS.length);
-  }, 60_000);
+  it.concurrent(
+    `memory store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`,
+    async ({ expect }) => {
+      const { leaks, privateAnswers } = await leakedAnswers({});
+      expect(leaks).toEqual([]);
+      // The private rounds really were served (the test can fail): every caller, every private round.
+      expect(privateAnswers).toBeGreaterThanOrEqual((ROUNDS / 2) * CALLERS.length);
+    },
+    ROUND_BUDGET_MS,
+  );
 
   it.skipIf(!hasRedis).concurrent(
     `Redis store: ${ROUNDS} concurrent rounds of ${CALLERS.length} callers, 0 answers with another caller's tools`,
@@ -90,6 +96,6 @@ describe('a tools/list that turns from public to private is never served to anot
       expect(leaks).toEqual([]);
       expect(privateAnswers).toBeGreaterThanOrEqual((ROUNDS / 2) * CALLERS.length);
     },
-    60_000,
+    ROUND_BUDGET_MS,
   );
 });
