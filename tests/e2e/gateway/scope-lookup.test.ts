@@ -17,7 +17,8 @@ let stack: Stack;
 
 beforeAll(async () => {
   endpoint = await startScopeEndpoint({ cpz_demo_data: DATA_SCOPES, cpz_demo_identity: ['profile:read'] });
-  stack = await startStack({ scopeEndpoint: endpoint.url, gateway: { scopes: { timeoutMs: 300 } } });
+  // A budget for what the endpoint answers: on a loaded 2-core machine a good answer took over 300 ms.
+  stack = await startStack({ scopeEndpoint: endpoint.url, gateway: { scopes: { timeoutMs: 30_000 } } });
 });
 afterAll(async () => {
   await stack?.close();
@@ -39,18 +40,6 @@ describe('scope lookup', () => {
   it('filters by the scopes the endpoint answers', async () => {
     endpoint.mode = 'ok';
     expect(await dataKeyTools()).toEqual(DATA_KEY_TOOLS);
-  });
-
-  it('refuses a credential never seen valid with 503 and Retry-After when the endpoint is slower than scopes.timeoutMs, and logs reason timeout', async () => {
-    endpoint.delayMs = 1500;
-    try {
-      await expectUnavailable(
-        await rawRequest(stack.gatewayUrl, '/mcp', 'legacy', 'tools/list', {}, { 'x-cpz-key': 'cpz_demo_identity', 'x-cpz-secret': 'slow' }),
-      );
-      expect(fallbacks('timeout').length).toBeGreaterThan(0);
-    } finally {
-      endpoint.delayMs = 0;
-    }
   });
 
   it('refuses a credential never seen valid with 503 when the answer has no scopes field, and logs reason no_scopes_field', async () => {
@@ -102,6 +91,27 @@ async function expectUnavailable(response: Response): Promise<void> {
   expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
   expect((await rpcMessage(response)).error).toMatchObject({ data: { kind: 'scopes_unavailable' } });
 }
+
+describe('a scope endpoint slower than scopes.timeoutMs', () => {
+  let slowEndpoint: ScopeEndpoint;
+  let slow: Stack;
+  beforeAll(async () => {
+    // It never answers in this test's lifetime, so a slow machine only makes the lookup fail sooner.
+    slowEndpoint = await startScopeEndpoint({ cpz_demo_identity: ['profile:read'] }, { delayMs: 120_000 });
+    slow = await startStack({ upstream: { tools: [] }, scopeEndpoint: slowEndpoint.url, gateway: { scopes: { timeoutMs: 300 } } });
+  });
+  afterAll(async () => {
+    await slow?.close();
+    await slowEndpoint?.close();
+  });
+
+  it('refuses a credential never seen valid with 503 and Retry-After, and logs reason timeout', async () => {
+    await expectUnavailable(
+      await rawRequest(slow.gatewayUrl, '/mcp', 'legacy', 'tools/list', {}, { 'x-cpz-key': 'cpz_demo_identity', 'x-cpz-secret': 'slow' }),
+    );
+    expect(slow.logs.records('caller scopes unknown').map((r) => r.reason)).toContain('timeout');
+  });
+});
 
 describe('an unreachable scope endpoint', () => {
   let down: Stack;
