@@ -65,9 +65,9 @@ export type SearchTuning = {
    *  (search-index.test.ts). Tuning part, with the word arm: objective 0.761 ('field') -> 0.770. */
   bm25: { k: number; b: number; d: number; idf: 'field' | 'tool' | 'mean' };
   /** File paths and extensions in a query are ranked as a list of their own, fused with this weight (the
-   *  topic's list weighs 1); 1 leaves them in the query as ordinary words. Default 1: on
-   *  livemcpbench-dev a weak clue (0.2, 0.5) lowered recall@5 (0.388 -> 0.357); the bench keeps both as
-   *  candidates for the folds to choose. */
+   *  topic's list weighs 1); 1 leaves them in the query as ordinary words. Default 1: on the
+   *  tuning part, with the word arm, a weak clue lowered the objective (0.770 -> 0.765 at 0.2, 0.769 at
+   *  0.5: livemcpbench-dev, the only set whose requests name paths, loses at hit@1 and recall@5). */
   pathWeight: number;
   /** Each further tool of an upstream already in the top k scores x this (1 = off): a server's siblings
    *  do not fill the top k when another server matches too (a multi-step request needs one tool per step,
@@ -115,10 +115,13 @@ export type SearchTuning = {
   semanticOversample: number;
   /** The word arm (search/semantic/word-vectors.ts): weight of its cosine in the fusion (0: off), least
    *  similarity for a tool to enter its list, and the weight of each text of a tool in its vector. Weight
-   *  1, LSA off: tuning-part objective 0.751 (no word arm) -> 0.770; 0.5: 0.768, 1.5: 0.765. */
+   *  1, LSA off: tuning-part objective 0.751 (no word arm) -> 0.770; 0.5: 0.768, 1.5: 0.765. The server's
+   *  name read too (`upstream` 1; a server beyond its tools' words): 0.770 -> 0.772 (livemcpbench-dev
+   *  0.592 -> 0.601; x0.5 the same; with the category too 0.769); parameter names 0.767; least
+   *  similarity 0.2: 0.769. */
   wordWeight: number;
   wordMinSimilarity: number;
-  wordFields: { name: number; title: number; summary: number; keywords: number; params: number };
+  wordFields: { name: number; title: number; summary: number; keywords: number; params: number; upstream: number; category: number };
   /** Pseudo-relevance feedback: weight of the top `feedbackDocs` lexical tools' mean vector added to the
    *  query's vector (0: the query's words alone). */
   semanticFeedback: number;
@@ -181,7 +184,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   semanticOversample: 8,
   wordWeight: 1,
   wordMinSimilarity: 0.3,
-  wordFields: { name: 1, title: 1, summary: 1, keywords: 1, params: 0 },
+  wordFields: { name: 1, title: 1, summary: 1, keywords: 1, params: 0, upstream: 1, category: 0 },
   semanticFeedback: 0,
   feedbackDocs: 3,
   serverWeight: 1,

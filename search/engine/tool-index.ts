@@ -182,8 +182,9 @@ function* semanticSteps(termIndex: TermIndex, tools: readonly SearchableTool[], 
   return { lsa, words };
 }
 
-/** A tool's texts for the word arm, with their weights (`wordFields`); mentions of the other tools of
- *  `names` left out, as the lexical fields leave them out. */
+/** A tool's texts for the word arm, with their weights (`wordFields`: its own texts, and its server's name
+ *  and its category, words about the server rather than the tool); mentions of the other tools of `names`
+ *  left out, as the lexical fields leave them out. */
 function wordTexts(tool: SearchableTool, t: SearchTuning, names?: ReadonlySet<string>): WeightedTexts {
   const fields = toolFields(tool, names);
   const w = t.wordFields;
@@ -193,6 +194,8 @@ function wordTexts(tool: SearchableTool, t: SearchTuning, names?: ReadonlySet<st
     [summaryOf(fields.description), w.summary],
     [fields.keywords, w.keywords],
     [fields.params, w.params],
+    [fields.upstream, w.upstream],
+    [fields.category, w.category],
   ];
   return texts.filter(([text, weight]) => weight > 0 && text !== '');
 }
