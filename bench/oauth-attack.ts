@@ -174,12 +174,12 @@ async function flood(replicas: ServiceProcess[], store: string) {
   };
 }
 
-/** Every Redis key without a TTL, by its prefix up to the first ':' after `mcp-gateway:`. */
+/** Every Redis key without a TTL (TTL -1; -2 is a key that expired or was deleted since the scan), by its first three ':' parts. */
 function keysWithoutTtl(): { keys: number; oauthKeys: number; withoutTtl: Record<string, number> } {
   const keys = redisCli('--scan').split('\n').filter(Boolean);
   const withoutTtl: Record<string, number> = {};
   for (const key of keys) {
-    if (Number(redisCli('TTL', key)) >= 0) continue;
+    if (Number(redisCli('TTL', key)) !== -1) continue;
     const kind = key.split(':').slice(0, 3).join(':');
     withoutTtl[kind] = (withoutTtl[kind] ?? 0) + 1;
   }
