@@ -121,7 +121,8 @@ export interface ToolDecision {
  */
 export interface AuthDecision {
   requestId?: string;
-  endpoint: 'register' | 'authorize' | 'sign_in' | 'consent' | 'token' | 'revoke' | 'console';
+  /** `console_revoke`: an operator revoked a grant in the console (admin.ts). */
+  endpoint: 'register' | 'authorize' | 'sign_in' | 'consent' | 'token' | 'revoke' | 'console' | 'console_revoke';
   outcome: 'ok' | 'refused';
   reason?: string;
   client?: string;

@@ -9,7 +9,11 @@ import { normaliseTerm, queryTerms } from '../analysis/terms.ts';
 import { splitWords } from '../analysis/tokenize.ts';
 import { FIELD_NAMES, toolFields, type FieldName, type SearchableTool } from '../analysis/tool-fields.ts';
 
-/** One field that holds query terms: those found whole, and those found only as a prefix of a field term. */
+/**
+ * One field that holds query terms, as the words written in the field (lower case), never as stems: `terms`
+ * the field's words whose term equals a query term (`buying` for the query `buy`), `prefixes` those a
+ * query term only starts (`unsettled` for `unset`).
+ */
 export type FieldMatch = { field: FieldName; terms: string[]; prefixes: string[] };
 
 /** The fields of `tool` (index order) holding terms of `query`, with the terms; `[]` when none does. */
@@ -20,14 +24,18 @@ export function matchedFields(tool: SearchableTool, query: string): FieldMatch[]
   const fields = toolFields(tool);
   const out: FieldMatch[] = [];
   for (const field of FIELD_NAMES) {
-    const have = new Set(
-      splitWords(fields[field])
-        .map((w) => normaliseTerm(w, stem))
-        .filter((t): t is string => t !== null),
-    );
+    // term -> the words of the field it comes from, as written (lower case), first seen first.
+    const have = new Map<string, Set<string>>();
+    for (const word of splitWords(fields[field])) {
+      const term = normaliseTerm(word, stem);
+      if (term !== null) have.set(term, (have.get(term) ?? new Set()).add(word.toLowerCase()));
+    }
     if (have.size === 0) continue;
-    const terms = wanted.filter((t) => have.has(t));
-    const prefixes = wanted.filter((t) => !have.has(t) && t.length >= 3 && [...have].some((h) => h.startsWith(t)));
+    const whole = new Set(wanted.filter((t) => have.has(t)));
+    const words = (terms: Iterable<string>) => [...new Set([...terms].flatMap((t) => [...have.get(t)!]))];
+    const terms = words(whole);
+    const prefixed = [...have.keys()].filter((h) => !whole.has(h) && wanted.some((t) => !whole.has(t) && t.length >= 3 && h.startsWith(t)));
+    const prefixes = words(prefixed).filter((w) => !terms.includes(w));
     if (terms.length || prefixes.length) out.push({ field, terms, prefixes });
   }
   return out;

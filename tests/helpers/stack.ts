@@ -19,7 +19,7 @@ export interface StackOptions {
   upstream?: 'reference' | FakeUpstreamOptions;
   /** Scope endpoint URL; default: the platform's /v1/me (reference) or none (fake upstream). */
   scopeEndpoint?: string;
-  /** Gateway config overrides, applied after the stack's own (ports 0, URLs). */
+  /** Gateway config overrides, applied after the stack's own (ports 0, URLs); `upstreams[0]` adds to the stack's upstream, the rest are added after it. */
   gateway?: DeepPartial<GatewayConfig>;
   /** Reference upstream only: put a {@link HoldingProxy} between the upstream server and the platform. */
   platformProxy?: boolean;
@@ -81,7 +81,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
         log: { level: 'info' },
         ...options.gateway,
         listen: { host: '127.0.0.1', port: 0, ...options.gateway?.listen },
-        upstreams: [{ url: upstreamUrl, ...options.gateway?.upstreams?.[0] }],
+        // The stack's upstream first; any further ones as given.
+        upstreams: [{ url: upstreamUrl, ...options.gateway?.upstreams?.[0] }, ...(options.gateway?.upstreams?.slice(1) ?? [])],
         scopes: { endpoint: scopeEndpoint, ...options.gateway?.scopes },
       },
     });

@@ -57,6 +57,7 @@ describe('console HTML', () => {
         limit: 5,
         maxLimit: 20,
         categories: [HOSTILE],
+        hints: [HOSTILE],
         rows: [{ rank: 1, name: HOSTILE, score: 1, readOnly: true, advertised: false, matched: [{ field: 'name', terms: [HOSTILE], prefixes: [] }] }],
       }),
     ];
@@ -79,7 +80,12 @@ describe('console HTML', () => {
     const tool = TOOL_LIST.find((t) => t.name === 'list_cash_flows')!;
     const matched = matchedFields({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema as object }, 'unsettled payments');
     expect(matched.map((m) => m.field)).toEqual(['description', 'params', 'paramText']);
-    expect(matched.find((m) => m.field === 'params')!.terms).toEqual(['unsettl']);
+    // The words as the tool writes them, not the stems the index keeps ("unsettl").
+    expect(matched.find((m) => m.field === 'params')!.terms).toEqual(['unsettled']);
+    expect(matchedFields({ name: 'buy_stock', description: 'Buying shares' }, 'buy')).toEqual([
+      { field: 'name', terms: ['buy'], prefixes: [] },
+      { field: 'description', terms: ['buying'], prefixes: [] },
+    ]);
     expect(matchedFields({ name: 'list_orders' }, 'unsettled')).toEqual([]);
   });
 });

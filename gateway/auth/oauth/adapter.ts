@@ -1,4 +1,5 @@
 import { errors as oidcErrors } from 'oidc-provider';
+import type { OAuthConfig } from '../../../config/types.ts';
 import { grantCredentialKey } from './grant-credential.ts';
 import type { OAuthStore, Tier } from './store.ts';
 
@@ -22,6 +23,13 @@ const consumedKey = (model: string, id: string) => `consumed:${model}:${id}`;
 /** The invalid_grant detail of oidc-provider's refresh and code grants when a consumed artifact comes back (reuse detection). */
 export const REUSE_DETAILS = new Set(['refresh token already used', 'authorization code already consumed']);
 
+/**
+ * The set listing the ids of a model's records, for the console (admin.ts): registered clients and
+ * grants. A member whose record expired or was evicted is dropped when the list is read.
+ */
+export const modelIndexKey = (model: 'Client' | 'Grant') => `index:${model}`;
+const INDEXED_MODELS = new Set(['Client', 'Grant']);
+
 /** Models whose records may be evicted from the in-process store under its byte bound (store.ts `Tier`). */
 const BOUNDED_MODELS = new Set(['Session', 'Interaction']);
 
@@ -33,6 +41,16 @@ export interface AdapterOptions {
   /** The life of a record oidc-provider gives none (none of the models the server uses, but nothing is kept for ever). */
   fallbackTtlSeconds: number;
   resolveUrlClient?: UrlClientResolver;
+}
+
+/** The adapter's lifetimes for `oauth` (provider.ts and admin.ts build their adapters with the same). */
+export function adapterLifetimes(config: OAuthConfig): Omit<AdapterOptions, 'resolveUrlClient'> {
+  return {
+    // An access token issued just before a revocation lives this long after it; a minute's margin for clocks and races.
+    markTtlSeconds: config.accessTokenTtlSeconds + 60,
+    unusedClientTtlSeconds: config.clients.unusedTtlSeconds,
+    fallbackTtlSeconds: config.refreshTokenTtlSeconds,
+  };
 }
 
 /**
@@ -61,6 +79,7 @@ export function adapterClass(store: OAuthStore, options: AdapterOptions) {
       const stored: Stored = { p: payload, e: Date.now() + ttl * 1000 };
       await store.set(this.key(id), JSON.stringify(stored), ttl, tier);
       if (payload.grantId) await store.addToSet(`grant:${payload.grantId}`, this.key(id), ttl);
+      if (INDEXED_MODELS.has(this.name)) await store.addToSet(modelIndexKey(this.name as 'Client' | 'Grant'), id, ttl);
       if (payload.uid) await store.set(`uid:${payload.uid}`, id, ttl, tier);
       if (payload.userCode) await store.set(`user-code:${payload.userCode}`, id, ttl, tier);
     }
@@ -114,6 +133,7 @@ export function adapterClass(store: OAuthStore, options: AdapterOptions) {
 
     async destroy(id: string): Promise<void> {
       await store.delete(this.key(id));
+      if (INDEXED_MODELS.has(this.name)) await store.removeFromSet(modelIndexKey(this.name as 'Client' | 'Grant'), id);
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {
@@ -121,6 +141,7 @@ export function adapterClass(store: OAuthStore, options: AdapterOptions) {
       for (const key of await store.members(`grant:${grantId}`)) await store.delete(key);
       await store.delete(`grant:${grantId}`);
       await store.delete(`Grant:${grantId}`);
+      await store.removeFromSet(modelIndexKey('Grant'), grantId);
       await store.delete(grantCredentialKey(grantId));
     }
   };

@@ -4,6 +4,7 @@ import type { Logger } from '../../obs/log.ts';
 import type { RateLimiter } from '../../store/rate-limiter.ts';
 import type { AuthDecisions } from '../decisions.ts';
 import type { ScopeResult } from '../scope-cache.ts';
+import { oauthAdmin } from './admin.ts';
 import { createClientMetadataResolver } from './client-metadata.ts';
 import { grantCredentials } from './grant-credential.ts';
 import { interactionRoute } from './interaction.ts';
@@ -122,6 +123,7 @@ export async function createBuiltinOAuth(
     }),
     metadata: { authorization_servers: [issuer], scopes_supported: supported },
     insufficientScope: false,
+    admin: oauthAdmin(store, config, deps.decide),
     keySource: keys.source,
     storeKind: store.kind,
     resolveBearer: tokens.resolve,

@@ -4,7 +4,7 @@ import type { OAuthConfig } from '../../../config/types.ts';
 import type { AuthDecision } from '../../obs/audit.ts';
 import type { Logger } from '../../obs/log.ts';
 import type { AuthDecisions } from '../decisions.ts';
-import { adapterClass, promoteClient, REUSE_DETAILS } from './adapter.ts';
+import { adapterClass, adapterLifetimes, promoteClient, REUSE_DETAILS } from './adapter.ts';
 import { ClientMetadataError, type createClientMetadataResolver } from './client-metadata.ts';
 import type { GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
@@ -63,10 +63,7 @@ export function requestIdOf(ctx: { res: { getHeader(name: string): unknown } }):
 export async function createProvider(deps: ProviderDeps): Promise<Provider> {
   const { config, issuer, store, keys, resources, supported, log, cimd, decide } = deps;
   const Adapter = adapterClass(store, {
-    // An access token issued just before a revocation lives this long after it; a minute's margin for clocks and races.
-    markTtlSeconds: config.accessTokenTtlSeconds + 60,
-    unusedClientTtlSeconds: config.clients.unusedTtlSeconds,
-    fallbackTtlSeconds: config.refreshTokenTtlSeconds,
+    ...adapterLifetimes(config),
     resolveUrlClient: cimd
       ? async (clientId) => {
           try {

@@ -37,6 +37,8 @@ export interface OAuthStore {
   /** Adds `member`; the set lives at least `ttlSeconds` from now (as long as its longest-lived member). */
   addToSet(key: string, member: string, ttlSeconds: number): Promise<void>;
   members(key: string): Promise<string[]>;
+  /** Removes `member` from the set (nothing when it is not there). */
+  removeFromSet(key: string, member: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -91,6 +93,7 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
       if (ttl < ttlOf(ttlSeconds)) await bounded(() => client.expire(PREFIX + key, ttlOf(ttlSeconds)));
     },
     members: async (key) => bounded(() => client.sMembers(PREFIX + key)),
+    removeFromSet: async (key, member) => void (await bounded(() => client.sRem(PREFIX + key, member))),
     close: async () => {
       // close() waits for Redis to answer; a Redis that went away never does. destroy() throws once closed.
       try {
@@ -162,6 +165,7 @@ export function createMemoryStore(maxBytes: number): OAuthStore {
       sets.set(key, entry);
     },
     members: async (key) => [...(live(sets.get(key))?.members ?? [])],
+    removeFromSet: async (key, member) => void sets.get(key)?.members.delete(member),
     close: async () => {
       clearInterval(sweeper);
       kept.clear();

@@ -1,4 +1,5 @@
 import type { Middleware } from 'koa';
+import type { OAuthAdmin } from './admin.ts';
 
 /**
  * What a bearer token resolves to: the credential headers to use upstream and for scope lookups
@@ -37,6 +38,8 @@ export interface OAuth {
   resolveBearer(token: string, resourceUrl: string): Promise<BearerResolution>;
   /** The fields this mode adds to the RFC 9728 documents. */
   metadata: { authorization_servers: string[]; scopes_supported: string[] };
+  /** builtin: the console's view of clients and grants, with revocation (admin.ts). */
+  admin?: OAuthAdmin;
   /** external: answer a call the token's scopes do not reach with 403 `insufficient_scope`. */
   insufficientScope: boolean;
   close(): Promise<void>;

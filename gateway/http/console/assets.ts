@@ -81,6 +81,13 @@ pre.diff ins.line { background: var(--ok-bg); color: var(--ok); }
 pre.diff del.line { background: var(--bad-bg); color: var(--bad); }
 h2 small .del { color: var(--bad); }
 h2 small .ins { color: var(--ok); }
+pre.config { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 12px 14px; overflow: auto; max-height: 70vh; font-size: 12.5px; }
+ul.hints { background: var(--warn-bg); color: var(--warn); padding: 8px 12px 8px 28px; border-radius: 6px; }
+p.explain { background: #eef4ff; color: #1d2939; padding: 8px 12px; border-radius: 6px; }
+form.bare { background: none; border: 0; padding: 0; margin: 0; }
+button.danger { background: var(--bad); }
+button.danger:hover { background: #912018; }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, pre:focus-visible { outline: 3px solid #84adff; outline-offset: 2px; }
 `;
 
 export const CONSOLE_JS = `

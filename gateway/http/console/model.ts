@@ -70,8 +70,10 @@ export interface CredentialData {
   keyHeader: string;
   secretHeader: string;
   bearer: boolean;
-  /** After a POST: each endpoint's listing (the credential itself is never part of this). */
-  views?: SurfaceView[];
+  /** After a POST: each endpoint's listing (the credential itself is never part of this), and why an endpoint refused a token another accepts. */
+  views?: (SurfaceView & { explain?: string })[];
+  /** After a POST: whose view it is, naming no secret (a configured key's name, a masked key id, an OAuth token's account and client). */
+  whose?: string;
   /** After a POST without a usable credential. */
   error?: string;
 }
@@ -93,6 +95,8 @@ export interface SearchData {
   limit: number;
   maxLimit: number;
   categories: string[];
+  /** What the operator should know about the form's values: an unknown category, a limit clamped or ignored. */
+  hints: string[];
   rows?: SearchRow[];
   error?: string;
   catalogVersion?: string;

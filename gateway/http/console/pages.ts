@@ -6,7 +6,7 @@
 import { html, type Html } from './html.ts';
 import type { CatalogData, Counter, CredentialData, OverviewData, SearchData, UpstreamStatus } from './model.ts';
 
-export type ConsolePage = 'overview' | 'catalog' | 'credential' | 'search' | 'pins';
+export type ConsolePage = 'overview' | 'catalog' | 'credential' | 'search' | 'pins' | 'scopes' | 'oauth' | 'config';
 
 const NAV: readonly { page: ConsolePage; path: string; label: string }[] = [
   { page: 'overview', path: '/console', label: 'Overview' },
@@ -14,6 +14,9 @@ const NAV: readonly { page: ConsolePage; path: string; label: string }[] = [
   { page: 'credential', path: '/console/credential', label: 'What a credential sees' },
   { page: 'search', path: '/console/search', label: 'Search playground' },
   { page: 'pins', path: '/console/pins', label: 'Definition changes' },
+  { page: 'scopes', path: '/console/scopes', label: 'Scopes' },
+  { page: 'oauth', path: '/console/oauth', label: 'OAuth' },
+  { page: 'config', path: '/console/config', label: 'Configuration' },
 ];
 
 /** The document around a page's content: head, header with navigation, main. */
@@ -122,6 +125,7 @@ export function credentialPage(data: CredentialData): string {
   <button type="submit">Show the tools</button>
 </form>
 ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
+${data.whose ? html`<p class="whose" role="status"><strong>Whose view:</strong> ${data.whose} <span class="sub">(the form is cleared on purpose: the credential is not echoed.)</span></p>` : ''}
 ${
   data.views
     ? html`<section class="views">${data.views.map(
@@ -129,7 +133,7 @@ ${
 <h2><code>${v.path}</code> ${v.tools ? html`<span class="count" data-count="${v.tools.length}">${v.tools.length} tool${v.tools.length === 1 ? '' : 's'}</span>` : ''}</h2>
 ${
   v.error !== undefined
-    ? html`<p class="error">${v.error}</p>`
+    ? html`<p class="error">${v.error}</p>${v.explain ? html`<p class="explain">${v.explain}</p>` : ''}`
     : html`<table><thead><tr><th>Tool</th><th>Kind</th><th>Output schema</th></tr></thead><tbody>${v.tools!.map(
         (t) =>
           html`<tr><td><code>${t.name}</code></td><td><span class="badge ${t.readOnly ? 'read' : 'write'}">${t.readOnly ? 'read' : 'write'}</span></td><td>${t.hasOutputSchema ? 'yes' : html`<span class="sub">no</span>`}</td></tr>`,
@@ -145,19 +149,20 @@ ${
 /** `/console/search`: a GET form (shareable URL), then the ranked matches with the fields each query term was found in. */
 export function searchPage(data: SearchData): string {
   const content = html`
-<p class="lead">Ranks the whole catalogue${data.catalogVersion ? html` (version <code>${data.catalogVersion.slice(0, 12)}</code>)` : ''} with the index <code>search_tools</code> uses, without a caller's scope filter. "Matched" lists the fields holding the query's terms after stemming (<em>prefix</em>: the term starts a longer word there).</p>
+<p class="lead">Ranks the whole catalogue${data.catalogVersion ? html` (version <code>${data.catalogVersion.slice(0, 12)}</code>)` : ''} with the index <code>search_tools</code> uses, without a caller's scope filter. "Matched" lists, per field, the words of the tool that matched the query (a word matches when both reduce to the same stem: <em>buying</em> for <em>buy</em>; <em>prefix</em>: a query word starts it).</p>
 <form method="get" action="/console/search" class="search">
   <label class="grow">Query<input name="q" value="${data.query}" placeholder="e.g. unsettled cash" autofocus></label>
-  <label>Category<select name="category"><option value="">any</option>${data.categories.map((c) => html`<option${c === data.category ? html` selected` : ''}>${c}</option>`)}</select></label>
+  <label>Category<select name="category"><option value="">any</option>${data.categories.map((c) => html`<option${c === data.category ? html` selected` : ''}>${c}</option>`)}${data.category && !data.categories.includes(data.category) ? html`<option selected value="${data.category}">${data.category} (unknown)</option>` : ''}</select></label>
   <label>Limit<input name="limit" type="number" min="1" max="${data.maxLimit}" value="${data.limit}"></label>
   <button type="submit">Search</button>
 </form>
 ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
+${data.hints.length ? html`<ul class="hints" role="status">${data.hints.map((h) => html`<li>${h}</li>`)}</ul>` : ''}
 ${
   data.rows === undefined
     ? ''
     : data.rows.length === 0
-      ? html`<p class="hint">No tool matched.</p>`
+      ? html`<p class="hint">No tool matched${data.category ? html` in the category <code>${data.category}</code>` : ''}.</p>`
       : html`<table class="results">
 <thead><tr><th class="num">Rank</th><th>Tool</th><th class="num">Score</th><th>Category</th><th>Kind</th><th>Matched</th></tr></thead>
 <tbody>${data.rows.map(
@@ -167,7 +172,7 @@ ${
 <td class="num">${r.score.toFixed(3)}</td>
 <td class="nowrap">${r.category ?? '–'}</td>
 <td><span class="badge ${r.readOnly ? 'read' : 'write'}">${r.readOnly ? 'read' : 'write'}</span></td>
-<td>${r.matched.length ? r.matched.map((m) => html`<span class="field"><b>${m.field}</b> ${[...m.terms, ...m.prefixes.map((p) => `${p}… (prefix)`)].join(', ')}</span> `) : html`<span class="sub">fuzzy only</span>`}</td>
+<td>${r.matched.length ? r.matched.map((m) => html`<span class="field"><b>${m.field}</b> ${[...m.terms, ...m.prefixes.map((p) => `${p} (prefix)`)].join(', ')}</span> `) : html`<span class="sub">fuzzy only</span>`}</td>
 </tr>`,
         )}</tbody></table>`
 }`;

@@ -15,7 +15,10 @@ import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
 import { EmptyQueryError, matchedFields } from '../../../search/index.ts';
 import type { Catalog, CatalogTool } from '../../catalog/catalog.ts';
-import { credentialHeaders, credentialView } from '../../ops/credential-view.ts';
+import { credentialHeaders, credentialView, type SurfaceView } from '../../ops/credential-view.ts';
+import type { BearerResolution } from '../../auth/oauth/index.ts';
+import { baseUrl } from '../protected-resource.ts';
+import { redactArgs, redactText, redactUrl } from '../../ops/redact.ts';
 import { resolveTool, type Resolved } from '../../policy/tool-resolution.ts';
 import { OPERATOR_ACCESS } from '../../policy/visibility.ts';
 import type { GatewayRuntime } from '../../runtime-state.ts';
@@ -24,6 +27,7 @@ import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { CatalogData, Counter, OverviewData, SearchData, UpstreamStatus } from './model.ts';
 import { catalogPage, credentialPage, overviewPage, searchPage, unauthorizedPage } from './pages.ts';
 import { mountPins } from './pins.ts';
+import { mountOperatorPages } from './operator.ts';
 
 /** Serves one request through this gateway's own app without a socket (runtime.fetch). */
 export type ServeInProcess = (request: Request) => Promise<Response>;
@@ -91,6 +95,7 @@ export function mountConsole(router: Router, runtime: GatewayRuntime, serve: Ser
     page(async (ctx) => searchPage(await search(runtime, ctx))),
   );
   mountPins(router, runtime, { guard, page, sameOrigin, parseForm });
+  mountOperatorPages(router, runtime, { guard, page, sameOrigin, parseForm });
   router.get('/console/console.css', guard, asset('text/css; charset=utf-8', CONSOLE_CSS));
   router.get('/console/console.js', guard, asset('text/javascript; charset=utf-8', CONSOLE_JS));
   // Anything else under /console is refused the same way before it is a 404.
@@ -170,15 +175,16 @@ async function overview(runtime: GatewayRuntime): Promise<OverviewData> {
       return {
         name: client.name,
         transport: client.transport,
-        target: client.transport === 'stdio' ? [client.config.command, ...client.config.args].join(' ') : client.config.url!,
+        // Shown, screenshotted and shared: no credential a URL or a command line carries (ops/redact.ts).
+        target: client.transport === 'stdio' ? redactArgs([client.config.command!, ...client.config.args]).join(' ') : redactUrl(client.config.url!),
         state: health.state,
         since: health.since,
-        reason: health.reason,
+        ...(health.reason ? { reason: redactText(health.reason) } : {}),
         reconnects: health.reconnects,
         catalogVersion: status.version,
         tools: status.tools,
         lastRefresh: status.lastSuccessAt,
-        lastError: status.lastError,
+        ...(status.lastError ? { lastError: redactText(status.lastError) } : {}),
       };
     }),
     counters: await counters(runtime),
@@ -269,7 +275,62 @@ async function lookup(runtime: GatewayRuntime, serve: ServeInProcess, ctx: Conte
   // In process: the request never leaves the gateway, and carries this request's Host (already accepted).
   const origin = `${ctx.protocol}://${ctx.host}`;
   const views = await credentialView(origin, paths, headers, (url, init) => serve(new Request(url, init)));
-  return { ...base, views };
+  const { whose, audiences } = await identify(runtime, ctx, input, paths);
+  return { ...base, whose, views: views.map((view) => ({ ...view, ...audienceHint(view, audiences, baseUrl(runtime.config, ctx)) })) };
+}
+
+/**
+ * Whose view a lookup shows, in words that name no secret: a configured API key by its `name`; a key of
+ * the scope endpoint by a masked id; an OAuth access token by its account and client, read with the
+ * same resolver the MCP endpoints use (auth/oauth `resolveBearer`), once per endpoint, so an audience
+ * mismatch is told apart from a refused token.
+ */
+async function identify(
+  runtime: GatewayRuntime,
+  ctx: Context,
+  input: { key?: string; secret?: string; bearer?: string },
+  paths: readonly string[],
+): Promise<{ whose: string; audiences: Map<string, BearerResolution> }> {
+  const audiences = new Map<string, BearerResolution>();
+  const token = input.bearer?.trim().replace(/^bearer\s+/i, '');
+  const { apiKeys } = runtime.config.credentials;
+  if (token) {
+    const oauth = runtime.oauth;
+    if (oauth && token.split('.').length === (oauth.mode === 'builtin' ? 5 : 3)) {
+      for (const path of paths) audiences.set(path, await oauth.resolveBearer(token, `${baseUrl(runtime.config, ctx)}${path}`));
+      const ok = [...audiences.values()].find((r) => r.kind === 'ok');
+      if (ok?.kind === 'ok')
+        return {
+          whose: `An OAuth access token of account ${ok.subject}, issued to client ${ok.clientId}, with the scopes ${ok.scopes.join(' ') || '(none)'}.`,
+          audiences,
+        };
+      return { whose: 'An OAuth access token that no endpoint accepts (expired, revoked, or not issued by this gateway).', audiences };
+    }
+    const named = apiKeys.find((k) => k.token === token);
+    return { whose: named ? `The configured API token "${named.name}".` : 'A platform API token, checked with the scope sources.', audiences };
+  }
+  const key = input.key!.trim();
+  const named = apiKeys.find((k) => k.key === key);
+  return { whose: named ? `The configured API key "${named.name}".` : `The key ${masked(key)}, checked with the scope sources.`, audiences };
+}
+
+/** A key id shown without most of it: its first 4 and last 2 characters. */
+function masked(key: string): string {
+  return key.length <= 8 ? '…' : `${key.slice(0, 4)}…${key.slice(-2)}`;
+}
+
+/**
+ * Why an endpoint refused a token another endpoint accepts: it was issued for that other endpoint (its
+ * RFC 8707 resource, the token's audience), and each MCP endpoint is a resource of its own.
+ */
+function audienceHint(view: SurfaceView, audiences: ReadonlyMap<string, BearerResolution>, base: string): { explain?: string } {
+  const here = audiences.get(view.path);
+  if (!here || here.kind === 'ok') return {};
+  const accepted = [...audiences].filter(([, r]) => r.kind === 'ok').map(([path]) => path);
+  if (accepted.length === 0) return { explain: `The token is refused here: ${here.description}.` };
+  return {
+    explain: `This token was issued for ${accepted.join(', ')} (its audience, the RFC 8707 resource the client asked for), not for ${view.path}: each MCP endpoint is a resource of its own. A client reaches ${view.path} with a token asked for resource=${base}${view.path}.`,
+  };
 }
 
 async function search(runtime: GatewayRuntime, ctx: Context): Promise<SearchData> {
@@ -277,9 +338,14 @@ async function search(runtime: GatewayRuntime, ctx: Context): Promise<SearchData
   const param = (name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : '');
   const query = param('q');
   const category = param('category');
-  const asked = Number.parseInt(param('limit'), 10);
+  const limitText = param('limit').trim();
+  const asked = Number.parseInt(limitText, 10);
   const limit = Number.isInteger(asked) ? Math.min(Math.max(asked, 1), maxSearchLimit) : Math.min(searchLimit * 2, maxSearchLimit);
-  const data: SearchData = { query, category, limit, maxLimit: maxSearchLimit, categories: [] };
+  const data: SearchData = { query, category, limit, maxLimit: maxSearchLimit, categories: [], hints: [] };
+  // Said, never done silently: a limit out of range, one that is not a number.
+  if (limitText && !Number.isInteger(asked)) data.hints.push(`The limit "${limitText}" is not a whole number: showing ${limit}.`);
+  else if (Number.isInteger(asked) && asked !== limit)
+    data.hints.push(`The limit ${asked} is out of range (1 to compact.maxSearchLimit, ${maxSearchLimit}): showing ${limit}, as search_tools would.`);
   let catalog: Catalog;
   try {
     catalog = await currentCatalog(runtime);
@@ -289,6 +355,8 @@ async function search(runtime: GatewayRuntime, ctx: Context): Promise<SearchData
   const index = await runtime.searchIndexes.get(catalog);
   data.categories = index.categories;
   data.catalogVersion = catalog.version;
+  if (category && !index.categories.includes(category))
+    data.hints.push(`No tool has the category "${category}": it matches nothing. Known categories: ${index.categories.join(', ') || 'none'}.`);
   if (query.trim() === '') return data;
   try {
     const hits = index.search(query, { limit, ...(category ? { category } : {}) });

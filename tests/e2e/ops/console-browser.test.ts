@@ -27,6 +27,10 @@ const ROUTES: [method: string, path: string][] = [
   ['POST', '/console/credential'],
   ['GET', '/console/search?q=unsettled'],
   ['GET', '/console/counters'],
+  ['GET', '/console/scopes'],
+  ['GET', '/console/oauth'],
+  ['POST', '/console/oauth/revoke'],
+  ['GET', '/console/config'],
   ['GET', '/console/console.css'],
   ['GET', '/console/console.js'],
   ['GET', '/console/no-such-page'],
@@ -170,7 +174,7 @@ describe('the console in Chromium', () => {
       matched: tr.lastElementChild!.textContent,
     }));
     expect(first).toMatchObject({ rank: '1', name: 'list_cash_flows' });
-    expect(first.matched).toContain('params unsettl');
+    expect(first.matched).toContain('params unsettled');
     await page.goto(url('/console/search?q=order+status&limit=8'), { waitUntil: 'networkidle' });
     await page.screenshot({ path: join(SHOTS, 'console-search.png'), fullPage: true });
   });

@@ -1,0 +1,56 @@
+/**
+ * What the console shows of the configuration in force: every secret replaced, so the page (and a
+ * screenshot of it) can be shared. Rules, applied to the whole tree:
+ * - a key named like a secret (`secret`, `token`, `password`, `passphrase`, `credential`, at the end of
+ *   its name, or exactly `key`, `keyPrevious`, `digestKey`, `apiKey`) holds {@link REDACTED};
+ * - every value of a `headers`, `env` or `credentialHeaders` map is {@link REDACTED} (an Authorization
+ *   header, an API key in the environment of a stdio upstream);
+ * - every URL loses its user name, password and query string ({@link redactUrl}): `redis://:pw@host`,
+ *   `https://api.example/mcp?api_key=...`;
+ * - a command-line argument `--name=value` whose name looks like a secret keeps the name only, and so
+ *   does the argument after such a flag.
+ */
+export const REDACTED = '[redacted]';
+
+const SECRET_KEY = /(secret|token|password|passphrase|credential)s?$|^(key|keyPrevious|digestKey|apiKey)$/i;
+const SECRET_MAPS = new Set(['headers', 'env', 'credentialHeaders']);
+const SECRET_FLAG = /^--?[\w-]*(secret|token|password|passphrase|key|credential)[\w-]*$/i;
+
+/**
+ * `value` without the credentials a URL can carry: user info and query string replaced by
+ * {@link REDACTED} (RFC 3986 §3.2.1 says user info SHOULD NOT hold a password; many do anyway), the
+ * fragment dropped. Text that is not an absolute URL is returned as it is.
+ */
+export function redactUrl(value: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return value;
+  const url = URL.parse(value);
+  if (!url) return value;
+  const userinfo = url.username || url.password ? `${REDACTED}@` : '';
+  const query = url.search ? `?${REDACTED}` : '';
+  return `${url.protocol}//${userinfo}${url.host}${url.pathname}${query}`;
+}
+
+/** A command line (stdio upstream) with its secret-looking flags' values replaced and every URL redacted. */
+export function redactArgs(args: readonly string[]): string[] {
+  return args.map((arg, i) => {
+    const eq = arg.indexOf('=');
+    if (eq > 0 && SECRET_FLAG.test(arg.slice(0, eq))) return `${arg.slice(0, eq + 1)}${REDACTED}`;
+    if (i > 0 && SECRET_FLAG.test(args[i - 1]!) && !args[i - 1]!.includes('=') && !arg.startsWith('-')) return REDACTED;
+    return redactUrl(arg);
+  });
+}
+
+/** A deep copy of `value` (a loaded configuration) with every secret replaced (the rules above). */
+export function redactConfig(value: unknown, key = ''): unknown {
+  if (typeof value === 'string') return SECRET_KEY.test(key) && value !== '' ? REDACTED : redactUrl(value);
+  if (Array.isArray(value)) return key === 'args' ? redactArgs(value.map(String)) : value.map((item) => redactConfig(item, ''));
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  if (SECRET_MAPS.has(key)) return Object.fromEntries(entries.map(([k]) => [k, REDACTED]));
+  return Object.fromEntries(entries.map(([k, v]) => [k, redactConfig(v, k)]));
+}
+
+/** Free text (an error message, a health reason) with every URL in it redacted ({@link redactUrl}). */
+export function redactText(text: string): string {
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>)]+/gi, (url) => redactUrl(url));
+}

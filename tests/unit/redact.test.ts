@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/load.ts';
+import { REDACTED, redactArgs, redactConfig, redactText, redactUrl } from '../../gateway/ops/redact.ts';
+
+describe('what the console shows of the configuration', () => {
+  it('strips user info and query strings from URLs, and leaves other text alone', () => {
+    expect(redactUrl('redis://:pw@cache:6379/0')).toBe(`redis://${REDACTED}@cache:6379/0`);
+    expect(redactUrl('https://ops:hunter2@api.example.com/mcp?api_key=s3cr3t#x')).toBe(`https://${REDACTED}@api.example.com/mcp?${REDACTED}`);
+    expect(redactUrl('http://127.0.0.1:3001/mcp')).toBe('http://127.0.0.1:3001/mcp');
+    expect(redactUrl('x-cpz-key')).toBe('x-cpz-key');
+    expect(redactText('fetch failed for https://u:p@h.example/mcp?token=t (ECONNREFUSED)')).toBe(
+      `fetch failed for https://${REDACTED}@h.example/mcp?${REDACTED} (ECONNREFUSED)`,
+    );
+  });
+
+  it('keeps the names of secret flags on a command line, not their values', () => {
+    expect(redactArgs(['server', '--api-key=abc', '--token', 'xyz', '--verbose', '--db', 'postgres://u:pw@db/x'])).toEqual([
+      'server',
+      `--api-key=${REDACTED}`,
+      '--token',
+      REDACTED,
+      '--verbose',
+      '--db',
+      `postgres://${REDACTED}@db/x`,
+    ]);
+  });
+
+  it('replaces every secret of a loaded configuration, and nothing that is not one', () => {
+    const config = loadConfig({
+      env: { GATEWAY_TOKEN_SECRET: 'token-secret-0123456789-0123456789' },
+      overrides: {
+        cache: { key: 'cache-key-0123456789-0123456789-0123456789', redisUrl: 'redis://:redis-pw@127.0.0.1:6379' },
+        audit: { digestKey: 'digest-key-0123456789-0123456789-0123456789' },
+        console: { adminToken: 'admin-token-0123456789-0123456789-0123' },
+        credentials: {
+          apiKeys: [
+            { name: 'ops', key: 'key-id-1', secret: 'key-secret-1', scopes: [] },
+            { name: 'bot', token: 'api-token-1', scopes: [] },
+          ],
+        },
+        oauth: { mode: 'builtin', initialAccessToken: 'initial-token-0123-0123456789-0123456789' },
+        scopes: { endpoint: 'https://platform.example/v1/me?key=scope-key' },
+        tracing: { headers: { authorization: 'Bearer platform-token' } },
+        upstreams: [
+          { name: 'a', url: 'https://ops:hunter2@api.example.com/mcp?api_key=s3cr3t', headers: { 'x-api-key': 'header-secret' } },
+          { name: 'b', command: 'node', args: ['server.js', '--password=pw-arg'], env: { API_KEY: 'env-secret' } },
+        ],
+      },
+    });
+    const shown = JSON.stringify(redactConfig(config));
+    for (const secret of [
+      'token-secret-0123456789',
+      'cache-key-0123456789-0123456789-0123456789',
+      'redis-pw',
+      'digest-key-0123456789-0123456789-0123456789',
+      'admin-token-0123456789-0123456789-0123',
+      'key-secret-1',
+      'api-token-1',
+      'initial-token-0123-0123456789-0123456789',
+      'scope-key',
+      'platform-token',
+      'hunter2',
+      's3cr3t',
+      'header-secret',
+      'pw-arg',
+      'env-secret',
+    ])
+      expect(shown).not.toContain(secret);
+    const redacted = redactConfig(config) as typeof config;
+    expect(redacted.credentials.keyHeader).toBe('x-cpz-key');
+    expect(redacted.credentials.secretHeader).toBe('x-cpz-secret');
+    expect(redacted.credentials.apiKeys[0]).toMatchObject({ name: 'ops', key: REDACTED, secret: REDACTED });
+    expect(redacted.upstreams[0]!.url).toBe(`https://${REDACTED}@api.example.com/mcp?${REDACTED}`);
+    expect(redacted.upstreams[1]!.env).toEqual({ API_KEY: REDACTED });
+    expect(redacted.oauth.accessTokenTtlSeconds).toBe(config.oauth.accessTokenTtlSeconds);
+  });
+});
