@@ -59,6 +59,8 @@ export interface GatewayConfig {
     keyPrevious?: string;
     /** Bound of the built tools/list answers kept in memory (gateway/catalog/listing.ts), bytes. */
     listingBytes: number;
+    /** Bound of each upstream's cached lists (gateway/catalog/catalog-cache.ts), bytes. */
+    catalogBytes: number;
   };
   compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number };
   /** Body bytes, upstream list pages, and the structural limits of a POST body (gateway/checks/input-limits.ts) and its headers. */

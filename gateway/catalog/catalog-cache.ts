@@ -13,9 +13,13 @@ import { LIST_ITEMS, type ListMethod, type ListResult } from '../upstream/types.
 import type { PinGuard } from './pin-guard.ts';
 
 const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+/** A tool's bytes when its catalogue does not say (one of the shared catalogues' tools averages about 850). */
+const ESTIMATED_TOOL_BYTES = 1024;
 
 interface Entry {
   value: Catalog | unknown[];
+  /** What the entry counts against `cache.catalogBytes`: the catalogue's {@link Catalog.bytes}, a list's JSON length. */
+  bytes: number;
   fetchedAt: number;
   expiresAt: number;
   cacheScope: 'public' | 'private';
@@ -102,7 +106,17 @@ export class CatalogCache {
     options: { policy?: UpstreamConfig; inherit?: CatalogCache; pins?: PinGuard } = {},
   ) {
     this.pins = options.pins;
-    this.entries = new LRUCache({ max: cache.maxEntries });
+    // Bounded by bytes as well as entries: at 10,000 tools a private catalogue per credential is megabytes.
+    // An entry larger than the whole bound counts as the bound (it is kept alone), never refused: a
+    // catalogue that is not kept would be fetched again by every request.
+    this.entries = new LRUCache({
+      max: cache.maxEntries,
+      maxSize: cache.catalogBytes,
+      sizeCalculation: (entry) => Math.max(1, Math.min(entry.bytes, cache.catalogBytes)),
+      dispose: (_entry, _key, reason) => {
+        if (reason === 'evict') metrics.catalogCacheEvictions.inc({ upstream: upstream.name });
+      },
+    });
     this.staleAfterMs = 2 * Math.max(cache.ttlMs, 30_000);
     this.policy = options.policy ?? upstream.config;
     if (options.inherit) {
@@ -281,6 +295,7 @@ export class CatalogCache {
     const entry = this.toEntry(method, raw, partition, building);
     // Kept past expiry on purpose: an expired entry is what a failed refresh serves (stale-if-error).
     this.entries.set(this.key(method, partition), entry);
+    this.metrics.catalogCacheBytes.set({ upstream: this.upstream.name }, this.entries.calculatedSize);
     if (share && this.shared && raw.expiresAt > raw.fetchedAt)
       void this.shared.set(`${this.upstream.name}|${method}|${partition}`, raw, raw.expiresAt - raw.fetchedAt);
     return entry;
@@ -289,7 +304,15 @@ export class CatalogCache {
   /** The entry of a fetched list; a tools catalogue is finished from `building` (which holds every item
    *  of `raw`) or built from `raw.items`. */
   private toEntry(method: ListMethod, raw: SharedEntry, fetchedFor: string, building?: CatalogBuilder): Entry {
-    if (method !== 'tools/list') return { value: raw.items, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
+    if (method !== 'tools/list')
+      return {
+        value: raw.items,
+        bytes: JSON.stringify(raw.items).length,
+        fetchedAt: raw.fetchedAt,
+        expiresAt: raw.expiresAt,
+        cacheScope: raw.cacheScope,
+        fetchedFor,
+      };
     const catalog = building?.finish() ?? buildCatalog(this.policy, raw.items as Tool[], this.lastBuilt);
     this.lastBuilt = catalog;
     if (catalog.duplicates.length)
@@ -302,7 +325,14 @@ export class CatalogCache {
     this.warnUnmatched(catalog);
     this.warnOverBudget(catalog);
     this.metrics.catalogTools.set({ upstream: this.upstream.name }, catalog.tools.length);
-    return { value: catalog, fetchedAt: raw.fetchedAt, expiresAt: raw.expiresAt, cacheScope: raw.cacheScope, fetchedFor };
+    return {
+      value: catalog,
+      bytes: catalog.bytes ?? catalog.tools.length * ESTIMATED_TOOL_BYTES,
+      fetchedAt: raw.fetchedAt,
+      expiresAt: raw.expiresAt,
+      cacheScope: raw.cacheScope,
+      fetchedFor,
+    };
   }
 
   /**

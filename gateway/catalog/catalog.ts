@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ApiKeyConfig, UpstreamConfig } from '../../config/types.ts';
 import { nearestNames } from '../../search/index.ts';
-import { contentHash } from '../checks/content-hash.ts';
+import { contentHash, sizedContentHash } from '../checks/content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
 import { hasInvisible, sanitizedDefinition } from './description-lint.ts';
 import { isAppOnlyTool, uiResourceUri } from './extensions.ts';
@@ -46,6 +46,12 @@ export interface Catalog {
   readonly byName: ReadonlyMap<string, CatalogTool>;
   /** Union of all required scopes: a caller's scope set is reduced to these before it keys a cache. */
   readonly scopesInUse: ReadonlySet<string>;
+  /**
+   * About the bytes of its tools' definitions (their serialised length), what the catalogue cache's byte
+   * bound counts (`cache.catalogBytes`); tools taken over from an earlier catalogue are counted in full.
+   * Absent on a catalogue made elsewhere (merged, pinned views, tests).
+   */
+  readonly bytes?: number;
   /** Names the upstream listed twice (the first definition wins). */
   readonly duplicates: readonly string[];
   /**
@@ -170,7 +176,7 @@ interface ToolMeta {
 
 /** What each catalogue tool was built from (the upstream's definition and config) and its digest: its
  *  share of the catalogue version. */
-const origins = new WeakMap<CatalogTool, { source: Tool; upstream: UpstreamConfig; digest: string }>();
+const origins = new WeakMap<CatalogTool, { source: Tool; upstream: UpstreamConfig; digest: string; bytes: number }>();
 
 /** The definition a catalogue tool was built from, exactly as its upstream listed it (what pins cover). */
 export function sourceOf(tool: CatalogTool): Tool {
@@ -262,12 +268,14 @@ export class CatalogBuilder {
     const list = [...byName.values()];
     const scopesInUse = new Set(list.flatMap((t) => t.requiredScopes));
     const version = contentHash(list.map((t) => origins.get(t)!.digest));
+    const bytes = list.reduce((n, t) => n + origins.get(t)!.bytes, 0);
     const unmatched = unmatchedRules(this.upstream, new Set(byName.keys()));
     return {
       version,
       tools: list,
       byName,
       scopesInUse,
+      bytes,
       duplicates,
       ...(rejected.length ? { rejected } : {}),
       ...(unmatched.length ? { unmatchedRules: unmatched } : {}),
@@ -338,6 +346,7 @@ function catalogTool(upstream: UpstreamConfig, source: Tool, anchor: boolean): C
     anchor,
     outputSchemaKey: outputSchema ? contentHash(outputSchema) : undefined,
   };
-  origins.set(built, { source, upstream, digest: contentHash([definition, built.requiredScopes, category ?? null, readOnly, anchor]) });
+  const { hash, length } = sizedContentHash([definition, built.requiredScopes, category ?? null, readOnly, anchor]);
+  origins.set(built, { source, upstream, digest: hash, bytes: length });
   return built;
 }

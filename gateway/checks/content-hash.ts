@@ -24,5 +24,11 @@ function sortedKeys(this: unknown, _key: string, value: unknown): unknown {
 
 /** Hex SHA-256 of the stable serialisation: the identity of a schema, a catalogue version. */
 export function contentHash(value: unknown): string {
-  return createHash('sha256').update(stableStringify(value)).digest('hex');
+  return sizedContentHash(value).hash;
+}
+
+/** {@link contentHash} and the length of the serialisation it hashed (UTF-16 code units: about its bytes). */
+export function sizedContentHash(value: unknown): { hash: string; length: number } {
+  const text = stableStringify(value);
+  return { hash: createHash('sha256').update(text).digest('hex'), length: text.length };
 }

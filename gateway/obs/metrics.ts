@@ -39,6 +39,8 @@ export interface GatewayMetrics {
   listingCacheBytes: Gauge<string>;
   listingCacheEntries: Gauge<string>;
   listingCacheEvictions: Counter<string>;
+  catalogCacheBytes: Gauge<string>;
+  catalogCacheEvictions: Counter<string>;
   /** Replicas of this gateway found through `replicas.dnsName`, this one included (gateway/ops/replica-check.ts). */
   replicas: Gauge<string>;
   /** Changes of pinned tool definitions and approvals (catalog/pin-guard.ts), by upstream and outcome. */
@@ -210,6 +212,18 @@ export function createMetrics(): GatewayMetrics {
       name: 'mcp_listing_cache_evictions_total',
       help: 'Built tools/list answers dropped by the cache.listingBytes bound, by reason: evicted (least recently used, to make room) or oversized (larger than the whole bound, served once and not kept).',
       labelNames: ['reason'],
+      registers: r,
+    }),
+    catalogCacheBytes: new Gauge({
+      name: 'mcp_catalog_cache_bytes',
+      help: "Bytes of upstream lists (tools catalogues, resources, prompts) cached per upstream, bounded by cache.catalogBytes (a catalogue counts its tools' serialised definitions).",
+      labelNames: ['upstream'],
+      registers: r,
+    }),
+    catalogCacheEvictions: new Counter({
+      name: 'mcp_catalog_cache_evictions_total',
+      help: 'Upstream lists pushed out of the catalogue cache (least recently used) by cache.catalogBytes or cache.maxEntries, per upstream.',
+      labelNames: ['upstream'],
       registers: r,
     }),
     toolDefinitionChanges: new Counter({
