@@ -1,5 +1,6 @@
 import { ProtocolError, type CallToolResult } from '@modelcontextprotocol/server';
 import { ProtocolError as UpstreamProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
+import { ERROR_CODE, errorResponse, type RequestId } from './wire/jsonrpc.ts';
 
 /**
  * What went wrong, named after what happened. Every error the gateway produces has one kind, and
@@ -56,80 +57,80 @@ export interface ErrorMapping {
 export function errorMapping(kind: ErrorKind): ErrorMapping {
   switch (kind) {
     case 'parse_error':
-      return { code: -32700, httpStatus: 400, blame: 'client' };
+      return { code: ERROR_CODE.parseError, httpStatus: 400, blame: 'client' };
     case 'invalid_request':
-      return { code: -32600, httpStatus: 400, blame: 'client' };
+      return { code: ERROR_CODE.invalidRequest, httpStatus: 400, blame: 'client' };
     case 'batch_not_supported':
-      return { code: -32600, httpStatus: 400, blame: 'client' };
+      return { code: ERROR_CODE.invalidRequest, httpStatus: 400, blame: 'client' };
     // SEP-2243 HeaderMismatch (spec 2026-07-28 basic/transports/streamable-http §Server Validation).
     case 'header_mismatch':
-      return { code: -32020, httpStatus: 400, blame: 'client' };
+      return { code: ERROR_CODE.headerMismatch, httpStatus: 400, blame: 'client' };
     // UnsupportedProtocolVersionError (2026-07-28 basic/versioning; 400 by streamable-http §Protocol Version Header).
     case 'unsupported_protocol_version':
-      return { code: -32022, httpStatus: 400, blame: 'client' };
+      return { code: ERROR_CODE.unsupportedProtocolVersion, httpStatus: 400, blame: 'client' };
     case 'method_not_found':
-      return { code: -32601, httpStatus: 404, blame: 'client' };
+      return { code: ERROR_CODE.methodNotFound, httpStatus: 404, blame: 'client' };
     case 'invalid_arguments':
-      return { code: -32602, httpStatus: 200, blame: 'client' };
+      return { code: ERROR_CODE.invalidParams, httpStatus: 200, blame: 'client' };
     // A request's params over an input limit (limits.*), refused at the edge before dispatch.
     case 'params_over_limit':
-      return { code: -32602, httpStatus: 400, blame: 'client' };
+      return { code: ERROR_CODE.invalidParams, httpStatus: 400, blame: 'client' };
     case 'unknown_tool':
-      return { code: -32602, httpStatus: 200, blame: 'client' };
+      return { code: ERROR_CODE.invalidParams, httpStatus: 200, blame: 'client' };
     case 'unauthorized':
-      return { code: -32001, httpStatus: 401, blame: 'client' };
+      return { code: ERROR_CODE.unauthorized, httpStatus: 401, blame: 'client' };
     // The scope lookup failed under failureMode closed: nothing forwarded, retry later (issue 13).
     case 'scopes_unavailable':
-      return { code: -32000, httpStatus: 503, blame: 'upstream' };
+      return { code: ERROR_CODE.serverError, httpStatus: 503, blame: 'upstream' };
     // The credential could not be checked (the OAuth token store is unreachable): 503 + Retry-After, so a
     // client keeps its token instead of throwing it away as a 401 invalid_token would tell it to.
     case 'auth_unavailable':
-      return { code: -32000, httpStatus: 503, blame: 'gateway' };
+      return { code: ERROR_CODE.serverError, httpStatus: 503, blame: 'gateway' };
     case 'forbidden_origin':
-      return { code: -32000, httpStatus: 403, blame: 'client' };
+      return { code: ERROR_CODE.serverError, httpStatus: 403, blame: 'client' };
     case 'forbidden_host':
-      return { code: -32000, httpStatus: 403, blame: 'client' };
+      return { code: ERROR_CODE.serverError, httpStatus: 403, blame: 'client' };
     // RFC 6750 §3.1 / MCP 2026-07-28 authorization "Runtime Insufficient Scope Errors" (oauth.external.insufficientScope).
     case 'insufficient_scope':
-      return { code: -32001, httpStatus: 403, blame: 'client' };
+      return { code: ERROR_CODE.unauthorized, httpStatus: 403, blame: 'client' };
     case 'payload_too_large':
-      return { code: -32000, httpStatus: 413, blame: 'client' };
+      return { code: ERROR_CODE.serverError, httpStatus: 413, blame: 'client' };
     case 'not_found':
-      return { code: -32000, httpStatus: 404, blame: 'client' };
+      return { code: ERROR_CODE.serverError, httpStatus: 404, blame: 'client' };
     // A path this server serves, asked with a method it does not serve there (RFC 9110 §15.5.6: with Allow).
     case 'method_not_allowed':
-      return { code: -32000, httpStatus: 405, blame: 'client' };
+      return { code: ERROR_CODE.serverError, httpStatus: 405, blame: 'client' };
     case 'unsupported_media_type':
-      return { code: -32000, httpStatus: 415, blame: 'client' };
+      return { code: ERROR_CODE.serverError, httpStatus: 415, blame: 'client' };
     case 'scope_denied':
-      return { code: -32602, httpStatus: 200, blame: 'client' };
+      return { code: ERROR_CODE.invalidParams, httpStatus: 200, blame: 'client' };
     case 'call_directly':
-      return { code: -32602, httpStatus: 200, blame: 'client' };
+      return { code: ERROR_CODE.invalidParams, httpStatus: 200, blame: 'client' };
     // A tool on hold (catalog/pin-guard.ts): its upstream changed it since it was approved; nothing sent.
     // Neither the caller's mistake (-32602) nor a failure (-32603): -32000, implementation-defined (JSON-RPC 2.0 §5.1).
     case 'tool_held':
-      return { code: -32000, httpStatus: 200, blame: 'upstream' };
+      return { code: ERROR_CODE.serverError, httpStatus: 200, blame: 'upstream' };
     case 'upstream_unavailable':
-      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+      return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'upstream' };
     case 'upstream_timeout':
-      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+      return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'upstream' };
     case 'upstream_error':
-      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+      return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'upstream' };
     case 'upstream_rejected':
-      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+      return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'upstream' };
     case 'output_schema_violation':
-      return { code: -32603, httpStatus: 200, blame: 'upstream' };
+      return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'upstream' };
     case 'cancelled':
-      return { code: -32603, httpStatus: 200, blame: 'client' };
+      return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'client' };
     // Answered at the edge (429 + Retry-After) or as an isError tool result; -32000 is implementation-defined
     // (JSON-RPC 2.0 §5.1), unlike -32020..-32099, which the MCP spec reserves for its own codes.
     case 'rate_limited':
-      return { code: -32000, httpStatus: 429, blame: 'client' };
+      return { code: ERROR_CODE.serverError, httpStatus: 429, blame: 'client' };
     // MissingRequiredClientCapability (2026-07-28 basic/index §Error Codes; SEP-2663 for the tasks extension).
     case 'missing_client_capability':
-      return { code: -32021, httpStatus: 400, blame: 'client' };
+      return { code: ERROR_CODE.missingRequiredClientCapability, httpStatus: 400, blame: 'client' };
     case 'internal':
-      return { code: -32603, httpStatus: 200, blame: 'gateway' };
+      return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'gateway' };
   }
 }
 
@@ -165,18 +166,19 @@ export class RelayedUpstreamError extends ProtocolError {
 }
 
 /**
- * JSON-RPC error body for answers given at the HTTP edge. `id` is the request's when the edge read one
- * (the spec asks errors to echo it), else null: the request was never dispatched. `data` joins `kind`
- * (e.g. UnsupportedProtocolVersionError's `supported` and `requested`).
+ * The JSON-RPC error response of an answer given at the HTTP edge (wire/jsonrpc.ts `errorResponse`, as
+ * the SDK's entry frames its refusals), as JSON text, and its HTTP status. `id` is the request's when the
+ * edge read one (the spec asks errors to echo it), else null: the request was never dispatched. `data`
+ * joins `kind` (e.g. UnsupportedProtocolVersionError's `supported` and `requested`).
  */
 export function jsonRpcErrorBody(
   kind: ErrorKind,
   message: string,
-  id: string | number | null = null,
+  id: RequestId | null = null,
   data: Record<string, unknown> = {},
-): { status: number; body: object } {
+): { status: number; text: string } {
   const { code, httpStatus } = errorMapping(kind);
-  return { status: httpStatus, body: { jsonrpc: '2.0', error: { code, message, data: { kind, ...data } }, id } };
+  return { status: httpStatus, text: errorResponse('entry', id, code, message, { kind, ...data }) };
 }
 
 /** A tools/call execution failure as the model should read it: an isError result, never a protocol error. */

@@ -4,8 +4,10 @@
  * arguments with `x-mcp-header`, and on the 2026-07-28 HTTP wire their values travel as headers too.
  * The gateway is a server to its callers (it checks the headers against the body) and a client to its
  * upstreams (it builds them from the arguments it forwards). The SDK keeps its own copy of these rules
- * internal, so this is the gateway's. Pure.
+ * internal, so the declarations' scan is the gateway's; the header values are encoded and decoded by the
+ * wire's one codec (wire/param-value.ts). Pure.
  */
+import { decodeParamValue, encodeParamValue, paramValueText } from '../wire/param-value.ts';
 
 /** One `x-mcp-header` declaration: the header's name part, the argument's property path, its type. */
 export interface ParamHeader {
@@ -43,12 +45,7 @@ const UNREACHABLE = [
   'definitions',
 ];
 const NAME_TO_SCHEMA = new Set(['patternProperties', 'dependentSchemas', '$defs', 'definitions']);
-const SENTINEL_PREFIX = '=?base64?';
-const SENTINEL_SUFFIX = '?=';
-const CANONICAL_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const DECIMAL = /^-?\d+(\.\d+)?$/;
-/** Field-value characters a plain header may carry: visible ASCII, space, tab (RFC 9110 §5.5). */
-const PLAIN_VALUE = /^[\x21-\x7e]([\x20-\x7e\t]*[\x21-\x7e])?$/;
 
 const scans = new WeakMap<object, ParamHeaderScan>();
 
@@ -107,16 +104,13 @@ function scanSchema(root: object): ParamHeaderScan {
 /**
  * The `Mcp-Param-*` headers a client sends for `args` (§Client Behavior): one per declaration whose
  * argument is present and not null, the value converted (integers in decimal, booleans lowercase) and
- * Base64-sentinel-encoded when it is not a plain header value or looks like the sentinel itself.
+ * encoded as a header value (wire/param-value.ts).
  */
 export function paramHeaderValues(headers: readonly ParamHeader[], args: unknown): Record<string, string> {
   const out: Record<string, string> = {};
   for (const header of headers) {
-    const value = primitiveString(valueAt(args, header.path));
-    if (value === undefined) continue;
-    const sentinelLike = value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX);
-    out[`${PREFIX}${header.name}`] =
-      PLAIN_VALUE.test(value) && !sentinelLike ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`;
+    const value = paramValueText(valueAt(args, header.path));
+    if (value !== undefined) out[`${PREFIX}${header.name}`] = encodeParamValue(value);
   }
   return out;
 }
@@ -130,34 +124,16 @@ export function paramHeaderValues(headers: readonly ParamHeader[], args: unknown
 export function paramHeaderMismatch(headers: readonly ParamHeader[], args: unknown, header: (name: string) => string | undefined): string | undefined {
   for (const declared of headers) {
     const body = valueAt(args, declared.path);
-    const expected = primitiveString(body);
+    const expected = paramValueText(body);
     if (expected === undefined) continue;
     const name = `${PREFIX}${declared.name}`;
     const raw = header(name);
     if (raw === undefined) return `the body carries ${declared.path.join('.')}=${JSON.stringify(body)} but the ${name} header is absent`;
-    const decoded = decode(raw.trim());
+    const decoded = decodeParamValue(raw.trim());
     if (decoded === undefined) return `the ${name} header carries an invalid Base64 value`;
     const equal = declared.type === 'integer' && typeof body === 'number' && DECIMAL.test(decoded) ? Number(decoded) === body : decoded === expected;
     if (!equal) return `the ${name} header decodes to ${JSON.stringify(decoded)} but the body carries ${declared.path.join('.')}=${JSON.stringify(body)}`;
   }
-  return undefined;
-}
-
-function decode(value: string): string | undefined {
-  if (!(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX) && value.length >= SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length)) return value;
-  const base64 = value.slice(SENTINEL_PREFIX.length, value.length - SENTINEL_SUFFIX.length);
-  if (!CANONICAL_BASE64.test(base64)) return undefined;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(base64, 'base64'));
-  } catch {
-    return undefined;
-  }
-}
-
-function primitiveString(value: unknown): string | undefined {
-  if (typeof value === 'string') return value;
-  if (typeof value === 'boolean') return value ? 'true' : 'false';
-  if (typeof value === 'number' && Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))) return String(value);
   return undefined;
 }
 

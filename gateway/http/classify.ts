@@ -1,13 +1,10 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
-import { MODERN_REVISIONS, SERVED_REVISIONS, plainRequest, type PlainRequest } from '../mcp/fast-path.ts';
-import { isPlainObject } from '../mcp/wire.ts';
+import { isPlainObject } from '../wire/jsonrpc.ts';
+import { plainRequest, revisionClaim, routeOf, standardHeaderRejection, type LadderRejection, type PlainRequest } from '../wire/requests.ts';
+import { FIRST_REVISION_WITHOUT_BATCHES, SERVED_REVISIONS, servedEra, type Era } from '../wire/revisions.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
 import { breachIsInParams, breachIsInToolArguments, findLimitBreach, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
-
-/** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
-const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
 
 /** A 2025-era `notifications/cancelled` in the body: the forwarded call it names (inflight-calls.ts). */
 export interface Cancellation {
@@ -50,6 +47,19 @@ export interface PostDescription {
   /** The `MCP-Protocol-Version` header ('' when absent). */
   readonly revision: string;
   /**
+   * The era the request is served in: the fast path's reading of a plain request (which the SDK routes
+   * alike: tests/in-process/wire-oracle.test.ts), else the SDK's classifier's; undefined when refused.
+   */
+  readonly era?: Era;
+  /**
+   * The SDK entry's refusal of the request before any dispatch (wire/requests.ts `routeOf`: the JSON-RPC
+   * shape, a header/body disagreement, an invalid or missing envelope), answered by the edge as the SDK
+   * would answer it.
+   */
+  readonly ladderRejection?: LadderRejection;
+  /** A 2026-07-28 request whose SEP-2243 standard headers disagree with its body (-32020: wire/requests.ts `standardHeaderRejection`). */
+  readonly headerRejection?: LadderRejection;
+  /**
    * The revision the request asks for when the gateway serves no such revision: a single message's
    * `_meta` protocolVersion claim, else the header (2026-07-28 basic/versioning: UnsupportedProtocolVersionError,
    * -32022, listing the supported ones; a 2025-era server MUST answer 400 too, 2025-11-25 basic/transports).
@@ -76,8 +86,9 @@ export interface PostDescription {
 
 /**
  * Classifies a parsed POST body once, with its headers: whether it can be a request at all, the input
- * limit it breaks (`limits`), batching, cancellations, the `Mcp-Param-*` check inputs, the resource
- * subscriptions a listen asks for, fast-path eligibility.
+ * limit it breaks (`limits`), its era and the SDK's refusals (the revision ladder: the SDK's own
+ * classifier for anything the fast path does not take), batching, cancellations, the `Mcp-Param-*`
+ * check inputs, the resource subscriptions a listen asks for, fast-path eligibility.
  */
 export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits: InputLimits): PostDescription {
   const batch = Array.isArray(body);
@@ -93,6 +104,11 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   const invalid =
     notARequest ?? (single ? malformedMessage(single) : batch ? (batchRefused ? undefined : (malformedElement(list) ?? sharedRequestId(list))) : undefined);
   const requested = requestedRevision(single, revision);
+  const plain = !batch ? plainRequest(body, headers) : undefined;
+  // A plain request is routed as the fast path reads it; anything else as the SDK's entry does.
+  const route = plain ? { era: plain.era } : invalid === undefined ? routeOf(body, headers) : undefined;
+  const served = route && 'era' in route ? route : undefined;
+  const headerRejection = served?.era === 'modern' && 'request' in served && served.request ? standardHeaderRejection(headers, served.request) : undefined;
   return {
     body,
     ...(invalid ? { notARequest: invalid } : {}),
@@ -102,6 +118,9 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     methods: messages.map((m) => m.method),
     id: typeof rawId === 'string' || Number.isInteger(rawId) ? (rawId as string | number) : null,
     revision,
+    ...(served ? { era: served.era } : {}),
+    ...(route && 'refused' in route ? { ladderRejection: route.refused } : {}),
+    ...(headerRejection ? { headerRejection } : {}),
     ...(requested !== undefined && !SERVED_REVISIONS.includes(requested) ? { unsupportedRevision: requested } : {}),
     batchRefused,
     cancellations: messages.flatMap(cancellationOf),
@@ -111,7 +130,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
         : undefined,
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
     resourceSubscriptions: single && isModernClaim(single) ? requestedResourceSubscriptions(single) : [],
-    plain: !batch ? plainRequest(body, headers) : undefined,
+    plain,
     ...(messages.length > 0 && messages.length === list.length && messages.every(isResponse) ? { responses: messages } : {}),
   };
 }
@@ -181,10 +200,9 @@ function sharedRequestId(list: readonly unknown[]): string | undefined {
  * names one (the SDK then assumes 2025-03-26, 2025-11-25 basic/transports §Protocol Version Header).
  */
 function requestedRevision(single: Record<string, unknown> | undefined, header: string): string | undefined {
-  const params = single?.params;
-  const claim = isPlainObject(params) && isPlainObject(params._meta) ? params._meta[PROTOCOL_VERSION_META_KEY] : undefined;
+  const claim = revisionClaim(single);
   // A header disagreeing with the claim is a HeaderMismatch (-32020) first (streamable-http §Protocol Version Header).
-  if (typeof claim === 'string') return header === '' || header === claim ? claim : undefined;
+  if (claim !== undefined) return header === '' || header === claim ? claim : undefined;
   return header === '' ? undefined : header;
 }
 
@@ -201,8 +219,8 @@ function edgeLimitBreach(body: object, limits: InputLimits): LimitBreach | undef
 }
 
 function isModernClaim(message: Record<string, unknown>): boolean {
-  const claim = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta?.[PROTOCOL_VERSION_META_KEY];
-  return typeof claim === 'string' && MODERN_REVISIONS.has(claim);
+  const claim = revisionClaim(message);
+  return claim !== undefined && servedEra(claim) === 'modern';
 }
 
 function cancellationOf(message: Record<string, unknown>): Cancellation[] {
@@ -214,9 +232,8 @@ function cancellationOf(message: Record<string, unknown>): Cancellation[] {
 
 function paramHeaderCheckOf(message: Record<string, unknown>): ParamHeaderCheck | undefined {
   if (message.method !== 'tools/call' || typeof message.params !== 'object' || message.params === null) return undefined;
-  const params = message.params as { name?: unknown; arguments?: unknown; _meta?: Record<string, unknown> };
-  const claim = params._meta?.[PROTOCOL_VERSION_META_KEY];
-  // Only a served revision: the SDK answers the other claims (-32022) itself, and 2025 has no such headers.
-  if (typeof claim !== 'string' || !MODERN_REVISIONS.has(claim) || typeof params.name !== 'string') return undefined;
+  const params = message.params as { name?: unknown; arguments?: unknown };
+  // Only a served revision: the other claims are refused (-32022), and 2025 has no such headers.
+  if (!isModernClaim(message) || typeof params.name !== 'string') return undefined;
   return { name: params.name, arguments: params.arguments };
 }

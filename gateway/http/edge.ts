@@ -13,9 +13,16 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Answers at the edge with the JSON-RPC error body of `kind` (the request is never dispatched); `data` joins `kind`. */
 export function rejectAtEdge(ctx: Exchange, kind: ErrorKind, message: string, id: string | number | null = null, data?: Record<string, unknown>): void {
-  const { status, body } = jsonRpcErrorBody(kind, message, id, data);
+  const { status, text } = jsonRpcErrorBody(kind, message, id, data);
+  answerAtEdge(ctx, status, text);
+}
+
+/** Answers at the edge with a JSON-RPC error response already written (wire/jsonrpc.ts `errorResponse`). */
+export function answerAtEdge(ctx: Exchange, status: number, json: string): void {
   ctx.status = status;
-  ctx.body = body;
+  // Set before the body, so Koa keeps it instead of calling a string text/plain.
+  ctx.set('content-type', 'application/json; charset=utf-8');
+  ctx.body = json;
 }
 
 /**

@@ -20,7 +20,7 @@ export interface Exchange {
   // biome-ignore lint/suspicious/noExplicitAny: Koa types its state as any; the edge puts `requestId` on it.
   readonly state: any;
   status: number;
-  /** A JSON body (an object), written when the handler returns unless `respond` is false. */
+  /** A JSON body (an object, or JSON text already written), written when the handler returns unless `respond` is false. */
   body: unknown;
   /** false: the handler wrote the response itself. */
   respond?: boolean;
@@ -33,7 +33,7 @@ export interface Exchange {
 /**
  * An {@link Exchange} straight over node:http's request and response, for the MCP POST served without
  * Koa. Starts at 404, as a Koa Context does; {@link NodeExchange.finish} writes `body` as Koa would
- * (`application/json; charset=utf-8`, JSON, its length).
+ * (`application/json; charset=utf-8`, JSON, its length; JSON text as it is).
  */
 export class NodeExchange implements Exchange {
   readonly state: { requestId?: string } = {};
@@ -97,7 +97,7 @@ export class NodeExchange implements Exchange {
       res.setHeader('content-length', Buffer.byteLength(text));
       return void res.end(text);
     }
-    const json = JSON.stringify(this.body);
+    const json = typeof this.body === 'string' ? this.body : JSON.stringify(this.body);
     res.setHeader('content-type', 'application/json; charset=utf-8');
     res.setHeader('content-length', Buffer.byteLength(json));
     res.end(json);

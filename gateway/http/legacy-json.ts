@@ -1,6 +1,7 @@
 import type { FetchLikeMcpHandler } from '@modelcontextprotocol/node';
 import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { markedAnsweredAsJson } from '../mcp/types.ts';
+import { sseEvents } from '../wire/sse.ts';
 
 /**
  * Wraps the SDK handler so a 2025-era POST whose Accept header does not name `text/event-stream`
@@ -31,17 +32,9 @@ export function withJsonForLegacyClients(handler: McpHttpHandler): FetchLikeMcpH
   };
 }
 
-/** The JSON-RPC responses (not notifications) carried by the `data:` lines of an SSE body. */
+/** The JSON-RPC responses (not notifications) carried by the events of an SSE body. */
 function responsesIn(sse: string): unknown[] {
-  return sse
-    .split(/\r?\n\r?\n/)
-    .map((event) =>
-      event
-        .split(/\r?\n/)
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trimStart())
-        .join('\n'),
-    )
+  return sseEvents(sse)
     .filter(Boolean)
     .map((data) => JSON.parse(data) as { id?: unknown; method?: string })
     .filter((message) => message.method === undefined);

@@ -9,8 +9,10 @@ import type { Standing } from '../auth/authenticate.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { accessFor, type Access } from '../policy/visibility.ts';
 import { CALL_TOOL, resolveTool } from '../policy/tool-resolution.ts';
-import { rejectAtEdge } from './edge.ts';
-import { MODERN_REVISIONS, SERVED_REVISIONS, answerPlainRequest } from '../mcp/fast-path.ts';
+import { answerAtEdge, rejectAtEdge } from './edge.ts';
+import { answerPlainRequest } from '../mcp/fast-path.ts';
+import { MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
+import { errorResponse } from '../wire/jsonrpc.ts';
 import { classifyPost, type Cancellation, type ParamHeaderCheck, type PostDescription } from './classify.ts';
 import { withJsonForLegacyClients } from './legacy-json.ts';
 import { countMessages, withMessageCounting } from '../mcp/message-metrics.ts';
@@ -147,6 +149,12 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (post.batchRefused) {
       refuse('invalid_request', 'batch_not_supported');
       return rejectAtEdge(ctx, 'batch_not_supported', `Invalid Request: JSON-RPC batches are not supported by protocol revision ${post.revision}`);
+    }
+    // The SDK's revision ladder (its classifier, then the SEP-2243 standard headers), answered here as its entry would answer it.
+    const ladder = post.ladderRejection ?? post.headerRejection;
+    if (ladder) {
+      refuse('invalid_request', ladder.cell);
+      return answerAtEdge(ctx, ladder.httpStatus, errorResponse('entry', post.id, ladder.code, ladder.message, ladder.data));
     }
     if (post.responses) return answerPostedResponses(ctx, runtime, authenticated, post.responses);
     if (standing.kind === 'unverified') {

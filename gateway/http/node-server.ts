@@ -1,6 +1,7 @@
 import { createServer, STATUS_CODES, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { GatewayConfig } from '../../config/types.ts';
+import { jsonRpcErrorBody } from '../errors.ts';
 
 /**
  * A Node HTTP server for the gateway's listeners, bounded: `maxHeaderSize` from `limits.headerBytes`,
@@ -54,6 +55,6 @@ export function clientErrorResponse(code: string | undefined, headerBytes: numbe
       : code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Invalid Request: the request was not received in time (server.headersTimeoutMs / server.requestTimeoutMs)']
         : [400, `Invalid Request: malformed HTTP request${code ? ` (${code})` : ''}`];
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message, data: { kind: 'invalid_request' } }, id: null });
+  const body = jsonRpcErrorBody('invalid_request', message).text;
   return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
 }

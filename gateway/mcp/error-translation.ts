@@ -7,6 +7,7 @@
  * Pure: no I/O, no SDK server state. The one function the forwarding paths call is
  * {@link translateUpstreamError}; README "Error codes by revision" documents the same table.
  */
+import { ERROR_CODE } from '../wire/jsonrpc.ts';
 
 /** The era of a protocol revision: 2026-07-28 (per-request envelope) or the initialize-based ones. */
 export type CallerEra = 'modern' | 'legacy';
@@ -43,13 +44,13 @@ export interface TranslationRule {
   source: string;
 }
 
-export const RESOURCE_NOT_FOUND_2025 = -32002;
-export const URL_ELICITATION_REQUIRED_2025 = -32042;
-export const HEADER_MISMATCH = -32020;
-export const MISSING_REQUIRED_CLIENT_CAPABILITY = -32021;
-export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
-const INVALID_PARAMS = -32602;
-const INTERNAL_ERROR = -32603;
+export const RESOURCE_NOT_FOUND_2025 = ERROR_CODE.resourceNotFound;
+export const URL_ELICITATION_REQUIRED_2025 = ERROR_CODE.urlElicitationRequired;
+const HEADER_MISMATCH = ERROR_CODE.headerMismatch;
+const MISSING_REQUIRED_CLIENT_CAPABILITY = ERROR_CODE.missingRequiredClientCapability;
+const UNSUPPORTED_PROTOCOL_VERSION = ERROR_CODE.unsupportedProtocolVersion;
+const INVALID_PARAMS = ERROR_CODE.invalidParams;
+const INTERNAL_ERROR = ERROR_CODE.internalError;
 
 /** The methods whose 2026-07-28 result may be `input_required` (spec 2026-07-28 basic/patterns/mrtr). */
 const INPUT_REQUIRED_METHODS: ReadonlySet<string> = new Set(['tools/call', 'prompts/get', 'resources/read']);

@@ -1,6 +1,7 @@
 import { constants as zlib, crc32, deflateRawSync } from 'node:zlib';
 import type { Listing } from '../catalog/listing.ts';
-import { MODERN_TOOLS_LIST_AFTER_TTL, MODERN_TOOLS_LIST_BEFORE_TTL, modernListingJson } from './wire.ts';
+import { MODERN_TOOLS_LIST_TAIL } from '../wire/server-codec.ts';
+import { listingToolsJson } from './listing-wire.ts';
 
 /** Listings smaller than this go out plain: compressing them saves less than it costs. */
 export const COMPRESS_MIN_BYTES = 16 * 1024;
@@ -42,7 +43,7 @@ const GZIP_HEADER = Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 0xff]);
  */
 export function gzippedListingAnswer(listing: Listing, ttlMs: number, id: string | number): Buffer[] {
   const packed = listing.derived('gzip|modern', () => {
-    const head = Buffer.concat([Buffer.from('{"result":{"tools":'), modernListingJson(listing), Buffer.from(MODERN_TOOLS_LIST_BEFORE_TTL)]);
+    const head = Buffer.concat([Buffer.from('{"result":{"tools":'), listingToolsJson(listing, 'modern'), Buffer.from(MODERN_TOOLS_LIST_TAIL.beforeTtl)]);
     const deflated = deflateRawSync(head, { level: zlib.Z_BEST_COMPRESSION, finishFlush: zlib.Z_SYNC_FLUSH });
     const out = Buffer.alloc(deflated.length + 8);
     deflated.copy(out, 8);
@@ -52,7 +53,7 @@ export function gzippedListingAnswer(listing: Listing, ttlMs: number, id: string
   });
   let head = deflatedHeads.get(packed);
   if (!head) deflatedHeads.set(packed, (head = { crc: packed.readUInt32LE(0), length: packed.readUInt32LE(4), deflated: packed.subarray(8) }));
-  const tail = Buffer.from(`${ttlMs}${MODERN_TOOLS_LIST_AFTER_TTL}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`);
+  const tail = Buffer.from(`${ttlMs}${MODERN_TOOLS_LIST_TAIL.afterTtl}},"jsonrpc":"2.0","id":${JSON.stringify(id)}}`);
   return [GZIP_HEADER, head.deflated, finalStoredBlock(tail, head.crc, head.length)];
 }
 

@@ -2,7 +2,7 @@ import type { FetchLikeMcpHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, Server, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import type { SurfaceName } from './types.ts';
-import { isPlainObject } from './wire.ts';
+import { isPlainObject } from '../wire/jsonrpc.ts';
 
 type Era = 'modern' | 'legacy';
 type Outcome = 'ok' | 'error';

@@ -4,7 +4,7 @@ import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
 import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
-import { CACHE_HINTS, GATEWAY_SERVER_INFO, modernToolsListFields } from './wire.ts';
+import { CACHE_HINTS, GATEWAY_SERVER_INFO, modernToolsListFields } from '../wire/server-codec.ts';
 import { dispatchRecordOf } from './message-metrics.ts';
 import { mergeExtensions } from '../catalog/extensions.ts';
 import { cancelTask, getTask, listTasks, requireTasksDeclared, taskResult, updateTask } from '../surfaces/tasks.ts';
@@ -22,8 +22,6 @@ import type { RoutedMethod } from '../catalog/upstream-set.ts';
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
 
 export type { DispatchContext, ProjectCallToolResult, RequestView, RpcMessage, Surface, SurfaceName } from './types.ts';
-
-export { GATEWAY_SERVER_INFO } from './wire.ts';
 
 type GatewayMethod =
   | 'tools/list'
@@ -128,7 +126,7 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
       dispatchRecordOf(authInfo),
     );
     const caller = createCaller(runtime, authenticated, era);
-    // The SDK codec's own projection; the fast path's mirror of it (wire.ts projectionFor) is held to it byte for byte.
+    // The SDK codec's own projection, as the fast path's (wire/server-codec.ts projectionFor).
     const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
     // The stateless 2025 leg answers on the POST's SSE stream, unless the answer is collapsed to JSON (legacy-json.ts).
     const streamed = era === 'legacy' && !answeredAsJson(authInfo);

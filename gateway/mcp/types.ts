@@ -22,8 +22,8 @@ export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta
   readonly abort?: (reason: unknown) => void;
 };
 
-export type { ProjectCallToolResult } from './wire.ts';
-import type { ProjectCallToolResult } from './wire.ts';
+export type { ProjectCallToolResult } from '../wire/server-codec.ts';
+import type { ProjectCallToolResult } from '../wire/server-codec.ts';
 
 /**
  * The part of the runtime the dispatch arms read: configuration, metrics, the upstreams (resources,

@@ -1,19 +1,16 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { StringDecoder } from 'node:string_decoder';
 import { Pool, type Dispatcher } from 'undici';
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, type LoggingMessageNotificationParams } from '@modelcontextprotocol/client';
+import { answer, cancellation, encodeRequest, receivedMessage, responseFor, sessionHeaders, settleResponse, type ClientSession } from '../wire/client-codec.ts';
+import { ERROR_CODE } from '../wire/jsonrpc.ts';
+import { SseReader } from '../wire/sse.ts';
 
 /**
  * What one upstream connection (made by the SDK client's handshake) fixes for every request on it:
  * the revision spoken, the session (sessionful 2025-era upstreams), and for 2026-07-28 the `_meta`
  * envelope this hop's client sends on every request (protocolVersion, clientInfo, clientCapabilities).
  */
-export interface HopSession {
-  era: 'modern' | 'legacy';
-  protocolVersion: string;
-  sessionId?: string;
-  envelope?: Record<string, unknown>;
-}
+export type HopSession = ClientSession;
 
 /** One forwarded request's per-call inputs, all explicit: nothing is read from ambient request state. */
 export interface HopCall {
@@ -62,16 +59,6 @@ export class UpstreamStreamBroken extends Error {
   }
 }
 
-/** Request methods whose 2026-07-28 wire carries `Mcp-Name`, and the params field it mirrors (SEP-2243). */
-const MCP_NAME_SOURCE: Readonly<Record<string, string>> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-  // SEP-2663 Streamable HTTP routing headers: Mcp-Name carries the task id.
-  'tasks/get': 'taskId',
-  'tasks/update': 'taskId',
-  'tasks/cancel': 'taskId',
-};
 /** Errors bodies are read for a JSON-RPC error up to this size; past it only the status counts. */
 const MAX_ERROR_BODY = 1 << 20;
 /** Connection refused or reset before any answer: the upstream (or the connection to it) is gone. */
@@ -132,15 +119,10 @@ export class HttpHop {
       return Promise.reject(new SdkError(SdkErrorCode.RequestTimeout, `AbortError: ${describeReason(call.signal.reason)}`, { timeout: call.timeoutMs }));
     const id = this.nextId++;
     const modern = session.era === 'modern';
-    const meta = wireMeta(session, params._meta as Record<string, unknown> | undefined, call.onprogress ? id : undefined);
-    const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: meta === undefined ? params : { ...params, _meta: meta } });
+    const encoded = encodeRequest(session, id, method, params, call.onprogress ? id : undefined);
+    const body = encoded.body;
     const headers = this.headers(session, call);
-    if (modern) {
-      headers['mcp-method'] = method;
-      const field = MCP_NAME_SOURCE[method];
-      const name = field === undefined ? undefined : params[field];
-      if (typeof name === 'string') headers['mcp-name'] = mcpParamValue(name);
-    }
+    for (const name in encoded.headers) headers[name] = encoded.headers[name]!;
 
     let settle!: { resolve: (value: Record<string, unknown>) => void; reject: (error: unknown) => void };
     const outcome = new Promise<Record<string, unknown>>((resolve, reject) => (settle = { resolve, reject }));
@@ -183,13 +165,10 @@ export class HttpHop {
   }
 
   private headers(session: HopSession, call: HopCall): Record<string, string> {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    };
+    const headers: Record<string, string> = {};
     if (call.headers) for (const name in call.headers) headers[name.toLowerCase()] = call.headers[name]!;
-    headers['mcp-protocol-version'] = session.protocolVersion;
-    if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
+    const own = sessionHeaders(session);
+    for (const name in own) headers[name] = own[name]!;
     for (const name in this.staticHeaders) headers[name] = this.staticHeaders[name]!;
     if (call.credentialHeaders) for (const name in call.credentialHeaders) headers[name.toLowerCase()] = call.credentialHeaders[name]!;
     if (call.requestId !== undefined) headers['x-request-id'] = call.requestId;
@@ -217,35 +196,36 @@ export class HttpHop {
   answerServerRequest(session: HopSession, call: HopCall, message: Record<string, unknown>): void {
     const { id, method } = message;
     if (method === 'ping' || !call.oninputrequest || !INPUT_METHODS.has(method as string)) {
-      const answer = method === 'ping' ? { result: {} } : { error: { code: -32601, message: 'Method not found' } };
-      this.post(session, call, { jsonrpc: '2.0', id, ...answer });
+      this.post(session, call, answer(id, method === 'ping' ? { result: {} } : { error: { code: ERROR_CODE.methodNotFound, message: 'Method not found' } }));
       return;
     }
     const request = { method, params: message.params } as InputRequest;
     call.oninputrequest(request).then(
-      (result) => this.post(session, call, { jsonrpc: '2.0', id, result }),
+      (result) => this.post(session, call, answer(id, { result })),
       (error: unknown) =>
-        this.post(session, call, {
-          jsonrpc: '2.0',
-          id,
-          error: {
-            code: error instanceof ProtocolError ? error.code : -32603,
-            message: error instanceof Error ? error.message : String(error),
-          },
-        }),
+        this.post(
+          session,
+          call,
+          answer(id, {
+            error: {
+              code: error instanceof ProtocolError ? error.code : ERROR_CODE.internalError,
+              message: error instanceof Error ? error.message : String(error),
+            },
+          }),
+        ),
     );
   }
 
   /** `notifications/cancelled` for request `id` (2025 wire): best effort, its answer is not awaited. */
   private cancelUpstream(session: HopSession, call: HopCall, id: number, reason: string): void {
-    this.post(session, call, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+    this.post(session, call, cancellation(id, reason));
   }
 
-  private post(session: HopSession, call: HopCall, message: unknown): void {
+  private post(session: HopSession, call: HopCall, body: string): void {
     if (this.closed) return;
     const headers = this.headers(session, { ...call, headers: undefined });
     this.pool
-      .request({ path: this.path, method: 'POST', headers, body: JSON.stringify(message) })
+      .request({ path: this.path, method: 'POST', headers, body })
       .then((response) => response.body.dump())
       .catch(() => {});
   }
@@ -274,12 +254,10 @@ class Exchange implements Dispatcher.DispatchHandler {
   private size = 0;
   /** An error body past {@link MAX_ERROR_BODY}: only the status counts. */
   private oversized = false;
-  private decoder?: StringDecoder;
-  private buffer = '';
-  private data: string[] = [];
+  private reader?: SseReader;
   private answered = false;
   private ended = false;
-  /** Gives up a response stream the upstream keeps open after the answer (see {@link dispatch}). */
+  /** Gives up a response stream the upstream keeps open after the answer (see {@link event}). */
   private grace?: NodeJS.Timeout;
 
   constructor(
@@ -325,7 +303,7 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (type === 'application/json') this.mode = 'json';
     else if (type === 'text/event-stream') {
       this.mode = 'sse';
-      this.decoder = new StringDecoder('utf8');
+      this.reader = new SseReader((data) => this.event(data));
     } else {
       // Read to its end and dropped, so the socket goes back to the pool.
       this.mode = 'ignored';
@@ -346,7 +324,7 @@ class Exchange implements Dispatcher.DispatchHandler {
       } else this.collect(chunk);
     } else if (this.mode === 'sse') {
       try {
-        this.lines(chunk);
+        this.reader!.write(chunk);
       } catch (error) {
         this.broken(error as Error);
         controller.abort(error as Error);
@@ -376,19 +354,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     if (this.mode === 'error') return [httpError(this.statusCode, this.oversized ? undefined : this.text(), this.id)];
     let message: Record<string, unknown> | undefined;
     try {
-      message = pick(JSON.parse(this.text()) as unknown, this.id);
+      message = responseFor(JSON.parse(this.text()) as unknown, this.id);
     } catch (error) {
       return [transportError(error)];
     }
     if (!message) return [new SdkError(SdkErrorCode.InvalidResult, `upstream answered HTTP ${this.statusCode} without a response to request ${this.id}`)];
-    return settled(message, this.session, this.call);
+    return settleResponse(message, this.session.era, this.call);
   }
 
   /** The SSE stream ended: what was left in the buffer is the last event. */
   private endStream(): void {
-    this.buffer += this.decoder!.end();
-    if (this.buffer !== '' && this.buffer.startsWith('data:')) this.data.push(this.buffer.slice(this.buffer.charCodeAt(5) === 32 ? 6 : 5));
-    this.dispatch();
+    this.reader!.end();
     if (!this.answered) this.finish(new UpstreamStreamBroken('upstream response stream ended before the answer'));
   }
 
@@ -406,43 +382,17 @@ class Exchange implements Dispatcher.DispatchHandler {
     return (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, this.size)).toString('utf8');
   }
 
-  /** SSE (WHATWG HTML §9.2 event stream parsing: `data:` lines joined by \n, dispatched on a blank line). */
-  private lines(chunk: Buffer): void {
-    this.buffer += this.decoder!.write(chunk);
-    const { buffer } = this;
-    let start = 0;
-    for (;;) {
-      const end = buffer.indexOf('\n', start);
-      if (end < 0) break;
-      let line = buffer.slice(start, end);
-      start = end + 1;
-      if (line.endsWith('\r')) line = line.slice(0, -1);
-      if (line === '') this.dispatch();
-      else if (line.startsWith('data:')) this.data.push(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
-      // `event:`, `id:`, `retry:` and comments: this hop does not resume streams.
-    }
-    this.buffer = buffer.slice(start);
-  }
-
-  private dispatch(): void {
-    if (this.data.length === 0) return;
-    const payload = this.data.join('\n');
-    this.data = [];
-    if (this.answered || payload === '') return;
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(payload) as Record<string, unknown>;
-    } catch {
-      return;
-    }
-    if (typeof message.method === 'string') {
-      if (message.id !== undefined && message.id !== null) this.hop.answerServerRequest(this.session, this.call, message);
-      else this.hop.notified(message.method, message.params as Record<string, unknown> | undefined, this.call, this.id, this.progressed);
-      return;
-    }
+  /** One SSE event's data: a notification or server-to-client request relayed, or this request's answer. */
+  private event(data: string): void {
+    if (this.answered || data === '') return;
+    const received = receivedMessage(data);
+    if (received === undefined) return;
+    if (received.kind === 'request') return void this.hop.answerServerRequest(this.session, this.call, received.message);
+    if (received.kind === 'notification') return void this.hop.notified(received.method, received.params, this.call, this.id, this.progressed);
+    const message = received.message;
     if (message.id !== this.id) return;
     this.answered = true;
-    this.finish(...settled(message, this.session, this.call));
+    this.finish(...settleResponse(message, this.session.era, this.call));
     // The server SHOULD close the stream after the response (2025-11-25 basic/transports §Sending
     // Messages to the Server); one that does not would hold this pooled socket for good.
     if (!this.ended)
@@ -452,60 +402,13 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 }
 
-/** The `_meta` this hop sends: 2026-07-28's envelope under the caller's keys, and the progress token. */
-function wireMeta(session: HopSession, meta: Record<string, unknown> | undefined, progressToken: number | undefined): Record<string, unknown> | undefined {
-  if (session.envelope === undefined && progressToken === undefined) return meta;
-  const out: Record<string, unknown> = session.envelope ? { ...session.envelope, ...meta } : { ...meta };
-  if (progressToken !== undefined) out.progressToken = progressToken;
-  return out;
-}
-
-/** The message answering `id` in a JSON body (a single message or a batch). */
-function pick(parsed: unknown, id: number): Record<string, unknown> | undefined {
-  const messages = Array.isArray(parsed) ? parsed : [parsed];
-  for (const message of messages)
-    if (message !== null && typeof message === 'object' && (message as { id?: unknown }).id === id) return message as Record<string, unknown>;
-  return undefined;
-}
-
-/** A response message as the SDK client would settle it: an error, or a result decoded for the era. */
-function settled(message: Record<string, unknown>, session: HopSession, call: HopCall): [unknown, Record<string, unknown>?] {
-  const error = message.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
-  if (error !== undefined) {
-    if (typeof error?.code !== 'number') return [new SdkError(SdkErrorCode.InvalidResult, 'upstream answered a malformed JSON-RPC error')];
-    return [new ProtocolError(error.code, typeof error.message === 'string' ? error.message : '', error.data)];
-  }
-  const result = message.result;
-  if (result === null || typeof result !== 'object' || Array.isArray(result))
-    return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: not an object')];
-  const raw = result as Record<string, unknown>;
-  if (session.era !== 'modern') return [undefined, raw];
-  // The SDK's 2026-07-28 codec (decodeResult): resultType is required on this revision.
-  const resultType = raw.resultType;
-  if (resultType === 'complete') {
-    const { resultType: _complete, ...lifted } = raw;
-    return [undefined, lifted];
-  }
-  if (resultType === undefined) return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: missing required resultType (protocol revision 2026-07-28)')];
-  if (resultType === 'task' && call.allowTaskResult) return [undefined, raw];
-  if (resultType === 'input_required') {
-    if (!call.allowInputRequired) return [new SdkError(SdkErrorCode.UnsupportedResultType, "Unsupported result type 'input_required'", { resultType })];
-    const requests = raw.inputRequests;
-    if ((requests === null || typeof requests !== 'object' || Object.keys(requests).length === 0) && typeof raw.requestState !== 'string') {
-      return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: input_required carries neither inputRequests nor requestState')];
-    }
-    return [undefined, raw];
-  }
-  return [new SdkError(SdkErrorCode.UnsupportedResultType, `Unsupported result type '${String(resultType)}'`, { resultType })];
-}
-
 /** A non-2xx answer (not 401): the JSON-RPC error its body (`text`, when read) carries for this request, else the HTTP status. */
 function httpError(statusCode: number, text: string | undefined, id: number): unknown {
   if (text !== undefined) {
     try {
-      const message = pick(JSON.parse(text) as unknown, id);
+      const message = responseFor(JSON.parse(text) as unknown, id);
       if (message && message.error !== undefined) {
-        const [error] = settled(message, { era: 'legacy', protocolVersion: '' }, { timeoutMs: 0 });
+        const [error] = settleResponse(message, 'legacy', {});
         if (error instanceof ProtocolError) return error;
       }
     } catch {
@@ -544,13 +447,4 @@ function lowerCased(headers: Readonly<Record<string, string>>): Record<string, s
 function describeReason(reason: unknown): string {
   if (reason instanceof Error) return reason.message;
   return reason === undefined ? 'This operation was aborted' : String(reason);
-}
-
-/**
- * An `Mcp-Name` value as SEP-2243 asks clients to send it: as it is when it is a plain header value,
- * else in the `=?base64?…?=` sentinel (the SDK's encodeMcpParamValue).
- */
-function mcpParamValue(value: string): string {
-  const plain = value.length > 0 && value === value.trim() && !(value.startsWith('=?base64?') && value.endsWith('?=')) && /^[\t\x20-\x7e]*$/.test(value);
-  return plain ? value : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
 }

@@ -1,0 +1,139 @@
+import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { isPlainObject, type RequestId } from './jsonrpc.ts';
+import { mcpNameValue } from './param-value.ts';
+
+/**
+ * The gateway as an MCP client on the wire (spec basic/transports/streamable-http, both eras): what the
+ * undici hop (upstream/http-hop.ts) writes to an upstream and how it reads the answer, as the SDK
+ * client writes and reads them. The hop moves the bytes; the bytes are decided here. Its SSE reader
+ * is sse.ts's, its `Mcp-Name` encoder param-value.ts's. The result decoding mirrors the SDK client
+ * codec's `decodeResult` for the rules the gateway relies on (2026-07-28: `resultType` required,
+ * `complete` lifted off) without its per-result schema parse (a measured tenth of a forwarded call);
+ * tests/in-process/wire-oracle.test.ts holds it to the SDK's verdicts.
+ */
+
+/** What one upstream connection fixes for every request on it (see upstream/http-hop.ts `HopSession`). */
+export interface ClientSession {
+  era: 'modern' | 'legacy';
+  protocolVersion: string;
+  sessionId?: string;
+  /** 2026-07-28: the `_meta` envelope this client sends on every request. */
+  envelope?: Record<string, unknown>;
+}
+
+/** The `_meta` a request carries: 2026-07-28's envelope under the caller's keys, and the progress token. */
+export function requestMeta(
+  session: ClientSession,
+  meta: Record<string, unknown> | undefined,
+  progressToken: RequestId | undefined,
+): Record<string, unknown> | undefined {
+  if (session.envelope === undefined && progressToken === undefined) return meta;
+  const out: Record<string, unknown> = session.envelope ? { ...session.envelope, ...meta } : { ...meta };
+  if (progressToken !== undefined) out.progressToken = progressToken;
+  return out;
+}
+
+/**
+ * One request as the client sends it: its JSON body, and the headers its revision adds (2026-07-28:
+ * `Mcp-Method`, and `Mcp-Name` for the methods that carry one, SEP-2243).
+ */
+export function encodeRequest(
+  session: ClientSession,
+  id: RequestId,
+  method: string,
+  params: Record<string, unknown>,
+  progressToken?: RequestId,
+): { body: string; headers: Record<string, string> } {
+  const meta = requestMeta(session, params._meta as Record<string, unknown> | undefined, progressToken);
+  const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: meta === undefined ? params : { ...params, _meta: meta } });
+  if (session.era !== 'modern') return { body, headers: {} };
+  const name = mcpNameValue(method, params);
+  return { body, headers: name === undefined ? { 'mcp-method': method } : { 'mcp-method': method, 'mcp-name': name } };
+}
+
+/** The headers of every POST on a connection: content negotiation, the revision, the session. */
+export function sessionHeaders(session: ClientSession): Record<string, string> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  headers['mcp-protocol-version'] = session.protocolVersion;
+  if (session.sessionId !== undefined) headers['mcp-session-id'] = session.sessionId;
+  return headers;
+}
+
+/** `notifications/cancelled` for request `id` (2025-11-25 basic/utilities/cancellation). */
+export function cancellation(id: RequestId, reason: string): string {
+  return JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } });
+}
+
+/** The client's answer to a server-to-client request: a result, or a JSON-RPC error. */
+export function answer(id: unknown, outcome: { result: unknown } | { error: { code: number; message: string } }): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, ...outcome });
+}
+
+/** A message received: a server-to-client request, a notification, or a response (by its id). */
+export type Received =
+  | { kind: 'request'; message: Record<string, unknown> }
+  | { kind: 'notification'; method: string; params: Record<string, unknown> | undefined }
+  | { kind: 'response'; message: Record<string, unknown> };
+
+/** An SSE event's data read as a JSON-RPC message; undefined when it is not JSON or no message. */
+export function receivedMessage(data: string): Received | undefined {
+  let message: unknown;
+  try {
+    message = JSON.parse(data);
+  } catch {
+    return undefined;
+  }
+  if (!isPlainObject(message)) return undefined;
+  if (typeof message.method === 'string') {
+    if (message.id !== undefined && message.id !== null) return { kind: 'request', message };
+    return { kind: 'notification', method: message.method, params: message.params as Record<string, unknown> | undefined };
+  }
+  return { kind: 'response', message };
+}
+
+/** The message answering `id` in a JSON body (a single message or a batch). */
+export function responseFor(parsed: unknown, id: RequestId): Record<string, unknown> | undefined {
+  const messages = Array.isArray(parsed) ? parsed : [parsed];
+  for (const message of messages) if (isPlainObject(message) && message.id === id) return message;
+  return undefined;
+}
+
+/** What a request may accept besides a complete result (2026-07-28 multi-round-trip; the tasks extension). */
+export interface AcceptedResults {
+  allowInputRequired?: boolean;
+  allowTaskResult?: boolean;
+}
+
+/**
+ * A response as the SDK client settles it: `[error]` or `[undefined, result]`. A JSON-RPC error is a
+ * `ProtocolError` with the server's code, message and data; a result is decoded for the era (the SDK
+ * client codec's `decodeResult`: on 2026-07-28 `resultType` is required, `complete` is lifted off,
+ * `input_required` is handed back only when accepted and must carry inputRequests or requestState, and a
+ * `task` only when accepted; 2025 results pass as they are).
+ */
+export function settleResponse(message: Record<string, unknown>, era: 'modern' | 'legacy', accepted: AcceptedResults): [unknown, Record<string, unknown>?] {
+  const error = message.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+  if (error !== undefined) {
+    if (typeof error?.code !== 'number') return [new SdkError(SdkErrorCode.InvalidResult, 'upstream answered a malformed JSON-RPC error')];
+    return [new ProtocolError(error.code, typeof error.message === 'string' ? error.message : '', error.data)];
+  }
+  const result = message.result;
+  if (!isPlainObject(result)) return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: not an object')];
+  if (era !== 'modern') return [undefined, result];
+  const resultType = result.resultType;
+  if (resultType === 'complete') {
+    const { resultType: _complete, ...lifted } = result;
+    return [undefined, lifted];
+  }
+  if (resultType === undefined) return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: missing required resultType (protocol revision 2026-07-28)')];
+  if (resultType === 'task' && accepted.allowTaskResult) return [undefined, result];
+  if (resultType === 'input_required') {
+    if (!accepted.allowInputRequired) return [new SdkError(SdkErrorCode.UnsupportedResultType, "Unsupported result type 'input_required'", { resultType })];
+    const requests = result.inputRequests;
+    if ((!isPlainObject(requests) || Object.keys(requests).length === 0) && typeof result.requestState !== 'string') {
+      return [new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: input_required carries neither inputRequests nor requestState')];
+    }
+    return [undefined, result];
+  }
+  return [new SdkError(SdkErrorCode.UnsupportedResultType, `Unsupported result type '${String(resultType)}'`, { resultType })];
+}

@@ -1,0 +1,197 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  UnsupportedProtocolVersionError,
+  classifyInboundRequest,
+  specTypeSchemas,
+  type InboundClassificationOutcome,
+} from '@modelcontextprotocol/server';
+import { ERROR_CODE, isPlainObject, type RequestId } from './jsonrpc.ts';
+import { decodeParamValue, MCP_NAME_SOURCE } from './param-value.ts';
+import { MODERN_REVISIONS, servedEra, type Era } from './revisions.ts';
+
+/**
+ * Reading a request the gateway serves, before the SDK does: which requests are plain enough for the
+ * fast path to answer exactly as the SDK would (the SDK would route them, unrefused, to the same era:
+ * tests/in-process/wire-oracle.test.ts runs the SDK's `classifyInboundRequest` beside this on every
+ * case), and what a request's `_meta` claims. Pure.
+ */
+
+/** A plain tools/list or tools/call: the only requests the fast path answers. */
+export interface PlainRequest {
+  era: Era;
+  id: RequestId;
+  method: 'tools/list' | 'tools/call';
+  /** tools/call: the tool name and arguments. */
+  name?: string;
+  arguments?: Record<string, unknown>;
+  /** 2026-07-28: the `_meta` envelope as sent (protocolVersion, clientInfo, clientCapabilities). */
+  envelope?: Record<string, unknown>;
+}
+
+/** What the SDK's 2026-07-28 leg requires in `_meta` and the SDK clients send; any other key takes the SDK path. */
+const ENVELOPE_KEYS: ReadonlySet<string> = new Set([PROTOCOL_VERSION_META_KEY, CLIENT_INFO_META_KEY, CLIENT_CAPABILITIES_META_KEY]);
+const MESSAGE_KEYS: ReadonlySet<string> = new Set(['jsonrpc', 'id', 'method', 'params']);
+const CALL_PARAMS: ReadonlySet<string> = new Set(['name', 'arguments', '_meta']);
+const LIST_PARAMS: ReadonlySet<string> = new Set(['_meta']);
+
+/** Whether `value` is valid against the SDK's own schema of the spec type. */
+function isSpecType(name: 'Implementation' | 'ClientCapabilities', value: unknown): boolean {
+  return specTypeSchemas[name]['~standard'].validate(value).issues === undefined;
+}
+
+const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>) => Object.keys(value).every((key) => allowed.has(key));
+
+/**
+ * The request when it is one the fast path answers exactly as the SDK handler would, else undefined
+ * (the SDK path then answers it, errors included). Plain means: a single JSON-RPC request (`jsonrpc`,
+ * `id` string or safe integer, `method`, `params`, nothing else) for tools/list without a cursor or
+ * tools/call with a string name and object arguments; `Accept` naming both JSON and SSE (what SDK
+ * clients send); and either
+ * - 2026-07-28: the `MCP-Protocol-Version` header, `_meta` holding exactly the envelope the SDK clients
+ *   send (protocolVersion equal to the header; clientInfo and clientCapabilities valid against the SDK's
+ *   spec schemas for Implementation and ClientCapabilities) and `Mcp-Method`/`Mcp-Name` equal to the body
+ *   (spec basic/transports/streamable-http §Request Metadata): anything the SDK would check and might
+ *   refuse is out; or
+ * - an initialize-based revision in the header and no `_meta` at all (no progress token, no custom keys).
+ * Retried multi-round-trip requests, progress, log levels and trace context take the SDK path.
+ */
+export function plainRequest(message: unknown, headers: IncomingHttpHeaders): PlainRequest | undefined {
+  if (!isPlainObject(message) || message.jsonrpc !== '2.0' || !onlyKeys(message, MESSAGE_KEYS)) return undefined;
+  const { id, method, params = {} } = message;
+  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
+  if ((method !== 'tools/list' && method !== 'tools/call') || !isPlainObject(params)) return undefined;
+  // Compared as written, as the SDK's transport does (anything else gets its 406 there).
+  const accept = headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  const version = headers['mcp-protocol-version'];
+  if (typeof version !== 'string') return undefined;
+
+  let name: string | undefined;
+  let args: Record<string, unknown> | undefined;
+  if (method === 'tools/call') {
+    if (typeof params.name !== 'string' || !onlyKeys(params, CALL_PARAMS)) return undefined;
+    if (params.arguments !== undefined && !isPlainObject(params.arguments)) return undefined;
+    name = params.name;
+    args = params.arguments as Record<string, unknown> | undefined;
+  } else if (!onlyKeys(params, LIST_PARAMS)) return undefined;
+
+  const meta = params._meta;
+  const era = servedEra(version);
+  if (era === 'legacy') return meta === undefined ? { era, id, method, name, arguments: args } : undefined;
+  if (era !== 'modern' || !isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== version) return undefined;
+  // The SDK validates the envelope against the spec's types and answers 400 when it breaks them.
+  if (!isSpecType('Implementation', meta[CLIENT_INFO_META_KEY]) || !isSpecType('ClientCapabilities', meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
+  if (headers['mcp-method'] !== method || headers['mcp-name'] !== name) return undefined;
+  return { era, id, method, name, arguments: args, envelope: meta };
+}
+
+/** A single message's `_meta` protocol-version claim (2026-07-28 per-request envelope), when it is a string. */
+export function revisionClaim(message: Record<string, unknown> | undefined): string | undefined {
+  const params = message?.params;
+  const claim = isPlainObject(params) && isPlainObject(params._meta) ? params._meta[PROTOCOL_VERSION_META_KEY] : undefined;
+  return typeof claim === 'string' ? claim : undefined;
+}
+
+/** A refusal of the request before any dispatch, as the SDK's entry answers it (its `InboundLadderRejection` fields). */
+export interface LadderRejection {
+  readonly cell: string;
+  readonly httpStatus: number;
+  readonly code: number;
+  readonly message: string;
+  readonly data?: unknown;
+}
+
+/** The era a request is served in (a 2026-07-28 request: with the message), or the SDK's refusal of it. */
+export type Route =
+  | { readonly era: 'legacy' }
+  | { readonly era: 'modern'; readonly request?: { method: string; params?: unknown } }
+  | { readonly refused: LadderRejection };
+
+/** The one header value of a request header, as the SDK's entry reads it (`Headers.get`: repeated ones joined). */
+function header(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/**
+ * How the SDK's HTTP entry routes a POST (`classifyInboundRequest`, the body-primary era ladder of SDK
+ * 2.4): the era it is served in, or the rejection the SDK would answer it with (JSON-RPC shape,
+ * header/body disagreement -32020, an invalid or missing envelope -32602, and, on the modern route, an
+ * envelope claiming a revision the modern codec does not speak: -32022 with the SDK's own error). A
+ * 2026-07-28 request then meets the SDK's standard-header rung ({@link standardHeaderRejection}).
+ */
+export function routeOf(body: unknown, headers: IncomingHttpHeaders): Route {
+  const outcome: InboundClassificationOutcome = classifyInboundRequest({
+    httpMethod: 'POST',
+    protocolVersionHeader: header(headers, 'mcp-protocol-version'),
+    mcpMethodHeader: header(headers, 'mcp-method'),
+    mcpNameHeader: header(headers, 'mcp-name'),
+    body,
+  });
+  if (outcome.kind === 'reject') {
+    const { cell, httpStatus, code, message, data } = outcome;
+    return { refused: { cell, httpStatus, code, message, ...(data !== undefined ? { data } : {}) } };
+  }
+  if (outcome.kind === 'legacy') return { era: 'legacy' };
+  const claimed = outcome.classification.revision;
+  if (claimed === undefined || !MODERN_REVISIONS.includes(claimed)) {
+    const error = new UnsupportedProtocolVersionError({ supported: [...MODERN_REVISIONS], requested: claimed ?? 'unknown' });
+    return { refused: { cell: 'unsupported-modern-revision', httpStatus: 400, code: error.code, message: error.message, data: error.data } };
+  }
+  return outcome.messageKind === 'request' ? { era: 'modern', request: outcome.message } : { era: 'modern' };
+}
+
+/** OWS (RFC 9110 §5.6.3: spaces and tabs) around a field value, removed as the SDK removes it. */
+const stripOws = (value: string) => value.replace(/^[ \t]+|[ \t]+$/g, '');
+
+function mismatch(cell: string, shown: string, body: string): LadderRejection {
+  return {
+    cell,
+    httpStatus: 400,
+    code: ERROR_CODE.headerMismatch,
+    message: `Bad Request: the request headers and body disagree: ${body}`,
+    data: { mismatch: { header: shown, body } },
+  };
+}
+
+/**
+ * SEP-2243 standard request headers on a 2026-07-28 request (spec basic/transports/streamable-http
+ * §Request Metadata), as the SDK's entry checks them after classifying it (`validateStandardRequestHeaders`,
+ * which it does not export): `MCP-Protocol-Version` and `Mcp-Method` present, and `Mcp-Name` present,
+ * validly encoded and equal to the body's name, uri or task id on the methods that carry one. HTTP 400,
+ * -32020 HeaderMismatch, `data.mismatch` naming the pair; undefined when the headers agree.
+ */
+export function standardHeaderRejection(headers: IncomingHttpHeaders, message: { method: string; params?: unknown }): LadderRejection | undefined {
+  const version = header(headers, 'mcp-protocol-version');
+  const method = message.method;
+  if (version === undefined) {
+    const claimed = revisionClaim(message as Record<string, unknown>);
+    return mismatch(
+      'version-header-missing',
+      '(missing)',
+      claimed === undefined
+        ? 'the body carries a modern per-request envelope but the required MCP-Protocol-Version header is absent'
+        : `the body envelope names protocol version ${claimed} but the required MCP-Protocol-Version header is absent`,
+    );
+  }
+  if (header(headers, 'mcp-method') === undefined)
+    return mismatch('method-header-missing', '(missing)', `the body names method ${method} but the required Mcp-Method header is absent`);
+  const field = Object.hasOwn(MCP_NAME_SOURCE, method) ? MCP_NAME_SOURCE[method] : undefined;
+  if (field === undefined) return undefined;
+  const raw = isPlainObject(message.params) ? message.params[field] : undefined;
+  const body = typeof raw === 'string' ? raw : undefined;
+  const nameHeader = header(headers, 'mcp-name');
+  if (nameHeader === undefined) {
+    if (body === undefined) return undefined;
+    return mismatch('name-header-missing', '(missing)', `the body carries params.${field}="${body}" but the required Mcp-Name header is absent`);
+  }
+  const shown = stripOws(nameHeader);
+  const decoded = decodeParamValue(shown);
+  if (decoded === undefined) return mismatch('name-header-invalid-encoding', shown, 'the Mcp-Name header carries an invalid Base64 sentinel value');
+  if (body !== undefined && decoded !== body)
+    return mismatch('name-header-mismatch', shown, `the body carries params.${field}="${body}" but the Mcp-Name header names "${decoded}"`);
+  return undefined;
+}
