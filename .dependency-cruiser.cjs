@@ -27,6 +27,7 @@ const LAYERS = [
   ['store', ['store/']],
   ['obs', ['obs/']],
   ['errors', ['errors\\.ts$']],
+  ['wire', ['wire/']],
 ];
 /**
  * Imports that still run back up, by layer, until the step that removes them lands (issue 29 part 4:

@@ -64,6 +64,7 @@ const FILE: Record<string, string> = {
   store: 'gateway/store/kv-store.ts',
   obs: 'gateway/obs/log.ts',
   errors: 'gateway/errors.ts',
+  wire: 'gateway/wire/jsonrpc.ts',
 };
 /** `from`'s import of `to`, relative. */
 const importOf = (from: string, to: string) => relative(dirname(from), to).replace(/^(?!\.)/, './');
