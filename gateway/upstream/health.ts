@@ -1,6 +1,7 @@
 import { SdkError, SdkErrorCode, SdkHttpError, type Client, type FetchLike } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../../config/types.ts';
 import { GatewayError } from '../errors.ts';
+import { pingRequest } from '../wire/client-codec.ts';
 import { runInBackground } from './forward-scope.ts';
 import type { UpstreamHealth } from './supervisor.ts';
 
@@ -118,7 +119,7 @@ export class HealthProbe {
     const response = await fetchUpstream(config.url!, {
       method: 'POST',
       headers: { ...config.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }),
+      body: pingRequest(id),
       signal: AbortSignal.timeout(timeoutMs),
     });
     await response.body?.cancel();

@@ -51,6 +51,11 @@ export function encodeRequest(
   return { body, headers: name === undefined ? { 'mcp-method': method } : { 'mcp-method': method, 'mcp-name': name } };
 }
 
+/** A bare `ping` request body (no session, no revision headers): the health probe's, answered by any MCP server. */
+export function pingRequest(id: RequestId): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
+}
+
 /** The headers of every POST on a connection: content negotiation, the revision, the session. */
 export function sessionHeaders(session: ClientSession): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
