@@ -51,7 +51,8 @@ function messageOf(a: Answer): Record<string, unknown> {
 
 /** A gateway pair in front of one upstream: the fast path, and the SDK path only; callers' scopes from the endpoint. */
 function pair(options: Parameters<typeof inMemoryFakeUpstream>[0]) {
-  const scopes = { endpoint: scopeEndpoint.url, ttlMs: SCOPE_TTL_MS };
+  // A lookup on a loaded machine can take seconds: the default 3 s budget answered 503 under load.
+  const scopes = { endpoint: scopeEndpoint.url, ttlMs: SCOPE_TTL_MS, timeoutMs: 30_000 };
   return {
     fast: inProcessGateway({ scopes }, { upstreams: { up: inMemoryFakeUpstream(options) } }),
     sdk: inProcessGateway({ scopes, dispatch: { fastPath: false } }, { upstreams: { up: inMemoryFakeUpstream(options) } }),
