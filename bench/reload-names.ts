@@ -6,8 +6,12 @@
  * /mcp/compact, the data key) for the whole run.
  *
  * Reports, per phase (before, across each reload, after): calls, errors by name, and latency (p50,
- * p99, max); the "pause" is the longest call started within 1 s before to 3 s after the signal, next to
- * the longest call before any reload (the machine's own noise, in the same run).
+ * p99, max) of the calls started within 1 s before to 3 s after the signal, next to those started
+ * before any reload (the machine's own noise, in the same run). The pause itself: the gateway's
+ * event-loop stalls over 40 ms (bench/stall-probe.ts, loaded into its process), their longest wall time
+ * and longest CPU time, over each reload (signal to 2 s after its log line) and over a window of the
+ * same length with no reload right after. On a shared machine the wall time is mostly waiting for a
+ * core; the CPU time is what the stall costs on an idle one.
  *
  *   npx tsx bench/reload-names.ts                       this tree
  *   BENCH_GATEWAY_ROOT=/path/to/other/tree npx tsx bench/reload-names.ts   another tree's gateway (e.g. the commit before)
@@ -57,11 +61,18 @@ async function main(): Promise<void> {
   };
   write(false);
   const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GATEWAY_')));
-  const gateway = spawn(process.execPath, ['--import', join(root, 'scripts/register-ts.mjs'), join(root, 'gateway/main.ts'), '--config', configPath], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const probeFile = join(dir, 'stalls.jsonl');
+  writeFileSync(probeFile, '');
+  const probe = ['--import', join(here, 'bench/stall-probe.ts')];
+  const gateway = spawn(
+    process.execPath,
+    ['--import', join(root, 'scripts/register-ts.mjs'), ...probe, join(root, 'gateway/main.ts'), '--config', configPath],
+    {
+      cwd: root,
+      env: { ...env, STALL_PROBE_FILE: probeFile },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   let stderr = '';
   gateway.stderr!.on('data', (chunk) => (stderr += chunk));
   try {
@@ -101,41 +112,63 @@ async function main(): Promise<void> {
       { label: 'cpzai__list_accounts (/mcp)', call: () => call('/mcp', 'cpzai__list_accounts') },
       { label: 'cpzai__get_bars via call_tool', call: () => call('/mcp/compact', 'cpzai__get_bars') },
     ];
+    // One clock for the marks, the calls and the stall windows: ms since the first stream started.
+    const origin = performance.now();
+    const now = () => performance.now() - origin;
+    /** The monotonic clock in µs (the stall probe's clock), at `at` on this clock. */
+    const hrtimeAt = (at: number) => Number(process.hrtime.bigint() / 1000n) - (now() - at) * 1000;
+    const windows: { window: string; from: number; to: number }[] = [];
     const marks: { event: string; at: number }[] = [];
-    const stream = pacedCalls(100, [...oneUpstream, ...oneUpstream]);
     const reload = async (both: boolean, event: string) => {
       const before = stderr.length;
       write(both);
-      marks.push({ event, at: stream.now() });
+      const signalled = now();
+      marks.push({ event, at: signalled });
       gateway.kill('SIGHUP');
       for (let i = 0; !stderr.slice(before).includes('SIGHUP: '); i++) {
-        if (i > 600) throw new Error('no reload line');
+        if (i > 3000) throw new Error('no reload line');
         await new Promise((resolve) => setTimeout(resolve, 10));
       }
-      marks.push({
-        event: `${event} done: ${stderr
-          .slice(before)
-          .split('\n')
-          .find((l) => l.startsWith('SIGHUP'))
-          ?.slice(0, 120)}`,
-        at: stream.now(),
-      });
+      const line = stderr
+        .slice(before)
+        .split('\n')
+        .find((l) => l.startsWith('SIGHUP'));
+      marks.push({ event: `${event} done: ${line?.slice(0, 120)}`, at: now() });
+      // The reload's window runs to 2 s after its log line (the old configuration closes meanwhile);
+      // then a window of the same length with no reload: the machine's own stalls in this run.
+      await new Promise((resolve) => setTimeout(resolve, 2000));
+      const quietFrom = now();
+      windows.push({ window: event, from: signalled, to: quietFrom });
+      await new Promise((resolve) => setTimeout(resolve, quietFrom - signalled));
+      windows.push({ window: `no reload, after ${event}`, from: quietFrom, to: now() });
     };
+    const stream = pacedCalls(100, [...oneUpstream, ...oneUpstream]);
+    const firstBase = now() - stream.now();
     await new Promise((resolve) => setTimeout(resolve, PHASE_MS));
+    windows.push({ window: 'no reload, before any', from: 1000, to: now() });
     await reload(true, 'reload: add mirror');
-    await new Promise((resolve) => setTimeout(resolve, PHASE_MS));
-    const firstCalls = await stream.stop();
+    const firstCalls = (await stream.stop()).map((c) => ({ ...c, startedAt: c.startedAt + firstBase }));
     const stream2 = pacedCalls(100, [...oneUpstream, ...twoUpstreams]);
+    const secondBase = now() - stream2.now();
     await new Promise((resolve) => setTimeout(resolve, PHASE_MS / 2));
-    const offset = firstCalls.length ? Math.max(...firstCalls.map((c) => c.startedAt)) + 100 : 0;
-    const reloadAt = stream2.now();
     await reload(false, 'reload: remove mirror');
-    await new Promise((resolve) => setTimeout(resolve, PHASE_MS));
-    const secondCalls = (await stream2.stop()).map((c) => ({ ...c, startedAt: c.startedAt + offset }));
-    marks[2]!.at = reloadAt + offset;
-    marks[3]!.at += offset;
+    const secondCalls = (await stream2.stop()).map((c) => ({ ...c, startedAt: c.startedAt + secondBase }));
     const calls = [...firstCalls, ...secondCalls];
-    const signals = marks.filter((m) => m.event.startsWith('reload:') && !m.event.includes('done')).map((m) => m.at);
+    const signals = marks.filter((m) => !m.event.includes(' done: ')).map((m) => m.at);
+    const stalls = readFileSync(probeFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { from: number; to: number; wallMs: number; cpuMs: number });
+    const stallsIn = ({ window, from, to }: (typeof windows)[number]) => {
+      const inside = stalls.filter((s) => s.to > hrtimeAt(from) && s.from < hrtimeAt(to));
+      return {
+        window,
+        lengthMs: round(to - from),
+        over40ms: inside.length,
+        longestWallMs: Math.max(0, ...inside.map((s) => s.wallMs)),
+        longestCpuMs: Math.max(0, ...inside.map((s) => s.cpuMs)),
+      };
+    };
     const summary = (selected: PacedCall[]) => {
       const sorted = selected.map((c) => c.latencyMs).sort((a, b) => a - b);
       const errors: Record<string, number> = {};
@@ -154,6 +187,7 @@ async function main(): Promise<void> {
       tree: root === here ? 'this tree' : root,
       loadavg: readFileSync('/proc/loadavg', 'utf8').trim(),
       marks: marks.map((m) => ({ ...m, at: round(m.at) })),
+      eventLoopStalls: windows.map(stallsIn),
       beforeAnyReload: summary(calls.filter((c) => c.startedAt < signals[0]! - 1000)),
       acrossAdd: summary(near(signals[0]!)),
       acrossRemove: summary(near(signals[1]!)),

@@ -127,6 +127,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       pinStore,
       // Names the old configuration served stay callable where the new one renames their tools.
       aliases: old.state.upstreamSet.aliasesForNext(next.naming.aliasTtlMs),
+      validators: { inputs: old.state.inputs, outputs: old.state.outputs },
     });
     // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).
     const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;

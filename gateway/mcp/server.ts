@@ -282,7 +282,9 @@ function noCursor(params: { cursor?: string } | undefined): void {
  * The capabilities advertised to callers: tools always (the gateway's own surfaces), the upstreams'
  * resources, prompts, completions and logging (upstream log messages are relayed on the call's stream).
  * listChanged is advertised to modern callers only, where the gateway relays upstream changes on
- * subscriptions/listen; stateless legacy callers have no stream. `resources.subscribe` is advertised to
+ * subscriptions/listen; stateless legacy callers have no stream. `tools.listChanged` always: the
+ * gateway's own tool list changes without any upstream saying so (a live reload that adds, removes or
+ * renames tools, an approved definition change). `resources.subscribe` is advertised to
  * legacy callers when an upstream declares it (resources/subscribe is forwarded), and to 2026-07-28
  * callers when an upstream can also deliver the updates to the gateway (UpstreamInfo.resourceUpdates):
  * their `resourceSubscriptions` on subscriptions/listen are then relayed.
@@ -301,7 +303,7 @@ function capabilitiesFor(info: UpstreamInfo | undefined, era: 'modern' | 'legacy
   if (era === 'modern' && info?.tasks?.modern) extensions[TASKS_EXTENSION] = {};
   return {
     ...(Object.keys(extensions).length ? { extensions: extensions as ServerCapabilities['extensions'] } : {}),
-    tools: listChanged(up.tools?.listChanged),
+    tools: listChanged(true),
     ...(up.resources ? { resources: { ...subscribe, ...listChanged(up.resources.listChanged) } } : {}),
     ...(up.prompts ? { prompts: listChanged(up.prompts.listChanged) } : {}),
     ...(up.completions ? { completions: {} } : {}),

@@ -12,7 +12,7 @@ import type { GatewayConfig } from '../../../config/types.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { pacedCalls } from '../../helpers/paced-calls.ts';
-import { messagesOf, post, rpc } from '../../helpers/raw-mcp.ts';
+import { followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
 
 const CONFORMANCE_CONFIG = new URL('../../../config/conformance.yaml', import.meta.url).pathname;
 const read = (name: string, text: string) => ({
@@ -104,6 +104,31 @@ describe('a live reload that adds, then removes, a second upstream', () => {
     // Every call reached alpha (none was answered by the gateway alone, none went to beta).
     expect(alpha.received.filter((r) => r.method === 'tools/call')).toHaveLength(calls.length);
     expect(beta.received.filter((r) => r.method === 'tools/call')).toHaveLength(0);
+  });
+
+  it('tells a 2026-07-28 caller listening for tool list changes that the list changed, on each reload', async () => {
+    // A listen stream is served by the configuration it was opened under: a reload notifies it, then
+    // completes it once that configuration retires, and the caller listens again (on the new one).
+    const listen = async () => {
+      const { headers, body } = rpc('modern', 'listen', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+      const stream = await openStream(`${gateway.url}/mcp`, body, headers);
+      expect(stream.statusCode).toBe(200);
+      const messages = followSse(stream);
+      const acknowledged = await messages.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
+      expect(acknowledged.params?.notifications).toEqual({ toolsListChanged: true });
+      return { stream, messages };
+    };
+    const changed = (m: { method?: string }) => m.method === 'notifications/tools/list_changed';
+    for (const upstreams of [[alpha, beta], [alpha]]) {
+      const { stream, messages } = await listen();
+      try {
+        expect(messages.seen.filter(changed)).toEqual([]);
+        await gateway.reload(config(upstreams));
+        await messages.waitFor(changed);
+      } finally {
+        stream.destroy();
+      }
+    }
   });
 
   it('gives an alias no precedence over a name the new configuration serves', async () => {
