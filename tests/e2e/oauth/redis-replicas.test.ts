@@ -76,7 +76,8 @@ describe.skipIf(!hasRedis)('two replicas sharing Redis', () => {
         }
       }
     }
-  });
+    // Two replicas started and 10 rounds of 20 refreshes: past the default 30 s at a load of 25 on 2 cores.
+  }, 180_000);
 
   it('writes every key with a TTL: clients, grants, codes, tokens, marks, sign-in pages', async () => {
     const [a] = replicas;
