@@ -142,6 +142,17 @@ describe('an OAuth grant in process', () => {
   it('offers every supported scope the key holds to a request naming none (RFC 6749 §3.3 default), where oidc-provider alone answered access_denied', async () => {
     const tokens = await signedInToken(gateway, { key: 'reader', secret: 'any', scope: '', grant: ['ledger:read', 'orders:read'] });
     expect(tokens.scope).toBe('ledger:read orders:read');
+    // A client registered with a scope (RFC 7591 §2) asks for that one: every supported scope would be invalid_scope.
+    const base = gateway.gatewayUrl;
+    const send = ((url: string | URL | Request, init: RequestInit = {}) => gateway.fetch(new Request(url, init))) as typeof fetch;
+    const { client_id } = await registerClient(base, { scope: 'orders:read' }, send);
+    const flow = await signInFlow(base, { clientId: client_id, key: 'reader', secret: 'any', scope: '', fetch: send });
+    const narrow = await tokenRequest(
+      base,
+      { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${base}/mcp` },
+      send,
+    );
+    expect(narrow.body.scope).toBe('orders:read');
   });
 
   it('lists this authorization server in the RFC 9728 documents', async () => {

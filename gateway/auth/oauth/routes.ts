@@ -28,12 +28,19 @@ export interface RouteDeps {
  * Behind a path prefix (an issuer `https://host/prefix`, the proxy stripping `/prefix`) every URL the
  * server writes carries the prefix (oidc-provider takes it as its mount path), and the discovery
  * documents also answer at RFC 8414 §3's `/.well-known/oauth-authorization-server/prefix`.
- * An authorization request without `scope` asks for every supported scope (RFC 6749 §3.3's pre-defined
- * default; the consent page offers those the key holds): oidc-provider would end it with access_denied.
+ * An authorization request without `scope` asks for the client's registered scope, else every supported
+ * one (RFC 6749 §3.3's pre-defined default; the consent page offers those the key holds): oidc-provider
+ * alone would end it with access_denied after consent.
  */
 export function authorizationServerRoutes(deps: RouteDeps): Middleware {
   const { provider, interaction, limiter, decide, prefix } = deps;
   const handleProvider = provider.callback() as (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** The scope a request naming none asks for: the client's registered `scope` (RFC 7591 §2, all it may ask for), else every supported one; none for an unknown client (oidc-provider refuses it). */
+  const defaultScope = async (clientId: string): Promise<string | undefined> => {
+    const client = clientId ? await provider.Client.find(clientId).catch(() => undefined) : undefined;
+    if (!client) return undefined;
+    return client.scope ?? (deps.supported.join(' ') || undefined);
+  };
   return async (ctx, next) => {
     const isInteraction = ctx.path.startsWith(INTERACTION_PREFIX);
     if (!isInteraction && !isAuthorizationServerPath(ctx.path, prefix)) return next();
@@ -67,10 +74,13 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
         return;
       }
     }
-    if (ctx.method === 'GET' && ctx.path === '/oauth/authorize' && !ctx.query.scope && deps.supported.length) {
-      const query = new URLSearchParams(ctx.querystring);
-      query.set('scope', deps.supported.join(' '));
-      ctx.req.url = `${ctx.path}?${query}`;
+    if (ctx.method === 'GET' && ctx.path === '/oauth/authorize' && !ctx.query.scope) {
+      const scope = await defaultScope(String(ctx.query.client_id ?? ''));
+      if (scope) {
+        const query = new URLSearchParams(ctx.querystring);
+        query.set('scope', scope);
+        ctx.req.url = `${ctx.path}?${query}`;
+      }
     }
     if (prefix) {
       const discovery = discoveryPath(ctx.path, prefix);
