@@ -24,7 +24,7 @@ import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordSpan, type RequestTrace } from '../obs/tracing.ts';
-import { describeBudget, requestCharge } from '../policy/rate-limits.ts';
+import { chargedMessages, describeBudget, requestCharge } from '../policy/rate-limits.ts';
 import type { RateDecision } from '../store/rate-limiter.ts';
 import { auditEdgeRefusal } from '../surfaces/tool-decision.ts';
 import { describeBreach } from '../checks/input-limits.ts';
@@ -116,10 +116,10 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       countMessages(metrics, surface.name, post.messages, 'error');
       auditEdgeRefusal(runtime, surface, authenticated, post.messages, { outcome, reason, started });
     };
-    const limited = await spendRequestBudget(runtime, authenticated.credential, post.messages.length);
+    const limited = await spendRequestBudget(runtime, authenticated.credential, chargedMessages(post.messages));
     if (limited) {
       refuse('rate_limited', 'rate_limited');
-      return tooManyRequests(ctx, limited);
+      return tooManyRequests(ctx, limited, post.id);
     }
     if (post.notARequest)
       return rejectAtEdge(ctx, 'invalid_request', `Invalid Request: the body is ${post.notARequest}, not a JSON-RPC request object`, post.id);
@@ -270,20 +270,22 @@ async function spendRequestBudget(
   credential: Credential,
   messages: number,
 ): Promise<Extract<RateDecision, { ok: false }> | undefined> {
+  if (messages === 0) return undefined;
   const charge = runtime.rateLimiter && requestCharge(runtime.config.rateLimits, credential.account ?? credential.digest, messages);
   if (!charge) return undefined;
   const decision = await runtime.rateLimiter!.consume([charge]);
   return decision.ok ? undefined : decision;
 }
 
-/** HTTP 429 with Retry-After in whole seconds (RFC 6585 §4, RFC 9110 §10.2.3), before anything is dispatched. */
-function tooManyRequests(ctx: Exchange, refused: Extract<RateDecision, { ok: false }>): void {
+/** HTTP 429 with Retry-After in whole seconds (RFC 6585 §4, RFC 9110 §10.2.3), before anything is dispatched; its JSON-RPC error carries the request's id when it could be read. */
+function tooManyRequests(ctx: Exchange, refused: Extract<RateDecision, { ok: false }>, id: PostDescription['id']): void {
   const seconds = Math.max(1, Math.ceil(refused.retryAfterMs / 1000));
   ctx.set('retry-after', String(seconds));
   rejectAtEdge(
     ctx,
     'rate_limited',
     `Too Many Requests: this account's ${refused.budget} budget (${describeBudget(refused.limit)}) is spent; retry after ${seconds} s`,
+    id,
   );
 }
 

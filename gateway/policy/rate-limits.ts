@@ -33,6 +33,18 @@ export interface ChargedTool {
  * per JSON-RPC message, so a 2025-03-26 batch of 100 costs what 100 POSTs do.
  * @param account - the keyed digest of the account behind the credential (auth/account.ts), whatever its form.
  */
+/**
+ * Methods that spend no `requests` point: discovery (2026-07-28 `server/discover`) and `ping` (basic/utilities/ping).
+ * A client that asks them before its work would otherwise read a spent budget as a failed negotiation
+ * (the v2 client reports a 429 on discovery as ERA_NEGOTIATION_FAILED), and they cost the gateway nothing upstream.
+ */
+const FREE_METHODS = new Set(['server/discover', 'ping']);
+
+/** How many of a POST's JSON-RPC messages spend a `requests` point: all but {@link FREE_METHODS}. */
+export function chargedMessages(messages: readonly Record<string, unknown>[]): number {
+  return messages.filter((m) => !(typeof m.method === 'string' && FREE_METHODS.has(m.method))).length;
+}
+
 export function requestCharge(limits: GatewayConfig['rateLimits'], account: string, messages = 1): BudgetCharge | undefined {
   return limits.requests ? { budget: 'requests', key: `requests:${account}`, limit: limits.requests, points: Math.max(1, messages) } : undefined;
 }

@@ -43,9 +43,9 @@ function list(credential: Record<string, string>): Promise<Response> {
   return gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...credential }, body: JSON.stringify(body) }));
 }
 
-/** A 2025-03-26 batch of `size` pings (the revision that has batches). */
-function batch(credential: Record<string, string>, size: number): Promise<Response> {
-  const body = Array.from({ length: size }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'ping' }));
+/** A 2025-03-26 batch (the revision that has batches) of `size` tools/list requests, or of `method`. */
+function batch(credential: Record<string, string>, size: number, method = 'tools/list'): Promise<Response> {
+  const body = Array.from({ length: size }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method }));
   return gateway.fetch(
     new Request(gateway.mcpUrl, {
       method: 'POST',
@@ -74,5 +74,22 @@ describe('the requests budget per account', () => {
     expect((await batch(carol, BUDGET - 1)).status).toBe(200);
     expect((await list(carol)).status).toBe(200);
     expect((await list(carol)).status).toBe(429);
+  });
+
+  it('spends nothing on ping or server/discover, so a spent budget never reads as a failed negotiation; a 429 names the request id', async () => {
+    const alice = { 'x-cpz-key': 'k_alice', 'x-cpz-secret': 'x' };
+    // Alice's budget is spent (above): a batch of pings and a discovery still answer.
+    expect((await batch(alice, 3, 'ping')).status).toBe(200);
+    const { headers, body } = rpc('modern', 'discover-1', 'server/discover');
+    delete headers['x-cpz-key'];
+    delete headers['x-cpz-secret'];
+    const discovered = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...alice }, body: JSON.stringify(body) }));
+    expect(discovered.status).toBe(200);
+    const { headers: h, body: b } = rpc('modern', 'call-7', 'tools/list');
+    delete h['x-cpz-key'];
+    delete h['x-cpz-secret'];
+    const refused = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...h, ...alice }, body: JSON.stringify(b) }));
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as { id: unknown }).id).toBe('call-7');
   });
 });
