@@ -81,15 +81,24 @@ export async function rpcMessage(
 }
 
 /**
- * Asserts an HTTP 401 with the RFC 6750 §3 challenge pointing at the RFC 9728 metadata of the surface
- * (`resource_metadata="<base>/.well-known/oauth-protected-resource<path>"`), `error="invalid_token"`
- * when a credential was sent, and a JSON-RPC error body (kind `unauthorized`): never a 200.
+ * Asserts an HTTP 401 with the RFC 6750 §3 challenge, `error="invalid_token"` when a credential was sent,
+ * and a JSON-RPC error body (kind `unauthorized`): never a 200. The challenge agrees with the surface's
+ * RFC 9728 document: where `<base>/.well-known/oauth-protected-resource<path>` is served (OAuth on offer)
+ * it points there (`resource_metadata`); where it is a 404 (OAuth off) it names a `realm` and no document.
  */
 export async function expectChallenge(response: Response, baseUrl: string, path: string, sentCredential = true): Promise<void> {
   const body = await response.text();
   expect({ status: response.status, body: body.slice(0, 300) }).toMatchObject({ status: 401 });
   const challenge = response.headers.get('www-authenticate') ?? '';
-  expect(challenge).toContain(`Bearer resource_metadata="${baseUrl}/.well-known/oauth-protected-resource${path}"`);
+  const metadataUrl = `${baseUrl}/.well-known/oauth-protected-resource${path}`;
+  const metadata = await fetch(metadataUrl);
+  await metadata.body?.cancel();
+  if (metadata.status === 200) expect(challenge).toContain(`Bearer resource_metadata="${metadataUrl}"`);
+  else {
+    expect(metadata.status).toBe(404);
+    expect(challenge).toMatch(/^Bearer realm="[^"]+"/);
+    expect(challenge).not.toContain('resource_metadata');
+  }
   if (sentCredential) expect(challenge).toContain('error="invalid_token"');
   expect(JSON.parse(body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32001, data: { kind: 'unauthorized' } } });
 }
