@@ -15,6 +15,7 @@ import type { InputBridge } from './upstream/input-bridge.ts';
 import type { TaskIndex } from './store/task-index.ts';
 import type { AuditLog } from './obs/audit.ts';
 import type { AuthDecisions } from './auth/decisions.ts';
+import type { Outcomes } from './obs/outcomes.ts';
 import type { Tracing } from './obs/tracing.ts';
 import type { RateLimiter } from './store/rate-limiter.ts';
 import type { PinGuard } from './catalog/pin-guard.ts';
@@ -59,10 +60,12 @@ export interface GatewayRuntime {
   readonly taskIndex: TaskIndex;
   /** OpenTelemetry spans (off unless configured). */
   readonly tracing: Tracing;
-  /** The audit trail of tool decisions (off unless `audit.destination` is set). */
+  /** The audit trail of tool decisions and refused requests (off unless `audit.destination` is set). */
   readonly audit: AuditLog;
   /** Records a sign-in or authorization server decision: audit line and OAuth counters (auth/decisions.ts). */
   readonly authDecisions: AuthDecisions;
+  /** Where every decision is reported once (obs/outcomes.ts): the metrics, the audit trail and the span subscribe. */
+  readonly outcomes: Outcomes;
   /** The rate budgets' counters; undefined when no budget is configured. */
   readonly rateLimiter?: RateLimiter;
   /** Set when a graceful shutdown begins its drain (gateway.ts): `/readyz` answers 503 `draining` from then on. */

@@ -32,6 +32,7 @@ import { UpstreamClient } from './upstream/client.ts';
 import { InflightCalls } from './upstream/inflight-calls.ts';
 import { createOAuth } from './auth/oauth/index.ts';
 import { credentialDigest } from './auth/credentials.ts';
+import { createOutcomes, gatewaySubscribers } from './obs/outcomes.ts';
 import { createAuditLog } from './obs/audit.ts';
 import { createTracing } from './obs/tracing.ts';
 import { accountBudgets, anyBudget } from './policy/rate-limits.ts';
@@ -248,6 +249,8 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     audit,
     authDecisions: authDecisions({ audit, metrics }),
     pins,
+    // Every decision reported once; the metrics, the audit trail and the request span subscribe.
+    outcomes: createOutcomes(gatewaySubscribers(metrics, audit)),
     rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, cache: config.cache, metrics, log }) : undefined,
     draining: false,
   };

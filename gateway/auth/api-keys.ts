@@ -16,6 +16,8 @@ export interface ApiKeyMatch {
  */
 export class ApiKeySource {
   private readonly byDigest = new Map<string, ApiKeyMatch>();
+  /** The key ids of the key pairs (ids only, never secrets): a refused pair names one of them, or none. */
+  private readonly keyIds = new Set<string>();
 
   /**
    * @param apiKeys - as loaded (secrets already read from the environment by config/load.ts).
@@ -29,6 +31,7 @@ export class ApiKeySource {
     for (const apiKey of apiKeys) {
       const match: ApiKeyMatch = { name: apiKey.name, scopes: [...new Set(apiKey.scopes)].sort() };
       this.byDigest.set(credentialDigest(this.headersOf(apiKey), key), match);
+      if (apiKey.key !== undefined) this.keyIds.add(apiKey.key);
     }
   }
 
@@ -49,6 +52,12 @@ export class ApiKeySource {
     const byPair = this.byDigest.get(credentialDigest(pair, this.key));
     const byToken = this.byDigest.get(credentialDigest({ authorization: authorization! }, this.key));
     return byPair && byPair === byToken ? byPair : undefined;
+  }
+
+  /** Whether a credential this source does not know names one of its key ids with another secret (for the audit trail's reason). */
+  wrongSecret(credential: Credential): boolean {
+    const id = credential.headers[this.credentials.keyHeader.toLowerCase()];
+    return id !== undefined && this.keyIds.has(id) && this.resolve(credential) === undefined;
   }
 
   private headersOf(apiKey: ApiKeyConfig): Record<string, string> {

@@ -23,7 +23,16 @@ export type SourceVerdict =
 export interface CredentialSource {
   readonly name: 'api_keys' | 'scope_endpoint' | (string & {});
   resolve(credential: Credential, requestId?: string): SourceVerdict | undefined | Promise<SourceVerdict | undefined>;
+  /** Whether a credential it does not know names one of its own keys with a wrong secret (only the config's keys can tell). */
+  wrongSecret?(credential: Credential): boolean;
 }
+
+/**
+ * Why a credential was refused, for the audit trail only (the caller's answer does not say): none sent,
+ * an OAuth bearer token that is not valid, a configured key with a wrong secret, a credential no source
+ * knows, or one the scope endpoint refused (it does not say whether the key or the secret was wrong).
+ */
+export type RefusalCause = 'no_credential' | 'invalid_token' | 'wrong_secret' | 'unknown_credential' | 'refused_by_scope_endpoint';
 
 /**
  * The caller's standing once authenticated:
@@ -47,7 +56,7 @@ export type Standing =
 /** The outcome of {@link Authenticator.authenticate} for one HTTP request. */
 export type Authentication =
   | { kind: 'authenticated'; credential: Credential; standing: Standing; source: string }
-  | { kind: 'invalid'; reason: 'missing' | 'refused'; description?: string }
+  | { kind: 'invalid'; reason: 'missing' | 'refused'; cause: RefusalCause; description?: string }
   /** The credential could not be checked now (an OAuth token's store is unreachable): 503 with Retry-After, never 401. */
   | { kind: 'unavailable'; description: string };
 
@@ -95,11 +104,11 @@ export class Authenticator {
     if (!credential) {
       return this.config.anonymous
         ? { kind: 'authenticated', credential: ANONYMOUS, standing: { kind: 'scopes', scopes: [], validUntil: Infinity }, source: 'anonymous' }
-        : { kind: 'invalid', reason: 'missing' };
+        : { kind: 'invalid', reason: 'missing', cause: 'no_credential' };
     }
     if (exchange && credential.headers.authorization) {
       const outcome = await exchange(credential);
-      if (outcome.kind === 'invalid') return { kind: 'invalid', reason: 'refused', description: outcome.description };
+      if (outcome.kind === 'invalid') return { kind: 'invalid', reason: 'refused', cause: 'invalid_token', description: outcome.description };
       if (outcome.kind === 'unavailable') return outcome;
       if (outcome.kind === 'credential') credential = outcome.credential;
     }
@@ -116,10 +125,21 @@ export class Authenticator {
       return { kind: 'authenticated', credential: this.withAccount(credential), standing, source: credential.granted ? 'oauth' : 'none' };
     }
     const found = await this.firstVerdict(credential, requestId);
-    if (!found) return { kind: 'invalid', reason: 'refused' };
+    if (!found) {
+      const cause = this.sources.some((source) => source.wrongSecret?.(credential)) ? 'wrong_secret' : 'unknown_credential';
+      return { kind: 'invalid', reason: 'refused', cause };
+    }
     // Least privilege for OAuth tokens: the grant narrows what the source says (scope-cache.ts).
     const verdict = narrowToGrant(found.verdict, credential);
-    if (verdict.kind === 'unauthorized') return { kind: 'invalid', reason: 'refused' };
+    if (verdict.kind === 'unauthorized') {
+      const cause =
+        found.source === 'scope_endpoint'
+          ? 'refused_by_scope_endpoint'
+          : this.sources.some((s) => s.wrongSecret?.(credential))
+            ? 'wrong_secret'
+            : 'unknown_credential';
+      return { kind: 'invalid', reason: 'refused', cause };
+    }
     if (verdict.kind === 'scopes') {
       const standing: Standing = { kind: 'scopes', scopes: verdict.scopes, ...validity(verdict.validUntil) };
       return { kind: 'authenticated', credential: this.withAccount(credential, verdict.account), standing, source: found.source };
@@ -175,6 +195,7 @@ export function apiKeySource(keys: ApiKeySource): CredentialSource | undefined {
       // A config key's scopes change only with the configuration (a reload builds a new runtime); each config key is one account.
       return match && { kind: 'scopes', scopes: match.scopes, validUntil: Infinity, account: `api-key:${match.name}` };
     },
+    wrongSecret: (credential) => keys.wrongSecret(credential),
   };
 }
 

@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from '../../config/types.ts';
+import type { CredentialForm } from '../obs/audit.ts';
 
 /**
  * A caller's credential as presented, normalised: the headers to forward upstream, and the keyed digest
@@ -69,6 +70,23 @@ export function extractCredential(
     digest: credentialDigest(forwarded, key),
     ...(previousKey ? { previousDigest: credentialDigest(forwarded, previousKey) } : {}),
   };
+}
+
+/**
+ * The form of credential request headers present, never its value (audit lines name it): none of the
+ * credential headers, a complete key pair, an `Authorization: Bearer` token (whether or not `bearer` is
+ * on), both, or `incomplete` (a key without its secret or the reverse, a header sent twice, an
+ * Authorization header that is no bearer token).
+ */
+export function credentialForm(headers: IncomingHttpHeaders, config: GatewayConfig['credentials']): CredentialForm {
+  const keyName = config.keyHeader.toLowerCase();
+  const secretName = config.secretHeader.toLowerCase();
+  const sent = (name: string) => headers[name] !== undefined;
+  if (!sent('authorization') && !sent(keyName) && !sent(secretName)) return 'none';
+  const bearer = sent('authorization') ? BEARER.test(single(headers.authorization) ?? '') : undefined;
+  const pair = sent(keyName) || sent(secretName) ? Boolean(single(headers[keyName]) && single(headers[secretName])) : undefined;
+  if (bearer === false || pair === false) return 'incomplete';
+  return bearer && pair ? 'key_pair_and_bearer' : bearer ? 'bearer' : 'key_pair';
 }
 
 /**

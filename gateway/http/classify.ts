@@ -1,6 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isPlainObject } from '../wire/jsonrpc.ts';
-import { plainRequest, revisionClaim, routeOf, standardHeaderRejection, type LadderRejection, type PlainRequest } from '../wire/requests.ts';
+import {
+  legacyAcceptRejection,
+  plainRequest,
+  revisionClaim,
+  routeOf,
+  standardHeaderRejection,
+  type LadderRejection,
+  type PlainRequest,
+} from '../wire/requests.ts';
 import { FIRST_REVISION_WITHOUT_BATCHES, SERVED_REVISIONS, servedEra, type Era } from '../wire/revisions.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
@@ -57,7 +65,11 @@ export interface PostDescription {
    * would answer it.
    */
   readonly ladderRejection?: LadderRejection;
-  /** A 2026-07-28 request whose SEP-2243 standard headers disagree with its body (-32020: wire/requests.ts `standardHeaderRejection`). */
+  /**
+   * A 2026-07-28 request whose SEP-2243 standard headers disagree with its body (-32020: wire/requests.ts
+   * `standardHeaderRejection`), or a 2025-era one with an Accept the SDK's 2025 leg refuses (406:
+   * `legacyAcceptRejection`).
+   */
   readonly headerRejection?: LadderRejection;
   /**
    * The revision the request asks for when the gateway serves no such revision: a single message's
@@ -108,7 +120,12 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   // A plain request is routed as the fast path reads it; anything else as the SDK's entry does.
   const route = plain ? { era: plain.era } : invalid === undefined ? routeOf(body, headers) : undefined;
   const served = route && 'era' in route ? route : undefined;
-  const headerRejection = served?.era === 'modern' && 'request' in served && served.request ? standardHeaderRejection(headers, served.request) : undefined;
+  const headerRejection =
+    served?.era === 'modern' && 'request' in served && served.request
+      ? standardHeaderRejection(headers, served.request)
+      : served?.era === 'legacy' && !plain
+        ? legacyAcceptRejection(headers)
+        : undefined;
   return {
     body,
     ...(invalid ? { notARequest: invalid } : {}),

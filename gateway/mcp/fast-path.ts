@@ -1,9 +1,9 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
-import { countMessage, methodLabel } from './message-metrics.ts';
+import { reportMessage } from './message-metrics.ts';
 import { dispatch, guarded, toolsListing, type DispatchContext, type RequestView, type Surface } from './server.ts';
-import { dispatchRuntimeOf } from './types.ts';
+import { dispatchRuntimeOf, type CallTarget } from './types.ts';
 import { ERROR_CODE, errorResponse, inBandErrorStatus } from '../wire/jsonrpc.ts';
 import type { PlainRequest } from '../wire/requests.ts';
 import { callToolAnswer, errorCodeFor, projectionFor, toolsListAnswer } from '../wire/server-codec.ts';
@@ -35,11 +35,12 @@ export async function answerPlainRequest(
   surface: Surface,
   authenticated: AuthenticatedRequest,
   plain: PlainRequest,
+  target?: CallTarget,
 ): Promise<boolean> {
   const info = await runtime.upstreamSet.describe({ credential: authenticated.credential, requestId: authenticated.requestId }).catch(() => undefined);
   if (!info || (plain.method === 'tools/call' && info.capabilities.logging !== undefined)) return false;
 
-  const { metrics, log } = runtime;
+  const { log } = runtime;
   const aborter = new AbortController();
   let answered = false;
   let callerLeft = false;
@@ -73,8 +74,9 @@ export async function answerPlainRequest(
       return requestLog(log, authenticated.requestId);
     },
     ...(stream ? { callerStream: stream.write } : {}),
+    ...(target ? { target } : {}),
   };
-  const labels = { endpoint: surface.name, era: plain.era, method: methodLabel(plain.method) };
+  const labels = { endpoint: surface.name, era: plain.era };
   // The SDK's 2025 leg has sent its 200 and SSE headers before the handler runs (the access log sees 200 even if the caller leaves).
   if (plain.era === 'legacy') ctx.status = 200;
   // The JSON-RPC message in pieces: a tools/list answer keeps the listing's cached bytes as one piece.
@@ -101,7 +103,7 @@ export async function answerPlainRequest(
   }
   answered = true;
   // A caller that went away got no answer: an error, as the SDK path counts an exchange closed without one.
-  countMessage(metrics, labels, callerLeft ? 'error' : outcome);
+  reportMessage(runtime.outcomes, labels, plain.method, callerLeft ? 'error' : outcome);
   if (stream?.opened()) stream.end(sseMessageEvent(message));
   else if (plain.era === 'legacy') {
     // The SDK's stateless 2025 leg answers every request as one SSE `message` event.

@@ -1,12 +1,21 @@
-import type { FetchLikeMcpHandler } from '@modelcontextprotocol/node';
-import { PROTOCOL_VERSION_META_KEY, Server, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
-import type { GatewayMetrics } from '../obs/metrics.ts';
+import {
+  ProtocolError,
+  Server,
+  type JSONRPCNotification,
+  type JSONRPCRequest,
+  type MessageExtraInfo,
+  type Result,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import type { Outcomes } from '../obs/outcomes.ts';
 import type { SurfaceName } from './types.ts';
-import { isPlainObject } from '../wire/jsonrpc.ts';
+import { ERROR_CODE } from '../wire/jsonrpc.ts';
+import { sdkRefusesBeforeDispatch } from '../wire/sdk-codec.ts';
+import { MODERN_TASK_METHODS } from '../upstream/types.ts';
+import type { Era } from '../wire/revisions.ts';
 
-type Era = 'modern' | 'legacy';
 type Outcome = 'ok' | 'error';
-type RequestId = string | number;
+type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
 /**
  * The `method` label's values: the client-to-server requests and notifications of the revisions the
@@ -46,15 +55,6 @@ export function methodLabel(method: unknown): string {
   return typeof method === 'string' && MCP_METHODS.has(method) ? method : 'unknown';
 }
 
-/**
- * Counts one MCP message in `mcp_requests_total`: the only place that increments it. Callers: the
- * {@link MeteredServer} (messages a server instance handled), {@link countMessages} (messages answered
- * at the edge or by the SDK before dispatch) and the fast path (fast-path.ts).
- */
-export function countMessage(metrics: GatewayMetrics, labels: MessageLabels & { method: string }, outcome: Outcome): void {
-  metrics.mcpRequests.inc({ endpoint: labels.endpoint, era: labels.era, method: labels.method, outcome });
-}
-
 /** Labels `mcp_requests_total` needs besides method and outcome. */
 export interface MessageLabels {
   endpoint: SurfaceName;
@@ -62,124 +62,24 @@ export interface MessageLabels {
 }
 
 /**
- * The messages of one POST a server instance received, filled by {@link MeteredServer} and read by
- * {@link withMessageCounting} once the exchange is answered (which counts only the others). Handed
- * from the one to the other through the SDK's pass-through `authInfo.extra.dispatched`.
+ * Reports one MCP message answered (obs/outcomes.ts; `mcp_requests_total` subscribes). Callers: the
+ * fast path, the server instance of the SDK path (gateway-server.ts), and the edge for what the SDK
+ * answers without dispatching ({@link answeredWithoutDispatch}); the edge's own refusals are reported
+ * as refusals (mcp/admission.ts `reportRefusal`).
  */
-export type DispatchRecord = string[];
-
-/** The dispatch record an AuthInfo carries (see {@link withMessageCounting}). */
-export function dispatchRecordOf(authInfo: { extra?: Record<string, unknown> } | undefined): DispatchRecord | undefined {
-  return authInfo?.extra?.dispatched as DispatchRecord | undefined;
+export function reportMessage(outcomes: Outcomes, labels: MessageLabels, method: unknown, outcome: Outcome): void {
+  outcomes.emit({ kind: 'message', endpoint: labels.endpoint, era: labels.era, method: methodLabel(method), outcome });
 }
 
 /**
- * A low-level Server that counts every message its exchange handles in `mcp_requests_total`: each
- * request once, when its response is sent (outcome `error` for a JSON-RPC error, whichever layer
- * produced it: our handlers, the SDK's built-in initialize/ping/server/discover, its -32601 for an
- * unknown method), or as `error` when the exchange closes without one (the caller went away); each
- * notification when it arrives (`ok`). It only observes: messages pass unchanged. Messages it received
- * are noted in its {@link DispatchRecord}, so {@link withMessageCounting} counts only the rest.
+ * Whether the SDK answers a message handed to it without dispatching it to any handler of a server
+ * instance, so no instance reports it (gateway-server.ts): `subscriptions/listen` (its listen router), and a
+ * request of a method the era does not have (-32601 before any handler is looked up). The edge reports
+ * these once the SDK has answered.
  */
-export class MeteredServer extends Server {
-  constructor(
-    info: ConstructorParameters<typeof Server>[0],
-    options: ConstructorParameters<typeof Server>[1],
-    private readonly metrics: GatewayMetrics,
-    protected readonly labels: MessageLabels,
-    private readonly dispatched?: DispatchRecord,
-  ) {
-    super(info, options);
-  }
-
-  override async connect(transport: Transport): Promise<void> {
-    const pending = new Map<RequestId, string>();
-    const count = (method: string, outcome: Outcome) => countMessage(this.metrics, { ...this.labels, method }, outcome);
-    const send = transport.send.bind(transport);
-    transport.send = (message, options) => {
-      const answered = responseOf(message);
-      const method = answered && pending.get(answered.id);
-      if (answered && method !== undefined) {
-        pending.delete(answered.id);
-        count(method, answered.outcome);
-      }
-      return send(message, options);
-    };
-    await super.connect(transport);
-    const onmessage = transport.onmessage;
-    transport.onmessage = (message, extra) => {
-      if ('method' in message) {
-        const method = methodLabel(message.method);
-        this.dispatched?.push(dispatchKey(message.method, 'id' in message ? message.id : undefined));
-        if ('id' in message && (typeof message.id === 'string' || typeof message.id === 'number')) pending.set(message.id, method);
-        else count(method, 'ok');
-      }
-      onmessage?.(message, extra);
-    };
-    const onclose = transport.onclose;
-    transport.onclose = () => {
-      for (const method of pending.values()) count(method, 'error');
-      pending.clear();
-      onclose?.();
-    };
-  }
-}
-
-/**
- * Wraps the SDK handler so messages answered before any server instance saw them are counted too:
- * the SDK's entry rejections (unsupported revision -32022, header checks, missing client capabilities,
- * a malformed message) and `subscriptions/listen` (served by the SDK's listen router). Their outcome is
- * the HTTP status: below 400 is `ok`.
- */
-export function withMessageCounting(handler: FetchLikeMcpHandler, endpoint: SurfaceName, metrics: GatewayMetrics): FetchLikeMcpHandler {
-  return {
-    fetch: async (request, options) => {
-      const dispatched: DispatchRecord = [];
-      const authInfo = options?.authInfo && { ...options.authInfo, extra: { ...options.authInfo.extra, dispatched } };
-      const response = await handler.fetch(request, authInfo ? { ...options, authInfo } : options);
-      if (request.method === 'POST') {
-        const unseen = messagesOf(options?.parsedBody).filter((m) => {
-          const at = dispatched.indexOf(dispatchKey(m.method, m.id));
-          if (at < 0) return true;
-          dispatched.splice(at, 1);
-          return false;
-        });
-        countMessages(metrics, endpoint, unseen, response.status < 400 ? 'ok' : 'error');
-      }
-      return response;
-    },
-  };
-}
-
-/** Counts messages the edge answered itself (refused before the SDK), or that the SDK answered before dispatch. */
-export function countMessages(metrics: GatewayMetrics, endpoint: SurfaceName, messages: readonly Record<string, unknown>[], outcome: Outcome): void {
-  for (const message of messages) {
-    // A posted JSON-RPC response (a client answering the server) is not a request or notification.
-    if (message.method === undefined && ('result' in message || 'error' in message)) continue;
-    countMessage(metrics, { endpoint, era: eraOf(message), method: methodLabel(message.method) }, outcome);
-  }
-}
-
-/** The JSON-RPC messages of a parsed body (one object or a batch array); anything else is none. */
-export function messagesOf(body: unknown): Record<string, unknown>[] {
-  const list: unknown[] = Array.isArray(body) ? body : [body];
-  return list.filter(isPlainObject);
-}
-
-/** A message's era as the SDK classifies it: a `_meta` protocol-version claim makes it modern. */
-function eraOf(message: { params?: unknown }): Era {
-  const meta = (message.params as { _meta?: Record<string, unknown> } | undefined)?._meta;
-  return meta && typeof meta === 'object' && meta[PROTOCOL_VERSION_META_KEY] !== undefined ? 'modern' : 'legacy';
-}
-
-function dispatchKey(method: unknown, id: unknown): string {
-  return `${String(method)}\u0000${typeof id}\u0000${String(id)}`;
-}
-
-/** The id and outcome of a JSON-RPC response (result or error); undefined for requests and notifications. */
-function responseOf(message: JSONRPCMessage): { id: RequestId; outcome: Outcome } | undefined {
-  if ('method' in message || !('id' in message)) return undefined;
-  const id = message.id;
-  if (typeof id !== 'string' && typeof id !== 'number') return undefined;
-  return { id, outcome: 'error' in message ? 'error' : 'ok' };
+export function answeredWithoutDispatch(era: Era, message: Record<string, unknown>): boolean {
+  if (!('id' in message) || typeof message.method !== 'string') return false;
+  // The tasks extension's methods are always registered for 2026-07-28 callers (mcp/server.ts).
+  const registered = era === 'modern' && MODERN_TASK_METHODS.includes(message.method as never);
+  return message.method === 'subscriptions/listen' || sdkRefusesBeforeDispatch(era, message.method, registered);
 }

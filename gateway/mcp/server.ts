@@ -4,8 +4,11 @@ import { authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
 import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
+import { callTargetOf } from './admission.ts';
+import { requesterOf } from '../surfaces/tool-decision.ts';
 import { CACHE_HINTS, GATEWAY_SERVER_INFO, modernToolsListFields } from '../wire/server-codec.ts';
-import { dispatchRecordOf } from './message-metrics.ts';
+import { ProtocolError } from '@modelcontextprotocol/server';
+import { ERROR_CODE } from '../wire/jsonrpc.ts';
 import { mergeExtensions } from '../catalog/extensions.ts';
 import { cancelTask, getTask, listTasks, requireTasksDeclared, taskResult, updateTask } from '../surfaces/tasks.ts';
 import * as z from 'zod/v4';
@@ -16,7 +19,7 @@ import { answeredAsJson, dispatchRuntimeOf, type DispatchContext, type ProjectCa
 import type { Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
-import { LIST_ITEMS, TASKS_EXTENSION, type ListMethod, type TaskMethod, type UpstreamInfo } from '../upstream/types.ts';
+import { LIST_ITEMS, MODERN_TASK_METHODS, TASKS_EXTENSION, type ListMethod, type TaskMethod, type UpstreamInfo } from '../upstream/types.ts';
 import type { RoutedMethod } from '../catalog/upstream-set.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
@@ -121,21 +124,26 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
         // The one table of cache hints (wire.ts); the fast path writes the same tools/list hint.
         cacheHints: CACHE_HINTS,
       },
-      runtime.metrics,
-      { endpoint: surface.name, era },
-      dispatchRecordOf(authInfo),
+      { outcomes: runtime.outcomes, labels: { endpoint: surface.name, era }, requester: requesterOf(authenticated, undefined) },
     );
     const caller = createCaller(runtime, authenticated, era);
+    // The tools/call target the edge's admission resolved, for the arm to reuse (mcp/admission.ts).
+    const target = callTargetOf(authInfo);
     // The SDK codec's own projection, as the fast path's (wire/server-codec.ts projectionFor).
     const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
     // The stateless 2025 leg answers on the POST's SSE stream, unless the answer is collapsed to JSON (legacy-json.ts).
     const streamed = era === 'legacy' && !answeredAsJson(authInfo);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
       if (SERVED[method](capabilities, era))
-        register(server, method, { runtime: arms, surface, caller, project }, runtime.log, authenticated.requestId, streamed);
+        register(server, method, { runtime: arms, surface, caller, project, ...(target ? { target } : {}) }, runtime.log, authenticated.requestId, streamed);
     }
-    for (const method of taskMethodsServed(capabilities, era))
-      registerTaskMethod(server, method, { runtime: arms, surface, caller, project }, runtime.log, authenticated.requestId);
+    const served = taskMethodsServed(capabilities, era);
+    for (const method of served) registerTaskMethod(server, method, { runtime: arms, surface, caller, project }, runtime.log, authenticated.requestId);
+    // The extension's methods reach a handler on 2026-07-28 only when one is registered (the SDK answers
+    // -32601 first otherwise, before any server instance could report the message): registered always,
+    // answering exactly that when the extension is not served.
+    if (era === 'modern')
+      for (const method of MODERN_TASK_METHODS.filter((m) => !served.includes(m))) server.setRequestHandler(method, { params: TASK_PARAMS }, notServed);
     return server;
   };
 }
@@ -148,7 +156,7 @@ function register<M extends GatewayMethod>(
   requestId: string,
   streamed: boolean,
 ): void {
-  // mcp_requests_total is counted for every message by the MeteredServer, not here.
+  // mcp_requests_total: every message is reported by the GatewayServer, not here.
   server.setRequestHandler(method, (request, ctx) =>
     dispatch(method, request, {
       ...base,
@@ -184,13 +192,18 @@ const TASK_ARMS: Record<TaskMethod, (d: DispatchContext, params: Record<string, 
 };
 const TASK_PARAMS = z.looseObject({ taskId: z.string().optional(), cursor: z.string().optional() });
 
+/** The SDK's own answer to a method nobody serves. */
+const notServed = async (): Promise<never> => {
+  throw new ProtocolError(ERROR_CODE.methodNotFound, 'Method not found');
+};
+
 /** The task methods served to this caller: the form of its era, when an upstream serves that form (capabilitiesFor). */
 function taskMethodsServed(capabilities: ServerCapabilities, era: 'modern' | 'legacy'): TaskMethod[] {
   if (era === 'legacy') {
     const tasks = (capabilities as { tasks?: { cancel?: unknown } }).tasks;
     return tasks ? ['tasks/get', 'tasks/result', 'tasks/list', ...(tasks.cancel ? (['tasks/cancel'] as const) : [])] : [];
   }
-  return capabilities.extensions?.[TASKS_EXTENSION] !== undefined ? ['tasks/get', 'tasks/update', 'tasks/cancel'] : [];
+  return capabilities.extensions?.[TASKS_EXTENSION] !== undefined ? [...MODERN_TASK_METHODS] : [];
 }
 
 function registerTaskMethod(server: Server, method: TaskMethod, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger, requestId: string): void {

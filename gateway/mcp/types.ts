@@ -1,5 +1,7 @@
 import type { CallToolResult, InputRequiredResult, ServerContext } from '@modelcontextprotocol/server';
+import type { Catalog } from '../catalog/catalog.ts';
 import type { Listing } from '../catalog/listing.ts';
+import type { Access } from '../policy/visibility.ts';
 import type { Logger } from '../obs/log.ts';
 import type { Caller, VisibleCatalog } from '../policy/caller.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
@@ -9,7 +11,7 @@ import type { StreamWriter } from '../upstream/input-bridge.ts';
 export type ToolCallAnswer = CallToolResult | InputRequiredResult;
 
 export type { SurfaceName } from '../policy/tool-resolution.ts';
-import type { SurfaceName } from '../policy/tool-resolution.ts';
+import type { SurfaceName, ToolResolution } from '../policy/tool-resolution.ts';
 
 /**
  * The parts of the SDK's per-request context (`ServerContext.mcpReq`) the arms read: the request's id
@@ -45,6 +47,7 @@ export type DispatchRuntime = Pick<
   | 'inflightCalls'
   | 'inputBridge'
   | 'audit'
+  | 'outcomes'
   | 'rateLimiter'
   | 'digestKey'
   | 'previousDigestKey'
@@ -68,6 +71,7 @@ export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
       inflightCalls,
       inputBridge,
       audit,
+      outcomes,
       rateLimiter,
       digestKey,
       previousDigestKey,
@@ -84,6 +88,7 @@ export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
       inflightCalls,
       inputBridge,
       audit,
+      outcomes,
       rateLimiter,
       digestKey,
       ...(previousDigestKey ? { previousDigestKey } : {}),
@@ -92,6 +97,20 @@ export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
     dispatchRuntimes.set(runtime, view);
   }
   return view;
+}
+
+/**
+ * What a POST's single tools/call names, resolved once by the admission step (mcp/admission.ts) for the
+ * caller on its surface; the arm reuses it instead of resolving the name again.
+ */
+export interface CallTarget {
+  /** `direct`, or through the compact surface's `call_tool` (then `name` is its target's). */
+  readonly via: 'direct' | 'call_tool';
+  readonly name: string;
+  /** The catalogue and access it was resolved in: the arm reuses it only if it reads the same catalogue. */
+  readonly catalog: Catalog;
+  readonly access: Access;
+  readonly resolution: ToolResolution;
 }
 
 /** Everything one dispatched request can read: what the arms need of the runtime, the caller, its request. */
@@ -109,6 +128,8 @@ export interface DispatchContext {
    * requests and answers collapsed to JSON (http/legacy-json.ts).
    */
   readonly callerStream?: StreamWriter;
+  /** The request's tools/call target as admission resolved it (mcp/admission.ts), when it is one. */
+  readonly target?: CallTarget;
 }
 
 /** The minimal view of a JSON-RPC message the edge has parsed. */

@@ -3,12 +3,16 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import type { GatewayConfig } from '../../config/types.ts';
 
 /**
- * The audit trail (issue 17): one JSON line per tool decision (and one per sign-in or OAuth endpoint
- * decision, {@link AuthDecision}), on its own destination (a file, stdout
- * or stderr, through its own pino logger), never mixed into the access log. Every tools/call the
- * gateway decides is recorded: direct calls, call_tool dispatches, and refusals of any kind (out of
- * scope, a write through call_tool, invalid arguments, rate limited, unknown tool), so every
- * state-changing call shows up whether it ran or not.
+ * The audit trail (issues 17, 28): one JSON line per tool decision and per refused request (and one per
+ * sign-in or OAuth endpoint decision, {@link AuthDecision}), on its own destination (a file, stdout or
+ * stderr, through its own pino logger), never mixed into the access log.
+ * Every tools/call the gateway decides is recorded (`"event":"tool_decision"`): direct calls, call_tool
+ * dispatches, and refusals of any kind (out of scope, a write through call_tool, invalid arguments, rate
+ * limited, unknown tool, refused at the edge), so every state-changing call shows up whether it ran or
+ * not. Every other MCP request the gateway refuses is one `"event":"request_refused"` line: a refused
+ * credential (with its form and the reason, never the secret), a body or message refused at the edge,
+ * a spent budget, a scope lookup down; a batch refused as a whole is one line per message. The MCP
+ * lines are written by subscribing to the gateway's outcome events (obs/outcomes.ts).
  *
  * What an event holds ({@link AuditEvent}): time, request id, trace id, a keyed digest of the
  * credential and of the arguments (HMAC-SHA-256 under `audit.digestKey`, so neither can be recovered
@@ -24,6 +28,8 @@ export interface AuditLog {
   record(decision: ToolDecision): void;
   /** One decision of the authorization server or another sign-in (an `auth_decision` line; gateway/auth/decisions.ts). */
   recordAuth(decision: AuthDecision): void;
+  /** One line for a request (or one message of it) refused before dispatch that is no tools/call. */
+  refused(refusal: RequestRefusal): void;
   /** Notes what one search_tools answer returned (exposed names, best first), for {@link AuditEvent.foundBySearch}. */
   noteSearch(search: { credentialDigest: string; requestId?: string; names: readonly string[] }): void;
   /** Records a change of a pinned tool definition, or an approval (a `tool_definition_change` line). */
@@ -87,6 +93,13 @@ export interface DefinitionChange {
   via?: string;
 }
 
+/**
+ * The form of credential a request presented, never its value: no credential headers, a complete key
+ * pair (`credentials.keyHeader` and `secretHeader`), an `Authorization: Bearer` token, both, or
+ * something incomplete or malformed (a key without its secret, a header sent twice, another scheme).
+ */
+export type CredentialForm = 'none' | 'key_pair' | 'bearer' | 'key_pair_and_bearer' | 'incomplete';
+
 /** The decision as the dispatch layer knows it; the audit log adds time and digests. */
 export interface ToolDecision {
   requestId?: string;
@@ -111,6 +124,9 @@ export interface ToolDecision {
   durationMs: number;
   /** The budget that refused a `rate_limited` call. */
   budget?: string;
+  /** A call refused at the HTTP edge, before dispatch: the status it was answered with, and the credential's form. */
+  status?: number;
+  credentialForm?: CredentialForm;
 }
 
 /**
@@ -134,23 +150,50 @@ export interface AuthDecision {
   grantType?: string;
 }
 
-/** One line of the audit file (after `"event":"tool_decision"`). */
+/** A request, or one message of it that is no tools/call, refused before dispatch. */
+export interface RequestRefusal {
+  requestId?: string;
+  traceId?: string;
+  /** The credential's gateway digest, when one was presented in full (keyed again before it is written). */
+  credentialDigest?: string;
+  credentialForm: CredentialForm;
+  client?: { name?: string; version?: string };
+  surface: string;
+  /** The JSON-RPC method, when a message was read (the bounded label: message-metrics.ts). */
+  method?: string;
+  outcome: AuditOutcome;
+  /** Why: the gateway's error kind, the SDK ladder's cell, or the credential's refusal reason. */
+  reason: string;
+  budget?: string;
+  /** The HTTP status it was answered with. */
+  status: number;
+  durationMs: number;
+}
+
+/** One line of the audit file (`event` first: the kind of line). */
 export interface AuditEvent {
+  event: 'tool_decision' | 'request_refused';
   time: string;
   requestId?: string;
   traceId?: string;
-  credential: string;
+  /** The keyed digest of the credential; absent when none was presented in full. */
+  credential?: string;
+  credentialForm?: CredentialForm;
   client?: string;
   clientVersion?: string;
   surface: string;
-  via: 'direct' | 'call_tool';
+  /** A refused request's JSON-RPC method. */
+  method?: string;
+  via?: 'direct' | 'call_tool';
   upstream?: string;
-  tool: string;
+  tool?: string;
   readOnly?: boolean;
   outcome: AuditOutcome;
   reason?: string;
   budget?: string;
-  arguments: string;
+  /** The HTTP status of a request refused at the edge. */
+  status?: number;
+  arguments?: string;
   durationMs: number;
   /** The most recent search_tools answer of this credential that returned the tool (within {@link SEARCH_TRAIL}.maxAgeMs). */
   foundBySearch?: { requestId?: string; rank: number; ageMs: number };
@@ -178,7 +221,15 @@ export interface AuditOptions {
 /** Builds the audit log for `audit` config: `off` records nothing; `stdout`, `stderr` or a file path. */
 export function createAuditLog(config: GatewayConfig['audit'], options: AuditOptions = {}): AuditLog {
   if (config.destination === 'off' && !options.destination)
-    return { enabled: false, record: () => {}, recordAuth: () => {}, noteSearch: () => {}, definitionChange: () => {}, close: async () => {} };
+    return {
+      enabled: false,
+      record: () => {},
+      refused: () => {},
+      recordAuth: () => {},
+      noteSearch: () => {},
+      definitionChange: () => {},
+      close: async () => {},
+    };
   let key = config.digestKey;
   if (!key) {
     key = randomBytes(32).toString('hex');
@@ -194,8 +245,18 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ? pino.destination({ fd: 2, sync: false })
         : pino.destination({ dest: config.destination, sync: false, mkdir: true, append: true }));
   // Its own logger: no base fields (pid, hostname), the event's own `time`, and `event` where the level
-  // would go (every line is a tool decision; pino's line always opens with the level slot).
-  const logger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_decision' }) } }, destination);
+  // would go (pino's line always opens with the level slot): one level per kind of line.
+  const logger = pino(
+    {
+      base: null,
+      timestamp: false,
+      customLevels: { tool_decision: 30, request_refused: 31 },
+      useOnlyCustomLevels: true,
+      level: 'tool_decision',
+      formatters: { level: (label) => ({ event: label }) },
+    },
+    destination,
+  );
   const authLogger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'auth_decision' }) } }, destination);
   const changes = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_definition_change' }) } }, destination);
   const digest = (value: string) => createHmac('sha256', key).update(value).digest('hex');
@@ -239,13 +300,33 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.grantType ? { grantType: decision.grantType } : {}),
       });
     },
+    refused(refusal) {
+      const event: Omit<AuditEvent, 'event'> = {
+        time: new Date().toISOString(),
+        ...(refusal.requestId ? { requestId: refusal.requestId } : {}),
+        ...(refusal.traceId ? { traceId: refusal.traceId } : {}),
+        ...(refusal.credentialDigest ? { credential: digest(`credential:${refusal.credentialDigest}`) } : {}),
+        credentialForm: refusal.credentialForm,
+        ...(refusal.client?.name ? { client: refusal.client.name } : {}),
+        ...(refusal.client?.version ? { clientVersion: refusal.client.version } : {}),
+        surface: refusal.surface,
+        ...(refusal.method ? { method: refusal.method } : {}),
+        outcome: refusal.outcome,
+        reason: refusal.reason,
+        ...(refusal.budget ? { budget: refusal.budget } : {}),
+        status: refusal.status,
+        durationMs: Math.round(refusal.durationMs * 10) / 10,
+      };
+      logger.request_refused(event);
+    },
     record(decision) {
       const found = foundBySearch(decision.credentialDigest, decision.tool);
-      const event: AuditEvent = {
+      const event: Omit<AuditEvent, 'event'> = {
         time: new Date().toISOString(),
         ...(decision.requestId ? { requestId: decision.requestId } : {}),
         ...(decision.traceId ? { traceId: decision.traceId } : {}),
         credential: digest(`credential:${decision.credentialDigest}`),
+        ...(decision.credentialForm ? { credentialForm: decision.credentialForm } : {}),
         ...(decision.client?.name ? { client: decision.client.name } : {}),
         ...(decision.client?.version ? { clientVersion: decision.client.version } : {}),
         surface: decision.surface,
@@ -256,11 +337,12 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         outcome: decision.outcome,
         ...(decision.reason ? { reason: decision.reason } : {}),
         ...(decision.budget ? { budget: decision.budget } : {}),
+        ...(decision.status !== undefined ? { status: decision.status } : {}),
         arguments: digest(`arguments:${canonicalJson(decision.arguments ?? {})}`),
         durationMs: Math.round(decision.durationMs * 10) / 10,
         ...(found ? { foundBySearch: found } : {}),
       };
-      logger.info(event);
+      logger.tool_decision(event);
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -57,7 +57,6 @@ export async function callThroughDispatcher(
   ): CallToolResult => {
     // Operators see the catalogue name even for a denied tool; the caller never does. Bounded by the catalogue.
     const label = toolLabel(tool, () => target.tool !== undefined);
-    d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: label, via: 'call_tool', outcome });
     d.log.info({ tool: label, kind }, 'call_tool refused without contacting the upstream');
     recordDecision(d, {
       via: 'call_tool',
@@ -67,6 +66,7 @@ export async function callThroughDispatcher(
       reason: kind,
       arguments: args.arguments ?? {},
       started,
+      counted: { tool: label, outcome },
     });
     const result = toolErrorResult(kind, message);
     return { ...result, _meta: { ...result._meta, ...meta } };
@@ -82,7 +82,9 @@ export async function callThroughDispatcher(
   const name = args.name as string;
   const targetArgs = (args.arguments as Record<string, unknown> | undefined) ?? {};
 
-  const target = resolve(name);
+  // The edge's admission resolved this target already in the same catalogue (mcp/admission.ts): reused.
+  const admitted = d.target?.via === 'call_tool' && d.target.name === name && d.target.catalog === visible.catalog ? d.target : undefined;
+  const target = admitted ? admitted.resolution : resolve(name);
   if (name === SEARCH_TOOLS || name === CALL_TOOL) return refuse(name, target, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
   if (!target.reachableByModel) {
     const index = await d.runtime.searchIndexes.get(visible.catalog);

@@ -6,6 +6,7 @@ import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../mcp/types.ts';
 import { SEARCH_TOOLS, findableByModel, resolveTool, type Resolved } from '../policy/tool-resolution.ts';
 import { uiMeta } from '../catalog/extensions.ts';
+import { recordDecision } from './tool-decision.ts';
 import { inSpan } from '../obs/tracing.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
@@ -42,7 +43,18 @@ const BRIEF_DESCRIPTION = 160;
  */
 export async function searchTools(d: DispatchContext, visible: VisibleCatalog, definition: Tool, args: Record<string, unknown>): Promise<CallToolResult> {
   const { metrics, config } = d.runtime;
-  const count = (outcome: string) => metrics.toolCalls.inc({ endpoint: d.surface.name, tool: SEARCH_TOOLS, via: 'direct', outcome });
+  const decided = performance.now();
+  // The surface's own tool: counted in mcp_tool_calls_total, not audited (obs/outcomes.ts).
+  const count = (outcome: 'ok' | 'invalid_arguments') =>
+    recordDecision(d, {
+      via: 'direct',
+      name: SEARCH_TOOLS,
+      outcome,
+      arguments: args,
+      started: decided,
+      counted: { tool: SEARCH_TOOLS, outcome },
+      own: true,
+    });
   const check = d.runtime.inputs.check(SEARCH_TOOLS, definition.inputSchema, args);
   if (!check.ok) {
     count('invalid_arguments');

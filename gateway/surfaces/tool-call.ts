@@ -1,6 +1,7 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import type { CatalogTool, HeldTool } from '../catalog/catalog.ts';
 import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
+import { ERROR_CODE } from '../wire/jsonrpc.ts';
 import { forward, forwardFailure, isInputRequired } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
 import { directCallAllowed, findableByModel, resolveTool } from '../policy/tool-resolution.ts';
@@ -27,9 +28,9 @@ export type { ToolCallAnswer } from '../mcp/types.ts';
  * an `input_required` answer is relayed as it is (nothing to check yet). The caller's access to the
  * tool is decided before this (callToolDirect, call_tool). Before anything is forwarded the call
  * spends its rate budgets (a spent one answers isError `rate_limited`, tool-decision.ts); every
- * outcome is recorded once as a tool decision (audit event, request span). A 2025-era caller's `task`
- * augmentation is forwarded where the tool takes it, dropped where its upstream serves no tasks
- * (surfaces/tasks.ts forwardedTask), and a
+ * outcome is reported once as a tool decision (one outcome event: audit, metrics and span subscribe). A
+ * 2025-era caller's `task` augmentation is forwarded where the tool takes it, dropped where its upstream
+ * serves no tasks (surfaces/tasks.ts forwardedTask), and a
  * CreateTaskResult of either form is relayed under the caller's own task id (relayCreatedTask).
  * @returns the result projected for the caller's era (the SDK codec's `projectCallToolResult`).
  */
@@ -40,16 +41,25 @@ export async function callCatalogTool(
   via: CallVia,
   task?: TaskParam,
 ): Promise<ToolCallAnswer> {
-  const { metrics } = d.runtime;
   const started = performance.now();
-  const labels = { endpoint: d.surface.name, tool: tool.name, via };
-  const decided = (outcome: AuditOutcome, reason?: string, budget?: string) =>
-    recordDecision(d, { via, name: tool.name, tool, outcome, reason, arguments: args ?? {}, started, budget });
+  // Each outcome is reported once, where it is decided: audit, mcp_tool_calls_total and the span subscribe (obs/outcomes.ts).
+  const decided = (outcome: AuditOutcome, counted: string, reason?: string, budget?: string, forwarded?: boolean) =>
+    recordDecision(d, {
+      via,
+      name: tool.name,
+      tool,
+      outcome,
+      reason,
+      arguments: args ?? {},
+      started,
+      budget,
+      counted: { tool: tool.name, outcome: counted },
+      forwarded,
+    });
   const breach = args ? findLimitBreach(args, d.runtime.config.limits, via === 'call_tool' ? ['arguments', 'arguments'] : ['arguments']) : undefined;
   if (breach) {
     // Nothing was sent (and no budget spent): the caller's input broke a limit (limits.*), which the model can correct.
-    metrics.toolCalls.inc({ ...labels, outcome: 'invalid_arguments' });
-    decided('invalid_arguments', `limits.${breach.limit}`);
+    decided('invalid_arguments', 'invalid_arguments', `limits.${breach.limit}`);
     return toolErrorResult('invalid_arguments', `Invalid arguments for ${tool.name}: ${describeBreach(breach)}.`);
   }
   // 2025-11-25 task augmentation: dropped for an upstream without tasks, -32601 for a tool that takes none (nothing sent).
@@ -58,14 +68,13 @@ export async function callCatalogTool(
     try {
       taskSent = await forwardedTask(d, tool, task);
     } catch (error) {
-      decided('error', 'task_not_supported');
+      decided('error', 'refused', 'task_not_supported');
       throw error;
     }
   }
   const limited = await spendToolBudgets(d, tool);
   if (limited) {
-    metrics.toolCalls.inc({ ...labels, outcome: 'rate_limited' });
-    decided('rate_limited', 'rate_limited', limited.budget);
+    decided('rate_limited', 'rate_limited', 'rate_limited', limited.budget);
     return limited.result;
   }
   let result: CallToolResult;
@@ -81,13 +90,11 @@ export async function callCatalogTool(
     const created = createdTask(raw, taskSent !== undefined);
     if (created) {
       // A task, not a result yet: the output check runs on its result (tasks/result, tasks/get).
-      metrics.toolCalls.inc({ ...labels, outcome: 'task' });
-      decided('ok', 'task_created');
+      decided('ok', 'task', 'task_created', undefined, true);
       return (await relayCreatedTask(d, tool, raw, created)) as unknown as ToolCallAnswer;
     }
     if (isInputRequired(raw)) {
-      metrics.toolCalls.inc({ ...labels, outcome: 'input_required' });
-      decided('input_required');
+      decided('input_required', 'input_required', undefined, undefined, true);
       return raw as InputRequiredResult;
     }
     result = raw as CallToolResult;
@@ -96,35 +103,29 @@ export async function callCatalogTool(
     if (failure.kind === 'upstream_rejected') {
       const relayed = forwardFailure(d, 'tools/call', error, tool.upstream);
       if ('result' in relayed) {
-        metrics.toolCalls.inc({ ...labels, outcome: 'input_required' });
-        decided('input_required');
+        decided('input_required', 'input_required', undefined, undefined, true);
         return relayed.result as unknown as InputRequiredResult;
       }
-      metrics.toolCalls.inc({ ...labels, outcome: failure.code === -32602 ? 'invalid_arguments' : 'is_error' });
-      decided(failure.code === -32602 ? 'invalid_arguments' : 'error', `upstream_rejected ${failure.code}`);
+      const invalid = failure.code === ERROR_CODE.invalidParams;
+      decided(invalid ? 'invalid_arguments' : 'error', invalid ? 'invalid_arguments' : 'is_error', `upstream_rejected ${failure.code}`, undefined, true);
       throw relayed.error;
     }
-    metrics.toolCalls.inc({ ...labels, outcome: 'is_error' });
-    decided('error', failure.kind);
+    decided('error', 'is_error', failure.kind, undefined, true);
     if (failure.kind === 'cancelled') d.log.info({ tool: tool.name, upstream: tool.upstream }, 'tools/call cancelled by the caller');
     else d.log.warn({ tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message }, 'tools/call failed upstream; answering isError');
     return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
-  } finally {
-    metrics.toolCallDuration.observe({ tool: tool.name }, (performance.now() - started) / 1000);
   }
   const check = d.runtime.outputs.check(tool, result);
   if (!check.ok) {
-    metrics.outputSchemaViolations.inc({ tool: tool.name });
-    metrics.toolCalls.inc({ ...labels, outcome: 'output_schema_violation' });
     d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'upstream result broke its outputSchema; answering isError');
-    decided('output_schema_violation', 'output_schema_violation');
+    decided('output_schema_violation', 'output_schema_violation', 'output_schema_violation', undefined, true);
     return {
       ...toolErrorResult('output_schema_violation', check.message),
       _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths },
     };
   }
-  metrics.toolCalls.inc({ ...labels, outcome: result.isError ? 'is_error' : 'ok' });
-  decided(result.isError ? await directFailureOutcome(d, tool, args, via) : 'ok', result.isError ? 'is_error' : undefined);
+  if (result.isError) decided(await directFailureOutcome(d, tool, args, via), 'is_error', 'is_error', undefined, true);
+  else decided('ok', 'ok', undefined, undefined, true);
   return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
 }
 
@@ -145,10 +146,11 @@ export const NEAREST_LIMIT = 5;
  */
 export async function callToolDirect(d: DispatchContext, name: string, args: Record<string, unknown> | undefined, task?: TaskParam): Promise<ToolCallAnswer> {
   const started = performance.now();
-  const visible = await d.caller.visible();
-  const target = resolveTool(visible.catalog, visible.access, name, d.surface.name);
+  // The edge's admission resolved this call's name already (mcp/admission.ts): the caller's catalogue is read only without it.
+  const admitted = d.target?.via === 'direct' && d.target.name === name ? d.target : undefined;
+  const visible = admitted ? undefined : await d.caller.visible();
+  const target = admitted ? admitted.resolution : resolveTool(visible!.catalog, visible!.access, name, d.surface.name);
   if (!directCallAllowed(target, d.caller.hiddenToolCalls)) {
-    d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: 'unknown', via: 'direct', outcome: 'refused' });
     // A hidden tool refused looks unknown to the caller, not to the operator.
     recordDecision(d, {
       via: 'direct',
@@ -158,8 +160,9 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
       reason: 'unknown_tool',
       arguments: args ?? {},
       started,
+      counted: { tool: 'unknown', outcome: 'refused' },
     });
-    const nearest = await nearestVisibleNames(d, visible, name);
+    const nearest = await nearestVisibleNames(d, visible ?? (await d.caller.visible()), name);
     const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
     throw new GatewayError('unknown_tool', `Unknown tool: ${name}${hint}`, nearest.length ? { nearest } : {});
   }
@@ -175,9 +178,17 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
  * `mcp_tool_calls_total`, `refused_held` in the audit trail. Nothing is sent upstream.
  */
 export function refuseHeld(d: DispatchContext, name: string, held: HeldTool, via: CallVia, args: unknown, started: number): void {
-  d.runtime.metrics.toolCalls.inc({ endpoint: d.surface.name, tool: held.tool.name, via, outcome: 'held' });
   d.log.info({ tool: held.tool.name, upstream: held.tool.upstream, reason: held.reason }, 'call of a held tool refused without contacting the upstream');
-  recordDecision(d, { via, name, tool: held.tool, outcome: 'refused_held', reason: `held_${held.reason}`, arguments: args ?? {}, started });
+  recordDecision(d, {
+    via,
+    name,
+    tool: held.tool,
+    outcome: 'refused_held',
+    reason: `held_${held.reason}`,
+    arguments: args ?? {},
+    started,
+    counted: { tool: held.tool.name, outcome: 'held' },
+  });
 }
 
 /**

@@ -1,12 +1,10 @@
 import { CLIENT_INFO_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import { toolErrorResult } from '../errors.ts';
-import type { DispatchContext, RpcMessage, Surface } from '../mcp/types.ts';
+import type { DispatchContext } from '../mcp/types.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
-import type { GatewayRuntime } from '../runtime-state.ts';
-import { CALL_TOOL } from '../policy/tool-resolution.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
-import { annotateRequest } from '../obs/tracing.ts';
+import type { Requester, ToolCount } from '../obs/outcomes.ts';
 import { describeBudget, toolCallCharges } from '../policy/rate-limits.ts';
 
 /** One tool decision as the surfaces report it: what was asked, of which tool, and what came of it. */
@@ -22,88 +20,55 @@ export interface Decision {
   /** `performance.now()` when the decision started. */
   started: number;
   budget?: string;
+  /** How `mcp_tool_calls_total` counts it. */
+  counted: ToolCount;
+  /** The call was sent upstream (its duration is observed). */
+  forwarded?: boolean;
+  /** The surface's own tool (search_tools): counted, not audited. */
+  own?: boolean;
 }
 
 /**
- * Records a tool decision where operators look for it: one audit event (obs/audit.ts) and, on the
- * request's span, the tool it resolved to and `error.type` for anything but `ok` (the MCP semantic
- * conventions' `tool_error` for an isError answer, else the outcome).
+ * Reports a tool decision, once, where it is made: one outcome event (obs/outcomes.ts), which the audit
+ * trail, `mcp_tool_calls_total` and the request's span subscribe to.
  */
 export function recordDecision(d: DispatchContext, decision: Decision): void {
-  // Span attributes carry catalogue names only: a name the caller made up is an argument value.
-  if (decision.via === 'call_tool' && decision.tool)
-    annotateRequest({ 'ai.cpz.gateway.target_tool': decision.tool.name, 'ai.cpz.gateway.upstream': decision.tool.upstream });
-  annotateRequest({
-    'ai.cpz.gateway.outcome': decision.outcome,
-    ...(decision.outcome === 'ok' ? {} : { 'error.type': decision.outcome === 'error' ? 'tool_error' : decision.outcome }),
-  });
-  if (!d.runtime.audit.enabled) return;
-  audit(d.runtime, d.surface.name, d.caller, (d.request.envelope ?? d.request._meta) as Record<string, unknown> | undefined, decision);
-}
-
-/**
- * Audits the tools/call messages of a POST the edge refused before dispatch (over the request budget,
- * headers contradicting the arguments, a refused credential, a batch where batches are gone): one
- * event each, named by what the caller asked for (call_tool: its target, `via: call_tool`). The tool is
- * not looked up: a refused request costs no catalogue read.
- */
-export function auditEdgeRefusal(
-  runtime: GatewayRuntime,
-  surface: Surface,
-  request: AuthenticatedRequest,
-  messages: readonly RpcMessage[],
-  refusal: { outcome: AuditOutcome; reason: string; started: number },
-): void {
-  if (!runtime.audit.enabled) return;
-  for (const message of messages) {
-    if (!message || typeof message !== 'object' || message.method !== 'tools/call') continue;
-    const params = (typeof message.params === 'object' && message.params !== null ? message.params : {}) as {
-      name?: unknown;
-      arguments?: unknown;
-      _meta?: Record<string, unknown>;
-    };
-    const name = typeof params.name === 'string' ? params.name : '';
-    const target = name === CALL_TOOL ? (params.arguments as { name?: unknown; arguments?: unknown } | undefined) : undefined;
-    const viaCallTool = surface.name === 'compact' && target !== undefined && typeof target === 'object';
-    audit(runtime, surface.name, request, params._meta, {
-      via: viaCallTool ? 'call_tool' : 'direct',
-      name: viaCallTool ? (typeof target.name === 'string' ? target.name : '') : name,
-      arguments: (viaCallTool ? target.arguments : params.arguments) ?? {},
-      ...refusal,
-    });
-  }
-}
-
-/** The identity of the request a decision belongs to: the edge's AuthenticatedRequest, or the Caller built from it. */
-type DecidingRequest = Pick<AuthenticatedRequest, 'credential' | 'requestId' | 'traceId'>;
-
-function audit(
-  runtime: Pick<GatewayRuntime, 'audit'>,
-  surface: string,
-  request: DecidingRequest,
-  envelope: Record<string, unknown> | undefined,
-  decision: Decision,
-): void {
-  const info = envelope?.[CLIENT_INFO_META_KEY] as { name?: unknown; version?: unknown } | undefined;
-  runtime.audit.record({
-    requestId: request.requestId,
-    traceId: request.traceId,
-    credentialDigest: request.credential.digest,
-    client:
-      info && typeof info === 'object'
-        ? { name: typeof info.name === 'string' ? info.name : undefined, version: typeof info.version === 'string' ? info.version : undefined }
-        : undefined,
-    surface,
+  const { tool } = decision;
+  d.runtime.outcomes.emit({
+    kind: 'tool',
+    endpoint: d.surface.name,
+    requester: requesterOf(d.caller, (d.request.envelope ?? d.request._meta) as Record<string, unknown> | undefined),
     via: decision.via,
-    upstream: decision.tool?.upstream,
-    tool: decision.name,
-    readOnly: decision.tool?.readOnly,
+    name: decision.name,
+    ...(tool ? { tool: { name: tool.name, upstream: tool.upstream, readOnly: tool.readOnly } } : {}),
     outcome: decision.outcome,
     reason: decision.reason,
     budget: decision.budget,
     arguments: decision.arguments,
+    counted: decision.counted,
     durationMs: performance.now() - decision.started,
+    ...(decision.forwarded ? { forwarded: true } : {}),
+    ...(decision.own ? { own: true } : {}),
   });
+}
+
+/**
+ * The identity of a request a decision belongs to (the Caller built from the edge's AuthenticatedRequest),
+ * with the caller's `clientInfo` from its 2026-07-28 envelope.
+ */
+export function requesterOf(
+  request: Pick<AuthenticatedRequest, 'credential' | 'requestId' | 'traceId'>,
+  envelope: Record<string, unknown> | undefined,
+): Requester {
+  const info = envelope?.[CLIENT_INFO_META_KEY] as { name?: unknown; version?: unknown } | undefined;
+  return {
+    requestId: request.requestId,
+    traceId: request.traceId,
+    credentialDigest: request.credential.digest,
+    ...(info && typeof info === 'object'
+      ? { client: { name: typeof info.name === 'string' ? info.name : undefined, version: typeof info.version === 'string' ? info.version : undefined } }
+      : {}),
+  };
 }
 
 /**

@@ -40,6 +40,9 @@ export type ForwardMethod =
 /** The task methods the gateway relays (see {@link ForwardMethod}). */
 export type TaskMethod = 'tasks/get' | 'tasks/result' | 'tasks/list' | 'tasks/cancel' | 'tasks/update';
 
+/** The tasks extension's methods on 2026-07-28 (SEP-2663); tasks/result and tasks/list are the 2025-11-25 form's only. */
+export const MODERN_TASK_METHODS: readonly TaskMethod[] = ['tasks/get', 'tasks/update', 'tasks/cancel'];
+
 /** What the upstream advertised when the gateway connected. */
 export interface UpstreamInfo {
   era: 'modern' | 'legacy';

@@ -102,6 +102,26 @@ export interface LadderRejection {
   readonly code: number;
   readonly message: string;
   readonly data?: unknown;
+  /** false: the answer carries `id: null` (the SDK's 2025 transport refuses the exchange, not the request). */
+  readonly echoId?: boolean;
+}
+
+/**
+ * The SDK's 2025 stateless leg (its WebStandardStreamableHTTPServerTransport) refuses a POST whose
+ * Accept does not name both `application/json` and `text/event-stream`, compared as written: 406,
+ * -32000, `id: null`. A caller whose Accept names no event stream at all (in any case) is answered in
+ * JSON instead (http/legacy-json.ts), so only an Accept naming it in another case meets this.
+ */
+export function legacyAcceptRejection(headers: IncomingHttpHeaders): LadderRejection | undefined {
+  const accept = header(headers, 'accept') ?? '';
+  if (!/text\/event-stream/i.test(accept) || (accept.includes('application/json') && accept.includes('text/event-stream'))) return undefined;
+  return {
+    cell: 'legacy-not-acceptable',
+    httpStatus: 406,
+    code: ERROR_CODE.serverError,
+    message: 'Not Acceptable: Client must accept both application/json and text/event-stream',
+    echoId: false,
+  };
 }
 
 /** The era a request is served in (a 2026-07-28 request: with the message), or the SDK's refusal of it. */

@@ -1,0 +1,204 @@
+import type { AuditLog, AuditOutcome, CredentialForm } from './audit.ts';
+import type { GatewayMetrics } from './metrics.ts';
+import { annotateRequest } from './tracing.ts';
+
+/**
+ * The gateway's decisions as events: each is emitted once, where it is decided, and the metrics, the
+ * audit trail and the request's span subscribe ({@link createOutcomes}); no decision site writes to
+ * any of them itself. Three kinds:
+ * - a JSON-RPC message answered ({@link MessageOutcome}): `mcp_requests_total`;
+ * - a tools/call decided by the arms ({@link ToolOutcome}): an audit line, `mcp_tool_calls_total` (and the
+ *   call's duration, output-schema violations), the span's tool and `error.type`;
+ * - a request, or one message of it, refused before dispatch ({@link Refusal}): an audit line (a tool
+ *   decision for a tools/call, else a refused request), and `mcp_requests_total` for its message.
+ */
+
+/** Who a decision was about: the request's identity (never a secret; the credential by its digest). */
+export interface Requester {
+  requestId?: string;
+  traceId?: string;
+  /** The credential's keyed digest (auth/credentials.ts), when one was presented in full. */
+  credentialDigest?: string;
+  credentialForm?: CredentialForm;
+  /** The caller's 2026-07-28 `clientInfo`, when its request said it. */
+  client?: { name?: string; version?: string };
+}
+
+/** One JSON-RPC message answered, ok or with an error (the bounded method label: mcp/message-metrics.ts). */
+export interface MessageOutcome {
+  kind: 'message';
+  endpoint: string;
+  era: 'modern' | 'legacy';
+  method: string;
+  outcome: 'ok' | 'error';
+}
+
+/** The `mcp_tool_calls_total` series a tool decision counts in. */
+export interface ToolCount {
+  /** The tool label (a catalogue name, the surface's own tool, or `unknown`: bounded). */
+  tool: string;
+  outcome: string;
+}
+
+/** A tool call as the caller asked for it. */
+export interface AskedTool {
+  /** `direct` (the tool named in tools/call) or `call_tool` (dispatched by the compact surface). */
+  via: 'direct' | 'call_tool';
+  /** The name the caller used. */
+  name: string;
+  /** Only the JSON shape is digested (audit), never logged. */
+  arguments: unknown;
+}
+
+/** One tools/call decided by the arms. */
+export interface ToolOutcome extends AskedTool {
+  kind: 'tool';
+  endpoint: string;
+  requester: Requester;
+  /** The catalogue tool the name resolved to, if any. */
+  tool?: { name: string; upstream: string; readOnly: boolean };
+  /** The decision as the audit trail names it. */
+  outcome: AuditOutcome;
+  reason?: string;
+  budget?: string;
+  /** How `mcp_tool_calls_total` counts it. */
+  counted: ToolCount;
+  /** Milliseconds from the start of the decision. */
+  durationMs: number;
+  /** The call was sent upstream: its duration goes in `mcp_tool_call_duration_seconds`. */
+  forwarded?: boolean;
+  /** The surface's own tool (search_tools): counted, not audited. */
+  own?: boolean;
+}
+
+/** A request, or one message of it, refused before dispatch. */
+export interface Refusal {
+  kind: 'refusal';
+  endpoint: string;
+  requester: Requester;
+  /** The refused message, when the body was read: its era and method label, and the tool call it asked for. */
+  message?: { era: 'modern' | 'legacy'; method: string; tool?: AskedTool & { catalogTool?: { upstream: string; readOnly: boolean } } };
+  outcome: AuditOutcome;
+  reason: string;
+  budget?: string;
+  /** The HTTP status it was answered with. */
+  status: number;
+  durationMs: number;
+}
+
+export type OutcomeEvent = MessageOutcome | ToolOutcome | Refusal;
+
+/** Where decisions are reported: one call per decision. */
+export interface Outcomes {
+  emit(event: OutcomeEvent): void;
+}
+
+/** A subscriber: sees every event, after the decision was made; it never alters an answer. */
+export type OutcomeSubscriber = (event: OutcomeEvent) => void;
+
+/** The outcomes of one runtime, delivered to `subscribers` in order. */
+export function createOutcomes(subscribers: readonly OutcomeSubscriber[]): Outcomes {
+  return {
+    emit(event) {
+      for (const subscriber of subscribers) subscriber(event);
+    },
+  };
+}
+
+/** The gateway's own subscribers: the Prometheus metrics, the audit trail, the request's span. */
+export function gatewaySubscribers(metrics: GatewayMetrics, audit: AuditLog): OutcomeSubscriber[] {
+  return [countIn(metrics), ...(audit.enabled ? [auditIn(audit)] : []), annotateSpan];
+}
+
+/** `mcp_requests_total`, `mcp_tool_calls_total`, the call duration and output-schema violations. */
+export function countIn(metrics: GatewayMetrics): OutcomeSubscriber {
+  return (event) => {
+    if (event.kind === 'message') {
+      metrics.mcpRequests.inc({ endpoint: event.endpoint, era: event.era, method: event.method, outcome: event.outcome });
+    } else if (event.kind === 'tool') {
+      metrics.toolCalls.inc({ endpoint: event.endpoint, tool: event.counted.tool, via: event.via, outcome: event.counted.outcome });
+      if (event.forwarded && event.tool) metrics.toolCallDuration.observe({ tool: event.tool.name }, event.durationMs / 1000);
+      if (event.outcome === 'output_schema_violation' && event.tool) metrics.outputSchemaViolations.inc({ tool: event.tool.name });
+    } else if (event.message) {
+      metrics.mcpRequests.inc({ endpoint: event.endpoint, era: event.message.era, method: event.message.method, outcome: 'error' });
+    }
+  };
+}
+
+/** One audit line per tool decision (the surface's own tools aside) and per refusal. */
+export function auditIn(audit: AuditLog): OutcomeSubscriber {
+  return (event) => {
+    if (event.kind === 'tool') {
+      if (event.own) return;
+      const { requester } = event;
+      audit.record({
+        requestId: requester.requestId,
+        traceId: requester.traceId,
+        credentialDigest: requester.credentialDigest ?? '',
+        client: requester.client,
+        surface: event.endpoint,
+        via: event.via,
+        upstream: event.tool?.upstream,
+        tool: event.name,
+        readOnly: event.tool?.readOnly,
+        outcome: event.outcome,
+        reason: event.reason,
+        budget: event.budget,
+        arguments: event.arguments,
+        durationMs: event.durationMs,
+      });
+    } else if (event.kind === 'refusal') {
+      const { requester, message } = event;
+      if (message?.tool && requester.credentialDigest !== undefined) {
+        audit.record({
+          requestId: requester.requestId,
+          traceId: requester.traceId,
+          credentialDigest: requester.credentialDigest,
+          credentialForm: requester.credentialForm,
+          client: requester.client,
+          surface: event.endpoint,
+          via: message.tool.via,
+          upstream: message.tool.catalogTool?.upstream,
+          tool: message.tool.name,
+          readOnly: message.tool.catalogTool?.readOnly,
+          outcome: event.outcome,
+          reason: event.reason,
+          budget: event.budget,
+          status: event.status,
+          arguments: message.tool.arguments,
+          durationMs: event.durationMs,
+        });
+        return;
+      }
+      audit.refused({
+        requestId: requester.requestId,
+        traceId: requester.traceId,
+        credentialDigest: requester.credentialDigest,
+        credentialForm: requester.credentialForm ?? 'none',
+        client: requester.client,
+        surface: event.endpoint,
+        method: message?.method,
+        outcome: event.outcome,
+        reason: event.reason,
+        budget: event.budget,
+        status: event.status,
+        durationMs: event.durationMs,
+      });
+    }
+  };
+}
+
+/**
+ * The request span's attributes of a tool decision: the tool a call_tool resolved to (catalogue names
+ * only: a name the caller made up is an argument value), the outcome, and `error.type` for anything
+ * but `ok` (the MCP semantic conventions' `tool_error` for an isError answer, else the outcome).
+ */
+export function annotateSpan(event: OutcomeEvent): void {
+  if (event.kind !== 'tool' || event.own) return;
+  if (event.via === 'call_tool' && event.tool)
+    annotateRequest({ 'ai.cpz.gateway.target_tool': event.tool.name, 'ai.cpz.gateway.upstream': event.tool.upstream });
+  annotateRequest({
+    'ai.cpz.gateway.outcome': event.outcome,
+    ...(event.outcome === 'ok' ? {} : { 'error.type': event.outcome === 'error' ? 'tool_error' : event.outcome }),
+  });
+}
