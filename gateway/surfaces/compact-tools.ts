@@ -33,6 +33,11 @@ export function compactTools(config: GatewayConfig, visible: VisibleCatalog): To
   return [searchToolsDefinition(config, visibleCategories(visible), visibleUpstreams(visible)), CALL_TOOL_DEFINITION, ...advertised];
 }
 
+/** Characters of a search_tools query: a task described in a paragraph fits; a pasted document does not. */
+const MAX_QUERY_LENGTH = 2000;
+/** Characters of a tool name given to call_tool: twice the 128 MCP 2025-11-25 §Tool Names recommends, room for an upstream prefix. */
+const MAX_TOOL_NAME_LENGTH = 256;
+
 // Descriptions are read by a model on every request: they teach the workflow in as few words as do it.
 function searchToolsDefinition(config: GatewayConfig, categories: string[], upstreams: string[]): Tool {
   const max = config.compact.maxSearchLimit;
@@ -47,7 +52,8 @@ function searchToolsDefinition(config: GatewayConfig, categories: string[], upst
     inputSchema: {
       type: 'object',
       properties: {
-        query: { type: 'string', description: 'The task in plain words, or a tool or parameter name.' },
+        // Bounded so a long query costs no ranking work and no echo (limits.stringLength is for tool arguments).
+        query: { type: 'string', maxLength: MAX_QUERY_LENGTH, description: 'The task in plain words, or a tool or parameter name.' },
         ...(categories.length ? { category: { type: 'string', enum: categories } } : {}),
         ...(several && upstreams.length ? { upstream: { type: 'string', enum: upstreams, description: 'Only tools of this server.' } } : {}),
         limit: { type: 'integer', minimum: 1, maximum: max, default: Math.min(config.compact.searchLimit, max) },
@@ -104,7 +110,7 @@ const CALL_TOOL_DEFINITION: Tool = {
   inputSchema: {
     type: 'object',
     properties: {
-      name: { type: 'string', description: 'Tool name from search_tools.' },
+      name: { type: 'string', maxLength: MAX_TOOL_NAME_LENGTH, description: 'Tool name from search_tools.' },
       arguments: { type: 'object', description: "Matching that tool's input_schema." },
     },
     required: ['name'],

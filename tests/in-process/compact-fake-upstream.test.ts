@@ -84,6 +84,21 @@ describe.each(ERAS)('call_tool in front of a fake upstream (%s era)', (era) => {
     expect(upstreamCalls()).toBe(before);
   });
 
+  it('refuses a pasted-document query and an overlong call_tool name by their schema, without echoing them or ranking', async () => {
+    const before = upstreamCalls();
+    await withClient(era, compactUrl, KEY, async (c) => {
+      const search = await c.callTool('search_tools', { query: 'deal '.repeat(120_000) });
+      expect(search.isError).toBe(true);
+      expect(search._meta?.['ai.cpz.gateway/paths']).toEqual(['/query']);
+      expect(textOf(search)).toMatch(/^Invalid arguments for search_tools: \/query .*2000/);
+      const call = await c.callTool('call_tool', { name: 'q'.repeat(300_000) });
+      expect(call.isError).toBe(true);
+      expect(call._meta?.['ai.cpz.gateway/paths']).toEqual(['/name']);
+      for (const result of [search, call]) expect(JSON.stringify(result).length).toBeLessThan(2_000);
+    });
+    expect(upstreamCalls()).toBe(before);
+  });
+
   it('refuses a tool without readOnlyHint, an anchor and bad arguments without contacting the upstream', async () => {
     const before = upstreamCalls();
     await withClient(era, compactUrl, KEY, async (c) => {
