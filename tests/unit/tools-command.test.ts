@@ -53,4 +53,17 @@ describe('gatewayBaseUrl (--url)', () => {
     }
     expect(() => gatewayBaseUrl('ftp://mcp.example.com')).toThrow('--url "ftp://mcp.example.com" is not a gateway URL: only http and https are served');
   });
+
+  it('never echoes a password or query given in the URL', () => {
+    for (const value of ['alice:hunter2@127.0.0.1:3000/mcp', 'ftp://alice:hunter2@mcp.example.com/?token=hunter2']) {
+      let message = '';
+      try {
+        gatewayBaseUrl(value);
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toContain('is not a gateway URL');
+      expect(message).not.toContain('hunter2');
+    }
+  });
 });
