@@ -208,7 +208,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     await handOff(ctx, node, admission.body, withCallTarget(authInfoFor(authenticated), admission.target));
     // What the SDK answers without dispatching it to a server instance, no instance reports (message-metrics.ts).
     for (const message of post.messages) {
-      if (post.era && answeredWithoutDispatch(post.era, message))
+      if (post.era && answeredWithoutDispatch(post.era, message, ctx.res.statusCode))
         reportMessage(
           runtime.outcomes,
           { endpoint: surface.name, era: post.era },

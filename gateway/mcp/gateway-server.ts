@@ -75,11 +75,15 @@ export class GatewayServer extends Server {
     private readonly reporting: ServerReporting,
   ) {
     super(info, options);
-    this.fallbackRequestHandler = async (request) => {
-      // A method of the other era never reaches here: the SDK answers it first, and the edge reports it.
-      this.report(request.method, 'error');
-      throw new ProtocolError(ERROR_CODE.methodNotFound, 'Method not found');
-    };
+    // 2026-07-28 only: a method nobody registered must stay the SDK's dispatch-window -32601, which its
+    // stateless transport answers HTTP 404 (SEP-2575; a fallback handler would make it an in-band 200). The
+    // edge reports those (message-metrics.ts answeredWithoutDispatch). The 2025 wire answers in-band anyway.
+    if (reporting.labels.era === 'legacy')
+      this.fallbackRequestHandler = async (request) => {
+        // A method of the other era never reaches here: the SDK answers it first, and the edge reports it.
+        this.report(request.method, 'error');
+        throw new ProtocolError(ERROR_CODE.methodNotFound, 'Method not found');
+      };
   }
 
   // Called from Server's own constructor (initialize, ping) before this class's fields exist: they are read when a request runs.

@@ -73,12 +73,15 @@ export function reportMessage(outcomes: Outcomes, labels: MessageLabels, method:
 
 /**
  * Whether the SDK answers a message handed to it without dispatching it to any handler of a server
- * instance, so no instance reports it (gateway-server.ts): `subscriptions/listen` (its listen router), and a
- * request of a method the era does not have (-32601 before any handler is looked up). The edge reports
+ * instance, so no instance reports it (gateway-server.ts): `subscriptions/listen` (its listen router), a
+ * request of a method the era does not have (-32601 before any handler is looked up), and on 2026-07-28 a
+ * method no handler is registered for (the SDK's -32601 on `httpStatus` 404). The edge reports
  * these once the SDK has answered.
  */
-export function answeredWithoutDispatch(era: Era, message: Record<string, unknown>): boolean {
+export function answeredWithoutDispatch(era: Era, message: Record<string, unknown>, httpStatus: number): boolean {
   if (!('id' in message) || typeof message.method !== 'string') return false;
+  // 2026-07-28: a method no handler serves is the SDK's -32601 on HTTP 404 (SEP-2575), never an instance's.
+  if (era === 'modern' && httpStatus === 404) return true;
   // The tasks extension's methods are always registered for 2026-07-28 callers (mcp/server.ts).
   const registered = era === 'modern' && MODERN_TASK_METHODS.includes(message.method as never);
   return message.method === 'subscriptions/listen' || sdkRefusesBeforeDispatch(era, message.method, registered);

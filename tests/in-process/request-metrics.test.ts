@@ -84,7 +84,8 @@ describe.each([
   it('counts an unknown method as method="unknown" outcome="error", never under its own name', async () => {
     const odd = `odd/${'x'.repeat(40)}`;
     await expectCounted({ endpoint, era: 'legacy', method: 'unknown', outcome: 'error' }, () => send(path, 'legacy', 4, odd));
-    await expectCounted({ endpoint, era: 'modern', method: 'unknown', outcome: 'error' }, () => send(path, 'modern', 5, odd));
+    // SEP-2575: a 2026-07-28 method nobody serves is HTTP 404 with -32601, not an in-band 200.
+    await expectCounted({ endpoint, era: 'modern', method: 'unknown', outcome: 'error' }, async () => expect(await send(path, 'modern', 5, odd)).toBe(404));
     // ping is gone from 2026-07-28: the SDK answers -32601, counted as a ping that failed.
     await expectCounted({ endpoint, era: 'modern', method: 'ping', outcome: 'error' }, () => send(path, 'modern', 6, 'ping'));
     expect(await scrape()).not.toContain(odd);
