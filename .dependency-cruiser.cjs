@@ -24,6 +24,7 @@ const LAYERS = [
   ['upstream', ['upstream/']],
   ['auth', ['auth/']],
   ['checks', ['checks/']],
+  ['sandbox', ['sandbox/']],
   ['store', ['store/']],
   ['obs', ['obs/']],
   ['errors', ['errors\\.ts$']],

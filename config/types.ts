@@ -62,7 +62,7 @@ export interface GatewayConfig {
     /** Bound of each upstream's cached lists (gateway/catalog/catalog-cache.ts), bytes. */
     catalogBytes: number;
   };
-  compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number };
+  compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number; codeMode: CodeModeConfig };
   /** Body bytes, upstream list pages, and the structural limits of a POST body (gateway/checks/input-limits.ts) and its headers. */
   limits: { bodyBytes: number; maxListPages: number; jsonDepth: number; stringLength: number; arrayLength: number; headerBytes: number };
   /** Node HTTP server timeouts (gateway/gateway.ts). */
@@ -290,5 +290,21 @@ export interface OAuthConfig {
     insufficientScope: boolean;
     /** Sent upstream instead of the caller's token (a service credential); `${VAR}` from the environment. */
     credentialHeaders: Record<string, string>;
+  };
+}
+
+/** `compact.codeMode`: the run_code tool (gateway/surfaces/run-code.ts) and its sandbox's limits (gateway/sandbox/). */
+export interface CodeModeConfig {
+  enabled: boolean;
+  /** Budget of run_code's TypeScript declarations, UTF-8 bytes. */
+  declarationBytes: number;
+  limits: {
+    memoryBytes: number;
+    instructions: number;
+    wallTimeMs: number;
+    outputBytes: number;
+    toolCalls: number;
+    concurrentRunsPerCredential: number;
+    concurrentRuns: number;
   };
 }

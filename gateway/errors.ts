@@ -37,6 +37,8 @@ export type ErrorKind =
   | 'cancelled'
   | 'rate_limited'
   | 'missing_client_capability'
+  | 'script_error'
+  | 'limit_exceeded'
   | 'internal';
 
 /** Who the error is about: the client's request, the gateway, or the upstream behind it. */
@@ -129,6 +131,10 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     // MissingRequiredClientCapability (2026-07-28 basic/index §Error Codes; SEP-2663 for the tasks extension).
     case 'missing_client_capability':
       return { code: ERROR_CODE.missingRequiredClientCapability, httpStatus: 400, blame: 'client' };
+    // run_code's own failures (surfaces/run-code.ts): always isError results, the model fixes its script.
+    case 'script_error':
+    case 'limit_exceeded':
+      return { code: ERROR_CODE.serverError, httpStatus: 200, blame: 'client' };
     case 'internal':
       return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'gateway' };
   }

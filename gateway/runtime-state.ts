@@ -19,6 +19,7 @@ import type { Outcomes } from './obs/outcomes.ts';
 import type { Tracing } from './obs/tracing.ts';
 import type { RateLimiter } from './store/rate-limiter.ts';
 import type { PinGuard } from './catalog/pin-guard.ts';
+import type { CodeSandbox } from './sandbox/sandbox.ts';
 
 export type { UpstreamRuntime } from './catalog/upstream-set.ts';
 
@@ -48,6 +49,8 @@ export interface GatewayRuntime {
   readonly inputs: InputValidator;
   /** The search index per catalogue version (compact surface). */
   readonly searchIndexes: SearchIndexCache;
+  /** run_code's sandbox (`compact.codeMode`): its worker threads and the runs in progress per credential. */
+  readonly codeSandbox: CodeSandbox;
   /** Forwarded 2025-era calls in flight, for `notifications/cancelled` arriving in a POST of its own. */
   readonly inflightCalls: InflightCalls;
   /** MCP authorization (`oauth.mode` builtin or external), set by Runtime.startOAuth once the issuer URL is known. */

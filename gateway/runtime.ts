@@ -42,6 +42,7 @@ import { PinGuard } from './catalog/pin-guard.ts';
 import { memoryPinStore, redisPinStore, type PinStore } from './store/pin-store.ts';
 import { withLockFile } from './store/pin-lock-file.ts';
 import type { ServedName } from './catalog/upstream-set.ts';
+import { CodeSandbox } from './sandbox/sandbox.ts';
 
 export type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 
@@ -231,6 +232,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         : undefined,
     ),
     inflightCalls: new InflightCalls(log),
+    codeSandbox: new CodeSandbox(),
     // An upstream call waits for the caller's retry at most as long as the call itself may take.
     inputBridge: new InputBridge(Math.max(...config.upstreams.map((u) => u.timeoutMs))),
     // Held per URI at the upstream that owns it; its updates go to every surface's listen streams.
@@ -293,6 +295,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         await Promise.all(upstreams.map(({ catalog }) => catalog.warm()));
         const catalog = await upstreamSet.catalog().catch(() => undefined);
         if (catalog && config.compact.enabled) await state.searchIndexes.get(catalog).catch(() => undefined);
+        if (config.compact.enabled && config.compact.codeMode.enabled) state.codeSandbox.warm();
       })();
       await Promise.race([ready, new Promise((resolve) => (timer = setTimeout(resolve, deadlineMs)))]);
       clearTimeout(timer);
@@ -329,7 +332,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       state.pins.close();
       if (!carried.has(pinStore)) await pinStore.close();
       if (!(state.oauth && carried.has(state.oauth))) await state.oauth?.close();
-      await Promise.allSettled([state.tracing.shutdown(), state.audit.close(), state.rateLimiter?.close()]);
+      await Promise.allSettled([state.tracing.shutdown(), state.audit.close(), state.rateLimiter?.close(), state.codeSandbox.close()]);
     } finally {
       await Promise.allSettled(stores.map((s) => s.close()));
     }

@@ -286,9 +286,10 @@ async function listenSubscriptions(runtime: GatewayRuntime, request: Authenticat
 
 /**
  * The tool call a message asks for, as the audit trail names it: the tool a tools/call names, or on
- * `/mcp/compact` a call_tool's own target (`via: call_tool`); undefined for any other message.
+ * `/mcp/compact` a call_tool's own target (`via: call_tool`); undefined for any other message. A run_code
+ * request is `direct` here: its inner calls are decided, one by one, in the script's run.
  */
-export function askedTool(surface: SurfaceName, message: Record<string, unknown> | undefined): AskedTool | undefined {
+export function askedTool(surface: SurfaceName, message: Record<string, unknown> | undefined): (AskedTool & Pick<CallTarget, 'via'>) | undefined {
   if (message?.method !== 'tools/call') return undefined;
   const params = isPlainObject(message.params) ? message.params : {};
   const name = typeof params.name === 'string' ? params.name : '';

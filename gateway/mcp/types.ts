@@ -45,6 +45,7 @@ export type DispatchRuntime = Pick<
   | 'inputs'
   | 'searchIndexes'
   | 'inflightCalls'
+  | 'codeSandbox'
   | 'inputBridge'
   | 'audit'
   | 'outcomes'
@@ -69,6 +70,7 @@ export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
       inputs,
       searchIndexes,
       inflightCalls,
+      codeSandbox,
       inputBridge,
       audit,
       outcomes,
@@ -86,6 +88,7 @@ export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
       inputs,
       searchIndexes,
       inflightCalls,
+      codeSandbox,
       inputBridge,
       audit,
       outcomes,
@@ -130,6 +133,8 @@ export interface DispatchContext {
   readonly callerStream?: StreamWriter;
   /** The request's tools/call target as admission resolved it (mcp/admission.ts), when it is one. */
   readonly target?: CallTarget;
+  /** Set on a run_code script's inner calls (surfaces/run-code.ts): the run they belong to, in their audit events. */
+  readonly runId?: string;
 }
 
 /** The minimal view of a JSON-RPC message the edge has parsed. */

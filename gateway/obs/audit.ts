@@ -108,8 +108,10 @@ export interface ToolDecision {
   credentialDigest: string;
   client?: { name?: string; version?: string };
   surface: string;
-  /** `direct` (the tool named in tools/call) or `call_tool` (dispatched by the compact surface). */
-  via: 'direct' | 'call_tool';
+  /** `direct` (the tool named in tools/call), `call_tool` (dispatched by the compact surface) or `run_code` (a script's tools.* call). */
+  via: 'direct' | 'call_tool' | 'run_code';
+  /** The run_code run an inner call belongs to (surfaces/run-code.ts): one id per run, on the run's own log line too. */
+  runId?: string;
   /** The tool's upstream; absent when no catalogue tool matched. */
   upstream?: string;
   /** The name the caller used. */
@@ -184,7 +186,8 @@ export interface AuditEvent {
   surface: string;
   /** A refused request's JSON-RPC method. */
   method?: string;
-  via?: 'direct' | 'call_tool';
+  via?: 'direct' | 'call_tool' | 'run_code';
+  runId?: string;
   upstream?: string;
   tool?: string;
   readOnly?: boolean;
@@ -331,6 +334,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.client?.version ? { clientVersion: decision.client.version } : {}),
         surface: decision.surface,
         via: decision.via,
+        ...(decision.runId ? { runId: decision.runId } : {}),
         ...(decision.upstream ? { upstream: decision.upstream } : {}),
         tool: decision.tool,
         ...(decision.readOnly !== undefined ? { readOnly: decision.readOnly } : {}),

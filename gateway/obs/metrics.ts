@@ -11,6 +11,9 @@ export interface GatewayMetrics {
   mcpRequests: Counter<'endpoint' | 'method' | 'era' | 'outcome'>;
   toolCalls: Counter<'endpoint' | 'tool' | 'via' | 'outcome'>;
   toolCallDuration: Histogram<'tool'>;
+  /** run_code runs by outcome (ok|script_error|limit|cancelled|refused|error) and, for a limit, which one. */
+  codeRuns: Counter<'outcome' | 'limit'>;
+  codeRunDuration: Histogram<string>;
   upstreamRequestDuration: Histogram<'upstream' | 'method'>;
   upstreamErrors: Counter<'upstream' | 'kind'>;
   upstreamUp: Gauge<'upstream'>;
@@ -77,8 +80,20 @@ export function createMetrics(): GatewayMetrics {
     }),
     toolCalls: new Counter({
       name: 'mcp_tool_calls_total',
-      help: 'tools/call by endpoint, tool, via (direct|call_tool) and outcome (ok|is_error|refused|held|invalid_arguments|output_schema_violation|input_required|rate_limited|task).',
+      help: 'tools/call by endpoint, tool, via (direct|call_tool|run_code: an inner call of a script) and outcome (ok|is_error|refused|held|invalid_arguments|output_schema_violation|input_required|rate_limited|task).',
       labelNames: ['endpoint', 'tool', 'via', 'outcome'],
+      registers: r,
+    }),
+    codeRuns: new Counter({
+      name: 'mcp_code_runs_total',
+      help: 'run_code runs on /mcp/compact by outcome (ok|script_error|limit|cancelled|refused|error) and limit (the codeMode.limits key a limit outcome broke, else none); their inner calls are mcp_tool_calls_total{via="run_code"}.',
+      labelNames: ['outcome', 'limit'],
+      registers: r,
+    }),
+    codeRunDuration: new Histogram({
+      name: 'mcp_code_run_duration_seconds',
+      help: 'run_code runs, from the first line of the script to its result, inner calls included.',
+      buckets: LATENCY_BUCKETS,
       registers: r,
     }),
     toolCallDuration: new Histogram({

@@ -42,8 +42,8 @@ export interface ToolCount {
 
 /** A tool call as the caller asked for it. */
 export interface AskedTool {
-  /** `direct` (the tool named in tools/call) or `call_tool` (dispatched by the compact surface). */
-  via: 'direct' | 'call_tool';
+  /** `direct` (the tool named in tools/call), `call_tool` (dispatched by the compact surface) or `run_code` (a script's tools.* call). */
+  via: 'direct' | 'call_tool' | 'run_code';
   /** The name the caller used. */
   name: string;
   /** Only the JSON shape is digested (audit), never logged. */
@@ -69,6 +69,8 @@ export interface ToolOutcome extends AskedTool {
   forwarded?: boolean;
   /** The surface's own tool (search_tools): counted, not audited. */
   own?: boolean;
+  /** The run_code run an inner call belongs to (surfaces/run-code.ts), in its audit line. */
+  runId?: string;
 }
 
 /** A request, or one message of it, refused before dispatch. */
@@ -138,6 +140,7 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
         client: requester.client,
         surface: event.endpoint,
         via: event.via,
+        runId: event.runId,
         upstream: event.tool?.upstream,
         tool: event.name,
         readOnly: event.tool?.readOnly,

@@ -37,6 +37,9 @@ export const CALLED_TOOL_META_KEY = 'ai.cpz.gateway/tool';
  * definition cannot link: the tool's `_meta.ui` (its `resourceUri`) and {@link CALLED_TOOL_META_KEY}.
  * Refusals are tool execution errors (server/tools §Error Handling): the model reads them and retries.
  * Each refusal is recorded once as a tool decision (audit event, request span: {@link auditOutcome}).
+ * run_code's inner calls (surfaces/run-code.ts) come through here too, `via: 'run_code'`, with one
+ * difference: an advertised read-only tool (a read anchor) runs, since a read needs no approval and
+ * "call it directly" means nothing inside a script; a state-changing one is refused all the same.
  * @param definition - call_tool as advertised (its own arguments are checked against it first).
  */
 export async function callThroughDispatcher(
@@ -44,6 +47,7 @@ export async function callThroughDispatcher(
   visible: VisibleCatalog,
   definition: Tool,
   args: Record<string, unknown>,
+  via: 'call_tool' | 'run_code' = 'call_tool',
 ): Promise<ToolCallAnswer> {
   const started = performance.now();
   const resolve = (name: string) => resolveTool(visible.catalog, visible.access, name, d.surface.name);
@@ -57,9 +61,9 @@ export async function callThroughDispatcher(
   ): CallToolResult => {
     // Operators see the catalogue name even for a denied tool; the caller never does. Bounded by the catalogue.
     const label = toolLabel(tool, () => target.tool !== undefined);
-    d.log.info({ tool: label, kind }, 'call_tool refused without contacting the upstream');
+    d.log.info({ tool: label, kind }, `${via} refused without contacting the upstream`);
     recordDecision(d, {
-      via: 'call_tool',
+      via,
       name: tool,
       tool: target.tool,
       outcome: auditOutcome(kind, target),
@@ -107,7 +111,7 @@ export async function callThroughDispatcher(
     );
   }
   if (target.pinned.held) {
-    refuseHeld(d, name, target.pinned, 'call_tool', targetArgs, started);
+    refuseHeld(d, name, target.pinned, via, targetArgs, started);
     const result = toolErrorResult('tool_held', heldToolMessage(name, target.pinned));
     return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/changes': target.pinned.changes } };
   }
@@ -117,10 +121,10 @@ export async function callThroughDispatcher(
       target,
       'refused',
       'call_directly',
-      `${name} changes state, so call_tool will not run it; call it directly: it is advertised so your client can ask for approval.`,
+      `${name} changes state, so ${via} will not run it; call it directly: it is advertised so your client can ask for approval.`,
     );
   }
-  if (target.advertised) return refuse(name, target, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
+  if (target.advertised && via === 'call_tool') return refuse(name, target, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
 
   const check = d.runtime.inputs.check(tool.name, tool.definition.inputSchema, targetArgs);
   if (!check.ok) {
@@ -130,7 +134,7 @@ export async function callThroughDispatcher(
       'ai.cpz.gateway/input_schema': tool.definition.inputSchema,
     });
   }
-  return withView(await callCatalogTool(d, tool, targetArgs, 'call_tool'), tool.definition, name, targetArgs);
+  return withView(await callCatalogTool(d, tool, targetArgs, via), tool.definition, name, targetArgs);
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { CALL_TOOL, SEARCH_TOOLS, resolveTool } from '../policy/tool-resolution.ts';
+import { RUN_CODE, runCodeDefinition } from './run-code.ts';
 
 /**
  * The paragraph `/mcp/compact` adds to the upstreams' instructions, which were written for a server that
@@ -24,13 +25,22 @@ export function visibleCategories(visible: VisibleCatalog): string[] {
 }
 
 /**
- * The compact tools/list for one visible catalogue: search_tools, call_tool, then the catalogue tools
+ * The compact tools/list for one visible catalogue: search_tools, call_tool, run_code where
+ * `compact.codeMode.enabled` (a catalogue tool of that name is then shadowed), then the catalogue tools
  * the surface advertises to this caller (policy/tool-resolution.ts: every state-changing tool, the read
  * anchors, MCP Apps app-only tools) in catalogue order. Built once per visibility key (see ListingCache).
  */
 export function compactTools(config: GatewayConfig, visible: VisibleCatalog): Tool[] {
-  const advertised = visible.tools.filter((t) => resolveTool(visible.catalog, visible.access, t.name, 'compact').advertised).map((t) => t.definition);
-  return [searchToolsDefinition(config, visibleCategories(visible), visibleUpstreams(visible)), CALL_TOOL_DEFINITION, ...advertised];
+  const code = config.compact.codeMode.enabled;
+  const advertised = visible.tools
+    .filter((t) => resolveTool(visible.catalog, visible.access, t.name, 'compact').advertised && !(code && t.name === RUN_CODE))
+    .map((t) => t.definition);
+  return [
+    searchToolsDefinition(config, visibleCategories(visible), visibleUpstreams(visible)),
+    CALL_TOOL_DEFINITION,
+    ...(code ? [runCodeDefinition(config.compact.codeMode, visible)] : []),
+    ...advertised,
+  ];
 }
 
 /** Characters of a search_tools query: a task described in a paragraph fits; a pasted document does not. */
@@ -43,6 +53,8 @@ function searchToolsDefinition(config: GatewayConfig, categories: string[], upst
   const max = config.compact.maxSearchLimit;
   // Only with several upstreams: one upstream's search_tools stays exactly as it was.
   const several = config.upstreams.length > 1;
+  // Only in code mode: without it, search_tools stays exactly as it was.
+  const code = config.compact.codeMode.enabled;
   return {
     name: SEARCH_TOOLS,
     title: 'Search tools',
@@ -59,9 +71,11 @@ function searchToolsDefinition(config: GatewayConfig, categories: string[], upst
         limit: { type: 'integer', minimum: 1, maximum: max, default: Math.min(config.compact.searchLimit, max) },
         detail: {
           type: 'string',
-          enum: ['brief', 'full'],
+          enum: code ? ['brief', 'full', 'typescript'] : ['brief', 'full'],
           default: 'full',
-          description: 'brief: name, title, one-line description and advertised only (ask again with full, or a narrower query, for schemas).',
+          description:
+            'brief: name, title, one-line description and advertised only (ask again with full, or a narrower query, for schemas).' +
+            (code ? ' typescript: name, advertised and a TypeScript declaration for run_code scripts.' : ''),
         },
       },
       required: ['query'],
@@ -86,6 +100,7 @@ function searchToolsDefinition(config: GatewayConfig, categories: string[], upst
               score: { type: 'number' },
               advertised: { type: 'boolean' },
               _meta: { type: 'object' },
+              ...(code ? { declaration: { type: 'string' } } : {}),
             },
             required: ['name', 'advertised'],
           },

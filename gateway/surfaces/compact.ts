@@ -9,11 +9,13 @@ import type { DispatchContext, Surface } from '../mcp/types.ts';
 import { callToolDirect } from './tool-call.ts';
 import { GatewayError } from '../errors.ts';
 import { declaresTasks } from './tasks.ts';
+import { RUN_CODE, runCode } from './run-code.ts';
 
 /**
  * `/mcp/compact`: progressive discovery (issue 8). tools/list holds search_tools, call_tool, every
  * state-changing tool and the configured read anchors the caller may see (compact-tools.ts); the rest
- * of the visible catalogue is found with search_tools and run through call_tool. Any other tools/call
+ * of the visible catalogue is found with search_tools and run through call_tool, or chained in one
+ * run_code script where `compact.codeMode.enabled` (run-code.ts). Any other tools/call
  * name is a direct call, exactly as on `/mcp` (visible tools only).
  */
 export const compactSurface: Surface = {
@@ -23,13 +25,16 @@ export const compactSurface: Surface = {
   instructions: (upstream) => (upstream ? `${upstream}\n\n${COMPACT_INSTRUCTIONS}` : COMPACT_INSTRUCTIONS),
   listTools: (d, visible) => compactListing(d, visible),
   async callTool(d, name, args, task) {
-    if (name !== SEARCH_TOOLS && name !== CALL_TOOL) return callToolDirect(d, name, args, task);
+    const code = name === RUN_CODE && d.runtime.config.compact.codeMode.enabled;
+    if (name !== SEARCH_TOOLS && name !== CALL_TOOL && !code) return callToolDirect(d, name, args, task);
     // The surface's own tools run at once (no execution.taskSupport): 2025-11-25 §Tool-Level Negotiation,
     // where the gateway declares tasks; where it does not, the task is ignored (surfaces/tasks.ts declaresTasks).
     if (task !== undefined && (await declaresTasks(d)))
       throw new GatewayError('method_not_found', `Method not found: ${name} does not support task-augmented calls`);
     const visible = await d.caller.visible();
-    const definition = ownTool(compactListing(d, visible), name);
+    const listing = compactListing(d, visible);
+    const definition = ownTool(listing, name);
+    if (code) return runCode(d, visible, definition, ownTool(listing, CALL_TOOL), args ?? {});
     return name === SEARCH_TOOLS ? searchTools(d, visible, definition, args ?? {}) : callThroughDispatcher(d, visible, definition, args ?? {});
   },
 };

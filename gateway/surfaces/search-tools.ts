@@ -8,6 +8,7 @@ import { SEARCH_TOOLS, findableByModel, resolveTool, type Resolved } from '../po
 import { uiMeta } from '../catalog/extensions.ts';
 import { recordDecision } from './tool-decision.ts';
 import { inSpan } from '../obs/tracing.ts';
+import { toolDeclaration } from './code-declarations.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
  *  keeps name, title, the description's first sentence and `advertised`. */
@@ -25,6 +26,8 @@ interface SearchMatch {
   advertised: boolean;
   /** MCP Apps: the tool's `_meta.ui` (its `ui://` view), so a host can prefetch the view it will render. */
   _meta?: { ui: Record<string, unknown> };
+  /** `detail: typescript` (code mode): the tool as a method of run_code's `tools`. */
+  declaration?: string;
 }
 
 /** Longest one-line description in a brief answer, characters. */
@@ -38,7 +41,8 @@ const BRIEF_DESCRIPTION = 160;
  * the paths: the spec's tool execution error for input validation (server/tools §Error Handling), so
  * the model can correct itself. No match: an empty list and a hint naming the caller's categories.
  * Every answer says "N of M tools matched" (`matched`, `total`, `summary`) so that a model knows when
- * to narrow its query; `detail: brief` answers without schemas (a cheap first look).
+ * to narrow its query; `detail: brief` answers without schemas (a cheap first look); `detail: typescript`
+ * (code mode only) with each tool's TypeScript declaration for a run_code script (code-declarations.ts).
  * @param definition - search_tools as this caller's tools/list advertises it (its category enum).
  */
 export async function searchTools(d: DispatchContext, visible: VisibleCatalog, definition: Tool, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -89,7 +93,8 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   } finally {
     metrics.searchDuration.observe((performance.now() - started) / 1000);
   }
-  const tools = page.hits.map((hit) => (brief ? briefMatch : match)(resolve(hit.name) as Resolved, hit.score, d));
+  const shape = brief ? briefMatch : args.detail === 'typescript' ? declaredMatch : match;
+  const tools = page.hits.map((hit) => shape(resolve(hit.name) as Resolved, hit.score, d));
   d.runtime.audit.noteSearch({ credentialDigest: d.caller.credential.digest, requestId: d.caller.requestId, names: tools.map((t) => t.name) });
   const { matched, total } = page;
   const summary = `${matched} of ${total} tools matched${matched > tools.length ? `; showing the best ${tools.length}` : ''}.`;
@@ -139,6 +144,10 @@ function briefMatch({ tool, advertised }: Resolved, _score: number, d: DispatchC
 function viewOf(definition: Tool): Pick<SearchMatch, '_meta'> {
   const ui = uiMeta(definition);
   return ui ? { _meta: { ui } } : {};
+}
+
+function declaredMatch({ tool, advertised }: Resolved): SearchMatch {
+  return { name: tool.name, advertised, declaration: toolDeclaration(tool.definition).trim() };
 }
 
 /** The first sentence (or line) of a description, at most `BRIEF_DESCRIPTION` characters. */

@@ -11,8 +11,8 @@ import { recordDecision, spendToolBudgets } from './tool-decision.ts';
 import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
 import { createdTask, forwardedTask, relayCreatedTask, type TaskParam } from './tasks.ts';
 
-/** How a call reached the upstream: advertised on the surface, or through the compact `call_tool`. */
-export type CallVia = 'direct' | 'call_tool';
+/** How a call reached the upstream: advertised on the surface, through the compact `call_tool`, or from a `run_code` script. */
+export type CallVia = 'direct' | 'call_tool' | 'run_code';
 
 export type { ToolCallAnswer } from '../mcp/types.ts';
 
@@ -56,7 +56,7 @@ export async function callCatalogTool(
       counted: { tool: tool.name, outcome: counted },
       forwarded,
     });
-  const breach = args ? findLimitBreach(args, d.runtime.config.limits, via === 'call_tool' ? ['arguments', 'arguments'] : ['arguments']) : undefined;
+  const breach = args ? findLimitBreach(args, d.runtime.config.limits, via === 'direct' ? ['arguments'] : ['arguments', 'arguments']) : undefined;
   if (breach) {
     // Nothing was sent (and no budget spent): the caller's input broke a limit (limits.*), which the model can correct.
     decided('invalid_arguments', 'invalid_arguments', `limits.${breach.limit}`);

@@ -9,7 +9,7 @@ import { describeBudget, toolCallCharges } from '../policy/rate-limits.ts';
 
 /** One tool decision as the surfaces report it: what was asked, of which tool, and what came of it. */
 export interface Decision {
-  via: 'direct' | 'call_tool';
+  via: 'direct' | 'call_tool' | 'run_code';
   /** The name the caller used. */
   name: string;
   /** The catalogue tool the name resolved to, if any. */
@@ -49,6 +49,7 @@ export function recordDecision(d: DispatchContext, decision: Decision): void {
     durationMs: performance.now() - decision.started,
     ...(decision.forwarded ? { forwarded: true } : {}),
     ...(decision.own ? { own: true } : {}),
+    ...(d.runId ? { runId: d.runId } : {}),
   });
 }
 

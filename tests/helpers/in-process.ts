@@ -81,6 +81,8 @@ export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConf
         overrides: {
           log: { level: 'info' },
           ...config,
+          // config/cpzai.yaml turns code mode on; the harness serves the surface without run_code unless a test asks for it.
+          compact: { ...config.compact, codeMode: { enabled: false, ...config.compact?.codeMode } },
           listen: { host: '127.0.0.1', port: 0, ...config.listen },
           // Per-upstream overrides by position are laid over the in-memory upstreams' names and placeholder URLs.
           upstreams: config.upstreams

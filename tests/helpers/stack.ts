@@ -80,6 +80,8 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       overrides: {
         log: { level: 'info' },
         ...options.gateway,
+        // config/cpzai.yaml turns code mode on; the harness serves the surface without run_code unless a test asks for it.
+        compact: { ...options.gateway?.compact, codeMode: { enabled: false, ...options.gateway?.compact?.codeMode } },
         listen: { host: '127.0.0.1', port: 0, ...options.gateway?.listen },
         // The stack's upstream first; any further ones as given.
         upstreams: [{ url: upstreamUrl, ...options.gateway?.upstreams?.[0] }, ...(options.gateway?.upstreams?.slice(1) ?? [])],

@@ -61,6 +61,7 @@ const FILE: Record<string, string> = {
   upstream: 'gateway/upstream/client.ts',
   auth: 'gateway/auth/credentials.ts',
   checks: 'gateway/checks/input-check.ts',
+  sandbox: 'gateway/sandbox/sandbox.ts',
   store: 'gateway/store/kv-store.ts',
   obs: 'gateway/obs/log.ts',
   errors: 'gateway/errors.ts',

@@ -229,6 +229,8 @@ describe('fast path: the same answers as the SDK handler', () => {
         upstreams: [{ url: stack.upstreamUrl }],
         scopes: { endpoint: `${stack.platformUrl}/v1/me` },
         dispatch: { fastPath: false },
+        // As the stack's gateway (tests/helpers/stack.ts): config/cpzai.yaml's code mode off.
+        compact: { codeMode: { enabled: false } },
         log: { level: 'info' },
       },
     });

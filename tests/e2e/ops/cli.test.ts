@@ -205,6 +205,7 @@ describe('gateway/main.ts tools: what a credential sees on each surface', { time
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
     expect(result.stdout).toContain('/mcp: 10 tools');
-    expect(result.stdout).toContain('/mcp/compact: 6 tools');
+    // config/cpzai.yaml serves code mode: run_code besides search_tools, call_tool and the four anchors.
+    expect(result.stdout).toContain('/mcp/compact: 7 tools');
   });
 });

@@ -117,7 +117,8 @@ function loopClient() {
   return { failures, seen, stop: async () => ((running = false), await done) };
 }
 
-const COMPACT_BEFORE = ['call_tool', 'get_market_data', 'list_accounts', 'list_orders', 'list_positions', 'search_tools'];
+// config/cpzai.yaml serves code mode: run_code is listed beside search_tools and call_tool.
+const COMPACT_BEFORE = ['call_tool', 'get_market_data', 'list_accounts', 'list_orders', 'list_positions', 'run_code', 'search_tools'];
 
 // Generous timeouts: each step spawns or waits for a separate process on a shared machine.
 describe('live reload on SIGHUP', { timeout: 2 * PROCESS_BUDGET_MS }, () => {

@@ -1,0 +1,232 @@
+// @ts-check
+/**
+ * The code sandbox's worker thread (gateway/sandbox/sandbox.ts starts it): QuickJS compiled to WebAssembly
+ * (quickjs-emscripten 0.32, the release build its package ships), one fresh QuickJS runtime and context per
+ * run, so nothing a script leaves behind reaches the next one. A script sees the language's own built-ins
+ * (JSON, Math, Date, Promise...), `console` (captured, never printed) and `tools`, a Proxy whose every
+ * property is an async function asking the host thread to call that tool: no host object, no module
+ * loader, no timers. Plain JavaScript so that Node runs it in a worker without the TypeScript hooks.
+ *
+ * Messages in: {type:'run', code, limits}, {type:'answer', id, ok, json | message}.
+ * Messages out: {type:'call', id, name, json}, {type:'done', outcome}. One run at a time per worker.
+ */
+import { parentPort } from 'node:worker_threads';
+import { RELEASE_SYNC, newQuickJSWASMModule } from 'quickjs-emscripten';
+
+const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
+const quickjs = await newQuickJSWASMModule(RELEASE_SYNC);
+
+/** The wrapper's text before the script's first character: line 1 columns are shifted by its length. */
+const PREFIX = '(async () => { "use strict"; ';
+const FILE = 'script.js';
+/** The stack QuickJS may use, bytes (deep recursion answers "stack overflow" instead of crashing the worker). */
+const STACK_BYTES = 512 * 1024;
+
+// The `tools` binding, built inside the context from one captured host function that is never a global.
+const PRELUDE = `(function (call) {
+  const tools = new Proxy(Object.freeze(Object.create(null)), {
+    get(_, name) {
+      if (typeof name !== 'string' || name === 'then') return undefined;
+      return function (args) {
+        return call(name, JSON.stringify(args === undefined ? {} : args)).then(JSON.parse);
+      };
+    },
+    set() { return false; },
+    defineProperty() { return false; },
+    setPrototypeOf() { return false; },
+  });
+  Object.defineProperty(globalThis, 'tools', { value: tools, writable: false, configurable: false, enumerable: false });
+})`;
+
+port.on('message', (message) => {
+  if (message.type === 'run') run(message);
+  else if (message.type === 'answer') current?.answer(message);
+});
+port.postMessage({ type: 'ready' });
+
+/** @type {{ answer(message: any): void } | undefined} */
+let current;
+
+/**
+ * Runs one script to its end and posts {type:'done', outcome}: {ok:true, json, logs} or {ok:false, kind, message,
+ * limit?, line?, column?, logs}. `limits`: memoryBytes, instructions (interrupt-handler ticks allowed),
+ * wallTimeMs, outputBytes, toolCalls.
+ * @param {{ code: string, limits: { memoryBytes: number, instructions: number, wallTimeMs: number, outputBytes: number, toolCalls: number } }} message
+ */
+function run({ code, limits }) {
+  const runtime = quickjs.newRuntime();
+  runtime.setMemoryLimit(limits.memoryBytes);
+  runtime.setMaxStackSize(STACK_BYTES);
+  const context = runtime.newContext();
+  const deadline = Date.now() + limits.wallTimeMs;
+  /** @type {string[]} */
+  const logs = [];
+  let outputBytes = 0;
+  let ticks = 0;
+  let calls = 0;
+  /** @type {string | undefined} the limit broken, once: the interrupt handler then stops the script for good */
+  let breach;
+  /** @type {Map<number, import('quickjs-emscripten').QuickJSDeferredPromise>} */
+  const pending = new Map();
+  let nextId = 0;
+  let finished = false;
+  /** @type {import('quickjs-emscripten').QuickJSHandle | undefined} the script's promise */
+  let promise;
+
+  runtime.setInterruptHandler(() => {
+    ticks += 1;
+    if (breach === undefined && ticks > limits.instructions) breach = 'instructions';
+    if (breach === undefined && Date.now() > deadline) breach = 'wallTimeMs';
+    return breach !== undefined;
+  });
+
+  const console = context.newObject();
+  for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
+    const fn = context.newFunction(level, (...args) => {
+      if (breach !== undefined) return;
+      const line = (level === 'log' || level === 'info' ? '' : `${level}: `) + args.map((h) => show(context, h)).join(' ');
+      outputBytes += Buffer.byteLength(line) + 1;
+      if (outputBytes > limits.outputBytes) breach = 'outputBytes';
+      else logs.push(line);
+    });
+    context.setProp(console, level, fn);
+    fn.dispose();
+  }
+  context.setProp(context.global, 'console', console);
+  console.dispose();
+
+  const call = context.newFunction('call', (nameHandle, jsonHandle) => {
+    const name = context.getString(nameHandle);
+    const json = context.getString(jsonHandle);
+    calls += 1;
+    if (calls > limits.toolCalls) {
+      breach = 'toolCalls';
+      return { error: context.newError(`limit exceeded: toolCalls (${limits.toolCalls})`) };
+    }
+    const deferred = context.newPromise();
+    const id = nextId++;
+    pending.set(id, deferred);
+    port.postMessage({ type: 'call', id, name, json });
+    return deferred.handle;
+  });
+  const prelude = context.unwrapResult(context.evalCode(PRELUDE, 'prelude.js'));
+  context.unwrapResult(context.callFunction(prelude, context.undefined, call)).dispose();
+  prelude.dispose();
+  call.dispose();
+
+  const finish = (/** @type {Record<string, unknown>} */ outcome) => {
+    if (finished) return;
+    finished = true;
+    current = undefined;
+    port.postMessage({ type: 'done', outcome: { ...outcome, logs, calls: Math.min(calls, limits.toolCalls) } });
+    for (const deferred of pending.values()) deferred.dispose();
+    promise?.dispose();
+    try {
+      context.dispose();
+      runtime.dispose();
+    } catch {
+      // A runtime that cannot be freed cleanly is not reused: the host starts a fresh worker.
+      process.exit(1);
+    }
+  };
+
+  /** What the script's failure (a handle to the thrown value) means: a broken limit, else a script error. */
+  const failed = (/** @type {import('quickjs-emscripten').QuickJSHandle} */ handle) => {
+    const error = context.dump(handle);
+    handle.dispose();
+    const message = typeof error === 'object' && error !== null ? String(error.message ?? '') : String(error);
+    const limit = breach ?? (/out of memory/i.test(message) ? 'memoryBytes' : undefined);
+    if (limit) return finish({ ok: false, kind: 'limit', limit });
+    const name = typeof error === 'object' && error !== null && typeof error.name === 'string' ? error.name : 'Error';
+    const where = typeof error === 'object' && error !== null ? locate(String(error.stack ?? ''), code) : undefined;
+    const stack = /stack overflow/i.test(message) ? ' (recursion too deep)' : '';
+    return finish({ ok: false, kind: 'script_error', name, message: `${message}${stack}`, ...where });
+  };
+
+  const evaluated = context.evalCode(`${PREFIX}${code}\n})()`, FILE, { type: 'global' });
+  if (evaluated.error) return failed(evaluated.error);
+  promise = evaluated.value;
+  const script = promise;
+
+  /** Runs the jobs the last settlement queued, then finishes if the script's promise settled. */
+  const settle = () => {
+    const jobs = runtime.executePendingJobs();
+    if (jobs.error) return failed(jobs.error);
+    if (breach !== undefined) return finish({ ok: false, kind: 'limit', limit: breach });
+    const state = context.getPromiseState(script);
+    if (state.type === 'pending') {
+      if (pending.size === 0) {
+        return finish({
+          ok: false,
+          kind: 'script_error',
+          name: 'Error',
+          message: 'the script awaits a promise nothing can settle (there are no timers; await tools.* calls only)',
+        });
+      }
+      return;
+    }
+    if (state.type === 'rejected') return failed(state.error);
+    const json = context.getProp(context.global, 'JSON');
+    const stringify = context.getProp(json, 'stringify');
+    const text = context.callFunction(stringify, json, state.value);
+    json.dispose();
+    stringify.dispose();
+    state.value.dispose();
+    if (text.error) return failed(text.error);
+    const out = context.typeof(text.value) === 'string' ? context.getString(text.value) : 'null';
+    text.value.dispose();
+    if (breach !== undefined) return finish({ ok: false, kind: 'limit', limit: breach });
+    if (outputBytes + Buffer.byteLength(out) > limits.outputBytes) return finish({ ok: false, kind: 'limit', limit: 'outputBytes' });
+    return finish({ ok: true, json: out });
+  };
+
+  current = {
+    answer(/** @type {{ id: number, ok: boolean, json?: string, message?: string }} */ message) {
+      const deferred = pending.get(message.id);
+      if (!deferred || finished) return;
+      pending.delete(message.id);
+      if (message.ok) {
+        const value = context.newString(message.json ?? 'null');
+        deferred.resolve(value);
+        value.dispose();
+      } else {
+        const error = context.newError({ name: 'ToolError', message: message.message ?? 'tool call failed' });
+        deferred.reject(error);
+        error.dispose();
+      }
+      deferred.dispose();
+      settle();
+    },
+  };
+  settle();
+}
+
+/**
+ * A console argument as a line shows it: strings as they are, everything else as JSON (an Error by its
+ * name and message).
+ * @param {import('quickjs-emscripten').QuickJSContext} context
+ * @param {import('quickjs-emscripten').QuickJSHandle} handle
+ */
+function show(context, handle) {
+  if (context.typeof(handle) === 'string') return context.getString(handle);
+  const value = context.dump(handle);
+  if (value && typeof value === 'object' && 'message' in value && 'name' in value) return `${value.name}: ${value.message}`;
+  return value === undefined ? 'undefined' : JSON.stringify(value);
+}
+
+/**
+ * The line and column of the script's own frame in a QuickJS stack (`script.js:L:C`), the wrapper's
+ * prefix taken off line 1's column. Undefined when the stack names no script position.
+ * @param {string} stack
+ * @param {string} code
+ */
+function locate(stack, code) {
+  const match = new RegExp(`${FILE.replace('.', '\\.')}:(\\d+):?(\\d+)?`).exec(stack);
+  if (!match) return undefined;
+  const line = Number(match[1]);
+  const raw = match[2] === undefined ? undefined : Number(match[2]);
+  const lines = code.split('\n').length;
+  if (line > lines) return { line: lines };
+  const column = raw === undefined ? undefined : line === 1 ? Math.max(1, raw - PREFIX.length) : raw;
+  return column === undefined ? { line } : { line, column };
+}

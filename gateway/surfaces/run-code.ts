@@ -1,0 +1,234 @@
+import { randomUUID } from 'node:crypto';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
+import type { CodeModeConfig } from '../../config/types.ts';
+import { toolErrorResult } from '../errors.ts';
+import type { DispatchContext, RequestView } from '../mcp/types.ts';
+import type { VisibleCatalog } from '../policy/caller.ts';
+import { resolveTool } from '../policy/tool-resolution.ts';
+import type { LimitName, RunOutcome } from '../sandbox/sandbox.ts';
+import { inSpan } from '../obs/tracing.ts';
+import { callThroughDispatcher } from './call-tool.ts';
+import { toolsDeclaration } from './code-declarations.ts';
+
+/**
+ * run_code on `/mcp/compact` (`compact.codeMode`): the caller's script runs in the sandbox
+ * (gateway/sandbox/) and each of its `tools.<name>(args)` calls is dispatched by call_tool's own function
+ * (`callThroughDispatcher`, `via: 'run_code'`): one resolveTool, read-only tools only, the caller's
+ * scopes, arguments against the real schema, the output check, rate budgets spent per call, pins
+ * honoured, one audit event per call carrying the run id. Nothing else reaches an upstream from a script.
+ */
+
+/** The tool's name: the verb-object form of the compact surface's own tools (search_tools, call_tool). */
+export const RUN_CODE = 'run_code';
+
+/** What `codeMode.limits` a breach names, in words the model can act on. */
+const LIMIT_TEXT: Record<LimitName | 'concurrentRunsPerCredential' | 'concurrentRuns', string> = {
+  memoryBytes: 'the script used more memory than a run may',
+  instructions: 'the script ran more instructions than a run may (a loop that does not end?)',
+  wallTimeMs: 'the run took longer than a run may, tool calls included',
+  outputBytes: 'console lines plus the returned value are larger than a run may produce: return only what you need',
+  toolCalls: 'the script made more tools.* calls than a run may',
+  concurrentRunsPerCredential: 'this credential already has as many runs in progress as it may: wait for one to end',
+  concurrentRuns: 'the gateway has as many runs in progress as it may: retry shortly',
+};
+
+/** The tools a caller's script may call, anchors first: visible to the model, read-only, listed (not withheld, not held). */
+export function codeReachableTools(visible: VisibleCatalog): Tool[] {
+  const reachable = visible.tools.filter((t) => {
+    const r = resolveTool(visible.catalog, visible.access, t.name, 'compact');
+    return r.reachableByModel && r.readOnly && !r.withheld && !r.pinned.held;
+  });
+  return [...reachable.filter((t) => t.anchor), ...reachable.filter((t) => !t.anchor)].map((t) => t.definition);
+}
+
+/** run_code as listed for one visible catalogue: its description carries the reachable tools' declarations within `declarationBytes`. */
+export function runCodeDefinition(config: CodeModeConfig, visible: VisibleCatalog): Tool {
+  const { limits } = config;
+  const declarations = toolsDeclaration(codeReachableTools(visible), config.declarationBytes);
+  return {
+    name: RUN_CODE,
+    title: 'Run a script over read-only tools',
+    description:
+      'Runs JavaScript (the body of an async function) that calls read-only tools as `await tools.<name>(args)` and returns only what ' +
+      'you need: chain several calls in one step instead of reading every result. A call resolves to the tool result ' +
+      '(its structured content, else its text, parsed when JSON) or throws an Error saying why. `return` a JSON value; ' +
+      `console.log lines come back too. No network, files, timers or imports; at most ${limits.toolCalls} calls and ` +
+      `${Math.round(limits.wallTimeMs / 1000)} s per run. Tools that change state are refused: call them directly.` +
+      (declarations ? `\n\n\`\`\`ts\n${declarations}\n\`\`\`` : ''),
+    inputSchema: {
+      type: 'object',
+      properties: {
+        code: { type: 'string', description: 'The script, e.g. `const a = await tools.list_accounts(); return a.accounts.length;`' },
+      },
+      required: ['code'],
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: 'object',
+      properties: {
+        result: { description: 'What the script returned (JSON; null for undefined).' },
+        logs: { type: 'array', items: { type: 'string' }, description: 'console lines, in order.' },
+        calls: { type: 'integer', description: 'tools.* calls the script made.' },
+      },
+      required: ['result', 'logs', 'calls'],
+    },
+    // Every call it makes is a read-only tool's; a write is refused.
+    annotations: { readOnlyHint: true, openWorldHint: false },
+  };
+}
+
+/**
+ * Runs the caller's script: bad arguments and a full concurrency limit are isError results before
+ * anything starts. The run is one span (`run_code`) with each inner call's spans under it; a 2025-era
+ * caller's `notifications/cancelled` finds it under its request id (upstream/inflight-calls.ts), and a
+ * cancellation stops the sandbox and aborts the inner calls in flight. With a progressToken the caller
+ * gets one progress notification per inner call. The answer: `{result, logs, calls}` (structured
+ * content where the caller's revision has it), or isError `script_error` with the line and column,
+ * `limit_exceeded` naming the `compact.codeMode.limits` key, `cancelled`.
+ */
+export async function runCode(
+  d: DispatchContext,
+  visible: VisibleCatalog,
+  definition: Tool,
+  callTool: Tool,
+  args: Record<string, unknown>,
+): Promise<CallToolResult> {
+  const { metrics, config, codeSandbox } = d.runtime;
+  const limits = config.compact.codeMode.limits;
+  const count = (outcome: string, limit = 'none') => metrics.codeRuns.inc({ outcome, limit });
+  const own = d.runtime.inputs.check(RUN_CODE, definition.inputSchema, args);
+  if (!own.ok) {
+    count('refused');
+    const result = toolErrorResult('invalid_arguments', `Invalid arguments for run_code: ${own.issues.join('; ')}.`);
+    return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/paths': own.paths } };
+  }
+  const digest = d.caller.credential.digest;
+  const slot = codeSandbox.slots.acquire(digest, limits);
+  if ('full' in slot) {
+    count('refused', slot.full);
+    return limitResult(slot.full, limits[slot.full]);
+  }
+  const runId = randomUUID();
+  const { request } = d;
+  // A 2025-era cancellation arrives in a POST of its own and finds the run by its request id.
+  const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(digest, request.id, request.signal, request.abort) : undefined;
+  const signal = tracked?.signal ?? request.signal;
+  const token = request._meta?.progressToken;
+  const { progressToken: _token, ...meta } = request._meta ?? {};
+  let calls = 0;
+  let done = 0;
+  const started = performance.now();
+  try {
+    const outcome = await inSpan('run_code', { 'ai.cpz.gateway.run_id': runId }, async (span) => {
+      const ran = await codeSandbox.run({
+        code: args.code as string,
+        limits,
+        signal,
+        call: async (name, json, ended) => {
+          const n = ++calls;
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(json);
+          } catch {
+            parsed = undefined;
+          }
+          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+            return { ok: false, message: `tools.${name}: arguments must be one object (got ${json === undefined ? 'nothing' : json.slice(0, 40)})` };
+          // The inner call's own request: its id names the run and the call (never the caller's, whose cancellation is the run's).
+          const inner: RequestView = {
+            ...request,
+            id: `${String(request.id)}#${runId}.${n}`,
+            signal: AbortSignal.any([signal, ended]),
+            abort: undefined,
+            _meta: meta,
+            inputResponses: undefined,
+            requestState: () => undefined,
+          };
+          const answer = await callThroughDispatcher(
+            { ...d, request: inner, project: (r) => r, callerStream: undefined, target: undefined, runId },
+            visible,
+            callTool,
+            { name, arguments: parsed },
+            'run_code',
+          );
+          done += 1;
+          if (token !== undefined)
+            void request
+              .notify({ method: 'notifications/progress', params: { progressToken: token, progress: done, message: `tools.${name} answered` } })
+              .catch(() => {});
+          return innerAnswer(name, answer);
+        },
+      });
+      span?.setAttribute('ai.cpz.gateway.outcome', ran.ok ? 'ok' : ran.kind);
+      return ran;
+    });
+    const seconds = (performance.now() - started) / 1000;
+    metrics.codeRunDuration.observe(seconds);
+    count(outcome.ok ? 'ok' : outcome.kind === 'crashed' ? 'error' : outcome.kind, !outcome.ok && outcome.kind === 'limit' ? outcome.limit : 'none');
+    d.log.info({ runId, outcome: outcome.ok ? 'ok' : outcome.kind, calls: outcome.calls, ms: Math.round(seconds * 1000) }, 'run_code finished');
+    return withRun(answerOf(d, definition, outcome, limits), runId);
+  } finally {
+    tracked?.release();
+    slot.release();
+  }
+}
+
+/** What a script's `tools.<name>()` resolves to: structured content, else the text (parsed when JSON); an error becomes its message. */
+function innerAnswer(name: string, answer: Awaited<ReturnType<typeof callThroughDispatcher>>): { ok: true; json: string } | { ok: false; message: string } {
+  if ((answer as { resultType?: unknown }).resultType !== undefined && !('content' in answer))
+    return { ok: false, message: `tools.${name} asked for input or started a task, which a script cannot answer: call it through call_tool` };
+  const result = answer as CallToolResult;
+  const texts = (result.content ?? []).filter((c) => c.type === 'text').map((c) => (c as { text: string }).text);
+  if (result.isError) return { ok: false, message: `tools.${name}: ${texts.join('\n') || 'the tool failed'}` };
+  if (result.structuredContent !== undefined) return { ok: true, json: JSON.stringify(result.structuredContent) };
+  if (texts.length !== (result.content ?? []).length) return { ok: true, json: JSON.stringify({ content: result.content }) };
+  const text = texts.join('\n');
+  try {
+    JSON.parse(text);
+    return { ok: true, json: text };
+  } catch {
+    return { ok: true, json: JSON.stringify(text) };
+  }
+}
+
+function answerOf(d: DispatchContext, definition: Tool, outcome: RunOutcome, limits: CodeModeConfig['limits']): CallToolResult {
+  const logs = outcome.logs.length ? `\nconsole:\n${outcome.logs.join('\n')}` : '';
+  if (outcome.ok) {
+    const structured = { result: JSON.parse(outcome.json) as unknown, logs: outcome.logs, calls: outcome.calls };
+    const result: CallToolResult = {
+      content: [{ type: 'text', text: outcome.logs.length ? JSON.stringify(structured) : outcome.json }],
+      structuredContent: structured,
+    };
+    return d.project(result, definition.outputSchema as Record<string, unknown> | undefined);
+  }
+  switch (outcome.kind) {
+    case 'script_error': {
+      const where = outcome.line === undefined ? '' : ` at line ${outcome.line}${outcome.column === undefined ? '' : `, column ${outcome.column}`}`;
+      const result = toolErrorResult('script_error', `Script error${where}: ${outcome.name}: ${outcome.message}${logs}`);
+      return {
+        ...result,
+        _meta: {
+          ...result._meta,
+          ...(outcome.line === undefined ? {} : { 'ai.cpz.gateway/line': outcome.line }),
+          ...(outcome.column === undefined ? {} : { 'ai.cpz.gateway/column': outcome.column }),
+        },
+      };
+    }
+    case 'limit':
+      return limitResult(outcome.limit, limits[outcome.limit], logs);
+    case 'cancelled':
+      return toolErrorResult('cancelled', 'The run was cancelled: the script was stopped and its tool calls in flight aborted.');
+    case 'crashed':
+      d.log.warn({ reason: outcome.message }, 'run_code sandbox failed');
+      return toolErrorResult('internal', 'The sandbox failed while running the script; nothing more was run. Retry.');
+  }
+}
+
+function limitResult(limit: keyof CodeModeConfig['limits'], value: number, logs = ''): CallToolResult {
+  const result = toolErrorResult('limit_exceeded', `Run stopped: limit compact.codeMode.limits.${limit} (${value}) exceeded: ${LIMIT_TEXT[limit]}.${logs}`);
+  return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/limit': limit } };
+}
+
+function withRun(result: CallToolResult, runId: string): CallToolResult {
+  return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/runId': runId } };
+}

@@ -1,0 +1,373 @@
+/**
+ * run_code on /mcp/compact (issue 35), in process through the real handler with both SDK clients on both
+ * eras: a script chaining read-only tools answers with only what it returns; every inner call goes
+ * through call_tool's dispatch (writes, out-of-scope tools and wrong arguments refused with 0 upstream
+ * calls, budgets spent per call, audited under the run id); every attack of the issue ends in a clear
+ * refusal or a limit naming its key; a cancellation stops the script and the call in flight; the
+ * gateway answers health in under a second while a runaway script is being stopped.
+ */
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Tool } from '@modelcontextprotocol/server';
+import type { FakeTool } from '../fixtures/fake-upstream.ts';
+import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
+import { ERAS, withClient, type ToolResult } from '../helpers/era-client.ts';
+import { loadConfig } from '../../config/load.ts';
+import { inProcessGateway, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
+
+const READER = { authorization: 'Bearer reader' };
+const OTHER = { authorization: 'Bearer other' };
+const AUDIT_FILE = `.tmp/audit/run-code-${process.pid}.log`;
+
+const readTool = (
+  name: string,
+  properties: Record<string, unknown>,
+  outputSchema: Record<string, unknown>,
+  call: FakeTool['call'],
+  extra: Partial<Tool> = {},
+): FakeTool => ({
+  definition: {
+    name,
+    description: `${name} (test tool). Reads only.`,
+    inputSchema: { type: 'object', properties, required: Object.keys(properties), additionalProperties: false },
+    outputSchema,
+    annotations: { readOnlyHint: true },
+    ...extra,
+  } as Tool,
+  call,
+});
+const structured = (value: Record<string, unknown>) => ({ content: [{ type: 'text' as const, text: JSON.stringify(value) }], structuredContent: value });
+const BALANCES: Record<string, number> = { a1: 100, a2: 250 };
+let slowAborted = 0;
+
+const tools: FakeTool[] = [
+  readTool(
+    'list_accounts',
+    {},
+    {
+      type: 'object',
+      properties: { accounts: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' } }, required: ['id'] } } },
+      required: ['accounts'],
+    },
+    () => structured({ accounts: [{ id: 'a1' }, { id: 'a2' }] }),
+  ),
+  readTool(
+    'get_balance',
+    { account: { type: 'string' } },
+    { type: 'object', properties: { account: { type: 'string' }, cash: { type: 'number' } }, required: ['account', 'cash'] },
+    (args) => structured({ account: String(args.account), cash: BALANCES[String(args.account)] ?? 0 }),
+  ),
+  readTool(
+    'get_positions',
+    { account: { type: 'string' } },
+    { type: 'object', properties: { positions: { type: 'array', items: { type: 'object' } } }, required: ['positions'] },
+    (args) => structured({ positions: args.account === 'a2' ? [{ symbol: 'ACME', qty: 3 }] : [] }),
+  ),
+  readTool(
+    'get_quote',
+    { symbol: { type: 'string' } },
+    { type: 'object', properties: { symbol: { type: 'string' }, price: { type: 'number' } }, required: ['symbol', 'price'] },
+    (args) => structured({ symbol: String(args.symbol), price: 10 }),
+  ),
+  readTool('secret_report', {}, { type: 'object' }, () => structured({ secret: true }), { _meta: { 'ai.cpz/tool': { requiredScopes: ['reports:read'] } } }),
+  readTool('slow_read', {}, { type: 'object' }, async (_args, context) => {
+    const signal = context.mcpReq.signal;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 20_000);
+      signal.addEventListener('abort', () => (clearTimeout(timer), slowAborted++, resolve()), { once: true });
+    });
+    return structured({ late: true });
+  }),
+  { definition: { name: 'place_order', description: 'Places an order', inputSchema: { type: 'object' } } as Tool, call: () => structured({ placed: true }) },
+];
+
+const SCRIPT_4_STEPS = `
+  const { accounts } = await tools.list_accounts();
+  let total = 0;
+  for (const { id } of accounts) total += (await tools.get_balance({ account: id })).cash;
+  const { positions } = await tools.get_positions({ account: 'a2' });
+  return { total, symbols: positions.map((p) => p.symbol) };
+`;
+
+let endpoint: ScopeEndpoint;
+let gateway: InProcessGateway;
+let compact: URL;
+beforeAll(async () => {
+  mkdirSync('.tmp/audit', { recursive: true });
+  rmSync(AUDIT_FILE, { force: true });
+  endpoint = await startScopeEndpoint({ reader: ['accounts:read'], other: ['accounts:read'] });
+  gateway = inProcessGateway(
+    {
+      scopes: { endpoint: endpoint.url },
+      upstreams: [{ anchors: ['list_accounts'] }],
+      compact: { codeMode: { enabled: true, limits: { instructions: 2_000, wallTimeMs: 8_000, memoryBytes: 8 << 20, outputBytes: 4096, toolCalls: 6 } } },
+      audit: { destination: AUDIT_FILE, digestKey: 'run-code-audit-key-0123456' },
+    },
+    { fake: { tools } },
+  );
+  compact = gateway.compactUrl;
+});
+afterAll(async () => {
+  await gateway?.close();
+  await endpoint?.close();
+});
+
+const slowCalls = () => gateway.fake!.received.filter((r) => r.method === 'tools/call' && (r.params as { name?: string })?.name === 'slow_read').length;
+const upstreamCalls = () => gateway.fake!.received.filter((r) => r.method === 'tools/call').length;
+const text = (result: ToolResult) => result.content.map((c) => c.text ?? '').join('\n');
+const run = (era: (typeof ERAS)[number], code: string, headers = READER) => withClient(era, compact, headers, (c) => c.callTool('run_code', { code }));
+
+describe.each(ERAS)('run_code (%s era)', (era) => {
+  it('is listed with the TypeScript declarations of the tools a script may call, none that changes state or is out of scope', async () => {
+    const listed = await withClient(era, compact, READER, (c) => c.listTools());
+    const runCode = listed.find((t) => t.name === 'run_code')!;
+    expect(runCode.annotations?.readOnlyHint).toBe(true);
+    expect(runCode.description).toContain('declare const tools: {');
+    expect(runCode.description).toContain('get_balance(args: { account: string }): Promise<{ account: string; cash: number }>;');
+    expect(runCode.description).toMatch(/^ {2}list_accounts\(/mu);
+    expect(runCode.description).not.toMatch(/place_order|secret_report/u);
+  });
+
+  it('chains four read-only calls in one run and answers only what the script returns', async () => {
+    const before = upstreamCalls();
+    const result = await run(era, `console.log('start');${SCRIPT_4_STEPS}`);
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toEqual({ result: { total: 350, symbols: ['ACME'] }, logs: ['start'], calls: 4 });
+    expect(upstreamCalls()).toBe(before + 4);
+    expect(result._meta?.['ai.cpz.gateway/runId']).toMatch(/^[0-9a-f-]{36}$/u);
+  });
+
+  it('refuses a write, an out-of-scope tool and wrong arguments inside the script, with 0 upstream calls; the script reads why', async () => {
+    const before = upstreamCalls();
+    const result = await run(
+      era,
+      `const out = [];
+       for (const [name, args] of [['place_order', {}], ['secret_report', {}], ['get_balance', { acount: 'a1' }], ['no_such_tool', {}]]) {
+         try { await tools[name](args); out.push('ran ' + name); } catch (e) { out.push(e.message); }
+       }
+       return out;`,
+    );
+    expect(result.isError).toBeFalsy();
+    const [write, scope, args, unknown] = result.structuredContent!.result as string[];
+    expect(write).toContain('place_order changes state, so run_code will not run it; call it directly');
+    expect(scope).toContain('Unknown tool: secret_report');
+    expect(args).toContain('Invalid arguments for get_balance');
+    expect(unknown).toContain('Unknown tool: no_such_tool');
+    expect(upstreamCalls()).toBe(before);
+  });
+
+  it('answers a script error with its line and column', async () => {
+    const result = await run(era, 'const a = 1;\nconst b = a + 1;\n  undefinedThing.x();');
+    expect(result.isError).toBe(true);
+    expect(result._meta).toMatchObject({ 'ai.cpz.gateway/error': 'script_error', 'ai.cpz.gateway/line': 3, 'ai.cpz.gateway/column': 3 });
+    expect(text(result)).toMatch(/^Script error at line 3, column 3: ReferenceError: .*undefinedThing/u);
+  });
+});
+
+describe('run_code attacks (modern era unless said)', () => {
+  const limit = async (code: string, key: string) => {
+    const before = upstreamCalls();
+    const result = await run('modern', code);
+    expect(result.isError).toBe(true);
+    expect(result._meta?.['ai.cpz.gateway/limit']).toBe(key);
+    expect(text(result)).toContain(`limit compact.codeMode.limits.${key}`);
+    expect(upstreamCalls()).toBe(before);
+  };
+
+  it('stops an infinite loop (instructions), a memory bomb (memoryBytes), a huge output (outputBytes) and too many calls (toolCalls)', async () => {
+    await limit('while (true) {}', 'instructions');
+    await limit('const a = []; for (;;) a.push({ a: [1, 2, 3] });', 'memoryBytes');
+    await limit('return "x".repeat(5000);', 'outputBytes');
+    await limit('for (;;) console.log("spam");', 'outputBytes');
+    const before = upstreamCalls();
+    const result = await run('modern', 'for (let i = 0; i < 10; i++) await tools.get_quote({ symbol: "A" });');
+    expect(result._meta?.['ai.cpz.gateway/limit']).toBe('toolCalls');
+    expect(upstreamCalls()).toBe(before + 6);
+  });
+
+  it('gives a script no host: no process, require, timers or imports, Function tricks reach QuickJS only', async () => {
+    const result = await run(
+      'modern',
+      `const g = Function('return this')();
+       const viaCtor = tools.constructor.constructor('return globalThis')();
+       const viaProto = (async () => {}).constructor('return this')();
+       let imported = 'no';
+       try { await import('node:fs'); imported = 'yes'; } catch (e) { imported = e.name; }
+       return [typeof process, typeof require, typeof setTimeout, typeof g.process, typeof viaCtor.process, typeof viaProto, imported,
+               Object.getOwnPropertyNames(g).filter((n) => !/^[A-Z]/.test(n)).sort()];`,
+    );
+    expect(result.isError).toBeFalsy();
+    const [proc, req, timer, gProc, ctorProc, , imported, globals] = result.structuredContent!.result as unknown[];
+    expect([proc, req, timer, gProc, ctorProc]).toEqual(['undefined', 'undefined', 'undefined', 'undefined', 'undefined']);
+    expect(imported).not.toBe('yes');
+    // Lower-case globals only: the language's own functions, console and tools.
+    expect(globals).toEqual(expect.arrayContaining(['console', 'tools']));
+    expect(
+      (globals as string[]).filter(
+        (n) =>
+          ![
+            'console',
+            'tools',
+            'globalThis',
+            'undefined',
+            'decodeURI',
+            'decodeURIComponent',
+            'encodeURI',
+            'encodeURIComponent',
+            'escape',
+            'eval',
+            'isFinite',
+            'isNaN',
+            'parseFloat',
+            'parseInt',
+            'unescape',
+          ].includes(n),
+      ),
+    ).toEqual([]);
+  });
+
+  it('shares nothing between runs: a polluted prototype and a global are gone in the next run, and the host never sees them', async () => {
+    const first = await run(
+      'modern',
+      'Object.prototype.polluted = "yes"; globalThis.leftover = 1; Array.prototype.map = () => "hijacked"; return ({}).polluted;',
+    );
+    expect(first.structuredContent?.result).toBe('yes');
+    const second = await run('modern', 'return [({}).polluted ?? null, typeof leftover, [1].map((x) => x + 1)];');
+    expect(second.structuredContent?.result).toEqual([null, 'undefined', [2]]);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('cannot replace tools or reach the host function behind it', async () => {
+    const result = await run(
+      'modern',
+      `let replaced = 'no'; try { tools = {}; } catch (e) { replaced = e.name; }
+       let set = 'no'; try { tools.get_quote = 1; set = typeof tools.get_quote; } catch (e) { set = e.name; }
+       return [replaced, set, typeof call, typeof tools.get_quote];`,
+    );
+    expect(result.structuredContent?.result).toEqual(['TypeError', 'TypeError', 'undefined', 'function']);
+  });
+
+  it('runs two credentials concurrently with nothing shared, and limits runs in progress per credential', async () => {
+    const [a, b] = await Promise.all([
+      run('modern', 'globalThis.mine = "reader"; const q = await tools.get_quote({ symbol: "R" }); return [mine, q.symbol];'),
+      run('modern', 'globalThis.mine = "other"; const q = await tools.get_quote({ symbol: "O" }); return [mine, q.symbol];', OTHER),
+    ]);
+    expect(a.structuredContent?.result).toEqual(['reader', 'R']);
+    expect(b.structuredContent?.result).toEqual(['other', 'O']);
+    // Two slow runs fill the reader's slots (default 2): a third is refused at once.
+    const slow = [run('modern', 'await tools.slow_read(); return 1;'), run('modern', 'await tools.slow_read(); return 1;')];
+    const calledBefore = slowCalls();
+    await waitFor(() => slowCalls() >= calledBefore + 2);
+    const third = await run('modern', 'return 1;');
+    expect(third._meta?.['ai.cpz.gateway/limit']).toBe('concurrentRunsPerCredential');
+    const others = await run('modern', 'return 2;', OTHER);
+    expect(others.structuredContent?.result).toBe(2);
+    const ended = await Promise.all(slow);
+    expect(ended.every((r) => r._meta?.['ai.cpz.gateway/limit'] === 'wallTimeMs')).toBe(true);
+  }, 30_000);
+
+  it('keeps health under a second while a runaway script is being stopped', async () => {
+    const runaway = run('modern', 'let i = 0; for (;;) i++;');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const timings: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      const response = await routedFetch(`${gateway.gatewayUrl}/healthz`);
+      expect(response.status).toBe(200);
+      timings.push(performance.now() - started);
+    }
+    expect((await runaway)._meta?.['ai.cpz.gateway/limit']).toBe('instructions');
+    expect(Math.max(...timings)).toBeLessThan(1000);
+  });
+});
+
+describe.each(ERAS)('run_code cancellation (%s era)', (era) => {
+  it('stops the script and aborts the inner call in flight', async () => {
+    const aborted = slowAborted;
+    const calledBefore = slowCalls();
+    const controller = new AbortController();
+    const client = era === 'modern' ? await modernClient() : undefined;
+    const calling =
+      client?.callTool({ name: 'run_code', arguments: { code: 'await tools.slow_read(); return 1;' } }, { signal: controller.signal }) ??
+      (await import('../helpers/clients.ts')).connectV1(compact, READER).then(async (v1) => {
+        try {
+          return await v1.callTool({ name: 'run_code', arguments: { code: 'await tools.slow_read(); return 1;' } }, undefined, { signal: controller.signal });
+        } finally {
+          await v1.close();
+        }
+      });
+    await waitFor(() => slowCalls() > calledBefore);
+    const started = performance.now();
+    controller.abort('changed my mind');
+    await expect(calling).rejects.toThrow();
+    await waitFor(() => slowAborted === aborted + 1);
+    expect(performance.now() - started).toBeLessThan(5000);
+    await client?.close();
+  }, 30_000);
+});
+
+describe('search_tools in code mode', () => {
+  it('answers TypeScript declarations with detail "typescript", and keeps its schema without code mode', async () => {
+    const result = await withClient('modern', compact, READER, (c) => c.callTool('search_tools', { query: 'quote', detail: 'typescript', limit: 1 }));
+    expect(result.structuredContent?.tools).toEqual([
+      {
+        name: 'get_quote',
+        advertised: false,
+        declaration: expect.stringContaining('get_quote(args: { symbol: string }): Promise<{ symbol: string; price: number }>;'),
+      },
+    ]);
+    // Off unless a config turns it on: the schema's default (config/cpzai.yaml, the reference stack, turns it on).
+    expect(loadConfig({ path: 'config/everything.yaml', env: {} }).compact.codeMode.enabled).toBe(false);
+    expect(loadConfig({ env: {} }).compact.codeMode.enabled).toBe(true);
+    const plain = inProcessGateway({ scopes: { endpoint: endpoint.url }, compact: { codeMode: { enabled: false } } }, { fake: { tools } });
+    try {
+      const listed = await withClient('modern', plain.compactUrl, READER, (c) => c.listTools());
+      expect(listed.map((t) => t.name)).not.toContain('run_code');
+      const search = listed.find((t) => t.name === 'search_tools')!;
+      expect((search.inputSchema.properties as Record<string, { enum?: string[] }>).detail?.enum).toEqual(['brief', 'full']);
+      const refused = await withClient('modern', plain.compactUrl, READER, (c) => c.callTool('run_code', { code: 'return 1' }).catch((e: Error) => e));
+      expect(String(refused)).toContain('Unknown tool: run_code');
+    } finally {
+      await plain.close();
+    }
+  });
+});
+
+describe('run_code audit and metrics', () => {
+  it('records each inner call once, via run_code under its run id, and counts runs and inner calls by outcome', async () => {
+    const result = await run('modern', SCRIPT_4_STEPS);
+    const runId = result._meta?.['ai.cpz.gateway/runId'];
+    const metrics = await (await routedFetch(`${gateway.gatewayUrl}/metrics`)).text();
+    expect(metrics).toMatch(/mcp_code_runs_total\{outcome="ok",limit="none"\} [1-9]/u);
+    expect(metrics).toMatch(/mcp_code_runs_total\{outcome="limit",limit="instructions"\} [1-9]/u);
+    expect(metrics).toMatch(/mcp_tool_calls_total\{endpoint="compact",tool="get_balance",via="run_code",outcome="ok"\} [1-9]/u);
+    expect(metrics).toMatch(/mcp_tool_calls_total\{endpoint="compact",tool="place_order",via="run_code",outcome="refused"\} [1-9]/u);
+    await gateway.close();
+    const events = readFileSync(AUDIT_FILE, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>)
+      .filter((e) => e.runId === runId);
+    expect(events.map((e) => [e.tool, e.via, e.outcome, e.surface])).toEqual([
+      ['list_accounts', 'run_code', 'ok', 'compact'],
+      ['get_balance', 'run_code', 'ok', 'compact'],
+      ['get_balance', 'run_code', 'ok', 'compact'],
+      ['get_positions', 'run_code', 'ok', 'compact'],
+    ]);
+  });
+});
+
+async function modernClient(): Promise<Client> {
+  const client = new Client({ name: 'run-code', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  await client.connect(new StreamableHTTPClientTransport(compact, { fetch: gateway.fetchWith(READER) }));
+  return client;
+}
+
+async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}

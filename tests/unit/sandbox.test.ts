@@ -1,0 +1,123 @@
+/**
+ * The code sandbox (gateway/sandbox/): QuickJS in WebAssembly on a worker thread, one fresh context per
+ * run, each limit's breach named, tool calls handed back to the host, cancellation and wall time
+ * stopping a script whatever it is doing. The declarations run_code's description carries.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { CodeSandbox, RunSlots, type CallAnswer, type RunRequest, type SandboxLimits } from '../../gateway/sandbox/sandbox.ts';
+import { schemaType, toolsDeclaration } from '../../gateway/surfaces/code-declarations.ts';
+
+const LIMITS: SandboxLimits = { memoryBytes: 8 << 20, instructions: 2_000, wallTimeMs: 5_000, outputBytes: 4096, toolCalls: 3 };
+const sandbox = new CodeSandbox();
+afterAll(() => sandbox.close());
+
+const echo = async (name: string, json: string): Promise<CallAnswer> =>
+  name === 'fails' ? { ok: false, message: 'it failed' } : { ok: true, json: JSON.stringify({ name, args: JSON.parse(json) }) };
+const run = (code: string, limits: Partial<SandboxLimits> = {}, call: RunRequest['call'] = echo, signal?: AbortSignal) =>
+  sandbox.run({ code, limits: { ...LIMITS, ...limits }, call, ...(signal ? { signal } : {}) });
+
+describe('the code sandbox', () => {
+  it('returns the JSON of what the script returns, its console lines and its calls', async () => {
+    const outcome = await run('console.log("a", 1, {b: 2}); console.warn("w"); const r = await Promise.all([tools.x({q: 1}), tools["y-z"]()]); return r;');
+    expect(outcome).toEqual({
+      ok: true,
+      json: JSON.stringify([
+        { name: 'x', args: { q: 1 } },
+        { name: 'y-z', args: {} },
+      ]),
+      logs: ['a 1 {"b":2}', 'warn: w'],
+      calls: 2,
+    });
+    expect(await run('return undefined')).toMatchObject({ ok: true, json: 'null' });
+  });
+
+  it('rejects a failed call with a ToolError the script may catch', async () => {
+    expect(await run('try { await tools.fails(); } catch (e) { return [e.name, e.message]; }')).toMatchObject({ ok: true, json: '["ToolError","it failed"]' });
+  });
+
+  it('names the line and column of a script error, line 1 included', async () => {
+    expect(await run('\n\n   nope();')).toMatchObject({ ok: false, kind: 'script_error', name: 'ReferenceError', line: 3, column: 4 });
+    expect(await run('throw new TypeError("bad")')).toMatchObject({ ok: false, kind: 'script_error', name: 'TypeError', message: 'bad', line: 1, column: 20 });
+    expect(await run('return (')).toMatchObject({ ok: false, kind: 'script_error', name: 'SyntaxError' });
+  });
+
+  it('names each limit a script breaks', async () => {
+    expect(await run('for (;;) {}')).toMatchObject({ ok: false, kind: 'limit', limit: 'instructions' });
+    expect(await run('for (;;) {}', { instructions: 1e9, wallTimeMs: 300 })).toMatchObject({ ok: false, kind: 'limit', limit: 'wallTimeMs' });
+    expect(await run('const a = []; for (;;) a.push({ a: [1, 2, 3] });')).toMatchObject({ ok: false, kind: 'limit', limit: 'memoryBytes' });
+    expect(await run('return "x".repeat(10000)')).toMatchObject({ ok: false, kind: 'limit', limit: 'outputBytes' });
+    expect(await run('for (;;) console.log("x".repeat(100))')).toMatchObject({ ok: false, kind: 'limit', limit: 'outputBytes' });
+    expect(await run('for (;;) { try { await tools.x(); } catch {} }')).toMatchObject({ ok: false, kind: 'limit', limit: 'toolCalls', calls: 3 });
+  });
+
+  it('ends a deep recursion as a script error and a promise nothing settles at once', async () => {
+    expect(await run('function f() { return f() + 1; } f();', { instructions: 1e9 })).toMatchObject({
+      ok: false,
+      kind: 'script_error',
+      message: expect.stringContaining('stack overflow'),
+    });
+    expect(await run('await new Promise(() => {})')).toMatchObject({ ok: false, kind: 'script_error', message: expect.stringContaining('no timers') });
+  });
+
+  it('stops a run waiting on a tool call at its wall time, and on cancellation, aborting the call', async () => {
+    let aborted = 0;
+    let called: () => void = () => {};
+    const hanging = (_n: string, _j: string, signal: AbortSignal) => {
+      called();
+      return new Promise<CallAnswer>((resolve) => signal.addEventListener('abort', () => (aborted++, resolve({ ok: false, message: 'aborted' }))));
+    };
+    expect(await run('await tools.x(); return 1;', { wallTimeMs: 300 }, hanging)).toMatchObject({ ok: false, kind: 'limit', limit: 'wallTimeMs' });
+    const controller = new AbortController();
+    const inCall = new Promise<void>((resolve) => (called = resolve));
+    const cancelled = run('await tools.x(); return 1;', {}, hanging, controller.signal);
+    await inCall;
+    controller.abort();
+    expect(await cancelled).toMatchObject({ ok: false, kind: 'cancelled' });
+    expect(aborted).toBe(2);
+  });
+
+  it('gives every run a fresh context and nothing of the host', async () => {
+    await run('Object.prototype.p = 1; globalThis.g = 2; JSON.parse = () => 3;');
+    expect(await run('return [({}).p ?? null, typeof g, JSON.parse("4")]')).toMatchObject({ ok: true, json: '[null,"undefined",4]' });
+    const host = await run(
+      'return [typeof process, typeof require, typeof setTimeout, typeof Function("return this")().process, tools.constructor.constructor("return typeof process")()]',
+    );
+    expect(host).toMatchObject({ ok: true, json: '["undefined","undefined","undefined","undefined","undefined"]' });
+  });
+});
+
+describe('run slots', () => {
+  it('limits runs per credential and in total, and a release frees its slot once', () => {
+    const slots = new RunSlots();
+    const limits = { concurrentRunsPerCredential: 1, concurrentRuns: 2 };
+    const a = slots.acquire('a', limits);
+    expect(slots.acquire('a', limits)).toEqual({ full: 'concurrentRunsPerCredential' });
+    const b = slots.acquire('b', limits);
+    expect(slots.acquire('c', limits)).toEqual({ full: 'concurrentRuns' });
+    if (!('release' in a) || !('release' in b)) throw new Error('expected slots');
+    a.release();
+    a.release();
+    expect('release' in slots.acquire('a', limits)).toBe(true);
+    expect(slots.acquire('c', limits)).toEqual({ full: 'concurrentRuns' });
+  });
+});
+
+describe('tool declarations', () => {
+  it('maps JSON Schema to TypeScript types', () => {
+    expect(schemaType({ type: 'object', properties: { a: { type: 'string' }, 'b-c': { type: 'array', items: { enum: ['x', 1] } } }, required: ['a'] })).toBe(
+      '{ a: string; "b-c"?: ("x" | 1)[] }',
+    );
+    expect(schemaType({ anyOf: [{ type: 'integer' }, { type: 'null' }] })).toBe('number | null');
+    expect(schemaType({ type: ['string', 'null'] })).toBe('string | null');
+    expect(schemaType({ type: 'object', additionalProperties: { type: 'number' } })).toBe('{ [key: string]: number }');
+    expect(schemaType({ $ref: '#/x' })).toBe('unknown');
+  });
+
+  it('keeps within the byte budget and says how many tools it left out', () => {
+    const tools = Array.from({ length: 30 }, (_, i) => ({ name: `tool_${i}`, description: `Tool ${i}. More text.`, inputSchema: { type: 'object' as const } }));
+    const text = toolsDeclaration(tools, 600);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(600 + 100);
+    expect(text).toContain('  /** Tool 0. */\n  tool_0(args?: Record<string, unknown>): Promise<unknown>;');
+    expect(text).toMatch(/\/\/ \d+ more read-only tools: search_tools with detail "typescript" declares them\./u);
+  });
+});
