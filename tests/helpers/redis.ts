@@ -22,10 +22,22 @@ export interface RedisServer {
 }
 
 /**
- * Starts redis-server and resolves once it answers PING on its plain port (5 s at most). `args`: more
+ * Starts redis-server and resolves once it answers PING on its plain port (5 s at most) AND the server
+ * answering is this child (its INFO process_id): a free port can be taken between freePort() and the
+ * bind by a suite running beside this one, and that other server would answer the PING (a Cluster test
+ * once joined another suite's node). A child that exits (its port, or a cluster bus port +10000, taken)
+ * or a port answered by another process is retried on a new port, 5 tries at most. `args`: more
  * redis-server options (a TLS port, cluster mode, `--replicaof`), `cwd`: where it writes its files.
  */
 export async function startRedis(options: { args?: string[]; cwd?: string } = {}): Promise<RedisServer> {
+  for (let attempt = 1; ; attempt++) {
+    const started = await startOnce(options);
+    if (started !== 'port taken') return started;
+    if (attempt === 5) throw new Error('redis-server: 5 free ports in a row were taken before it could bind them');
+  }
+}
+
+async function startOnce(options: { args?: string[]; cwd?: string }): Promise<RedisServer | 'port taken'> {
   const port = await freePort();
   const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...(options.args ?? [])], {
     stdio: 'ignore',
@@ -36,13 +48,18 @@ export async function startRedis(options: { args?: string[]; cwd?: string } = {}
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     await exited;
   };
+  const cli = (...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout;
+  let answered = false;
   try {
-    await waitFor(`redis-server to answer PING on ${port}`, () => pong(port), { timeoutMs: 5000 });
+    await waitFor(`redis-server to answer PING on ${port}`, async () => child.exitCode !== null || (answered = await pong(port)), { timeoutMs: 5000 });
   } catch (error) {
     await kill();
     throw error;
   }
-  const cli = (...args: string[]) => spawnSync('redis-cli', ['-p', String(port), ...args], { encoding: 'utf8' }).stdout;
+  if (child.exitCode !== null || (answered && !cli('INFO', 'server').includes(`process_id:${child.pid}\r`))) {
+    await kill();
+    return 'port taken';
+  }
   return { url: `redis://127.0.0.1:${port}`, port, process: child, kill, cli };
 }
 
