@@ -35,25 +35,26 @@ import type { ProjectCallToolResult } from '../wire/server-codec.ts';
  * Not the scope cache, the upstream set or the runtime's logger: the caller (policy/caller.ts) and the
  * edge hold those, and the request's logger is {@link DispatchContext.log}.
  */
-export type DispatchRuntime = Pick<
-  GatewayRuntime,
-  | 'config'
-  | 'metrics'
-  | 'upstreams'
-  | 'outputs'
-  | 'listings'
-  | 'inputs'
-  | 'searchIndexes'
-  | 'inflightCalls'
-  | 'codeSandbox'
-  | 'inputBridge'
-  | 'audit'
-  | 'outcomes'
-  | 'rateLimiter'
-  | 'digestKey'
-  | 'previousDigestKey'
-  | 'taskIndex'
->;
+const DISPATCH_FIELDS = [
+  'config',
+  'metrics',
+  'upstreams',
+  'outputs',
+  'listings',
+  'inputs',
+  'searchIndexes',
+  'inflightCalls',
+  'codeSandbox',
+  'inputBridge',
+  'audit',
+  'outcomes',
+  'rateLimiter',
+  'digestKey',
+  'previousDigestKey',
+  'taskIndex',
+] as const satisfies readonly (keyof GatewayRuntime)[];
+
+export type DispatchRuntime = Pick<GatewayRuntime, (typeof DISPATCH_FIELDS)[number]>;
 
 const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 
@@ -61,42 +62,9 @@ const dispatchRuntimes = new WeakMap<GatewayRuntime, DispatchRuntime>();
 export function dispatchRuntimeOf(runtime: GatewayRuntime): DispatchRuntime {
   let view = dispatchRuntimes.get(runtime);
   if (!view) {
-    const {
-      config,
-      metrics,
-      upstreams,
-      outputs,
-      listings,
-      inputs,
-      searchIndexes,
-      inflightCalls,
-      codeSandbox,
-      inputBridge,
-      audit,
-      outcomes,
-      rateLimiter,
-      digestKey,
-      previousDigestKey,
-      taskIndex,
-    } = runtime;
-    view = {
-      config,
-      metrics,
-      upstreams,
-      outputs,
-      listings,
-      inputs,
-      searchIndexes,
-      inflightCalls,
-      codeSandbox,
-      inputBridge,
-      audit,
-      outcomes,
-      rateLimiter,
-      digestKey,
-      ...(previousDigestKey ? { previousDigestKey } : {}),
-      taskIndex,
-    };
+    // previousDigestKey only when set (the optional field stays absent, as the runtime leaves it).
+    const fields = DISPATCH_FIELDS.filter((field) => field !== 'previousDigestKey' || runtime.previousDigestKey);
+    view = Object.fromEntries(fields.map((field) => [field, runtime[field]])) as DispatchRuntime;
     dispatchRuntimes.set(runtime, view);
   }
   return view;
