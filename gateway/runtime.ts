@@ -4,6 +4,7 @@ import { createMcpHandler } from '@modelcontextprotocol/server';
 import { toFetchResponse, toReqRes } from 'fetch-to-node';
 import type Koa from 'koa';
 import type { DestinationStream } from 'pino';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
 import { EmbeddingSearch, type VectorStore } from '../search/index.ts';
 import { requireAnonymousWhereUnchecked } from '../config/load.ts';
@@ -66,6 +67,8 @@ export interface RuntimeOptions {
   surfaces?: readonly Surface[];
   /** Where audit events go instead of `audit.destination` (tests). */
   auditDestination?: DestinationStream;
+  /** Export spans here, one at a time, instead of over OTLP (tests: an in-memory exporter). */
+  spanExporter?: SpanExporter;
   /** Use this metric set (a live reload keeps the counters and the clients it carries over report to it). */
   metrics?: GatewayMetrics;
   /**
@@ -247,7 +250,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       log,
     ),
     taskIndex: new TaskIndex(store('tasks', MAX_TTL_MS, config.cache.maxEntries)),
-    tracing: createTracing(config.tracing, { log }),
+    tracing: createTracing(config.tracing, { log, ...(options.spanExporter ? { exporter: options.spanExporter } : {}) }),
     audit,
     authDecisions: authDecisions({ audit, metrics }),
     pins,

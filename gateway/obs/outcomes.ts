@@ -1,14 +1,16 @@
 import type { AuditLog, AuditOutcome, CredentialForm } from './audit.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import { annotateRequest } from './tracing.ts';
+import { annotateCurrent, annotateRequest } from './tracing.ts';
 
 /**
  * The gateway's decisions as events: each is emitted once, where it is decided, and the metrics, the
  * audit trail and the request's span subscribe ({@link createOutcomes}); no decision site writes to
- * any of them itself. Three kinds:
+ * any of them itself. Four kinds:
  * - a JSON-RPC message answered ({@link MessageOutcome}): `mcp_requests_total`;
  * - a tools/call decided by the arms ({@link ToolOutcome}): an audit line, `mcp_tool_calls_total` (and the
- *   call's duration, output-schema violations), the span's tool and `error.type`;
+ *   call's duration, output-schema violations), the span's tool and `error.type` (a run_code inner
+ *   call's on its own span under the run's, never on the request's);
+ * - a run_code run ended ({@link CodeRunOutcome}): `mcp_code_runs_total`, its duration, the request span's outcome;
  * - a request, or one message of it, refused before dispatch ({@link Refusal}): an audit line (a tool
  *   decision for a tools/call, else a refused request), and `mcp_requests_total` for its message.
  */
@@ -88,7 +90,22 @@ export interface Refusal {
   durationMs: number;
 }
 
-export type OutcomeEvent = MessageOutcome | ToolOutcome | Refusal;
+/** One run_code run ended (surfaces/run-code.ts), or refused before it started. */
+export interface CodeRunOutcome {
+  kind: 'code_run';
+  endpoint: string;
+  /** Absent for a run refused before it started (bad arguments, a full concurrency limit). */
+  runId?: string;
+  outcome: 'ok' | 'script_error' | 'limit' | 'cancelled' | 'refused' | 'error';
+  /** The `compact.codeMode.limits` key a `limit` (or a `refused` for concurrency) outcome names. */
+  limit?: string;
+  /** tools.* calls the script made. */
+  calls: number;
+  /** Milliseconds the run took; absent for a run that never started. */
+  durationMs?: number;
+}
+
+export type OutcomeEvent = MessageOutcome | ToolOutcome | Refusal | CodeRunOutcome;
 
 /** Where decisions are reported: one call per decision. */
 export interface Outcomes {
@@ -121,6 +138,9 @@ export function countIn(metrics: GatewayMetrics): OutcomeSubscriber {
       metrics.toolCalls.inc({ endpoint: event.endpoint, tool: event.counted.tool, via: event.via, outcome: event.counted.outcome });
       if (event.forwarded && event.tool) metrics.toolCallDuration.observe({ tool: event.tool.name }, event.durationMs / 1000);
       if (event.outcome === 'output_schema_violation' && event.tool) metrics.outputSchemaViolations.inc({ tool: event.tool.name });
+    } else if (event.kind === 'code_run') {
+      metrics.codeRuns.inc({ outcome: event.outcome, limit: event.limit ?? 'none' });
+      if (event.durationMs !== undefined) metrics.codeRunDuration.observe(event.durationMs / 1000);
     } else if (event.message) {
       metrics.mcpRequests.inc({ endpoint: event.endpoint, era: event.message.era, method: event.message.method, outcome: 'error' });
     }
@@ -192,15 +212,27 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
 }
 
 /**
- * The request span's attributes of a tool decision: the tool a call_tool resolved to (catalogue names
- * only: a name the caller made up is an argument value), the outcome, and `error.type` for anything
- * but `ok` (the MCP semantic conventions' `tool_error` for an isError answer, else the outcome).
+ * The span attributes of a decision: the tool a call_tool or a script's call resolved to (catalogue
+ * names only: a name the caller made up is an argument value), the outcome, and `error.type` for
+ * anything but `ok` (the MCP semantic conventions' `tool_error` for an isError answer, else the
+ * outcome). A tools/call's go on the request span; a run_code inner call's on its own span (the
+ * current one, a child of the run's: surfaces/run-code.ts), so each call keeps its own outcome and the
+ * request span says the run's, once.
  */
 export function annotateSpan(event: OutcomeEvent): void {
+  if (event.kind === 'code_run') {
+    annotateRequest({
+      'ai.cpz.gateway.outcome': event.outcome,
+      ...(event.runId ? { 'ai.cpz.gateway.run_id': event.runId } : {}),
+      ...(event.limit ? { 'ai.cpz.gateway.limit': event.limit } : {}),
+      ...(event.outcome === 'ok' ? {} : { 'error.type': event.outcome === 'error' ? 'tool_error' : event.outcome }),
+    });
+    return;
+  }
   if (event.kind !== 'tool' || event.own) return;
-  if (event.via === 'call_tool' && event.tool)
-    annotateRequest({ 'ai.cpz.gateway.target_tool': event.tool.name, 'ai.cpz.gateway.upstream': event.tool.upstream });
-  annotateRequest({
+  const annotate = event.via === 'run_code' ? annotateCurrent : annotateRequest;
+  if (event.via !== 'direct' && event.tool) annotate({ 'ai.cpz.gateway.target_tool': event.tool.name, 'ai.cpz.gateway.upstream': event.tool.upstream });
+  annotate({
     'ai.cpz.gateway.outcome': event.outcome,
     ...(event.outcome === 'ok' ? {} : { 'error.type': event.outcome === 'error' ? 'tool_error' : event.outcome }),
   });

@@ -267,6 +267,12 @@ export function annotateRequest(attributes: Attributes): void {
   (context.active().getValue(REQUEST_SPAN_KEY) as Span | undefined)?.setAttributes(attributes);
 }
 
+/** Sets attributes on the current span of a traced request (an {@link inSpan} child, else the request span); outside one, nothing. */
+export function annotateCurrent(attributes: Attributes): void {
+  const active = context.active();
+  if (active.getValue(TRACER_KEY)) trace.getSpan(active)?.setAttributes(attributes);
+}
+
 /** The trace id of a W3C `traceparent` value, or undefined when it is absent or malformed. */
 export function traceIdOf(traceparent: string | undefined): string | undefined {
   const match = traceparent ? TRACEPARENT.exec(traceparent.trim()) : null;

@@ -5,8 +5,9 @@ import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext, RequestView } from '../mcp/types.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { resolveTool } from '../policy/tool-resolution.ts';
-import type { LimitName, RunOutcome } from '../sandbox/sandbox.ts';
+import type { CallAnswer, LimitName, RunOutcome } from '../sandbox/sandbox.ts';
 import { inSpan } from '../obs/tracing.ts';
+import type { CodeRunOutcome } from '../obs/outcomes.ts';
 import { callThroughDispatcher } from './call-tool.ts';
 import { toolsDeclaration } from './code-declarations.ts';
 
@@ -93,19 +94,21 @@ export async function runCode(
   callTool: Tool,
   args: Record<string, unknown>,
 ): Promise<CallToolResult> {
-  const { metrics, config, codeSandbox } = d.runtime;
+  const { config, codeSandbox } = d.runtime;
   const limits = config.compact.codeMode.limits;
-  const count = (outcome: string, limit = 'none') => metrics.codeRuns.inc({ outcome, limit });
+  // The run's own outcome, one event (obs/outcomes.ts): mcp_code_runs_total, its duration, the request span.
+  const ended = (outcome: CodeRunOutcome['outcome'], more: Partial<CodeRunOutcome> = {}) =>
+    d.runtime.outcomes.emit({ kind: 'code_run', endpoint: d.surface.name, outcome, calls: 0, ...more });
   const own = d.runtime.inputs.check(RUN_CODE, definition.inputSchema, args);
   if (!own.ok) {
-    count('refused');
+    ended('refused');
     const result = toolErrorResult('invalid_arguments', `Invalid arguments for run_code: ${own.issues.join('; ')}.`);
     return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/paths': own.paths } };
   }
   const digest = d.caller.credential.digest;
   const slot = codeSandbox.slots.acquire(digest, limits);
   if ('full' in slot) {
-    count('refused', slot.full);
+    ended('refused', { limit: slot.full });
     return limitResult(slot.full, limits[slot.full]);
   }
   const runId = randomUUID();
@@ -119,53 +122,54 @@ export async function runCode(
   let done = 0;
   const started = performance.now();
   try {
-    const outcome = await inSpan('run_code', { 'ai.cpz.gateway.run_id': runId }, async (span) => {
-      const ran = await codeSandbox.run({
+    const outcome = await inSpan('run_code', { 'ai.cpz.gateway.run_id': runId }, () =>
+      codeSandbox.run({
         code: args.code as string,
         limits,
         signal,
-        call: async (name, json, ended) => {
+        // Each call its own span under the run's, where its decision's outcome is written (obs/outcomes.ts annotateSpan).
+        call: (name, json, stopped) => {
           const n = ++calls;
-          let parsed: unknown;
-          try {
-            parsed = JSON.parse(json);
-          } catch {
-            parsed = undefined;
-          }
-          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
-            return { ok: false, message: `tools.${name}: arguments must be one object (got ${json === undefined ? 'nothing' : json.slice(0, 40)})` };
-          // The inner call's own request: its id names the run and the call (never the caller's, whose cancellation is the run's).
-          const inner: RequestView = {
-            ...request,
-            id: `${String(request.id)}#${runId}.${n}`,
-            signal: AbortSignal.any([signal, ended]),
-            abort: undefined,
-            _meta: meta,
-            inputResponses: undefined,
-            requestState: () => undefined,
-          };
-          const answer = await callThroughDispatcher(
-            { ...d, request: inner, project: (r) => r, callerStream: undefined, target: undefined, runId },
-            visible,
-            callTool,
-            { name, arguments: parsed },
-            'run_code',
-          );
-          done += 1;
-          if (token !== undefined)
-            void request
-              .notify({ method: 'notifications/progress', params: { progressToken: token, progress: done, message: `tools.${name} answered` } })
-              .catch(() => {});
-          return innerAnswer(name, answer);
+          return inSpan('run_code call', { 'ai.cpz.gateway.run_id': runId, 'ai.cpz.gateway.call': n }, async (): Promise<CallAnswer> => {
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(json);
+            } catch {
+              parsed = undefined;
+            }
+            if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+              return { ok: false, message: `tools.${name}: arguments must be one object (got ${json === undefined ? 'nothing' : json.slice(0, 40)})` };
+            // The inner call's own request: its id names the run and the call (never the caller's, whose cancellation is the run's).
+            const inner: RequestView = {
+              ...request,
+              id: `${String(request.id)}#${runId}.${n}`,
+              signal: AbortSignal.any([signal, stopped]),
+              abort: undefined,
+              _meta: meta,
+              inputResponses: undefined,
+              requestState: () => undefined,
+            };
+            const answer = await callThroughDispatcher(
+              { ...d, request: inner, project: (r) => r, callerStream: undefined, target: undefined, runId },
+              visible,
+              callTool,
+              { name, arguments: parsed },
+              'run_code',
+            );
+            done += 1;
+            if (token !== undefined)
+              void request
+                .notify({ method: 'notifications/progress', params: { progressToken: token, progress: done, message: `tools.${name} answered` } })
+                .catch(() => {});
+            return innerAnswer(name, answer);
+          });
         },
-      });
-      span?.setAttribute('ai.cpz.gateway.outcome', ran.ok ? 'ok' : ran.kind);
-      return ran;
-    });
-    const seconds = (performance.now() - started) / 1000;
-    metrics.codeRunDuration.observe(seconds);
-    count(outcome.ok ? 'ok' : outcome.kind === 'crashed' ? 'error' : outcome.kind, !outcome.ok && outcome.kind === 'limit' ? outcome.limit : 'none');
-    d.log.info({ runId, outcome: outcome.ok ? 'ok' : outcome.kind, calls: outcome.calls, ms: Math.round(seconds * 1000) }, 'run_code finished');
+      }),
+    );
+    const ms = performance.now() - started;
+    const kind = outcome.ok ? 'ok' : outcome.kind === 'crashed' ? 'error' : outcome.kind;
+    ended(kind, { runId, calls: outcome.calls, durationMs: ms, ...(!outcome.ok && outcome.kind === 'limit' ? { limit: outcome.limit } : {}) });
+    d.log.info({ runId, outcome: kind, calls: outcome.calls, ms: Math.round(ms) }, 'run_code finished');
     return withRun(answerOf(d, definition, outcome, limits), runId);
   } finally {
     tracked?.release();

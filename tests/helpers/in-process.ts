@@ -1,4 +1,5 @@
 import type { FetchLike } from '@modelcontextprotocol/client';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { loadConfig, type DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { createRuntime, type Runtime } from '../../gateway/runtime.ts';
@@ -31,6 +32,8 @@ export interface InProcessOptions {
   fake?: FakeUpstreamOptions;
   /** Where audit events go (RuntimeOptions.auditDestination): a LogCapture to read them. */
   audit?: LogCapture;
+  /** Where spans go (RuntimeOptions.spanExporter): an InMemorySpanExporter to read them; tracing is on with it. */
+  spans?: SpanExporter;
 }
 
 /**
@@ -99,6 +102,7 @@ export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConf
     logDestination: logs,
     upstreamTransport: (u) => upstreams[u.name]?.fetch,
     ...(options.audit ? { auditDestination: options.audit } : {}),
+    ...(options.spans ? { spanExporter: options.spans } : {}),
   });
   const gatewayUrl = `${IN_PROCESS_BASE}:${nextOrigin++}`;
   inProcessOrigins.set(gatewayUrl, (request) => runtime.fetch(request));

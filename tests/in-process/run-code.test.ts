@@ -8,6 +8,7 @@
  */
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { FakeTool } from '../fixtures/fake-upstream.ts';
@@ -19,6 +20,7 @@ import { inProcessGateway, routedFetch, type InProcessGateway } from '../helpers
 const READER = { authorization: 'Bearer reader' };
 const OTHER = { authorization: 'Bearer other' };
 const AUDIT_FILE = `.tmp/audit/run-code-${process.pid}.log`;
+const spans = new InMemorySpanExporter();
 
 const readTool = (
   name: string,
@@ -104,7 +106,7 @@ beforeAll(async () => {
       compact: { codeMode: { enabled: true, limits: { instructions: 2_000, wallTimeMs: 8_000, memoryBytes: 8 << 20, outputBytes: 4096, toolCalls: 6 } } },
       audit: { destination: AUDIT_FILE, digestKey: 'run-code-audit-key-0123456' },
     },
-    { fake: { tools } },
+    { fake: { tools }, spans },
   );
   compact = gateway.compactUrl;
 });
@@ -331,6 +333,54 @@ describe('search_tools in code mode', () => {
     } finally {
       await plain.close();
     }
+  });
+});
+
+describe('run_code traces', () => {
+  /** The spans of the one run_code request whose run id is `runId`: its request span, the run's span and everything under them. */
+  const traceOf = (runId: unknown) => {
+    const finished = spans.getFinishedSpans();
+    const run = finished.find((s) => s.name === 'run_code' && s.attributes['ai.cpz.gateway.run_id'] === runId)!;
+    const inTrace = finished.filter((s) => s.spanContext().traceId === run.spanContext().traceId);
+    const childrenOf = (parent: ReadableSpan) => inTrace.filter((s) => s.parentSpanContext?.spanId === parent.spanContext().spanId);
+    const request = inTrace.find((s) => s.spanContext().spanId === run.parentSpanContext?.spanId)!;
+    return { request, run, childrenOf };
+  };
+
+  it('puts each inner call in its own span under the run, with its own outcome; the request span says the run outcome, once', async () => {
+    spans.reset();
+    const result = await run(
+      'modern',
+      `const q = await tools.get_quote({ symbol: 'A' });
+       let refused = '';
+       try { await tools.place_order({}); } catch (e) { refused = e.message; }
+       return [q.price, refused.length > 0];`,
+    );
+    expect(result.structuredContent?.result).toEqual([10, true]);
+    const { request, run: runSpan, childrenOf } = traceOf(result._meta?.['ai.cpz.gateway/runId']);
+    expect(request.name).toBe('tools/call run_code');
+    // The run's outcome, not its last inner call's (a refused place_order): one event, on the request span.
+    expect(request.attributes).toMatchObject({ 'ai.cpz.gateway.outcome': 'ok', 'ai.cpz.gateway.run_id': runSpan.attributes['ai.cpz.gateway.run_id'] });
+    expect(request.attributes['error.type']).toBeUndefined();
+    expect(request.attributes['ai.cpz.gateway.target_tool']).toBeUndefined();
+    const calls = childrenOf(runSpan).sort((a, b) => Number(a.attributes['ai.cpz.gateway.call']) - Number(b.attributes['ai.cpz.gateway.call']));
+    expect(calls.map((s) => [s.name, s.attributes['ai.cpz.gateway.target_tool'], s.attributes['ai.cpz.gateway.outcome'], s.attributes['error.type']])).toEqual([
+      ['run_code call', 'get_quote', 'ok', undefined],
+      // The audit trail's name for the write rule call_tool and run_code share; the call's via is run_code.
+      ['run_code call', 'place_order', 'refused_write_via_call_tool', 'refused_write_via_call_tool'],
+    ]);
+    // The forwarded call's upstream span is under its own call's span; the refused one reached no upstream.
+    expect(childrenOf(calls[0]!).map((s) => s.name)).toContain('tools/call get_quote');
+    expect(childrenOf(calls[1]!).map((s) => s.name)).not.toContain('tools/call place_order');
+  });
+
+  it('says a failed run on the request span even when its inner calls succeeded', async () => {
+    spans.reset();
+    const result = await run('modern', 'await tools.get_quote({ symbol: "A" });\nnope();');
+    expect(result._meta?.['ai.cpz.gateway/error']).toBe('script_error');
+    const { request, run: runSpan, childrenOf } = traceOf(result._meta?.['ai.cpz.gateway/runId']);
+    expect(request.attributes).toMatchObject({ 'ai.cpz.gateway.outcome': 'script_error', 'error.type': 'script_error' });
+    expect(childrenOf(runSpan).map((s) => s.attributes['ai.cpz.gateway.outcome'])).toEqual(['ok']);
   });
 });
 
