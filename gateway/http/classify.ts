@@ -1,14 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isPlainObject } from '../wire/jsonrpc.ts';
-import {
-  legacyAcceptRejection,
-  plainRequest,
-  revisionClaim,
-  routeOf,
-  standardHeaderRejection,
-  type LadderRejection,
-  type PlainRequest,
-} from '../wire/requests.ts';
+import { acceptRejection, plainRequest, revisionClaim, routeOf, standardHeaderRejection, type LadderRejection, type PlainRequest } from '../wire/requests.ts';
 import { FIRST_REVISION_WITHOUT_BATCHES, SERVED_REVISIONS, servedEra, type Era } from '../wire/revisions.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
@@ -67,8 +59,8 @@ export interface PostDescription {
   readonly ladderRejection?: LadderRejection;
   /**
    * A 2026-07-28 request whose SEP-2243 standard headers disagree with its body (-32020: wire/requests.ts
-   * `standardHeaderRejection`), or a 2025-era one with an Accept the SDK's 2025 leg refuses (406:
-   * `legacyAcceptRejection`).
+   * `standardHeaderRejection`), or a request of either era whose Accept admits no representation it can
+   * be answered in (406: `acceptRejection`).
    */
   readonly headerRejection?: LadderRejection;
   /**
@@ -120,12 +112,10 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   // A plain request is routed as the fast path reads it; anything else as the SDK's entry does.
   const route = plain ? { era: plain.era } : invalid === undefined ? routeOf(body, headers) : undefined;
   const served = route && 'era' in route ? route : undefined;
-  const headerRejection =
-    served?.era === 'modern' && 'request' in served && served.request
-      ? standardHeaderRejection(headers, served.request)
-      : served?.era === 'legacy' && !plain
-        ? legacyAcceptRejection(headers)
-        : undefined;
+  const headerRejection = served
+    ? ((served.era === 'modern' && 'request' in served && served.request ? standardHeaderRejection(headers, served.request) : undefined) ??
+      acceptRejection(headers, messages))
+    : undefined;
   return {
     body,
     ...(invalid ? { notARequest: invalid } : {}),

@@ -14,7 +14,7 @@ import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.t
 import { MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
 import { errorResponse, type RequestId } from '../wire/jsonrpc.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
-import { withJsonForLegacyClients } from './legacy-json.ts';
+import { withNegotiatedAnswers } from './negotiated-answer.ts';
 import type { Surface } from '../mcp/types.ts';
 import { baseUrl, bearerChallenge } from './protected-resource.ts';
 import { bearerCredential } from '../auth/oauth/credential.ts';
@@ -40,7 +40,8 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  * tool-call.ts), 400/-32022 for a revision the gateway does not serve (the `_meta` claim, else the
  * `MCP-Protocol-Version` header; `data.supported` as server/discover, the message naming both eras),
  * 400/-32600 for a batch under a revision without batching, the SDK's own ladder refusals (its
- * classifier, the SEP-2243 standard headers, the 2025 leg's Accept rule) answered as the SDK would.
+ * classifier, the SEP-2243 standard headers) answered as the SDK would, and 406 for an Accept admitting neither
+ * JSON nor SSE (wire/negotiation.ts; an acceptable one gets its preferred representation: negotiated-answer.ts).
  * Then admission (budget 429, posted responses, closed upstreams 503, step-up 403, `Mcp-Param` 400).
  * GET and DELETE go to the SDK as they are (405: no sessions). Past authentication the request runs
  * inside its trace span (obs/tracing.ts). Every refusal is reported once as an outcome event
@@ -49,7 +50,7 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  */
 export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): (ctx: Exchange) => Promise<void> {
   const { config, log } = runtime;
-  const node = toNodeHandler(withJsonForLegacyClients(handler), {
+  const node = toNodeHandler(withNegotiatedAnswers(handler), {
     maxRequestBodySize: config.limits.bodyBytes,
     onerror: (error) => log.error({ err: error.message, surface: surface.name }, 'MCP handler failed'),
   });
@@ -183,7 +184,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         'batch_not_supported',
         null,
       );
-    // The SDK's revision ladder (its classifier, the SEP-2243 standard headers, the 2025 leg's Accept rule), answered here as its entry would answer it.
+    // The SDK's revision ladder (its classifier, the SEP-2243 standard headers) answered as its entry would answer it, and the Accept rule.
     const ladder = post.ladderRejection ?? post.headerRejection;
     if (ladder) {
       answerAtEdge(ctx, ladder.httpStatus, errorResponse('entry', ladder.echoId === false ? null : post.id, ladder.code, ladder.message, ladder.data));

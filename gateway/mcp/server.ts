@@ -131,7 +131,7 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     const target = callTargetOf(authInfo);
     // The SDK codec's own projection, as the fast path's (wire/server-codec.ts projectionFor).
     const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
-    // The stateless 2025 leg answers on the POST's SSE stream, unless the answer is collapsed to JSON (legacy-json.ts).
+    // The stateless 2025 leg answers on the POST's SSE stream, unless the answer is collapsed to JSON (negotiated-answer.ts).
     const streamed = era === 'legacy' && !answeredAsJson(authInfo);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
       if (SERVED[method](capabilities, era))

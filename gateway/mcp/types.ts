@@ -96,7 +96,7 @@ export interface DispatchContext {
    * A 2025-era request answered on an SSE stream the caller reads: writes a server-to-client request on
    * it (a 2025-era upstream's question during the call, upstream/input-bridge.ts). The SDK path writes
    * through its transport, the fast path opens its stream when first asked; absent for 2026-07-28
-   * requests and answers collapsed to JSON (http/legacy-json.ts).
+   * requests and answers collapsed to JSON (http/negotiated-answer.ts).
    */
   readonly callerStream?: StreamWriter;
   /** The request's tools/call target as admission resolved it (mcp/admission.ts), when it is one. */
@@ -136,7 +136,7 @@ export interface Surface {
 const ANSWERED_AS_JSON = 'answeredAsJson';
 
 /**
- * `authInfo` marked as that of an exchange answered with JSON (http/legacy-json.ts collapses a 2025-era
+ * `authInfo` marked as that of an exchange answered with JSON (http/negotiated-answer.ts collapses a 2025-era
  * SSE answer to its response), so nothing but the response reaches the caller: the handler must not
  * ask it anything on the stream ({@link answeredAsJson}). Carried in the SDK's pass-through `extra`.
  */

@@ -11,6 +11,7 @@ import {
 import { ERROR_CODE, isPlainObject, type RequestId } from './jsonrpc.ts';
 import { decodeParamValue, MCP_NAME_SOURCE } from './param-value.ts';
 import { MODERN_REVISIONS, servedEra, type Era } from './revisions.ts';
+import { ANSWER_MEDIA_TYPES, chooseRepresentation } from './negotiation.ts';
 
 /**
  * Reading a request the gateway serves, before the SDK does: which requests are plain enough for the
@@ -48,8 +49,8 @@ const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>) 
  * The request when it is one the fast path answers exactly as the SDK handler would, else undefined
  * (the SDK path then answers it, errors included). Plain means: a single JSON-RPC request (`jsonrpc`,
  * `id` string or safe integer, `method`, `params`, nothing else) for tools/list without a cursor or
- * tools/call with a string name and object arguments; `Accept` naming both JSON and SSE (what SDK
- * clients send); and either
+ * tools/call with a string name and object arguments; an `Accept` under which the representation the
+ * SDK would answer in (2025: SSE, 2026-07-28: JSON) is the one negotiated (wire/negotiation.ts); and either
  * - 2026-07-28: the `MCP-Protocol-Version` header, `_meta` holding exactly the envelope the SDK clients
  *   send (protocolVersion equal to the header; clientInfo and clientCapabilities valid against the SDK's
  *   spec schemas for Implementation and ClientCapabilities) and `Mcp-Method`/`Mcp-Name` equal to the body
@@ -63,11 +64,11 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
   const { id, method, params = {} } = message;
   if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
   if ((method !== 'tools/list' && method !== 'tools/call') || !isPlainObject(params)) return undefined;
-  // Compared as written, as the SDK's transport does (anything else gets its 406 there).
-  const accept = headers.accept ?? '';
-  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   const version = headers['mcp-protocol-version'];
   if (typeof version !== 'string') return undefined;
+  // The fast path answers in the SDK's own choice (2025: SSE, 2026-07-28: JSON): only when the caller's Accept keeps it.
+  const produced = servedEra(version) === 'legacy' ? 'sse' : 'json';
+  if (chooseRepresentation(header(headers, 'accept'), produced) !== produced) return undefined;
 
   let name: string | undefined;
   let args: Record<string, unknown> | undefined;
@@ -107,20 +108,27 @@ export interface LadderRejection {
 }
 
 /**
- * The SDK's 2025 stateless leg (its WebStandardStreamableHTTPServerTransport) refuses a POST whose
- * Accept does not name both `application/json` and `text/event-stream`, compared as written: 406,
- * -32000, `id: null`. A caller whose Accept names no event stream at all (in any case) is answered in
- * JSON instead (http/legacy-json.ts), so only an Accept naming it in another case meets this.
+ * A POST carrying requests whose Accept admits neither representation the gateway answers a request in
+ * (wire/negotiation.ts `chooseRepresentation`, RFC 9110 §12.5.1; a `q=0` weight refuses a type), or,
+ * for a `subscriptions/listen`, no event stream: 406, -32000, both eras (MCP basic/transports/
+ * streamable-http: the client MUST accept both). Undefined when acceptable, or when the body holds no
+ * request (notifications and responses are answered 202 without a body).
  */
-export function legacyAcceptRejection(headers: IncomingHttpHeaders): LadderRejection | undefined {
-  const accept = header(headers, 'accept') ?? '';
-  if (!/text\/event-stream/i.test(accept) || (accept.includes('application/json') && accept.includes('text/event-stream'))) return undefined;
+export function acceptRejection(headers: IncomingHttpHeaders, messages: readonly Record<string, unknown>[]): LadderRejection | undefined {
+  const requests = messages.filter((m) => typeof m.method === 'string' && 'id' in m);
+  if (requests.length === 0) return undefined;
+  const listen = requests.length === 1 && requests[0]!.method === 'subscriptions/listen';
+  const accept = header(headers, 'accept');
+  if (chooseRepresentation(accept, listen ? 'sse' : 'json', listen) !== undefined) return undefined;
+  const shown = accept === undefined ? '' : accept.length > 100 ? `${accept.slice(0, 100)}…` : accept;
+  const admits = listen
+    ? 'no text/event-stream, the media type a subscriptions/listen stream is sent in'
+    : 'neither application/json nor text/event-stream, the media types a request is answered in';
   return {
-    cell: 'legacy-not-acceptable',
+    cell: 'not-acceptable',
     httpStatus: 406,
     code: ERROR_CODE.serverError,
-    message: 'Not Acceptable: Client must accept both application/json and text/event-stream',
-    echoId: false,
+    message: `Not Acceptable: the Accept header ${JSON.stringify(shown)} admits ${admits}; send Accept: ${ANSWER_MEDIA_TYPES}`,
   };
 }
 

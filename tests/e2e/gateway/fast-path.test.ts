@@ -24,13 +24,13 @@ interface Case {
   key: keyof typeof KEYS;
   method: string;
   params?: Record<string, unknown>;
-  /** Whether the fast path should answer it (else it declines and the SDK does). */
-  plain: boolean;
+  /** Whether the fast path should answer it (else it declines and the SDK does), or on which era only. */
+  plain: boolean | Era;
   /**
    * On this era the request breaks the SDK's revision ladder (its classifier or the SEP-2243 standard
    * headers), which the edge answers for both gateways as the SDK's entry would (wire/requests.ts).
    */
-  refusedAtEdge?: Era;
+  refusedAtEdge?: Era | 'both';
   /** Changes the request after it is built (headers, body) to make it non-plain. */
   tweak?: (call: RpcCall, era: Era) => RpcCall;
 }
@@ -139,22 +139,46 @@ const CASES: Case[] = [
     tweak: (c, era) => (era === 'modern' ? { ...c, headers: { ...c.headers, 'mcp-name': 'list_orders' } } : withLegacyMeta(c)),
   },
   {
-    name: 'Accept in upper case (406 from the SDK 2025 leg, answered at the edge; SDK path on 2026-07-28)',
+    name: 'Accept in upper case (media types are case-insensitive, RFC 9110 §8.3.1: the fast path answers)',
     path: '/mcp',
     key: 'full',
     method: 'tools/list',
-    plain: false,
-    refusedAtEdge: 'legacy',
+    plain: true,
     tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'APPLICATION/JSON, TEXT/EVENT-STREAM' } }),
   },
   {
-    name: 'Accept without SSE (SDK path)',
+    name: 'Accept without SSE (JSON: the fast path answers on 2026-07-28, the SDK path collapses the 2025 SSE answer)',
     path: '/mcp',
     key: 'full',
     method: 'tools/call',
     params: { name: 'list_accounts', arguments: { limit: 1 } },
-    plain: false,
+    plain: 'modern',
     tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'application/json' } }),
+  },
+  {
+    name: 'Accept refusing SSE with q=0 (JSON on both eras)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/list',
+    plain: 'modern',
+    tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'application/json, text/event-stream;q=0' } }),
+  },
+  {
+    name: 'Accept refusing JSON with q=0 (SSE on both eras)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/list',
+    plain: 'legacy',
+    tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'application/json;q=0, text/event-stream' } }),
+  },
+  {
+    name: 'Accept: text/html (406 at the edge on both eras)',
+    path: '/mcp',
+    key: 'full',
+    method: 'tools/list',
+    plain: false,
+    refusedAtEdge: 'both',
+    tweak: (c) => ({ ...c, headers: { ...c.headers, accept: 'text/html' } }),
   },
   ...(['clientInfo', 'clientCapabilities'] as const).map(
     (field): Case => ({
@@ -251,9 +275,9 @@ describe('fast path: the same answers as the SDK handler', () => {
         const fast = withoutTtl(await send(build(stack.gatewayUrl)), era, c.method);
         const sdk = withoutTtl(await send(build(sdkOnly.url)), era, c.method);
         // The fast path and the edge write a Content-Length; the SDK handler streams.
-        const atEdge = c.refusedAtEdge === era;
+        const atEdge = c.refusedAtEdge === era || c.refusedAtEdge === 'both';
         expect(sdk.fastPath).toBe(atEdge);
-        expect(fast.fastPath).toBe(c.plain || atEdge);
+        expect(fast.fastPath).toBe(c.plain === true || c.plain === era || atEdge);
         if (atEdge) expect(fast.status).toBeGreaterThanOrEqual(400);
         expect({ status: fast.status, type: fast.type, message: fast.message }).toEqual({ status: sdk.status, type: sdk.type, message: sdk.message });
         // The same bytes, key order included (toEqual ignores it).
