@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { loadConfig, type DeepPartial } from '../../config/load.ts';
@@ -16,6 +17,9 @@ export const IN_PROCESS_BASE = 'http://127.0.0.1';
  */
 const inProcessOrigins = new Map<string, (request: Request) => Promise<Response>>();
 let nextOrigin = 1;
+
+/** Whether `url` is the origin of a live in-process gateway (served by {@link routedFetch} without a socket). */
+export const isInProcess = (url: string | URL): boolean => inProcessOrigins.has(new URL(url).origin);
 
 /** `fetch`, except that a request for a live in-process gateway's origin is served by its runtime (no socket). */
 export const routedFetch = (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -142,7 +146,8 @@ function isFullConfig(config: GatewayConfig | DeepPartial<GatewayConfig>): confi
 
 /**
  * {@link inProcessGateway} with the options of `startStack` (tests/helpers/stack.ts) for a fake upstream,
- * so a single-gateway test moves in process by changing its starter only.
+ * so a single-gateway test moves in process by changing its starter only (OAuth started at the gateway's origin, as
+ * startGateway does).
  */
 export async function inProcessStack(options: {
   upstream: FakeUpstreamOptions;
@@ -151,5 +156,27 @@ export async function inProcessStack(options: {
 }): Promise<InProcessGateway> {
   const gateway = options.gateway ?? {};
   const endpoint = options.scopeEndpoint ?? gateway.scopes?.endpoint;
-  return inProcessGateway({ ...gateway, scopes: { ...gateway.scopes, ...(endpoint ? { endpoint } : {}) } }, { fake: options.upstream });
+  const started = inProcessGateway({ ...gateway, scopes: { ...gateway.scopes, ...(endpoint ? { endpoint } : {}) } }, { fake: options.upstream });
+  // As startGateway does once it listens: the OAuth routes and metadata exist from here on (oauth.mode builtin in config/cpzai.yaml).
+  await started.runtime.startOAuth(started.gatewayUrl);
+  return started;
+}
+
+const CONFORMANCE_CONFIG = fileURLToPath(new URL('../../config/conformance.yaml', import.meta.url));
+
+/**
+ * In process, the gateway `startGatewayOver` (stack.ts) starts: config/conformance.yaml (one upstream named
+ * `fixture`, no scope endpoint, any credential accepted and forwarded, the environment ignored) in front of
+ * `upstream`: served in memory, or a URL reached over the network as in production (the undici hop carries
+ * the forwarded requests, which an in-memory upstream bypasses). `settings`: overrides of that one
+ * upstream's settings (e.g. `timeoutMs`).
+ */
+export function inProcessGatewayOver(upstream: InMemoryUpstream | string, settings: DeepPartial<GatewayConfig['upstreams'][number]> = {}): InProcessGateway {
+  const url = typeof upstream === 'string' ? upstream : 'http://fixture.upstream.invalid/mcp';
+  const config = loadConfig({
+    path: CONFORMANCE_CONFIG,
+    env: {},
+    overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ ...settings, url }], log: { level: 'silent' } },
+  });
+  return inProcessGateway(config, { upstreams: typeof upstream === 'string' ? {} : { [config.upstreams[0]!.name]: upstream } });
 }

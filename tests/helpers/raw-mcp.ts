@@ -1,5 +1,7 @@
 import { request as httpRequest, type IncomingMessage } from 'node:http';
-import { routedFetch } from './in-process.ts';
+import { Readable } from 'node:stream';
+import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
+import { isInProcess, routedFetch } from './in-process.ts';
 
 /** The full demo key (platform seed); any credential works where no scope endpoint is configured. */
 export const FULL_KEY = { 'x-cpz-key': 'cpz_demo_full', 'x-cpz-secret': 'demo-secret-full' } as const;
@@ -74,11 +76,20 @@ export function post(url: string, body: unknown, headers: Record<string, string>
   return routedFetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
 }
 
+/** A raw response body as it arrives, with its status and headers (lower-case names), as node:http gives them. */
+export type OpenStream = Readable & Pick<IncomingMessage, 'statusCode' | 'headers'>;
+
 /**
  * POSTs with node:http (no automatic decompression, exact headers) and hands back the raw response
  * as soon as its headers arrive, so a test can read the body piece by piece while the server works.
+ * An in-process gateway's URL is served by its runtime, the body streamed the same way.
  */
-export function openStream(url: string, body: unknown, headers: Record<string, string>): Promise<IncomingMessage> {
+export async function openStream(url: string, body: unknown, headers: Record<string, string>): Promise<OpenStream> {
+  if (isInProcess(url)) {
+    const response = await routedFetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
+    const stream = response.body ? Readable.fromWeb(response.body as NodeReadableStream) : Readable.from([]);
+    return Object.assign(stream, { statusCode: response.status, headers: Object.fromEntries(response.headers) });
+  }
   return new Promise((resolve, reject) => {
     const req = httpRequest(url, { method: 'POST', headers }, resolve);
     req.on('error', reject);
@@ -90,7 +101,7 @@ export function openStream(url: string, body: unknown, headers: Record<string, s
  * Follows the SSE messages of a raw response as they arrive. `waitFor(match)` resolves with the first
  * message (already seen or still to come) that matches, and rejects if the stream ends without one.
  */
-export function followSse(stream: IncomingMessage) {
+export function followSse(stream: Readable) {
   const seen: JsonRpcMessage[] = [];
   const waiters: { match: (m: JsonRpcMessage) => boolean; resolve: (m: JsonRpcMessage) => void; reject: (e: Error) => void }[] = [];
   let buffer = '';

@@ -3,9 +3,8 @@
  * bad input gets a clear answer with the right status and JSON-RPC code, and nothing reaches the
  * upstream; the no-credential 401 points at the protected resource metadata.
  */
-import { get as httpGet } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { inProcessStack, routedFetch, type InProcessGateway as Stack } from '../helpers/in-process.ts';
 
 const KEY = { 'x-cpz-key': 'edge', 'x-cpz-secret': 'edge-secret' };
 const LEGACY = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
@@ -13,7 +12,7 @@ const listRequest = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} };
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({
+  stack = await inProcessStack({
     upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] },
     // No health probe: `forwarded()` counts every message the upstream receives, and a probe's ping would be one.
     gateway: { limits: { bodyBytes: 4096 }, authorizationServers: ['https://auth.example.com'], upstreams: [{ health: { intervalMs: 0 } }] },
@@ -24,7 +23,7 @@ afterAll(async () => {
 });
 
 const post = (body: string | object, headers: Record<string, string>) =>
-  fetch(stack.mcpUrl, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
+  routedFetch(stack.mcpUrl, { method: 'POST', headers, body: typeof body === 'string' ? body : JSON.stringify(body) });
 const forwarded = () => stack.fake!.received.length;
 
 describe('POST /mcp at the edge', () => {
@@ -41,7 +40,7 @@ describe('POST /mcp at the edge', () => {
   });
 
   it('serves RFC 9728 protected resource metadata for /mcp and for the origin', async () => {
-    const forMcp = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`)).json();
+    const forMcp = await (await routedFetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`)).json();
     // The configured server, then the built-in one (oauth.mode builtin in the reference config) with its scopes.
     expect(forMcp).toMatchObject({
       resource: `${stack.gatewayUrl}/mcp`,
@@ -49,7 +48,7 @@ describe('POST /mcp at the edge', () => {
       bearer_methods_supported: ['header'],
     });
     expect(forMcp.scopes_supported).toContain('accounts:read');
-    const forOrigin = await (await fetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource`)).json();
+    const forOrigin = await (await routedFetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource`)).json();
     expect(forOrigin).toMatchObject({ resource: stack.gatewayUrl });
   });
 
@@ -158,18 +157,15 @@ describe('POST /mcp at the edge', () => {
   it('answers 403 to a foreign Origin and to a foreign Host (DNS-rebinding protection on a loopback bind)', async () => {
     const origin = await post(listRequest, { ...LEGACY, ...KEY, origin: 'https://evil.example' });
     expect(origin.status).toBe(403);
-    // fetch() will not send a foreign Host header; node:http will. A probe path answers any Host, unless a browser asks.
-    const status = (path: string, headers: Record<string, string>) =>
-      new Promise<number | undefined>((resolve, reject) =>
-        httpGet(`${stack.gatewayUrl}${path}`, { headers }, (res) => (res.resume(), resolve(res.statusCode))).on('error', reject),
-      );
+    // The runtime reads Host from the request as node:http would. A probe path answers any Host, unless a browser asks.
+    const status = async (path: string, headers: Record<string, string>) => (await stack.fetch(new Request(`${stack.gatewayUrl}${path}`, { headers }))).status;
     expect(await status('/.well-known/oauth-protected-resource/mcp', { host: 'evil.example:80' })).toBe(403);
     expect(await status('/healthz', { host: 'evil.example:80', 'sec-fetch-site': 'same-origin' })).toBe(403);
     expect(await status('/healthz', { host: '10.1.2.3:80' })).toBe(200);
   });
 
   it('answers a CORS preflight from a local origin allowing the MCP and credential headers', async () => {
-    const response = await fetch(stack.mcpUrl, {
+    const response = await routedFetch(stack.mcpUrl, {
       method: 'OPTIONS',
       headers: {
         origin: 'http://localhost:5173',
@@ -196,12 +192,12 @@ describe('POST /mcp at the edge', () => {
   });
 
   it('advertises in a CORS preflight only the methods each path serves: POST on /mcp, GET on the metadata', async () => {
-    const preflight = (url: string, method: string) =>
-      fetch(url, {
+    const preflight = (url: string | URL, method: string) =>
+      routedFetch(url, {
         method: 'OPTIONS',
         headers: { origin: 'http://localhost:5173', 'access-control-request-method': method, 'access-control-request-headers': 'mcp-protocol-version' },
       });
-    for (const url of [stack.mcpUrl, `${stack.gatewayUrl}/mcp/compact`]) {
+    for (const url of [stack.mcpUrl, stack.compactUrl]) {
       expect((await preflight(url, 'POST')).headers.get('access-control-allow-methods')).toBe('POST, OPTIONS');
     }
     // Exact paths only (strict routing): `/mcp/` is not the MCP endpoint, so its preflight promises no POST.
@@ -209,25 +205,25 @@ describe('POST /mcp at the edge', () => {
     const metadata = await preflight(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`, 'GET');
     expect(metadata.headers.get('access-control-allow-methods')).toBe('GET, OPTIONS');
     // What the /mcp preflight leaves out is indeed not served there.
-    for (const method of ['GET', 'DELETE']) expect((await fetch(stack.mcpUrl, { method, headers: KEY })).status).toBe(405);
+    for (const method of ['GET', 'DELETE']) expect((await routedFetch(stack.mcpUrl, { method, headers: KEY })).status).toBe(405);
   });
 
   it('answers GET and DELETE on /mcp with 405 (stateless: no sessions, no standalone stream)', async () => {
     for (const method of ['GET', 'DELETE']) {
-      const response = await fetch(stack.mcpUrl, { method, headers: { accept: 'text/event-stream', ...KEY } });
+      const response = await routedFetch(stack.mcpUrl, { method, headers: { accept: 'text/event-stream', ...KEY } });
       expect(response.status).toBe(405);
     }
   });
 
   it('generates an X-Request-Id when none is sent and echoes a sent one', async () => {
-    const generated = await fetch(`${stack.gatewayUrl}/healthz`);
+    const generated = await routedFetch(`${stack.gatewayUrl}/healthz`);
     expect(generated.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    const echoed = await fetch(`${stack.gatewayUrl}/healthz`, { headers: { 'x-request-id': 'abc-123' } });
+    const echoed = await routedFetch(`${stack.gatewayUrl}/healthz`, { headers: { 'x-request-id': 'abc-123' } });
     expect(echoed.headers.get('x-request-id')).toBe('abc-123');
   });
 
   it('exposes the issue 7 metric families on /metrics', async () => {
-    const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    const text = await (await routedFetch(`${stack.gatewayUrl}/metrics`)).text();
     for (const name of [
       'http_request_duration_seconds',
       'mcp_requests_total',

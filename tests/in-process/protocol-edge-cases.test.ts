@@ -1,22 +1,22 @@
 /**
- * Protocol edge cases through the gateway over real HTTP, with the fake upstream's relay tools behind it
- * (spec 2026-07-28 basic/transports/streamable-http, basic/versioning, basic/patterns; 2025-11-25
+ * Protocol edge cases through the gateway in process, with the fake upstream's relay tools behind it over HTTP
+ * (the undici hop forwards, as in production; spec 2026-07-28 basic/transports/streamable-http, basic/versioning, basic/patterns; 2025-11-25
  * for the legacy leg). Raw requests, so the tests see exactly the bytes a client would.
  */
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startGatewayOver } from '../../helpers/stack.ts';
-import { ACCEPT_BOTH, FULL_KEY, LEGACY, MODERN, followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
-import { startRelayUpstream } from '../../fixtures/fake-tools.ts';
+import { inProcessGatewayOver, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
+import { ACCEPT_BOTH, FULL_KEY, LEGACY, MODERN, followSse, messagesOf, openStream, post, rpc } from '../helpers/raw-mcp.ts';
+import { startRelayUpstream } from '../fixtures/fake-tools.ts';
 
 let upstream: Awaited<ReturnType<typeof startRelayUpstream>>;
-let gateway: { url: string; close(): Promise<void> };
+let gateway: InProcessGateway;
 
 beforeAll(async () => {
   upstream = await startRelayUpstream();
-  gateway = await startGatewayOver(upstream.url);
+  gateway = inProcessGatewayOver(upstream.url);
 });
 afterAll(async () => {
   try {
@@ -29,7 +29,7 @@ afterAll(async () => {
 const LEGACY_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
 
 describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
-  const url = () => `${gateway.url}${path}`;
+  const url = () => `${gateway.gatewayUrl}${path}`;
 
   it('answers a notification with 202 and an empty body', async () => {
     const { headers, body } = rpc('legacy', undefined, 'notifications/initialized');
@@ -186,7 +186,7 @@ describe('cancellation of an in-flight tools/call reaches the upstream', () => {
 
   it('from a v1 client (2025-11-25, notifications/cancelled)', async () => {
     const client = new V1Client({ name: 'compat-v1', version: '1.0.0' });
-    await client.connect(new V1Transport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { ...FULL_KEY } } }));
+    await client.connect(new V1Transport(new URL(`${gateway.gatewayUrl}/mcp`), { requestInit: { headers: { ...FULL_KEY } }, fetch: routedFetch }));
     try {
       const controller = new AbortController();
       const started = upstream.startedCalls.length;
@@ -200,7 +200,9 @@ describe('cancellation of an in-flight tools/call reaches the upstream', () => {
 
   it('from a v2 client pinned to 2026-07-28 (closing the response stream)', async () => {
     const client = new Client({ name: 'compat-v2', version: '1.0.0' }, { versionNegotiation: { mode: { pin: MODERN } } });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${gateway.url}/mcp`), { requestInit: { headers: { ...FULL_KEY } } }));
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(`${gateway.gatewayUrl}/mcp`), { requestInit: { headers: { ...FULL_KEY } }, fetch: routedFetch }),
+    );
     try {
       const controller = new AbortController();
       const started = upstream.startedCalls.length;

@@ -6,9 +6,8 @@
  */
 import { Readable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
-import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { inProcessStack, type InProcessGateway as Stack } from '../helpers/in-process.ts';
 
 const HEADERS = {
   'content-type': 'application/json',
@@ -20,7 +19,7 @@ const HEADERS = {
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({
+  stack = await inProcessStack({
     upstream: {
       tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } }, call: (args) => ({ content: [{ type: 'text', text: JSON.stringify(args) }] }) }],
     },
@@ -32,9 +31,11 @@ afterAll(async () => {
 });
 
 async function post(body: string | Buffer | Readable, headers: Record<string, string> = {}) {
-  const response = await request(stack.mcpUrl, { method: 'POST', headers: { ...HEADERS, ...headers }, body });
-  const text = await response.body.text();
-  return { status: response.statusCode, text };
+  const sent = body instanceof Readable ? (Readable.toWeb(body) as ReadableStream) : typeof body === 'string' ? body : new Uint8Array(body);
+  // A stream body needs `duplex: 'half'` (Fetch standard), which lib.dom's RequestInit does not declare yet.
+  const init = { method: 'POST', headers: { ...HEADERS, ...headers }, body: sent, duplex: 'half' } as RequestInit;
+  const response = await stack.fetch(new Request(stack.mcpUrl, init));
+  return { status: response.status, text: await response.text() };
 }
 const callBody = (args: string) => `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":${args}}}`;
 const errorCode = (text: string) => (JSON.parse(text.replace(/^event: message\ndata: /, '').trim()) as { error?: { code: number } }).error?.code;

@@ -1,6 +1,7 @@
 /**
- * What the gateway relays between a caller and its upstream, over real HTTP with real clients and the
- * fake upstream's relay tools behind it (conformance gaps of 2026-11-30): in-band input requests (2026-07-28
+ * What the gateway relays between a caller and its upstream, with real clients, the gateway in process and
+ * the fake upstream's relay tools behind it over HTTP, so the undici hop carries the forwards as in
+ * production (conformance gaps of 2026-11-30): in-band input requests (2026-07-28
  * InputRequiredResult) with the caller's client capabilities; the upstream's JSON-RPC errors with their
  * data unchanged; log messages at the caller's level; the 2025 session methods (logging/setLevel,
  * resources/subscribe, forwarded to a 2025-era upstream); SEP-2243 Mcp-Param-* headers checked on the
@@ -11,17 +12,17 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGatewayOver } from '../../helpers/stack.ts';
-import { FULL_KEY, MODERN, messagesOf, post, rpc, type JsonRpcMessage } from '../../helpers/raw-mcp.ts';
-import { legacyLogsTool, startRelayUpstream } from '../../fixtures/fake-tools.ts';
-import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
+import { inProcessGatewayOver, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
+import { startFakeUpstream, type FakeUpstream } from '../fixtures/fake-upstream.ts';
+import { FULL_KEY, MODERN, messagesOf, post, rpc, type JsonRpcMessage } from '../helpers/raw-mcp.ts';
+import { legacyLogsTool, startRelayUpstream } from '../fixtures/fake-tools.ts';
 
 let upstream: Awaited<ReturnType<typeof startRelayUpstream>>;
-let gateway: { url: string; close(): Promise<void> };
+let gateway: InProcessGateway;
 
 beforeAll(async () => {
   upstream = await startRelayUpstream();
-  gateway = await startGatewayOver(upstream.url);
+  gateway = inProcessGatewayOver(upstream.url);
 });
 afterAll(async () => {
   try {
@@ -38,18 +39,18 @@ const textOf = (message: JsonRpcMessage | undefined) => (message?.result?.conten
 
 async function connectModern(url: string, capabilities: Record<string, unknown> = {}): Promise<Client> {
   const client = new Client({ name: 'relay-v2', version: '1.0.0' }, { capabilities, versionNegotiation: { mode: { pin: MODERN } } });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { ...FULL_KEY } } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { ...FULL_KEY } }, fetch: routedFetch }));
   return client;
 }
 
 async function connectLegacy(url: string): Promise<V1Client> {
   const client = new V1Client({ name: 'relay-v1', version: '1.0.0' });
-  await client.connect(new V1Transport(new URL(url), { requestInit: { headers: { ...FULL_KEY } } }));
+  await client.connect(new V1Transport(new URL(url), { requestInit: { headers: { ...FULL_KEY } }, fetch: routedFetch }));
   return client;
 }
 
 describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
-  const url = () => `${gateway.url}${path}`;
+  const url = () => `${gateway.gatewayUrl}${path}`;
 
   it('relays an input_required result and the retry: a v2 client fulfils the elicitation in-band', async () => {
     const client = await connectModern(url(), { elicitation: { form: {} } });
@@ -217,7 +218,7 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
 });
 
 describe('Mcp-Param-* headers of a tool /mcp/compact does not list (read-only: found with search_tools)', () => {
-  const compactUrl = () => `${gateway.url}/mcp/compact`;
+  const compactUrl = () => `${gateway.gatewayUrl}/mcp/compact`;
 
   it('builds the header for the upstream when the tool runs through call_tool', async () => {
     const before = upstreamCalls('regional_lookup').length;
@@ -253,7 +254,7 @@ describe('Mcp-Param-* headers of a tool /mcp/compact does not list (read-only: f
 
   it('is checked on /mcp, which lists it', async () => {
     const { headers, body } = rpc('modern', 42, 'tools/call', { name: 'regional_lookup', arguments: { region: 'sa-east' } });
-    const response = await post(`${gateway.url}/mcp`, body, headers);
+    const response = await post(`${gateway.gatewayUrl}/mcp`, body, headers);
     expect(response.status).toBe(400);
     expect((await messagesOf(response))[0]?.error?.code).toBe(-32020);
   });
@@ -261,7 +262,7 @@ describe('Mcp-Param-* headers of a tool /mcp/compact does not list (read-only: f
 
 describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
   let legacyUpstream: FakeUpstream;
-  let legacyGateway: { url: string; close(): Promise<void> };
+  let legacyGateway: InProcessGateway;
   beforeAll(async () => {
     legacyUpstream = await startFakeUpstream({
       era: 'legacy',
@@ -270,7 +271,7 @@ describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
       listChanged: true,
       resources: { 'test://watched': 'watched' },
     });
-    legacyGateway = await startGatewayOver(legacyUpstream.url);
+    legacyGateway = inProcessGatewayOver(legacyUpstream.url);
   });
   afterAll(async () => {
     try {
@@ -282,7 +283,7 @@ describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
   const received = (method: string) => legacyUpstream.received.filter((r) => r.method === method);
 
   it('forwards logging/setLevel, resources/subscribe and unsubscribe with the caller credential', async () => {
-    const client = await connectLegacy(`${legacyGateway.url}/mcp`);
+    const client = await connectLegacy(`${legacyGateway.gatewayUrl}/mcp`);
     try {
       expect(await client.setLoggingLevel('warning')).toEqual({});
       expect(await client.subscribeResource({ uri: 'test://watched' })).toEqual({});
@@ -296,7 +297,7 @@ describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
   });
 
   it('relays the log messages of a call to a v1 client, and to a 2026-07-28 caller at its logLevel', async () => {
-    const client = await connectLegacy(`${legacyGateway.url}/mcp`);
+    const client = await connectLegacy(`${legacyGateway.gatewayUrl}/mcp`);
     try {
       const logs: unknown[] = [];
       client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => void logs.push(notification.params.data));
@@ -306,7 +307,7 @@ describe('in front of a 2025-era upstream (v1 SDK, stateless)', () => {
       await client.close();
     }
     const { headers, body } = rpc('modern', 51, 'tools/call', { name: 'legacy_logs', arguments: {}, _meta: { 'io.modelcontextprotocol/logLevel': 'info' } });
-    const messages = await messagesOf(await post(`${legacyGateway.url}/mcp`, body, headers));
+    const messages = await messagesOf(await post(`${legacyGateway.gatewayUrl}/mcp`, body, headers));
     expect(textOf(messages.find((m) => m.id === 51))).toBe('legacy logged');
     expect(messages.filter((m) => m.method === 'notifications/message').map((m) => m.params?.data)).toEqual(['legacy info']);
     // A 2025-era upstream gets no 2026 envelope keys.
