@@ -16,6 +16,7 @@ import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoi
 import { ERAS, withClient, type ToolResult } from '../helpers/era-client.ts';
 import { loadConfig } from '../../config/load.ts';
 import { inProcessGateway, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
+import { eventually } from '../helpers/wait.ts';
 
 const READER = { authorization: 'Bearer reader' };
 const OTHER = { authorization: 'Bearer other' };
@@ -189,6 +190,7 @@ describe('run_code attacks (modern era unless said)', () => {
   });
 
   it('gives a script no host: no process, require, timers or imports, Function tricks reach QuickJS only', async () => {
+    const before = upstreamCalls();
     const result = await run(
       'modern',
       `const g = Function('return this')();
@@ -227,9 +229,11 @@ describe('run_code attacks (modern era unless said)', () => {
           ].includes(n),
       ),
     ).toEqual([]);
+    expect(upstreamCalls()).toBe(before);
   });
 
   it('shares nothing between runs: a polluted prototype and a global are gone in the next run, and the host never sees them', async () => {
+    const before = upstreamCalls();
     const first = await run(
       'modern',
       'Object.prototype.polluted = "yes"; globalThis.leftover = 1; Array.prototype.map = () => "hijacked"; return ({}).polluted;',
@@ -238,9 +242,29 @@ describe('run_code attacks (modern era unless said)', () => {
     const second = await run('modern', 'return [({}).polluted ?? null, typeof leftover, [1].map((x) => x + 1)];');
     expect(second.structuredContent?.result).toEqual([null, 'undefined', [2]]);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+    expect(upstreamCalls()).toBe(before);
+  });
+
+  it('cannot smuggle arguments past the schema through a polluted prototype or a __proto__ key: refused, 0 upstream calls', async () => {
+    const before = upstreamCalls();
+    const result = await run(
+      'modern',
+      `Object.prototype.account = 'a2';
+       const out = [];
+       for (const args of [{}, JSON.parse('{"__proto__": {"account": "a2"}}'), JSON.parse('{"account": "a1", "__proto__": {"admin": true}}')]) {
+         try { await tools.get_balance(args); out.push('ran'); } catch (e) { out.push(e.message); }
+       }
+       return out;`,
+    );
+    const answers = result.structuredContent?.result as string[];
+    expect(answers).toHaveLength(3);
+    for (const answer of answers) expect(answer).toContain('Invalid arguments for get_balance');
+    expect(upstreamCalls()).toBe(before);
+    expect(({} as Record<string, unknown>).account).toBeUndefined();
   });
 
   it('cannot replace tools or reach the host function behind it', async () => {
+    const before = upstreamCalls();
     const result = await run(
       'modern',
       `let replaced = 'no'; try { tools = {}; } catch (e) { replaced = e.name; }
@@ -248,6 +272,7 @@ describe('run_code attacks (modern era unless said)', () => {
        return [replaced, set, typeof call, typeof tools.get_quote];`,
     );
     expect(result.structuredContent?.result).toEqual(['TypeError', 'TypeError', 'undefined', 'function']);
+    expect(upstreamCalls()).toBe(before);
   });
 
   it('runs two credentials concurrently with nothing shared, and limits runs in progress per credential', async () => {
@@ -269,19 +294,36 @@ describe('run_code attacks (modern era unless said)', () => {
     expect(ended.every((r) => r._meta?.['ai.cpz.gateway/limit'] === 'wallTimeMs')).toBe(true);
   }, 30_000);
 
-  it('keeps health under a second while a runaway script is being stopped', async () => {
-    const runaway = run('modern', 'let i = 0; for (;;) i++;');
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const timings: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const started = performance.now();
-      const response = await routedFetch(`${gateway.gatewayUrl}/healthz`);
-      expect(response.status).toBe(200);
-      timings.push(performance.now() - started);
+  it('keeps health under a second while a runaway script runs and is stopped', async () => {
+    // A gateway of its own whose instruction budget a busy loop cannot spend before the wall-time limit stops it (3 s).
+    const busy = inProcessGateway(
+      { scopes: { endpoint: endpoint.url }, compact: { codeMode: { enabled: true, limits: { instructions: 1_000_000_000, wallTimeMs: 3_000 } } } },
+      { fake: { tools } },
+    );
+    try {
+      let settled = false;
+      const runaway = withClient('modern', busy.compactUrl, READER, (c) => c.callTool('run_code', { code: 'let i = 0; for (;;) i++;' })).finally(() => {
+        settled = true;
+      });
+      const timings: number[] = [];
+      let whileRunning = 0;
+      while (!settled) {
+        const started = performance.now();
+        const response = await routedFetch(`${busy.gatewayUrl}/healthz`);
+        expect(response.status).toBe(200);
+        timings.push(performance.now() - started);
+        if (!settled) whileRunning += 1;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect((await runaway)._meta?.['ai.cpz.gateway/limit']).toBe('wallTimeMs');
+      // Health answered all along: many probes while the script spun, and none slow.
+      expect(whileRunning).toBeGreaterThanOrEqual(5);
+      expect(Math.max(...timings)).toBeLessThan(1000);
+      expect(busy.fake!.received.filter((r) => r.method === 'tools/call')).toEqual([]);
+    } finally {
+      await busy.close();
     }
-    expect((await runaway)._meta?.['ai.cpz.gateway/limit']).toBe('instructions');
-    expect(Math.max(...timings)).toBeLessThan(1000);
-  });
+  }, 30_000);
 });
 
 describe.each(ERAS)('run_code cancellation (%s era)', (era) => {
@@ -290,11 +332,14 @@ describe.each(ERAS)('run_code cancellation (%s era)', (era) => {
     const calledBefore = slowCalls();
     const controller = new AbortController();
     const client = era === 'modern' ? await modernClient() : undefined;
+    // Were the script left running, the aborted call's answer would let it go on calling.
+    const code = 'try { await tools.slow_read(); } catch {} for (;;) try { await tools.get_quote({ symbol: "AFTER" }); } catch {}';
+    const cancelledBefore = await codeRuns('cancelled');
     const calling =
-      client?.callTool({ name: 'run_code', arguments: { code: 'await tools.slow_read(); return 1;' } }, { signal: controller.signal }) ??
+      client?.callTool({ name: 'run_code', arguments: { code } }, { signal: controller.signal }) ??
       (await import('../helpers/clients.ts')).connectV1(compact, READER).then(async (v1) => {
         try {
-          return await v1.callTool({ name: 'run_code', arguments: { code: 'await tools.slow_read(); return 1;' } }, undefined, { signal: controller.signal });
+          return await v1.callTool({ name: 'run_code', arguments: { code } }, undefined, { signal: controller.signal });
         } finally {
           await v1.close();
         }
@@ -305,6 +350,18 @@ describe.each(ERAS)('run_code cancellation (%s era)', (era) => {
     await expect(calling).rejects.toThrow();
     await waitFor(() => slowAborted === aborted + 1);
     expect(performance.now() - started).toBeLessThan(5000);
+    // The run ended as cancelled (the worker stopped), not by a later limit of a script left running.
+    expect(
+      await eventually(
+        () => codeRuns('cancelled'),
+        (n) => n > cancelledBefore,
+      ),
+    ).toBe(cancelledBefore + 1);
+    const upstreamNow = upstreamCalls();
+    // An absence no condition can show: time for a script left running to call again (it would at once).
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(upstreamCalls()).toBe(upstreamNow);
+    expect(gateway.fake!.received.filter((r) => JSON.stringify(r.params).includes('AFTER'))).toEqual([]);
     await client?.close();
   }, 30_000);
 });
@@ -407,6 +464,12 @@ describe('run_code audit and metrics', () => {
     ]);
   });
 });
+
+/** mcp_code_runs_total{outcome} as the gateway's /metrics says it now. */
+async function codeRuns(outcome: string): Promise<number> {
+  const metrics = await (await routedFetch(`${gateway.gatewayUrl}/metrics`)).text();
+  return Number(new RegExp(`^mcp_code_runs_total\\{outcome="${outcome}",limit="none"\\} (\\d+)`, 'mu').exec(metrics)?.[1] ?? 0);
+}
 
 async function modernClient(): Promise<Client> {
   const client = new Client({ name: 'run-code', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
