@@ -151,7 +151,7 @@ export async function runLink(): Promise<PartOutcome> {
     '',
     table(['tools', 'link', 'plain KiB', 'gzip KiB', 'plain ms median / p90', 'gzip ms median / p90', 'gzip speed-up'], rows),
     '',
-    '- 2026-07-28 tools/list (JSON), timed to the last body byte; the gzip body is deflated once per listing and reused (gateway/mcp/fast-path.ts).',
+    '- 2026-07-28 tools/list (JSON), timed to the last body byte; the gzip body is deflated once per listing and reused (gateway/http/fast-path.ts).',
     '- No added delay: netem is not in this kernel; the rate limit alone.',
     ...outcome.skipped.map((s) => `- Skipped ${s}.`),
   ].join('\n');

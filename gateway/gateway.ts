@@ -12,7 +12,8 @@ import { planReload, ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 
 export type { GatewayConfig } from '../config/load.ts';
-export type { Surface, SurfaceName, DispatchContext } from './mcp/server.ts';
+export type { Surface, DispatchContext } from './ports.ts';
+export type { SurfaceName } from './policy/tool-resolution.ts';
 export { ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 
 /** createRuntime's options (logger or log destination, surfaces, upstream transport). */

@@ -33,3 +33,19 @@ export function authInfoFor(request: AuthenticatedRequest): AuthInfo {
 export function authenticatedOf(authInfo: AuthInfo | undefined): AuthenticatedRequest | undefined {
   return authInfo?.extra?.request as AuthenticatedRequest | undefined;
 }
+
+const ANSWERED_AS_JSON = 'answeredAsJson';
+
+/**
+ * `authInfo` marked as that of an exchange answered with JSON (http/negotiated-answer.ts collapses a 2025-era
+ * SSE answer to its response), so nothing but the response reaches the caller: the handler must not
+ * ask it anything on the stream ({@link answeredAsJson}). Carried in the SDK's pass-through `extra`.
+ */
+export function markedAnsweredAsJson<T extends { extra?: Record<string, unknown> }>(authInfo: T): T {
+  return { ...authInfo, extra: { ...authInfo.extra, [ANSWERED_AS_JSON]: true } };
+}
+
+/** Whether {@link markedAnsweredAsJson} marked `authInfo`. */
+export function answeredAsJson(authInfo: { extra?: Record<string, unknown> } | undefined): boolean {
+  return authInfo?.extra?.[ANSWERED_AS_JSON] === true;
+}

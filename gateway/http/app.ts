@@ -7,7 +7,7 @@ import { NodeExchange, type Exchange } from './exchange.ts';
 import { mountConsole, type ServeInProcess } from './console/routes.ts';
 import { browserPage } from './browser-pages.ts';
 import { healthz, readyz } from './health.ts';
-import type { Surface } from '../mcp/types.ts';
+import type { Surface } from '../ports.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
 import { offersOAuth, protectedResourceMetadata } from './protected-resource.ts';
 import { pathPrefix } from '../auth/oauth/paths.ts';

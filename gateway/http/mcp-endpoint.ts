@@ -8,14 +8,14 @@ import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '..
 import type { Standing } from '../auth/authenticate.ts';
 import { credentialForm, type Credential } from '../auth/credentials.ts';
 import { answerAtEdge, rejectAtEdge } from './edge.ts';
-import { answerPlainRequest } from '../mcp/fast-path.ts';
-import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type CallTarget, type EdgeRefusal } from '../mcp/admission.ts';
+import { answerPlainRequest } from './fast-path.ts';
+import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
 import { MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
 import { errorResponse, type RequestId } from '../wire/jsonrpc.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
 import { withNegotiatedAnswers } from './negotiated-answer.ts';
-import type { Surface } from '../mcp/types.ts';
+import type { CallTarget, Surface } from '../ports.ts';
 import { baseUrl, bearerChallenge } from './protected-resource.ts';
 import { bearerCredential } from '../auth/oauth/credential.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';

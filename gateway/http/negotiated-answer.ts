@@ -1,6 +1,6 @@
 import type { FetchLikeMcpHandler } from '@modelcontextprotocol/node';
 import { isLegacyRequest, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { markedAnsweredAsJson } from '../mcp/types.ts';
+import { markedAnsweredAsJson } from '../auth/authenticated.ts';
 import { chooseRepresentation, ANSWER_MEDIA_TYPES, type Representation } from '../wire/negotiation.ts';
 import { LEGACY_SSE_HEADERS, sseEvents, sseMessageEvent } from '../wire/sse.ts';
 

@@ -16,7 +16,8 @@ import { isPlainObject } from '../wire/jsonrpc.ts';
 import { revisionClaim } from '../wire/requests.ts';
 import type { Era } from '../wire/revisions.ts';
 import { methodLabel } from './message-metrics.ts';
-import type { CallTarget, SurfaceName } from './types.ts';
+import type { CallTarget } from '../ports.ts';
+import type { SurfaceName } from '../policy/tool-resolution.ts';
 
 /**
  * MCP admission: what the gateway decides about an MCP POST once HTTP has taken it (http/mcp-endpoint.ts:
@@ -366,7 +367,6 @@ function messageEra(message: Record<string, unknown>): Era {
 }
 
 /** The AuthInfo the SDK path hands the factory, carrying the admitted call target for the arm to reuse. */
-export type { CallTarget } from './types.ts';
 
 export function withCallTarget(authInfo: AuthInfo, target: CallTarget | undefined): AuthInfo {
   return target ? { ...authInfo, extra: { ...authInfo.extra, target } } : authInfo;

@@ -9,7 +9,7 @@ import {
   type ServerContext,
   type Transport,
 } from '@modelcontextprotocol/server';
-import { RESOURCE_NOT_FOUND_2025 } from './error-translation.ts';
+import { RESOURCE_NOT_FOUND_2025 } from '../wire/error-translation.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
 import { invalidParams } from './invalid-params.ts';
 import { reportMessage, type MessageLabels } from './message-metrics.ts';

@@ -1,21 +1,10 @@
-import {
-  ProtocolError,
-  Server,
-  type JSONRPCNotification,
-  type JSONRPCRequest,
-  type MessageExtraInfo,
-  type Result,
-  type ServerContext,
-} from '@modelcontextprotocol/server';
 import type { Outcomes } from '../obs/outcomes.ts';
-import type { SurfaceName } from './types.ts';
-import { ERROR_CODE } from '../wire/jsonrpc.ts';
+import type { SurfaceName } from '../policy/tool-resolution.ts';
 import { sdkRefusesBeforeDispatch } from '../wire/sdk-codec.ts';
 import { MODERN_TASK_METHODS } from '../upstream/types.ts';
 import type { Era } from '../wire/revisions.ts';
 
 type Outcome = 'ok' | 'error';
-type Handler = (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>;
 
 /**
  * The `method` label's values: the client-to-server requests and notifications of the revisions the

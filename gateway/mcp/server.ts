@@ -1,6 +1,6 @@
 import type { Server, HandlerResultTypeMap, JSONRPCRequest, McpServerFactory, RequestTypeMap, ServerCapabilities } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
-import { authenticatedOf } from '../auth/authenticated.ts';
+import { answeredAsJson, authenticatedOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
 import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
@@ -15,7 +15,8 @@ import * as z from 'zod/v4';
 import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
-import { answeredAsJson, dispatchRuntimeOf, type DispatchContext, type ProjectCallToolResult, type Surface } from './types.ts';
+import type { DispatchContext, Surface } from '../ports.ts';
+import type { ProjectCallToolResult } from '../wire/server-codec.ts';
 import type { Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
@@ -23,8 +24,6 @@ import { LIST_ITEMS, MODERN_TASK_METHODS, TASKS_EXTENSION, type ListMethod, type
 import type { RoutedMethod } from '../catalog/upstream-set.ts';
 
 type PassThroughList = Exclude<ListMethod, 'tools/list'>;
-
-export type { DispatchContext, ProjectCallToolResult, RequestView, RpcMessage, Surface, SurfaceName } from './types.ts';
 
 type GatewayMethod =
   | 'tools/list'
@@ -110,7 +109,6 @@ const SERVED: { [M in GatewayMethod]: Served } = {
  * (set by the edge); handlers never read raw headers.
  */
 export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface): McpServerFactory {
-  const arms = dispatchRuntimeOf(runtime);
   return async ({ era, authInfo }) => {
     const authenticated = authenticatedOf(authInfo);
     if (!authenticated) throw new GatewayError('unauthorized', 'no credential');
@@ -135,10 +133,10 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     const streamed = era === 'legacy' && !answeredAsJson(authInfo);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
       if (SERVED[method](capabilities, era))
-        register(server, method, { runtime: arms, surface, caller, project, ...(target ? { target } : {}) }, runtime.log, authenticated.requestId, streamed);
+        register(server, method, { runtime, surface, caller, project, ...(target ? { target } : {}) }, runtime.log, authenticated.requestId, streamed);
     }
     const served = taskMethodsServed(capabilities, era);
-    for (const method of served) registerTaskMethod(server, method, { runtime: arms, surface, caller, project }, runtime.log, authenticated.requestId);
+    for (const method of served) registerTaskMethod(server, method, { runtime, surface, caller, project }, runtime.log, authenticated.requestId);
     // The extension's methods reach a handler on 2026-07-28 only when one is registered (the SDK answers
     // -32601 first otherwise, before any server instance could report the message): registered always,
     // answering exactly that when the extension is not served.

@@ -1,6 +1,6 @@
 import { failureOf, GatewayError } from '../errors.ts';
 import { forward, forwardError } from '../upstream/forwarding.ts';
-import type { DispatchContext } from './types.ts';
+import type { DispatchContext } from '../ports.ts';
 
 type SubscriptionMethod = 'resources/subscribe' | 'resources/unsubscribe';
 

@@ -2,7 +2,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { CALL_TOOL, SEARCH_TOOLS, findableByModel, resolveTool, type ToolResolution } from '../policy/tool-resolution.ts';
 import { toolErrorResult, type ErrorKind } from '../errors.ts';
-import type { DispatchContext } from '../mcp/types.ts';
+import type { DispatchContext } from '../ports.ts';
 import { toolLabel } from '../obs/metrics.ts';
 import { NEAREST_LIMIT, callCatalogTool, heldToolMessage, refuseHeld, type ToolCallAnswer } from './tool-call.ts';
 import type { AuditOutcome } from '../obs/audit.ts';

@@ -5,7 +5,7 @@ import { searchTools } from './search-tools.ts';
 import { COMPACT_INSTRUCTIONS, compactTools } from './compact-tools.ts';
 import { CALL_TOOL, SEARCH_TOOLS } from '../policy/tool-resolution.ts';
 import type { Listing } from '../catalog/listing.ts';
-import type { DispatchContext, Surface } from '../mcp/types.ts';
+import type { DispatchContext, Surface } from '../ports.ts';
 import { callToolDirect } from './tool-call.ts';
 import { GatewayError } from '../errors.ts';
 import { declaresTasks } from './tasks.ts';

@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { CatalogTool } from '../catalog/catalog.ts';
-import type { Surface } from '../mcp/types.ts';
+import type { Surface } from '../ports.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { resolveTool } from '../policy/tool-resolution.ts';
 import { callToolDirect } from './tool-call.ts';

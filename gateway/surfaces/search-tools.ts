@@ -3,7 +3,7 @@ import { EmptyQueryError } from '../../search/index.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { visibleCategories } from './compact-tools.ts';
 import { toolErrorResult } from '../errors.ts';
-import type { DispatchContext } from '../mcp/types.ts';
+import type { DispatchContext } from '../ports.ts';
 import { SEARCH_TOOLS, findableByModel, resolveTool, type Resolved } from '../policy/tool-resolution.ts';
 import { uiMeta } from '../catalog/extensions.ts';
 import { recordDecision } from './tool-decision.ts';

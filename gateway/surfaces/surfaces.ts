@@ -1,4 +1,4 @@
-import type { Surface } from '../mcp/types.ts';
+import type { Surface } from '../ports.ts';
 import { compactSurface } from './compact.ts';
 import { fullSurface } from './full.ts';
 

@@ -1,7 +1,7 @@
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError, toolErrorResult } from '../errors.ts';
-import type { DispatchContext } from '../mcp/types.ts';
+import type { DispatchContext } from '../ports.ts';
 import { mintTaskId, openTaskId, type TaskRef } from '../policy/task-ids.ts';
 import { directCallAllowed, resolveTool } from '../policy/tool-resolution.ts';
 import type { UpstreamClient } from '../upstream/client.ts';

@@ -3,7 +3,7 @@ import type { CatalogTool, HeldTool } from '../catalog/catalog.ts';
 import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
 import { ERROR_CODE } from '../wire/jsonrpc.ts';
 import { forward, forwardFailure, isInputRequired } from '../upstream/forwarding.ts';
-import type { DispatchContext, ToolCallAnswer } from '../mcp/types.ts';
+import type { DispatchContext, ToolCallAnswer } from '../ports.ts';
 import { directCallAllowed, findableByModel, resolveTool } from '../policy/tool-resolution.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
@@ -14,7 +14,7 @@ import { createdTask, forwardedTask, relayCreatedTask, type TaskParam } from './
 /** How a call reached the upstream: advertised on the surface, through the compact `call_tool`, or from a `run_code` script. */
 export type CallVia = 'direct' | 'call_tool' | 'run_code';
 
-export type { ToolCallAnswer } from '../mcp/types.ts';
+export type { ToolCallAnswer } from '../ports.ts';
 
 /**
  * Calls one catalogue tool on the upstream that owns it (`tool.upstream`, under its own name

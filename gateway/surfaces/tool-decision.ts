@@ -1,7 +1,7 @@
 import { CLIENT_INFO_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import { toolErrorResult } from '../errors.ts';
-import type { DispatchContext } from '../mcp/types.ts';
+import type { DispatchContext } from '../ports.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import type { Requester, ToolCount } from '../obs/outcomes.ts';

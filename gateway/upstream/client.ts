@@ -40,7 +40,7 @@ const ANY_RESULT = z.looseObject({});
  * Records the error code of each JSON-RPC error response as it arrives, in the forward's own scope:
  * the SDK client rebuilds a `-32002 { uri }` (2025-11-25 resource not found) as its ResourceNotFoundError,
  * whose code is -32602, and the gateway must relay the upstream's code for the caller's revision
- * (mcp/error-translation.ts), not the client's normalisation.
+ * (wire/error-translation.ts), not the client's normalisation.
  */
 function keepWireErrorCodes(transport: Transport): void {
   const onmessage = transport.onmessage;

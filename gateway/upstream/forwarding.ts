@@ -1,13 +1,13 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
 import { GatewayError, RelayedUpstreamError, failureOf, upstreamFailureError } from '../errors.ts';
-import type { RequestView } from '../mcp/types.ts';
+import type { RequestView } from '../wire/requests.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
 import type { UpstreamClient } from './client.ts';
 import { TASKS_EXTENSION, type ForwardMethod, type ForwardOptions, type UpstreamInfo } from './types.ts';
 import type { InputBridge, StreamWriter, UpstreamInputRequest } from './input-bridge.ts';
-import { translateUpstreamError, type InputRequired, type TranslationContext } from '../mcp/error-translation.ts';
+import { translateUpstreamError, type InputRequired, type TranslationContext } from '../wire/error-translation.ts';
 import { upstreamSpan } from '../obs/tracing.ts';
 
 /** Cache hints are kept for modern callers only. */
@@ -280,7 +280,7 @@ export function isInputRequired(result: Record<string, unknown>): boolean {
  * The error for a failed forward: a JSON-RPC error the upstream answered passes through with its code,
  * message and data (a -32021's `requiredCapabilities` describes the caller's own capabilities, since
  * those are what was forwarded), translated for the caller's revision when `caller` is given
- * (mcp/error-translation.ts: -32002 -> -32602 for 2026-07-28, ...); a failure to reach the upstream is
+ * (wire/error-translation.ts: -32002 -> -32602 for 2026-07-28, ...); a failure to reach the upstream is
  * ours (-32603, kind in data).
  */
 export function forwardError(error: unknown, upstream: string, caller?: { d: ForwardingContext; method: string }): GatewayError | RelayedUpstreamError {
@@ -300,7 +300,7 @@ export function forwardError(error: unknown, upstream: string, caller?: { d: For
 }
 
 /**
- * A failed forward as the caller receives it, by the caller's revision (mcp/error-translation.ts): the
+ * A failed forward as the caller receives it, by the caller's revision (wire/error-translation.ts): the
  * error to throw, or, for an upstream's -32042 to a 2026-07-28 caller on an MRTR method, the in-band
  * URL elicitation to answer instead.
  */

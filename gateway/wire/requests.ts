@@ -7,6 +7,7 @@ import {
   classifyInboundRequest,
   specTypeSchemas,
   type InboundClassificationOutcome,
+  type ServerContext,
 } from '@modelcontextprotocol/server';
 import { ERROR_CODE, isPlainObject, type RequestId } from './jsonrpc.ts';
 import { decodeParamValue, MCP_NAME_SOURCE } from './param-value.ts';
@@ -19,6 +20,17 @@ import { ANSWER_MEDIA_TYPES, chooseRepresentation } from './negotiation.ts';
  * tests/in-process/wire-oracle.test.ts runs the SDK's `classifyInboundRequest` beside this on every
  * case), and what a request's `_meta` claims. Pure.
  */
+
+/**
+ * The parts of the SDK's per-request context (`ServerContext.mcpReq`) the gateway reads of a request it
+ * answers or forwards: its id and abort signal, its `_meta` and 2026-07-28 envelope, multi-round-trip
+ * retry fields, and the request-scoped notification channels. The SDK handler supplies its own; the
+ * fast path (http/fast-path.ts) supplies one for the plain requests it answers without the SDK.
+ */
+export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta' | 'envelope' | 'inputResponses' | 'requestState' | 'notify' | 'log'> & {
+  /** Aborts `signal`, when the gateway owns its controller (the fast path): a 2025-era cancellation then aborts it directly. */
+  readonly abort?: (reason: unknown) => void;
+};
 
 /** A plain tools/list or tools/call: the only requests the fast path answers. */
 export interface PlainRequest {

@@ -6,7 +6,7 @@ import { sdkCodecFor, type SdkWireCodec } from './sdk-codec.ts';
 /**
  * The gateway as an MCP server on the wire: what its answers carry, for both paths. The SDK path
  * (mcp/server.ts) answers through the SDK's handler, which runs its own codec; the fast path
- * (mcp/fast-path.ts) writes the same answers itself, through the same codec: the SDK's own 2025 and
+ * (http/fast-path.ts) writes the same answers itself, through the same codec: the SDK's own 2025 and
  * 2026-07-28 codecs (sdk-codec.ts), never a copy of their rules. What is the gateway's own is defined
  * here once and used by both paths: its identity, the cache hints of its answers, and that a 2025-era
  * caller keeps -32002. The fast path's answer bytes are held to the SDK path's by

@@ -278,7 +278,7 @@ export const CASES: Case[] = [
   },
   {
     // The SDK's encoder sends every -32002 as -32602; the gateway keeps the 2025 code for 2025 callers
-    // (gateway-server.ts, mcp/error-translation.ts): both paths must agree on that too.
+    // (gateway-server.ts, wire/error-translation.ts): both paths must agree on that too.
     rule: "error codes: a 2025 upstream's -32002 stays -32002 for 2025 callers, is -32602 on 2026-07-28",
     legacyUpstream: true,
     method: 'tools/call',

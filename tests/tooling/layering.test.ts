@@ -49,13 +49,13 @@ const LAYERS = (await import(join(root, '.dependency-cruiser.cjs'))).default.for
 const FILE: Record<string, string> = {
   entry: 'gateway/main.ts',
   gateway: 'gateway/gateway.ts',
-  reload: 'gateway/reload/plan.ts',
   runtime: 'gateway/runtime.ts',
   http: 'gateway/http/app.ts',
-  'runtime-state': 'gateway/runtime-state.ts',
-  ops: 'gateway/ops/view.ts',
   mcp: 'gateway/mcp/server.ts',
+  'runtime-state': 'gateway/runtime-state.ts',
   surfaces: 'gateway/surfaces/full.ts',
+  ports: 'gateway/ports.ts',
+  ops: 'gateway/ops/view.ts',
   policy: 'gateway/policy/visibility.ts',
   catalog: 'gateway/catalog/catalog.ts',
   upstream: 'gateway/upstream/client.ts',
@@ -66,6 +66,7 @@ const FILE: Record<string, string> = {
   obs: 'gateway/obs/log.ts',
   errors: 'gateway/errors.ts',
   wire: 'gateway/wire/jsonrpc.ts',
+  reload: 'gateway/reload/plan.ts',
 };
 /** `from`'s import of `to`, relative. */
 const importOf = (from: string, to: string) => relative(dirname(from), to).replace(/^(?!\.)/, './');

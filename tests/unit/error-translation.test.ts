@@ -1,10 +1,10 @@
 /**
- * The upstream -> caller error table (gateway/mcp/error-translation.ts): 2026-07-28 callers never see
+ * The upstream -> caller error table (gateway/wire/error-translation.ts): 2026-07-28 callers never see
  * the codes their revision forbids (-32002, -32042; spec 2026-07-28 basic/index §Error Codes), 2025-era
  * callers see them unchanged, and everything outside the table passes through untouched.
  */
 import { describe, expect, it } from 'vitest';
-import { ERROR_TRANSLATIONS, translateUpstreamError } from '../../gateway/mcp/error-translation.ts';
+import { ERROR_TRANSLATIONS, translateUpstreamError } from '../../gateway/wire/error-translation.ts';
 
 const notFound = { code: -32002, message: 'Resource not found', data: { uri: 'file:///nope.txt' } };
 const urlRequired = {

@@ -6,7 +6,7 @@ import { startStack, type Stack } from '../../helpers/stack.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
 
 /**
- * The fast path (gateway/mcp/fast-path.ts) answers plain tools/list and tools/call requests without the
+ * The fast path (gateway/http/fast-path.ts) answers plain tools/list and tools/call requests without the
  * SDK's per-request server. Its promise is the SDK's answer: two gateways over the same upstream, one
  * with `dispatch.fastPath: false`, must give the same status, content type and JSON-RPC message for
  * every request, the plain ones and those the fast path declines. Which path answered is visible on

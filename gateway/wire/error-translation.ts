@@ -7,7 +7,7 @@
  * Pure: no I/O, no SDK server state. The one function the forwarding paths call is
  * {@link translateUpstreamError}; README "Error codes by revision" documents the same table.
  */
-import { ERROR_CODE } from '../wire/jsonrpc.ts';
+import { ERROR_CODE } from './jsonrpc.ts';
 
 /** The era of a protocol revision: 2026-07-28 (per-request envelope) or the initialize-based ones. */
 export type CallerEra = 'modern' | 'legacy';

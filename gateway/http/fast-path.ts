@@ -1,20 +1,20 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
-import { reportMessage } from './message-metrics.ts';
-import { dispatch, guarded, toolsListing, type DispatchContext, type RequestView, type Surface } from './server.ts';
-import { dispatchRuntimeOf, type CallTarget } from './types.ts';
+import { reportMessage } from '../mcp/message-metrics.ts';
+import { dispatch, guarded, toolsListing } from '../mcp/server.ts';
+import type { CallTarget, DispatchContext, Surface } from '../ports.ts';
 import { ERROR_CODE, errorResponse, inBandErrorStatus } from '../wire/jsonrpc.ts';
-import type { PlainRequest } from '../wire/requests.ts';
+import type { PlainRequest, RequestView } from '../wire/requests.ts';
 import { callToolAnswer, errorCodeFor, projectionFor, toolsListAnswer } from '../wire/server-codec.ts';
 import { LEGACY_SSE_HEADERS, sseMessageEvent } from '../wire/sse.ts';
 import type { Listing } from '../catalog/listing.ts';
-import { COMPRESS_MIN_BYTES, acceptsGzip, gzippedListingAnswer } from './listing-gzip.ts';
-import { listingToolsJson } from './listing-wire.ts';
+import { COMPRESS_MIN_BYTES, acceptsGzip, gzippedListingAnswer } from '../mcp/listing-gzip.ts';
+import { listingToolsJson } from '../mcp/listing-wire.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { StreamWriter } from '../upstream/input-bridge.ts';
-import type { Exchange } from '../http/exchange.ts';
+import type { Exchange } from './exchange.ts';
 
 /**
  * Answers a plain request (wire/requests.ts `plainRequest`) without the SDK's per-request Server: the same dispatch (`dispatch`,
@@ -64,7 +64,7 @@ export async function answerPlainRequest(
   // 2025-era: the SSE answer opens early only if an upstream asks the caller something mid-call.
   const stream = plain.era === 'legacy' && plain.method === 'tools/call' ? lazyLegacyStream(ctx) : undefined;
   const d: DispatchContext = {
-    runtime: dispatchRuntimeOf(runtime),
+    runtime,
     surface,
     caller: createCaller(runtime, authenticated, plain.era),
     request,
