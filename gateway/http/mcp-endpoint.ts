@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import type { Context, Middleware } from 'koa';
 import type { Exchange } from './exchange.ts';
@@ -29,11 +30,11 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  * MCP admission step (mcp/admission.ts) decides what is MCP about it, and the fast path (fast-path.ts,
  * unless `dispatch.fastPath` is off) or the SDK handler (`createMcpHandler` + `toNodeHandler`, with the
  * parsed body and the caller's AuthInfo, `ctx.respond = false`) answers it. In order:
- * 415 for a non-JSON Content-Type; authentication before any body is read (auth/authenticate.ts: 401
+ * 415 for a non-JSON Content-Type or one naming a charset other than UTF-8; authentication before any body is read (auth/authenticate.ts: 401
  * with the RFC 9728 challenge without a credential, or for one no source knows or the scope endpoint
  * refuses, on every method; 503 with Retry-After when the scope lookup failed and every upstream's
  * failure mode is `closed`); 413 over `limits.bodyBytes`, 415 for an unsupported Content-Encoding, and
- * 400/-32700 for malformed JSON or an empty body; the body classified once (classify.ts) and refused on
+ * 400/-32700 for a body that is not UTF-8, malformed JSON or an empty body; the body classified once (classify.ts) and refused on
  * what HTTP and the revision ladder decide: 400/-32600 for JSON that is no request (a scalar, `[]`, a
  * message or batch element with a malformed member), 400/-32600 (-32602 inside params) over an input
  * limit (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool arguments are the call's to refuse:
@@ -43,7 +44,7 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  * classifier, the SEP-2243 standard headers) answered as the SDK would, and 406 for an Accept admitting neither
  * JSON nor SSE (wire/negotiation.ts; an acceptable one gets its preferred representation: negotiated-answer.ts).
  * Then admission (budget 429, posted responses, closed upstreams 503, step-up 403, `Mcp-Param` 400).
- * GET and DELETE go to the SDK as they are (405: no sessions). Past authentication the request runs
+ * Any other method (GET, DELETE) is 405 with `Allow: POST` and `data.kind` method_not_allowed (no sessions). Past authentication the request runs
  * inside its trace span (obs/tracing.ts). Every refusal is reported once as an outcome event
  * (mcp/admission.ts `reportRefusal`: the audit trail and the metrics subscribe), and so is every message
  * the SDK answers without dispatching it to a server instance (message-metrics.ts).
@@ -58,7 +59,15 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8', jsonStrict: false });
   const everyUpstreamClosed = config.upstreams.every((u) => u.scopes.failureMode === 'closed');
   return async (ctx: Exchange) => {
-    if (ctx.method !== 'POST') return handOff(ctx, node);
+    if (ctx.method !== 'POST') {
+      // Stateless on both eras: no SSE stream to GET (2025 §Listening for Messages), no session to DELETE.
+      ctx.set('allow', 'POST');
+      return rejectAtEdge(
+        ctx,
+        'method_not_allowed',
+        `Method Not Allowed: ${surface.path} answers POST, not ${ctx.method} (no sessions: no stream to open, none to end)`,
+      );
+    }
     const started = performance.now();
     const requestId = ctx.state.requestId as string;
     // Before a credential is known: who asked is the request id and the form of what it presented.
@@ -80,6 +89,15 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         anonymous,
         'unsupported_media_type',
         'Unsupported Media Type: Content-Type must be application/json',
+        'invalid_request',
+        'unsupported_media_type',
+      );
+    const charset = foreignCharset(ctx.get('content-type'));
+    if (charset !== undefined)
+      return refused(
+        anonymous,
+        'unsupported_media_type',
+        `Unsupported Media Type: Content-Type charset ${JSON.stringify(charset.slice(0, 40))} is not supported; JSON is UTF-8 (RFC 8259 §8.1): send application/json or application/json; charset=utf-8`,
         'invalid_request',
         'unsupported_media_type',
       );
@@ -237,6 +255,19 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   }
 }
 
+/**
+ * The `charset` a JSON Content-Type names when it is not UTF-8 (RFC 8259 §8.1: JSON exchanged between
+ * systems MUST be UTF-8; application/json defines no charset, so only UTF-8's labels, in any case, are taken).
+ */
+/** The WHATWG Encoding Standard's labels of UTF-8. */
+const UTF8_LABELS: ReadonlySet<string> = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'x-unicode20utf8']);
+
+function foreignCharset(contentType: string): string | undefined {
+  const charset = /;\s*charset\s*=\s*(?:"([^"]*)"|([^;\s]*))/i.exec(contentType);
+  const value = charset?.[1] ?? charset?.[2];
+  return value === undefined || UTF8_LABELS.has(value.toLowerCase()) ? undefined : value;
+}
+
 /** The 503 of a scope lookup that failed while every upstream's failure mode is `closed`: nothing is forwarded. */
 function scopesUnavailableMessage(standing: Extract<Standing, { kind: 'unverified' }>): string {
   return `Service Unavailable: the caller's scopes could not be looked up (${standing.reason}); nothing was forwarded. Retry later.`;
@@ -282,7 +313,7 @@ async function handOff(ctx: Exchange, node: NodeHandler, body?: unknown, auth?: 
 
 /**
  * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 415 for a
- * Content-Encoding other than {@link SUPPORTED_CODINGS}, 400/-32700 for a body that is not JSON, empty
+ * Content-Encoding other than {@link SUPPORTED_CODINGS}, 400/-32700 for a body that is not UTF-8 or not JSON, empty
  * ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received"), and for one with a `__proto__` key or
  * `constructor.prototype` (as co-body refuses them: prototype poisoning). Any other JSON value is
  * returned, scalars too: valid JSON that is no request is -32600, the classifier's to say (classify.ts).
@@ -303,6 +334,11 @@ async function readBody(ctx: Exchange, parseJson: Middleware, limit: number): Pr
   // The caller went away mid-body: nobody is left to answer.
   if (raw === 'broken') return notJson();
   if (raw === 'too_large') return tooLarge();
+  // RFC 8259 §8.1: JSON is UTF-8; decoding invalid bytes would hand the upstream U+FFFD in their place.
+  if (!isUtf8(raw)) {
+    rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid UTF-8 (RFC 8259 §8.1: JSON is UTF-8)');
+    return undefined;
+  }
   const text = raw.toString('utf8');
   if (!text.trim()) {
     rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is empty; send a JSON-RPC message');

@@ -173,7 +173,8 @@ export function routeOf(body: unknown, headers: IncomingHttpHeaders): Route {
   });
   if (outcome.kind === 'reject') {
     const { cell, httpStatus, code, message, data } = outcome;
-    return { refused: { cell, httpStatus, code, message, ...(data !== undefined ? { data } : {}) } };
+    const refused = { cell, httpStatus, code, message, ...(data !== undefined ? { data } : {}) };
+    return { refused: code === ERROR_CODE.headerMismatch ? shortMismatch(refused, isPlainObject(body) ? body : undefined) : refused };
   }
   if (outcome.kind === 'legacy') return { era: 'legacy' };
   const claimed = outcome.classification.revision;
@@ -187,14 +188,54 @@ export function routeOf(body: unknown, headers: IncomingHttpHeaders): Route {
 /** OWS (RFC 9110 §5.6.3: spaces and tabs) around a field value, removed as the SDK removes it. */
 const stripOws = (value: string) => value.replace(/^[ \t]+|[ \t]+$/g, '');
 
-function mismatch(cell: string, shown: string, body: string): LadderRejection {
+/** At most this many characters of a header or body value are echoed in a -32020 answer. */
+const ECHOED_CHARS = 64;
+/** At most this many characters of a -32020 message: it names both values, and a body value may be long. */
+const MESSAGE_CHARS = 400;
+
+const clip = (value: string, max: number) => (value.length > max ? `${value.slice(0, max)}…` : value);
+
+/**
+ * A -32020 HeaderMismatch as the gateway answers it: the SDK's status, code and message (the message cut
+ * at {@link MESSAGE_CHARS}), and `data.mismatch` holding the two values that disagree, each cut at
+ * {@link ECHOED_CHARS}: the header's as sent (`(missing)` when absent) and the body's (its method, its
+ * envelope's protocol version, or the params member `Mcp-Name` mirrors). The SDK puts its whole message
+ * in `data.mismatch.body` instead, so a long value came back twice (issue 33).
+ */
+function shortMismatch(rejection: LadderRejection, message: Record<string, unknown> | undefined): LadderRejection {
+  const shown = (rejection.data as { mismatch?: { header?: unknown } } | undefined)?.mismatch?.header;
   return {
-    cell,
-    httpStatus: 400,
-    code: ERROR_CODE.headerMismatch,
-    message: `Bad Request: the request headers and body disagree: ${body}`,
-    data: { mismatch: { header: shown, body } },
+    ...rejection,
+    message: clip(rejection.message, MESSAGE_CHARS),
+    data: {
+      mismatch: { header: clip(typeof shown === 'string' ? shown : '(missing)', ECHOED_CHARS), body: clip(bodyValueOf(rejection.cell, message), ECHOED_CHARS) },
+    },
   };
+}
+
+/** The body's side of a header/body disagreement, by the SDK's rejection cell. */
+function bodyValueOf(cell: string, message: Record<string, unknown> | undefined): string {
+  const method = typeof message?.method === 'string' ? message.method : undefined;
+  if (cell.includes('version')) return revisionClaim(message) ?? '(none)';
+  if (cell.startsWith('name-header')) {
+    const field = method !== undefined && Object.hasOwn(MCP_NAME_SOURCE, method) ? MCP_NAME_SOURCE[method] : undefined;
+    const value = field !== undefined && isPlainObject(message?.params) ? message.params[field] : undefined;
+    return typeof value === 'string' ? value : '(missing)';
+  }
+  return method ?? (message === undefined ? '(batch)' : '(missing)');
+}
+
+function mismatch(cell: string, shown: string, body: string, message: { method: string; params?: unknown }): LadderRejection {
+  return shortMismatch(
+    {
+      cell,
+      httpStatus: 400,
+      code: ERROR_CODE.headerMismatch,
+      message: `Bad Request: the request headers and body disagree: ${body}`,
+      data: { mismatch: { header: shown } },
+    },
+    message as Record<string, unknown>,
+  );
 }
 
 /**
@@ -202,7 +243,7 @@ function mismatch(cell: string, shown: string, body: string): LadderRejection {
  * §Request Metadata), as the SDK's entry checks them after classifying it (`validateStandardRequestHeaders`,
  * which it does not export): `MCP-Protocol-Version` and `Mcp-Method` present, and `Mcp-Name` present,
  * validly encoded and equal to the body's name, uri or task id on the methods that carry one. HTTP 400,
- * -32020 HeaderMismatch, `data.mismatch` naming the pair; undefined when the headers agree.
+ * -32020 HeaderMismatch, `data.mismatch` the two values ({@link shortMismatch}); undefined when the headers agree.
  */
 export function standardHeaderRejection(headers: IncomingHttpHeaders, message: { method: string; params?: unknown }): LadderRejection | undefined {
   const version = header(headers, 'mcp-protocol-version');
@@ -215,10 +256,11 @@ export function standardHeaderRejection(headers: IncomingHttpHeaders, message: {
       claimed === undefined
         ? 'the body carries a modern per-request envelope but the required MCP-Protocol-Version header is absent'
         : `the body envelope names protocol version ${claimed} but the required MCP-Protocol-Version header is absent`,
+      message,
     );
   }
   if (header(headers, 'mcp-method') === undefined)
-    return mismatch('method-header-missing', '(missing)', `the body names method ${method} but the required Mcp-Method header is absent`);
+    return mismatch('method-header-missing', '(missing)', `the body names method ${method} but the required Mcp-Method header is absent`, message);
   const field = Object.hasOwn(MCP_NAME_SOURCE, method) ? MCP_NAME_SOURCE[method] : undefined;
   if (field === undefined) return undefined;
   const raw = isPlainObject(message.params) ? message.params[field] : undefined;
@@ -226,12 +268,12 @@ export function standardHeaderRejection(headers: IncomingHttpHeaders, message: {
   const nameHeader = header(headers, 'mcp-name');
   if (nameHeader === undefined) {
     if (body === undefined) return undefined;
-    return mismatch('name-header-missing', '(missing)', `the body carries params.${field}="${body}" but the required Mcp-Name header is absent`);
+    return mismatch('name-header-missing', '(missing)', `the body carries params.${field}="${body}" but the required Mcp-Name header is absent`, message);
   }
   const shown = stripOws(nameHeader);
   const decoded = decodeParamValue(shown);
-  if (decoded === undefined) return mismatch('name-header-invalid-encoding', shown, 'the Mcp-Name header carries an invalid Base64 sentinel value');
+  if (decoded === undefined) return mismatch('name-header-invalid-encoding', shown, 'the Mcp-Name header carries an invalid Base64 sentinel value', message);
   if (body !== undefined && decoded !== body)
-    return mismatch('name-header-mismatch', shown, `the body carries params.${field}="${body}" but the Mcp-Name header names "${decoded}"`);
+    return mismatch('name-header-mismatch', shown, `the body carries params.${field}="${body}" but the Mcp-Name header names "${decoded}"`, message);
   return undefined;
 }

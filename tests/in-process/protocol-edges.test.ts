@@ -1,0 +1,161 @@
+/**
+ * The protocol edges issue 33 lists, each with its exact answer, on both eras where the era has the
+ * edge: GET/DELETE on an MCP endpoint (405, Allow, data.kind), a short -32020 (the two disagreeing
+ * values, never a whole body twice), a non-UTF-8 charset (415) and invalid UTF-8 bytes (-32700), a
+ * tools/call without `name` ("is required"), a 2025-03-26 batch with one bad element (named by index),
+ * and an unknown method (404 on 2026-07-28 by SEP-2575; an in-band -32601 on the 2025 leg, where a 404
+ * tells a client its session is gone: README compatibility notes).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/server';
+import { rpcCall, parseAnswer, ERAS, type RpcCall } from '../fixtures/rpc-requests.ts';
+import { inProcessStack, type InProcessGateway } from '../helpers/in-process.ts';
+
+const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
+const echo: Tool = {
+  name: 'echo_word',
+  description: 'Echoes a word',
+  inputSchema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
+  annotations: { readOnlyHint: true },
+};
+
+describe('protocol edges', () => {
+  let stack: InProcessGateway;
+  beforeAll(async () => {
+    stack = await inProcessStack({
+      upstream: { era: 'modern', tools: [{ definition: echo, call: (args) => ({ content: [{ type: 'text', text: String(args.word) }] }) }] },
+    });
+  });
+  afterAll(async () => {
+    await stack?.close();
+  });
+
+  const send = (call: RpcCall, init: { headers?: Record<string, string>; body?: BodyInit } = {}) =>
+    stack.fetch(new Request(call.url, { method: 'POST', headers: { ...call.headers, ...init.headers }, body: init.body ?? call.body }));
+  const answerOf = async (response: Response) => parseAnswer(await response.text()) as { error?: { code: number; message: string; data?: unknown } };
+  const call = (era: 'legacy' | 'modern', method: string, params?: Record<string, unknown>, path = '/mcp') =>
+    rpcCall(era, `${stack.gatewayUrl}${path}`, KEY, method, params);
+
+  it.each(['/mcp', '/mcp/compact'])('answers GET and DELETE on %s 405 with Allow: POST and data.kind', async (path) => {
+    for (const method of ['GET', 'DELETE']) {
+      const response = await stack.fetch(new Request(`${stack.gatewayUrl}${path}`, { method, headers: { ...KEY, accept: 'text/event-stream' } }));
+      expect(response.status).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(await response.json()).toEqual({
+        jsonrpc: '2.0',
+        error: {
+          code: -32000,
+          message: `Method Not Allowed: ${path} answers POST, not ${method} (no sessions: no stream to open, none to end)`,
+          data: { kind: 'method_not_allowed' },
+        },
+        id: null,
+      });
+    }
+  });
+
+  describe('-32020 carries the two disagreeing values, short (2026-07-28: the 2025 revisions have no such headers)', () => {
+    it('an Mcp-Name disagreeing with a long body name', async () => {
+      const name = `x${'y'.repeat(299)}`;
+      const response = await send(call('modern', 'tools/call', { name, arguments: {} }), { headers: { 'mcp-name': 'echo_word' } });
+      expect(response.status).toBe(400);
+      const { error } = await answerOf(response);
+      expect(error?.code).toBe(-32020);
+      expect(error?.data).toEqual({ mismatch: { header: 'echo_word', body: `${name.slice(0, 64)}…` } });
+      expect(error?.message.length).toBeLessThanOrEqual(401);
+      expect(error?.message).toMatch(/^Bad Request: the request headers and body disagree: the body carries params\.name="xyyy/);
+    });
+
+    it("an Mcp-Method disagreeing with the body (the SDK classifier's refusal)", async () => {
+      const response = await send(call('modern', 'tools/call', { name: 'echo_word', arguments: {} }), { headers: { 'mcp-method': 'tools/list' } });
+      expect(response.status).toBe(400);
+      const { error } = await answerOf(response);
+      expect(error).toEqual({
+        code: -32020,
+        message: 'Bad Request: the request headers and body disagree: the body names method tools/call but the Mcp-Method header names tools/list',
+        data: { mismatch: { header: 'tools/list', body: 'tools/call' } },
+      });
+    });
+
+    it('a missing MCP-Protocol-Version header', async () => {
+      const modern = call('modern', 'tools/list');
+      const { 'mcp-protocol-version': _dropped, ...headers } = modern.headers;
+      const response = await stack.fetch(new Request(modern.url, { method: 'POST', headers, body: modern.body }));
+      expect(response.status).toBe(400);
+      expect((await answerOf(response)).error?.data).toEqual({ mismatch: { header: '(missing)', body: '2026-07-28' } });
+    });
+  });
+
+  describe.each(ERAS)('%s', (era) => {
+    it('refuses a Content-Type charset other than UTF-8 with 415, and takes UTF-8 by any of its labels', async () => {
+      const response = await send(call(era, 'tools/list'), { headers: { 'content-type': 'application/json; charset=latin1' } });
+      expect(response.status).toBe(415);
+      expect(await response.json()).toMatchObject({
+        error: {
+          code: -32000,
+          message:
+            'Unsupported Media Type: Content-Type charset "latin1" is not supported; JSON is UTF-8 (RFC 8259 §8.1): send application/json or application/json; charset=utf-8',
+          data: { kind: 'unsupported_media_type' },
+        },
+      });
+      for (const type of ['application/json; charset=UTF-8', 'application/json;charset="utf8"']) {
+        const ok = await send(call(era, 'tools/list'), { headers: { 'content-type': type } });
+        expect(ok.status, type).toBe(200);
+      }
+    });
+
+    it('refuses a body that is not valid UTF-8 with 400/-32700, nothing forwarded', async () => {
+      const before = stack.fake!.received.length;
+      const c = call(era, 'tools/call', { name: 'echo_word', arguments: { word: 'QQQ' } });
+      const bytes = Buffer.from(c.body.replace('QQQ', '\u00ff\u00fe'), 'latin1');
+      const response = await send(c, { body: bytes });
+      expect(response.status).toBe(400);
+      expect(await response.json()).toEqual({
+        jsonrpc: '2.0',
+        error: { code: -32700, message: 'Parse error: the body is not valid UTF-8 (RFC 8259 §8.1: JSON is UTF-8)', data: { kind: 'parse_error' } },
+        id: null,
+      });
+      expect(stack.fake!.received.length).toBe(before);
+    });
+
+    it('reads a tools/call without a name as "is required", one of the wrong type as "must be a string"', async () => {
+      const missing = await answerOf(await send(call(era, 'tools/call', { arguments: {} })));
+      expect(missing.error).toMatchObject({
+        code: -32602,
+        message: 'Invalid params: /name is required',
+        data: { path: '/name', issues: [{ path: '/name', problem: 'is required' }] },
+      });
+      const wrong = await answerOf(await send(call(era, 'tools/call', { name: 5, arguments: {} }), era === 'modern' ? { headers: { 'mcp-name': '5' } } : {}));
+      expect(wrong.error).toMatchObject({ code: -32602, message: 'Invalid params: /name must be a string' });
+    });
+
+    it('answers an unknown method -32601: HTTP 404 on 2026-07-28 (SEP-2575), in band on the 2025 leg', async () => {
+      const response = await send(call(era, 'no/such/method', {}));
+      expect(response.status).toBe(era === 'modern' ? 404 : 200);
+      expect((await answerOf(response)).error).toEqual({ code: -32601, message: 'Method not found' });
+    });
+  });
+
+  it('names the bad element of a 2025-03-26 batch by its index', async () => {
+    const legacy = call('legacy', 'tools/list');
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: 'echo_word' },
+    ];
+    const response = await send(legacy, { headers: { 'mcp-protocol-version': '2025-03-26' }, body: JSON.stringify(batch) });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      error: { code: -32600, message: 'Invalid Request: the body is a batch whose /1/params is not an object, not a JSON-RPC request object' },
+      id: null,
+    });
+    // Elements that are messages are answered each on its own, an invalid call among them by its id.
+    const mixed = [
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { arguments: {} } },
+    ];
+    const answers = await send(legacy, { headers: { 'mcp-protocol-version': '2025-03-26' }, body: JSON.stringify(mixed) });
+    expect(answers.status).toBe(200);
+    const text = await answers.text();
+    expect(text).toContain('"id":2,"error":{"code":-32602,"message":"Invalid params: /name is required"');
+    expect(text).toContain('"tools":[{"name":"echo_word"');
+  });
+});
