@@ -79,37 +79,49 @@ export function buildToolIndex(catalogue: SearchableTool[], tuning: TuningOverri
 
 /** `buildToolIndex`, letting other callbacks run every `BUILD_SLICE_MS` so serving goes on meanwhile. */
 export async function buildToolIndexAsync(catalogue: SearchableTool[], tuning: TuningOverrides = {}, options: BuildOptions = {}): Promise<ToolIndex> {
+  // Not in the caller's turn: a build started where a catalogue was just built (an upstream's answer)
+  // would add its first slice to that work. A timer: from an I/O callback an immediate runs before any I/O.
+  await new Promise((resolve) => setTimeout(resolve, 0));
   const t = tuningWith(tuning);
   const { tools, positions } = canonical(catalogue);
   // Without glosses the index is still right, only blind to Chinese text's meaning.
   const known = options.glosses ?? options.previous?.glosses ?? NO_GLOSSES;
   const glosses = t.gloss ? await glossesFor(glossTexts(tools), known).catch(() => known) : NO_GLOSSES;
+  const pause = slicer();
   const indexer = documentIndexer(tools, t, glosses, takeDocuments(options.previous));
   const params: string[][] = [];
-  let sliceStart = performance.now();
   for (let id = 0; id < tools.length; id += 1) {
     params.push(indexer.add(id));
-    if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      sliceStart = performance.now();
-    }
+    await pause();
   }
   const termIndex = indexer.builder.finish();
+  await pause();
   // The semantic arms in slices too: at 10,000 tools they are seconds of work on a busy machine.
   const steps = semanticSteps(termIndex, tools, t);
   let arms: SemanticArms;
-  sliceStart = performance.now();
   for (let next = steps.next(); ; next = steps.next()) {
     if (next.done) {
       arms = next.value;
       break;
     }
-    if (performance.now() - sliceStart >= BUILD_SLICE_MS) {
-      await new Promise((resolve) => setImmediate(resolve));
-      sliceStart = performance.now();
-    }
+    await pause();
   }
+  await pause();
   return withDocuments(indexOver(tools, positions, termIndex, params, t, arms, glosses), indexer.documents());
+}
+
+/** A pause for an async build's loops: a macrotask (other callbacks run) once `BUILD_SLICE_MS` passed since the last, else nothing. */
+function slicer(): () => Promise<void> | undefined {
+  let sliceStart = performance.now();
+  return () => {
+    if (performance.now() - sliceStart < BUILD_SLICE_MS) return undefined;
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        sliceStart = performance.now();
+        resolve();
+      }),
+    );
+  };
 }
 
 /**

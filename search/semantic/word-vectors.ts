@@ -86,6 +86,9 @@ const SIF_A = 1e-3;
 const ZIPF_H = Math.log(400_000) + 0.5772;
 /** Rows the build reads between two chances to yield. */
 const STEP_ROWS = 256;
+/** Tools' texts the build reads between two chances to yield: each is a few hundred word lookups, about
+ *  a tenth of a millisecond, so 256 of them held the loop for tens of ms on a busy machine. */
+const STEP_TEXTS = 16;
 /** Power iterations for the common direction: the sum of the rows starts close to it already. */
 const POWER_ITERATIONS = 8;
 
@@ -107,10 +110,11 @@ export function* wordArmSteps(wv: WordVectors, texts: readonly WeightedTexts[], 
   const { dim } = wv;
   const n = texts.length;
   const weightOf = sifWeights(wv);
+  yield;
   const vectors = new Float32Array(n * dim);
   const sum = new Float64Array(dim);
   for (let i = 0; i < n; i += 1) {
-    if (i % STEP_ROWS === STEP_ROWS - 1) yield;
+    if (i % STEP_TEXTS === STEP_TEXTS - 1) yield;
     sum.fill(0);
     for (const [text, weight] of texts[i]) addText(wv, weightOf, text, weight, sum);
     for (let d = 0; d < dim; d += 1) vectors[i * dim + d] = sum[d];
@@ -135,9 +139,18 @@ export function* wordArmSteps(wv: WordVectors, texts: readonly WeightedTexts[], 
   };
 }
 
+/** Each vocabulary's SIF weights, made once: they depend on the rows alone, and every build asked for them. */
+const sifWeightsOf = new WeakMap<WordVectors, Float32Array>();
+
 /** SIF weight of each row: a / (a + p(w)), p by Zipf's law from the row's frequency rank. */
 function sifWeights(wv: WordVectors): Float32Array {
-  return Float32Array.from(wv.scales, (_, r) => SIF_A / (SIF_A + 1 / ((r + 1) * ZIPF_H)));
+  let weights = sifWeightsOf.get(wv);
+  if (weights === undefined) {
+    weights = new Float32Array(wv.scales.length);
+    for (let r = 0; r < weights.length; r += 1) weights[r] = SIF_A / (SIF_A + 1 / ((r + 1) * ZIPF_H));
+    sifWeightsOf.set(wv, weights);
+  }
+  return weights;
 }
 
 /** Adds `weight` x the SIF-weighted vectors of `text`'s words to `sum`; returns how many words had one. */
