@@ -1,6 +1,7 @@
 import type { Server as HttpServer } from 'node:http';
 import { isDeepStrictEqual } from 'node:util';
 import type { AddressInfo } from 'node:net';
+import { setTimeout as delay } from 'node:timers/promises';
 import Koa from 'koa';
 import { ConfigError, type GatewayConfig } from '../config/load.ts';
 import { metricsRoute } from './http/app.ts';
@@ -120,6 +121,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     );
     if (!options.logger) log.level = next.log.level;
     const pinStore = plan.pinStore === 'keep' ? old.state.pins.store : undefined;
+    // Requests are served between the reload's steps (loading the file, building the runtime, its
+    // authorization server, its catalogues and index): each is a few ms alone, tens of ms together. A
+    // timer, not setImmediate: from an I/O callback (the signal) an immediate runs before any I/O is read.
+    await delay(0);
     const fresh = createRuntime(next, {
       ...options,
       logger: log,
@@ -129,21 +134,24 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       // Names the old configuration served stay callable where the new one renames their tools.
       aliases: old.state.upstreamSet.aliasesForNext(next.naming.aliasTtlMs),
       validators: { inputs: old.state.inputs, outputs: old.state.outputs },
+      codeSandbox: old.state.codeSandbox,
     });
+    await delay(0);
     // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).
     const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;
     if (keepOAuth) fresh.state.oauth = old.state.oauth;
     else
       await fresh.startOAuth(url).catch(async (error: unknown) => {
-        await fresh.close(new Set<object>([...old.state.upstreams.flatMap((u) => [u.client, u.catalog]), old.state.pins.store]));
+        await fresh.close(new Set<object>([...old.state.upstreams.flatMap((u) => [u.client, u.catalog]), old.state.pins.store, old.state.codeSandbox]));
         throw error;
       });
     // The old runtime serves until the new one has its catalogues and search index: no request waits
     // for a new upstream's connection or a rebuilt catalogue (bounded by the slowest upstream's timeout).
     await fresh.prepare(Math.max(...next.upstreams.map((u) => u.timeoutMs)));
     runtime = fresh;
+    await delay(0);
     runtime.warm();
-    const carried = new Set<object>(runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]));
+    const carried = new Set<object>([...runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]), runtime.state.codeSandbox]);
     if (keepOAuth) carried.add(old.state.oauth!);
     if (pinStore) carried.add(pinStore);
     log.info({ changed: plan.changed, upstreams: plan.upstreams, removed: plan.removed }, 'configuration reloaded');

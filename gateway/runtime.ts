@@ -87,6 +87,11 @@ export interface RuntimeOptions {
    * under any configuration): the first calls after a reload do not recompile every schema at once.
    */
   validators?: { inputs: InputValidator; outputs: OutputValidator };
+  /**
+   * Live reload: the previous runtime's code sandbox (configuration-free: limits come with each run), so
+   * a reload spawns no worker and runs in progress still count against the run limits.
+   */
+  codeSandbox?: CodeSandbox;
 }
 
 /**
@@ -107,7 +112,7 @@ export interface Runtime {
    * the body, or aborting `request.signal`, closes the response as a dropped connection would.
    */
   fetch(request: Request): Promise<Response>;
-  /** Starts fetching every upstream's tools catalogue in the background (never rejects). */
+  /** Starts fetching every upstream's tools catalogue, then (with `/mcp/compact`) building its search index, in the background (never rejects). */
   warm(): void;
   /**
    * Fetches every upstream's tools catalogue, the merged catalogue and its search index, waiting at most
@@ -236,7 +241,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         : undefined,
     ),
     inflightCalls: new InflightCalls(log),
-    codeSandbox: new CodeSandbox(),
+    codeSandbox: options.codeSandbox ?? new CodeSandbox(),
     // An upstream call waits for the caller's retry at most as long as the call itself may take.
     inputBridge: new InputBridge(Math.max(...config.upstreams.map((u) => u.timeoutMs))),
     // Held per URI at the upstream that owns it; its updates go to every surface's listen streams.
@@ -291,7 +296,13 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     inflight,
     fetch: (request) => serveInProcess(listener, request),
     warm: () => {
-      void Promise.all(upstreams.map(({ catalog }) => catalog.warm())).then(() => warnIdleKeyScopes(config, upstreams, log));
+      void Promise.all(upstreams.map(({ catalog }) => catalog.warm())).then(async () => {
+        warnIdleKeyScopes(config, upstreams, log);
+        // The search index too, as a reload prepares it: the first search does not wait for it, and the
+        // first reload is not the process's first build (reading the word vectors, code not yet optimised).
+        const catalog = config.compact.enabled ? await upstreamSet.catalog().catch(() => undefined) : undefined;
+        if (catalog) await state.searchIndexes.get(catalog).catch(() => undefined);
+      });
     },
     prepare: async (deadlineMs) => {
       let timer: NodeJS.Timeout | undefined;
@@ -336,7 +347,12 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       state.pins.close();
       if (!carried.has(pinStore)) await pinStore.close();
       if (!(state.oauth && carried.has(state.oauth))) await state.oauth?.close();
-      await Promise.allSettled([state.tracing.shutdown(), state.audit.close(), state.rateLimiter?.close(), state.codeSandbox.close()]);
+      await Promise.allSettled([
+        state.tracing.shutdown(),
+        state.audit.close(),
+        state.rateLimiter?.close(),
+        carried.has(state.codeSandbox) ? undefined : state.codeSandbox.close(),
+      ]);
     } finally {
       await Promise.allSettled(stores.map((s) => s.close()));
     }

@@ -1,7 +1,9 @@
 /**
  * Live reload through `RunningGateway.reload` (the SIGHUP path without the signal): a call in flight
  * when the configuration changes finishes on the old runtime, even when its upstream connection is
- * replaced; new requests go out on the new connection; an unchanged configuration keeps everything.
+ * replaced; new requests go out on the new connection; an unchanged configuration keeps everything; a
+ * run_code in progress still counts against the runs per credential after a reload (the code sandbox is
+ * carried over, its warm worker with it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
@@ -17,6 +19,9 @@ const text = (t: string) => [{ type: 'text' as const, text: t }];
 /** slow_tool answers only once the test opens this gate, so it is in flight for as long as the test needs. */
 let openGate!: () => void;
 const gate = new Promise<void>((resolve) => (openGate = resolve));
+/** held_read, called from a script, likewise answers once this one opens. */
+let openReadGate!: () => void;
+const readGate = new Promise<void>((resolve) => (openReadGate = resolve));
 
 let stack: Stack;
 beforeAll(async () => {
@@ -25,20 +30,27 @@ beforeAll(async () => {
       tools: [
         { definition: tool('slow_tool'), call: () => gate.then(() => ({ content: text('late') })) },
         { definition: tool('quick_tool'), call: async () => ({ content: text('quick') }) },
+        { definition: tool('held_read'), call: () => readGate.then(() => ({ content: text('read') })) },
       ],
     },
   });
 });
 afterAll(async () => {
   openGate();
+  openReadGate();
   await stack?.close();
 });
 
-/** The stack's configuration (listen port 0, as it started), with `headers` on the upstream. */
-function configWith(headers: Record<string, string>) {
+/** The stack's configuration (listen port 0, as it started), with `headers` on the upstream and `runsPerCredential` runs of run_code at once. */
+function configWith(headers: Record<string, string>, runsPerCredential?: number) {
   const config = loadConfig({
     env: {},
-    overrides: { log: { level: 'silent' }, listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url: stack.upstreamUrl, headers }] },
+    overrides: {
+      log: { level: 'silent' },
+      listen: { host: '127.0.0.1', port: 0 },
+      upstreams: [{ url: stack.upstreamUrl, headers }],
+      ...(runsPerCredential ? { compact: { codeMode: { limits: { concurrentRunsPerCredential: runsPerCredential } } } } : {}),
+    },
   });
   delete config.scopes.endpoint;
   return config;
@@ -64,6 +76,25 @@ describe('reload with calls in flight', () => {
       expect(await slow).toMatchObject({ content: text('late') });
       const calls = stack.fake!.received.filter((r) => r.method === 'tools/call');
       expect(calls.map((r) => r.headers['x-service-key'])).toEqual([undefined, 'second']);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a run_code in progress across a reload still counts against the runs per credential, and ends with its answer', async () => {
+    await stack.gateway.reload(configWith({ 'x-service-key': 'second' }, 1));
+    const client = await connectV2(`${stack.gatewayUrl}/mcp/compact`, KEY);
+    try {
+      const held = client.callTool({ name: 'run_code', arguments: { code: 'return (await tools.held_read()) ?? "done";' } });
+      await waitFor('held_read at the upstream', () => stack.fake!.received.some((r) => r.method === 'tools/call' && r.params?.name === 'held_read'));
+      await stack.gateway.reload(configWith({ 'x-service-key': 'second' }, 1));
+      // The one run this credential may have is the one started before the reload.
+      const refused = await client.callTool({ name: 'run_code', arguments: { code: 'return 1;' } });
+      expect(refused._meta?.['ai.cpz.gateway/limit']).toBe('concurrentRunsPerCredential');
+      openReadGate();
+      expect((await held).isError).toBeFalsy();
+      const next = await client.callTool({ name: 'run_code', arguments: { code: 'return 2;' } });
+      expect(next.structuredContent).toMatchObject({ result: 2 });
     } finally {
       await client.close();
     }
