@@ -85,23 +85,41 @@ export function toolDeclaration(tool: Pick<Tool, 'name' | 'description' | 'input
 }
 
 /**
- * `declare const tools: {...}` holding the declarations of `tools` in order until `budget` UTF-8 bytes,
- * then a line saying how many more the caller may reach (found with search_tools). Empty string for no tools.
+ * `declare const tools: {...}` within `budget` UTF-8 bytes: the declarations of `tools` in order, each
+ * one that fits (a large one is skipped, not the rest), and a last line naming the tools left out (as
+ * many names as fit, the others counted), found in full with search_tools' `detail: "typescript"`. The
+ * names line is reserved first: a model that knows every name a script may call needs no search to pick
+ * one; a budget too small for any name still gets the count. Empty string for no tools or a budget of 0.
  */
 export function toolsDeclaration(tools: readonly Pick<Tool, 'name' | 'description' | 'inputSchema' | 'outputSchema'>[], budget: number): string {
-  if (tools.length === 0) return '';
+  if (tools.length === 0 || budget <= 0) return '';
   const head = 'declare const tools: {\n';
   const tail = '};';
-  let bytes = Buffer.byteLength(head + tail);
+  const bytes = (text: string) => Buffer.byteLength(text);
+  let used = bytes(head + tail);
   const lines: string[] = [];
+  let left = tools.map((t) => t.name);
   for (const tool of tools) {
-    const line = toolDeclaration(tool);
-    const size = Buffer.byteLength(line) + 1;
-    if (bytes + size > budget) break;
+    const line = `${toolDeclaration(tool)}\n`;
+    const rest = left.filter((name) => name !== tool.name);
+    if (used + bytes(line) + bytes(namesLine(rest, 0)) > budget) continue;
     lines.push(line);
-    bytes += size;
+    used += bytes(line);
+    left = rest;
   }
-  const more = tools.length - lines.length;
-  const rest = more > 0 ? `  // ${more} more read-only tool${more === 1 ? '' : 's'}: search_tools with detail "typescript" declares them.\n` : '';
-  return `${head}${lines.map((l) => `${l}\n`).join('')}${rest}${tail}`;
+  // Names that do not fit in what is left are counted instead.
+  let more = 0;
+  while (left.length > 0 && used + bytes(namesLine(left, more)) > budget) {
+    left = left.slice(0, -1);
+    more += 1;
+  }
+  return `${head}${lines.join('')}${namesLine(left, more)}${tail}`;
+}
+
+/** The comment line naming the tools not declared (`names`, then `more` uncounted), or nothing when there are none. */
+function namesLine(names: readonly string[], more: number): string {
+  if (names.length === 0 && more === 0) return '';
+  const what =
+    names.length === 0 ? `${more} more read-only tool${more === 1 ? '' : 's'}` : `Also ${names.map(key).join(', ')}${more ? ` and ${more} more` : ''}`;
+  return `  // ${what}: search_tools with detail "typescript" declares them.\n`;
 }

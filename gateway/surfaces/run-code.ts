@@ -34,28 +34,37 @@ const LIMIT_TEXT: Record<LimitName | 'concurrentRunsPerCredential' | 'concurrent
   concurrentRuns: 'the gateway has as many runs in progress as it may: retry shortly',
 };
 
-/** The tools a caller's script may call, anchors first: visible to the model, read-only, listed (not withheld, not held). */
-export function codeReachableTools(visible: VisibleCatalog): Tool[] {
-  const reachable = visible.tools.filter((t) => {
-    const r = resolveTool(visible.catalog, visible.access, t.name, 'compact');
-    return r.reachableByModel && r.readOnly && !r.withheld && !r.pinned.held;
-  });
-  return [...reachable.filter((t) => t.anchor), ...reachable.filter((t) => !t.anchor)].map((t) => t.definition);
+/**
+ * The tools a caller's script may call that its tools/list does not already describe: visible to the
+ * model, read-only, listed (not withheld, not held), not advertised. The advertised read anchors are
+ * callable from a script too; their schemas are in the listing beside run_code, so declaring them again
+ * would spend the description's bytes twice.
+ */
+export function codeDeclaredTools(visible: VisibleCatalog): Tool[] {
+  return visible.tools
+    .filter((t) => {
+      const r = resolveTool(visible.catalog, visible.access, t.name, 'compact');
+      return r.reachableByModel && r.readOnly && !r.withheld && !r.pinned.held && !r.advertised;
+    })
+    .map((t) => t.definition);
 }
 
-/** run_code as listed for one visible catalogue: its description carries the reachable tools' declarations within `declarationBytes`. */
+/**
+ * run_code as listed for one visible catalogue: what a script is and may do, then the declarations of
+ * {@link codeDeclaredTools} within `declarationBytes` (the rest named by search_tools' `detail: typescript`).
+ * Kept short: it is in every tools/list of /mcp/compact (`npm run surfaces`: the compact target of 45%).
+ */
 export function runCodeDefinition(config: CodeModeConfig, visible: VisibleCatalog): Tool {
   const { limits } = config;
-  const declarations = toolsDeclaration(codeReachableTools(visible), config.declarationBytes);
+  const declarations = toolsDeclaration(codeDeclaredTools(visible), config.declarationBytes);
   return {
     name: RUN_CODE,
     title: 'Run a script over read-only tools',
     description:
-      'Runs JavaScript (the body of an async function) that calls read-only tools as `await tools.<name>(args)` and returns only what ' +
-      'you need: chain several calls in one step instead of reading every result. A call resolves to the tool result ' +
-      '(its structured content, else its text, parsed when JSON) or throws an Error saying why. `return` a JSON value; ' +
+      'Runs JavaScript (an async function body) that chains read-only tools, `await tools.<name>(args)`, and returns only what you need. ' +
+      'A call resolves to the structured content of the result (else its text, parsed when JSON) or throws an Error. `return` JSON; ' +
       `console.log lines come back too. No network, files, timers or imports; at most ${limits.toolCalls} calls and ` +
-      `${Math.round(limits.wallTimeMs / 1000)} s per run. Tools that change state are refused: call them directly.` +
+      `${Math.round(limits.wallTimeMs / 1000)} s. The read-only tools listed here are callable too; tools that change state are refused: call them directly.` +
       (declarations ? `\n\n\`\`\`ts\n${declarations}\n\`\`\`` : ''),
     inputSchema: {
       type: 'object',
@@ -68,9 +77,9 @@ export function runCodeDefinition(config: CodeModeConfig, visible: VisibleCatalo
     outputSchema: {
       type: 'object',
       properties: {
-        result: { description: 'What the script returned (JSON; null for undefined).' },
-        logs: { type: 'array', items: { type: 'string' }, description: 'console lines, in order.' },
-        calls: { type: 'integer', description: 'tools.* calls the script made.' },
+        result: { description: 'What the script returned.' },
+        logs: { type: 'array', items: { type: 'string' } },
+        calls: { type: 'integer' },
       },
       required: ['result', 'logs', 'calls'],
     },

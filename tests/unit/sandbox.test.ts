@@ -113,11 +113,31 @@ describe('tool declarations', () => {
     expect(schemaType({ $ref: '#/x' })).toBe('unknown');
   });
 
-  it('keeps within the byte budget and says how many tools it left out', () => {
+  it('keeps within the byte budget: the names of the tools it does not declare first, then declarations that fit', () => {
     const tools = Array.from({ length: 30 }, (_, i) => ({ name: `tool_${i}`, description: `Tool ${i}. More text.`, inputSchema: { type: 'object' as const } }));
     const text = toolsDeclaration(tools, 600);
-    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(600 + 100);
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(600);
     expect(text).toContain('  /** Tool 0. */\n  tool_0(args?: Record<string, unknown>): Promise<unknown>;');
-    expect(text).toMatch(/\/\/ \d+ more read-only tools: search_tools with detail "typescript" declares them\./u);
+    const declared = [...text.matchAll(/^ {2}(tool_\d+)\(/gmu)].map((m) => m[1]);
+    const named = /\/\/ Also ([\w, ]+?)(?: and (\d+) more)?: search_tools with detail "typescript" declares them\./u.exec(text)!;
+    // Every tool is declared, named or counted, once.
+    expect(declared.length + named[1]!.split(', ').length + Number(named[2] ?? 0)).toBe(30);
+    expect(new Set([...declared, ...named[1]!.split(', ')]).size).toBe(declared.length + named[1]!.split(', ').length);
+    // Too small for any name: only the count, which a budget above 0 always gets.
+    expect(toolsDeclaration(tools, 60)).toMatch(/^ {2}\/\/ 30 more read-only tools: search_tools with detail "typescript" declares them\.$/mu);
+    expect(toolsDeclaration(tools, 0)).toBe('');
+  });
+
+  it('skips a declaration too large for the budget and declares the smaller ones after it', () => {
+    const big = {
+      name: 'big',
+      description: 'Big.',
+      inputSchema: { type: 'object' as const, properties: Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`field_${i}`, { type: 'string' }])) },
+    };
+    const small = { name: 'small', description: 'Small.', inputSchema: { type: 'object' as const } };
+    const text = toolsDeclaration([big, small], 300);
+    expect(text).toContain('  small(args?: Record<string, unknown>): Promise<unknown>;');
+    expect(text).toContain('// Also big: search_tools');
+    expect(text).not.toContain('big(args');
   });
 });
