@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, hash, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { CredentialForm } from '../obs/audit.ts';
@@ -92,13 +92,47 @@ export function credentialForm(headers: IncomingHttpHeaders, config: GatewayConf
 /**
  * HMAC-SHA-256 (RFC 2104) under the server key over the sorted header pairs: stable for one credential
  * on every replica sharing the key, and without the key a stored digest cannot be checked against a
- * guessed credential (a plain hash could be, offline).
+ * guessed credential (a plain hash could be, offline). Remembered per server key for the
+ * {@link DIGEST_MEMO_SIZE} credentials seen last: a caller sends the same credential on every request,
+ * and a one-shot SHA-256 and a lookup cost less than a Node Hmac object per call (docs/performance.md).
+ * The memo is keyed by the SHA-256 of the canonical pairs, so no map holds a raw credential.
  */
 export function credentialDigest(headers: Readonly<Record<string, string>>, key: Buffer): string {
-  const canonical = JSON.stringify(Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  // Computed per request, never remembered by the credential itself: no map anywhere is keyed by a
-  // raw credential. The HMAC costs about 1.8 us (0.3% of a forwarded call's CPU).
-  return createHmac('sha256', key).update(canonical).digest('hex');
+  const canonical = canonicalPairs(headers);
+  let memo = digestMemo.get(key);
+  if (!memo) digestMemo.set(key, (memo = new Map()));
+  const id = hash('sha256', canonical, 'base64');
+  let digest = memo.get(id);
+  if (digest !== undefined) {
+    // Least recently used first: a hit moves to the end.
+    memo.delete(id);
+  } else {
+    digest = createHmac('sha256', key).update(canonical).digest('hex');
+    if (memo.size >= DIGEST_MEMO_SIZE) memo.delete(memo.keys().next().value!);
+  }
+  memo.set(id, digest);
+  return digest;
+}
+
+/** Credentials whose digest is remembered, per server key (about 200 bytes each). */
+export const DIGEST_MEMO_SIZE = 4096;
+
+/** Per server key (a rotation keeps two): SHA-256 of the canonical pairs -> the HMAC, in least-recently-used order. */
+const digestMemo = new WeakMap<Buffer, Map<string, string>>();
+
+/**
+ * The pairs as `JSON.stringify` of the entries sorted by name (the digest's input since it was
+ * introduced: stored digests stay valid), written without the entries array.
+ */
+function canonicalPairs(headers: Readonly<Record<string, string>>): string {
+  const names = Object.keys(headers);
+  if (names.length > 1) names.sort();
+  let text = '[';
+  for (let i = 0; i < names.length; i++) {
+    const name = names[i]!;
+    text += `${i === 0 ? '' : ','}[${JSON.stringify(name)},${JSON.stringify(headers[name])}]`;
+  }
+  return `${text}]`;
 }
 
 /**
