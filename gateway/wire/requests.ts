@@ -55,6 +55,31 @@ function isSpecType(name: 'Implementation' | 'ClientCapabilities', value: unknow
   return specTypeSchemas[name]['~standard'].validate(value).issues === undefined;
 }
 
+/** Envelopes whose verdict is remembered, and the longest one remembered (JSON characters): at most about 1 MB. */
+const ENVELOPE_MEMO_SIZE = 256;
+const ENVELOPE_MEMO_CHARS = 4096;
+const envelopeVerdicts = new Map<string, boolean>();
+
+/**
+ * Whether a 2026-07-28 envelope's clientInfo and clientCapabilities are valid spec types. A client sends
+ * the same envelope on every request and the two schema checks were about 1.4% of a forwarded call's CPU
+ * (docs/performance.md), so verdicts are remembered by the pair's JSON text. Parsed JSON maps to its text
+ * one to one except a number too large for a double (`1e400` parses to Infinity, which stringifies as
+ * `null`): a text with `null` in it is never remembered. Bounded: past {@link ENVELOPE_MEMO_SIZE}
+ * envelopes the oldest is forgotten; one longer than {@link ENVELOPE_MEMO_CHARS} is checked every time.
+ */
+function validEnvelope(clientInfo: unknown, clientCapabilities: unknown): boolean {
+  const text = JSON.stringify([clientInfo ?? null, clientCapabilities ?? null]);
+  const known = envelopeVerdicts.get(text);
+  if (known !== undefined) return known;
+  const verdict = isSpecType('Implementation', clientInfo) && isSpecType('ClientCapabilities', clientCapabilities);
+  if (text.length <= ENVELOPE_MEMO_CHARS && !text.includes('null')) {
+    if (envelopeVerdicts.size >= ENVELOPE_MEMO_SIZE) envelopeVerdicts.delete(envelopeVerdicts.keys().next().value!);
+    envelopeVerdicts.set(text, verdict);
+  }
+  return verdict;
+}
+
 const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>) => Object.keys(value).every((key) => allowed.has(key));
 
 /**
@@ -96,7 +121,7 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
   if (era === 'legacy') return meta === undefined ? { era, id, method, name, arguments: args } : undefined;
   if (era !== 'modern' || !isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== version) return undefined;
   // The SDK validates the envelope against the spec's types and answers 400 when it breaks them.
-  if (!isSpecType('Implementation', meta[CLIENT_INFO_META_KEY]) || !isSpecType('ClientCapabilities', meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
+  if (!validEnvelope(meta[CLIENT_INFO_META_KEY], meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
   if (headers['mcp-method'] !== method || headers['mcp-name'] !== name) return undefined;
   return { era, id, method, name, arguments: args, envelope: meta };
 }
