@@ -4,10 +4,16 @@
  * profile's self time per call (µs) by area (package, our folder, Node subsystem) and by frame, counting
  * only the samples of the loaded run. The sampler counts wall time on the thread: a syscall that is
  * descheduled on a busy machine (`writev`) is inflated. `npx tsx bench/profile-call.ts [legacy|modern|compact|compact-legacy|floor] [seconds]`
- * (TOP=<n> frames).
+ * (TOP=<n> frames). `BENCH_PERF=1`: CPU time instead of wall time, from Linux `perf record -e cpu-clock`
+ * over the loaded run (JS frames named by `--perf-basic-prof-only-functions`), each sample counted to the
+ * nearest frame of our gateway/ code on its stack (so a function's figure holds the library and kernel
+ * work it calls synchronously), else to its leaf: µs of CPU per call and share, comparable between two
+ * runs as shares even on a loaded machine.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { resolve } from 'node:path';
 import { DEMO_KEYS } from './expected-catalogues.ts';
 import { runLoad } from './load.ts';
 import { rpcCall, type Era } from './rpc-requests.ts';
@@ -77,6 +83,8 @@ async function main(): Promise<void> {
   const scenario = (process.argv[2] ?? 'modern') as Era | 'compact' | 'compact-legacy' | 'floor';
   const seconds = Number(process.argv[3] ?? 10);
   const processes: ServiceProcess[] = [];
+  const perf = process.env.BENCH_PERF === '1';
+  const perfData = resolve(tmpdir(), `profile-call-${process.pid}.perf.data`);
   try {
     const backends = await startServiceProcess({ reference: true }, { name: 'reference' });
     processes.push(backends);
@@ -85,9 +93,9 @@ async function main(): Promise<void> {
     const floor = scenario === 'floor';
     const gw = await startServiceProcess(floor ? { bareProxy: upstream! } : { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') }, {
       name: floor ? 'floor-profile' : 'gateway-profile',
-      cpuProfile: process.env.BENCH_STRACE !== '1' && process.env.BENCH_PROFILE !== '0',
+      cpuProfile: process.env.BENCH_STRACE !== '1' && !perf && process.env.BENCH_PROFILE !== '0',
       // BENCH_NODE_FLAGS: Node/V8 flags for the profiled process only.
-      nodeFlags: (process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+      nodeFlags: [...(perf ? ['--perf-basic-prof-only-functions'] : []), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
     });
     processes.push(gw);
     if (!floor) await waitReady(gw.urls.gateway!);
@@ -111,7 +119,11 @@ async function main(): Promise<void> {
         strace.stderr!.on('data', (chunk: Buffer) => (out += chunk));
         strace.once('close', () => resolve(out));
       });
-    if (strace) await new Promise((resolve) => setTimeout(resolve, 500));
+    const recorder = perf
+      ? spawn('perf', ['record', '-e', 'cpu-clock', '-F', '1999', '-g', '-p', String(gw.pid), '-o', perfData], { stdio: 'ignore' })
+      : undefined;
+    const recorded = recorder && new Promise((resolve) => recorder.once('close', resolve));
+    if (strace || recorder) await new Promise((resolve) => setTimeout(resolve, 500));
     // User and system time apart (Linux /proc/<pid>/stat, clock ticks): system time is the kernel's socket work.
     const ticks = () => {
       const fields = readFileSync(`/proc/${gw.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
@@ -128,12 +140,28 @@ async function main(): Promise<void> {
       strace.kill('SIGINT');
       console.log(`${loaded.requests} calls; strace -c:\n${await straced}`);
     }
+    if (recorder) {
+      recorder.kill('SIGINT');
+      await recorded;
+    }
     console.log(
       `${scenario}: ${loaded.reqPerSec.toFixed(0)} req/s, mismatches ${loaded.mismatches}, CPU ${((after - before) / loaded.requests).toFixed(3)} ms/call ` +
         `(user ${(((ticksAfter.user - ticksBefore.user) * 10) / loaded.requests).toFixed(3)}, system ${(((ticksAfter.system - ticksBefore.system) * 10) / loaded.requests).toFixed(3)}, at 100 ticks/s)`,
     );
     await gw.stop();
     const exited = performance.now();
+    if (perf) {
+      const cpuMsPerCall = (after - before) / loaded.requests;
+      console.log(
+        nearestOurs(
+          execFileSync('perf', ['script', '-i', perfData, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 }),
+          cpuMsPerCall,
+          Number(process.env.TOP ?? 60),
+        ),
+      );
+      rmSync(`/tmp/perf-${gw.pid}.map`, { force: true });
+      return;
+    }
     const file = gw.profilePath;
     if (!file) return;
     // The loaded run's window, counted back from the profile's end (written at exit).
@@ -142,7 +170,40 @@ async function main(): Promise<void> {
     console.log(loadedProfile(file, window, loaded.requests, Number(process.env.TOP ?? 60)));
   } finally {
     await stopAll(processes.reverse());
+    rmSync(perfData, { force: true });
   }
+}
+
+/**
+ * `perf script` samples (one stack per block, leaf first) counted to the nearest frame of our gateway/
+ * code, else `outside: <leaf>`: each as µs of CPU per call (its share of the samples times the measured
+ * CPU per call) and as a share.
+ */
+function nearestOurs(script: string, cpuMsPerCall: number, top: number): string {
+  const counts = new Map<string, number>();
+  let samples = 0;
+  for (const block of script.split('\n\n')) {
+    const frames = block
+      .split('\n')
+      .map((line) =>
+        line
+          .trim()
+          .replace(/^[0-9a-f]+\s+/, '')
+          .replace(/\+0x[0-9a-f]+$/, ''),
+      )
+      .filter(Boolean);
+    if (frames.length === 0) continue;
+    samples++;
+    const ours = frames.find((frame) => frame.startsWith('JS:') && frame.includes('/gateway/'));
+    const key = ours ? ours.replace(/^JS:[*^~]?/, '').replace(/file:\/\/\S*?\/gateway\//, 'gateway/') : `outside: ${frames[0]!.slice(0, 90)}`;
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  const rows = [...counts.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([key, n]) => `${((cpuMsPerCall * 1000 * n) / samples).toFixed(1).padStart(7)} µs ${((100 * n) / samples).toFixed(2).padStart(6)}%  ${key}`);
+  const oursShare = [...counts.entries()].filter(([key]) => !key.startsWith('outside:')).reduce((n, [, c]) => n + c, 0) / samples;
+  return `perf cpu-clock: ${samples} samples, ${(cpuMsPerCall * 1000).toFixed(0)} µs of CPU per call, ${(100 * oursShare).toFixed(1)}% under our gateway/ frames\n${rows.join('\n')}`;
 }
 
 main().catch((error: unknown) => {
