@@ -22,6 +22,7 @@ import { startPlatform } from '../upstream/platform/index.ts';
 import { startUpstreamServer } from '../upstream/server/index.ts';
 import { inProcessGateway } from '../tests/helpers/in-process.ts';
 import { DATA_KEY, rpc } from '../tests/helpers/raw-mcp.ts';
+import { FOUR_STEP_SCRIPT, fourStepsOneByOne, type TaskRow } from '../tests/fixtures/code-mode-task.ts';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '200' } } });
 const rounds = Number(values.rounds);
@@ -60,42 +61,20 @@ function resultValue<T>(e: Exchange): T {
   return (e.result.structuredContent ?? JSON.parse(e.result.content?.[0]?.text ?? 'null')) as T;
 }
 
-type Row = { symbol: string; side: string; quantity: string; last_price: string; volume: string | null };
-
 /** The task without code mode: four calls, every result read whole by the model. */
-async function withoutCodeMode(): Promise<{ exchanges: Exchange[]; answer: Row[] }> {
-  const accounts = await call('list_accounts', {});
-  const account = resultValue<{ data: { id: string }[] }>(accounts).data[0]!.id;
-  const positions = await call('list_positions', { account_id: account, limit: 5 });
-  const held = resultValue<{ data: { symbol: string; side: string; quantity: string }[] }>(positions).data;
-  const symbols = [...new Set(held.map((p) => p.symbol))];
-  const quotes = await call('get_market_data', { symbols });
-  const bars = await call('call_tool', { name: 'get_bars', arguments: { symbols, limit: 1 } });
-  const last = new Map(resultValue<{ data: { symbol: string; last_price: string }[] }>(quotes).data.map((q) => [q.symbol, q.last_price]));
-  const daily = resultValue<{ data: Record<string, { v: string }[]> }>(bars).data;
-  const answer = held.map((p) => ({
-    symbol: p.symbol,
-    side: p.side,
-    quantity: p.quantity,
-    last_price: last.get(p.symbol)!,
-    volume: daily[p.symbol]?.at(-1)?.v ?? null,
-  }));
-  return { exchanges: [accounts, positions, quotes, bars], answer };
+async function withoutCodeMode(): Promise<{ exchanges: Exchange[]; answer: TaskRow[] }> {
+  const exchanges: Exchange[] = [];
+  const answer = await fourStepsOneByOne(async (name, args) => {
+    const exchange = await call(name, args);
+    exchanges.push(exchange);
+    return resultValue(exchange);
+  });
+  return { exchanges, answer };
 }
 
-const SCRIPT = `
-const { data: accounts } = await tools.list_accounts({});
-const { data: held } = await tools.list_positions({ account_id: accounts[0].id, limit: 5 });
-const symbols = [...new Set(held.map((p) => p.symbol))];
-const { data: quotes } = await tools.get_market_data({ symbols });
-const { data: daily } = await tools.get_bars({ symbols, limit: 1 });
-const last = Object.fromEntries(quotes.map((q) => [q.symbol, q.last_price]));
-return held.map((p) => ({ symbol: p.symbol, side: p.side, quantity: p.quantity, last_price: last[p.symbol], volume: daily[p.symbol]?.at(-1)?.v ?? null }));
-`.trim();
-
-async function withCodeMode(): Promise<{ exchange: Exchange; answer: Row[] }> {
-  const exchange = await ask('tools/call', { name: 'run_code', arguments: { code: SCRIPT } });
-  return { exchange, answer: resultValue<{ result: Row[] }>(exchange).result };
+async function withCodeMode(): Promise<{ exchange: Exchange; answer: TaskRow[] }> {
+  const exchange = await ask('tools/call', { name: 'run_code', arguments: { code: FOUR_STEP_SCRIPT } });
+  return { exchange, answer: resultValue<{ result: TaskRow[] }>(exchange).result };
 }
 
 const median = (xs: number[]) => {

@@ -15,6 +15,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEMO_KEYS } from '../../helpers/clients.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
+import { FOUR_STEP_SCRIPT, fourStepsOneByOne } from '../../fixtures/code-mode-task.ts';
 
 type Result = { isError?: boolean; content?: { type: string; text?: string }[]; structuredContent?: Record<string, unknown> };
 type Progress = { progress: number; total?: number; message?: string };
@@ -75,40 +76,10 @@ const CLIENTS: [string, string, (url: URL, versions: string[]) => Promise<RunCod
   ['v2 client', '2026-07-28', v2],
 ];
 
-/** bench/code-mode.ts's task as one script: the first account's five positions with last price and last daily volume. */
-const SCRIPT = `
-const { data: accounts } = await tools.list_accounts({});
-const { data: held } = await tools.list_positions({ account_id: accounts[0].id, limit: 5 });
-const symbols = [...new Set(held.map((p) => p.symbol))];
-const { data: quotes } = await tools.get_market_data({ symbols });
-const { data: daily } = await tools.get_bars({ symbols, limit: 1 });
-const last = Object.fromEntries(quotes.map((q) => [q.symbol, q.last_price]));
-return held.map((p) => ({ symbol: p.symbol, side: p.side, quantity: p.quantity, last_price: last[p.symbol], volume: daily[p.symbol]?.at(-1)?.v ?? null }));
-`;
-
-const valueOf = <T>(result: Result): T => {
+const valueOf = (result: Result): unknown => {
   expect(result.isError, JSON.stringify(result.content)).toBeFalsy();
-  return (result.structuredContent ?? JSON.parse(result.content?.[0]?.text ?? 'null')) as T;
+  return result.structuredContent ?? JSON.parse(result.content?.[0]?.text ?? 'null');
 };
-
-/** The same task as a client without code mode does it: the anchors called directly, get_bars through call_tool. */
-async function oneByOne(client: RunCodeClient) {
-  const accounts = valueOf<{ data: { id: string }[] }>(await client.call('list_accounts', {})).data;
-  const held = valueOf<{ data: { symbol: string; side: string; quantity: string }[] }>(
-    await client.call('list_positions', { account_id: accounts[0]!.id, limit: 5 }),
-  ).data;
-  const symbols = [...new Set(held.map((p) => p.symbol))];
-  const quotes = valueOf<{ data: { symbol: string; last_price: string }[] }>(await client.call('get_market_data', { symbols })).data;
-  const daily = valueOf<{ data: Record<string, { v: string }[]> }>(await client.call('call_tool', { name: 'get_bars', arguments: { symbols, limit: 1 } })).data;
-  const last = new Map(quotes.map((q) => [q.symbol, q.last_price]));
-  return held.map((p) => ({
-    symbol: p.symbol,
-    side: p.side,
-    quantity: p.quantity,
-    last_price: last.get(p.symbol),
-    volume: daily[p.symbol]?.at(-1)?.v ?? null,
-  }));
-}
 
 let stack: Stack;
 beforeAll(async () => {
@@ -124,13 +95,13 @@ describe.each(CLIENTS)('run_code over real HTTP: %s at %s', (_client, revision, 
     const client = await connect(new URL(`${stack.gatewayUrl}/mcp/compact`), versions);
     try {
       expect(await client.toolNames()).toEqual(expect.arrayContaining(['search_tools', 'call_tool', 'run_code']));
-      const expected = await oneByOne(client);
+      const expected = await fourStepsOneByOne(async (name, args) => valueOf(await client.call(name, args)));
       expect(expected).toHaveLength(5);
       expect(expected.every((row) => row.last_price !== undefined && row.volume !== null)).toBe(true);
 
       const progress: Progress[] = [];
-      const result = await client.call('run_code', { code: SCRIPT }, (p) => progress.push(p));
-      expect(valueOf<{ result: unknown; calls: number }>(result)).toEqual({ result: expected, logs: [], calls: 4 });
+      const result = await client.call('run_code', { code: FOUR_STEP_SCRIPT }, (p) => progress.push(p));
+      expect(valueOf(result)).toEqual({ result: expected, logs: [], calls: 4 });
       expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4]);
       expect(progress.map((p) => p.message)).toEqual(['list_accounts', 'list_positions', 'get_market_data', 'get_bars'].map((t) => `tools.${t} answered`));
       // Every request after the handshake went out at the revision under test.
