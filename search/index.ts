@@ -17,3 +17,4 @@ export { glossesFor, NO_GLOSSES } from './analysis/gloss.ts';
 export { metaKeywords } from './analysis/meta-keywords.ts';
 export { splitPaths } from './analysis/paths.ts';
 export { EmbeddingSearch, type EmbeddingFailure, type EmbeddingsEndpoint, type VectorStore } from './semantic/embeddings.ts';
+export { parseWordVectors, type WordVectors } from './semantic/word-vectors.ts';

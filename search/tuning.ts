@@ -118,10 +118,36 @@ export type SearchTuning = {
    *  1, LSA off: tuning-part objective 0.751 (no word arm) -> 0.770; 0.5: 0.768, 1.5: 0.765. The server's
    *  name read too (`upstream` 1; a server beyond its tools' words): 0.770 -> 0.772 (livemcpbench-dev
    *  0.592 -> 0.601; x0.5 the same; with the category too 0.769); parameter names 0.767; least
-   *  similarity 0.2: 0.769. */
+   *  similarity 0.2: 0.769. With the vectors on 64 principal axes (data/word-vectors/, 0.775): the
+   *  output field names (`output`) 0.771, x0.5 0.775; the whole description (`description`) instead of
+   *  the first paragraph 0.773, beside it x0.5 0.774; parameter names x0.5 0.773: none kept. */
   wordWeight: number;
+  /** Convex fusion: each lexical score (over the best) x (its coverage over the widest coverage) ^ this,
+   *  coverage being the share of the query's known terms (those some tool holds) the tool holds, so a
+   *  tool holding every word of the request keeps its place against a dense neighbour while a one-word
+   *  match weighs less (0: off). Off: on the tuning part it lowered the objective at every power (0.775
+   *  -> 0.756 at ^0.5, 0.742 at ^1, 0.724 at ^2; livemcpbench-dev and metatool lose most: their long
+   *  requests' common words are what a partial match lacks, and BM25 already weighs them by rarity). */
+  lexicalCoverage: number;
+  /** Convex fusion: the semantic lists weigh x (1 - this x the lexical first tool's coverage): the
+   *  surer the words, the less the likeness counts (0: off). 0.3: with the vectors on 64 principal axes
+   *  the word arm put create_strategy above create_webhook for "create webhook" (a neighbour's likeness
+   *  over a tool holding every word); at 0.3 it no longer does, and the tuning part stays where it was
+   *  (objective 0.7750 -> 0.7745, hit@1 0.679 -> 0.684, MRR 0.758 -> 0.759; cpzai-user 0.878 -> 0.884,
+   *  restbench 0.737 -> 0.734, metatool 0.641 -> 0.636); 0.5 the same, 0.8 0.772. */
+  semanticGate: number;
   wordMinSimilarity: number;
-  wordFields: { name: number; title: number; summary: number; keywords: number; params: number; upstream: number; category: number };
+  wordFields: {
+    name: number;
+    title: number;
+    summary: number;
+    keywords: number;
+    params: number;
+    upstream: number;
+    category: number;
+    output: number;
+    description: number;
+  };
   /** Pseudo-relevance feedback: weight of the top `feedbackDocs` lexical tools' mean vector added to the
    *  query's vector (0: the query's words alone). */
   semanticFeedback: number;
@@ -183,8 +209,10 @@ export const DEFAULT_TUNING: SearchTuning = {
   semanticPowerIterations: 1,
   semanticOversample: 8,
   wordWeight: 1,
+  lexicalCoverage: 0,
+  semanticGate: 0.3,
   wordMinSimilarity: 0.3,
-  wordFields: { name: 1, title: 1, summary: 1, keywords: 1, params: 0, upstream: 1, category: 0 },
+  wordFields: { name: 1, title: 1, summary: 1, keywords: 1, params: 0, upstream: 1, category: 0, output: 0, description: 0 },
   semanticFeedback: 0,
   feedbackDocs: 3,
   serverWeight: 1,

@@ -5,6 +5,7 @@
 import type { Glosses } from './analysis/gloss.ts';
 import type { SearchableTool } from './analysis/tool-fields.ts';
 import type { DenseVectors } from './semantic/lsa.ts';
+import type { WordVectors } from './semantic/word-vectors.ts';
 
 export type { SearchableTool, Glosses, DenseVectors };
 
@@ -67,4 +68,7 @@ export type BuildOptions = {
    * missing ones itself.
    */
   glosses?: Glosses;
+  /** Word vectors for the word arm instead of the project's file (search/semantic/word-vectors.ts); the
+   *  bench compares two files with it. */
+  wordVectors?: WordVectors;
 };

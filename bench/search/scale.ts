@@ -10,10 +10,13 @@
  * The machine is shared: every figure is the median over `--runs` runs (default 3), and the load average
  * is printed next to it. Writes bench/results/search-scale.json.
  * Flags: --sizes 34,527,2000,10000  --runs 3  --rounds N (passes over the query mix per run; default by
- * size)  --minisearch (also time a MiniSearch index of the same tools: bench/search/minisearch-floor.ts).
+ * size)  --minisearch (also time a MiniSearch index of the same tools: bench/search/minisearch-floor.ts)
+ * --compare-word-vectors FILE (another word vectors file, e.g. `git show REV:data/word-vectors/...`: per
+ * size, one index with the project's vectors and one with FILE's, built and searched interleaved in this
+ * process, query by query, with their ratios; the A/B of a change to the word arm on a shared machine).
  * Profile: `node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/search/scale.ts --sizes 10000`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -24,6 +27,8 @@ import {
   DEFAULT_TUNING,
   glossesFor,
   NO_GLOSSES,
+  parseWordVectors,
+  type WordVectors,
   type Glosses,
   glossTexts,
   type SearchableTool,
@@ -40,6 +45,7 @@ const { values: flags } = parseArgs({
     rounds: { type: 'string' },
     minisearch: { type: 'boolean', default: false },
     tuning: { type: 'string', default: '{}' },
+    'compare-word-vectors': { type: 'string' },
   },
 });
 
@@ -191,6 +197,54 @@ function medianOf(all: SizeFigures[]): SizeFigures {
   };
 }
 
+/**
+ * The project's word vectors against `other`'s on the same tools: `runs` builds of each, alternating, then
+ * every query asked of both indexes in turn (which goes first alternating too), `rounds` times over.
+ * Prints and returns each side's median build and its search p50 / p99, and their ratios (other / project).
+ */
+function compareWordVectors(tools: SearchableTool[], queries: string[], rounds: number, runs: number, other: WordVectors): Record<string, number> {
+  const builds: [number[], number[]] = [[], []];
+  let indexes: ReturnType<typeof buildToolIndex>[] = [];
+  for (let r = 0; r < runs; r += 1) {
+    indexes = [0, 1].map((side) => {
+      const started = performance.now();
+      const index = buildToolIndex(tools, TUNING, side === 0 ? { glosses } : { glosses, wordVectors: other });
+      builds[side].push(performance.now() - started);
+      return index;
+    });
+  }
+  const filter = admitAll(tools);
+  const times: [number[], number[]] = [[], []];
+  const ask = (side: number, q: string): number => {
+    const started = performance.now();
+    indexes[side].search(q, { limit: 5, filter, filterKey: 'bench' });
+    return performance.now() - started;
+  };
+  for (const q of queries) for (const side of [0, 1]) ask(side, q);
+  for (let r = 0; r < rounds; r += 1) {
+    queries.forEach((q, i) => {
+      const order = (r + i) % 2 === 0 ? [0, 1] : [1, 0];
+      for (const side of order) times[side].push(ask(side, q));
+    });
+  }
+  const sorted = times.map((t) => [...t].sort((a, b) => a - b));
+  const figures = {
+    projectBuildMs: median(builds[0]),
+    otherBuildMs: median(builds[1]),
+    projectP50Ms: percentile(sorted[0], 50),
+    otherP50Ms: percentile(sorted[1], 50),
+    projectP99Ms: percentile(sorted[0], 99),
+    otherP99Ms: percentile(sorted[1], 99),
+  };
+  console.log(
+    `\nword vectors A/B, ${tools.length} tools (${runs} builds each, ${times[0].length} searches each, interleaved): ` +
+      `build ${fmt(figures.projectBuildMs, 0)} vs ${fmt(figures.otherBuildMs, 0)} ms (x${fmt(figures.otherBuildMs / figures.projectBuildMs)}), ` +
+      `p50 ${fmt(figures.projectP50Ms)} vs ${fmt(figures.otherP50Ms)} ms (x${fmt(figures.otherP50Ms / figures.projectP50Ms)}), ` +
+      `p99 ${fmt(figures.projectP99Ms)} vs ${fmt(figures.otherP99Ms)} ms (x${fmt(figures.otherP99Ms / figures.projectP99Ms)}) (project vs ${flags['compare-word-vectors']})`,
+  );
+  return figures;
+}
+
 const fmt = (x: number | undefined, digits = 2): string => (x === undefined ? '-' : x.toFixed(digits));
 const row = (cells: (string | number)[]): string => `| ${cells.join(' | ')} |`;
 
@@ -213,6 +267,11 @@ async function main(): Promise<void> {
     const tools = JSON.parse(JSON.stringify(searchableTools(syntheticCatalog(size, baseEntries(resolve(DATA_DIR, 'catalogs')))))) as SearchableTool[];
     // About 2,000 timed searches per run for small catalogues, fewer for large ones.
     const rounds = flags.rounds !== undefined ? Number(flags.rounds) : Math.max(5, Math.round(20 * Math.min(1, 2000 / size)));
+    const otherFile = flags['compare-word-vectors'];
+    if (otherFile !== undefined) {
+      compareWordVectors(tools, queries, rounds, runs, parseWordVectors(readFileSync(otherFile)));
+      continue;
+    }
     const rankers: [string, () => Promise<SizeFigures> | SizeFigures][] = [['tool index', () => measure(tools, queries, rounds)]];
     if (flags.minisearch) rankers.push(['MiniSearch floor', () => measureMiniSearch(tools, queries, rounds)]);
     for (const [name, run] of rankers) {
@@ -226,6 +285,11 @@ async function main(): Promise<void> {
     }
   }
   const loadAfter = loadavg();
+  const load = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' ');
+  if (flags['compare-word-vectors'] !== undefined) {
+    console.log(`\nload average before ${load(loadBefore)}, after ${load(loadAfter)} (${process.version}, 1/5/15 min, 2 cores)`);
+    return;
+  }
   const lines = [
     row([
       'index',
@@ -257,7 +321,6 @@ async function main(): Promise<void> {
       ]),
     ),
   ];
-  const load = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' ');
   console.log(
     `\n## Tool index at scale (in process; median of ${runs} runs; ${queries.length} shared queries, limit 5, filtered; semantic arm ${TUNING.semantic ?? DEFAULT_TUNING.semantic})\n`,
   );

@@ -60,6 +60,8 @@ export class ListScorer {
   /** The last list's scores: tools in the order first matched, and each one's score. */
   private readonly ids: Int32Array;
   private readonly scores: Float64Array;
+  /** The last list's distinct terms matched per tool, in the order of `ids`. */
+  private readonly termsMatched: Uint8Array;
 
   /** @param index - the term index whose postings are read */
   constructor(
@@ -76,15 +78,16 @@ export class ListScorer {
     this.upstreamBest = new Float64Array(scoring.context.upstreamCount);
     this.ids = new Int32Array(size);
     this.scores = new Float64Array(size);
+    this.termsMatched = new Uint8Array(size);
   }
 
   /**
    * Scores of the tools with `visible[id] === 1` matched by any of `terms` (at most as many as
    * `coordination` has factors, and at most 255), each tool once, in the order first matched, with the
-   * highest of them as `top`. The arrays returned are views of this scorer's own: valid until the next
-   * call, and the caller may change them.
+   * highest of them as `top`, and how many distinct terms of the list each one matched (`matched`). The
+   * arrays returned are views of this scorer's own: valid until the next call, and the caller may change them.
    */
-  score(terms: readonly QueryTerm[], visible: Uint8Array): Scores & { top: number } {
+  score(terms: readonly QueryTerm[], visible: Uint8Array): Scores & { top: number; matched: Uint8Array } {
     let n = 0;
     let top: number;
     try {
@@ -98,7 +101,7 @@ export class ListScorer {
       this.upstreamBest.fill(0);
       throw error;
     }
-    return { ids: this.ids.subarray(0, n), scores: this.scores.subarray(0, n), top };
+    return { ids: this.ids.subarray(0, n), scores: this.scores.subarray(0, n), top, matched: this.termsMatched.subarray(0, n) };
   }
 
   /** Adds one term's scores in every run; returns the number of tools matched so far. */
@@ -154,7 +157,7 @@ export class ListScorer {
   /** Each matched tool's score from its sums per run, then the context; clears the working arrays.
    *  Returns the highest score (0 when none is above 0). */
   private finish(n: number): number {
-    const { sum, count, matched, ids, scores, size, upstreamBest } = this;
+    const { sum, count, matched, ids, scores, size, upstreamBest, termsMatched } = this;
     const { tieBreaker, coordination, context } = this.scoring;
     const { upstreamOf, weight } = context;
     const end = size * this.scoring.runs.length;
@@ -178,6 +181,7 @@ export class ListScorer {
       }
       const score = (best + tieBreaker * (total - best)) * coordination[matched[id]];
       scores[i] = score;
+      termsMatched[i] = matched[id];
       matched[id] = 0;
       if (withContext) {
         const u = upstreamOf[id];

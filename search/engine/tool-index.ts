@@ -26,7 +26,7 @@ import { queryTerms } from '../analysis/terms.ts';
 import { splitWords } from '../analysis/tokenize.ts';
 import { schemaText, summaryOf, toolFields, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
 import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from '../semantic/lsa.ts';
-import { projectWordVectors, wordArmSteps, type WeightedTexts, type WordArm } from '../semantic/word-vectors.ts';
+import { projectWordVectors, wordArmSteps, type WeightedTexts, type WordArm, type WordVectors } from '../semantic/word-vectors.ts';
 import { tuningWith, type SearchTuning, type TuningOverrides } from '../tuning.ts';
 import type { BuildOptions, SearchHit, SearchOptions, SearchPage, ToolIndex } from '../types.ts';
 import { Fusion } from './fusion.ts';
@@ -73,7 +73,7 @@ export function buildToolIndex(catalogue: SearchableTool[], tuning: TuningOverri
   const indexer = documentIndexer(tools, t, glosses, takeDocuments(options.previous));
   const params = tools.map((_, id) => indexer.add(id));
   const termIndex = indexer.builder.finish();
-  const arms = completed(semanticSteps(termIndex, tools, t));
+  const arms = completed(semanticSteps(termIndex, tools, t, options.wordVectors));
   return withDocuments(indexOver(tools, positions, termIndex, params, t, arms, glosses), indexer.documents());
 }
 
@@ -97,7 +97,7 @@ export async function buildToolIndexAsync(catalogue: SearchableTool[], tuning: T
   const termIndex = indexer.builder.finish();
   await pause();
   // The semantic arms in slices too: at 10,000 tools they are seconds of work on a busy machine.
-  const steps = semanticSteps(termIndex, tools, t);
+  const steps = semanticSteps(termIndex, tools, t, options.wordVectors);
   let arms: SemanticArms;
   for (let next = steps.next(); ; next = steps.next()) {
     if (next.done) {
@@ -170,7 +170,12 @@ type SemanticArms = { lsa?: LsaModel; words?: WordArm };
  * catalogue too small for co-occurrence to mean anything), then the word arm (search/semantic/word-vectors.ts;
  * not when its weight is 0 or the vectors file is absent). Their cost is the build's, not a first search's.
  */
-function* semanticSteps(termIndex: TermIndex, tools: readonly SearchableTool[], t: SearchTuning): Generator<void, SemanticArms, void> {
+function* semanticSteps(
+  termIndex: TermIndex,
+  tools: readonly SearchableTool[],
+  t: SearchTuning,
+  wordVectors?: WordVectors,
+): Generator<void, SemanticArms, void> {
   const lsa =
     t.semantic === 'lsa' && tools.length >= MIN_SEMANTIC_TOOLS
       ? yield* lsaSteps(termIndex, lsaFieldWeights(t), {
@@ -182,7 +187,7 @@ function* semanticSteps(termIndex: TermIndex, tools: readonly SearchableTool[], 
           unitTerms: t.semanticUnitTerms,
         })
       : undefined;
-  const vectors = t.wordWeight > 0 ? projectWordVectors() : undefined;
+  const vectors = t.wordWeight > 0 ? (wordVectors ?? projectWordVectors()) : undefined;
   const names = t.stripToolMentions ? new Set(tools.map((tool) => tool.name)) : undefined;
   const words = vectors
     ? yield* wordArmSteps(
@@ -208,6 +213,8 @@ function wordTexts(tool: SearchableTool, t: SearchTuning, names?: ReadonlySet<st
     [fields.params, w.params],
     [fields.upstream, w.upstream],
     [fields.category, w.category],
+    [fields.output.split('\n', 1)[0], w.output],
+    [fields.description, w.description],
   ];
   return texts.filter(([text, weight]) => weight > 0 && text !== '');
 }
@@ -433,7 +440,7 @@ function indexOver(
     let semanticOnly: Set<number> | undefined;
     if (semanticLists.length > 0) {
       const lexicalSet = new Set(fused.ids);
-      fused = withSemantic(fused, semanticLists, depth);
+      fused = withSemantic(fused, semanticLists, depth, knownTerms(lookups[0]));
       const fusedFloor = t.semanticMatchFloor * topScore(fused.scores);
       semanticOnly = new Set();
       for (let i = 0; i < fused.ids.length; i += 1) {
@@ -477,7 +484,7 @@ function indexOver(
    * so a clear lexical winner is not overturned by a middling likeness. 'rrf' (Cormack et al., 2009):
    * (k + 1) x (1 / (k + lexical rank) + weight / (k + semantic rank)), ranks only.
    */
-  function withSemantic(lexical: Scores, lists: readonly SemanticList[], depth: number): Scores {
+  function withSemantic(lexical: Scores, lists: readonly SemanticList[], depth: number, known: number): Scores {
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     const fusedScore = new Map<number, number>();
     const k = t.rrfK;
@@ -487,13 +494,35 @@ function indexOver(
     const top = topK(lexical, depth, byRank);
     if (t.semanticFusion === 'convex') {
       const best = top.length > 0 && top[0][1] > 0 ? top[0][1] : 1;
-      for (const [id, score] of top) add(id, score / best);
-      for (const { ids, scores, weight, floor } of lists) for (let i = 0; i < ids.length; i += 1) add(ids[i], (weight * (scores[i] - floor)) / (1 - floor));
+      const wanted = t.lexicalCoverage > 0 ? top.map(([id]) => id) : t.semanticGate > 0 && top.length > 0 ? [top[0][0]] : [];
+      const coverage = coverageOf(lexical, known, wanted);
+      // Relative to the widest coverage: in a long request no tool holds every word.
+      let widest = 0;
+      for (const [id] of top) widest = Math.max(widest, coverage.get(id) ?? 0);
+      for (const [id, score] of top) add(id, (score / best) * (widest > 0 ? (coverage.get(id) ?? widest) / widest : 1) ** t.lexicalCoverage);
+      // The dense lists weigh less the surer the lexical answer: its first tool holding every query word.
+      const gate = 1 - t.semanticGate * (top.length > 0 ? (coverage.get(top[0][0]) ?? 0) : 0);
+      for (const { ids, scores, weight, floor } of lists)
+        for (let i = 0; i < ids.length; i += 1) add(ids[i], (gate * weight * (scores[i] - floor)) / (1 - floor));
     } else {
       for (let rank = 0; rank < top.length; rank += 1) add(top[rank][0], (k + 1) / (k + rank + 1));
       for (const { ids, weight } of lists) for (let rank = 0; rank < ids.length; rank += 1) add(ids[rank], (weight * (k + 1)) / (k + rank + 1));
     }
     return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
+  }
+
+  /** The share of the `known` query terms each of the `wanted` lexically matched tools holds (empty
+   *  without the counts: a fused list of several term lists). One pass over the lexical list. */
+  function coverageOf(lexical: Scores, known: number, wanted: readonly number[]): Map<number, number> {
+    const out = new Map<number, number>();
+    const { matched, ids } = lexical;
+    if (matched === undefined || known === 0 || wanted.length === 0) return out;
+    const one = wanted.length === 1 ? wanted[0] : -1;
+    const set = one < 0 ? new Set(wanted) : undefined;
+    for (let i = 0; i < ids.length; i += 1) {
+      if (ids[i] === one || set?.has(ids[i])) out.set(ids[i], Math.min(1, matched[i] / known));
+    }
+    return out;
   }
 
   /**
@@ -636,6 +665,11 @@ function numberedUpstreams(tools: SearchableTool[]): { ids: Int32Array; count: n
     return id;
   });
   return { ids, count: numbers.size };
+}
+
+/** Distinct terms of a list that the catalogue holds at all: a word no tool has lowers no tool's coverage. */
+function knownTerms(terms: readonly QueryTerm[]): number {
+  return new Set(terms.filter((q) => q.matches.length > 0)).size;
 }
 
 /** How many of `scores` are at least `floor` (and above 0). */

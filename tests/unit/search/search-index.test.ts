@@ -67,7 +67,7 @@ describe.skipIf(!hasCpzai)('search over the CPZAI catalogue (tool-catalog.json)'
   it('ranks a write asked for in words the intent cues do not know above the reads of the same thing', () => {
     // No cue either way: a read bias (intentImplicit < 1) put list_webhooks first.
     expect(index.search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('delete_webhook');
-    expect(buildToolIndex(cpzai, { intentImplicit: 0.8 }).search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('list_webhooks');
+    expect(buildToolIndex(cpzai, { intentImplicit: 0.7 }).search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('list_webhooks');
   });
 });
 

@@ -32,9 +32,9 @@ describe('word vectors file', () => {
     expect(() => parseWordVectors(bytes.subarray(0, bytes.length - 1))).toThrow('word vectors file: wrong length');
   });
 
-  it('ships with the project: 40,000 words of 100 dimensions', () => {
+  it('ships with the project: 40,000 words of 64 dimensions', () => {
     const wv = projectWordVectors();
-    expect(wv?.dim).toBe(100);
+    expect(wv?.dim).toBe(64);
     expect(wv?.rows.size).toBe(40_000);
     expect(wv?.rows.get('the')).toBe(0);
   });
@@ -46,9 +46,47 @@ describe('the word arm', () => {
     expect(buildToolIndex(tools, { wordWeight: 0 }).search('automobile')).toEqual([]);
   });
 
+  it('reads the vectors given to the build instead of the project file', () => {
+    // Three words in two dimensions: "automobile" points at "weather" here, not at "car".
+    const wv = parseWordVectors(
+      encodeWordVectors(['automobile', 'car', 'weather'], [Float32Array.from([0, 1]), Float32Array.from([1, 0]), Float32Array.from([0, 1])], 2),
+    );
+    expect(buildToolIndex(tools, {}, { wordVectors: wv }).search('automobile')[0]?.name).toBe('get_weather');
+  });
+
   it('leaves a faint likeness out of the answer and the count', () => {
     const page = buildToolIndex(tools).searchPage('automobile');
     expect(page.hits.map((h) => h.name)).toEqual(['rent_car']);
     expect(page.matched).toBe(1);
+  });
+});
+
+describe('the fusion of the word arm with the lexical ranking', () => {
+  const travel: SearchableTool[] = [
+    { name: 'rent_car', description: 'Book a rental car at an airport.' },
+    { name: 'book_taxi', description: 'Order a taxi ride to the airport.' },
+    { name: 'car_colours', description: 'Paint colours of a car model, car by car, every car listed.' },
+  ];
+
+  it('semanticGate: a lexical first tool holding every query word leaves the arm out', () => {
+    expect(
+      buildToolIndex(travel, { semanticGate: 0 })
+        .search('car')
+        .map((h) => h.name),
+    ).toContain('book_taxi');
+    expect(
+      buildToolIndex(travel, { semanticGate: 1 })
+        .search('car')
+        .map((h) => h.name),
+    ).toEqual(['car_colours', 'rent_car']);
+  });
+
+  it('lexicalCoverage: a tool holding half the query words weighs less against one holding them all', () => {
+    const score = (tuning: object, name: string): number | undefined =>
+      buildToolIndex(travel, tuning)
+        .search('rental car')
+        .find((h) => h.name === name)?.score;
+    expect(score({ lexicalCoverage: 2 }, 'rent_car')).toBe(score({}, 'rent_car'));
+    expect(score({ lexicalCoverage: 2 }, 'car_colours')).toBeLessThan((score({}, 'car_colours') ?? 0) - 0.5);
   });
 });
