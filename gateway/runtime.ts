@@ -173,6 +173,8 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       ? createKvStore(config.cache, { name: `catalog:${name}`, ttlMs: 24 * 3600_000, maxEntries: config.cache.maxEntries, metrics, log })
       : undefined;
   const audit = createAuditLog(config.audit, { destination: options.auditDestination, log });
+  // Every decision reported once (the MCP endpoints' and the authorization server's); the metrics, the audit trail and the request span subscribe.
+  const outcomes = createOutcomes(gatewaySubscribers(metrics, audit));
   const pinStore = options.pinStore ?? createPinStore(config, metrics, log);
   // An approval changes what is served without a new upstream catalogue: subscribed clients re-list.
   const pins = new PinGuard(config.pinning, pinStore, { metrics, audit, log, onChange: () => announce(['tools/list']) });
@@ -258,10 +260,9 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     taskIndex: new TaskIndex(store('tasks', MAX_TTL_MS, config.cache.maxEntries)),
     tracing: createTracing(config.tracing, { log, ...(options.spanExporter ? { exporter: options.spanExporter } : {}) }),
     audit,
-    authDecisions: authDecisions({ audit, metrics }),
+    authDecisions: authDecisions(outcomes),
     pins,
-    // Every decision reported once; the metrics, the audit trail and the request span subscribe.
-    outcomes: createOutcomes(gatewaySubscribers(metrics, audit)),
+    outcomes,
     rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, cache: config.cache, metrics, log }) : undefined,
     draining: false,
   };

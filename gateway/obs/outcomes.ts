@@ -1,18 +1,20 @@
-import type { AuditLog, AuditOutcome, CredentialForm } from './audit.ts';
+import type { AuditLog, AuditOutcome, AuthDecision, CredentialForm } from './audit.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { annotateCurrent, annotateRequest } from './tracing.ts';
 
 /**
  * The gateway's decisions as events: each is emitted once, where it is decided, and the metrics, the
  * audit trail and the request's span subscribe ({@link createOutcomes}); no decision site writes to
- * any of them itself. Four kinds:
+ * any of them itself. Five kinds:
  * - a JSON-RPC message answered ({@link MessageOutcome}): `mcp_requests_total`;
  * - a tools/call decided by the arms ({@link ToolOutcome}): an audit line, `mcp_tool_calls_total` (and the
  *   call's duration, output-schema violations), the span's tool and `error.type` (a run_code inner
  *   call's on its own span under the run's, never on the request's);
  * - a run_code run ended ({@link CodeRunOutcome}): `mcp_code_runs_total`, its duration, the request span's outcome;
  * - a request, or one message of it, refused before dispatch ({@link Refusal}): an audit line (a tool
- *   decision for a tools/call, else a refused request), and `mcp_requests_total` for its message.
+ *   decision for a tools/call, else a refused request), and `mcp_requests_total` for its message;
+ * - a sign-in or authorization server decision ({@link AuthOutcome}): the `auth_decision` audit line and
+ *   the OAuth counters.
  */
 
 /** Who a decision was about: the request's identity (never a secret; the credential by its digest). */
@@ -105,7 +107,15 @@ export interface CodeRunOutcome {
   durationMs?: number;
 }
 
-export type OutcomeEvent = MessageOutcome | ToolOutcome | Refusal | CodeRunOutcome;
+/**
+ * One decision of a sign-in (the console's admin token too) or of the built-in authorization server
+ * (auth/decisions.ts), with the fields of its `auth_decision` audit line (obs/audit.ts {@link AuthDecision}).
+ */
+export interface AuthOutcome extends AuthDecision {
+  kind: 'auth';
+}
+
+export type OutcomeEvent = MessageOutcome | ToolOutcome | Refusal | CodeRunOutcome | AuthOutcome;
 
 /** Where decisions are reported: one call per decision. */
 export interface Outcomes {
@@ -141,13 +151,61 @@ export function countIn(metrics: GatewayMetrics): OutcomeSubscriber {
     } else if (event.kind === 'code_run') {
       metrics.codeRuns.inc({ outcome: event.outcome, limit: event.limit ?? 'none' });
       if (event.durationMs !== undefined) metrics.codeRunDuration.observe(event.durationMs / 1000);
+    } else if (event.kind === 'auth') {
+      countAuthDecision(metrics, event);
     } else if (event.message) {
       metrics.mcpRequests.inc({ endpoint: event.endpoint, era: event.message.era, method: event.message.method, outcome: 'error' });
     }
   };
 }
 
-/** One audit line per tool decision (the surface's own tools aside) and per refusal. */
+/**
+ * The `reason` values of `mcp_oauth_refusals_total` counted by name: RFC 6749 §4.1.2.1 and §5.2, RFC 7591 §3.2.2, RFC 8707 §2, RFC 7009 §2.2.1
+ * and RFC 6750 §3.1 error codes, and the gateway's own; anything else is counted as `other`, so the
+ * label stays bounded whatever an error says.
+ */
+const OAUTH_REFUSAL_REASONS = new Set([
+  'invalid_request',
+  'invalid_client',
+  'invalid_grant',
+  'unauthorized_client',
+  'unsupported_grant_type',
+  'invalid_scope',
+  'access_denied',
+  'unsupported_response_type',
+  'server_error',
+  'temporarily_unavailable',
+  'invalid_redirect_uri',
+  'invalid_client_metadata',
+  'invalid_software_statement',
+  'unapproved_software_statement',
+  'invalid_target',
+  'unsupported_token_type',
+  'invalid_token',
+  'insufficient_scope',
+  'invalid_credentials',
+  'rate_limited',
+  'refresh_token_reuse',
+  'key_revoked',
+  'scopes_unavailable',
+]);
+
+/**
+ * The OAuth counters of one sign-in or authorization server decision: `mcp_oauth_sign_ins_total` (a
+ * sign-in page accepted a credential), `mcp_oauth_refusals_total{endpoint,reason}` (a reason not named
+ * above counted as `other`), `mcp_oauth_refresh_reuse_total`.
+ */
+function countAuthDecision(metrics: GatewayMetrics, decision: AuthDecision): void {
+  if (decision.outcome === 'ok') {
+    if (decision.endpoint === 'sign_in') metrics.oauthSignIns.inc();
+    return;
+  }
+  const reason = decision.reason && OAUTH_REFUSAL_REASONS.has(decision.reason) ? decision.reason : 'other';
+  metrics.oauthRefusals.inc({ endpoint: decision.endpoint, reason });
+  if (reason === 'refresh_token_reuse') metrics.oauthRefreshReuse.inc();
+}
+
+/** One audit line per tool decision (the surface's own tools aside), per refusal and per sign-in or authorization server decision (`auth_decision`). */
 export function auditIn(audit: AuditLog): OutcomeSubscriber {
   return (event) => {
     if (event.kind === 'tool') {
@@ -170,6 +228,9 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
         arguments: event.arguments,
         durationMs: event.durationMs,
       });
+    } else if (event.kind === 'auth') {
+      const { kind: _, ...decision } = event;
+      audit.recordAuth(decision);
     } else if (event.kind === 'refusal') {
       const { requester, message } = event;
       if (message?.tool && requester.credentialDigest !== undefined) {

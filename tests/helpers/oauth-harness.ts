@@ -12,6 +12,7 @@ import { createKvStore } from '../../gateway/store/kv-store.ts';
 import { createMetrics, type GatewayMetrics } from '../../gateway/obs/metrics.ts';
 import { authDecisions } from '../../gateway/auth/decisions.ts';
 import { createAuditLog } from '../../gateway/obs/audit.ts';
+import { createOutcomes, gatewaySubscribers } from '../../gateway/obs/outcomes.ts';
 import { createRateLimiter } from '../../gateway/store/rate-limiter.ts';
 import type { BuiltinDeps } from '../../gateway/auth/oauth/builtin.ts';
 import { startPlatform } from '../../upstream/platform/index.ts';
@@ -88,7 +89,7 @@ export async function startOAuthHarness(overrides: DeepPartial<GatewayConfig> = 
 export function decisionDeps(metrics: GatewayMetrics, log: BuiltinDeps['log'], cache: GatewayConfig['cache']): Pick<BuiltinDeps, 'rateLimiter' | 'decide'> {
   return {
     rateLimiter: createRateLimiter({ store: 'memory', cache, metrics, log }),
-    decide: authDecisions({ audit: createAuditLog({ destination: 'off' }), metrics }),
+    decide: authDecisions(createOutcomes(gatewaySubscribers(metrics, createAuditLog({ destination: 'off' })))),
   };
 }
 
