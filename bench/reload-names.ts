@@ -23,7 +23,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { DEFAULT_CONFIG_PATH } from '../config/load.ts';
 import { startPlatform } from '../upstream/platform/index.ts';
@@ -32,8 +32,8 @@ import { freePort } from '../tests/helpers/free-port.ts';
 import { pacedCalls, type PacedCall } from '../tests/helpers/paced-calls.ts';
 import { percentile } from './load.ts';
 
-const here = new URL('..', import.meta.url).pathname;
-const root = process.env.BENCH_GATEWAY_ROOT ?? here;
+const here = resolve(new URL('..', import.meta.url).pathname);
+const root = resolve(process.env.BENCH_GATEWAY_ROOT ?? here);
 const DATA_KEY = { 'x-cpz-key': 'cpz_demo_data', 'x-cpz-secret': 'demo-secret-data' };
 const PHASE_MS = Number(process.env.BENCH_PHASE_MS ?? 5000);
 /** Stalls shorter than this are not recorded (the probe's timer runs every 5 ms). */
