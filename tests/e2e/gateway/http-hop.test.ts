@@ -116,9 +116,11 @@ let upstream: ScriptedUpstream;
 let gateway: RunningGateway;
 beforeAll(async () => {
   upstream = await startScriptedUpstream();
+  // The hanging call waits this long; every other answer must come within it, right after start-up
+  // too (the catalogue and search index are built then): 1.5 s timed out sse_steps at load 20 on 2 cores.
   const overrides = {
     listen: { host: '127.0.0.1', port: 0 },
-    upstreams: [{ name: 'scripted', url: upstream.url, timeoutMs: 1500, restart: { minDelayMs: 20, maxDelayMs: 100, stableAfterMs: 0 } }],
+    upstreams: [{ name: 'scripted', url: upstream.url, timeoutMs: 5000, restart: { minDelayMs: 20, maxDelayMs: 100, stableAfterMs: 0 } }],
     log: { level: 'silent' as const },
   };
   const config = loadConfig({ env: {}, overrides });
