@@ -5,6 +5,9 @@ import { loadConfig, type DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { createRuntime, type Runtime } from '../../gateway/runtime.ts';
 import { fakeUpstream, type FakeUpstreamCore, type FakeUpstreamOptions } from '../fixtures/fake-upstream.ts';
+import { startPlatform } from '../../upstream/platform/index.ts';
+import { createUpstreamHandler } from '../../upstream/server/index.ts';
+import { startHoldingProxy, type HoldingProxy } from './holding-proxy.ts';
 import { LogCapture } from './log-capture.ts';
 
 /** The base URL in-process requests are addressed to (a loopback name the Host check accepts; nothing listens). */
@@ -29,9 +32,15 @@ export const routedFetch = (input: string | URL | Request, init?: RequestInit): 
   return serve(input instanceof Request && init === undefined ? input : new Request(input, init));
 };
 
-export interface InProcessOptions {
+/** What an in-process gateway needs of an upstream served in memory: the fetch that serves it, and its close. */
+export interface ServedUpstream {
+  fetch: FetchLike;
+  close(): Promise<void>;
+}
+
+export interface InProcessOptions<U extends ServedUpstream = InMemoryUpstream> {
   /** The upstream(s) behind the gateway, by upstream name (default name `cpzai`, the config's first). */
-  upstreams?: Record<string, InMemoryUpstream>;
+  upstreams?: Record<string, U>;
   /** Shorthand for one in-memory fake upstream built from these options (upstream name `fake`). */
   fake?: FakeUpstreamOptions;
   /** Where audit events go (RuntimeOptions.auditDestination): a LogCapture to read them. */
@@ -46,7 +55,7 @@ export interface InProcessOptions {
  */
 export type InMemoryUpstream = FakeUpstreamCore;
 
-export interface InProcessGateway {
+export interface InProcessGateway<U extends ServedUpstream = InMemoryUpstream> {
   runtime: Runtime;
   /** This gateway's own origin (`http://127.0.0.1:<n>`, nothing listens): {@link routedFetch} serves it in process. */
   gatewayUrl: string;
@@ -57,7 +66,7 @@ export interface InProcessGateway {
   /** `${gatewayUrl}/mcp` and `/mcp/compact` as URLs for client transports. */
   mcpUrl: URL;
   compactUrl: URL;
-  upstreams: Record<string, InMemoryUpstream>;
+  upstreams: Record<string, U | InMemoryUpstream>;
   /** The `fake` upstream, when built from `options.fake`. */
   fake?: InMemoryUpstream;
   logs: LogCapture;
@@ -74,8 +83,11 @@ export function inMemoryFakeUpstream(options: FakeUpstreamOptions): InMemoryUpst
  * with the environment ignored), its upstreams served in memory: no socket anywhere. Without
  * `upstreams`/`fake`, the config's HTTP upstreams are reached over the network as usual.
  */
-export function inProcessGateway(config: GatewayConfig | DeepPartial<GatewayConfig> = {}, options: InProcessOptions = {}): InProcessGateway {
-  const upstreams: Record<string, InMemoryUpstream> = { ...options.upstreams };
+export function inProcessGateway<U extends ServedUpstream = InMemoryUpstream>(
+  config: GatewayConfig | DeepPartial<GatewayConfig> = {},
+  options: InProcessOptions<U> = {},
+): InProcessGateway<U> {
+  const upstreams: Record<string, U | InMemoryUpstream> = { ...options.upstreams };
   const fakeName = 'fake';
   const fake = options.fake ? inMemoryFakeUpstream(options.fake) : undefined;
   if (fake) upstreams[fakeName] = fake;
@@ -179,4 +191,55 @@ export function inProcessGatewayOver(upstream: InMemoryUpstream | string, settin
     overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ ...settings, url }], log: { level: 'silent' } },
   });
   return inProcessGateway(config, { upstreams: typeof upstream === 'string' ? {} : { [config.upstreams[0]!.name]: upstream } });
+}
+
+/** An in-process gateway in front of the reference upstream (see {@link inProcessReferenceStack}). */
+export interface InProcessReferenceStack extends InProcessGateway<ServedUpstream> {
+  /** The platform stand-in's base URL (its `/v1/me` is the scope endpoint). */
+  platformUrl: string;
+  /** The upstream's MCP URL (direct calls, for comparisons): an origin {@link routedFetch} serves in memory. */
+  upstreamUrl: string;
+  platform: Awaited<ReturnType<typeof startPlatform>>;
+  /** The proxy the upstream server reaches the platform through (`platformProxy: true`). */
+  platformProxy?: HoldingProxy;
+}
+
+/**
+ * In process, what `startStack()` (stack.ts) starts for the reference upstream: config/cpzai.yaml (the
+ * environment ignored) with the CPZAI MCP server served in memory (upstream/server createUpstreamHandler)
+ * and the platform stand-in over loopback HTTP, whose `/v1/me` is the scope endpoint; the gateway has no
+ * socket. `gateway`: config overrides as startStack takes them; `platformProxy`: a {@link HoldingProxy}
+ * between the upstream server and the platform.
+ */
+export async function inProcessReferenceStack(
+  options: { gateway?: DeepPartial<GatewayConfig>; platformProxy?: boolean } = {},
+): Promise<InProcessReferenceStack> {
+  const platform = await startPlatform({ port: 0 });
+  const platformProxy = options.platformProxy ? await startHoldingProxy(platform.url) : undefined;
+  const handler = createUpstreamHandler({ platformUrl: platformProxy?.url ?? platform.url });
+  const upstreamOrigin = `${IN_PROCESS_BASE}:${nextOrigin++}`;
+  inProcessOrigins.set(upstreamOrigin, (request) => handler.fetch(request));
+  const upstream: ServedUpstream = { fetch: (url, init) => handler.fetch(new Request(url, init)), close: () => handler.close() };
+  const gateway = options.gateway ?? {};
+  const started = inProcessGateway<ServedUpstream>(
+    { ...gateway, scopes: { endpoint: `${platform.url}/v1/me`, ...gateway.scopes } },
+    { upstreams: { cpzai: upstream } },
+  );
+  await started.runtime.startOAuth(started.gatewayUrl);
+  return {
+    ...started,
+    platformUrl: platform.url,
+    upstreamUrl: `${upstreamOrigin}/mcp`,
+    platform,
+    platformProxy,
+    close: async () => {
+      try {
+        inProcessOrigins.delete(upstreamOrigin);
+        await started.close();
+      } finally {
+        await platformProxy?.close();
+        await platform.close();
+      }
+    },
+  };
 }

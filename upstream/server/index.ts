@@ -5,7 +5,7 @@ import Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import { createMcpHandler } from '@modelcontextprotocol/server';
 import { localhostHostValidation, localhostOriginValidation, toNodeHandler } from '@modelcontextprotocol/node';
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { callerCredentials, requestIdFrom, requestIdOf } from './caller-credentials.ts';
 import { createMcpServer } from './mcp-server.ts';
 
@@ -16,6 +16,20 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
  * idle gap of about that length: at Node's 5 s, the gaps of a test on a loaded machine met it (ECONNRESET).
  */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+
+/**
+ * The reference CPZAI MCP server's handler (`createMcpHandler`, stateless; 2026-07-28 and the legacy
+ * revisions 2024-10-07 to 2025-11-25): one server per request, built with the caller's credential
+ * headers and X-Request-Id, calling the platform at `platformUrl`. `handler.fetch(Request)` serves it
+ * without a socket (tests); {@link startUpstreamServer} serves it over HTTP.
+ */
+export function createUpstreamHandler(opts: { platformUrl: string; logger?: Logger }) {
+  const { platformUrl, logger } = opts;
+  return createMcpHandler(
+    ({ requestInfo }) => createMcpServer({ platformUrl, credentials: callerCredentials(requestInfo), requestId: requestIdOf(requestInfo), logger }),
+    { legacy: 'stateless', onerror: (error) => logger?.warn({ err: error.message }, 'mcp request rejected') },
+  );
+}
 
 /**
  * Starts the reference CPZAI MCP server: a Koa app whose `/mcp` route is served by
@@ -29,10 +43,7 @@ export async function startUpstreamServer(opts: { platformUrl: string; port?: nu
 }> {
   const { platformUrl, port = 3001, host = '127.0.0.1', log = false } = opts;
   const logger = log ? pino({ name: 'cpzai-mcp' }) : undefined;
-  const handler = createMcpHandler(
-    ({ requestInfo }) => createMcpServer({ platformUrl, credentials: callerCredentials(requestInfo), requestId: requestIdOf(requestInfo), logger }),
-    { legacy: 'stateless', onerror: (error) => logger?.warn({ err: error.message }, 'mcp request rejected') },
-  );
+  const handler = createUpstreamHandler({ platformUrl, logger });
   const serveMcp = toNodeHandler(handler, { onerror: (error) => logger?.error({ err: error.message }, 'mcp adapter failed') });
   const guards = LOOPBACK.has(host) ? [localhostHostValidation(), localhostOriginValidation()] : [];
 

@@ -1,15 +1,15 @@
 /**
  * /mcp against the reference stack (platform + CPZAI upstream + gateway) through real MCP clients
- * over real HTTP: each demo key sees exactly the tools its scopes allow, in both protocol eras, and
+ * (the gateway and the upstream in process, the platform over HTTP): each demo key sees exactly the tools its scopes allow, in both protocol eras, and
  * everything else passes through unchanged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DATA_KEY_TOOLS, DEMO_KEYS, DEMO_SECRETS, connectV1, connectV2, namesOf, withoutClientHints, type DemoKey } from '../../helpers/clients.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { DATA_KEY_TOOLS, DEMO_KEYS, DEMO_SECRETS, connectV1, connectV2, namesOf, withoutClientHints, type DemoKey } from '../helpers/clients.ts';
+import { inProcessReferenceStack, type InProcessReferenceStack as Stack } from '../helpers/in-process.ts';
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack({ platformProxy: true });
+  stack = await inProcessReferenceStack({ platformProxy: true });
 });
 afterAll(async () => {
   await stack?.close();

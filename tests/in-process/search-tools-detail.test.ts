@@ -4,15 +4,15 @@
  * leaves out schemas, keeping name, title, a one-line description and `advertised`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_KEYS } from '../../helpers/clients.ts';
-import { withClient, type ToolResult } from '../../helpers/era-client.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { DEMO_KEYS } from '../helpers/clients.ts';
+import { withClient, type ToolResult } from '../helpers/era-client.ts';
+import { inProcessReferenceStack, type InProcessReferenceStack as Stack } from '../helpers/in-process.ts';
 
 type Found = { tools: Record<string, unknown>[]; matched: number; total: number; summary: string };
 
 let stack: Stack;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await inProcessReferenceStack();
 });
 afterAll(async () => {
   await stack?.close();

@@ -5,16 +5,16 @@
  * valid call returns what the direct call on /mcp returns.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_KEYS } from '../../helpers/clients.ts';
-import { ERAS, withClient, type ToolResult } from '../../helpers/era-client.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { DEMO_KEYS } from '../helpers/clients.ts';
+import { ERAS, withClient, type ToolResult } from '../helpers/era-client.ts';
+import { inProcessReferenceStack, routedFetch, type InProcessReferenceStack as Stack } from '../helpers/in-process.ts';
 
 const MIDDLE_OFFICE = ['list_cash_flows', 'list_deals', 'list_fund_periods', 'list_journal_entries', 'list_lifecycle_events'];
 
 let stack: Stack;
 let compactUrl: string;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await inProcessReferenceStack();
   compactUrl = `${stack.gatewayUrl}/mcp/compact`;
 });
 afterAll(async () => {
@@ -25,7 +25,7 @@ const textOf = (result: ToolResult) => result.content.map((c) => c.text ?? '').j
 
 /** tools/call requests the gateway sent upstream so far (from its own metrics). */
 async function upstreamCalls(): Promise<number> {
-  const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+  const text = await (await routedFetch(`${stack.gatewayUrl}/metrics`)).text();
   return Number(text.match(/^mcp_upstream_request_duration_seconds_count\{upstream="[^"]+",method="tools\/call"\} (\d+)$/m)?.[1] ?? 0);
 }
 

@@ -4,9 +4,9 @@
  * sees a middle-office tool, the identity key only get_profile), the match shape, and bad input.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_KEYS, type DemoKey } from '../../helpers/clients.ts';
-import { ERAS, withClient, type EraClient, type ToolResult } from '../../helpers/era-client.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { DEMO_KEYS, type DemoKey } from '../helpers/clients.ts';
+import { ERAS, withClient, type EraClient, type ToolResult } from '../helpers/era-client.ts';
+import { inProcessReferenceStack, type InProcessReferenceStack as Stack } from '../helpers/in-process.ts';
 
 const MIDDLE_OFFICE = ['list_cash_flows', 'list_deals', 'list_fund_periods', 'list_journal_entries', 'list_lifecycle_events'];
 
@@ -29,7 +29,7 @@ interface Found {
 let stack: Stack;
 let compactUrl: string;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await inProcessReferenceStack();
   compactUrl = `${stack.gatewayUrl}/mcp/compact`;
 });
 afterAll(async () => {

@@ -4,22 +4,22 @@
  * tools and the read anchors), and no other; off, no tool carries it. Reference stack, full key.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectV2, DEMO_KEYS } from '../../helpers/clients.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { connectV2, DEMO_KEYS } from '../helpers/clients.ts';
+import { inProcessReferenceStack, type InProcessReferenceStack as Stack } from '../helpers/in-process.ts';
 
 const KEY = 'anthropic/alwaysLoad';
 let stack: Stack;
 let off: Stack;
 beforeAll(async () => {
-  stack = await startStack();
-  off = await startStack({ gateway: { clientHints: { alwaysLoad: false } } });
+  stack = await inProcessReferenceStack();
+  off = await inProcessReferenceStack({ gateway: { clientHints: { alwaysLoad: false } } });
 });
 afterAll(async () => {
   await stack?.close();
   await off?.close();
 });
 
-async function tools(url: string) {
+async function tools(url: string | URL) {
   const client = await connectV2(url, DEMO_KEYS.full);
   try {
     return (await client.listTools()).tools;

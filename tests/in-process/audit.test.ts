@@ -1,5 +1,5 @@
 /**
- * The audit trail end to end against the reference stack (issue 17, Done when): an allowed write, a
+ * The audit trail through the real handler against the reference stack in process (issue 17, Done when): an allowed write, a
  * write refused through call_tool, an out-of-scope call and invalid arguments (through call_tool and
  * direct) each leave exactly one event with the right outcome in the audit file (found by the request
  * id the test sent), separate from the access log; no secret and no argument value in it. The file
@@ -8,10 +8,10 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { credentialDigest } from '../../../gateway/auth/credentials.ts';
-import { DATA_KEY, FULL_KEY, IDENTITY_KEY, messagesOf, post, rpc } from '../../helpers/raw-mcp.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
-import { waitFor } from '../../helpers/wait.ts';
+import { credentialDigest } from '../../gateway/auth/credentials.ts';
+import { DATA_KEY, FULL_KEY, IDENTITY_KEY, messagesOf, post, rpc } from '../helpers/raw-mcp.ts';
+import { inProcessReferenceStack, type InProcessReferenceStack as Stack } from '../helpers/in-process.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const AUDIT_FILE = `.tmp/audit/audit-${process.pid}.log`;
 const AUDIT_KEY = 'audit-test-digest-key-0123456789';
@@ -24,7 +24,7 @@ beforeAll(async () => {
   mkdirSync('.tmp/audit', { recursive: true });
   rmSync(AUDIT_FILE, { force: true });
   // The request budget is far above what the other tests send with any one key; the identity key spends it.
-  stack = await startStack({
+  stack = await inProcessReferenceStack({
     gateway: {
       cache: { key: DIGEST_KEY },
       audit: { destination: AUDIT_FILE, digestKey: AUDIT_KEY },

@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { DATA_KEY_TOOLS, DEMO_KEYS, connectV1, connectV2, namesOf, type DemoKey } from '../../helpers/clients.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { DATA_KEY_TOOLS, DEMO_KEYS, connectV1, connectV2, namesOf, type DemoKey } from '../helpers/clients.ts';
+import { inProcessReferenceStack, routedFetch, type InProcessReferenceStack as Stack } from '../helpers/in-process.ts';
 
 /** tools/list calls per test: each of the six clients (3 keys x 2 eras) ten times. */
 const CALLS = 60;
@@ -20,7 +20,7 @@ let fullNames: string[];
 const clients: { key: DemoKey; era: string; client: Client | V1Client }[] = [];
 
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await inProcessReferenceStack();
 });
 afterAll(async () => {
   await Promise.allSettled(clients.map(({ client }) => client.close()));
@@ -55,7 +55,7 @@ describe('credential isolation', { timeout: TIMEOUT_MS }, () => {
   });
 
   it('looks each credential up at the scope endpoint once, then serves it from the scope cache', async () => {
-    const metrics = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    const metrics = await (await routedFetch(`${stack.gatewayUrl}/metrics`)).text();
     const count = (result: string) => Number(metrics.match(new RegExp(`^mcp_scope_lookups_total\\{result="${result}"\\} (\\d+)`, 'm'))?.[1] ?? 0);
     expect(count('miss')).toBe(3);
     expect(count('hit')).toBeGreaterThanOrEqual(2 * CALLS);

@@ -1,12 +1,12 @@
 /**
  * POST /mcp/compact against the reference stack (platform + CPZAI upstream + gateway) through real MCP
- * clients over real HTTP (issue 8, The surface): each demo key sees search_tools, call_tool and the
+ * clients, the gateway and the upstream in process (issue 8, The surface): each demo key sees search_tools, call_tool and the
  * writes and anchors its scopes allow, in both eras; everything else is served as on /mcp.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEMO_KEYS, connectV1, connectV2, withoutClientHints, type DemoKey } from '../../helpers/clients.ts';
-import { ERAS, withClient } from '../../helpers/era-client.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { DEMO_KEYS, connectV1, connectV2, withoutClientHints, type DemoKey } from '../helpers/clients.ts';
+import { ERAS, withClient } from '../helpers/era-client.ts';
+import { inProcessReferenceStack, routedFetch, type InProcessReferenceStack as Stack } from '../helpers/in-process.ts';
 
 const WRITES = [
   'compute_risk',
@@ -35,7 +35,7 @@ const CATEGORIES: Record<DemoKey, string[]> = {
 let stack: Stack;
 let compactUrl: string;
 beforeAll(async () => {
-  stack = await startStack();
+  stack = await inProcessReferenceStack();
   compactUrl = `${stack.gatewayUrl}/mcp/compact`;
 });
 afterAll(async () => {
@@ -76,7 +76,7 @@ describe('the compact surface', () => {
   });
 
   it('serves the upstream instructions followed by the compact workflow, in both eras; /mcp keeps the upstream ones unchanged', async () => {
-    const instructionsAt = async (url: string) => {
+    const instructionsAt = async (url: string | URL) => {
       const [modern, legacy] = await Promise.all([connectV2(url, DEMO_KEYS.data, 'pinned'), connectV1(url, DEMO_KEYS.data)]);
       try {
         return { modern: modern.getInstructions(), legacy: legacy.getInstructions() };
@@ -115,7 +115,7 @@ describe('the compact surface', () => {
   });
 
   it('answers 401 with a challenge naming the /mcp/compact resource metadata when no credential is sent', async () => {
-    const response = await fetch(compactUrl, {
+    const response = await routedFetch(compactUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
@@ -127,7 +127,7 @@ describe('the compact surface', () => {
   it('answers 401 for search_tools and call_tool when the scope endpoint refuses the credential', async () => {
     const bad = { 'x-cpz-key': 'cpz_demo_full', 'x-cpz-secret': 'wrong-secret' };
     for (const name of ['search_tools', 'call_tool']) {
-      const response = await fetch(compactUrl, {
+      const response = await routedFetch(compactUrl, {
         method: 'POST',
         headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...bad },
         body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: { query: 'orders', name: 'get_profile' } } }),
@@ -144,7 +144,7 @@ describe('the compact surface', () => {
       await c.callTool('call_tool', { name: 'place_order', arguments: {} });
       await c.callTool('call_tool', { name: 'list_deals', arguments: { limit: 0 } });
     });
-    const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    const text = await (await routedFetch(`${stack.gatewayUrl}/metrics`)).text();
     const value = (series: string) => Number(text.match(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm'))?.[1] ?? NaN);
     expect(value('mcp_tool_calls_total{endpoint="compact",tool="list_deals",via="call_tool",outcome="ok"}')).toBeGreaterThanOrEqual(1);
     expect(value('mcp_tool_calls_total{endpoint="compact",tool="place_order",via="call_tool",outcome="refused"}')).toBeGreaterThanOrEqual(1);
