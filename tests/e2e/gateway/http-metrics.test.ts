@@ -1,0 +1,48 @@
+/**
+ * The issue 7 metric families on a gateway's /metrics over real HTTP, and the edge's 401 counted under its
+ * route (kept end to end: the in-process fetch of createRuntime showed no http_request_duration_seconds
+ * observation for this suite's requests on 2026-12-05, while a listening gateway does; see the rest of the
+ * edge in tests/in-process/http-edge.test.ts).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startStack, type Stack } from '../../helpers/stack.ts';
+
+const LEGACY = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+
+let stack: Stack;
+beforeAll(async () => {
+  stack = await startStack({
+    upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] },
+    gateway: { upstreams: [{ health: { intervalMs: 0 } }] },
+  });
+  // One unauthenticated POST, so the 401 series exists.
+  await fetch(stack.mcpUrl, { method: 'POST', headers: LEGACY, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }) });
+});
+afterAll(async () => {
+  await stack?.close();
+});
+
+describe('GET /metrics', () => {
+  it('exposes the issue 7 metric families on /metrics', async () => {
+    const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+    for (const name of [
+      'http_request_duration_seconds',
+      'mcp_requests_total',
+      'mcp_tool_calls_total',
+      'mcp_tool_call_duration_seconds',
+      'mcp_upstream_request_duration_seconds',
+      'mcp_upstream_errors_total',
+      'mcp_scope_lookups_total',
+      'mcp_scope_lookup_duration_seconds',
+      'mcp_catalog_tools',
+      'mcp_catalog_refreshes_total',
+      'mcp_search_duration_seconds',
+      'mcp_output_schema_violations_total',
+      'mcp_advertised_tools',
+      'mcp_tools_list_bytes',
+      'process_cpu_seconds_total',
+    ])
+      expect(text).toContain(`# TYPE ${name} `);
+    expect(text).toMatch(/^http_request_duration_seconds_count\{route="\/mcp",method="POST",status_code="401"\} [1-9]/m);
+  });
+});
