@@ -11,8 +11,26 @@ import { SchemaCompiler, pointerOf } from './schema-compiler.ts';
  */
 export const MAX_REPORTED_ISSUES = 20;
 
+/** One offending argument: its JSON Pointer into the arguments (RFC 6901; '' for the whole object) and what is wrong. */
+export interface ArgumentError {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * The `_meta` key of an invalid-arguments result, on every path a model may take: the gateway's own
+ * checks (call_tool, search_tools, run_code) and the reference upstream's (a direct tools/call on `/mcp`
+ * is checked by the upstream: upstream/server/call-tool.ts writes the same key and shape).
+ */
+export const ARGUMENT_ERRORS_META_KEY = 'ai.cpz/argument-errors';
+
 /** Outcome of checking tools/call arguments: a value, never an exception. */
-export type InputCheck = { ok: true; checked: boolean } | { ok: false; paths: string[]; issues: string[] };
+export type InputCheck = { ok: true; checked: boolean } | { ok: false; errors: ArgumentError[]; issues: string[] };
+
+/** The `_meta` of an invalid-arguments result: {@link ARGUMENT_ERRORS_META_KEY} listing the errors. */
+export function argumentErrorsMeta(errors: readonly ArgumentError[]): Record<string, unknown> {
+  return { [ARGUMENT_ERRORS_META_KEY]: errors };
+}
 
 /**
  * Checks tool arguments against an inputSchema before the gateway dispatches a call itself (the
@@ -53,17 +71,18 @@ export class InputValidator {
     if (entry.validate(args)) return { ok: true, checked: true };
     // `if` errors only restate the failure of the `then` branch, already reported with its own path.
     const errors = (entry.validate.errors ?? []).filter((e) => e.keyword !== 'if');
-    const shown = errors.slice(0, MAX_REPORTED_ISSUES);
-    const issues = shown.map(issueOf);
-    if (errors.length > shown.length) issues.push(`and ${(errors.length - shown.length).toLocaleString('en-US')} more issues`);
-    return { ok: false, paths: [...new Set(shown.map(pointerOf))], issues };
+    const shown = errors.slice(0, MAX_REPORTED_ISSUES).map(argumentErrorOf);
+    const issues = shown.map(({ path, message }) => `${path || '(arguments)'} ${message}`);
+    if (errors.length > shown.length) issues.push(`and ${(errors.length - MAX_REPORTED_ISSUES).toLocaleString('en-US')} more issues`);
+    return { ok: false, errors: shown, issues };
   }
 }
 
-function issueOf(error: ErrorObject): string {
-  const path = pointerOf(error) || '(arguments)';
-  if (error.keyword === 'required') return `${path} is required`;
-  if (error.keyword === 'additionalProperties') return `${path} is not an argument of this tool`;
-  if (error.keyword === 'enum') return `${path} must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
-  return `${path} ${error.message ?? 'is invalid'}`;
+function argumentErrorOf(error: ErrorObject): ArgumentError {
+  const path = pointerOf(error);
+  if (error.keyword === 'required') return { path, message: 'is required' };
+  if (error.keyword === 'additionalProperties') return { path, message: 'is not an argument of this tool' };
+  if (error.keyword === 'enum')
+    return { path, message: `must be one of ${(error.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}` };
+  return { path, message: error.message ?? 'is invalid' };
 }

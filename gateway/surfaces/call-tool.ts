@@ -1,3 +1,4 @@
+import { argumentErrorsMeta } from '../checks/input-check.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { CALL_TOOL, SEARCH_TOOLS, findableByModel, resolveTool, type ToolResolution } from '../policy/tool-resolution.ts';
@@ -79,9 +80,14 @@ export async function callThroughDispatcher(
   const own = d.runtime.inputs.check(CALL_TOOL, definition.inputSchema, args);
   if (!own.ok) {
     const asked = typeof args.name === 'string' ? args.name : '';
-    return refuse(asked, resolve(asked), 'invalid_arguments', 'invalid_arguments', `Invalid arguments for call_tool: ${own.issues.join('; ')}.`, {
-      'ai.cpz.gateway/paths': own.paths,
-    });
+    return refuse(
+      asked,
+      resolve(asked),
+      'invalid_arguments',
+      'invalid_arguments',
+      `Invalid arguments for call_tool: ${own.issues.join('; ')}.`,
+      argumentErrorsMeta(own.errors),
+    );
   }
   const name = args.name as string;
   const targetArgs = (args.arguments as Record<string, unknown> | undefined) ?? {};
@@ -130,7 +136,7 @@ export async function callThroughDispatcher(
   if (!check.ok) {
     const message = `Invalid arguments for ${name}: ${check.issues.join('; ')}. Its input_schema: ${JSON.stringify(tool.definition.inputSchema)}`;
     return refuse(name, target, 'invalid_arguments', 'invalid_arguments', message, {
-      'ai.cpz.gateway/paths': check.paths,
+      ...argumentErrorsMeta(check.errors),
       'ai.cpz.gateway/input_schema': tool.definition.inputSchema,
     });
   }

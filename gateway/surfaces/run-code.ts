@@ -1,3 +1,4 @@
+import { argumentErrorsMeta } from '../checks/input-check.ts';
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { CodeModeConfig } from '../../config/types.ts';
@@ -113,7 +114,7 @@ export async function runCode(
   if (!own.ok) {
     ended('refused');
     const result = toolErrorResult('invalid_arguments', `Invalid arguments for run_code: ${own.issues.join('; ')}.`);
-    return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/paths': own.paths } };
+    return { ...result, _meta: { ...result._meta, ...argumentErrorsMeta(own.errors) } };
   }
   const digest = d.caller.credential.digest;
   const slot = codeSandbox.slots.acquire(digest, limits);

@@ -1,3 +1,4 @@
+import { argumentErrorsMeta, type ArgumentError } from '../checks/input-check.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import { EmptyQueryError } from '../../search/index.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
@@ -62,7 +63,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const check = d.runtime.inputs.check(SEARCH_TOOLS, definition.inputSchema, args);
   if (!check.ok) {
     count('invalid_arguments');
-    return invalid(`Invalid arguments for search_tools: ${check.issues.join('; ')}.`, check.paths);
+    return invalid(`Invalid arguments for search_tools: ${check.issues.join('; ')}.`, check.errors);
   }
   const query = args.query as string;
   const category = args.category as string | undefined;
@@ -89,7 +90,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   } catch (error) {
     if (!(error instanceof EmptyQueryError)) throw error;
     count('invalid_arguments');
-    return invalid(`Invalid arguments for search_tools: /query is blank: ${error.message}.`, ['/query']);
+    return invalid(`Invalid arguments for search_tools: /query is blank: ${error.message}.`, [{ path: '/query', message: 'is blank' }]);
   } finally {
     metrics.searchDuration.observe((performance.now() - started) / 1000);
   }
@@ -157,7 +158,7 @@ function firstLine(text: string): string {
 }
 
 // No structuredContent on errors: v1 clients validate it against the outputSchema even when isError.
-function invalid(message: string, paths: string[]): CallToolResult {
+function invalid(message: string, errors: readonly ArgumentError[]): CallToolResult {
   const result = toolErrorResult('invalid_arguments', message);
-  return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/paths': paths } };
+  return { ...result, _meta: { ...result._meta, ...argumentErrorsMeta(errors) } };
 }

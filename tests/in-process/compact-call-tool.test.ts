@@ -77,7 +77,7 @@ describe.each(ERAS)('call_tool (%s era)', (era) => {
     );
     expect(result.isError).toBe(true);
     expect(result._meta?.['ai.cpz.gateway/error']).toBe('invalid_arguments');
-    expect([...(result._meta?.['ai.cpz.gateway/paths'] as string[])].sort()).toEqual(['/colour', '/limit', '/status']);
+    expect((result._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path).sort()).toEqual(['/colour', '/limit', '/status']);
     for (const path of ['/limit', '/status', '/colour']) expect(textOf(result)).toContain(path);
     expect(textOf(result)).toContain(JSON.stringify(listed.inputSchema));
     expect(result._meta?.['ai.cpz.gateway/input_schema']).toEqual(listed.inputSchema);
@@ -90,9 +90,9 @@ describe.each(ERAS)('call_tool (%s era)', (era) => {
       await c.callTool('call_tool', { name: 'list_deals', arguments: 'limit=1' }),
     ]);
     expect(noName.isError).toBe(true);
-    expect(noName._meta?.['ai.cpz.gateway/paths']).toEqual(['/name']);
+    expect((noName._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(['/name']);
     expect(badArgs.isError).toBe(true);
-    expect(badArgs._meta?.['ai.cpz.gateway/paths']).toEqual(['/arguments']);
+    expect((badArgs._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(['/arguments']);
   });
 
   it.each([

@@ -76,7 +76,7 @@ describe.each(ERAS)('call_tool in front of a fake upstream (%s era)', (era) => {
     const flood = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]));
     const result = await withClient(era, compactUrl, KEY, (c) => c.callTool('search_tools', { query: 'deal', ...flood }));
     expect(result.isError).toBe(true);
-    expect(result._meta?.['ai.cpz.gateway/paths']).toHaveLength(20);
+    expect((result._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toHaveLength(20);
     expect(textOf(result)).toContain('/k19 is not an argument of this tool; and 4,980 more issues.');
     expect(textOf(result)).toMatch(/^Invalid arguments for search_tools: \/k0 is not an argument of this tool; /);
     expect(textOf(result)).not.toContain('/k20 ');
@@ -89,11 +89,11 @@ describe.each(ERAS)('call_tool in front of a fake upstream (%s era)', (era) => {
     await withClient(era, compactUrl, KEY, async (c) => {
       const search = await c.callTool('search_tools', { query: 'deal '.repeat(120_000) });
       expect(search.isError).toBe(true);
-      expect(search._meta?.['ai.cpz.gateway/paths']).toEqual(['/query']);
+      expect((search._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(['/query']);
       expect(textOf(search)).toMatch(/^Invalid arguments for search_tools: \/query .*2000/);
       const call = await c.callTool('call_tool', { name: 'q'.repeat(300_000) });
       expect(call.isError).toBe(true);
-      expect(call._meta?.['ai.cpz.gateway/paths']).toEqual(['/name']);
+      expect((call._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(['/name']);
       for (const result of [search, call]) expect(JSON.stringify(result).length).toBeLessThan(2_000);
     });
     expect(upstreamCalls()).toBe(before);
@@ -107,7 +107,7 @@ describe.each(ERAS)('call_tool in front of a fake upstream (%s era)', (era) => {
       const anchor = await c.callTool('call_tool', { name: 'anchor_deal' });
       expect(textOf(anchor)).toBe('anchor_deal is advertised: call it directly.');
       const invalid = await c.callTool('call_tool', { name: 'echo_args', arguments: { times: 'x' } });
-      expect(invalid._meta?.['ai.cpz.gateway/paths']).toEqual(expect.arrayContaining(['/word', '/times']));
+      expect((invalid._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(expect.arrayContaining(['/word', '/times']));
       const own = await c.callTool('call_tool', { name: 'search_tools', arguments: { query: 'x' } });
       expect(textOf(own)).toBe('search_tools is advertised: call it directly.');
       const unknown = await c.callTool('call_tool', { name: 'qqqqqqqqqqqq' });

@@ -120,7 +120,7 @@ describe.each(ERAS)('search_tools (%s era)', (era) => {
       for (const limit of [0, 21, 2.5]) {
         const result = await search(c, { query: 'list', limit });
         expect(result.isError).toBe(true);
-        expect(result._meta?.['ai.cpz.gateway/paths']).toEqual(['/limit']);
+        expect((result._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(['/limit']);
       }
     }));
 
@@ -137,7 +137,7 @@ describe.each(ERAS)('search_tools (%s era)', (era) => {
       const result = await search(c, { query });
       expect(result.isError).toBe(true);
       expect(result.content[0]!.text).toMatch(/query/);
-      expect(result._meta?.['ai.cpz.gateway/paths']).toEqual(['/query']);
+      expect((result._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(['/query']);
     }),
   );
 

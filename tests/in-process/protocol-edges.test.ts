@@ -3,13 +3,16 @@
  * edge: GET/DELETE on an MCP endpoint (405, Allow, data.kind), a short -32020 (the two disagreeing
  * values, never a whole body twice), a non-UTF-8 charset (415) and invalid UTF-8 bytes (-32700), a
  * tools/call without `name` ("is required"), a 2025-03-26 batch with one bad element (named by index),
- * and an unknown method (404 on 2026-07-28 by SEP-2575; an in-band -32601 on the 2025 leg, where a 404
- * tells a client its session is gone: README compatibility notes).
+ * an unknown method (404 on 2026-07-28 by SEP-2575; an in-band -32601 on the 2025 leg, where a 404
+ * tells a client its session is gone: README compatibility notes), and one `_meta` key for argument errors
+ * whether the gateway (call_tool) or the reference upstream (a direct call) checked them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { rpcCall, parseAnswer, ERAS, type RpcCall } from '../fixtures/rpc-requests.ts';
 import { inProcessStack, type InProcessGateway } from '../helpers/in-process.ts';
+import { ARGUMENT_ERRORS_META_KEY } from '../../gateway/checks/input-check.ts';
+import { resolveCall } from '../../upstream/server/call-tool.ts';
 
 const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
 const echo: Tool = {
@@ -157,5 +160,21 @@ describe('protocol edges', () => {
     const text = await answers.text();
     expect(text).toContain('"id":2,"error":{"code":-32602,"message":"Invalid params: /name is required"');
     expect(text).toContain('"tools":[{"name":"echo_word"');
+  });
+
+  it.each(ERAS)('%s: call_tool names bad arguments under the same _meta key and shape as a direct call to the reference upstream', async (era) => {
+    const c = call(era, 'tools/call', { name: 'call_tool', arguments: { name: 'echo_word', arguments: { word: 5 } } }, '/mcp/compact');
+    const answer = parseAnswer(await (await send(c)).text()) as { result?: { isError?: boolean; _meta?: Record<string, unknown> } };
+    expect(answer.result?.isError).toBe(true);
+    expect(answer.result?._meta?.['ai.cpz/argument-errors']).toEqual([{ path: '/word', message: 'must be string' }]);
+    expect(answer.result?._meta).not.toHaveProperty('ai.cpz.gateway/paths');
+    const missing = call(era, 'tools/call', { name: 'call_tool', arguments: { arguments: {} } }, '/mcp/compact');
+    const refused = parseAnswer(await (await send(missing)).text()) as { result?: { _meta?: Record<string, unknown> } };
+    expect(refused.result?._meta?.[ARGUMENT_ERRORS_META_KEY]).toEqual([{ path: '/name', message: 'is required' }]);
+    // A direct tools/call on /mcp is checked by the upstream: the reference upstream answers under the same key and shape.
+    const direct = resolveCall('list_accounts', { nope: 1 });
+    expect('refused' in direct && direct.refused._meta).toEqual({
+      [ARGUMENT_ERRORS_META_KEY]: [expect.objectContaining({ path: expect.any(String), message: expect.any(String) })],
+    });
   });
 });
