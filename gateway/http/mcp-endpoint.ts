@@ -44,7 +44,7 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  * classifier, the SEP-2243 standard headers) answered as the SDK would, and 406 for an Accept admitting neither
  * JSON nor SSE (wire/negotiation.ts; an acceptable one gets its preferred representation: negotiated-answer.ts).
  * Then admission (budget 429, posted responses, closed upstreams 503, step-up 403, `Mcp-Param` 400).
- * Any other method (GET, DELETE) is 405 with `Allow: POST` and `data.kind` method_not_allowed (no sessions). Past authentication the request runs
+ * GET and DELETE go to the SDK as they are (405: no sessions). Past authentication the request runs
  * inside its trace span (obs/tracing.ts). Every refusal is reported once as an outcome event
  * (mcp/admission.ts `reportRefusal`: the audit trail and the metrics subscribe), and so is every message
  * the SDK answers without dispatching it to a server instance (message-metrics.ts).
@@ -59,15 +59,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8', jsonStrict: false });
   const everyUpstreamClosed = config.upstreams.every((u) => u.scopes.failureMode === 'closed');
   return async (ctx: Exchange) => {
-    if (ctx.method !== 'POST') {
-      // Stateless on both eras: no SSE stream to GET (2025 §Listening for Messages), no session to DELETE.
-      ctx.set('allow', 'POST');
-      return rejectAtEdge(
-        ctx,
-        'method_not_allowed',
-        `Method Not Allowed: ${surface.path} answers POST, not ${ctx.method} (no sessions: no stream to open, none to end)`,
-      );
-    }
+    if (ctx.method !== 'POST') return handOff(ctx, node);
     const started = performance.now();
     const requestId = ctx.state.requestId as string;
     // Before a credential is known: who asked is the request id and the form of what it presented.

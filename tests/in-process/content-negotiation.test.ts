@@ -6,21 +6,15 @@
  * Checked on the fast path and on the SDK path (`dispatch.fastPath: false`), for tools/list and tools/call.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tool } from '@modelcontextprotocol/server';
 import { chooseRepresentation } from '../../gateway/wire/negotiation.ts';
 import { rpcCall, parseAnswer, ERAS, type Era } from '../fixtures/rpc-requests.ts';
 import { inProcessStack, type InProcessGateway } from '../helpers/in-process.ts';
+import { echoWordTool } from '../fixtures/fake-tools.ts';
 
 const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
-const echo: Tool = {
-  name: 'echo_word',
-  description: 'Echoes a word',
-  inputSchema: { type: 'object', properties: { word: { type: 'string' } } },
-  annotations: { readOnlyHint: true },
-};
 const upstream = {
   era: 'modern' as const,
-  tools: [{ definition: echo, call: (args: Record<string, unknown>) => ({ content: [{ type: 'text' as const, text: String(args.word) }] }) }],
+  tools: [echoWordTool],
 };
 
 /** Accept values and what each era must answer in: 'json', 'sse' or 406. */

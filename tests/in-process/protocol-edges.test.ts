@@ -1,6 +1,6 @@
 /**
  * The protocol edges issue 33 lists, each with its exact answer, on both eras where the era has the
- * edge: GET/DELETE on an MCP endpoint (405, Allow, data.kind), a short -32020 (the two disagreeing
+ * edge: a short -32020 (the two disagreeing
  * values, never a whole body twice), a non-UTF-8 charset (415) and invalid UTF-8 bytes (-32700), a
  * tools/call without `name` ("is required"), a 2025-03-26 batch with one bad element (named by index),
  * an unknown method (404 on 2026-07-28 by SEP-2575; an in-band -32601 on the 2025 leg, where a 404
@@ -8,25 +8,19 @@
  * whether the gateway (call_tool) or the reference upstream (a direct call) checked them.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tool } from '@modelcontextprotocol/server';
 import { rpcCall, parseAnswer, ERAS, type RpcCall } from '../fixtures/rpc-requests.ts';
 import { inProcessStack, type InProcessGateway } from '../helpers/in-process.ts';
+import { echoWordTool } from '../fixtures/fake-tools.ts';
 import { ARGUMENT_ERRORS_META_KEY } from '../../gateway/checks/input-check.ts';
 import { resolveCall } from '../../upstream/server/call-tool.ts';
 
 const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
-const echo: Tool = {
-  name: 'echo_word',
-  description: 'Echoes a word',
-  inputSchema: { type: 'object', properties: { word: { type: 'string' } }, required: ['word'] },
-  annotations: { readOnlyHint: true },
-};
 
 describe('protocol edges', () => {
   let stack: InProcessGateway;
   beforeAll(async () => {
     stack = await inProcessStack({
-      upstream: { era: 'modern', tools: [{ definition: echo, call: (args) => ({ content: [{ type: 'text', text: String(args.word) }] }) }] },
+      upstream: { era: 'modern', tools: [echoWordTool] },
     });
   });
   afterAll(async () => {
@@ -38,23 +32,6 @@ describe('protocol edges', () => {
   const answerOf = async (response: Response) => parseAnswer(await response.text()) as { error?: { code: number; message: string; data?: unknown } };
   const call = (era: 'legacy' | 'modern', method: string, params?: Record<string, unknown>, path = '/mcp') =>
     rpcCall(era, `${stack.gatewayUrl}${path}`, KEY, method, params);
-
-  it.each(['/mcp', '/mcp/compact'])('answers GET and DELETE on %s 405 with Allow: POST and data.kind', async (path) => {
-    for (const method of ['GET', 'DELETE']) {
-      const response = await stack.fetch(new Request(`${stack.gatewayUrl}${path}`, { method, headers: { ...KEY, accept: 'text/event-stream' } }));
-      expect(response.status).toBe(405);
-      expect(response.headers.get('allow')).toBe('POST');
-      expect(await response.json()).toEqual({
-        jsonrpc: '2.0',
-        error: {
-          code: -32000,
-          message: `Method Not Allowed: ${path} answers POST, not ${method} (no sessions: no stream to open, none to end)`,
-          data: { kind: 'method_not_allowed' },
-        },
-        id: null,
-      });
-    }
-  });
 
   describe('-32020 carries the two disagreeing values, short (2026-07-28: the 2025 revisions have no such headers)', () => {
     it('an Mcp-Name disagreeing with a long body name', async () => {
