@@ -355,24 +355,39 @@ function* orthonormalColumns(x: Float64Array, rows: number, l: number): Generato
   }
 }
 
-/** Eigenvectors (columns of `vectors`, row-major l x l) of a symmetric matrix by cyclic Jacobi rotations,
- *  and the column order by eigenvalue, largest first. */
-function* symmetricEigen(input: Float64Array, l: number): Generator<void, { vectors: Float64Array; values: Float64Array; order: number[] }, void> {
+/** When a Jacobi solve stops: at most `sweeps` sweeps, or once the squared off-diagonal mass `off` is
+ *  `converged(off, total)` (total: the matrix's squared mass); rotations of entries under `skipBelow` are skipped. */
+export interface JacobiStop {
+  sweeps: number;
+  converged(off: number, total: number): boolean;
+  skipBelow: number;
+}
+
+/** The LSA's stop: converged relative to the matrix (what is left off the diagonal no longer moves the directions). */
+const LSA_STOP: JacobiStop = { sweeps: 30, converged: (off, total) => off <= 1e-12 * total, skipBelow: 1e-30 };
+
+/** Eigenvectors (columns of `vectors`, row-major l x l) of a symmetric matrix by cyclic Jacobi rotations
+ *  (Golub and Van Loan, "Matrix Computations", 4th ed., §8.5), and the column order by eigenvalue, largest
+ *  first; yields every eight rows so an async build can give the loop back. `input` is not changed. */
+export function* symmetricEigen(
+  input: Float64Array,
+  l: number,
+  stop: JacobiStop = LSA_STOP,
+): Generator<void, { vectors: Float64Array; values: Float64Array; order: number[] }, void> {
   const a = input.slice();
   const v = new Float64Array(l * l);
   for (let i = 0; i < l; i += 1) v[i * l + i] = 1;
   let total = 0;
   for (let i = 0; i < l * l; i += 1) total += a[i] * a[i];
-  for (let sweep = 0; sweep < 30; sweep += 1) {
+  for (let sweep = 0; sweep < stop.sweeps; sweep += 1) {
     let off = 0;
     for (let p = 0; p < l; p += 1) for (let q = p + 1; q < l; q += 1) off += a[p * l + q] * a[p * l + q];
-    // Converged relative to the matrix: what is left off the diagonal no longer moves the directions.
-    if (off <= 1e-12 * total) break;
+    if (stop.converged(off, total)) break;
     for (let p = 0; p < l; p += 1) {
       if (p % 8 === 7) yield;
       for (let q = p + 1; q < l; q += 1) {
         const apq = a[p * l + q];
-        if (Math.abs(apq) < 1e-30) continue;
+        if (Math.abs(apq) < stop.skipBelow) continue;
         const theta = (a[q * l + q] - a[p * l + p]) / (2 * apq);
         const tan = Math.sign(theta || 1) / (Math.abs(theta) + Math.sqrt(theta * theta + 1));
         const cos = 1 / Math.sqrt(tan * tan + 1);
