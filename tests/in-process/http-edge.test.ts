@@ -212,6 +212,9 @@ describe('POST /mcp at the edge', () => {
     for (const method of ['GET', 'DELETE']) {
       const response = await routedFetch(stack.mcpUrl, { method, headers: { accept: 'text/event-stream', ...KEY } });
       expect(response.status).toBe(405);
+      // As the SDK answers it (README, compatibility notes): Allow names POST, a JSON-RPC -32000 body without data.
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(await response.json()).toEqual({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null });
     }
   });
 
