@@ -8,9 +8,7 @@
  * {@link translateUpstreamError}; README "Error codes by revision" documents the same table.
  */
 import { ERROR_CODE } from './jsonrpc.ts';
-
-/** The era of a protocol revision: 2026-07-28 (per-request envelope) or the initialize-based ones. */
-export type CallerEra = 'modern' | 'legacy';
+import type { Era } from './revisions.ts';
 
 /** A JSON-RPC error object (JSON-RPC 2.0 §5.1). */
 export interface RpcError {
@@ -29,7 +27,7 @@ export interface InputRequired {
 export type Translated = { kind: 'error'; error: RpcError; translated: boolean } | { kind: 'input_required'; result: InputRequired };
 
 export interface TranslationContext {
-  era: CallerEra;
+  era: Era;
   /** The forwarded method (`tools/call`, `resources/read`, ...): an input request only answers the MRTR ones. */
   method: string;
   /** The caller's 2026-07-28 `clientCapabilities` (its request envelope), for the URL-elicitation rule. */
@@ -39,7 +37,7 @@ export interface TranslationContext {
 /** One row of the table: which upstream code, for which callers, becomes what, and the spec rule behind it. */
 export interface TranslationRule {
   upstreamCode: number;
-  callers: CallerEra | 'all';
+  callers: Era | 'all';
   to: number | 'input_required';
   source: string;
 }
