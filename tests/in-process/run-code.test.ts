@@ -279,22 +279,32 @@ describe('run_code attacks (modern era unless said)', () => {
   });
 
   it('runs two credentials concurrently with nothing shared, and limits runs in progress per credential', async () => {
-    const [a, b] = await Promise.all([
-      run('modern', 'globalThis.mine = "reader"; const q = await tools.get_quote({ symbol: "R" }); return [mine, q.symbol];'),
-      run('modern', 'globalThis.mine = "other"; const q = await tools.get_quote({ symbol: "O" }); return [mine, q.symbol];', OTHER),
-    ]);
-    expect(a.structuredContent?.result).toEqual(['reader', 'R']);
-    expect(b.structuredContent?.result).toEqual(['other', 'O']);
-    // Two slow runs fill the reader's slots (default 2): a third is refused at once.
-    const slow = [run('modern', 'await tools.slow_read(); return 1;'), run('modern', 'await tools.slow_read(); return 1;')];
-    const calledBefore = slowCalls();
-    await waitFor(() => slowCalls() >= calledBefore + 2);
-    const third = await run('modern', 'return 1;');
-    expect(third._meta?.['ai.cpz.gateway/limit']).toBe('concurrentRunsPerCredential');
-    const others = await run('modern', 'return 2;', OTHER);
-    expect(others.structuredContent?.result).toBe(2);
-    const ended = await Promise.all(slow);
-    expect(ended.every((r) => r._meta?.['ai.cpz.gateway/limit'] === 'wallTimeMs')).toBe(true);
+    // A gateway of its own whose wall time (3 s, the file's is 8 s) ends the two slow runs the test waits out.
+    const short = inProcessGateway(
+      { scopes: { endpoint: endpoint.url }, compact: { codeMode: { enabled: true, limits: { instructions: 2_000, wallTimeMs: 3_000, toolCalls: 6 } } } },
+      { fake: { tools } },
+    );
+    const runOn = (code: string, headers = READER) => withClient('modern', short.compactUrl, headers, (c) => c.callTool('run_code', { code }));
+    const slowOn = () => short.fake!.received.filter((r) => r.method === 'tools/call' && (r.params as { name?: string })?.name === 'slow_read').length;
+    try {
+      const [a, b] = await Promise.all([
+        runOn('globalThis.mine = "reader"; const q = await tools.get_quote({ symbol: "R" }); return [mine, q.symbol];'),
+        runOn('globalThis.mine = "other"; const q = await tools.get_quote({ symbol: "O" }); return [mine, q.symbol];', OTHER),
+      ]);
+      expect(a.structuredContent?.result).toEqual(['reader', 'R']);
+      expect(b.structuredContent?.result).toEqual(['other', 'O']);
+      // Two slow runs fill the reader's slots (default 2): a third is refused at once.
+      const slow = [runOn('await tools.slow_read(); return 1;'), runOn('await tools.slow_read(); return 1;')];
+      await waitFor(() => slowOn() >= 2);
+      const third = await runOn('return 1;');
+      expect(third._meta?.['ai.cpz.gateway/limit']).toBe('concurrentRunsPerCredential');
+      const others = await runOn('return 2;', OTHER);
+      expect(others.structuredContent?.result).toBe(2);
+      const ended = await Promise.all(slow);
+      expect(ended.every((r) => r._meta?.['ai.cpz.gateway/limit'] === 'wallTimeMs')).toBe(true);
+    } finally {
+      await short.close();
+    }
   }, 30_000);
 
   it('keeps health under a second while a runaway script runs and is stopped', async () => {
