@@ -71,7 +71,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     await listen(server, config.listen.port, config.listen.host);
     metricsServer = config.metrics.enabled && config.metrics.port !== undefined ? await startMetricsListener(runtime.state, config) : undefined;
     // The issuer identifier is fixed at creation: oauth.issuer or publicUrl, else the URL just bound.
-    await runtime.startOAuth(urlOf(server, config.listen.host));
+    await runtime.startOAuth(urlOf(server, config.listen.host), () => runtime.state);
   } catch (error) {
     server.close();
     metricsServer?.close();
@@ -141,10 +141,12 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;
     if (keepOAuth) fresh.state.oauth = old.state.oauth;
     else
-      await fresh.startOAuth(url).catch(async (error: unknown) => {
-        await fresh.close(new Set<object>([...old.state.upstreams.flatMap((u) => [u.client, u.catalog]), old.state.pins.store, old.state.codeSandbox]));
-        throw error;
-      });
+      await fresh
+        .startOAuth(url, () => runtime.state)
+        .catch(async (error: unknown) => {
+          await fresh.close(new Set<object>([...old.state.upstreams.flatMap((u) => [u.client, u.catalog]), old.state.pins.store, old.state.codeSandbox]));
+          throw error;
+        });
     // The old runtime serves until the new one has its catalogues and search index: no request waits
     // for a new upstream's connection or a rebuilt catalogue (bounded by the slowest upstream's timeout).
     await fresh.prepare(Math.max(...next.upstreams.map((u) => u.timeoutMs)));

@@ -122,10 +122,13 @@ export interface Runtime {
   /**
    * Starts MCP authorization when `oauth.mode` is not `off` (gateway/auth/oauth): its issuer is
    * `oauth.issuer`, else `publicUrl`, else `listeningUrl` (startGateway passes the URL it bound).
-   * Until then the app serves no authorization endpoints and takes no OAuth tokens.
+   * Until then the app serves no authorization endpoints and takes no OAuth tokens. `serving`: the
+   * runtime whose credential sources, rate budgets and audit trail the authorization server uses
+   * (default this one); a live reload keeps the server and hands it to the runtime serving next, so
+   * the gateway passes its current runtime, never one that a reload retires and closes.
    * @throws when the mode's settings are incomplete or its Redis cannot be reached.
    */
-  startOAuth(listeningUrl?: string): Promise<void>;
+  startOAuth(listeningUrl?: string, serving?: () => GatewayRuntime): Promise<void>;
   /**
    * Closes the MCP handlers, upstream connections (stdio processes end), caches and stores, flushes traces and the audit log; with
    * `carried` (live reload), the upstream clients and catalogue caches in it are left open for the
@@ -316,15 +319,23 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       await Promise.race([ready, new Promise((resolve) => (timer = setTimeout(resolve, deadlineMs)))]);
       clearTimeout(timer);
     },
-    startOAuth: async (listeningUrl) => {
+    startOAuth: async (listeningUrl, serving = () => state) => {
       state.oauth ??= await createOAuth(config, {
         log,
         issuer: listeningUrl,
         resourcePaths: served.map((s) => s.path),
-        lookupScopes: (headers) => state.authenticator.resolveScopes({ kind: 'key', headers, digest: credentialDigest(headers, digestKey) }),
+        lookupScopes: (headers) => {
+          const now = serving();
+          return now.authenticator.resolveScopes({ kind: 'key', headers, digest: credentialDigest(headers, now.digestKey) });
+        },
         // Built whenever oauth.mode is builtin (policy/rate-limits.ts anyBudget).
-        rateLimiter: state.rateLimiter!,
-        decide: state.authDecisions,
+        rateLimiter: {
+          consume: (charges) => serving().rateLimiter!.consume(charges),
+          refund: (charges) => serving().rateLimiter!.refund(charges),
+          // The serving runtime closes its own limiter.
+          close: async () => {},
+        },
+        decide: (decision) => serving().authDecisions(decision),
       });
     },
     close: (carried) => (closing ??= closeAll(carried ?? new Set())),

@@ -39,6 +39,8 @@ export interface Stack {
   platformProxy?: HoldingProxy;
   fake?: FakeUpstream;
   gateway: RunningGateway;
+  /** The configuration the gateway started with (a reload of the same settings: `gateway.reload(structuredClone(config))`). */
+  config: GatewayConfig;
   /** Every line the gateway logged. */
   logs: LogCapture;
   close(): Promise<void>;
@@ -100,6 +102,7 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
       platformProxy,
       fake,
       gateway,
+      config,
       logs,
       close,
     };
