@@ -13,7 +13,8 @@
  * size)  --minisearch (also time a MiniSearch index of the same tools: bench/search/minisearch-floor.ts)
  * --compare-word-vectors FILE (another word vectors file, e.g. `git show REV:data/word-vectors/...`: per
  * size, one index with the project's vectors and one with FILE's, built and searched interleaved in this
- * process, query by query, with their ratios; the A/B of a change to the word arm on a shared machine).
+ * process, query by query, with their ratios; the A/B of a change to the word arm on a shared machine)
+ * --compare-tuning JSON (the same A/B against an index with these tuning overrides, e.g. a knob turned off).
  * Profile: `node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/search/scale.ts --sizes 10000`.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -46,6 +47,7 @@ const { values: flags } = parseArgs({
     minisearch: { type: 'boolean', default: false },
     tuning: { type: 'string', default: '{}' },
     'compare-word-vectors': { type: 'string' },
+    'compare-tuning': { type: 'string' },
   },
 });
 
@@ -198,17 +200,27 @@ function medianOf(all: SizeFigures[]): SizeFigures {
 }
 
 /**
- * The project's word vectors against `other`'s on the same tools: `runs` builds of each, alternating, then
- * every query asked of both indexes in turn (which goes first alternating too), `rounds` times over.
- * Prints and returns each side's median build and its search p50 / p99, and their ratios (other / project).
+ * The project's index against another build of the same tools (`other`: other word vectors, or other tuning
+ * overrides on top of `--tuning`): `runs` builds of each, alternating, then every query asked of both
+ * indexes in turn (which goes first alternating too), `rounds` times over. Prints and returns each side's
+ * median build and its search p50 / p99, and their ratios (other / project).
  */
-function compareWordVectors(tools: SearchableTool[], queries: string[], rounds: number, runs: number, other: WordVectors): Record<string, number> {
+function compareBuilds(
+  tools: SearchableTool[],
+  queries: string[],
+  rounds: number,
+  runs: number,
+  other: { wordVectors?: WordVectors; tuning?: TuningOverrides; label: string },
+): Record<string, number> {
   const builds: [number[], number[]] = [[], []];
   let indexes: ReturnType<typeof buildToolIndex>[] = [];
   for (let r = 0; r < runs; r += 1) {
     indexes = [0, 1].map((side) => {
       const started = performance.now();
-      const index = buildToolIndex(tools, TUNING, side === 0 ? { glosses } : { glosses, wordVectors: other });
+      const index =
+        side === 0
+          ? buildToolIndex(tools, TUNING, { glosses })
+          : buildToolIndex(tools, { ...TUNING, ...other.tuning }, { glosses, wordVectors: other.wordVectors });
       builds[side].push(performance.now() - started);
       return index;
     });
@@ -237,10 +249,10 @@ function compareWordVectors(tools: SearchableTool[], queries: string[], rounds: 
     otherP99Ms: percentile(sorted[1], 99),
   };
   console.log(
-    `\nword vectors A/B, ${tools.length} tools (${runs} builds each, ${times[0].length} searches each, interleaved): ` +
+    `\nA/B, ${tools.length} tools (${runs} builds each, ${times[0].length} searches each, interleaved): ` +
       `build ${fmt(figures.projectBuildMs, 0)} vs ${fmt(figures.otherBuildMs, 0)} ms (x${fmt(figures.otherBuildMs / figures.projectBuildMs)}), ` +
       `p50 ${fmt(figures.projectP50Ms)} vs ${fmt(figures.otherP50Ms)} ms (x${fmt(figures.otherP50Ms / figures.projectP50Ms)}), ` +
-      `p99 ${fmt(figures.projectP99Ms)} vs ${fmt(figures.otherP99Ms)} ms (x${fmt(figures.otherP99Ms / figures.projectP99Ms)}) (project vs ${flags['compare-word-vectors']})`,
+      `p99 ${fmt(figures.projectP99Ms)} vs ${fmt(figures.otherP99Ms)} ms (x${fmt(figures.otherP99Ms / figures.projectP99Ms)}) (project vs ${other.label})`,
   );
   return figures;
 }
@@ -269,7 +281,12 @@ async function main(): Promise<void> {
     const rounds = flags.rounds !== undefined ? Number(flags.rounds) : Math.max(5, Math.round(20 * Math.min(1, 2000 / size)));
     const otherFile = flags['compare-word-vectors'];
     if (otherFile !== undefined) {
-      compareWordVectors(tools, queries, rounds, runs, parseWordVectors(readFileSync(otherFile)));
+      compareBuilds(tools, queries, rounds, runs, { wordVectors: parseWordVectors(readFileSync(otherFile)), label: otherFile });
+      continue;
+    }
+    const otherTuning = flags['compare-tuning'];
+    if (otherTuning !== undefined) {
+      compareBuilds(tools, queries, rounds, runs, { tuning: JSON.parse(otherTuning) as TuningOverrides, label: otherTuning });
       continue;
     }
     const rankers: [string, () => Promise<SizeFigures> | SizeFigures][] = [['tool index', () => measure(tools, queries, rounds)]];
@@ -286,7 +303,7 @@ async function main(): Promise<void> {
   }
   const loadAfter = loadavg();
   const load = (l: number[]): string => l.map((x) => x.toFixed(2)).join(' ');
-  if (flags['compare-word-vectors'] !== undefined) {
+  if (flags['compare-word-vectors'] !== undefined || flags['compare-tuning'] !== undefined) {
     console.log(`\nload average before ${load(loadBefore)}, after ${load(loadAfter)} (${process.version}, 1/5/15 min, 2 cores)`);
     return;
   }

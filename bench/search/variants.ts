@@ -19,6 +19,14 @@ const PREVIOUS_SEMANTIC: TuningOverrides = {
 
 export const VARIANTS: Variant[] = [
   { name: 'default', tuning: {} },
+  // Issue 31's fourth round: everyday verbs of an operation match its verb (search/analysis/operation-verbs.ts).
+  { name: 'no operation verbs', tuning: { operationVerbs: 'off' } },
+  ...[0.3, 0.8, 1].map((weight) => ({ name: `operation verbs (gaps) x${weight}`, tuning: { operationVerbWeight: weight } })),
+  ...[0.3, 0.5, 0.8].map((weight) => ({
+    name: `operation verbs (always) x${weight}`,
+    tuning: { operationVerbs: 'always' as const, operationVerbWeight: weight },
+  })),
+  ...[0.7, 0.8].map((factor) => ({ name: `intent factor ${factor}`, tuning: { intentFactor: factor } })),
   // Issue 31's second round: what each change of the defaults is worth, undone one at a time, and all at once.
   {
     name: 'defaults of the round before (LSA, no word arm, field idf, implicit read bias 0.8, name/title x2)',

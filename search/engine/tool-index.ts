@@ -21,6 +21,7 @@ import { EmptyQueryError } from '../errors.ts';
 import { glossesFor, NO_GLOSSES, type Glosses } from '../analysis/gloss.ts';
 import { learnIntent, queryIntent, READ, WRITE } from '../analysis/intent.ts';
 import { clauses } from '../analysis/clauses.ts';
+import { operationSynonyms } from '../analysis/operation-verbs.ts';
 import { splitPaths } from '../analysis/paths.ts';
 import { queryTerms } from '../analysis/terms.ts';
 import { splitWords } from '../analysis/tokenize.ts';
@@ -269,6 +270,7 @@ function indexOver(
   /** Tools each cached filter admits (same keys as `filterCache`). */
   const filterCounts = new LRUCache<string, number>({ max: FILTER_KEYS });
   let lastMatched = 0;
+  const operations = t.operationVerbs === 'off' ? undefined : operationSynonyms((term) => termIndex.entry(term) !== undefined, t.stem, t.stemFold);
   const reordered = new WeakMap<DenseVectors, DenseVectors>();
 
   /**
@@ -334,6 +336,11 @@ function indexOver(
     return n;
   }
 
+  /** The operation verbs `heads` (search/analysis/operation-verbs.ts), each weighed `operationVerbWeight`. */
+  function operationMatches(heads: readonly string[]): TermMatches {
+    return heads.map((head) => ({ entry: termIndex.entry(head)!, weight: t.operationVerbWeight }));
+  }
+
   function searchPage(query: string, opts: SearchOptions = {}): SearchPage {
     const hits = search(query, opts);
     return { hits, matched: Math.max(lastMatched, hits.length), total: admitted(opts) };
@@ -370,6 +377,9 @@ function indexOver(
             prefix: t.prefixMinLength > 0 && term.length >= t.prefixMinLength,
           };
           found = { matches: termIndex.matches(term, expansion) };
+          // An everyday verb also matches its operation's verb ("rename": update; operation-verbs.ts).
+          const heads = operations?.get(term);
+          if (heads && (t.operationVerbs === 'always' || found.matches.length === 0)) found = { matches: [...found.matches, ...operationMatches(heads)] };
           byKey.set(key, found);
         }
         return found;

@@ -1,0 +1,53 @@
+/**
+ * Operation verbs (search/analysis/operation-verbs.ts): an everyday verb that no tool holds ("rename",
+ * "erase") matches the operation verb the catalogue names its tools with (update, delete), while a verb
+ * some tool holds keeps its own matches only. A small synthetic catalogue: no set of the bench.
+ */
+import { describe, expect, it } from 'vitest';
+
+import { buildToolIndex, type SearchableTool } from '../../../search/index.ts';
+import { OPERATION_VERBS, operationSynonyms } from '../../../search/analysis/operation-verbs.ts';
+import { normaliseTerm } from '../../../search/analysis/terms.ts';
+
+const tool = (name: string, description: string): SearchableTool => ({ name, description, inputSchema: { type: 'object' } });
+const tools = [
+  tool('create_playlist', 'Create a playlist of songs.'),
+  tool('update_playlist', 'Update the name or the songs of a playlist.'),
+  tool('delete_playlist', 'Delete a playlist for good.'),
+  tool('list_playlists', 'List the playlists of the account.'),
+  tool('get_song', 'Get one song by its id.'),
+  tool('tag_song', 'Tag a song; change its tags later with update_song_tags.'),
+];
+
+describe('operation verbs', () => {
+  it('"rename my playlist" and "erase that playlist" find the update and the delete', () => {
+    const index = buildToolIndex(tools);
+    expect(index.search('rename my road trip playlist')[0]?.name).toBe('update_playlist');
+    expect(index.search('erase that playlist')[0]?.name).toBe('delete_playlist');
+  });
+
+  it('without them the everyday verb matches nothing, and the update is not first', () => {
+    const index = buildToolIndex(tools, { operationVerbs: 'off' });
+    expect(index.search('rename my road trip playlist')[0]?.name).not.toBe('update_playlist');
+  });
+
+  it('a verb some tool holds keeps its own matches ("change" is in tag_song\'s text): gaps only', () => {
+    const index = buildToolIndex(tools);
+    const always = buildToolIndex(tools, { operationVerbs: 'always' });
+    expect(index.search('change tags')[0]?.name).toBe('tag_song');
+    expect(always.search('change playlist')[0]?.name).toBe('update_playlist');
+  });
+
+  it('maps a verb only to operations the catalogue holds, stemmed as the index stems', () => {
+    const holds = new Set(['update', 'delete'].map((w) => normaliseTerm(w, true) as string));
+    const synonyms = operationSynonyms((t) => holds.has(t), true, true);
+    expect(synonyms.get(normaliseTerm('rename', true) as string)).toEqual([normaliseTerm('update', true)]);
+    expect(synonyms.get(normaliseTerm('remove', true) as string)).toEqual([normaliseTerm('delete', true)]);
+    expect(synonyms.has(normaliseTerm('fetch', true) as string)).toBe(false);
+    // No class holds its own operation, and every verb is one plain word.
+    for (const [operation, verbs] of Object.entries(OPERATION_VERBS)) {
+      expect(verbs).not.toContain(operation);
+      for (const v of verbs) expect(v).toMatch(/^[a-z]+$/);
+    }
+  });
+});
