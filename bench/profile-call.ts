@@ -8,10 +8,11 @@
  * over the loaded run (JS frames named by `--perf-basic-prof-only-functions`), each sample counted to the
  * nearest frame of our gateway/ code on its stack (so a function's figure holds the library and kernel
  * work it calls synchronously), else to its leaf: µs of CPU per call and share, comparable between two
- * runs as shares even on a loaded machine.
+ * runs as shares even on a loaded machine. `BENCH_PERF_SCRIPT=<file>` also writes the `perf script` stacks
+ * (leaf first, one sample a block) for other cuts of the same samples (inclusive shares, kernel, GC threads).
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { DEMO_KEYS } from './expected-catalogues.ts';
@@ -152,13 +153,9 @@ async function main(): Promise<void> {
     const exited = performance.now();
     if (perf) {
       const cpuMsPerCall = (after - before) / loaded.requests;
-      console.log(
-        nearestOurs(
-          execFileSync('perf', ['script', '-i', perfData, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 }),
-          cpuMsPerCall,
-          Number(process.env.TOP ?? 60),
-        ),
-      );
+      const script = execFileSync('perf', ['script', '-i', perfData, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 });
+      if (process.env.BENCH_PERF_SCRIPT) writeFileSync(process.env.BENCH_PERF_SCRIPT, script);
+      console.log(nearestOurs(script, cpuMsPerCall, Number(process.env.TOP ?? 60)));
       rmSync(`/tmp/perf-${gw.pid}.map`, { force: true });
       return;
     }
