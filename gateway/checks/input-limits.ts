@@ -9,6 +9,13 @@
  * (config/schema.json).
  */
 
+/**
+ * The deepest nesting any part of the gateway is asked to handle, whatever `limits.jsonDepth` says (its
+ * schema maximum): the MCP SDK's Node handler re-serialises a 2025-era body with the recursive
+ * JSON.stringify, which overflows Node 20's default stack at about 4,500 levels.
+ */
+export const JSON_DEPTH_CEILING = 1000;
+
 export interface InputLimits {
   /** Most nested objects/arrays; the body's own top-level object or array is depth 1. */
   jsonDepth: number;

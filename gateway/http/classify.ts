@@ -4,7 +4,7 @@ import { acceptRejection, plainRequest, revisionClaim, routeOf, standardHeaderRe
 import { FIRST_REVISION_WITHOUT_BATCHES, SERVED_REVISIONS, servedEra, type Era } from '../wire/revisions.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
-import { breachIsInParams, breachIsInToolArguments, findLimitBreach, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
+import { breachIsInParams, breachIsInToolArguments, findLimitBreach, JSON_DEPTH_CEILING, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
 
 /** A 2025-era `notifications/cancelled` in the body: the forwarded call it names (inflight-calls.ts). */
 export interface Cancellation {
@@ -218,10 +218,16 @@ function isResponse(message: Record<string, unknown>): boolean {
   return message.jsonrpc === '2.0' && message.method === undefined && 'id' in message && ('result' in message || 'error' in message);
 }
 
+/**
+ * The body's first breach the edge refuses. Tool arguments over a limit are the call's to refuse (an
+ * isError result the model can act on), unless they nest deeper than {@link JSON_DEPTH_CEILING}, which
+ * no later step could handle: then the edge refuses them, naming the configured limit they break.
+ */
 function edgeLimitBreach(body: object, limits: InputLimits): LimitBreach | undefined {
   const breach = findLimitBreach(body, limits);
   if (!breach || !breachIsInToolArguments(body, breach)) return breach;
   const call = body as { params: Record<string, unknown> };
+  if (findLimitBreach(call.params.arguments, { jsonDepth: JSON_DEPTH_CEILING - 2, stringLength: Infinity, arrayLength: Infinity })) return breach;
   return findLimitBreach({ ...call, params: { ...call.params, arguments: {} } }, limits);
 }
 

@@ -57,3 +57,29 @@ describe.each(['modern', 'legacy'] as const)('tool arguments over limits.jsonDep
     expect((await call('/mcp', era, 'echo', { deep: nested(8) })).isError).toBeFalsy();
   });
 });
+
+describe.each(['modern', 'legacy'] as const)('tool arguments nested deeper than any step could handle, %s caller', (era) => {
+  // 4,500 levels fit in a 9 KB body and overflowed the recursive JSON.stringify behind the 2025-era edge (a 500).
+  it('are refused at the edge: 400 with -32602 naming the configured limit and the path, sending nothing', async () => {
+    const sent = () => stack.fake!.received.filter((r) => r.method === 'tools/call').length;
+    const before = sent();
+    // Written as text: JSON.stringify itself cannot write it.
+    const deep = `${'{"a":'.repeat(4500)}"leaf"${'}'.repeat(4500)}`;
+    for (const [path, name, args, at] of [
+      ['/mcp', 'echo', { deep: 'DEEP' }, 'params.arguments.deep.a'],
+      ['/mcp/compact', 'call_tool', { name: 'echo', arguments: { deep: 'DEEP' } }, 'params.arguments.arguments.deep'],
+    ] as const) {
+      const { headers, body } = rpc(era, 1, 'tools/call', { name, arguments: args });
+      const text = JSON.stringify(body).replace('"DEEP"', deep);
+      const response = await fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers, body: text });
+      expect(response.status, path).toBe(400);
+      const { error } = (await response.json()) as { error: { code: number; message: string } };
+      expect(error.code).toBe(-32602);
+      expect(error.message).toContain('limits.jsonDepth (16)');
+      expect(error.message).toContain(at);
+    }
+    expect(sent()).toBe(before);
+    // At the ceiling's edge (arguments within 1000 levels) the call answers as any over-limit call does.
+    expect((await call('/mcp', era, 'echo', { deep: nested(990) })).isError).toBe(true);
+  });
+});

@@ -13,6 +13,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 import { seeded } from '../../../search/semantic/seeded-random.ts';
+import { JSON_DEPTH_CEILING } from '../../../gateway/checks/input-limits.ts';
 
 const SEED = 0x18_2026;
 const CASES = 3000;
@@ -187,10 +188,14 @@ function generate(count: number): Case[] {
       }
       case 6:
         kind = 'deep';
-        body =
-          rand() < 0.5
-            ? nest(65 + Math.floor(rand() * 5000), '[', ']')
-            : `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":${nest(65 + Math.floor(rand() * 3000), '[', ']')}}}}`;
+        if (rand() < 0.5) body = nest(65 + Math.floor(rand() * 5000), '[', ']');
+        else {
+          const depth = 65 + Math.floor(rand() * 3000);
+          body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"a":${nest(depth, '[', ']')}}}}`;
+          // Past the depth no later step could handle (checks/input-limits.ts JSON_DEPTH_CEILING), tool
+          // arguments are refused at the edge before the revision is read; below it, they are the call's.
+          if (depth + 1 > JSON_DEPTH_CEILING - 2) kind = 'deep-arguments';
+        }
         break;
       case 7:
         kind = 'batch';
@@ -233,7 +238,7 @@ function generate(count: number): Case[] {
     const c: Case = { kind, body, headers };
     if (typeof expected === 'number') c.code = expected;
     // A valid request with a string over limits.stringLength in params: refused as such before its method is looked up.
-    if (kind === 'long-string') c.code = -32602;
+    if (kind === 'long-string' || kind === 'deep-arguments') c.code = -32602;
     // A batch under a revision the gateway does not serve is refused as such; under one without batching
     // it is an Invalid Request (2025-06-18 removed batches).
     // A nesting over limits.jsonDepth outside tool arguments is refused before anything else is read.
