@@ -1,6 +1,6 @@
 /**
  * MCP Apps on `/mcp/compact` (issue 33), in front of a 2026-07-28 apps server built with the MCP Apps
- * SDK's own server helpers (tests/fixtures/apps-upstream.ts `modernAppsServer`), its anchor budget set
+ * SDK's own server helpers (tests/fixtures/fake-tools.ts `modernAppsServer`), its anchor budget set
  * to 2 with one configured anchor:
  * - a model-visible UI read tool within `upstreams[].maxAnchors` is listed up front with its `_meta.ui`;
  *   the one past it is not, and the gateway says so in its log; app-only and state-changing UI tools are
@@ -16,7 +16,7 @@ import { App } from '@modelcontextprotocol/ext-apps';
 import { AppBridge, getToolUiResourceUri, type McpUiToolInputNotification } from '@modelcontextprotocol/ext-apps/app-bridge';
 import { type CallToolResult, type Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MAP_VIEW_HTML, MAP_VIEW_URI, VIEW_HTML, VIEW_URI, modernAppsServer } from '../fixtures/apps-upstream.ts';
+import { MAP_VIEW_HTML, MAP_VIEW_URI, VIEW_HTML, VIEW_URI, modernAppsServer } from '../fixtures/fake-tools.ts';
 import { connectV2 } from '../helpers/clients.ts';
 import { ERAS, withClient, type ToolResult } from '../helpers/era-client.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';

@@ -1,7 +1,7 @@
 /**
  * MCP Apps through the gateway (issue 18, Done when), with a 2025-era upstream that declares the
  * `io.modelcontextprotocol/ui` extension, links a tool to a `ui://` view and has one app-only tool
- * (tests/fixtures/apps-upstream.ts), through real clients of both eras, on both surfaces:
+ * (fixtures/fake-tools.ts startAppsUpstream: the fake upstream, legacy era), through real clients of both eras, on both surfaces:
  * - the extension is in the capabilities (server/discover for 2026-07-28, initialize for 2025-11-25);
  * - the `ui://` view reads through;
  * - the app-only tool is on tools/list (for the host) but never in a search_tools answer, and call_tool
@@ -14,7 +14,7 @@ import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV1, connectV2, fetchWithHeaders } from '../../helpers/clients.ts';
-import { APP_MIME, LOGIN_URL, UI_EXTENSION, VANISHED_URI, VIEW_HTML, VIEW_URI, startAppsUpstream } from '../../fixtures/apps-upstream.ts';
+import { APP_MIME, LOGIN_URL, UI_EXTENSION, VANISHED_URI, VIEW_HTML, VIEW_URI, startAppsUpstream } from '../../fixtures/fake-tools.ts';
 import { FULL_KEY } from '../../helpers/raw-mcp.ts';
 import { startGatewayOver } from '../../helpers/stack.ts';
 

@@ -1,7 +1,7 @@
 /**
  * Server-to-client requests of a 2025-era upstream relayed to the gateway's callers (issue 18): the
- * upstream (tests/fixtures/asking-upstream.ts, sessionful, v1 SDK) asks for an elicitation, a sampling
- * or the roots in the middle of a call, on the call's stream.
+ * upstream (fixtures/fake-tools.ts startAskingUpstream: the fake upstream, legacy era, sessionful) asks
+ * for an elicitation, a sampling or the roots in the middle of a call, on the call's stream.
  * - A 2026-07-28 caller gets an InputRequiredResult (spec 2026-07-28 basic/patterns/mrtr) and its retry
  *   resumes the same upstream call with the answers; driven by the v2 client, which fulfils input
  *   requests through its registered handlers and retries by itself.
@@ -24,7 +24,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { fetchWithHeaders } from '../../helpers/clients.ts';
-import { startAskingUpstream } from '../../fixtures/asking-upstream.ts';
+import { startAskingUpstream } from '../../fixtures/fake-tools.ts';
 import { DATA_KEY, FULL_KEY, followSse, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
 import { startGatewayOver } from '../../helpers/stack.ts';
 import { waitFor } from '../../helpers/wait.ts';

@@ -7,27 +7,19 @@
  * A URI the caller may not read (its upstream's `scopes.required`) is dropped from the listen filter:
  * not acknowledged, not held upstream, never delivered, as one nobody owns.
  */
-import { createServer } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import type { AddressInfo } from 'node:net';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { createMcpHandler, Server } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV2, fetchWithHeaders } from '../../helpers/clients.ts';
-import { COUNTER_URI, startAskingUpstream } from '../../fixtures/asking-upstream.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
+import { COUNTER_URI, startAskingUpstream } from '../../fixtures/fake-tools.ts';
 import { FULL_KEY } from '../../helpers/raw-mcp.ts';
 import { startGatewayOver } from '../../helpers/stack.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
-const until = async (check: () => boolean, ms = 5000) => {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
+const until = (check: () => boolean) => waitFor('the condition', check, { timeoutMs: 5000, intervalMs: 20 });
 
 async function listening(gatewayMcpUrl: string, uris: string[], headers: Record<string, string> = FULL_KEY) {
   const updates: string[] = [];
@@ -66,7 +58,7 @@ describe('behind a 2025-era sessionful upstream', () => {
     try {
       expect(watcher.subscription.honoredFilter.resourceSubscriptions).toEqual([COUNTER_URI]);
       await until(() => (upstream.subscriptions.get(COUNTER_URI)?.size ?? 0) > 0);
-      await upstream.bump();
+      await upstream.resourceUpdated(COUNTER_URI);
       await until(() => watcher.updates.length > 0);
       expect(watcher.updates).toEqual([COUNTER_URI]);
       expect(bystander.updates).toEqual([]);
@@ -82,26 +74,15 @@ describe('behind a 2025-era sessionful upstream', () => {
 
 describe('behind a 2026-07-28 upstream', () => {
   const uri = 'test://modern-doc';
-  let handler: ReturnType<typeof createMcpHandler>;
-  let http: ReturnType<typeof createServer>;
+  let upstream: FakeUpstream;
   let gateway: RunningGateway;
   beforeAll(async () => {
-    handler = createMcpHandler(() => {
-      const server = new Server({ name: 'modern-subscribable', version: '1.0.0' }, { capabilities: { resources: { subscribe: true } } });
-      server.setRequestHandler('resources/list', async () => ({ resources: [{ uri, name: 'doc' }] }));
-      server.setRequestHandler('resources/read', async () => ({ contents: [{ uri, text: 'doc' }] }));
-      return server;
-    });
-    const node = toNodeHandler(handler);
-    http = createServer((req, res) => void node(req, res));
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    gateway = await startGatewayOver(`http://127.0.0.1:${(http.address() as AddressInfo).port}/mcp`);
+    upstream = await startFakeUpstream({ tools: [], resources: { [uri]: { name: 'doc', text: 'doc' } } });
+    gateway = await startGatewayOver(upstream.url);
   });
   afterAll(async () => {
     await gateway?.close();
-    await handler?.close();
-    http?.closeAllConnections();
-    await new Promise<void>((resolve) => http?.close(() => resolve()));
+    await upstream?.close();
   });
 
   it("relays the upstream listen stream's resource updates to the subscribed caller", async () => {
@@ -109,7 +90,7 @@ describe('behind a 2026-07-28 upstream', () => {
     try {
       // The gateway's own upstream listen stream opens in the background; publish until it is there.
       await until(() => {
-        handler.notify.resourceUpdated(uri);
+        void upstream.resourceUpdated(uri);
         return watcher.updates.length > 0;
       });
       expect(watcher.updates[0]).toBe(uri);
@@ -162,7 +143,7 @@ describe('a caller who may not read the resource', () => {
       try {
         expect(reader.subscription.honoredFilter.resourceSubscriptions).toEqual([COUNTER_URI]);
         await until(() => (upstream.subscriptions.get(COUNTER_URI)?.size ?? 0) > 0);
-        await upstream.bump();
+        await upstream.resourceUpdated(COUNTER_URI);
         await until(() => reader.updates.length > 0);
         await new Promise((resolve) => setTimeout(resolve, 200));
         expect(outsider.updates).toEqual([]);

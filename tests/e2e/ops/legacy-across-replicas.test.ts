@@ -17,7 +17,7 @@ import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextproto
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.ts';
-import { startAskingUpstream } from '../../fixtures/asking-upstream.ts';
+import { startAskingUpstream } from '../../fixtures/fake-tools.ts';
 import { freePort } from '../../helpers/free-port.ts';
 import { startGatewayOver } from '../../helpers/stack.ts';
 import { waitFor } from '../../helpers/wait.ts';
