@@ -63,6 +63,10 @@ type QueryFigures = {
   p50Ms: number;
   p99Ms: number;
   maxMs: number;
+  /** The same in CPU time (process.cpuUsage, user + system): what a search costs without the time other
+   *  processes held the core, the figure that stays comparable on a shared machine. */
+  cpuP50Ms: number;
+  cpuP99Ms: number;
   /** Over the queries, each timed by its median over the rounds: the slow queries themselves, with
    *  most of what other processes cost (descheduling, cache eviction) left out. */
   queryP99Ms: number;
@@ -73,6 +77,8 @@ type QueryFigures = {
 type SizeFigures = QueryFigures & {
   tools: number;
   buildMs: number;
+  /** CPU time of the synchronous build (absent for the MiniSearch floor). */
+  buildCpuMs?: number;
   /** The gateway's build (`buildToolIndexAsync`); absent for the MiniSearch floor. */
   asyncBuildMs?: number;
   /** Longest gap between event-loop turns during the async build (ms). */
@@ -132,13 +138,17 @@ async function asyncBuild(tools: SearchableTool[]): Promise<{ ms: number; stallM
 function timeQueries(queries: string[], rounds: number, ask: (query: string) => void): QueryFigures {
   for (const q of queries) ask(q);
   const perQuery = queries.map((): number[] => []);
+  const cpu: number[] = [];
   for (let r = 0; r < rounds; r += 1) {
     queries.forEach((q, i) => {
+      const cpuStarted = process.cpuUsage();
       const started = performance.now();
       ask(q);
       perQuery[i].push(performance.now() - started);
+      cpu.push(cpuMs(process.cpuUsage(cpuStarted)));
     });
   }
+  cpu.sort((a, b) => a - b);
   const ms = perQuery.flat().sort((a, b) => a - b);
   const medians = perQuery.map(median);
   const worst = medians.indexOf(Math.max(...medians));
@@ -147,12 +157,19 @@ function timeQueries(queries: string[], rounds: number, ask: (query: string) => 
     p50Ms: percentile(ms, 50),
     p99Ms: percentile(ms, 99),
     maxMs: ms.at(-1) ?? 0,
+    cpuP50Ms: percentile(cpu, 50),
+    cpuP99Ms: percentile(cpu, 99),
     queryP99Ms: percentile(
       [...medians].sort((a, b) => a - b),
       99,
     ),
     slowest: { query: queries[worst], ms: medians[worst] },
   };
+}
+
+/** User + system CPU time of a `process.cpuUsage` difference, ms. */
+function cpuMs(used: NodeJS.CpuUsage): number {
+  return (used.user + used.system) / 1000;
 }
 
 /** As the gateway does: every search goes through a scope filter (here one admitting every tool). */
@@ -164,14 +181,16 @@ function admitAll(tools: SearchableTool[]): (name: string) => boolean {
 /** The index's own figures: searches pass a `filterKey` as the gateway does (its caller's catalogue
  *  version and scopes), and again without one. */
 async function measure(tools: SearchableTool[], queries: string[], rounds: number): Promise<SizeFigures> {
+  const cpuStarted = process.cpuUsage();
   const started = performance.now();
   const index = buildToolIndex(tools, TUNING, { glosses });
   const buildMs = performance.now() - started;
+  const buildCpuMs = cpuMs(process.cpuUsage(cpuStarted));
   const built = await asyncBuild(tools);
   const filter = admitAll(tools);
   const keyed = timeQueries(queries, rounds, (q) => index.search(q, { limit: 5, filter, filterKey: 'bench' }));
   const unkeyed = timeQueries(queries, rounds, (q) => index.search(q, { limit: 5, filter }));
-  return { tools: tools.length, buildMs, asyncBuildMs: built.ms, asyncStallMs: built.stallMs, ...keyed, unkeyed };
+  return { tools: tools.length, buildMs, buildCpuMs, asyncBuildMs: built.ms, asyncStallMs: built.stallMs, ...keyed, unkeyed };
 }
 
 function measureMiniSearch(tools: SearchableTool[], queries: string[], rounds: number): SizeFigures {
@@ -182,18 +201,22 @@ function measureMiniSearch(tools: SearchableTool[], queries: string[], rounds: n
 
 /** Medians over runs, figure by figure; the slowest query of all runs. */
 function medianOf(all: SizeFigures[]): SizeFigures {
-  const pick = (k: 'buildMs' | 'asyncBuildMs' | 'asyncStallMs' | 'p50Ms' | 'p99Ms' | 'maxMs' | 'queryP99Ms'): number | undefined =>
-    all[0][k] === undefined ? undefined : median(all.map((f) => f[k] as number));
+  const pick = (
+    k: 'buildMs' | 'buildCpuMs' | 'asyncBuildMs' | 'asyncStallMs' | 'p50Ms' | 'p99Ms' | 'maxMs' | 'queryP99Ms' | 'cpuP50Ms' | 'cpuP99Ms',
+  ): number | undefined => (all[0][k] === undefined ? undefined : median(all.map((f) => f[k] as number)));
   return {
     tools: all[0].tools,
     searches: all[0].searches,
     buildMs: pick('buildMs') as number,
+    buildCpuMs: pick('buildCpuMs'),
     asyncBuildMs: pick('asyncBuildMs'),
     asyncStallMs: pick('asyncStallMs'),
     p50Ms: pick('p50Ms') as number,
     p99Ms: pick('p99Ms') as number,
     maxMs: pick('maxMs') as number,
     queryP99Ms: pick('queryP99Ms') as number,
+    cpuP50Ms: pick('cpuP50Ms') as number,
+    cpuP99Ms: pick('cpuP99Ms') as number,
     slowest: all.reduce((a, f) => (f.slowest.ms > a.slowest.ms ? f : a)).slowest,
     ...(all[0].unkeyed ? { unkeyed: medianOf(all.map((f) => ({ ...f, ...(f.unkeyed as QueryFigures), unkeyed: undefined }))) } : {}),
   };
@@ -213,33 +236,41 @@ function compareBuilds(
   other: { wordVectors?: WordVectors; tuning?: TuningOverrides; label: string },
 ): Record<string, number> {
   const builds: [number[], number[]] = [[], []];
+  const buildCpu: [number[], number[]] = [[], []];
   let indexes: ReturnType<typeof buildToolIndex>[] = [];
   for (let r = 0; r < runs; r += 1) {
     indexes = [0, 1].map((side) => {
+      const cpuStarted = process.cpuUsage();
       const started = performance.now();
       const index =
         side === 0
           ? buildToolIndex(tools, TUNING, { glosses })
           : buildToolIndex(tools, { ...TUNING, ...other.tuning }, { glosses, wordVectors: other.wordVectors });
       builds[side].push(performance.now() - started);
+      buildCpu[side].push(cpuMs(process.cpuUsage(cpuStarted)));
       return index;
     });
   }
   const filter = admitAll(tools);
   const times: [number[], number[]] = [[], []];
-  const ask = (side: number, q: string): number => {
+  const cpu: [number[], number[]] = [[], []];
+  const ask = (side: number, q: string): void => {
+    const cpuStarted = process.cpuUsage();
     const started = performance.now();
     indexes[side].search(q, { limit: 5, filter, filterKey: 'bench' });
-    return performance.now() - started;
+    times[side].push(performance.now() - started);
+    cpu[side].push(cpuMs(process.cpuUsage(cpuStarted)));
   };
   for (const q of queries) for (const side of [0, 1]) ask(side, q);
+  for (const t of [...times, ...cpu]) t.length = 0;
   for (let r = 0; r < rounds; r += 1) {
     queries.forEach((q, i) => {
       const order = (r + i) % 2 === 0 ? [0, 1] : [1, 0];
-      for (const side of order) times[side].push(ask(side, q));
+      for (const side of order) ask(side, q);
     });
   }
   const sorted = times.map((t) => [...t].sort((a, b) => a - b));
+  const sortedCpu = cpu.map((t) => [...t].sort((a, b) => a - b));
   const figures = {
     projectBuildMs: median(builds[0]),
     otherBuildMs: median(builds[1]),
@@ -247,12 +278,20 @@ function compareBuilds(
     otherP50Ms: percentile(sorted[1], 50),
     projectP99Ms: percentile(sorted[0], 99),
     otherP99Ms: percentile(sorted[1], 99),
+    projectBuildCpuMs: median(buildCpu[0]),
+    otherBuildCpuMs: median(buildCpu[1]),
+    projectCpuP50Ms: percentile(sortedCpu[0], 50),
+    otherCpuP50Ms: percentile(sortedCpu[1], 50),
+    projectCpuP99Ms: percentile(sortedCpu[0], 99),
+    otherCpuP99Ms: percentile(sortedCpu[1], 99),
   };
   console.log(
     `\nA/B, ${tools.length} tools (${runs} builds each, ${times[0].length} searches each, interleaved): ` +
       `build ${fmt(figures.projectBuildMs, 0)} vs ${fmt(figures.otherBuildMs, 0)} ms (x${fmt(figures.otherBuildMs / figures.projectBuildMs)}), ` +
       `p50 ${fmt(figures.projectP50Ms)} vs ${fmt(figures.otherP50Ms)} ms (x${fmt(figures.otherP50Ms / figures.projectP50Ms)}), ` +
-      `p99 ${fmt(figures.projectP99Ms)} vs ${fmt(figures.otherP99Ms)} ms (x${fmt(figures.otherP99Ms / figures.projectP99Ms)}) (project vs ${other.label})`,
+      `p99 ${fmt(figures.projectP99Ms)} vs ${fmt(figures.otherP99Ms)} ms (x${fmt(figures.otherP99Ms / figures.projectP99Ms)}) (project vs ${other.label}); ` +
+      `CPU time: build ${fmt(figures.projectBuildCpuMs, 0)} vs ${fmt(figures.otherBuildCpuMs, 0)} ms, search p50 ${fmt(figures.projectCpuP50Ms)} vs ${fmt(figures.otherCpuP50Ms)} ms, ` +
+      `p99 ${fmt(figures.projectCpuP99Ms)} vs ${fmt(figures.otherCpuP99Ms)} ms (x${fmt(figures.otherCpuP99Ms / figures.projectCpuP99Ms)})`,
   );
   return figures;
 }
@@ -312,6 +351,7 @@ async function main(): Promise<void> {
       'index',
       'tools',
       'build ms',
+      'build CPU ms',
       'async build ms',
       'longest stall ms',
       'searches/run',
@@ -319,14 +359,16 @@ async function main(): Promise<void> {
       'search p99 ms',
       'max ms',
       'query p99 ms',
+      'CPU p50 / p99 ms',
       'p50 / p99 ms, no filterKey',
     ]),
-    row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
+    row(['---', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:', '---:']),
     ...results.map(({ index, median: m }) =>
       row([
         index,
         m.tools,
         fmt(m.buildMs, 0),
+        fmt(m.buildCpuMs, 0),
         fmt(m.asyncBuildMs, 0),
         fmt(m.asyncStallMs, 0),
         m.searches,
@@ -334,6 +376,7 @@ async function main(): Promise<void> {
         fmt(m.p99Ms),
         fmt(m.maxMs),
         fmt(m.queryP99Ms),
+        `${fmt(m.cpuP50Ms)} / ${fmt(m.cpuP99Ms)}`,
         m.unkeyed ? `${fmt(m.unkeyed.p50Ms)} / ${fmt(m.unkeyed.p99Ms)}` : '-',
       ]),
     ),
@@ -343,6 +386,7 @@ async function main(): Promise<void> {
   );
   console.log(lines.join('\n'));
   console.log('\nSearches pass a filter admitting every tool, with a filterKey as the gateway does; the last column without it.');
+  console.log('CPU: the same searches in CPU time (process.cpuUsage, user + system): their cost without the time other processes held the core.');
   console.log(
     "query p99: p99 over the queries of each query's median time over the rounds (the slowest queries, with most interference from other processes left out).",
   );
