@@ -314,7 +314,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         await Promise.all(upstreams.map(({ catalog }) => catalog.warm()));
         const catalog = await upstreamSet.catalog().catch(() => undefined);
         if (catalog && config.compact.enabled) await state.searchIndexes.get(catalog).catch(() => undefined);
-        if (config.compact.enabled && config.compact.codeMode.enabled) state.codeSandbox.warm();
+        if (config.compact.enabled && config.compact.codeMode.enabled) state.codeSandbox.warm(config.compact.codeMode.limits.memoryBytes);
       })();
       await Promise.race([ready, new Promise((resolve) => (timer = setTimeout(resolve, deadlineMs)))]);
       clearTimeout(timer);

@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
  * and resolves to the tool's result (or rejects with a ToolError the script may catch).
  *
  * Limits ({@link SandboxLimits}, `codeMode.limits` in the configuration), each breach a {@link RunOutcome}
- * naming it: memory (QuickJS's allocator), instructions (the interrupt handler's ticks), wall time (the
+ * naming it: memory (the WebAssembly memory QuickJS runs in, capped per worker), instructions (the interrupt handler's ticks), wall time (the
  * worker's own deadline for a busy script, and this thread's timer, which terminates the worker, for any
  * other), output bytes (console lines plus the return value's JSON), tool calls per run. Concurrency
  * is the caller's business ({@link RunSlots}). A worker whose run ended cleanly is kept for the next
@@ -76,7 +76,7 @@ export class CodeSandbox {
   /** Runs one script to its outcome; never throws for anything the script does. */
   async run(request: RunRequest): Promise<RunOutcome> {
     if (request.signal?.aborted) return { ok: false, kind: 'cancelled', logs: [], calls: 0 };
-    const slot = this.idle.pop() ?? this.spawn();
+    const slot = this.idle.pop() ?? this.spawn(request.limits.memoryBytes);
     const inflight = new AbortController();
     let calls = 0;
     let reusable = false;
@@ -127,9 +127,9 @@ export class CodeSandbox {
     return outcome;
   }
 
-  /** Starts a worker ahead of the first run (loading QuickJS takes a moment), when none is idle. */
-  warm(): void {
-    if (!this.closed && this.idle.length === 0) this.idle.push(this.spawn());
+  /** Starts a worker ahead of the first run (loading QuickJS takes a moment), when none is idle; `memoryBytes`: the runs' limit. */
+  warm(memoryBytes?: number): void {
+    if (!this.closed && this.idle.length === 0) this.idle.push(this.spawn(memoryBytes));
   }
 
   /** Terminates every idle worker; runs in progress end with their own outcome. */
@@ -138,9 +138,14 @@ export class CodeSandbox {
     await Promise.all(this.idle.splice(0).map((slot) => slot.worker.terminate()));
   }
 
-  private spawn(): Slot {
-    // The worker's own heap is a backstop only: QuickJS's allocator enforces codeMode.limits.memoryBytes.
-    const worker = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 } });
+  /** A worker whose QuickJS memory is sized for runs limited to `memoryBytes` (a run under another limit resizes it). */
+  private spawn(memoryBytes?: number): Slot {
+    // The worker's own JavaScript heap is a backstop only: the script's memory is QuickJS's WebAssembly
+    // memory, which the worker caps at codeMode.limits.memoryBytes (plus the module's own).
+    const worker = new Worker(WORKER_URL, {
+      workerData: { memoryBytes },
+      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+    });
     worker.unref();
     const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (message: WorkerMessage) => {

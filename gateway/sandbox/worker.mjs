@@ -10,11 +10,33 @@
  * Messages in: {type:'run', code, limits}, {type:'answer', id, ok, json | message}.
  * Messages out: {type:'call', id, name, json}, {type:'done', outcome}. One run at a time per worker.
  */
-import { parentPort } from 'node:worker_threads';
-import { RELEASE_SYNC, newQuickJSWASMModule } from 'quickjs-emscripten';
+import { parentPort, workerData } from 'node:worker_threads';
+import { RELEASE_SYNC, newQuickJSWASMModule, newVariant } from 'quickjs-emscripten';
 
 const port = /** @type {import('node:worker_threads').MessagePort} */ (parentPort);
-const quickjs = await newQuickJSWASMModule(RELEASE_SYNC);
+
+/** WebAssembly page, bytes. */
+const PAGE_BYTES = 65536;
+/** The QuickJS module's declared minimum memory (16 MiB), pages. */
+const MODULE_PAGES = 256;
+/** What the module and a fresh runtime use before the script's first allocation (about 5-8 MiB, measured), bytes. */
+const BASE_BYTES = 8 << 20;
+
+/**
+ * A QuickJS module whose WebAssembly memory cannot grow past {@link BASE_BYTES} + `memoryBytes`: the
+ * memory limit that holds. QuickJS's own allocator limit (`setMemoryLimit`) counts a block's usable size,
+ * which this build cannot read (malloc_usable_size is 0 under Emscripten): it stops one allocation larger
+ * than the limit, never many smaller ones (400 strings of 1 MB each passed a 16 MiB limit).
+ * @param {number} memoryBytes
+ */
+async function load(memoryBytes) {
+  const maximum = Math.max(MODULE_PAGES, Math.ceil((BASE_BYTES + memoryBytes) / PAGE_BYTES));
+  const wasmMemory = new WebAssembly.Memory({ initial: MODULE_PAGES, maximum });
+  return { memoryBytes, wasmMemory, maximumBytes: maximum * PAGE_BYTES, quickjs: await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory })) };
+}
+
+/** The module, sized for the memory limit of the runs it serves (the host spawns the worker with it). */
+let loaded = await load(/** @type {{ memoryBytes?: number } | undefined} */ (workerData)?.memoryBytes ?? 16 << 20);
 
 /** The wrapper's text before the script's first character: line 1 columns are shifted by its length. */
 const PREFIX = '(async () => { "use strict"; ';
@@ -38,9 +60,12 @@ const PRELUDE = `(function (call) {
   Object.defineProperty(globalThis, 'tools', { value: tools, writable: false, configurable: false, enumerable: false });
 })`;
 
-port.on('message', (message) => {
-  if (message.type === 'run') run(message);
-  else if (message.type === 'answer') current?.answer(message);
+port.on('message', async (message) => {
+  if (message.type === 'answer') return current?.answer(message);
+  if (message.type !== 'run') return;
+  // A run under another memory limit (a reload changed it) gets a module sized for it.
+  if (message.limits.memoryBytes !== loaded.memoryBytes) loaded = await load(message.limits.memoryBytes);
+  run(message);
 });
 port.postMessage({ type: 'ready' });
 
@@ -54,7 +79,7 @@ let current;
  * @param {{ code: string, limits: { memoryBytes: number, instructions: number, wallTimeMs: number, outputBytes: number, toolCalls: number } }} message
  */
 function run({ code, limits }) {
-  const runtime = quickjs.newRuntime();
+  const runtime = loaded.quickjs.newRuntime();
   runtime.setMemoryLimit(limits.memoryBytes);
   runtime.setMaxStackSize(STACK_BYTES);
   const context = runtime.newContext();
@@ -135,7 +160,10 @@ function run({ code, limits }) {
     const error = context.dump(handle);
     handle.dispose();
     const message = typeof error === 'object' && error !== null ? String(error.message ?? '') : String(error);
-    const limit = breach ?? (/out of memory/i.test(message) ? 'memoryBytes' : undefined);
+    // Out of memory, QuickJS may fail to build its InternalError too and leave null as the exception:
+    // with the memory at its cap, that is the memory limit (a script's own `throw null` there reads so too).
+    const exhausted = /out of memory/i.test(message) || (error === null && loaded.wasmMemory.buffer.byteLength >= loaded.maximumBytes);
+    const limit = breach ?? (exhausted ? 'memoryBytes' : undefined);
     if (limit) return finish({ ok: false, kind: 'limit', limit });
     const name = typeof error === 'object' && error !== null && typeof error.name === 'string' ? error.name : 'Error';
     const where = typeof error === 'object' && error !== null ? locate(String(error.stack ?? ''), code) : undefined;

@@ -50,6 +50,17 @@ describe('the code sandbox', () => {
     expect(await run('for (;;) { try { await tools.x(); } catch {} }')).toMatchObject({ ok: false, kind: 'limit', limit: 'toolCalls', calls: 3 });
   });
 
+  it('counts strings against memoryBytes: many strings under the limit each, beyond it together', async () => {
+    // QuickJS's allocator limit alone let 400 strings of 1 MB through an 8 MiB limit (it cannot see a block's size under Emscripten).
+    const strings = (count: number, size: number) => `const a = []; for (let i = 0; i < ${count}; i++) a.push("y".repeat(${size}) + i); return a.length;`;
+    expect(await run(strings(400, 1e6), { instructions: 1e9 })).toMatchObject({ ok: false, kind: 'limit', limit: 'memoryBytes' });
+    expect(await run(strings(5, 4e6), { instructions: 1e9 })).toMatchObject({ ok: false, kind: 'limit', limit: 'memoryBytes' });
+    // Within it, the same script runs, in a worker sized for each run's limit.
+    expect(await run(strings(4, 1e6), { instructions: 1e9 })).toMatchObject({ ok: true, json: '4' });
+    expect(await run(strings(40, 1e6), { instructions: 1e9, memoryBytes: 64 << 20 })).toMatchObject({ ok: true, json: '40' });
+    expect(await run(strings(40, 1e6), { instructions: 1e9 })).toMatchObject({ ok: false, kind: 'limit', limit: 'memoryBytes' });
+  });
+
   it('ends a deep recursion as a script error and a promise nothing settles at once', async () => {
     expect(await run('function f() { return f() + 1; } f();', { instructions: 1e9 })).toMatchObject({
       ok: false,
