@@ -10,6 +10,9 @@
  * work it calls synchronously), else to its leaf: µs of CPU per call and share, comparable between two
  * runs as shares even on a loaded machine. `BENCH_PERF_SCRIPT=<file>` also writes the `perf script` stacks
  * (leaf first, one sample a block) for other cuts of the same samples (inclusive shares, kernel, GC threads).
+ * `BENCH_HEAP=1`: instead of a CPU profile, the bytes the gateway's V8 heap allocates per call over the loaded run, in total
+ * and by allocating frame (the inspector's sampling heap profiler, objects the GC collected included): a figure the
+ * machine's load does not move, so two trees compare run against run.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -85,6 +88,7 @@ async function main(): Promise<void> {
   const seconds = Number(process.argv[3] ?? 10);
   const processes: ServiceProcess[] = [];
   const perf = process.env.BENCH_PERF === '1';
+  const heap = process.env.BENCH_HEAP === '1';
   const perfData = resolve(tmpdir(), `profile-call-${process.pid}.perf.data`);
   try {
     const backends = await startServiceProcess({ reference: true }, { name: 'reference' });
@@ -94,7 +98,7 @@ async function main(): Promise<void> {
     const floor = scenario === 'floor';
     const gw = await startServiceProcess(floor ? { bareProxy: upstream! } : { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') }, {
       name: floor ? 'floor-profile' : 'gateway-profile',
-      cpuProfile: process.env.BENCH_STRACE !== '1' && !perf && process.env.BENCH_PROFILE !== '0',
+      cpuProfile: process.env.BENCH_STRACE !== '1' && !perf && !heap && process.env.BENCH_PROFILE !== '0',
       // BENCH_NODE_FLAGS: Node/V8 flags for the profiled process only.
       nodeFlags: [...(perf ? ['--perf-basic-prof-only-functions'] : []), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
     });
@@ -130,6 +134,7 @@ async function main(): Promise<void> {
       const fields = readFileSync(`/proc/${gw.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
       return { user: Number(fields[11]), system: Number(fields[12]) };
     };
+    if (heap) await gw.heapStart();
     const ticksBefore = ticks();
     const before = await gw.cpuMs();
     const loadStart = performance.now();
@@ -137,6 +142,7 @@ async function main(): Promise<void> {
     const loadEnd = performance.now();
     const after = await gw.cpuMs();
     const ticksAfter = ticks();
+    const allocated = heap ? await gw.heapStop() : undefined;
     if (strace) {
       strace.kill('SIGINT');
       console.log(`${loaded.requests} calls; strace -c:\n${await straced}`);
@@ -151,6 +157,12 @@ async function main(): Promise<void> {
     );
     await gw.stop();
     const exited = performance.now();
+    if (allocated) {
+      const perCall = (bytes: number) => (bytes / loaded.requests).toFixed(0).padStart(7);
+      const rows = allocated.byFrame.slice(0, Number(process.env.TOP ?? 60)).map(([frame, bytes]) => `${perCall(bytes)} B  ${frame}`);
+      console.log(`V8 heap allocated: ${perCall(allocated.totalBytes).trim()} B per call over ${loaded.requests} calls\n${rows.join('\n')}`);
+      return;
+    }
     if (perf) {
       const cpuMsPerCall = (after - before) / loaded.requests;
       const script = execFileSync('perf', ['script', '-i', perfData, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 });

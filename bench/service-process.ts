@@ -3,15 +3,18 @@
  * its spec from BENCH_SERVICE (JSON, see {@link ServiceSpec}), starts what it names, reports the URLs
  * over IPC and then answers commands: `memory` (process.memoryUsage, after a full GC when the process
  * runs with --expose-gc and `gc` is set), `bump` (next catalogue version of the replay upstream),
- * `stats` (scope stub counters), `cpu` (process.cpuUsage, ms) and `stop` (close everything, then exit 0 so --cpu-prof can write).
+ * `stats` (scope stub counters), `cpu` (process.cpuUsage, ms), `heapStart` / `heapStop` (what the V8 heap allocates
+ * in between, by frame: the inspector's sampling heap profiler, collected objects included) and `stop` (close everything, then
+ * exit 0 so --cpu-prof can write).
  */
+import { Session } from 'node:inspector';
 import { loadConfig } from '../config/load.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { startPlatform } from '../upstream/platform/index.ts';
 import { startUpstreamServer } from '../upstream/server/index.ts';
 import { startBareProxy } from './bare-proxy.ts';
 import { startScopeStub } from './scope-stub.ts';
-import type { ServiceCommand, ServiceReply, ServiceSpec, ServiceUrls } from './services.ts';
+import type { HeapAllocation, ServiceCommand, ServiceReply, ServiceSpec, ServiceUrls } from './services.ts';
 import { startVersionedReplay } from './versioned-replay.ts';
 
 const spec = JSON.parse(process.env.BENCH_SERVICE ?? '{}') as ServiceSpec;
@@ -71,6 +74,44 @@ function memory(gc: boolean) {
   return { rss: m.rss, heapUsed: m.heapUsed, heapTotal: m.heapTotal, external: m.external, arrayBuffers: m.arrayBuffers, collected: Boolean(gc && collect) };
 }
 
+/** The inspector session of this process, connected on the first heap command. */
+let inspector: Session | undefined;
+function inspect<T>(method: string, params: Record<string, unknown> = {}): Promise<T> {
+  if (!inspector) {
+    inspector = new Session();
+    inspector.connect();
+  }
+  const session = inspector as unknown as { post(method: string, params: object, done: (error: Error | null, result: unknown) => void): void };
+  return new Promise((resolve, reject) => session.post(method, params, (error, result) => (error ? reject(error) : resolve(result as T))));
+}
+
+interface SamplingNode {
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  selfSize: number;
+  children: SamplingNode[];
+}
+
+/** A sampling heap profile summed by allocating frame (our files by their path in the tree, packages by their own path). */
+function allocationByFrame(head: SamplingNode): HeapAllocation {
+  const frames = new Map<string, number>();
+  let totalBytes = 0;
+  const pending = [head];
+  while (pending.length > 0) {
+    const node = pending.pop()!;
+    totalBytes += node.selfSize;
+    if (node.selfSize > 0) {
+      const { functionName, url, lineNumber } = node.callFrame;
+      const where = url.includes('/node_modules/')
+        ? url.slice(url.lastIndexOf('/node_modules/') + 14)
+        : url.replace(/^.*?\/(gateway|bench|search|upstream|config)\//, '$1/');
+      const key = `${functionName || '(anon)'} ${where}:${lineNumber + 1}`;
+      frames.set(key, (frames.get(key) ?? 0) + node.selfSize);
+    }
+    pending.push(...node.children);
+  }
+  return { totalBytes, byFrame: [...frames.entries()].sort((a, b) => b[1] - a[1]).slice(0, 200) };
+}
+
 process.on('message', (raw) => {
   const command = raw as ServiceCommand;
   const reply = (message: Omit<ServiceReply, 'id'>) => process.send!({ id: command.id, ...message });
@@ -85,6 +126,15 @@ process.on('message', (raw) => {
       if (command.cmd === 'cpu') {
         const { user, system } = process.cpuUsage();
         return reply({ result: (user + system) / 1000 });
+      }
+      if (command.cmd === 'heapStart') {
+        await inspect('HeapProfiler.enable');
+        await inspect('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+        return reply({ result: 'sampling' });
+      }
+      if (command.cmd === 'heapStop') {
+        const { profile } = await inspect<{ profile: { head: SamplingNode } }>('HeapProfiler.stopSampling');
+        return reply({ result: allocationByFrame(profile.head) });
       }
       if (command.cmd === 'stop') {
         await stop();

@@ -40,7 +40,14 @@ export interface ServiceUrls {
   bareProxy?: string;
 }
 
-export type ServiceCommand = { id: number; cmd: 'memory'; gc?: boolean } | { id: number; cmd: 'bump' | 'stats' | 'cpu' | 'stop' };
+export type ServiceCommand = { id: number; cmd: 'memory'; gc?: boolean } | { id: number; cmd: 'bump' | 'stats' | 'cpu' | 'stop' | 'heapStart' | 'heapStop' };
+
+/** Bytes the V8 heap allocated while sampling (HeapProfiler sampling, collected objects included), in total and by allocating frame. */
+export interface HeapAllocation {
+  totalBytes: number;
+  /** `function file:line` and its bytes, largest first (the 200 largest). */
+  byFrame: [string, number][];
+}
 export interface ServiceReply {
   id: number;
   result?: unknown;
@@ -71,6 +78,10 @@ export interface ServiceProcess {
   stats(): Promise<{ requests: number; distinct: number }>;
   /** CPU time the process has used so far (user + system, all threads), ms: process.cpuUsage(). */
   cpuMs(): Promise<number>;
+  /** Starts sampling what the V8 heap allocates (every 512 bytes on average, objects the GC collected included). */
+  heapStart(): Promise<void>;
+  /** Stops sampling: what was allocated since {@link heapStart}, by frame. */
+  heapStop(): Promise<HeapAllocation>;
   /** Closes the services and waits for the process to exit (profiles are written on exit). */
   stop(): Promise<void>;
 }
@@ -162,6 +173,8 @@ export async function startServiceProcess(spec: ServiceSpec, options: ServiceOpt
     bump: () => send({ cmd: 'bump' }),
     stats: () => send({ cmd: 'stats' }),
     cpuMs: () => send<number>({ cmd: 'cpu' }),
+    heapStart: () => send<void>({ cmd: 'heapStart' }),
+    heapStop: () => send<HeapAllocation>({ cmd: 'heapStop' }),
     stop: () =>
       (stopping ??= (async () => {
         if (child.exitCode !== null) return;
