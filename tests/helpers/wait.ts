@@ -21,11 +21,12 @@ export interface WaitOptions {
 /**
  * Resolves with the first value of `probe` that is not `undefined`, `null` or `false`, probing every
  * `intervalMs`; a probe that throws counts as "not yet". After `timeoutMs` rejects with an error naming
- * `what` and the last error thrown.
+ * `what` and the last error thrown. Deadlines here read `performance.now()`, so a test that fakes `Date`
+ * (vi.useFakeTimers({ toFake: ['Date'] })) still waits in real time.
  */
 export async function waitFor<T>(what: string, probe: () => T | Promise<T>, options: WaitOptions = {}): Promise<Exclude<T, undefined | null | false>> {
   const { timeoutMs = 10_000, intervalMs = 25 } = options;
-  const deadline = Date.now() + timeoutMs;
+  const deadline = performance.now() + timeoutMs;
   let lastError: unknown;
   for (;;) {
     try {
@@ -34,7 +35,7 @@ export async function waitFor<T>(what: string, probe: () => T | Promise<T>, opti
     } catch (error) {
       lastError = error;
     }
-    if (Date.now() > deadline) {
+    if (performance.now() > deadline) {
       const cause = lastError instanceof Error ? ` (last error: ${lastError.message})` : '';
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${cause}`);
     }
@@ -48,11 +49,11 @@ export async function waitFor<T>(what: string, probe: () => T | Promise<T>, opti
  * once. Fails after `deadlineMs` with the last answer in the message.
  */
 export async function eventually<T>(attempt: () => Promise<T>, done: (value: T) => boolean, deadlineMs = 20_000): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
+  const deadline = performance.now() + deadlineMs;
   for (;;) {
     const value = await attempt();
     if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`still not done after ${deadlineMs} ms: ${JSON.stringify(value).slice(0, 500)}`);
+    if (performance.now() > deadline) throw new Error(`still not done after ${deadlineMs} ms: ${JSON.stringify(value).slice(0, 500)}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

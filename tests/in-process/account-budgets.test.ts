@@ -4,7 +4,7 @@
  * at once of one account spend one budget instead of three; and a 2025-03-26 batch spends one point per
  * message, so a batch of 100 costs what 100 POSTs do.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { rpc } from '../helpers/raw-mcp.ts';
@@ -22,6 +22,9 @@ beforeAll(async () => {
     { k_alice: ['ledger:read'], tok_alice: ['ledger:read'], k_bob: ['ledger:read'], k_carol: ['ledger:read'] },
     { accounts: { k_alice: 'alice', tok_alice: 'alice', k_bob: 'bob', k_carol: 'carol' } },
   );
+});
+// Each test spends the budgets of a gateway of its own.
+beforeEach(() => {
   gateway = inProcessGateway(
     {
       scopes: { endpoint: endpoint.url, accountField: 'key_id' },
@@ -31,8 +34,10 @@ beforeAll(async () => {
     { fake: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } as Tool }] } },
   );
 });
-afterAll(async () => {
+afterEach(async () => {
   await gateway?.close();
+});
+afterAll(async () => {
   await endpoint?.close();
 });
 
@@ -78,7 +83,8 @@ describe('the requests budget per account', () => {
 
   it('spends nothing on ping or server/discover, so a spent budget never reads as a failed negotiation; a 429 names the request id', async () => {
     const alice = { 'x-cpz-key': 'k_alice', 'x-cpz-secret': 'x' };
-    // Alice's budget is spent (above): a batch of pings and a discovery still answer.
+    for (let i = 0; i < BUDGET; i++) expect((await list(alice)).status).toBe(200);
+    // Alice's budget is spent: a batch of pings and a discovery still answer.
     expect((await batch(alice, 3, 'ping')).status).toBe(200);
     const { headers, body } = rpc('modern', 'discover-1', 'server/discover');
     delete headers['x-cpz-key'];

@@ -6,7 +6,7 @@
  * refused rather than truncated.
  */
 import type { Client, Tool } from '@modelcontextprotocol/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 
 import { connectV2, namesOf } from '../helpers/clients.ts';
 import { inProcessStack, type InProcessGateway as Stack } from '../helpers/in-process.ts';
@@ -28,15 +28,16 @@ async function searchNames(client: Client, query: string): Promise<string[]> {
 }
 
 describe('a new catalogue version from a paginating upstream', () => {
+  // A stack of each test's own: each test changes the upstream's catalogue itself.
   let stack: Stack;
-  beforeAll(async () => {
+  beforeEach(async () => {
     // The new version is served as it is: pins (issue 30) would hold the changed tool; that is tests/in-process/pinning.test.ts.
     stack = await inProcessStack({
       upstream: { pageSize: 2, tools: catalogue(), listChanged: true, toolsListHint: { ttlMs: 60_000, cacheScope: 'public' } },
       gateway: { pinning: { mode: 'off' } },
     });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await stack?.close();
   });
 
@@ -60,6 +61,8 @@ describe('a new catalogue version from a paginating upstream', () => {
   it('lists the new version whole on /mcp', async () => {
     const client = await connectV2(stack.mcpUrl, KEY);
     try {
+      expect(namesOf(await client.listTools())).toHaveLength(5);
+      stack.fake!.setTools(catalogue(' Catalogue marker: quetzalcoatl.').filter((t) => t.definition.name !== 'list_deals'));
       await expect
         .poll(async () => namesOf(await client.listTools(undefined, { cacheMode: 'bypass' })), { timeout: 5000 })
         .toEqual(['get_bars', 'interact_with_process', 'list_cash_flows', 'start_process']);

@@ -5,7 +5,7 @@
  * credential view naming whose view it is and explaining an audience mismatch, and the search
  * playground's hints. The same pages in Chromium: tests/e2e/ops/console-operator-browser.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
@@ -28,13 +28,17 @@ const tools = ['read_ledger', 'read_orders', 'buy_stock', 'get_time'].map((name)
 
 let endpoint: ScopeEndpoint;
 let gateway: InProcessGateway;
-const audit = new LogCapture();
+let audit: LogCapture;
 let client: ReturnType<typeof oauthClient>;
 let clientId: string;
 let token: string;
 
 beforeAll(async () => {
   endpoint = await startScopeEndpoint({ reader: ['ledger:read', 'orders:read'] });
+});
+// A gateway and an audit trail of each test's own: one test revokes the grant, another issues a token.
+beforeEach(async () => {
+  audit = new LogCapture();
   gateway = inProcessGateway(
     {
       scopes: { endpoint: `${endpoint.url}?key=platform-query-secret` },
@@ -55,8 +59,10 @@ beforeAll(async () => {
   const tokens = await client.tokens(clientId, { key: 'reader', secret: 'any', scope: 'ledger:read orders:read' });
   token = String(tokens.body.access_token);
 });
-afterAll(async () => {
+afterEach(async () => {
   await gateway?.close();
+});
+afterAll(async () => {
   await endpoint?.close();
 });
 

@@ -6,7 +6,7 @@
  * same per-address budget. Each decision is one audit line; the consent page shows the configured
  * scope descriptions and folds the scopes the key does not hold.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
@@ -18,7 +18,7 @@ const PER_CLIENT = 12;
 const CONSOLE_TOKEN = 'console-admin-token-sign-in-limits';
 const CONSOLE_BUDGET = 3;
 
-const audit = new LogCapture();
+let audit: LogCapture;
 let endpoint: ScopeEndpoint;
 let gateway: InProcessGateway;
 let oauth: OAuthClient;
@@ -29,6 +29,10 @@ beforeAll(async () => {
     { alice: ['ledger:read'], bob: ['ledger:read'], carol: ['ledger:read'] },
     { secrets: { alice: 'alice-secret', bob: 'bob-secret', carol: 'carol-secret' } },
   );
+});
+// A gateway (its budgets) and an audit trail of each test's own: each test spends budgets and counts audit lines.
+beforeEach(async () => {
+  audit = new LogCapture();
   gateway = inProcessGateway(
     {
       scopes: { endpoint: endpoint.url, unauthorizedTtlMs: 0 },
@@ -55,8 +59,10 @@ beforeAll(async () => {
   oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
   clientId = (await oauth.register()).client_id;
 });
-afterAll(async () => {
+afterEach(async () => {
   await gateway?.close();
+});
+afterAll(async () => {
   await endpoint?.close();
 });
 

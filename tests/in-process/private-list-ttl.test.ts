@@ -7,10 +7,11 @@
  * value is exact. The scope endpoint is a loopback stand-in (tests/fixtures/scope-endpoint.ts).
  */
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inMemoryFakeUpstream, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { rpc } from '../helpers/raw-mcp.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
 const T0 = Date.UTC(2026, 6, 28, 9, 0, 0);
@@ -82,8 +83,9 @@ describe.each([
   { path: 'fast path', fastPath: true },
   { path: 'SDK path', fastPath: false },
 ])('a private tools/list on the $path', ({ fastPath }) => {
+  // A gateway of each test's own, started at 0: each test tells its own story of scope entries and catalogue copies.
   let gateway: InProcessGateway;
-  beforeAll(() => {
+  beforeEach(() => {
     at(0);
     gateway = inProcessGateway(
       {
@@ -95,7 +97,7 @@ describe.each([
       { fake: { tools: TOOLS, toolsListHint: { ttlMs: CATALOG_TTL_MS, cacheScope: 'public' } } },
     );
   });
-  afterAll(() => gateway?.close());
+  afterEach(() => gateway?.close());
 
   it("says what is left of the caller's scope entry, counting down, on both surfaces, each caller its own", async () => {
     at(0);
@@ -114,6 +116,8 @@ describe.each([
   });
 
   it('says what is left of the catalogue copy when that ends first (a renewed scope entry outlives it)', async () => {
+    // The reader's entry and the catalogue copy, both of T0.
+    await list(gateway, key('reader'));
     at(40_000);
     const lookups = scopes.hits;
     // The reader's entry of T0 ended at 20 s: looked up again now (to 60 s); the catalogue copy of T0 ends at 50 s.
@@ -123,11 +127,17 @@ describe.each([
   });
 
   it("a config API key's scopes change only with the configuration: bounded by the catalogue copy alone", async () => {
+    // The catalogue copy of T0.
+    await list(gateway, CONFIG_KEY);
     at(45_000);
     expect(await ttlOf(gateway, CONFIG_KEY)).toBe(CATALOG_TTL_MS - 45_000);
   });
 
   it('is 0 while a stale catalogue copy is served (the refresh failed), and counts again once the upstream answers', async () => {
+    // The catalogue copy of T0 (to 50 s), and the reader's entry renewed at 40 s (to 60 s).
+    await list(gateway, key('reader'));
+    at(40_000);
+    await list(gateway, key('reader'));
     at(55_000);
     gateway.fake!.failWith(503);
     try {
@@ -137,24 +147,26 @@ describe.each([
     } finally {
       gateway.fake!.failWith(undefined);
     }
-    // Refetched once the upstream client is back (real time; vi.waitFor would move the faked clock): the copy
-    // of now lasts to 105 s, so the reader's entry of 40 s (to 60 s) bounds it; until then every answer says 0.
+    // Refetched once the upstream client is back (real time: waitFor's deadline reads performance.now(), not
+    // the faked Date): the copy of now lasts to 105 s, so the reader's entry of 40 s (to 60 s) bounds it; until
+    // then every answer says 0.
     const seen = new Set<number | undefined>();
-    const until = performance.now() + 10_000;
-    let ttlMs: number | undefined;
-    while ((ttlMs = await ttlOf(gateway, key('reader'))) !== 60_000 - 55_000 && performance.now() < until) {
-      seen.add(ttlMs);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(ttlMs).toBe(60_000 - 55_000);
-    expect([...seen].filter((v) => v !== 0)).toEqual([]);
+    await waitFor(
+      'the ttlMs of a refetched catalogue copy',
+      async () => {
+        const ttlMs = await ttlOf(gateway, key('reader'));
+        seen.add(ttlMs);
+        return ttlMs === 60_000 - 55_000;
+      },
+      { intervalMs: 50 },
+    );
+    expect([...seen].filter((v) => v !== 0 && v !== 60_000 - 55_000)).toEqual([]);
   });
 
   it("is 0 when the caller's scopes are unknown (the lookup failed; failure mode open serves its last good answer's list)", async () => {
-    // Seen valid once; its entry expires, and the lookup that should renew it fails.
-    at(30_000);
+    // Seen valid once; its entry expires (at 20 s), and the lookup that should renew it fails, while the catalogue copy of T0 (to 50 s) is fresh.
     await list(gateway, key('late'));
-    at(56_000);
+    at(26_000);
     scopes.mode = 'error';
     try {
       const unknown = await list(gateway, key('late'));
@@ -163,7 +175,7 @@ describe.each([
     } finally {
       scopes.mode = 'ok';
     }
-    // The failure was not remembered (scopes.unknownTtlMs 0): the next list has an entry again.
+    // The failure was not remembered (scopes.unknownTtlMs 0): the next list has an entry again (to 46 s, before the copy's 50 s).
     expect(await ttlOf(gateway, key('late'))).toBe(SCOPE_TTL_MS);
   });
 
@@ -176,14 +188,16 @@ describe.each([
   });
 
   it.runIf(fastPath)("goes out in gzip's per-answer tail: the same answer as plain, its own ttlMs each time", async () => {
-    at(58_000);
+    // The reader's entry of T0 (to 20 s).
+    await list(gateway, key('reader'));
+    at(18_000);
     const plain = await list(gateway, key('reader'));
     const gzipped = await list(gateway, key('reader'), { acceptEncoding: 'gzip' });
     expect(gzipped.encoding).toBe('gzip');
     expect(gzipped.text).toBe(plain.text);
-    expect(gzipped.result.ttlMs).toBe(60_000 - 58_000);
-    at(59_000);
-    expect((await list(gateway, key('reader'), { acceptEncoding: 'gzip' })).result.ttlMs).toBe(60_000 - 59_000);
+    expect(gzipped.result.ttlMs).toBe(SCOPE_TTL_MS - 18_000);
+    at(19_000);
+    expect((await list(gateway, key('reader'), { acceptEncoding: 'gzip' })).result.ttlMs).toBe(SCOPE_TTL_MS - 19_000);
   });
 });
 

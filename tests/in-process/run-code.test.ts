@@ -16,7 +16,7 @@ import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoi
 import { ERAS, withClient, type ToolResult } from '../helpers/era-client.ts';
 import { loadConfig } from '../../config/load.ts';
 import { inProcessGateway, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
-import { eventually } from '../helpers/wait.ts';
+import { eventually, waitFor } from '../helpers/wait.ts';
 
 const READER = { authorization: 'Bearer reader' };
 const OTHER = { authorization: 'Bearer other' };
@@ -93,22 +93,27 @@ const SCRIPT_4_STEPS = `
   return { total, symbols: positions.map((p) => p.symbol) };
 `;
 
-let endpoint: ScopeEndpoint;
-let gateway: InProcessGateway;
-let compact: URL;
-beforeAll(async () => {
+/** A gateway in code mode over `tools`, auditing to `auditFile` (emptied first), its spans to `exporter` (closed with it). */
+function codeModeGateway(auditFile: string, exporter: InMemorySpanExporter): InProcessGateway {
   mkdirSync('.tmp/audit', { recursive: true });
-  rmSync(AUDIT_FILE, { force: true });
-  endpoint = await startScopeEndpoint({ reader: ['accounts:read'], other: ['accounts:read'] });
-  gateway = inProcessGateway(
+  rmSync(auditFile, { force: true });
+  return inProcessGateway(
     {
       scopes: { endpoint: endpoint.url },
       upstreams: [{ anchors: ['list_accounts'] }],
       compact: { codeMode: { enabled: true, limits: { instructions: 2_000, wallTimeMs: 8_000, memoryBytes: 8 << 20, outputBytes: 4096, toolCalls: 6 } } },
-      audit: { destination: AUDIT_FILE, digestKey: 'run-code-audit-key-0123456' },
+      audit: { destination: auditFile, digestKey: 'run-code-audit-key-0123456' },
     },
-    { fake: { tools }, spans },
+    { fake: { tools }, spans: exporter },
   );
+}
+
+let endpoint: ScopeEndpoint;
+let gateway: InProcessGateway;
+let compact: URL;
+beforeAll(async () => {
+  endpoint = await startScopeEndpoint({ reader: ['accounts:read'], other: ['accounts:read'] });
+  gateway = codeModeGateway(AUDIT_FILE, spans);
   compact = gateway.compactUrl;
 });
 afterAll(async () => {
@@ -295,7 +300,7 @@ describe('run_code attacks (modern era unless said)', () => {
       expect(b.structuredContent?.result).toEqual(['other', 'O']);
       // Two slow runs fill the reader's slots (default 2): a third is refused at once.
       const slow = [runOn('await tools.slow_read(); return 1;'), runOn('await tools.slow_read(); return 1;')];
-      await waitFor(() => slowOn() >= 2);
+      await waitFor('both runs to call slow_read', () => slowOn() >= 2, { timeoutMs: 15_000 });
       const third = await runOn('return 1;');
       expect(third._meta?.['ai.cpz.gateway/limit']).toBe('concurrentRunsPerCredential');
       const others = await runOn('return 2;', OTHER);
@@ -357,11 +362,11 @@ describe.each(ERAS)('run_code cancellation (%s era)', (era) => {
           await v1.close();
         }
       });
-    await waitFor(() => slowCalls() > calledBefore);
+    await waitFor('the run to call slow_read', () => slowCalls() > calledBefore, { timeoutMs: 15_000 });
     const started = performance.now();
     controller.abort('changed my mind');
     await expect(calling).rejects.toThrow();
-    await waitFor(() => slowAborted === aborted + 1);
+    await waitFor('the inner call to be aborted', () => slowAborted === aborted + 1, { timeoutMs: 15_000 });
     expect(performance.now() - started).toBeLessThan(5000);
     // The run ended as cancelled (the worker stopped), not by a later limit of a script left running.
     expect(
@@ -456,7 +461,13 @@ describe('run_code traces', () => {
 
 describe('run_code audit and metrics', () => {
   it('records each inner call once, via run_code under its run id, and counts runs and inner calls by outcome', async () => {
-    const result = await run('modern', SCRIPT_4_STEPS);
+    // A gateway of its own (and span exporter, which its close shuts down): its audit trail is read once it is closed.
+    const auditFile = `.tmp/audit/run-code-metrics-${process.pid}.log`;
+    const gateway = codeModeGateway(auditFile, new InMemorySpanExporter());
+    const run = (code: string) => withClient('modern', gateway.compactUrl, READER, (c) => c.callTool('run_code', { code }));
+    expect((await run('while (true) {}'))._meta?.['ai.cpz.gateway/limit']).toBe('instructions');
+    expect((await run('try { await tools.place_order({}); } catch { return 1; }')).structuredContent?.result).toBe(1);
+    const result = await run(SCRIPT_4_STEPS);
     const runId = result._meta?.['ai.cpz.gateway/runId'];
     const metrics = await (await routedFetch(`${gateway.gatewayUrl}/metrics`)).text();
     expect(metrics).toMatch(/mcp_code_runs_total\{outcome="ok",limit="none"\} [1-9]/u);
@@ -464,7 +475,7 @@ describe('run_code audit and metrics', () => {
     expect(metrics).toMatch(/mcp_tool_calls_total\{endpoint="compact",tool="get_balance",via="run_code",outcome="ok"\} [1-9]/u);
     expect(metrics).toMatch(/mcp_tool_calls_total\{endpoint="compact",tool="place_order",via="run_code",outcome="refused"\} [1-9]/u);
     await gateway.close();
-    const events = readFileSync(AUDIT_FILE, 'utf8')
+    const events = readFileSync(auditFile, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as Record<string, unknown>)
@@ -488,12 +499,4 @@ async function modernClient(): Promise<Client> {
   const client = new Client({ name: 'run-code', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await client.connect(new StreamableHTTPClientTransport(compact, { fetch: gateway.fetchWith(READER) }));
   return client;
-}
-
-async function waitFor(condition: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
