@@ -150,15 +150,16 @@ describe('SIGTERM on the real process', { timeout: 60_000 }, () => {
     const exited = once(gateway, 'exit') as Promise<[number | null, string | null]>;
 
     // Readiness flips at once; polled as a kubelet would, by pod IP.
-    let flipped = 0;
-    while (!flipped && Date.now() < deadline) {
-      const answer = await probe('/readyz').catch(() => undefined);
-      if (answer?.status === 503) {
-        flipped = Date.now();
-        expect(JSON.parse(answer.body)).toMatchObject({ status: 'draining' });
-      }
-    }
-    expect(flipped).toBeGreaterThan(0);
+    const draining = await waitFor(
+      'readiness to flip to 503',
+      async () => {
+        const answer = await probe('/readyz').catch(() => undefined);
+        return answer?.status === 503 && answer;
+      },
+      { timeoutMs: Math.max(0, deadline - Date.now()), intervalMs: 0 },
+    );
+    const flipped = Date.now();
+    expect(JSON.parse(draining.body)).toMatchObject({ status: 'draining' });
     expect((await probe('/healthz')).status).toBe(200);
 
     const slowResponse = await slow;
