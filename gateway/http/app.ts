@@ -103,8 +103,19 @@ function createApp(
     try {
       await next();
     } catch (error) {
+      if (ctx.respond === false || ctx.headerSent) return void ctx.app.emit('error', error, ctx);
+      // A request the body parsers refuse (http-errors: 413 over a form's limit, 400 unreadable, 415 a
+      // charset) is the caller's mistake, answered with its status and words: not logged as our failure.
+      const { status, expose, message } = error as { status?: unknown; expose?: unknown; message?: unknown };
+      if (typeof status === 'number' && status >= 400 && status < 500 && expose === true) {
+        ctx.status = status;
+        ctx.type = 'text/plain; charset=utf-8';
+        ctx.body = `${status} ${typeof message === 'string' ? message : 'Bad Request'}`;
+        return;
+      }
       ctx.app.emit('error', error, ctx);
-      if (ctx.respond !== false && !ctx.headerSent) rejectAtEdge(ctx, 'internal', 'Internal error');
+      rejectAtEdge(ctx, 'internal', 'Internal error');
+      ctx.status = 500;
     }
   });
   // One Host/Origin guard in front of every route (the probes answer any Host; the authorization
