@@ -4,7 +4,8 @@
  *   upstream with its tasks runtime behind; task-augmented tools/call, tasks/get, tasks/result,
  *   tasks/list, tasks/cancel;
  * - 2026-07-28 (the `io.modelcontextprotocol/tasks` extension, SEP-2663): no SDK client has a tasks
- *   runtime yet, so raw HTTP in front of a recording upstream that serves the extension; tools/call
+ *   runtime yet, so raw HTTP in front of the fake upstream serving the extension (`tasks: true`,
+ *   fixtures/fake-tools.ts taskTools), which records every request; tools/call
  *   answered with a task, tasks/get, tasks/update, tasks/cancel, the -32021 gate.
  * Both upstreams keep ONE task store for everyone, so what keeps one credential's tasks from another
  * is the gateway: its task ids are bound to the credential digest, and a call or task of a tool the
@@ -18,7 +19,8 @@ import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV1 } from '../../helpers/clients.ts';
 import { ACCEPT_BOTH, MODERN, messagesOf, post, type JsonRpcMessage } from '../../helpers/raw-mcp.ts';
 import { startLegacyTasksUpstream } from '../../fixtures/legacy-tasks-upstream.ts';
-import { startModernTasksUpstream } from '../../fixtures/modern-tasks-upstream.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
+import { taskTools } from '../../fixtures/fake-tools.ts';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 /** Same scopes, three credentials: the reader creates tasks, the twin may call the same tools, the outsider may not. */
@@ -206,7 +208,7 @@ describe('2025-11-25 tasks: v1 client, v1 upstream', () => {
 });
 
 describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
-  let upstream: Awaited<ReturnType<typeof startModernTasksUpstream>>;
+  let upstream: FakeUpstream;
   let gateway: RunningGateway;
   let nextId = 1;
   /** One 2026-07-28 request (envelope, Mcp-Method/Mcp-Name), declaring the tasks extension unless `declare` is false. */
@@ -234,7 +236,7 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
       (m) => done(String(m.result?.status)),
     );
   beforeAll(async () => {
-    upstream = await startModernTasksUpstream();
+    upstream = await startFakeUpstream({ tools: taskTools(), tasks: true });
     gateway = await gatewayOver(upstream.url, { slow_compute: ['jobs:run'], confirm_job: ['jobs:run'], failing_job: ['jobs:run'] });
   });
   afterAll(async () => {
