@@ -15,6 +15,8 @@
  * size, one index with the project's vectors and one with FILE's, built and searched interleaved in this
  * process, query by query, with their ratios; the A/B of a change to the word arm on a shared machine)
  * --compare-tuning JSON (the same A/B against an index with these tuning overrides, e.g. a knob turned off).
+ * Every figure is given in wall time and in CPU time (process.cpuUsage, user + system): on a shared
+ * machine a search waits for a core far longer than it runs, and the CPU figures stay comparable.
  * Profile: `node --import tsx --cpu-prof --cpu-prof-dir=/tmp/prof bench/search/scale.ts --sizes 10000`.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -234,22 +236,24 @@ function compareBuilds(
   rounds: number,
   runs: number,
   other: { wordVectors?: WordVectors; tuning?: TuningOverrides; label: string },
-): Record<string, number> {
+): { project: Record<string, number>; other: Record<string, number> } {
   const builds: [number[], number[]] = [[], []];
   const buildCpu: [number[], number[]] = [[], []];
-  let indexes: ReturnType<typeof buildToolIndex>[] = [];
+  const build = (side: number): ReturnType<typeof buildToolIndex> =>
+    side === 0
+      ? buildToolIndex(tools, TUNING, { glosses })
+      : buildToolIndex(tools, { ...TUNING, ...other.tuning }, { glosses, wordVectors: other.wordVectors });
+  // One untimed build of each first: the first build of a process reads the word vectors file and compiles.
+  const indexes = [0, 1].map(build);
   for (let r = 0; r < runs; r += 1) {
-    indexes = [0, 1].map((side) => {
+    // Which side builds first alternates: the garbage of the builds before lands on the one that follows.
+    for (const side of r % 2 === 0 ? [0, 1] : [1, 0]) {
       const cpuStarted = process.cpuUsage();
       const started = performance.now();
-      const index =
-        side === 0
-          ? buildToolIndex(tools, TUNING, { glosses })
-          : buildToolIndex(tools, { ...TUNING, ...other.tuning }, { glosses, wordVectors: other.wordVectors });
+      indexes[side] = build(side);
       builds[side].push(performance.now() - started);
       buildCpu[side].push(cpuMs(process.cpuUsage(cpuStarted)));
-      return index;
-    });
+    }
   }
   const filter = admitAll(tools);
   const times: [number[], number[]] = [[], []];
@@ -269,31 +273,27 @@ function compareBuilds(
       for (const side of order) ask(side, q);
     });
   }
-  const sorted = times.map((t) => [...t].sort((a, b) => a - b));
-  const sortedCpu = cpu.map((t) => [...t].sort((a, b) => a - b));
-  const figures = {
-    projectBuildMs: median(builds[0]),
-    otherBuildMs: median(builds[1]),
-    projectP50Ms: percentile(sorted[0], 50),
-    otherP50Ms: percentile(sorted[1], 50),
-    projectP99Ms: percentile(sorted[0], 99),
-    otherP99Ms: percentile(sorted[1], 99),
-    projectBuildCpuMs: median(buildCpu[0]),
-    otherBuildCpuMs: median(buildCpu[1]),
-    projectCpuP50Ms: percentile(sortedCpu[0], 50),
-    otherCpuP50Ms: percentile(sortedCpu[1], 50),
-    projectCpuP99Ms: percentile(sortedCpu[0], 99),
-    otherCpuP99Ms: percentile(sortedCpu[1], 99),
+  /** One side's median build and search percentiles, wall and CPU time. */
+  const figuresOf = (side: number): Record<'buildMs' | 'buildCpuMs' | 'p50Ms' | 'p99Ms' | 'cpuP50Ms' | 'cpuP99Ms', number> => {
+    const wall = [...times[side]].sort((a, b) => a - b);
+    const used = [...cpu[side]].sort((a, b) => a - b);
+    return {
+      buildMs: median(builds[side]),
+      buildCpuMs: median(buildCpu[side]),
+      p50Ms: percentile(wall, 50),
+      p99Ms: percentile(wall, 99),
+      cpuP50Ms: percentile(used, 50),
+      cpuP99Ms: percentile(used, 99),
+    };
   };
+  const [a, b] = [figuresOf(0), figuresOf(1)];
+  const pair = (k: keyof typeof a, digits = 2): string => `${fmt(a[k], digits)} vs ${fmt(b[k], digits)} ms (x${fmt(b[k] / a[k])})`;
   console.log(
-    `\nA/B, ${tools.length} tools (${runs} builds each, ${times[0].length} searches each, interleaved): ` +
-      `build ${fmt(figures.projectBuildMs, 0)} vs ${fmt(figures.otherBuildMs, 0)} ms (x${fmt(figures.otherBuildMs / figures.projectBuildMs)}), ` +
-      `p50 ${fmt(figures.projectP50Ms)} vs ${fmt(figures.otherP50Ms)} ms (x${fmt(figures.otherP50Ms / figures.projectP50Ms)}), ` +
-      `p99 ${fmt(figures.projectP99Ms)} vs ${fmt(figures.otherP99Ms)} ms (x${fmt(figures.otherP99Ms / figures.projectP99Ms)}) (project vs ${other.label}); ` +
-      `CPU time: build ${fmt(figures.projectBuildCpuMs, 0)} vs ${fmt(figures.otherBuildCpuMs, 0)} ms, search p50 ${fmt(figures.projectCpuP50Ms)} vs ${fmt(figures.otherCpuP50Ms)} ms, ` +
-      `p99 ${fmt(figures.projectCpuP99Ms)} vs ${fmt(figures.otherCpuP99Ms)} ms (x${fmt(figures.otherCpuP99Ms / figures.projectCpuP99Ms)})`,
+    `\nA/B, ${tools.length} tools (${runs} builds each, ${times[0].length} searches each, interleaved; project vs ${other.label}): ` +
+      `build ${pair('buildMs', 0)}, p50 ${pair('p50Ms')}, p99 ${pair('p99Ms')}; ` +
+      `CPU time: build ${pair('buildCpuMs', 0)}, search p50 ${pair('cpuP50Ms')}, p99 ${pair('cpuP99Ms')}`,
   );
-  return figures;
+  return { project: a, other: b };
 }
 
 const fmt = (x: number | undefined, digits = 2): string => (x === undefined ? '-' : x.toFixed(digits));
