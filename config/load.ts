@@ -64,7 +64,11 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
   const fromFile = readYaml(path);
   const provenance = new Map<string, string>();
   const merged = mergeDeep(fromFile, envOverrides(env, provenance));
+  refuseListGaps(merged, [], provenance);
   const config = mergeDeep(merged, (options.overrides ?? {}) as Json) as Record<string, Json>;
+  // JSON Schema's integer and number admit Infinity (YAML's 1e400 or .inf): no limit or TTL means that.
+  const infinite = nonFinite(config, []);
+  if (infinite) throw new ConfigError(keyPathOf(infinite), `must be a finite number (${sourceOf(infinite, provenance, path, options.overrides ?? {})})`);
   if (!validate(config)) throw configErrorFrom(validate.errors ?? [], provenance, path, options.overrides ?? {});
   const final = finalise(config as unknown as GatewayConfig, env);
   // "Beside the config": a relative lock file is read where the configuration file is.
@@ -74,17 +78,55 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
 
 function readYaml(path: string): Json {
   let text: string;
+  let parsed: Json;
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
     throw new ConfigError('(file)', `cannot read ${path}: ${(error as Error).message}`);
   }
   try {
-    const parsed = parseYaml(text) as Json;
-    return parsed ?? {};
+    parsed = parseYaml(text) as Json;
   } catch (error) {
     throw new ConfigError('(file)', `${path} is not valid YAML: ${(error as Error).message}`);
   }
+  if (parsed === null || parsed === undefined) return {};
+  if (!isObject(parsed))
+    throw new ConfigError('(root)', `the top level must be a mapping of keys, not ${Array.isArray(parsed) ? 'a list' : `a ${typeof parsed}`} (in ${path})`);
+  return parsed;
+}
+
+/** The path of the first number that is not finite in `value`, or undefined. */
+function nonFinite(value: Json, path: (string | number)[]): (string | number)[] | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path;
+  if (Array.isArray(value)) {
+    for (const [i, item] of value.entries()) {
+      const found = item === undefined ? undefined : nonFinite(item, [...path, i]);
+      if (found) return found;
+    }
+  } else if (isObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      const found = nonFinite(item, [...path, key]);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * A `GATEWAY_<LIST>_<n>_*` variable past the end of its list would leave gaps before item n, which the
+ * schema would blame on the gap: name the variable and the list's length instead.
+ * @throws ConfigError naming the variable's key path and the variable.
+ */
+function refuseListGaps(value: Json, path: (string | number)[], provenance: Map<string, string>): void {
+  if (Array.isArray(value)) {
+    const gap = value.findIndex((item) => item === undefined);
+    if (gap >= 0) {
+      const list = keyPathOf(path);
+      const [keyPath, variable] = [...provenance].find(([key]) => key.startsWith(`${list}[`)) ?? [list, 'the environment'];
+      throw new ConfigError(keyPath, `is past the end of ${list}, which has ${gap} item(s) before it: number the items from 0 without gaps (from ${variable})`);
+    }
+    value.forEach((item, i) => refuseListGaps(item, [...path, i], provenance));
+  } else if (isObject(value)) for (const [key, item] of Object.entries(value)) refuseListGaps(item, [...path, key], provenance);
 }
 
 /**
@@ -381,8 +423,12 @@ function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>,
   if (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not') {
     detail = /^\/credentials\/apiKeys\//.test(error.instancePath) ? 'must set key and secret, or token (not both)' : 'must set exactly one of url or command';
   }
-  const keyPath = keyPathOf(segments) || '(root)';
+  return new ConfigError(keyPathOf(segments) || '(root)', `${detail} (${sourceOf(segments, provenance, file, overrides)})`);
+}
+
+/** Where a key's value came from, as a ConfigError says it: `from GATEWAY_…`, `from overrides` or `in <file>`. */
+function sourceOf(segments: readonly (string | number)[], provenance: Map<string, string>, file: string, overrides: object): string {
   const fromOverrides = segments.reduce<unknown>((node, key) => (node as Record<string | number, unknown> | undefined)?.[key], overrides) !== undefined;
-  const source = provenance.get(keyPath) ?? (fromOverrides ? 'overrides' : undefined);
-  return new ConfigError(keyPath, `${detail} (${source ? `from ${source}` : `in ${file}`})`);
+  const source = provenance.get(keyPathOf(segments) || '(root)') ?? (fromOverrides ? 'overrides' : undefined);
+  return source ? `from ${source}` : `in ${file}`;
 }

@@ -205,3 +205,36 @@ describe('cache.redis: how every Redis connection is made', () => {
     ).toThrow(/^invalid configuration: cache\.redis\.sentinel\.nodes\[0\]: must match pattern/);
   });
 });
+
+describe('loadConfig on values the schema alone lets through or blames elsewhere', () => {
+  const refusal = (load: () => unknown) => {
+    try {
+      load();
+    } catch (error) {
+      expect(error).toBeInstanceOf(ConfigError);
+      return (error as Error).message;
+    }
+    throw new Error('loaded');
+  };
+  const upstream = 'upstreams:\n  - url: http://127.0.0.1:9/mcp\n';
+
+  it('refuses a number that is not finite (YAML 1e400, .inf), naming its key', () => {
+    expect(refusal(() => loadConfig({ path: yamlFile(`${upstream}scopes:\n  ttlMs: 1e400\n`), env: {} }))).toMatch(
+      /^invalid configuration: scopes\.ttlMs: must be a finite number \(in .*config\.yaml\)$/,
+    );
+    expect(refusal(() => loadConfig({ path: yamlFile(`${upstream}limits:\n  bodyBytes: .inf\n`), env: {} }))).toContain(
+      'limits.bodyBytes: must be a finite number',
+    );
+  });
+
+  it('says a file whose top level is not a mapping is that, not that upstreams is missing', () => {
+    expect(refusal(() => loadConfig({ path: yamlFile('- a\n- b\n'), env: {} }))).toMatch(/\(root\): the top level must be a mapping of keys, not a list/);
+    expect(refusal(() => loadConfig({ path: yamlFile('just words\n'), env: {} }))).toMatch(/not a string/);
+  });
+
+  it('names a GATEWAY_<LIST>_<n> variable past the end of its list, and the list length', () => {
+    expect(refusal(() => loadConfig({ path: yamlFile(upstream), env: { GATEWAY_UPSTREAMS_5_URL: 'http://x' } }))).toBe(
+      'invalid configuration: upstreams[5].url: is past the end of upstreams, which has 1 item(s) before it: number the items from 0 without gaps (from GATEWAY_UPSTREAMS_5_URL)',
+    );
+  });
+});
