@@ -13,6 +13,9 @@ import { startScopeEndpoint, type ScopeEndpoint } from '../../fixtures/scope-end
 
 const ALICE = { 'x-cpz-key': 'alice', 'x-cpz-secret': 'alice-secret' };
 const BOB = { 'x-cpz-key': 'bob', 'x-cpz-secret': 'bob-secret' };
+/** Two credentials only the first test uses, so that their lookups are its own whatever ran before. */
+const CAROL = { 'x-cpz-key': 'carol', 'x-cpz-secret': 'carol-secret' };
+const DAVE = { 'x-cpz-key': 'dave', 'x-cpz-secret': 'dave-secret' };
 
 let upstream: FakeUpstream;
 let scopes: ScopeEndpoint;
@@ -20,7 +23,7 @@ let gateway: RunningGateway;
 beforeAll(async () => {
   upstream = await startFakeUpstream({ era: 'legacy', sessions: true, tools: [whoamiTool], listChanged: true });
   // Its own scope endpoint on port 0: the default config's (the platform on :3002) may be anything on this machine.
-  scopes = await startScopeEndpoint({ alice: ['profile:read'], bob: ['profile:read'] });
+  scopes = await startScopeEndpoint({ alice: ['profile:read'], bob: ['profile:read'], carol: ['profile:read'], dave: ['profile:read'] });
   const overrides = {
     listen: { host: '127.0.0.1', port: 0 },
     upstreams: [{ name: 'legacy', url: upstream.url }],
@@ -44,8 +47,8 @@ const whoami = async (client: Awaited<ReturnType<typeof connectV2>>) =>
 describe('a sessionful legacy upstream', () => {
   it('serves its tools to modern and legacy callers through one endpoint', async () => {
     const lookups = scopes.hits;
-    const modern = await connectV2(`${gateway.url}/mcp`, ALICE);
-    const legacy = await connectV1(`${gateway.url}/mcp`, BOB);
+    const modern = await connectV2(`${gateway.url}/mcp`, CAROL);
+    const legacy = await connectV1(`${gateway.url}/mcp`, DAVE);
     try {
       expect(namesOf(await modern.listTools())).toEqual(['whoami']);
       expect(namesOf(await legacy.listTools())).toEqual(['whoami']);
