@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
 import { connectV2, namesOf } from '../../helpers/clients.ts';
+import { waitFor } from '../../helpers/wait.ts';
 import { startStack } from '../../helpers/stack.ts';
 
 const KEY = { 'x-cpz-key': 'life', 'x-cpz-secret': 'life-secret' };
@@ -40,7 +41,7 @@ describe('graceful close', () => {
     try {
       const call = client.callTool({ name: 'slow', arguments: {} });
       // In flight means the upstream has it (was: a fixed 100 ms sleep, too short on a loaded machine).
-      await expect.poll(() => stack.fake!.received.some((r) => r.method === 'tools/call')).toBe(true);
+      await waitFor('the call at the upstream', () => stack.fake!.received.some((r) => r.method === 'tools/call'));
       const closed = stack.gateway.close();
       expect(await call).toMatchObject({ content: [{ type: 'text', text: 'done' }] });
       await closed;

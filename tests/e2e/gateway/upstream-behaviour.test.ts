@@ -85,6 +85,8 @@ describe('a paginating upstream (7 tools, 2 per page)', () => {
 
   it('answers tools/call with an isError result while the upstream fails with HTTP 503, and serves tools/list from cache', async () => {
     const client = await connectV2(stack.mcpUrl, KEY);
+    // The catalogue in the cache first, whether or not another test listed it.
+    expect(namesOf(await client.listTools())).toHaveLength(7);
     stack.fake!.failWith(503);
     try {
       const result = await client.callTool({ name: 'tool_b', arguments: {} });
@@ -123,6 +125,13 @@ describe('an upstream whose pagination loops', () => {
   });
 
   it('answers 503 on /readyz with the reason', async () => {
+    // The reason is the last fetch's: one is tried here, whether or not the test above ran.
+    const client = await connectV2(stack.mcpUrl, KEY);
+    try {
+      await expect(client.listTools()).rejects.toMatchObject({ code: -32603 });
+    } finally {
+      await client.close();
+    }
     const response = await fetch(`${stack.gatewayUrl}/readyz`);
     expect(response.status).toBe(503);
     const body = (await response.json()) as { reasons: string[] };
