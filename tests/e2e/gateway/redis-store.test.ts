@@ -3,7 +3,7 @@
  * looked up once; when Redis goes away, both degrade to direct lookups (logged, counted), never to
  * errors for callers. Needs `redis-server` on PATH (installed by .ci/run).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { DATA_KEY_TOOLS, DEMO_KEYS, connectV2, namesOf } from '../../helpers/clients.ts';
@@ -20,9 +20,11 @@ describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
   let stack: Stack;
   let endpoint: ScopeEndpoint;
   let second: RunningGateway;
-  const secondLogs = new LogCapture();
+  let secondLogs: LogCapture;
 
-  beforeAll(async () => {
+  // A Redis, scope endpoint and two gateways of each test's own: one test stops Redis.
+  beforeEach(async () => {
+    secondLogs = new LogCapture();
     redis = await startRedis();
     endpoint = await startScopeEndpoint({
       cpz_demo_data: ['accounts:read', 'positions:read', 'orders:read', 'market-data:read', 'files:read', 'backtests:read'],
@@ -40,7 +42,7 @@ describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
       { logDestination: secondLogs },
     );
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await second?.close();
     await stack?.close();
     await endpoint?.close();
@@ -63,6 +65,8 @@ describe.skipIf(!hasRedis)('scopes shared through Redis', () => {
   });
 
   it('keeps answering when Redis goes away: direct lookups, logged and counted', async () => {
+    // Served once while Redis is up: the tools' pinned definitions are read (a pin the gateway cannot read holds its tool).
+    expect(await dataTools(second.url)).toEqual(DATA_KEY_TOOLS);
     await redis.kill();
     endpoint.mode = 'ok';
     const client = await connectV2(`${second.url}/mcp`, { 'x-cpz-key': 'cpz_demo_data', 'x-cpz-secret': 'other-secret' });
