@@ -7,7 +7,7 @@
  * (GATEWAY_TOKEN_SECRET_PREVIOUS, GATEWAY_CACHE_KEY_PREVIOUS). The replicas are two runtimes in this
  * process, each with its own Redis connections, served in process. Needs `redis-server` on PATH.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { DeepPartial } from '../../../config/load.ts';
 import type { GatewayConfig } from '../../../config/types.ts';
@@ -27,7 +27,7 @@ const TOOLS = [{ definition: { name: 'read_ledger', inputSchema: { type: 'object
 describe.skipIf(!hasRedis)('two replicas sharing Redis', () => {
   let redis: RedisServer;
   let endpoint: ScopeEndpoint;
-  const replicas: InProcessGateway[] = [];
+  let replicas: InProcessGateway[];
 
   /** A replica: every replica has the same issuer (the public URL), as behind a load balancer. */
   async function replica(overrides: DeepPartial<GatewayConfig> = {}): Promise<InProcessGateway> {
@@ -48,18 +48,22 @@ describe.skipIf(!hasRedis)('two replicas sharing Redis', () => {
   /** Requests for the public URL go to `gateway` (the load balancer's choice). */
   const via = (gateway: InProcessGateway) => oauthClient(ISSUER, (request) => gateway.fetch(request));
 
-  beforeAll(async () => {
+  // A Redis, scope endpoint and two replicas of each test's own: tests restart the replicas, and one stops Redis.
+  beforeEach(async () => {
     redis = await startRedis();
     endpoint = await startScopeEndpoint({ alice: ['ledger:read'] });
+    replicas = [];
+    await replica();
+    await replica();
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await Promise.allSettled(replicas.map((r) => r.close()));
     await endpoint?.close();
     await redis?.kill();
   });
 
   it('rotates a refresh token at most once under 20 concurrent refreshes split across both, and the family is dead afterwards', async () => {
-    const [a, b] = [await replica(), await replica()];
+    const [a, b] = replicas as [InProcessGateway, InProcessGateway];
     const clientId = (await via(a).register()).client_id;
     for (let round = 0; round < 10; round++) {
       const signedIn = await via(a).tokens(clientId, ALICE);

@@ -4,7 +4,7 @@
  * restarts; with neither Redis nor GATEWAY_TOKEN_SECRET, tokens belong to one process (and it says so).
  * Needs `redis-server` on PATH (installed by .ci/run).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startPlatform } from '../../../upstream/platform/index.ts';
 import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.ts';
 import { registerClient, REDIRECT_URI, signInFlow, startOAuthHarness, tokenRequest, type OAuthHarness } from '../../helpers/oauth-harness.ts';
@@ -22,12 +22,17 @@ describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', ()
     redis = await startRedis();
     redisUrl = redis.url;
     platform = await startPlatform({ port: 0 });
+  });
+  // Two instances of each test's own: one test restarts both (on other ports).
+  beforeEach(async () => {
     a = await startOAuthHarness({ cache: { redisUrl }, oauth: { scopes: SCOPES } }, platform);
     b = await startOAuthHarness({ cache: { redisUrl }, oauth: { scopes: SCOPES, issuer: a.url } }, platform);
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await b?.close();
     await a?.close();
+  });
+  afterAll(async () => {
     await platform?.close();
     await redis?.kill();
   });
