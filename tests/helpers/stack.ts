@@ -1,13 +1,14 @@
 /**
  * The one starter of end-to-end gateways (real sockets): {@link startStack} (platform + reference upstream,
  * or a fake upstream, under config/cpzai.yaml), {@link startGatewayOver} (config/conformance.yaml in front
- * of any upstream URL) and {@link startConfigGateway} (a committed example config as `--config` loads it).
- * In-process gateways start with tests/helpers/in-process.ts.
+ * of any upstream URL), {@link startGatewayWith} (any config, environment and overrides: what the other
+ * two and the suites with gateways of their own start through) and {@link startConfigGateway} (a
+ * committed example config as `--config` loads it). In-process gateways start with tests/helpers/in-process.ts.
  */
 import { fileURLToPath } from 'node:url';
 import { loadConfig, type DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
-import { startGateway, type RunningGateway } from '../../gateway/gateway.ts';
+import { startGateway, type RunningGateway, type StartGatewayOptions } from '../../gateway/gateway.ts';
 import { startPlatform } from '../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../upstream/server/index.ts';
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from '../fixtures/fake-upstream.ts';
@@ -113,22 +114,41 @@ export async function startStack(options: StackOptions = {}): Promise<Stack> {
 }
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const CONFORMANCE_CONFIG = fileURLToPath(new URL('../../config/conformance.yaml', import.meta.url));
+
+/** What {@link startGatewayWith} starts. */
+export interface GatewayWith extends StartGatewayOptions {
+  /** `config/<config>.yaml` (e.g. `conformance`, `cpzai`); default none: the schema's defaults. */
+  config?: string;
+  /** The whole environment the config sees (default none, so a developer's GATEWAY_* cannot change what the tests see). */
+  env?: Record<string, string>;
+  /** Applied last; `listen` defaults to 127.0.0.1 on a free port, `log.level` to silent. */
+  overrides?: DeepPartial<GatewayConfig>;
+}
+
+/** A gateway on a free loopback port from a committed config (or the defaults), `env` and `overrides`. */
+export function startGatewayWith({ config, env = {}, overrides = {}, ...start }: GatewayWith = {}): Promise<RunningGateway> {
+  return startGateway(
+    loadConfig({
+      ...(config ? { path: `${root}config/${config}.yaml` } : {}),
+      env,
+      overrides: { ...overrides, listen: { host: '127.0.0.1', port: 0, ...overrides.listen }, log: { level: 'silent', ...overrides.log } },
+    }),
+    start,
+  );
+}
 
 /**
  * The gateway exactly as config/conformance.yaml sets it up (one upstream, no scope endpoint, any
- * credential accepted and forwarded), in front of `upstreamUrl`, on a free loopback port. The
- * environment is ignored so a developer's GATEWAY_* variables cannot change what the tests see.
- * `upstream`: overrides of that one upstream's settings (e.g. `timeoutMs`).
+ * credential accepted and forwarded), in front of `upstreamUrl`, on a free loopback port.
+ * `upstream`: overrides of that one upstream's settings (e.g. `timeoutMs`); `more`: the environment and
+ * any other overrides (e.g. `credentials.apiKeys`).
  */
-export function startGatewayOver(upstreamUrl: string, upstream: DeepPartial<GatewayConfig['upstreams'][number]> = {}) {
-  return startGateway(
-    loadConfig({
-      path: CONFORMANCE_CONFIG,
-      env: {},
-      overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ ...upstream, url: upstreamUrl }], log: { level: 'silent' } },
-    }),
-  );
+export function startGatewayOver(
+  upstreamUrl: string,
+  upstream: DeepPartial<GatewayConfig['upstreams'][number]> = {},
+  more: Pick<GatewayWith, 'env' | 'overrides'> = {},
+): Promise<RunningGateway> {
+  return startGatewayWith({ config: 'conformance', env: more.env, overrides: { ...more.overrides, upstreams: [{ ...upstream, url: upstreamUrl }] } });
 }
 
 /** A gateway started from one of the committed example configs, and what it logged. */

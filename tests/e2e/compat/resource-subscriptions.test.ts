@@ -7,11 +7,9 @@
  * A URI the caller may not read (its upstream's `scopes.required`) is dropped from the listen filter:
  * not acknowledged, not held upstream, never delivered, as one nobody owns.
  */
-import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV2, fetchWithHeaders } from '../../helpers/clients.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { COUNTER_URI, startAskingUpstream } from '../../fixtures/fake-tools.ts';
@@ -108,22 +106,20 @@ describe('a caller who may not read the resource', () => {
   let gateway: RunningGateway;
   beforeAll(async () => {
     upstream = await startAskingUpstream();
-    gateway = await startGateway(
-      loadConfig({
-        path: fileURLToPath(new URL('../../../config/conformance.yaml', import.meta.url)),
+    gateway = await startGatewayOver(
+      upstream.url,
+      { scopes: { required: ['counter:read'] } },
+      {
         env: { READER_TOKEN: 'sub-reader-token', OUTSIDER_TOKEN: 'sub-outsider-token' },
         overrides: {
-          listen: { host: '127.0.0.1', port: 0 },
-          log: { level: 'silent' },
           credentials: {
             apiKeys: [
               { name: 'reader', token: '${READER_TOKEN}', scopes: ['counter:read'] },
               { name: 'outsider', token: '${OUTSIDER_TOKEN}', scopes: ['other:read'] },
             ],
           },
-          upstreams: [{ url: upstream.url, scopes: { required: ['counter:read'] } }],
         },
-      }),
+      },
     );
   });
   afterAll(async () => {

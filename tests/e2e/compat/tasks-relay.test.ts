@@ -11,16 +11,15 @@
  * is the gateway: its task ids are bound to the credential digest, and a call or task of a tool the
  * credential may not call is answered exactly as an unknown tool or task, without contacting the upstream.
  */
-import { fileURLToPath } from 'node:url';
 import { CallToolResultSchema, CreateTaskResultSchema, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV1 } from '../../helpers/clients.ts';
 import { ACCEPT_BOTH, MODERN, messagesOf, post, type JsonRpcMessage } from '../../helpers/raw-mcp.ts';
 import { startLegacyTasksUpstream } from '../../fixtures/legacy-tasks-upstream.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { taskTools } from '../../fixtures/fake-tools.ts';
+import { startGatewayOver } from '../../helpers/stack.ts';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
 /** Same scopes, three credentials: the reader creates tasks, the twin may call the same tools, the outsider may not. */
@@ -30,13 +29,12 @@ const OUTSIDER = { authorization: 'Bearer tasks-outsider-token' };
 
 /** The conformance gateway (one upstream, any credential forwarded) with config API keys and a scope on the task tools. */
 function gatewayOver(upstreamUrl: string, scopeRules: Record<string, string[]>): Promise<RunningGateway> {
-  return startGateway(
-    loadConfig({
-      path: fileURLToPath(new URL('../../../config/conformance.yaml', import.meta.url)),
+  return startGatewayOver(
+    upstreamUrl,
+    { scopeRules },
+    {
       env: { READER: 'tasks-reader-token', TWIN: 'tasks-twin-token', OUTSIDER: 'tasks-outsider-token' },
       overrides: {
-        listen: { host: '127.0.0.1', port: 0 },
-        log: { level: 'silent' },
         credentials: {
           apiKeys: [
             { name: 'reader', token: '${READER}', scopes: ['jobs:run'] },
@@ -44,9 +42,8 @@ function gatewayOver(upstreamUrl: string, scopeRules: Record<string, string[]>):
             { name: 'outsider', token: '${OUTSIDER}', scopes: [] },
           ],
         },
-        upstreams: [{ url: upstreamUrl, scopeRules }],
       },
-    }),
+    },
   );
 }
 

@@ -4,17 +4,15 @@
  * still gets "Unknown tool" (a denied tool looks exactly like a missing one). Two fake upstreams behind
  * one gateway, scopes from a stand-in scope endpoint.
  */
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
+import { startGatewayWith } from '../../helpers/stack.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../../fixtures/scope-endpoint.ts';
 import { connectV2 } from '../../helpers/clients.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
-const BASE_CONFIG = fileURLToPath(new URL('../../../config/conformance.yaml', import.meta.url));
 const READER = { 'x-cpz-key': 'reader', 'x-cpz-secret': 'reader-secret' };
 const OUTSIDER = { 'x-cpz-key': 'outsider', 'x-cpz-secret': 'outsider-secret' };
 
@@ -33,21 +31,16 @@ beforeAll(async () => {
   alpha = await startFakeUpstream({ tools: [{ definition: readOnly('ping_alpha') }] });
   beta = await startFakeUpstream({ tools: [{ definition: readOnly('lookup'), call: () => ({ content: [{ type: 'text', text: 'found' }] }) }] });
   scopes = await startScopeEndpoint({ reader: ['beta:read'], outsider: [] });
-  gateway = await startGateway(
-    loadConfig({
-      path: BASE_CONFIG,
-      env: {},
-      overrides: {
-        listen: { host: '127.0.0.1', port: 0 },
-        log: { level: 'silent' },
-        scopes: { endpoint: scopes.url },
-        upstreams: [
-          { name: 'alpha', url: alpha.url },
-          { name: 'beta', url: beta.url, scopeRules: { lookup: ['beta:read'] }, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } },
-        ],
-      },
-    }),
-  );
+  gateway = await startGatewayWith({
+    config: 'conformance',
+    overrides: {
+      scopes: { endpoint: scopes.url },
+      upstreams: [
+        { name: 'alpha', url: alpha.url },
+        { name: 'beta', url: beta.url, scopeRules: { lookup: ['beta:read'] }, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } },
+      ],
+    },
+  });
 });
 afterAll(async () => {
   await gateway?.close();

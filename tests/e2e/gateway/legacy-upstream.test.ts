@@ -4,8 +4,8 @@
  * session when the upstream forgets the old one (HTTP 404).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
+import { startGatewayWith } from '../../helpers/stack.ts';
 import { connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
 import { whoamiTool } from '../../fixtures/fake-tools.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
@@ -24,13 +24,7 @@ beforeAll(async () => {
   upstream = await startFakeUpstream({ era: 'legacy', sessions: true, tools: [whoamiTool], listChanged: true });
   // Its own scope endpoint on port 0: the default config's (the platform on :3002) may be anything on this machine.
   scopes = await startScopeEndpoint({ alice: ['profile:read'], bob: ['profile:read'], carol: ['profile:read'], dave: ['profile:read'] });
-  const overrides = {
-    listen: { host: '127.0.0.1', port: 0 },
-    upstreams: [{ name: 'legacy', url: upstream.url }],
-    scopes: { endpoint: scopes.url },
-    log: { level: 'silent' as const },
-  };
-  gateway = await startGateway(loadConfig({ env: {}, overrides }), {});
+  gateway = await startGatewayWith({ overrides: { upstreams: [{ name: 'legacy', url: upstream.url }], scopes: { endpoint: scopes.url } } });
 });
 afterAll(async () => {
   await gateway?.close();

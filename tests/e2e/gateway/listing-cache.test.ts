@@ -7,8 +7,8 @@ import { gunzipSync } from 'node:zlib';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
+import { startGatewayWith } from '../../helpers/stack.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../../fixtures/scope-endpoint.ts';
 
@@ -51,17 +51,9 @@ beforeAll(async () => {
   ];
   upstream = await startFakeUpstream({ tools });
   scopes = await startScopeEndpoint(Object.fromEntries(Array.from({ length: CALLERS }, (_, n) => [keyOf(n), scopesOf(n)])));
-  const config = loadConfig({
-    env: {},
-    overrides: {
-      listen: { host: '127.0.0.1', port: 0 },
-      upstreams: [{ name: 'fake', url: upstream.url }],
-      scopes: { endpoint: scopes.url },
-      cache: { listingBytes: BOUND },
-      log: { level: 'silent' },
-    },
+  gateway = await startGatewayWith({
+    overrides: { upstreams: [{ name: 'fake', url: upstream.url }], scopes: { endpoint: scopes.url }, cache: { listingBytes: BOUND } },
   });
-  gateway = await startGateway(config, {});
 });
 afterAll(async () => {
   await gateway?.close();

@@ -8,9 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
-import { connectV2, namesOf } from '../../helpers/clients.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
+import { startGatewayWith } from '../../helpers/stack.ts';
+import { connectV2 } from '../../helpers/clients.ts';
 import { ERAS, expectChallenge, rawRequest, rpcMessage, scopeLookups } from '../../helpers/enforcement.ts';
 import { startFakeUpstream, type FakeTool, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
@@ -45,10 +45,9 @@ async function rig(
   const alpha = await startFakeUpstream({ tools: [tool('alpha_public'), tool('alpha_secret'), tool('alpha_other')] });
   const beta = await startFakeUpstream({ tools: [tool('beta_secret')] });
   const logs = new LogCapture();
-  const config = loadConfig({
-    env: {},
+  const gateway = await startGatewayWith({
+    logDestination: logs,
     overrides: {
-      listen: { host: '127.0.0.1', port: 0 },
       log: { level: 'info' },
       upstreams: [
         {
@@ -63,7 +62,6 @@ async function rig(
       scopes: { endpoint: scopeEndpoint, timeoutMs: BUDGET_MS, failureMode, ...scopes },
     },
   });
-  const gateway = await startGateway(config, { logDestination: logs });
   return {
     gateway,
     logs,

@@ -6,12 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
 import { connectV2, namesOf } from '../../helpers/clients.ts';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway } from '../../../gateway/gateway.ts';
 import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
-import { LogCapture } from '../../helpers/log-capture.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { startGatewayWith, startStack, type Stack } from '../../helpers/stack.ts';
 import { freePort } from '../../helpers/free-port.ts';
 
 const KEY = { 'x-cpz-key': 'pager', 'x-cpz-secret': 'pager-secret' };
@@ -169,17 +166,12 @@ describe('a gateway started before its upstream', () => {
   it('turns ready on /readyz once the upstream comes up, without any MCP request', async () => {
     const port = await freePort();
     const platform = await startPlatform({ port: 0 });
-    const gateway = await startGateway(
-      loadConfig({
-        env: {},
-        overrides: {
-          listen: { host: '127.0.0.1', port: 0 },
-          upstreams: [{ url: `http://127.0.0.1:${port}/mcp`, restart: { minDelayMs: 50, maxDelayMs: 200 } }],
-          scopes: { endpoint: `${platform.url}/v1/me` },
-        },
-      }),
-      { logDestination: new LogCapture() },
-    );
+    const gateway = await startGatewayWith({
+      overrides: {
+        upstreams: [{ url: `http://127.0.0.1:${port}/mcp`, restart: { minDelayMs: 50, maxDelayMs: 200 } }],
+        scopes: { endpoint: `${platform.url}/v1/me` },
+      },
+    });
     let upstream: Awaited<ReturnType<typeof startUpstreamServer>> | undefined;
     try {
       expect((await fetch(`${gateway.url}/readyz`)).status).toBe(503);

@@ -8,12 +8,10 @@
  * (installed by .ci/run).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { FULL_KEY, IDENTITY_KEY, messagesOf, post, rpc } from '../../helpers/raw-mcp.ts';
-import { LogCapture } from '../../helpers/log-capture.ts';
 import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.ts';
-import { startStack, type Stack } from '../../helpers/stack.ts';
+import { startGatewayWith, startStack, type Stack } from '../../helpers/stack.ts';
 
 const N = 20;
 const rateLimits = {
@@ -36,20 +34,9 @@ describe.skipIf(!hasRedis)('rate limits shared through Redis', () => {
     // store operation passed its 1 s floor there while a gateway started.
     const cache = { redisUrl: redis.url, operationTimeoutMs: 5_000 };
     stack = await startStack({ gateway: { cache, rateLimits } });
-    second = await startGateway(
-      loadConfig({
-        env: {},
-        overrides: {
-          log: { level: 'warn' },
-          listen: { port: 0 },
-          upstreams: [{ url: stack.upstreamUrl }],
-          scopes: { endpoint: `${stack.platformUrl}/v1/me` },
-          cache,
-          rateLimits,
-        },
-      }),
-      { logDestination: new LogCapture() },
-    );
+    second = await startGatewayWith({
+      overrides: { upstreams: [{ url: stack.upstreamUrl }], scopes: { endpoint: `${stack.platformUrl}/v1/me` }, cache, rateLimits },
+    });
     replicas = [stack.gatewayUrl, second.url];
   });
   afterEach(async () => {

@@ -6,8 +6,8 @@
  * reconnect backoff to have grown to several seconds.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
+import { startGatewayWith } from '../../helpers/stack.ts';
 import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { connectV2, DEMO_KEYS } from '../../helpers/clients.ts';
@@ -33,17 +33,7 @@ beforeAll(async () => {
   platform = await startPlatform({ port: 0 });
   upstreamPort = await freePort();
   await startUpstream();
-  gateway = await startGateway(
-    loadConfig({
-      env: {},
-      overrides: {
-        listen: { host: '127.0.0.1', port: 0 },
-        upstreams: [{ url: upstream!.url }],
-        scopes: { endpoint: `${platform.url}/v1/me` },
-        log: { level: 'silent' },
-      },
-    }),
-  );
+  gateway = await startGatewayWith({ overrides: { upstreams: [{ url: upstream!.url }], scopes: { endpoint: `${platform.url}/v1/me` } } });
   await waitFor('/readyz 200', async () => (await readyz()) === 200);
 });
 afterAll(async () => {
