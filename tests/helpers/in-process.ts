@@ -20,6 +20,11 @@ export const IN_PROCESS_BASE = 'http://127.0.0.1';
  */
 const inProcessOrigins = new Map<string, (request: Request) => Promise<Response>>();
 let nextOrigin = 1;
+/** A fresh origin; never port 80, which an http URL's origin drops (`http://127.0.0.1`), so it would not match its key. */
+const freshOrigin = () => {
+  if (nextOrigin === 80) nextOrigin++;
+  return `${IN_PROCESS_BASE}:${nextOrigin++}`;
+};
 
 /** Whether `url` is the origin of a live in-process gateway (served by {@link routedFetch} without a socket). */
 export const isInProcess = (url: string | URL): boolean => inProcessOrigins.has(new URL(url).origin);
@@ -120,7 +125,7 @@ export function inProcessGateway<U extends ServedUpstream = InMemoryUpstream>(
     ...(options.audit ? { auditDestination: options.audit } : {}),
     ...(options.spans ? { spanExporter: options.spans } : {}),
   });
-  const gatewayUrl = `${IN_PROCESS_BASE}:${nextOrigin++}`;
+  const gatewayUrl = freshOrigin();
   inProcessOrigins.set(gatewayUrl, (request) => runtime.fetch(request));
   const fetchWith =
     (headers: Readonly<Record<string, string>> = {}): FetchLike =>
@@ -217,7 +222,7 @@ export async function inProcessReferenceStack(
   const platform = await startPlatform({ port: 0 });
   const platformProxy = options.platformProxy ? await startHoldingProxy(platform.url) : undefined;
   const handler = createUpstreamHandler({ platformUrl: platformProxy?.url ?? platform.url });
-  const upstreamOrigin = `${IN_PROCESS_BASE}:${nextOrigin++}`;
+  const upstreamOrigin = freshOrigin();
   inProcessOrigins.set(upstreamOrigin, (request) => handler.fetch(request));
   const upstream: ServedUpstream = { fetch: (url, init) => handler.fetch(new Request(url, init)), close: () => handler.close() };
   const gateway = options.gateway ?? {};
