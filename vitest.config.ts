@@ -21,12 +21,13 @@ export default defineConfig({
       // module graph again for every file was most of their CPU time (import 34 s of a 42 s run, 11 s
       // without). They hold no process-wide state of their own (no env changes, no module mocks; fake
       // timers are restored; each runtime has its own registry, caches and origin); e2e files stay isolated.
-      // They run on worker threads, not forked processes: the same files took 64 s of CPU instead of 72 s
-      // (system time 4.5 s instead of 11.8 s: no child processes relaying every module and report over IPC).
-      // A third worker costs a third import of the gateway and was no faster on 2 cores.
+      // Forked processes, not worker threads: on threads the search suites ran 1.5-3x longer (index-reuse 4.9 s
+      // -> 11.0 s) beside another worker in the same process, and test:fast was no faster (interleaved, load
+      // 6-10: threads 59-100 s, forks 58 s with the same module cache). A third worker costs a third import of
+      // the gateway and was no faster on 2 cores.
       // bench/**/*.test.ts: the benchmarks' own checks (their metrics and baselines), beside the code they check.
-      { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts', 'bench/**/*.test.ts'], isolate: false, pool: 'threads' } },
-      { extends: true, test: { name: 'in-process', include: ['tests/in-process/**/*.test.ts'], isolate: false, pool: 'threads' } },
+      { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts', 'bench/**/*.test.ts'], isolate: false } },
+      { extends: true, test: { name: 'in-process', include: ['tests/in-process/**/*.test.ts'], isolate: false } },
       {
         extends: true,
         test: {
