@@ -123,18 +123,19 @@ export interface GatewayWith extends StartGatewayOptions {
   env?: Record<string, string>;
   /** Applied last; `listen` defaults to 127.0.0.1 on a free port, `log.level` to silent. */
   overrides?: DeepPartial<GatewayConfig>;
+  /** Drop the config's `scopes.endpoint` (the defaults name the platform on :3002): no scope lookups. */
+  noScopeEndpoint?: boolean;
 }
 
 /** A gateway on a free loopback port from a committed config (or the defaults), `env` and `overrides`. */
-export function startGatewayWith({ config, env = {}, overrides = {}, ...start }: GatewayWith = {}): Promise<RunningGateway> {
-  return startGateway(
-    loadConfig({
-      ...(config ? { path: `${root}config/${config}.yaml` } : {}),
-      env,
-      overrides: { ...overrides, listen: { host: '127.0.0.1', port: 0, ...overrides.listen }, log: { level: 'silent', ...overrides.log } },
-    }),
-    start,
-  );
+export function startGatewayWith({ config, env = {}, overrides = {}, noScopeEndpoint, ...start }: GatewayWith = {}): Promise<RunningGateway> {
+  const loaded = loadConfig({
+    ...(config ? { path: `${root}config/${config}.yaml` } : {}),
+    env,
+    overrides: { ...overrides, listen: { host: '127.0.0.1', port: 0, ...overrides.listen }, log: { level: 'silent', ...overrides.log } },
+  });
+  if (noScopeEndpoint) delete loaded.scopes.endpoint;
+  return startGateway(loaded, start);
 }
 
 /**

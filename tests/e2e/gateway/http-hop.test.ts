@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMcpHandler, Server } from '@modelcontextprotocol/server';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { loadConfig } from '../../../config/load.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
+import { startGatewayWith } from '../../helpers/stack.ts';
 import { connectV1, connectV2 } from '../../helpers/clients.ts';
 import { eventually } from '../../helpers/wait.ts';
 import { whoamiTool } from '../../fixtures/fake-tools.ts';
@@ -118,14 +118,10 @@ beforeAll(async () => {
   upstream = await startScriptedUpstream();
   // The hanging call waits this long; every other answer must come within it, right after start-up
   // too (the catalogue and search index are built then): 1.5 s timed out sse_steps at load 20 on 2 cores.
-  const overrides = {
-    listen: { host: '127.0.0.1', port: 0 },
-    upstreams: [{ name: 'scripted', url: upstream.url, timeoutMs: 5000, restart: { minDelayMs: 20, maxDelayMs: 100, stableAfterMs: 0 } }],
-    log: { level: 'silent' as const },
-  };
-  const config = loadConfig({ env: {}, overrides });
-  delete config.scopes.endpoint;
-  gateway = await startGateway(config, {});
+  gateway = await startGatewayWith({
+    noScopeEndpoint: true,
+    overrides: { upstreams: [{ name: 'scripted', url: upstream.url, timeoutMs: 5000, restart: { minDelayMs: 20, maxDelayMs: 100, stableAfterMs: 0 } }] },
+  });
 });
 afterAll(async () => {
   await gateway?.close();
@@ -245,12 +241,7 @@ describe('the undici hop to a sessionful 2025-era upstream', () => {
   let legacyGateway: RunningGateway;
   beforeAll(async () => {
     legacy = await startFakeUpstream({ era: 'legacy', sessions: true, tools: [whoamiTool], listChanged: true });
-    const config = loadConfig({
-      env: {},
-      overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ name: 'legacy', url: legacy.url }], log: { level: 'silent' as const } },
-    });
-    delete config.scopes.endpoint;
-    legacyGateway = await startGateway(config, {});
+    legacyGateway = await startGatewayWith({ noScopeEndpoint: true, overrides: { upstreams: [{ name: 'legacy', url: legacy.url }] } });
   });
   afterAll(async () => {
     await legacyGateway?.close();

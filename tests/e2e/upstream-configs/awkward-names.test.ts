@@ -5,14 +5,13 @@
  * reaches its own tool.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../config/load.ts';
 import { ORIGIN_META_KEY } from '../../../gateway/catalog/catalog-merge.ts';
 import { EXPOSED_NAME } from '../../../gateway/catalog/naming.ts';
-import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../../upstream/replay/index.ts';
 import { connectV1, connectV2 } from '../../helpers/clients.ts';
 import { eventually } from '../../helpers/wait.ts';
-import { ANY_BEARER } from '../../helpers/stack.ts';
+import { ANY_BEARER, startGatewayWith } from '../../helpers/stack.ts';
 
 const SEVENTY = `fetch_${'very_'.repeat(11)}long_name`; // 70 characters
 const ONE = ['search', 'get-catalog-entity', 'a.b/c', 'a_b_c', SEVENTY, '目录搜索'];
@@ -28,11 +27,10 @@ let one: ReplayUpstream;
 let two: ReplayUpstream;
 const gateways: RunningGateway[] = [];
 async function gateway(): Promise<RunningGateway> {
-  const config = loadConfig({
-    env: {},
+  // No scope endpoint: nothing is filtered.
+  const started = await startGatewayWith({
+    noScopeEndpoint: true,
     overrides: {
-      listen: { port: 0 },
-      log: { level: 'silent' },
       // No scope source and upstreams that never see a credential: unauthenticated by choice.
       anonymous: true,
       upstreams: [
@@ -41,8 +39,6 @@ async function gateway(): Promise<RunningGateway> {
       ],
     },
   });
-  delete config.scopes.endpoint; // no scope endpoint: nothing is filtered
-  const started = await startGateway(config);
   gateways.push(started);
   return started;
 }
