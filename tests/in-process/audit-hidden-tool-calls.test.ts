@@ -63,12 +63,10 @@ describe('audit under policy.hiddenToolCalls: refuse', () => {
     await call('visitor', 'read_ledgr');
     await call('reader', 'read_ledger');
     const recorded = await events();
-    expect(recorded.map((e) => [e.tool, e.outcome])).toEqual([
-      ['read_ledger', 'refused_scope'],
-      ['read_ledgr', 'unknown_tool'],
-      ['read_ledger', 'ok'],
-    ]);
-    expect(recorded[0]).toMatchObject({ via: 'direct', surface: 'full', upstream: 'fake', client: 'audit-in-process', clientVersion: '3.1.4' });
+    // In any order: an unknown tool's refusal is recorded when its answer is sent, which can come after
+    // the next call's own event (2 of about 20 runs under load).
+    expect(recorded.map((e) => `${e.tool} ${e.outcome}`).sort()).toEqual(['read_ledger ok', 'read_ledger refused_scope', 'read_ledgr unknown_tool']);
+    expect(recorded.find((e) => e.outcome === 'refused_scope')).toMatchObject({ via: 'direct', surface: 'full', upstream: 'fake', client: 'audit-in-process', clientVersion: '3.1.4' });
     expect(gateway.upstreams.fake!.received.filter((r) => r.method === 'tools/call')).toHaveLength(1);
   });
 });
