@@ -66,7 +66,13 @@ describe('audit under policy.hiddenToolCalls: refuse', () => {
     // In any order: an unknown tool's refusal is recorded when its answer is sent, which can come after
     // the next call's own event (2 of about 20 runs under load).
     expect(recorded.map((e) => `${e.tool} ${e.outcome}`).sort()).toEqual(['read_ledger ok', 'read_ledger refused_scope', 'read_ledgr unknown_tool']);
-    expect(recorded.find((e) => e.outcome === 'refused_scope')).toMatchObject({ via: 'direct', surface: 'full', upstream: 'fake', client: 'audit-in-process', clientVersion: '3.1.4' });
+    expect(recorded.find((e) => e.outcome === 'refused_scope')).toMatchObject({
+      via: 'direct',
+      surface: 'full',
+      upstream: 'fake',
+      client: 'audit-in-process',
+      clientVersion: '3.1.4',
+    });
     expect(gateway.upstreams.fake!.received.filter((r) => r.method === 'tools/call')).toHaveLength(1);
   });
 });
