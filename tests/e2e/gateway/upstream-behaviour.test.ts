@@ -97,6 +97,13 @@ describe('a paginating upstream (7 tools, 2 per page)', () => {
   });
 
   it('reports ready on /readyz once the catalogue is fetched', async () => {
+    // Fetched here, whether or not another test listed it first.
+    const client = await connectV2(stack.mcpUrl, KEY);
+    try {
+      expect(namesOf(await client.listTools())).toHaveLength(7);
+    } finally {
+      await client.close();
+    }
     const response = await fetch(`${stack.gatewayUrl}/readyz`);
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: 'ready' });
