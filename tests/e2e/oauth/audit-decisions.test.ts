@@ -36,9 +36,9 @@ afterAll(async () => {
   await stack?.close();
 });
 
-const readLines = (): Record<string, unknown>[] => {
+const readLines = (file = AUDIT_FILE): Record<string, unknown>[] => {
   try {
-    return readFileSync(AUDIT_FILE, 'utf8')
+    return readFileSync(file, 'utf8')
       .split('\n')
       .filter(Boolean)
       .map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -48,8 +48,8 @@ const readLines = (): Record<string, unknown>[] => {
 };
 
 /** The auth_decision lines of one request id: waits for the first, then 100 ms for a second that would be a defect. */
-async function decisionsOf(requestId: string): Promise<Record<string, unknown>[]> {
-  const of = () => readLines().filter((e) => e.event === 'auth_decision' && e.requestId === requestId);
+async function decisionsOf(requestId: string, file = AUDIT_FILE): Promise<Record<string, unknown>[]> {
+  const of = () => readLines(file).filter((e) => e.event === 'auth_decision' && e.requestId === requestId);
   await waitFor(`an auth_decision of ${requestId}`, () => of().length > 0, { timeoutMs: 3000 }).catch(() => undefined);
   await new Promise((resolve) => setTimeout(resolve, 100));
   return of();
@@ -175,10 +175,19 @@ describe('auth_decision audit lines', () => {
   });
 
   it('registrations past the budget: one rate_limited line each', async () => {
+    // A gateway of its own: spending the budget here must not refuse the other tests' registrations.
+    const file = `.tmp/audit/oauth-budget-${process.pid}.log`;
+    rmSync(file, { force: true });
+    const own = await startStack({
+      gateway: {
+        audit: { destination: file, digestKey: 'oauth-audit-digest-key-0123456789' },
+        rateLimits: { registrations: { perAddress: { points: REGISTRATIONS, durationMs: 3_600_000 } } },
+      },
+    });
     const answers: { status: number; requestId: string }[] = [];
     for (let i = 0; i < REGISTRATIONS + 1; i++) {
       const requestId = id();
-      const response = await fetch(`${base}/oauth/register`, {
+      const response = await fetch(`${own.gatewayUrl}/oauth/register`, {
         method: 'POST',
         headers: json(requestId),
         body: JSON.stringify({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' }),
@@ -187,10 +196,14 @@ describe('auth_decision audit lines', () => {
     }
     const refused = answers.filter((a) => a.status === 429);
     expect(refused.length).toBeGreaterThan(0);
-    for (const { requestId } of refused)
-      expect(await decisionsOf(requestId)).toEqual([
-        expect.objectContaining({ endpoint: 'register', reason: 'rate_limited', budget: 'registrations_per_address' }),
-      ]);
+    try {
+      for (const { requestId } of refused)
+        expect(await decisionsOf(requestId, file)).toEqual([
+          expect.objectContaining({ endpoint: 'register', reason: 'rate_limited', budget: 'registrations_per_address' }),
+        ]);
+    } finally {
+      await own.close();
+    }
   });
 
   it('writes no key, secret or token', async () => {
