@@ -15,7 +15,7 @@ let stack: Stack;
 let compactUrl: string;
 beforeAll(async () => {
   stack = await inProcessReferenceStack();
-  compactUrl = `${stack.gatewayUrl}/mcp/compact`;
+  compactUrl = stack.compactUrl.href;
 });
 afterAll(async () => {
   await stack?.close();
