@@ -38,7 +38,9 @@ describe('strict routing', () => {
   });
 
   it('answers every other spelling 404 with a JSON-RPC body naming the endpoints, and forwards nothing', async () => {
-    const before = stack.fake!.received.length;
+    // Counted by the caller's key: the gateway's own keep-warm listing reaches the upstream on its timer, in any test.
+    const forwarded = () => stack.fake!.received.filter((m) => m.headers['x-cpz-key'] === KEY['x-cpz-key']).length;
+    const before = forwarded();
     for (const path of ['/MCP', '/mcp/', '/Mcp/compact', '/mcp/compact/', '/mcp//compact', '//mcp', '/mcp/COMPACT']) {
       const response = await fetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers: { ...LEGACY, ...KEY }, body: list });
       expect(response.status, path).toBe(404);
@@ -51,7 +53,7 @@ describe('strict routing', () => {
     for (const path of ['/.well-known/oauth-protected-resource/mcp/', '/.well-known/oauth-protected-resource/MCP', '/HEALTHZ', '/healthz/']) {
       expect((await fetch(`${stack.gatewayUrl}${path}`)).status, path).toBe(404);
     }
-    expect(stack.fake!.received.length).toBe(before);
+    expect(forwarded()).toBe(before);
   });
 
   it('answers a served path asked with another method 405 with Allow and a JSON-RPC body', async () => {

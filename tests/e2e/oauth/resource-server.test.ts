@@ -204,17 +204,24 @@ describe('resource server for an external identity provider', () => {
   it('follows a signing key rotation at the identity provider without a restart', async () => {
     // A fresh resolver: the other tests moved the clock, and with it the JWKS cache's idea of its last fetch.
     const oauth = await makeOAuth();
-    const before = await idp.token({ resource: `${GATEWAY}/mcp`, scope: 'mcp.trade' });
-    expect(await oauth.resolveBearer(before, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok', scopes: ['trade'] });
-    const key2 = await privateJwk('key-2');
-    idp.use([key2, key1]);
-    const after = await idp.token({ resource: `${GATEWAY}/mcp`, scope: 'mcp.trade' });
-    expect(JSON.parse(Buffer.from(after.split('.')[0]!, 'base64url').toString()).kid).toBe('key-2');
-    // jose refetches the JWKS for an unknown kid once its cooldown (30 s) since the last fetch has passed.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(Date.now() + 31_000);
-    expect(await oauth.resolveBearer(after, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok', scopes: ['trade'] });
-    expect(await oauth.resolveBearer(before, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok' });
+    try {
+      const before = await idp.token({ resource: `${GATEWAY}/mcp`, scope: 'mcp.trade' });
+      expect(await oauth.resolveBearer(before, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok', scopes: ['trade'] });
+      const key2 = await privateJwk('key-2');
+      idp.use([key2, key1]);
+      const after = await idp.token({ resource: `${GATEWAY}/mcp`, scope: 'mcp.trade' });
+      expect(JSON.parse(Buffer.from(after.split('.')[0]!, 'base64url').toString()).kid).toBe('key-2');
+      // jose refetches the JWKS for an unknown kid once its cooldown (30 s) since the last fetch has passed.
+      vi.useFakeTimers({ toFake: ['Date'] });
+      vi.setSystemTime(Date.now() + 31_000);
+      expect(await oauth.resolveBearer(after, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok', scopes: ['trade'] });
+      expect(await oauth.resolveBearer(before, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok' });
+    } finally {
+      // The shared resolver knows key-1 only, and its JWKS cooldown is on the real clock: the tests after
+      // this one (in any order) get tokens signed with key-1 again.
+      idp.use([key1]);
+      await oauth.close();
+    }
   });
 
   it('logs no token', () => {
