@@ -19,6 +19,10 @@ const PREVIOUS_SEMANTIC: TuningOverrides = {
 
 export const VARIANTS: Variant[] = [
   { name: 'default', tuning: {} },
+  // Issue 31's fifth round: the lookup step a request naming something leaves unnamed (search/analysis/lookups.ts).
+  ...[1, 3, 5].flatMap((depth) =>
+    [0, 1].map((slot) => ({ name: `lookup steps depth ${depth} slot ${slot}`, tuning: { lookupDepth: depth, lookupSlot: slot } })),
+  ),
   // Issue 31's fourth round: everyday verbs of an operation match its verb (search/analysis/operation-verbs.ts).
   { name: 'no operation verbs', tuning: { operationVerbs: 'off' } },
   ...[0.3, 0.8, 1].map((weight) => ({ name: `operation verbs (gaps) x${weight}`, tuning: { operationVerbWeight: weight } })),

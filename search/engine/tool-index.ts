@@ -21,9 +21,11 @@ import { EmptyQueryError } from '../errors.ts';
 import { glossesFor, NO_GLOSSES, type Glosses } from '../analysis/gloss.ts';
 import { learnIntent, queryIntent, READ, WRITE } from '../analysis/intent.ts';
 import { clauses } from '../analysis/clauses.ts';
+import { identifiedThings, isLookup } from '../analysis/lookups.ts';
+import { namesSomething } from '../analysis/names.ts';
 import { operationSynonyms } from '../analysis/operation-verbs.ts';
 import { splitPaths } from '../analysis/paths.ts';
-import { queryTerms } from '../analysis/terms.ts';
+import { normaliseTerm, queryTerms } from '../analysis/terms.ts';
 import { splitWords } from '../analysis/tokenize.ts';
 import { schemaText, summaryOf, toolFields, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
 import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from '../semantic/lsa.ts';
@@ -40,6 +42,9 @@ import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.t
 import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool-documents.ts';
 
 type Indexed = { tool: SearchableTool; category: string };
+/** Lookup steps' roles (search/analysis/lookups.ts): per tool, the stemmed words of what its required
+ *  identifiers identify; the lookup tools, and each one's words with their weights. */
+type LookupRoles = { things: string[][]; lookups: number[]; words: Map<number, Map<string, number>> };
 /** One semantic arm's list for a query: tools by similarity, best first, above `floor`; `weight` in the fusion. */
 type SemanticList = { ids: number[]; scores: number[]; weight: number; floor: number };
 
@@ -272,6 +277,7 @@ function indexOver(
   let lastMatched = 0;
   const operations = t.operationVerbs === 'off' ? undefined : operationSynonyms((term) => termIndex.entry(term) !== undefined, t.stem, t.stemFold);
   const reordered = new WeakMap<DenseVectors, DenseVectors>();
+  let lookupRoles: LookupRoles | undefined;
 
   /**
    * Visibility for one search (`visible[id]` 1 or 0; read-only). The filter's answers come from the
@@ -473,7 +479,9 @@ function indexOver(
     const matches = (ranked: [number, number][]): [number, number][] =>
       ranked.filter(([id, score]) => inTier.has(id) || (score > 0 && score >= (semanticOnly?.has(id) ? likenessFloor : floor)));
     if (t.upstreamDecay >= 1 || upstreamCount < 2)
-      return withSteps(matches(topK(final, limit, byRank)), stepTops, limit).map(([id, score]) => hit(entries[id].tool, score));
+      return withLookup(withSteps(matches(topK(final, limit, byRank)), stepTops, limit), query, visible, limit).map(([id, score]) =>
+        hit(entries[id].tool, score),
+      );
     // The tools accepting a parameter named by the query stay first, in their order, however many share
     // an upstream (a parameter is usually one server's: git's repo_path); the rest are diversified.
     const ranked = matches(topK(final, limit * 3 + tier.length, byRank));
@@ -482,7 +490,66 @@ function indexOver(
       ranked.filter(([id]) => !inTier.has(id)),
       limit - head.length,
     );
-    return withSteps([...head, ...tail], stepTops, limit).map(([id, score]) => hit(entries[id].tool, score));
+    return withLookup(withSteps([...head, ...tail], stepTops, limit), query, visible, limit).map(([id, score]) => hit(entries[id].tool, score));
+  }
+
+  /**
+   * `ranked` with the lookup step a request that names something leaves unnamed (search/analysis/lookups.ts):
+   * the first of its first `lookupDepth` tools that requires an identifier brings the visible lookup tool
+   * of its upstream whose name, title and summary hold the most of what that identifier identifies (a
+   * word of the name counting 3, of the title 2, of the summary 1); one not ahead of it already goes
+   * before it, and no later than after `lookupSlot` answers (a step comes before the one that needs it).
+   */
+  function withLookup(ranked: [number, number][], query: string, visible: Uint8Array, limit: number): [number, number][] {
+    if (t.lookupDepth <= 0 || ranked.length === 0 || !namesSomething(query)) return ranked;
+    lookupRoles ??= lookupRolesOf();
+    const roles = lookupRoles;
+    if (roles.lookups.length === 0) return ranked;
+    for (let r = 0; r < Math.min(t.lookupDepth, ranked.length); r += 1) {
+      const id = ranked[r][0];
+      const things = roles.things[id];
+      if (things === undefined || things.length === 0) continue;
+      let best = -1;
+      let bestScore = 0;
+      for (const lookup of roles.lookups) {
+        if (visible[lookup] !== 1 || upstreamIds[lookup] !== upstreamIds[id]) continue;
+        const words = roles.words.get(lookup)!;
+        const score = things.reduce((sum, w) => sum + (words.get(w) ?? 0), 0);
+        if (score > bestScore || (score === bestScore && score > 0 && byNameThenUpstream(entries[lookup].tool, entries[best].tool) < 0)) {
+          best = lookup;
+          bestScore = score;
+        }
+      }
+      if (best < 0) continue;
+      const at = ranked.findIndex(([x]) => x === best);
+      if (at >= 0 && at < r) return ranked;
+      const out = ranked.filter(([x]) => x !== best);
+      const slot = Math.min(t.lookupSlot, r, out.length);
+      out.splice(slot, 0, [best, out[slot]?.[1] ?? out.at(-1)?.[1] ?? 0]);
+      return out.slice(0, limit);
+    }
+    return ranked;
+  }
+
+  /** Each tool's identified things and each lookup tool's words, stemmed like queries (made on first need). */
+  function lookupRolesOf(): LookupRoles {
+    const norm = (words: string[]): string[] => words.map((w) => normaliseTerm(w, t.stem, t.stemFold)).filter((w): w is string => w !== null);
+    const things = tools.map((tool) => norm(identifiedThings(tool)));
+    const lookups: number[] = [];
+    const words = new Map<number, Map<string, number>>();
+    tools.forEach((tool, id) => {
+      if (!isLookup(tool)) return;
+      lookups.push(id);
+      const weights = new Map<string, number>();
+      const add = (text: string, weight: number): void => {
+        for (const w of norm(splitWords(text))) weights.set(w, Math.max(weights.get(w) ?? 0, weight));
+      };
+      add(summaryOf(tool.description ?? ''), 1);
+      add(tool.title ?? '', 2);
+      add(tool.upstreamName ?? tool.name, 3);
+      words.set(id, weights);
+    });
+    return { things, lookups, words };
   }
 
   /**
