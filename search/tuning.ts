@@ -31,6 +31,13 @@ export type SearchTuning = {
   gloss: boolean;
   /** Leave mentions of other tools' names out of a tool's description and parameter text. */
   stripToolMentions: boolean;
+  /** With `stripToolMentions`, leave out the whole clause (or parenthesis) that mentions another tool: a
+   *  pointer ("for one file's columns use get_data_file") describes the other tool, in its words. Off:
+   *  on the tuning part it ties (objective 0.7856 vs 0.7857; hit@1 0.693 -> 0.700, cpzai-user with the
+   *  `_meta` keywords off 0.778 -> 0.790, livemcpbench-dev 0.619 -> 0.610, one query). Measured beside
+   *  it and left out: operation verbs for the request's first word even where a tool holds it (x0.5
+   *  0.7853, x1 0.7826: livemcpbench-dev 0.592). */
+  mentionClauses: boolean;
   /** Fuzzy matching as a fraction of term length (minisearch semantics), 0 = off; only for terms of at
    *  least `fuzzyMinLength` characters and only in queries of at most `fuzzyMaxTerms` terms. */
   fuzzy: number;
@@ -120,7 +127,9 @@ export type SearchTuning = {
    *  0.592 -> 0.601; x0.5 the same; with the category too 0.769); parameter names 0.767; least
    *  similarity 0.2: 0.769. With the vectors on 64 principal axes (data/word-vectors/, 0.775): the
    *  output field names (`output`) 0.771, x0.5 0.775; the whole description (`description`) instead of
-   *  the first paragraph 0.773, beside it x0.5 0.774; parameter names x0.5 0.773: none kept. */
+   *  the first paragraph 0.773, beside it x0.5 0.774; parameter names x0.5 0.773: none kept. With the
+   *  lookup steps (0.7850): the output field names x0.5 0.7857 (kept: cpzai-user 0.884 -> 0.889, with
+   *  the `_meta` keywords off 0.761 -> 0.778; restbench 0.786 -> 0.783), x1 0.7832. */
   wordWeight: number;
   /** Convex fusion: each lexical score (over the best) x (its coverage over the widest coverage) ^ this,
    *  coverage being the share of the query's known terms (those some tool holds) the tool holds, so a
@@ -200,6 +209,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   stopWords: true,
   requestWords: true,
   stripToolMentions: true,
+  mentionClauses: false,
   gloss: true,
   fuzzy: 0,
   fuzzyMinLength: 5,
@@ -232,7 +242,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   lexicalCoverage: 0,
   semanticGate: 0.3,
   wordMinSimilarity: 0.3,
-  wordFields: { name: 1, title: 1, summary: 1, keywords: 1, params: 0, upstream: 1, category: 0, output: 0, description: 0 },
+  wordFields: { name: 1, title: 1, summary: 1, keywords: 1, params: 0, upstream: 1, category: 0, output: 0.5, description: 0 },
   operationVerbs: 'gaps',
   operationVerbWeight: 0.5,
   semanticFeedback: 0,

@@ -20,6 +20,7 @@ const PREVIOUS_SEMANTIC: TuningOverrides = {
 export const VARIANTS: Variant[] = [
   { name: 'default', tuning: {} },
   // Issue 31's fifth round: the lookup step a request naming something leaves unnamed (search/analysis/lookups.ts).
+  { name: 'mention clauses left out', tuning: { mentionClauses: true } },
   ...[1, 3, 5].flatMap((depth) =>
     [0, 1].map((slot) => ({ name: `lookup steps depth ${depth} slot ${slot}`, tuning: { lookupDepth: depth, lookupSlot: slot } })),
   ),

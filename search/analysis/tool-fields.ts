@@ -133,8 +133,9 @@ export type Mentions = { stripped: string[]; kept: string[] };
  * neighbour's name would make this tool match queries about the neighbour. `mentions`, when given,
  * collects the identifiers looked up.
  */
-export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>, self: string, mentions?: Mentions): string {
+export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>, self: string, mentions?: Mentions, clauses = false): string {
   if (toolNames.size === 0 || text === '') return text;
+  if (clauses) return withoutMentionClauses(text, toolNames, self, mentions);
   // Only compound names: a one-word tool name ("search", "fetch") is also an ordinary word.
   const spans: number[] = [];
   wordSpans(text, spans, false, true);
@@ -154,20 +155,76 @@ export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>
   return from === 0 ? text : kept + text.slice(from);
 }
 
+/** A clause ends at sentence punctuation followed by a space or the end, at a semicolon or a line break. */
+const CLAUSE_END = /[.!?](?=\s|$)|[;\n]/g;
+
+/**
+ * `text` without the clauses that mention another tool of `toolNames`: a pointer ("Find the id with
+ * list_webhooks", "For one run's full record use get_backtest_result", "past ones: list_risk_snapshots")
+ * says what the other tool does, and its words ("full record", "past") are that tool's, not this one's.
+ * A mention inside parentheses takes the parenthesis only; otherwise its clause (`CLAUSE_END`) goes.
+ */
+function withoutMentionClauses(text: string, toolNames: ReadonlySet<string>, self: string, mentions?: Mentions): string {
+  const spans: number[] = [];
+  wordSpans(text, spans, false, true);
+  const cuts: [number, number][] = [];
+  for (let k = 0; k < spans.length; k += 2) {
+    const word = text.slice(spans[k], spans[k + 1]);
+    if (word === self) continue;
+    if (!toolNames.has(word)) {
+      mentions?.kept.push(word);
+      continue;
+    }
+    mentions?.stripped.push(word);
+    cuts.push(clauseAround(text, spans[k], spans[k + 1]));
+  }
+  if (cuts.length === 0) return text;
+  let kept = '';
+  let from = 0;
+  for (const [start, end] of cuts) {
+    if (end <= from) continue;
+    kept += `${text.slice(from, Math.max(from, start))} `;
+    from = end;
+  }
+  return kept + text.slice(from);
+}
+
+/** [start, end) of the parenthesis or clause around text[at, to). */
+function clauseAround(text: string, at: number, to: number): [number, number] {
+  const open = text.lastIndexOf('(', at);
+  if (open >= 0 && text.lastIndexOf(')', at) < open) {
+    const close = text.indexOf(')', to);
+    if (close >= 0) return [open, close + 1];
+  }
+  let start = 0;
+  CLAUSE_END.lastIndex = 0;
+  for (let m = CLAUSE_END.exec(text); m !== null && m.index < at; m = CLAUSE_END.exec(text)) start = m.index + 1;
+  CLAUSE_END.lastIndex = to;
+  const m = CLAUSE_END.exec(text);
+  return [start, m === null ? text.length : m.index + 1];
+}
+
 /**
  * Text fields of `tool` (see `ToolFields`). With `toolNames` (every name in the catalogue), mentions of
  * other tools are left out of the description and parameter text (and collected in `mentions`, when
- * given). `schema` is `schemaText` of the tool's inputSchema, when the caller has it already.
+ * given); `clauses`: the clauses mentioning them (`withoutMentionClauses`). `schema` is `schemaText` of the
+ * tool's inputSchema, when the caller has it already.
  */
-export function toolFields(tool: SearchableTool, toolNames?: ReadonlySet<string>, schema = schemaText(tool.inputSchema), mentions?: Mentions): ToolFields {
+export function toolFields(
+  tool: SearchableTool,
+  toolNames?: ReadonlySet<string>,
+  schema = schemaText(tool.inputSchema),
+  mentions?: Mentions,
+  clauses = false,
+): ToolFields {
   const { params, paramText } = schema;
   const names = toolNames ?? new Set<string>();
   return {
     name: text(tool.upstreamName ?? tool.name),
     title: text(tool.title),
-    description: withoutToolMentions(text(tool.description), names, tool.name, mentions),
+    description: withoutToolMentions(text(tool.description), names, tool.name, mentions, clauses),
     params: params.join(' '),
-    paramText: withoutToolMentions(paramText, names, tool.name, mentions),
+    paramText: withoutToolMentions(paramText, names, tool.name, mentions, clauses),
     category: text(tool.category),
     upstream: text(tool.upstream),
     keywords: Array.isArray(tool.keywords) ? tool.keywords.filter((k) => typeof k === 'string').join('\n') : '',

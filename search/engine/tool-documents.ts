@@ -105,7 +105,7 @@ export function documentIndexer(
   function read(tool: SearchableTool): { analysed: AnalysedTool; params: string[]; mentions?: Mentions } {
     const schema = schemaText(tool.inputSchema);
     const found: Mentions | undefined = names ? { stripped: [], kept: [] } : undefined;
-    const fields = toolFields(tool, names, schema, found) as Record<WeightedField, string>;
+    const fields = toolFields(tool, names, schema, found, t.mentionClauses) as Record<WeightedField, string>;
     fields.summary = summarised ? summaryOf(fields.description) : '';
     readUnglossed = false;
     if (t.gloss) {
@@ -172,7 +172,16 @@ export function documentIndexer(
 
 /** The tuning knobs a document depends on. */
 function documentKey(t: SearchTuning): string {
-  return JSON.stringify([t.fields, t.fields === 'bm25f' ? t.repeats : null, indexedFields(t).length, t.stem, t.stemFold, t.stripToolMentions, t.gloss]);
+  return JSON.stringify([
+    t.fields,
+    t.fields === 'bm25f' ? t.repeats : null,
+    indexedFields(t).length,
+    t.stem,
+    t.stemFold,
+    t.stripToolMentions,
+    t.mentionClauses,
+    t.gloss,
+  ]);
 }
 
 function sameSet(a: ReadonlySet<string> | undefined, b: ReadonlySet<string> | undefined): boolean {

@@ -209,7 +209,7 @@ function* semanticSteps(
  *  and its category, words about the server rather than the tool); mentions of the other tools of `names`
  *  left out, as the lexical fields leave them out. */
 function wordTexts(tool: SearchableTool, t: SearchTuning, names?: ReadonlySet<string>): WeightedTexts {
-  const fields = toolFields(tool, names);
+  const fields = toolFields(tool, names, undefined, undefined, t.mentionClauses);
   const w = t.wordFields;
   const texts: [string, number][] = [
     [fields.name, w.name],
