@@ -15,6 +15,7 @@ import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { StreamWriter } from '../upstream/input-bridge.ts';
 import type { Exchange } from './exchange.ts';
+import { Cancellation } from '../wire/cancellation.ts';
 
 /**
  * Answers a plain request (wire/requests.ts `plainRequest`) without the SDK's per-request Server: the same dispatch (`dispatch`,
@@ -41,26 +42,14 @@ export async function answerPlainRequest(
   if (!info || (plain.method === 'tools/call' && info.capabilities.logging !== undefined)) return false;
 
   const { log } = runtime;
-  const aborter = new AbortController();
+  const request = new PlainRequestView(plain);
   let answered = false;
   let callerLeft = false;
   ctx.res.once('close', () => {
     if (answered) return;
     callerLeft = true;
-    aborter.abort(new Error('the caller closed the connection'));
+    request.abort(new Error('the caller closed the connection'));
   });
-  const request: RequestView = {
-    id: plain.id,
-    signal: aborter.signal,
-    abort: (reason) => aborter.abort(reason),
-    _meta: plain.envelope as RequestView['_meta'],
-    envelope: plain.envelope as RequestView['envelope'],
-    inputResponses: undefined,
-    requestState: () => undefined,
-    // No progress token was sent and the upstreams do not log: nothing is ever sent on these channels.
-    notify: async () => {},
-    log: async () => {},
-  };
   // 2025-era: the SSE answer opens early only if an upstream asks the caller something mid-call.
   const stream = plain.era === 'legacy' && plain.method === 'tools/call' ? lazyLegacyStream(ctx) : undefined;
   const d: DispatchContext = {
@@ -178,6 +167,39 @@ function lazyLegacyStream(ctx: Exchange): { write: StreamWriter; opened(): boole
     },
   };
 }
+
+/**
+ * The request of a plain call as the arms read it (wire/requests.ts RequestView). Its cancellation is the
+ * gateway's own ({@link Cancellation}: no AbortController unless something asks for `signal`). No progress
+ * token was sent and the upstreams do not log: nothing is ever sent on the notification channels.
+ */
+class PlainRequestView implements RequestView {
+  readonly id: PlainRequest['id'];
+  readonly _meta: RequestView['_meta'];
+  readonly envelope: RequestView['envelope'];
+  readonly inputResponses = undefined;
+  readonly cancellation = new Cancellation();
+  /** Aborts the call (a 2025-era `notifications/cancelled` reaches it through inflight-calls.ts). */
+  readonly abort = (reason: unknown): void => this.cancellation.abort(reason);
+
+  constructor(plain: PlainRequest) {
+    this.id = plain.id;
+    this._meta = plain.envelope as RequestView['_meta'];
+    this.envelope = plain.envelope as RequestView['envelope'];
+  }
+
+  // Own fields holding shared functions, so a copy of the view (`{ ...request }`: run_code's inner calls) keeps them.
+  readonly requestState = noRequestState;
+  readonly notify = nothingSent;
+  readonly log = nothingSent;
+
+  get signal(): AbortSignal {
+    return this.cancellation.signal;
+  }
+}
+
+const noRequestState = (): undefined => undefined;
+const nothingSent = async (): Promise<void> => {};
 
 function callRequest(plain: PlainRequest) {
   return { method: 'tools/call' as const, params: { name: plain.name!, ...(plain.arguments !== undefined ? { arguments: plain.arguments } : {}) } };

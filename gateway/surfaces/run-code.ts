@@ -1,5 +1,6 @@
 import { argumentErrorsMeta } from '../checks/input-check.ts';
 import { randomUUID } from 'node:crypto';
+import { abortSignalOf } from '../wire/cancellation.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { CodeModeConfig } from '../../config/types.ts';
 import { toolErrorResult } from '../errors.ts';
@@ -126,7 +127,7 @@ export async function runCode(
   const { request } = d;
   // A 2025-era cancellation arrives in a POST of its own and finds the run by its request id.
   const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(digest, request.id, request.signal, request.abort) : undefined;
-  const signal = tracked?.signal ?? request.signal;
+  const signal = abortSignalOf(tracked?.signal) ?? request.signal;
   const token = request._meta?.progressToken;
   const { progressToken: _token, ...meta } = request._meta ?? {};
   let calls = 0;
@@ -156,6 +157,8 @@ export async function runCode(
               id: `${String(request.id)}#${runId}.${n}`,
               signal: AbortSignal.any([signal, stopped]),
               abort: undefined,
+              // The run's cancellation reaches the inner call through `signal` (the caller's own is the run's).
+              cancellation: undefined,
               _meta: meta,
               inputResponses: undefined,
               requestState: () => undefined,

@@ -8,6 +8,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/client';
 import * as z from 'zod/v4';
+import { abortSignalOf } from '../wire/cancellation.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
 import { loggableUrl, type Logger } from '../obs/log.ts';
@@ -302,7 +303,7 @@ export class UpstreamClient {
     // The SDK client has no runtime for tasks (2.4): their methods, and a tools/call that may create one, go with a loose result schema.
     if (method.startsWith('tasks/') || (method === 'tools/call' && params.task !== undefined))
       return await client.request({ method, params }, ANY_RESULT, {
-        signal: options.signal,
+        signal: abortSignalOf(options.signal),
         onprogress: options.onprogress,
         resetTimeoutOnProgress: options.onprogress !== undefined,
         timeout: this.config.timeoutMs,
@@ -310,7 +311,7 @@ export class UpstreamClient {
     return await client.request(
       { method: method as 'tools/call', params },
       {
-        signal: options.signal,
+        signal: abortSignalOf(options.signal),
         onprogress: options.onprogress,
         resetTimeoutOnProgress: options.onprogress !== undefined,
         timeout: this.config.timeoutMs,

@@ -1,5 +1,6 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
 import { GatewayError, RelayedUpstreamError, failureOf, upstreamFailureError } from '../errors.ts';
+import type { CallSignal } from '../wire/cancellation.ts';
 import type { RequestView } from '../wire/requests.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
@@ -78,7 +79,7 @@ export async function forward(
   // Only the 2025 wire cancels with a notification in a POST of its own; 2026-07-28 closes the stream.
   const tracked =
     d.caller.era === 'legacy'
-      ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.signal, request.abort)
+      ? d.runtime.inflightCalls.track(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', request.id, request.cancellation ?? request.signal, request.abort)
       : undefined;
   try {
     const options: ForwardOptions = {
@@ -227,10 +228,10 @@ function retryFields(request: RequestView): Record<string, unknown> {
  * the caller's own progressToken, and upstream log messages go out through the caller's log channel
  * (which applies the caller's level, and sends nothing unless the gateway declares logging).
  */
-function forwardOptions(request: RequestView, signal: AbortSignal = request.signal): ForwardOptions {
+function forwardOptions(request: RequestView, signal?: CallSignal): ForwardOptions {
   const token = request._meta?.progressToken;
   return {
-    signal,
+    signal: signal ?? request.cancellation ?? request.signal,
     onprogress:
       token === undefined
         ? undefined

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Pool, type Dispatcher } from 'undici';
+import type { CallSignal } from '../wire/cancellation.ts';
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, type LoggingMessageNotificationParams } from '@modelcontextprotocol/client';
 import { answer, cancellation, encodeRequest, receivedMessage, responseFor, sessionHeaders, settleResponse, type ClientSession } from '../wire/client-codec.ts';
 import { ERROR_CODE } from '../wire/jsonrpc.ts';
@@ -18,7 +19,7 @@ export interface HopCall {
   credentialHeaders?: Readonly<Record<string, string>>;
   /** The gateway's request id, sent as `x-request-id`. */
   requestId?: string;
-  signal?: AbortSignal;
+  signal?: CallSignal;
   /** Upstream progress for this request; also restarts the timeout (the SDK's resetTimeoutOnProgress). */
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** `notifications/message` the upstream sends on this request's response stream, in order. */

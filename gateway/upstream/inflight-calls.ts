@@ -1,11 +1,12 @@
 import type { Logger } from '../obs/log.ts';
+import type { CallSignal } from '../wire/cancellation.ts';
 
 /** A JSON-RPC request id as the caller sent it (string and number ids are distinct). */
 export type RequestId = string | number;
 
 /** One tracked call: the signal to forward with, and `release()` for the call's `finally`. */
 export interface TrackedCall {
-  readonly signal: AbortSignal;
+  readonly signal: CallSignal;
   release(): void;
 }
 
@@ -50,7 +51,7 @@ export class InflightCalls {
    * itself, with no second controller and no listener (measured: an AbortSignal and a listener are
    * about 4 µs per call on Node 20).
    */
-  track(digest: string, id: RequestId, parent: AbortSignal, abortParent?: (reason: unknown) => void): TrackedCall {
+  track(digest: string, id: RequestId, parent: CallSignal, abortParent?: (reason: unknown) => void): TrackedCall {
     if (this.size >= this.maxEntries) {
       if (!this.warnedFull)
         this.log.warn({ maxEntries: this.maxEntries }, 'too many calls in flight to track for cancellation; new ones cannot be cancelled by notification');

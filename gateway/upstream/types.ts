@@ -1,3 +1,4 @@
+import type { CallSignal } from '../wire/cancellation.ts';
 import type { LoggingMessageNotificationParams, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { OnBehalfOf } from './forward-scope.ts';
 import type { UpstreamInputRequest } from './input-bridge.ts';
@@ -79,7 +80,8 @@ export interface ListResult {
 
 /** One forwarded request: on whose behalf (credential, request id) and how it is followed. */
 export interface ForwardOptions extends OnBehalfOf {
-  signal?: AbortSignal;
+  /** The caller giving up (an AbortSignal, or the fast path's Cancellation: wire/cancellation.ts). */
+  signal?: CallSignal;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /** Log messages (`notifications/message`) the upstream sends on this request's response stream. */
   onlog?: (message: LoggingMessageNotificationParams) => void;

@@ -1,3 +1,4 @@
+import type { Cancellation } from './cancellation.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import {
   CLIENT_CAPABILITIES_META_KEY,
@@ -30,6 +31,11 @@ import { ANSWER_MEDIA_TYPES, chooseRepresentation } from './negotiation.ts';
 export type RequestView = Pick<ServerContext['mcpReq'], 'id' | 'signal' | '_meta' | 'envelope' | 'inputResponses' | 'requestState' | 'notify' | 'log'> & {
   /** Aborts `signal`, when the gateway owns its controller (the fast path): a 2025-era cancellation then aborts it directly. */
   readonly abort?: (reason: unknown) => void;
+  /**
+   * The request's cancellation, when the gateway owns it (the fast path): forwarded in place of `signal`,
+   * which is then made only if something asks for it (wire/cancellation.ts).
+   */
+  readonly cancellation?: Cancellation;
 };
 
 /** A plain tools/list or tools/call: the only requests the fast path answers. */
