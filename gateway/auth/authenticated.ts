@@ -17,7 +17,7 @@ export interface AuthenticatedRequest {
 
 /** The {@link AuthenticatedRequest} of `credential` in request `requestId` with its `standing`. */
 export function authenticatedRequest(credential: Credential, requestId: string, standing: Standing, traceId?: string): AuthenticatedRequest {
-  return Object.freeze({ credential, requestId, standing, ...(traceId ? { traceId } : {}) });
+  return Object.freeze(traceId ? { credential, requestId, standing, traceId } : { credential, requestId, standing });
 }
 
 /**

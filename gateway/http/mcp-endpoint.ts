@@ -119,7 +119,8 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       );
     }
     const { credential, standing } = authentication;
-    const requester: Requester = { ...anonymous, credentialDigest: credential.digest };
+    // Written out, not spread: a literal of one shape is a plain allocation (spreads took V8's slow define path per call).
+    const requester: Requester = { requestId, credentialForm: anonymous.credentialForm, credentialDigest: credential.digest };
     // A failed lookup serves a credential only what its last good answer held, on `open` upstreams: one never seen valid gets 503.
     if (standing.kind === 'unverified' && (everyUpstreamClosed || !standing.lastKnown)) {
       ctx.set('retry-after', String(Math.max(1, Math.ceil(config.scopes.timeoutMs / 1000))));
@@ -139,7 +140,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     return trace.run(() => {
       // The caller's scopes were resolved (cached or looked up) before the span existed: record that step in it.
       recordSpan('scope lookup', { 'ai.cpz.gateway.scopes.result': standing.kind }, authStarted, authEnded);
-      return serve(ctx, post, authenticated, { ...requester, ...(trace.traceId ? { traceId: trace.traceId } : {}) }, started);
+      return serve(ctx, post, authenticated, trace.traceId ? { ...requester, traceId: trace.traceId } : requester, started);
     });
   };
 
