@@ -24,9 +24,12 @@ function schemaOf(tool: SearchableTool): Schema {
   return typeof s === 'object' && s !== null ? s : {};
 }
 
+/** The parameters `tool` requires; every parameter when its schema marks none (many catalogues converted
+ *  from API specs leave `required` out, path parameters included: Spotify's `id`). */
 function requiredOf(tool: SearchableTool): string[] {
-  const { required } = schemaOf(tool);
-  return Array.isArray(required) ? required.filter((r): r is string => typeof r === 'string') : [];
+  const { required, properties } = schemaOf(tool);
+  if (Array.isArray(required)) return required.filter((r): r is string => typeof r === 'string');
+  return typeof properties === 'object' && properties !== null ? Object.keys(properties) : [];
 }
 
 function propertyOf(tool: SearchableTool, name: string): Record<string, unknown> {

@@ -70,6 +70,10 @@ describe('lookup steps', () => {
       'artist',
     ]);
     expect(identifiedThings({ name: 'x', inputSchema: { properties: { paid: { type: 'boolean' } }, required: ['paid'] } })).toEqual([]);
+    // A schema that marks nothing required (converted from an API spec) requires every parameter it has.
+    expect(identifiedThings({ name: 'x', inputSchema: { properties: { id: { title: 'Album ID' }, market: {} } } })).toEqual(['album']);
+    expect(isLookup({ name: 'x', inputSchema: { properties: { q: {}, type: {}, limit: {} } } })).toBe(true);
+    expect(isLookup({ name: 'x', inputSchema: { properties: { q: {}, limit: {} }, required: [] } })).toBe(false);
     expect(isLookup(catalogue[0])).toBe(true);
     expect(isLookup(catalogue[3])).toBe(false);
     expect(isLookup({ name: 'x', inputSchema: { properties: { q: {}, user_id: {} }, required: ['q', 'user_id'] } })).toBe(false);
