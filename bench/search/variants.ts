@@ -21,6 +21,7 @@ export const VARIANTS: Variant[] = [
   { name: 'default', tuning: {} },
   // Issue 31's fifth round: the lookup step a request naming something leaves unnamed (search/analysis/lookups.ts).
   { name: 'mention clauses left out', tuning: { mentionClauses: true } },
+  { name: 'no lookup steps for the current one', tuning: { selfLookups: false } },
   ...[1, 3, 5].flatMap((depth) =>
     [0, 1].map((slot) => ({ name: `lookup steps depth ${depth} slot ${slot}`, tuning: { lookupDepth: depth, lookupSlot: slot } })),
   ),

@@ -62,3 +62,20 @@ export function isLookup(tool: SearchableTool): boolean {
   const required = requiredOf(tool);
   return required.some((r) => QUERY_PARAMS.has(r.toLowerCase())) && !required.some(isIdParam);
 }
+
+/**
+ * True for a tool that answers the current one of something: it takes no parameter and its output holds
+ * an `id` (at its top, or in its one top-level record: `{data: {id}}`): the caller's own profile, the
+ * latest show. Its identifier is what a tool requiring `user_id` needs when the request says "my".
+ */
+export function answersCurrent(tool: SearchableTool): boolean {
+  const { properties } = schemaOf(tool);
+  if (typeof properties === 'object' && properties !== null && Object.keys(properties).length > 0) return false;
+  const out = tool.outputSchema as Schema | undefined;
+  const props = typeof out === 'object' && out !== null ? out.properties : undefined;
+  if (typeof props !== 'object' || props === null) return false;
+  if ('id' in props) return true;
+  const keys = Object.keys(props);
+  const only = keys.length === 1 ? (props[keys[0]] as Schema | undefined) : undefined;
+  return typeof only?.properties === 'object' && only.properties !== null && 'id' in only.properties;
+}

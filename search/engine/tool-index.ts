@@ -21,7 +21,7 @@ import { EmptyQueryError } from '../errors.ts';
 import { glossesFor, NO_GLOSSES, type Glosses } from '../analysis/gloss.ts';
 import { learnIntent, queryIntent, READ, WRITE } from '../analysis/intent.ts';
 import { clauses } from '../analysis/clauses.ts';
-import { identifiedThings, isLookup } from '../analysis/lookups.ts';
+import { answersCurrent, identifiedThings, isLookup } from '../analysis/lookups.ts';
 import { namesSomething } from '../analysis/names.ts';
 import { operationSynonyms } from '../analysis/operation-verbs.ts';
 import { splitPaths } from '../analysis/paths.ts';
@@ -44,7 +44,7 @@ import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool
 type Indexed = { tool: SearchableTool; category: string };
 /** Lookup steps' roles (search/analysis/lookups.ts): per tool, the stemmed words of what its required
  *  identifiers identify; the lookup tools, and each one's words with their weights. */
-type LookupRoles = { things: string[][]; lookups: number[]; words: Map<number, Map<string, number>> };
+type LookupRoles = { things: string[][]; lookups: number[]; selves: number[]; words: Map<number, Map<string, number>> };
 /** One semantic arm's list for a query: tools by similarity, best first, above `floor`; `weight` in the fusion. */
 type SemanticList = { ids: number[]; scores: number[]; weight: number; floor: number };
 
@@ -501,30 +501,42 @@ function indexOver(
    * before it, and no later than after `lookupSlot` answers (a step comes before the one that needs it).
    */
   function withLookup(ranked: [number, number][], query: string, visible: Uint8Array, limit: number): [number, number][] {
-    if (t.lookupDepth <= 0 || ranked.length === 0 || !namesSomething(query)) return ranked;
+    if (t.lookupDepth <= 0 || ranked.length === 0) return ranked;
+    const named = namesSomething(query);
+    if (!named && !t.selfLookups) return ranked;
     lookupRoles ??= lookupRolesOf();
     const roles = lookupRoles;
-    if (roles.lookups.length === 0) return ranked;
-    for (let r = 0; r < Math.min(t.lookupDepth, ranked.length); r += 1) {
-      const id = ranked[r][0];
-      const things = roles.things[id];
-      if (things === undefined || things.length === 0) continue;
+    if (roles.lookups.length === 0 && roles.selves.length === 0) return ranked;
+    /** The visible tool of `candidates` on `id`'s upstream whose words hold the most of `things` (a score
+     *  above 0 and at least `least`), -1 for none. */
+    const bestOf = (candidates: readonly number[], id: number, things: readonly string[], least: number): number => {
       let best = -1;
       let bestScore = 0;
-      for (const lookup of roles.lookups) {
-        if (visible[lookup] !== 1 || upstreamIds[lookup] !== upstreamIds[id]) continue;
+      for (const lookup of candidates) {
+        if (visible[lookup] !== 1 || upstreamIds[lookup] !== upstreamIds[id] || lookup === id) continue;
         const words = roles.words.get(lookup)!;
         const score = things.reduce((sum, w) => sum + (words.get(w) ?? 0), 0);
-        if (score > bestScore || (score === bestScore && score > 0 && byNameThenUpstream(entries[lookup].tool, entries[best].tool) < 0)) {
+        if (score <= 0 || score < least) continue;
+        if (score > bestScore || (score === bestScore && byNameThenUpstream(entries[lookup].tool, entries[best].tool) < 0)) {
           best = lookup;
           bestScore = score;
         }
       }
+      return best;
+    };
+    for (let r = 0; r < Math.min(t.lookupDepth, ranked.length); r += 1) {
+      const id = ranked[r][0];
+      const things = roles.things[id];
+      if (things === undefined || things.length === 0) continue;
+      let best = named ? bestOf(roles.lookups, id, things, 0) : -1;
+      // The current one (the caller's own user, the latest show): a tool taking nothing that answers an id.
+      let self = false;
+      if (best < 0 && t.selfLookups) self = (best = bestOf(roles.selves, id, things, 2)) >= 0;
       if (best < 0) continue;
       const at = ranked.findIndex(([x]) => x === best);
-      if (at >= 0 && at < r) return ranked;
+      if (at >= 0 && (at < r || (self && at < limit))) return ranked;
       const out = ranked.filter(([x]) => x !== best);
-      const slot = Math.min(t.lookupSlot, r, out.length);
+      const slot = self ? Math.min(r + 1, out.length) : Math.min(t.lookupSlot, r, out.length);
       out.splice(slot, 0, [best, out[slot]?.[1] ?? out.at(-1)?.[1] ?? 0]);
       return out.slice(0, limit);
     }
@@ -537,9 +549,12 @@ function indexOver(
     const things = tools.map((tool) => norm(identifiedThings(tool)));
     const lookups: number[] = [];
     const words = new Map<number, Map<string, number>>();
+    const selves: number[] = [];
     tools.forEach((tool, id) => {
-      if (!isLookup(tool)) return;
-      lookups.push(id);
+      const self = t.selfLookups && answersCurrent(tool);
+      if (self) selves.push(id);
+      if (!isLookup(tool) && !self) return;
+      if (isLookup(tool)) lookups.push(id);
       const weights = new Map<string, number>();
       const add = (text: string, weight: number): void => {
         for (const w of norm(splitWords(text))) weights.set(w, Math.max(weights.get(w) ?? 0, weight));
@@ -549,7 +564,7 @@ function indexOver(
       add(tool.upstreamName ?? tool.name, 3);
       words.set(id, weights);
     });
-    return { things, lookups, words };
+    return { things, lookups, selves, words };
   }
 
   /**

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, type SearchableTool } from '../../../search/index.ts';
-import { identifiedThings, isLookup } from '../../../search/analysis/lookups.ts';
+import { answersCurrent, identifiedThings, isLookup } from '../../../search/analysis/lookups.ts';
 import { namesSomething } from '../../../search/analysis/names.ts';
 
 const search = (what: string, upstream = 'films'): SearchableTool => ({
@@ -49,6 +49,15 @@ describe('lookup steps', () => {
     expect(names('Who are the actors and the director of The Dark Knight?', { lookupDepth: 0 })).not.toContain('search_movie');
   });
 
+  it('never brings a lookup the caller may not see', () => {
+    const index = buildToolIndex(catalogue, { wordWeight: 0 });
+    const query = 'Who are the actors and the director of The Dark Knight?';
+    for (const filterKey of ['hidden-search', undefined]) {
+      const names = index.search(query, { limit: 3, filter: (name) => name !== 'search_movie', filterKey }).map((h) => h.name);
+      expect(names).toEqual(['movie_credits']);
+    }
+  });
+
   it('takes no lookup without a name, nor one of another server', () => {
     expect(names('who are the actors and the director of the film')).toEqual(names('who are the actors and the director of the film', { lookupDepth: 0 }));
     expect(names('posters of the show "Severance"')).toEqual(['search_tv', 'tv_images']);
@@ -59,7 +68,31 @@ describe('lookup steps', () => {
     expect(names('the soundtrack of "Severance"')).toEqual(names('the soundtrack of "Severance"', { lookupDepth: 0 }));
   });
 
+  it('puts the tool answering the current one after a tool that needs its identifier, named or not', () => {
+    const music: SearchableTool[] = [
+      byId('create_playlist', 'Create a playlist for a user.', 'user_id', 'music'),
+      {
+        name: 'get_my_profile',
+        title: 'Get current user profile',
+        description: 'The profile of the user.',
+        outputSchema: { properties: { id: {} } },
+        upstream: 'music',
+      },
+      { name: 'pause_user_playback', description: 'Pause playback.', upstream: 'music' },
+      ...catalogue,
+    ];
+    const names = (tuning = {}): string[] =>
+      buildToolIndex(music, { wordWeight: 0, ...tuning })
+        .search('make a new playlist', { limit: 3 })
+        .map((h) => h.name);
+    expect(names().slice(0, 2)).toEqual(['create_playlist', 'get_my_profile']);
+    expect(names({ selfLookups: false })).not.toContain('get_my_profile');
+  });
+
   it('reads the roles from the schemas', () => {
+    expect(answersCurrent({ name: 'x', outputSchema: { properties: { data: { properties: { id: {}, email: {} } } } } })).toBe(true);
+    expect(answersCurrent({ name: 'x', inputSchema: { properties: { limit: {} } }, outputSchema: { properties: { id: {} } } })).toBe(false);
+    expect(answersCurrent({ name: 'x', outputSchema: { properties: { items: {}, total: {} } } })).toBe(false);
     expect(namesSomething('the lead actor of The Dark Knight')).toBe(true);
     expect(namesSomething('play "My Top" now')).toBe(true);
     expect(namesSomething('I need a review for breaking bad')).toBe(false);
