@@ -4,7 +4,7 @@
  *   node --import ./scripts/register-ts.mjs gateway/main.ts [serve] [--config FILE]     run the gateway until SIGINT/SIGTERM (graceful close;
  *                                                   SIGTERM drains first: shutdown.drainMs); SIGHUP (and with reload.watch a change of FILE) reloads
  *   node --import ./scripts/register-ts.mjs gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
- *   node --import ./scripts/register-ts.mjs gateway/main.ts pins (list | diff TOOL | approve TOOL | approve --all) [--config FILE] [--url URL] [--admin-token TOKEN] [--json]
+ *   node --import ./scripts/register-ts.mjs gateway/main.ts pins (list | diff TOOL | approve TOOL --digest D | approve --all) [--config FILE] [--url URL] [--admin-token TOKEN] [--json]
  *
  * The configuration: `--config`, else GATEWAY_CONFIG, else config/cpzai.yaml; GATEWAY_* variables override.
  * Exit status: 0 done, 1 failed at run time, 2 bad command line or configuration (a message naming the key).
@@ -21,7 +21,7 @@ const USAGE = `
 Usage:
   node --import ./scripts/register-ts.mjs gateway/main.ts [serve] [--config FILE]
   node --import ./scripts/register-ts.mjs gateway/main.ts tools [--config FILE] [--url URL] (--key ID --secret SECRET | --bearer TOKEN) [--json]
-  node --import ./scripts/register-ts.mjs gateway/main.ts pins (list | diff TOOL | approve TOOL | approve --all) [--config FILE] [--url URL] [--admin-token TOKEN] [--json]
+  node --import ./scripts/register-ts.mjs gateway/main.ts pins (list | diff TOOL | approve TOOL --digest D | approve --all) [--config FILE] [--url URL] [--admin-token TOKEN] [--json]
 
 Commands:
   serve   run the gateway (the default) until SIGINT or SIGTERM, which close it gracefully (SIGTERM
@@ -32,8 +32,9 @@ Commands:
   tools   print the tools a credential sees on each endpoint (/mcp, /mcp/compact), then exit;
           asks the gateway at --url, or starts one from the configuration on a free port
   pins    tool definition pins of a running gateway (its console API): list them, diff TOOL
-          (the pinned and the waiting definition), approve TOOL or --all (the waiting definition
-          becomes the pin, on every replica); TOOL as callers name it, or <upstream>/<tool>
+          (the pinned and the waiting definition, and its digest), approve TOOL --digest D (the
+          definition you reviewed becomes the pin, on every replica; refused if it changed since)
+          or --all (every waiting definition as it is now); TOOL as callers name it, or <upstream>/<tool>
 
 Options:
   -c, --config FILE   gateway configuration (YAML); default: $GATEWAY_CONFIG, else config/cpzai.yaml
@@ -44,6 +45,7 @@ Options:
       --bearer TOKEN  tools: a bearer token (Authorization: Bearer)
       --json          tools, pins: print JSON instead of a table
       --admin-token T pins: the console's admin token; default: console.adminToken of the configuration
+      --digest D      pins approve TOOL: the waiting digest pins diff showed (or its first 12+ hex digits)
       --all           pins approve: every waiting definition
   -h, --help          show this help
 
@@ -59,6 +61,7 @@ const OPTIONS = {
   json: { type: 'boolean' },
   'admin-token': { type: 'string' },
   all: { type: 'boolean' },
+  digest: { type: 'string' },
 } as const;
 
 async function main(): Promise<void> {
@@ -72,7 +75,7 @@ async function main(): Promise<void> {
       if (found) throw new UsageError(`--${found} belongs to the ${owner} command`);
     };
     if (command !== 'tools') foreign(['key', 'secret', 'bearer'], 'tools');
-    if (command !== 'pins') foreign(['admin-token', 'all'], 'pins');
+    if (command !== 'pins') foreign(['admin-token', 'all', 'digest'], 'pins');
     if (command === 'serve') foreign(['url', 'json'], 'tools or pins');
     if (command === 'tools' && !values.bearer && !(values.key && values.secret)) {
       throw new UsageError('tools needs a credential: --key and --secret, or --bearer');
@@ -117,14 +120,14 @@ async function tools(
 async function pins(
   config: ReturnType<typeof loadConfig>,
   args: readonly string[],
-  values: { url?: string; json?: boolean; all?: boolean; 'admin-token'?: string },
+  values: { url?: string; json?: boolean; all?: boolean; digest?: string; 'admin-token'?: string },
 ): Promise<void> {
   const adminToken = values['admin-token'] ?? config.console.adminToken;
   try {
     if (!adminToken) throw new UsageError('pins needs the console admin token: --admin-token, or console.adminToken in the configuration');
     const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
     const url = values.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen.port}`;
-    process.stdout.write(await runPinsCommand({ url, adminToken }, args, { all: values.all, json: values.json }));
+    process.stdout.write(await runPinsCommand({ url, adminToken }, args, { all: values.all, digest: values.digest, json: values.json }));
   } catch (error) {
     if (error instanceof PinsCommandError) {
       process.stderr.write(`pins: ${error.message}\n`);

@@ -387,7 +387,7 @@ export class PinGuard {
     else if (outcome === 'reverted') log.info(fields, 'the upstream serves the pinned tool definition again; the hold is lifted');
     else if (outcome.endsWith('held'))
       log.warn(
-        { ...fields, approve: `pins approve ${upstream}/${name}` },
+        { ...fields, approve: `pins diff ${upstream}/${name}, then pins approve ${upstream}/${name} --digest ${current}` },
         'tool definition held until an operator approves it (console: Definition changes; CLI: pins diff, pins approve)',
       );
     else log.warn(fields, 'tool definition changed or flagged; served (pinning warn)');

@@ -5,7 +5,9 @@
  *
  *   pins list                 every pin: state (pinned, held, warned, not listed now), what changed, lint findings
  *   pins diff TOOL            the pinned and the waiting definition of TOOL as a unified diff
- *   pins approve TOOL|--all   makes the waiting definition of TOOL (or of every tool) the pin
+ *   pins approve TOOL --digest D   makes the waiting definition of TOOL the pin, if it is still the one
+ *                             `pins diff` showed (D: its digest, or a prefix of 12+ hex digits)
+ *   pins approve --all        makes every waiting definition, as it is now, the pin
  *
  * TOOL is the name callers use (`get_bars`, `cpzai__get_bars`), or `<upstream>/<tool>` for a tool the
  * catalogue does not list now.
@@ -28,7 +30,11 @@ export class PinsCommandError extends Error {
 }
 
 /** Runs `pins <action> [TOOL]` and returns what to print. @throws UsageError, PinsCommandError */
-export async function runPinsCommand(target: ConsoleTarget, args: readonly string[], options: { all?: boolean; json?: boolean }): Promise<string> {
+export async function runPinsCommand(
+  target: ConsoleTarget,
+  args: readonly string[],
+  options: { all?: boolean; digest?: string; json?: boolean },
+): Promise<string> {
   const [action, tool, extra] = args;
   if (extra !== undefined) throw new UsageError(`unexpected argument "${extra}"`);
   if (action === 'list') {
@@ -45,11 +51,21 @@ export async function runPinsCommand(target: ConsoleTarget, args: readonly strin
   if (action === 'approve') {
     if (options.all && tool !== undefined) throw new UsageError('pins approve takes a tool or --all, not both');
     if (!options.all && tool === undefined) throw new UsageError('pins approve needs a tool or --all');
+    if (options.all && options.digest !== undefined) throw new UsageError('--digest names one definition: pins approve TOOL --digest D');
     let body: Record<string, unknown> = { all: true };
     if (!options.all) {
+      // An approval confirms the definition the operator reviewed, not whatever waits when the command
+      // runs: the upstream may have changed it again since `pins diff` (issue 30).
+      if (options.digest === undefined)
+        throw new UsageError(`pins approve ${tool} needs --digest: the waiting digest \`pins diff ${tool}\` shows (the definition you reviewed)`);
+      const wanted = digestPrefix(options.digest);
       const entry = resolve(await list(target), tool!);
       if (!entry.pending) throw new PinsCommandError(`nothing waits for approval for ${label(entry)}: it is served as pinned`);
-      // The digest listed just now: a definition that changes again before the approval lands is not approved blind.
+      if (!entry.pending.digest.startsWith(wanted))
+        throw new PinsCommandError(
+          `the definition waiting for ${label(entry)} is ${entry.pending.digest}, not the ${options.digest} you reviewed: it changed since; run pins diff ${label(entry)} again`,
+        );
+      // The full digest: a definition that changes between this read and the approval is refused by the gateway (409).
       body = { upstream: entry.upstream, name: entry.name, digest: entry.pending.digest };
     }
     const { approved } = await api<{ approved: { upstream: string; name: string }[] }>(target, 'POST', '/console/api/pins/approve', body);
@@ -59,6 +75,14 @@ export async function runPinsCommand(target: ConsoleTarget, args: readonly strin
   throw new UsageError(
     action === undefined ? 'pins needs an action: list, diff TOOL or approve TOOL|--all' : `unknown pins action "${action}" (list, diff, approve)`,
   );
+}
+
+/** `sha256:<hex>` or bare hex, at least 12 digits (a prefix names one definition in practice): the `sha256:` form. @throws UsageError */
+function digestPrefix(digest: string): string {
+  const hex = digest.startsWith('sha256:') ? digest.slice('sha256:'.length) : digest;
+  if (!/^[0-9a-f]{12,64}$/.test(hex))
+    throw new UsageError(`--digest: sha256:<hex digits> or its first 12+ hex digits (as pins diff shows it), not "${digest}"`);
+  return `sha256:${hex}`;
 }
 
 async function list(target: ConsoleTarget): Promise<PinReviewEntry[]> {
@@ -129,7 +153,7 @@ function formatList(entries: readonly PinReviewEntry[]): string {
       .join('  ')
       .trimEnd();
   const waiting = entries.filter((e) => e.pending).length;
-  return `${[line(header), ...rows.map(line)].join('\n')}\n${waiting ? `\n${waiting} waiting for approval: pins diff TOOL, then pins approve TOOL\n` : ''}`;
+  return `${[line(header), ...rows.map(line)].join('\n')}\n${waiting ? `\n${waiting} waiting for approval: pins diff TOOL, then pins approve TOOL --digest D\n` : ''}`;
 }
 
 function formatDetail(d: PinDetail): string {
@@ -139,7 +163,7 @@ function formatDetail(d: PinDetail): string {
   if (d.pin) lines.push(`pinned  ${d.pin.digest} (${d.pin.by.replace('_', ' ')}, ${d.pin.pinnedAt})`);
   if (d.pending) lines.push(`waiting ${d.pending.digest} (${d.pending.kind}, seen ${d.pending.seenAt})`);
   lines.push('', d.pending ? d.diff : '(nothing waits: the pinned definition is what the upstream lists)');
-  if (d.pending) lines.push(`approve it: pins approve ${label(d)}`);
+  if (d.pending) lines.push(`approve it: pins approve ${label(d)} --digest ${d.pending.digest}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -209,7 +209,7 @@ export function heldToolMessage(name: string, held: HeldTool): string {
   const approve =
     held.reason === 'unverified'
       ? ''
-      : ` An operator reviews the change and approves it: \`pins diff ${name}\`, then \`pins approve ${name}\` (gateway/main.ts), or Approve on the console's Definition changes page.`;
+      : ` An operator reviews the change and approves it: \`pins diff ${name}\`, then \`pins approve ${name} --digest <the digest it shows>\` (gateway/main.ts), or Approve on the console's Definition changes page.`;
   return `Tool "${name}" is on hold: ${why}. The gateway did not run it; nothing was sent to the upstream.${approve}`;
 }
 

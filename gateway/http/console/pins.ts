@@ -1,8 +1,9 @@
 /**
  * The console's Definition changes routes (issue 30), behind the admin token like every console route:
  * - `GET /console/pins` and `GET /console/pins/<upstream>/<tool>`: the pages (pins-page.ts);
- * - `POST /console/pins/approve` (form: `upstream`, `name`, `digest`, or `all=1`): approves, then 303
- *   back to the list; same-origin only (a browser sends the cached admin credential with any form);
+ * - `POST /console/pins/approve` (form: `upstream`, `name`, `digest`, or one `pin` field per definition the
+ *   page listed, `{"upstream","name","digest"}`): approves what was shown, then 303 back to the list;
+ *   same-origin only (a browser sends the cached admin credential with any form);
  * - `GET /console/api/pins`, `GET /console/api/pins/<upstream>/<tool>`, `POST /console/api/pins/approve`
  *   (JSON `{upstream, name, digest?}` or `{all: true}`): the same as JSON, for the `pins` CLI.
  * An approval is written to the pin store: this replica serves the new definition at once, the others
@@ -61,7 +62,17 @@ export function mountPins(router: Router, runtime: GatewayRuntime, { guard, page
   });
   router.post('/console/pins/approve', guard, sameOrigin, parseForm, async (ctx) => {
     const form = (ctx.request as { body?: Record<string, unknown> }).body ?? {};
-    const request = approvalRequest(form.all === '1' ? { all: true } : form);
+    if (form.pin !== undefined) {
+      // "Approve all": exactly the definitions the page listed, each by the digest it showed.
+      const listed = shownPins(form.pin);
+      ctx.status = 303;
+      if (typeof listed === 'string') return ctx.redirect('/console/pins?refused=invalid');
+      const outcome = await unavailableAs503(ctx, () => approveListed(runtime, listed));
+      if (outcome === null) return;
+      ctx.status = 303;
+      return ctx.redirect(`/console/pins?approved=${outcome.approved}${outcome.stale ? `&stale=${outcome.stale}` : ''}`);
+    }
+    const request = approvalRequest(form);
     const outcome = typeof request === 'string' ? request : await unavailableAs503(ctx, () => approve(runtime, request, 'console'));
     if (outcome === null) return;
     // The outcome travels as a code, never as text a link could make the console show.
@@ -119,6 +130,38 @@ function approvalRequest(body: unknown): ApprovalRequest | string {
   return { upstream: b.upstream, name: b.name, ...(b.digest ? { digest: b.digest as string } : {}) };
 }
 
+type ShownPin = { upstream: string; name: string; digest: string };
+
+/** The console form's `pin` fields (one or several), each the JSON the page wrote; or why they are not. */
+function shownPins(field: unknown): ShownPin[] | string {
+  const values = Array.isArray(field) ? field : [field];
+  const pins: ShownPin[] = [];
+  for (const value of values) {
+    let parsed: unknown;
+    try {
+      parsed = typeof value === 'string' ? JSON.parse(value) : undefined;
+    } catch {
+      return 'pin: not JSON';
+    }
+    const request = approvalRequest(parsed);
+    if (typeof request === 'string' || 'all' in request || !request.digest) return 'pin: {"upstream","name","digest"} expected';
+    pins.push({ upstream: request.upstream, name: request.name, digest: request.digest });
+  }
+  return pins;
+}
+
+/** Approves each listed definition if it still waits with the digest shown; counts the approved and the changed-since. */
+async function approveListed(runtime: GatewayRuntime, pins: readonly ShownPin[]): Promise<{ approved: number; stale: number }> {
+  let approved = 0;
+  let stale = 0;
+  for (const pin of pins) {
+    const result = await runtime.pins.approve(pin.upstream, pin.name, { digest: pin.digest, via: 'console' });
+    if (typeof result === 'object') approved += 1;
+    else if (result === 'stale') stale += 1;
+  }
+  return { approved, stale };
+}
+
 /** Approves what was asked: the list approved, or why nothing was (nothing waits; it changed again since it was shown). */
 async function approve(runtime: GatewayRuntime, request: ApprovalRequest, via: string): Promise<{ upstream: string; name: string }[] | string> {
   if ('all' in request)
@@ -155,7 +198,15 @@ const REFUSALS: Record<string, string> = {
 /** The outcome line of the redirect after a form approval. */
 function notice(ctx: Context): { notice?: string; error?: string } {
   const approved = typeof ctx.query.approved === 'string' ? Number.parseInt(ctx.query.approved, 10) : Number.NaN;
-  if (Number.isInteger(approved)) return { notice: approved === 1 ? 'Approved 1 definition.' : `Approved ${approved} definitions.` };
+  const stale = typeof ctx.query.stale === 'string' ? Number.parseInt(ctx.query.stale, 10) : 0;
+  if (Number.isInteger(approved)) {
+    const done = approved === 1 ? 'Approved 1 definition.' : `Approved ${approved} definitions.`;
+    if (!(stale > 0)) return { notice: done };
+    return {
+      notice: done,
+      error: `Not approved: ${stale === 1 ? '1 definition' : `${stale} definitions`} changed since the page was shown; review ${stale === 1 ? 'it' : 'them'} again.`,
+    };
+  }
   const refused = REFUSALS[String(ctx.query.refused)];
   return refused ? { error: `Not approved: ${refused}` } : {};
 }
