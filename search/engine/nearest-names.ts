@@ -5,7 +5,7 @@
 import { distance } from 'fastest-levenshtein';
 
 /** Highest edit distance still taken as a misspelling of a name of `length` characters. */
-function maxTypoDistance(length: number): number {
+export function maxTypoDistance(length: number): number {
   return Math.max(2, Math.floor(length / 3));
 }
 

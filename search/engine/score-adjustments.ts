@@ -20,9 +20,11 @@ export function withParameterTier(s: Scores, accepting: readonly number[]): Scor
   const out: Scores = { ids: new Int32Array(n + unscored.length), scores: new Float64Array(n + unscored.length) };
   out.ids.set(s.ids);
   for (let i = 0; i < n; i += 1) out.scores[i] = tier.has(s.ids[i]) ? s.scores[i] + lift : s.scores[i];
+  // Above the best of the rest, not level with it (a tie would be broken by name, not by the tier).
+  const above = lift + Math.max(lift, 1) * 1e-9;
   unscored.forEach((id, i) => {
     out.ids[n + i] = id;
-    out.scores[n + i] = 0 + lift;
+    out.scores[n + i] = above;
   });
   return out;
 }

@@ -25,7 +25,7 @@ import { answersCurrent, identifiedThings, isLookup } from '../analysis/lookups.
 import { namesSomething } from '../analysis/names.ts';
 import { operationSynonyms } from '../analysis/operation-verbs.ts';
 import { splitPaths } from '../analysis/paths.ts';
-import { normaliseTerm, queryTerms } from '../analysis/terms.ts';
+import { normaliseTerm, queryTerms, STOP_WORDS } from '../analysis/terms.ts';
 import { splitWords } from '../analysis/tokenize.ts';
 import { schemaText, summaryOf, toolFields, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
 import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from '../semantic/lsa.ts';
@@ -33,7 +33,8 @@ import { projectWordVectors, wordArmSteps, type WeightedTexts, type WordArm, typ
 import { tuningWith, type SearchTuning, type TuningOverrides } from '../tuning.ts';
 import type { BuildOptions, SearchHit, SearchOptions, SearchPage, ToolIndex } from '../types.ts';
 import { Fusion } from './fusion.ts';
-import { nearestNames } from './nearest-names.ts';
+import { maxTypoDistance, nearestNames } from './nearest-names.ts';
+import { distance } from 'fastest-levenshtein';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
 import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
 import { ServerChooser } from './server-choice.ts';
@@ -52,6 +53,8 @@ const DEFAULT_LIMIT = 10;
 /** Fewer tools than this share too few words for co-occurrence to mean anything: lexical only. */
 const MIN_SEMANTIC_TOOLS = 16;
 const NEAREST_LIMIT = 5;
+/** One identifier: words joined by `_`, `-` or `.` (`list_ordres`), or camelCase (`listOrdrs`). */
+const IDENTIFIER = /^(?:[\p{L}\p{N}]+(?:[_.-][\p{L}\p{N}]+)+|\p{Ll}+(?:\p{Lu}[\p{Ll}\p{N}]*)+)$/u;
 /** Bounds on the work one query may ask for: a request longer than this adds nothing a model needs,
  *  and an unbounded one (a pasted document) would cost a search per clause. */
 const MAX_QUERY_TERMS = 64;
@@ -357,8 +360,14 @@ function indexOver(
     // File paths and extensions (`/root/music`, `.pptx`) are one weak clue, not topic words: taken out of
     // the query and ranked as a list of their own, fused with weight `pathWeight`.
     const { topic, paths } = t.pathWeight < 1 ? splitPaths(query) : { topic: query, paths: '' };
-    const topicTerms = queryTerms(topic, t).slice(0, MAX_QUERY_TERMS);
+    const topicWords = queryTerms(topic, t).slice(0, MAX_QUERY_TERMS);
+    const topicTerms = informative(topic, topicWords);
     const pathTerms = paths === '' ? [] : queryTerms(paths, t).slice(0, MAX_QUERY_TERMS);
+    if (topicWords.length > 0 && topicTerms.length === 0 && pathTerms.length === 0) {
+      // Only stop words most tools hold: no arm, the semantic ones included, may call a tool a match.
+      lastMatched = 0;
+      return [];
+    }
     const terms = topicTerms.length > 0 ? topicTerms : pathTerms;
     const multiStep = t.clauseFusion !== 'off' && terms.length >= t.clauseMinTerms;
     const parts = multiStep
@@ -392,6 +401,7 @@ function indexOver(
       });
     });
     const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
+    const spelled = nameSpellings(query);
     const external = opts.vectors !== undefined && opts.vectors.tools.vectors.length === tools.length * opts.vectors.tools.dim ? opts.vectors : undefined;
     const queryVector = external ? external.query : lsa?.queryVector(terms);
     const arm: DenseVectors | undefined = external ? inIndexOrder(external.tools) : lsa;
@@ -401,7 +411,7 @@ function indexOver(
     const visible = visibility(
       opts,
       [...byKey.values()].map((q) => q.matches),
-      queryVector || wordVector ? allIds : accepting,
+      queryVector || wordVector ? allIds : spelled.length > 0 ? [...accepting, ...spelled.map(([id]) => id)] : accepting,
     );
     scorer ??= new ListScorer(termIndex, scoring);
     const scoresOf = (list: QueryTerm[]): Scores => scorer!.score(list, visible);
@@ -467,7 +477,7 @@ function indexOver(
     }
     fused = withIntent(fused, query);
     if (t.serverWeight > 0 && upstreamCount >= 2) fused = withServerChoice(fused, lookups[0], visible);
-    const tier = accepting.filter((id) => visible[id] === 1);
+    const tier = [...new Set([...closestSpelling(spelled, visible), ...accepting.filter((id) => visible[id] === 1)])];
     const final = withParameterTier(fused, tier);
     lastMatched = matchedCount + (final.ids.length - fused.ids.length);
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
@@ -699,6 +709,49 @@ function indexOver(
       picked.push([id, bestScore]);
     }
     return picked;
+  }
+
+  /**
+   * `terms` of `text`, but for a text made only of stop words (kept then: "who am I" may still name a
+   * tool) only the rare ones, held by at most a tenth of the tools: "the of and a to is it" matched
+   * every CPZAI tool, a write tool first. Nothing left is no match.
+   */
+  function informative(text: string, terms: string[]): string[] {
+    if (!t.stopWords || terms.length === 0 || !splitWords(text).every((w) => STOP_WORDS.has(w))) return terms;
+    const holders = new Uint8Array(entries.length);
+    return terms.filter((term) => {
+      const entry = termIndex.entry(term);
+      if (entry === undefined) return true;
+      holders.fill(0);
+      termIndex.mark([{ entry, weight: 1 }], allFields, holders);
+      return holders.reduce((n, h) => n + h, 0) * 10 <= Math.max(10, entries.length);
+    });
+  }
+
+  /**
+   * A query that is one identifier (`list_ordres`, `get-markt-dta`, `listOrdrs`) is a tool's name, maybe
+   * misspelt: the tools whose names are within typo distance of it (nearest-names.ts), with that distance.
+   * Natural-language queries (spaces) get none: [].
+   */
+  function nameSpellings(query: string): [number, number][] {
+    const wanted = query.trim().toLowerCase();
+    if (!IDENTIFIER.test(query.trim())) return [];
+    const most = maxTypoDistance(wanted.length);
+    const out: [number, number][] = [];
+    for (let id = 0; id < entries.length; id += 1) {
+      const name = entries[id].tool.name;
+      if (Math.abs(name.length - wanted.length) > most) continue;
+      const d = distance(wanted, name.toLowerCase());
+      if (d <= most) out.push([id, d]);
+    }
+    return out;
+  }
+
+  /** The visible tools of `spelled` at its least distance, in catalogue order. */
+  function closestSpelling(spelled: readonly [number, number][], visible: Uint8Array): number[] {
+    const seen = spelled.filter(([id]) => visible[id] === 1);
+    const least = Math.min(...seen.map(([, d]) => d));
+    return seen.filter(([, d]) => d === least).map(([id]) => id);
   }
 
   function nearest(name: string, opts: { limit?: number; filter?: SearchOptions['filter'] } = {}): string[] {
