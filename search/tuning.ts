@@ -34,7 +34,10 @@ export type SearchTuning = {
   /** With `stripToolMentions`, leave out the whole clause (or parenthesis) that mentions another tool: a
    *  pointer ("for one file's columns use get_data_file") describes the other tool, in its words. Off:
    *  on the tuning part it ties (objective 0.7856 vs 0.7857; hit@1 0.693 -> 0.700, cpzai-user with the
-   *  `_meta` keywords off 0.778 -> 0.790, livemcpbench-dev 0.619 -> 0.610, one query). Measured beside
+   *  `_meta` keywords off 0.778 -> 0.790, livemcpbench-dev 0.619 -> 0.610, one query). With every lookup
+   *  step in (0.7895) it edges ahead, 0.7901 (hit@1 0.701 -> 0.708, restbench 0.802 -> 0.809), measured
+   *  after the round's frozen run: left off for the next round, to be decided with a frozen run of its
+   *  own. Measured beside
    *  it and left out: operation verbs for the request's first word even where a tool holds it (x0.5
    *  0.7853, x1 0.7826: livemcpbench-dev 0.592). */
   mentionClauses: boolean;

@@ -131,40 +131,14 @@ export type Mentions = { stripped: string[]; kept: string[] };
  * `text` without mentions of the other tools named in `toolNames` (`self` is kept). A description that points to a neighbour
  * ("use list_overlays to read the configuration first") says when NOT to pick this tool; indexing the
  * neighbour's name would make this tool match queries about the neighbour. `mentions`, when given,
- * collects the identifiers looked up.
+ * collects the identifiers looked up. With `clauses`, the whole clause goes: a pointer ("Find the id with
+ * list_webhooks", "For one run's full record use get_backtest_result", "past ones: list_risk_snapshots")
+ * says what the other tool does, and its words ("full record", "past") are that tool's; a mention inside
+ * parentheses takes the parenthesis only, otherwise its clause (`CLAUSE_END`) goes.
  */
 export function withoutToolMentions(text: string, toolNames: ReadonlySet<string>, self: string, mentions?: Mentions, clauses = false): string {
   if (toolNames.size === 0 || text === '') return text;
-  if (clauses) return withoutMentionClauses(text, toolNames, self, mentions);
   // Only compound names: a one-word tool name ("search", "fetch") is also an ordinary word.
-  const spans: number[] = [];
-  wordSpans(text, spans, false, true);
-  let kept = '';
-  let from = 0;
-  for (let k = 0; k < spans.length; k += 2) {
-    const word = text.slice(spans[k], spans[k + 1]);
-    if (word === self) continue;
-    if (!toolNames.has(word)) {
-      mentions?.kept.push(word);
-      continue;
-    }
-    mentions?.stripped.push(word);
-    kept += `${text.slice(from, spans[k])} `;
-    from = spans[k + 1];
-  }
-  return from === 0 ? text : kept + text.slice(from);
-}
-
-/** A clause ends at sentence punctuation followed by a space or the end, at a semicolon or a line break. */
-const CLAUSE_END = /[.!?](?=\s|$)|[;\n]/g;
-
-/**
- * `text` without the clauses that mention another tool of `toolNames`: a pointer ("Find the id with
- * list_webhooks", "For one run's full record use get_backtest_result", "past ones: list_risk_snapshots")
- * says what the other tool does, and its words ("full record", "past") are that tool's, not this one's.
- * A mention inside parentheses takes the parenthesis only; otherwise its clause (`CLAUSE_END`) goes.
- */
-function withoutMentionClauses(text: string, toolNames: ReadonlySet<string>, self: string, mentions?: Mentions): string {
   const spans: number[] = [];
   wordSpans(text, spans, false, true);
   const cuts: [number, number][] = [];
@@ -176,7 +150,7 @@ function withoutMentionClauses(text: string, toolNames: ReadonlySet<string>, sel
       continue;
     }
     mentions?.stripped.push(word);
-    cuts.push(clauseAround(text, spans[k], spans[k + 1]));
+    cuts.push(clauses ? clauseAround(text, spans[k], spans[k + 1]) : [spans[k], spans[k + 1]]);
   }
   if (cuts.length === 0) return text;
   let kept = '';
@@ -188,6 +162,9 @@ function withoutMentionClauses(text: string, toolNames: ReadonlySet<string>, sel
   }
   return kept + text.slice(from);
 }
+
+/** A clause ends at sentence punctuation followed by a space or the end, at a semicolon or a line break. */
+const CLAUSE_END = /[.!?](?=\s|$)|[;\n]/g;
 
 /** [start, end) of the parenthesis or clause around text[at, to). */
 function clauseAround(text: string, at: number, to: number): [number, number] {
@@ -207,7 +184,7 @@ function clauseAround(text: string, at: number, to: number): [number, number] {
 /**
  * Text fields of `tool` (see `ToolFields`). With `toolNames` (every name in the catalogue), mentions of
  * other tools are left out of the description and parameter text (and collected in `mentions`, when
- * given); `clauses`: the clauses mentioning them (`withoutMentionClauses`). `schema` is `schemaText` of the
+ * given); `clauses`: the clauses mentioning them (see `withoutToolMentions`). `schema` is `schemaText` of the
  * tool's inputSchema, when the caller has it already.
  */
 export function toolFields(
