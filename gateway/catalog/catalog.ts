@@ -3,7 +3,8 @@ import type { ApiKeyConfig, UpstreamConfig } from '../../config/types.ts';
 import { nearestNames } from '../../search/index.ts';
 import { contentHash, sizedContentHash } from '../checks/content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
-import { hasInvisible, sanitizedDefinition } from './description-lint.ts';
+import { hasInvisible } from '../checks/invisible-text.ts';
+import { sanitizedDefinition } from './description-lint.ts';
 import { isAppOnlyTool, uiResourceUri } from './extensions.ts';
 
 /**

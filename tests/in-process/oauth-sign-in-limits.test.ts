@@ -146,6 +146,23 @@ describe('the consent page', () => {
   });
 });
 
+describe("a client's self-declared name", () => {
+  it('is shown on the sign-in and consent pages and the console without invisible characters (a U+202E override, zero-width ones)', async () => {
+    const spoof = (await oauth.register({ client_name: 'Trusted App \u202eelgooG\u202c \u200bCl\u200bau\u200dde' })).client_id;
+    const page = await openSignIn(spoof);
+    const signInHtml = await (await step(page.jar, page.interaction, undefined, {}, oauth.send)).text();
+    expect((await step(page.jar, `${page.interaction}/login`, { csrf: page.csrf, key: 'carol', secret: 'carol-secret' }, {}, oauth.send)).status).toBe(303);
+    const consent = await (await step(page.jar, page.interaction, undefined, {}, oauth.send)).text();
+    const clients = await (
+      await gateway.fetch(new Request(`${gateway.gatewayUrl}/console/oauth`, { headers: { authorization: `Bearer ${CONSOLE_TOKEN}` } }))
+    ).text();
+    for (const html of [signInHtml, consent, clients]) {
+      expect(html).toContain('Trusted App elgooG Claude');
+      expect(html).not.toMatch(/[\u200b-\u200f\u202a-\u202e]/);
+    }
+  });
+});
+
 describe('the console admin token', () => {
   const console = (authorization: string) => gateway.fetch(new Request(`${gateway.gatewayUrl}/console`, { headers: { authorization } }));
 

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
-import { LINT_RULES, hasInvisible, lintDefinition, sanitizedDefinition, stripInvisible } from '../../gateway/catalog/description-lint.ts';
+import { LINT_RULES, lintDefinition, sanitizedDefinition } from '../../gateway/catalog/description-lint.ts';
+import { hasInvisible, stripInvisible } from '../../gateway/checks/invisible-text.ts';
 
 const tool = (description: string, extra: Partial<Tool> = {}): Tool => ({ name: 't', description, inputSchema: { type: 'object' }, ...extra });
 const rules = (description: string, extra: Partial<Tool> = {}) => lintDefinition(tool(description, extra)).map((f) => f.rule);

@@ -1,4 +1,5 @@
 import type { OAuthConfig } from '../../../config/types.ts';
+import { stripInvisible } from '../../checks/invisible-text.ts';
 import type { AuthDecisions } from '../decisions.ts';
 import { adapterClass, adapterLifetimes, modelIndexKey } from './adapter.ts';
 import type { OAuthStore } from './store.ts';
@@ -65,7 +66,8 @@ export function oauthAdmin(store: OAuthStore, config: OAuthConfig, decide: AuthD
     async clients() {
       return (await records('Client')).map(([id, p]) => ({
         clientId: id,
-        ...(typeof p.client_name === 'string' ? { name: p.client_name } : {}),
+        // Shown on the console: a self-declared name without its invisible characters (interaction.ts clientView).
+        ...(typeof p.client_name === 'string' && stripInvisible(p.client_name).trim() ? { name: stripInvisible(p.client_name).trim() } : {}),
         redirectUris: Array.isArray(p.redirect_uris) ? p.redirect_uris.filter((u): u is string => typeof u === 'string') : [],
         ...(seconds(p.client_id_issued_at) ? { registeredAt: seconds(p.client_id_issued_at) } : {}),
         ...(typeof p._expires === 'number' ? { expiresAt: p._expires } : {}),
