@@ -133,18 +133,26 @@ function unknownRouted(method: RoutedMethod, params: Record<string, unknown>): G
 
 /** The caller's view; its tool list is filtered on first use only (a warm tools/list or search never needs it). */
 function visibleCatalog(catalog: Catalog, access: Access, validUntil: number): VisibleCatalog {
-  let tools: readonly CatalogTool[] | undefined;
-  let key: string | undefined;
-  return {
-    catalog,
-    access,
-    validUntil,
-    // Lazy, like the tools: a direct tools/call reads neither.
-    get key() {
-      return (key ??= visibilityKey(catalog, access));
-    },
-    get tools() {
-      return (tools ??= visibleTools(catalog, access));
-    },
-  };
+  return new LazyVisibleCatalog(catalog, access, validUntil);
+}
+
+/** {@link visibleCatalog}'s view. A class, not an object literal with getters: V8 builds such a literal on its slow path. */
+class LazyVisibleCatalog implements VisibleCatalog {
+  #tools: readonly CatalogTool[] | undefined;
+  #key: string | undefined;
+
+  constructor(
+    readonly catalog: Catalog,
+    readonly access: Access,
+    readonly validUntil: number,
+  ) {}
+
+  // Lazy, like the tools: a direct tools/call reads neither.
+  get key(): string {
+    return (this.#key ??= visibilityKey(this.catalog, this.access));
+  }
+
+  get tools(): readonly CatalogTool[] {
+    return (this.#tools ??= visibleTools(this.catalog, this.access));
+  }
 }

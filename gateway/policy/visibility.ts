@@ -36,18 +36,7 @@ export interface Access {
  * Pure: a function of data only.
  */
 export function accessFor(standing: Standing, upstreams: readonly UpstreamConfig[]): Access {
-  if (standing.kind === 'scopes') {
-    const scopes = standing.scopes;
-    let key: string | undefined;
-    // The key is read only when a listing is built or looked up: a tools/call never pays for it.
-    return {
-      standing,
-      of: () => scopes,
-      get key() {
-        return (key ??= `s:${[...scopes].sort().join(' ')}`);
-      },
-    };
-  }
+  if (standing.kind === 'scopes') return new ScopesAccess(standing);
   const byUpstream = new Map<string, UpstreamAccess>();
   for (const upstream of upstreams) {
     const forwards = upstream.url !== undefined && upstream.forwardCredentials;
@@ -57,6 +46,25 @@ export function accessFor(standing: Standing, upstreams: readonly UpstreamConfig
   }
   const key = `u:${[...byUpstream].map(([name, access]) => `${name}=${typeof access === 'string' ? access : `[${[...access].sort().join(' ')}]`}`).join(',')}`;
   return { standing, of: (upstream) => byUpstream.get(upstream) ?? 'none', key };
+}
+
+/**
+ * The access of a standing with scopes: the same scopes on every upstream. A class, not an object literal
+ * with a getter: V8 builds such a literal on its slow path, measured on every request (twice per tools/call).
+ */
+class ScopesAccess implements Access {
+  #key: string | undefined;
+
+  constructor(readonly standing: Extract<Standing, { kind: 'scopes' }>) {}
+
+  of(): UpstreamAccess {
+    return this.standing.scopes;
+  }
+
+  /** Read only when a listing is built or looked up: a tools/call never pays for it. */
+  get key(): string {
+    return (this.#key ??= `s:${[...this.standing.scopes].sort().join(' ')}`);
+  }
 }
 
 /** Whether `access` permits something requiring ANY of `required` (`[]`: public). */
