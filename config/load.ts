@@ -68,8 +68,12 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
   const config = mergeDeep(merged, (options.overrides ?? {}) as Json) as Record<string, Json>;
   // JSON Schema's integer and number admit Infinity (YAML's 1e400 or .inf): no limit or TTL means that.
   const infinite = nonFinite(config, []);
-  if (infinite) throw new ConfigError(keyPathOf(infinite), `must be a finite number (${sourceOf(infinite, provenance, path, options.overrides ?? {})})`);
-  if (!validate(config)) throw configErrorFrom(validate.errors ?? [], provenance, path, options.overrides ?? {});
+  if (infinite)
+    throw new ConfigError(
+      keyPathOf(infinite),
+      `must be a finite number (${sourceOf(infinite, provenance, { path, content: fromFile }, options.overrides ?? {})})`,
+    );
+  if (!validate(config)) throw configErrorFrom(validate.errors ?? [], provenance, { path, content: fromFile }, options.overrides ?? {});
   const final = finalise(config as unknown as GatewayConfig, env);
   // "Beside the config": a relative lock file is read where the configuration file is.
   if (final.pinning.lockFile) final.pinning.lockFile = resolve(dirname(path), final.pinning.lockFile);
@@ -407,7 +411,7 @@ function keyPathOf(path: readonly (string | number)[]): string {
   return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${key}` : key), '');
 }
 
-function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>, file: string, overrides: object): ConfigError {
+function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>, file: ConfigFile, overrides: object): ConfigError {
   // An unknown key first (a misspelt key is also why its real name is "required"), then the most
   // specific error: oneOf/anyOf wrappers say less than what failed inside them.
   const error = errors.find((e) => e.keyword === 'additionalProperties') ?? errors.find((e) => e.keyword !== 'oneOf' && e.keyword !== 'not') ?? errors[0]!;
@@ -426,9 +430,28 @@ function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>,
   return new ConfigError(keyPathOf(segments) || '(root)', `${detail} (${sourceOf(segments, provenance, file, overrides)})`);
 }
 
-/** Where a key's value came from, as a ConfigError says it: `from GATEWAY_…`, `from overrides` or `in <file>`. */
-function sourceOf(segments: readonly (string | number)[], provenance: Map<string, string>, file: string, overrides: object): string {
-  const fromOverrides = segments.reduce<unknown>((node, key) => (node as Record<string | number, unknown> | undefined)?.[key], overrides) !== undefined;
+/** The configuration file: its path and what it holds. */
+type ConfigFile = { path: string; content: Json };
+
+const valueAt = (root: unknown, segments: readonly (string | number)[]): unknown =>
+  segments.reduce<unknown>((node, key) => (node as Record<string | number, unknown> | undefined)?.[key], root);
+
+/**
+ * Where a key's value came from, as a ConfigError says it: `from GATEWAY_…`, `from overrides` or `in <file>`.
+ * A key missing from an item the file does not have was asked for by the variables that made the item
+ * (`GATEWAY_UPSTREAMS_1_URL` alone makes an upstream without a name): those are named, not the file.
+ */
+function sourceOf(segments: readonly (string | number)[], provenance: Map<string, string>, file: ConfigFile, overrides: object): string {
+  const fromOverrides = valueAt(overrides, segments) !== undefined;
   const source = provenance.get(keyPathOf(segments) || '(root)') ?? (fromOverrides ? 'overrides' : undefined);
-  return source ? `from ${source}` : `in ${file}`;
+  if (source) return `from ${source}`;
+  for (let depth = segments.length - 1; depth > 0; depth -= 1) {
+    const item = segments.slice(0, depth);
+    if (valueAt(file.content, item) !== undefined) break;
+    const prefix = keyPathOf(item);
+    const variables = [...provenance].filter(([key]) => key.startsWith(`${prefix}.`) || key.startsWith(`${prefix}[`)).map(([, variable]) => variable);
+    if (variables.length > 0)
+      return `${prefix} is not in ${file.path}; it comes from ${variables.join(', ')}, which set${variables.length === 1 ? 's' : ''} no ${keyPathOf(segments.slice(depth))}`;
+  }
+  return `in ${file.path}`;
 }

@@ -237,4 +237,15 @@ describe('loadConfig on values the schema alone lets through or blames elsewhere
       'invalid configuration: upstreams[5].url: is past the end of upstreams, which has 1 item(s) before it: number the items from 0 without gaps (from GATEWAY_UPSTREAMS_5_URL)',
     );
   });
+
+  it('blames a key missing from an item only the environment made on those variables, not the file', () => {
+    const path = yamlFile('upstreams:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n');
+    expect(refusal(() => loadConfig({ path, env: { GATEWAY_UPSTREAMS_1_URL: 'http://127.0.0.1:1/mcp' } }))).toBe(
+      `invalid configuration: upstreams[1].name: is required (upstreams[1] is not in ${path}; it comes from GATEWAY_UPSTREAMS_1_URL, which sets no name)`,
+    );
+    // A key missing from an item of the file is the file's.
+    expect(refusal(() => loadConfig({ path: yamlFile(`${upstream}  - name: b\n    url: http://127.0.0.1:8/mcp\n`), env: {} }))).toMatch(
+      /upstreams\[0\]\.name: is required \(in /,
+    );
+  });
 });
