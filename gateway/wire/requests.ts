@@ -11,7 +11,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { ERROR_CODE, isPlainObject, type RequestId } from './jsonrpc.ts';
-import { decodeParamValue, MCP_NAME_SOURCE } from './param-value.ts';
+import { decodeParamValue, encodeParamValue, MCP_NAME_SOURCE } from './param-value.ts';
 import { MODERN_REVISIONS, servedEra, type Era } from './revisions.ts';
 import { ANSWER_MEDIA_TYPES, chooseRepresentation } from './negotiation.ts';
 
@@ -304,7 +304,10 @@ export function standardHeaderRejection(headers: IncomingHttpHeaders, message: {
   const shown = stripOws(nameHeader);
   const decoded = decodeParamValue(shown);
   if (decoded === undefined) return mismatch('name-header-invalid-encoding', shown, 'the Mcp-Name header carries an invalid Base64 sentinel value', message);
-  if (body !== undefined && decoded !== body)
-    return mismatch('name-header-mismatch', shown, `the body carries params.${field}="${body}" but the Mcp-Name header names "${decoded}"`, message);
+  if (body !== undefined && decoded !== body) {
+    // Raw UTF-8 in a header reaches us as Latin-1 ("lÃ­st"): say how such a name is sent.
+    const encoding = encodeParamValue(body) === body ? '' : `; a name outside visible ASCII is sent Base64-encoded: Mcp-Name: ${encodeParamValue(body)}`;
+    return mismatch('name-header-mismatch', shown, `the body carries params.${field}="${body}" but the Mcp-Name header names "${decoded}"${encoding}`, message);
+  }
   return undefined;
 }
