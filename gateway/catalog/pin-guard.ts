@@ -316,7 +316,9 @@ export class PinGuard {
         this.emit('lint_held', upstream, t.name, changes, t.digest, pin.digest);
         continue;
       }
-      if (lint === 'warn' && serious.length && unapproved) this.emit('lint_warned', upstream, t.name, lintChanges, t.digest, pin.digest);
+      const lintWarned = lint === 'warn' && serious.length > 0 && unapproved;
+      // Served with its findings unless the change itself is held: then the hold names them (one event, not a "served" one too).
+      if (lintWarned && (unchanged || mode !== 'hold')) this.emit('lint_warned', upstream, t.name, lintChanges, t.digest, pin.digest);
       if (unchanged || mode === 'off') {
         if (pending && unchanged) {
           settled.push(t.name);
@@ -328,6 +330,7 @@ export class PinGuard {
       const changes = describeChanges(pin.definition, t.source, policy.metaKey);
       note('changed');
       if (mode === 'hold') {
+        if (lintWarned) changes.push(...lintChanges);
         const serve = acceptsCallsUnder(pin.definition, t.source) ? { serve: pin.definition } : {};
         judge(t, 'held', { name: t.name, reason: 'changed', changes, digest: t.digest, ...serve });
         this.emit('held', upstream, t.name, changes, t.digest, pin.digest);
@@ -390,6 +393,7 @@ export class PinGuard {
         { ...fields, approve: `pins diff ${upstream}/${name}, then pins approve ${upstream}/${name} --digest ${current}` },
         'tool definition held until an operator approves it (console: Definition changes; CLI: pins diff, pins approve)',
       );
-    else log.warn(fields, 'tool definition changed or flagged; served (pinning warn)');
+    else if (outcome === 'lint_warned') log.warn(fields, 'tool definition has description lint findings; served (pinning.lint: warn)');
+    else log.warn(fields, 'tool definition changed; served (pinning.mode: warn)');
   }
 }

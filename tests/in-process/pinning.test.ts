@@ -147,6 +147,10 @@ describe('a pinned tool whose upstream changes it (pinning.mode: hold, the defau
       expect((await withEra('modern', '/mcp', (c) => c.callTool('get_forecast', { city: 'Oslo' }))).isError).toBeFalsy();
       expect(await readyz()).toMatchObject({ status: 'ready', held: [{ upstream: 'fake', tool: 'get_weather', reason: 'changed' }] });
       expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="held"')).toBe(1);
+      // Held, so not also "served with lint findings" (pinning.lint: warn): the hold names the findings.
+      expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="lint_warned"')).toBe(0);
+      if (tool.definition.description === POISONED)
+        expect((await refusal('modern', '/mcp', 'get_weather', { city: 'Oslo' })).text).toMatch(/lint instruction-tags/);
 
       const approved = await stack!.runtime.state.pins.approve('fake', 'get_weather', { via: 'test' });
       expect(approved).toMatchObject({ by: 'approval' });
