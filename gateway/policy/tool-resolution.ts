@@ -15,6 +15,8 @@ export type SurfaceName = 'full' | 'compact';
 /** The compact surface's own tools; catalogue tools with these names are shadowed there. */
 export const SEARCH_TOOLS = 'search_tools';
 export const CALL_TOOL = 'call_tool';
+/** The compact surface's code-mode tool (`compact.codeMode.enabled`); shadows a catalogue tool of that name there. */
+export const RUN_CODE = 'run_code';
 
 /** A name that stands for no catalogue tool on the surface (missing, or shadowed by the surface's own tool). */
 export interface Unresolved {

@@ -1,7 +1,7 @@
 import { argumentErrorsMeta } from '../checks/input-check.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from '../policy/caller.ts';
-import { CALL_TOOL, SEARCH_TOOLS, findableByModel, resolveTool, type ToolResolution } from '../policy/tool-resolution.ts';
+import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS, findableByModel, resolveTool, type ToolResolution } from '../policy/tool-resolution.ts';
 import { toolErrorResult, type ErrorKind } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
 import { toolLabel } from '../obs/metrics.ts';
@@ -95,7 +95,14 @@ export async function callThroughDispatcher(
   // The edge's admission resolved this target already in the same catalogue (mcp/admission.ts): reused.
   const admitted = d.target?.via === 'call_tool' && d.target.name === name && d.target.catalog === visible.catalog ? d.target : undefined;
   const target = admitted ? admitted.resolution : resolve(name);
-  if (name === SEARCH_TOOLS || name === CALL_TOOL) return refuse(name, target, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
+  // The surface's own tools: called by name, never through call_tool or from a script.
+  if (name === SEARCH_TOOLS || name === CALL_TOOL || (name === RUN_CODE && d.runtime.config.compact.codeMode.enabled)) {
+    const message =
+      via === 'call_tool'
+        ? `${name} is advertised: call it directly.`
+        : `${name} cannot be called from run_code: ${name === SEARCH_TOOLS ? 'call search_tools before writing the script, then call' : 'call'} the tools by name in it (await tools.<name>(arguments)).`;
+    return refuse(name, target, 'refused', 'call_directly', message);
+  }
   if (!target.reachableByModel) {
     const index = await d.runtime.searchIndexes.get(visible.catalog);
     const nearest = inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () =>

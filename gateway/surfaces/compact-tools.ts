@@ -1,8 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
-import { CALL_TOOL, SEARCH_TOOLS, resolveTool } from '../policy/tool-resolution.ts';
-import { RUN_CODE, runCodeDefinition } from './run-code.ts';
+import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS, resolveTool } from '../policy/tool-resolution.ts';
+import { runCodeDefinition } from './run-code.ts';
 
 /**
  * The paragraph `/mcp/compact` adds to the upstreams' instructions, which were written for a server that

@@ -3,13 +3,13 @@ import type { VisibleCatalog } from '../policy/caller.ts';
 import { callThroughDispatcher } from './call-tool.ts';
 import { searchTools } from './search-tools.ts';
 import { COMPACT_INSTRUCTIONS, compactTools } from './compact-tools.ts';
-import { CALL_TOOL, SEARCH_TOOLS } from '../policy/tool-resolution.ts';
+import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS } from '../policy/tool-resolution.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { DispatchContext, Surface } from '../ports.ts';
 import { callToolDirect } from './tool-call.ts';
 import { GatewayError } from '../errors.ts';
 import { declaresTasks } from './tasks.ts';
-import { RUN_CODE, runCode } from './run-code.ts';
+import { runCode } from './run-code.ts';
 
 /**
  * `/mcp/compact`: progressive discovery (issue 8). tools/list holds search_tools, call_tool, every

@@ -7,7 +7,7 @@ import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
 import type { RequestView } from '../wire/requests.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
-import { resolveTool } from '../policy/tool-resolution.ts';
+import { RUN_CODE, resolveTool } from '../policy/tool-resolution.ts';
 import type { CallAnswer, LimitName, RunOutcome } from '../sandbox/sandbox.ts';
 import { inSpan } from '../obs/tracing.ts';
 import type { CodeRunOutcome } from '../obs/outcomes.ts';
@@ -21,9 +21,6 @@ import { toolsDeclaration } from './code-declarations.ts';
  * scopes, arguments against the real schema, the output check, rate budgets spent per call, pins
  * honoured, one audit event per call carrying the run id. Nothing else reaches an upstream from a script.
  */
-
-/** The tool's name: the verb-object form of the compact surface's own tools (search_tools, call_tool). */
-export const RUN_CODE = 'run_code';
 
 /** What `codeMode.limits` a breach names, in words the model can act on. */
 const LIMIT_TEXT: Record<LimitName | 'concurrentRunsPerCredential' | 'concurrentRuns', string> = {

@@ -168,6 +168,23 @@ describe.each(ERAS)('run_code (%s era)', (era) => {
     expect(upstreamCalls()).toBe(before);
   });
 
+  it("refuses the surface's own tools inside the script, saying what to do instead; call_tool refuses run_code as advertised", async () => {
+    const result = await run(
+      era,
+      `const out = [];
+       for (const name of ['search_tools', 'call_tool', 'run_code']) {
+         try { await tools[name]({}); out.push('ran ' + name); } catch (e) { out.push(e.message); }
+       }
+       return out;`,
+    );
+    const [search, call, code] = result.structuredContent!.result as string[];
+    expect(search).toContain('search_tools cannot be called from run_code: call search_tools before writing the script, then call the tools by name in it');
+    expect(call).toContain('call_tool cannot be called from run_code: call the tools by name in it (await tools.<name>(arguments))');
+    expect(code).toContain('run_code cannot be called from run_code');
+    const viaCallTool = await withClient(era, compact, READER, (c) => c.callTool('call_tool', { name: 'run_code', arguments: { code: 'return 1' } }));
+    expect(text(viaCallTool)).toBe('run_code is advertised: call it directly.');
+  });
+
   it('answers a script error with its line and column', async () => {
     const result = await run(era, 'const a = 1;\nconst b = a + 1;\n  undefinedThing.x();');
     expect(result.isError).toBe(true);
