@@ -5,7 +5,8 @@ import { redactUrl } from '../ops/redact.ts';
 
 /** What the `kind` and `output` columns mean, printed once under the tables. */
 export const LEGEND = [
-  'kind:   read  = read-only (readOnlyHint, or readOnlyOverrides): /mcp/compact can run it through call_tool',
+  'kind:   read  = read-only (readOnlyHint, or readOnlyOverrides): on /mcp/compact, found by search_tools and run',
+  '                through call_tool, unless it is an anchor listed by name (then called directly)',
   '        write = changes state: advertised by name on both endpoints, so the client can ask before it runs',
   'output: schema = declares an outputSchema; the gateway checks every result against it',
 ];
