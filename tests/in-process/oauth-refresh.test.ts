@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
-import { authDecisionsOf, oauthClient, REDIRECT_URI, type OAuthClient } from '../helpers/oauth-harness.ts';
+import { authDecisionsOf, oauthClient, REDIRECT_URI, signInFlow, tokenRequest, type OAuthClient } from '../helpers/oauth-harness.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
 const tool = (name: string, scope: string) => ({
@@ -113,6 +113,25 @@ describe('a refresh re-checks the key behind the grant', () => {
       gateway.runtime.state.config.scopes.endpoint = endpoint.url;
       await narrower.close();
     }
+  });
+});
+
+describe('an authorization code redeemed for another resource', () => {
+  it('is refused with invalid_target naming the resource and saying the code is used up', async () => {
+    const flow = await signInFlow(gateway.gatewayUrl, { ...user('carol'), clientId, fetch: oauth.send });
+    const redeem = (resource: string) =>
+      tokenRequest(
+        gateway.gatewayUrl,
+        { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id: clientId, resource },
+        oauth.send,
+      );
+    const wrong = await redeem(`${gateway.gatewayUrl}/mcp/compact`);
+    expect(wrong.status).toBe(400);
+    expect(wrong.body).toEqual({
+      error: 'invalid_target',
+      error_description: `the resource ${gateway.gatewayUrl}/mcp/compact is not the one this authorization was for (the resource sent to /oauth/authorize); the code is used up: authorize again`,
+    });
+    expect((await redeem(`${gateway.gatewayUrl}/mcp`)).body.error).toBe('invalid_grant');
   });
 });
 

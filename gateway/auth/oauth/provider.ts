@@ -260,6 +260,20 @@ function recordDecisions(provider: Provider, deps: ProviderDeps): void {
   provider.on('grant.error', (ctx: Ctx, error: unknown) =>
     decide({ ...about(ctx), endpoint: 'token', outcome: 'refused', reason: reasonOf(error), ...grantType(ctx) }),
   );
+  // oidc-provider checks an authorization code's resource after using the code up, and says only "resource
+  // indicator is missing, or unknown": say which resource was refused and that the code is spent.
+  provider.use(async (koa, next) => {
+    await next();
+    const ctx = koa as unknown as Ctx;
+    const body = ctx.body as { error?: string; error_description?: string } | undefined;
+    if (ctx.oidc?.route !== 'token' || ctx.oidc.params?.grant_type !== 'authorization_code' || body?.error !== 'invalid_target') return;
+    if (body.error_description !== new oidcErrors.InvalidTarget().error_description) return;
+    const asked = ctx.oidc.params?.resource;
+    ctx.body = {
+      ...body,
+      error_description: `the resource ${typeof asked === 'string' ? `${asked} ` : ''}is not the one this authorization was for (the resource sent to /oauth/authorize); the code is used up: authorize again`,
+    };
+  });
   // A revocation is decided by its final answer, read by the outermost of the provider's middleware: after
   // sealed-tokens.ts turned oidc-provider's unsupported_token_type for one of our access tokens into a 200.
   provider.use(async (koa, next) => {
