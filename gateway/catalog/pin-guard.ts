@@ -330,10 +330,10 @@ export class PinGuard {
       const changes = describeChanges(pin.definition, t.source, policy.metaKey);
       note('changed');
       if (mode === 'hold') {
-        if (lintWarned) changes.push(...lintChanges);
         const serve = acceptsCallsUnder(pin.definition, t.source) ? { serve: pin.definition } : {};
         judge(t, 'held', { name: t.name, reason: 'changed', changes, digest: t.digest, ...serve });
-        this.emit('held', upstream, t.name, changes, t.digest, pin.digest);
+        // The hold's one event names the lint findings too (the review lists them apart from the changes).
+        this.emit('held', upstream, t.name, lintWarned ? [...changes, ...lintChanges] : changes, t.digest, pin.digest);
       } else {
         judge(t, 'warned', { name: t.name, reason: 'changed', changes, digest: t.digest });
         this.emit('warned', upstream, t.name, changes, t.digest, pin.digest);

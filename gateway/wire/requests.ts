@@ -256,6 +256,9 @@ function bodyValueOf(cell: string, message: Record<string, unknown> | undefined)
   return method ?? (message === undefined ? '(batch)' : '(missing)');
 }
 
+/** A header value byte outside ASCII: raw UTF-8 sent where SEP-2243 asks for its Base64 form. */
+const NON_ASCII = /[\u0080-\u00ff]/;
+
 function mismatch(cell: string, shown: string, body: string, message: { method: string; params?: unknown }): LadderRejection {
   return shortMismatch(
     {
@@ -305,9 +308,14 @@ export function standardHeaderRejection(headers: IncomingHttpHeaders, message: {
   const decoded = decodeParamValue(shown);
   if (decoded === undefined) return mismatch('name-header-invalid-encoding', shown, 'the Mcp-Name header carries an invalid Base64 sentinel value', message);
   if (body !== undefined && decoded !== body) {
-    // Raw UTF-8 in a header reaches us as Latin-1 ("lÃ­st"): say how such a name is sent.
-    const encoding = encodeParamValue(body) === body ? '' : `; a name outside visible ASCII is sent Base64-encoded: Mcp-Name: ${encodeParamValue(body)}`;
-    return mismatch('name-header-mismatch', shown, `the body carries params.${field}="${body}" but the Mcp-Name header names "${decoded}"${encoding}`, message);
+    const refused = mismatch('name-header-mismatch', shown, `the body carries params.${field}="${body}" but the Mcp-Name header names "${decoded}"`, message);
+    // Raw UTF-8 in a header reaches us as Latin-1 ("lÃ­st"): data says how such a name is sent (the
+    // message stays the SDK's, word for word: tests/in-process/wire-oracle.test.ts).
+    if (!NON_ASCII.test(shown)) return refused;
+    return {
+      ...refused,
+      data: { ...(refused.data as object), hint: `a name outside visible ASCII is sent Base64-encoded: Mcp-Name: ${encodeParamValue(body)}` },
+    };
   }
   return undefined;
 }

@@ -149,8 +149,6 @@ describe('a pinned tool whose upstream changes it (pinning.mode: hold, the defau
       expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="held"')).toBe(1);
       // Held, so not also "served with lint findings" (pinning.lint: warn): the hold names the findings.
       expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="lint_warned"')).toBe(0);
-      if (tool.definition.description === POISONED)
-        expect((await refusal('modern', '/mcp', 'get_weather', { city: 'Oslo' })).text).toMatch(/lint instruction-tags/);
 
       const approved = await stack!.runtime.state.pins.approve('fake', 'get_weather', { via: 'test' });
       expect(approved).toMatchObject({ by: 'approval' });

@@ -45,7 +45,7 @@ describe('protocol edges', () => {
       expect(error?.message).toMatch(/^Bad Request: the request headers and body disagree: the body carries params\.name="xyyy/);
     });
 
-    it('an Mcp-Name sent as raw UTF-8 (read as Latin-1): the answer says how a non-ASCII name is sent', async () => {
+    it('an Mcp-Name sent as raw UTF-8 (read as Latin-1): data.hint says how a non-ASCII name is sent', async () => {
       const name = 'líst_orders';
       const raw = Buffer.from(name, 'utf8').toString('latin1');
       const response = await send(call('modern', 'tools/call', { name, arguments: {} }), { headers: { 'mcp-name': raw } });
@@ -53,8 +53,12 @@ describe('protocol edges', () => {
       const { error } = await answerOf(response);
       expect(error?.code).toBe(-32020);
       expect(error?.message).toBe(
-        `Bad Request: the request headers and body disagree: the body carries params.name="líst_orders" but the Mcp-Name header names "${raw}"; a name outside visible ASCII is sent Base64-encoded: Mcp-Name: =?base64?${Buffer.from(name).toString('base64')}?=`,
+        `Bad Request: the request headers and body disagree: the body carries params.name="líst_orders" but the Mcp-Name header names "${raw}"`,
       );
+      expect(error?.data).toEqual({
+        mismatch: { header: raw, body: name },
+        hint: `a name outside visible ASCII is sent Base64-encoded: Mcp-Name: =?base64?${Buffer.from(name).toString('base64')}?=`,
+      });
     });
 
     it("an Mcp-Method disagreeing with the body (the SDK classifier's refusal)", async () => {
