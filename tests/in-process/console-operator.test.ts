@@ -175,5 +175,8 @@ describe('configuration, scopes, credential view and search', () => {
     expect(unknown).toContain('No tool has the category &quot;nope&quot;: it matches nothing. Known categories: trading.');
     expect(unknown).toMatch(/The limit 999 is out of range \(1 to compact.maxSearchLimit, \d+\): showing \d+, as search_tools would\./);
     expect(unknown).toContain('No tool matched in the category <code>nope</code>.');
+    const twice = await page('/console/search?q=buy&q=ledger');
+    expect(twice).toContain('The field &quot;q&quot; was given more than once: the first value is used.');
+    expect(twice).toContain('<b>description</b> buying');
   });
 });

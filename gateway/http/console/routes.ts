@@ -335,13 +335,21 @@ function audienceHint(view: SurfaceView, audiences: ReadonlyMap<string, BearerRe
 
 async function search(runtime: GatewayRuntime, ctx: Context): Promise<SearchData> {
   const { searchLimit, maxSearchLimit } = runtime.config.compact;
-  const param = (name: string) => (typeof ctx.query[name] === 'string' ? (ctx.query[name] as string) : '');
+  // A field given twice (`?q=a&q=b`, a hand-made link) is read once, its first value, and said.
+  const repeated: string[] = [];
+  const param = (name: string) => {
+    const value = ctx.query[name];
+    if (!Array.isArray(value)) return typeof value === 'string' ? value : '';
+    repeated.push(name);
+    return value[0] ?? '';
+  };
   const query = param('q');
   const category = param('category');
   const limitText = param('limit').trim();
   const asked = Number.parseInt(limitText, 10);
   const limit = Number.isInteger(asked) ? Math.min(Math.max(asked, 1), maxSearchLimit) : Math.min(searchLimit * 2, maxSearchLimit);
   const data: SearchData = { query, category, limit, maxLimit: maxSearchLimit, categories: [], hints: [] };
+  for (const name of repeated) data.hints.push(`The field "${name}" was given more than once: the first value is used.`);
   // Said, never done silently: a limit out of range, one that is not a number.
   if (limitText && !Number.isInteger(asked)) data.hints.push(`The limit "${limitText}" is not a whole number: showing ${limit}.`);
   else if (Number.isInteger(asked) && asked !== limit)
