@@ -121,6 +121,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     );
     if (!options.logger) log.level = next.log.level;
     const pinStore = plan.pinStore === 'keep' ? old.state.pins.store : undefined;
+    const rateLimiter = plan.rateLimiter === 'keep' ? old.state.rateLimiter : undefined;
     // Requests are served between the reload's steps (loading the file, building the runtime, its
     // authorization server, its catalogues and index): each is a few ms alone, tens of ms together. A
     // timer, not setImmediate: from an I/O callback (the signal) an immediate runs before any I/O is read.
@@ -131,6 +132,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       metrics: old.state.metrics,
       reuse,
       pinStore,
+      rateLimiter,
       // Names the old configuration served stay callable where the new one renames their tools.
       aliases: old.state.upstreamSet.aliasesForNext(next.naming.aliasTtlMs),
       validators: { inputs: old.state.inputs, outputs: old.state.outputs },
@@ -144,7 +146,14 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       await fresh
         .startOAuth(url, () => runtime.state)
         .catch(async (error: unknown) => {
-          await fresh.close(new Set<object>([...old.state.upstreams.flatMap((u) => [u.client, u.catalog]), old.state.pins.store, old.state.codeSandbox]));
+          await fresh.close(
+            new Set<object>([
+              ...old.state.upstreams.flatMap((u) => [u.client, u.catalog]),
+              old.state.pins.store,
+              old.state.codeSandbox,
+              ...(old.state.rateLimiter ? [old.state.rateLimiter] : []),
+            ]),
+          );
           throw error;
         });
     // The old runtime serves until the new one has its catalogues and search index: no request waits
@@ -156,6 +165,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const carried = new Set<object>([...runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]), runtime.state.codeSandbox]);
     if (keepOAuth) carried.add(old.state.oauth!);
     if (pinStore) carried.add(pinStore);
+    // Taken over only when the new runtime has budgets (else it made none and the old one closes it).
+    if (rateLimiter && runtime.state.rateLimiter === rateLimiter) carried.add(rateLimiter);
     log.info({ changed: plan.changed, upstreams: plan.upstreams, removed: plan.removed }, 'configuration reloaded');
     // Subscribed clients re-list: what each credential sees may have changed.
     old.announceListsChanged();

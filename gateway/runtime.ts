@@ -39,7 +39,7 @@ import { createAuditLog } from './obs/audit.ts';
 import { createTracing } from './obs/tracing.ts';
 import { accountBudgets, anyBudget } from './policy/rate-limits.ts';
 import { authDecisions } from './auth/decisions.ts';
-import { createRateLimiter } from './store/rate-limiter.ts';
+import { createRateLimiter, type RateLimiter } from './store/rate-limiter.ts';
 import { PinGuard } from './catalog/pin-guard.ts';
 import { memoryPinStore, redisPinStore, type PinStore } from './store/pin-store.ts';
 import { withLockFile } from './store/pin-lock-file.ts';
@@ -80,6 +80,8 @@ export interface RuntimeOptions {
   reuse?: ReadonlyMap<string, { upstream: UpstreamRuntime; decision: 'keep' | 'repolicy' }>;
   /** Live reload: the previous runtime's pin store (the memory store holds the only copy of its pins). */
   pinStore?: PinStore;
+  /** Live reload: the previous runtime's rate limiter (its counters: a reload opens no budget afresh). */
+  rateLimiter?: RateLimiter;
   /** Live reload: names the previous configuration served, kept callable (UpstreamSet.aliasesForNext). */
   aliases?: ReadonlyMap<string, ServedName>;
   /**
@@ -266,7 +268,9 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     authDecisions: authDecisions(outcomes),
     pins,
     outcomes,
-    rateLimiter: anyBudget(config) ? createRateLimiter({ store: config.rateLimits.store, cache: config.cache, metrics, log }) : undefined,
+    rateLimiter: anyBudget(config)
+      ? (options.rateLimiter ?? createRateLimiter({ store: config.rateLimits.store, cache: config.cache, metrics, log }))
+      : undefined,
     draining: false,
   };
 
@@ -362,7 +366,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       await Promise.allSettled([
         state.tracing.shutdown(),
         state.audit.close(),
-        state.rateLimiter?.close(),
+        state.rateLimiter && carried.has(state.rateLimiter) ? undefined : state.rateLimiter?.close(),
         carried.has(state.codeSandbox) ? undefined : state.codeSandbox.close(),
       ]);
     } finally {

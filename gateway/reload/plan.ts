@@ -10,7 +10,7 @@
  *   changed (the connection is kept, the catalogue rebuilt under the new rules), `replace` when a
  *   connection key changed or the upstream is new (a new connection; the old one closes once the
  *   requests in flight on it are done). Old upstreams absent from the new configuration close likewise.
- * - The pin store is handed over unless where it lives changed.
+ * - The pin store and the rate limiter's counters are handed over unless where they live changed.
  * - Everything else (scopes, cache, credentials, compact, limits, security, publicUrl, console, ...) is
  *   read per request from the new configuration by the new runtime.
  */
@@ -43,6 +43,13 @@ export interface ReloadPlan {
    * `cache.operationTimeoutMs`, `pinning.lockFile`), so the new runtime opens its own.
    */
   pinStore: 'keep' | 'replace';
+  /**
+   * `keep`: the new runtime takes over the rate limiter, so a reload does not hand every budget a fresh
+   * window (the console's and the sign-in's guessing limits included; counters are per budget shape, so
+   * a budget whose limit changed starts its own); `replace`: where the counters live changed
+   * (`rateLimits.store`, `cache.redisUrl`, `cache.redis`).
+   */
+  rateLimiter: 'keep' | 'replace';
 }
 
 /** A key that a reload cannot change; its message reads like loadConfig's (`<key path>: <why>`). */
@@ -91,7 +98,14 @@ export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan 
   const keys = new Set([...Object.keys(old), ...Object.keys(next)]) as Set<keyof GatewayConfig>;
   const changed = [...keys].filter((key) => !isDeepStrictEqual(old[key], next[key]));
   const store = (c: GatewayConfig) => [c.cache.store, c.cache.redisUrl, c.cache.redis, c.cache.operationTimeoutMs, c.pinning.lockFile];
-  return { upstreams, removed, changed, pinStore: isDeepStrictEqual(store(old), store(next)) ? 'keep' : 'replace' };
+  const counters = (c: GatewayConfig) => [c.rateLimits.store, c.cache.store, c.cache.redisUrl, c.cache.redis];
+  return {
+    upstreams,
+    removed,
+    changed,
+    pinStore: isDeepStrictEqual(store(old), store(next)) ? 'keep' : 'replace',
+    rateLimiter: isDeepStrictEqual(counters(old), counters(next)) ? 'keep' : 'replace',
+  };
 }
 
 function decide(old: UpstreamConfig | undefined, next: UpstreamConfig): UpstreamDecision {
