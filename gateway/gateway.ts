@@ -5,6 +5,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import Koa from 'koa';
 import { ConfigError, type GatewayConfig } from '../config/load.ts';
 import { metricsRoute } from './http/app.ts';
+import { forgetUpstreams } from './obs/metrics.ts';
 import { createGatewayServer } from './http/node-server.ts';
 import { originGuard } from './http/edge.ts';
 import type { GatewayRuntime } from './runtime-state.ts';
@@ -170,7 +171,14 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     log.info({ changed: plan.changed, upstreams: plan.upstreams, removed: plan.removed }, 'configuration reloaded');
     // Subscribed clients re-list: what each credential sees may have changed.
     old.announceListsChanged();
-    const retired = retire(old, carried, next.shutdown.graceMs);
+    // Once the removed upstreams' clients are closed (their last state written), their gauges go.
+    const retired = retire(old, carried, next.shutdown.graceMs).then(() =>
+      forgetUpstreams(
+        runtime.state.metrics,
+        // Not one a later reload brought back meanwhile.
+        plan.removed.filter((name) => !runtime.state.config.upstreams.some((u) => u.name === name)),
+      ).catch((error: unknown) => log.warn({ err: (error as Error).message }, 'gauges not cleared')),
+    );
     retiring.add(retired);
     void retired.finally(() => retiring.delete(retired));
     return plan;

@@ -273,6 +273,27 @@ export function createMetrics(): GatewayMetrics {
   };
 }
 
+/**
+ * Drops the gauge series of upstreams a reload removed: a gauge says how things are now, and a removed
+ * upstream's last `mcp_upstream_up 0` would fire an alert until the process restarts. Counters keep
+ * their history (Prometheus reads their rate).
+ */
+export async function forgetUpstreams(metrics: GatewayMetrics, names: readonly string[]): Promise<void> {
+  if (names.length === 0) return;
+  const gone = new Set(names);
+  const gauges = [
+    metrics.upstreamUp,
+    metrics.catalogTools,
+    metrics.configUnmatchedRules,
+    metrics.catalogCacheBytes,
+    metrics.toolsHeld,
+    metrics.descriptionFindings,
+  ];
+  for (const gauge of gauges as Gauge<string>[]) {
+    for (const { labels } of (await gauge.get()).values) if (gone.has(String(labels.upstream))) gauge.remove(labels as Record<string, string>);
+  }
+}
+
 /** A tool label value: the name when the catalogue knows it, else `unknown` (keeps cardinality bounded). */
 export function toolLabel(name: unknown, known: (name: string) => boolean): string {
   return typeof name === 'string' && known(name) ? name : 'unknown';
