@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { clip } from '../wire/clip.ts';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { GatewayConfig } from '../../config/types.ts';
 
@@ -297,7 +298,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         endpoint: decision.endpoint,
         outcome: decision.outcome,
         ...(decision.reason ? { reason: decision.reason } : {}),
-        ...(decision.client ? { client: decision.client } : {}),
+        ...(decision.client ? { client: callerText(decision.client) } : {}),
         ...(decision.account ? { account: digest(`account:${decision.account}`) } : {}),
         ...(decision.budget ? { budget: decision.budget } : {}),
         ...(decision.grantType ? { grantType: decision.grantType } : {}),
@@ -310,10 +311,10 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(refusal.traceId ? { traceId: refusal.traceId } : {}),
         ...(refusal.credentialDigest ? { credential: digest(`credential:${refusal.credentialDigest}`) } : {}),
         credentialForm: refusal.credentialForm,
-        ...(refusal.client?.name ? { client: refusal.client.name } : {}),
-        ...(refusal.client?.version ? { clientVersion: refusal.client.version } : {}),
+        ...(refusal.client?.name ? { client: callerText(refusal.client.name) } : {}),
+        ...(refusal.client?.version ? { clientVersion: callerText(refusal.client.version) } : {}),
         surface: refusal.surface,
-        ...(refusal.method ? { method: refusal.method } : {}),
+        ...(refusal.method ? { method: callerText(refusal.method) } : {}),
         outcome: refusal.outcome,
         reason: refusal.reason,
         ...(refusal.budget ? { budget: refusal.budget } : {}),
@@ -330,13 +331,13 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.traceId ? { traceId: decision.traceId } : {}),
         credential: digest(`credential:${decision.credentialDigest}`),
         ...(decision.credentialForm ? { credentialForm: decision.credentialForm } : {}),
-        ...(decision.client?.name ? { client: decision.client.name } : {}),
-        ...(decision.client?.version ? { clientVersion: decision.client.version } : {}),
+        ...(decision.client?.name ? { client: callerText(decision.client.name) } : {}),
+        ...(decision.client?.version ? { clientVersion: callerText(decision.client.version) } : {}),
         surface: decision.surface,
         via: decision.via,
         ...(decision.runId ? { runId: decision.runId } : {}),
         ...(decision.upstream ? { upstream: decision.upstream } : {}),
-        tool: decision.tool,
+        tool: callerText(decision.tool),
         ...(decision.readOnly !== undefined ? { readOnly: decision.readOnly } : {}),
         outcome: decision.outcome,
         ...(decision.reason ? { reason: decision.reason } : {}),
@@ -369,6 +370,12 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
       }),
   };
 }
+
+/** Characters kept of a string the caller chose (a tool name, its client's name and version, a method). */
+const CALLER_TEXT_CHARS = 256;
+
+/** A caller's string as an audit line holds it (a 500,000-character tool name made a 1 MB line). */
+const callerText = (text: string): string => clip(text, CALLER_TEXT_CHARS);
 
 /**
  * JSON with object keys sorted at every depth: the same arguments give the same digest in any key order.

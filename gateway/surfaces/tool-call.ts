@@ -1,4 +1,5 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
+import { clip } from '../wire/clip.ts';
 import type { CatalogTool, HeldTool } from '../catalog/catalog.ts';
 import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
 import { ERROR_CODE } from '../wire/jsonrpc.ts';
@@ -131,6 +132,8 @@ export async function callCatalogTool(
 
 /** Most names an unknown-tool answer suggests (direct calls and call_tool alike). */
 export const NEAREST_LIMIT = 5;
+/** Characters of an unknown tool name echoed in the refusal (twice the 128 MCP 2025-11-25 recommends). */
+const MAX_ECHOED_NAME = 256;
 
 /**
  * The direct tools/call path of a surface: the tool must be in the caller's merged catalogue under its
@@ -164,7 +167,8 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
     });
     const nearest = await nearestVisibleNames(d, visible ?? (await d.caller.visible()), name);
     const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
-    throw new GatewayError('unknown_tool', `Unknown tool: ${name}${hint}`, nearest.length ? { nearest } : {});
+    // The name echoed bounded, as call_tool's schema bounds its own (a direct call's name is any string).
+    throw new GatewayError('unknown_tool', `Unknown tool: ${clip(name, MAX_ECHOED_NAME)}${hint}`, nearest.length ? { nearest } : {});
   }
   if (target.pinned.held) {
     refuseHeld(d, name, target.pinned, 'direct', args, started);

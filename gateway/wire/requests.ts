@@ -10,6 +10,7 @@ import {
   type InboundClassificationOutcome,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import { clip } from './clip.ts';
 import { ERROR_CODE, isPlainObject, type RequestId } from './jsonrpc.ts';
 import { decodeParamValue, encodeParamValue, MCP_NAME_SOURCE } from './param-value.ts';
 import { MODERN_REVISIONS, servedEra, type Era } from './revisions.ts';
@@ -223,8 +224,6 @@ const stripOws = (value: string) => value.replace(/^[ \t]+|[ \t]+$/g, '');
 const ECHOED_CHARS = 64;
 /** At most this many characters of a -32020 message: it names both values, and a body value may be long. */
 const MESSAGE_CHARS = 400;
-
-const clip = (value: string, max: number) => (value.length > max ? `${value.slice(0, max)}…` : value);
 
 /**
  * A -32020 HeaderMismatch as the gateway answers it: the SDK's status, code and message (the message cut

@@ -124,6 +124,14 @@ describe('protocol edges', () => {
       expect(wrong.error).toMatchObject({ code: -32602, message: 'Invalid params: /name must be a string' });
     });
 
+    it('echoes at most 256 characters of an unknown tool name', async () => {
+      const name = `x${'y'.repeat(99_999)}`;
+      const params = { name, arguments: {} };
+      const answer = await answerOf(await send(call(era, 'tools/call', params), era === 'modern' ? { headers: { 'mcp-name': name } } : {}));
+      expect(answer.error?.message).toMatch(/^Unknown tool: xy{255}…/);
+      expect(answer.error!.message.length).toBeLessThan(400);
+    });
+
     it('answers an unknown method -32601: HTTP 404 on 2026-07-28 (SEP-2575), in band on the 2025 leg', async () => {
       const response = await send(call(era, 'no/such/method', {}));
       expect(response.status).toBe(era === 'modern' ? 404 : 200);

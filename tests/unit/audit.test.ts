@@ -63,6 +63,15 @@ describe('audit log', () => {
     expect(Object.keys(event)).not.toContain('level');
   });
 
+  it('keeps at most 256 characters of a string the caller chose: a huge tool or client name makes no huge line', async () => {
+    const out = new LogCapture();
+    const audit = createAuditLog({ destination: 'off', digestKey: 'k'.repeat(32) }, { destination: out });
+    audit.record(decision({ tool: 't'.repeat(500_000), client: { name: 'c'.repeat(500_000), version: 'v'.repeat(1000) } }));
+    await audit.close();
+    expect(out.text.length).toBeLessThan(2000);
+    expect(JSON.parse(out.text)).toMatchObject({ tool: `${'t'.repeat(256)}…`, client: `${'c'.repeat(256)}…`, clientVersion: `${'v'.repeat(256)}…` });
+  });
+
   it('gives other digests under another key', async () => {
     const a = new LogCapture();
     const b = new LogCapture();
