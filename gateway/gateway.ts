@@ -66,6 +66,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     runtime.listener(req, res);
   });
   const retiring = new Set<Promise<void>>();
+  /** Runtimes replaced by a reload whose requests (listen streams included) are still finishing. */
+  const retiringRuntimes = new Set<Runtime>();
   let reloading: Promise<unknown> = Promise.resolve();
   let metricsServer: HttpServer | undefined;
   try {
@@ -169,8 +171,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // Taken over only when the new runtime has budgets (else it made none and the old one closes it).
     if (rateLimiter && runtime.state.rateLimiter === rateLimiter) carried.add(rateLimiter);
     log.info({ changed: plan.changed, upstreams: plan.upstreams, removed: plan.removed }, 'configuration reloaded');
-    // Subscribed clients re-list: what each credential sees may have changed.
-    old.announceListsChanged();
+    // Subscribed clients re-list: what each credential sees may have changed. A listen stream stays on
+    // the runtime it was opened on until that one retires (shutdown.graceMs): those of runtimes still
+    // retiring from earlier reloads are told too, or a second reload in that window went unannounced.
+    for (const earlier of [old, ...retiringRuntimes]) earlier.announceListsChanged();
+    retiringRuntimes.add(old);
     // Once the removed upstreams' clients are closed (their last state written), their gauges go.
     const retired = retire(old, carried, next.shutdown.graceMs).then(() =>
       forgetUpstreams(
@@ -180,7 +185,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       ).catch((error: unknown) => log.warn({ err: (error as Error).message }, 'gauges not cleared')),
     );
     retiring.add(retired);
-    void retired.finally(() => retiring.delete(retired));
+    void retired.finally(() => {
+      retiring.delete(retired);
+      retiringRuntimes.delete(old);
+    });
     return plan;
   }
 

@@ -69,7 +69,6 @@ export function mountPins(router: Router, runtime: GatewayRuntime, { guard, page
       if (typeof listed === 'string') return ctx.redirect('/console/pins?refused=invalid');
       const outcome = await unavailableAs503(ctx, () => approveListed(runtime, listed));
       if (outcome === null) return;
-      ctx.status = 303;
       return ctx.redirect(`/console/pins?approved=${outcome.approved}${outcome.stale ? `&stale=${outcome.stale}` : ''}`);
     }
     const request = approvalRequest(form);

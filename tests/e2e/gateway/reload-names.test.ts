@@ -133,6 +133,16 @@ describe('a live reload that adds, then removes, a second upstream', () => {
         stream.destroy();
       }
     }
+    // Two reloads in a row, before the first configuration retires: the stream opened under it hears both.
+    const { stream, messages } = await listen();
+    try {
+      await gateway.reload(config([alpha, beta]));
+      await messages.waitFor(changed);
+      await gateway.reload(config([alpha]));
+      await waitFor('a second tools/list_changed on the same stream', () => messages.seen.filter(changed).length >= 2, { timeoutMs: 5000 });
+    } finally {
+      stream.destroy();
+    }
   });
 
   it('gives an alias no precedence over a name the new configuration serves', async () => {
