@@ -13,7 +13,6 @@ import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { pacedCalls } from '../../helpers/paced-calls.ts';
 import { followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
-import { waitFor } from '../../helpers/wait.ts';
 
 const CONFORMANCE_CONFIG = new URL('../../../config/conformance.yaml', import.meta.url).pathname;
 const read = (name: string, text: string) => ({
@@ -133,16 +132,6 @@ describe('a live reload that adds, then removes, a second upstream', () => {
         stream.destroy();
       }
     }
-    // Two reloads in a row, before the first configuration retires: the stream opened under it hears both.
-    const { stream, messages } = await listen();
-    try {
-      await gateway.reload(config([alpha, beta]));
-      await messages.waitFor(changed);
-      await gateway.reload(config([alpha]));
-      await waitFor('a second tools/list_changed on the same stream', () => messages.seen.filter(changed).length >= 2, { timeoutMs: 5000 });
-    } finally {
-      stream.destroy();
-    }
   });
 
   it('gives an alias no precedence over a name the new configuration serves', async () => {
@@ -151,19 +140,5 @@ describe('a live reload that adds, then removes, a second upstream', () => {
     expect(await call('/mcp', 'quote', 'alpha quote')).toBeUndefined();
     expect(await call('/mcp', 'beta__quote', 'beta quote')).toBeUndefined();
     await gateway.reload(config([alpha]));
-  });
-
-  it("drops a removed upstream's gauges once its connection is closed (a stale mcp_upstream_up would alert forever)", async () => {
-    await gateway.reload(config([alpha, beta]));
-    const metrics = async () => (await fetch(`${gateway.url}/metrics`)).text();
-    await waitFor('beta to be counted', async () => (await metrics()).includes('mcp_upstream_up{upstream="beta"} 1'));
-    await gateway.reload(config([alpha]));
-    await waitFor('the gauges of beta to go', async () => !(await metrics()).includes('mcp_upstream_up{upstream="beta"}'), { timeoutMs: 15_000 });
-    const text = await metrics();
-    expect(text).toContain('mcp_upstream_up{upstream="alpha"} 1');
-    for (const gauge of ['mcp_upstream_up', 'mcp_catalog_tools', 'mcp_tools_held', 'mcp_catalog_cache_bytes'])
-      expect(text).not.toContain(`${gauge}{upstream="beta"}`);
-    // Counters keep their history.
-    expect(text).toMatch(/mcp_catalog_refreshes_total\{upstream="beta",outcome="ok"\} [1-9]/);
   });
 });
