@@ -3,7 +3,9 @@
  * one's tools (`quote` becomes `alpha__quote`), and one that removes it renames them back. Callers of
  * the names served before keep reaching the same tools (aliases, listed and searched nowhere): a steady
  * 10 calls/s by the old names, directly and through call_tool, across both reloads, gets 0 errors.
- * How long calls took across the reload is bench/reload-names.ts's to report, not this test's.
+ * How long calls took across the reload is bench/reload-names.ts's to report, not this test's. Beside the
+ * names: a listen stream opened before a reload hears every reload while its configuration retires, and
+ * a removed upstream's gauges go once its connection is closed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
@@ -13,6 +15,7 @@ import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { pacedCalls } from '../../helpers/paced-calls.ts';
 import { followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const CONFORMANCE_CONFIG = new URL('../../../config/conformance.yaml', import.meta.url).pathname;
 const read = (name: string, text: string) => ({
@@ -140,5 +143,47 @@ describe('a live reload that adds, then removes, a second upstream', () => {
     expect(await call('/mcp', 'quote', 'alpha quote')).toBeUndefined();
     expect(await call('/mcp', 'beta__quote', 'beta quote')).toBeUndefined();
     await gateway.reload(config([alpha]));
+  });
+});
+
+// A gateway of this block's own: its reloads change no other test's history (the alias test reads it).
+describe('a reload and what outlives it', () => {
+  let gateway: RunningGateway;
+  beforeAll(async () => {
+    gateway = await startGateway(config([alpha]));
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it('announces a second reload on a listen stream opened before the first, while its configuration retires', async () => {
+    const { headers, body } = rpc('modern', 'listen', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+    const stream = await openStream(`${gateway.url}/mcp`, body, headers);
+    expect(stream.statusCode).toBe(200);
+    const messages = followSse(stream);
+    const changed = (m: { method?: string }) => m.method === 'notifications/tools/list_changed';
+    try {
+      await messages.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
+      await gateway.reload(config([alpha, beta]));
+      await messages.waitFor(changed);
+      await gateway.reload(config([alpha]));
+      await waitFor('a second tools/list_changed on the same stream', () => messages.seen.filter(changed).length >= 2, { timeoutMs: 5000 });
+    } finally {
+      stream.destroy();
+    }
+  });
+
+  it("drops a removed upstream's gauges once its connection is closed (a stale mcp_upstream_up would alert forever)", async () => {
+    await gateway.reload(config([alpha, beta]));
+    const metrics = async () => (await fetch(`${gateway.url}/metrics`)).text();
+    await waitFor('beta to be counted', async () => (await metrics()).includes('mcp_upstream_up{upstream="beta"} 1'));
+    await gateway.reload(config([alpha]));
+    await waitFor('the gauges of beta to go', async () => !(await metrics()).includes('mcp_upstream_up{upstream="beta"}'), { timeoutMs: 15_000 });
+    const text = await metrics();
+    expect(text).toContain('mcp_upstream_up{upstream="alpha"} 1');
+    for (const gauge of ['mcp_upstream_up', 'mcp_catalog_tools', 'mcp_tools_held', 'mcp_catalog_cache_bytes'])
+      expect(text).not.toContain(`${gauge}{upstream="beta"}`);
+    // Counters keep their history.
+    expect(text).toMatch(/mcp_catalog_refreshes_total\{upstream="beta",outcome="ok"\} [1-9]/);
   });
 });
