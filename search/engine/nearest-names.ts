@@ -5,8 +5,24 @@
 import { distance } from 'fastest-levenshtein';
 
 /** Highest edit distance still taken as a misspelling of a name of `length` characters. */
-export function maxTypoDistance(length: number): number {
+function maxTypoDistance(length: number): number {
   return Math.max(2, Math.floor(length / 3));
+}
+
+/**
+ * `[index, distance]` of each of `candidates` that `wanted` (lower-cased) may be a misspelling of: within
+ * {@link maxTypoDistance} edits, case ignored; in `candidates`' order.
+ */
+export function misspellingsOf(wanted: string, candidates: readonly string[]): [number, number][] {
+  const most = maxTypoDistance(wanted.length);
+  const out: [number, number][] = [];
+  candidates.forEach((candidate, i) => {
+    // Levenshtein is at least the difference in length: most names are skipped without it.
+    if (Math.abs(candidate.length - wanted.length) > most) return;
+    const d = distance(wanted, candidate.toLowerCase());
+    if (d <= most) out.push([i, d]);
+  });
+  return out;
 }
 
 /**
@@ -18,9 +34,8 @@ export function nearestNames(name: string, candidates: readonly string[], limit:
     .trim()
     .toLowerCase();
   if (wanted === '' || limit <= 0) return [];
-  const typos = candidates
-    .map((candidate) => ({ candidate, d: distance(wanted, candidate.toLowerCase()) }))
-    .filter(({ d }) => d <= maxTypoDistance(wanted.length))
+  const typos = misspellingsOf(wanted, candidates)
+    .map(([i, d]) => ({ candidate: candidates[i]!, d }))
     .sort((a, b) => a.d - b.d || (a.candidate < b.candidate ? -1 : a.candidate > b.candidate ? 1 : 0))
     .map(({ candidate }) => candidate);
   return [...new Set([...typos, ...related(wanted)])].slice(0, limit);

@@ -33,8 +33,7 @@ import { projectWordVectors, wordArmSteps, type WeightedTexts, type WordArm, typ
 import { tuningWith, type SearchTuning, type TuningOverrides } from '../tuning.ts';
 import type { BuildOptions, SearchHit, SearchOptions, SearchPage, ToolIndex } from '../types.ts';
 import { Fusion } from './fusion.ts';
-import { maxTypoDistance, nearestNames } from './nearest-names.ts';
-import { distance } from 'fastest-levenshtein';
+import { misspellingsOf, nearestNames } from './nearest-names.ts';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
 import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
 import { ServerChooser } from './server-choice.ts';
@@ -281,6 +280,8 @@ function indexOver(
   const operations = t.operationVerbs === 'off' ? undefined : operationSynonyms((term) => termIndex.entry(term) !== undefined, t.stem, t.stemFold);
   const reordered = new WeakMap<DenseVectors, DenseVectors>();
   let lookupRoles: LookupRoles | undefined;
+  // Names in index order, for the misspelling tier (nameSpellings).
+  const toolNames = entries.map((e) => e.tool.name);
 
   /**
    * Visibility for one search (`visible[id]` 1 or 0; read-only). The filter's answers come from the
@@ -734,17 +735,8 @@ function indexOver(
    * Natural-language queries (spaces) get none: [].
    */
   function nameSpellings(query: string): [number, number][] {
-    const wanted = query.trim().toLowerCase();
     if (!IDENTIFIER.test(query.trim())) return [];
-    const most = maxTypoDistance(wanted.length);
-    const out: [number, number][] = [];
-    for (let id = 0; id < entries.length; id += 1) {
-      const name = entries[id].tool.name;
-      if (Math.abs(name.length - wanted.length) > most) continue;
-      const d = distance(wanted, name.toLowerCase());
-      if (d <= most) out.push([id, d]);
-    }
-    return out;
+    return misspellingsOf(query.trim().toLowerCase(), toolNames);
   }
 
   /** The visible tools of `spelled` at its least distance, in catalogue order. */
