@@ -43,3 +43,8 @@ export function stripInvisible(text: string): string {
 export function hasInvisible(text: string): boolean {
   return stripInvisible(text) !== text;
 }
+
+/** A name someone chose for themselves as a page shows it: without invisible characters, trimmed ('' for none left). */
+export function shownName(text: string): string {
+  return stripInvisible(text).trim();
+}

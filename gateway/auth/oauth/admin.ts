@@ -1,5 +1,5 @@
 import type { OAuthConfig } from '../../../config/types.ts';
-import { stripInvisible } from '../../checks/invisible-text.ts';
+import { shownName } from '../../checks/invisible-text.ts';
 import type { AuthDecisions } from '../decisions.ts';
 import { adapterClass, adapterLifetimes, modelIndexKey } from './adapter.ts';
 import type { OAuthStore } from './store.ts';
@@ -64,14 +64,17 @@ export function oauthAdmin(store: OAuthStore, config: OAuthConfig, decide: AuthD
   const seconds = (value: unknown) => (typeof value === 'number' ? value * 1000 : undefined);
   return {
     async clients() {
-      return (await records('Client')).map(([id, p]) => ({
-        clientId: id,
+      return (await records('Client')).map(([id, p]) => {
         // Shown on the console: a self-declared name without its invisible characters (interaction.ts clientView).
-        ...(typeof p.client_name === 'string' && stripInvisible(p.client_name).trim() ? { name: stripInvisible(p.client_name).trim() } : {}),
-        redirectUris: Array.isArray(p.redirect_uris) ? p.redirect_uris.filter((u): u is string => typeof u === 'string') : [],
-        ...(seconds(p.client_id_issued_at) ? { registeredAt: seconds(p.client_id_issued_at) } : {}),
-        ...(typeof p._expires === 'number' ? { expiresAt: p._expires } : {}),
-      }));
+        const name = typeof p.client_name === 'string' ? shownName(p.client_name) : '';
+        return {
+          clientId: id,
+          ...(name ? { name } : {}),
+          redirectUris: Array.isArray(p.redirect_uris) ? p.redirect_uris.filter((u): u is string => typeof u === 'string') : [],
+          ...(seconds(p.client_id_issued_at) ? { registeredAt: seconds(p.client_id_issued_at) } : {}),
+          ...(typeof p._expires === 'number' ? { expiresAt: p._expires } : {}),
+        };
+      });
     },
     async grants() {
       return (await records('Grant')).map(([id, p]) => ({

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { stripInvisible } from '../../checks/invisible-text.ts';
+import { shownName } from '../../checks/invisible-text.ts';
 import type { Context } from 'koa';
 import { bodyParser } from '@koa/bodyparser';
 import type Provider from 'oidc-provider';
@@ -250,7 +250,7 @@ function clientView(client: { clientId: string; clientName?: string; redirectUri
   return {
     // A self-declared name: shown without invisible characters (a U+202E override spells "Google" backwards
     // as "elgooG"; zero-width ones split a name that reads as another).
-    name: stripInvisible(client.clientName ?? '').trim() || client.clientId,
+    name: shownName(client.clientName ?? '') || client.clientId,
     clientId: client.clientId,
     redirectHost: hostOf(redirectUri || uris[0] || ''),
     loopbackOnly: uris.length > 0 && uris.every(isLoopback),
