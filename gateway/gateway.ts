@@ -128,6 +128,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // Requests are served between the reload's steps (loading the file, building the runtime, its
     // authorization server, its catalogues and index): each is a few ms alone, tens of ms together. A
     // timer, not setImmediate: from an I/O callback (the signal) an immediate runs before any I/O is read.
+    // Names the old configuration served stay callable where the new one renames their tools.
+    const aliases = await old.state.upstreamSet.aliasesForNext(next.naming.aliasTtlMs, Math.max(...old.state.config.upstreams.map((u) => u.timeoutMs)));
     await delay(0);
     const fresh = createRuntime(next, {
       ...options,
@@ -136,8 +138,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       reuse,
       pinStore,
       rateLimiter,
-      // Names the old configuration served stay callable where the new one renames their tools.
-      aliases: old.state.upstreamSet.aliasesForNext(next.naming.aliasTtlMs),
+      aliases,
       validators: { inputs: old.state.inputs, outputs: old.state.outputs },
       codeSandbox: old.state.codeSandbox,
     });

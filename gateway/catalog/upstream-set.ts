@@ -76,12 +76,17 @@ export class UpstreamSet {
    * The names the next configuration should keep callable for `ttlMs` (issue 30, stable names): every
    * name this set served, and the aliases it still honours, each with the tool it names and an expiry.
    * A reload that renames tools (an upstream added or removed changes the prefixing) passes them on, so
-   * a caller of an old name reaches the same tool instead of "Unknown tool".
+   * a caller of an old name reaches the same tool instead of "Unknown tool". The names this set would
+   * serve count though no request asked yet (a reload right after start, before the keep-warm listed
+   * them): its catalogue is fetched first, or taken from the cache, waiting at most `deadlineMs`.
    */
-  aliasesForNext(ttlMs: number): Map<string, ServedName> {
-    const now = Date.now();
+  async aliasesForNext(ttlMs: number, deadlineMs: number): Promise<Map<string, ServedName>> {
     const next = new Map<string, ServedName>();
     if (ttlMs <= 0) return next;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.catalog().catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, deadlineMs)))]);
+    clearTimeout(timer);
+    const now = Date.now();
     for (const [name, alias] of this.aliases) if (alias.until > now) next.set(name, alias);
     for (const [name, origin] of this.servedNames) next.set(name, { ...origin, until: now + ttlMs });
     return next;

@@ -187,3 +187,20 @@ describe('a reload and what outlives it', () => {
     expect(text).toMatch(/mcp_catalog_refreshes_total\{upstream="beta",outcome="ok"\} [1-9]/);
   });
 });
+
+// A gateway of this block's own, reloaded before anything asked it for a name.
+describe('a reload right after start', () => {
+  let fresh: RunningGateway;
+  afterAll(async () => {
+    await fresh?.close();
+  });
+
+  it('keeps the names of the starting configuration callable though no request listed them yet', async () => {
+    fresh = await startGateway(config([alpha]));
+    await fresh.reload(config([alpha, beta]));
+    const { headers, body } = rpc('modern', 1, 'tools/call', { name: 'quote', arguments: {} });
+    const [message] = await messagesOf(await post(`${fresh.url}/mcp`, body, headers));
+    expect(message?.error).toBeUndefined();
+    expect((message?.result as { content: { text: string }[] }).content[0]!.text).toBe('alpha quote');
+  });
+});
