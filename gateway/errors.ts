@@ -201,10 +201,18 @@ export interface UpstreamFailure {
   status?: number;
 }
 
+/** The hop's message for a 2xx answer in a content type that is neither JSON nor SSE (http-hop.ts). */
+const CONTENT_TYPE_REFUSAL = /^upstream answered HTTP \d{3} with [\w./+-]+( [\w ]+)?$/;
+
+/** `message` about the upstream named: "upstream answered ..." becomes "upstream NAME answered ...". */
+const naming = (upstream: string, message: string) =>
+  message.startsWith('upstream ') ? `upstream ${upstream} ${message.slice('upstream '.length)}` : `upstream ${upstream}: ${message}`;
+
 /**
  * Classifies anything the upstream client threw. Timeouts, refused connections, closed streams and 5xx
- * are the upstream being unavailable (execution failures); a JSON-RPC error it answered stays a protocol
- * error with its own code; 401 means the forwarded credential was refused.
+ * are the upstream being unavailable (execution failures); an answer that is not an MCP response (bad
+ * JSON, a result of the wrong shape, a 2xx page in another content type) is `upstream_error`; a JSON-RPC
+ * error it answered stays a protocol error with its own code; 401 means the forwarded credential was refused.
  */
 export function classifyUpstreamFailure(error: unknown, upstream: string): UpstreamFailure {
   // Ours first: a GatewayError is also a ProtocolError, but it is never the upstream's answer.
@@ -217,14 +225,22 @@ export function classifyUpstreamFailure(error: unknown, upstream: string): Upstr
     const status = error.status;
     if (status === 401) return { kind: 'unauthorized', status, message: `upstream ${upstream} refused the credential (HTTP 401)` };
     if (status >= 500) return { kind: 'upstream_error', status, message: `upstream ${upstream} failed with HTTP ${status}` };
+    // A 2xx that is not an MCP answer (text/html from a proxy's login page): its content type says why.
+    if (status < 300 && CONTENT_TYPE_REFUSAL.test(error.message))
+      return { kind: 'upstream_error', status, message: `${naming(upstream, error.message)}, not an MCP response` };
     return { kind: 'upstream_error', status, message: `upstream ${upstream} answered HTTP ${status}` };
   }
   if (error instanceof SdkError) {
     if (error.code === SdkErrorCode.RequestTimeout) return { kind: 'upstream_timeout', message: `upstream ${upstream} did not answer in time` };
+    // It answered, but not with an MCP response: the upstream is up and wrong (its own message names what).
+    if (error.code === SdkErrorCode.InvalidResult || error.code === SdkErrorCode.UnsupportedResultType)
+      return { kind: 'upstream_error', message: naming(upstream, error.message.replace(/^MCP error [-\d]+: /, '')) };
     if (error.code === SdkErrorCode.ClientHttpAuthentication)
       return { kind: 'unauthorized', status: 401, message: `upstream ${upstream} refused the credential (HTTP 401)` };
     return { kind: 'upstream_unavailable', message: `upstream ${upstream} is unavailable (${error.code})` };
   }
+  // A body that did not parse, on a path other than the hop (which says so itself); V8's message quotes the body.
+  if (error instanceof SyntaxError) return { kind: 'upstream_error', message: `upstream ${upstream} answered invalid JSON` };
   const name = (error as Error | undefined)?.name;
   if (name === 'AbortError') return { kind: 'cancelled', message: 'the request was cancelled' };
   if (name === 'TimeoutError') return { kind: 'upstream_timeout', message: `upstream ${upstream} did not answer in time` };

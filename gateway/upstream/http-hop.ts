@@ -428,7 +428,8 @@ function transportError(error: unknown): unknown {
   const code = (error as { code?: unknown } | undefined)?.code;
   if (typeof code === 'string' && LOST_CODES.has(code))
     return new SdkError(SdkErrorCode.ConnectionClosed, `upstream connection lost (${code})`, undefined, { cause: error });
-  if (error instanceof SyntaxError) return new SdkError(SdkErrorCode.InvalidResult, `upstream answered invalid JSON (${error.message})`);
+  // Not V8's message: it quotes the start of the body, which may hold what the upstream meant for no one.
+  if (error instanceof SyntaxError) return new SdkError(SdkErrorCode.InvalidResult, 'upstream answered invalid JSON');
   return new SdkError(SdkErrorCode.SendFailed, `upstream request failed (${(error as Error)?.message ?? String(error)})`, undefined, { cause: error });
 }
 
