@@ -17,7 +17,7 @@ import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } fro
 import { injectTraceHeaders } from '../obs/tracing.ts';
 import { UpstreamStreamBroken } from './http-hop.ts';
 import { HopRouting } from './hop-routing.ts';
-import { stdioTransport } from './stdio.ts';
+import { exitOf, stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 import { HealthProbe, isConnectionLoss } from './health.ts';
 import { ResourceWatch } from './resource-watch.ts';
@@ -344,7 +344,7 @@ export class UpstreamClient {
       const lostOnTheWay = isConnectionLoss(error) || isConnectionLoss((error as Error).cause);
       const message =
         this.transport === 'stdio'
-          ? `upstream ${this.name}: "${this.config.command}" did not start serving (${lostOnTheWay ? 'the process exited' : (error as Error).message})`
+          ? `upstream ${this.name}: "${this.config.command}" did not start serving (${lostOnTheWay ? `the process ${exitOf(transport)}` : (error as Error).message})`
           : lostOnTheWay
             ? `upstream ${this.name} is unreachable`
             : failure.message;
@@ -372,7 +372,7 @@ export class UpstreamClient {
     this.watchStreams(client);
     // A stdio process that exits closes its client; so does an HTTP client that we close ourselves.
     client.onclose = () => {
-      const what = this.transport === 'stdio' ? 'the process exited' : 'the connection closed';
+      const what = this.transport === 'stdio' ? `the process ${exitOf(transport)}` : 'the connection closed';
       if (this.shared === client) this.lost(new GatewayError('upstream_unavailable', `upstream ${this.name}: ${what}`, { upstream: this.name }));
     };
     this.watchListChanges(client, info);

@@ -56,7 +56,7 @@ describe('stdio upstreams that cannot serve', () => {
     const body = await eventually(async () => (await (await fetch(`${gateway.url}/readyz`)).json()) as { status: string; reasons: string[] }, bothDown);
     expect(body.reasons).toHaveLength(2);
     expect(body.status).toBe('degraded');
-    expect(body.reasons.find((r) => r.startsWith('upstream crashing: down'))).toContain('did not start serving (the process exited)');
+    expect(body.reasons.find((r) => r.startsWith('upstream crashing: down'))).toContain('did not start serving (the process exited with code 3)');
     expect(body.reasons.find((r) => r.startsWith('upstream missing: down'))).toContain('"no-such-mcp-server-command" did not start serving');
     expect(logs.records('upstream stderr').some((r) => r.upstream === 'crashing' && r.stderr === 'cannot open the database')).toBe(true);
   });
