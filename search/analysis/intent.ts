@@ -7,7 +7,8 @@
  * tools change state (MCP `ToolAnnotations`: `readOnlyHint` true is a read; `readOnlyHint` false or
  * `destructiveHint` true a write; spec 2026-07-28, schema `ToolAnnotations`), and its lead words say how
  * its authors phrase that: the first word of its own name (`place_order`), of its title ("Place an
- * order"), of its description ("Submit a buy or sell order"), and its one-word search keywords. A word is a cue for a class when at least
+ * order"), of its description ("Submit a buy or sell order"), and its one-word search keywords in their base form ("buy",
+ * not "swaps"). A word is a cue for a class when at least
  * `CUE_SHARE` of the annotated tools led by it are of that class. A catalogue without annotations has no
  * cues, and intent changes nothing.
  */
@@ -37,6 +38,11 @@ export function toolClass(tool: SearchableTool): number {
   return 0;
 }
 
+/** An inflected word: an -ing or -ed form or a plural (`buying`, `connected`, `swaps`), told by its ending
+ *  and a stem other than itself (not `need`, `string`, `process`). */
+const INFLECTED = /^[a-z]{2,}(?:ing|ed|[^s]s)$/;
+const inflected = (word: string, term: string): boolean => term !== word && INFLECTED.test(word);
+
 const plain = (w: string): boolean => !/[._-]/.test(w);
 
 /** The first term of `text` that is not a compound, reading a long text's opening words first: no word
@@ -50,17 +56,20 @@ function firstPlainWord(text: string): string | undefined {
 /** Lead words of a tool: the first term of its own name, title and description, and its one-word keywords. */
 function leadTerms(tool: SearchableTool, stem: boolean): string[] {
   const own = tool.upstreamName ?? tool.name;
-  // One-word keywords only ("buy", "unsubscribe"): a phrase's first word is as often a noun ("shares held").
+  // One-word keywords only ("buy", "unsubscribe"): a phrase's first word is as often a noun ("shares
+  // held"); and in their base form: "swaps", "fills", "holdings" name things, not what the tool does.
   const keywords = Array.isArray(tool.keywords) ? tool.keywords.filter((k) => typeof k === 'string' && !/\s/.test(k.trim())) : [];
-  const firsts = [own, tool.title, tool.description, ...keywords].map((text) => (typeof text === 'string' ? firstPlainWord(text) : undefined));
-  return [
-    ...new Set(
-      firsts
-        .filter((w): w is string => w !== undefined)
-        .map((w) => normaliseTerm(w, stem))
-        .filter((w): w is string => w !== null),
-    ),
-  ];
+  const verb = (word: string): string | null => {
+    const term = normaliseTerm(word, stem);
+    return term !== null && inflected(word, term) ? null : term;
+  };
+  const firsts = [own, tool.title, tool.description].map((text) => (typeof text === 'string' ? firstPlainWord(text) : undefined));
+  const terms = firsts.filter((w): w is string => w !== undefined).map((w) => normaliseTerm(w, stem));
+  const keywordTerms = keywords
+    .map(firstPlainWord)
+    .filter((w): w is string => w !== undefined)
+    .map(verb);
+  return [...new Set([...terms, ...keywordTerms].filter((w): w is string => w !== null))];
 }
 
 /** Classes of `tools` and the cue words learnt from them (see the module docstring). */
@@ -88,7 +97,8 @@ export function learnIntent(tools: readonly SearchableTool[], stem: boolean): { 
 
 /**
  * The intent of `query`: READ when it is a question; else the class of its leading cue word (before any
- * other content word); else 0 (no cue: the caller may still prefer reads, as the safer default).
+ * other content word, and in its base form: "trading accounts" asks to trade nothing); else 0 (no cue:
+ * the caller may still prefer reads, as the safer default).
  * Every word counts, stop and request words too ("show", "list" are request words for ranking).
  */
 export function queryIntent(query: string, cues: IntentCues, stem: boolean): { intent: number; explicit: boolean } {
@@ -100,8 +110,12 @@ export function queryIntent(query: string, cues: IntentCues, stem: boolean): { i
   for (const word of splitWords(query)) {
     const term = normaliseTerm(word, stem);
     if (term === null) continue;
-    if (cues.write.has(term)) return { intent: WRITE, explicit: true };
-    if (cues.read.has(term)) return { intent: READ, explicit: true };
+    // A participle or gerund leading a request is most often part of a noun phrase ("buying power",
+    // "trading accounts", "connected providers", "pending orders"): a request's verb comes in its base
+    // form ("buy", "trade", "connect"), so an inflected cue is a content word, not the request's verb.
+    const base = !inflected(word, term);
+    if (base && cues.write.has(term)) return { intent: WRITE, explicit: true };
+    if (base && cues.read.has(term)) return { intent: READ, explicit: true };
     if (!STOP_WORDS.has(word) && !REQUEST_WORDS.has(word)) break;
   }
   return { intent: 0, explicit: false };

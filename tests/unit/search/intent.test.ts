@@ -58,6 +58,23 @@ describe('read/write intent', () => {
     expect(index.search('create a new strategy')[0].name).toBe('create_strategy');
   });
 
+  it('reads a cue only in its base form: an inflected word names a thing ("buying power", "swaps")', () => {
+    const { cues } = learnIntent(tools, true);
+    expect(queryIntent('buy 10 shares', cues, true)).toEqual({ intent: WRITE, explicit: true });
+    expect(queryIntent('trade 10 shares', cues, true)).toEqual({ intent: WRITE, explicit: true });
+    // The query's participles and gerunds are not its verb.
+    for (const query of ['buying power', 'trading accounts', 'connected providers']) {
+      expect(queryIntent(query, cues, true), query).toEqual({ intent: 0, explicit: false });
+    }
+    expect(index.search('buying power')[0].name).toBe('list_accounts');
+    expect(index.search('trading accounts')[0].name).toBe('list_accounts');
+    // Plural one-word keywords (list_deals' "swaps", list_orders' "fills") teach no cue: "swap the
+    // tickers" asks to change something, not to read swaps.
+    expect(cues.read.has('swap')).toBe(false);
+    expect(cues.read.has('fill')).toBe(false);
+    expect(queryIntent('swap the symbols of my strategy', cues, true).explicit).toBe(false);
+  });
+
   it('learns its cues from the annotations and lead words of the tools', () => {
     const { cues } = learnIntent(tools, true);
     expect(cues.read.has('list')).toBe(true);
