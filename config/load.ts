@@ -162,12 +162,16 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     if (config.audit.digestKey.length < 16)
       throw new ConfigError('audit.digestKey', 'must be at least 16 characters (a guessable key makes the digests guessable)');
   }
-  const names = new Set<string>();
+  // By lower case: names that differ only in case prefix tools, metrics and audit lines with look-alikes.
+  const names = new Map<string, string>();
   const separator = config.naming.separator;
   config.upstreams.forEach((upstream, index) => {
     const at = `upstreams[${index}]`;
-    if (names.has(upstream.name)) throw new ConfigError(`${at}.name`, `duplicate upstream name "${upstream.name}"`);
-    names.add(upstream.name);
+    const earlier = names.get(upstream.name.toLowerCase());
+    if (earlier === upstream.name) throw new ConfigError(`${at}.name`, `duplicate upstream name "${upstream.name}"`);
+    if (earlier !== undefined)
+      throw new ConfigError(`${at}.name`, `"${upstream.name}" differs from the upstream name "${earlier}" only in case (its tools' names would too)`);
+    names.set(upstream.name.toLowerCase(), upstream.name);
     if (config.upstreams.length > 1 && upstream.name.includes(separator)) {
       throw new ConfigError(`${at}.name`, `"${upstream.name}" contains the naming separator "${separator}" (naming.separator)`);
     }

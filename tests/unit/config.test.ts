@@ -123,6 +123,13 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.name: "a__b" contains the naming separator "__"/);
     expect(loadConfig({ path, env: { GATEWAY_NAMING_SEPARATOR: '--' } }).upstreams.map((u) => u.name)).toEqual(['a__b', 'fs']);
   });
+
+  it('refuses, naming the key, an upstream name used twice, or twice but for case', () => {
+    const twice = (second: string) => yamlFile(`anonymous: true\nupstreams:\n  - name: alpha\n    url: http://x/mcp\n  - name: ${second}\n    command: node\n`);
+    expect(() => loadConfig({ path: twice('alpha'), env: {} })).toThrow(/upstreams\[1\]\.name: duplicate upstream name "alpha"/);
+    expect(() => loadConfig({ path: twice('Alpha'), env: {} })).toThrow(/upstreams\[1\]\.name: "Alpha" differs from the upstream name "alpha" only in case/);
+    expect(loadConfig({ path: twice('beta'), env: {} }).upstreams.map((u) => u.name)).toEqual(['alpha', 'beta']);
+  });
 });
 
 describe('anchors', () => {
