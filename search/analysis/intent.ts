@@ -9,9 +9,11 @@
  * its authors phrase that: the first word of its own name (`place_order`), of its title ("Place an
  * order"), of its description ("Submit a buy or sell order"), and its one-word search keywords in their base form ("buy",
  * not "swaps"). A word is a cue for a class when at least
- * `CUE_SHARE` of the annotated tools led by it are of that class. A catalogue without annotations has no
- * cues, and intent changes nothing.
+ * `CUE_SHARE` of the annotated tools led by it are of that class; the everyday verbs of an operation whose
+ * own verb is a cue (operation-verbs.ts: "rename" and "swap" where "update" leads writes) are cues of
+ * that class too. A catalogue without annotations has no cues, and intent changes nothing.
  */
+import { OPERATION_VERBS } from './operation-verbs.ts';
 import { normaliseTerm, REQUEST_WORDS, STOP_WORDS } from './terms.ts';
 import { splitWords } from './tokenize.ts';
 import type { SearchableTool } from './tool-fields.ts';
@@ -91,6 +93,17 @@ export function learnIntent(tools: readonly SearchableTool[], stem: boolean): { 
   for (const [term, [r, w]] of counts) {
     if (r >= CUE_SHARE * (r + w)) read.add(term);
     else if (w >= CUE_SHARE * (r + w)) write.add(term);
+  }
+  // The everyday verbs of an operation (operation-verbs.ts: "rename", "swap" an update) ask for what it
+  // does: where the operation's own verb is a cue here, they are cues of its class too.
+  const learnt = new Set([...read, ...write]);
+  for (const [operation, verbs] of Object.entries(OPERATION_VERBS)) {
+    const head = normaliseTerm(operation, stem);
+    const into = head === null ? undefined : write.has(head) ? write : read.has(head) ? read : undefined;
+    for (const verb of into ? verbs : []) {
+      const term = normaliseTerm(verb, stem);
+      if (term !== null && !learnt.has(term)) into?.add(term);
+    }
   }
   return { classes, cues: { read, write } };
 }

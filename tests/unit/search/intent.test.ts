@@ -72,7 +72,19 @@ describe('read/write intent', () => {
     // tickers" asks to change something, not to read swaps.
     expect(cues.read.has('swap')).toBe(false);
     expect(cues.read.has('fill')).toBe(false);
-    expect(queryIntent('swap the symbols of my strategy', cues, true).explicit).toBe(false);
+    expect(queryIntent('swap the symbols of my strategy', cues, true).intent).not.toBe(READ);
+  });
+
+  it('reads the everyday verbs of an operation as cues of its class ("rename", "swap" an update)', () => {
+    const { cues } = learnIntent(tools, true);
+    expect(cues.write.has('updat')).toBe(true);
+    for (const query of ['rename my breakout strategy', 'swap the symbols of my strategy', 'tweak the parameters of my bot']) {
+      expect(queryIntent(query, cues, true), query).toEqual({ intent: WRITE, explicit: true });
+    }
+    expect(queryIntent('fetch my orders', cues, true)).toEqual({ intent: READ, explicit: true });
+    // A write first, not list_deals (its "swaps") or another read.
+    const first = index.search('swap the symbols of my strategy')[0].name;
+    expect(isRead.get(first), first).toBe(false);
   });
 
   it('learns its cues from the annotations and lead words of the tools', () => {
