@@ -292,6 +292,13 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     }
   }
   const listening = upstreams.map(({ catalog }) => catalog.onChange((method) => announce([method])));
+  // With several upstreams, one going away withholds its tools, prompts and resources from the merged
+  // lists, and its return brings them back: the lists changed though no upstream said so.
+  if (upstreams.length > 1)
+    for (const { client } of upstreams) {
+      const merged = () => announce(['tools/list', 'prompts/list', 'resources/list']);
+      listening.push(client.onLost(merged), client.onReconnect(merged));
+    }
 
   const inflight = { count: 0 };
   // The console's credential lookup asks this app's own MCP endpoints, in process (no socket, no network).

@@ -168,6 +168,11 @@ export class UpstreamClient {
     return this.supervisor.onReconnect(listener);
   }
 
+  /** Registers a listener for this upstream going away (it was up); returns its removal. */
+  onLost(listener: () => void): () => void {
+    return this.supervisor.onLost(listener);
+  }
+
   /**
    * Fetches every page of a list with the low-level request API, before any filtering. A cursor seen
    * twice or more than `limits.maxListPages` pages fails the fetch: a list is never silently truncated.

@@ -45,6 +45,7 @@ export class UpstreamSupervisor<T> {
   private reconnects = 0;
   private closed = false;
   private readonly listeners = new Set<() => void>();
+  private readonly lostListeners = new Set<() => void>();
 
   constructor(
     private readonly name: string,
@@ -74,19 +75,27 @@ export class UpstreamSupervisor<T> {
   /** The connection was lost: schedule a reconnect (at once after a stable run). */
   lost(reason: GatewayError): void {
     if (this.closed || this.state === 'down') return;
-    const stable = this.state === 'up' && Date.now() - this.upSince >= this.policy.stableAfterMs;
+    const wasUp = this.state === 'up';
+    const stable = wasUp && Date.now() - this.upSince >= this.policy.stableAfterMs;
     if (stable) this.failures = 0;
     this.enter('down', reason);
     this.log.warn({ upstream: this.name, target: this.target, reason: reason.message }, `upstream connection lost (${this.target}); reconnecting`);
     this.schedule();
     // A run shorter than stableAfterMs counts as a failure: a process that dies on start backs off.
     if (!stable) this.failures++;
+    if (wasUp) for (const listener of this.lostListeners) listener();
   }
 
   /** Registers a listener for reconnections; returns its removal. */
   onReconnect(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => void this.listeners.delete(listener);
+  }
+
+  /** Registers a listener for losses (up, then down); returns its removal. */
+  onLost(listener: () => void): () => void {
+    this.lostListeners.add(listener);
+    return () => void this.lostListeners.delete(listener);
   }
 
   health(): UpstreamHealth {

@@ -14,6 +14,7 @@ import { startPlatform } from '../../../upstream/platform/index.ts';
 import { startUpstreamServer } from '../../../upstream/server/index.ts';
 import { DATA_KEY_TOOLS, DEMO_KEYS, connectV1, connectV2, namesOf } from '../../helpers/clients.ts';
 import { textOf } from '../../helpers/call-results.ts';
+import { followSse, openStream, rpc } from '../../helpers/raw-mcp.ts';
 import { eventually } from '../../helpers/wait.ts';
 import { startConfigGateway, type ConfigGateway } from '../../helpers/stack.ts';
 import { startEverythingServer, type EverythingServer } from '../../fixtures/everything-server.ts';
@@ -224,6 +225,12 @@ describe('one upstream killed mid-run', () => {
     const compact = await connectV2(gw.compactUrl, DEMO_KEYS.full);
     try {
       expect(textOf(await client.callTool({ name: 'everything__echo', arguments: { message: 'before' } }))).toBe('Echo: before');
+      // A 2026-07-28 caller listening for list changes hears of the merged list losing and regaining its tools.
+      const listen = rpc('modern', 'listen', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+      const stream = await openStream(String(gw.mcpUrl), listen.body, { ...listen.headers, ...DEMO_KEYS.full });
+      const messages = followSse(stream);
+      await messages.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
+      const changes = async () => messages.seen.filter((m) => m.method === 'notifications/tools/list_changed').length;
       await everything.kill();
 
       const down = await client.callTool({ name: 'everything__echo', arguments: { message: 'while down' } });
@@ -254,6 +261,8 @@ describe('one upstream killed mid-run', () => {
       expect(body.reasons[0]).toMatch(/^upstream everything: down/);
       expect(gw.logs.records('upstream left out of the merged catalogue').map((r) => r.upstream)).toContain('everything');
 
+      await eventually(changes, (n) => n >= 1);
+      const whileDown = await changes();
       await everything.restart();
       const back = await eventually(
         () => client.callTool({ name: 'everything__echo', arguments: { message: 'back' } }),
@@ -266,6 +275,8 @@ describe('one upstream killed mid-run', () => {
       );
       expect(byUpstream(namesOf(relisted))).toEqual({ cpzai: 34, everything: everythingTools.length, filesystem: FILESYSTEM_TOOLS });
       expect((await fetch(`${gw.gateway.url}/readyz`)).status).toBe(200);
+      await eventually(changes, (n) => n > whileDown);
+      stream.destroy();
     } finally {
       await Promise.all([client.close(), compact.close()]);
     }
