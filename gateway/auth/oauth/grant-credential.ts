@@ -14,8 +14,10 @@ export interface GrantCredential {
 
 /**
  * Each grant's platform credential (the key and secret entered at sign-in), wrapped (AES-256-GCM, bound
- * to the grant id) under the credential key: kept in the store beside the grant, for as long as it, and
- * copied into every access token issued from the grant (`cpz_cred`), so the MCP endpoints need no lookup.
+ * to the grant id) under the credential key: kept in the store beside the grant, for as long as it and
+ * an access token's life more, and copied into every access token issued from the grant (`cpz_cred`).
+ * Its presence is what keeps the grant's access tokens good (sealed-tokens.ts): revoking or losing it
+ * ends them.
  */
 export function grantCredentials(store: OAuthStore, keys: OAuthKeys) {
   return {

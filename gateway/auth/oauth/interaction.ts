@@ -10,7 +10,7 @@ import { signInCharges } from '../attempt-budgets.ts';
 import type { RateLimiter } from '../../store/rate-limiter.ts';
 import type { AuthDecisions } from '../decisions.ts';
 import type { ScopeResult } from '../scope-cache.ts';
-import { promoteClient } from './adapter.ts';
+import { adapterLifetimes, promoteClient } from './adapter.ts';
 import type { GrantCredentials } from './grant-credential.ts';
 import { unwrapCredential, wrap, type OAuthKeys } from './keys.ts';
 import { consentPage, errorPage, signInPage, tooManyAttemptsPage, type ClientView, type ScopeChoice } from './pages.ts';
@@ -233,7 +233,8 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     grant.addOIDCScope([...oidcScopes, ...granted].join(' '));
     if (rejected.length) grant.rejectOIDCScope(rejected.join(' '));
     const grantId = await grant.save();
-    await credentials.save(grantId, { headers: pending.headers }, config.refreshTokenTtlSeconds);
+    // Kept an access token's life past the grant (adapter.ts markTtlSeconds): sealed-tokens.ts honours a token only while it is held.
+    await credentials.save(grantId, { headers: pending.headers }, adapterLifetimes(config).markTtlSeconds + config.refreshTokenTtlSeconds);
     await store.delete(pendingKey);
     // An authorization completed: the client is kept (idleTtlSeconds), out of reach of the store's eviction.
     await promoteClient(store, client.clientId, config.clients.idleTtlSeconds);

@@ -2,7 +2,7 @@ import { jwtDecrypt, errors as joseErrors, type JWTPayload } from 'jose';
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { Logger } from '../../obs/log.ts';
 import { revokedGrantKey, revokedTokenKey } from './adapter.ts';
-import type { GrantCredentials } from './grant-credential.ts';
+import { grantCredentialKey, type GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
 import type { ResourceSet } from './resource-url.ts';
 import type { OAuthStore } from './store.ts';
@@ -23,7 +23,8 @@ export interface SealedTokenDeps {
  * no store holds, opened with the sealing key (or the previous root key's, during a rotation) by any
  * replica holding the root key. A token is good at one of the MCP endpoints it was issued for (RFC 8707
  * audience, loopback spellings alike), while neither it (`jti`) nor its grant (`gid`) carries a
- * revocation mark, and it carries the platform credential wrapped for its grant.
+ * revocation mark, while the store still holds its grant's credential (grant-credential.ts: kept as long
+ * as the grant, plus an access token's life), and it carries the platform credential wrapped for its grant.
  */
 export function sealedTokens(deps: SealedTokenDeps) {
   const { issuer, keys, store, credentials, resources, supported, log } = deps;
@@ -54,10 +55,24 @@ export function sealedTokens(deps: SealedTokenDeps) {
       const jti = String(payload.jti ?? '');
       const grantId = String(payload.gid ?? '');
       if (!jti || !grantId) return invalid('The access token is not valid here');
+      let held: string | undefined;
       try {
-        if ((await store.get(revokedTokenKey(jti))) || (await store.get(revokedGrantKey(grantId)))) return invalid('The access token was revoked');
+        const [tokenMark, grantMark, grantCredential] = await Promise.all([
+          store.get(revokedTokenKey(jti)),
+          store.get(revokedGrantKey(grantId)),
+          store.get(grantCredentialKey(grantId)),
+        ]);
+        if (tokenMark || grantMark) return invalid('The access token was revoked');
+        held = grantCredential;
       } catch {
         return { kind: 'unavailable', description: 'the access token cannot be checked right now (its store is unreachable)' };
+      }
+      // An allow-list, not only a deny-list: a store that lost its data (flushed, evicted, replaced) lost the
+      // revocation marks too, so a token is honoured only while its grant is held. Losing the store signs
+      // users out (their refresh fails too), never un-revokes a token.
+      if (!held) {
+        log.warn({ grant: grantId.slice(0, 8) }, 'access token refused: its grant is not in the store (ended, or the store lost its data)');
+        return invalid('The access token is no longer valid: its sign-in ended; sign in again');
       }
       const credential = typeof payload.cpz_cred === 'string' ? credentials.open(payload.cpz_cred, grantId) : undefined;
       if (!credential) return invalid('The access token is not valid here');

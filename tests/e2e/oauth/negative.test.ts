@@ -189,11 +189,16 @@ describe('access tokens at the resource', () => {
     }
   });
 
-  it('resolves on another instance sharing GATEWAY_TOKEN_SECRET (a replica)', async () => {
+  it('is refused by another instance sharing GATEWAY_TOKEN_SECRET but not its store: that one cannot tell whether it was revoked', async () => {
     const { access } = await tokens();
+    expect(await probe(h.url, access)).toMatchObject({ kind: 'ok' });
     const replica = await startOAuthHarness({ oauth: { tokenSecret: 'test-secret-0123456789abcdef-0123456789', scopes: SCOPES, issuer: h.url } }, h.platform);
     try {
-      expect(await replica.oauth.resolveBearer(access, `${h.url}/mcp`)).toMatchObject({ kind: 'ok', credentialHeaders: { 'x-cpz-key': 'cpz_demo_data' } });
+      expect(await replica.oauth.resolveBearer(access, `${h.url}/mcp`)).toEqual({
+        kind: 'invalid',
+        error: 'invalid_token',
+        description: 'The access token is no longer valid: its sign-in ended; sign in again',
+      });
     } finally {
       await replica.close();
     }

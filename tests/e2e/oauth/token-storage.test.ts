@@ -64,6 +64,39 @@ describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', ()
       });
   });
 
+  it('a Redis that loses its data signs users out: a revoked token stays refused, a live one is refused too, its refresh fails', async () => {
+    const { client_id } = await registerClient(a.url);
+    const signIn = async () => {
+      const flow = await signInFlow(a.url, { clientId: client_id });
+      const issued = await tokenRequest(a.url, {
+        grant_type: 'authorization_code',
+        code: flow.code,
+        code_verifier: flow.pkce.verifier,
+        redirect_uri: REDIRECT_URI,
+        client_id,
+        resource: `${a.url}/mcp`,
+      });
+      expect(issued.status).toBe(200);
+      return issued.body;
+    };
+    const revoked = await signIn();
+    const rotated = await tokenRequest(a.url, { grant_type: 'refresh_token', refresh_token: String(revoked.refresh_token), client_id });
+    expect((await tokenRequest(b.url, { grant_type: 'refresh_token', refresh_token: String(revoked.refresh_token), client_id })).body.error).toBe(
+      'invalid_grant',
+    );
+    const live = await signIn();
+    expect(await b.oauth.resolveBearer(String(live.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'ok' });
+    // Revocation marks, grants and credentials all gone at once (FLUSHALL, an eviction, a Redis replaced without persistence).
+    expect(redis.cli('FLUSHALL').trim()).toBe('OK');
+    for (const instance of [a, b])
+      for (const token of [String(rotated.body.access_token), String(revoked.access_token), String(live.access_token)])
+        expect(await instance.oauth.resolveBearer(token, `${a.url}/mcp`)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
+    expect(a.logs.text).toContain('its grant is not in the store');
+    // The client's registration went too: invalid_client (else invalid_grant); the user signs in again either way.
+    const refreshed = await tokenRequest(b.url, { grant_type: 'refresh_token', refresh_token: String(live.refresh_token), client_id });
+    expect(['invalid_client', 'invalid_grant']).toContain(refreshed.body.error);
+  });
+
   it('tokens survive a restart of both instances', async () => {
     const { client_id } = await registerClient(a.url);
     const flow = await signInFlow(a.url, { clientId: client_id });
