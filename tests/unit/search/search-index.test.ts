@@ -65,8 +65,11 @@ describe.skipIf(!hasCpzai)('search over the CPZAI catalogue (tool-catalog.json)'
   });
 
   it('ranks a write asked for in words the intent cues do not know above the reads of the same thing', () => {
-    // No cue either way: a read bias (intentImplicit < 1) put list_webhooks first.
-    expect(index.search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('delete_webhook');
+    // No cue either way: a read bias (intentImplicit < 1) put list_webhooks first. (Since `mentionClauses`
+    // create_webhook edges delete_webhook here: both writes, above the read.)
+    const names = index.search('stop sending events to my webhook', { limit: 3 }).map((h) => h.name);
+    expect(names.slice(0, 2).sort()).toEqual(['create_webhook', 'delete_webhook']);
+    expect(names.indexOf('delete_webhook')).toBeLessThan(names.indexOf('list_webhooks'));
     expect(buildToolIndex(cpzai, { intentImplicit: 0.7 }).search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('list_webhooks');
   });
 });

@@ -23,7 +23,7 @@ const tools = searchableTools(readCatalog(resolve(DATA_DIR, 'catalogs/livemcpben
 const names = new Set(tools.map((tool) => tool.name));
 
 const mini = new MiniSearch<Record<string, unknown>>({ fields: [...FIELD_NAMES], tokenize: splitWords, processTerm: (term) => normaliseTerm(term, t.stem) });
-mini.addAll(tools.map((tool, id) => ({ id, ...toolFields(tool, names) })));
+mini.addAll(tools.map((tool, id) => ({ id, ...toolFields(tool, names, undefined, undefined, t.mentionClauses) })));
 
 const indexer = documentIndexer(tools, t, NO_GLOSSES);
 tools.forEach((_, id) => indexer.add(id));
