@@ -5,6 +5,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { parse as parseYaml } from 'yaml';
 import schema from './schema.json' with { type: 'json' };
+import { addressRange } from './trusted-proxies.ts';
 import type { GatewayConfig } from './types.ts';
 
 export type { GatewayConfig, UpstreamConfig } from './types.ts';
@@ -140,7 +141,7 @@ function refuseListGaps(value: Json, path: (string | number)[], provenance: Map<
  * unique API key names and credentials; each upstream's scope failure mode (`scopes.failureMode` unless
  * it sets its own); `anonymous: true` required where nobody would check callers; redis selection
  * (the rate limit store follows the cache store unless set); the embeddings endpoint's scheme and key variable;
- * server.headersTimeoutMs at most server.requestTimeoutMs.
+ * server.headersTimeoutMs at most server.requestTimeoutMs; each security.trustedProxies entry an address or CIDR range.
  */
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
@@ -189,6 +190,10 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
       throw new ConfigError(`${at}.anchors`, `${upstream.anchors.length} anchors, more than ${at}.maxAnchors (${upstream.maxAnchors}) lists up front`);
     if (upstream.restart.maxDelayMs < upstream.restart.minDelayMs) throw new ConfigError(`${at}.restart.maxDelayMs`, 'must be at least restart.minDelayMs');
     upstream.scopes.failureMode ??= config.scopes.failureMode;
+  });
+  config.security.trustedProxies.forEach((entry, i) => {
+    if (!addressRange(entry))
+      throw new ConfigError(`security.trustedProxies[${i}]`, `"${entry}" is neither an IP address nor a CIDR range (such as 10.0.0.0/8 or fd00::/8)`);
   });
   config.oauth.external.credentialHeaders = interpolateAll(config.oauth.external.credentialHeaders, env, 'oauth.external.credentialHeaders');
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');

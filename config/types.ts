@@ -77,7 +77,7 @@ export interface GatewayConfig {
    * (gateway/policy/visibility.ts): `refuse` it as unknown (the default), or `forward` to the upstream anyway.
    */
   policy: { hiddenToolCalls: 'forward' | 'refuse' };
-  security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean };
+  security: { allowedOrigins: string[]; allowedHosts: string[]; dnsRebindingProtection?: boolean; trustedProxies: string[] };
   metrics: { enabled: boolean; port?: number };
   /** Issuers listed in the RFC 9728 documents besides the one `oauth` brings (builtin: this gateway; external: its issuer). */
   authorizationServers: string[];

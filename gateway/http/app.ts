@@ -36,10 +36,10 @@ export function createListener(
   const routes = new Map(mounts.map(({ surface, handler }) => [surface.path, mcpRoute(runtime, surface, handler)]));
   const app = createApp(runtime, mounts, routes, inflight, serve);
   const koa = app.callback();
-  const account = requestAccounting(runtime.log, runtime.metrics, inflight);
+  const account = requestAccounting(runtime.config, runtime.log, runtime.metrics, inflight);
   const refused = originRefusal(runtime.config);
   const direct = async (route: (ctx: Exchange) => Promise<void>, exchange: NodeExchange): Promise<void> => {
-    exchange.state.requestId = account(exchange.req, exchange.res, exchange.path, () => exchange.path);
+    exchange.state.requestId = account(exchange.req, exchange.res, exchange.path, () => exchange.path).requestId;
     try {
       if (!refused(exchange)) {
         exposeToOrigin(exchange);
@@ -98,7 +98,7 @@ function createApp(
   for (const { surface } of mounts) router.all(surface.path, routes.get(surface.path)!);
   mountConsole(router, runtime, serve);
 
-  app.use(requestIdentity(log, metrics, inflight));
+  app.use(requestIdentity(config, log, metrics, inflight));
   app.use(async (ctx, next) => {
     try {
       await next();

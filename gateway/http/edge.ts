@@ -8,6 +8,7 @@ import { jsonRpcErrorBody, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import type { Exchange } from './exchange.ts';
+import { clientAddressOf } from './client-address.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -28,38 +29,46 @@ export function answerAtEdge(ctx: Exchange, status: number, json: string): void 
 /**
  * Request identity and accounting: honours a sane incoming `X-Request-Id` (else generates one),
  * echoes it, hands it on as `ctx.state.requestId` (the MCP endpoint passes it on explicitly, to the
- * upstream hop and to every request logger: obs/request-context.ts), logs one access line and observes
+ * upstream hop and to every request logger: obs/request-context.ts), sets `ctx.ip` to the client
+ * address (client-address.ts: what every per-address budget counts), logs one access line and observes
  * `http_request_duration_seconds` when the response closes.
  */
-export function requestIdentity(log: Logger, metrics: GatewayMetrics, inflight: { count: number }): Middleware {
-  const account = requestAccounting(log, metrics, inflight);
+export function requestIdentity(config: Pick<GatewayConfig, 'security'>, log: Logger, metrics: GatewayMetrics, inflight: { count: number }): Middleware {
+  const account = requestAccounting(config, log, metrics, inflight);
   return async (ctx, next) => {
-    ctx.state.requestId = account(ctx.req, ctx.res, ctx.path, () => {
+    const { requestId, address } = account(ctx.req, ctx.res, ctx.path, () => {
       // The router's template, else a label a handler outside the router set (the authorization server,
       // the pages for a browser); always bounded, never the raw path.
       const route = (ctx as { _matchedRoute?: unknown })._matchedRoute ?? ctx.state.route;
       return typeof route === 'string' ? route : 'unmatched';
     });
+    ctx.state.requestId = requestId;
+    // Koa's own reading of ctx.ip (the first X-Forwarded-For entry when app.proxy) is never used.
+    ctx.request.ip = address;
     await next();
   };
 }
 
 /**
- * {@link requestIdentity} for one exchange, Koa or not: returns the request id it set on the response,
- * and on the response's close logs the access line and observes the duration under `route()`.
+ * {@link requestIdentity} for one exchange, Koa or not: returns the request id it set on the response
+ * and the client address (client-address.ts), and on the response's close logs the access line (with
+ * that address) and observes the duration under `route()`.
  */
 export function requestAccounting(
+  config: Pick<GatewayConfig, 'security'>,
   log: Logger,
   metrics: GatewayMetrics,
   inflight: { count: number },
-): (req: IncomingMessage, res: ServerResponse, path: string, route: () => string) => string {
+): (req: IncomingMessage, res: ServerResponse, path: string, route: () => string) => { requestId: string; address: string } {
   // The access line's fields are safe by construction (a request id that passed REQUEST_ID or was
-  // generated, the method, the path without its query, status, duration): written without the
-  // redaction pass every other line gets (obs/log.ts), which measured about 5 µs a line.
+  // generated, the client address, the method, the path without its query, status, duration): written
+  // without the redaction pass every other line gets (obs/log.ts), which measured about 5 µs a line.
   const accessLog = log.child({}, { redact: [] });
+  const clientAddress = clientAddressOf(config);
   return (req, res, path, route) => {
     const incoming = req.headers['x-request-id'];
     const requestId = typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
+    const address = clientAddress(req);
     res.setHeader('x-request-id', requestId);
     const started = performance.now();
     inflight.count++;
@@ -69,9 +78,9 @@ export function requestAccounting(
       const method = req.method ?? 'GET';
       const status = res.statusCode;
       metrics.httpRequestDuration.observe({ route: route(), method, status_code: String(status) }, seconds);
-      accessLog.info({ requestId, method, path, status, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
+      accessLog.info({ requestId, client: address, method, path, status, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
     });
-    return requestId;
+    return { requestId, address };
   };
 }
 
