@@ -224,7 +224,8 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     scopes,
     authenticator: new Authenticator(config, digestKey, credentialSources(config, digestKey, scopes), {
       ...(previousDigestKey ? { previousKey: previousDigestKey } : {}),
-      accounts: accountBudgets(config),
+      // run_code's concurrency counts per account too (surfaces/run-code.ts).
+      accounts: accountBudgets(config) || config.compact.codeMode.enabled,
     }),
     digestKey,
     ...(previousDigestKey ? { previousDigestKey } : {}),

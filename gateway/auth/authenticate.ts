@@ -88,7 +88,7 @@ export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers:
 export class Authenticator {
   /**
    * @param key - the digest key (`cache.key`); `options.previousKey` the one being rotated out;
-   * `options.accounts`: set each authenticated credential's `account` (only when a budget counts per account).
+   * `options.accounts`: set each authenticated credential's `account` (only when a budget or run_code's concurrency counts per account).
    */
   constructor(
     private readonly config: Pick<GatewayConfig, 'credentials' | 'anonymous'>,

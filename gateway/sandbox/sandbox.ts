@@ -10,7 +10,7 @@ import { Worker } from 'node:worker_threads';
  * and resolves to the tool's result (or rejects with a ToolError the script may catch).
  *
  * Limits ({@link SandboxLimits}, `codeMode.limits` in the configuration), each breach a {@link RunOutcome}
- * naming it: memory (the WebAssembly memory QuickJS runs in, capped per worker), instructions (the interrupt handler's ticks), wall time (the
+ * naming it: memory (the WebAssembly memory QuickJS runs in, capped per worker), instructions (the interrupt handler's ticks, and the promise jobs the run executes), wall time (the
  * worker's own deadline for a busy script, and this thread's timer, which terminates the worker, for any
  * other), output bytes (console lines plus the return value's JSON), tool calls per run. Concurrency
  * is the caller's business ({@link RunSlots}). A worker whose run ended cleanly is kept for the next
@@ -22,7 +22,7 @@ import { Worker } from 'node:worker_threads';
 export interface SandboxLimits {
   /** QuickJS heap, bytes. */
   memoryBytes: number;
-  /** Interrupt-handler ticks allowed; QuickJS calls the handler about every 10,000 branches or calls. */
+  /** Ticks allowed: QuickJS calls the interrupt handler about every 10,000 branches or calls; every 100 promise jobs count one tick too (worker.mjs). */
   instructions: number;
   /** Wall time of the whole run, tool calls included, ms. */
   wallTimeMs: number;
@@ -65,7 +65,7 @@ interface Slot {
 }
 
 export class CodeSandbox {
-  /** Runs in progress per credential digest and in total. */
+  /** Runs in progress per account and in total. */
   readonly slots = new RunSlots();
   private readonly idle: Slot[] = [];
   private closed = false;
@@ -165,21 +165,22 @@ export class CodeSandbox {
 type WorkerMessage = { type: 'ready' } | { type: 'call'; id: number; name: string; json: string } | { type: 'done'; outcome: RunOutcome };
 
 /**
- * Counts runs in progress per credential (digest) and in total, so a caller cannot tie up the
- * sandbox's workers: `acquire` answers the limit that is full, else a release function.
+ * Counts runs in progress per account (the key given: auth/credentials.ts `account`, else the credential's
+ * digest) and in total, so a caller cannot tie up the sandbox's workers: `acquire` answers the limit that
+ * is full, else a release function.
  */
 export class RunSlots {
-  private readonly perCredential = new Map<string, number>();
+  private readonly perAccount = new Map<string, number>();
   private total = 0;
 
   acquire(
-    digest: string,
+    account: string,
     { concurrentRunsPerCredential, concurrentRuns }: { concurrentRunsPerCredential: number; concurrentRuns: number },
   ): { full: 'concurrentRunsPerCredential' | 'concurrentRuns' } | { release: () => void } {
-    const mine = this.perCredential.get(digest) ?? 0;
+    const mine = this.perAccount.get(account) ?? 0;
     if (mine >= concurrentRunsPerCredential) return { full: 'concurrentRunsPerCredential' };
     if (this.total >= concurrentRuns) return { full: 'concurrentRuns' };
-    this.perCredential.set(digest, mine + 1);
+    this.perAccount.set(account, mine + 1);
     this.total += 1;
     let released = false;
     return {
@@ -187,9 +188,9 @@ export class RunSlots {
         if (released) return;
         released = true;
         this.total -= 1;
-        const left = (this.perCredential.get(digest) ?? 1) - 1;
-        if (left > 0) this.perCredential.set(digest, left);
-        else this.perCredential.delete(digest);
+        const left = (this.perAccount.get(account) ?? 1) - 1;
+        if (left > 0) this.perAccount.set(account, left);
+        else this.perAccount.delete(account);
       },
     };
   }

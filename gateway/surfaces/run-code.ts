@@ -29,7 +29,7 @@ const LIMIT_TEXT: Record<LimitName | 'concurrentRunsPerCredential' | 'concurrent
   wallTimeMs: 'the run took longer than a run may, tool calls included',
   outputBytes: 'console lines plus the returned value are larger than a run may produce: return only what you need',
   toolCalls: 'the script made more tools.* calls than a run may',
-  concurrentRunsPerCredential: 'this credential already has as many runs in progress as it may: wait for one to end',
+  concurrentRunsPerCredential: 'this account already has as many runs in progress as it may (whatever credential form it uses): wait for one to end',
   concurrentRuns: 'the gateway has as many runs in progress as it may: retry shortly',
 };
 
@@ -115,7 +115,8 @@ export async function runCode(
     return { ...result, _meta: { ...result._meta, ...argumentErrorsMeta(own.errors) } };
   }
   const digest = d.caller.credential.digest;
-  const slot = codeSandbox.slots.acquire(digest, limits);
+  // Runs in progress count per account, as the rate budgets do: a key pair and a bearer token of one account share its slots.
+  const slot = codeSandbox.slots.acquire(d.caller.credential.account ?? digest, limits);
   if ('full' in slot) {
     ended('refused', { limit: slot.full });
     return limitResult(slot.full, limits[slot.full]);

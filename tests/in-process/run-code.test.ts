@@ -329,6 +329,40 @@ describe('run_code attacks (modern era unless said)', () => {
     }
   }, 30_000);
 
+  it('counts runs in progress per account: a key pair and a bearer token of one account share its slots', async () => {
+    const accounts = await startScopeEndpoint(
+      { k_alice: ['accounts:read'], tok_alice: ['accounts:read'], k_bob: ['accounts:read'] },
+      { accounts: { k_alice: 'alice', tok_alice: 'alice', k_bob: 'bob' } },
+    );
+    const short = inProcessGateway(
+      {
+        scopes: { endpoint: accounts.url, accountField: 'key_id', timeoutMs: 30_000 },
+        compact: { codeMode: { enabled: true, limits: { wallTimeMs: 3_000 } } },
+      },
+      { fake: { tools } },
+    );
+    const PAIR = { 'x-cpz-key': 'k_alice', 'x-cpz-secret': 'alice-secret' };
+    const TOKEN = { authorization: 'Bearer tok_alice' };
+    const runOn = (code: string, headers: Record<string, string>) => withClient('modern', short.compactUrl, headers, (c) => c.callTool('run_code', { code }));
+    const slowOn = () => short.fake!.received.filter((r) => r.method === 'tools/call' && (r.params as { name?: string })?.name === 'slow_read').length;
+    try {
+      // One slow run per form fills alice's two slots: a third run is refused whichever form (or both) it comes in.
+      const slow = [runOn('await tools.slow_read(); return 1;', PAIR), runOn('await tools.slow_read(); return 1;', TOKEN)];
+      await waitFor('both runs to call slow_read', () => slowOn() >= 2, { timeoutMs: 15_000 });
+      for (const form of [PAIR, TOKEN, { ...PAIR, ...TOKEN }]) {
+        const refused = await runOn('return 1;', form);
+        expect(refused.isError).toBe(true);
+        expect(refused._meta?.['ai.cpz.gateway/limit']).toBe('concurrentRunsPerCredential');
+        expect(text(refused)).toMatch(/this account already has as many runs in progress/);
+      }
+      expect((await runOn('return 2;', { 'x-cpz-key': 'k_bob', 'x-cpz-secret': 'bob-secret' })).structuredContent?.result).toBe(2);
+      await Promise.all(slow);
+    } finally {
+      await short.close();
+      await accounts.close();
+    }
+  }, 30_000);
+
   it('keeps health under a second while a runaway script runs and is stopped', async () => {
     // A gateway of its own whose instruction budget a busy loop cannot spend before the wall-time limit stops it (3 s).
     const busy = inProcessGateway(

@@ -50,6 +50,19 @@ describe('the code sandbox', () => {
     expect(await run('for (;;) { try { await tools.x(); } catch {} }')).toMatchObject({ ok: false, kind: 'limit', limit: 'toolCalls', calls: 3 });
   });
 
+  it('counts the promise jobs of a run against its instructions: a loop of awaits ends there, not at its wall time', async () => {
+    const limits = { instructions: 100, wallTimeMs: 600_000 };
+    // 100,000 awaits are about 55 of QuickJS's own ticks and 1,000 jobs' worth (100 jobs a tick).
+    expect(await run('for (let i = 0; i < 100000; i++) await null; return 1', limits)).toMatchObject({ ok: false, kind: 'limit', limit: 'instructions' });
+    expect(await run('for (;;) await null', limits)).toMatchObject({ ok: false, kind: 'limit', limit: 'instructions' });
+    expect(await run('const p = Promise.resolve(); for (;;) await p.then(() => {})', limits)).toMatchObject({
+      ok: false,
+      kind: 'limit',
+      limit: 'instructions',
+    });
+    expect(await run('for (let i = 0; i < 1000; i++) await null; return 1', limits)).toMatchObject({ ok: true, json: '1' });
+  });
+
   it('counts strings against memoryBytes: many strings under the limit each, beyond it together', async () => {
     // QuickJS's allocator limit alone let 400 strings of 1 MB through an 8 MiB limit (it cannot see a block's size under Emscripten).
     const strings = (count: number, size: number) => `const a = []; for (let i = 0; i < ${count}; i++) a.push("y".repeat(${size}) + i); return a.length;`;
