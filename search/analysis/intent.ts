@@ -7,11 +7,11 @@
  * tools change state (MCP `ToolAnnotations`: `readOnlyHint` true is a read; `readOnlyHint` false or
  * `destructiveHint` true a write; spec 2026-07-28, schema `ToolAnnotations`), and its lead words say how
  * its authors phrase that: the first word of its own name (`place_order`), of its title ("Place an
- * order"), of its description ("Submit a buy or sell order"), and its one-word search keywords in their base form ("buy",
- * not "swaps"). A word is a cue for a class when at least
- * `CUE_SHARE` of the annotated tools led by it are of that class; the everyday verbs of an operation whose
- * own verb is a cue (operation-verbs.ts: "rename" and "swap" where "update" leads writes) are cues of
- * that class too. A catalogue without annotations has no cues, and intent changes nothing.
+ * order"), of its description ("Submit a buy or sell order"), and its one-word search keywords in their
+ * base form ("buy", not "swaps"). A word is a cue for a class when at least `CUE_SHARE` of the annotated
+ * tools led by it are of that class; the everyday verbs of an operation whose own verb is a cue
+ * (operation-verbs.ts: "rename" and "swap" where "update" leads writes) are cues of that class too. A
+ * catalogue without annotations has no cues, and intent changes nothing.
  */
 import { OPERATION_VERBS } from './operation-verbs.ts';
 import { normaliseTerm, REQUEST_WORDS, STOP_WORDS } from './terms.ts';
@@ -61,7 +61,7 @@ function leadTerms(tool: SearchableTool, stem: boolean): string[] {
   // One-word keywords only ("buy", "unsubscribe"): a phrase's first word is as often a noun ("shares
   // held"); and in their base form: "swaps", "fills", "holdings" name things, not what the tool does.
   const keywords = Array.isArray(tool.keywords) ? tool.keywords.filter((k) => typeof k === 'string' && !/\s/.test(k.trim())) : [];
-  const verb = (word: string): string | null => {
+  const baseForm = (word: string): string | null => {
     const term = normaliseTerm(word, stem);
     return term !== null && inflected(word, term) ? null : term;
   };
@@ -70,7 +70,7 @@ function leadTerms(tool: SearchableTool, stem: boolean): string[] {
   const keywordTerms = keywords
     .map(firstPlainWord)
     .filter((w): w is string => w !== undefined)
-    .map(verb);
+    .map(baseForm);
   return [...new Set([...terms, ...keywordTerms].filter((w): w is string => w !== null))];
 }
 
@@ -100,9 +100,10 @@ export function learnIntent(tools: readonly SearchableTool[], stem: boolean): { 
   for (const [operation, verbs] of Object.entries(OPERATION_VERBS)) {
     const head = normaliseTerm(operation, stem);
     const into = head === null ? undefined : write.has(head) ? write : read.has(head) ? read : undefined;
-    for (const verb of into ? verbs : []) {
+    if (into === undefined) continue;
+    for (const verb of verbs) {
       const term = normaliseTerm(verb, stem);
-      if (term !== null && !learnt.has(term)) into?.add(term);
+      if (term !== null && !learnt.has(term)) into.add(term);
     }
   }
   return { classes, cues: { read, write } };
@@ -123,9 +124,9 @@ export function queryIntent(query: string, cues: IntentCues, stem: boolean): { i
   for (const word of splitWords(query)) {
     const term = normaliseTerm(word, stem);
     if (term === null) continue;
-    // A participle or gerund leading a request is most often part of a noun phrase ("buying power",
-    // "trading accounts", "connected providers", "pending orders"): a request's verb comes in its base
-    // form ("buy", "trade", "connect"), so an inflected cue is a content word, not the request's verb.
+    // A participle, gerund or plural leading a request is most often part of a noun phrase ("buying
+    // power", "trading accounts", "connected providers", "trades booked"): a request's verb comes in its
+    // base form ("buy", "trade", "connect"), so an inflected cue is a content word, not the request's verb.
     const base = !inflected(word, term);
     if (base && cues.write.has(term)) return { intent: WRITE, explicit: true };
     if (base && cues.read.has(term)) return { intent: READ, explicit: true };
