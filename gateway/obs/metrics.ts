@@ -32,6 +32,7 @@ export interface GatewayMetrics {
   advertisedTools: Gauge<'endpoint'>;
   toolsListBytes: Histogram<'endpoint'>;
   cacheStoreErrors: Counter<'cache' | 'op'>;
+  pinStoreLosses: Counter<'upstream'>;
   rateLimited: Counter<'budget'>;
   /** Credentials a sign-in page accepted (built-in authorization server). */
   oauthSignIns: Counter<string>;
@@ -263,6 +264,12 @@ export function createMetrics(): GatewayMetrics {
       name: 'mcp_cache_store_errors_total',
       help: 'Cache store operations that failed or timed out (served by a direct lookup instead), by cache and op.',
       labelNames: ['cache', 'op'],
+      registers: r,
+    }),
+    pinStoreLosses: new Counter({
+      name: 'mcp_pin_store_losses_total',
+      help: 'Pins this process had read or written that the Redis pin store no longer held (its data lost): written back from memory, by upstream.',
+      labelNames: ['upstream'],
       registers: r,
     }),
     replicas: new Gauge({

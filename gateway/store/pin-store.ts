@@ -135,6 +135,12 @@ export interface RedisPinStoreOptions {
  * MULTI (pin set, change removed, revision renewed), its keys in one Cluster slot (the prefix is a hash
  * tag). Every operation is bounded by `operationTimeoutMs`; a failure throws {@link PinStoreUnavailable}
  * (counted in `mcp_cache_store_errors_total{cache="pins"}`).
+ *
+ * Every pin this process read or wrote is kept in memory too, as a second copy: a Redis that lost its
+ * data (FLUSHALL, an eviction, a restart without persistence) answers "no pin" for a tool this process
+ * knew pinned, which would make a changed definition a first sight. A pin missing from Redis that the
+ * copy holds is a store loss: logged at error, counted in `mcp_pin_store_losses_total`, written back
+ * (`HSETNX`: a pin another replica wrote back first stays), and used, so a change is still held against it.
  */
 export function redisPinStore(options: RedisPinStoreOptions): PinStore {
   const prefix = options.keyPrefix ?? '{mcp-gateway:pins}';
@@ -169,19 +175,56 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     }
   };
   const parsed = <T>(hash: Record<string, string>) => new Map(Object.entries(hash).map(([name, json]) => [name, JSON.parse(json) as T]));
+  /** The second copy: every pin read or written here, by upstream and tool (pins are never deleted, only replaced). */
+  const remembered = new Map<string, Map<string, PinRecord>>();
+  const remember = (upstream: string, pins: Iterable<readonly [string, PinRecord]>) => {
+    let map = remembered.get(upstream);
+    if (!map) remembered.set(upstream, (map = new Map()));
+    for (const [name, pin] of pins) map.set(name, pin);
+  };
+  const lost = (upstream: string, names: readonly string[]) => {
+    options.metrics.pinStoreLosses.inc({ upstream }, names.length);
+    options.log.error(
+      { upstream, tools: names.slice(0, 20), count: names.length },
+      'pin store lost pins this gateway knew (Redis flushed, evicted or restarted without persistence); written back from memory, changes are held against them',
+    );
+  };
   return {
     kind: 'redis',
-    pins: (upstream) => bounded('pins', async () => parsed<PinRecord>(await client.hGetAll(key.pins(upstream)))),
+    pins: (upstream) =>
+      bounded('pins', async () => {
+        const pins = parsed<PinRecord>(await client.hGetAll(key.pins(upstream)));
+        const missing = [...(remembered.get(upstream) ?? [])].filter(([name]) => !pins.has(name));
+        if (missing.length) {
+          const multi = client.multi();
+          for (const [name, pin] of missing) multi.hSetNX(key.pins(upstream), name, JSON.stringify(pin));
+          await multi.sAdd(key.upstreams, upstream).exec();
+          const names = missing.map(([name]) => name);
+          lost(upstream, names);
+          // What Redis holds now: another replica may have written its copy back first.
+          const back = await client.hmGet(key.pins(upstream), names);
+          for (const [i, [name, pin]] of missing.entries()) pins.set(name, back[i] ? (JSON.parse(back[i]!) as PinRecord) : pin);
+        }
+        remember(upstream, pins);
+        return pins;
+      }),
     pending: (upstream) => bounded('pending', async () => parsed<PendingChange>(await client.hGetAll(key.pending(upstream)))),
     pinAllIfAbsent: (upstream, records) =>
       bounded('pin', async () => {
         if (records.length === 0) return new Map();
+        // A tool pinned before, whose pin the store lost since it was read: its remembered pin, not this sight.
+        const known = remembered.get(upstream);
+        const writes = records.map(([name, record]) => [name, known?.get(name) ?? record] as const);
         const multi = client.multi();
-        for (const [name, record] of records) multi.hSetNX(key.pins(upstream), name, JSON.stringify(record));
-        await multi.sAdd(key.upstreams, upstream).exec();
-        const names = records.map(([name]) => name);
+        for (const [name, record] of writes) multi.hSetNX(key.pins(upstream), name, JSON.stringify(record));
+        const written = (await multi.sAdd(key.upstreams, upstream).exec()).slice(0, writes.length);
+        const restored = writes.filter(([name], i) => Number(written[i]) === 1 && known?.has(name)).map(([name]) => name);
+        if (restored.length) lost(upstream, restored);
+        const names = writes.map(([name]) => name);
         const inForce = await client.hmGet(key.pins(upstream), names);
-        return new Map(names.map((name, i) => [name, inForce[i] ? (JSON.parse(inForce[i]!) as PinRecord) : records[i]![1]]));
+        const pins = new Map(names.map((name, i) => [name, inForce[i] ? (JSON.parse(inForce[i]!) as PinRecord) : writes[i]![1]]));
+        remember(upstream, pins);
+        return pins;
       }),
     notePendingAll: (upstream, changes) =>
       bounded('pending', async () => {
@@ -199,14 +242,19 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
         if (digest !== undefined && change.digest !== digest) return 'stale' as const;
         const record: PinRecord = { digest: change.digest, definition: change.definition, pinnedAt: new Date().toISOString(), by: 'approval' };
         await client.multi().hSet(key.pins(upstream), name, JSON.stringify(record)).hDel(key.pending(upstream), name).set(key.revision, randomUUID()).exec();
+        remember(upstream, [[name, record]]);
         return record;
       }),
     setPin: (upstream, name, record) =>
       bounded('pin', async () => {
         await client.multi().hSet(key.pins(upstream), name, JSON.stringify(record)).sAdd(key.upstreams, upstream).set(key.revision, randomUUID()).exec();
+        remember(upstream, [[name, record]]);
       }),
     revision: () => bounded('revision', async () => (await client.get(key.revision)) ?? '0'),
-    upstreams: () => bounded('upstreams', async () => (await client.sMembers(key.upstreams)).sort()),
+    upstreams: () =>
+      bounded('upstreams', async () =>
+        [...new Set([...(await client.sMembers(key.upstreams)), ...[...remembered].filter(([, pins]) => pins.size).map(([upstream]) => upstream)])].sort(),
+      ),
     close: async () => {
       await Promise.race([client.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, options.operationTimeoutMs).unref())]);
     },
