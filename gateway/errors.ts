@@ -21,6 +21,7 @@ export type ErrorKind =
   | 'auth_unavailable'
   | 'forbidden_origin'
   | 'forbidden_host'
+  | 'malformed_target'
   | 'insufficient_scope'
   | 'payload_too_large'
   | 'not_found'
@@ -92,6 +93,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: ERROR_CODE.serverError, httpStatus: 403, blame: 'client' };
     case 'forbidden_host':
       return { code: ERROR_CODE.serverError, httpStatus: 403, blame: 'client' };
+    // A Host header that is no host (RFC 9110 §7.2), or a request-target of no known form (RFC 9112 §3.2).
+    case 'malformed_target':
+      return { code: ERROR_CODE.serverError, httpStatus: 400, blame: 'client' };
     // RFC 6750 §3.1 / MCP 2026-07-28 authorization "Runtime Insufficient Scope Errors" (oauth.external.insufficientScope).
     case 'insufficient_scope':
       return { code: ERROR_CODE.unauthorized, httpStatus: 403, blame: 'client' };

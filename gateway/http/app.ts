@@ -12,6 +12,7 @@ import { mcpRoute } from './mcp-endpoint.ts';
 import { offersOAuth, protectedResourceMetadata } from './protected-resource.ts';
 import { pathPrefix } from '../auth/oauth/paths.ts';
 import { requestLog } from '../obs/request-context.ts';
+import { redactText } from '../ops/redact.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** One MCP endpoint: its surface and the SDK handler serving it. */
@@ -46,7 +47,7 @@ export function createListener(
         await route(exchange);
       }
     } catch (error) {
-      requestLog(runtime.log, exchange.state.requestId).error({ err: (error as Error).message }, 'unhandled request error');
+      requestLog(runtime.log, exchange.state.requestId).error({ err: redactText((error as Error).message) }, 'unhandled request error');
       if (exchange.respond && !exchange.res.headersSent) rejectAtEdge(exchange, 'internal', 'Internal error');
     }
     exchange.finish();
@@ -77,7 +78,8 @@ function createApp(
   const app = new Koa();
   app.silent = true;
   app.on('error', (error: Error, ctx?: Koa.Context) =>
-    requestLog(log, ctx?.state.requestId as string | undefined).error({ err: error.message }, 'unhandled request error'),
+    // An unexpected error's message may quote the request's URL (user information, a query): redacted.
+    requestLog(log, ctx?.state.requestId as string | undefined).error({ err: redactText(error.message) }, 'unhandled request error'),
   );
 
   // Strict, case-sensitive routing: every endpoint answers on exactly its path (`/mcp`, not `/MCP` or

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
-import { localhostAllowedHostnames, localhostAllowedOrigins, validateHostHeader, validateOriginHeader } from '@modelcontextprotocol/server';
+import { localhostAllowedHostnames, localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
 import { isAuthorizationServerPath, pathPrefix } from '../auth/oauth/paths.ts';
 import { jsonRpcErrorBody, type ErrorKind } from '../errors.ts';
@@ -9,6 +9,7 @@ import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import type { Exchange } from './exchange.ts';
 import { clientAddressOf } from './client-address.ts';
+import { readHost, toOriginForm } from './request-target.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -91,7 +92,9 @@ export function isLoopbackHost(host: string): boolean {
 
 /**
  * Host and Origin validation (spec 2026-07-28 basic/transports/streamable-http, Security), the one guard
- * in front of every route: on loopback binds (or with `security.allowedHosts`) the Host header must name
+ * in front of every route: an absolute-form request-target is taken as origin-form with its authority as
+ * Host (RFC 9112 §3.2.2); a Host that is no host (user information, a numeric form other than a dotted
+ * quad: request-target.ts `readHost`) is 400 `malformed_target` on every route; on loopback binds (or with `security.allowedHosts`) the Host header must name
  * an allowed host, which is what stops DNS rebinding (a probe, {@link isProbe}, skips that check only);
  * a present Origin must be allowed (403 otherwise), except on the built-in authorization server's paths,
  * which browser-based clients call from their own origins (oidc-provider answers CORS per client, and
@@ -112,11 +115,19 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
   const origins = [...config.security.allowedOrigins, ...(loopback ? localhostAllowedOrigins() : [])];
   const issuerPrefix = pathPrefix(config.oauth.issuer ?? config.publicUrl);
   const crossOriginPath = config.oauth.mode === 'builtin' ? (path: string) => isAuthorizationServerPath(path, issuerPrefix) : () => false;
+  const allowed = new Set(hosts.map((h) => h.toLowerCase()));
   return (ctx) => {
+    const target = toOriginForm(ctx.req);
+    const presented = ctx.get('host');
+    const host = presented ? readHost(presented) : undefined;
+    if (target !== undefined || (host && 'refused' in host)) {
+      const why = target ?? `the Host header is refused: ${(host as { refused: string }).refused}`;
+      rejectAtEdge(ctx, 'malformed_target', `Bad Request: ${why} (RFC 9110 §7.2, RFC 9112 §3.2)`);
+      return true;
+    }
     if (checkHost && !isProbe(ctx)) {
-      const host = validateHostHeader(ctx.get('host'), hosts);
-      if (!host.ok) {
-        rejectAtEdge(ctx, 'forbidden_host', host.message);
+      if (!host || !allowed.has(host.hostname)) {
+        rejectAtEdge(ctx, 'forbidden_host', host ? `Invalid Host: ${host.hostname}` : 'Missing Host header');
         return true;
       }
     }
