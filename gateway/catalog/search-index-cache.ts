@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import {
   buildToolIndexAsync,
@@ -13,6 +14,9 @@ import {
 import type { Catalog, CatalogTool } from './catalog.ts';
 import type { Logger } from '../obs/log.ts';
 import type { ToolSearchOverrides, UpstreamConfig } from '../../config/types.ts';
+
+/** Tools the cached indexes of callers' findable tools hold together (see `SearchIndexCache.findableIndex`). */
+const FINDABLE_INDEX_TOOLS = 50_000;
 
 /** After the embeddings endpoint failed to embed a catalogue version, how long until a search asks again. */
 const EMBED_RETRY_MS = 30_000;
@@ -53,6 +57,9 @@ export class SearchIndexCache {
   /** Each catalogue tool as the index takes it, made once: a tool that a new catalogue version takes
    *  over unchanged (the same object, see buildCatalog) is not read again by the next build. */
   private readonly searchables = new WeakMap<CatalogTool, SearchableTool>();
+
+  /** Indexes of some tools of a catalogue version (a caller's findable tools), by version and names; sized in tools. */
+  private readonly subsets = new LRUCache<string, Promise<ToolIndex>>({ maxSize: FINDABLE_INDEX_TOOLS });
 
   private readonly overrides: ReadonlyMap<string, Record<string, ToolSearchOverrides>>;
   private readonly arm = new WeakMap<ToolIndex, ArmState>();
@@ -134,6 +141,33 @@ export class SearchIndexCache {
       );
     }
     return this.latest ? Promise.resolve(this.latest.index) : entry.built;
+  }
+
+  /**
+   * An index of exactly `tools` of `catalog` (the tools a caller's model may find), for an unknown name's
+   * nearest names. The shared index ranks with the whole catalogue's statistics (term rarity, which words
+   * are informative, the semantic arm), so its suggestions for a hidden name and for a name that exists
+   * nowhere could differ, telling a hidden tool from a missing one; this index's answers depend on `tools`
+   * alone. `tools` all of the catalogue: the shared index; else built once per set of names (taking over
+   * the shared index's per-tool work) and kept while the cache's tool budget allows. A failed build is not kept.
+   */
+  findableIndex(catalog: Catalog, tools: readonly CatalogTool[]): Promise<ToolIndex> {
+    if (tools.length === catalog.tools.length) return this.get(catalog);
+    const names = createHash('sha256');
+    for (const tool of tools) names.update(tool.name).update('\0');
+    const key = `${catalog.version}|${names.digest('hex')}`;
+    let built = this.subsets.get(key);
+    if (built === undefined) {
+      const previous = this.entries.get(catalog.version)?.index ?? this.latest?.index;
+      built = buildToolIndexAsync(
+        tools.map((tool) => this.searchable(tool)),
+        {},
+        previous ? { previous } : {},
+      );
+      built.catch(() => this.subsets.delete(key));
+      this.subsets.set(key, built, { size: Math.max(1, tools.length) });
+    }
+    return built;
   }
 
   private async build(catalog: Catalog, build: number): Promise<ToolIndex> {

@@ -1,14 +1,13 @@
 import { argumentErrorsMeta } from '../checks/input-check.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from '../policy/caller.ts';
-import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS, findableByModel, resolveTool, type ToolResolution } from '../policy/tool-resolution.ts';
+import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS, resolveTool, type ToolResolution } from '../policy/tool-resolution.ts';
 import { toolErrorResult, type ErrorKind } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
 import { toolLabel } from '../obs/metrics.ts';
-import { NEAREST_LIMIT, callCatalogTool, heldToolMessage, refuseHeld, type ToolCallAnswer } from './tool-call.ts';
+import { callCatalogTool, nearestVisibleNames, heldToolMessage, refuseHeld, type ToolCallAnswer } from './tool-call.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision } from './tool-decision.ts';
-import { inSpan } from '../obs/tracing.ts';
 import { uiMeta } from '../catalog/extensions.ts';
 
 /**
@@ -104,10 +103,7 @@ export async function callThroughDispatcher(
     return refuse(name, target, 'refused', 'call_directly', message);
   }
   if (!target.reachableByModel) {
-    const index = await d.runtime.searchIndexes.get(visible.catalog);
-    const nearest = inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () =>
-      index.nearestNames(name, { limit: NEAREST_LIMIT, filter: (n) => findableByModel(resolve(n)) }),
-    );
+    const nearest = await nearestVisibleNames(d, visible, name);
     const hint = nearest.length ? ` Nearest names: ${nearest.join(', ')}.` : '';
     return refuse(name, target, 'refused', 'unknown_tool', `Unknown tool: ${name}.${hint} Use search_tools to find a tool for the task.`, {
       'ai.cpz.gateway/nearest': nearest,

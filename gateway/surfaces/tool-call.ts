@@ -10,6 +10,7 @@ import type { VisibleCatalog } from '../policy/caller.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision, spendToolBudgets } from './tool-decision.ts';
 import { describeBreach, findLimitBreach } from '../checks/input-limits.ts';
+import { inSpan } from '../obs/tracing.ts';
 import { createdTask, forwardedTask, relayCreatedTask, type TaskParam } from './tasks.ts';
 
 /** How a call reached the upstream: advertised on the surface, through the compact `call_tool`, or from a `run_code` script. */
@@ -224,14 +225,18 @@ export function heldToolData(held: HeldTool): Record<string, unknown> {
 
 /**
  * The catalogue names nearest to `name` (search/index.ts `nearestNames`) among the tools the caller's
- * model may find (policy/tool-resolution.ts `findableByModel`): a suggestion never names a hidden tool,
- * an MCP Apps app-only one or a withheld one (search_tools never returns one either). A failure to suggest suggests nothing.
+ * model may find (policy/tool-resolution.ts `findableByModel`), for an unknown tool's refusal (a direct
+ * call, call_tool, a script's tools.* call): a suggestion never names a hidden tool, an MCP Apps
+ * app-only one or a withheld one (search_tools never returns one either). Asked of an index of those
+ * tools alone (catalog/search-index-cache.ts `findableIndex`), so the answer is a function of what the
+ * caller may find and `name` only: a hidden tool's name gets the suggestions a name that exists nowhere
+ * would. A failure to suggest suggests nothing.
  */
-async function nearestVisibleNames(d: DispatchContext, visible: VisibleCatalog, name: string): Promise<string[]> {
+export async function nearestVisibleNames(d: DispatchContext, visible: VisibleCatalog, name: string): Promise<string[]> {
   try {
-    const index = await d.runtime.searchIndexes.get(visible.catalog);
-    const findable = (n: string) => findableByModel(resolveTool(visible.catalog, visible.access, n, d.surface.name));
-    return index.nearestNames(name, { limit: NEAREST_LIMIT, filter: findable });
+    const findable = visible.tools.filter((t) => findableByModel(resolveTool(visible.catalog, visible.access, t.name, d.surface.name)));
+    const index = await d.runtime.searchIndexes.findableIndex(visible.catalog, findable);
+    return inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () => index.nearestNames(name, { limit: NEAREST_LIMIT }));
   } catch (error) {
     d.log.warn({ err: (error as Error).message }, 'no nearest names for an unknown tool');
     return [];

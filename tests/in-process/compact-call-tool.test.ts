@@ -121,7 +121,9 @@ describe('a tool outside the caller scopes', () => {
         expect(result._meta?.['ai.cpz.gateway/error']).toBe('unknown_tool');
         for (const name of MIDDLE_OFFICE) expect(result._meta?.['ai.cpz.gateway/nearest']).not.toContain(name);
       }
-      expect(textOf(denied).replace('list_deals', 'NAME')).toBe(textOf(missing).replace('list_dealz', 'NAME'));
+      // Two names may get different hints: that a hidden name gets a missing one's is hidden-unknown-tools.test.ts's.
+      const unhinted = (text: string, name: string) => text.replace(name, 'NAME').replace(/ Nearest names: [^.]*\./, '');
+      expect(unhinted(textOf(denied), 'list_deals')).toBe(unhinted(textOf(missing), 'list_dealz'));
     });
   });
 
