@@ -116,6 +116,7 @@ export async function createBuiltinOAuth(
       supported,
       provider,
       interaction,
+      issuer,
       prefix: pathPrefix(issuer),
       rateLimits: gateway.rateLimits,
       limiter: deps.rateLimiter,

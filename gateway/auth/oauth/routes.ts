@@ -9,6 +9,8 @@ import { authorizationServerRoute, discoveryPath, INTERACTION_PREFIX, isAuthoriz
 
 export interface RouteDeps {
   provider: Provider;
+  /** The issuer (`oauth.issuer`, `publicUrl` or the listening URL): every URL the server writes is at its origin. */
+  issuer: string;
   /** The issuer's path (paths.ts `pathPrefix`): '' or `/prefix`, which a reverse proxy strips before the gateway. */
   prefix: string;
   interaction: (ctx: Context) => Promise<void>;
@@ -31,9 +33,15 @@ export interface RouteDeps {
  * An authorization request without `scope` asks for the client's registered scope, else every supported
  * one (RFC 6749 §3.3's pre-defined default; the consent page offers those the key holds): oidc-provider
  * alone would end it with access_denied after consent.
+ * Every URL the server writes (the RFC 8414 document's endpoints, redirects) is at the issuer's origin:
+ * oidc-provider builds them from the request's Host (and, with an https issuer, X-Forwarded-Host and
+ * -Proto), which a caller chooses, so the request is given the issuer's before it is handed on; the
+ * endpoints of the document then always share the origin of its `issuer` (RFC 8414 §2, §3.3).
  */
 export function authorizationServerRoutes(deps: RouteDeps): Middleware {
   const { provider, interaction, limiter, decide, prefix } = deps;
+  const issuer = new URL(deps.issuer);
+  const scheme = issuer.protocol.slice(0, -1);
   const handleProvider = provider.callback() as (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** The scope a request naming none asks for: the client's registered `scope` (RFC 7591 §2, all it may ask for), else every supported one; none for an unknown client (oidc-provider refuses it). */
   const defaultScope = async (clientId: string): Promise<string | undefined> => {
@@ -45,6 +53,10 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
     const isInteraction = ctx.path.startsWith(INTERACTION_PREFIX);
     if (!isInteraction && !isAuthorizationServerPath(ctx.path, prefix)) return next();
     ctx.state.route = authorizationServerRoute(ctx.path, prefix);
+    // After the edge's Host check (edge.ts), which this does not replace: only what oidc-provider reads.
+    ctx.req.headers.host = issuer.host;
+    ctx.req.headers['x-forwarded-host'] = issuer.host;
+    ctx.req.headers['x-forwarded-proto'] = scheme;
     ctx.set(
       'content-security-policy',
       isInteraction ? "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'" : "frame-ancestors 'none'",
