@@ -1,5 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createConnection } from 'node:net';
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { freePort } from './free-port.ts';
 import { waitFor } from './wait.ts';
 
@@ -76,4 +76,49 @@ export function pong(port: number): Promise<boolean> {
     socket.once('error', () => resolve(false));
     socket.once('close', () => resolve(false));
   });
+}
+
+/** A TCP relay in front of a Redis whose link can be cut and restored: an outage without losing Redis's data. */
+export interface RedisLink {
+  /** `redis://127.0.0.1:<relay port>`. */
+  url: string;
+  /** Drops every relayed connection, and each new one at once, until {@link restore}. */
+  cut(): void;
+  restore(): void;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link RedisLink} to the Redis on `port`. */
+export async function redisLink(port: number): Promise<RedisLink> {
+  const sockets = new Set<Socket>();
+  let down = false;
+  const server = createServer((client) => {
+    if (down) return void client.destroy();
+    const upstream = createConnection(port, '127.0.0.1');
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  server.listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  return {
+    url: `redis://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    cut() {
+      down = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    restore() {
+      down = false;
+    },
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
 }

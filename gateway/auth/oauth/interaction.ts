@@ -13,10 +13,10 @@ import type { ScopeResult } from '../scope-cache.ts';
 import { adapterLifetimes, promoteClient } from './adapter.ts';
 import type { GrantCredentials } from './grant-credential.ts';
 import { unwrapCredential, wrap, type OAuthKeys } from './keys.ts';
-import { consentPage, errorPage, signInPage, tooManyAttemptsPage, type ClientView, type ScopeChoice } from './pages.ts';
+import { consentPage, errorPage, signInPage, tooManyAttemptsPage, unavailablePage, type ClientView, type ScopeChoice } from './pages.ts';
 import { INTERACTION_PREFIX, pathPrefix } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
-import type { OAuthStore } from './store.ts';
+import { storeUnavailable, type OAuthStore } from './store.ts';
 
 const PENDING_CONTEXT = 'pending-sign-in';
 
@@ -55,7 +55,9 @@ export interface InteractionDeps {
  * spends a point of the page's own budget (5; then the authorization ends with access_denied) and of
  * the key's, the client's and the address's (`rateLimits.signIns`, shared through Redis); over one, the
  * page says when to try again (429, Retry-After) and the key is not checked. A right key and secret give
- * their points back. The refusal never says whether the key or the secret was wrong.
+ * their points back. The refusal never says whether the key or the secret was wrong. While the store is
+ * unreachable (store.ts OAuthStoreUnavailable) every page answers 503 with Retry-After, saying to wait
+ * and reload: the sign-in has not expired, and the same page and form work once the store is back.
  */
 export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promise<void> {
   const { provider, gateway, issuer, store, keys, credentials, resources, supported, log, limiter, decide } = deps;
@@ -97,13 +99,39 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     return !origin || origin === new URL(issuer).origin;
   }
 
+  // A store outage is no expiry: the same page or form works once the store answers again (503, Retry-After).
+  let lastLogged = 0;
   return async (ctx) => {
+    try {
+      await handle(ctx);
+    } catch (error) {
+      const unavailable = storeUnavailable(error);
+      if (!unavailable || ctx.res.headersSent) throw error;
+      if (Date.now() - lastLogged > 1000) {
+        lastLogged = Date.now();
+        log.warn({ err: unavailable.message }, 'sign-in page: store unreachable; answered 503');
+      }
+      const action = ctx.path.slice(INTERACTION_PREFIX.length).split('/')[1];
+      decide({
+        requestId: ctx.state.requestId as string | undefined,
+        endpoint: action === 'consent' ? 'consent' : 'sign_in',
+        outcome: 'refused',
+        reason: 'temporarily_unavailable',
+      });
+      ctx.respond = true;
+      ctx.set('retry-after', String(unavailable.retryAfterSeconds));
+      page(ctx, 503, unavailablePage(unavailable.retryAfterSeconds));
+    }
+  };
+
+  async function handle(ctx: Context): Promise<void> {
     const [uid, action] = ctx.path.slice(INTERACTION_PREFIX.length).split('/');
     if (!uid || !/^[A-Za-z0-9_-]{1,64}$/.test(uid)) return page(ctx, 404, errorPage('Not found', 'This sign-in link is not valid.'));
     let details: Awaited<ReturnType<Provider['interactionDetails']>>;
     try {
       details = await provider.interactionDetails(ctx.req, ctx.res);
-    } catch {
+    } catch (error) {
+      if (storeUnavailable(error)) throw error;
       return page(ctx, 400, errorPage('Sign-in expired', 'This sign-in page has expired or was opened in another browser.'));
     }
     if (details.uid !== uid) return page(ctx, 400, errorPage('Sign-in expired', 'This sign-in page has expired or was opened in another browser.'));
@@ -241,7 +269,7 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     decided({ endpoint: 'consent', outcome: 'ok', account: pending.accountId });
     log.info({ client: client.clientId, account: pending.accountId, scopes: granted }, 'access granted');
     return finish(ctx, { login: { accountId: pending.accountId, remember: false }, consent: { grantId } });
-  };
+  }
 }
 
 function clientView(client: { clientId: string; clientName?: string; redirectUris?: readonly string[] }, redirectUri: string): ClientView {

@@ -155,6 +155,20 @@ export function tooManyAttemptsPage(serviceName: string, retryAfterSeconds: numb
   );
 }
 
+/**
+ * The sign-in service cannot reach its store right now (503): nothing expired and nothing was decided;
+ * the same page or form works again in a moment, so the user is told to retry, not to start over.
+ */
+export function unavailablePage(retryAfterSeconds: number): string {
+  const when = retryAfterSeconds <= 1 ? 'a moment' : `${retryAfterSeconds} seconds`;
+  return layout(
+    'Sign-in briefly unavailable',
+    `<h1>Sign-in is briefly unavailable</h1>
+<p class="alert" role="alert">The sign-in service cannot reach its store right now. Nothing has expired: wait ${when}, then reload this page (your browser may ask to send the form again).</p>
+<p class="muted">If this lasts, tell the gateway's operator.</p>`,
+  );
+}
+
 export function errorPage(title: string, message: string): string {
   return layout(
     title,

@@ -8,10 +8,10 @@ import { adapterClass, adapterLifetimes, promoteClient, REUSE_DETAILS } from './
 import { ClientMetadataError, type createClientMetadataResolver } from './client-metadata.ts';
 import type { GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
-import { errorPage } from './pages.ts';
+import { errorPage, unavailablePage } from './pages.ts';
 import { AUTHORIZATION_SERVER_ROUTES, INTERACTION_PREFIX, pathPrefix } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
-import type { OAuthStore } from './store.ts';
+import { storeUnavailable, type OAuthStore } from './store.ts';
 
 /** The detail of the invalid_grant a refresh gets when the key behind its grant is refused now. */
 const KEY_REVOKED = 'the key this grant was signed in with is no longer valid';
@@ -204,15 +204,21 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     interactions: { url: async (_ctx, interaction) => `${pathPrefix(issuer)}${INTERACTION_PREFIX}${interaction.uid}` },
     routes: AUTHORIZATION_SERVER_ROUTES,
     discovery: { ...(cimd ? { client_id_metadata_document_supported: true } : {}), service_documentation: undefined },
-    renderError: async (ctx, out) => {
+    renderError: async (ctx, out, error) => {
       ctx.type = 'html';
-      ctx.body = errorPage('Sign-in cannot continue', describeError(out as { error?: string; error_description?: string }));
+      const unavailable = storeUnavailable(error);
+      ctx.body = unavailable
+        ? unavailablePage(unavailable.retryAfterSeconds)
+        : errorPage('Sign-in cannot continue', describeError(out as { error?: string; error_description?: string }));
     },
   };
 
   const provider = new Provider(issuer, configuration);
   if (issuer.startsWith('https:')) provider.proxy = true;
-  provider.on('server_error', (_ctx, error) => log.error({ err: (error as Error).message }, 'authorization server error'));
+  provider.on('server_error', (_ctx, error) => {
+    // A store outage is answered 503 (recordDecisions) and logged there; anything else is ours to fix.
+    if (!storeUnavailable(error)) log.error({ err: (error as Error).message }, 'authorization server error');
+  });
   provider.on('grant.revoked', (_ctx, grantId) => log.info({ grant: String(grantId).slice(0, 8) }, 'grant revoked'));
   recordDecisions(provider, deps);
   return provider;
@@ -282,6 +288,61 @@ function recordDecisions(provider: Provider, deps: ProviderDeps): void {
     if (ctx.oidc?.route !== 'revocation') return;
     const refused = ctx.status === 200 ? undefined : ((ctx.body as { error?: string } | undefined)?.error ?? 'server_error');
     decide({ ...about(ctx), endpoint: 'revoke', ...(refused ? { outcome: 'refused', reason: refused } : { outcome: 'ok' }) });
+  });
+  answerStoreOutages(provider, deps);
+}
+
+/** The audit endpoint of each oidc-provider route a store outage can meet (a revocation is recorded by its own middleware). */
+const OUTAGE_ENDPOINTS: Record<string, AuthDecision['endpoint']> = {
+  registration: 'register',
+  token: 'token',
+  authorization: 'authorize',
+  resume: 'authorize',
+};
+
+/**
+ * A store outage (OAuthStoreUnavailable from any adapter or store call) is a pause, not a failure:
+ * 503 with Retry-After and the RFC 6749 code `temporarily_unavailable` (§4.1.2.1; the same code the
+ * registration budget answers with), where oidc-provider would answer 500 `server_error`, so a client
+ * keeps its tokens and retries. Logged (warn, once a second at most) and audited (`reason:
+ * temporarily_unavailable`). Registered after the revocation audit, whose record then reads the 503.
+ */
+function answerStoreOutages(provider: Provider, deps: ProviderDeps): void {
+  const { decide, log } = deps;
+  const outages = new WeakMap<object, number>();
+  let lastLogged = 0;
+  provider.on('server_error', (ctx: object, error: unknown) => {
+    const unavailable = storeUnavailable(error);
+    if (unavailable) outages.set(ctx, unavailable.retryAfterSeconds);
+  });
+  provider.use(async (koa, next) => {
+    const ctx = koa as unknown as KoaContextWithOIDC;
+    let retryAfter: number | undefined;
+    try {
+      await next();
+      retryAfter = ctx.status === 500 ? outages.get(ctx) : undefined;
+    } catch (error) {
+      // A store call made after oidc-provider's own handler (sealed-tokens.ts revocation) throws past it.
+      const unavailable = storeUnavailable(error);
+      if (!unavailable) throw error;
+      retryAfter = unavailable.retryAfterSeconds;
+    }
+    if (retryAfter === undefined) return;
+    const route = ctx.oidc?.route ?? '';
+    if (Date.now() - lastLogged > 1000) {
+      lastLogged = Date.now();
+      log.warn({ route }, 'authorization server store unreachable; answered 503 temporarily_unavailable');
+    }
+    ctx.status = 503;
+    ctx.set('retry-after', String(retryAfter));
+    const description = `the authorization server cannot reach its store right now; retry after ${retryAfter} s`;
+    if (!ctx.response.is('html')) ctx.body = { error: 'temporarily_unavailable', error_description: description };
+    const endpoint = OUTAGE_ENDPOINTS[route];
+    if (endpoint) {
+      const client = ctx.oidc?.client?.clientId ?? (typeof ctx.oidc?.params?.client_id === 'string' ? ctx.oidc.params.client_id : undefined);
+      const grantType = typeof ctx.oidc?.params?.grant_type === 'string' ? { grantType: ctx.oidc.params.grant_type } : {};
+      decide({ requestId: requestIdOf(ctx), endpoint, outcome: 'refused', reason: 'temporarily_unavailable', ...(client ? { client } : {}), ...grantType });
+    }
   });
 }
 

@@ -42,6 +42,28 @@ export interface OAuthStore {
   close(): Promise<void>;
 }
 
+/**
+ * The store could not be reached, or did not answer within its budget (Redis down or slow): nothing was
+ * decided from it. The endpoints answer it as a pause, never as a refusal: 503 with Retry-After and the
+ * RFC 6749 code `temporarily_unavailable` (provider.ts), a sign-in page saying to try again (interaction.ts).
+ */
+export class OAuthStoreUnavailable extends Error {
+  constructor(
+    cause: unknown,
+    /** When to ask again: the store's operation budget, in whole seconds (at least 1). */
+    readonly retryAfterSeconds: number,
+  ) {
+    super((cause as Error)?.message ?? String(cause), { cause });
+    this.name = 'OAuthStoreUnavailable';
+  }
+}
+
+/** The {@link OAuthStoreUnavailable} behind `error` (itself or one of its causes), if any. */
+export function storeUnavailable(error: unknown): OAuthStoreUnavailable | undefined {
+  for (let e = error, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof OAuthStoreUnavailable) return e;
+  return undefined;
+}
+
 const PREFIX = 'mcp-gateway:oauth:';
 const ttlOf = (seconds: number) => Math.max(1, Math.ceil(seconds));
 
@@ -50,7 +72,8 @@ const ttlOf = (seconds: number) => Math.max(1, Math.ceil(seconds));
  * Sentinel, Cluster, connection name). Connecting is bounded by
  * `operationTimeoutMs` x 10 (at least 5 s) and throws when Redis cannot be reached: the gateway does not
  * start an authorization server it cannot keep state for. Every later operation has the
- * `operationTimeoutMs` budget (at least 1 s) and throws past it; node-redis keeps reconnecting meanwhile.
+ * `operationTimeoutMs` budget (at least 1 s) and throws {@link OAuthStoreUnavailable} past it or when
+ * Redis is unreachable; node-redis keeps reconnecting meanwhile.
  * Every key is written with an expiry (`EX`), so Redis holds nothing the gateway would not.
  */
 export async function createRedisStore(cache: GatewayConfig['cache']): Promise<OAuthStore> {
@@ -58,6 +81,7 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
   const client = createRedisConnection(cache, { role: 'oauth', connectTimeoutMs: budget, disableOfflineQueue: true });
   // Errors surface on the operations that meet them; the event only keeps node-redis from throwing globally.
   client.on('error', () => undefined);
+  const retryAfterSeconds = Math.ceil(budget / 1000);
   const bounded = async <T>(run: () => Promise<T>, ms = budget): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -65,6 +89,8 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
         run(),
         new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis operation exceeded ${ms} ms`)), ms))),
       ]);
+    } catch (error) {
+      throw new OAuthStoreUnavailable(error, retryAfterSeconds);
     } finally {
       clearTimeout(timer);
     }
