@@ -66,7 +66,7 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
   const provenance = new Map<string, string>();
   const merged = mergeDeep(fromFile, envOverrides(env, provenance));
   refuseListGaps(merged, [], provenance);
-  const config = mergeDeep(merged, (options.overrides ?? {}) as Json) as Record<string, Json>;
+  const config = exportWhereNamed(mergeDeep(merged, (options.overrides ?? {}) as Json) as Record<string, Json>);
   // JSON Schema's integer and number admit Infinity (YAML's 1e400 or .inf): no limit or TTL means that.
   const infinite = nonFinite(config, []);
   if (infinite)
@@ -79,6 +79,17 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
   // "Beside the config": a relative lock file is read where the configuration file is.
   if (final.pinning.lockFile) final.pinning.lockFile = resolve(dirname(path), final.pinning.lockFile);
   return final;
+}
+
+/**
+ * `tracing.endpoint` set (in the file, as GATEWAY_TRACING_ENDPOINT or from an OTEL_* endpoint) without
+ * `tracing.exporter` turns tracing on: naming where spans go means "send them there". An exporter said
+ * outright (none included, or OTEL_SDK_DISABLED) wins.
+ */
+function exportWhereNamed(config: Record<string, Json>): Record<string, Json> {
+  const tracing = config.tracing;
+  if (!isObject(tracing) || tracing.endpoint === undefined || tracing.exporter !== undefined) return config;
+  return { ...config, tracing: { ...tracing, exporter: 'otlp' } };
 }
 
 function readYaml(path: string): Json {

@@ -177,7 +177,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     config.cache.store === 'redis'
       ? createKvStore(config.cache, { name: `catalog:${name}`, ttlMs: 24 * 3600_000, maxEntries: config.cache.maxEntries, metrics, log })
       : undefined;
-  const audit = createAuditLog(config.audit, { destination: options.auditDestination, log });
+  const audit = createAuditLog(config.audit, { destination: options.auditDestination, log, metrics });
   // Every decision reported once (the MCP endpoints' and the authorization server's); the metrics, the audit trail and the request span subscribe.
   const outcomes = createOutcomes(gatewaySubscribers(metrics, audit));
   const pinStore = options.pinStore ?? createPinStore(config, metrics, log);
@@ -264,7 +264,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       log,
     ),
     taskIndex: new TaskIndex(store('tasks', MAX_TTL_MS, config.cache.maxEntries)),
-    tracing: createTracing(config.tracing, { log, ...(options.spanExporter ? { exporter: options.spanExporter } : {}) }),
+    tracing: createTracing(config.tracing, { log, metrics, ...(options.spanExporter ? { exporter: options.spanExporter } : {}) }),
     audit,
     authDecisions: authDecisions(outcomes),
     pins,

@@ -1,7 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { clip } from '../wire/clip.ts';
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { ConfigError } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
+import { throttled } from './log.ts';
+import type { GatewayMetrics } from './metrics.ts';
 
 /**
  * The audit trail (issues 17, 28): one JSON line per tool decision and per refused request (and one per
@@ -218,11 +223,19 @@ interface NotedSearch {
 export interface AuditOptions {
   /** Where lines go instead of `audit.destination` (tests). */
   destination?: DestinationStream;
-  /** The gateway's own log, for the warning about a generated digest key. */
+  /** The gateway's own log, for the warning about a generated digest key and for lines that could not be written. */
   log?: Logger;
+  /** Counts audit lines the destination failed to write (`mcp_audit_write_errors_total`). */
+  metrics?: Pick<GatewayMetrics, 'auditWriteErrors'>;
 }
 
-/** Builds the audit log for `audit` config: `off` records nothing; `stdout`, `stderr` or a file path. */
+/**
+ * Builds the audit log for `audit` config: `off` records nothing; `stdout`, `stderr` or a file path.
+ * A file is opened for appending here, so a destination that cannot be written (no such folder and none
+ * can be made, no permission, a read-only mount) refuses the start instead of losing every line; a write
+ * that fails later is logged at error (at most once a minute, with how many were not) and counted.
+ * @throws ConfigError naming `audit.destination` when the file cannot be opened for appending.
+ */
 export function createAuditLog(config: GatewayConfig['audit'], options: AuditOptions = {}): AuditLog {
   if (config.destination === 'off' && !options.destination)
     return {
@@ -247,7 +260,25 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
       ? pino.destination({ fd: 1, sync: false })
       : config.destination === 'stderr'
         ? pino.destination({ fd: 2, sync: false })
-        : pino.destination({ dest: config.destination, sync: false, mkdir: true, append: true }));
+        : pino.destination({ dest: openable(config.destination), sync: false, append: true }));
+  const writeFailed = throttled(60_000);
+  const stream = destination as DestinationStream & { on?: (event: 'error', fn: (error: Error) => void) => void; flushSync?: () => void };
+  let lastError: Error | undefined;
+  stream.on?.('error', (error) => {
+    // pino's own listener hands the first error on by emitting it again: one failure, one count.
+    if (error === lastError) return;
+    lastError = error;
+    // sonic-boom's flushSync retries a failed write (ENOSPC, EIO) forever, which would hang close() and
+    // the process's exit: what a failing destination holds is lost either way.
+    if (stream.flushSync) stream.flushSync = () => {};
+    options.metrics?.auditWriteErrors.inc();
+    writeFailed((notLogged) =>
+      options.log?.error(
+        { destination: config.destination, error: error.message, ...(notLogged ? { notLogged } : {}) },
+        'audit: a line could not be written to audit.destination and is lost',
+      ),
+    );
+  });
   // Its own logger: no base fields (pid, hostname), the event's own `time`, and `event` where the level
   // would go (pino's line always opens with the level slot): one level per kind of line.
   const logger = pino(
@@ -369,6 +400,38 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         setTimeout(resolve, 1000).unref();
       }),
   };
+}
+
+/** `path` once it is known to open for appending (its folder made first). @throws ConfigError naming `audit.destination`. */
+function openable(path: string): string {
+  try {
+    makeFolders(dirname(path));
+    closeSync(openSync(path, 'a'));
+  } catch (error) {
+    throw new ConfigError('audit.destination', `cannot append to ${path}: ${(error as Error).message}`);
+  }
+  return path;
+}
+
+/**
+ * `mkdir -p` one level at a time. Why not `mkdirSync(folder, { recursive: true })`: under a folder that
+ * refuses every new entry with ENOENT (`/proc`) Node's recursive mkdir retries forever, so the start
+ * hung (and sonic-boom's own `mkdir` option never opened the file: every line was lost, silently).
+ */
+function makeFolders(folder: string): void {
+  const missing: string[] = [];
+  for (let at = folder; !existsSync(at); at = dirname(at)) {
+    missing.unshift(at);
+    if (dirname(at) === at) break;
+  }
+  for (const each of missing) {
+    try {
+      mkdirSync(each);
+    } catch (error) {
+      // Made meanwhile (another replica on a shared volume): what was wanted.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  }
 }
 
 /** Characters kept of a string the caller chose (a tool name, its client's name and version, a method). */

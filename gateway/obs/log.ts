@@ -108,3 +108,23 @@ export function loggableUrl(url: string): string {
   const rest = parsed.search || parsed.hash ? '?…' : '';
   return `${parsed.protocol}//${userinfo}${parsed.host}${parsed.pathname}${rest}`;
 }
+
+/**
+ * Runs a failure's log call at most once per `intervalMs` (the first at once): a failure that repeats on
+ * every request (a full disk, a collector down) makes one line a minute, not one per request. The call
+ * gets how many failures since the last line were not logged (0 for the first).
+ */
+export function throttled(intervalMs: number): (logLine: (notLogged: number) => void) => void {
+  let last = Number.NEGATIVE_INFINITY;
+  let skipped = 0;
+  return (logLine) => {
+    const now = performance.now();
+    if (now - last < intervalMs) {
+      skipped++;
+      return;
+    }
+    last = now;
+    logLine(skipped);
+    skipped = 0;
+  };
+}

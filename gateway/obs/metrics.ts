@@ -27,6 +27,10 @@ export interface GatewayMetrics {
   searchEmbeddingFailures: Counter<'stage'>;
   configUnmatchedRules: Gauge<'upstream'>;
   configReloads: Counter<'outcome'>;
+  /** Audit lines `audit.destination` failed to write (each is also a throttled error log line). */
+  auditWriteErrors: Counter<string>;
+  /** Span batches the OTLP exporter failed to deliver (each is also a throttled warning log line). */
+  traceExportFailures: Counter<string>;
   outputSchemaViolations: Counter<'tool'>;
   outputSchemaCompileFailures: Counter<'tool'>;
   advertisedTools: Gauge<'endpoint'>;
@@ -145,6 +149,16 @@ export function createMetrics(): GatewayMetrics {
       name: 'mcp_config_unmatched_rules',
       help: "Per-tool config entries (scopeRules, readOnlyOverrides, categories, outputSchemas, tools, anchors, rateLimits.tools) naming no tool the upstream's last catalogue listed, by upstream: typos apply to nothing.",
       labelNames: ['upstream'],
+      registers: r,
+    }),
+    auditWriteErrors: new Counter({
+      name: 'mcp_audit_write_errors_total',
+      help: 'Audit lines that audit.destination failed to write (lost): a full disk, a file that went away.',
+      registers: r,
+    }),
+    traceExportFailures: new Counter({
+      name: 'mcp_trace_export_failures_total',
+      help: 'Span batches the OTLP exporter failed to deliver (collector down, refused or too slow): those spans are lost.',
       registers: r,
     }),
     configReloads: new Counter({

@@ -1,10 +1,10 @@
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, createContextKey, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
@@ -26,7 +26,8 @@ import {
   ATTR_MCP_SESSION_ID,
 } from '@opentelemetry/semantic-conventions/incubating';
 import type { GatewayConfig } from '../../config/types.ts';
-import type { Logger } from './log.ts';
+import { loggableUrl, throttled, type Logger } from './log.ts';
+import type { GatewayMetrics } from './metrics.ts';
 
 /**
  * The gateway's OpenTelemetry tracing (issue 17). Off unless `tracing.exporter` is `otlp`, which
@@ -96,11 +97,21 @@ export interface TracingOptions {
   log?: Logger;
   /** Tests: export to this exporter (one span at a time) instead of OTLP. */
   exporter?: SpanExporter;
+  /** Counts span batches that failed to export (`mcp_trace_export_failures_total`). */
+  metrics?: Pick<GatewayMetrics, 'traceExportFailures'>;
 }
 
-/** Builds the gateway's tracing from `tracing` config; exporter `none` gives a tracing that records nothing. */
+/**
+ * Builds the gateway's tracing from `tracing` config; exporter `none` gives a tracing that records nothing.
+ * Either way one startup line says whether spans are exported and where to. A batch the exporter fails
+ * to deliver is counted and logged at warn, at most once a minute (the SDK itself only tells its own
+ * diagnostic logger, which nobody reads).
+ */
 export function createTracing(config: GatewayConfig['tracing'], options: TracingOptions = {}): Tracing {
-  if (config.exporter !== 'otlp' && !options.exporter) return disabledTracing;
+  if (config.exporter !== 'otlp' && !options.exporter) {
+    options.log?.info('tracing off: no spans are exported (tracing.exporter is none; set it to otlp, or set an OTLP endpoint)');
+    return disabledTracing;
+  }
   if (!contextManagerInstalled) {
     // Once per process: the context manager is global state the API keeps; a second one would be refused.
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -109,13 +120,18 @@ export function createTracing(config: GatewayConfig['tracing'], options: Tracing
   const Exporter = config.protocol === 'http/json' ? OTLPJsonTraceExporter : OTLPProtobufTraceExporter;
   const processor = options.exporter
     ? new SimpleSpanProcessor(options.exporter)
-    : new BatchSpanProcessor(new Exporter({ url: config.endpoint, headers: config.headers, timeoutMillis: config.timeoutMs }));
+    : new BatchSpanProcessor(
+        new ReportedExporter(new Exporter({ url: config.endpoint, headers: config.headers, timeoutMillis: config.timeoutMs }), config.endpoint, options),
+      );
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: '0.1.0' }),
     spanProcessors: [processor],
   });
   const tracer = provider.getTracer('mcp-catalog-gateway', '0.1.0');
-  options.log?.info({ endpoint: config.endpoint, protocol: config.protocol, serviceName: config.serviceName }, 'tracing on: exporting spans over OTLP/HTTP');
+  options.log?.info(
+    { endpoint: loggableUrl(config.endpoint), protocol: config.protocol, serviceName: config.serviceName },
+    'tracing on: exporting spans over OTLP/HTTP',
+  );
   return {
     enabled: true,
     startRequest: (input) => startRequestSpan(tracer, input),
@@ -124,6 +140,45 @@ export function createTracing(config: GatewayConfig['tracing'], options: Tracing
       await provider.shutdown().catch(() => {});
     },
   };
+}
+
+/** The OTLP exporter, with each failed batch counted and (throttled) logged. */
+class ReportedExporter implements SpanExporter {
+  private readonly failed = throttled(60_000);
+
+  constructor(
+    private readonly inner: SpanExporter,
+    private readonly endpoint: string,
+    private readonly options: TracingOptions,
+  ) {}
+
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    this.inner.export(spans, (result) => {
+      if (result.code !== ExportResultCode.SUCCESS) {
+        this.options.metrics?.traceExportFailures.inc();
+        this.failed((notLogged) =>
+          this.options.log?.warn(
+            {
+              endpoint: loggableUrl(this.endpoint),
+              spans: spans.length,
+              error: result.error?.message ?? 'export failed',
+              ...(notLogged ? { notLogged } : {}),
+            },
+            'tracing: spans could not be exported to the OTLP endpoint and are lost',
+          ),
+        );
+      }
+      done(result);
+    });
+  }
+
+  shutdown(): Promise<void> {
+    return this.inner.shutdown();
+  }
+
+  forceFlush(): Promise<void> {
+    return this.inner.forceFlush?.() ?? Promise.resolve();
+  }
 }
 
 const disabledTracing: Tracing = {

@@ -5,9 +5,12 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../config/load.ts';
+import { ConfigError, loadConfig } from '../../config/load.ts';
 import { canonicalJson, createAuditLog, SEARCH_TRAIL, type ToolDecision } from '../../gateway/obs/audit.ts';
+import { createMetrics } from '../../gateway/obs/metrics.ts';
+import { createRuntime } from '../../gateway/runtime.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 
 const decision = (over: Partial<ToolDecision> = {}): ToolDecision => ({
@@ -90,6 +93,34 @@ describe('audit log', () => {
     const lines = readFileSync(path, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(JSON.parse(lines[0]!)).toMatchObject({ outcome: 'ok', tool: 'place_order' });
+  });
+
+  it('refuses to start on a destination it cannot append to, naming audit.destination (no lost audit trail)', () => {
+    const config = loadConfig({
+      env: { GATEWAY_AUDIT_DESTINATION: '/proc/nu7/audit.jsonl' },
+      overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] },
+    });
+    expect(() => createAuditLog(config.audit)).toThrow(ConfigError);
+    expect(() => createRuntime(config, { logger: pino({ level: 'silent' }) })).toThrow(
+      /^invalid configuration: audit\.destination: cannot append to \/proc\/nu7\/audit\.jsonl: /,
+    );
+    // A folder where the file should be.
+    expect(() => createAuditLog({ destination: mkdtempSync(join(tmpdir(), 'audit-')), digestKey: 'k'.repeat(32) })).toThrow(
+      /audit\.destination: cannot append to/,
+    );
+  });
+
+  it('logs at error and counts the lines a destination fails to write later (a full disk)', async () => {
+    const capture = new LogCapture();
+    const metrics = createMetrics();
+    // /dev/full opens for appending; every write to it fails with ENOSPC.
+    const audit = createAuditLog({ destination: '/dev/full', digestKey: 'k'.repeat(32) }, { log: pino(capture), metrics });
+    audit.record(decision());
+    await expect.poll(async () => (await metrics.auditWriteErrors.get()).values[0]?.value ?? 0, { timeout: 10_000 }).toBeGreaterThan(0);
+    await audit.close();
+    const [line] = capture.records('audit: a line could not be written');
+    expect(line).toMatchObject({ level: 50, destination: '/dev/full' });
+    expect(String(line!.error)).toMatch(/ENOSPC/);
   });
 
   it('takes its destination and digest key from the configuration, ${VAR} included', () => {

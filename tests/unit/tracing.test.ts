@@ -4,8 +4,11 @@
  * the upstream carrier names the upstream span; nothing is recorded or injected outside a traced request.
  */
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
+import { createMetrics } from '../../gateway/obs/metrics.ts';
+import { LogCapture } from '../helpers/log-capture.ts';
 import { createTracing, inSpan, injectTraceHeaders, traceIdOf, upstreamSpan } from '../../gateway/obs/tracing.ts';
 
 const PARENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -99,6 +102,41 @@ describe('tracing', () => {
     expect(inSpan('x', {}, (span) => span)).toBeUndefined();
   });
 
+  it('says at start whether spans are exported and where to (the URL without its userinfo or query)', async () => {
+    const capture = new LogCapture();
+    const log = pino({ level: 'info' }, capture);
+    await createTracing(config(), { log }).shutdown();
+    const on = createTracing({ ...config(), exporter: 'otlp', endpoint: 'https://u:pw@collector.example:4318/v1/traces?key=k' }, { log });
+    await on.shutdown();
+    const lines = capture.records();
+    expect(lines.map((line) => line.msg)).toEqual([
+      'tracing off: no spans are exported (tracing.exporter is none; set it to otlp, or set an OTLP endpoint)',
+      'tracing on: exporting spans over OTLP/HTTP',
+    ]);
+    expect(lines[1]!.endpoint).toBe('https://***@collector.example:4318/v1/traces?…');
+  });
+
+  it('counts and logs span batches a stopped collector never receives', async () => {
+    const capture = new LogCapture();
+    const log = pino({ level: 'info' }, capture);
+    const metrics = createMetrics();
+    // Port 1 on loopback: nothing listens, the connection is refused at once.
+    const tracing = createTracing({ ...config(), exporter: 'otlp', endpoint: 'http://127.0.0.1:1/v1/traces', timeoutMs: 2000 }, { log, metrics });
+    for (let i = 0; i < 2; i++)
+      tracing
+        .startRequest({ path: '/mcp', surface: 'full', httpMethod: 'POST', headers: {}, message: { method: 'tools/list', id: i } })
+        .end({ httpStatus: 200 });
+    await tracing.shutdown();
+    expect((await metrics.traceExportFailures.get()).values[0]?.value).toBe(1);
+    const warnings = capture.records().filter((line) => line.level === 40);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({
+      msg: 'tracing: spans could not be exported to the OTLP endpoint and are lost',
+      endpoint: 'http://127.0.0.1:1/v1/traces',
+      spans: 2,
+    });
+  });
+
   it('reads a trace id only from a well-formed traceparent', () => {
     expect(traceIdOf(traceparent)).toBe(PARENT_TRACE);
     expect(traceIdOf(`00-${'0'.repeat(32)}-${PARENT_SPAN}-01`)).toBeUndefined();
@@ -130,6 +168,19 @@ describe('tracing configuration from OTEL_* variables', () => {
       serviceName: 'edge-gw',
       headers: { 'api-key': 'a=b', x: '1' },
     });
+  });
+  it('turns on with GATEWAY_TRACING_ENDPOINT or tracing.endpoint alone; an exporter said outright wins', () => {
+    expect(load({ GATEWAY_TRACING_ENDPOINT: 'http://c:4318/v1/traces', GATEWAY_TRACING_HEADERS: '{"api-key":"k"}' })).toMatchObject({
+      exporter: 'otlp',
+      endpoint: 'http://c:4318/v1/traces',
+      headers: { 'api-key': 'k' },
+    });
+    const fromFile = (tracing: Record<string, unknown>) =>
+      loadConfig({ env: {}, overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }], tracing } }).tracing.exporter;
+    expect(fromFile({ endpoint: 'http://c:4318/v1/traces' })).toBe('otlp');
+    expect(fromFile({ endpoint: 'http://c:4318/v1/traces', exporter: 'none' })).toBe('none');
+    expect(load({ GATEWAY_TRACING_ENDPOINT: 'http://c:4318/v1/traces', GATEWAY_TRACING_EXPORTER: 'none' }).exporter).toBe('none');
+    expect(load({ GATEWAY_TRACING_ENDPOINT: 'http://c:4318/v1/traces', OTEL_SDK_DISABLED: 'true' }).exporter).toBe('none');
   });
   it('refuses an exporter or protocol it cannot serve, naming the variable', () => {
     expect(() => load({ OTEL_TRACES_EXPORTER: 'zipkin' })).toThrow(/tracing\.exporter: must be one of none, otlp \(from OTEL_TRACES_EXPORTER\)/);
