@@ -103,16 +103,21 @@ export function mountConsole(router: Router, runtime: GatewayRuntime, serve: Ser
 }
 
 /**
- * 401 (with a Basic challenge, so a browser asks) unless the request carries the admin token. A request
- * that presents a token first spends a point of its address's budget (`rateLimits.consoleSignIns`,
- * shared through Redis), before the token is compared: over it, 429 with Retry-After and nothing
- * compared; the right token gives its point back. Each wrong token is an audit record.
+ * 401 (with a Basic challenge, so a browser asks) unless the request carries the admin token. The right
+ * token is always let in, even from an address over its budget: what stops guessing it is its length
+ * (16 characters at least, config/schema.json; a random one cannot be guessed), while a lockout that let
+ * no one in would let anyone at an address (behind a proxy without `security.trustedProxies`, everyone)
+ * lock the operators out by sending wrong tokens. Each wrong token spends a point of its address's
+ * budget (`rateLimits.consoleSignIns`, shared through Redis): over it, 429 with Retry-After instead of
+ * 401, counted in `mcp_rate_limited_total`, so a guesser shows up and is told to stop. Each wrong token
+ * is an audit record.
  */
 function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
   const expected = digest(token);
   return async (ctx, next) => {
     const presented = presentedToken(ctx.get('authorization'));
     if (presented !== undefined) {
+      if (timingSafeEqual(digest(presented), expected)) return next();
       const charges = runtime.rateLimiter ? consoleSignInCharges(runtime.config.rateLimits, ctx.ip) : [];
       const decision = charges.length ? await runtime.rateLimiter!.consume(charges) : undefined;
       const requestId = ctx.state.requestId as string | undefined;
@@ -123,12 +128,8 @@ function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
         ctx.set('retry-after', String(seconds));
         ctx.set('cache-control', 'no-store');
         ctx.type = 'text/plain; charset=utf-8';
-        ctx.body = `Too many wrong admin tokens from this address: nothing was checked. Try again in ${seconds} s.`;
+        ctx.body = `Too many wrong admin tokens from this address. Try again in ${seconds} s.`;
         return;
-      }
-      if (timingSafeEqual(digest(presented), expected)) {
-        if (decision) await runtime.rateLimiter!.refund(charges);
-        return next();
       }
       runtime.authDecisions({ requestId, endpoint: 'console', outcome: 'refused', reason: 'invalid_token' });
     }

@@ -30,11 +30,12 @@ describe('a reload and the rate budgets', () => {
     expect(answers).toEqual([401, 401, 401, 429]);
     await stack.gateway.reload(structuredClone(stack.config));
     expect((await consoleWith('wrong-token-after')).status).toBe(429);
-    expect((await consoleWith(TOKEN)).status).toBe(429);
+    // The token's holder is never locked out (console/routes.ts adminGuard).
+    expect((await consoleWith(TOKEN)).status).toBe(200);
     // A new limit is a new budget: counted afresh under its own shape.
     const next = structuredClone(stack.config);
     next.rateLimits.consoleSignIns.perAddress = { points: 5, durationMs: 900_000, blockMs: 1_800_000 };
     await stack.gateway.reload(next);
-    expect((await consoleWith(TOKEN)).status).toBe(200);
+    expect((await consoleWith('wrong-token-new-limit')).status).toBe(401);
   });
 });
