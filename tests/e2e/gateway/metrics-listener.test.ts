@@ -2,7 +2,7 @@
  * The separate metrics listener (`metrics.port`, issue 13) applies the main listener's Host and Origin
  * rules: on a loopback bind, a browser's request naming another host (a DNS-rebinding page) or from a
  * foreign origin is refused with 403, while a scrape is served whatever Host it names (Prometheus
- * scrapes a pod by its IP).
+ * scrapes a pod by its IP); a Host that is no host (user information, a numeric form) is 400.
  */
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,5 +38,12 @@ describe('the metrics listener', () => {
     expect(await get(url, { host: `127.0.0.1:${port}`, origin: 'https://evil.example' })).toBe(403);
     expect(await get(url, { host: `127.0.0.1:${port}` })).toBe(200);
     expect(await get(url, { host: `localhost:${port}` })).toBe(200);
+  });
+
+  it('answers 400 to a Host that is no host, as the main listener does (edge.ts originGuard)', async () => {
+    const url = `${stack.gateway.metricsUrl}/metrics`;
+    const port = new URL(url).port;
+    expect(await get(url, { host: `user:secret@127.0.0.1:${port}` })).toBe(400);
+    expect(await get(url, { host: `2130706433:${port}` })).toBe(400);
   });
 });
