@@ -8,6 +8,8 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
+import type { DeepPartial } from '../../config/load.ts';
+import type { GatewayConfig } from '../../config/types.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 import { authDecisionsOf, authorizeUrl, csrfOf, Jar, oauthClient, pkce, REDIRECT_URI, step, type OAuthClient } from '../helpers/oauth-harness.ts';
@@ -91,10 +93,28 @@ async function openSignIn(client = clientId, scope = 'ledger:read') {
   return { jar, interaction, csrf: csrfOf(html) };
 }
 
-const signIn = async (key: string, secret: string, client = clientId) => {
+const signIn = async (key: string, secret: string, client = clientId, headers: Record<string, string> = {}) => {
   const page = await openSignIn(client);
-  return step(page.jar, `${page.interaction}/login`, { csrf: page.csrf, key, secret }, {}, oauth.send);
+  return step(page.jar, `${page.interaction}/login`, { csrf: page.csrf, key, secret }, headers, oauth.send);
 };
+
+/** Replaces this test's gateway with one whose sign-in address budget is 3 (and `security`), and registers a client. */
+async function restartWithAddressBudget(security: DeepPartial<GatewayConfig['security']> = {}): Promise<void> {
+  await gateway.close();
+  gateway = inProcessGateway(
+    {
+      scopes: { endpoint: endpoint.url, unauthorizedTtlMs: 0 },
+      oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-sign-in-limits', scopes: ['ledger:read'] },
+      rateLimits: { signIns: { perAddress: { points: 3, durationMs: 900_000, blockMs: 1_800_000 } } },
+      security,
+      upstreams: [{ health: { intervalMs: 0 } }],
+    },
+    { fake: { tools: [{ definition: { name: 'read_ledger', inputSchema: { type: 'object' } } as Tool }] }, audit },
+  );
+  await gateway.runtime.startOAuth(gateway.gatewayUrl);
+  oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+  clientId = (await oauth.register()).client_id;
+}
 
 describe('the sign-in page under guessing', () => {
   it(`checks no more than ${PER_KEY} of 40 concurrent wrong secrets for one key, and answers the rest 429 with when to try again`, async () => {
@@ -121,24 +141,24 @@ describe('the sign-in page under guessing', () => {
   });
 
   it('refuses even a right key from an address past its budget: that budget is the only bound on guessing many keys', async () => {
-    await gateway.close();
-    gateway = inProcessGateway(
-      {
-        scopes: { endpoint: endpoint.url, unauthorizedTtlMs: 0 },
-        oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-sign-in-limits', scopes: ['ledger:read'] },
-        rateLimits: { signIns: { perAddress: { points: 3, durationMs: 900_000, blockMs: 1_800_000 } } },
-        upstreams: [{ health: { intervalMs: 0 } }],
-      },
-      { fake: { tools: [{ definition: { name: 'read_ledger', inputSchema: { type: 'object' } } as Tool }] }, audit },
-    );
-    await gateway.runtime.startOAuth(gateway.gatewayUrl);
-    oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
-    clientId = (await oauth.register()).client_id;
+    await restartWithAddressBudget();
     const statuses = [];
     for (const key of ['guess-1', 'guess-2', 'guess-3']) statuses.push((await signIn(key, 'x')).status);
     expect(statuses).toEqual([401, 401, 401]);
     expect((await signIn('carol', 'carol-secret')).status).toBe(429);
     expect(authDecisionsOf(audit).at(-1)).toMatchObject({ endpoint: 'sign_in', reason: 'rate_limited', budget: 'sign_ins_per_address' });
+  });
+
+  it('counts each client behind a trusted proxy in its own address budget (security.trustedProxies)', async () => {
+    // In process every request comes from 127.0.0.1: the proxy here.
+    await restartWithAddressBudget({ trustedProxies: ['127.0.0.1'] });
+    const from = (address: string) => ({ 'x-forwarded-for': address });
+    const statuses = [];
+    for (const key of ['guess-1', 'guess-2', 'guess-3', 'guess-4']) statuses.push((await signIn(key, 'x', clientId, from('198.51.100.1'))).status);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+    expect((await signIn('carol', 'carol-secret', clientId, from('198.51.100.2'))).status).toBe(303);
+    // A caller's own entry left of the one the proxy appended changes nothing.
+    expect((await signIn('carol', 'carol-secret', clientId, from('198.51.100.2, 198.51.100.1'))).status).toBe(429);
   });
 
   it("counts every key's attempts through one client in that client's budget", async () => {
