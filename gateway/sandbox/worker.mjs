@@ -52,12 +52,14 @@ const STACK_BYTES = 512 * 1024;
 const JOBS_PER_TICK = 100;
 
 // The `tools` binding, built inside the context from one captured host function that is never a global.
+// The name crosses as JSON, like the arguments: the host reads a QuickJS string as a C string, which
+// would end it at a NUL ("list_strategies\u0000place_order" called list_strategies).
 const PRELUDE = `(function (call) {
   const tools = new Proxy(Object.freeze(Object.create(null)), {
     get(_, name) {
       if (typeof name !== 'string' || name === 'then') return undefined;
       return function (args) {
-        return call(name, JSON.stringify(args === undefined ? {} : args)).then(JSON.parse);
+        return call(JSON.stringify(name), JSON.stringify(args === undefined ? {} : args)).then(JSON.parse);
       };
     },
     set() { return false; },
@@ -143,7 +145,7 @@ function run({ code, limits }) {
   console.dispose();
 
   const call = context.newFunction('call', (nameHandle, jsonHandle) => {
-    const name = context.getString(nameHandle);
+    const name = JSON.parse(context.getString(nameHandle));
     const json = context.getString(jsonHandle);
     calls += 1;
     if (calls > limits.toolCalls) {
@@ -240,7 +242,9 @@ function run({ code, limits }) {
         deferred.resolve(value);
         value.dispose();
       } else {
-        const error = context.newError({ name: 'ToolError', message: message.message ?? 'tool call failed' });
+        // QuickJS takes the text as a C string: a NUL (a name echoed in the refusal) is written as its escape instead of ending it.
+        const text = (message.message ?? 'tool call failed').replaceAll('\0', '\\u0000');
+        const error = context.newError({ name: 'ToolError', message: text });
         deferred.reject(error);
         error.dispose();
       }

@@ -214,6 +214,24 @@ describe('run_code attacks (modern era unless said)', () => {
     expect(upstreamCalls()).toBe(before + 6);
   });
 
+  it('refuses a tool name with a NUL inside as unknown, as call_tool does, never the name before the NUL', async () => {
+    const before = upstreamCalls();
+    const result = await run(
+      'modern',
+      `const out = [];
+       for (const name of ['get_quote\\u0000list_accounts', 'get_quote\\u0000']) {
+         try { await tools[name]({ symbol: 'A' }); out.push('ran'); } catch (e) { out.push(e.message); }
+       }
+       return out;`,
+    );
+    const [inside, after] = result.structuredContent!.result as string[];
+    expect(inside).toMatch(/^tools\.get_quote\\u0000list_accounts: Unknown tool: get_quote\\u0000list_accounts\./);
+    expect(after).toMatch(/^tools\.get_quote\\u0000: Unknown tool: get_quote\\u0000\./);
+    const direct = await withClient('modern', compact, READER, (c) => c.callTool('call_tool', { name: 'get_quote\u0000', arguments: { symbol: 'A' } }));
+    expect(text(direct)).toMatch(/^Unknown tool: get_quote\u0000\./);
+    expect(upstreamCalls()).toBe(before);
+  });
+
   it('gives a script no host: no process, require, timers or imports, Function tricks reach QuickJS only', async () => {
     const before = upstreamCalls();
     const result = await run(

@@ -31,6 +31,13 @@ describe('the code sandbox', () => {
     expect(await run('return undefined')).toMatchObject({ ok: true, json: 'null' });
   });
 
+  it('hands a tool name over whole, a NUL inside it included', async () => {
+    expect(await run('return (await tools["list_strategies\\u0000place_order"]()).name')).toMatchObject({
+      ok: true,
+      json: '"list_strategies\\u0000place_order"',
+    });
+  });
+
   it('rejects a failed call with a ToolError the script may catch', async () => {
     expect(await run('try { await tools.fails(); } catch (e) { return [e.name, e.message]; }')).toMatchObject({ ok: true, json: '["ToolError","it failed"]' });
   });
