@@ -64,7 +64,16 @@ export interface GatewayConfig {
   };
   compact: { enabled: boolean; searchLimit: number; maxSearchLimit: number; codeMode: CodeModeConfig };
   /** Body bytes, upstream list pages, and the structural limits of a POST body (gateway/checks/input-limits.ts) and its headers. */
-  limits: { bodyBytes: number; maxListPages: number; jsonDepth: number; stringLength: number; arrayLength: number; headerBytes: number };
+  limits: {
+    bodyBytes: number;
+    maxListPages: number;
+    jsonDepth: number;
+    stringLength: number;
+    arrayLength: number;
+    headerBytes: number;
+    /** Longest prompt name or resource URI a request may name (http/classify.ts `nameBreach`). */
+    nameLength: number;
+  };
   /** Node HTTP server timeouts (gateway/gateway.ts). */
   server: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
   /** `alwaysLoad`: Claude Code's `_meta["anthropic/alwaysLoad"]` on /mcp's anchors and state-changing tools. */

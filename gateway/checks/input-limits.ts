@@ -25,7 +25,8 @@ export interface InputLimits {
   arrayLength: number;
 }
 
-export type LimitName = keyof InputLimits;
+/** `nameLength`: a prompt name's or resource URI's own limit (http/classify.ts `nameBreach`), beside the structural ones. */
+export type LimitName = keyof InputLimits | 'nameLength';
 
 /** The first limit a value breaks: which, its configured maximum, and where (`path` from the checked value). */
 export interface LimitBreach {
@@ -72,7 +73,7 @@ export function findLimitBreach(value: unknown, limits: InputLimits, base: reado
   return undefined;
 }
 
-function breach(limit: LimitName, limits: InputLimits, frame: Frame, base: readonly (string | number)[]): LimitBreach {
+function breach(limit: keyof InputLimits, limits: InputLimits, frame: Frame, base: readonly (string | number)[]): LimitBreach {
   const path: (string | number)[] = [];
   for (let f: Frame | undefined = frame; f && f.key !== undefined; f = f.parent) path.push(f.key);
   return { limit, max: limits[limit], path: [...base, ...path.reverse()] };
@@ -82,6 +83,7 @@ const WHAT: Record<LimitName, string> = {
   jsonDepth: 'JSON nesting deeper than',
   stringLength: 'a string longer than',
   arrayLength: 'an array longer than',
+  nameLength: 'a name or URI longer than',
 };
 
 /** Most path segments a message shows (a 4,500-deep path would make the message the payload). */

@@ -94,13 +94,13 @@ export interface PostDescription {
  * classifier for anything the fast path does not take), batching, cancellations, the `Mcp-Param-*`
  * check inputs, the resource subscriptions a listen asks for, fast-path eligibility.
  */
-export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits: InputLimits): PostDescription {
+export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits: InputLimits & { nameLength: number }): PostDescription {
   const batch = Array.isArray(body);
   const notARequest =
     body === null || typeof body !== 'object' ? `a JSON ${body === null ? 'null' : typeof body}` : batch && body.length === 0 ? 'an empty array' : undefined;
-  const breach = notARequest ? undefined : edgeLimitBreach(body as object, limits);
   const list: unknown[] = batch ? body : [body];
   const messages = list.filter(isPlainObject);
+  const breach = notARequest ? undefined : (edgeLimitBreach(body as object, limits) ?? nameBreach(list, batch, limits.nameLength));
   const revision = typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : '';
   const single = !batch ? messages[0] : undefined;
   const rawId = single?.id;
@@ -229,6 +229,37 @@ function edgeLimitBreach(body: object, limits: InputLimits): LimitBreach | undef
   const call = body as { params: Record<string, unknown> };
   if (findLimitBreach(call.params.arguments, { jsonDepth: JSON_DEPTH_CEILING - 2, stringLength: Infinity, arrayLength: Infinity })) return breach;
   return findLimitBreach({ ...call, params: { ...call.params, arguments: {} } }, limits);
+}
+
+/** Where each method names a prompt or resource the gateway forwards without finding it in a list of its own. */
+const NAMED_PARAMS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  'prompts/get': [['name']],
+  'resources/read': [['uri']],
+  'resources/subscribe': [['uri']],
+  'resources/unsubscribe': [['uri']],
+  'completion/complete': [
+    ['ref', 'name'],
+    ['ref', 'uri'],
+  ],
+};
+
+/**
+ * The first prompt name or resource URI of the body longer than `limits.nameLength`: the gateway refuses
+ * it rather than forward it (a 500 KB name reached the upstream, in the hop's Mcp-Name header too, and
+ * came back as its HTTP 431). The path starts at the message (`params.uri`), or at its index in a batch.
+ */
+function nameBreach(list: readonly unknown[], batch: boolean, max: number): LimitBreach | undefined {
+  for (const [i, message] of list.entries()) {
+    if (!isPlainObject(message) || typeof message.method !== 'string') continue;
+    for (const path of NAMED_PARAMS[message.method] ?? []) {
+      let value: unknown = message.params;
+      for (const key of path) value = isPlainObject(value) ? value[key] : undefined;
+      if (typeof value === 'string' && value.length > max) {
+        return { limit: 'nameLength', max, path: [...(batch ? [i] : []), 'params', ...path] };
+      }
+    }
+  }
+  return undefined;
 }
 
 function isModernClaim(message: Record<string, unknown>): boolean {
