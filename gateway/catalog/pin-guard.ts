@@ -85,6 +85,8 @@ export class PinGuard {
   private readonly views = new WeakMap<Catalog, ViewEntry>();
   private readonly judged = new Map<string, Map<string, ToolJudgement>>();
   private readonly known = new Map<string, Known>();
+  /** Changes judged while the store could not be written, by upstream: written at the next revision poll, report or judgement. */
+  private readonly unwritten = new Map<string, Map<string, PendingChange>>();
   private readonly toolNames = new Map<string, ReadonlySet<string>>();
   private readonly told = new Set<string>();
   private readonly digests = new WeakMap<Tool, { metaKey: string; digest: string }>();
@@ -149,13 +151,25 @@ export class PinGuard {
 
   /**
    * Every pin and waiting change in the store, with the last judgement of each tool, upstream by upstream
-   * (configured ones first), tools by name. @throws PinStoreUnavailable
+   * (configured ones first), tools by name. Changes judged while the store was out are written first, so
+   * a held change has its waiting record (and the review its Approve). With `fromMemory`, the pins and
+   * changes this process last read or judged instead of the store's (a page shown during an outage).
+   * @throws PinStoreUnavailable (not with `fromMemory`)
    */
-  async report(upstreams: readonly string[]): Promise<PinEntry[]> {
-    const names = [...new Set([...upstreams, ...(await this.store.upstreams())])];
+  async report(upstreams: readonly string[], options: { fromMemory?: boolean } = {}): Promise<PinEntry[]> {
+    const read = async (upstream: string): Promise<Known> => {
+      if (options.fromMemory) {
+        const known = this.known.get(upstream);
+        return { pins: new Map(known?.pins), pending: new Map([...(known?.pending ?? []), ...(this.unwritten.get(upstream) ?? [])]) };
+      }
+      const [pins, pending] = await Promise.all([this.store.pins(upstream), this.store.pending(upstream)]);
+      return { pins, pending };
+    };
+    if (!options.fromMemory) await this.writeUnwritten();
+    const names = [...new Set([...upstreams, ...(options.fromMemory ? this.known.keys() : await this.store.upstreams())])];
     const entries: PinEntry[] = [];
     for (const upstream of names) {
-      const [pins, pending] = await Promise.all([this.store.pins(upstream), this.store.pending(upstream)]);
+      const { pins, pending } = await read(upstream);
       const judged = this.judged.get(upstream);
       const tools = [...new Set([...pins.keys(), ...pending.keys(), ...(judged?.keys() ?? [])])].sort();
       for (const name of tools) {
@@ -213,14 +227,23 @@ export class PinGuard {
     this.options.onChange?.();
   }
 
-  /** Asks the shared store whether an approval was made anywhere since the last poll. */
+  /** Asks the shared store whether an approval was made anywhere since the last poll; writes changes judged during an outage. */
   private async poll(): Promise<void> {
     try {
       const revision = await this.store.revision();
       if (this.storeRevision !== undefined && revision !== this.storeRevision) this.changed();
       this.storeRevision = revision;
+      await this.writeUnwritten();
     } catch {
       // Logged and counted by the store; the next poll asks again.
+    }
+  }
+
+  /** Writes the changes judged while the store was out (their tools are held meanwhile). @throws PinStoreUnavailable */
+  private async writeUnwritten(): Promise<void> {
+    for (const [upstream, changes] of this.unwritten) {
+      await this.store.notePendingAll(upstream, [...changes]);
+      if (this.unwritten.get(upstream) === changes) this.unwritten.delete(upstream);
     }
   }
 
@@ -339,13 +362,23 @@ export class PinGuard {
         this.emit('warned', upstream, t.name, changes, t.digest, pin.digest);
       }
     }
+    let written = !degraded;
     if (!degraded && (waiting.length || settled.length)) {
       try {
         await this.store.notePendingAll(upstream, waiting);
         for (const name of settled) await this.store.clearPending(upstream, name);
       } catch {
-        // Logged and counted by the store; the next judgement writes them again.
+        // Logged and counted by the store; kept below until written.
+        written = false;
       }
+    }
+    if (written) this.unwritten.delete(upstream);
+    else if (waiting.length) {
+      // A held change has its waiting record once the store is back, before the next catalogue is judged.
+      const changes = new Map(this.unwritten.get(upstream));
+      for (const [name, change] of waiting) changes.set(name, change);
+      for (const name of settled) changes.delete(name);
+      this.unwritten.set(upstream, changes);
     }
     this.judged.set(upstream, judgements);
     this.options.metrics.toolsHeld.set({ upstream }, holds.length);

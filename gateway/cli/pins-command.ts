@@ -162,7 +162,14 @@ function formatDetail(d: PinDetail): string {
   for (const f of d.findings) lines.push(`  lint ${f.rule} at ${f.path}: ${f.excerpt}`);
   if (d.pin) lines.push(`pinned  ${d.pin.digest} (${d.pin.by.replace('_', ' ')}, ${d.pin.pinnedAt})`);
   if (d.pending) lines.push(`waiting ${d.pending.digest} (${d.pending.kind}, seen ${d.pending.seenAt})`);
-  lines.push('', d.pending ? d.diff : '(nothing waits: the pinned definition is what the upstream lists)');
+  lines.push(
+    '',
+    d.pending
+      ? d.diff
+      : d.state === 'held'
+        ? '(held, but nothing waits for approval yet: the gateway writes the change once its pin store answers; run pins diff again)'
+        : '(nothing waits: the pinned definition is what the upstream lists)',
+  );
   if (d.pending) lines.push(`approve it: pins approve ${label(d)} --digest ${d.pending.digest}`);
   return `${lines.join('\n')}\n`;
 }

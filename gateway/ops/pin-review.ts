@@ -44,9 +44,12 @@ export interface PinDetail extends PinReviewEntry {
   readonly parts: readonly { kind: 'same' | 'removed' | 'added'; text: string }[];
 }
 
-/** Every pin and waiting change, configured upstreams first. @throws PinStoreUnavailable */
-export async function pinReview(source: PinReviewSource): Promise<PinReviewEntry[]> {
-  const entries = await source.pins.report(source.upstreams);
+/**
+ * Every pin and waiting change, configured upstreams first; with `fromMemory`, as this process last read
+ * and judged them (PinGuard.report). @throws PinStoreUnavailable (not with `fromMemory`)
+ */
+export async function pinReview(source: PinReviewSource, options: { fromMemory?: boolean } = {}): Promise<PinReviewEntry[]> {
+  const entries = await source.pins.report(source.upstreams, options);
   // The catalogue fetched last, else one fetched now outside any caller (as the console's catalogue page does).
   const exposed = exposedNames(source.upstreamSet.lastCatalog() ?? (await source.upstreamSet.catalog().catch(() => undefined)));
   return entries.map((entry) => {

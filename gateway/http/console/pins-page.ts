@@ -46,7 +46,9 @@ ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
 <h2>Waiting for approval</h2>
 ${
   waiting.length === 0
-    ? html`<p class="hint">Nothing waits: every tool is served as pinned.</p>`
+    ? held
+      ? html`<p class="hint">Nothing waits for approval, yet ${held} ${held === 1 ? 'tool is' : 'tools are'} held: see their state under Pins.</p>`
+      : html`<p class="hint">Nothing waits: every tool is served as pinned.</p>`
     : html`<form method="post" action="/console/pins/approve" class="inline">${waiting.map((e) => html`<input type="hidden" name="pin" value="${JSON.stringify({ upstream: e.upstream, name: e.name, digest: e.pending!.digest })}">`)}<button type="submit">Approve all ${waiting.length}</button><span class="sub">Approves the ${waiting.length === 1 ? 'definition' : 'definitions'} listed here; one that changed since this page was shown is not approved. Review each first.</span></form>
 <table class="pins waiting">
 <thead><tr><th>Tool</th><th>Upstream</th><th>State</th><th>What changed</th><th>Seen</th><th></th></tr></thead>

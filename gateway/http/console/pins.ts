@@ -45,7 +45,9 @@ export function mountPins(router: Router, runtime: GatewayRuntime, { guard, page
         data.entries = await pinReview(review);
       } catch (error) {
         if (!(error instanceof PinStoreUnavailable)) throw error;
-        data.error = `${error.message}: pins cannot be listed now.`;
+        // What this process holds and serves is still known: shown as last read, so the page agrees with /readyz.
+        data.entries = await pinReview(review, { fromMemory: true });
+        data.error = `${error.message}: shown as this gateway last read and judged them; approvals wait until the store answers.`;
       }
       return pinsPage(data);
     }),
