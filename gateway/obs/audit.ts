@@ -5,7 +5,7 @@ import { clip } from '../wire/clip.ts';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { ConfigError } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
-import { throttled } from './log.ts';
+import { loggableUrl, throttled } from './log.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 /**
@@ -329,7 +329,8 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         endpoint: decision.endpoint,
         outcome: decision.outcome,
         ...(decision.reason ? { reason: decision.reason } : {}),
-        ...(decision.client ? { client: callerText(decision.client) } : {}),
+        // A client_id may be a URL the caller wrote (a client ID metadata document): no userinfo or query.
+        ...(decision.client ? { client: callerText(loggableUrl(decision.client)) } : {}),
         ...(decision.account ? { account: digest(`account:${decision.account}`) } : {}),
         ...(decision.budget ? { budget: decision.budget } : {}),
         ...(decision.grantType ? { grantType: decision.grantType } : {}),

@@ -97,12 +97,13 @@ class LineBatches implements DestinationStream {
 }
 
 /**
- * A URL as it may be logged: the user name and password (`https://user:pass@host`) become `***`, and the
- * query and fragment `?…` (a token in `?key=` must not reach a log line); scheme, host, port and path stay,
- * which is what tells an operator where a connection went. A string that is no URL is returned as it is.
+ * A URL as it may be logged or audited: the user name and password (`https://user:pass@host`) become
+ * `***`, and the query and fragment `?…` (a token in `?key=` must not reach a log line); scheme, host,
+ * port and path stay, which is what tells an operator where a connection went. A string that is no
+ * `scheme://` URL (an opaque OAuth client_id, `urn:x`, free text) is returned as it is.
  */
 export function loggableUrl(url: string): string {
-  if (!URL.canParse(url)) return url;
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || !URL.canParse(url)) return url;
   const parsed = new URL(url);
   const userinfo = parsed.username || parsed.password ? '***@' : '';
   const rest = parsed.search || parsed.hash ? '?…' : '';

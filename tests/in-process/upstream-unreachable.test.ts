@@ -39,5 +39,7 @@ describe('loggableUrl', () => {
     expect(loggableUrl('https://user:pass@mcp.example.com/v1/mcp?token=x#frag')).toBe('https://***@mcp.example.com/v1/mcp?…');
     expect(loggableUrl('https://user@mcp.example.com/')).toBe('https://***@mcp.example.com/');
     expect(loggableUrl('not a url')).toBe('not a url');
+    // An opaque OAuth client_id that happens to parse as a URL is no address: left as it is.
+    expect(loggableUrl('app:client-7?x')).toBe('app:client-7?x');
   });
 });

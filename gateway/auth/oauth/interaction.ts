@@ -5,7 +5,7 @@ import { bodyParser } from '@koa/bodyparser';
 import type Provider from 'oidc-provider';
 import type { GatewayConfig } from '../../../config/types.ts';
 import type { AuthDecision } from '../../obs/audit.ts';
-import type { Logger } from '../../obs/log.ts';
+import { loggableUrl, type Logger } from '../../obs/log.ts';
 import { signInCharges } from '../attempt-budgets.ts';
 import type { RateLimiter } from '../../store/rate-limiter.ts';
 import type { AuthDecisions } from '../decisions.ts';
@@ -212,7 +212,7 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
       const result = await deps.lookupScopes(headers).catch((): ScopeResult => ({ kind: 'unknown', reason: 'error' }));
       if (result.kind === 'unauthorized') {
         decided({ endpoint: 'sign_in', outcome: 'refused', reason: 'invalid_credentials', account });
-        log.info({ client: client.clientId }, 'sign-in refused: credential not accepted');
+        log.info({ client: loggableUrl(client.clientId) }, 'sign-in refused: credential not accepted');
         // The page's last attempt: the authorization ends (a new one costs the client's PKCE and registered redirect URI again).
         if (pageBudget.remaining === 0) return finish(ctx, { error: 'access_denied', error_description: 'Too many failed sign-in attempts' });
         return signIn(401, 'The API key or secret is not valid.');
@@ -220,14 +220,14 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
       await limiter.refund([onPage!, ...others]);
       if (result.kind !== 'scopes') {
         decided({ endpoint: 'sign_in', outcome: 'refused', reason: 'scopes_unavailable', account });
-        log.warn({ client: client.clientId, reason: result.reason }, 'sign-in could not check the credential');
+        log.warn({ client: loggableUrl(client.clientId), reason: result.reason }, 'sign-in could not check the credential');
         ctx.set('retry-after', '5');
         return signIn(503, 'Your key could not be checked right now. Try again in a moment.');
       }
       const pending: PendingSignIn = { accountId: account, headers, scopes: [...result.scopes] };
       await store.set(pendingKey, wrap(keys.credential, pending, `${PENDING_CONTEXT}:${uid}`), config.interactionTtlSeconds, 'bounded');
       decided({ endpoint: 'sign_in', outcome: 'ok', account });
-      log.info({ client: client.clientId, account }, 'signed in');
+      log.info({ client: loggableUrl(client.clientId), account }, 'signed in');
       ctx.status = 303;
       ctx.redirect(base);
       return;
@@ -267,7 +267,7 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     // An authorization completed: the client is kept (idleTtlSeconds), out of reach of the store's eviction.
     await promoteClient(store, client.clientId, config.clients.idleTtlSeconds);
     decided({ endpoint: 'consent', outcome: 'ok', account: pending.accountId });
-    log.info({ client: client.clientId, account: pending.accountId, scopes: granted }, 'access granted');
+    log.info({ client: loggableUrl(client.clientId), account: pending.accountId, scopes: granted }, 'access granted');
     return finish(ctx, { login: { accountId: pending.accountId, remember: false }, consent: { grantId } });
   }
 }

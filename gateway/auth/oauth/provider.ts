@@ -2,7 +2,7 @@ import { exportJWK, generateKeyPair } from 'jose';
 import Provider, { errors as oidcErrors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
 import type { OAuthConfig } from '../../../config/types.ts';
 import type { AuthDecision } from '../../obs/audit.ts';
-import type { Logger } from '../../obs/log.ts';
+import { loggableUrl, type Logger } from '../../obs/log.ts';
 import type { AuthDecisions } from '../decisions.ts';
 import { adapterClass, adapterLifetimes, promoteClient, REUSE_DETAILS } from './adapter.ts';
 import { ClientMetadataError, type createClientMetadataResolver } from './client-metadata.ts';
@@ -69,7 +69,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
           try {
             return await cimd.resolve(clientId);
           } catch (error) {
-            log.info({ clientId, reason: (error as Error).message }, 'client ID metadata document refused');
+            log.info({ clientId: loggableUrl(clientId), reason: (error as Error).message }, 'client ID metadata document refused');
             throw new oidcErrors.InvalidClient(error instanceof ClientMetadataError ? error.message : 'client ID metadata document could not be loaded');
           }
         }

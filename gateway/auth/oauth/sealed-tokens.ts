@@ -1,6 +1,6 @@
 import { jwtDecrypt, errors as joseErrors, type JWTPayload } from 'jose';
 import type { KoaContextWithOIDC } from 'oidc-provider';
-import type { Logger } from '../../obs/log.ts';
+import { loggableUrl, type Logger } from '../../obs/log.ts';
 import { revokedGrantKey, revokedTokenKey } from './adapter.ts';
 import { grantCredentialKey, type GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
@@ -101,7 +101,7 @@ export function sealedTokens(deps: SealedTokenDeps) {
       const payload = await open(token).catch(() => undefined);
       if (payload && payload.client_id === client.clientId && typeof payload.jti === 'string') {
         await store.set(revokedTokenKey(payload.jti), '1', Math.max(1, Number(payload.exp) - Math.floor(Date.now() / 1000)));
-        log.info({ client: client.clientId }, 'access token revoked');
+        log.info({ client: loggableUrl(client.clientId) }, 'access token revoked');
       }
       ctx.status = 200;
       ctx.body = '';
