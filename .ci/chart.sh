@@ -9,7 +9,9 @@
 #  2. `helm lint --strict` and `helm template` (Kubernetes 1.31) with the default values and with every
 #     optional part on (ci/all-on-values.yaml): rendered into .tmp/chart/.
 #  3. Wrong values refused by `helm template`: a wrong type (values.schema.json, which carries the
-#     gateway's config/schema.json), an unknown gateway key, several replicas without a shared store.
+#     gateway's config/schema.json), an unknown gateway key, several replicas without a shared store, a
+#     secret under config (or a Redis URL with a password), a loopback listen host, a disruption budget
+#     that lets no pod go, a pin lock file in the read-only ConfigMap mount; and their neighbours accepted.
 #  4. Every rendered object validated strictly (.ci/chart-validate.mjs: kubernetes-models, plus unknown
 #     fields against the kinds' declared fields), and a deliberately broken copy refused (the check can fail).
 #  5. The gateway started from the rendered ConfigMap and Deployment (.ci/chart-start.mjs): /readyz
@@ -59,6 +61,32 @@ refused 'config.shutdown.drainMs: Must be greater than or equal to 0' --set conf
 refused 'config: Additional property upstream is not allowed' --set config.upstream=x
 refused 'several replicas (replicaCount > 1, or autoscaling.maxReplicas > 1) need a shared store' --set replicaCount=2
 refused 'several replicas (replicaCount > 1, or autoscaling.maxReplicas > 1) need a shared store' --set autoscaling.enabled=true
+SECRET=abcdefghijklmnopqrstuvwxyz0123456789
+for key in console.adminToken:consoleAdminToken oauth.tokenSecret:tokenSecret oauth.tokenSecretPrevious:tokenSecretPrevious \
+  cache.key:cacheKey cache.keyPrevious:cacheKeyPrevious audit.digestKey:auditDigestKey; do
+  refused "config.${key%%:*} is a secret and the chart never holds one" --set "config.${key%%:*}=$SECRET"
+  refused "under the key secretKeys.${key##*:} names" --set "config.${key%%:*}=$SECRET"
+done
+refused 'config.cache.redisUrl holds a password' --set 'config.cache.redisUrl=redis://:hunter2@redis:6379'
+refused 'config.cache.redisUrl holds a password' --set 'config.cache.redisUrl=rediss://gateway:hunter2@redis:6380/0'
+refused 'config.listen.host 127.0.0.1 is loopback' --set config.listen.host=127.0.0.1
+refused 'config.listen.host ::1 is loopback' --set config.listen.host=::1
+refused 'config.listen.host localhost is loopback' --set config.listen.host=localhost
+refused 'pdb.minAvailable 1 with 1 replica(s) lets no pod be evicted' --set pdb.enabled=true
+refused 'pdb.minAvailable 2 with 2 replica(s) lets no pod be evicted' --set pdb.enabled=true --set pdb.minAvailable=2 --set replicaCount=2 \
+  --set config.cache.redisUrl=redis://redis:6379
+refused 'pdb.minAvailable 100% lets no pod be evicted' --set pdb.enabled=true --set pdb.minAvailable=100% --set replicaCount=2 \
+  --set config.cache.redisUrl=redis://redis:6379
+refused 'config.pinning.lockFile pins.json would be in the read-only ConfigMap mount' --set config.pinning.lockFile=pins.json
+refused 'config.pinning.lockFile /etc/mcp-gateway/config/pins.json would be in the read-only ConfigMap mount' \
+  --set config.pinning.lockFile=/etc/mcp-gateway/config/pins.json
+accepted() { # accepted HELM-TEMPLATE-ARGS...: a neighbour of a refusal that must still render
+  "$HELM" template mcp-gateway "$CHART" --kube-version "$KUBE_VERSION" "$@" >/dev/null || { log "REFUSED: helm template $*"; return 1; }
+  log "rendered as it should be: $*"
+}
+accepted --set config.cache.redisUrl=redis://redis:6379 --set replicaCount=2 --set pdb.enabled=true
+accepted --set config.listen.host=:: --set config.pinning.lockFile=/var/lib/mcp-gateway/pins.json
+accepted --set existingSecret=mcp-gateway-secrets --set autoscaling.enabled=true --set config.cache.redisUrl=redis://redis:6379 --set pdb.enabled=true
 
 node .ci/chart-validate.mjs "$SCRATCH" "$OUT/default.yaml" "$OUT/all-on.yaml"
 sed -e 's/^  strategy:/  bogus: 1\n  strategy:/' -e 's/          readinessProbe:/          readinesProbe:/' "$OUT/all-on.yaml" >"$OUT/broken.yaml"

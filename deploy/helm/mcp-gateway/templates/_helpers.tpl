@@ -62,6 +62,43 @@ shared store, whose caches, OAuth grants and rate budgets would each live in one
 {{- if and .Values.autoscaling.enabled (lt (int .Values.autoscaling.maxReplicas) (int .Values.autoscaling.minReplicas)) }}
 {{- fail "autoscaling.maxReplicas must be at least autoscaling.minReplicas" }}
 {{- end }}
+{{- /* Secrets are never values of this chart: a value would sit in the ConfigMap, readable by anyone who may read ConfigMaps, and in the release history. */}}
+{{- $config := .Values.config | default dict }}
+{{- range $path := list "console.adminToken:consoleAdminToken" "oauth.tokenSecret:tokenSecret" "oauth.tokenSecretPrevious:tokenSecretPrevious" "cache.key:cacheKey" "cache.keyPrevious:cacheKeyPrevious" "audit.digestKey:auditDigestKey" }}
+{{- $parts := splitList ":" $path }}
+{{- $keys := splitList "." (first $parts) }}
+{{- $section := get $config (first $keys) | default dict }}
+{{- if and (kindIs "map" $section) (hasKey $section (last $keys)) }}
+{{- fail (printf "config.%s is a secret and the chart never holds one (it would be rendered into the ConfigMap): put it in the Secret named by existingSecret, under the key secretKeys.%s names" (first $parts) (last $parts)) }}
+{{- end }}
+{{- end }}
+{{- with $config.cache }}{{ with .redisUrl }}
+{{- if regexMatch "^[A-Za-z][A-Za-z0-9+.-]*://[^/@]*:[^/@]*@" . }}
+{{- fail "config.cache.redisUrl holds a password, which the chart would render into the ConfigMap: put the URL in a Secret and name it in redis.existingSecret (given to the gateway as REDIS_URL)" }}
+{{- end }}
+{{- end }}{{ end }}
+{{- /* The probes (and the Service) reach the pod IP: a gateway listening on loopback is never ready. */}}
+{{- $host := (($config.listen | default dict).host | default "0.0.0.0") | toString }}
+{{- if or (hasPrefix "127." $host) (eq $host "::1" "[::1]" "localhost") }}
+{{- fail (printf "config.listen.host %s is loopback: the kubelet's probes and the Service reach the pod IP, so the pod would never be ready; use 0.0.0.0 (or :: for IPv6)" $host) }}
+{{- end }}
+{{- /* A budget that lets no pod go blocks every node drain. */}}
+{{- if .Values.pdb.enabled }}
+{{- $fewest := ternary (int .Values.autoscaling.minReplicas) (int .Values.replicaCount) .Values.autoscaling.enabled }}
+{{- $min := .Values.pdb.minAvailable }}
+{{- if and (or (kindIs "int" $min) (kindIs "int64" $min) (kindIs "float64" $min)) (ge (int $min) $fewest) }}
+{{- fail (printf "pdb.minAvailable %d with %d replica(s) lets no pod be evicted, so every node drain would block: run more replicas (replicaCount, or autoscaling.minReplicas) than minAvailable, or leave pdb.enabled false" (int $min) $fewest) }}
+{{- end }}
+{{- if eq (toString $min) "100%" }}
+{{- fail "pdb.minAvailable 100% lets no pod be evicted, so every node drain would block: use a lower share, or leave pdb.enabled false" }}
+{{- end }}
+{{- end }}
+{{- /* The configuration folder is a ConfigMap, mounted read-only: a lock file beside it could never be written. */}}
+{{- with $config.pinning }}{{ with .lockFile }}
+{{- if or (not (hasPrefix "/" .)) (hasPrefix "/etc/mcp-gateway/" .) }}
+{{- fail (printf "config.pinning.lockFile %s would be in the read-only ConfigMap mount (a relative path is read beside the configuration): give an absolute path on a writable volume you mount (extraVolumes and extraVolumeMounts, e.g. /var/lib/mcp-gateway/pins.json)" .) }}
+{{- end }}
+{{- end }}{{ end }}
 {{- end }}
 
 {{/*
