@@ -11,6 +11,19 @@ import { registerClient, REDIRECT_URI, signInFlow, startOAuthHarness, tokenReque
 
 const SCOPES = ['accounts:read', 'positions:read', 'orders:read'];
 
+/** Signs in through `base`'s pages and redeems the code at `tokenBase` (another instance, or the same): the token response. */
+async function signIn(base: string, clientId: string, tokenBase = base) {
+  const flow = await signInFlow(base, { clientId });
+  return tokenRequest(tokenBase, {
+    grant_type: 'authorization_code',
+    code: flow.code,
+    code_verifier: flow.pkce.verifier,
+    redirect_uri: REDIRECT_URI,
+    client_id: clientId,
+    resource: `${base}/mcp`,
+  });
+}
+
 describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', () => {
   let redis: RedisServer;
   let platform: Awaited<ReturnType<typeof startPlatform>>;
@@ -40,15 +53,7 @@ describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', ()
   it('a client registered on one instance signs in there; the token and refresh token work on the other; reuse on one revokes on both', async () => {
     expect(a.logs.text).toContain('kept in Redis');
     const { client_id } = await registerClient(a.url);
-    const flow = await signInFlow(a.url, { clientId: client_id });
-    const issued = await tokenRequest(b.url, {
-      grant_type: 'authorization_code',
-      code: flow.code,
-      code_verifier: flow.pkce.verifier,
-      redirect_uri: REDIRECT_URI,
-      client_id,
-      resource: `${a.url}/mcp`,
-    });
+    const issued = await signIn(a.url, client_id, b.url);
     expect(issued.status).toBe(200);
     const access = String(issued.body.access_token);
     expect(await a.oauth.resolveBearer(access, `${a.url}/mcp`)).toMatchObject({ kind: 'ok', scopes: SCOPES });
@@ -66,25 +71,12 @@ describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', ()
 
   it('a Redis that loses its data signs users out: a revoked token stays refused, a live one is refused too, its refresh fails', async () => {
     const { client_id } = await registerClient(a.url);
-    const signIn = async () => {
-      const flow = await signInFlow(a.url, { clientId: client_id });
-      const issued = await tokenRequest(a.url, {
-        grant_type: 'authorization_code',
-        code: flow.code,
-        code_verifier: flow.pkce.verifier,
-        redirect_uri: REDIRECT_URI,
-        client_id,
-        resource: `${a.url}/mcp`,
-      });
-      expect(issued.status).toBe(200);
-      return issued.body;
-    };
-    const revoked = await signIn();
+    const revoked = (await signIn(a.url, client_id)).body;
     const rotated = await tokenRequest(a.url, { grant_type: 'refresh_token', refresh_token: String(revoked.refresh_token), client_id });
     expect((await tokenRequest(b.url, { grant_type: 'refresh_token', refresh_token: String(revoked.refresh_token), client_id })).body.error).toBe(
       'invalid_grant',
     );
-    const live = await signIn();
+    const live = (await signIn(a.url, client_id)).body;
     expect(await b.oauth.resolveBearer(String(live.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'ok' });
     // Revocation marks, grants and credentials all gone at once (FLUSHALL, an eviction, a Redis replaced without persistence).
     expect(redis.cli('FLUSHALL').trim()).toBe('OK');
@@ -99,15 +91,7 @@ describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', ()
 
   it('tokens survive a restart of both instances', async () => {
     const { client_id } = await registerClient(a.url);
-    const flow = await signInFlow(a.url, { clientId: client_id });
-    const issued = await tokenRequest(a.url, {
-      grant_type: 'authorization_code',
-      code: flow.code,
-      code_verifier: flow.pkce.verifier,
-      redirect_uri: REDIRECT_URI,
-      client_id,
-      resource: `${a.url}/mcp`,
-    });
+    const issued = await signIn(a.url, client_id);
     const issuer = a.url;
     await a.close();
     await b.close();
@@ -130,15 +114,7 @@ describe('without Redis or GATEWAY_TOKEN_SECRET', () => {
       expect(warning[0]!.level).toBe(40);
       expect(String(warning[0]!.msg)).toMatch(/GATEWAY_TOKEN_SECRET/);
       const { client_id } = await registerClient(a.url);
-      const flow = await signInFlow(a.url, { clientId: client_id });
-      const issued = await tokenRequest(a.url, {
-        grant_type: 'authorization_code',
-        code: flow.code,
-        code_verifier: flow.pkce.verifier,
-        redirect_uri: REDIRECT_URI,
-        client_id,
-        resource: `${a.url}/mcp`,
-      });
+      const issued = await signIn(a.url, client_id);
       expect(await a.oauth.resolveBearer(String(issued.body.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'ok' });
       expect(await b.oauth.resolveBearer(String(issued.body.access_token), `${a.url}/mcp`)).toMatchObject({ kind: 'invalid', error: 'invalid_token' });
     } finally {
