@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { isPlainObject } from '../wire/jsonrpc.ts';
 import { acceptRejection, plainRequest, revisionClaim, routeOf, standardHeaderRejection, type LadderRejection, type PlainRequest } from '../wire/requests.ts';
-import { FIRST_REVISION_WITHOUT_BATCHES, SERVED_REVISIONS, servedEra, type Era } from '../wire/revisions.ts';
+import { FIRST_REVISION_WITHOUT_BATCHES, REVISION_WITH_BATCHES, SERVED_REVISIONS, servedEra, type Era } from '../wire/revisions.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
 import { breachIsInParams, breachIsInToolArguments, findLimitBreach, JSON_DEPTH_CEILING, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
@@ -104,7 +104,10 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   const revision = typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : '';
   const single = !batch ? messages[0] : undefined;
   const rawId = single?.id;
-  const batchRefused = batch && revision !== '' && revision >= FIRST_REVISION_WITHOUT_BATCHES;
+  // No header: a 2025-03-26 client (the header came in 2025-06-18), which may batch. A served revision
+  // before 2025-03-26 had no batches either; an unknown one is the version check's to refuse.
+  const batchRefused =
+    batch && revision !== '' && (revision >= FIRST_REVISION_WITHOUT_BATCHES || (servedEra(revision) !== undefined && revision < REVISION_WITH_BATCHES));
   const invalid =
     notARequest ?? (single ? malformedMessage(single) : batch ? (batchRefused ? undefined : (malformedElement(list) ?? sharedRequestId(list))) : undefined);
   const requested = requestedRevision(single, revision);

@@ -32,3 +32,8 @@ export function servedEra(revision: string): Era | undefined {
 
 /** First protocol revision without JSON-RPC batching (2025-06-18 removed it; 2026-07-28 keeps it out). */
 export const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
+/**
+ * The one revision with JSON-RPC batching: 2025-03-26's changelog says "Added support for JSON-RPC
+ * batching (PR #228)"; 2024-11-05 (and the 2024-10-07 draft) define no batch message.
+ */
+export const REVISION_WITH_BATCHES = '2025-03-26';

@@ -38,14 +38,17 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     expect(await response.text()).toBe('');
   });
 
-  it.each(['2025-06-18', LEGACY, MODERN])('refuses a JSON-RPC batch with 400/-32600 under MCP-Protocol-Version %s', async (version) => {
-    const { headers } = rpc('legacy', 1, 'tools/list');
-    const batch = [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }));
-    const response = await post(url(), batch, { ...headers, 'mcp-protocol-version': version });
-    expect(response.status).toBe(400);
-    const [answer] = await messagesOf(response);
-    expect(answer?.error?.code).toBe(-32600);
-  });
+  it.each(['2024-10-07', '2024-11-05', '2025-06-18', LEGACY, MODERN])(
+    'refuses a JSON-RPC batch with 400/-32600 under MCP-Protocol-Version %s',
+    async (version) => {
+      const { headers } = rpc('legacy', 1, 'tools/list');
+      const batch = [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: {} }));
+      const response = await post(url(), batch, { ...headers, 'mcp-protocol-version': version });
+      expect(response.status).toBe(400);
+      const [answer] = await messagesOf(response);
+      expect(answer?.error?.code).toBe(-32600);
+    },
+  );
 
   it('refuses a 2025-03-26 batch with two requests under one id, naming both, instead of answering one', async () => {
     const { headers } = rpc('legacy', 1, 'tools/list');
