@@ -3,7 +3,8 @@
  * intact), through the real handler in process: registration and a refresh answer 503 with Retry-After
  * and the RFC 6749 code `temporarily_unavailable` (never 500 server_error), each with an
  * `auth_decision` audit line; a sign-in form posted meanwhile gets a 503 page saying to try again (not
- * "expired"), and the same form works once Redis is back. Needs `redis-server` (skipped only outside CI).
+ * "expired"), and the same form works once Redis is back. A Redis that lost its data signs users out:
+ * no token, revoked or live, is honoured at /mcp. Needs `redis-server` (skipped only outside CI).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
@@ -121,5 +122,18 @@ describe.skipIf(!hasRedis)('the authorization server while Redis is unreachable'
     );
     expect((await step(jar, `${interaction}/login`, form, {}, oauth.send)).status).toBe(303);
     expect((await oauth.refresh(clientId, String(signedIn.body.refresh_token))).status).toBe(200);
+  });
+
+  it('after Redis lost its data (FLUSHALL) a token revoked by refresh-token reuse, and a live one, answer 401 at /mcp, not 200', async () => {
+    const clientId = (await oauth.register()).client_id;
+    const user = { key: 'alice', secret: 'alice-secret', scope: 'ledger:read' };
+    const revoked = await oauth.tokens(clientId, user);
+    expect((await oauth.refresh(clientId, String(revoked.body.refresh_token))).status).toBe(200);
+    expect((await oauth.refresh(clientId, String(revoked.body.refresh_token))).body.error).toBe('invalid_grant');
+    const live = await oauth.tokens(clientId, user);
+    expect(await oauth.listTools(String(revoked.body.access_token))).toEqual({ status: 401 });
+    expect(await oauth.listTools(String(live.body.access_token))).toMatchObject({ status: 200, tools: ['read_ledger'] });
+    expect(redis.cli('FLUSHALL').trim()).toBe('OK');
+    for (const token of [revoked.body.access_token, live.body.access_token]) expect(await oauth.listTools(String(token))).toEqual({ status: 401 });
   });
 });

@@ -216,7 +216,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
   const provider = new Provider(issuer, configuration);
   if (issuer.startsWith('https:')) provider.proxy = true;
   provider.on('server_error', (_ctx, error) => {
-    // A store outage is answered 503 (recordDecisions) and logged there; anything else is ours to fix.
+    // A store outage is answered 503 and logged by answerStoreOutages; anything else is ours to fix.
     if (!storeUnavailable(error)) log.error({ err: (error as Error).message }, 'authorization server error');
   });
   provider.on('grant.revoked', (_ctx, grantId) => log.info({ grant: String(grantId).slice(0, 8) }, 'grant revoked'));
