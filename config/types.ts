@@ -73,6 +73,8 @@ export interface GatewayConfig {
     headerBytes: number;
     /** Longest prompt name or resource URI a request may name (http/classify.ts `nameBreach`). */
     nameLength: number;
+    /** `subscriptions/listen` streams one account may hold open at once (store/listen-streams.ts). */
+    listenStreamsPerAccount: number;
   };
   /** Node HTTP server timeouts (gateway/gateway.ts). */
   server: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };

@@ -141,6 +141,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       aliases,
       validators: { inputs: old.state.inputs, outputs: old.state.outputs },
       codeSandbox: old.state.codeSandbox,
+      listenStreams: old.state.listenStreams,
     });
     await delay(0);
     // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).

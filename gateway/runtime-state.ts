@@ -4,6 +4,7 @@ import type { Authenticator } from './auth/authenticate.ts';
 import type { UpstreamSet } from './catalog/upstream-set.ts';
 import type { OAuth } from './auth/oauth/index.ts';
 import type { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
+import type { ListenStreams } from './store/listen-streams.ts';
 import type { AuthDecisions } from './auth/decisions.ts';
 import type { Tracing } from './obs/tracing.ts';
 import type { PinGuard } from './catalog/pin-guard.ts';
@@ -29,6 +30,8 @@ export interface GatewayRuntime extends DispatchRuntime {
   oauth?: OAuth;
   /** Upstream resource subscriptions held for 2026-07-28 callers' `subscriptions/listen` streams. */
   readonly resourceSubscriptions: ResourceSubscriptionRelay;
+  /** The subscriptions/listen streams open per account (`limits.listenStreamsPerAccount`, mcp/admission.ts). */
+  readonly listenStreams: ListenStreams;
   /** OpenTelemetry spans (off unless configured). */
   readonly tracing: Tracing;
   /** Records a sign-in or authorization server decision: audit line and OAuth counters (auth/decisions.ts). */

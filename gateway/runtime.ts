@@ -37,9 +37,10 @@ import { credentialDigest } from './auth/credentials.ts';
 import { createOutcomes, gatewaySubscribers } from './obs/outcomes.ts';
 import { createAuditLog } from './obs/audit.ts';
 import { createTracing } from './obs/tracing.ts';
-import { accountBudgets, anyBudget } from './policy/rate-limits.ts';
+import { anyBudget } from './policy/rate-limits.ts';
 import { authDecisions } from './auth/decisions.ts';
 import { createRateLimiter, type RateLimiter } from './store/rate-limiter.ts';
+import { ListenStreams } from './store/listen-streams.ts';
 import { PinGuard } from './catalog/pin-guard.ts';
 import { memoryPinStore, redisPinStore, type PinStore } from './store/pin-store.ts';
 import { withLockFile } from './store/pin-lock-file.ts';
@@ -94,6 +95,8 @@ export interface RuntimeOptions {
    * a reload spawns no worker and runs in progress still count against the run limits.
    */
   codeSandbox?: CodeSandbox;
+  /** Live reload: the previous runtime's open listen streams per account, still open while it retires. */
+  listenStreams?: ListenStreams;
 }
 
 /**
@@ -222,11 +225,12 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     upstreams,
     upstreamSet,
     scopes,
-    authenticator: new Authenticator(config, digestKey, credentialSources(config, digestKey, scopes), {
-      ...(previousDigestKey ? { previousKey: previousDigestKey } : {}),
-      // run_code's concurrency counts per account too (surfaces/run-code.ts).
-      accounts: accountBudgets(config) || config.compact.codeMode.enabled,
-    }),
+    authenticator: new Authenticator(
+      config,
+      digestKey,
+      credentialSources(config, digestKey, scopes),
+      previousDigestKey ? { previousKey: previousDigestKey } : {},
+    ),
     digestKey,
     ...(previousDigestKey ? { previousDigestKey } : {}),
     outputs: options.validators?.outputs ?? new OutputValidator(metrics, log),
@@ -250,6 +254,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     ),
     inflightCalls: new InflightCalls(log),
     codeSandbox: options.codeSandbox ?? new CodeSandbox(),
+    listenStreams: options.listenStreams ?? new ListenStreams(),
     // An upstream call waits for the caller's retry at most as long as the call itself may take.
     inputBridge: new InputBridge(Math.max(...config.upstreams.map((u) => u.timeoutMs))),
     // Held per URI at the upstream that owns it; its updates go to every surface's listen streams.

@@ -87,14 +87,13 @@ export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers:
  */
 export class Authenticator {
   /**
-   * @param key - the digest key (`cache.key`); `options.previousKey` the one being rotated out;
-   * `options.accounts`: set each authenticated credential's `account` (only when a budget or run_code's concurrency counts per account).
+   * @param key - the digest key (`cache.key`); `options.previousKey` the one being rotated out.
    */
   constructor(
     private readonly config: Pick<GatewayConfig, 'credentials' | 'anonymous'>,
     private readonly key: Buffer,
     private readonly sources: readonly CredentialSource[],
-    private readonly options: { previousKey?: Buffer; accounts?: boolean } = {},
+    private readonly options: { previousKey?: Buffer } = {},
   ) {}
 
   async authenticate(headers: IncomingHttpHeaders, options: AuthenticateOptions = {}): Promise<Authentication> {
@@ -150,11 +149,11 @@ export class Authenticator {
   }
 
   /**
-   * `credential` with its `account` (when budgets count per account): the account id its source named,
-   * else the key id it presents (a key pair, or the one behind an OAuth grant), else the credential itself.
+   * `credential` with its `account` (the rate budgets, run_code's runs and listen streams count per
+   * account): the account id its source named, else the key id it presents (a key pair, or the one
+   * behind an OAuth grant), else the credential itself.
    */
   private withAccount(credential: Credential, named?: string): Credential {
-    if (!this.options.accounts) return credential;
     const id = named ?? credential.headers[this.config.credentials.keyHeader.toLowerCase()];
     return { ...credential, account: id === undefined ? credential.digest : accountDigest(id, this.key) };
   }

@@ -132,13 +132,44 @@ export async function admit(
         target,
       );
   }
+  // A listen stream counts against its account's open streams until its response closes (the edge calls `release`).
+  const stream = post.messages.some((m) => m.method === 'subscriptions/listen') ? openListenStream(runtime, request) : undefined;
+  if (stream && 'refusal' in stream) return refused(stream.refusal);
   if (post.resourceSubscriptions.length) {
     const uris = await listenSubscriptions(runtime, request, post.resourceSubscriptions);
     const body = uris.length === post.resourceSubscriptions.length ? post.body : withResourceSubscriptions(post.body as Record<string, unknown>, uris);
     // Held at the upstreams while this listen stream is open (upstream/resource-subscriptions.ts): the edge releases them when it closes.
-    return { kind: 'admitted', body, release: runtime.resourceSubscriptions.retain(uris) };
+    const held = runtime.resourceSubscriptions.retain(uris);
+    return {
+      kind: 'admitted',
+      body,
+      release: () => {
+        held();
+        stream?.release();
+      },
+    };
   }
-  return { kind: 'admitted', body: post.body, ...(target ? { target } : {}) };
+  return { kind: 'admitted', body: post.body, ...(target ? { target } : {}), ...(stream ? { release: stream.release } : {}) };
+}
+
+/**
+ * A place for one more `subscriptions/listen` stream of the caller's account (the identity the rate
+ * budgets count), or the refusal past `limits.listenStreamsPerAccount`: HTTP 429, -32000, naming the key.
+ */
+function openListenStream(runtime: GatewayRuntime, request: AuthenticatedRequest): { release: () => void } | { refusal: AdmissionRefusal } {
+  const max = runtime.config.limits.listenStreamsPerAccount;
+  const release = runtime.listenStreams.acquire(request.credential.account ?? request.credential.digest, max);
+  if (release) return { release };
+  return {
+    refusal: {
+      error: 'rate_limited',
+      echoId: true,
+      message: `Too Many Requests: this account already holds ${max} subscriptions/listen streams open, as many as limits.listenStreamsPerAccount allows; close one (or listen on one stream for everything) first`,
+      outcome: 'rate_limited',
+      reason: 'listen_streams',
+      budget: 'listen_streams',
+    },
+  };
 }
 
 /** Spends the account's `requests` budget, a point per message (policy/rate-limits.ts); the refusal (429) when it is spent. */
