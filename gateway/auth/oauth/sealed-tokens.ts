@@ -28,6 +28,7 @@ export interface SealedTokenDeps {
  */
 export function sealedTokens(deps: SealedTokenDeps) {
   const { issuer, keys, store, credentials, resources, supported, log } = deps;
+  let lastUnheldLogged = 0;
   const options = { issuer, clockTolerance: 5, contentEncryptionAlgorithms: ['A256GCM'], keyManagementAlgorithms: ['dir'] };
 
   async function open(token: string): Promise<JWTPayload> {
@@ -71,7 +72,11 @@ export function sealedTokens(deps: SealedTokenDeps) {
       // revocation marks too, so a token is honoured only while its grant is held. Losing the store signs
       // users out (their refresh fails too), never un-revokes a token.
       if (!held) {
-        log.warn({ grant: grantId.slice(0, 8) }, 'access token refused: its grant is not in the store (ended, or the store lost its data)');
+        // Once a second at most: a client replaying a dead token must not flood the log.
+        if (Date.now() - lastUnheldLogged > 1000) {
+          lastUnheldLogged = Date.now();
+          log.warn({ grant: grantId.slice(0, 8) }, 'access token refused: its grant is not in the store (ended, or the store lost its data)');
+        }
         return invalid('The access token is no longer valid: its sign-in ended; sign in again');
       }
       const credential = typeof payload.cpz_cred === 'string' ? credentials.open(payload.cpz_cred, grantId) : undefined;
