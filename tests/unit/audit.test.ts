@@ -110,14 +110,19 @@ describe('audit log', () => {
     );
   });
 
-  it('logs at error and counts the lines a destination fails to write later (a full disk)', async () => {
+  it('logs at error (once a minute) and counts the lines a destination fails to write later (a full disk)', async () => {
     const capture = new LogCapture();
     const metrics = createMetrics();
     // /dev/full opens for appending; every write to it fails with ENOSPC.
     const audit = createAuditLog({ destination: '/dev/full', digestKey: 'k'.repeat(32) }, { log: pino(capture), metrics });
+    const failures = async () => (await metrics.auditWriteErrors.get()).values[0]?.value ?? 0;
     audit.record(decision());
-    await expect.poll(async () => (await metrics.auditWriteErrors.get()).values[0]?.value ?? 0, { timeout: 10_000 }).toBeGreaterThan(0);
+    await expect.poll(failures, { timeout: 10_000 }).toBe(1);
+    // A second failure within the minute is counted, not logged again.
+    audit.record(decision());
+    await expect.poll(failures, { timeout: 10_000 }).toBe(2);
     await audit.close();
+    expect(capture.records('audit: a line could not be written')).toHaveLength(1);
     const [line] = capture.records('audit: a line could not be written');
     expect(line).toMatchObject({ level: 50, destination: '/dev/full' });
     expect(String(line!.error)).toMatch(/ENOSPC/);
