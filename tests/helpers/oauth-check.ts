@@ -10,7 +10,7 @@
  *   node --import tsx tests/helpers/oauth-check.ts check http://127.0.0.1:8080 /tmp/tokens.json [count]
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { registerClient, REDIRECT_URI, signInFlow, tokenRequest } from './oauth-harness.ts';
+import { registerClient, redeemCode, signInFlow, tokenRequest } from './oauth-harness.ts';
 
 interface Saved {
   clientId: string;
@@ -38,14 +38,7 @@ export async function listWithToken(base: string, token: string): Promise<{ stat
 export async function issue(base: string): Promise<Saved> {
   const { client_id } = await registerClient(base);
   const flow = await signInFlow(base, { clientId: client_id, scope: 'accounts:read positions:read', resource: `${base}/mcp` });
-  const tokens = await tokenRequest(base, {
-    grant_type: 'authorization_code',
-    code: flow.code,
-    code_verifier: flow.pkce.verifier,
-    redirect_uri: REDIRECT_URI,
-    client_id,
-    resource: `${base}/mcp`,
-  });
+  const tokens = await redeemCode(base, flow, client_id);
   if (tokens.status !== 200) throw new Error(`token endpoint answered ${tokens.status} ${String(tokens.body.error)}`);
   return { clientId: client_id, access: String(tokens.body.access_token), refresh: String(tokens.body.refresh_token) };
 }

@@ -248,6 +248,31 @@ export async function signInFlow(
   return { code: callback.searchParams.get('code') ?? '', state: callback.searchParams.get('state'), iss: callback.searchParams.get('iss'), pkce: p, callback };
 }
 
+/**
+ * Redeems `flow`'s authorization code at `base`'s token endpoint (RFC 6749 §4.1.3, with its PKCE verifier)
+ * for `clientId`; `resource` defaults to `base`'s /mcp (another instance's token endpoint can redeem a code
+ * issued for the first: pass its resource).
+ */
+export function redeemCode(
+  base: string,
+  flow: { code: string; pkce: Pkce },
+  clientId: string,
+  options: { resource?: string; fetch?: typeof fetch } = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  return tokenRequest(
+    base,
+    {
+      grant_type: 'authorization_code',
+      code: flow.code,
+      code_verifier: flow.pkce.verifier,
+      redirect_uri: REDIRECT_URI,
+      client_id: clientId,
+      resource: options.resource ?? `${base}/mcp`,
+    },
+    options.fetch,
+  );
+}
+
 export async function tokenRequest(
   base: string,
   params: Record<string, string>,

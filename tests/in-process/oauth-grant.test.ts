@@ -11,7 +11,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
-import { registerClient, REDIRECT_URI, signInFlow, tokenRequest } from '../helpers/oauth-harness.ts';
+import { registerClient, redeemCode, signInFlow } from '../helpers/oauth-harness.ts';
 import { rpc } from '../helpers/raw-mcp.ts';
 
 const tools = [
@@ -40,11 +40,7 @@ async function signedInToken(gateway: InProcessGateway, user: { key: string; sec
   const send = ((url: string | URL | Request, init: RequestInit = {}) => gateway.fetch(new Request(url, init))) as typeof fetch;
   const { client_id } = await registerClient(base, {}, send);
   const flow = await signInFlow(base, { clientId: client_id, ...user, fetch: send });
-  const tokens = await tokenRequest(
-    base,
-    { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${base}/mcp` },
-    send,
-  );
+  const tokens = await redeemCode(base, flow, client_id, { fetch: send });
   return tokens.body;
 }
 
@@ -147,11 +143,7 @@ describe('an OAuth grant in process', () => {
     const send = ((url: string | URL | Request, init: RequestInit = {}) => gateway.fetch(new Request(url, init))) as typeof fetch;
     const { client_id } = await registerClient(base, { scope: 'orders:read' }, send);
     const flow = await signInFlow(base, { clientId: client_id, key: 'reader', secret: 'any', scope: '', fetch: send });
-    const narrow = await tokenRequest(
-      base,
-      { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id, resource: `${base}/mcp` },
-      send,
-    );
+    const narrow = await redeemCode(base, flow, client_id, { fetch: send });
     expect(narrow.body.scope).toBe('orders:read');
   });
 

@@ -9,7 +9,7 @@
 import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, csrfOf, Jar, pkce, REDIRECT_URI, registerClient, signInFlow, step, tokenRequest } from '../../helpers/oauth-harness.ts';
+import { authorizeUrl, csrfOf, Jar, pkce, REDIRECT_URI, registerClient, redeemCode, signInFlow, step } from '../../helpers/oauth-harness.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
@@ -81,17 +81,7 @@ async function openSignIn() {
 }
 
 async function tokens() {
-  const flow = await signInFlow(base, { clientId });
-  return (
-    await tokenRequest(base, {
-      grant_type: 'authorization_code',
-      code: flow.code,
-      code_verifier: flow.pkce.verifier,
-      redirect_uri: REDIRECT_URI,
-      client_id: clientId,
-      resource: `${base}/mcp`,
-    })
-  ).body;
+  return (await redeemCode(base, await signInFlow(base, { clientId }), clientId)).body;
 }
 
 describe('auth_decision audit lines', () => {

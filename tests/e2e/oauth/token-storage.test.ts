@@ -7,21 +7,13 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startPlatform } from '../../../upstream/platform/index.ts';
 import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.ts';
-import { registerClient, REDIRECT_URI, signInFlow, startOAuthHarness, tokenRequest, type OAuthHarness } from '../../helpers/oauth-harness.ts';
+import { registerClient, redeemCode, signInFlow, startOAuthHarness, tokenRequest, type OAuthHarness } from '../../helpers/oauth-harness.ts';
 
 const SCOPES = ['accounts:read', 'positions:read', 'orders:read'];
 
 /** Signs in through `base`'s pages and redeems the code at `tokenBase` (another instance, or the same): the token response. */
 async function signIn(base: string, clientId: string, tokenBase = base) {
-  const flow = await signInFlow(base, { clientId });
-  return tokenRequest(tokenBase, {
-    grant_type: 'authorization_code',
-    code: flow.code,
-    code_verifier: flow.pkce.verifier,
-    redirect_uri: REDIRECT_URI,
-    client_id: clientId,
-    resource: `${base}/mcp`,
-  });
+  return redeemCode(tokenBase, await signInFlow(base, { clientId }), clientId, { resource: `${base}/mcp` });
 }
 
 describe.skipIf(!hasRedis)('with Redis: every instance resolves every token', () => {
