@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { BudgetCharge } from '../store/rate-limiter.ts';
 
@@ -8,11 +10,21 @@ import type { BudgetCharge } from '../store/rate-limiter.ts';
  * token per address. Pure: a function of config and what the attempt names.
  */
 
+/**
+ * The client a per-address budget counts: an IPv4 address, or the /64 an IPv6 address is in (a host is
+ * routinely handed a whole /64, RFC 7421: counted per address, one client would hold 2^64 budgets).
+ */
+export function addressBucket(address: string): string {
+  if (isIP(address) !== 6) return address;
+  const parts = ipaddr.IPv6.parse(address).parts.slice(0, 4);
+  return `${new ipaddr.IPv6([...parts, 0, 0, 0, 0]).toRFC5952String()}/64`;
+}
+
 /** The budgets of one RFC 7591 registration from `address`: that address's, then everyone's (`rateLimits.registrations`). */
 export function registrationCharges(limits: GatewayConfig['rateLimits'], address: string): BudgetCharge[] {
   const { perAddress, total } = limits.registrations;
   return [
-    ...(perAddress ? [{ budget: 'registrations_per_address' as const, key: `registrations:address:${address}`, limit: perAddress }] : []),
+    ...(perAddress ? [{ budget: 'registrations_per_address' as const, key: `registrations:address:${addressBucket(address)}`, limit: perAddress }] : []),
     ...(total ? [{ budget: 'registrations_total' as const, key: 'registrations:total', limit: total }] : []),
   ];
 }
@@ -32,7 +44,7 @@ export function signInCharges(
     { budget: 'sign_ins_per_page' as const, key: `sign-ins:page:${attempt.page}`, limit: { points: SIGN_INS_PER_PAGE, durationMs } },
     ...(perKey ? [{ budget: 'sign_ins_per_key' as const, key: `sign-ins:key:${attempt.account}`, limit: perKey }] : []),
     ...(perClient ? [{ budget: 'sign_ins_per_client' as const, key: `sign-ins:client:${attempt.client}`, limit: perClient }] : []),
-    ...(perAddress ? [{ budget: 'sign_ins_per_address' as const, key: `sign-ins:address:${attempt.address}`, limit: perAddress }] : []),
+    ...(perAddress ? [{ budget: 'sign_ins_per_address' as const, key: `sign-ins:address:${addressBucket(attempt.address)}`, limit: perAddress }] : []),
   ];
 }
 
@@ -42,5 +54,5 @@ export const SIGN_INS_PER_PAGE = 5;
 /** The budget of one console request carrying an admin token, from `address` (`rateLimits.consoleSignIns`). */
 export function consoleSignInCharges(limits: GatewayConfig['rateLimits'], address: string): BudgetCharge[] {
   const { perAddress } = limits.consoleSignIns;
-  return perAddress ? [{ budget: 'console_sign_ins_per_address', key: `console-sign-ins:address:${address}`, limit: perAddress }] : [];
+  return perAddress ? [{ budget: 'console_sign_ins_per_address', key: `console-sign-ins:address:${addressBucket(address)}`, limit: perAddress }] : [];
 }

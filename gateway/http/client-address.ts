@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { GatewayConfig } from '../../config/types.ts';
 import { trustedProxyList } from '../../config/trusted-proxies.ts';
 
@@ -35,7 +36,11 @@ export function clientAddressOf(config: Pick<GatewayConfig, 'security'>): (req: 
   };
 }
 
-/** An address as the budgets key it: IPv4-mapped IPv6 as IPv4, IPv6 in lower case, a port dropped; undefined if it is no address. */
+/**
+ * An address as the budgets key it: IPv4-mapped IPv6 as IPv4, IPv6 in its one canonical text (RFC 5952:
+ * `2001:db8:aaaa:0:0:0:0:1` and `2001:DB8:AAAA::1` are one address), a port dropped; undefined if it is
+ * no address.
+ */
 function plainAddress(text: string): string | undefined {
   let address = text.trim();
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
@@ -44,7 +49,6 @@ function plainAddress(text: string): string | undefined {
   const version = isIP(address);
   if (version === 4) return address;
   if (version !== 6) return undefined;
-  address = address.toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(address);
-  return mapped ? mapped[1] : address;
+  const parsed = ipaddr.IPv6.parse(address);
+  return parsed.isIPv4MappedAddress() ? parsed.toIPv4Address().toString() : parsed.toRFC5952String();
 }

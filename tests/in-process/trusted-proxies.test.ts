@@ -73,6 +73,15 @@ describe('security.trustedProxies', () => {
     expect((await consolePage(g, '198.51.100.2', 'wrong-4')).status).toBe(401);
   });
 
+  it('counts an IPv6 client by its /64, however the address is written', async () => {
+    const g = await start(['127.0.0.1']);
+    // Two addresses of one /64 (a host is handed a whole /64), the second written out in full.
+    expect(statuses([await register(g, '2001:db8:aaaa::1'), await register(g, '2001:db8:aaaa:0:1::9')])).toEqual([201, 201]);
+    expect((await register(g, '2001:DB8:AAAA:0:0:0:0:1')).status).toBe(429);
+    // Another /64 is another client.
+    expect((await register(g, '2001:db8:aaab::1')).status).toBe(201);
+  });
+
   it('writes the client address in the access line', async () => {
     const g = await start(['127.0.0.1']);
     await (await g.fetch(new Request(`${g.gatewayUrl}/healthz`, { headers: { 'x-forwarded-for': '203.0.113.9' } }))).text();

@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { addressBucket } from '../../gateway/auth/attempt-budgets.ts';
 import { clientAddressOf } from '../../gateway/http/client-address.ts';
 import { ConfigError, loadConfig } from '../../config/load.ts';
 
@@ -42,6 +43,15 @@ describe('clientAddressOf', () => {
     expect(address(request('::ffff:10.1.2.3', '198.51.100.1:5678'))).toBe('198.51.100.1');
     expect(address(request('fd00::1', '[2001:DB8::1]:443'))).toBe('2001:db8::1');
     expect(address(request('10.1.2.3', '::ffff:198.51.100.1'))).toBe('198.51.100.1');
+    // RFC 5952's one text for an IPv6 address, however it was written.
+    expect(address(request('10.1.2.3', '2001:0db8:aaaa:0000:0000:0000:0000:0001'))).toBe('2001:db8:aaaa::1');
+  });
+
+  it('buckets an IPv6 client by its /64 and an IPv4 one by its address (addressBucket)', () => {
+    expect(addressBucket('2001:db8:aaaa::1')).toBe('2001:db8:aaaa::/64');
+    expect(addressBucket('2001:db8:aaaa:0:ffff::9')).toBe('2001:db8:aaaa::/64');
+    expect(addressBucket('2001:db8:aaaa:1::9')).toBe('2001:db8:aaaa:1::/64');
+    expect(addressBucket('198.51.100.1')).toBe('198.51.100.1');
   });
 
   it('ends the walk at the proxy that sent an entry that is no address', () => {
@@ -66,5 +76,13 @@ describe('security.trustedProxies', () => {
       expect(load, entry).toThrow(ConfigError);
       expect(load, entry).toThrow(`security.trustedProxies[1]: "${entry}" is neither an IP address nor a CIDR range (such as 10.0.0.0/8 or fd00::/8)`);
     }
+  });
+
+  it('refuses a range that trusts every address (any caller would choose its own with X-Forwarded-For)', () => {
+    for (const entry of ['0.0.0.0/0', '::/0']) {
+      const load = () => loadConfig({ env: {}, overrides: { security: { trustedProxies: [entry] } } });
+      expect(load, entry).toThrow(`security.trustedProxies[0]: "${entry}" trusts every address`);
+    }
+    expect(loadConfig({ env: {}, overrides: { security: { trustedProxies: ['0.0.0.0/1'] } } }).security.trustedProxies).toEqual(['0.0.0.0/1']);
   });
 });
