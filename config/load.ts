@@ -203,8 +203,15 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     upstream.scopes.failureMode ??= config.scopes.failureMode;
   });
   config.security.trustedProxies.forEach((entry, i) => {
-    if (!addressRange(entry))
+    const range = addressRange(entry);
+    if (!range)
       throw new ConfigError(`security.trustedProxies[${i}]`, `"${entry}" is neither an IP address nor a CIDR range (such as 10.0.0.0/8 or fd00::/8)`);
+    // Trusting every address makes X-Forwarded-For whatever a caller writes: every per-address budget spoofable.
+    if (range.prefix === 0)
+      throw new ConfigError(
+        `security.trustedProxies[${i}]`,
+        `"${entry}" trusts every address, so any caller could choose its address with X-Forwarded-For; name your proxies' addresses or ranges`,
+      );
   });
   config.oauth.external.credentialHeaders = interpolateAll(config.oauth.external.credentialHeaders, env, 'oauth.external.credentialHeaders');
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');

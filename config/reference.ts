@@ -20,6 +20,8 @@ interface SchemaNode {
   items?: SchemaNode;
   $ref?: string;
   default?: unknown;
+  minimum?: number;
+  maximum?: number;
   description?: string;
   'x-default'?: string;
   'x-first'?: boolean;
@@ -36,7 +38,7 @@ export interface ConfigKey {
   /** The schema's default as JSON, or its `x-default` text; undefined when the schema gives neither. */
   default: string | undefined;
   description: string | undefined;
-  /** `integer`, `string`, `one of a, b`, `{ points, durationMs }`, ... */
+  /** `integer`, `integer 128-65536` (with its bounds), `string`, `one of a, b`, `{ points, durationMs }`, ... */
   type: string;
   first: boolean;
   required: boolean;
@@ -65,7 +67,15 @@ function typeOf(node: SchemaNode): string {
   if (resolved.enum) return `one of ${resolved.enum.join(', ')}`;
   if (resolved.type === 'array') return `array of ${resolved.items ? (deref(resolved.items).type ?? 'object') : 'any'}`;
   if (resolved.type === 'object') return 'map';
-  return resolved.type ?? 'any';
+  return `${resolved.type ?? 'any'}${bounds(resolved)}`;
+}
+
+/** A number's bounds as the loader enforces them: ` 128-65536`, ` >= 1`, ` <= 10`, or nothing. */
+function bounds(node: SchemaNode): string {
+  const { minimum: low, maximum: high } = node;
+  if (low !== undefined && high !== undefined) return ` ${low}-${high}`;
+  if (low !== undefined) return ` >= ${low}`;
+  return high !== undefined ? ` <= ${high}` : '';
 }
 
 /** Every documented key of `root`, in schema order. */
