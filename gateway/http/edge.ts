@@ -9,7 +9,7 @@ import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import type { Exchange } from './exchange.ts';
 import { clientAddressOf } from './client-address.ts';
-import { readHost, toOriginForm } from './request-target.ts';
+import { hasDuplicateHost, readHost, toOriginForm } from './request-target.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -117,7 +117,7 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
   const crossOriginPath = config.oauth.mode === 'builtin' ? (path: string) => isAuthorizationServerPath(path, issuerPrefix) : () => false;
   const allowed = new Set(hosts.map((h) => h.toLowerCase()));
   return (ctx) => {
-    const target = toOriginForm(ctx.req);
+    const target = toOriginForm(ctx.req) ?? (hasDuplicateHost(ctx.req) ? 'the request carries more than one Host header' : undefined);
     const presented = ctx.get('host');
     const host = presented ? readHost(presented) : undefined;
     if (target !== undefined || (host && 'refused' in host)) {

@@ -60,3 +60,17 @@ export function toOriginForm(req: IncomingMessage): string | undefined {
   req.url = rest.startsWith('/') ? rest : `/${rest}`;
   return undefined;
 }
+
+/**
+ * Whether the request carries more than one Host field, which RFC 9112 §3.2 answers with 400: Node keeps
+ * the first and drops the rest, so a check of the first would pass what another hop might read as the host.
+ */
+export function hasDuplicateHost(req: IncomingMessage): boolean {
+  const raw = req.rawHeaders;
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++seen > 1) return true;
+  }
+  return false;
+}

@@ -8,6 +8,7 @@
  * absolute-form target is served as its origin-form with its authority checked as the Host.
  */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { startStack, type Stack } from '../../helpers/stack.ts';
@@ -51,6 +52,18 @@ function send(method: string, target: string, host: string | undefined, headers:
     );
     req.on('error', reject);
     req.end(body);
+  });
+}
+
+/** `text` written as it is on a fresh connection (Node's client sends one Host at most): the answer's bytes. */
+function rawExchange(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.end(text));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('end', () => resolve(answer));
+    socket.on('error', reject);
   });
 }
 
@@ -111,6 +124,21 @@ describe('the request target', () => {
     expect(userinfo.status).toBe(400);
     expect(kindOf(userinfo)).toBe('malformed_target');
     expect(stack.logs.text).not.toContain(SECRET);
+  });
+
+  it('answers 400 to a request with two Host headers on every route (RFC 9112 §3.2), whichever comes first', async () => {
+    for (const route of ROUTES)
+      for (const hosts of [
+        [`127.0.0.1:${port}`, 'evil.example'],
+        ['evil.example', `127.0.0.1:${port}`],
+      ]) {
+        const head = [`${route.method} ${route.path} HTTP/1.1`, ...hosts.map((h) => `Host: ${h}`)];
+        for (const [name, value] of Object.entries(route.headers ?? {})) head.push(`${name}: ${value}`);
+        const body = route.body ?? '';
+        head.push(`Content-Length: ${Buffer.byteLength(body)}`, 'Connection: close');
+        const answer = await rawExchange(`${head.join('\r\n')}\r\n\r\n${body}`);
+        expect(answer.split(' ')[1], `${route.method} ${route.path} ${hosts[0]}`).toBe('400');
+      }
   });
 
   it('answers 400 to a target of another scheme or no known form', async () => {
