@@ -189,6 +189,15 @@ function run({ code, limits }) {
     const exhausted = /out of memory/i.test(message) || (error === null && loaded.wasmMemory.buffer.byteLength >= loaded.maximumBytes);
     const limit = breach ?? (exhausted ? 'memoryBytes' : undefined);
     if (limit) return finish({ ok: false, kind: 'limit', limit });
+    // Null without the memory at its cap: a script's own `throw null`, or an allocation QuickJS could not
+    // make inside its allocator limit and freed again before we could look; say both rather than "Error: null".
+    if (error === null)
+      return finish({
+        ok: false,
+        kind: 'script_error',
+        name: 'Error',
+        message: `the script failed with null, no error object: it threw null, or ran out of memory (memoryBytes ${limits.memoryBytes}) where QuickJS could not build one`,
+      });
     const name = typeof error === 'object' && error !== null && typeof error.name === 'string' ? error.name : 'Error';
     const where = typeof error === 'object' && error !== null ? locate(String(error.stack ?? ''), code) : undefined;
     const stack = /stack overflow/i.test(message) ? ' (recursion too deep)' : '';

@@ -52,6 +52,14 @@ describe('the code sandbox', () => {
     expect(await run('for (;;) {}')).toMatchObject({ ok: false, kind: 'limit', limit: 'instructions' });
     expect(await run('for (;;) {}', { instructions: 1e9, wallTimeMs: 300 })).toMatchObject({ ok: false, kind: 'limit', limit: 'wallTimeMs' });
     expect(await run('const a = []; for (;;) a.push({ a: [1, 2, 3] });')).toMatchObject({ ok: false, kind: 'limit', limit: 'memoryBytes' });
+    // 50,000 queued promise reactions at the default memory (16 MiB): QuickJS fails without an error object
+    // and frees what it held, so the memory is not at its cap when the failure is read.
+    const queued = 'let s = 0; for (let i = 0; i < 50000; i++) Promise.resolve(i).then((x) => { s += x }); return s;';
+    expect(await run(queued, { instructions: 1e9, memoryBytes: 16 << 20 })).toMatchObject({
+      ok: false,
+      kind: 'script_error',
+      message: expect.stringContaining('ran out of memory (memoryBytes 16777216)'),
+    });
     expect(await run('return "x".repeat(10000)')).toMatchObject({ ok: false, kind: 'limit', limit: 'outputBytes' });
     expect(await run('for (;;) console.log("x".repeat(100))')).toMatchObject({ ok: false, kind: 'limit', limit: 'outputBytes' });
     expect(await run('for (;;) { try { await tools.x(); } catch {} }')).toMatchObject({ ok: false, kind: 'limit', limit: 'toolCalls', calls: 3 });
