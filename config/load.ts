@@ -204,8 +204,7 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   });
   config.security.trustedProxies.forEach((entry, i) => {
     const range = addressRange(entry);
-    if (!range)
-      throw new ConfigError(`security.trustedProxies[${i}]`, `"${entry}" is neither an IP address nor a CIDR range (such as 10.0.0.0/8 or fd00::/8)`);
+    if (!range) throw new ConfigError(`security.trustedProxies[${i}]`, `"${entry}" is neither an IP address nor a CIDR range (such as 10.0.0.0/8 or fd00::/8)`);
     // Trusting every address makes X-Forwarded-For whatever a caller writes: every per-address budget spoofable.
     if (range.prefix === 0)
       throw new ConfigError(
