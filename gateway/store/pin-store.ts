@@ -189,6 +189,21 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
       'pin store lost pins this gateway knew (Redis flushed, evicted or restarted without persistence); written back from memory, changes are held against them',
     );
   };
+  /**
+   * Writes each pin of `entries` unless the tool has one (HSETNX, one MULTI), then reads what is in force:
+   * which were written, and every tool's pin (a concurrent writer's, else this one).
+   */
+  const setIfAbsent = async (upstream: string, entries: readonly (readonly [string, PinRecord])[]) => {
+    const multi = client.multi();
+    for (const [name, pin] of entries) multi.hSetNX(key.pins(upstream), name, JSON.stringify(pin));
+    const written = (await multi.sAdd(key.upstreams, upstream).exec()).slice(0, entries.length).map((reply) => Number(reply) === 1);
+    const stored = await client.hmGet(
+      key.pins(upstream),
+      entries.map(([name]) => name),
+    );
+    const inForce = new Map(entries.map(([name, pin], i) => [name, stored[i] ? (JSON.parse(stored[i]!) as PinRecord) : pin]));
+    return { written, inForce };
+  };
   return {
     kind: 'redis',
     pins: (upstream) =>
@@ -196,14 +211,13 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
         const pins = parsed<PinRecord>(await client.hGetAll(key.pins(upstream)));
         const missing = [...(remembered.get(upstream) ?? [])].filter(([name]) => !pins.has(name));
         if (missing.length) {
-          const multi = client.multi();
-          for (const [name, pin] of missing) multi.hSetNX(key.pins(upstream), name, JSON.stringify(pin));
-          await multi.sAdd(key.upstreams, upstream).exec();
-          const names = missing.map(([name]) => name);
-          lost(upstream, names);
+          const { inForce } = await setIfAbsent(upstream, missing);
+          lost(
+            upstream,
+            missing.map(([name]) => name),
+          );
           // What Redis holds now: another replica may have written its copy back first.
-          const back = await client.hmGet(key.pins(upstream), names);
-          for (const [i, [name, pin]] of missing.entries()) pins.set(name, back[i] ? (JSON.parse(back[i]!) as PinRecord) : pin);
+          for (const [name, pin] of inForce) pins.set(name, pin);
         }
         remember(upstream, pins);
         return pins;
@@ -215,16 +229,11 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
         // A tool pinned before, whose pin the store lost since it was read: its remembered pin, not this sight.
         const known = remembered.get(upstream);
         const writes = records.map(([name, record]) => [name, known?.get(name) ?? record] as const);
-        const multi = client.multi();
-        for (const [name, record] of writes) multi.hSetNX(key.pins(upstream), name, JSON.stringify(record));
-        const written = (await multi.sAdd(key.upstreams, upstream).exec()).slice(0, writes.length);
-        const restored = writes.filter(([name], i) => Number(written[i]) === 1 && known?.has(name)).map(([name]) => name);
+        const { written, inForce } = await setIfAbsent(upstream, writes);
+        const restored = writes.filter(([name], i) => written[i] && known?.has(name)).map(([name]) => name);
         if (restored.length) lost(upstream, restored);
-        const names = writes.map(([name]) => name);
-        const inForce = await client.hmGet(key.pins(upstream), names);
-        const pins = new Map(names.map((name, i) => [name, inForce[i] ? (JSON.parse(inForce[i]!) as PinRecord) : writes[i]![1]]));
-        remember(upstream, pins);
-        return pins;
+        remember(upstream, inForce);
+        return inForce;
       }),
     notePendingAll: (upstream, changes) =>
       bounded('pending', async () => {
