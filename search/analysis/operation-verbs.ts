@@ -10,9 +10,9 @@ import { normaliseTerm } from './terms.ts';
 
 /** Operation -> everyday verbs asking for it. A verb may ask for more than one read ("show"). */
 export const OPERATION_VERBS: Readonly<Record<string, readonly string[]>> = {
-  create: ['add', 'new', 'make', 'register', 'build', 'generate', 'save', 'establish', 'define', 'insert'],
+  create: ['add', 'new', 'make', 'register', 'build', 'generate', 'save', 'establish', 'define', 'insert', 'launch', 'deploy', 'upload', 'spin', 'subscribe'],
   update: ['change', 'edit', 'modify', 'alter', 'rename', 'adjust', 'amend', 'revise', 'tweak', 'patch', 'swap', 'switch', 'replace', 'reconfigure', 'set'],
-  delete: ['remove', 'erase', 'drop', 'discard', 'destroy', 'purge', 'unregister', 'deregister', 'unsubscribe', 'wipe'],
+  delete: ['remove', 'erase', 'drop', 'discard', 'destroy', 'purge', 'unregister', 'deregister', 'unsubscribe', 'wipe', 'stop', 'cancel', 'disable'],
   get: ['fetch', 'retrieve', 'read', 'show', 'view', 'see', 'display', 'lookup', 'obtain', 'pull'],
   list: ['show', 'enumerate', 'browse', 'view', 'display'],
   search: ['find', 'lookup', 'seek', 'query', 'locate'],

@@ -26,6 +26,16 @@ describe('operation verbs', () => {
     expect(index.search('erase that playlist')[0]?.name).toBe('delete_playlist');
   });
 
+  it('"stop", "cancel", "disable" ask for a delete; "spin up", "launch", "deploy" for a create', () => {
+    const index = buildToolIndex(tools);
+    for (const query of ['stop my workout playlist', 'cancel the workout playlist', 'disable my workout playlist']) {
+      expect(index.search(query)[0]?.name, query).toBe('delete_playlist');
+    }
+    for (const query of ['spin up a workout playlist', 'launch a workout playlist', 'deploy a workout playlist']) {
+      expect(index.search(query)[0]?.name, query).toBe('create_playlist');
+    }
+  });
+
   it('without them the everyday verb matches nothing, and the update is not first', () => {
     const index = buildToolIndex(tools, { operationVerbs: 'off' });
     expect(index.search('rename my road trip playlist')[0]?.name).not.toBe('update_playlist');

@@ -65,20 +65,23 @@ describe.skipIf(!hasCpzai)('search over the CPZAI catalogue (tool-catalog.json)'
   });
 
   it('ranks a write asked for in words the intent cues do not know above the reads of the same thing', () => {
-    // No cue either way: a read bias (intentImplicit < 1) put list_webhooks first. (Since `mentionClauses`
-    // create_webhook edges delete_webhook here: both writes, above the read.)
-    const names = index.search('stop sending events to my webhook', { limit: 3 }).map((h) => h.name);
-    expect(names.slice(0, 2).sort()).toEqual(['create_webhook', 'delete_webhook']);
-    expect(names.indexOf('delete_webhook')).toBeLessThan(names.indexOf('list_webhooks'));
-    // The words alone (the `_meta` keywords off, since delete_webhook's "stop event deliveries" decides with them).
+    // No cue either way ("quit" is no operation verb): a read bias (intentImplicit < 1) put list_webhooks first.
+    const query = 'quit sending events to my webhook';
+    expect(index.search(query, { limit: 1 })[0]?.name).toBe('delete_webhook');
+    expect(buildToolIndex(cpzai, { intentImplicit: 0.7 }).search(query, { limit: 1 })[0]?.name).toBe('list_webhooks');
+  });
+
+  it('reads "stop" as a delete\'s verb: the writes lead, the read below them, keywords or not', () => {
     const bare = cpzai.map(({ keywords: _k, ...tool }) => tool);
-    expect(
-      buildToolIndex(bare)
-        .search('stop sending events to my webhook', { limit: 2 })
-        .map((h) => h.name)
-        .sort(),
-    ).toEqual(['create_webhook', 'delete_webhook']);
-    expect(buildToolIndex(bare, { intentImplicit: 0.7 }).search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('list_webhooks');
+    for (const tools of [cpzai, bare]) {
+      const names = buildToolIndex(tools)
+        .search('stop sending events to my webhook', { limit: 5 })
+        .map((h) => h.name);
+      expect(names.slice(0, 2).sort()).toEqual(['create_webhook', 'delete_webhook']);
+      // An explicit write cue: the read scores x intentFactor, below a third write (it was third).
+      expect(names.indexOf('list_webhooks') === -1 || names.indexOf('list_webhooks') > 2, names.join(' ')).toBe(true);
+    }
+    expect(index.search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('delete_webhook');
   });
 });
 
