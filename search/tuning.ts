@@ -25,7 +25,8 @@ export type SearchTuning = {
   stemFold: boolean;
   /** Drop English stop words from queries. */
   stopWords: boolean;
-  /** Also drop words that phrase a request rather than its subject (please, help, tell, show...). */
+  /** Also drop words that phrase a request rather than its subject (please, help, tell, show, find,
+   *  provide...: search/analysis/terms.ts `REQUEST_WORDS`). */
   requestWords: boolean;
   /** Index Chinese text's English glosses too (search/analysis/gloss.ts; once the dictionary is loaded). */
   gloss: boolean;

@@ -10,10 +10,17 @@ import { eng } from 'stopword';
 import { isCompound, splitWords } from './tokenize.ts';
 
 export const STOP_WORDS: ReadonlySet<string> = new Set(eng);
-/** Words that phrase a request to an assistant rather than say what it is about ("please help me find"). */
+/** Words that phrase a request to an assistant rather than say what it is about ("please help me find",
+ *  "can you provide me with", "I need assistance"): "find", "provide", "assist" and "assistance" since
+ *  issue 31's seventh round (tuning part, metatool 0.636 -> 0.650: "can you find me" matched the tools
+ *  whose one-line descriptions begin "Find ..."; every other set unchanged). */
 export const REQUEST_WORDS: ReadonlySet<string> = new Set([
   'please',
   'help',
+  'assist',
+  'assistance',
+  'provide',
+  'find',
   'tell',
   'give',
   'want',

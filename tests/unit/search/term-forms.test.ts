@@ -22,6 +22,22 @@ describe('term forms', () => {
     expect(splitWords('3D')).toEqual(['3', 'd', '3d']);
   });
 
+  it('drops the words that phrase a request ("can you find me", "provide me with", "I need assistance")', () => {
+    const opts = { stem: true, stopWords: true, requestWords: true };
+    expect(queryTerms('Can you please find me the weather forecast?', opts)).toEqual(queryTerms('weather forecast', opts));
+    expect(queryTerms('I need assistance: provide me with a weather forecast', opts)).toEqual(queryTerms('weather forecast', opts));
+    // A request of such words only still searches for them.
+    expect(queryTerms('find', opts)).toEqual(['find']);
+    // A tool whose one line begins "Find ..." no longer matches every "can you find me" request.
+    const tools: SearchableTool[] = [
+      { name: 'agencies', description: 'Find top marketing agencies around the world.', inputSchema: { type: 'object' } },
+      { name: 'sake', description: 'Find sake and get detailed information.', inputSchema: { type: 'object' } },
+      { name: 'forecasts', description: 'Weather forecasts for cities around the globe.', inputSchema: { type: 'object' } },
+    ];
+    const index = buildToolIndex(tools, { wordWeight: 0 });
+    expect(index.search('Can you find me the weather forecast for tomorrow?').map((h) => h.name)).toEqual(['forecasts']);
+  });
+
   it('gives the forms of one word one stem', () => {
     expect(new Set(terms('history historical'))).toEqual(new Set(['histor']));
     expect(new Set(terms('category categories'))).toEqual(new Set(['categor']));
