@@ -29,7 +29,7 @@ export type IntentCues = { read: ReadonlySet<string>; write: ReadonlySet<string>
 const CUE_SHARE = 0.75;
 /** Questions ask to see something: a request phrased as one (a trailing ?, or led by a question word
  *  of English grammar) reads. */
-const QUESTION = /\?\s*$|^\s*(?:what|which|who|whose|how|when|where|is|are|am|was|were|do|does|did|has|have|had|can i see)\b/i;
+const QUESTION = /\?\s*$|^\s*(?:what|which|who|whose|how|when|where|is|are|do|does|did|can i see)\b/i;
 
 /** The class of a tool from its annotations. */
 export function toolClass(tool: SearchableTool): number {

@@ -87,22 +87,6 @@ describe('read/write intent', () => {
     expect(isRead.get(first), first).toBe(false);
   });
 
-  it('reads a question led by any auxiliary verb ("am I", "has it", "were they"), not only by a wh-word', () => {
-    const { cues } = learnIntent(tools, true);
-    for (const query of [
-      'am I up on my shares',
-      'has my order filled',
-      'have I any open orders',
-      'was the order filled',
-      'were my orders filled',
-      'had the hedge drifted',
-    ]) {
-      expect(queryIntent(query, cues, true), query).toEqual({ intent: READ, explicit: true });
-    }
-    // A request is no question: its leading verb decides.
-    expect(queryIntent('buy 10 shares', cues, true).intent).toBe(WRITE);
-  });
-
   it('learns its cues from the annotations and lead words of the tools', () => {
     const { cues } = learnIntent(tools, true);
     expect(cues.read.has('list')).toBe(true);
