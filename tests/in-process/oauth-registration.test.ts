@@ -8,6 +8,8 @@
  * store: a revoked token and its refresh token stay refused, and a client that completed an
  * authorization keeps working.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
@@ -96,6 +98,79 @@ describe('registration documents', () => {
       const accepted = await oauth.registerRaw({ redirect_uris: [uri], application_type: 'web', token_endpoint_auth_method: 'none' });
       expect(accepted.status, uri).toBe(201);
     }
+  });
+});
+
+describe('client metadata URLs the authorization server fetches (SSRF)', () => {
+  const audit = new LogCapture();
+  let gateway: InProcessGateway;
+  let hits: string[];
+  let listener: Server;
+  let port: number;
+  beforeAll(async () => {
+    const many = { points: 1000, durationMs: 3_600_000 };
+    gateway = await gatewayWith({}, { registrations: { perAddress: many, total: many } }, audit);
+    hits = [];
+    listener = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify([REDIRECT_URI]));
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    port = (listener.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await new Promise((resolve) => listener?.close(resolve));
+  });
+
+  it('refuses jwks_uri and sector_identifier_uri on loopback, private, link-local, unspecified or plain-http hosts with invalid_client_metadata naming the field, and fetches nothing', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    const jwt = { redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'private_key_jwt' };
+    const hosts = [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `[::1]:${port}`,
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.10',
+      '169.254.169.254',
+      '[fd00::1]',
+      '[fe80::1]',
+      '0.0.0.0',
+      '[::]',
+      '[::ffff:127.0.0.1]',
+      '2130706433',
+      'metadata.localhost',
+    ];
+    const cases: [string, Record<string, unknown>][] = [
+      ...hosts.flatMap((host): [string, Record<string, unknown>][] => [
+        ['jwks_uri', { ...jwt, jwks_uri: `https://${host}/jwks` }],
+        ['jwks_uri', { ...jwt, jwks_uri: `http://${host}/jwks` }],
+        ['sector_identifier_uri', { redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', sector_identifier_uri: `https://${host}/sector` }],
+      ]),
+      ['jwks_uri', { ...jwt, jwks_uri: 'http://keys.example/jwks' }],
+    ];
+    for (const [field, document] of cases) {
+      const refused = await oauth.registerRaw(document);
+      const label = JSON.stringify(document);
+      expect(refused.status, label).toBe(400);
+      const body = (await refused.json()) as { error: string; error_description: string };
+      expect(body.error, label).toBe('invalid_client_metadata');
+      expect(body.error_description, label).toMatch(new RegExp(`^${field} `));
+    }
+    expect(hits).toEqual([]);
+    expect(authDecisionsOf(audit).at(-1)).toMatchObject({ endpoint: 'register', outcome: 'refused', reason: 'invalid_client_metadata' });
+  });
+
+  it('takes a jwks_uri on a public https host', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    const accepted = await oauth.registerRaw({
+      redirect_uris: [REDIRECT_URI],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks_uri: 'https://keys.example/jwks',
+    });
+    expect(accepted.status).toBe(201);
+    expect(await accepted.json()).toMatchObject({ jwks_uri: 'https://keys.example/jwks' });
   });
 });
 

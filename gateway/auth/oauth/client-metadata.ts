@@ -1,8 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
 import { LRUCache } from 'lru-cache';
+import { bareHost, isLoopbackAddress, isLoopbackName, isSpecialUseAddress } from './fetched-urls.ts';
 
 /** Why a client ID metadata document was not accepted; the message is safe to show (no secrets in it). */
 export class ClientMetadataError extends Error {
@@ -39,38 +40,6 @@ const KEPT_FIELDS = [
   'jwks',
 ];
 
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  blocked.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['::ffff:0:0', 96],
-  ['64:ff9b::', 96],
-] as const)
-  blocked.addSubnet(net, prefix, 'ipv6');
-const loopback = new BlockList();
-loopback.addSubnet('127.0.0.0', 8, 'ipv4');
-loopback.addAddress('::1', 'ipv6');
-
-const isLoopbackName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
-const isLoopbackAddress = (address: string) => loopback.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
-
 /**
  * Client ID Metadata Documents (draft-ietf-oauth-client-id-metadata-document-00, as required by the MCP
  * authorization spec 2025-11-25 and 2026-07-28 "Client Registration"): a `client_id` that is an https
@@ -99,16 +68,15 @@ export function createClientMetadataResolver(options: ClientMetadataOptions) {
   };
 
   function permitted(address: string): boolean {
-    const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
     if (options.allowLoopback && isLoopbackAddress(address)) return true;
-    return !blocked.check(address, family);
+    return !isSpecialUseAddress(address);
   }
 
   /** Validates the URL form (draft §3): https (http for loopback when allowed), a path, no fragment, no userinfo, no dot segments. */
   function checkUrl(clientId: string): URL {
     const url = URL.parse(clientId);
     if (!url) throw new ClientMetadataError('client_id is not a URL');
-    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const host = bareHost(url);
     const isLoopback = isLoopbackName(host) || (isIP(host) !== 0 && isLoopbackAddress(host));
     if (url.protocol !== 'https:' && !(url.protocol === 'http:' && options.allowLoopback && isLoopback))
       throw new ClientMetadataError('client_id URL must use https');

@@ -6,12 +6,20 @@ import { loggableUrl, type Logger } from '../../obs/log.ts';
 import type { AuthDecisions } from '../decisions.ts';
 import { adapterClass, adapterLifetimes, promoteClient, REUSE_DETAILS } from './adapter.ts';
 import { ClientMetadataError, type createClientMetadataResolver } from './client-metadata.ts';
+import { unfetchableUrl } from './fetched-urls.ts';
 import type { GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
 import { errorPage, unavailablePage } from './pages.ts';
 import { AUTHORIZATION_SERVER_ROUTES, INTERACTION_PREFIX, pathPrefix } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
 import { storeUnavailable, type OAuthStore } from './store.ts';
+
+/**
+ * Client metadata URLs oidc-provider fetches on its own: `jwks_uri` (a `private_key_jwt` client's keys,
+ * at the token endpoint) and `sector_identifier_uri` (at registration). `request_uris` and the
+ * back-channel URIs belong to features that are off, so oidc-provider drops them unread.
+ */
+const FETCHED_URL_FIELDS = ['jwks_uri', 'sector_identifier_uri'] as const;
 
 /** The detail of the invalid_grant a refresh gets when the key behind its grant is refused now. */
 const KEY_REVOKED = 'the key this grant was signed in with is no longer valid';
@@ -53,7 +61,8 @@ export function requestIdOf(ctx: { res: { getHeader(name: string): unknown } }):
  * carrying the grant's wrapped credential (`cpz_cred`) and grant id (`gid`). Ours, on top:
  * - registration: an initial access token when configured (RFC 7591 §3), client metadata of at most
  *   `oauth.clients.maxMetadataBytes`, redirect URIs https or loopback http only (OAuth 2.1 §2.3.1; RFC
- *   8252 §7.3), clients forgotten unless used (adapter.ts);
+ *   8252 §7.3), `jwks_uri` and `sector_identifier_uri` https on a public host only (fetched-urls.ts:
+ *   the server fetches them itself), clients forgotten unless used (adapter.ts);
  * - a refresh is checked before its token is consumed: a resource indicator that is not ours, or not
  *   granted, is `invalid_target` and leaves both tokens alive; the key behind the grant is asked of the
  *   gateway's sources again: refused, the grant is revoked (`invalid_grant`); narrowed, the new access
@@ -130,8 +139,15 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     },
     // Listed so that the validator sees every client's whole metadata (registration, metadata documents, stored clients).
     extraClientMetadata: {
-      properties: ['redirect_uris'],
+      properties: ['redirect_uris', ...FETCHED_URL_FIELDS],
       validator: (_ctx, key, value, metadata) => {
+        if ((FETCHED_URL_FIELDS as readonly string[]).includes(key)) {
+          // SSRF: the authorization server fetches these itself (RFC 7591 §5), so a stranger's registration
+          // must not point it at the gateway's own network. RFC 7591 §3.2.2: invalid_client_metadata, naming the field.
+          const why = value === undefined ? undefined : unfetchableUrl(value);
+          if (why) throw new oidcErrors.InvalidClientMetadata(`${key} ${why}`);
+          return;
+        }
         if (key !== 'redirect_uris') return;
         const bytes = Buffer.byteLength(JSON.stringify(metadata));
         if (bytes > config.clients.maxMetadataBytes)

@@ -35,6 +35,10 @@ beforeAll(async () => {
     if (req.url === '/secret.json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...doc, client_secret: 'x' }));
     if (req.url === '/large.json')
       return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ ...doc, client_name: 'x'.repeat(10_000) }));
+    if (req.url === '/loopback-jwks.json')
+      return void res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ ...doc, token_endpoint_auth_method: 'private_key_jwt', jwks_uri: `${docs}/jwks` }));
     if (req.url === '/redirect.json') return void res.writeHead(302, { location: '/client.json' }).end();
     if (req.url === '/slow.json') return; // never answers
     res.writeHead(404).end();
@@ -81,6 +85,7 @@ describe('client ID metadata documents', () => {
     ['/redirect.json', 'HTTP 302'],
     ['/slow.json', 'exceeded 400 ms'],
     ['/missing.json', 'HTTP 404'],
+    ['/loopback-jwks.json', 'jwks_uri must use https'],
   ])('refuses %s with invalid_client and no redirect', async (path, reason) => {
     const p = pkce();
     const response = await step(
