@@ -1,5 +1,6 @@
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { Pool } from 'undici';
 
 /**
  * A proxy that does nothing but relay bytes (node:http, keep-alive to the target, no parsing): the
@@ -32,6 +33,56 @@ export async function startBareProxy(target: string): Promise<{ url: string; clo
         agent.destroy();
         server.closeAllConnections();
         server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * The floor of a gateway that reads both messages and nothing more: node:http in, the request body read
+ * whole and `JSON.parse`d, re-serialised and sent on with undici (the gateway's own client, keep-alive), the
+ * answer read whole, parsed and serialised again when it is JSON, and written back with its status and
+ * content type. No credential, no check, no log, no metric. What the gateway spends above this is its own
+ * work (authentication, policy, checks, accounting), not the cost of being a parsing HTTP hop in Node
+ * (docs/performance.md). Answers 502 when the target cannot be reached, 400 for a body that is no JSON.
+ * @param target the MCP URL to relay to
+ * @returns the relay's MCP URL (same path as the target) and a close function
+ */
+export async function startParsingRelay(target: string): Promise<{ url: string; close(): Promise<void> }> {
+  const to = new URL(target);
+  const pool = new Pool(to.origin, { connections: 256 });
+  const server = createServer(async (req, res) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    let message: unknown;
+    try {
+      message = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    } catch {
+      res.writeHead(400).end();
+      return;
+    }
+    const headers = { ...req.headers };
+    delete headers.host;
+    delete headers.connection;
+    delete headers['content-length'];
+    try {
+      const answer = await pool.request({ path: to.pathname, method: 'POST', headers, body: JSON.stringify(message) });
+      const text = await answer.body.text();
+      const type = String(answer.headers['content-type'] ?? 'application/json');
+      res.writeHead(answer.statusCode, { 'content-type': type });
+      res.end(type.includes('json') ? JSON.stringify(JSON.parse(text)) : text);
+    } catch {
+      if (!res.headersSent) res.writeHead(502);
+      res.end();
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}${to.pathname}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => void pool.close().then(() => resolve()));
       }),
   };
 }

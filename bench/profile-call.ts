@@ -3,7 +3,7 @@
  * warm-up calls: prints the process's CPU ms per call over the loaded run (process.cpuUsage), then the
  * profile's self time per call (µs) by area (package, our folder, Node subsystem) and by frame, counting
  * only the samples of the loaded run. The sampler counts wall time on the thread: a syscall that is
- * descheduled on a busy machine (`writev`) is inflated. `npx tsx bench/profile-call.ts [legacy|modern|compact|compact-legacy|floor] [seconds]`
+ * descheduled on a busy machine (`writev`) is inflated. `npx tsx bench/profile-call.ts [legacy|modern|compact|compact-legacy|floor|parsing-floor] [seconds]`
  * (TOP=<n> frames). `BENCH_PERF=1`: CPU time instead of wall time, from Linux `perf record -e cpu-clock`
  * over the loaded run (JS frames named by `--perf-basic-prof-only-functions`), each sample counted to the
  * nearest frame of our gateway/ code on its stack (so a function's figure holds the library and kernel
@@ -84,7 +84,7 @@ function loadedProfile(file: string, window: { fromEndUs: number; toEndUs: numbe
 }
 
 async function main(): Promise<void> {
-  const scenario = (process.argv[2] ?? 'modern') as Era | 'compact' | 'compact-legacy' | 'floor';
+  const scenario = (process.argv[2] ?? 'modern') as Era | 'compact' | 'compact-legacy' | 'floor' | 'parsing-floor';
   const seconds = Number(process.argv[3] ?? 10);
   const processes: ServiceProcess[] = [];
   const perf = process.env.BENCH_PERF === '1';
@@ -94,10 +94,17 @@ async function main(): Promise<void> {
     const backends = await startServiceProcess({ reference: true }, { name: 'reference' });
     processes.push(backends);
     const { upstream, platform } = backends.urls;
-    // `floor`: the bare byte relay (bare-proxy.ts) profiled the same way, the reference for what node:http costs.
-    const floor = scenario === 'floor';
-    const gw = await startServiceProcess(floor ? { bareProxy: upstream! } : { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') }, {
-      name: floor ? 'floor-profile' : 'gateway-profile',
+    // `floor`: the bare byte relay (bare-proxy.ts) profiled the same way, the reference for what node:http costs;
+    // `parsing-floor`: the relay that parses and re-serialises both messages (startParsingRelay), what any parsing hop costs.
+    const floor = scenario === 'floor' || scenario === 'parsing-floor';
+    const spec =
+      scenario === 'floor'
+        ? { bareProxy: upstream! }
+        : scenario === 'parsing-floor'
+          ? { parsingRelay: upstream! }
+          : { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') };
+    const gw = await startServiceProcess(spec, {
+      name: floor ? `${scenario}-profile` : 'gateway-profile',
       cpuProfile: process.env.BENCH_STRACE !== '1' && !perf && !heap && process.env.BENCH_PROFILE !== '0',
       // BENCH_NODE_FLAGS: Node/V8 flags for the profiled process only.
       nodeFlags: [...(perf ? ['--perf-basic-prof-only-functions'] : []), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
@@ -106,7 +113,7 @@ async function main(): Promise<void> {
     if (!floor) await waitReady(gw.urls.gateway!);
     const g = gw.urls.gateway!;
     const call = floor
-      ? rpcCall('modern', gw.urls.bareProxy!, DEMO_KEYS.full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } })
+      ? rpcCall('modern', (gw.urls.bareProxy ?? gw.urls.parsingRelay)!, DEMO_KEYS.full, 'tools/call', { name: 'list_accounts', arguments: { limit: 1 } })
       : scenario === 'compact' || scenario === 'compact-legacy'
         ? rpcCall(scenario === 'compact' ? 'modern' : 'legacy', `${g}/mcp/compact`, DEMO_KEYS.full, 'tools/call', {
             name: 'call_tool',

@@ -12,7 +12,7 @@ import { loadConfig } from '../config/load.ts';
 import { startGateway } from '../gateway/gateway.ts';
 import { startPlatform } from '../upstream/platform/index.ts';
 import { startUpstreamServer } from '../upstream/server/index.ts';
-import { startBareProxy } from './bare-proxy.ts';
+import { startBareProxy, startParsingRelay } from './bare-proxy.ts';
 import { startScopeStub } from './scope-stub.ts';
 import type { HeapAllocation, ServiceCommand, ServiceReply, ServiceSpec, ServiceUrls } from './services.ts';
 import { startVersionedReplay } from './versioned-replay.ts';
@@ -46,6 +46,11 @@ async function start(): Promise<void> {
     const proxy = await startBareProxy(spec.bareProxy);
     closers.push(() => proxy.close());
     urls.bareProxy = proxy.url;
+  }
+  if (spec.parsingRelay) {
+    const relay = await startParsingRelay(spec.parsingRelay);
+    closers.push(() => relay.close());
+    urls.parsingRelay = relay.url;
   }
   if (spec.gateway) {
     const config = loadConfig({ env: {}, overrides: spec.gateway.overrides as never });

@@ -28,6 +28,8 @@ export interface ServiceSpec {
   gateway?: { overrides: DeepPartial<GatewayConfig>; noScopeEndpoint?: boolean };
   /** A bare byte-relaying proxy (bare-proxy.ts) in front of this MCP URL. */
   bareProxy?: string;
+  /** A relay that parses and re-serialises both messages (bare-proxy.ts `startParsingRelay`) in front of this MCP URL. */
+  parsingRelay?: string;
 }
 
 export interface ServiceUrls {
@@ -38,6 +40,8 @@ export interface ServiceUrls {
   gateway?: string;
   /** The bare proxy's MCP URL. */
   bareProxy?: string;
+  /** The parsing relay's MCP URL. */
+  parsingRelay?: string;
 }
 
 export type ServiceCommand = { id: number; cmd: 'memory'; gc?: boolean } | { id: number; cmd: 'bump' | 'stats' | 'cpu' | 'stop' | 'heapStart' | 'heapStop' };
