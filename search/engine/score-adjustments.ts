@@ -59,8 +59,11 @@ export function topK(s: Scores, k: number, tieBreak: (a: number, b: number) => n
     if (top.length >= k && !before(id, score, top[k - 1])) continue;
     let i = top.length >= k ? k - 1 : top.length;
     while (i > 0 && before(id, score, top[i - 1])) i -= 1;
-    top.splice(i, 0, [id, score]);
-    if (top.length > k) top.pop();
+    // Inserted at i, the k+1-th dropped: shifted in place (a splice returns an array per call).
+    const entry: [number, number] = [id, score];
+    if (top.length < k) top.push(entry);
+    for (let j = top.length - 1; j > i; j -= 1) top[j] = top[j - 1];
+    top[i] = entry;
   }
   return top;
 }

@@ -37,7 +37,7 @@ import { misspellingsOf, nearestNames } from './nearest-names.ts';
 import { coordinationFactors, ListScorer, type ListScoring, type QueryTerm } from './query-scores.ts';
 import { parameterIndex, topK, withParameterTier } from './score-adjustments.ts';
 import { ServerChooser } from './server-choice.ts';
-import { topScore, type Scores } from './scores.ts';
+import { ScoreSums, topScore, type Scores } from './scores.ts';
 import type { Expansion, FieldRun, TermIndex, TermMatches } from './term-index.ts';
 import { COMBINED, documentIndexer, indexedFields, type Documents } from './tool-documents.ts';
 
@@ -270,6 +270,9 @@ function indexOver(
   let scorer: ListScorer | undefined;
   let fusion: Fusion | undefined;
   let chooser: ServerChooser | undefined;
+  /** 1 for the tools of a search's lexical list while it is fused with the semantic lists, else 0. */
+  let lexical: Uint8Array | undefined;
+  let fusedSums: ScoreSums | undefined;
   const everyTool = new Uint8Array(tools.length).fill(1);
   const allIds = Array.from({ length: tools.length }, (_, i) => i);
   const intent = learnIntent(tools, t.stem);
@@ -466,14 +469,22 @@ function indexOver(
     }
     let semanticOnly: Set<number> | undefined;
     if (semanticLists.length > 0) {
-      const lexicalSet = new Set(fused.ids);
-      fused = withSemantic(fused, semanticLists, depth, knownTerms(lookups[0]));
-      const fusedFloor = t.semanticMatchFloor * topScore(fused.scores);
-      semanticOnly = new Set();
-      for (let i = 0; i < fused.ids.length; i += 1) {
-        if (lexicalSet.has(fused.ids[i])) continue;
-        semanticOnly.add(fused.ids[i]);
-        if (fused.scores[i] >= fusedFloor) matchedCount += 1;
+      // The lexical matches marked in a per-tool array (cleared after): a Set of them was most of a
+      // search's garbage at 10,000 tools.
+      const lexicalIds = fused.ids;
+      lexical ??= new Uint8Array(tools.length);
+      for (let i = 0; i < lexicalIds.length; i += 1) lexical[lexicalIds[i]] = 1;
+      try {
+        fused = withSemantic(fused, semanticLists, depth, knownTerms(lookups[0]));
+        const fusedFloor = t.semanticMatchFloor * topScore(fused.scores);
+        semanticOnly = new Set();
+        for (let i = 0; i < fused.ids.length; i += 1) {
+          if (lexical[fused.ids[i]] === 1) continue;
+          semanticOnly.add(fused.ids[i]);
+          if (fused.scores[i] >= fusedFloor) matchedCount += 1;
+        }
+      } finally {
+        for (let i = 0; i < lexicalIds.length; i += 1) lexical[lexicalIds[i]] = 0;
       }
     }
     fused = withIntent(fused, query);
@@ -589,12 +600,13 @@ function indexOver(
    */
   function withSemantic(lexical: Scores, lists: readonly SemanticList[], depth: number, known: number): Scores {
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
-    const fusedScore = new Map<number, number>();
-    const k = t.rrfK;
-    const add = (id: number, x: number): void => {
-      fusedScore.set(id, (fusedScore.get(id) ?? 0) + x);
-    };
+    // The same sums as a Map of them, in the order first added, without a Map per search.
+    let capacity = 0;
+    for (const list of lists) capacity += list.ids.length;
     const top = topK(lexical, depth, byRank);
+    const sums = (fusedSums ??= new ScoreSums(tools.length)).begin(top.length + capacity);
+    const k = t.rrfK;
+    const add = (id: number, x: number): void => sums.add(id, x);
     if (t.semanticFusion === 'convex') {
       const best = top.length > 0 && top[0][1] > 0 ? top[0][1] : 1;
       const wanted = t.lexicalCoverage > 0 ? top.map(([id]) => id) : t.semanticGate > 0 && top.length > 0 ? [top[0][0]] : [];
@@ -611,7 +623,7 @@ function indexOver(
       for (let rank = 0; rank < top.length; rank += 1) add(top[rank][0], (k + 1) / (k + rank + 1));
       for (const { ids, weight } of lists) for (let rank = 0; rank < ids.length; rank += 1) add(ids[rank], (weight * (k + 1)) / (k + rank + 1));
     }
-    return { ids: Int32Array.from(fusedScore.keys()), scores: Float64Array.from(fusedScore.values()) };
+    return sums.scores();
   }
 
   /** The share of the `known` query terms each of the `wanted` lexically matched tools holds (empty

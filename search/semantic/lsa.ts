@@ -461,18 +461,26 @@ export function nearestVectors(
   }
   const ids: number[] = [];
   const scores: number[] = [];
+  if (depth <= 0) return { ids, scores };
   let floor = minSimilarity;
   for (let i = 0; i < n; i += 1) {
     const s = sims[i];
     if (s <= floor) continue;
     let at = ids.length;
     while (at > 0 && scores[at - 1] < s) at -= 1;
-    ids.splice(at, 0, i);
-    scores.splice(at, 0, s);
-    if (ids.length > depth) {
-      ids.pop();
-      scores.pop();
+    // Inserted at `at` (after its equals), the last dropped past `depth`: shifted in place, as a splice
+    // would leave them, without the array each splice returns.
+    let j = ids.length < depth ? ids.length : depth - 1;
+    if (ids.length < depth) {
+      ids.push(i);
+      scores.push(s);
     }
+    for (; j > at; j -= 1) {
+      ids[j] = ids[j - 1];
+      scores[j] = scores[j - 1];
+    }
+    ids[at] = i;
+    scores[at] = s;
     if (ids.length === depth) floor = scores[depth - 1];
   }
   return { ids, scores };
