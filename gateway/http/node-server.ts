@@ -9,7 +9,8 @@ import { jsonRpcErrorBody } from '../errors.ts';
  * client that trickles its headers or body cannot hold a connection for Node's defaults (60 s / 300 s).
  * Requests Node refuses before any handler runs (headers too large, a malformed request line or header,
  * a request not received in time) get a JSON-RPC error body, like every other refusal of the gateway,
- * instead of Node's bare status line: see {@link clientErrorResponse}.
+ * instead of Node's bare status line: see {@link clientErrorResponse}; so does a CONNECT, which Node
+ * would close unanswered: see {@link connectResponse}.
  */
 export function createGatewayServer(config: GatewayConfig, listener: RequestListener): Server {
   const server = createServer(
@@ -37,7 +38,28 @@ export function createGatewayServer(config: GatewayConfig, listener: RequestList
     }
     socket.end(clientErrorResponse(error.code, config.limits.headerBytes));
   });
+  // Without a listener Node destroys a CONNECT's socket unanswered; the gateway tunnels nothing.
+  server.on('connect', (_req, socket: Duplex) => {
+    socket.on('error', () => socket.destroy());
+    socket.end(connectResponse());
+  });
   return server;
+}
+
+/**
+ * The raw HTTP/1.1 answer to a CONNECT (RFC 9110 §9.3.6: a tunnel to the authority it names), which
+ * no route of the gateway serves: 405 with a JSON-RPC error body (`id: null`), an empty `Allow` (the
+ * authority-form target names no resource here, so none of its methods is allowed, RFC 9110 §10.2.1),
+ * and `connection: close`. The target is not repeated.
+ */
+function connectResponse(): string {
+  const { status, text } = jsonRpcErrorBody('method_not_allowed', 'Method Not Allowed: CONNECT asks for a tunnel, and the gateway is not a proxy');
+  return rawResponse(status, text, 'allow: \r\n');
+}
+
+/** An HTTP/1.1 response with a JSON body, closing the connection, as raw text. */
+function rawResponse(status: number, body: string, extraHeaders = ''): string {
+  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n${extraHeaders}connection: close\r\n\r\n${body}`;
 }
 
 /**
@@ -55,6 +77,5 @@ export function clientErrorResponse(code: string | undefined, headerBytes: numbe
       : code === 'ERR_HTTP_REQUEST_TIMEOUT'
         ? [408, 'Invalid Request: the request was not received in time (server.headersTimeoutMs / server.requestTimeoutMs)']
         : [400, `Invalid Request: malformed HTTP request${code ? ` (${code})` : ''}`];
-  const body = jsonRpcErrorBody('invalid_request', message).text;
-  return `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`;
+  return rawResponse(status, jsonRpcErrorBody('invalid_request', message).text);
 }
