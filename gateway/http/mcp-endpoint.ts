@@ -307,8 +307,8 @@ async function handOff(ctx: Exchange, node: NodeHandler, body?: unknown, auth?: 
 /**
  * The parsed JSON body, or undefined once the edge has answered: 413 over `limit`, 415 for a
  * Content-Encoding other than {@link SUPPORTED_CODINGS}, 400/-32700 for a body that is not UTF-8 or not JSON, empty
- * ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received"), and for one with a `__proto__` key or
- * `constructor.prototype` (as co-body refuses them: prototype poisoning). Any other JSON value is
+ * ones included (JSON-RPC 2.0 §5.1: "Invalid JSON was received"); 400/-32600 for one with a `__proto__` key or
+ * `constructor.prototype` (valid JSON, refused as co-body refuses it: prototype poisoning). Any other JSON value is
  * returned, scalars too: valid JSON that is no request is -32600, the classifier's to say (classify.ts).
  * Read raw from the socket and parsed once; a request body with a Content-Encoding goes through the
  * body parser, which inflates it.
@@ -344,7 +344,7 @@ async function readBody(ctx: Exchange, parseJson: Middleware, limit: number): Pr
     return notJson();
   }
   if (parsed !== null && typeof parsed === 'object' && SUSPECT_KEYS.test(text) && poisoned(parsed)) {
-    rejectAtEdge(ctx, 'parse_error', 'Parse error: the body holds a __proto__ or constructor.prototype key');
+    rejectAtEdge(ctx, 'invalid_request', PROTOTYPE_POISONING);
     return undefined;
   }
   return parsed;
@@ -374,6 +374,15 @@ function rawBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too_lar
     });
   });
 }
+
+/**
+ * The refusal of a body with a `__proto__` key or `constructor.prototype`: valid JSON (so not -32700),
+ * refused as a request (-32600), as @hapi/bourne refuses it for the body parser.
+ */
+const PROTOTYPE_POISONING = 'Invalid Request: the body holds a __proto__ key or constructor.prototype (refused: prototype poisoning); rename the key';
+
+/** @hapi/bourne's error for a poisoned body (co-body's JSON parser, on the Content-Encoding path). */
+const BOURNE_POISONING = 'Object contains forbidden prototype property';
 
 /** Text that may hold a `__proto__` or `constructor` key (plain or \u-escaped): only then is the parsed value walked. */
 const SUSPECT_KEYS = /__proto__|constructor|\\u00/;
@@ -405,6 +414,11 @@ async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: numbe
       rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is empty; send a JSON-RPC message');
       return undefined;
     }
+    // The parser refuses a __proto__ key only; constructor.prototype is refused here, as on the raw path.
+    if (request.body !== null && typeof request.body === 'object' && SUSPECT_KEYS.test(request.rawBody) && poisoned(request.body)) {
+      rejectAtEdge(ctx, 'invalid_request', PROTOTYPE_POISONING);
+      return undefined;
+    }
     return request.body;
   } catch (error) {
     const status = (error as { status?: number }).status;
@@ -417,7 +431,8 @@ async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: numbe
         'unsupported_media_type',
         `Unsupported Media Type: Content-Encoding "${ctx.get('content-encoding')}" is not supported; send ${SUPPORTED_CODINGS}`,
       );
-    } else if (String((error as { code?: unknown }).code).startsWith('Z_'))
+    } else if ((error as Error).message === BOURNE_POISONING) rejectAtEdge(ctx, 'invalid_request', PROTOTYPE_POISONING);
+    else if (String((error as { code?: unknown }).code).startsWith('Z_'))
       // zlib could not inflate it (a plain or truncated body under a Content-Encoding): say so, not "not JSON".
       rejectAtEdge(ctx, 'parse_error', `Parse error: the body is not valid ${ctx.get('content-encoding')} data (Content-Encoding)`);
     else rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');

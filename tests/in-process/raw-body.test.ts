@@ -1,7 +1,7 @@
 /**
  * The MCP route reads the POST body raw and parses it once (gateway/http/mcp-endpoint.ts readBody):
- * the rules co-body applied still hold (413 over the limit without a Content-Length too, -32700 for
- * prototype poisoning, plain or \u-escaped; a JSON scalar is valid JSON, so -32600), a string value that merely mentions
+ * the rules co-body applied still hold (413 over the limit without a Content-Length too, prototype
+ * poisoning refused, plain, \u-escaped or gzipped: valid JSON, so -32600, not -32700; a JSON scalar is valid JSON, so -32600), a string value that merely mentions
  * `__proto__` is an ordinary argument, and a gzip-encoded request body is still inflated.
  */
 import { Readable } from 'node:stream';
@@ -104,10 +104,16 @@ describe('the raw body read on the MCP route', () => {
     ['a __proto__ key', callBody('{"__proto__":{"polluted":true}}')],
     ['an escaped __proto__ key', callBody('{"\\u005f_proto__":{"polluted":true}}')],
     ['constructor.prototype', callBody('{"constructor":{"prototype":{"polluted":true}}}')],
-  ])('answers 400/-32700 for %s', async (_what, body) => {
-    const { status, text } = await post(body);
-    expect(status).toBe(400);
-    expect(errorCode(text)).toBe(-32700);
+  ])('answers 400/-32600 naming prototype poisoning for %s, plain and gzipped', async (_what, body) => {
+    for (const [sent, headers] of [
+      [body, {}],
+      [gzipSync(body), { 'content-encoding': 'gzip' }],
+    ] as const) {
+      const { status, text } = await post(sent, headers);
+      expect(status).toBe(400);
+      expect(errorCode(text)).toBe(-32600);
+      expect(text).toContain('prototype poisoning');
+    }
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
