@@ -28,6 +28,7 @@ export const VARIANTS: Variant[] = [
   ),
   // Issue 31's fourth round: everyday verbs of an operation match its verb (search/analysis/operation-verbs.ts).
   { name: 'no operation verbs', tuning: { operationVerbs: 'off' } },
+  { name: 'the leading verb keeps its own matches', tuning: { leadingVerb: false } },
   ...[0.3, 0.8, 1].map((weight) => ({ name: `operation verbs (gaps) x${weight}`, tuning: { operationVerbWeight: weight } })),
   ...[0.3, 0.5, 0.8].map((weight) => ({
     name: `operation verbs (always) x${weight}`,

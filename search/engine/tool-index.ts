@@ -23,9 +23,9 @@ import { learnIntent, queryIntent, READ, WRITE } from '../analysis/intent.ts';
 import { clauses } from '../analysis/clauses.ts';
 import { answersCurrent, identifiedThings, isLookup } from '../analysis/lookups.ts';
 import { namesSomething } from '../analysis/names.ts';
-import { operationSynonyms } from '../analysis/operation-verbs.ts';
+import { OPERATION_VERBS, operationSynonyms } from '../analysis/operation-verbs.ts';
 import { splitPaths } from '../analysis/paths.ts';
-import { normaliseTerm, queryTerms, STOP_WORDS } from '../analysis/terms.ts';
+import { normaliseTerm, queryTerms, REQUEST_WORDS, STOP_WORDS } from '../analysis/terms.ts';
 import { splitWords } from '../analysis/tokenize.ts';
 import { schemaText, summaryOf, toolFields, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
 import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from '../semantic/lsa.ts';
@@ -49,6 +49,8 @@ type LookupRoles = { things: string[][]; lookups: number[]; selves: number[]; wo
 type SemanticList = { ids: number[]; scores: number[]; weight: number; floor: number };
 
 const DEFAULT_LIMIT = 10;
+/** The everyday verbs of the operations, as written (base forms). */
+const EVERYDAY_VERBS: ReadonlySet<string> = new Set(Object.values(OPERATION_VERBS).flat());
 /** Fewer tools than this share too few words for co-occurrence to mean anything: lexical only. */
 const MIN_SEMANTIC_TOOLS = 16;
 const NEAREST_LIMIT = 5;
@@ -349,6 +351,26 @@ function indexOver(
     return n;
   }
 
+  /** Whether a tool's name holds one of `matches` (the term a query word matches). */
+  function namesHold(matches: TermMatches): boolean {
+    const name = fieldNumber.get('name');
+    if (name === undefined || matches.length === 0) return false;
+    const marks = new Uint8Array(entries.length);
+    termIndex.mark(matches, [name], marks);
+    return marks.includes(1);
+  }
+
+  /**
+   * The normalised term of `text`'s leading verb when it is an everyday verb of an operation in its base
+   * form (operation-verbs.ts: "swap", "stop", not "swaps" or "stopping"): its first word that is neither a
+   * stop word nor a request word, as the read/write intent reads it (intent.ts); undefined otherwise.
+   */
+  function leadingVerb(text: string): string | undefined {
+    const first = splitWords(text).find((w) => !STOP_WORDS.has(w) && !REQUEST_WORDS.has(w));
+    if (first === undefined || !EVERYDAY_VERBS.has(first)) return undefined;
+    return normaliseTerm(first, t.stem, t.stemFold) ?? undefined;
+  }
+
   /** The operation verbs `heads` (search/analysis/operation-verbs.ts), each weighed `operationVerbWeight`. */
   function operationMatches(heads: readonly string[]): TermMatches {
     return heads.map((head) => ({ entry: termIndex.entry(head)!, weight: t.operationVerbWeight }));
@@ -385,6 +407,7 @@ function indexOver(
     // What each term matches, looked up once per search however many clauses repeat it. Fuzzy matching
     // applies to the terms of short lists only, so a term's matches depend on its list's length too.
     const byKey = new Map<string, QueryTerm>();
+    const verb = t.leadingVerb ? leadingVerb(topic) : undefined;
     const lookups = termLists.map((ts) => {
       const long = ts.length > t.fuzzyMaxTerms;
       return ts.map((term) => {
@@ -398,7 +421,11 @@ function indexOver(
           found = { matches: termIndex.matches(term, expansion) };
           // An everyday verb also matches its operation's verb ("rename": update; operation-verbs.ts).
           const heads = operations?.get(term);
-          if (heads && (t.operationVerbs === 'always' || found.matches.length === 0)) found = { matches: [...found.matches, ...operationMatches(heads)] };
+          // The request's own verb asks for its operation, not for the things its stem names in the
+          // tools' texts ("swap the tickers" is no request for list_deals' "swaps"), unless tools are
+          // named with it (Spotify's add-to-queue for "add ...").
+          if (heads && term === verb && !namesHold(found.matches)) found = { matches: operationMatches(heads) };
+          else if (heads && (t.operationVerbs === 'always' || found.matches.length === 0)) found = { matches: [...found.matches, ...operationMatches(heads)] };
           byKey.set(key, found);
         }
         return found;

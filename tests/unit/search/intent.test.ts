@@ -82,6 +82,10 @@ describe('read/write intent', () => {
       expect(queryIntent(query, cues, true), query).toEqual({ intent: WRITE, explicit: true });
     }
     expect(queryIntent('fetch my orders', cues, true)).toEqual({ intent: READ, explicit: true });
+    // Stopping, cancelling a thing is a delete; spinning one up a create: writes.
+    for (const query of ['stop sending events to my webhook', 'cancel my webhook', 'spin up a mean reversion bot']) {
+      expect(queryIntent(query, cues, true), query).toEqual({ intent: WRITE, explicit: true });
+    }
     // A write first, not list_deals (its "swaps") or another read.
     const first = index.search('swap the symbols of my strategy')[0].name;
     expect(isRead.get(first), first).toBe(false);

@@ -36,6 +36,22 @@ describe('operation verbs', () => {
     }
   });
 
+  it("a request's leading verb matches its operation, not the things its stem names ('swap' is no request for 'swaps')", () => {
+    const trading = [
+      tool('list_deals', 'List booked deals: swaps, swaps on rates, bonds and FX forwards, with their symbols.'),
+      tool('update_strategy', "Update a strategy's symbols, parameters or status."),
+      tool('create_strategy', 'Create a strategy from a title, its symbols and parameters.'),
+    ];
+    const query = 'swap the symbols of my pairs strategy';
+    expect(buildToolIndex(trading).search(query)[0]?.name).toBe('update_strategy');
+    expect(buildToolIndex(trading, { leadingVerb: false }).search(query)[0]?.name).not.toBe('update_strategy');
+    // A verb some tool is named with keeps its own matches: "add" is add_to_queue's, not a create.
+    const music = [tool('add_to_queue', 'Add a track to the play queue.'), tool('create_playlist', 'Create a playlist of tracks.')];
+    expect(buildToolIndex(music).search('add a track')[0]?.name).toBe('add_to_queue');
+    // Not a leading verb in its base form: the word keeps its matches.
+    expect(buildToolIndex(trading).search('swaps booked this week')[0]?.name).toBe('list_deals');
+  });
+
   it('without them the everyday verb matches nothing, and the update is not first', () => {
     const index = buildToolIndex(tools, { operationVerbs: 'off' });
     expect(index.search('rename my road trip playlist')[0]?.name).not.toBe('update_playlist');

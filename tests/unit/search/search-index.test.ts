@@ -71,15 +71,15 @@ describe.skipIf(!hasCpzai)('search over the CPZAI catalogue (tool-catalog.json)'
     expect(buildToolIndex(cpzai, { intentImplicit: 0.7 }).search(query, { limit: 1 })[0]?.name).toBe('list_webhooks');
   });
 
-  it('reads "stop" as a delete\'s verb: the writes lead, the read below them, keywords or not', () => {
+  it('reads "stop" as a delete\'s verb: the webhook writes lead, place_order\'s stop orders are not asked for, keywords or not', () => {
     const bare = cpzai.map(({ keywords: _k, ...tool }) => tool);
     for (const tools of [cpzai, bare]) {
       const names = buildToolIndex(tools)
         .search('stop sending events to my webhook', { limit: 5 })
         .map((h) => h.name);
       expect(names.slice(0, 2).sort()).toEqual(['create_webhook', 'delete_webhook']);
-      // An explicit write cue: the read scores x intentFactor, below a third write (it was third).
-      expect(names.indexOf('list_webhooks') === -1 || names.indexOf('list_webhooks') > 2, names.join(' ')).toBe(true);
+      // The request's verb matches a delete, not place_order's "stop" orders.
+      expect(names).not.toContain('place_order');
     }
     expect(index.search('stop sending events to my webhook', { limit: 1 })[0]?.name).toBe('delete_webhook');
   });
