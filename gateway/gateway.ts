@@ -125,6 +125,11 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     if (!options.logger) log.level = next.log.level;
     const pinStore = plan.pinStore === 'keep' ? old.state.pins.store : undefined;
     const rateLimiter = plan.rateLimiter === 'keep' ? old.state.rateLimiter : undefined;
+    // Unchanged tracing (or tracing that stays off) is kept: its exporter, and one startup line per change.
+    const tracing =
+      isDeepStrictEqual(old.state.config.tracing, next.tracing) || (!old.state.tracing.enabled && next.tracing.exporter !== 'otlp' && !options.spanExporter)
+        ? old.state.tracing
+        : undefined;
     // Requests are served between the reload's steps (loading the file, building the runtime, its
     // authorization server, its catalogues and index): each is a few ms alone, tens of ms together. A
     // timer, not setImmediate: from an I/O callback (the signal) an immediate runs before any I/O is read.
@@ -142,6 +147,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       validators: { inputs: old.state.inputs, outputs: old.state.outputs },
       codeSandbox: old.state.codeSandbox,
       listenStreams: old.state.listenStreams,
+      tracing,
     });
     await delay(0);
     // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).
@@ -156,6 +162,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
               ...old.state.upstreams.flatMap((u) => [u.client, u.catalog]),
               old.state.pins.store,
               old.state.codeSandbox,
+              old.state.tracing,
               ...(old.state.rateLimiter ? [old.state.rateLimiter] : []),
             ]),
           );
@@ -170,6 +177,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const carried = new Set<object>([...runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]), runtime.state.codeSandbox]);
     if (keepOAuth) carried.add(old.state.oauth!);
     if (pinStore) carried.add(pinStore);
+    if (tracing) carried.add(tracing);
     // Taken over only when the new runtime has budgets (else it made none and the old one closes it).
     if (rateLimiter && runtime.state.rateLimiter === rateLimiter) carried.add(rateLimiter);
     log.info({ changed: plan.changed, upstreams: plan.upstreams, removed: plan.removed }, 'configuration reloaded');

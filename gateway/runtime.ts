@@ -36,7 +36,7 @@ import { createOAuth } from './auth/oauth/index.ts';
 import { credentialDigest } from './auth/credentials.ts';
 import { createOutcomes, gatewaySubscribers } from './obs/outcomes.ts';
 import { createAuditLog } from './obs/audit.ts';
-import { createTracing } from './obs/tracing.ts';
+import { createTracing, type Tracing } from './obs/tracing.ts';
 import { anyBudget } from './policy/rate-limits.ts';
 import { authDecisions } from './auth/decisions.ts';
 import { createRateLimiter, type RateLimiter } from './store/rate-limiter.ts';
@@ -97,6 +97,11 @@ export interface RuntimeOptions {
   codeSandbox?: CodeSandbox;
   /** Live reload: the previous runtime's open listen streams per account, still open while it retires. */
   listenStreams?: ListenStreams;
+  /**
+   * Live reload: the previous runtime's tracing, when `tracing` did not change (or stays off): its
+   * exporter carries on, and its startup line ("tracing off" / "tracing on") is not logged again.
+   */
+  tracing?: Tracing;
 }
 
 /**
@@ -269,7 +274,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       log,
     ),
     taskIndex: new TaskIndex(store('tasks', MAX_TTL_MS, config.cache.maxEntries)),
-    tracing: createTracing(config.tracing, { log, metrics, ...(options.spanExporter ? { exporter: options.spanExporter } : {}) }),
+    tracing: options.tracing ?? createTracing(config.tracing, { log, metrics, ...(options.spanExporter ? { exporter: options.spanExporter } : {}) }),
     audit,
     authDecisions: authDecisions(outcomes),
     pins,
@@ -377,7 +382,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       if (!carried.has(pinStore)) await pinStore.close();
       if (!(state.oauth && carried.has(state.oauth))) await state.oauth?.close();
       await Promise.allSettled([
-        state.tracing.shutdown(),
+        carried.has(state.tracing) ? undefined : state.tracing.shutdown(),
         state.audit.close(),
         state.rateLimiter && carried.has(state.rateLimiter) ? undefined : state.rateLimiter?.close(),
         carried.has(state.codeSandbox) ? undefined : state.codeSandbox.close(),

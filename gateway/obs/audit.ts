@@ -247,13 +247,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
       definitionChange: () => {},
       close: async () => {},
     };
-  let key = config.digestKey;
-  if (!key) {
-    key = randomBytes(32).toString('hex');
-    options.log?.warn(
-      'audit.digestKey is not set: credential and argument digests use a key generated for this process and will not match across restarts or replicas',
-    );
-  }
+  // Opened first: a destination that refuses the start says so alone, with no warning after its fatal line.
   const destination =
     options.destination ??
     (config.destination === 'stdout'
@@ -261,6 +255,13 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
       : config.destination === 'stderr'
         ? pino.destination({ fd: 2, sync: false })
         : pino.destination({ dest: openable(config.destination), sync: false, append: true }));
+  let key = config.digestKey;
+  if (!key) {
+    key = randomBytes(32).toString('hex');
+    options.log?.warn(
+      'audit.digestKey is not set: credential and argument digests use a key generated for this process and will not match across restarts or replicas',
+    );
+  }
   const writeFailed = throttled(60_000);
   const stream = destination as DestinationStream & { on?: (event: 'error', fn: (error: Error) => void) => void; flushSync?: () => void };
   let lastError: Error | undefined;

@@ -100,7 +100,10 @@ describe('audit log', () => {
       env: { GATEWAY_AUDIT_DESTINATION: '/proc/nu7/audit.jsonl' },
       overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] },
     });
-    expect(() => createAuditLog(config.audit)).toThrow(ConfigError);
+    // Without a digest key: the refusal alone, not the generated key's warning after it.
+    const capture = new LogCapture();
+    expect(() => createAuditLog({ ...config.audit, digestKey: undefined }, { log: pino(capture) })).toThrow(ConfigError);
+    expect(capture.lines).toEqual([]);
     expect(() => createRuntime(config, { logger: pino({ level: 'silent' }) })).toThrow(
       /^invalid configuration: audit\.destination: cannot append to \/proc\/nu7\/audit\.jsonl: /,
     );

@@ -75,6 +75,24 @@ describe('reload outcomes', () => {
 });
 
 describe('reload.watch changed by a reload', () => {
+  it('says whether spans are exported at start and when a reload changes it, not on every reload', async () => {
+    const off = () => stack.logs.records('tracing off').length;
+    const on = () => stack.logs.records('tracing on').length;
+    expect([off(), on()]).toEqual([1, 0]);
+    await stack.gateway.reload(structuredClone(stack.config));
+    await stack.gateway.reload({ ...structuredClone(stack.config), tracing: { ...stack.config.tracing, serviceName: 'renamed' } });
+    expect([off(), on()]).toEqual([1, 0]);
+    const otlp = {
+      ...structuredClone(stack.config),
+      tracing: { ...stack.config.tracing, exporter: 'otlp' as const, endpoint: 'http://127.0.0.1:9/v1/traces' },
+    };
+    await stack.gateway.reload(otlp);
+    await stack.gateway.reload(structuredClone(otlp));
+    expect([off(), on()]).toEqual([1, 1]);
+    await stack.gateway.reload(structuredClone(stack.config));
+    expect([off(), on()]).toEqual([2, 1]);
+  });
+
   it('starts the watch when turned on and stops it when turned off, and says so', async () => {
     const file = join(dir, 'gateway.yaml');
     const base = parse(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')) as Record<string, any>;
