@@ -18,6 +18,14 @@ import type { ToolSearchOverrides, UpstreamConfig } from '../../config/types.ts'
 /** Tools the cached indexes of callers' findable tools hold together (see `SearchIndexCache.findableIndex`). */
 const FINDABLE_INDEX_TOOLS = 50_000;
 
+/**
+ * How long a search waits for a new catalogue version's index before it is answered from the latest one
+ * built (ms): a catalogue of a few hundred tools builds within it, so a tool an upstream just added is
+ * found by the next search (a try-out searched for one 10 s after tools/list showed it and missed it);
+ * a large catalogue's build (0.1-1 s at 10,000 tools) still costs a search no more than this, once.
+ */
+const FRESH_BUILD_WAIT_MS = 25;
+
 /** After the embeddings endpoint failed to embed a catalogue version, how long until a search asks again. */
 const EMBED_RETRY_MS = 30_000;
 
@@ -34,9 +42,10 @@ type ArmState = { tools: SearchableTool[]; vectors?: DenseVectors; pending?: Pro
  * changed tools do, plus assembling the index (about 0.1 s at 10,000 tools; a catalogue read from
  * scratch takes about 0.5 s).
  *
- * The build is off the request path: while a new version's index builds, searches are answered at
- * once from the latest index already built (only the very first build, with nothing to answer from, is
- * waited for). That is a choice of latency over freshness for the length of one build, and it is safe:
+ * The build is off the request path: while a new version's index builds, searches wait for it at
+ * most {@link FRESH_BUILD_WAIT_MS} and are then answered from the latest index already built (only the very
+ * first build, with nothing to answer from, is waited for whole). That is a choice of latency over freshness
+ * for the rest of one build, and it is safe:
  * the caller's filter is evaluated on the current catalogue, so a stale index never returns a tool the
  * caller may not see now; it only misses tools the new version added until the build ends. A failed build is logged and not cached (the next
  * search tries again); with an earlier index at hand, searches fall back to it meanwhile.
@@ -140,7 +149,12 @@ export class SearchIndexCache {
         () => this.entries.delete(catalog.version),
       );
     }
-    return this.latest ? Promise.resolve(this.latest.index) : entry.built;
+    if (!this.latest) return entry.built;
+    const latest = this.latest.index;
+    return settledWithin(entry.built, FRESH_BUILD_WAIT_MS).then(
+      (index) => index ?? latest,
+      () => latest,
+    );
   }
 
   /**
@@ -223,4 +237,15 @@ function searchable(tool: CatalogTool, override: ToolSearchOverrides | undefined
       : {}),
     ...(keywords.length > 0 ? { keywords } : {}),
   };
+}
+
+/** `promise`'s value if it settles within `ms`, else undefined (its rejection, if it rejects in time). */
+function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    const t = setTimeout(() => resolve(undefined), ms);
+    t.unref();
+    timer = t;
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

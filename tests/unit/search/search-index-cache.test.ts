@@ -36,7 +36,19 @@ describe('SearchIndexCache', () => {
     ]);
     const index = await cache.get(first);
     expect(await cache.get(first)).toBe(index);
-    await vi.waitFor(async () => expect((await cache.get(second)).search('cash flows').map((h) => h.name)).toEqual(['list_cash_flows']));
+    // A small catalogue's new version builds within the wait: the very next search finds the added tool.
+    expect((await cache.get(second)).search('cash flows').map((h) => h.name)).toEqual(['list_cash_flows']);
     expect((await cache.get(second)).size).toBe(2);
+  });
+
+  it('answers from the latest index while a large new version builds past the wait, then from the new one', async () => {
+    const cache = new SearchIndexCache(silent);
+    const many = Array.from({ length: 4000 }, (_, i) => tool(`report_${i}`, { description: `Quarterly report number ${i} of desk ${i % 37}.` }));
+    const first = buildCatalog(upstream, many.slice(0, 10));
+    const second = buildCatalog(upstream, many);
+    expect((await cache.get(first)).size).toBe(10);
+    // 4,000 tools take far longer than the wait to index: the search is answered from the first version's index.
+    expect((await cache.get(second)).size).toBe(10);
+    await vi.waitFor(async () => expect((await cache.get(second)).size).toBe(4000), { timeout: 20_000 });
   });
 });
