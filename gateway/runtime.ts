@@ -75,8 +75,8 @@ export interface RuntimeOptions {
   metrics?: GatewayMetrics;
   /**
    * Live reload: upstreams of the previous runtime to take over, by name. `keep` takes the connection and
-   * the catalogue cache as they are; `repolicy` takes the connection and builds a new catalogue cache
-   * under the new configuration (inheriting the readiness record). Upstreams not named get new clients.
+   * the catalogue cache as they are; `repolicy` takes the connection, hands it the new per-call settings
+   * and builds a new catalogue cache under the new configuration (inheriting the readiness record). Upstreams not named get new clients.
    */
   reuse?: ReadonlyMap<string, { upstream: UpstreamRuntime; decision: 'keep' | 'repolicy' }>;
   /** Live reload: the previous runtime's pin store (the memory store holds the only copy of its pins). */
@@ -200,8 +200,10 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   const upstreams: UpstreamRuntime[] = config.upstreams.map((upstreamConfig) => {
     const reused = options.reuse?.get(upstreamConfig.name);
     if (reused?.decision === 'keep') return reused.upstream;
-    if (reused?.decision === 'repolicy')
+    if (reused?.decision === 'repolicy') {
+      reused.upstream.client.reconfigure(upstreamConfig);
       return { client: reused.upstream.client, catalog: catalogCache(reused.upstream.client, upstreamConfig, reused.upstream.catalog) };
+    }
     const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));
     return { client, catalog: catalogCache(client, upstreamConfig) };
   });

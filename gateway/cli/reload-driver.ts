@@ -96,7 +96,7 @@ function summary(plan: ReloadPlan): string {
   const parts = [`changed: ${plan.changed.join(', ') || 'nothing'}`];
   for (const { name, decision } of plan.upstreams)
     parts.push(
-      `upstream ${name}: ${decision === 'keep' ? 'connection kept' : decision === 'repolicy' ? 'connection kept, catalogue rebuilt' : 'new connection'}`,
+      `upstream ${name}: ${decision === 'keep' ? 'connection kept' : decision === 'repolicy' ? 'connection kept, settings applied' : 'new connection'}`,
     );
   for (const name of plan.removed) parts.push(`upstream ${name}: removed`);
   return parts.join('; ');

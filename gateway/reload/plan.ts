@@ -6,9 +6,10 @@
  *   created with: `server.*`, `limits.headerBytes`, http/node-server.ts) cannot change without a
  *   restart: the reload is refused, naming the key, and the old configuration keeps serving.
  * - Each upstream of the new configuration is matched by name with the old one: `keep` when nothing of
- *   it changed (connection and catalogue reused), `repolicy` when only the keys that shape its catalogue
- *   changed (the connection is kept, the catalogue rebuilt under the new rules), `replace` when a
- *   connection key changed or the upstream is new (a new connection; the old one closes once the
+ *   it changed (connection and catalogue reused), `repolicy` when only policy or per-call keys changed
+ *   ({@link UPSTREAM_KEYS}: the connection, and a stdio server's process, are kept, the catalogue rebuilt
+ *   under the new rules and the new settings handed to the client), `replace` when a connection key
+ *   changed or the upstream is new (a new connection; the old one closes once the
  *   requests in flight on it are done). Old upstreams absent from the new configuration close likewise.
  * - The pin store and the rate limiter's counters are handed over unless where they live changed.
  * - Everything else (scopes, cache, credentials, compact, limits, security, publicUrl, console, ...) is
@@ -17,16 +18,44 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 
-/** Upstream keys that only shape the catalogue and its policy: a change keeps the connection. */
-export const POLICY_KEYS = [
-  'metaKey',
-  'scopeRules',
-  'readOnlyOverrides',
-  'anchors',
-  'categories',
-  'outputSchemas',
-  'catalog',
-] as const satisfies readonly (keyof UpstreamConfig)[];
+/**
+ * Every upstream key, classified (a new key does not compile until it is): `connection` keys define the
+ * connection or the machinery built with it (the process or URL and what goes on every request of the
+ * transport, the socket pool, the session pool, the reconnect backoff, the health probe's timer): a
+ * change opens a new connection (for stdio, a new process: its state is lost). Every other key is policy
+ * or a per-call setting, read from the new configuration on the same connection: the catalogue and its
+ * access rules (`scopes`, `scopeRules`, ...), what search reads (`tools`), the rate budgets, and the
+ * per-call deadline `timeoutMs` (UpstreamClient.reconfigure).
+ */
+export const UPSTREAM_KEYS = {
+  name: 'connection',
+  url: 'connection',
+  command: 'connection',
+  args: 'connection',
+  env: 'connection',
+  cwd: 'connection',
+  headers: 'connection',
+  forwardCredentials: 'connection',
+  connections: 'connection',
+  sessions: 'connection',
+  restart: 'connection',
+  health: 'connection',
+  timeoutMs: 'in place',
+  metaKey: 'in place',
+  scopeRules: 'in place',
+  scopes: 'in place',
+  readOnlyOverrides: 'in place',
+  anchors: 'in place',
+  maxAnchors: 'in place',
+  categories: 'in place',
+  outputSchemas: 'in place',
+  tools: 'in place',
+  catalog: 'in place',
+  rateLimits: 'in place',
+} as const satisfies Record<keyof UpstreamConfig, 'connection' | 'in place'>;
+
+/** The keys whose change opens a new connection to the upstream (the rest apply in place). */
+export const CONNECTION_KEYS = (Object.keys(UPSTREAM_KEYS) as (keyof UpstreamConfig)[]).filter((key) => UPSTREAM_KEYS[key] === 'connection');
 
 export type UpstreamDecision = 'keep' | 'repolicy' | 'replace';
 
@@ -111,6 +140,10 @@ export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan 
 function decide(old: UpstreamConfig | undefined, next: UpstreamConfig): UpstreamDecision {
   if (!old) return 'replace';
   if (isDeepStrictEqual(old, next)) return 'keep';
-  const connection = (u: UpstreamConfig) => Object.fromEntries(Object.entries(u).filter(([key]) => !(POLICY_KEYS as readonly string[]).includes(key)));
-  return isDeepStrictEqual(connection(old), connection(next)) ? 'repolicy' : 'replace';
+  return sameConnection(old, next) ? 'repolicy' : 'replace';
+}
+
+/** Whether `a` and `b` agree on every connection key ({@link UPSTREAM_KEYS}). */
+export function sameConnection(a: UpstreamConfig, b: UpstreamConfig): boolean {
+  return CONNECTION_KEYS.every((key) => isDeepStrictEqual(a[key], b[key]));
 }

@@ -22,6 +22,7 @@ import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 import { HealthProbe, isConnectionLoss } from './health.ts';
 import { ResourceWatch } from './resource-watch.ts';
 import { SessionPool } from './session-pool.ts';
+import { sameConnection } from '../reload/plan.ts';
 import {
   GATEWAY_CLIENT,
   LIST_ITEMS,
@@ -94,9 +95,10 @@ export class UpstreamClient {
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   private readonly prober: HealthProbe;
   private closed = false;
+  private settings: UpstreamConfig;
 
   constructor(
-    readonly config: UpstreamConfig,
+    config: UpstreamConfig,
     private readonly limits: GatewayConfig['limits'],
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
@@ -107,11 +109,12 @@ export class UpstreamClient {
      */
     fetchUpstream?: FetchLike,
   ) {
+    this.settings = config;
     this.sessions = new SessionPool(config, (owner) => this.openSession(owner));
     const target = config.url !== undefined ? loggableUrl(config.url) : `stdio "${config.command}"`;
     this.supervisor = new UpstreamSupervisor(config.name, config.restart, (onBehalfOf) => this.connect(onBehalfOf), metrics, log, target);
     this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
-    this.hop = new HopRouting(config, fetchUpstream === undefined, {
+    this.hop = new HopRouting(() => this.settings, fetchUpstream === undefined, {
       listChanged: (method) => this.listChanged(method),
       resourceUpdated: (uri) => this.resources.updated(uri),
     });
@@ -129,6 +132,21 @@ export class UpstreamClient {
       stdioClient: () => this.shared,
       lost: (reason) => this.lost(reason),
     });
+  }
+
+  /** The upstream's configuration in force: the one it was built with, or the last {@link reconfigure}d. */
+  get config(): UpstreamConfig {
+    return this.settings;
+  }
+
+  /**
+   * Live reload (`repolicy`, gateway/reload/plan.ts): later requests use `next`'s per-call settings
+   * (`timeoutMs`) on this same connection; requests in flight keep the deadline they started with.
+   * @throws Error when `next` differs in a connection key (the plan replaces the client then).
+   */
+  reconfigure(next: UpstreamConfig): void {
+    if (!sameConnection(this.settings, next)) throw new Error(`upstream ${this.name}: a connection key changed; the reload opens a new connection instead`);
+    this.settings = next;
   }
 
   get name(): string {

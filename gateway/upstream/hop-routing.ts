@@ -59,12 +59,14 @@ export class HopRouting {
   private readonly sessions = new WeakMap<Client, HopSession>();
 
   constructor(
-    private readonly config: UpstreamConfig,
+    /** The upstream's configuration in force (a live reload may change its per-call settings). */
+    private readonly config: () => UpstreamConfig,
     /** Whether the upstream is reached over the network (no in-process transport given). */
     overNetwork: boolean,
     private readonly relays: HopRelays,
   ) {
-    if (overNetwork && config.url !== undefined && config.command === undefined) this.hop = new HttpHop(config.url, config.headers, config.connections);
+    const { url, command, headers, connections } = config();
+    if (overNetwork && url !== undefined && command === undefined) this.hop = new HttpHop(url, headers, connections);
   }
 
   /** Records what `client`'s handshake negotiated, so the hop can carry its requests. */
@@ -90,7 +92,7 @@ export class HopRouting {
   /** What the hop needs of one forward: the credential headers and request id it was given, and the relays. */
   private call(options: ForwardOptions): HopCall {
     return {
-      credentialHeaders: this.config.forwardCredentials ? options.credential?.headers : undefined,
+      credentialHeaders: this.config().forwardCredentials ? options.credential?.headers : undefined,
       requestId: options.requestId,
       signal: options.signal,
       onprogress: options.onprogress,
@@ -107,7 +109,7 @@ export class HopRouting {
       headers: withTraceHeaders(options.headers),
       allowInputRequired: options.allowInputRequired,
       allowTaskResult: options.allowTaskResult,
-      timeoutMs: this.config.timeoutMs,
+      timeoutMs: this.config().timeoutMs,
     };
   }
 }

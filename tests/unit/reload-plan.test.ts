@@ -33,3 +33,24 @@ describe('planReload: listener options', () => {
     expect(plan.changed).toEqual(['limits']);
   });
 });
+
+describe('planReload: upstream keys', () => {
+  const withUpstream = (upstream: Record<string, unknown>) => loadConfig({ env: {}, overrides: { upstreams: [upstream] } });
+  it.each([
+    ['timeoutMs', { timeoutMs: 1234 }],
+    ['scopes.required', { scopes: { required: ['files:read'] } }],
+    ['scopeRules', { scopeRules: { get_bars: ['trade'] } }],
+    ['maxAnchors', { maxAnchors: 9 }],
+    ['tools', { tools: { get_bars: { keywords: ['candles'] } } }],
+    ['rateLimits', { rateLimits: { reads: { points: 5, durationMs: 1000 } } }],
+  ])('keeps the connection when only %s changed (applied in place)', (_key, change) => {
+    expect(planReload(base(), withUpstream(change)).upstreams).toEqual([{ name: 'cpzai', decision: 'repolicy' }]);
+  });
+  it.each([
+    ['headers', { headers: { 'x-team': 'a' } }],
+    ['forwardCredentials', { forwardCredentials: false }],
+    ['health', { health: { intervalMs: 0 } }],
+  ])('opens a new connection when %s changed', (_key, change) => {
+    expect(planReload(base(), withUpstream(change)).upstreams).toEqual([{ name: 'cpzai', decision: 'replace' }]);
+  });
+});

@@ -140,7 +140,7 @@ describe('live reload on SIGHUP', { timeout: 2 * PROCESS_BUDGET_MS }, () => {
     expect(new Set(client.seen)).toEqual(new Set([10, 9]));
     expect(await names('/mcp')).toEqual(DATA_KEY_TOOLS.filter((n) => n !== 'get_bars'));
     expect(await names('/mcp/compact')).toEqual([...COMPACT_BEFORE, 'get_order'].sort());
-    expect(stderr).toMatch(/SIGHUP: configuration reloaded \(changed: upstreams; upstream cpzai: connection kept, catalogue rebuilt\)/);
+    expect(stderr).toMatch(/SIGHUP: configuration reloaded \(changed: upstreams; upstream cpzai: connection kept, settings applied\)/);
     expect(stdout.split('\n').filter((line) => line.includes('"connected to upstream"'))).toHaveLength(1);
   });
 
