@@ -5,7 +5,7 @@ import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS, resolveTool, type ToolResolution } f
 import { toolErrorResult, type ErrorKind } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
 import { toolLabel } from '../obs/metrics.ts';
-import { callCatalogTool, nearestVisibleNames, heldToolMessage, refuseHeld, type ToolCallAnswer } from './tool-call.ts';
+import { callCatalogTool, nearestNamesText, nearestVisibleNames, heldToolMessage, refuseHeld, type ToolCallAnswer } from './tool-call.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision } from './tool-decision.ts';
 import { uiMeta } from '../catalog/extensions.ts';
@@ -104,9 +104,11 @@ export async function callThroughDispatcher(
   }
   if (!target.reachableByModel) {
     const nearest = await nearestVisibleNames(d, visible, name);
-    const hint = nearest.length ? ` Nearest names: ${nearest.join(', ')}.` : '';
+    const hint = nearest.length ? ` Nearest names: ${nearestNamesText(nearest)}.` : '';
+    const held = nearest.filter((n) => n.held).map((n) => n.name);
     return refuse(name, target, 'refused', 'unknown_tool', `Unknown tool: ${name}.${hint} Use search_tools to find a tool for the task.`, {
-      'ai.cpz.gateway/nearest': nearest,
+      'ai.cpz.gateway/nearest': nearest.map((n) => n.name),
+      ...(held.length ? { 'ai.cpz.gateway/nearest_held': held } : {}),
     });
   }
   const tool = target.tool;

@@ -10,6 +10,7 @@ import { uiMeta } from '../catalog/extensions.ts';
 import { recordDecision } from './tool-decision.ts';
 import { inSpan } from '../obs/tracing.ts';
 import { toolDeclaration } from './code-declarations.ts';
+import { callableFirst, heldReason } from './tool-call.ts';
 
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
  *  keeps name, title, the description's first sentence and `advertised`. */
@@ -25,6 +26,14 @@ interface SearchMatch {
   annotations?: Tool['annotations'];
   score?: number;
   advertised: boolean;
+  /**
+   * The tool is on hold (definition pinning, catalog/pin-guard.ts): its upstream changed it since it was
+   * approved (or it is new, or has lint findings); the entry shows the approved definition, and a call
+   * is refused (`tool_held`) until an operator approves the change. `held_reason` says why, in the
+   * words of that refusal.
+   */
+  held?: true;
+  held_reason?: string;
   /** MCP Apps: the tool's `_meta.ui` (its `ui://` view), so a host can prefetch the view it will render. */
   _meta?: { ui: Record<string, unknown> };
   /** `detail: typescript` (code mode): the tool as a method of run_code's `tools`. */
@@ -44,6 +53,11 @@ const BRIEF_DESCRIPTION = 160;
  * Every answer says "N of M tools matched" (`matched`, `total`, `summary`) so that a model knows when
  * to narrow its query; `detail: brief` answers without schemas (a cheap first look); `detail: typescript`
  * (code mode only) with each tool's TypeScript declaration for a run_code script (code-declarations.ts).
+ * A tool on hold (pinning: its upstream changed its definition since it was approved) is returned with
+ * its approved definition (the index holds that text, never the unreviewed one), marked `held` with the
+ * reason, and after the callable matches of the page: its calls are refused until an operator approves
+ * the change, so a model that takes the first match gets one it can call, and still learns the held
+ * tool exists and why it cannot run (rather than a silent gap, or a blind pick that fails).
  * @param definition - search_tools as this caller's tools/list advertises it (its category enum).
  */
 export async function searchTools(d: DispatchContext, visible: VisibleCatalog, definition: Tool, args: Record<string, unknown>): Promise<CallToolResult> {
@@ -95,7 +109,12 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
     metrics.searchDuration.observe((performance.now() - started) / 1000);
   }
   const shape = brief ? briefMatch : args.detail === 'typescript' ? declaredMatch : match;
-  const tools = page.hits.map((hit) => shape(resolve(hit.name) as Resolved, hit.score, d));
+  const tools = callableFirst(
+    page.hits.map((hit) => {
+      const resolved = resolve(hit.name) as Resolved;
+      return held(resolved, shape(resolved, hit.score, d));
+    }),
+  );
   d.runtime.audit.noteSearch({ credentialDigest: d.caller.credential.digest, requestId: d.caller.requestId, names: tools.map((t) => t.name) });
   const { matched, total } = page;
   const summary = `${matched} of ${total} tools matched${matched > tools.length ? `; showing the best ${tools.length}` : ''}.`;
@@ -139,6 +158,11 @@ function briefMatch({ tool, advertised }: Resolved, _score: number, d: DispatchC
     advertised,
     ...viewOf(tool.definition),
   };
+}
+
+/** `match` with `held` and `held_reason` when the tool is on hold. */
+function held({ pinned }: Resolved, match: SearchMatch): SearchMatch {
+  return pinned.held ? { ...match, held: true, held_reason: heldReason(pinned) } : match;
 }
 
 /** `{ _meta: { ui } }` for a tool with an MCP Apps view (catalog/extensions.ts uiMeta), else nothing. */

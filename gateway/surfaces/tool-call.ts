@@ -167,9 +167,15 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
       counted: { tool: 'unknown', outcome: 'refused' },
     });
     const nearest = await nearestVisibleNames(d, visible ?? (await d.caller.visible()), name);
-    const hint = nearest.length ? `. Nearest names: ${nearest.join(', ')}` : '';
+    const hint = nearest.length ? `. Nearest names: ${nearestNamesText(nearest)}` : '';
+    const names = nearest.map((n) => n.name);
+    const held = nearest.filter((n) => n.held).map((n) => n.name);
     // The name echoed bounded, as call_tool's schema bounds its own (a direct call's name is any string).
-    throw new GatewayError('unknown_tool', `Unknown tool: ${clip(name, MAX_ECHOED_NAME)}${hint}`, nearest.length ? { nearest } : {});
+    throw new GatewayError(
+      'unknown_tool',
+      `Unknown tool: ${clip(name, MAX_ECHOED_NAME)}${hint}`,
+      nearest.length ? { nearest: names, ...(held.length ? { held } : {}) } : {},
+    );
   }
   if (target.pinned.held) {
     refuseHeld(d, name, target.pinned, 'direct', args, started);
@@ -202,25 +208,37 @@ export function refuseHeld(d: DispatchContext, name: string, held: HeldTool, via
  * tool gets here, and its definitions are what the upstream lists publicly: nothing is revealed.
  */
 export function heldToolMessage(name: string, held: HeldTool): string {
-  const changes = held.changes.length ? ` (${held.changes.join('; ')})` : '';
-  const why =
-    held.reason === 'changed'
-      ? `upstream ${held.tool.upstream} changed its definition since it was approved${changes}`
-      : held.reason === 'new'
-        ? `upstream ${held.tool.upstream} listed it after its tools were approved, and new tools wait for approval (pinning.newTools: hold)`
-        : held.reason === 'lint'
-          ? `its definition has description lint findings that wait for approval${changes}`
-          : 'the gateway cannot read its pinned definition now (pin store unavailable); try again later';
   const approve =
     held.reason === 'unverified'
       ? ''
       : ` An operator reviews the change and approves it: \`pins diff ${name}\`, then \`pins approve ${name} --digest <the digest it shows>\` (gateway/main.ts), or Approve on the console's Definition changes page.`;
-  return `Tool "${name}" is on hold: ${why}. The gateway did not run it; nothing was sent to the upstream.${approve}`;
+  return `Tool "${name}" is on hold: ${heldReason(held)}. The gateway did not run it; nothing was sent to the upstream.${approve}`;
+}
+
+/**
+ * Why a tool is on hold, in the words its refusal uses ({@link heldToolMessage}): the change since it was
+ * approved (catalog/pinning.ts describeChanges), or the lint findings, that wait for an operator's approval.
+ */
+export function heldReason(held: HeldTool): string {
+  const changes = held.changes.length ? ` (${held.changes.join('; ')})` : '';
+  return held.reason === 'changed'
+    ? `upstream ${held.tool.upstream} changed its definition since it was approved${changes}`
+    : held.reason === 'new'
+      ? `upstream ${held.tool.upstream} listed it after its tools were approved, and new tools wait for approval (pinning.newTools: hold)`
+      : held.reason === 'lint'
+        ? `its definition has description lint findings that wait for approval${changes}`
+        : 'the gateway cannot read its pinned definition now (pin store unavailable); try again later';
 }
 
 /** The JSON-RPC error's `data` for a held tool: what changed, in a form a client can read. */
 export function heldToolData(held: HeldTool): Record<string, unknown> {
   return { upstream: held.tool.upstream, reason: held.reason, changes: held.changes };
+}
+
+/** One name an unknown tool's refusal suggests, with the hold it is under (its calls are refused then). */
+export interface NearestName {
+  readonly name: string;
+  readonly held?: HeldTool;
 }
 
 /**
@@ -230,17 +248,41 @@ export function heldToolData(held: HeldTool): Record<string, unknown> {
  * app-only one or a withheld one (search_tools never returns one either). Asked of an index of those
  * tools alone (catalog/search-index-cache.ts `findableIndex`), so the answer is a function of what the
  * caller may find and `name` only: a hidden tool's name gets the suggestions a name that exists nowhere
- * would. A failure to suggest suggests nothing.
+ * would. A tool on hold (served with its pinned definition) comes after the callable ones, with its hold,
+ * as search_tools ranks it ({@link nearestNamesText} says so). A failure to suggest suggests nothing.
  */
-export async function nearestVisibleNames(d: DispatchContext, visible: VisibleCatalog, name: string): Promise<string[]> {
+export async function nearestVisibleNames(d: DispatchContext, visible: VisibleCatalog, name: string): Promise<NearestName[]> {
   try {
-    const findable = visible.tools.filter((t) => findableByModel(resolveTool(visible.catalog, visible.access, t.name, d.surface.name)));
+    const resolve = (tool: string) => resolveTool(visible.catalog, visible.access, tool, d.surface.name);
+    const findable = visible.tools.filter((t) => findableByModel(resolve(t.name)));
     const index = await d.runtime.searchIndexes.findableIndex(visible.catalog, findable);
-    return inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () => index.nearestNames(name, { limit: NEAREST_LIMIT }));
+    const names = inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () => index.nearestNames(name, { limit: NEAREST_LIMIT }));
+    return callableFirst(
+      names.map((nearest) => {
+        const pinned = resolve(nearest).pinned;
+        return pinned.held ? { name: nearest, held: pinned } : { name: nearest };
+      }),
+    );
   } catch (error) {
     d.log.warn({ err: (error as Error).message }, 'no nearest names for an unknown tool');
     return [];
   }
+}
+
+/**
+ * `items` in their order, those on hold (`held` set) moved after the others: a hold's calls are refused
+ * until an operator approves the change, so a model that takes the first suggestion or match should get
+ * one it can call. Stable.
+ */
+export function callableFirst<T extends { readonly held?: unknown }>(items: readonly T[]): T[] {
+  return [...items.filter((item) => !item.held), ...items.filter((item) => item.held)];
+}
+
+/** `a, b, c (on hold: <why>; its calls are refused until an operator approves it)`: the suggestions as a refusal's text reads them. */
+export function nearestNamesText(nearest: readonly NearestName[]): string {
+  return nearest
+    .map(({ name, held }) => (held ? `${name} (on hold: ${heldReason(held)}; its calls are refused until an operator approves it)` : name))
+    .join(', ');
 }
 
 /**

@@ -161,6 +161,36 @@ describe('a pinned tool whose upstream changes it (pinning.mode: hold, the defau
     },
   );
 
+  it("marks a held tool in search_tools and in the nearest names, after the callable ones, with the hold in the refusal's words", async () => {
+    await start();
+    await upstreamNowLists([weather({ description: POISONED }), forecast, alarm]);
+    const why = /^upstream fake changed its definition since it was approved \(description changed/;
+    for (const era of ERAS) {
+      for (const detail of ['full', 'brief'] as const) {
+        const found = await withEra(era, '/mcp/compact', (c) => c.callTool('search_tools', { query: 'weather for one city', detail }));
+        const tools = found.structuredContent!.tools as Record<string, unknown>[];
+        expect(tools.map((t) => t.name)).toEqual(['get_forecast', 'get_weather']);
+        expect(tools[0]).not.toHaveProperty('held');
+        expect(tools[1], `${era} ${detail}`).toMatchObject({
+          held: true,
+          held_reason: expect.stringMatching(why),
+          description: weather().definition.description,
+        });
+        expect(JSON.stringify(found)).not.toContain('quetzalcoatl');
+      }
+      const direct = await withEra(era, '/mcp', async (c) => c.callTool('get_weathr', { city: 'Oslo' }).catch((error: unknown) => error));
+      expect((direct as Error).message).toMatch(
+        /Nearest names: get_forecast, get_weather \(on hold: upstream fake changed its definition since it was approved/,
+      );
+      expect((direct as { data?: unknown }).data).toMatchObject({ nearest: ['get_forecast', 'get_weather'], held: ['get_weather'] });
+      const viaCallTool = await withEra(era, '/mcp/compact', (c) => c.callTool('call_tool', { name: 'get_weathr', arguments: {} }));
+      expect(viaCallTool.content[0]!.text).toMatch(
+        /Nearest names: get_forecast, get_weather \(on hold: .*; its calls are refused until an operator approves it\)\./,
+      );
+      expect(viaCallTool._meta).toMatchObject({ 'ai.cpz.gateway/nearest': ['get_forecast', 'get_weather'], 'ai.cpz.gateway/nearest_held': ['get_weather'] });
+    }
+  });
+
   it('withholds a held tool whose pinned definition the upstream would no longer take (a new required property), and refuses its calls as held, not unknown', async () => {
     await start();
     const required = weather({
