@@ -50,6 +50,15 @@ const STACK_BYTES = 512 * 1024;
  * as fast as `let i=0; while(true){i++}` does. The jobs run in batches of this size between checks.
  */
 const JOBS_PER_TICK = 100;
+/**
+ * Jobs run back to back after which a queue that empties with the script still pending, and QuickJS's
+ * memory at its cap, reads as an endless `.then` chain that ran out of memory (see settle). Each link of
+ * `const next = () => Promise.resolve().then(next)` stays pending on the next, so the chain grows until
+ * QuickJS cannot queue its next job: it drops that job, frees the chain and leaves nothing to run,
+ * after 43,000-72,000 jobs at 16 MiB of WebAssembly memory (measured). Memory use itself is not sampled:
+ * QuickJS's usage walk visits every object and cost a loop of awaits over 50,000 objects 25-77%.
+ */
+const CHAIN_JOBS = 10_000;
 
 // The `tools` binding, built inside the context from one captured host function that is never a global.
 // The name crosses as JSON, like the arguments: the host reads a QuickJS string as a C string, which
@@ -109,6 +118,9 @@ function run({ code, limits }) {
   /** @type {import('quickjs-emscripten').QuickJSHandle | undefined} the script's promise */
   let promise;
 
+  /** Jobs run back to back since the queue was last empty, and how many ran so before it last emptied (see {@link CHAIN_JOBS}). */
+  let streak = 0;
+  let lastStreak = 0;
   /** Sets `breach` when the run has spent its instructions (ticks and jobs together) or its wall time. */
   const spent = () => {
     if (breach === undefined && ticks + jobs / JOBS_PER_TICK > limits.instructions) breach = 'instructions';
@@ -125,6 +137,8 @@ function run({ code, limits }) {
       const executed = runtime.executePendingJobs(JOBS_PER_TICK);
       if (executed.error) return executed.error;
       jobs += executed.value;
+      streak += executed.value;
+      if (executed.value < JOBS_PER_TICK) [lastStreak, streak] = [streak, 0];
       if (spent() || executed.value < JOBS_PER_TICK) return undefined;
     }
   };
@@ -217,6 +231,11 @@ function run({ code, limits }) {
     const state = context.getPromiseState(script);
     if (state.type === 'pending') {
       if (pending.size === 0) {
+        // An endless .then chain (`const next = () => Promise.resolve().then(next)`) keeps every link pending
+        // on the next: memory runs out, QuickJS drops the job it has no memory to queue and frees the chain,
+        // and the queue empties with nothing left to settle the script (CHAIN_JOBS). A script that runs 10,000
+        // awaits in a row and then awaits what nothing settles reads so too, with the memory at its cap.
+        if (lastStreak >= CHAIN_JOBS && loaded.wasmMemory.buffer.byteLength >= loaded.maximumBytes) return finish({ ok: false, kind: 'limit', limit: 'memoryBytes' });
         return finish({
           ok: false,
           kind: 'script_error',
@@ -265,16 +284,34 @@ function run({ code, limits }) {
 }
 
 /**
- * A console argument as a line shows it: strings as they are, everything else as JSON (an Error by its
- * name and message).
+ * A console argument as a line shows it: strings as they are (a NUL inside too), everything else as
+ * JSON (an Error by its name and message).
  * @param {import('quickjs-emscripten').QuickJSContext} context
  * @param {import('quickjs-emscripten').QuickJSHandle} handle
  */
 function show(context, handle) {
-  if (context.typeof(handle) === 'string') return context.getString(handle);
+  if (context.typeof(handle) === 'string') return readString(context, handle);
   const value = context.dump(handle);
   if (value && typeof value === 'object' && 'message' in value && 'name' in value) return `${value.name}: ${value.message}`;
   return value === undefined ? 'undefined' : JSON.stringify(value);
+}
+
+/**
+ * A QuickJS string whole. The host reads a string as a C string, which ends at a NUL; one read short of
+ * its length is read again through QuickJS's own JSON (which writes the NUL as `\u0000`), inside an array.
+ * @param {import('quickjs-emscripten').QuickJSContext} context
+ * @param {import('quickjs-emscripten').QuickJSHandle} handle
+ */
+function readString(context, handle) {
+  const text = context.getString(handle);
+  if (text.length === context.getLength(handle)) return text;
+  const box = context.newArray();
+  try {
+    context.setProp(box, 0, handle);
+    return /** @type {string[]} */ (context.dump(box))[0] ?? text;
+  } finally {
+    box.dispose();
+  }
 }
 
 /**

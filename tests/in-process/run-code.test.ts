@@ -198,7 +198,7 @@ describe('run_code attacks (modern era unless said)', () => {
     const before = upstreamCalls();
     const result = await run('modern', code);
     expect(result.isError).toBe(true);
-    expect(result._meta?.['ai.cpz.gateway/limit']).toBe(key);
+    expect(result._meta?.['ai.cpz.gateway/limit'], text(result)).toBe(key);
     expect(text(result)).toContain(`limit compact.codeMode.limits.${key}`);
     expect(upstreamCalls()).toBe(before);
   };
@@ -212,6 +212,25 @@ describe('run_code attacks (modern era unless said)', () => {
     const result = await run('modern', 'for (let i = 0; i < 10; i++) await tools.get_quote({ symbol: "A" });');
     expect(result._meta?.['ai.cpz.gateway/limit']).toBe('toolCalls');
     expect(upstreamCalls()).toBe(before + 6);
+  });
+
+  it('stops an endless .then chain on the limit it breaks, never as a promise nothing can settle', async () => {
+    // Each link stays pending on the next: memory runs out long before 2,000,000 jobs (20,000 instructions).
+    await limit('const next = () => Promise.resolve().then(next); next(); await new Promise(() => {});', 'memoryBytes');
+    await limit('const next = () => Promise.resolve().then(next); await next();', 'memoryBytes');
+    // Links that let go of each other only spend jobs, like an await loop.
+    await limit('const loop = () => { Promise.resolve().then(loop); }; loop(); await new Promise(() => {});', 'instructions');
+    await limit('for (;;) await null;', 'instructions');
+    // What nothing can settle is still said so.
+    const stuck = await run('modern', 'await new Promise(() => {});');
+    expect(text(stuck)).toContain('awaits a promise nothing can settle');
+  });
+
+  it('logs a string with a NUL inside whole, the NUL escaped as JSON escapes it (it was cut there)', async () => {
+    const result = await run('modern', 'console.log("before\\u0000after", "x\\u0000", { k: "a\\u0000b" }); console.warn("c\\u0000d"); return 1;');
+    expect(result.isError).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ logs: ['before\u0000after x\u0000 {"k":"a\\u0000b"}', 'warn: c\u0000d'] });
+    expect((result.content as { text: string }[])[0]!.text).toContain('"logs":["before\\u0000after x\\u0000');
   });
 
   it('refuses a tool name with a NUL inside as unknown, as call_tool does, never the name before the NUL', async () => {
