@@ -158,9 +158,12 @@ export class GatewayError extends ProtocolError {
 }
 
 /**
- * A JSON-RPC error the upstream answered, relayed to the caller exactly as the upstream sent it: its
- * code, message and `data` unchanged, so spec-typed data (-32021's `requiredCapabilities`, -32602's
- * `uri`, ...) keeps its schema. The SDK maps the code to the HTTP status as for any handler error.
+ * A JSON-RPC error the upstream answered, relayed to the caller: its code unchanged, its message without
+ * the "MCP error N: " prefix an SDK v1 server writes into it ({@link upstreamMessage}), and its `data`
+ * with the gateway's `kind` (`upstream_rejected`) and `upstream` (the upstream's configured name) beside
+ * the upstream's own keys, which keep their values, so spec-typed data (-32021's `requiredCapabilities`,
+ * -32602's `uri`, ...) keeps its schema. Data that is not an object (a string, an array) is relayed as
+ * it is. The SDK maps the code to the HTTP status as for any handler error.
  */
 export class RelayedUpstreamError extends ProtocolError {
   readonly kind = 'upstream_rejected' as const;
@@ -170,9 +173,24 @@ export class RelayedUpstreamError extends ProtocolError {
     message: string,
     data?: unknown,
   ) {
-    super(code, message, data);
+    super(code, upstreamMessage(message), relayedData(upstream, data));
     this.name = 'RelayedUpstreamError';
   }
+}
+
+/** The gateway's keys on a relayed error's `data` (see {@link RelayedUpstreamError}). */
+function relayedData(upstream: string, data: unknown): unknown {
+  if (data === undefined || data === null) return { kind: 'upstream_rejected', upstream };
+  if (typeof data !== 'object' || Array.isArray(data)) return data;
+  return { ...data, kind: 'upstream_rejected', upstream };
+}
+
+/**
+ * An upstream's error message without the "MCP error <code>: " prefix(es) an SDK v1 server puts into the
+ * message it sends (McpError's own message), which the caller's SDK adds again when it reports the error.
+ */
+export function upstreamMessage(message: string): string {
+  return message.replace(/^(?:MCP error -?\d+: )+/, '');
 }
 
 /**
@@ -223,7 +241,7 @@ export function classifyUpstreamFailure(error: unknown, upstream: string): Upstr
   if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
   if (error instanceof RelayedUpstreamError) return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
   if (error instanceof UpstreamProtocolError || error instanceof ProtocolError) {
-    return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
+    return { kind: 'upstream_rejected', code: error.code, message: upstreamMessage(error.message), data: error.data };
   }
   if (error instanceof SdkHttpError) {
     const status = error.status;
@@ -238,7 +256,7 @@ export function classifyUpstreamFailure(error: unknown, upstream: string): Upstr
     if (error.code === SdkErrorCode.RequestTimeout) return { kind: 'upstream_timeout', message: `upstream ${upstream} did not answer in time` };
     // It answered, but not with an MCP response: the upstream is up and wrong (its own message names what).
     if (error.code === SdkErrorCode.InvalidResult || error.code === SdkErrorCode.UnsupportedResultType)
-      return { kind: 'upstream_error', message: naming(upstream, error.message.replace(/^MCP error [-\d]+: /, '')) };
+      return { kind: 'upstream_error', message: naming(upstream, upstreamMessage(error.message)) };
     if (error.code === SdkErrorCode.ClientHttpAuthentication)
       return { kind: 'unauthorized', status: 401, message: `upstream ${upstream} refused the credential (HTTP 401)` };
     return { kind: 'upstream_unavailable', message: `upstream ${upstream} is unavailable (${error.code})` };

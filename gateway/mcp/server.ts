@@ -74,7 +74,10 @@ async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: R
   try {
     return await forward(d, route.upstream.client, method, route.params);
   } catch (error) {
-    const failure = forwardFailure(d, method, error, route.upstream.client.name);
+    // A prompt's name as the upstream knows it may differ from the caller's (several upstreams).
+    const own = route.params.name;
+    const name = typeof own === 'string' && typeof params.name === 'string' ? { own, exposed: params.name } : undefined;
+    const failure = forwardFailure(d, method, error, route.upstream.client.name, name);
     if ('result' in failure) return failure.result as unknown as Record<string, unknown>;
     throw failure.error;
   }

@@ -103,7 +103,7 @@ export async function callCatalogTool(
   } catch (error) {
     const failure = failureOf(error, tool.upstream);
     if (failure.kind === 'upstream_rejected') {
-      const relayed = forwardFailure(d, 'tools/call', error, tool.upstream);
+      const relayed = forwardFailure(d, 'tools/call', error, tool.upstream, { own: tool.upstreamName, exposed: tool.name });
       if ('result' in relayed) {
         decided('input_required', 'input_required', undefined, undefined, true);
         return relayed.result as unknown as InputRequiredResult;

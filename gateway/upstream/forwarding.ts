@@ -280,14 +280,32 @@ export function isInputRequired(result: Record<string, unknown>): boolean {
   return result.resultType === 'input_required';
 }
 
+/** A tool's or prompt's name as its upstream knows it (`own`) and as callers see it (`exposed`). */
+export interface ForwardedName {
+  readonly own: string;
+  readonly exposed: string;
+}
+
 /**
  * The error for a failed forward: a JSON-RPC error the upstream answered passes through with its code,
  * message and data (a -32021's `requiredCapabilities` describes the caller's own capabilities, since
- * those are what was forwarded), translated for the caller's revision when `caller` is given
- * (wire/error-translation.ts: -32002 -> -32602 for 2026-07-28, ...); a failure to reach the upstream is
- * ours (-32603, kind in data).
+ * those are what was forwarded; errors.ts RelayedUpstreamError adds the gateway's `kind` and `upstream`
+ * to its data and drops an SDK v1 "MCP error N: " prefix), translated for the caller's revision when
+ * `caller` is given (wire/error-translation.ts: -32002 -> -32602 for 2026-07-28, ...), and with the
+ * upstream's own name of the tool or prompt (`caller.name`) replaced by the one the caller used where the
+ * message quotes it as a whole name ({@link callerNamed}); a failure to reach the upstream is ours
+ * (-32603, kind in data).
  */
-export function forwardError(error: unknown, upstream: string, caller?: { d: ForwardingContext; method: string }): GatewayError | RelayedUpstreamError {
+export function forwardError(
+  error: unknown,
+  upstream: string,
+  caller?: { d: ForwardingContext; method: string; name?: ForwardedName },
+): GatewayError | RelayedUpstreamError {
+  const relayed = relayedError(error, upstream, caller);
+  return relayed instanceof RelayedUpstreamError && caller?.name ? callerNamed(relayed, caller.name) : relayed;
+}
+
+function relayedError(error: unknown, upstream: string, caller?: { d: ForwardingContext; method: string }): GatewayError | RelayedUpstreamError {
   // The upstream client already classified its failures (errors.ts upstreamFailureError): read, not classified again.
   const failure = failureOf(error, upstream);
   if (failure.kind === 'upstream_rejected' && caller) {
@@ -304,22 +322,38 @@ export function forwardError(error: unknown, upstream: string, caller?: { d: For
 }
 
 /**
+ * `error` with each whole-name occurrence of `name.own` in its message (not inside a longer name of
+ * `[A-Za-z0-9_.-]`) replaced by `name.exposed`: an upstream says "Tool slow_echo not found" of the tool
+ * the caller called `notes__slow_echo`. Data is left as the upstream sent it.
+ */
+function callerNamed(error: RelayedUpstreamError, name: ForwardedName): RelayedUpstreamError {
+  if (name.own === name.exposed) return error;
+  const quoted = new RegExp(`(?<![A-Za-z0-9_.-])${name.own.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9_-])`, 'g');
+  const message = error.message.replace(quoted, name.exposed);
+  if (message === error.message) return error;
+  const renamed = new RelayedUpstreamError(error.upstream, error.code, message, error.data);
+  if (error.cause !== undefined) Object.defineProperty(renamed, 'cause', { value: error.cause, enumerable: false, configurable: true });
+  return renamed;
+}
+
+/**
  * A failed forward as the caller receives it, by the caller's revision (wire/error-translation.ts): the
  * error to throw, or, for an upstream's -32042 to a 2026-07-28 caller on an MRTR method, the in-band
- * URL elicitation to answer instead.
+ * URL elicitation to answer instead. `name`: the tool or prompt forwarded ({@link forwardError}).
  */
 export function forwardFailure(
   d: ForwardingContext,
   method: string,
   error: unknown,
   upstream: string,
+  name?: ForwardedName,
 ): { error: GatewayError | RelayedUpstreamError } | { result: InputRequired } {
   const failure = failureOf(error, upstream);
   if (failure.kind === 'upstream_rejected') {
     const translated = translateUpstreamError({ code: failure.code!, message: failure.message, data: failure.data }, translationContext(d, method));
     if (translated.kind === 'input_required') return { result: translated.result };
   }
-  return { error: forwardError(error, upstream, { d, method }) };
+  return { error: forwardError(error, upstream, { d, method, name }) };
 }
 
 function translationContext(d: ForwardingContext, method: string): TranslationContext {

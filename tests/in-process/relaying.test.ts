@@ -3,7 +3,7 @@
  * the fake upstream's relay tools behind it over HTTP, so the undici hop carries the forwards as in
  * production (conformance gaps of 2026-11-30): in-band input requests (2026-07-28
  * InputRequiredResult) with the caller's client capabilities; the upstream's JSON-RPC errors with their
- * data unchanged; log messages at the caller's level; the 2025 session methods (logging/setLevel,
+ * data's keys unchanged (the gateway's kind and upstream beside); log messages at the caller's level; the 2025 session methods (logging/setLevel,
  * resources/subscribe, forwarded to a 2025-era upstream); SEP-2243 Mcp-Param-* headers checked on the
  * gateway's side and built for the upstream.
  */
@@ -87,16 +87,19 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     const [answer] = await messagesOf(response);
     expect(answer?.id).toBe(22);
     expect(answer?.error?.code).toBe(-32021);
-    expect(answer?.error?.data).toEqual({ requiredCapabilities: { sampling: {} } });
+    expect(answer?.error?.data).toEqual({ requiredCapabilities: { sampling: {} }, kind: 'upstream_rejected', upstream: 'fixture' });
   });
 
-  it.each(['modern', 'legacy'] as const)('relays an upstream JSON-RPC error (%s) with code, message and data unchanged', async (era) => {
-    const { headers, body } = rpc(era, 23, 'resources/read', { uri: 'test://missing' });
-    const [direct] = await messagesOf(await post(upstream.url, body, headers));
-    const [relayed] = await messagesOf(await post(url(), body, headers));
-    expect(direct?.error?.code).toBeTypeOf('number');
-    expect(relayed?.error).toEqual(direct?.error);
-  });
+  it.each(['modern', 'legacy'] as const)(
+    "relays an upstream JSON-RPC error (%s) with code, message and data, the gateway's kind and upstream beside",
+    async (era) => {
+      const { headers, body } = rpc(era, 23, 'resources/read', { uri: 'test://missing' });
+      const [direct] = await messagesOf(await post(upstream.url, body, headers));
+      const [relayed] = await messagesOf(await post(url(), body, headers));
+      expect(direct?.error?.code).toBeTypeOf('number');
+      expect(relayed?.error).toEqual({ ...direct?.error, data: { ...(direct?.error?.data as object), kind: 'upstream_rejected', upstream: 'fixture' } });
+    },
+  );
 
   it('relays upstream log messages to a 2026-07-28 caller at the logLevel it asked for, and none without one', async () => {
     const call = async (id: number, logLevel?: string) => {

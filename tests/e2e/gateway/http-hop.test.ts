@@ -164,20 +164,23 @@ describe('the undici hop to an HTTP upstream', () => {
   it.each([
     ['rejects_400', -32050, 'needs a ticket', { ticket: 'T-1' }],
     ['rejects_409', -32051, 'conflict', { at: 'x' }],
-  ])('relays a JSON-RPC error answered under a non-2xx status (%s) with code, message and data unchanged', async (name, code, message, data) => {
-    const client = await connectV2(`${gateway.url}/mcp`, ALICE);
-    try {
-      const error = await client.callTool({ name, arguments: {} }).then(
-        () => undefined,
-        (e: unknown) => e as { code: number; message: string; data: unknown },
-      );
-      expect(error?.code).toBe(code);
-      expect(error?.message).toContain(message);
-      expect(error?.data).toEqual(data);
-    } finally {
-      await client.close();
-    }
-  });
+  ])(
+    "relays a JSON-RPC error answered under a non-2xx status (%s) with code, message and data (the gateway's kind and upstream beside)",
+    async (name, code, message, data) => {
+      const client = await connectV2(`${gateway.url}/mcp`, ALICE);
+      try {
+        const error = await client.callTool({ name, arguments: {} }).then(
+          () => undefined,
+          (e: unknown) => e as { code: number; message: string; data: unknown },
+        );
+        expect(error?.code).toBe(code);
+        expect(error?.message).toContain(message);
+        expect(error?.data).toEqual({ ...data, kind: 'upstream_rejected', upstream: 'scripted' });
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   it('answers isError at once when the upstream dies mid-answer, and the next call works', async () => {
     const client = await connectV2(`${gateway.url}/mcp`, ALICE);

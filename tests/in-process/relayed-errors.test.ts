@@ -1,0 +1,75 @@
+/**
+ * An upstream's JSON-RPC error as the caller receives it (errors.ts RelayedUpstreamError,
+ * upstream/forwarding.ts forwardError), with two upstreams so the exposed names differ from the
+ * upstream's: an SDK v1 upstream writes "MCP error -32602: " into its message (McpError's own message),
+ * which is dropped; `data` gains the gateway's `kind` (upstream_rejected) and the upstream's name beside
+ * the upstream's own keys; the upstream's bare tool name is replaced by the exposed one where the
+ * message quotes it as a whole name.
+ */
+import { McpError as V1McpError, ErrorCode as V1ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/load.ts';
+import { inMemoryFakeUpstream, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { FULL_KEY, messagesOf, post, rpc } from '../helpers/raw-mcp.ts';
+
+const CONFORMANCE_CONFIG = new URL('../../config/conformance.yaml', import.meta.url).pathname;
+
+let gateway: InProcessGateway;
+beforeAll(() => {
+  const notes = inMemoryFakeUpstream({
+    era: 'legacy',
+    resources: { 'notes://readme': 'readme' },
+    tools: [
+      {
+        definition: { name: 'slow_echo', inputSchema: { type: 'object', properties: { seconds: { type: 'number' } } } },
+        // What an SDK v1 McpServer answers for arguments its schema refuses (its message quotes the tool's own name).
+        call: () => {
+          throw new V1McpError(
+            V1ErrorCode.InvalidParams,
+            'Input validation error: Invalid arguments for tool slow_echo: seconds: Expected number; see slow_echo_v2 or slow_echo.md',
+          );
+        },
+      },
+    ],
+  });
+  const other = inMemoryFakeUpstream({ tools: [{ definition: { name: 'ping', inputSchema: { type: 'object' } } }] });
+  const config = loadConfig({
+    path: CONFORMANCE_CONFIG,
+    env: {},
+    overrides: {
+      listen: { host: '127.0.0.1', port: 0 },
+      log: { level: 'silent' },
+      upstreams: [
+        { name: 'notes', url: 'http://notes.upstream.invalid/mcp' },
+        { name: 'other', url: 'http://other.upstream.invalid/mcp', forwardCredentials: true, scopeRules: {}, anchors: [] },
+      ],
+    },
+  });
+  gateway = inProcessGateway(config, { upstreams: { notes, other } });
+});
+afterAll(async () => {
+  await gateway?.close();
+});
+
+async function errorOf(era: 'modern' | 'legacy', method: string, params: Record<string, unknown>) {
+  const { headers, body } = rpc(era, 7, method, params);
+  const [answer] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, body, { ...headers, ...FULL_KEY }));
+  return answer?.error as { code: number; message: string; data?: Record<string, unknown> } | undefined;
+}
+
+describe.each(['modern', 'legacy'] as const)('an upstream JSON-RPC error relayed to a %s caller', (era) => {
+  it('resources/read: the message without "MCP error -32602: ", data with kind upstream_rejected and the upstream', async () => {
+    const error = await errorOf(era, 'resources/read', { uri: 'notes://nope' });
+    expect(error?.message).toBe('Resource notes://nope not found');
+    expect(error?.data).toMatchObject({ kind: 'upstream_rejected', upstream: 'notes' });
+  });
+
+  it('tools/call: the exposed name where the message quotes the upstream own name, longer names left alone', async () => {
+    const error = await errorOf(era, 'tools/call', { name: 'notes__slow_echo', arguments: { seconds: 'x' } });
+    expect(error?.code).toBe(-32602);
+    expect(error?.message).toBe(
+      'Input validation error: Invalid arguments for tool notes__slow_echo: seconds: Expected number; see slow_echo_v2 or slow_echo.md',
+    );
+    expect(error?.data).toMatchObject({ kind: 'upstream_rejected', upstream: 'notes' });
+  });
+});
