@@ -11,12 +11,18 @@ import {
   type SearchPage,
   type ToolIndex,
 } from '../../search/index.ts';
+import { nearestByName } from './name-hints.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import type { Logger } from '../obs/log.ts';
 import type { ToolSearchOverrides, UpstreamConfig } from '../../config/types.ts';
 
 /** Tools the cached indexes of callers' findable tools hold together (see `SearchIndexCache.findableIndex`). */
 const FINDABLE_INDEX_TOOLS = 50_000;
+/**
+ * Findable tools from which an unknown name's nearest names come from the names alone, not an index of
+ * them (see `SearchIndexCache.nearestFindableNames`): an index of 1,000 tools takes about 50 ms to build.
+ */
+const NAME_ONLY_TOOLS = 1_000;
 
 /**
  * How long a search waits for a new catalogue version's index before it is answered from the latest one
@@ -182,6 +188,23 @@ export class SearchIndexCache {
       this.subsets.set(key, built, { size: Math.max(1, tools.length) });
     }
     return built;
+  }
+
+  /**
+   * Up to `limit` names of `tools` (the tools a caller's model may find) nearest to `name`, for an unknown
+   * tool's refusal: asked of {@link findableIndex} below {@link NAME_ONLY_TOOLS} tools; from the names
+   * alone at or above it (name-hints.ts: misspellings, then shared words), where building that index
+   * for each new scope set cost about half a second of CPU at 10,000 tools. Either way a function of
+   * `tools` and `name` only: a hidden tool is never named and never changes the answer.
+   */
+  async nearestFindableNames(catalog: Catalog, tools: readonly CatalogTool[], name: string, limit: number): Promise<string[]> {
+    if (tools.length >= NAME_ONLY_TOOLS)
+      return nearestByName(
+        name,
+        tools.map((tool) => tool.name),
+        limit,
+      );
+    return (await this.findableIndex(catalog, tools)).nearestNames(name, { limit });
   }
 
   private async build(catalog: Catalog, build: number): Promise<ToolIndex> {

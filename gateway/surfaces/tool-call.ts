@@ -246,7 +246,8 @@ export interface NearestName {
  * model may find (policy/tool-resolution.ts `findableByModel`), for an unknown tool's refusal (a direct
  * call, call_tool, a script's tools.* call): a suggestion never names a hidden tool, an MCP Apps
  * app-only one or a withheld one (search_tools never returns one either). Asked of an index of those
- * tools alone (catalog/search-index-cache.ts `findableIndex`), so the answer is a function of what the
+ * tools alone, or of their names alone from 1,000 findable tools (catalog/search-index-cache.ts
+ * `nearestFindableNames`), so the answer is a function of what the
  * caller may find and `name` only: a hidden tool's name gets the suggestions a name that exists nowhere
  * would. A tool on hold (served with its pinned definition) comes after the callable ones, with its hold,
  * as search_tools ranks it ({@link nearestNamesText} says so). A failure to suggest suggests nothing.
@@ -255,8 +256,9 @@ export async function nearestVisibleNames(d: DispatchContext, visible: VisibleCa
   try {
     const resolve = (tool: string) => resolveTool(visible.catalog, visible.access, tool, d.surface.name);
     const findable = visible.tools.filter((t) => findableByModel(resolve(t.name)));
-    const index = await d.runtime.searchIndexes.findableIndex(visible.catalog, findable);
-    const names = inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () => index.nearestNames(name, { limit: NEAREST_LIMIT }));
+    const names = await inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () =>
+      d.runtime.searchIndexes.nearestFindableNames(visible.catalog, findable, name, NEAREST_LIMIT),
+    );
     return callableFirst(
       names.map((nearest) => {
         const pinned = resolve(nearest).pinned;

@@ -8,7 +8,7 @@
  * missing name got get_profile (a tester, 7 of 33 pairs).
  */
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { FakeTool } from '../fixtures/fake-upstream.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
@@ -93,4 +93,59 @@ describe('a hidden tool answers as a missing one', () => {
     },
     60_000,
   );
+});
+
+/**
+ * 2,400 tools, half of them hidden from the narrow credential: from 1,000 findable tools the nearest names
+ * come from the names alone (catalog/name-hints.ts), not an index of the caller's findable tools built for
+ * each scope set (half a second of CPU at 10,000 tools), and still never name a hidden tool.
+ */
+describe('a hidden tool in a large catalogue', () => {
+  const VERBS = ['get', 'list', 'create', 'cancel', 'update', 'delete'];
+  const NOUNS = ['order', 'account', 'quote', 'position', 'strategy', 'alert', 'report', 'ledger'];
+  const tool = (name: string, scope: string): Tool => ({
+    name,
+    description: `${name.replaceAll('_', ' ')}.`,
+    inputSchema: { type: 'object' },
+    _meta: { 'ai.cpz/tool': { requiredScopes: [scope] } },
+  });
+  const LARGE = Array.from({ length: 2400 }, (_, i) =>
+    tool(`${VERBS[i % VERBS.length]}_${NOUNS[Math.floor(i / VERBS.length) % NOUNS.length]}_${Math.floor(i / 48)}`, i % 2 ? 'admin:write' : 'profile:read'),
+  );
+  const visibleNames = new Set(LARGE.filter(seen).map((t) => t.name));
+  let large: { hidden: InProcessGateway; absent: InProcessGateway };
+  beforeAll(async () => {
+    const config = { scopes: { endpoint: endpoint.url }, upstreams: [{ health: { intervalMs: 0 } }] };
+    large = {
+      hidden: inProcessGateway(config, { fake: { tools: fakeTools(LARGE) } }),
+      absent: inProcessGateway(config, { fake: { tools: fakeTools(LARGE.filter(seen)) } }),
+    };
+  });
+  afterAll(async () => {
+    await large?.hidden.close();
+    await large?.absent.close();
+  });
+
+  it('suggests visible names by spelling, then by shared words, the same for a hidden name as for a missing one, with no index built', async () => {
+    expect(visibleNames.size).toBe(1200);
+    const findable = vi.spyOn(large.hidden.runtime.state.searchIndexes, 'findableIndex');
+    const nearestOf = (answer: Record<string, unknown>) => (answer.error as { data?: { nearest?: string[] } } | undefined)?.data?.nearest ?? [];
+    // A misspelt visible name comes first; the rest share its words.
+    const misspelt = await call(large.hidden, false, { name: 'get_ordr_0', arguments: {} });
+    expect(nearestOf(misspelt)[0]).toBe('get_order_0');
+    expect(nearestOf(misspelt).length).toBe(5);
+    // Hidden names (every odd one), and names of no tool.
+    const names = [...[1, 501, 1001, 2399].map((i) => LARGE[i]!.name), 'list_strategy', 'ledger'];
+    expect(names.filter((n) => visibleNames.has(n))).toEqual([]);
+    for (const name of names) {
+      const [whenHidden, whenAbsent] = [await call(large.hidden, false, { name, arguments: {} }), await call(large.absent, false, { name, arguments: {} })];
+      expect(nearestOf(whenHidden).length, `${name}: ${JSON.stringify(whenHidden)}`).toBeGreaterThan(0);
+      expect(
+        nearestOf(whenHidden).every((n) => visibleNames.has(n)),
+        name,
+      ).toBe(true);
+      expect(JSON.stringify(whenHidden), name).toBe(JSON.stringify(whenAbsent));
+    }
+    expect(findable).not.toHaveBeenCalled();
+  });
 });
