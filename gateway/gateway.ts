@@ -148,6 +148,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       codeSandbox: old.state.codeSandbox,
       listenStreams: old.state.listenStreams,
       tracing,
+      auditKey: old.state.audit.generatedKey,
     });
     await delay(0);
     // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).

@@ -97,6 +97,8 @@ export interface RuntimeOptions {
   codeSandbox?: CodeSandbox;
   /** Live reload: the previous runtime's open listen streams per account, still open while it retires. */
   listenStreams?: ListenStreams;
+  /** Live reload: the audit digest key the previous runtime generated (`audit.digestKey` not set): digests stay the same. */
+  auditKey?: string;
   /**
    * Live reload: the previous runtime's tracing, when `tracing` did not change (or stays off): its
    * exporter carries on, and its startup line ("tracing off" / "tracing on") is not logged again.
@@ -185,7 +187,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     config.cache.store === 'redis'
       ? createKvStore(config.cache, { name: `catalog:${name}`, ttlMs: 24 * 3600_000, maxEntries: config.cache.maxEntries, metrics, log })
       : undefined;
-  const audit = createAuditLog(config.audit, { destination: options.auditDestination, log, metrics });
+  const audit = createAuditLog(config.audit, { destination: options.auditDestination, log, metrics, generatedKey: options.auditKey });
   // Every decision reported once (the MCP endpoints' and the authorization server's); the metrics, the audit trail and the request span subscribe.
   const outcomes = createOutcomes(gatewaySubscribers(metrics, audit));
   const pinStore = options.pinStore ?? createPinStore(config, metrics, log);

@@ -42,6 +42,8 @@ export interface AuditLog {
   definitionChange(change: DefinitionChange): void;
   /** Flushes and closes the destination. */
   close(): Promise<void>;
+  /** The digest key this process generated because `audit.digestKey` is not set, for the next audit log of a live reload. */
+  readonly generatedKey?: string;
 }
 
 /**
@@ -227,6 +229,11 @@ export interface AuditOptions {
   log?: Logger;
   /** Counts audit lines the destination failed to write (`mcp_audit_write_errors_total`). */
   metrics?: Pick<GatewayMetrics, 'auditWriteErrors'>;
+  /**
+   * The key a previous audit log of this process generated ({@link AuditLog.generatedKey}, a live
+   * reload): kept, so digests stay the same across the reload and the warning is not given again.
+   */
+  generatedKey?: string;
 }
 
 /**
@@ -256,12 +263,12 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ? pino.destination({ fd: 2, sync: false })
         : pino.destination({ dest: openable(config.destination), sync: false, append: true }));
   let key = config.digestKey;
-  if (!key) {
-    key = randomBytes(32).toString('hex');
+  const generatedKey = key ? undefined : (options.generatedKey ?? randomBytes(32).toString('hex'));
+  if (!key && !options.generatedKey)
     options.log?.warn(
       'audit.digestKey is not set: credential and argument digests use a key generated for this process and will not match across restarts or replicas',
     );
-  }
+  key ??= generatedKey!;
   const writeFailed = throttled(60_000);
   const stream = destination as DestinationStream & { on?: (event: 'error', fn: (error: Error) => void) => void; flushSync?: () => void };
   let lastError: Error | undefined;
@@ -311,6 +318,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   };
   return {
     enabled: true,
+    ...(generatedKey ? { generatedKey } : {}),
     noteSearch({ credentialDigest, requestId, names }) {
       if (names.length === 0) return;
       const list = searches.get(credentialDigest) ?? [];

@@ -85,6 +85,19 @@ describe('audit log', () => {
     expect(ea.arguments).not.toBe(eb.arguments);
   });
 
+  it('without audit.digestKey, generates a key once: a live reload takes it over (same digests, no second warning)', () => {
+    const [a, b, capture] = [new LogCapture(), new LogCapture(), new LogCapture()];
+    const first = createAuditLog({ destination: 'off' }, { destination: a, log: pino(capture) });
+    const reloaded = createAuditLog({ destination: 'off' }, { destination: b, log: pino(capture), generatedKey: first.generatedKey });
+    first.record(decision());
+    reloaded.record(decision());
+    expect(first.generatedKey).toMatch(/^[0-9a-f]{64}$/);
+    expect(reloaded.generatedKey).toBe(first.generatedKey);
+    expect(JSON.parse(b.text)).toMatchObject({ credential: JSON.parse(a.text).credential, arguments: JSON.parse(a.text).arguments });
+    expect(capture.records('audit.digestKey is not set')).toHaveLength(1);
+    expect(createAuditLog({ destination: 'off', digestKey: 'k'.repeat(32) }, { destination: a }).generatedKey).toBeUndefined();
+  });
+
   it('appends to a file destination, creating its folder', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'audit-')), 'nested', 'audit.log');
     const audit = createAuditLog({ destination: path, digestKey: 'k'.repeat(32) });

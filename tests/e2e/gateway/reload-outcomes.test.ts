@@ -93,6 +93,17 @@ describe('reload.watch changed by a reload', () => {
     expect([off(), on()]).toEqual([2, 1]);
   });
 
+  it('keeps the audit digest key it generated across reloads, warning about it once', async () => {
+    const warned = () => stack.logs.records('audit.digestKey is not set').length;
+    const before = warned();
+    const audited = { ...structuredClone(stack.config), audit: { ...stack.config.audit, destination: join(dir, 'audit.jsonl') } };
+    await stack.gateway.reload(audited);
+    await stack.gateway.reload(structuredClone(audited));
+    await stack.gateway.reload({ ...structuredClone(audited), log: { ...audited.log, level: 'debug' } });
+    expect(warned() - before).toBe(1);
+    await stack.gateway.reload(structuredClone(stack.config));
+  });
+
   it('starts the watch when turned on and stops it when turned off, and says so', async () => {
     const file = join(dir, 'gateway.yaml');
     const base = parse(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')) as Record<string, any>;
