@@ -1,4 +1,4 @@
-import { Agent, createServer, request } from 'node:http';
+import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Pool } from 'undici';
 
@@ -24,17 +24,7 @@ export async function startBareProxy(target: string): Promise<{ url: string; clo
     });
     req.pipe(out);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}${to.pathname}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        agent.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listening(server, to.pathname, async () => agent.destroy());
 }
 
 /**
@@ -75,14 +65,19 @@ export async function startParsingRelay(target: string): Promise<{ url: string; 
       res.end();
     }
   });
+  return listening(server, to.pathname, () => pool.close());
+}
+
+/** Listens on a free loopback port; `close` ends every connection, the server, then the relay's client (`release`). */
+async function listening(server: Server, path: string, release: () => Promise<void>): Promise<{ url: string; close(): Promise<void> }> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}${to.pathname}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => void pool.close().then(() => resolve()));
-      }),
+    url: `http://127.0.0.1:${port}${path}`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await release();
+    },
   };
 }
