@@ -108,6 +108,12 @@ export interface DispatchContext {
   readonly caller: Caller;
   readonly request: RequestView;
   readonly project: ProjectCallToolResult;
+  /**
+   * The caller's revision predates `structuredContent` and `outputSchema` (before 2025-06-18,
+   * wire/server-codec.ts definesStructuredContent): tools/list drops outputSchema, and `project` drops
+   * structuredContent. Only the SDK path serves such a caller (wire/requests.ts plainRequest).
+   */
+  readonly withoutStructuredContent?: true;
   readonly log: Logger;
   /**
    * A 2025-era request answered on an SSE stream the caller reads: writes a server-to-client request on

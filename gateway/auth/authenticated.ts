@@ -49,3 +49,20 @@ export function markedAnsweredAsJson<T extends { extra?: Record<string, unknown>
 export function answeredAsJson(authInfo: { extra?: Record<string, unknown> } | undefined): boolean {
   return authInfo?.extra?.[ANSWERED_AS_JSON] === true;
 }
+
+const REVISION = 'revision';
+
+/**
+ * `authInfo` carrying the request's MCP-Protocol-Version header (`''` when it has none) for the factory:
+ * what a tools/call answer may carry depends on it within the 2025 era (wire/server-codec.ts
+ * projectionForRevision). Carried in the SDK's pass-through `extra`.
+ */
+export function withRevision<T extends { extra?: Record<string, unknown> }>(authInfo: T, revision: string): T {
+  return { ...authInfo, extra: { ...authInfo.extra, [REVISION]: revision } };
+}
+
+/** The revision {@link withRevision} put on `authInfo`. */
+export function revisionOf(authInfo: { extra?: Record<string, unknown> } | undefined): string | undefined {
+  const revision = authInfo?.extra?.[REVISION];
+  return typeof revision === 'string' ? revision : undefined;
+}

@@ -5,7 +5,7 @@ import type { Exchange } from './exchange.ts';
 import { bodyParser } from '@koa/bodyparser';
 import { toNodeHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
-import { authenticatedRequest, authInfoFor, type AuthenticatedRequest } from '../auth/authenticated.ts';
+import { authenticatedRequest, authInfoFor, withRevision, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
 import { credentialForm, type Credential } from '../auth/credentials.ts';
 import { answerAtEdge, rejectAtEdge } from './edge.ts';
@@ -217,7 +217,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     }
     if (admission.release) ctx.res.once('close', admission.release);
     if (config.dispatch.fastPath && post.plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, post.plain, admission.target))) return;
-    await handOff(ctx, node, admission.body, withCallTarget(authInfoFor(authenticated), admission.target));
+    await handOff(ctx, node, admission.body, withCallTarget(withRevision(authInfoFor(authenticated), post.revision), admission.target));
     // What the SDK answers without dispatching it to a server instance, no instance reports (message-metrics.ts).
     for (const message of post.messages) {
       if (post.era && answeredWithoutDispatch(post.era, message, ctx.res.statusCode))

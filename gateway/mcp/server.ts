@@ -1,12 +1,20 @@
 import type { Server, HandlerResultTypeMap, JSONRPCRequest, McpServerFactory, RequestTypeMap, ServerCapabilities } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
-import { answeredAsJson, authenticatedOf } from '../auth/authenticated.ts';
+import { answeredAsJson, authenticatedOf, revisionOf } from '../auth/authenticated.ts';
 import { GatewayError, RelayedUpstreamError } from '../errors.ts';
 import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
 import { callTargetOf } from './admission.ts';
 import { requesterOf } from '../surfaces/tool-decision.ts';
-import { CACHE_HINTS, GATEWAY_SERVER_INFO, modernToolsListFields } from '../wire/server-codec.ts';
+import {
+  CACHE_HINTS,
+  GATEWAY_SERVER_INFO,
+  definesStructuredContent,
+  modernToolsListFields,
+  withoutOutputSchemas,
+  withoutStructuredContent,
+  type ProjectCallToolResult,
+} from '../wire/server-codec.ts';
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { ERROR_CODE } from '../wire/jsonrpc.ts';
 import { mergeExtensions } from '../catalog/extensions.ts';
@@ -16,7 +24,6 @@ import { setLoggingLevel, subscription } from './session-methods.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import type { DispatchContext, Surface } from '../ports.ts';
-import type { ProjectCallToolResult } from '../wire/server-codec.ts';
 import type { Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
@@ -48,7 +55,8 @@ const ARMS: { [M in GatewayMethod]: Arm<M> } = {
   'tools/list': async (r, d) => {
     const { listing, ttlMs } = await toolsListing(d, r.params);
     // The per-answer hint goes on the result: the SDK's cacheHints is one table per Server. Never on the 2025 wire.
-    return { tools: listing.tools, ...(d.caller.era === 'modern' ? modernToolsListFields(ttlMs) : {}) };
+    const tools = d.withoutStructuredContent ? withoutOutputSchemas(listing.tools) : listing.tools;
+    return { tools, ...(d.caller.era === 'modern' ? modernToolsListFields(ttlMs) : {}) };
   },
   // `task` is the 2025-11-25 augmentation; a 2026-07-28 caller's is tolerated and ignored (SEP-2663: the server decides).
   'tools/call': (r, d) =>
@@ -130,16 +138,26 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     const caller = createCaller(runtime, authenticated, era);
     // The tools/call target the edge's admission resolved, for the arm to reuse (mcp/admission.ts).
     const target = callTargetOf(authInfo);
-    // The SDK codec's own projection, as the fast path's (wire/server-codec.ts projectionFor).
-    const project: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
+    // The SDK codec's own projection, as the fast path's (wire/server-codec.ts projectionFor); before 2025-06-18 without structuredContent.
+    const sdkProjection: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
+    const structured = definesStructuredContent(era, revisionOf(authInfo));
+    const project = structured ? sdkProjection : withoutStructuredContent(sdkProjection);
+    const revision = structured ? {} : { withoutStructuredContent: true as const };
     // The stateless 2025 leg answers on the POST's SSE stream, unless the answer is collapsed to JSON (negotiated-answer.ts).
     const streamed = era === 'legacy' && !answeredAsJson(authInfo);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
       if (SERVED[method](capabilities, era))
-        register(server, method, { runtime, surface, caller, project, ...(target ? { target } : {}) }, runtime.log, authenticated.requestId, streamed);
+        register(
+          server,
+          method,
+          { runtime, surface, caller, project, ...revision, ...(target ? { target } : {}) },
+          runtime.log,
+          authenticated.requestId,
+          streamed,
+        );
     }
     const served = taskMethodsServed(capabilities, era);
-    for (const method of served) registerTaskMethod(server, method, { runtime, surface, caller, project }, runtime.log, authenticated.requestId);
+    for (const method of served) registerTaskMethod(server, method, { runtime, surface, caller, project, ...revision }, runtime.log, authenticated.requestId);
     // The extension's methods reach a handler on 2026-07-28 only when one is registered (the SDK answers
     // -32601 first otherwise, before any server instance could report the message): registered always,
     // answering exactly that when the extension is not served.

@@ -15,6 +15,7 @@ import { ERROR_CODE, isPlainObject, type RequestId } from './jsonrpc.ts';
 import { decodeParamValue, encodeParamValue, MCP_NAME_SOURCE } from './param-value.ts';
 import { MODERN_REVISIONS, servedEra, type Era } from './revisions.ts';
 import { ANSWER_MEDIA_TYPES, chooseRepresentation } from './negotiation.ts';
+import { definesStructuredContent } from './server-codec.ts';
 
 /**
  * Reading a request the gateway serves, before the SDK does: which requests are plain enough for the
@@ -125,7 +126,8 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
 
   const meta = params._meta;
   const era = servedEra(version);
-  if (era === 'legacy') return meta === undefined ? { era, id, method, name, arguments: args } : undefined;
+  // Before 2025-06-18 a caller is sent no structuredContent and no outputSchema: the SDK path answers it (mcp/server.ts).
+  if (era === 'legacy') return meta === undefined && definesStructuredContent(era, version) ? { era, id, method, name, arguments: args } : undefined;
   if (era !== 'modern' || !isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== version) return undefined;
   // The SDK validates the envelope against the spec's types and answers 400 when it breaks them.
   if (!validEnvelope(meta[CLIENT_INFO_META_KEY], meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;

@@ -43,6 +43,11 @@ export function modernToolsListFields(ttlMs: number): { resultType: 'complete'; 
 
 const CODECS: Readonly<Record<Era, SdkWireCodec>> = { modern: sdkCodecFor('9999-12-31'), legacy: sdkCodecFor(undefined) };
 
+/** The first revision that defines `structuredContent` and `outputSchema` (2025-06-18 server/tools). */
+export const FIRST_REVISION_WITH_STRUCTURED_CONTENT = '2025-06-18';
+/** The revision a 2025-era request without an MCP-Protocol-Version header is served as. */
+const REVISION_WITHOUT_HEADER = '2025-03-26';
+
 /** A tools/call result as the caller's revision carries it. */
 export type ProjectCallToolResult = (result: CallToolResult, outputSchema: Record<string, unknown> | undefined) => CallToolResult;
 
@@ -58,6 +63,39 @@ const PROJECTIONS: Readonly<Record<Era, ProjectCallToolResult>> = {
  */
 export function projectionFor(era: Era): ProjectCallToolResult {
   return PROJECTIONS[era];
+}
+
+/**
+ * Whether a caller of `era` and `revision` (its MCP-Protocol-Version header; none: 2025-03-26, 2025-11-25
+ * basic/transports §Protocol Version Header) may be sent `structuredContent` and `outputSchema`: both came
+ * in 2025-06-18 (server/tools §Structured Content, §Output Schema); 2025-03-26, 2024-11-05 and 2024-10-07
+ * define neither. An SDK v1 client at 2025-03-26 that is listed an outputSchema refuses a result without
+ * structuredContent, so the two go together ({@link withoutStructuredContent}, {@link withoutOutputSchemas}).
+ */
+export function definesStructuredContent(era: Era, revision: string | undefined): boolean {
+  return era === 'modern' || (revision || REVISION_WITHOUT_HEADER) >= FIRST_REVISION_WITH_STRUCTURED_CONTENT;
+}
+
+/**
+ * `project` followed by dropping `structuredContent`, its JSON kept as a text block when the content has
+ * no text (a server returning structured content SHOULD also return it serialised in a TextContent
+ * block, 2025-06-18 server/tools §Structured Content; the SDK's projection adds one already when there
+ * is no text).
+ */
+export function withoutStructuredContent(project: ProjectCallToolResult): ProjectCallToolResult {
+  return (result, outputSchema) => {
+    const projected = project(result, outputSchema);
+    if (!('structuredContent' in projected)) return projected;
+    const { structuredContent, ...rest } = projected;
+    if (structuredContent === undefined || rest.content?.some((block) => block.type === 'text')) return rest;
+    return { ...rest, content: [...(rest.content ?? []), { type: 'text', text: JSON.stringify(structuredContent) }] };
+  };
+}
+
+/** `tools` without their `outputSchema` (the same array when none has one), for a caller {@link definesStructuredContent} says no of. */
+export function withoutOutputSchemas(tools: Tool[]): Tool[] {
+  if (!tools.some((tool) => tool.outputSchema !== undefined)) return tools;
+  return tools.map(({ outputSchema: _dropped, ...tool }) => tool as Tool);
 }
 
 /**
