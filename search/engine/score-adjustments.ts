@@ -45,25 +45,34 @@ export function parameterIndex(paramsOf: readonly (readonly string[])[]): Map<st
 }
 
 /** The `k` best of `s` as [id, score], best first (ties by `tieBreak`, then by order in `s`), without
- *  sorting them all. */
+ *  sorting them all. The selection is kept in typed arrays, the pairs made once at the end: a pair per
+ *  insertion was most of a search's remaining garbage. */
 export function topK(s: Scores, k: number, tieBreak: (a: number, b: number) => number): [number, number][] {
-  const before = (id: number, score: number, b: [number, number]): boolean => score > b[1] || (score === b[1] && tieBreak(id, b[0]) < 0);
-  const top: [number, number][] = [];
-  if (k <= 0) return top;
+  if (k <= 0) return [];
   const { ids, scores } = s;
+  const size = Math.min(k, ids.length);
+  const topIds = new Int32Array(size);
+  const topScores = new Float64Array(size);
+  let n = 0;
+  const before = (id: number, score: number, at: number): boolean => score > topScores[at] || (score === topScores[at] && tieBreak(id, topIds[at]) < 0);
   for (let j = 0; j < ids.length; j += 1) {
     const score = scores[j];
-    // Most tools fall short of the k-th: one comparison, no tie-break, no allocation.
-    if (top.length >= k && score < top[k - 1][1]) continue;
+    // Most tools fall short of the k-th: one comparison, no tie-break.
+    if (n >= k && score < topScores[k - 1]) continue;
     const id = ids[j];
-    if (top.length >= k && !before(id, score, top[k - 1])) continue;
-    let i = top.length >= k ? k - 1 : top.length;
-    while (i > 0 && before(id, score, top[i - 1])) i -= 1;
-    // Inserted at i, the k+1-th dropped: shifted in place (a splice returns an array per call).
-    const entry: [number, number] = [id, score];
-    if (top.length < k) top.push(entry);
-    for (let j = top.length - 1; j > i; j -= 1) top[j] = top[j - 1];
-    top[i] = entry;
+    if (n >= k && !before(id, score, k - 1)) continue;
+    let i = n >= k ? k - 1 : n;
+    while (i > 0 && before(id, score, i - 1)) i -= 1;
+    // Inserted at i, the k+1-th dropped.
+    for (let e = n < k ? n : k - 1; e > i; e -= 1) {
+      topIds[e] = topIds[e - 1];
+      topScores[e] = topScores[e - 1];
+    }
+    topIds[i] = id;
+    topScores[i] = score;
+    if (n < k) n += 1;
   }
+  const top: [number, number][] = new Array(n);
+  for (let i = 0; i < n; i += 1) top[i] = [topIds[i], topScores[i]];
   return top;
 }
