@@ -54,8 +54,9 @@ const REVISION = 'revision';
 
 /**
  * `authInfo` carrying the request's MCP-Protocol-Version header (`''` when it has none) for the factory:
- * what a tools/call answer may carry depends on it within the 2025 era (wire/server-codec.ts
- * projectionForRevision). Carried in the SDK's pass-through `extra`.
+ * within the 2025 era, whether tools/list and tools/call answers may carry outputSchema and
+ * structuredContent depends on it (wire/server-codec.ts definesStructuredContent). Carried in the SDK's
+ * pass-through `extra`.
  */
 export function withRevision<T extends { extra?: Record<string, unknown> }>(authInfo: T, revision: string): T {
   return { ...authInfo, extra: { ...authInfo.extra, [REVISION]: revision } };

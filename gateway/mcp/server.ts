@@ -142,7 +142,7 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     const sdkProjection: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
     const structured = definesStructuredContent(era, revisionOf(authInfo));
     const project = structured ? sdkProjection : withoutStructuredContent(sdkProjection);
-    const revision = structured ? {} : { withoutStructuredContent: true as const };
+    const revisionFields = structured ? {} : { withoutStructuredContent: true as const };
     // The stateless 2025 leg answers on the POST's SSE stream, unless the answer is collapsed to JSON (negotiated-answer.ts).
     const streamed = era === 'legacy' && !answeredAsJson(authInfo);
     for (const method of Object.keys(ARMS) as GatewayMethod[]) {
@@ -150,14 +150,15 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
         register(
           server,
           method,
-          { runtime, surface, caller, project, ...revision, ...(target ? { target } : {}) },
+          { runtime, surface, caller, project, ...revisionFields, ...(target ? { target } : {}) },
           runtime.log,
           authenticated.requestId,
           streamed,
         );
     }
     const served = taskMethodsServed(capabilities, era);
-    for (const method of served) registerTaskMethod(server, method, { runtime, surface, caller, project, ...revision }, runtime.log, authenticated.requestId);
+    for (const method of served)
+      registerTaskMethod(server, method, { runtime, surface, caller, project, ...revisionFields }, runtime.log, authenticated.requestId);
     // The extension's methods reach a handler on 2026-07-28 only when one is registered (the SDK answers
     // -32601 first otherwise, before any server instance could report the message): registered always,
     // answering exactly that when the extension is not served.
