@@ -3,7 +3,7 @@ import { clip } from '../wire/clip.ts';
 import type { CatalogTool, HeldTool } from '../catalog/catalog.ts';
 import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
 import { ERROR_CODE } from '../wire/jsonrpc.ts';
-import { forward, forwardFailure, isInputRequired } from '../upstream/forwarding.ts';
+import { forward, forwardFailure, isInputRequired, relayedErrorResult } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../ports.ts';
 import { directCallAllowed, findableByModel, resolveTool } from '../policy/tool-resolution.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
@@ -99,7 +99,7 @@ export async function callCatalogTool(
       decided('input_required', 'input_required', undefined, undefined, true);
       return raw as InputRequiredResult;
     }
-    result = raw as CallToolResult;
+    result = relayedErrorResult(raw as CallToolResult, { own: tool.upstreamName, exposed: tool.name });
   } catch (error) {
     const failure = failureOf(error, tool.upstream);
     if (failure.kind === 'upstream_rejected') {

@@ -1,5 +1,5 @@
-import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY } from '@modelcontextprotocol/server';
-import { GatewayError, RelayedUpstreamError, failureOf, upstreamFailureError } from '../errors.ts';
+import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
+import { GatewayError, RelayedUpstreamError, failureOf, upstreamFailureError, upstreamMessage } from '../errors.ts';
 import type { CallSignal } from '../wire/cancellation.ts';
 import type { RequestView } from '../wire/requests.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
@@ -322,18 +322,42 @@ function relayedError(error: unknown, upstream: string, caller?: { d: Forwarding
 }
 
 /**
- * `error` with each whole-name occurrence of `name.own` in its message (not inside a longer name of
- * `[A-Za-z0-9_.-]`) replaced by `name.exposed`: an upstream says "Tool slow_echo not found" of the tool
- * the caller called `notes__slow_echo`. Data is left as the upstream sent it.
+ * `error` with its message in the caller's names ({@link inCallerNames}): an upstream says "Tool
+ * slow_echo not found" of the tool the caller called `notes__slow_echo`. Data is left as the upstream sent it.
  */
 function callerNamed(error: RelayedUpstreamError, name: ForwardedName): RelayedUpstreamError {
-  if (name.own === name.exposed) return error;
-  const quoted = new RegExp(`(?<![A-Za-z0-9_.-])${name.own.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9_-])`, 'g');
-  const message = error.message.replace(quoted, name.exposed);
+  const message = inCallerNames(error.message, name);
   if (message === error.message) return error;
   const renamed = new RelayedUpstreamError(error.upstream, error.code, message, error.data);
   if (error.cause !== undefined) Object.defineProperty(renamed, 'cause', { value: error.cause, enumerable: false, configurable: true });
   return renamed;
+}
+
+/** `text` with each whole-name occurrence of `name.own` (not inside a longer name of `[A-Za-z0-9_.-]`) replaced by `name.exposed`. */
+function inCallerNames(text: string, name: ForwardedName): string {
+  if (name.own === name.exposed) return text;
+  const quoted = new RegExp(`(?<![A-Za-z0-9_.-])${name.own.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9_-])`, 'g');
+  return text.replace(quoted, name.exposed);
+}
+
+/**
+ * An upstream's isError tools/call result as the caller reads it, like a relayed JSON-RPC error
+ * ({@link forwardError}): each text block without the "MCP error N: " an SDK v1 server writes into the
+ * errors it turns into results (an McpServer's argument validation: "MCP error -32602: Input validation
+ * error: Invalid arguments for tool slow_echo: ..."), and in the caller's names (`notes__slow_echo`). A
+ * result that is not an error is the tool's output and is left alone.
+ */
+export function relayedErrorResult(result: CallToolResult, name: ForwardedName): CallToolResult {
+  if (result.isError !== true || !Array.isArray(result.content)) return result;
+  let changed = false;
+  const content = result.content.map((block) => {
+    if (block.type !== 'text') return block;
+    const text = inCallerNames(upstreamMessage(block.text), name);
+    if (text === block.text) return block;
+    changed = true;
+    return { ...block, text };
+  });
+  return changed ? { ...result, content } : result;
 }
 
 /**

@@ -4,7 +4,8 @@
  * upstream's: an SDK v1 upstream writes "MCP error -32602: " into its message (McpError's own message),
  * which is dropped; `data` gains the gateway's `kind` (upstream_rejected) and the upstream's name beside
  * the upstream's own keys; the upstream's bare tool name is replaced by the exposed one where the
- * message quotes it as a whole name.
+ * message quotes it as a whole name. An isError tools/call result (an SDK v1 McpServer's argument
+ * validation) is read the same way; a result that is no error is the tool's output, left alone.
  */
 import { McpError as V1McpError, ErrorCode as V1ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,6 +30,17 @@ beforeAll(() => {
             'Input validation error: Invalid arguments for tool slow_echo: seconds: Expected number; see slow_echo_v2 or slow_echo.md',
           );
         },
+      },
+      {
+        // What an SDK v1 McpServer answers for arguments its inputSchema refuses: an isError result.
+        definition: { name: 'checked_echo', inputSchema: { type: 'object' } },
+        call: (args) =>
+          args.ok
+            ? { content: [{ type: 'text', text: 'checked_echo answered' }] }
+            : {
+                content: [{ type: 'text', text: 'MCP error -32602: Input validation error: Invalid arguments for tool checked_echo: msg: Required' }],
+                isError: true,
+              },
       },
     ],
   });
@@ -71,5 +83,17 @@ describe.each(['modern', 'legacy'] as const)('an upstream JSON-RPC error relayed
       'Input validation error: Invalid arguments for tool notes__slow_echo: seconds: Expected number; see slow_echo_v2 or slow_echo.md',
     );
     expect(error?.data).toMatchObject({ kind: 'upstream_rejected', upstream: 'notes' });
+  });
+
+  it('tools/call answered isError: its text without "MCP error -32602: ", in the exposed name; a result that is no error left alone', async () => {
+    const { headers, body } = rpc(era, 8, 'tools/call', { name: 'notes__checked_echo', arguments: {} });
+    const [answer] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, body, { ...headers, ...FULL_KEY }));
+    expect(answer?.result).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'Input validation error: Invalid arguments for tool notes__checked_echo: msg: Required' }],
+    });
+    const ok = rpc(era, 9, 'tools/call', { name: 'notes__checked_echo', arguments: { ok: true } });
+    const [answered] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, ok.body, { ...ok.headers, ...FULL_KEY }));
+    expect(answered?.result).toMatchObject({ content: [{ type: 'text', text: 'checked_echo answered' }] });
   });
 });
