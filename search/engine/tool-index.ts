@@ -273,7 +273,7 @@ function indexOver(
   let fusion: Fusion | undefined;
   let chooser: ServerChooser | undefined;
   /** 1 for the tools of a search's lexical list while it is fused with the semantic lists, else 0. */
-  let lexical: Uint8Array | undefined;
+  let inLexical: Uint8Array | undefined;
   let fusedSums: ScoreSums | undefined;
   const everyTool = new Uint8Array(tools.length).fill(1);
   const allIds = Array.from({ length: tools.length }, (_, i) => i);
@@ -499,19 +499,19 @@ function indexOver(
       // The lexical matches marked in a per-tool array (cleared after): a Set of them was most of a
       // search's garbage at 10,000 tools.
       const lexicalIds = fused.ids;
-      lexical ??= new Uint8Array(tools.length);
-      for (let i = 0; i < lexicalIds.length; i += 1) lexical[lexicalIds[i]] = 1;
+      const marks = (inLexical ??= new Uint8Array(tools.length));
+      for (let i = 0; i < lexicalIds.length; i += 1) marks[lexicalIds[i]] = 1;
       try {
         fused = withSemantic(fused, semanticLists, depth, knownTerms(lookups[0]));
         const fusedFloor = t.semanticMatchFloor * topScore(fused.scores);
         semanticOnly = new Set();
         for (let i = 0; i < fused.ids.length; i += 1) {
-          if (lexical[fused.ids[i]] === 1) continue;
+          if (marks[fused.ids[i]] === 1) continue;
           semanticOnly.add(fused.ids[i]);
           if (fused.scores[i] >= fusedFloor) matchedCount += 1;
         }
       } finally {
-        for (let i = 0; i < lexicalIds.length; i += 1) lexical[lexicalIds[i]] = 0;
+        for (let i = 0; i < lexicalIds.length; i += 1) marks[lexicalIds[i]] = 0;
       }
     }
     fused = withIntent(fused, query);
