@@ -1,5 +1,5 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
-import { GatewayError, RelayedUpstreamError, failureOf, upstreamFailureError, upstreamMessage } from '../errors.ts';
+import { GatewayError, RelayedUpstreamError, failureOf, upstreamFailureError } from '../errors.ts';
 import type { CallSignal } from '../wire/cancellation.ts';
 import type { RequestView } from '../wire/requests.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
@@ -341,18 +341,18 @@ function inCallerNames(text: string, name: ForwardedName): string {
 }
 
 /**
- * An upstream's isError tools/call result as the caller reads it, like a relayed JSON-RPC error
- * ({@link forwardError}): each text block without the "MCP error N: " an SDK v1 server writes into the
- * errors it turns into results (an McpServer's argument validation: "MCP error -32602: Input validation
- * error: Invalid arguments for tool slow_echo: ..."), and in the caller's names (`notes__slow_echo`). A
- * result that is not an error is the tool's output and is left alone.
+ * An upstream's isError tools/call result as the caller reads it: each text block in the caller's names
+ * (an McpServer's argument validation says "Invalid arguments for tool slow_echo" of `notes__slow_echo`).
+ * The rest of the text is the tool's own and stays as written: its "MCP error -32602: " is the only place
+ * a result carries the code (unlike a relayed JSON-RPC error, {@link forwardError}, whose code is a field).
+ * A result that is not an error is the tool's output and is left alone.
  */
 export function relayedErrorResult(result: CallToolResult, name: ForwardedName): CallToolResult {
   if (result.isError !== true || !Array.isArray(result.content)) return result;
   let changed = false;
   const content = result.content.map((block) => {
     if (block.type !== 'text') return block;
-    const text = inCallerNames(upstreamMessage(block.text), name);
+    const text = inCallerNames(block.text, name);
     if (text === block.text) return block;
     changed = true;
     return { ...block, text };

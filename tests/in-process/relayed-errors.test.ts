@@ -5,7 +5,8 @@
  * which is dropped; `data` gains the gateway's `kind` (upstream_rejected) and the upstream's name beside
  * the upstream's own keys; the upstream's bare tool name is replaced by the exposed one where the
  * message quotes it as a whole name. An isError tools/call result (an SDK v1 McpServer's argument
- * validation) is read the same way; a result that is no error is the tool's output, left alone.
+ * validation) gets the exposed name too but keeps its "MCP error N: ", the only place it carries the code;
+ * a result that is no error is the tool's output, left alone.
  */
 import { McpError as V1McpError, ErrorCode as V1ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -85,12 +86,12 @@ describe.each(['modern', 'legacy'] as const)('an upstream JSON-RPC error relayed
     expect(error?.data).toMatchObject({ kind: 'upstream_rejected', upstream: 'notes' });
   });
 
-  it('tools/call answered isError: its text without "MCP error -32602: ", in the exposed name; a result that is no error left alone', async () => {
+  it('tools/call answered isError: its text in the exposed name, its "MCP error -32602: " kept; a result that is no error left alone', async () => {
     const { headers, body } = rpc(era, 8, 'tools/call', { name: 'notes__checked_echo', arguments: {} });
     const [answer] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, body, { ...headers, ...FULL_KEY }));
     expect(answer?.result).toMatchObject({
       isError: true,
-      content: [{ type: 'text', text: 'Input validation error: Invalid arguments for tool notes__checked_echo: msg: Required' }],
+      content: [{ type: 'text', text: 'MCP error -32602: Input validation error: Invalid arguments for tool notes__checked_echo: msg: Required' }],
     });
     const ok = rpc(era, 9, 'tools/call', { name: 'notes__checked_echo', arguments: { ok: true } });
     const [answered] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, ok.body, { ...ok.headers, ...FULL_KEY }));
