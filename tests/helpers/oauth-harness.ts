@@ -194,17 +194,18 @@ export interface FlowOptions {
 }
 
 /**
- * Drives authorize -> sign-in -> consent -> redirect like a browser would (HTTP only), returning the
- * callback URL's parameters. Throws with the page's status when a step does not go as a success would.
+ * The authorize request (PKCE S256) and the sign-in page it redirects to, as a browser opens them, in
+ * `options.jar` (else a new one): both responses, the page's text and CSRF token, the interaction URL.
+ * Defaults as {@link signInFlow}'s. Throws with the answer when authorize does not redirect (303).
  */
-export async function signInFlow(
+export async function openSignInPage(
   base: string,
-  options: FlowOptions,
-): Promise<{ code: string; state: string | null; iss: string | null; pkce: Pkce; callback: URL }> {
-  const jar = new Jar();
+  options: Omit<FlowOptions, 'key' | 'secret' | 'grant'> & { jar?: Jar },
+): Promise<{ jar: Jar; pkce: Pkce; authorize: Response; interaction: string; page: Response; html: string; csrf: string }> {
+  const jar = options.jar ?? new Jar();
   const send = options.fetch ?? fetch;
   const p = options.pkce ?? pkce();
-  let response = await step(
+  const authorize = await step(
     jar,
     authorizeUrl(base, {
       client_id: options.clientId,
@@ -220,17 +221,24 @@ export async function signInFlow(
     {},
     send,
   );
-  if (response.status !== 303) throw new Error(`authorize answered ${response.status}: ${await response.text()}`);
-  const interaction = new URL(response.headers.get('location')!, base).href;
-  response = await step(jar, interaction, undefined, {}, send);
-  const signIn = await response.text();
-  response = await step(
-    jar,
-    `${interaction}/login`,
-    { csrf: csrfOf(signIn), key: options.key ?? 'cpz_demo_data', secret: options.secret ?? 'demo-secret-data' },
-    {},
-    send,
-  );
+  if (authorize.status !== 303) throw new Error(`authorize answered ${authorize.status}: ${await authorize.text()}`);
+  const interaction = new URL(authorize.headers.get('location')!, base).href;
+  const page = await step(jar, interaction, undefined, {}, send);
+  const html = await page.text();
+  return { jar, pkce: p, authorize, interaction, page, html, csrf: csrfOf(html) };
+}
+
+/**
+ * Drives authorize -> sign-in -> consent -> redirect like a browser would (HTTP only), returning the
+ * callback URL's parameters. Throws with the page's status when a step does not go as a success would.
+ */
+export async function signInFlow(
+  base: string,
+  options: FlowOptions,
+): Promise<{ code: string; state: string | null; iss: string | null; pkce: Pkce; callback: URL }> {
+  const send = options.fetch ?? fetch;
+  const { jar, pkce: p, interaction, csrf } = await openSignInPage(base, options);
+  let response = await step(jar, `${interaction}/login`, { csrf, key: options.key ?? 'cpz_demo_data', secret: options.secret ?? 'demo-secret-data' }, {}, send);
   if (response.status !== 303) throw new Error(`sign-in answered ${response.status}`);
   response = await step(jar, interaction, undefined, {}, send);
   const consent = await response.text();

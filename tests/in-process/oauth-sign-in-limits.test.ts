@@ -12,7 +12,7 @@ import type { DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
-import { authDecisionsOf, authorizeUrl, csrfOf, Jar, oauthClient, pkce, REDIRECT_URI, step, type OAuthClient } from '../helpers/oauth-harness.ts';
+import { authDecisionsOf, csrfOf, oauthClient, openSignInPage, step, type OAuthClient } from '../helpers/oauth-harness.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
 const PER_KEY = 6;
@@ -70,27 +70,7 @@ afterAll(async () => {
 
 /** Opens a sign-in page of `client`: its jar, interaction URL and CSRF token. */
 async function openSignIn(client = clientId, scope = 'ledger:read') {
-  const jar = new Jar();
-  const p = pkce();
-  const authorize = await step(
-    jar,
-    authorizeUrl(gateway.gatewayUrl, {
-      client_id: client,
-      response_type: 'code',
-      redirect_uri: REDIRECT_URI,
-      scope,
-      resource: `${gateway.gatewayUrl}/mcp`,
-      state: 's',
-      code_challenge: p.challenge,
-      code_challenge_method: 'S256',
-    }),
-    undefined,
-    {},
-    oauth.send,
-  );
-  const interaction = new URL(authorize.headers.get('location')!, gateway.gatewayUrl).href;
-  const html = await (await step(jar, interaction, undefined, {}, oauth.send)).text();
-  return { jar, interaction, csrf: csrfOf(html) };
+  return openSignInPage(gateway.gatewayUrl, { clientId: client, scope, state: 's', fetch: oauth.send });
 }
 
 const signIn = async (key: string, secret: string, client = clientId, headers: Record<string, string> = {}) => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
-import { authDecisionsOf, authorizeUrl, csrfOf, Jar, oauthClient, pkce, REDIRECT_URI, step, type OAuthClient } from '../helpers/oauth-harness.ts';
+import { authDecisionsOf, authorizeUrl, oauthClient, openSignInPage, REDIRECT_URI, step, type OAuthClient } from '../helpers/oauth-harness.ts';
 import { hasRedis, redisLink, startRedis, type RedisLink, type RedisServer } from '../helpers/redis.ts';
 import { waitFor } from '../helpers/wait.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
@@ -60,26 +60,19 @@ describe.skipIf(!hasRedis)('the authorization server while Redis is unreachable'
     const signedIn = await oauth.tokens(clientId, { key: 'alice', secret: 'alice-secret', scope: 'ledger:read' });
     expect(signedIn.status).toBe(200);
     // A second sign-in, its page open in the browser when Redis goes away.
-    const jar = new Jar();
-    const p = pkce();
-    const authorize = await step(
+    const {
       jar,
-      authorizeUrl(gateway.gatewayUrl, {
-        client_id: clientId,
-        response_type: 'code',
-        redirect_uri: REDIRECT_URI,
-        scope: 'ledger:read',
-        resource: `${gateway.gatewayUrl}/mcp`,
-        code_challenge: p.challenge,
-        code_challenge_method: 'S256',
-      }),
-      undefined,
-      {},
-      oauth.send,
-    );
+      pkce: p,
+      authorize,
+      interaction,
+      csrf,
+    } = await openSignInPage(gateway.gatewayUrl, {
+      clientId,
+      scope: 'ledger:read',
+      fetch: oauth.send,
+    });
     expect(authorize.status).toBe(303);
-    const interaction = new URL(authorize.headers.get('location')!, gateway.gatewayUrl).href;
-    const form = { csrf: csrfOf(await (await step(jar, interaction, undefined, {}, oauth.send)).text()), key: 'alice', secret: 'alice-secret' };
+    const form = { csrf, key: 'alice', secret: 'alice-secret' };
 
     link.cut();
     const registered = await oauth.registerRaw({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' });

@@ -3,6 +3,7 @@ import {
   authorizeUrl,
   csrfOf,
   Jar,
+  openSignInPage,
   pkce,
   probe,
   registerClient,
@@ -223,25 +224,7 @@ describe('access tokens at the resource', () => {
 });
 
 describe('sign-in page', () => {
-  async function openSignIn(jar = new Jar()) {
-    const p = pkce();
-    const response = await step(
-      jar,
-      authorizeUrl(h.url, {
-        client_id: clientId,
-        response_type: 'code',
-        redirect_uri: REDIRECT_URI,
-        scope: 'accounts:read',
-        resource: `${h.url}/mcp`,
-        state: 's',
-        code_challenge: p.challenge,
-        code_challenge_method: 'S256',
-      }),
-    );
-    const interaction = new URL(response.headers.get('location')!, h.url).href;
-    const page = await step(jar, interaction);
-    return { jar, interaction, page, html: await page.text() };
-  }
+  const openSignIn = (jar = new Jar()) => openSignInPage(h.url, { clientId, scope: 'accounts:read', state: 's', jar });
 
   it('is plain HTML that cannot be framed, with labelled fields and nothing pre-filled', async () => {
     const { page, html } = await openSignIn();
