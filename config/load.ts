@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
-import { parse as parseYaml } from 'yaml';
+import { type ErrorCode, LineCounter, parseDocument, type YAMLError } from 'yaml';
 import schema from './schema.json' with { type: 'json' };
 import { addressRange } from './trusted-proxies.ts';
 import type { GatewayConfig } from './types.ts';
@@ -100,16 +100,54 @@ function readYaml(path: string): Json {
   } catch (error) {
     throw new ConfigError('(file)', `cannot read ${path}: ${(error as Error).message}`);
   }
-  try {
-    parsed = parseYaml(text) as Json;
-  } catch (error) {
-    throw new ConfigError('(file)', `${path} is not valid YAML: ${(error as Error).message}`);
-  }
+  const lines = new LineCounter();
+  // Not yaml's own messages: they quote the offending line (a secret's, when its quote is unclosed) and
+  // some interpolate the source (a block scalar header, a tag), and warnings went to stderr the same way.
+  const document = parseDocument(text, { prettyErrors: false, logLevel: 'silent', lineCounter: lines });
+  const [error] = document.errors;
+  if (error) throw new ConfigError('(file)', `${path} is not valid YAML: ${yamlProblem(error, lines)}`);
+  for (const warning of document.warnings) process.emitWarning(`${path}: ${yamlProblem(warning, lines)}`, 'YAMLWarning');
+  parsed = document.toJS() as Json;
   if (parsed === null || parsed === undefined) return {};
   if (!isObject(parsed))
     throw new ConfigError('(root)', `the top level must be a mapping of keys, not ${Array.isArray(parsed) ? 'a list' : `a ${typeof parsed}`} (in ${path})`);
   return parsed;
 }
+
+/**
+ * What yaml found wrong, as `line L, column C: <problem> (CODE)`, in words of our own per error code:
+ * never yaml's message, which may quote the configuration's text (a secret included).
+ */
+function yamlProblem(error: YAMLError, lines: LineCounter): string {
+  const at = error.pos[0] >= 0 ? lines.linePos(error.pos[0]) : undefined;
+  return `${at ? `line ${at.line}, column ${at.col}: ` : ''}${YAML_PROBLEMS[error.code]} (${error.code})`;
+}
+
+const YAML_PROBLEMS: Record<ErrorCode, string> = {
+  ALIAS_PROPS: 'an alias cannot have an anchor or a tag',
+  BAD_ALIAS: 'an alias names no anchor defined before it',
+  BAD_COLLECTION_TYPE: 'a tag used on the wrong kind of collection',
+  BAD_DIRECTIVE: 'a directive (%...) is not valid',
+  BAD_DQ_ESCAPE: 'an escape sequence in a double-quoted string is not valid',
+  BAD_INDENT: 'the indentation does not line up with the items around it',
+  BAD_PROP_ORDER: 'an anchor or tag is in the wrong place',
+  BAD_SCALAR_START: 'a plain value starts with a character it cannot start with (quote the value)',
+  BLOCK_AS_IMPLICIT_KEY: 'a block value where a key was expected',
+  BLOCK_IN_FLOW: 'a block value inside a flow collection ({...} or [...])',
+  DUPLICATE_KEY: 'a key appears twice in the same mapping',
+  IMPOSSIBLE: 'the YAML parser reached a state it cannot handle',
+  KEY_OVER_1024_CHARS: 'an implicit key is longer than 1024 characters',
+  MISSING_CHAR: 'a closing quote, bracket, brace, comma or colon is missing',
+  MULTILINE_IMPLICIT_KEY: 'an implicit key spans more than one line (an unclosed quote or bracket?)',
+  MULTIPLE_ANCHORS: 'a value has more than one anchor',
+  MULTIPLE_DOCS: 'the file holds more than one YAML document',
+  MULTIPLE_TAGS: 'a value has more than one tag',
+  NON_STRING_KEY: 'a key is not a string',
+  RESOURCE_EXHAUSTION: 'aliases expand to too much data',
+  TAB_AS_INDENT: 'a tab is used as indentation (YAML indents with spaces)',
+  TAG_RESOLVE_FAILED: 'a tag (!...) that the parser does not know',
+  UNEXPECTED_TOKEN: 'unexpected text for this position (an unclosed quote or bracket, or a stray character?)',
+};
 
 /** The path of the first number that is not finite in `value`, or undefined. */
 function nonFinite(value: Json, path: (string | number)[]): (string | number)[] | undefined {
@@ -195,7 +233,7 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     if (upstream.url !== undefined) {
       upstream.url = interpolate(upstream.url, env, `${at}.url`);
       if (!URL.canParse(upstream.url) || !/^https?:$/.test(new URL(upstream.url).protocol))
-        throw new ConfigError(`${at}.url`, `must be an http(s) URL, got "${upstream.url}"`);
+        throw new ConfigError(`${at}.url`, `must be an http(s) URL, got ${urlShape(upstream.url)}`);
     }
     if (upstream.anchors.length > upstream.maxAnchors)
       throw new ConfigError(`${at}.anchors`, `${upstream.anchors.length} anchors, more than ${at}.maxAnchors (${upstream.maxAnchors}) lists up front`);
@@ -216,7 +254,8 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');
   const embeddings = config.search.embeddings;
   if (embeddings) {
-    if (!/^https?:$/.test(new URL(embeddings.url).protocol)) throw new ConfigError('search.embeddings.url', `must be an http(s) URL, got "${embeddings.url}"`);
+    if (!/^https?:$/.test(new URL(embeddings.url).protocol))
+      throw new ConfigError('search.embeddings.url', `must be an http(s) URL, got ${urlShape(embeddings.url)}`);
     // The key's name only: the key itself never enters the configuration (which may be logged).
     if (embeddings.apiKeyEnv !== undefined && !env[embeddings.apiKeyEnv])
       throw new ConfigError('search.embeddings.apiKeyEnv', `environment variable ${embeddings.apiKeyEnv} is not set`);
@@ -224,6 +263,15 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   finaliseApiKeys(config, env);
   requireAnonymousWhereUnchecked(config);
   return config;
+}
+
+/**
+ * What a refused URL was, without quoting it: a URL can carry a credential (user info, an `api_key`
+ * query) and `${VAR}` may have put a secret where the URL was meant to be.
+ */
+function urlShape(value: string): string {
+  const url = URL.parse(value);
+  return url ? `a ${url.protocol} URL` : 'text that is not a URL';
 }
 
 /** API keys: `${VAR}` in key, secret and token; names and credentials unique (a credential names one key). */
@@ -344,9 +392,10 @@ function otelTracingEnv(env: Record<string, string | undefined>): Record<string,
     const pairs = env[headersVar]!.split(',')
       .map((pair) => pair.trim())
       .filter(Boolean)
-      .map((pair) => {
+      .map((pair, i) => {
         const at = pair.indexOf('=');
-        if (at <= 0) throw new ConfigError(headersVar, `"${pair}" is not a key=value pair`);
+        // Not quoted: a header's value is usually a credential (`Authorization Bearer ...` missing its '=').
+        if (at <= 0) throw new ConfigError(headersVar, `item ${i + 1} (comma-separated) is not a key=value pair`);
         return [decodeURIComponent(pair.slice(0, at).trim()), decodeURIComponent(pair.slice(at + 1).trim())];
       });
     out.GATEWAY_TRACING_HEADERS = [JSON.stringify(Object.fromEntries(pairs)), headersVar];

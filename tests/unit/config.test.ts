@@ -255,4 +255,52 @@ describe('loadConfig on values the schema alone lets through or blames elsewhere
       /upstreams\[0\]\.name: is required \(in /,
     );
   });
+
+  it('reports a YAML error by file, line, column and problem, never quoting the text (a secret with an unclosed quote)', () => {
+    const secret = 'nu11-admin-token-0123456789abcdef';
+    const cases: [string, RegExp][] = [
+      [`upstreams: []\nconsole: { adminToken: "${secret} }\n`, /is not valid YAML: line \d+, column \d+: .*\(MISSING_CHAR\)$/],
+      [
+        `upstreams: []\nconsole:\n  adminToken: "${secret}\n`,
+        /is not valid YAML: line \d+, column \d+: .*\((MISSING_CHAR|MULTILINE_IMPLICIT_KEY|UNEXPECTED_TOKEN)\)$/,
+      ],
+      [`credentials:\n  apiKeys:\n    - { name: a, key: k, secret: '${secret}\n`, /is not valid YAML: line \d+, column \d+: /],
+      [`console: { adminToken: "${secret}\\q" }\n`, /line 1, column \d+: an escape sequence in a double-quoted string is not valid \(BAD_DQ_ESCAPE\)$/],
+      [`console:\n  adminToken: |x ${secret}\n`, /line 2, column 16: .*\(UNEXPECTED_TOKEN\)$/],
+      [`console:\n  adminToken: ${secret}\n  adminToken: ${secret}\n`, /line 3, column 3: a key appears twice in the same mapping \(DUPLICATE_KEY\)$/],
+    ];
+    for (const [text, expected] of cases) {
+      const path = yamlFile(text);
+      const message = refusal(() => loadConfig({ path, env: {} }));
+      expect(message).toContain(`invalid configuration: (file): ${path} is not valid YAML: `);
+      expect(message).toMatch(expected);
+      expect(message).not.toContain(secret.slice(0, 12));
+    }
+  });
+
+  it('says a YAML warning (an unknown tag) by line and column without the text, instead of yaml printing the line to stderr', () => {
+    const warnings: string[] = [];
+    const listener = (warning: Error) => warnings.push(`${warning.name}: ${warning.message}`);
+    const emit = process.emitWarning;
+    process.emitWarning = ((warning: string | Error, type?: string) =>
+      listener({ name: String(type), message: String(warning) } as Error)) as typeof process.emitWarning;
+    try {
+      const path = yamlFile(
+        'upstreams: [{ name: a, url: "http://127.0.0.1:9/mcp" }]\nanonymous: true\nconsole: { adminToken: !vault s3cret-admin-token-value }\n',
+      );
+      expect(loadConfig({ path, env: {} }).console.adminToken).toBe('s3cret-admin-token-value');
+      expect(warnings).toEqual([`YAMLWarning: ${path}: line 3, column 24: a tag (!...) that the parser does not know (TAG_RESOLVE_FAILED)`]);
+    } finally {
+      process.emitWarning = emit;
+    }
+  });
+
+  it('quotes neither a refused upstream URL nor an OTLP header item: both may hold a credential', () => {
+    const url = refusal(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_URL: 'ftp://user:s3cret-pw@example/mcp' } }));
+    expect(url).toBe('invalid configuration: upstreams[0].url: must be an http(s) URL, got a ftp: URL');
+    const notUrl = refusal(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_URL: '${TOKEN}', TOKEN: 's3cret-token' } }));
+    expect(notUrl).toBe('invalid configuration: upstreams[0].url: must be an http(s) URL, got text that is not a URL');
+    const header = refusal(() => loadConfig({ env: { OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=a,Authorization Bearer s3cret-token' } }));
+    expect(header).toBe('invalid configuration: OTEL_EXPORTER_OTLP_HEADERS: item 2 (comma-separated) is not a key=value pair');
+  });
 });

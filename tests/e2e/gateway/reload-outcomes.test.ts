@@ -74,6 +74,20 @@ describe('reload outcomes', () => {
   });
 });
 
+describe('a reload refused for a YAML syntax error', () => {
+  it('logs the file, line, column and problem, never the line itself (a secret with an unclosed quote)', async () => {
+    const secret = 'reload-admin-token-0123456789abcdef';
+    const file = join(dir, 'unclosed.yaml');
+    writeFileSync(file, `${readFileSync(DEFAULT_CONFIG_PATH, 'utf8')}\nconsole: { adminToken: "${secret} }\n`);
+    const logged = stack.logs.records('configuration not reloaded').length;
+    await expect(stack.gateway.reload(() => load(file))).rejects.toThrow(`${file} is not valid YAML: line `);
+    const [refusal] = stack.logs.records('configuration not reloaded').slice(logged);
+    expect(refusal).toMatchObject({ level: 40, outcome: 'refused', key: '(file)' });
+    expect(String(refusal!.reason)).toMatch(/is not valid YAML: line \d+, column \d+: .+ \([A-Z_]+\)$/);
+    expect(stack.logs.text).not.toContain(secret.slice(0, 12));
+  });
+});
+
 describe('reload.watch changed by a reload', () => {
   it('says whether spans are exported at start and when a reload changes it, not on every reload', async () => {
     const off = () => stack.logs.records('tracing off').length;
