@@ -120,7 +120,7 @@ export class PinGuard {
    */
   view(policy: UpstreamConfig, raw: Catalog): Promise<Catalog> {
     const entry = this.views.get(raw);
-    if (entry && entry.revision === this.revision && (entry.retryAt === undefined || Date.now() < entry.retryAt)) return entry.view;
+    if (entry && this.current(entry)) return entry.view;
     const stored: ViewEntry = { revision: this.revision, view: Promise.resolve(raw) };
     stored.view = this.judge(policy, raw).then(
       ({ view, degraded }) => {
@@ -135,6 +135,17 @@ export class PinGuard {
     );
     this.views.set(raw, stored);
     return stored.view;
+  }
+
+  /** {@link view} when it is judged already and still current (no wait); else undefined. */
+  viewNow(raw: Catalog): Catalog | undefined {
+    const entry = this.views.get(raw);
+    return entry && this.current(entry) ? entry.value : undefined;
+  }
+
+  /** Whether a view stands: judged at the current revision, and not a degraded one due for a retry. */
+  private current(entry: ViewEntry): boolean {
+    return entry.revision === this.revision && (entry.retryAt === undefined || Date.now() < entry.retryAt);
   }
 
   /** The view last computed for `raw`, without waiting; undefined before the first. */

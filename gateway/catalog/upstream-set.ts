@@ -58,6 +58,10 @@ export class UpstreamSet {
   private readonly servedNames = new Map<string, UpstreamName>();
   private readonly notedCatalogs = new WeakSet<Catalog>();
   private live?: { aliases: ReadonlyMap<string, UpstreamName>; until: number };
+  /** The last merge {@link servedNow} made: of these upstreams' catalogues (config order), under these aliases. */
+  private lastMerge?: { catalogs: readonly Catalog[]; aliases: ReadonlyMap<string, UpstreamName>; catalog: Catalog };
+  /** The last merged description and the upstreams' own it was made of (config order). */
+  private described?: { from: readonly (UpstreamInfo | undefined)[]; info: UpstreamInfo };
 
   /**
    * @param aliases - names an earlier configuration served, with the tool each named and until when
@@ -103,9 +107,18 @@ export class UpstreamSet {
    */
   async describe(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo | undefined> {
     if (!this.naming.prefixed) return this.upstreams[0]!.client.describe(onBehalfOf).catch(() => undefined);
-    const infos = (
-      await Promise.all(this.upstreams.map(async (u) => ({ name: u.client.name, info: await u.client.describe(onBehalfOf).catch(() => undefined) })))
-    ).filter((x) => x.info);
+    const last = this.described;
+    if (last && this.upstreams.every((u, i) => u.client.described === last.from[i])) return last.info;
+    const all = await Promise.all(this.upstreams.map((u) => u.client.describe(onBehalfOf).catch(() => undefined)));
+    const info = this.merge(all);
+    // Kept while every upstream is described by the same objects (a reconnection describes it anew).
+    if (info && all.every((x, i) => x !== undefined && x === this.upstreams[i]!.client.described)) this.described = { from: all, info };
+    return info;
+  }
+
+  /** The union of the upstreams' descriptions (`all` in config order, undefined for one not described). */
+  private merge(all: readonly (UpstreamInfo | undefined)[]): UpstreamInfo | undefined {
+    const infos = this.upstreams.map((u, i) => ({ name: u.client.name, info: all[i] })).filter((x) => x.info);
     if (infos.length === 0) return undefined;
     const any = (pick: (c: ServerCapabilities) => unknown) => infos.some(({ info }) => pick(info!.capabilities));
     const listChanged = (pick: (c: ServerCapabilities) => { listChanged?: boolean } | undefined) =>
@@ -155,6 +168,8 @@ export class UpstreamSet {
   async served(onBehalfOf: OnBehalfOf = {}): Promise<ServedCatalog> {
     const aliases = this.liveAliases();
     if (!this.naming.prefixed && aliases.size === 0) return this.noted(await this.upstreams[0]!.catalog.served(onBehalfOf));
+    const now = this.servedNow(onBehalfOf, aliases);
+    if (now) return now;
     const parts = await this.reachable((u) => u.catalog.served(onBehalfOf), 'tools/list', onBehalfOf.requestId);
     const expiresAt = parts.length < this.upstreams.length ? 0 : Math.min(...parts.map((p) => p.value.expiresAt));
     const catalogParts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
@@ -164,6 +179,31 @@ export class UpstreamSet {
       return last ? [{ upstream: u.client.name, catalog: last, down: true }] : [];
     });
     return this.noted({ catalog: this.mergedOf(catalogParts, aliases), expiresAt });
+  }
+
+  /**
+   * {@link served} without a wait when no upstream is left out and each one's catalogue is fresh in its
+   * cache ({@link CatalogCache.servedNow}): the merged catalogue {@link served} would give, read with no
+   * promise per upstream (the common case: a search_tools call reads the merged catalogue three times).
+   */
+  private servedNow(onBehalfOf: OnBehalfOf, aliases: ReadonlyMap<string, UpstreamName>): ServedCatalog | undefined {
+    const catalogs: Catalog[] = [];
+    let expiresAt = Number.POSITIVE_INFINITY;
+    for (const u of this.upstreams) {
+      const served = u.client.leftOut ? undefined : u.catalog.servedNow(onBehalfOf);
+      if (!served) return undefined;
+      catalogs.push(served.catalog);
+      expiresAt = Math.min(expiresAt, served.expiresAt);
+    }
+    for (const u of this.upstreams) this.noteExclusion(u.client.name, undefined, onBehalfOf.requestId);
+    const last = this.lastMerge;
+    if (last?.aliases === aliases && catalogs.every((c, i) => c === last.catalogs[i])) return { catalog: last.catalog, expiresAt };
+    const catalog = this.mergedOf(
+      catalogs.map((c, i) => ({ upstream: this.upstreams[i]!.client.name, catalog: c })),
+      aliases,
+    );
+    this.lastMerge = { catalogs, aliases, catalog };
+    return this.noted({ catalog, expiresAt });
   }
 
   /**
@@ -356,6 +396,7 @@ export class UpstreamSet {
 
   private noteExclusion(upstream: string, reason: string | undefined, requestId: string | undefined): void {
     const before = this.excluded.get(upstream);
+    if (reason === undefined && before === undefined) return;
     // The request's child logger only for a line written: made per upstream and per merged read, it was
     // about 70 KB of garbage per search_tools call at ten upstreams (bench:search-e2e).
     const log = (): Logger => requestLog(this.log, requestId);

@@ -170,6 +170,16 @@ export class UpstreamClient {
     return this.supervisor.connection(onBehalfOf);
   }
 
+  /** What the upstream advertised when it was last connected, without connecting; undefined before. */
+  get described(): UpstreamInfo | undefined {
+    return this.info;
+  }
+
+  /** Whether a merged list leaves this upstream out now: down, between reconnection attempts. */
+  get leftOut(): boolean {
+    return this.supervisor.leftOut;
+  }
+
   /** The last known state of the connection, without touching the upstream. */
   health(): UpstreamHealth {
     return this.supervisor.health();
