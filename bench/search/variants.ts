@@ -106,6 +106,10 @@ export const VARIANTS: Variant[] = [
   { name: 'Porter stems as they are (no fold of the final i)', tuning: { stemFold: false } },
   { name: 'no stop words', tuning: { stopWords: false, requestWords: false } },
   { name: 'stop words, request words kept', tuning: { requestWords: false } },
+  // Issue 31's eighth round: what the description's shape notes and the enum values with the parameter names are worth.
+  { name: 'shape notes kept', tuning: { dropShapeNotes: false } },
+  { name: 'enum values in the parameter text only', tuning: { enumsAsParams: false } },
+  { name: 'shape notes kept, enum values in the parameter text only', tuning: { dropShapeNotes: false, enumsAsParams: false } },
   { name: 'fuzzy 0.2, all queries', tuning: { fuzzy: 0.2, fuzzyMaxTerms: 1000 } },
   { name: 'fuzzy 0.2, queries <= 4 terms', tuning: { fuzzy: 0.2, fuzzyMaxTerms: 4 } },
   { name: 'prefix, terms >= 4 chars', tuning: { prefixMinLength: 4 } },

@@ -68,7 +68,7 @@ const SUBSCHEMA_ORDER = new Map(SUBSCHEMA_KEYS.map((key, i) => [key, i]));
 /** Deep enough for real tool schemas; stops pathological ones from costing more than they are worth. */
 const MAX_DEPTH = 8;
 
-type Collected = { names: string[]; text: string[] };
+type Collected = { names: string[]; text: string[]; enums?: string[] };
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -80,7 +80,11 @@ function collectSchema(schema: unknown, out: Collected, depth: number): void {
   if (depth > 0 && typeof schema.description === 'string') out.text.push(schema.description);
   if (depth > 0 && typeof schema.title === 'string') out.text.push(schema.title);
   if (Array.isArray(schema.enum)) {
-    for (const value of schema.enum) if (typeof value === 'string') out.text.push(value);
+    for (const value of schema.enum) {
+      if (typeof value !== 'string') continue;
+      out.text.push(value);
+      out.enums?.push(value);
+    }
   }
   if (isObject(schema.properties)) {
     for (const [name, sub] of Object.entries(schema.properties)) {
@@ -102,11 +106,12 @@ function collectSchema(schema: unknown, out: Collected, depth: number): void {
   }
 }
 
-/** Parameter names (nested properties included, duplicates kept once) and their descriptive text. */
-export function schemaText(inputSchema: object | undefined): { params: string[]; paramText: string } {
-  const out: Collected = { names: [], text: [] };
+/** Parameter names (nested properties included, duplicates kept once), their descriptive text (enum
+ *  values included), and their string enum values apart (duplicates kept once). */
+export function schemaText(inputSchema: object | undefined): { params: string[]; paramText: string; enums: string[] } {
+  const out: Collected = { names: [], text: [], enums: [] };
   collectSchema(inputSchema, out, 0);
-  return { params: [...new Set(out.names)], paramText: out.text.join('\n') };
+  return { params: [...new Set(out.names)], paramText: out.text.join('\n'), enums: [...new Set(out.enums)] };
 }
 
 /** The searchable text of an outputSchema: its property names (nested ones too), then their texts. */
@@ -115,6 +120,18 @@ export function outputText(outputSchema: object | undefined): string {
   const out: Collected = { names: [], text: [] };
   collectSchema(outputSchema, out, 0);
   return out.names.length + out.text.length === 0 ? '' : [...new Set(out.names)].join(' ') + (out.text.length > 0 ? `\n${out.text.join('\n')}` : '');
+}
+
+/** A sentence that gives the answer's shape in braces ("Returns {data, count}; page with limit/offset."). */
+const SHAPE_NOTE = /(^|[.;:!?]\s+)Returns\s*\{[^}]*\}[^.\n]*(?:\.(?=\s|$)|$)/g;
+
+/**
+ * `description` without its shape notes: a sentence led by "Returns {...}" names the envelope every tool
+ * of a server answers with (`data`, `count`), which the output field already holds, and its "returns"
+ * made every tool match "compare the returns of my backtests".
+ */
+export function withoutShapeNotes(description: string): string {
+  return description.includes('{') ? description.replace(SHAPE_NOTE, '$1') : description;
 }
 
 /** Upstream definitions are data from elsewhere: a field that is not a string indexes as empty. */

@@ -7,7 +7,7 @@
 import { DEFAULT_TUNING } from '../tuning.ts';
 import { normaliseTerm, queryTerms } from '../analysis/terms.ts';
 import { splitWords } from '../analysis/tokenize.ts';
-import { FIELD_NAMES, toolFields, type FieldName, type SearchableTool } from '../analysis/tool-fields.ts';
+import { FIELD_NAMES, toolFields, withoutShapeNotes, type FieldName, type SearchableTool } from '../analysis/tool-fields.ts';
 
 /**
  * One field that holds query terms, as the words written in the field (lower case), never as stems: `terms`
@@ -22,6 +22,8 @@ export function matchedFields(tool: SearchableTool, query: string): FieldMatch[]
   const wanted = queryTerms(query, { stem, stopWords: DEFAULT_TUNING.stopWords, requestWords: DEFAULT_TUNING.requestWords });
   if (wanted.length === 0) return [];
   const fields = toolFields(tool);
+  // The index leaves the shape notes out: their words match nothing.
+  if (DEFAULT_TUNING.dropShapeNotes) fields.description = withoutShapeNotes(fields.description);
   const out: FieldMatch[] = [];
   for (const field of FIELD_NAMES) {
     // term -> the words of the field it comes from, as written (lower case), first seen first.

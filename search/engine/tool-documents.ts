@@ -11,7 +11,17 @@
  */
 import { glossChinese, hasHan, type Glosses } from '../analysis/gloss.ts';
 import { normaliseTerm } from '../analysis/terms.ts';
-import { FIELD_NAMES, schemaText, SUMMARY, summaryOf, toolFields, type Mentions, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
+import {
+  FIELD_NAMES,
+  schemaText,
+  SUMMARY,
+  summaryOf,
+  toolFields,
+  withoutShapeNotes,
+  type Mentions,
+  type SearchableTool,
+  type WeightedField,
+} from '../analysis/tool-fields.ts';
 import type { SearchTuning } from '../tuning.ts';
 import { analysedLength, Int32List, TermIndexBuilder, type AnalysedTool, type TermDictionary } from './term-index-builder.ts';
 
@@ -106,6 +116,10 @@ export function documentIndexer(
     const schema = schemaText(tool.inputSchema);
     const found: Mentions | undefined = names ? { stripped: [], kept: [] } : undefined;
     const fields = toolFields(tool, names, schema, found, t.mentionClauses) as Record<WeightedField, string>;
+    if (t.dropShapeNotes) fields.description = withoutShapeNotes(fields.description);
+    // Enum values name what a tool acts on ("order.filled", "backtest.completed", "mean_reversion"), as
+    // parameter names do: weighed like them too (they stay in the parameter text).
+    if (t.enumsAsParams && schema.enums.length > 0) fields.params += ` ${schema.enums.join(' ')}`;
     fields.summary = summarised ? summaryOf(fields.description) : '';
     readUnglossed = false;
     if (t.gloss) {
@@ -181,6 +195,8 @@ function documentKey(t: SearchTuning): string {
     t.stripToolMentions,
     t.mentionClauses,
     t.gloss,
+    t.dropShapeNotes,
+    t.enumsAsParams,
   ]);
 }
 

@@ -17,8 +17,9 @@ import { FIELD_NAMES, toolFields } from '../../../search/analysis/tool-fields.ts
 import { loadQuerySets, searchableTools, DATA_DIR } from '../../fixtures/search-data.ts';
 import { readCatalog } from '../../../upstream/replay/catalog-file.ts';
 
-// MiniSearch's own rarity: per field.
-const t = { ...DEFAULT_TUNING, bm25: { ...DEFAULT_TUNING.bm25, idf: 'field' as const } };
+// MiniSearch's own rarity: per field; the documents exactly `toolFields` (no enum values added to the
+// parameter names, no shape notes left out), since MiniSearch indexes those.
+const t = { ...DEFAULT_TUNING, dropShapeNotes: false, enumsAsParams: false, bm25: { ...DEFAULT_TUNING.bm25, idf: 'field' as const } };
 const tools = searchableTools(readCatalog(resolve(DATA_DIR, 'catalogs/livemcpbench-tools.json')));
 const names = new Set(tools.map((tool) => tool.name));
 
