@@ -1,7 +1,7 @@
 import { createHmac, hash, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { GatewayConfig } from '../../config/types.ts';
-import type { CredentialForm } from '../obs/audit.ts';
+import type { CredentialForm, OAuthHolder } from '../obs/audit.ts';
 
 /**
  * A caller's credential as presented, normalised: the headers to forward upstream, and the keyed digest
@@ -32,6 +32,8 @@ export interface Credential {
     /** When the token expires (its `exp` claim, epoch ms), if it says. */
     expiresAt?: number;
   };
+  /** From an OAuth access token: who holds it, for the audit lines of its calls ({@link OAuthHolder}). */
+  oauth?: OAuthHolder;
 }
 
 /** RFC 6750 §2.1: `Bearer` (any case), one or more spaces or tabs, one b64token, nothing else. */

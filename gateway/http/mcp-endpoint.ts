@@ -120,7 +120,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     }
     const { credential, standing } = authentication;
     // Written out, not spread: a literal of one shape is a plain allocation (spreads took V8's slow define path per call).
-    const requester: Requester = { requestId, credentialForm: anonymous.credentialForm, credentialDigest: credential.digest };
+    const requester: Requester = { requestId, credentialForm: anonymous.credentialForm, credentialDigest: credential.digest, oauth: credential.oauth };
     // A failed lookup serves a credential only what its last good answer held, on `open` upstreams: one never seen valid gets 503.
     if (standing.kind === 'unverified' && (everyUpstreamClosed || !standing.lastKnown)) {
       ctx.set('retry-after', String(Math.max(1, Math.ceil(config.scopes.timeoutMs / 1000))));

@@ -108,6 +108,18 @@ export interface DefinitionChange {
  */
 export type CredentialForm = 'none' | 'key_pair' | 'bearer' | 'key_pair_and_bearer' | 'incomplete';
 
+/**
+ * Who an OAuth access token speaks for, none of it a secret: the account it was issued to (its `sub`:
+ * the built-in server's account id, the one its sign-in's `auth_decision` lines digest), the client
+ * that holds it (its `client_id`, public), and, for the built-in server, the digest of the key pair it
+ * signed in with (auth/credentials.ts `credentialDigest`, as that key's own requests are digested).
+ */
+export interface OAuthHolder {
+  subject: string;
+  clientId: string;
+  keyDigest?: string;
+}
+
 /** The decision as the dispatch layer knows it; the audit log adds time and digests. */
 export interface ToolDecision {
   requestId?: string;
@@ -137,6 +149,8 @@ export interface ToolDecision {
   /** A call refused at the HTTP edge, before dispatch: the status it was answered with, and the credential's form. */
   status?: number;
   credentialForm?: CredentialForm;
+  /** An OAuth access token's holder: written as `account`, `oauthClient` and `keyCredential`. */
+  oauth?: OAuthHolder;
 }
 
 /**
@@ -178,6 +192,8 @@ export interface RequestRefusal {
   /** The HTTP status it was answered with. */
   status: number;
   durationMs: number;
+  /** An OAuth access token's holder: written as `account`, `oauthClient` and `keyCredential`. */
+  oauth?: OAuthHolder;
 }
 
 /** One line of the audit file (`event` first: the kind of line). */
@@ -189,6 +205,14 @@ export interface AuditEvent {
   /** The keyed digest of the credential; absent when none was presented in full. */
   credential?: string;
   credentialForm?: CredentialForm;
+  /**
+   * An OAuth token's caller: the keyed digest of the account it was issued to (the `account` of its
+   * sign-in's `auth_decision` lines), the client_id holding it, and the keyed digest of the key it
+   * signed in with (the `credential` of that key's own requests; built-in server only).
+   */
+  account?: string;
+  oauthClient?: string;
+  keyCredential?: string;
   client?: string;
   clientVersion?: string;
   surface: string;
@@ -303,6 +327,15 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   const authLogger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'auth_decision' }) } }, destination);
   const changes = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_definition_change' }) } }, destination);
   const digest = (value: string) => createHmac('sha256', key).update(value).digest('hex');
+  // Keyed as the auth_decision lines' account and the key's own requests' credential: the same values, so they join.
+  const holderFields = (holder: OAuthHolder | undefined): Pick<AuditEvent, 'account' | 'oauthClient' | 'keyCredential'> =>
+    holder
+      ? {
+          ...(holder.subject ? { account: digest(`account:${holder.subject}`) } : {}),
+          ...(holder.clientId ? { oauthClient: callerText(loggableUrl(holder.clientId)) } : {}),
+          ...(holder.keyDigest ? { keyCredential: digest(`credential:${holder.keyDigest}`) } : {}),
+        }
+      : {};
   // Map order is recency: a credential that searches again moves to the end; the oldest go first.
   const searches = new Map<string, NotedSearch[]>();
   const foundBySearch = (credential: string, tool: string): AuditEvent['foundBySearch'] => {
@@ -352,6 +385,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(refusal.traceId ? { traceId: refusal.traceId } : {}),
         ...(refusal.credentialDigest ? { credential: digest(`credential:${refusal.credentialDigest}`) } : {}),
         credentialForm: refusal.credentialForm,
+        ...holderFields(refusal.oauth),
         ...(refusal.client?.name ? { client: callerText(refusal.client.name) } : {}),
         ...(refusal.client?.version ? { clientVersion: callerText(refusal.client.version) } : {}),
         surface: refusal.surface,
@@ -372,6 +406,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.traceId ? { traceId: decision.traceId } : {}),
         credential: digest(`credential:${decision.credentialDigest}`),
         ...(decision.credentialForm ? { credentialForm: decision.credentialForm } : {}),
+        ...holderFields(decision.oauth),
         ...(decision.client?.name ? { client: callerText(decision.client.name) } : {}),
         ...(decision.client?.version ? { clientVersion: callerText(decision.client.version) } : {}),
         surface: decision.surface,

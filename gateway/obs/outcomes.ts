@@ -1,4 +1,4 @@
-import type { AuditLog, AuditOutcome, AuthDecision, CredentialForm } from './audit.ts';
+import type { AuditLog, AuditOutcome, AuthDecision, CredentialForm, OAuthHolder } from './audit.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { annotateCurrent, annotateRequest } from './tracing.ts';
 
@@ -26,6 +26,8 @@ export interface Requester {
   credentialForm?: CredentialForm;
   /** The caller's 2026-07-28 `clientInfo`, when its request said it. */
   client?: { name?: string; version?: string };
+  /** An OAuth access token's holder (auth/oauth/credential.ts), when the credential was one. */
+  oauth?: OAuthHolder;
 }
 
 /** One JSON-RPC message answered, ok or with an error (the bounded method label: mcp/message-metrics.ts). */
@@ -215,6 +217,7 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
         requestId: requester.requestId,
         traceId: requester.traceId,
         credentialDigest: requester.credentialDigest ?? '',
+        oauth: requester.oauth,
         client: requester.client,
         surface: event.endpoint,
         via: event.via,
@@ -239,6 +242,7 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
           traceId: requester.traceId,
           credentialDigest: requester.credentialDigest,
           credentialForm: requester.credentialForm,
+          oauth: requester.oauth,
           client: requester.client,
           surface: event.endpoint,
           via: message.tool.via,
@@ -259,6 +263,7 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
         traceId: requester.traceId,
         credentialDigest: requester.credentialDigest,
         credentialForm: requester.credentialForm ?? 'none',
+        oauth: requester.oauth,
         client: requester.client,
         surface: event.endpoint,
         method: message?.method,

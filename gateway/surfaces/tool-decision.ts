@@ -66,6 +66,7 @@ export function requesterOf(
     requestId: request.requestId,
     traceId: request.traceId,
     credentialDigest: request.credential.digest,
+    ...(request.credential.oauth ? { oauth: request.credential.oauth } : {}),
     ...(info && typeof info === 'object'
       ? { client: { name: typeof info.name === 'string' ? info.name : undefined, version: typeof info.version === 'string' ? info.version : undefined } }
       : {}),

@@ -45,5 +45,11 @@ export async function bearerCredential(
   const digest = credentialDigest(digested, digestKey);
   // During a cache.key rotation (`previousDigestKey`), what was keyed under the old key is still found.
   const previous = previousDigestKey ? { previousDigest: credentialDigest(digested, previousDigestKey) } : {};
-  return { kind: 'credential', credential: { kind: 'key', headers, digest, granted, ...previous } };
+  // The audit ties the token's calls to its sign-in (subject), its client and, for our own tokens, the key's own calls.
+  const oauthHolder = {
+    subject: resolved.subject,
+    clientId: resolved.clientId,
+    ...(oauth.mode === 'builtin' ? { keyDigest: credentialDigest(headers, digestKey) } : {}),
+  };
+  return { kind: 'credential', credential: { kind: 'key', headers, digest, granted, ...previous, oauth: oauthHolder } };
 }
