@@ -4,7 +4,8 @@
  * `splitWords(text)` turns free text or identifiers into lower-case terms:
  * - identifiers are split on snake_case, kebab-case, dots and camelCase boundaries (`getRecipeById` ->
  *   get, recipe, by, id), and a compound also yields itself whole (`entity_id`), so that a bare parameter
- *   name can be matched exactly as well as by its parts;
+ *   name can be matched exactly as well as by its parts; letters joined by an ampersand are one such
+ *   compound too (`P&L`, `S&P`, `R&B`: their single letters alone carry nothing and are dropped);
  * - accents on Latin letters are folded ("ordérs" -> orders), and time-frame codes read as their words
  *   (`1Min` -> 1, minute, 1min; `4h` -> 4, hour, 4h);
  * - CJK runs (Han, kana, Hangul), which carry no spaces, become overlapping character bigrams (a
@@ -16,7 +17,7 @@
  */
 
 const CJK = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]+/gu;
-const JOINERS = /[._\-'’]+/;
+const JOINERS = /[._\-'’&]+/;
 /** camelCase and letter/digit boundaries: `getHTTPResponse2` -> get HTTP Response 2. */
 const CAMEL = /\p{Lu}+(?=\p{Lu}\p{Ll})|\p{Lu}?\p{Ll}+|\p{Lu}+|\p{N}+|[\p{L}\p{N}]+/gu;
 
@@ -117,7 +118,7 @@ function classOf(cp: number): number {
 /**
  * The words of `text` as [start, end) pairs in `spans`: runs of letters and digits (`\p{L}`, `\p{N}`),
  * continued by a joiner followed by another run (`entity_id`, not `id_`), as the Unicode regex
- * `[\p{L}\p{N}]+(?:[<joiners>][\p{L}\p{N}]+)*` matches them. The joiners are `_ - .`, and with
+ * `[\p{L}\p{N}]+(?:[<joiners>][\p{L}\p{N}]+)*` matches them. The joiners are `_ - .` (and `&` between letters), and with
  * `apostrophes` also `' ’` (words; identifiers have none). With `compoundOnly`, only the words joined at
  * least once or with a lower-case letter followed by a capital (`getStories`). Read character by
  * character: a regex's match objects cost as much as the words (a large catalogue has millions), and one
@@ -153,8 +154,8 @@ export function wordSpans(text: string, spans: number[], apostrophes: boolean, c
       continue;
     }
     if (start >= 0) {
-      const joiner = c === 95 || c === 45 || c === 46 || (apostrophes && (c === 39 || c === 0x2019));
-      if (joiner && i + 1 < n && (classAt(text, i + 1) & 1) !== 0) {
+      const joiner = c === 95 || c === 45 || c === 46 || (apostrophes && (c === 39 || c === 0x2019)) || (c === 38 && isLetter(text.charCodeAt(i - 1)));
+      if (joiner && i + 1 < n && (classAt(text, i + 1) & 1) !== 0 && (c !== 38 || isLetter(text.charCodeAt(i + 1)))) {
         compound = true;
         lower = false;
         i += 1;
@@ -172,6 +173,9 @@ function classAt(text: string, at: number): number {
   const c = text.charCodeAt(at);
   return c < 128 ? ASCII_CLASS[c] : classOf(text.codePointAt(at) as number);
 }
+
+/** An ASCII letter (a UTF-16 code unit): what an ampersand joins (`P&L`), not `a=1&b=2`'s digits. */
+export const isLetter = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90);
 
 /** An ASCII letter or digit (a UTF-16 code unit). */
 export const isAlnum = (c: number): boolean => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
@@ -193,7 +197,7 @@ function asciiWordSpans(text: string, spans: number[], apostrophes: boolean, com
         i += 1;
       }
       const c = text.charCodeAt(i);
-      const joiner = c === 95 || c === 45 || c === 46 || (apostrophes && c === 39);
+      const joiner = c === 95 || c === 45 || c === 46 || (apostrophes && c === 39) || (c === 38 && isLetter(previous) && isLetter(text.charCodeAt(i + 1)));
       if (joiner && i + 1 < n && isAlnum(text.charCodeAt(i + 1))) {
         compound = true;
         previous = 0;
@@ -249,7 +253,7 @@ export function splitWords(text: string): string[] {
   return terms;
 }
 
-/** True for a compound kept whole by `splitWords` (`entity_id`, `list-components`, `a.b`). */
+/** True for a compound kept whole by `splitWords` (`entity_id`, `list-components`, `a.b`, `p&l`). */
 export function isCompound(term: string): boolean {
-  return /[._-]/.test(term);
+  return /[._&-]/.test(term);
 }

@@ -5,7 +5,7 @@
  * allocates per term and per tool, not per posting.
  */
 import { TermIndex, type TermEntry } from './term-index.ts';
-import { forEachWordSpan, identifierParts, isAlnum, isAscii } from '../analysis/tokenize.ts';
+import { forEachWordSpan, identifierParts, isAlnum, isAscii, isLetter } from '../analysis/tokenize.ts';
 
 /** BM25+ parameters (minisearch's names): term-frequency saturation k, length normalisation b, floor d;
  *  `idf`: a term's rarity counted among the tools holding it in the field scored ('field', minisearch's)
@@ -369,7 +369,7 @@ export class TermIndexBuilder {
 
   /**
    * The words of ASCII-only `text` counted in one pass: each word found as `forEachWordSpan` finds it
-   * (letters and digits, continued by a joiner `_ - . '` before another run), hashed as it is read, and
+   * (letters and digits, continued by a joiner `_ - . '` before another run, or `&` between letters), hashed as it is read, and
    * looked up by its span. The same counts as `forEachWordSpan(text, this.onWord)`, without a span list,
    * a callback or a second pass over each word per occurrence (most catalogue text is ASCII).
    */
@@ -391,7 +391,11 @@ export class TermIndexBuilder {
           i += 1;
           c = text.charCodeAt(i);
         }
-        if ((c === 95 || c === 45 || c === 46 || c === 39) && i + 1 < n && isAlnum(text.charCodeAt(i + 1))) {
+        if (
+          (c === 95 || c === 45 || c === 46 || c === 39 || (c === 38 && isLetter(text.charCodeAt(i - 1)) && isLetter(text.charCodeAt(i + 1)))) &&
+          i + 1 < n &&
+          isAlnum(text.charCodeAt(i + 1))
+        ) {
           h = Math.imul(h ^ c, 16777619);
           i += 1;
           c = text.charCodeAt(i);

@@ -38,6 +38,11 @@ describe.skipIf(!hasCpzai)('search over the CPZAI catalogue (tool-catalog.json)'
     expect(index.search('unsettled', { limit: 5 })[0]?.name).toBe('list_cash_flows');
   });
 
+  it('finds "P&L" in the tools whose descriptions say it, without their keywords (letters joined by & are one word)', () => {
+    const bare = buildToolIndex(cpzai.map(({ keywords: _k, ...tool }) => tool));
+    expect(bare.search('P&L', { limit: 3 }).map((h) => h.name)).toEqual(['list_positions', 'get_overlay_exposure']);
+  });
+
   it('returns all five middle-office tools in the top 5 for "entity_id"', () => {
     const top5 = index.search('entity_id', { limit: 5 }).map((h) => h.name);
     expect(new Set(top5)).toEqual(new Set(MIDDLE_OFFICE));

@@ -12,7 +12,7 @@ import { TermIndexBuilder } from '../../../search/engine/term-index-builder.ts';
 
 /** Deterministic pseudo-random ASCII texts, dense in the characters the word rules treat specially. */
 function texts(count: number): string[] {
-  const alphabet = "aZb0Y9._-' \n/:(";
+  const alphabet = "aZb0Y9._-'& \n/:(";
   let seed = 7;
   const next = (n: number): number => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -21,7 +21,7 @@ function texts(count: number): string[] {
   return Array.from({ length: count }, () => Array.from({ length: 1 + next(14) }, () => alphabet[next(alphabet.length)]).join(''));
 }
 
-const SAMPLES = [...texts(20_000), 'getHTTPResponse2 entity_id list-components a.b', "it's x_ _y a..b a.-b 'q' e.g. v1.2.3", ''];
+const SAMPLES = [...texts(20_000), 'getHTTPResponse2 entity_id list-components a.b', "it's x_ _y a..b a.-b 'q' e.g. v1.2.3", 'P&L S&P 500 a=1&b=2 x&&y &z', ''];
 const NON_ASCII = ' é';
 
 /** Each sample whose two answers differ, with both: one assertion over all samples (20,000 `expect`s cost seconds). */
@@ -56,7 +56,7 @@ describe('ASCII text', () => {
 /** Pseudo-random texts over letters of several scripts and cases, an astral capital, combining marks,
  *  non-Latin digits, an emoji, and every joiner. */
 function unicodeTexts(count: number): string[] {
-  const alphabet = ['a', 'Z', '0', 'é', 'É', 'ß', 'Ω', 'ω', '中', '٣', '\u0301', '𝐀', '😀', '_', '-', '.', "'", '’', ' ', '/'];
+  const alphabet = ['a', 'Z', '0', 'é', 'É', 'ß', 'Ω', 'ω', '中', '٣', '\u0301', '𝐀', '😀', '_', '-', '.', "'", '’', '&', ' ', '/'];
   let seed = 11;
   const next = (n: number): number => {
     seed = (seed * 1103515245 + 12345) % 2147483648;
@@ -66,9 +66,10 @@ function unicodeTexts(count: number): string[] {
 }
 
 describe('wordSpans', () => {
-  const WORD = /[\p{L}\p{N}]+(?:[._\-'’][\p{L}\p{N}]+)*/gu;
-  const IDENTIFIER = /[\p{L}\p{N}]+(?:[._-][\p{L}\p{N}]+)*/gu;
-  const COMPOUND = /[._-]|\p{Ll}\p{Lu}/u;
+  // An ampersand joins ASCII letters only (`P&L`, not `1&b`).
+  const WORD = /[\p{L}\p{N}]+(?:(?:[._\-'’]|(?<=[A-Za-z])&(?=[A-Za-z]))[\p{L}\p{N}]+)*/gu;
+  const IDENTIFIER = /[\p{L}\p{N}]+(?:(?:[._-]|(?<=[A-Za-z])&(?=[A-Za-z]))[\p{L}\p{N}]+)*/gu;
+  const COMPOUND = /[._&-]|\p{Ll}\p{Lu}/u;
   const spansOf = (text: string, apostrophes: boolean, compoundOnly: boolean): string[] => {
     const spans: number[] = [];
     wordSpans(text, spans, apostrophes, compoundOnly);
@@ -85,6 +86,13 @@ describe('wordSpans', () => {
     const reference = (text: string): string[] => [...text.matchAll(IDENTIFIER)].map((m) => m[0]).filter((w) => COMPOUND.test(w));
     const differing = samples.filter((text) => JSON.stringify(spansOf(text, false, true)) !== JSON.stringify(reference(text)));
     expect(differing).toEqual([]);
+  });
+});
+
+describe('letters joined by an ampersand', () => {
+  it('are one compound, kept whole beside their letters (a single letter alone carries nothing)', () => {
+    expect(splitWords('unrealized P&L, S&P 500')).toEqual(['unrealized', 'p', 'l', 'p&l', 's', 'p', 's&p', '500']);
+    expect(splitWords('a=1&b=2 Tom & Jerry x&')).toEqual(['a', '1', 'b', '2', 'tom', 'jerry', 'x']);
   });
 });
 
