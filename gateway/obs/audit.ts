@@ -130,8 +130,11 @@ export interface ToolDecision {
   surface: string;
   /** `direct` (the tool named in tools/call), `call_tool` (dispatched by the compact surface) or `run_code` (a script's tools.* call). */
   via: 'direct' | 'call_tool' | 'run_code';
-  /** The run_code run an inner call belongs to (surfaces/run-code.ts): one id per run, on the run's own log line too. */
+  /** The run_code run an inner call belongs to (surfaces/run-code.ts): one id per run, on the run's own line too. */
   runId?: string;
+  /** A run_code run's line: the `compact.codeMode.limits` key a run stopped for, and its tools.* calls. */
+  limit?: string;
+  calls?: number;
   /** The tool's upstream; absent when no catalogue tool matched. */
   upstream?: string;
   /** The name the caller used. */
@@ -226,6 +229,9 @@ export interface AuditEvent {
   outcome: AuditOutcome;
   reason?: string;
   budget?: string;
+  /** A run_code run's line: the limit it stopped at, and its tools.* calls. */
+  limit?: string;
+  calls?: number;
   /** The HTTP status of a request refused at the edge. */
   status?: number;
   arguments?: string;
@@ -418,6 +424,8 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         outcome: decision.outcome,
         ...(decision.reason ? { reason: decision.reason } : {}),
         ...(decision.budget ? { budget: decision.budget } : {}),
+        ...(decision.limit ? { limit: decision.limit } : {}),
+        ...(decision.calls !== undefined ? { calls: decision.calls } : {}),
         ...(decision.status !== undefined ? { status: decision.status } : {}),
         arguments: digest(`arguments:${canonicalJson(decision.arguments ?? {})}`),
         durationMs: Math.round(decision.durationMs * 10) / 10,

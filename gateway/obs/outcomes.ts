@@ -1,4 +1,4 @@
-import type { AuditLog, AuditOutcome, AuthDecision, CredentialForm, OAuthHolder } from './audit.ts';
+import type { AuditLog, AuditOutcome, AuthDecision, CredentialForm, OAuthHolder, ToolDecision } from './audit.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { annotateCurrent, annotateRequest } from './tracing.ts';
 
@@ -10,7 +10,8 @@ import { annotateCurrent, annotateRequest } from './tracing.ts';
  * - a tools/call decided by the arms ({@link ToolOutcome}): an audit line, `mcp_tool_calls_total` (and the
  *   call's duration, output-schema violations), the span's tool and `error.type` (a run_code inner
  *   call's on its own span under the run's, never on the request's);
- * - a run_code run ended ({@link CodeRunOutcome}): `mcp_code_runs_total`, its duration, the request span's outcome;
+ * - a run_code run ended ({@link CodeRunOutcome}): `mcp_code_runs_total`, its duration, the request span's
+ *   outcome, and the run's own audit line (its inner calls have theirs, with the same `runId`);
  * - a request, or one message of it, refused before dispatch ({@link Refusal}): an audit line (a tool
  *   decision for a tools/call, else a refused request), and `mcp_requests_total` for its message;
  * - a sign-in or authorization server decision ({@link AuthOutcome}): the `auth_decision` audit line and
@@ -73,7 +74,7 @@ export interface ToolOutcome extends AskedTool {
   durationMs: number;
   /** The call was sent upstream: its duration goes in `mcp_tool_call_duration_seconds`. */
   forwarded?: boolean;
-  /** The surface's own tool (search_tools): counted, not audited. */
+  /** The surface's own tool (search_tools): counted and audited, but it annotates no span (it is no catalogue tool). */
   own?: boolean;
   /** The run_code run an inner call belongs to (surfaces/run-code.ts), in its audit line. */
   runId?: string;
@@ -107,6 +108,11 @@ export interface CodeRunOutcome {
   calls: number;
   /** Milliseconds the run took; absent for a run that never started. */
   durationMs?: number;
+  /** Who ran it, and its arguments (digested in the audit line, never logged). */
+  requester: Requester;
+  arguments: unknown;
+  /** Milliseconds from the call to the outcome, for the audit line (a run refused before it started too). */
+  elapsedMs: number;
 }
 
 /**
@@ -207,11 +213,16 @@ function countAuthDecision(metrics: GatewayMetrics, decision: AuthDecision): voi
   if (reason === 'refresh_token_reuse') metrics.oauthRefreshReuse.inc();
 }
 
-/** One audit line per tool decision (the surface's own tools aside), per refusal and per sign-in or authorization server decision (`auth_decision`). */
+/**
+ * One audit line per tool decision (search_tools included), per run_code run (a `tool_decision` of
+ * run_code with its `runId`, {@link codeRunDecision}), per refusal and per sign-in or authorization
+ * server decision (`auth_decision`).
+ */
 export function auditIn(audit: AuditLog): OutcomeSubscriber {
   return (event) => {
-    if (event.kind === 'tool') {
-      if (event.own) return;
+    if (event.kind === 'code_run') {
+      audit.record(codeRunDecision(event));
+    } else if (event.kind === 'tool') {
       const { requester } = event;
       audit.record({
         requestId: requester.requestId,
@@ -274,6 +285,37 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
         durationMs: event.durationMs,
       });
     }
+  };
+}
+
+/**
+ * A run_code run as its audit line says it: called directly on the compact surface, `ok`; refused before
+ * it started, `invalid_arguments` (its code) or `rate_limited` (a concurrency limit: `budget` names the
+ * `compact.codeMode.limits` key); else `error` with the run's outcome as `reason` (`script_error`,
+ * `limit`: `limit` names the key, `cancelled`, `error`: the sandbox failed), and how many tools.* calls it made.
+ */
+function codeRunDecision(event: CodeRunOutcome): ToolDecision {
+  const { requester } = event;
+  const refused = event.outcome === 'refused';
+  const outcome: AuditOutcome = event.outcome === 'ok' ? 'ok' : refused ? (event.limit ? 'rate_limited' : 'invalid_arguments') : 'error';
+  return {
+    requestId: requester.requestId,
+    traceId: requester.traceId,
+    credentialDigest: requester.credentialDigest ?? '',
+    oauth: requester.oauth,
+    client: requester.client,
+    surface: event.endpoint,
+    via: 'direct',
+    runId: event.runId,
+    tool: 'run_code',
+    readOnly: true,
+    outcome,
+    ...(outcome === 'error' ? { reason: event.outcome } : {}),
+    ...(refused && event.limit ? { budget: event.limit } : {}),
+    ...(!refused && event.limit ? { limit: event.limit } : {}),
+    calls: event.calls,
+    arguments: event.arguments,
+    durationMs: event.elapsedMs,
   };
 }
 

@@ -13,6 +13,7 @@ import { inSpan } from '../obs/tracing.ts';
 import type { CodeRunOutcome } from '../obs/outcomes.ts';
 import { callThroughDispatcher } from './call-tool.ts';
 import { toolsDeclaration } from './code-declarations.ts';
+import { requesterOf } from './tool-decision.ts';
 
 /**
  * run_code on `/mcp/compact` (`compact.codeMode`): the caller's script runs in the sandbox
@@ -105,9 +106,20 @@ export async function runCode(
 ): Promise<CallToolResult> {
   const { config, codeSandbox } = d.runtime;
   const limits = config.compact.codeMode.limits;
-  // The run's own outcome, one event (obs/outcomes.ts): mcp_code_runs_total, its duration, the request span.
+  const { request } = d;
+  // The run's own outcome, one event (obs/outcomes.ts): mcp_code_runs_total, its duration, the request span, its audit line.
+  const called = performance.now();
   const ended = (outcome: CodeRunOutcome['outcome'], more: Partial<CodeRunOutcome> = {}) =>
-    d.runtime.outcomes.emit({ kind: 'code_run', endpoint: d.surface.name, outcome, calls: 0, ...more });
+    d.runtime.outcomes.emit({
+      kind: 'code_run',
+      endpoint: d.surface.name,
+      outcome,
+      calls: 0,
+      ...more,
+      requester: requesterOf(d.caller, (request.envelope ?? request._meta) as Record<string, unknown> | undefined),
+      arguments: args,
+      elapsedMs: performance.now() - called,
+    });
   const own = d.runtime.inputs.check(RUN_CODE, definition.inputSchema, args);
   if (!own.ok) {
     ended('refused');
@@ -122,7 +134,6 @@ export async function runCode(
     return limitResult(slot.full, limits[slot.full]);
   }
   const runId = randomUUID();
-  const { request } = d;
   // A 2025-era cancellation arrives in a POST of its own and finds the run by its request id.
   const tracked = d.caller.era === 'legacy' ? d.runtime.inflightCalls.track(digest, request.id, request.signal, request.abort) : undefined;
   const signal = abortSignalOf(tracked?.signal) ?? request.signal;

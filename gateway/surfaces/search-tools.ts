@@ -63,7 +63,7 @@ const BRIEF_DESCRIPTION = 160;
 export async function searchTools(d: DispatchContext, visible: VisibleCatalog, definition: Tool, args: Record<string, unknown>): Promise<CallToolResult> {
   const { metrics, config } = d.runtime;
   const decided = performance.now();
-  // The surface's own tool: counted in mcp_tool_calls_total, not audited (obs/outcomes.ts).
+  // The surface's own tool: counted in mcp_tool_calls_total and audited like any call (obs/outcomes.ts).
   const count = (outcome: 'ok' | 'invalid_arguments') =>
     recordDecision(d, {
       via: 'direct',

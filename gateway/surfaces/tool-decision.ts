@@ -24,7 +24,7 @@ export interface Decision {
   counted: ToolCount;
   /** The call was sent upstream (its duration is observed). */
   forwarded?: boolean;
-  /** The surface's own tool (search_tools): counted, not audited. */
+  /** The surface's own tool (search_tools): counted and audited, no span attributes. */
   own?: boolean;
 }
 

@@ -150,8 +150,13 @@ describe('audit log', () => {
     const [answer] = await messagesOf(await post(`${stack.gatewayUrl}/mcp/compact`, body, { ...headers, ...FULL_KEY, 'x-request-id': searchId }));
     const names = (answer!.result?.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name);
     expect(names).toContain('list_cash_flows');
-    // A search alone is no tool decision: it leaves no event.
-    expect(await eventsOf(searchId)).toHaveLength(0);
+    // A search is a call of the surface's own tool: one line, as mcp_tool_calls_total counts it.
+    expect(await eventsOf(searchId)).toEqual([
+      expect.objectContaining({ event: 'tool_decision', surface: 'compact', via: 'direct', tool: 'search_tools', outcome: 'ok' }),
+    ]);
+    const blank = await call('/mcp/compact', FULL_KEY, 'search_tools', { query: '  ' });
+    expect(blank.message.result?.isError).toBe(true);
+    expect(blank.events).toEqual([expect.objectContaining({ tool: 'search_tools', outcome: 'invalid_arguments' })]);
     const { events } = await call('/mcp/compact', FULL_KEY, 'call_tool', { name: 'list_cash_flows', arguments: { limit: 1 } });
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({

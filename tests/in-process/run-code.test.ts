@@ -548,7 +548,7 @@ describe('run_code traces', () => {
 });
 
 describe('run_code audit and metrics', () => {
-  it('records each inner call once, via run_code under its run id, and counts runs and inner calls by outcome', async () => {
+  it('records each inner call once, via run_code under its run id, and the run itself once after them; counts runs and inner calls by outcome', async () => {
     // A gateway of its own (and span exporter, which its close shuts down): its audit trail is read once it is closed.
     const auditFile = `.tmp/audit/run-code-metrics-${process.pid}.log`;
     const gateway = codeModeGateway(auditFile, new InMemorySpanExporter());
@@ -563,17 +563,27 @@ describe('run_code audit and metrics', () => {
     expect(metrics).toMatch(/mcp_tool_calls_total\{endpoint="compact",tool="get_balance",via="run_code",outcome="ok"\} [1-9]/u);
     expect(metrics).toMatch(/mcp_tool_calls_total\{endpoint="compact",tool="place_order",via="run_code",outcome="refused"\} [1-9]/u);
     await gateway.close();
-    const events = readFileSync(auditFile, 'utf8')
+    const lines = readFileSync(auditFile, 'utf8')
       .split('\n')
       .filter(Boolean)
-      .map((line) => JSON.parse(line) as Record<string, unknown>)
-      .filter((e) => e.runId === runId);
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const events = lines.filter((e) => e.runId === runId);
     expect(events.map((e) => [e.tool, e.via, e.outcome, e.surface])).toEqual([
       ['list_accounts', 'run_code', 'ok', 'compact'],
       ['get_balance', 'run_code', 'ok', 'compact'],
       ['get_balance', 'run_code', 'ok', 'compact'],
       ['get_positions', 'run_code', 'ok', 'compact'],
+      ['run_code', 'direct', 'ok', 'compact'],
     ]);
+    // One line per run, the run's own: called directly, with its outcome, the limit it stopped at and its calls.
+    const runs = lines.filter((e) => e.tool === 'run_code');
+    expect(runs.map((e) => [e.event, e.via, e.outcome, e.reason, e.limit, e.calls, e.readOnly])).toEqual([
+      ['tool_decision', 'direct', 'error', 'limit', 'instructions', 0, true],
+      ['tool_decision', 'direct', 'ok', undefined, undefined, 1, true],
+      ['tool_decision', 'direct', 'ok', undefined, undefined, 4, true],
+    ]);
+    expect(runs[2]).toMatchObject({ runId, credential: events[0]!.credential, arguments: expect.stringMatching(/^[0-9a-f]{64}$/u) });
+    expect(runs.every((e) => typeof e.runId === 'string' && typeof e.durationMs === 'number' && e.requestId)).toBe(true);
   });
 });
 
