@@ -115,11 +115,11 @@ export class Authenticator {
       if (outcome.kind === 'unavailable') return outcome;
       if (outcome.kind === 'credential') credential = outcome.credential;
     }
-    // An external identity provider's token carries the scopes themselves: no source is asked.
+    // An external identity provider's token carries the scopes and the account (its issuer + sub) themselves: no source is asked.
     const granted = credential.granted;
     if (granted?.replacesLookup) {
       const standing: Standing = { kind: 'scopes', scopes: granted.scopes, ...validity(granted.expiresAt) };
-      return { kind: 'authenticated', credential: this.withAccount(credential), standing, source: 'oauth' };
+      return { kind: 'authenticated', credential: this.withAccount(credential, granted.account), standing, source: 'oauth' };
     }
     if (this.sources.length === 0) {
       const standing: Standing = granted
@@ -154,8 +154,9 @@ export class Authenticator {
 
   /**
    * `credential` with its `account` (the rate budgets, run_code's runs and listen streams count per
-   * account): the account id its source named, else the key id it presents (a key pair, or the one
-   * behind an OAuth grant), else the credential itself.
+   * account): the account id its source named (an external identity provider's token: its issuer + sub,
+   * never the service key forwarded for it), else the key id it presents (a key pair, or the one behind
+   * a built-in server's grant), else the credential itself.
    */
   private withAccount(credential: Credential, named?: string): Credential {
     const id = named ?? credential.headers[this.config.credentials.keyHeader.toLowerCase()];

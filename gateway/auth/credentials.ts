@@ -29,6 +29,8 @@ export interface Credential {
   granted?: {
     scopes: readonly string[];
     replacesLookup: boolean;
+    /** The account id the token names (external: issuer + `sub`): its calls count against it, not the forwarded key's. */
+    account?: string;
     /** When the token expires (its `exp` claim, epoch ms), if it says. */
     expiresAt?: number;
   };

@@ -18,7 +18,9 @@ export type BearerOutcome =
  * their form: a JWE (five parts) is the built-in server's, a JWS (three parts) an external IdP's;
  * anything else is a platform API token, forwarded as before when `platformBearer` is on, refused otherwise.
  * The digest (HMAC under `digestKey`, credentials.ts; and under `previousDigestKey` during a rotation)
- * covers the granted scopes, so two tokens of one key with different grants share no cache entry.
+ * covers the granted scopes, so two tokens of one key with different grants share no cache entry, and
+ * the token's account when it names one (external: issuer + `sub`), so two people sharing one service
+ * credential share none either.
  */
 export async function bearerCredential(
   oauth: OAuth,
@@ -39,9 +41,17 @@ export async function bearerCredential(
   const granted = {
     scopes: [...resolved.scopes].sort(),
     replacesLookup: oauth.mode === 'external',
+    ...(resolved.account !== undefined ? { account: resolved.account } : {}),
     ...(resolved.expiresAt !== undefined ? { expiresAt: resolved.expiresAt } : {}),
   };
-  const digested = { ...headers, 'x-gateway-oauth-scopes': granted.scopes.join(' '), 'x-gateway-oauth-mode': oauth.mode };
+  // One service credential may stand for every person of an identity provider: the digest (what in-flight
+  // calls, input requests and private lists are owned by) names the person too, so two people never share one.
+  const digested = {
+    ...headers,
+    'x-gateway-oauth-scopes': granted.scopes.join(' '),
+    'x-gateway-oauth-mode': oauth.mode,
+    ...(resolved.account !== undefined ? { 'x-gateway-oauth-account': resolved.account } : {}),
+  };
   const digest = credentialDigest(digested, digestKey);
   // During a cache.key rotation (`previousDigestKey`), what was keyed under the old key is still found.
   const previous = previousDigestKey ? { previousDigest: credentialDigest(digested, previousDigestKey) } : {};

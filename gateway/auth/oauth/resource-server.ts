@@ -12,7 +12,8 @@ import { expiryOf, type BearerResolution, type OAuth } from './types.ts';
  * token is presented to, MCP 2026-07-28 "Token Handling"), `exp`/`nbf` with `clockSkewSeconds`. The
  * scopes come from `scopeClaim` (space-delimited string or array), mapped through `scopeMap`; they
  * replace the scope endpoint lookup. Upstream calls use `credentialHeaders` (a static service
- * credential), never the caller's token.
+ * credential), never the caller's token; the token's account (rate budgets, listen streams) is its
+ * issuer + `sub` (required, RFC 9068 §2.2), never that shared credential.
  */
 export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger }): OAuth {
   const external = gateway.oauth.external;
@@ -71,12 +72,14 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
           audience: external.audience ?? canonicalResource(resourceUrl) ?? resourceUrl,
           algorithms,
           clockTolerance: external.clockSkewSeconds,
-          requiredClaims: ['exp'],
+          // sub: the token's account (RFC 9068 §2.2 requires it); many people may share one credentialHeaders key.
+          requiredClaims: ['exp', 'sub'],
         }));
       } catch (error) {
         if (error instanceof joseErrors.JWTExpired) return invalid('The access token expired');
         if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'aud') return invalid('The access token was issued for another resource');
         if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'nbf') return invalid('The access token is not valid yet');
+        if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'sub') return invalid('The access token names no subject (sub)');
         if (error instanceof joseErrors.JOSEError) return invalid('The access token is not valid here');
         log.warn({ err: (error as Error).message }, 'identity provider keys unavailable');
         return invalid('The access token cannot be checked right now');
@@ -88,7 +91,9 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
         kind: 'ok',
         credentialHeaders: { ...external.credentialHeaders },
         scopes: mapScopes(raw),
-        subject: String(payload.sub ?? ''),
+        subject: String(payload.sub),
+        // Issuer and subject (OIDC Core §2: unique together), NUL-separated; the edge keys it (accountDigest) before anything counts it.
+        account: `oauth\0${issuer}\0${payload.sub}`,
         clientId: String(payload.client_id ?? payload.azp ?? ''),
         ...expiryOf(payload.exp),
       };

@@ -14,6 +14,12 @@ export type BearerResolution =
       scopes: string[];
       subject: string;
       clientId: string;
+      /**
+       * The account the token's calls count against (rate budgets, listen streams, run_code runs), as an
+       * id the edge digests (never stored raw): external, the token's issuer and `sub` (the person, whatever
+       * service credential goes upstream); absent (builtin): the account of the key behind the grant.
+       */
+      account?: string;
       /** The token's `exp` (RFC 7519 §4.1.4) in epoch ms, when it has one. */
       expiresAt?: number;
     }

@@ -135,6 +135,8 @@ describe('resource server for an external identity provider', () => {
       credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' },
       subject: CLIENT.id,
       clientId: CLIENT.id,
+      // Its calls count against the issuer's subject, not the service key forwarded for it.
+      account: `oauth\0${idp.url}\0${CLIENT.id}`,
       // The token's exp: it bounds the ttlMs of the caller's private tools/list.
       expiresAt: exp * 1000,
     });
@@ -164,7 +166,7 @@ describe('resource server for an external identity provider', () => {
   it('refuses a token not valid yet (nbf beyond the skew), a tampered one, another issuer, and HS256/none', async () => {
     const signer = await import('jose').then((j) => j.importJWK(key1, 'ES256'));
     const now = Math.floor(Date.now() / 1000);
-    const claims = { scope: 'mcp.read', client_id: CLIENT.id };
+    const claims = { scope: 'mcp.read', client_id: CLIENT.id, sub: CLIENT.id };
     const sign = (extra: { nbf?: number; iss?: string }) =>
       new SignJWT(claims)
         .setProtectedHeader({ alg: 'ES256', kid: key1.kid, typ: 'at+jwt' })

@@ -1,0 +1,152 @@
+/**
+ * `oauth.mode: external` through the real handler in process, with an identity provider's JWKS served
+ * here (tokens signed with jose): whose account a token's calls count against when one static service
+ * credential (`credentialHeaders`) goes upstream for everybody.
+ */
+import { createServer, type Server } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import type { Tool } from '@modelcontextprotocol/server';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DeepPartial } from '../../config/load.ts';
+import type { GatewayConfig } from '../../config/types.ts';
+import { bearerCredential } from '../../gateway/auth/oauth/credential.ts';
+import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { rpc } from '../helpers/raw-mcp.ts';
+
+const ISSUER = 'https://idp.example.com/realms/mcp';
+const KID = 'key-1';
+
+/** The identity provider's JWKS endpoint: serves the public key, or `status` instead when set. */
+interface Jwks {
+  url: string;
+  status?: number;
+  fetches: number;
+  close(): Promise<void>;
+}
+
+let signer: CryptoKey;
+let jwks: Jwks;
+let gateway: InProcessGateway | undefined;
+
+async function serveJwks(publicJwk: JWK): Promise<Jwks> {
+  const state = { status: undefined as number | undefined, fetches: 0 };
+  const server: Server = createServer((_req, res) => {
+    state.fetches++;
+    if (state.status !== undefined) return void res.writeHead(state.status, { 'content-type': 'text/plain' }).end('not here');
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [{ ...publicJwk, kid: KID, alg: 'ES256', use: 'sig' }] }));
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return Object.assign(state, {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/jwks`,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  }) as Jwks;
+}
+
+beforeAll(async () => {
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+  signer = privateKey;
+  jwks = await serveJwks(await exportJWK(publicKey));
+});
+afterEach(async () => {
+  await gateway?.close();
+  gateway = undefined;
+  jwks.status = undefined;
+});
+afterAll(async () => {
+  await jwks?.close();
+});
+
+/** An RFC 9068 access token of `sub` for `audience`, signed with the served key. */
+function token(sub: string | undefined, audience: string, scope = 'mcp.read'): Promise<string> {
+  const jwt = new SignJWT({ scope, client_id: 'mcp-client' })
+    .setProtectedHeader({ alg: 'ES256', kid: KID, typ: 'at+jwt' })
+    .setIssuer(ISSUER)
+    .setAudience(audience)
+    .setIssuedAt()
+    .setExpirationTime('5m');
+  return (sub === undefined ? jwt : jwt.setSubject(sub)).sign(signer);
+}
+
+async function start(config: DeepPartial<GatewayConfig> = {}): Promise<InProcessGateway> {
+  gateway = inProcessGateway(
+    {
+      ...config,
+      upstreams: [{ health: { intervalMs: 0 } }],
+      oauth: {
+        mode: 'external',
+        external: {
+          issuer: ISSUER,
+          jwksUri: jwks.url,
+          scopeMap: { 'mcp.read': ['ledger:read'] },
+          // One service key upstream for every person the identity provider signs in.
+          credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' },
+        },
+      },
+      authorizationServers: [],
+    },
+    { fake: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } as Tool }] } },
+  );
+  await gateway.runtime.startOAuth(gateway.gatewayUrl);
+  return gateway;
+}
+
+/** tools/list at /mcp with `Authorization: Bearer <bearer>` and no key pair. */
+function list(g: InProcessGateway, bearer: string): Promise<Response> {
+  const { headers, body } = rpc('modern', 1, 'tools/list');
+  delete headers['x-cpz-key'];
+  delete headers['x-cpz-secret'];
+  return g.fetch(new Request(g.mcpUrl, { method: 'POST', headers: { ...headers, authorization: `Bearer ${bearer}` }, body: JSON.stringify(body) }));
+}
+
+describe('external mode: the account of a token is its issuer + sub, not the forwarded service key', () => {
+  it('gives each person a budget of their own though one service key goes upstream for all (scopes.accountField: key_id)', async () => {
+    const g = await start({ rateLimits: { requests: { points: 2, durationMs: 60_000 } }, scopes: { accountField: 'key_id' } });
+    const audience = `${g.gatewayUrl}/mcp`;
+    const alice = await token('alice', audience);
+    const bob = await token('bob', audience);
+    expect([(await list(g, alice)).status, (await list(g, alice)).status]).toEqual([200, 200]);
+    const spent = await list(g, alice);
+    expect(spent.status).toBe(429);
+    expect(((await spent.json()) as { error: { message: string } }).error.message).toMatch(/this account's requests budget \(2 per 60 s\) is spent/);
+    // Bob signed in with the same identity provider: alice's calls spent nothing of his.
+    expect((await list(g, bob)).status).toBe(200);
+    // Another token of alice's (another client, other scopes) is still alice.
+    expect((await list(g, await token('alice', audience, 'mcp.read openid'))).status).toBe(429);
+  });
+
+  it('gives two people behind one service key different credential digests (what in-flight calls and input requests belong to)', async () => {
+    const g = await start();
+    const audience = `${g.gatewayUrl}/mcp`;
+    const exchange = async (sub: string) => {
+      const outcome = await bearerCredential(
+        g.runtime.state.oauth!,
+        { kind: 'bearer', headers: { authorization: `Bearer ${await token(sub, audience)}` }, digest: 'unused' },
+        audience,
+        false,
+        g.runtime.state.digestKey,
+      );
+      if (outcome.kind !== 'credential') throw new Error(`not a credential: ${outcome.kind}`);
+      return outcome.credential;
+    };
+    const [alice, bob, aliceAgain] = [await exchange('alice'), await exchange('bob'), await exchange('alice')];
+    // The same service key goes upstream for both ...
+    expect(alice.headers).toEqual({ 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' });
+    expect(bob.headers).toEqual(alice.headers);
+    // ... but nothing keyed by the digest is shared, and one person's tokens share one.
+    expect(bob.digest).not.toBe(alice.digest);
+    expect(aliceAgain.digest).toBe(alice.digest);
+    // The account id is never the raw credential nor in the digest's clear.
+    expect(alice.granted?.account).toBe(`oauth\0${ISSUER}\0alice`);
+  });
+
+  it('refuses a token without sub (RFC 9068 §2.2): it names no account', async () => {
+    const g = await start();
+    const refused = await list(g, await token(undefined, `${g.gatewayUrl}/mcp`));
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toBe('Unauthorized: The access token names no subject (sub)');
+  });
+});
