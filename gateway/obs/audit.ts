@@ -159,7 +159,8 @@ export interface ToolDecision {
 /**
  * What the gateway decided at a sign-in or an OAuth endpoint (gateway/auth/decisions.ts): where
  * (`endpoint`), `ok` or `refused`, and why as an RFC 6749 / RFC 7591 error code or the gateway's own
- * reason (`invalid_credentials`, `rate_limited`, `refresh_token_reuse`, ...). `account` is a keyed
+ * reason (`invalid_credentials`, `rate_limited`, `refresh_token_reuse`, `authorization_code_reuse`, a revocation
+ * that revoked nothing: `token_of_another_client`, `unknown_token`, ...). `account` is a keyed
  * digest of the key behind the request, never the key; `client` the OAuth client_id (public).
  */
 export interface AuthDecision {

@@ -219,7 +219,7 @@ export function createMetrics(): GatewayMetrics {
     }),
     oauthRefusals: new Counter({
       name: 'mcp_oauth_refusals_total',
-      help: 'Requests the built-in authorization server or a sign-in refused, by endpoint (register|authorize|sign_in|consent|token|revoke|console) and reason (an RFC 6749/7591 error code, or invalid_credentials|rate_limited|refresh_token_reuse|scopes_unavailable).',
+      help: 'Requests the built-in authorization server or a sign-in refused, by endpoint (register|authorize|sign_in|consent|token|revoke|console) and reason (an RFC 6749/7591 error code, or invalid_credentials|rate_limited|refresh_token_reuse|authorization_code_reuse|token_of_another_client|unknown_token|key_revoked|scopes_unavailable).',
       labelNames: ['endpoint', 'reason'],
       registers: r,
     }),

@@ -194,6 +194,9 @@ const OAUTH_REFUSAL_REASONS = new Set([
   'invalid_credentials',
   'rate_limited',
   'refresh_token_reuse',
+  'authorization_code_reuse',
+  'token_of_another_client',
+  'unknown_token',
   'key_revoked',
   'scopes_unavailable',
 ]);
@@ -210,7 +213,7 @@ function countAuthDecision(metrics: GatewayMetrics, decision: AuthDecision): voi
   }
   const reason = decision.reason && OAUTH_REFUSAL_REASONS.has(decision.reason) ? decision.reason : 'other';
   metrics.oauthRefusals.inc({ endpoint: decision.endpoint, reason });
-  if (reason === 'refresh_token_reuse') metrics.oauthRefreshReuse.inc();
+  if (reason === 'refresh_token_reuse' || reason === 'authorization_code_reuse') metrics.oauthRefreshReuse.inc();
 }
 
 /**

@@ -20,8 +20,14 @@ export const revokedGrantKey = (grantId: string) => `revoked-grant:${grantId}`;
 export const revokedTokenKey = (jti: string) => `revoked-at:${jti}`;
 const consumedKey = (model: string, id: string) => `consumed:${model}:${id}`;
 
-/** The invalid_grant detail of oidc-provider's refresh and code grants when a consumed artifact comes back (reuse detection). */
-export const REUSE_DETAILS = new Set(['refresh token already used', 'authorization code already consumed']);
+/**
+ * The invalid_grant detail of oidc-provider's refresh and code grants when a consumed artifact comes
+ * back (reuse detection), and the audit reason of each.
+ */
+export const REUSE_REASONS: ReadonlyMap<string, 'refresh_token_reuse' | 'authorization_code_reuse'> = new Map([
+  ['refresh token already used', 'refresh_token_reuse'],
+  ['authorization code already consumed', 'authorization_code_reuse'],
+]);
 
 /**
  * The set listing the ids of a model's records, for the console (admin.ts): registered clients and

@@ -4,7 +4,7 @@ import type { OAuthConfig } from '../../../config/types.ts';
 import type { AuthDecision } from '../../obs/audit.ts';
 import { loggableUrl, type Logger } from '../../obs/log.ts';
 import type { AuthDecisions } from '../decisions.ts';
-import { adapterClass, adapterLifetimes, promoteClient, REUSE_DETAILS } from './adapter.ts';
+import { adapterClass, adapterLifetimes, promoteClient, REUSE_REASONS } from './adapter.ts';
 import { ClientMetadataError, type createClientMetadataResolver } from './client-metadata.ts';
 import { unfetchableUrl } from './fetched-urls.ts';
 import type { GrantCredentials } from './grant-credential.ts';
@@ -12,6 +12,7 @@ import type { OAuthKeys } from './keys.ts';
 import { errorPage, unavailablePage } from './pages.ts';
 import { AUTHORIZATION_SERVER_ROUTES, INTERACTION_PREFIX, pathPrefix } from './paths.ts';
 import type { ResourceSet } from './resource-url.ts';
+import { noteRevocation, revocationResult } from './revocation.ts';
 import { storeUnavailable, type OAuthStore } from './store.ts';
 
 /**
@@ -117,9 +118,12 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
       // answered 200 without effect (no oracle for guessing tokens), a confidential one invalid_request.
       revocation: {
         enabled: true,
-        allowedPolicy: async (_ctx, client, token) => {
+        allowedPolicy: async (ctx, client, token) => {
           if (token.clientId === client.clientId) return true;
-          if (client.clientAuthMethod === 'none') return false;
+          if (client.clientAuthMethod === 'none') {
+            noteRevocation(ctx, 'token_of_another_client');
+            return false;
+          }
           throw new oidcErrors.InvalidRequest('client is not authorized to revoke the presented token');
         },
       },
@@ -256,7 +260,8 @@ function recordDecisions(provider: Provider, deps: ProviderDeps): void {
   // invalid_grant says why only in its detail (oidc-provider keeps the description generic).
   const reasonOf = (error: unknown) => {
     const { error: code, error_detail: detail } = error as { error?: string; error_detail?: string };
-    if (detail && REUSE_DETAILS.has(detail)) return 'refresh_token_reuse';
+    const reuse = detail ? REUSE_REASONS.get(detail) : undefined;
+    if (reuse) return reuse;
     return detail === KEY_REVOKED ? 'key_revoked' : (code ?? 'server_error');
   };
   const keepClient = (clientId: string | undefined) =>
@@ -298,11 +303,15 @@ function recordDecisions(provider: Provider, deps: ProviderDeps): void {
   });
   // A revocation is decided by its final answer, read by the outermost of the provider's middleware: after
   // sealed-tokens.ts turned oidc-provider's unsupported_token_type for one of our access tokens into a 200.
+  // A 200 is RFC 7009's answer whether or not anything was revoked: the line says which (revocation.ts).
   provider.use(async (koa, next) => {
     await next();
     const ctx = koa as unknown as Ctx;
     if (ctx.oidc?.route !== 'revocation') return;
-    const refused = ctx.status === 200 ? undefined : ((ctx.body as { error?: string } | undefined)?.error ?? 'server_error');
+    const { entities } = ctx.oidc;
+    const found = entities.AccessToken ?? entities.RefreshToken ?? entities.ClientCredentials;
+    const result = revocationResult(ctx) ?? (found ? 'revoked' : 'unknown_token');
+    const refused = ctx.status !== 200 ? ((ctx.body as { error?: string } | undefined)?.error ?? 'server_error') : result === 'revoked' ? undefined : result;
     decide({ ...about(ctx), endpoint: 'revoke', ...(refused ? { outcome: 'refused', reason: refused } : { outcome: 'ok' }) });
   });
   answerStoreOutages(provider, deps);

@@ -5,6 +5,7 @@ import { revokedGrantKey, revokedTokenKey } from './adapter.ts';
 import { grantCredentialKey, type GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
 import type { ResourceSet } from './resource-url.ts';
+import { noteRevocation } from './revocation.ts';
 import type { OAuthStore } from './store.ts';
 import { expiryOf, type BearerResolution } from './types.ts';
 
@@ -107,7 +108,8 @@ export function sealedTokens(deps: SealedTokenDeps) {
       if (payload && payload.client_id === client.clientId && typeof payload.jti === 'string') {
         await store.set(revokedTokenKey(payload.jti), '1', Math.max(1, Number(payload.exp) - Math.floor(Date.now() / 1000)));
         log.info({ client: loggableUrl(client.clientId) }, 'access token revoked');
-      }
+        noteRevocation(ctx, 'revoked');
+      } else noteRevocation(ctx, payload && payload.client_id !== client.clientId ? 'token_of_another_client' : 'unknown_token');
       ctx.status = 200;
       ctx.body = '';
     },
