@@ -26,12 +26,20 @@ const ROUND_BUDGET_MS = 180_000;
  */
 function flippingUpstream(): InMemoryUpstream & { setRound(round: number): void } {
   let round = 0;
-  const scope = () => (round % 2 === 0 ? 'public' : 'private');
+  const scope = (r: number) => (r % 2 === 0 ? 'public' : 'private');
+  // The hint is read when a request arrives, the list a few ms later: a request that spans a change of
+  // round (the gateway's keep-warm, say, under load) is answered in the round its hint said, so that the
+  // upstream never labels a caller's own list public (which the gateway would rightly share).
+  const hinted = new Map<string, number>();
   const upstream = inMemoryFakeUpstream({
-    toolsListHint: () => ({ ttlMs: LIST_TTL_MS, cacheScope: scope() }),
+    toolsListHint: (caller) => {
+      hinted.set(caller, round);
+      return { ttlMs: LIST_TTL_MS, cacheScope: scope(round) };
+    },
     tools: async (caller) => {
+      const r = hinted.get(caller) ?? round;
       await new Promise((resolve) => setTimeout(resolve, 3));
-      const name = scope() === 'public' ? `shared_${round}` : `own_${caller || 'nobody'}_${round}`;
+      const name = scope(r) === 'public' ? `shared_${r}` : `own_${caller || 'nobody'}_${r}`;
       return [{ definition: { name, description: 'per-caller listing', inputSchema: { type: 'object', properties: {} } } }];
     },
   });
