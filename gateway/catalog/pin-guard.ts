@@ -92,6 +92,8 @@ export class PinGuard {
    *  made per tool linted, they were 76% of a first 10,000-tool catalogue's CPU (10 upstreams: 8 of 14 s). */
   private readonly otherToolNames = new Map<string, ReadonlySet<string>>();
   private readonly told = new Set<string>();
+  /** Upstreams whose last catalogue was judged without the store: judged again as soon as a poll reaches it. */
+  private readonly unread = new Map<string, { policy: UpstreamConfig; raw: Catalog }>();
   private readonly digests = new WeakMap<Tool, { metaKey: string; digest: string }>();
   private readonly lints = new WeakMap<Tool, LintFinding[]>();
   private readonly timer?: NodeJS.Timeout;
@@ -125,7 +127,10 @@ export class PinGuard {
     stored.view = this.judge(policy, raw).then(
       ({ view, degraded }) => {
         stored.value = view;
-        if (degraded) stored.retryAt = Date.now() + RETRY_AFTER_STORE_FAILURE_MS;
+        if (degraded) {
+          stored.retryAt = Date.now() + RETRY_AFTER_STORE_FAILURE_MS;
+          this.unread.set(policy.name, { policy, raw });
+        } else if (this.unread.get(policy.name)?.raw === raw) this.unread.delete(policy.name);
         return view;
       },
       (error: unknown) => {
@@ -241,12 +246,19 @@ export class PinGuard {
     this.options.onChange?.();
   }
 
-  /** Asks the shared store whether an approval was made anywhere since the last poll; writes changes judged during an outage. */
+  /**
+   * Asks the shared store whether an approval was made anywhere since the last poll; writes changes
+   * judged during an outage; once the store answers, judges again each catalogue judged without it
+   * (its `unverified` holds lifted without waiting for a request: `/readyz` says not ready meanwhile,
+   * so none may come).
+   */
   private async poll(): Promise<void> {
     try {
       const revision = await this.store.revision();
-      if (this.storeRevision !== undefined && revision !== this.storeRevision) this.changed();
+      const again = [...this.unread.values()];
+      if ((this.storeRevision !== undefined && revision !== this.storeRevision) || again.length) this.changed();
       this.storeRevision = revision;
+      for (const { policy, raw } of again) void this.view(policy, raw).catch(() => undefined);
       await this.writeUnwritten();
     } catch {
       // Logged and counted by the store; the next poll asks again.

@@ -13,7 +13,9 @@ export function healthz(ctx: Context): void {
  * graceful shutdown has begun (the gateway still serves while load balancers take it out). Tools on
  * hold (catalog/pin-guard.ts) are listed under `held` (upstream, its own tool name, why, what changed)
  * without changing the status: the gateway serves everything else, and an operator must act, not a
- * load balancer.
+ * load balancer. Except tools held `unverified` (the Redis pin store could not be read, so their pins
+ * are unknown): then 503 `not_ready` with a reason naming the pin store, since the replica serves none
+ * of them until it can read it (a load balancer sends the traffic to a replica that can).
  */
 export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
   return (ctx) => {
@@ -22,8 +24,13 @@ export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
       ctx.body = { status: 'draining', reasons: ['the gateway is shutting down'] };
       return;
     }
-    const { status, reasons } = runtime.upstreamSet.readiness();
+    const upstreams = runtime.upstreamSet.readiness();
     const held = runtime.pins.held().map(({ upstream, name, reason, changes }) => ({ upstream, tool: name, reason, changes }));
+    const unverified = held.filter((h) => h.reason === 'unverified').length;
+    const status = unverified ? 'not_ready' : upstreams.status;
+    const reasons = unverified
+      ? [...upstreams.reasons, `the pin store (Redis at cache.redisUrl) cannot be read: ${unverified} tool(s) held as unverified until it can`]
+      : upstreams.reasons;
     ctx.status = status === 'not_ready' ? 503 : 200;
     ctx.body = { ...(status === 'ready' ? { status } : { status, reasons }), ...(held.length ? { held } : {}) };
   };

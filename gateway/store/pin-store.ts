@@ -153,7 +153,13 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
   let lastErrorLogged = 0;
   const client = createRedisConnection(options.cache, { role: 'pins', connectTimeoutMs: options.operationTimeoutMs, disableOfflineQueue: true });
   client.on('error', () => {});
-  let connecting: Promise<unknown> | undefined = client.connect().catch(() => undefined);
+  // node-redis's connect() resolves only once Redis answers (it retries for ever meanwhile), so the
+  // operations wait for the first attempt only (connected or failed): later ones while Redis is down
+  // fail at once (no offline queue) instead of each spending the whole budget.
+  let connecting: Promise<unknown> | undefined = new Promise((resolve) => {
+    client.once('error', resolve);
+    client.connect().then(resolve, resolve);
+  });
   const bounded = async <T>(op: string, run: () => Promise<T>): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     try {

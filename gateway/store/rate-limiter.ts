@@ -89,10 +89,12 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   let connecting: Promise<unknown> | undefined;
   if (redis) {
     redis.on('error', storeFailed);
-    connecting = redis
-      .connect()
-      .catch(storeFailed)
-      .finally(() => (connecting = undefined));
+    // connect() resolves only once Redis answers (node-redis retries for ever): requests wait for the
+    // first attempt only, so while Redis is down each counts in memory at once instead of waiting.
+    connecting = new Promise((resolve) => {
+      redis.once('error', resolve);
+      redis.connect().then(resolve, (error: unknown) => resolve(storeFailed(error)));
+    }).finally(() => (connecting = undefined));
   }
   // One limiter per budget and limit: rate-limiter-flexible fixes points and duration per instance.
   const limiters = new Map<string, RateLimiterAbstract>();

@@ -10,6 +10,7 @@ import { createLogger } from '../../gateway/obs/log.ts';
 import { accountBudgets, anyBudget, requestCharge, toolCallCharges } from '../../gateway/policy/rate-limits.ts';
 import { consoleSignInCharges, registrationCharges, signInCharges } from '../../gateway/auth/attempt-budgets.ts';
 import { createRateLimiter } from '../../gateway/store/rate-limiter.ts';
+import { freePort } from '../helpers/free-port.ts';
 
 const config = (overrides: Record<string, unknown> = {}) =>
   loadConfig({
@@ -147,5 +148,28 @@ describe('in-memory limiter', () => {
     const blocked = await l.consume([attempt]);
     // Over the limit: refused for the block (60 s), not only until the 1 s window ends.
     expect(blocked.ok === false && blocked.retryAfterMs).toBeGreaterThan(55000);
+  });
+});
+
+describe('a Redis limiter whose Redis is down', () => {
+  it('waits for the first connection attempt only, then counts in memory at once (it waited 1 s per request before)', async () => {
+    const port = await freePort();
+    const c = config();
+    const l = createRateLimiter({
+      store: 'redis',
+      cache: { ...c.cache, store: 'redis', redisUrl: `redis://127.0.0.1:${port}` },
+      metrics: createMetrics(),
+      log: createLogger(c, { write: () => {} } as never),
+    });
+    try {
+      const charge = { budget: 'requests' as const, key: 'requests:d', limit: { points: 100, durationMs: 60000 } };
+      expect((await l.consume([charge])).ok).toBe(true);
+      const started = Date.now();
+      for (let i = 0; i < 5; i++) expect(await l.consume([charge])).toEqual({ ok: true, remaining: 98 - i });
+      // Five requests that each waited for a connection that never comes took 5 s.
+      expect(Date.now() - started).toBeLessThan(2500);
+    } finally {
+      await l.close();
+    }
   });
 });
