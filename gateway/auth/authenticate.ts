@@ -59,7 +59,7 @@ export type Authentication =
   | { kind: 'authenticated'; credential: Credential; standing: Standing; source: string }
   | { kind: 'invalid'; reason: 'missing' | 'refused'; cause: RefusalCause; description?: string }
   /** The credential could not be checked now (an OAuth token's store is unreachable): 503 with Retry-After, never 401. */
-  | { kind: 'unavailable'; description: string };
+  | { kind: 'unavailable'; description: string; retryAfterSeconds?: number };
 
 export interface AuthenticateOptions {
   /** Sent to the scope endpoint as X-Request-Id. */

@@ -109,7 +109,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       return refused(anonymous, 'unauthorized', message, 'unauthorized', authentication.cause);
     }
     if (authentication.kind === 'unavailable') {
-      ctx.set('retry-after', String(Math.max(1, Math.ceil(config.cache.operationTimeoutMs / 1000))));
+      ctx.set('retry-after', String(Math.max(1, Math.ceil(authentication.retryAfterSeconds ?? config.cache.operationTimeoutMs / 1000))));
       return refused(
         anonymous,
         'auth_unavailable',

@@ -59,18 +59,18 @@ afterAll(async () => {
   await jwks?.close();
 });
 
-/** An RFC 9068 access token of `sub` for `audience`, signed with the served key. */
-function token(sub: string | undefined, audience: string, scope = 'mcp.read'): Promise<string> {
+/** An RFC 9068 access token of `sub` for `audience`, signed with the served key (or `key`, under `kid`). */
+function token(sub: string | undefined, audience: string, scope = 'mcp.read', key = signer, kid = KID): Promise<string> {
   const jwt = new SignJWT({ scope, client_id: 'mcp-client' })
-    .setProtectedHeader({ alg: 'ES256', kid: KID, typ: 'at+jwt' })
+    .setProtectedHeader({ alg: 'ES256', kid, typ: 'at+jwt' })
     .setIssuer(ISSUER)
     .setAudience(audience)
     .setIssuedAt()
     .setExpirationTime('5m');
-  return (sub === undefined ? jwt : jwt.setSubject(sub)).sign(signer);
+  return (sub === undefined ? jwt : jwt.setSubject(sub)).sign(key);
 }
 
-async function start(config: DeepPartial<GatewayConfig> = {}): Promise<InProcessGateway> {
+async function start(config: DeepPartial<GatewayConfig> = {}, jwksUri = jwks.url): Promise<InProcessGateway> {
   gateway = inProcessGateway(
     {
       ...config,
@@ -79,7 +79,7 @@ async function start(config: DeepPartial<GatewayConfig> = {}): Promise<InProcess
         mode: 'external',
         external: {
           issuer: ISSUER,
-          jwksUri: jwks.url,
+          jwksUri,
           scopeMap: { 'mcp.read': ['ledger:read'] },
           // One service key upstream for every person the identity provider signs in.
           credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' },
@@ -148,5 +148,64 @@ describe('external mode: the account of a token is its issuer + sub, not the for
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
     expect(((await refused.json()) as { error: { message: string } }).error.message).toBe('Unauthorized: The access token names no subject (sub)');
+  });
+});
+
+/** The answer's JSON-RPC error. */
+async function errorOf(response: Response): Promise<{ code: number; message: string; data?: { kind?: string } }> {
+  return ((await response.json()) as { error: { code: number; message: string; data?: { kind?: string } } }).error;
+}
+
+describe("external mode when the identity provider's keys cannot be read", () => {
+  const unavailable = async (response: Response) => {
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    // Not a challenge: the client keeps its token and retries.
+    expect(response.headers.get('www-authenticate')).toBeNull();
+    const error = await errorOf(response);
+    expect(error.message).toBe("Service Unavailable: the identity provider's signing keys cannot be read right now; nothing was forwarded. Retry later.");
+    expect(error.data?.kind).toBe('auth_unavailable');
+  };
+  const warnings = (g: InProcessGateway) => g.logs.records('identity provider keys unavailable');
+
+  it('answers 503 + Retry-After while jwks_uri answers 404, logs it once (throttled) with the status, and accepts the token once it is back', async () => {
+    jwks.status = 404;
+    const g = await start();
+    const alice = await token('alice', `${g.gatewayUrl}/mcp`);
+    await unavailable(await list(g, alice));
+    await unavailable(await list(g, alice));
+    expect(warnings(g).map((l) => [l.level, l.reason])).toEqual([[40, `${jwks.url} answered HTTP 404`]]);
+    expect(g.logs.text).not.toContain(alice);
+    jwks.status = undefined;
+    expect((await list(g, alice)).status).toBe(200);
+  });
+
+  it('answers 503 while the identity provider is down, and still 401 for a token refused before any key is needed', async () => {
+    const down = await serveJwks({ kty: 'EC' });
+    const url = down.url;
+    await down.close();
+    const g = await start({}, url);
+    await unavailable(await list(g, await token('alice', `${g.gatewayUrl}/mcp`)));
+    expect(warnings(g).map((l) => l.reason)).toEqual([`${url} answered fetch failed (ECONNREFUSED)`]);
+    // Refused before any key is needed: a header that is no JSON, and an algorithm never accepted (HS256).
+    const hs256 = await new SignJWT({ sub: 'alice' }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('x'.repeat(32)));
+    for (const garbage of ['bm90IGpzb24.bm90IGpzb24.c2ln', hs256]) {
+      const refused = await list(g, garbage);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+    }
+  });
+
+  it('answers 401 invalid_token when the keys were read and the token is not signed by them (forged, or a kid the set lacks)', async () => {
+    const g = await start();
+    const audience = `${g.gatewayUrl}/mcp`;
+    const { privateKey: other } = await generateKeyPair('ES256');
+    for (const forged of [await token('alice', audience, 'mcp.read', other), await token('alice', audience, 'mcp.read', other, 'key-unknown')]) {
+      const refused = await list(g, forged);
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      expect((await errorOf(refused)).message).toBe('Unauthorized: The access token is not valid here');
+    }
+    expect(warnings(g)).toEqual([]);
   });
 });

@@ -6,7 +6,7 @@ import type { OAuth } from './types.ts';
 export type BearerOutcome =
   | { kind: 'credential'; credential: Credential }
   | { kind: 'invalid'; description: string }
-  | { kind: 'unavailable'; description: string }
+  | { kind: 'unavailable'; description: string; retryAfterSeconds?: number }
   /** Not a token of this OAuth mode: a platform API token when `credentials.bearer` allows those. */
   | { kind: 'not_oauth' };
 
@@ -36,7 +36,7 @@ export async function bearerCredential(
   const ours = oauth.mode === 'builtin' ? parts === 5 : parts === 3;
   if (!ours) return platformBearer ? { kind: 'not_oauth' } : { kind: 'invalid', description: 'The access token is not valid here' };
   const resolved = await oauth.resolveBearer(token, resourceUrl);
-  if (resolved.kind !== 'ok') return { kind: resolved.kind, description: resolved.description };
+  if (resolved.kind !== 'ok') return resolved.kind === 'invalid' ? { kind: 'invalid', description: resolved.description } : resolved;
   const headers = { ...resolved.credentialHeaders };
   const granted = {
     scopes: [...resolved.scopes].sort(),

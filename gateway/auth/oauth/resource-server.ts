@@ -1,6 +1,6 @@
-import { createRemoteJWKSet, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, customFetch, jwtVerify, errors as joseErrors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { GatewayConfig } from '../../../config/types.ts';
-import type { Logger } from '../../obs/log.ts';
+import { loggableUrl, throttled, type Logger } from '../../obs/log.ts';
 import { canonicalResource } from './resource-url.ts';
 import { expiryOf, type BearerResolution, type OAuth } from './types.ts';
 
@@ -14,12 +14,20 @@ import { expiryOf, type BearerResolution, type OAuth } from './types.ts';
  * replace the scope endpoint lookup. Upstream calls use `credentialHeaders` (a static service
  * credential), never the caller's token; the token's account (rate budgets, listen streams) is its
  * issuer + `sub` (required, RFC 9068 §2.2), never that shared credential.
+ * When the keys cannot be read (the provider or its metadata down, slow, or answering other than 200
+ * with a key set) a token whose key is not cached is `unavailable` (503 + Retry-After, as the built-in
+ * mode's store outage: the client keeps its token), logged at warn at most once a minute; `invalid`
+ * (401) only for a token that is (a key set was read and holds no key for its `kid` is one).
  */
 export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger }): OAuth {
   const external = gateway.oauth.external;
   if (!external.issuer) throw new Error('oauth.external.issuer is required in external mode');
   const issuer = external.issuer;
   const log = deps.log.child({ component: 'oauth-rs' });
+  const warnUnavailable = throttled(60_000);
+  /** The JWKS URL in use and the status of its last answer (a 404 says more than jose's "Expected 200 OK"). */
+  let jwksUrl: string | undefined;
+  let jwksStatus: number | undefined;
   let jwks: ReturnType<typeof createRemoteJWKSet> | undefined;
   let discovering: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
   const algorithms = external.algorithms.length
@@ -51,10 +59,43 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
         }
         if (!uri) throw new Error('no jwks_uri found in the issuer metadata');
       }
-      return (jwks = createRemoteJWKSet(new URL(uri), { timeoutDuration: 5000, cooldownDuration: 30_000, cacheMaxAge: 10 * 60_000 }));
+      jwksUrl = loggableUrl(uri);
+      return (jwks = createRemoteJWKSet(new URL(uri), {
+        timeoutDuration: KEYS_TIMEOUT_MS,
+        // A token naming a kid the cached set lacks refetches it once this long after the last read (jose
+        // default 30 s): a rotated-in key is accepted within 5 s, and tokens naming made-up kids cost the
+        // provider at most one request per 5 s per replica.
+        cooldownDuration: 5_000,
+        cacheMaxAge: 10 * 60_000,
+        [customFetch]: async (url: string, init: RequestInit) => {
+          jwksStatus = undefined;
+          const response = await fetch(url, init);
+          jwksStatus = response.status;
+          return response;
+        },
+      }));
     })().finally(() => (discovering = undefined));
     return discovering;
   }
+
+  /**
+   * The verification key of a token (jose's JWKS lookup): what goes wrong reading the key set (discovery,
+   * a network error, a timeout, a status other than 200, no JSON key set) is {@link KeysUnavailable}; a
+   * key set that was read and has no single key for the token's header is the token's fault (jose's error).
+   */
+  const verificationKey: JWTVerifyGetKey = async (header, token) => {
+    const keys = await keySet().catch((error: unknown) => {
+      throw new KeysUnavailable(`issuer metadata: ${(error as Error).message}`);
+    });
+    try {
+      return await keys(header, token);
+    } catch (error) {
+      if (error instanceof joseErrors.JWKSNoMatchingKey || error instanceof joseErrors.JWKSMultipleMatchingKeys || error instanceof joseErrors.JOSENotSupported)
+        throw error;
+      const status = jwksStatus !== undefined && jwksStatus !== 200 ? `HTTP ${jwksStatus}` : readError(error);
+      throw new KeysUnavailable(`${jwksUrl} answered ${status}`);
+    }
+  };
 
   const mapScopes = (scopes: string[]) => [...new Set(scopes.flatMap((s) => external.scopeMap[s] ?? [s]))].sort();
 
@@ -66,8 +107,7 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
     async resolveBearer(token, resourceUrl): Promise<BearerResolution> {
       let payload: JWTPayload;
       try {
-        const keys = await keySet();
-        ({ payload } = await jwtVerify(token, keys, {
+        ({ payload } = await jwtVerify(token, verificationKey, {
           issuer,
           audience: external.audience ?? canonicalResource(resourceUrl) ?? resourceUrl,
           algorithms,
@@ -80,9 +120,18 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
         if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'aud') return invalid('The access token was issued for another resource');
         if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'nbf') return invalid('The access token is not valid yet');
         if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'sub') return invalid('The access token names no subject (sub)');
-        if (error instanceof joseErrors.JOSEError) return invalid('The access token is not valid here');
-        log.warn({ err: (error as Error).message }, 'identity provider keys unavailable');
-        return invalid('The access token cannot be checked right now');
+        if (error instanceof KeysUnavailable) {
+          const reason = error.message;
+          warnUnavailable((notLogged) =>
+            log.warn({ reason, ...(notLogged ? { notLogged } : {}) }, 'identity provider keys unavailable: tokens whose key is not cached get 503'),
+          );
+          return {
+            kind: 'unavailable',
+            description: "the identity provider's signing keys cannot be read right now",
+            retryAfterSeconds: KEYS_TIMEOUT_MS / 1000,
+          };
+        }
+        return invalid('The access token is not valid here');
       }
       const claim = payload[external.scopeClaim];
       const raw =
@@ -100,6 +149,20 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
     },
     async close() {},
   };
+}
+
+/** How long one read of the JWKS may take; a 503 for unreadable keys asks the client to retry after as long. */
+const KEYS_TIMEOUT_MS = 5000;
+
+/** The identity provider's keys could not be read: not the token's fault. Its message names no token. */
+class KeysUnavailable extends Error {}
+
+/** A failed read's cause in a few words: jose's timeout, fetch's "fetch failed" with its cause (ECONNREFUSED ...), or the message. */
+function readError(error: unknown): string {
+  if (error instanceof joseErrors.JWKSTimeout) return `nothing within ${KEYS_TIMEOUT_MS} ms`;
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const detail = cause?.code ?? cause?.message;
+  return `${(error as Error).message}${detail ? ` (${detail})` : ''}`;
 }
 
 function invalid(description: string): BearerResolution {

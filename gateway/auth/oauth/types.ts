@@ -24,8 +24,11 @@ export type BearerResolution =
       expiresAt?: number;
     }
   | { kind: 'invalid'; error: 'invalid_token'; description: string }
-  /** The token could not be checked (its store is unreachable): a 503 with Retry-After, so the client keeps its token. */
-  | { kind: 'unavailable'; description: string };
+  /**
+   * The token could not be checked (its store is unreachable, the identity provider's keys cannot be
+   * read): a 503 with Retry-After (`retryAfterSeconds`, else the store's operation timeout), so the client keeps its token.
+   */
+  | { kind: 'unavailable'; description: string; retryAfterSeconds?: number };
 
 /** A JWT's `exp` (NumericDate, RFC 7519 §2: seconds) as `expiresAt` in epoch ms; nothing when absent. */
 export function expiryOf(exp: unknown): { expiresAt?: number } {

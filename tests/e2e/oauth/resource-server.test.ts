@@ -209,13 +209,21 @@ describe('resource server for an external identity provider', () => {
     try {
       const before = await idp.token({ resource: `${GATEWAY}/mcp`, scope: 'mcp.trade' });
       expect(await oauth.resolveBearer(before, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok', scopes: ['trade'] });
+      // The JWKS was read by now (the first token's key).
+      const read = Date.now();
       const key2 = await privateJwk('key-2');
       idp.use([key2, key1]);
       const after = await idp.token({ resource: `${GATEWAY}/mcp`, scope: 'mcp.trade' });
       expect(JSON.parse(Buffer.from(after.split('.')[0]!, 'base64url').toString()).kid).toBe('key-2');
-      // jose refetches the JWKS for an unknown kid once its cooldown (30 s) since the last fetch has passed.
+      // jose refetches the JWKS for an unknown kid once its cooldown (5 s here, jose's default 30 s) since the last read has passed.
       vi.useFakeTimers({ toFake: ['Date'] });
-      vi.setSystemTime(Date.now() + 31_000);
+      vi.setSystemTime(read + 3_000);
+      expect(await oauth.resolveBearer(after, `${GATEWAY}/mcp`)).toEqual({
+        kind: 'invalid',
+        error: 'invalid_token',
+        description: 'The access token is not valid here',
+      });
+      vi.setSystemTime(read + 6_000);
       expect(await oauth.resolveBearer(after, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok', scopes: ['trade'] });
       expect(await oauth.resolveBearer(before, `${GATEWAY}/mcp`)).toMatchObject({ kind: 'ok' });
     } finally {
