@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { PinningConfig, UpstreamConfig } from '../../config/types.ts';
-import type { AuditLog, DefinitionOutcome } from '../obs/audit.ts';
+import type { Approver, AuditLog, DefinitionOutcome } from '../obs/audit.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { PinStoreUnavailable, type PendingChange, type PinRecord, type PinStore } from '../store/pin-store.ts';
@@ -214,7 +214,7 @@ export class PinGuard {
    * one waiting), audits and counts it, and has every view judged again (here at once; other replicas
    * at their next revision poll). @throws PinStoreUnavailable
    */
-  async approve(upstream: string, name: string, options: { digest?: string; via: string }): Promise<PinRecord | 'none' | 'stale'> {
+  async approve(upstream: string, name: string, options: Approver & { digest?: string }): Promise<PinRecord | 'none' | 'stale'> {
     const waiting = (await this.store.pending(upstream)).get(name);
     const previous = (await this.store.pins(upstream)).get(name);
     const result = await this.store.approve(upstream, name, options.digest);
@@ -222,17 +222,18 @@ export class PinGuard {
     const judged = this.judged.get(upstream);
     const settled = settledBy(judged?.get(name), result);
     if (judged && settled) judged.set(name, settled);
-    this.emit('approved', upstream, name, waiting ? [`${waiting.kind} definition approved`] : [], result.digest, previous?.digest, options.via);
+    const { digest: _, ...approver } = options;
+    this.emit('approved', upstream, name, waiting ? [`${waiting.kind} definition approved`] : [], result.digest, previous?.digest, approver);
     this.changed();
     return result;
   }
 
   /** {@link approve} for every waiting change of every upstream; returns what was approved. @throws PinStoreUnavailable */
-  async approveAll(upstreams: readonly string[], via: string): Promise<{ upstream: string; name: string }[]> {
+  async approveAll(upstreams: readonly string[], approver: Approver): Promise<{ upstream: string; name: string }[]> {
     const approved: { upstream: string; name: string }[] = [];
     for (const upstream of new Set([...upstreams, ...(await this.store.upstreams())]))
       for (const [name, change] of await this.store.pending(upstream))
-        if (typeof (await this.approve(upstream, name, { digest: change.digest, via })) === 'object') approved.push({ upstream, name });
+        if (typeof (await this.approve(upstream, name, { digest: change.digest, ...approver })) === 'object') approved.push({ upstream, name });
     return approved;
   }
 
@@ -439,7 +440,15 @@ export class PinGuard {
   }
 
   /** Logs, audits and counts one outcome, once per process for a tool, digest and outcome (approvals always). */
-  private emit(outcome: DefinitionOutcome, upstream: string, name: string, changes: readonly string[], current: string, pinned?: string, via?: string): void {
+  private emit(
+    outcome: DefinitionOutcome,
+    upstream: string,
+    name: string,
+    changes: readonly string[],
+    current: string,
+    pinned?: string,
+    approver?: Approver,
+  ): void {
     const key = `${upstream}\u0000${name}\u0000${current}\u0000${outcome}`;
     if (outcome !== 'approved') {
       if (this.told.has(key)) return;
@@ -448,9 +457,9 @@ export class PinGuard {
     }
     const { metrics, audit, log } = this.options;
     metrics.toolDefinitionChanges.inc({ upstream, outcome });
-    audit.definitionChange({ upstream, tool: name, outcome, changes, current, ...(pinned ? { pinned } : {}), ...(via ? { via } : {}) });
+    audit.definitionChange({ upstream, tool: name, outcome, changes, current, ...(pinned ? { pinned } : {}), ...approver });
     const fields = { upstream, tool: name, outcome, changes };
-    if (outcome === 'approved') log.info({ ...fields, via }, 'tool definition approved; it is served from now on');
+    if (outcome === 'approved') log.info({ ...fields, ...approver }, 'tool definition approved; it is served from now on');
     else if (outcome === 'reverted') log.info(fields, 'the upstream serves the pinned tool definition again; the hold is lifted');
     else if (outcome.endsWith('held'))
       log.warn(

@@ -99,6 +99,16 @@ export interface DefinitionChange {
   current: string;
   /** Who approved: `console` or `cli`. */
   via?: string;
+  /** An approval's request id and client address (http/client-address.ts). */
+  requestId?: string;
+  address?: string;
+}
+
+/** Who approves a waiting definition (catalog/pin-guard.ts): the console's page or API, its request id and client address. */
+export interface Approver {
+  via: string;
+  requestId?: string;
+  address?: string;
 }
 
 /**

@@ -170,10 +170,15 @@ export async function inProcessStack(options: {
   upstream: FakeUpstreamOptions;
   gateway?: DeepPartial<GatewayConfig>;
   scopeEndpoint?: string;
+  /** Where audit events go: a LogCapture to read them. */
+  audit?: LogCapture;
 }): Promise<InProcessGateway> {
   const gateway = options.gateway ?? {};
   const endpoint = options.scopeEndpoint ?? gateway.scopes?.endpoint;
-  const started = inProcessGateway({ ...gateway, scopes: { ...gateway.scopes, ...(endpoint ? { endpoint } : {}) } }, { fake: options.upstream });
+  const started = inProcessGateway(
+    { ...gateway, scopes: { ...gateway.scopes, ...(endpoint ? { endpoint } : {}) } },
+    { fake: options.upstream, ...(options.audit ? { audit: options.audit } : {}) },
+  );
   // As startGateway does once it listens: the OAuth routes and metadata exist from here on (oauth.mode builtin in config/cpzai.yaml).
   await started.runtime.startOAuth(started.gatewayUrl);
   return started;

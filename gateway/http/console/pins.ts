@@ -12,6 +12,7 @@
 import type Router from '@koa/router';
 import { bodyParser } from '@koa/bodyparser';
 import type { Context, Middleware } from 'koa';
+import type { Approver } from '../../obs/audit.ts';
 import { PinStoreUnavailable } from '../../store/pin-store.ts';
 import type { GatewayRuntime } from '../../runtime-state.ts';
 import { pinDetail, pinReview } from '../../ops/pin-review.ts';
@@ -69,12 +70,12 @@ export function mountPins(router: Router, runtime: GatewayRuntime, { guard, page
       const listed = shownPins(form.pin);
       ctx.status = 303;
       if (typeof listed === 'string') return ctx.redirect('/console/pins?refused=invalid');
-      const outcome = await unavailableAs503(ctx, () => approveListed(runtime, listed));
+      const outcome = await unavailableAs503(ctx, () => approveListed(runtime, listed, approverOf(ctx, 'console')));
       if (outcome === null) return;
       return ctx.redirect(`/console/pins?approved=${outcome.approved}${outcome.stale ? `&stale=${outcome.stale}` : ''}`);
     }
     const request = approvalRequest(form);
-    const outcome = typeof request === 'string' ? request : await unavailableAs503(ctx, () => approve(runtime, request, 'console'));
+    const outcome = typeof request === 'string' ? request : await unavailableAs503(ctx, () => approve(runtime, request, approverOf(ctx, 'console')));
     if (outcome === null) return;
     // The outcome travels as a code, never as text a link could make the console show.
     const refused = typeof request === 'string' ? 'invalid' : typeof outcome === 'string' ? (outcome.startsWith('nothing') ? 'none' : 'stale') : undefined;
@@ -107,7 +108,7 @@ export function mountPins(router: Router, runtime: GatewayRuntime, { guard, page
       ctx.body = { error: request };
       return;
     }
-    const outcome = await unavailableAs503(ctx, () => approve(runtime, request, 'cli'));
+    const outcome = await unavailableAs503(ctx, () => approve(runtime, request, approverOf(ctx, 'cli')));
     if (outcome === null) return;
     if (typeof outcome === 'string') {
       ctx.status = outcome.startsWith('nothing') ? 404 : 409;
@@ -152,11 +153,11 @@ function shownPins(field: unknown): ShownPin[] | string {
 }
 
 /** Approves each listed definition if it still waits with the digest shown; counts the approved and the changed-since. */
-async function approveListed(runtime: GatewayRuntime, pins: readonly ShownPin[]): Promise<{ approved: number; stale: number }> {
+async function approveListed(runtime: GatewayRuntime, pins: readonly ShownPin[], approver: Approver): Promise<{ approved: number; stale: number }> {
   let approved = 0;
   let stale = 0;
   for (const pin of pins) {
-    const result = await runtime.pins.approve(pin.upstream, pin.name, { digest: pin.digest, via: 'console' });
+    const result = await runtime.pins.approve(pin.upstream, pin.name, { digest: pin.digest, ...approver });
     if (typeof result === 'object') approved += 1;
     else if (result === 'stale') stale += 1;
   }
@@ -164,17 +165,23 @@ async function approveListed(runtime: GatewayRuntime, pins: readonly ShownPin[])
 }
 
 /** Approves what was asked: the list approved, or why nothing was (nothing waits; it changed again since it was shown). */
-async function approve(runtime: GatewayRuntime, request: ApprovalRequest, via: string): Promise<{ upstream: string; name: string }[] | string> {
+async function approve(runtime: GatewayRuntime, request: ApprovalRequest, approver: Approver): Promise<{ upstream: string; name: string }[] | string> {
   if ('all' in request)
     return runtime.pins.approveAll(
       runtime.config.upstreams.map((u) => u.name),
-      via,
+      approver,
     );
-  const result = await runtime.pins.approve(request.upstream, request.name, { digest: request.digest, via });
+  const result = await runtime.pins.approve(request.upstream, request.name, { digest: request.digest, ...approver });
   if (result === 'none') return `nothing waits for approval for ${request.upstream}/${request.name}`;
   if (result === 'stale')
     return `the definition waiting for ${request.upstream}/${request.name} changed since it was shown (${request.digest}); review it again`;
   return [{ upstream: request.upstream, name: request.name }];
+}
+
+/** Who approves, for the audit line: through the console's page or its API (the CLI), the request id and the client address. */
+function approverOf(ctx: Context, via: 'console' | 'cli'): Approver {
+  const requestId = ctx.state.requestId as string | undefined;
+  return { via, ...(requestId ? { requestId } : {}), ...(ctx.ip ? { address: ctx.ip } : {}) };
 }
 
 /** `run`'s value; a pin store that cannot be reached answers 503 (null is returned: the response is written). */

@@ -154,10 +154,16 @@ function presentedToken(authorization: string): string | undefined {
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-/** A POST whose Origin (or, without one, Referer) names another origin is refused 403. */
+/**
+ * A POST whose Origin (or, without one, Referer) names another origin is refused 403, and so is one a
+ * browser marks as sent from another site or origin (Fetch Metadata `Sec-Fetch-Site: cross-site` or
+ * `same-site`, W3C Fetch Metadata Request Headers §2.1) though it sent neither header. A client that is no
+ * browser (the `pins` CLI) sends none of them.
+ */
 const sameOrigin: Middleware = async (ctx, next) => {
   const from = ctx.get('origin') || ctx.get('referer');
-  if (from && URL.canParse(from) && new URL(from).host !== ctx.host) {
+  const site = ctx.get('sec-fetch-site').toLowerCase();
+  if ((from && URL.canParse(from) && new URL(from).host !== ctx.host) || site === 'cross-site' || site === 'same-site') {
     ctx.status = 403;
     ctx.body = 'Forbidden: cross-origin form post';
     return;
