@@ -9,7 +9,7 @@ import { browserPage } from './browser-pages.ts';
 import { healthz, readyz } from './health.ts';
 import type { Surface } from '../ports.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
-import { offersOAuth, protectedResourceMetadata } from './protected-resource.ts';
+import { offersOAuth, servesOriginDocument, protectedResourceMetadata } from './protected-resource.ts';
 import { pathPrefix } from '../auth/oauth/paths.ts';
 import { requestLog } from '../obs/request-context.ts';
 import { redactText } from '../ops/redact.ts';
@@ -93,7 +93,8 @@ function createApp(
   // §3.1: also at the well-known path with publicUrl's path inserted (`/.well-known/oauth-protected-resource/prefix/mcp`),
   // for a proxy that sends host-root well-known requests to the gateway as they are.
   const prefix = pathPrefix(config.publicUrl);
-  for (const resourcePath of offersOAuth(config) ? ['', ...mounts.map((m) => m.surface.path)] : []) {
+  const resourcePaths = mounts.map((m) => m.surface.path);
+  for (const resourcePath of offersOAuth(config) ? [...(servesOriginDocument(config) ? [''] : []), ...resourcePaths] : []) {
     const answer = (ctx: Koa.Context) => void (ctx.body = protectedResourceMetadata(config, ctx, resourcePath, runtime.oauth?.metadata));
     for (const path of new Set([resourcePath, `${prefix}${resourcePath}`])) router.get(`/.well-known/oauth-protected-resource${path}`, answer);
   }

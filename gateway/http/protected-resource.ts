@@ -28,6 +28,18 @@ export function offersOAuth(config: GatewayConfig): boolean {
 }
 
 /**
+ * Whether the origin itself (`/.well-known/oauth-protected-resource`, resource = the base URL) has an
+ * RFC 9728 document besides each MCP endpoint. Not in `oauth.mode: external`: a token is accepted only
+ * for the endpoint it names in `aud` (or for `oauth.external.audience` everywhere), never for the
+ * origin, and §3.3 binds a document's `resource` to the URL it is served at, so a root document would
+ * name an audience every endpoint refuses. Clients find each endpoint's document through its challenge's
+ * `resource_metadata` (§5.1) or the path-inserted URL (§3.1), which MCP authorization tries first.
+ */
+export function servesOriginDocument(config: GatewayConfig): boolean {
+  return config.oauth.mode !== 'external';
+}
+
+/**
  * The `WWW-Authenticate` value of a refusal on the endpoint at `resourcePath` (RFC 6750 §3: `Bearer`, then
  * `params` such as `error`, `scope`), pointing at its RFC 9728 metadata (RFC 9728 §5.1 `resource_metadata`)
  * where the gateway {@link offersOAuth}, else naming a `realm` only.

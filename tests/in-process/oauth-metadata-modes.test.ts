@@ -82,14 +82,17 @@ describe('oauth.mode and the OAuth metadata', () => {
     }
   });
 
-  it('external: the documents name the identity provider', async () => {
+  it("external: each endpoint's document names the identity provider; the origin has none, since no token for it is accepted", async () => {
     const g = await start({ oauth: { mode: 'external', external: { issuer: IDP } }, authorizationServers: [] });
     const { challenges, documents } = await observe(g);
     expect(challenges).toEqual(PATHS.map((p) => `Bearer resource_metadata="${g.gatewayUrl}/.well-known/oauth-protected-resource${p}"`));
     expect(documents.map((d) => [d.status, d.body.authorization_servers, d.body.resource])).toEqual([
-      [200, [IDP], g.gatewayUrl],
+      [404, undefined, undefined],
       [200, [IDP], `${g.gatewayUrl}/mcp`],
       [200, [IDP], `${g.gatewayUrl}/mcp/compact`],
     ]);
+    expect((documents[0]!.body.error as { message: string }).message).toMatch(
+      /^Not Found: \/\.well-known\/oauth-protected-resource is not an endpoint of this server/,
+    );
   });
 });
