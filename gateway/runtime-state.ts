@@ -28,6 +28,8 @@ export interface GatewayRuntime extends DispatchRuntime {
   readonly authenticator: Authenticator;
   /** MCP authorization (`oauth.mode` builtin or external), set by Runtime.startOAuth once the issuer URL is known. */
   oauth?: OAuth;
+  /** While Runtime.startOAuth waits (the built-in authorization server for its Redis store): `/readyz` answers 503. */
+  oauthStarting?: boolean;
   /** Upstream resource subscriptions held for 2026-07-28 callers' `subscriptions/listen` streams. */
   readonly resourceSubscriptions: ResourceSubscriptionRelay;
   /** The subscriptions/listen streams open per account (`limits.listenStreamsPerAccount`, mcp/admission.ts). */

@@ -15,7 +15,9 @@ export function healthz(ctx: Context): void {
  * without changing the status: the gateway serves everything else, and an operator must act, not a
  * load balancer. Except tools held `unverified` (the Redis pin store could not be read, so their pins
  * are unknown): then 503 `not_ready` with a reason naming the pin store, since the replica serves none
- * of them until it can read it (a load balancer sends the traffic to a replica that can).
+ * of them until it can read it (a load balancer sends the traffic to a replica that can); and likewise
+ * while the built-in authorization server's Redis store cannot be reached (or, without
+ * `oauth.tokenSecret`, the server waits for it to start), since no OAuth token can be checked.
  */
 export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
   return (ctx) => {
@@ -27,10 +29,13 @@ export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
     const upstreams = runtime.upstreamSet.readiness();
     const held = runtime.pins.held().map(({ upstream, name, reason, changes }) => ({ upstream, tool: name, reason, changes }));
     const unverified = held.filter((h) => h.reason === 'unverified').length;
-    const status = unverified ? 'not_ready' : upstreams.status;
-    const reasons = unverified
-      ? [...upstreams.reasons, `the pin store (Redis at cache.redisUrl) cannot be read: ${unverified} tool(s) held as unverified until it can`]
-      : upstreams.reasons;
+    const stores = [
+      ...(unverified ? [`the pin store (Redis at cache.redisUrl) cannot be read: ${unverified} tool(s) held as unverified until it can`] : []),
+      ...(runtime.oauthStarting ? ['the authorization server has not started yet: it waits for its Redis store at cache.redisUrl'] : []),
+      ...[runtime.oauth?.unready?.()].filter((reason) => reason !== undefined),
+    ];
+    const status = stores.length ? 'not_ready' : upstreams.status;
+    const reasons = [...upstreams.reasons, ...stores];
     ctx.status = status === 'not_ready' ? 503 : 200;
     ctx.body = { ...(status === 'ready' ? { status } : { status, reasons }), ...(held.length ? { held } : {}) };
   };

@@ -14,7 +14,7 @@ import { createProvider } from './provider.ts';
 import { ResourceSet } from './resource-url.ts';
 import { authorizationServerRoutes } from './routes.ts';
 import { sealedTokens } from './sealed-tokens.ts';
-import { createMemoryStore, createRedisStore, type OAuthStore } from './store.ts';
+import { createMemoryStore, createRedisStore, storeUnavailable, type OAuthStore } from './store.ts';
 import type { OAuth } from './types.ts';
 
 export interface BuiltinDeps {
@@ -125,6 +125,7 @@ export async function createBuiltinOAuth(
     metadata: { authorization_servers: [issuer], scopes_supported: supported },
     insufficientScope: false,
     admin: oauthAdmin(store, config, deps.decide),
+    unready: () => store.unreachable?.(),
     keySource: keys.source,
     storeKind: store.kind,
     resolveBearer: tokens.resolve,
@@ -152,7 +153,7 @@ async function rootKeys(config: OAuthConfig, store: OAuthStore, log: Logger): Pr
   }
   if (store.kind === 'redis') {
     const keep = config.refreshTokenTtlSeconds + config.accessTokenTtlSeconds;
-    const stored = await store.setIfAbsent('root-key', randomRootKey().toString('base64url'), keep);
+    const stored = await untilAnswered(() => store.setIfAbsent('root-key', randomRootKey().toString('base64url'), keep), log);
     const renew = setInterval(() => void store.setIfAbsent('root-key', stored, keep).catch(() => undefined), ROOT_KEY_RENEW_MS);
     renew.unref();
     log.warn('oauth: no GATEWAY_TOKEN_SECRET; the token sealing key is generated once and kept in Redis (set GATEWAY_TOKEN_SECRET to keep it out of Redis)');
@@ -163,4 +164,28 @@ async function rootKeys(config: OAuthConfig, store: OAuthStore, log: Logger): Pr
       'they stop working when it restarts and are refused by every other replica. Set GATEWAY_TOKEN_SECRET (and REDIS_URL for shared grants and refresh tokens).',
   );
   return { keys: deriveKeys(randomRootKey(), 'process') };
+}
+
+/** Longest wait between two attempts to read the root key from a Redis that does not answer, ms. */
+const ROOT_KEY_RETRY_MAX_MS = 10_000;
+
+/**
+ * `read`, again and again with backoff (1 s doubling, at most {@link ROOT_KEY_RETRY_MAX_MS}) while the
+ * store is unreachable: a Redis that is down at start delays the authorization server (the gateway
+ * listens meanwhile and `/readyz` answers 503) instead of ending the process.
+ */
+async function untilAnswered<T>(read: () => Promise<T>, log: Logger): Promise<T> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await read();
+    } catch (error) {
+      if (!storeUnavailable(error)) throw error;
+      const waitMs = Math.min(1000 * 2 ** attempt, ROOT_KEY_RETRY_MAX_MS);
+      log.warn(
+        { err: (error as Error).message, retryInMs: waitMs },
+        'oauth: Redis at cache.redisUrl cannot be reached; the authorization server starts once it can read its token sealing key there',
+      );
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
 }

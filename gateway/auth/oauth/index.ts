@@ -12,7 +12,7 @@ export { canonicalResource } from './resource-url.ts';
  * resource-server.ts), or undefined for `off`. The edge uses only the returned {@link OAuth}:
  * mount `routes`, list `metadata` in the RFC 9728 documents, turn a bearer token into the wrapped
  * credential + effective scopes with `resolveBearer`, `close()` on shutdown.
- * @throws Error when the mode's required settings are missing (issuer), or Redis is unreachable at start.
+ * @throws Error when the mode's required settings are missing (issuer), or Redis refuses the credentials (an unreachable Redis is waited for).
  */
 export async function createOAuth(config: GatewayConfig, deps: BuiltinDeps): Promise<OAuth | undefined> {
   // Loaded on demand: oidc-provider is large, and warns on stderr at import under Node 20.

@@ -39,6 +39,8 @@ export interface OAuthStore {
   members(key: string): Promise<string[]>;
   /** Removes `member` from the set (nothing when it is not there). */
   removeFromSet(key: string, member: string): Promise<void>;
+  /** Why the store cannot be used now (Redis not connected), for `/readyz`; undefined while it can. */
+  unreachable?(): string | undefined;
   close(): Promise<void>;
 }
 
@@ -67,20 +69,27 @@ export function storeUnavailable(error: unknown): OAuthStoreUnavailable | undefi
 const PREFIX = 'mcp-gateway:oauth:';
 const ttlOf = (seconds: number) => Math.max(1, Math.ceil(seconds));
 
+/** Replies of a Redis that was reached and refused the connection's credentials or rights: a configuration error, not an outage. */
+const REFUSED_CREDENTIALS = /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid username-password|invalid password/i;
+
 /**
  * Redis at `cache.redisUrl`, connected as `cache.redis` says (gateway/store/redis-connection.ts: TLS,
- * Sentinel, Cluster, connection name). Connecting is bounded by
- * `operationTimeoutMs` x 10 (at least 5 s) and throws when Redis cannot be reached: the gateway does not
- * start an authorization server it cannot keep state for. Every later operation has the
- * `operationTimeoutMs` budget (at least 1 s) and throws {@link OAuthStoreUnavailable} past it or when
- * Redis is unreachable; node-redis keeps reconnecting meanwhile.
+ * Sentinel, Cluster, connection name). Resolves after the first connection attempt (bounded by the
+ * budget), connected or not: a Redis that is down when the gateway starts is an outage like any later
+ * one (node-redis reconnects with backoff; {@link OAuthStore.unreachable} says so to `/readyz`), not a
+ * reason to exit (an orchestrator would restart the process for as long as the outage lasts).
+ * Every operation has the `operationTimeoutMs` budget (at least 1 s) and throws
+ * {@link OAuthStoreUnavailable} past it, or at once while Redis is not connected.
  * Every key is written with an expiry (`EX`), so Redis holds nothing the gateway would not.
+ * @throws Error when Redis answered and refused the credentials or rights (WRONGPASS, NOAUTH, NOPERM).
  */
 export async function createRedisStore(cache: GatewayConfig['cache']): Promise<OAuthStore> {
   const budget = Math.max(cache.operationTimeoutMs, 1000);
   const client = createRedisConnection(cache, { role: 'oauth', connectTimeoutMs: budget, disableOfflineQueue: true });
-  // Errors surface on the operations that meet them; the event only keeps node-redis from throwing globally.
-  client.on('error', () => undefined);
+  let lastError: string | undefined;
+  // Errors surface on the operations that meet them; the event also keeps node-redis from throwing globally.
+  client.on('error', (error: unknown) => void (lastError = (error as Error)?.message ?? String(error)));
+  client.on('ready', () => void (lastError = undefined));
   const retryAfterSeconds = Math.ceil(budget / 1000);
   const bounded = async <T>(run: () => Promise<T>, ms = budget): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
@@ -95,11 +104,19 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
       clearTimeout(timer);
     }
   };
-  try {
-    await bounded(async () => void (await client.connect()), Math.max(budget * 10, 5000));
-  } catch (error) {
+  // node-redis's connect() resolves only once Redis answers (it retries for ever): wait for the first attempt.
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, budget);
+    const done = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    client.once('error', done);
+    client.connect().then(done, done);
+  });
+  if (lastError && REFUSED_CREDENTIALS.test(lastError)) {
     client.destroy();
-    throw new Error(`oauth: cannot reach Redis at cache.redisUrl (${(error as Error).message})`);
+    throw new Error(`oauth: Redis at cache.redisUrl refused the connection (${lastError})`);
   }
   return {
     kind: 'redis',
@@ -120,6 +137,10 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
     },
     members: async (key) => bounded(() => client.sMembers(PREFIX + key)),
     removeFromSet: async (key, member) => void (await bounded(() => client.sRem(PREFIX + key, member))),
+    unreachable: () =>
+      ('isReady' in client ? client.isReady : client.isOpen)
+        ? undefined
+        : `the OAuth store (Redis at cache.redisUrl) cannot be reached${lastError ? ` (${lastError})` : ''}`,
     close: async () => {
       // close() waits for Redis to answer; a Redis that went away never does. destroy() throws once closed.
       try {

@@ -51,5 +51,7 @@ export interface OAuth {
   admin?: OAuthAdmin;
   /** external: answer a call the token's scopes do not reach with 403 `insufficient_scope`. */
   insufficientScope: boolean;
+  /** Why this mode cannot serve now (builtin: its Redis store is not connected), for `/readyz`; undefined while it can. */
+  unready?(): string | undefined;
   close(): Promise<void>;
 }
