@@ -13,11 +13,13 @@ export interface AuthenticatedRequest {
   readonly standing: Standing;
   /** The request's trace id (its span's, or the incoming traceparent's with tracing off; obs/tracing.ts), for audit events. */
   readonly traceId?: string;
+  /** The client address (http/client-address.ts), for audit events. */
+  readonly address?: string;
 }
 
 /** The {@link AuthenticatedRequest} of `credential` in request `requestId` with its `standing`. */
-export function authenticatedRequest(credential: Credential, requestId: string, standing: Standing, traceId?: string): AuthenticatedRequest {
-  return Object.freeze(traceId ? { credential, requestId, standing, traceId } : { credential, requestId, standing });
+export function authenticatedRequest(credential: Credential, requestId: string, standing: Standing, traceId?: string, address?: string): AuthenticatedRequest {
+  return Object.freeze({ credential, requestId, standing, ...(traceId ? { traceId } : {}), ...(address ? { address } : {}) });
 }
 
 /**

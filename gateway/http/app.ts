@@ -40,7 +40,9 @@ export function createListener(
   const account = requestAccounting(runtime.config, runtime.log, runtime.metrics, inflight);
   const refused = originRefusal(runtime.config);
   const direct = async (route: (ctx: Exchange) => Promise<void>, exchange: NodeExchange): Promise<void> => {
-    exchange.state.requestId = account(exchange.req, exchange.res, exchange.path, () => exchange.path).requestId;
+    const { requestId, address } = account(exchange.req, exchange.res, exchange.path, () => exchange.path);
+    exchange.state.requestId = requestId;
+    exchange.state.address = address;
     try {
       if (!refused(exchange)) {
         exposeToOrigin(exchange);

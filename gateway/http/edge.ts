@@ -44,6 +44,7 @@ export function requestIdentity(config: Pick<GatewayConfig, 'security'>, log: Lo
       return typeof route === 'string' ? route : 'unmatched';
     });
     ctx.state.requestId = requestId;
+    ctx.state.address = address;
     // Koa's own reading of ctx.ip (the first X-Forwarded-For entry when app.proxy) is never used.
     ctx.request.ip = address;
     await next();

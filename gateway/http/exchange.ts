@@ -17,7 +17,7 @@ export interface Exchange {
   readonly protocol: string;
   /** The Host header. */
   readonly host: string;
-  // biome-ignore lint/suspicious/noExplicitAny: Koa types its state as any; the edge puts `requestId` on it.
+  // biome-ignore lint/suspicious/noExplicitAny: Koa types its state as any; the edge puts `requestId` and `address` (the client address) on it.
   readonly state: any;
   status: number;
   /** A JSON body (an object, or JSON text already written), written when the handler returns unless `respond` is false. */
@@ -36,7 +36,7 @@ export interface Exchange {
  * (`application/json; charset=utf-8`, JSON, its length; JSON text as it is).
  */
 export class NodeExchange implements Exchange {
-  readonly state: { requestId?: string } = {};
+  readonly state: { requestId?: string; address?: string } = {};
   body: unknown = undefined;
   respond = true;
 

@@ -13,6 +13,7 @@ import { answerPlainRequest } from './fast-path.ts';
 import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
 import { MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
+import { decodeParamValue } from '../wire/param-value.ts';
 import { errorResponse, type RequestId } from '../wire/jsonrpc.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
 import { withNegotiatedAnswers } from './negotiated-answer.ts';
@@ -62,8 +63,16 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (ctx.method !== 'POST') return handOff(ctx, node);
     const started = performance.now();
     const requestId = ctx.state.requestId as string;
-    // Before a credential is known: who asked is the request id and the form of what it presented.
-    const anonymous: Requester = { requestId, credentialForm: credentialForm(ctx.req.headers, config.credentials) };
+    const address = ctx.state.address as string | undefined;
+    // Before a credential is known: who asked is the request id, the client address, the form of what it
+    // presented and, for a tools/call, the tool its Mcp-Name header names (no body may have been read).
+    const named = namedTool(ctx);
+    const anonymous: Requester = {
+      requestId,
+      address,
+      credentialForm: credentialForm(ctx.req.headers, config.credentials),
+      ...(named ? { namedTool: named } : {}),
+    };
     const refused = (
       requester: Requester,
       kind: ErrorKind,
@@ -120,7 +129,14 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     }
     const { credential, standing } = authentication;
     // Written out, not spread: a literal of one shape is a plain allocation (spreads took V8's slow define path per call).
-    const requester: Requester = { requestId, credentialForm: anonymous.credentialForm, credentialDigest: credential.digest, oauth: credential.oauth };
+    const requester: Requester = {
+      requestId,
+      address,
+      credentialForm: anonymous.credentialForm,
+      credentialDigest: credential.digest,
+      oauth: credential.oauth,
+      namedTool: named,
+    };
     // A failed lookup serves a credential only what its last good answer held, on `open` upstreams: one never seen valid gets 503.
     if (standing.kind === 'unverified' && (everyUpstreamClosed || !standing.lastKnown)) {
       ctx.set('retry-after', String(Math.max(1, Math.ceil(config.scopes.timeoutMs / 1000))));
@@ -136,7 +152,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       });
     const post = classifyPost(body, ctx.req.headers, config.limits);
     const trace = startRequestTrace(runtime, surface, ctx, post);
-    const authenticated = authenticatedRequest(credential, requestId, standing, trace.traceId);
+    const authenticated = authenticatedRequest(credential, requestId, standing, trace.traceId, address);
     return trace.run(() => {
       // The caller's scopes were resolved (cached or looked up) before the span existed: record that step in it.
       recordSpan('scope lookup', { 'ai.cpz.gateway.scopes.result': standing.kind }, authStarted, authEnded);
@@ -285,6 +301,17 @@ function startRequestTrace(runtime: GatewayRuntime, surface: Surface, ctx: Excha
   });
   if (runtime.tracing.enabled) ctx.res.once('close', () => trace.end({ httpStatus: ctx.res.statusCode }));
   return trace;
+}
+
+/**
+ * The tool a tools/call's `Mcp-Name` header names (2026-07-28 standard headers, SEP-2243), decoded; for
+ * the audit line of a request refused before its body was read (401, 406, 413, 415), which has no other.
+ * Undefined for another method, no header, or a value that does not decode.
+ */
+function namedTool(ctx: Exchange): string | undefined {
+  if (ctx.req.headers['mcp-method'] !== 'tools/call') return undefined;
+  const raw = headerValue(ctx, 'mcp-name');
+  return raw === undefined ? undefined : decodeParamValue(raw);
 }
 
 function headerValue(ctx: Exchange, name: string): string | undefined {

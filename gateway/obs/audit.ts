@@ -164,6 +164,8 @@ export interface ToolDecision {
   credentialForm?: CredentialForm;
   /** An OAuth access token's holder: written as `account`, `oauthClient` and `keyCredential`. */
   oauth?: OAuthHolder;
+  /** The client address (http/client-address.ts). */
+  address?: string;
 }
 
 /**
@@ -208,6 +210,10 @@ export interface RequestRefusal {
   durationMs: number;
   /** An OAuth access token's holder: written as `account`, `oauthClient` and `keyCredential`. */
   oauth?: OAuthHolder;
+  /** The client address (http/client-address.ts). */
+  address?: string;
+  /** The tool a refused tools/call named: its message's, else its Mcp-Name header's (a body never read). */
+  tool?: string;
 }
 
 /** One line of the audit file (`event` first: the kind of line). */
@@ -227,6 +233,8 @@ export interface AuditEvent {
   account?: string;
   oauthClient?: string;
   keyCredential?: string;
+  /** The client address (http/client-address.ts), as the access log and the per-address budgets have it. */
+  address?: string;
   client?: string;
   clientVersion?: string;
   surface: string;
@@ -403,10 +411,12 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(refusal.credentialDigest ? { credential: digest(`credential:${refusal.credentialDigest}`) } : {}),
         credentialForm: refusal.credentialForm,
         ...holderFields(refusal.oauth),
+        ...(refusal.address ? { address: refusal.address } : {}),
         ...(refusal.client?.name ? { client: callerText(refusal.client.name) } : {}),
         ...(refusal.client?.version ? { clientVersion: callerText(refusal.client.version) } : {}),
         surface: refusal.surface,
         ...(refusal.method ? { method: callerText(refusal.method) } : {}),
+        ...(refusal.tool !== undefined ? { tool: callerText(refusal.tool) } : {}),
         outcome: refusal.outcome,
         reason: refusal.reason,
         ...(refusal.budget ? { budget: refusal.budget } : {}),
@@ -424,6 +434,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         credential: digest(`credential:${decision.credentialDigest}`),
         ...(decision.credentialForm ? { credentialForm: decision.credentialForm } : {}),
         ...holderFields(decision.oauth),
+        ...(decision.address ? { address: decision.address } : {}),
         ...(decision.client?.name ? { client: callerText(decision.client.name) } : {}),
         ...(decision.client?.version ? { clientVersion: callerText(decision.client.version) } : {}),
         surface: decision.surface,

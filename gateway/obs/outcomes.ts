@@ -29,6 +29,10 @@ export interface Requester {
   client?: { name?: string; version?: string };
   /** An OAuth access token's holder (auth/oauth/credential.ts), when the credential was one. */
   oauth?: OAuthHolder;
+  /** The client address (http/client-address.ts), as the access log and the per-address budgets have it. */
+  address?: string;
+  /** The tool a tools/call's Mcp-Name header names: a refused request's only tool name when its body was not read. */
+  namedTool?: string;
 }
 
 /** One JSON-RPC message answered, ok or with an error (the bounded method label: mcp/message-metrics.ts). */
@@ -232,6 +236,7 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
         traceId: requester.traceId,
         credentialDigest: requester.credentialDigest ?? '',
         oauth: requester.oauth,
+        address: requester.address,
         client: requester.client,
         surface: event.endpoint,
         via: event.via,
@@ -257,6 +262,7 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
           credentialDigest: requester.credentialDigest,
           credentialForm: requester.credentialForm,
           oauth: requester.oauth,
+          address: requester.address,
           client: requester.client,
           surface: event.endpoint,
           via: message.tool.via,
@@ -278,9 +284,11 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
         credentialDigest: requester.credentialDigest,
         credentialForm: requester.credentialForm ?? 'none',
         oauth: requester.oauth,
+        address: requester.address,
         client: requester.client,
         surface: event.endpoint,
         method: message?.method,
+        tool: message?.tool?.name ?? (message ? undefined : requester.namedTool),
         outcome: event.outcome,
         reason: event.reason,
         budget: event.budget,
@@ -306,6 +314,7 @@ function codeRunDecision(event: CodeRunOutcome): ToolDecision {
     traceId: requester.traceId,
     credentialDigest: requester.credentialDigest ?? '',
     oauth: requester.oauth,
+    address: requester.address,
     client: requester.client,
     surface: event.endpoint,
     via: 'direct',

@@ -36,6 +36,8 @@ export interface Caller {
   readonly requestId: string;
   /** The request's trace id, when it has one (audit events carry it). */
   readonly traceId?: string;
+  /** The client address (audit events carry it). */
+  readonly address?: string;
   /** What the upstream client is given for every request made for this caller: `{ credential, requestId }`. */
   readonly onBehalfOf: OnBehalfOf;
   readonly era: 'modern' | 'legacy';
@@ -69,7 +71,7 @@ export interface CallerSources {
 /** The caller of one authenticated request (`request` from the edge, `era` from the SDK or the fast path). */
 export function createCaller(runtime: CallerSources, request: AuthenticatedRequest, era: 'modern' | 'legacy'): Caller {
   const upstreams = runtime.upstreamSet;
-  const { credential, requestId, traceId } = request;
+  const { credential, requestId, traceId, address } = request;
   const onBehalfOf: OnBehalfOf = Object.freeze({ credential, requestId });
   const access = accessFor(request.standing, runtime.config.upstreams);
   const reachable = (name: string) => {
@@ -90,6 +92,7 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
     credential,
     requestId,
     traceId,
+    address,
     onBehalfOf,
     era,
     access,

@@ -58,7 +58,7 @@ export function recordDecision(d: DispatchContext, decision: Decision): void {
  * with the caller's `clientInfo` from its 2026-07-28 envelope.
  */
 export function requesterOf(
-  request: Pick<AuthenticatedRequest, 'credential' | 'requestId' | 'traceId'>,
+  request: Pick<AuthenticatedRequest, 'credential' | 'requestId' | 'traceId' | 'address'>,
   envelope: Record<string, unknown> | undefined,
 ): Requester {
   const info = envelope?.[CLIENT_INFO_META_KEY] as { name?: unknown; version?: unknown } | undefined;
@@ -66,6 +66,7 @@ export function requesterOf(
     requestId: request.requestId,
     traceId: request.traceId,
     credentialDigest: request.credential.digest,
+    ...(request.address ? { address: request.address } : {}),
     ...(request.credential.oauth ? { oauth: request.credential.oauth } : {}),
     ...(info && typeof info === 'object'
       ? { client: { name: typeof info.name === 'string' ? info.name : undefined, version: typeof info.version === 'string' ? info.version : undefined } }

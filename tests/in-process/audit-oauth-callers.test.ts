@@ -76,6 +76,7 @@ describe('audit lines of an OAuth token caller', () => {
     const refused = lines().find((r) => r.requestId === 'by-token-refused');
     expect(byToken).toMatchObject({ event: 'tool_decision', tool: 'read_ledger', outcome: 'ok', account: signIn!.account, oauthClient: clientId });
     expect(byKey).toMatchObject({ event: 'tool_decision', tool: 'read_ledger', outcome: 'ok' });
+    for (const line of [byToken, byKey]) expect(line!.address).toMatch(/^[0-9a-f.:]+$/);
     // The token's credential digest covers its grant; keyCredential is the key's own.
     expect(byToken!.credential).not.toBe(byKey!.credential);
     expect(byToken!.keyCredential).toBe(byKey!.credential);

@@ -74,21 +74,21 @@ const KINDS: Kind[] = [
       const call = modernCall('place_order', { symbol: 'AAPL' }, { 'mcp-param-symbol': 'AAPL' });
       return { headers: noKey(call.headers), body: call.body };
     },
-    line: { event: 'request_refused', outcome: 'unauthorized', reason: 'no_credential', credentialForm: 'none', status: 401 },
+    line: { event: 'request_refused', tool: 'place_order', outcome: 'unauthorized', reason: 'no_credential', credentialForm: 'none', status: 401 },
   },
   {
     name: '401 for a wrong secret',
     gateway: 'main',
     status: 401,
     request: () => modernCall('place_order', { symbol: 'AAPL' }, { 'x-cpz-secret': DATA_KEY['x-cpz-secret'], 'mcp-param-symbol': 'AAPL' }),
-    line: { event: 'request_refused', outcome: 'unauthorized', reason: 'wrong_secret', credentialForm: 'key_pair', status: 401 },
+    line: { event: 'request_refused', tool: 'place_order', outcome: 'unauthorized', reason: 'wrong_secret', credentialForm: 'key_pair', status: 401 },
   },
   {
     name: '401 for an unknown key',
     gateway: 'main',
     status: 401,
     request: () => modernCall('get_profile', {}, { 'x-cpz-key': 'cpz_demo_nobody' }),
-    line: { event: 'request_refused', outcome: 'unauthorized', reason: 'unknown_credential', credentialForm: 'key_pair', status: 401 },
+    line: { event: 'request_refused', tool: 'get_profile', outcome: 'unauthorized', reason: 'unknown_credential', credentialForm: 'key_pair', status: 401 },
   },
   {
     name: '401 for a bearer token nobody issued',
@@ -253,6 +253,8 @@ describe('every refused MCP request leaves exactly one audit line', () => {
       // The credential only ever as its keyed digest, and only when one was presented in full.
       if (mine[0]!.credential !== undefined) expect(mine[0]!.credential).toMatch(/^[0-9a-f]{64}$/);
       if (kind.line.credentialForm === 'none') expect(mine[0]!.credential).toBeUndefined();
+      // Every line says where the request came from, as the access log does.
+      expect(mine[0]!.address).toMatch(/^[0-9a-f.:]+$/);
     });
   }
 
