@@ -138,7 +138,7 @@ describe('external mode: the account of a token is its issuer + sub, not the for
     // ... but nothing keyed by the digest is shared, and one person's tokens share one.
     expect(bob.digest).not.toBe(alice.digest);
     expect(aliceAgain.digest).toBe(alice.digest);
-    // The account id is never the raw credential nor in the digest's clear.
+    // The account id the edge keys (accountDigest) before anything counts it: issuer and subject, never the service key.
     expect(alice.granted?.account).toBe(`oauth\0${ISSUER}\0alice`);
   });
 
@@ -178,6 +178,25 @@ describe("external mode when the identity provider's keys cannot be read", () =>
     expect(g.logs.text).not.toContain(alice);
     jwks.status = undefined;
     expect((await list(g, alice)).status).toBe(200);
+  });
+
+  it("the console's credential lookup says the token cannot be checked now, not that no endpoint accepts it", async () => {
+    jwks.status = 404;
+    const admin = 'oauth-external-console-admin-0123456789';
+    const g = await start({ console: { adminToken: admin } });
+    const response = await g.fetch(
+      new Request(`${g.gatewayUrl}/console/credential`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ key: '', secret: '', bearer: await token('alice', `${g.gatewayUrl}/mcp`) }),
+      }),
+    );
+    const html = (await response.text()).replaceAll('&#39;', "'");
+    expect(html).toContain(
+      "Whose view:</strong> An OAuth access token that cannot be checked right now: the identity provider's signing keys cannot be read right now.",
+    );
+    expect(html).toContain("The token cannot be checked here right now: the identity provider's signing keys cannot be read right now.");
+    expect(html).not.toContain('no endpoint accepts');
   });
 
   it('answers 503 while the identity provider is down, and still 401 for a token refused before any key is needed', async () => {

@@ -311,6 +311,9 @@ async function identify(
           whose: `An OAuth access token of account ${ok.subject}, issued to client ${ok.clientId}, with the scopes ${ok.scopes.join(' ') || '(none)'}.`,
           audiences,
         };
+      // Its store or the identity provider's keys cannot be read: no verdict on the token itself.
+      const unchecked = [...audiences.values()].find((r) => r.kind === 'unavailable');
+      if (unchecked) return { whose: `An OAuth access token that cannot be checked right now: ${unchecked.description}.`, audiences };
       return { whose: 'An OAuth access token that no endpoint accepts (expired, revoked, or not issued by this gateway).', audiences };
     }
     const named = apiKeys.find((k) => k.token === token);
@@ -334,7 +337,11 @@ function audienceHint(view: SurfaceView, audiences: ReadonlyMap<string, BearerRe
   const here = audiences.get(view.path);
   if (!here || here.kind === 'ok') return {};
   const accepted = [...audiences].filter(([, r]) => r.kind === 'ok').map(([path]) => path);
-  if (accepted.length === 0) return { explain: `The token is refused here: ${here.description}.` };
+  if (accepted.length === 0)
+    return {
+      explain:
+        here.kind === 'unavailable' ? `The token cannot be checked here right now: ${here.description}.` : `The token is refused here: ${here.description}.`,
+    };
   return {
     explain: `This token was issued for ${accepted.join(', ')} (its audience, the RFC 8707 resource the client asked for), not for ${view.path}: each MCP endpoint is a resource of its own. A client reaches ${view.path} with a token asked for resource=${base}${view.path}.`,
   };
