@@ -142,6 +142,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       metrics: old.state.metrics,
       reuse,
       pinStore,
+      pins: old.state.pins,
       rateLimiter,
       aliases,
       validators: { inputs: old.state.inputs, outputs: old.state.outputs },
@@ -158,6 +159,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       await fresh
         .startOAuth(url, () => runtime.state)
         .catch(async (error: unknown) => {
+          // The upstreams it kept judge with the old runtime's guard again.
+          for (const { catalog } of old.state.upstreams) catalog.guardWith(old.state.pins);
           await fresh.close(
             new Set<object>([
               ...old.state.upstreams.flatMap((u) => [u.client, u.catalog]),

@@ -81,6 +81,8 @@ export interface RuntimeOptions {
   reuse?: ReadonlyMap<string, { upstream: UpstreamRuntime; decision: 'keep' | 'repolicy' }>;
   /** Live reload: the previous runtime's pin store (the memory store holds the only copy of its pins). */
   pinStore?: PinStore;
+  /** Live reload: the previous runtime's pin guard; its state carries over when {@link pinStore} is its store. */
+  pins?: PinGuard;
   /** Live reload: the previous runtime's rate limiter (its counters: a reload opens no budget afresh). */
   rateLimiter?: RateLimiter;
   /** Live reload: names the previous configuration served, kept callable (UpstreamSet.aliasesForNext). */
@@ -192,7 +194,13 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   const outcomes = createOutcomes(gatewaySubscribers(metrics, audit));
   const pinStore = options.pinStore ?? createPinStore(config, metrics, log);
   // An approval changes what is served without a new upstream catalogue: subscribed clients re-list.
-  const pins = new PinGuard(config.pinning, pinStore, { metrics, audit, log, onChange: () => announce(['tools/list']) });
+  const pins = new PinGuard(config.pinning, pinStore, {
+    metrics,
+    audit,
+    log,
+    onChange: () => announce(['tools/list']),
+    ...(options.pinStore && options.pins?.store === options.pinStore ? { inherit: options.pins } : {}),
+  });
   const catalogCache = (client: UpstreamClient, upstreamConfig: UpstreamConfig, inherit?: CatalogCache) => {
     const shared = catalogStore(upstreamConfig.name);
     const catalog = new CatalogCache(client, config.cache, metrics, log, shared, { policy: upstreamConfig, inherit, pins });
@@ -201,7 +209,10 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   };
   const upstreams: UpstreamRuntime[] = config.upstreams.map((upstreamConfig) => {
     const reused = options.reuse?.get(upstreamConfig.name);
-    if (reused?.decision === 'keep') return reused.upstream;
+    if (reused?.decision === 'keep') {
+      reused.upstream.catalog.guardWith(pins);
+      return reused.upstream;
+    }
     if (reused?.decision === 'repolicy') {
       reused.upstream.client.reconfigure(upstreamConfig);
       return { client: reused.upstream.client, catalog: catalogCache(reused.upstream.client, upstreamConfig, reused.upstream.catalog) };

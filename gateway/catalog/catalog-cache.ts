@@ -90,7 +90,7 @@ export class CatalogCache {
   /** The upstream's policy keys this cache builds catalogues with (a reload may change them, not the connection). */
   private readonly policy: UpstreamConfig;
   private readonly unsubscribe: (() => void)[];
-  private readonly pins?: PinGuard;
+  private pins?: PinGuard;
 
   /**
    * @param options.policy - the upstream's configuration for building catalogues; default the client's.
@@ -149,6 +149,15 @@ export class CatalogCache {
   served(onBehalfOf: OnBehalfOf = {}): Promise<ServedCatalog> {
     const now = this.servedNow(onBehalfOf);
     return now ? Promise.resolve(now) : this.servedLater(onBehalfOf);
+  }
+
+  /**
+   * Judges from now on with `pins`: a live reload that keeps this cache (its upstream unchanged) hands it
+   * the new runtime's pin guard, so what is held shows in that runtime's `/readyz`, console and CLI (and
+   * its approvals reach this upstream), not in the retired runtime's guard.
+   */
+  guardWith(pins: PinGuard): void {
+    if (this.pins) this.pins = pins;
   }
 
   /**

@@ -50,6 +50,12 @@ export interface PinGuardOptions {
   readonly log: Logger;
   /** Called when what is served may have changed without a new upstream catalogue (an approval here or elsewhere). */
   readonly onChange?: () => void;
+  /**
+   * Live reload over the same pin store: the retired runtime's guard, whose judgements, known pins,
+   * unwritten changes and "told once" events carry over (a kept upstream's held tools stay held and
+   * listed, and are not announced again). Each catalogue is judged again under the new configuration.
+   */
+  readonly inherit?: PinGuard;
 }
 
 type Known = { pins: Map<string, PinRecord>; pending: Map<string, PendingChange> };
@@ -103,6 +109,16 @@ export class PinGuard {
     readonly store: PinStore,
     private readonly options: PinGuardOptions,
   ) {
+    const from = options.inherit;
+    if (from) {
+      for (const [upstream, judgements] of from.judged) this.judged.set(upstream, new Map(judgements));
+      for (const [upstream, known] of from.known) this.known.set(upstream, { pins: new Map(known.pins), pending: new Map(known.pending) });
+      for (const [upstream, changes] of from.unwritten) this.unwritten.set(upstream, new Map(changes));
+      for (const [upstream, names] of from.toolNames) this.toolNames.set(upstream, names);
+      for (const [upstream, entry] of from.unread) this.unread.set(upstream, entry);
+      for (const key of from.told) this.told.add(key);
+      this.storeRevision = from.storeRevision;
+    }
     if (store.kind === 'redis' && this.usesStore) {
       this.timer = setInterval(() => void this.poll(), REVISION_POLL_MS);
       this.timer.unref();

@@ -11,7 +11,9 @@
  *   under the new rules and the new settings handed to the client), `replace` when a connection key
  *   changed or the upstream is new (a new connection; the old one closes once the
  *   requests in flight on it are done). Old upstreams absent from the new configuration close likewise.
- * - The pin store and the rate limiter's counters are handed over unless where they live changed.
+ * - The pin store and the rate limiter's counters are handed over unless where they live changed; with
+ *   the pin store, the pin guard's state (what is held and why, catalog/pin-guard.ts), and a kept
+ *   upstream's catalogue is judged by the new runtime's guard from then on.
  * - Everything else (scopes, cache, credentials, compact, limits, security, publicUrl, console, ...) is
  *   read per request from the new configuration by the new runtime.
  */
