@@ -141,10 +141,14 @@ export class CodeSandbox {
   /** A worker whose QuickJS memory is sized for runs limited to `memoryBytes` (a run under another limit resizes it). */
   private spawn(memoryBytes?: number): Slot {
     // The worker's own JavaScript heap is a backstop only: the script's memory is QuickJS's WebAssembly
-    // memory, which the worker caps at codeMode.limits.memoryBytes (plus the module's own).
+    // memory, which the worker caps at codeMode.limits.memoryBytes (plus the module's own). Its stack is
+    // 16 MiB: QuickJS's own check (512 KiB of WebAssembly's stack, worker.mjs) must fire before the
+    // thread's native stack, which the WebAssembly frames use too, runs out: at Node's default 4 MiB a
+    // 100,000-deep value returned or passed to a tool killed the worker ("Maximum call stack size exceeded").
+    // The pages are only mapped as they are touched.
     const worker = new Worker(WORKER_URL, {
       workerData: { memoryBytes },
-      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
+      resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16, stackSizeMb: 16 },
     });
     worker.unref();
     const ready = new Promise<void>((resolve, reject) => {

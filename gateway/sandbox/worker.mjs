@@ -32,8 +32,23 @@ const BASE_BYTES = 8 << 20;
 async function load(memoryBytes) {
   const maximum = Math.max(MODULE_PAGES, Math.ceil((BASE_BYTES + memoryBytes) / PAGE_BYTES));
   const wasmMemory = new WebAssembly.Memory({ initial: MODULE_PAGES, maximum });
-  return { memoryBytes, wasmMemory, maximumBytes: maximum * PAGE_BYTES, quickjs: await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory })) };
+  // Emscripten's allocator grows this memory through its own `grow` when it runs out of room: a refusal
+  // there is the memory limit reached. Whether the memory is at its maximum says less: it never shrinks
+  // (a reused worker stays at the last run's peak) and at memoryBytes <= 8 MiB it starts there.
+  const grow = wasmMemory.grow.bind(wasmMemory);
+  wasmMemory.grow = (/** @type {number} */ pages) => {
+    try {
+      return grow(pages);
+    } catch (error) {
+      memoryRefused = true;
+      throw error;
+    }
+  };
+  return { memoryBytes, wasmMemory, quickjs: await newQuickJSWASMModule(newVariant(RELEASE_SYNC, { wasmMemory })) };
 }
+
+/** Whether the run in progress was refused memory at its cap (see load): its failures then read as the memory limit. */
+let memoryRefused = false;
 
 /** The module, sized for the memory limit of the runs it serves (the host spawns the worker with it). */
 let loaded = await load(/** @type {{ memoryBytes?: number } | undefined} */ (workerData)?.memoryBytes ?? 16 << 20);
@@ -51,8 +66,8 @@ const STACK_BYTES = 512 * 1024;
  */
 const JOBS_PER_TICK = 100;
 /**
- * Jobs run back to back after which a queue that empties with the script still pending, and QuickJS's
- * memory at its cap, reads as an endless `.then` chain that ran out of memory (see settle). Each link of
+ * Jobs run back to back after which a queue that empties with the script still pending, after the run
+ * was refused memory at its cap, reads as an endless `.then` chain that ran out of memory (see settle). Each link of
  * `const next = () => Promise.resolve().then(next)` stays pending on the next, so the chain grows until
  * QuickJS cannot queue its next job: it drops that job, frees the chain and leaves nothing to run,
  * after 43,000-72,000 jobs at 16 MiB of WebAssembly memory (measured). Memory use itself is not sampled:
@@ -62,13 +77,17 @@ const CHAIN_JOBS = 10_000;
 
 // The `tools` binding, built inside the context from one captured host function that is never a global.
 // The name crosses as JSON, like the arguments: the host reads a QuickJS string as a C string, which
-// would end it at a NUL ("list_strategies\u0000place_order" called list_strategies).
+// would end it at a NUL ("list_strategies\u0000place_order" called list_strategies). JSON.stringify and
+// JSON.parse are taken before the script runs, which may replace them: the text crossing to the host is
+// always the language's own JSON (a replaced stringify answering "not json{" made the host's parse throw).
+// The prelude returns its stringify, with which the host converts the script's return value too.
 const PRELUDE = `(function (call) {
+  const { stringify, parse } = JSON;
   const tools = new Proxy(Object.freeze(Object.create(null)), {
     get(_, name) {
       if (typeof name !== 'string' || name === 'then') return undefined;
       return function (args) {
-        return call(JSON.stringify(name), JSON.stringify(args === undefined ? {} : args)).then(JSON.parse);
+        return call(stringify(name), stringify(args === undefined ? {} : args)).then((text) => parse(text));
       };
     },
     set() { return false; },
@@ -76,6 +95,7 @@ const PRELUDE = `(function (call) {
     setPrototypeOf() { return false; },
   });
   Object.defineProperty(globalThis, 'tools', { value: tools, writable: false, configurable: false, enumerable: false });
+  return (value) => stringify(value);
 })`;
 
 port.on('message', async (message) => {
@@ -97,6 +117,7 @@ let current;
  * @param {{ code: string, limits: { memoryBytes: number, instructions: number, wallTimeMs: number, outputBytes: number, toolCalls: number } }} message
  */
 function run({ code, limits }) {
+  memoryRefused = false;
   const runtime = loaded.quickjs.newRuntime();
   runtime.setMemoryLimit(limits.memoryBytes);
   runtime.setMaxStackSize(STACK_BYTES);
@@ -159,7 +180,12 @@ function run({ code, limits }) {
   console.dispose();
 
   const call = context.newFunction('call', (nameHandle, jsonHandle) => {
-    const name = JSON.parse(context.getString(nameHandle));
+    let name;
+    try {
+      name = JSON.parse(context.getString(nameHandle));
+    } catch {
+      return { error: context.newError('tools: the tool name did not arrive as JSON') };
+    }
     const json = context.getString(jsonHandle);
     calls += 1;
     if (calls > limits.toolCalls) {
@@ -173,7 +199,8 @@ function run({ code, limits }) {
     return deferred.handle;
   });
   const prelude = context.unwrapResult(context.evalCode(PRELUDE, 'prelude.js'));
-  context.unwrapResult(context.callFunction(prelude, context.undefined, call)).dispose();
+  /** The language's JSON.stringify as it was before the script ran (see PRELUDE). */
+  const stringify = context.unwrapResult(context.callFunction(prelude, context.undefined, call));
   prelude.dispose();
   call.dispose();
 
@@ -184,6 +211,7 @@ function run({ code, limits }) {
     port.postMessage({ type: 'done', outcome: { ...outcome, logs, calls: Math.min(calls, limits.toolCalls) } });
     for (const deferred of pending.values()) deferred.dispose();
     promise?.dispose();
+    stringify.dispose();
     try {
       context.dispose();
       runtime.dispose();
@@ -198,13 +226,14 @@ function run({ code, limits }) {
     const error = context.dump(handle);
     handle.dispose();
     const message = typeof error === 'object' && error !== null ? String(error.message ?? '') : String(error);
-    // Out of memory, QuickJS may fail to build its InternalError too and leave null as the exception:
-    // with the memory at its cap, that is the memory limit (a script's own `throw null` there reads so too).
-    const exhausted = /out of memory/i.test(message) || (error === null && loaded.wasmMemory.buffer.byteLength >= loaded.maximumBytes);
+    // Out of memory, QuickJS may fail to build its InternalError too and leave null as the exception (a Map
+    // or Set growing its table): when the run was refused memory at its cap, that is the memory limit (a
+    // script's own `throw null` after reaching the cap and catching it reads so too).
+    const exhausted = /out of memory/i.test(message) || (error === null && memoryRefused);
     const limit = breach ?? (exhausted ? 'memoryBytes' : undefined);
     if (limit) return finish({ ok: false, kind: 'limit', limit });
-    // Null without the memory at its cap: a script's own `throw null`, or an allocation QuickJS could not
-    // make inside its allocator limit and freed again before we could look; say both rather than "Error: null".
+    // Null without a refusal at the cap: a script's own `throw null`, or an allocation QuickJS refused inside
+    // its own allocator limit (one block larger than memoryBytes); say both rather than "Error: null".
     if (error === null)
       return finish({
         ok: false,
@@ -214,7 +243,7 @@ function run({ code, limits }) {
       });
     const name = typeof error === 'object' && error !== null && typeof error.name === 'string' ? error.name : 'Error';
     const where = typeof error === 'object' && error !== null ? locate(String(error.stack ?? ''), code) : undefined;
-    const stack = /stack overflow/i.test(message) ? ' (recursion too deep)' : '';
+    const stack = /stack overflow/i.test(message) ? ` (recursion or nesting deeper than the sandbox's ${STACK_BYTES / 1024} KiB stack holds)` : '';
     return finish({ ok: false, kind: 'script_error', name, message: `${message}${stack}`, ...where });
   };
 
@@ -234,8 +263,8 @@ function run({ code, limits }) {
         // An endless .then chain (`const next = () => Promise.resolve().then(next)`) keeps every link pending
         // on the next: memory runs out, QuickJS drops the job it has no memory to queue and frees the chain,
         // and the queue empties with nothing left to settle the script (CHAIN_JOBS). A script that runs 10,000
-        // awaits in a row and then awaits what nothing settles reads so too, with the memory at its cap.
-        if (lastStreak >= CHAIN_JOBS && loaded.wasmMemory.buffer.byteLength >= loaded.maximumBytes) return finish({ ok: false, kind: 'limit', limit: 'memoryBytes' });
+        // awaits in a row and then awaits what nothing settles reads so too, after being refused memory.
+        if (lastStreak >= CHAIN_JOBS && memoryRefused) return finish({ ok: false, kind: 'limit', limit: 'memoryBytes' });
         return finish({
           ok: false,
           kind: 'script_error',
@@ -246,11 +275,7 @@ function run({ code, limits }) {
       return;
     }
     if (state.type === 'rejected') return failed(state.error);
-    const json = context.getProp(context.global, 'JSON');
-    const stringify = context.getProp(json, 'stringify');
-    const text = context.callFunction(stringify, json, state.value);
-    json.dispose();
-    stringify.dispose();
+    const text = context.callFunction(stringify, context.undefined, state.value);
     state.value.dispose();
     if (text.error) return failed(text.error);
     const out = context.typeof(text.value) === 'string' ? context.getString(text.value) : 'null';

@@ -1,4 +1,5 @@
 import { argumentErrorsMeta } from '../checks/input-check.ts';
+import { JSON_DEPTH_CEILING, findLimitBreach } from '../checks/input-limits.ts';
 import { randomUUID } from 'node:crypto';
 import { abortSignalOf } from '../wire/cancellation.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
@@ -143,7 +144,7 @@ export async function runCode(
   let done = 0;
   const started = performance.now();
   try {
-    const outcome = await inSpan('run_code', { 'ai.cpz.gateway.run_id': runId }, () =>
+    const ran = await inSpan('run_code', { 'ai.cpz.gateway.run_id': runId }, () =>
       codeSandbox.run({
         code: args.code as string,
         limits,
@@ -190,6 +191,7 @@ export async function runCode(
       }),
     );
     const ms = performance.now() - started;
+    const outcome = nestingChecked(ran);
     const kind = outcome.ok ? 'ok' : outcome.kind === 'crashed' ? 'error' : outcome.kind;
     ended(kind, { runId, calls: outcome.calls, durationMs: ms, ...(!outcome.ok && outcome.kind === 'limit' ? { limit: outcome.limit } : {}) });
     d.log.info({ runId, outcome: kind, calls: outcome.calls, ms: Math.round(ms) }, 'run_code finished');
@@ -198,6 +200,24 @@ export async function runCode(
     tracked?.release();
     slot.release();
   }
+}
+
+/**
+ * A returned value nested deeper than {@link JSON_DEPTH_CEILING} (checks/input-limits.ts) is a script error
+ * naming that limit: the answer around it could not be written (the SDK re-serialises it recursively; a
+ * 5,000-deep array answered -32603 while the run was logged and counted ok). Run again, it fails alike.
+ */
+function nestingChecked(outcome: RunOutcome): RunOutcome {
+  if (!outcome.ok) return outcome;
+  if (!findLimitBreach(JSON.parse(outcome.json), { jsonDepth: JSON_DEPTH_CEILING, stringLength: Infinity, arrayLength: Infinity })) return outcome;
+  return {
+    ok: false,
+    kind: 'script_error',
+    name: 'Error',
+    message: `the returned value nests deeper than ${JSON_DEPTH_CEILING} levels, the most an answer carries: return it flatter`,
+    logs: outcome.logs,
+    calls: outcome.calls,
+  };
 }
 
 /** What a script's `tools.<name>()` resolves to: structured content, else the text (parsed when JSON); an error becomes its message. */

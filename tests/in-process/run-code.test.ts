@@ -337,6 +337,25 @@ describe('run_code attacks (modern era unless said)', () => {
     expect(upstreamCalls()).toBe(before);
   });
 
+  it("answers through the language's own JSON whatever the script put in its place: its tools and its return value work", async () => {
+    // A replaced JSON.stringify answering "not json{" made the host's parse of the return value throw: -32603 and an error-level log.
+    const result = await run(
+      'modern',
+      'JSON.stringify = () => "not json{"; JSON.parse = () => 0; const { accounts } = await tools.list_accounts({}); return accounts.length;',
+    );
+    expect(result.isError, text(result)).toBeFalsy();
+    expect(result.structuredContent).toMatchObject({ result: 2, calls: 1 });
+  });
+
+  it('answers a returned value nested deeper than an answer carries as a script error naming the nesting, counted as one', async () => {
+    const before = await codeRuns('script_error');
+    const result = await run('modern', 'let o = []; let c = o; for (let i = 0; i < 1100; i++) { const n = []; c.push(n); c = n; } return o;');
+    expect(result.isError).toBe(true);
+    expect(result._meta?.['ai.cpz.gateway/error']).toBe('script_error');
+    expect(text(result)).toBe('Script error: Error: the returned value nests deeper than 1000 levels, the most an answer carries: return it flatter');
+    expect(await codeRuns('script_error')).toBe(before + 1);
+  });
+
   it('runs two credentials concurrently with nothing shared, and limits runs in progress per credential', async () => {
     // A gateway of its own whose wall time (3 s, the file's is 8 s) ends the two slow runs the test waits out.
     const short = inProcessGateway(

@@ -52,14 +52,14 @@ describe('the code sandbox', () => {
     expect(await run('for (;;) {}')).toMatchObject({ ok: false, kind: 'limit', limit: 'instructions' });
     expect(await run('for (;;) {}', { instructions: 1e9, wallTimeMs: 300 })).toMatchObject({ ok: false, kind: 'limit', limit: 'wallTimeMs' });
     expect(await run('const a = []; for (;;) a.push({ a: [1, 2, 3] });')).toMatchObject({ ok: false, kind: 'limit', limit: 'memoryBytes' });
-    // 50,000 queued promise reactions at the default memory (16 MiB): QuickJS fails without an error object
-    // and frees what it held, so the memory is not at its cap when the failure is read.
+    // 50,000 queued promise reactions, and a Map or Set growing its table, at the default memory (16 MiB):
+    // QuickJS fails without an error object (null), and frees what it held; the memory was refused at its cap.
     const queued = 'let s = 0; for (let i = 0; i < 50000; i++) Promise.resolve(i).then((x) => { s += x }); return s;';
-    expect(await run(queued, { instructions: 1e9, memoryBytes: 16 << 20 })).toMatchObject({
-      ok: false,
-      kind: 'script_error',
-      message: expect.stringContaining('ran out of memory (memoryBytes 16777216)'),
-    });
+    for (const code of [queued, 'const m = new Map(); for (let i = 0; ; i++) m.set(i, { i });', 'const m = new Set(); for (let i = 0; ; i++) m.add({ i });'])
+      expect(await run(code, { instructions: 1e9, memoryBytes: 16 << 20 }), code).toMatchObject({ ok: false, kind: 'limit', limit: 'memoryBytes' });
+    // A script's own `throw null` is its error, at a limit where the memory starts at its maximum (<= 8 MiB) too.
+    for (const memoryBytes of [4 << 20, 16 << 20])
+      expect(await run('throw null', { memoryBytes })).toMatchObject({ ok: false, kind: 'script_error', message: expect.stringContaining('threw null') });
     expect(await run('return "x".repeat(10000)')).toMatchObject({ ok: false, kind: 'limit', limit: 'outputBytes' });
     expect(await run('for (;;) console.log("x".repeat(100))')).toMatchObject({ ok: false, kind: 'limit', limit: 'outputBytes' });
     expect(await run('for (;;) { try { await tools.x(); } catch {} }')).toMatchObject({ ok: false, kind: 'limit', limit: 'toolCalls', calls: 3 });
@@ -87,6 +87,25 @@ describe('the code sandbox', () => {
     expect(await run(strings(4, 1e6), { instructions: 1e9 })).toMatchObject({ ok: true, json: '4' });
     expect(await run(strings(40, 1e6), { instructions: 1e9, memoryBytes: 64 << 20 })).toMatchObject({ ok: true, json: '40' });
     expect(await run(strings(40, 1e6), { instructions: 1e9 })).toMatchObject({ ok: false, kind: 'limit', limit: 'memoryBytes' });
+  });
+
+  it("converts what crosses to the host with the language's own JSON, whatever the script put in its place", async () => {
+    const replaced = 'JSON.stringify = () => "not json{"; JSON.parse = () => 0;';
+    expect(await run(`${replaced} return await tools.x({ q: 1 });`)).toMatchObject({ ok: true, json: '{"name":"x","args":{"q":1}}', calls: 1 });
+    expect(await run(`${replaced} return [1];`)).toMatchObject({ ok: true, json: '[1]' });
+    expect(await run('JSON.stringify = () => 42; return "a";')).toMatchObject({ ok: true, json: '"a"' });
+  });
+
+  it("ends nesting past QuickJS's stack as a script error naming that stack, never a dead worker", async () => {
+    // QuickJS's recursive parsers overflowed the worker thread's own stack before QuickJS's check fired
+    // (a 3,000-deep literal did); a 40,000-deep value returned or passed to a tool did too, in QuickJS's
+    // JSON.stringify, which takes seconds at that depth (its cycle check is quadratic), so it is not run here.
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    expect(await run(`return ${deep};`, { instructions: 1e9 })).toMatchObject({
+      ok: false,
+      kind: 'script_error',
+      message: expect.stringMatching(/stack overflow.* \(recursion or nesting deeper than the sandbox's 512 KiB stack holds\)$/u),
+    });
   });
 
   it('ends a deep recursion as a script error and a promise nothing settles at once', async () => {
