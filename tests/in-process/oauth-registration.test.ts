@@ -3,7 +3,7 @@
  * registrations past the per-address budget are 429 `temporarily_unavailable` with Retry-After, each
  * refusal one audit line; a client document over `oauth.clients.maxMetadataBytes` is
  * `invalid_client_metadata`; a plain-http redirect URI off loopback is `invalid_redirect_uri` whatever
- * the application type (OAuth 2.1 §2.3.1); `oauth.initialAccessToken` makes registration need it
+ * the application type (OAuth 2.1 §2.3.1), and so is one with user info (`https://a.example@b.example/cb`); `oauth.initialAccessToken` makes registration need it
  * (RFC 7591 §3). And a flood of registrations evicts only other unused registrations from the memory
  * store: a revoked token and its refresh token stay refused, and a client that completed an
  * authorization keeps working.
@@ -93,6 +93,15 @@ describe('registration documents', () => {
       const refused = await oauth.registerRaw({ redirect_uris: [uri], application_type: 'web', token_endpoint_auth_method: 'none' });
       expect(refused.status, uri).toBe(400);
       expect(await refused.json()).toMatchObject({ error: 'invalid_redirect_uri' });
+    }
+    // User info names one host and goes to another: refused, naming it, whatever the scheme.
+    for (const uri of ['https://accounts.google.com@evil.example/cb', 'https://user:pw@app.example/cb', 'http://me@127.0.0.1:9/cb']) {
+      const refused = await oauth.registerRaw({ redirect_uris: ['https://app.example/cb', uri], token_endpoint_auth_method: 'none' });
+      expect(refused.status, uri).toBe(400);
+      expect(await refused.json()).toEqual({
+        error: 'invalid_redirect_uri',
+        error_description: `redirect_uris must not hold user info (a user name or password before '@'): item 2 does, and would send the user to ${new URL(uri).host}`,
+      });
     }
     for (const uri of ['https://app.example/cb', 'http://127.0.0.1:9/cb', 'http://localhost:9/cb', 'http://[::1]:9/cb']) {
       const accepted = await oauth.registerRaw({ redirect_uris: [uri], application_type: 'web', token_endpoint_auth_method: 'none' });

@@ -156,8 +156,14 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
         const bytes = Buffer.byteLength(JSON.stringify(metadata));
         if (bytes > config.clients.maxMetadataBytes)
           throw new oidcErrors.InvalidClientMetadata(`client metadata is ${bytes} bytes; at most ${config.clients.maxMetadataBytes} are accepted`);
-        for (const uri of Array.isArray(value) ? value : []) {
+        for (const [i, uri] of (Array.isArray(value) ? value : []).entries()) {
           const url = typeof uri === 'string' ? URL.parse(uri) : null;
+          // RFC 3986 §3.2.1 user info has no use in a redirect URI (OAuth 2.1, RFC 8252 give it none) and
+          // misleads whoever reads it: https://accounts.google.com@evil.example/cb returns to evil.example.
+          if (url && (url.username || url.password))
+            throw new oidcErrors.InvalidClientMetadata(
+              `redirect_uris must not hold user info (a user name or password before '@'): item ${i + 1} does, and would send the user to ${url.host}`,
+            );
           // OAuth 2.1 §2.3.1 (and RFC 8252 §7.3): plain http only for a loopback redirect (a native app's own listener).
           if (url?.protocol === 'http:' && !/^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/.test(url.hostname))
             // A description starting with redirect_uris makes oidc-provider's error invalid_redirect_uri (RFC 7591 §3.2.2).
