@@ -70,7 +70,8 @@ function token(sub: string | undefined, audience: string, scope = 'mcp.read', ke
   return (sub === undefined ? jwt : jwt.setSubject(sub)).sign(key);
 }
 
-async function start(config: DeepPartial<GatewayConfig> = {}, jwksUri = jwks.url): Promise<InProcessGateway> {
+/** An external-mode gateway; `jwksUri` null: found through the issuer's metadata (discovery). */
+async function start(config: DeepPartial<GatewayConfig> = {}, jwksUri: string | null = jwks.url, issuer = ISSUER): Promise<InProcessGateway> {
   gateway = inProcessGateway(
     {
       ...config,
@@ -78,8 +79,8 @@ async function start(config: DeepPartial<GatewayConfig> = {}, jwksUri = jwks.url
       oauth: {
         mode: 'external',
         external: {
-          issuer: ISSUER,
-          jwksUri,
+          issuer,
+          ...(jwksUri ? { jwksUri } : {}),
           scopeMap: { 'mcp.read': ['ledger:read'] },
           // One service key upstream for every person the identity provider signs in.
           credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' },
@@ -213,6 +214,15 @@ describe("external mode when the identity provider's keys cannot be read", () =>
       expect(refused.status).toBe(401);
       expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
     }
+  });
+
+  it("answers 503 while the issuer's metadata (where jwks_uri is found) cannot be read", async () => {
+    const down = await serveJwks({ kty: 'EC' });
+    const issuer = `${new URL(down.url).origin}/realms/mcp`;
+    await down.close();
+    const g = await start({}, null, issuer);
+    await unavailable(await list(g, await token('alice', `${g.gatewayUrl}/mcp`)));
+    expect(warnings(g).map((l) => l.reason)).toEqual(['issuer metadata: no jwks_uri found in the issuer metadata']);
   });
 
   it('answers 401 invalid_token when the keys were read and the token is not signed by them (forged, or a kid the set lacks)', async () => {
