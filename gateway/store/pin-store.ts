@@ -141,6 +141,8 @@ export interface RedisPinStoreOptions {
  * knew pinned, which would make a changed definition a first sight. A pin missing from Redis that the
  * copy holds is a store loss: logged at error, counted in `mcp_pin_store_losses_total`, written back
  * (`HSETNX`: a pin another replica wrote back first stays), and used, so a change is still held against it.
+ * An approval made on another replica enters the copy when this one reads the new revision (its
+ * revision poll, every second), so the copy written back after a loss is the approved pin.
  */
 export function redisPinStore(options: RedisPinStoreOptions): PinStore {
   const prefix = options.keyPrefix ?? '{mcp-gateway:pins}';
@@ -181,6 +183,8 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     }
   };
   const parsed = <T>(hash: Record<string, string>) => new Map(Object.entries(hash).map(([name, json]) => [name, JSON.parse(json) as T]));
+  /** The revision {@link PinStore.revision} last read. */
+  let seenRevision: string | undefined;
   /** The second copy: every pin read or written here, by upstream and tool (pins are never deleted, only replaced). */
   const remembered = new Map<string, Map<string, PinRecord>>();
   const remember = (upstream: string, pins: Iterable<readonly [string, PinRecord]>) => {
@@ -265,7 +269,17 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
         await client.multi().hSet(key.pins(upstream), name, JSON.stringify(record)).sAdd(key.upstreams, upstream).set(key.revision, randomUUID()).exec();
         remember(upstream, [[name, record]]);
       }),
-    revision: () => bounded('revision', async () => (await client.get(key.revision)) ?? '0'),
+    revision: () =>
+      bounded('revision', async () => {
+        const revision = (await client.get(key.revision)) ?? '0';
+        // A new revision is an approval (or a lock file's pin) somewhere: the second copy takes the pins in
+        // force now, so a loss of Redis's data before this replica reads them again writes back the approved
+        // pin, not the one before it. '0' (no revision key) is a store that lost its data: nothing to take.
+        if (revision !== '0' && revision !== seenRevision)
+          for (const upstream of [...remembered.keys()]) remember(upstream, parsed<PinRecord>(await client.hGetAll(key.pins(upstream))));
+        seenRevision = revision;
+        return revision;
+      }),
     upstreams: () =>
       bounded('upstreams', async () =>
         [...new Set([...(await client.sMembers(key.upstreams)), ...[...remembered].filter(([, pins]) => pins.size).map(([upstream]) => upstream)])].sort(),

@@ -98,4 +98,38 @@ describe.skipIf(!hasRedis)('a Redis pin store that loses its data', () => {
       await link.close();
     }
   });
+
+  it('an approval made on another replica is what this one writes back when Redis loses its data right after', async () => {
+    redis!.cli('FLUSHALL');
+    const gateway = { cache: { store: 'redis' as const, redisUrl: redis!.url, operationTimeoutMs: 5000 }, oauth: { mode: 'off' as const } };
+    const other = await inProcessStack({ upstream: { tools: [me('Who am I.')] }, gateway });
+    try {
+      stack = await inProcessStack({ upstream: { tools: [me('Who am I.')] }, gateway });
+      const listedOn = async (on: InProcessGateway) => {
+        on.runtime.state.upstreams[0]!.catalog.invalidate('tools/list');
+        const client = await connectEra('modern', new URL('/mcp', on.gatewayUrl), FULL_KEY);
+        try {
+          return (await client.listTools()).map((t) => t.description);
+        } finally {
+          await client.close();
+        }
+      };
+      expect(await listedOn(stack)).toEqual(['Who am I.']);
+      expect(await listedOn(other)).toEqual(['Who am I.']);
+      for (const on of [stack, other]) on.fake!.setTools([me('Who am I, with my teams.')]);
+      expect(await listedOn(stack)).toEqual(['Who am I.']);
+      expect(await listedOn(other)).toEqual(['Who am I.']);
+
+      expect(await other.runtime.state.pins.approve('fake', 'get_me', { via: 'test' })).toMatchObject({ by: 'approval' });
+      // This replica's revision poll (the same read) sees the approval; no MCP request reads the pins meanwhile.
+      await stack.runtime.state.pins.store.revision();
+      expect(redis!.cli('FLUSHALL').trim()).toBe('OK');
+      // Its copy written back is the approved pin (it wrote the one from before, and both replicas held the tool again).
+      expect(await listedOn(stack)).toEqual(['Who am I, with my teams.']);
+      expect(redis!.cli('HGET', '{mcp-gateway:pins}:pin:fake', 'get_me')).toContain('"by":"approval"');
+      expect(await listedOn(other)).toEqual(['Who am I, with my teams.']);
+    } finally {
+      await other.close();
+    }
+  });
 });
