@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { resolve } from 'node:path';
 
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -119,5 +120,29 @@ describe('synthetic catalogues', () => {
       await client.close();
       await upstream.close();
     }
+  });
+});
+
+describe('the replay upstream command line', () => {
+  const ROOT = resolve(import.meta.dirname, '../../..');
+  const run = (...args: string[]) =>
+    spawnSync(process.execPath, ['--import', './scripts/register-ts.mjs', 'upstream/replay/cli.ts', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+
+  it('prints its usage for --help and exits 0 (it crashed with a parseArgs stack trace)', () => {
+    const help = run('--help');
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(/^usage: tsx upstream\/replay\/cli\.ts \(--catalog FILE \| --synthetic N\)/);
+    expect(help.stdout).toContain('--page-size N');
+    expect(help.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('answers an unknown option and a bad number with the reason and the usage, exit 2, no stack trace', () => {
+    const unknown = run('--bogus');
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/^Unknown option '--bogus'.*\nusage: /s);
+    expect(unknown.stderr).not.toMatch(/\n\s+at /);
+    const bad = run('--synthetic', 'ten');
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/^--synthetic: expected a whole number of at least 1, got "ten"\nusage: /);
   });
 });
