@@ -5,7 +5,7 @@ import type { McpHttpHandler } from '@modelcontextprotocol/server';
 import { cors, exposeToOrigin, originGuard, originRefusal, rejectAtEdge, requestAccounting, requestIdentity } from './edge.ts';
 import { NodeExchange, type Exchange } from './exchange.ts';
 import { mountConsole, type ServeInProcess } from './console/routes.ts';
-import { browserPage } from './browser-pages.ts';
+import { PERSON_HEADERS, browserPage } from './browser-pages.ts';
 import { healthz, readyz } from './health.ts';
 import type { Surface } from '../ports.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
@@ -153,8 +153,7 @@ function createApp(
       if (forPerson) {
         ctx.state.route = forPerson.route;
         ctx.status = forPerson.status;
-        ctx.set('content-security-policy', "default-src 'none'; frame-ancestors 'none'");
-        ctx.set('cache-control', 'no-store');
+        ctx.set(PERSON_HEADERS);
         ctx.type = 'text/html; charset=utf-8';
         ctx.body = forPerson.body;
         return;

@@ -1,6 +1,19 @@
 import type { Context } from 'koa';
 import type { GatewayConfig } from '../../config/types.ts';
-import { html, type Html } from './console/html.ts';
+import { NO_ICON, html, type Html } from './console/html.ts';
+import type { Exchange } from './exchange.ts';
+
+/**
+ * What every answer for a person carries (the console's, whatever its status, and these pages): no
+ * framing (CSP `frame-ancestors`, and `X-Frame-Options` for a browser without it: a 401 page framed by
+ * another site was shown), no sniffing, no caching. The console's own pages add their CSP's sources.
+ */
+export const PERSON_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  'x-frame-options': 'DENY',
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+};
 
 /** A page for a person, in place of the JSON-RPC 404 an MCP client gets. */
 export interface BrowserPage {
@@ -12,6 +25,16 @@ export interface BrowserPage {
 
 /** Console paths: `/console` and below. */
 const CONSOLE = /^\/console(\/|$)/;
+
+/** Whether `path` is the console's (a person's browser is its client). */
+export const isConsolePath = (path: string): boolean => CONSOLE.test(path);
+
+/** Answers a person with a page saying why the request was refused (`status`), with {@link PERSON_HEADERS}. */
+export function refusalPage(ctx: Exchange | Context, status: number, title: string, why: string): void {
+  ctx.status = status;
+  ctx.set({ ...PERSON_HEADERS, 'content-type': 'text/html; charset=utf-8' });
+  ctx.body = page(title, html`<p>${why}</p>`);
+}
 
 /**
  * What a browser gets for `/` and for a `/console` path nothing else answered (the console off, or an
@@ -47,5 +70,6 @@ export function browserPage(ctx: Context, config: GatewayConfig, mcpPaths: reado
 }
 
 function page(title: string, content: Html): string {
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title></head><body><h1>${title}</h1>${content}</body></html>`.value;
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${title}</title>${NO_ICON}</head><body><h1>${title}</h1>${content}</body></html>`
+    .value;
 }

@@ -10,6 +10,7 @@ import type { GatewayMetrics } from '../obs/metrics.ts';
 import type { Exchange } from './exchange.ts';
 import { clientAddressOf } from './client-address.ts';
 import { hasDuplicateHost, readHost, toOriginForm } from './request-target.ts';
+import { isConsolePath, refusalPage } from './browser-pages.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -135,7 +136,9 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
     if (crossOriginPath(ctx.path)) return false;
     const origin = validateOriginHeader(ctx.get('origin') || undefined, origins);
     if (origin.ok) return false;
-    rejectAtEdge(ctx, 'forbidden_origin', origin.message);
+    // A console form post is a person's (their browser sent the Origin): a page says why, not a JSON-RPC body.
+    if (isConsolePath(ctx.path)) refusalPage(ctx, 403, 'Request refused', origin.message);
+    else rejectAtEdge(ctx, 'forbidden_origin', origin.message);
     return true;
   };
 }

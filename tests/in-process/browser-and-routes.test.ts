@@ -99,6 +99,58 @@ describe('a browser', () => {
     expect(page).toContain('<a href="/console">/console</a>');
   });
 
+  it('cannot frame any console answer, a refusal included: every one forbids framing and sniffing', async () => {
+    const admin = { authorization: `Bearer ${ADMIN}` };
+    const answers: [string, Promise<Response>][] = [
+      ['200 page', get(gateway, '/console', { ...BROWSER, ...admin })],
+      ['401 page', get(gateway, '/console', BROWSER)],
+      ['401 asset', get(gateway, '/console/console.css')],
+      ['404 page', get(gateway, '/console/nope', { ...BROWSER, ...admin })],
+      ['403 form post', routedFetch(`${gateway.gatewayUrl}/console/credential`, { method: 'POST', headers: { ...admin, 'sec-fetch-site': 'cross-site' } })],
+    ];
+    for (const [what, pending] of answers) {
+      const response = await pending;
+      await response.arrayBuffer();
+      expect(response.headers.get('content-security-policy'), what).toContain("frame-ancestors 'none'");
+      expect(response.headers.get('x-frame-options'), what).toBe('DENY');
+      expect(response.headers.get('x-content-type-options'), what).toBe('nosniff');
+    }
+  });
+
+  it('gets a page, not a JSON-RPC body, for a console form post refused at the edge for its origin, naming why', async () => {
+    const response = await routedFetch(`${gateway.gatewayUrl}/console/credential`, {
+      method: 'POST',
+      headers: { ...BROWSER, authorization: `Bearer ${ADMIN}`, origin: 'https://evil.example', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'key=k&secret=s',
+    });
+    expect(response.status).toBe(403);
+    expect(response.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+    const page = await response.text();
+    expect(page).toMatch(/^<!doctype html>/u);
+    expect(page).toContain('<p>Invalid Origin: evil.example</p>');
+    // An MCP client refused for its origin keeps the JSON-RPC error.
+    const mcp = await routedFetch(`${gateway.gatewayUrl}/mcp`, {
+      method: 'POST',
+      headers: { origin: 'https://evil.example', 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(mcp.status).toBe(403);
+    expect(((await mcp.json()) as { jsonrpc: string }).jsonrpc).toBe('2.0');
+  });
+
+  it('is given an icon that needs no request by every console page, the 401 and the not-found ones too', async () => {
+    const admin = { authorization: `Bearer ${ADMIN}` };
+    for (const [path, headers] of [
+      ['/console', { ...BROWSER, ...admin }],
+      ['/console/catalog', { ...BROWSER, ...admin }],
+      ['/console', BROWSER],
+      ['/console/nope', { ...BROWSER, ...admin }],
+      ['/', BROWSER],
+    ] as const)
+      expect(await (await get(gateway, path, headers)).text(), path).toContain('<link rel="icon" href="data:,">');
+  });
+
   it('opening the console while it is off is told how to turn it on', async () => {
     for (const path of ['/console', '/console/catalog']) {
       const response = await get(off, path, BROWSER);

@@ -193,7 +193,10 @@ describe('the console admin token', () => {
     const limited = await console('Bearer wrong-token-x');
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(1000);
-    expect(await limited.text()).toMatch(/^Too many wrong admin tokens from this address\. Try again in \d+ s\.$/);
+    expect(await limited.text()).toMatch(/<p>Too many wrong admin tokens from this address\. Try again in \d+ s\.<\/p>/);
+    expect(limited.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(limited.headers.get('x-frame-options')).toBe('DENY');
+    expect(limited.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     // Wrong tokens of someone else at the address (everyone, behind a proxy not in security.trustedProxies)
     // do not lock out the token's holder: the token's length is what stops guessing, not the budget.
     expect((await console(`Bearer ${CONSOLE_TOKEN}`)).status).toBe(200);

@@ -3,7 +3,7 @@
  * rendered, one stylesheet (/console/console.css), one small script (/console/console.js) that only
  * refreshes the live counters; every page works without JavaScript (forms are plain GET/POST forms).
  */
-import { html, type Html } from './html.ts';
+import { NO_ICON, html, type Html } from './html.ts';
 import type { CatalogData, Counter, CredentialData, OverviewData, SearchData, UpstreamStatus } from './model.ts';
 
 export type ConsolePage = 'overview' | 'catalog' | 'credential' | 'search' | 'pins' | 'scopes' | 'oauth' | 'config';
@@ -28,6 +28,7 @@ export function layout(page: ConsolePage, title: string, content: Html): string 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="same-origin">
 <title>${title} · MCP gateway console</title>
+${NO_ICON}
 <link rel="stylesheet" href="/console/console.css">
 <script src="/console/console.js" defer></script>
 </head>
@@ -181,7 +182,7 @@ ${
 
 /** The page for a console route without a valid admin credential (sent with 401). */
 export function unauthorizedPage(): string {
-  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>401 · MCP gateway console</title></head>
+  return html`<!doctype html><html lang="en"><head><meta charset="utf-8"><title>401 · MCP gateway console</title>${NO_ICON}</head>
 <body><main><h1>Admin credential required</h1><p>The console needs the gateway's admin token (<code>console.adminToken</code>): sign in with any user name and the token as the password, or send <code>Authorization: Bearer &lt;token&gt;</code>.</p></main></body></html>
 `.value;
 }

@@ -28,6 +28,7 @@ import type { CatalogData, Counter, OverviewData, SearchData, UpstreamStatus } f
 import { catalogPage, credentialPage, overviewPage, searchPage, unauthorizedPage } from './pages.ts';
 import { mountPins } from './pins.ts';
 import { mountOperatorPages } from './operator.ts';
+import { PERSON_HEADERS, refusalPage } from '../browser-pages.ts';
 
 /** Serves one request through this gateway's own app without a socket (runtime.fetch). */
 export type ServeInProcess = (request: Request) => Promise<Response>;
@@ -115,6 +116,8 @@ export function mountConsole(router: Router, runtime: GatewayRuntime, serve: Ser
 function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
   const expected = digest(token);
   return async (ctx, next) => {
+    // Every console answer, a refusal too (a framed 401 page was shown), forbids framing; pages add their own CSP.
+    ctx.set(PERSON_HEADERS);
     const presented = presentedToken(ctx.get('authorization'));
     if (presented !== undefined) {
       if (timingSafeEqual(digest(presented), expected)) return next();
@@ -124,18 +127,14 @@ function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
       if (decision && !decision.ok) {
         runtime.authDecisions({ requestId, endpoint: 'console', outcome: 'refused', reason: 'rate_limited', budget: decision.budget });
         const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
-        ctx.status = 429;
+        refusalPage(ctx, 429, 'Too many wrong admin tokens', `Too many wrong admin tokens from this address. Try again in ${seconds} s.`);
         ctx.set('retry-after', String(seconds));
-        ctx.set('cache-control', 'no-store');
-        ctx.type = 'text/plain; charset=utf-8';
-        ctx.body = `Too many wrong admin tokens from this address. Try again in ${seconds} s.`;
         return;
       }
       runtime.authDecisions({ requestId, endpoint: 'console', outcome: 'refused', reason: 'invalid_token' });
     }
     ctx.status = 401;
     ctx.set('www-authenticate', 'Basic realm="MCP gateway console", charset="UTF-8"');
-    ctx.set('cache-control', 'no-store');
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = unauthorizedPage();
   };
@@ -164,8 +163,7 @@ const sameOrigin: Middleware = async (ctx, next) => {
   const from = ctx.get('origin') || ctx.get('referer');
   const site = ctx.get('sec-fetch-site').toLowerCase();
   if ((from && URL.canParse(from) && new URL(from).host !== ctx.host) || site === 'cross-site' || site === 'same-site') {
-    ctx.status = 403;
-    ctx.body = 'Forbidden: cross-origin form post';
+    refusalPage(ctx, 403, 'Request refused', 'Forbidden: cross-origin form post. Send the form from the console itself.');
     return;
   }
   return next();
