@@ -63,6 +63,22 @@ async function startOnce(options: { args?: string[]; cwd?: string }): Promise<Re
   return { url: `redis://127.0.0.1:${port}`, port, process: child, kill, cli };
 }
 
+/**
+ * Starts redis-server on `port`, where a test pointed a gateway while nothing listened (Redis down at
+ * start), and resolves once it answers PING (with `password`: `--requirepass`, asked with AUTH).
+ * The caller kills the child.
+ */
+export async function startRedisAt(port: number, password?: string): Promise<ChildProcess> {
+  const auth = password ? ['--requirepass', password] : [];
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...auth], { stdio: 'ignore' });
+  const answers = () =>
+    password
+      ? spawnSync('redis-cli', ['-p', String(port), '--no-auth-warning', '-a', password, 'PING'], { encoding: 'utf8' }).stdout.trim() === 'PONG'
+      : pong(port);
+  await waitFor(`redis-server to answer on ${port}`, answers, { timeoutMs: 5000 });
+  return child;
+}
+
 /** True when the server on `port` answers PING with +PONG. */
 export function pong(port: number): Promise<boolean> {
   return new Promise((resolve) => {

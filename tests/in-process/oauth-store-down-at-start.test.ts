@@ -6,14 +6,14 @@
  * it. A Redis that answers and refuses the credentials is a configuration error: refused at start. In
  * process; Redis itself (on the port that was down) only with `redis-server` (skipped only outside CI).
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { freePort } from '../helpers/free-port.ts';
-import { hasRedis, pong } from '../helpers/redis.ts';
+import { hasRedis, startRedisAt } from '../helpers/redis.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 let gateway: InProcessGateway | undefined;
@@ -47,13 +47,7 @@ async function readyz(): Promise<{ status: number; body: { status: string; reaso
 }
 
 async function startRedisOn(port: number, password?: string): Promise<void> {
-  const auth = password ? ['--requirepass', password] : [];
-  redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', ...auth], { stdio: 'ignore' });
-  const answers = () =>
-    password
-      ? spawnSync('redis-cli', ['-p', String(port), '--no-auth-warning', '-a', password, 'PING'], { encoding: 'utf8' }).stdout.trim() === 'PONG'
-      : pong(port);
-  await waitFor(`redis-server to answer on ${port}`, answers, { timeoutMs: 5000 });
+  redis = await startRedisAt(port, password);
 }
 
 describe('the built-in authorization server whose Redis is down at start', () => {

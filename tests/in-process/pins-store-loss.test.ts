@@ -4,7 +4,11 @@
  * anew as a first sight with a lint warning), the lost pins are written back, and the loss is logged at
  * error and counted. A Redis that is only unreachable (the link cut): the console's page shows what is
  * held (as /readyz does) from memory, and once Redis answers again the held change waits for approval
- * without another catalogue being judged. In process, with a real `redis-server` (skipped only outside CI).
+ * without another catalogue being judged. An approval made on another replica is what a replica writes
+ * back. A replica started while Redis is down holds its tools `unverified`: /readyz says not ready
+ * (naming the pin store), a listing does not wait the store's budget each time, and once Redis answers
+ * the tools are judged again without a request. In process, with a real `redis-server` (skipped only
+ * outside CI; the Redis-down part runs without it).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
@@ -12,7 +16,9 @@ import type { FakeTool } from '../fixtures/fake-upstream.ts';
 import { inProcessStack, type InProcessGateway } from '../helpers/in-process.ts';
 import { connectEra } from '../helpers/era-client.ts';
 import { FULL_KEY } from '../helpers/raw-mcp.ts';
-import { hasRedis, redisLink, startRedis, type RedisServer } from '../helpers/redis.ts';
+import { hasRedis, redisLink, startRedis, startRedisAt, type RedisServer } from '../helpers/redis.ts';
+import { freePort } from '../helpers/free-port.ts';
+import type { ChildProcess } from 'node:child_process';
 import { waitFor } from '../helpers/wait.ts';
 
 const me = (description: string): FakeTool => ({
@@ -22,15 +28,19 @@ const me = (description: string): FakeTool => ({
 
 let redis: RedisServer | undefined;
 let stack: InProcessGateway | undefined;
+/** A redis-server started on the port a gateway was pointed at while nothing listened there. */
+let restarted: ChildProcess | undefined;
 beforeAll(async () => void (hasRedis && (redis = await startRedis())));
 afterEach(async () => {
   await stack?.close();
   stack = undefined;
+  restarted?.kill('SIGKILL');
+  restarted = undefined;
 });
 afterAll(() => redis?.kill());
 
-async function listed(): Promise<Tool[]> {
-  const client = await connectEra('modern', new URL('/mcp', stack!.gatewayUrl), FULL_KEY);
+async function listed(on: InProcessGateway = stack!): Promise<Tool[]> {
+  const client = await connectEra('modern', new URL('/mcp', on.gatewayUrl), FULL_KEY);
   try {
     return await client.listTools();
   } finally {
@@ -107,12 +117,7 @@ describe.skipIf(!hasRedis)('a Redis pin store that loses its data', () => {
       stack = await inProcessStack({ upstream: { tools: [me('Who am I.')] }, gateway });
       const listedOn = async (on: InProcessGateway) => {
         on.runtime.state.upstreams[0]!.catalog.invalidate('tools/list');
-        const client = await connectEra('modern', new URL('/mcp', on.gatewayUrl), FULL_KEY);
-        try {
-          return (await client.listTools()).map((t) => t.description);
-        } finally {
-          await client.close();
-        }
+        return (await listed(on)).map((t) => t.description);
       };
       expect(await listedOn(stack)).toEqual(['Who am I.']);
       expect(await listedOn(other)).toEqual(['Who am I.']);
@@ -132,4 +137,41 @@ describe.skipIf(!hasRedis)('a Redis pin store that loses its data', () => {
       await other.close();
     }
   });
+});
+
+const readyz = async () => {
+  const response = await stack!.fetch(new Request(`${stack!.gatewayUrl}/readyz`));
+  return { status: response.status, body: (await response.json()) as { status: string; reasons?: string[]; held?: { reason: string }[] } };
+};
+
+describe('a replica whose Redis pin store is down when it starts', () => {
+  it('is not ready while its tools are held unverified, lists without waiting the store budget, and is ready once Redis answers', async () => {
+    const port = await freePort();
+    // Long, so that a listing that waits for the store stands out from one under load. The first listing
+    // waits once for the catalogue cache's connection (keyv's), which then stays bypassed for 5 s.
+    const BUDGET_MS = 8000;
+    stack = await inProcessStack({
+      upstream: { tools: [me('Who am I.')] },
+      gateway: { oauth: { mode: 'off' }, cache: { store: 'redis', redisUrl: `redis://127.0.0.1:${port}`, operationTimeoutMs: BUDGET_MS } },
+    });
+    expect(await listed()).toEqual([]);
+    const down = await readyz();
+    expect(down.status).toBe(503);
+    expect(down.body.status).toBe('not_ready');
+    expect(down.body.reasons).toEqual([expect.stringMatching(/^the pin store \(Redis at cache\.redisUrl\) cannot be read: 1 tool\(s\) held as unverified/)]);
+    expect(down.body.held).toMatchObject([{ upstream: 'fake', tool: 'get_me', reason: 'unverified' }]);
+    // Judged again past the retry delay (2 s): the store is asked again and fails at once.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const started = Date.now();
+    expect(await listed()).toEqual([]);
+    // Before, each such listing waited for the first connection for the store's whole budget (8 s here).
+    expect(Date.now() - started).toBeLessThan(BUDGET_MS / 2);
+    if (!hasRedis) return;
+
+    restarted = await startRedisAt(port);
+    // No request to /mcp meanwhile: the pin guard judges again on its own once its poll reaches Redis.
+    await waitFor('the replica to be ready', async () => (await readyz()).status === 200, { timeoutMs: 15_000 });
+    expect((await readyz()).body).toEqual({ status: 'ready' });
+    expect((await listed()).map((t) => t.name)).toEqual(['get_me']);
+  }, 60_000);
 });
