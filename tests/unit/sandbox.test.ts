@@ -51,6 +51,12 @@ describe('the code sandbox', () => {
   it('names each limit a script breaks', async () => {
     expect(await run('for (;;) {}')).toMatchObject({ ok: false, kind: 'limit', limit: 'instructions' });
     expect(await run('for (;;) {}', { instructions: 1e9, wallTimeMs: 300 })).toMatchObject({ ok: false, kind: 'limit', limit: 'wallTimeMs' });
+    // A backtracking regular expression ticks the interrupt handler too (less often than a loop: README, Code mode).
+    expect(await run('return /^(a+)+$/.test("a".repeat(60) + "b")', { instructions: 200, wallTimeMs: 60_000 })).toMatchObject({
+      ok: false,
+      kind: 'limit',
+      limit: 'instructions',
+    });
     expect(await run('const a = []; for (;;) a.push({ a: [1, 2, 3] });')).toMatchObject({ ok: false, kind: 'limit', limit: 'memoryBytes' });
     // 50,000 queued promise reactions, and a Map or Set growing its table, at the default memory (16 MiB):
     // QuickJS fails without an error object (null), and frees what it held; the memory was refused at its cap.
