@@ -230,14 +230,8 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
     if (event.kind === 'code_run') {
       audit.record(codeRunDecision(event));
     } else if (event.kind === 'tool') {
-      const { requester } = event;
       audit.record({
-        requestId: requester.requestId,
-        traceId: requester.traceId,
-        credentialDigest: requester.credentialDigest ?? '',
-        oauth: requester.oauth,
-        address: requester.address,
-        client: requester.client,
+        ...whoAsked(event.requester),
         surface: event.endpoint,
         via: event.via,
         runId: event.runId,
@@ -257,13 +251,8 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
       const { requester, message } = event;
       if (message?.tool && requester.credentialDigest !== undefined) {
         audit.record({
-          requestId: requester.requestId,
-          traceId: requester.traceId,
-          credentialDigest: requester.credentialDigest,
+          ...whoAsked(requester),
           credentialForm: requester.credentialForm,
-          oauth: requester.oauth,
-          address: requester.address,
-          client: requester.client,
           surface: event.endpoint,
           via: message.tool.via,
           upstream: message.tool.catalogTool?.upstream,
@@ -279,13 +268,9 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
         return;
       }
       audit.refused({
-        requestId: requester.requestId,
-        traceId: requester.traceId,
+        ...whoAsked(requester),
         credentialDigest: requester.credentialDigest,
         credentialForm: requester.credentialForm ?? 'none',
-        oauth: requester.oauth,
-        address: requester.address,
-        client: requester.client,
         surface: event.endpoint,
         method: message?.method,
         tool: message?.tool?.name ?? (message ? undefined : requester.namedTool),
@@ -299,16 +284,8 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
   };
 }
 
-/**
- * A run_code run as its audit line says it: called directly on the compact surface, `ok`; refused before
- * it started, `invalid_arguments` (its code) or `rate_limited` (a concurrency limit: `budget` names the
- * `compact.codeMode.limits` key); else `error` with the run's outcome as `reason` (`script_error`,
- * `limit`: `limit` names the key, `cancelled`, `error`: the sandbox failed), and how many tools.* calls it made.
- */
-function codeRunDecision(event: CodeRunOutcome): ToolDecision {
-  const { requester } = event;
-  const refused = event.outcome === 'refused';
-  const outcome: AuditOutcome = event.outcome === 'ok' ? 'ok' : refused ? (event.limit ? 'rate_limited' : 'invalid_arguments') : 'error';
+/** The fields of an audit line that say who asked (a refused request's credential digest may be absent: it overrides). */
+function whoAsked(requester: Requester): Pick<ToolDecision, 'requestId' | 'traceId' | 'credentialDigest' | 'oauth' | 'address' | 'client'> {
   return {
     requestId: requester.requestId,
     traceId: requester.traceId,
@@ -316,6 +293,20 @@ function codeRunDecision(event: CodeRunOutcome): ToolDecision {
     oauth: requester.oauth,
     address: requester.address,
     client: requester.client,
+  };
+}
+
+/**
+ * A run_code run as its audit line says it: called directly on the compact surface, `ok`; refused before
+ * it started, `invalid_arguments` (its code) or `rate_limited` (a concurrency limit: `budget` names the
+ * `compact.codeMode.limits` key); else `error` with the run's outcome as `reason` (`script_error`,
+ * `limit`: `limit` names the key, `cancelled`, `error`: the sandbox failed), and how many tools.* calls it made.
+ */
+function codeRunDecision(event: CodeRunOutcome): ToolDecision {
+  const refused = event.outcome === 'refused';
+  const outcome: AuditOutcome = event.outcome === 'ok' ? 'ok' : refused ? (event.limit ? 'rate_limited' : 'invalid_arguments') : 'error';
+  return {
+    ...whoAsked(event.requester),
     surface: event.endpoint,
     via: 'direct',
     runId: event.runId,

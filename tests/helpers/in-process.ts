@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { FetchLike } from '@modelcontextprotocol/client';
+import type { Tool } from '@modelcontextprotocol/server';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { loadConfig, type DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
@@ -182,6 +183,26 @@ export async function inProcessStack(options: {
   // As startGateway does once it listens: the OAuth routes and metadata exist from here on (oauth.mode builtin in config/cpzai.yaml).
   await started.runtime.startOAuth(started.gatewayUrl);
   return started;
+}
+
+/**
+ * In process, the built-in authorization server in front of one fake upstream tool, `read_ledger` (scope
+ * `ledger:read`, the only scope offered), keys' scopes asked of `scopeEndpoint`, `config` merged over that
+ * (its `oauth` too: give a `tokenSecret`), the audit to `audit`; its OAuth routes started.
+ */
+export async function inProcessOAuthLedger(scopeEndpoint: string, config: DeepPartial<GatewayConfig>, audit: LogCapture): Promise<InProcessGateway> {
+  const tool = { name: 'read_ledger', inputSchema: { type: 'object' }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool;
+  const gateway = inProcessGateway(
+    {
+      ...config,
+      scopes: { endpoint: scopeEndpoint },
+      oauth: { mode: 'builtin', scopes: ['ledger:read'], ...config.oauth },
+      upstreams: [{ health: { intervalMs: 0 } }],
+    },
+    { fake: { tools: [{ definition: tool }] }, audit },
+  );
+  await gateway.runtime.startOAuth(gateway.gatewayUrl);
+  return gateway;
 }
 
 const CONFORMANCE_CONFIG = fileURLToPath(new URL('../../config/conformance.yaml', import.meta.url));

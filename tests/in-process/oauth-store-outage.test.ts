@@ -7,8 +7,7 @@
  * no token, revoked or live, is honoured at /mcp. Needs `redis-server` (skipped only outside CI).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Tool } from '@modelcontextprotocol/server';
-import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { inProcessOAuthLedger, type InProcessGateway } from '../helpers/in-process.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 import { authDecisionsOf, authorizeUrl, oauthClient, openSignInPage, REDIRECT_URI, step, type OAuthClient } from '../helpers/oauth-harness.ts';
 import { hasRedis, redisLink, startRedis, type RedisLink, type RedisServer } from '../helpers/redis.ts';
@@ -28,23 +27,14 @@ describe.skipIf(!hasRedis)('the authorization server while Redis is unreachable'
     redis = await startRedis();
     link = await redisLink(redis.port);
     endpoint = await startScopeEndpoint({ alice: SCOPES });
-    gateway = inProcessGateway(
+    gateway = await inProcessOAuthLedger(
+      endpoint.url,
       {
         cache: { store: 'redis', redisUrl: link.url, operationTimeoutMs: 2000 },
-        scopes: { endpoint: endpoint.url },
-        oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-outage', scopes: SCOPES },
-        upstreams: [{ health: { intervalMs: 0 } }],
+        oauth: { tokenSecret: 'test-secret-0123456789abcdef-outage' },
       },
-      {
-        fake: {
-          tools: [
-            { definition: { name: 'read_ledger', inputSchema: { type: 'object' }, _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } } } as Tool },
-          ],
-        },
-        audit,
-      },
+      audit,
     );
-    await gateway.runtime.startOAuth(gateway.gatewayUrl);
     oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
   });
   afterAll(async () => {
