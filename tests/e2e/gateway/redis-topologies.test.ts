@@ -263,12 +263,20 @@ describe.runIf(hasRedis)('Redis Sentinel (redis-sentinel): the master found and 
 describe.runIf(hasRedis)('Redis Cluster (three redis-server nodes)', () => {
   const nodes: RedisServer[] = [];
   beforeAll(async () => {
-    for (let i = 0; i < 3; i++)
-      nodes.push(await startRedis({ args: ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${i}-${process.pid}.conf`], cwd: dir }));
-    const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], {
-      encoding: 'utf8',
-    });
-    if (create.status !== 0) throw new Error(`redis-cli --cluster create: ${create.stdout}${create.stderr}`);
+    // A fresh node can be written to before the cluster is made: a gateway of a suite running beside this one,
+    // whose Redis on that port was stopped, reconnects to whatever listens there next ('Node ... is not empty').
+    // Such a node is thrown away with the others and the cluster made on new ports, three tries at most.
+    for (let attempt = 1; ; attempt++) {
+      for (let i = 0; i < 3; i++)
+        nodes.push(await startRedis({ args: ['--cluster-enabled', 'yes', '--cluster-config-file', `nodes-${i}-${attempt}-${process.pid}.conf`], cwd: dir }));
+      const create = spawnSync('redis-cli', ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '0', '--cluster-yes'], {
+        encoding: 'utf8',
+      });
+      if (create.status === 0) break;
+      const output = `${create.stdout}${create.stderr}`;
+      if (attempt === 3 || !/is not empty/.test(output)) throw new Error(`redis-cli --cluster create: ${output}`);
+      await Promise.allSettled(nodes.splice(0).map((n) => n.kill()));
+    }
     await waitFor('the cluster to be ok on every node', () => nodes.every((n) => n.cli('CLUSTER', 'INFO').includes('cluster_state:ok')), { timeoutMs: 20_000 });
   }, 40_000);
   afterAll(async () => {
