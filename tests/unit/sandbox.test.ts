@@ -100,6 +100,8 @@ describe('the code sandbox', () => {
     expect(await run(`${replaced} return await tools.x({ q: 1 });`)).toMatchObject({ ok: true, json: '{"name":"x","args":{"q":1}}', calls: 1 });
     expect(await run(`${replaced} return [1];`)).toMatchObject({ ok: true, json: '[1]' });
     expect(await run('JSON.stringify = () => 42; return "a";')).toMatchObject({ ok: true, json: '"a"' });
+    // console lines are written by QuickJS's own JSON, never the script's.
+    expect(await run(`${replaced} console.log({ a: 1 }, [2]); return 1;`)).toMatchObject({ ok: true, json: '1', logs: ['{"a":1} [2]'] });
   });
 
   it("ends nesting past QuickJS's stack as a script error naming that stack, never a dead worker", async () => {
