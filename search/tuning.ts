@@ -52,7 +52,7 @@ export type SearchTuning = {
    *  default before both, the dismax taken per query term (Elasticsearch's cross_fields; tie 0.1 / 0.3 /
    *  0.5: 0.790 / 0.798 / 0.800 against 0.803). */
   enumsAsParams: boolean;
-  /** Index Chinese text's English glosses too (search/analysis/gloss.ts; once the dictionary is loaded). */
+  /** Index Chinese text's English glosses too (search/analysis/gloss.ts; made by the async build). */
   gloss: boolean;
   /** Leave mentions of other tools' names out of a tool's description and parameter text. */
   stripToolMentions: boolean;

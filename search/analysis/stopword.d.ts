@@ -1,4 +1,5 @@
-// The `stopword` package ships no typings; only the English list is used here.
+// The `stopword` package ships no typings; only the English and Chinese lists are used here.
 declare module 'stopword' {
   export const eng: string[];
+  export const zho: string[];
 }

@@ -96,7 +96,12 @@ export async function buildToolIndexAsync(catalogue: SearchableTool[], tuning: T
   const { tools, positions } = canonical(catalogue);
   // Without glosses the index is still right, only blind to Chinese text's meaning.
   const known = options.glosses ?? options.previous?.glosses ?? NO_GLOSSES;
-  const glosses = t.gloss ? await glossesFor(glossTexts(tools), known).catch(() => known) : NO_GLOSSES;
+  const glosses = t.gloss
+    ? await glossesFor(glossTexts(tools), known).catch((error: unknown) => {
+        options.onGlossFailure?.(error);
+        return known;
+      })
+    : NO_GLOSSES;
   const pause = slicer();
   const indexer = documentIndexer(tools, t, glosses, takeDocuments(options.previous));
   const params: string[][] = [];

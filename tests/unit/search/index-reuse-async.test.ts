@@ -1,9 +1,8 @@
 /**
  * The async build (search/index.ts `buildToolIndexAsync`) glosses the catalogue's Chinese text
- * (search/analysis/gloss.ts, in a worker), keeps the glosses in the index, and ranks exactly as the
- * synchronous build given the same glosses, from scratch and from a previous index. Its own file: the
- * only unit test that loads the gloss dictionary (a worker, seconds of CPU), so it runs beside the rest
- * of the suite rather than after index-reuse.test.ts.
+ * (search/analysis/gloss.ts, from the gloss table), keeps the glosses in the index, and ranks exactly as the
+ * synchronous build given the same glosses, from scratch and from a previous index. Its own file, so it
+ * runs beside the rest of the suite rather than after index-reuse.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 

@@ -196,8 +196,8 @@ describe('nearestNames', () => {
   });
 });
 
-// buildToolIndexAsync (which glosses Chinese text in a worker) against the synchronous build: in
-// index-reuse-async.test.ts, on the same real tools, so that the unit suite loads the gloss dictionary once.
+// buildToolIndexAsync (which glosses Chinese text) against the synchronous build: in
+// index-reuse-async.test.ts, on the same real tools.
 
 describe('result limits', () => {
   it('returns at most `limit` results, best first, whatever number it is given', () => {
