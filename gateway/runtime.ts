@@ -32,7 +32,7 @@ import { kvVectorStore } from './store/vector-store.ts';
 import { surfaces as defaultSurfaces } from './surfaces/surfaces.ts';
 import { UpstreamClient } from './upstream/client.ts';
 import { InflightCalls } from './upstream/inflight-calls.ts';
-import { createOAuth, type OAuth } from './auth/oauth/index.ts';
+import { createOAuth } from './auth/oauth/index.ts';
 import { credentialDigest } from './auth/credentials.ts';
 import { createOutcomes, gatewaySubscribers } from './obs/outcomes.ts';
 import { createAuditLog } from './obs/audit.ts';
@@ -360,7 +360,23 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       if (state.oauth) return;
       state.oauthStarting = true;
       try {
-        state.oauth = await startingOAuth(listeningUrl, serving);
+        state.oauth = await createOAuth(config, {
+          log,
+          issuer: listeningUrl,
+          resourcePaths: served.map((s) => s.path),
+          lookupScopes: (headers) => {
+            const now = serving();
+            return now.authenticator.resolveScopes({ kind: 'key', headers, digest: credentialDigest(headers, now.digestKey) });
+          },
+          // Built whenever oauth.mode is builtin (policy/rate-limits.ts anyBudget).
+          rateLimiter: {
+            consume: (charges) => serving().rateLimiter!.consume(charges),
+            refund: (charges) => serving().rateLimiter!.refund(charges),
+            // The serving runtime closes its own limiter.
+            close: async () => {},
+          },
+          decide: (decision) => serving().authDecisions(decision),
+        });
       } finally {
         state.oauthStarting = false;
       }
@@ -368,26 +384,6 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     close: (carried) => (closing ??= closeAll(carried ?? new Set())),
     announceListsChanged: () => announce(['tools/list', 'prompts/list', 'resources/list']),
   };
-
-  function startingOAuth(listeningUrl: string | undefined, serving: () => GatewayRuntime): Promise<OAuth | undefined> {
-    return createOAuth(config, {
-      log,
-      issuer: listeningUrl,
-      resourcePaths: served.map((s) => s.path),
-      lookupScopes: (headers) => {
-        const now = serving();
-        return now.authenticator.resolveScopes({ kind: 'key', headers, digest: credentialDigest(headers, now.digestKey) });
-      },
-      // Built whenever oauth.mode is builtin (policy/rate-limits.ts anyBudget).
-      rateLimiter: {
-        consume: (charges) => serving().rateLimiter!.consume(charges),
-        refund: (charges) => serving().rateLimiter!.refund(charges),
-        // The serving runtime closes its own limiter.
-        close: async () => {},
-      },
-      decide: (decision) => serving().authDecisions(decision),
-    });
-  }
 
   async function closeAll(carried: ReadonlySet<object>): Promise<void> {
     for (const off of listening) off();

@@ -146,7 +146,7 @@ export class PinGuard {
         if (degraded) {
           stored.retryAt = Date.now() + RETRY_AFTER_STORE_FAILURE_MS;
           this.unread.set(policy.name, { policy, raw });
-        } else if (this.unread.get(policy.name)?.raw === raw) this.unread.delete(policy.name);
+        } else this.unread.delete(policy.name);
         return view;
       },
       (error: unknown) => {
