@@ -19,7 +19,8 @@ export interface AuthenticatedRequest {
 
 /** The {@link AuthenticatedRequest} of `credential` in request `requestId` with its `standing`. */
 export function authenticatedRequest(credential: Credential, requestId: string, standing: Standing, traceId?: string, address?: string): AuthenticatedRequest {
-  return Object.freeze({ credential, requestId, standing, ...(traceId ? { traceId } : {}), ...(address ? { address } : {}) });
+  // One literal, one shape for every request (spreads took V8's slow define path per call).
+  return Object.freeze({ credential, requestId, standing, traceId, address });
 }
 
 /**
