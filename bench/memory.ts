@@ -91,7 +91,7 @@ export async function runMemory(): Promise<PartOutcome> {
     listed.sets = listers.length;
     await sample(`after tools/list by ${listers.length} credentials`);
 
-    // The first search builds the index (with Chinese text, its glosses come from the CC-CEDICT gloss table, ~30 MB of heap while it is read).
+    // The first search builds the index (with Chinese text, its glosses come from the CC-CEDICT gloss table, ~20 MB of heap while it is read).
     const search = (n: number) =>
       rpcCall('modern', `${url}/mcp/compact`, benchCredential(n), 'tools/call', { name: 'search_tools', arguments: { query: 'list open issues', limit: 5 } });
     const first = await sendAll([search(0)], 1, (body) => body.includes('"result"') && !body.includes('"isError":true'));
