@@ -66,13 +66,9 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     const address = ctx.state.address as string | undefined;
     // Before a credential is known: who asked is the request id, the client address, the form of what it
     // presented and, for a tools/call, the tool its Mcp-Name header names (no body may have been read).
+    // Written out, as `requester` below: one shape, not a spread per request.
     const named = namedTool(ctx);
-    const anonymous: Requester = {
-      requestId,
-      address,
-      credentialForm: credentialForm(ctx.req.headers, config.credentials),
-      ...(named ? { namedTool: named } : {}),
-    };
+    const anonymous: Requester = { requestId, address, credentialForm: credentialForm(ctx.req.headers, config.credentials), namedTool: named };
     const refused = (
       requester: Requester,
       kind: ErrorKind,
