@@ -12,7 +12,11 @@
  * (leaf first, one sample a block) for other cuts of the same samples (inclusive shares, kernel, GC threads).
  * `BENCH_HEAP=1`: instead of a CPU profile, the bytes the gateway's V8 heap allocates per call over the loaded run, in total
  * and by allocating frame (the inspector's sampling heap profiler, objects the GC collected included): a figure the
- * machine's load does not move, so two trees compare run against run.
+ * machine's load does not move, so two trees compare run against run. With `BENCH_HEAP_SURVIVORS=1`, only what
+ * the young generation's collections did not collect: promoted objects (what the old generation fills with), by
+ * allocating frame; `BENCH_HEAP_INTERVAL=<bytes>` (default 512) samples more sparsely (less overhead),
+ * `BENCH_HEAP_STACKS=<n>` names the n innermost frames. `BENCH_NODE_FLAGS="--trace-gc-nvp"` with
+ * `BENCH_CHILD_STDOUT=<file>`: V8's line per collection (allocated, promoted and survived bytes, pause) in that file.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -100,19 +100,21 @@ interface SamplingNode {
 function allocationByFrame(head: SamplingNode): HeapAllocation {
   const frames = new Map<string, number>();
   let totalBytes = 0;
-  const pending = [head];
+  const depth = Number(process.env.BENCH_HEAP_STACKS ?? 1);
+  const pending: [SamplingNode, string[]][] = [[head, []]];
   while (pending.length > 0) {
-    const node = pending.pop()!;
+    const [node, path] = pending.pop()!;
     totalBytes += node.selfSize;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = url.includes('/node_modules/')
+      ? url.slice(url.lastIndexOf('/node_modules/') + 14)
+      : url.replace(/^.*?\/(gateway|bench|search|upstream|config)\//, '$1/');
+    const here = [`${functionName || '(anon)'} ${where}:${lineNumber + 1}`, ...path].slice(0, depth);
     if (node.selfSize > 0) {
-      const { functionName, url, lineNumber } = node.callFrame;
-      const where = url.includes('/node_modules/')
-        ? url.slice(url.lastIndexOf('/node_modules/') + 14)
-        : url.replace(/^.*?\/(gateway|bench|search|upstream|config)\//, '$1/');
-      const key = `${functionName || '(anon)'} ${where}:${lineNumber + 1}`;
+      const key = here.join(' < ');
       frames.set(key, (frames.get(key) ?? 0) + node.selfSize);
     }
-    pending.push(...node.children);
+    for (const child of node.children) pending.push([child, here]);
   }
   return { totalBytes, byFrame: [...frames.entries()].sort((a, b) => b[1] - a[1]).slice(0, 200) };
 }
@@ -134,7 +136,11 @@ process.on('message', (raw) => {
       }
       if (command.cmd === 'heapStart') {
         await inspect('HeapProfiler.enable');
-        await inspect('HeapProfiler.startSampling', { samplingInterval: 512, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
+        await inspect('HeapProfiler.startSampling', {
+          samplingInterval: Number(process.env.BENCH_HEAP_INTERVAL ?? 512),
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: process.env.BENCH_HEAP_SURVIVORS !== '1',
+        });
         return reply({ result: 'sampling' });
       }
       if (command.cmd === 'heapStop') {

@@ -5,6 +5,7 @@
  * service's memory is measured alone. Typical layout: one "backends" process (platform + reference
  * upstream, or replay upstream, or scope stub) and one gateway process.
  */
+import { openSync } from 'node:fs';
 import { fork } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -126,7 +127,7 @@ export async function startServiceProcess(spec: ServiceSpec, options: ServiceOpt
     execArgv,
     env: { ...process.env, BENCH_SERVICE: JSON.stringify(spec) },
     // The gateway's JSON log goes to /dev/null (written as deployed, never read); errors stay visible.
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    stdio: ['ignore', process.env.BENCH_CHILD_STDOUT && options.nodeFlags?.length ? openSync(process.env.BENCH_CHILD_STDOUT, 'w') : 'ignore', 'inherit', 'ipc'],
   });
   const pending = new Map<number, { resolve(value: unknown): void; reject(error: Error): void; timer: NodeJS.Timeout }>();
   let nextId = 1;

@@ -2,8 +2,8 @@ import { ProtocolError } from '@modelcontextprotocol/server';
 import { createCaller } from '../policy/caller.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import { reportMessage } from '../mcp/message-metrics.ts';
-import { dispatch, guarded, toolsListing } from '../mcp/server.ts';
-import type { CallTarget, DispatchContext, Surface } from '../ports.ts';
+import { dispatch, dispatchContext, guarded, toolsListing } from '../mcp/server.ts';
+import type { CallTarget, Surface } from '../ports.ts';
 import { ERROR_CODE, errorResponse, inBandErrorStatus } from '../wire/jsonrpc.ts';
 import type { PlainRequest, RequestView } from '../wire/requests.ts';
 import { callToolAnswer, errorCodeFor, projectionFor, toolsListAnswer } from '../wire/server-codec.ts';
@@ -11,7 +11,6 @@ import { LEGACY_SSE_HEADERS, sseMessageEvent } from '../wire/sse.ts';
 import type { Listing } from '../catalog/listing.ts';
 import { COMPRESS_MIN_BYTES, acceptsGzip, gzippedListingAnswer } from '../mcp/listing-gzip.ts';
 import { listingToolsJson } from '../mcp/listing-wire.ts';
-import { requestLog } from '../obs/request-context.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { StreamWriter } from '../upstream/input-bridge.ts';
 import type { Exchange } from './exchange.ts';
@@ -52,19 +51,21 @@ export async function answerPlainRequest(
   });
   // 2025-era: the SSE answer opens early only if an upstream asks the caller something mid-call.
   const stream = plain.era === 'legacy' && plain.method === 'tools/call' ? lazyLegacyStream(ctx) : undefined;
-  const d: DispatchContext = {
-    runtime,
-    surface,
-    caller: createCaller(runtime, authenticated, plain.era),
-    request,
-    project: projectionFor(plain.era),
-    // Looked up when something is logged: most calls log nothing.
-    get log() {
-      return requestLog(log, authenticated.requestId);
+  const d = dispatchContext(
+    {
+      runtime,
+      surface,
+      caller: createCaller(runtime, authenticated, plain.era),
+      request,
+      project: projectionFor(plain.era),
+      withoutStructuredContent: undefined,
+      callerStream: stream?.write,
+      target,
+      runId: undefined,
     },
-    ...(stream ? { callerStream: stream.write } : {}),
-    ...(target ? { target } : {}),
-  };
+    log,
+    authenticated.requestId,
+  );
   const labels = { endpoint: surface.name, era: plain.era };
   // The SDK's 2025 leg has sent its 200 and SSE headers before the handler runs (the access log sees 200 even if the caller leaves).
   if (plain.era === 'legacy') ctx.status = 200;

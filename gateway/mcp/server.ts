@@ -178,16 +178,20 @@ function register<M extends GatewayMethod>(
 ): void {
   // mcp_requests_total: every message is reported by the GatewayServer, not here.
   server.setRequestHandler(method, (request, ctx) =>
-    dispatch(method, request, {
-      ...base,
-      request: ctx.mcpReq,
-      // Made when something is logged: most requests log nothing.
-      get log() {
-        return requestLog(log, requestId);
-      },
-      // A request related to this one goes on this request's own SSE stream (the transport's relatedRequestId routing).
-      ...(streamed ? { callerStream: (message) => onStream(server, message, ctx.mcpReq.id) } : {}),
-    }),
+    dispatch(
+      method,
+      request,
+      dispatchContext(
+        {
+          ...base,
+          request: ctx.mcpReq,
+          // A request related to this one goes on this request's own SSE stream (the transport's relatedRequestId routing).
+          callerStream: streamed ? (message) => onStream(server, message, ctx.mcpReq.id) : undefined,
+        },
+        log,
+        requestId,
+      ),
+    ),
   );
 }
 
@@ -228,18 +232,61 @@ function taskMethodsServed(capabilities: ServerCapabilities, era: 'modern' | 'le
 
 function registerTaskMethod(server: Server, method: TaskMethod, base: Omit<DispatchContext, 'request' | 'log'>, log: Logger, requestId: string): void {
   server.setRequestHandler(method, { params: TASK_PARAMS }, (params, ctx) => {
-    const d: DispatchContext = {
-      ...base,
-      request: ctx.mcpReq,
-      get log() {
-        return requestLog(log, requestId);
-      },
-    };
+    const d = dispatchContext({ ...base, request: ctx.mcpReq }, log, requestId);
     return guarded(method, d, async () => {
       requireTasksDeclared(d);
       return TASK_ARMS[method](d, params as Record<string, unknown>);
     });
   });
+}
+
+/** A {@link DispatchContext} but its logger. */
+export type DispatchFields = Omit<DispatchContext, 'log'>;
+
+/**
+ * The dispatch context of one request, its logger (`root`'s child carrying `requestId`, obs/request-context.ts)
+ * made when something first logs: most requests log nothing. A class instance, not an object literal with a
+ * `get log()`: each evaluation of such a literal gets a hidden class of its own (the getter is a new closure
+ * every time), allocated in the old generation, and its pointers kept the whole request (caller, request
+ * view, the answer) alive through every young-generation collection until the next full one: ~2.3 KB of
+ * each tools/call promoted (`--trace-gc-nvp`, docs/performance.md). A spread of it (`{ ...d }`) leaves the
+ * logger behind: copy `log: d.log` with it.
+ */
+export function dispatchContext(fields: DispatchFields, root: Logger, requestId: string | undefined): DispatchContext {
+  return new LazyLogContext(fields, root, requestId);
+}
+
+class LazyLogContext implements DispatchContext {
+  readonly runtime: DispatchContext['runtime'];
+  readonly surface: DispatchContext['surface'];
+  readonly caller: DispatchContext['caller'];
+  readonly request: DispatchContext['request'];
+  readonly project: DispatchContext['project'];
+  readonly withoutStructuredContent: DispatchContext['withoutStructuredContent'];
+  readonly callerStream: DispatchContext['callerStream'];
+  readonly target: DispatchContext['target'];
+  readonly runId: DispatchContext['runId'];
+  #log: Logger | undefined;
+  readonly #root: Logger;
+  readonly #requestId: string | undefined;
+
+  constructor(fields: DispatchFields, root: Logger, requestId: string | undefined) {
+    this.runtime = fields.runtime;
+    this.surface = fields.surface;
+    this.caller = fields.caller;
+    this.request = fields.request;
+    this.project = fields.project;
+    this.withoutStructuredContent = fields.withoutStructuredContent;
+    this.callerStream = fields.callerStream;
+    this.target = fields.target;
+    this.runId = fields.runId;
+    this.#root = root;
+    this.#requestId = requestId;
+  }
+
+  get log(): Logger {
+    return (this.#log ??= requestLog(this.#root, this.#requestId));
+  }
 }
 
 /** Answers one request with its arm, under {@link guarded}. Used by the SDK handlers and the fast path alike. */

@@ -174,7 +174,7 @@ export async function runCode(
               requestState: () => undefined,
             };
             const answer = await callThroughDispatcher(
-              { ...d, request: inner, project: (r) => r, callerStream: undefined, target: undefined, runId },
+              { ...d, log: d.log, request: inner, project: (r) => r, callerStream: undefined, target: undefined, runId },
               visible,
               callTool,
               { name, arguments: parsed },
