@@ -4,8 +4,8 @@
  * bytes (`limits.bodyBytes`); these bound what a small body can make the rest of the gateway do: 4,500
  * levels of `[` fit in 9 KB and overflow the stack of any recursive validator behind the edge.
  *
- * Pure and iterative (no recursion, so no input can overflow it); it stops at the first breach, and
- * visits each value once. Limits are `config.limits.{jsonDepth,stringLength,arrayLength}`
+ * Pure; it stops at the first breach and visits each value once, recursing no deeper than the depth
+ * limit allows (at most JSON_DEPTH_CEILING + 1 frames, far below Node's stack), so no input can overflow it. Limits are `config.limits.{jsonDepth,stringLength,arrayLength}`
  * (config/schema.json).
  */
 
@@ -35,48 +35,55 @@ export interface LimitBreach {
   path: (string | number)[];
 }
 
-interface Frame {
-  value: unknown;
-  depth: number;
-  key: string | number | undefined;
-  parent: Frame | undefined;
-}
-
 /**
- * The first breach of `limits` in `value` (depth-first, document order), or undefined. `base` is
- * prepended to the reported path (e.g. `['params', 'arguments']` when checking tool arguments alone).
+ * The first breach of `limits` in `value` (depth-first, document order; an object's keys are checked
+ * before its values, the last over-long key first), or undefined. `base` is prepended to the reported
+ * path (e.g. `['params', 'arguments']` when checking tool arguments alone). Recursive, but never deeper
+ * than `limits.jsonDepth` + 1 frames (at most {@link JSON_DEPTH_CEILING} + 1): the depth is checked before
+ * descending. Nothing is allocated but the keys of each object until a breach is found.
  */
 export function findLimitBreach(value: unknown, limits: InputLimits, base: readonly (string | number)[] = []): LimitBreach | undefined {
-  const stack: Frame[] = [{ value, depth: 0, key: undefined, parent: undefined }];
-  while (stack.length > 0) {
-    const frame = stack.pop()!;
-    const current = frame.value;
-    if (typeof current === 'string') {
-      if (current.length > limits.stringLength) return breach('stringLength', limits, frame, base);
-      continue;
+  const found = breachIn(value, 0, limits);
+  if (!found) return undefined;
+  // The path was collected innermost first as the walk unwound.
+  return { limit: found.limit, max: limits[found.limit], path: [...base, ...found.path.reverse()] };
+}
+
+interface Found {
+  limit: keyof InputLimits;
+  /** Innermost key first. */
+  path: (string | number)[];
+}
+
+/** The first breach in `value`, whose parent is at `parentDepth` (the checked value's parent: 0). */
+function breachIn(value: unknown, parentDepth: number, limits: InputLimits): Found | undefined {
+  if (typeof value === 'string') return value.length > limits.stringLength ? { limit: 'stringLength', path: [] } : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  const depth = parentDepth + 1;
+  if (depth > limits.jsonDepth) return { limit: 'jsonDepth', path: [] };
+  if (Array.isArray(value)) {
+    if (value.length > limits.arrayLength) return { limit: 'arrayLength', path: [] };
+    for (let i = 0; i < value.length; i++) {
+      const found = breachIn(value[i], depth, limits);
+      if (found) {
+        found.path.push(i);
+        return found;
+      }
     }
-    if (current === null || typeof current !== 'object') continue;
-    const depth = frame.depth + 1;
-    if (depth > limits.jsonDepth) return breach('jsonDepth', limits, frame, base);
-    if (Array.isArray(current)) {
-      if (current.length > limits.arrayLength) return breach('arrayLength', limits, frame, base);
-      for (let i = current.length - 1; i >= 0; i--) stack.push({ value: current[i], depth, key: i, parent: frame });
-      continue;
-    }
-    const keys = Object.keys(current);
-    for (let i = keys.length - 1; i >= 0; i--) {
-      const key = keys[i]!;
-      if (key.length > limits.stringLength) return breach('stringLength', limits, { value: key, depth, key, parent: frame }, base);
-      stack.push({ value: (current as Record<string, unknown>)[key], depth, key, parent: frame });
+    return undefined;
+  }
+  const keys = Object.keys(value);
+  for (let i = keys.length - 1; i >= 0; i--) {
+    if (keys[i]!.length > limits.stringLength) return { limit: 'stringLength', path: [keys[i]!] };
+  }
+  for (let i = 0; i < keys.length; i++) {
+    const found = breachIn((value as Record<string, unknown>)[keys[i]!], depth, limits);
+    if (found) {
+      found.path.push(keys[i]!);
+      return found;
     }
   }
   return undefined;
-}
-
-function breach(limit: keyof InputLimits, limits: InputLimits, frame: Frame, base: readonly (string | number)[]): LimitBreach {
-  const path: (string | number)[] = [];
-  for (let f: Frame | undefined = frame; f && f.key !== undefined; f = f.parent) path.push(f.key);
-  return { limit, max: limits[limit], path: [...base, ...path.reverse()] };
 }
 
 const WHAT: Record<LimitName, string> = {

@@ -250,16 +250,18 @@ function forwardOptions(request: RequestView, onBehalfOf: OnBehalfOf, signal?: C
  * the SDK does not strip what a handler returns).
  */
 export function relayedResult<T extends Record<string, unknown>>(result: T, era: 'modern' | 'legacy'): T {
+  const meta = result._meta as Record<string, unknown> | undefined;
+  const kept = meta ? Object.entries(meta).filter(([key]) => !key.startsWith(HOP_META_PREFIX) || RELAYED_META_KEYS.has(key)) : [];
+  // Built without `delete`: deleting a property that is not the last one turns the object into a dictionary,
+  // which every later step (the result schema, the encoding, JSON.stringify) then reads on a slow path.
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(result)) {
     if ((key === 'resultType' && value !== 'input_required' && value !== 'task') || (era === 'legacy' && CACHE_HINT_FIELDS.includes(key))) continue;
+    if (key === '_meta' && meta) {
+      if (kept.length) out._meta = Object.fromEntries(kept);
+      continue;
+    }
     out[key] = value;
-  }
-  const meta = result._meta as Record<string, unknown> | undefined;
-  if (meta) {
-    const kept = Object.entries(meta).filter(([key]) => !key.startsWith(HOP_META_PREFIX) || RELAYED_META_KEYS.has(key));
-    if (kept.length) out._meta = Object.fromEntries(kept);
-    else delete out._meta;
   }
   return out as T;
 }
