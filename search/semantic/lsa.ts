@@ -14,6 +14,7 @@
  *   `semanticFields`: by default a description's first paragraph, not its usage notes).
  * - an OpenAI-compatible `/v1/embeddings` endpoint (search/semantic/embeddings.ts), asked asynchronously.
  */
+import { dotKernel } from './dots.ts';
 import { seededWords } from './seeded-random.ts';
 
 /** Tools' vectors (`dim` numbers each, tool after tool, unit length or all zero) in one space. */
@@ -438,8 +439,18 @@ export function nearestVectors(
 ): { ids: number[]; scores: number[] } {
   const { dim, vectors } = v;
   const n = vectors.length / dim;
+  // One tight pass of dot products (WebAssembly SIMD where it runs: dots.ts, the same values), then a
+  // selection over the similarities alone.
+  const kernel = dotKernel(vectors, dim);
+  const sims = kernel ? kernel.dots(query, visible) : dotsInJs(v, query, visible);
+  return topSimilarities(sims, n, depth, minSimilarity);
+}
+
+/** {@link nearestVectors}'s dot products in JavaScript: what dots.wat computes, and where it cannot run. */
+export function dotsInJs(v: DenseVectors, query: Float32Array, visible: Uint8Array): Float32Array {
+  const { dim, vectors } = v;
+  const n = vectors.length / dim;
   const sims = scratch(n);
-  // One tight pass of dot products, then a selection over the similarities alone.
   for (let i = 0, o = 0; i < n; i += 1, o += dim) {
     if (visible[i] !== 1) {
       sims[i] = 0;
@@ -471,6 +482,11 @@ export function nearestVectors(
     for (; d < dim; d += 1) s0 += vectors[o + d] * query[d];
     sims[i] = s0 + s1 + s2 + s3;
   }
+  return sims;
+}
+
+/** The `depth` best of the first `n` similarities above `minSimilarity`, best first (ties: the lower id first). */
+function topSimilarities(sims: Float32Array, n: number, depth: number, minSimilarity: number): { ids: number[]; scores: number[] } {
   const ids: number[] = [];
   const scores: number[] = [];
   if (depth <= 0) return { ids, scores };
