@@ -63,8 +63,17 @@ class ScopesAccess implements Access {
 
   /** Read only when a listing is built or looked up: a tools/call never pays for it. */
   get key(): string {
-    return (this.#key ??= `s:${[...this.standing.scopes].sort().join(' ')}`);
+    return (this.#key ??= scopesKey(this.standing.scopes));
   }
+}
+
+/** The key of one scope list, per list: a caller's scopes come from its cached standing, the same array on each of its requests. */
+const scopeKeys = new WeakMap<readonly string[], string>();
+
+function scopesKey(scopes: readonly string[]): string {
+  let key = scopeKeys.get(scopes);
+  if (key === undefined) scopeKeys.set(scopes, (key = `s:${[...scopes].sort().join(' ')}`));
+  return key;
 }
 
 /** Whether `access` permits something requiring ANY of `required` (`[]`: public). */

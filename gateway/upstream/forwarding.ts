@@ -199,9 +199,12 @@ function callerCan(capabilities: Record<string, unknown>, request: UpstreamInput
  * back in {@link forwardOptions}.
  */
 function forwardedMeta(request: RequestView, era: 'modern' | 'legacy', upstream: UpstreamInfo): Record<string, unknown> | undefined {
-  const meta: Record<string, unknown> = Object.fromEntries(
-    Object.entries(request._meta ?? {}).filter(([key]) => key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)),
-  );
+  // A key loop, not fromEntries(entries().filter()): an array per key on every forwarded call.
+  const meta: Record<string, unknown> = {};
+  const caller = request._meta;
+  if (caller) {
+    for (const key of Object.keys(caller)) if (key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)) meta[key] = caller[key];
+  }
   if (upstream.era === 'modern') {
     const envelope = (request.envelope ?? {}) as Record<string, unknown>;
     // Always the caller's (none for a 2025-era caller), never the upstream client's own, which declares
