@@ -246,11 +246,11 @@ export type DispatchFields = Omit<DispatchContext, 'log'>;
 /**
  * The dispatch context of one request, its logger (`root`'s child carrying `requestId`, obs/request-context.ts)
  * made when something first logs: most requests log nothing. A class instance, not an object literal with a
- * `get log()`: each evaluation of such a literal gets a hidden class of its own (the getter is a new closure
- * every time), allocated in the old generation, and its pointers kept the whole request (caller, request
- * view, the answer) alive through every young-generation collection until the next full one: ~2.3 KB of
- * each tools/call promoted (`--trace-gc-nvp`, docs/performance.md). A spread of it (`{ ...d }`) leaves the
- * logger behind: copy `log: d.log` with it.
+ * `get log()`: V8 builds such a literal in dictionary mode, its getter (a new closure each time, holding the
+ * request) in an accessor pair it allocates in the old generation, and that pointer kept the whole request
+ * (caller, request view, the answer) alive through every young-generation collection until the next full
+ * one: ~2.3 KB of each tools/call promoted (`--trace-gc-nvp`, docs/performance.md). A spread of it
+ * (`{ ...d }`) leaves the logger behind: copy `log: d.log` with it.
  */
 export function dispatchContext(fields: DispatchFields, root: Logger, requestId: string | undefined): DispatchContext {
   return new LazyLogContext(fields, root, requestId);
