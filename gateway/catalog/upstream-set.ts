@@ -167,7 +167,13 @@ export class UpstreamSet {
    */
   async served(onBehalfOf: OnBehalfOf = {}): Promise<ServedCatalog> {
     const aliases = this.liveAliases();
-    if (!this.naming.prefixed && aliases.size === 0) return this.noted(await this.upstreams[0]!.catalog.served(onBehalfOf));
+    if (!this.naming.prefixed) {
+      // One upstream: its own catalogue cache decides, a stale copy while it is down included (never left out
+      // as one of several would be), with the names a reload keeps callable merged in while they last.
+      const own = await this.upstreams[0]!.catalog.served(onBehalfOf);
+      if (aliases.size === 0) return this.noted(own);
+      return this.noted({ catalog: this.mergedOf([{ upstream: this.upstreams[0]!.client.name, catalog: own.catalog }], aliases), expiresAt: own.expiresAt });
+    }
     const now = this.servedNow(onBehalfOf, aliases);
     if (now) return now;
     const parts = await this.reachable((u) => u.catalog.served(onBehalfOf), 'tools/list', onBehalfOf.requestId);

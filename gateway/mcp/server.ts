@@ -80,7 +80,11 @@ const ARMS: { [M in GatewayMethod]: Arm<M> } = {
 async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const route = await d.caller.route(method, params);
   try {
-    return await forward(d, route.upstream.client, method, route.params);
+    const result = await forward(d, route.upstream.client, method, route.params);
+    // An upstream reachable by scope only: what it answers is not for every caller, whatever it says
+    // (SEP-2549: a shared cache may serve a `public` result to anyone). Its lists are private too (caller.ts).
+    if (result.cacheScope === 'public' && route.upstream.client.config.scopes.required.length > 0) return { ...result, cacheScope: 'private' };
+    return result;
   } catch (error) {
     // A prompt's name as the upstream knows it may differ from the caller's (several upstreams).
     const own = route.params.name;

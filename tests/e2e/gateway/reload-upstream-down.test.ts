@@ -1,0 +1,54 @@
+/**
+ * A lone upstream that goes down after a live reload: its last tools stay listed (the catalogue's stale
+ * copy) and a call answers isError upstream_unavailable, as without the reload (README, Readiness).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/server';
+import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import { loadConfig } from '../../../config/load.ts';
+import type { GatewayConfig } from '../../../config/types.ts';
+import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
+import { connectV2 } from '../../helpers/clients.ts';
+
+const tool: Tool = { name: 'ping', description: 'ping (test tool)', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } };
+
+let upstream: FakeUpstream;
+let gateway: RunningGateway;
+let config: GatewayConfig;
+beforeAll(async () => {
+  upstream = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
+  config = loadConfig({
+    path: 'config/conformance.yaml',
+    env: {},
+    overrides: {
+      listen: { host: '127.0.0.1', port: 0 },
+      log: { level: 'silent' },
+      upstreams: [{ url: upstream.url, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } }],
+    },
+  });
+  gateway = await startGateway(config);
+});
+afterAll(async () => {
+  await gateway?.close();
+});
+
+const session = async () => connectV2(`${gateway.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
+
+describe('a lone upstream down after a reload', () => {
+  it('keeps its last tools listed, and a call answers isError upstream_unavailable', async () => {
+    const before = await session();
+    expect((await before.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
+    await before.close();
+    await gateway.reload(config);
+    await upstream.close();
+    const client = await session();
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
+      const result = (await client.callTool({ name: 'ping', arguments: {} })) as { isError?: boolean; content: { text?: string }[] };
+      expect(result.isError).toBe(true);
+      expect(result.content.map((c) => c.text).join('\n')).toMatch(/unavailable|unreachable/);
+    } finally {
+      await client.close();
+    }
+  });
+});

@@ -1,0 +1,47 @@
+/**
+ * resources/read and prompts/get of an upstream reachable by scope only (`upstreams[].scopes.required`)
+ * are never `cacheScope: "public"` (SEP-2549): a shared cache honouring it could hand what one caller
+ * may read to one who may not, so the gateway answers them `private`, as it does their lists; an
+ * upstream open to everyone keeps what it says. In process, 2026-07-28, through the real handler.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inMemoryFakeUpstream, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { rpc } from '../helpers/raw-mcp.ts';
+import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
+
+const READER = { 'x-cpz-key': 'reader', 'x-cpz-secret': 'any' };
+
+let scopes: ScopeEndpoint;
+beforeAll(async () => {
+  scopes = await startScopeEndpoint({ reader: ['notes:read'] });
+});
+afterAll(async () => {
+  await scopes?.close();
+});
+
+async function readResource(gateway: InProcessGateway): Promise<{ cacheScope?: string; contents?: unknown[] }> {
+  const { headers, body } = rpc('modern', 1, 'resources/read', { uri: 'notes://guide' });
+  const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...READER }, body: JSON.stringify(body) }));
+  const message = (await response.json()) as { result?: { cacheScope?: string; contents?: unknown[] }; error?: unknown };
+  expect(message.error).toBeUndefined();
+  return message.result!;
+}
+
+describe('cacheScope of a routed read', () => {
+  for (const [label, required, expected] of [
+    ['an upstream reachable by scope only', ['notes:read'], 'private'],
+    ['an upstream open to everyone', [], 'public'],
+  ] as const) {
+    it(`is ${expected} for ${label}`, async () => {
+      const upstream = inMemoryFakeUpstream({ tools: [], resources: { 'notes://guide': 'read me' }, resourcesReadHint: { ttlMs: 60_000, cacheScope: 'public' } });
+      const gateway = inProcessGateway({ scopes: { endpoint: scopes.url }, upstreams: [{ scopes: { required: [...required] } }] }, { upstreams: { notes: upstream } });
+      try {
+        const result = await readResource(gateway);
+        expect(result.contents).toHaveLength(1);
+        expect(result.cacheScope).toBe(expected);
+      } finally {
+        await gateway.close();
+      }
+    });
+  }
+});
