@@ -106,10 +106,15 @@ export class UpstreamSet {
    * of every reachable upstream (instructions headed by the upstream's name). Undefined when none answers.
    */
   async describe(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo | undefined> {
-    if (!this.naming.prefixed) return this.upstreams[0]!.client.describe(onBehalfOf).catch(() => undefined);
+    // An upstream that cannot be reached now is advertised as it last was (client.ts lastDescribed): its
+    // methods stay served and answer "upstream unavailable" until it is back.
+    if (!this.naming.prefixed) {
+      const client = this.upstreams[0]!.client;
+      return client.describe(onBehalfOf).catch(() => client.lastDescribed);
+    }
     const last = this.described;
     if (last && this.upstreams.every((u, i) => u.client.described === last.from[i])) return last.info;
-    const all = await Promise.all(this.upstreams.map((u) => u.client.describe(onBehalfOf).catch(() => undefined)));
+    const all = await Promise.all(this.upstreams.map((u) => u.client.describe(onBehalfOf).catch(() => u.client.lastDescribed)));
     const info = this.merge(all);
     // Kept while every upstream is described by the same objects (a reconnection describes it anew).
     if (info && all.every((x, i) => x !== undefined && x === this.upstreams[i]!.client.described)) this.described = { from: all, info };

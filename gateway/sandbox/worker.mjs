@@ -242,8 +242,19 @@ function run({ code, limits }) {
         message: `the script failed with null, no error object: it threw null, or ran out of memory (memoryBytes ${limits.memoryBytes}) where QuickJS could not build one`,
       });
     const name = typeof error === 'object' && error !== null && typeof error.name === 'string' ? error.name : 'Error';
-    const where = typeof error === 'object' && error !== null ? locate(String(error.stack ?? ''), code) : undefined;
+    const located = typeof error === 'object' && error !== null ? locate(String(error.stack ?? ''), code) : undefined;
     const stack = /stack overflow/i.test(message) ? ` (recursion or nesting deeper than the sandbox's ${STACK_BYTES / 1024} KiB stack holds)` : '';
+    if (located?.pastEnd && name === 'SyntaxError') {
+      // QuickJS names the token it met there, the wrapper's own `}`: say what the script left unfinished instead.
+      return finish({
+        ok: false,
+        kind: 'script_error',
+        name,
+        message: 'unexpected end of the script: a bracket, brace, string or expression is not closed',
+        line: located.line,
+      });
+    }
+    const where = located && { line: located.line, ...(located.column === undefined ? {} : { column: located.column }) };
     return finish({ ok: false, kind: 'script_error', name, message: `${message}${stack}`, ...where });
   };
 
@@ -351,7 +362,8 @@ function locate(stack, code) {
   const line = Number(match[1]);
   const raw = match[2] === undefined ? undefined : Number(match[2]);
   const lines = code.split('\n').length;
-  if (line > lines) return { line: lines };
+  // Past the script: in the wrapper's closing `})()`, which the script left open.
+  if (line > lines) return { line: lines, pastEnd: true };
   const column = raw === undefined ? undefined : line === 1 ? Math.max(1, raw - PREFIX.length) : raw;
   return column === undefined ? { line } : { line, column };
 }

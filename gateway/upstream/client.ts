@@ -85,6 +85,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 export class UpstreamClient {
   private shared?: Client;
   private info?: UpstreamInfo;
+  private lastInfo?: UpstreamInfo;
   private readonly sessions: SessionPool;
   /** Which requests travel on the undici hop (HTTP upstreams reached over the network). */
   private readonly hop: HopRouting;
@@ -173,6 +174,15 @@ export class UpstreamClient {
   /** What the upstream advertised when it was last connected, without connecting; undefined before. */
   get described(): UpstreamInfo | undefined {
     return this.info;
+  }
+
+  /**
+   * What the upstream advertised the last time it was connected, kept while it is down (a reconnection
+   * replaces it): what the gateway goes on advertising, so that a caller of a resource or a prompt hears
+   * "upstream unavailable" rather than "Method not found" until it is back. Undefined before a first connect.
+   */
+  get lastDescribed(): UpstreamInfo | undefined {
+    return this.info ?? this.lastInfo;
   }
 
   /** Whether a merged list leaves this upstream out now: down, between reconnection attempts. */
@@ -410,6 +420,7 @@ export class UpstreamClient {
     };
     this.watchListChanges(client, info);
     this.info = info;
+    this.lastInfo = info;
     const pid = 'pid' in transport ? ((transport.pid as number | null) ?? undefined) : undefined;
     this.log.info(
       { upstream: this.name, transport: this.transport, pid, era: info.era, sessionful, version: client.getNegotiatedProtocolVersion() },

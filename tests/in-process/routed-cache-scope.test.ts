@@ -33,8 +33,15 @@ describe('cacheScope of a routed read', () => {
     ['an upstream open to everyone', [], 'public'],
   ] as const) {
     it(`is ${expected} for ${label}`, async () => {
-      const upstream = inMemoryFakeUpstream({ tools: [], resources: { 'notes://guide': 'read me' }, resourcesReadHint: { ttlMs: 60_000, cacheScope: 'public' } });
-      const gateway = inProcessGateway({ scopes: { endpoint: scopes.url }, upstreams: [{ scopes: { required: [...required] } }] }, { upstreams: { notes: upstream } });
+      const upstream = inMemoryFakeUpstream({
+        tools: [],
+        resources: { 'notes://guide': 'read me' },
+        resourcesReadHint: { ttlMs: 60_000, cacheScope: 'public' },
+      });
+      const gateway = inProcessGateway(
+        { scopes: { endpoint: scopes.url }, upstreams: [{ scopes: { required: [...required] } }] },
+        { upstreams: { notes: upstream } },
+      );
       try {
         const result = await readResource(gateway);
         expect(result.contents).toHaveLength(1);

@@ -46,6 +46,11 @@ describe('the code sandbox', () => {
     expect(await run('\n\n   nope();')).toMatchObject({ ok: false, kind: 'script_error', name: 'ReferenceError', line: 3, column: 4 });
     expect(await run('throw new TypeError("bad")')).toMatchObject({ ok: false, kind: 'script_error', name: 'TypeError', message: 'bad', line: 1, column: 20 });
     expect(await run('return (')).toMatchObject({ ok: false, kind: 'script_error', name: 'SyntaxError' });
+    // Left open, the script ends in the wrapper's `})()`: the message names no token the script does not hold.
+    const open = await run('return ((');
+    expect(open).toMatchObject({ ok: false, kind: 'script_error', name: 'SyntaxError', line: 1 });
+    expect((open as { message: string }).message).toMatch(/^unexpected end of the script/);
+    expect((open as { message: string }).message).not.toContain('}');
   });
 
   it('names each limit a script breaks', async () => {

@@ -52,3 +52,43 @@ describe('a lone upstream down after a reload', () => {
     }
   });
 });
+
+describe('resources and prompts of a lone upstream that is down', () => {
+  it('stay advertised and answer upstream unavailable, not Method not found', async () => {
+    const withResources = await startFakeUpstream({ tools: [{ definition: tool }], resources: { 'notes://guide': 'read me' } });
+    const own = await startGateway(
+      loadConfig({
+        path: 'config/conformance.yaml',
+        env: {},
+        overrides: {
+          listen: { host: '127.0.0.1', port: 0 },
+          log: { level: 'silent' },
+          upstreams: [{ url: withResources.url, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } }],
+        },
+      }),
+    );
+    try {
+      const up = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
+      expect((await up.listResources()).resources.map((r) => r.uri)).toEqual(['notes://guide']);
+      await up.close();
+      await withResources.close();
+      const client = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
+      try {
+        // The list: its last copy (the catalogue cache's), the read: the upstream's to answer, so unavailable.
+        expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['notes://guide']);
+        const error = (await client.readResource({ uri: 'notes://guide' }).then(
+          () => undefined,
+          (e: unknown) => e,
+        )) as { code?: number; message?: string } | undefined;
+        expect(error, 'an error while the upstream is down').toBeDefined();
+        expect(error!.code).not.toBe(-32601);
+        expect(error!.message).toMatch(/unavailable|unreachable/);
+        expect(client.getServerCapabilities()?.resources, 'resources still advertised').toBeDefined();
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await own.close();
+    }
+  });
+});
