@@ -12,20 +12,25 @@ import { connectV2 } from '../../helpers/clients.ts';
 
 const tool: Tool = { name: 'ping', description: 'ping (test tool)', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } };
 
-let upstream: FakeUpstream;
-let gateway: RunningGateway;
-let config: GatewayConfig;
-beforeAll(async () => {
-  upstream = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
-  config = loadConfig({
+/** config/conformance.yaml in front of `url`, on a free port; a lost upstream is retried only after a minute. */
+function configOver(url: string): GatewayConfig {
+  return loadConfig({
     path: 'config/conformance.yaml',
     env: {},
     overrides: {
       listen: { host: '127.0.0.1', port: 0 },
       log: { level: 'silent' },
-      upstreams: [{ url: upstream.url, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } }],
+      upstreams: [{ url, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } }],
     },
   });
+}
+
+let upstream: FakeUpstream;
+let gateway: RunningGateway;
+let config: GatewayConfig;
+beforeAll(async () => {
+  upstream = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
+  config = configOver(upstream.url);
   gateway = await startGateway(config);
 });
 afterAll(async () => {
@@ -56,17 +61,7 @@ describe('a lone upstream down after a reload', () => {
 describe('resources and prompts of a lone upstream that is down', () => {
   it('stay advertised and answer upstream unavailable, not Method not found', async () => {
     const withResources = await startFakeUpstream({ tools: [{ definition: tool }], resources: { 'notes://guide': 'read me' } });
-    const own = await startGateway(
-      loadConfig({
-        path: 'config/conformance.yaml',
-        env: {},
-        overrides: {
-          listen: { host: '127.0.0.1', port: 0 },
-          log: { level: 'silent' },
-          upstreams: [{ url: withResources.url, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } }],
-        },
-      }),
-    );
+    const own = await startGateway(configOver(withResources.url));
     try {
       const up = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
       expect((await up.listResources()).resources.map((r) => r.uri)).toEqual(['notes://guide']);
