@@ -1,7 +1,7 @@
 /**
  * `npm run build:wasm`: compiles search/semantic/dots.wat (WebAssembly text, SIMD) with wabt and writes
  * the module's bytes, base64, into search/semantic/dots-wasm.ts, which the gateway loads (no compiler at
- * run time). tests/unit/dot-kernel.test.ts compiles the text again and fails when the two differ.
+ * run time). tests/unit/search/dot-kernel.test.ts compiles the text again and fails when the two differ.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import wabtInit from 'wabt';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-export const DOTS_WAT = resolve(root, 'search/semantic/dots.wat');
+const DOTS_WAT = resolve(root, 'search/semantic/dots.wat');
 const OUT = resolve(root, 'search/semantic/dots-wasm.ts');
 
 /** The module compiled from dots.wat, base64. */

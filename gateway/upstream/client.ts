@@ -85,6 +85,7 @@ const CONNECT_TIMEOUT_MS = 10_000;
 export class UpstreamClient {
   private shared?: Client;
   private info?: UpstreamInfo;
+  /** {@link info} as it last was: set with it, never cleared when the connection goes. */
   private lastInfo?: UpstreamInfo;
   private readonly sessions: SessionPool;
   /** Which requests travel on the undici hop (HTTP upstreams reached over the network). */
@@ -182,7 +183,7 @@ export class UpstreamClient {
    * "upstream unavailable" rather than "Method not found" until it is back. Undefined before a first connect.
    */
   get lastDescribed(): UpstreamInfo | undefined {
-    return this.info ?? this.lastInfo;
+    return this.lastInfo;
   }
 
   /** Whether a merged list leaves this upstream out now: down, between reconnection attempts. */

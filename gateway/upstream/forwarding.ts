@@ -201,9 +201,9 @@ function callerCan(capabilities: Record<string, unknown>, request: UpstreamInput
 function forwardedMeta(request: RequestView, era: 'modern' | 'legacy', upstream: UpstreamInfo): Record<string, unknown> | undefined {
   // A key loop, not fromEntries(entries().filter()): an array per key on every forwarded call.
   const meta: Record<string, unknown> = {};
-  const caller = request._meta;
-  if (caller) {
-    for (const key of Object.keys(caller)) if (key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)) meta[key] = caller[key];
+  const asked = request._meta;
+  if (asked) {
+    for (const key of Object.keys(asked)) if (key !== 'progressToken' && !key.startsWith(HOP_META_PREFIX)) meta[key] = asked[key];
   }
   if (upstream.era === 'modern') {
     const envelope = (request.envelope ?? {}) as Record<string, unknown>;
