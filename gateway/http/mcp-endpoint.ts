@@ -12,7 +12,7 @@ import { answerAtEdge, rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from './fast-path.ts';
 import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
-import { MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
+import { MAX_BATCH_MESSAGES, MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
 import { decodeParamValue } from '../wire/param-value.ts';
 import { errorResponse, type RequestId } from '../wire/jsonrpc.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
@@ -41,7 +41,8 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  * limit (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool arguments are the call's to refuse unless nested past checks/input-limits.ts JSON_DEPTH_CEILING:
  * tool-call.ts), 400/-32022 for a revision the gateway does not serve (the `_meta` claim, else the
  * `MCP-Protocol-Version` header; `data.supported` as server/discover, the message naming both eras),
- * 400/-32600 for a batch under a revision without batching, the SDK's own ladder refusals (its
+ * 400/-32600 for a batch under a revision without batching or of more than 100 messages (the SDK's cap:
+ * wire/revisions.ts `MAX_BATCH_MESSAGES`, `data.maxBatchMessages`), the SDK's own ladder refusals (its
  * classifier, the SEP-2243 standard headers) answered as the SDK would, and 406 for an Accept admitting neither
  * JSON nor SSE (wire/negotiation.ts; an acceptable one gets its preferred representation: negotiated-answer.ts).
  * Then admission (budget 429, posted responses, closed upstreams 503, step-up 403, `Mcp-Param` 400).
@@ -206,6 +207,15 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         'invalid_request',
         'batch_not_supported',
         null,
+      );
+    if (post.batch && post.messages.length > MAX_BATCH_MESSAGES)
+      return refuse(
+        'invalid_request',
+        `Invalid Request: a JSON-RPC batch of ${post.messages.length} messages; at most ${MAX_BATCH_MESSAGES} are served in one batch`,
+        'invalid_request',
+        'batch_too_large',
+        null,
+        { maxBatchMessages: MAX_BATCH_MESSAGES },
       );
     // The SDK's revision ladder (its classifier, the SEP-2243 standard headers) answered as its entry would answer it, and the Accept rule.
     const ladder = post.ladderRejection ?? post.headerRejection;

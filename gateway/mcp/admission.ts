@@ -14,7 +14,7 @@ import { withResourceSubscriptions } from '../upstream/resource-subscriptions.ts
 import type { GatewayRuntime } from '../runtime-state.ts';
 import { isPlainObject } from '../wire/jsonrpc.ts';
 import { revisionClaim } from '../wire/requests.ts';
-import type { Era } from '../wire/revisions.ts';
+import { MAX_BATCH_MESSAGES, type Era } from '../wire/revisions.ts';
 import { methodLabel } from './message-metrics.ts';
 import type { CallTarget } from '../ports.ts';
 import type { SurfaceName } from '../policy/tool-resolution.ts';
@@ -344,7 +344,8 @@ export interface EdgeRefusal {
 /**
  * Reports a request the gateway refused before dispatch, once (obs/outcomes.ts): one event per message of
  * its body (a tools/call named by the tool it asks for, `era` the request's), or, when no message was
- * read (a refused credential, an unreadable body), one for the request. The audit trail, the metrics
+ * read (a refused credential, an unreadable body) or the batch is longer than any server serves
+ * (wire/revisions.ts `MAX_BATCH_MESSAGES`), one for the request. The audit trail, the metrics
  * and the span subscribe.
  */
 export function reportRefusal(
@@ -368,7 +369,9 @@ export function reportRefusal(
   };
   // Posted JSON-RPC responses are no requests: the refusal is the exchange's.
   const requests = messages.filter((m) => m.method !== undefined || !('result' in m || 'error' in m));
-  if (requests.length === 0) return void runtime.outcomes.emit(base);
+  // A batch no server would serve (longer than the SDK's cap; limits.arrayLength allows 10,000) is one refused
+  // request, not one event per message: one HTTP request must not write thousands of audit lines.
+  if (requests.length === 0 || requests.length > MAX_BATCH_MESSAGES) return void runtime.outcomes.emit(base);
   for (const message of requests) {
     const asked = askedTool(surface, message);
     const tool = asked && target && target.name === asked.name && target.via === asked.via ? target.resolution.tool : undefined;

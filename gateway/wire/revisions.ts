@@ -37,3 +37,9 @@ export const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
  * batching (PR #228)"; 2024-11-05 (and the 2024-10-07 draft) define no batch message.
  */
 export const REVISION_WITH_BATCHES = '2025-03-26';
+/**
+ * Most messages one JSON-RPC batch may hold: the MCP SDK's Streamable HTTP entry refuses a longer one
+ * whole (`@modelcontextprotocol/server` MAX_BATCH_SIZE, -32600 "Batch must not exceed 100 messages").
+ * The edge refuses it first, with `data.kind` and one refusal for the request (mcp-endpoint.ts).
+ */
+export const MAX_BATCH_MESSAGES = 100;

@@ -4,7 +4,8 @@
  * and the reason, never the secret: none sent, a wrong secret, an unknown key, a bearer token nobody
  * issued, a malformed one), edge refusals (-32020 from the Mcp-Name and Mcp-Param headers, -32600 for an
  * extra member or a body that is no request, -32602 for arguments that are not an object or a name that is
- * not a string, -32022, a batch where batches are gone), a spent request budget (429) and a scope lookup
+ * not a string, -32022, a batch where batches are gone, one longer than 100 messages or than
+ * limits.arrayLength: one line for the request, not one per message), a spent request budget (429) and a scope lookup
  * that is down (503). A refused tools/call is a tool decision (`"event":"tool_decision"`, named by the tool
  * asked for); anything else a refused request (`"event":"request_refused"`). The audit files are written
  * under .tmp/audit/, which CI's secret grep reads (.ci/run): the demo secrets sent here must not be in them.
@@ -182,6 +183,27 @@ const KINDS: Kind[] = [
       return { headers: call.headers, body: [call.body] };
     },
     line: { event: 'request_refused', method: 'tools/list', outcome: 'invalid_request', reason: 'batch_not_supported', status: 400 },
+  },
+  {
+    name: '-32600 for a batch longer than any server serves, once for the request',
+    gateway: 'main',
+    status: 400,
+    request: () => {
+      // No MCP-Protocol-Version: a 2025-03-26 client, which may batch, up to the SDK's 100 messages.
+      const { 'mcp-protocol-version': _revision, ...headers } = rpc('legacy', 1, 'tools/list').headers;
+      return { headers, body: Array.from({ length: 101 }, (_, i) => rpc('legacy', i + 1, 'tools/list').body) };
+    },
+    line: { event: 'request_refused', outcome: 'invalid_request', reason: 'batch_too_large', status: 400 },
+  },
+  {
+    name: '-32600 for a batch over limits.arrayLength, once for the request (not once per message)',
+    gateway: 'main',
+    status: 400,
+    request: () => {
+      const { 'mcp-protocol-version': _revision, ...headers } = rpc('legacy', 1, 'tools/list').headers;
+      return { headers, body: Array.from({ length: 10_001 }, (_, i) => rpc('legacy', i + 1, 'tools/list').body) };
+    },
+    line: { event: 'request_refused', outcome: 'invalid_request', reason: 'limits.arrayLength', status: 400 },
   },
   {
     name: '429 for a spent request budget',

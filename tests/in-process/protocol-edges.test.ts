@@ -2,7 +2,8 @@
  * The protocol edges issue 33 lists, each with its exact answer, on both eras where the era has the
  * edge: a short -32020 (the two disagreeing
  * values, never a whole body twice), a non-UTF-8 charset (415) and invalid UTF-8 bytes (-32700), a
- * tools/call without `name` ("is required"), a 2025-03-26 batch with one bad element (named by index),
+ * tools/call without `name` ("is required"), a 2025-03-26 batch with one bad element (named by index) or
+ * of more than 100 messages (refused whole, as the SDK would, but with `data.kind`),
  * an unknown method (404 on 2026-07-28 by SEP-2575; an in-band -32601 on the 2025 leg, where a 404
  * tells a client its session is gone: README compatibility notes), and one `_meta` key for argument errors
  * whether the gateway (call_tool) or the reference upstream (a direct call) checked them.
@@ -136,6 +137,25 @@ describe('protocol edges', () => {
       const response = await send(call(era, 'no/such/method', {}));
       expect(response.status).toBe(era === 'modern' ? 404 : 200);
       expect((await answerOf(response)).error).toEqual({ code: -32601, message: 'Method not found' });
+    });
+  });
+
+  it('serves a 2025-03-26 batch of 100 messages and refuses one of 101 whole, with data.kind and the cap', async () => {
+    const legacy = call('legacy', 'tools/list');
+    const batch = (length: number) => Array.from({ length }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }));
+    const served = await send(legacy, { headers: { 'mcp-protocol-version': '2025-03-26' }, body: JSON.stringify(batch(100)) });
+    expect(served.status).toBe(200);
+    expect((await served.text()).match(/"tools":\[/g)).toHaveLength(100);
+    const refused = await send(legacy, { headers: { 'mcp-protocol-version': '2025-03-26' }, body: JSON.stringify(batch(101)) });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message: 'Invalid Request: a JSON-RPC batch of 101 messages; at most 100 are served in one batch',
+        data: { kind: 'invalid_request', maxBatchMessages: 100 },
+      },
     });
   });
 

@@ -109,4 +109,19 @@ describe.each([
         valueOf(before, { endpoint, era: 'legacy', method: 'tools/list', outcome: 'error' }),
     ).toBe(2);
   });
+
+  it('counts no message of a batch refused whole for its length (past 100 messages, past limits.arrayLength)', async () => {
+    const { headers } = rpc('legacy', 1, 'tools/list');
+    // No MCP-Protocol-Version: a 2025-03-26 client, which may batch.
+    const { 'mcp-protocol-version': _revision, ...batchHeaders } = headers;
+    const labels = { endpoint, era: 'legacy', method: 'tools/list', outcome: 'error' } as const;
+    for (const length of [101, 10_001]) {
+      const before = await scrape();
+      const body = Array.from({ length }, (_, i) => rpc('legacy', i + 1, 'tools/list').body);
+      const response = await routedFetch(`${stack.gatewayUrl}${path}`, { method: 'POST', headers: batchHeaders, body: JSON.stringify(body) });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32600);
+      expect(valueOf(await scrape(), labels) - valueOf(before, labels)).toBe(0);
+    }
+  });
 });
