@@ -221,6 +221,38 @@ export interface UpstreamFailure {
   code?: number;
   data?: unknown;
   status?: number;
+  /** Whether the request had been written to the upstream's connection when it failed, where that is known ({@link markDelivery}). */
+  delivery?: Delivery;
+}
+
+/**
+ * Whether a failed request had been put on the wire to its upstream (`sent`: it may have run there, and
+ * no answer says what became of it) or not (`not_sent`: queued, refused at connect, given up before).
+ * Known on the HTTP hop (upstream/http-hop.ts: undici hands the request a controller as it writes it)
+ * and for an SDK request that lost its connection; absent elsewhere.
+ */
+export type Delivery = 'sent' | 'not_sent';
+
+const deliveries = new WeakMap<object, Delivery>();
+
+/** Records on `error` whether its request had been sent ({@link Delivery}); returns the error. Off the wire: never in an answer. */
+export function markDelivery<E>(error: E, delivery: Delivery): E {
+  if (typeof error === 'object' && error !== null) deliveries.set(error, delivery);
+  return error;
+}
+
+/** What {@link markDelivery} recorded on `error`, if anything. */
+export function deliveryOf(error: unknown): Delivery | undefined {
+  return typeof error === 'object' && error !== null ? deliveries.get(error) : undefined;
+}
+
+/** The classification a GatewayError was made from (upstreamFailureError), read back whole by failureOf (status, delivery). */
+const classifications = new WeakMap<GatewayError, UpstreamFailure>();
+
+/** `failure` with `error`'s delivery, when it has one. */
+function withDelivery(failure: UpstreamFailure, error: unknown): UpstreamFailure {
+  const delivery = deliveryOf(error);
+  return delivery === undefined ? failure : { ...failure, delivery };
 }
 
 /** The hop's message for a 2xx answer in a content type that is neither JSON nor SSE (http-hop.ts). */
@@ -237,6 +269,10 @@ const naming = (upstream: string, message: string) =>
  * error it answered stays a protocol error with its own code; 401 means the forwarded credential was refused.
  */
 export function classifyUpstreamFailure(error: unknown, upstream: string): UpstreamFailure {
+  return withDelivery(classified(error, upstream), error);
+}
+
+function classified(error: unknown, upstream: string): UpstreamFailure {
   // Ours first: a GatewayError is also a ProtocolError, but it is never the upstream's answer.
   if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
   if (error instanceof RelayedUpstreamError) return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
@@ -281,7 +317,8 @@ export function upstreamFailureError(failure: UpstreamFailure, upstream: string,
       ? new RelayedUpstreamError(upstream, failure.code!, failure.message, failure.data)
       : new GatewayError(failure.kind, failure.message, { upstream });
   if (cause !== undefined && cause !== error) Object.defineProperty(error, 'cause', { value: cause, enumerable: false, configurable: true });
-  return error;
+  if (error instanceof GatewayError) classifications.set(error, failure);
+  return failure.delivery === undefined ? error : markDelivery(error, failure.delivery);
 }
 
 /**
@@ -290,7 +327,7 @@ export function upstreamFailureError(failure: UpstreamFailure, upstream: string,
  * classifying again. Only an error that did not come through the client is classified here.
  */
 export function failureOf(error: unknown, upstream: string): UpstreamFailure {
-  if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
+  if (error instanceof GatewayError) return classifications.get(error) ?? withDelivery({ kind: error.kind, message: error.message }, error);
   if (error instanceof RelayedUpstreamError) return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
   return classifyUpstreamFailure(error, upstream);
 }

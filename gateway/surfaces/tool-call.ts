@@ -1,7 +1,7 @@
 import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
 import { clip } from '../wire/clip.ts';
 import type { CatalogTool, HeldTool } from '../catalog/catalog.ts';
-import { GatewayError, failureOf, toolErrorResult } from '../errors.ts';
+import { GatewayError, failureOf, toolErrorResult, type UpstreamFailure } from '../errors.ts';
 import { ERROR_CODE } from '../wire/jsonrpc.ts';
 import { forward, forwardFailure, isInputRequired, relayedErrorResult } from '../upstream/forwarding.ts';
 import type { DispatchContext, ToolCallAnswer } from '../ports.ts';
@@ -112,10 +112,22 @@ export async function callCatalogTool(
       decided(invalid ? 'invalid_arguments' : 'error', invalid ? 'invalid_arguments' : 'is_error', `upstream_rejected ${failure.code}`, undefined, true);
       throw relayed.error;
     }
-    decided('error', 'is_error', failure.kind, undefined, true);
+    // A write whose request reached the upstream and got no answer may have run: saying it did not would invite a second run.
+    const unknown = !tool.readOnly && outcomeUnknown(failure);
+    decided('error', 'is_error', unknown ? `${failure.kind} outcome_unknown` : failure.kind, undefined, true);
     if (failure.kind === 'cancelled') d.log.info({ tool: tool.name, upstream: tool.upstream }, 'tools/call cancelled by the caller');
-    else d.log.warn({ tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message }, 'tools/call failed upstream; answering isError');
-    return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
+    else
+      d.log.warn(
+        { tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message, outcomeUnknown: unknown },
+        'tools/call failed upstream; answering isError',
+      );
+    if (!unknown) return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
+    const answer = toolErrorResult(
+      failure.kind,
+      `Tool "${tool.name}" may have run: the call reached upstream ${tool.upstream}, then ${howUnanswered(failure)}, so its outcome is unknown. ` +
+        `Check its effect before calling it again, or it may be done twice.`,
+    );
+    return { ...answer, _meta: { ...answer._meta, [OUTCOME_META_KEY]: 'unknown' } };
   }
   const check = d.runtime.outputs.check(tool, result);
   if (!check.ok) {
@@ -129,6 +141,37 @@ export async function callCatalogTool(
   if (result.isError) decided(await directFailureOutcome(d, tool, args, via), 'is_error', 'is_error', undefined, true);
   else decided('ok', 'ok', undefined, undefined, true);
   return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
+}
+
+/** `_meta` key of an isError result whose call may have run upstream all the same (value `unknown`). */
+export const OUTCOME_META_KEY = 'ai.cpz.gateway/outcome';
+
+/**
+ * Whether a failed call may have run upstream: its request had been written to the upstream (or, where
+ * that is not known, it timed out, which happens only once it was sent) and no answer says what became
+ * of it: a lost connection, a timeout, a 5xx, an answer that is no MCP response. A JSON-RPC error, a 4xx
+ * or a 401 is the upstream's answer; a request never sent (refused at connect, queued, the upstream
+ * known down) did not run.
+ */
+function outcomeUnknown(failure: UpstreamFailure): boolean {
+  if (failure.delivery === 'not_sent') return false;
+  switch (failure.kind) {
+    case 'upstream_timeout':
+      return true;
+    case 'upstream_unavailable':
+      return failure.delivery === 'sent';
+    case 'upstream_error':
+      return failure.status === undefined || failure.status >= 500;
+    default:
+      return false;
+  }
+}
+
+/** How a call that reached its upstream went unanswered, for the caller (the failure's own message in brackets). */
+function howUnanswered(failure: UpstreamFailure): string {
+  if (failure.kind === 'upstream_timeout') return 'no answer came in time';
+  if (failure.kind === 'upstream_unavailable') return `the connection closed before the answer (${failure.message})`;
+  return `its answer said nothing of the outcome (${failure.message})`;
 }
 
 /** Most names an unknown-tool answer suggests (direct calls and call_tool alike). */

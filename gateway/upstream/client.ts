@@ -1,6 +1,8 @@
 import {
   Client,
   ProtocolError,
+  SdkError,
+  SdkErrorCode,
   SdkHttpError,
   StreamableHTTPClientTransport,
   type FetchLike,
@@ -10,7 +12,7 @@ import {
 import * as z from 'zod/v4';
 import { abortSignalOf } from '../wire/cancellation.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
-import { GatewayError, classifyUpstreamFailure, upstreamFailureError } from '../errors.ts';
+import { GatewayError, classifyUpstreamFailure, deliveryOf, markDelivery, upstreamFailureError } from '../errors.ts';
 import { loggableUrl, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
@@ -326,6 +328,8 @@ export class UpstreamClient {
       if (hopped) return await hopped;
       return await forwardScope.run(scope, () => this.sdkRequest(client, method, params, options));
     } catch (error) {
+      // The SDK had sent the request and was awaiting its answer when the connection closed: it may have run.
+      if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed && deliveryOf(error) === undefined) markDelivery(error, 'sent');
       // A sessionful upstream forgot the session (restart, expiry): start a new one, once. The spec says
       // 404; some servers (server-everything) answer 400 "No valid session ID". Either way the request was
       // refused before it ran, so sending it again is safe.

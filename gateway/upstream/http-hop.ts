@@ -4,6 +4,7 @@ import type { CallSignal } from '../wire/cancellation.ts';
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, type LoggingMessageNotificationParams } from '@modelcontextprotocol/client';
 import { answer, cancellation, encodeRequest, receivedMessage, responseFor, sessionHeaders, settleResponse, type ClientSession } from '../wire/client-codec.ts';
 import { ERROR_CODE } from '../wire/jsonrpc.ts';
+import { markDelivery } from '../errors.ts';
 import { SseReader } from '../wire/sse.ts';
 
 /**
@@ -114,10 +115,12 @@ export class HttpHop {
 
   /** Sends one request and resolves with its result. @throws as described on the class. */
   request(session: HopSession, method: string, params: Record<string, unknown>, call: HopCall): Promise<Record<string, unknown>> {
-    if (this.closed) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
+    if (this.closed) return Promise.reject(markDelivery(new SdkError(SdkErrorCode.NotConnected, 'Not connected'), 'not_sent'));
     // Given up before it was sent: nothing to cancel upstream.
     if (call.signal?.aborted)
-      return Promise.reject(new SdkError(SdkErrorCode.RequestTimeout, `AbortError: ${describeReason(call.signal.reason)}`, { timeout: call.timeoutMs }));
+      return Promise.reject(
+        markDelivery(new SdkError(SdkErrorCode.RequestTimeout, `AbortError: ${describeReason(call.signal.reason)}`, { timeout: call.timeoutMs }), 'not_sent'),
+      );
     const id = this.nextId++;
     const modern = session.era === 'modern';
     const encoded = encodeRequest(session, id, method, params, call.onprogress ? id : undefined);
@@ -135,7 +138,8 @@ export class HttpHop {
       clearTimeout(timer);
       call.signal?.removeEventListener('abort', onAbort);
       if (error === undefined) settle.resolve(result!);
-      else settle.reject(error);
+      // No answer (lost, timed out, stream cut): whether the request had been written says whether it may have run.
+      else settle.reject(answered(error) ? error : markDelivery(error, exchange.started ? 'sent' : 'not_sent'));
     };
     const giveUp = (reason: string) => {
       if (done) return;
@@ -269,6 +273,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly finish: Finish,
     private readonly progressed: (() => void) | undefined,
   ) {}
+
+  /** Whether undici has started writing the request (it hands over a controller as it does): it may have reached the upstream. */
+  get started(): boolean {
+    return this.controller !== undefined;
+  }
 
   /** Gives the request up: before it is written (queued in the pool), or while its answer is read. */
   abort(): void {
@@ -420,6 +429,11 @@ function httpError(statusCode: number, text: string | undefined, id: number): un
     status: statusCode,
     text,
   });
+}
+
+/** Whether an error is the upstream's own answer (a JSON-RPC error, an HTTP status): it did not go unanswered. */
+function answered(error: unknown): boolean {
+  return error instanceof ProtocolError || error instanceof SdkHttpError;
 }
 
 /** A failure of the exchange itself: lost connections as the SDK names them; our own abort has settled already. */
