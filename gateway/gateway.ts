@@ -8,7 +8,8 @@ import { metricsRoute } from './http/app.ts';
 import { forgetUpstreams } from './obs/metrics.ts';
 import { createGatewayServer } from './http/node-server.ts';
 import { originGuard } from './http/edge.ts';
-import type { GatewayRuntime } from './runtime-state.ts';
+import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
+import { loggableUrl } from './obs/log.ts';
 import { checkReplicas } from './ops/replica-check.ts';
 import { planReload, ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
@@ -154,27 +155,41 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     await delay(0);
     // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).
     const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;
+    /** Closes the runtime a refused or failed reload built, and only what is its own: the old one keeps serving. */
+    const abandon = async () => {
+      // The upstreams it kept judge with the old runtime's guard again.
+      for (const { catalog } of old.state.upstreams) catalog.guardWith(old.state.pins);
+      await fresh.close(
+        new Set<object>([
+          ...old.state.upstreams.flatMap((u) => [u.client, u.catalog]),
+          old.state.pins.store,
+          old.state.codeSandbox,
+          old.state.tracing,
+          ...(old.state.rateLimiter ? [old.state.rateLimiter] : []),
+          ...(keepOAuth ? [old.state.oauth!] : []),
+        ]),
+      );
+    };
     if (keepOAuth) fresh.state.oauth = old.state.oauth;
     else
       await fresh
         .startOAuth(url, () => runtime.state)
         .catch(async (error: unknown) => {
-          // The upstreams it kept judge with the old runtime's guard again.
-          for (const { catalog } of old.state.upstreams) catalog.guardWith(old.state.pins);
-          await fresh.close(
-            new Set<object>([
-              ...old.state.upstreams.flatMap((u) => [u.client, u.catalog]),
-              old.state.pins.store,
-              old.state.codeSandbox,
-              old.state.tracing,
-              ...(old.state.rateLimiter ? [old.state.rateLimiter] : []),
-            ]),
-          );
+          await abandon();
           throw error;
         });
     // The old runtime serves until the new one has its catalogues and search index: no request waits
     // for a new upstream's connection or a rebuilt catalogue (bounded by the slowest upstream's timeout).
     await fresh.prepare(Math.max(...next.upstreams.map((u) => u.timeoutMs)));
+    const unreachable = unreachableReplacements(plan, old.state.upstreams, fresh.state.upstreams);
+    if (unreachable) {
+      await abandon();
+      const index = next.upstreams.findIndex((u) => u.name === unreachable.name);
+      throw new ReloadRefused(
+        `upstreams[${index}]`,
+        `its new connection (${unreachable.target}) could not be reached (${unreachable.reason}), while the one it replaces serves`,
+      );
+    }
     runtime = fresh;
     await delay(0);
     runtime.warm();
@@ -240,6 +255,33 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       }
     }
   }
+}
+
+/**
+ * The first upstream a reload gives a new connection (plan decision `replace`: its URL, command or another
+ * connection key changed) that the new runtime could not connect to while the same-named upstream of the
+ * running configuration serves (connected, its catalogue at hand): switching would trade working tools
+ * for none, which is what a mistyped URL does, so the reload is refused instead (gateway.ts swap). An
+ * upstream that was down before, or new, is switched to as it is (it serves once it can be reached).
+ */
+function unreachableReplacements(
+  plan: ReloadPlan,
+  running: readonly UpstreamRuntime[],
+  next: readonly UpstreamRuntime[],
+): { name: string; target: string; reason: string } | undefined {
+  for (const { name, decision } of plan.upstreams) {
+    if (decision !== 'replace') continue;
+    const before = running.find((u) => u.client.name === name);
+    const after = next.find((u) => u.client.name === name);
+    if (!before || !after || before.client.health().state !== 'up' || before.catalog.lastCatalog() === undefined) continue;
+    const health = after.client.health();
+    // Connected (a slow catalogue is served once it comes, as before), or still trying past the deadline.
+    if (health.state === 'up' || after.catalog.lastCatalog() !== undefined) continue;
+    const { config } = after.client;
+    const target = config.url !== undefined ? loggableUrl(config.url) : `"${config.command}"`;
+    return { name, target, reason: health.reason ?? `no connection within its timeoutMs (${config.timeoutMs} ms)` };
+  }
+  return undefined;
 }
 
 function listen(server: HttpServer, port: number, host: string): Promise<void> {

@@ -169,7 +169,7 @@ function outcomeUnknown(failure: UpstreamFailure): boolean {
 
 /** How a call that reached its upstream went unanswered, for the caller (the failure's own message in brackets). */
 function howUnanswered(failure: UpstreamFailure): string {
-  if (failure.kind === 'upstream_timeout') return 'no answer came in time';
+  if (failure.kind === 'upstream_timeout') return 'it did not answer in time';
   if (failure.kind === 'upstream_unavailable') return `the connection closed before the answer (${failure.message})`;
   return `its answer said nothing of the outcome (${failure.message})`;
 }

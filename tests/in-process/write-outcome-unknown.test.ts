@@ -98,7 +98,7 @@ for (const era of ['modern', 'legacy'] as const) {
 
     const cases: [Misbehaviour, RegExp, string][] = [
       ['cut', /then the connection closed before the answer/, 'upstream_unavailable'],
-      ['stall', /then no answer came in time/, 'upstream_timeout'],
+      ['stall', /then it did not answer in time/, 'upstream_timeout'],
       ['bad-gateway', /then its answer said nothing of the outcome \(upstream fixture failed with HTTP 502\)/, 'upstream_error'],
     ];
     for (const [index, [how, says, kind]] of cases.entries()) {

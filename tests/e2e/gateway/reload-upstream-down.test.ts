@@ -87,3 +87,42 @@ describe('resources and prompts of a lone upstream that is down', () => {
     }
   });
 });
+
+describe('a reload that moves a serving upstream to a URL nothing answers', () => {
+  it('is refused, naming the upstream and the URL, and the running configuration keeps serving', async () => {
+    const serving = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
+    const running = configOver(serving.url);
+    const own = await startGateway(running);
+    try {
+      const before = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
+      expect((await before.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
+      await before.close();
+      // A mistyped port: port 9 (discard) refuses connections on loopback.
+      const mistyped = configOver('http://127.0.0.1:9/mcp');
+      const refusal = await own.reload({ ...mistyped, upstreams: mistyped.upstreams.map((u) => ({ ...u, timeoutMs: 1000 })) }).then(
+        () => undefined,
+        (error: unknown) => error as Error,
+      );
+      expect(refusal?.name).toBe('ReloadRefused');
+      expect(refusal?.message).toMatch(
+        /^configuration not reloaded: upstreams\[0\]: its new connection \(http:\/\/127\.0\.0\.1:9\/mcp\) could not be reached \(.+\), while the one it replaces serves; the running configuration keeps serving$/,
+      );
+      const client = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
+        const result = (await client.callTool({ name: 'ping', arguments: {} })) as { isError?: boolean; content: { text?: string }[] };
+        expect(result.isError).toBeFalsy();
+        expect(result.content[0]!.text).toBe('pong');
+      } finally {
+        await client.close();
+      }
+      // The same URL change once the old upstream is down too is applied: nothing that works is lost.
+      await serving.close();
+      for (let tries = 0; (await fetch(`${own.url}/readyz`)).status === 200 && tries < 200; tries++) await new Promise((r) => setTimeout(r, 50));
+      await expect(own.reload({ ...mistyped, upstreams: mistyped.upstreams.map((u) => ({ ...u, timeoutMs: 1000 })) })).resolves.toBeDefined();
+    } finally {
+      await own.close();
+      await serving.close().catch(() => {});
+    }
+  });
+});
