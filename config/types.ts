@@ -66,6 +66,8 @@ export interface GatewayConfig {
   /** Body bytes, upstream list pages, and the structural limits of a POST body (gateway/checks/input-limits.ts) and its headers. */
   limits: {
     bodyBytes: number;
+    /** Largest answer read from an HTTP upstream for one forwarded request (gateway/upstream/http-hop.ts `maxBytes`), bytes. */
+    resultBytes: number;
     maxListPages: number;
     jsonDepth: number;
     stringLength: number;

@@ -121,6 +121,7 @@ export class UpstreamClient {
     this.hop = new HopRouting(() => this.settings, fetchUpstream === undefined, {
       listChanged: (method) => this.listChanged(method),
       resourceUpdated: (uri) => this.resources.updated(uri),
+      resultBytes: () => this.limits.resultBytes,
     });
     this.resources = new ResourceWatch({
       transport: this.transport,

@@ -44,7 +44,12 @@ const LIST_CHANGED: Readonly<Record<string, ListMethod>> = {
 export interface HopRelays {
   listChanged(method: ListMethod): void;
   resourceUpdated(uri: string): void;
+  /** `limits.resultBytes`: the bound of an answer to a forwarded request (the catalogue's list pages have none). */
+  resultBytes(): number;
 }
+
+/** The catalogue's own list requests: not a caller's, and as large as the upstream's catalogue (limits.maxListPages bounds them). */
+const LIST_METHODS: ReadonlySet<string> = new Set<ListMethod>(['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']);
 
 /**
  * Which requests to one HTTP upstream travel on the undici hop (http-hop.ts: a keep-alive pool,
@@ -82,7 +87,7 @@ export class HopRouting {
   route(client: Client | undefined, method: string, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> | undefined {
     if (!this.hop || client === undefined || !HOP_METHODS.has(method)) return undefined;
     const session = this.sessions.get(client);
-    return session && this.hop.request(session, method, params, this.call(options));
+    return session && this.hop.request(session, method, params, this.call(options, LIST_METHODS.has(method) ? undefined : this.relays.resultBytes()));
   }
 
   async close(): Promise<void> {
@@ -90,8 +95,9 @@ export class HopRouting {
   }
 
   /** What the hop needs of one forward: the credential headers and request id it was given, and the relays. */
-  private call(options: ForwardOptions): HopCall {
+  private call(options: ForwardOptions, maxBytes: number | undefined): HopCall {
     return {
+      maxBytes,
       credentialHeaders: this.config().forwardCredentials ? options.credential?.headers : undefined,
       requestId: options.requestId,
       signal: options.signal,

@@ -40,6 +40,12 @@ export interface HopCall {
   oninputrequest?: (request: InputRequest) => Promise<Record<string, unknown>>;
   /** Milliseconds without an answer (or progress) before the request fails with REQUEST_TIMEOUT. */
   timeoutMs: number;
+  /**
+   * Largest answer read for this request, bytes (`limits.resultBytes`): a JSON body, or one SSE event,
+   * past it fails the request (SdkError INVALID_RESULT: the upstream answered, too much to hold; an
+   * `upstream_error`) and the rest is not read. Absent: no bound.
+   */
+  maxBytes?: number;
 }
 
 /** A server-to-client request the caller may answer (2025-11-25 client/sampling, client/elicitation, client/roots). */
@@ -325,8 +331,11 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.mode === 'json') this.collect(chunk);
-    else if (this.mode === 'error') {
+    const max = this.call.maxBytes;
+    if (this.mode === 'json') {
+      if (max !== undefined && this.size + chunk.length > max) this.tooLarge(controller, max);
+      else this.collect(chunk);
+    } else if (this.mode === 'error') {
       if (this.oversized) return;
       if (this.size + chunk.length > MAX_ERROR_BODY) {
         this.oversized = true;
@@ -338,8 +347,18 @@ class Exchange implements Dispatcher.DispatchHandler {
       } catch (error) {
         this.broken(error as Error);
         controller.abort(error as Error);
+        return;
       }
+      if (max !== undefined && this.reader!.held > max && !this.answered) this.tooLarge(controller, max);
     }
+  }
+
+  /** The answer outgrew `maxBytes`: the request fails, and the connection is dropped rather than read to its end. */
+  private tooLarge(controller: Dispatcher.DispatchController, max: number): void {
+    this.chunks = [];
+    this.mode = 'ignored';
+    this.finish(new SdkError(SdkErrorCode.InvalidResult, `upstream answered more than ${max} bytes (limits.resultBytes)`));
+    controller.abort(new Error(GIVEN_UP));
   }
 
   onResponseEnd(): void {

@@ -26,8 +26,14 @@ export class SseReader {
   private readonly decoder = new StringDecoder('utf8');
   private buffer = '';
   private data: string[] = [];
+  private dataChars = 0;
 
   constructor(private readonly ondata: (data: string) => void) {}
+
+  /** Characters held for the event being read (its data lines so far and an unfinished line): what one event costs in memory. */
+  get held(): number {
+    return this.buffer.length + this.dataChars;
+  }
 
   /** Reads one chunk; throws what `ondata` throws. */
   write(chunk: Buffer | string): void {
@@ -41,7 +47,11 @@ export class SseReader {
       start = end + 1;
       if (line.endsWith('\r')) line = line.slice(0, -1);
       if (line === '') this.dispatch();
-      else if (line.startsWith('data:')) this.data.push(line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5));
+      else if (line.startsWith('data:')) {
+        const data = line.charCodeAt(5) === 32 ? line.slice(6) : line.slice(5);
+        this.data.push(data);
+        this.dataChars += data.length;
+      }
     }
     this.buffer = buffer.slice(start);
   }
@@ -51,12 +61,14 @@ export class SseReader {
     this.decoder.end();
     this.buffer = '';
     this.data = [];
+    this.dataChars = 0;
   }
 
   private dispatch(): void {
     if (this.data.length === 0) return;
     const data = this.data.join('\n');
     this.data = [];
+    this.dataChars = 0;
     this.ondata(data);
   }
 }
