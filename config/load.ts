@@ -75,7 +75,12 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
       `must be a finite number (${sourceOf(infinite, provenance, { path, content: fromFile }, options.overrides ?? {})})`,
     );
   if (!validate(config)) throw configErrorFrom(validate.errors ?? [], provenance, { path, content: fromFile }, options.overrides ?? {});
-  const final = finalise(config as unknown as GatewayConfig, env);
+  let final: GatewayConfig;
+  try {
+    final = finalise(config as unknown as GatewayConfig, env);
+  } catch (error) {
+    throw error instanceof ConfigError ? withSource(error, provenance, { path, content: fromFile }) : error;
+  }
   // "Beside the config": a relative lock file is read where the configuration file is.
   if (final.pinning.lockFile) final.pinning.lockFile = resolve(dirname(path), final.pinning.lockFile);
   return final;
@@ -190,7 +195,8 @@ function refuseListGaps(value: Json, path: (string | number)[], provenance: Map<
  * unique API key names and credentials; each upstream's scope failure mode (`scopes.failureMode` unless
  * it sets its own); `anonymous: true` required where nobody would check callers; redis selection
  * (the rate limit store follows the cache store unless set); the embeddings endpoint's scheme and key variable;
- * server.headersTimeoutMs at most server.requestTimeoutMs; each security.trustedProxies entry an address or CIDR range.
+ * server.headersTimeoutMs at most server.requestTimeoutMs; compact.searchLimit at most compact.maxSearchLimit; each
+ * security.trustedProxies entry an address or CIDR range. Its errors name the variable or file the key came from.
  */
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
@@ -205,6 +211,12 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   // Node refuses a headersTimeout longer than requestTimeout (both bound receiving the request).
   if (config.server.headersTimeoutMs > config.server.requestTimeoutMs)
     throw new ConfigError('server.headersTimeoutMs', 'must not exceed server.requestTimeoutMs');
+  // search_tools would answer fewer than the default it is configured with, silently.
+  if (config.compact.searchLimit > config.compact.maxSearchLimit)
+    throw new ConfigError(
+      'compact.searchLimit',
+      `${config.compact.searchLimit} is above compact.maxSearchLimit (${config.compact.maxSearchLimit}), the most a search answers`,
+    );
   config.rateLimits.store ??= config.cache.store;
   if (config.rateLimits.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when rateLimits.store is redis');
   if (config.audit.digestKey !== undefined) {
@@ -353,7 +365,13 @@ function envOverrides(env: Record<string, string | undefined>, provenance: Map<s
   for (const [name, raw] of entries) {
     const tokens = name.slice(ENV_PREFIX.length).split('_').filter(Boolean);
     const found = resolveEnvPath(tokens, schema as SchemaNode);
-    if (!found) throw new ConfigError(name, 'this environment variable does not name a configuration key');
+    if (!found) {
+      const meant = looseEnvPath(tokens.join(''), schema as SchemaNode);
+      throw new ConfigError(
+        name,
+        `this environment variable does not name a configuration key${meant ? `; did you mean ${ENV_PREFIX}${meant.join('_')}?` : ''} (${ENV_PREFIX} and the key path in UPPER_SNAKE case, camelCase split: limits.bodyBytes is ${ENV_PREFIX}LIMITS_BODY_BYTES)`,
+      );
+    }
     provenance.set(keyPathOf(found.path), aliases.get(name) ?? name);
     out = mergeDeep(out, nest(found.path, coerce(raw as string, found.leaf)));
   }
@@ -423,6 +441,27 @@ function resolveEnvPath(tokens: string[], node: SchemaNode): { path: (string | n
   return undefined;
 }
 
+/**
+ * The UPPER_SNAKE tokens of the key path `flat` spells with its underscores dropped or misplaced
+ * (`SCOPESFAILUREMODE` for scopes.failureMode), for a refused variable's "did you mean"; undefined when none does.
+ */
+function looseEnvPath(flat: string, node: SchemaNode): string[] | undefined {
+  const here = deref(node);
+  if (flat === '') return [];
+  const index = here.type === 'array' && here.items ? /^(\d+)(.*)$/.exec(flat) : null;
+  if (index) {
+    const rest = looseEnvPath(index[2]!, here.items!);
+    return rest && [index[1]!, ...rest];
+  }
+  for (const [key, child] of Object.entries(here.properties ?? {}).sort(([a], [b]) => b.length - a.length)) {
+    const snake = upperSnake(key);
+    if (!flat.startsWith(snake.replace(/_/g, ''))) continue;
+    const rest = looseEnvPath(flat.slice(snake.replace(/_/g, '').length), child);
+    if (rest) return [snake, ...rest];
+  }
+  return undefined;
+}
+
 function deref(node: SchemaNode): SchemaNode {
   if (!node.$ref) return node;
   const name = node.$ref.replace('#/definitions/', '');
@@ -481,6 +520,18 @@ function mergeDeep(base: Json, overlay: Json): Json {
 }
 
 const isObject = (value: Json): value is { [key: string]: Json } => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A rule of {@link finalise} broken: its error says where the key came from, as a schema error does (a variable, or the file). */
+function withSource(error: ConfigError, provenance: Map<string, string>, file: ConfigFile): ConfigError {
+  const variable = provenance.get(error.keyPath);
+  const segments = error.keyPath
+    .split(/\.|\[(\d+)\]/)
+    .filter((s) => s !== undefined && s !== '')
+    .map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  const source = variable ? `from ${variable}` : valueAt(file.content, segments) !== undefined ? `in ${file.path}` : undefined;
+  if (!source) return error;
+  return new ConfigError(error.keyPath, `${error.message.slice(`invalid configuration: ${error.keyPath}: `.length)} (${source})`);
+}
 
 function keyPathOf(path: readonly (string | number)[]): string {
   return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${key}` : key), '');

@@ -74,6 +74,30 @@ describe('loadConfig', () => {
     );
   });
 
+  it('says which variable was meant when only its underscores are off (camelCase keys are split)', () => {
+    expect(() => loadConfig({ env: { GATEWAY_SCOPES_FAILUREMODE: 'open' } })).toThrow(
+      'GATEWAY_SCOPES_FAILUREMODE: this environment variable does not name a configuration key; did you mean GATEWAY_SCOPES_FAILURE_MODE?',
+    );
+    expect(() => loadConfig({ env: { GATEWAY_LIMITS_BODYBYTES: '2048' } })).toThrow(/did you mean GATEWAY_LIMITS_BODY_BYTES\?/);
+    expect(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_TIMEOUTMS: '5' } })).toThrow(/did you mean GATEWAY_UPSTREAMS_0_TIMEOUT_MS\?/);
+    // No key spelt so: no guess, the rule instead.
+    expect(() => loadConfig({ env: { GATEWAY_SCOPES_TIMEOUT: '5' } })).toThrow(/a configuration key \(GATEWAY_ and the key path in UPPER_SNAKE case/);
+  });
+
+  it('names where a key came from when a rule beyond the schema refuses it', () => {
+    expect(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_URL: 'ftp://x' } })).toThrow(
+      'invalid configuration: upstreams[0].url: must be an http(s) URL, got a ftp: URL (from GATEWAY_UPSTREAMS_0_URL)',
+    );
+    const path = yamlFile('upstreams:\n  - name: a\n    url: ftp://x/mcp\n');
+    expect(() => loadConfig({ path, env: {} })).toThrow(`upstreams[0].url: must be an http(s) URL, got a ftp: URL (in ${path})`);
+  });
+
+  it('refuses a compact.searchLimit above compact.maxSearchLimit', () => {
+    expect(() => loadConfig({ env: {}, overrides: { compact: { searchLimit: 5, maxSearchLimit: 2 } } })).toThrow(
+      'invalid configuration: compact.searchLimit: 5 is above compact.maxSearchLimit (2), the most a search answers',
+    );
+  });
+
   it('refuses an unknown key in the file, naming it', () => {
     const path = yamlFile('upstreams:\n  - name: a\n    url: http://x/mcp\n    scopeRule: {}\n');
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.scopeRule: is not a known key/);
@@ -297,9 +321,9 @@ describe('loadConfig on values the schema alone lets through or blames elsewhere
 
   it('quotes neither a refused upstream URL nor an OTLP header item: both may hold a credential', () => {
     const url = refusal(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_URL: 'ftp://user:s3cret-pw@example/mcp' } }));
-    expect(url).toBe('invalid configuration: upstreams[0].url: must be an http(s) URL, got a ftp: URL');
+    expect(url).toBe('invalid configuration: upstreams[0].url: must be an http(s) URL, got a ftp: URL (from GATEWAY_UPSTREAMS_0_URL)');
     const notUrl = refusal(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_URL: '${TOKEN}', TOKEN: 's3cret-token' } }));
-    expect(notUrl).toBe('invalid configuration: upstreams[0].url: must be an http(s) URL, got text that is not a URL');
+    expect(notUrl).toBe('invalid configuration: upstreams[0].url: must be an http(s) URL, got text that is not a URL (from GATEWAY_UPSTREAMS_0_URL)');
     const header = refusal(() => loadConfig({ env: { OTEL_EXPORTER_OTLP_HEADERS: 'x-tenant=a,Authorization Bearer s3cret-token' } }));
     expect(header).toBe('invalid configuration: OTEL_EXPORTER_OTLP_HEADERS: item 2 (comma-separated) is not a key=value pair');
   });
