@@ -178,7 +178,11 @@ function malformedMember(message: Record<string, unknown>, at: readonly number[]
   if ('id' in message && typeof message.id !== 'string' && !Number.isInteger(message.id)) return why(['id'], 'is not a string or an integer');
   if ('params' in message) {
     if (!isPlainObject(message.params)) return why(['params'], 'is not an object');
-    if (message.params._meta !== undefined && !isPlainObject(message.params._meta)) return why(['params', '_meta'], 'is not an object');
+    const meta = message.params._meta;
+    if (meta !== undefined && !isPlainObject(meta)) return why(['params', '_meta'], 'is not an object');
+    // ProgressToken is a string or an integer (the SDK's schema; JSON-RPC ids alike): anything else could not be echoed on progress.
+    if (meta !== undefined && 'progressToken' in meta && typeof meta.progressToken !== 'string' && !Number.isInteger(meta.progressToken))
+      return why(['params', '_meta', 'progressToken'], 'is not a string or an integer');
   }
   const extra = Object.keys(message).find((key) => !REQUEST_MEMBERS.has(key));
   if (extra !== undefined) return why([extra], 'is no member of a JSON-RPC request (jsonrpc, id, method, params)');

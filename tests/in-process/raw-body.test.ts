@@ -67,6 +67,9 @@ describe('the raw body read on the MCP route', () => {
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1]}', '/params is not an object'],
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":"x"}', '/params is not an object'],
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":"x"}}', '/params/_meta is not an object'],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":true}}}', '/params/_meta/progressToken is not a string or an integer'],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1.5}}}', '/params/_meta/progressToken is not a string or an integer'],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":null}}}', '/params/_meta/progressToken is not a string or an integer'],
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","extra":true}', '/extra is no member of a JSON-RPC request (jsonrpc, id, method, params)'],
     ['{"jsonrpc":"2.0","method":"notifications/initialized","a/b~c":1}', '/a~1b~0c is no member of a JSON-RPC request (jsonrpc, id, method, params)'],
   ])('answers 400/-32600 naming the malformed member of %s', async (body, named) => {
