@@ -57,6 +57,20 @@ interface Kind {
   line: Record<string, unknown>;
 }
 
+/** A 2025-03-26 batch (no MCP-Protocol-Version: a client that may batch) of `length` tools/list requests, refused whole. */
+function oversizedBatch(name: string, length: number, reason: string): Kind {
+  return {
+    name,
+    gateway: 'main',
+    status: 400,
+    request: () => {
+      const { 'mcp-protocol-version': _revision, ...headers } = rpc('legacy', 1, 'tools/list').headers;
+      return { headers, body: Array.from({ length }, (_, i) => rpc('legacy', i + 1, 'tools/list').body) };
+    },
+    line: { event: 'request_refused', outcome: 'invalid_request', reason, status: 400 },
+  };
+}
+
 const modernCall = (name: unknown, args: unknown = {}, headers: Record<string, string> = {}) => {
   const built = rpc('modern', 1, 'tools/call', { name, arguments: args });
   return { headers: { ...built.headers, ...headers }, body: built.body };
@@ -184,27 +198,8 @@ const KINDS: Kind[] = [
     },
     line: { event: 'request_refused', method: 'tools/list', outcome: 'invalid_request', reason: 'batch_not_supported', status: 400 },
   },
-  {
-    name: '-32600 for a batch longer than any server serves, once for the request',
-    gateway: 'main',
-    status: 400,
-    request: () => {
-      // No MCP-Protocol-Version: a 2025-03-26 client, which may batch, up to the SDK's 100 messages.
-      const { 'mcp-protocol-version': _revision, ...headers } = rpc('legacy', 1, 'tools/list').headers;
-      return { headers, body: Array.from({ length: 101 }, (_, i) => rpc('legacy', i + 1, 'tools/list').body) };
-    },
-    line: { event: 'request_refused', outcome: 'invalid_request', reason: 'batch_too_large', status: 400 },
-  },
-  {
-    name: '-32600 for a batch over limits.arrayLength, once for the request (not once per message)',
-    gateway: 'main',
-    status: 400,
-    request: () => {
-      const { 'mcp-protocol-version': _revision, ...headers } = rpc('legacy', 1, 'tools/list').headers;
-      return { headers, body: Array.from({ length: 10_001 }, (_, i) => rpc('legacy', i + 1, 'tools/list').body) };
-    },
-    line: { event: 'request_refused', outcome: 'invalid_request', reason: 'limits.arrayLength', status: 400 },
-  },
+  oversizedBatch('-32600 for a batch longer than any server serves, once for the request', 101, 'batch_too_large'),
+  oversizedBatch('-32600 for a batch over limits.arrayLength, once for the request (not once per message)', 10_001, 'limits.arrayLength'),
   {
     name: '429 for a spent request budget',
     gateway: 'budget',

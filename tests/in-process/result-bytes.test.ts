@@ -5,11 +5,9 @@
  * it is relayed whole; the catalogue's own lists are not bound by it. Both eras' forwarding paths over a
  * real loopback socket (2026-07-28 answers JSON, the 2025-11-25 fake an SSE stream); the gateway runs in process.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { fakeUpstream, type FakeUpstreamCore } from '../fixtures/fake-upstream.ts';
+import { fakeUpstream, startInterceptedUpstream, type InterceptedUpstream } from '../fixtures/fake-upstream.ts';
 import { loadConfig } from '../../config/load.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { messagesOf, post, rpc } from '../helpers/raw-mcp.ts';
@@ -21,12 +19,11 @@ const longDescription = 'a tool whose description is long. '.repeat(3000);
 
 for (const era of ['modern', 'legacy'] as const) {
   describe(`limits.resultBytes in front of a ${era === 'modern' ? '2026-07-28' : '2025-11-25'} upstream`, () => {
-    let core: FakeUpstreamCore;
-    let server: Server;
+    let upstream: InterceptedUpstream;
     let gateway: InProcessGateway;
 
     beforeAll(async () => {
-      core = fakeUpstream({
+      const core = fakeUpstream({
         era,
         tools: [
           {
@@ -40,19 +37,8 @@ for (const era of ['modern', 'legacy'] as const) {
           },
         ],
       });
-      server = createServer(async (req, res) => {
-        const chunks: Buffer[] = [];
-        for await (const chunk of req) chunks.push(chunk as Buffer);
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-        const response = await core.fetch(
-          new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, ...(req.method === 'POST' ? { body: Buffer.concat(chunks) } : {}) }),
-        );
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        res.end(Buffer.from(await response.arrayBuffer()));
-      });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+      upstream = await startInterceptedUpstream(core, () => false);
+      const { url } = upstream;
       gateway = inProcessGateway(
         loadConfig({
           path: CONFORMANCE_CONFIG,
@@ -63,9 +49,7 @@ for (const era of ['modern', 'legacy'] as const) {
     });
     afterAll(async () => {
       await gateway?.close();
-      server?.closeAllConnections();
-      await new Promise((resolve) => server?.close(resolve));
-      await core?.close();
+      await upstream?.close();
     });
 
     const send = async (method: string, params: Record<string, unknown>, id: number) => {

@@ -6,11 +6,9 @@
  * eras' forwarding paths: the undici hop (a 2026-07-28 upstream over a real loopback socket) and the
  * SDK client (a 2025-11-25 upstream). The gateway runs in process.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { fakeUpstream, type FakeUpstreamCore } from '../fixtures/fake-upstream.ts';
+import { fakeUpstream, startInterceptedUpstream, type FakeUpstreamCore, type InterceptedUpstream } from '../fixtures/fake-upstream.ts';
 import { loadConfig } from '../../config/load.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { messagesOf, post, rpc } from '../helpers/raw-mcp.ts';
@@ -25,30 +23,19 @@ const garbage: Record<string, { type: string; body: string; says: RegExp }> = {
 for (const era of ['modern', 'legacy'] as const) {
   describe(`a ${era === 'modern' ? '2026-07-28' : '2025-11-25'} upstream answering tools/call with garbage`, () => {
     let core: FakeUpstreamCore;
-    let server: Server;
+    let upstream: InterceptedUpstream;
     let gateway: InProcessGateway;
     let answer: { type: string; body: string } | undefined;
 
     beforeAll(async () => {
       core = fakeUpstream({ era, tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'fine' }] }) }] });
-      server = createServer(async (req, res) => {
-        const chunks: Buffer[] = [];
-        for await (const chunk of req) chunks.push(chunk as Buffer);
-        const body = Buffer.concat(chunks).toString('utf8');
-        if (answer && body.includes('"tools/call"')) {
-          res.writeHead(200, { 'content-type': answer.type });
-          return res.end(answer.body);
-        }
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-        const response = await core.fetch(
-          new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, ...(req.method === 'POST' ? { body } : {}) }),
-        );
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        res.end(Buffer.from(await response.arrayBuffer()));
+      upstream = await startInterceptedUpstream(core, (body, _req, res) => {
+        if (!answer || !body.includes('"tools/call"')) return false;
+        res.writeHead(200, { 'content-type': answer.type });
+        res.end(answer.body);
+        return true;
       });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+      const { url } = upstream;
       // As inProcessGatewayOver, with the log captured (its level is silent).
       gateway = inProcessGateway(
         loadConfig({ path: CONFORMANCE_CONFIG, env: {}, overrides: { listen: { host: '127.0.0.1', port: 0 }, upstreams: [{ url }], log: { level: 'info' } } }),
@@ -56,9 +43,7 @@ for (const era of ['modern', 'legacy'] as const) {
     });
     afterAll(async () => {
       await gateway?.close();
-      server?.closeAllConnections();
-      await new Promise((resolve) => server?.close(resolve));
-      await core?.close();
+      await upstream?.close();
     });
 
     const call = async () => {

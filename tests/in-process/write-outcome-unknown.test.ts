@@ -6,11 +6,9 @@
  * way, and a write that never left the gateway (the upstream refusing connections), still say "could not be
  * executed". Both eras' forwarding paths, over a real loopback socket; the gateway runs in process.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { fakeUpstream, type FakeUpstreamCore } from '../fixtures/fake-upstream.ts';
+import { fakeUpstream, startInterceptedUpstream, type InterceptedUpstream } from '../fixtures/fake-upstream.ts';
 import { loadConfig } from '../../config/load.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { messagesOf, post, rpc } from '../helpers/raw-mcp.ts';
@@ -35,34 +33,23 @@ type Misbehaviour = 'cut' | 'stall' | 'bad-gateway';
 for (const era of ['modern', 'legacy'] as const) {
   describe(`a ${era === 'modern' ? '2026-07-28' : '2025-11-25'} upstream that takes a tools/call and gives no answer`, () => {
     const audit = new LogCapture();
-    let core: FakeUpstreamCore;
-    let server: Server;
+    let upstream: InterceptedUpstream;
     let gateway: InProcessGateway;
     let misbehaviour: Misbehaviour | undefined;
     /** The tools/call requests the upstream's server read, by tool name. */
     const received: string[] = [];
 
     beforeAll(async () => {
-      core = fakeUpstream({ era, tools });
-      server = createServer(async (req, res) => {
-        const chunks: Buffer[] = [];
-        for await (const chunk of req) chunks.push(chunk as Buffer);
-        const body = Buffer.concat(chunks).toString('utf8');
+      upstream = await startInterceptedUpstream(fakeUpstream({ era, tools }), (body, req, res) => {
         const call = /"method":"tools\/call".*?"name":"(\w+)"/.exec(body)?.[1];
         if (call) received.push(call);
-        if (call && misbehaviour === 'cut') return void req.socket.destroy();
-        if (call && misbehaviour === 'stall') return;
-        if (call && misbehaviour === 'bad-gateway') return void res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
-        const headers = new Headers();
-        for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
-        const response = await core.fetch(
-          new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, ...(req.method === 'POST' ? { body } : {}) }),
-        );
-        res.writeHead(response.status, Object.fromEntries(response.headers));
-        res.end(Buffer.from(await response.arrayBuffer()));
+        if (!call || misbehaviour === undefined) return false;
+        if (misbehaviour === 'cut') req.socket.destroy();
+        if (misbehaviour === 'bad-gateway') res.writeHead(502, { 'content-type': 'text/plain' }).end('bad gateway');
+        // 'stall': never answered.
+        return true;
       });
-      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+      const { url } = upstream;
       gateway = inProcessGateway(
         loadConfig({
           path: CONFORMANCE_CONFIG,
@@ -78,9 +65,7 @@ for (const era of ['modern', 'legacy'] as const) {
     });
     afterAll(async () => {
       await gateway?.close();
-      server?.closeAllConnections();
-      await new Promise((resolve) => server?.close(resolve));
-      await core?.close();
+      await upstream?.close();
     });
 
     const call = async (name: string, id: number) => {
@@ -127,8 +112,8 @@ for (const era of ['modern', 'legacy'] as const) {
 
     it('a write that never reached the upstream (connections refused) could not be executed', async () => {
       misbehaviour = undefined;
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      upstream.server.closeAllConnections();
+      await new Promise((resolve) => upstream.server.close(resolve));
       // Until the gateway's idle keep-alive sockets see the close, a write could still go out on one (and be
       // reset after it was written: that one may have run, as far as the gateway can tell).
       await new Promise((resolve) => setTimeout(resolve, 200));
