@@ -25,7 +25,7 @@ export interface CatalogPart {
  * `withheld`. Held tools (Catalog.held) are named like the others and stay held under their exposed
  * names. `aliases` (old exposed name -> the upstream tool it named; a reload renamed it) become
  * {@link Catalog.aliases} for the names that now mean nothing else. Without prefixing (one upstream
- * configured) and without aliases, the upstream's catalogue is returned as it is.
+ * configured) and without an alias that applies, the upstream's catalogue is returned as it is.
  * Pure: the result depends only on the parts, the naming and the aliases, and its `version` on their versions.
  */
 export function mergeCatalogs(parts: readonly CatalogPart[], naming: NamingOptions, aliases?: ReadonlyMap<string, UpstreamName>): Catalog {
@@ -61,6 +61,9 @@ export function mergeCatalogs(parts: readonly CatalogPart[], naming: NamingOptio
     const tool = exposedOf.get(`${origin.upstream}\u0000${origin.name}`);
     if (tool && tool.name !== old && !byName.has(old) && !withheld.has(old) && !held.has(old)) aliased.set(old, tool.name);
   }
+  // One upstream, unprefixed, and no alias that names anything now (a reload that renamed nothing): its own
+  // catalogue, under its own version, as before the reload (a new version would rebuild every cache keyed by it).
+  if (!naming.prefixed && parts.length === 1 && !parts[0]!.down && aliased.size === 0) return parts[0]!.catalog;
   const up = parts.filter((p) => !p.down);
   return {
     version: contentHash({

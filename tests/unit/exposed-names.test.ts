@@ -120,6 +120,22 @@ describe('mergeCatalogs', () => {
   it("returns a single upstream's catalogue itself when names are not prefixed", () => {
     expect(mergeCatalogs([{ upstream: 'one', catalog: one }], { separator: '__', prefixed: false })).toBe(one);
   });
+
+  it('returns it itself after a reload that renamed nothing (every alias names a tool under its own name), not a new version', () => {
+    const unchanged = new Map([
+      ['search', { upstream: 'one', name: 'search' }],
+      ['a.b/c', { upstream: 'one', name: 'a.b/c' }],
+    ]);
+    expect(mergeCatalogs([{ upstream: 'one', catalog: one }], { separator: '__', prefixed: false }, unchanged)).toBe(one);
+    // An alias that applies (one__search served before a second upstream was removed) still makes a merged catalogue.
+    const renamed = mergeCatalogs(
+      [{ upstream: 'one', catalog: one }],
+      { separator: '__', prefixed: false },
+      new Map([['one__search', { upstream: 'one', name: 'search' }]]),
+    );
+    expect(renamed).not.toBe(one);
+    expect(renamed.aliases?.get('one__search')).toBe('search');
+  });
 });
 
 describe('resourceOwner', () => {
