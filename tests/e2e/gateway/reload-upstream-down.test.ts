@@ -2,6 +2,8 @@
  * A lone upstream that goes down after a live reload: its last tools stay listed (the catalogue's stale
  * copy) and a call answers isError upstream_unavailable, as without the reload (README, Readiness).
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
@@ -97,15 +99,19 @@ describe('a reload that moves a serving upstream to a URL nothing answers', () =
       const before = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
       expect((await before.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
       await before.close();
-      // A mistyped port: port 9 (discard) refuses connections on loopback.
-      const mistyped = configOver('http://127.0.0.1:9/mcp');
+      // A mistyped port: one nothing listens on (taken, then given back), so connections are refused.
+      const probe = createServer();
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      const closedPort = (probe.address() as AddressInfo).port;
+      await new Promise((resolve) => probe.close(resolve));
+      const mistyped = configOver(`http://127.0.0.1:${closedPort}/mcp`);
       const refusal = await own.reload({ ...mistyped, upstreams: mistyped.upstreams.map((u) => ({ ...u, timeoutMs: 1000 })) }).then(
         () => undefined,
         (error: unknown) => error as Error,
       );
       expect(refusal?.name).toBe('ReloadRefused');
-      expect(refusal?.message).toMatch(
-        /^configuration not reloaded: upstreams\[0\]: its new connection \(http:\/\/127\.0\.0\.1:9\/mcp\) could not be reached \(.+\), while the one it replaces serves; the running configuration keeps serving$/,
+      expect(refusal?.message).toBe(
+        `configuration not reloaded: upstreams[0]: its new connection (http://127.0.0.1:${closedPort}/mcp) could not be reached (upstream fixture is unreachable (connecting)), while the one it replaces serves; the running configuration keeps serving`,
       );
       const client = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
       try {
