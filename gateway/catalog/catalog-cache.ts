@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
-import { buildCatalog, CatalogBuilder, type Catalog } from './catalog.ts';
+import { buildCatalog, CatalogBuilder, sourceOf, type Catalog } from './catalog.ts';
 import { GatewayError, failureOf } from '../errors.ts';
 import type { KvStore } from '../store/kv-store.ts';
 import type { Logger } from '../obs/log.ts';
@@ -124,6 +124,7 @@ export class CatalogCache {
     if (options.inherit) {
       this.lastSuccessAt = options.inherit.lastSuccessAt;
       this.lastError = options.inherit.lastError;
+      this.inheritLists(options.inherit);
     }
     this.unsubscribe = [
       upstream.onListChanged((method) => this.invalidate(method)),
@@ -135,6 +136,22 @@ export class CatalogCache {
     const warmEveryMs = Math.min(Math.max(cache.ttlMs / 2, 1000), 30_000);
     this.warmer = setInterval(() => void this.warm(), warmEveryMs);
     this.warmer.unref();
+  }
+
+  /**
+   * The lists `from` (this connection's cache under the earlier configuration) holds, kept here as expired
+   * copies: the first read refetches them under this cache's policy, and serves them as the stale copy if
+   * that fails, so a reload during an outage keeps what the upstream last listed (README, Readiness). A
+   * tools catalogue is built again from the definitions it was built from, under this cache's policy.
+   */
+  private inheritLists(from: CatalogCache): void {
+    for (const [key, entry] of from.entries.entries()) {
+      const tools = key.startsWith('tools/list|');
+      const value = tools ? buildCatalog(this.policy, (entry.value as Catalog).tools.map(sourceOf), this.lastBuilt) : entry.value;
+      if (tools) this.lastBuilt = value as Catalog;
+      this.entries.set(key, { ...entry, value, expiresAt: Math.min(entry.expiresAt, Date.now()) });
+    }
+    for (const [method, scope] of from.scopeSeen) this.scopeSeen.set(method, scope);
   }
 
   /**

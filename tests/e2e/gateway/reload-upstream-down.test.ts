@@ -132,3 +132,32 @@ describe('a reload that moves a serving upstream to a URL nothing answers', () =
     }
   });
 });
+
+describe('a reload that changes a lone upstream settings in place while it is down', () => {
+  it('keeps its last tools listed, and a call answers isError upstream_unavailable (not -32603)', async () => {
+    const down = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
+    const running = configOver(down.url);
+    const own = await startGateway(running);
+    try {
+      const before = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
+      expect((await before.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
+      await before.close();
+      await down.close();
+      for (let tries = 0; (await fetch(`${own.url}/readyz`)).status === 200 && tries < 200; tries++) await new Promise((r) => setTimeout(r, 50));
+      // timeoutMs and scopeRules apply in place (plan decision `repolicy`): the connection is kept, the catalogue cache is new.
+      const plan = await own.reload({ ...running, upstreams: running.upstreams.map((u) => ({ ...u, timeoutMs: u.timeoutMs - 500 })) });
+      expect(plan.upstreams).toEqual([{ name: running.upstreams[0]!.name, decision: 'repolicy' }]);
+      const client = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
+      try {
+        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
+        const result = (await client.callTool({ name: 'ping', arguments: {} })) as { isError?: boolean; content: { text?: string }[] };
+        expect(result.isError).toBe(true);
+        expect(result.content.map((c) => c.text).join('\n')).toMatch(/unavailable|unreachable/);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await own.close();
+    }
+  });
+});
