@@ -378,6 +378,13 @@ export class UpstreamClient {
    */
   private async connect(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo> {
     if (this.closed) throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
+    // fetch (the MCP client's transport) refuses a URL with user information, and the SDK's error says "era negotiation".
+    if (this.transport === 'http' && URL.canParse(this.config.url!) && hasUserInfo(new URL(this.config.url!)))
+      throw new GatewayError(
+        'upstream_unavailable',
+        `upstream ${this.name} is unavailable: its url carries user information (user:password@), which fetch refuses to send; put the credential in upstreams[].headers instead (connecting)`,
+        { upstream: this.name },
+      );
     const client = this.newClient();
     let connecting: OnBehalfOf | undefined = onBehalfOf;
     const transport: Transport =
@@ -564,4 +571,9 @@ function taskSupport(info: UpstreamInfo): TaskForms | undefined {
   const caps = info.capabilities as ServerCapabilities & { tasks?: { cancel?: unknown; requests?: { tools?: { call?: unknown } } } };
   if (info.era === 'legacy') return caps.tasks?.requests?.tools?.call !== undefined ? { legacy: { cancel: caps.tasks.cancel !== undefined } } : undefined;
   return caps.extensions?.[TASKS_EXTENSION] !== undefined ? { modern: true } : undefined;
+}
+
+/** Whether a URL carries user information (`user:password@`, either part), which fetch refuses to request. */
+function hasUserInfo(url: URL): boolean {
+  return url.username !== '' || url.password !== '';
 }

@@ -9,6 +9,7 @@ import { loggableUrl } from '../../gateway/obs/log.ts';
 import { unreachableUrl } from '../fixtures/scope-endpoint.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { waitFor } from '../helpers/wait.ts';
+import { startFakeUpstream } from '../fixtures/fake-upstream.ts';
 
 describe('an unreachable upstream', () => {
   let gateway: InProcessGateway;
@@ -41,5 +42,27 @@ describe('loggableUrl', () => {
     expect(loggableUrl('not a url')).toBe('not a url');
     // An opaque OAuth client_id that happens to parse as a URL is no address: left as it is.
     expect(loggableUrl('app:client-7?x')).toBe('app:client-7?x');
+  });
+});
+
+describe('an upstream URL with user information', () => {
+  it('is reported as such (fetch refuses it), not as a failed era negotiation, and without the password', async () => {
+    const served = await startFakeUpstream({ tools: [] });
+    const withUser = served.url.replace('http://', 'http://svc:hunter2@');
+    const gateway = inProcessGateway({ anonymous: true, upstreams: [{ name: 'userinfo', url: withUser, forwardCredentials: false }] });
+    try {
+      gateway.runtime.warm();
+      const lines = await waitFor('the failed connection to be logged', () => {
+        const found = gateway.logs.records('cannot connect to upstream');
+        return found.length > 0 && found;
+      });
+      expect(lines[0]!.reason).toBe(
+        'upstream userinfo is unavailable: its url carries user information (user:password@), which fetch refuses to send; put the credential in upstreams[].headers instead (connecting)',
+      );
+      expect(JSON.stringify(lines)).not.toContain('hunter2');
+    } finally {
+      await gateway.close();
+      await served.close();
+    }
   });
 });
