@@ -74,7 +74,11 @@ export function loadConfig(options: LoadConfigOptions = {}): GatewayConfig {
       keyPathOf(infinite),
       `must be a finite number (${sourceOf(infinite, provenance, { path, content: fromFile }, options.overrides ?? {})})`,
     );
+  const searchLimitSet = valueAt(config, ['compact', 'searchLimit']) !== undefined;
   if (!validate(config)) throw configErrorFrom(validate.errors ?? [], provenance, { path, content: fromFile }, options.overrides ?? {});
+  // compact.maxSearchLimit lowered alone: the default searchLimit follows it (one set above it is refused: finalise).
+  const compact = (config as unknown as GatewayConfig).compact;
+  if (!searchLimitSet) compact.searchLimit = Math.min(compact.searchLimit, compact.maxSearchLimit);
   let final: GatewayConfig;
   try {
     final = finalise(config as unknown as GatewayConfig, env);

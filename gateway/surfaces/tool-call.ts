@@ -124,7 +124,7 @@ export async function callCatalogTool(
     if (!unknown) return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
     const answer = toolErrorResult(
       failure.kind,
-      `Tool "${tool.name}" may have run: the call reached upstream ${tool.upstream}, then ${howUnanswered(failure)}, so its outcome is unknown. ` +
+      `Tool "${tool.name}" may have run: the call was sent to upstream ${tool.upstream}, then ${howUnanswered(failure)}, so its outcome is unknown. ` +
         `Check its effect before calling it again, or it may be done twice.`,
     );
     return { ...answer, _meta: { ...answer._meta, [OUTCOME_META_KEY]: 'unknown' } };

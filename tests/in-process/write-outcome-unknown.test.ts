@@ -97,7 +97,7 @@ for (const era of ['modern', 'legacy'] as const) {
         const result = await call('place', id);
         expect(received.slice(before)).toEqual(['place']);
         expect(result.isError).toBe(true);
-        expect(result.content[0]!.text).toMatch(/^Tool "place" may have run: the call reached upstream fixture, then /);
+        expect(result.content[0]!.text).toMatch(/^Tool "place" may have run: the call was sent to upstream fixture, then /);
         expect(result.content[0]!.text).toMatch(says);
         expect(result.content[0]!.text).toContain('Check its effect before calling it again');
         expect(result._meta).toMatchObject({ 'ai.cpz.gateway/error': kind, 'ai.cpz.gateway/outcome': 'unknown' });

@@ -92,10 +92,21 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ path, env: {} })).toThrow(`upstreams[0].url: must be an http(s) URL, got a ftp: URL (in ${path})`);
   });
 
-  it('refuses a compact.searchLimit above compact.maxSearchLimit', () => {
+  it('refuses a compact.searchLimit set above compact.maxSearchLimit; the default one follows a lowered maximum', () => {
     expect(() => loadConfig({ env: {}, overrides: { compact: { searchLimit: 5, maxSearchLimit: 2 } } })).toThrow(
       'invalid configuration: compact.searchLimit: 5 is above compact.maxSearchLimit (2), the most a search answers',
     );
+    // config/cpzai.yaml sets searchLimit 5; a file that sets none takes the default, which follows.
+    expect(
+      loadConfig({
+        path: yamlFile(''),
+        env: { GATEWAY_COMPACT_MAX_SEARCH_LIMIT: '3' },
+        overrides: { upstreams: [{ name: 'u', url: 'http://127.0.0.1:1/mcp' }] },
+      }).compact,
+    ).toMatchObject({
+      searchLimit: 3,
+      maxSearchLimit: 3,
+    });
   });
 
   it('refuses an unknown key in the file, naming it', () => {
