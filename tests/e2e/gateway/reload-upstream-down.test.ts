@@ -27,6 +27,36 @@ function configOver(url: string): GatewayConfig {
   });
 }
 
+const CREDENTIAL = { 'x-cpz-key': 'k', 'x-cpz-secret': 's' };
+
+/** A fake upstream serving `ping`, a gateway over it, and the gateway's tools listed once (its catalogue at hand). */
+async function servingGateway(): Promise<{ upstream: FakeUpstream; gateway: RunningGateway; config: GatewayConfig }> {
+  const upstream = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
+  const config = configOver(upstream.url);
+  const gateway = await startGateway(config);
+  const before = await connectV2(`${gateway.url}/mcp`, CREDENTIAL);
+  expect((await before.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
+  await before.close();
+  return { upstream, gateway, config };
+}
+
+/** Lists and calls `ping` through `gateway`: the tool listed, and the call's result. */
+async function listAndCall(gateway: RunningGateway): Promise<{ isError?: boolean; text: string }> {
+  const client = await connectV2(`${gateway.url}/mcp`, CREDENTIAL);
+  try {
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
+    const result = (await client.callTool({ name: 'ping', arguments: {} })) as { isError?: boolean; content: { text?: string }[] };
+    return { isError: result.isError, text: result.content.map((c) => c.text).join('\n') };
+  } finally {
+    await client.close();
+  }
+}
+
+/** Waits until `/readyz` says the upstream is down (the probe saw it go). */
+async function untilNotReady(gateway: RunningGateway): Promise<void> {
+  for (let tries = 0; (await fetch(`${gateway.url}/readyz`)).status === 200 && tries < 200; tries++) await new Promise((r) => setTimeout(r, 50));
+}
+
 let upstream: FakeUpstream;
 let gateway: RunningGateway;
 let config: GatewayConfig;
@@ -48,15 +78,9 @@ describe('a lone upstream down after a reload', () => {
     await before.close();
     await gateway.reload(config);
     await upstream.close();
-    const client = await session();
-    try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
-      const result = (await client.callTool({ name: 'ping', arguments: {} })) as { isError?: boolean; content: { text?: string }[] };
-      expect(result.isError).toBe(true);
-      expect(result.content.map((c) => c.text).join('\n')).toMatch(/unavailable|unreachable/);
-    } finally {
-      await client.close();
-    }
+    const down = await listAndCall(gateway);
+    expect(down.isError).toBe(true);
+    expect(down.text).toMatch(/unavailable|unreachable/);
   });
 });
 
@@ -92,13 +116,8 @@ describe('resources and prompts of a lone upstream that is down', () => {
 
 describe('a reload that moves a serving upstream to a URL nothing answers', () => {
   it('is refused, naming the upstream and the URL, and the running configuration keeps serving', async () => {
-    const serving = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
-    const running = configOver(serving.url);
-    const own = await startGateway(running);
+    const { upstream: serving, gateway: own } = await servingGateway();
     try {
-      const before = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
-      expect((await before.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
-      await before.close();
       // A mistyped port: one nothing listens on (taken, then given back), so connections are refused.
       const probe = createServer();
       await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
@@ -113,18 +132,10 @@ describe('a reload that moves a serving upstream to a URL nothing answers', () =
       expect(refusal?.message).toBe(
         `configuration not reloaded: upstreams[0]: its new connection (http://127.0.0.1:${closedPort}/mcp) could not be reached (upstream fixture is unreachable (connecting)), while the one it replaces serves; the running configuration keeps serving`,
       );
-      const client = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
-      try {
-        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
-        const result = (await client.callTool({ name: 'ping', arguments: {} })) as { isError?: boolean; content: { text?: string }[] };
-        expect(result.isError).toBeFalsy();
-        expect(result.content[0]!.text).toBe('pong');
-      } finally {
-        await client.close();
-      }
+      expect(await listAndCall(own)).toEqual({ isError: undefined, text: 'pong' });
       // The same URL change once the old upstream is down too is applied: nothing that works is lost.
       await serving.close();
-      for (let tries = 0; (await fetch(`${own.url}/readyz`)).status === 200 && tries < 200; tries++) await new Promise((r) => setTimeout(r, 50));
+      await untilNotReady(own);
       await expect(own.reload({ ...mistyped, upstreams: mistyped.upstreams.map((u) => ({ ...u, timeoutMs: 1000 })) })).resolves.toBeDefined();
     } finally {
       await own.close();
@@ -135,27 +146,16 @@ describe('a reload that moves a serving upstream to a URL nothing answers', () =
 
 describe('a reload that changes a lone upstream settings in place while it is down', () => {
   it('keeps its last tools listed, and a call answers isError upstream_unavailable (not -32603)', async () => {
-    const down = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
-    const running = configOver(down.url);
-    const own = await startGateway(running);
+    const { upstream: down, gateway: own, config: running } = await servingGateway();
     try {
-      const before = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
-      expect((await before.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
-      await before.close();
       await down.close();
-      for (let tries = 0; (await fetch(`${own.url}/readyz`)).status === 200 && tries < 200; tries++) await new Promise((r) => setTimeout(r, 50));
+      await untilNotReady(own);
       // timeoutMs and scopeRules apply in place (plan decision `repolicy`): the connection is kept, the catalogue cache is new.
       const plan = await own.reload({ ...running, upstreams: running.upstreams.map((u) => ({ ...u, timeoutMs: u.timeoutMs - 500 })) });
       expect(plan.upstreams).toEqual([{ name: running.upstreams[0]!.name, decision: 'repolicy' }]);
-      const client = await connectV2(`${own.url}/mcp`, { 'x-cpz-key': 'k', 'x-cpz-secret': 's' });
-      try {
-        expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
-        const result = (await client.callTool({ name: 'ping', arguments: {} })) as { isError?: boolean; content: { text?: string }[] };
-        expect(result.isError).toBe(true);
-        expect(result.content.map((c) => c.text).join('\n')).toMatch(/unavailable|unreachable/);
-      } finally {
-        await client.close();
-      }
+      const after = await listAndCall(own);
+      expect(after.isError).toBe(true);
+      expect(after.text).toMatch(/unavailable|unreachable/);
     } finally {
       await own.close();
     }
