@@ -157,8 +157,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;
     /** Closes the runtime a refused or failed reload built, and only what is its own: the old one keeps serving. */
     const abandon = async () => {
-      // The upstreams it kept judge with the old runtime's guard again.
+      // The upstreams it kept judge with the old runtime's guard again, and take their old settings back (timeoutMs, ...).
       for (const { catalog } of old.state.upstreams) catalog.guardWith(old.state.pins);
+      for (const { upstream } of reuse.values()) upstream.client.reconfigure(old.state.config.upstreams.find((u) => u.name === upstream.client.name)!);
       await fresh.close(
         new Set<object>([
           ...old.state.upstreams.flatMap((u) => [u.client, u.catalog]),
@@ -169,6 +170,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
           ...(keepOAuth ? [old.state.oauth!] : []),
         ]),
       );
+      // Its own connections wrote mcp_upstream_up under the same names as they failed: the serving ones say again.
+      for (const { client } of old.state.upstreams) old.state.metrics.upstreamUp.set({ upstream: client.name }, client.health().state === 'up' ? 1 : 0);
     };
     if (keepOAuth) fresh.state.oauth = old.state.oauth;
     else
@@ -275,8 +278,9 @@ function unreachableReplacements(
     const after = next.find((u) => u.client.name === name);
     if (!before || !after || before.client.health().state !== 'up' || before.catalog.lastCatalog() === undefined) continue;
     const health = after.client.health();
-    // Connected (a slow catalogue is served once it comes, as before), or still trying past the deadline.
-    if (health.state === 'up' || after.catalog.lastCatalog() !== undefined) continue;
+    // Refused at connect, or still trying past the deadline. Connected (a slow catalogue is served once it
+    // comes, as before), or `idle` after a 401 (it answers; a caller's credential is what it asks for): switched to.
+    if ((health.state !== 'down' && health.state !== 'connecting') || after.catalog.lastCatalog() !== undefined) continue;
     const { config } = after.client;
     const target = config.url !== undefined ? loggableUrl(config.url) : `"${config.command}"`;
     return { name, target, reason: health.reason ?? `no connection within its timeoutMs (${config.timeoutMs} ms)` };

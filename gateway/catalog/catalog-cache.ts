@@ -145,7 +145,8 @@ export class CatalogCache {
    * tools catalogue is built again from the definitions it was built from, under this cache's policy.
    */
   private inheritLists(from: CatalogCache): void {
-    for (const [key, entry] of from.entries.entries()) {
+    // Least recently used first, so the new cache keeps the old one's order of use.
+    for (const [key, entry] of [...from.entries.entries()].reverse()) {
       const tools = key.startsWith('tools/list|');
       const value = tools ? buildCatalog(this.policy, (entry.value as Catalog).tools.map(sourceOf), this.lastBuilt) : entry.value;
       if (tools) this.lastBuilt = value as Catalog;

@@ -371,7 +371,7 @@ export function reportRefusal(
   const requests = messages.filter((m) => m.method !== undefined || !('result' in m || 'error' in m));
   // A batch no server would serve (longer than the SDK's cap; limits.arrayLength allows 10,000) is one refused
   // request, not one event per message: one HTTP request must not write thousands of audit lines.
-  if (requests.length === 0 || requests.length > MAX_BATCH_MESSAGES) return void runtime.outcomes.emit(base);
+  if (requests.length === 0 || messages.length > MAX_BATCH_MESSAGES) return void runtime.outcomes.emit(base);
   for (const message of requests) {
     const asked = askedTool(surface, message);
     const tool = asked && target && target.name === asked.name && target.via === asked.via ? target.resolution.tool : undefined;

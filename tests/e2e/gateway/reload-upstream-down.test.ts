@@ -161,3 +161,52 @@ describe('a reload that changes a lone upstream settings in place while it is do
     }
   });
 });
+
+describe('a refused reload leaves what serves as it was', () => {
+  it("keeps the other upstreams' settings (a timeoutMs it would have changed) and mcp_upstream_up of the serving upstream", async () => {
+    const slow: Tool = { name: 'slow', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } };
+    const a = await startFakeUpstream({
+      tools: [{ definition: slow, call: async () => (await new Promise((r) => setTimeout(r, 600)), { content: [{ type: 'text', text: 'done' }] }) }],
+    });
+    const b = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
+    const two = (bUrl: string, aTimeoutMs: number) =>
+      loadConfig({
+        path: 'config/conformance.yaml',
+        env: {},
+        overrides: {
+          listen: { host: '127.0.0.1', port: 0 },
+          log: { level: 'silent' },
+          upstreams: [
+            { name: 'a', url: a.url, timeoutMs: aTimeoutMs },
+            { name: 'b', url: bUrl, timeoutMs: 1000 },
+          ],
+        },
+      });
+    const own = await startGateway(two(b.url, 5000));
+    try {
+      const client = await connectV2(`${own.url}/mcp`, CREDENTIAL);
+      expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual(['a__slow', 'b__ping']);
+      await client.close();
+      const probe = createServer();
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      const closedPort = (probe.address() as AddressInfo).port;
+      await new Promise((resolve) => probe.close(resolve));
+      // b moved to a dead port (refused), a's timeoutMs lowered below its tool's 600 ms in the same file.
+      await expect(own.reload(two(`http://127.0.0.1:${closedPort}/mcp`, 300))).rejects.toThrow(/^configuration not reloaded: upstreams\[1\]: /);
+      const after = await connectV2(`${own.url}/mcp`, CREDENTIAL);
+      try {
+        const result = (await after.callTool({ name: 'a__slow', arguments: {} })) as { isError?: boolean; content: { text?: string }[] };
+        expect(result.content[0]!.text, 'a keeps its 5 s timeoutMs').toBe('done');
+      } finally {
+        await after.close();
+      }
+      const metrics = await (await fetch(`${own.url}/metrics`)).text();
+      expect(metrics).toMatch(/^mcp_upstream_up\{upstream="b"\} 1$/m);
+      expect(metrics).toMatch(/^mcp_upstream_up\{upstream="a"\} 1$/m);
+    } finally {
+      await own.close();
+      await a.close();
+      await b.close();
+    }
+  });
+});
