@@ -159,7 +159,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const abandon = async () => {
       // The upstreams it kept judge with the old runtime's guard again, and take their old settings back (timeoutMs, ...).
       for (const { catalog } of old.state.upstreams) catalog.guardWith(old.state.pins);
-      for (const { upstream } of reuse.values()) upstream.client.reconfigure(old.state.config.upstreams.find((u) => u.name === upstream.client.name)!);
+      for (const { upstream } of reuse.values())
+        upstream.client.reconfigure(old.state.config.upstreams.find((u) => u.name === upstream.client.name)!, old.state.config.limits);
       await fresh.close(
         new Set<object>([
           ...old.state.upstreams.flatMap((u) => [u.client, u.catalog]),

@@ -211,10 +211,12 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     const reused = options.reuse?.get(upstreamConfig.name);
     if (reused?.decision === 'keep') {
       reused.upstream.catalog.guardWith(pins);
+      // Its settings are the same; the configuration's limits may not be.
+      reused.upstream.client.reconfigure(upstreamConfig, config.limits);
       return reused.upstream;
     }
     if (reused?.decision === 'repolicy') {
-      reused.upstream.client.reconfigure(upstreamConfig);
+      reused.upstream.client.reconfigure(upstreamConfig, config.limits);
       return { client: reused.upstream.client, catalog: catalogCache(reused.upstream.client, upstreamConfig, reused.upstream.catalog) };
     }
     const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));

@@ -103,7 +103,7 @@ export class UpstreamClient {
 
   constructor(
     config: UpstreamConfig,
-    private readonly limits: GatewayConfig['limits'],
+    private limits: GatewayConfig['limits'],
     private readonly metrics: GatewayMetrics,
     private readonly log: Logger,
     /**
@@ -145,13 +145,15 @@ export class UpstreamClient {
   }
 
   /**
-   * Live reload (`repolicy`, gateway/reload/plan.ts): later requests use `next`'s per-call settings
-   * (`timeoutMs`) on this same connection; requests in flight keep the deadline they started with.
+   * Live reload (`keep` and `repolicy`, gateway/reload/plan.ts): later requests use `next`'s per-call
+   * settings (`timeoutMs`) and the configuration's `limits` (`resultBytes`, `maxListPages`) on this same
+   * connection; requests in flight keep the deadline they started with.
    * @throws Error when `next` differs in a connection key (the plan replaces the client then).
    */
-  reconfigure(next: UpstreamConfig): void {
+  reconfigure(next: UpstreamConfig, limits: GatewayConfig['limits']): void {
     if (!sameConnection(this.settings, next)) throw new Error(`upstream ${this.name}: a connection key changed; the reload opens a new connection instead`);
     this.settings = next;
+    this.limits = limits;
   }
 
   get name(): string {
