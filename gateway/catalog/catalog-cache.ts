@@ -77,6 +77,8 @@ export class CatalogCache {
   private readonly scopeSeen = new Map<ListMethod, 'public' | 'private'>();
   private readonly generations = new Map<ListMethod, number>();
   private readonly changeListeners = new Set<(method: ListMethod) => void>();
+  /** Lists of the cache this one replaced on a live reload, not yet made its own ({@link adopted}). */
+  private inherited?: Map<string, Entry>;
   /** The last tools catalogue built: the next one takes over its unchanged tools (buildCatalog). */
   private lastBuilt?: Catalog;
   /** Sets of unmatched config entries already warned about (keys, joined): per-caller lists differ, and each set is told once. */
@@ -139,20 +141,28 @@ export class CatalogCache {
   }
 
   /**
-   * The lists `from` (this connection's cache under the earlier configuration) holds, kept here as expired
-   * copies: the first read refetches them under this cache's policy, and serves them as the stale copy if
-   * that fails, so a reload during an outage keeps what the upstream last listed (README, Readiness). A
-   * tools catalogue is built again from the definitions it was built from, under this cache's policy.
+   * The lists `from` (this connection's cache under the earlier configuration) holds, taken over as expired
+   * copies ({@link adopted}): a read refetches under this cache's policy and serves the copy if that fails,
+   * so a reload during an outage keeps what the upstream last listed (README, Readiness).
    */
   private inheritLists(from: CatalogCache): void {
-    // Least recently used first, so the new cache keeps the old one's order of use.
-    for (const [key, entry] of [...from.entries.entries()].reverse()) {
-      const tools = key.startsWith('tools/list|');
-      const value = tools ? buildCatalog(this.policy, (entry.value as Catalog).tools.map(sourceOf), this.lastBuilt) : entry.value;
-      if (tools) this.lastBuilt = value as Catalog;
-      this.entries.set(key, { ...entry, value, expiresAt: Math.min(entry.expiresAt, Date.now()) });
-    }
+    this.inherited = new Map(from.entries.entries());
     for (const [method, scope] of from.scopeSeen) this.scopeSeen.set(method, scope);
+  }
+
+  /**
+   * The inherited copy of `key` ({@link inheritLists}), made this cache's own on first need, expired: a tools
+   * catalogue is built again from the definitions it was built from, under this cache's policy (one at a
+   * time, as asked: a reload does not rebuild every credential's catalogue at once).
+   */
+  private adopted(key: string): Entry | undefined {
+    const entry = this.inherited?.get(key);
+    if (!entry) return undefined;
+    this.inherited!.delete(key);
+    const value = key.startsWith('tools/list|') ? buildCatalog(this.policy, (entry.value as Catalog).tools.map(sourceOf), this.lastBuilt) : entry.value;
+    const own = { ...entry, value, expiresAt: Math.min(entry.expiresAt, Date.now()) };
+    this.entries.set(key, own);
+    return own;
   }
 
   /**
@@ -204,7 +214,8 @@ export class CatalogCache {
    * the upstream; undefined when none was ever fetched (or, with pins, judged).
    */
   lastCatalog(onBehalfOf: OnBehalfOf = {}): Catalog | undefined {
-    const entry = this.entries.peek(this.key('tools/list', 'public')) ?? this.entries.peek(this.key('tools/list', partitionOf(onBehalfOf)));
+    const [shared, own] = [this.key('tools/list', 'public'), this.key('tools/list', partitionOf(onBehalfOf))];
+    const entry = this.entries.peek(shared) ?? this.entries.peek(own) ?? this.adopted(shared) ?? this.adopted(own);
     const fetched = entry?.value as Catalog | undefined;
     return fetched && this.pins ? this.pins.peek(fetched) : fetched;
   }
@@ -219,6 +230,7 @@ export class CatalogCache {
   invalidate(method: ListMethod): void {
     this.generations.set(method, (this.generations.get(method) ?? 0) + 1);
     for (const key of [...this.entries.keys()]) if (key.startsWith(`${method}|`)) this.entries.delete(key);
+    for (const key of [...(this.inherited?.keys() ?? [])]) if (key.startsWith(`${method}|`)) this.inherited!.delete(key);
     void this.shared?.delete(`${this.upstream.name}|${method}|public`);
     for (const listener of this.changeListeners) listener(method);
   }
@@ -289,7 +301,7 @@ export class CatalogCache {
     for (;;) {
       const partition = this.scopeSeen.get(method) === 'public' ? 'public' : own;
       const key = this.key(method, partition);
-      const entry = this.entries.get(key);
+      const entry = this.entries.get(key) ?? this.adopted(key);
       let found: Entry;
       if (entry && entry.expiresAt > Date.now()) found = entry;
       else {
@@ -344,6 +356,7 @@ export class CatalogCache {
     const entry = this.toEntry(method, raw, partition, building);
     // Kept past expiry on purpose: an expired entry is what a failed refresh serves (stale-if-error).
     this.entries.set(this.key(method, partition), entry);
+    this.inherited?.delete(this.key(method, partition));
     this.metrics.catalogCacheBytes.set({ upstream: this.upstream.name }, this.entries.calculatedSize);
     if (share && this.shared && raw.expiresAt > raw.fetchedAt)
       void this.shared.set(`${this.upstream.name}|${method}|${partition}`, raw, raw.expiresAt - raw.fetchedAt);
