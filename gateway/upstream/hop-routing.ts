@@ -8,7 +8,7 @@ import {
 import type { UpstreamConfig } from '../../config/types.ts';
 import { withTraceHeaders } from '../obs/tracing.ts';
 import { HttpHop, type HopCall, type HopSession } from './http-hop.ts';
-import { GATEWAY_CLIENT, type ForwardMethod, type ForwardOptions, type ListMethod } from './types.ts';
+import { GATEWAY_CLIENT, LIST_ITEMS, type ForwardMethod, type ForwardOptions, type ListMethod } from './types.ts';
 
 /**
  * The methods the undici hop carries to a connected HTTP upstream (http-hop.ts): every per-request method
@@ -48,9 +48,6 @@ export interface HopRelays {
   resultBytes(): number;
 }
 
-/** The catalogue's own list requests: not a caller's, and as large as the upstream's catalogue (limits.maxListPages bounds them). */
-const LIST_METHODS: ReadonlySet<string> = new Set<ListMethod>(['tools/list', 'resources/list', 'resources/templates/list', 'prompts/list']);
-
 /**
  * Which requests to one HTTP upstream travel on the undici hop (http-hop.ts: a keep-alive pool,
  * `upstreams[].connections` sockets at most) instead of the SDK client: the {@link HOP_METHODS}, inside
@@ -87,7 +84,8 @@ export class HopRouting {
   route(client: Client | undefined, method: string, params: Record<string, unknown>, options: ForwardOptions): Promise<Record<string, unknown>> | undefined {
     if (!this.hop || client === undefined || !HOP_METHODS.has(method)) return undefined;
     const session = this.sessions.get(client);
-    return session && this.hop.request(session, method, params, this.call(options, LIST_METHODS.has(method) ? undefined : this.relays.resultBytes()));
+    // The catalogue's own list pages (LIST_ITEMS) are not a caller's, and as large as its catalogue: limits.maxListPages bounds them.
+    return session && this.hop.request(session, method, params, this.call(options, method in LIST_ITEMS ? undefined : this.relays.resultBytes()));
   }
 
   async close(): Promise<void> {
