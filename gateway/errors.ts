@@ -246,7 +246,7 @@ export function deliveryOf(error: unknown): Delivery | undefined {
   return typeof error === 'object' && error !== null ? deliveries.get(error) : undefined;
 }
 
-/** The classification a GatewayError was made from (upstreamFailureError), read back whole by failureOf (status, delivery). */
+/** The classification a GatewayError was made from (upstreamFailureError), read back whole when it is classified again. */
 const classifications = new WeakMap<GatewayError, UpstreamFailure>();
 
 /** `failure` with `error`'s delivery, when it has one. */
@@ -273,8 +273,9 @@ export function classifyUpstreamFailure(error: unknown, upstream: string): Upstr
 }
 
 function classified(error: unknown, upstream: string): UpstreamFailure {
-  // Ours first: a GatewayError is also a ProtocolError, but it is never the upstream's answer.
-  if (error instanceof GatewayError) return { kind: error.kind, message: error.message };
+  // Ours first: a GatewayError is also a ProtocolError, but it is never the upstream's answer. One made from a
+  // classification (upstreamFailureError) reads it back whole: status and delivery included.
+  if (error instanceof GatewayError) return classifications.get(error) ?? { kind: error.kind, message: error.message };
   if (error instanceof RelayedUpstreamError) return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
   if (error instanceof UpstreamProtocolError || error instanceof ProtocolError) {
     return { kind: 'upstream_rejected', code: error.code, message: upstreamMessage(error.message), data: error.data };
@@ -318,7 +319,7 @@ export function upstreamFailureError(failure: UpstreamFailure, upstream: string,
       : new GatewayError(failure.kind, failure.message, { upstream });
   if (cause !== undefined && cause !== error) Object.defineProperty(error, 'cause', { value: cause, enumerable: false, configurable: true });
   if (error instanceof GatewayError) classifications.set(error, failure);
-  return failure.delivery === undefined ? error : markDelivery(error, failure.delivery);
+  return error;
 }
 
 /**
@@ -327,7 +328,5 @@ export function upstreamFailureError(failure: UpstreamFailure, upstream: string,
  * classifying again. Only an error that did not come through the client is classified here.
  */
 export function failureOf(error: unknown, upstream: string): UpstreamFailure {
-  if (error instanceof GatewayError) return classifications.get(error) ?? withDelivery({ kind: error.kind, message: error.message }, error);
-  if (error instanceof RelayedUpstreamError) return { kind: 'upstream_rejected', code: error.code, message: error.message, data: error.data };
   return classifyUpstreamFailure(error, upstream);
 }
