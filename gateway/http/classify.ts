@@ -126,7 +126,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     batch,
     messages,
     methods: messages.map((m) => m.method),
-    id: typeof rawId === 'string' || Number.isInteger(rawId) ? (rawId as string | number) : null,
+    id: isEchoableId(rawId) ? rawId : null,
     revision,
     ...(served ? { era: served.era } : {}),
     ...(route && 'refused' in route ? { ladderRejection: route.refused } : {}),
@@ -169,20 +169,30 @@ function malformedElement(list: readonly unknown[]): string | undefined {
   return undefined;
 }
 
+/**
+ * A request id or progress token the gateway can echo exactly: a string, or an integer JSON.parse reads
+ * without rounding (|n| <= 2^53 - 1). A larger integer arrives already rounded (9007199254740993 is read as
+ * ...992), so an answer would carry an id the caller never sent; it is refused, naming the limit.
+ */
+function isEchoableId(value: unknown): value is string | number {
+  return typeof value === 'string' || Number.isSafeInteger(value);
+}
+
+const NOT_AN_ID = `is not a string or an integer of at most ${Number.MAX_SAFE_INTEGER} in magnitude (a larger one cannot be echoed exactly: send it as a string)`;
+
 function malformedMember(message: Record<string, unknown>, at: readonly number[]): string | undefined {
   if (isResponse(message)) return undefined;
   const why = (member: string[], rule: string) => `${jsonPointer([...at, ...member])} ${rule}`;
   if (message.jsonrpc !== '2.0') return why(['jsonrpc'], 'is not "2.0"');
   if (!('method' in message)) return why(['method'], 'is missing (and it is no response: no result or error)');
   if (typeof message.method !== 'string') return why(['method'], 'is not a string');
-  if ('id' in message && typeof message.id !== 'string' && !Number.isInteger(message.id)) return why(['id'], 'is not a string or an integer');
+  if ('id' in message && !isEchoableId(message.id)) return why(['id'], NOT_AN_ID);
   if ('params' in message) {
     if (!isPlainObject(message.params)) return why(['params'], 'is not an object');
     const meta = message.params._meta;
     if (meta !== undefined && !isPlainObject(meta)) return why(['params', '_meta'], 'is not an object');
     // ProgressToken is a string or an integer (the SDK's schema; JSON-RPC ids alike): anything else could not be echoed on progress.
-    if (meta !== undefined && 'progressToken' in meta && typeof meta.progressToken !== 'string' && !Number.isInteger(meta.progressToken))
-      return why(['params', '_meta', 'progressToken'], 'is not a string or an integer');
+    if (meta !== undefined && 'progressToken' in meta && !isEchoableId(meta.progressToken)) return why(['params', '_meta', 'progressToken'], NOT_AN_ID);
   }
   const extra = Object.keys(message).find((key) => !REQUEST_MEMBERS.has(key));
   if (extra !== undefined) return why([extra], 'is no member of a JSON-RPC request (jsonrpc, id, method, params)');

@@ -56,20 +56,37 @@ describe('the raw body read on the MCP route', () => {
     expect(errorCode(text)).toBe(-32600);
   });
 
+  const NOT_AN_ID = (pointer: string) =>
+    `${pointer} is not a string or an integer of at most 9007199254740991 in magnitude (a larger one cannot be echoed exactly: send it as a string)`;
+
+  it.each([
+    ['{"jsonrpc":"2.0","id":9007199254740991,"method":"ping"}', 9007199254740991],
+    ['{"jsonrpc":"2.0","id":"9007199254740993","method":"ping"}', '9007199254740993'],
+  ])('echoes the largest exact integer id and a big id sent as a string: %s', async (body, id) => {
+    const { status, text } = await post(body);
+    expect(status).toBe(200);
+    // The 2025 leg answers as one SSE message event.
+    expect(JSON.parse(/^data: (.*)$/m.exec(text)![1]!)).toMatchObject({ id, result: {} });
+  });
+
   it.each([
     ['{"jsonrpc":"1.0","id":1,"method":"ping"}', '/jsonrpc is not "2.0"'],
     ['{"id":1,"method":"ping"}', '/jsonrpc is not "2.0"'],
     ['{"jsonrpc":"2.0","id":1}', '/method is missing (and it is no response: no result or error)'],
     ['{"jsonrpc":"2.0","id":1,"method":5}', '/method is not a string'],
-    ['{"jsonrpc":"2.0","id":null,"method":"ping"}', '/id is not a string or an integer'],
-    ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', '/id is not a string or an integer'],
-    ['{"jsonrpc":"2.0","id":{},"method":"ping"}', '/id is not a string or an integer'],
+    ['{"jsonrpc":"2.0","id":null,"method":"ping"}', NOT_AN_ID('/id')],
+    ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', NOT_AN_ID('/id')],
+    ['{"jsonrpc":"2.0","id":{},"method":"ping"}', NOT_AN_ID('/id')],
+    // Read rounded by JSON.parse (…993 becomes …992): echoing it would answer an id the caller never sent.
+    ['{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}', NOT_AN_ID('/id')],
+    ['{"jsonrpc":"2.0","id":-9007199254740993,"method":"ping"}', NOT_AN_ID('/id')],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":18446744073709551616}}}', NOT_AN_ID('/params/_meta/progressToken')],
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":[1]}', '/params is not an object'],
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":"x"}', '/params is not an object'],
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":"x"}}', '/params/_meta is not an object'],
-    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":true}}}', '/params/_meta/progressToken is not a string or an integer'],
-    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1.5}}}', '/params/_meta/progressToken is not a string or an integer'],
-    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":null}}}', '/params/_meta/progressToken is not a string or an integer'],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":true}}}', NOT_AN_ID('/params/_meta/progressToken')],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":1.5}}}', NOT_AN_ID('/params/_meta/progressToken')],
+    ['{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"progressToken":null}}}', NOT_AN_ID('/params/_meta/progressToken')],
     ['{"jsonrpc":"2.0","id":1,"method":"tools/list","extra":true}', '/extra is no member of a JSON-RPC request (jsonrpc, id, method, params)'],
     ['{"jsonrpc":"2.0","method":"notifications/initialized","a/b~c":1}', '/a~1b~0c is no member of a JSON-RPC request (jsonrpc, id, method, params)'],
   ])('answers 400/-32600 naming the malformed member of %s', async (body, named) => {
@@ -80,7 +97,7 @@ describe('the raw body read on the MCP route', () => {
     expect(answer.error.message).toBe(`Invalid Request: the body is a message whose ${named}, not a JSON-RPC request object`);
     // JSON-RPC 2.0 §5: the id is echoed when it could be read, else null.
     const sent = (JSON.parse(body) as { id?: unknown }).id;
-    expect(answer.id).toBe(typeof sent === 'string' || Number.isInteger(sent) ? sent : null);
+    expect(answer.id).toBe(typeof sent === 'string' || Number.isSafeInteger(sent) ? sent : null);
   });
 
   it.each([
