@@ -207,7 +207,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // Subscribed clients re-list: what each credential sees may have changed. A listen stream stays on
     // the runtime it was opened on until that one retires (shutdown.graceMs): those of runtimes still
     // retiring from earlier reloads are told too, or a second reload in that window went unannounced.
-    for (const earlier of [old, ...retiringRuntimes]) earlier.announceListsChanged();
+    // A reload of the same configuration changed no list (the catalogues and their versions are kept):
+    // announcing it would make every listening client re-list for nothing on each periodic SIGHUP.
+    if (plan.changed.length > 0) for (const earlier of [old, ...retiringRuntimes]) earlier.announceListsChanged();
     retiringRuntimes.add(old);
     // Once the removed upstreams' clients are closed (their last state written), their gauges go.
     const retired = retire(old, carried, next.shutdown.graceMs).then(() =>

@@ -173,6 +173,26 @@ describe('a reload and what outlives it', () => {
     }
   });
 
+  it('announces nothing for a reload of the same configuration, and the next reload that changes it once', async () => {
+    const { headers, body } = rpc('modern', 'listen', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+    const stream = await openStream(`${gateway.url}/mcp`, body, headers);
+    expect(stream.statusCode).toBe(200);
+    const messages = followSse(stream);
+    const changed = (m: { method?: string }) => m.method === 'notifications/tools/list_changed';
+    try {
+      await messages.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
+      await gateway.reload(config([alpha]));
+      await gateway.reload(config([alpha]));
+      await gateway.reload(config([alpha, beta]));
+      await messages.waitFor(changed);
+      // The stream is ordered: a notification of either no-op reload would have come first.
+      expect(messages.seen.filter(changed)).toHaveLength(1);
+    } finally {
+      stream.destroy();
+      await gateway.reload(config([alpha]));
+    }
+  });
+
   it("drops a removed upstream's gauges once its connection is closed (a stale mcp_upstream_up would alert forever)", async () => {
     await gateway.reload(config([alpha, beta]));
     const metrics = async () => (await fetch(`${gateway.url}/metrics`)).text();
