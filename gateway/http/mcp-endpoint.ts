@@ -24,6 +24,7 @@ import type { GatewayRuntime } from '../runtime-state.ts';
 import type { Requester } from '../obs/outcomes.ts';
 import { recordSpan, type RequestTrace } from '../obs/tracing.ts';
 import { describeBreach } from '../checks/input-limits.ts';
+import { jsonPointer } from '../checks/json-pointer.ts';
 import { errorMapping, type ErrorKind } from '../errors.ts';
 
 /**
@@ -376,10 +377,8 @@ async function readBody(ctx: Exchange, parseJson: Middleware, limit: number): Pr
   } catch {
     return notJson();
   }
-  if (parsed !== null && typeof parsed === 'object' && SUSPECT_KEYS.test(text) && poisoned(parsed)) {
-    rejectAtEdge(ctx, 'invalid_request', PROTOTYPE_POISONING);
-    return undefined;
-  }
+  const poison = parsed !== null && typeof parsed === 'object' && SUSPECT_KEYS.test(text) ? poisonedKey(parsed) : undefined;
+  if (poison !== undefined) return refusePoisoned(ctx, parsed, poison);
   return parsed;
 }
 
@@ -410,9 +409,26 @@ function rawBody(req: IncomingMessage, limit: number): Promise<Buffer | 'too_lar
 
 /**
  * The refusal of a body with a `__proto__` key or `constructor.prototype`: valid JSON (so not -32700),
- * refused as a request (-32600), as @hapi/bourne refuses it for the body parser.
+ * refused as a request (-32600), as @hapi/bourne refuses it for the body parser. `at`: the key's JSON
+ * Pointer, when the parsed body could be walked (the body parser's own refusal names none).
  */
-const PROTOTYPE_POISONING = 'Invalid Request: the body holds a __proto__ key or constructor.prototype (refused: prototype poisoning); rename the key';
+function prototypePoisoning(at?: string): string {
+  return `Invalid Request: the body holds ${at ? `the key ${at}` : 'a __proto__ key or constructor.prototype'} (refused: prototype poisoning); rename the key`;
+}
+
+const PROTOTYPE_POISONING = prototypePoisoning();
+
+/** Refuses a parsed body holding `poison` (its JSON Pointer), with the request's id when it has one to echo. */
+function refusePoisoned(ctx: Exchange, body: unknown, poison: string): undefined {
+  const id = (body as { id?: unknown }).id;
+  rejectAtEdge(
+    ctx,
+    'invalid_request',
+    prototypePoisoning(poison),
+    !Array.isArray(body) && (typeof id === 'string' || Number.isSafeInteger(id)) ? (id as string | number) : null,
+  );
+  return undefined;
+}
 
 /** @hapi/bourne's error for a poisoned body (co-body's JSON parser, on the Content-Encoding path). */
 const BOURNE_POISONING = 'Object contains forbidden prototype property';
@@ -421,21 +437,22 @@ const BOURNE_POISONING = 'Object contains forbidden prototype property';
 const SUSPECT_KEYS = /__proto__|constructor|\\u00/;
 
 /**
- * Whether `value` has an own `__proto__` key, or a `constructor` key holding `prototype`, anywhere
- * (@hapi/bourne's rule). Iterative: a body may nest deeper than the call stack (the depth limit is
- * checked after parsing, classify.ts).
+ * The JSON Pointer of the first own `__proto__` key, or of `constructor/prototype` (a `constructor` key
+ * holding `prototype`), anywhere in `value` (@hapi/bourne's rule); undefined when there is none.
+ * Iterative: a body may nest deeper than the call stack (the depth limit is checked after parsing, classify.ts).
  */
-function poisoned(value: unknown): boolean {
-  const pending: unknown[] = [value];
+function poisonedKey(value: object): string | undefined {
+  const pending: [object, (string | number)[]][] = [[value, []]];
   while (pending.length > 0) {
-    const node = pending.pop();
-    if (node === null || typeof node !== 'object') continue;
-    if (Object.hasOwn(node, '__proto__')) return true;
+    const [node, at] = pending.pop()!;
+    if (Object.hasOwn(node, '__proto__')) return jsonPointer([...at, '__proto__']);
     const ctor = (node as Record<string, unknown>).constructor;
-    if (Object.hasOwn(node, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype')) return true;
-    for (const child of Object.values(node)) if (child !== null && typeof child === 'object') pending.push(child);
+    if (Object.hasOwn(node, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype'))
+      return jsonPointer([...at, 'constructor', 'prototype']);
+    for (const [key, child] of Object.entries(node))
+      if (child !== null && typeof child === 'object') pending.push([child, [...at, Array.isArray(node) ? Number(key) : key]]);
   }
-  return false;
+  return undefined;
 }
 
 /** A request body with a Content-Encoding: the body parser inflates and parses it. */
@@ -448,10 +465,8 @@ async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: numbe
       return undefined;
     }
     // The parser refuses a __proto__ key only; constructor.prototype is refused here, as on the raw path.
-    if (request.body !== null && typeof request.body === 'object' && SUSPECT_KEYS.test(request.rawBody) && poisoned(request.body)) {
-      rejectAtEdge(ctx, 'invalid_request', PROTOTYPE_POISONING);
-      return undefined;
-    }
+    const poison = request.body !== null && typeof request.body === 'object' && SUSPECT_KEYS.test(request.rawBody) ? poisonedKey(request.body) : undefined;
+    if (poison !== undefined) return refusePoisoned(ctx, request.body, poison);
     return request.body;
   } catch (error) {
     const status = (error as { status?: number }).status;

@@ -121,10 +121,11 @@ describe('the raw body read on the MCP route', () => {
   });
 
   it.each([
-    ['a __proto__ key', callBody('{"__proto__":{"polluted":true}}')],
-    ['an escaped __proto__ key', callBody('{"\\u005f_proto__":{"polluted":true}}')],
-    ['constructor.prototype', callBody('{"constructor":{"prototype":{"polluted":true}}}')],
-  ])('answers 400/-32600 naming prototype poisoning for %s, plain and gzipped', async (_what, body) => {
+    ['a __proto__ key', callBody('{"__proto__":{"polluted":true}}'), '/params/arguments/__proto__'],
+    ['an escaped __proto__ key', callBody('{"\\u005f_proto__":{"polluted":true}}'), '/params/arguments/__proto__'],
+    ['constructor.prototype', callBody('{"constructor":{"prototype":{"polluted":true}}}'), '/params/arguments/constructor/prototype'],
+    ['a __proto__ key in an array', callBody('{"x":[1,{"__proto__":{"polluted":true}}]}'), '/params/arguments/x/1/__proto__'],
+  ])('answers 400/-32600 naming prototype poisoning for %s, plain and gzipped', async (_what, body, at) => {
     for (const [sent, headers] of [
       [body, {}],
       [gzipSync(body), { 'content-encoding': 'gzip' }],
@@ -134,6 +135,12 @@ describe('the raw body read on the MCP route', () => {
       expect(errorCode(text)).toBe(-32600);
       expect(text).toContain('prototype poisoning');
     }
+    // Read by the gateway itself (no Content-Encoding): the key is named and the request's id echoed.
+    const { text } = await post(body);
+    expect(JSON.parse(text)).toMatchObject({
+      id: 7,
+      error: { message: `Invalid Request: the body holds the key ${at} (refused: prototype poisoning); rename the key` },
+    });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
