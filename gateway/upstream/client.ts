@@ -403,9 +403,11 @@ export class UpstreamClient {
       const message =
         this.transport === 'stdio'
           ? `upstream ${this.name}: "${this.config.command}" did not start serving (${lostOnTheWay ? `the process ${exitOf(transport)}` : (error as Error).message})`
-          : lostOnTheWay
-            ? `upstream ${this.name} is unreachable`
-            : failure.message;
+          : refusedPort(error)
+            ? `upstream ${this.name} is unavailable: fetch refuses to connect to port ${new URL(this.config.url!).port} (a "bad port" of the Fetch standard, fetch.spec.whatwg.org/#port-blocking), and the MCP client's HTTP transport connects with fetch; serve the upstream on another port`
+            : lostOnTheWay
+              ? `upstream ${this.name} is unreachable`
+              : failure.message;
       throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${message} (connecting)`, { upstream: this.name });
     } finally {
       connecting = undefined;
@@ -576,6 +578,16 @@ function taskSupport(info: UpstreamInfo): TaskForms | undefined {
 }
 
 /** Whether a URL carries user information (`user:password@`, either part), which fetch refuses to request. */
+/**
+ * Whether fetch refused the connection for its port (Fetch standard §2.9 port blocking: undici's network
+ * error "bad port", the cause of fetch's TypeError): the SDK reports it as a failed era negotiation.
+ */
+function refusedPort(error: unknown): boolean {
+  let at: unknown = error;
+  for (let depth = 0; at instanceof Error && depth < 4; depth++, at = at.cause) if (at.message === 'bad port') return true;
+  return false;
+}
+
 function hasUserInfo(url: URL): boolean {
   return url.username !== '' || url.password !== '';
 }

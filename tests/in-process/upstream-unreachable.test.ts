@@ -66,3 +66,22 @@ describe('an upstream URL with user information', () => {
     }
   });
 });
+
+describe('an upstream on a port fetch refuses', () => {
+  it('is reported as such (the Fetch standard blocks port 6000), not as a failed era negotiation', async () => {
+    // Nothing need listen there: fetch refuses before connecting, whatever serves the port.
+    const gateway = inProcessGateway({ anonymous: true, upstreams: [{ name: 'x11', url: 'http://127.0.0.1:6000/mcp', forwardCredentials: false }] });
+    try {
+      gateway.runtime.warm();
+      const lines = await waitFor('the failed connection to be logged', () => {
+        const found = gateway.logs.records('cannot connect to upstream');
+        return found.length > 0 && found;
+      });
+      expect(lines[0]!.reason).toBe(
+        'upstream x11 is unavailable: fetch refuses to connect to port 6000 (a "bad port" of the Fetch standard, fetch.spec.whatwg.org/#port-blocking), and the MCP client\'s HTTP transport connects with fetch; serve the upstream on another port (connecting)',
+      );
+    } finally {
+      await gateway.close();
+    }
+  });
+});
