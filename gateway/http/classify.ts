@@ -268,7 +268,8 @@ const NAMED_PARAMS: Readonly<Record<string, readonly (readonly string[])[]>> = {
 function nameBreach(list: readonly unknown[], batch: boolean, max: number): LimitBreach | undefined {
   for (const [i, message] of list.entries()) {
     if (!isPlainObject(message) || typeof message.method !== 'string') continue;
-    for (const path of NAMED_PARAMS[message.method] ?? []) {
+    // Own keys only: a method named `toString` or `constructor` would read Object.prototype's.
+    for (const path of Object.hasOwn(NAMED_PARAMS, message.method) ? NAMED_PARAMS[message.method]! : []) {
       let value: unknown = message.params;
       for (const key of path) value = isPlainObject(value) ? value[key] : undefined;
       if (typeof value === 'string' && value.length > max) {

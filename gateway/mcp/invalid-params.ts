@@ -48,7 +48,7 @@ interface Issue {
  * spec schema (or the method has none): then the failure was something else and is left as it was.
  */
 export function invalidParams(method: string, request: { method: string; params?: unknown }): GatewayError | undefined {
-  const schema = REQUEST_SCHEMAS[method];
+  const schema = Object.hasOwn(REQUEST_SCHEMAS, method) ? REQUEST_SCHEMAS[method] : undefined;
   if (!schema) return undefined;
   const result = specTypeSchemas[schema]['~standard'].validate(request);
   const issues = ('issues' in result ? result.issues : undefined) as readonly Issue[] | undefined;

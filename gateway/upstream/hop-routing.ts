@@ -102,7 +102,7 @@ export class HopRouting {
       onprogress: options.onprogress,
       onlog: options.onlog,
       onnotification: (method, params) => {
-        const list = LIST_CHANGED[method];
+        const list = Object.hasOwn(LIST_CHANGED, method) ? LIST_CHANGED[method] : undefined;
         if (list) this.relays.listChanged(list);
         const uri = (params as { uri?: unknown } | undefined)?.uri;
         if (method === 'notifications/resources/updated' && typeof uri === 'string') this.relays.resourceUpdated(uri);

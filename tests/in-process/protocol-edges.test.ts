@@ -138,6 +138,21 @@ describe('protocol edges', () => {
       expect(response.status).toBe(era === 'modern' ? 404 : 200);
       expect((await answerOf(response)).error).toEqual({ code: -32601, message: 'Method not found' });
     });
+
+    it.each(['toString', 'constructor', '__proto__', 'hasOwnProperty'])(
+      'answers a method named after an Object.prototype member (%s) -32601 under its id, a notification of it 202',
+      async (method) => {
+        const response = await send(call(era, method, {}));
+        expect(response.status).toBe(era === 'modern' ? 404 : 200);
+        const answer = (await answerOf(response)) as { id?: unknown; error?: unknown };
+        expect(answer.error).toEqual({ code: -32601, message: 'Method not found' });
+        expect(answer.id).toBe(1);
+        const notification = call(era, method, {});
+        const body = JSON.parse(notification.body as string) as Record<string, unknown>;
+        delete body.id;
+        expect((await send(notification, { body: JSON.stringify(body) })).status).toBe(202);
+      },
+    );
   });
 
   it('serves a 2025-03-26 batch of 100 messages and refuses one of 101 whole, with data.kind and the cap', async () => {
@@ -157,6 +172,19 @@ describe('protocol edges', () => {
         data: { kind: 'invalid_request', maxBatchMessages: 100 },
       },
     });
+  });
+
+  it('answers every element of a 2025-03-26 batch that has a method named after an Object.prototype member', async () => {
+    const legacy = call('legacy', 'tools/list');
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 2, method: 'constructor' },
+    ];
+    const response = await send(legacy, { headers: { 'mcp-protocol-version': '2025-03-26' }, body: JSON.stringify(batch) });
+    expect(response.status).toBe(200);
+    const text = await response.text();
+    expect(text).toContain('"id":2,"error":{"code":-32601,"message":"Method not found"}');
+    expect(text).toMatch(/"result":\{\},"jsonrpc":"2.0","id":1\b/);
   });
 
   it('names the bad element of a 2025-03-26 batch by its index', async () => {
