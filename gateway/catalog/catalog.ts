@@ -297,9 +297,18 @@ function invalidHeaders(tool: Tool): string | undefined {
   return headers.valid ? undefined : headers.reason;
 }
 
+/**
+ * The entry of a per-tool table of the configuration (readOnlyOverrides, scopeRules, ...) for an upstream's
+ * tool name, own keys only: a tool named `constructor` or `toString` would otherwise read Object.prototype's
+ * member as its rule (a truthy read-only override for a state-changing tool).
+ */
+export function ownEntry<T>(table: Readonly<Record<string, T>>, name: string): T | undefined {
+  return Object.hasOwn(table, name) ? table[name] : undefined;
+}
+
 /** `readOnlyHint: true`, unless `readOnlyOverrides` says otherwise: the gateway's one read/write decision. */
 function readOnlyOf(upstream: UpstreamConfig, tool: Tool): boolean {
-  return upstream.readOnlyOverrides[tool.name] ?? tool.annotations?.readOnlyHint === true;
+  return ownEntry(upstream.readOnlyOverrides, tool.name) ?? tool.annotations?.readOnlyHint === true;
 }
 
 /** Whether two JSON values are equal: objects by their defined properties, whatever their order. */
@@ -329,10 +338,10 @@ function catalogTool(upstream: UpstreamConfig, source: Tool, anchor: boolean): C
   const meta = (tool._meta?.[upstream.metaKey] ?? {}) as ToolMeta;
   // A rule wins, then the tool's own _meta declaration (`[]` there is public too), then the upstream's default.
   const metaScopes = Array.isArray(meta.requiredScopes) ? meta.requiredScopes.filter((s): s is string => typeof s === 'string') : undefined;
-  const requiredScopes = upstream.scopeRules[tool.name] ?? metaScopes ?? upstream.scopes.required;
-  const category = upstream.categories[tool.name] ?? (typeof meta.category === 'string' ? meta.category : undefined);
+  const requiredScopes = ownEntry(upstream.scopeRules, tool.name) ?? metaScopes ?? upstream.scopes.required;
+  const category = ownEntry(upstream.categories, tool.name) ?? (typeof meta.category === 'string' ? meta.category : undefined);
   const readOnly = readOnlyOf(upstream, tool);
-  const outputSchema = upstream.outputSchemas[tool.name] ?? tool.outputSchema;
+  const outputSchema = ownEntry(upstream.outputSchemas, tool.name) ?? tool.outputSchema;
   let definition = outputSchema === tool.outputSchema ? tool : ({ ...tool, outputSchema } as Tool);
   // An override that changes the decision is served as the hint: a client never reads "write" for a tool call_tool runs.
   if (readOnly !== (tool.annotations?.readOnlyHint === true)) definition = { ...definition, annotations: { ...tool.annotations, readOnlyHint: readOnly } };

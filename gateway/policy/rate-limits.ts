@@ -1,3 +1,4 @@
+import { ownEntry } from '../catalog/catalog.ts';
 import type { GatewayConfig, RateBudget, UpstreamConfig } from '../../config/types.ts';
 import type { BudgetCharge } from '../store/rate-limiter.ts';
 
@@ -69,7 +70,7 @@ export function toolCallCharges(
       ? { limit: limits[kind]!, key: `${kind}:${account}` }
       : undefined;
   if (classBudget) charges.push({ budget: kind, ...classBudget });
-  const perTool = own?.tools[tool.upstreamName] ?? own?.tool ?? limits.tool;
+  const perTool = (own ? ownEntry(own.tools, tool.upstreamName) : undefined) ?? own?.tool ?? limits.tool;
   if (perTool) charges.push({ budget: 'tool', key: `tool:${tool.upstream}:${tool.upstreamName}:${account}`, limit: perTool });
   return charges;
 }
