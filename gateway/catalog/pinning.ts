@@ -63,15 +63,17 @@ export function describeChanges(before: Tool, after: Tool, metaKey: string): str
 function keyChanges(field: string, before: unknown, after: unknown): string[] {
   const x = (before ?? {}) as Record<string, unknown>;
   const y = (after ?? {}) as Record<string, unknown>;
+  // Own keys only: an annotation named `constructor` absent on one side is absent, not Object.
+  const at = (o: Record<string, unknown>, key: string) => (Object.hasOwn(o, key) ? o[key] : undefined);
   return [...new Set([...Object.keys(x), ...Object.keys(y)])]
     .sort()
-    .filter((key) => stableStringify(x[key]) !== stableStringify(y[key]))
-    .map((key) => `${field}.${key}: ${shown(x[key])} -> ${shown(y[key])}`);
+    .filter((key) => stableStringify(at(x, key)) !== stableStringify(at(y, key)))
+    .map((key) => `${field}.${key}: ${shown(at(x, key))} -> ${shown(at(y, key))}`);
 }
 
 function shown(value: unknown): string {
   if (value === undefined) return '(absent)';
-  const text = JSON.stringify(value);
+  const text = JSON.stringify(value) ?? String(value);
   return text.length > 40 ? `${text.slice(0, 39)}…` : text;
 }
 
@@ -84,9 +86,11 @@ function schemaChanges(field: string, before: unknown, after: unknown): string[]
   const px = x.properties ?? {};
   const py = y.properties ?? {};
   const changes: string[] = [];
-  for (const key of Object.keys(py)) if (!(key in px)) changes.push(`${field}: property ${key} added`);
-  for (const key of Object.keys(px)) if (!(key in py)) changes.push(`${field}: property ${key} removed`);
-  for (const key of Object.keys(px)) if (key in py && stableStringify(px[key]) !== stableStringify(py[key])) changes.push(`${field}: property ${key} changed`);
+  // Own keys only: a property named `constructor` or `toString` is not Object.prototype's.
+  for (const key of Object.keys(py)) if (!Object.hasOwn(px, key)) changes.push(`${field}: property ${key} added`);
+  for (const key of Object.keys(px)) if (!Object.hasOwn(py, key)) changes.push(`${field}: property ${key} removed`);
+  for (const key of Object.keys(px))
+    if (Object.hasOwn(py, key) && stableStringify(px[key]) !== stableStringify(py[key])) changes.push(`${field}: property ${key} changed`);
   const rx = new Set(x.required ?? []);
   const ry = new Set(y.required ?? []);
   for (const key of ry) if (!rx.has(key)) changes.push(`${field}: ${key} now required`);
@@ -103,7 +107,8 @@ const ANNOTATION_KEYWORDS = new Set(['title', 'description', 'examples', 'defaul
 function validityOf(schema: unknown, propertyNames = false): unknown {
   if (Array.isArray(schema)) return schema.map((s) => validityOf(s));
   if (!schema || typeof schema !== 'object') return schema;
-  const out: Record<string, unknown> = {};
+  // No prototype: a property named `__proto__` stays a key of the copy.
+  const out: Record<string, unknown> = Object.create(null);
   for (const [key, value] of Object.entries(schema)) {
     if (!propertyNames && ANNOTATION_KEYWORDS.has(key)) continue;
     out[key] = validityOf(value, !propertyNames && (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions'));
@@ -127,7 +132,7 @@ export function acceptsCallsUnder(pinned: Tool, current: Tool): boolean {
   const py = (y.properties ?? {}) as Record<string, unknown>;
   const requiredBefore = new Set((x.required as string[] | undefined) ?? []);
   const onlyAdded =
-    Object.keys(px).every((key) => key in py && stableStringify(px[key]) === stableStringify(py[key])) &&
+    Object.keys(px).every((key) => Object.hasOwn(py, key) && stableStringify(px[key]) === stableStringify(py[key])) &&
     ((y.required as string[] | undefined) ?? []).every((key) => requiredBefore.has(key));
   const rest = (s: Record<string, unknown>) => stableStringify({ ...s, properties: undefined, required: undefined });
   return onlyAdded && rest(x) === rest(y);

@@ -17,7 +17,8 @@ function sortedKeys(this: unknown, _key: string, value: unknown): unknown {
   let sorted = true;
   for (let i = 1; i < keys.length && sorted; i += 1) sorted = keys[i - 1]! < keys[i]!;
   if (sorted) return value;
-  const copy: Record<string, unknown> = {};
+  // No prototype: an own `__proto__` key (JSON.parse makes one) is copied as a key, not set as the copy's prototype.
+  const copy: Record<string, unknown> = Object.create(null);
   for (const key of keys.sort()) copy[key] = (value as Record<string, unknown>)[key];
   return copy;
 }

@@ -76,6 +76,32 @@ describe('describeChanges', () => {
   });
 });
 
+describe('properties and annotations named after Object.prototype members (a definition parsed from JSON)', () => {
+  // JSON.parse makes `__proto__` an own key, as an upstream's tools/list answer would.
+  const parsed = (json: string) => ({ ...base, ...(JSON.parse(json) as Partial<Tool>) }) as Tool;
+  it('digests and describes them as ordinary keys', () => {
+    const before = parsed(
+      '{"inputSchema":{"type":"object","properties":{"b":{"type":"string"},"__proto__":{"type":"string"},"constructor":{"type":"string"}}}}',
+    );
+    const after = parsed(
+      '{"inputSchema":{"type":"object","properties":{"b":{"type":"string"},"__proto__":{"type":"number"}}},"annotations":{"toString":true}}',
+    );
+    expect(definitionDigest(before, META)).not.toBe(definitionDigest(after, META));
+    expect(describeChanges(before, after, META)).toEqual([
+      'inputSchema: property constructor removed',
+      'inputSchema: property __proto__ changed',
+      'annotations.readOnlyHint: true -> (absent)',
+      'annotations.toString: (absent) -> true',
+    ]);
+    expect(acceptsCallsUnder(before, after)).toBe(false);
+    // Only an optional `constructor` added: calls made under the pin still hold.
+    const added = parsed(
+      '{"inputSchema":{"type":"object","properties":{"b":{"type":"string"},"__proto__":{"type":"string"},"constructor":{"type":"string"},"valueOf":{"type":"string"}}}}',
+    );
+    expect(acceptsCallsUnder(before, added)).toBe(true);
+  });
+});
+
 describe('acceptsCallsUnder', () => {
   it('holds when only annotations of the schema changed, or optional properties were added', () => {
     expect(
