@@ -13,6 +13,7 @@ import { loggableUrl } from './obs/log.ts';
 import { checkReplicas } from './ops/replica-check.ts';
 import { planReload, ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
+import { carryPins } from './store/pin-store.ts';
 
 export type { GatewayConfig } from '../config/load.ts';
 export type { Surface, DispatchContext } from './ports.ts';
@@ -174,6 +175,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       // Its own connections wrote mcp_upstream_up under the same names as they failed: the serving ones say again.
       for (const { client } of old.state.upstreams) old.state.metrics.upstreamUp.set({ upstream: client.name }, client.health().state === 'up' ? 1 : 0);
     };
+    // A pin store in a new place starts with what the old one holds (its own pins first): else every tool,
+    // a held one at its changed definition included, would be pinned afresh at first sight.
+    if (plan.pinStore === 'replace') {
+      const copied = await carryPins(old.state.pins.store, fresh.state.pins.store).catch(async (error: unknown) => {
+        await abandon();
+        const keyPath = old.state.config.pinning.lockFile !== next.pinning.lockFile ? 'pinning.lockFile' : 'cache';
+        throw new ReloadRefused(keyPath, `it moves the pin store, and the pins in force could not be carried to the new one (${(error as Error).message})`);
+      });
+      if (copied > 0) log.info({ pins: copied }, 'pins carried over to the new pin store');
+    }
     if (keepOAuth) fresh.state.oauth = old.state.oauth;
     else
       await fresh

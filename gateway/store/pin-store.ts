@@ -66,6 +66,27 @@ export interface PendingChange {
   kind: 'changed' | 'new' | 'lint';
 }
 
+/**
+ * Pins of `from` that `to` lacks, copied into `to` (`pinAllIfAbsent`: a pin `to` already holds wins, as a
+ * reviewed lock file's does): a live reload that moves the pin store (`pinning.lockFile`, `cache.store`)
+ * keeps what was approved approved and what is held held, where the new store alone would pin every tool's
+ * current definition at first sight, a changed one included. Resolves with the number of pins copied.
+ * @throws PinStoreUnavailable when either store cannot be read or written (nothing is half decided: the caller refuses the reload).
+ */
+export async function carryPins(from: PinStore, to: PinStore): Promise<number> {
+  let copied = 0;
+  for (const upstream of await from.upstreams()) {
+    const pins = await from.pins(upstream);
+    if (pins.size === 0) continue;
+    const present = await to.pins(upstream);
+    const missing = [...pins].filter(([name]) => !present.has(name));
+    if (missing.length === 0) continue;
+    await to.pinAllIfAbsent(upstream, missing);
+    copied += missing.length;
+  }
+  return copied;
+}
+
 /** The pin store could not be read or written (Redis down or slow); nothing was decided from it. */
 export class PinStoreUnavailable extends Error {
   constructor(cause: unknown) {
