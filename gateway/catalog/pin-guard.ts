@@ -235,6 +235,12 @@ export class PinGuard {
     const previous = (await this.store.pins(upstream)).get(name);
     const result = await this.store.approve(upstream, name, options.digest);
     if (typeof result !== 'object') return result;
+    // What a view judged without the store reads (an outage): the approved pin, never the one it replaced.
+    const known = this.known.get(upstream);
+    if (known) {
+      known.pins.set(name, result);
+      known.pending.delete(name);
+    }
     const judged = this.judged.get(upstream);
     const settled = settledBy(judged?.get(name), result);
     if (judged && settled) judged.set(name, settled);

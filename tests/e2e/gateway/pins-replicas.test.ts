@@ -153,5 +153,13 @@ describe.skipIf(!hasRedis)('pins shared through Redis by two gateway processes',
     expect(await (await fetch(`${b.url}/readyz`)).json()).toEqual({ status: 'ready' });
     // For the report: how long the second replica took (its revision poll is every second).
     process.stdout.write(`pins-replicas: approval on one replica served by the other after ${propagationMs} ms\n`);
+
+    // Redis goes away: each replica goes on serving the approved definition from the pins it last read,
+    // past the moment a view judged without the store is judged again (2 s), never the pins from before the approval.
+    await redis.kill();
+    for (let round = 0; round < 8; round++) {
+      for (const replica of replicas) expect(await callWeather(replica.url), `${replica.url}, round ${round}`).toBe('sunny');
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
   });
 });
