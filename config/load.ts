@@ -250,6 +250,13 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
       upstream.url = interpolate(upstream.url, env, `${at}.url`);
       if (!URL.canParse(upstream.url) || !/^https?:$/.test(new URL(upstream.url).protocol))
         throw new ConfigError(`${at}.url`, `must be an http(s) URL, got ${urlShape(upstream.url)}`);
+      // Nothing of it is echoed: the password is a secret.
+      const { username, password } = new URL(upstream.url);
+      if (username !== '' || password !== '')
+        throw new ConfigError(
+          `${at}.url`,
+          "carries user information (user:password@), which fetch refuses to send (the MCP client's HTTP transport connects with fetch); put the credential in upstreams[].headers instead",
+        );
     }
     if (upstream.anchors.length > upstream.maxAnchors)
       throw new ConfigError(`${at}.anchors`, `${upstream.anchors.length} anchors, more than ${at}.maxAnchors (${upstream.maxAnchors}) lists up front`);

@@ -380,13 +380,6 @@ export class UpstreamClient {
    */
   private async connect(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo> {
     if (this.closed) throw new GatewayError('upstream_unavailable', `upstream ${this.name} is closed`);
-    // fetch (the MCP client's transport) refuses a URL with user information, and the SDK's error says "era negotiation".
-    if (this.transport === 'http' && URL.canParse(this.config.url!) && hasUserInfo(new URL(this.config.url!)))
-      throw new GatewayError(
-        'upstream_unavailable',
-        `upstream ${this.name} is unavailable: its url carries user information (user:password@), which fetch refuses to send; put the credential in upstreams[].headers instead (connecting)`,
-        { upstream: this.name },
-      );
     const client = this.newClient();
     let connecting: OnBehalfOf | undefined = onBehalfOf;
     const transport: Transport =
@@ -586,8 +579,4 @@ function refusedPort(error: unknown): boolean {
   let at: unknown = error;
   for (let depth = 0; at instanceof Error && depth < 4; depth++, at = at.cause) if (at.message === 'bad port') return true;
   return false;
-}
-
-function hasUserInfo(url: URL): boolean {
-  return url.username !== '' || url.password !== '';
 }

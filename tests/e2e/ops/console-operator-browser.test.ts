@@ -22,8 +22,8 @@ import { waitFor } from '../../helpers/wait.ts';
 
 const ADMIN = loadConfig({ env: {} }).console.adminToken!;
 const TOKEN_SECRET = 'console-operator-browser-token-secret-0123';
-const VAULT_URL = 'http://ops:hunter2@127.0.0.1:9/mcp?api_key=s3cr3t-vault-key';
-const SECRETS = [ADMIN, TOKEN_SECRET, 'hunter2', 's3cr3t-vault-key', 'demo-secret-full'];
+const VAULT_URL = 'http://127.0.0.1:9/mcp?api_key=s3cr3t-vault-key';
+const SECRETS = [ADMIN, TOKEN_SECRET, 's3cr3t-vault-key', 'demo-secret-full'];
 const SHOTS = process.env.CONSOLE_SCREENSHOTS === '1' ? new URL('../../../docs/', import.meta.url).pathname : mkdtempSync(join(tmpdir(), 'console-operator-'));
 const AUDIT = join(mkdtempSync(join(tmpdir(), 'console-operator-audit-')), 'audit.log');
 const weather = (description: string): FakeTool => ({
@@ -110,7 +110,7 @@ describe('the operator pages in Chromium', { timeout: 60_000 }, () => {
       ['vault', 'down'],
     ]);
     const vault = rows[2]!.text;
-    expect(vault).toContain('http://[redacted]@127.0.0.1:9/mcp?[redacted]');
+    expect(vault).toContain('http://127.0.0.1:9/mcp?[redacted]');
     // Its last error, under the last refresh.
     expect(vault).toMatch(/never\s*upstream vault is unavailable/);
     await noSecretOnPage();
@@ -145,7 +145,7 @@ describe('the operator pages in Chromium', { timeout: 60_000 }, () => {
     await page.goto(url('/console/config'), { waitUntil: 'networkidle' });
     const text = (await page.locator('pre.config').textContent())!;
     const shown = JSON.parse(text) as { upstreams: { name: string; url: string }[]; oauth: { tokenSecret: string }; console: { adminToken: string } };
-    expect(shown.upstreams.find((u) => u.name === 'vault')!.url).toBe('http://[redacted]@127.0.0.1:9/mcp?[redacted]');
+    expect(shown.upstreams.find((u) => u.name === 'vault')!.url).toBe('http://127.0.0.1:9/mcp?[redacted]');
     expect(shown.oauth.tokenSecret).toBe('[redacted]');
     expect(shown.console.adminToken).toBe('[redacted]');
     await noSecretOnPage();
