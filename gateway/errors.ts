@@ -15,6 +15,7 @@ export type ErrorKind =
   | 'method_not_found'
   | 'invalid_arguments'
   | 'params_over_limit'
+  | 'inexact_number'
   | 'unknown_tool'
   | 'unauthorized'
   | 'scopes_unavailable'
@@ -77,6 +78,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: ERROR_CODE.invalidParams, httpStatus: 200, blame: 'client' };
     // A request's params over an input limit (limits.*), refused at the edge before dispatch.
     case 'params_over_limit':
+      return { code: ERROR_CODE.invalidParams, httpStatus: 400, blame: 'client' };
+    // A number in params JSON.parse would not read as written (checks/exact-numbers.ts), refused at the edge.
+    case 'inexact_number':
       return { code: ERROR_CODE.invalidParams, httpStatus: 400, blame: 'client' };
     case 'unknown_tool':
       return { code: ERROR_CODE.invalidParams, httpStatus: 200, blame: 'client' };

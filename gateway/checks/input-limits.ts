@@ -1,3 +1,5 @@
+import { jsonPointer } from './json-pointer.ts';
+
 /**
  * Structural limits on a parsed JSON request body: nesting depth, string length (values and object
  * keys, in UTF-16 code units as JavaScript counts them) and array length. Bodies are already bounded in
@@ -95,17 +97,29 @@ const WHAT: Record<LimitName, string> = {
 
 /** Most path segments a message shows (a 4,500-deep path would make the message the payload). */
 const SHOWN_SEGMENTS = 8;
+/** Most characters of one path segment a message shows (an object key may be as long as limits.stringLength). */
+const SHOWN_SEGMENT_CHARS = 64;
 
-/** `params.arguments.items[3]`, cut after {@link SHOWN_SEGMENTS} segments; `(root)` for the value itself. */
+/**
+ * The path as a JSON Pointer (RFC 6901), `/params/arguments/items/3`, cut after {@link SHOWN_SEGMENTS}
+ * segments and each segment after {@link SHOWN_SEGMENT_CHARS} characters (`…`); `(root)` for the value itself.
+ */
 export function formatPath(path: readonly (string | number)[]): string {
   if (path.length === 0) return '(root)';
-  const shown = path.slice(0, SHOWN_SEGMENTS).reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${key}` : key), '');
-  return path.length > SHOWN_SEGMENTS ? `${shown}...` : shown;
+  const shown = jsonPointer(
+    path.slice(0, SHOWN_SEGMENTS).map((key) => (typeof key === 'string' && key.length > SHOWN_SEGMENT_CHARS ? `${key.slice(0, SHOWN_SEGMENT_CHARS)}…` : key)),
+  );
+  return path.length > SHOWN_SEGMENTS ? `${shown}/…` : shown;
+}
+
+/** What is wrong, without where: the limit, its configured key and value. */
+export function breachProblem(breach: LimitBreach): string {
+  return `${WHAT[breach.limit]} limits.${breach.limit} (${breach.max})`;
 }
 
 /** One line naming the limit, its configured key and value, and where it broke. */
 export function describeBreach(breach: LimitBreach): string {
-  return `${WHAT[breach.limit]} limits.${breach.limit} (${breach.max}) at ${formatPath(breach.path)}`;
+  return `${breachProblem(breach)} at ${formatPath(breach.path)}`;
 }
 
 /**

@@ -25,6 +25,7 @@ import type { Requester } from '../obs/outcomes.ts';
 import { recordSpan, type RequestTrace } from '../obs/tracing.ts';
 import { describeBreach } from '../checks/input-limits.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
+import { describeInexactNumber, inexactNumber, type InexactNumber } from '../checks/exact-numbers.ts';
 import { errorMapping, type ErrorKind } from '../errors.ts';
 
 /**
@@ -144,7 +145,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (body === undefined)
       return reportRefusal(runtime, surface.name, requester, [], undefined, {
         outcome: 'invalid_request',
-        reason: 'unreadable_body',
+        reason: (ctx.state.bodyRefusal as string | undefined) ?? 'unreadable_body',
         status: ctx.status,
         started,
       });
@@ -181,7 +182,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (post.limitBreach) {
       const { breach, inParams } = post.limitBreach;
       return refuse(
-        inParams ? 'params_over_limit' : 'invalid_request',
+        inParams ? 'inexact_number' : 'invalid_request',
         `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeBreach(breach)}`,
         inParams ? 'invalid_arguments' : 'invalid_request',
         `limits.${breach.limit}`,
@@ -379,6 +380,8 @@ async function readBody(ctx: Exchange, parseJson: Middleware, limit: number): Pr
   }
   const poison = parsed !== null && typeof parsed === 'object' && SUSPECT_KEYS.test(text) ? poisonedKey(parsed) : undefined;
   if (poison !== undefined) return refusePoisoned(ctx, parsed, poison);
+  const inexact = inexactNumber(text);
+  if (inexact) return refuseInexact(ctx, parsed, inexact);
   return parsed;
 }
 
@@ -417,6 +420,24 @@ function prototypePoisoning(at?: string): string {
 }
 
 const PROTOTYPE_POISONING = prototypePoisoning();
+
+/**
+ * Refuses a body with a number JSON.parse does not read as written (checks/exact-numbers.ts): -32602 in a
+ * single request's params, else -32600, the request's id echoed when it has one to echo.
+ */
+function refuseInexact(ctx: Exchange, body: unknown, found: InexactNumber): undefined {
+  // The refusal's audit reason (the caller reports every unread body, as `unreadable_body` by default).
+  ctx.state.bodyRefusal = 'inexact_number';
+  const id = (body as { id?: unknown } | null)?.id;
+  const inParams = !Array.isArray(body) && found.path[0] === 'params';
+  rejectAtEdge(
+    ctx,
+    inParams ? 'inexact_number' : 'invalid_request',
+    `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeInexactNumber(found)}`,
+    !Array.isArray(body) && (typeof id === 'string' || Number.isSafeInteger(id)) ? (id as string | number) : null,
+  );
+  return undefined;
+}
 
 /** Refuses a parsed body holding `poison` (its JSON Pointer), with the request's id when it has one to echo. */
 function refusePoisoned(ctx: Exchange, body: unknown, poison: string): undefined {

@@ -36,11 +36,11 @@ const forwarded = (method: string) => gateway.fake!.received.filter((r) => r.met
 describe.each(['modern', 'legacy'] as const)('a name or URI over limits.nameLength (%s era)', (era) => {
   const long = 'x'.repeat(500_000);
   it.each([
-    ['prompts/get', 'params.name', { name: long }],
-    ['resources/read', 'params.uri', { uri: `test://${long}` }],
-    ['resources/subscribe', 'params.uri', { uri: `test://${long}` }],
-    ['completion/complete', 'params.ref.name', { ref: { type: 'ref/prompt', name: long }, argument: { name: 'a', value: '' } }],
-    ['completion/complete', 'params.ref.uri', { ref: { type: 'ref/resource', uri: `test://${long}` }, argument: { name: 'a', value: '' } }],
+    ['prompts/get', '/params/name', { name: long }],
+    ['resources/read', '/params/uri', { uri: `test://${long}` }],
+    ['resources/subscribe', '/params/uri', { uri: `test://${long}` }],
+    ['completion/complete', '/params/ref/name', { ref: { type: 'ref/prompt', name: long }, argument: { name: 'a', value: '' } }],
+    ['completion/complete', '/params/ref/uri', { ref: { type: 'ref/resource', uri: `test://${long}` }, argument: { name: 'a', value: '' } }],
   ] as const)('refuses %s with -32602 naming %s, forwarding nothing', async (method, path, params) => {
     const before = gateway.fake!.received.length;
     const { status, messages } = await post(era, 7, method, params);

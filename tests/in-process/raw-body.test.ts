@@ -144,6 +144,39 @@ describe('the raw body read on the MCP route', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
   });
 
+  it('refuses an argument JSON.parse would not read as written (400/-32602 naming it, id echoed), nothing forwarded', async () => {
+    const calls = () => stack.fake!.received.filter((r) => r.method === 'tools/call').length;
+    const before = calls();
+    for (const [args, named] of [
+      ['{"n":12345678901234567890}', '/params/arguments/n is 12345678901234567890, a number JSON.parse reads as 12345678901234567000'],
+      ['{"n":[1e400]}', '/params/arguments/n/0 is 1e400, a number JSON.parse reads as Infinity (sent on as null)'],
+    ] as const) {
+      const { status, text } = await post(callBody(args));
+      expect(status).toBe(400);
+      expect(JSON.parse(text)).toEqual({
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: -32602, message: `Invalid params: ${named}: send it as a string`, data: { kind: 'inexact_number' } },
+      });
+    }
+    expect(calls()).toBe(before);
+    // Exact however large, and digits in a string: forwarded as they are.
+    const { status, text } = await post(callBody('{"n":1e300,"m":100000000000000000000,"s":"12345678901234567890"}'));
+    expect(status).toBe(200);
+    expect(text).toContain('{\\"n\\":1e+300,\\"m\\":100000000000000000000,\\"s\\":\\"12345678901234567890\\"}');
+  });
+
+  it('lists arguments over an input limit in _meta["ai.cpz/argument-errors"] by JSON Pointer, as the schema checks do', async () => {
+    const { status, text } = await post(callBody(`{"x":${'['.repeat(70)}${']'.repeat(70)}}`));
+    expect(status).toBe(200);
+    const { result } = JSON.parse(text.replace(/^event: message\ndata: /, '').trim()) as {
+      result: { isError: boolean; content: { text: string }[]; _meta: Record<string, unknown> };
+    };
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toBe('Invalid arguments for echo: JSON nesting deeper than limits.jsonDepth (64) at /arguments/x/0/0/0/0/0/0/….');
+    expect(result._meta['ai.cpz/argument-errors']).toEqual([{ path: '/x/0/0/0/0/0/0/0/…', message: 'JSON nesting deeper than limits.jsonDepth (64)' }]);
+  });
+
   it('forwards a string argument that only mentions __proto__ and constructor', async () => {
     const { status, text } = await post(callBody('{"note":"__proto__ and constructor are words"}'));
     expect(status).toBe(200);

@@ -58,9 +58,12 @@ describe('where a breach is', () => {
 
   it('names the limit, its value and a shortened path', () => {
     expect(describeBreach({ limit: 'jsonDepth', max: 64, path: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0] })).toBe(
-      'JSON nesting deeper than limits.jsonDepth (64) at [0][0][0][0][0][0][0][0]...',
+      'JSON nesting deeper than limits.jsonDepth (64) at /0/0/0/0/0/0/0/0/…',
     );
-    expect(formatPath(['params', 'arguments', 'items', 3])).toBe('params.arguments.items[3]');
+    expect(formatPath(['params', 'arguments', 'items', 3])).toBe('/params/arguments/items/3');
+    expect(formatPath(['a/b', 'c~d'])).toBe('/a~1b/c~0d');
+    // A long key is shown in part: an over-long key is itself the breach, and would make the message the payload.
+    expect(formatPath(['x'.repeat(50_000)])).toBe(`/${'x'.repeat(64)}…`);
     expect(formatPath([])).toBe('(root)');
   });
 });
