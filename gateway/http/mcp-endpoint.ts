@@ -488,6 +488,8 @@ async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: numbe
     // The parser refuses a __proto__ key only; constructor.prototype is refused here, as on the raw path.
     const poison = request.body !== null && typeof request.body === 'object' && SUSPECT_KEYS.test(request.rawBody) ? poisonedKey(request.body) : undefined;
     if (poison !== undefined) return refusePoisoned(ctx, request.body, poison);
+    const inexact = inexactNumber(request.rawBody);
+    if (inexact) return refuseInexact(ctx, request.body, inexact);
     return request.body;
   } catch (error) {
     const status = (error as { status?: number }).status;

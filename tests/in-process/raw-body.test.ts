@@ -159,6 +159,9 @@ describe('the raw body read on the MCP route', () => {
         error: { code: -32602, message: `Invalid params: ${named}: send it as a string`, data: { kind: 'inexact_number' } },
       });
     }
+    const zipped = await post(gzipSync(callBody('{"n":12345678901234567890}')), { 'content-encoding': 'gzip' });
+    expect(zipped.status).toBe(400);
+    expect(zipped.text).toContain('/params/arguments/n is 12345678901234567890');
     expect(calls()).toBe(before);
     // Exact however large, and digits in a string: forwarded as they are.
     const { status, text } = await post(callBody('{"n":1e300,"m":100000000000000000000,"s":"12345678901234567890"}'));
