@@ -258,6 +258,12 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
           "carries user information (user:password@), which fetch refuses to send (the MCP client's HTTP transport connects with fetch); put the credential in upstreams[].headers instead",
         );
     }
+    for (const [tool, schema] of Object.entries(upstream.outputSchemas))
+      if ((schema as { type?: unknown }).type !== 'object')
+        throw new ConfigError(
+          `${at}.outputSchemas.${tool}`,
+          'must be a JSON Schema of "type": "object" (an outputSchema describes structuredContent, which is an object: MCP server/tools §Output Schema)',
+        );
     if (upstream.anchors.length > upstream.maxAnchors)
       throw new ConfigError(`${at}.anchors`, `${upstream.anchors.length} anchors, more than ${at}.maxAnchors (${upstream.maxAnchors}) lists up front`);
     if (upstream.restart.maxDelayMs < upstream.restart.minDelayMs) throw new ConfigError(`${at}.restart.maxDelayMs`, 'must be at least restart.minDelayMs');
@@ -273,6 +279,18 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
         `"${entry}" trusts every address, so any caller could choose its address with X-Forwarded-For; name your proxies' addresses or ranges`,
       );
   });
+  if (config.publicUrl !== undefined) {
+    const url = URL.parse(config.publicUrl);
+    if (!url || !/^https?:$/.test(url.protocol)) throw new ConfigError('publicUrl', `must be an http(s) URL, got ${urlShape(config.publicUrl)}`);
+    // The OAuth issuer and the protected resource's identifier: RFC 8414 §2 allows neither a query nor a fragment in an issuer.
+    if (url.search || url.hash || url.username || url.password)
+      throw new ConfigError(
+        'publicUrl',
+        'must have no query, fragment or user information: it is the OAuth issuer (RFC 8414 §2) and the resource identifier (RFC 9728)',
+      );
+  }
+  if (config.metrics.port !== undefined && config.metrics.port !== 0 && config.metrics.port === config.listen.port)
+    throw new ConfigError('metrics.port', `is listen.port (${config.listen.port}): leave it unset to serve /metrics on the main port, or choose another port`);
   config.oauth.external.credentialHeaders = interpolateAll(config.oauth.external.credentialHeaders, env, 'oauth.external.credentialHeaders');
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');
   const embeddings = config.search.embeddings;

@@ -109,6 +109,27 @@ describe('loadConfig', () => {
     });
   });
 
+  it('refuses a publicUrl with a query, fragment or user information (an OAuth issuer has none), naming the key', () => {
+    for (const url of ['https://x.example/gw?x=1', 'https://x.example/gw#top', 'https://u:p@x.example/gw'])
+      expect(() => loadConfig({ env: { GATEWAY_PUBLIC_URL: url } }), url).toThrow(
+        /^invalid configuration: publicUrl: must have no query, fragment or user information: it is the OAuth issuer \(RFC 8414 §2\)/,
+      );
+    expect(() => loadConfig({ env: { GATEWAY_PUBLIC_URL: 'https://x.example/gw' } })).not.toThrow();
+  });
+
+  it('refuses metrics.port equal to listen.port, naming metrics.port (the second listener could not bind)', () => {
+    expect(() => loadConfig({ env: { GATEWAY_METRICS_PORT: '3000' } })).toThrow(
+      /^invalid configuration: metrics\.port: is listen\.port \(3000\): leave it unset to serve \/metrics on the main port/,
+    );
+    expect(loadConfig({ env: { GATEWAY_METRICS_PORT: '9464' } }).metrics.port).toBe(9464);
+  });
+
+  it('refuses an outputSchemas override that is no object schema (MCP: structuredContent is an object)', () => {
+    expect(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_OUTPUT_SCHEMAS: '{"get_bars":{"type":"string"}}' } })).toThrow(
+      /^invalid configuration: upstreams\[0\]\.outputSchemas\.get_bars: must be a JSON Schema of "type": "object"/,
+    );
+  });
+
   it('refuses an unknown key in the file, naming it', () => {
     const path = yamlFile('upstreams:\n  - name: a\n    url: http://x/mcp\n    scopeRule: {}\n');
     expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.scopeRule: is not a known key/);
