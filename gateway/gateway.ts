@@ -47,9 +47,10 @@ export interface RunningGateway {
    * its keep-alive connection, so load balancers take the instance out and clients re-dial elsewhere
    * before it stops accepting. Then it stops accepting connections, lets in-flight requests and SSE
    * streams finish for up to `shutdown.graceMs`, and closes what is left, the MCP handlers, upstream
-   * connections and caches. Calls after the first return the first one's promise.
+   * connections and caches. Calls after the first return the first one's promise. `reason` (the signal,
+   * say) is logged with the close's first and last lines.
    */
-  close(options?: { drain?: boolean }): Promise<void>;
+  close(options?: { drain?: boolean; reason?: string }): Promise<void>;
 }
 
 /**
@@ -92,7 +93,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   return {
     url,
     metricsUrl: metricsServer && urlOf(metricsServer, config.listen.host),
-    close: (options) => (closing ??= shutdown(options?.drain === true)),
+    close: (options) => (closing ??= shutdown(options?.drain === true, options?.reason)),
     reload(next) {
       const done = reloading
         .then(() => swap(typeof next === 'function' ? next() : next))
@@ -245,8 +246,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     await old.close(carried).catch((error: unknown) => log.warn({ err: (error as Error).message }, 'closing the previous configuration failed'));
   }
 
-  async function shutdown(drain: boolean): Promise<void> {
+  async function shutdown(drain: boolean, reason?: string): Promise<void> {
     stopReplicaCheck();
+    const why = reason === undefined ? {} : { reason };
+    log.info(why, 'gateway closing');
     const drainMs = runtime.state.config.shutdown.drainMs;
     if (drain && drainMs > 0) {
       runtime.state.draining = true;
@@ -267,7 +270,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         await Promise.allSettled(retiring);
         await runtime.close();
       } finally {
-        log.info('gateway closed');
+        log.info(why, 'gateway closed');
         log.flush?.();
       }
     }

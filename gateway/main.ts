@@ -157,7 +157,7 @@ async function serve(config: ReturnType<typeof loadConfig>, path: string): Promi
     // SIGTERM is an orchestrator's stop (Kubernetes, Docker): drain first (shutdown.drainMs). SIGINT is a person at a terminal.
     const drain = signal === 'SIGTERM';
     process.stderr.write(`${signal}: closing the gateway${drain ? ' (draining first: shutdown.drainMs)' : ''}\n`);
-    gateway.close({ drain }).then(
+    gateway.close({ drain, reason: signal }).then(
       () => process.exit(0),
       (error: unknown) => {
         process.stderr.write(`close failed: ${(error as Error).message}\n`);

@@ -90,11 +90,11 @@ driveReloads(gateway, {
 });
 
 let stopping = false;
-async function stop(): Promise<void> {
+async function stop(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   try {
-    await gateway.close();
+    await gateway.close({ reason: signal });
   } finally {
     try {
       await upstream.close();
@@ -104,5 +104,5 @@ async function stop(): Promise<void> {
   }
   process.exit(0);
 }
-process.on('SIGINT', () => void stop());
-process.on('SIGTERM', () => void stop());
+process.on('SIGINT', () => void stop('SIGINT'));
+process.on('SIGTERM', () => void stop('SIGTERM'));

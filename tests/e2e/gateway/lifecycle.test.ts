@@ -42,10 +42,13 @@ describe('graceful close', () => {
       const call = client.callTool({ name: 'slow', arguments: {} });
       // In flight means the upstream has it (was: a fixed 100 ms sleep, too short on a loaded machine).
       await waitFor('the call at the upstream', () => stack.fake!.received.some((r) => r.method === 'tools/call'));
-      const closed = stack.gateway.close();
+      const closed = stack.gateway.close({ reason: 'SIGINT' });
       expect(await call).toMatchObject({ content: [{ type: 'text', text: 'done' }] });
       await closed;
       await expect(fetch(`${stack.gatewayUrl}/healthz`)).rejects.toThrow();
+      // Why it closed is in the log, first and last (a gateway that stopped with only "gateway closed" said nothing of why).
+      expect(stack.logs.records('gateway closing').map((r) => r.reason)).toEqual(['SIGINT']);
+      expect(stack.logs.records('gateway closed').map((r) => r.reason)).toEqual(['SIGINT']);
     } finally {
       await client.close();
       await stack.close();
