@@ -33,7 +33,7 @@ export function withNegotiatedAnswers(handler: McpHttpHandler): FetchLikeMcpHand
       const produced = representationOf(response);
       const wanted = produced && chooseRepresentation(accept, produced);
       if (!produced || !wanted || wanted === produced) return response;
-      return wanted === 'json' ? collapsed(response) : asEvent(response);
+      return wanted === 'json' ? collapsed(response, Array.isArray(options?.parsedBody)) : asEvent(response);
     },
   };
 }
@@ -54,8 +54,11 @@ function isListen(body: unknown): boolean {
   return body !== null && typeof body === 'object' && (body as { method?: unknown }).method === 'subscriptions/listen';
 }
 
-/** An SSE answer as the JSON-RPC response(s) (not notifications) its events carry. */
-async function collapsed(response: Response): Promise<Response> {
+/**
+ * An SSE answer as the JSON-RPC response(s) (not notifications) its events carry: the one response of a
+ * single request, an array for a batch, even of one request (JSON-RPC 2.0 §6).
+ */
+async function collapsed(response: Response, batch: boolean): Promise<Response> {
   const answers = sseEvents(await response.text())
     .filter(Boolean)
     .map((data) => JSON.parse(data) as { id?: unknown; method?: string })
@@ -63,7 +66,7 @@ async function collapsed(response: Response): Promise<Response> {
   const headers = new Headers(response.headers);
   headers.set('content-type', 'application/json');
   headers.delete('content-length');
-  return new Response(JSON.stringify(answers.length === 1 ? answers[0] : answers), { status: response.status, headers });
+  return new Response(JSON.stringify(answers.length === 1 && !batch ? answers[0] : answers), { status: response.status, headers });
 }
 
 /** A JSON answer as one SSE `message` event, framed as the SDK frames its 2025 answers. */

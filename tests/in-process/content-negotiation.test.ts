@@ -79,6 +79,21 @@ describe.each([true, false])('content negotiation (fast path %s)', (fastPath) =>
           else expect(answer.result).toMatchObject({ tools: [{ name: 'echo_word' }] });
         });
 
+  it('answers a 2025-03-26 batch in JSON as an array, even a batch of one request (JSON-RPC 2.0 §6)', async () => {
+    const call = rpcCall('legacy', `${stack.gatewayUrl}/mcp`, KEY, 'tools/list');
+    const send = (batch: unknown[]) =>
+      stack.fetch(
+        new Request(call.url, {
+          method: 'POST',
+          headers: { ...call.headers, accept: 'application/json', 'mcp-protocol-version': '2025-03-26' },
+          body: JSON.stringify(batch),
+        }),
+      );
+    const ping = { jsonrpc: '2.0', id: 'a', method: 'ping' };
+    expect(await (await send([ping])).json()).toEqual([{ jsonrpc: '2.0', id: 'a', result: {} }]);
+    expect(await (await send([ping, { jsonrpc: '2.0', method: 'notifications/initialized' }])).json()).toEqual([{ jsonrpc: '2.0', id: 'a', result: {} }]);
+  });
+
   it('answers a notification 202 whatever the Accept (nothing is sent back to negotiate)', async () => {
     const call = rpcCall('legacy', `${stack.gatewayUrl}/mcp`, KEY, 'tools/list');
     const response = await stack.fetch(
