@@ -14,6 +14,7 @@ import { checkReplicas } from './ops/replica-check.ts';
 import { planReload, ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 import { carryPins } from './store/pin-store.ts';
+import { redisRefusal } from './store/redis-connection.ts';
 
 export type { GatewayConfig } from '../config/load.ts';
 export type { Surface, DispatchContext } from './ports.ts';
@@ -59,6 +60,7 @@ export interface RunningGateway {
  * until one is); stdio upstreams are spawned then.
  */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
+  await refuseRefusingRedis(config);
   let runtime = createRuntime(config, options);
   const { log } = runtime.state;
   // Each request is served by the runtime current when it arrives (a reload swaps it).
@@ -121,6 +123,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     if (closing) throw new Error('the gateway is closing');
     const old = runtime;
     const plan = planReload(old.state.config, next);
+    // A Redis the new configuration points the stores at must take it (the running one's already did).
+    if (!isDeepStrictEqual(old.state.config.cache, next.cache) || old.state.config.rateLimits.store !== next.rateLimits.store) await refuseRefusingRedis(next);
     const byName = new Map(old.state.upstreams.map((u) => [u.client.name, u]));
     const reuse = new Map(
       plan.upstreams.flatMap(({ name, decision }) => (decision === 'replace' ? [] : [[name, { upstream: byName.get(name)!, decision }] as const])),
@@ -334,4 +338,18 @@ async function startMetricsListener(runtime: GatewayRuntime, config: GatewayConf
   const server = createGatewayServer(config, app.callback());
   await listen(server, config.metrics.port!, config.listen.host);
   return server;
+}
+
+/**
+ * Refuses a configuration whose Redis (`cache.redisUrl`: the cache, pins, rate-limit counters, OAuth
+ * state) answers but refuses it: wrong credentials or rights (WRONGPASS, NOAUTH, NOPERM), or a database
+ * index it does not have. Waiting cannot fix that, and the gateway would otherwise start and serve every
+ * store degraded for good. A Redis that does not answer is an outage the stores ride out: not refused.
+ * @throws ConfigError keyed `cache.redisUrl`, with Redis's reply (never the URL: it holds the password).
+ */
+async function refuseRefusingRedis(config: GatewayConfig): Promise<void> {
+  if (config.cache.store !== 'redis' && config.rateLimits.store !== 'redis') return;
+  if (!config.cache.redisUrl) return;
+  const refusal = await redisRefusal(config.cache, Math.max(config.cache.operationTimeoutMs, 1000));
+  if (refusal) throw new ConfigError('cache.redisUrl', `Redis refused the connection (${refusal}); waiting cannot fix this`);
 }

@@ -67,6 +67,42 @@ export function createRedisConnection(cache: GatewayConfig['cache'], options: Re
   return createClient({ url: cache.redisUrl, ...identity, socket });
 }
 
+/**
+ * Replies of a Redis that was reached and refused what the configuration asks of it: its credentials or
+ * rights, or the database the URL names. A configuration error waiting cannot fix, not an outage.
+ */
+export const REFUSED_BY_REDIS = /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid username-password|invalid password|DB index is out of range|invalid DB index/i;
+
+/**
+ * One connection attempt to Redis as `cache` says, within `budgetMs`: what Redis said if it was reached
+ * and refused the connection ({@link REFUSED_BY_REDIS}), else undefined (connected, or not reached: an
+ * outage the stores ride out with their reconnects). Nothing is kept open.
+ */
+export async function redisRefusal(cache: GatewayConfig['cache'], budgetMs: number): Promise<string | undefined> {
+  const client = createRedisConnection(cache, { role: 'probe', connectTimeoutMs: budgetMs, disableOfflineQueue: true });
+  let refusal: string | undefined;
+  client.on('error', (error: unknown) => {
+    const message = (error as Error)?.message ?? String(error);
+    if (REFUSED_BY_REDIS.test(message)) refusal ??= message;
+  });
+  try {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, budgetMs);
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      client.on('error', () => {
+        if (refusal) done();
+      });
+      client.connect().then(done, done);
+    });
+  } finally {
+    client.destroy();
+  }
+  return refusal;
+}
+
 function readTlsFile(path: string, key: string): Buffer {
   try {
     return readFileSync(path);

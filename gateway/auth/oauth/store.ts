@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../../../config/types.ts';
-import { createRedisConnection } from '../../store/redis-connection.ts';
+import { createRedisConnection, REFUSED_BY_REDIS } from '../../store/redis-connection.ts';
 
 /**
  * How a record may leave the in-process store before its TTL:
@@ -69,9 +69,6 @@ export function storeUnavailable(error: unknown): OAuthStoreUnavailable | undefi
 const PREFIX = 'mcp-gateway:oauth:';
 const ttlOf = (seconds: number) => Math.max(1, Math.ceil(seconds));
 
-/** Replies of a Redis that was reached and refused the connection's credentials or rights: a configuration error, not an outage. */
-const REFUSED_CREDENTIALS = /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid username-password|invalid password/i;
-
 /**
  * Redis at `cache.redisUrl`, connected as `cache.redis` says (gateway/store/redis-connection.ts: TLS,
  * Sentinel, Cluster, connection name). Resolves after the first connection attempt (bounded by the
@@ -114,7 +111,7 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
     client.once('error', done);
     client.connect().then(done, done);
   });
-  if (lastError && REFUSED_CREDENTIALS.test(lastError)) {
+  if (lastError && REFUSED_BY_REDIS.test(lastError)) {
     client.destroy();
     throw new Error(`oauth: Redis at cache.redisUrl refused the connection (${lastError})`);
   }
