@@ -19,7 +19,7 @@ import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } fro
 import { injectTraceHeaders } from '../obs/tracing.ts';
 import { UpstreamStreamBroken } from './http-hop.ts';
 import { HopRouting } from './hop-routing.ts';
-import { exitOf, stdioTransport } from './stdio.ts';
+import { exitOf, STDIO_LINE_FACTOR, stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 import { HealthProbe, isConnectionLoss } from './health.ts';
 import { ResourceWatch } from './resource-watch.ts';
@@ -384,7 +384,7 @@ export class UpstreamClient {
     let connecting: OnBehalfOf | undefined = onBehalfOf;
     const transport: Transport =
       this.transport === 'stdio'
-        ? stdioTransport(this.config, this.log)
+        ? stdioTransport(this.config, this.log, STDIO_LINE_FACTOR * this.limits.resultBytes)
         : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: (url, init) => this.forwardingFetch(url, init, connecting) });
     try {
       await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });

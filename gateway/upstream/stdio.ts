@@ -1,5 +1,4 @@
 import type { ChildProcess } from 'node:child_process';
-import { createInterface } from 'node:readline';
 import type { Readable } from 'node:stream';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { UpstreamConfig } from '../../config/types.ts';
@@ -15,35 +14,70 @@ export function exitOf(transport: object): string {
   return exits.get(transport) ?? 'exited';
 }
 
+/** A stdio line (one JSON-RPC message, a whole list page included) may be this many times `limits.resultBytes` (64 MiB by default). */
+export const STDIO_LINE_FACTOR = 16;
+
 /**
  * The transport of a stdio upstream: `command` + `args` spawned by the SDK's StdioClientTransport with
  * `cwd` and `env` on top of the SDK's minimal inherited environment (HOME, LOGNAME, PATH, SHELL, TERM,
  * USER: the gateway's own secrets are not passed on). Each stderr line is logged with the upstream's
- * name. One transport is one process; the UpstreamClient that owns it restarts it when it exits.
+ * name, cut at {@link MAX_STDERR_LINE} characters (the rest of a longer line is dropped unread). One
+ * transport is one process; the UpstreamClient that owns it restarts it when it exits. Stdout is bounded
+ * too: the SDK gathers a message until its newline, so a process writing on without one would grow the
+ * gateway without limit; past `maxLineBytes` the process is stopped and its exit says why ({@link exitOf}).
  */
-export function stdioTransport(config: UpstreamConfig, log: Logger): StdioClientTransport {
+export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes: number): StdioClientTransport {
   const transport = new StdioClientTransport({ command: config.command!, args: config.args, env: config.env, cwd: config.cwd, stderr: 'pipe' });
   // The SDK keeps its child process private and reports only that it closed; how it ended (its exit
   // code or signal) is what tells an operator a crash from a stop, so it is read off the child here.
   const start = transport.start.bind(transport);
   transport.start = () => {
     const started = start();
-    (transport as unknown as { _process?: ChildProcess })._process?.once('exit', (code, signal) =>
-      exits.set(transport, signal ? `was killed by ${signal}` : `exited with code ${code}`),
-    );
+    const child = (transport as unknown as { _process?: ChildProcess })._process;
+    child?.once('exit', (code, signal) => {
+      if (!exits.has(transport)) exits.set(transport, signal ? `was killed by ${signal}` : `exited with code ${code}`);
+    });
+    let unterminated = 0;
+    child?.stdout?.on('data', (chunk: Buffer) => {
+      const newline = chunk.lastIndexOf(0x0a);
+      unterminated = newline === -1 ? unterminated + chunk.length : chunk.length - newline - 1;
+      if (unterminated <= maxLineBytes || exits.has(transport)) return;
+      exits.set(transport, `was stopped: it wrote more than ${maxLineBytes} bytes on stdout without a newline (${STDIO_LINE_FACTOR} x limits.resultBytes)`);
+      log.warn({ upstream: config.name, pid: transport.pid ?? undefined, maxLineBytes }, `upstream ${config.name} ${exits.get(transport)}`);
+      child.kill('SIGKILL');
+    });
     return started;
   };
   const stderr = transport.stderr as Readable | null;
   if (stderr) {
-    const lines = createInterface({ input: stderr, crlfDelay: Infinity });
-    lines.on('line', (line) => {
-      if (line.trim())
-        log.info(
-          { upstream: config.name, pid: transport.pid ?? undefined, stderr: line.length > MAX_STDERR_LINE ? `${line.slice(0, MAX_STDERR_LINE)}…` : line },
-          'upstream stderr',
-        );
+    let line = '';
+    let cut = false;
+    const logLine = (text: string) => {
+      if (text.trim()) log.info({ upstream: config.name, pid: transport.pid ?? undefined, stderr: text }, 'upstream stderr');
+    };
+    stderr.setEncoding('utf8');
+    stderr.on('data', (chunk: string) => {
+      const parts = chunk.split(/\r?\n/);
+      for (let i = 0; i < parts.length; i++) {
+        const last = i === parts.length - 1;
+        if (!cut) {
+          line += parts[i];
+          if (line.length > MAX_STDERR_LINE) {
+            logLine(`${line.slice(0, MAX_STDERR_LINE)}…`);
+            cut = true;
+            line = '';
+          }
+        }
+        if (last) break;
+        if (!cut) logLine(line);
+        line = '';
+        cut = false;
+      }
     });
-    lines.on('error', () => undefined);
+    stderr.on('end', () => {
+      if (!cut) logLine(line);
+    });
+    stderr.on('error', () => undefined);
   }
   return transport;
 }
