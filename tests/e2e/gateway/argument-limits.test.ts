@@ -47,7 +47,7 @@ describe.each(['modern', 'legacy'] as const)('tool arguments over limits.jsonDep
     const direct = await call('/mcp', era, 'echo', { deep: nested(40) });
     expect(direct.isError).toBe(true);
     expect(direct._meta?.['ai.cpz.gateway/error']).toBe('invalid_arguments');
-    expect(direct.content[0]!.text).toMatch(/^Invalid arguments for echo: JSON nesting deeper than limits\.jsonDepth \(16\) at arguments\.deep\.a/);
+    expect(direct.content[0]!.text).toMatch(/^Invalid arguments for echo: JSON nesting deeper than limits\.jsonDepth \(16\) at \/arguments\/deep\/a/);
     const dispatched = await call('/mcp/compact', era, 'call_tool', { name: 'echo', arguments: { deep: nested(40) } });
     expect(dispatched.isError).toBe(true);
     expect(dispatched.content[0]!.text).toContain('limits.jsonDepth');
@@ -66,8 +66,8 @@ describe.each(['modern', 'legacy'] as const)('tool arguments nested deeper than 
     // Written as text: JSON.stringify itself cannot write it.
     const deep = `${'{"a":'.repeat(4500)}"leaf"${'}'.repeat(4500)}`;
     for (const [path, name, args, at] of [
-      ['/mcp', 'echo', { deep: 'DEEP' }, 'params.arguments.deep.a'],
-      ['/mcp/compact', 'call_tool', { name: 'echo', arguments: { deep: 'DEEP' } }, 'params.arguments.arguments.deep'],
+      ['/mcp', 'echo', { deep: 'DEEP' }, '/params/arguments/deep/a'],
+      ['/mcp/compact', 'call_tool', { name: 'echo', arguments: { deep: 'DEEP' } }, '/params/arguments/arguments/deep'],
     ] as const) {
       const { headers, body } = rpc(era, 1, 'tools/call', { name, arguments: args });
       const text = JSON.stringify(body).replace('"DEEP"', deep);
