@@ -240,6 +240,12 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       'cache.key is not set: credential digests use a key random to this process, so replicas sharing Redis will not share scope entries (set GATEWAY_CACHE_KEY on all of them)',
     );
   }
+  // Settings of a mode not chosen are not read: an operator who filled them in most likely meant that mode.
+  if (config.oauth.mode !== 'external' && config.oauth.external.issuer !== undefined)
+    log.warn(
+      { mode: config.oauth.mode },
+      `oauth.external.issuer is set but oauth.mode is ${config.oauth.mode}: the external identity provider is not used (set oauth.mode: external to validate its tokens)`,
+    );
   const state: GatewayRuntime = {
     config,
     log,

@@ -82,6 +82,13 @@ describe('oauth.mode and the OAuth metadata', () => {
     }
   });
 
+  it('builtin with an external issuer left in the configuration: served as builtin, and a warning says the issuer is not used', async () => {
+    const g = await start({ oauth: { mode: 'builtin', tokenSecret: TOKEN_SECRET, external: { issuer: IDP } }, authorizationServers: [] });
+    const { documents } = await observe(g);
+    expect(documents[0]!.body.authorization_servers).toEqual([g.gatewayUrl]);
+    expect(g.logs.records('oauth.external.issuer is set but oauth.mode is builtin')).toHaveLength(1);
+  });
+
   it("external: each endpoint's document names the identity provider; the origin has none, since no token for it is accepted", async () => {
     const g = await start({ oauth: { mode: 'external', external: { issuer: IDP } }, authorizationServers: [] });
     const { challenges, documents } = await observe(g);
