@@ -1,4 +1,3 @@
-import { isLosslessNumber, parse } from 'lossless-json';
 import { jsonPointer } from './json-pointer.ts';
 
 /**
@@ -7,7 +6,7 @@ import { jsonPointer } from './json-pointer.ts';
  * is cut (1.0000000000000001 is read as 1), one past ±1.8e308 is read as Infinity (sent on as null) and
  * one below 5e-324 as 0. Forwarded, each would reach the upstream as another value than the caller sent,
  * with no error anywhere: the edge refuses them instead (http/mcp-endpoint.ts), naming the member.
- * Request ids and progress tokens are the classifier's (http/classify.ts), which refuses an unsafe one.
+ * An integer request id or progress token is the classifier's (http/classify.ts), which refuses an unsafe one.
  */
 
 /** The first number of `text` not carried exactly, with its JSON Pointer and what JSON.parse makes of it. */
@@ -20,40 +19,80 @@ export interface InexactNumber {
 }
 
 /**
- * Text that may hold such a number: a run of 16 digits (the most a double always carries is 15), or an
- * exponent of three digits. Only then is the text parsed again, keeping each number's literal.
+ * Text that may hold such a number: 16 digits with at most a point among them (a double always carries
+ * 15), or a digit and an exponent of three digits. Only then is the text scanned for number tokens.
  */
-const SUSPECT = /\d{16}|[eE][+-]?\d{3}/;
+const SUSPECT = /(?:\d\.?){16}|\d[eE][+-]?\d{3}/;
+
+/** One open container of the scan: an array and its element index, or an object and its current key (offsets into the text). */
+interface Open {
+  array: boolean;
+  index: number;
+  keyStart: number;
+  keyEnd: number;
+}
 
 /**
- * The first number of the JSON `text` that JSON.parse does not read as the value written (see the module
- * comment), shallowest first; undefined when every number is carried exactly, or when the text is no
- * JSON this parser takes (the checks that read the body say why).
+ * The first number token of the JSON `text` (already parsed by JSON.parse, so well formed) that JSON.parse
+ * does not read as the value written (see the module comment), in document order; undefined when every
+ * number is carried exactly. One pass over the text, strings skipped, no value built: duplicate keys and
+ * any depth are read as JSON.parse reads them; a key is decoded only to name the path of a number found.
  */
 export function inexactNumber(text: string): InexactNumber | undefined {
   if (!SUSPECT.test(text)) return undefined;
-  let value: unknown;
-  try {
-    value = parse(text);
-  } catch {
-    // Nesting past the stack, or duplicate keys lossless-json refuses: JSON.parse took it, the limits decide.
-    return undefined;
-  }
-  const pending: [unknown, (string | number)[]][] = [[value, []]];
-  for (let next = 0; next < pending.length; next++) {
-    const [node, at] = pending[next]!;
-    if (isLosslessNumber(node)) {
-      if (!carriedExactly(node.value) && !isIdentifier(at)) {
-        const read = Number(node.value);
-        return { path: at, literal: node.value, read: String(read) };
+  const stack: Open[] = [];
+  let expectKey = false;
+  const n = text.length;
+  let i = 0;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      stack.push({ array: c === 0x5b, index: 0, keyStart: -1, keyEnd: -1 });
+      expectKey = c === 0x7b;
+      i++;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      stack.pop();
+      i++;
+    } else if (c === 0x2c /* , */) {
+      const top = stack.at(-1);
+      if (top?.array) top.index++;
+      else expectKey = true;
+      i++;
+    } else if (c === 0x3a /* : */) {
+      expectKey = false;
+      i++;
+    } else if (c === 0x22 /* " */) {
+      const start = i;
+      i++;
+      while (i < n) {
+        const d = text.charCodeAt(i);
+        if (d === 0x5c /* \ */) i += 2;
+        else if (d === 0x22) break;
+        else i++;
       }
-      continue;
-    }
-    if (node === null || typeof node !== 'object') continue;
-    if (Array.isArray(node)) node.forEach((child, i) => pending.push([child, [...at, i]]));
-    else for (const [key, child] of Object.entries(node)) pending.push([child, [...at, key]]);
+      i++;
+      const top = stack.at(-1);
+      if (expectKey && top && !top.array) {
+        top.keyStart = start;
+        top.keyEnd = i;
+      }
+    } else if (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) {
+      const start = i;
+      while (i < n && isNumberChar(text.charCodeAt(i))) i++;
+      const literal = text.slice(start, i);
+      if (i - start >= 16 || /[eE]/.test(literal)) {
+        if (!carriedExactly(literal)) {
+          const path = stack.map((open) => (open.array ? open.index : (JSON.parse(text.slice(open.keyStart, open.keyEnd)) as string)));
+          if (!(isIdentifier(path) && /^-?\d+$/.test(literal))) return { path, literal, read: String(Number(literal)) };
+        }
+      }
+    } else i++;
   }
   return undefined;
+}
+
+function isNumberChar(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || c === 0x2e /* . */ || c === 0x2d /* - */ || c === 0x2b /* + */ || c === 0x65 /* e */ || c === 0x45 /* E */;
 }
 
 /** One line: where, what was written, what it would become. */
@@ -74,7 +113,7 @@ function significantDigits(number: string): string {
   return mantissa.replace(/^0+/, '').replace(/0+$/, '');
 }
 
-/** A message's `id` (single or in a batch) or `params._meta.progressToken`: the classifier's to refuse. */
+/** A message's `id` (single or in a batch) or `params._meta.progressToken`: an integer one is the classifier's to refuse. */
 function isIdentifier(path: readonly (string | number)[]): boolean {
   const at = typeof path[0] === 'number' ? path.slice(1) : path;
   return (at.length === 1 && at[0] === 'id') || (at.length === 3 && at[0] === 'params' && at[1] === '_meta' && at[2] === 'progressToken');

@@ -182,7 +182,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (post.limitBreach) {
       const { breach, inParams } = post.limitBreach;
       return refuse(
-        inParams ? 'inexact_number' : 'invalid_request',
+        inParams ? 'params_over_limit' : 'invalid_request',
         `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeBreach(breach)}`,
         inParams ? 'invalid_arguments' : 'invalid_request',
         `limits.${breach.limit}`,

@@ -49,6 +49,7 @@ describe.each(['modern', 'legacy'] as const)('a name or URI over limits.nameLeng
     expect(messages[0]!.error).toMatchObject({
       code: -32602,
       message: `Invalid params: a name or URI longer than limits.nameLength (${MAX}) at ${path}`,
+      data: { kind: 'params_over_limit' },
     });
     expect(gateway.fake!.received.length).toBe(before);
   });

@@ -8,7 +8,7 @@ describe('carriedExactly', () => {
       expect(carriedExactly(literal), literal).toBe(true);
   });
   it('fails for a rounded integer, a cut decimal, an overflow and an underflow', () => {
-    for (const literal of ['9007199254740993', '12345678901234567890', '1.0000000000000001', '1e400', '-1e400', '1e-400'])
+    for (const literal of ['9007199254740993', '12345678901234567890', '1.0000000000000001', '123456789.0123456789', '1e400', '-1e400', '1e-400'])
       expect(carriedExactly(literal), literal).toBe(false);
   });
 });
@@ -30,5 +30,24 @@ describe('inexactNumber', () => {
       inexactNumber('{"jsonrpc":"2.0","id":12345678901234567890,"method":"ping","params":{"_meta":{"progressToken":12345678901234567890}}}'),
     ).toBeUndefined();
     expect(inexactNumber('[{"id":12345678901234567890},{"params":{"n":12345678901234567890}}]')?.path).toEqual([1, 'params', 'n']);
+  });
+});
+
+describe('inexactNumber on bodies JSON.parse takes', () => {
+  it('finds a decimal whose digits the point splits, and one under a duplicated key (read as JSON.parse reads it)', () => {
+    expect(inexactNumber('{"lat":123456789.0123456789}')?.path).toEqual(['lat']);
+    expect(inexactNumber('{"n":1,"n":12345678901234567890,"z":1,"z":2}')?.path).toEqual(['n']);
+  });
+  it('names a float id JSON.parse would read as an integer (the classifier sees only the integer)', () => {
+    expect(inexactNumber('{"jsonrpc":"2.0","id":1.0000000000000001,"method":"ping"}')).toMatchObject({ path: ['id'], read: '1' });
+  });
+  it('reads 4,000 levels of nesting in one pass, and skips strings that only look like numbers', () => {
+    const deep = `${'['.repeat(4000)}1e400${']'.repeat(4000)}`;
+    expect(inexactNumber(deep)?.path).toHaveLength(4000);
+    expect(
+      inexactNumber(
+        '{"id":"9b1de8e1-8e40-4b7e-9e12-1e400a000000","hash":"e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855","n":"1234567890123456789"}',
+      ),
+    ).toBeUndefined();
   });
 });
