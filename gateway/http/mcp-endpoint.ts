@@ -434,7 +434,8 @@ function refuseInexact(ctx: Exchange, body: unknown, found: InexactNumber): unde
     ctx,
     inParams ? 'inexact_number' : 'invalid_request',
     `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeInexactNumber(found)}`,
-    !Array.isArray(body) && (typeof id === 'string' || Number.isSafeInteger(id)) ? (id as string | number) : null,
+    // The id itself the number (1.0000000000000001 read as 1): the caller never sent the id JSON.parse read.
+    !Array.isArray(body) && found.path[0] !== 'id' && (typeof id === 'string' || Number.isSafeInteger(id)) ? (id as string | number) : null,
   );
   return undefined;
 }

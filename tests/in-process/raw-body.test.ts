@@ -159,6 +159,13 @@ describe('the raw body read on the MCP route', () => {
         error: { code: -32602, message: `Invalid params: ${named}: send it as a string`, data: { kind: 'inexact_number' } },
       });
     }
+    // A float id JSON.parse reads as an integer: named, and not echoed as the integer.
+    const floatId = await post('{"jsonrpc":"2.0","id":1.0000000000000001,"method":"ping"}');
+    expect(floatId.status).toBe(400);
+    expect(JSON.parse(floatId.text)).toMatchObject({
+      id: null,
+      error: { code: -32600, message: 'Invalid Request: /id is 1.0000000000000001, a number JSON.parse reads as 1: send it as a string' },
+    });
     const zipped = await post(gzipSync(callBody('{"n":12345678901234567890}')), { 'content-encoding': 'gzip' });
     expect(zipped.status).toBe(400);
     expect(zipped.text).toContain('/params/arguments/n is 12345678901234567890');
