@@ -12,7 +12,7 @@ import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { loggableUrl } from './obs/log.ts';
 import { checkReplicas } from './ops/replica-check.ts';
 import { planReload, ReloadRefused, type ReloadPlan } from './reload/plan.ts';
-import { createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
+import { createPinStore, createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 import { carryPins } from './store/pin-store.ts';
 import { redisRefusal } from './store/redis-connection.ts';
 
@@ -130,7 +130,23 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       plan.upstreams.flatMap(({ name, decision }) => (decision === 'replace' ? [] : [[name, { upstream: byName.get(name)!, decision }] as const])),
     );
     if (!options.logger) log.level = next.log.level;
-    const pinStore = plan.pinStore === 'keep' ? old.state.pins.store : undefined;
+    let pinStore = plan.pinStore === 'keep' ? old.state.pins.store : undefined;
+    // A pin store in a new place starts with what the old one holds (its own pins first): else every tool,
+    // a held one at its changed definition included, would be pinned afresh at first sight. Carried before
+    // the new runtime exists: its guard judges the kept upstreams' catalogues (requests the old runtime is
+    // serving meanwhile included) from the moment it is made.
+    if (plan.pinStore === 'replace') {
+      const moved = createPinStore(next, old.state.metrics, log);
+      try {
+        const copied = await carryPins(old.state.pins.store, moved);
+        if (copied > 0) log.info({ pins: copied }, 'pins carried over to the new pin store');
+      } catch (error) {
+        await moved.close().catch(() => {});
+        const keyPath = old.state.config.pinning.lockFile !== next.pinning.lockFile ? 'pinning.lockFile' : 'cache';
+        throw new ReloadRefused(keyPath, `it moves the pin store, and the pins in force could not be carried to the new one (${(error as Error).message})`);
+      }
+      pinStore = moved;
+    }
     const rateLimiter = plan.rateLimiter === 'keep' ? old.state.rateLimiter : undefined;
     // Unchanged tracing (or tracing that stays off) is kept: its exporter, and one startup line per change.
     const tracing =
@@ -180,16 +196,6 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       // Its own connections wrote mcp_upstream_up under the same names as they failed: the serving ones say again.
       for (const { client } of old.state.upstreams) old.state.metrics.upstreamUp.set({ upstream: client.name }, client.health().state === 'up' ? 1 : 0);
     };
-    // A pin store in a new place starts with what the old one holds (its own pins first): else every tool,
-    // a held one at its changed definition included, would be pinned afresh at first sight.
-    if (plan.pinStore === 'replace') {
-      const copied = await carryPins(old.state.pins.store, fresh.state.pins.store).catch(async (error: unknown) => {
-        await abandon();
-        const keyPath = old.state.config.pinning.lockFile !== next.pinning.lockFile ? 'pinning.lockFile' : 'cache';
-        throw new ReloadRefused(keyPath, `it moves the pin store, and the pins in force could not be carried to the new one (${(error as Error).message})`);
-      });
-      if (copied > 0) log.info({ pins: copied }, 'pins carried over to the new pin store');
-    }
     if (keepOAuth) fresh.state.oauth = old.state.oauth;
     else
       await fresh

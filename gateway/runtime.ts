@@ -477,7 +477,7 @@ const PIN_STORE_MIN_BUDGET_MS = 2000;
  * `pinning.lockFile`, kept in step with that file (store/pin-lock-file.ts).
  * @throws Error when the lock file exists and is not one.
  */
-function createPinStore(config: GatewayConfig, metrics: GatewayMetrics, log: Logger): PinStore {
+export function createPinStore(config: GatewayConfig, metrics: GatewayMetrics, log: Logger): PinStore {
   const base =
     config.cache.store === 'redis'
       ? // A pin read is made once per catalogue version, not per request, and failing it holds tools: a

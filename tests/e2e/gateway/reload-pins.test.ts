@@ -113,7 +113,13 @@ describe('a reload that moves the pin store (pinning.lockFile changed or removed
     const pinned = (file: string) =>
       (JSON.parse(readFileSync(file, 'utf8')) as { upstreams: Record<string, Record<string, { definition: Tool; by: string }>> }).upstreams.gamma?.get_weather;
     for (const next of [{ lockFile: second }, {}]) {
-      await moved.reload(config(['gamma'], next));
+      // Listed all through the reload: each listing the old runtime serves meanwhile is judged too.
+      let reloading = true;
+      const listing = (async () => {
+        while (reloading) await listed(moved);
+      })();
+      await moved.reload(config(['gamma'], next)).finally(() => (reloading = false));
+      await listing;
       // Listed past the catalogue TTL: the new runtime's guard judges the changed definition against the carried pin.
       await new Promise((resolve) => setTimeout(resolve, 300));
       await listed(moved);
