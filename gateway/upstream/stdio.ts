@@ -22,12 +22,20 @@ export const STDIO_LINE_FACTOR = 16;
  * `cwd` and `env` on top of the SDK's minimal inherited environment (HOME, LOGNAME, PATH, SHELL, TERM,
  * USER: the gateway's own secrets are not passed on). Each stderr line is logged with the upstream's
  * name, cut at {@link MAX_STDERR_LINE} characters (the rest of a longer line is dropped unread). One
- * transport is one process; the UpstreamClient that owns it restarts it when it exits. Stdout is bounded
- * too: the SDK gathers a message until its newline, so a process writing on without one would grow the
- * gateway without limit; past `maxLineBytes` the process is stopped and its exit says why ({@link exitOf}).
+ * transport is one process; the UpstreamClient that owns it restarts it when it exits. A stdout message
+ * (one line) may be `maxLineBytes` long: the SDK's `maxBufferSize`, which otherwise stops at 10 MiB; past
+ * it the process is stopped and its exit says why ({@link exitOf}).
  */
 export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes: number): StdioClientTransport {
-  const transport = new StdioClientTransport({ command: config.command!, args: config.args, env: config.env, cwd: config.cwd, stderr: 'pipe' });
+  const transport = new StdioClientTransport({
+    command: config.command!,
+    args: config.args,
+    env: config.env,
+    cwd: config.cwd,
+    stderr: 'pipe',
+    // The SDK's own bound of a message being gathered (10 MiB by default): one with ours, so a list page up to it passes.
+    maxBufferSize: maxLineBytes,
+  });
   // The SDK keeps its child process private and reports only that it closed; how it ended (its exit
   // code or signal) is what tells an operator a crash from a stop, so it is read off the child here.
   const start = transport.start.bind(transport);

@@ -1,8 +1,8 @@
 /**
  * What a stdio upstream writes is bounded: a process writing on stdout without a newline (the SDK gathers
- * a message until its newline) is stopped past 16 x limits.resultBytes and /readyz says why, where the
- * gateway grew without limit; a stderr line is logged cut at 2,000 characters and the rest of it dropped
- * unread (readline held all of it). The real gateway (startGateway) and real child processes.
+ * a message until its newline, up to its maxBufferSize, which is set to the same bound) is stopped past
+ * 16 x limits.resultBytes and /readyz says why; a stderr line is logged cut at 2,000 characters and the
+ * rest of it dropped unread (readline held all of it). The real gateway (startGateway) and real child processes.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
