@@ -64,6 +64,17 @@ describe.skipIf(!hasRedis)('a Redis that refuses the configuration', () => {
     expect(database.message).toMatch(/Redis refused the connection \(ERR DB index is out of range\)/);
   });
 
+  it('stops the start on a password sent to a Redis that has none', async () => {
+    const open = await freePort();
+    const passwordless = await startRedisAt(open);
+    try {
+      const error = await refusal(startGateway(config(`redis://:${PASSWORD}@127.0.0.1:${open}`)));
+      expect(error.message).toMatch(/Redis refused the connection \(ERR AUTH .*called without any password configured/);
+    } finally {
+      passwordless.kill('SIGKILL');
+    }
+  });
+
   it('refuses a reload to it, the running configuration serving on', async () => {
     const gateway = await startGateway(config(`redis://:${PASSWORD}@127.0.0.1:${port}`));
     const ready = () => waitFor('the gateway ready', async () => (await fetch(`${gateway.url}/readyz`)).status === 200);
