@@ -283,7 +283,8 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     const url = URL.parse(config.publicUrl);
     if (!url || !/^https?:$/.test(url.protocol)) throw new ConfigError('publicUrl', `must be an http(s) URL, got ${urlShape(config.publicUrl)}`);
     // The OAuth issuer and the protected resource's identifier: RFC 8414 §2 allows neither a query nor a fragment in an issuer.
-    if (url.search || url.hash || url.username || url.password)
+    // A bare `?` or `#` leaves search and hash empty: the text says whether one was written.
+    if (/[?#]/.test(config.publicUrl) || url.username || url.password)
       throw new ConfigError(
         'publicUrl',
         'must have no query, fragment or user information: it is the OAuth issuer (RFC 8414 §2) and the resource identifier (RFC 9728)',

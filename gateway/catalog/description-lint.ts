@@ -116,7 +116,8 @@ function deepStrip(value: unknown): unknown {
       const k = stripInvisible(key);
       const v = deepStrip(child);
       changed ||= k !== key || v !== child;
-      out[k] = v;
+      // Defined, not assigned: a `__proto__` key (an own key from JSON.parse) stays a key, not the copy's prototype.
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
     }
     return changed ? out : value;
   }

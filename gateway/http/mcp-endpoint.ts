@@ -464,15 +464,28 @@ const SUSPECT_KEYS = /__proto__|constructor|\\u00/;
  * Iterative: a body may nest deeper than the call stack (the depth limit is checked after parsing, classify.ts).
  */
 function poisonedKey(value: object): string | undefined {
-  const pending: [object, (string | number)[]][] = [[value, []]];
-  while (pending.length > 0) {
-    const [node, at] = pending.pop()!;
-    if (Object.hasOwn(node, '__proto__')) return jsonPointer([...at, '__proto__']);
+  // Each node with its parent's place and its own key: the path is built only for the node found.
+  const nodes: object[] = [value];
+  const parents: number[] = [-1];
+  const keys: (string | number)[] = [''];
+  const pathTo = (at: number, ...rest: string[]) => {
+    const path: (string | number)[] = rest;
+    for (let i = at; i > 0; i = parents[i]!) path.unshift(keys[i]!);
+    return jsonPointer(path);
+  };
+  for (let at = 0; at < nodes.length; at++) {
+    const node = nodes[at]!;
+    if (Object.hasOwn(node, '__proto__')) return pathTo(at, '__proto__');
     const ctor = (node as Record<string, unknown>).constructor;
     if (Object.hasOwn(node, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype'))
-      return jsonPointer([...at, 'constructor', 'prototype']);
-    for (const [key, child] of Object.entries(node))
-      if (child !== null && typeof child === 'object') pending.push([child, [...at, Array.isArray(node) ? Number(key) : key]]);
+      return pathTo(at, 'constructor', 'prototype');
+    for (const key in node) {
+      const child = (node as Record<string, unknown>)[key];
+      if (child === null || typeof child !== 'object') continue;
+      nodes.push(child);
+      parents.push(at);
+      keys.push(Array.isArray(node) ? Number(key) : key);
+    }
   }
   return undefined;
 }

@@ -71,7 +71,8 @@ export function createRedisConnection(cache: GatewayConfig['cache'], options: Re
  * Replies of a Redis that was reached and refused what the configuration asks of it: its credentials or
  * rights, or the database the URL names. A configuration error waiting cannot fix, not an outage.
  */
-export const REFUSED_BY_REDIS = /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid username-password|invalid password|called without any password configured|DB index is out of range|invalid DB index/i;
+export const REFUSED_BY_REDIS =
+  /\b(WRONGPASS|NOAUTH|NOPERM)\b|invalid username-password|invalid password|called without any password configured|DB index is out of range|invalid DB index/i;
 
 /**
  * One connection attempt to Redis as `cache` says, within `budgetMs`: what Redis said if it was reached

@@ -9,7 +9,8 @@ import { directCallAllowed, findableByModel, resolveTool } from '../policy/tool-
 import type { VisibleCatalog } from '../policy/caller.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision, spendToolBudgets } from './tool-decision.ts';
-import { breachProblem, describeBreach, findLimitBreach, formatPath } from '../checks/input-limits.ts';
+import { breachProblem, describeBreach, findLimitBreach } from '../checks/input-limits.ts';
+import { jsonPointer } from '../checks/json-pointer.ts';
 import { argumentErrorsMeta } from '../checks/input-check.ts';
 import { inSpan } from '../obs/tracing.ts';
 import { createdTask, forwardedTask, relayCreatedTask, type TaskParam } from './tasks.ts';
@@ -67,7 +68,7 @@ export async function callCatalogTool(
     const result = toolErrorResult('invalid_arguments', `Invalid arguments for ${tool.name}: ${describeBreach(breach)}.`);
     // Listed as the schema checks list theirs: a JSON Pointer into the arguments.
     const inner = breach.path.slice(base.length);
-    const errors = [{ path: inner.length ? formatPath(inner) : '', message: breachProblem(breach) }];
+    const errors = [{ path: jsonPointer(inner), message: breachProblem(breach) }];
     return { ...result, _meta: { ...result._meta, ...argumentErrorsMeta(errors) } };
   }
   // 2025-11-25 task augmentation: dropped for an upstream without tasks, -32601 for a tool that takes none (nothing sent).

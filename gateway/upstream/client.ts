@@ -570,7 +570,6 @@ function taskSupport(info: UpstreamInfo): TaskForms | undefined {
   return caps.extensions?.[TASKS_EXTENSION] !== undefined ? { modern: true } : undefined;
 }
 
-/** Whether a URL carries user information (`user:password@`, either part), which fetch refuses to request. */
 /**
  * Whether fetch refused the connection for its port (Fetch standard §2.9 port blocking: undici's network
  * error "bad port", the cause of fetch's TypeError): the SDK reports it as a failed era negotiation.

@@ -60,7 +60,9 @@ export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes
   if (stderr) {
     let line = '';
     let cut = false;
-    const logLine = (text: string) => {
+    const logLine = (raw: string) => {
+      // A CRLF split between two chunks leaves its CR on the line.
+      const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
       if (text.trim()) log.info({ upstream: config.name, pid: transport.pid ?? undefined, stderr: text }, 'upstream stderr');
     };
     stderr.setEncoding('utf8');

@@ -110,7 +110,7 @@ describe('loadConfig', () => {
   });
 
   it('refuses a publicUrl with a query, fragment or user information (an OAuth issuer has none), naming the key', () => {
-    for (const url of ['https://x.example/gw?x=1', 'https://x.example/gw#top', 'https://u:p@x.example/gw'])
+    for (const url of ['https://x.example/gw?x=1', 'https://x.example/gw#top', 'https://x.example/gw?', 'https://x.example/gw#', 'https://u:p@x.example/gw'])
       expect(() => loadConfig({ env: { GATEWAY_PUBLIC_URL: url } }), url).toThrow(
         /^invalid configuration: publicUrl: must have no query, fragment or user information: it is the OAuth issuer \(RFC 8414 §2\)/,
       );

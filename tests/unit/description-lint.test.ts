@@ -126,6 +126,14 @@ describe('invisible characters', () => {
       _meta: { note: 'm' },
     });
   });
+
+  it('keeps a property named __proto__ (an own key from JSON.parse) a property when a sibling is cleaned', () => {
+    const parsed = JSON.parse(
+      '{"name":"t","inputSchema":{"type":"object","properties":{"__proto__":{"type":"number"},"no\\u200Bte":{"type":"string"}}}}',
+    ) as Tool;
+    const served = sanitizedDefinition(parsed);
+    expect(JSON.stringify(served.inputSchema)).toBe('{"type":"object","properties":{"__proto__":{"type":"number"},"note":{"type":"string"}}}');
+  });
 });
 
 describe('the public catalogues', () => {
