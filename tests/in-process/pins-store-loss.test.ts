@@ -74,6 +74,31 @@ describe.skipIf(!hasRedis)('a Redis pin store that loses its data', () => {
     expect(metrics).toMatch(/^mcp_pin_store_losses_total\{upstream="fake"\} [1-9]/m);
   });
 
+  it('serves an approval made here from the pins it last read while Redis is unreachable, not the pin it replaced', async () => {
+    const link = await redisLink(redis!.port);
+    try {
+      redis!.cli('FLUSHALL');
+      stack = await inProcessStack({
+        upstream: { tools: [me('Who am I.')] },
+        gateway: { cache: { store: 'redis', redisUrl: link.url, operationTimeoutMs: 2000 } },
+      });
+      await listed();
+      const changed = 'Who am I. Now with the account number.';
+      stack.fake!.setTools([me(changed)]);
+      stack.runtime.state.upstreams[0]!.catalog.invalidate('tools/list');
+      expect((await listed()).map((t) => t.description)).toEqual(['Who am I.']);
+      expect(await stack.runtime.state.pins.approve('fake', 'get_me', { via: 'test' })).toMatchObject({ by: 'approval' });
+      // Nothing judged the catalogue since the approval: the next judgement is made without the store.
+      link.cut();
+      stack.runtime.state.upstreams[0]!.catalog.invalidate('tools/list');
+      expect((await listed()).map((t) => t.description)).toEqual([changed]);
+      expect(await (await stack.fetch(new Request(`${stack.gatewayUrl}/readyz`))).json()).not.toHaveProperty('held');
+    } finally {
+      link.restore();
+      await link.close();
+    }
+  });
+
   it('while Redis is unreachable the console shows the held tool from memory; once it is back the change waits for approval', async () => {
     const link = await redisLink(redis!.port);
     const TOKEN = 'console-admin-token-for-store-loss';
