@@ -60,7 +60,7 @@ export async function callCatalogTool(
       counted: { tool: tool.name, outcome: counted },
       forwarded,
     });
-  const base = via === 'direct' ? ['arguments'] : ['arguments', 'arguments'];
+  const base = via === 'direct' ? DIRECT_ARGUMENTS : DISPATCHED_ARGUMENTS;
   const breach = args ? findLimitBreach(args, d.runtime.config.limits, base) : undefined;
   if (breach) {
     // Nothing was sent (and no budget spent): the caller's input broke a limit (limits.*), which the model can correct.
@@ -152,6 +152,10 @@ export async function callCatalogTool(
 
 /** `_meta` key of an isError result whose call may have run upstream all the same (value `unknown`). */
 export const OUTCOME_META_KEY = 'ai.cpz.gateway/outcome';
+
+/** Where a call's arguments sit in its request: `params.arguments`, or call_tool's `params.arguments.arguments`. */
+const DIRECT_ARGUMENTS: readonly string[] = ['arguments'];
+const DISPATCHED_ARGUMENTS: readonly string[] = ['arguments', 'arguments'];
 
 /**
  * Whether a failed call may have run upstream: its request had been written to the upstream (or, where
