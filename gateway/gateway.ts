@@ -157,23 +157,34 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // authorization server, its catalogues and index): each is a few ms alone, tens of ms together. A
     // timer, not setImmediate: from an I/O callback (the signal) an immediate runs before any I/O is read.
     // Names the old configuration served stay callable where the new one renames their tools.
-    const aliases = await old.state.upstreamSet.aliasesForNext(next.naming.aliasTtlMs, Math.max(...old.state.config.upstreams.map((u) => u.timeoutMs)));
-    await delay(0);
-    const fresh = createRuntime(next, {
-      ...options,
-      logger: log,
-      metrics: old.state.metrics,
-      reuse,
-      pinStore,
-      pins: old.state.pins,
-      rateLimiter,
-      aliases,
-      validators: { inputs: old.state.inputs, outputs: old.state.outputs },
-      codeSandbox: old.state.codeSandbox,
-      listenStreams: old.state.listenStreams,
-      tracing,
-      auditKey: old.state.audit.generatedKey,
-    });
+    // The moved pin store is this reload's own until the new runtime holds it: closed if none is built.
+    const closeMoved = async () => {
+      if (plan.pinStore === 'replace') await pinStore?.close().catch(() => {});
+    };
+    let aliases: Awaited<ReturnType<typeof old.state.upstreamSet.aliasesForNext>>;
+    let fresh: Runtime;
+    try {
+      aliases = await old.state.upstreamSet.aliasesForNext(next.naming.aliasTtlMs, Math.max(...old.state.config.upstreams.map((u) => u.timeoutMs)));
+      await delay(0);
+      fresh = createRuntime(next, {
+        ...options,
+        logger: log,
+        metrics: old.state.metrics,
+        reuse,
+        pinStore,
+        pins: old.state.pins,
+        rateLimiter,
+        aliases,
+        validators: { inputs: old.state.inputs, outputs: old.state.outputs },
+        codeSandbox: old.state.codeSandbox,
+        listenStreams: old.state.listenStreams,
+        tracing,
+        auditKey: old.state.audit.generatedKey,
+      });
+    } catch (error) {
+      await closeMoved();
+      throw error;
+    }
     await delay(0);
     // Unchanged authorization settings keep the authorization server (its keys, sessions and tokens).
     const keepOAuth = old.state.oauth !== undefined && isDeepStrictEqual(old.state.config.oauth, next.oauth) && old.state.config.publicUrl === next.publicUrl;

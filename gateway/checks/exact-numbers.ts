@@ -18,12 +18,6 @@ export interface InexactNumber {
   read: string;
 }
 
-/**
- * Text that may hold such a number: 16 digits with at most a point among them (a double always carries
- * 15), or a digit and an exponent of three digits. Only then is the text scanned for number tokens.
- */
-const SUSPECT = /(?:\d\.?){16}|\d[eE][+-]?\d{3}/;
-
 /** One open container of the scan: an array and its element index, or an object and its current key (offsets into the text). */
 interface Open {
   array: boolean;
@@ -35,11 +29,12 @@ interface Open {
 /**
  * The first number token of the JSON `text` (already parsed by JSON.parse, so well formed) that JSON.parse
  * does not read as the value written (see the module comment), in document order; undefined when every
- * number is carried exactly. One pass over the text, strings skipped, no value built: duplicate keys and
- * any depth are read as JSON.parse reads them; a key is decoded only to name the path of a number found.
+ * number is carried exactly. One pass over the text (no pattern first: a regular expression over a 1 MB
+ * run of digits cost 27-53 ms), strings skipped, no value built, any depth; only a token of 16 characters or
+ * with an exponent is checked, and a key is decoded only to name the path of a number found. Every literal
+ * counts, one a later duplicate key overrides included.
  */
 export function inexactNumber(text: string): InexactNumber | undefined {
-  if (!SUSPECT.test(text)) return undefined;
   const stack: Open[] = [];
   let expectKey = false;
   const n = text.length;

@@ -479,13 +479,14 @@ function poisonedKey(value: object): string | undefined {
     const ctor = (node as Record<string, unknown>).constructor;
     if (Object.hasOwn(node, 'constructor') && ctor !== null && typeof ctor === 'object' && Object.hasOwn(ctor, 'prototype'))
       return pathTo(at, 'constructor', 'prototype');
-    for (const key in node) {
-      const child = (node as Record<string, unknown>)[key];
-      if (child === null || typeof child !== 'object') continue;
+    const push = (child: unknown, key: string | number) => {
+      if (child === null || typeof child !== 'object') return;
       nodes.push(child);
       parents.push(at);
-      keys.push(Array.isArray(node) ? Number(key) : key);
-    }
+      keys.push(key);
+    };
+    if (Array.isArray(node)) for (let i = 0; i < node.length; i++) push(node[i], i);
+    else for (const key in node) push((node as Record<string, unknown>)[key], key);
   }
   return undefined;
 }

@@ -23,8 +23,8 @@ export const STDIO_LINE_FACTOR = 16;
  * USER: the gateway's own secrets are not passed on). Each stderr line is logged with the upstream's
  * name, cut at {@link MAX_STDERR_LINE} characters (the rest of a longer line is dropped unread). One
  * transport is one process; the UpstreamClient that owns it restarts it when it exits. A stdout message
- * (one line) may be `maxLineBytes` long: the SDK's `maxBufferSize`, which otherwise stops at 10 MiB; past
- * it the process is stopped and its exit says why ({@link exitOf}).
+ * (one line) may be `maxLineBytes` long (the SDK's `maxBufferSize`, which otherwise stops at 10 MiB, is set
+ * above it); past it the process is stopped and its exit says why ({@link exitOf}).
  */
 export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes: number): StdioClientTransport {
   const transport = new StdioClientTransport({
@@ -33,8 +33,9 @@ export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes
     env: config.env,
     cwd: config.cwd,
     stderr: 'pipe',
-    // The SDK's own bound of a message being gathered (10 MiB by default): one with ours, so a list page up to it passes.
-    maxBufferSize: maxLineBytes,
+    // The SDK's own bound (10 MiB by default) counts a whole chunk, the start of the next message in it too:
+    // given room, so a message up to ours passes and ours, exact, stops the process.
+    maxBufferSize: 2 * maxLineBytes,
   });
   // The SDK keeps its child process private and reports only that it closed; how it ended (its exit
   // code or signal) is what tells an operator a crash from a stop, so it is read off the child here.

@@ -34,9 +34,15 @@ describe('inexactNumber', () => {
 });
 
 describe('inexactNumber on bodies JSON.parse takes', () => {
-  it('finds a decimal whose digits the point splits, and one under a duplicated key (read as JSON.parse reads it)', () => {
+  it('finds a decimal whose digits the point splits, and every literal under a duplicated key (an overridden one too)', () => {
     expect(inexactNumber('{"lat":123456789.0123456789}')?.path).toEqual(['lat']);
     expect(inexactNumber('{"n":1,"n":12345678901234567890,"z":1,"z":2}')?.path).toEqual(['n']);
+    expect(inexactNumber('{"n":12345678901234567890,"n":1}')?.path).toEqual(['n']);
+  });
+  it('skips strings with escaped quotes and backslashes, and names a key with escapes as JSON.parse reads it', () => {
+    expect(inexactNumber('{"a":"x\\\\\\"","n":12345678901234567890}')?.path).toEqual(['n']);
+    expect(inexactNumber('{"k\\"ey":[0,{"\\u002f":1e400}]}')?.path).toEqual(['k"ey', 1, '/']);
+    expect(inexactNumber('12345678901234567890')?.path).toEqual([]);
   });
   it('names a float id JSON.parse would read as an integer (the classifier sees only the integer)', () => {
     expect(inexactNumber('{"jsonrpc":"2.0","id":1.0000000000000001,"method":"ping"}')).toMatchObject({ path: ['id'], read: '1' });
