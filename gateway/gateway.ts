@@ -227,6 +227,14 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         `its new connection (${unreachable.target}) could not be reached (${unreachable.reason}), while the one it replaces serves`,
       );
     }
+    // Approvals made through the old runtime while this reload was under way went to the old store only.
+    if (plan.pinStore === 'replace') {
+      const approved = await carryPins(old.state.pins.store, fresh.state.pins.store, { approvals: true }).catch(async (error: unknown) => {
+        await abandon();
+        throw new ReloadRefused('pinning', `the pins approved during the reload could not be carried to the new pin store (${(error as Error).message})`);
+      });
+      if (approved > 0) log.info({ pins: approved }, 'pins approved during the reload carried over to the new pin store');
+    }
     runtime = fresh;
     await delay(0);
     runtime.warm();

@@ -70,19 +70,30 @@ export interface PendingChange {
  * Pins of `from` that `to` lacks, copied into `to` (`pinAllIfAbsent`: a pin `to` already holds wins, as a
  * reviewed lock file's does): a live reload that moves the pin store (`pinning.lockFile`, `cache.store`)
  * keeps what was approved approved and what is held held, where the new store alone would pin every tool's
- * current definition at first sight, a changed one included. Resolves with the number of pins copied.
+ * current definition at first sight, a changed one included. With `approvals`, also a pin of `from` that an
+ * operator approved after `to`'s pin of the same tool was made (an approval made through the old runtime
+ * while the reload was under way: the second carry, just before the switch). Resolves with the number of
+ * pins copied.
  * @throws PinStoreUnavailable when either store cannot be read or written (nothing is half decided: the caller refuses the reload).
  */
-export async function carryPins(from: PinStore, to: PinStore): Promise<number> {
+export async function carryPins(from: PinStore, to: PinStore, options: { approvals?: boolean } = {}): Promise<number> {
   let copied = 0;
   for (const upstream of await from.upstreams()) {
     const pins = await from.pins(upstream);
     if (pins.size === 0) continue;
     const present = await to.pins(upstream);
     const missing = [...pins].filter(([name]) => !present.has(name));
-    if (missing.length === 0) continue;
-    await to.pinAllIfAbsent(upstream, missing);
-    copied += missing.length;
+    if (missing.length > 0) {
+      await to.pinAllIfAbsent(upstream, missing);
+      copied += missing.length;
+    }
+    if (!options.approvals) continue;
+    for (const [name, pin] of pins) {
+      const theirs = present.get(name);
+      if (!theirs || pin.by !== 'approval' || pin.digest === theirs.digest || pin.pinnedAt <= theirs.pinnedAt) continue;
+      await to.setPin(upstream, name, pin);
+      copied += 1;
+    }
   }
   return copied;
 }

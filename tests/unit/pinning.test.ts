@@ -17,7 +17,7 @@ import { createLogger } from '../../gateway/obs/log.ts';
 import { accessFor } from '../../gateway/policy/visibility.ts';
 import { resolveTool } from '../../gateway/policy/tool-resolution.ts';
 import { withLockFile } from '../../gateway/store/pin-lock-file.ts';
-import { memoryPinStore, type PinRecord } from '../../gateway/store/pin-store.ts';
+import { carryPins, memoryPinStore, type PinRecord } from '../../gateway/store/pin-store.ts';
 
 const META = 'ai.cpz/tool';
 const base: Tool = {
@@ -214,5 +214,35 @@ describe('the pin lock file', () => {
     expect(() => withLockFile(memoryPinStore(), path, log)).toThrow(`pinning.lockFile: ${path} is not a pin lock file`);
     writeFileSync(path, 'nope');
     expect(() => withLockFile(memoryPinStore(), path, log)).toThrow(/is not JSON/);
+  });
+});
+
+describe('carryPins (a reload that moves the pin store)', () => {
+  const record = (description: string, by: PinRecord['by'], pinnedAt: string): PinRecord => {
+    const definition = { ...base, description };
+    return { digest: definitionDigest(definition, META), definition, pinnedAt, by };
+  };
+  it("copies the pins the new store lacks and keeps its own; with approvals, also one approved after the new store's pin", async () => {
+    const from = memoryPinStore();
+    const to = memoryPinStore();
+    await from.setPin('u', 'kept', record('old', 'first_sight', '2026-01-01T00:00:00.000Z'));
+    await from.setPin('u', 'missing', record('m', 'first_sight', '2026-01-01T00:00:00.000Z'));
+    await to.setPin('u', 'kept', record('reviewed', 'approval', '2026-02-01T00:00:00.000Z'));
+    expect(await carryPins(from, to)).toBe(1);
+    expect([...(await to.pins('u'))].map(([name, pin]) => [name, pin.definition.description])).toEqual([
+      ['kept', 'reviewed'],
+      ['missing', 'm'],
+    ]);
+    // Approved through the old runtime while the reload ran: the second carry takes it over.
+    await from.setPin('u', 'kept', record('approved meanwhile', 'approval', '2026-03-01T00:00:00.000Z'));
+    expect(await carryPins(from, to)).toBe(0);
+    expect(await carryPins(from, to, { approvals: true })).toBe(1);
+    expect((await to.pins('u')).get('kept')?.definition.description).toBe('approved meanwhile');
+    // An older approval, or a first sight, never replaces the new store's pin.
+    await to.setPin('u', 'kept', record('newer here', 'approval', '2026-04-01T00:00:00.000Z'));
+    await from.setPin('u', 'missing', record('first sight later', 'first_sight', '2026-05-01T00:00:00.000Z'));
+    expect(await carryPins(from, to, { approvals: true })).toBe(0);
+    expect((await to.pins('u')).get('kept')?.definition.description).toBe('newer here');
+    expect((await to.pins('u')).get('missing')?.definition.description).toBe('m');
   });
 });
