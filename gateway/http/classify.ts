@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isPlainObject } from '../wire/jsonrpc.ts';
+import { isEchoableId, isPlainObject } from '../wire/jsonrpc.ts';
 import { acceptRejection, plainRequest, revisionClaim, routeOf, standardHeaderRejection, type LadderRejection, type PlainRequest } from '../wire/requests.ts';
 import { FIRST_REVISION_WITHOUT_BATCHES, REVISION_WITH_BATCHES, SERVED_REVISIONS, servedEra, type Era } from '../wire/revisions.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
@@ -167,15 +167,6 @@ function malformedElement(list: readonly unknown[]): string | undefined {
     if (why) return `a batch whose ${why}`;
   }
   return undefined;
-}
-
-/**
- * A request id or progress token the gateway can echo exactly: a string, or an integer JSON.parse reads
- * without rounding (|n| <= 2^53 - 1). A larger integer arrives already rounded (9007199254740993 is read as
- * ...992), so an answer would carry an id the caller never sent; it is refused, naming the limit.
- */
-function isEchoableId(value: unknown): value is string | number {
-  return typeof value === 'string' || Number.isSafeInteger(value);
 }
 
 const NOT_AN_ID = `is not a string or an integer of at most ${Number.MAX_SAFE_INTEGER} in magnitude (a larger one cannot be echoed exactly: send it as a string)`;

@@ -14,7 +14,7 @@ import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeR
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
 import { MAX_BATCH_MESSAGES, MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
 import { decodeParamValue } from '../wire/param-value.ts';
-import { errorResponse, type RequestId } from '../wire/jsonrpc.ts';
+import { errorResponse, isEchoableId, type RequestId } from '../wire/jsonrpc.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
 import { withNegotiatedAnswers } from './negotiated-answer.ts';
 import type { CallTarget, Surface } from '../ports.ts';
@@ -428,28 +428,28 @@ const PROTOTYPE_POISONING = prototypePoisoning();
 function refuseInexact(ctx: Exchange, body: unknown, found: InexactNumber): undefined {
   // The refusal's audit reason (the caller reports every unread body, as `unreadable_body` by default).
   ctx.state.bodyRefusal = 'inexact_number';
-  const id = (body as { id?: unknown } | null)?.id;
+  const id = echoedId(body);
   const inParams = !Array.isArray(body) && found.path[0] === 'params';
   rejectAtEdge(
     ctx,
     inParams ? 'inexact_number' : 'invalid_request',
     `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeInexactNumber(found)}`,
     // The id itself the number (1.0000000000000001 read as 1): the caller never sent the id JSON.parse read.
-    !Array.isArray(body) && found.path[0] !== 'id' && (typeof id === 'string' || Number.isSafeInteger(id)) ? (id as string | number) : null,
+    found.path[0] !== 'id' ? id : null,
   );
   return undefined;
 }
 
 /** Refuses a parsed body holding `poison` (its JSON Pointer), with the request's id when it has one to echo. */
 function refusePoisoned(ctx: Exchange, body: unknown, poison: string): undefined {
-  const id = (body as { id?: unknown }).id;
-  rejectAtEdge(
-    ctx,
-    'invalid_request',
-    prototypePoisoning(poison),
-    !Array.isArray(body) && (typeof id === 'string' || Number.isSafeInteger(id)) ? (id as string | number) : null,
-  );
+  rejectAtEdge(ctx, 'invalid_request', prototypePoisoning(poison), echoedId(body));
   return undefined;
+}
+
+/** The id a refusal of a parsed body echoes (JSON-RPC 2.0 §5): a single request's, when it can be echoed exactly; else null. */
+function echoedId(body: unknown): string | number | null {
+  const id = Array.isArray(body) ? undefined : (body as { id?: unknown } | null)?.id;
+  return isEchoableId(id) ? id : null;
 }
 
 /** @hapi/bourne's error for a poisoned body (co-body's JSON parser, on the Content-Encoding path). */

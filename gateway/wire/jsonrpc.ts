@@ -14,6 +14,15 @@ export const isPlainObject = (value: unknown): value is Record<string, unknown> 
 export type RequestId = string | number;
 
 /**
+ * A request id or progress token the gateway can echo exactly: a string, or an integer JSON.parse reads
+ * without rounding (|n| <= 2^53 - 1). A larger integer arrives already rounded (9007199254740993 is read as
+ * ...992), so an answer would carry an id the caller never sent; it is refused, naming the limit.
+ */
+export function isEchoableId(value: unknown): value is RequestId {
+  return typeof value === 'string' || Number.isSafeInteger(value);
+}
+
+/**
  * The JSON-RPC error codes the gateway writes: JSON-RPC 2.0 §5.1 and the MCP codes, by the SDK's own
  * names (`ProtocolErrorCode`), plus -32020 HeaderMismatch (SEP-2243, 2026-07-28 basic/transports/
  * streamable-http §Server Validation), which the SDK does not export, and -32000/-32001, the

@@ -11,7 +11,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import { clip } from './clip.ts';
-import { ERROR_CODE, isPlainObject, type RequestId } from './jsonrpc.ts';
+import { ERROR_CODE, isEchoableId, isPlainObject, type RequestId } from './jsonrpc.ts';
 import { decodeParamValue, encodeParamValue, MCP_NAME_SOURCE } from './param-value.ts';
 import { MODERN_REVISIONS, servedEra, type Era } from './revisions.ts';
 import { ANSWER_MEDIA_TYPES, chooseRepresentation } from './negotiation.ts';
@@ -107,7 +107,7 @@ const onlyKeys = (value: Record<string, unknown>, allowed: ReadonlySet<string>) 
 export function plainRequest(message: unknown, headers: IncomingHttpHeaders): PlainRequest | undefined {
   if (!isPlainObject(message) || message.jsonrpc !== '2.0' || !onlyKeys(message, MESSAGE_KEYS)) return undefined;
   const { id, method, params = {} } = message;
-  if (!(typeof id === 'string' || (typeof id === 'number' && Number.isSafeInteger(id)))) return undefined;
+  if (!isEchoableId(id)) return undefined;
   if ((method !== 'tools/list' && method !== 'tools/call') || !isPlainObject(params)) return undefined;
   const version = headers['mcp-protocol-version'];
   if (typeof version !== 'string') return undefined;
