@@ -62,6 +62,19 @@ async function call(path: '/mcp' | '/mcp/compact', name: string, expected: strin
   return result?.isError || text !== expected ? `HTTP ${response.status}: ${JSON.stringify(message).slice(0, 300)}` : undefined;
 }
 
+/** A 2026-07-28 listen stream for tool list changes on `url`, acknowledged; the caller destroys `stream`. */
+async function listenForToolChanges(url: string) {
+  const { headers, body } = rpc('modern', 'listen', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+  const stream = await openStream(`${url}/mcp`, body, headers);
+  expect(stream.statusCode).toBe(200);
+  const messages = followSse(stream);
+  const acknowledged = await messages.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
+  expect(acknowledged.params?.notifications).toEqual({ toolsListChanged: true });
+  return { stream, messages };
+}
+
+const toolsChanged = (m: { method?: string }) => m.method === 'notifications/tools/list_changed';
+
 async function list(path: '/mcp' | '/mcp/compact'): Promise<string[]> {
   const { headers, body } = rpc('modern', 1, 'tools/list');
   const [message] = await messagesOf(await post(`${gateway.url}${path}`, body, headers));
@@ -115,18 +128,9 @@ describe('a live reload that adds, then removes, a second upstream', () => {
   it('tells a 2026-07-28 caller listening for tool list changes that the list changed, on each reload', async () => {
     // A listen stream is served by the configuration it was opened under: a reload notifies it, then
     // completes it once that configuration retires, and the caller listens again (on the new one).
-    const listen = async () => {
-      const { headers, body } = rpc('modern', 'listen', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
-      const stream = await openStream(`${gateway.url}/mcp`, body, headers);
-      expect(stream.statusCode).toBe(200);
-      const messages = followSse(stream);
-      const acknowledged = await messages.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
-      expect(acknowledged.params?.notifications).toEqual({ toolsListChanged: true });
-      return { stream, messages };
-    };
-    const changed = (m: { method?: string }) => m.method === 'notifications/tools/list_changed';
+    const changed = toolsChanged;
     for (const upstreams of [[alpha, beta], [alpha]]) {
-      const { stream, messages } = await listen();
+      const { stream, messages } = await listenForToolChanges(gateway.url);
       try {
         expect(messages.seen.filter(changed)).toEqual([]);
         await gateway.reload(config(upstreams));
@@ -157,13 +161,9 @@ describe('a reload and what outlives it', () => {
   });
 
   it('announces a second reload on a listen stream opened before the first, while its configuration retires', async () => {
-    const { headers, body } = rpc('modern', 'listen', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
-    const stream = await openStream(`${gateway.url}/mcp`, body, headers);
-    expect(stream.statusCode).toBe(200);
-    const messages = followSse(stream);
-    const changed = (m: { method?: string }) => m.method === 'notifications/tools/list_changed';
+    const { stream, messages } = await listenForToolChanges(gateway.url);
+    const changed = toolsChanged;
     try {
-      await messages.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
       await gateway.reload(config([alpha, beta]));
       await messages.waitFor(changed);
       await gateway.reload(config([alpha]));
@@ -174,13 +174,9 @@ describe('a reload and what outlives it', () => {
   });
 
   it('announces nothing for a reload of the same configuration, and the next reload that changes it once', async () => {
-    const { headers, body } = rpc('modern', 'listen', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
-    const stream = await openStream(`${gateway.url}/mcp`, body, headers);
-    expect(stream.statusCode).toBe(200);
-    const messages = followSse(stream);
-    const changed = (m: { method?: string }) => m.method === 'notifications/tools/list_changed';
+    const { stream, messages } = await listenForToolChanges(gateway.url);
+    const changed = toolsChanged;
     try {
-      await messages.waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
       await gateway.reload(config([alpha]));
       await gateway.reload(config([alpha]));
       await gateway.reload(config([alpha, beta]));
