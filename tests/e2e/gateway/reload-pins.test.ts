@@ -3,8 +3,9 @@
  * in view: the kept upstream's catalogue is judged by the new runtime's pin guard, so a later change of
  * one of its tools is held AND listed under `held` in /readyz (it was refused while /readyz said ready
  * with no `held`, the old runtime's guard judging it), and the console's pin review shows its tools as
- * served (`pinned`), not "pinned, not seen yet". The real gateway (startGateway + gateway.reload), its
- * upstreams in memory.
+ * served (`pinned`), not "pinned, not seen yet". A reload that moves the pin store carries the pins in
+ * force, and an approval made while it runs (an added upstream holds the reload until the approval is in).
+ * The real gateway (startGateway + gateway.reload), its upstreams in memory.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -133,5 +134,63 @@ describe('a reload that moves the pin store (pinning.lockFile changed or removed
     }
     // The new lock file got the pin in force, not the changed definition.
     expect(pinned(second)).toMatchObject({ definition: { description: 'Weather now.' }, by: 'first_sight' });
+  });
+});
+
+describe('a reload that moves the pin store, with an approval made while it runs', () => {
+  let moved: RunningGateway;
+  afterAll(async () => {
+    await moved?.close();
+  });
+
+  it('carries the approval too: the approved definition is served after the switch, not held again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reload-approve-'));
+    const weather = fakeUpstream({ tools: [tool('get_weather', 'Weather now.')] });
+    const words = fakeUpstream({ tools: [tool('lookup', 'Looks a word up.')] });
+    // The added upstream answers nothing until released: the reload waits in the middle (the new runtime
+    // prepares its catalogues) while the old runtime serves, after the pins were first carried.
+    let release!: () => void;
+    const latch = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const waiting = new Promise<void>((resolve) => (reached = resolve));
+    const latched: typeof words.fetch = async (input, init) => {
+      reached();
+      await latch;
+      return words.fetch(input, init);
+    };
+    const named = (names: string[], lockFile: string) => {
+      const next = config(names, { lockFile });
+      next.upstreams = next.upstreams.map((u) => ({ ...u, timeoutMs: 10_000 }));
+      return next;
+    };
+    moved = await startGateway(named(['weather'], join(dir, 'pins.json')), {
+      upstreamTransport: (u) => (u.name === 'weather' ? weather.fetch : latched),
+    });
+    expect(await listed(moved)).toEqual(['get_weather']);
+    weather.setTools([tool('get_weather', 'Weather now, in Celsius.')]);
+    await waitFor('the changed tool held', async () => (await listed(moved)) && (await readyz(moved)).held !== undefined, { timeoutMs: 10_000 });
+
+    const reload = moved.reload(named(['weather', 'words'], join(dir, 'pins2.json')));
+    await waiting;
+    const approved = await fetch(`${moved.url}/console/api/pins/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ upstream: 'weather', name: 'get_weather' }),
+    });
+    expect(approved.status).toBe(200);
+    release();
+    await reload;
+
+    // Past the catalogue TTL the new runtime's guard judges the definition against the carried approval.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    // Two upstreams: their tools are listed under the upstreams' prefixes.
+    expect(await listed(moved)).toEqual(['weather__get_weather', 'words__lookup']);
+    expect((await readyz(moved)).held).toBeUndefined();
+    const client = await connectV2(`${moved.url}/mcp`, ANY_BEARER);
+    try {
+      expect(await client.callTool({ name: 'weather__get_weather', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'get_weather' }] });
+    } finally {
+      await client.close();
+    }
   });
 });
