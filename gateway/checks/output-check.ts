@@ -15,8 +15,11 @@ export interface CheckedTool {
   readonly outputSchemaKey?: string;
 }
 
-/** Outcome of checking one tools/call result: a value, never an exception. */
-export type OutputCheck = { ok: true; checked: boolean } | { ok: false; paths: string[]; message: string };
+/**
+ * Outcome of checking one tools/call result: a value, never an exception. A violation's `problems` (at
+ * most ten, `; `-joined, each a JSON Pointer and what is wrong there) are in its `message` too.
+ */
+export type OutputCheck = { ok: true; checked: boolean } | { ok: false; paths: string[]; problems: string; message: string };
 
 /**
  * Checks tools/call results against the tool's outputSchema. Validators are compiled lazily, once
@@ -77,6 +80,6 @@ export class OutputValidator {
 }
 
 function violation(tool: string, paths: string[], details: string[]): OutputCheck {
-  const shown = details.slice(0, 10).join('; ');
-  return { ok: false, paths, message: `Tool "${tool}" returned structuredContent that does not match its outputSchema: ${shown}` };
+  const problems = details.slice(0, 10).join('; ');
+  return { ok: false, paths, problems, message: `Tool "${tool}" returned structuredContent that does not match its outputSchema: ${problems}` };
 }

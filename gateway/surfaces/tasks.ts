@@ -1,11 +1,12 @@
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/catalog.ts';
-import { GatewayError, toolErrorResult } from '../errors.ts';
+import { GatewayError } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
 import { mintTaskId, openTaskId, type TaskRef } from '../policy/task-ids.ts';
 import { directCallAllowed, resolveTool } from '../policy/tool-resolution.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { TaskMethod } from '../upstream/types.ts';
+import { outputViolationResult } from './tool-decision.ts';
 import { callerDeclaresTasks, forward, forwardError, relayedResult } from '../upstream/forwarding.ts';
 
 /**
@@ -238,8 +239,8 @@ function checkedToolResult(d: DispatchContext, tool: CatalogTool, result: Record
   if (!check.ok) {
     d.runtime.metrics.outputSchemaViolations.inc({ tool: tool.name });
     d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'task result broke its outputSchema; answering isError');
-    const failed = toolErrorResult('output_schema_violation', check.message);
-    return { ...failed, _meta: { ...(result._meta as object), ...failed._meta, 'ai.cpz.gateway/paths': check.paths } };
+    const failed = outputViolationResult(tool, check);
+    return { ...failed, _meta: { ...(result._meta as object), ...failed._meta } };
   }
   return d.project(result as CallToolResult, tool.definition.outputSchema as Record<string, unknown> | undefined) as Record<string, unknown>;
 }

@@ -8,7 +8,7 @@ import type { DispatchContext, ToolCallAnswer } from '../ports.ts';
 import { directCallAllowed, findableByModel, resolveTool } from '../policy/tool-resolution.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
-import { recordDecision, spendToolBudgets } from './tool-decision.ts';
+import { OUTCOME_META_KEY, outputViolationResult, recordDecision, spendToolBudgets } from './tool-decision.ts';
 import { breachProblem, describeBreach, findLimitBreach } from '../checks/input-limits.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { argumentErrorsMeta } from '../checks/input-check.ts';
@@ -139,19 +139,14 @@ export async function callCatalogTool(
   const check = d.runtime.outputs.check(tool, result);
   if (!check.ok) {
     d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'upstream result broke its outputSchema; answering isError');
-    decided('output_schema_violation', 'output_schema_violation', 'output_schema_violation', undefined, true);
-    return {
-      ...toolErrorResult('output_schema_violation', check.message),
-      _meta: { 'ai.cpz.gateway/error': 'output_schema_violation', 'ai.cpz.gateway/paths': check.paths },
-    };
+    const reason = tool.readOnly ? 'output_schema_violation' : 'output_schema_violation outcome_unknown';
+    decided('output_schema_violation', 'output_schema_violation', reason, undefined, true);
+    return outputViolationResult(tool, check);
   }
   if (result.isError) decided(await directFailureOutcome(d, tool, args, via), 'is_error', 'is_error', undefined, true);
   else decided('ok', 'ok', undefined, undefined, true);
   return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
 }
-
-/** `_meta` key of an isError result whose call may have run upstream all the same (value `unknown`). */
-export const OUTCOME_META_KEY = 'ai.cpz.gateway/outcome';
 
 /** Where a call's arguments sit in its request: `params.arguments`, or call_tool's `params.arguments.arguments`. */
 const DIRECT_ARGUMENTS: readonly string[] = ['arguments'];

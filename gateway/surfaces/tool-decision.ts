@@ -4,6 +4,7 @@ import { toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
+import type { OutputCheck } from '../checks/output-check.ts';
 import type { Requester, ToolCount } from '../obs/outcomes.ts';
 import { describeBudget, toolCallCharges } from '../policy/rate-limits.ts';
 
@@ -103,4 +104,28 @@ export async function spendToolBudgets(d: DispatchContext, tool: CatalogTool): P
     result: { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/budget': decision.budget, 'ai.cpz.gateway/retryAfterMs': decision.retryAfterMs } },
     budget: decision.budget,
   };
+}
+
+/** `_meta` key of an isError result whose call may have run upstream all the same (value `unknown`). */
+export const OUTCOME_META_KEY = 'ai.cpz.gateway/outcome';
+
+/**
+ * The isError answer to a result that broke its tool's outputSchema (checks/output-check.ts), the
+ * violation's JSON Pointers in `_meta["ai.cpz.gateway/paths"]`. A state-changing tool's upstream answered,
+ * so the call reached it and what it did is not known from a result out of contract: the answer says
+ * "may have run" with `_meta["ai.cpz.gateway/outcome"]: "unknown"`, as a write that got no answer does
+ * (a bare "does not match" reads as failed, and a retry could place the order twice).
+ */
+export function outputViolationResult(tool: CatalogTool, check: Extract<OutputCheck, { ok: false }>): CallToolResult {
+  const paths = { 'ai.cpz.gateway/paths': check.paths };
+  if (tool.readOnly) {
+    const result = toolErrorResult('output_schema_violation', check.message);
+    return { ...result, _meta: { ...result._meta, ...paths } };
+  }
+  const result = toolErrorResult(
+    'output_schema_violation',
+    `Tool "${tool.name}" may have run: upstream ${tool.upstream} answered the call, but its structuredContent does not match the tool's outputSchema ` +
+      `(${check.problems}), so the result is withheld and the outcome is unknown. Check its effect before calling it again, or it may be done twice.`,
+  );
+  return { ...result, _meta: { ...result._meta, ...paths, [OUTCOME_META_KEY]: 'unknown' } };
 }

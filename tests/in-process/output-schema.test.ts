@@ -1,19 +1,29 @@
 /**
  * Output checks (issue 3, Output schemas) against a fake upstream built with the v2 SDK: drift fails
- * loudly as an isError naming the tool and the JSON Pointer paths; error results and conforming
- * results pass untouched; a schema that cannot compile degrades only its own tool.
+ * loudly as an isError naming the tool and the JSON Pointer paths; a state-changing tool's drift says the
+ * call may have run (outcome unknown: its upstream answered); error results and conforming results pass
+ * untouched; a schema that cannot compile degrades only its own tool.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/client';
 import { connectV1, connectV2 } from '../helpers/clients.ts';
 import { structuredTool } from '../fixtures/fake-upstream.ts';
 import { inProcessStack, routedFetch, type InProcessGateway as Stack } from '../helpers/in-process.ts';
+import { LogCapture } from '../helpers/log-capture.ts';
 
 const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
 const text = (t: string) => [{ type: 'text' as const, text: t }];
 
 let stack: Stack;
 let client: Client;
+const audit = new LogCapture();
+/** A state-changing tool whose upstream runs the call and answers out of contract. */
+const placed: string[] = [];
+const driftOrder = structuredTool('place_deal', () => {
+  placed.push('place_deal');
+  return { content: text('placed'), structuredContent: { order: { id: 'o1' } } };
+});
+(driftOrder.definition.annotations as { readOnlyHint?: boolean }).readOnlyHint = false;
 
 beforeAll(async () => {
   stack = await inProcessStack({
@@ -34,8 +44,10 @@ beforeAll(async () => {
           properties: { deal: { type: 'object', properties: { id: { $ref: '#/definitions/id' } } } },
         }),
         { definition: { name: 'undeclared', inputSchema: { type: 'object' } }, call: () => ({ content: text('x'), structuredContent: { total: 'ten' } }) },
+        driftOrder,
       ],
     },
+    audit,
     gateway: { upstreams: [{ outputSchemas: { undeclared: { type: 'object', properties: { total: { type: 'number' } }, required: ['total'] } } }] },
   });
   client = await connectV2(stack.mcpUrl, KEY);
@@ -64,6 +76,28 @@ describe('output schema checks', () => {
     expect(result.content[0]!.text).toContain('/data/amount must be string');
     expect(result.content[0]!.text).toContain('/data/id');
     expect(result._meta?.['ai.cpz.gateway/paths']).toEqual(expect.arrayContaining(['/data/amount', '/data/id']));
+  });
+
+  it('says a state-changing tool whose result broke its outputSchema may have run: its upstream answered, the outcome is unknown', async () => {
+    const result = await call('place_deal');
+    expect(placed).toEqual(['place_deal']);
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toBeUndefined();
+    expect(result.content[0]!.text).toMatch(/^Tool "place_deal" may have run: upstream \S+ answered the call, but its structuredContent does not match/);
+    expect(result.content[0]!.text).toContain("(/data must have required property 'data')");
+    expect(result.content[0]!.text).toContain('Check its effect before calling it again');
+    expect(result._meta).toMatchObject({
+      'ai.cpz.gateway/error': 'output_schema_violation',
+      'ai.cpz.gateway/outcome': 'unknown',
+      'ai.cpz.gateway/paths': ['/data'],
+    });
+    expect(audit.records().find((line) => line.tool === 'place_deal')).toMatchObject({
+      event: 'tool_decision',
+      outcome: 'output_schema_violation',
+      reason: 'output_schema_violation outcome_unknown',
+    });
+    // A read's drift did not change anything: no outcome to doubt.
+    expect((await call('drift_deal'))._meta?.['ai.cpz.gateway/outcome']).toBeUndefined();
   });
 
   it('treats missing structuredContent on a tool with an outputSchema as a violation', async () => {
