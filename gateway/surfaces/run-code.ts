@@ -70,7 +70,12 @@ export function runCodeDefinition(config: CodeModeConfig, visible: VisibleCatalo
     inputSchema: {
       type: 'object',
       properties: {
-        code: { type: 'string', description: 'The script, e.g. `const a = await tools.list_accounts(); return a.accounts.length;`' },
+        code: {
+          type: 'string',
+          // No tool of any one upstream: the example must hold for every catalogue (try-out: a CPZAI-shaped one failed on CPZAI).
+          description:
+            'The script, e.g. `const r = await tools.<name>({ /* its arguments */ }); return r;` (names and result types: the declarations in the description).',
+        },
       },
       required: ['code'],
       additionalProperties: false,
