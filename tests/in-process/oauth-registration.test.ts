@@ -87,6 +87,26 @@ describe('registration documents', () => {
     expect(authDecisionsOf(audit).at(-1)).toMatchObject({ endpoint: 'register', outcome: 'refused', reason: 'invalid_client_metadata' });
   });
 
+  it('refuses metadata nested deeper than 8 levels with invalid_client_metadata naming where (5,000 deep was a 500: a stack overflow)', async () => {
+    const deep = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
+    for (const [field, depth] of [
+      ['redirect_uris', 5000],
+      ['client_name', 9],
+    ] as const) {
+      const body = `{"redirect_uris":${field === 'redirect_uris' ? deep(depth) : '["http://127.0.0.1:9/cb"]'},"client_name":${field === 'client_name' ? deep(depth) : '"x"'}}`;
+      const refused = await gateway.fetch(new Request(`${gateway.gatewayUrl}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+      expect(refused.status, field).toBe(400);
+      expect(await refused.json()).toEqual({
+        error: 'invalid_client_metadata',
+        error_description: `client metadata nests deeper than 8 levels (at /${field}/0/0/0/0/0/0/0)`,
+      });
+    }
+    // An inline JWK Set (4 levels) is metadata as RFC 7591 §2 has it.
+    const jwk = { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0', x5c: ['MIIB'] };
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    expect((await oauth.registerRaw({ redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', jwks: { keys: [jwk] } })).status).toBe(201);
+  });
+
   it('takes https and loopback http redirect URIs only, for web clients too (OAuth 2.1: http for loopback only)', async () => {
     const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
     for (const uri of ['http://attacker.example/cb', 'http://192.168.1.10/cb']) {

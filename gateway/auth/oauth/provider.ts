@@ -7,6 +7,8 @@ import type { AuthDecisions } from '../decisions.ts';
 import { adapterClass, adapterLifetimes, promoteClient, REUSE_REASONS } from './adapter.ts';
 import { ClientMetadataError, type createClientMetadataResolver } from './client-metadata.ts';
 import { unfetchableUrl } from './fetched-urls.ts';
+import { findLimitBreach, type InputLimits } from '../../checks/input-limits.ts';
+import { jsonPointer } from '../../checks/json-pointer.ts';
 import type { GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
 import { errorPage, unavailablePage } from './pages.ts';
@@ -21,6 +23,8 @@ import { storeUnavailable, type OAuthStore } from './store.ts';
  * back-channel URIs belong to features that are off, so oidc-provider drops them unread.
  */
 const FETCHED_URL_FIELDS = ['jwks_uri', 'sector_identifier_uri'] as const;
+/** How deep client metadata may nest: an inline JWK Set (`jwks.keys[].x5c[]`) is 4 levels; lengths are bounded by `clients.maxMetadataBytes`. */
+const METADATA_SHAPE: InputLimits = { jsonDepth: 8, stringLength: Number.POSITIVE_INFINITY, arrayLength: Number.POSITIVE_INFINITY };
 
 /** The detail of the invalid_grant a refresh gets when the key behind its grant is refused now. */
 const KEY_REVOKED = 'the key this grant was signed in with is no longer valid';
@@ -153,6 +157,10 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
           return;
         }
         if (key !== 'redirect_uris') return;
+        // Client metadata is flat (RFC 7591 §2: strings, arrays of strings, a JWK Set): a body nested
+        // thousands deep overflowed the stack below (a 500 to anyone, unauthenticated: try-out).
+        const deep = findLimitBreach(metadata, METADATA_SHAPE);
+        if (deep) throw new oidcErrors.InvalidClientMetadata(`client metadata nests deeper than ${METADATA_SHAPE.jsonDepth} levels (at ${jsonPointer(deep.path)})`);
         const bytes = Buffer.byteLength(JSON.stringify(metadata));
         if (bytes > config.clients.maxMetadataBytes)
           throw new oidcErrors.InvalidClientMetadata(`client metadata is ${bytes} bytes; at most ${config.clients.maxMetadataBytes} are accepted`);
