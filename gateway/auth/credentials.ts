@@ -1,5 +1,5 @@
 import { createHmac, hash, randomBytes } from 'node:crypto';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { CredentialForm, OAuthHolder } from '../obs/audit.ts';
@@ -37,6 +37,20 @@ export interface Credential {
   };
   /** From an OAuth access token: who holds it, for the audit lines of its calls ({@link OAuthHolder}). */
   oauth?: OAuthHolder;
+}
+
+/**
+ * The request's headers as a credential is read from them ({@link extractCredential}). node:http keeps only
+ * the first of a repeated `Authorization` and drops the rest, so a proxy in front that reads the last one and
+ * the gateway would act on different credentials (the header is no list: RFC 9110 §5.3, §11.6.2): a repeated
+ * one comes back as all its values, which extractCredential refuses as ambiguous, as it does a repeated key header.
+ */
+export function credentialHeaders(req: Pick<IncomingMessage, 'headers' | 'rawHeaders'>): IncomingHttpHeaders {
+  if (req.headers.authorization === undefined) return req.headers;
+  const raw = req.rawHeaders;
+  const values: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') values.push(raw[i + 1]!);
+  return values.length < 2 ? req.headers : { ...req.headers, authorization: values as unknown as string };
 }
 
 /** RFC 6750 §2.1: `Bearer` (any case), one or more spaces or tabs, one b64token, nothing else. */

@@ -7,7 +7,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, withRevision, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
-import { credentialForm, type Credential } from '../auth/credentials.ts';
+import { credentialForm, credentialHeaders, type Credential } from '../auth/credentials.ts';
 import { answerAtEdge, rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from './fast-path.ts';
 import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
@@ -107,7 +107,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
           bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey, runtime.previousDigestKey)
       : undefined;
     const authStarted = performance.timeOrigin + performance.now();
-    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange });
+    const authentication = await runtime.authenticator.authenticate(credentialHeaders(ctx.req), { requestId, exchange });
     const authEnded = performance.timeOrigin + performance.now();
     if (authentication.kind === 'invalid') {
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;

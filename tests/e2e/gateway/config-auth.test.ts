@@ -5,6 +5,7 @@
  * where nobody would check callers does not start unless it says `anonymous: true`.
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -106,12 +107,62 @@ describe('anonymous', () => {
       expect((member.result?.tools as { name: string }[]).map((t) => t.name).sort()).toEqual(['member_tool', 'open_tool']);
       await expectChallenge(await rawRequest(open.url, '/mcp', 'modern', 'tools/list', {}, { authorization: 'Bearer wrong' }), open.url, '/mcp');
       await expectChallenge(await rawRequest(shut.url, '/mcp', 'modern', 'tools/list', {}, {}), shut.url, '/mcp', false);
+      // Authorization sent twice (node:http keeps the first; a proxy may read the last): ambiguous, refused, in either order.
+      for (const tokens of [
+        ['member-token-value', 'wrong'],
+        ['wrong', 'member-token-value'],
+      ]) {
+        const twice = await twoAuthorizations(shut.url, tokens);
+        expect(twice.status, `${tokens.join(' then ')}: ${twice.body}`).toBe(401);
+        expect(twice.body).toMatch(/"code":-32001/);
+      }
+      const once = await twoAuthorizations(shut.url, ['member-token-value']);
+      expect(once.status).toBe(200);
     } finally {
       await Promise.all([open.close(), shut.close()]);
       await fake.close();
     }
   });
 });
+
+/** A 2026-07-28 tools/list with one `Authorization: Bearer <token>` header line per token, over node:http. */
+function twoAuthorizations(url: string, tokens: string[]): Promise<{ status: number; body: string }> {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/list',
+    params: {
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientInfo': { name: 'twice', version: '1.0.0' },
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  });
+  const headers = [
+    'host',
+    new URL(url).host,
+    'content-type',
+    'application/json',
+    'accept',
+    'application/json, text/event-stream',
+    'mcp-protocol-version',
+    '2026-07-28',
+    'mcp-method',
+    'tools/list',
+  ];
+  for (const token of tokens) headers.push('authorization', `Bearer ${token}`);
+  return new Promise((resolve, reject) => {
+    const req = request(`${url}/mcp`, { method: 'POST', headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, body: text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 describe('credentials.apiKeys', () => {
   const KEYS = (entry: string) => `${STDIO}credentials:\n  apiKeys:\n    - ${entry}\n`;
