@@ -31,20 +31,24 @@ export function registrationCharges(limits: GatewayConfig['rateLimits'], address
 
 /**
  * The budgets of one attempt on the OAuth sign-in page (`rateLimits.signIns`), spent before the key is
- * checked: the key named (`account`, a keyed digest of the key id), the client, the address, and the
- * sign-in page itself (`page`: its interaction uid, {@link SIGN_INS_PER_PAGE} attempts while it lives).
+ * checked: the key named (`account`, a keyed digest of the key id) from this address (`perKey`: guesses
+ * from one place lock that place out, not the key's owner signing in elsewhere; a key id is no secret)
+ * and from everywhere (`perKeyTotal`: guessing spread over many addresses), the client, the address, and
+ * the sign-in page itself (`page`: its interaction uid, {@link SIGN_INS_PER_PAGE} attempts while it lives).
  */
 export function signInCharges(
   limits: GatewayConfig['rateLimits'],
   attempt: { account: string; client: string; address: string; page: string; pageTtlMs: number },
 ): BudgetCharge[] {
-  const { perKey, perClient, perAddress } = limits.signIns;
+  const { perKey, perKeyTotal, perClient, perAddress } = limits.signIns;
+  const address = addressBucket(attempt.address);
   const durationMs = Math.max(1000, Math.ceil(attempt.pageTtlMs / 1000) * 1000);
   return [
     { budget: 'sign_ins_per_page' as const, key: `sign-ins:page:${attempt.page}`, limit: { points: SIGN_INS_PER_PAGE, durationMs } },
-    ...(perKey ? [{ budget: 'sign_ins_per_key' as const, key: `sign-ins:key:${attempt.account}`, limit: perKey }] : []),
+    ...(perKey ? [{ budget: 'sign_ins_per_key' as const, key: `sign-ins:key:${attempt.account}:${address}`, limit: perKey }] : []),
+    ...(perKeyTotal ? [{ budget: 'sign_ins_per_key_total' as const, key: `sign-ins:key:${attempt.account}`, limit: perKeyTotal }] : []),
     ...(perClient ? [{ budget: 'sign_ins_per_client' as const, key: `sign-ins:client:${attempt.client}`, limit: perClient }] : []),
-    ...(perAddress ? [{ budget: 'sign_ins_per_address' as const, key: `sign-ins:address:${addressBucket(attempt.address)}`, limit: perAddress }] : []),
+    ...(perAddress ? [{ budget: 'sign_ins_per_address' as const, key: `sign-ins:address:${address}`, limit: perAddress }] : []),
   ];
 }
 

@@ -80,12 +80,17 @@ const signIn = async (key: string, secret: string, client = clientId, headers: R
 
 /** Replaces this test's gateway with one whose sign-in address budget is 3 (and `security`), and registers a client. */
 async function restartWithAddressBudget(security: DeepPartial<GatewayConfig['security']> = {}): Promise<void> {
+  await restartWith({ perAddress: { points: 3, durationMs: 900_000, blockMs: 1_800_000 } }, security);
+}
+
+/** Replaces this test's gateway with one of these sign-in budgets (and `security`), and registers a client. */
+async function restartWith(signIns: DeepPartial<GatewayConfig['rateLimits']['signIns']>, security: DeepPartial<GatewayConfig['security']> = {}): Promise<void> {
   await gateway.close();
   gateway = inProcessGateway(
     {
       scopes: { endpoint: endpoint.url, unauthorizedTtlMs: 0 },
       oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-sign-in-limits', scopes: ['ledger:read'] },
-      rateLimits: { signIns: { perAddress: { points: 3, durationMs: 900_000, blockMs: 1_800_000 } } },
+      rateLimits: { signIns },
       security,
       upstreams: [{ health: { intervalMs: 0 } }],
     },
@@ -139,6 +144,28 @@ describe('the sign-in page under guessing', () => {
     expect((await signIn('carol', 'carol-secret', clientId, from('198.51.100.2'))).status).toBe(303);
     // A caller's own entry left of the one the proxy appended changes nothing.
     expect((await signIn('carol', 'carol-secret', clientId, from('198.51.100.2, 198.51.100.1'))).status).toBe(429);
+  });
+
+  it("locks out the address that guessed a key, not the key's owner signing in elsewhere; guesses spread over addresses meet perKeyTotal", async () => {
+    const block = { points: 3, durationMs: 900_000, blockMs: 1_800_000 };
+    await restartWith({ perKey: block, perKeyTotal: { points: 8, durationMs: 900_000 } }, { trustedProxies: ['127.0.0.1'] });
+    const from = (address: string) => ({ 'x-forwarded-for': address });
+    const guesses = async (address: string, count: number) => {
+      const statuses = [];
+      for (let i = 0; i < count; i++) statuses.push((await signIn('alice', `wrong-${address}-${i}`, clientId, from(address))).status);
+      return statuses;
+    };
+    expect(await guesses('198.51.100.1', 4)).toEqual([401, 401, 401, 429]);
+    // The right secret from the guessing address waits too: a lucky try there resumes nothing.
+    expect((await signIn('alice', 'alice-secret', clientId, from('198.51.100.1'))).status).toBe(429);
+    expect(authDecisionsOf(audit).at(-1)).toMatchObject({ reason: 'rate_limited', budget: 'sign_ins_per_key' });
+    // The owner elsewhere signs in (a key id is no secret: anyone could name it ten times).
+    expect((await signIn('alice', 'alice-secret', clientId, from('203.0.113.7'))).status).toBe(303);
+    // Spread over addresses, the key's guesses meet its total (3 + 3 + 2 checked), and then everyone waits.
+    expect(await guesses('198.51.100.2', 3)).toEqual([401, 401, 401]);
+    expect(await guesses('198.51.100.3', 3)).toEqual([401, 401, 429]);
+    expect(authDecisionsOf(audit).at(-1)).toMatchObject({ reason: 'rate_limited', budget: 'sign_ins_per_key_total' });
+    expect((await signIn('alice', 'alice-secret', clientId, from('203.0.113.7'))).status).toBe(429);
   });
 
   it("counts every key's attempts through one client in that client's budget", async () => {
