@@ -94,7 +94,9 @@ describe('registration documents', () => {
       ['client_name', 9],
     ] as const) {
       const body = `{"redirect_uris":${field === 'redirect_uris' ? deep(depth) : '["http://127.0.0.1:9/cb"]'},"client_name":${field === 'client_name' ? deep(depth) : '"x"'}}`;
-      const refused = await gateway.fetch(new Request(`${gateway.gatewayUrl}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }));
+      const refused = await gateway.fetch(
+        new Request(`${gateway.gatewayUrl}/oauth/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }),
+      );
       expect(refused.status, field).toBe(400);
       expect(await refused.json()).toEqual({
         error: 'invalid_client_metadata',

@@ -160,7 +160,8 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
         // Client metadata is flat (RFC 7591 §2: strings, arrays of strings, a JWK Set): a body nested
         // thousands deep overflowed the stack below (a 500 to anyone, unauthenticated: try-out).
         const deep = findLimitBreach(metadata, METADATA_SHAPE);
-        if (deep) throw new oidcErrors.InvalidClientMetadata(`client metadata nests deeper than ${METADATA_SHAPE.jsonDepth} levels (at ${jsonPointer(deep.path)})`);
+        if (deep)
+          throw new oidcErrors.InvalidClientMetadata(`client metadata nests deeper than ${METADATA_SHAPE.jsonDepth} levels (at ${jsonPointer(deep.path)})`);
         const bytes = Buffer.byteLength(JSON.stringify(metadata));
         if (bytes > config.clients.maxMetadataBytes)
           throw new oidcErrors.InvalidClientMetadata(`client metadata is ${bytes} bytes; at most ${config.clients.maxMetadataBytes} are accepted`);
