@@ -7,12 +7,14 @@ import { runCodeDefinition } from './run-code.ts';
 /**
  * The paragraph `/mcp/compact` adds to the upstreams' instructions, which were written for a server that
  * lists every tool (the CPZAI ones say "look ids up with the list_* tools", most of which are not listed
- * here): the workflow that reaches the rest.
+ * here): the workflow that reaches the rest, and that it reaches only what the caller's credential may use
+ * (a tool another credential's scopes allow is neither listed nor found: try-out).
  */
 export const COMPACT_INSTRUCTIONS =
   'On this endpoint most tools are not listed up front. To use one that is not in your tool list: call search_tools ' +
   'with the task in plain words, read the input_schema of the match, then call it directly by name if `advertised` is ' +
-  'true, else through call_tool with {name, arguments}. Tools named above but missing from your list are reached the same way.';
+  'true, else through call_tool with {name, arguments}. Tools named above but missing from your list are reached the same way ' +
+  'when your credential may use them; search_tools finds only those it may.';
 
 /** The upstreams of the caller's visible tools, sorted: search_tools' `upstream` enum (several upstreams only). */
 export function visibleUpstreams(visible: VisibleCatalog): string[] {
