@@ -155,7 +155,7 @@ describe('the operator pages in Chromium', { timeout: 60_000 }, () => {
   it('scopes: each with its description and the tools it unlocks', async () => {
     await page.goto(url('/console/scopes'), { waitUntil: 'networkidle' });
     const trade = page.locator('tr[data-scope="trade"]');
-    expect(await trade.textContent()).toContain('Place and cancel orders');
+    expect(await trade.textContent()).toContain('Place orders and run strategies live');
     expect(await trade.textContent()).toContain('place_order');
     expect(Number(await trade.locator('[data-count]').textContent())).toBeGreaterThan(0);
     await page.screenshot({ path: join(SHOTS, 'console-scopes.png'), fullPage: false });
