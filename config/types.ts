@@ -72,6 +72,7 @@ export interface GatewayConfig {
     jsonDepth: number;
     stringLength: number;
     arrayLength: number;
+    objectMembers: number;
     headerBytes: number;
     /** Longest prompt name or resource URI a request may name (http/classify.ts `nameBreach`). */
     nameLength: number;

@@ -25,6 +25,8 @@ export interface InputLimits {
   stringLength: number;
   /** Most elements in one array (a batch body included). */
   arrayLength: number;
+  /** Most members (keys) of one object. */
+  objectMembers: number;
 }
 
 /** `nameLength`: a prompt name's or resource URI's own limit (http/classify.ts `nameBreach`), beside the structural ones. */
@@ -75,6 +77,7 @@ function breachIn(value: unknown, parentDepth: number, limits: InputLimits): Fou
     return undefined;
   }
   const keys = Object.keys(value);
+  if (keys.length > limits.objectMembers) return { limit: 'objectMembers', path: [] };
   for (let i = keys.length - 1; i >= 0; i--) {
     if (keys[i]!.length > limits.stringLength) return { limit: 'stringLength', path: [keys[i]!] };
   }
@@ -92,6 +95,7 @@ const WHAT: Record<LimitName, string> = {
   jsonDepth: 'JSON nesting deeper than',
   stringLength: 'a string longer than',
   arrayLength: 'an array longer than',
+  objectMembers: 'an object with more members than',
   nameLength: 'a name or URI longer than',
 };
 

@@ -40,7 +40,7 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  * 400/-32700 for a body that is not UTF-8, malformed JSON or an empty body; the body classified once (classify.ts) and refused on
  * what HTTP and the revision ladder decide: 400/-32600 for JSON that is no request (a scalar, `[]`, a
  * message or batch element with a malformed member), 400/-32600 (-32602 inside params) over an input
- * limit (`limits.jsonDepth`/`stringLength`/`arrayLength`; tool arguments are the call's to refuse unless nested past checks/input-limits.ts JSON_DEPTH_CEILING:
+ * limit (`limits.jsonDepth`/`stringLength`/`arrayLength`/`objectMembers`; tool arguments are the call's to refuse unless nested past checks/input-limits.ts JSON_DEPTH_CEILING:
  * tool-call.ts), 400/-32022 for a revision the gateway does not serve (the `_meta` claim, else the
  * `MCP-Protocol-Version` header; `data.supported` as server/discover, the message naming both eras),
  * 400/-32600 for a batch under a revision without batching or of more than 100 messages (the SDK's cap:

@@ -25,7 +25,7 @@ export type { ToolCallAnswer } from '../ports.ts';
  * `tool.upstreamName`: the exposed name is looked up, never split) with the caller's credential,
  * `_meta`, progress, logs, cancellation, multi-round-trip fields and the tool's `Mcp-Param-*` headers
  * (forwarding.ts), then checks the result against the tool's outputSchema.
- * Arguments over an input limit (`limits.jsonDepth`/`stringLength`/`arrayLength`, counted from the
+ * Arguments over an input limit (`limits.jsonDepth`/`stringLength`/`arrayLength`/`objectMembers`, counted from the
  * arguments object) are an isError "invalid arguments" result, and nothing is sent.
  * Execution failures (timeout, upstream down, 5xx, a refused credential) come back as isError results;
  * a JSON-RPC error the upstream answered (unknown tool, invalid params, -32021) is rethrown unchanged;

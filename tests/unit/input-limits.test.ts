@@ -1,8 +1,8 @@
-/** The structural input limits (gateway/checks/input-limits.ts): depth, string and array length, where they broke. */
+/** The structural input limits (gateway/checks/input-limits.ts): depth, string and array length, object members, where they broke. */
 import { describe, expect, it } from 'vitest';
 import { breachIsInParams, breachIsInToolArguments, describeBreach, findLimitBreach, formatPath } from '../../gateway/checks/input-limits.ts';
 
-const limits = { jsonDepth: 4, stringLength: 8, arrayLength: 3 };
+const limits = { jsonDepth: 4, stringLength: 8, arrayLength: 3, objectMembers: 4 };
 
 const nested = (depth: number): unknown => {
   let value: unknown = 1;
@@ -34,6 +34,12 @@ describe('findLimitBreach', () => {
     expect(findLimitBreach({ ['k'.repeat(9)]: 1 }, limits)).toEqual({ limit: 'stringLength', max: 8, path: ['k'.repeat(9)] });
     expect(findLimitBreach({ list: [1, 2, 3, 4] }, limits)).toEqual({ limit: 'arrayLength', max: 3, path: ['list'] });
     expect(findLimitBreach([1, 2, 3, 4], limits)).toEqual({ limit: 'arrayLength', max: 3, path: [] });
+  });
+
+  it('reports an object with more members than objectMembers, before looking inside it', () => {
+    expect(findLimitBreach({ a: 1, b: 2, c: 3, d: 4 }, limits)).toBeUndefined();
+    expect(findLimitBreach({ args: { a: 1, b: 2, c: 3, d: 4, e: 'x'.repeat(9) } }, limits)).toEqual({ limit: 'objectMembers', max: 4, path: ['args'] });
+    expect(describeBreach({ limit: 'objectMembers', max: 4, path: ['args'] })).toBe('an object with more members than limits.objectMembers (4) at /args');
   });
 
   it('reports the first breach in document order and prefixes a base path', () => {
