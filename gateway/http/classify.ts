@@ -235,7 +235,8 @@ function edgeLimitBreach(body: object, limits: InputLimits): LimitBreach | undef
   const breach = findLimitBreach(body, limits);
   if (!breach || !breachIsInToolArguments(body, breach)) return breach;
   const call = body as { params: Record<string, unknown> };
-  if (findLimitBreach(call.params.arguments, { jsonDepth: JSON_DEPTH_CEILING - 2, stringLength: Infinity, arrayLength: Infinity, objectMembers: Infinity })) return breach;
+  if (findLimitBreach(call.params.arguments, { jsonDepth: JSON_DEPTH_CEILING - 2, stringLength: Infinity, arrayLength: Infinity, objectMembers: Infinity }))
+    return breach;
   return findLimitBreach({ ...call, params: { ...call.params, arguments: {} } }, limits);
 }
 

@@ -214,7 +214,8 @@ export async function runCode(
  */
 function nestingChecked(outcome: RunOutcome): RunOutcome {
   if (!outcome.ok) return outcome;
-  if (!findLimitBreach(JSON.parse(outcome.json), { jsonDepth: JSON_DEPTH_CEILING, stringLength: Infinity, arrayLength: Infinity, objectMembers: Infinity })) return outcome;
+  if (!findLimitBreach(JSON.parse(outcome.json), { jsonDepth: JSON_DEPTH_CEILING, stringLength: Infinity, arrayLength: Infinity, objectMembers: Infinity }))
+    return outcome;
   return {
     ok: false,
     kind: 'script_error',

@@ -24,7 +24,12 @@ import { storeUnavailable, type OAuthStore } from './store.ts';
  */
 const FETCHED_URL_FIELDS = ['jwks_uri', 'sector_identifier_uri'] as const;
 /** How deep client metadata may nest: an inline JWK Set (`jwks.keys[].x5c[]`) is 4 levels; lengths are bounded by `clients.maxMetadataBytes`. */
-const METADATA_SHAPE: InputLimits = { jsonDepth: 8, stringLength: Number.POSITIVE_INFINITY, arrayLength: Number.POSITIVE_INFINITY, objectMembers: Number.POSITIVE_INFINITY };
+const METADATA_SHAPE: InputLimits = {
+  jsonDepth: 8,
+  stringLength: Number.POSITIVE_INFINITY,
+  arrayLength: Number.POSITIVE_INFINITY,
+  objectMembers: Number.POSITIVE_INFINITY,
+};
 
 /** The detail of the invalid_grant a refresh gets when the key behind its grant is refused now. */
 const KEY_REVOKED = 'the key this grant was signed in with is no longer valid';
