@@ -229,7 +229,8 @@ const MESSAGE_CHARS = 400;
 
 /**
  * A -32020 HeaderMismatch as the gateway answers it: the SDK's status, code and message (the message cut
- * at {@link MESSAGE_CHARS}), and `data.mismatch` holding the two values that disagree, each cut at
+ * at {@link MESSAGE_CHARS}), `data.kind` `header_mismatch` (as every gateway error names its kind), and
+ * `data.mismatch` holding the two values that disagree, each cut at
  * {@link ECHOED_CHARS}: the header's as sent (`(missing)` when absent) and the body's (its method, its
  * envelope's protocol version, or the params member `Mcp-Name` mirrors). The SDK puts its whole message
  * in `data.mismatch.body` instead, so a long value came back twice (issue 33).
@@ -240,6 +241,7 @@ function shortMismatch(rejection: LadderRejection, message: Record<string, unkno
     ...rejection,
     message: clip(rejection.message, MESSAGE_CHARS),
     data: {
+      kind: 'header_mismatch',
       mismatch: { header: clip(typeof shown === 'string' ? shown : '(missing)', ECHOED_CHARS), body: clip(bodyValueOf(rejection.cell, message), ECHOED_CHARS) },
     },
   };

@@ -41,7 +41,7 @@ describe('protocol edges', () => {
       expect(response.status).toBe(400);
       const { error } = await answerOf(response);
       expect(error?.code).toBe(-32020);
-      expect(error?.data).toEqual({ mismatch: { header: 'echo_word', body: `${name.slice(0, 64)}…` } });
+      expect(error?.data).toEqual({ kind: 'header_mismatch', mismatch: { header: 'echo_word', body: `${name.slice(0, 64)}…` } });
       expect(error?.message.length).toBeLessThanOrEqual(401);
       expect(error?.message).toMatch(/^Bad Request: the request headers and body disagree: the body carries params\.name="xyyy/);
     });
@@ -57,6 +57,7 @@ describe('protocol edges', () => {
         `Bad Request: the request headers and body disagree: the body carries params.name="líst_orders" but the Mcp-Name header names "${raw}"`,
       );
       expect(error?.data).toEqual({
+        kind: 'header_mismatch',
         mismatch: { header: raw, body: name },
         hint: `a name outside visible ASCII is sent Base64-encoded: Mcp-Name: =?base64?${Buffer.from(name).toString('base64')}?=`,
       });
@@ -69,7 +70,7 @@ describe('protocol edges', () => {
       expect(error).toEqual({
         code: -32020,
         message: 'Bad Request: the request headers and body disagree: the body names method tools/call but the Mcp-Method header names tools/list',
-        data: { mismatch: { header: 'tools/list', body: 'tools/call' } },
+        data: { kind: 'header_mismatch', mismatch: { header: 'tools/list', body: 'tools/call' } },
       });
     });
 
@@ -78,7 +79,7 @@ describe('protocol edges', () => {
       const { 'mcp-protocol-version': _dropped, ...headers } = modern.headers;
       const response = await stack.fetch(new Request(modern.url, { method: 'POST', headers, body: modern.body }));
       expect(response.status).toBe(400);
-      expect((await answerOf(response)).error?.data).toEqual({ mismatch: { header: '(missing)', body: '2026-07-28' } });
+      expect((await answerOf(response)).error?.data).toEqual({ kind: 'header_mismatch', mismatch: { header: '(missing)', body: '2026-07-28' } });
     });
   });
 

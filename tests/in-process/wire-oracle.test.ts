@@ -254,11 +254,17 @@ describe('the SDK as the oracle of the gateway wire module', () => {
       if (refusal === 'ladder' || refusal === 'standard headers') {
         const r = (ours.ladderRejection ?? ours.headerRejection)!;
         seen[refusal === 'ladder' ? 'ladder' : 'headers']++;
-        // -32020's data is ours: the two disagreeing values, short (wire/requests.ts shortMismatch), where the SDK repeats its message.
+        // -32020's data is ours: its kind and the two disagreeing values, short (wire/requests.ts shortMismatch), where the SDK repeats its message.
         const sdkError = sdk.message?.error as { code: number; message: string; data?: { mismatch?: { header: string } } } | undefined;
         const expected =
           r.code === -32020 && sdkError?.data?.mismatch
-            ? { ...sdkError, data: { mismatch: { header: sdkError.data.mismatch.header, body: (r.data as { mismatch: { body: string } }).mismatch.body } } }
+            ? {
+                ...sdkError,
+                data: {
+                  kind: 'header_mismatch',
+                  mismatch: { header: sdkError.data.mismatch.header, body: (r.data as { mismatch: { body: string } }).mismatch.body },
+                },
+              }
             : sdkError;
         expect({ status: sdk.status, error: expected }, context).toEqual({
           status: r.httpStatus,
