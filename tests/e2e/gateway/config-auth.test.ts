@@ -14,6 +14,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { ConfigError, loadConfig } from '../../../config/load.ts';
 import { startGateway } from '../../../gateway/gateway.ts';
 import { rawRequest, rpcMessage, expectChallenge } from '../../helpers/enforcement.ts';
+import { rpc } from '../../helpers/raw-mcp.ts';
 import { startFakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
 
@@ -125,33 +126,13 @@ describe('anonymous', () => {
   });
 });
 
-/** A 2026-07-28 tools/list with one `Authorization: Bearer <token>` header line per token, over node:http. */
+/** A 2026-07-28 tools/list with one `Authorization: Bearer <token>` header line per token (no key pair), over node:http. */
 function twoAuthorizations(url: string, tokens: string[]): Promise<{ status: number; body: string }> {
-  const body = JSON.stringify({
-    jsonrpc: '2.0',
-    id: 1,
-    method: 'tools/list',
-    params: {
-      _meta: {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientInfo': { name: 'twice', version: '1.0.0' },
-        'io.modelcontextprotocol/clientCapabilities': {},
-      },
-    },
-  });
-  const headers = [
-    'host',
-    new URL(url).host,
-    'content-type',
-    'application/json',
-    'accept',
-    'application/json, text/event-stream',
-    'mcp-protocol-version',
-    '2026-07-28',
-    'mcp-method',
-    'tools/list',
-  ];
+  const { headers: named, body: message } = rpc('modern', 1, 'tools/list');
+  const headers = ['host', new URL(url).host];
+  for (const [name, value] of Object.entries(named)) if (!name.startsWith('x-cpz-')) headers.push(name, value);
   for (const token of tokens) headers.push('authorization', `Bearer ${token}`);
+  const body = JSON.stringify(message);
   return new Promise((resolve, reject) => {
     const req = request(`${url}/mcp`, { method: 'POST', headers }, (res) => {
       let text = '';
