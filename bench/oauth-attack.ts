@@ -322,13 +322,7 @@ async function measure(store: 'memory' | 'redis', backends: ServiceProcess) {
     // Memory store: a client exists on the replica it registered with, so the guesses go there (the other keeps budgets of its own).
     const guessed = store === 'redis' ? origins : [origins[0]!];
     out.guessing = {
-      budgets: {
-        perKey: signIns.perKey,
-        perKeyTotal: signIns.perKeyTotal,
-        perClient: signIns.perClient,
-        perAddress: signIns.perAddress,
-        scope: store === 'redis' ? 'shared' : 'per replica',
-      },
+      budgets: { perKey: signIns.perKey, perClient: signIns.perClient, perAddress: signIns.perAddress, scope: store === 'redis' ? 'shared' : 'per replica' },
       oneKey: await guessing(guessed, guessClients[0]!, () => ({ key: 'cpz_guess_target', address: '127.0.0.4' })),
       oneAddress: await guessing(guessed, guessClients[1]!, (i) => ({ key: `cpz_guess_a${i}`, address: '127.0.0.5' })),
       oneClient: await guessing(guessed, guessClients[2]!, (i) => ({ key: `cpz_guess_c${i}`, address: `127.0.1.${1 + (i % 200)}` })),

@@ -132,8 +132,8 @@ export interface GatewayConfig {
     tool?: RateBudget;
     /** RFC 7591 registrations (built-in authorization server): from one client address, and from everyone. */
     registrations: { perAddress?: RateBudget; total?: RateBudget };
-    /** Attempts on the OAuth sign-in page, counted before the key is checked: naming one key from one address and from everywhere, through one client, from one address. */
-    signIns: { perKey?: RateBudget; perKeyTotal?: RateBudget; perClient?: RateBudget; perAddress?: RateBudget };
+    /** Attempts on the OAuth sign-in page, counted before the key is checked: naming one key, through one client, from one address. */
+    signIns: { perKey?: RateBudget; perClient?: RateBudget; perAddress?: RateBudget };
     /** Console requests with a wrong admin token, from one address. */
     consoleSignIns: { perAddress?: RateBudget };
   };

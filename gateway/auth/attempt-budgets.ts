@@ -31,25 +31,33 @@ export function registrationCharges(limits: GatewayConfig['rateLimits'], address
 
 /**
  * The budgets of one attempt on the OAuth sign-in page (`rateLimits.signIns`), spent before the key is
- * checked: the key named (`account`, a keyed digest of the key id) from this address (`perKey`: guesses
- * from one place lock that place out, not the key's owner signing in elsewhere; a key id is no secret)
- * and from everywhere (`perKeyTotal`: guessing spread over many addresses), the client, the address, and
- * the sign-in page itself (`page`: its interaction uid, {@link SIGN_INS_PER_PAGE} attempts while it lives).
+ * checked: the key named (`account`, a keyed digest of the key id), the client, the address, and the
+ * sign-in page itself (`page`: its interaction uid, {@link SIGN_INS_PER_PAGE} attempts while it lives).
+ * From an address the key signed in from before (`knownAddress`: interaction.ts remembers it for
+ * {@link KNOWN_ADDRESS_SECONDS}) the key's budget is not spent: a key id is no secret, and guesses from
+ * elsewhere that spend it must not lock out its owner where they sign in; the address's own budget
+ * still bounds whatever comes from there.
  */
 export function signInCharges(
   limits: GatewayConfig['rateLimits'],
-  attempt: { account: string; client: string; address: string; page: string; pageTtlMs: number },
+  attempt: { account: string; client: string; address: string; page: string; pageTtlMs: number; knownAddress?: boolean },
 ): BudgetCharge[] {
-  const { perKey, perKeyTotal, perClient, perAddress } = limits.signIns;
-  const address = addressBucket(attempt.address);
+  const { perKey, perClient, perAddress } = limits.signIns;
   const durationMs = Math.max(1000, Math.ceil(attempt.pageTtlMs / 1000) * 1000);
   return [
     { budget: 'sign_ins_per_page' as const, key: `sign-ins:page:${attempt.page}`, limit: { points: SIGN_INS_PER_PAGE, durationMs } },
-    ...(perKey ? [{ budget: 'sign_ins_per_key' as const, key: `sign-ins:key:${attempt.account}:${address}`, limit: perKey }] : []),
-    ...(perKeyTotal ? [{ budget: 'sign_ins_per_key_total' as const, key: `sign-ins:key:${attempt.account}`, limit: perKeyTotal }] : []),
+    ...(perKey && !attempt.knownAddress ? [{ budget: 'sign_ins_per_key' as const, key: `sign-ins:key:${attempt.account}`, limit: perKey }] : []),
     ...(perClient ? [{ budget: 'sign_ins_per_client' as const, key: `sign-ins:client:${attempt.client}`, limit: perClient }] : []),
-    ...(perAddress ? [{ budget: 'sign_ins_per_address' as const, key: `sign-ins:address:${address}`, limit: perAddress }] : []),
+    ...(perAddress ? [{ budget: 'sign_ins_per_address' as const, key: `sign-ins:address:${addressBucket(attempt.address)}`, limit: perAddress }] : []),
   ];
+}
+
+/** How long an address a key signed in from stays known to that key (30 days), seconds. */
+export const KNOWN_ADDRESS_SECONDS = 30 * 24 * 3600;
+
+/** The store key remembering that `account` signed in from `address` (its IPv6 /64). */
+export function knownAddressKey(account: string, address: string): string {
+  return `sign-in-known:${account}:${addressBucket(address)}`;
 }
 
 /** Attempts one sign-in page allows; past them the authorization ends with access_denied (a new one needs the client again). */

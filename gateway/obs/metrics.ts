@@ -208,7 +208,7 @@ export function createMetrics(): GatewayMetrics {
     }),
     rateLimited: new Counter({
       name: 'mcp_rate_limited_total',
-      help: 'Requests, tool calls, registrations and sign-in attempts refused by a rate budget, by budget (requests|reads|writes|tool|registrations_per_address|registrations_total|sign_ins_per_key|sign_ins_per_key_total|sign_ins_per_client|sign_ins_per_address|sign_ins_per_page|console_sign_ins_per_address).',
+      help: 'Requests, tool calls, registrations and sign-in attempts refused by a rate budget, by budget (requests|reads|writes|tool|registrations_per_address|registrations_total|sign_ins_per_key|sign_ins_per_client|sign_ins_per_address|sign_ins_per_page|console_sign_ins_per_address).',
       labelNames: ['budget'],
       registers: r,
     }),

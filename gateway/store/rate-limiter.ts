@@ -16,7 +16,6 @@ export type BudgetName =
   | 'registrations_per_address'
   | 'registrations_total'
   | 'sign_ins_per_key'
-  | 'sign_ins_per_key_total'
   | 'sign_ins_per_client'
   | 'sign_ins_per_address'
   | 'sign_ins_per_page'

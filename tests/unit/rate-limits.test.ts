@@ -92,8 +92,7 @@ describe('rate budget rule', () => {
     const attempt = { account: 'acct_x', client: 'c1', address: '10.0.0.1', page: 'uid1', pageTtlMs: 600_000 };
     expect(signInCharges(c.rateLimits, attempt).map((x) => [x.budget, x.key, x.limit.points, x.limit.blockMs])).toEqual([
       ['sign_ins_per_page', 'sign-ins:page:uid1', 5, undefined],
-      ['sign_ins_per_key', 'sign-ins:key:acct_x:10.0.0.1', 10, 1800000],
-      ['sign_ins_per_key_total', 'sign-ins:key:acct_x', 100, undefined],
+      ['sign_ins_per_key', 'sign-ins:key:acct_x', 10, 1800000],
       ['sign_ins_per_client', 'sign-ins:client:c1', 300, undefined],
       ['sign_ins_per_address', 'sign-ins:address:10.0.0.1', 30, 1800000],
     ]);

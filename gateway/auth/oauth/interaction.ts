@@ -6,7 +6,7 @@ import type Provider from 'oidc-provider';
 import type { GatewayConfig } from '../../../config/types.ts';
 import type { AuthDecision } from '../../obs/audit.ts';
 import { loggableUrl, type Logger } from '../../obs/log.ts';
-import { signInCharges } from '../attempt-budgets.ts';
+import { KNOWN_ADDRESS_SECONDS, knownAddressKey, signInCharges } from '../attempt-budgets.ts';
 import type { RateLimiter } from '../../store/rate-limiter.ts';
 import type { AuthDecisions } from '../decisions.ts';
 import type { ScopeResult } from '../scope-cache.ts';
@@ -55,9 +55,11 @@ export interface InteractionDeps {
  * spends a point of the page's own budget (5; then the authorization ends with access_denied) and of
  * the key's, the client's and the address's (`rateLimits.signIns`, shared through Redis); over one, the
  * page says when to try again (429, Retry-After) and the key is not checked. A right key and secret give
- * their points back. The refusal never says whether the key or the secret was wrong. While the store is
- * unreachable (store.ts OAuthStoreUnavailable) every page answers 503 with Retry-After, saying to wait
- * and reload: the sign-in has not expired, and the same page and form work once the store is back.
+ * their points back, and make the address known to the key for 30 days: from there the key's budget is
+ * not spent, so guesses naming the key elsewhere do not lock out its owner. The refusal never says
+ * whether the key or the secret was wrong. While the store is unreachable (store.ts OAuthStoreUnavailable)
+ * every page answers 503 with Retry-After, saying to wait and reload: the sign-in has not expired, and the
+ * same page and form work once the store is back.
  */
 export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promise<void> {
   const { provider, gateway, issuer, store, keys, credentials, resources, supported, log, limiter, decide } = deps;
@@ -187,6 +189,7 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
       const secret = String(form.secret ?? '');
       if (!key || !secret || key.length > 256 || secret.length > 1024) return signIn(400, 'Enter your API key and secret.');
       const account = accountIdFor(key);
+      const known = knownAddressKey(account, ctx.ip);
       // Spent before the key is checked, atomically (Redis INCR): concurrent guesses cannot all slip through.
       const [onPage, ...others] = signInCharges(gateway.rateLimits, {
         account,
@@ -194,6 +197,7 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
         address: ctx.ip,
         page: uid,
         pageTtlMs: config.interactionTtlSeconds * 1000,
+        knownAddress: (await store.get(known)) !== undefined,
       });
       const pageBudget = await limiter.consume([onPage!]);
       if (!pageBudget.ok) {
@@ -226,6 +230,8 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
       }
       const pending: PendingSignIn = { accountId: account, headers, scopes: [...result.scopes] };
       await store.set(pendingKey, wrap(keys.credential, pending, `${PENDING_CONTEXT}:${uid}`), config.interactionTtlSeconds, 'bounded');
+      // Where the key's owner signs in, guesses spread elsewhere no longer lock them out (attempt-budgets.ts).
+      await store.set(known, '1', KNOWN_ADDRESS_SECONDS, 'bounded');
       decided({ endpoint: 'sign_in', outcome: 'ok', account });
       log.info({ client: loggableUrl(client.clientId), account }, 'signed in');
       ctx.status = 303;
