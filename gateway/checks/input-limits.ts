@@ -143,6 +143,7 @@ export function breachIsInToolArguments(body: unknown, breach: LimitBreach): boo
     (body as { method?: unknown }).method === 'tools/call' &&
     breach.path[0] === 'params' &&
     breach.path[1] === 'arguments' &&
-    breach.path.length > 2
+    // The arguments object itself with too many members is the call's to refuse too (any other breach there is no object of arguments).
+    (breach.path.length > 2 || breach.limit === 'objectMembers')
   );
 }

@@ -5,7 +5,7 @@ import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS, resolveTool, type ToolResolution } f
 import { toolErrorResult, type ErrorKind } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
 import { toolLabel } from '../obs/metrics.ts';
-import { callCatalogTool, nearestNamesText, nearestVisibleNames, heldToolMessage, refuseHeld, type ToolCallAnswer } from './tool-call.ts';
+import { argumentsOverLimit, callCatalogTool, nearestNamesText, nearestVisibleNames, heldToolMessage, refuseHeld, type ToolCallAnswer } from './tool-call.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import { recordDecision } from './tool-decision.ts';
 import { uiMeta } from '../catalog/extensions.ts';
@@ -137,6 +137,8 @@ export async function callThroughDispatcher(
   }
   if (target.advertised && via === 'call_tool') return refuse(name, target, 'refused', 'call_directly', `${name} is advertised: call it directly.`);
 
+  const overLimit = argumentsOverLimit(d, tool, targetArgs, via, started);
+  if (overLimit) return overLimit;
   const check = d.runtime.inputs.check(tool.name, tool.definition.inputSchema, targetArgs);
   if (!check.ok) {
     const message = `Invalid arguments for ${name}: ${check.issues.join('; ')}. Its input_schema: ${JSON.stringify(tool.definition.inputSchema)}`;

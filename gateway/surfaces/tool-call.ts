@@ -60,17 +60,8 @@ export async function callCatalogTool(
       counted: { tool: tool.name, outcome: counted },
       forwarded,
     });
-  const base = via === 'direct' ? DIRECT_ARGUMENTS : DISPATCHED_ARGUMENTS;
-  const breach = args ? findLimitBreach(args, d.runtime.config.limits, base) : undefined;
-  if (breach) {
-    // Nothing was sent (and no budget spent): the caller's input broke a limit (limits.*), which the model can correct.
-    decided('invalid_arguments', 'invalid_arguments', `limits.${breach.limit}`);
-    const result = toolErrorResult('invalid_arguments', `Invalid arguments for ${tool.name}: ${describeBreach(breach)}.`);
-    // Listed as the schema checks list theirs: a JSON Pointer into the arguments.
-    const inner = breach.path.slice(base.length);
-    const errors = [{ path: jsonPointer(inner), message: breachProblem(breach) }];
-    return { ...result, _meta: { ...result._meta, ...argumentErrorsMeta(errors) } };
-  }
+  const overLimit = argumentsOverLimit(d, tool, args, via, started);
+  if (overLimit) return overLimit;
   // 2025-11-25 task augmentation: dropped for an upstream without tasks, -32601 for a tool that takes none (nothing sent).
   let taskSent: TaskParam | undefined;
   if (task !== undefined) {
@@ -146,6 +137,39 @@ export async function callCatalogTool(
   if (result.isError) decided(await directFailureOutcome(d, tool, args, via), 'is_error', 'is_error', undefined, true);
   else decided('ok', 'ok', undefined, undefined, true);
   return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
+}
+
+/**
+ * The isError answer to arguments over an input limit (`limits.jsonDepth`/`stringLength`/`arrayLength`/
+ * `objectMembers`, counted from the arguments object), recorded as an `invalid_arguments` decision, or
+ * undefined when they are within every limit. Checked before anything else reads them (call_tool's and
+ * run_code's schema check included: one schema error per unknown member made 120,000 members cost
+ * hundreds of ms); nothing is sent and no budget spent, and the model can correct them.
+ */
+export function argumentsOverLimit(
+  d: DispatchContext,
+  tool: CatalogTool,
+  args: Record<string, unknown> | undefined,
+  via: CallVia,
+  started: number,
+): CallToolResult | undefined {
+  const base = via === 'direct' ? DIRECT_ARGUMENTS : DISPATCHED_ARGUMENTS;
+  const breach = args ? findLimitBreach(args, d.runtime.config.limits, base) : undefined;
+  if (!breach) return undefined;
+  recordDecision(d, {
+    via,
+    name: tool.name,
+    tool,
+    outcome: 'invalid_arguments',
+    reason: `limits.${breach.limit}`,
+    arguments: args ?? {},
+    started,
+    counted: { tool: tool.name, outcome: 'invalid_arguments' },
+  });
+  const result = toolErrorResult('invalid_arguments', `Invalid arguments for ${tool.name}: ${describeBreach(breach)}.`);
+  // Listed as the schema checks list theirs: a JSON Pointer into the arguments.
+  const errors = [{ path: jsonPointer(breach.path.slice(base.length)), message: breachProblem(breach) }];
+  return { ...result, _meta: { ...result._meta, ...argumentErrorsMeta(errors) } };
 }
 
 /** Where a call's arguments sit in its request: `params.arguments`, or call_tool's `params.arguments.arguments`. */

@@ -17,8 +17,14 @@ const nested = (depth: number): unknown => {
 
 beforeAll(async () => {
   stack = await startStack({
-    upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } }] },
-    gateway: { limits: { jsonDepth: 16, objectMembers: 100 } },
+    upstream: {
+      tools: [
+        { definition: { name: 'echo', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } },
+        // Every unknown member one schema error: the work the limit bounds on call_tool and run_code, which check schemas themselves.
+        { definition: { name: 'strict', inputSchema: { type: 'object', additionalProperties: false }, annotations: { readOnlyHint: true } } },
+      ],
+    },
+    gateway: { limits: { jsonDepth: 16, objectMembers: 100 }, compact: { codeMode: { enabled: true } } },
   });
 });
 afterAll(async () => {
@@ -73,6 +79,23 @@ describe.each(['modern', 'legacy'] as const)('tool arguments with an object over
     expect(sent()).toBe(before);
     delete many.k100;
     expect((await call('/mcp', era, 'echo', { many })).isError).toBeFalsy();
+  });
+
+  it('refuses the arguments object itself with too many members as the call, before any schema check reads them', async () => {
+    const sent = () => stack.fake!.received.filter((r) => r.method === 'tools/call').length;
+    const before = sent();
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i]));
+    const direct = await call('/mcp', era, 'strict', many);
+    expect(direct.content[0]!.text).toBe('Invalid arguments for strict: an object with more members than limits.objectMembers (100) at /arguments.');
+    const dispatched = await call('/mcp/compact', era, 'call_tool', { name: 'strict', arguments: many });
+    expect(dispatched.content[0]!.text).toBe(
+      'Invalid arguments for strict: an object with more members than limits.objectMembers (100) at /arguments/arguments.',
+    );
+    const script = 'const o = {}; for (let i = 0; i < 101; i++) o[`k${i}`] = i; return await tools.strict(o);';
+    const ran = await call('/mcp/compact', era, 'run_code', { code: script });
+    expect(ran.isError).toBe(true);
+    expect(ran.content[0]!.text).toContain('an object with more members than limits.objectMembers (100)');
+    expect(sent()).toBe(before);
   });
 });
 
