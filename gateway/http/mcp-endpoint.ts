@@ -71,7 +71,9 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     // presented and, for a tools/call, the tool its Mcp-Name header names (no body may have been read).
     // Written out, as `requester` below: one shape, not a spread per request.
     const named = namedTool(ctx);
-    const anonymous: Requester = { requestId, address, credentialForm: credentialForm(ctx.req.headers, config.credentials), namedTool: named };
+    // A repeated Authorization comes back as all its values: refused as ambiguous, and recorded as an incomplete credential.
+    const credentialIn = credentialHeaders(ctx.req);
+    const anonymous: Requester = { requestId, address, credentialForm: credentialForm(credentialIn, config.credentials), namedTool: named };
     const refused = (
       requester: Requester,
       kind: ErrorKind,
@@ -107,12 +109,15 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
           bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey, runtime.previousDigestKey)
       : undefined;
     const authStarted = performance.timeOrigin + performance.now();
-    const authentication = await runtime.authenticator.authenticate(credentialHeaders(ctx.req), { requestId, exchange });
+    const authentication = await runtime.authenticator.authenticate(credentialIn, { requestId, exchange });
     const authEnded = performance.timeOrigin + performance.now();
     if (authentication.kind === 'invalid') {
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;
+      const repeated = Array.isArray(credentialIn.authorization) ? ' (Authorization once: it was sent more than once)' : '';
       const message =
-        authentication.reason === 'refused' ? `Unauthorized: ${authentication.description ?? 'the credential was refused'}` : `Unauthorized: send ${how}`;
+        authentication.reason === 'refused'
+          ? `Unauthorized: ${authentication.description ?? 'the credential was refused'}`
+          : `Unauthorized: send ${how}${repeated}`;
       ctx.set('www-authenticate', bearerChallenge(config, ctx, surface.path, authentication.reason === 'refused' ? { error: 'invalid_token' } : {}));
       return refused(anonymous, 'unauthorized', message, 'unauthorized', authentication.cause);
     }

@@ -116,6 +116,7 @@ describe('anonymous', () => {
         const twice = await twoAuthorizations(shut.url, tokens);
         expect(twice.status, `${tokens.join(' then ')}: ${twice.body}`).toBe(401);
         expect(twice.body).toMatch(/"code":-32001/);
+        expect(twice.body).toContain('(Authorization once: it was sent more than once)');
       }
       const once = await twoAuthorizations(shut.url, ['member-token-value']);
       expect(once.status).toBe(200);
