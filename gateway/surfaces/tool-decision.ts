@@ -124,7 +124,7 @@ export function outputViolationResult(tool: CatalogTool, check: Extract<OutputCh
   }
   const result = toolErrorResult(
     'output_schema_violation',
-    `Tool "${tool.name}" may have run: upstream ${tool.upstream} answered the call, but its structuredContent does not match the tool's outputSchema ` +
+    `Tool "${tool.name}" may have run: upstream ${tool.upstream} answered the call, but its result does not match the tool's outputSchema ` +
       `(${check.problems}), so the result is withheld and the outcome is unknown. Check its effect before calling it again, or it may be done twice.`,
   );
   return { ...result, _meta: { ...result._meta, ...paths, [OUTCOME_META_KEY]: 'unknown' } };

@@ -83,7 +83,7 @@ describe('output schema checks', () => {
     expect(placed).toEqual(['place_deal']);
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toBeUndefined();
-    expect(result.content[0]!.text).toMatch(/^Tool "place_deal" may have run: upstream \S+ answered the call, but its structuredContent does not match/);
+    expect(result.content[0]!.text).toMatch(/^Tool "place_deal" may have run: upstream \S+ answered the call, but its result does not match/);
     expect(result.content[0]!.text).toContain("(/data must have required property 'data')");
     expect(result.content[0]!.text).toContain('Check its effect before calling it again');
     expect(result._meta).toMatchObject({
