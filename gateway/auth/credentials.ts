@@ -40,17 +40,23 @@ export interface Credential {
 }
 
 /**
- * The request's headers as a credential is read from them ({@link extractCredential}). node:http keeps only
- * the first of a repeated `Authorization` and drops the rest, so a proxy in front that reads the last one and
- * the gateway would act on different credentials (the header is no list: RFC 9110 §5.3, §11.6.2): a repeated
- * one comes back as all its values, which extractCredential refuses as ambiguous, as it does a repeated key header.
+ * Whether a credential header (`Authorization`, `keyHeader`, `secretHeader`) was sent more than once. None of
+ * them is a list (RFC 9110 §5.3): node:http keeps the first Authorization and joins a repeated other header
+ * with ", ", so a proxy in front that reads another of the values and the gateway would act on different
+ * credentials. Such a request is refused whatever else it carries (mcp-endpoint.ts). Reads `rawHeaders`
+ * (names compared by length first: a few hundred ns a request).
  */
-export function credentialHeaders(req: Pick<IncomingMessage, 'headers' | 'rawHeaders'>): IncomingHttpHeaders {
-  if (req.headers.authorization === undefined) return req.headers;
+export function repeatsCredentialHeader(req: Pick<IncomingMessage, 'rawHeaders'>, config: GatewayConfig['credentials']): boolean {
+  const names = ['authorization', config.keyHeader.toLowerCase(), config.secretHeader.toLowerCase()];
+  const seen = [0, 0, 0];
   const raw = req.rawHeaders;
-  const values: string[] = [];
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization') values.push(raw[i + 1]!);
-  return values.length < 2 ? req.headers : { ...req.headers, authorization: values as unknown as string };
+  for (let i = 0; i < raw.length; i += 2) {
+    const name = raw[i]!;
+    for (let n = 0; n < 3; n++) {
+      if (name.length === names[n]!.length && name.toLowerCase() === names[n] && ++seen[n]! > 1) return true;
+    }
+  }
+  return false;
 }
 
 /** RFC 6750 §2.1: `Bearer` (any case), one or more spaces or tabs, one b64token, nothing else. */

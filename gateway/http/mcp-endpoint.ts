@@ -7,7 +7,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, withRevision, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
-import { credentialForm, credentialHeaders, type Credential } from '../auth/credentials.ts';
+import { credentialForm, repeatsCredentialHeader, type Credential } from '../auth/credentials.ts';
 import { answerAtEdge, rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from './fast-path.ts';
 import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
@@ -71,9 +71,13 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     // presented and, for a tools/call, the tool its Mcp-Name header names (no body may have been read).
     // Written out, as `requester` below: one shape, not a spread per request.
     const named = namedTool(ctx);
-    // A repeated Authorization comes back as all its values: refused as ambiguous, and recorded as an incomplete credential.
-    const credentialIn = credentialHeaders(ctx.req);
-    const anonymous: Requester = { requestId, address, credentialForm: credentialForm(credentialIn, config.credentials), namedTool: named };
+    const repeated = repeatsCredentialHeader(ctx.req, config.credentials);
+    const anonymous: Requester = {
+      requestId,
+      address,
+      credentialForm: repeated ? 'incomplete' : credentialForm(ctx.req.headers, config.credentials),
+      namedTool: named,
+    };
     const refused = (
       requester: Requester,
       kind: ErrorKind,
@@ -109,15 +113,24 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
           bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey, runtime.previousDigestKey)
       : undefined;
     const authStarted = performance.timeOrigin + performance.now();
-    const authentication = await runtime.authenticator.authenticate(credentialIn, { requestId, exchange });
+    // A credential header sent twice is ambiguous (credentials.ts repeatsCredentialHeader): refused whatever else
+    // came with it, as RFC 6750 §3.1 answers a repeated parameter (400 invalid_request).
+    if (repeated) {
+      ctx.set('www-authenticate', bearerChallenge(config, ctx, surface.path, { error: 'invalid_request' }));
+      return refused(
+        anonymous,
+        'invalid_request',
+        `Bad Request: a credential header was sent more than once; send Authorization, ${config.credentials.keyHeader} and ${config.credentials.secretHeader} once each`,
+        'invalid_request',
+        'ambiguous_credential',
+      );
+    }
+    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange });
     const authEnded = performance.timeOrigin + performance.now();
     if (authentication.kind === 'invalid') {
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;
-      const repeated = Array.isArray(credentialIn.authorization) ? ' (Authorization once: it was sent more than once)' : '';
       const message =
-        authentication.reason === 'refused'
-          ? `Unauthorized: ${authentication.description ?? 'the credential was refused'}`
-          : `Unauthorized: send ${how}${repeated}`;
+        authentication.reason === 'refused' ? `Unauthorized: ${authentication.description ?? 'the credential was refused'}` : `Unauthorized: send ${how}`;
       ctx.set('www-authenticate', bearerChallenge(config, ctx, surface.path, authentication.reason === 'refused' ? { error: 'invalid_token' } : {}));
       return refused(anonymous, 'unauthorized', message, 'unauthorized', authentication.cause);
     }
