@@ -143,7 +143,8 @@ export function breachIsInToolArguments(body: unknown, breach: LimitBreach): boo
     (body as { method?: unknown }).method === 'tools/call' &&
     breach.path[0] === 'params' &&
     breach.path[1] === 'arguments' &&
-    // The arguments object itself with too many members is the call's to refuse too (any other breach there is no object of arguments).
-    (breach.path.length > 2 || breach.limit === 'objectMembers')
+    // Inside the arguments: the arguments object itself over a limit is the request's (400): an own tool of
+    // /mcp/compact would check its schema against it first, one error per member.
+    breach.path.length > 2
   );
 }

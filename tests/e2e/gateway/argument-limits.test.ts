@@ -81,12 +81,19 @@ describe.each(['modern', 'legacy'] as const)('tool arguments with an object over
     expect((await call('/mcp', era, 'echo', { many })).isError).toBeFalsy();
   });
 
-  it('refuses the arguments object itself with too many members as the call, before any schema check reads them', async () => {
+  it('refuses the arguments object itself with too many members at the edge, and inner ones before any schema check reads them', async () => {
     const sent = () => stack.fake!.received.filter((r) => r.method === 'tools/call').length;
     const before = sent();
     const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`k${i}`, i]));
-    const direct = await call('/mcp', era, 'strict', many);
-    expect(direct.content[0]!.text).toBe('Invalid arguments for strict: an object with more members than limits.objectMembers (100) at /arguments.');
+    for (const name of ['strict', 'call_tool', 'search_tools']) {
+      const { headers, body } = rpc(era, 1, 'tools/call', { name, arguments: { query: 'x', ...many } });
+      const response = await fetch(`${stack.gatewayUrl}/mcp/compact`, { method: 'POST', headers, body: JSON.stringify(body) });
+      expect(response.status, name).toBe(400);
+      expect(((await response.json()) as { error: { code: number; message: string } }).error).toMatchObject({
+        code: -32602,
+        message: expect.stringContaining('an object with more members than limits.objectMembers (100) at /params/arguments'),
+      });
+    }
     const dispatched = await call('/mcp/compact', era, 'call_tool', { name: 'strict', arguments: many });
     expect(dispatched.content[0]!.text).toBe(
       'Invalid arguments for strict: an object with more members than limits.objectMembers (100) at /arguments/arguments.',
