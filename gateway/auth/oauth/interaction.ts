@@ -231,7 +231,10 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
       const pending: PendingSignIn = { accountId: account, headers, scopes: [...result.scopes] };
       await store.set(pendingKey, wrap(keys.credential, pending, `${PENDING_CONTEXT}:${uid}`), config.interactionTtlSeconds, 'bounded');
       // Where the key's owner signs in, guesses spread elsewhere no longer lock them out (attempt-budgets.ts).
-      await store.set(known, '1', KNOWN_ADDRESS_SECONDS, 'bounded');
+      // Best effort: the sign-in succeeded either way, and without the mark the key's budget applies as before.
+      await store.set(known, '1', KNOWN_ADDRESS_SECONDS, 'bounded').catch((error: unknown) => {
+        log.warn({ err: (error as Error).message }, 'sign-in: the address could not be remembered for the key; its budget applies there');
+      });
       decided({ endpoint: 'sign_in', outcome: 'ok', account });
       log.info({ client: loggableUrl(client.clientId), account }, 'signed in');
       ctx.status = 303;
