@@ -112,6 +112,9 @@ export const VARIANTS: Variant[] = [
   { name: 'shape notes kept, enum values in the parameter text only', tuning: { dropShapeNotes: false, enumsAsParams: false } },
   { name: 'fuzzy 0.2, all queries', tuning: { fuzzy: 0.2, fuzzyMaxTerms: 1000 } },
   { name: 'fuzzy 0.2, queries <= 4 terms', tuning: { fuzzy: 0.2, fuzzyMaxTerms: 4 } },
+  { name: 'fuzzy 0.2 for terms no tool holds', tuning: { fuzzyUnknown: 0.2 } },
+  { name: 'fuzzy 0.25 for terms no tool holds', tuning: { fuzzyUnknown: 0.25 } },
+  { name: 'fuzzy 0.34 for terms no tool holds', tuning: { fuzzyUnknown: 0.34 } },
   { name: 'prefix, terms >= 4 chars', tuning: { prefixMinLength: 4 } },
   // Combining fields.
   { name: "fields summed (minisearch's own)", tuning: { fields: 'sum' } },

@@ -413,6 +413,8 @@ function indexOver(
     // applies to the terms of short lists only, so a term's matches depend on its list's length too.
     const byKey = new Map<string, QueryTerm>();
     const verb = t.leadingVerb ? leadingVerb(topic) : undefined;
+    // A misspelt word of a short request finds the word it misses; one identifier has its spelling tier instead (nameSpellings).
+    const fuzzyUnknown = t.fuzzyUnknown > 0 && !IDENTIFIER.test(query.trim()) ? t.fuzzyUnknown : 0;
     const lookups = termLists.map((ts) => {
       const long = ts.length > t.fuzzyMaxTerms;
       return ts.map((term) => {
@@ -424,6 +426,8 @@ function indexOver(
             prefix: t.prefixMinLength > 0 && term.length >= t.prefixMinLength,
           };
           found = { matches: termIndex.matches(term, expansion) };
+          if (found.matches.length === 0 && fuzzyUnknown > 0 && !long && term.length >= 4)
+            found = { matches: termIndex.matches(term, { fuzzy: fuzzyUnknown, prefix: false }) };
           // An everyday verb also matches its operation's verb ("rename": update; operation-verbs.ts).
           const heads = operations?.get(term);
           // The request's own verb asks for its operation, not for the things its stem names in the

@@ -100,6 +100,18 @@ describe('search input handling', () => {
     expect(liveIndex.search('qqxqzzv wvvkkj')).toEqual([]);
   });
 
+  it('finds the word a short query misspells when no tool holds it (one edit up to 7 characters)', () => {
+    const tools = [
+      { name: 'list_orders', description: 'Orders of the account, with their fills.' },
+      { name: 'get_balance', description: 'Cash balance of the account.' },
+      { name: 'list_strategies', description: 'Trading strategies.' },
+    ];
+    const index = buildToolIndex(tools);
+    expect(index.search('ordrs')[0]?.name).toBe('list_orders');
+    expect(index.search('my ballance')[0]?.name).toBe('get_balance');
+    expect(buildToolIndex(tools, { fuzzyUnknown: 0 }).search('ordrs')).toEqual([]);
+  });
+
   it('falls back to stop words when a query holds nothing else', () => {
     const index = buildToolIndex([
       { name: 'get_profile', description: 'Who am I: the authenticated user profile.' },
