@@ -6,9 +6,13 @@ import type { PinRecord, PinStore } from './pin-store.ts';
 /**
  * The pin lock file (`pinning.lockFile`, issue 30): every pin as JSON beside the configuration, for
  * operators who review pins like a package lock (commit it; a pull request that changes it is an
- * approval to read). At start its pins are put in the store and win over the store's where they differ
- * (the file is what was reviewed); afterwards the gateway rewrites it whenever a pin is recorded or
- * approved, keys sorted and indented so that a diff shows one tool per hunk. Waiting changes are not
+ * approval to read). At start its pins are put in the store where the store has none (a Redis that lost
+ * its data), and where the store pins another definition the file's approved pins win (the file is what
+ * was reviewed) while its first-sight pins do not: a replica that saw an empty store (another Redis DB,
+ * a flushed one) pinned whatever the upstream served then, a rug pull included, and its file must not
+ * re-trust that over the pin in force (an operator approves it instead). Afterwards the gateway rewrites
+ * it whenever a pin is recorded or approved, and once at start (a file newly configured mirrors the store
+ * from then on), keys sorted and indented so that a diff shows one tool per hunk. Waiting changes are not
  * in it: they live in the store until approved.
  */
 export interface LockFileContent {
@@ -92,13 +96,20 @@ export function withLockFile(store: PinStore, path: string, log: Logger): PinSto
   /** The file's pins put in the store, once; tried again by the next operation after a store failure. */
   let applied: Promise<void> | undefined;
   const apply = async () => {
-    if (!initial) return;
-    for (const [upstream, tools] of Object.entries(initial.upstreams)) {
+    for (const [upstream, tools] of Object.entries(initial?.upstreams ?? {})) {
       const inStore = await store.pins(upstream);
       for (const [name, pin] of Object.entries(tools)) {
         const current = inStore.get(name);
         if (current?.digest === pin.digest) continue;
-        if (current) log.warn({ upstream, tool: name, lockFile: path }, 'the lock file pins another definition than the pin store; the lock file wins');
+        if (current && pin.by !== 'approval') {
+          log.warn(
+            { upstream, tool: name, lockFile: path },
+            "the lock file pins another definition than the pin store, on first sight only; the store's pin stays (approve the other to change it)",
+          );
+          continue;
+        }
+        if (current)
+          log.warn({ upstream, tool: name, lockFile: path }, 'the lock file pins another, approved definition than the pin store; the lock file wins');
         await store.setPin(upstream, name, pin);
       }
     }
