@@ -97,6 +97,8 @@ export class UpstreamClient {
   private readonly listeners = new Set<ListChanged>();
   private readonly resources: ResourceWatch;
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
+  /** Requests sent and not yet settled (the health probe does not take a busy stdio server for a hung one). */
+  private sending = 0;
   private readonly prober: HealthProbe;
   private closed = false;
   private settings: UpstreamConfig;
@@ -135,6 +137,7 @@ export class UpstreamClient {
       health: () => this.supervisor.health(),
       reconnect: () => this.supervisor.connection(),
       stdioClient: () => this.shared,
+      busy: () => this.sending > 0,
       lost: (reason) => this.lost(reason),
     });
   }
@@ -287,6 +290,7 @@ export class UpstreamClient {
 
   private async send(method: string, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<unknown> {
     const started = performance.now();
+    this.sending++;
     try {
       // A connected stateless upstream, on the hop: every input is explicit, no forward scope is needed.
       const hopped = this.hopped(method, params, options);
@@ -306,6 +310,7 @@ export class UpstreamClient {
       // Classified once, here where it failed: every layer above reads this error's kind and code.
       throw error instanceof GatewayError ? error : upstreamFailureError(failure, this.name, error);
     } finally {
+      this.sending--;
       this.metrics.upstreamRequestDuration.observe({ upstream: this.name, method }, (performance.now() - started) / 1000);
     }
   }

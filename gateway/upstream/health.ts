@@ -18,6 +18,8 @@ export interface ProbedUpstream {
   reconnect(): Promise<unknown>;
   /** The one client of a stdio upstream, while connected (pinged over its pipe). */
   stdioClient(): Client | undefined;
+  /** Whether requests to it are in flight now. */
+  busy(): boolean;
   /** The connection is gone: drop it and let the supervisor reconnect. */
   lost(reason: GatewayError): void;
 }
@@ -26,7 +28,8 @@ export interface ProbedUpstream {
  * Whether an upstream is alive, asked outside any request. Every `health.intervalMs` a probe: up, HTTP
  * upstreams get a `ping` POST of their own (any HTTP answer proves the server alive, whatever the
  * session or era), stdio ones a `ping` request; a refused or reset connection marks the upstream lost
- * at once, two probes in a row without an answer within `health.timeoutMs` too. Down: a reconnect
+ * at once, two probes in a row without an answer within `health.timeoutMs` too (for a stdio server, only
+ * probes while no request of the gateway is in flight: a busy one answers its ping after the call). Down: a reconnect
  * attempt, subject to `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to
  * `restart.maxDelayMs`). Never contacts an upstream that was never used (`idle`): the first connection
  * is on first use. Between probes, {@link checkAlive} answers a broken response stream at once.
@@ -83,6 +86,10 @@ export class HealthProbe {
         return;
       }
       const outcome = await this.ping();
+      // A stdio server answers one message after another on its one pipe: busy with a call (a long
+      // computation, a large result being written), its ping waits behind it. Its process is there (a dead
+      // one closes the pipe: lost), and the call's own timeoutMs bounds a hang; killing it would fail the call.
+      if (outcome === 'silent' && this.upstream.config.command !== undefined && this.upstream.busy()) return;
       if (outcome === 'alive') this.silentProbes = 0;
       else if (outcome === 'lost' || ++this.silentProbes >= 2) {
         this.silentProbes = 0;
