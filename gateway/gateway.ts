@@ -14,6 +14,7 @@ import { checkReplicas } from './ops/replica-check.ts';
 import { planReload, ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 import { createPinStore, createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 import { carryPins } from './store/pin-store.ts';
+import { SchemaCompiler } from './checks/schema-compiler.ts';
 import { redisRefusal } from './store/redis-connection.ts';
 
 export type { GatewayConfig } from '../config/load.ts';
@@ -60,6 +61,7 @@ export interface RunningGateway {
  * until one is); stdio upstreams are spawned then.
  */
 export async function startGateway(config: GatewayConfig, options: StartGatewayOptions = {}): Promise<RunningGateway> {
+  refuseUncompilableOutputSchemas(config);
   await refuseRefusingRedis(config);
   let runtime = createRuntime(config, options);
   const { log } = runtime.state;
@@ -122,6 +124,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   async function swap(next: GatewayConfig): Promise<ReloadPlan> {
     if (closing) throw new Error('the gateway is closing');
     const old = runtime;
+    refuseUncompilableOutputSchemas(next);
     const plan = planReload(old.state.config, next);
     // A Redis the new configuration points the stores at must take it (the running one's already did).
     if (!isDeepStrictEqual(old.state.config.cache, next.cache) || old.state.config.rateLimits.store !== next.rateLimits.store) await refuseRefusingRedis(next);
@@ -363,6 +366,23 @@ async function startMetricsListener(runtime: GatewayRuntime, config: GatewayConf
   const server = createGatewayServer(config, app.callback());
   await listen(server, config.metrics.port!, config.listen.host);
   return server;
+}
+
+/**
+ * Refuses a configuration whose `upstreams[].outputSchemas` override does not compile (the engine its
+ * `$schema` names, checks/schema-compiler.ts): it would be advertised as it is, and the tool served
+ * unchecked, with one warning at its first call (try-out). An upstream's own schema that does not compile
+ * still degrades only its tool: that is the upstream's, not the operator's, to fix.
+ * @throws ConfigError keyed `upstreams[i].outputSchemas.<tool>`, with the engine's reason.
+ */
+function refuseUncompilableOutputSchemas(config: GatewayConfig): void {
+  const compiler = new SchemaCompiler();
+  config.upstreams.forEach((upstream, i) => {
+    for (const [tool, schema] of Object.entries(upstream.outputSchemas)) {
+      const { entry } = compiler.compile(`${i}:${tool}`, schema as Record<string, unknown>);
+      if ('compileError' in entry) throw new ConfigError(`upstreams[${i}].outputSchemas.${tool}`, `is not a JSON Schema that compiles: ${entry.compileError}`);
+    }
+  });
 }
 
 /**
