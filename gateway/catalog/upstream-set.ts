@@ -303,22 +303,24 @@ export class UpstreamSet {
 
   /**
    * The upstream that answers a routed request and its params in that upstream's names: prompts by
-   * exposed name, resources by URI (resource-routing.ts), completions by their `ref`.
+   * exposed name, resources by URI (resource-routing.ts), completions by their `ref`. `reachable`, when
+   * given, names the upstreams the caller may use: a URI only they list or match is theirs (two upstreams
+   * listing one URI: the caller's reads go to the one it may use, not the first).
    * @throws GatewayError `invalid_arguments` (-32602) for a prompt or resource no upstream owns.
    */
-  async route(method: RoutedMethod, params: Record<string, unknown>, onBehalfOf: OnBehalfOf = {}): Promise<Route> {
+  async route(method: RoutedMethod, params: Record<string, unknown>, onBehalfOf: OnBehalfOf = {}, reachable?: (upstream: string) => boolean): Promise<Route> {
     if (!this.naming.prefixed) return { upstream: this.upstreams[0]!, params };
     if (method === 'prompts/get') {
       const { upstream, name } = await this.promptOwner(params.name, onBehalfOf);
       return { upstream, params: { ...params, name } };
     }
-    if (method === 'resources/read') return { upstream: await this.resourceUpstream(params.uri, onBehalfOf), params };
+    if (method === 'resources/read') return { upstream: await this.resourceUpstream(params.uri, onBehalfOf, reachable), params };
     const ref = (params.ref ?? {}) as Record<string, unknown>;
     if (ref.type === 'ref/prompt') {
       const { upstream, name } = await this.promptOwner(ref.name, onBehalfOf);
       return { upstream, params: { ...params, ref: { ...ref, name } } };
     }
-    return { upstream: await this.resourceUpstream(ref.uri, onBehalfOf), params };
+    return { upstream: await this.resourceUpstream(ref.uri, onBehalfOf, reachable), params };
   }
 
   /** Readiness per upstream: ready when all are; with several, `degraded` while at least one is. */
@@ -337,18 +339,20 @@ export class UpstreamSet {
     return { upstream, name: origin.name };
   }
 
-  private async resourceUpstream(uri: unknown, onBehalfOf: OnBehalfOf = {}): Promise<UpstreamRuntime> {
+  private async resourceUpstream(uri: unknown, onBehalfOf: OnBehalfOf = {}, reachable?: (upstream: string) => boolean): Promise<UpstreamRuntime> {
     const listings = await Promise.all(
-      this.upstreams.map(async (u) => {
-        const [resources, templates] = await Promise.all(
-          (['resources/list', 'resources/templates/list'] as const).map(async (method) => {
-            const health = u.client.health();
-            if ((health.state === 'down' && !health.attempting) || !(await this.has(u, method, onBehalfOf))) return [];
-            return ((await u.catalog.list(method, onBehalfOf).catch(() => undefined))?.items ?? []) as Record<string, unknown>[];
-          }),
-        );
-        return { upstream: u.client.name, resources: resources!, templates: templates! };
-      }),
+      this.upstreams
+        .filter((u) => reachable === undefined || reachable(u.client.name))
+        .map(async (u) => {
+          const [resources, templates] = await Promise.all(
+            (['resources/list', 'resources/templates/list'] as const).map(async (method) => {
+              const health = u.client.health();
+              if ((health.state === 'down' && !health.attempting) || !(await this.has(u, method, onBehalfOf))) return [];
+              return ((await u.catalog.list(method, onBehalfOf).catch(() => undefined))?.items ?? []) as Record<string, unknown>[];
+            }),
+          );
+          return { upstream: u.client.name, resources: resources!, templates: templates! };
+        }),
     );
     // A `ui://` view (MCP Apps) an upstream links from its tools but does not list belongs to that upstream.
     const owner =

@@ -240,8 +240,13 @@ async function closedTarget(
     }
     if (message.method !== 'resources/read' && message.method !== 'prompts/get' && message.method !== 'completion/complete') continue;
     // Unknown names and unreachable catalogues are answered by dispatch, as for any caller.
+    // What an upstream the caller may use serves is no step-up: only a name or URI just unreachable ones own.
     const route = await runtime.upstreamSet.route(message.method, (message.params ?? {}) as Record<string, unknown>, onBehalfOf).catch(() => undefined);
-    if (route && access.of(route.upstream.client.name) === 'none') return true;
+    if (route && access.of(route.upstream.client.name) === 'none') {
+      const mayUse = (name: string) => access.of(name) !== 'none';
+      const own = await runtime.upstreamSet.route(message.method, (message.params ?? {}) as Record<string, unknown>, onBehalfOf, mayUse).catch(() => undefined);
+      if (!own) return true;
+    }
   }
   return false;
 }

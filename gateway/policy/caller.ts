@@ -107,7 +107,7 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
       return { ...list, cacheScope: 'private', ttlMs: Number.isSafeInteger(left) && left > 0 ? left : 0 };
     },
     async route(method, params) {
-      const route = await upstreams.route(method, params, onBehalfOf);
+      const route = await upstreams.route(method, params, onBehalfOf, reachable);
       if (reachable(route.upstream.client.name)) return route;
       throw unknownRouted(method, params);
     },

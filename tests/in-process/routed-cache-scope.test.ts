@@ -2,7 +2,8 @@
  * resources/read and prompts/get of an upstream reachable by scope only (`upstreams[].scopes.required`)
  * are never `cacheScope: "public"` (SEP-2549): a shared cache honouring it could hand what one caller
  * may read to one who may not, so the gateway answers them `private`, as it does their lists; an
- * upstream open to everyone keeps what it says. In process, 2026-07-28, through the real handler.
+ * upstream open to everyone keeps what it says. A URI two upstreams list is read from the one the caller
+ * may use. In process, 2026-07-28, through the real handler.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inMemoryFakeUpstream, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
@@ -19,8 +20,8 @@ afterAll(async () => {
   await scopes?.close();
 });
 
-async function readResource(gateway: InProcessGateway): Promise<{ cacheScope?: string; contents?: unknown[] }> {
-  const { headers, body } = rpc('modern', 1, 'resources/read', { uri: 'notes://guide' });
+async function readResource(gateway: InProcessGateway, uri = 'notes://guide'): Promise<{ cacheScope?: string; contents?: unknown[] }> {
+  const { headers, body } = rpc('modern', 1, 'resources/read', { uri });
   const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...READER }, body: JSON.stringify(body) }));
   const message = (await response.json()) as { result?: { cacheScope?: string; contents?: unknown[] }; error?: unknown };
   expect(message.error).toBeUndefined();
@@ -51,4 +52,20 @@ describe('cacheScope of a routed read', () => {
       }
     });
   }
+});
+
+describe('a resource URI two upstreams list', () => {
+  it("is read from the one the caller may use, not the first (the other's copy was read, or refused as not found)", async () => {
+    const copy = (text: string) => inMemoryFakeUpstream({ tools: [], resources: { 'shared://doc/1': text } });
+    const gateway = inProcessGateway(
+      { scopes: { endpoint: scopes.url }, upstreams: [{ scopes: { required: ['secret:read'] } }, {}] },
+      { upstreams: { alpha: copy("alpha's copy"), beta: copy("beta's copy") } },
+    );
+    try {
+      const result = await readResource(gateway, 'shared://doc/1');
+      expect(result.contents).toEqual([expect.objectContaining({ text: "beta's copy" })]);
+    } finally {
+      await gateway.close();
+    }
+  });
 });
