@@ -391,8 +391,11 @@ export class UpstreamClient {
       this.transport === 'stdio'
         ? stdioTransport(this.config, this.log, STDIO_LINE_FACTOR * this.limits.resultBytes)
         : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: (url, init) => this.forwardingFetch(url, init, connecting) });
+    // A process may take long to start serving (npx fetching a package, a JVM, a model loading): its
+    // handshake gets the whole timeoutMs; an HTTP upstream's at most CONNECT_TIMEOUT_MS of it.
+    const connectTimeoutMs = this.transport === 'stdio' ? this.config.timeoutMs : Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS);
     try {
-      await client.connect(transport, { timeout: Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS) });
+      await client.connect(transport, { timeout: connectTimeoutMs });
     } catch (error) {
       await client.close().catch(() => {});
       const failure = classifyUpstreamFailure(error, this.name);
@@ -400,7 +403,7 @@ export class UpstreamClient {
       const lostOnTheWay = isConnectionLoss(error) || isConnectionLoss((error as Error).cause);
       const message =
         this.transport === 'stdio'
-          ? `upstream ${this.name}: "${this.config.command}" did not start serving (${lostOnTheWay ? `the process ${exitOf(transport)}` : (error as Error).message})`
+          ? `upstream ${this.name}: "${this.config.command}" did not start serving (${lostOnTheWay ? `the process ${exitOf(transport)}` : failure.kind === 'upstream_timeout' ? `no answer to the handshake within its timeoutMs, ${connectTimeoutMs} ms` : (error as Error).message})`
           : refusedPort(error)
             ? `upstream ${this.name} is unavailable: fetch refuses to connect to port ${new URL(this.config.url!).port} (a "bad port" of the Fetch standard, fetch.spec.whatwg.org/#port-blocking), and the MCP client's HTTP transport connects with fetch; serve the upstream on another port`
             : lostOnTheWay

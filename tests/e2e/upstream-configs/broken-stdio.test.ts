@@ -27,6 +27,8 @@ beforeAll(async () => {
         { name: 'replay', url: replay.url, forwardCredentials: false },
         { name: 'crashing', command: process.execPath, args: ['-e', 'console.error("cannot open the database"); process.exit(3)'] },
         { name: 'missing', command: 'no-such-mcp-server-command' },
+        // Starts and never answers the handshake: given up after its timeoutMs, which the reason names.
+        { name: 'silent', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 300 },
       ],
     },
   });
@@ -52,12 +54,15 @@ describe('stdio upstreams that cannot serve', () => {
 
   it("are named on /readyz (200 degraded) with the reason, and the crashing one's stderr is logged", async () => {
     // Between retries both are down; while a retry runs, that one reads "not fetched yet".
-    const bothDown = (b: { reasons?: string[] }) => ['crashing', 'missing'].every((u) => b.reasons?.some((r) => r.startsWith(`upstream ${u}: down`)));
-    const body = await eventually(async () => (await (await fetch(`${gateway.url}/readyz`)).json()) as { status: string; reasons: string[] }, bothDown);
-    expect(body.reasons).toHaveLength(2);
+    const allDown = (b: { reasons?: string[] }) => ['crashing', 'missing', 'silent'].every((u) => b.reasons?.some((r) => r.startsWith(`upstream ${u}: down`)));
+    const body = await eventually(async () => (await (await fetch(`${gateway.url}/readyz`)).json()) as { status: string; reasons: string[] }, allDown);
+    expect(body.reasons).toHaveLength(3);
     expect(body.status).toBe('degraded');
     expect(body.reasons.find((r) => r.startsWith('upstream crashing: down'))).toContain('did not start serving (the process exited with code 3)');
     expect(body.reasons.find((r) => r.startsWith('upstream missing: down'))).toContain('"no-such-mcp-server-command" did not start serving');
+    expect(body.reasons.find((r) => r.startsWith('upstream silent: down'))).toContain(
+      'did not start serving (no answer to the handshake within its timeoutMs, 300 ms)',
+    );
     expect(logs.records('upstream stderr').some((r) => r.upstream === 'crashing' && r.stderr === 'cannot open the database')).toBe(true);
   });
 
