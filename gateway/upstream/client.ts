@@ -19,7 +19,8 @@ import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } fro
 import { injectTraceHeaders } from '../obs/tracing.ts';
 import { UpstreamStreamBroken } from './http-hop.ts';
 import { HopRouting } from './hop-routing.ts';
-import { exitOf, STDIO_LINE_FACTOR, stdioTransport } from './stdio.ts';
+import type { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { exitOf, lastHeardFrom, STDIO_LINE_FACTOR, stdioTransport } from './stdio.ts';
 import { UpstreamSupervisor, type UpstreamHealth } from './supervisor.ts';
 import { HealthProbe, isConnectionLoss } from './health.ts';
 import { ResourceWatch } from './resource-watch.ts';
@@ -99,6 +100,10 @@ export class UpstreamClient {
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   /** Requests sent and not yet settled (the health probe does not take a busy stdio server for a hung one). */
   private sending = 0;
+  /** When the first request since the stdio process last wrote anything was sent (epoch ms): retries of a silent server do not restart it. */
+  private waitingSince = 0;
+  /** The stdio transport of the last connection attempt (its process's last output: stdio.ts lastHeardFrom). */
+  private stdio?: StdioClientTransport;
   private readonly prober: HealthProbe;
   private closed = false;
   private settings: UpstreamConfig;
@@ -137,7 +142,7 @@ export class UpstreamClient {
       health: () => this.supervisor.health(),
       reconnect: () => this.supervisor.connection(),
       stdioClient: () => this.shared,
-      busy: () => this.sending > 0,
+      busy: () => this.sending > 0 && Date.now() - Math.max(this.waitingSince, (this.stdio && lastHeardFrom(this.stdio)) || 0) < this.config.timeoutMs,
       lost: (reason) => this.lost(reason),
     });
   }
@@ -291,6 +296,8 @@ export class UpstreamClient {
   private async send(method: string, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<unknown> {
     const started = performance.now();
     this.sending++;
+    // The first request since the process last wrote anything: what its silence is counted from.
+    if (this.stdio && this.waitingSince <= (lastHeardFrom(this.stdio) ?? 0)) this.waitingSince = Date.now();
     try {
       // A connected stateless upstream, on the hop: every input is explicit, no forward scope is needed.
       const hopped = this.hopped(method, params, options);
@@ -391,9 +398,10 @@ export class UpstreamClient {
       this.transport === 'stdio'
         ? stdioTransport(this.config, this.log, STDIO_LINE_FACTOR * this.limits.resultBytes)
         : new StreamableHTTPClientTransport(new URL(this.config.url!), { fetch: (url, init) => this.forwardingFetch(url, init, connecting) });
-    // A process may take long to start serving (npx fetching a package, a JVM, a model loading): its
-    // handshake gets the whole timeoutMs; an HTTP upstream's at most CONNECT_TIMEOUT_MS of it.
-    const connectTimeoutMs = this.transport === 'stdio' ? this.config.timeoutMs : Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS);
+    // Bounded apart from timeoutMs, which operators raise for slow tools: a handshake that waited it would
+    // hold up readiness, reloads and shutdown as long (the SDK's version probe has the same bound).
+    const connectTimeoutMs = Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS);
+    if (this.transport === 'stdio') this.stdio = transport as StdioClientTransport;
     try {
       await client.connect(transport, { timeout: connectTimeoutMs });
     } catch (error) {
@@ -403,7 +411,7 @@ export class UpstreamClient {
       const lostOnTheWay = isConnectionLoss(error) || isConnectionLoss((error as Error).cause);
       const message =
         this.transport === 'stdio'
-          ? `upstream ${this.name}: "${this.config.command}" did not start serving (${lostOnTheWay ? `the process ${exitOf(transport)}` : failure.kind === 'upstream_timeout' ? `no answer to the handshake within its timeoutMs, ${connectTimeoutMs} ms` : (error as Error).message})`
+          ? `upstream ${this.name}: "${this.config.command}" did not start serving (${lostOnTheWay ? `the process ${exitOf(transport)}` : failure.kind === 'upstream_timeout' ? `no answer to the handshake within ${connectTimeoutMs} ms, the lesser of its timeoutMs and ${CONNECT_TIMEOUT_MS / 1000} s` : (error as Error).message})`
           : refusedPort(error)
             ? `upstream ${this.name} is unavailable: fetch refuses to connect to port ${new URL(this.config.url!).port} (a "bad port" of the Fetch standard, fetch.spec.whatwg.org/#port-blocking), and the MCP client's HTTP transport connects with fetch; serve the upstream on another port`
             : lostOnTheWay

@@ -18,7 +18,7 @@ export interface ProbedUpstream {
   reconnect(): Promise<unknown>;
   /** The one client of a stdio upstream, while connected (pinged over its pipe). */
   stdioClient(): Client | undefined;
-  /** Whether requests to it are in flight now. */
+  /** Whether requests to it are in flight now and it was heard from (any output, or the requests' start) within its timeoutMs. */
   busy(): boolean;
   /** The connection is gone: drop it and let the supervisor reconnect. */
   lost(reason: GatewayError): void;
@@ -88,7 +88,8 @@ export class HealthProbe {
       const outcome = await this.ping();
       // A stdio server answers one message after another on its one pipe: busy with a call (a long
       // computation, a large result being written), its ping waits behind it. Its process is there (a dead
-      // one closes the pipe: lost), and the call's own timeoutMs bounds a hang; killing it would fail the call.
+      // one closes the pipe: lost); killing it would fail the call. Busy, but silent (no output, nor a new
+      // busy spell) for longer than timeoutMs, it is hung whatever traffic keeps arriving: counted.
       if (outcome === 'silent' && this.upstream.config.command !== undefined && this.upstream.busy()) return;
       if (outcome === 'alive') this.silentProbes = 0;
       else if (outcome === 'lost' || ++this.silentProbes >= 2) {

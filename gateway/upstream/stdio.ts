@@ -8,6 +8,13 @@ import type { Logger } from '../obs/log.ts';
 const MAX_STDERR_LINE = 2000;
 
 const exits = new WeakMap<object, string>();
+/** When each transport's process last wrote to stdout (epoch ms): any part of any message. */
+const heard = new WeakMap<object, number>();
+
+/** When the process of `transport` last wrote anything on stdout (epoch ms), undefined before it did. */
+export function lastHeardFrom(transport: StdioClientTransport): number | undefined {
+  return heard.get(transport);
+}
 
 /** How a stdio transport's process ended ("exited with code 3", "was killed by SIGKILL"); "exited" before that is known. */
 export function exitOf(transport: object): string {
@@ -48,6 +55,7 @@ export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes
     });
     let unterminated = 0;
     child?.stdout?.on('data', (chunk: Buffer) => {
+      heard.set(transport, Date.now());
       const newline = chunk.lastIndexOf(0x0a);
       unterminated = newline === -1 ? unterminated + chunk.length : chunk.length - newline - 1;
       if (unterminated <= maxLineBytes || exits.has(transport)) return;

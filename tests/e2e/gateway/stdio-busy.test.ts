@@ -2,7 +2,8 @@
  * A stdio server busy with a call (computing without yielding, or writing a large result) reads no other
  * message meanwhile, the health probe's ping included: its silent probes do not count while a request is in
  * flight, so the call completes on the same process (it was killed after two probes: the call failed with
- * CONNECTION_CLOSED and the server's state was lost; try-out). The call's own timeoutMs still bounds a hang.
+ * CONNECTION_CLOSED and the server's state was lost; try-out). Busy but silent for longer than its timeoutMs,
+ * it is hung however much traffic keeps arriving, and restarted (review: overlapping calls kept it "busy").
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,10 +19,17 @@ const SERVER = new URL('../../fixtures/stdio-pid-server.mjs', import.meta.url).p
 
 const dir = mkdtempSync(join(tmpdir(), 'stdio-busy-'));
 const FILE = join(dir, 'gateway.yaml');
-// Probes every 100 ms that wait 50 ms: a one-second computation misses about ten of them.
+// Probes every 100 ms that wait 50 ms: a one-second computation misses about ten of them. A second server,
+// the same, whose calls may take 600 ms: silent longer than that, it is hung.
+const probed = { command: process.execPath, args: [SERVER], health: { intervalMs: 100, timeoutMs: 50 } };
 writeFileSync(
   FILE,
-  stringify({ upstreams: [{ name: 'pid', command: process.execPath, args: [SERVER], timeoutMs: 30_000, health: { intervalMs: 100, timeoutMs: 50 } }] }),
+  stringify({
+    upstreams: [
+      { name: 'pid', ...probed, timeoutMs: 30_000 },
+      { name: 'short', ...probed, timeoutMs: 600 },
+    ],
+  }),
 );
 
 let gateway: RunningGateway;
@@ -41,11 +49,31 @@ describe('a stdio server busy with a call', () => {
     try {
       const call = async (name: string, args: Record<string, unknown> = {}) =>
         (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
-      const before = (await call('pid')).content[0]!.text;
-      const busy = await call('busy', { ms: 1000 });
+      const before = (await call('pid__pid')).content[0]!.text;
+      const busy = await call('pid__busy', { ms: 1000 });
       expect(busy.isError, busy.content[0]?.text).toBeFalsy();
       expect(busy.content[0]!.text).toBe('done');
-      expect((await call('pid')).content[0]!.text).toBe(before);
+      expect((await call('pid__pid')).content[0]!.text).toBe(before);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('is taken for a hung one once silent for longer than its timeoutMs, calls or not: restarted', async () => {
+    const client = await connectV2(`${gateway.url}/mcp`, ANY_BEARER);
+    try {
+      const call = async (name: string, args: Record<string, unknown> = {}) =>
+        (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
+      const before = (await call('short__pid')).content[0]!.text;
+      // Four seconds without a word, while calls keep arriving (each given up after 600 ms).
+      void call('short__busy', { ms: 4000 }).catch(() => undefined);
+      let now = before;
+      const until = Date.now() + 3500;
+      while (now === before && Date.now() < until) {
+        const answer = await call('short__pid').catch(() => undefined);
+        if (answer && !answer.isError) now = answer.content[0]!.text;
+      }
+      expect(now, 'a new process answered before the computation ended').not.toBe(before);
     } finally {
       await client.close();
     }

@@ -61,7 +61,7 @@ describe('stdio upstreams that cannot serve', () => {
     expect(body.reasons.find((r) => r.startsWith('upstream crashing: down'))).toContain('did not start serving (the process exited with code 3)');
     expect(body.reasons.find((r) => r.startsWith('upstream missing: down'))).toContain('"no-such-mcp-server-command" did not start serving');
     expect(body.reasons.find((r) => r.startsWith('upstream silent: down'))).toContain(
-      'did not start serving (no answer to the handshake within its timeoutMs, 300 ms)',
+      'did not start serving (no answer to the handshake within 300 ms, the lesser of its timeoutMs and 10 s)',
     );
     expect(logs.records('upstream stderr').some((r) => r.upstream === 'crashing' && r.stderr === 'cannot open the database')).toBe(true);
   });
