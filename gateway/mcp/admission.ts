@@ -245,7 +245,8 @@ async function closedTarget(
     if (route && access.of(route.upstream.client.name) === 'none') {
       const mayUse = (name: string) => access.of(name) !== 'none';
       const own = await runtime.upstreamSet.route(message.method, (message.params ?? {}) as Record<string, unknown>, onBehalfOf, mayUse).catch(() => undefined);
-      if (!own) return true;
+      // Prompts are routed by exposed name, whoever may use their upstream: the same unusable one.
+      if (!own || access.of(own.upstream.client.name) === 'none') return true;
     }
   }
   return false;

@@ -7,10 +7,10 @@ import type { PinRecord, PinStore } from './pin-store.ts';
  * The pin lock file (`pinning.lockFile`, issue 30): every pin as JSON beside the configuration, for
  * operators who review pins like a package lock (commit it; a pull request that changes it is an
  * approval to read). At start its pins are put in the store where the store has none (a Redis that lost
- * its data), and where the store pins another definition the file's approved pins win (the file is what
- * was reviewed) while its first-sight pins do not: a replica that saw an empty store (another Redis DB,
- * a flushed one) pinned whatever the upstream served then, a rug pull included, and its file must not
- * re-trust that over the pin in force (an operator approves it instead). Afterwards the gateway rewrites
+ * its data), and where the store pins another definition by {@link fileWins}: an approval over a first
+ * sight, the later approval, the earlier first sight (a replica that saw an empty store, another Redis DB
+ * or a flushed one, pinned whatever the upstream served then, a rug pull included: neither its file nor
+ * its store pins win over what was seen before). Afterwards the gateway rewrites
  * it whenever a pin is recorded or approved, and once at start (a file newly configured mirrors the store
  * from then on), keys sorted and indented so that a diff shows one tool per hunk. Waiting changes are not
  * in it: they live in the store until approved.
@@ -45,6 +45,18 @@ export function readLockFile(path: string): LockFileContent | undefined {
       if (typeof pin?.digest !== 'string' || typeof pin.definition !== 'object' || pin.definition === null)
         throw new Error(`pinning.lockFile: ${path}: upstreams.${upstream}.${name} needs a digest and a definition`);
   return content;
+}
+
+/**
+ * Whether the file's pin replaces the store's different one at start: an approval over a first sight, the
+ * later of two approvals (a replica's file is not rewritten when another replica approves), the earlier of
+ * two first sights (trust on first use: a store refilled after a data loss by a replica that saw a changed
+ * definition first must not win over what was seen before, nor a file written by such a replica over the
+ * store). `pinnedAt` is ISO 8601, compared as text.
+ */
+function fileWins(file: PinRecord, store: PinRecord): boolean {
+  if (file.by !== store.by) return file.by === 'approval';
+  return file.by === 'approval' ? file.pinnedAt > store.pinnedAt : file.pinnedAt < store.pinnedAt;
 }
 
 /** The file's text: keys sorted at every depth, two-space indented, newline-terminated (a diff shows one tool per hunk). */
@@ -101,15 +113,14 @@ export function withLockFile(store: PinStore, path: string, log: Logger): PinSto
       for (const [name, pin] of Object.entries(tools)) {
         const current = inStore.get(name);
         if (current?.digest === pin.digest) continue;
-        if (current && pin.by !== 'approval') {
+        if (current && !fileWins(pin, current)) {
           log.warn(
             { upstream, tool: name, lockFile: path },
-            "the lock file pins another definition than the pin store, on first sight only; the store's pin stays (approve the other to change it)",
+            "the lock file pins another definition than the pin store; the store's pin stays (approve the other to change it)",
           );
           continue;
         }
-        if (current)
-          log.warn({ upstream, tool: name, lockFile: path }, 'the lock file pins another, approved definition than the pin store; the lock file wins');
+        if (current) log.warn({ upstream, tool: name, lockFile: path }, 'the lock file pins another definition than the pin store; the lock file wins');
         await store.setPin(upstream, name, pin);
       }
     }

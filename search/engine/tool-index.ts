@@ -426,7 +426,8 @@ function indexOver(
             prefix: t.prefixMinLength > 0 && term.length >= t.prefixMinLength,
           };
           found = { matches: termIndex.matches(term, expansion) };
-          if (found.matches.length === 0 && fuzzyUnknown > 0 && !long && term.length >= 4)
+          // Up to 20 characters: a longer word is no typo of a tool's word, and a fuzzy walk of a long one visits most of the terms.
+          if (found.matches.length === 0 && fuzzyUnknown > 0 && !long && term.length >= 4 && term.length <= 20)
             found = { matches: termIndex.matches(term, { fuzzy: fuzzyUnknown, prefix: false }) };
           // An everyday verb also matches its operation's verb ("rename": update; operation-verbs.ts).
           const heads = operations?.get(term);

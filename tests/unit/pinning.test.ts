@@ -186,12 +186,12 @@ describe('the pin lock file', () => {
   });
   const log = createLogger(loadConfig({ env: {}, overrides: { log: { level: 'silent' } } }));
 
-  it('puts its pins in the store (they win over the store), and is rewritten sorted when a pin is recorded or approved', async () => {
+  it('puts its pins in the store (a later approval wins over the store), and is rewritten sorted when a pin is recorded or approved', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pins-'));
     const path = join(dir, 'pins.json');
     writeFileSync(path, JSON.stringify({ lockfileVersion: 1, upstreams: { weather: { get_weather: pin('Reviewed.') } } }));
     const inner = memoryPinStore();
-    await inner.pinAllIfAbsent('weather', [['get_weather', pin('Store.')]]);
+    await inner.pinAllIfAbsent('weather', [['get_weather', { ...pin('Store.'), pinnedAt: '2025-12-01T00:00:00.000Z' }]]);
     const store = withLockFile(inner, path, log);
     expect((await store.pins('weather')).get('get_weather')?.definition.description).toBe('Reviewed.');
     await store.pinAllIfAbsent('weather', [['set_alarm', pin('Alarm.')]]);
@@ -205,6 +205,46 @@ describe('the pin lock file', () => {
     expect(Object.keys(written.upstreams.weather!)).toEqual(['get_weather', 'set_alarm']);
     expect(written.upstreams.weather!.get_weather!.definition.description).toBe('New.');
     expect(text).toMatch(/^\{\n {2}"lockfileVersion": 1,\n {2}"upstreams": \{/);
+  });
+
+  it('keeps the later of two approvals and the earlier of two first sights (trust on first use), store or file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pins-'));
+    const at = (description: string, by: PinRecord['by'], pinnedAt: string): PinRecord => ({ ...pin(description), by, pinnedAt });
+    const cases: [string, PinRecord, PinRecord, string][] = [
+      [
+        'a stale approval of the file',
+        at('Old approval.', 'approval', '2026-01-01T00:00:00.000Z'),
+        at('New approval.', 'approval', '2026-02-01T00:00:00.000Z'),
+        'New approval.',
+      ],
+      [
+        'a later first sight of the file',
+        at('Rug pull.', 'first_sight', '2026-03-01T00:00:00.000Z'),
+        at('Seen first.', 'first_sight', '2026-01-01T00:00:00.000Z'),
+        'Seen first.',
+      ],
+      [
+        'an earlier first sight of the file (the store refilled after a loss)',
+        at('Seen first.', 'first_sight', '2026-01-01T00:00:00.000Z'),
+        at('Rug pull.', 'first_sight', '2026-03-01T00:00:00.000Z'),
+        'Seen first.',
+      ],
+      [
+        "an approval of the file over the store's first sight",
+        at('Approved.', 'approval', '2026-01-01T00:00:00.000Z'),
+        at('Rug pull.', 'first_sight', '2026-03-01T00:00:00.000Z'),
+        'Approved.',
+      ],
+    ];
+    for (const [i, [label, inFile, inStore, kept]] of cases.entries()) {
+      const path = join(dir, `pins-${i}.json`);
+      writeFileSync(path, JSON.stringify({ lockfileVersion: 1, upstreams: { weather: { get_weather: inFile } } }));
+      const inner = memoryPinStore();
+      await inner.pinAllIfAbsent('weather', [['get_weather', inStore]]);
+      const store = withLockFile(inner, path, log);
+      expect((await store.pins('weather')).get('get_weather')?.definition.description, label).toBe(kept);
+      await store.close();
+    }
   });
 
   it("keeps the store's pin over a different first-sight pin of the file (a replica that saw an empty store), and writes a newly configured file at once", async () => {
