@@ -28,10 +28,11 @@ export interface ProbedUpstream {
  * Whether an upstream is alive, asked outside any request. Every `health.intervalMs` a probe: up, HTTP
  * upstreams get a `ping` POST of their own (any HTTP answer proves the server alive, whatever the
  * session or era), stdio ones a `ping` request; a refused or reset connection marks the upstream lost
- * at once, two probes in a row without an answer within `health.timeoutMs` too (for a stdio server, only
- * probes while no request of the gateway is in flight: a busy one answers its ping after the call). Down: a reconnect
- * attempt, subject to `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to
- * `restart.maxDelayMs`). Never contacts an upstream that was never used (`idle`): the first connection
+ * at once, two probes in a row without an answer within `health.timeoutMs` too (a stdio server's silent probes count only
+ * while no request of the gateway is in flight, or it has been silent longer than its `timeoutMs`: a busy
+ * one answers its ping after the call). Down: a reconnect attempt, subject to
+ * `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to `restart.maxDelayMs`).
+ * Never contacts an upstream that was never used (`idle`): the first connection
  * is on first use. Between probes, {@link checkAlive} answers a broken response stream at once.
  */
 export class HealthProbe {
