@@ -39,43 +39,37 @@ beforeAll(async () => {
   gateway = await startGateway(config);
 });
 afterAll(async () => {
+  await client?.close();
   await gateway?.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
+let client: Awaited<ReturnType<typeof connectV2>>;
+beforeAll(async () => {
+  client = await connectV2(`${gateway.url}/mcp`, ANY_BEARER);
+});
+const call = async (name: string, args: Record<string, unknown> = {}) =>
+  (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
+
 describe('a stdio server busy with a call', () => {
   it('is not taken for a hung one: the call completes on the same process', async () => {
-    const client = await connectV2(`${gateway.url}/mcp`, ANY_BEARER);
-    try {
-      const call = async (name: string, args: Record<string, unknown> = {}) =>
-        (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
-      const before = (await call('pid__pid')).content[0]!.text;
-      const busy = await call('pid__busy', { ms: 1000 });
-      expect(busy.isError, busy.content[0]?.text).toBeFalsy();
-      expect(busy.content[0]!.text).toBe('done');
-      expect((await call('pid__pid')).content[0]!.text).toBe(before);
-    } finally {
-      await client.close();
-    }
+    const before = (await call('pid__pid')).content[0]!.text;
+    const busy = await call('pid__busy', { ms: 1000 });
+    expect(busy.isError, busy.content[0]?.text).toBeFalsy();
+    expect(busy.content[0]!.text).toBe('done');
+    expect((await call('pid__pid')).content[0]!.text).toBe(before);
   });
 
   it('is taken for a hung one once silent for longer than its timeoutMs, calls or not: restarted', async () => {
-    const client = await connectV2(`${gateway.url}/mcp`, ANY_BEARER);
-    try {
-      const call = async (name: string, args: Record<string, unknown> = {}) =>
-        (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
-      const before = (await call('short__pid')).content[0]!.text;
-      // Four seconds without a word, while calls keep arriving (each given up after 600 ms).
-      void call('short__busy', { ms: 4000 }).catch(() => undefined);
-      let now = before;
-      const until = Date.now() + 3500;
-      while (now === before && Date.now() < until) {
-        const answer = await call('short__pid').catch(() => undefined);
-        if (answer && !answer.isError) now = answer.content[0]!.text;
-      }
-      expect(now, 'a new process answered before the computation ended').not.toBe(before);
-    } finally {
-      await client.close();
+    const before = (await call('short__pid')).content[0]!.text;
+    // Four seconds without a word, while calls keep arriving (each given up after 600 ms).
+    void call('short__busy', { ms: 4000 }).catch(() => undefined);
+    let now = before;
+    const until = Date.now() + 3500;
+    while (now === before && Date.now() < until) {
+      const answer = await call('short__pid').catch(() => undefined);
+      if (answer && !answer.isError) now = answer.content[0]!.text;
     }
+    expect(now, 'a new process answered before the computation ended').not.toBe(before);
   });
 });
