@@ -43,20 +43,22 @@ export interface Credential {
  * Whether a credential header (`Authorization`, `keyHeader`, `secretHeader`) was sent more than once. None of
  * them is a list (RFC 9110 §5.3): node:http keeps the first Authorization and joins a repeated other header
  * with ", ", so a proxy in front that reads another of the values and the gateway would act on different
- * credentials. Such a request is refused whatever else it carries (mcp-endpoint.ts). Reads `rawHeaders`
- * (names compared by length first: a few hundred ns a request).
+ * credentials. Such a request is refused whatever else it carries (mcp-endpoint.ts). Built once per
+ * configuration (the names lowered once); reads `rawHeaders`, names compared by length first.
  */
-export function repeatsCredentialHeader(req: Pick<IncomingMessage, 'rawHeaders'>, config: GatewayConfig['credentials']): boolean {
+export function credentialHeaderRepeats(config: GatewayConfig['credentials']): (req: Pick<IncomingMessage, 'rawHeaders'>) => boolean {
   const names = ['authorization', config.keyHeader.toLowerCase(), config.secretHeader.toLowerCase()];
-  const seen = [0, 0, 0];
-  const raw = req.rawHeaders;
-  for (let i = 0; i < raw.length; i += 2) {
-    const name = raw[i]!;
-    for (let n = 0; n < 3; n++) {
-      if (name.length === names[n]!.length && name.toLowerCase() === names[n] && ++seen[n]! > 1) return true;
+  return (req) => {
+    const seen = [0, 0, 0];
+    const raw = req.rawHeaders;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]!;
+      for (let n = 0; n < 3; n++) {
+        if (name.length === names[n]!.length && name.toLowerCase() === names[n] && ++seen[n]! > 1) return true;
+      }
     }
-  }
-  return false;
+    return false;
+  };
 }
 
 /** RFC 6750 §2.1: `Bearer` (any case), one or more spaces or tabs, one b64token, nothing else. */

@@ -7,7 +7,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, withRevision, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
-import { credentialForm, repeatsCredentialHeader, type Credential } from '../auth/credentials.ts';
+import { credentialForm, credentialHeaderRepeats, type Credential } from '../auth/credentials.ts';
 import { answerAtEdge, rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from './fast-path.ts';
 import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
@@ -62,6 +62,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
   // Not strict: a scalar body is valid JSON, which JSON-RPC 2.0 §5.1 answers -32600 (Invalid Request), not -32700.
   const parseJson = bodyParser({ enableTypes: ['json'], jsonLimit: config.limits.bodyBytes, encoding: 'utf-8', jsonStrict: false });
   const everyUpstreamClosed = config.upstreams.every((u) => u.scopes.failureMode === 'closed');
+  const repeatsCredentialHeader = credentialHeaderRepeats(config.credentials);
   return async (ctx: Exchange) => {
     if (ctx.method !== 'POST') return handOff(ctx, node);
     const started = performance.now();
@@ -71,7 +72,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     // presented and, for a tools/call, the tool its Mcp-Name header names (no body may have been read).
     // Written out, as `requester` below: one shape, not a spread per request.
     const named = namedTool(ctx);
-    const repeated = repeatsCredentialHeader(ctx.req, config.credentials);
+    const repeated = repeatsCredentialHeader(ctx.req);
     const anonymous: Requester = {
       requestId,
       address,
@@ -113,7 +114,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
           bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey, runtime.previousDigestKey)
       : undefined;
     const authStarted = performance.timeOrigin + performance.now();
-    // A credential header sent twice is ambiguous (credentials.ts repeatsCredentialHeader): refused whatever else
+    // A credential header sent twice is ambiguous (credentials.ts credentialHeaderRepeats): refused whatever else
     // came with it, as RFC 6750 §3.1 answers a repeated parameter (400 invalid_request).
     if (repeated) {
       ctx.set('www-authenticate', bearerChallenge(config, ctx, surface.path, { error: 'invalid_request' }));
