@@ -120,7 +120,14 @@ async function api<T>(target: ConsoleTarget, method: 'GET' | 'POST', path: strin
   } catch {
     throw new PinsCommandError(`the gateway answered ${response.status} without JSON: ${text.slice(0, 200)}`);
   }
-  if (!response.ok) throw new PinsCommandError(`the gateway answered ${response.status}: ${(parsed as { error?: string }).error ?? text.slice(0, 200)}`);
+  if (!response.ok) {
+    // The console answers `{ error: string }`; anything else there (a JSON-RPC error body: no console on that path) is read for its message.
+    const error = (parsed as { error?: unknown } | null)?.error;
+    const reason = typeof error === 'string' ? error : (error as { message?: unknown } | undefined)?.message;
+    if (response.status === 404 && typeof error !== 'string')
+      throw new PinsCommandError(`${target.url} serves no console (set console.adminToken on the gateway)`);
+    throw new PinsCommandError(`the gateway answered ${response.status}: ${typeof reason === 'string' ? reason : text.slice(0, 200)}`);
+  }
   return parsed as T;
 }
 

@@ -8,6 +8,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { runPinsCommand, PinsCommandError } from '../../gateway/cli/pins-command.ts';
+import { jsonRpcErrorBody } from '../../gateway/errors.ts';
 import { UsageError } from '../../gateway/cli/args.ts';
 import type { FakeTool } from '../fixtures/fake-upstream.ts';
 import { inProcessStack, type InProcessGateway } from '../helpers/in-process.ts';
@@ -180,6 +181,20 @@ describe('reviewing and approving', () => {
     expect((await listTools()).find((t) => t.name === 'get_weather')?.description).toMatch(/<IMPORTANT>/);
     expect(await runPinsCommand({ ...target(), adminToken: 'wrong-token-wrong-token' }, ['list'], {}).catch((e: Error) => e.message)).toBe(
       'the gateway refused the admin token (console.adminToken; --admin-token)',
+    );
+  });
+
+  it('names a gateway without a console, and reads a JSON-RPC error body for its message', async () => {
+    // What a gateway without console.adminToken answers on /console/api/pins: its JSON-RPC 404 body.
+    const answering = (status: number, kind: 'not_found' | 'internal') => {
+      const { text } = jsonRpcErrorBody(kind, 'Not Found: /console/api/pins', null);
+      return { ...target(), fetch: (async () => new Response(text, { status, headers: { 'content-type': 'application/json' } })) as typeof fetch };
+    };
+    expect(await runPinsCommand(answering(404, 'not_found'), ['list'], {}).catch((e: Error) => e.message)).toBe(
+      `${stack.gatewayUrl} serves no console (set console.adminToken on the gateway)`,
+    );
+    expect(await runPinsCommand(answering(500, 'internal'), ['list'], {}).catch((e: Error) => e.message)).toBe(
+      'the gateway answered 500: Not Found: /console/api/pins',
     );
   });
 
