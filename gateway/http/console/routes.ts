@@ -118,6 +118,12 @@ function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
   return async (ctx, next) => {
     // Every console answer, a refusal too (a framed 401 page was shown), forbids framing; pages add their own CSP.
     ctx.set(PERSON_HEADERS);
+    // Node keeps the first of repeated Authorization headers: refused as the MCP routes refuse a repeated
+    // credential (auth/credentials.ts), so the token checked is never one of two a proxy chain disagrees on.
+    if (authorizationRepeats(ctx.req.rawHeaders)) {
+      refusalPage(ctx, 400, 'Bad request', 'The Authorization header was sent more than once: send the admin token once.');
+      return;
+    }
     const presented = presentedToken(ctx.get('authorization'));
     if (presented !== undefined) {
       if (timingSafeEqual(digest(presented), expected)) return next();
@@ -138,6 +144,12 @@ function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
     ctx.type = 'text/html; charset=utf-8';
     ctx.body = unauthorizedPage();
   };
+}
+
+function authorizationRepeats(raw: readonly string[]): boolean {
+  let seen = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization' && ++seen > 1) return true;
+  return false;
 }
 
 /** The token of `Authorization: Bearer <token>`, or the password of `Basic` (any user name). */

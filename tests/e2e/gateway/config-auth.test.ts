@@ -96,7 +96,7 @@ describe('anonymous', () => {
       loadConfig({
         env: { MEMBER_TOKEN: 'member-token-value' },
         path: yamlFile(
-          `anonymous: ${anonymous}\nlisten: { port: 0 }\nupstreams:\n  - name: h\n    url: ${fake.url}\n    forwardCredentials: false\n    scopeRules: { open_tool: [], member_tool: [member] }\ncredentials:\n  apiKeys:\n    - { name: member, token: "\${MEMBER_TOKEN}", scopes: [member] }\n`,
+          `anonymous: ${anonymous}\nlisten: { port: 0 }\nupstreams:\n  - name: h\n    url: ${fake.url}\n    forwardCredentials: false\n    scopeRules: { open_tool: [], member_tool: [member] }\ncredentials:\n  apiKeys:\n    - { name: member, token: "\${MEMBER_TOKEN}", scopes: [member] }\nconsole: { adminToken: console-admin-token-value }\n`,
         ),
       });
     const open = await startGateway(base(true), { logDestination: new LogCapture() });
@@ -124,6 +124,17 @@ describe('anonymous', () => {
         });
       }
       expect((await withRawHeaders(shut.url, [bearer('member-token-value')])).status).toBe(200);
+      // The console too: its admin token sent twice is refused, whichever comes first; once, it is let in.
+      const admin = bearer('console-admin-token-value');
+      for (const headers of [
+        [admin, bearer('wrong')],
+        [bearer('wrong'), admin],
+      ]) {
+        const answer = await withRawHeaders(shut.url, headers, '/console/api/pins');
+        expect(answer.status, answer.body).toBe(400);
+        expect(answer.body).toContain('The Authorization header was sent more than once');
+      }
+      expect((await withRawHeaders(shut.url, [admin], '/console/api/pins')).status).toBe(200);
     } finally {
       await Promise.all([open.close(), shut.close()]);
       await fake.close();
@@ -131,22 +142,25 @@ describe('anonymous', () => {
   });
 });
 
-/** A 2026-07-28 tools/list with these header lines as they are (repeats included, no key pair of its own), over node:http. */
-function withRawHeaders(url: string, extra: readonly (readonly [string, string])[]): Promise<{ status: number; body: string }> {
+/**
+ * A 2026-07-28 tools/list with these header lines as they are (repeats included, no key pair of its own), over node:http;
+ * to another path than /mcp, a GET with the same header lines.
+ */
+function withRawHeaders(url: string, extra: readonly (readonly [string, string])[], path = '/mcp'): Promise<{ status: number; body: string }> {
   const { headers: named, body: message } = rpc('modern', 1, 'tools/list');
   const headers = ['host', new URL(url).host];
   for (const [name, value] of Object.entries(named)) if (!name.startsWith('x-cpz-')) headers.push(name, value);
   for (const [name, value] of extra) headers.push(name, value);
   const body = JSON.stringify(message);
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/mcp`, { method: 'POST', headers }, (res) => {
+    const req = request(`${url}${path}`, { method: path === '/mcp' ? 'POST' : 'GET', headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk) => (text += chunk));
       res.on('end', () => resolve({ status: res.statusCode!, body: text }));
     });
     req.on('error', reject);
-    req.end(body);
+    req.end(path === '/mcp' ? body : undefined);
   });
 }
 
