@@ -38,6 +38,7 @@ import { createOutcomes, gatewaySubscribers } from './obs/outcomes.ts';
 import { createAuditLog } from './obs/audit.ts';
 import { createTracing, type Tracing } from './obs/tracing.ts';
 import { anyBudget } from './policy/rate-limits.ts';
+import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS } from './policy/tool-resolution.ts';
 import { authDecisions } from './auth/decisions.ts';
 import { createRateLimiter, type RateLimiter } from './store/rate-limiter.ts';
 import { ListenStreams } from './store/listen-streams.ts';
@@ -222,7 +223,11 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));
     return { client, catalog: catalogCache(client, upstreamConfig) };
   });
-  const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log, options.aliases);
+  const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log, options.aliases, [
+    SEARCH_TOOLS,
+    CALL_TOOL,
+    ...(config.compact.codeMode.enabled ? [RUN_CODE] : []),
+  ]);
   const scopes = new ScopeCache(
     config.scopes,
     store(

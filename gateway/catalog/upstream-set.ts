@@ -57,6 +57,8 @@ export class UpstreamSet {
   /** Every tool name this set has served, with the tool it named (what the next reload keeps as aliases). */
   private readonly servedNames = new Map<string, UpstreamName>();
   private readonly notedCatalogs = new WeakSet<Catalog>();
+  /** The shadowed name lists already logged (once each for this set's life: a catalogue is rebuilt per refresh and partition). */
+  private readonly shadowWarned = new Set<string>();
   private live?: { aliases: ReadonlyMap<string, UpstreamName>; until: number };
   /** The last merge {@link servedNow} made: of these upstreams' catalogues (config order), under these aliases. */
   private lastMerge?: { catalogs: readonly Catalog[]; aliases: ReadonlyMap<string, UpstreamName>; catalog: Catalog };
@@ -66,12 +68,15 @@ export class UpstreamSet {
   /**
    * @param aliases - names an earlier configuration served, with the tool each named and until when
    *   (epoch ms) it stays callable ({@link aliasesForNext} of the set this one replaces on a reload).
+   * @param compactNames - the names of `/mcp/compact`'s own tools (search_tools, call_tool, run_code in code mode):
+   *   a catalogue tool of one of these names is shadowed there (policy/tool-resolution.ts), which is logged once.
    */
   constructor(
     readonly upstreams: readonly UpstreamRuntime[],
     separator: string,
     private readonly log: Logger,
     private readonly aliases: ReadonlyMap<string, ServedName> = new Map(),
+    private readonly compactNames: readonly string[] = [],
   ) {
     this.naming = namingOptions(upstreams.length, separator);
   }
@@ -264,6 +269,15 @@ export class UpstreamSet {
     this.notedCatalogs.add(catalog);
     for (const tool of [...catalog.tools, ...(catalog.withheld?.values() ?? []), ...[...(catalog.held?.values() ?? [])].map((h) => h.tool)])
       this.servedNames.set(tool.name, { upstream: tool.upstream, name: tool.upstreamName });
+    // Only one upstream's names can be these (several are prefixed): the operator learns why a tool is missing there.
+    const shadowed = this.compactNames.filter((name) => catalog.byName.has(name));
+    if (shadowed.length && !this.shadowWarned.has(shadowed.join(' '))) {
+      this.shadowWarned.add(shadowed.join(' '));
+      this.log.warn(
+        { upstream: catalog.byName.get(shadowed[0]!)!.upstream, tools: shadowed },
+        `tools not reachable on /mcp/compact, whose own tools have these names: ${shadowed.join(', ')} (served on /mcp)`,
+      );
+    }
     return served;
   }
 

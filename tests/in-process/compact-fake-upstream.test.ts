@@ -127,6 +127,10 @@ describe('the compact listing in front of a fake upstream', () => {
       return c.callTool('search_tools', { query: 'search tools reserved name', limit: 20 });
     });
     expect((result.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name)).not.toContain('search_tools');
+    // The operator is told, once per catalogue, not left to find it missing.
+    expect(stack.logs.records('tools not reachable on /mcp/compact').map((r) => [r.level, r.upstream, r.tools])).toEqual([
+      [40, expect.any(String), ['search_tools']],
+    ]);
   });
 
   it('is not mounted when compact.enabled is false', async () => {
