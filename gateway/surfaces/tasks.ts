@@ -6,7 +6,7 @@ import { mintTaskId, openTaskId, type TaskRef } from '../policy/task-ids.ts';
 import { directCallAllowed, resolveTool } from '../policy/tool-resolution.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { TaskMethod } from '../upstream/types.ts';
-import { outputViolationResult } from './tool-decision.ts';
+import { outputViolationResult, recordDecision } from './tool-decision.ts';
 import { callerDeclaresTasks, forward, forwardError, relayedResult } from '../upstream/forwarding.ts';
 
 /**
@@ -237,7 +237,17 @@ function taskState(d: DispatchContext, task: ResolvedTask, state: Record<string,
 function checkedToolResult(d: DispatchContext, tool: CatalogTool, result: Record<string, unknown>): Record<string, unknown> {
   const check = d.runtime.outputs.check(tool, result as CallToolResult);
   if (!check.ok) {
-    d.runtime.metrics.outputSchemaViolations.inc({ tool: tool.name });
+    // The call's outcome, decided now (its tools/call was recorded as `task_created`): audited and counted as a direct call's violation is.
+    recordDecision(d, {
+      via: 'direct',
+      name: tool.name,
+      tool,
+      outcome: 'output_schema_violation',
+      reason: tool.readOnly ? 'output_schema_violation task_result' : 'output_schema_violation outcome_unknown task_result',
+      arguments: undefined,
+      started: performance.now(),
+      counted: { tool: tool.name, outcome: 'output_schema_violation' },
+    });
     d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'task result broke its outputSchema; answering isError');
     const failed = outputViolationResult(tool, check);
     return { ...failed, _meta: { ...(result._meta as object), ...failed._meta } };

@@ -147,9 +147,9 @@ export function startGatewayWith({ config, env = {}, overrides = {}, noScopeEndp
 export function startGatewayOver(
   upstreamUrl: string,
   upstream: DeepPartial<GatewayConfig['upstreams'][number]> = {},
-  more: Pick<GatewayWith, 'env' | 'overrides'> = {},
+  more: Pick<GatewayWith, 'env' | 'overrides' | 'auditDestination'> = {},
 ): Promise<RunningGateway> {
-  return startGatewayWith({ config: 'conformance', env: more.env, overrides: { ...more.overrides, upstreams: [{ ...upstream, url: upstreamUrl }] } });
+  return startGatewayWith({ ...more, config: 'conformance', overrides: { ...more.overrides, upstreams: [{ ...upstream, url: upstreamUrl }] } });
 }
 
 /** A gateway started from one of the committed example configs, and what it logged. */

@@ -19,6 +19,7 @@ import { ACCEPT_BOTH, MODERN, messagesOf, post, type JsonRpcMessage } from '../.
 import { startLegacyTasksUpstream } from '../../fixtures/legacy-tasks-upstream.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { taskTools } from '../../fixtures/fake-tools.ts';
+import { LogCapture } from '../../helpers/log-capture.ts';
 import { startGatewayOver } from '../../helpers/stack.ts';
 
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -28,11 +29,12 @@ const TWIN = { authorization: 'Bearer tasks-twin-token' };
 const OUTSIDER = { authorization: 'Bearer tasks-outsider-token' };
 
 /** The conformance gateway (one upstream, any credential forwarded) with config API keys and a scope on the task tools. */
-function gatewayOver(upstreamUrl: string, scopeRules: Record<string, string[]>): Promise<RunningGateway> {
+function gatewayOver(upstreamUrl: string, scopeRules: Record<string, string[]>, audit?: LogCapture): Promise<RunningGateway> {
   return startGatewayOver(
     upstreamUrl,
     { scopeRules },
     {
+      ...(audit ? { auditDestination: audit } : {}),
       env: { READER: 'tasks-reader-token', TWIN: 'tasks-twin-token', OUTSIDER: 'tasks-outsider-token' },
       overrides: {
         credentials: {
@@ -208,6 +210,7 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
   let upstream: FakeUpstream;
   let gateway: RunningGateway;
   let nextId = 1;
+  const audit = new LogCapture();
   /** One 2026-07-28 request (envelope, Mcp-Method/Mcp-Name), declaring the tasks extension unless `declare` is false. */
   const send = async (credential: Record<string, string>, method: string, params: Record<string, unknown>, declare = true): Promise<JsonRpcMessage> => {
     const name = params.name ?? params.taskId;
@@ -234,7 +237,11 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
     );
   beforeAll(async () => {
     upstream = await startFakeUpstream({ tools: taskTools(), tasks: true });
-    gateway = await gatewayOver(upstream.url, { slow_compute: ['jobs:run'], confirm_job: ['jobs:run'], failing_job: ['jobs:run'] });
+    gateway = await gatewayOver(
+      upstream.url,
+      { slow_compute: ['jobs:run'], confirm_job: ['jobs:run'], failing_job: ['jobs:run'], drifting_job: ['jobs:run'] },
+      audit,
+    );
   });
   afterAll(async () => {
     await gateway?.close();
@@ -268,6 +275,21 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
     const failing = await send(READER, 'tools/call', { name: 'failing_job', arguments: {} });
     const failed = await poll(READER, failing.result!.taskId as string, (s) => s === 'completed');
     expect(failed.result?.result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'the job failed' }] });
+  });
+
+  it("withholds a completed task's result that breaks the tool's outputSchema, with an audit line of its own", async () => {
+    const created = await send(READER, 'tools/call', { name: 'drifting_job', arguments: {} });
+    const id = created.result!.taskId as string;
+    const done = await poll(READER, id, (s) => s === 'completed');
+    // No readOnlyHint: a write, so "may have run", as a direct call's violation is answered.
+    expect(done.result?.result).toMatchObject({ isError: true, _meta: { 'ai.cpz.gateway/outcome': 'unknown' } });
+    expect(JSON.stringify(done.result?.result)).toContain('may have run');
+    expect(JSON.stringify(done.result?.result)).not.toContain('many');
+    const lines = audit.records().filter((r) => r.tool === 'drifting_job');
+    expect(lines.map((r) => [r.outcome, r.reason])).toEqual([
+      ['ok', 'task_created'],
+      ['output_schema_violation', 'output_schema_violation outcome_unknown task_result'],
+    ]);
   });
 
   it('relays input_required and the tasks/update that answers it', async () => {
