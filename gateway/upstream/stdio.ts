@@ -21,6 +21,45 @@ export function exitOf(transport: object): string {
   return exits.get(transport) ?? 'exited';
 }
 
+/** At most one warning about stray stdout lines per this many ms and process. */
+const STRAY_WARNING_MS = 60_000;
+
+/**
+ * Watches a stdio server's stdout for lines that are no JSON-RPC message, which the SDK's reader skips
+ * without a word (a server printing its own logs on stdout, the usual mistake: stdout is the protocol's
+ * channel, MCP 2025-11-25 basic/transports §stdio): the first such line, and then at most one a minute,
+ * is logged with how many were dropped since (the logger redacts it as every line). A line is taken for a message when its first byte is `{`
+ * (or it is blank, or starts with whitespace); only that byte is read, so the check costs nothing per
+ * message. Returns the chunk reader: it takes a chunk and whether it starts a line, and says whether the next one does.
+ */
+function strayLines(config: UpstreamConfig, log: Logger, pid: () => number | undefined): (chunk: Buffer, atLineStart: boolean) => boolean {
+  let dropped = 0;
+  let warnedAt = Number.NEGATIVE_INFINITY;
+  const check = (chunk: Buffer, at: number) => {
+    const first = chunk[at]!;
+    if (first === 0x7b || first === 0x0a || first === 0x0d || first === 0x20 || first === 0x09) return;
+    dropped++;
+    const now = Date.now();
+    if (now - warnedAt < STRAY_WARNING_MS) return;
+    warnedAt = now;
+    const end = chunk.indexOf(0x0a, at);
+    const line = chunk.toString('utf8', at, Math.min(end === -1 ? chunk.length : end, at + 200));
+    log.warn(
+      { upstream: config.name, pid: pid(), dropped, line },
+      `upstream ${config.name} wrote lines on stdout that are no JSON-RPC message: dropped (stdout carries the protocol; a server logs on stderr)`,
+    );
+    dropped = 0;
+  };
+  return (chunk, atLineStart) => {
+    if (chunk.length === 0) return atLineStart;
+    if (atLineStart) check(chunk, 0);
+    for (let newline = chunk.indexOf(0x0a); newline !== -1; newline = chunk.indexOf(0x0a, newline + 1)) {
+      if (newline + 1 < chunk.length) check(chunk, newline + 1);
+    }
+    return chunk[chunk.length - 1] === 0x0a;
+  };
+}
+
 /** A stdio line (one JSON-RPC message, a whole list page included) may be this many times `limits.resultBytes` (64 MiB by default). */
 export const STDIO_LINE_FACTOR = 16;
 
@@ -54,8 +93,11 @@ export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes
       if (!exits.has(transport)) exits.set(transport, signal ? `was killed by ${signal}` : `exited with code ${code}`);
     });
     let unterminated = 0;
+    const strayLine = strayLines(config, log, () => transport.pid ?? undefined);
+    let atLineStart = true;
     child?.stdout?.on('data', (chunk: Buffer) => {
       heard.set(transport, Date.now());
+      atLineStart = strayLine(chunk, atLineStart);
       const newline = chunk.lastIndexOf(0x0a);
       unterminated = newline === -1 ? unterminated + chunk.length : chunk.length - newline - 1;
       if (unterminated <= maxLineBytes || exits.has(transport)) return;

@@ -4,6 +4,7 @@
  * flight, so the call completes on the same process (it was killed after two probes: the call failed with
  * CONNECTION_CLOSED and the server's state was lost; try-out). Busy but silent for longer than its timeoutMs,
  * it is hung however much traffic keeps arriving, and restarted (review: overlapping calls kept it "busy").
+ * Lines of its own on stdout, which the SDK's reader skips, are logged (they were dropped without a word).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,7 @@ import { loadConfig } from '../../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV2 } from '../../helpers/clients.ts';
 import { ANY_BEARER } from '../../helpers/stack.ts';
+import { LogCapture } from '../../helpers/log-capture.ts';
 
 const SERVER = new URL('../../fixtures/stdio-pid-server.mjs', import.meta.url).pathname;
 
@@ -33,10 +35,11 @@ writeFileSync(
 );
 
 let gateway: RunningGateway;
+const logs = new LogCapture();
 beforeAll(async () => {
-  const config = loadConfig({ path: FILE, env: {}, overrides: { listen: { host: '127.0.0.1', port: 0 }, anonymous: true, log: { level: 'silent' } } });
+  const config = loadConfig({ path: FILE, env: {}, overrides: { listen: { host: '127.0.0.1', port: 0 }, anonymous: true, log: { level: 'warn' } } });
   delete config.scopes.endpoint;
-  gateway = await startGateway(config);
+  gateway = await startGateway(config, { logDestination: logs });
 });
 afterAll(async () => {
   await client?.close();
@@ -71,5 +74,14 @@ describe('a stdio server busy with a call', () => {
       if (answer && !answer.isError) now = answer.content[0]!.text;
     }
     expect(now, 'a new process answered before the computation ended').not.toBe(before);
+  });
+});
+
+describe('a stdio server that writes its own lines on stdout', () => {
+  it('is served, and the dropped lines are logged once, with the first of them', async () => {
+    expect((await call('pid__print', { lines: 3 })).content[0]!.text).toBe('printed');
+    expect((await call('pid__print', { lines: 2 })).content[0]!.text).toBe('printed');
+    const warned = logs.records('no JSON-RPC message');
+    expect(warned.map((r) => [r.upstream, r.dropped, r.line])).toEqual([['pid', 1, "debug: line 0 of the server's own log"]]);
   });
 });
