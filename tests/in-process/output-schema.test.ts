@@ -45,6 +45,23 @@ beforeAll(async () => {
         }),
         { definition: { name: 'undeclared', inputSchema: { type: 'object' } }, call: () => ({ content: text('x'), structuredContent: { total: 'ten' } }) },
         driftOrder,
+        // Patterns from an upstream are untrusted: `^(a+)+$` backtracks for hours at 40 characters on V8's engine.
+        structuredTool('backtracking_read', () => ({ content: text('x'), structuredContent: { code: `${'a'.repeat(40)}!` } }), {
+          type: 'object',
+          properties: { code: { type: 'string', pattern: '^(a+)+$' } },
+        }),
+        {
+          definition: {
+            name: 'backtracking_input',
+            inputSchema: { type: 'object', properties: { code: { type: 'string', pattern: '^(a+)+$' } } },
+            annotations: { readOnlyHint: true },
+          },
+          call: () => ({ content: text('ran') }),
+        },
+        structuredTool('lookahead_read', () => ({ content: text('x'), structuredContent: { code: 'b' } }), {
+          type: 'object',
+          properties: { code: { type: 'string', pattern: '^(?=a)a$' } },
+        }),
       ],
     },
     audit,
@@ -127,6 +144,29 @@ describe('output schema checks', () => {
     const metrics = await (await routedFetch(`${stack.gatewayUrl}/metrics`)).text();
     expect(metrics).toMatch(/^mcp_output_schema_compile_failures_total\{tool="broken_schema"\} 1$/m);
     expect(metrics).toMatch(/^mcp_output_schema_violations_total\{tool="drift_deal"\} [1-9]/m);
+  });
+
+  it('runs schema patterns in linear time: a backtracking pattern neither holds the event loop nor passes a value it refuses', async () => {
+    const result = await call('backtracking_read');
+    expect(result.isError).toBe(true);
+    expect(result.content[0]!.text).toContain('/code must match pattern "^(a+)+$"');
+    // The input side: call_tool checks the arguments against the upstream's inputSchema before sending them.
+    const compact = await connectV2(stack.compactUrl, KEY);
+    try {
+      const refused = (await compact.request({
+        method: 'tools/call',
+        params: { name: 'call_tool', arguments: { name: 'backtracking_input', arguments: { code: `${'a'.repeat(40)}!` } } },
+      })) as Result;
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0]!.text).toContain('/code must match pattern "^(a+)+$"');
+    } finally {
+      await compact.close();
+    }
+    // A pattern RE2 cannot run (lookahead) leaves its schema uncompiled, said so, and the tool served unchecked.
+    expect((await call('lookahead_read')).structuredContent).toEqual({ code: 'b' });
+    expect(stack.logs.records('outputSchema failed to compile').find((r) => r.tool === 'lookahead_read')?.err).toMatch(
+      /^pattern "\^\(\?=a\)a\$" cannot be checked: .*no lookaround or backreferences/,
+    );
   });
 
   it('checks draft-07 schemas with the draft-07 engine ($ref to definitions)', async () => {
