@@ -271,10 +271,24 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     return plan;
   }
 
-  /** Lets the old runtime finish the requests it is serving (up to `graceMs`), then closes what was not carried over. */
+  /**
+   * Lets the old runtime finish the requests it is serving, then closes what was not carried over. Its
+   * subscriptions/listen streams get `graceMs` (they never end by themselves; their clients reconnect to the
+   * new configuration). Every other request (a tool call, a read, a run_code run) may take as long as the
+   * old configuration allowed it: its upstreams' longest `timeoutMs` (code mode's `wallTimeMs` if longer),
+   * plus a second; a reload is no reason to cut a call short (try-out: a periodic SIGHUP killed every call
+   * running past 10 s, with an empty 499, a write's outcome left unknown).
+   */
   async function retire(old: Runtime, carried: ReadonlySet<object>, graceMs: number): Promise<void> {
-    const deadline = Date.now() + graceMs;
-    while (old.inflight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    const started = Date.now();
+    const { config, streamsOpen } = old.state;
+    const callsMs = Math.max(graceMs, ...config.upstreams.map((u) => u.timeoutMs), config.compact.codeMode.limits.wallTimeMs) + 1000;
+    const waiting = () => {
+      const elapsed = Date.now() - started;
+      const calls = old.inflight.count - streamsOpen.count;
+      return (calls > 0 && elapsed < callsMs) || (old.inflight.count > 0 && elapsed < graceMs);
+    };
+    while (waiting()) await new Promise((r) => setTimeout(r, 25));
     await old.close(carried).catch((error: unknown) => log.warn({ err: (error as Error).message }, 'closing the previous configuration failed'));
   }
 

@@ -34,6 +34,8 @@ export interface GatewayRuntime extends DispatchRuntime {
   readonly resourceSubscriptions: ResourceSubscriptionRelay;
   /** The subscriptions/listen streams open per account (`limits.listenStreamsPerAccount`, mcp/admission.ts). */
   readonly listenStreams: ListenStreams;
+  /** How many of this runtime's requests in flight are subscriptions/listen streams (a reload's retire waits longer for the others). */
+  readonly streamsOpen: { count: number };
   /** OpenTelemetry spans (off unless configured). */
   readonly tracing: Tracing;
   /** Records a sign-in or authorization server decision: audit line and OAuth counters (auth/decisions.ts). */

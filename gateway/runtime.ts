@@ -288,6 +288,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     inflightCalls: new InflightCalls(log),
     codeSandbox: options.codeSandbox ?? new CodeSandbox(),
     listenStreams: options.listenStreams ?? new ListenStreams(),
+    streamsOpen: { count: 0 },
     // An upstream call waits for the caller's retry at most as long as the call itself may take.
     inputBridge: new InputBridge(Math.max(...config.upstreams.map((u) => u.timeoutMs))),
     // Held per URI at the upstream that owns it; its updates go to every surface's listen streams.

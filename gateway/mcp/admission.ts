@@ -159,7 +159,19 @@ export async function admit(
 function openListenStream(runtime: GatewayRuntime, request: AuthenticatedRequest): { release: () => void } | { refusal: AdmissionRefusal } {
   const max = runtime.config.limits.listenStreamsPerAccount;
   const release = runtime.listenStreams.acquire(request.credential.account ?? request.credential.digest, max);
-  if (release) return { release };
+  if (release) {
+    const open = runtime.streamsOpen;
+    open.count++;
+    let released = false;
+    return {
+      release: () => {
+        if (released) return;
+        released = true;
+        open.count--;
+        release();
+      },
+    };
+  }
   return {
     refusal: {
       error: 'rate_limited',

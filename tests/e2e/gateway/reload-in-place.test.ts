@@ -21,11 +21,12 @@ const dir = mkdtempSync(join(tmpdir(), 'reload-in-place-'));
 const FILE = join(dir, 'gateway.yaml');
 writeFileSync(FILE, stringify({ upstreams: [{ name: 'pid', command: process.execPath, args: [SERVER] }] }));
 
-function config(upstream: Partial<UpstreamConfig>): GatewayConfig {
+function config(upstream: Partial<UpstreamConfig>, graceMs?: number): GatewayConfig {
   const loaded = loadConfig({
     path: FILE,
     env: {},
     overrides: {
+      ...(graceMs !== undefined ? { shutdown: { graceMs } } : {}),
       listen: { host: '127.0.0.1', port: 0 },
       anonymous: true,
       log: { level: 'silent' },
@@ -45,10 +46,14 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(name: string, args: Record<string, unknown> = {}) {
+/** One call on a client of its own; `progress`: with a progress token, so the SDK's handler serves it rather than the fast path. */
+async function call(name: string, args: Record<string, unknown> = {}, progress = false) {
   const client = await connectV2(`${gateway.url}/mcp`, ANY_BEARER);
   try {
-    return (await client.callTool({ name, arguments: args })) as { isError?: boolean; content: { text: string }[] };
+    return (await client.callTool({ name, arguments: args }, progress ? { onprogress: () => {} } : undefined)) as {
+      isError?: boolean;
+      content: { text: string }[];
+    };
   } finally {
     await client.close();
   }
@@ -80,5 +85,23 @@ describe('a reload of an upstream policy or per-call setting', () => {
     const plan = await gateway.reload(config({ timeoutMs: 30_000, args: [SERVER, '--again'] }));
     expect(plan.upstreams).toEqual([{ name: 'pid', decision: 'replace' }]);
     expect((await call('pid')).content[0]!.text).not.toBe(before);
+  });
+});
+
+describe('a call in flight during a reload', () => {
+  it('finishes on the configuration it started on, however long past shutdown.graceMs, its upstream kept or replaced', async () => {
+    // graceMs 100: the old runtime retired then and closed what it served: the SDK handler serving the first
+    // call (an empty 499), the replaced upstream's process serving the second (stdin closed, SIGTERM 2 s later).
+    await gateway.reload(config({ timeoutMs: 30_000 }, 100));
+    const kept = call('wait', { ms: 1500 }, true);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await gateway.reload(config({ timeoutMs: 30_000 }, 100));
+    const replaced = call('wait', { ms: 3500 });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await gateway.reload(config({ timeoutMs: 30_000, args: [SERVER, '--third'] }, 100))).upstreams).toEqual([{ name: 'pid', decision: 'replace' }]);
+    for (const answer of await Promise.all([kept, replaced])) {
+      expect(answer.isError, answer.content[0]?.text).toBeFalsy();
+      expect(answer.content[0]!.text).toBe('done');
+    }
   });
 });
