@@ -33,8 +33,8 @@ export interface RunningGateway {
    * taking over the upstream connections that did not change (and the pin store), fetches its
    * catalogues and search index while the old runtime serves (at most the slowest upstream's
    * `timeoutMs`), then serves new requests with it; names the old configuration served stay callable as
-   * aliases (`naming.aliasTtlMs`) where the new one renames their tools; requests in flight finish on the old runtime, which then closes what was not taken over (after
-   * `shutdown.graceMs` at the latest, which ends long-lived listen streams: their clients reconnect).
+   * aliases (`naming.aliasTtlMs`) where the new one renames their tools; requests in flight finish on the old runtime, which then closes what was not taken over (listen
+   * streams after `shutdown.graceMs`: their clients reconnect; other requests as long as their upstream's `timeoutMs` allowed).
    * Reloads run one at a time. `config` may be a loader, called in turn (its ConfigError is a refusal).
    * Each outcome is counted in `mcp_config_reloads_total{outcome}` (applied, refused, failed) and logged.
    * @throws ReloadRefused when a key bound to a socket changed, ConfigError from the loader; the running

@@ -143,7 +143,7 @@ async function serve(config: ReturnType<typeof loadConfig>, path: string): Promi
   driveReloads(gateway, {
     load: () => loadConfig({ path }),
     path,
-    watch: config.reload.watch,
+    config,
     report: (line) => process.stderr.write(`${line}\n`),
   });
   // Announced once SIGHUP and the file watch are armed: a signal or an edit right after this line

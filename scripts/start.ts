@@ -85,7 +85,7 @@ const reloadPath = configPath ?? DEFAULT_CONFIG_PATH;
 driveReloads(gateway, {
   load: () => followBoundPorts(loadConfig({ path: reloadPath }), { upstreamUrl: upstream.url, platformUrl: platform.url }),
   path: reloadPath,
-  watch: config.reload.watch,
+  config,
   report: (line) => console.error(`npm start: ${line}`),
 });
 

@@ -4,16 +4,19 @@ import { basename, dirname, resolve } from 'node:path';
 import { ConfigError, type GatewayConfig } from '../../config/load.ts';
 import type { RunningGateway } from '../gateway.ts';
 import { ReloadRefused, type ReloadPlan } from '../reload/plan.ts';
+import { parse } from 'yaml';
 
 const DEBOUNCE_MS = 200;
+/** A changed file is read again after this long and reloaded only when it read the same both times (a writer still at it changes it). */
+const SETTLE_MS = 300;
 
 export interface ReloadDriverOptions {
   /** Loads and validates the configuration afresh (throws ConfigError naming the key). */
   load: () => GatewayConfig;
   /** The configuration file: watched while `reload.watch` is true. */
   path: string;
-  /** `reload.watch` of the configuration running now; each applied reload sets it again from the new one. */
-  watch: boolean;
+  /** The configuration running now (its `reload.watch` says whether to watch); each applied reload replaces it. */
+  config: GatewayConfig;
   /** Where the one-line outcome of each reload goes (stderr). */
   report: (line: string) => void;
 }
@@ -24,23 +27,40 @@ export interface ReloadDriverOptions {
  * so). The directory is watched, not the file: editors replace files, and the kubelet updates a mounted
  * ConfigMap by swapping a `..data` symlink to a new timestamped folder (the file itself is a symlink
  * through `..data`), so no event ever names the file. Any event in the directory (settled for 200 ms)
- * reads the file through its symlinks and reloads when its SHA-256 differs from the last one seen. A
- * configuration that does not load, or that changes a socket-bound key, is refused with loadConfig's
- * key-naming message and the running one keeps serving (the gateway logs and counts each outcome).
- * Reloads run one after another. Returns a function that stops listening.
+ * reads the file through its symlinks and reloads when its SHA-256 differs from the last one seen and
+ * reads the same 300 ms later (a writer still at it is waited for). A configuration that does not load,
+ * or that changes a socket-bound key, is refused with loadConfig's key-naming message and the running one
+ * keeps serving (the gateway logs and counts each outcome). A file change that drops a top-level
+ * section the applied file had is refused too, since a truncated or half-saved file reads exactly so
+ * (try-out: the first 420 bytes of config/cpzai.yaml, `listen` and `upstreams`, loaded and let any
+ * credential see every tool); SIGHUP applies it. Reloads run one after another. Returns a function
+ * that stops listening.
  */
 export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptions): () => void {
   const file = resolve(options.path);
   let chain: Promise<void> = Promise.resolve();
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const reload = (why: string) => {
-    chain = chain.then(() => once(why));
+  let sections = topLevelSections(file);
+  const reload = (why: string, fromWatch = false) => {
+    chain = chain.then(() => once(why, fromWatch));
   };
-  async function once(why: string): Promise<void> {
+  async function once(why: string, fromWatch: boolean): Promise<void> {
     try {
       let loaded: GatewayConfig | undefined;
-      const plan = await gateway.reload(() => (loaded = options.load()));
+      let read: Set<string> | undefined;
+      const plan = await gateway.reload(() => {
+        loaded = options.load();
+        read = topLevelSections(file);
+        const dropped = fromWatch && sections && read ? [...sections].filter((key) => !read!.has(key)) : [];
+        if (dropped.length)
+          throw new ReloadRefused(
+            dropped[0]!,
+            `the changed file no longer has ${dropped.join(', ')}, which the applied one had; a truncated or half-saved file reads so, and a file change is not applied so: send SIGHUP to apply it`,
+          );
+        return loaded;
+      });
+      sections = read;
       const watchChange = setWatching(loaded!.reload.watch);
       options.report(`${why}: configuration reloaded (${summary(plan)}${watchChange})`);
     } catch (error) {
@@ -61,14 +81,23 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
       return `; reload.watch off: ${basename(file)} no longer watched`;
     }
     let seen = contentHash(file);
+    const settle = (first: string) => {
+      timer = setTimeout(() => {
+        const now = contentHash(file);
+        if (now === undefined || now === seen) return;
+        // Still changing: read again once it has held still.
+        if (now !== first) return settle(now);
+        seen = now;
+        reload(`${basename(file)} changed`, true);
+      }, SETTLE_MS);
+    };
     watcher = watch(dirname(file), () => {
       clearTimeout(timer);
       timer = setTimeout(() => {
         const now = contentHash(file);
         // Missing for a moment (a swap in progress) or unchanged (another file of the folder): nothing to do.
         if (now === undefined || now === seen) return;
-        seen = now;
-        reload(`${basename(file)} changed`);
+        settle(now);
       }, DEBOUNCE_MS);
     });
     watcher.unref();
@@ -76,11 +105,21 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
   }
   const onHup = () => reload('SIGHUP');
   process.on('SIGHUP', onHup);
-  setWatching(options.watch);
+  setWatching(options.config.reload.watch);
   return () => {
     process.off('SIGHUP', onHup);
     setWatching(false);
   };
+}
+
+/** The top-level keys of the YAML file, undefined when it cannot be read as a mapping. */
+function topLevelSections(file: string): Set<string> | undefined {
+  try {
+    const parsed = parse(readFileSync(file, 'utf8')) as unknown;
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? new Set(Object.keys(parsed)) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** SHA-256 of the file's bytes, read through its symlinks; undefined when it cannot be read. */

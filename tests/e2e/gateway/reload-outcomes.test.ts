@@ -121,11 +121,14 @@ describe('reload.watch changed by a reload', () => {
   it('starts the watch when turned on and stops it when turned off, and says so', async () => {
     const file = join(dir, 'gateway.yaml');
     const base = parse(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')) as Record<string, any>;
-    const write = (watch: boolean, anchors: string[]) =>
-      writeFileSync(file, stringify({ ...base, reload: { watch }, upstreams: [{ ...base.upstreams[0], anchors }] }));
+    const write = (watch: boolean, anchors: string[], without?: string) => {
+      const config: Record<string, unknown> = { ...base, reload: { watch }, upstreams: [{ ...base.upstreams[0], anchors }] };
+      if (without) delete config[without];
+      writeFileSync(file, stringify(config));
+    };
     const lines: string[] = [];
     write(false, []);
-    const stop = driveReloads(stack.gateway, { load: () => load(file), path: file, watch: false, report: (line) => lines.push(line) });
+    const stop = driveReloads(stack.gateway, { load: () => load(file), path: file, config: load(file), report: (line) => lines.push(line) });
     try {
       // Not watched yet: an edit alone reloads nothing; SIGHUP reloads it and turns the watch on.
       write(true, []);
@@ -133,19 +136,26 @@ describe('reload.watch changed by a reload', () => {
       await waitFor('the SIGHUP reload', () => lines.length === 1, { timeoutMs: PROCESS_BUDGET_MS });
       expect(lines[0]).toMatch(/^SIGHUP: configuration reloaded \(.*; reload\.watch on: watching gateway\.yaml\)$/);
 
-      // Watched: an edit reloads by itself; this one turns the watch off.
+      // Watched: a file without a section the applied one had (what a truncated one reads as) is not applied by the watch.
+      write(true, [], 'scopes');
+      await waitFor('the refused watched reload', () => lines.length === 2, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[1]).toMatch(
+        /^gateway\.yaml changed: configuration not reloaded: scopes: the changed file no longer has scopes, which the applied one had; .*send SIGHUP to apply it; the running configuration keeps serving$/,
+      );
+
+      // An edit reloads by itself; this one turns the watch off.
       write(false, ['quote']);
-      await waitFor('the watched reload', () => lines.length === 2, { timeoutMs: PROCESS_BUDGET_MS });
-      expect(lines[1]).toMatch(/^gateway\.yaml changed: configuration reloaded \(.*; reload\.watch off: gateway\.yaml no longer watched\)$/);
+      await waitFor('the watched reload', () => lines.length === 3, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[2]).toMatch(/^gateway\.yaml changed: configuration reloaded \(.*; reload\.watch off: gateway\.yaml no longer watched\)$/);
 
       // Not watched any more: an edit goes unseen (an absence: waited for, well past the 200 ms debounce)
       // until the next signal, whose line comes next.
       write(false, []);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect(lines).toHaveLength(2);
+      expect(lines).toHaveLength(3);
       process.emit('SIGHUP');
-      await waitFor('the last SIGHUP reload', () => lines.length === 3, { timeoutMs: PROCESS_BUDGET_MS });
-      expect(lines[2]).toMatch(/^SIGHUP: configuration reloaded/);
+      await waitFor('the last SIGHUP reload', () => lines.length === 4, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[3]).toMatch(/^SIGHUP: configuration reloaded/);
     } finally {
       stop();
     }
