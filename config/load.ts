@@ -298,6 +298,13 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   if (embeddings) {
     if (!/^https?:$/.test(new URL(embeddings.url).protocol))
       throw new ConfigError('search.embeddings.url', `must be an http(s) URL, got ${urlShape(embeddings.url)}`);
+    // Nothing of it is echoed: the password is a secret (it reached the logs in fetch's refusal).
+    const { username, password } = new URL(embeddings.url);
+    if (username !== '' || password !== '')
+      throw new ConfigError(
+        'search.embeddings.url',
+        'carries user information (user:password@), which fetch refuses to send; put the key in the environment variable search.embeddings.apiKeyEnv names',
+      );
     // The key's name only: the key itself never enters the configuration (which may be logged).
     if (embeddings.apiKeyEnv !== undefined && !env[embeddings.apiKeyEnv])
       throw new ConfigError('search.embeddings.apiKeyEnv', `environment variable ${embeddings.apiKeyEnv} is not set`);

@@ -17,7 +17,7 @@ import type { SearchableTool } from '../analysis/tool-fields.ts';
 import type { DenseVectors } from './lsa.ts';
 
 export type EmbeddingsEndpoint = {
-  /** Base URL up to the API version, e.g. `http://127.0.0.1:11434/v1`; `/embeddings` is appended. */
+  /** Base URL up to the API version, e.g. `http://127.0.0.1:11434/v1`; `/embeddings` is appended to its path (a query is kept). */
   baseUrl: string;
   model: string;
   /** Sent as `Authorization: Bearer`; never logged. */
@@ -43,13 +43,20 @@ export function embeddingText(tool: SearchableTool): string {
   return [tool.upstreamName ?? tool.name, tool.title, tool.description, ...(tool.keywords ?? [])].filter((x) => typeof x === 'string' && x !== '').join('\n');
 }
 
+/** `{baseUrl}/embeddings`, the path appended before any query (Azure OpenAI's `?api-version=...`), which is kept. */
+export function embeddingsUrl(baseUrl: string): URL {
+  const url = new URL(baseUrl);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/embeddings`;
+  return url;
+}
+
 /** Asks the endpoint for the vectors of `texts`, in order, each scaled to unit length. Throws on any failure. */
 export async function embed(endpoint: EmbeddingsEndpoint, texts: string[]): Promise<Float32Array[]> {
   const out: Float32Array[] = [];
   const batch = endpoint.batchSize ?? DEFAULT_BATCH;
   for (let i = 0; i < texts.length; i += batch) {
     const input = texts.slice(i, i + batch);
-    const res = await fetch(`${endpoint.baseUrl.replace(/\/+$/, '')}/embeddings`, {
+    const res = await fetch(embeddingsUrl(endpoint.baseUrl), {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...(endpoint.apiKey ? { authorization: `Bearer ${endpoint.apiKey}` } : {}) },
       body: JSON.stringify({ model: endpoint.model, input, ...(endpoint.dimensions !== undefined ? { dimensions: endpoint.dimensions } : {}) }),

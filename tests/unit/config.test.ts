@@ -168,6 +168,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://127.0.0.1:1/v1', model: 'm', apiKeyEnv: 'EMBED_KEY' } } } })).toThrow(
       /search\.embeddings\.apiKeyEnv: environment variable EMBED_KEY is not set/,
     );
+    const withPassword = (() => {
+      try {
+        loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'http://u:embedding-password@127.0.0.1:1/v1', model: 'm' } } } });
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(withPassword).toMatch(/search\.embeddings\.url: carries user information .*apiKeyEnv/);
+    expect(withPassword).not.toContain('embedding-password');
     expect(() => loadConfig({ env: {}, overrides: { search: { embeddings: { url: 'ftp://127.0.0.1/v1', model: 'm' } } } })).toThrow(
       /search\.embeddings\.url: must be an http\(s\) URL/,
     );

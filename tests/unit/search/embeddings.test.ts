@@ -24,16 +24,17 @@ function toyEmbedding(text: string): number[] {
   return v;
 }
 
-type Toy = { url: string; inputs: string[]; server: Server; hang: boolean };
+type Toy = { url: string; inputs: string[]; targets: string[]; server: Server; hang: boolean };
 const started: Toy[] = [];
 async function startToy(): Promise<Toy> {
-  const toy = { url: '', inputs: [] as string[], server: undefined as unknown as Server, hang: false };
+  const toy = { url: '', inputs: [] as string[], targets: [] as string[], server: undefined as unknown as Server, hang: false };
   toy.server = createServer((req, res) => {
     let body = '';
     req.on('data', (c) => (body += c));
     req.on('end', () => {
       if (toy.hang) return;
-      if (req.method !== 'POST' || req.url !== '/v1/embeddings') {
+      toy.targets.push(req.url!);
+      if (req.method !== 'POST' || req.url!.split('?')[0] !== '/v1/embeddings') {
         res.writeHead(404).end();
         return;
       }
@@ -80,6 +81,12 @@ describe('external embeddings', () => {
     expect((await searchWith(arm, index, vectors, 'automobile'))[0]?.name).toBe('rent_car');
     expect((await searchWith(arm, index, vectors, 'forecast for Paris'))[0]?.name).toBe('get_weather');
     expect(arm.failures).toBe(0);
+  });
+
+  it("appends /embeddings to the base URL's path and keeps its query (Azure OpenAI's api-version)", async () => {
+    const toy = await startToy();
+    await new EmbeddingSearch({ baseUrl: `${toy.url}/?api-version=2024-02-01`, model: 'toy' }).vectorsFor(tools);
+    expect(toy.targets).toEqual(['/v1/embeddings?api-version=2024-02-01']);
   });
 
   it('embeds only the tools whose text changed', async () => {
