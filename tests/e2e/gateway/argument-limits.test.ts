@@ -131,3 +131,15 @@ describe.each(['modern', 'legacy'] as const)('tool arguments nested deeper than 
     expect((await call('/mcp', era, 'echo', { deep: nested(990) })).isError).toBe(true);
   });
 });
+
+describe('a request id over limits.stringLength', () => {
+  it('is refused 400 -32600 naming /id, and not echoed back (the answer carries id null)', async () => {
+    const { headers, body } = rpc('modern', 1, 'tools/list', {});
+    const id = 'i'.repeat(600_000);
+    const response = await fetch(`${stack.gatewayUrl}/mcp`, { method: 'POST', headers, body: JSON.stringify({ ...body, id }) });
+    expect(response.status).toBe(400);
+    const text = await response.text();
+    expect(text.length).toBeLessThan(2_000);
+    expect(JSON.parse(text)).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining('limits.stringLength (524288) at /id') } });
+  });
+});
