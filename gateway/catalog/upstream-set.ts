@@ -109,25 +109,30 @@ export class UpstreamSet {
   /**
    * What the gateway advertises: one upstream's capabilities and instructions, or the union of those
    * of every reachable upstream (instructions headed by the upstream's name). Undefined when none answers.
+   * `include`: the upstreams whose instructions the caller may read (the others' would name servers it
+   * cannot use: a hidden upstream is answered as a missing one); capabilities stay the union.
    */
-  async describe(onBehalfOf: OnBehalfOf = {}): Promise<UpstreamInfo | undefined> {
+  async describe(onBehalfOf: OnBehalfOf = {}, include?: (upstream: string) => boolean): Promise<UpstreamInfo | undefined> {
     // An upstream that cannot be reached now is advertised as it last was (client.ts lastDescribed): its
     // methods stay served and answer "upstream unavailable" until it is back.
     if (!this.naming.prefixed) {
       const client = this.upstreams[0]!.client;
-      return client.describe(onBehalfOf).catch(() => client.lastDescribed);
+      const info = await client.describe(onBehalfOf).catch(() => client.lastDescribed);
+      return info && include && !include(client.name) ? { ...info, instructions: undefined } : info;
     }
+    const excluded = include ? this.upstreams.filter((u) => !include(u.client.name)).map((u) => u.client.name) : [];
     const last = this.described;
-    if (last && this.upstreams.every((u, i) => u.client.described === last.from[i])) return last.info;
+    if (excluded.length === 0 && last && this.upstreams.every((u, i) => u.client.described === last.from[i])) return last.info;
     const all = await Promise.all(this.upstreams.map((u) => u.client.describe(onBehalfOf).catch(() => u.client.lastDescribed)));
+    if (excluded.length) return this.merge(all, (name) => !excluded.includes(name));
     const info = this.merge(all);
     // Kept while every upstream is described by the same objects (a reconnection describes it anew).
     if (info && all.every((x, i) => x !== undefined && x === this.upstreams[i]!.client.described)) this.described = { from: all, info };
     return info;
   }
 
-  /** The union of the upstreams' descriptions (`all` in config order, undefined for one not described). */
-  private merge(all: readonly (UpstreamInfo | undefined)[]): UpstreamInfo | undefined {
+  /** The union of the upstreams' descriptions (`all` in config order, undefined for one not described); instructions of those `shown` only. */
+  private merge(all: readonly (UpstreamInfo | undefined)[], shown: (upstream: string) => boolean = () => true): UpstreamInfo | undefined {
     const infos = this.upstreams.map((u, i) => ({ name: u.client.name, info: all[i] })).filter((x) => x.info);
     if (infos.length === 0) return undefined;
     const any = (pick: (c: ServerCapabilities) => unknown) => infos.some(({ info }) => pick(info!.capabilities));
@@ -143,8 +148,9 @@ export class UpstreamSet {
     };
     const { extensions } = mergeExtensions(infos.map(({ name, info }) => ({ upstream: name, extensions: info!.capabilities.extensions })));
     if (Object.keys(extensions).length) capabilities.extensions = extensions as ServerCapabilities['extensions'];
-    const sections = infos.filter(({ info }) => info!.instructions).map(({ name, info }) => `## ${name}\n${info!.instructions}`);
-    const intro = `Tools and prompts of ${infos.length} MCP servers, named ${namingHint(this.naming)}.`;
+    const named = infos.filter(({ name }) => shown(name));
+    const sections = named.filter(({ info }) => info!.instructions).map(({ name, info }) => `## ${name}\n${info!.instructions}`);
+    const intro = `Tools and prompts of ${named.length} MCP server${named.length === 1 ? '' : 's'}, named ${namingHint(this.naming)}.`;
     const resourceUpdates = infos.some(({ info }) => info!.resourceUpdates === true);
     const legacyTasks = infos.filter(({ info }) => info!.tasks?.legacy);
     const tasks: TaskForms = {

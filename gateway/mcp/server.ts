@@ -127,7 +127,8 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
   return async ({ era, authInfo }) => {
     const authenticated = authenticatedOf(authInfo);
     if (!authenticated) throw new GatewayError('unauthorized', 'no credential');
-    const info = await runtime.upstreamSet.describe({ credential: authenticated.credential, requestId: authenticated.requestId });
+    const caller = createCaller(runtime, authenticated, era);
+    const info = await caller.describe();
     const capabilities = capabilitiesFor(info, era);
     const server = new GatewayServer(
       GATEWAY_SERVER_INFO,
@@ -139,7 +140,6 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
       },
       { outcomes: runtime.outcomes, labels: { endpoint: surface.name, era }, requester: requesterOf(authenticated, undefined) },
     );
-    const caller = createCaller(runtime, authenticated, era);
     // The tools/call target the edge's admission resolved, for the arm to reuse (mcp/admission.ts).
     const target = callTargetOf(authInfo);
     // The SDK codec's own projection, as the fast path's (wire/server-codec.ts projectionFor); before 2025-06-18 without structuredContent.

@@ -7,7 +7,7 @@ import { accessFor, hiddenToolCallsFor, mayReach, visibilityKey, visibleTools, t
 import { inSpan } from '../obs/tracing.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
-import type { ListMethod } from '../upstream/types.ts';
+import type { ListMethod, UpstreamInfo } from '../upstream/types.ts';
 import type { Route, RoutedMethod, UpstreamRuntime, UpstreamSet } from '../catalog/upstream-set.ts';
 
 /** What policy lets the caller see: the tools, and the key all callers with the same view share. */
@@ -60,6 +60,8 @@ export interface Caller {
   route(method: RoutedMethod, params: Record<string, unknown>): Promise<Route>;
   /** The upstream configured under `name` (a catalogue tool's `upstream`). */
   upstream(name: string): UpstreamRuntime;
+  /** What initialize and server/discover advertise to this caller: the upstreams' union, instructions of the upstreams it may use (reach, or see tools of) only. */
+  describe(): Promise<UpstreamInfo | undefined>;
 }
 
 /** What a caller is built from (a GatewayRuntime has both): the configuration and the upstreams as one server. */
@@ -110,6 +112,14 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
       const route = await upstreams.route(method, params, onBehalfOf, reachable);
       if (reachable(route.upstream.client.name)) return route;
       throw unknownRouted(method, params);
+    },
+    async describe() {
+      if (!gated) return upstreams.describe(onBehalfOf);
+      // An upstream closed to the caller by `scopes.required` may still lend it tools (`scopeRules`): its instructions are about them too.
+      // No catalogue at hand (every upstream down): the reachable ones only; initialize never fails for it.
+      const visible = await caller.visible().catch(() => undefined);
+      const lending = new Set(visible?.tools.map((tool) => tool.upstream));
+      return upstreams.describe(onBehalfOf, (name) => reachable(name) || lending.has(name));
     },
     upstream(name) {
       const found = upstreams.get(name);

@@ -3,7 +3,8 @@
  * are never `cacheScope: "public"` (SEP-2549): a shared cache honouring it could hand what one caller
  * may read to one who may not, so the gateway answers them `private`, as it does their lists; an
  * upstream open to everyone keeps what it says. A URI two upstreams list is read from the one the caller
- * may use. In process, 2026-07-28, through the real handler.
+ * may use; server/discover's instructions name only the upstreams the caller may use. In process,
+ * 2026-07-28, through the real handler.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inMemoryFakeUpstream, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
@@ -64,6 +65,30 @@ describe('a resource URI two upstreams list', () => {
     try {
       const result = await readResource(gateway, 'shared://doc/1');
       expect(result.contents).toEqual([expect.objectContaining({ text: "beta's copy" })]);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe('the instructions of server/discover', () => {
+  it("name only the upstreams the caller may use: another's heading or text would name a server hidden from it", async () => {
+    const gateway = inProcessGateway(
+      { scopes: { endpoint: scopes.url }, upstreams: [{ scopes: { required: ['secret:read'] } }, {}] },
+      {
+        upstreams: {
+          alpha: inMemoryFakeUpstream({ tools: [], instructions: 'The vault of the admins.' }),
+          beta: inMemoryFakeUpstream({ tools: [], instructions: 'Notes for everyone.' }),
+        },
+      },
+    );
+    try {
+      const { headers, body } = rpc('modern', 1, 'server/discover', {});
+      const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...READER }, body: JSON.stringify(body) }));
+      const instructions = ((await response.json()) as { result: { instructions: string } }).result.instructions;
+      expect(instructions).toContain('## beta\nNotes for everyone.');
+      expect(instructions).toContain('Tools and prompts of 1 MCP server,');
+      expect(instructions).not.toMatch(/alpha|vault/);
     } finally {
       await gateway.close();
     }
