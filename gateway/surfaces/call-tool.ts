@@ -2,7 +2,8 @@ import { argumentErrorsMeta } from '../checks/input-check.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS, resolveTool, type ToolResolution } from '../policy/tool-resolution.ts';
-import { toolErrorResult, type ErrorKind } from '../errors.ts';
+import { RelayedUpstreamError, toolErrorResult, type ErrorKind } from '../errors.ts';
+import { ERROR_CODE } from '../wire/jsonrpc.ts';
 import type { DispatchContext } from '../ports.ts';
 import { toolLabel } from '../obs/metrics.ts';
 import { argumentsOverLimit, callCatalogTool, nearestNamesText, nearestVisibleNames, heldToolMessage, refuseHeld, type ToolCallAnswer } from './tool-call.ts';
@@ -147,7 +148,18 @@ export async function callThroughDispatcher(
       'ai.cpz.gateway/input_schema': tool.definition.inputSchema,
     });
   }
-  return withView(await callCatalogTool(d, tool, targetArgs, via), tool.definition, name, targetArgs);
+  let answer: ToolCallAnswer;
+  try {
+    answer = await callCatalogTool(d, tool, targetArgs, via);
+  } catch (error) {
+    // call_tool is the gateway's own tool: the JSON-RPC error its target's upstream answered (a direct call
+    // relays it as it came) is call_tool's result, an isError the model reads (server/tools §Error Handling),
+    // as an upstream timeout is; it was a protocol error many hosts never show the model (try-out).
+    if (!(error instanceof RelayedUpstreamError)) throw error;
+    const kind = error.code === ERROR_CODE.invalidParams ? 'invalid_arguments' : 'upstream_rejected';
+    return toolErrorResult(kind, `Tool "${name}" could not be executed: upstream ${tool.upstream} answered JSON-RPC error ${error.code}: ${error.message}`);
+  }
+  return withView(answer, tool.definition, name, targetArgs);
 }
 
 /**

@@ -33,6 +33,13 @@ beforeAll(() => {
         },
       },
       {
+        // A read whose server throws a JSON-RPC error of its own (a low-level server's handler failing).
+        definition: { name: 'exploding_read', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+        call: () => {
+          throw new V1McpError(V1ErrorCode.InternalError, 'kaboom in the reader');
+        },
+      },
+      {
         // What an SDK v1 McpServer answers for arguments its inputSchema refuses: an isError result.
         definition: { name: 'checked_echo', inputSchema: { type: 'object' } },
         call: (args) =>
@@ -96,5 +103,26 @@ describe.each(['modern', 'legacy'] as const)('an upstream JSON-RPC error relayed
     const ok = rpc(era, 9, 'tools/call', { name: 'notes__checked_echo', arguments: { ok: true } });
     const [answered] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, ok.body, { ...ok.headers, ...FULL_KEY }));
     expect(answered?.result).toMatchObject({ content: [{ type: 'text', text: 'checked_echo answered' }] });
+  });
+});
+
+describe.each(['modern', 'legacy'] as const)("an upstream JSON-RPC error of call_tool's target, %s caller", (era) => {
+  it("is call_tool's isError result, naming the upstream and its code (a direct call relays the error as it came)", async () => {
+    const { headers, body } = rpc(era, 10, 'tools/call', { name: 'call_tool', arguments: { name: 'notes__exploding_read', arguments: {} } });
+    const [answer] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp/compact`, body, { ...headers, ...FULL_KEY }));
+    expect(answer?.error).toBeUndefined();
+    expect(answer?.result).toMatchObject({
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text: expect.stringMatching(
+            /^Tool "notes__exploding_read" could not be executed: upstream notes answered JSON-RPC error -32603: .*kaboom in the reader/,
+          ),
+        },
+      ],
+      _meta: { 'ai.cpz.gateway/error': 'upstream_rejected' },
+    });
+    expect((await errorOf(era, 'tools/call', { name: 'notes__exploding_read', arguments: {} }))?.code).toBe(-32603);
   });
 });
