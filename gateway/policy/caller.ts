@@ -60,6 +60,8 @@ export interface Caller {
   route(method: RoutedMethod, params: Record<string, unknown>): Promise<Route>;
   /** The upstream configured under `name` (a catalogue tool's `upstream`). */
   upstream(name: string): UpstreamRuntime;
+  /** Until when the caller's standing (its scopes) holds, epoch ms; 0 when not known: no answer that depends on it outlives this. */
+  standingUntil(): number;
   /** What initialize and server/discover advertise to this caller: the upstreams' union, instructions of the upstreams it may use (reach, or see tools of) only. */
   describe(): Promise<UpstreamInfo | undefined>;
 }
@@ -113,6 +115,7 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
       if (reachable(route.upstream.client.name)) return route;
       throw unknownRouted(method, params);
     },
+    standingUntil,
     async describe() {
       if (!gated) return upstreams.describe(onBehalfOf);
       // An upstream closed to the caller by `scopes.required` may still lend it tools (`scopeRules`): its instructions are about them too.

@@ -1,7 +1,8 @@
 /**
  * resources/read and prompts/get of an upstream reachable by scope only (`upstreams[].scopes.required`)
  * are never `cacheScope: "public"` (SEP-2549): a shared cache honouring it could hand what one caller
- * may read to one who may not, so the gateway answers them `private`, as it does their lists; an
+ * may read to one who may not, so the gateway answers them `private`, as it does their lists, and their
+ * `ttlMs` no longer than the caller's scopes are known to hold; an
  * upstream open to everyone keeps what it says. A URI two upstreams list is read from the one the caller
  * may use; server/discover's instructions name only the upstreams the caller may use. In process,
  * 2026-07-28, through the real handler.
@@ -38,16 +39,20 @@ describe('cacheScope of a routed read', () => {
       const upstream = inMemoryFakeUpstream({
         tools: [],
         resources: { 'notes://guide': 'read me' },
-        resourcesReadHint: { ttlMs: 60_000, cacheScope: 'public' },
+        resourcesReadHint: { ttlMs: expected === 'private' ? 300_000 : 60_000, cacheScope: 'public' },
       });
       const gateway = inProcessGateway(
         { scopes: { endpoint: scopes.url }, upstreams: [{ scopes: { required: [...required] } }] },
         { upstreams: { notes: upstream } },
       );
       try {
-        const result = await readResource(gateway);
+        const result = (await readResource(gateway)) as { cacheScope?: string; contents?: unknown[]; ttlMs?: number };
         expect(result.contents).toHaveLength(1);
         expect(result.cacheScope).toBe(expected);
+        // Reachable by scope: kept no longer than the caller's scopes are known to hold (the scope cache's
+        // entry, a minute at most), not the upstream's 5 minutes; an open upstream's own hint stands.
+        if (expected === 'private') expect(result.ttlMs).toBeLessThanOrEqual(60_000);
+        else expect(result.ttlMs).toBe(60_000);
       } finally {
         await gateway.close();
       }
