@@ -70,10 +70,24 @@ function applyFill(store: PlatformStore, order: Order, fillCents: number, nowMs:
 
 /**
  * Records an order. Paper accounts fill market orders and marketable limits at once at the synthetic
- * price (and update the position); everything else is `accepted` and rests with the broker.
+ * price (and update the position); everything else is `accepted` and rests with the broker. A
+ * `client_order_id` is unique per account: the same one with the same terms answers the order already
+ * placed (a retry after an unclear outcome places nothing twice, as an idempotency key does), with other
+ * terms 409 `duplicate_client_order_id`.
  */
 export function placeOrder(store: PlatformStore, request: OrderRequest, nowMs: number): Order {
   const account = tradableAccount(store, request.account_id);
+  const reference = request.client_order_id;
+  const earlier = reference === undefined ? undefined : store.orders.find((o) => o.account_id === account.id && o.client_order_id === reference);
+  if (earlier) {
+    if (sameTerms(earlier, request)) return earlier;
+    throw new HttpError(
+      409,
+      'duplicate_client_order_id',
+      `client_order_id ${reference} already names order ${earlier.id} (${earlier.side} ${earlier.quantity} ${earlier.symbol} ${earlier.type}) of this account; use another reference for another order`,
+      'client_order_id',
+    );
+  }
   if (request.strategy_id && !store.strategies.some((s) => s.id === request.strategy_id)) throw notFound('strategy', request.strategy_id);
   const symbol = request.symbol.toUpperCase();
   const fill = toCents(priceAt(symbol, nowMs));
@@ -105,4 +119,17 @@ export function placeOrder(store: PlatformStore, request: OrderRequest, nowMs: n
   store.orders.push(order);
   if (fills) applyFill(store, order, fill, nowMs);
   return order;
+}
+
+/** Whether `order` was placed with the terms `request` asks for (what a retry of the same order sends). */
+function sameTerms(order: Order, request: OrderRequest): boolean {
+  return (
+    order.symbol === request.symbol.toUpperCase() &&
+    order.side === request.side &&
+    order.type === request.type &&
+    order.quantity === String(request.quantity) &&
+    order.price === (request.price ?? null) &&
+    order.stop_price === (request.stop_price ?? null) &&
+    order.strategy_id === (request.strategy_id ?? null)
+  );
 }

@@ -148,6 +148,26 @@ describe('platform writes', () => {
     expect((await call(`/v1/orders/${placed.body.data.id}`)).body.data.status).toBe('filled');
   });
 
+  it('places an order once per client_order_id: the same terms again answer it, other terms are 409 naming the field', async () => {
+    const account = store.accounts.find((a) => a.environment === 'paper')!;
+    const order = { account_id: account.id, symbol: 'MSFT', side: 'buy', type: 'market', quantity: 2, client_order_id: 'retry-safe-1' };
+    const before = store.orders.length;
+    const position = () => store.positions.find((p) => p.account_id === account.id && p.symbol === 'MSFT')?.quantity;
+    const first = await call('/v1/orders', { method: 'POST', body: order });
+    const held = position();
+    const again = await call('/v1/orders', { method: 'POST', body: { ...order, symbol: 'msft' } });
+    expect(again.body.data.id).toBe(first.body.data.id);
+    expect(store.orders.length).toBe(before + 1);
+    expect(position()).toBe(held);
+    const other = await call('/v1/orders', { method: 'POST', body: { ...order, quantity: 5 } });
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatchObject({ code: 'duplicate_client_order_id', field: 'client_order_id' });
+    expect(store.orders.length).toBe(before + 1);
+    // Another account's reference is its own.
+    const elsewhere = store.accounts.find((a) => a.tradable && a.id !== account.id)!;
+    expect((await call('/v1/orders', { method: 'POST', body: { ...order, account_id: elsewhere.id } })).status).toBe(201);
+  });
+
   it('stores connection credentials encrypted and never returns them', async () => {
     const secret = 'sk-very-secret-value-123';
     const created = await call('/v1/connections', {
