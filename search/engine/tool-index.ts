@@ -480,11 +480,6 @@ function indexOver(
       });
     }
     const limit = opts.limit !== undefined && Number.isFinite(opts.limit) ? Math.max(0, Math.floor(opts.limit)) : DEFAULT_LIMIT;
-    // Matched ("N of M"): the lexical matches scoring at least `matchFloor` x the best one, plus the tools
-    // only the semantic lists brought whose fused score is at least `semanticMatchFloor` x the best fused score,
-    // plus the tools accepting a parameter the query names: a faint likeness is not a match.
-    const lexicalTop = topScore(fused.scores);
-    let matchedCount = countAtLeast(fused.scores, t.matchFloor * lexicalTop);
     const semanticLists: SemanticList[] = [];
     const depth = Math.max(limit, t.fusionDepth);
     if (arm && queryVector) {
@@ -513,13 +508,8 @@ function indexOver(
       for (let i = 0; i < lexicalIds.length; i += 1) marks[lexicalIds[i]] = 1;
       try {
         fused = withSemantic(fused, semanticLists, depth, knownTerms(lookups[0]));
-        const fusedFloor = t.semanticMatchFloor * topScore(fused.scores);
         semanticOnly = new Set();
-        for (let i = 0; i < fused.ids.length; i += 1) {
-          if (marks[fused.ids[i]] === 1) continue;
-          semanticOnly.add(fused.ids[i]);
-          if (fused.scores[i] >= fusedFloor) matchedCount += 1;
-        }
+        for (let i = 0; i < fused.ids.length; i += 1) if (marks[fused.ids[i]] !== 1) semanticOnly.add(fused.ids[i]);
       } finally {
         for (let i = 0; i < lexicalIds.length; i += 1) marks[lexicalIds[i]] = 0;
       }
@@ -528,22 +518,30 @@ function indexOver(
     if (t.serverWeight > 0 && upstreamCount >= 2) fused = withServerChoice(fused, lookups[0], visible);
     const tier = [...new Set([...closestSpelling(spelled, visible), ...accepting.filter((id) => visible[id] === 1)])];
     const final = withParameterTier(fused, tier);
-    lastMatched = matchedCount + (final.ids.length - fused.ids.length);
     const byRank = (a: number, b: number): number => byNameThenUpstream(entries[a].tool, entries[b].tool);
     // Only matches are answered: a tool below `matchFloor` x the best score is no match (see `matchFloor`).
     const top = topScore(final.scores);
     const floor = t.matchFloor * top;
     const likenessFloor = t.semanticMatchFloor * top;
     const inTier = new Set(tier);
-    const matches = (ranked: [number, number][]): [number, number][] =>
-      ranked.filter(([id, score]) => inTier.has(id) || (score > 0 && score >= (semanticOnly?.has(id) ? likenessFloor : floor)));
+    // The matches, and only they, are ranked for the answer (a likeness under its floor took a place in the
+    // top k and was then dropped: 9 answers for a limit of 10 with 24 matches). Matched ("N of M") is their
+    // number, after every adjustment: the lexical matches at `matchFloor` x the best score, the semantic
+    // arm's at `semanticMatchFloor`, the tools accepting a parameter the query names (counted before the
+    // read/write intent lowered some, it said "4 of 34 tools matched; showing the best 2": try-out).
+    const kept: number[] = [];
+    for (let i = 0; i < final.ids.length; i += 1) {
+      const id = final.ids[i];
+      const score = final.scores[i];
+      if (inTier.has(id) || (score > 0 && score >= (semanticOnly?.has(id) ? likenessFloor : floor))) kept.push(i);
+    }
+    const answerable: Scores = { ids: Int32Array.from(kept, (i) => final.ids[i]), scores: Float64Array.from(kept, (i) => final.scores[i]) };
+    lastMatched = kept.length;
     if (t.upstreamDecay >= 1 || upstreamCount < 2)
-      return withLookup(withSteps(matches(topK(final, limit, byRank)), stepTops, limit), query, visible, limit).map(([id, score]) =>
-        hit(entries[id].tool, score),
-      );
+      return withLookup(withSteps(topK(answerable, limit, byRank), stepTops, limit), query, visible, limit).map(([id, score]) => hit(entries[id].tool, score));
     // The tools accepting a parameter named by the query stay first, in their order, however many share
     // an upstream (a parameter is usually one server's: git's repo_path); the rest are diversified.
-    const ranked = matches(topK(final, limit * 3 + tier.length, byRank));
+    const ranked = topK(answerable, limit * 3 + tier.length, byRank);
     const head = ranked.filter(([id]) => inTier.has(id)).slice(0, limit);
     const tail = diversified(
       ranked.filter(([id]) => !inTier.has(id)),
@@ -856,13 +854,6 @@ function numberedUpstreams(tools: SearchableTool[]): { ids: Int32Array; count: n
 /** Distinct terms of a list that the catalogue holds at all: a word no tool has lowers no tool's coverage. */
 function knownTerms(terms: readonly QueryTerm[]): number {
   return new Set(terms.filter((q) => q.matches.length > 0)).size;
-}
-
-/** How many of `scores` are at least `floor` (and above 0). */
-function countAtLeast(scores: Float64Array, floor: number): number {
-  let n = 0;
-  for (let i = 0; i < scores.length; i += 1) if (scores[i] > 0 && scores[i] >= floor) n += 1;
-  return n;
 }
 
 function byNameThenUpstream(a: SearchableTool, b: SearchableTool): number {

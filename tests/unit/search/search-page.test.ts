@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, type DenseVectors, type SearchableTool } from '../../../search/index.ts';
+import { loadQuerySets } from '../../fixtures/search-data.ts';
 
 const tools: SearchableTool[] = [
   { name: 'list_orders', description: 'List your orders.', category: 'trading', upstream: 'broker' },
@@ -42,5 +43,23 @@ describe('N of M tools matched', () => {
     expect(page.matched).toBe(1);
     expect(page.total).toBe(5);
     expect(index.searchPage('orders forecast', { filter }).matched).toBe(2);
+  });
+
+  it('counts in N what the page would answer with no limit: never more matches than shown when fewer fit the limit', () => {
+    const { sets } = loadQuerySets();
+    let checked = 0;
+    for (const set of sets) {
+      const index = buildToolIndex(set.tools);
+      for (const { query } of set.queries) {
+        const page = index.searchPage(query, { limit: 10 });
+        if (page.hits.length < 10) {
+          // The try-out's "4 of 34 tools matched; showing the best 2": N counted before the read/write intent lowered two.
+          expect(page.matched, `${set.name}: ${query}`).toBe(page.hits.length);
+          checked += 1;
+        }
+        expect(page.matched, `${set.name}: ${query}`).toBeGreaterThanOrEqual(page.hits.length);
+      }
+    }
+    expect(checked).toBeGreaterThan(20);
   });
 });
