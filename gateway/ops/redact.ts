@@ -8,13 +8,20 @@
  * - every URL loses its user name, password and query string ({@link redactUrl}): `redis://:pw@host`,
  *   `https://api.example/mcp?api_key=...`;
  * - a command-line argument `--name=value` whose name looks like a secret keeps the name only, and so
- *   does the argument after such a flag.
+ *   does the argument after such a flag; an argument that is itself a credential ({@link BARE_SECRET}) goes.
  */
 export const REDACTED = '[redacted]';
 
 const SECRET_KEY = /(secret|token|password|passphrase|credential)s?$|^(key|keyPrevious|digestKey|apiKey)$/i;
 const SECRET_MAPS = new Set(['headers', 'env', 'credentialHeaders']);
 const SECRET_FLAG = /^--?[\w-]*(secret|token|password|passphrase|key|credential)[\w-]*$/i;
+/**
+ * An argument that is a credential by itself, with no flag naming it (a try-out's `sk-ant-api03-...`): the
+ * prefixes API keys are issued with (OpenAI and Anthropic `sk-`, Stripe `sk_`/`rk_`, GitHub `ghp_`...,
+ * Slack `xox?-`, GitLab `glpat-`, AWS `AKIA`, Google `AIza`), or 24 and more letters, digits, `_` and `-`
+ * mixing letters and digits, as random tokens are (a path or a host has `/` or `.`).
+ */
+const BARE_SECRET = /^(?:(?:sk|rk|pk)[-_]|gh[pousr]_|github_pat_|xox[abprs]-|glpat-|AKIA[0-9A-Z]{12}|AIza)|^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{24,}$/;
 
 /**
  * `value` without the credentials a URL can carry: user info and query string replaced by
@@ -36,6 +43,7 @@ export function redactArgs(args: readonly string[]): string[] {
     const eq = arg.indexOf('=');
     if (eq > 0 && SECRET_FLAG.test(arg.slice(0, eq))) return `${arg.slice(0, eq + 1)}${REDACTED}`;
     if (i > 0 && SECRET_FLAG.test(args[i - 1]!) && !args[i - 1]!.includes('=') && !arg.startsWith('-')) return REDACTED;
+    if (BARE_SECRET.test(arg)) return REDACTED;
     return redactUrl(arg);
   });
 }

@@ -23,6 +23,28 @@ describe('what the console shows of the configuration', () => {
       '--db',
       `postgres://${REDACTED}@db/x`,
     ]);
+    // A credential with no flag naming it goes too; paths, names and short values stay.
+    expect(
+      redactArgs([
+        'sk-ant-api03-ARGSECRET8',
+        'ghp_16C7e42F292c6912E7710c838347Ae178B4a',
+        'Zx9Kq2mLp4Rt7Vw1Yb3Nc5Hd8Jf0Gs6A',
+        'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
+        '/tmp',
+        'streamableHttp',
+        'server-everything',
+        '3101',
+      ]),
+    ).toEqual([
+      REDACTED,
+      REDACTED,
+      REDACTED,
+      'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js',
+      '/tmp',
+      'streamableHttp',
+      'server-everything',
+      '3101',
+    ]);
   });
 
   it('replaces every secret of a loaded configuration, and nothing that is not one', () => {
