@@ -137,6 +137,9 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
         },
       },
       introspection: { enabled: false },
+      // The MCP endpoints take bearer tokens only (RFC 6750); a DPoP-bound token they would accept without its
+      // proof binds nothing, and a client using DPoP as RFC 9449 says would be refused there (try-out): not offered.
+      dPoP: { enabled: false },
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       resourceIndicators: {

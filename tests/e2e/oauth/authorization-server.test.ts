@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probe, registerClient, REDIRECT_URI, signInFlow, startOAuthHarness, tokenRequest, type OAuthHarness } from '../../helpers/oauth-harness.ts';
 
@@ -24,6 +26,26 @@ describe('built-in authorization server', () => {
     expect(metadata.revocation_endpoint).toBe(`${h.url}/oauth/revoke`);
     expect(metadata.client_id_metadata_document_supported).toBe(true);
     expect(metadata.response_types_supported).toEqual(['code']);
+    // The MCP endpoints take bearer tokens only: DPoP is not offered (a bound token they took without its proof bound nothing).
+    expect(metadata).not.toHaveProperty('dpop_signing_alg_values_supported');
+  });
+
+  it('issues a bearer token to a client that sends a DPoP proof (RFC 9449 is not offered)', async () => {
+    const client = await registerClient(h.url);
+    const flow = await signInFlow(h.url, { clientId: client.client_id, grant: ['accounts:read'] });
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const proof = await new SignJWT({ htm: 'POST', htu: `${h.url}/oauth/token`, jti: randomUUID() })
+      .setProtectedHeader({ typ: 'dpop+jwt', alg: 'ES256', jwk: await exportJWK(publicKey) })
+      .setIssuedAt()
+      .sign(privateKey);
+    const withProof: typeof fetch = (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), dpop: proof } });
+    const tokens = await tokenRequest(
+      h.url,
+      { grant_type: 'authorization_code', code: flow.code, code_verifier: flow.pkce.verifier, redirect_uri: REDIRECT_URI, client_id: client.client_id },
+      withProof,
+    );
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.token_type).toBe('Bearer');
   });
 
   it('signs in, consents and issues a token bound to the resource with the granted scopes and the wrapped credential', async () => {
