@@ -306,6 +306,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     server.closeIdleConnections();
     const deadline = Date.now() + runtime.state.config.shutdown.graceMs;
     while (runtime.inflight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+    for (const open of [runtime, ...retiringRuntimes]) open.state.closingConnections = true;
     server.closeAllConnections();
     try {
       await stopped;

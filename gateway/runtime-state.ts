@@ -42,6 +42,8 @@ export interface GatewayRuntime extends DispatchRuntime {
   readonly authDecisions: AuthDecisions;
   /** Set when a graceful shutdown begins its drain (gateway.ts): `/readyz` answers 503 `draining` from then on. */
   draining: boolean;
+  /** Set when the gateway closes the connections still open at the end of a shutdown's grace (gateway.ts): what ends a call then is the gateway, not its caller. */
+  closingConnections?: boolean;
   /** Tool definition pins and the description lint: what each upstream catalogue is served as (catalog/pin-guard.ts). */
   readonly pins: PinGuard;
 }

@@ -47,7 +47,7 @@ export async function answerPlainRequest(
   ctx.res.once('close', () => {
     if (answered) return;
     callerLeft = true;
-    request.abort(new Error('the caller closed the connection'));
+    request.abort(new Error(runtime.closingConnections ? 'the gateway shut down before it was answered' : 'the caller closed the connection'));
   });
   // 2025-era: the SSE answer opens early only if an upstream asks the caller something mid-call.
   const stream = plain.era === 'legacy' && plain.method === 'tools/call' ? lazyLegacyStream(ctx) : undefined;

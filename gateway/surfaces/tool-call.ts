@@ -113,7 +113,8 @@ export async function callCatalogTool(
     // A write whose request reached the upstream and got no answer may have run: saying it did not would invite a second run.
     const unknown = !tool.readOnly && outcomeUnknown(failure);
     decided('error', 'is_error', unknown ? `${failure.kind} outcome_unknown` : failure.kind, undefined, true);
-    if (failure.kind === 'cancelled') d.log.info({ tool: tool.name, upstream: tool.upstream }, 'tools/call cancelled by the caller');
+    if (failure.kind === 'cancelled')
+      d.log.info({ tool: tool.name, upstream: tool.upstream, reason: failure.message, outcomeUnknown: unknown }, 'tools/call cancelled');
     else
       d.log.warn(
         { tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message, outcomeUnknown: unknown },
@@ -188,6 +189,9 @@ function outcomeUnknown(failure: UpstreamFailure): boolean {
   switch (failure.kind) {
     case 'upstream_timeout':
       return true;
+    // Sent, then given up by the caller (or the gateway's shutdown): the upstream may have run it.
+    case 'cancelled':
+      return failure.delivery === 'sent';
     case 'upstream_unavailable':
       return failure.delivery === 'sent';
     case 'upstream_error':

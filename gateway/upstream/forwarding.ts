@@ -1,5 +1,5 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
-import { GatewayError, RelayedUpstreamError, failureOf, upstreamFailureError } from '../errors.ts';
+import { GatewayError, RelayedUpstreamError, failureOf, markDelivery, upstreamFailureError } from '../errors.ts';
 import type { CallSignal } from '../wire/cancellation.ts';
 import type { RequestView } from '../wire/requests.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
@@ -99,10 +99,14 @@ export async function forward(
         if (sent) sentParams._meta = sent;
         return client.forward(method, sentParams, more ? { ...options, ...more } : options);
       }).catch((error: unknown) => {
-        // The SDK reports an aborted request as a timeout; it was the caller who gave up.
-        throw (more?.signal ?? options.signal)?.aborted
-          ? new GatewayError('cancelled', 'the request was cancelled by the caller', { upstream: client.name })
-          : error;
+        // The SDK reports an aborted request as a timeout; it was the caller (or the gateway's shutdown) that gave up.
+        const signal = more?.signal ?? options.signal;
+        if (!signal?.aborted) throw error;
+        const why = signal.reason instanceof Error ? signal.reason.message : 'the caller cancelled it';
+        // Whether it had been sent is kept: a write sent before the caller left may have run (tool-call.ts outcomeUnknown).
+        const delivery = failureOf(error, client.name).delivery;
+        const cancelled = new GatewayError('cancelled', `the request was cancelled: ${why}`, { upstream: client.name });
+        throw delivery === undefined ? cancelled : markDelivery(cancelled, delivery);
       });
     if (bridged(d, info, method)) return bridgedForward(d, (ask, signal) => send({ signal, oninputrequest: ask }, {}));
     const relay = streamed(d, info, method)

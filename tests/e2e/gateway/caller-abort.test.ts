@@ -46,7 +46,7 @@ describe.each(ERAS)('a caller aborting its tools/call (%s era)', (era) => {
     expect(failed(await call(era, 0, 'list_orders', { limit: 1 }))).toBe(false);
     const ordersBefore = store.orders.length;
     const cancelledBefore = await metric(/^mcp_upstream_errors_total\{upstream="cpzai",kind="cancelled"\} (\d+)$/m);
-    const cancelLogs = stack.logs.records('cancelled by the caller').length;
+    const cancelLogs = stack.logs.records('tools/call cancelled').length;
     const callErrors = new RegExp(`^mcp_requests_total\\{endpoint="full",era="${era}",method="tools/call",outcome="error"\\} (\\d+)$`, 'm');
     const callErrorsBefore = await metric(callErrors);
 
@@ -63,7 +63,7 @@ describe.each(ERAS)('a caller aborting its tools/call (%s era)', (era) => {
       await proxy.waiting(41); // all 41 calls have reached the platform and wait there
       abort.abort();
       expect(await aborted).toBe('AbortError');
-      await vi.waitFor(() => expect(stack.logs.records('cancelled by the caller')).toHaveLength(cancelLogs + 1), { timeout: 10_000 });
+      await vi.waitFor(() => expect(stack.logs.records('tools/call cancelled')).toHaveLength(cancelLogs + 1), { timeout: 10_000 });
     } finally {
       proxy.release();
     }
@@ -78,5 +78,35 @@ describe.each(ERAS)('a caller aborting its tools/call (%s era)', (era) => {
     expect(await metric(/^mcp_upstream_errors_total\{upstream="cpzai",kind="cancelled"\} (\d+)$/m)).toBe(cancelledBefore + 1);
     // The abandoned exchange got no answer: counted as an error, the 40 others as ok.
     expect(await metric(callErrors)).toBe(callErrorsBefore + 1);
+  });
+});
+
+describe.each(ERAS)('a caller leaving its write in flight (%s era)', (era) => {
+  it('is logged and audited with its outcome unknown: the upstream had it and may have run it', async () => {
+    const proxy = stack.platformProxy!;
+    const store = stack.platform!.store;
+    const account = store.accounts.find((a) => a.environment === 'paper') ?? store.accounts[0]!;
+    expect(failed(await call(era, 0, 'list_orders', { limit: 1 }))).toBe(false);
+    const ordersBefore = store.orders.length;
+    const seen = stack.logs.records('tools/call cancelled').length;
+    proxy.hold();
+    const abort = new AbortController();
+    const order = { account_id: account.id, symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1 };
+    const aborted = request(era, 5, 'place_order', order, FULL_KEY, abort.signal).catch((error: Error) => error.name);
+    try {
+      await proxy.waiting(1);
+      abort.abort();
+      expect(await aborted).toBe('AbortError');
+      await vi.waitFor(() => expect(stack.logs.records('tools/call cancelled').length).toBe(seen + 1), { timeout: 10_000 });
+    } finally {
+      proxy.release();
+    }
+    expect(stack.logs.records('tools/call cancelled').at(-1)).toMatchObject({
+      tool: 'place_order',
+      outcomeUnknown: true,
+      reason: 'the request was cancelled: the caller closed the connection',
+    });
+    // It had reached the platform: released, it was placed.
+    await vi.waitFor(() => expect(store.orders.length).toBe(ordersBefore + 1), { timeout: 10_000 });
   });
 });
