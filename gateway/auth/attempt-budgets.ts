@@ -34,9 +34,11 @@ export function registrationCharges(limits: GatewayConfig['rateLimits'], address
  * checked: the key named (`account`, a keyed digest of the key id), the client, the address, and the
  * sign-in page itself (`page`: its interaction uid, {@link SIGN_INS_PER_PAGE} attempts while it lives).
  * From an address the key signed in from before (`knownAddress`: interaction.ts remembers it for
- * {@link KNOWN_ADDRESS_SECONDS}) the key's budget is not spent: a key id is no secret, and guesses from
- * elsewhere that spend it must not lock out its owner where they sign in; the address's own budget
- * still bounds whatever comes from there.
+ * {@link KNOWN_ADDRESS_SECONDS}) neither the key's budget nor the client's is spent: a key id is no secret
+ * and a client id is public (one client ID metadata document URL serves every user of an app), so guesses
+ * from elsewhere that spend them must not lock out an owner where they sign in (try-out: 300 guesses in
+ * 2 s through one client locked out every user of it); the address's own budget still bounds whatever
+ * comes from there.
  */
 export function signInCharges(
   limits: GatewayConfig['rateLimits'],
@@ -47,7 +49,7 @@ export function signInCharges(
   return [
     { budget: 'sign_ins_per_page' as const, key: `sign-ins:page:${attempt.page}`, limit: { points: SIGN_INS_PER_PAGE, durationMs } },
     ...(perKey && !attempt.knownAddress ? [{ budget: 'sign_ins_per_key' as const, key: `sign-ins:key:${attempt.account}`, limit: perKey }] : []),
-    ...(perClient ? [{ budget: 'sign_ins_per_client' as const, key: `sign-ins:client:${attempt.client}`, limit: perClient }] : []),
+    ...(perClient && !attempt.knownAddress ? [{ budget: 'sign_ins_per_client' as const, key: `sign-ins:client:${attempt.client}`, limit: perClient }] : []),
     ...(perAddress ? [{ budget: 'sign_ins_per_address' as const, key: `sign-ins:address:${addressBucket(attempt.address)}`, limit: perAddress }] : []),
   ];
 }

@@ -162,13 +162,17 @@ describe('the sign-in page under guessing', () => {
     expect((await owner('203.0.113.7')).status).toBe(303);
   });
 
-  it("counts every key's attempts through one client in that client's budget", async () => {
+  it("counts every key's attempts through one client in that client's budget, but not an owner's where they signed in before", async () => {
     const other = (await oauth.register()).client_id;
+    const owner = () => signIn('alice', 'alice-secret', other, { 'x-forwarded-for': '203.0.113.50' });
+    expect((await owner()).status).toBe(303);
     const statuses = [];
     for (let i = 0; i < PER_CLIENT + 1; i++) statuses.push((await signIn(`guess-${i}`, 'x', other)).status);
     expect(statuses.slice(0, PER_CLIENT)).toEqual(Array(PER_CLIENT).fill(401));
     expect(statuses.at(-1)).toBe(429);
     expect(authDecisionsOf(audit).at(-1)).toMatchObject({ endpoint: 'sign_in', reason: 'rate_limited', budget: 'sign_ins_per_client', client: other });
+    // A client id is public: guesses through it did not lock out its users where they signed in before (try-out).
+    expect((await owner()).status).toBe(303);
   });
 });
 
