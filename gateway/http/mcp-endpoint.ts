@@ -259,7 +259,11 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       ctx.res.end();
       return;
     }
-    if (admission.release) ctx.res.once('close', admission.release);
+    // A caller that left while admission awaited (a listen stream's upstream subscriptions) fired 'close' already: released now, or its place was held for good (review).
+    if (admission.release) {
+      if (ctx.res.closed || ctx.res.destroyed) admission.release();
+      else ctx.res.once('close', admission.release);
+    }
     if (config.dispatch.fastPath && post.plain && (await answerPlainRequest(ctx, runtime, surface, authenticated, post.plain, admission.target))) return;
     await handOff(ctx, node, admission.body, withCallTarget(withRevision(authInfoFor(authenticated), post.revision), admission.target));
     // What the SDK answers without dispatching it to a server instance, no instance reports (message-metrics.ts).
