@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync, watch, type FSWatcher } from 'node:fs';
+import { readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { ConfigError, type GatewayConfig } from '../../config/load.ts';
 import type { RunningGateway } from '../gateway.ts';
@@ -30,10 +30,12 @@ export interface ReloadDriverOptions {
  * reads the file through its symlinks and reloads when its SHA-256 differs from the last one seen and
  * reads the same 300 ms later (a writer still at it is waited for). A configuration that does not load,
  * or that changes a socket-bound key, is refused with loadConfig's key-naming message and the running one
- * keeps serving (the gateway logs and counts each outcome). A file change that drops a top-level
- * section the applied file had is refused too, since a truncated or half-saved file reads exactly so
- * (try-out: the first 420 bytes of config/cpzai.yaml, `listen` and `upstreams`, loaded and let any
- * credential see every tool); SIGHUP applies it. Reloads run one after another. Returns a function
+ * keeps serving (the gateway logs and counts each outcome). A file rewritten in place (its inode kept) that
+ * drops a top-level section the applied file had is refused too, since a truncated or half-saved file
+ * reads exactly so (try-out: the first 420 bytes of config/cpzai.yaml, `listen` and `upstreams`, loaded
+ * and let any credential see every tool); SIGHUP applies it. A file replaced whole (an editor's rename, a
+ * ConfigMap's `..data` swap) is never half-written: applied as any other. One changed again while a
+ * reload before it ran is left to the watch's next event. Reloads run one after another. Returns a function
  * that stops listening.
  */
 export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptions): () => void {
@@ -41,29 +43,37 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
   let chain: Promise<void> = Promise.resolve();
   let watcher: FSWatcher | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let sections = topLevelSections(file);
-  const reload = (why: string, fromWatch = false) => {
-    chain = chain.then(() => once(why, fromWatch));
+  /** What the applied file was: its top-level sections, and its inode (a file replaced whole gets a new one). */
+  let applied = { sections: topLevelSections(file), inode: inodeOf(file) };
+  /** `settled`: the content hash the watch saw hold still (a watched reload), else undefined (SIGHUP). */
+  const reload = (why: string, settled?: string) => {
+    chain = chain.then(() => once(why, settled));
   };
-  async function once(why: string, fromWatch: boolean): Promise<void> {
+  async function once(why: string, settled: string | undefined): Promise<void> {
     try {
       let loaded: GatewayConfig | undefined;
-      let read: Set<string> | undefined;
+      let now: typeof applied | undefined;
       const plan = await gateway.reload(() => {
         loaded = options.load();
-        read = topLevelSections(file);
-        const dropped = fromWatch && sections && read ? [...sections].filter((key) => !read!.has(key)) : [];
+        now = { sections: topLevelSections(file), inode: inodeOf(file) };
+        if (settled === undefined) return loaded;
+        // Written again since it settled (a reload before this one took a while): the watch sees that change and comes back.
+        if (contentHash(file) !== settled) throw new StillChanging();
+        // Written in place (the same inode): a file replaced whole (an editor's rename, the kubelet's swap) is never half-written.
+        const inPlace = now.inode !== undefined && now.inode === applied.inode;
+        const dropped = inPlace && applied.sections && now.sections ? [...applied.sections].filter((key) => !now!.sections!.has(key)) : [];
         if (dropped.length)
           throw new ReloadRefused(
             dropped[0]!,
-            `the changed file no longer has ${dropped.join(', ')}, which the applied one had; a truncated or half-saved file reads so, and a file change is not applied so: send SIGHUP to apply it`,
+            `the changed file no longer has ${dropped.join(', ')}, which the applied one had; a file rewritten in place and truncated or half-saved reads so, and a file change is not applied so: send SIGHUP to apply it`,
           );
         return loaded;
       });
-      sections = read;
+      applied = now!;
       const watchChange = setWatching(loaded!.reload.watch);
       options.report(`${why}: configuration reloaded (${summary(plan)}${watchChange})`);
     } catch (error) {
+      if (error instanceof StillChanging) return;
       const known = error instanceof ConfigError || error instanceof ReloadRefused;
       const message = (error as Error).message;
       options.report(
@@ -88,7 +98,7 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
         // Still changing: read again once it has held still.
         if (now !== first) return settle(now);
         seen = now;
-        reload(`${basename(file)} changed`, true);
+        reload(`${basename(file)} changed`, now);
       }, SETTLE_MS);
     };
     watcher = watch(dirname(file), () => {
@@ -110,6 +120,18 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
     process.off('SIGHUP', onHup);
     setWatching(false);
   };
+}
+
+/** The watched file changed again between settling and being loaded: that reload is left to the next event. */
+class StillChanging extends Error {}
+
+/** The inode of the file behind `file`'s symlinks, undefined when it cannot be read. */
+function inodeOf(file: string): number | undefined {
+  try {
+    return statSync(file).ino;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The top-level keys of the YAML file, undefined when it cannot be read as a mapping. */

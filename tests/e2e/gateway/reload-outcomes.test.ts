@@ -4,7 +4,7 @@
  * configuration keeps serving; `reload.watch` turned on or off by a reload starts or stops the file watch
  * at once (gateway/cli/reload-driver.ts; the signal is emitted in process, the file is real).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -121,10 +121,13 @@ describe('reload.watch changed by a reload', () => {
   it('starts the watch when turned on and stops it when turned off, and says so', async () => {
     const file = join(dir, 'gateway.yaml');
     const base = parse(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')) as Record<string, any>;
-    const write = (watch: boolean, anchors: string[], without?: string) => {
+    const write = (watch: boolean, anchors: string[], without?: string, replaceWhole = false) => {
       const config: Record<string, unknown> = { ...base, reload: { watch }, upstreams: [{ ...base.upstreams[0], anchors }] };
       if (without) delete config[without];
-      writeFileSync(file, stringify(config));
+      if (!replaceWhole) return writeFileSync(file, stringify(config));
+      // As an editor saves (and the kubelet swaps a ConfigMap): a new file renamed over the old one.
+      writeFileSync(`${file}.new`, stringify(config));
+      renameSync(`${file}.new`, file);
     };
     const lines: string[] = [];
     write(false, []);
@@ -143,19 +146,24 @@ describe('reload.watch changed by a reload', () => {
         /^gateway\.yaml changed: configuration not reloaded: scopes: the changed file no longer has scopes, which the applied one had; .*send SIGHUP to apply it; the running configuration keeps serving$/,
       );
 
+      // The same file replaced whole is no half-written one: applied.
+      write(true, ['quote'], 'scopes', true);
+      await waitFor('the replaced file reloaded', () => lines.length === 3, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[2]).toMatch(/^gateway\.yaml changed: configuration reloaded \(changed: .*scopes/);
+
       // An edit reloads by itself; this one turns the watch off.
       write(false, ['quote']);
-      await waitFor('the watched reload', () => lines.length === 3, { timeoutMs: PROCESS_BUDGET_MS });
-      expect(lines[2]).toMatch(/^gateway\.yaml changed: configuration reloaded \(.*; reload\.watch off: gateway\.yaml no longer watched\)$/);
+      await waitFor('the watched reload', () => lines.length === 4, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[3]).toMatch(/^gateway\.yaml changed: configuration reloaded \(.*; reload\.watch off: gateway\.yaml no longer watched\)$/);
 
       // Not watched any more: an edit goes unseen (an absence: waited for, well past the 200 ms debounce)
       // until the next signal, whose line comes next.
       write(false, []);
       await new Promise((resolve) => setTimeout(resolve, 1_000));
-      expect(lines).toHaveLength(3);
+      expect(lines).toHaveLength(4);
       process.emit('SIGHUP');
-      await waitFor('the last SIGHUP reload', () => lines.length === 4, { timeoutMs: PROCESS_BUDGET_MS });
-      expect(lines[3]).toMatch(/^SIGHUP: configuration reloaded/);
+      await waitFor('the last SIGHUP reload', () => lines.length === 5, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[4]).toMatch(/^SIGHUP: configuration reloaded/);
     } finally {
       stop();
     }
