@@ -17,7 +17,7 @@ import { jsonPointer } from './json-pointer.ts';
 const linearRegExp = Object.assign(
   (pattern: string): RE2JS => {
     try {
-      return RE2JS.compile(RE2JS.translateRegExp(pattern));
+      return RE2JS.compile(RE2JS.translateRegExp(ecmaClasses(pattern)));
     } catch (error) {
       throw new Error(
         `pattern ${JSON.stringify(pattern.slice(0, 200))} cannot be checked: ${(error as Error).message} (schema patterns run on RE2, in linear time: no lookaround or backreferences)`,
@@ -28,6 +28,37 @@ const linearRegExp = Object.assign(
 );
 
 type Dialect = '2020-12' | '2019-09' | 'draft-07';
+
+/** ECMA-262 WhiteSpace and LineTerminator (§12.2, §12.3), the set `\s` matches there; RE2's `\s` is ASCII only. */
+const ECMA_SPACE = '\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+
+/**
+ * `pattern` with what RE2 reads otherwise spelled out, so it matches what ECMA-262 says (the JSON Schema
+ * `pattern` dialect, draft 2020-12 §6.4): `\s` and `\S` outside a class, `\s` inside one, as ECMA's
+ * white space and line terminators; `.` outside a class as anything but a line terminator (RE2's `.`
+ * takes `\r`, U+2028 and U+2029). A named backreference (`\k<name>`), which translateRegExp would turn
+ * into the letters `k<name>`, throws: RE2 has none.
+ */
+function ecmaClasses(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i += 1) {
+    const c = pattern[i]!;
+    if (c === '\\' && i + 1 < pattern.length) {
+      const next = pattern[i + 1]!;
+      i += 1;
+      if (next === 'k' && pattern[i + 1] === '<') throw new Error('named backreferences are not supported');
+      if (next === 's') out += inClass ? ECMA_SPACE : `[${ECMA_SPACE}]`;
+      else if (next === 'S' && !inClass) out += `[^${ECMA_SPACE}]`;
+      else out += c + next;
+      continue;
+    }
+    if (inClass) inClass = c !== ']';
+    else if (c === '[') inClass = true;
+    out += !inClass && c === '.' ? '[^\\u000a\\u000d\\u2028\\u2029]' : c;
+  }
+  return out;
+}
 
 /** A compiled schema, or why it could not be compiled (a value, never an exception). */
 export type Compiled = { validate: ValidateFunction } | { compileError: string };

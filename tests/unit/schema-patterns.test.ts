@@ -1,0 +1,39 @@
+/**
+ * JSON Schema `pattern`s run on RE2 (checks/schema-compiler.ts), in time linear in the input, and mean
+ * what ECMA-262 says they mean (JSON Schema 2020-12 §6.4): `\s`, `\S` and `.` as ECMA reads them, a
+ * named backreference refused rather than read as letters, a catastrophic pattern answered at once.
+ */
+import { describe, expect, it } from 'vitest';
+import { SchemaCompiler } from '../../gateway/checks/schema-compiler.ts';
+
+const compiler = new SchemaCompiler();
+let key = 0;
+/** Whether `value` passes `{ type: string, pattern }`, or the compile error. */
+function check(pattern: string, value: string): boolean | string {
+  const { entry } = compiler.compile(`p${key++}`, { type: 'string', pattern });
+  return 'compileError' in entry ? entry.compileError : entry.validate(value) === true;
+}
+
+describe('schema patterns', () => {
+  it('read \\s, \\S and . as ECMA-262 does (RE2 alone: ASCII white space, a dot that takes \\r and U+2028)', () => {
+    expect(check('^\\S+$', 'a\u00a0b')).toBe(false);
+    expect(check('^\\S+$', 'ab')).toBe(true);
+    expect(check('^\\s$', '\u00a0')).toBe(true);
+    expect(check('^[\\s]$', '\u3000')).toBe(true);
+    expect(check('^.*$', 'a\rb')).toBe(false);
+    expect(check('^.*$', 'a\u2028b')).toBe(false);
+    expect(check('^a.c$', 'abc')).toBe(true);
+    expect(check('^[.]$', '.')).toBe(true);
+    expect(check('^[.]$', 'x')).toBe(false);
+    expect(check('^\\.$', 'x')).toBe(false);
+  });
+
+  it('refuse a named backreference, which RE2 has not, instead of reading it as the letters k<name>', () => {
+    expect(check(`^(?<q>["']).*\\k<q>$`, '"abc"')).toMatch(/^pattern .* cannot be checked: named backreferences are not supported/);
+  });
+
+  it('answer a backtracking pattern at once: ^(a+)+$ against 10,000 characters and one more', () => {
+    expect(check('^(a+)+$', `${'a'.repeat(10_000)}!`)).toBe(false);
+    expect(check('^(a+)+$', 'a'.repeat(10_000))).toBe(true);
+  });
+});
