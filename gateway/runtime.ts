@@ -223,11 +223,14 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     const client = new UpstreamClient(upstreamConfig, config.limits, metrics, log, options.upstreamTransport?.(upstreamConfig));
     return { client, catalog: catalogCache(client, upstreamConfig) };
   });
-  const upstreamSet = new UpstreamSet(upstreams, config.naming.separator, log, options.aliases, [
-    SEARCH_TOOLS,
-    CALL_TOOL,
-    ...(config.compact.codeMode.enabled ? [RUN_CODE] : []),
-  ]);
+  const upstreamSet = new UpstreamSet(
+    upstreams,
+    config.naming.separator,
+    log,
+    options.aliases,
+    // Shadowed only where /mcp/compact is served.
+    config.compact.enabled ? [SEARCH_TOOLS, CALL_TOOL, ...(config.compact.codeMode.enabled ? [RUN_CODE] : [])] : [],
+  );
   const scopes = new ScopeCache(
     config.scopes,
     store(

@@ -85,12 +85,11 @@ async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: R
     // (SEP-2549: a shared cache may serve a `public` result to anyone). Its lists are private too (caller.ts).
     // Nor may a cache keep it longer than the caller's standing holds (a revoked key's client read it for the upstream's 5 minutes: try-out).
     if (route.upstream.client.config.scopes.required.length === 0) return result;
-    const left = Math.max(0, Math.floor(d.caller.standingUntil() - Date.now()));
     // Only hints the answer carries (a 2025-era answer carries none).
     return {
       ...result,
       ...(result.cacheScope !== undefined ? { cacheScope: 'private' } : {}),
-      ...(typeof result.ttlMs === 'number' ? { ttlMs: Math.min(result.ttlMs, left) } : {}),
+      ...(typeof result.ttlMs === 'number' ? { ttlMs: d.caller.ttlWithin(result.ttlMs) } : {}),
     };
   } catch (error) {
     // A prompt's name as the upstream knows it may differ from the caller's (several upstreams).

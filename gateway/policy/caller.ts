@@ -60,8 +60,8 @@ export interface Caller {
   route(method: RoutedMethod, params: Record<string, unknown>): Promise<Route>;
   /** The upstream configured under `name` (a catalogue tool's `upstream`). */
   upstream(name: string): UpstreamRuntime;
-  /** Until when the caller's standing (its scopes) holds, epoch ms; 0 when not known: no answer that depends on it outlives this. */
-  standingUntil(): number;
+  /** `ttlMs` (a cache lifetime, ms) cut to what is left of the caller's standing (its scopes): no answer that depends on it outlives it; 0 when not known. */
+  ttlWithin(ttlMs: number): number;
   /** What initialize and server/discover advertise to this caller: the upstreams' union, instructions of the upstreams it may use (reach, or see tools of) only. */
   describe(): Promise<UpstreamInfo | undefined>;
 }
@@ -107,17 +107,20 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
       if (!gated) return list;
       // Which upstreams' items are in it depends on the caller: never one to share (SEP-2549 "private"),
       // and no fresher than the caller's standing.
-      const left = Math.floor(Math.min(Date.now() + list.ttlMs, standingUntil()) - Date.now());
-      return { ...list, cacheScope: 'private', ttlMs: Number.isSafeInteger(left) && left > 0 ? left : 0 };
+      return { ...list, cacheScope: 'private', ttlMs: caller.ttlWithin(list.ttlMs) };
     },
     async route(method, params) {
       const route = await upstreams.route(method, params, onBehalfOf, reachable);
       if (reachable(route.upstream.client.name)) return route;
       throw unknownRouted(method, params);
     },
-    standingUntil,
+    ttlWithin(ttlMs) {
+      const left = Math.floor(Math.min(Date.now() + ttlMs, standingUntil()) - Date.now());
+      return Number.isSafeInteger(left) && left > 0 ? left : 0;
+    },
     async describe() {
-      if (!gated) return upstreams.describe(onBehalfOf);
+      // Every upstream reachable (the common case): nothing to leave out, no catalogue pass per request (review).
+      if (!gated || runtime.config.upstreams.every((u) => reachable(u.name))) return upstreams.describe(onBehalfOf);
       // An upstream closed to the caller by `scopes.required` may still lend it tools (`scopeRules`): its instructions are about them too.
       // No catalogue at hand (every upstream down): the reachable ones only; initialize never fails for it.
       const visible = await caller.visible().catch(() => undefined);

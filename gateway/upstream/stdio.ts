@@ -28,7 +28,8 @@ const STRAY_WARNING_MS = 60_000;
  * Watches a stdio server's stdout for lines that are no JSON-RPC message, which the SDK's reader skips
  * without a word (a server printing its own logs on stdout, the usual mistake: stdout is the protocol's
  * channel, MCP 2025-11-25 basic/transports §stdio): the first such line, and then at most one a minute,
- * is logged with how many were dropped since (the logger redacts it as every line). A line is taken for a message when its first byte is `{`
+ * is logged with how many were dropped since, as it came (as stderr lines are). A JSON log line (pino,
+ * winston) starts with `{` and is not caught here: the SDK's reader drops it unlogged. A line is taken for a message when its first byte is `{`
  * (or it is blank, or starts with whitespace); only that byte is read, so the check costs nothing per
  * message. Returns the chunk reader: it takes a chunk and whether it starts a line, and says whether the next one does.
  */
