@@ -1,4 +1,5 @@
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
+import { LRUCache } from 'lru-cache';
 import type { CatalogTool } from '../catalog/catalog.ts';
 import { GatewayError } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
@@ -123,7 +124,7 @@ export async function taskResult(d: DispatchContext, params: Record<string, unkn
   const result = await relay(d, task, 'tasks/result', { taskId: task.ref.upstreamTaskId });
   const meta = result._meta as Record<string, unknown> | undefined;
   const related = meta?.[RELATED_TASK_META_KEY] !== undefined ? { _meta: { ...meta, [RELATED_TASK_META_KEY]: { taskId: task.id } } } : {};
-  return checkedToolResult(d, task.tool, { ...result, ...related });
+  return checkedToolResult(d, task, { ...result, ...related });
 }
 
 /** tasks/cancel: the upstream's answer (2025-11-25: the cancelled Task; SEP-2663: an empty ack), the caller's id in it. */
@@ -226,7 +227,7 @@ async function relay(d: DispatchContext, task: ResolvedTask, method: TaskMethod,
 function taskState(d: DispatchContext, task: ResolvedTask, state: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...state, taskId: task.id };
   if (state.status === 'completed' && state.result !== null && typeof state.result === 'object')
-    out.result = checkedToolResult(d, task.tool, state.result as Record<string, unknown>);
+    out.result = checkedToolResult(d, task, state.result as Record<string, unknown>);
   return out;
 }
 
@@ -234,26 +235,35 @@ function taskState(d: DispatchContext, task: ResolvedTask, state: Record<string,
  * A task's tool result held to the tool's outputSchema and projected for the caller's era, as a direct
  * call's is (tool-call.ts callCatalogTool): a violation answers the same isError result.
  */
-function checkedToolResult(d: DispatchContext, tool: CatalogTool, result: Record<string, unknown>): Record<string, unknown> {
+function checkedToolResult(d: DispatchContext, task: ResolvedTask, result: Record<string, unknown>): Record<string, unknown> {
+  const { tool } = task;
   const check = d.runtime.outputs.check(tool, result as CallToolResult);
   if (!check.ok) {
-    // The call's outcome, decided now (its tools/call was recorded as `task_created`): audited and counted as a direct call's violation is.
-    recordDecision(d, {
-      via: 'direct',
-      name: tool.name,
-      tool,
-      outcome: 'output_schema_violation',
-      reason: tool.readOnly ? 'output_schema_violation task_result' : 'output_schema_violation outcome_unknown task_result',
-      arguments: undefined,
-      started: performance.now(),
-      counted: { tool: tool.name, outcome: 'output_schema_violation' },
-    });
+    // The call's outcome, decided now (its tools/call was recorded as `task_created`): audited and counted as a
+    // direct call's violation is, once per task however often a client polls it (review).
+    const key = `${task.ref.upstream}\u0000${task.ref.upstreamTaskId}`;
+    if (!violationsRecorded.has(key)) {
+      violationsRecorded.set(key, true);
+      recordDecision(d, {
+        via: 'direct',
+        name: tool.name,
+        tool,
+        outcome: 'output_schema_violation',
+        reason: tool.readOnly ? 'output_schema_violation task_result' : 'output_schema_violation outcome_unknown task_result',
+        arguments: undefined,
+        started: performance.now(),
+        counted: { tool: tool.name, outcome: 'output_schema_violation' },
+      });
+    }
     d.log.warn({ tool: tool.name, upstream: tool.upstream, paths: check.paths }, 'task result broke its outputSchema; answering isError');
     const failed = outputViolationResult(tool, check);
     return { ...failed, _meta: { ...(result._meta as object), ...failed._meta } };
   }
   return d.project(result as CallToolResult, tool.definition.outputSchema as Record<string, unknown> | undefined) as Record<string, unknown>;
 }
+
+/** The tasks whose result's violation has been recorded (upstream and its task id), bounded: one outcome event per task. */
+const violationsRecorded = new LRUCache<string, true>({ max: 10_000 });
 
 function owner(d: DispatchContext): string {
   return d.caller.credential.digest;

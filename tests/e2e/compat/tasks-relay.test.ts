@@ -285,6 +285,8 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
     expect(done.result?.result).toMatchObject({ isError: true, _meta: { 'ai.cpz.gateway/outcome': 'unknown' } });
     expect(JSON.stringify(done.result?.result)).toContain('may have run');
     expect(JSON.stringify(done.result?.result)).not.toContain('many');
+    // Polled again, it is answered alike and recorded once: one outcome event per task.
+    expect((await send(READER, 'tasks/get', { taskId: id })).result?.result).toMatchObject({ isError: true });
     const lines = audit.records().filter((r) => r.tool === 'drifting_job');
     expect(lines.map((r) => [r.outcome, r.reason])).toEqual([
       ['ok', 'task_created'],
