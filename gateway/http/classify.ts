@@ -126,7 +126,8 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     batch,
     messages,
     methods: messages.map((m) => m.method),
-    id: isEchoableId(rawId) ? rawId : null,
+    // An id past limits.stringLength is never echoed, whichever refusal answers it (a 900 KB id came back whole: try-out, review).
+    id: isEchoableId(rawId) && !(typeof rawId === 'string' && rawId.length > limits.stringLength) ? rawId : null,
     revision,
     ...(served ? { era: served.era } : {}),
     ...(route && 'refused' in route ? { ladderRejection: route.refused } : {}),

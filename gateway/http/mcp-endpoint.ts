@@ -205,8 +205,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeBreach(breach)}`,
         inParams ? 'invalid_arguments' : 'invalid_request',
         `limits.${breach.limit}`,
-        // An id over the limit is not echoed (a 900 KB id came back whole): JSON-RPC 2.0 §5, null when it cannot be read.
-        breach.path.length === 1 && breach.path[0] === 'id' ? null : post.id,
+        post.id,
       );
     }
     if (post.unsupportedRevision !== undefined) {

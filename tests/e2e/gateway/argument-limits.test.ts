@@ -141,5 +141,14 @@ describe('a request id over limits.stringLength', () => {
     const text = await response.text();
     expect(text.length).toBeLessThan(2_000);
     expect(JSON.parse(text)).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining('limits.stringLength (524288) at /id') } });
+    // Refused for something else first (jsonrpc 1.0; params over a limit before the id): not echoed either.
+    for (const other of [
+      `{"jsonrpc":"1.0","id":"${id}","method":"tools/list"}`,
+      `{"jsonrpc":"2.0","params":{"deep":${'['.repeat(100)}${']'.repeat(100)}},"id":"${id}","method":"tools/list"}`,
+    ]) {
+      const refused = await fetch(`${stack.gatewayUrl}/mcp`, { method: 'POST', headers, body: other });
+      expect(refused.status).toBe(400);
+      expect((await refused.text()).length).toBeLessThan(2_000);
+    }
   });
 });
