@@ -33,8 +33,8 @@ export interface RunningGateway {
    * taking over the upstream connections that did not change (and the pin store), fetches its
    * catalogues and search index while the old runtime serves (at most the slowest upstream's
    * `timeoutMs`), then serves new requests with it; names the old configuration served stay callable as
-   * aliases (`naming.aliasTtlMs`) where the new one renames their tools; requests in flight finish on the old runtime, which then closes what was not taken over (listen
-   * streams after `shutdown.graceMs`: their clients reconnect; other requests as long as their upstream's `timeoutMs` allowed).
+   * aliases (`naming.aliasTtlMs`) where the new one renames their tools; requests in flight finish on the old runtime, however long they run (an hour at
+   * most), which then closes what was not taken over (listen streams then, `shutdown.graceMs` after the reload at the earliest: their clients reconnect).
    * Reloads run one at a time. `config` may be a loader, called in turn (its ConfigError is a refusal).
    * Each outcome is counted in `mcp_config_reloads_total{outcome}` (applied, refused, failed) and logged.
    * @throws ReloadRefused when a key bound to a socket changed, ConfigError from the loader; the running
@@ -272,17 +272,18 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }
 
   /**
-   * Lets the old runtime finish the requests it is serving, then closes what was not carried over. Its
-   * subscriptions/listen streams get `graceMs` (they never end by themselves; their clients reconnect to the
-   * new configuration). Every other request (a tool call, a read, a run_code run) may take as long as the
-   * old configuration allowed it: its upstreams' longest `timeoutMs` (code mode's `wallTimeMs` if longer),
-   * plus a second; a reload is no reason to cut a call short (try-out: a periodic SIGHUP killed every call
-   * running past 10 s, with an empty 499, a write's outcome left unknown).
+   * Lets the old runtime finish the requests it is serving, then closes what was not carried over. Every
+   * request other than a subscriptions/listen stream (a tool call, a read, a run_code run) runs to its end,
+   * each bounded by its own timer (its upstream's `timeoutMs`, restarted by progress), at most
+   * {@link RETIRE_MAX_MS}: a reload is no reason to cut a call short (try-out: a periodic SIGHUP killed every
+   * call running past 10 s, with an empty 499, a write's outcome left unknown). Listen streams never end by
+   * themselves: they close with the runtime, `graceMs` after the reload or when its last call ends if later
+   * (their clients listen again, on the new configuration).
    */
   async function retire(old: Runtime, carried: ReadonlySet<object>, graceMs: number): Promise<void> {
     const started = Date.now();
-    const { config, streamsOpen } = old.state;
-    const callsMs = Math.max(graceMs, ...config.upstreams.map((u) => u.timeoutMs), config.compact.codeMode.limits.wallTimeMs) + 1000;
+    const { streamsOpen } = old.state;
+    const callsMs = Math.max(graceMs, RETIRE_MAX_MS);
     const waiting = () => {
       const elapsed = Date.now() - started;
       const calls = old.inflight.count - streamsOpen.count;
@@ -323,6 +324,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     }
   }
 }
+
+/** The longest a retiring configuration waits for its calls in flight (1 h): a call whose progress keeps restarting its timer ends then. */
+const RETIRE_MAX_MS = 3_600_000;
 
 /**
  * The first upstream a reload gives a new connection (plan decision `replace`: its URL, command or another
