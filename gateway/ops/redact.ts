@@ -8,7 +8,9 @@
  * - every URL loses its user name, password and query string ({@link redactUrl}): `redis://:pw@host`,
  *   `https://api.example/mcp?api_key=...`;
  * - a command-line argument `--name=value` whose name looks like a secret keeps the name only, and so
- *   does the argument after such a flag; an argument that is itself a credential ({@link BARE_SECRET}) goes.
+ *   does the argument after such a flag; an argument that is itself a credential ({@link BARE_SECRET}: an
+ *   issued key's prefix, a JWT, a long random token) goes, and so does the value of a `NAME=value` argument
+ *   whose name or value says secret, and the credential of a `Bearer`/`Basic`/`Token` header value.
  */
 export const REDACTED = '[redacted]';
 
@@ -21,7 +23,12 @@ const SECRET_FLAG = /^--?[\w-]*(secret|token|password|passphrase|key|credential)
  * Slack `xox?-`, GitLab `glpat-`, AWS `AKIA`, Google `AIza`), or 24 and more letters, digits, `_` and `-`
  * mixing letters and digits, as random tokens are (a path or a host has `/` or `.`).
  */
-const BARE_SECRET = /^(?:(?:sk|rk|pk)[-_]|gh[pousr]_|github_pat_|xox[abprs]-|glpat-|AKIA[0-9A-Z]{12}|AIza)|^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{24,}$/;
+const BARE_SECRET =
+  /^(?:(?:sk|rk|pk)[-_]|gh[pousr]_|github_pat_|xox[abprs]-|glpat-|AKIA[0-9A-Z]{12}|AIza|eyJ[\w-]+\.[\w-]+\.)|^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{24,}$/;
+/** `NAME=value` (an environment-style argument) whose name says secret. */
+const SECRET_ASSIGNMENT = /^[A-Za-z_][\w.-]*(secret|token|password|passphrase|key|credential)[\w.-]*=/i;
+/** A credential in an HTTP header value given as an argument (`--header "Authorization: Bearer ..."`). */
+const SCHEMED_CREDENTIAL = /\b(Bearer|Basic|Token)\s+\S+/gi;
 
 /**
  * `value` without the credentials a URL can carry: user info and query string replaced by
@@ -44,7 +51,10 @@ export function redactArgs(args: readonly string[]): string[] {
     if (eq > 0 && SECRET_FLAG.test(arg.slice(0, eq))) return `${arg.slice(0, eq + 1)}${REDACTED}`;
     if (i > 0 && SECRET_FLAG.test(args[i - 1]!) && !args[i - 1]!.includes('=') && !arg.startsWith('-')) return REDACTED;
     if (BARE_SECRET.test(arg)) return REDACTED;
-    return redactUrl(arg);
+    const eq2 = arg.indexOf('=');
+    if (eq2 > 0 && (SECRET_ASSIGNMENT.test(arg) || BARE_SECRET.test(arg.slice(eq2 + 1)))) return `${arg.slice(0, eq2 + 1)}${REDACTED}`;
+    const schemed = arg.replace(SCHEMED_CREDENTIAL, (_, scheme: string) => `${scheme} ${REDACTED}`);
+    return schemed !== arg ? schemed : redactUrl(arg);
   });
 }
 

@@ -45,6 +45,17 @@ describe('what the console shows of the configuration', () => {
       'server-everything',
       '3101',
     ]);
+    // Inside an environment-style or header argument, and a JWT (review).
+    expect(
+      redactArgs([
+        'API_KEY=plain-value',
+        'MODE=sk-live-abcdef',
+        'LEVEL=debug',
+        '--header',
+        'Authorization: Bearer abc.def',
+        'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig',
+      ]),
+    ).toEqual([`API_KEY=${REDACTED}`, `MODE=${REDACTED}`, 'LEVEL=debug', '--header', `Authorization: Bearer ${REDACTED}`, REDACTED]);
   });
 
   it('replaces every secret of a loaded configuration, and nothing that is not one', () => {
