@@ -121,6 +121,17 @@ describe('the sign-in page under guessing', () => {
     expect(audit.text).not.toContain('alice');
   });
 
+  it('answers a key or secret no header can carry "not valid" (401), not "could not be checked, try again" (503)', async () => {
+    for (const [key, secret] of [
+      ['alice', 'wrong\u200b'],
+      ['alice\u200b', 'alice-secret'],
+      ['\u{1f600}', 'x'],
+    ]) {
+      expect((await signIn(key!, secret!)).status, JSON.stringify([key, secret])).toBe(401);
+      expect(authDecisionsOf(audit).at(-1)).toMatchObject({ endpoint: 'sign_in', reason: 'invalid_credentials' });
+    }
+  });
+
   it('gives back the points of a right key and secret: a key that signs in often is never limited by it', async () => {
     for (let i = 0; i < PER_KEY + 2; i++) expect((await signIn('bob', 'bob-secret')).status, `sign-in ${i}`).toBe(303);
   });

@@ -42,6 +42,8 @@ export interface InteractionDeps {
   lookupScopes(headers: Record<string, string>): Promise<ScopeResult>;
 }
 
+/** What an HTTP field value may hold (RFC 9110 §5.5: visible characters, spaces and tabs, and obs-text). */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
 /**
  * The pages of one authorization (`/oauth/interaction/<uid>`, where oidc-provider sends the browser):
  * GET shows the sign-in page, then, once signed in, the consent page; POST `login` checks a key and
@@ -213,7 +215,12 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
         return page(ctx, 429, tooManyAttemptsPage(config.serviceName, seconds));
       }
       const headers = { [keyHeader]: key, [secretHeader]: secret };
-      const result = await deps.lookupScopes(headers).catch((): ScopeResult => ({ kind: 'unknown', reason: 'error' }));
+      // A key or secret no HTTP header can carry (a character past U+00FF, a control character) is no valid
+      // one: not valid, rather than "could not be checked, try again" when the lookup's fetch refused it (try-out).
+      const sendable = HEADER_VALUE.test(key) && HEADER_VALUE.test(secret);
+      const result = sendable
+        ? await deps.lookupScopes(headers).catch((): ScopeResult => ({ kind: 'unknown', reason: 'error' }))
+        : ({ kind: 'unauthorized' } as const);
       if (result.kind === 'unauthorized') {
         decided({ endpoint: 'sign_in', outcome: 'refused', reason: 'invalid_credentials', account });
         log.info({ client: loggableUrl(client.clientId) }, 'sign-in refused: credential not accepted');
