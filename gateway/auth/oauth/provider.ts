@@ -258,6 +258,15 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
 
   const provider = new Provider(issuer, configuration);
   if (issuer.startsWith('https:')) provider.proxy = true;
+  // RFC 8252 §7.3, OAuth 2.1 §8.4.2: a loopback IP redirect URI matches with any port (a native client listens
+  // on the port it gets). oidc-provider does so for `application_type: native` only; MCP clients register as
+  // the default, web, and a client reusing its registration on a new port was refused (OAuth try-out).
+  const exactly = provider.Client.prototype.redirectUriAllowed;
+  provider.Client.prototype.redirectUriAllowed = function (this: { redirectUris: string[] }, value: string): boolean {
+    if (exactly.call(this, value)) return true;
+    const asked = loopbackWithoutPort(value);
+    return asked !== undefined && this.redirectUris.some((registered) => loopbackWithoutPort(registered) === asked);
+  };
   provider.on('server_error', (_ctx, error) => {
     // A store outage is answered 503 and logged by answerStoreOutages; anything else is ours to fix.
     if (!storeUnavailable(error)) log.error({ err: (error as Error).message }, 'authorization server error');
@@ -407,4 +416,13 @@ function describeError(out: { error?: string; error_description?: string }): str
   // The RFC 6749 code is always named, for whoever reports the problem to the application's developer.
   if (!out.error) return text;
   return `${text} (${out.error}${out.error_description ? `: ${out.error_description}` : ''})`;
+}
+
+/** A loopback IP literal `http` redirect URI (127.0.0.1, [::1]) without its port, else undefined: what RFC 8252 §7.3 compares. */
+function loopbackWithoutPort(uri: string): string | undefined {
+  const url = URL.parse(uri);
+  if (!url || url.protocol !== 'http:' || (url.hostname !== '127.0.0.1' && url.hostname !== '[::1]') || url.username || url.password || url.hash)
+    return undefined;
+  url.port = '';
+  return url.href;
 }

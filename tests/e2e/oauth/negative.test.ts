@@ -90,6 +90,25 @@ describe('authorization endpoint refusals (RFC 6749 §4.1.2.1, RFC 7636 §4.4.1,
     }
   });
 
+  it('takes a loopback redirect URI on another port (RFC 8252 §7.3: a native client listens where it can), nothing else of it changed', async () => {
+    // Registered as MCP clients do, without application_type (web): oidc-provider alone allowed other ports to native clients only.
+    const web = (await registerClient(h.url, { application_type: undefined })).client_id;
+    const p = pkce();
+    const answer = await authorize({
+      client_id: web,
+      redirect_uri: 'http://127.0.0.1:5555/callback',
+      code_challenge: p.challenge,
+      code_challenge_method: 'S256',
+    });
+    expect(answer.text ?? '').not.toContain('invalid_redirect_uri');
+    expect(answer.status).toBe(303);
+    for (const redirect of ['http://localhost:8976/callback', 'http://127.0.0.1:5555/callback/other', 'https://127.0.0.1:8976/callback']) {
+      const refused = await authorize({ client_id: web, redirect_uri: redirect, code_challenge: p.challenge, code_challenge_method: 'S256' });
+      expect(refused.status, redirect).toBe(400);
+      expect(refused.text).toContain('invalid_redirect_uri');
+    }
+  });
+
   it('refuses a resource that is not an MCP endpoint of this gateway: invalid_target', async () => {
     const p = pkce();
     const answer = await authorize({ resource: 'https://elsewhere.example/mcp', code_challenge: p.challenge, code_challenge_method: 'S256' });
