@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { isEchoableId, isPlainObject } from '../wire/jsonrpc.ts';
+import { echoableId, isEchoableId, isPlainObject } from '../wire/jsonrpc.ts';
 import { acceptRejection, plainRequest, revisionClaim, routeOf, standardHeaderRejection, type LadderRejection, type PlainRequest } from '../wire/requests.ts';
 import { FIRST_REVISION_WITHOUT_BATCHES, REVISION_WITH_BATCHES, SERVED_REVISIONS, servedEra, type Era } from '../wire/revisions.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
@@ -126,8 +126,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     batch,
     messages,
     methods: messages.map((m) => m.method),
-    // An id past limits.stringLength is never echoed, whichever refusal answers it (a 900 KB id came back whole: try-out, review).
-    id: isEchoableId(rawId) && !(typeof rawId === 'string' && rawId.length > limits.stringLength) ? rawId : null,
+    id: echoableId(rawId, limits.stringLength),
     revision,
     ...(served ? { era: served.era } : {}),
     ...(route && 'refused' in route ? { ladderRejection: route.refused } : {}),

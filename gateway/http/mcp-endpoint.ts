@@ -14,7 +14,7 @@ import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeR
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
 import { MAX_BATCH_MESSAGES, MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
 import { decodeParamValue } from '../wire/param-value.ts';
-import { errorResponse, isEchoableId, type RequestId } from '../wire/jsonrpc.ts';
+import { echoableId, errorResponse, type RequestId } from '../wire/jsonrpc.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
 import { withNegotiatedAnswers } from './negotiated-answer.ts';
 import type { CallTarget, Surface } from '../ports.ts';
@@ -160,7 +160,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       ctx.set('retry-after', String(Math.max(1, Math.ceil(config.scopes.timeoutMs / 1000))));
       return refused(requester, 'scopes_unavailable', scopesUnavailableMessage(standing), 'error', 'scopes_unavailable');
     }
-    const body = await readBody(ctx, parseJson, config.limits.bodyBytes);
+    const body = await readBody(ctx, parseJson, config.limits.bodyBytes, config.limits.stringLength);
     if (body === undefined)
       return reportRefusal(runtime, surface.name, requester, [], undefined, {
         outcome: 'invalid_request',
@@ -371,10 +371,10 @@ async function handOff(ctx: Exchange, node: NodeHandler, body?: unknown, auth?: 
  * Read raw from the socket and parsed once; a request body with a Content-Encoding goes through the
  * body parser, which inflates it.
  */
-async function readBody(ctx: Exchange, parseJson: Middleware, limit: number): Promise<unknown> {
+async function readBody(ctx: Exchange, parseJson: Middleware, limit: number, maxIdLength: number): Promise<unknown> {
   const encoding = ctx.get('content-encoding');
   // Only Koa serves a body with a Content-Encoding (app.ts createListener): its body parser inflates it.
-  if (encoding && encoding.toLowerCase() !== 'identity') return readEncodedBody(ctx as Context, parseJson, limit);
+  if (encoding && encoding.toLowerCase() !== 'identity') return readEncodedBody(ctx as Context, parseJson, limit, maxIdLength);
   const tooLarge = () => void rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);
   const notJson = () => void rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
   if (Number(ctx.get('content-length')) > limit) {
@@ -402,9 +402,9 @@ async function readBody(ctx: Exchange, parseJson: Middleware, limit: number): Pr
     return notJson();
   }
   const poison = parsed !== null && typeof parsed === 'object' && SUSPECT_KEYS.test(text) ? poisonedKey(parsed) : undefined;
-  if (poison !== undefined) return refusePoisoned(ctx, parsed, poison);
+  if (poison !== undefined) return refusePoisoned(ctx, parsed, poison, maxIdLength);
   const inexact = inexactNumber(text);
-  if (inexact) return refuseInexact(ctx, parsed, inexact);
+  if (inexact) return refuseInexact(ctx, parsed, inexact, maxIdLength);
   return parsed;
 }
 
@@ -448,10 +448,10 @@ const PROTOTYPE_POISONING = prototypePoisoning();
  * Refuses a body with a number JSON.parse does not read as written (checks/exact-numbers.ts): -32602 in a
  * single request's params, else -32600, the request's id echoed when it has one to echo.
  */
-function refuseInexact(ctx: Exchange, body: unknown, found: InexactNumber): undefined {
+function refuseInexact(ctx: Exchange, body: unknown, found: InexactNumber, maxIdLength: number): undefined {
   // The refusal's audit reason (the caller reports every unread body, as `unreadable_body` by default).
   ctx.state.bodyRefusal = 'inexact_number';
-  const id = echoedId(body);
+  const id = echoedId(body, maxIdLength);
   const inParams = !Array.isArray(body) && found.path[0] === 'params';
   rejectAtEdge(
     ctx,
@@ -464,15 +464,15 @@ function refuseInexact(ctx: Exchange, body: unknown, found: InexactNumber): unde
 }
 
 /** Refuses a parsed body holding `poison` (its JSON Pointer), with the request's id when it has one to echo. */
-function refusePoisoned(ctx: Exchange, body: unknown, poison: string): undefined {
-  rejectAtEdge(ctx, 'invalid_request', prototypePoisoning(poison), echoedId(body));
+function refusePoisoned(ctx: Exchange, body: unknown, poison: string, maxIdLength: number): undefined {
+  rejectAtEdge(ctx, 'invalid_request', prototypePoisoning(poison), echoedId(body, maxIdLength));
   return undefined;
 }
 
 /** The id a refusal of a parsed body echoes (JSON-RPC 2.0 §5): a single request's, when it can be echoed exactly; else null. */
-function echoedId(body: unknown): string | number | null {
-  const id = Array.isArray(body) ? undefined : (body as { id?: unknown } | null)?.id;
-  return isEchoableId(id) ? id : null;
+/** The id of a single request to echo in its refusal (wire/jsonrpc.ts echoableId: none past `maxIdLength`). */
+function echoedId(body: unknown, maxIdLength: number): string | number | null {
+  return echoableId(Array.isArray(body) ? undefined : (body as { id?: unknown } | null)?.id, maxIdLength);
 }
 
 /** @hapi/bourne's error for a poisoned body (co-body's JSON parser, on the Content-Encoding path). */
@@ -515,7 +515,7 @@ function poisonedKey(value: object): string | undefined {
 }
 
 /** A request body with a Content-Encoding: the body parser inflates and parses it. */
-async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: number): Promise<unknown> {
+async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: number, maxIdLength: number): Promise<unknown> {
   try {
     await parseJson(ctx, async () => {});
     const request = ctx.request as { body?: unknown; rawBody?: string };
@@ -525,9 +525,9 @@ async function readEncodedBody(ctx: Context, parseJson: Middleware, limit: numbe
     }
     // The parser refuses a __proto__ key only; constructor.prototype is refused here, as on the raw path.
     const poison = request.body !== null && typeof request.body === 'object' && SUSPECT_KEYS.test(request.rawBody) ? poisonedKey(request.body) : undefined;
-    if (poison !== undefined) return refusePoisoned(ctx, request.body, poison);
+    if (poison !== undefined) return refusePoisoned(ctx, request.body, poison, maxIdLength);
     const inexact = inexactNumber(request.rawBody);
-    if (inexact) return refuseInexact(ctx, request.body, inexact);
+    if (inexact) return refuseInexact(ctx, request.body, inexact, maxIdLength);
     return request.body;
   } catch (error) {
     const status = (error as { status?: number }).status;

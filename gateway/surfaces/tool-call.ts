@@ -189,9 +189,10 @@ function outcomeUnknown(failure: UpstreamFailure): boolean {
   switch (failure.kind) {
     case 'upstream_timeout':
       return true;
-    // Sent, then given up by the caller (or the gateway's shutdown): the upstream may have run it.
+    // Given up by the caller (or the gateway's shutdown) once under way: the upstream may have run it. Only the
+    // HTTP hop knows whether it was sent; elsewhere (stdio, the SDK client) it may have been (review).
     case 'cancelled':
-      return failure.delivery === 'sent';
+      return true;
     case 'upstream_unavailable':
       return failure.delivery === 'sent';
     case 'upstream_error':
@@ -205,6 +206,7 @@ function outcomeUnknown(failure: UpstreamFailure): boolean {
 function howUnanswered(failure: UpstreamFailure): string {
   if (failure.kind === 'upstream_timeout') return 'it did not answer in time';
   if (failure.kind === 'upstream_unavailable') return `the connection closed before the answer (${failure.message})`;
+  if (failure.kind === 'cancelled') return `it was given up before its answer (${failure.message})`;
   return `its answer said nothing of the outcome (${failure.message})`;
 }
 

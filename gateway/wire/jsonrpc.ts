@@ -23,6 +23,15 @@ export function isEchoableId(value: unknown): value is RequestId {
 }
 
 /**
+ * The id an error answer echoes: `value` when it is an id ({@link isEchoableId}) no longer than
+ * `maxLength` characters, else null (JSON-RPC 2.0 §5: null when it cannot be read). An id past
+ * `limits.stringLength` is never echoed, whichever refusal answers it (a 900 KB id came back whole).
+ */
+export function echoableId(value: unknown, maxLength: number): RequestId | null {
+  return isEchoableId(value) && !(typeof value === 'string' && value.length > maxLength) ? value : null;
+}
+
+/**
  * The JSON-RPC error codes the gateway writes: JSON-RPC 2.0 §5.1 and the MCP codes, by the SDK's own
  * names (`ProtocolErrorCode`), plus -32020 HeaderMismatch (SEP-2243, 2026-07-28 basic/transports/
  * streamable-http §Server Validation), which the SDK does not export, and -32000/-32001, the

@@ -141,9 +141,12 @@ describe('a request id over limits.stringLength', () => {
     const text = await response.text();
     expect(text.length).toBeLessThan(2_000);
     expect(JSON.parse(text)).toMatchObject({ id: null, error: { code: -32600, message: expect.stringContaining('limits.stringLength (524288) at /id') } });
-    // Refused for something else first (jsonrpc 1.0; params over a limit before the id): not echoed either.
+    // Refused for something else first (jsonrpc 1.0; params over a limit before the id; a __proto__ key and an
+    // inexact number, refused before the request is classified): not echoed either.
     for (const other of [
       `{"jsonrpc":"1.0","id":"${id}","method":"tools/list"}`,
+      `{"jsonrpc":"2.0","id":"${id}","method":"tools/list","params":{"__proto__":{}}}`,
+      `{"jsonrpc":"2.0","id":"${id}","method":"tools/list","params":{"n":1.0000000000000001}}`,
       `{"jsonrpc":"2.0","params":{"deep":${'['.repeat(100)}${']'.repeat(100)}},"id":"${id}","method":"tools/list"}`,
     ]) {
       const refused = await fetch(`${stack.gatewayUrl}/mcp`, { method: 'POST', headers, body: other });
