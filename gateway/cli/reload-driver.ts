@@ -50,6 +50,8 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
     chain = chain.then(() => once(why, settled));
   };
   async function once(why: string, settled: string | undefined): Promise<void> {
+    // Written again since it settled (a reload before this one took a while): the watch sees that change and comes back.
+    if (settled !== undefined && contentHash(file) !== settled) return;
     try {
       let loaded: GatewayConfig | undefined;
       let now: typeof applied | undefined;
@@ -57,8 +59,6 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
         loaded = options.load();
         now = { sections: topLevelSections(file), inode: inodeOf(file) };
         if (settled === undefined) return loaded;
-        // Written again since it settled (a reload before this one took a while): the watch sees that change and comes back.
-        if (contentHash(file) !== settled) throw new StillChanging();
         // Written in place (the same inode): a file replaced whole (an editor's rename, the kubelet's swap) is never half-written.
         const inPlace = now.inode !== undefined && now.inode === applied.inode;
         const dropped = inPlace && applied.sections && now.sections ? [...applied.sections].filter((key) => !now!.sections!.has(key)) : [];
@@ -73,7 +73,6 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
       const watchChange = setWatching(loaded!.reload.watch);
       options.report(`${why}: configuration reloaded (${summary(plan)}${watchChange})`);
     } catch (error) {
-      if (error instanceof StillChanging) return;
       const known = error instanceof ConfigError || error instanceof ReloadRefused;
       const message = (error as Error).message;
       options.report(
@@ -121,9 +120,6 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
     setWatching(false);
   };
 }
-
-/** The watched file changed again between settling and being loaded: that reload is left to the next event. */
-class StillChanging extends Error {}
 
 /** The inode of the file behind `file`'s symlinks, undefined when it cannot be read. */
 function inodeOf(file: string): number | undefined {
