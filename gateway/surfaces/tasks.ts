@@ -241,7 +241,8 @@ function checkedToolResult(d: DispatchContext, task: ResolvedTask, result: Recor
   if (!check.ok) {
     // The call's outcome, decided now (its tools/call was recorded as `task_created`): audited and counted as a
     // direct call's violation is, once per task however often a client polls it (review).
-    const key = `${task.ref.upstream}\u0000${task.ref.upstreamTaskId}`;
+    // The caller's own task id: sealed for its credential, so no upstream's reuse of its ids collides (second review).
+    const key = task.id;
     if (!violationsRecorded.has(key)) {
       violationsRecorded.set(key, true);
       recordDecision(d, {
@@ -262,7 +263,7 @@ function checkedToolResult(d: DispatchContext, task: ResolvedTask, result: Recor
   return d.project(result as CallToolResult, tool.definition.outputSchema as Record<string, unknown> | undefined) as Record<string, unknown>;
 }
 
-/** The tasks whose result's violation has been recorded (upstream and its task id), bounded: one outcome event per task. */
+/** The tasks (the caller's task ids) whose result's violation has been recorded, bounded: one outcome event per task. */
 const violationsRecorded = new LRUCache<string, true>({ max: 10_000 });
 
 function owner(d: DispatchContext): string {
