@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
 
 /** What one upstream listed: its resources and resource templates. */
@@ -39,18 +40,19 @@ function templatePattern(template: string): RE2JS {
   if (compiled === undefined) {
     const parts = template.split(/(\{[^}]*\})/);
     const source = parts
-      .map((part) => (part.startsWith('{') && part.endsWith('}') ? (/^\{[A-Za-z0-9_.,%]+\}$/.test(part) ? '[^/?#]*' : '.*') : RE2JS.quote(part)))
+      .map((part) => (part.startsWith('{') && part.endsWith('}') ? (/^\{[A-Za-z0-9_.,%]+\}$/.test(part) ? SEGMENT : ANYTHING) : RE2JS.quote(part)))
       .join('');
     compiled = RE2JS.compile(`^${source}$`);
-    if (templates.size >= MAX_TEMPLATES) templates.clear();
     templates.set(template, compiled);
   }
   return compiled;
 }
 
-/** Compiled templates, by template text (a template is compiled once, not per request); cleared when full. */
-const templates = new Map<string, RE2JS>();
-const MAX_TEMPLATES = 1000;
+/** Compiled templates, by template text (a template is compiled once, not per request); the least recently used go past 10,000. */
+const templates = new LRUCache<string, RE2JS>({ max: 10_000 });
+const SEGMENT = '[^/?#]*';
+/** What V8's `.*` matched: anything but a line terminator (RE2's `.` takes \r, U+2028 and U+2029). */
+const ANYTHING = '[^\\n\\r\\x{2028}\\x{2029}]*';
 
 function schemeOf(uri: string): string | undefined {
   return /^([A-Za-z][A-Za-z0-9+.-]*):/.exec(uri)?.[1]?.toLowerCase();
