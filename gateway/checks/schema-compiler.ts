@@ -32,10 +32,14 @@ type Dialect = '2020-12' | '2019-09' | 'draft-07';
 /** ECMA-262 WhiteSpace and LineTerminator (§12.2, §12.3), the set `\s` matches there; RE2's `\s` is ASCII only. */
 const ECMA_SPACE = '\\u0009\\u000a\\u000b\\u000c\\u000d\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
 
+/** Everything else, as ranges (a class cannot hold a negated class): what `\S` inside a class matches. */
+const ECMA_NON_SPACE =
+  '\\u0000-\\u0008\\u000e-\\u001f\\u0021-\\u009f\\u00a1-\\u167f\\u1681-\\u1fff\\u200b-\\u2027\\u202a-\\u202e\\u2030-\\u205e\\u2060-\\u2fff\\u3001-\\ufefe\\uff00-\\uffff\\u{10000}-\\u{10ffff}';
+
 /**
  * `pattern` with what RE2 reads otherwise spelled out, so it matches what ECMA-262 says (the JSON Schema
- * `pattern` dialect, draft 2020-12 §6.4): `\s` and `\S` outside a class, `\s` inside one, as ECMA's
- * white space and line terminators; `.` outside a class as anything but a line terminator (RE2's `.`
+ * `pattern` dialect, draft 2020-12 §6.4): `\s` and `\S`, in a class or not, as ECMA's white space and
+ * line terminators; `.` outside a class as anything but a line terminator (RE2's `.`
  * takes `\r`, U+2028 and U+2029). A named backreference (`\k<name>`), which translateRegExp would turn
  * into the letters `k<name>`, throws: RE2 has none.
  */
@@ -49,7 +53,7 @@ function ecmaClasses(pattern: string): string {
       i += 1;
       if (next === 'k' && pattern[i + 1] === '<') throw new Error('named backreferences are not supported');
       if (next === 's') out += inClass ? ECMA_SPACE : `[${ECMA_SPACE}]`;
-      else if (next === 'S' && !inClass) out += `[^${ECMA_SPACE}]`;
+      else if (next === 'S') out += inClass ? ECMA_NON_SPACE : `[^${ECMA_SPACE}]`;
       else out += c + next;
       continue;
     }

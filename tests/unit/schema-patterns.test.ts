@@ -20,6 +20,9 @@ describe('schema patterns', () => {
     expect(check('^\\S+$', 'ab')).toBe(true);
     expect(check('^\\s$', '\u00a0')).toBe(true);
     expect(check('^[\\s]$', '\u3000')).toBe(true);
+    expect(check('^[\\S]+$', 'a\u00a0b')).toBe(false);
+    expect(check('^[\\S]+$', 'a\u{1f600}b')).toBe(true);
+    expect(check('^[^\\S]$', '\u3000')).toBe(true);
     expect(check('^.*$', 'a\rb')).toBe(false);
     expect(check('^.*$', 'a\u2028b')).toBe(false);
     expect(check('^a.c$', 'abc')).toBe(true);
