@@ -258,7 +258,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
 
   const provider = new Provider(issuer, configuration);
   if (issuer.startsWith('https:')) provider.proxy = true;
-  // RFC 8252 §7.3, OAuth 2.1 §8.4.2: a loopback IP redirect URI matches with any port (a native client listens
+  // RFC 8252 §7.3, OAuth 2.1 §8.4.2: a loopback redirect URI matches with any port (a native client listens
   // on the port it gets). oidc-provider does so for `application_type: native` only; MCP clients register as
   // the default, web, and a client reusing its registration on a new port was refused (OAuth try-out).
   const exactly = provider.Client.prototype.redirectUriAllowed;
@@ -418,11 +418,13 @@ function describeError(out: { error?: string; error_description?: string }): str
   return `${text} (${out.error}${out.error_description ? `: ${out.error_description}` : ''})`;
 }
 
-/** A loopback IP literal `http` redirect URI (127.0.0.1, [::1]) without its port, else undefined: what RFC 8252 §7.3 compares. */
+/**
+ * A loopback `http` redirect URI (127.0.0.1, [::1], and `localhost`, which MCP clients register though RFC
+ * 8252 §8.3 advises the literals; the hosts oidc-provider takes for native clients) as written, its port cut
+ * out of the text: what RFC 8252 §7.3 compares. Nothing is normalised (a different spelling of the path or
+ * host is a different URI); anything else, user info included, is undefined.
+ */
 function loopbackWithoutPort(uri: string): string | undefined {
-  const url = URL.parse(uri);
-  if (!url || url.protocol !== 'http:' || (url.hostname !== '127.0.0.1' && url.hostname !== '[::1]') || url.username || url.password || url.hash)
-    return undefined;
-  url.port = '';
-  return url.href;
+  const loopback = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(?::\d*)?(?=[/?#]|$)/.exec(uri);
+  return loopback ? `http://${loopback[1]}${uri.slice(loopback[0].length)}` : undefined;
 }

@@ -102,7 +102,24 @@ describe('authorization endpoint refusals (RFC 6749 §4.1.2.1, RFC 7636 §4.4.1,
     });
     expect(answer.text ?? '').not.toContain('invalid_redirect_uri');
     expect(answer.status).toBe(303);
-    for (const redirect of ['http://localhost:8976/callback', 'http://127.0.0.1:5555/callback/other', 'https://127.0.0.1:8976/callback']) {
+    // localhost too, as MCP clients register it.
+    const local = (await registerClient(h.url, { application_type: undefined, redirect_uris: ['http://localhost:8976/callback'] })).client_id;
+    const onLocalhost = await authorize({
+      client_id: local,
+      redirect_uri: 'http://localhost:7777/callback',
+      code_challenge: p.challenge,
+      code_challenge_method: 'S256',
+    });
+    expect(onLocalhost.status).toBe(303);
+    // A host spelled otherwise, another path, https, user info: not the registered URI.
+    for (const redirect of [
+      'http://localhost:8976/callback',
+      'http://127.1:5555/callback',
+      'http://127.0.0.1:5555/callback/other',
+      'http://127.0.0.1:5555/./callback',
+      'https://127.0.0.1:8976/callback',
+      'http://127.0.0.1:5555@evil.example/callback',
+    ]) {
       const refused = await authorize({ client_id: web, redirect_uri: redirect, code_challenge: p.challenge, code_challenge_method: 'S256' });
       expect(refused.status, redirect).toBe(400);
       expect(refused.text).toContain('invalid_redirect_uri');
