@@ -25,10 +25,12 @@ const SECRET_FLAG = /^--?[\w-]*(secret|token|password|passphrase|key|credential)
  */
 const BARE_SECRET =
   /^(?:(?:sk|rk|pk)[-_]|gh[pousr]_|github_pat_|xox[abprs]-|glpat-|AKIA[0-9A-Z]{12}|AIza|eyJ[\w-]+\.[\w-]+\.)|^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{24,}$/;
-/** `NAME=value` (an environment-style argument) whose name says secret. */
-const SECRET_ASSIGNMENT = /^[A-Za-z_][\w.-]*(secret|token|password|passphrase|key|credential)[\w.-]*=/i;
-/** A credential in an HTTP header value given as an argument (`--header "Authorization: Bearer ..."`). */
-const SCHEMED_CREDENTIAL = /\b(Bearer|Basic|Token)\s+\S+/gi;
+/** `NAME=value` (an environment-style argument) whose name says secret, as a word of it (`API_KEY`, not `KEYBOARD` or `MAX_TOKENS`). */
+const SECRET_ASSIGNMENT = /^(?:[A-Za-z][\w.-]*[_.-])?(secret|token|password|passphrase|key|apikey|credential)=/i;
+/** A credential in an HTTP header value given as an argument (`--header "Authorization: Bearer ..."`); the scheme as written, so prose ("basic usage") stays. */
+const SCHEMED_CREDENTIAL = /\b(Bearer|Basic|Token)\s+\S+/g;
+/** A header given as an argument (`X-API-Key: ...`, `Authorization: ...`) whose name says secret. */
+const SECRET_HEADER = /^([\w-]*(?:authorization|key|secret|token|password|credential)[\w-]*):\s*\S/i;
 
 /**
  * `value` without the credentials a URL can carry: user info and query string replaced by
@@ -51,10 +53,13 @@ export function redactArgs(args: readonly string[]): string[] {
     if (eq > 0 && SECRET_FLAG.test(arg.slice(0, eq))) return `${arg.slice(0, eq + 1)}${REDACTED}`;
     if (i > 0 && SECRET_FLAG.test(args[i - 1]!) && !args[i - 1]!.includes('=') && !arg.startsWith('-')) return REDACTED;
     if (BARE_SECRET.test(arg)) return REDACTED;
-    const eq2 = arg.indexOf('=');
-    if (eq2 > 0 && (SECRET_ASSIGNMENT.test(arg) || BARE_SECRET.test(arg.slice(eq2 + 1)))) return `${arg.slice(0, eq2 + 1)}${REDACTED}`;
+    if (eq > 0 && (SECRET_ASSIGNMENT.test(arg) || BARE_SECRET.test(arg.slice(eq + 1)))) return `${arg.slice(0, eq + 1)}${REDACTED}`;
     const schemed = arg.replace(SCHEMED_CREDENTIAL, (_, scheme: string) => `${scheme} ${REDACTED}`);
-    return schemed !== arg ? schemed : redactUrl(arg);
+    if (schemed !== arg) return schemed;
+    const header = SECRET_HEADER.exec(arg);
+    if (header) return `${header[1]}: ${REDACTED}`;
+    // NAME=value: its value as any other (a URL loses its user info and query).
+    return eq > 0 && !arg.startsWith('-') ? `${arg.slice(0, eq + 1)}${redactUrl(arg.slice(eq + 1))}` : redactUrl(arg);
   });
 }
 

@@ -54,8 +54,26 @@ describe('what the console shows of the configuration', () => {
         '--header',
         'Authorization: Bearer abc.def',
         'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig',
+        'DATABASE_URL=postgres://u:pw@h/db',
+        'X-API-Key: abc123',
+        // Harmless ones stay: names holding key or token inside a word, prose.
+        'MAX_TOKENS=4096',
+        'KEYBOARD=us',
+        'basic usage',
       ]),
-    ).toEqual([`API_KEY=${REDACTED}`, `MODE=${REDACTED}`, 'LEVEL=debug', '--header', `Authorization: Bearer ${REDACTED}`, REDACTED]);
+    ).toEqual([
+      `API_KEY=${REDACTED}`,
+      `MODE=${REDACTED}`,
+      'LEVEL=debug',
+      '--header',
+      `Authorization: Bearer ${REDACTED}`,
+      REDACTED,
+      `DATABASE_URL=postgres://${REDACTED}@h/db`,
+      `X-API-Key: ${REDACTED}`,
+      'MAX_TOKENS=4096',
+      'KEYBOARD=us',
+      'basic usage',
+    ]);
   });
 
   it('replaces every secret of a loaded configuration, and nothing that is not one', () => {
