@@ -285,6 +285,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     const { streamsOpen } = old.state;
     const callsMs = Math.max(graceMs, RETIRE_MAX_MS);
     const waiting = () => {
+      // The gateway is shutting down and has closed every connection: nothing left to wait for (review).
+      if (old.state.closingConnections) return false;
       const elapsed = Date.now() - started;
       const calls = old.inflight.count - streamsOpen.count;
       return (calls > 0 && elapsed < callsMs) || (old.inflight.count > 0 && elapsed < graceMs);
