@@ -129,7 +129,7 @@ describe('an authorization code redeemed for another resource', () => {
     expect(wrong.status).toBe(400);
     expect(wrong.body).toEqual({
       error: 'invalid_target',
-      error_description: `the resource ${gateway.gatewayUrl}/mcp/compact is not the one this authorization was for (the resource sent to /oauth/authorize); the code is used up: authorize again`,
+      error_description: `the resource ${gateway.gatewayUrl}/mcp/compact is not the one this authorization was for (the resource sent to /oauth/authorize, else ${gateway.gatewayUrl}/mcp); the code is used up: authorize again`,
     });
     expect((await redeem(`${gateway.gatewayUrl}/mcp`)).body.error).toBe('invalid_grant');
   });

@@ -330,7 +330,7 @@ function recordDecisions(provider: Provider, deps: ProviderDeps): void {
     const asked = ctx.oidc.params?.resource;
     ctx.body = {
       ...body,
-      error_description: `the resource ${typeof asked === 'string' ? `${asked} ` : ''}is not the one this authorization was for (the resource sent to /oauth/authorize); the code is used up: authorize again`,
+      error_description: `the resource ${typeof asked === 'string' ? `${asked} ` : ''}is not the one this authorization was for (the resource sent to /oauth/authorize, else ${deps.resources.defaultResource}); the code is used up: authorize again`,
     };
   });
   // A revocation is decided by its final answer, read by the outermost of the provider's middleware: after
