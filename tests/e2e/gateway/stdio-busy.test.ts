@@ -5,17 +5,19 @@
  * CONNECTION_CLOSED and the server's state was lost; try-out). Busy but silent for longer than its timeoutMs,
  * it is hung however much traffic keeps arriving, and restarted (review: overlapping calls kept it "busy").
  * Lines of its own on stdout, which the SDK's reader skips, are logged (they were dropped without a word).
+ * A write given up by its caller once sent is audited with its outcome unknown.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../../config/load.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { connectV2 } from '../../helpers/clients.ts';
 import { ANY_BEARER } from '../../helpers/stack.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
+import { rpc } from '../../helpers/raw-mcp.ts';
 
 const SERVER = new URL('../../fixtures/stdio-pid-server.mjs', import.meta.url).pathname;
 
@@ -37,7 +39,7 @@ writeFileSync(
 let gateway: RunningGateway;
 const logs = new LogCapture();
 beforeAll(async () => {
-  const config = loadConfig({ path: FILE, env: {}, overrides: { listen: { host: '127.0.0.1', port: 0 }, anonymous: true, log: { level: 'warn' } } });
+  const config = loadConfig({ path: FILE, env: {}, overrides: { listen: { host: '127.0.0.1', port: 0 }, anonymous: true, log: { level: 'info' } } });
   delete config.scopes.endpoint;
   gateway = await startGateway(config, { logDestination: logs });
 });
@@ -83,5 +85,25 @@ describe('a stdio server that writes its own lines on stdout', () => {
     expect((await call('pid__print', { lines: 2 })).content[0]!.text).toBe('printed');
     const warned = logs.records('no JSON-RPC message');
     expect(warned.map((r) => [r.upstream, r.dropped, r.line])).toEqual([['pid', 1, "debug: line 0 of the server's own log"]]);
+  });
+});
+
+describe('a write to a stdio server given up by its caller once sent', () => {
+  it('is logged and audited with its outcome unknown: the server had it (only the HTTP hop knows what was sent)', async () => {
+    const seen = logs.records('tools/call cancelled').length;
+    const abort = new AbortController();
+    const { headers, body } = rpc('modern', 1, 'tools/call', { name: 'pid__wait', arguments: { ms: 3000 } });
+    const left = fetch(`${gateway.url}/mcp`, {
+      method: 'POST',
+      headers: { ...headers, ...ANY_BEARER },
+      body: JSON.stringify(body),
+      signal: abort.signal,
+    }).catch((error: Error) => error.name);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    abort.abort();
+    expect(await left).toBe('AbortError');
+    await vi.waitFor(() => expect(logs.records('tools/call cancelled').length).toBe(seen + 1), { timeout: 5_000 });
+    // `wait` declares no readOnlyHint: a write, and it had been written to the server's stdin.
+    expect(logs.records('tools/call cancelled').at(-1)).toMatchObject({ tool: 'pid__wait', outcomeUnknown: true });
   });
 });
