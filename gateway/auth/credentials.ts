@@ -47,14 +47,19 @@ export interface Credential {
  * configuration (the names lowered once); reads `rawHeaders`, names compared by length first.
  */
 export function credentialHeaderRepeats(config: GatewayConfig['credentials']): (req: Pick<IncomingMessage, 'rawHeaders'>) => boolean {
-  const names = ['authorization', config.keyHeader.toLowerCase(), config.secretHeader.toLowerCase()];
+  return headerRepeats(['authorization', config.keyHeader, config.secretHeader]);
+}
+
+/** Whether a request sends one of `names` (any case) more than once, read from its raw header lines. */
+export function headerRepeats(names: readonly string[]): (req: Pick<IncomingMessage, 'rawHeaders'>) => boolean {
+  const lowered = names.map((name) => name.toLowerCase());
   return (req) => {
-    const seen = [0, 0, 0];
+    const seen = lowered.map(() => 0);
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i]!;
-      for (let n = 0; n < 3; n++) {
-        if (name.length === names[n]!.length && name.toLowerCase() === names[n] && ++seen[n]! > 1) return true;
+      for (let n = 0; n < lowered.length; n++) {
+        if (name.length === lowered[n]!.length && name.toLowerCase() === lowered[n] && ++seen[n]! > 1) return true;
       }
     }
     return false;

@@ -23,6 +23,7 @@ import { resolveTool, type Resolved } from '../../policy/tool-resolution.ts';
 import { OPERATOR_ACCESS } from '../../policy/visibility.ts';
 import type { GatewayRuntime } from '../../runtime-state.ts';
 import { consoleSignInCharges } from '../../auth/attempt-budgets.ts';
+import { headerRepeats } from '../../auth/credentials.ts';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.ts';
 import type { CatalogData, Counter, OverviewData, SearchData, UpstreamStatus } from './model.ts';
 import { catalogPage, credentialPage, overviewPage, searchPage, unauthorizedPage } from './pages.ts';
@@ -120,7 +121,7 @@ function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
     ctx.set(PERSON_HEADERS);
     // Node keeps the first of repeated Authorization headers: refused as the MCP routes refuse a repeated
     // credential (auth/credentials.ts), so the token checked is never one of two a proxy chain disagrees on.
-    if (authorizationRepeats(ctx.req.rawHeaders)) {
+    if (authorizationRepeats(ctx.req)) {
       refusalPage(ctx, 400, 'Bad request', 'The Authorization header was sent more than once: send the admin token once.');
       return;
     }
@@ -146,11 +147,7 @@ function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
   };
 }
 
-function authorizationRepeats(raw: readonly string[]): boolean {
-  let seen = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i]!.length === 13 && raw[i]!.toLowerCase() === 'authorization' && ++seen > 1) return true;
-  return false;
-}
+const authorizationRepeats = headerRepeats(['authorization']);
 
 /** The token of `Authorization: Bearer <token>`, or the password of `Basic` (any user name). */
 function presentedToken(authorization: string): string | undefined {
