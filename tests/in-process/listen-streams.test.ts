@@ -5,7 +5,7 @@
  * refused with HTTP 429 and -32000 naming the key; a stream that closes frees its place.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { inMemoryFakeUpstream, inProcessGateway, type InMemoryUpstream, type InProcessGateway } from '../helpers/in-process.ts';
 import { messagesOf, rpc } from '../helpers/raw-mcp.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -77,5 +77,65 @@ describe('subscriptions/listen streams per account', () => {
       (status) => status === 200,
     );
     expect(again).toBe(200);
+  }, 30_000);
+});
+
+describe('a listen stream whose caller leaves during admission', () => {
+  it('frees its place: the caller closed while the gateway awaited the upstreams resource listing to route its resourceSubscriptions', async () => {
+    // Two upstreams: a resource URI is routed by listing their resources (catalog/upstream-set.ts), which `ledger` holds here.
+    let holdListing: Promise<void> | undefined;
+    let listingAsked: () => void = () => {};
+    const asked = new Promise<void>((resolve) => (listingAsked = resolve));
+    const core = inMemoryFakeUpstream({ tools: [], resources: { 'ledger://entries': 'entries' } });
+    const ledger: InMemoryUpstream = {
+      ...core,
+      fetch: async (input, init) => {
+        if (holdListing && typeof init?.body === 'string' && init.body.includes('"resources/list"')) {
+          listingAsked();
+          await holdListing;
+        }
+        return core.fetch(input, init);
+      },
+    };
+    const held = inProcessGateway(
+      { limits: { listenStreamsPerAccount: 1 }, upstreams: [{ health: { intervalMs: 0 } }, { health: { intervalMs: 0 } }] },
+      { upstreams: { ledger, other: inMemoryFakeUpstream({ tools: [] }) } },
+    );
+    let release: () => void = () => {};
+    holdListing = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const { headers, body } = rpc('modern', 'left', 'subscriptions/listen', { notifications: { resourceSubscriptions: ['ledger://entries'] } });
+      const controller = new AbortController();
+      const leaving = held
+        .fetch(new Request(held.mcpUrl, { method: 'POST', headers: { ...headers, ...PAIR }, body: JSON.stringify(body), signal: controller.signal }))
+        .catch(() => undefined);
+      await asked;
+      controller.abort();
+      holdListing = undefined;
+      release();
+      await leaving;
+      // The one place of the account is free: a stream opens, and the one after it is refused (the cap still holds).
+      const { headers: h2, body: b2 } = rpc('modern', 'next', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+      const next = new AbortController();
+      const opened = await eventually(
+        async () => {
+          const attempt = await held.fetch(
+            new Request(held.mcpUrl, { method: 'POST', headers: { ...h2, ...PAIR }, body: JSON.stringify(b2), signal: next.signal }),
+          );
+          if (attempt.status !== 200) await attempt.body?.cancel();
+          return attempt.status;
+        },
+        (status) => status === 200,
+        3_000,
+      );
+      expect(opened).toBe(200);
+      const refused = await held.fetch(new Request(held.mcpUrl, { method: 'POST', headers: { ...h2, ...PAIR }, body: JSON.stringify(b2) }));
+      expect(refused.status).toBe(429);
+      await refused.body?.cancel();
+      next.abort();
+    } finally {
+      release();
+      await held.close();
+    }
   }, 30_000);
 });
