@@ -6,15 +6,19 @@ type SubscriptionMethod = 'resources/subscribe' | 'resources/unsubscribe';
 
 /**
  * logging/setLevel (2025 wire, server/utilities/logging): forwarded with the caller's credential to every
- * 2025-era upstream that declares logging, where it sets the level of the caller's upstream session (a
- * sessionful upstream keeps one per credential) and is harmless on a stateless one. A 2026-07-28
+ * 2025-era upstream that declares logging and that the caller may reach (an upstream closed to it by
+ * `scopes.required` is never sent anything on its behalf: try-out), where it sets the level of the
+ * caller's upstream session (a sessionful upstream keeps one per credential; with `forwardCredentials:
+ * false` its callers share one) and is harmless on a stateless one. A 2026-07-28
  * upstream has no such method: the level travels on each forwarded request instead (forwarding.ts).
  * An upstream's JSON-RPC error (an invalid level) is relayed; an unreachable upstream is skipped and
  * logged, since the level only matters for calls that reach it. Answers `{}`.
  */
 export async function setLoggingLevel(d: DispatchContext, params: Record<string, unknown>): Promise<Record<string, never>> {
   const described = await Promise.all(
-    d.runtime.upstreams.map(async (u) => ({ client: u.client, info: await u.client.describe(d.caller.onBehalfOf).catch(() => undefined) })),
+    d.runtime.upstreams
+      .filter((u) => d.caller.reaches(u.client.name))
+      .map(async (u) => ({ client: u.client, info: await u.client.describe(d.caller.onBehalfOf).catch(() => undefined) })),
   );
   const targets = described.filter(({ info }) => info?.era === 'legacy' && info.capabilities.logging !== undefined);
   const settled = await Promise.allSettled(targets.map(({ client }) => forward(d, client, 'logging/setLevel', params)));

@@ -60,6 +60,8 @@ export interface Caller {
   route(method: RoutedMethod, params: Record<string, unknown>): Promise<Route>;
   /** The upstream configured under `name` (a catalogue tool's `upstream`). */
   upstream(name: string): UpstreamRuntime;
+  /** Whether the caller may reach the upstream configured under `name` (its `scopes.required`: policy/visibility.ts `mayReach`). */
+  reaches(name: string): boolean;
   /** `ttlMs` (a cache lifetime, ms) cut to what is left of the caller's standing (its scopes): no answer that depends on it outlives it; 0 when not known. */
   ttlWithin(ttlMs: number): number;
   /** What initialize and server/discover advertise to this caller: the upstreams' union, instructions of the upstreams it may use (reach, or see tools of) only. */
@@ -127,6 +129,7 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
       const lending = new Set(visible?.tools.map((tool) => tool.upstream));
       return upstreams.describe(onBehalfOf, (name) => reachable(name) || lending.has(name));
     },
+    reaches: reachable,
     upstream(name) {
       const found = upstreams.get(name);
       if (!found) throw new GatewayError('internal', `no upstream named ${name}`);

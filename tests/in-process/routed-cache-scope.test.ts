@@ -4,7 +4,8 @@
  * may read to one who may not, so the gateway answers them `private`, as it does their lists, and their
  * `ttlMs` no longer than the caller's scopes are known to hold; an
  * upstream open to everyone keeps what it says. A URI two upstreams list is read from the one the caller
- * may use; server/discover's instructions name only the upstreams the caller may use. In process,
+ * may use; server/discover's instructions name only the upstreams the caller may use, and logging/setLevel
+ * reaches only those. In process,
  * 2026-07-28, through the real handler.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -94,6 +95,28 @@ describe('the instructions of server/discover', () => {
       expect(instructions).toContain('## beta\nNotes for everyone.');
       expect(instructions).toContain('Tools and prompts of 1 MCP server,');
       expect(instructions).not.toMatch(/alpha|vault/);
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe('logging/setLevel (2025-11-25)', () => {
+  it("reaches only the upstreams the caller may use: one closed to it by scopes.required is never sent the caller's level (try-out)", async () => {
+    const legacy = (name: string) => inMemoryFakeUpstream({ era: 'legacy', logging: true, tools: [], instructions: name });
+    const alpha = legacy('alpha');
+    const beta = legacy('beta');
+    const gateway = inProcessGateway(
+      { scopes: { endpoint: scopes.url }, upstreams: [{ scopes: { required: ['secret:read'] } }, {}] },
+      { upstreams: { alpha, beta } },
+    );
+    try {
+      const { headers, body } = rpc('legacy', 1, 'logging/setLevel', { level: 'emergency' });
+      const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...READER }, body: JSON.stringify(body) }));
+      expect(response.status).toBe(200);
+      expect(await response.text()).toContain('"result":{}');
+      expect(beta.received.filter((r) => r.method === 'logging/setLevel').map((r) => r.params.level)).toEqual(['emergency']);
+      expect(alpha.received.filter((r) => r.method === 'logging/setLevel')).toEqual([]);
     } finally {
       await gateway.close();
     }
