@@ -2,13 +2,13 @@ import { LRUCache } from 'lru-cache';
 import type { Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { CachedList, CatalogCache, Readiness, ServedCatalog } from './catalog-cache.ts';
 import { mergeCatalogs, ORIGIN_META_KEY, type CatalogPart } from './catalog-merge.ts';
-import type { Catalog } from './catalog.ts';
+import type { Catalog, CatalogTool } from './catalog.ts';
 import { GatewayError } from '../errors.ts';
 import { exposedNames, namingHint, namingOptions, type NamingOptions, type UpstreamName } from './naming.ts';
 import type { Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import { resourceOwner } from './resource-routing.ts';
-import { mergeExtensions, uiResourceOwners } from './extensions.ts';
+import { mergeExtensions, uiResourceOwners, uiResourceUri } from './extensions.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
 import type { ListMethod, TaskForms, UpstreamInfo } from '../upstream/types.ts';
@@ -325,22 +325,30 @@ export class UpstreamSet {
    * The upstream that answers a routed request and its params in that upstream's names: prompts by
    * exposed name, resources by URI (resource-routing.ts), completions by their `ref`. `reachable`, when
    * given, names the upstreams the caller may use: a URI only they list or match is theirs (two upstreams
-   * listing one URI: the caller's reads go to the one it may use, not the first).
+   * listing one URI: the caller's reads go to the one it may use, not the first). `linking`, when given,
+   * the tools the caller may use: a `ui://` view no upstream lists is routed only when one of them links
+   * to it (the view of a tool hidden from the caller is as missing as the tool: try-out).
    * @throws GatewayError `invalid_arguments` (-32602) for a prompt or resource no upstream owns.
    */
-  async route(method: RoutedMethod, params: Record<string, unknown>, onBehalfOf: OnBehalfOf = {}, reachable?: (upstream: string) => boolean): Promise<Route> {
+  async route(
+    method: RoutedMethod,
+    params: Record<string, unknown>,
+    onBehalfOf: OnBehalfOf = {},
+    reachable?: (upstream: string) => boolean,
+    linking?: () => Promise<readonly CatalogTool[]>,
+  ): Promise<Route> {
     if (!this.naming.prefixed) return { upstream: this.upstreams[0]!, params };
     if (method === 'prompts/get') {
       const { upstream, name } = await this.promptOwner(params.name, onBehalfOf);
       return { upstream, params: { ...params, name } };
     }
-    if (method === 'resources/read') return { upstream: await this.resourceUpstream(params.uri, onBehalfOf, reachable), params };
+    if (method === 'resources/read') return { upstream: await this.resourceUpstream(params.uri, onBehalfOf, reachable, linking), params };
     const ref = (params.ref ?? {}) as Record<string, unknown>;
     if (ref.type === 'ref/prompt') {
       const { upstream, name } = await this.promptOwner(ref.name, onBehalfOf);
       return { upstream, params: { ...params, ref: { ...ref, name } } };
     }
-    return { upstream: await this.resourceUpstream(ref.uri, onBehalfOf, reachable), params };
+    return { upstream: await this.resourceUpstream(ref.uri, onBehalfOf, reachable, linking), params };
   }
 
   /** Readiness per upstream: ready when all are; with several, `degraded` while at least one is. */
@@ -359,7 +367,12 @@ export class UpstreamSet {
     return { upstream, name: origin.name };
   }
 
-  private async resourceUpstream(uri: unknown, onBehalfOf: OnBehalfOf = {}, reachable?: (upstream: string) => boolean): Promise<UpstreamRuntime> {
+  private async resourceUpstream(
+    uri: unknown,
+    onBehalfOf: OnBehalfOf = {},
+    reachable?: (upstream: string) => boolean,
+    linking?: () => Promise<readonly CatalogTool[]>,
+  ): Promise<UpstreamRuntime> {
     const listings = await Promise.all(
       this.upstreams
         .filter((u) => reachable === undefined || reachable(u.client.name))
@@ -374,14 +387,22 @@ export class UpstreamSet {
           return { upstream: u.client.name, resources: resources!, templates: templates! };
         }),
     );
-    // A `ui://` view (MCP Apps) an upstream links from its tools but does not list belongs to that upstream.
+    // A `ui://` view (MCP Apps) an upstream links from its tools but does not list belongs to that upstream
+    // (owners read from every tool: a view two upstreams link has none), for a caller that may use one of those tools.
     const owner =
       typeof uri !== 'string'
         ? undefined
-        : (resourceOwner(uri, listings) ?? (uri.startsWith('ui://') ? uiResourceOwners((await this.catalog(onBehalfOf)).tools).get(uri) : undefined));
+        : (resourceOwner(uri, listings) ?? (uri.startsWith('ui://') ? await this.viewOwner(uri, onBehalfOf, linking) : undefined));
     const upstream = owner && this.get(owner);
     if (!upstream) throw new GatewayError('invalid_arguments', `Resource not found: ${String(uri).slice(0, 200)}`);
     return upstream;
+  }
+
+  /** The upstream whose tools link the `ui://` view `uri`, when one of `linking` (if given) is such a tool. */
+  private async viewOwner(uri: string, onBehalfOf: OnBehalfOf, linking?: () => Promise<readonly CatalogTool[]>): Promise<string | undefined> {
+    const owner = uiResourceOwners((await this.catalog(onBehalfOf)).tools).get(uri);
+    if (!owner || !linking) return owner;
+    return (await linking()).some((tool) => tool.upstream === owner && uiResourceUri(tool.definition) === uri) ? owner : undefined;
   }
 
   private async has(upstream: UpstreamRuntime, method: PassThroughList, onBehalfOf: OnBehalfOf): Promise<boolean> {

@@ -112,7 +112,7 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
       return { ...list, cacheScope: 'private', ttlMs: caller.ttlWithin(list.ttlMs) };
     },
     async route(method, params) {
-      const route = await upstreams.route(method, params, onBehalfOf, reachable);
+      const route = await upstreams.route(method, params, onBehalfOf, reachable, async () => (await caller.visible()).tools);
       if (reachable(route.upstream.client.name)) return route;
       throw unknownRouted(method, params);
     },

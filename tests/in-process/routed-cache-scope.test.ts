@@ -122,3 +122,44 @@ describe('logging/setLevel (2025-11-25)', () => {
     }
   });
 });
+
+describe('a ui:// view no upstream lists', () => {
+  it('is read for a caller that may use a tool linking it, and is as missing as an unknown URI for one that may not (try-out)', async () => {
+    const linked = (name: string, view: string) => ({
+      definition: { name, inputSchema: { type: 'object' as const }, _meta: { ui: { resourceUri: view } } },
+      call: () => ({ content: [] }),
+    });
+    const gateway = inProcessGateway(
+      {
+        scopes: { endpoint: scopes.url },
+        upstreams: [{ scopeRules: { admin_panel: ['notes:admin'], notes_panel: ['notes:read'] } }, {}],
+      },
+      {
+        upstreams: {
+          notes: inMemoryFakeUpstream({
+            tools: [linked('admin_panel', 'ui://notes/admin-view'), linked('notes_panel', 'ui://notes/notes-view')],
+            resources: {
+              'ui://notes/admin-view': { text: 'the admin view', unlisted: true },
+              'ui://notes/notes-view': { text: 'the notes view', unlisted: true },
+            },
+          }),
+          other: inMemoryFakeUpstream({ tools: [] }),
+        },
+      },
+    );
+    const read = async (uri: string) => {
+      const { headers, body } = rpc('modern', 1, 'resources/read', { uri });
+      const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...READER }, body: JSON.stringify(body) }));
+      return (await response.json()) as { result?: { contents: { text: string }[] }; error?: { code: number; message: string } };
+    };
+    try {
+      expect((await read('ui://notes/notes-view')).result?.contents).toEqual([expect.objectContaining({ text: 'the notes view' })]);
+      const hidden = await read('ui://notes/admin-view');
+      const missing = await read('ui://notes/no-such-view');
+      expect(hidden.result).toBeUndefined();
+      expect(hidden.error).toEqual({ ...missing.error, message: missing.error!.message.replace('no-such-view', 'admin-view') });
+    } finally {
+      await gateway.close();
+    }
+  });
+});
