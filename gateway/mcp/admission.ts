@@ -219,7 +219,13 @@ async function resolveTarget(
   if (!asked?.name) return undefined;
   const catalog = await runtime.upstreamSet.catalog({ credential: request.credential, requestId: request.requestId }).catch(() => undefined);
   if (!catalog) return undefined;
-  return Object.freeze({ via: asked.via, name: asked.name, catalog, access, resolution: resolveTool(catalog, access, asked.name, surface) });
+  return Object.freeze({
+    via: asked.via,
+    name: asked.name,
+    catalog,
+    access,
+    resolution: resolveTool(catalog, access, asked.name, surface, runtime.config.compact.codeMode.enabled),
+  });
 }
 
 /**
@@ -245,7 +251,7 @@ async function closedTarget(
       if (post.batch) {
         const asked = askedTool(surface, message);
         catalog ??= await runtime.upstreamSet.catalog(onBehalfOf).catch(() => undefined);
-        tool = asked?.name && catalog ? resolveTool(catalog, access, asked.name, surface).tool : undefined;
+        tool = asked?.name && catalog ? resolveTool(catalog, access, asked.name, surface, runtime.config.compact.codeMode.enabled).tool : undefined;
       }
       if (tool && access.of(tool.upstream) === 'none') return true;
       continue;

@@ -77,10 +77,10 @@ const UNRESOLVED: Unresolved = Object.freeze({
 /**
  * What the exposed name `name` stands for to a caller with `access` on `surface`, given `catalog`
  * (listed tools, then withheld ones, then held ones not listed; else an old name a reload left). On `/mcp/compact` the surface's own {@link SEARCH_TOOLS} and
- * {@link CALL_TOOL} shadow catalogue tools of those names: there they resolve to no tool.
+ * {@link CALL_TOOL}, and {@link RUN_CODE} under `codeMode` (`compact.codeMode.enabled`), shadow catalogue tools of those names: there they resolve to no tool.
  */
-export function resolveTool(catalog: Catalog, access: Access, name: string, surface: SurfaceName): ToolResolution {
-  if (surface === 'compact' && (name === SEARCH_TOOLS || name === CALL_TOOL)) return UNRESOLVED;
+export function resolveTool(catalog: Catalog, access: Access, name: string, surface: SurfaceName, codeMode = false): ToolResolution {
+  if (surface === 'compact' && (name === SEARCH_TOOLS || name === CALL_TOOL || (codeMode && name === RUN_CODE))) return UNRESOLVED;
   const resolution = resolveExposed(catalog, access, name, surface);
   // A name a reload renamed (catalog-merge.ts aliases) means the tool it named, wherever a current name does.
   const current = resolution.tool === undefined ? catalog.aliases?.get(name) : undefined;

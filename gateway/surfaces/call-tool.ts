@@ -51,7 +51,7 @@ export async function callThroughDispatcher(
   via: 'call_tool' | 'run_code' = 'call_tool',
 ): Promise<ToolCallAnswer> {
   const started = performance.now();
-  const resolve = (name: string) => resolveTool(visible.catalog, visible.access, name, d.surface.name);
+  const resolve = (name: string) => resolveTool(visible.catalog, visible.access, name, d.surface.name, d.runtime.config.compact.codeMode.enabled);
   const refuse = (
     tool: string,
     target: ToolResolution,

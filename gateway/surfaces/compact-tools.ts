@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
-import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS, resolveTool } from '../policy/tool-resolution.ts';
+import { CALL_TOOL, SEARCH_TOOLS, resolveTool } from '../policy/tool-resolution.ts';
 import { runCodeDefinition } from './run-code.ts';
 
 /**
@@ -34,9 +34,7 @@ export function visibleCategories(visible: VisibleCatalog): string[] {
  */
 export function compactTools(config: GatewayConfig, visible: VisibleCatalog): Tool[] {
   const code = config.compact.codeMode.enabled;
-  const advertised = visible.tools
-    .filter((t) => resolveTool(visible.catalog, visible.access, t.name, 'compact').advertised && !(code && t.name === RUN_CODE))
-    .map((t) => t.definition);
+  const advertised = visible.tools.filter((t) => resolveTool(visible.catalog, visible.access, t.name, 'compact', code).advertised).map((t) => t.definition);
   return [
     searchToolsDefinition(config, visibleCategories(visible), visibleUpstreams(visible)),
     CALL_TOOL_DEFINITION,

@@ -22,7 +22,7 @@ export const ALWAYS_LOAD_META_KEY = 'anthropic/alwaysLoad';
 function fullDefinition(tool: CatalogTool, visible: VisibleCatalog, config: GatewayConfig): Tool {
   const definition = tool.definition;
   if (!config.clientHints.alwaysLoad || definition._meta?.[ALWAYS_LOAD_META_KEY] !== undefined) return definition;
-  const compact = resolveTool(visible.catalog, visible.access, tool.name, 'compact');
+  const compact = resolveTool(visible.catalog, visible.access, tool.name, 'compact', config.compact.codeMode.enabled);
   if (!compact.advertised || !compact.reachableByModel) return definition;
   return { ...definition, _meta: { ...definition._meta, [ALWAYS_LOAD_META_KEY]: true } };
 }

@@ -44,7 +44,7 @@ const LIMIT_TEXT: Record<LimitName | 'concurrentRunsPerCredential' | 'concurrent
 export function codeDeclaredTools(visible: VisibleCatalog): Tool[] {
   return visible.tools
     .filter((t) => {
-      const r = resolveTool(visible.catalog, visible.access, t.name, 'compact');
+      const r = resolveTool(visible.catalog, visible.access, t.name, 'compact', true);
       return r.reachableByModel && r.readOnly && !r.withheld && !r.pinned.held && !r.advertised;
     })
     .map((t) => t.definition);

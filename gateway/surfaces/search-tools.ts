@@ -85,7 +85,7 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const limit = (args.limit as number | undefined) ?? Math.min(config.compact.searchLimit, config.compact.maxSearchLimit);
   const brief = args.detail === 'brief';
   const index = await d.runtime.searchIndexes.get(visible.catalog);
-  const resolve = (name: string) => resolveTool(visible.catalog, visible.access, name, d.surface.name);
+  const resolve = (name: string) => resolveTool(visible.catalog, visible.access, name, d.surface.name, d.runtime.config.compact.codeMode.enabled);
   const started = performance.now();
   let page;
   try {

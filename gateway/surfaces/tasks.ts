@@ -204,7 +204,7 @@ async function resolve(d: DispatchContext, id: unknown): Promise<ResolvedTask> {
   const ref = openTaskId(id, owner(d), d.runtime.digestKey) ?? (previous ? openTaskId(id, previous, d.runtime.previousDigestKey!) : undefined);
   if (!ref) throw unknownTask();
   const visible = await d.caller.visible();
-  const target = resolveTool(visible.catalog, visible.access, ref.tool, d.surface.name);
+  const target = resolveTool(visible.catalog, visible.access, ref.tool, d.surface.name, d.runtime.config.compact.codeMode.enabled);
   if (!directCallAllowed(target, d.caller.hiddenToolCalls) || target.tool.upstream !== ref.upstream) throw unknownTask();
   return { id: id as string, ref, tool: target.tool, client: d.caller.upstream(ref.upstream).client };
 }

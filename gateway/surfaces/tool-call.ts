@@ -232,7 +232,9 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
   // The edge's admission resolved this call's name already (mcp/admission.ts): the caller's catalogue is read only without it.
   const admitted = d.target?.via === 'direct' && d.target.name === name ? d.target : undefined;
   const visible = admitted ? undefined : await d.caller.visible();
-  const target = admitted ? admitted.resolution : resolveTool(visible!.catalog, visible!.access, name, d.surface.name);
+  const target = admitted
+    ? admitted.resolution
+    : resolveTool(visible!.catalog, visible!.access, name, d.surface.name, d.runtime.config.compact.codeMode.enabled);
   if (!directCallAllowed(target, d.caller.hiddenToolCalls)) {
     // A hidden tool refused looks unknown to the caller, not to the operator.
     recordDecision(d, {
@@ -333,7 +335,7 @@ export interface NearestName {
  */
 export async function nearestVisibleNames(d: DispatchContext, visible: VisibleCatalog, name: string): Promise<NearestName[]> {
   try {
-    const resolve = (tool: string) => resolveTool(visible.catalog, visible.access, tool, d.surface.name);
+    const resolve = (tool: string) => resolveTool(visible.catalog, visible.access, tool, d.surface.name, d.runtime.config.compact.codeMode.enabled);
     const findable = visible.tools.filter((t) => findableByModel(resolve(t.name)));
     const names = await inSpan('search', { 'ai.cpz.gateway.search.kind': 'nearest_names' }, () =>
       d.runtime.searchIndexes.nearestFindableNames(visible.catalog, findable, name, NEAREST_LIMIT),
@@ -376,5 +378,7 @@ async function directFailureOutcome(d: DispatchContext, tool: CatalogTool, args:
   if (via !== 'direct' || !d.runtime.audit.enabled) return 'error';
   if (!d.runtime.inputs.check(tool.name, tool.definition.inputSchema, args ?? {}).ok) return 'invalid_arguments';
   const visible = await d.caller.visible().catch(() => undefined);
-  return visible && !resolveTool(visible.catalog, visible.access, tool.name, d.surface.name).visible ? 'refused_scope' : 'error';
+  return visible && !resolveTool(visible.catalog, visible.access, tool.name, d.surface.name, d.runtime.config.compact.codeMode.enabled).visible
+    ? 'refused_scope'
+    : 'error';
 }

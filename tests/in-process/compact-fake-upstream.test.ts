@@ -133,6 +133,27 @@ describe('the compact listing in front of a fake upstream', () => {
     ]);
   });
 
+  it("shadows an upstream's own run_code in code mode: not listed there, not found by search_tools (try-out: offered as advertised)", async () => {
+    const coded = await inProcessStack({
+      upstream: {
+        tools: [{ definition: { name: 'run_code', description: 'The upstream own run_code, which writes', inputSchema: { type: 'object' } } }],
+      },
+      gateway: { compact: { codeMode: { enabled: true } } },
+    });
+    try {
+      const url = `${coded.gatewayUrl}/mcp/compact`;
+      const tools = await withClient('modern', url, KEY, (c) => c.listTools());
+      expect(tools.filter((t) => t.name === 'run_code').map((t) => t.description)).not.toContain('The upstream own run_code, which writes');
+      const result = await withClient('modern', url, KEY, (c) => c.callTool('search_tools', { query: 'upstream own run_code writes', limit: 20 }));
+      expect((result.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name)).not.toContain('run_code');
+      // Served on /mcp as ever.
+      const full = await withClient('modern', `${coded.gatewayUrl}/mcp`, KEY, (c) => c.listTools());
+      expect(full.map((t) => t.name)).toContain('run_code');
+    } finally {
+      await coded.close();
+    }
+  });
+
   it('is not mounted when compact.enabled is false', async () => {
     const off = await inProcessStack({
       upstream: { tools: [structuredTool('get_deal', () => ({ content: text('ok') }))] },

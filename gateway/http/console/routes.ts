@@ -241,9 +241,9 @@ async function currentCatalog(runtime: GatewayRuntime): Promise<Catalog> {
  * read or write, and whether `/mcp/compact` lists it up front. The console shows the gateway's
  * decision, never one of its own.
  */
-function operatorView(catalog: Catalog, name: string): { tool: CatalogTool; readOnly: boolean; advertised: boolean } {
+function operatorView(runtime: GatewayRuntime, catalog: Catalog, name: string): { tool: CatalogTool; readOnly: boolean; advertised: boolean } {
   const { tool, readOnly } = resolveTool(catalog, OPERATOR_ACCESS, name, 'full') as Resolved;
-  return { tool, readOnly, advertised: resolveTool(catalog, OPERATOR_ACCESS, name, 'compact').advertised };
+  return { tool, readOnly, advertised: resolveTool(catalog, OPERATOR_ACCESS, name, 'compact', runtime.config.compact.codeMode.enabled).advertised };
 }
 
 async function catalogData(runtime: GatewayRuntime): Promise<CatalogData> {
@@ -258,7 +258,7 @@ async function catalogData(runtime: GatewayRuntime): Promise<CatalogData> {
     version: catalog.version,
     several,
     rows: catalog.tools.map((tool) => {
-      const { readOnly, advertised } = operatorView(catalog, tool.name);
+      const { readOnly, advertised } = operatorView(runtime, catalog, tool.name);
       return {
         name: tool.name,
         upstream: tool.upstream,
@@ -390,7 +390,7 @@ async function search(runtime: GatewayRuntime, ctx: Context): Promise<SearchData
   try {
     const hits = index.search(query, { limit, ...(category ? { category } : {}) });
     data.rows = hits.map((hit, i) => {
-      const { tool, readOnly, advertised } = operatorView(catalog, hit.name);
+      const { tool, readOnly, advertised } = operatorView(runtime, catalog, hit.name);
       return {
         rank: i + 1,
         name: tool.name,
