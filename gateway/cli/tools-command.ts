@@ -1,7 +1,7 @@
 import type { GatewayConfig } from '../../config/types.ts';
 import type { SurfaceView } from '../ops/credential-view.ts';
 import { UsageError } from './args.ts';
-import { redactUrl } from '../ops/redact.ts';
+import { redactUrl } from '../obs/redact.ts';
 
 /** What the `kind` and `output` columns mean, printed once under the tables. */
 export const LEGEND = [
@@ -52,7 +52,7 @@ export function servedPaths(config: GatewayConfig): string[] {
 export function gatewayBaseUrl(value: string): string {
   if (URL.canParse(value) && /^https?:$/.test(new URL(value).protocol)) return value;
   const schemed = /^[a-z][a-z0-9+.-]*:\/\//i.test(value);
-  // The message is printed and may be pasted into a ticket: a password in the URL is not (ops/redact.ts).
+  // The message is printed and may be pasted into a ticket: a password in the URL is not (obs/redact.ts).
   const shown = !/[@?]/.test(value) ? value : schemed ? redactUrl(value) : redactUrl(`http://${value}`).replace(/^http:\/\//, '');
   const problem = schemed ? 'only http and https are served' : `the scheme is missing (did you mean --url http://${shown}?)`;
   throw new UsageError(`--url "${shown}" is not a gateway URL: ${problem}`);

@@ -12,7 +12,7 @@ import { mcpRoute } from './mcp-endpoint.ts';
 import { offersOAuth, servesOriginDocument, protectedResourceMetadata } from './protected-resource.ts';
 import { pathPrefix } from '../auth/oauth/paths.ts';
 import { requestLog } from '../obs/request-context.ts';
-import { redactText } from '../ops/redact.ts';
+import { redactText } from '../obs/redact.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 
 /** One MCP endpoint: its surface and the SDK handler serving it. */

@@ -12,8 +12,9 @@ import {
 import * as z from 'zod/v4';
 import { abortSignalOf } from '../wire/cancellation.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
-import { GatewayError, classifyUpstreamFailure, deliveryOf, markDelivery, upstreamFailureError } from '../errors.ts';
+import { GatewayError, classifyUpstreamFailure, deliveryOf, markDelivery, upstreamFailureError, type UpstreamFailure } from '../errors.ts';
 import { loggableUrl, type Logger } from '../obs/log.ts';
+import { configuredSecrets, withoutSecrets, withoutSecretsDeep } from '../obs/redact.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
 import { injectTraceHeaders } from '../obs/tracing.ts';
@@ -100,6 +101,8 @@ export class UpstreamClient {
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   /** Requests sent and not yet settled (the health probe does not take a busy stdio server for a hung one). */
   private sending = 0;
+  /** The secret values of `settings` (worked out again when a reload hands this client new settings). */
+  private secrets?: { of: UpstreamConfig; values: string[] };
   /** When the first request since the stdio process last wrote anything was sent (epoch ms): retries of a silent server do not restart it. */
   private waitingSince = 0;
   /** The stdio transport of the last connection attempt (its process's last output: stdio.ts lastHeardFrom). */
@@ -293,6 +296,20 @@ export class UpstreamClient {
     }
   }
 
+  /**
+   * `failure` without the secrets this upstream's configuration carries (obs/redact.ts configuredSecrets):
+   * an upstream that quotes its service key in an error message ("backend failed with key ...") would
+   * otherwise hand it to every caller who can make it fail, and to the logs (try-out).
+   */
+  private withoutConfiguredSecrets(failure: UpstreamFailure): UpstreamFailure {
+    if (this.secrets?.of !== this.settings) this.secrets = { of: this.settings, values: configuredSecrets(this.settings) };
+    const secrets = this.secrets.values;
+    if (secrets.length === 0) return failure;
+    const message = withoutSecrets(failure.message, secrets);
+    const data = withoutSecretsDeep(failure.data, secrets);
+    return message === failure.message && data === failure.data ? failure : { ...failure, message, ...(data !== undefined ? { data } : {}) };
+  }
+
   private async send(method: string, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<unknown> {
     const started = performance.now();
     this.sending++;
@@ -304,7 +321,7 @@ export class UpstreamClient {
       if (hopped) return await hopped;
       return await this.sendOnce(method, params, options, true);
     } catch (error) {
-      const failure = classifyUpstreamFailure(error, this.name);
+      const failure = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name));
       // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent
       // notifications/cancelled) and rejects with the abort reason, which for a caller whose own HTTP
       // connection closed is the gateway server's SdkError CONNECTION_CLOSED. That says nothing about the

@@ -16,6 +16,8 @@ import { FULL_KEY, messagesOf, post, rpc } from '../helpers/raw-mcp.ts';
 
 const CONFORMANCE_CONFIG = new URL('../../config/conformance.yaml', import.meta.url).pathname;
 
+const SERVICE_KEY = 'wx-SECRET-svc-9f8e7d';
+
 let gateway: InProcessGateway;
 beforeAll(() => {
   const notes = inMemoryFakeUpstream({
@@ -40,6 +42,13 @@ beforeAll(() => {
         },
       },
       {
+        // A backend error quoting the service key the gateway's configuration sends this upstream (try-out).
+        definition: { name: 'leaky_read', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+        call: () => {
+          throw new V1McpError(-32000, `backend failed with key ${SERVICE_KEY}`, { sent: { key: SERVICE_KEY }, attempt: 1 });
+        },
+      },
+      {
         // What an SDK v1 McpServer answers for arguments its inputSchema refuses: an isError result.
         definition: { name: 'checked_echo', inputSchema: { type: 'object' } },
         call: (args) =>
@@ -60,7 +69,7 @@ beforeAll(() => {
       listen: { host: '127.0.0.1', port: 0 },
       log: { level: 'silent' },
       upstreams: [
-        { name: 'notes', url: 'http://notes.upstream.invalid/mcp' },
+        { name: 'notes', url: 'http://notes.upstream.invalid/mcp', headers: { 'X-Service-Key': SERVICE_KEY } },
         { name: 'other', url: 'http://other.upstream.invalid/mcp', forwardCredentials: true, scopeRules: {}, anchors: [] },
       ],
     },
@@ -124,5 +133,16 @@ describe.each(['modern', 'legacy'] as const)("an upstream JSON-RPC error of call
       _meta: { 'ai.cpz.gateway/error': 'upstream_rejected' },
     });
     expect((await errorOf(era, 'tools/call', { name: 'notes__exploding_read', arguments: {} }))?.code).toBe(-32603);
+  });
+});
+
+describe.each(['modern', 'legacy'] as const)('an upstream JSON-RPC error quoting a secret of its configuration, %s caller', (era) => {
+  it('reaches the caller, directly and through call_tool, with the secret replaced (try-out: a viewer key read the service key)', async () => {
+    const error = await errorOf(era, 'tools/call', { name: 'notes__leaky_read', arguments: {} });
+    expect(error).toMatchObject({ code: -32000, message: 'backend failed with key [redacted]', data: { sent: { key: '[redacted]' }, attempt: 1 } });
+    const { headers, body } = rpc(era, 11, 'tools/call', { name: 'call_tool', arguments: { name: 'notes__leaky_read', arguments: {} } });
+    const [answer] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp/compact`, body, { ...headers, ...FULL_KEY }));
+    expect(JSON.stringify(answer)).toContain('backend failed with key [redacted]');
+    expect(JSON.stringify(answer)).not.toContain(SERVICE_KEY);
   });
 });

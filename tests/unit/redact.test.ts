@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
-import { REDACTED, redactArgs, redactConfig, redactText, redactUrl } from '../../gateway/ops/redact.ts';
+import { REDACTED, configuredSecrets, redactArgs, redactConfig, redactText, redactUrl, withoutSecrets } from '../../gateway/obs/redact.ts';
 
 describe('what the console shows of the configuration', () => {
   it('strips user info and query strings from URLs, and leaves other text alone', () => {
@@ -123,5 +123,62 @@ describe('what the console shows of the configuration', () => {
     expect(redacted.upstreams[0]!.url).toBe(`https://api.example.com/mcp?${REDACTED}`);
     expect(redacted.upstreams[1]!.env).toEqual({ API_KEY: REDACTED });
     expect(redacted.oauth.accessTokenTtlSeconds).toBe(config.oauth.accessTokenTtlSeconds);
+  });
+
+  it('hides what a review found shown: a rotated-out secret, JSON settings, password flags, user:password, cookies, a token in a URL path', () => {
+    expect(redactConfig({ oauth: { tokenSecret: 'now-secret', tokenSecretPrevious: 'old-secret' } })).toEqual({
+      oauth: { tokenSecret: REDACTED, tokenSecretPrevious: REDACTED },
+    });
+    const shown = redactArgs([
+      '--config',
+      '{"apiKey":"json-key-1","region":"eu"}',
+      '--config={"token":"json-token-2"}',
+      'DB_PASS=hunter2',
+      '--passwd',
+      'hunter3',
+      '-u',
+      'admin:hunter4',
+      '--auth',
+      'admin:hunter5',
+      '--header',
+      'Cookie: session=cookie-6',
+      'https://mcp.example.com/s/Zx9Kq2mLp4Rt7Vw1Yb3Nc5Hd8Jf0Gs6A/mcp',
+      // Harmless ones stay.
+      '--port',
+      '3101',
+      'BYPASS_CACHE=1',
+    ]);
+    for (const secret of ['json-key-1', 'json-token-2', 'hunter2', 'hunter3', 'hunter4', 'hunter5', 'cookie-6', 'Zx9Kq2mLp4Rt7Vw1Yb3Nc5Hd8Jf0Gs6A'])
+      expect(shown.join(' ')).not.toContain(secret);
+    expect(shown).toContain('{"apiKey":"[redacted]","region":"eu"}');
+    expect(shown).toContain('https://mcp.example.com/s/[redacted]/mcp');
+    expect(shown.slice(-3)).toEqual(['--port', '3101', 'BYPASS_CACHE=1']);
+  });
+});
+
+describe("an upstream's configured secrets", () => {
+  it('are every header and env value, a URL password, query value or token segment, and what the arguments hide; short values are not', () => {
+    const secrets = configuredSecrets({
+      url: 'https://svc:url-password@mcp.example.com/s/Zx9Kq2mLp4Rt7Vw1Yb3Nc5Hd8Jf0Gs6A/mcp?api_key=query-key-7',
+      headers: { 'X-Service-Key': 'wx-SECRET-svc-9f8e7d', Authorization: 'Bearer bearer-token-8', 'X-Flag': 'on' },
+      env: { API_TOKEN: 'env-token-9' },
+      args: ['server.js', '--password=arg-password-10', '--verbose'],
+    });
+    for (const secret of [
+      'url-password',
+      'Zx9Kq2mLp4Rt7Vw1Yb3Nc5Hd8Jf0Gs6A',
+      'query-key-7',
+      'wx-SECRET-svc-9f8e7d',
+      'Bearer bearer-token-8',
+      'bearer-token-8',
+      'env-token-9',
+      'arg-password-10',
+    ])
+      expect(secrets).toContain(secret);
+    expect(secrets).not.toContain('on');
+    expect(secrets).not.toContain('--verbose');
+    expect(withoutSecrets('backend failed with key wx-SECRET-svc-9f8e7d (Bearer bearer-token-8)', secrets)).toBe(
+      `backend failed with key ${REDACTED} (${REDACTED})`,
+    );
   });
 });

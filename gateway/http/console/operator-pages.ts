@@ -7,7 +7,7 @@ import { html } from './html.ts';
 import { layout } from './pages.ts';
 
 export interface ConfigData {
-  /** The loaded configuration, redacted (ops/redact.ts), as indented JSON. */
+  /** The loaded configuration, redacted (obs/redact.ts), as indented JSON. */
   json: string;
   /** How many values were replaced. */
   redacted: number;

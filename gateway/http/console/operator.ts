@@ -1,6 +1,6 @@
 /**
  * The console's operator routes (issue 33), behind the admin token like every console route:
- * - `GET /console/config`: the configuration in force, redacted (ops/redact.ts);
+ * - `GET /console/config`: the configuration in force, redacted (obs/redact.ts);
  * - `GET /console/scopes`: every scope with its description and the tools it unlocks (the merged
  *   catalogue's own required scopes: catalog/catalog.ts decides them, this page only groups them);
  * - `GET /console/oauth`: the built-in authorization server's clients and grants (auth/oauth/admin.ts);
@@ -9,7 +9,7 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { GatewayRuntime } from '../../runtime-state.ts';
-import { REDACTED, redactConfig } from '../../ops/redact.ts';
+import { REDACTED, redactConfig } from '../../obs/redact.ts';
 import type { ConsoleParts } from './pins.ts';
 import { configPage, oauthPage, scopesPage, type OAuthData, type ScopeRow, type ScopesData } from './operator-pages.ts';
 

@@ -18,7 +18,7 @@ import type { Catalog, CatalogTool } from '../../catalog/catalog.ts';
 import { credentialHeaders, credentialView, type SurfaceView } from '../../ops/credential-view.ts';
 import type { BearerResolution } from '../../auth/oauth/index.ts';
 import { baseUrl } from '../protected-resource.ts';
-import { redactArgs, redactText, redactUrl } from '../../ops/redact.ts';
+import { redactArgs, redactText, redactUrl } from '../../obs/redact.ts';
 import { resolveTool, type Resolved } from '../../policy/tool-resolution.ts';
 import { OPERATOR_ACCESS } from '../../policy/visibility.ts';
 import type { GatewayRuntime } from '../../runtime-state.ts';
@@ -189,7 +189,7 @@ async function overview(runtime: GatewayRuntime): Promise<OverviewData> {
       return {
         name: client.name,
         transport: client.transport,
-        // Shown, screenshotted and shared: no credential a URL or a command line carries (ops/redact.ts).
+        // Shown, screenshotted and shared: no credential a URL or a command line carries (obs/redact.ts).
         target: client.transport === 'stdio' ? redactArgs([client.config.command!, ...client.config.args]).join(' ') : redactUrl(client.config.url!),
         state: health.state,
         since: health.since,

@@ -1,0 +1,178 @@
+/**
+ * What the console shows of the configuration in force, and what an upstream's error text loses of the
+ * secrets its configuration carries ({@link configuredSecrets}): every secret replaced, so the page (and a
+ * screenshot of it) can be shared. Rules, applied to the whole tree:
+ * - a key named like a secret (`secret`, `token`, `password`, `passphrase`, `credential`, at the end of
+ *   its name or before `Previous`, or exactly `key`, `keyPrevious`, `digestKey`, `apiKey`) holds {@link REDACTED};
+ * - every value of a `headers`, `env` or `credentialHeaders` map is {@link REDACTED} (an Authorization
+ *   header, an API key in the environment of a stdio upstream);
+ * - every URL loses its user name, password and query string, and any path segment that looks like a
+ *   credential ({@link redactUrl}): `redis://:pw@host`, `https://api.example/mcp?api_key=...`,
+ *   `https://mcp.example/s/<token>/mcp`;
+ * - a command-line argument `--name=value` whose name looks like a secret keeps the name only, and so
+ *   does the argument after such a flag; an argument that is itself a credential ({@link BARE_SECRET}: an
+ *   issued key's prefix, a JWT, a long random token) goes, and so does the value of a `NAME=value` argument
+ *   whose name or value says secret, the credential of a `Bearer`/`Basic`/`Token` header value, the
+ *   password of a `user:password` after `-u`/`--user`, and every secret of a JSON object argument (`--config
+ *   '{"apiKey":"..."}'`, as some launchers take their settings) by the rules above.
+ */
+export const REDACTED = '[redacted]';
+
+const SECRET_KEY = /(secret|token|password|passphrase|credential)s?(Previous)?$|^(key|keyPrevious|digestKey|digestKeyPrevious|apiKey)$/i;
+const SECRET_MAPS = new Set(['headers', 'env', 'credentialHeaders']);
+const SECRET_FLAG = /^--?[\w-]*(secret|token|passw(or)?d|passphrase|key|credential|cookie)[\w-]*$|^--?(pass|pwd|auth)$/i;
+/**
+ * An argument that is a credential by itself, with no flag naming it (a try-out's `sk-ant-api03-...`): the
+ * prefixes API keys are issued with (OpenAI and Anthropic `sk-`, Stripe `sk_`/`rk_`, GitHub `ghp_`...,
+ * Slack `xox?-`, GitLab `glpat-`, AWS `AKIA`, Google `AIza`), or 24 and more letters, digits, `_` and `-`
+ * mixing letters and digits, as random tokens are (a path or a host has `/` or `.`).
+ */
+const BARE_SECRET =
+  /^(?:(?:sk|rk|pk)[-_]|gh[pousr]_|github_pat_|xox[abprs]-|glpat-|AKIA[0-9A-Z]{12}|AIza|eyJ[\w-]+\.[\w-]+\.)|^(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[\w-]{24,}$/;
+/** `NAME=value` (an environment-style argument) whose name says secret, as a word of it (`API_KEY`, not `KEYBOARD` or `MAX_TOKENS`). */
+const SECRET_ASSIGNMENT = /^(?:[A-Za-z][\w.-]*[_.-])?(secret|token|passw(or)?d|pass|pwd|passphrase|key|apikey|credential|auth|cookie)=/i;
+/** A credential in an HTTP header value given as an argument (`--header "Authorization: Bearer ..."`); the scheme as written, so prose ("basic usage") stays. */
+const SCHEMED_CREDENTIAL = /\b(Bearer|Basic|Token)\s+\S+/g;
+/** A header given as an argument (`X-API-Key: ...`, `Authorization: ...`) whose name says secret. */
+const SECRET_HEADER = /^([\w-]*(?:authorization|key|secret|token|password|credential|cookie)[\w-]*):\s*\S/i;
+/** A flag whose next argument is `user:password` (curl's `-u`). */
+const USER_FLAG = /^(-u|--user)$/;
+
+/**
+ * `value` without the credentials a URL can carry: user info and query string replaced by
+ * {@link REDACTED} (RFC 3986 §3.2.1 says user info SHOULD NOT hold a password; many do anyway), the
+ * fragment dropped. Text that is not an absolute URL is returned as it is.
+ */
+export function redactUrl(value: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return value;
+  const url = URL.parse(value);
+  if (!url) return value;
+  const userinfo = url.username || url.password ? `${REDACTED}@` : '';
+  const query = url.search ? `?${REDACTED}` : '';
+  // A path segment that is a credential by itself (a token in the path, as some hosted MCP servers take theirs).
+  const path = url.pathname
+    .split('/')
+    .map((segment) => (BARE_SECRET.test(decodeSegment(segment)) ? REDACTED : segment))
+    .join('/');
+  return `${url.protocol}//${userinfo}${url.host}${path}${query}`;
+}
+
+function decodeSegment(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+/** A command line (stdio upstream) with its secret-looking flags' values replaced and every URL redacted. */
+export function redactArgs(args: readonly string[]): string[] {
+  return args.map((arg, i) => {
+    const json = jsonObjectArgument(arg);
+    if (json) return json;
+    if (i > 0 && USER_FLAG.test(args[i - 1]!) && arg.includes(':')) return `${arg.slice(0, arg.indexOf(':') + 1)}${REDACTED}`;
+    const eq = arg.indexOf('=');
+    if (eq > 0 && SECRET_FLAG.test(arg.slice(0, eq))) return `${arg.slice(0, eq + 1)}${REDACTED}`;
+    if (i > 0 && SECRET_FLAG.test(args[i - 1]!) && !args[i - 1]!.includes('=') && !arg.startsWith('-')) return REDACTED;
+    if (BARE_SECRET.test(arg)) return REDACTED;
+    if (eq > 0 && (SECRET_ASSIGNMENT.test(arg) || BARE_SECRET.test(arg.slice(eq + 1)))) return `${arg.slice(0, eq + 1)}${REDACTED}`;
+    const schemed = arg.replace(SCHEMED_CREDENTIAL, (_, scheme: string) => `${scheme} ${REDACTED}`);
+    if (schemed !== arg) return schemed;
+    const header = SECRET_HEADER.exec(arg);
+    if (header) return `${header[1]}: ${REDACTED}`;
+    // NAME=value: its value as any other (a URL loses its user info and query).
+    return eq > 0 && !arg.startsWith('-') ? `${arg.slice(0, eq + 1)}${redactUrl(arg.slice(eq + 1))}` : redactUrl(arg);
+  });
+}
+
+/** `arg` redacted as a JSON object (`{...}`, or `--flag={...}`) when it is one, else undefined. */
+function jsonObjectArgument(arg: string): string | undefined {
+  const start = arg.indexOf('{');
+  if (start < 0 || !arg.trimEnd().endsWith('}') || (start > 0 && !(arg.startsWith('-') && arg[start - 1] === '='))) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(arg.slice(start));
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+    return `${arg.slice(0, start)}${JSON.stringify(redactConfig(parsed))}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A deep copy of `value` (a loaded configuration) with every secret replaced (the rules above). */
+export function redactConfig(value: unknown, key = ''): unknown {
+  if (typeof value === 'string') return SECRET_KEY.test(key) && value !== '' ? REDACTED : redactUrl(value);
+  if (Array.isArray(value)) return key === 'args' ? redactArgs(value.map(String)) : value.map((item) => redactConfig(item, ''));
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
+  if (SECRET_MAPS.has(key)) return Object.fromEntries(entries.map(([k]) => [k, REDACTED]));
+  return Object.fromEntries(entries.map(([k, v]) => [k, redactConfig(v, k)]));
+}
+
+/** Free text (an error message, a health reason) with every URL in it redacted ({@link redactUrl}). */
+export function redactText(text: string): string {
+  return text.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>)]+/gi, (url) => redactUrl(url));
+}
+
+/** What an upstream's configuration can carry secrets in (config/types.ts UpstreamConfig). */
+export interface SecretBearingUpstream {
+  readonly url?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly args?: readonly string[];
+}
+
+/** Shorter than this, a configured value is not looked for in text: "1" or "on" would mangle every message. */
+const MIN_SECRET_LENGTH = 6;
+
+/**
+ * The secret values an upstream's configuration carries, as the console hides them (the rules above): every
+ * `headers` and `env` value, a URL's password and query values, what {@link redactArgs} hides of its
+ * arguments. Longest first, values of {@link MIN_SECRET_LENGTH} characters or more. An upstream that echoes
+ * one of them in an error message (its backend failed "with key ...") must not hand it to callers.
+ */
+export function configuredSecrets(upstream: SecretBearingUpstream): string[] {
+  const found = new Set<string>();
+  const add = (value: string | undefined) => {
+    if (value && value.length >= MIN_SECRET_LENGTH) found.add(value);
+  };
+  for (const value of [...Object.values(upstream.headers ?? {}), ...Object.values(upstream.env ?? {})]) {
+    add(value);
+    // `Bearer <token>`: the token alone too (an upstream quotes what its backend was sent).
+    add(/^\S+\s+(\S+)$/.exec(value)?.[1]);
+  }
+  const url = upstream.url ? URL.parse(upstream.url) : null;
+  if (url) {
+    add(decodeSegment(url.password));
+    for (const value of url.searchParams.values()) add(value);
+    for (const segment of url.pathname.split('/')) if (BARE_SECRET.test(decodeSegment(segment))) add(decodeSegment(segment));
+  }
+  const args = upstream.args ?? [];
+  const redacted = redactArgs(args);
+  args.forEach((arg, i) => {
+    if (redacted[i] === arg) return;
+    // The pieces of the argument its redacted form lost.
+    for (const piece of arg.split(/[\s=:,"'{}]+/)) if (!redacted[i]!.includes(piece)) add(piece);
+  });
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every occurrence of each of `secrets` ({@link configuredSecrets}) replaced by {@link REDACTED}. */
+export function withoutSecrets(text: string, secrets: readonly string[]): string {
+  let out = text;
+  for (const secret of secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/** `value` (JSON: an upstream error's `data`) with {@link withoutSecrets} applied to every string in it; the same object when none holds one. */
+export function withoutSecretsDeep(value: unknown, secrets: readonly string[]): unknown {
+  if (secrets.length === 0) return value;
+  if (typeof value === 'string') return withoutSecrets(value, secrets);
+  if (Array.isArray(value)) {
+    const items = value.map((item) => withoutSecretsDeep(item, secrets));
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  const entries = Object.entries(value as Record<string, unknown>);
+  const cleaned = entries.map(([k, v]) => [k, withoutSecretsDeep(v, secrets)] as const);
+  return cleaned.some(([, v], i) => v !== entries[i]![1]) ? Object.fromEntries(cleaned) : value;
+}
