@@ -193,7 +193,10 @@ export class EmbeddingSearch {
 
   private fail(stage: EmbeddingFailure['stage'], error: unknown): void {
     this.failures += 1;
-    const reason = error instanceof Error ? (error.name === 'TimeoutError' ? 'timed out' : error.message) : String(error);
+    const said = error instanceof Error ? (error.name === 'TimeoutError' ? 'timed out' : error.message) : String(error);
+    // Never the key: undici's header validation quotes the whole Authorization value it refuses (review).
+    const key = this.endpoint.apiKey;
+    const reason = key ? said.split(key).join('[redacted]') : said;
     this.onFailure({ stage, reason });
   }
 }

@@ -140,6 +140,19 @@ describe('external embeddings', () => {
     expect(arm.failures).toBe(2);
   });
 
+  it('never reports the key: a key no header can carry fails with a reason that does not quote it (review)', async () => {
+    const toy = await startToy();
+    const failures: { stage: string; reason: string }[] = [];
+    const apiKey = 'sk-proj-REALKEY123\nsk-proj-OTHER456';
+    const arm = new EmbeddingSearch({ baseUrl: toy.url, model: 'toy', apiKey }, (f) => failures.push(f));
+    expect(await arm.vectorsFor(tools)).toBeUndefined();
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.reason).not.toContain('REALKEY123');
+    expect(failures[0]!.reason).not.toContain('OTHER456');
+    toy.server.closeAllConnections();
+    await new Promise((resolve) => toy.server.close(resolve));
+  });
+
   it('gives up on a slow endpoint after its timeout', async () => {
     const toy = await startToy();
     const arm = new EmbeddingSearch({ baseUrl: toy.url, model: 'toy', timeoutMs: 200 });
