@@ -194,3 +194,64 @@ describe('a reload that moves the pin store, with an approval made while it runs
     }
   });
 });
+
+describe('a reload over the same pin store, with an approval made while it runs', () => {
+  let kept: RunningGateway;
+  afterAll(async () => {
+    await kept?.close();
+  });
+
+  it('serves the approved definition after the switch, not held again until the catalogue is fetched anew (review)', async () => {
+    const weather = fakeUpstream({ tools: [tool('get_weather', 'Weather now.')] });
+    const words = fakeUpstream({ tools: [tool('lookup', 'Looks a word up.')] });
+    const slow = fakeUpstream({ tools: [tool('later', 'Answers later.')] });
+    let release!: () => void;
+    const latch = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const waiting = new Promise<void>((resolve) => (reached = resolve));
+    const latched: typeof slow.fetch = async (input, init) => {
+      reached();
+      await latch;
+      return slow.fetch(input, init);
+    };
+    // A long catalogue TTL: nothing but the approval may lift the hold within the test.
+    const named = (names: string[]) => {
+      const next = config(names);
+      next.cache.ttlMs = 600_000;
+      next.upstreams = next.upstreams.map((u) => ({ ...u, timeoutMs: 10_000 }));
+      return next;
+    };
+    // Two upstreams from the start: the reload adds a third and keeps these two's names and catalogues.
+    kept = await startGateway(
+      { ...named(['weather', 'words']), cache: { ...named(['weather', 'words']).cache, ttlMs: 200 } },
+      {
+        upstreamTransport: (u) => ({ weather: weather.fetch, words: words.fetch })[u.name] ?? latched,
+      },
+    );
+    expect(await listed(kept)).toEqual(['weather__get_weather', 'words__lookup']);
+    weather.setTools([tool('get_weather', 'Weather now, in Celsius.')]);
+    await waitFor('the changed tool held', async () => (await listed(kept)) && (await readyz(kept)).held !== undefined, { timeoutMs: 10_000 });
+
+    const reload = kept.reload(named(['weather', 'words', 'slow']));
+    await waiting;
+    // The new runtime has judged the kept upstreams' catalogues by now (held): only the slow one is awaited.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const approved = await fetch(`${kept.url}/console/api/pins/approve`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ upstream: 'weather', name: 'get_weather' }),
+    });
+    expect(approved.status).toBe(200);
+    release();
+    await reload;
+
+    expect((await listed(kept)).sort()).toEqual(['slow__later', 'weather__get_weather', 'words__lookup']);
+    expect((await readyz(kept)).held).toBeUndefined();
+    const client = await connectV2(`${kept.url}/mcp`, ANY_BEARER);
+    try {
+      expect(await client.callTool({ name: 'weather__get_weather', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'get_weather' }] });
+    } finally {
+      await client.close();
+    }
+  });
+});
