@@ -96,7 +96,7 @@ export function isLoopbackHost(host: string): boolean {
  * Host and Origin validation (spec 2026-07-28 basic/transports/streamable-http, Security), the one guard
  * in front of every route: an absolute-form request-target is taken as origin-form with its authority as
  * Host (RFC 9112 §3.2.2); a Host that is no host (user information, a numeric form other than a dotted
- * quad: request-target.ts `readHost`) is 400 `malformed_target` on every route; on loopback binds (or with `security.allowedHosts`) the Host header must name
+ * quad: request-target.ts `readHost`), or none at all on HTTP/1.1 (RFC 9112 §3.2), is 400 `malformed_target` on every route; on loopback binds (or with `security.allowedHosts`) the Host header must name
  * an allowed host, which is what stops DNS rebinding (a probe, {@link isProbe}, skips that check only);
  * a present Origin must be allowed (403 otherwise), except on the built-in authorization server's paths,
  * which browser-based clients call from their own origins (oidc-provider answers CORS per client, and
@@ -119,8 +119,11 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
   const crossOriginPath = config.oauth.mode === 'builtin' ? (path: string) => isAuthorizationServerPath(path, issuerPrefix) : () => false;
   const allowed = new Set(hosts.map((h) => h.toLowerCase()));
   return (ctx) => {
-    const target = toOriginForm(ctx.req) ?? (hasDuplicateHost(ctx.req) ? 'the request carries more than one Host header' : undefined);
+    // First: an absolute-form target's authority becomes the Host (toOriginForm).
+    const formed = toOriginForm(ctx.req) ?? (hasDuplicateHost(ctx.req) ? 'the request carries more than one Host header' : undefined);
     const presented = ctx.get('host');
+    // RFC 9112 §3.2: an HTTP/1.1 request without a Host (or with an empty one: an http URI has a host) is a 400.
+    const target = formed ?? (presented.trim() === '' && ctx.req.httpVersion !== '1.0' ? 'the request carries no Host header' : undefined);
     const host = presented ? readHost(presented) : undefined;
     if (target !== undefined || (host && 'refused' in host)) {
       const why = target ?? `the Host header is refused: ${(host as { refused: string }).refused}`;

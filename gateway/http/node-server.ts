@@ -19,6 +19,9 @@ export function createGatewayServer(config: GatewayConfig, listener: RequestList
       headersTimeout: config.server.headersTimeoutMs,
       requestTimeout: config.server.requestTimeoutMs,
       keepAliveTimeout: config.server.keepAliveTimeoutMs,
+      // The edge answers an HTTP/1.1 request without Host itself (400 with a JSON-RPC body, edge.ts
+      // originRefusal): Node's own check answers a bare 400 with no body (try-out).
+      requireHostHeader: false,
       // Node checks the two request timeouts on this interval (default 30 s, which would triple a 10 s bound).
       connectionsCheckingInterval: Math.min(1000, config.server.headersTimeoutMs),
     },

@@ -141,6 +141,16 @@ describe('the request target', () => {
       }
   });
 
+  it('answers 400 malformed_target with a JSON-RPC body to an HTTP/1.1 request without a Host, or with an empty one, on every route (RFC 9112 §3.2; try-out: a bare 400)', async () => {
+    for (const route of ROUTES)
+      for (const host of [undefined, '']) {
+        const answer = await send(route.method, route.path, host, route.headers, route.body);
+        expect(answer.status, `${route.method} ${route.path} ${host}`).toBe(400);
+        expect(kindOf(answer)).toBe('malformed_target');
+        expect(JSON.parse(answer.body).error.message).toContain('the request carries no Host header');
+      }
+  });
+
   it('answers 400 to a target of another scheme or no known form', async () => {
     const ftp = await send('POST', `ftp://127.0.0.1:${port}/mcp`, `127.0.0.1:${port}`, MCP, LIST);
     expect(ftp.status).toBe(400);
