@@ -320,16 +320,37 @@ function run({ code, limits }) {
 }
 
 /**
- * A console argument as a line shows it: strings as they are (a NUL inside too), everything else as
- * JSON (an Error by its name and message).
+ * A console argument as a line shows it: strings as they are (a NUL inside too), a BigInt as `1n`, a
+ * function as `[Function: name]`, a symbol as `Symbol(description)`, an Error by its name and message,
+ * everything else as JSON, and what JSON cannot write (a cycle, a BigInt inside) as its String(), `[object Object]`:
+ * never an exception, which would end the script for a log line (try-out: `console.log(1n)` did).
  * @param {import('quickjs-emscripten').QuickJSContext} context
  * @param {import('quickjs-emscripten').QuickJSHandle} handle
  */
 function show(context, handle) {
-  if (context.typeof(handle) === 'string') return readString(context, handle);
-  const value = context.dump(handle);
+  const type = context.typeof(handle);
+  if (type === 'string') return readString(context, handle);
+  if (type === 'function' || type === 'symbol') {
+    const property = context.getProp(handle, type === 'function' ? 'name' : 'description');
+    const name = context.typeof(property) === 'string' ? readString(context, property) : '';
+    property.dispose();
+    return type === 'function' ? `[Function${name ? `: ${name}` : ''}]` : `Symbol(${name})`;
+  }
+  let value;
+  try {
+    value = context.dump(handle);
+  } catch {
+    return `[${type}]`;
+  }
+  if (typeof value === 'bigint') return `${value}n`;
   if (value && typeof value === 'object' && 'message' in value && 'name' in value) return `${value.name}: ${value.message}`;
-  return value === undefined ? 'undefined' : JSON.stringify(value);
+  // An object QuickJS's JSON could not write comes back as its String() ("[object Object]"): shown as it is, unquoted.
+  if (typeof value === 'string') return value;
+  try {
+    return value === undefined ? 'undefined' : JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v));
+  } catch {
+    return String(value);
+  }
 }
 
 /**

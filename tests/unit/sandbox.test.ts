@@ -31,6 +31,17 @@ describe('the code sandbox', () => {
     expect(await run('return undefined')).toMatchObject({ ok: true, json: 'null' });
   });
 
+  it('writes every value to the console without ending the script (try-out: a BigInt threw, a cycle and a function came out quoted)', async () => {
+    const outcome = await run(
+      'const a = { b: 1 }; a.a = a; console.log(1n); console.log(a); console.log(() => 1); console.log(function named() {}); console.log(Symbol("q")); console.log({ n: 2n }); return "after";',
+    );
+    expect(outcome).toMatchObject({
+      ok: true,
+      json: '"after"',
+      logs: ['1n', '[object Object]', '[Function]', '[Function: named]', 'Symbol(q)', '[object Object]'],
+    });
+  });
+
   it('hands a tool name over whole, a NUL inside it included', async () => {
     expect(await run('return (await tools["list_strategies\\u0000place_order"]()).name')).toMatchObject({
       ok: true,
