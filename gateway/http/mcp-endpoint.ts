@@ -376,7 +376,7 @@ async function readBody(ctx: Exchange, parseJson: Middleware, limit: number, max
   // Only Koa serves a body with a Content-Encoding (app.ts createListener): its body parser inflates it.
   if (encoding && encoding.toLowerCase() !== 'identity') return readEncodedBody(ctx as Context, parseJson, limit, maxIdLength);
   const tooLarge = () => void rejectAtEdge(ctx, 'payload_too_large', `Payload Too Large: the body exceeds ${limit} bytes`);
-  const notJson = () => void rejectAtEdge(ctx, 'parse_error', 'Parse error: the body is not valid JSON');
+  const notJson = (where = '') => void rejectAtEdge(ctx, 'parse_error', `Parse error: the body is not valid JSON${where}`);
   if (Number(ctx.get('content-length')) > limit) {
     ctx.req.resume();
     return tooLarge();
@@ -398,14 +398,32 @@ async function readBody(ctx: Exchange, parseJson: Middleware, limit: number, max
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
-  } catch {
-    return notJson();
+  } catch (error) {
+    return notJson(parseErrorPlace(text, error));
   }
   const poison = parsed !== null && typeof parsed === 'object' && SUSPECT_KEYS.test(text) ? poisonedKey(parsed) : undefined;
   if (poison !== undefined) return refusePoisoned(ctx, parsed, poison, maxIdLength);
   const inexact = inexactNumber(text);
   if (inexact) return refuseInexact(ctx, parsed, inexact, maxIdLength);
   return parsed;
+}
+
+/**
+ * Where JSON.parse gave up on `text`, as a caller finds it in what it sent: ` at line L, column C` (V8
+ * names the UTF-16 offset), or that the text ended too soon; '' when V8 does not say. Never any of the
+ * text itself (V8's message quotes it, and a body can hold credentials).
+ */
+function parseErrorPlace(text: string, error: unknown): string {
+  const message = (error as Error)?.message ?? '';
+  if (text.startsWith('\ufeff')) return ': it starts with a byte order mark (U+FEFF), which JSON text must not (RFC 8259 §8.1)';
+  if (/Unexpected end of JSON input/.test(message)) return ': it ends before the JSON value does';
+  const at = /at position (\d+)/.exec(message);
+  if (!at) return '';
+  const offset = Math.min(Number(at[1]), text.length);
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  const column = offset - before.lastIndexOf('\n');
+  return ` at line ${line}, column ${column}`;
 }
 
 /**

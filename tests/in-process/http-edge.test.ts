@@ -73,6 +73,25 @@ describe('POST /mcp at the edge', () => {
     expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32700);
   });
 
+  it('says where the JSON breaks, never quoting the body (try-out: no position)', async () => {
+    const cases: [string, string][] = [
+      ['{"jsonrpc":"2.0",}', 'Parse error: the body is not valid JSON at line 1, column 18'],
+      ['{\n  "jsonrpc": "2.0",\n  "id": 01\n}', 'Parse error: the body is not valid JSON at line 3, column 10'],
+      ['{"jsonrpc":"2.0"} trailing', 'Parse error: the body is not valid JSON at line 1, column 19'],
+      ['{"jsonrpc":', 'Parse error: the body is not valid JSON: it ends before the JSON value does'],
+      [
+        '\ufeff{"jsonrpc":"2.0"}',
+        'Parse error: the body is not valid JSON: it starts with a byte order mark (U+FEFF), which JSON text must not (RFC 8259 §8.1)',
+      ],
+      ['{"secret-looking":NaN}', 'Parse error: the body is not valid JSON'],
+    ];
+    for (const [body, message] of cases) {
+      const response = await post(body, { ...LEGACY, ...KEY });
+      expect(response.status).toBe(400);
+      expect(((await response.json()) as { error: { message: string } }).error.message, body).toBe(message);
+    }
+  });
+
   it('answers 400/-32700 for an empty body (not valid JSON, JSON-RPC 2.0 §5.1) and forwards nothing', async () => {
     const before = forwarded();
     for (const empty of ['', ' \n']) {
