@@ -1,7 +1,7 @@
 import type { OAuthConfig } from '../../../config/types.ts';
 import { shownName } from '../../checks/invisible-text.ts';
 import type { AuthDecisions } from '../decisions.ts';
-import { adapterClass, adapterLifetimes, modelIndexKey } from './adapter.ts';
+import { adapterClass, adapterLifetimes, modelIndexKey, readRecord, type RecordKeys } from './adapter.ts';
 import type { OAuthStore } from './store.ts';
 
 /** A client registered with the built-in authorization server (RFC 7591), as the console lists it. */
@@ -45,17 +45,17 @@ const MAX_LISTED = 500;
 
 /**
  * The console's view of the built-in authorization server's store (store.ts): clients and grants read
- * through the indexes the adapter keeps (adapter.ts `modelIndexKey`); an index member whose record is gone
- * (expired, evicted, revoked) is dropped as it is read.
+ * through the indexes the adapter keeps (adapter.ts `modelIndexKey`), each record found where the adapter
+ * names it (adapter.ts `recordKeys`, under `keys`); an index member whose record is gone (expired,
+ * evicted, revoked) is dropped as it is read.
  */
-export function oauthAdmin(store: OAuthStore, config: OAuthConfig, decide: AuthDecisions): OAuthAdmin {
-  const Grants = new (adapterClass(store, adapterLifetimes(config)))('Grant');
+export function oauthAdmin(store: OAuthStore, config: OAuthConfig, keys: RecordKeys, decide: AuthDecisions): OAuthAdmin {
+  const Grants = new (adapterClass(store, { ...adapterLifetimes(config), keys }))('Grant');
   const records = async (model: 'Client' | 'Grant') => {
     const ids = (await store.members(modelIndexKey(model))).sort().slice(0, MAX_LISTED);
     const found: [string, Record<string, unknown>][] = [];
     for (const id of ids) {
-      const raw = await store.get(`${model}:${id}`);
-      const stored = raw ? (JSON.parse(raw) as { p: Record<string, unknown>; e: number }) : undefined;
+      const stored = (await readRecord(store, keys, model, id))?.stored;
       if (!stored || (stored.e && stored.e < Date.now())) await store.removeFromSet(modelIndexKey(model), id);
       else found.push([id, { ...stored.p, _expires: stored.e || undefined }]);
     }

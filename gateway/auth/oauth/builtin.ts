@@ -124,7 +124,7 @@ export async function createBuiltinOAuth(
     }),
     metadata: { authorization_servers: [issuer], scopes_supported: supported },
     insufficientScope: false,
-    admin: oauthAdmin(store, config, deps.decide),
+    admin: oauthAdmin(store, config, keys, deps.decide),
     unready: () => store.unreachable?.(),
     keySource: keys.source,
     storeKind: store.kind,

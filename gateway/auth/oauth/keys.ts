@@ -6,9 +6,13 @@ import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:cr
  * - `accessToken`: 32 bytes, JWE `dir` + `A256GCM` (RFC 7516) sealing the access tokens, so any
  *   replica holding the root key resolves any token without shared storage;
  * - `credential`: 32 bytes, AES-256-GCM wrapping the platform credential kept in grants and tokens;
- * - `cookies`: signing keys for oidc-provider's cookies and our CSRF tokens.
+ * - `cookies`: signing keys for oidc-provider's cookies and our CSRF tokens;
+ * - `records`: 32 bytes, the HMAC-SHA256 key naming the store's records of oidc-provider's artifacts
+ *   (adapter.ts: a refresh token or a code is its own id, so the store keys it by a keyed digest);
+ * - `recordIds`: 32 bytes, AES-256-GCM wrapping the artifact ids a uid or user-code lookup leads to.
  * Rotation: keys derived from a previous root key (`oauth.tokenSecretPrevious`) open what they sealed
- * (access tokens, wrapped credentials, cookies, CSRF tokens) until it expires; nothing new is sealed with them.
+ * (access tokens, wrapped credentials, cookies, CSRF tokens) and find the records they named, until
+ * those expire; nothing new is sealed or named with them.
  */
 export interface OAuthKeys {
   accessToken: Buffer;
@@ -16,10 +20,12 @@ export interface OAuthKeys {
   /** Current first (signs), then the previous root key's (verify only). */
   cookies: string[];
   csrf: Buffer;
+  records: Buffer;
+  recordIds: Buffer;
   /** Where the root key came from: `secret` (GATEWAY_TOKEN_SECRET), `store` (kept in Redis), `process` (random, this process only). */
   source: 'secret' | 'store' | 'process';
   /** The previous root key's keys (GATEWAY_TOKEN_SECRET_PREVIOUS), tried after the current ones. */
-  previous?: Pick<OAuthKeys, 'accessToken' | 'credential' | 'csrf'>;
+  previous?: Pick<OAuthKeys, 'accessToken' | 'credential' | 'csrf' | 'records' | 'recordIds'>;
 }
 
 const SALT = Buffer.from('mcp-catalog-gateway/oauth/v1');
@@ -33,12 +39,20 @@ export function deriveKeys(root: Buffer | string, source: OAuthKeys['source'], p
   const previous =
     previousRoot === undefined
       ? undefined
-      : { accessToken: derive(previousRoot, 'access-token-jwe'), credential: derive(previousRoot, 'credential-wrap'), csrf: derive(previousRoot, 'csrf') };
+      : {
+          accessToken: derive(previousRoot, 'access-token-jwe'),
+          credential: derive(previousRoot, 'credential-wrap'),
+          csrf: derive(previousRoot, 'csrf'),
+          records: derive(previousRoot, 'store-record-digest'),
+          recordIds: derive(previousRoot, 'store-record-id-wrap'),
+        };
   return {
     accessToken: derive(root, 'access-token-jwe'),
     credential: derive(root, 'credential-wrap'),
     cookies: [derive(root, 'cookies'), ...(previousRoot === undefined ? [] : [derive(previousRoot, 'cookies')])].map((k) => k.toString('base64url')),
     csrf: derive(root, 'csrf'),
+    records: derive(root, 'store-record-digest'),
+    recordIds: derive(root, 'store-record-id-wrap'),
     source,
     ...(previous ? { previous } : {}),
   };

@@ -83,6 +83,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
   const { config, issuer, store, keys, resources, supported, log, cimd, decide } = deps;
   const Adapter = adapterClass(store, {
     ...adapterLifetimes(config),
+    keys,
     resolveUrlClient: cimd
       ? async (clientId) => {
           try {

@@ -1,8 +1,9 @@
 /**
  * The built-in authorization server on two replicas sharing one real Redis (issue 28): concurrent
  * refreshes of one token across both rotate it at most once and leave the family dead; every key the
- * server writes carries a TTL; a revoked token and its refresh token stay refused after both replicas
- * restart; while Redis is unreachable a bearer token is answered 503 with Retry-After (the client keeps
+ * server writes carries a TTL; no key name, set member or value holds a code or token (the store names
+ * them by keyed digests; a reviewer redeemed a refresh token read from SCAN); a revoked token and its
+ * refresh token stay refused after both replicas restart; while Redis is unreachable a bearer token is answered 503 with Retry-After (the client keeps
  * it), never 401; a token secret and a cache key rotate without signing anyone out
  * (GATEWAY_TOKEN_SECRET_PREVIOUS, GATEWAY_CACHE_KEY_PREVIOUS). The replicas are two runtimes in this
  * process, each with its own Redis connections, served in process. Needs `redis-server` on PATH.
@@ -12,7 +13,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import type { DeepPartial } from '../../../config/load.ts';
 import type { GatewayConfig } from '../../../config/types.ts';
 import { inProcessGateway, type InProcessGateway } from '../../helpers/in-process.ts';
-import { oauthClient } from '../../helpers/oauth-harness.ts';
+import { oauthClient, redeemCode, signInFlow } from '../../helpers/oauth-harness.ts';
 import { hasRedis, startRedis, type RedisServer } from '../../helpers/redis.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../../fixtures/scope-endpoint.ts';
 
@@ -115,6 +116,45 @@ describe.skipIf(!hasRedis)('two replicas sharing Redis', () => {
         keys.some((key) => key.startsWith(`mcp-gateway:oauth:${kind}`)),
         kind,
       ).toBe(true);
+  });
+
+  it('keeps no code or token in Redis (no key name, set member or value holds one), and refresh and reuse detection still work', async () => {
+    const [a, b] = replicas as [InProcessGateway, InProcessGateway];
+    const oauth = via(a);
+    const { client_id } = await oauth.register();
+    const flow = await signInFlow(ISSUER, { ...ALICE, clientId: client_id, fetch: oauth.send });
+    const issued = await redeemCode(ISSUER, flow, client_id, { fetch: oauth.send });
+    expect(issued.status).toBe(200);
+    const rotated = await oauth.refresh(client_id, String(issued.body.refresh_token));
+    expect(rotated.status).toBe(200);
+    const secrets = {
+      code: flow.code,
+      refreshToken: String(issued.body.refresh_token),
+      accessToken: String(issued.body.access_token),
+      rotatedRefreshToken: String(rotated.body.refresh_token),
+      rotatedAccessToken: String(rotated.body.access_token),
+    };
+    // Everything Redis holds: key names, set members, string values (what SCAN, MONITOR or a backup shows).
+    const held: string[] = [];
+    for (const key of redis.cli('--scan', '--pattern', '*').split('\n').filter(Boolean)) {
+      held.push(key);
+      const type = redis.cli('TYPE', key).trim();
+      if (type === 'string') held.push(redis.cli('GET', key));
+      else if (type === 'set') held.push(...redis.cli('SMEMBERS', key).split('\n'));
+      else throw new Error(`unexpected ${type} at ${key}`);
+    }
+    expect(held.some((text) => text.startsWith('mcp-gateway:oauth:RefreshToken:'))).toBe(true);
+    for (const [name, secret] of Object.entries(secrets))
+      expect(
+        held.filter((text) => text.includes(secret)),
+        name,
+      ).toEqual([]);
+    // The rotated refresh token is redeemed on the other replica; the first one presented again is reuse: the family dies.
+    const again = await via(b).refresh(client_id, secrets.rotatedRefreshToken);
+    expect(again.status).toBe(200);
+    expect((await via(b).refresh(client_id, secrets.refreshToken)).body.error).toBe('invalid_grant');
+    expect((await via(a).refresh(client_id, String(again.body.refresh_token))).body.error).toBe('invalid_grant');
+    expect((await via(a).listTools(String(again.body.access_token))).status).toBe(401);
   });
 
   it('keeps a revoked token and its refresh token refused after both replicas restart', async () => {
