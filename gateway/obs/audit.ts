@@ -49,7 +49,8 @@ export interface AuditLog {
 /**
  * What the gateway decided about one tool call, named for the operator:
  * - `ok` ran and answered; `error` ran (or tried) and failed: an isError result, an upstream error or
- *   an unreachable upstream; `input_required` the upstream asked the caller for input;
+ *   an unreachable upstream (one whose catalogue cannot be read too: `reason` `upstream_unavailable`);
+ *   `input_required` the upstream asked the caller for input;
  * - `refused_scope` the caller's scopes do not include the tool; `refused_write_via_call_tool` a
  *   state-changing tool asked of call_tool; `refused_advertised` an advertised tool asked of call_tool;
  * - `invalid_arguments` arguments failed the inputSchema (the gateway's check or the upstream's -32602);

@@ -7,6 +7,7 @@ import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS } from '../policy/tool-resolution.ts'
 import type { Listing } from '../catalog/listing.ts';
 import type { DispatchContext, Surface } from '../ports.ts';
 import { callToolDirect } from './tool-call.ts';
+import { visibleForCall } from './tool-decision.ts';
 import { GatewayError } from '../errors.ts';
 import { declaresTasks } from './tasks.ts';
 import { runCode } from './run-code.ts';
@@ -27,11 +28,13 @@ export const compactSurface: Surface = {
   async callTool(d, name, args, task) {
     const code = name === RUN_CODE && d.runtime.config.compact.codeMode.enabled;
     if (name !== SEARCH_TOOLS && name !== CALL_TOOL && !code) return callToolDirect(d, name, args, task);
+    const started = performance.now();
     // The surface's own tools run at once (no execution.taskSupport): 2025-11-25 §Tool-Level Negotiation,
     // where the gateway declares tasks; where it does not, the task is ignored (surfaces/tasks.ts declaresTasks).
     if (task !== undefined && (await declaresTasks(d)))
       throw new GatewayError('method_not_found', `Method not found: ${name} does not support task-augmented calls`);
-    const visible = await d.caller.visible();
+    // A catalogue that cannot be read ends the call here: recorded as the surface's own tool's decision (its name: a bounded label).
+    const visible = await visibleForCall(d, { via: 'direct', name, arguments: args ?? {}, started, label: name, own: true });
     const listing = compactListing(d, visible);
     const definition = ownTool(listing, name);
     if (code) return runCode(d, visible, definition, ownTool(listing, CALL_TOOL), args ?? {});

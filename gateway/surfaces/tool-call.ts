@@ -8,7 +8,7 @@ import type { DispatchContext, ToolCallAnswer } from '../ports.ts';
 import { directCallAllowed, findableByModel, resolveTool } from '../policy/tool-resolution.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
-import { OUTCOME_META_KEY, outputViolationResult, recordDecision, spendToolBudgets } from './tool-decision.ts';
+import { OUTCOME_META_KEY, outputViolationResult, recordDecision, spendToolBudgets, visibleForCall } from './tool-decision.ts';
 import { breachProblem, describeBreach, findLimitBreach } from '../checks/input-limits.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { argumentErrorsMeta } from '../checks/input-check.ts';
@@ -231,7 +231,8 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
   const started = performance.now();
   // The edge's admission resolved this call's name already (mcp/admission.ts): the caller's catalogue is read only without it.
   const admitted = d.target?.via === 'direct' && d.target.name === name ? d.target : undefined;
-  const visible = admitted ? undefined : await d.caller.visible();
+  // A catalogue that cannot be read is this call's decision too: recorded there (the name is no catalogue's: label `unknown`).
+  const visible = admitted ? undefined : await visibleForCall(d, { via: 'direct', name, arguments: args ?? {}, started, label: 'unknown' });
   const target = admitted
     ? admitted.resolution
     : resolveTool(visible!.catalog, visible!.access, name, d.surface.name, d.runtime.config.compact.codeMode.enabled);

@@ -1,7 +1,8 @@
 import { CLIENT_INFO_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
 import type { CatalogTool } from '../catalog/catalog.ts';
-import { toolErrorResult } from '../errors.ts';
+import { GatewayError, toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
+import type { VisibleCatalog } from '../policy/caller.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { AuditOutcome } from '../obs/audit.ts';
 import type { OutputCheck } from '../checks/output-check.ts';
@@ -52,6 +53,35 @@ export function recordDecision(d: DispatchContext, decision: Decision): void {
     ...(decision.own ? { own: true } : {}),
     ...(d.runId ? { runId: d.runId } : {}),
   });
+}
+
+/**
+ * The caller's visible catalogue, read to decide a tools/call of `asked.name`. When it cannot be read (the
+ * only upstream down since the start, so no catalogue copy to serve), the call is answered with that
+ * failure (-32603 `upstream_unavailable`): recorded first as an `error` decision with the failure's kind as
+ * reason, since nothing further down records it, and a review found such calls left no audit line.
+ * `label` is the call's `mcp_tool_calls_total` tool label: bounded (`unknown` for a name no catalogue vouches for).
+ */
+export async function visibleForCall(
+  d: DispatchContext,
+  asked: Pick<Decision, 'via' | 'name' | 'arguments' | 'started' | 'own'> & { label: string },
+): Promise<VisibleCatalog> {
+  try {
+    return await d.caller.visible();
+  } catch (error) {
+    recordDecision(d, {
+      via: asked.via,
+      name: asked.name,
+      outcome: 'error',
+      // What the caller is answered: a GatewayError's kind, anything else `internal` (mcp/server.ts guarded).
+      reason: error instanceof GatewayError ? error.kind : 'internal',
+      arguments: asked.arguments,
+      started: asked.started,
+      counted: { tool: asked.label, outcome: 'is_error' },
+      ...(asked.own ? { own: true } : {}),
+    });
+    throw error;
+  }
 }
 
 /**

@@ -1,0 +1,73 @@
+/**
+ * tools/call paths that decided a call and left no audit line (a review found them; the rule: one
+ * `tool_decision` line per decision, obs/audit.ts):
+ * - the only upstream down since the start, so the caller's catalogue cannot be read: the call is answered
+ *   -32603 `upstream_unavailable`, both eras, on /mcp and /mcp/compact (a catalogue tool's name, and the
+ *   compact surface's own search_tools, call_tool and run_code); the line is an `error` with the failure's
+ *   kind as reason and the name as asked, bounded as every caller string in a line is.
+ * Each request leaves exactly that one line per decision (none twice).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/server';
+import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { messagesOf, post, rpc, type JsonRpcMessage } from '../helpers/raw-mcp.ts';
+import { LogCapture } from '../helpers/log-capture.ts';
+import { waitFor } from '../helpers/wait.ts';
+
+const TOOLS = [
+  {
+    definition: { name: 'get_profile', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } } as Tool,
+    call: () => ({ content: [{ type: 'text' as const, text: '{"name":"ada"}' }] }),
+  },
+];
+const DIGEST_KEY = 'unaudited-decisions-key-0123456789';
+
+let sent = 0;
+/** One tools/call with its own X-Request-Id: the answer's single message, and the audit lines of that request (after a pause, so a second line would be there too). */
+async function call(gateway: InProcessGateway, audit: LogCapture, era: 'modern' | 'legacy', path: string, params: Record<string, unknown>) {
+  const requestId = `unaudited-${++sent}`;
+  const { headers, body } = rpc(era, 1, 'tools/call', params);
+  const [message] = await messagesOf(await post(`${gateway.gatewayUrl}${path}`, body, { ...headers, 'x-request-id': requestId }));
+  const lines = () => audit.records().filter((line) => line.requestId === requestId);
+  await waitFor(`an audit line of ${requestId}`, () => lines().length > 0, { timeoutMs: 2000 }).catch(() => undefined);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  return { message: message as JsonRpcMessage, lines: lines() };
+}
+
+describe('a tools/call while the only upstream has been down since the start', () => {
+  const audit = new LogCapture();
+  let gateway: InProcessGateway;
+  beforeAll(() => {
+    gateway = inProcessGateway(
+      { anonymous: true, audit: { digestKey: DIGEST_KEY }, compact: { codeMode: { enabled: true } } },
+      { fake: { tools: TOOLS }, audit },
+    );
+    gateway.fake!.failWith(503);
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  const cases = [
+    ['/mcp', 'full', 'get_profile', {}],
+    ['/mcp/compact', 'compact', 'get_profile', {}],
+    ['/mcp/compact', 'compact', 'search_tools', { query: 'profile' }],
+    ['/mcp/compact', 'compact', 'call_tool', { name: 'get_profile', arguments: {} }],
+    ['/mcp/compact', 'compact', 'run_code', { code: 'return await tools.get_profile({});' }],
+  ] as const;
+  for (const era of ['modern', 'legacy'] as const)
+    it.each(cases)(`${era}: %s (%s) %s is answered upstream_unavailable and audited once as an error`, async (path, surface, name, args) => {
+      const { message, lines } = await call(gateway, audit, era, path, { name, arguments: args });
+      expect(message.error).toMatchObject({ code: -32603, data: { kind: 'upstream_unavailable' } });
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatchObject({ event: 'tool_decision', surface, via: 'direct', tool: name, outcome: 'error', reason: 'upstream_unavailable' });
+    });
+
+  it('names a tool asked for by a 1,000-character name bounded, as every caller string in a line is', async () => {
+    const name = `t${'x'.repeat(999)}`;
+    const { message, lines } = await call(gateway, audit, 'legacy', '/mcp', { name, arguments: {} });
+    expect(message.error).toMatchObject({ data: { kind: 'upstream_unavailable' } });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ outcome: 'error', reason: 'upstream_unavailable', tool: `${name.slice(0, 256)}…` });
+  });
+});
