@@ -60,19 +60,7 @@ export async function callThroughDispatcher(
     message: string,
     meta: Record<string, unknown> = {},
   ): CallToolResult => {
-    // Operators see the catalogue name even for a denied tool; the caller never does. Bounded by the catalogue.
-    const label = toolLabel(tool, () => target.tool !== undefined);
-    d.log.info({ tool: label, kind }, `${via} refused without contacting the upstream`);
-    recordDecision(d, {
-      via,
-      name: tool,
-      tool: target.tool,
-      outcome: auditOutcome(kind, target),
-      reason: kind,
-      arguments: args.arguments ?? {},
-      started,
-      counted: { tool: label, outcome },
-    });
+    recordRefusal(d, via, tool, target, outcome, kind, args.arguments ?? {}, started);
     const result = toolErrorResult(kind, message);
     return { ...result, _meta: { ...result._meta, ...meta } };
   };
@@ -160,6 +148,42 @@ export async function callThroughDispatcher(
     return toolErrorResult(kind, `Tool "${name}" could not be executed: upstream ${tool.upstream} answered JSON-RPC error ${error.code}: ${error.message}`);
   }
   return withView(answer, tool.definition, name, targetArgs);
+}
+
+/**
+ * Records a script's `tools.<name>(x)` call refused because `x` is not one object (surfaces/run-code.ts: the
+ * sandbox answers it before anything is dispatched), as {@link callThroughDispatcher} records its own
+ * refusal of invalid arguments: `via: run_code`, the run's id (`d.runId`), the tool `name` resolves to.
+ */
+export function refuseScriptArguments(d: DispatchContext, visible: VisibleCatalog, name: string, args: unknown, started: number): void {
+  const target = resolveTool(visible.catalog, visible.access, name, d.surface.name, d.runtime.config.compact.codeMode.enabled);
+  recordRefusal(d, 'run_code', name, target, 'invalid_arguments', 'invalid_arguments', args, started);
+}
+
+/** Logs and records one refusal of call_tool or of a script's call: nothing reached the upstream. */
+function recordRefusal(
+  d: DispatchContext,
+  via: 'call_tool' | 'run_code',
+  name: string,
+  target: ToolResolution,
+  outcome: 'refused' | 'invalid_arguments' | 'is_error',
+  kind: ErrorKind,
+  args: unknown,
+  started: number,
+): void {
+  // Operators see the catalogue name even for a denied tool; the caller never does. Bounded by the catalogue.
+  const label = toolLabel(name, () => target.tool !== undefined);
+  d.log.info({ tool: label, kind }, `${via} refused without contacting the upstream`);
+  recordDecision(d, {
+    via,
+    name,
+    tool: target.tool,
+    outcome: auditOutcome(kind, target),
+    reason: kind,
+    arguments: args,
+    started,
+    counted: { tool: label, outcome },
+  });
 }
 
 /**

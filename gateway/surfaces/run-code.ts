@@ -12,7 +12,7 @@ import { RUN_CODE, resolveTool } from '../policy/tool-resolution.ts';
 import type { CallAnswer, LimitName, RunOutcome } from '../sandbox/sandbox.ts';
 import { inSpan } from '../obs/tracing.ts';
 import type { CodeRunOutcome } from '../obs/outcomes.ts';
-import { callThroughDispatcher } from './call-tool.ts';
+import { callThroughDispatcher, refuseScriptArguments } from './call-tool.ts';
 import { toolsDeclaration } from './code-declarations.ts';
 import { requesterOf } from './tool-decision.ts';
 
@@ -158,14 +158,18 @@ export async function runCode(
         call: (name, json, stopped) => {
           const n = ++calls;
           return inSpan('run_code call', { 'ai.cpz.gateway.run_id': runId, 'ai.cpz.gateway.call': n }, async (): Promise<CallAnswer> => {
+            const callStarted = performance.now();
             let parsed: unknown;
             try {
               parsed = JSON.parse(json);
             } catch {
               parsed = undefined;
             }
-            if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+            if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+              // Refused before call_tool's dispatch, which records every other inner decision: recorded here (a review found it had no line).
+              refuseScriptArguments({ ...d, log: d.log, runId }, visible, name, parsed, callStarted);
               return { ok: false, message: `tools.${name}: arguments must be one object (got ${json === undefined ? 'nothing' : json.slice(0, 40)})` };
+            }
             // The inner call's own request: its id names the run and the call (never the caller's, whose cancellation is the run's).
             const inner: RequestView = {
               ...request,

@@ -4,7 +4,9 @@
  * - the only upstream down since the start, so the caller's catalogue cannot be read: the call is answered
  *   -32603 `upstream_unavailable`, both eras, on /mcp and /mcp/compact (a catalogue tool's name, and the
  *   compact surface's own search_tools, call_tool and run_code); the line is an `error` with the failure's
- *   kind as reason and the name as asked, bounded as every caller string in a line is.
+ *   kind as reason and the name as asked, bounded as every caller string in a line is;
+ * - a run_code script's `tools.<name>(x)` whose argument is not one object: an `invalid_arguments` line of
+ *   `via: run_code` under the run's id, beside the run's own line that counts the call.
  * Each request leaves exactly that one line per decision (none twice).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -69,5 +71,45 @@ describe('a tools/call while the only upstream has been down since the start', (
     expect(message.error).toMatchObject({ data: { kind: 'upstream_unavailable' } });
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ outcome: 'error', reason: 'upstream_unavailable', tool: `${name.slice(0, 256)}…` });
+  });
+});
+
+describe("a run_code script's tools.<name>(x) call whose argument is not one object", () => {
+  const audit = new LogCapture();
+  let gateway: InProcessGateway;
+  beforeAll(() => {
+    gateway = inProcessGateway(
+      { anonymous: true, audit: { digestKey: DIGEST_KEY }, compact: { codeMode: { enabled: true } } },
+      { fake: { tools: TOOLS }, audit },
+    );
+  });
+  afterAll(async () => {
+    await gateway?.close();
+  });
+
+  it.each(['modern', 'legacy'] as const)('%s: is audited as an invalid_arguments inner call of the run, once, and nothing is sent', async (era) => {
+    const code = 'try { await tools.get_profile(5); } catch (e) { return String(e.message); }';
+    const calls = () => gateway.fake!.received.filter((r) => r.method === 'tools/call').length;
+    const before = calls();
+    const { message, lines } = await call(gateway, audit, era, '/mcp/compact', { name: 'run_code', arguments: { code } });
+    const result = message.result as { structuredContent?: { result: string; calls: number }; content: { text: string }[] };
+    expect(JSON.stringify(result.content)).toContain('tools.get_profile: arguments must be one object (got 5)');
+    expect(calls()).toBe(before);
+    const run = lines.filter((line) => line.via === 'direct');
+    const inner = lines.filter((line) => line.via === 'run_code');
+    expect(run).toHaveLength(1);
+    expect(run[0]).toMatchObject({ tool: 'run_code', outcome: 'ok', calls: 1 });
+    expect(inner).toHaveLength(1);
+    expect(inner[0]).toMatchObject({
+      event: 'tool_decision',
+      surface: 'compact',
+      via: 'run_code',
+      runId: run[0]!.runId,
+      upstream: 'fake',
+      tool: 'get_profile',
+      readOnly: true,
+      outcome: 'invalid_arguments',
+      reason: 'invalid_arguments',
+    });
   });
 });
