@@ -7,7 +7,7 @@ import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS } from '../policy/tool-resolution.ts'
 import type { Listing } from '../catalog/listing.ts';
 import type { DispatchContext, Surface } from '../ports.ts';
 import { callToolDirect } from './tool-call.ts';
-import { visibleForCall } from './tool-decision.ts';
+import { recordDecision, visibleForCall } from './tool-decision.ts';
 import { GatewayError } from '../errors.ts';
 import { declaresTasks } from './tasks.ts';
 import { runCode } from './run-code.ts';
@@ -31,8 +31,20 @@ export const compactSurface: Surface = {
     const started = performance.now();
     // The surface's own tools run at once (no execution.taskSupport): 2025-11-25 §Tool-Level Negotiation,
     // where the gateway declares tasks; where it does not, the task is ignored (surfaces/tasks.ts declaresTasks).
-    if (task !== undefined && (await declaresTasks(d)))
+    if (task !== undefined && (await declaresTasks(d))) {
+      // Audited as the same refusal of a catalogue tool is (tool-call.ts callCatalogTool): it had no line (review).
+      recordDecision(d, {
+        via: 'direct',
+        name,
+        outcome: 'error',
+        reason: 'task_not_supported',
+        arguments: args ?? {},
+        started,
+        counted: { tool: name, outcome: 'refused' },
+        own: true,
+      });
       throw new GatewayError('method_not_found', `Method not found: ${name} does not support task-augmented calls`);
+    }
     // A catalogue that cannot be read ends the call here: recorded as the surface's own tool's decision (its name: a bounded label).
     const visible = await visibleForCall(d, { via: 'direct', name, arguments: args ?? {}, started, label: name, own: true });
     const listing = compactListing(d, visible);

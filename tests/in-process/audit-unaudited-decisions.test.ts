@@ -1,12 +1,15 @@
 /**
- * tools/call paths that decided a call and left no audit line (a review found them; the rule: one
+ * Three tools/call paths that decided a call and left no audit line (a review found them; the rule: one
  * `tool_decision` line per decision, obs/audit.ts):
  * - the only upstream down since the start, so the caller's catalogue cannot be read: the call is answered
  *   -32603 `upstream_unavailable`, both eras, on /mcp and /mcp/compact (a catalogue tool's name, and the
  *   compact surface's own search_tools, call_tool and run_code); the line is an `error` with the failure's
  *   kind as reason and the name as asked, bounded as every caller string in a line is;
  * - a run_code script's `tools.<name>(x)` whose argument is not one object: an `invalid_arguments` line of
- *   `via: run_code` under the run's id, beside the run's own line that counts the call.
+ *   `via: run_code` under the run's id, beside the run's own line that counts the call;
+ * - a 2025-era task-augmented call of the compact surface's own tools where the gateway declares tasks
+ *   (-32601): an `error` line with reason `task_not_supported`, as the same refusal of a catalogue tool
+ *   (that upstream, a v1 SDK server with the tasks runtime, on loopback HTTP: no in-memory fake declares 2025 tasks).
  * Each request leaves exactly that one line per decision (none twice).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +17,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { messagesOf, post, rpc, type JsonRpcMessage } from '../helpers/raw-mcp.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
+import { startLegacyTasksUpstream } from '../fixtures/legacy-tasks-upstream.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 const TOOLS = [
@@ -111,5 +115,40 @@ describe("a run_code script's tools.<name>(x) call whose argument is not one obj
       outcome: 'invalid_arguments',
       reason: 'invalid_arguments',
     });
+  });
+});
+
+describe("a 2025-era task-augmented call of the compact surface's own tools where the gateway declares tasks", () => {
+  const audit = new LogCapture();
+  let upstream: Awaited<ReturnType<typeof startLegacyTasksUpstream>>;
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    upstream = await startLegacyTasksUpstream();
+    gateway = inProcessGateway(
+      {
+        anonymous: true,
+        audit: { digestKey: DIGEST_KEY },
+        compact: { codeMode: { enabled: true } },
+        upstreams: [{ name: 'tasks', url: upstream.url, forwardCredentials: false }],
+      },
+      { audit },
+    );
+  });
+  afterAll(async () => {
+    await gateway?.close();
+    await upstream?.close();
+  });
+
+  it.each([
+    ['search_tools', { query: 'compute' }],
+    ['call_tool', { name: 'slow_compute', arguments: { seconds: 0 } }],
+    ['run_code', { code: 'return 1;' }],
+    // The catalogue tool's refusal, audited before: the line the surface's own tools now match.
+    ['plain_echo', { text: 'hi' }],
+  ] as const)('%s is refused -32601 and audited once as task_not_supported', async (name, args) => {
+    const { message, lines } = await call(gateway, audit, 'legacy', '/mcp/compact', { name, arguments: args, task: { ttl: 60_000 } });
+    expect(message.error).toMatchObject({ code: -32601 });
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatchObject({ event: 'tool_decision', surface: 'compact', via: 'direct', tool: name, outcome: 'error', reason: 'task_not_supported' });
   });
 });
