@@ -195,7 +195,7 @@ function refuseListGaps(value: Json, path: (string | number)[], provenance: Map<
 /**
  * Applies the derived rules the schema cannot express: `${VAR}` interpolation in upstream url, command,
  * args, env, cwd and headers, in API key ids, secrets and tokens, in oauth.external.credentialHeaders and in `audit.digestKey`; the URL's syntax after it; unique
- * upstream names free of the naming separator (so `<upstream><separator>` is an unambiguous prefix);
+ * upstream names free of the naming separator, none of whose `<upstream><separator>` starts another's (so it is an unambiguous prefix);
  * unique API key names and credentials; each upstream's scope failure mode (`scopes.failureMode` unless
  * it sets its own); `anonymous: true` required where nobody would check callers; redis selection
  * (the rate limit store follows the cache store unless set); the embeddings endpoint's scheme and key variable;
@@ -241,6 +241,22 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     if (config.upstreams.length > 1 && upstream.name.includes(separator)) {
       throw new ConfigError(`${at}.name`, `"${upstream.name}" contains the naming separator "${separator}" (naming.separator)`);
     }
+    // `a_` beside `a` (separator `__`): `a___b` would be `a_`'s `b` and `a`'s `_b` (review).
+    const prefixed =
+      config.upstreams.length > 1
+        ? config.upstreams
+            .slice(0, index)
+            .find(
+              (other) =>
+                `${upstream.name}${separator}`.startsWith(`${other.name}${separator}`) ||
+                `${other.name}${separator}`.startsWith(`${upstream.name}${separator}`),
+            )
+        : undefined;
+    if (prefixed)
+      throw new ConfigError(
+        `${at}.name`,
+        `"${upstream.name}" and "${prefixed.name}" make ambiguous tool names: "${upstream.name.length > prefixed.name.length ? upstream.name : prefixed.name}${separator}x" could be either's (naming.separator "${separator}")`,
+      );
     upstream.headers = interpolateAll(upstream.headers, env, `${at}.headers`);
     upstream.env = interpolateAll(upstream.env, env, `${at}.env`);
     upstream.args = upstream.args.map((arg, i) => interpolate(arg, env, `${at}.args[${i}]`));

@@ -189,6 +189,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ path, env: { GATEWAY_NAMING_SEPARATOR: '--' } }).upstreams.map((u) => u.name)).toEqual(['a__b', 'fs']);
   });
 
+  it('refuses, naming the key, two upstream names whose prefixes overlap (a and a_ under "__": a___b would be either), when there are several', () => {
+    const pair = (first: string, second: string) =>
+      yamlFile(`anonymous: true\nupstreams:\n  - name: ${first}\n    url: http://x/mcp\n  - name: ${second}\n    command: node\n`);
+    expect(() => loadConfig({ path: pair('a', 'a_'), env: {} })).toThrow(
+      /upstreams\[1\]\.name: "a_" and "a" make ambiguous tool names: "a___x" could be either's/,
+    );
+    expect(() => loadConfig({ path: pair('a_', 'a'), env: {} })).toThrow(/upstreams\[1\]\.name: "a" and "a_" make ambiguous tool names/);
+    // Names that merely share a start are fine, and so is any pair under a separator neither overlaps.
+    expect(loadConfig({ path: pair('a', 'ab'), env: {} }).upstreams.map((u) => u.name)).toEqual(['a', 'ab']);
+    expect(loadConfig({ path: pair('a', 'a_'), env: { GATEWAY_NAMING_SEPARATOR: '--' } }).upstreams.map((u) => u.name)).toEqual(['a', 'a_']);
+  });
+
   it('refuses, naming the key, an upstream name used twice, or twice but for case', () => {
     const twice = (second: string) => yamlFile(`anonymous: true\nupstreams:\n  - name: alpha\n    url: http://x/mcp\n  - name: ${second}\n    command: node\n`);
     expect(() => loadConfig({ path: twice('alpha'), env: {} })).toThrow(/upstreams\[1\]\.name: duplicate upstream name "alpha"/);
