@@ -73,12 +73,19 @@ export async function pinDetail(source: PinReviewSource, upstream: string, name:
   const entry = (await pinReview(source)).find((e) => e.upstream === upstream && e.name === name);
   if (!entry || (!entry.pin && !entry.pending)) return undefined;
   const [pins, pending] = await Promise.all([source.pins.store.pins(upstream), source.pins.store.pending(upstream)]);
-  const before = pins.get(name)?.definition;
-  const after = pending.get(name)?.definition;
+  const pinned = pins.get(name);
+  const waiting = pending.get(name);
+  const before = pinned?.definition;
+  const after = waiting?.definition;
   const a = before ? definitionText(before) : '';
   const b = after ? definitionText(after) : a;
+  // The digests shown are those of the definitions diffed (this read), never of the review's earlier one:
+  // an upstream alternating two definitions could otherwise put one's digest, the one an Approve carries, beside the other's diff (review).
+  const { pin: _pin, pending: _pending, ...rest } = entry;
   return {
-    ...entry,
+    ...rest,
+    ...(pinned ? { pin: { digest: pinned.digest, pinnedAt: pinned.pinnedAt, by: pinned.by } } : {}),
+    ...(waiting ? { pending: { digest: waiting.digest, seenAt: waiting.seenAt, kind: waiting.kind } } : {}),
     ...(before ? { before } : {}),
     ...(after ? { after } : {}),
     diff: createTwoFilesPatch(`${upstream}/${name} (pinned)`, `${upstream}/${name} (waiting)`, a, b, undefined, undefined, { context: 3 }),
