@@ -114,7 +114,11 @@ describe('the console and its API refuse what they should', () => {
   });
 
   it.each([
-    ['[]', 'the body must be a JSON object: {"upstream", "name", "digest"?} or {"all": true}'],
+    ['[]', 'the body must be a JSON object: {"upstream", "name", "digest"} or {"all": true}'],
+    [
+      '{"upstream":"fake","name":"get_weather"}',
+      'digest: required, the waiting digest the review showed (GET /console/api/pins/UPSTREAM/NAME), so what is approved is what was reviewed',
+    ],
     ['{"name":"get_weather"}', 'upstream: a non-empty string is required (or all: true)'],
     ['{"upstream":"fake"}', 'name: a non-empty string is required'],
     ['{"upstream":"fake","name":"get_weather","digest":"md5:1"}', 'digest: must be sha256:<64 hex digits>'],
@@ -135,7 +139,7 @@ describe('the console and its API refuse what they should', () => {
     const none = await request('/console/api/pins/approve', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: '{"upstream":"fake","name":"set_alarm"}',
+      body: JSON.stringify({ upstream: 'fake', name: 'set_alarm', digest: `sha256:${'1'.repeat(64)}` }),
     });
     expect(none.status).toBe(404);
   });

@@ -5,7 +5,7 @@
  *   page listed, `{"upstream","name","digest"}`): approves what was shown, then 303 back to the list;
  *   same-origin only (a browser sends the cached admin credential with any form);
  * - `GET /console/api/pins`, `GET /console/api/pins/<upstream>/<tool>`, `POST /console/api/pins/approve`
- *   (JSON `{upstream, name, digest?}` or `{all: true}`): the same as JSON, for the `pins` CLI.
+ *   (JSON `{upstream, name, digest}`, the digest required, or `{all: true}`): the same as JSON, for the `pins` CLI.
  * An approval is written to the pin store: this replica serves the new definition at once, the others
  * within a second (catalog/pin-guard.ts). The pin store unreachable: 503.
  */
@@ -119,17 +119,23 @@ export function mountPins(router: Router, runtime: GatewayRuntime, { guard, page
   });
 }
 
-type ApprovalRequest = { all: true } | { upstream: string; name: string; digest?: string };
+type ApprovalRequest = { all: true } | { upstream: string; name: string; digest: string };
 
-/** The approval asked for, or why the request is not one (a message naming the field). */
+/**
+ * The approval asked for, or why the request is not one (a message naming the field). One tool's approval
+ * names the digest of the definition reviewed (README: "An approval names what was reviewed"), as the CLI
+ * and the console's buttons always send it: without one, whatever waits at that moment would be approved (review).
+ */
 function approvalRequest(body: unknown): ApprovalRequest | string {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) return 'the body must be a JSON object: {"upstream", "name", "digest"?} or {"all": true}';
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return 'the body must be a JSON object: {"upstream", "name", "digest"} or {"all": true}';
   const b = body as Record<string, unknown>;
   if (b.all === true) return { all: true };
   if (typeof b.upstream !== 'string' || b.upstream === '') return 'upstream: a non-empty string is required (or all: true)';
   if (typeof b.name !== 'string' || b.name === '') return 'name: a non-empty string is required';
-  if (b.digest !== undefined && (typeof b.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(b.digest))) return 'digest: must be sha256:<64 hex digits>';
-  return { upstream: b.upstream, name: b.name, ...(b.digest ? { digest: b.digest as string } : {}) };
+  if (b.digest === undefined)
+    return 'digest: required, the waiting digest the review showed (GET /console/api/pins/UPSTREAM/NAME), so what is approved is what was reviewed';
+  if (typeof b.digest !== 'string' || !/^sha256:[0-9a-f]{64}$/.test(b.digest)) return 'digest: must be sha256:<64 hex digits>';
+  return { upstream: b.upstream, name: b.name, digest: b.digest };
 }
 
 type ShownPin = { upstream: string; name: string; digest: string };

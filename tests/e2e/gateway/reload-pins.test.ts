@@ -75,6 +75,17 @@ const pins = async () =>
     }
   ).entries.map(({ upstream, name, state }) => ({ upstream, name, state }));
 
+/** Approves the definition waiting for `upstream`'s `name`, naming its digest as the review shows it (console API). */
+async function approveWaiting(on: RunningGateway, upstream: string, name: string): Promise<Response> {
+  const auth = { authorization: `Bearer ${TOKEN}` };
+  const review = (await (await fetch(`${on.url}/console/api/pins/${upstream}/${name}`, { headers: auth })).json()) as { pending?: { digest: string } };
+  return fetch(`${on.url}/console/api/pins/approve`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/json' },
+    body: JSON.stringify({ upstream, name, digest: review.pending?.digest }),
+  });
+}
+
 describe('a reload that keeps an upstream connection', () => {
   it('keeps its tools judged by the serving runtime: served ones are pinned, a later change is held and listed in /readyz', async () => {
     expect(await listed()).toEqual(['get_me']);
@@ -172,12 +183,7 @@ describe('a reload that moves the pin store, with an approval made while it runs
 
     const reload = moved.reload(named(['weather', 'words'], join(dir, 'pins2.json')));
     await waiting;
-    const approved = await fetch(`${moved.url}/console/api/pins/approve`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ upstream: 'weather', name: 'get_weather' }),
-    });
-    expect(approved.status).toBe(200);
+    expect((await approveWaiting(moved, 'weather', 'get_weather')).status).toBe(200);
     release();
     await reload;
 
@@ -236,12 +242,7 @@ describe('a reload over the same pin store, with an approval made while it runs'
     await waiting;
     // The new runtime has judged the kept upstreams' catalogues by now (held): only the slow one is awaited.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const approved = await fetch(`${kept.url}/console/api/pins/approve`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ upstream: 'weather', name: 'get_weather' }),
-    });
-    expect(approved.status).toBe(200);
+    expect((await approveWaiting(kept, 'weather', 'get_weather')).status).toBe(200);
     release();
     await reload;
 
