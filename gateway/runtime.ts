@@ -484,7 +484,7 @@ const PIN_STORE_MIN_BUDGET_MS = 2000;
 /**
  * The pin store the configuration asks for: Redis when `cache.store` is `redis`, else in memory; with
  * `pinning.lockFile`, kept in step with that file (store/pin-lock-file.ts).
- * @throws Error when the lock file exists and is not one.
+ * @throws Error when the lock file exists and is not one, or holds a pin whose digest is not its definition's.
  */
 export function createPinStore(config: GatewayConfig, metrics: GatewayMetrics, log: Logger): PinStore {
   const base =
@@ -493,7 +493,7 @@ export function createPinStore(config: GatewayConfig, metrics: GatewayMetrics, l
         // longer budget than a cache lookup's (a replica starting on a busy machine must not hold everything).
         redisPinStore({ cache: config.cache, operationTimeoutMs: Math.max(config.cache.operationTimeoutMs, PIN_STORE_MIN_BUDGET_MS), metrics, log })
       : memoryPinStore();
-  return config.pinning.lockFile ? withLockFile(base, config.pinning.lockFile, log) : base;
+  return config.pinning.lockFile ? withLockFile(base, config.pinning.lockFile, log, new Map(config.upstreams.map((u) => [u.name, u.metaKey]))) : base;
 }
 
 /** The search index cache, with the external embeddings arm when `search.embeddings` is configured (its

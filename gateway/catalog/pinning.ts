@@ -22,19 +22,39 @@ const BEHAVIOURAL_META = ['ui', 'ui/resourceUri', 'anthropic/alwaysLoad'] as con
 /** Top-level fields a pin covers besides `_meta`: everything a client is shown of the tool but its icons. */
 const PINNED_FIELDS = ['name', 'title', 'description', 'inputSchema', 'outputSchema', 'annotations', 'execution'] as const;
 
-/** The parts of a definition a pin covers ({@link PINNED_FIELDS} and the behavioural `_meta` keys), absent ones left out. */
-export function pinnedParts(tool: Tool, metaKey: string): Record<string, unknown> {
+/**
+ * The parts of a definition a pin covers ({@link PINNED_FIELDS} and the behavioural `_meta` keys), absent
+ * ones left out. `metaKey` undefined: no upstream key, the behavioural ones only.
+ */
+export function pinnedParts(tool: Tool, metaKey: string | undefined): Record<string, unknown> {
   const parts: Record<string, unknown> = {};
   for (const field of PINNED_FIELDS) if (tool[field] !== undefined) parts[field] = tool[field];
   const meta: Record<string, unknown> = {};
-  for (const key of [metaKey, ...BEHAVIOURAL_META]) if (tool._meta?.[key] !== undefined) meta[key] = tool._meta[key];
+  for (const key of metaKey === undefined ? BEHAVIOURAL_META : [metaKey, ...BEHAVIOURAL_META]) if (tool._meta?.[key] !== undefined) meta[key] = tool._meta[key];
   if (Object.keys(meta).length) parts._meta = meta;
   return parts;
 }
 
 /** `sha256:<hex>` of the pinned parts, key order aside: equal definitions, equal digests. */
-export function definitionDigest(tool: Tool, metaKey: string): string {
+export function definitionDigest(tool: Tool, metaKey: string | undefined): string {
   return `sha256:${contentHash(pinnedParts(tool, metaKey))}`;
+}
+
+/**
+ * Whether `digest`, a pin's as a file states it (store/pin-lock-file.ts), is the digest of the pin's own
+ * `definition`: {@link definitionDigest} under `metaKey`, the key of its upstream (undefined: an upstream
+ * the configuration does not name, whose key is not known: under none). Also true for the digest under
+ * another `_meta` key the definition carries (a pin recorded before `upstreams[].metaKey` changed): that
+ * digest covers a key the guard does not read under `metaKey`, so no definition an upstream lists ever
+ * matches it, and the tool is judged changed, as a running gateway judges it after such a change. Never
+ * true for a digest of other pinned parts: a harmless definition beside a poisoned one's digest.
+ */
+export function pinDigestAgrees(definition: Tool, digest: string, metaKey: string | undefined): boolean {
+  const meta: Record<string, unknown> = typeof definition._meta === 'object' && definition._meta !== null ? definition._meta : {};
+  const behavioural: readonly string[] = BEHAVIOURAL_META;
+  // A key the definition lacks, or a behavioural one (always covered), would digest as `metaKey` absent: not another key.
+  const others = Object.keys(meta).filter((key) => key !== metaKey && meta[key] !== undefined && !behavioural.includes(key));
+  return [metaKey, ...others].some((key) => definitionDigest(definition, key) === digest);
 }
 
 /**
