@@ -3,6 +3,7 @@ import type { ApiKeyConfig, UpstreamConfig } from '../../config/types.ts';
 import { nearestNames } from '../../search/index.ts';
 import { contentHash, sizedContentHash } from '../checks/content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
+import { findLimitBreach, formatPath } from '../checks/input-limits.ts';
 import { hasInvisible } from '../checks/invisible-text.ts';
 import { sanitizedDefinition } from './description-lint.ts';
 import { isAppOnlyTool, uiResourceUri } from './extensions.ts';
@@ -59,7 +60,8 @@ export interface Catalog {
    * Tools left out because their `x-mcp-header` declarations break SEP-2243's constraints: a client on
    * Streamable HTTP MUST exclude such a tool (spec 2026-07-28 basic/transports/streamable-http §Schema
    * Extension), and the gateway is one, to the upstream, and re-serves the list over HTTP. Also tools
-   * whose name holds invisible characters (description-lint.ts): a name cannot be cleaned, it is routed on.
+   * whose name holds invisible characters (description-lint.ts): a name cannot be cleaned, it is routed on;
+   * and tools whose definition nests deeper than {@link MAX_DEFINITION_DEPTH} levels.
    */
   readonly rejected?: readonly { name: string; reason: string }[];
   /**
@@ -123,6 +125,20 @@ export interface UnmatchedRule {
   key: string;
   nearest?: string;
 }
+
+/**
+ * The most nested objects/arrays a tool definition may hold, the definition itself at depth 1 (so its
+ * `inputSchema` at 2): a deeper one is left out of the catalogue ({@link Catalog.rejected}). Every pass over
+ * a definition (the catalogue's and pins' content hashes, the pin guard's schema comparison, the
+ * description lint, the compiled input and output validators) recurses once per level, and one schema of
+ * a few thousand levels (about 100 KB) overflowed Node's stack in them, failing the whole upstream's
+ * catalogue; Ajv's compilation overflows first, near 1,000 levels. Fixed rather than `limits.jsonDepth`
+ * (which bounds request bodies, as low as 8): JSON Schemas of real tools nest a few dozen levels at most.
+ */
+export const MAX_DEFINITION_DEPTH = 256;
+
+/** Depth alone: the definition's strings, arrays and objects are not bounded here (findLimitBreach). */
+const DEFINITION_LIMITS = { jsonDepth: MAX_DEFINITION_DEPTH, stringLength: Infinity, arrayLength: Infinity, objectMembers: Infinity };
 
 /** The per-tool maps of an upstream's config, by key (upstreams[] in config/types.ts). */
 const PER_TOOL_MAPS = ['scopeRules', 'readOnlyOverrides', 'categories', 'outputSchemas', 'tools'] as const;
@@ -188,7 +204,8 @@ export function sourceOf(tool: CatalogTool): Tool {
  * Builds a catalogue version from an upstream's complete tools/list (all pages). Scope rules in config
  * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither needs the upstream's
  * `scopes.required` (public when that is empty). A tool with an
- * invalid `x-mcp-header` declaration, or with invisible characters in its name, is left out (`rejected`).
+ * invalid `x-mcp-header` declaration, with invisible characters in its name, or nested deeper than
+ * {@link MAX_DEFINITION_DEPTH} levels, is left out (`rejected`), the upstream's other tools served.
  * Invisible characters in any other string of a definition are removed from what is served
  * (description-lint.ts `sanitizedDefinition`).
  *
@@ -236,10 +253,14 @@ export class CatalogBuilder {
         this.duplicates.push(tool.name);
         continue;
       }
+      // Bounded however deep `tool` is: it recurses only where both are objects, and what `previous` was built from passed the depth check.
       const same = sameTool(this.previous?.byName.get(tool.name), upstream, tool);
       if (!same) {
-        // A name is routed on, so it cannot be cleaned like the text: a hidden character there hides the tool.
-        const refused = hasInvisible(tool.name) ? 'the name holds invisible characters (description lint)' : invalidHeaders(tool);
+        // Depth first: every other pass over the definition recurses once per level (findLimitBreach stops at the bound).
+        const refused =
+          tooDeep(tool) ??
+          // A name is routed on, so it cannot be cleaned like the text: a hidden character there hides the tool.
+          (hasInvisible(tool.name) ? 'the name holds invisible characters (description lint)' : invalidHeaders(tool));
         if (refused) {
           this.rejected.push({ name: tool.name, reason: refused });
           continue;
@@ -289,6 +310,12 @@ export class CatalogBuilder {
 function sameTool(built: CatalogTool | undefined, upstream: UpstreamConfig, tool: Tool): CatalogTool | undefined {
   const origin = built && origins.get(built);
   return origin && origin.upstream === upstream && sameJson(origin.source, tool) ? built : undefined;
+}
+
+/** Why `tool` is refused for its nesting ({@link MAX_DEFINITION_DEPTH}), or undefined when it is within it. */
+export function tooDeep(tool: Tool): string | undefined {
+  const breach = findLimitBreach(tool, DEFINITION_LIMITS);
+  return breach && `the definition nests deeper than ${MAX_DEFINITION_DEPTH} levels (at ${formatPath(breach.path)})`;
 }
 
 /** Why `tool`'s SEP-2243 `x-mcp-header` declarations are refused, or undefined when they are valid. */

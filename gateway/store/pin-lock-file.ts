@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { tooDeep } from '../catalog/catalog.ts';
 import { definitionDigest, pinDigestAgrees } from '../catalog/pinning.ts';
 import type { Logger } from '../obs/log.ts';
 import type { PinRecord, PinStore } from './pin-store.ts';
@@ -26,7 +27,8 @@ const WRITE_DELAY_MS = 200;
 
 /**
  * Reads a lock file; undefined when it does not exist. Each pin is checked against itself: its definition
- * must be named as the tool it is filed under, and its digest must be that definition's
+ * must be named as the tool it is filed under, nest no deeper than a catalogue takes (catalog.ts
+ * `MAX_DEFINITION_DEPTH`), and its digest must be that definition's
  * (catalog/pinning.ts `pinDigestAgrees`, under the upstream's `metaKey` from `metaKeys`). The digest
  * decides what the guard takes as unchanged while the definition is what a review of the file reads, so a
  * pin whose two disagree (a harmless definition beside the digest of a poisoned one) is never trusted.
@@ -58,6 +60,9 @@ export function readLockFile(path: string, metaKeys: ReadonlyMap<string, string>
         throw new Error(
           `${entry}: its definition is named ${JSON.stringify(pin.definition.name)}, not ${JSON.stringify(name)} (a pin is filed under its tool's name)`,
         );
+      // No catalogue serves a definition this deep (catalog.ts), and every pass over one recurses per level.
+      const deep = tooDeep(pin.definition);
+      if (deep) throw new Error(`${entry}: ${deep}, so no upstream's tool is pinned with it`);
       const metaKey = metaKeys.get(upstream);
       let agrees: boolean;
       try {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
 import { loadConfig } from '../../config/load.ts';
-import { buildCatalog, type Catalog } from '../../gateway/catalog/catalog.ts';
+import { buildCatalog, MAX_DEFINITION_DEPTH, type Catalog } from '../../gateway/catalog/catalog.ts';
 import { mergeCatalogs } from '../../gateway/catalog/catalog-merge.ts';
 import { namingOptions } from '../../gateway/catalog/naming.ts';
 import { acceptsCallsUnder, definitionDigest, describeChanges, heldView } from '../../gateway/catalog/pinning.ts';
@@ -320,6 +320,14 @@ describe('the pin lock file', () => {
       expect((await store.pins('weather')).get('get_weather')?.digest).toBe(digest);
       await store.close();
     }
+    // A definition no catalogue would serve, nested past MAX_DEFINITION_DEPTH, is refused before anything recurses over it.
+    let schema: Record<string, unknown> = { type: 'string' };
+    for (let i = 0; i < 1500; i += 1) schema = { type: 'object', properties: { a: schema } };
+    const deep = { ...base, inputSchema: schema as Tool['inputSchema'] };
+    write({ get_weather: { ...harmless, definition: deep, digest: 'sha256:0' } });
+    expect(() => withLockFile(memoryPinStore(), path, log, metaKeys)).toThrow(
+      `upstreams.weather.get_weather: the definition nests deeper than ${MAX_DEFINITION_DEPTH} levels (at /inputSchema/properties/a/properties/a/properties/a/properties/…), so no upstream's tool is pinned with it`,
+    );
     // But not one that leaves out the `_meta` scopes the definition shows under the upstream's key.
     write({ get_weather: { ...harmless, definition: scoped, digest: definitionDigest(base, META) } });
     expect(() => withLockFile(memoryPinStore(), path, log, metaKeys)).toThrow(/is not the digest of the definition beside it/);
