@@ -16,6 +16,7 @@ export type ErrorKind =
   | 'invalid_arguments'
   | 'params_over_limit'
   | 'inexact_number'
+  | 'ill_formed_string'
   | 'unknown_tool'
   | 'unauthorized'
   | 'scopes_unavailable'
@@ -81,6 +82,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: ERROR_CODE.invalidParams, httpStatus: 400, blame: 'client' };
     // A number in params JSON.parse would not read as written (checks/exact-numbers.ts), refused at the edge.
     case 'inexact_number':
+      return { code: ERROR_CODE.invalidParams, httpStatus: 400, blame: 'client' };
+    // A name, URI or task id with a lone UTF-16 surrogate (http/classify.ts illFormedName): no Mcp-Name header can carry it.
+    case 'ill_formed_string':
       return { code: ERROR_CODE.invalidParams, httpStatus: 400, blame: 'client' };
     case 'unknown_tool':
       return { code: ERROR_CODE.invalidParams, httpStatus: 200, blame: 'client' };

@@ -3,6 +3,7 @@ import { echoableId, isEchoableId, isPlainObject } from '../wire/jsonrpc.ts';
 import { acceptRejection, plainRequest, revisionClaim, routeOf, standardHeaderRejection, type LadderRejection, type PlainRequest } from '../wire/requests.ts';
 import { FIRST_REVISION_WITHOUT_BATCHES, REVISION_WITH_BATCHES, SERVED_REVISIONS, servedEra, type Era } from '../wire/revisions.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
+import { loneSurrogateAt, MCP_NAME_SOURCE } from '../wire/param-value.ts';
 import { requestedResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
 import { breachIsInParams, breachIsInToolArguments, findLimitBreach, JSON_DEPTH_CEILING, type InputLimits, type LimitBreach } from '../checks/input-limits.ts';
 
@@ -39,6 +40,12 @@ export interface PostDescription {
    * (an isError invalid-arguments result), so it is not reported here; the rest of the request still is.
    */
   readonly limitBreach?: { readonly breach: LimitBreach; readonly inParams: boolean };
+  /**
+   * The first name, URI or task id the 2026-07-28 wire mirrors in `Mcp-Name` (wire/param-value.ts
+   * `MCP_NAME_SOURCE`) that holds a lone UTF-16 surrogate, any era: where (from the message, or its
+   * index in a batch) and at which index of the string. It has no UTF-8 form, so no header can carry it.
+   */
+  readonly illFormedName?: { readonly path: readonly (string | number)[]; readonly at: number };
   readonly batch: boolean;
   readonly messages: readonly Record<string, unknown>[];
   readonly methods: readonly unknown[];
@@ -111,6 +118,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   const invalid =
     notARequest ?? (single ? malformedMessage(single) : batch ? (batchRefused ? undefined : (malformedElement(list) ?? sharedRequestId(list))) : undefined);
   const requested = requestedRevision(single, revision);
+  const illFormed = notARequest ? undefined : illFormedName(list, batch);
   const plain = !batch ? plainRequest(body, headers) : undefined;
   // A plain request is routed as the fast path reads it; anything else as the SDK's entry does.
   const route = plain ? { era: plain.era } : invalid === undefined ? routeOf(body, headers) : undefined;
@@ -123,6 +131,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     body,
     ...(invalid ? { notARequest: invalid } : {}),
     ...(breach ? { limitBreach: { breach, inParams: !batch && breachIsInParams(breach) } } : {}),
+    ...(illFormed ? { illFormedName: illFormed } : {}),
     batch,
     messages,
     methods: messages.map((m) => m.method),
@@ -268,6 +277,21 @@ function nameBreach(list: readonly unknown[], batch: boolean, max: number): Limi
         return { limit: 'nameLength', max, path: [...(batch ? [i] : []), 'params', ...path] };
       }
     }
+  }
+  return undefined;
+}
+
+/**
+ * The first request of the body whose `Mcp-Name` source (a tools/call's or prompts/get's name, a
+ * resources/read's uri, a task method's taskId) holds a lone surrogate ({@link PostDescription.illFormedName}).
+ */
+function illFormedName(list: readonly unknown[], batch: boolean): PostDescription['illFormedName'] {
+  for (const [i, message] of list.entries()) {
+    if (!isPlainObject(message) || typeof message.method !== 'string' || !isPlainObject(message.params)) continue;
+    const field = Object.hasOwn(MCP_NAME_SOURCE, message.method) ? MCP_NAME_SOURCE[message.method]! : undefined;
+    const value = field === undefined ? undefined : message.params[field];
+    const at = typeof value === 'string' ? loneSurrogateAt(value) : -1;
+    if (at >= 0) return { path: [...(batch ? [i] : []), 'params', field!], at };
   }
   return undefined;
 }

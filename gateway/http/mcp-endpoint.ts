@@ -44,7 +44,8 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  * tool-call.ts), 400/-32022 for a revision the gateway does not serve (the `_meta` claim, else the
  * `MCP-Protocol-Version` header; `data.supported` as server/discover, the message naming both eras),
  * 400/-32600 for a batch under a revision without batching or of more than 100 messages (the SDK's cap:
- * wire/revisions.ts `MAX_BATCH_MESSAGES`, `data.maxBatchMessages`), the SDK's own ladder refusals (its
+ * wire/revisions.ts `MAX_BATCH_MESSAGES`, `data.maxBatchMessages`), 400/-32602 for a name, URI or task id `Mcp-Name`
+ * mirrors that holds a lone UTF-16 surrogate (classify.ts `illFormedName`), the SDK's own ladder refusals (its
  * classifier, the SEP-2243 standard headers) answered as the SDK would, and 406 for an Accept admitting neither
  * JSON nor SSE (wire/negotiation.ts; an acceptable one gets its preferred representation: negotiated-answer.ts).
  * Then admission (budget 429, posted responses, closed upstreams 503, step-up 403, `Mcp-Param` 400).
@@ -238,6 +239,19 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         null,
         { maxBatchMessages: MAX_BATCH_MESSAGES },
       );
+    // Before the ladder: on 2026-07-28 no Mcp-Name can match such a body, and the caller's mistake is the body's.
+    if (post.illFormedName) {
+      const { path, at } = post.illFormedName;
+      const pointer = jsonPointer(path);
+      return refuse(
+        'ill_formed_string',
+        `Invalid params: ${pointer} is not a well-formed string: it holds a lone UTF-16 surrogate at index ${at}, which has no UTF-8 form, so no Mcp-Name header can carry it`,
+        'invalid_arguments',
+        'ill_formed_string',
+        post.id,
+        { path: pointer },
+      );
+    }
     // The SDK's revision ladder (its classifier, the SEP-2243 standard headers) answered as its entry would answer it, and the Accept rule.
     const ladder = post.ladderRejection ?? post.headerRejection;
     if (ladder) {

@@ -64,6 +64,19 @@ export const MCP_NAME_SOURCE: Readonly<Record<string, string>> = {
   'tasks/cancel': 'taskId',
 };
 
+/** A UTF-16 surrogate on its own: in `u` mode a class of surrogates matches only those no pair completes. */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * Where a string holds a lone UTF-16 surrogate (JSON's `"\ud800"` unpaired), or -1 when it is
+ * well formed. Such a string has no UTF-8 form: {@link encodeParamValue} would send U+FFFD in its
+ * place, a header that no longer equals the body, so a name, URI or task id holding one cannot travel
+ * in `Mcp-Name` (nor an argument in `Mcp-Param-*`): the request is refused as invalid params instead.
+ */
+export function loneSurrogateAt(value: string): number {
+  return value.search(LONE_SURROGATE);
+}
+
 /** The `Mcp-Name` value a request of `method` carries, encoded; undefined when the method has none or the field is not a string. */
 export function mcpNameValue(method: string, params: Readonly<Record<string, unknown>>): string | undefined {
   const field = Object.hasOwn(MCP_NAME_SOURCE, method) ? MCP_NAME_SOURCE[method] : undefined;
