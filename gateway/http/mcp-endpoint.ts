@@ -14,7 +14,10 @@ import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeR
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
 import { MAX_BATCH_MESSAGES, MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
 import { decodeParamValue } from '../wire/param-value.ts';
-import { echoableId, errorResponse, type RequestId } from '../wire/jsonrpc.ts';
+import { ERROR_CODE, echoableId, errorResponse, type RequestId } from '../wire/jsonrpc.ts';
+import { MODERN_TASK_METHODS, type TaskMethod } from '../upstream/types.ts';
+import { createCaller } from '../policy/caller.ts';
+import { modernTasksServed } from '../mcp/server.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
 import { withNegotiatedAnswers } from './negotiated-answer.ts';
 import type { CallTarget, Surface } from '../ports.ts';
@@ -44,7 +47,9 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  * tool-call.ts), 400/-32022 for a revision the gateway does not serve (the `_meta` claim, else the
  * `MCP-Protocol-Version` header; `data.supported` as server/discover, the message naming both eras),
  * 400/-32600 for a batch under a revision without batching or of more than 100 messages (the SDK's cap:
- * wire/revisions.ts `MAX_BATCH_MESSAGES`, `data.maxBatchMessages`), 400/-32602 for a name, URI or task id `Mcp-Name`
+ * wire/revisions.ts `MAX_BATCH_MESSAGES`, `data.maxBatchMessages`), 404/-32601 for a tasks-extension
+ * method a 2026-07-28 caller is not offered whose `Mcp-Name` would be refused (as any unknown method there),
+ * 400/-32602 for a name, URI or task id `Mcp-Name`
  * mirrors that holds a lone UTF-16 surrogate (classify.ts `illFormedName`), the SDK's own ladder refusals (its
  * classifier, the SEP-2243 standard headers) answered as the SDK would, and 406 for an Accept admitting neither
  * JSON nor SSE (wire/negotiation.ts; an acceptable one gets its preferred representation: negotiated-answer.ts).
@@ -239,6 +244,11 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         null,
         { maxBatchMessages: MAX_BATCH_MESSAGES },
       );
+    // A task method not served to a 2026-07-28 caller is an unknown method there, whatever its Mcp-Name: 404/-32601.
+    if (await unservedTaskMethod(post, authenticated)) {
+      answerAtEdge(ctx, 404, errorResponse('in-band', post.id, ERROR_CODE.methodNotFound, 'Method not found'));
+      return reportMessage(runtime.outcomes, { endpoint: surface.name, era: 'modern' }, post.messages[0]!.method, 'error');
+    }
     // Before the ladder: on 2026-07-28 no Mcp-Name can match such a body, and the caller's mistake is the body's.
     if (post.illFormedName) {
       const { path, at } = post.illFormedName;
@@ -289,6 +299,24 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
           ctx.res.statusCode < 400 && message.method === 'subscriptions/listen' ? 'ok' : 'error',
         );
     }
+  }
+
+  /**
+   * Whether `post` is a single 2026-07-28 request of a tasks-extension method (tasks/get, tasks/update,
+   * tasks/cancel) that the edge would refuse for its `Mcp-Name` (absent, mismatched, or a task id with a
+   * lone surrogate), for a caller the extension is not served to (mcp/server.ts `modernTasksServed`).
+   * Such a method is then unknown there, and answered as the SDK answers any unknown method: HTTP 404,
+   * -32601 (SEP-2575), not -32020 or -32602 for a member only the extension defines. With its headers in
+   * order the SDK answers it so itself (no handler is registered). The caller's view is looked up only then.
+   */
+  async function unservedTaskMethod(post: PostDescription, authenticated: AuthenticatedRequest): Promise<boolean> {
+    const message = post.batch ? undefined : post.messages[0];
+    if (post.era !== 'modern' || !message || !MODERN_TASK_METHODS.includes(message.method as TaskMethod)) return false;
+    if (!post.illFormedName && !(post.ladderRejection ?? post.headerRejection)?.cell.startsWith('name-header')) return false;
+    const info = await createCaller(runtime, authenticated, 'modern')
+      .describe()
+      .catch(() => undefined);
+    return !modernTasksServed(info);
   }
 
   /** Answers a refusal of the admission step with its HTTP status and headers (Retry-After, the step-up challenge), and reports it. */

@@ -71,7 +71,8 @@ export function answeredWithoutDispatch(era: Era, message: Record<string, unknow
   if (!('id' in message) || typeof message.method !== 'string') return false;
   // 2026-07-28: a method no handler serves is the SDK's -32601 on HTTP 404 (SEP-2575), never an instance's.
   if (era === 'modern' && httpStatus === 404) return true;
-  // The tasks extension's methods are always registered for 2026-07-28 callers (mcp/server.ts).
+  // The tasks extension's methods are registered for 2026-07-28 callers served the extension (mcp/server.ts);
+  // for any other caller they are answered 404, above.
   const registered = era === 'modern' && MODERN_TASK_METHODS.includes(message.method as never);
   return message.method === 'subscriptions/listen' || sdkRefusesBeforeDispatch(era, message.method, registered);
 }

@@ -15,8 +15,6 @@ import {
   withoutStructuredContent,
   type ProjectCallToolResult,
 } from '../wire/server-codec.ts';
-import { ProtocolError } from '@modelcontextprotocol/server';
-import { ERROR_CODE } from '../wire/jsonrpc.ts';
 import { mergeExtensions } from '../catalog/extensions.ts';
 import { cancelTask, getTask, listTasks, requireTasksDeclared, taskResult, updateTask } from '../surfaces/tasks.ts';
 import * as z from 'zod/v4';
@@ -166,14 +164,10 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
           streamed,
         );
     }
-    const served = taskMethodsServed(capabilities, era);
-    for (const method of served)
+    // Registered only when served: unserved, a 2026-07-28 task method is the SDK's -32601 on HTTP 404, as any
+    // unknown method there (SEP-2575; an in-band handler of its own made it 200: try-out), reported by the edge.
+    for (const method of taskMethodsServed(capabilities, era))
       registerTaskMethod(server, method, { runtime, surface, caller, project, ...revisionFields }, runtime.log, authenticated.requestId);
-    // The extension's methods reach a handler on 2026-07-28 only when one is registered (the SDK answers
-    // -32601 first otherwise, before any server instance could report the message): registered always,
-    // answering exactly that when the extension is not served.
-    if (era === 'modern')
-      for (const method of MODERN_TASK_METHODS.filter((m) => !served.includes(m))) server.setRequestHandler(method, { params: TASK_PARAMS }, notServed);
     return server;
   };
 }
@@ -226,10 +220,14 @@ const TASK_ARMS: Record<TaskMethod, (d: DispatchContext, params: Record<string, 
 };
 const TASK_PARAMS = z.looseObject({ taskId: z.string().optional(), cursor: z.string().optional() });
 
-/** The SDK's own answer to a method nobody serves. */
-const notServed = async (): Promise<never> => {
-  throw new ProtocolError(ERROR_CODE.methodNotFound, 'Method not found');
-};
+/**
+ * Whether a 2026-07-28 caller is served the tasks extension's methods (tasks/get, tasks/update,
+ * tasks/cancel): its capabilities carry `io.modelcontextprotocol/tasks` ({@link capabilitiesFor}). When
+ * not, they are unknown methods there: the edge answers them as such (http/mcp-endpoint.ts).
+ */
+export function modernTasksServed(info: UpstreamInfo | undefined): boolean {
+  return taskMethodsServed(capabilitiesFor(info, 'modern'), 'modern').length > 0;
+}
 
 /** The task methods served to this caller: the form of its era, when an upstream serves that form (capabilitiesFor). */
 function taskMethodsServed(capabilities: ServerCapabilities, era: 'modern' | 'legacy'): TaskMethod[] {

@@ -156,6 +156,25 @@ describe('protocol edges', () => {
     );
   });
 
+  // The upstream serves no tasks, so the gateway offers no tasks extension: its methods are unknown methods on
+  // 2026-07-28, answered as no/such/method is (before, in band with HTTP 200, or -32020 without an Mcp-Name: try-out).
+  it.each([
+    ['tasks/get', { taskId: 't-1' }],
+    ['tasks/update', { taskId: 't-1', inputResponses: {} }],
+    ['tasks/cancel', { taskId: 't-1' }],
+  ])('answers %s, unserved, as an unknown method: 404/-32601 with or without its Mcp-Name, or with an ill-formed task id', async (method, params) => {
+    const unknown = await send(call('modern', 'no/such/method', params));
+    const variants = [
+      send(call('modern', method, params), { headers: { 'mcp-name': 't-1' } }),
+      send(call('modern', method, params)),
+      send(call('modern', method, params), { headers: { 'mcp-name': 'another' } }),
+      send(call('modern', method, { ...params, taskId: 't\ud800' }), { headers: { 'mcp-name': 't' } }),
+    ];
+    const expected = { status: unknown.status, answer: await answerOf(unknown) };
+    expect(expected).toEqual({ status: 404, answer: { jsonrpc: '2.0', id: 1, error: { code: -32601, message: 'Method not found' } } });
+    for (const response of await Promise.all(variants)) expect({ status: response.status, answer: await answerOf(response) }).toEqual(expected);
+  });
+
   it('serves a 2025-03-26 batch of 100 messages and refuses one of 101 whole, with data.kind and the cap', async () => {
     const legacy = call('legacy', 'tools/list');
     const batch = (length: number) => Array.from({ length }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }));

@@ -86,6 +86,13 @@ describe.each([
     await expectCounted({ endpoint, era: 'legacy', method: 'unknown', outcome: 'error' }, () => send(path, 'legacy', 4, odd));
     // SEP-2575: a 2026-07-28 method nobody serves is HTTP 404 with -32601, not an in-band 200.
     await expectCounted({ endpoint, era: 'modern', method: 'unknown', outcome: 'error' }, async () => expect(await send(path, 'modern', 5, odd)).toBe(404));
+    // A tasks-extension method not served (no upstream here serves tasks) is one as well, counted once, with its Mcp-Name or without.
+    await expectCounted({ endpoint, era: 'modern', method: 'tasks/get', outcome: 'error' }, async () =>
+      expect(await send(path, 'modern', 5, 'tasks/get', { taskId: 't-1' }, (headers) => (headers['mcp-name'] = 't-1'))).toBe(404),
+    );
+    await expectCounted({ endpoint, era: 'modern', method: 'tasks/cancel', outcome: 'error' }, async () =>
+      expect(await send(path, 'modern', 5, 'tasks/cancel', { taskId: 't-1' })).toBe(404),
+    );
     // ping is gone from 2026-07-28: the SDK answers -32601, counted as a ping that failed.
     await expectCounted({ endpoint, era: 'modern', method: 'ping', outcome: 'error' }, () => send(path, 'modern', 6, 'ping'));
     expect(await scrape()).not.toContain(odd);
