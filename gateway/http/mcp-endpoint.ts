@@ -18,6 +18,7 @@ import { ERROR_CODE, echoableId, errorResponse, type RequestId } from '../wire/j
 import { MODERN_TASK_METHODS, type TaskMethod } from '../upstream/types.ts';
 import { createCaller } from '../policy/caller.ts';
 import { modernTasksServed } from '../mcp/server.ts';
+import { invalidParams } from '../mcp/invalid-params.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
 import { withNegotiatedAnswers } from './negotiated-answer.ts';
 import type { CallTarget, Surface } from '../ports.ts';
@@ -53,6 +54,7 @@ import { errorMapping, type ErrorKind } from '../errors.ts';
  * mirrors that holds a lone UTF-16 surrogate (classify.ts `illFormedName`), the SDK's own ladder refusals (its
  * classifier, the SEP-2243 standard headers) answered as the SDK would, and 406 for an Accept admitting neither
  * JSON nor SSE (wire/negotiation.ts; an acceptable one gets its preferred representation: negotiated-answer.ts).
+ * A 2026-07-28 `subscriptions/listen` whose params break the spec schema: -32602 naming the path (mcp/invalid-params.ts).
  * Then admission (budget 429, posted responses, closed upstreams 503, step-up 403, `Mcp-Param` 400).
  * GET and DELETE go to the SDK as they are (405: no sessions). Past authentication the request runs
  * inside its trace span (obs/tracing.ts). Every refusal is reported once as an outcome event
@@ -274,6 +276,11 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       });
     }
 
+    // A 2026-07-28 listen's filter, checked as every method's params are: the SDK's listen router, which answers
+    // it before any handler, said only "'notifications' is required and must be a valid SubscriptionFilter".
+    const listen = post.era === 'modern' && !post.batch && post.messages[0]?.method === 'subscriptions/listen' ? post.messages[0] : undefined;
+    const invalid = listen && invalidParams('subscriptions/listen', listen as { method: string; params?: unknown });
+    if (invalid) return refuse('invalid_arguments', invalid.message, 'invalid_arguments', 'invalid_params', post.id, invalid.data as Record<string, unknown>);
     const admission = await admit(runtime, surface.name, authenticated, post, (name) => headerValue(ctx, name));
     if (admission.kind === 'refused') return refuseAdmission(ctx, post, admission.refusal, requester, started, admission.target);
     if (admission.kind === 'accepted') {

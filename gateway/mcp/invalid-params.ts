@@ -18,6 +18,8 @@ const REQUEST_SCHEMAS: Readonly<Record<string, SpecTypeName>> = {
   'prompts/get': 'GetPromptRequest',
   'completion/complete': 'CompleteRequest',
   'logging/setLevel': 'SetLevelRequest',
+  // Checked at the edge (http/mcp-endpoint.ts): the SDK's listen router answers it before any handler, without a path.
+  'subscriptions/listen': 'SubscriptionsListenRequest',
 };
 
 /** How a schema's expected type reads in a message ("must be an object"). */

@@ -175,6 +175,23 @@ describe('protocol edges', () => {
     for (const response of await Promise.all(variants)) expect({ status: response.status, answer: await answerOf(response) }).toEqual(expected);
   });
 
+  // Before (try-out), the SDK's listen router answered each "'notifications' is required and must be a valid SubscriptionFilter", no path.
+  it.each([
+    [{ notifications: { toolsListChanged: 'yes' } }, '/notifications/toolsListChanged must be a boolean'],
+    [{ notifications: 5 }, '/notifications must be an object'],
+    [{ notifications: { resourceSubscriptions: 'x' } }, '/notifications/resourceSubscriptions must be an array'],
+    [{ resourceSubscriptions: 'x' }, '/notifications is required'],
+  ])('answers a subscriptions/listen with the invalid params %j -32602 naming the path: %s', async (params, problem) => {
+    const response = await send(call('modern', 'subscriptions/listen', params));
+    expect(response.status).toBe(200);
+    const answer = await answerOf(response);
+    expect(answer.error).toMatchObject({
+      code: -32602,
+      message: `Invalid params: ${problem}`,
+      data: { kind: 'invalid_arguments', path: problem.split(' ')[0] },
+    });
+  });
+
   it('serves a 2025-03-26 batch of 100 messages and refuses one of 101 whole, with data.kind and the cap', async () => {
     const legacy = call('legacy', 'tools/list');
     const batch = (length: number) => Array.from({ length }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }));
