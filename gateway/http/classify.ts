@@ -93,6 +93,11 @@ export interface PostDescription {
    * (upstream/input-bridge.ts); the edge answers such a POST itself.
    */
   readonly responses?: readonly Record<string, unknown>[];
+  /**
+   * The JSON-RPC responses of a 2025-03-26 batch that also holds requests or notifications: answers to
+   * requests the gateway wrote, matched as a body of responses alone is (admission), then the rest served.
+   */
+  readonly batchedResponses?: readonly Record<string, unknown>[];
 }
 
 /**
@@ -150,7 +155,11 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     paramHeaderCheck: single ? paramHeaderCheckOf(single) : undefined,
     resourceSubscriptions: single && isModernClaim(single) ? requestedResourceSubscriptions(single) : [],
     plain,
-    ...(messages.length > 0 && messages.length === list.length && messages.every(isResponse) ? { responses: messages } : {}),
+    ...(messages.length > 0 && messages.length === list.length && messages.every(isResponse)
+      ? { responses: messages }
+      : batch && messages.some(isResponse)
+        ? { batchedResponses: messages.filter(isResponse) }
+        : {}),
   };
 }
 

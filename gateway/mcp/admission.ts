@@ -24,7 +24,8 @@ import type { SurfaceName } from '../policy/tool-resolution.ts';
  * content type, credential, body, limits, parse, the revision ladder), before any arm runs, in one step
  * beside the arms. It resolves the call target of a tools/call ONCE (policy/tool-resolution.ts
  * `resolveTool`) into a {@link CallTarget} the arm reuses, and reads it for every rule that needs it:
- * in order, the account's `requests` budget (429, a point per message), a body of JSON-RPC responses (answered here),
+ * in order, the account's `requests` budget (429, a point per message), a body of JSON-RPC responses (answered here;
+ * a batch's responses beside its requests are matched alike, one answering nothing refusing the batch),
  * a call, read or prompt bound for a `closed` upstream while the scope lookup fails (503), 2025-era
  * cancellations, the OAuth step-up (403 insufficient_scope), SEP-2243 `Mcp-Param-*` headers (400
  * -32020), and the `resourceSubscriptions` a 2026-07-28 listen may hold.
@@ -63,6 +64,7 @@ export interface AdmittedPost {
   readonly paramHeaderCheck?: { readonly name: string; readonly arguments: unknown };
   readonly resourceSubscriptions: readonly string[];
   readonly responses?: readonly Record<string, unknown>[];
+  readonly batchedResponses?: readonly Record<string, unknown>[];
 }
 
 /** The standing every upstream refuses: its scope lookup failed and its failure mode is `closed`. */
@@ -84,6 +86,12 @@ export async function admit(
   const spent = await spendRequestBudget(runtime, request, chargedMessages(post.messages));
   if (spent) return refused(spent);
   if (post.responses) return answerPostedResponses(runtime, request, post.responses);
+  // A batch's responses are matched the same way: one answering nothing refuses the batch, as it would alone
+  // (the SDK's stateless leg dropped them unread, a stray one and a real answer alike: try-out).
+  if (post.batchedResponses) {
+    const answered = answerPostedResponses(runtime, request, post.batchedResponses);
+    if (answered.kind === 'refused') return answered;
+  }
 
   const access = accessFor(request.standing, runtime.config.upstreams);
   const target = post.toolCall ? await resolveTarget(runtime, surface, request, access, post) : undefined;

@@ -192,6 +192,20 @@ describe('protocol edges', () => {
     });
   });
 
+  // A response from a client answers a request the server sent; one answering nothing is refused in a batch as alone
+  // (before, try-out: the batch's ping was answered and the stray response dropped without a word).
+  it('refuses a 2025-03-26 batch holding a response that answers no request, as that response alone is refused', async () => {
+    const legacy = call('legacy', 'ping');
+    const headers = { 'mcp-protocol-version': '2025-03-26' };
+    const stray = { jsonrpc: '2.0', id: 'never-asked', result: {} };
+    const alone = await send(legacy, { headers, body: JSON.stringify(stray) });
+    const batched = await send(legacy, { headers, body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'ping' }, stray]) });
+    const expected = { status: alone.status, answer: await answerOf(alone) };
+    expect(expected.status).toBe(400);
+    expect(expected.answer.error).toMatchObject({ code: -32600, message: expect.stringContaining('the response answers no request') });
+    expect({ status: batched.status, answer: await answerOf(batched) }).toEqual(expected);
+  });
+
   it('serves a 2025-03-26 batch of 100 messages and refuses one of 101 whole, with data.kind and the cap', async () => {
     const legacy = call('legacy', 'tools/list');
     const batch = (length: number) => Array.from({ length }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/list' }));
