@@ -43,6 +43,7 @@ import { authDecisions } from './auth/decisions.ts';
 import { createRateLimiter, type RateLimiter } from './store/rate-limiter.ts';
 import { ListenStreams } from './store/listen-streams.ts';
 import { PinGuard } from './catalog/pin-guard.ts';
+import { lockedPinProblem } from './catalog/pinning.ts';
 import { memoryPinStore, redisPinStore, type PinStore } from './store/pin-store.ts';
 import { withLockFile } from './store/pin-lock-file.ts';
 import type { ServedName } from './catalog/upstream-set.ts';
@@ -493,7 +494,9 @@ export function createPinStore(config: GatewayConfig, metrics: GatewayMetrics, l
         // longer budget than a cache lookup's (a replica starting on a busy machine must not hold everything).
         redisPinStore({ cache: config.cache, operationTimeoutMs: Math.max(config.cache.operationTimeoutMs, PIN_STORE_MIN_BUDGET_MS), metrics, log })
       : memoryPinStore();
-  return config.pinning.lockFile ? withLockFile(base, config.pinning.lockFile, log, new Map(config.upstreams.map((u) => [u.name, u.metaKey]))) : base;
+  return config.pinning.lockFile
+    ? withLockFile(base, config.pinning.lockFile, log, lockedPinProblem(new Map(config.upstreams.map((u) => [u.name, u.metaKey]))))
+    : base;
 }
 
 /** The search index cache, with the external embeddings arm when `search.embeddings` is configured (its

@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../../config/types.ts';
-import { buildCatalog, type Catalog, type HeldTool } from './catalog.ts';
+import { buildCatalog, tooDeep, type Catalog, type HeldTool } from './catalog.ts';
 import { contentHash, stableStringify } from '../checks/content-hash.ts';
 
 /**
@@ -55,6 +55,33 @@ export function pinDigestAgrees(definition: Tool, digest: string, metaKey: strin
   // A key the definition lacks, or a behavioural one (always covered), would digest as `metaKey` absent: not another key.
   const others = Object.keys(meta).filter((key) => key !== metaKey && meta[key] !== undefined && !behavioural.includes(key));
   return [metaKey, ...others].some((key) => definitionDigest(definition, key) === digest);
+}
+
+/**
+ * The check a pin read from the lock file (store/pin-lock-file.ts) must pass to be trusted, given each
+ * configured upstream's `metaKey` by name: its definition is named as the tool it is filed under, nests no
+ * deeper than a catalogue takes (catalog.ts `tooDeep`: every pass over it recurses per level), and its
+ * digest is that definition's ({@link pinDigestAgrees}; an upstream the configuration no longer names is
+ * checked under none). Answers why not, for an error naming the entry; undefined when it passes.
+ */
+export function lockedPinProblem(
+  metaKeys: ReadonlyMap<string, string>,
+): (upstream: string, name: string, pin: { digest: string; definition: Tool }) => string | undefined {
+  return (upstream, name, pin) => {
+    if (pin.definition.name !== name)
+      return `its definition is named ${JSON.stringify(pin.definition.name)}, not ${JSON.stringify(name)} (a pin is filed under its tool's name)`;
+    const deep = tooDeep(pin.definition);
+    if (deep) return `${deep}, so no upstream's tool is pinned with it`;
+    const metaKey = metaKeys.get(upstream);
+    let agrees: boolean;
+    try {
+      agrees = pinDigestAgrees(pin.definition, pin.digest, metaKey);
+    } catch (error) {
+      return `its definition cannot be digested (${(error as Error).message})`;
+    }
+    if (agrees) return undefined;
+    return `its digest ${pin.digest} is not the digest of the definition beside it (${definitionDigest(pin.definition, metaKey)}${metaKey === undefined ? '' : `, under metaKey ${metaKey}`}): the digest decides which definition is served as pinned, the definition is what a review reads, so the file is refused. Restore the entry as the gateway wrote it, or remove it (the tool is then pinned anew: at first sight, or held by pinning.newTools: hold)`;
+  };
 }
 
 /**

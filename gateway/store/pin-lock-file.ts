@@ -1,7 +1,5 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { tooDeep } from '../catalog/catalog.ts';
-import { definitionDigest, pinDigestAgrees } from '../catalog/pinning.ts';
 import type { Logger } from '../obs/log.ts';
 import type { PinRecord, PinStore } from './pin-store.ts';
 
@@ -26,16 +24,21 @@ export interface LockFileContent {
 const WRITE_DELAY_MS = 200;
 
 /**
- * Reads a lock file; undefined when it does not exist. Each pin is checked against itself: its definition
- * must be named as the tool it is filed under, nest no deeper than a catalogue takes (catalog.ts
- * `MAX_DEFINITION_DEPTH`), and its digest must be that definition's
- * (catalog/pinning.ts `pinDigestAgrees`, under the upstream's `metaKey` from `metaKeys`). The digest
- * decides what the guard takes as unchanged while the definition is what a review of the file reads, so a
- * pin whose two disagree (a harmless definition beside the digest of a poisoned one) is never trusted.
+ * Why a pin read from the file is not to be trusted (its definition named for another tool, its digest not
+ * its definition's), or undefined: the catalogue's rule (catalog/pinning.ts `lockedPinProblem`), handed in.
+ */
+export type LockedPinCheck = (upstream: string, name: string, pin: PinRecord) => string | undefined;
+
+/**
+ * Reads a lock file; undefined when it does not exist. Each pin is checked against itself by `check`
+ * (catalog/pinning.ts `lockedPinProblem`: named as the tool it is filed under, nesting no deeper than a
+ * catalogue takes, its digest that definition's). The digest decides what the guard takes as unchanged
+ * while the definition is what a review of the file reads, so a pin whose two disagree (a harmless
+ * definition beside the digest of a poisoned one) is never trusted.
  * @throws Error naming the file when it is not a lock file, and the entry and what disagrees when a pin
  *   does not match itself (the gateway does not start; a reload to it fails, the running configuration serving on).
  */
-export function readLockFile(path: string, metaKeys: ReadonlyMap<string, string>): LockFileContent | undefined {
+export function readLockFile(path: string, check: LockedPinCheck): LockFileContent | undefined {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -56,24 +59,8 @@ export function readLockFile(path: string, metaKeys: ReadonlyMap<string, string>
       const entry = `pinning.lockFile: ${path}: upstreams.${upstream}.${name}`;
       if (typeof pin?.digest !== 'string' || typeof pin.definition !== 'object' || pin.definition === null)
         throw new Error(`${entry} needs a digest and a definition`);
-      if (pin.definition.name !== name)
-        throw new Error(
-          `${entry}: its definition is named ${JSON.stringify(pin.definition.name)}, not ${JSON.stringify(name)} (a pin is filed under its tool's name)`,
-        );
-      // No catalogue serves a definition this deep (catalog.ts), and every pass over one recurses per level.
-      const deep = tooDeep(pin.definition);
-      if (deep) throw new Error(`${entry}: ${deep}, so no upstream's tool is pinned with it`);
-      const metaKey = metaKeys.get(upstream);
-      let agrees: boolean;
-      try {
-        agrees = pinDigestAgrees(pin.definition, pin.digest, metaKey);
-      } catch (error) {
-        throw new Error(`${entry}: its definition cannot be digested (${(error as Error).message})`);
-      }
-      if (!agrees)
-        throw new Error(
-          `${entry}: its digest ${pin.digest} is not the digest of the definition beside it (${definitionDigest(pin.definition, metaKey)}${metaKey === undefined ? '' : `, under metaKey ${metaKey}`}): the digest decides which definition is served as pinned, the definition is what a review reads, so the file is refused. Restore the entry as the gateway wrote it, or remove it (the tool is then pinned anew: at first sight, or held by pinning.newTools: hold)`,
-        );
+      const problem = check(upstream, name, pin);
+      if (problem) throw new Error(`${entry}: ${problem}`);
     }
   return content;
 }
@@ -103,13 +90,13 @@ export function lockFileText(content: LockFileContent): string {
  * `store` with the lock file at `path` kept in step: its pins are applied to the store before the first
  * operation answers, and every pin written is followed (within {@link WRITE_DELAY_MS}) by a rewrite of the
  * file from the store's pins (written to a temporary file, then renamed: a reader never sees half a file).
- * A file that cannot be written is logged (once per error) and the store goes on without it. `metaKeys`:
- * each configured upstream's `metaKey`, by name, under which the file's digests are checked ({@link readLockFile}).
+ * A file that cannot be written is logged (once per error) and the store goes on without it. `check`:
+ * what each of the file's pins must pass to be trusted ({@link readLockFile}).
  * @throws Error at creation when the file exists and is not a lock file, or holds a pin whose digest is
  *   not its definition's (the gateway does not start).
  */
-export function withLockFile(store: PinStore, path: string, log: Logger, metaKeys: ReadonlyMap<string, string>): PinStore {
-  const initial = readLockFile(path, metaKeys);
+export function withLockFile(store: PinStore, path: string, log: Logger, check: LockedPinCheck): PinStore {
+  const initial = readLockFile(path, check);
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
   let lastError: string | undefined;

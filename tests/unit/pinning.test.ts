@@ -12,7 +12,7 @@ import { loadConfig } from '../../config/load.ts';
 import { buildCatalog, MAX_DEFINITION_DEPTH, type Catalog } from '../../gateway/catalog/catalog.ts';
 import { mergeCatalogs } from '../../gateway/catalog/catalog-merge.ts';
 import { namingOptions } from '../../gateway/catalog/naming.ts';
-import { acceptsCallsUnder, definitionDigest, describeChanges, heldView } from '../../gateway/catalog/pinning.ts';
+import { acceptsCallsUnder, definitionDigest, describeChanges, heldView, lockedPinProblem } from '../../gateway/catalog/pinning.ts';
 import { createLogger } from '../../gateway/obs/log.ts';
 import { accessFor } from '../../gateway/policy/visibility.ts';
 import { resolveTool } from '../../gateway/policy/tool-resolution.ts';
@@ -186,7 +186,7 @@ describe('the pin lock file', () => {
   });
   const log = createLogger(loadConfig({ env: {}, overrides: { log: { level: 'silent' } } }));
   /** The configured upstreams' `metaKey`s, under which the file's digests are checked. */
-  const metaKeys = new Map([['weather', META]]);
+  const check = lockedPinProblem(new Map([['weather', META]]));
   /** A pin of `set_alarm` (a pin is filed under its definition's name). */
   const alarmPin = (description: string, by: PinRecord['by'] = 'approval'): PinRecord => {
     const definition: Tool = { name: 'set_alarm', description, inputSchema: { type: 'object' } };
@@ -199,7 +199,7 @@ describe('the pin lock file', () => {
     writeFileSync(path, JSON.stringify({ lockfileVersion: 1, upstreams: { weather: { get_weather: pin('Reviewed.') } } }));
     const inner = memoryPinStore();
     await inner.pinAllIfAbsent('weather', [['get_weather', { ...pin('Store.'), pinnedAt: '2025-12-01T00:00:00.000Z' }]]);
-    const store = withLockFile(inner, path, log, metaKeys);
+    const store = withLockFile(inner, path, log, check);
     expect((await store.pins('weather')).get('get_weather')?.definition.description).toBe('Reviewed.');
     await store.pinAllIfAbsent('weather', [['set_alarm', alarmPin('Alarm.')]]);
     await store.notePendingAll('weather', [
@@ -248,7 +248,7 @@ describe('the pin lock file', () => {
       writeFileSync(path, JSON.stringify({ lockfileVersion: 1, upstreams: { weather: { get_weather: inFile } } }));
       const inner = memoryPinStore();
       await inner.pinAllIfAbsent('weather', [['get_weather', inStore]]);
-      const store = withLockFile(inner, path, log, metaKeys);
+      const store = withLockFile(inner, path, log, check);
       expect((await store.pins('weather')).get('get_weather')?.definition.description, label).toBe(kept);
       await store.close();
     }
@@ -261,7 +261,7 @@ describe('the pin lock file', () => {
     writeFileSync(path, JSON.stringify({ lockfileVersion: 1, upstreams: { weather: { get_weather: rugPull, set_alarm: alarmPin('Alarm.', 'first_sight') } } }));
     const inner = memoryPinStore();
     await inner.pinAllIfAbsent('weather', [['get_weather', pin('Weather now.')]]);
-    const store = withLockFile(inner, path, log, metaKeys);
+    const store = withLockFile(inner, path, log, check);
     // The pin in force stays; a pin the store lacks (its data lost) comes from the file, first sight or not.
     expect((await store.pins('weather')).get('get_weather')?.definition.description).toBe('Weather now.');
     expect((await store.pins('weather')).get('set_alarm')?.definition.description).toBe('Alarm.');
@@ -271,7 +271,7 @@ describe('the pin lock file', () => {
     expect(written.upstreams.weather!.get_weather!.definition.description).toBe('Weather now.');
 
     const fresh = join(dir, 'fresh.json');
-    const mirrored = withLockFile(inner, fresh, log, metaKeys);
+    const mirrored = withLockFile(inner, fresh, log, check);
     await mirrored.pins('weather');
     await mirrored.close();
     expect(Object.keys((JSON.parse(readFileSync(fresh, 'utf8')) as { upstreams: Record<string, unknown> }).upstreams.weather as object)).toEqual([
@@ -284,9 +284,9 @@ describe('the pin lock file', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pins-'));
     const path = join(dir, 'pins.json');
     writeFileSync(path, '{"upstreams": []}');
-    expect(() => withLockFile(memoryPinStore(), path, log, metaKeys)).toThrow(`pinning.lockFile: ${path} is not a pin lock file`);
+    expect(() => withLockFile(memoryPinStore(), path, log, check)).toThrow(`pinning.lockFile: ${path} is not a pin lock file`);
     writeFileSync(path, 'nope');
-    expect(() => withLockFile(memoryPinStore(), path, log, metaKeys)).toThrow(/is not JSON/);
+    expect(() => withLockFile(memoryPinStore(), path, log, check)).toThrow(/is not JSON/);
   });
 
   it("refuses a pin whose digest is not its own definition's, or that is filed under another tool's name, naming the entry and what disagrees", async () => {
@@ -299,24 +299,24 @@ describe('the pin lock file', () => {
     const harmless = pin('Weather now.');
     write({ get_weather: { ...harmless, digest: poisoned.digest } });
     const refusal = `pinning.lockFile: ${path}: upstreams.weather.get_weather: its digest ${poisoned.digest} is not the digest of the definition beside it (${harmless.digest}, under metaKey ${META})`;
-    expect(() => withLockFile(memoryPinStore(), path, log, metaKeys)).toThrow(refusal);
+    expect(() => withLockFile(memoryPinStore(), path, log, check)).toThrow(refusal);
     // Nothing of it reaches the store, even beside a store that has no pin of its own.
     const inner = memoryPinStore();
-    expect(() => withLockFile(inner, path, log, metaKeys)).toThrow(/is not the digest of the definition beside it/);
+    expect(() => withLockFile(inner, path, log, check)).toThrow(/is not the digest of the definition beside it/);
     expect((await inner.pins('weather')).size).toBe(0);
     // An upstream the configuration does not name is checked too (under no metaKey of its own).
     write({ get_weather: { ...harmless, digest: poisoned.digest } }, 'gone');
-    expect(() => withLockFile(memoryPinStore(), path, log, metaKeys)).toThrow(`upstreams.gone.get_weather: its digest ${poisoned.digest} is not`);
+    expect(() => withLockFile(memoryPinStore(), path, log, check)).toThrow(`upstreams.gone.get_weather: its digest ${poisoned.digest} is not`);
     // The definition of another tool filed under this one's name.
     write({ set_alarm: harmless });
-    expect(() => withLockFile(memoryPinStore(), path, log, metaKeys)).toThrow(
+    expect(() => withLockFile(memoryPinStore(), path, log, check)).toThrow(
       `pinning.lockFile: ${path}: upstreams.weather.set_alarm: its definition is named "get_weather", not "set_alarm"`,
     );
     // A digest of the same definition under the upstream's metaKey, or under the key it had when pinned, is its own.
     const scoped: Tool = { ...base, _meta: { [META]: { requiredScopes: ['weather:read'] }, 'old.key/tool': { category: 'x' } } };
     for (const digest of [definitionDigest(scoped, META), definitionDigest(scoped, 'old.key/tool')]) {
       write({ get_weather: { ...harmless, definition: scoped, digest } });
-      const store = withLockFile(memoryPinStore(), path, log, metaKeys);
+      const store = withLockFile(memoryPinStore(), path, log, check);
       expect((await store.pins('weather')).get('get_weather')?.digest).toBe(digest);
       await store.close();
     }
@@ -325,12 +325,12 @@ describe('the pin lock file', () => {
     for (let i = 0; i < 1500; i += 1) schema = { type: 'object', properties: { a: schema } };
     const deep = { ...base, inputSchema: schema as Tool['inputSchema'] };
     write({ get_weather: { ...harmless, definition: deep, digest: 'sha256:0' } });
-    expect(() => withLockFile(memoryPinStore(), path, log, metaKeys)).toThrow(
+    expect(() => withLockFile(memoryPinStore(), path, log, check)).toThrow(
       `upstreams.weather.get_weather: the definition nests deeper than ${MAX_DEFINITION_DEPTH} levels (at /inputSchema/properties/a/properties/a/properties/a/properties/…), so no upstream's tool is pinned with it`,
     );
     // But not one that leaves out the `_meta` scopes the definition shows under the upstream's key.
     write({ get_weather: { ...harmless, definition: scoped, digest: definitionDigest(base, META) } });
-    expect(() => withLockFile(memoryPinStore(), path, log, metaKeys)).toThrow(/is not the digest of the definition beside it/);
+    expect(() => withLockFile(memoryPinStore(), path, log, check)).toThrow(/is not the digest of the definition beside it/);
   });
 });
 
