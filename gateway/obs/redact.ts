@@ -35,6 +35,10 @@ const SECRET_ASSIGNMENT = /^(?:[A-Za-z][\w.-]*[_.-])?(secret|token|passw(or)?d|p
 const SCHEMED_CREDENTIAL = /\b(Bearer|Basic|Token)\s+\S+/g;
 /** A header given as an argument (`X-API-Key: ...`, `Authorization: ...`) whose name says secret. */
 const SECRET_HEADER = /^([\w-]*(?:authorization|key|secret|token|password|credential|cookie)[\w-]*):\s*\S/i;
+/** An absolute URL's start (scheme and `//`). */
+const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
+/** A header, environment variable or query parameter whose name says it holds a credential. */
+const SECRET_NAME = /(authorization|secret|token|passw(or)?d|pass|pwd|passphrase|key|credential|cookie|auth|session|signature|sig)/i;
 /** A flag whose next argument is `user:password` (curl's `-u`). */
 const USER_FLAG = /^(-u|--user)$/;
 
@@ -44,7 +48,7 @@ const USER_FLAG = /^(-u|--user)$/;
  * fragment dropped. Text that is not an absolute URL is returned as it is.
  */
 export function redactUrl(value: string): string {
-  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) return value;
+  if (!URL_START.test(value)) return value;
   const url = URL.parse(value);
   if (!url) return value;
   const userinfo = url.username || url.password ? `${REDACTED}@` : '';
@@ -70,6 +74,8 @@ export function redactArgs(args: readonly string[]): string[] {
   return args.map((arg, i) => {
     const json = jsonObjectArgument(arg);
     if (json) return json;
+    // A URL whole (its query's `=` is no NAME=value: review).
+    if (URL_START.test(arg)) return redactUrl(arg);
     if (i > 0 && USER_FLAG.test(args[i - 1]!) && arg.includes(':')) return `${arg.slice(0, arg.indexOf(':') + 1)}${REDACTED}`;
     const eq = arg.indexOf('=');
     if (eq > 0 && SECRET_FLAG.test(arg.slice(0, eq))) return `${arg.slice(0, eq + 1)}${REDACTED}`;
@@ -125,30 +131,39 @@ export interface SecretBearingUpstream {
 const MIN_SECRET_LENGTH = 6;
 
 /**
- * The secret values an upstream's configuration carries, as the console hides them (the rules above): every
- * `headers` and `env` value, a URL's password and query values, what {@link redactArgs} hides of its
- * arguments. Longest first, values of {@link MIN_SECRET_LENGTH} characters or more. An upstream that echoes
- * one of them in an error message (its backend failed "with key ...") must not hand it to callers.
+ * The secret values an upstream's configuration carries: the values of `headers` and `env` entries whose
+ * name says credential (`Authorization`, `X-API-Key`, `DB_PASSWORD`; a `Bearer <token>`'s token alone too),
+ * any value that is a credential by itself ({@link BARE_SECRET}), a URL's password, credential-named query
+ * values and token path segments (the `url`, and URLs in values and arguments), and what {@link redactArgs}
+ * hides of the other arguments. Longest first; values shorter than {@link MIN_SECRET_LENGTH} and plain numbers
+ * are left out, so that ordinary text ("application/json", "production", "100000") is never masked in an
+ * error (review). An upstream that echoes one in an error message (its backend failed "with key ...") must
+ * not hand it to callers (upstream/client.ts).
  */
 export function configuredSecrets(upstream: SecretBearingUpstream): string[] {
   const found = new Set<string>();
   const add = (value: string | undefined) => {
-    if (value && value.length >= MIN_SECRET_LENGTH) found.add(value);
+    if (value && value.length >= MIN_SECRET_LENGTH && !/^\d+$/.test(value)) found.add(value);
   };
-  for (const value of [...Object.values(upstream.headers ?? {}), ...Object.values(upstream.env ?? {})]) {
+  const fromUrl = (text: string) => {
+    const url = URL_START.test(text) ? URL.parse(text) : null;
+    if (!url) return;
+    add(decodeSegment(url.password));
+    for (const [name, value] of url.searchParams) if (SECRET_NAME.test(name) || BARE_SECRET.test(value)) add(value);
+    for (const segment of url.pathname.split('/')) if (BARE_SECRET.test(decodeSegment(segment))) add(decodeSegment(segment));
+  };
+  for (const [name, value] of [...Object.entries(upstream.headers ?? {}), ...Object.entries(upstream.env ?? {})]) {
+    fromUrl(value);
+    if (!SECRET_NAME.test(name) && !BARE_SECRET.test(value)) continue;
     add(value);
     // `Bearer <token>`: the token alone too (an upstream quotes what its backend was sent).
     add(/^\S+\s+(\S+)$/.exec(value)?.[1]);
   }
-  const url = upstream.url ? URL.parse(upstream.url) : null;
-  if (url) {
-    add(decodeSegment(url.password));
-    for (const value of url.searchParams.values()) add(value);
-    for (const segment of url.pathname.split('/')) if (BARE_SECRET.test(decodeSegment(segment))) add(decodeSegment(segment));
-  }
+  if (upstream.url) fromUrl(upstream.url);
   const args = upstream.args ?? [];
   const redacted = redactArgs(args);
   args.forEach((arg, i) => {
+    if (URL_START.test(arg)) return fromUrl(arg);
     if (redacted[i] === arg) return;
     // The pieces of the argument its redacted form lost.
     for (const piece of arg.split(/[\s=:,"'{}]+/)) if (!redacted[i]!.includes(piece)) add(piece);

@@ -302,12 +302,17 @@ export class UpstreamClient {
    * otherwise hand it to every caller who can make it fail, and to the logs (try-out).
    */
   private withoutConfiguredSecrets(failure: UpstreamFailure): UpstreamFailure {
-    if (this.secrets?.of !== this.settings) this.secrets = { of: this.settings, values: configuredSecrets(this.settings) };
-    const secrets = this.secrets.values;
+    const secrets = this.configuredSecrets();
     if (secrets.length === 0) return failure;
     const message = withoutSecrets(failure.message, secrets);
     const data = withoutSecretsDeep(failure.data, secrets);
     return message === failure.message && data === failure.data ? failure : { ...failure, message, ...(data !== undefined ? { data } : {}) };
+  }
+
+  /** The secret values of this upstream's settings (obs/redact.ts configuredSecrets), worked out once per settings. */
+  private configuredSecrets(): string[] {
+    if (this.secrets?.of !== this.settings) this.secrets = { of: this.settings, values: configuredSecrets(this.settings) };
+    return this.secrets.values;
   }
 
   private async send(method: string, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<unknown> {
@@ -331,8 +336,10 @@ export class UpstreamClient {
       if (!cancelled && isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
       // A response stream cut mid-answer: the upstream may be gone, or only that stream.
       else if (!cancelled && error instanceof UpstreamStreamBroken) void runInBackground(() => this.prober.checkAlive());
-      // Classified once, here where it failed: every layer above reads this error's kind and code.
-      throw error instanceof GatewayError ? error : upstreamFailureError(failure, this.name, error);
+      // Classified once, here where it failed: every layer above reads this error's kind and code. A GatewayError
+      // of our own is thrown as it is, unless its message quoted one of the upstream's secrets (then as masked).
+      if (error instanceof GatewayError && failure.message === error.message) throw error;
+      throw upstreamFailureError(failure, this.name, error);
     } finally {
       this.sending--;
       this.metrics.upstreamRequestDuration.observe({ upstream: this.name, method }, (performance.now() - started) / 1000);
@@ -434,7 +441,12 @@ export class UpstreamClient {
             : lostOnTheWay
               ? `upstream ${this.name} is unreachable`
               : failure.message;
-      throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${message} (connecting)`, { upstream: this.name });
+      throw new GatewayError(
+        failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable',
+        // The upstream's own words (a stdio server's or a handshake's error) may quote a secret of its configuration (review).
+        `${withoutSecrets(message, this.configuredSecrets())} (connecting)`,
+        { upstream: this.name },
+      );
     } finally {
       connecting = undefined;
     }

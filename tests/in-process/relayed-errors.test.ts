@@ -146,3 +146,39 @@ describe.each(['modern', 'legacy'] as const)('an upstream JSON-RPC error quoting
     expect(JSON.stringify(answer)).not.toContain(SERVICE_KEY);
   });
 });
+
+describe('an upstream that fails its handshake quoting a secret of its configuration', () => {
+  it('is refused to callers with the secret replaced (review: the connect error carried it as the upstream wrote it)', async () => {
+    // Every request answered with a JSON-RPC error quoting the key the gateway sends it.
+    const refusing = {
+      fetch: async (input: RequestInfo | URL, init?: RequestInit) => {
+        const request = input instanceof Request && init === undefined ? input : new Request(input, init);
+        const body = request.method === 'POST' ? ((await request.json().catch(() => ({}))) as { id?: unknown }) : {};
+        const error = { code: -32000, message: `backend refused key ${SERVICE_KEY}` };
+        return Response.json({ jsonrpc: '2.0', id: body.id ?? null, error }, { status: 200 });
+      },
+      close: async () => {},
+    };
+    const config = loadConfig({
+      path: CONFORMANCE_CONFIG,
+      env: {},
+      overrides: {
+        listen: { host: '127.0.0.1', port: 0 },
+        log: { level: 'silent' },
+        upstreams: [{ name: 'notes', url: 'http://notes.upstream.invalid/mcp', headers: { 'X-Service-Key': SERVICE_KEY } }],
+      },
+    });
+    const failing = inProcessGateway(config, { upstreams: { notes: refusing as never } });
+    try {
+      for (const era of ['modern', 'legacy'] as const) {
+        const { headers, body } = rpc(era, 12, 'tools/list', {});
+        const answer = await (await post(`${failing.gatewayUrl}/mcp`, body, { ...headers, ...FULL_KEY })).text();
+        expect(answer).toContain('backend refused key [redacted]');
+        expect(answer).not.toContain(SERVICE_KEY);
+      }
+      expect(failing.logs.text).not.toContain(SERVICE_KEY);
+    } finally {
+      await failing.close();
+    }
+  });
+});

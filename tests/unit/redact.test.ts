@@ -157,7 +157,7 @@ describe('what the console shows of the configuration', () => {
 });
 
 describe("an upstream's configured secrets", () => {
-  it('are every header and env value, a URL password, query value or token segment, and what the arguments hide; short values are not', () => {
+  it('are credential-named header and env values, a URL password, credential query values or token segments, and what the arguments hide; short values are not', () => {
     const secrets = configuredSecrets({
       url: 'https://svc:url-password@mcp.example.com/s/Zx9Kq2mLp4Rt7Vw1Yb3Nc5Hd8Jf0Gs6A/mcp?api_key=query-key-7',
       headers: { 'X-Service-Key': 'wx-SECRET-svc-9f8e7d', Authorization: 'Bearer bearer-token-8', 'X-Flag': 'on' },
@@ -180,5 +180,22 @@ describe("an upstream's configured secrets", () => {
     expect(withoutSecrets('backend failed with key wx-SECRET-svc-9f8e7d (Bearer bearer-token-8)', secrets)).toBe(
       `backend failed with key ${REDACTED} (${REDACTED})`,
     );
+  });
+
+  it('leave ordinary values alone, so that error text is not mangled, and find what a URL argument carries (review)', () => {
+    const secrets = configuredSecrets({
+      url: 'https://mcp.example.com/mcp?version=2025-06-18',
+      headers: { Accept: 'application/json', 'X-Tenant': 'default' },
+      env: { NODE_ENV: 'production', PATH: '/usr/bin', DB_PASSWORD: 'hunter2-db', DATABASE_URL: 'postgres://app:url-pass-1@db/app?sslmode=require' },
+      args: ['--max-tokens', '100000', 'postgresql://app:s3cretpw@db.internal:5432/app?sslmode=require&password=query-pass-2'],
+    });
+    expect(secrets.sort()).toEqual(['hunter2-db', 'query-pass-2', 's3cretpw', 'url-pass-1'].sort());
+    expect(withoutSecrets('expected application/json at /usr/bin/x in production; tenant default; version 2025-06-18; 100000 tokens', secrets)).toBe(
+      'expected application/json at /usr/bin/x in production; tenant default; version 2025-06-18; 100000 tokens',
+    );
+    expect(redactArgs(['postgresql://app:s3cretpw@db.internal:5432/app?sslmode=require', 'https://api.example/mcp?api_key=abc123secret'])).toEqual([
+      `postgresql://${REDACTED}@db.internal:5432/app?${REDACTED}`,
+      `https://api.example/mcp?${REDACTED}`,
+    ]);
   });
 });
