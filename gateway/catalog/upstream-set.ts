@@ -337,7 +337,9 @@ export class UpstreamSet {
     reachable?: (upstream: string) => boolean,
     linking?: () => Promise<readonly CatalogTool[]>,
   ): Promise<Route> {
-    if (!this.naming.prefixed) return { upstream: this.upstreams[0]!, params };
+    // One upstream takes every routed request, but a `ui://` view still only for a caller linked to it (review).
+    const view = method === 'resources/read' ? params.uri : ((params.ref ?? {}) as Record<string, unknown>).uri;
+    if (!this.naming.prefixed && !(linking && typeof view === 'string' && view.startsWith('ui://'))) return { upstream: this.upstreams[0]!, params };
     if (method === 'prompts/get') {
       const { upstream, name } = await this.promptOwner(params.name, onBehalfOf);
       return { upstream, params: { ...params, name } };

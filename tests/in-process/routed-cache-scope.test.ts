@@ -124,7 +124,10 @@ describe('logging/setLevel (2025-11-25)', () => {
 });
 
 describe('a ui:// view no upstream lists', () => {
-  it('is read for a caller that may use a tool linking it, and is as missing as an unknown URI for one that may not (try-out)', async () => {
+  it.each([
+    ['two upstreams', true],
+    ['one upstream (review: routed to it unchecked)', false],
+  ])('is read for a caller that may use a tool linking it, and is as missing as an unknown URI for one that may not, %s (try-out)', async (_, two) => {
     const linked = (name: string, view: string) => ({
       definition: { name, inputSchema: { type: 'object' as const }, _meta: { ui: { resourceUri: view } } },
       call: () => ({ content: [] }),
@@ -132,7 +135,7 @@ describe('a ui:// view no upstream lists', () => {
     const gateway = inProcessGateway(
       {
         scopes: { endpoint: scopes.url },
-        upstreams: [{ scopeRules: { admin_panel: ['notes:admin'], notes_panel: ['notes:read'] } }, {}],
+        upstreams: [{ scopeRules: { admin_panel: ['notes:admin'], notes_panel: ['notes:read'] } }, ...(two ? [{}] : [])],
       },
       {
         upstreams: {
@@ -143,7 +146,7 @@ describe('a ui:// view no upstream lists', () => {
               'ui://notes/notes-view': { text: 'the notes view', unlisted: true },
             },
           }),
-          other: inMemoryFakeUpstream({ tools: [] }),
+          ...(two ? { other: inMemoryFakeUpstream({ tools: [] }) } : {}),
         },
       },
     );
