@@ -241,6 +241,9 @@ function run({ code, limits }) {
         name: 'Error',
         message: `the script failed with null, no error object: it threw null, or ran out of memory (memoryBytes ${limits.memoryBytes}) where QuickJS could not build one`,
       });
+    // A thrown value that is no Error (`throw { code: 42 }`): shown as JSON, not as an empty message (try-out).
+    if (typeof error === 'object' && error !== null && typeof error.message !== 'string')
+      return finish({ ok: false, kind: 'script_error', name: 'Error', message: `the script threw a value that is no Error: ${thrownText(error)}` });
     const name = typeof error === 'object' && error !== null && typeof error.name === 'string' ? error.name : 'Error';
     const located = typeof error === 'object' && error !== null ? locate(String(error.stack ?? ''), code) : undefined;
     const stack = /stack overflow/i.test(message) ? ` (recursion or nesting deeper than the sandbox's ${STACK_BYTES / 1024} KiB stack holds)` : '';
@@ -317,6 +320,17 @@ function run({ code, limits }) {
     },
   };
   settle();
+}
+
+/** A thrown value that is no Error, as JSON (500 characters at most), or its String() when JSON cannot write it. */
+function thrownText(value) {
+  let text;
+  try {
+    text = JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v)) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 500 ? `${text.slice(0, 500)}…` : text;
 }
 
 /**

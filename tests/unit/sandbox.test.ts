@@ -42,6 +42,15 @@ describe('the code sandbox', () => {
     });
   });
 
+  it('names a thrown value that is no Error by its JSON (try-out: throw { code: 42 } gave an empty message)', async () => {
+    expect(await run('throw { code: 42, reason: "nope" }')).toMatchObject({
+      ok: false,
+      kind: 'script_error',
+      name: 'Error',
+      message: 'the script threw a value that is no Error: {"code":42,"reason":"nope"}',
+    });
+  });
+
   it('hands a tool name over whole, a NUL inside it included', async () => {
     expect(await run('return (await tools["list_strategies\\u0000place_order"]()).name')).toMatchObject({
       ok: true,
