@@ -21,9 +21,10 @@ export function visibleUpstreams(visible: VisibleCatalog): string[] {
   return [...new Set(visible.tools.map((t) => t.upstream))].sort();
 }
 
-/** The categories of the caller's visible tools, sorted: the search's category enum and no-match hint. */
-export function visibleCategories(visible: VisibleCatalog): string[] {
-  return [...new Set(visible.tools.map((t) => t.category).filter((c): c is string => !!c))].sort();
+/** The categories of the caller's visible tools (of `upstream` only, when given), sorted: the search's category enum and no-match hint. */
+export function visibleCategories(visible: VisibleCatalog, upstream?: string): string[] {
+  const tools = upstream === undefined ? visible.tools : visible.tools.filter((t) => t.upstream === upstream);
+  return [...new Set(tools.map((t) => t.category).filter((c): c is string => !!c))].sort();
 }
 
 /**

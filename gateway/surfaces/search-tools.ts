@@ -120,8 +120,10 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const summary = `${matched} of ${total} tools matched${matched > tools.length ? `; showing the best ${tools.length}` : ''}.`;
   const structured: { tools: SearchMatch[]; matched: number; total: number; summary: string; hint?: string } = { tools, matched, total, summary };
   if (tools.length === 0) {
-    const categories = visibleCategories(visible);
-    structured.hint = `No tool matched${category ? ` in category ${category}` : ''}. Try other words${categories.length ? `, or a category: ${categories.join(', ')}` : ''}.`;
+    // Within the upstream filter, its categories only (try-out: the hint listed every upstream's, and blamed the category alone).
+    const categories = visibleCategories(visible, upstream);
+    const within = `${category ? ` in category ${category}` : ''}${upstream ? ` of upstream ${upstream}` : ''}`;
+    structured.hint = `No tool matched${within}. Try other words${categories.length ? `, or a category${upstream ? ` of upstream ${upstream}` : ''}: ${categories.join(', ')}` : ''}.`;
   }
   count('ok');
   const result: CallToolResult = {

@@ -197,6 +197,12 @@ describe('the merged compact surface (/mcp/compact)', () => {
       expect(math.map((m) => m.name)).toEqual(['everything__get-sum']);
       const refused = await client.callTool({ name: 'search_tools', arguments: { query: 'x', upstream: 'nope' } });
       expect(refused.isError).toBe(true);
+      // No match within both filters: the hint names both, and that upstream's categories only (try-out: every upstream's).
+      const none = (await client.callTool({ name: 'search_tools', arguments: { query: 'add numbers', category: 'math', upstream: 'cpzai' } }))
+        .structuredContent as { tools: unknown[]; hint: string };
+      expect(none.tools).toEqual([]);
+      expect(none.hint).toMatch(/^No tool matched in category math of upstream cpzai\. Try other words, or a category of upstream cpzai: .*orders/);
+      expect(none.hint).not.toMatch(/: .*\bmath\b/);
     } finally {
       await client.close();
     }
