@@ -112,7 +112,7 @@ export async function callThroughDispatcher(
   }
   if (target.pinned.held) {
     refuseHeld(d, name, target.pinned, via, targetArgs, started);
-    const result = toolErrorResult('tool_held', heldToolMessage(name, target.pinned));
+    const result = toolErrorResult('tool_held', heldToolMessage(name, target.pinned, d.runtime.config.console.adminToken !== undefined));
     return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/changes': target.pinned.changes } };
   }
   if (!target.readOnly) {

@@ -261,7 +261,7 @@ export async function callToolDirect(d: DispatchContext, name: string, args: Rec
   }
   if (target.pinned.held) {
     refuseHeld(d, name, target.pinned, 'direct', args, started);
-    throw new GatewayError('tool_held', heldToolMessage(name, target.pinned), heldToolData(target.pinned));
+    throw new GatewayError('tool_held', heldToolMessage(name, target.pinned, d.runtime.config.console.adminToken !== undefined), heldToolData(target.pinned));
   }
   return callCatalogTool(d, target.tool, args, 'direct', task);
 }
@@ -287,13 +287,17 @@ export function refuseHeld(d: DispatchContext, name: string, held: HeldTool, via
 /**
  * What the caller of a held tool reads: that the gateway did not run it and why (the change, in the words
  * of catalog/pinning.ts describeChanges), and how an operator approves it. Only a caller who may see the
- * tool gets here, and its definitions are what the upstream lists publicly: nothing is revealed.
+ * tool gets here, and its definitions are what the upstream lists publicly: nothing is revealed. `consoleOn`:
+ * whether the console (`console.adminToken`) is mounted, which both ways of approving go through.
  */
-export function heldToolMessage(name: string, held: HeldTool): string {
+export function heldToolMessage(name: string, held: HeldTool, consoleOn: boolean): string {
   const approve =
     held.reason === 'unverified'
       ? ''
-      : ` An operator reviews the change and approves it: \`pins diff ${name}\`, then \`pins approve ${name} --digest <the digest it shows>\` (gateway/main.ts), or Approve on the console's Definition changes page.`;
+      : consoleOn
+        ? ` An operator reviews the change and approves it: \`pins diff ${name}\`, then \`pins approve ${name} --digest <the digest it shows>\` (gateway/main.ts), or Approve on the console's Definition changes page.`
+        : // Both ways go through the console: without it, naming the commands sent the operator to an error (try-out).
+          ` An operator reviews the change and approves it on the gateway's console, which this gateway does not serve yet: set console.adminToken (a reload applies it), then the console's Definition changes page, or \`pins diff ${name}\` and \`pins approve ${name} --digest <the digest it shows>\`.`;
   return `Tool "${name}" is on hold: ${heldReason(held)}. The gateway did not run it; nothing was sent to the upstream.${approve}`;
 }
 

@@ -113,6 +113,19 @@ const CHANGES: { what: string; tool: FakeTool; change: RegExp }[] = [
   { what: 'a readOnlyHint flip', tool: weather({ annotations: { readOnlyHint: false } }), change: /annotations\.readOnlyHint: true -> false/ },
 ];
 
+describe('the refusal of a held tool on a gateway without a console', () => {
+  it('says the console must be turned on to approve, instead of naming commands that need it (try-out)', async () => {
+    await start();
+    // As a configuration without console.adminToken is loaded (the demo configuration sets one).
+    delete (stack!.runtime.state.config.console as { adminToken?: string }).adminToken;
+    await upstreamNowLists([weather({ description: POISONED }), forecast, alarm]);
+    const refused = await refusal('modern', '/mcp', 'get_weather', { city: 'Oslo' });
+    expect(refused.text).toMatch(/is on hold: .*approves it on the gateway's console, which this gateway does not serve yet: set console\.adminToken/);
+    const viaCallTool = await refusal('modern', '/mcp/compact', 'call_tool', { name: 'get_weather', arguments: { city: 'Oslo' } });
+    expect(viaCallTool.text).toContain('set console.adminToken');
+  });
+});
+
 describe('a pinned tool whose upstream changes it (pinning.mode: hold, the default)', () => {
   it.each(CHANGES)(
     '$what is held on /mcp and /mcp/compact in both eras: pinned definition served and searched, calls refused, none forwarded',
