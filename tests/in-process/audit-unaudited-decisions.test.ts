@@ -40,14 +40,15 @@ async function call(gateway: InProcessGateway, audit: LogCapture, era: 'modern' 
   return { message: message as JsonRpcMessage, lines: lines() };
 }
 
+/** An anonymous gateway with code mode in front of the fake upstream's TOOLS, its audit lines captured in `audit`. */
+const auditedGateway = (audit: LogCapture): InProcessGateway =>
+  inProcessGateway({ anonymous: true, audit: { digestKey: DIGEST_KEY }, compact: { codeMode: { enabled: true } } }, { fake: { tools: TOOLS }, audit });
+
 describe('a tools/call while the only upstream has been down since the start', () => {
   const audit = new LogCapture();
   let gateway: InProcessGateway;
   beforeAll(() => {
-    gateway = inProcessGateway(
-      { anonymous: true, audit: { digestKey: DIGEST_KEY }, compact: { codeMode: { enabled: true } } },
-      { fake: { tools: TOOLS }, audit },
-    );
+    gateway = auditedGateway(audit);
     gateway.fake!.failWith(503);
   });
   afterAll(async () => {
@@ -82,10 +83,7 @@ describe("a run_code script's tools.<name>(x) call whose argument is not one obj
   const audit = new LogCapture();
   let gateway: InProcessGateway;
   beforeAll(() => {
-    gateway = inProcessGateway(
-      { anonymous: true, audit: { digestKey: DIGEST_KEY }, compact: { codeMode: { enabled: true } } },
-      { fake: { tools: TOOLS }, audit },
-    );
+    gateway = auditedGateway(audit);
   });
   afterAll(async () => {
     await gateway?.close();
