@@ -12,8 +12,10 @@ export interface ResourceListing {
  * The upstream that serves `uri`, from what the upstreams listed: the one listing the exact URI, else
  * the one whose resource template matches it (RFC 6570 expressions as wildcards; a template given
  * verbatim, as completion/complete's `ref/resource` does, matches itself), else the only upstream using
- * the URI's scheme. Undefined when none or several qualify: the caller answers "Resource not found"
- * (-32602, spec 2026-07-28 server/resources §Error Handling). Pure.
+ * the URI's scheme, except for a `ui://` view (MCP Apps): one no upstream lists is routed by the tools that
+ * link it, for a caller that may use one (upstream-set.ts; review: listing one view let every unlisted view
+ * of that upstream, a hidden tool's too, through by scheme). Undefined when none or several qualify: the
+ * caller answers "Resource not found" (-32602, spec 2026-07-28 server/resources §Error Handling). Pure.
  */
 export function resourceOwner(uri: string, listings: readonly ResourceListing[]): string | undefined {
   const exact = listings.find((l) => l.resources.some((r) => r.uri === uri) || l.templates.some((t) => t.uriTemplate === uri));
@@ -21,7 +23,7 @@ export function resourceOwner(uri: string, listings: readonly ResourceListing[])
   const byTemplate = listings.filter((l) => l.templates.some((t) => typeof t.uriTemplate === 'string' && templatePattern(t.uriTemplate).test(uri)));
   if (byTemplate.length === 1) return byTemplate[0]!.upstream;
   const scheme = schemeOf(uri);
-  if (!scheme) return undefined;
+  if (!scheme || scheme === 'ui') return undefined;
   const byScheme = listings.filter(
     (l) =>
       l.resources.some((r) => typeof r.uri === 'string' && schemeOf(r.uri) === scheme) ||

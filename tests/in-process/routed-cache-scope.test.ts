@@ -143,7 +143,9 @@ describe('a ui:// view no upstream lists', () => {
             tools: [linked('admin_panel', 'ui://notes/admin-view'), linked('notes_panel', 'ui://notes/notes-view')],
             resources: {
               'ui://notes/admin-view': { text: 'the admin view', unlisted: true },
-              'ui://notes/notes-view': { text: 'the notes view', unlisted: true },
+              // Listed: the upstream's ui:// scheme is known, and still no unlisted view is routed by it (review).
+              'ui://notes/notes-view': { text: 'the notes view' },
+              'ui://notes/other-view': { text: 'another view', unlisted: true },
             },
           }),
           ...(two ? { other: inMemoryFakeUpstream({ tools: [] }) } : {}),
@@ -161,6 +163,8 @@ describe('a ui:// view no upstream lists', () => {
       const missing = await read('ui://notes/no-such-view');
       expect(hidden.result).toBeUndefined();
       expect(hidden.error).toEqual({ ...missing.error, message: missing.error!.message.replace('no-such-view', 'admin-view') });
+      // A view no tool links, unlisted: not routed by its scheme either.
+      expect((await read('ui://notes/other-view')).result).toBeUndefined();
     } finally {
       await gateway.close();
     }
