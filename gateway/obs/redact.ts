@@ -20,7 +20,7 @@ export const REDACTED = '[redacted]';
 
 const SECRET_KEY = /(secret|token|password|passphrase|credential)s?(Previous)?$|^(key|keyPrevious|digestKey|digestKeyPrevious|apiKey)$/i;
 const SECRET_MAPS = new Set(['headers', 'env', 'credentialHeaders']);
-const SECRET_FLAG = /^--?[\w-]*(secret|token|passw(or)?d|passphrase|key|credential|cookie)[\w-]*$|^--?(pass|pwd|auth)$/i;
+const SECRET_FLAG = /^--?(?:[\w-]*[-_])?[a-z]*(secret|token|passw(or)?d|passphrase|key|credential|cookie)s?$|^--?(pass|pwd|auth)$/i;
 /**
  * An argument that is a credential by itself, with no flag naming it (a try-out's `sk-ant-api03-...`): the
  * prefixes API keys are issued with (OpenAI and Anthropic `sk-`, Stripe `sk_`/`rk_`, GitHub `ghp_`...,
@@ -37,8 +37,21 @@ const SCHEMED_CREDENTIAL = /\b(Bearer|Basic|Token)\s+\S+/g;
 const SECRET_HEADER = /^([\w-]*(?:authorization|key|secret|token|password|credential|cookie)[\w-]*):\s*\S/i;
 /** An absolute URL's start (scheme and `//`). */
 const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
-/** A header, environment variable or query parameter whose name says it holds a credential. */
-const SECRET_NAME = /(authorization|secret|token|passw(or)?d|pass|pwd|passphrase|key|credential|cookie|auth|session|signature|sig)/i;
+/**
+ * A header, environment variable or query parameter whose name says it holds a credential, by its last word
+ * (`X-Service-Key`, `DB_PASSWORD`, `apiKey`, `PGPASSWORD`, `Authorization`), not a word inside it
+ * (`AUTH_PROVIDER`, `KEYBOARD_LAYOUT`, `TOKENIZER`, `SESSION_STORE`: review).
+ */
+const SECRET_NAME =
+  /(secret|token|passw(or)?d|passphrase|credentials?|cookie|authorization|signature)s?$|(^|[-_.\s])(key|pass|pwd|sid|sig|auth)$|[a-z0-9](Key|Pass|Auth)$|api-?_?key$/i;
+/**
+ * A value that is a credential by itself whatever names it, stricter than {@link BARE_SECRET} (which hides
+ * more on the console): an issued key's prefix or a JWT, or 32 and more token characters mixing letters and
+ * digits that are no UUID and hold no word between separators; a model name or a date-stamped id is no
+ * secret to mask in every error (review).
+ */
+const TOKEN_LIKE =
+  /^(?:(?:sk|rk|pk)[-_]|gh[pousr]_|github_pat_|xox[abprs]-|glpat-|AKIA[0-9A-Z]{12}|AIza|eyJ[\w-]+\.[\w-]+\.)|^(?![0-9a-f]{8}-[0-9a-f]{4}-)(?!.*(?:^|[-_.])[a-z]{4,}(?:[-_.]|$))(?=[\w+/=-]*\d)(?=[\w+/=-]*[A-Za-z])[\w+/=-]{32,}$/;
 /** A flag whose next argument is `user:password` (curl's `-u`). */
 const USER_FLAG = /^(-u|--user)$/;
 
@@ -148,16 +161,28 @@ export function configuredSecrets(upstream: SecretBearingUpstream): string[] {
   const fromUrl = (text: string) => {
     const url = URL_START.test(text) ? URL.parse(text) : null;
     if (!url) return;
+    // As written in the configuration (percent-encoded) and as a server would read it.
+    add(url.password);
     add(decodeSegment(url.password));
-    for (const [name, value] of url.searchParams) if (SECRET_NAME.test(name) || BARE_SECRET.test(value)) add(value);
-    for (const segment of url.pathname.split('/')) if (BARE_SECRET.test(decodeSegment(segment))) add(decodeSegment(segment));
+    for (const [name, value] of url.searchParams) if (SECRET_NAME.test(name) || TOKEN_LIKE.test(value)) add(value);
+    for (const segment of url.pathname.split('/')) if (TOKEN_LIKE.test(decodeSegment(segment))) add(decodeSegment(segment));
+  };
+  const fromCredential = (value: string) => {
+    add(value);
+    const schemed = /^(\S+)\s+(\S+)$/.exec(value);
+    // `Bearer <token>`: the token alone too (an upstream quotes what its backend was sent); `Basic`: what it encodes.
+    add(schemed?.[2]);
+    if (schemed && /^basic$/i.test(schemed[1]!)) {
+      const decoded = Buffer.from(schemed[2]!, 'base64').toString('utf8');
+      add(decoded);
+      add(decoded.slice(decoded.indexOf(':') + 1));
+    }
+    // A cookie's values (`sid=...; theme=dark`): each, not the last word.
+    if (value.includes('=')) for (const pair of value.split(/;\s*/)) add(pair.slice(pair.indexOf('=') + 1));
   };
   for (const [name, value] of [...Object.entries(upstream.headers ?? {}), ...Object.entries(upstream.env ?? {})]) {
     fromUrl(value);
-    if (!SECRET_NAME.test(name) && !BARE_SECRET.test(value)) continue;
-    add(value);
-    // `Bearer <token>`: the token alone too (an upstream quotes what its backend was sent).
-    add(/^\S+\s+(\S+)$/.exec(value)?.[1]);
+    if (SECRET_NAME.test(name) || TOKEN_LIKE.test(value)) fromCredential(value);
   }
   if (upstream.url) fromUrl(upstream.url);
   const args = upstream.args ?? [];
@@ -165,8 +190,9 @@ export function configuredSecrets(upstream: SecretBearingUpstream): string[] {
   args.forEach((arg, i) => {
     if (URL_START.test(arg)) return fromUrl(arg);
     if (redacted[i] === arg) return;
-    // The pieces of the argument its redacted form lost.
-    for (const piece of arg.split(/[\s=:,"'{}]+/)) if (!redacted[i]!.includes(piece)) add(piece);
+    // The pieces of the argument its redacted form lost, when a flag or name says secret or the piece is one by itself.
+    const named = redacted[i] === REDACTED ? i > 0 && SECRET_FLAG.test(args[i - 1]!) : true;
+    for (const piece of arg.split(/[\s=:,"'{}]+/)) if (!redacted[i]!.includes(piece) && (named || TOKEN_LIKE.test(piece))) add(piece);
   });
   return [...found].sort((a, b) => b.length - a.length);
 }
@@ -188,6 +214,7 @@ export function withoutSecretsDeep(value: unknown, secrets: readonly string[]): 
   }
   if (value === null || typeof value !== 'object') return value;
   const entries = Object.entries(value as Record<string, unknown>);
-  const cleaned = entries.map(([k, v]) => [k, withoutSecretsDeep(v, secrets)] as const);
-  return cleaned.some(([, v], i) => v !== entries[i]![1]) ? Object.fromEntries(cleaned) : value;
+  // Keys too: `{ "<the key>": "rejected" }` names it as well as a value would (review).
+  const cleaned = entries.map(([k, v]) => [withoutSecrets(k, secrets), withoutSecretsDeep(v, secrets)] as const);
+  return cleaned.some(([k, v], i) => k !== entries[i]![0] || v !== entries[i]![1]) ? Object.fromEntries(cleaned) : value;
 }

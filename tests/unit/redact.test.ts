@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
-import { REDACTED, configuredSecrets, redactArgs, redactConfig, redactText, redactUrl, withoutSecrets } from '../../gateway/obs/redact.ts';
+import { REDACTED, configuredSecrets, redactArgs, redactConfig, redactText, redactUrl, withoutSecrets, withoutSecretsDeep } from '../../gateway/obs/redact.ts';
 
 describe('what the console shows of the configuration', () => {
   it('strips user info and query strings from URLs, and leaves other text alone', () => {
@@ -193,6 +193,32 @@ describe("an upstream's configured secrets", () => {
     expect(withoutSecrets('expected application/json at /usr/bin/x in production; tenant default; version 2025-06-18; 100000 tokens', secrets)).toBe(
       'expected application/json at /usr/bin/x in production; tenant default; version 2025-06-18; 100000 tokens',
     );
+    // Names with a credential word inside them, and values that only look long: not secrets (second review).
+    const ordinary = configuredSecrets({
+      env: {
+        AUTH_PROVIDER: 'github',
+        KEYBOARD_LAYOUT: 'english',
+        DESIGN_SYSTEM: 'material',
+        TOKENIZER: 'cl100k_base',
+        MODEL: 'claude-3-5-sonnet-20241022',
+        AUTH_HEADER_NAME: 'Authorization',
+        SESSION_STORE: 'memory',
+        PASSTHROUGH: 'enabled',
+        TENANT_ID: '0f8fad5b-d9cb-469f-a165-70867728950e',
+      },
+      args: ['--keyword', 'weather', '--model', 'claude-3-5-sonnet-20241022-extended'],
+    });
+    expect(ordinary).toEqual([]);
+    // What a credential header carries: a cookie's values, Basic's decoded pair, a percent-encoded password as written.
+    const carried = configuredSecrets({
+      url: 'https://svc:p%40ss%2Fw0rd!x@mcp.example.com/mcp',
+      headers: { Cookie: 'sid=abcdef123; theme=dark', Authorization: `Basic ${Buffer.from('ops:basic-pass-3').toString('base64')}`, PGPASSWORD: 'pg-pass-44' },
+    });
+    for (const secret of ['abcdef123', 'ops:basic-pass-3', 'basic-pass-3', 'p%40ss%2Fw0rd!x', 'p@ss/w0rd!x', 'pg-pass-44']) expect(carried).toContain(secret);
+    expect(withoutSecretsDeep({ 'wx-SECRET-svc-9f8e7d': 'rejected', list: [['k=wx-SECRET-svc-9f8e7d']] }, ['wx-SECRET-svc-9f8e7d'])).toEqual({
+      [REDACTED]: 'rejected',
+      list: [[`k=${REDACTED}`]],
+    });
     expect(redactArgs(['postgresql://app:s3cretpw@db.internal:5432/app?sslmode=require', 'https://api.example/mcp?api_key=abc123secret'])).toEqual([
       `postgresql://${REDACTED}@db.internal:5432/app?${REDACTED}`,
       `https://api.example/mcp?${REDACTED}`,
