@@ -223,8 +223,14 @@ function run({ code, limits }) {
 
   /** What the script's failure (a handle to the thrown value) means: a broken limit, else a script error. */
   const failed = (/** @type {import('quickjs-emscripten').QuickJSHandle} */ handle) => {
-    const error = context.dump(handle);
-    handle.dispose();
+    let error;
+    try {
+      error = context.dump(handle);
+    } catch {
+      error = {};
+    }
+    // dump() disposes a promise's handle itself (a thrown Promise): a second dispose crashed the worker (review).
+    if (handle.alive) handle.dispose();
     const message = typeof error === 'object' && error !== null ? String(error.message ?? '') : String(error);
     // Out of memory, QuickJS may fail to build its InternalError too and leave null as the exception (a Map
     // or Set growing its table): when the run was refused memory at its cap, that is the memory limit (a
@@ -242,6 +248,14 @@ function run({ code, limits }) {
         message: `the script failed with null, no error object: it threw null, or ran out of memory (memoryBytes ${limits.memoryBytes}) where QuickJS could not build one`,
       });
     // A thrown value that is no Error (`throw { code: 42 }`): shown as JSON, not as an empty message (try-out).
+    // What QuickJS could not dump (a Proxy whose properties throw) comes back as ''.
+    if (error === '')
+      return finish({
+        ok: false,
+        kind: 'script_error',
+        name: 'Error',
+        message: 'the script threw a value that is no Error and shows as nothing: an empty string, or an object whose properties throw (a Proxy)',
+      });
     if (typeof error === 'object' && error !== null && typeof error.message !== 'string')
       return finish({ ok: false, kind: 'script_error', name: 'Error', message: `the script threw a value that is no Error: ${thrownText(error)}` });
     const name = typeof error === 'object' && error !== null && typeof error.name === 'string' ? error.name : 'Error';

@@ -51,6 +51,16 @@ describe('the code sandbox', () => {
     });
   });
 
+  it('answers a thrown Promise or Proxy as a script error, and keeps serving (review: a Promise crashed the worker)', async () => {
+    for (const code of ['throw Promise.resolve(1)', 'throw Promise.reject(new Error("x"))', 'throw new Proxy({}, { get() { throw new Error("no"); } })'])
+      expect(await run(code), code).toMatchObject({
+        ok: false,
+        kind: 'script_error',
+        message: expect.stringMatching(/^the script threw a value that is no Error/),
+      });
+    expect(await run('return 1')).toMatchObject({ ok: true, json: '1' });
+  });
+
   it('hands a tool name over whole, a NUL inside it included', async () => {
     expect(await run('return (await tools["list_strategies\\u0000place_order"]()).name')).toMatchObject({
       ok: true,
