@@ -315,16 +315,35 @@ export class UpstreamClient {
     return this.secrets.values;
   }
 
-  private async send(method: string, params: Record<string, unknown>, options: ForwardOptions = {}): Promise<unknown> {
+  /**
+   * `options` whose log, progress and task status notifications lose this upstream's configured secrets
+   * (obs/redact.ts), as its errors do: an upstream reporting "backend refused key ..." on its log channel or
+   * in a progress message tells the caller as much (review). `options` as it is when it has none.
+   */
+  private maskedNotifications(options: ForwardOptions, secrets: readonly string[]): ForwardOptions {
+    if (secrets.length === 0 || (!options.onlog && !options.onprogress && !options.ontaskstatus)) return options;
+    const { onlog, onprogress, ontaskstatus } = options;
+    return {
+      ...options,
+      ...(onlog ? { onlog: (message) => onlog(withoutSecretsDeep(message, secrets) as typeof message) } : {}),
+      ...(onprogress ? { onprogress: (progress) => onprogress(withoutSecretsDeep(progress, secrets) as typeof progress) } : {}),
+      ...(ontaskstatus ? { ontaskstatus: (params) => ontaskstatus(withoutSecretsDeep(params, secrets) as typeof params) } : {}),
+    };
+  }
+
+  private async send(method: string, params: Record<string, unknown>, sent: ForwardOptions = {}): Promise<unknown> {
     const started = performance.now();
     this.sending++;
     // The first request since the process last wrote anything: what its silence is counted from.
     if (this.stdio && this.waitingSince <= (lastHeardFrom(this.stdio) ?? 0)) this.waitingSince = Date.now();
+    const secrets = this.configuredSecrets();
+    const options = this.maskedNotifications(sent, secrets);
     try {
       // A connected stateless upstream, on the hop: every input is explicit, no forward scope is needed.
       const hopped = this.hopped(method, params, options);
-      if (hopped) return await hopped;
-      return await this.sendOnce(method, params, options, true);
+      const result = hopped ? await hopped : await this.sendOnce(method, params, options, true);
+      // A tool's error result is its error message ("backend failed with key ..."): masked as the errors are.
+      return secrets.length > 0 && (result as { isError?: unknown } | undefined)?.isError === true ? withoutSecretsDeep(result, secrets) : result;
     } catch (error) {
       const failure = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name));
       // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent

@@ -182,3 +182,43 @@ describe('an upstream that fails its handshake quoting a secret of its configura
     }
   });
 });
+
+describe("an upstream quoting a secret of its configuration in a tool's error result, a log message or a progress message", () => {
+  it('reaches a 2025-era caller with the secret replaced (second review: only JSON-RPC errors were masked)', async () => {
+    const leaky = inMemoryFakeUpstream({
+      era: 'legacy',
+      logging: true,
+      tools: [
+        {
+          definition: { name: 'leaky_call', inputSchema: { type: 'object' } },
+          call: async (_args, { mcpReq }) => {
+            await mcpReq.log('error', `backend refused key ${SERVICE_KEY}`);
+            const progressToken = mcpReq._meta?.progressToken;
+            await mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress: 1, message: `using ${SERVICE_KEY}` } });
+            return { isError: true, content: [{ type: 'text', text: `backend failed with key ${SERVICE_KEY}` }] };
+          },
+        },
+      ],
+    });
+    const config = loadConfig({
+      path: CONFORMANCE_CONFIG,
+      env: {},
+      overrides: {
+        listen: { host: '127.0.0.1', port: 0 },
+        log: { level: 'silent' },
+        upstreams: [{ name: 'notes', url: 'http://notes.upstream.invalid/mcp', headers: { 'X-Service-Key': SERVICE_KEY } }],
+      },
+    });
+    const quoting = inProcessGateway(config, { upstreams: { notes: leaky } });
+    try {
+      const { headers, body } = rpc('legacy', 13, 'tools/call', { name: 'leaky_call', arguments: {}, _meta: { progressToken: 'p1' } });
+      const answer = JSON.stringify(await messagesOf(await post(`${quoting.gatewayUrl}/mcp`, body, { ...headers, ...FULL_KEY })));
+      expect(answer).toContain('backend failed with key [redacted]');
+      expect(answer).toContain('backend refused key [redacted]');
+      expect(answer).toContain('using [redacted]');
+      expect(answer).not.toContain(SERVICE_KEY);
+    } finally {
+      await quoting.close();
+    }
+  });
+});
