@@ -9,7 +9,8 @@ import type { Exchange } from './exchange.ts';
  * another site was shown), no sniffing, no caching. The console's own pages add their CSP's sources.
  */
 export const PERSON_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': "default-src 'none'; frame-ancestors 'none'",
+  // img-src data: for the page's empty icon (html.ts NO_ICON), which 'none' made a CSP error per page (try-out).
+  'content-security-policy': "default-src 'none'; img-src data:; frame-ancestors 'none'",
   'x-frame-options': 'DENY',
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',

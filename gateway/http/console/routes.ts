@@ -35,7 +35,7 @@ import { PERSON_HEADERS, refusalPage } from '../browser-pages.ts';
 export type ServeInProcess = (request: Request) => Promise<Response>;
 
 const CSP =
-  "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+  "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 const FORM_LIMIT = '16kb';
 
 /** Mounts the console's routes on `router` when `console.adminToken` is set; else mounts nothing (404). */

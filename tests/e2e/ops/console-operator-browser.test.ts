@@ -42,6 +42,8 @@ let page: Page;
 let token: string;
 /** Every URL the browser asked for. */
 const requested: string[] = [];
+/** What the browser's console said at error level (a Content-Security-Policy violation among them). */
+const consoleErrors: string[] = [];
 
 beforeAll(async () => {
   weatherUpstream = await startFakeUpstream({ tools: [weather('Current weather for one city.')], toolsListHint: { ttlMs: 300, cacheScope: 'public' } });
@@ -70,6 +72,7 @@ beforeAll(async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, httpCredentials: { username: 'admin', password: ADMIN } });
   page = await context.newPage();
   page.on('request', (r) => void requested.push(r.url()));
+  page.on('console', (m) => void (m.type() === 'error' && consoleErrors.push(m.text())));
 }, 120_000);
 afterAll(async () => {
   await browser?.close();
@@ -204,5 +207,7 @@ describe('the operator pages in Chromium', { timeout: 60_000 }, () => {
     expect(await page.locator('table.waiting tr[data-tool$="get_weather"] .badge.held').count()).toBe(1);
     const foreign = requested.filter((r) => new URL(r).origin !== new URL(stack.gatewayUrl).origin);
     expect(foreign).toEqual([]);
+    // No page breaks its own Content-Security-Policy (try-out: the empty icon did, once per page).
+    expect(consoleErrors.filter((text) => /Content Security Policy|violates/i.test(text))).toEqual([]);
   });
 });
