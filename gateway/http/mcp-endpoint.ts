@@ -32,6 +32,13 @@ import { jsonPointer } from '../checks/json-pointer.ts';
 import { describeInexactNumber, inexactNumber, type InexactNumber } from '../checks/exact-numbers.ts';
 import { errorMapping, type ErrorKind } from '../errors.ts';
 
+/** What a caller that sends a 2025-era handshake method under 2026-07-28 (stateless, no handshake) is told to send instead. */
+const HANDSHAKE_HINTS = {
+  initialize:
+    'initialize is no method of revision 2026-07-28, which has no handshake: send each request with its _meta envelope (server/discover describes the server), or send MCP-Protocol-Version: 2025-11-25 to initialize',
+  ping: 'ping is no method of revision 2026-07-28: any request shows the server is there (server/discover is the cheapest), or send MCP-Protocol-Version: 2025-11-25 to ping',
+} as const;
+
 /**
  * The MCP endpoint of one surface, over HTTP: what is HTTP about an MCP POST is decided here, then the
  * MCP admission step (mcp/admission.ts) decides what is MCP about it, and the fast path (fast-path.ts,
@@ -246,6 +253,12 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         null,
         { maxBatchMessages: MAX_BATCH_MESSAGES },
       );
+    // initialize or ping under 2026-07-28: unknown there (404/-32601, as the SDK answers), saying what to send instead (try-out).
+    const handshake = post.era === 'modern' && !post.batch && !(post.ladderRejection ?? post.headerRejection) ? post.messages[0]?.method : undefined;
+    if (handshake === 'initialize' || handshake === 'ping') {
+      answerAtEdge(ctx, 404, errorResponse('in-band', post.id, ERROR_CODE.methodNotFound, `Method not found: ${HANDSHAKE_HINTS[handshake]}`));
+      return reportMessage(runtime.outcomes, { endpoint: surface.name, era: 'modern' }, handshake, 'error');
+    }
     // A task method not served to a 2026-07-28 caller is an unknown method there, whatever its Mcp-Name: 404/-32601.
     if (await unservedTaskMethod(post, authenticated)) {
       answerAtEdge(ctx, 404, errorResponse('in-band', post.id, ERROR_CODE.methodNotFound, 'Method not found'));

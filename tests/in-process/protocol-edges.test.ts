@@ -175,6 +175,24 @@ describe('protocol edges', () => {
     for (const response of await Promise.all(variants)) expect({ status: response.status, answer: await answerOf(response) }).toEqual(expected);
   });
 
+  it.each([
+    [
+      'initialize',
+      { protocolVersion: '2026-07-28', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+      /server\/discover.*MCP-Protocol-Version: 2025-11-25 to initialize/,
+    ],
+    ['ping', {}, /server\/discover.*MCP-Protocol-Version: 2025-11-25 to ping/],
+  ])('answers %s under 2026-07-28 404/-32601 saying what to send instead (first-time user: a bare "Method not found")', async (method, params, hint) => {
+    const response = await send(call('modern', method, params));
+    expect(response.status).toBe(404);
+    const answer = await answerOf(response);
+    expect(answer.error).toMatchObject({
+      code: -32601,
+      message: expect.stringMatching(new RegExp(`^Method not found: ${method} is no method of revision 2026-07-28`)),
+    });
+    expect(answer.error!.message).toMatch(hint);
+  });
+
   // Before (try-out), the SDK's listen router answered each "'notifications' is required and must be a valid SubscriptionFilter", no path.
   it.each([
     [{ notifications: { toolsListChanged: 'yes' } }, '/notifications/toolsListChanged must be a boolean'],
