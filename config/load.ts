@@ -601,12 +601,51 @@ function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>,
   const params = error.params as Record<string, string>;
   let detail = error.message ?? 'is invalid';
   if (error.keyword === 'required') segments.push(params.missingProperty!), (detail = 'is required');
-  if (error.keyword === 'additionalProperties') segments.push(params.additionalProperty!), (detail = 'is not a known key');
+  if (error.keyword === 'additionalProperties') {
+    const meant = closestKey(params.additionalProperty!, knownKeysAt(segments));
+    segments.push(params.additionalProperty!);
+    detail = `is not a known key${meant ? `; did you mean ${meant}?` : ''}`;
+  }
   if (error.keyword === 'enum') detail = `must be one of ${(params.allowedValues as unknown as unknown[]).join(', ')}`;
-  if (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not') {
+  // A misspelt key of an upstream also breaks its url-or-command rule: the key is the news (try-out: comand).
+  if (
+    error.keyword !== 'additionalProperties' &&
+    (errors.some((e) => e.keyword === 'oneOf' && e.instancePath === error.instancePath) || error.keyword === 'not')
+  ) {
     detail = /^\/credentials\/apiKeys\//.test(error.instancePath) ? 'must set key and secret, or token (not both)' : 'must set exactly one of url or command';
   }
   return new ConfigError(keyPathOf(segments) || '(root)', `${detail} (${sourceOf(segments, provenance, file, overrides)})`);
+}
+
+/** The keys the schema allows in the object at the instance path `segments` (its `$ref`s followed; `[]` where it names none). */
+function knownKeysAt(segments: readonly (string | number)[]): string[] {
+  let node: SchemaNode | undefined = schema as SchemaNode;
+  for (const segment of segments) {
+    const here: SchemaNode = deref(node);
+    node = typeof segment === 'number' ? here.items : here.properties?.[segment];
+    if (!node) return [];
+  }
+  return Object.keys(deref(node).properties ?? {});
+}
+
+/**
+ * The known key `key` most likely misspells, for an unknown key's "did you mean": a case or plural slip
+ * (`upstream` for `upstreams`), or at most two letters off for a name of five or more (`comand`); else undefined.
+ */
+function closestKey(key: string, known: readonly string[]): string | undefined {
+  const wanted = key.toLowerCase();
+  const edits = (a: string, b: string): number => {
+    let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+    for (let i = 1; i <= a.length; i++) {
+      const next = [i];
+      for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j]! + 1, next[j - 1]! + 1, row[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+      row = next;
+    }
+    return row[b.length]!;
+  };
+  const scored = known.map((k) => ({ k, d: edits(wanted, k.toLowerCase()) })).sort((a, b) => a.d - b.d || a.k.localeCompare(b.k));
+  const best = scored[0];
+  return best && (best.d <= 1 || (best.d <= 2 && wanted.length >= 5)) ? best.k : undefined;
 }
 
 /** The configuration file: its path and what it holds. */

@@ -132,12 +132,21 @@ describe('loadConfig', () => {
 
   it('refuses an unknown key in the file, naming it', () => {
     const path = yamlFile('upstreams:\n  - name: a\n    url: http://x/mcp\n    scopeRule: {}\n');
-    expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.scopeRule: is not a known key/);
+    expect(() => loadConfig({ path, env: {} })).toThrow(/upstreams\[0\]\.scopeRule: is not a known key; did you mean scopeRules\?/);
+    // The misspelt key is the news, not the url-or-command rule it also breaks (try-out: comand).
+    const misspelt = yamlFile('anonymous: true\nupstreams:\n  - name: a\n    comand: node\n');
+    expect(() => loadConfig({ path: misspelt, env: {} })).toThrow(/upstreams\[0\]\.comand: is not a known key; did you mean command\?/);
+    // Nothing near: no guess.
+    const far = yamlFile('upstreams:\n  - name: a\n    url: http://x/mcp\n    zzzzzz: 1\n');
+    expect(() => loadConfig({ path: far, env: {} })).toThrow(/upstreams\[0\]\.zzzzzz: is not a known key \(in /);
   });
 
   it('names a misspelt top-level key rather than the required one it hides', () => {
     const path = yamlFile('upstreamz:\n  - url: http://x/mcp\n');
-    expect(() => loadConfig({ path, env: {} })).toThrow(/: upstreamz: is not a known key/);
+    expect(() => loadConfig({ path, env: {} })).toThrow(/: upstreamz: is not a known key; did you mean upstreams\?/);
+    expect(() => loadConfig({ path: yamlFile('upstream:\n  - url: http://x/mcp\n'), env: {} })).toThrow(
+      /: upstream: is not a known key; did you mean upstreams\?/,
+    );
   });
 
   it('replaces ${VAR} in upstream headers from the environment and names a missing variable', () => {
