@@ -23,7 +23,7 @@ input:focus-visible, button:focus-visible { outline: 3px solid var(--accent); ou
 fieldset { border: 1px solid var(--line); border-radius: 8px; margin: 1rem 0; padding: .5rem 1rem 1rem; }
 legend { font-weight: 600; padding: 0 .25rem; }
 .scope { display: flex; gap: .6rem; align-items: center; margin: .4rem 0; font-weight: 400; }
-.scope input { width: 1.1rem; height: 1.1rem; }
+.scope input { width: 1.1rem; height: 1.1rem; flex: none; }
 code { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: .92em; background: #eef1f5; padding: .05rem .3rem; border-radius: 4px; }
 .actions { display: flex; gap: .75rem; margin-top: 1.5rem; }
 button { font: inherit; font-weight: 600; padding: .6rem 1.2rem; border-radius: 8px; border: 1px solid var(--accent); cursor: pointer; }
