@@ -3,6 +3,7 @@ import type { Readable } from 'node:stream';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { UpstreamConfig } from '../../config/types.ts';
 import type { Logger } from '../obs/log.ts';
+import { configuredSecrets, withoutSecrets } from '../obs/redact.ts';
 
 /** Longest stderr line logged as it is; the rest is cut (a server may print anything there). */
 const MAX_STDERR_LINE = 2000;
@@ -112,9 +113,11 @@ export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes
   if (stderr) {
     let line = '';
     let cut = false;
+    // A server that prints its own key (a startup banner, a failed request's dump) must not put it in our log (review).
+    const secrets = configuredSecrets(config);
     const logLine = (raw: string) => {
       // A CRLF split between two chunks leaves its CR on the line.
-      const text = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+      const text = withoutSecrets(raw.endsWith('\r') ? raw.slice(0, -1) : raw, secrets);
       if (text.trim()) log.info({ upstream: config.name, pid: transport.pid ?? undefined, stderr: text }, 'upstream stderr');
     };
     stderr.setEncoding('utf8');

@@ -25,7 +25,12 @@ beforeAll(async () => {
       anonymous: true,
       upstreams: [
         { name: 'replay', url: replay.url, forwardCredentials: false },
-        { name: 'crashing', command: process.execPath, args: ['-e', 'console.error("cannot open the database"); process.exit(3)'] },
+        {
+          name: 'crashing',
+          command: process.execPath,
+          args: ['-e', 'console.error("cannot open the database"); console.error(`login refused for ${process.env.DB_PASSWORD}`); process.exit(3)'],
+          env: { DB_PASSWORD: 'db-pass-77' },
+        },
         { name: 'missing', command: 'no-such-mcp-server-command' },
         // Starts and never answers the handshake: given up after its timeoutMs, which the reason names.
         { name: 'silent', command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], timeoutMs: 300 },
@@ -64,6 +69,9 @@ describe('stdio upstreams that cannot serve', () => {
       'did not start serving (no answer to the handshake within 300 ms, the lesser of its timeoutMs and 10 s)',
     );
     expect(logs.records('upstream stderr').some((r) => r.upstream === 'crashing' && r.stderr === 'cannot open the database')).toBe(true);
+    // A secret of its configuration it prints is not logged (review).
+    expect(logs.records('upstream stderr').some((r) => r.upstream === 'crashing' && r.stderr === 'login refused for [redacted]')).toBe(true);
+    expect(logs.text).not.toContain('db-pass-77');
   });
 
   it('are retried in the background, with one warning per upstream rather than one per attempt', async () => {
