@@ -35,6 +35,8 @@ const STRAY_WARNING_MS = 60_000;
  * message. Returns the chunk reader: it takes a chunk and whether it starts a line, and says whether the next one does.
  */
 function strayLines(config: UpstreamConfig, log: Logger, pid: () => number | undefined): (chunk: Buffer, atLineStart: boolean) => boolean {
+  // A server's banner on stdout may print its key as well as one on stderr (review).
+  const secrets = configuredSecrets(config);
   let dropped = 0;
   let warnedAt = Number.NEGATIVE_INFINITY;
   const check = (chunk: Buffer, at: number) => {
@@ -45,7 +47,8 @@ function strayLines(config: UpstreamConfig, log: Logger, pid: () => number | und
     if (now - warnedAt < STRAY_WARNING_MS) return;
     warnedAt = now;
     const end = chunk.indexOf(0x0a, at);
-    const line = chunk.toString('utf8', at, Math.min(end === -1 ? chunk.length : end, at + 200));
+    // Masked before the cut (a secret across it would leave its head: review), then cut to 200 characters.
+    const line = withoutSecrets(chunk.toString('utf8', at, end === -1 ? chunk.length : end), secrets).slice(0, 200);
     log.warn(
       { upstream: config.name, pid: pid(), dropped, line },
       `upstream ${config.name} wrote lines on stdout that are no JSON-RPC message: dropped (stdout carries the protocol; a server logs on stderr)`,
@@ -128,7 +131,8 @@ export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes
         if (!cut) {
           line += parts[i];
           if (line.length > MAX_STDERR_LINE) {
-            logLine(`${line.slice(0, MAX_STDERR_LINE)}…`);
+            // Masked whole before the cut: a secret across it would leave its head in the log (review).
+            logLine(`${withoutSecrets(line, secrets).slice(0, MAX_STDERR_LINE)}…`);
             cut = true;
             line = '';
           }

@@ -28,7 +28,10 @@ beforeAll(async () => {
         {
           name: 'crashing',
           command: process.execPath,
-          args: ['-e', 'console.error("cannot open the database"); console.error(`login refused for ${process.env.DB_PASSWORD}`); process.exit(3)'],
+          args: [
+            '-e',
+            'console.log(`starting with password ${process.env.DB_PASSWORD}`); console.error("cannot open the database"); console.error(`login refused for ${process.env.DB_PASSWORD}`); process.exit(3)',
+          ],
           env: { DB_PASSWORD: 'db-pass-77' },
         },
         { name: 'missing', command: 'no-such-mcp-server-command' },
