@@ -342,8 +342,11 @@ export class UpstreamClient {
       // A connected stateless upstream, on the hop: every input is explicit, no forward scope is needed.
       const hopped = this.hopped(method, params, options);
       const result = hopped ? await hopped : await this.sendOnce(method, params, options, true);
-      // A tool's error result is its error message ("backend failed with key ..."): masked as the errors are.
-      return secrets.length > 0 && (result as { isError?: unknown } | undefined)?.isError === true ? withoutSecretsDeep(result, secrets) : result;
+      // A tool's error result is its error message ("backend failed with key ..."): masked as the errors are, and a
+      // task's answers whole (a finished task carries its tool's result, a status its message: review).
+      return secrets.length > 0 && ((result as { isError?: unknown } | undefined)?.isError === true || method.startsWith('tasks/'))
+        ? withoutSecretsDeep(result, secrets)
+        : result;
     } catch (error) {
       const failure = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name));
       // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent
