@@ -339,7 +339,8 @@ export class UpstreamSet {
   ): Promise<Route> {
     // One upstream takes every routed request, but a `ui://` view still only for a caller linked to it (review).
     const view = method === 'resources/read' ? params.uri : ((params.ref ?? {}) as Record<string, unknown>).uri;
-    if (!this.naming.prefixed && !(linking && typeof view === 'string' && view.startsWith('ui://'))) return { upstream: this.upstreams[0]!, params };
+    // The scheme in any case (RFC 3986 §3.1: UI:// is ui://, and servers read it so: review).
+    if (!this.naming.prefixed && !(linking && typeof view === 'string' && /^ui:\/\//i.test(view))) return { upstream: this.upstreams[0]!, params };
     if (method === 'prompts/get') {
       const { upstream, name } = await this.promptOwner(params.name, onBehalfOf);
       return { upstream, params: { ...params, name } };

@@ -163,8 +163,9 @@ describe('a ui:// view no upstream lists', () => {
       const missing = await read('ui://notes/no-such-view');
       expect(hidden.result).toBeUndefined();
       expect(hidden.error).toEqual({ ...missing.error, message: missing.error!.message.replace('no-such-view', 'admin-view') });
-      // A view no tool links, unlisted: not routed by its scheme either.
+      // A view no tool links, unlisted: not routed by its scheme either; nor the hidden one by an upper-case scheme (review).
       expect((await read('ui://notes/other-view')).result).toBeUndefined();
+      expect((await read('UI://notes/admin-view')).result).toBeUndefined();
     } finally {
       await gateway.close();
     }
