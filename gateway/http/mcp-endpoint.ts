@@ -254,7 +254,9 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         { maxBatchMessages: MAX_BATCH_MESSAGES },
       );
     // initialize or ping under 2026-07-28: unknown there (404/-32601, as the SDK answers), saying what to send instead (try-out).
-    const handshake = post.era === 'modern' && !post.batch && !(post.ladderRejection ?? post.headerRejection) ? post.messages[0]?.method : undefined;
+    // A request only: a notification of either is acknowledged 202 as any notification is (review).
+    const single = post.era === 'modern' && !post.batch && !(post.ladderRejection ?? post.headerRejection) ? post.messages[0] : undefined;
+    const handshake = single && 'id' in single ? single.method : undefined;
     if (handshake === 'initialize' || handshake === 'ping') {
       answerAtEdge(ctx, 404, errorResponse('in-band', post.id, ERROR_CODE.methodNotFound, `Method not found: ${HANDSHAKE_HINTS[handshake]}`));
       return reportMessage(runtime.outcomes, { endpoint: surface.name, era: 'modern' }, handshake, 'error');

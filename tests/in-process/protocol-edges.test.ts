@@ -191,6 +191,11 @@ describe('protocol edges', () => {
       message: expect.stringMatching(new RegExp(`^Method not found: ${method} is no method of revision 2026-07-28`)),
     });
     expect(answer.error!.message).toMatch(hint);
+    // A notification of it is acknowledged as any notification is (review: it got a 404 with an error).
+    const notification = call('modern', method, params);
+    const body = JSON.parse(notification.body as string) as Record<string, unknown>;
+    delete body.id;
+    expect((await send(notification, { body: JSON.stringify(body) })).status).toBe(202);
   });
 
   // Before (try-out), the SDK's listen router answered each "'notifications' is required and must be a valid SubscriptionFilter", no path.
