@@ -179,6 +179,8 @@ function run({ code, limits }) {
   context.setProp(context.global, 'console', console);
   console.dispose();
 
+  /** Set once the script has failed: what its thrown value's getters call is not dispatched. */
+  let ending = false;
   const call = context.newFunction('call', (nameHandle, jsonHandle) => {
     let name;
     try {
@@ -187,6 +189,8 @@ function run({ code, limits }) {
       return { error: context.newError('tools: the tool name did not arrive as JSON') };
     }
     const json = context.getString(jsonHandle);
+    // Reading a failed script's thrown value runs its getters: a call from one is refused, never dispatched (review).
+    if (ending) return { error: context.newError('tools: the script has ended') };
     calls += 1;
     if (calls > limits.toolCalls) {
       breach = 'toolCalls';
@@ -223,6 +227,7 @@ function run({ code, limits }) {
 
   /** What the script's failure (a handle to the thrown value) means: a broken limit, else a script error. */
   const failed = (/** @type {import('quickjs-emscripten').QuickJSHandle} */ handle) => {
+    ending = true;
     let error;
     try {
       error = context.dump(handle);

@@ -61,6 +61,16 @@ describe('the code sandbox', () => {
     expect(await run('return 1')).toMatchObject({ ok: true, json: '1' });
   });
 
+  it('dispatches no tool call made while its thrown value is read (review: a getter on it ran tools.delete_everything)', async () => {
+    const called: string[] = [];
+    const outcome = await run('throw { get x() { tools.delete_everything({}); return 1; } }', {}, async (name, json) => {
+      called.push(name);
+      return echo(name, json);
+    });
+    expect(outcome).toMatchObject({ ok: false, kind: 'script_error' });
+    expect(called).toEqual([]);
+  });
+
   it('hands a tool name over whole, a NUL inside it included', async () => {
     expect(await run('return (await tools["list_strategies\\u0000place_order"]()).name')).toMatchObject({
       ok: true,
