@@ -20,7 +20,8 @@ export const REDACTED = '[redacted]';
 
 const SECRET_KEY = /(secret|token|password|passphrase|credential)s?(Previous)?$|^(key|keyPrevious|digestKey|digestKeyPrevious|apiKey)$/i;
 const SECRET_MAPS = new Set(['headers', 'env', 'credentialHeaders']);
-const SECRET_FLAG = /^--?(?:[\w-]*[-_])?[a-z]*(secret|token|passw(or)?d|passphrase|key|credential|cookie)s?$|^--?(pass|pwd|auth)$/i;
+/** A flag naming a credential (`--api-key`, `--token-value`, `--key2`, `--pass`; not `--keyword` nor `--token-file`): {@link secretName}. */
+const SECRET_FLAG = { test: (flag: string): boolean => /^--?[A-Za-z]/.test(flag) && secretName(flag) };
 /**
  * An argument that is a credential by itself, with no flag naming it (a try-out's `sk-ant-api03-...`): the
  * prefixes API keys are issued with (OpenAI and Anthropic `sk-`, Stripe `sk_`/`rk_`, GitHub `ghp_`...,
@@ -37,21 +38,109 @@ const SCHEMED_CREDENTIAL = /\b(Bearer|Basic|Token)\s+\S+/g;
 const SECRET_HEADER = /^([\w-]*(?:authorization|key|secret|token|password|credential|cookie)[\w-]*):\s*\S/i;
 /** An absolute URL's start (scheme and `//`). */
 const URL_START = /^[a-z][a-z0-9+.-]*:\/\//i;
+/** Words of a name that say it holds a credential (`key2` counts as `key`). */
+const SECRET_WORDS = new Set([
+  'secret',
+  'secrets',
+  'token',
+  'tokens',
+  'password',
+  'passwd',
+  'pwd',
+  'pass',
+  'passphrase',
+  'credential',
+  'credentials',
+  'cookie',
+  'authorization',
+  'signature',
+  'sig',
+  'apikey',
+  'key',
+  'auth',
+  'sid',
+  'session',
+]);
+/** Last words of a name that, after a credential word, name something about it, not it: `AUTH_PROVIDER`, `TOKEN_FILE`, `SESSION_STORE`. */
+const ABOUT_IT = new Set([
+  'provider',
+  'layout',
+  'store',
+  'name',
+  'url',
+  'uri',
+  'file',
+  'path',
+  'type',
+  'mode',
+  'method',
+  'enabled',
+  'disabled',
+  'size',
+  'length',
+  'ttl',
+  'timeout',
+  'header',
+  'format',
+  'kind',
+  'style',
+  'system',
+  'dir',
+  'directory',
+  'endpoint',
+  'host',
+  'port',
+  'count',
+  'limit',
+  'prefix',
+  'location',
+  'scheme',
+  'version',
+  'field',
+  'param',
+  'expiry',
+  'expires',
+  'lifetime',
+  'seconds',
+  'ms',
+]);
+
 /**
- * A header, environment variable or query parameter whose name says it holds a credential, by its last word
- * (`X-Service-Key`, `DB_PASSWORD`, `apiKey`, `PGPASSWORD`, `Authorization`), not a word inside it
- * (`AUTH_PROVIDER`, `KEYBOARD_LAYOUT`, `TOKENIZER`, `SESSION_STORE`: review).
+ * Whether a header, environment variable, query parameter or flag (`--token-value`) names a credential: one
+ * of its words (split at `-`, `_`, `.`, spaces and camelCase; `PGPASSWORD` read as ending in password) is a
+ * credential word, and its last word does not name something about it (review: `AUTH_PROVIDER`,
+ * `KEYBOARD_LAYOUT`, `TOKENIZER`, `SESSION_STORE`, `MONKEY` are none; `DB_PASSWORD_RO`, `API_KEY_PRIMARY`,
+ * `GITHUB_TOKEN_2`, `SESSION_ID`, `--key2` are).
  */
-const SECRET_NAME =
-  /(secret|token|passw(or)?d|passphrase|credentials?|cookie|authorization|signature)s?$|(^|[-_.\s])(key|pass|pwd|sid|sig|auth)$|[a-z0-9](Key|Pass|Auth)$|api-?_?key$/i;
+function secretName(name: string): boolean {
+  const words = name
+    .replace(/^--?/, '')
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[-_.\s]+/)
+    .filter(Boolean)
+    .map((word) => word.replace(/\d+$/, ''));
+  return words.some((w) => SECRET_WORDS.has(w) || /(password|passwd|secret|token|apikey)$/.test(w)) && !ABOUT_IT.has(words.at(-1) ?? '');
+}
+
+/** Prefixes API keys are issued with (OpenAI/Anthropic, Stripe, GitHub, Slack, GitLab, Grafana, AWS, Google, Tavily, Svix, Notion, Shopify, Perplexity, Pinecone, Tailscale, Hugging Face, SendGrid) and a JWT's start. */
+const KNOWN_PREFIX =
+  /^(?:(?:sk|rk|pk)[-_]|gh[pousr]_|github_pat_|xox[abprs]-|glpat-|glsa_|AKIA[0-9A-Z]{12}|AIza|tvly-|whsec_|secret_|shpat_|pplx-|pcsk_|tskey-|hf_|SG\.|eyJ[\w-]+\.[\w-]+\.)/;
+
 /**
- * A value that is a credential by itself whatever names it, stricter than {@link BARE_SECRET} (which hides
- * more on the console): an issued key's prefix or a JWT, or 32 and more token characters mixing letters and
- * digits that are no UUID and hold no word between separators; a model name or a date-stamped id is no
- * secret to mask in every error (review).
+ * A value that is a credential by itself, whatever names it: an issued key's prefix or a JWT, or 32 and more
+ * token characters that, less their all-lowercase words between separators, still hold 24 mixing letters and
+ * digits (a UUID counts; `claude-3-5-sonnet-20241022-extended` or a file path does not: review).
  */
-const TOKEN_LIKE =
-  /^(?:(?:sk|rk|pk)[-_]|gh[pousr]_|github_pat_|xox[abprs]-|glpat-|AKIA[0-9A-Z]{12}|AIza|eyJ[\w-]+\.[\w-]+\.)|^(?![0-9a-f]{8}-[0-9a-f]{4}-)(?!.*(?:^|[-_.])[a-z]{4,}(?:[-_.]|$))(?=[\w+/=-]*\d)(?=[\w+/=-]*[A-Za-z])[\w+/=-]{32,}$/;
+function tokenLike(value: string): boolean {
+  if (KNOWN_PREFIX.test(value)) return true;
+  if (!/^[\w+/=.-]{32,}$/.test(value)) return false;
+  const rest = value
+    .split(/[-_./]+/)
+    .filter((segment) => !/^[a-z]{4,}$/.test(segment))
+    .join('');
+  return rest.length >= 24 && /\d/.test(rest) && /[A-Za-z]/.test(rest);
+}
 /** A flag whose next argument is `user:password` (curl's `-u`). */
 const USER_FLAG = /^(-u|--user)$/;
 
@@ -164,8 +253,8 @@ export function configuredSecrets(upstream: SecretBearingUpstream): string[] {
     // As written in the configuration (percent-encoded) and as a server would read it.
     add(url.password);
     add(decodeSegment(url.password));
-    for (const [name, value] of url.searchParams) if (SECRET_NAME.test(name) || TOKEN_LIKE.test(value)) add(value);
-    for (const segment of url.pathname.split('/')) if (TOKEN_LIKE.test(decodeSegment(segment))) add(decodeSegment(segment));
+    for (const [name, value] of url.searchParams) if (secretName(name) || tokenLike(value)) add(value);
+    for (const segment of url.pathname.split('/')) if (tokenLike(decodeSegment(segment))) add(decodeSegment(segment));
   };
   const fromCredential = (value: string) => {
     add(value);
@@ -177,22 +266,28 @@ export function configuredSecrets(upstream: SecretBearingUpstream): string[] {
       add(decoded);
       add(decoded.slice(decoded.indexOf(':') + 1));
     }
-    // A cookie's values (`sid=...; theme=dark`): each, not the last word.
-    if (value.includes('=')) for (const pair of value.split(/;\s*/)) add(pair.slice(pair.indexOf('=') + 1));
+    // A cookie's credential values (`sid=...; theme=dark`: the sid), not every word of it (review).
+    if (value.includes('='))
+      for (const pair of value.split(/;\s*/)) {
+        const [name = '', cookie = ''] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+        if (secretName(name) || tokenLike(cookie)) add(cookie);
+      }
   };
   for (const [name, value] of [...Object.entries(upstream.headers ?? {}), ...Object.entries(upstream.env ?? {})]) {
     fromUrl(value);
-    if (SECRET_NAME.test(name) || TOKEN_LIKE.test(value)) fromCredential(value);
+    // `AUTH_HEADER: Bearer ...`: a scheme and a credential is one, whatever names it (review).
+    if (secretName(name) || tokenLike(value) || /^(Bearer|Basic|Token)\s+\S+$/i.test(value)) fromCredential(value);
   }
   if (upstream.url) fromUrl(upstream.url);
   const args = upstream.args ?? [];
   const redacted = redactArgs(args);
   args.forEach((arg, i) => {
     if (URL_START.test(arg)) return fromUrl(arg);
-    if (redacted[i] === arg) return;
+    // One the console shows may still be a credential by itself (an AWS secret's / and +: review).
+    if (redacted[i] === arg) return tokenLike(arg) ? add(arg) : undefined;
     // The pieces of the argument its redacted form lost, when a flag or name says secret or the piece is one by itself.
     const named = redacted[i] === REDACTED ? i > 0 && SECRET_FLAG.test(args[i - 1]!) : true;
-    for (const piece of arg.split(/[\s=:,"'{}]+/)) if (!redacted[i]!.includes(piece) && (named || TOKEN_LIKE.test(piece))) add(piece);
+    for (const piece of arg.split(/[\s=:,"'{}]+/)) if (!redacted[i]!.includes(piece) && (named || tokenLike(piece))) add(piece);
   });
   return [...found].sort((a, b) => b.length - a.length);
 }

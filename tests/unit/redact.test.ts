@@ -204,11 +204,52 @@ describe("an upstream's configured secrets", () => {
         AUTH_HEADER_NAME: 'Authorization',
         SESSION_STORE: 'memory',
         PASSTHROUGH: 'enabled',
-        TENANT_ID: '0f8fad5b-d9cb-469f-a165-70867728950e',
+        MONKEY: 'banana-split',
       },
       args: ['--keyword', 'weather', '--model', 'claude-3-5-sonnet-20241022-extended'],
     });
     expect(ordinary).toEqual([]);
+    // Names with a word after the credential word, a scheme-and-credential value, and keys of the usual issued forms (third review).
+    const found = configuredSecrets({
+      env: { DB_PASSWORD_RO: 'ro-pass-111', API_KEY_PRIMARY: 'primary-key-222', GITHUB_TOKEN_2: 'gh-token-333', SESSION_ID: 'session-444' },
+      headers: { AUTH_HEADER: 'Bearer abc123def', Cookie: 'theme=darkmode; sid=abcdef123' },
+      url: 'https://mcp.example.com/server/0f8fad5b-d9cb-469f-a165-70867728950e/mcp',
+      args: [
+        'tvly-abc123def456',
+        'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        '--key2',
+        'second-key-555',
+        '--token-value',
+        'token-value-666',
+        'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      ],
+    });
+    for (const secret of [
+      'ro-pass-111',
+      'primary-key-222',
+      'gh-token-333',
+      'session-444',
+      'abc123def',
+      'abcdef123',
+      '0f8fad5b-d9cb-469f-a165-70867728950e',
+      'tvly-abc123def456',
+      'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+      'second-key-555',
+      'token-value-666',
+      'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+    ])
+      expect(found).toContain(secret);
+    expect(found).not.toContain('darkmode');
+    expect(redactArgs(['--token-value', 'hunter2pw', '--key2', 'hunter3pw', '--keyword', 'weather', '--token-file', '/run/secrets/t'])).toEqual([
+      '--token-value',
+      REDACTED,
+      '--key2',
+      REDACTED,
+      '--keyword',
+      'weather',
+      '--token-file',
+      '/run/secrets/t',
+    ]);
     // What a credential header carries: a cookie's values, Basic's decoded pair, a percent-encoded password as written.
     const carried = configuredSecrets({
       url: 'https://svc:p%40ss%2Fw0rd!x@mcp.example.com/mcp',
