@@ -18,6 +18,18 @@ const CONFORMANCE_CONFIG = new URL('../../config/conformance.yaml', import.meta.
 
 const SERVICE_KEY = 'wx-SECRET-svc-9f8e7d';
 
+/** config/conformance.yaml with the `notes` upstream, sent SERVICE_KEY in a header, and `others` after it. */
+const notesConfig = (others: Record<string, unknown>[] = []) =>
+  loadConfig({
+    path: CONFORMANCE_CONFIG,
+    env: {},
+    overrides: {
+      listen: { host: '127.0.0.1', port: 0 },
+      log: { level: 'silent' },
+      upstreams: [{ name: 'notes', url: 'http://notes.upstream.invalid/mcp', headers: { 'X-Service-Key': SERVICE_KEY } }, ...others],
+    },
+  });
+
 let gateway: InProcessGateway;
 beforeAll(() => {
   const notes = inMemoryFakeUpstream({
@@ -62,18 +74,7 @@ beforeAll(() => {
     ],
   });
   const other = inMemoryFakeUpstream({ tools: [{ definition: { name: 'ping', inputSchema: { type: 'object' } } }] });
-  const config = loadConfig({
-    path: CONFORMANCE_CONFIG,
-    env: {},
-    overrides: {
-      listen: { host: '127.0.0.1', port: 0 },
-      log: { level: 'silent' },
-      upstreams: [
-        { name: 'notes', url: 'http://notes.upstream.invalid/mcp', headers: { 'X-Service-Key': SERVICE_KEY } },
-        { name: 'other', url: 'http://other.upstream.invalid/mcp', forwardCredentials: true, scopeRules: {}, anchors: [] },
-      ],
-    },
-  });
+  const config = notesConfig([{ name: 'other', url: 'http://other.upstream.invalid/mcp', forwardCredentials: true, scopeRules: {}, anchors: [] }]);
   gateway = inProcessGateway(config, { upstreams: { notes, other } });
 });
 afterAll(async () => {
@@ -159,16 +160,7 @@ describe('an upstream that fails its handshake quoting a secret of its configura
       },
       close: async () => {},
     };
-    const config = loadConfig({
-      path: CONFORMANCE_CONFIG,
-      env: {},
-      overrides: {
-        listen: { host: '127.0.0.1', port: 0 },
-        log: { level: 'silent' },
-        upstreams: [{ name: 'notes', url: 'http://notes.upstream.invalid/mcp', headers: { 'X-Service-Key': SERVICE_KEY } }],
-      },
-    });
-    const failing = inProcessGateway(config, { upstreams: { notes: refusing as never } });
+    const failing = inProcessGateway(notesConfig(), { upstreams: { notes: refusing as never } });
     try {
       for (const era of ['modern', 'legacy'] as const) {
         const { headers, body } = rpc(era, 12, 'tools/list', {});
@@ -200,16 +192,7 @@ describe("an upstream quoting a secret of its configuration in a tool's error re
         },
       ],
     });
-    const config = loadConfig({
-      path: CONFORMANCE_CONFIG,
-      env: {},
-      overrides: {
-        listen: { host: '127.0.0.1', port: 0 },
-        log: { level: 'silent' },
-        upstreams: [{ name: 'notes', url: 'http://notes.upstream.invalid/mcp', headers: { 'X-Service-Key': SERVICE_KEY } }],
-      },
-    });
-    const quoting = inProcessGateway(config, { upstreams: { notes: leaky } });
+    const quoting = inProcessGateway(notesConfig(), { upstreams: { notes: leaky } });
     try {
       const { headers, body } = rpc('legacy', 13, 'tools/call', { name: 'leaky_call', arguments: {}, _meta: { progressToken: 'p1' } });
       const answer = JSON.stringify(await messagesOf(await post(`${quoting.gatewayUrl}/mcp`, body, { ...headers, ...FULL_KEY })));
