@@ -316,15 +316,17 @@ export class UpstreamClient {
   }
 
   /**
-   * `options` whose log, progress and task status notifications lose this upstream's configured secrets
+   * `options` whose log, progress and task status notifications and questions to the caller lose this upstream's configured secrets
    * (obs/redact.ts), as its errors do: an upstream reporting "backend refused key ..." on its log channel or
    * in a progress message tells the caller as much (review). `options` as it is when it has none.
    */
   private maskedNotifications(options: ForwardOptions, secrets: readonly string[]): ForwardOptions {
-    if (secrets.length === 0 || (!options.onlog && !options.onprogress && !options.ontaskstatus)) return options;
-    const { onlog, onprogress, ontaskstatus } = options;
+    if (secrets.length === 0 || (!options.onlog && !options.onprogress && !options.ontaskstatus && !options.oninputrequest)) return options;
+    const { onlog, onprogress, ontaskstatus, oninputrequest } = options;
     return {
       ...options,
+      // Its questions to the caller too (an elicitation's message, a sampling prompt: review).
+      ...(oninputrequest ? { oninputrequest: (request) => oninputrequest(withoutSecretsDeep(request, secrets) as typeof request) } : {}),
       ...(onlog ? { onlog: (message) => onlog(withoutSecretsDeep(message, secrets) as typeof message) } : {}),
       ...(onprogress ? { onprogress: (progress) => onprogress(withoutSecretsDeep(progress, secrets) as typeof progress) } : {}),
       ...(ontaskstatus ? { ontaskstatus: (params) => ontaskstatus(withoutSecretsDeep(params, secrets) as typeof params) } : {}),
@@ -344,7 +346,9 @@ export class UpstreamClient {
       const result = hopped ? await hopped : await this.sendOnce(method, params, options, true);
       // A tool's error result is its error message ("backend failed with key ..."): masked as the errors are, and a
       // task's answers whole (a finished task carries its tool's result, a status its message: review).
-      return secrets.length > 0 && ((result as { isError?: unknown } | undefined)?.isError === true || method.startsWith('tasks/'))
+      const answer = result as { isError?: unknown; resultType?: unknown } | undefined;
+      // ... and an input_required result's questions (2026-07-28 multi-round-trip: review).
+      return secrets.length > 0 && (answer?.isError === true || answer?.resultType === 'input_required' || method.startsWith('tasks/'))
         ? withoutSecretsDeep(result, secrets)
         : result;
     } catch (error) {
@@ -624,7 +628,11 @@ export class UpstreamClient {
           void subscription.closed.then(
             (how) => how === 'remote' && !this.closed && this.log.warn({ upstream: this.name }, 'upstream listen stream ended; relying on TTLs'),
           ),
-        (error: unknown) => this.log.info({ upstream: this.name, err: (error as Error).message }, 'upstream refused subscriptions/listen; relying on TTLs'),
+        (error: unknown) =>
+          this.log.info(
+            { upstream: this.name, err: withoutSecrets(String((error as Error)?.message), this.configuredSecrets()) },
+            'upstream refused subscriptions/listen; relying on TTLs',
+          ),
       ),
     );
   }

@@ -66,6 +66,27 @@ async function modernClient(capabilities: Record<string, unknown>, seen: { metho
 
 const text = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
 
+describe('an upstream question quoting a secret of its configuration', () => {
+  it('reaches the caller with the secret replaced, as its errors do (review)', async () => {
+    const serving = gateway;
+    // The key this gateway sends the upstream happens to be words of the upstream's question.
+    gateway = await startGatewayOver(upstream.url, { headers: { 'X-Api-Key': 'your name' } });
+    try {
+      const seen: { method: string; params: unknown }[] = [];
+      const client = await modernClient({ elicitation: { form: {} } }, seen);
+      try {
+        expect(text(await client.callTool({ name: 'ask_name', arguments: {} }))).toBe('hello Ada');
+      } finally {
+        await client.close();
+      }
+      expect(seen[0]!.params).toMatchObject({ message: 'What is [redacted]?' });
+    } finally {
+      await gateway.close();
+      gateway = serving;
+    }
+  });
+});
+
 describe('a 2025-era upstream asking mid-call, a 2026-07-28 caller answering in band', () => {
   it('relays elicitation, sampling and roots, and the one upstream call finishes with the answers', async () => {
     const seen: { method: string; params: unknown }[] = [];
