@@ -257,15 +257,14 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     // A request only: a notification of either is acknowledged 202 as any notification is (review).
     const single = post.era === 'modern' && !post.batch && !(post.ladderRejection ?? post.headerRejection) ? post.messages[0] : undefined;
     const handshake = single && 'id' in single ? single.method : undefined;
-    if (handshake === 'initialize' || handshake === 'ping') {
-      answerAtEdge(ctx, 404, errorResponse('in-band', post.id, ERROR_CODE.methodNotFound, `Method not found: ${HANDSHAKE_HINTS[handshake]}`));
-      return reportMessage(runtime.outcomes, { endpoint: surface.name, era: 'modern' }, handshake, 'error');
-    }
+    /** An unknown method on 2026-07-28 as the SDK answers one (HTTP 404, -32601, SEP-2575), counted as its path counts it. */
+    const unknownMethod = (method: unknown, hint?: string): void => {
+      answerAtEdge(ctx, 404, errorResponse('in-band', post.id, ERROR_CODE.methodNotFound, hint ? `Method not found: ${hint}` : 'Method not found'));
+      reportMessage(runtime.outcomes, { endpoint: surface.name, era: 'modern' }, method, 'error');
+    };
+    if (handshake === 'initialize' || handshake === 'ping') return unknownMethod(handshake, HANDSHAKE_HINTS[handshake]);
     // A task method not served to a 2026-07-28 caller is an unknown method there, whatever its Mcp-Name: 404/-32601.
-    if (await unservedTaskMethod(post, authenticated)) {
-      answerAtEdge(ctx, 404, errorResponse('in-band', post.id, ERROR_CODE.methodNotFound, 'Method not found'));
-      return reportMessage(runtime.outcomes, { endpoint: surface.name, era: 'modern' }, post.messages[0]!.method, 'error');
-    }
+    if (await unservedTaskMethod(post, authenticated)) return unknownMethod(post.messages[0]!.method);
     // Before the ladder: on 2026-07-28 no Mcp-Name can match such a body, and the caller's mistake is the body's.
     if (post.illFormedName) {
       const { path, at } = post.illFormedName;
