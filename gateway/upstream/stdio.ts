@@ -22,6 +22,56 @@ export function exitOf(transport: object): string {
   return exits.get(transport) ?? 'exited';
 }
 
+/** How long a stdio server gets to exit after its stdin ends, and again after SIGTERM, before the next step (ms). */
+export const STOP_GRACE_MS = 2000;
+
+/** Every stdio server process this gateway started that has not exited yet. */
+const running = new Set<ChildProcess>();
+let endAtExit = false;
+
+/**
+ * Remembers `child` until it exits. At the gateway's own exit, any still running is sent SIGTERM: a server that
+ * ignores its stdin's end would otherwise outlive us, reparented to init (a failed handshake's process whose
+ * stop was under way, a `process.exit` before a close finished). SIGTERM, not SIGKILL, so a server that flushes
+ * on it keeps its data; the exit handler cannot wait to escalate.
+ */
+function track(child: ChildProcess): void {
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  if (endAtExit) return;
+  endAtExit = true;
+  process.on('exit', () => {
+    for (const child of running) child.kill('SIGTERM');
+  });
+}
+
+/** Resolves true when `exited` settles within `ms`, false after; the timer holds the event loop, so a stop in progress is not cut short by an exit. */
+function within(exited: Promise<void>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    exited.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Stops a stdio server as MCP 2025-11-25 basic/lifecycle §Shutdown (stdio) says: its stdin ends, then SIGTERM
+ * after {@link STOP_GRACE_MS}, then SIGKILL after as long again; resolves once it has exited. The SDK's own close
+ * does the same with timers that do not hold the event loop, so an exiting gateway left such a server running.
+ */
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.stdin?.end();
+  if (await within(exited, STOP_GRACE_MS)) return;
+  child.kill('SIGTERM');
+  if (await within(exited, STOP_GRACE_MS)) return;
+  child.kill('SIGKILL');
+  await exited;
+}
+
 /** At most one warning about stray stdout lines per this many ms and process. */
 const STRAY_WARNING_MS = 60_000;
 
@@ -73,7 +123,8 @@ export const STDIO_LINE_FACTOR = 16;
  * `cwd` and `env` on top of the SDK's minimal inherited environment (HOME, LOGNAME, PATH, SHELL, TERM,
  * USER: the gateway's own secrets are not passed on). Each stderr line is logged with the upstream's
  * name, cut at {@link MAX_STDERR_LINE} characters (the rest of a longer line is dropped unread). One
- * transport is one process; the UpstreamClient that owns it restarts it when it exits. A stdout message
+ * transport is one process; the UpstreamClient that owns it restarts it when it exits; closing the transport
+ * stops the process ({@link stop}) and resolves once it has exited. A stdout message
  * (one line) may be `maxLineBytes` long (the SDK's `maxBufferSize`, which otherwise stops at 10 MiB, is set
  * above it); past it the process is stopped and its exit says why ({@link exitOf}).
  */
@@ -94,6 +145,7 @@ export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes
   transport.start = () => {
     const started = start();
     const child = (transport as unknown as { _process?: ChildProcess })._process;
+    if (child) track(child);
     child?.once('exit', (code, signal) => {
       if (!exits.has(transport)) exits.set(transport, signal ? `was killed by ${signal}` : `exited with code ${code}`);
     });
@@ -111,6 +163,12 @@ export function stdioTransport(config: UpstreamConfig, log: Logger, maxLineBytes
       child.kill('SIGKILL');
     });
     return started;
+  };
+  const close = transport.close.bind(transport);
+  transport.close = async () => {
+    const child = (transport as unknown as { _process?: ChildProcess })._process;
+    if (child) await stop(child);
+    return close();
   };
   const stderr = transport.stderr as Readable | null;
   if (stderr) {
