@@ -69,6 +69,23 @@ describe('registration budgets', () => {
     expect(metrics).toMatch(/^mcp_rate_limited_total\{budget="registrations_per_address"\} 2$/m);
     expect(metrics).toMatch(/^mcp_oauth_refusals_total\{endpoint="register",reason="rate_limited"\} 2$/m);
   });
+
+  it('refuses the spellings oidc-provider would also route (another case, a trailing slash) with 404, so none registers past the budget', async () => {
+    const document = JSON.stringify({ client_name: 'x', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' });
+    for (const path of ['/oauth/register/', '/oauth/REGISTER', '/oauth/Register/', '/OAUTH/register']) {
+      const answer = await gateway.fetch(
+        new Request(`${gateway.gatewayUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: document }),
+      );
+      expect(answer.status, path).toBe(404);
+      const body = (await answer.json()) as { error: string; error_description?: string };
+      if (path.startsWith('/oauth/'))
+        expect(body, path).toEqual({ error: 'invalid_request', error_description: expect.stringContaining('paths are spelled exactly: /oauth/register') });
+    }
+    const bogus = await gateway.fetch(new Request(`${gateway.gatewayUrl}/oauth/TOKEN/`, { method: 'POST' }));
+    expect(await bogus.json()).toMatchObject({ error_description: expect.stringContaining('/oauth/token') });
+    const lines = authDecisionsOf(audit).filter((r) => r.endpoint === 'register');
+    expect(lines.filter((r) => r.outcome === 'ok')).toHaveLength(3);
+  });
 });
 
 describe('registration documents', () => {

@@ -48,6 +48,27 @@ export const AUTHORIZATION_SERVER_ROUTES = {
 /** The sign-in pages' steps after `${INTERACTION_PREFIX}<uid>` (interaction.ts). */
 const INTERACTION_STEPS = new Set(['login', 'consent', 'abort']);
 const ENDPOINTS = new Set<string>(Object.values(AUTHORIZATION_SERVER_ROUTES));
+/** oidc-provider's other paths under /oauth/ (its router's `/:uid` and `/:clientId` ones, end_session's two steps). */
+const SUBPATHS = [/^\/oauth\/(?:authorize|register|device)\/[^/]+$/, /^\/oauth\/logout\/(?:confirm|success)$/];
+
+/**
+ * Whether a path under `/oauth/` (the sign-in pages' aside) is spelled as one of oidc-provider's routes is:
+ * its router also dispatches letters of another case and a trailing slash (`/oauth/REGISTER/`), which
+ * would pass anything here that decides by path (the registration budget: review) without being counted.
+ * Such spellings are refused before it (README: routing is strict). Returns the canonical spelling for a
+ * refused one that has one (for the error), true for a canonical path, false for none.
+ */
+export function canonicalOAuthPath(path: string): true | string | false {
+  if (ENDPOINTS.has(path) || SUBPATHS.some((pattern) => pattern.test(path))) return true;
+  const trimmed = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+  const folded = trimmed.toLowerCase();
+  for (const endpoint of ENDPOINTS) if (endpoint === folded) return endpoint;
+  const [, , endpoint, ...rest] = trimmed.split('/');
+  const respelled = `/oauth/${endpoint?.toLowerCase()}${rest.length ? `/${rest.join('/')}` : ''}`;
+  if (SUBPATHS.some((pattern) => pattern.test(respelled))) return respelled;
+  if (SUBPATHS.some((pattern) => pattern.test(folded))) return folded;
+  return false;
+}
 
 /**
  * The `route` label (http_request_duration_seconds) of an authorization server path: the endpoint,

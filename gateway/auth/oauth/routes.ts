@@ -5,7 +5,8 @@ import type { GatewayConfig } from '../../../config/types.ts';
 import { registrationCharges } from '../attempt-budgets.ts';
 import type { RateLimiter } from '../../store/rate-limiter.ts';
 import type { AuthDecisions } from '../decisions.ts';
-import { authorizationServerRoute, discoveryPath, INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
+import { clip } from '../../wire/clip.ts';
+import { authorizationServerRoute, canonicalOAuthPath, discoveryPath, INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
 
 export interface RouteDeps {
   provider: Provider;
@@ -66,6 +67,15 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
     // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on our own form posts, which the Origin check refuses.
     ctx.set('referrer-policy', 'same-origin');
     if (isInteraction) return interaction(ctx);
+    const canonical = ctx.path.startsWith('/oauth/') ? canonicalOAuthPath(ctx.path) : true;
+    if (canonical !== true) {
+      ctx.status = 404;
+      ctx.body = {
+        error: 'invalid_request',
+        error_description: `no authorization server endpoint at ${clip(ctx.path, 200)}${canonical ? ` (paths are spelled exactly: ${canonical})` : ''}`,
+      };
+      return;
+    }
     if (ctx.method === 'POST' && ctx.path === '/oauth/register') {
       const decision = await limiter.consume(registrationCharges(deps.rateLimits, ctx.ip));
       if (!decision.ok) {
