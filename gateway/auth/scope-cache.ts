@@ -199,16 +199,24 @@ export class ScopeCache {
 
 /**
  * Least privilege for OAuth tokens: the effective scopes are the credential's own intersected with
- * the token's grant. When the credential's own are unknown (endpoint down or not configured) the grant
- * alone applies (it was checked against the key's scopes at consent), never the fail-open full catalogue.
+ * the token's grant. Without a scope endpoint (`not_configured`) the grant alone applies (it was checked
+ * against the key's scopes at consent). When the endpoint cannot tell (down, timing out), the token is
+ * as unknown as a key pair would be, so `scopes.failureMode` decides for it as for one: `closed` refuses,
+ * `open` serves the last good answer narrowed to the grant, and a key refused since has none (review:
+ * the grant alone let a revoked key's token through a `closed` upstream while the endpoint failed).
  */
 export function narrowToGrant(result: ScopeResult, credential: Credential): ScopeResult {
   const granted = credential.granted;
   if (!granted || result.kind === 'unauthorized') return result;
   // Valid while both the credential's own answer and the token are.
   const validUntil = Math.min(result.validUntil ?? 0, granted.expiresAt ?? Infinity);
-  if (result.kind === 'unknown') return { kind: 'scopes', scopes: granted.scopes, validUntil };
+  if (result.kind === 'unknown' && result.reason === 'not_configured') return { kind: 'scopes', scopes: granted.scopes, validUntil };
   const allowed = new Set(granted.scopes);
+  if (result.kind === 'unknown') {
+    const known = result.lastKnown;
+    const lastKnown = known && { ...known, scopes: known.scopes.filter((s) => allowed.has(s)) };
+    return { kind: 'unknown', reason: result.reason, validUntil, ...(lastKnown ? { lastKnown } : {}) };
+  }
   return { kind: 'scopes', scopes: result.scopes.filter((s) => allowed.has(s)), validUntil };
 }
 

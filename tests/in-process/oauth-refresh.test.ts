@@ -4,7 +4,8 @@
  * `refresh_token_reuse` audit line and counter each); a refresh naming a resource that is not granted is
  * `invalid_target` and consumes nothing; a refresh re-checks the key behind the grant (revoked: the grant
  * ends; narrowed: the new access token holds only what the key still does); loopback spellings of the
- * gateway's URL are one resource.
+ * gateway's URL are one resource; while the scope endpoint fails, a token is served as its key would be
+ * (its last good answer narrowed to the grant, `failureMode` deciding), never its grant alone.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
@@ -112,6 +113,48 @@ describe('a refresh re-checks the key behind the grant', () => {
     } finally {
       gateway.runtime.state.config.scopes.endpoint = endpoint.url;
       await narrower.close();
+    }
+  });
+});
+
+describe('a token while the scope endpoint fails', () => {
+  // config/cpzai.yaml's failureMode open: what a key pair gets, a token gets, narrowed to its grant.
+  it('is served its last good answer, and refused (503) once its key was refused since, as a key pair is', async () => {
+    const signedIn = await oauth.tokens(clientId, user('bob'));
+    const token = String(signedIn.body.access_token);
+    expect((await oauth.listTools(token)).status).toBe(200);
+    endpoint.mode = 'error';
+    expect(await oauth.listTools(token)).toEqual({ status: 200, tools: ['read_ledger', 'read_orders'] });
+    endpoint.mode = 'unauthorized';
+    expect((await oauth.listTools(token)).status).toBe(401);
+    // The grant alone served it here: a key revoked while the endpoint failed kept its tokens working (review).
+    endpoint.mode = 'error';
+    expect((await oauth.listTools(token)).status).toBe(503);
+  });
+
+  it('is refused with 503 by a failureMode closed gateway, a refreshed one too, until the endpoint answers again', async () => {
+    const closed = inProcessGateway(
+      {
+        scopes: { endpoint: endpoint.url, ttlMs: 0, unauthorizedTtlMs: 0, failureMode: 'closed' },
+        oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-closed', scopes: ['ledger:read', 'orders:read'] },
+        upstreams: [{ health: { intervalMs: 0 } }],
+      },
+      { fake: { tools: [tool('read_ledger', 'ledger:read'), tool('read_orders', 'orders:read')] } },
+    );
+    try {
+      await closed.runtime.startOAuth(closed.gatewayUrl);
+      const client = oauthClient(closed.gatewayUrl, closed.fetch);
+      const id = (await client.register()).client_id;
+      const signedIn = await client.tokens(id, user('bob'));
+      expect((await client.listTools(String(signedIn.body.access_token))).status).toBe(200);
+      endpoint.mode = 'error';
+      expect((await client.listTools(String(signedIn.body.access_token))).status).toBe(503);
+      const rotated = await client.refresh(id, String(signedIn.body.refresh_token));
+      expect((await client.listTools(String(rotated.body.access_token))).status).toBe(503);
+      endpoint.mode = 'ok';
+      expect(await client.listTools(String(rotated.body.access_token))).toEqual({ status: 200, tools: ['read_ledger', 'read_orders'] });
+    } finally {
+      await closed.close();
     }
   });
 });

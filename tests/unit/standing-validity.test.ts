@@ -59,8 +59,11 @@ describe('Standing.validUntil', () => {
       kind: 'unverified',
       reason: 'timeout',
     });
-    // A failed lookup narrowed to a token's grant holds as long as the remembered failure (here: not remembered).
+    // A failed lookup for a token is as unverified as for its key (its grant alone is no answer: scope-cache.ts narrowToGrant).
     const granted = { scopes: ['a'], replacesLookup: false, expiresAt: TOKEN_ENDS };
-    expect(validUntilOf(await standingOf([endpoint({ kind: 'unknown', reason: 'error' })], { authorization: 'Bearer opaque' }, { granted }))).toBe(0);
+    expect(await standingOf([endpoint({ kind: 'unknown', reason: 'error' })], { authorization: 'Bearer opaque' }, { granted })).toEqual({
+      kind: 'unverified',
+      reason: 'error',
+    });
   });
 });
