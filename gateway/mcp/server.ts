@@ -149,7 +149,7 @@ export function createMcpServerFactory(runtime: GatewayRuntime, surface: Surface
     // The SDK codec's own projection, as the fast path's (wire/server-codec.ts projectionFor); before 2025-06-18 without structuredContent.
     const sdkProjection: ProjectCallToolResult = (result, outputSchema) => server.projectCallToolResult(result, outputSchema);
     const structured = definesStructuredContent(era, revisionOf(authInfo));
-    const project = structured ? sdkProjection : withoutStructuredContent(sdkProjection);
+    const project = structured ? sdkProjection : withoutStructuredContent(sdkProjection, revisionOf(authInfo));
     const revisionFields = structured ? {} : { withoutStructuredContent: true as const };
     // The stateless 2025 leg answers on the POST's SSE stream, unless the answer is collapsed to JSON (negotiated-answer.ts).
     const streamed = era === 'legacy' && !answeredAsJson(authInfo);

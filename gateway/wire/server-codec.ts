@@ -76,19 +76,52 @@ export function definesStructuredContent(era: Era, revision: string | undefined)
   return era === 'modern' || (revision || REVISION_WITHOUT_HEADER) >= FIRST_REVISION_WITH_STRUCTURED_CONTENT;
 }
 
+/** The first revision with audio content blocks (2025-03-26 server/tools §Audio Content). */
+const FIRST_REVISION_WITH_AUDIO = '2025-03-26';
+
 /**
- * `project` followed by dropping `structuredContent`, its JSON kept as a text block when the content has
- * no text (a server returning structured content SHOULD also return it serialised in a TextContent
- * block, 2025-06-18 server/tools §Structured Content; the SDK's projection adds one already when there
- * is no text).
+ * `project` for a caller before 2025-06-18 (`revision`: its MCP-Protocol-Version header, none: 2025-03-26):
+ * `structuredContent` dropped, its JSON kept as a text block when the content has no text (a server
+ * returning structured content SHOULD also return it serialised in a TextContent block, 2025-06-18
+ * server/tools §Structured Content; the SDK's projection adds one already when there is no text); and the
+ * content blocks its revision does not define told in a text block instead (a `resource_link`, 2025-06-18;
+ * `audio` before 2025-03-26): its schema's content union refuses them, and an SDK v1 client of that revision
+ * drops the whole result for one (try-out).
  */
-export function withoutStructuredContent(project: ProjectCallToolResult): ProjectCallToolResult {
+export function withoutStructuredContent(project: ProjectCallToolResult, revision?: string): ProjectCallToolResult {
+  const served = revision || REVISION_WITHOUT_HEADER;
   return (result, outputSchema) => {
     const projected = project(result, outputSchema);
-    if (!('structuredContent' in projected)) return projected;
+    const content = projected.content?.some((block) => !definedBefore(block.type, served))
+      ? projected.content.map((block) => (definedBefore(block.type, served) ? block : toldAsText(block, served)))
+      : projected.content;
     const { structuredContent, ...rest } = projected;
-    if (structuredContent === undefined || rest.content?.some((block) => block.type === 'text')) return rest;
-    return { ...rest, content: [...(rest.content ?? []), { type: 'text', text: JSON.stringify(structuredContent) }] };
+    if (structuredContent === undefined || content?.some((block) => block.type === 'text')) return { ...rest, content };
+    return { ...rest, content: [...(content ?? []), { type: 'text', text: JSON.stringify(structuredContent) }] };
+  };
+}
+
+/** Whether a content block of `type` is in the content union of `revision` (before 2025-06-18). */
+function definedBefore(type: string, revision: string): boolean {
+  if (type === 'resource_link') return false;
+  if (type === 'audio') return revision >= FIRST_REVISION_WITH_AUDIO;
+  return true;
+}
+
+/** A content block `revision` does not define, as a text block that says what it was (with its annotations and `_meta`). */
+function toldAsText(block: CallToolResult['content'][number], revision: string): CallToolResult['content'][number] {
+  const { annotations, _meta } = block as { annotations?: unknown; _meta?: unknown };
+  const kept = { ...(annotations !== undefined ? { annotations } : {}), ...(_meta !== undefined ? { _meta } : {}) } as Record<string, never>;
+  if (block.type === 'resource_link') {
+    const label = block.title ?? block.name;
+    const facts = [block.mimeType, block.description].filter((fact) => typeof fact === 'string' && fact !== '');
+    return { type: 'text', text: `Resource link: ${block.uri}${label && label !== block.uri ? ` (${label})` : ''}${facts.length ? `: ${facts.join('; ')}` : ''}`, ...kept };
+  }
+  const mimeType = (block as { mimeType?: unknown }).mimeType;
+  return {
+    type: 'text',
+    text: `[${block.type} content${typeof mimeType === 'string' ? ` (${mimeType})` : ''} left out: protocol revision ${revision} has no ${block.type} content blocks]`,
+    ...kept,
   };
 }
 

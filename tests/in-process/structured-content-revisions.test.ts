@@ -12,6 +12,12 @@ import { inProcessStack, type InProcessGateway } from '../helpers/in-process.ts'
 import { FULL_KEY, messagesOf, post } from '../helpers/raw-mcp.ts';
 
 const DATA = { data: { id: 'd1', amount: '100' } };
+const LINKED = [
+  { type: 'text', text: 'two files' },
+  { type: 'resource_link', uri: 'file:///exports/deals.csv', name: 'deals.csv', mimeType: 'text/csv', description: 'the deals' },
+  { type: 'audio', data: 'UklGRg==', mimeType: 'audio/wav', annotations: { priority: 0.5 } },
+] as const;
+const LINK_AS_TEXT = { type: 'text', text: 'Resource link: file:///exports/deals.csv (deals.csv): text/csv; the deals' };
 let stack: InProcessGateway;
 beforeAll(async () => {
   stack = await inProcessStack({
@@ -19,6 +25,10 @@ beforeAll(async () => {
       tools: [
         structuredTool('with_text', () => ({ content: [{ type: 'text', text: 'deal d1: 100' }], structuredContent: DATA })),
         structuredTool('without_text', () => ({ content: [], structuredContent: DATA })),
+        {
+          definition: { name: 'linked', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+          call: () => ({ content: [...LINKED] }),
+        },
       ],
     },
   });
@@ -49,7 +59,7 @@ async function outputSchemas(revision: string | undefined, path: 'plain' | 'meta
 
 describe.each(['plain', 'meta'] as const)('structuredContent and outputSchema by revision (%s request)', (path) => {
   it.each(['2024-11-05', '2025-03-26', undefined])('%s: dropped, the text kept or its JSON added as text', async (revision) => {
-    expect(await outputSchemas(revision, path)).toEqual([false, false]);
+    expect(await outputSchemas(revision, path)).toEqual([false, false, false]);
     const withText = await call(revision, 'with_text', path);
     expect(withText).not.toHaveProperty('structuredContent');
     expect(withText?.content).toEqual([{ type: 'text', text: 'deal d1: 100' }]);
@@ -58,8 +68,29 @@ describe.each(['plain', 'meta'] as const)('structuredContent and outputSchema by
     expect(withoutText?.content).toEqual([{ type: 'text', text: JSON.stringify(DATA) }]);
   });
 
+  // A resource_link (2025-06-18) or, before 2025-03-26, an audio block: not in the revision's content union (an SDK v1 client drops the whole result).
+  it.each([
+    [
+      '2024-11-05',
+      [
+        LINKED[0],
+        LINK_AS_TEXT,
+        {
+          type: 'text',
+          text: '[audio content (audio/wav) left out: protocol revision 2024-11-05 has no audio content blocks]',
+          annotations: { priority: 0.5 },
+        },
+      ],
+    ],
+    ['2025-03-26', [LINKED[0], LINK_AS_TEXT, LINKED[2]]],
+    [undefined, [LINKED[0], LINK_AS_TEXT, LINKED[2]]],
+    ['2025-06-18', LINKED],
+  ])('%s: content blocks the revision does not define are told as text', async (revision, content) => {
+    expect((await call(revision, 'linked', path))?.content).toEqual(content);
+  });
+
   it.each(['2025-06-18', '2025-11-25'])('%s: kept', async (revision) => {
-    expect(await outputSchemas(revision, path)).toEqual([true, true]);
+    expect(await outputSchemas(revision, path)).toEqual([true, true, false]);
     expect((await call(revision, 'with_text', path))?.structuredContent).toEqual(DATA);
     expect((await call(revision, 'without_text', path))?.structuredContent).toEqual(DATA);
   });
