@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
-import { authDecisionsOf, oauthClient, REDIRECT_URI } from '../helpers/oauth-harness.ts';
+import { authDecisionsOf, oauthClient, openSignInPage, REDIRECT_URI, step } from '../helpers/oauth-harness.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
 const SECRET = 'test-secret-0123456789abcdef-registration';
@@ -146,6 +146,34 @@ describe('registration documents', () => {
       const accepted = await oauth.registerRaw({ redirect_uris: [uri], application_type: 'web', token_endpoint_auth_method: 'none' });
       expect(accepted.status, uri).toBe(201);
     }
+  });
+});
+
+describe("a native client's private-use redirect scheme (RFC 8252 §7.1)", () => {
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    gateway = await gatewayWith({});
+  });
+  afterAll(() => gateway?.close());
+
+  it('is shown whole on the consent page, with a warning that an app on this device gets the code, never as a website host', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    const redirectUri = 'x-https://claude.ai/api/mcp/auth_callback';
+    const registered = await oauth.registerRaw({
+      client_name: 'Claude',
+      redirect_uris: [redirectUri],
+      application_type: 'native',
+      token_endpoint_auth_method: 'none',
+    });
+    expect(registered.status).toBe(201);
+    const clientId = ((await registered.json()) as { client_id: string }).client_id;
+    const opened = await openSignInPage(gateway.gatewayUrl, { clientId, redirectUri, scope: 'ledger:read', fetch: oauth.send });
+    let answer = await step(opened.jar, `${opened.interaction}/login`, { csrf: opened.csrf, key: ALICE.key, secret: ALICE.secret }, {}, oauth.send);
+    expect(answer.status).toBe(303);
+    answer = await step(opened.jar, opened.interaction, undefined, {}, oauth.send);
+    const consent = await answer.text();
+    expect(consent).toContain('<dt>Returns to</dt><dd><code>x-https://claude.ai/api/mcp/auth_callback</code></dd>');
+    expect(consent).toContain('This returns to an application on this device that opens <code>x-https:</code> links, not to a website');
   });
 });
 

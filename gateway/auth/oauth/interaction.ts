@@ -292,13 +292,19 @@ function clientView(client: { clientId: string; clientName?: string; redirectUri
   const hostOf = (uri: string) => URL.parse(uri)?.host ?? uri;
   const uris = client.redirectUris ?? [];
   const isLoopback = (uri: string) => /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(URL.parse(uri)?.hostname ?? '');
+  const target = redirectUri || uris[0] || '';
+  const url = URL.parse(target);
+  // A native client's private-use scheme (RFC 8252 §7.1: `cursor://`, `x-https://claude.ai/...`) opens whatever app
+  // claims it: its "host" is text the client chose, so the page shows the whole URI and says so (review).
+  const appScheme = url && url.protocol !== 'https:' && url.protocol !== 'http:' ? url.protocol.slice(0, -1) : undefined;
   return {
     // A self-declared name: shown without invisible characters (a U+202E override spells "Google" backwards
     // as "elgooG"; zero-width ones split a name that reads as another).
     name: shownName(client.clientName ?? '') || client.clientId,
     clientId: client.clientId,
-    redirectHost: hostOf(redirectUri || uris[0] || ''),
+    redirectHost: appScheme ? `${url!.protocol}${url!.host ? `//${url!.host}` : ''}${url!.pathname}` : hostOf(target),
     loopbackOnly: uris.length > 0 && uris.every(isLoopback),
+    ...(appScheme ? { appScheme } : {}),
   };
 }
 

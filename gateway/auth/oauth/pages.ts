@@ -63,6 +63,8 @@ export interface ClientView {
   redirectHost: string;
   /** Every registered redirect URI is on localhost: shown with a warning (same section, SHOULD). */
   loopbackOnly: boolean;
+  /** The redirect URI's private-use scheme (RFC 8252 §7.1), when it has one: `redirectHost` is then the URI less its query, shown with a warning that an app on this device gets the code. */
+  appScheme?: string;
 }
 
 export function signInPage(view: { action: string; csrf: string; client: ClientView; serviceName: string; error?: string; abortAction: string }): string {
@@ -126,6 +128,7 @@ export function consentPage(view: {
 <dt>Server</dt><dd><code>${escapeHtml(view.resource)}</code></dd>
 </dl>
 ${client.loopbackOnly ? `<p class="warning" role="note">This application returns to <code>${escapeHtml(client.redirectHost)}</code> on your own computer. Only continue if you started this connection from an application on this computer.</p>` : ''}
+${client.appScheme ? `<p class="warning" role="note">This returns to an application on this device that opens <code>${escapeHtml(client.appScheme)}:</code> links, not to a website; the address above is what that application chose. Only continue if you started this connection from an application on this device.</p>` : ''}
 ${view.error ? `<p class="alert" role="alert">${escapeHtml(view.error)}</p>` : ''}
 <form method="post" action="${escapeHtml(view.action)}">
 <input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
