@@ -5,6 +5,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import addFormats from 'ajv-formats';
 import { type ErrorCode, LineCounter, parseDocument, type YAMLError } from 'yaml';
 import schema from './schema.json' with { type: 'json' };
+import { checksHost } from './hosts.ts';
 import { addressRange } from './trusted-proxies.ts';
 import type { GatewayConfig } from './types.ts';
 
@@ -310,6 +311,13 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     throw new ConfigError('metrics.port', `is listen.port (${config.listen.port}): leave it unset to serve /metrics on the main port, or choose another port`);
   config.oauth.external.credentialHeaders = interpolateAll(config.oauth.external.credentialHeaders, env, 'oauth.external.credentialHeaders');
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');
+  // The audience a token must name is the endpoint's URL (MCP authorization §Token Audience Binding): from
+  // publicUrl, else the request's Host, which only a checked Host makes ours (review: Host: svc-b passed svc-b's tokens).
+  if (config.oauth.mode === 'external' && !config.publicUrl && !config.oauth.external.audience && !checksHost(config))
+    throw new ConfigError(
+      'publicUrl',
+      `required when oauth.mode is external and listen.host (${config.listen.host}) is not loopback, unless oauth.external.audience or security.allowedHosts is set: a token's audience is checked against the endpoint's URL, which would otherwise be built from the Host header a caller chooses`,
+    );
   const embeddings = config.search.embeddings;
   if (embeddings) {
     if (!/^https?:$/.test(new URL(embeddings.url).protocol))

@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Middleware } from 'koa';
 import { localhostAllowedHostnames, localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../config/types.ts';
+import { checksHost, isLoopbackHost } from '../../config/hosts.ts';
 import { isAuthorizationServerPath, pathPrefix } from '../auth/oauth/paths.ts';
 import { jsonRpcErrorBody, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
@@ -87,11 +88,6 @@ export function requestAccounting(
   };
 }
 
-/** True for binds only this machine can reach: DNS-rebinding protection is on by default for them. */
-export function isLoopbackHost(host: string): boolean {
-  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
-}
-
 /**
  * Host and Origin validation (spec 2026-07-28 basic/transports/streamable-http, Security), the one guard
  * in front of every route: an absolute-form request-target is taken as origin-form with its authority as
@@ -113,7 +109,7 @@ export function originGuard(config: GatewayConfig): Middleware {
 export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean {
   const loopback = isLoopbackHost(config.listen.host);
   const hosts = [...config.security.allowedHosts, ...(loopback ? localhostAllowedHostnames() : [])];
-  const checkHost = (config.security.dnsRebindingProtection ?? loopback) || config.security.allowedHosts.length > 0;
+  const checkHost = checksHost(config);
   const origins = [...config.security.allowedOrigins, ...(loopback ? localhostAllowedOrigins() : [])];
   const issuerPrefix = pathPrefix(config.oauth.issuer ?? config.publicUrl);
   const crossOriginPath = config.oauth.mode === 'builtin' ? (path: string) => isAuthorizationServerPath(path, issuerPrefix) : () => false;

@@ -52,6 +52,16 @@ describe('loadConfig', () => {
       /oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_TOKEN_SECRET\)/,
     );
     expect(() => loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external' } })).toThrow(/oauth\.external\.issuer: required when oauth\.mode is external/);
+    // Off loopback, with nothing checking Host, a token's audience would be built from the Host a caller sends.
+    const externalOn = (host: string, more: Record<string, unknown> = {}) =>
+      loadConfig({ env: {}, overrides: { listen: { host }, oauth: { mode: 'external', external: { issuer: 'https://idp.example' } }, ...more } });
+    expect(() => externalOn('0.0.0.0')).toThrow(/publicUrl: required when oauth\.mode is external and listen\.host \(0\.0\.0\.0\) is not loopback/);
+    expect(externalOn('0.0.0.0', { publicUrl: 'https://mcp.example' }).publicUrl).toBe('https://mcp.example');
+    expect(externalOn('0.0.0.0', { security: { allowedHosts: ['mcp.example'] } }).listen.host).toBe('0.0.0.0');
+    expect(
+      externalOn('0.0.0.0', { oauth: { mode: 'external', external: { issuer: 'https://idp.example', audience: 'https://mcp.example' } } }).listen.host,
+    ).toBe('0.0.0.0');
+    expect(externalOn('127.0.0.1').listen.host).toBe('127.0.0.1');
     const external = loadConfig({
       env: {
         GATEWAY_OAUTH_MODE: 'external',
