@@ -115,7 +115,11 @@ function toldAsText(block: CallToolResult['content'][number], revision: string):
   if (block.type === 'resource_link') {
     const label = block.title ?? block.name;
     const facts = [block.mimeType, block.description].filter((fact) => typeof fact === 'string' && fact !== '');
-    return { type: 'text', text: `Resource link: ${block.uri}${label && label !== block.uri ? ` (${label})` : ''}${facts.length ? `: ${facts.join('; ')}` : ''}`, ...kept };
+    return {
+      type: 'text',
+      text: `Resource link: ${block.uri}${label && label !== block.uri ? ` (${label})` : ''}${facts.length ? `: ${facts.join('; ')}` : ''}`,
+      ...kept,
+    };
   }
   const mimeType = (block as { mimeType?: unknown }).mimeType;
   return {
