@@ -382,7 +382,7 @@ export class CatalogCache {
     if (catalog.rejected)
       this.log.warn(
         { upstream: this.upstream.name, rejected: catalog.rejected },
-        'tools left out of the catalogue: an invalid x-mcp-header declaration (SEP-2243), invisible characters in the name, or a definition nested too deep',
+        'tools left out of the catalogue: a definition that is no spec Tool (each reason names the member), an invalid x-mcp-header declaration (SEP-2243), invisible characters in the name, or a definition nested too deep',
       );
     this.warnUnmatched(catalog);
     this.warnOverBudget(catalog);

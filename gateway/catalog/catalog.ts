@@ -5,6 +5,7 @@ import { contentHash, sizedContentHash } from '../checks/content-hash.ts';
 import { paramHeaders } from '../checks/mcp-param-headers.ts';
 import { findLimitBreach, formatPath } from '../checks/input-limits.ts';
 import { hasInvisible } from '../checks/invisible-text.ts';
+import { toolDefinitionProblem } from '../checks/tool-definition.ts';
 import { sanitizedDefinition } from './description-lint.ts';
 import { isAppOnlyTool, uiResourceUri } from './extensions.ts';
 
@@ -203,9 +204,10 @@ export function sourceOf(tool: CatalogTool): Tool {
 /**
  * Builds a catalogue version from an upstream's complete tools/list (all pages). Scope rules in config
  * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither needs the upstream's
- * `scopes.required` (public when that is empty). A tool with an
- * invalid `x-mcp-header` declaration, with invisible characters in its name, or nested deeper than
- * {@link MAX_DEFINITION_DEPTH} levels, is left out (`rejected`), the upstream's other tools served.
+ * `scopes.required` (public when that is empty). A tool that is no spec `Tool` a client can read
+ * (checks/tool-definition.ts: an empty name, an inputSchema whose type is not "object", a `required` that
+ * is no list), with an invalid `x-mcp-header` declaration, with invisible characters in its name, or nested
+ * deeper than {@link MAX_DEFINITION_DEPTH} levels, is left out (`rejected`), the upstream's other tools served.
  * Invisible characters in any other string of a definition are removed from what is served
  * (description-lint.ts `sanitizedDefinition`).
  *
@@ -259,6 +261,7 @@ export class CatalogBuilder {
         // Depth first: every other pass over the definition recurses once per level (findLimitBreach stops at the bound).
         const refused =
           tooDeep(tool) ??
+          toolDefinitionProblem(tool) ??
           // A name is routed on, so it cannot be cleaned like the text: a hidden character there hides the tool.
           (hasInvisible(tool.name) ? 'the name holds invisible characters (description lint)' : invalidHeaders(tool));
         if (refused) {

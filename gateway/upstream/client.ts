@@ -414,7 +414,9 @@ export class UpstreamClient {
   /** One request on the SDK client (stdio, in-process transports, and anything the hop does not carry). */
   private async sdkRequest(client: Client, method: string, params: Record<string, unknown>, options: ForwardOptions): Promise<unknown> {
     // The SDK client has no runtime for tasks (2.4): their methods, and a tools/call that may create one, go with a loose result schema.
-    if (method.startsWith('tasks/') || (method === 'tools/call' && params.task !== undefined))
+    // So does tools/list, as the hop hands it back: the catalogue checks each tool (catalog.ts), where one
+    // malformed definition in the SDK's schema failed the upstream's whole list.
+    if (method.startsWith('tasks/') || (method === 'tools/call' && params.task !== undefined) || method === 'tools/list')
       return await client.request({ method, params }, ANY_RESULT, {
         signal: abortSignalOf(options.signal),
         onprogress: options.onprogress,
