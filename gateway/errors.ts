@@ -231,6 +231,8 @@ export interface UpstreamFailure {
   status?: number;
   /** Whether the request had been written to the upstream's connection when it failed, where that is known ({@link markDelivery}). */
   delivery?: Delivery;
+  /** `upstream_timeout`: the upstream's `timeoutMs` that ran out, where the sender knew it (upstream/client.ts). */
+  timeoutMs?: number;
 }
 
 /**

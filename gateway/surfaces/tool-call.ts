@@ -204,7 +204,8 @@ function outcomeUnknown(failure: UpstreamFailure): boolean {
 
 /** How a call that reached its upstream went unanswered, for the caller (the failure's own message in brackets). */
 function howUnanswered(failure: UpstreamFailure): string {
-  if (failure.kind === 'upstream_timeout') return 'it did not answer in time';
+  if (failure.kind === 'upstream_timeout')
+    return `it did not answer in time${failure.timeoutMs === undefined ? '' : ` (its timeoutMs, ${failure.timeoutMs} ms)`}`;
   if (failure.kind === 'upstream_unavailable') return `the connection closed before the answer (${failure.message})`;
   if (failure.kind === 'cancelled') return `it was given up before its answer (${failure.message})`;
   return `its answer said nothing of the outcome (${failure.message})`;

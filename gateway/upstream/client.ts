@@ -352,7 +352,12 @@ export class UpstreamClient {
         ? withoutSecretsDeep(result, secrets)
         : result;
     } catch (error) {
-      const failure = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name));
+      const classified = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name));
+      // A timeout names the setting that decided it, as a result over limits.resultBytes does (try-out).
+      const failure =
+        classified.kind === 'upstream_timeout'
+          ? { ...classified, message: `${classified.message} (its timeoutMs, ${this.config.timeoutMs} ms)`, timeoutMs: this.config.timeoutMs }
+          : classified;
       // The caller gave up: the SDK cancelled just this request upstream (aborted its fetch, or sent
       // notifications/cancelled) and rejects with the abort reason, which for a caller whose own HTTP
       // connection closed is the gateway server's SdkError CONNECTION_CLOSED. That says nothing about the
