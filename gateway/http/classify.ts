@@ -51,7 +51,7 @@ export interface PostDescription {
   readonly methods: readonly unknown[];
   /** The id of a single request (the one an edge refusal echoes), else null. */
   readonly id: string | number | null;
-  /** The `MCP-Protocol-Version` header ('' when absent). */
+  /** The `MCP-Protocol-Version` header ('' when absent or empty; an empty one is refused as `unsupportedRevision`). */
   readonly revision: string;
   /**
    * The era the request is served in: the fast path's reading of a plain request (which the SDK routes
@@ -113,7 +113,10 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   const list: unknown[] = batch ? body : [body];
   const messages = list.filter(isPlainObject);
   const breach = notARequest ? undefined : (edgeLimitBreach(body as object, limits) ?? nameBreach(list, batch, limits.nameLength));
-  const revision = typeof headers['mcp-protocol-version'] === 'string' ? headers['mcp-protocol-version'] : '';
+  const versionHeader = headers['mcp-protocol-version'];
+  // Present but empty (`MCP-Protocol-Version:`) names no revision the gateway serves: refused as any unsupported value, not read as absent.
+  const sentVersion = typeof versionHeader === 'string' ? versionHeader : undefined;
+  const revision = sentVersion ?? '';
   const single = !batch ? messages[0] : undefined;
   const rawId = single?.id;
   // No header: a 2025-03-26 client (the header came in 2025-06-18), which may batch. A served revision
@@ -122,7 +125,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     batch && revision !== '' && (revision >= FIRST_REVISION_WITHOUT_BATCHES || (servedEra(revision) !== undefined && revision < REVISION_WITH_BATCHES));
   const invalid =
     notARequest ?? (single ? malformedMessage(single) : batch ? (batchRefused ? undefined : (malformedElement(list) ?? sharedRequestId(list))) : undefined);
-  const requested = requestedRevision(single, revision);
+  const requested = requestedRevision(single, sentVersion);
   const illFormed = notARequest ? undefined : illFormedName(list, batch);
   const plain = !batch ? plainRequest(body, headers) : undefined;
   // A plain request is routed as the fast path reads it; anything else as the SDK's entry does.
@@ -229,14 +232,15 @@ function sharedRequestId(list: readonly unknown[]): string | undefined {
 
 /**
  * The revision a request asks for: a single message's `_meta` protocolVersion claim when it is a string
- * (undefined when the header disagrees: -32020, the SDK's to answer), else the header; undefined when neither
- * names one (the SDK then assumes 2025-03-26, 2025-11-25 basic/transports §Protocol Version Header).
+ * (undefined when the header disagrees: -32020, the SDK's to answer), else the header, an empty one
+ * included (an invalid value: 2025-11-25 basic/transports §Protocol Version Header, 400); undefined when
+ * neither names one (no header at all: the SDK then assumes 2025-03-26, same section).
  */
-function requestedRevision(single: Record<string, unknown> | undefined, header: string): string | undefined {
+function requestedRevision(single: Record<string, unknown> | undefined, header: string | undefined): string | undefined {
   const claim = revisionClaim(single);
   // A header disagreeing with the claim is a HeaderMismatch (-32020) first (streamable-http §Protocol Version Header).
-  if (claim !== undefined) return header === '' || header === claim ? claim : undefined;
-  return header === '' ? undefined : header;
+  if (claim !== undefined) return header === undefined || header === claim ? claim : undefined;
+  return header;
 }
 
 /** A JSON-RPC response object (JSON-RPC 2.0 §5): its shape is checked where it is matched (InputBridge.answer). */

@@ -83,6 +83,8 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     ['a header of 2099-01-01 on a body without _meta', 'legacy', '2099-01-01', undefined],
     ['a header of 1999-01-01 on a body without _meta', 'legacy', '1999-01-01', undefined],
     ['a header that is no revision at all', 'legacy', 'latest', undefined],
+    // `curl -H 'MCP-Protocol-Version;'`: before (try-out), read as no header by the edge and refused by the SDK's 2025 leg (-32000, id null).
+    ['an empty header on a body without _meta', 'legacy', '', undefined],
   ] as const)('refuses %s with 400/-32022 naming every served revision', async (_what, era, header, claim) => {
     const { headers, body } = rpc(era, 7, 'tools/list');
     if (claim) (body.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion'] = claim;
@@ -98,6 +100,24 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
           code: -32022,
           message: `Unsupported protocol version: "${requested}"; this gateway serves ${supported.join(', ')}`,
           data: { kind: 'unsupported_protocol_version', supported: ['2026-07-28'], requested },
+        },
+      },
+    ]);
+  });
+
+  it.each(['latest', ''])('refuses a batch under the MCP-Protocol-Version header %j with 400/-32022, as a single request', async (header) => {
+    const { headers } = rpc('legacy', 1, 'tools/list');
+    const batch = [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' }));
+    const response = await post(url(), batch, { ...headers, 'mcp-protocol-version': header });
+    expect(response.status).toBe(400);
+    expect(await messagesOf(response)).toEqual([
+      {
+        jsonrpc: '2.0',
+        id: null,
+        error: {
+          code: -32022,
+          message: `Unsupported protocol version: ${JSON.stringify(header)}; this gateway serves ${['2026-07-28', ...LEGACY_REVISIONS].join(', ')}`,
+          data: { kind: 'unsupported_protocol_version', supported: ['2026-07-28'], requested: header },
         },
       },
     ]);
