@@ -78,6 +78,12 @@ export interface PostDescription {
   readonly unsupportedRevision?: string;
   /** A batch under a revision without batching (JSON-RPC batches were removed in 2025-06-18). */
   readonly batchRefused: boolean;
+  /**
+   * The index of the first `initialize` request in a batch the gateway would otherwise serve (2025-03-26,
+   * or no `MCP-Protocol-Version`): 2025-03-26 basic/lifecycle §Initialization, "The initialize request
+   * MUST NOT be part of a JSON-RPC batch".
+   */
+  readonly batchedInitialize?: number;
   readonly cancellations: readonly Cancellation[];
   /** The tool a single tools/call names (any revision): the OAuth step-up rule reads it (mcp-endpoint.ts). */
   readonly toolCall?: { readonly name: string };
@@ -126,6 +132,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   const invalid =
     notARequest ?? (single ? malformedMessage(single) : batch ? (batchRefused ? undefined : (malformedElement(list) ?? sharedRequestId(list))) : undefined);
   const requested = requestedRevision(single, sentVersion);
+  const batchedInitialize = batch && !batchRefused ? list.findIndex((m) => isPlainObject(m) && m.method === 'initialize' && 'id' in m) : -1;
   const illFormed = notARequest ? undefined : illFormedName(list, batch);
   const plain = !batch ? plainRequest(body, headers) : undefined;
   // A plain request is routed as the fast path reads it; anything else as the SDK's entry does.
@@ -150,6 +157,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     ...(headerRejection ? { headerRejection } : {}),
     ...(requested !== undefined && !SERVED_REVISIONS.includes(requested) ? { unsupportedRevision: requested } : {}),
     batchRefused,
+    ...(batchedInitialize >= 0 ? { batchedInitialize } : {}),
     cancellations: messages.flatMap(cancellationOf),
     toolCall:
       single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string'

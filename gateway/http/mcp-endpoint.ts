@@ -55,7 +55,8 @@ const HANDSHAKE_HINTS = {
  * tool-call.ts), 400/-32022 for a revision the gateway does not serve (the `_meta` claim, else the
  * `MCP-Protocol-Version` header; `data.supported` as server/discover, the message naming both eras),
  * 400/-32600 for a batch under a revision without batching or of more than 100 messages (the SDK's cap:
- * wire/revisions.ts `MAX_BATCH_MESSAGES`, `data.maxBatchMessages`), 404/-32601 for a tasks-extension
+ * wire/revisions.ts `MAX_BATCH_MESSAGES`, `data.maxBatchMessages`) or holding an initialize request (2025-03-26
+ * basic/lifecycle: it MUST NOT be batched; `data.path`), 404/-32601 for a tasks-extension
  * method a 2026-07-28 caller is not offered whose `Mcp-Name` would be refused (as any unknown method there),
  * 400/-32602 for a name, URI or task id `Mcp-Name`
  * mirrors that holds a lone UTF-16 surrogate (classify.ts `illFormedName`), the SDK's own ladder refusals (its
@@ -253,6 +254,18 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         null,
         { maxBatchMessages: MAX_BATCH_MESSAGES },
       );
+    // Refused whole, before the SDK's 2025 leg read it as a second initialization ("Only one initialization request is allowed").
+    if (post.batchedInitialize !== undefined) {
+      const path = jsonPointer([post.batchedInitialize]);
+      return refuse(
+        'invalid_request',
+        `Invalid Request: the batch holds an initialize request at ${path}; the initialize request MUST NOT be part of a JSON-RPC batch (2025-03-26 basic/lifecycle): send it alone, then batch what follows it`,
+        'invalid_request',
+        'batched_initialize',
+        null,
+        { path },
+      );
+    }
     // initialize or ping under 2026-07-28: unknown there (404/-32601, as the SDK answers), saying what to send instead (try-out).
     // A request only: a notification of either is acknowledged 202 as any notification is (review).
     const single = post.era === 'modern' && !post.batch && !(post.ladderRejection ?? post.headerRejection) ? post.messages[0] : undefined;

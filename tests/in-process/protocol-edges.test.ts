@@ -248,6 +248,42 @@ describe('protocol edges', () => {
     });
   });
 
+  // 2025-03-26 basic/lifecycle: "The initialize request MUST NOT be part of a JSON-RPC batch". Before (try-out), the SDK's
+  // 2025 leg answered [initialize, notifications/initialized] "Only one initialization request is allowed" and served [initialize].
+  it.each([
+    ['with notifications/initialized', '2025-03-26', 0, [{ jsonrpc: '2.0', method: 'notifications/initialized' }]],
+    ['alone', '2025-03-26', 0, []],
+    ['after a ping', '2025-03-26', 1, [{ jsonrpc: '2.0', id: 2, method: 'ping' }]],
+    ['without MCP-Protocol-Version (read as 2025-03-26)', undefined, 0, [{ jsonrpc: '2.0', method: 'notifications/initialized' }]],
+  ] as const)('refuses a batch holding initialize %s with 400/-32600 naming the rule and the element', async (_what, version, at, others) => {
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    };
+    const batch = at === 0 ? [initialize, ...others] : [...others, initialize];
+    // Without the header at all (not an empty one, which is refused -32022).
+    const { 'mcp-protocol-version': _legacy, ...headers } = call('legacy', 'ping').headers;
+    const response = await stack.fetch(
+      new Request(`${stack.gatewayUrl}/mcp`, {
+        method: 'POST',
+        headers: { ...headers, ...(version ? { 'mcp-protocol-version': version } : {}) },
+        body: JSON.stringify(batch),
+      }),
+    );
+    expect(response.status).toBe(400);
+    expect(await response.json()).toEqual({
+      jsonrpc: '2.0',
+      id: null,
+      error: {
+        code: -32600,
+        message: `Invalid Request: the batch holds an initialize request at /${at}; the initialize request MUST NOT be part of a JSON-RPC batch (2025-03-26 basic/lifecycle): send it alone, then batch what follows it`,
+        data: { kind: 'invalid_request', path: `/${at}` },
+      },
+    });
+  });
+
   it('answers every element of a 2025-03-26 batch that has a method named after an Object.prototype member', async () => {
     const legacy = call('legacy', 'tools/list');
     const batch = [
