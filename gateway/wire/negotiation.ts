@@ -131,14 +131,15 @@ function acceptRanges(field: string): readonly MediaRange[] {
  * produces): the acceptable one with the highest weight; on a tie `serverChoice`, except that an event
  * stream is sent only to a caller naming `text/event-stream` (a `*\/*` or `text/*` caller, such as curl
  * or a generic HTTP client, gets JSON, which it can read); undefined when neither is acceptable (q=0 or no matching range: the caller gets 406). No Accept at
- * all, or an empty one, accepts anything (RFC 9110 §12.5.1); malformed members are ignored, so an Accept
+ * all, or an empty one, is read as `*\/*` (RFC 9110 §12.5.1: "A request without any Accept header field implies
+ * that the user agent will accept any media type"), so such a caller gets JSON too; malformed members are ignored, so an Accept
  * made only of them accepts nothing. `only`: the answer can be in `serverChoice` alone (a
  * `subscriptions/listen` stream is SSE whatever the caller prefers): it, if acceptable at all.
  */
 export function chooseRepresentation(accept: string | readonly string[] | undefined, serverChoice: Representation, only = false): Representation | undefined {
   const field = Array.isArray(accept) ? accept.join(', ') : (accept as string | undefined);
-  if (field === undefined || field.trim() === '') return serverChoice;
-  const ranges = acceptRanges(field);
+  // No Accept (or an empty one) is `*/*` (RFC 9110 §12.5.1): JSON, as for any caller not naming the stream.
+  const ranges = acceptRanges(field === undefined || field.trim() === '' ? '*/*' : field);
   const weight = (representation: Representation) => weightOf(ranges, OFFERED.find((o) => o.representation === representation)!);
   const chosen = weight(serverChoice);
   if (only) return chosen.q > 0 ? serverChoice : undefined;

@@ -17,6 +17,9 @@ const upstream = {
   tools: [echoWordTool],
 };
 
+/** A request sent without any Accept header. */
+const NO_ACCEPT = '(no Accept header)';
+
 /** Accept values and what each era must answer in: 'json', 'sse' or 406. */
 const CASES: readonly { accept: string; legacy: 'json' | 'sse' | 406; modern: 'json' | 'sse' | 406 }[] = [
   { accept: 'application/json, text/event-stream', legacy: 'sse', modern: 'json' },
@@ -32,6 +35,9 @@ const CASES: readonly { accept: string; legacy: 'json' | 'sse' | 406; modern: 'j
   { accept: 'application/json', legacy: 'json', modern: 'json' },
   { accept: '*/*', legacy: 'json', modern: 'json' },
   { accept: 'application/json, text/*', legacy: 'json', modern: 'json' },
+  // No Accept at all is */* (RFC 9110 §12.5.1), an empty one alike: JSON (before, try-out: SSE on the 2025 leg).
+  { accept: NO_ACCEPT, legacy: 'json', modern: 'json' },
+  { accept: '', legacy: 'json', modern: 'json' },
 ];
 
 describe.each([true, false])('content negotiation (fast path %s)', (fastPath) => {
@@ -45,7 +51,8 @@ describe.each([true, false])('content negotiation (fast path %s)', (fastPath) =>
 
   const post = async (era: Era, accept: string, method: string, params?: Record<string, unknown>) => {
     const call = rpcCall(era, `${stack.gatewayUrl}/mcp`, KEY, method, params, 7);
-    return stack.fetch(new Request(call.url, { method: 'POST', headers: { ...call.headers, accept }, body: call.body }));
+    const { accept: _both, ...headers } = call.headers;
+    return stack.fetch(new Request(call.url, { method: 'POST', headers: accept === NO_ACCEPT ? headers : { ...headers, accept }, body: call.body }));
   };
 
   for (const era of ERAS)
@@ -109,8 +116,11 @@ describe.each([true, false])('content negotiation (fast path %s)', (fastPath) =>
 
 describe('chooseRepresentation (RFC 9110 §12.5.1)', () => {
   it('reads weights, ranges, specificity, parameters and case', () => {
-    expect(chooseRepresentation(undefined, 'sse')).toBe('sse');
+    // No Accept (or an empty one) is */*: JSON, the stream only to a caller naming it, or where it is the only answer.
+    expect(chooseRepresentation(undefined, 'sse')).toBe('json');
+    expect(chooseRepresentation(' ', 'sse')).toBe('json');
     expect(chooseRepresentation('', 'json')).toBe('json');
+    expect(chooseRepresentation(undefined, 'sse', true)).toBe('sse');
     // The more specific range wins over */* whatever their order.
     expect(chooseRepresentation('*/*, text/event-stream;q=0', 'sse')).toBe('json');
     expect(chooseRepresentation('text/*;q=0, text/event-stream;q=0.1', 'json')).toBe('sse');
