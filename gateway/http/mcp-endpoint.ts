@@ -4,7 +4,7 @@ import type { Context, Middleware } from 'koa';
 import type { Exchange } from './exchange.ts';
 import { bodyParser } from '@koa/bodyparser';
 import { toNodeHandler } from '@modelcontextprotocol/node';
-import { PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
+import { LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, withRevision, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
 import { credentialForm, credentialHeaderRepeats, type Credential } from '../auth/credentials.ts';
@@ -14,6 +14,7 @@ import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeR
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
 import { MAX_BATCH_MESSAGES, MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
 import { decodeParamValue } from '../wire/param-value.ts';
+import { revisionClaim } from '../wire/requests.ts';
 import { ERROR_CODE, echoableId, errorResponse, type RequestId } from '../wire/jsonrpc.ts';
 import { MODERN_TASK_METHODS, type TaskMethod } from '../upstream/types.ts';
 import { createCaller } from '../policy/caller.ts';
@@ -32,12 +33,24 @@ import { jsonPointer } from '../checks/json-pointer.ts';
 import { describeInexactNumber, inexactNumber, type InexactNumber } from '../checks/exact-numbers.ts';
 import { errorMapping, type ErrorKind } from '../errors.ts';
 
-/** What a caller that sends a 2025-era handshake method under 2026-07-28 (stateless, no handshake) is told to send instead. */
-const HANDSHAKE_HINTS = {
+/**
+ * What a caller that sends, under 2026-07-28, a method of the 2025 revisions that 2026-07-28 removed is told
+ * to send instead (2026-07-28 changelog, major changes 2, 4 and 5: no handshake, `subscriptions/listen`
+ * in place of resources/subscribe and resources/unsubscribe, no ping, the log level per request in `_meta`).
+ */
+const REMOVED_METHOD_HINTS: Readonly<Record<string, string>> = {
   initialize:
     'initialize is no method of revision 2026-07-28, which has no handshake: send each request with its _meta envelope (server/discover describes the server), or send MCP-Protocol-Version: 2025-11-25 to initialize',
   ping: 'ping is no method of revision 2026-07-28: any request shows the server is there (server/discover is the cheapest), or send MCP-Protocol-Version: 2025-11-25 to ping',
-} as const;
+  'logging/setLevel': `logging/setLevel is no method of revision 2026-07-28: send the level with each request as _meta["${LOG_LEVEL_META_KEY}"] (log messages are sent only for a request that carries it)`,
+  'resources/subscribe':
+    'resources/subscribe is no method of revision 2026-07-28: open a subscriptions/listen stream whose params.notifications.resourceSubscriptions lists the URIs (server/discover says whether resources.subscribe is offered)',
+  'resources/unsubscribe':
+    'resources/unsubscribe is no method of revision 2026-07-28: close the subscriptions/listen stream that names the URI, or open one whose resourceSubscriptions leaves it out',
+};
+
+/** The SDK ladder's cells refusing a request for its 2026-07-28 `_meta` envelope alone (absent, or incomplete). */
+const ENVELOPE_CELLS: ReadonlySet<string> = new Set(['modern-header-without-claim', 'envelope-invalid']);
 
 /**
  * The MCP endpoint of one surface, over HTTP: what is HTTP about an MCP POST is decided here, then the
@@ -266,16 +279,18 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
         { path },
       );
     }
-    // initialize or ping under 2026-07-28: unknown there (404/-32601, as the SDK answers), saying what to send instead (try-out).
-    // A request only: a notification of either is acknowledged 202 as any notification is (review).
-    const single = post.era === 'modern' && !post.batch && !(post.ladderRejection ?? post.headerRejection) ? post.messages[0] : undefined;
-    const handshake = single && 'id' in single ? single.method : undefined;
+    // A 2025-era method 2026-07-28 removed (initialize, ping, logging/setLevel, resources/subscribe and /unsubscribe):
+    // unknown there (404/-32601, as the SDK answers), saying what to send instead (try-outs). Named before an
+    // envelope the request lacks too (adding one would only lead to the 404), as the SDK names an initialize
+    // without one (-32020, "an initialize request (legacy handshake) was sent with a modern MCP-Protocol-Version header").
+    // A request only: a notification of one is acknowledged 202 as any notification is (review).
+    const removed = removedMethodOf(post);
     /** An unknown method on 2026-07-28 as the SDK answers one (HTTP 404, -32601, SEP-2575), counted as its path counts it. */
     const unknownMethod = (method: unknown, hint?: string): void => {
       answerAtEdge(ctx, 404, errorResponse('in-band', post.id, ERROR_CODE.methodNotFound, hint ? `Method not found: ${hint}` : 'Method not found'));
       reportMessage(runtime.outcomes, { endpoint: surface.name, era: 'modern' }, method, 'error');
     };
-    if (handshake === 'initialize' || handshake === 'ping') return unknownMethod(handshake, HANDSHAKE_HINTS[handshake]);
+    if (removed !== undefined) return unknownMethod(removed, REMOVED_METHOD_HINTS[removed]);
     // A task method not served to a 2026-07-28 caller is an unknown method there, whatever its Mcp-Name: 404/-32601.
     if (await unservedTaskMethod(post, authenticated)) return unknownMethod(post.messages[0]!.method);
     // Before the ladder: on 2026-07-28 no Mcp-Name can match such a body, and the caller's mistake is the body's.
@@ -369,6 +384,19 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       target,
     );
   }
+}
+
+/**
+ * The method of a single 2026-07-28 request that is one of {@link REMOVED_METHOD_HINTS}: served in that era,
+ * or refused by the SDK's ladder only for its `_meta` envelope under a 2026-07-28 header (or claim); else undefined.
+ */
+function removedMethodOf(post: PostDescription): string | undefined {
+  const message = post.batch ? undefined : post.messages[0];
+  if (!message || !('id' in message) || typeof message.method !== 'string' || !Object.hasOwn(REMOVED_METHOD_HINTS, message.method)) return undefined;
+  if (post.era === 'modern' && !(post.ladderRejection ?? post.headerRejection)) return message.method;
+  const claim = revisionClaim(message);
+  const modern = MODERN_REVISIONS.includes(post.revision) || (claim !== undefined && MODERN_REVISIONS.includes(claim));
+  return modern && post.ladderRejection && ENVELOPE_CELLS.has(post.ladderRejection.cell) ? message.method : undefined;
 }
 
 /**

@@ -182,6 +182,10 @@ describe('protocol edges', () => {
       /server\/discover.*MCP-Protocol-Version: 2025-11-25 to initialize/,
     ],
     ['ping', {}, /server\/discover.*MCP-Protocol-Version: 2025-11-25 to ping/],
+    // 2026-07-28 changelog 4 and 5: these 2025 methods were removed, for subscriptions/listen and the per-request log level.
+    ['logging/setLevel', { level: 'info' }, /send the level with each request as _meta\["io\.modelcontextprotocol\/logLevel"\]/],
+    ['resources/subscribe', { uri: 'x://y' }, /open a subscriptions\/listen stream whose params\.notifications\.resourceSubscriptions lists the URIs/],
+    ['resources/unsubscribe', { uri: 'x://y' }, /close the subscriptions\/listen stream that names the URI/],
   ])('answers %s under 2026-07-28 404/-32601 saying what to send instead (first-time user: a bare "Method not found")', async (method, params, hint) => {
     const response = await send(call('modern', method, params));
     expect(response.status).toBe(404);
@@ -191,6 +195,13 @@ describe('protocol edges', () => {
       message: expect.stringMatching(new RegExp(`^Method not found: ${method} is no method of revision 2026-07-28`)),
     });
     expect(answer.error!.message).toMatch(hint);
+    // Without the _meta envelope too, as an initialize without one is told about the handshake (-32020) rather than the
+    // envelope: before (try-out), -32602 "missing _meta", and with the envelope added the 404.
+    const bare = call('modern', method, params);
+    const { _meta: _envelope, ...plainParams } = (JSON.parse(bare.body) as { params: Record<string, unknown> }).params;
+    const withoutMeta = await send(bare, { body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: plainParams }) });
+    if (method === 'initialize') expect((await answerOf(withoutMeta)).error?.code).toBe(-32020);
+    else expect({ status: withoutMeta.status, answer: await answerOf(withoutMeta) }).toEqual({ status: 404, answer });
     // A notification of it is acknowledged as any notification is (review: it got a 404 with an error).
     const notification = call('modern', method, params);
     const body = JSON.parse(notification.body as string) as Record<string, unknown>;
