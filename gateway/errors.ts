@@ -29,6 +29,7 @@ export type ErrorKind =
   | 'not_found'
   | 'method_not_allowed'
   | 'unsupported_media_type'
+  | 'not_acceptable'
   | 'scope_denied'
   | 'call_directly'
   | 'tool_held'
@@ -116,6 +117,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: ERROR_CODE.serverError, httpStatus: 405, blame: 'client' };
     case 'unsupported_media_type':
       return { code: ERROR_CODE.serverError, httpStatus: 415, blame: 'client' };
+    // An Accept admitting neither JSON nor SSE (RFC 9110 §15.5.7; wire/requests.ts acceptRejection, which writes it itself).
+    case 'not_acceptable':
+      return { code: ERROR_CODE.serverError, httpStatus: 406, blame: 'client' };
     case 'scope_denied':
       return { code: ERROR_CODE.invalidParams, httpStatus: 200, blame: 'client' };
     case 'call_directly':

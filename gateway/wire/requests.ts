@@ -157,7 +157,7 @@ export interface LadderRejection {
  * A POST carrying requests whose Accept admits neither representation the gateway answers a request in
  * (wire/negotiation.ts `chooseRepresentation`, RFC 9110 §12.5.1; a `q=0` weight refuses a type), or,
  * for a `subscriptions/listen`, no event stream: 406, -32000, both eras (MCP basic/transports/
- * streamable-http: the client MUST accept both). Undefined when acceptable, or when the body holds no
+ * streamable-http: the client MUST accept both), `data.kind` `not_acceptable`. Undefined when acceptable, or when the body holds no
  * request (notifications and responses are answered 202 without a body).
  */
 export function acceptRejection(headers: IncomingHttpHeaders, messages: readonly Record<string, unknown>[]): LadderRejection | undefined {
@@ -175,6 +175,8 @@ export function acceptRejection(headers: IncomingHttpHeaders, messages: readonly
     httpStatus: 406,
     code: ERROR_CODE.serverError,
     message: `Not Acceptable: the Accept header ${JSON.stringify(shown)} admits ${admits}; send Accept: ${ANSWER_MEDIA_TYPES}`,
+    // As the 413, 415 and 400 edge refusals name theirs (errors.ts ErrorKind `not_acceptable`).
+    data: { kind: 'not_acceptable' },
   };
 }
 

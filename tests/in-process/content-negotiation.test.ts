@@ -70,7 +70,8 @@ describe.each([true, false])('content negotiation (fast path %s)', (fastPath) =>
             expect(response.status).toBe(406);
             expect(type).toMatch(/^application\/json/);
             const answer = JSON.parse(body) as { id: unknown; error: { code: number; message: string } };
-            expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32000 } });
+            // data.kind as the 413, 415 and 400 edge refusals carry theirs (before, try-out: no data).
+            expect(answer).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32000, data: { kind: 'not_acceptable' } } });
             expect(answer.error.message).toBe(
               `Not Acceptable: the Accept header ${JSON.stringify(c.accept)} admits neither application/json nor text/event-stream, the media types a request is answered in; send Accept: application/json, text/event-stream`,
             );
