@@ -12,7 +12,9 @@ import { answerAtEdge, rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from './fast-path.ts';
 import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
-import { MAX_BATCH_MESSAGES, MODERN_REVISIONS, SERVED_REVISIONS } from '../wire/revisions.ts';
+import { MAX_BATCH_MESSAGES, MODERN_REVISIONS, REVISION_WITH_BATCHES, SERVED_REVISIONS, servedEra } from '../wire/revisions.ts';
+import { chooseRepresentation } from '../wire/negotiation.ts';
+import { LEGACY_SSE_HEADERS, sseMessageEvent } from '../wire/sse.ts';
 import { decodeParamValue } from '../wire/param-value.ts';
 import { revisionClaim } from '../wire/requests.ts';
 import { ERROR_CODE, echoableId, errorResponse, type RequestId } from '../wire/jsonrpc.ts';
@@ -291,6 +293,22 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       reportMessage(runtime.outcomes, { endpoint: surface.name, era: 'modern' }, method, 'error');
     };
     if (removed !== undefined) return unknownMethod(removed, REMOVED_METHOD_HINTS[removed]);
+    // server/discover asked in a 2025 revision (header or _meta claim): a 2026-07-28 method, unknown there and answered
+    // in band as the 2025 leg answers one (-32601, HTTP 200), saying what such a client sends. Before (try-out), a _meta
+    // claiming 2025-11-25 got the SDK's "Invalid _meta envelope for protocol revision 2026-07-28", a revision never asked for.
+    const discoverIn = legacyDiscoverRevision(post, headerValue(ctx, 'mcp-protocol-version') !== undefined);
+    const representation = discoverIn && chooseRepresentation(ctx.req.headers.accept, 'sse');
+    if (discoverIn && representation) {
+      const answer = errorResponse('in-band', post.id, ERROR_CODE.methodNotFound, `Method not found: ${legacyDiscoverHint(discoverIn)}`);
+      if (representation === 'json') answerAtEdge(ctx, 200, answer);
+      else {
+        // One SSE event, framed as the 2025 leg frames its answers (the exchange writes JSON bodies only).
+        ctx.respond = false;
+        ctx.res.writeHead(200, LEGACY_SSE_HEADERS);
+        ctx.res.end(sseMessageEvent([answer]).join(''));
+      }
+      return reportMessage(runtime.outcomes, { endpoint: surface.name, era: 'legacy' }, 'server/discover', 'error');
+    }
     // A task method not served to a 2026-07-28 caller is an unknown method there, whatever its Mcp-Name: 404/-32601.
     if (await unservedTaskMethod(post, authenticated)) return unknownMethod(post.messages[0]!.method);
     // Before the ladder: on 2026-07-28 no Mcp-Name can match such a body, and the caller's mistake is the body's.
@@ -397,6 +415,27 @@ function removedMethodOf(post: PostDescription): string | undefined {
   const claim = revisionClaim(message);
   const modern = MODERN_REVISIONS.includes(post.revision) || (claim !== undefined && MODERN_REVISIONS.includes(claim));
   return modern && post.ladderRejection && ENVELOPE_CELLS.has(post.ladderRejection.cell) ? message.method : undefined;
+}
+
+/**
+ * The 2025 revision a single server/discover request asks for (2026-07-28 server/discover: a method of that
+ * revision only; a 2025-era client learns the server's capabilities from initialize, 2025-11-25 basic/lifecycle):
+ * its `_meta` claim, else its `MCP-Protocol-Version` header, else none (2025-03-26, the revision of a client that
+ * sends no header), when that is a 2025 revision the gateway serves; undefined otherwise, and when the claim and a
+ * header (`headerSent`, an empty one too) disagree (-32020, the SDK's to answer).
+ */
+function legacyDiscoverRevision(post: PostDescription, headerSent: boolean): string | undefined {
+  const message = post.batch ? undefined : post.messages[0];
+  if (!message || message.method !== 'server/discover' || !('id' in message)) return undefined;
+  const claim = revisionClaim(message);
+  if (claim !== undefined && headerSent && claim !== post.revision) return undefined;
+  const asked = claim ?? (headerSent ? post.revision : REVISION_WITH_BATCHES);
+  return servedEra(asked) === 'legacy' ? asked : undefined;
+}
+
+/** What a server/discover sent under the 2025 revision `revision` is told: what such a client sends instead. */
+function legacyDiscoverHint(revision: string): string {
+  return `server/discover is a method of revision ${MODERN_REVISIONS.join(', ')}, not of ${revision}: a ${revision} client sends initialize to learn the server's capabilities, or sends MCP-Protocol-Version: ${MODERN_REVISIONS[0]} with the _meta envelope to discover`;
 }
 
 /**

@@ -209,6 +209,51 @@ describe('protocol edges', () => {
     expect((await send(notification, { body: JSON.stringify(body) })).status).toBe(202);
   });
 
+  // server/discover is a 2026-07-28 method: asked in a 2025 revision it is unknown there, answered in band as the 2025 leg
+  // answers one. Before (try-out), a _meta claiming 2025-11-25 was told "Invalid _meta envelope for protocol revision
+  // 2026-07-28: ... clientCapabilities missing" (a revision it never asked for), a full envelope -32022 "Unsupported protocol
+  // version: 2025-11-25", no _meta a bare "Method not found".
+  const CLAIM = 'io.modelcontextprotocol/protocolVersion';
+  it.each([
+    ['a _meta claim and header of 2025-11-25', '2025-11-25', { [CLAIM]: '2025-11-25' }],
+    [
+      'a whole envelope claiming 2025-11-25',
+      '2025-11-25',
+      { [CLAIM]: '2025-11-25', 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} },
+    ],
+    ['no _meta, the header 2025-11-25', '2025-11-25', undefined],
+    ['a _meta claim of 2025-06-18 and no header', undefined, { [CLAIM]: '2025-06-18' }],
+    ['neither (read as 2025-03-26)', undefined, undefined],
+  ] as const)('answers server/discover with %s in band -32601, saying it is a 2026-07-28 method and to initialize', async (_what, header, meta) => {
+    const asked = meta?.[CLAIM] ?? header ?? '2025-03-26';
+    const { 'mcp-protocol-version': _legacy, ...headers } = call('legacy', 'ping').headers;
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'server/discover', params: meta ? { _meta: meta } : {} });
+    const sendWith = (accept: string) =>
+      stack.fetch(
+        new Request(`${stack.gatewayUrl}/mcp`, {
+          method: 'POST',
+          headers: { ...headers, accept, ...(header ? { 'mcp-protocol-version': header } : {}) },
+          body,
+        }),
+      );
+    const expected = {
+      jsonrpc: '2.0',
+      id: 5,
+      error: {
+        code: -32601,
+        message: `Method not found: server/discover is a method of revision 2026-07-28, not of ${asked}: a ${asked} client sends initialize to learn the server's capabilities, or sends MCP-Protocol-Version: 2026-07-28 with the _meta envelope to discover`,
+      },
+    };
+    // In the representation the 2025 leg would answer in: SSE to a caller naming it, else JSON.
+    const sse = await sendWith('application/json, text/event-stream');
+    expect(sse.status).toBe(200);
+    expect(sse.headers.get('content-type')).toBe('text/event-stream');
+    expect(parseAnswer(await sse.text())).toEqual(expected);
+    const json = await sendWith('application/json');
+    expect(json.status).toBe(200);
+    expect(await json.json()).toEqual(expected);
+  });
+
   // Before (try-out), the SDK's listen router answered each "'notifications' is required and must be a valid SubscriptionFilter", no path.
   it.each([
     [{ notifications: { toolsListChanged: 'yes' } }, '/notifications/toolsListChanged must be a boolean'],
