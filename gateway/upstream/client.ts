@@ -107,6 +107,13 @@ export class UpstreamClient {
   private waitingSince = 0;
   /** The stdio transport of the last connection attempt (its process's last output: stdio.ts lastHeardFrom). */
   private stdio?: StdioClientTransport;
+  /**
+   * A stdio server found to speak the 2025 revisions at its last connection: the next one (a restart after it
+   * exits) runs the initialize handshake at once, without the SDK's server/discover probe, which runs on a
+   * sibling process of its own, so each start spawned the server twice (try-out). Forgotten when such a
+   * connection fails, so a server upgraded to 2026-07-28 only is probed again.
+   */
+  private legacyStdio = false;
   private readonly prober: HealthProbe;
   private closed = false;
   private settings: UpstreamConfig;
@@ -460,8 +467,9 @@ export class UpstreamClient {
     const connectTimeoutMs = Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS);
     if (this.transport === 'stdio') this.stdio = transport as StdioClientTransport;
     try {
-      await client.connect(transport, { timeout: connectTimeoutMs });
+      await client.connect(transport, { timeout: connectTimeoutMs, ...(this.legacyStdio ? { prior: { kind: 'legacy' as const } } : {}) });
     } catch (error) {
+      this.legacyStdio = false;
       await client.close().catch(() => {});
       const failure = classifyUpstreamFailure(error, this.name);
       this.metrics.upstreamErrors.inc({ upstream: this.name, kind: failure.kind });
@@ -496,6 +504,7 @@ export class UpstreamClient {
       instructions: client.getInstructions(),
     };
     info.resourceUpdates = info.capabilities.resources?.subscribe === true && (info.era === 'modern' || sessionful || this.transport === 'stdio');
+    this.legacyStdio = this.transport === 'stdio' && info.era === 'legacy';
     info.tasks = taskSupport(info);
     if (transport instanceof StreamableHTTPClientTransport) this.hop.adopt(client, transport);
     if (sessionful) this.sessions.adopt(onBehalfOf, client);
