@@ -200,6 +200,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     metrics,
     audit,
     log,
+    upstreams: config.upstreams.map((u) => u.name),
     onChange: () => announce(['tools/list']),
     ...(options.pinStore && options.pins?.store === options.pinStore ? { inherit: options.pins } : {}),
   });

@@ -6,7 +6,7 @@ import type { GatewayMetrics } from '../obs/metrics.ts';
 import { PinStoreUnavailable, type PendingChange, type PinRecord, type PinStore } from '../store/pin-store.ts';
 import { sourceOf, type Catalog } from './catalog.ts';
 import { LINT_RULES, lintDefinition, type LintFinding } from './description-lint.ts';
-import { acceptsCallsUnder, definitionDigest, describeChanges, heldView, type Hold } from './pinning.ts';
+import { acceptsCallsUnder, carriedOver, definitionDigest, describeChanges, heldView, type Carried, type Filed, type Hold } from './pinning.ts';
 
 /** How often a replica asks the shared store whether an approval was made elsewhere, ms. */
 const REVISION_POLL_MS = 1000;
@@ -51,9 +51,16 @@ export interface PinGuardOptions {
   /** Called when what is served may have changed without a new upstream catalogue (an approval here or elsewhere). */
   readonly onChange?: () => void;
   /**
-   * Live reload over the same pin store: the retired runtime's guard, whose judgements, known pins,
-   * unwritten changes and "told once" events carry over (a kept upstream's held tools stay held and
-   * listed, and are not announced again). Each catalogue is judged again under the new configuration.
+   * The upstream names the configuration names: {@link PinGuard.held} reports their tools only (a removed
+   * or renamed upstream's last judgements are no hold of a tool served), and an upstream name not among
+   * them can be a renamed upstream's predecessor (catalog/pinning.ts `carriedOver`).
+   */
+  readonly upstreams: readonly string[];
+  /**
+   * Live reload over the same pin store: the retired runtime's guard, whose judgements (of the upstreams
+   * still configured), known pins, unwritten changes and "told once" events carry over (a kept upstream's
+   * held tools stay held and listed, and are not announced again). Each catalogue is judged again under
+   * the new configuration.
    */
   readonly inherit?: PinGuard;
 }
@@ -71,7 +78,8 @@ type ViewEntry = { revision: number; view: Promise<Catalog>; value?: Catalog; re
  * The pin guard (issue 30): turns each upstream catalogue the gateway fetches into the catalogue it
  * serves, against the pins in the store (store/pin-store.ts).
  * - First sight: a tool without a pin is pinned as it is (trust on first use; `pinning.newTools: hold`
- *   holds tools that appear after the upstream's first catalogue was pinned).
+ *   holds tools that appear after the upstream's first catalogue was pinned). Not a tool held (or, for a
+ *   renamed upstream, pinned) under another upstream name: it takes that state over (pinning.ts `carriedOver`).
  * - A pinned tool whose definition changed (catalog/pinning.ts digest: name, title, description,
  *   schemas, annotations, execution, behavioural `_meta`): `pinning.mode: hold` holds it (its pinned
  *   definition stays listed when the upstream still takes calls under it, else it is withheld; a call
@@ -110,12 +118,14 @@ export class PinGuard {
     private readonly options: PinGuardOptions,
   ) {
     const from = options.inherit;
+    const configured = new Set(options.upstreams);
     if (from) {
-      for (const [upstream, judgements] of from.judged) this.judged.set(upstream, new Map(judgements));
+      // Not an upstream the configuration no longer names: it serves nothing, so nothing of it is judged again or held.
+      for (const [upstream, judgements] of from.judged) if (configured.has(upstream)) this.judged.set(upstream, new Map(judgements));
       for (const [upstream, known] of from.known) this.known.set(upstream, { pins: new Map(known.pins), pending: new Map(known.pending) });
       for (const [upstream, changes] of from.unwritten) this.unwritten.set(upstream, new Map(changes));
       for (const [upstream, names] of from.toolNames) this.toolNames.set(upstream, names);
-      for (const [upstream, entry] of from.unread) this.unread.set(upstream, entry);
+      for (const [upstream, entry] of from.unread) if (configured.has(upstream)) this.unread.set(upstream, entry);
       for (const key of from.told) this.told.add(key);
       this.storeRevision = from.storeRevision;
     }
@@ -174,9 +184,14 @@ export class PinGuard {
     return this.views.get(raw)?.value;
   }
 
-  /** Every tool on hold now, as last judged (`/readyz` details). */
+  /**
+   * Every tool of a configured upstream on hold now, as last judged (`/readyz` details, as
+   * `mcp_tools_held`): an upstream a reload removed or renamed serves no tool, so none of its is held
+   * (its waiting changes stay in the store and on the console's review until approved).
+   */
   held(): ToolJudgement[] {
-    return [...this.judged.values()].flatMap((tools) => [...tools.values()].filter((t) => t.state === 'held'));
+    const configured = new Set(this.options.upstreams);
+    return [...this.judged].flatMap(([upstream, tools]) => (configured.has(upstream) ? [...tools.values()].filter((t) => t.state === 'held') : []));
   }
 
   /** The last judgement of each tool of `upstream`'s last catalogue. */
@@ -315,19 +330,41 @@ export class PinGuard {
       }
     }
     const now = new Date().toISOString();
-    const firstCatalogue = known !== undefined && known.pins.size === 0;
+    // An upstream with a waiting change was seen before (a tool held as new has no pin).
+    let firstCatalogue = known !== undefined && known.pins.size === 0 && known.pending.size === 0;
     const tools = raw.tools.map((tool) => {
       const source = sourceOf(tool);
       return { name: tool.upstreamName, source, digest: this.digestOf(source, policy.metaKey), findings: this.findingsOf(source, upstream) };
     });
 
-    // First sights, in one write: every replica that sees a tool first agrees on one pin (the store's).
-    const firstSights = tools
-      .filter((t) => known && !known.pins.has(t.name) && (firstCatalogue || newTools === 'accept' || mode === 'off'))
-      .map((t): [string, PinRecord] => [t.name, { digest: t.digest, definition: t.source, pinnedAt: now, by: 'first_sight' }]);
-    if (known && firstSights.length && !degraded) {
+    // Seen for the first time under this name, but held or pinned under another (a renamed upstream): that state, not a first sight.
+    let carried = new Map<string, Carried>();
+    const unseen = known ? tools.filter((t) => !known.pins.has(t.name) && !known.pending.has(t.name)) : [];
+    if (known && unseen.length && !degraded) {
       try {
-        for (const [name, pin] of await this.store.pinAllIfAbsent(upstream, firstSights)) known.pins.set(name, pin);
+        const found = carriedOver(unseen, await this.filedElsewhere(upstream), new Set(this.options.upstreams), firstCatalogue);
+        carried = found.carried;
+        if (found.predecessor !== undefined) firstCatalogue = false;
+      } catch (error) {
+        if (!(error instanceof PinStoreUnavailable)) throw error;
+        degraded = true;
+      }
+    }
+
+    // First sights and carried pins, in one write: every replica that sees a tool first agrees on one pin (the store's).
+    const firstSights = tools
+      .filter(
+        (t) =>
+          known &&
+          !known.pins.has(t.name) &&
+          !carried.get(t.name)?.pin &&
+          (newTools === 'accept' || mode === 'off' || (firstCatalogue && !carried.has(t.name))),
+      )
+      .map((t): [string, PinRecord] => [t.name, { digest: t.digest, definition: t.source, pinnedAt: now, by: 'first_sight' }]);
+    const carriedPins = [...carried].flatMap(([name, c]): [string, PinRecord][] => (c.pin && !known?.pins.has(name) ? [[name, c.pin]] : []));
+    if (known && firstSights.length + carriedPins.length && !degraded) {
+      try {
+        for (const [name, pin] of await this.store.pinAllIfAbsent(upstream, [...carriedPins, ...firstSights])) known.pins.set(name, pin);
       } catch {
         degraded = true;
       }
@@ -337,6 +374,21 @@ export class PinGuard {
     const judgements = new Map<string, ToolJudgement>();
     const waiting: [string, PendingChange][] = [];
     const settled: string[] = [];
+    // Carried only with their pins (written above): a waiting change filed without its pin would read as a tool new here.
+    if (known && carried.size && !degraded) {
+      for (const [name, c] of carried)
+        if (c.pending) {
+          known.pending.set(name, c.pending);
+          waiting.push([name, c.pending]);
+        }
+      const from = new Map<string, string[]>();
+      for (const [name, c] of carried) from.set(c.from, [...(from.get(c.from) ?? []), name]);
+      for (const [previous, names] of from)
+        this.options.log.warn(
+          { upstream, from: previous, tools: names.slice(0, 20), count: names.length },
+          `upstream ${upstream} takes over upstream ${previous}'s pins and held changes of the tools it lists under the same names (a definition held or pinned there: a renamed upstream is no first sight); a change held there is held here until approved under ${upstream}`,
+        );
+    }
     const judge = (t: (typeof tools)[number], state: ToolJudgement['state'], hold?: Hold) => {
       // A `warned` tool carries its change for the report, and is served: it is no hold.
       if (hold && state === 'held') holds.push(hold);
@@ -435,6 +487,20 @@ export class PinGuard {
     for (const rule of LINT_RULES)
       this.options.metrics.descriptionFindings.set({ upstream, rule: rule.id }, tools.filter((t) => t.findings.some((f) => f.rule === rule.id)).length);
     return { view: heldView(raw, holds, policy), degraded };
+  }
+
+  /** What the store files under every upstream name but `upstream` (changes judged during an outage included). @throws PinStoreUnavailable */
+  private async filedElsewhere(upstream: string): Promise<Map<string, Filed>> {
+    const names = (await this.store.upstreams()).filter((name) => name !== upstream);
+    return new Map(
+      await Promise.all(
+        names.map(async (name): Promise<[string, Filed]> => {
+          const [pins, pending] = await Promise.all([this.store.pins(name), this.store.pending(name)]);
+          for (const [tool, change] of this.unwritten.get(name) ?? []) pending.set(tool, change);
+          return [name, { pins, pending }];
+        }),
+      ),
+    );
   }
 
   private digestOf(source: Tool, metaKey: string): string {

@@ -2,6 +2,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../../config/types.ts';
 import { buildCatalog, tooDeep, type Catalog, type HeldTool } from './catalog.ts';
 import { contentHash, stableStringify } from '../checks/content-hash.ts';
+import type { PendingChange, PinRecord } from '../store/pin-store.ts';
 
 /**
  * Tool definition pins (issue 30), the pure part: what a pin covers, its digest, how two definitions
@@ -235,4 +236,69 @@ export function heldView(raw: Catalog, holds: readonly Hold[], policy: UpstreamC
     scopesInUse: new Set(tools.flatMap((tool) => tool.requiredScopes)),
     held,
   };
+}
+
+/** What a tool seen for the first time under its upstream's name takes over from another upstream name ({@link carriedOver}). */
+export interface Carried {
+  /** The upstream name the pin and the waiting change are filed under. */
+  readonly from: string;
+  /** That name's pin of the tool (absent: a tool held as new there). */
+  readonly pin?: PinRecord;
+  /** That name's waiting change of the tool, when it is the definition seen now. */
+  readonly pending?: PendingChange;
+}
+
+/** One upstream name's pins and waiting changes, by tool name, as the pin store files them. */
+export interface Filed {
+  readonly pins: ReadonlyMap<string, PinRecord>;
+  readonly pending: ReadonlyMap<string, PendingChange>;
+}
+
+/**
+ * The rule that keeps a rename of an upstream from being a first sight (trust on first use would pin
+ * whatever the renamed upstream serves, a definition held under the old name included). `unseen`: the
+ * tools of `upstream`'s catalogue with neither pin nor waiting change under its name, with their digests;
+ * `others`: what the store files under every other upstream name; `configured`: the upstream names the
+ * configuration names now; `first`: `upstream` has neither pins nor waiting changes (its first catalogue).
+ * - Held: a tool whose definition waits for approval under another upstream name (configured or not),
+ *   under the same tool name and with the same digest, takes that name's pin (if any) and waiting change:
+ *   it is held as it was there, never trusted. A definition held anywhere is held everywhere.
+ * - Renamed: on `upstream`'s first catalogue, an upstream name the configuration no longer names that
+ *   pinned or held, under the same tool name, a definition identical (digest) to one `unseen` lists is
+ *   taken for its predecessor (the same server, renamed; the most such tools, then the name, decides
+ *   between several): each of its pins of an `unseen` tool is carried over, so a definition that differs
+ *   from it is judged changed, not trusted, and a tool it never pinned is a new tool (`pinning.newTools`),
+ *   not a first catalogue's. One identical definition is the evidence asked for: without it (another
+ *   server that shares only tool names with a removed one, a one-tool upstream renamed while changing its
+ *   one tool) nothing is carried by this rule.
+ * Answers the predecessor (if any) and what each carried tool takes, by tool name.
+ */
+export function carriedOver(
+  unseen: readonly { readonly name: string; readonly digest: string }[],
+  others: ReadonlyMap<string, Filed>,
+  configured: ReadonlySet<string>,
+  first: boolean,
+): { predecessor?: string; carried: Map<string, Carried> } {
+  const carried = new Map<string, Carried>();
+  const names = [...others.keys()].sort();
+  let predecessor: string | undefined;
+  if (first) {
+    let best = 0;
+    for (const name of names) {
+      if (configured.has(name)) continue;
+      const filed = others.get(name)!;
+      const same = unseen.filter((t) => filed.pins.get(t.name)?.digest === t.digest || filed.pending.get(t.name)?.digest === t.digest).length;
+      if (same > best) [best, predecessor] = [same, name];
+    }
+  }
+  for (const t of unseen) {
+    const held = names.find((name) => others.get(name)!.pending.get(t.name)?.digest === t.digest);
+    const from = held ?? (predecessor !== undefined && others.get(predecessor)!.pins.has(t.name) ? predecessor : undefined);
+    if (from === undefined) continue;
+    const filed = others.get(from)!;
+    const pin = filed.pins.get(t.name);
+    const pending = filed.pending.get(t.name);
+    carried.set(t.name, { from, ...(pin ? { pin } : {}), ...(pending?.digest === t.digest ? { pending } : {}) });
+  }
+  return { ...(predecessor !== undefined ? { predecessor } : {}), carried };
 }

@@ -70,15 +70,21 @@ export interface PendingChange {
  * Pins of `from` that `to` lacks, copied into `to` (`pinAllIfAbsent`: a pin `to` already holds wins, as a
  * reviewed lock file's does): a live reload that moves the pin store (`pinning.lockFile`, `cache.store`)
  * keeps what was approved approved and what is held held, where the new store alone would pin every tool's
- * current definition at first sight, a changed one included. With `approvals`, also a pin of `from` that an
- * operator approved after `to`'s pin of the same tool was made (an approval made through the old runtime
- * while the reload was under way: the second carry, just before the switch). Resolves with the number of
- * pins copied.
+ * current definition at first sight, a changed one included. Waiting changes `to` lacks are copied too
+ * (without them, an upstream renamed by the same reload would not find the change held under its old name:
+ * catalog/pinning.ts `carriedOver`). With `approvals`, also a pin of `from` that an operator approved after
+ * `to`'s pin of the same tool was made (an approval made through the old runtime while the reload was under
+ * way: the second carry, just before the switch). Resolves with the number of pins copied.
  * @throws PinStoreUnavailable when either store cannot be read or written (nothing is half decided: the caller refuses the reload).
  */
 export async function carryPins(from: PinStore, to: PinStore, options: { approvals?: boolean } = {}): Promise<number> {
   let copied = 0;
   for (const upstream of await from.upstreams()) {
+    if (!options.approvals) {
+      const theirs = await to.pending(upstream);
+      const waiting = [...(await from.pending(upstream))].filter(([name]) => !theirs.has(name));
+      if (waiting.length > 0) await to.notePendingAll(upstream, waiting);
+    }
     const pins = await from.pins(upstream);
     if (pins.size === 0) continue;
     const present = await to.pins(upstream);

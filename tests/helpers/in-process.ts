@@ -4,6 +4,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { loadConfig, type DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
+import { forgetUpstreams } from '../../gateway/obs/metrics.ts';
 import { createRuntime, type Runtime } from '../../gateway/runtime.ts';
 import { fakeUpstream, type FakeUpstreamCore, type FakeUpstreamOptions } from '../fixtures/fake-upstream.ts';
 import { startPlatform } from '../../upstream/platform/index.ts';
@@ -127,17 +128,18 @@ export function inProcessGateway<U extends ServedUpstream = InMemoryUpstream>(
     ...(options.spans ? { spanExporter: options.spans } : {}),
   });
   const gatewayUrl = freshOrigin();
-  inProcessOrigins.set(gatewayUrl, (request) => runtime.fetch(request));
+  // The runtime serving now (reloadInProcess swaps it).
+  inProcessOrigins.set(gatewayUrl, (request) => handle.runtime.fetch(request));
   const fetchWith =
     (headers: Readonly<Record<string, string>> = {}): FetchLike =>
     (url, init) => {
       const merged = new Headers(init?.headers);
       for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-      return runtime.fetch(new Request(url, { ...init, headers: merged }));
+      return handle.runtime.fetch(new Request(url, { ...init, headers: merged }));
     };
-  return {
+  const handle: InProcessGateway<U> = {
     runtime,
-    fetch: (request) => runtime.fetch(request),
+    fetch: (request) => handle.runtime.fetch(request),
     fetchWith,
     gatewayUrl,
     mcpUrl: new URL('/mcp', gatewayUrl),
@@ -147,10 +149,38 @@ export function inProcessGateway<U extends ServedUpstream = InMemoryUpstream>(
     logs,
     close: async () => {
       inProcessOrigins.delete(gatewayUrl);
-      await runtime.close();
+      await handle.runtime.close();
       await Promise.allSettled(Object.values(upstreams).map((u) => u.close()));
     },
   };
+  return handle;
+}
+
+/**
+ * A live reload of `gateway` to `next` as gateway.ts `swap` makes it when the pin store stays (the same
+ * `pinning.lockFile` and `cache`): a new runtime over the same pin store, its guard inheriting the serving
+ * one's, the metrics registry and log kept, then served at the same origin and the old runtime closed
+ * (the pin store left open). Every upstream is connected anew (as `replace`: a renamed upstream is one),
+ * through `upstreams` by the new configuration's names.
+ */
+export async function reloadInProcess(gateway: InProcessGateway, next: GatewayConfig, upstreams: Record<string, InMemoryUpstream>): Promise<void> {
+  const old = gateway.runtime;
+  Object.assign(gateway.upstreams, upstreams);
+  const fresh = createRuntime(next, {
+    logDestination: gateway.logs,
+    metrics: old.state.metrics,
+    pinStore: old.state.pins.store,
+    pins: old.state.pins,
+    upstreamTransport: (u) => gateway.upstreams[u.name]?.fetch,
+  });
+  await fresh.startOAuth(gateway.gatewayUrl);
+  gateway.runtime = fresh;
+  await old.close(new Set([old.state.pins.store]));
+  // As swap does once the retired runtime is closed: the removed upstreams' gauges go.
+  await forgetUpstreams(
+    fresh.state.metrics,
+    old.state.config.upstreams.map((u) => u.name).filter((name) => !next.upstreams.some((u) => u.name === name)),
+  );
 }
 
 function isFullConfig(config: GatewayConfig | DeepPartial<GatewayConfig>): config is GatewayConfig {

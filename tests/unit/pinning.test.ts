@@ -12,12 +12,12 @@ import { loadConfig } from '../../config/load.ts';
 import { buildCatalog, MAX_DEFINITION_DEPTH, type Catalog } from '../../gateway/catalog/catalog.ts';
 import { mergeCatalogs } from '../../gateway/catalog/catalog-merge.ts';
 import { namingOptions } from '../../gateway/catalog/naming.ts';
-import { acceptsCallsUnder, definitionDigest, describeChanges, heldView, lockedPinProblem } from '../../gateway/catalog/pinning.ts';
+import { acceptsCallsUnder, carriedOver, definitionDigest, describeChanges, heldView, lockedPinProblem, type Filed } from '../../gateway/catalog/pinning.ts';
 import { createLogger } from '../../gateway/obs/log.ts';
 import { accessFor } from '../../gateway/policy/visibility.ts';
 import { resolveTool } from '../../gateway/policy/tool-resolution.ts';
 import { withLockFile } from '../../gateway/store/pin-lock-file.ts';
-import { carryPins, memoryPinStore, type PinRecord } from '../../gateway/store/pin-store.ts';
+import { carryPins, memoryPinStore, type PendingChange, type PinRecord } from '../../gateway/store/pin-store.ts';
 
 const META = 'ai.cpz/tool';
 const base: Tool = {
@@ -361,5 +361,67 @@ describe('carryPins (a reload that moves the pin store)', () => {
     expect(await carryPins(from, to, { approvals: true })).toBe(0);
     expect((await to.pins('u')).get('kept')?.definition.description).toBe('newer here');
     expect((await to.pins('u')).get('missing')?.definition.description).toBe('m');
+  });
+
+  it('copies the waiting changes the new store lacks too (an upstream renamed by the same reload finds them), keeping its own', async () => {
+    const from = memoryPinStore();
+    const to = memoryPinStore();
+    const change = (description: string): PendingChange => {
+      const definition = { ...base, description };
+      return { digest: definitionDigest(definition, META), definition, seenAt: '2026-01-01T00:00:00.000Z', kind: 'changed' };
+    };
+    await from.setPin('u', 'held', record('pinned', 'first_sight', '2026-01-01T00:00:00.000Z'));
+    await from.notePendingAll('u', [
+      ['held', change('poisoned')],
+      ['other', change('from the old store')],
+    ]);
+    await to.notePendingAll('u', [['other', change('seen here')]]);
+    await carryPins(from, to);
+    expect([...(await to.pending('u'))].map(([name, c]) => [name, c.definition.description])).toEqual([
+      ['other', 'seen here'],
+      ['held', 'poisoned'],
+    ]);
+  });
+});
+
+describe('carriedOver (a renamed upstream is no first sight)', () => {
+  const pin = (digest: string): PinRecord => ({ digest, definition: base, pinnedAt: '2026-01-01T00:00:00.000Z', by: 'first_sight' });
+  const waiting = (digest: string): PendingChange => ({ digest, definition: base, seenAt: '2026-01-01T00:00:00.000Z', kind: 'changed' });
+  const filed = (pins: Record<string, string>, pending: Record<string, string> = {}): Filed => ({
+    pins: new Map(Object.entries(pins).map(([name, digest]) => [name, pin(digest)])),
+    pending: new Map(Object.entries(pending).map(([name, digest]) => [name, waiting(digest)])),
+  });
+  const unseen = [
+    { name: 'set_alert', digest: 'sha256:poisoned' },
+    { name: 'get_forecast', digest: 'sha256:forecast' },
+  ];
+
+  it('carries a change held under any other name, configured or not, with its pin: the same tool name and digest', () => {
+    for (const configured of [new Set<string>(), new Set(['weather'])]) {
+      const { carried } = carriedOver(
+        unseen.slice(0, 1),
+        new Map([['weather', filed({ set_alert: 'sha256:safe' }, { set_alert: 'sha256:poisoned' })]]),
+        configured,
+        false,
+      );
+      expect(carried.get('set_alert')).toMatchObject({ from: 'weather', pin: { digest: 'sha256:safe' }, pending: { digest: 'sha256:poisoned' } });
+    }
+  });
+
+  it("takes an unconfigured name with an identical definition for the predecessor on a first catalogue: its pins carry, a changed tool's included", () => {
+    const others = new Map([
+      ['weather', filed({ set_alert: 'sha256:safe', get_forecast: 'sha256:forecast' })],
+      ['other', filed({ set_alert: 'sha256:elsewhere' })],
+    ]);
+    const found = carriedOver(unseen, others, new Set(), true);
+    expect(found.predecessor).toBe('weather');
+    expect([...found.carried].map(([name, c]) => [name, c.from, c.pin?.digest, c.pending])).toEqual([
+      ['set_alert', 'weather', 'sha256:safe', undefined],
+      ['get_forecast', 'weather', 'sha256:forecast', undefined],
+    ]);
+    // Not once the upstream has pins of its own, nor from a name still configured, nor without an identical definition.
+    expect(carriedOver(unseen, others, new Set(), false).carried.size).toBe(0);
+    expect(carriedOver(unseen, others, new Set(['weather']), true).carried.size).toBe(0);
+    expect(carriedOver(unseen, new Map([['weather', filed({ set_alert: 'sha256:safe' })]]), new Set(), true).carried.size).toBe(0);
   });
 });
