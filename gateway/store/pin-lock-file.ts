@@ -1,5 +1,6 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { ConfigError } from '../../config/load.ts';
 import type { Logger } from '../obs/log.ts';
 import type { PinRecord, PinStore } from './pin-store.ts';
 
@@ -35,7 +36,7 @@ export type LockedPinCheck = (upstream: string, name: string, pin: PinRecord) =>
  * catalogue takes, its digest that definition's). The digest decides what the guard takes as unchanged
  * while the definition is what a review of the file reads, so a pin whose two disagree (a harmless
  * definition beside the digest of a poisoned one) is never trusted.
- * @throws Error naming the file when it is not a lock file, and the entry and what disagrees when a pin
+ * @throws ConfigError (`pinning.lockFile`) naming the file when it is not a lock file, and the entry and what disagrees when a pin
  *   does not match itself (the gateway does not start; a reload to it fails, the running configuration serving on).
  */
 export function readLockFile(path: string, check: LockedPinCheck): LockFileContent | undefined {
@@ -44,23 +45,23 @@ export function readLockFile(path: string, check: LockedPinCheck): LockFileConte
     text = readFileSync(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw new Error(`pinning.lockFile: cannot read ${path}: ${(error as Error).message}`);
+    throw new ConfigError('pinning.lockFile', `cannot read ${path}: ${(error as Error).message}`);
   }
   let content: LockFileContent;
   try {
     content = JSON.parse(text) as LockFileContent;
   } catch (error) {
-    throw new Error(`pinning.lockFile: ${path} is not JSON: ${(error as Error).message}`);
+    throw new ConfigError('pinning.lockFile', `${path} is not JSON: ${(error as Error).message}`);
   }
   if (content?.lockfileVersion !== 1 || typeof content.upstreams !== 'object' || content.upstreams === null)
-    throw new Error(`pinning.lockFile: ${path} is not a pin lock file (lockfileVersion 1 with upstreams)`);
+    throw new ConfigError('pinning.lockFile', `${path} is not a pin lock file (lockfileVersion 1 with upstreams)`);
   for (const [upstream, tools] of Object.entries(content.upstreams))
     for (const [name, pin] of Object.entries(tools ?? {})) {
-      const entry = `pinning.lockFile: ${path}: upstreams.${upstream}.${name}`;
+      const entry = `${path}: upstreams.${upstream}.${name}`;
       if (typeof pin?.digest !== 'string' || typeof pin.definition !== 'object' || pin.definition === null)
-        throw new Error(`${entry} needs a digest and a definition`);
+        throw new ConfigError('pinning.lockFile', `${entry} needs a digest and a definition`);
       const problem = check(upstream, name, pin);
-      if (problem) throw new Error(`${entry}: ${problem}`);
+      if (problem) throw new ConfigError('pinning.lockFile', `${entry}: ${problem}`);
     }
   return content;
 }

@@ -1,6 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { unreachableUrl } from '../../fixtures/scope-endpoint.ts';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
 import { followBoundPorts } from '../../../gateway/cli/reference-ports.ts';
@@ -62,6 +65,25 @@ describe('every entry point: --help and bad command lines', { timeout: 90_000 },
     const result = await run('gateway/main.ts', ['--config', 'config/cpzai.yaml'], { GATEWAY_SCOPES_TIMEOUT_MS: 'soon' });
     expect(result.status).toBe(2);
     expect(result.stderr.trim()).toBe('invalid configuration: scopes.timeoutMs: must be integer (from GATEWAY_SCOPES_TIMEOUT_MS)');
+  });
+
+  it('gateway/main.ts refuses a tampered pin lock file with an audit file on: exit 2, one line, no stack trace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cli-lock-'));
+    try {
+      // A definition beside a digest that is not its own (catalog/pinning.ts lockedPinProblem).
+      const definition = { name: 'get_weather', inputSchema: { type: 'object' } };
+      writeFileSync(join(dir, 'pins.json'), JSON.stringify({ lockfileVersion: 1, upstreams: { cpzai: { get_weather: { digest: 'sha256:0', definition } } } }));
+      const result = await run('gateway/main.ts', ['--config', 'config/cpzai.yaml'], {
+        GATEWAY_PINNING_LOCK_FILE: join(dir, 'pins.json'),
+        GATEWAY_AUDIT_DESTINATION: join(dir, 'audit.log'),
+        GATEWAY_LISTEN_PORT: '0',
+      });
+      expect(result.status).toBe(2);
+      expect(result.stderr).toMatch(/^invalid configuration: pinning\.lockFile: .*upstreams\.cpzai\.get_weather: its digest sha256:0 is not the digest/m);
+      expect(result.stderr).not.toMatch(STACK_TRACE);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   // One process per case: four in a row took over 90 s on a loaded 2-core machine.
