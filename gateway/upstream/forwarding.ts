@@ -31,7 +31,8 @@ const INPUT_REQUIRED_METHODS: ReadonlySet<ForwardMethod> = new Set(['tools/call'
 export interface ForwardingContext {
   readonly request: RequestView;
   readonly caller: { readonly era: 'modern' | 'legacy'; readonly onBehalfOf: OnBehalfOf & { readonly credential?: { readonly digest: string } } };
-  readonly runtime: { readonly inflightCalls: InflightCalls; readonly inputBridge: InputBridge };
+  /** `closingConnections`: the gateway's shutdown is closing every connection (runtime-state.ts). */
+  readonly runtime: { readonly inflightCalls: InflightCalls; readonly inputBridge: InputBridge; readonly closingConnections?: boolean };
   /**
    * Writes a server-to-client request on the caller's own response stream: a 2025-era caller whose
    * answer is an SSE stream it reads (2025-11-25 basic/transports). Absent otherwise (2026-07-28, or an
@@ -101,8 +102,15 @@ export async function forward(
       }).catch((error: unknown) => {
         // The SDK reports an aborted request as a timeout; it was the caller (or the gateway's shutdown) that gave up.
         const signal = more?.signal ?? options.signal;
-        if (!signal?.aborted) throw error;
-        const why = signal.reason instanceof Error ? signal.reason.message : 'the caller cancelled it';
+        // The gateway's shutdown past shutdown.graceMs closes the upstream connections too, and that failure can
+        // come before the caller's connection is seen closed: the shutdown gave up on it all the same (try-out).
+        const shutDown = d.runtime.closingConnections === true;
+        if (!signal?.aborted && !shutDown) throw error;
+        const why = signal?.aborted
+          ? signal.reason instanceof Error
+            ? signal.reason.message
+            : 'the caller cancelled it'
+          : 'the gateway shut down before it was answered';
         // Whether it had been sent is kept: a write sent before the caller left may have run (tool-call.ts outcomeUnknown).
         const delivery = failureOf(error, client.name).delivery;
         const cancelled = new GatewayError('cancelled', `the request was cancelled: ${why}`, { upstream: client.name });

@@ -1,0 +1,67 @@
+/**
+ * A write still waiting for its upstream when the gateway's shutdown ends its grace (`shutdown.graceMs`) is
+ * audited `cancelled outcome_unknown`, as README Operations says: the shutdown gave up on it, whichever
+ * closed first, the caller's connection or the upstream's. Before, the upstream's connection closed by the
+ * shutdown was seen first and the write was audited `upstream_unavailable outcome_unknown` (try-out).
+ */
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/server';
+import { fakeUpstream, startInterceptedUpstream, type InterceptedUpstream } from '../../fixtures/fake-upstream.ts';
+import { loadConfig } from '../../../config/load.ts';
+import { startGateway } from '../../../gateway/gateway.ts';
+import { rpc } from '../../helpers/raw-mcp.ts';
+import { LogCapture } from '../../helpers/log-capture.ts';
+import { waitFor } from '../../helpers/wait.ts';
+
+const CONFORMANCE_CONFIG = new URL('../../../config/conformance.yaml', import.meta.url).pathname;
+const schema = { type: 'object', properties: {} } as Tool['inputSchema'];
+const tools = [
+  {
+    definition: { name: 'place', inputSchema: schema, annotations: { readOnlyHint: false } } as Tool,
+    call: () => ({ content: [{ type: 'text' as const, text: 'placed' }] }),
+  },
+];
+
+let upstream: InterceptedUpstream;
+let stall = false;
+let reached = 0;
+beforeAll(async () => {
+  upstream = await startInterceptedUpstream(fakeUpstream({ era: 'modern', tools }), (body) => {
+    if (!stall || !body.includes('"tools/call"')) return false;
+    reached++;
+    return true; // never answered
+  });
+});
+afterAll(async () => {
+  await upstream?.close();
+});
+
+it('audits a write cut by the shutdown as cancelled outcome_unknown', async () => {
+  const audit = new LogCapture();
+  const config = loadConfig({
+    path: CONFORMANCE_CONFIG,
+    env: {},
+    overrides: {
+      listen: { host: '127.0.0.1', port: 0 },
+      upstreams: [{ url: upstream.url, timeoutMs: 30_000 }],
+      shutdown: { graceMs: 100 },
+      log: { level: 'silent' },
+    },
+  });
+  const gateway = await startGateway(config, { auditDestination: audit });
+  const send = (id: number) => {
+    const { headers, body } = rpc('modern', id, 'tools/call', { name: 'place', arguments: {} });
+    return fetch(`${gateway.url}/mcp`, { method: 'POST', headers: { ...headers, 'x-request-id': `shutdown-${id}` }, body: JSON.stringify(body) });
+  };
+  await (await send(1)).text();
+  stall = true;
+  const cut = send(2).then(
+    (answer) => answer.text(),
+    () => 'no answer',
+  );
+  await waitFor('the write to reach the upstream', () => reached === 1);
+  await gateway.close({ reason: 'SIGTERM' });
+  await cut;
+  const line = await waitFor('the audit line of the cut write', () => audit.records().find((r) => r.requestId === 'shutdown-2'));
+  expect(line).toMatchObject({ event: 'tool_decision', outcome: 'error', reason: 'cancelled outcome_unknown' });
+});
