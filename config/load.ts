@@ -679,5 +679,8 @@ function sourceOf(segments: readonly (string | number)[], provenance: Map<string
     if (variables.length > 0)
       return `${prefix} is not in ${file.path}; it comes from ${variables.join(', ')}, which set${variables.length === 1 ? 's' : ''} no ${keyPathOf(segments.slice(depth))}`;
   }
-  return `in ${file.path}`;
+  // An item's rule (an upstream's url-or-command) broken by a variable that set one of its keys: that variable too (try-out).
+  const here = keyPathOf(segments);
+  const within = here ? [...provenance].filter(([key]) => key.startsWith(`${here}.`) || key.startsWith(`${here}[`)) : [];
+  return `in ${file.path}${within.length ? `, with ${within.map(([key, variable]) => `${key} from ${variable}`).join(', ')}` : ''}`;
 }

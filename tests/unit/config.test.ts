@@ -95,6 +95,10 @@ describe('loadConfig', () => {
   });
 
   it('names where a key came from when a rule beyond the schema refuses it', () => {
+    // An item's rule broken by a variable names the variable beside the file (try-out: it named the file alone).
+    expect(() => loadConfig({ path: 'config/filesystem.yaml', env: { GATEWAY_UPSTREAMS_0_URL: 'http://127.0.0.1:4101/mcp' } })).toThrow(
+      'invalid configuration: upstreams[0]: must set exactly one of url or command (in config/filesystem.yaml, with upstreams[0].url from GATEWAY_UPSTREAMS_0_URL)',
+    );
     expect(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_URL: 'ftp://x' } })).toThrow(
       'invalid configuration: upstreams[0].url: must be an http(s) URL, got a ftp: URL (from GATEWAY_UPSTREAMS_0_URL)',
     );
