@@ -251,6 +251,11 @@ export class CatalogBuilder {
   add(tools: readonly Tool[]): void {
     const { byName, upstream } = this;
     for (const tool of tools) {
+      // Not an object (`null` in the list): nothing of it can be read, its name included (review: the whole list failed).
+      if (typeof tool !== 'object' || tool === null || Array.isArray(tool)) {
+        this.rejected.push({ name: String((tool as { name?: unknown } | null)?.name ?? ''), reason: 'the definition is not an object' });
+        continue;
+      }
       if (byName.has(tool.name)) {
         this.duplicates.push(tool.name);
         continue;

@@ -1,3 +1,5 @@
+import { jsonPointer } from './json-pointer.ts';
+
 /**
  * The shape of an upstream's tool definition, as the spec's `Tool` type has it (MCP 2025-11-25 and
  * 2026-07-28 schema.ts `Tool`, `ToolAnnotations`, `Icon`, `ToolExecution`): the members a client's own
@@ -31,9 +33,21 @@ export function toolDefinitionProblem(tool: unknown): string | undefined {
   if (tool.execution !== undefined && !isObject(tool.execution)) return '/execution: must be an object';
   if (tool.icons !== undefined) {
     if (!Array.isArray(tool.icons)) return '/icons: must be an array';
-    const at = tool.icons.findIndex((icon) => !isObject(icon) || typeof icon.src !== 'string');
-    if (at !== -1) return `/icons/${at}/src: an icon is an object with a string src`;
+    for (const [at, icon] of tool.icons.entries()) {
+      const problem = iconProblem(icon);
+      if (problem) return `/icons/${at}${problem}`;
+    }
   }
+  return undefined;
+}
+
+/** What breaks the spec's `Icon` (`src`, optional `mimeType`, `sizes` a list of strings, `theme` light or dark), as a path and words. */
+function iconProblem(icon: unknown): string | undefined {
+  if (!isObject(icon) || typeof icon.src !== 'string') return '/src: an icon is an object with a string src';
+  if (icon.mimeType !== undefined && typeof icon.mimeType !== 'string') return '/mimeType: must be a string';
+  if (icon.sizes !== undefined && !(Array.isArray(icon.sizes) && icon.sizes.every((size) => typeof size === 'string')))
+    return '/sizes: must be an array of strings ("48x48", "any")';
+  if (icon.theme !== undefined && icon.theme !== 'light' && icon.theme !== 'dark') return '/theme: must be "light" or "dark"';
   return undefined;
 }
 
@@ -43,6 +57,9 @@ const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHi
 function schemaProblem(schema: unknown, at: string): string | undefined {
   if (!isObject(schema)) return `${at}: must be a JSON Schema object`;
   if (schema.properties !== undefined && !isObject(schema.properties)) return `${at}/properties: must be an object`;
+  // A 2025 revision types each property's schema as an object (a boolean schema, valid JSON Schema, breaks its clients' list).
+  for (const [name, property] of Object.entries(schema.properties ?? {}))
+    if (!isObject(property)) return `${at}/properties${jsonPointer([name])}: must be a JSON Schema object`;
   if (schema.required !== undefined && !(Array.isArray(schema.required) && schema.required.every((name) => typeof name === 'string')))
     return `${at}/required: must be an array of property names`;
   return undefined;

@@ -27,6 +27,14 @@ const MALFORMED: Record<string, { definition: unknown; reason: string }> = {
     reason: '/outputSchema/required: must be an array of property names',
   },
   '': { definition: { name: '', inputSchema: { type: 'object' } }, reason: '/name: a tool name is a non-empty string' },
+  badicon: {
+    definition: { name: 'badicon', inputSchema: { type: 'object' }, icons: [{ src: 'https://example.com/i.png', sizes: '48x48' }] },
+    reason: '/icons/0/sizes: must be an array of strings ("48x48", "any")',
+  },
+  boolprop: {
+    definition: { name: 'boolprop', inputSchema: { type: 'object', properties: { x: true } } },
+    reason: '/inputSchema/properties/x: must be a JSON Schema object',
+  },
   badhint: {
     definition: { name: 'badhint', inputSchema: { type: 'object' }, annotations: { readOnlyHint: 'yes' } },
     reason: '/annotations/readOnlyHint: must be a boolean',
@@ -80,7 +88,7 @@ process.stdin.on('data', (chunk) => {
 
 describe('a stdio upstream listing tools that are no spec Tool', () => {
   it('has its other tools served (the list is not refused whole by the SDK client)', async () => {
-    const tools = [...Object.values(MALFORMED).map(({ definition }) => definition), { name: 'no_input', description: 'x' }, normal];
+    const tools = [...Object.values(MALFORMED).map(({ definition }) => definition), { name: 'no_input', description: 'x' }, null, normal];
     const stdio = inProcessGateway({
       anonymous: true,
       // Overrides merge by index: the first upstream stays an HTTP one.
@@ -98,7 +106,7 @@ describe('a stdio upstream listing tools that are no spec Tool', () => {
         .records('tools left out of the catalogue')
         .filter((r) => r.upstream === 'raw')
         .flatMap((r) => r.rejected as { name: string }[]);
-      expect(rejected.map((r) => r.name).sort()).toEqual(['', 'badhint', 'badoutput', 'no_input', 'stringy']);
+      expect(rejected.map((r) => r.name).sort()).toEqual(['', '', 'badhint', 'badicon', 'badoutput', 'boolprop', 'no_input', 'stringy']);
     } finally {
       await stdio.close();
     }
