@@ -262,7 +262,8 @@ export interface Filed {
  * configuration names now; `first`: `upstream` has neither pins nor waiting changes (its first catalogue).
  * - Held: a tool whose definition waits for approval under another upstream name (configured or not),
  *   under the same tool name and with the same digest, takes that name's pin (if any) and waiting change:
- *   it is held as it was there, never trusted. A definition held anywhere is held everywhere.
+ *   it is held as it was there, never trusted. A definition held anywhere is held everywhere. The pin guard
+ *   moves what it carries from a name no longer configured (its waiting copy is cleared there).
  * - Renamed: on `upstream`'s first catalogue, an upstream name the configuration no longer names that
  *   pinned or held, under the same tool name, a definition identical (digest) to one `unseen` lists is
  *   taken for its predecessor (the same server, renamed; the most such tools, then the name, decides
@@ -271,6 +272,7 @@ export interface Filed {
  *   not a first catalogue's. One identical definition is the evidence asked for: without it (another
  *   server that shares only tool names with a removed one, a one-tool upstream renamed while changing its
  *   one tool) nothing is carried by this rule.
+ * The predecessor's state of a tool comes first, then a held change of another name.
  * Answers the predecessor (if any) and what each carried tool takes, by tool name.
  */
 export function carriedOver(
@@ -292,8 +294,10 @@ export function carriedOver(
     }
   }
   for (const t of unseen) {
-    const held = names.find((name) => others.get(name)!.pending.get(t.name)?.digest === t.digest);
-    const from = held ?? (predecessor !== undefined && others.get(predecessor)!.pins.has(t.name) ? predecessor : undefined);
+    // The predecessor first (its pin is this tool's history), then a change of this definition held under any name.
+    const previous = predecessor === undefined ? undefined : others.get(predecessor)!;
+    const fromPredecessor = previous && (previous.pins.has(t.name) || previous.pending.get(t.name)?.digest === t.digest) ? predecessor : undefined;
+    const from = fromPredecessor ?? names.find((name) => others.get(name)!.pending.get(t.name)?.digest === t.digest);
     if (from === undefined) continue;
     const filed = others.get(from)!;
     const pin = filed.pins.get(t.name);

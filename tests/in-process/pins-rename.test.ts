@@ -164,13 +164,18 @@ describe('a reload that renames an upstream whose tool is held (memory store)', 
     } finally {
       await client.close();
     }
+    // Moved, not copied: the old name's waiting change is gone from the review.
     const entries = (await get(first, '/console/api/pins')).entries as { upstream: string; name: string; pending?: unknown }[];
-    expect(entries.find((e) => e.upstream === 'weather' && e.name === 'set_alert')?.pending).toBeDefined();
+    expect(entries.find((e) => e.upstream === 'weather' && e.name === 'set_alert')?.pending).toBeUndefined();
 
     // Approved under the new name, it is served.
     await first.runtime.state.pins.approve('weather2', 'set_alert', { via: 'test' });
     expect((await listed(first)).find((t) => t.name === 'set_alert')?.description).toBe(POISONED);
     expect((await get(first, '/readyz')).held).toBeUndefined();
+    // Renamed once more, the approved definition stays approved (review: the old name's waiting copy held it again).
+    await reloadInProcess(first, renamed(first, 'weather3'), { weather3: fake });
+    expect((await listed(first)).find((t) => t.name === 'set_alert')?.description).toBe(POISONED);
+    expect(first.runtime.state.pins.held()).toEqual([]);
   });
 
   it('holds a tool the old name had held as new (pinning.newTools: hold), with no pin to serve', async () => {
