@@ -6,7 +6,7 @@
 // `..data` pointing at it, each file a symlink through `..data`) at a folder standing for the mount
 // path; the container's args run with the container's env (`value` entries as rendered; a secretKeyRef
 // is not set, as with its key absent from an optional Secret). Two things differ from a pod, on
-// purpose: GATEWAY_LISTEN_PORT (a free loopback port, not 3000) and GATEWAY_UPSTREAMS_0_URL (the
+// purpose: GATEWAY_LISTEN_PORT (a free loopback port, not 3000; GATEWAY_METRICS_PORT too) and GATEWAY_UPSTREAMS_0_URL (the
 // project's reference MCP server, started here: the chart's default upstream is a cluster name).
 // Then, as the kubelet would: the startup and liveness probe (/healthz) and the readiness probe
 // (/readyz, until `{"status":"ready"}`), each with a pod-IP Host header; then SIGTERM, which must end
@@ -76,8 +76,13 @@ for (const entry of container.env ?? []) if ('value' in entry) env[entry.name] =
 const port = await freePort();
 env.GATEWAY_LISTEN_PORT = String(port);
 env.GATEWAY_UPSTREAMS_0_URL = `http://127.0.0.1:${upstreamPort}/mcp`;
+// The chart's metrics port (9464 by default) is a pod's own; here a free one, beside other runs.
+const metricsPort = container.ports.find((p) => p.name === 'metrics') ? await freePort() : undefined;
+if (metricsPort !== undefined) env.GATEWAY_METRICS_PORT = String(metricsPort);
 log(`config: ${join(root, 'gateway.yaml')} -> ${join(root, '..data', 'gateway.yaml')}`);
-log(`run: ${args.join(' ')} (env from the Deployment: ${(container.env ?? []).map((e) => e.name).join(', ')}; overridden: GATEWAY_LISTEN_PORT, GATEWAY_UPSTREAMS_0_URL)`);
+log(
+  `run: ${args.join(' ')} (env from the Deployment: ${(container.env ?? []).map((e) => e.name).join(', ')}; overridden: GATEWAY_LISTEN_PORT, GATEWAY_UPSTREAMS_0_URL${metricsPort !== undefined ? ', GATEWAY_METRICS_PORT' : ''})`,
+);
 const [command, ...rest] = args;
 const gateway = spawn(command === 'node' ? process.execPath : command, rest, { env, stdio: ['ignore', 'pipe', 'inherit'] });
 children.push(gateway);

@@ -45,6 +45,8 @@ describe('the Helm chart', () => {
     expect(config.shutdown).toEqual({ drainMs: 5000, graceMs: 20000 });
     expect(config.reload.watch).toBe(true);
     expect(config.replicas.dnsName).toBe('gw-peers.ns.svc');
+    // /metrics on its own port: never behind the Ingress's `/`, and scraped once (the peers Service has no such port).
+    expect(config.metrics.port).toBe(9464);
   });
 
   it("every optional part on: the config loads with the Secrets' variables the Deployment sets", () => {
