@@ -63,20 +63,30 @@ refused 'several replicas (replicaCount > 1, or autoscaling.maxReplicas > 1) nee
 refused 'several replicas (replicaCount > 1, or autoscaling.maxReplicas > 1) need a shared store' --set autoscaling.enabled=true
 SECRET=abcdefghijklmnopqrstuvwxyz0123456789
 for key in console.adminToken:consoleAdminToken oauth.tokenSecret:tokenSecret oauth.tokenSecretPrevious:tokenSecretPrevious \
-  cache.key:cacheKey cache.keyPrevious:cacheKeyPrevious audit.digestKey:auditDigestKey; do
+  oauth.initialAccessToken:initialAccessToken cache.key:cacheKey cache.keyPrevious:cacheKeyPrevious audit.digestKey:auditDigestKey; do
   refused "config.${key%%:*} is a secret and the chart never holds one" --set "config.${key%%:*}=$SECRET"
   refused "under the key secretKeys.${key##*:} names" --set "config.${key%%:*}=$SECRET"
 done
 refused 'config.cache.redisUrl holds a password' --set 'config.cache.redisUrl=redis://:hunter2@redis:6379'
 refused 'config.cache.redisUrl holds a password' --set 'config.cache.redisUrl=rediss://gateway:hunter2@redis:6380/0'
+# Secrets inside lists and maps (deploy try-out): literal values refused, ${VARIABLE}s rendered.
+API_KEY=(--set 'config.credentials.apiKeys[0].name=ops' --set 'config.credentials.apiKeys[0].key=ops_key' --set 'config.credentials.apiKeys[0].scopes[0]=x')
+refused 'config.credentials.apiKeys[0].secret is a literal secret' "${API_KEY[@]}" --set 'config.credentials.apiKeys[0].secret=plaintext-api-secret'
+UPSTREAM=(--set 'config.upstreams[0].name=tools' --set 'config.upstreams[0].url=http://tools:3001/mcp')
+refused 'config.upstreams[0].headers.authorization is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.authorization=Bearer sk-live-literal'
+refused 'config.upstreams[0].env.API_KEY is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].env.API_KEY=sk-live-literal'
+refused 'config.upstreams[0].url holds a password' --set 'config.upstreams[0].name=tools' --set 'config.upstreams[0].url=http://user:hunter2@tools:3001/mcp'
+refused 'config.oauth.external.credentialHeaders.x-cpz-key is a literal credential' --set 'config.oauth.external.credentialHeaders.x-cpz-key=cpz_live_key'
 refused 'config.listen.host 127.0.0.1 is loopback' --set config.listen.host=127.0.0.1
 refused 'config.listen.host ::1 is loopback' --set config.listen.host=::1
 refused 'config.listen.host localhost is loopback' --set config.listen.host=localhost
 refused 'pdb.minAvailable 1 with 1 replica(s) lets no pod be evicted' --set pdb.enabled=true
 refused 'pdb.minAvailable 2 with 2 replica(s) lets no pod be evicted' --set pdb.enabled=true --set pdb.minAvailable=2 --set replicaCount=2 \
   --set config.cache.redisUrl=redis://redis:6379
-refused 'pdb.minAvailable 100% lets no pod be evicted' --set pdb.enabled=true --set pdb.minAvailable=100% --set replicaCount=2 \
+refused 'pdb.minAvailable 100% of 2 replica(s) rounds up to 2 and lets no pod be evicted' --set pdb.enabled=true --set pdb.minAvailable=100% --set replicaCount=2 \
   --set config.cache.redisUrl=redis://redis:6379
+refused 'pdb.minAvailable 50% of 1 replica(s) rounds up to 1' --set pdb.enabled=true --set pdb.minAvailable=50%
+refused 'pdb.minAvailable 1 with 1 replica(s) lets no pod be evicted' --set pdb.enabled=true --set-string pdb.minAvailable=1
 refused 'config.pinning.lockFile pins.json would be in the read-only ConfigMap mount' --set config.pinning.lockFile=pins.json
 refused 'config.pinning.lockFile /etc/mcp-gateway/config/pins.json would be in the read-only ConfigMap mount' \
   --set config.pinning.lockFile=/etc/mcp-gateway/config/pins.json
@@ -85,6 +95,9 @@ accepted() { # accepted HELM-TEMPLATE-ARGS...: a neighbour of a refusal that mus
   log "rendered as it should be: $*"
 }
 accepted --set config.cache.redisUrl=redis://redis:6379 --set replicaCount=2 --set pdb.enabled=true
+accepted --set config.cache.redisUrl=redis://redis:6379 --set replicaCount=3 --set pdb.enabled=true --set pdb.minAvailable=50%
+accepted "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.authorization=Bearer ${UPSTREAM_TOKEN}' --set 'config.upstreams[0].headers.x-team=blue' \
+  "${API_KEY[@]}" --set 'config.credentials.apiKeys[0].secret=${OPS_SECRET}'
 accepted --set config.listen.host=:: --set config.pinning.lockFile=/var/lib/mcp-gateway/pins.json
 accepted --set existingSecret=mcp-gateway-secrets --set autoscaling.enabled=true --set config.cache.redisUrl=redis://redis:6379 --set pdb.enabled=true
 

@@ -64,12 +64,42 @@ shared store, whose caches, OAuth grants and rate budgets would each live in one
 {{- end }}
 {{- /* Secrets are never values of this chart: a value would sit in the ConfigMap, readable by anyone who may read ConfigMaps, and in the release history. */}}
 {{- $config := .Values.config | default dict }}
-{{- range $path := list "console.adminToken:consoleAdminToken" "oauth.tokenSecret:tokenSecret" "oauth.tokenSecretPrevious:tokenSecretPrevious" "cache.key:cacheKey" "cache.keyPrevious:cacheKeyPrevious" "audit.digestKey:auditDigestKey" }}
+{{- range $path := list "console.adminToken:consoleAdminToken" "oauth.tokenSecret:tokenSecret" "oauth.tokenSecretPrevious:tokenSecretPrevious" "oauth.initialAccessToken:initialAccessToken" "cache.key:cacheKey" "cache.keyPrevious:cacheKeyPrevious" "audit.digestKey:auditDigestKey" }}
 {{- $parts := splitList ":" $path }}
 {{- $keys := splitList "." (first $parts) }}
 {{- $section := get $config (first $keys) | default dict }}
 {{- if and (kindIs "map" $section) (hasKey $section (last $keys)) }}
 {{- fail (printf "config.%s is a secret and the chart never holds one (it would be rendered into the ConfigMap): put it in the Secret named by existingSecret, under the key secretKeys.%s names" (first $parts) (last $parts)) }}
+{{- end }}
+{{- end }}
+{{- /* Secrets inside lists and maps: a literal value (no ${VAR}, which upstreamSecrets or extraEnv fill from a Secret) is refused (deploy try-out). */}}
+{{- $fromSecret := "put it in a Secret, give it to the pod with upstreamSecrets (or extraEnv), and write ${VARIABLE} here: the chart never holds a secret (it would be rendered into the ConfigMap)" }}
+{{- $credentialName := "(?i)(auth|key|token|secret|passw|cookie|credential|session)" }}
+{{- range $i, $apiKey := (($config.credentials | default dict).apiKeys | default list) }}
+{{- range $field := list "secret" "token" }}
+{{- with (get $apiKey $field) }}{{ if not (contains "${" (toString .)) }}
+{{- fail (printf "config.credentials.apiKeys[%d].%s is a literal secret: %s" $i $field $fromSecret) }}
+{{- end }}{{ end }}
+{{- end }}
+{{- end }}
+{{- range $i, $upstream := ($config.upstreams | default list) }}
+{{- range $name, $value := ($upstream.headers | default dict) }}
+{{- if and (regexMatch $credentialName $name) (not (contains "${" (toString $value))) }}
+{{- fail (printf "config.upstreams[%d].headers.%s is a literal credential: %s" $i $name $fromSecret) }}
+{{- end }}
+{{- end }}
+{{- range $name, $value := ($upstream.env | default dict) }}
+{{- if and (regexMatch $credentialName $name) (not (contains "${" (toString $value))) }}
+{{- fail (printf "config.upstreams[%d].env.%s is a literal credential: %s" $i $name $fromSecret) }}
+{{- end }}
+{{- end }}
+{{- with $upstream.url }}{{ if and (regexMatch "^[A-Za-z][A-Za-z0-9+.-]*://[^/@]*:[^/@]*@" .) (not (contains "${" .)) }}
+{{- fail (printf "config.upstreams[%d].url holds a password: %s" $i $fromSecret) }}
+{{- end }}{{ end }}
+{{- end }}
+{{- range $name, $value := ((($config.oauth | default dict).external | default dict).credentialHeaders | default dict) }}
+{{- if not (contains "${" (toString $value)) }}
+{{- fail (printf "config.oauth.external.credentialHeaders.%s is a literal credential: %s" $name $fromSecret) }}
 {{- end }}
 {{- end }}
 {{- with $config.cache }}{{ with .redisUrl }}
@@ -85,12 +115,17 @@ shared store, whose caches, OAuth grants and rate budgets would each live in one
 {{- /* A budget that lets no pod go blocks every node drain. */}}
 {{- if .Values.pdb.enabled }}
 {{- $fewest := ternary (int .Values.autoscaling.minReplicas) (int .Values.replicaCount) .Values.autoscaling.enabled }}
-{{- $min := .Values.pdb.minAvailable }}
-{{- if and (or (kindIs "int" $min) (kindIs "int64" $min) (kindIs "float64" $min)) (ge (int $min) $fewest) }}
+{{- $min := toString .Values.pdb.minAvailable }}
+{{- /* A number (given as one or as a string: --set-string), or a share the eviction API rounds up (50% of 1 is 1: deploy try-out). */}}
+{{- if regexMatch "^[0-9]+$" $min }}
+{{- if ge (int $min) $fewest }}
 {{- fail (printf "pdb.minAvailable %d with %d replica(s) lets no pod be evicted, so every node drain would block: run more replicas (replicaCount, or autoscaling.minReplicas) than minAvailable, or leave pdb.enabled false" (int $min) $fewest) }}
 {{- end }}
-{{- if eq (toString $min) "100%" }}
-{{- fail "pdb.minAvailable 100% lets no pod be evicted, so every node drain would block: use a lower share, or leave pdb.enabled false" }}
+{{- else if regexMatch "^[0-9]+%$" $min }}
+{{- $needed := div (add (mul (int (trimSuffix "%" $min)) $fewest) 99) 100 }}
+{{- if ge (int $needed) $fewest }}
+{{- fail (printf "pdb.minAvailable %s of %d replica(s) rounds up to %d and lets no pod be evicted, so every node drain would block: use a lower share, run more replicas, or leave pdb.enabled false" $min $fewest (int $needed)) }}
+{{- end }}
 {{- end }}
 {{- end }}
 {{- /* The configuration folder is a ConfigMap, mounted read-only: a lock file beside it could never be written. */}}
