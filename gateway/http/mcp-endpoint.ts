@@ -12,7 +12,7 @@ import { answerAtEdge, rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from './fast-path.ts';
 import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
-import { MAX_BATCH_MESSAGES, MODERN_REVISIONS, REVISION_WITH_BATCHES, SERVED_REVISIONS, servedEra } from '../wire/revisions.ts';
+import { MAX_BATCH_MESSAGES, MODERN_REVISIONS, REVISION_WITHOUT_HEADER, SERVED_REVISIONS, servedEra } from '../wire/revisions.ts';
 import { chooseRepresentation } from '../wire/negotiation.ts';
 import { LEGACY_SSE_HEADERS, sseMessageEvent } from '../wire/sse.ts';
 import { decodeParamValue } from '../wire/param-value.ts';
@@ -429,7 +429,7 @@ function legacyDiscoverRevision(post: PostDescription, headerSent: boolean): str
   if (!message || message.method !== 'server/discover' || !('id' in message)) return undefined;
   const claim = revisionClaim(message);
   if (claim !== undefined && headerSent && claim !== post.revision) return undefined;
-  const asked = claim ?? (headerSent ? post.revision : REVISION_WITH_BATCHES);
+  const asked = claim ?? (headerSent ? post.revision : REVISION_WITHOUT_HEADER);
   return servedEra(asked) === 'legacy' ? asked : undefined;
 }
 

@@ -33,7 +33,9 @@ let endAtExit = false;
  * Remembers `child` until it exits. At the gateway's own exit, any still running is sent SIGTERM: a server that
  * ignores its stdin's end would otherwise outlive us, reparented to init (a failed handshake's process whose
  * stop was under way, a `process.exit` before a close finished). SIGTERM, not SIGKILL, so a server that flushes
- * on it keeps its data; the exit handler cannot wait to escalate.
+ * on it keeps its data; the exit handler cannot wait to escalate. Not the SDK's own version probe: it spawns a
+ * short-lived sibling of its own (never through this transport) and stops it itself within a second, so an
+ * exit in that second can leave it running (review).
  */
 function track(child: ChildProcess): void {
   running.add(child);

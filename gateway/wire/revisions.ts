@@ -38,6 +38,11 @@ export const FIRST_REVISION_WITHOUT_BATCHES = '2025-06-18';
  */
 export const REVISION_WITH_BATCHES = '2025-03-26';
 /**
+ * The revision a 2025-era request without an MCP-Protocol-Version header is served as (2025-11-25
+ * basic/transports §Protocol Version Header: the server SHOULD assume 2025-03-26).
+ */
+export const REVISION_WITHOUT_HEADER = '2025-03-26';
+/**
  * Most messages one JSON-RPC batch may hold: the MCP SDK's Streamable HTTP entry refuses a longer one
  * whole (`@modelcontextprotocol/server` MAX_BATCH_SIZE, -32600 "Batch must not exceed 100 messages").
  * The edge refuses it first, with `data.kind` and one refusal for the request (mcp-endpoint.ts).

@@ -1,6 +1,6 @@
 import { specTypeSchemas, type CallToolResult, type Result, type Tool } from '@modelcontextprotocol/server';
 import { ERROR_CODE, resultResponse, type RequestId } from './jsonrpc.ts';
-import type { Era } from './revisions.ts';
+import { REVISION_WITHOUT_HEADER, type Era } from './revisions.ts';
 import { sdkCodecFor, type SdkWireCodec } from './sdk-codec.ts';
 
 /**
@@ -45,8 +45,6 @@ const CODECS: Readonly<Record<Era, SdkWireCodec>> = { modern: sdkCodecFor('9999-
 
 /** The first revision that defines `structuredContent` and `outputSchema` (2025-06-18 server/tools). */
 export const FIRST_REVISION_WITH_STRUCTURED_CONTENT = '2025-06-18';
-/** The revision a 2025-era request without an MCP-Protocol-Version header is served as. */
-const REVISION_WITHOUT_HEADER = '2025-03-26';
 
 /** A tools/call result as the caller's revision carries it. */
 export type ProjectCallToolResult = (result: CallToolResult, outputSchema: Record<string, unknown> | undefined) => CallToolResult;

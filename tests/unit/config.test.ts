@@ -55,7 +55,10 @@ describe('loadConfig', () => {
     // Off loopback, with nothing checking Host, a token's audience would be built from the Host a caller sends.
     const externalOn = (host: string, more: Record<string, unknown> = {}) =>
       loadConfig({ env: {}, overrides: { listen: { host }, oauth: { mode: 'external', external: { issuer: 'https://idp.example' } }, ...more } });
-    expect(() => externalOn('0.0.0.0')).toThrow(/publicUrl: required when oauth\.mode is external and listen\.host \(0\.0\.0\.0\) is not loopback/);
+    expect(() => externalOn('0.0.0.0')).toThrow(
+      /publicUrl: required when oauth\.mode is external and nothing checks the Host header \(listen\.host 0\.0\.0\.0,/,
+    );
+    expect(() => externalOn('127.0.0.1', { security: { dnsRebindingProtection: false } })).toThrow(/security\.dnsRebindingProtection false/);
     expect(externalOn('0.0.0.0', { publicUrl: 'https://mcp.example' }).publicUrl).toBe('https://mcp.example');
     expect(externalOn('0.0.0.0', { security: { allowedHosts: ['mcp.example'] } }).listen.host).toBe('0.0.0.0');
     expect(

@@ -1,7 +1,8 @@
 /**
  * A stdio upstream that ignores its stdin's end (MCP basic/lifecycle §Shutdown) does not outlive the gateway:
- * a gateway stopped by SIGINT while a failed handshake's process is being stopped, and a gateway that exits at
- * once, leave no process of it behind (it is not reparented to init and left running).
+ * a gateway stopped by SIGINT while a failed handshake's process is being stopped (its exit comes before that
+ * stop's SIGTERM is due, so the exit's own SIGTERM ends it) leaves no process of it behind, where it was
+ * reparented to init and left running.
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
