@@ -75,6 +75,7 @@ refused 'config.credentials.apiKeys[0].secret is a literal secret' "${API_KEY[@]
 UPSTREAM=(--set 'config.upstreams[0].name=tools' --set 'config.upstreams[0].url=http://tools:3001/mcp')
 refused 'config.upstreams[0].headers.authorization is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.authorization=Bearer sk-live-literal'
 refused 'config.upstreams[0].env.API_KEY is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].env.API_KEY=sk-live-literal'
+refused 'config.upstreams[0].headers.X-Auth-Token is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.X-Auth-Token=abc123'
 refused 'config.upstreams[0].url holds a password' --set 'config.upstreams[0].name=tools' --set 'config.upstreams[0].url=http://user:hunter2@tools:3001/mcp'
 refused 'config.oauth.external.credentialHeaders.x-cpz-key is a literal credential' --set 'config.oauth.external.credentialHeaders.x-cpz-key=cpz_live_key'
 refused 'config.listen.host 127.0.0.1 is loopback' --set config.listen.host=127.0.0.1
@@ -97,6 +98,8 @@ accepted() { # accepted HELM-TEMPLATE-ARGS...: a neighbour of a refusal that mus
 accepted --set config.cache.redisUrl=redis://redis:6379 --set replicaCount=2 --set pdb.enabled=true
 accepted --set config.cache.redisUrl=redis://redis:6379 --set replicaCount=3 --set pdb.enabled=true --set pdb.minAvailable=50%
 accepted "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.authorization=Bearer ${UPSTREAM_TOKEN}' --set 'config.upstreams[0].headers.x-team=blue' \
+  --set 'config.upstreams[0].headers.x-api-version=v2' --set 'config.upstreams[0].env.KEYCLOAK_URL=https://kc' \
+  --set 'config.upstreams[0].env.TOKEN_ENDPOINT=https://kc/token' --set 'config.upstreams[0].env.SESSION_TIMEOUT=60s' \
   "${API_KEY[@]}" --set 'config.credentials.apiKeys[0].secret=${OPS_SECRET}'
 accepted --set config.listen.host=:: --set config.pinning.lockFile=/var/lib/mcp-gateway/pins.json
 accepted --set existingSecret=mcp-gateway-secrets --set autoscaling.enabled=true --set config.cache.redisUrl=redis://redis:6379 --set pdb.enabled=true

@@ -74,7 +74,8 @@ shared store, whose caches, OAuth grants and rate budgets would each live in one
 {{- end }}
 {{- /* Secrets inside lists and maps: a literal value (no ${VAR}, which upstreamSecrets or extraEnv fill from a Secret) is refused (deploy try-out). */}}
 {{- $fromSecret := "put it in a Secret, give it to the pod with upstreamSecrets (or extraEnv), and write ${VARIABLE} here: the chart never holds a secret (it would be rendered into the ConfigMap)" }}
-{{- $credentialName := "(?i)(auth|key|token|secret|passw|cookie|credential|session)" }}
+{{- /* A name whose last word is a credential word (x-api-key, API_KEY, X-Auth-Token, DB_PASSWORD, Cookie), not one that only starts with one (KEYCLOAK_URL, TOKEN_ENDPOINT, SESSION_TIMEOUT). */}}
+{{- $credentialName := "(?i)(^|[-_.])(auth|authorization|apikey|key|token|secret|password|passwd|pass|pwd|cookie|credentials?|session|sessionid|jwt|bearer)$" }}
 {{- range $i, $apiKey := (($config.credentials | default dict).apiKeys | default list) }}
 {{- range $field := list "secret" "token" }}
 {{- with (get $apiKey $field) }}{{ if not (contains "${" (toString .)) }}
