@@ -301,6 +301,8 @@ export class PinGuard {
       const revision = await this.store.revision();
       const again = [...this.unread.values()];
       if ((this.storeRevision !== undefined && revision !== this.storeRevision) || again.length) this.changed();
+      // An approval elsewhere: the carry-over's read of the store is not the store's any more.
+      if (revision !== this.storeRevision) this.filed = undefined;
       this.storeRevision = revision;
       for (const { policy, raw } of again) void this.view(policy, raw).catch(() => undefined);
       await this.writeUnwritten();
@@ -313,6 +315,7 @@ export class PinGuard {
   private async writeUnwritten(): Promise<void> {
     for (const [upstream, changes] of this.unwritten) {
       await this.store.notePendingAll(upstream, [...changes]);
+      this.filed = undefined;
       if (this.unwritten.get(upstream) === changes) this.unwritten.delete(upstream);
     }
   }
@@ -471,7 +474,6 @@ export class PinGuard {
       }
     }
     let written = !degraded;
-    if (firstSights.length || carried.size || waiting.length || settled.length) this.filed = undefined;
     if (!degraded && (waiting.length || settled.length)) {
       try {
         await this.store.notePendingAll(upstream, waiting);
@@ -490,6 +492,8 @@ export class PinGuard {
         written = false;
       }
     }
+    // After the writes: a read made meanwhile would miss them.
+    if (firstSights.length || carried.size || waiting.length || settled.length) this.filed = undefined;
     if (written) this.unwritten.delete(upstream);
     else if (waiting.length) {
       // A held change has its waiting record once the store is back, before the next catalogue is judged.

@@ -262,12 +262,13 @@ export interface Filed {
  * configuration names now; `first`: `upstream` has neither pins nor waiting changes (its first catalogue).
  * - Held: a tool whose definition waits for approval under another upstream name (configured or not),
  *   under the same tool name and with the same digest, takes that name's pin (if any) and waiting change:
- *   it is held as it was there, never trusted. A definition held anywhere is held everywhere. The pin guard
- *   moves what it carries from a name no longer configured (its waiting copy is cleared there).
+ *   it is held as it was there, never trusted; unless the name is no longer configured and an operator has
+ *   approved that very definition under some name since (a stale copy a replica on the old configuration
+ *   wrote back). The pin guard moves what it carries from a name no longer configured (cleared there).
  * - Renamed: on `upstream`'s first catalogue, an upstream name the configuration no longer names that
  *   pinned or held, under the same tool name, a definition identical (digest) to one `unseen` lists is
- *   taken for its predecessor (the same server, renamed; the most such tools, then the name, decides
- *   between several): each of its pins of an `unseen` tool is carried over, so a definition that differs
+ *   taken for its predecessor (the same server, renamed; the most identical pins, then identical waiting
+ *   changes, then the name, decides between several): each of its pins of an `unseen` tool is carried over, so a definition that differs
  *   from it is judged changed, not trusted, and a tool it never pinned is a new tool (`pinning.newTools`),
  *   not a first catalogue's. One identical definition is the evidence asked for: without it (another
  *   server that shares only tool names with a removed one, a one-tool upstream renamed while changing its
@@ -283,26 +284,38 @@ export function carriedOver(
 ): { predecessor?: string; carried: Map<string, Carried> } {
   const carried = new Map<string, Carried>();
   const names = [...others.keys()].sort();
+  // A definition an operator approved under some name: a waiting copy of it under a name no longer configured is
+  // stale (a replica still on the old configuration wrote it back after the move: review), never a reason to hold.
+  const approved = (tool: string, digest: string) =>
+    names.some((name) => {
+      const pin = others.get(name)!.pins.get(tool);
+      return pin?.by === 'approval' && pin.digest === digest;
+    });
+  const waiting = (name: string, tool: string, digest: string) =>
+    others.get(name)!.pending.get(tool)?.digest === digest && (configured.has(name) || !approved(tool, digest));
   let predecessor: string | undefined;
   if (first) {
+    // Identical pins first (what was approved or trusted there), then identical waiting changes.
     let best = 0;
     for (const name of names) {
       if (configured.has(name)) continue;
       const filed = others.get(name)!;
-      const same = unseen.filter((t) => filed.pins.get(t.name)?.digest === t.digest || filed.pending.get(t.name)?.digest === t.digest).length;
-      if (same > best) [best, predecessor] = [same, name];
+      const pins = unseen.filter((t) => filed.pins.get(t.name)?.digest === t.digest).length;
+      const pending = unseen.filter((t) => waiting(name, t.name, t.digest)).length;
+      const score = pins * (unseen.length + 1) + pending;
+      if (score > best) [best, predecessor] = [score, name];
     }
   }
   for (const t of unseen) {
     // The predecessor first (its pin is this tool's history), then a change of this definition held under any name.
     const previous = predecessor === undefined ? undefined : others.get(predecessor)!;
-    const fromPredecessor = previous && (previous.pins.has(t.name) || previous.pending.get(t.name)?.digest === t.digest) ? predecessor : undefined;
-    const from = fromPredecessor ?? names.find((name) => others.get(name)!.pending.get(t.name)?.digest === t.digest);
+    const fromPredecessor = previous && (previous.pins.has(t.name) || waiting(predecessor!, t.name, t.digest)) ? predecessor : undefined;
+    const from = fromPredecessor ?? names.find((name) => waiting(name, t.name, t.digest));
     if (from === undefined) continue;
     const filed = others.get(from)!;
     const pin = filed.pins.get(t.name);
-    const pending = filed.pending.get(t.name);
-    carried.set(t.name, { from, ...(pin ? { pin } : {}), ...(pending?.digest === t.digest ? { pending } : {}) });
+    const pending = waiting(from, t.name, t.digest) ? filed.pending.get(t.name) : undefined;
+    carried.set(t.name, { from, ...(pin ? { pin } : {}), ...(pending ? { pending } : {}) });
   }
   return { ...(predecessor !== undefined ? { predecessor } : {}), carried };
 }

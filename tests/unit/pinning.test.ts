@@ -424,4 +424,31 @@ describe('carriedOver (a renamed upstream is no first sight)', () => {
     expect(carriedOver(unseen, others, new Set(['weather']), true).carried.size).toBe(0);
     expect(carriedOver(unseen, new Map([['weather', filed({ set_alert: 'sha256:safe' })]]), new Set(), true).carried.size).toBe(0);
   });
+
+  it('does not hold again a definition approved since under a later name, whatever a stale waiting copy under an old one says (review)', () => {
+    // weather: SAFE pinned, POISONED waiting (written back by a replica still on the old configuration);
+    // weather2: POISONED approved. weather3 lists POISONED: weather2 is its predecessor (more identical pins).
+    const approvedPin: PinRecord = { ...pin('sha256:poisoned'), by: 'approval' };
+    const others = new Map<string, Filed>([
+      ['weather', filed({ set_alert: 'sha256:safe', get_forecast: 'sha256:forecast' }, { set_alert: 'sha256:poisoned' })],
+      [
+        'weather2',
+        {
+          pins: new Map([
+            ['set_alert', approvedPin],
+            ['get_forecast', pin('sha256:forecast')],
+          ]),
+          pending: new Map(),
+        },
+      ],
+    ]);
+    const found = carriedOver(unseen, others, new Set(), true);
+    expect(found.predecessor).toBe('weather2');
+    expect(found.carried.get('set_alert')).toEqual({ from: 'weather2', pin: approvedPin });
+    // Not a predecessor (a name still configured): the stale copy under the unconfigured old name holds nothing.
+    const later = carriedOver(unseen.slice(0, 1), others, new Set(['weather2']), false);
+    expect(later.carried.get('set_alert')).toBeUndefined();
+    // A configured name's waiting change of the same definition still holds it (its own review is pending).
+    expect(carriedOver(unseen.slice(0, 1), others, new Set(['weather', 'weather2']), false).carried.get('set_alert')).toMatchObject({ from: 'weather' });
+  });
 });
