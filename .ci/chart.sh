@@ -74,10 +74,11 @@ API_KEY=(--set 'config.credentials.apiKeys[0].name=ops' --set 'config.credential
 refused 'config.credentials.apiKeys[0].secret is a literal secret' "${API_KEY[@]}" --set 'config.credentials.apiKeys[0].secret=plaintext-api-secret'
 UPSTREAM=(--set 'config.upstreams[0].name=tools' --set 'config.upstreams[0].url=http://tools:3001/mcp')
 refused 'config.upstreams[0].headers.authorization is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.authorization=Bearer sk-live-literal'
-refused 'config.upstreams[0].env.API_KEY is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].env.API_KEY=sk-live-literal'
-refused 'config.upstreams[0].headers.X-Auth-Token is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.X-Auth-Token=abc123'
+refused 'config.upstreams[0].headers.x-api-key is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.x-api-key=abc123'
+refused 'config.upstreams[0].headers.authorization is a literal credential' "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.authorization=Bearer ${T:-sk-live}'
 refused 'config.upstreams[0].url holds a password' --set 'config.upstreams[0].name=tools' --set 'config.upstreams[0].url=http://user:hunter2@tools:3001/mcp'
 refused 'config.oauth.external.credentialHeaders.x-cpz-key is a literal credential' --set 'config.oauth.external.credentialHeaders.x-cpz-key=cpz_live_key'
+refused 'config.metrics.port 9464 is config.listen.port' --set config.listen.port=9464
 refused 'config.listen.host 127.0.0.1 is loopback' --set config.listen.host=127.0.0.1
 refused 'config.listen.host ::1 is loopback' --set config.listen.host=::1
 refused 'config.listen.host localhost is loopback' --set config.listen.host=localhost
@@ -100,6 +101,8 @@ accepted --set config.cache.redisUrl=redis://redis:6379 --set replicaCount=3 --s
 accepted "${UPSTREAM[@]}" --set 'config.upstreams[0].headers.authorization=Bearer ${UPSTREAM_TOKEN}' --set 'config.upstreams[0].headers.x-team=blue' \
   --set 'config.upstreams[0].headers.x-api-version=v2' --set 'config.upstreams[0].env.KEYCLOAK_URL=https://kc' \
   --set 'config.upstreams[0].env.TOKEN_ENDPOINT=https://kc/token' --set 'config.upstreams[0].env.SESSION_TIMEOUT=60s' \
+  --set-string 'config.upstreams[0].env.DISABLE_AUTH=true' --set 'config.upstreams[0].env.PUBLIC_KEY=ssh-ed25519 AAAA' \
+  --set 'config.upstreams[0].headers.X-Idempotency-Key=k1' --set 'config.upstreams[0].env.API_KEY=sk-literal-warned-not-refused' \
   "${API_KEY[@]}" --set 'config.credentials.apiKeys[0].secret=${OPS_SECRET}'
 accepted --set config.listen.host=:: --set config.pinning.lockFile=/var/lib/mcp-gateway/pins.json
 accepted --set existingSecret=mcp-gateway-secrets --set autoscaling.enabled=true --set config.cache.redisUrl=redis://redis:6379 --set pdb.enabled=true

@@ -316,7 +316,7 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   if (config.oauth.mode === 'external' && !config.publicUrl && !config.oauth.external.audience && !checksHost(config))
     throw new ConfigError(
       'publicUrl',
-      `required when oauth.mode is external and nothing checks the Host header (listen.host ${config.listen.host}, security.dnsRebindingProtection ${config.security.dnsRebindingProtection ?? 'on for loopback binds only'}, no security.allowedHosts), unless oauth.external.audience is set: a token's audience is checked against the endpoint's URL, which would otherwise be built from the Host header a caller chooses`,
+      `required when oauth.mode is external and nothing checks the Host header (listen.host ${config.listen.host}, security.dnsRebindingProtection ${config.security.dnsRebindingProtection ?? 'on for loopback binds only'}, no security.allowedHosts), unless oauth.external.audience or security.allowedHosts is set: a token's audience is checked against the endpoint's URL, which would otherwise be built from the Host header a caller chooses`,
     );
   const embeddings = config.search.embeddings;
   if (embeddings) {

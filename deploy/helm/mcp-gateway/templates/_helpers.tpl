@@ -42,7 +42,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- end }}
 
 {{- define "mcp-gateway.metricsPort" -}}
-{{- with .Values.config.metrics }}{{ with .port }}{{ . | int }}{{ end }}{{ end }}
+{{- with .Values.config.metrics }}{{ if ne (toString .enabled) "false" }}{{ with .port }}{{ . | int }}{{ end }}{{ end }}{{ end }}
 {{- end }}
 
 {{/* Whether the gateways share a store: a Redis URL from a Secret, or one in the configuration. */}}
@@ -72,34 +72,29 @@ shared store, whose caches, OAuth grants and rate budgets would each live in one
 {{- fail (printf "config.%s is a secret and the chart never holds one (it would be rendered into the ConfigMap): put it in the Secret named by existingSecret, under the key secretKeys.%s names" (first $parts) (last $parts)) }}
 {{- end }}
 {{- end }}
-{{- /* Secrets inside lists and maps: a literal value (no ${VAR}, which upstreamSecrets or extraEnv fill from a Secret) is refused (deploy try-out). */}}
-{{- $fromSecret := "put it in a Secret, give it to the pod with upstreamSecrets (or extraEnv), and write ${VARIABLE} here: the chart never holds a secret (it would be rendered into the ConfigMap)" }}
-{{- /* A name whose last word is a credential word (x-api-key, API_KEY, X-Auth-Token, DB_PASSWORD, Cookie), not one that only starts with one (KEYCLOAK_URL, TOKEN_ENDPOINT, SESSION_TIMEOUT). */}}
-{{- $credentialName := "(?i)(^|[-_.])(auth|authorization|apikey|key|token|secret|password|passwd|pass|pwd|cookie|credentials?|session|sessionid|jwt|bearer)$" }}
+{{- /* Secrets inside lists and maps, where they are unambiguous: a literal value is refused (deploy try-out).
+A value comes from a Secret when it names a ${VARIABLE} (upstreamSecrets or extraEnv fill it) with no ${VARIABLE:-fallback},
+whose fallback would be a literal. Names that only look like a credential's are warned about in NOTES, not refused. */}}
+{{- $fromSecret := "put it in a Secret, give it to the pod with upstreamSecrets (or extraEnv), and write ${VARIABLE} here (no :- fallback): the chart never holds a secret (it would be rendered into the ConfigMap)" }}
 {{- range $i, $apiKey := (($config.credentials | default dict).apiKeys | default list) }}
 {{- range $field := list "secret" "token" }}
-{{- with (get $apiKey $field) }}{{ if not (contains "${" (toString .)) }}
+{{- with (get $apiKey $field) }}{{ if not (include "mcp-gateway.fromSecret" .) }}
 {{- fail (printf "config.credentials.apiKeys[%d].%s is a literal secret: %s" $i $field $fromSecret) }}
 {{- end }}{{ end }}
 {{- end }}
 {{- end }}
 {{- range $i, $upstream := ($config.upstreams | default list) }}
 {{- range $name, $value := ($upstream.headers | default dict) }}
-{{- if and (regexMatch $credentialName $name) (not (contains "${" (toString $value))) }}
+{{- if and (regexMatch "(?i)^(authorization|proxy-authorization|cookie|x-api-key)$" $name) (toString $value) (not (include "mcp-gateway.fromSecret" $value)) }}
 {{- fail (printf "config.upstreams[%d].headers.%s is a literal credential: %s" $i $name $fromSecret) }}
 {{- end }}
 {{- end }}
-{{- range $name, $value := ($upstream.env | default dict) }}
-{{- if and (regexMatch $credentialName $name) (not (contains "${" (toString $value))) }}
-{{- fail (printf "config.upstreams[%d].env.%s is a literal credential: %s" $i $name $fromSecret) }}
-{{- end }}
-{{- end }}
-{{- with $upstream.url }}{{ if and (regexMatch "^[A-Za-z][A-Za-z0-9+.-]*://[^/@]*:[^/@]*@" .) (not (contains "${" .)) }}
+{{- with $upstream.url }}{{ if and (regexMatch "^[A-Za-z][A-Za-z0-9+.-]*://[^/@]*:[^/@]*@" .) (not (include "mcp-gateway.fromSecret" .)) }}
 {{- fail (printf "config.upstreams[%d].url holds a password: %s" $i $fromSecret) }}
 {{- end }}{{ end }}
 {{- end }}
 {{- range $name, $value := ((($config.oauth | default dict).external | default dict).credentialHeaders | default dict) }}
-{{- if not (contains "${" (toString $value)) }}
+{{- if not (include "mcp-gateway.fromSecret" $value) }}
 {{- fail (printf "config.oauth.external.credentialHeaders.%s is a literal credential: %s" $name $fromSecret) }}
 {{- end }}
 {{- end }}
@@ -107,6 +102,9 @@ shared store, whose caches, OAuth grants and rate budgets would each live in one
 {{- if regexMatch "^[A-Za-z][A-Za-z0-9+.-]*://[^/@]*:[^/@]*@" . }}
 {{- fail "config.cache.redisUrl holds a password, which the chart would render into the ConfigMap: put the URL in a Secret and name it in redis.existingSecret (given to the gateway as REDIS_URL)" }}
 {{- end }}
+{{- end }}{{ end }}
+{{- with (include "mcp-gateway.metricsPort" .) }}{{ if eq (int .) (int (include "mcp-gateway.port" $)) }}
+{{- fail (printf "config.metrics.port %s is config.listen.port: the gateway refuses that (it would exit at start); choose another metrics port, or set config.metrics.port: null to serve /metrics on the MCP port" .) }}
 {{- end }}{{ end }}
 {{- /* The probes (and the Service) reach the pod IP: a gateway listening on loopback is never ready. */}}
 {{- $host := (($config.listen | default dict).host | default "0.0.0.0") | toString }}
@@ -163,4 +161,29 @@ terminationGracePeriodSeconds: above the drain (shutdown.drainMs) plus the bound
 {{- $_ := set $config "cache" $cache }}
 {{- end }}
 {{- toYaml $config }}
+{{- end }}
+
+{{/* "true" when a config value is filled from the environment: it names a ${VARIABLE}, without a :- fallback (a literal). */}}
+{{- define "mcp-gateway.fromSecret" -}}
+{{- $value := toString . }}
+{{- if and (regexMatch "\\$\\{[A-Za-z_][A-Za-z0-9_]*\\}" $value) (not (contains ":-" $value)) }}true{{ end }}
+{{- end }}
+
+{{/*
+Config values whose name reads as a credential's (the last word a credential word: X-Auth-Token, API_KEY, DB_PASSWORD)
+set literally, in upstream headers and env: one line each for NOTES. Not refused (DISABLE_AUTH=true, PUBLIC_KEY,
+X-Idempotency-Key read the same), but a literal one is rendered into the ConfigMap.
+*/}}
+{{- define "mcp-gateway.literalCredentials" -}}
+{{- $name := "(?i)(^|[-_.])(auth|apikey|key|token|tokens|secret|password|passwd|passphrase|pwd|pat|credentials?|jwt|bearer)$" }}
+{{- $plain := "(?i)^(true|false|yes|no|on|off|[0-9]+)?$" }}
+{{- range $i, $upstream := (.Values.config.upstreams | default list) }}
+{{- range $field := list "headers" "env" }}
+{{- range $key, $value := (get $upstream $field | default dict) }}
+{{- if and (regexMatch $name $key) (not (regexMatch $plain (toString $value))) (not (include "mcp-gateway.fromSecret" $value)) }}
+{{- printf "config.upstreams[%d].%s.%s\n" $i $field $key }}
+{{- end }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
