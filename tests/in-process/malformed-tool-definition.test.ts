@@ -11,6 +11,7 @@ import { toolDefinitionProblem } from '../../gateway/checks/tool-definition.ts';
 import { ERAS, withClient } from '../helpers/era-client.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { FULL_KEY } from '../helpers/raw-mcp.ts';
+import { rawStdioServerArgs } from '../fixtures/raw-stdio-server.ts';
 import { startReplayUpstream, type ReplayUpstream } from '../../upstream/replay/index.ts';
 import type { ToolDefinition } from '../../upstream/replay/catalog-file.ts';
 
@@ -66,26 +67,6 @@ describe.each(ERAS)('an upstream listing tools that are no spec Tool (%s era)', 
   });
 });
 
-/** A stdio MCP server of a few lines that lists `tools` as they are (the SDK client path: its schema refused the whole list). */
-const RAW_STDIO_SERVER = `
-const tools = JSON.parse(process.argv[1]);
-let buffer = '';
-const send = (message) => process.stdout.write(JSON.stringify(message) + '\\n');
-process.stdin.on('data', (chunk) => {
-  buffer += chunk;
-  for (let at = buffer.indexOf('\\n'); at >= 0; at = buffer.indexOf('\\n')) {
-    const line = buffer.slice(0, at);
-    buffer = buffer.slice(at + 1);
-    const m = line.trim() ? JSON.parse(line) : {};
-    if (m.id === undefined) continue;
-    if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } } });
-    else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools } });
-    else if (m.method === 'tools/call') send({ jsonrpc: '2.0', id: m.id, result: { content: [{ type: 'text', text: 'ok' }] } });
-    else if (m.method === 'ping') send({ jsonrpc: '2.0', id: m.id, result: {} });
-    else send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
-  }
-});`;
-
 describe('a stdio upstream listing tools that are no spec Tool', () => {
   it('has its other tools served (the list is not refused whole by the SDK client)', async () => {
     const tools = [...Object.values(MALFORMED).map(({ definition }) => definition), { name: 'no_input', description: 'x' }, null, normal];
@@ -94,7 +75,7 @@ describe('a stdio upstream listing tools that are no spec Tool', () => {
       // Overrides merge by index: the first upstream stays an HTTP one.
       upstreams: [
         { name: 'replay', url: replay.url, forwardCredentials: false },
-        { name: 'raw', command: process.execPath, args: ['-e', RAW_STDIO_SERVER, JSON.stringify(tools)], forwardCredentials: false },
+        { name: 'raw', command: process.execPath, args: rawStdioServerArgs(tools), forwardCredentials: false },
       ],
     });
     try {

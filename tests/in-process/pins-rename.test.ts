@@ -237,20 +237,26 @@ describe('/readyz after a reload that removes an upstream with a held tool', () 
   });
 });
 
+/** `first` stopped and started again with its upstream renamed `weather2` (still serving POISONED): held there as under `weather`, the take-over logged. */
+async function restartedAsWeather2(first: InProcessGateway): Promise<InProcessGateway> {
+  const next = renamed(first, 'weather2');
+  await first.close();
+  open.splice(open.indexOf(first), 1);
+  const fake = fakeUpstream({ tools: [forecast, alert(POISONED)] });
+  const second = inProcessGateway(next, { upstreams: { weather2: fake } });
+  open.push(second);
+  await second.runtime.startOAuth(second.gatewayUrl);
+  await expectHeld(second, fake, 'weather2');
+  expectTakeOverLogged(second, 'weather', 'weather2');
+  return second;
+}
+
 describe.skipIf(!redisUp)('a restart that renames an upstream whose tool is held (Redis pin store, DB 9)', () => {
   it('keeps the tool held under the new name', async () => {
     expect(spawnSync('redis-cli', ['-u', REDIS_URL, 'FLUSHDB'], { encoding: 'utf8' }).stdout.trim()).toBe('OK');
     const cache = { store: 'redis', redisUrl: REDIS_URL, operationTimeoutMs: 5000 } as const;
     const { first } = await heldUnderWeather({ cache });
-    const next = renamed(first, 'weather2');
-    await first.close();
-    open.splice(open.indexOf(first), 1);
-    const fake = fakeUpstream({ tools: [forecast, alert(POISONED)] });
-    const second = inProcessGateway(next, { upstreams: { weather2: fake } });
-    open.push(second);
-    await second.runtime.startOAuth(second.gatewayUrl);
-    await expectHeld(second, fake, 'weather2');
-    expectTakeOverLogged(second, 'weather', 'weather2');
+    await restartedAsWeather2(first);
   });
 });
 
@@ -265,16 +271,8 @@ describe('a restart that renames an upstream, with a lock file (pinning.lockFile
         return false;
       }
     });
-    const next = renamed(first, 'weather2');
-    await first.close();
-    open.splice(open.indexOf(first), 1);
     // The file holds pins only: the waiting change is gone with the process, the old name's pins remain.
-    const fake = fakeUpstream({ tools: [forecast, alert(POISONED)] });
-    const second = inProcessGateway(next, { upstreams: { weather2: fake } });
-    open.push(second);
-    await second.runtime.startOAuth(second.gatewayUrl);
-    await expectHeld(second, fake, 'weather2');
-    expectTakeOverLogged(second, 'weather', 'weather2');
+    await restartedAsWeather2(first);
     await waitFor('the new name in the lock file', () => {
       const file = JSON.parse(readFileSync(lockFile, 'utf8')) as LockFileContent;
       return file.upstreams.weather2?.set_alert?.definition.description === SAFE;

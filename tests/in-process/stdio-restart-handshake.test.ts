@@ -14,29 +14,7 @@ import { withClient } from '../helpers/era-client.ts';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { FULL_KEY } from '../helpers/raw-mcp.ts';
 import { waitFor } from '../helpers/wait.ts';
-
-/** A 2025-era stdio server that writes "<pid> <first method>" to the file in argv[1], and exits when its `crash` tool is called. */
-const SERVER = `
-const { appendFileSync } = require('node:fs');
-let buffer = '';
-let first = true;
-const send = (message) => process.stdout.write(JSON.stringify(message) + '\\n');
-process.stdin.on('data', (chunk) => {
-  buffer += chunk;
-  for (let at = buffer.indexOf('\\n'); at >= 0; at = buffer.indexOf('\\n')) {
-    const line = buffer.slice(0, at);
-    buffer = buffer.slice(at + 1);
-    const m = line.trim() ? JSON.parse(line) : {};
-    if (first && m.method) appendFileSync(process.argv[1], process.pid + ' ' + m.method + '\\n');
-    first = false;
-    if (m.id === undefined) continue;
-    if (m.method === 'initialize') send({ jsonrpc: '2.0', id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } } });
-    else if (m.method === 'tools/list') send({ jsonrpc: '2.0', id: m.id, result: { tools: [{ name: 'crash', inputSchema: { type: 'object' } }] } });
-    else if (m.method === 'tools/call') process.exit(3);
-    else if (m.method === 'ping') send({ jsonrpc: '2.0', id: m.id, result: {} });
-    else send({ jsonrpc: '2.0', id: m.id, error: { code: -32601, message: 'Method not found' } });
-  }
-});`;
+import { rawStdioServerArgs } from '../fixtures/raw-stdio-server.ts';
 
 const starts = join(tmpdir(), `stdio-starts-${randomUUID()}.log`);
 const firstMethods = () => {
@@ -59,7 +37,12 @@ beforeAll(async () => {
     // Overrides merge by index: the first upstream stays an HTTP one.
     upstreams: [
       { name: 'replay', url: replay.url, forwardCredentials: false },
-      { name: 'raw', command: process.execPath, args: ['-e', SERVER, starts], forwardCredentials: false },
+      {
+        name: 'raw',
+        command: process.execPath,
+        args: rawStdioServerArgs([{ name: 'crash', inputSchema: { type: 'object' } }], { startsLog: starts, exitOnCall: true }),
+        forwardCredentials: false,
+      },
     ],
   });
 });
