@@ -171,9 +171,10 @@ function recordRefusal(
   args: unknown,
   started: number,
 ): void {
-  // Operators see the catalogue name even for a denied tool; the caller never does. Bounded by the catalogue.
-  const label = toolLabel(name, () => target.tool !== undefined);
-  d.log.info({ tool: label, kind }, `${via} refused without contacting the upstream`);
+  // A tool hidden from the caller is counted as a missing one is (`unknown`): /metrics answers anyone who reaches it,
+  // and a hidden tool's own series told it apart (try-out). The log line and the audit event name it for operators.
+  const label = kind === 'unknown_tool' ? 'unknown' : toolLabel(name, () => target.tool !== undefined);
+  d.log.info({ tool: target.tool ? name : label, kind }, `${via} refused without contacting the upstream`);
   recordDecision(d, {
     via,
     name,

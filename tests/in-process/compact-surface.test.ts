@@ -144,12 +144,18 @@ describe('the compact surface', () => {
       await c.callTool('call_tool', { name: 'place_order', arguments: {} });
       await c.callTool('call_tool', { name: 'list_deals', arguments: { limit: 0 } });
     });
+    // A tool hidden from the caller is counted as a missing one is (try-out: its own series told them apart).
+    await withClient('modern', compactUrl, DEMO_KEYS.data, async (c) => {
+      await c.callTool('call_tool', { name: 'list_cash_flows', arguments: {} });
+    });
     const text = await (await routedFetch(`${stack.gatewayUrl}/metrics`)).text();
     const value = (series: string) => Number(text.match(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm'))?.[1] ?? NaN);
     expect(value('mcp_tool_calls_total{endpoint="compact",tool="list_deals",via="call_tool",outcome="ok"}')).toBeGreaterThanOrEqual(1);
     expect(value('mcp_tool_calls_total{endpoint="compact",tool="place_order",via="call_tool",outcome="refused"}')).toBeGreaterThanOrEqual(1);
     expect(value('mcp_tool_calls_total{endpoint="compact",tool="list_deals",via="call_tool",outcome="invalid_arguments"}')).toBeGreaterThanOrEqual(1);
     expect(value('mcp_tool_calls_total{endpoint="compact",tool="search_tools",via="direct",outcome="ok"}')).toBeGreaterThanOrEqual(1);
+    expect(text).not.toMatch(/tool="list_cash_flows",via="call_tool"/);
+    expect(value('mcp_tool_calls_total{endpoint="compact",tool="unknown",via="call_tool",outcome="refused"}')).toBeGreaterThanOrEqual(1);
     expect(value('mcp_search_duration_seconds_count')).toBeGreaterThanOrEqual(1);
     expect(value('mcp_advertised_tools{endpoint="compact"}')).toBe(16);
     expect(value('mcp_tools_list_bytes_count{endpoint="compact"}')).toBeGreaterThanOrEqual(1);
