@@ -308,12 +308,28 @@ export class UpstreamClient {
    * an upstream that quotes its service key in an error message ("backend failed with key ...") would
    * otherwise hand it to every caller who can make it fail, and to the logs (try-out).
    */
-  private withoutConfiguredSecrets(failure: UpstreamFailure): UpstreamFailure {
-    const secrets = this.configuredSecrets();
+  private withoutConfiguredSecrets(failure: UpstreamFailure, secrets: readonly string[] = this.configuredSecrets()): UpstreamFailure {
     if (secrets.length === 0) return failure;
     const message = withoutSecrets(failure.message, secrets);
     const data = withoutSecretsDeep(failure.data, secrets);
     return message === failure.message && data === failure.data ? failure : { ...failure, message, ...(data !== undefined ? { data } : {}) };
+  }
+
+  /**
+   * The configured secrets that the request `params` does not hold itself. A secret the caller sent is no secret
+   * from it, and masking it in what the upstream echoes back made the masking an oracle: a string of 20,000
+   * guesses came back with the one right guess `[redacted]` (security try-out). Worked out on first use only
+   * (an error, an isError result, a notification): most calls need none.
+   */
+  private secretsNotSentIn(params: Record<string, unknown>): () => readonly string[] {
+    const configured = this.configuredSecrets();
+    if (configured.length === 0) return () => configured;
+    let left: readonly string[] | undefined;
+    return () => {
+      if (left) return left;
+      const sent = JSON.stringify(params) ?? '';
+      return (left = configured.filter((secret) => !sent.includes(secret)));
+    };
   }
 
   /** The secret values of this upstream's settings (obs/redact.ts configuredSecrets), worked out once per settings. */
@@ -327,16 +343,16 @@ export class UpstreamClient {
    * (obs/redact.ts), as its errors do: an upstream reporting "backend refused key ..." on its log channel or
    * in a progress message tells the caller as much (review). `options` as it is when it has none.
    */
-  private maskedNotifications(options: ForwardOptions, secrets: readonly string[]): ForwardOptions {
-    if (secrets.length === 0 || (!options.onlog && !options.onprogress && !options.ontaskstatus && !options.oninputrequest)) return options;
+  private maskedNotifications(options: ForwardOptions, secretsNow: () => readonly string[]): ForwardOptions {
+    if (this.configuredSecrets().length === 0 || (!options.onlog && !options.onprogress && !options.ontaskstatus && !options.oninputrequest)) return options;
     const { onlog, onprogress, ontaskstatus, oninputrequest } = options;
     return {
       ...options,
       // Its questions to the caller too (an elicitation's message, a sampling prompt: review).
-      ...(oninputrequest ? { oninputrequest: (request) => oninputrequest(withoutSecretsDeep(request, secrets) as typeof request) } : {}),
-      ...(onlog ? { onlog: (message) => onlog(withoutSecretsDeep(message, secrets) as typeof message) } : {}),
-      ...(onprogress ? { onprogress: (progress) => onprogress(withoutSecretsDeep(progress, secrets) as typeof progress) } : {}),
-      ...(ontaskstatus ? { ontaskstatus: (params) => ontaskstatus(withoutSecretsDeep(params, secrets) as typeof params) } : {}),
+      ...(oninputrequest ? { oninputrequest: (request) => oninputrequest(withoutSecretsDeep(request, secretsNow()) as typeof request) } : {}),
+      ...(onlog ? { onlog: (message) => onlog(withoutSecretsDeep(message, secretsNow()) as typeof message) } : {}),
+      ...(onprogress ? { onprogress: (progress) => onprogress(withoutSecretsDeep(progress, secretsNow()) as typeof progress) } : {}),
+      ...(ontaskstatus ? { ontaskstatus: (params) => ontaskstatus(withoutSecretsDeep(params, secretsNow()) as typeof params) } : {}),
     };
   }
 
@@ -345,7 +361,7 @@ export class UpstreamClient {
     this.sending++;
     // The first request since the process last wrote anything: what its silence is counted from.
     if (this.stdio && this.waitingSince <= (lastHeardFrom(this.stdio) ?? 0)) this.waitingSince = Date.now();
-    const secrets = this.configuredSecrets();
+    const secrets = this.secretsNotSentIn(params);
     const options = this.maskedNotifications(sent, secrets);
     try {
       // A connected stateless upstream, on the hop: every input is explicit, no forward scope is needed.
@@ -355,11 +371,11 @@ export class UpstreamClient {
       // task's answers whole (a finished task carries its tool's result, a status its message: review).
       const answer = result as { isError?: unknown; resultType?: unknown } | undefined;
       // ... and an input_required result's questions (2026-07-28 multi-round-trip: review).
-      return secrets.length > 0 && (answer?.isError === true || answer?.resultType === 'input_required' || method.startsWith('tasks/'))
-        ? withoutSecretsDeep(result, secrets)
+      return this.configuredSecrets().length > 0 && (answer?.isError === true || answer?.resultType === 'input_required' || method.startsWith('tasks/'))
+        ? withoutSecretsDeep(result, secrets())
         : result;
     } catch (error) {
-      const classified = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name));
+      const classified = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name), secrets());
       // A timeout names the setting that decided it, as a result over limits.resultBytes does (try-out).
       const failure =
         classified.kind === 'upstream_timeout'

@@ -61,6 +61,13 @@ beforeAll(() => {
         },
       },
       {
+        // An upstream that echoes the caller's own input in its error.
+        definition: { name: 'echoing_read', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+        call: (args) => {
+          throw new V1McpError(-32000, `no such note: ${String(args.id)}`);
+        },
+      },
+      {
         // What an SDK v1 McpServer answers for arguments its inputSchema refuses: an isError result.
         definition: { name: 'checked_echo', inputSchema: { type: 'object' } },
         call: (args) =>
@@ -145,6 +152,14 @@ describe.each(['modern', 'legacy'] as const)('an upstream JSON-RPC error quoting
     const [answer] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp/compact`, body, { ...headers, ...FULL_KEY }));
     expect(JSON.stringify(answer)).toContain('backend failed with key [redacted]');
     expect(JSON.stringify(answer)).not.toContain(SERVICE_KEY);
+  });
+});
+
+describe.each(['modern', 'legacy'] as const)('an upstream echoing the caller input, %s caller', (era) => {
+  it('sends the caller its own input as it was: a secret it sent itself is not masked, so masking confirms no guess (security try-out)', async () => {
+    const guesses = ['wx-SECRET-svc-0000', SERVICE_KEY, 'wx-SECRET-svc-9f8e7e'].join(' ');
+    const error = await errorOf(era, 'tools/call', { name: 'notes__echoing_read', arguments: { id: guesses } });
+    expect(error?.message).toBe(`no such note: ${guesses}`);
   });
 });
 
