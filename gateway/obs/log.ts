@@ -1,5 +1,6 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { GatewayConfig } from '../../config/types.ts';
+import { withoutSecretSegments } from './redact.ts';
 
 export type { Logger } from 'pino';
 
@@ -107,7 +108,8 @@ export function loggableUrl(url: string): string {
   const parsed = new URL(url);
   const userinfo = parsed.username || parsed.password ? '***@' : '';
   const rest = parsed.search || parsed.hash ? '?…' : '';
-  return `${parsed.protocol}//${userinfo}${parsed.host}${parsed.pathname}${rest}`;
+  // A path segment that is a token (a collector's or a hosted server's key in the path: security try-out) is masked as the console masks it.
+  return `${parsed.protocol}//${userinfo}${parsed.host}${withoutSecretSegments(parsed.pathname)}${rest}`;
 }
 
 /**

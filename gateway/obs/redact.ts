@@ -155,12 +155,18 @@ export function redactUrl(value: string): string {
   if (!url) return value;
   const userinfo = url.username || url.password ? `${REDACTED}@` : '';
   const query = url.search ? `?${REDACTED}` : '';
-  // A path segment that is a credential by itself (a token in the path, as some hosted MCP servers take theirs).
-  const path = url.pathname
+  return `${url.protocol}//${userinfo}${url.host}${withoutSecretSegments(url.pathname)}${query}`;
+}
+
+/**
+ * A URL path with each segment that is a credential by itself ({@link BARE_SECRET}: a token in the path, as some
+ * hosted MCP servers and collectors take theirs) replaced by {@link REDACTED}; the log's URLs use it too (obs/log.ts).
+ */
+export function withoutSecretSegments(pathname: string): string {
+  return pathname
     .split('/')
     .map((segment) => (BARE_SECRET.test(decodeSegment(segment)) ? REDACTED : segment))
     .join('/');
-  return `${url.protocol}//${userinfo}${url.host}${path}${query}`;
 }
 
 function decodeSegment(segment: string): string {

@@ -37,6 +37,8 @@ describe('loggableUrl', () => {
   it('keeps scheme, host, port and path; hides credentials and the query', () => {
     expect(loggableUrl('http://127.0.0.1:3001/mcp')).toBe('http://127.0.0.1:3001/mcp');
     expect(loggableUrl('https://user:pass@mcp.example.com/v1/mcp?token=x#frag')).toBe('https://***@mcp.example.com/v1/mcp?…');
+    // A token in the path (security try-out: a tracing endpoint's path secret reached the log).
+    expect(loggableUrl('https://otel.example.com/v1/traces/PATHSECRET6abcdefghijklmnop?key=x')).toBe('https://otel.example.com/v1/traces/[redacted]?…');
     expect(loggableUrl('https://user@mcp.example.com/')).toBe('https://***@mcp.example.com/');
     expect(loggableUrl('not a url')).toBe('not a url');
     // An opaque OAuth client_id that happens to parse as a URL is no address: left as it is.
