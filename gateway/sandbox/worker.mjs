@@ -85,7 +85,8 @@ const PRELUDE = `(function (call) {
   const { stringify, parse } = JSON;
   const tools = new Proxy(Object.freeze(Object.create(null)), {
     get(_, name) {
-      if (typeof name !== 'string' || name === 'then') return undefined;
+      // 'then': tools is no thenable; 'toJSON': \`return tools\` serialises it as {} without calling a tool named toJSON (try-out).
+      if (typeof name !== 'string' || name === 'then' || name === 'toJSON') return undefined;
       return function (args) {
         return call(stringify(name), stringify(args === undefined ? {} : args)).then((text) => parse(text));
       };

@@ -29,6 +29,8 @@ describe('the code sandbox', () => {
       calls: 2,
     });
     expect(await run('return undefined')).toMatchObject({ ok: true, json: 'null' });
+    // The tools object itself is no call (try-out: returning it called a tool named toJSON).
+    expect(await run('return tools')).toMatchObject({ ok: true, json: '{}', calls: 0 });
   });
 
   it('writes every value to the console without ending the script (try-out: a BigInt threw, a cycle and a function came out quoted)', async () => {
