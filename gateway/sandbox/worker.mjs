@@ -315,6 +315,8 @@ function run({ code, limits }) {
     const out = context.typeof(text.value) === 'string' ? context.getString(text.value) : 'null';
     text.value.dispose();
     if (breach !== undefined) return finish({ ok: false, kind: 'limit', limit: breach });
+    // Refused memory at its cap and went on (the script caught the out-of-memory error): the limit was broken all the same (try-out).
+    if (memoryRefused) return finish({ ok: false, kind: 'limit', limit: 'memoryBytes' });
     if (outputBytes + Buffer.byteLength(out) > limits.outputBytes) return finish({ ok: false, kind: 'limit', limit: 'outputBytes' });
     return finish({ ok: true, json: out });
   };

@@ -29,6 +29,14 @@ describe('the code sandbox', () => {
       calls: 2,
     });
     expect(await run('return undefined')).toMatchObject({ ok: true, json: 'null' });
+    // A script that catches its own out-of-memory error still broke the memory limit (try-out: it answered ok).
+    expect(
+      await run('try { const a = []; while (true) a.push(new Array(1e5).fill(1)); } catch (e) { return String(e); }', { instructions: 1e9 }),
+    ).toMatchObject({
+      ok: false,
+      kind: 'limit',
+      limit: 'memoryBytes',
+    });
     // The tools object itself is no call (try-out: returning it called a tool named toJSON).
     expect(await run('return tools')).toMatchObject({ ok: true, json: '{}', calls: 0 });
   });
