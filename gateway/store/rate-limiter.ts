@@ -98,6 +98,8 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   }
   // One limiter per budget and limit: rate-limiter-flexible fixes points and duration per instance.
   const limiters = new Map<string, RateLimiterAbstract>();
+  /** Each Redis limiter's in-memory insurance, for a store that answers nothing at all. */
+  const insurance = new Map<RateLimiterAbstract, RateLimiterMemory>();
   const limiterFor = (charge: BudgetCharge): RateLimiterAbstract => {
     const id = `${charge.budget}:${charge.limit.points}/${charge.limit.durationMs}${charge.limit.blockMs ? `+${charge.limit.blockMs}` : ''}`;
     let limiter = limiters.get(id);
@@ -118,9 +120,31 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
             insuranceLimiter: insured(memory, storeFailed),
           })
         : memory;
+      if (limiter !== memory) insurance.set(limiter, memory);
       limiters.set(id, limiter);
     }
     return limiter;
+  };
+  /**
+   * A charge against `limiter`, within `cache.operationTimeoutMs` when it is Redis's: a Redis that keeps the connection
+   * and answers nothing (a frozen process) held every request until it woke, 40 s and more (robustness try-out);
+   * past the budget the charge counts in the insurance, as when Redis is down.
+   */
+  const bounded = async (limiter: RateLimiterAbstract, key: string, points: number): Promise<RateLimiterRes> => {
+    const memory = insurance.get(limiter);
+    if (!memory) return limiter.consume(key, points);
+    let timer: NodeJS.Timeout | undefined;
+    const late = Symbol('late');
+    const attempt = limiter.consume(key, points);
+    // A refusal or failure that comes after the budget is spent is answered already (by the insurance).
+    attempt.catch(() => undefined);
+    const first = await Promise.race([
+      attempt,
+      new Promise<typeof late>((resolve) => (timer = setTimeout(() => resolve(late), options.cache.operationTimeoutMs))),
+    ]).finally(() => clearTimeout(timer));
+    if (first !== late) return first;
+    storeFailed(new Error(`the rate limit store did not answer within cache.operationTimeoutMs (${options.cache.operationTimeoutMs} ms)`));
+    return memory.consume(key, points);
   };
   return {
     async consume(charges) {
@@ -129,7 +153,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       let remaining = Infinity;
       for (const charge of charges) {
         try {
-          const res = await limiterFor(charge).consume(charge.key, charge.points ?? 1);
+          const res = await bounded(limiterFor(charge), charge.key, charge.points ?? 1);
           remaining = Math.min(remaining, res.remainingPoints);
           spent.push(charge);
         } catch (error) {

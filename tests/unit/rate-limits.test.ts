@@ -11,6 +11,7 @@ import { accountBudgets, anyBudget, requestCharge, toolCallCharges } from '../..
 import { consoleSignInCharges, registrationCharges, signInCharges } from '../../gateway/auth/attempt-budgets.ts';
 import { createRateLimiter } from '../../gateway/store/rate-limiter.ts';
 import { freePort } from '../helpers/free-port.ts';
+import { startRedis } from '../helpers/redis.ts';
 
 const config = (overrides: Record<string, unknown> = {}) =>
   loadConfig({
@@ -170,6 +171,32 @@ describe('a Redis limiter whose Redis is down', () => {
       expect(Date.now() - started).toBeLessThan(2500);
     } finally {
       await l.close();
+    }
+  });
+});
+
+describe('a Redis limiter whose Redis keeps the connection and answers nothing', () => {
+  // A frozen redis-server (SIGSTOP): every request waited until it woke (robustness try-out: 40 s and more).
+  it('counts a charge in memory once cache.operationTimeoutMs has passed, and counts the store failure', { timeout: 20_000 }, async () => {
+    const redis = await startRedis();
+    const c = config();
+    const metrics = createMetrics();
+    const l = createRateLimiter({
+      store: 'redis',
+      cache: { ...c.cache, store: 'redis', redisUrl: redis.url, operationTimeoutMs: 200 },
+      metrics,
+      log: createLogger(c, { write: () => {} } as never),
+    });
+    const charge = { budget: 'requests' as const, key: 'requests:frozen', limit: { points: 100, durationMs: 60000 } };
+    try {
+      expect(await l.consume([charge])).toEqual({ ok: true, remaining: 99 });
+      redis.process.kill('SIGSTOP');
+      expect(await l.consume([charge])).toMatchObject({ ok: true });
+      expect(await metrics.registry.getSingleMetricAsString('mcp_cache_store_errors_total')).toMatch(/cache="rate_limits"[^\n]* [1-9]/);
+    } finally {
+      redis.process.kill('SIGCONT');
+      await l.close();
+      await redis.kill();
     }
   });
 });
