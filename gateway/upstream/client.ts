@@ -41,6 +41,8 @@ import {
 
 /** Any JSON object: the result schema of the task methods, which the SDK client has no runtime for. */
 const ANY_RESULT = z.looseObject({});
+/** What an upstream without configured secrets masks: one function for every send, none made per call. */
+const NO_SECRETS = (): readonly string[] => [];
 
 /**
  * Records the error code of each JSON-RPC error response as it arrives, in the forward's own scope:
@@ -323,7 +325,7 @@ export class UpstreamClient {
    */
   private secretsNotSentIn(params: Record<string, unknown>): () => readonly string[] {
     const configured = this.configuredSecrets();
-    if (configured.length === 0) return () => configured;
+    if (configured.length === 0) return NO_SECRETS;
     let left: readonly string[] | undefined;
     return () => {
       if (left) return left;
