@@ -12,6 +12,8 @@ export default defineConfig({
     // each file's content and the config; default in vitest 5): a run no longer transforms the gateway's
     // TypeScript again, which was about 2.5 s of CPU of every in-process worker's start on this machine.
     experimental: { fsModuleCache: true },
+    // One temporary root per run, removed at its end (tests/helpers/temp-root.ts).
+    globalSetup: ['tests/helpers/temp-root.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Suites start real services on ephemeral loopback ports; two cores make more workers counter-productive.

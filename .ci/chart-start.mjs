@@ -13,7 +13,7 @@
 // the process with status 0 within the rendered terminationGracePeriodSeconds.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -62,7 +62,10 @@ function get(port, path) {
 
 const children = [];
 const stopAll = () => children.forEach((c) => c.exitCode === null && c.signalCode === null && c.kill('SIGKILL'));
-process.on('exit', stopAll);
+process.on('exit', () => {
+  stopAll();
+  rmSync(root, { recursive: true, force: true });
+});
 
 const upstreamPort = await freePort();
 const upstream = spawn(process.execPath, ['--import', './scripts/register-ts.mjs', 'upstream/server/main.ts'], {
