@@ -277,8 +277,8 @@ export interface AuditOptions {
   destination?: DestinationStream;
   /** The gateway's own log, for the warning about a generated digest key and for lines that could not be written. */
   log?: Logger;
-  /** Counts audit lines the destination failed to write (`mcp_audit_write_errors_total`). */
-  metrics?: Pick<GatewayMetrics, 'auditWriteErrors'>;
+  /** Counts failed writes (`mcp_audit_write_errors_total`) and lines dropped past the buffer (`mcp_audit_lines_dropped_total`). */
+  metrics?: Pick<GatewayMetrics, 'auditWriteErrors' | 'auditLinesDropped'>;
   /**
    * The key a previous audit log of this process generated ({@link AuditLog.generatedKey}, a live
    * reload): kept, so digests stay the same across the reload and the warning is not given again.
@@ -286,11 +286,22 @@ export interface AuditOptions {
   generatedKey?: string;
 }
 
+const MIB = 1024 * 1024;
+/**
+ * Bytes of audit lines held while the destination does not take them (a full disk, a stalled pipe):
+ * sonic-boom keeps a failed write's lines and writes them again with the next line, so a destination that
+ * recovers loses nothing; without a bound a destination that never does grew the heap without end (about
+ * 0.5 MB for every 1,000 decisions).
+ */
+export const AUDIT_BUFFER_BYTES = 16 * MIB;
+
 /**
  * Builds the audit log for `audit` config: `off` records nothing; `stdout`, `stderr` or a file path.
  * A file is opened for appending here, so a destination that cannot be written (no such folder and none
  * can be made, no permission, a read-only mount) refuses the start instead of losing every line; a write
- * that fails later is logged at error (at most once a minute, with how many were not) and counted.
+ * that fails later is logged at error (at most once a minute, with how many were not) and counted; its
+ * lines are held and written again (up to {@link AUDIT_BUFFER_BYTES}), and a line past that is dropped,
+ * logged and counted.
  * @throws ConfigError naming `audit.destination` when the file cannot be opened for appending.
  */
 export function createAuditLog(config: GatewayConfig['audit'], options: AuditOptions = {}): AuditLog {
@@ -308,10 +319,10 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   const destination =
     options.destination ??
     (config.destination === 'stdout'
-      ? pino.destination({ fd: 1, sync: false })
+      ? pino.destination({ fd: 1, sync: false, maxLength: AUDIT_BUFFER_BYTES })
       : config.destination === 'stderr'
-        ? pino.destination({ fd: 2, sync: false })
-        : pino.destination({ dest: openable(config.destination), sync: false, append: true }));
+        ? pino.destination({ fd: 2, sync: false, maxLength: AUDIT_BUFFER_BYTES })
+        : pino.destination({ dest: openable(config.destination), sync: false, append: true, maxLength: AUDIT_BUFFER_BYTES }));
   let key = config.digestKey;
   const generatedKey = key ? undefined : (options.generatedKey ?? randomBytes(32).toString('hex'));
   if (!key && !options.generatedKey)
@@ -320,7 +331,10 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
     );
   key ??= generatedKey!;
   const writeFailed = throttled(60_000);
-  const stream = destination as DestinationStream & { on?: (event: 'error', fn: (error: Error) => void) => void; flushSync?: () => void };
+  const stream = destination as DestinationStream & {
+    on?: ((event: 'error', fn: (error: Error) => void) => void) & ((event: 'drop', fn: () => void) => void);
+    flushSync?: () => void;
+  };
   let lastError: Error | undefined;
   stream.on?.('error', (error) => {
     // pino's own listener hands the first error on by emitting it again: one failure, one count.
@@ -333,7 +347,18 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
     writeFailed((notLogged) =>
       options.log?.error(
         { destination: config.destination, error: error.message, ...(notLogged ? { notLogged } : {}) },
-        'audit: a line could not be written to audit.destination and is lost',
+        `audit: a write to audit.destination failed; its lines are held (up to ${AUDIT_BUFFER_BYTES / MIB} MiB) and written again with the next line`,
+      ),
+    );
+  });
+  // Past the buffer, sonic-boom drops a line (one write, one line) instead of growing without bound.
+  const dropped = throttled(60_000);
+  stream.on?.('drop', () => {
+    options.metrics?.auditLinesDropped.inc();
+    dropped((notLogged) =>
+      options.log?.error(
+        { destination: config.destination, ...(notLogged ? { notLogged } : {}) },
+        `audit: a line was dropped: audit.destination has not taken the last ${AUDIT_BUFFER_BYTES / MIB} MiB of lines`,
       ),
     );
   });

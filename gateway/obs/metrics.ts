@@ -29,6 +29,7 @@ export interface GatewayMetrics {
   configReloads: Counter<'outcome'>;
   /** Audit lines `audit.destination` failed to write (each is also a throttled error log line). */
   auditWriteErrors: Counter<string>;
+  auditLinesDropped: Counter<string>;
   /** Span batches the OTLP exporter failed to deliver (each is also a throttled warning log line). */
   traceExportFailures: Counter<string>;
   outputSchemaViolations: Counter<'tool'>;
@@ -153,7 +154,12 @@ export function createMetrics(): GatewayMetrics {
     }),
     auditWriteErrors: new Counter({
       name: 'mcp_audit_write_errors_total',
-      help: 'Audit lines that audit.destination failed to write (lost): a full disk, a file that went away.',
+      help: 'Writes to audit.destination that failed (a full disk, a file that went away); their lines are held (16 MiB at most) and written again with the next line.',
+      registers: r,
+    }),
+    auditLinesDropped: new Counter({
+      name: 'mcp_audit_lines_dropped_total',
+      help: 'Audit lines dropped, lost: audit.destination had not taken the 16 MiB of lines held before them.',
       registers: r,
     }),
     traceExportFailures: new Counter({

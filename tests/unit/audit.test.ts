@@ -6,9 +6,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ConfigError, loadConfig } from '../../config/load.ts';
-import { canonicalJson, createAuditLog, SEARCH_TRAIL, type ToolDecision } from '../../gateway/obs/audit.ts';
+import { AUDIT_BUFFER_BYTES, canonicalJson, createAuditLog, SEARCH_TRAIL, type ToolDecision } from '../../gateway/obs/audit.ts';
 import { createMetrics } from '../../gateway/obs/metrics.ts';
 import { createRuntime } from '../../gateway/runtime.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
@@ -138,10 +138,28 @@ describe('audit log', () => {
     audit.record(decision());
     await expect.poll(failures, { timeout: 10_000 }).toBe(2);
     await audit.close();
-    expect(capture.records('audit: a line could not be written')).toHaveLength(1);
-    const [line] = capture.records('audit: a line could not be written');
+    expect(capture.records('audit: a write to audit.destination failed')).toHaveLength(1);
+    const [line] = capture.records('audit: a write to audit.destination failed');
     expect(line).toMatchObject({ level: 50, destination: '/dev/full' });
     expect(String(line!.error)).toMatch(/ENOSPC/);
+  });
+
+  it('holds at most AUDIT_BUFFER_BYTES of lines a destination does not take, then drops, counts and logs each line past it', async () => {
+    const capture = new LogCapture();
+    const metrics = createMetrics();
+    const audit = createAuditLog({ destination: '/dev/full', digestKey: 'k'.repeat(32) }, { log: pino(capture), metrics });
+    const dropped = async () => (await metrics.auditLinesDropped.get()).values[0]?.value ?? 0;
+    const line = decision();
+    const sample = new LogCapture();
+    createAuditLog({ destination: 'off', digestKey: 'k'.repeat(32) }, { destination: sample }).record(line);
+    await vi.waitFor(() => expect(sample.lines).toHaveLength(1));
+    // Past the bound by 100 lines or more: each line past it is dropped, one count each.
+    const lines = Math.ceil(AUDIT_BUFFER_BYTES / (sample.lines[0]!.length + 1)) + 100;
+    for (let i = 0; i < lines; i++) audit.record(line);
+    expect(await dropped()).toBeGreaterThanOrEqual(99);
+    expect(await dropped()).toBeLessThan(lines);
+    expect(capture.records('audit: a line was dropped')).toHaveLength(1);
+    await audit.close();
   });
 
   it('takes its destination and digest key from the configuration, ${VAR} included', () => {
