@@ -79,8 +79,8 @@ export interface GatewayConfig {
     /** `subscriptions/listen` streams one account may hold open at once (store/listen-streams.ts). */
     listenStreamsPerAccount: number;
   };
-  /** Node HTTP server timeouts (gateway/gateway.ts). */
-  server: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+  /** Node HTTP server timeouts (gateway/gateway.ts); `sendTimeoutMs`: an answer left unread (http/send-timeout.ts). */
+  server: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number; sendTimeoutMs: number };
   /** `alwaysLoad`: Claude Code's `_meta["anthropic/alwaysLoad"]` on /mcp's anchors and state-changing tools. */
   clientHints: { alwaysLoad: boolean };
   /** `fastPath`: plain tools/list and tools/call answered without the SDK's per-request server (gateway/mcp/fast-path.ts). */

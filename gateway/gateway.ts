@@ -7,6 +7,7 @@ import { ConfigError, type GatewayConfig } from '../config/load.ts';
 import { metricsRoute } from './http/app.ts';
 import { forgetUpstreams } from './obs/metrics.ts';
 import { createGatewayServer } from './http/node-server.ts';
+import type { UnreadAnswer } from './http/send-timeout.ts';
 import { originGuard } from './http/edge.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { loggableUrl } from './obs/log.ts';
@@ -66,12 +67,16 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   let runtime = createRuntime(config, options);
   const { log } = runtime.state;
   // Each request is served by the runtime current when it arrives (a reload swaps it).
-  const server = createGatewayServer(config, (req, res) => {
-    // Draining: answer, then close the connection, so a keep-alive client's next request dials a fresh
-    // one, which the load balancer (now seeing this instance unready) sends elsewhere.
-    if (runtime.state.draining) res.setHeader('connection', 'close');
-    runtime.listener(req, res);
-  });
+  const server = createGatewayServer(
+    config,
+    (req, res) => {
+      // Draining: answer, then close the connection, so a keep-alive client's next request dials a fresh
+      // one, which the load balancer (now seeing this instance unready) sends elsewhere.
+      if (runtime.state.draining) res.setHeader('connection', 'close');
+      runtime.listener(req, res);
+    },
+    unreadAnswerCut(runtime.state),
+  );
   const retiring = new Set<Promise<void>>();
   /** Runtimes replaced by a reload whose requests (listen streams included) are still finishing. */
   const retiringRuntimes = new Set<Runtime>();
@@ -384,9 +389,22 @@ async function startMetricsListener(runtime: GatewayRuntime, config: GatewayConf
   const route = metricsRoute(runtime);
   app.use(originGuard(config));
   app.use(async (ctx, next) => (ctx.path === '/metrics' ? route(ctx, next) : undefined));
-  const server = createGatewayServer(config, app.callback());
+  const server = createGatewayServer(config, app.callback(), unreadAnswerCut(runtime));
   await listen(server, config.metrics.port!, config.listen.host);
   return server;
+}
+
+/**
+ * What a listener does when it resets a connection whose client left an answer unread for
+ * `server.sendTimeoutMs` (http/send-timeout.ts): counts it and logs one line. The metrics and the logger
+ * outlive reloads, so the first runtime's serve every later one.
+ */
+function unreadAnswerCut({ metrics, log, config }: GatewayRuntime): (cut: UnreadAnswer) => void {
+  const { sendTimeoutMs } = config.server;
+  return (cut) => {
+    metrics.sendTimeouts.inc();
+    log.warn({ ...cut, sendTimeoutMs }, 'connection reset: its client took none of the answer for server.sendTimeoutMs');
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import { createServer, STATUS_CODES, type RequestListener, type Server, type Ser
 import type { Duplex } from 'node:stream';
 import type { GatewayConfig } from '../../config/types.ts';
 import { jsonRpcErrorBody } from '../errors.ts';
+import { cutUnreadAnswers, type UnreadAnswer } from './send-timeout.ts';
 
 /**
  * A Node HTTP server for the gateway's listeners, bounded: `maxHeaderSize` from `limits.headerBytes`,
@@ -10,9 +11,10 @@ import { jsonRpcErrorBody } from '../errors.ts';
  * Requests Node refuses before any handler runs (headers too large, a malformed request line or header,
  * a request not received in time) get a JSON-RPC error body, like every other refusal of the gateway,
  * instead of Node's bare status line: see {@link clientErrorResponse}; so does a CONNECT, which Node
- * would close unanswered: see {@link connectResponse}.
+ * would close unanswered: see {@link connectResponse}. A connection whose client takes nothing of an
+ * answer for `server.sendTimeoutMs` is reset, and `onUnreadAnswer` told (send-timeout.ts).
  */
-export function createGatewayServer(config: GatewayConfig, listener: RequestListener): Server {
+export function createGatewayServer(config: GatewayConfig, listener: RequestListener, onUnreadAnswer: (cut: UnreadAnswer) => void): Server {
   const server = createServer(
     {
       maxHeaderSize: config.limits.headerBytes,
@@ -28,6 +30,7 @@ export function createGatewayServer(config: GatewayConfig, listener: RequestList
     listener,
   );
   server.keepAliveTimeout = config.server.keepAliveTimeoutMs;
+  cutUnreadAnswers(server, config.server.sendTimeoutMs, onUnreadAnswer);
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     if (!socket.writable) return void socket.destroy();
     // Headers read and a response begun (a body that trickles past requestTimeout): answer through it, once.

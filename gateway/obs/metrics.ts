@@ -50,6 +50,8 @@ export interface GatewayMetrics {
   listingCacheEvictions: Counter<string>;
   catalogCacheBytes: Gauge<string>;
   catalogCacheEvictions: Counter<string>;
+  /** Connections reset because their client took none of an answer for `server.sendTimeoutMs` (http/send-timeout.ts). */
+  sendTimeouts: Counter<string>;
   /** Replicas of this gateway found through `replicas.dnsName`, this one included (gateway/ops/replica-check.ts). */
   replicas: Gauge<string>;
   /** Changes of pinned tool definitions and approvals (catalog/pin-guard.ts), by upstream and outcome. */
@@ -290,6 +292,11 @@ export function createMetrics(): GatewayMetrics {
       name: 'mcp_pin_store_losses_total',
       help: 'Pins this process had read or written that the Redis pin store no longer held (its data lost): written back from memory, by upstream.',
       labelNames: ['upstream'],
+      registers: r,
+    }),
+    sendTimeouts: new Counter({
+      name: 'mcp_send_timeouts_total',
+      help: 'Connections reset because their client took none of an answer for server.sendTimeoutMs (it sent a request and did not read the answer).',
       registers: r,
     }),
     replicas: new Gauge({

@@ -96,7 +96,7 @@ export class ReloadRefused extends Error {
 
 /**
  * @throws ReloadRefused when a socket-bound key changed (`listen.host`, `listen.port`, `metrics.port`,
- *   `server.headersTimeoutMs` / `requestTimeoutMs` / `keepAliveTimeoutMs`, `limits.headerBytes`).
+ *   `server.headersTimeoutMs` / `requestTimeoutMs` / `keepAliveTimeoutMs` / `sendTimeoutMs`, `limits.headerBytes`).
  */
 export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan {
   for (const key of ['host', 'port'] as const) {
@@ -108,7 +108,7 @@ export function planReload(old: GatewayConfig, next: GatewayConfig): ReloadPlan 
       'metrics.port',
       `changed from ${old.metrics.port ?? '(main port)'} to ${next.metrics.port ?? '(main port)'}, which needs a restart`,
     );
-  for (const key of ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs'] as const) {
+  for (const key of ['headersTimeoutMs', 'requestTimeoutMs', 'keepAliveTimeoutMs', 'sendTimeoutMs'] as const) {
     if (old.server[key] !== next.server[key])
       throw new ReloadRefused(`server.${key}`, `changed from ${old.server[key]} to ${next.server[key]}, which needs a restart (a listener option)`);
   }

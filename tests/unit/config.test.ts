@@ -251,7 +251,7 @@ describe('input limits, server timeouts and client hints', () => {
       env: { GATEWAY_LIMITS_JSON_DEPTH: '32', GATEWAY_SERVER_REQUEST_TIMEOUT_MS: '20000' },
     });
     expect(config.limits).toMatchObject({ jsonDepth: 32, stringLength: 524288, arrayLength: 10000, headerBytes: 16384 });
-    expect(config.server).toEqual({ headersTimeoutMs: 10000, requestTimeoutMs: 20000, keepAliveTimeoutMs: 5000 });
+    expect(config.server).toEqual({ headersTimeoutMs: 10000, requestTimeoutMs: 20000, keepAliveTimeoutMs: 5000, sendTimeoutMs: 60000 });
     expect(config.clientHints).toEqual({ alwaysLoad: true });
   });
 

@@ -14,6 +14,7 @@ describe('planReload: listener options', () => {
     ['server.headersTimeoutMs', { server: { headersTimeoutMs: 5000 } }],
     ['server.requestTimeoutMs', { server: { requestTimeoutMs: 60000 } }],
     ['server.keepAliveTimeoutMs', { server: { keepAliveTimeoutMs: 1000 } }],
+    ['server.sendTimeoutMs', { server: { sendTimeoutMs: 5000 } }],
     ['limits.headerBytes', { limits: { headerBytes: 32768 } }],
   ])('refuses a change of %s, naming it', (key, overrides) => {
     const next = loadConfig({ env: {}, overrides });
