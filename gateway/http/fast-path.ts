@@ -114,6 +114,9 @@ export async function answerPlainRequest(
   return true;
 }
 
+/** Answers from this many UTF-16 code units on are written as a Buffer ({@link respond}). */
+const LARGE_ANSWER_CHARS = 64 * 1024;
+
 /**
  * Writes the answer itself (Koa steps aside, as for the SDK handler): the pieces go out as they are,
  * so a large listing's cached bytes are not copied into a new string or buffer per request.
@@ -126,6 +129,16 @@ function respond(ctx: Exchange, status: number, pieces: readonly (string | Buffe
   // write; separate pieces cost a writev each (measured: the largest single cost of a fast-path call).
   if (pieces.every((piece) => typeof piece === 'string')) {
     const body = pieces.join('');
+    // A large one as bytes: node:http writes an answer corked, and a corked string write keeps the
+    // string (headers + body, flattened) beside its UTF-8 copy until the socket has sent it all: twice
+    // the answer held per connection whose client reads slowly or not at all (measured, 8 MB for a 4 MB
+    // answer). A Buffer is sent as it is, and the string can go at once.
+    if (body.length >= LARGE_ANSWER_CHARS) {
+      const bytes = Buffer.from(body);
+      res.setHeader('content-length', bytes.length);
+      res.end(bytes);
+      return;
+    }
     res.setHeader('content-length', Buffer.byteLength(body));
     res.end(body);
     return;
@@ -163,7 +176,8 @@ function lazyLegacyStream(ctx: Exchange): { write: StreamWriter; opened(): boole
     opened: () => opened,
     end: (pieces) => {
       if (res.writableEnded || res.destroyed) return;
-      for (const piece of pieces) res.write(piece);
+      // Large pieces as bytes, as respond() writes them: these writes are corked too.
+      for (const piece of pieces) res.write(typeof piece === 'string' && piece.length >= LARGE_ANSWER_CHARS ? Buffer.from(piece) : piece);
       res.end();
     },
   };

@@ -6,6 +6,7 @@
  * longer than the bound and an idle SSE stream are not cut.
  */
 import { connect, type Socket } from 'node:net';
+import { getHeapSnapshot } from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 import { followSse, openStream, rpc } from '../../helpers/raw-mcp.ts';
@@ -15,6 +16,7 @@ const SEND_TIMEOUT_MS = 2000;
 // More than the kernel's socket buffers take on loopback (Linux's tcp_wmem default ceiling is 4 MiB),
 // so most of the answer waits in the gateway; some multi-byte characters so the length is in bytes.
 const BIG_TEXT = '€'.repeat(1000) + 'x'.repeat(16 * 1024 * 1024);
+const MARKER = 'UNREAD-ANSWER-MARKER';
 
 let stack: Stack;
 beforeAll(async () => {
@@ -23,6 +25,10 @@ beforeAll(async () => {
       listChanged: true,
       tools: [
         { definition: { name: 'big', inputSchema: { type: 'object' } }, call: () => ({ content: [{ type: 'text', text: BIG_TEXT }] }) },
+        {
+          definition: { name: 'marked', inputSchema: { type: 'object' } },
+          call: () => ({ content: [{ type: 'text', text: MARKER + 'y'.repeat(16 * 1024 * 1024) }] }),
+        },
         {
           definition: { name: 'slow', inputSchema: { type: 'object' } },
           call: async () => {
@@ -86,6 +92,22 @@ describe('server.sendTimeoutMs', () => {
     socket.resume();
     await closed;
     expect(received).toBeLessThan(BIG_TEXT.length);
+  });
+
+  it('holds an answer its client has not read once, as bytes, not also as a string', async () => {
+    const socket = await rawSocket();
+    socket.on('error', () => undefined);
+    socket.write(rawCall('marked'));
+    // The first bytes say the whole answer has been handed to the socket; then read no more.
+    await new Promise((resolve) => socket.once('data', resolve));
+    socket.pause();
+    // The gateway runs in this process: its heap is this heap (a snapshot collects garbage first). The
+    // answer's string would be there with its status line in front, as node:http hands it to the socket;
+    // a snapshot keeps the first 1,024 characters of each string, which reach into the answer's text.
+    let text = '';
+    for await (const chunk of getHeapSnapshot()) text += chunk;
+    socket.destroy();
+    expect(text).not.toMatch(/"HTTP\/1\.1 200 OK(?:[^"\\]|\\.)*UNREAD-ANSWER-MARKER/);
   });
 
   it('lets a client that reads slowly take its whole answer, over longer than the bound', async () => {
