@@ -53,10 +53,14 @@ export function requestIdentity(config: Pick<GatewayConfig, 'security'>, log: Lo
   };
 }
 
+/** The status counted for a request whose client closed the connection before any answer: nginx's 499. */
+export const CLIENT_CLOSED_REQUEST = 499;
+
 /**
  * {@link requestIdentity} for one exchange, Koa or not: returns the request id it set on the response
  * and the client address (client-address.ts), and on the response's close logs the access line (with
- * that address) and observes the duration under `route()`.
+ * that address) and observes the duration under `route()`: status 499 ({@link CLIENT_CLOSED_REQUEST})
+ * when the client left before the answer began, `incomplete: true` when it left during it.
  */
 export function requestAccounting(
   config: Pick<GatewayConfig, 'security'>,
@@ -80,9 +84,14 @@ export function requestAccounting(
       inflight.count--;
       const seconds = (performance.now() - started) / 1000;
       const method = req.method ?? 'GET';
-      const status = res.statusCode;
+      // Closed before the answer began: no status was sent, and Koa's default (404) would be counted as the
+      // gateway's answer; 499 as nginx logs it (client closed request). Closed once begun: the status sent,
+      // the line marked `incomplete`.
+      const status = res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST;
       metrics.httpRequestDuration.observe({ route: route(), method, status_code: String(status) }, seconds);
-      accessLog.info({ requestId, client: address, method, path, status, durationMs: Math.round(seconds * 1e4) / 10 }, 'request');
+      const durationMs = Math.round(seconds * 1e4) / 10;
+      if (res.writableFinished) accessLog.info({ requestId, client: address, method, path, status, durationMs }, 'request');
+      else accessLog.info({ requestId, client: address, method, path, status, durationMs, incomplete: true }, 'request');
     });
     return { requestId, address };
   };

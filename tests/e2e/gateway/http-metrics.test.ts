@@ -6,13 +6,26 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../helpers/stack.ts';
+import { rpc } from '../../helpers/raw-mcp.ts';
+import { waitFor } from '../../helpers/wait.ts';
 
 const LEGACY = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
 
 let stack: Stack;
 beforeAll(async () => {
   stack = await startStack({
-    upstream: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } }] },
+    upstream: {
+      tools: [
+        { definition: { name: 'echo', inputSchema: { type: 'object' } } },
+        {
+          definition: { name: 'slow', inputSchema: { type: 'object' } },
+          call: async () => {
+            await new Promise((resolve) => setTimeout(resolve, 1500));
+            return { content: [{ type: 'text', text: 'late' }] };
+          },
+        },
+      ],
+    },
     gateway: { upstreams: [{ health: { intervalMs: 0 } }] },
   });
   // One unauthenticated POST, so the 401 series exists.
@@ -44,5 +57,27 @@ describe('GET /metrics', () => {
     ])
       expect(text).toContain(`# TYPE ${name} `);
     expect(text).toMatch(/^http_request_duration_seconds_count\{route="\/mcp",method="POST",status_code="401"\} [1-9]/m);
+  });
+});
+
+describe('a client that leaves before its answer', () => {
+  it('is counted and logged as 499 (client closed request), not as the 404 no handler sent', async () => {
+    const series = async () => {
+      const text = await (await fetch(`${stack.gatewayUrl}/metrics`)).text();
+      const count = (status: string) =>
+        Number(new RegExp(`^http_request_duration_seconds_count\\{route="/mcp",method="POST",status_code="${status}"\\} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+      return { left: count('499'), notFound: count('404') };
+    };
+    const before = await series();
+    const { headers, body } = rpc('modern', 7, 'tools/call', { name: 'slow', arguments: {} });
+    const controller = new AbortController();
+    const sent = fetch(stack.mcpUrl, { method: 'POST', headers, body: JSON.stringify(body), signal: controller.signal }).catch((error) => error);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    controller.abort();
+    await sent;
+    await waitFor('the 499 series to count the request', async () => (await series()).left === before.left + 1);
+    expect((await series()).notFound).toBe(before.notFound);
+    const line = stack.logs.records('request').find((r) => r.path === '/mcp' && r.status === 499);
+    expect(line).toMatchObject({ method: 'POST', status: 499, incomplete: true });
   });
 });
