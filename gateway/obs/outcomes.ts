@@ -1,6 +1,6 @@
 import type { AuditLog, AuditOutcome, AuthDecision, CredentialForm, OAuthHolder, ToolDecision } from './audit.ts';
 import type { GatewayMetrics } from './metrics.ts';
-import { annotateCurrent, annotateRequest } from './tracing.ts';
+import { annotateCurrent, annotateRequest, nameRequestByMethod } from './tracing.ts';
 
 /**
  * The gateway's decisions as events: each is emitted once, where it is decided, and the metrics, the
@@ -328,7 +328,8 @@ function codeRunDecision(event: CodeRunOutcome): ToolDecision {
  * anything but `ok` (the MCP semantic conventions' `tool_error` for an isError answer, else the
  * outcome). A tools/call's go on the request span; a run_code inner call's on its own span (the
  * current one, a child of the run's: surfaces/run-code.ts), so each call keeps its own outcome and the
- * request span says the run's, once.
+ * request span says the run's, once. A tools/call of a name in no catalogue renames the request span
+ * by its method alone (bounded span names: {@link nameRequestByMethod}).
  */
 export function annotateSpan(event: OutcomeEvent): void {
   if (event.kind === 'code_run') {
@@ -340,7 +341,12 @@ export function annotateSpan(event: OutcomeEvent): void {
     });
     return;
   }
+  if (event.kind === 'refusal') {
+    if (event.message?.method === 'tools/call' && event.message.tool && !event.message.tool.catalogTool) nameRequestByMethod('tools/call');
+    return;
+  }
   if (event.kind !== 'tool' || event.own) return;
+  if (event.via === 'direct' && !event.tool) nameRequestByMethod('tools/call');
   const annotate = event.via === 'run_code' ? annotateCurrent : annotateRequest;
   if (event.via !== 'direct' && event.tool) annotate({ 'ai.cpz.gateway.target_tool': event.tool.name, 'ai.cpz.gateway.upstream': event.tool.upstream });
   annotate({

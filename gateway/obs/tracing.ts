@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, createContextKey, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
@@ -93,6 +94,13 @@ const propagator = new W3CTraceContextPropagator();
 const TRACEPARENT = /^[0-9a-f]{2}-([0-9a-f]{32})-[0-9a-f]{16}-[0-9a-f]{2}$/;
 let contextManagerInstalled = false;
 
+/**
+ * How long a shutdown waits for the last spans to be exported: a collector that hangs held the exit for
+ * `tracing.timeoutMs` (10 s by default), past the 5 s the chart's terminationGracePeriodSeconds leaves
+ * after the drain and the grace, so the kubelet's SIGKILL cut what came after.
+ */
+export const TRACING_SHUTDOWN_MS = 2000;
+
 export interface TracingOptions {
   log?: Logger;
   /** Tests: export to this exporter (one span at a time) instead of OTLP. */
@@ -136,8 +144,20 @@ export function createTracing(config: GatewayConfig['tracing'], options: Tracing
     enabled: true,
     startRequest: (input) => startRequestSpan(tracer, input),
     shutdown: async () => {
-      await provider.forceFlush().catch(() => {});
-      await provider.shutdown().catch(() => {});
+      const flushed = provider
+        .forceFlush()
+        .catch(() => {})
+        .then(() => provider.shutdown())
+        .then(
+          () => true,
+          () => true,
+        );
+      const late = await Promise.race([flushed, delay(TRACING_SHUTDOWN_MS, false, { ref: false })]);
+      if (!late)
+        options.log?.warn(
+          { endpoint: loggableUrl(config.endpoint), waitedMs: TRACING_SHUTDOWN_MS },
+          'tracing: the OTLP endpoint did not take the last spans in time; they are lost',
+        );
     },
   };
 }
@@ -320,6 +340,16 @@ export function withTraceHeaders(headers: Readonly<Record<string, string>> | und
 /** Adds attributes to the current request's SERVER span (the tool a call_tool dispatched to, a refusal). */
 export function annotateRequest(attributes: Attributes): void {
   (context.active().getValue(REQUEST_SPAN_KEY) as Span | undefined)?.setAttributes(attributes);
+}
+
+/**
+ * Names the current request's SERVER span by its method alone: for a tools/call whose name is in no
+ * catalogue. The span is named `{method} {target}` when the request arrives, before the name is looked
+ * up (OpenTelemetry MCP semantic conventions); a name the caller made up would otherwise make one span
+ * name per guess, which span-metrics pipelines turn into one series each (as `/metrics` counts it `unknown`).
+ */
+export function nameRequestByMethod(method: string): void {
+  (context.active().getValue(REQUEST_SPAN_KEY) as Span | undefined)?.updateName(method);
 }
 
 /** Sets attributes on the current span of a traced request (an {@link inSpan} child, else the request span); outside one, nothing. */

@@ -3,13 +3,14 @@
  * traceparent header, else `_meta.traceparent`; child and upstream spans nest under the request span;
  * the upstream carrier names the upstream span; nothing is recorded or injected outside a traced request.
  */
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
 import { createMetrics } from '../../gateway/obs/metrics.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
-import { createTracing, inSpan, injectTraceHeaders, traceIdOf, upstreamSpan } from '../../gateway/obs/tracing.ts';
+import { createTracing, inSpan, injectTraceHeaders, TRACING_SHUTDOWN_MS, traceIdOf, upstreamSpan } from '../../gateway/obs/tracing.ts';
 
 const PARENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_SPAN = '00f067aa0ba902b7';
@@ -135,6 +136,29 @@ describe('tracing', () => {
       endpoint: 'http://127.0.0.1:1/v1/traces',
       spans: 2,
     });
+  });
+
+  it('gives up on a collector that hangs TRACING_SHUTDOWN_MS into the shutdown, not tracing.timeoutMs, and says so', async () => {
+    // Takes the connection and the request, never answers.
+    const sockets: Socket[] = [];
+    const collector = createServer((socket) => void sockets.push(socket));
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    try {
+      const capture = new LogCapture();
+      const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
+      const tracing = createTracing({ ...config(), exporter: 'otlp', endpoint, timeoutMs: 60_000 }, { log: pino(capture) });
+      tracing
+        .startRequest({ path: '/mcp', surface: 'full', httpMethod: 'POST', headers: {}, message: { method: 'tools/list', id: 1 } })
+        .end({ httpStatus: 200 });
+      const started = performance.now();
+      await tracing.shutdown();
+      // Generous against TRACING_SHUTDOWN_MS (2 s), far under the export's own 60 s.
+      expect(performance.now() - started).toBeLessThan(20_000);
+      expect(capture.records('the OTLP endpoint did not take the last spans in time')).toMatchObject([{ level: 40, endpoint, waitedMs: TRACING_SHUTDOWN_MS }]);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      collector.close();
+    }
   });
 
   it('reads a trace id only from a well-formed traceparent', () => {
