@@ -309,7 +309,7 @@ export function upstreamSpan<T>(call: UpstreamCall, fn: (carrier: Record<string,
       const carrier: Record<string, string> = {};
       propagator.inject(context.active(), carrier, textSetter);
       return fn(carrier).then((result) => {
-        if ((result as { isError?: unknown } | undefined)?.isError === true) span.setAttribute(ATTR_ERROR_TYPE, 'tool_error');
+        if ((result as { isError?: unknown } | undefined)?.isError === true) annotate(span, { [ATTR_ERROR_TYPE]: 'tool_error' });
         return result;
       });
     }),
@@ -337,9 +337,19 @@ export function withTraceHeaders(headers: Readonly<Record<string, string>> | und
   return out;
 }
 
-/** Adds attributes to the current request's SERVER span (the tool a call_tool dispatched to, a refusal). */
+/**
+ * Adds attributes to the current request's SERVER span (the tool a call_tool dispatched to, a refusal);
+ * an `error.type` among them sets the span's status to ERROR too (OpenTelemetry "Recording errors": the
+ * two go together; an isError tool result was `tool_error` on a span whose status said nothing).
+ */
 export function annotateRequest(attributes: Attributes): void {
-  (context.active().getValue(REQUEST_SPAN_KEY) as Span | undefined)?.setAttributes(attributes);
+  annotate(context.active().getValue(REQUEST_SPAN_KEY) as Span | undefined, attributes);
+}
+
+function annotate(span: Span | undefined, attributes: Attributes): void {
+  if (!span) return;
+  span.setAttributes(attributes);
+  if (attributes[ATTR_ERROR_TYPE] !== undefined) span.setStatus({ code: SpanStatusCode.ERROR });
 }
 
 /**
@@ -352,10 +362,10 @@ export function nameRequestByMethod(method: string): void {
   (context.active().getValue(REQUEST_SPAN_KEY) as Span | undefined)?.updateName(method);
 }
 
-/** Sets attributes on the current span of a traced request (an {@link inSpan} child, else the request span); outside one, nothing. */
+/** {@link annotateRequest} on the current span of a traced request (an {@link inSpan} child, else the request span); outside one, nothing. */
 export function annotateCurrent(attributes: Attributes): void {
   const active = context.active();
-  if (active.getValue(TRACER_KEY)) trace.getSpan(active)?.setAttributes(attributes);
+  if (active.getValue(TRACER_KEY)) annotate(trace.getSpan(active), attributes);
 }
 
 /** The trace id of a W3C `traceparent` value, or undefined when it is absent or malformed. */
@@ -402,12 +412,22 @@ function mcpAttributes(method: string | undefined, target: string | undefined, i
   };
 }
 
+/**
+ * A thrown error's `error.type`: the gateway's classification of a failure (`upstream_timeout`,
+ * `upstream_unavailable`: errors.ts `kind`, a bounded set), else a JSON-RPC error's code (the upstream's
+ * own error answer, `upstream_rejected`), else the error's name. The kind first: a timeout carried the
+ * -32603 of its family, the code an upstream's own internal error has too.
+ */
+function errorTypeOf(error: unknown): string {
+  const { kind, code, name } = (error ?? {}) as { kind?: unknown; code?: unknown; name?: unknown };
+  if (typeof kind === 'string' && kind !== 'upstream_rejected') return kind;
+  if (code !== undefined) return String(code);
+  return typeof name === 'string' ? name : 'Error';
+}
+
 function finish<T>(span: Span, fn: (span: Span) => T): T {
   const failed = (error: unknown) => {
-    span.setAttribute(
-      ATTR_ERROR_TYPE,
-      (error as { code?: unknown })?.code !== undefined ? String((error as { code: unknown }).code) : ((error as Error)?.name ?? 'Error'),
-    );
+    span.setAttribute(ATTR_ERROR_TYPE, errorTypeOf(error));
     span.setStatus({ code: SpanStatusCode.ERROR });
     span.end();
     throw error;

@@ -4,13 +4,15 @@
  * the upstream carrier names the upstream span; nothing is recorded or injected outside a traced request.
  */
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { SpanStatusCode } from '@opentelemetry/api';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
+import { GatewayError, RelayedUpstreamError } from '../../gateway/errors.ts';
 import { createMetrics } from '../../gateway/obs/metrics.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
-import { createTracing, inSpan, injectTraceHeaders, TRACING_SHUTDOWN_MS, traceIdOf, upstreamSpan } from '../../gateway/obs/tracing.ts';
+import { annotateRequest, createTracing, inSpan, injectTraceHeaders, TRACING_SHUTDOWN_MS, traceIdOf, upstreamSpan } from '../../gateway/obs/tracing.ts';
 
 const PARENT_TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const PARENT_SPAN = '00f067aa0ba902b7';
@@ -71,6 +73,38 @@ describe('tracing', () => {
     expect(carrier.traceparent).toBe(`00-${PARENT_TRACE}-${upstream.spanContext().spanId}-01`);
     expect(headers.get('traceparent')).toBe(carrier.traceparent);
     expect(request.traceId).toBe(PARENT_TRACE);
+    await tracing.shutdown();
+  });
+
+  it('types a failure by what the gateway classified it as, else the upstream error code; error.type goes with an ERROR status', async () => {
+    const exporter = new InMemorySpanExporter();
+    const tracing = createTracing(config(), { exporter });
+    const request = tracing.startRequest({
+      path: '/mcp',
+      surface: 'full',
+      httpMethod: 'POST',
+      headers: {},
+      message: { method: 'tools/call', id: 1, params: { name: 'a' } },
+    });
+    const call = (target: string, outcome: () => Promise<unknown>) =>
+      request.run(() => upstreamSpan({ upstream: 'u', method: 'tools/call', target }, outcome).catch(() => undefined));
+    await call('timeout', () => Promise.reject(new GatewayError('upstream_timeout', 'upstream u did not answer in time', { upstream: 'u' })));
+    await call('rejected', () => Promise.reject(new RelayedUpstreamError('u', -32603, 'boom')));
+    await call('tool_error', async () => ({ isError: true }));
+    request.run(() => annotateRequest({ 'error.type': 'tool_error' }));
+    request.end({ httpStatus: 200 });
+    const byName = Object.fromEntries(exporter.getFinishedSpans().map((s) => [s.name, s]));
+    expect(
+      ['tools/call timeout', 'tools/call rejected', 'tools/call tool_error', 'tools/call a'].map((name) => [
+        byName[name]!.attributes['error.type'],
+        byName[name]!.status.code,
+      ]),
+    ).toEqual([
+      ['upstream_timeout', SpanStatusCode.ERROR],
+      ['-32603', SpanStatusCode.ERROR],
+      ['tool_error', SpanStatusCode.ERROR],
+      ['tool_error', SpanStatusCode.ERROR],
+    ]);
     await tracing.shutdown();
   });
 
