@@ -195,7 +195,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     if (body === undefined)
       return reportRefusal(runtime, surface.name, requester, [], undefined, {
         outcome: 'invalid_request',
-        reason: (ctx.state.bodyRefusal as string | undefined) ?? 'unreadable_body',
+        reason: (ctx.state.bodyRefusal as string | undefined) ?? (ctx.status === 413 ? 'payload_too_large' : 'unreadable_body'),
         status: ctx.status,
         started,
       });

@@ -179,6 +179,16 @@ const KINDS: Kind[] = [
     line: { event: 'tool_decision', via: 'direct', tool: '', outcome: 'invalid_arguments', reason: 'invalid_params' },
   },
   {
+    name: '413 for a body over limits.bodyBytes',
+    gateway: 'main',
+    status: 413,
+    request: () => {
+      const call = modernCall('get_profile');
+      return { headers: call.headers, body: { ...call.body, params: { ...call.body.params, pad: 'x'.repeat(2 * 1024 * 1024) } } };
+    },
+    line: { event: 'request_refused', tool: 'get_profile', outcome: 'invalid_request', reason: 'payload_too_large', credentialForm: 'key_pair', status: 413 },
+  },
+  {
     name: '-32022 for a revision the gateway does not serve',
     gateway: 'main',
     status: 400,
