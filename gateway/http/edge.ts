@@ -53,6 +53,14 @@ export function requestIdentity(config: Pick<GatewayConfig, 'security'>, log: Lo
   };
 }
 
+/** The trace id of an MCP request's exchange (http/mcp-endpoint.ts), for its access line: see {@link noteTraceId}. */
+const traceIds = new WeakMap<ServerResponse, string>();
+
+/** Puts `traceId` on the access line of the exchange answered through `res`, so the line joins its trace. */
+export function noteTraceId(res: ServerResponse, traceId: string | undefined): void {
+  if (traceId) traceIds.set(res, traceId);
+}
+
 /** The status counted for a request whose client closed the connection before any answer: nginx's 499. */
 export const CLIENT_CLOSED_REQUEST = 499;
 
@@ -90,8 +98,11 @@ export function requestAccounting(
       const status = res.headersSent ? res.statusCode : CLIENT_CLOSED_REQUEST;
       metrics.httpRequestDuration.observe({ route: route(), method, status_code: String(status) }, seconds);
       const durationMs = Math.round(seconds * 1e4) / 10;
-      if (res.writableFinished) accessLog.info({ requestId, client: address, method, path, status, durationMs }, 'request');
-      else accessLog.info({ requestId, client: address, method, path, status, durationMs, incomplete: true }, 'request');
+      const line: { requestId: string; traceId?: string; client: string; method: string; path: string; status: number; durationMs: number; incomplete?: true } =
+        // An undefined traceId is left out of the line (pino writes no undefined member).
+        { requestId, traceId: traceIds.get(res), client: address, method, path, status, durationMs };
+      if (!res.writableFinished) line.incomplete = true;
+      accessLog.info(line, 'request');
     });
     return { requestId, address };
   };

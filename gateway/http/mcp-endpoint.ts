@@ -8,7 +8,7 @@ import { LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, isJsonContentType, type 
 import { authenticatedRequest, authInfoFor, withRevision, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
 import { credentialForm, credentialHeaderRepeats, type Credential } from '../auth/credentials.ts';
-import { answerAtEdge, rejectAtEdge } from './edge.ts';
+import { answerAtEdge, noteTraceId, rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from './fast-path.ts';
 import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
 import { answeredWithoutDispatch, reportMessage } from '../mcp/message-metrics.ts';
@@ -474,6 +474,7 @@ function startRequestTrace(runtime: GatewayRuntime, surface: Surface, ctx: Excha
     sessionId: ctx.get('mcp-session-id') || undefined,
   });
   if (runtime.tracing.enabled) ctx.res.once('close', () => trace.end({ httpStatus: ctx.res.statusCode }));
+  noteTraceId(ctx.res, trace.traceId);
   return trace;
 }
 

@@ -81,3 +81,20 @@ describe('a client that leaves before its answer', () => {
     expect(line).toMatchObject({ method: 'POST', status: 499, incomplete: true });
   });
 });
+
+describe('the access line', () => {
+  it('carries the trace id of an MCP request (here the incoming traceparent: tracing is off), so it joins its trace and audit line', async () => {
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const { headers, body } = rpc('modern', 8, 'tools/list');
+    const response = await fetch(stack.mcpUrl, {
+      method: 'POST',
+      headers: { ...headers, traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'x-request-id': 'access-line-trace' },
+      body: JSON.stringify(body),
+    });
+    expect(response.status).toBe(200);
+    await response.text();
+    const line = await waitFor('the access line', () => stack.logs.records('request').find((r) => r.requestId === 'access-line-trace'));
+    expect(line).toMatchObject({ traceId, status: 200, path: '/mcp' });
+    expect(line).not.toHaveProperty('incomplete');
+  });
+});
