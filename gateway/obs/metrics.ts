@@ -32,6 +32,8 @@ export interface GatewayMetrics {
   auditLinesDropped: Counter<string>;
   /** Span batches the OTLP exporter failed to deliver (each is also a throttled warning log line). */
   traceExportFailures: Counter<string>;
+  /** Spans by what became of them: exported, export_failed, dropped (obs/tracing.ts). */
+  traceSpans: Counter<'outcome'>;
   outputSchemaViolations: Counter<'tool'>;
   outputSchemaCompileFailures: Counter<'tool'>;
   advertisedTools: Gauge<'endpoint'>;
@@ -162,6 +164,12 @@ export function createMetrics(): GatewayMetrics {
     auditLinesDropped: new Counter({
       name: 'mcp_audit_lines_dropped_total',
       help: 'Audit lines dropped, lost: audit.destination had not taken the 16 MiB of lines held before them.',
+      registers: r,
+    }),
+    traceSpans: new Counter({
+      name: 'mcp_trace_spans_total',
+      help: 'Spans the batch span processor finished with, by outcome: exported, export_failed (their batch was not delivered), dropped (its queue was full: the collector does not keep up).',
+      labelNames: ['outcome'],
       registers: r,
     }),
     traceExportFailures: new Counter({

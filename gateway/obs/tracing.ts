@@ -1,11 +1,32 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, createContextKey, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  createContextKey,
+  createNoopMeter,
+  trace,
+  type Attributes,
+  type Meter,
+  type MeterProvider,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
+import type { Counter } from 'prom-client';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type BufferConfig,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 import {
   ATTR_ERROR_TYPE,
   ATTR_HTTP_REQUEST_METHOD,
@@ -106,7 +127,7 @@ export interface TracingOptions {
   /** Tests: export to this exporter (one span at a time) instead of OTLP. */
   exporter?: SpanExporter;
   /** Counts span batches that failed to export (`mcp_trace_export_failures_total`). */
-  metrics?: Pick<GatewayMetrics, 'traceExportFailures'>;
+  metrics?: Pick<GatewayMetrics, 'traceExportFailures' | 'traceSpans'>;
 }
 
 /**
@@ -130,6 +151,8 @@ export function createTracing(config: GatewayConfig['tracing'], options: Tracing
     ? new SimpleSpanProcessor(options.exporter)
     : new BatchSpanProcessor(
         new ReportedExporter(new Exporter({ url: config.endpoint, headers: config.headers, timeoutMillis: config.timeoutMs }), config.endpoint, options),
+        // sdk-trace-base's type leaves out the option its BatchSpanProcessor hands on to sdk-trace's, which reads it.
+        (options.metrics ? { selfObsMeterProvider: spanOutcomes(options.metrics.traceSpans) } : {}) as BufferConfig,
       );
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: config.serviceName, [ATTR_SERVICE_VERSION]: '0.1.0' }),
@@ -160,6 +183,31 @@ export function createTracing(config: GatewayConfig['tracing'], options: Tracing
         );
     },
   };
+}
+
+/** The SDK's self-observability counter of the spans a span processor finished with (semantic conventions `otel.sdk.processor.span.processed`). */
+const SPANS_PROCESSED = 'otel.sdk.processor.span.processed';
+
+/**
+ * A MeterProvider for the batch span processor's own metrics (its `selfObsMeterProvider`) that counts the
+ * spans it finished with in `mcp_trace_spans_total` by outcome: `dropped` for its `error.type`
+ * `queue_full` (the SDK drops a span silently when 2,048 wait: a collector that hangs lost about 4,500
+ * of 6,000 spans with 3 failed batches counted), `export_failed` for another error, else `exported`.
+ * Every other instrument is the API's no-op one.
+ */
+function spanOutcomes(counter: Counter<'outcome'>): MeterProvider {
+  const noop = createNoopMeter();
+  const meter: Meter = Object.create(noop);
+  meter.createCounter = (name, options) =>
+    name === SPANS_PROCESSED
+      ? ({
+          add: (count: number, attributes?: Attributes) => {
+            const type = attributes?.[ATTR_ERROR_TYPE];
+            counter.inc({ outcome: type === undefined ? 'exported' : type === 'queue_full' ? 'dropped' : 'export_failed' }, count);
+          },
+        } as ReturnType<Meter['createCounter']>)
+      : noop.createCounter(name, options);
+  return { getMeter: () => meter };
 }
 
 /** The OTLP exporter, with each failed batch counted and (throttled) logged. */

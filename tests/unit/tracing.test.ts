@@ -172,18 +172,23 @@ describe('tracing', () => {
     });
   });
 
-  it('gives up on a collector that hangs TRACING_SHUTDOWN_MS into the shutdown, not tracing.timeoutMs, and says so', async () => {
+  it('counts the spans dropped for a collector that hangs, and gives up on it TRACING_SHUTDOWN_MS into the shutdown, not tracing.timeoutMs', async () => {
     // Takes the connection and the request, never answers.
     const sockets: Socket[] = [];
     const collector = createServer((socket) => void sockets.push(socket));
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     try {
       const capture = new LogCapture();
+      const metrics = createMetrics();
       const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}/v1/traces`;
-      const tracing = createTracing({ ...config(), exporter: 'otlp', endpoint, timeoutMs: 60_000 }, { log: pino(capture) });
-      tracing
-        .startRequest({ path: '/mcp', surface: 'full', httpMethod: 'POST', headers: {}, message: { method: 'tools/list', id: 1 } })
-        .end({ httpStatus: 200 });
+      const tracing = createTracing({ ...config(), exporter: 'otlp', endpoint, timeoutMs: 60_000 }, { log: pino(capture), metrics });
+      // One batch (512) goes out and hangs, 2,048 wait in the queue, the rest are dropped: counted, not silent.
+      for (let i = 0; i < 3000; i++)
+        tracing
+          .startRequest({ path: '/mcp', surface: 'full', httpMethod: 'POST', headers: {}, message: { method: 'tools/list', id: i } })
+          .end({ httpStatus: 200 });
+      const dropped = async () => (await metrics.traceSpans.get()).values.find((v) => v.labels.outcome === 'dropped')?.value;
+      expect(await dropped()).toBe(3000 - 512 - 2048);
       const started = performance.now();
       await tracing.shutdown();
       // Generous against TRACING_SHUTDOWN_MS (2 s), far under the export's own 60 s.
