@@ -147,6 +147,7 @@ export async function runCode(
   const { progressToken: _token, ...meta } = request._meta ?? {};
   let calls = 0;
   let done = 0;
+  const pending = new Set<Promise<CallAnswer>>();
   const started = performance.now();
   try {
     const ran = await inSpan('run_code', { 'ai.cpz.gateway.run_id': runId }, () =>
@@ -157,7 +158,7 @@ export async function runCode(
         // Each call its own span under the run's, where its decision's outcome is written (obs/outcomes.ts annotateSpan).
         call: (name, json, stopped) => {
           const n = ++calls;
-          return inSpan('run_code call', { 'ai.cpz.gateway.run_id': runId, 'ai.cpz.gateway.call': n }, async (): Promise<CallAnswer> => {
+          const call = inSpan('run_code call', { 'ai.cpz.gateway.run_id': runId, 'ai.cpz.gateway.call': n }, async (): Promise<CallAnswer> => {
             const callStarted = performance.now();
             let parsed: unknown;
             try {
@@ -196,9 +197,15 @@ export async function runCode(
                 .catch(() => {});
             return innerAnswer(name, answer);
           });
+          pending.add(call);
+          void call.finally(() => pending.delete(call)).catch(() => {});
+          return call;
         },
       }),
     );
+    // A run stopped (cancelled, over a limit) with calls in flight: they were aborted with it, and their
+    // decisions are recorded before the run's, as config/README.md "Audit" says (its line came first).
+    if (pending.size) await Promise.allSettled(pending);
     const ms = performance.now() - started;
     const outcome = nestingChecked(ran);
     const kind = outcome.ok ? 'ok' : outcome.kind === 'crashed' ? 'error' : outcome.kind;

@@ -482,6 +482,17 @@ describe.each(ERAS)('run_code cancellation (%s era)', (era) => {
         (n) => n > cancelledBefore,
       ),
     ).toBe(cancelledBefore + 1);
+    // Its audit line after its inner call's (config/README.md "Audit"), though the run ended first.
+    const order = await waitFor('the cancelled run and its inner call in the audit file', () => {
+      const lines = readFileSync(AUDIT_FILE, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      const run = lines.findLastIndex((l) => l.tool === 'run_code' && l.reason === 'cancelled');
+      const inner = run < 0 ? -1 : lines.findIndex((l) => l.via === 'run_code' && l.tool === 'slow_read' && l.runId === lines[run]!.runId);
+      return inner >= 0 && { run, inner };
+    });
+    expect(order.inner).toBeLessThan(order.run);
     const upstreamNow = upstreamCalls();
     // An absence no condition can show: time for a script left running to call again (it would at once).
     await new Promise((resolve) => setTimeout(resolve, 500));
