@@ -57,7 +57,8 @@ export type Standing =
 /** The outcome of {@link Authenticator.authenticate} for one HTTP request. */
 export type Authentication =
   | { kind: 'authenticated'; credential: Credential; standing: Standing; source: string }
-  | { kind: 'invalid'; reason: 'missing' | 'refused'; cause: RefusalCause; description?: string }
+  /** `keyId`: with `wrong_secret`, the key id presented (a source knows it; for the audit line's account). */
+  | { kind: 'invalid'; reason: 'missing' | 'refused'; cause: RefusalCause; description?: string; keyId?: string }
   /** The credential could not be checked now (an OAuth token's store is unreachable): 503 with Retry-After, never 401. */
   | { kind: 'unavailable'; description: string; retryAfterSeconds?: number };
 
@@ -128,20 +129,13 @@ export class Authenticator {
       return { kind: 'authenticated', credential: this.withAccount(credential), standing, source: credential.granted ? 'oauth' : 'none' };
     }
     const found = await this.firstVerdict(credential, requestId);
-    if (!found) {
-      const cause = this.sources.some((source) => source.wrongSecret?.(credential)) ? 'wrong_secret' : 'unknown_credential';
-      return { kind: 'invalid', reason: 'refused', cause };
-    }
+    if (!found) return this.refusedCredential(credential);
     // Least privilege for OAuth tokens: the grant narrows what the source says (scope-cache.ts).
     const verdict = narrowToGrant(found.verdict, credential);
     if (verdict.kind === 'unauthorized') {
-      const cause =
-        found.source === 'scope_endpoint'
-          ? 'refused_by_scope_endpoint'
-          : this.sources.some((s) => s.wrongSecret?.(credential))
-            ? 'wrong_secret'
-            : 'unknown_credential';
-      return { kind: 'invalid', reason: 'refused', cause };
+      return found.source === 'scope_endpoint'
+        ? { kind: 'invalid', reason: 'refused', cause: 'refused_by_scope_endpoint' }
+        : this.refusedCredential(credential);
     }
     if (verdict.kind === 'scopes') {
       const standing: Standing = { kind: 'scopes', scopes: verdict.scopes, ...validity(verdict.validUntil) };
@@ -150,6 +144,12 @@ export class Authenticator {
     const lastKnown = verdict.lastKnown;
     const standing: Standing = { kind: 'unverified', reason: verdict.reason, ...(lastKnown ? { lastKnown: { scopes: lastKnown.scopes } } : {}) };
     return { kind: 'authenticated', credential: this.withAccount(credential, lastKnown?.account), standing, source: found.source };
+  }
+
+  /** A credential no source accepts: `wrong_secret` with the key id when a source knows that id, else `unknown_credential`. */
+  private refusedCredential(credential: Credential): Authentication {
+    if (!this.sources.some((source) => source.wrongSecret?.(credential))) return { kind: 'invalid', reason: 'refused', cause: 'unknown_credential' };
+    return { kind: 'invalid', reason: 'refused', cause: 'wrong_secret', keyId: credential.headers[this.config.credentials.keyHeader.toLowerCase()] };
   }
 
   /**

@@ -164,7 +164,8 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       const message =
         authentication.reason === 'refused' ? `Unauthorized: ${authentication.description ?? 'the credential was refused'}` : `Unauthorized: send ${how}`;
       ctx.set('www-authenticate', bearerChallenge(config, ctx, surface.path, authentication.reason === 'refused' ? { error: 'invalid_token' } : {}));
-      return refused(anonymous, 'unauthorized', message, 'unauthorized', authentication.cause);
+      const who = authentication.keyId === undefined ? anonymous : { ...anonymous, account: authentication.keyId };
+      return refused(who, 'unauthorized', message, 'unauthorized', authentication.cause);
     }
     if (authentication.kind === 'unavailable') {
       ctx.set('retry-after', String(Math.max(1, Math.ceil(authentication.retryAfterSeconds ?? config.cache.operationTimeoutMs / 1000))));

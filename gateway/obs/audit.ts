@@ -211,6 +211,11 @@ export interface RequestRefusal {
   durationMs: number;
   /** An OAuth access token's holder: written as `account`, `oauthClient` and `keyCredential`. */
   oauth?: OAuthHolder;
+  /**
+   * The account a refused credential named, as an id (keyed before it is written, as `account`): a known
+   * key id presented with another secret, so guesses against one key are told apart from the rest.
+   */
+  account?: string;
   /** The client address (http/client-address.ts). */
   address?: string;
   /** The tool a refused tools/call named: its message's, else its Mcp-Name header's (a body never read). */
@@ -437,6 +442,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(refusal.credentialDigest ? { credential: digest(`credential:${refusal.credentialDigest}`) } : {}),
         credentialForm: refusal.credentialForm,
         ...holderFields(refusal.oauth),
+        ...(refusal.account ? { account: digest(`account:${refusal.account}`) } : {}),
         ...(refusal.address ? { address: refusal.address } : {}),
         ...(refusal.client?.name ? { client: callerText(refusal.client.name) } : {}),
         ...(refusal.client?.version ? { clientVersion: callerText(refusal.client.version) } : {}),

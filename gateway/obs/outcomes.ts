@@ -29,6 +29,8 @@ export interface Requester {
   client?: { name?: string; version?: string };
   /** An OAuth access token's holder (auth/oauth/credential.ts), when the credential was one. */
   oauth?: OAuthHolder;
+  /** A refused credential's account id: a known key id presented with a wrong secret (audit `account`, keyed). */
+  account?: string;
   /** The client address (http/client-address.ts), as the access log and the per-address budgets have it. */
   address?: string;
   /** The tool a tools/call's Mcp-Name header names: a refused request's only tool name when its body was not read. */
@@ -271,6 +273,7 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
         ...whoAsked(requester),
         credentialDigest: requester.credentialDigest,
         credentialForm: requester.credentialForm ?? 'none',
+        account: requester.account,
         surface: event.endpoint,
         method: message?.method,
         tool: message?.tool?.name ?? (message ? undefined : requester.namedTool),

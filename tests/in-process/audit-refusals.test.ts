@@ -96,7 +96,16 @@ const KINDS: Kind[] = [
     gateway: 'main',
     status: 401,
     request: () => modernCall('place_order', { symbol: 'AAPL' }, { 'x-cpz-secret': DATA_KEY['x-cpz-secret'], 'mcp-param-symbol': 'AAPL' }),
-    line: { event: 'request_refused', tool: 'place_order', outcome: 'unauthorized', reason: 'wrong_secret', credentialForm: 'key_pair', status: 401 },
+    // The key guessed against, by its account's keyed digest: guesses at one key are told from the rest.
+    line: {
+      event: 'request_refused',
+      tool: 'place_order',
+      outcome: 'unauthorized',
+      reason: 'wrong_secret',
+      credentialForm: 'key_pair',
+      status: 401,
+      account: expect.stringMatching(/^[0-9a-f]{64}$/),
+    },
   },
   {
     name: '401 for an unknown key',
@@ -280,6 +289,8 @@ describe('every refused MCP request leaves exactly one audit line', () => {
       // The credential only ever as its keyed digest, and only when one was presented in full.
       if (mine[0]!.credential !== undefined) expect(mine[0]!.credential).toMatch(/^[0-9a-f]{64}$/);
       if (kind.line.credentialForm === 'none') expect(mine[0]!.credential).toBeUndefined();
+      // An account only for a key id a source knows (a wrong secret), never for a key nobody has.
+      if (kind.line.reason !== 'wrong_secret') expect(mine[0]).not.toHaveProperty('account');
       // Every line says where the request came from, as the access log does.
       expect(mine[0]!.address).toMatch(/^[0-9a-f.:]+$/);
     });
