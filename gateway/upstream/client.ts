@@ -499,7 +499,10 @@ export class UpstreamClient {
             ? `upstream ${this.name} is unavailable: fetch refuses to connect to port ${new URL(this.config.url!).port} (a "bad port" of the Fetch standard, fetch.spec.whatwg.org/#port-blocking), and the MCP client's HTTP transport connects with fetch; serve the upstream on another port`
             : lostOnTheWay
               ? `upstream ${this.name} is unreachable`
-              : failure.message;
+              : failure.kind === 'upstream_timeout'
+                ? // The bound that decided it, as a call's timeout names its timeoutMs (try-out).
+                  `upstream ${this.name} did not answer the handshake within ${connectTimeoutMs} ms, the lesser of its timeoutMs and ${CONNECT_TIMEOUT_MS / 1000} s`
+                : failure.message;
       throw new GatewayError(
         failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable',
         // The upstream's own words (a stdio server's or a handshake's error) may quote a secret of its configuration (review).

@@ -25,7 +25,7 @@ export interface UpstreamHealth {
  * lasted less than `restart.stableAfterMs` both count as failures (a process that dies on start is not
  * respawned in a tight loop), and a longer run starts the count afresh. Attempts run in the
  * background, outside any request (no caller's credential); callers arriving while one runs wait for
- * it, callers arriving between attempts start one at once when the last began at least
+ * it, callers arriving between attempts start one at once when the last ended at least
  * `restart.onDemandMinIntervalMs` ago, else fail at once with the last reason. Every reconnection after a
  * loss is logged and counted (`mcp_upstream_reconnects_total`); it and a first connection after failed
  * attempts are announced to `onReconnect` listeners (the catalogue cache refetches, so /readyz turns ready).
@@ -39,7 +39,8 @@ export class UpstreamSupervisor<T> {
   private upSince = 0;
   private lastError?: GatewayError;
   private blockedUntil = 0;
-  private lastAttemptAt = 0;
+  /** When the last attempt settled (epoch ms): on-demand attempts are spaced from its end, not its start. */
+  private lastSettledAt = 0;
   private failures = 0;
   private everUp = false;
   private reconnects = 0;
@@ -59,15 +60,18 @@ export class UpstreamSupervisor<T> {
 
   /**
    * The connection being made, or a new attempt. Between scheduled attempts after a loss, a caller starts
-   * one at once when the last attempt began at least `restart.onDemandMinIntervalMs` ago (one attempt at
+   * one at once when the last attempt ended at least `restart.onDemandMinIntervalMs` ago (one attempt at
    * a time: concurrent callers share it), so service resumes as soon as the upstream is back rather than
-   * at the end of the backoff; inside that interval it fails at once with the last reason. A refused
-   * credential blocks for its own interval (see `failed`).
+   * at the end of the backoff; inside that interval it fails at once with the last reason. Counted from
+   * the end: an upstream that accepts connections and never answers holds each attempt for the whole
+   * handshake bound, and counted from the start, the next step of the request that waited for one
+   * attempt (describe, then the catalogue, then the call) started another, four in a row for one
+   * tools/call (robustness try-out). A refused credential blocks for its own interval (see `failed`).
    */
   connection(onBehalfOf?: OnBehalfOf): Promise<T> {
     if (this.pending) return this.pending;
     if (this.lastError && Date.now() < this.blockedUntil) return Promise.reject(this.lastError);
-    if (this.lastError && this.timer !== undefined && Date.now() - this.lastAttemptAt < this.policy.onDemandMinIntervalMs)
+    if (this.lastError && this.timer !== undefined && Date.now() - this.lastSettledAt < this.policy.onDemandMinIntervalMs)
       return Promise.reject(this.lastError);
     return this.attempt(onBehalfOf);
   }
@@ -125,15 +129,16 @@ export class UpstreamSupervisor<T> {
   private attempt(onBehalfOf?: OnBehalfOf): Promise<T> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    this.lastAttemptAt = Date.now();
     const pending = this.connect(onBehalfOf).then(
       (value) => {
         this.pending = undefined;
+        this.lastSettledAt = Date.now();
         this.connected();
         return value;
       },
       (error: unknown) => {
         this.pending = undefined;
+        this.lastSettledAt = Date.now();
         this.failed(error);
         throw error;
       },

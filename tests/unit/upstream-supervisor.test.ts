@@ -133,4 +133,34 @@ describe('UpstreamSupervisor: on-demand reconnects', () => {
     expect(fast.health().state).toBe('up');
     await fast.close();
   });
+
+  it('spaces on-demand attempts from the end of the last one: a request that waited out a silent handshake does not start another', async () => {
+    // An upstream that accepts connections and never answers: each attempt lasts the whole handshake bound.
+    const HANDSHAKE_MS = 8_000;
+    const silent = new UpstreamSupervisor(
+      'x',
+      ON_DEMAND,
+      () =>
+        new Promise<string>((_, reject) => {
+          attempts++;
+          setTimeout(() => reject(down()), HANDSHAKE_MS);
+        }),
+      createMetrics(),
+      pino({ level: 'silent' }),
+    );
+    const first = expect(silent.connection()).rejects.toThrow('unreachable');
+    await vi.advanceTimersByTimeAsync(HANDSHAKE_MS);
+    await first;
+    // The request's next step (the catalogue, then the call) right after: the last reason, no second 8 s attempt.
+    const next = silent.connection();
+    next.catch(() => undefined);
+    expect(attempts).toBe(1);
+    await expect(next).rejects.toThrow('unreachable');
+    // A later request tries again.
+    await vi.advanceTimersByTimeAsync(ON_DEMAND.onDemandMinIntervalMs);
+    void silent.connection().catch(() => undefined);
+    expect(attempts).toBe(2);
+    await vi.advanceTimersByTimeAsync(HANDSHAKE_MS);
+    await silent.close();
+  });
 });
