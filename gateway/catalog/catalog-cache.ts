@@ -27,6 +27,8 @@ interface Entry {
   cacheScope: 'public' | 'private';
   /** The partition the list was fetched for: a `private` list belongs to that credential digest only. */
   fetchedFor: string;
+  /** A refresh of this (expired) entry failed: it is what is served until one succeeds (see {@link CatalogCache.entry}). */
+  refreshFailed?: boolean;
 }
 
 /** Raw list as kept in the shared (Redis) store: plain JSON, rebuilt into a catalogue locally. */
@@ -69,7 +71,8 @@ export interface Readiness {
  * misses share one upstream fetch, and a shared fetch whose answer turns out `private` is served only to
  * the credential it was sent with (the others fetch their own); `list_changed` invalidates; a reconnection after a loss (the upstream
  * restarted) expires every entry and refetches the catalogue; a failed refresh serves the stale entry
- * when there is one (logged, counted as `stale_served`).
+ * when there is one (logged, counted as `stale_served`). A merged read of several upstreams may take an
+ * expired entry at once while its refresh runs (`stale`, see {@link CatalogCache.entry}).
  */
 export class CatalogCache {
   private readonly entries: LRUCache<string, Entry>;
@@ -173,10 +176,15 @@ export class CatalogCache {
     return (await this.served(onBehalfOf)).catalog;
   }
 
-  /** {@link catalog} with the expiry of the copy served ({@link ServedCatalog}). */
-  served(onBehalfOf: OnBehalfOf = {}): Promise<ServedCatalog> {
+  /**
+   * {@link catalog} with the expiry of the copy served ({@link ServedCatalog}).
+   * @param options.stale - an expired copy this caller may be served is served at once (its expiry past)
+   *   while the refresh runs on in the background, rather than awaited: for a merged catalogue, whose
+   *   callers may need none of this upstream's tools (catalog/upstream-set.ts).
+   */
+  served(onBehalfOf: OnBehalfOf = {}, options: { stale?: boolean } = {}): Promise<ServedCatalog> {
     const now = this.servedNow(onBehalfOf);
-    return now ? Promise.resolve(now) : this.servedLater(onBehalfOf);
+    return now ? Promise.resolve(now) : this.servedLater(onBehalfOf, options.stale === true);
   }
 
   /**
@@ -203,8 +211,8 @@ export class CatalogCache {
     return catalog && { catalog, expiresAt: entry.expiresAt };
   }
 
-  private async servedLater(onBehalfOf: OnBehalfOf): Promise<ServedCatalog> {
-    const entry = await this.entry('tools/list', onBehalfOf);
+  private async servedLater(onBehalfOf: OnBehalfOf, stale: boolean): Promise<ServedCatalog> {
+    const entry = await this.entry('tools/list', onBehalfOf, stale);
     const fetched = entry.value as Catalog;
     return { catalog: this.pins ? await this.pins.view(this.policy, fetched) : fetched, expiresAt: entry.expiresAt };
   }
@@ -220,9 +228,12 @@ export class CatalogCache {
     return fetched && this.pins ? this.pins.peek(fetched) : fetched;
   }
 
-  /** Every item of a non-tool list (resources, resource templates, prompts), with its freshness. */
-  async list(method: Exclude<ListMethod, 'tools/list'>, onBehalfOf: OnBehalfOf = {}): Promise<CachedList> {
-    const entry = await this.entry(method, onBehalfOf);
+  /**
+   * Every item of a non-tool list (resources, resource templates, prompts), with its freshness.
+   * @param options.stale - an expired copy at once while it is refreshed (as {@link served}).
+   */
+  async list(method: Exclude<ListMethod, 'tools/list'>, onBehalfOf: OnBehalfOf = {}, options: { stale?: boolean } = {}): Promise<CachedList> {
+    const entry = await this.entry(method, onBehalfOf, options.stale === true);
     return { items: entry.value as unknown[], cacheScope: entry.cacheScope, ttlMs: Math.max(0, entry.expiresAt - Date.now()) };
   }
 
@@ -294,9 +305,13 @@ export class CatalogCache {
    * The entry this caller may be served. The partition read is `public` while the upstream last said
    * so, else the caller's own; a `private` answer is only ever served to the partition it was fetched
    * for, so a caller that joined a shared fetch whose answer came back `private` (the upstream changed
-   * its mind) fetches its own under its own partition.
+   * its mind) fetches its own under its own partition. `stale`: an expired entry this caller may be
+   * served is returned at once, its refresh left running (and shared as usual), when it had a lifetime
+   * of its own (serving it a little longer while it is refreshed is what a TTL allows; a list the upstream
+   * says not to keep, `ttlMs: 0`, is asked for every time) or its last refresh failed (waiting for the
+   * next one would most likely be waiting for the same failure, its timeoutMs long).
    */
-  private async entry(method: ListMethod, onBehalfOf: OnBehalfOf): Promise<Entry> {
+  private async entry(method: ListMethod, onBehalfOf: OnBehalfOf, stale = false): Promise<Entry> {
     const own = partitionOf(onBehalfOf);
     for (;;) {
       const partition = this.scopeSeen.get(method) === 'public' ? 'public' : own;
@@ -309,6 +324,14 @@ export class CatalogCache {
         if (!pending) {
           pending = this.refresh(method, partition, entry, onBehalfOf).finally(() => this.inflight.delete(key));
           this.inflight.set(key, pending);
+        }
+        if (stale && entry && (entry.expiresAt > entry.fetchedAt || entry.refreshFailed) && (entry.cacheScope === 'public' || entry.fetchedFor === own)) {
+          // Nobody else may await it: the failure is logged and counted by refresh. A new catalogue is judged
+          // (pins) as a read of it would have it judged, so the console and a reload find it ready (lastCatalog).
+          pending
+            .then((fresh) => (method === 'tools/list' && this.pins ? this.pins.view(this.policy, fresh.value as Catalog) : undefined))
+            .catch(() => undefined);
+          return entry;
         }
         found = await pending;
       }
@@ -437,6 +460,7 @@ export class CatalogCache {
     if (method === 'tools/list') this.lastError = failure.message;
     const log = requestLog(this.log, requestId);
     if (stale) {
+      stale.refreshFailed = true;
       this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'stale_served' });
       log.warn(
         { upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt },

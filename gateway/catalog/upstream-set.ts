@@ -49,6 +49,15 @@ export interface Route {
  * several, an upstream that is down or whose catalogue cannot be fetched is left out (logged when it
  * goes and when it comes back; `/readyz` names it) and the others keep serving; only when all are out
  * does a list fail.
+ *
+ * With several, a merged answer (the description, a list, the catalogue) never waits on one upstream
+ * for the others' sake past what it must: not on a reconnection attempt of one that is down (its last
+ * description and catalogue serve, the attempt runs on), not on the refresh of a list it has an expired
+ * copy of (the copy serves, the refresh runs on), and no longer than until one it awaits is found lost
+ * (the health probe). An upstream that accepts connections and never answers held every request, calls
+ * to the healthy upstreams included, for its handshake bound, 10 s each (robustness try-out). It does
+ * wait for an upstream's first connection (bounded by the lesser of its timeoutMs and 10 s) and for a
+ * list it has no copy of.
  */
 export class UpstreamSet {
   readonly naming: NamingOptions;
@@ -123,12 +132,25 @@ export class UpstreamSet {
     const excluded = include ? this.upstreams.filter((u) => !include(u.client.name)).map((u) => u.client.name) : [];
     const last = this.described;
     if (excluded.length === 0 && last && this.upstreams.every((u, i) => u.client.described === last.from[i])) return last.info;
-    const all = await Promise.all(this.upstreams.map((u) => u.client.describe(onBehalfOf).catch(() => u.client.lastDescribed)));
+    const all = await Promise.all(this.upstreams.map((u) => this.describedFor(u, onBehalfOf)));
     if (excluded.length) return this.merge(all, (name) => !excluded.includes(name));
     const info = this.merge(all);
     // Kept while every upstream is described by the same objects (a reconnection describes it anew).
     if (info && all.every((x, i) => x !== undefined && x === this.upstreams[i]!.client.described)) this.described = { from: all, info };
     return info;
+  }
+
+  /**
+   * What `u` advertises in a merged description: awaited while it is up or connecting for the first time;
+   * down, its last description at once (undefined if it never connected), with a reconnection asked for
+   * as a request to it would ask (the supervisor's on-demand rule), not awaited.
+   */
+  private describedFor(u: UpstreamRuntime, onBehalfOf: OnBehalfOf): Promise<UpstreamInfo | undefined> {
+    const { client } = u;
+    if (client.described) return Promise.resolve(client.described);
+    if (client.health().state !== 'down') return client.describe(onBehalfOf).catch(() => client.lastDescribed);
+    void client.describe(onBehalfOf).catch(() => undefined);
+    return Promise.resolve(client.lastDescribed);
   }
 
   /** The union of the upstreams' descriptions (`all` in config order, undefined for one not described); instructions of those `shown` only. */
@@ -192,7 +214,7 @@ export class UpstreamSet {
     }
     const now = this.servedNow(onBehalfOf, aliases);
     if (now) return now;
-    const parts = await this.reachable((u) => u.catalog.served(onBehalfOf), 'tools/list', onBehalfOf.requestId);
+    const parts = await this.reachable((u) => u.catalog.served(onBehalfOf, { stale: true }), 'tools/list', onBehalfOf.requestId);
     const expiresAt = parts.length < this.upstreams.length ? 0 : Math.min(...parts.map((p) => p.value.expiresAt));
     const catalogParts: CatalogPart[] = this.upstreams.flatMap((u): CatalogPart[] => {
       const part = parts.find((p) => p.upstream === u);
@@ -212,7 +234,7 @@ export class UpstreamSet {
     const catalogs: Catalog[] = [];
     let expiresAt = Number.POSITIVE_INFINITY;
     for (const u of this.upstreams) {
-      const served = u.client.leftOut ? undefined : u.catalog.servedNow(onBehalfOf);
+      const served = u.client.health().state === 'down' ? undefined : u.catalog.servedNow(onBehalfOf);
       if (!served) return undefined;
       catalogs.push(served.catalog);
       expiresAt = Math.min(expiresAt, served.expiresAt);
@@ -298,7 +320,7 @@ export class UpstreamSet {
       return include(only.client.name) ? only.catalog.list(method, onBehalfOf) : { items: [], ttlMs: 0, cacheScope: 'private' };
     }
     const parts = await this.reachable(
-      async (u) => (include(u.client.name) && (await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf) : undefined),
+      async (u) => (include(u.client.name) && (await this.has(u, method, onBehalfOf)) ? u.catalog.list(method, onBehalfOf, { stale: true }) : undefined),
       method,
       onBehalfOf.requestId,
     );
@@ -382,9 +404,10 @@ export class UpstreamSet {
         .map(async (u) => {
           const [resources, templates] = await Promise.all(
             (['resources/list', 'resources/templates/list'] as const).map(async (method) => {
-              const health = u.client.health();
-              if ((health.state === 'down' && !health.attempting) || !(await this.has(u, method, onBehalfOf))) return [];
-              return ((await u.catalog.list(method, onBehalfOf).catch(() => undefined))?.items ?? []) as Record<string, unknown>[];
+              // Down, reconnecting or not: its resources are unavailable now, and the attempt is not awaited (see the class).
+              if (u.client.health().state === 'down' || !(await this.has(u, method, onBehalfOf))) return [];
+              const listed = await this.untilLost(u, u.catalog.list(method, onBehalfOf, { stale: true })).catch(() => undefined);
+              return (listed?.items ?? []) as Record<string, unknown>[];
             }),
           );
           return { upstream: u.client.name, resources: resources!, templates: templates! };
@@ -415,7 +438,9 @@ export class UpstreamSet {
 
   /**
    * `read` of every upstream that is not down, in config order; the failures are left out (each logged
-   * when it starts and when it ends). All failing is an error: the first upstream's.
+   * when it starts and when it ends), and so is one found lost while it is read. All failing is an error:
+   * the first upstream's. One that is down is not read, even while a reconnection attempt runs: that
+   * attempt may last its whole handshake bound, and the others' answer does not wait for it.
    */
   private async reachable<T>(
     read: (u: UpstreamRuntime) => Promise<T>,
@@ -425,14 +450,13 @@ export class UpstreamSet {
     const settled = await Promise.all(
       this.upstreams.map(async (upstream) => {
         const health = upstream.client.health();
-        // Between reconnect attempts it is left out; during one, its (cached) lists wait for the outcome.
-        if (health.state === 'down' && !health.attempting)
+        if (health.state === 'down')
           return {
             upstream,
             error: new GatewayError('upstream_unavailable', health.reason ?? `upstream ${upstream.client.name} is down`, { upstream: upstream.client.name }),
           };
         try {
-          return { upstream, value: await read(upstream) };
+          return { upstream, value: await this.untilLost(upstream, read(upstream)) };
         } catch (error) {
           return { upstream, error: error as Error };
         }
@@ -451,6 +475,22 @@ export class UpstreamSet {
       throw first.error instanceof GatewayError ? first.error : new GatewayError('upstream_unavailable', `${method} is unavailable: every upstream failed`);
     }
     return ok;
+  }
+
+  /**
+   * `read` of `upstream`, given up (rejected `upstream_unavailable`) when the upstream is found lost
+   * meanwhile: a list request to an upstream that stopped answering waits for its timeoutMs, the health
+   * probe tells sooner. The read itself runs on (it fills the cache, or fails alone).
+   */
+  private untilLost<T>(upstream: UpstreamRuntime, read: Promise<T>): Promise<T> {
+    const name = upstream.client.name;
+    let off: (() => void) | undefined;
+    const lost = new Promise<never>((_, reject) => {
+      off = upstream.client.onLost(() =>
+        reject(new GatewayError('upstream_unavailable', upstream.client.health().reason ?? `upstream ${name} is down`, { upstream: name })),
+      );
+    });
+    return Promise.race([read, lost]).finally(() => off?.());
   }
 
   private noteExclusion(upstream: string, reason: string | undefined, requestId: string | undefined): void {

@@ -211,11 +211,6 @@ export class UpstreamClient {
     return this.lastInfo;
   }
 
-  /** Whether a merged list leaves this upstream out now: down, between reconnection attempts. */
-  get leftOut(): boolean {
-    return this.supervisor.leftOut;
-  }
-
   /** The last known state of the connection, without touching the upstream. */
   health(): UpstreamHealth {
     return this.supervisor.health();

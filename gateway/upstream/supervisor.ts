@@ -102,11 +102,6 @@ export class UpstreamSupervisor<T> {
     return () => void this.lostListeners.delete(listener);
   }
 
-  /** Whether the upstream is down with no attempt under way: {@link health} `down` and not `attempting`. */
-  get leftOut(): boolean {
-    return this.state === 'down' && this.pending === undefined;
-  }
-
   health(): UpstreamHealth {
     const attempting = this.pending !== undefined;
     return {
