@@ -4,7 +4,7 @@ import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { buildCatalog, CatalogBuilder, sourceOf, type Catalog } from './catalog.ts';
 import { GatewayError, failureOf } from '../errors.ts';
 import type { KvStore } from '../store/kv-store.ts';
-import type { Logger } from '../obs/log.ts';
+import { FAILURE_LOG_INTERVAL_MS, throttled, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
@@ -27,8 +27,8 @@ interface Entry {
   cacheScope: 'public' | 'private';
   /** The partition the list was fetched for: a `private` list belongs to that credential digest only. */
   fetchedFor: string;
-  /** A refresh of this (expired) entry failed: it is what is served until one succeeds (see {@link CatalogCache.entry}). */
-  refreshFailed?: boolean;
+  /** When a refresh of this (expired) entry last failed (epoch ms): it is what is served until one succeeds (see {@link CatalogCache.entry}). */
+  refreshFailedAt?: number;
 }
 
 /** Raw list as kept in the shared (Redis) store: plain JSON, rebuilt into a catalogue locally. */
@@ -252,7 +252,7 @@ export class CatalogCache {
    */
   expireAll(): void {
     for (const method of Object.keys(LIST_ITEMS) as ListMethod[]) this.generations.set(method, (this.generations.get(method) ?? 0) + 1);
-    for (const [key, entry] of [...this.entries.entries()]) this.entries.set(key, { ...entry, expiresAt: 0 });
+    for (const [key, entry] of [...this.entries.entries()]) this.entries.set(key, { ...entry, expiresAt: 0, refreshFailedAt: undefined });
     for (const method of Object.keys(LIST_ITEMS)) void this.shared?.delete(`${this.upstream.name}|${method}|public`);
   }
 
@@ -318,14 +318,17 @@ export class CatalogCache {
       const key = this.key(method, partition);
       const entry = this.entries.get(key) ?? this.adopted(key);
       let found: Entry;
+      const servable = entry !== undefined && (entry.cacheScope === 'public' || entry.fetchedFor === own);
       if (entry && entry.expiresAt > Date.now()) found = entry;
+      // A refresh failed less than a second ago: what the next would most likely bring is that failure again.
+      else if (servable && entry.refreshFailedAt !== undefined && Date.now() - entry.refreshFailedAt < REFRESH_RETRY_MS) return entry;
       else {
         let pending = this.inflight.get(key);
         if (!pending) {
           pending = this.refresh(method, partition, entry, onBehalfOf).finally(() => this.inflight.delete(key));
           this.inflight.set(key, pending);
         }
-        if (stale && entry && (entry.expiresAt > entry.fetchedAt || entry.refreshFailed) && (entry.cacheScope === 'public' || entry.fetchedFor === own)) {
+        if (stale && servable && (entry.expiresAt > entry.fetchedAt || entry.refreshFailedAt !== undefined)) {
           // Nobody else may await it: the failure is logged and counted by refresh. A new catalogue is judged
           // (pins) as a read of it would have it judged, so the console and a reload find it ready (lastCatalog).
           pending
@@ -455,16 +458,27 @@ export class CatalogCache {
     );
   }
 
+  /** Per list method, the 'serving the stale copy' warning at most once in {@link FAILURE_LOG_INTERVAL_MS}. */
+  private readonly staleWarnings = new Map<ListMethod, ReturnType<typeof throttled>>();
+
+  private staleWarned(method: ListMethod): ReturnType<typeof throttled> {
+    let warn = this.staleWarnings.get(method);
+    if (!warn) this.staleWarnings.set(method, (warn = throttled(FAILURE_LOG_INTERVAL_MS)));
+    return warn;
+  }
+
   private failed(method: ListMethod, error: unknown, stale: Entry | undefined, requestId: string | undefined): Entry {
     const failure = failureOf(error, this.upstream.name);
     if (method === 'tools/list') this.lastError = failure.message;
     const log = requestLog(this.log, requestId);
     if (stale) {
-      stale.refreshFailed = true;
+      stale.refreshFailedAt = Date.now();
       this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'stale_served' });
-      log.warn(
-        { upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt },
-        'list refresh failed; serving the stale copy',
+      this.staleWarned(method)((notLogged) =>
+        log.warn(
+          { upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt, ...(notLogged ? { notLogged } : {}) },
+          'list refresh failed; serving the stale copy',
+        ),
       );
       return stale;
     }
@@ -476,6 +490,13 @@ export class CatalogCache {
     });
   }
 }
+
+/**
+ * How soon a list whose refresh failed is asked of its upstream again (ms); the stale copy serves
+ * meanwhile. An upstream that answers every request with an error was asked for its list once per
+ * request (703 refreshes and as many warnings for 1,000 calls, observability try-out).
+ */
+const REFRESH_RETRY_MS = 1000;
 
 /** The cache partition of a caller's private lists: its credential digest (`anonymous` without one). */
 function partitionOf(onBehalfOf: OnBehalfOf): string {

@@ -112,6 +112,26 @@ export function loggableUrl(url: string): string {
   return `${parsed.protocol}//${userinfo}${parsed.host}${withoutSecretSegments(parsed.pathname)}${rest}`;
 }
 
+/** The least time between two warnings of one kind of upstream failure (ms); each says how many it stood for (`notLogged`). */
+export const FAILURE_LOG_INTERVAL_MS = 10_000;
+
+/**
+ * {@link throttled} per key (an upstream and a kind of failure): each key's lines at most once in
+ * `intervalMs`. At most `maxKeys` keys are remembered (the oldest forgotten first), so keys that come
+ * and go (upstreams renamed by reloads) do not grow it without bound.
+ */
+export function throttledBy(intervalMs: number, maxKeys = 256): (key: string, logLine: (notLogged: number) => void) => void {
+  const byKey = new Map<string, ReturnType<typeof throttled>>();
+  return (key, logLine) => {
+    let log = byKey.get(key);
+    if (!log) {
+      if (byKey.size >= maxKeys) byKey.delete(byKey.keys().next().value!);
+      byKey.set(key, (log = throttled(intervalMs)));
+    }
+    log(logLine);
+  };
+}
+
 /**
  * Runs a failure's log call at most once per `intervalMs` (the first at once): a failure that repeats on
  * every request (a full disk, a collector down) makes one line a minute, not one per request. The call

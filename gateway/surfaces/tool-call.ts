@@ -12,8 +12,17 @@ import { OUTCOME_META_KEY, outputViolationResult, recordDecision, spendToolBudge
 import { breachProblem, describeBreach, findLimitBreach } from '../checks/input-limits.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { argumentErrorsMeta } from '../checks/input-check.ts';
+import { FAILURE_LOG_INTERVAL_MS, throttledBy } from '../obs/log.ts';
 import { inSpan } from '../obs/tracing.ts';
 import { createdTask, forwardedTask, relayCreatedTask, type TaskParam } from './tasks.ts';
+
+/**
+ * The warning of a call an upstream failed, per upstream and kind of failure at most once in
+ * FAILURE_LOG_INTERVAL_MS (with how many it stands for): an upstream down made one line per call (1,000
+ * for 1,000 calls, observability try-out). Each call keeps its audit line and its count in
+ * mcp_tool_calls_total.
+ */
+const callFailureWarned = throttledBy(FAILURE_LOG_INTERVAL_MS);
 
 /** How a call reached the upstream: advertised on the surface, through the compact `call_tool`, or from a `run_code` script. */
 export type CallVia = 'direct' | 'call_tool' | 'run_code';
@@ -116,9 +125,18 @@ export async function callCatalogTool(
     if (failure.kind === 'cancelled')
       d.log.info({ tool: tool.name, upstream: tool.upstream, reason: failure.message, outcomeUnknown: unknown }, 'tools/call cancelled');
     else
-      d.log.warn(
-        { tool: tool.name, upstream: tool.upstream, kind: failure.kind, reason: failure.message, outcomeUnknown: unknown },
-        'tools/call failed upstream; answering isError',
+      callFailureWarned(`${tool.upstream}\n${failure.kind}`, (notLogged) =>
+        d.log.warn(
+          {
+            tool: tool.name,
+            upstream: tool.upstream,
+            kind: failure.kind,
+            reason: failure.message,
+            outcomeUnknown: unknown,
+            ...(notLogged ? { notLogged } : {}),
+          },
+          'tools/call failed upstream; answering isError',
+        ),
       );
     if (!unknown) return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
     const answer = toolErrorResult(
