@@ -237,6 +237,8 @@ export interface UpstreamFailure {
   delivery?: Delivery;
   /** `upstream_timeout`: the upstream's `timeoutMs` that ran out, where the sender knew it (upstream/client.ts). */
   timeoutMs?: number;
+  /** The answer came, larger than `limits.resultBytes` (this many bytes), and was given up: the tool ran ({@link markResultTooLarge}). */
+  resultBytes?: number;
 }
 
 /**
@@ -260,13 +262,23 @@ export function deliveryOf(error: unknown): Delivery | undefined {
   return typeof error === 'object' && error !== null ? deliveries.get(error) : undefined;
 }
 
+const tooLarge = new WeakMap<object, number>();
+
+/** Records on `error` that its answer outgrew `maxBytes` (limits.resultBytes) and was given up; returns the error. */
+export function markResultTooLarge<E>(error: E, maxBytes: number): E {
+  if (typeof error === 'object' && error !== null) tooLarge.set(error, maxBytes);
+  return error;
+}
+
 /** The classification a GatewayError was made from (upstreamFailureError), read back whole when it is classified again. */
 const classifications = new WeakMap<GatewayError, UpstreamFailure>();
 
 /** `failure` with `error`'s delivery, when it has one. */
 function withDelivery(failure: UpstreamFailure, error: unknown): UpstreamFailure {
   const delivery = deliveryOf(error);
-  return delivery === undefined ? failure : { ...failure, delivery };
+  const resultBytes = typeof error === 'object' && error !== null ? tooLarge.get(error) : undefined;
+  if (delivery === undefined && resultBytes === undefined) return failure;
+  return { ...failure, ...(delivery ? { delivery } : {}), ...(resultBytes !== undefined ? { resultBytes } : {}) };
 }
 
 /** The hop's message for a 2xx answer in a content type that is neither JSON nor SSE (http-hop.ts). */

@@ -138,6 +138,12 @@ export async function callCatalogTool(
           'tools/call failed upstream; answering isError',
         ),
       );
+    // It ran, and answered more than the gateway passes on: what the caller can change is how much it asks for.
+    if (!unknown && failure.resultBytes !== undefined)
+      return toolErrorResult(
+        failure.kind,
+        `Tool "${tool.name}" answered more than ${failure.resultBytes} bytes, more than this gateway passes on (limits.resultBytes): ask it for less (a narrower range, a smaller limit or page, fewer items).`,
+      );
     if (!unknown) return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
     const answer = toolErrorResult(
       failure.kind,

@@ -4,7 +4,7 @@ import type { CallSignal } from '../wire/cancellation.ts';
 import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, type LoggingMessageNotificationParams } from '@modelcontextprotocol/client';
 import { answer, cancellation, encodeRequest, receivedMessage, responseFor, sessionHeaders, settleResponse, type ClientSession } from '../wire/client-codec.ts';
 import { ERROR_CODE } from '../wire/jsonrpc.ts';
-import { markDelivery } from '../errors.ts';
+import { markDelivery, markResultTooLarge } from '../errors.ts';
 import { SseReader } from '../wire/sse.ts';
 
 /**
@@ -357,7 +357,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private tooLarge(controller: Dispatcher.DispatchController, max: number): void {
     this.chunks = [];
     this.mode = 'ignored';
-    this.finish(new SdkError(SdkErrorCode.InvalidResult, `upstream answered more than ${max} bytes (limits.resultBytes)`));
+    this.finish(markResultTooLarge(new SdkError(SdkErrorCode.InvalidResult, `upstream answered more than ${max} bytes (limits.resultBytes)`), max));
     controller.abort(new Error(GIVEN_UP));
   }
 

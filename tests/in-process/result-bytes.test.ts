@@ -76,10 +76,12 @@ for (const era of ['modern', 'legacy'] as const) {
       expect(result.content[0]!.text).toHaveLength(LIMIT / 2);
     });
 
-    it('answers isError upstream_error naming limits.resultBytes past it, and serves the next call', async () => {
+    it('answers isError upstream_error naming limits.resultBytes past it, and what the caller can do (ask for less: the tool ran), and serves the next call', async () => {
       const result = await echo(LIMIT * 4, 3);
       expect(result.isError).toBe(true);
-      expect(result.content[0]!.text).toBe(`Tool "echo" could not be executed: upstream fixture answered more than ${LIMIT} bytes (limits.resultBytes).`);
+      expect(result.content[0]!.text).toBe(
+        `Tool "echo" answered more than ${LIMIT} bytes, more than this gateway passes on (limits.resultBytes): ask it for less (a narrower range, a smaller limit or page, fewer items).`,
+      );
       expect(result._meta).toMatchObject({ 'ai.cpz.gateway/error': 'upstream_error' });
       const next = await echo(10, 4);
       expect(next.content[0]!.text).toBe('x'.repeat(10));

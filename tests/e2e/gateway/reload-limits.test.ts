@@ -38,7 +38,9 @@ describe('limits.resultBytes changed by a live reload', () => {
       expect(plan.upstreams).toEqual([{ name: 'fixture', decision: 'keep' }]);
       const bounded = await call();
       expect(bounded.isError).toBe(true);
-      expect(bounded.content[0]!.text).toBe('Tool "echo" could not be executed: upstream fixture answered more than 65536 bytes (limits.resultBytes).');
+      expect(bounded.content[0]!.text).toBe(
+        'Tool "echo" answered more than 65536 bytes, more than this gateway passes on (limits.resultBytes): ask it for less (a narrower range, a smaller limit or page, fewer items).',
+      );
     } finally {
       await gateway.close();
       await upstream.close();
