@@ -256,13 +256,12 @@ function innerAnswer(name: string, answer: Awaited<ReturnType<typeof callThrough
 }
 
 function answerOf(d: DispatchContext, definition: Tool, outcome: RunOutcome, limits: CodeModeConfig['limits']): CallToolResult {
-  const logs = outcome.logs.length ? `\nconsole:\n${outcome.logs.join('\n')}` : '';
+  const logs = lastLines(outcome.logs);
   if (outcome.ok) {
     const structured = { result: JSON.parse(outcome.json) as unknown, logs: outcome.logs, calls: outcome.calls };
-    const result: CallToolResult = {
-      content: [{ type: 'text', text: outcome.logs.length ? JSON.stringify(structured) : outcome.json }],
-      structuredContent: structured,
-    };
+    // The text is the structured answer whole, in every case: a revision without structured content (2025-03-26)
+    // reads it there, and one shape is what a model can rely on (it was the bare result without console lines).
+    const result: CallToolResult = { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured };
     return d.project(result, definition.outputSchema as Record<string, unknown> | undefined);
   }
   switch (outcome.kind) {
@@ -286,6 +285,30 @@ function answerOf(d: DispatchContext, definition: Tool, outcome: RunOutcome, lim
       d.log.warn({ reason: outcome.message }, 'run_code sandbox failed');
       return toolErrorResult('internal', 'The sandbox failed while running the script; nothing more was run. Retry.');
   }
+}
+
+/** Console lines an error answer shows at most: the last ones, the run having ended at them. */
+const ERROR_LOG_LINES = 20;
+/** UTF-16 units of console lines an error answer shows at most (a limit's answer was up to outputBytes of them, 64 KiB). */
+const ERROR_LOG_CHARS = 2048;
+
+/**
+ * The last console lines of a failed run for its error text (at most {@link ERROR_LOG_LINES} and
+ * {@link ERROR_LOG_CHARS}, a longer last line cut from its start), saying how many earlier ones are not
+ * shown; '' without any. A script that logged up to `outputBytes` filled the model's context with them.
+ */
+function lastLines(lines: readonly string[]): string {
+  if (lines.length === 0) return '';
+  const shown: string[] = [];
+  let chars = 0;
+  for (let i = lines.length - 1; i >= 0 && shown.length < ERROR_LOG_LINES && chars < ERROR_LOG_CHARS; i--) {
+    const room = ERROR_LOG_CHARS - chars;
+    const line = lines[i]!.length > room ? `…${lines[i]!.slice(lines[i]!.length - room + 1)}` : lines[i]!;
+    shown.unshift(line);
+    chars += line.length;
+  }
+  const hidden = lines.length - shown.length;
+  return `\nconsole${hidden ? ` (the last ${shown.length} of ${lines.length} lines)` : ''}:\n${shown.join('\n')}`;
 }
 
 function limitResult(limit: keyof CodeModeConfig['limits'], value: number, logs = ''): CallToolResult {

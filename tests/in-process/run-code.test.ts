@@ -226,6 +226,27 @@ describe('run_code attacks (modern era unless said)', () => {
     expect(text(stuck)).toContain('awaits a promise nothing can settle');
   });
 
+  it('answers {result, logs, calls} as its text whether or not the script logged (one shape; 2025-03-26 reads only the text)', async () => {
+    const quiet = await run('modern', 'return 5;');
+    expect(JSON.parse((quiet.content as { text: string }[])[0]!.text)).toEqual({ result: 5, logs: [], calls: 0 });
+    const said = await run('modern', 'console.log("hi"); return null;');
+    expect(JSON.parse((said.content as { text: string }[])[0]!.text)).toEqual({ result: null, logs: ['hi'], calls: 0 });
+  });
+
+  it("shows a failed run's last 20 console lines, not all of them, and says how many there were", async () => {
+    const failed = await run('modern', 'for (let i = 0; i < 300; i++) console.log("line " + i); throw new Error("gave up");');
+    expect(failed.isError).toBe(true);
+    const said = text(failed);
+    expect(said).toContain('Script error');
+    expect(said).toContain('console (the last 20 of 300 lines):\nline 280\n');
+    expect(said).toMatch(/line 299$/);
+    expect(said).not.toContain('line 279\n');
+    // Over outputBytes: the limit's answer is as short.
+    const flooded = await run('modern', 'for (let i = 0; i < 20000; i++) console.log("line " + i); return 1;');
+    expect(text(flooded)).toContain('compact.codeMode.limits.outputBytes');
+    expect(text(flooded).length).toBeLessThan(3000);
+  });
+
   it('logs a string with a NUL inside whole, the NUL escaped as JSON escapes it (it was cut there)', async () => {
     const result = await run('modern', 'console.log("before\\u0000after", "x\\u0000", { k: "a\\u0000b" }); console.warn("c\\u0000d"); return 1;');
     expect(result.isError).toBeFalsy();
