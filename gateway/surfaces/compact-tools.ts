@@ -100,7 +100,7 @@ function searchToolsDefinition(config: GatewayConfig, categories: string[], upst
               annotations: { type: 'object' },
               score: { type: 'number' },
               advertised: { type: 'boolean' },
-              held: { type: 'boolean', description: 'On hold: its upstream changed it since it was approved; calls are refused until an operator approves.' },
+              held: { type: 'boolean', description: 'On hold: its upstream changed it since approval; refused until an operator approves.' },
               held_reason: { type: 'string' },
               _meta: { type: 'object' },
               ...(code ? { declaration: { type: 'string' } } : {}),
