@@ -312,7 +312,9 @@ function lastLines(lines: readonly string[]): string {
 }
 
 function limitResult(limit: keyof CodeModeConfig['limits'], value: number, logs = ''): CallToolResult {
-  const result = toolErrorResult('limit_exceeded', `Run stopped: limit compact.codeMode.limits.${limit} (${value}) exceeded: ${LIMIT_TEXT[limit]}.${logs}`);
+  // A concurrency limit refuses a run before it starts; every other one stops a run under way.
+  const what = limit === 'concurrentRuns' || limit === 'concurrentRunsPerCredential' ? 'Run refused, not started' : 'Run stopped';
+  const result = toolErrorResult('limit_exceeded', `${what}: limit compact.codeMode.limits.${limit} (${value}) exceeded: ${LIMIT_TEXT[limit]}.${logs}`);
   return { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/limit': limit } };
 }
 

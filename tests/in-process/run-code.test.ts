@@ -397,6 +397,8 @@ describe('run_code attacks (modern era unless said)', () => {
       await waitFor('both runs to call slow_read', () => slowOn() >= 2, { timeoutMs: 15_000 });
       const third = await runOn('return 1;');
       expect(third._meta?.['ai.cpz.gateway/limit']).toBe('concurrentRunsPerCredential');
+      // It never started: refused, not "stopped".
+      expect(text(third)).toMatch(/^Run refused, not started: limit compact\.codeMode\.limits\.concurrentRunsPerCredential \(2\) exceeded/);
       const others = await runOn('return 2;', OTHER);
       expect(others.structuredContent?.result).toBe(2);
       const ended = await Promise.all(slow);
