@@ -6,21 +6,14 @@
  * guard among them): each runtime held the one before it, back to the first. Reloads over the same pin
  * store, as swap makes them (reloadInProcess); after a few, the retired runtimes are garbage.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterEach, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { FakeTool } from '../fixtures/fake-upstream.ts';
 import { connectEra } from '../helpers/era-client.ts';
 import { inProcessGateway, reloadInProcess, type InProcessGateway } from '../helpers/in-process.ts';
 import { FULL_KEY } from '../helpers/raw-mcp.ts';
+import { collectGarbage } from '../helpers/collect-garbage.ts';
 import { waitFor } from '../helpers/wait.ts';
-
-/** A full collection, whatever flags the test process started with. */
-const collectGarbage: () => void = (() => {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-})();
 
 const tools: FakeTool[] = Array.from({ length: 50 }, (_, i) => ({
   definition: {

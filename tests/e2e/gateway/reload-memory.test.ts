@@ -6,8 +6,6 @@
  * connection and catalogue (the same settings) and that hand it new per-call settings (`repolicy`).
  * A configuration is held by its runtime (`state.config`) and by nothing a later runtime keeps.
  */
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterAll, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { loadConfig } from '../../../config/load.ts';
@@ -16,13 +14,8 @@ import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { fakeUpstream, type FakeTool } from '../../fixtures/fake-upstream.ts';
 import { connectV2 } from '../../helpers/clients.ts';
 import { ANY_BEARER } from '../../helpers/stack.ts';
+import { collectGarbage } from '../../helpers/collect-garbage.ts';
 import { waitFor } from '../../helpers/wait.ts';
-
-/** A full collection, whatever flags the test process started with. */
-const collectGarbage: () => void = (() => {
-  setFlagsFromString('--expose-gc');
-  return runInNewContext('gc') as () => void;
-})();
 
 const tools: FakeTool[] = Array.from({ length: 50 }, (_, i) => ({
   definition: {
