@@ -7,7 +7,7 @@ import type { UpstreamRuntime } from './catalog/upstream-set.ts';
 import type { InputValidator } from './checks/input-check.ts';
 import type { OutputValidator } from './checks/output-check.ts';
 import type { AuditLog } from './obs/audit.ts';
-import type { Logger } from './obs/log.ts';
+import type { Logger, throttledBy } from './obs/log.ts';
 import type { GatewayMetrics } from './obs/metrics.ts';
 import type { Outcomes } from './obs/outcomes.ts';
 import type { Caller, VisibleCatalog } from './policy/caller.ts';
@@ -64,6 +64,11 @@ export interface TelemetryPort {
   readonly audit: AuditLog;
   /** Where every decision is reported once (obs/outcomes.ts): the metrics, the audit trail and the span subscribe. */
   readonly outcomes: Outcomes;
+  /**
+   * Warnings of a failure that repeats on every call (an upstream down), keyed by the failure: each at most
+   * once in FAILURE_LOG_INTERVAL_MS, with how many it stands for (obs/log.ts throttledBy; surfaces/tool-call.ts).
+   */
+  readonly repeatedWarnings: ReturnType<typeof throttledBy>;
 }
 
 /** The tasks relay's state (surfaces/tasks.ts): the tasks each credential created, and the keys of their ids. */

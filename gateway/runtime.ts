@@ -24,7 +24,7 @@ import { OutputValidator } from './checks/output-check.ts';
 import { createListener, type McpMount } from './http/app.ts';
 import { createMcpServerFactory } from './mcp/server.ts';
 import type { Surface } from './ports.ts';
-import { createLogger, type Logger } from './obs/log.ts';
+import { createLogger, FAILURE_LOG_INTERVAL_MS, throttledBy, type Logger } from './obs/log.ts';
 import { createMetrics, type GatewayMetrics } from './obs/metrics.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { createKvStore, type KvStore } from './store/kv-store.ts';
@@ -316,6 +316,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
         : undefined,
     ),
     inflightCalls: new InflightCalls(log),
+    repeatedWarnings: throttledBy(FAILURE_LOG_INTERVAL_MS),
     codeSandbox: options.codeSandbox ?? new CodeSandbox(),
     listenStreams: options.listenStreams ?? new ListenStreams(),
     streamsOpen: { count: 0 },

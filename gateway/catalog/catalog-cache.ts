@@ -27,7 +27,7 @@ interface Entry {
   cacheScope: 'public' | 'private';
   /** The partition the list was fetched for: a `private` list belongs to that credential digest only. */
   fetchedFor: string;
-  /** When a refresh of this (expired) entry last failed (epoch ms): it is what is served until one succeeds (see {@link CatalogCache.entry}). */
+  /** When a refresh of this (expired) entry last failed (performance.now(), ms: monotonic, unlike the lifetimes): it is what is served until one succeeds (see {@link CatalogCache.entry}). */
   refreshFailedAt?: number;
 }
 
@@ -321,7 +321,7 @@ export class CatalogCache {
       const servable = entry !== undefined && (entry.cacheScope === 'public' || entry.fetchedFor === own);
       if (entry && entry.expiresAt > Date.now()) found = entry;
       // A refresh failed less than a second ago: what the next would most likely bring is that failure again.
-      else if (servable && entry.refreshFailedAt !== undefined && Date.now() - entry.refreshFailedAt < REFRESH_RETRY_MS) return entry;
+      else if (servable && entry.refreshFailedAt !== undefined && performance.now() - entry.refreshFailedAt < REFRESH_RETRY_MS) return entry;
       else {
         let pending = this.inflight.get(key);
         if (!pending) {
@@ -472,7 +472,7 @@ export class CatalogCache {
     if (method === 'tools/list') this.lastError = failure.message;
     const log = requestLog(this.log, requestId);
     if (stale) {
-      stale.refreshFailedAt = Date.now();
+      stale.refreshFailedAt = performance.now();
       this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'stale_served' });
       this.staleWarned(method)((notLogged) =>
         log.warn(

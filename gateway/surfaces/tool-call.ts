@@ -12,17 +12,8 @@ import { OUTCOME_META_KEY, outputViolationResult, recordDecision, spendToolBudge
 import { breachProblem, describeBreach, findLimitBreach } from '../checks/input-limits.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { argumentErrorsMeta } from '../checks/input-check.ts';
-import { FAILURE_LOG_INTERVAL_MS, throttledBy } from '../obs/log.ts';
 import { inSpan } from '../obs/tracing.ts';
 import { createdTask, forwardedTask, relayCreatedTask, type TaskParam } from './tasks.ts';
-
-/**
- * The warning of a call an upstream failed, per upstream and kind of failure at most once in
- * FAILURE_LOG_INTERVAL_MS (with how many it stands for): an upstream down made one line per call (1,000
- * for 1,000 calls, observability try-out). Each call keeps its audit line and its count in
- * mcp_tool_calls_total.
- */
-const callFailureWarned = throttledBy(FAILURE_LOG_INTERVAL_MS);
 
 /** How a call reached the upstream: advertised on the surface, through the compact `call_tool`, or from a `run_code` script. */
 export type CallVia = 'direct' | 'call_tool' | 'run_code';
@@ -124,8 +115,10 @@ export async function callCatalogTool(
     decided('error', 'is_error', unknown ? `${failure.kind} outcome_unknown` : failure.kind, undefined, true);
     if (failure.kind === 'cancelled')
       d.log.info({ tool: tool.name, upstream: tool.upstream, reason: failure.message, outcomeUnknown: unknown }, 'tools/call cancelled');
+    // Once per failure in the runtime's interval (an upstream down made one line per call: 1,000 for 1,000
+    // calls, observability try-out); each call keeps its audit line and its count in mcp_tool_calls_total.
     else
-      callFailureWarned(`${tool.upstream}\n${failure.kind}`, (notLogged) =>
+      d.runtime.repeatedWarnings(`tools/call\n${tool.upstream}\n${failure.kind}\n${failure.message}`, (notLogged) =>
         d.log.warn(
           {
             tool: tool.name,
