@@ -221,9 +221,12 @@ export function jsonRpcErrorBody(
   return { status: httpStatus, text: errorResponse('entry', id, code, message, { kind, ...data }) };
 }
 
+/** Where an isError result the gateway wrote names its error kind (`_meta`). */
+export const ERROR_META_KEY = 'ai.cpz.gateway/error';
+
 /** A tools/call execution failure as the model should read it: an isError result, never a protocol error. */
 export function toolErrorResult(kind: ErrorKind, message: string): CallToolResult {
-  return { content: [{ type: 'text', text: message }], isError: true, _meta: { 'ai.cpz.gateway/error': kind } };
+  return { content: [{ type: 'text', text: message }], isError: true, _meta: { [ERROR_META_KEY]: kind } };
 }
 
 /** A failure talking to an upstream, classified; `code` is set when the upstream itself answered a JSON-RPC error. */

@@ -36,7 +36,8 @@ export interface SandboxLimits {
 export type LimitName = keyof SandboxLimits;
 
 /** What a `tools.<name>(args)` call answers the script: the result's JSON, or an error message it throws. */
-export type CallAnswer = { ok: true; json: string } | { ok: false; message: string };
+/** A tools.* call's answer to the script; `kind`: the gateway's error kind of a refused or failed call (the ToolError's `kind`). */
+export type CallAnswer = { ok: true; json: string } | { ok: false; message: string; kind?: string };
 
 export interface RunRequest {
   code: string;

@@ -322,7 +322,7 @@ function run({ code, limits }) {
   };
 
   current = {
-    answer(/** @type {{ id: number, ok: boolean, json?: string, message?: string }} */ message) {
+    answer(/** @type {{ id: number, ok: boolean, json?: string, message?: string, kind?: string }} */ message) {
       const deferred = pending.get(message.id);
       if (!deferred || finished) return;
       pending.delete(message.id);
@@ -334,6 +334,12 @@ function run({ code, limits }) {
         // QuickJS takes the text as a C string: a NUL (a name echoed in the refusal) is written as its escape instead of ending it.
         const text = (message.message ?? 'tool call failed').replaceAll('\0', '\\u0000');
         const error = context.newError({ name: 'ToolError', message: text });
+        // The gateway's error kind (invalid_arguments, rate_limited, upstream_timeout, ...): a script branches on it.
+        if (typeof message.kind === 'string') {
+          const kind = context.newString(message.kind);
+          context.setProp(error, 'kind', kind);
+          kind.dispose();
+        }
         deferred.reject(error);
         error.dispose();
       }

@@ -4,7 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { abortSignalOf } from '../wire/cancellation.ts';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
 import type { CodeModeConfig } from '../../config/types.ts';
-import { toolErrorResult } from '../errors.ts';
+import { ERROR_META_KEY, toolErrorResult } from '../errors.ts';
 import type { DispatchContext } from '../ports.ts';
 import type { RequestView } from '../wire/requests.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
@@ -238,12 +238,16 @@ function nestingChecked(outcome: RunOutcome): RunOutcome {
 }
 
 /** What a script's `tools.<name>()` resolves to: structured content, else the text (parsed when JSON); an error becomes its message. */
-function innerAnswer(name: string, answer: Awaited<ReturnType<typeof callThroughDispatcher>>): { ok: true; json: string } | { ok: false; message: string } {
+function innerAnswer(name: string, answer: Awaited<ReturnType<typeof callThroughDispatcher>>): CallAnswer {
   if ((answer as { resultType?: unknown }).resultType !== undefined && !('content' in answer))
     return { ok: false, message: `tools.${name} asked for input or started a task, which a script cannot answer: call it through call_tool` };
   const result = answer as CallToolResult;
   const texts = (result.content ?? []).filter((c) => c.type === 'text').map((c) => (c as { text: string }).text);
-  if (result.isError) return { ok: false, message: `tools.${name}: ${texts.join('\n') || 'the tool failed'}` };
+  if (result.isError) {
+    // The gateway's error kind, as the result's _meta says it: a script branches on it instead of parsing the text.
+    const kind = result._meta?.[ERROR_META_KEY];
+    return { ok: false, message: `tools.${name}: ${texts.join('\n') || 'the tool failed'}`, ...(typeof kind === 'string' ? { kind } : {}) };
+  }
   if (result.structuredContent !== undefined) return { ok: true, json: JSON.stringify(result.structuredContent) };
   if (texts.length !== (result.content ?? []).length) return { ok: true, json: JSON.stringify({ content: result.content }) };
   const text = texts.join('\n');

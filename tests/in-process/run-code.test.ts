@@ -168,6 +168,18 @@ describe.each(ERAS)('run_code (%s era)', (era) => {
     expect(upstreamCalls()).toBe(before);
   });
 
+  it("gives a caught ToolError the gateway's error kind, so a script branches on it without parsing the message", async () => {
+    const result = await run(
+      era,
+      `const kinds = [];
+       for (const [name, args] of [['place_order', {}], ['get_balance', { acount: 'a1' }], ['no_such_tool', {}]]) {
+         try { await tools[name](args); kinds.push('ran'); } catch (e) { kinds.push(e.name + ' ' + e.kind); }
+       }
+       return kinds;`,
+    );
+    expect(result.structuredContent!.result).toEqual(['ToolError call_directly', 'ToolError invalid_arguments', 'ToolError unknown_tool']);
+  });
+
   it("refuses the surface's own tools inside the script, saying what to do instead; call_tool refuses run_code as advertised", async () => {
     const result = await run(
       era,
