@@ -101,8 +101,8 @@ describe.each(CLIENTS)('run_code over real HTTP: %s at %s', (_client, revision, 
 
       const progress: Progress[] = [];
       const result = await client.call('run_code', { code: FOUR_STEP_SCRIPT }, (p) => progress.push(p));
-      // Before 2025-06-18 there is no structuredContent: the text, the script's value, is the answer.
-      expect(valueOf(result)).toEqual(revision < '2025-06-18' ? expected : { result: expected, logs: [], calls: 4 });
+      // Before 2025-06-18 there is no structuredContent: the text says the same {result, logs, calls}.
+      expect(valueOf(result)).toEqual({ result: expected, logs: [], calls: 4 });
       expect(progress.map((p) => p.progress)).toEqual([1, 2, 3, 4]);
       expect(progress.map((p) => p.message)).toEqual(['list_accounts', 'list_positions', 'get_market_data', 'get_bars'].map((t) => `tools.${t} answered`));
       // Every request after the handshake went out at the revision under test.
