@@ -163,7 +163,10 @@ export class CatalogCache {
     if (!entry) return undefined;
     this.inherited!.delete(key);
     const value = key.startsWith('tools/list|') ? buildCatalog(this.policy, (entry.value as Catalog).tools.map(sourceOf), this.lastBuilt) : entry.value;
-    const own = { ...entry, value, expiresAt: Math.min(entry.expiresAt, Date.now()) };
+    // Expired, and with no lifetime under this policy (expiresAt = fetchedAt): a merged read waits for the
+    // refresh rather than take it at once (entry's `stale`), since the new policy may make the list private
+    // (a `public` copy fetched with one caller's credential went to every caller: review); a failed refresh still serves it.
+    const own = { ...entry, value, expiresAt: entry.fetchedAt, refreshFailedAt: undefined };
     this.entries.set(key, own);
     return own;
   }
