@@ -101,7 +101,8 @@ export function requestAccounting(
       const line: { requestId: string; traceId?: string; client: string; method: string; path: string; status: number; durationMs: number; incomplete?: true } =
         // An undefined traceId is left out of the line (pino writes no undefined member).
         { requestId, traceId: traceIds.get(res), client: address, method, path, status, durationMs };
-      if (!res.writableFinished) line.incomplete = true;
+      // An event stream ends when its client closes it: that is how one ends, not an answer cut short.
+      if (!res.writableFinished && !String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) line.incomplete = true;
       accessLog.info(line, 'request');
     });
     return { requestId, address };

@@ -28,8 +28,10 @@ interface Progress {
  * 1 GB of the gateway until they left.
  *
  * The clock runs only while bytes wait to be sent and restarts whenever the kernel takes some (nginx's
- * `send_timeout`): a client that reads slowly keeps its connection however long the answer takes, and an
- * idle SSE stream or a call still running (nothing waiting) is never cut. Node's own `socket.setTimeout`
+ * `send_timeout`), and an idle SSE stream or a call still running (nothing waiting) is never cut. The
+ * kernel takes more in steps of about a third of the socket's send buffer, so a client reading a large
+ * answer very slowly (under about 20 KB/s on Linux's default buffers, measured by review) can go a whole
+ * bound without a step and be cut, as with nginx. Node's own `socket.setTimeout`
  * would cut both of those. Connections are looked at on one timer for the server, like Node's own
  * `connectionsCheckingInterval`, rather than a timer per write.
  */

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../../helpers/stack.ts';
-import { rpc } from '../../helpers/raw-mcp.ts';
+import { followSse, openStream, rpc } from '../../helpers/raw-mcp.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 const LEGACY = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
@@ -95,6 +95,16 @@ describe('the access line', () => {
     await response.text();
     const line = await waitFor('the access line', () => stack.logs.records('request').find((r) => r.requestId === 'access-line-trace'));
     expect(line).toMatchObject({ traceId, status: 200, path: '/mcp' });
+    expect(line).not.toHaveProperty('incomplete');
+  });
+
+  it('of an event stream its client closed says no incomplete: that is how such a stream ends', async () => {
+    const { headers, body } = rpc('modern', 'listen', 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+    const stream = await openStream(stack.mcpUrl, body, { ...headers, 'x-request-id': 'closed-listen-stream' });
+    await followSse(stream).waitFor((m) => m.method === 'notifications/subscriptions/acknowledged');
+    stream.destroy();
+    const line = await waitFor("the stream's access line", () => stack.logs.records('request').find((r) => r.requestId === 'closed-listen-stream'));
+    expect(line).toMatchObject({ status: 200, path: '/mcp' });
     expect(line).not.toHaveProperty('incomplete');
   });
 });
