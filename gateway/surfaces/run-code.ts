@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import { argumentErrorsMeta } from '../checks/input-check.ts';
 import { JSON_DEPTH_CEILING, findLimitBreach } from '../checks/input-limits.ts';
 import { randomUUID } from 'node:crypto';
@@ -204,8 +205,9 @@ export async function runCode(
       }),
     );
     // A run stopped (cancelled, over a limit) with calls in flight: they were aborted with it, and their
-    // decisions are recorded before the run's, as config/README.md "Audit" says (its line came first).
-    if (pending.size) await Promise.allSettled(pending);
+    // decisions are recorded before the run's, as config/README.md "Audit" says (its line came first). At
+    // most a second: a call waiting on its upstream's handshake is not aborted by the signal (review).
+    if (pending.size) await Promise.race([Promise.allSettled(pending), delay(INNER_SETTLE_MS, undefined, { ref: false })]);
     const ms = performance.now() - started;
     const outcome = nestingChecked(ran);
     const kind = outcome.ok ? 'ok' : outcome.kind === 'crashed' ? 'error' : outcome.kind;
@@ -290,6 +292,9 @@ function answerOf(d: DispatchContext, definition: Tool, outcome: RunOutcome, lim
       return toolErrorResult('internal', 'The sandbox failed while running the script; nothing more was run. Retry.');
   }
 }
+
+/** How long a stopped run's answer waits for its aborted inner calls to record their decisions (ms). */
+const INNER_SETTLE_MS = 1000;
 
 /** Console lines an error answer shows at most: the last ones, the run having ended at them. */
 const ERROR_LOG_LINES = 20;
