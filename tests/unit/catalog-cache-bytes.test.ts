@@ -4,32 +4,13 @@ import { loadConfig } from '../../config/load.ts';
 import { CatalogCache } from '../../gateway/catalog/catalog-cache.ts';
 import { createLogger } from '../../gateway/obs/log.ts';
 import { createMetrics } from '../../gateway/obs/metrics.ts';
-import type { UpstreamClient } from '../../gateway/upstream/client.ts';
+import { listClient } from '../helpers/list-client.ts';
 
 /** Each credential's own (private) catalogue of `size` tools of about 1 KiB each. */
-function privateUpstream(config: ReturnType<typeof loadConfig>, size: number) {
-  let fetches = 0;
-  const client = {
-    name: 'u',
-    config: config.upstreams[0]!,
-    callerScoped: true,
-    health: () => ({ state: 'up' }),
-    onListChanged: () => () => {},
-    onReconnect: () => () => {},
-    async listAll(_method: string, onBehalfOf: { credential?: { digest: string } }, onPage?: (items: unknown[]) => void) {
-      fetches++;
-      const who = onBehalfOf.credential?.digest ?? 'anonymous';
-      const items: Tool[] = Array.from({ length: size }, (_, i) => ({
-        name: `t${i}`,
-        description: `${who} `.repeat(100),
-        inputSchema: { type: 'object' },
-      }));
-      onPage?.(items);
-      return { items, ttlMs: 3_600_000, cacheScope: 'private' as const };
-    },
-  };
-  return { client: client as unknown as UpstreamClient, fetches: () => fetches };
-}
+const privateUpstream = (config: ReturnType<typeof loadConfig>, size: number) =>
+  listClient(config, (who) =>
+    Array.from({ length: size }, (_, i): Tool => ({ name: `t${i}`, description: `${who} `.repeat(100), inputSchema: { type: 'object' } })),
+  );
 
 const gauge = async (metrics: ReturnType<typeof createMetrics>, name: string) =>
   (await metrics.registry.getSingleMetric(name)!.get()).values.reduce((n, v) => n + v.value, 0);

@@ -11,25 +11,11 @@ import { loadConfig } from '../../config/load.ts';
 import { CatalogCache } from '../../gateway/catalog/catalog-cache.ts';
 import { createLogger } from '../../gateway/obs/log.ts';
 import { createMetrics } from '../../gateway/obs/metrics.ts';
-import type { UpstreamClient } from '../../gateway/upstream/client.ts';
+import { listClient } from '../helpers/list-client.ts';
 
 /** An upstream whose list names the caller it was fetched for (its only tool is `for_<digest>`). */
-function callerNamingUpstream(config: ReturnType<typeof loadConfig>) {
-  const client = {
-    name: 'u',
-    config: config.upstreams[0]!,
-    callerScoped: true,
-    health: () => ({ state: 'up' }),
-    onListChanged: () => () => {},
-    onReconnect: () => () => {},
-    async listAll(_method: string, onBehalfOf: { credential?: { digest: string } }, onPage?: (items: unknown[]) => void) {
-      const items: Tool[] = [{ name: `for_${onBehalfOf.credential?.digest ?? 'anonymous'}`, inputSchema: { type: 'object' } }];
-      onPage?.(items);
-      return { items, ttlMs: 3_600_000, cacheScope: 'private' as const };
-    },
-  };
-  return client as unknown as UpstreamClient;
-}
+const callerNamingUpstream = (config: ReturnType<typeof loadConfig>) =>
+  listClient(config, (who): Tool[] => [{ name: `for_${who}`, inputSchema: { type: 'object' } }]).client;
 
 /** The upstream's lists made `public` by the gateway's override, or (none) as the upstream says: `private`. */
 const configWith = (cacheScope?: 'public') =>
