@@ -175,8 +175,8 @@ export function createTracing(config: GatewayConfig['tracing'], options: Tracing
           () => true,
           () => true,
         );
-      const late = await Promise.race([flushed, delay(TRACING_SHUTDOWN_MS, false, { ref: false })]);
-      if (!late)
+      const inTime = await Promise.race([flushed, delay(TRACING_SHUTDOWN_MS, false, { ref: false })]);
+      if (!inTime)
         options.log?.warn(
           { endpoint: loggableUrl(config.endpoint), waitedMs: TRACING_SHUTDOWN_MS },
           'tracing: the OTLP endpoint did not take the last spans in time; they are lost',
