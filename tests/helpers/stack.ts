@@ -139,6 +139,20 @@ export function startGatewayWith({ config, env = {}, overrides = {}, noScopeEndp
 }
 
 /**
+ * A configuration of the schema's defaults for a gateway that checks no credential (`anonymous`, no OAuth,
+ * no scope endpoint) on a free loopback port, logging nothing, with `overrides` (its upstreams, usually
+ * served in memory through `upstreamTransport`): what the reload suites start and reload.
+ */
+export function anonymousGatewayConfig(overrides: DeepPartial<GatewayConfig>): GatewayConfig {
+  const loaded = loadConfig({
+    env: {},
+    overrides: { anonymous: true, oauth: { mode: 'off' }, ...overrides, listen: { host: '127.0.0.1', port: 0 }, log: { level: 'silent' } },
+  });
+  delete loaded.scopes.endpoint;
+  return loaded;
+}
+
+/**
  * The gateway exactly as config/conformance.yaml sets it up (one upstream, no scope endpoint, any
  * credential accepted and forwarded), in front of `upstreamUrl`, on a free loopback port.
  * `upstream`: overrides of that one upstream's settings (e.g. `timeoutMs`); `more`: the environment and

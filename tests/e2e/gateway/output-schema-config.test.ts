@@ -5,7 +5,8 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { ConfigError, loadConfig } from '../../../config/load.ts';
+import { anonymousGatewayConfig } from '../../helpers/stack.ts';
+import { ConfigError } from '../../../config/load.ts';
 import type { GatewayConfig } from '../../../config/types.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { fakeUpstream } from '../../fixtures/fake-upstream.ts';
@@ -14,20 +15,8 @@ const echo = fakeUpstream({
   tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } as Tool, call: () => ({ content: [] }) }],
 });
 
-function config(outputSchemas: Record<string, Record<string, unknown>>): GatewayConfig {
-  const loaded = loadConfig({
-    env: {},
-    overrides: {
-      listen: { host: '127.0.0.1', port: 0 },
-      anonymous: true,
-      log: { level: 'silent' },
-      oauth: { mode: 'off' },
-      upstreams: [{ name: 'echo', url: 'http://echo.upstream.invalid/mcp', health: { intervalMs: 0 }, outputSchemas }],
-    },
-  });
-  delete loaded.scopes.endpoint;
-  return loaded;
-}
+const config = (outputSchemas: Record<string, Record<string, unknown>>): GatewayConfig =>
+  anonymousGatewayConfig({ upstreams: [{ name: 'echo', url: 'http://echo.upstream.invalid/mcp', health: { intervalMs: 0 }, outputSchemas }] });
 
 const broken = { echo: { type: 'object', properties: { n: { type: 'integr' } } } };
 

@@ -8,12 +8,11 @@
  */
 import { afterAll, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { loadConfig } from '../../../config/load.ts';
 import type { GatewayConfig } from '../../../config/types.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { fakeUpstream, type FakeTool } from '../../fixtures/fake-upstream.ts';
 import { connectV2 } from '../../helpers/clients.ts';
-import { ANY_BEARER } from '../../helpers/stack.ts';
+import { ANY_BEARER, anonymousGatewayConfig } from '../../helpers/stack.ts';
 import { collectGarbage } from '../../helpers/collect-garbage.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
@@ -28,21 +27,11 @@ const tools: FakeTool[] = Array.from({ length: 50 }, (_, i) => ({
 }));
 const upstream = fakeUpstream({ tools });
 
-function config(timeoutMs: number): GatewayConfig {
-  const loaded = loadConfig({
-    env: {},
-    overrides: {
-      listen: { host: '127.0.0.1', port: 0 },
-      anonymous: true,
-      log: { level: 'silent' },
-      oauth: { mode: 'off' },
-      compact: { codeMode: { enabled: false } },
-      upstreams: [{ name: 'records', url: 'http://records.upstream.invalid/mcp', timeoutMs, health: { intervalMs: 0 } }],
-    },
+const config = (timeoutMs: number): GatewayConfig =>
+  anonymousGatewayConfig({
+    compact: { codeMode: { enabled: false } },
+    upstreams: [{ name: 'records', url: 'http://records.upstream.invalid/mcp', timeoutMs, health: { intervalMs: 0 } }],
   });
-  delete loaded.scopes.endpoint;
-  return loaded;
-}
 
 let gateway: RunningGateway | undefined;
 afterAll(async () => {

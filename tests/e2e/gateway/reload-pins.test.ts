@@ -12,12 +12,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
-import { loadConfig } from '../../../config/load.ts';
 import type { GatewayConfig } from '../../../config/types.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
 import { fakeUpstream, type FakeTool } from '../../fixtures/fake-upstream.ts';
 import { connectV2, namesOf } from '../../helpers/clients.ts';
-import { ANY_BEARER } from '../../helpers/stack.ts';
+import { ANY_BEARER, anonymousGatewayConfig } from '../../helpers/stack.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
 const TOKEN = 'console-admin-token-for-reload-pins';
@@ -29,24 +28,14 @@ const alpha = fakeUpstream({ tools: [tool('get_me', 'Who am I.')] });
 const gamma = fakeUpstream({ tools: [tool('get_weather', 'Weather now.')] });
 const beta = fakeUpstream({ tools: [tool('lookup', 'Looks a word up.')] });
 
-function config(names: string[], pinning: { lockFile?: string } = {}): GatewayConfig {
-  const loaded = loadConfig({
-    env: {},
-    overrides: {
-      listen: { host: '127.0.0.1', port: 0 },
-      anonymous: true,
-      log: { level: 'silent' },
-      // Short, so a changed catalogue is fetched again within the test.
-      cache: { ttlMs: 200 },
-      console: { adminToken: TOKEN },
-      oauth: { mode: 'off' },
-      pinning,
-      upstreams: names.map((name) => ({ name, url: `http://${name}.upstream.invalid/mcp`, health: { intervalMs: 0 } })),
-    },
+const config = (names: string[], pinning: { lockFile?: string } = {}): GatewayConfig =>
+  anonymousGatewayConfig({
+    // Short, so a changed catalogue is fetched again within the test.
+    cache: { ttlMs: 200 },
+    console: { adminToken: TOKEN },
+    pinning,
+    upstreams: names.map((name) => ({ name, url: `http://${name}.upstream.invalid/mcp`, health: { intervalMs: 0 } })),
   });
-  delete loaded.scopes.endpoint;
-  return loaded;
-}
 
 let gateway: RunningGateway;
 beforeAll(async () => {
