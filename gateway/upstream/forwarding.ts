@@ -116,7 +116,8 @@ export async function forward(
         const cancelled = new GatewayError('cancelled', `the request was cancelled: ${why}`, { upstream: client.name });
         throw delivery === undefined ? cancelled : markDelivery(cancelled, delivery);
       });
-    if (bridged(d, info, method)) return bridgedForward(d, (ask, signal) => send({ signal, oninputrequest: ask }, {}));
+    if (bridged(d, info, method))
+      return bridgedForward(d, bridgeSubject(client.name, method, params), (ask, signal) => send({ signal, oninputrequest: ask }, {}));
     const relay = streamed(d, info, method)
       ? d.runtime.inputBridge.relayOnStream(d.caller.onBehalfOf.credential?.digest ?? 'anonymous', d.callerStream!, client.config.timeoutMs)
       : undefined;
@@ -163,6 +164,7 @@ function asksCallers(info: UpstreamInfo, method: ForwardMethod): boolean {
  */
 async function bridgedForward(
   d: ForwardingContext,
+  subject: string,
   send: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<Record<string, unknown>>,
 ): Promise<Record<string, unknown>> {
   const { request } = d;
@@ -172,9 +174,10 @@ async function bridgedForward(
   const state = request.requestState();
   const outcome =
     typeof state === 'string'
-      ? bridge.resume(owner, state, request.inputResponses as Record<string, unknown> | undefined, request.signal)
+      ? bridge.resume(owner, subject, state, request.inputResponses as Record<string, unknown> | undefined, request.signal)
       : bridge.begin(
           owner,
+          subject,
           (ask, signal) =>
             send((asked) => (callerCan(capabilities, asked) ? ask(asked) : Promise.reject(new Error(`the caller did not declare ${asked.method}`))), signal),
           request.signal,
@@ -182,11 +185,22 @@ async function bridgedForward(
   if (!outcome)
     throw new GatewayError(
       'invalid_arguments',
-      'Invalid params: requestState names no call waiting for input (it expired, or was not issued to this caller); send the request again without it',
+      'Invalid params: requestState names no call waiting for input (it expired, or was not issued to this caller for this name); send the request again without it',
     );
   const settled = await outcome;
   if (settled.kind === 'input_required') return settled.result as unknown as Record<string, unknown>;
   return relayedResult(settled.value as Record<string, unknown>, d.caller.era);
+}
+
+/**
+ * What a bridged call calls, as the input bridge binds it: the upstream, the method and the upstream-side name
+ * (a tool's or prompt's `name`, a resource's `uri`), whatever the caller named (`call_tool`'s target resolves
+ * to its tool's upstream name here, so a state resumed under another tool, directly or through `call_tool`,
+ * names another subject and is refused).
+ */
+function bridgeSubject(upstream: string, method: ForwardMethod, params: Record<string, unknown>): string {
+  const name = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : '';
+  return JSON.stringify([upstream, method, name]);
 }
 
 /** Whether the caller's 2026-07-28 clientCapabilities cover one of the upstream's requests (spec 2026-07-28 client/*). */

@@ -12,7 +12,10 @@ import { ProtocolError } from '@modelcontextprotocol/client';
  *
  * State lives here, in memory, for at most `ttlMs` between an InputRequiredResult and its retry: a retry
  * after that (or on another gateway instance) finds no call, and is refused like a forged state. A call is
- * bound to the caller (the credential digest) that started it: another caller cannot resume it.
+ * bound to the caller (the credential digest) that started it and to what it calls (the upstream, the method
+ * and the tool, prompt or resource: `subject`): another caller cannot resume it, nor can its own caller under
+ * another name (a retry naming a read-only tool, or `call_tool`'s target, would otherwise finish a write the
+ * gateway then audits, counts and authorises as that other tool: security try-out).
  *
  * A 2025-era caller is asked on its call's own response stream instead ({@link InputBridge.relayOnStream},
  * 2025-11-25 basic/transports §Sending Messages to the Server: the server MAY send JSON-RPC requests on
@@ -41,6 +44,8 @@ interface Waiting {
 
 interface PendingCall<R> {
   owner: string;
+  /** What the call calls (see {@link InputBridge.begin}): a retry must name the same. */
+  subject: string;
   call: Promise<R>;
   waiting: Map<string, Waiting>;
   next: number;
@@ -115,16 +120,18 @@ export class InputBridge {
   }
 
   /**
-   * Starts an upstream call for `owner`. `start` receives the upstream-bound abort signal (owned by the
+   * Starts an upstream call for `owner` calling `subject` (an opaque key of the upstream, method and name the
+   * call was admitted for: a retry must carry the same, {@link InputBridge.resume}). `start` receives the upstream-bound abort signal (owned by the
    * bridge: the call outlives the caller's first request) and `ask`, which the upstream client's request
    * handlers call with each input request; `callerSignal` cancels the call while a turn waits on it.
    */
   begin<R>(
     owner: string,
+    subject: string,
     start: (ask: (request: UpstreamInputRequest) => Promise<Record<string, unknown>>, signal: AbortSignal) => Promise<R>,
     callerSignal?: AbortSignal,
   ): Promise<BridgeOutcome<R>> {
-    const pending: PendingCall<R> = { owner, call: undefined as unknown as Promise<R>, waiting: new Map(), next: 1, abort: new AbortController() };
+    const pending: PendingCall<R> = { owner, subject, call: undefined as unknown as Promise<R>, waiting: new Map(), next: 1, abort: new AbortController() };
     const ask = (request: UpstreamInputRequest) =>
       new Promise<Record<string, unknown>>((resolve, reject) => {
         const key = `${request.method.replace(/\W+/g, '-')}-${pending.next++}`;
@@ -139,18 +146,20 @@ export class InputBridge {
 
   /**
    * Resumes the call a retry's `requestState` names with its `inputResponses` (key -> the result the
-   * caller's client produced). Undefined when the state names no call of this owner (expired, forged,
-   * another caller's). Requests the retry does not answer are asked again.
+   * caller's client produced). Undefined when the state names no call of this owner and subject (expired,
+   * forged, another caller's, or retried under another name: that call keeps waiting for its own retry).
+   * Requests the retry does not answer are asked again.
    */
   resume(
     owner: string,
+    subject: string,
     requestState: string,
     responses: Record<string, unknown> | undefined,
     callerSignal?: AbortSignal,
   ): Promise<BridgeOutcome<unknown>> | undefined {
     const id = requestState.startsWith(BRIDGE_STATE_PREFIX) ? requestState.slice(BRIDGE_STATE_PREFIX.length) : undefined;
     const pending = id === undefined ? undefined : this.calls.get(id);
-    if (!pending || pending.owner !== owner) return undefined;
+    if (!pending || pending.owner !== owner || pending.subject !== subject) return undefined;
     clearTimeout(pending.expiry);
     this.calls.delete(id!);
     for (const [key, response] of Object.entries(responses ?? {})) {

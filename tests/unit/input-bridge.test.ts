@@ -7,14 +7,14 @@ type Ask = (request: UpstreamInputRequest) => Promise<Record<string, unknown>>;
 describe('InputBridge', () => {
   it('passes a call that asks nothing straight through', async () => {
     const bridge = new InputBridge(1000);
-    expect(await bridge.begin('alice', async () => 'done')).toEqual({ kind: 'result', value: 'done' });
+    expect(await bridge.begin('alice', 'tool', async () => 'done')).toEqual({ kind: 'result', value: 'done' });
     expect(bridge.size).toBe(0);
   });
 
   it('turns an upstream question into input_required, and the retry answers the same waiting call', async () => {
     const bridge = new InputBridge(1000);
     let calls = 0;
-    const first = await bridge.begin('alice', async (ask: Ask) => {
+    const first = await bridge.begin('alice', 'tool', async (ask: Ask) => {
       calls++;
       const answer = await ask({ method: 'elicitation/create', params: { message: 'Name?', requestedSchema: { type: 'object', properties: {} } } });
       const roots = await ask({ method: 'roots/list' });
@@ -25,10 +25,12 @@ describe('InputBridge', () => {
       result: { resultType: 'input_required', inputRequests: { 'elicitation-create-1': { method: 'elicitation/create' } } },
     });
     const state = first.kind === 'input_required' ? first.result.requestState : '';
-    expect(bridge.resume('mallory', state, { 'elicitation-create-1': { action: 'accept', content: {} } })).toBeUndefined();
-    const second = await bridge.resume('alice', state, { 'elicitation-create-1': { action: 'accept', content: { name: 'A' } } })!;
+    expect(bridge.resume('mallory', 'tool', state, { 'elicitation-create-1': { action: 'accept', content: {} } })).toBeUndefined();
+    // Its own caller retrying under another name (another tool, call_tool's target): refused, and the call keeps waiting.
+    expect(bridge.resume('alice', 'other tool', state, { 'elicitation-create-1': { action: 'accept', content: {} } })).toBeUndefined();
+    const second = await bridge.resume('alice', 'tool', state, { 'elicitation-create-1': { action: 'accept', content: { name: 'A' } } })!;
     expect(second).toMatchObject({ kind: 'input_required', result: { inputRequests: { 'roots-list-2': { method: 'roots/list' } } } });
-    const third = await bridge.resume('alice', second.kind === 'input_required' ? second.result.requestState : '', { 'roots-list-2': { roots: [] } })!;
+    const third = await bridge.resume('alice', 'tool', second.kind === 'input_required' ? second.result.requestState : '', { 'roots-list-2': { roots: [] } })!;
     expect(third).toEqual({ kind: 'result', value: { answer: { action: 'accept', content: { name: 'A' } }, roots: { roots: [] } } });
     expect(calls).toBe(1);
     expect(bridge.size).toBe(0);
@@ -36,12 +38,12 @@ describe('InputBridge', () => {
 
   it('gathers questions asked together into one input_required, and asks again for an unanswered one', async () => {
     const bridge = new InputBridge(1000);
-    const first = await bridge.begin('alice', async (ask: Ask) =>
+    const first = await bridge.begin('alice', 'tool', async (ask: Ask) =>
       Promise.all([ask({ method: 'roots/list' }), ask({ method: 'sampling/createMessage', params: { messages: [], maxTokens: 1 } })]),
     );
     expect(first.kind === 'input_required' && Object.keys(first.result.inputRequests)).toEqual(['roots-list-1', 'sampling-createMessage-2']);
     const state = first.kind === 'input_required' ? first.result.requestState : '';
-    const again = await bridge.resume('alice', state, { 'roots-list-1': { roots: [] } })!;
+    const again = await bridge.resume('alice', 'tool', state, { 'roots-list-1': { roots: [] } })!;
     expect(again.kind === 'input_required' && Object.keys(again.result.inputRequests)).toEqual(['sampling-createMessage-2']);
   });
 
@@ -49,7 +51,7 @@ describe('InputBridge', () => {
     const bridge = new InputBridge(50);
     let upstreamSaw: unknown;
     let aborted = false;
-    const first = await bridge.begin('alice', async (ask: Ask, signal) => {
+    const first = await bridge.begin('alice', 'tool', async (ask: Ask, signal) => {
       signal.addEventListener('abort', () => (aborted = true));
       try {
         return await ask({ method: 'roots/list' });
@@ -61,11 +63,11 @@ describe('InputBridge', () => {
     await new Promise((resolve) => setTimeout(resolve, 120));
     expect(upstreamSaw).toBeInstanceOf(BridgeClosedError);
     expect(aborted).toBe(true);
-    expect(bridge.resume('alice', first.kind === 'input_required' ? first.result.requestState : '', {})).toBeUndefined();
+    expect(bridge.resume('alice', 'tool', first.kind === 'input_required' ? first.result.requestState : '', {})).toBeUndefined();
   });
 
   it('refuses a requestState it did not issue', () => {
-    expect(new InputBridge(1000).resume('alice', 'opaque-upstream-state', {})).toBeUndefined();
+    expect(new InputBridge(1000).resume('alice', 'tool', 'opaque-upstream-state', {})).toBeUndefined();
   });
 });
 

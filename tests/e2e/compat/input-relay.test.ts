@@ -25,7 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { fetchWithHeaders } from '../../helpers/clients.ts';
 import { startAskingUpstream } from '../../fixtures/fake-tools.ts';
-import { DATA_KEY, FULL_KEY, followSse, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
+import { DATA_KEY, FULL_KEY, followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
 import { startGatewayOver } from '../../helpers/stack.ts';
 import { waitFor } from '../../helpers/wait.ts';
 
@@ -117,6 +117,42 @@ describe('a 2025-era upstream asking mid-call, a 2026-07-28 caller answering in 
       await client.close();
     }
     expect(seen).toEqual([]);
+  });
+});
+
+describe('a requestState retried under another name (security try-out)', () => {
+  it('is refused on either endpoint, and the call it names still finishes with its own retry', async () => {
+    const meta = { 'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} } } };
+    const first = rpc('modern', 1, 'tools/call', { name: 'ask_name', arguments: {} });
+    (first.body.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/clientCapabilities'] = meta['io.modelcontextprotocol/clientCapabilities'];
+    const [asked] = await messagesOf(await post(url(), first.body, first.headers));
+    const result = asked!.result as { resultType: string; requestState: string; inputRequests: Record<string, unknown> };
+    expect(result.resultType).toBe('input_required');
+    const [key] = Object.keys(result.inputRequests);
+    const retry = (name: string, path: string) => {
+      const { body, headers } = rpc('modern', 2, 'tools/call', {
+        name,
+        arguments: {},
+        requestState: result.requestState,
+        inputResponses: { [key!]: { action: 'accept', content: { name: 'Eve' } } },
+      });
+      return post(url().replace(/\/mcp$/, path), body, headers).then(messagesOf);
+    };
+    const answered = upstream.answers.length;
+    for (const [name, path] of [
+      ['summarise', '/mcp'],
+      ['count_roots', '/mcp/compact'],
+    ] as const) {
+      const [refused] = await retry(name, path);
+      expect(refused!.result).toMatchObject({
+        isError: true,
+        _meta: { 'ai.cpz.gateway/error': 'invalid_arguments' },
+        content: [{ text: expect.stringContaining('requestState names no call waiting for input') }],
+      });
+    }
+    expect(upstream.answers.length).toBe(answered);
+    const [done] = await retry('ask_name', '/mcp');
+    expect((done!.result as { content: { text: string }[] }).content[0]!.text).toBe('hello Eve');
   });
 });
 
