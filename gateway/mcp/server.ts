@@ -6,6 +6,7 @@ import { forward, forwardFailure } from '../upstream/forwarding.ts';
 import { GatewayServer } from './gateway-server.ts';
 import { callTargetOf } from './admission.ts';
 import { requesterOf } from '../surfaces/tool-decision.ts';
+import { decidedAccess, type Routed } from './access-decision.ts';
 import {
   CACHE_HINTS,
   GATEWAY_SERVER_INFO,
@@ -71,12 +72,17 @@ const ARMS: { [M in GatewayMethod]: Arm<M> } = {
 };
 
 /**
- * A prompt, resource or completion request sent to the upstream that owns it (upstream-set.ts routing);
- * failures become JSON-RPC errors (these methods have no isError form), the upstream's own as the
+ * A prompt, resource or completion request sent to the upstream that owns it (upstream-set.ts routing),
+ * its decision reported once (access-decision.ts); failures become JSON-RPC errors (these methods have no isError form), the upstream's own as the
  * caller's revision names them (forwardFailure: error-translation.ts).
  */
-async function forwardRouted(d: DispatchContext, method: RoutedMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+function forwardRouted(d: DispatchContext, method: RoutedMethod, params: Record<string, unknown>): Promise<Record<string, unknown>> {
+  return decidedAccess(d, method, params, (routed) => forwardRoutedArm(d, method, params, routed));
+}
+
+async function forwardRoutedArm(d: DispatchContext, method: RoutedMethod, params: Record<string, unknown>, routed: Routed): Promise<Record<string, unknown>> {
   const route = await d.caller.route(method, params);
+  routed.upstream = route.upstream.client.name;
   try {
     const result = await forward(d, route.upstream.client, method, route.params);
     // An upstream reachable by scope only: what it answers is not for every caller, whatever it says

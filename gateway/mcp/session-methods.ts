@@ -1,6 +1,7 @@
 import { failureOf, GatewayError } from '../errors.ts';
 import { forward, forwardError } from '../upstream/forwarding.ts';
 import type { DispatchContext } from '../ports.ts';
+import { decidedAccess, type Routed } from './access-decision.ts';
 
 type SubscriptionMethod = 'resources/subscribe' | 'resources/unsubscribe';
 
@@ -37,11 +38,22 @@ export async function setLoggingLevel(d: DispatchContext, params: Record<string,
  * the caller's session when it is sessionful). A 2026-07-28 owner has no such method (subscriptions
  * travel on subscriptions/listen), and a 2025-era caller of this stateless gateway has no stream on
  * which `notifications/resources/updated` could reach it in either case, so the gateway acknowledges
- * it. An owner that does not declare `resources.subscribe` answers -32601. Answers `{}`.
+ * it. An owner that does not declare `resources.subscribe` answers -32601. Answers `{}`. Its decision is
+ * reported once (access-decision.ts).
  */
-export async function subscription(d: DispatchContext, method: SubscriptionMethod, params: Record<string, unknown>): Promise<Record<string, never>> {
+export function subscription(d: DispatchContext, method: SubscriptionMethod, params: Record<string, unknown>): Promise<Record<string, never>> {
+  return decidedAccess(d, method, params, (routed) => subscriptionArm(d, method, params, routed));
+}
+
+async function subscriptionArm(
+  d: DispatchContext,
+  method: SubscriptionMethod,
+  params: Record<string, unknown>,
+  routed: Routed,
+): Promise<Record<string, never>> {
   const route = await d.caller.route('resources/read', params);
   const { client } = route.upstream;
+  routed.upstream = client.name;
   const info = await client.describe(d.caller.onBehalfOf).catch(() => undefined);
   if (info && info.capabilities.resources?.subscribe !== true)
     throw new GatewayError('method_not_found', `Method not found: upstream ${client.name} does not support ${method}`);

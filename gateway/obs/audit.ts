@@ -36,6 +36,8 @@ export interface AuditLog {
   recordAuth(decision: AuthDecision): void;
   /** One line for a request (or one message of it) refused before dispatch that is no tools/call. */
   refused(refusal: RequestRefusal): void;
+  /** One prompt, resource or completion request decided (an `access_decision` line; mcp/access-decision.ts). */
+  recordAccess(decision: AccessDecision): void;
   /** Notes what one search_tools answer returned (exposed names, best first), for {@link AuditEvent.foundBySearch}. */
   noteSearch(search: { credentialDigest: string; requestId?: string; names: readonly string[] }): void;
   /** Records a change of a pinned tool definition, or an approval (a `tool_definition_change` line). */
@@ -191,6 +193,32 @@ export interface AuthDecision {
   grantType?: string;
 }
 
+/**
+ * What the gateway decided about one request for a prompt, a resource or a completion, or a resource
+ * subscription (mcp/access-decision.ts): `ok` answered; `not_found` refused as unknown, whether no upstream
+ * has it or the caller may not reach the one that does (the caller is told the same: no leak of what
+ * exists); `error` the owning upstream failed or refused it (`reason`: the gateway's error kind, or the
+ * upstream's JSON-RPC code).
+ */
+export interface AccessDecision {
+  requestId?: string;
+  traceId?: string;
+  /** The credential's gateway digest (auth/credentials.ts); keyed again before it is written. */
+  credentialDigest: string;
+  client?: { name?: string; version?: string };
+  oauth?: OAuthHolder;
+  address?: string;
+  surface: string;
+  method: 'resources/read' | 'prompts/get' | 'completion/complete' | 'resources/subscribe' | 'resources/unsubscribe';
+  /** The prompt's name or the resource's URI as the caller named it (a URI without userinfo, query or fragment). */
+  target?: string;
+  /** The upstream it was routed to; absent when none was (`not_found`). */
+  upstream?: string;
+  outcome: 'ok' | 'not_found' | 'error';
+  reason?: string;
+  durationMs: number;
+}
+
 /** A request, or one message of it that is no tools/call, refused before dispatch. */
 export interface RequestRefusal {
   requestId?: string;
@@ -316,6 +344,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
       record: () => {},
       refused: () => {},
       recordAuth: () => {},
+      recordAccess: () => {},
       noteSearch: () => {},
       definitionChange: () => {},
       close: async () => {},
@@ -382,6 +411,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   );
   const authLogger = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'auth_decision' }) } }, destination);
   const changes = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'tool_definition_change' }) } }, destination);
+  const access = pino({ base: null, timestamp: false, formatters: { level: () => ({ event: 'access_decision' }) } }, destination);
   const digest = (value: string) => createHmac('sha256', key).update(value).digest('hex');
   // Keyed as the auth_decision lines' account and the key's own requests' credential: the same values, so they join.
   const holderFields = (holder: OAuthHolder | undefined): Pick<AuditEvent, 'account' | 'oauthClient' | 'keyCredential'> =>
@@ -432,6 +462,26 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.account ? { account: digest(`account:${decision.account}`) } : {}),
         ...(decision.budget ? { budget: decision.budget } : {}),
         ...(decision.grantType ? { grantType: decision.grantType } : {}),
+      });
+    },
+    recordAccess(decision) {
+      access.info({
+        time: new Date().toISOString(),
+        ...(decision.requestId ? { requestId: decision.requestId } : {}),
+        ...(decision.traceId ? { traceId: decision.traceId } : {}),
+        credential: digest(`credential:${decision.credentialDigest}`),
+        ...holderFields(decision.oauth),
+        ...(decision.address ? { address: decision.address } : {}),
+        ...(decision.client?.name ? { client: callerText(decision.client.name) } : {}),
+        ...(decision.client?.version ? { clientVersion: callerText(decision.client.version) } : {}),
+        surface: decision.surface,
+        method: decision.method,
+        ...(decision.upstream ? { upstream: decision.upstream } : {}),
+        // A URI may carry a token in its userinfo or query (a signed link): the rest names the resource.
+        ...(decision.target !== undefined ? { target: callerText(loggableUrl(decision.target)) } : {}),
+        outcome: decision.outcome,
+        ...(decision.reason ? { reason: decision.reason } : {}),
+        durationMs: Math.round(decision.durationMs * 10) / 10,
       });
     },
     refused(refusal) {

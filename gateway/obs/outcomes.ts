@@ -1,11 +1,11 @@
-import type { AuditLog, AuditOutcome, AuthDecision, CredentialForm, OAuthHolder, ToolDecision } from './audit.ts';
+import type { AccessDecision, AuditLog, AuditOutcome, AuthDecision, CredentialForm, OAuthHolder, ToolDecision } from './audit.ts';
 import type { GatewayMetrics } from './metrics.ts';
 import { annotateCurrent, annotateRequest, nameRequestByMethod } from './tracing.ts';
 
 /**
  * The gateway's decisions as events: each is emitted once, where it is decided, and the metrics, the
  * audit trail and the request's span subscribe ({@link createOutcomes}); no decision site writes to
- * any of them itself. Five kinds:
+ * any of them itself. Six kinds:
  * - a JSON-RPC message answered ({@link MessageOutcome}): `mcp_requests_total`;
  * - a tools/call decided by the arms ({@link ToolOutcome}): an audit line, `mcp_tool_calls_total` (and the
  *   call's duration, output-schema violations), the span's tool and `error.type` (a run_code inner
@@ -15,7 +15,9 @@ import { annotateCurrent, annotateRequest, nameRequestByMethod } from './tracing
  * - a request, or one message of it, refused before dispatch ({@link Refusal}): an audit line (a tool
  *   decision for a tools/call, else a refused request), and `mcp_requests_total` for its message;
  * - a sign-in or authorization server decision ({@link AuthOutcome}): the `auth_decision` audit line and
- *   the OAuth counters.
+ *   the OAuth counters;
+ * - a prompt, resource or completion request, or a resource subscription, decided ({@link AccessOutcome}):
+ *   the `access_decision` audit line (its message is counted as every message is).
  */
 
 /** Who a decision was about: the request's identity (never a secret; the credential by its digest). */
@@ -129,7 +131,14 @@ export interface AuthOutcome extends AuthDecision {
   kind: 'auth';
 }
 
-export type OutcomeEvent = MessageOutcome | ToolOutcome | Refusal | CodeRunOutcome | AuthOutcome;
+/** A prompt, resource or completion request, or a resource subscription, decided (mcp/access-decision.ts). */
+export interface AccessOutcome extends Omit<AccessDecision, 'requestId' | 'traceId' | 'credentialDigest' | 'client' | 'oauth' | 'address' | 'surface'> {
+  kind: 'access';
+  endpoint: string;
+  requester: Requester;
+}
+
+export type OutcomeEvent = MessageOutcome | ToolOutcome | Refusal | CodeRunOutcome | AuthOutcome | AccessOutcome;
 
 /** Where decisions are reported: one call per decision. */
 export interface Outcomes {
@@ -167,7 +176,7 @@ export function countIn(metrics: GatewayMetrics): OutcomeSubscriber {
       if (event.durationMs !== undefined) metrics.codeRunDuration.observe(event.durationMs / 1000);
     } else if (event.kind === 'auth') {
       countAuthDecision(metrics, event);
-    } else if (event.message) {
+    } else if (event.kind === 'refusal' && event.message) {
       metrics.mcpRequests.inc({ endpoint: event.endpoint, era: event.message.era, method: event.message.method, outcome: 'error' });
     }
   };
@@ -224,12 +233,15 @@ function countAuthDecision(metrics: GatewayMetrics, decision: AuthDecision): voi
 
 /**
  * One audit line per tool decision (search_tools included), per run_code run (a `tool_decision` of
- * run_code with its `runId`, {@link codeRunDecision}), per refusal and per sign-in or authorization
- * server decision (`auth_decision`).
+ * run_code with its `runId`, {@link codeRunDecision}), per refusal, per sign-in or authorization
+ * server decision (`auth_decision`) and per prompt, resource or completion decision (`access_decision`).
  */
 export function auditIn(audit: AuditLog): OutcomeSubscriber {
   return (event) => {
-    if (event.kind === 'code_run') {
+    if (event.kind === 'access') {
+      const { kind: _, endpoint, requester, ...decision } = event;
+      audit.recordAccess({ ...whoAsked(requester), surface: endpoint, ...decision });
+    } else if (event.kind === 'code_run') {
       audit.record(codeRunDecision(event));
     } else if (event.kind === 'tool') {
       audit.record({
