@@ -27,7 +27,9 @@ export interface ProbedUpstream {
 /**
  * Whether an upstream is alive, asked outside any request. Every `health.intervalMs` a probe: up, HTTP
  * upstreams get a `ping` POST of their own (any HTTP answer proves the server alive, whatever the
- * session or era), stdio ones a `ping` request; a refused or reset connection marks the upstream lost
+ * session or era, except a success in a media type no MCP server answers in: a 2xx that is neither JSON
+ * nor an event stream is a web page or a proxy's at the upstream's URL, not the server, and every call
+ * fails on it: lost, operator try-out), stdio ones a `ping` request; a refused or reset connection marks the upstream lost
  * at once, two probes in a row without an answer within `health.timeoutMs` too (a stdio server's silent probes count only
  * while no request of the gateway is in flight, or it has been silent longer than its `timeoutMs`: a busy
  * one answers its ping after the call). Down: a reconnect attempt, subject to
@@ -86,7 +88,7 @@ export class HealthProbe {
         await this.upstream.reconnect().catch(() => undefined);
         return;
       }
-      const outcome = await this.ping();
+      const { outcome, why } = await this.ping();
       // A stdio server answers one message after another on its one pipe: busy with a call (a long
       // computation, a large result being written), its ping waits behind it. Its process is there (a dead
       // one closes the pipe: lost); killing it would fail the call. Busy, but silent (no output, nor a new
@@ -95,14 +97,16 @@ export class HealthProbe {
       if (outcome === 'alive') this.silentProbes = 0;
       else if (outcome === 'lost' || ++this.silentProbes >= 2) {
         this.silentProbes = 0;
-        this.lose(`it ${outcome === 'lost' ? 'refuses connections' : `did not answer two health probes within ${this.upstream.config.health.timeoutMs} ms`}`);
+        this.lose(
+          outcome === 'lost' ? (why ?? 'it refuses connections') : `it did not answer two health probes within ${this.upstream.config.health.timeoutMs} ms`,
+        );
       }
     } finally {
       this.probing = false;
     }
   }
 
-  private async ping(): Promise<'alive' | 'lost' | 'silent'> {
+  private async ping(): Promise<{ outcome: 'alive' | 'lost' | 'silent'; why?: string }> {
     const timeoutMs = this.upstream.config.health.timeoutMs;
     try {
       if (this.upstream.config.command !== undefined) {
@@ -113,17 +117,20 @@ export class HealthProbe {
           .catch((error: unknown) => {
             if (error instanceof SdkError && (error.code === SdkErrorCode.RequestTimeout || isConnectionLoss(error))) throw error;
           });
-        return 'alive';
+        return { outcome: 'alive' };
       }
-      await this.pingHttp(timeoutMs, 'gateway-health');
-      return 'alive';
+      const notMcp = await this.pingHttp(timeoutMs, 'gateway-health');
+      return notMcp ? { outcome: 'lost', why: notMcp } : { outcome: 'alive' };
     } catch (error) {
-      return isConnectionLoss(error) ? 'lost' : 'silent';
+      return { outcome: isConnectionLoss(error) ? 'lost' : 'silent' };
     }
   }
 
-  /** A `ping` POST of the probe's own: resolves on any HTTP answer, rejects when none comes within `timeoutMs`. */
-  private async pingHttp(timeoutMs: number, id: string): Promise<void> {
+  /**
+   * A `ping` POST of the probe's own: resolves on any HTTP answer, rejects when none comes within `timeoutMs`.
+   * Resolves with why the answer is no MCP server's (a 2xx neither JSON nor an event stream), else undefined.
+   */
+  private async pingHttp(timeoutMs: number, id: string): Promise<string | undefined> {
     const { config, fetchUpstream } = this.upstream;
     const response = await fetchUpstream(config.url!, {
       method: 'POST',
@@ -132,6 +139,10 @@ export class HealthProbe {
       signal: AbortSignal.timeout(timeoutMs),
     });
     await response.body?.cancel();
+    const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    // No type (an empty answer) is not told apart from a terse server's; any JSON one (`+json` too) is an answer.
+    if (!response.ok || type === '' || type === 'text/event-stream' || type === 'application/json' || type.endsWith('+json')) return undefined;
+    return `it answers HTTP ${response.status} with ${type}, not MCP: is upstreams[].url the MCP endpoint?`;
   }
 
   /** Reports the loss, `why` in parentheses after "went away". */
