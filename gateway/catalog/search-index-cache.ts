@@ -217,7 +217,15 @@ export class SearchIndexCache {
         tools.map((tool) => tool.name),
         limit,
       );
-    return (await this.findableIndex(catalog, tools)).nearestNames(name, { limit });
+    const named = (await this.findableIndex(catalog, tools)).nearestNames(name, { limit });
+    // While a new catalogue version's index builds, the latest one built answers: a name it holds that the
+    // catalogue no longer does is left out (a renamed tool's old name was suggested for itself: try-out),
+    // and the names alone fill the gap (the new name is found by its spelling).
+    const current = new Set(tools.map((tool) => tool.name));
+    const kept = named.filter((n) => current.has(n));
+    if (kept.length === named.length) return named;
+    const byName = nearestByName(name, [...current], limit).filter((n) => !kept.includes(n));
+    return [...kept, ...byName].slice(0, limit);
   }
 
   private async build(catalog: Catalog, build: number): Promise<ToolIndex> {
