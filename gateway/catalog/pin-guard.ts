@@ -38,8 +38,12 @@ export interface ToolJudgement {
 export interface PinEntry {
   readonly upstream: string;
   readonly name: string;
-  /** `removed`: pinned, but the upstream's last catalogue did not list it (its pin stays). */
-  readonly state: ToolJudgement['state'] | 'removed' | 'unseen';
+  /**
+   * `removed`: pinned, but the upstream's last catalogue did not list it (its pin stays); `unseen`: pinned,
+   * its configured upstream not fetched yet by this process; `unconfigured`: pinned for an upstream the
+   * configuration no longer names (removed or renamed; a rename's successor carries the pins over).
+   */
+  readonly state: ToolJudgement['state'] | 'removed' | 'unseen' | 'unconfigured';
   readonly reason?: Hold['reason'];
   readonly changes: readonly string[];
   readonly findings: readonly LintFinding[];
@@ -227,6 +231,7 @@ export class PinGuard {
     };
     if (!options.fromMemory) await this.writeUnwritten();
     const names = [...new Set([...upstreams, ...(options.fromMemory ? this.known.keys() : await this.store.upstreams())])];
+    const configured = new Set(upstreams);
     const entries: PinEntry[] = [];
     for (const upstream of names) {
       const { pins, pending } = await read(upstream);
@@ -238,7 +243,7 @@ export class PinGuard {
         entries.push({
           upstream,
           name,
-          state: judgement?.state ?? (judged ? 'removed' : 'unseen'),
+          state: !configured.has(upstream) ? 'unconfigured' : (judgement?.state ?? (judged ? 'removed' : 'unseen')),
           ...(judgement?.reason ? { reason: judgement.reason } : {}),
           changes: judgement?.changes ?? [],
           findings: judgement?.findings ?? [],

@@ -139,6 +139,7 @@ function state(e: PinReviewEntry): string {
   if (e.state === 'held') return `held (${e.reason})`;
   if (e.state === 'warned') return 'changed, served';
   if (e.state === 'removed') return 'not listed now';
+  if (e.state === 'unconfigured') return 'pinned, upstream no longer configured';
   if (e.pending) return `waiting (${e.pending.kind})`;
   return e.state === 'unseen' ? 'pinned, not seen yet' : 'pinned';
 }
