@@ -539,7 +539,8 @@ function coerce(raw: string, leaf: SchemaNode): Json {
     try {
       return JSON.parse(raw) as Json;
     } catch {
-      return type === 'array'
+      // A value opening as JSON does is JSON with a mistake, not a one-item list (`[bad` was the anchor "[bad": try-out).
+      return type === 'array' && !raw.trimStart().startsWith('[')
         ? raw
             .split(',')
             .map((s) => s.trim())

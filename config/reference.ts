@@ -149,7 +149,7 @@ export function renderConfigReference(root: SchemaNode = schema as SchemaNode): 
     `Every key of [config/schema.json](../config/schema.json) (${keys.length} keys), with its default and its`,
     "environment variable (`GATEWAY_` + the key path in UPPER_SNAKE, array elements by index). A variable's value",
     "is read as its key's type: numbers and booleans parsed, a list of strings as a comma-separated list",
-    '(`GATEWAY_UPSTREAMS_0_ARGS=-y,server`) or JSON (`["-y","server"]`), a map or any other list as JSON',
+    '(`GATEWAY_UPSTREAMS_0_ARGS=-y,server`) or JSON (`["-y","server"]`; one opening with `[` is JSON, refused when it does not parse), a map or any other list as JSON',
     '(`GATEWAY_UPSTREAMS_0_ENV={"ROOT":"/data"}`). How the file, the variables and `${VAR}` combine, and what',
     'each part does in depth: [config/README.md](../config/README.md).',
     '',

@@ -107,6 +107,10 @@ describe('loadConfig', () => {
     );
     const path = yamlFile('upstreams:\n  - name: a\n    url: ftp://x/mcp\n');
     expect(() => loadConfig({ path, env: {} })).toThrow(`upstreams[0].url: must be an http(s) URL, got a ftp: URL (in ${path})`);
+    // A list that opens as JSON and is not: refused, not taken as the one item "[bad" (operator try-out).
+    expect(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_ANCHORS: '[bad' } })).toThrow(
+      /upstreams\[0\]\.anchors: must be array \(from GATEWAY_UPSTREAMS_0_ANCHORS\)/,
+    );
     // A key within an object a variable set whole is that variable's, not the file's (operator try-out).
     expect(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_SCOPE_RULES: '{"echo":"x"}' } })).toThrow(
       /upstreams\[0\]\.scopeRules\.echo: .*\(from GATEWAY_UPSTREAMS_0_SCOPE_RULES\)/,
