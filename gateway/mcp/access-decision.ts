@@ -13,9 +13,10 @@ export interface Routed {
  * Runs the arm of a prompt, resource or completion request (or a resource subscription) and reports its
  * decision once, as it settles: one outcome event (obs/outcomes.ts), whose `access_decision` audit line
  * says who asked for what, where it went and what came of it (an audit line per decision, as for tools).
- * `ok` when the arm answers; thrown before `routed.upstream` is set, the caller was told the name is
+ * `ok` when the arm answers (`input_required` when that answer asks the caller for input first); thrown before `routed.upstream` is set, the caller was told the name is
  * unknown (`not_found`: nothing upstream has it, or nothing the caller may reach); thrown after, `error`
- * with the gateway's error kind or the upstream's JSON-RPC code as `reason`. Rethrows what the arm threw.
+ * with the gateway's error kind, or `upstream_rejected <code>` (the code the caller was answered), as
+ * `reason`. Rethrows what the arm threw.
  */
 export async function decidedAccess<R>(
   d: DispatchContext,
@@ -39,7 +40,8 @@ export async function decidedAccess<R>(
     });
   try {
     const result = await arm(routed);
-    report('ok');
+    // Paused for the caller's input (spec 2026-07-28 basic/patterns/mrtr): nothing read yet, as a tool's line says it.
+    report((result as { resultType?: unknown } | null)?.resultType === 'input_required' ? 'input_required' : 'ok');
     return result;
   } catch (error) {
     report(routed.upstream ? 'error' : 'not_found', reasonOf(error));

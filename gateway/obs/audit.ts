@@ -195,10 +195,12 @@ export interface AuthDecision {
 
 /**
  * What the gateway decided about one request for a prompt, a resource or a completion, or a resource
- * subscription (mcp/access-decision.ts): `ok` answered; `not_found` refused as unknown, whether no upstream
+ * subscription (mcp/access-decision.ts): `ok` answered; `input_required` the upstream asked the caller for
+ * input first (the retry has its own line); `not_found` refused as unknown, whether no upstream
  * has it or the caller may not reach the one that does (the caller is told the same: no leak of what
- * exists); `error` the owning upstream failed or refused it (`reason`: the gateway's error kind, or the
- * upstream's JSON-RPC code).
+ * exists); `error` the owning upstream failed or refused it (`reason`: the gateway's error kind, or
+ * `upstream_rejected <code>`, the upstream's JSON-RPC error by the code the caller was answered, in its
+ * revision's numbering). With one upstream every name is routed to it: an unknown one is its refusal, `error`.
  */
 export interface AccessDecision {
   requestId?: string;
@@ -214,7 +216,7 @@ export interface AccessDecision {
   target?: string;
   /** The upstream it was routed to; absent when none was (`not_found`). */
   upstream?: string;
-  outcome: 'ok' | 'not_found' | 'error';
+  outcome: 'ok' | 'input_required' | 'not_found' | 'error';
   reason?: string;
   durationMs: number;
 }
@@ -477,8 +479,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         surface: decision.surface,
         method: decision.method,
         ...(decision.upstream ? { upstream: decision.upstream } : {}),
-        // A URI may carry a token in its userinfo or query (a signed link): the rest names the resource.
-        ...(decision.target !== undefined ? { target: callerText(loggableUrl(decision.target)) } : {}),
+        ...(decision.target !== undefined ? { target: callerText(resourceTarget(decision.target)) } : {}),
         outcome: decision.outcome,
         ...(decision.reason ? { reason: decision.reason } : {}),
         durationMs: Math.round(decision.durationMs * 10) / 10,
@@ -596,6 +597,20 @@ const CALLER_TEXT_CHARS = 256;
 
 /** A caller's string as an audit line holds it (a 500,000-character tool name made a 1 MB line). */
 const callerText = (text: string): string => clip(text, CALLER_TEXT_CHARS);
+
+/**
+ * A prompt's name or a resource's URI as an `access_decision` line names it. A URI may carry a token in its
+ * userinfo, query or fragment (a signed link), in any scheme (`urn:x?sig=...`) and whether or not it parses:
+ * those parts are cut (`?…` marks a cut query or fragment) and the userinfo masked, by text, never by a
+ * parser that gives up on what it cannot read (review: `custom:x?token=` and an unparseable `https://u:p@...`
+ * passed whole). A path segment that is a token is masked as the log masks it ({@link loggableUrl}).
+ */
+function resourceTarget(target: string): string {
+  const cut = target.search(/[?#]/);
+  const base = (cut < 0 ? target : target.slice(0, cut)).replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/]*@/i, '$1***@');
+  const masked = /^[a-z][a-z0-9+.-]*:\/\//i.test(base) && URL.canParse(base) ? loggableUrl(base) : base;
+  return cut < 0 ? masked : `${masked}?…`;
+}
 
 /**
  * JSON with object keys sorted at every depth: the same arguments give the same digest in any key order.

@@ -65,17 +65,17 @@ describe('prompt, resource and completion decisions', () => {
       ]);
     });
 
-    it(`${era}: an unknown URI is one not_found line without the query's token, and no upstream`, async () => {
-      const { message, lines } = await ask(era, '/mcp/compact', 'resources/read', { uri: 'file:///nothing.txt?token=s3cr3t-link' });
+    // Any scheme, parseable or not (review: a URI without `//`, or one URL cannot parse, passed whole).
+    it.each([
+      ['file:///nothing.txt?token=s3cr3t-link', 'file:///nothing.txt?…'],
+      ['urn:x:y?sig=s3cr3t', 'urn:x:y?…'],
+      ['custom:thing#s3cr3t', 'custom:thing?…'],
+      ['https://user:s3cr3t@h:99999/x?token=s3cr3t', 'https://***@h:99999/x?…'],
+    ])(`${era}: an unknown URI (%s) is one not_found line without its userinfo, query or fragment, and no upstream`, async (uri, target) => {
+      const { message, lines } = await ask(era, '/mcp/compact', 'resources/read', { uri });
       expect(message.error).toBeDefined();
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatchObject({
-        event: 'access_decision',
-        surface: 'compact',
-        method: 'resources/read',
-        target: 'file:///nothing.txt?…',
-        outcome: 'not_found',
-      });
+      expect(lines[0]).toMatchObject({ event: 'access_decision', surface: 'compact', method: 'resources/read', target, outcome: 'not_found' });
       expect(lines[0]!.upstream).toBeUndefined();
       expect(JSON.stringify(lines[0])).not.toContain('s3cr3t');
     });
