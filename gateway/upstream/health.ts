@@ -29,7 +29,7 @@ export interface ProbedUpstream {
  * upstreams get a `ping` POST of their own (any HTTP answer proves the server alive, whatever the
  * session or era, except a success in a media type no MCP server answers in: a 2xx that is neither JSON
  * nor an event stream is a web page or a proxy's at the upstream's URL, not the server, and every call
- * fails on it: lost, operator try-out), stdio ones a `ping` request; a refused or reset connection marks the upstream lost
+ * fails on it: lost on the second such answer in a row, as silence is; operator try-out), stdio ones a `ping` request; a refused or reset connection marks the upstream lost
  * at once, two probes in a row without an answer within `health.timeoutMs` too (a stdio server's silent probes count only
  * while no request of the gateway is in flight, or it has been silent longer than its `timeoutMs`: a busy
  * one answers its ping after the call). Down: a reconnect attempt, subject to
@@ -95,7 +95,8 @@ export class HealthProbe {
       // busy spell) for longer than timeoutMs, it is hung whatever traffic keeps arriving: counted.
       if (outcome === 'silent' && this.upstream.config.command !== undefined && this.upstream.busy()) return;
       if (outcome === 'alive') this.silentProbes = 0;
-      else if (outcome === 'lost' || ++this.silentProbes >= 2) {
+      // A web page in place of the server (`why` set) is taken on the second in a row, like silence (one odd answer is no outage: review).
+      else if ((outcome === 'lost' && why === undefined) || ++this.silentProbes >= 2) {
         this.silentProbes = 0;
         this.lose(
           outcome === 'lost' ? (why ?? 'it refuses connections') : `it did not answer two health probes within ${this.upstream.config.health.timeoutMs} ms`,
