@@ -672,11 +672,13 @@ function sourceOf(segments: readonly (string | number)[], provenance: Map<string
   const fromOverrides = valueAt(overrides, segments) !== undefined;
   const source = provenance.get(keyPathOf(segments) || '(root)') ?? (fromOverrides ? 'overrides' : undefined);
   if (source) return `from ${source}`;
-  // A variable that set a whole object or list (`GATEWAY_UPSTREAMS_1_SCOPE_RULES={...}`) holds every key within it (try-out).
-  for (let depth = segments.length - 1; depth > 0; depth -= 1) {
-    const variable = provenance.get(keyPathOf(segments.slice(0, depth)));
-    if (variable) return `from ${variable}`;
-  }
+  // A variable that set a whole object or list (`GATEWAY_UPSTREAMS_1_SCOPE_RULES={...}`) holds the keys within it
+  // that the file has not (the two are merged: a key the file has stays the file's; try-out, review).
+  if (valueAt(file.content, segments) === undefined)
+    for (let depth = segments.length - 1; depth > 0; depth -= 1) {
+      const variable = provenance.get(keyPathOf(segments.slice(0, depth)));
+      if (variable) return `from ${variable}`;
+    }
   for (let depth = segments.length - 1; depth > 0; depth -= 1) {
     const item = segments.slice(0, depth);
     if (valueAt(file.content, item) !== undefined) break;

@@ -115,6 +115,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_SCOPE_RULES: '{"echo":"x"}' } })).toThrow(
       /upstreams\[0\]\.scopeRules\.echo: .*\(from GATEWAY_UPSTREAMS_0_SCOPE_RULES\)/,
     );
+    // ...but a key the file has stays the file's, the two being merged (review).
+    const rules = yamlFile('upstreams:\n  - name: a\n    url: http://127.0.0.1:9/mcp\n    scopeRules:\n      fromfile: x\n');
+    expect(() => loadConfig({ path: rules, env: { GATEWAY_UPSTREAMS_0_SCOPE_RULES: '{"echo":["read"]}' } })).toThrow(
+      `upstreams[0].scopeRules.fromfile: must be array (in ${rules})`,
+    );
   });
 
   it('refuses a compact.searchLimit set above compact.maxSearchLimit; the default one follows a lowered maximum', () => {
