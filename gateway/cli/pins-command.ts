@@ -3,7 +3,8 @@
  * through its console API (gateway/http/console/pins.ts), with the console's admin token. Every replica
  * shares the pins (Redis), so any one of them answers for all.
  *
- *   pins list                 every pin: state (pinned, held, warned, not listed now), what changed, lint findings
+ *   pins list                 every pin: state (pinned, held, warned, not listed now, waiting, upstream no
+ *                             longer configured), what changed, lint findings
  *   pins diff TOOL            the pinned and the waiting definition of TOOL as a unified diff
  *   pins approve TOOL --digest D   makes the waiting definition of TOOL the pin, if it is still the one
  *                             `pins diff` showed (D: its digest, or a prefix of 12+ hex digits)
@@ -139,8 +140,8 @@ function state(e: PinReviewEntry): string {
   if (e.state === 'held') return `held (${e.reason})`;
   if (e.state === 'warned') return 'changed, served';
   if (e.state === 'removed') return 'not listed now';
+  if (e.pending) return `waiting (${e.pending.kind})${e.state === 'unconfigured' ? ', upstream no longer configured' : ''}`;
   if (e.state === 'unconfigured') return 'pinned, upstream no longer configured';
-  if (e.pending) return `waiting (${e.pending.kind})`;
   return e.state === 'unseen' ? 'pinned, not seen yet' : 'pinned';
 }
 

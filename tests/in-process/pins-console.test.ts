@@ -188,6 +188,18 @@ describe('reviewing and approving', () => {
     );
   });
 
+  it('lists the pins of an upstream the configuration no longer names as such, a change waiting there as waiting (operator try-out, review)', async () => {
+    const store = stack.runtime.state.pins.store;
+    const definition = { name: 'echo', inputSchema: { type: 'object' as const } };
+    await store.pinAllIfAbsent('gone', [['echo', { digest: 'sha256:a', definition, pinnedAt: new Date(0).toISOString(), by: 'first_sight' }]]);
+    await store.notePendingAll('gone', [
+      ['shout', { digest: 'sha256:b', definition: { ...definition, name: 'shout' }, seenAt: new Date(0).toISOString(), kind: 'new' }],
+    ]);
+    const listed = await runPinsCommand(target(), ['list'], {});
+    expect(listed).toMatch(/^gone\/shout\s+gone\s+waiting \(new\), upstream no longer configured\s*$/m);
+    expect(listed).toMatch(/^gone\/echo\s+gone\s+pinned, upstream no longer configured\s*$/m);
+  });
+
   it('names a gateway without a console, and reads a JSON-RPC error body for its message', async () => {
     // What a gateway without console.adminToken answers on /console/api/pins: its JSON-RPC 404 body.
     const answering = (status: number, kind: 'not_found' | 'internal') => {

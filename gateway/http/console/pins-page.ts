@@ -124,8 +124,9 @@ function stateBadge(e: Pick<PinReviewEntry, 'state' | 'reason' | 'pending'>): Ht
   if (e.state === 'held') return html`<span class="badge held">held: ${REASON[e.reason ?? ''] ?? e.reason}</span>`;
   if (e.state === 'warned') return html`<span class="badge warned">changed, served (warn)</span>`;
   if (e.state === 'removed') return html`<span class="badge removed">not listed now</span>`;
+  if (e.pending)
+    return html`<span class="badge warned">${REASON[e.pending.kind] ?? e.pending.kind}${e.state === 'unconfigured' ? ', upstream no longer configured' : ''}</span>`;
   if (e.state === 'unconfigured') return html`<span class="badge removed">upstream no longer configured</span>`;
-  if (e.pending) return html`<span class="badge warned">${REASON[e.pending.kind] ?? e.pending.kind}</span>`;
   return html`<span class="badge pinned">${e.state === 'unseen' ? 'pinned (not seen yet)' : 'pinned'}</span>`;
 }
 
