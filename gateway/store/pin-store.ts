@@ -181,6 +181,15 @@ export interface RedisPinStoreOptions {
  * (`HSETNX`: a pin another replica wrote back first stays), and used, so a change is still held against it.
  * An approval made on another replica enters the copy when this one reads the new revision (its
  * revision poll, every second), so the copy written back after a loss is the approved pin.
+ *
+ * A replica that started after the loss, before anything was written back, pins what it sees as a first
+ * sight, a changed definition included; replicas that knew the older pin took that one over in silence
+ * (two-replica try-out). So a `first_sight` pin in Redis that is newer than the copy's pin of the tool, with
+ * no approval since this replica last read the revision, is a pin made after a loss: the copy's is written
+ * over it (logged and counted as a loss), and the newer replica, reading the older pin, takes it (a pin
+ * never yields to a newer first sight). And a loss is found within a poll, not at the next catalogue check:
+ * a marker key set once is read with the revision, and when it is gone every pin of the copy is written
+ * back (`HSETNX`) at once.
  */
 export function redisPinStore(options: RedisPinStoreOptions): PinStore {
   const prefix = options.keyPrefix ?? '{mcp-gateway:pins}';
@@ -189,6 +198,8 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     pending: (upstream: string) => `${prefix}:pending:${upstream}`,
     upstreams: `${prefix}:upstreams`,
     revision: `${prefix}:revision`,
+    /** Set by the first poll, never removed: gone, the store lost its data. */
+    marker: `${prefix}:marker`,
   };
   let lastErrorLogged = 0;
   const client = createRedisConnection(options.cache, { role: 'pins', connectTimeoutMs: options.operationTimeoutMs, disableOfflineQueue: true });
@@ -256,8 +267,28 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     kind: 'redis',
     pins: (upstream) =>
       bounded('pins', async () => {
-        const pins = parsed<PinRecord>(await client.hGetAll(key.pins(upstream)));
-        const missing = [...(remembered.get(upstream) ?? [])].filter(([name]) => !pins.has(name));
+        const [hash, revision] = await Promise.all([client.hGetAll(key.pins(upstream)), client.get(key.revision)]);
+        const pins = parsed<PinRecord>(hash);
+        const known = remembered.get(upstream);
+        // No approval (nor lock-file pin) anywhere since this replica last read the revision: a newer first
+        // sight than the pin it knew was made after a loss, and the older pin is put back over it.
+        if (known && (revision ?? '0') === (seenRevision ?? '0')) {
+          const overtaken = [...pins].filter(([name, pin]) => {
+            const mine = known.get(name);
+            return mine !== undefined && pin.by === 'first_sight' && pin.digest !== mine.digest && Date.parse(mine.pinnedAt) < Date.parse(pin.pinnedAt);
+          });
+          if (overtaken.length) {
+            const multi = client.multi();
+            for (const [name] of overtaken) multi.hSet(key.pins(upstream), name, JSON.stringify(known.get(name)));
+            await multi.exec();
+            for (const [name] of overtaken) pins.set(name, known.get(name)!);
+            lost(
+              upstream,
+              overtaken.map(([name]) => name),
+            );
+          }
+        }
+        const missing = [...(known ?? [])].filter(([name]) => !pins.has(name));
         if (missing.length) {
           const { inForce } = await setIfAbsent(upstream, missing);
           lost(
@@ -309,7 +340,19 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
       }),
     revision: () =>
       bounded('revision', async () => {
-        const revision = (await client.get(key.revision)) ?? '0';
+        const [stored, marker] = await client.mGet([key.revision, key.marker]);
+        const revision = stored ?? '0';
+        if (marker === null) {
+          await client.set(key.marker, '1');
+          // The store lost its data since the last poll (or is new): what this replica knew goes back now,
+          // before a replica starting meanwhile pins a changed definition as a first sight.
+          for (const [upstream, pins] of remembered) {
+            if (pins.size === 0) continue;
+            const { written } = await setIfAbsent(upstream, [...pins]);
+            const restored = [...pins.keys()].filter((_, i) => written[i]);
+            if (restored.length) lost(upstream, restored);
+          }
+        }
         // A new revision is an approval (or a lock file's pin) somewhere: the second copy takes the pins in
         // force now, so a loss of Redis's data before this replica reads them again writes back the approved
         // pin, not the one before it. '0' (no revision key) is a store that lost its data: nothing to take.
