@@ -314,7 +314,17 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     server.closeIdleConnections();
     const deadline = Date.now() + runtime.state.config.shutdown.graceMs;
     while (runtime.inflight.count > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
-    for (const open of [runtime, ...retiringRuntimes]) open.state.closingConnections = true;
+    const open = [runtime, ...retiringRuntimes];
+    for (const each of open) each.state.closingConnections = true;
+    // The calls still running are answered before their connections close: their upstream connections
+    // close first, so each ends as the shutdown's ("may have run" for a write, with its outcome unknown),
+    // and is written to a caller still connected, who can check before retrying elsewhere (a cut
+    // connection left it an empty reply, and a retry on another replica could run the write twice: try-out).
+    if (open.some((each) => each.inflight.count > each.state.streamsOpen.count)) {
+      await Promise.allSettled(open.flatMap((each) => each.state.upstreams.map((u) => u.client.close())));
+      const answered = Date.now() + ANSWER_CUT_CALLS_MS;
+      while (open.some((each) => each.inflight.count > each.state.streamsOpen.count) && Date.now() < answered) await new Promise((r) => setTimeout(r, 10));
+    }
     server.closeAllConnections();
     try {
       await stopped;
@@ -331,6 +341,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     }
   }
 }
+
+/** At the end of a shutdown's grace, how long the calls its closing of the upstream connections ended get to write their answers (ms). */
+const ANSWER_CUT_CALLS_MS = 1000;
 
 /** The longest a retiring configuration waits for its calls in flight (1 h): a call whose progress keeps restarting its timer ends then. */
 const RETIRE_MAX_MS = 3_600_000;

@@ -1,6 +1,6 @@
 /**
  * A write still waiting for its upstream when the gateway's shutdown ends its grace (`shutdown.graceMs`) is
- * audited `cancelled outcome_unknown`, as README Operations says: the shutdown gave up on it, whichever
+ * answered "may have run" (outcome unknown) before its connection closes, and audited `cancelled outcome_unknown`, as README Operations says: the shutdown gave up on it, whichever
  * closed first, the caller's connection or the upstream's. Before, the upstream's connection closed by the
  * shutdown was seen first and the write was audited `upstream_unavailable outcome_unknown` (try-out).
  */
@@ -61,7 +61,10 @@ it('audits a write cut by the shutdown as cancelled outcome_unknown', async () =
   );
   await waitFor('the write to reach the upstream', () => reached === 1);
   await gateway.close({ reason: 'SIGTERM' });
-  await cut;
+  // Answered before its connection closed (an empty reply left the caller free to retry elsewhere: try-out).
+  const answer = JSON.parse(await cut) as { result: { isError: boolean; content: { text: string }[]; _meta: Record<string, unknown> } };
+  expect(answer.result).toMatchObject({ isError: true, _meta: { 'ai.cpz.gateway/outcome': 'unknown' } });
+  expect(answer.result.content[0]!.text).toMatch(/may have run/);
   const line = await waitFor('the audit line of the cut write', () => audit.records().find((r) => r.requestId === 'shutdown-2'));
   expect(line).toMatchObject({ event: 'tool_decision', outcome: 'error', reason: 'cancelled outcome_unknown' });
 });
