@@ -88,14 +88,31 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
   client.on('error', (error: unknown) => void (lastError = (error as Error)?.message ?? String(error)));
   client.on('ready', () => void (lastError = undefined));
   const retryAfterSeconds = Math.ceil(budget / 1000);
+  /**
+   * Set when an operation ran out of its budget on a connection node-redis still counts as ready (a Redis
+   * that hangs, SIGSTOP or a stalled network, rather than refusing): cleared by the next operation that
+   * answers. A hung Redis kept `/readyz` ready while every token was answered 503 (two-replica try-out).
+   */
+  let silentSince: number | undefined;
+  let pinging = false;
   const bounded = async <T>(run: () => Promise<T>, ms = budget): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
+    let timedOut = false;
     try {
-      return await Promise.race([
+      const answer = await Promise.race([
         run(),
-        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`Redis operation exceeded ${ms} ms`)), ms))),
+        new Promise<never>(
+          (_, reject) =>
+            (timer = setTimeout(() => {
+              timedOut = true;
+              reject(new Error(`Redis operation exceeded ${ms} ms`));
+            }, ms)),
+        ),
       ]);
+      silentSince = undefined;
+      return answer;
     } catch (error) {
+      if (timedOut) silentSince ??= Date.now();
       throw new OAuthStoreUnavailable(error, retryAfterSeconds);
     } finally {
       clearTimeout(timer);
@@ -134,10 +151,19 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
     },
     members: async (key) => bounded(() => client.sMembers(PREFIX + key)),
     removeFromSet: async (key, member) => void (await bounded(() => client.sRem(PREFIX + key, member))),
-    unreachable: () =>
-      ('isReady' in client ? client.isReady : client.isOpen)
-        ? undefined
-        : `the OAuth store (Redis at cache.redisUrl) cannot be reached${lastError ? ` (${lastError})` : ''}`,
+    unreachable: () => {
+      if (!('isReady' in client ? client.isReady : client.isOpen))
+        return `the OAuth store (Redis at cache.redisUrl) cannot be reached${lastError ? ` (${lastError})` : ''}`;
+      if (silentSince === undefined) return undefined;
+      // Asked again in the background (a replica out of its load balancer gets no request to clear it): the next check reads the answer.
+      if (!pinging) {
+        pinging = true;
+        bounded(() => client.ping())
+          .catch(() => undefined)
+          .finally(() => (pinging = false));
+      }
+      return `the OAuth store (Redis at cache.redisUrl) does not answer: an operation ran out of its ${budget} ms budget ${Math.round((Date.now() - silentSince) / 1000)} s ago`;
+    },
     close: async () => {
       // close() waits for Redis to answer; a Redis that went away never does. destroy() throws once closed.
       try {
