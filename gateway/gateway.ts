@@ -12,6 +12,7 @@ import { originGuard } from './http/edge.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { loggableUrl } from './obs/log.ts';
 import { checkReplicas } from './ops/replica-check.ts';
+import { checkSharedKeys } from './ops/shared-keys.ts';
 import { planReload, ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 import { createPinStore, createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 import { carryPins } from './store/pin-store.ts';
@@ -95,6 +96,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }
   runtime.warm();
   const stopReplicaCheck = checkReplicas(config, log, runtime.state.metrics);
+  const sharedKeys = checkSharedKeys(config, log);
   const url = urlOf(server, config.listen.host);
   log.info({ url, upstreams: config.upstreams.map((u) => u.name), oauth: config.oauth.mode }, 'gateway listening');
 
@@ -302,6 +304,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
 
   async function shutdown(drain: boolean, reason?: string): Promise<void> {
     stopReplicaCheck();
+    sharedKeys.stop();
     const why = reason === undefined ? {} : { reason };
     log.info(why, 'gateway closing');
     const drainMs = runtime.state.config.shutdown.drainMs;

@@ -141,6 +141,8 @@ describe.skipIf(!hasRedis)('two replicas sharing Redis', () => {
       const type = redis.cli('TYPE', key).trim();
       if (type === 'string') held.push(redis.cli('GET', key));
       else if (type === 'set') held.push(...redis.cli('SMEMBERS', key).split('\n'));
+      // The shared keys' fingerprints (ops/shared-keys.ts): a digest of a constant under each secret, and a time.
+      else if (type === 'hash') held.push(...redis.cli('HGETALL', key).split('\n'));
       else throw new Error(`unexpected ${type} at ${key}`);
     }
     expect(held.some((text) => text.startsWith('mcp-gateway:oauth:RefreshToken:'))).toBe(true);

@@ -1,0 +1,64 @@
+/**
+ * Replicas sharing one Redis with different secrets where they must hold the same (gateway/ops/shared-keys.ts):
+ * a two-replica try-out started one with another `cache.key` (rate budgets were spent per replica, twice the
+ * budget in all) and one with another `oauth.tokenSecret` (tokens refused at random), and neither said a word.
+ * Each replica notes its values' fingerprints in Redis; a differing one in use is an error naming the
+ * setting, never a value; a rotation (the other's value is this one's `...Previous`) is none. Real redis-server.
+ */
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/load.ts';
+import { checkSharedKeys, fingerprintsKey, keyFingerprint, SHARED_KEY_CHECK } from '../../gateway/ops/shared-keys.ts';
+import { LogCapture } from '../helpers/log-capture.ts';
+import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.ts';
+
+let redis: RedisServer | undefined;
+beforeAll(async () => void (hasRedis && (redis = await startRedis())));
+afterAll(async () => void (await redis?.kill()));
+
+const SECRET_A = 'cache-key-of-replica-a-0123456789';
+const SECRET_B = 'cache-key-of-replica-b-0123456789';
+const replica = (cache: { key: string; keyPrevious?: string }, oauth: Record<string, unknown> = {}) =>
+  loadConfig({ env: {}, overrides: { cache: { store: 'redis', redisUrl: redis!.url, ...cache }, oauth } });
+
+async function check(config: ReturnType<typeof replica>, now?: () => number) {
+  const logs = new LogCapture();
+  const run = checkSharedKeys(config, pino({ level: 'debug' }, logs), now);
+  const differing = await run.first;
+  run.stop();
+  return { differing, errors: logs.records().filter((r) => r.level === 50) };
+}
+
+describe.skipIf(!hasRedis)('the shared key check', () => {
+  it('says nothing for replicas holding the same values, and names the setting (not the value) of one that differs', async () => {
+    redis!.cli('FLUSHALL');
+    expect(await check(replica({ key: SECRET_A }))).toEqual({ differing: [], errors: [] });
+    expect(await check(replica({ key: SECRET_A }))).toEqual({ differing: [], errors: [] });
+    const other = await check(replica({ key: SECRET_B }));
+    expect(other.differing).toEqual(['cache.key']);
+    expect(other.errors).toHaveLength(1);
+    expect(other.errors[0]!.msg).toMatch(/^cache\.key \(GATEWAY_CACHE_KEY\) differs from the value another replica sharing this Redis holds: .*rate budgets/);
+    expect(JSON.stringify(other.errors)).not.toContain(SECRET_A);
+    expect(JSON.stringify(other.errors)).not.toContain(SECRET_B);
+    expect(redis!.cli('HGETALL', fingerprintsKey('cache.key'))).not.toContain(SECRET_A);
+  });
+
+  it("takes a rotation (the other value is this one's previous) and a value no replica noted for a while as no difference", async () => {
+    redis!.cli('FLUSHALL');
+    await check(replica({ key: SECRET_A }));
+    expect((await check(replica({ key: SECRET_B, keyPrevious: SECRET_A }))).differing).toEqual([]);
+    redis!.cli('FLUSHALL');
+    await check(replica({ key: SECRET_A }));
+    const later = Date.now() + SHARED_KEY_CHECK.inUseMs + 1000;
+    expect((await check(replica({ key: SECRET_B }), () => later)).differing).toEqual([]);
+  });
+
+  it('names the authorization server secret of a replica that seals tokens with another', async () => {
+    redis!.cli('FLUSHALL');
+    const oauth = (tokenSecret: string) => ({ mode: 'builtin', tokenSecret });
+    await check(replica({ key: SECRET_A }, oauth('token-secret-of-replica-a-0123456789')));
+    const other = await check(replica({ key: SECRET_A }, oauth('token-secret-of-replica-b-0123456789')));
+    expect(other.differing).toEqual(['oauth.tokenSecret']);
+    expect(keyFingerprint('x')).toHaveLength(32);
+  });
+});
