@@ -87,11 +87,13 @@ export class SearchIndexCache {
   /**
    * @param upstreams - the configured upstreams, for their `tools.<name>` search text
    * @param embeddings - the external semantic arm, if configured; its `onFailure` MUST call `embeddingFailed`
+   * @param buildIndex - how an index is built (search/index.ts; a test holds a build back with its own)
    */
   constructor(
     private readonly log: Logger,
     upstreams: readonly Pick<UpstreamConfig, 'name' | 'tools' | 'metaKey'>[] = [],
     private readonly embeddings?: EmbeddingSearch,
+    private readonly buildIndex: typeof buildToolIndexAsync = buildToolIndexAsync,
   ) {
     this.overrides = new Map(upstreams.map((u) => [u.name, u.tools ?? {}]));
   }
@@ -192,7 +194,7 @@ export class SearchIndexCache {
     let built = this.subsets.get(key);
     if (built === undefined) {
       const previous = this.entries.get(catalog.version)?.index ?? this.latest?.index;
-      built = buildToolIndexAsync(
+      built = this.buildIndex(
         tools.map((tool) => this.searchable(tool)),
         {},
         { ...(previous ? { previous } : {}), onGlossFailure: this.onGlossFailure },
@@ -232,7 +234,7 @@ export class SearchIndexCache {
     const started = performance.now();
     try {
       const tools = catalog.tools.map((tool) => this.searchable(tool));
-      const index = await buildToolIndexAsync(tools, {}, { previous: this.latest?.index, onGlossFailure: this.onGlossFailure });
+      const index = await this.buildIndex(tools, {}, { previous: this.latest?.index, onGlossFailure: this.onGlossFailure });
       if (this.embeddings) {
         const state: ArmState = { tools, triedAt: 0 };
         this.arm.set(index, state);

@@ -3,35 +3,28 @@
  * (gateway/catalog/search-index-cache.ts `nearestFindableNames`): the latest index built answers, and a
  * name it holds that the catalogue no longer does is never suggested (an operator try-out renamed
  * `echo` to `echo2` upstream and was told, for `echo`, "Nearest names: echo, ..."); the new name comes
- * from the names alone. The build is held back here by a wrapped `buildToolIndexAsync`, so the stale
+ * from the names alone. The build is held back here by a builder of the test's own, so the stale
  * window is certain, not a race.
  */
 import type { Tool } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
-import { describe, expect, it, vi } from 'vitest';
-
-const gate = vi.hoisted(() => ({ hold: undefined as Promise<void> | undefined }));
-vi.mock('../../../search/index.ts', async (original) => {
-  const actual = await original<typeof import('../../../search/index.ts')>();
-  return {
-    ...actual,
-    buildToolIndexAsync: async (...args: Parameters<typeof actual.buildToolIndexAsync>) => {
-      if (gate.hold) await gate.hold;
-      return actual.buildToolIndexAsync(...args);
-    },
-  };
-});
-
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../config/load.ts';
 import { buildCatalog } from '../../../gateway/catalog/catalog.ts';
 import { SearchIndexCache } from '../../../gateway/catalog/search-index-cache.ts';
+import { buildToolIndexAsync } from '../../../search/index.ts';
 
 const upstream = loadConfig({ env: {}, overrides: { upstreams: [{}] } }).upstreams[0]!;
 const tool = (name: string, description: string): Tool => ({ name, description, inputSchema: { type: 'object' } });
 
 describe('nearest names while the new index builds', () => {
   it('leaves out a name the catalogue no longer has and finds the renamed one by its spelling', async () => {
-    const cache = new SearchIndexCache(pino({ level: 'silent' }));
+    const gate: { hold?: Promise<void> } = {};
+    const held: typeof buildToolIndexAsync = async (...args) => {
+      if (gate.hold) await gate.hold;
+      return buildToolIndexAsync(...args);
+    };
+    const cache = new SearchIndexCache(pino({ level: 'silent' }), [], undefined, held);
     const before = buildCatalog(upstream, [tool('echo', 'Echoes its input.'), tool('get_weather', 'Current weather.')]);
     const after = buildCatalog(upstream, [tool('echo2', 'Echoes its input.'), tool('get_weather', 'Current weather.')]);
     await cache.get(before);
