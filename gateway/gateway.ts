@@ -96,7 +96,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }
   runtime.warm();
   const stopReplicaCheck = checkReplicas(config, log, runtime.state.metrics);
-  const sharedKeys = checkSharedKeys(config, log);
+  const sharedKeys = checkSharedKeys(() => runtime.state.config, log);
   const url = urlOf(server, config.listen.host);
   log.info({ url, upstreams: config.upstreams.map((u) => u.name), oauth: config.oauth.mode }, 'gateway listening');
 
@@ -324,8 +324,12 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // and is written to a caller still connected, who can check before retrying elsewhere (a cut
     // connection left it an empty reply, and a retry on another replica could run the write twice: try-out).
     if (open.some((each) => each.inflight.count > each.state.streamsOpen.count)) {
-      await Promise.allSettled(open.flatMap((each) => each.state.upstreams.map((u) => u.client.close())));
       const answered = Date.now() + ANSWER_CUT_CALLS_MS;
+      // Bounded: a stdio server's stop takes seconds, and one that never exits must not hold every connection open (review).
+      await Promise.race([
+        Promise.allSettled(open.flatMap((each) => each.state.upstreams.map((u) => u.client.close()))),
+        new Promise((resolve) => setTimeout(resolve, ANSWER_CUT_CALLS_MS).unref()),
+      ]);
       while (open.some((each) => each.inflight.count > each.state.streamsOpen.count) && Date.now() < answered) await new Promise((r) => setTimeout(r, 10));
     }
     server.closeAllConnections();
@@ -345,7 +349,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }
 }
 
-/** At the end of a shutdown's grace, how long the calls its closing of the upstream connections ended get to write their answers (ms). */
+/** At the end of a shutdown's grace, how long closing the upstream connections, and the calls that ended get to write their answers, may take (ms). */
 const ANSWER_CUT_CALLS_MS = 1000;
 
 /** The longest a retiring configuration waits for its calls in flight (1 h): a call whose progress keeps restarting its timer ends then. */

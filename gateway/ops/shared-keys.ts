@@ -1,4 +1,4 @@
-import { createHmac } from 'node:crypto';
+import { scryptSync } from 'node:crypto';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { Logger } from '../obs/log.ts';
 import { createRedisConnection } from '../store/redis-connection.ts';
@@ -40,32 +40,62 @@ const SHARED: readonly {
   },
 ];
 
-/** A keyed digest of a constant under `secret`: equal for equal secrets, and nothing about the secret. */
-export function keyFingerprint(secret: string): string {
-  return createHmac('sha256', secret).update('mcp-gateway shared key fingerprint v1').digest('hex').slice(0, 32);
+/**
+ * A fingerprint of `secret` as the value of `setting`: scrypt (RFC 7914) salted with the setting, so one read
+ * of Redis gives no fast test of guesses at a weak secret, and one secret used for two settings gives two
+ * unrelated fingerprints (review). Equal for equal values of one setting, and about 50 ms to compute.
+ */
+export function keyFingerprint(setting: string, secret: string): string {
+  return scryptSync(secret, `mcp-gateway shared key fingerprint v1: ${setting}`, 16).toString('hex');
+}
+
+/** What a replica notes beside its fingerprint: when (ms), and the fingerprint of its `...Previous` value, if any. */
+interface Noted {
+  at: number;
+  previous?: string;
+}
+
+function readNoted(value: string): Noted {
+  try {
+    const parsed = JSON.parse(value) as Noted;
+    return typeof parsed === 'object' && parsed !== null && typeof parsed.at === 'number' ? parsed : { at: Number.NaN };
+  } catch {
+    return { at: Number.NaN };
+  }
 }
 
 /**
  * Whether the replicas sharing this Redis hold the same secrets where they must (`cache.key`, the built-in
  * authorization server's `oauth.tokenSecret`, `audit.digestKey`). Each replica notes the fingerprint of each
- * value it holds ({@link keyFingerprint}, never the value) with the time, at start and every
- * {@link SHARED_KEY_CHECK}.intervalMs; a fingerprint other than its own noted within `inUseMs` is another
- * replica holding another value: an error naming the setting and what the difference breaks, once per
- * fingerprint. The fingerprint of this replica's `...Previous` value is a rotation under way, not an error;
- * a value changed on every replica leaves the old fingerprint unnoted, and it stops counting after
- * `inUseMs`. Replicas started with different values failed in silence before: rate budgets multiplied
+ * value it holds ({@link keyFingerprint}, never the value), with the time and its `...Previous` value's
+ * fingerprint, at start and every {@link SHARED_KEY_CHECK}.intervalMs, from the configuration in force then
+ * (`config()`: a live reload may change them). A fingerprint other than its own noted within `inUseMs` is
+ * another replica holding another value: an error naming the setting and what the difference breaks, once
+ * per fingerprint; not when one of the two is the other's previous value (a rotation under way, on either
+ * side of it). A value changed on every replica leaves the old fingerprint unnoted, and it stops counting
+ * after `inUseMs`. Replicas started with different values failed in silence before: rate budgets multiplied
  * per replica, users signed out at random (two-replica try-out). Best effort, bounded by
- * `cache.operationTimeoutMs` (at least 1 s) a check: a Redis that does not answer is the stores' outage to report.
+ * `cache.operationTimeoutMs` (at least 1 s) a check; a Redis that does not answer or refuses the commands
+ * (ACL) is logged at debug: the stores report an outage.
  * @returns a function that stops the checks, and the first check (resolving with the settings found to differ: tests).
  */
-export function checkSharedKeys(config: GatewayConfig, log: Logger, now: () => number = Date.now): { stop(): void; first: Promise<string[]> } {
-  if (config.cache.store !== 'redis') return { stop: () => undefined, first: Promise.resolve([]) };
-  const settings = SHARED.map((s) => ({ ...s, own: s.value(config) })).filter((s): s is typeof s & { own: string } => s.own !== undefined);
-  if (settings.length === 0) return { stop: () => undefined, first: Promise.resolve([]) };
-  const budget = Math.max(config.cache.operationTimeoutMs, 1000);
+export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: () => number = Date.now): { stop(): void; first: Promise<string[]> } {
   const reported = new Set<string>();
+  /** Fingerprints by setting and value: scrypt is worked out once per value, not every minute. */
+  const fingerprints = new Map<string, string>();
+  const fingerprint = (setting: string, secret: string) => {
+    const key = `${setting}\u0000${secret}`;
+    let made = fingerprints.get(key);
+    if (made === undefined) fingerprints.set(key, (made = keyFingerprint(setting, secret)));
+    return made;
+  };
   const check = async (): Promise<string[]> => {
-    const client = createRedisConnection(config.cache, { role: 'keys', connectTimeoutMs: budget, disableOfflineQueue: true });
+    const current = config();
+    if (current.cache.store !== 'redis') return [];
+    const settings = SHARED.map((s) => ({ ...s, own: s.value(current) })).filter((s): s is typeof s & { own: string } => s.own !== undefined);
+    if (settings.length === 0) return [];
+    const budget = Math.max(current.cache.operationTimeoutMs, 1000);
+    const client = createRedisConnection(current.cache, { role: 'keys', connectTimeoutMs: budget, disableOfflineQueue: true });
     client.on('error', () => {});
     const differing: string[] = [];
     let timer: NodeJS.Timeout | undefined;
@@ -75,21 +105,24 @@ export function checkSharedKeys(config: GatewayConfig, log: Logger, now: () => n
           await client.connect();
           for (const s of settings) {
             const key = fingerprintsKey(s.setting);
-            const mine = keyFingerprint(s.own);
-            const previous = s.previous(config);
-            const rotated = previous === undefined ? undefined : keyFingerprint(previous);
-            await client.hSet(key, mine, String(now()));
+            const mine = fingerprint(s.setting, s.own);
+            const previousValue = s.previous(current);
+            const previous = previousValue === undefined ? undefined : fingerprint(s.setting, previousValue);
+            await client.hSet(key, mine, JSON.stringify({ at: now(), ...(previous ? { previous } : {}) } satisfies Noted));
             const seen = await client.hGetAll(key);
-            for (const [fingerprint, at] of Object.entries(seen)) {
-              const age = now() - Number(at);
-              if (fingerprint === mine || fingerprint === rotated) continue;
+            for (const [other, value] of Object.entries(seen)) {
+              if (other === mine || other === previous) continue;
+              const noted = readNoted(value);
+              const age = now() - noted.at;
               if (!(age <= SHARED_KEY_CHECK.inUseMs)) {
-                if (!(age <= SHARED_KEY_CHECK.forgetMs)) await client.hDel(key, fingerprint);
+                if (!(age <= SHARED_KEY_CHECK.forgetMs)) await client.hDel(key, other);
                 continue;
               }
+              // A replica already moved to a new value, whose previous is this one's: the rotation under way.
+              if (noted.previous === mine) continue;
               differing.push(s.setting);
-              if (reported.has(`${s.setting} ${fingerprint}`)) continue;
-              reported.add(`${s.setting} ${fingerprint}`);
+              if (reported.has(`${s.setting} ${other}`)) continue;
+              reported.add(`${s.setting} ${other}`);
               log.error(
                 { setting: s.setting },
                 `${s.setting} (${s.variable}) differs from the value another replica sharing this Redis holds: ${s.lost}. Set the same value on every replica (to rotate it, the old value as the ...PREVIOUS setting)`,
@@ -100,7 +133,7 @@ export function checkSharedKeys(config: GatewayConfig, log: Logger, now: () => n
         new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${budget} ms`)), budget))),
       ]);
     } catch (error) {
-      log.debug({ err: (error as Error).message }, 'shared key check: Redis did not answer; not checked');
+      log.debug({ err: (error as Error).message }, 'shared key check: Redis did not answer or refused it; not checked');
     } finally {
       clearTimeout(timer);
       client.destroy();

@@ -95,6 +95,14 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
    */
   let silentSince: number | undefined;
   let pinging = false;
+  /** Asks Redis again in the background after a timeout: the next /readyz reads the answer (one stall is no outage). */
+  const recheck = () => {
+    if (pinging) return;
+    pinging = true;
+    bounded(() => client.ping())
+      .catch(() => undefined)
+      .finally(() => (pinging = false));
+  };
   const bounded = async <T>(run: () => Promise<T>, ms = budget): Promise<T> => {
     let timer: NodeJS.Timeout | undefined;
     let timedOut = false;
@@ -112,7 +120,10 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
       silentSince = undefined;
       return answer;
     } catch (error) {
-      if (timedOut) silentSince ??= Date.now();
+      if (timedOut) {
+        silentSince ??= Date.now();
+        recheck();
+      }
       throw new OAuthStoreUnavailable(error, retryAfterSeconds);
     } finally {
       clearTimeout(timer);
@@ -156,12 +167,7 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
         return `the OAuth store (Redis at cache.redisUrl) cannot be reached${lastError ? ` (${lastError})` : ''}`;
       if (silentSince === undefined) return undefined;
       // Asked again in the background (a replica out of its load balancer gets no request to clear it): the next check reads the answer.
-      if (!pinging) {
-        pinging = true;
-        bounded(() => client.ping())
-          .catch(() => undefined)
-          .finally(() => (pinging = false));
-      }
+      recheck();
       return `the OAuth store (Redis at cache.redisUrl) does not answer: an operation ran out of its ${budget} ms budget ${Math.round((Date.now() - silentSince) / 1000)} s ago`;
     },
     close: async () => {
