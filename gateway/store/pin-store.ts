@@ -167,6 +167,17 @@ export interface RedisPinStoreOptions {
 }
 
 /**
+ * Puts a pin back over the one Redis holds only if Redis still holds that one (the JSON read) and the revision
+ * is still the one read (`'0'`: none): an approval, which sets both, is never undone. KEYS: the pins hash,
+ * the revision key; ARGV: the tool, the pin read, the revision read, the pin to put back. 1 when put back.
+ */
+export const RESTORE_OVER_NEWER = `
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= ARGV[2] then return 0 end
+if (redis.call('GET', KEYS[2]) or '0') ~= ARGV[3] then return 0 end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[4])
+return 1`;
+
+/**
  * Pins in Redis (`cache.redisUrl`): one hash of pins and one of waiting changes per upstream (field:
  * the tool's own name, value: JSON), a set of upstreams, and a revision key every approval sets anew.
  * First sight is `HSETNX` (two replicas seeing a new tool at once agree on one pin); an approval is one
@@ -182,14 +193,16 @@ export interface RedisPinStoreOptions {
  * An approval made on another replica enters the copy when this one reads the new revision (its
  * revision poll, every second), so the copy written back after a loss is the approved pin.
  *
- * A replica that started after the loss, before anything was written back, pins what it sees as a first
- * sight, a changed definition included; replicas that knew the older pin took that one over in silence
- * (two-replica try-out). So a `first_sight` pin in Redis that is newer than the copy's pin of the tool, with
- * no approval since this replica last read the revision, is a pin made after a loss: the copy's is written
- * over it (logged and counted as a loss), and the newer replica, reading the older pin, takes it (a pin
- * never yields to a newer first sight). And a loss is found within a poll, not at the next catalogue check:
- * a marker key set once is read with the revision, and when it is gone every pin of the copy is written
- * back (`HSETNX`) at once.
+ * A loss is found within a poll, not at the next catalogue check: a marker key holds the store's generation
+ * (a random id set once, read with the revision); gone, or another than the one this replica saw last, the
+ * store lost its data (or another replica found that first and set a new one). Then every pin of the copy
+ * missing from Redis is written back (`HSETNX`), and a `first_sight` pin of the new generation that differs
+ * from the copy's (a replica started after the loss pinned what it saw: two-replica try-out) is replaced by
+ * the copy's, only if Redis still holds the one read and no approval came meanwhile (one Lua compare-and-set:
+ * an approval is never undone); then the revision is renewed, so every replica reads the pins in force and
+ * judges again: a replica that knew no older pin takes the one written back, and a changed definition ends
+ * held everywhere. Nothing is restored over a differing pin at a replica's first poll (no generation seen
+ * yet: nothing says a loss happened).
  */
 export function redisPinStore(options: RedisPinStoreOptions): PinStore {
   const prefix = options.keyPrefix ?? '{mcp-gateway:pins}';
@@ -198,7 +211,7 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     pending: (upstream: string) => `${prefix}:pending:${upstream}`,
     upstreams: `${prefix}:upstreams`,
     revision: `${prefix}:revision`,
-    /** Set by the first poll, never removed: gone, the store lost its data. */
+    /** The store's generation (a random id), set by the first poll: gone or replaced, the store lost its data. */
     marker: `${prefix}:marker`,
   };
   let lastErrorLogged = 0;
@@ -263,31 +276,41 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     const inForce = new Map(entries.map(([name, pin], i) => [name, stored[i] ? (JSON.parse(stored[i]!) as PinRecord) : pin]));
     return { written, inForce };
   };
+  /** The store generation (marker key) this replica saw last. */
+  let seenGeneration: string | undefined;
+  /**
+   * After a loss (or at the first poll): each pin of the copy missing from Redis written back, and with
+   * `overNewer` each `first_sight` pin that differs from the copy's replaced by it, where Redis still holds
+   * what was read and the revision is still `revision` (no approval since). Returns how many were put back.
+   */
+  const writeBack = async (revision: string, overNewer: boolean): Promise<number> => {
+    let count = 0;
+    for (const [upstream, known] of [...remembered]) {
+      if (known.size === 0) continue;
+      const entries = [...known];
+      const { written, inForce } = await setIfAbsent(upstream, entries);
+      const restored = entries.filter((_, i) => written[i]).map(([name]) => name);
+      if (overNewer)
+        for (const [name, mine] of entries) {
+          const there = inForce.get(name);
+          if (!there || there.digest === mine.digest || there.by !== 'first_sight') continue;
+          const replaced = await client.eval(RESTORE_OVER_NEWER, {
+            keys: [key.pins(upstream), key.revision],
+            arguments: [name, JSON.stringify(there), revision, JSON.stringify(mine)],
+          });
+          if (Number(replaced) === 1) restored.push(name);
+        }
+      if (restored.length) lost(upstream, restored);
+      count += restored.length;
+    }
+    return count;
+  };
   return {
     kind: 'redis',
     pins: (upstream) =>
       bounded('pins', async () => {
-        const [hash, revision] = await Promise.all([client.hGetAll(key.pins(upstream)), client.get(key.revision)]);
-        const pins = parsed<PinRecord>(hash);
+        const pins = parsed<PinRecord>(await client.hGetAll(key.pins(upstream)));
         const known = remembered.get(upstream);
-        // No approval (nor lock-file pin) anywhere since this replica last read the revision: a newer first
-        // sight than the pin it knew was made after a loss, and the older pin is put back over it.
-        if (known && (revision ?? '0') === (seenRevision ?? '0')) {
-          const overtaken = [...pins].filter(([name, pin]) => {
-            const mine = known.get(name);
-            return mine !== undefined && pin.by === 'first_sight' && pin.digest !== mine.digest && Date.parse(mine.pinnedAt) < Date.parse(pin.pinnedAt);
-          });
-          if (overtaken.length) {
-            const multi = client.multi();
-            for (const [name] of overtaken) multi.hSet(key.pins(upstream), name, JSON.stringify(known.get(name)));
-            await multi.exec();
-            for (const [name] of overtaken) pins.set(name, known.get(name)!);
-            lost(
-              upstream,
-              overtaken.map(([name]) => name),
-            );
-          }
-        }
         const missing = [...(known ?? [])].filter(([name]) => !pins.has(name));
         if (missing.length) {
           const { inForce } = await setIfAbsent(upstream, missing);
@@ -341,16 +364,19 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     revision: () =>
       bounded('revision', async () => {
         const [stored, marker] = await client.mGet([key.revision, key.marker]);
-        const revision = stored ?? '0';
-        if (marker === null) {
-          await client.set(key.marker, '1');
-          // The store lost its data since the last poll (or is new): what this replica knew goes back now,
-          // before a replica starting meanwhile pins a changed definition as a first sight.
-          for (const [upstream, pins] of remembered) {
-            if (pins.size === 0) continue;
-            const { written } = await setIfAbsent(upstream, [...pins]);
-            const restored = [...pins.keys()].filter((_, i) => written[i]);
-            if (restored.length) lost(upstream, restored);
+        let revision = stored ?? '0';
+        let generation = marker;
+        if (generation === null) {
+          await client.set(key.marker, randomUUID(), { NX: true });
+          generation = await client.get(key.marker);
+        }
+        const lostSince = seenGeneration !== undefined && generation !== seenGeneration;
+        seenGeneration = generation ?? undefined;
+        if (marker === null || lostSince) {
+          // What this replica knew goes back now, before a replica starting meanwhile judges against nothing.
+          if ((await writeBack(revision, lostSince)) > 0) {
+            revision = randomUUID();
+            await client.set(key.revision, revision);
           }
         }
         // A new revision is an approval (or a lock file's pin) somewhere: the second copy takes the pins in
