@@ -424,6 +424,13 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
           ...(holder.keyDigest ? { keyCredential: digest(`credential:${holder.keyDigest}`) } : {}),
         }
       : {};
+  // Who asked, as every decision line names them after its credential: a token's holder, the address, the client.
+  const callerFields = (who: { oauth?: OAuthHolder; address?: string; client?: { name?: string; version?: string } }) => ({
+    ...holderFields(who.oauth),
+    ...(who.address ? { address: who.address } : {}),
+    ...(who.client?.name ? { client: callerText(who.client.name) } : {}),
+    ...(who.client?.version ? { clientVersion: callerText(who.client.version) } : {}),
+  });
   // Map order is recency: a credential that searches again moves to the end; the oldest go first.
   const searches = new Map<string, NotedSearch[]>();
   const foundBySearch = (credential: string, tool: string): AuditEvent['foundBySearch'] => {
@@ -472,10 +479,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.requestId ? { requestId: decision.requestId } : {}),
         ...(decision.traceId ? { traceId: decision.traceId } : {}),
         credential: digest(`credential:${decision.credentialDigest}`),
-        ...holderFields(decision.oauth),
-        ...(decision.address ? { address: decision.address } : {}),
-        ...(decision.client?.name ? { client: callerText(decision.client.name) } : {}),
-        ...(decision.client?.version ? { clientVersion: callerText(decision.client.version) } : {}),
+        ...callerFields(decision),
         surface: decision.surface,
         method: decision.method,
         ...(decision.upstream ? { upstream: decision.upstream } : {}),
@@ -492,11 +496,8 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(refusal.traceId ? { traceId: refusal.traceId } : {}),
         ...(refusal.credentialDigest ? { credential: digest(`credential:${refusal.credentialDigest}`) } : {}),
         credentialForm: refusal.credentialForm,
-        ...holderFields(refusal.oauth),
+        ...callerFields(refusal),
         ...(refusal.account ? { account: digest(`account:${refusal.account}`) } : {}),
-        ...(refusal.address ? { address: refusal.address } : {}),
-        ...(refusal.client?.name ? { client: callerText(refusal.client.name) } : {}),
-        ...(refusal.client?.version ? { clientVersion: callerText(refusal.client.version) } : {}),
         surface: refusal.surface,
         ...(refusal.method ? { method: callerText(refusal.method) } : {}),
         ...(refusal.tool !== undefined ? { tool: callerText(refusal.tool) } : {}),
@@ -516,10 +517,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.traceId ? { traceId: decision.traceId } : {}),
         credential: digest(`credential:${decision.credentialDigest}`),
         ...(decision.credentialForm ? { credentialForm: decision.credentialForm } : {}),
-        ...holderFields(decision.oauth),
-        ...(decision.address ? { address: decision.address } : {}),
-        ...(decision.client?.name ? { client: callerText(decision.client.name) } : {}),
-        ...(decision.client?.version ? { clientVersion: callerText(decision.client.version) } : {}),
+        ...callerFields(decision),
         surface: decision.surface,
         via: decision.via,
         ...(decision.runId ? { runId: decision.runId } : {}),
