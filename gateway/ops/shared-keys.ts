@@ -75,8 +75,8 @@ function readNoted(value: string): Noted {
  * side of it). A value changed on every replica leaves the old fingerprint unnoted, and it stops counting
  * after `inUseMs`. Replicas started with different values failed in silence before: rate budgets multiplied
  * per replica, users signed out at random (two-replica try-out). Best effort, bounded by
- * `cache.operationTimeoutMs` (at least 1 s) a check; a Redis that does not answer or refuses the commands
- * (ACL) is logged at debug: the stores report an outage.
+ * `cache.operationTimeoutMs` (at least 1 s) a check; a Redis that does not answer is logged at debug (the
+ * stores report an outage), one whose ACL refuses the keys once at warn.
  * @returns a function that stops the checks, and the first check (resolving with the settings found to differ: tests).
  */
 export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: () => number = Date.now): { stop(): void; first: Promise<string[]> } {
@@ -133,7 +133,12 @@ export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: (
         new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${budget} ms`)), budget))),
       ]);
     } catch (error) {
-      log.debug({ err: (error as Error).message }, 'shared key check: Redis did not answer or refused it; not checked');
+      const message = (error as Error).message;
+      // Refused by an ACL (NOPERM on {mcp-gateway:keys}:*): the check cannot run on this Redis, which an operator can change; once.
+      if (/\bNOPERM\b/.test(message) && !reported.has('NOPERM')) {
+        reported.add('NOPERM');
+        log.warn({ err: message }, 'shared key check: Redis refused it (allow the {mcp-gateway:keys}:* keys); replicas holding different keys are not found');
+      } else log.debug({ err: message }, 'shared key check: Redis did not answer; not checked');
     } finally {
       clearTimeout(timer);
       client.destroy();

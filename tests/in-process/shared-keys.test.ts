@@ -58,6 +58,23 @@ describe.skipIf(!hasRedis)('the shared key check', () => {
     expect((await check(replica({ key: SECRET_B }), () => later)).differing).toEqual([]);
   });
 
+  it('says once, at warn, that an ACL refusing its keys keeps the check from running (review)', async () => {
+    redis!.cli('ACL', 'SETUSER', 'limited', 'on', '>limited-password', '~other:*', '+@all');
+    try {
+      const logs = new LogCapture();
+      const config = loadConfig({
+        env: {},
+        overrides: { cache: { store: 'redis', redisUrl: redis!.url.replace('redis://', 'redis://limited:limited-password@'), key: SECRET_A } },
+      });
+      const run = checkSharedKeys(() => config, pino({ level: 'debug' }, logs));
+      expect(await run.first).toEqual([]);
+      run.stop();
+      expect(logs.records('shared key check: Redis refused it')).toEqual([expect.objectContaining({ level: 40 })]);
+    } finally {
+      redis!.cli('ACL', 'DELUSER', 'limited');
+    }
+  });
+
   it('names the authorization server secret of a replica that seals tokens with another', async () => {
     redis!.cli('FLUSHALL');
     const oauth = (tokenSecret: string) => ({ mode: 'builtin', tokenSecret });
