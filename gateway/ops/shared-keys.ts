@@ -1,4 +1,7 @@
-import { scryptSync } from 'node:crypto';
+import { scrypt } from 'node:crypto';
+import { promisify } from 'node:util';
+
+const scryptAsync = promisify(scrypt);
 import type { GatewayConfig } from '../../config/types.ts';
 import type { Logger } from '../obs/log.ts';
 import { createRedisConnection } from '../store/redis-connection.ts';
@@ -43,10 +46,11 @@ const SHARED: readonly {
 /**
  * A fingerprint of `secret` as the value of `setting`: scrypt (RFC 7914) salted with the setting, so one read
  * of Redis gives no fast test of guesses at a weak secret, and one secret used for two settings gives two
- * unrelated fingerprints (review). Equal for equal values of one setting, and about 50 ms to compute.
+ * unrelated fingerprints (review). Equal for equal values of one setting; about 50 ms of a pool thread each.
  */
-export function keyFingerprint(setting: string, secret: string): string {
-  return scryptSync(secret, `mcp-gateway shared key fingerprint v1: ${setting}`, 16).toString('hex');
+export async function keyFingerprint(setting: string, secret: string): Promise<string> {
+  // On the thread pool, not the event loop: requests arriving at start do not wait for it.
+  return ((await scryptAsync(secret, `mcp-gateway shared key fingerprint v1: ${setting}`, 16)) as Buffer).toString('hex');
 }
 
 /** What a replica notes beside its fingerprint: when (ms), and the fingerprint of its `...Previous` value, if any. */
@@ -82,7 +86,7 @@ function readNoted(value: string): Noted {
 export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: () => number = Date.now): { stop(): void; first: Promise<string[]> } {
   const reported = new Set<string>();
   /** Fingerprints by setting and value: scrypt is worked out once per value, not every minute. */
-  const fingerprints = new Map<string, string>();
+  const fingerprints = new Map<string, Promise<string>>();
   const fingerprint = (setting: string, secret: string) => {
     const key = `${setting}\u0000${secret}`;
     let made = fingerprints.get(key);
@@ -105,9 +109,9 @@ export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: (
           await client.connect();
           for (const s of settings) {
             const key = fingerprintsKey(s.setting);
-            const mine = fingerprint(s.setting, s.own);
+            const mine = await fingerprint(s.setting, s.own);
             const previousValue = s.previous(current);
-            const previous = previousValue === undefined ? undefined : fingerprint(s.setting, previousValue);
+            const previous = previousValue === undefined ? undefined : await fingerprint(s.setting, previousValue);
             await client.hSet(key, mine, JSON.stringify({ at: now(), ...(previous ? { previous } : {}) } satisfies Noted));
             const seen = await client.hGetAll(key);
             for (const [other, value] of Object.entries(seen)) {

@@ -42,7 +42,7 @@ describe.skipIf(!hasRedis)('the shared key check', () => {
     expect(JSON.stringify(other.errors)).not.toContain(SECRET_B);
     // One fingerprint per value noted, none of them a value.
     expect(redis!.cli('HKEYS', fingerprintsKey('cache.key')).trim().split('\n').sort()).toEqual(
-      [keyFingerprint('cache.key', SECRET_A), keyFingerprint('cache.key', SECRET_B)].sort(),
+      [await keyFingerprint('cache.key', SECRET_A), await keyFingerprint('cache.key', SECRET_B)].sort(),
     );
   });
 
@@ -81,6 +81,6 @@ describe.skipIf(!hasRedis)('the shared key check', () => {
     await check(replica({ key: SECRET_A }, oauth('token-secret-of-replica-a-0123456789')));
     const other = await check(replica({ key: SECRET_A }, oauth('token-secret-of-replica-b-0123456789')));
     expect(other.differing).toEqual(['oauth.tokenSecret']);
-    expect(keyFingerprint('cache.key', 'x')).not.toBe(keyFingerprint('oauth.tokenSecret', 'x'));
+    expect(await keyFingerprint('cache.key', 'x')).not.toBe(await keyFingerprint('oauth.tokenSecret', 'x'));
   });
 });
