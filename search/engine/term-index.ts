@@ -46,6 +46,10 @@ export type TermHits = { ids: Int32Array; scores: Float64Array };
 const PREFIX_WEIGHT = 0.375;
 const FUZZY_WEIGHT = 0.45;
 const MAX_FUZZY = 6;
+/** The weight minisearch gives an indexed term `distance` edits away from the query term (its fuzzy weight). */
+export function fuzzyWeight(termLength: number, distance: number): number {
+  return (FUZZY_WEIGHT * termLength) / (termLength + distance);
+}
 const NO_HITS: TermHits = { ids: new Int32Array(0), scores: new Float64Array(0) };
 
 /** A built index: read-only. */
@@ -104,7 +108,7 @@ export class TermIndex {
     }
     if (fuzzy) {
       for (const [other, [entry, distance]] of fuzzy) {
-        if (distance) out.push({ entry, weight: (FUZZY_WEIGHT * other.length) / (other.length + distance) });
+        if (distance) out.push({ entry, weight: fuzzyWeight(other.length, distance) });
       }
     }
     return out;

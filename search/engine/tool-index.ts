@@ -27,6 +27,7 @@ import { OPERATION_VERBS, operationSynonyms } from '../analysis/operation-verbs.
 import { splitPaths } from '../analysis/paths.ts';
 import { normaliseTerm, queryTerms, REQUEST_WORDS, STOP_WORDS } from '../analysis/terms.ts';
 import { splitWords } from '../analysis/tokenize.ts';
+import { respelledMatches } from './respell.ts';
 import { schemaText, summaryOf, toolFields, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
 import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from '../semantic/lsa.ts';
 import { projectWordVectors, wordArmSteps, type WeightedTexts, type WordArm, type WordVectors } from '../semantic/word-vectors.ts';
@@ -290,6 +291,7 @@ function indexOver(
   const operations = t.operationVerbs === 'off' ? undefined : operationSynonyms((term) => termIndex.entry(term) !== undefined, t.stem, t.stemFold);
   const reordered = new WeakMap<DenseVectors, DenseVectors>();
   let lookupRoles: LookupRoles | undefined;
+  const respellings = new LRUCache<string, TermMatches>({ max: 1_000 });
   // Names in index order, for the misspelling tier (nameSpellings).
   const toolNames = entries.map((e) => e.tool.name);
 
@@ -381,6 +383,29 @@ function indexOver(
     return heads.map((head) => ({ entry: termIndex.entry(head)!, weight: t.operationVerbWeight }));
   }
 
+  /** The word of `text` whose term is `term` (the first such), or `term` itself. */
+  function wordOf(text: string, term: string): string {
+    return splitWords(text).find((w) => normaliseTerm(w, t.stem, t.stemFold) === term) ?? term;
+  }
+
+  /** `respelledMatches` of `word` in this index, remembered for the words lately asked. */
+  function respelled(word: string): TermMatches {
+    let matches = respellings.get(word);
+    if (matches === undefined) {
+      // Up to 12 letters (673 spellings, each stemmed: under a millisecond); a longer word's stem keeps enough of it for the fuzzy match above.
+      matches =
+        word.length > 12
+          ? []
+          : respelledMatches(
+              word,
+              (w) => normaliseTerm(w, t.stem, t.stemFold),
+              (term) => termIndex.entry(term),
+            );
+      respellings.set(word, matches);
+    }
+    return matches;
+  }
+
   function searchPage(query: string, opts: SearchOptions = {}): SearchPage {
     const hits = search(query, opts);
     return { hits, matched: Math.max(lastMatched, hits.length), total: admitted(opts) };
@@ -415,6 +440,8 @@ function indexOver(
     const verb = t.leadingVerb ? leadingVerb(topic) : undefined;
     // A misspelt word of a short request finds the word it misses; one identifier has its spelling tier instead (nameSpellings).
     const fuzzyUnknown = t.fuzzyUnknown > 0 && !IDENTIFIER.test(query.trim()) ? t.fuzzyUnknown : 0;
+    // Words still unmatched, each with its (shared) lookup, for the respelling below.
+    const unmatched: [string, QueryTerm][] = [];
     const lookups = termLists.map((ts) => {
       const long = ts.length > t.fuzzyMaxTerms;
       return ts.map((term) => {
@@ -427,8 +454,9 @@ function indexOver(
           };
           found = { matches: termIndex.matches(term, expansion) };
           // Up to 20 characters: a longer word is no typo of a tool's word, and a fuzzy walk of a long one visits most of the terms.
-          if (found.matches.length === 0 && fuzzyUnknown > 0 && !long && term.length >= 4 && term.length <= 20)
+          if (found.matches.length === 0 && fuzzyUnknown > 0 && !long && term.length >= 4 && term.length <= 20) {
             found = { matches: termIndex.matches(term, { fuzzy: fuzzyUnknown, prefix: false }) };
+          }
           // An everyday verb also matches its operation's verb ("rename": update; operation-verbs.ts).
           const heads = operations?.get(term);
           // The request's own verb asks for its operation, not for the things its stem names in the
@@ -437,10 +465,17 @@ function indexOver(
           if (heads && term === verb && !namesHold(found.matches)) found = { matches: operationMatches(heads) };
           else if (heads && (t.operationVerbs === 'always' || found.matches.length === 0)) found = { matches: [...found.matches, ...operationMatches(heads)] };
           byKey.set(key, found);
+          if (found.matches.length === 0 && fuzzyUnknown > 0 && t.stem && !long && term.length >= 4) unmatched.push([term, found]);
         }
         return found;
       });
     });
+    // A search of one or two words of which none matched: a word stemmed apart from the one it misses
+    // ("postions": postion, not posit) is respelled, one edit of the word itself. A last resort for the
+    // keyword search a person types: in a longer request, or beside words that matched, a word no tool
+    // holds is more often about something the catalogue lacks than a typo (measured: docs/performance.md).
+    if (unmatched.length > 0 && terms.length <= 2 && lookups[0].every((q) => q.matches.length === 0))
+      for (const [term, found] of unmatched) found.matches = respelled(wordOf(topic, term));
     const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
     const spelled = nameSpellings(query);
     const external = opts.vectors !== undefined && opts.vectors.tools.vectors.length === tools.length * opts.vectors.tools.dim ? opts.vectors : undefined;

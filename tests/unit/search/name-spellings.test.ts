@@ -6,6 +6,8 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { buildToolIndex } from '../../../search/index.ts';
+import { normaliseTerm } from '../../../search/analysis/terms.ts';
+import { respelledMatches } from '../../../search/engine/respell.ts';
 import { readCatalog } from '../../../upstream/replay/catalog-file.ts';
 import { PROJECT_ROOT, searchableTools } from '../../fixtures/search-data.ts';
 
@@ -44,5 +46,26 @@ describe('a query of stop words only', () => {
     const page = index.searchPage('the of and a to is it');
     expect(page.hits).toEqual([]);
     expect(page.matched).toBe(0);
+  });
+});
+
+describe('a misspelt word that stems apart from the word it misses', () => {
+  // Porter: "positions" -> posit, "postions" -> postion (three edits apart): the stems' fuzzy match misses it.
+  it.each([
+    ['postions', 'list_positions'],
+    ['show my postions', 'list_positions'],
+    ['positons', 'list_positions'],
+    ['bakctest', 'get_backtest_result'],
+  ])('%s ranks %s first', (query, tool) => {
+    expect(names(query)[0]).toBe(tool);
+  });
+
+  it('respells the word, not its stem, and only words no tool holds', () => {
+    const entry = (term: string) => (term === 'posit' ? new Int32Array(2) : undefined);
+    const stem = (word: string) => normaliseTerm(word, true);
+    expect(respelledMatches('postions', stem, entry)).toHaveLength(1);
+    // Its own term is no respelling; letters other than a-z are left alone.
+    expect(respelledMatches('positions', stem, entry)).toEqual([]);
+    expect(respelledMatches('postiöns', stem, entry)).toEqual([]);
   });
 });
