@@ -14,6 +14,7 @@ export type ErrorKind =
   | 'unsupported_protocol_version'
   | 'method_not_found'
   | 'invalid_arguments'
+  | 'resource_not_found'
   | 'params_over_limit'
   | 'inexact_number'
   | 'ill_formed_string'
@@ -78,6 +79,10 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
       return { code: ERROR_CODE.methodNotFound, httpStatus: 404, blame: 'client' };
     case 'invalid_arguments':
       return { code: ERROR_CODE.invalidParams, httpStatus: 200, blame: 'client' };
+    // -32002 for 2025-era callers (2025-11-25 server/resources §Error Handling); the 2026-07-28 codec sends
+    // -32602 (basic/index §Error Codes: MUST NOT emit -32002; wire/server-codec.ts errorCodeFor).
+    case 'resource_not_found':
+      return { code: ERROR_CODE.resourceNotFound, httpStatus: 200, blame: 'client' };
     // A request's params over an input limit (limits.*), refused at the edge before dispatch.
     case 'params_over_limit':
       return { code: ERROR_CODE.invalidParams, httpStatus: 400, blame: 'client' };

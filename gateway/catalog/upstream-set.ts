@@ -420,7 +420,7 @@ export class UpstreamSet {
         ? undefined
         : (resourceOwner(uri, listings) ?? (uri.startsWith('ui://') ? await this.viewOwner(uri, onBehalfOf, linking) : undefined));
     const upstream = owner && this.get(owner);
-    if (!upstream) throw new GatewayError('invalid_arguments', `Resource not found: ${String(uri).slice(0, 200)}`);
+    if (!upstream) throw new GatewayError('resource_not_found', `Resource not found: ${String(uri).slice(0, 200)}`, typeof uri === 'string' ? { uri } : {});
     return upstream;
   }
 

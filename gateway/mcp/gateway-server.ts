@@ -100,7 +100,11 @@ export class GatewayServer extends Server {
           return error.result;
         }
         this.report(method, 'error');
-        if (error instanceof RelayedUpstreamError && error.code === RESOURCE_NOT_FOUND_2025 && this.reporting.labels.era === 'legacy')
+        if (
+          (error instanceof RelayedUpstreamError || error instanceof GatewayError) &&
+          error.code === RESOURCE_NOT_FOUND_2025 &&
+          this.reporting.labels.era === 'legacy'
+        )
           this.keptCodes.set(request.id, error.code);
         if (error instanceof GatewayError || error instanceof RelayedUpstreamError) throw error;
         const invalid = invalidParams(method, request);
@@ -138,7 +142,8 @@ export class GatewayServer extends Server {
    * The SDK's encoder turns -32002 into -32602 on every revision (SDK docs/migration upgrade-to-v2
    * "Typed ProtocolError subclasses"), but 2025-11-25 and earlier name resource-not-found -32002
    * (server/resources §Error Handling): a 2025-era upstream's -32002 relayed to a 2025-era caller keeps
-   * its code (the 2026-07-28 translation is error-translation.ts's, before this).
+   * its code, as does the gateway's own (`resource_not_found`: a URI no upstream serves, or one the caller
+   * may not read); the 2026-07-28 translation is error-translation.ts's, before this.
    */
   override async connect(transport: Transport): Promise<void> {
     const send = transport.send.bind(transport);

@@ -150,7 +150,7 @@ function unknownRouted(method: RoutedMethod, params: Record<string, unknown>): G
     return new GatewayError('invalid_arguments', `Unknown prompt: ${String(method === 'prompts/get' ? params.name : ref.name)}`);
   }
   const uri = method === 'resources/read' ? params.uri : ref.uri;
-  return new GatewayError('invalid_arguments', `Resource not found: ${String(uri).slice(0, 200)}`);
+  return new GatewayError('resource_not_found', `Resource not found: ${String(uri).slice(0, 200)}`, typeof uri === 'string' ? { uri } : {});
 }
 
 /** The caller's view; its tool list is filtered on first use only (a warm tools/list or search never needs it). */

@@ -168,6 +168,8 @@ export function refusalShape(
       .replace(/\. Nearest names: [^.]*(\.|$)/, (_hint, end: string) => (end === '.' ? '.' : ''));
   if (answer.error) {
     const { nearest: _nearest, ...data } = answer.error.data ?? {};
+    // A resource's refusal names the URI asked in its data too (`{ uri }`, spec server/resources §Error Handling).
+    if (typeof data.uri === 'string') data.uri = strip(data.uri);
     return { code: answer.error.code, message: strip(answer.error.message), data };
   }
   const result = answer.result ?? {};

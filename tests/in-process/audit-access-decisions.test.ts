@@ -80,6 +80,16 @@ describe('prompt, resource and completion decisions', () => {
       expect(JSON.stringify(lines[0])).not.toContain('s3cr3t');
     });
 
+    // 2025-11-25 server/resources §Error Handling: -32002; 2026-07-28 basic/index §Error Codes: -32602, never -32002 (a try-out got -32602 on 2025).
+    it(`${era}: an unknown URI is answered resource-not-found in the caller's revision, naming the URI`, async () => {
+      const { message } = await ask(era, '/mcp', 'resources/read', { uri: 'file:///nowhere.txt' });
+      expect(message.error).toMatchObject({
+        code: era === 'legacy' ? -32002 : -32602,
+        message: 'Resource not found: file:///nowhere.txt',
+        data: { kind: 'resource_not_found', uri: 'file:///nowhere.txt' },
+      });
+    });
+
     it(`${era}: an upstream's refusal is one error line with its code`, async () => {
       const { message, lines } = await ask(era, '/mcp', 'resources/read', { uri: 'file:///vanished.txt' });
       expect(message.error).toBeDefined();

@@ -155,14 +155,21 @@ describe('a ui:// view no upstream lists', () => {
     const read = async (uri: string) => {
       const { headers, body } = rpc('modern', 1, 'resources/read', { uri });
       const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...READER }, body: JSON.stringify(body) }));
-      return (await response.json()) as { result?: { contents: { text: string }[] }; error?: { code: number; message: string } };
+      return (await response.json()) as {
+        result?: { contents: { text: string }[] };
+        error?: { code: number; message: string; data?: Record<string, unknown> };
+      };
     };
     try {
       expect((await read('ui://notes/notes-view')).result?.contents).toEqual([expect.objectContaining({ text: 'the notes view' })]);
       const hidden = await read('ui://notes/admin-view');
       const missing = await read('ui://notes/no-such-view');
       expect(hidden.result).toBeUndefined();
-      expect(hidden.error).toEqual({ ...missing.error, message: missing.error!.message.replace('no-such-view', 'admin-view') });
+      expect(hidden.error).toEqual({
+        ...missing.error,
+        message: missing.error!.message.replace('no-such-view', 'admin-view'),
+        data: { ...missing.error!.data, uri: 'ui://notes/admin-view' },
+      });
       // A view no tool links, unlisted: not routed by its scheme either; nor the hidden one by an upper-case scheme (review).
       expect((await read('ui://notes/other-view')).result).toBeUndefined();
       expect((await read('UI://notes/admin-view')).result).toBeUndefined();
