@@ -16,6 +16,7 @@ import { ARGUMENT_ERRORS_META_KEY } from '../../gateway/checks/input-check.ts';
 import { resolveCall } from '../../upstream/server/call-tool.ts';
 
 const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
+const CLAIM_KEY = 'io.modelcontextprotocol/protocolVersion';
 
 describe('protocol edges', () => {
   let stack: InProcessGateway;
@@ -207,6 +208,24 @@ describe('protocol edges', () => {
     const body = JSON.parse(notification.body as string) as Record<string, unknown>;
     delete body.id;
     expect((await send(notification, { body: JSON.stringify(body) })).status).toBe(202);
+  });
+
+  // README "Malformed input": a 2026-07-28 envelope missing a member or with one of the wrong type is 400 -32602, the
+  // issues in data.envelope (a try-out read -32600 in the README).
+  it.each([
+    ['no _meta', undefined],
+    ['no protocolVersion', { 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} }],
+    ['clientInfo a string', { [CLAIM_KEY]: '2026-07-28', 'io.modelcontextprotocol/clientInfo': 'x', 'io.modelcontextprotocol/clientCapabilities': {} }],
+    [
+      'clientCapabilities an array',
+      { [CLAIM_KEY]: '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': [] },
+    ],
+  ] as const)('answers a 2026-07-28 tools/list whose envelope has %s 400 -32602 with the issues in data.envelope', async (_what, meta) => {
+    const asked = call('modern', 'tools/list');
+    const response = await send(asked, { body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: meta ? { _meta: meta } : {} }) });
+    const answer = await answerOf(response);
+    expect({ status: response.status, code: answer.error?.code }).toEqual({ status: 400, code: -32602 });
+    expect(answer.error?.data).toEqual({ envelope: expect.anything() });
   });
 
   // server/discover is a 2026-07-28 method: asked in a 2025 revision it is unknown there, answered in band as the 2025 leg
