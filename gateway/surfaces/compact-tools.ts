@@ -128,7 +128,7 @@ const CALL_TOOL_DEFINITION: Tool = {
   inputSchema: {
     type: 'object',
     properties: {
-      name: { type: 'string', maxLength: MAX_TOOL_NAME_LENGTH, description: 'Tool name from search_tools.' },
+      name: { type: 'string', minLength: 1, maxLength: MAX_TOOL_NAME_LENGTH, description: 'Tool name from search_tools.' },
       arguments: { type: 'object', description: "Matching that tool's input_schema." },
     },
     required: ['name'],

@@ -84,13 +84,17 @@ describe.each(ERAS)('call_tool (%s era)', (era) => {
     expect(await upstreamCalls()).toBe(calls);
   });
 
-  it('checks its own arguments: a missing name or a non-object arguments names the path', async () => {
-    const [noName, badArgs] = await withClient(era, compactUrl, DEMO_KEYS.full, async (c) => [
+  it('checks its own arguments: a missing or empty name or a non-object arguments names the path', async () => {
+    const [noName, emptyName, badArgs] = await withClient(era, compactUrl, DEMO_KEYS.full, async (c) => [
       await c.callTool('call_tool', { arguments: {} }),
+      await c.callTool('call_tool', { name: '', arguments: {} }),
       await c.callTool('call_tool', { name: 'list_deals', arguments: 'limit=1' }),
     ]);
     expect(noName.isError).toBe(true);
     expect((noName._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(['/name']);
+    // An empty name was "Unknown tool: ." (try-out).
+    expect(emptyName.isError).toBe(true);
+    expect((emptyName._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(['/name']);
     expect(badArgs.isError).toBe(true);
     expect((badArgs._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toEqual(['/arguments']);
   });
