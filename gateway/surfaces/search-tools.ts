@@ -121,9 +121,11 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
   const structured: { tools: SearchMatch[]; matched: number; total: number; summary: string; hint?: string } = { tools, matched, total, summary };
   if (tools.length === 0) {
     // Within the upstream filter, its categories only (try-out: the hint listed every upstream's, and blamed the category alone).
-    const categories = visibleCategories(visible, upstream);
+    // Not the one already searched (try-out: "in category orders ... or a category: ..., orders, ...").
+    const categories = visibleCategories(visible, upstream).filter((c) => c !== category);
     const within = `${category ? ` in category ${category}` : ''}${upstream ? ` of upstream ${upstream}` : ''}`;
-    structured.hint = `No tool matched${within}. Try other words${categories.length ? `, or a category${upstream ? ` of upstream ${upstream}` : ''}: ${categories.join(', ')}` : ''}.`;
+    const other = category ? 'another category' : 'a category';
+    structured.hint = `No tool matched${within}. Try other words${categories.length ? `, or ${other}${upstream ? ` of upstream ${upstream}` : ''}: ${categories.join(', ')}` : ''}.`;
   }
   count('ok');
   const result: CallToolResult = {

@@ -154,5 +154,9 @@ describe.each(ERAS)('search_tools (%s era)', (era) => {
       expect(tools).toEqual([]);
       expect(hint).toContain('accounts, backtests, data, market-data, orders, positions');
       expect(hint).not.toContain('middle-office');
+      // Within a category, the others only (try-out: the one searched was offered again).
+      const within = found(await search(c, { query: 'xylophone zeppelin', category: 'orders' }));
+      expect(within.tools).toEqual([]);
+      expect(within.hint).toBe('No tool matched in category orders. Try other words, or another category: accounts, backtests, data, market-data, positions.');
     }));
 });

@@ -201,7 +201,7 @@ describe('the merged compact surface (/mcp/compact)', () => {
       const none = (await client.callTool({ name: 'search_tools', arguments: { query: 'add numbers', category: 'math', upstream: 'cpzai' } }))
         .structuredContent as { tools: unknown[]; hint: string };
       expect(none.tools).toEqual([]);
-      expect(none.hint).toMatch(/^No tool matched in category math of upstream cpzai\. Try other words, or a category of upstream cpzai: .*orders/);
+      expect(none.hint).toMatch(/^No tool matched in category math of upstream cpzai\. Try other words, or another category of upstream cpzai: .*orders/);
       expect(none.hint).not.toMatch(/: .*\bmath\b/);
     } finally {
       await client.close();
