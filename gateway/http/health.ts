@@ -11,8 +11,8 @@ export function healthz(ctx: Context): void {
  * serve; 200 `degraded` naming the upstreams that are not (down, never fetched, or stale with the last
  * error) while at least one other serves; 503 `not_ready` when none does; 503 `draining` once a
  * graceful shutdown has begun (the gateway still serves while load balancers take it out). Tools on
- * hold (catalog/pin-guard.ts) are listed under `held` (upstream, its own tool name, why, what changed)
- * without changing the status: the gateway serves everything else, and an operator must act, not a
+ * hold (catalog/pin-guard.ts) are counted under `held`, one `{ upstream, reason }` each (their names and
+ * changes on the console and in `pins list` only), without changing the status: the gateway serves everything else, and an operator must act, not a
  * load balancer. Except tools held `unverified` (the Redis pin store could not be read, so their pins
  * are unknown): then 503 `not_ready` with a reason naming the pin store, since the replica serves none
  * of them until it can read it (a load balancer sends the traffic to a replica that can); and likewise
@@ -27,7 +27,9 @@ export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
       return;
     }
     const upstreams = runtime.upstreamSet.readiness();
-    const held = runtime.pins.held().map(({ upstream, name, reason, changes }) => ({ upstream, tool: name, reason, changes }));
+    // Without the tools' names or changes: /readyz answers anyone, and a caller is told about a tool it may not use
+    // exactly as about one that does not exist (README, Access). Names and changes: the console and `pins list`.
+    const held = runtime.pins.held().map(({ upstream, reason }) => ({ upstream, reason }));
     const unverified = held.filter((h) => h.reason === 'unverified').length;
     const stores = [
       ...(unverified ? [`the pin store (Redis at cache.redisUrl) cannot be read: ${unverified} tool(s) held as unverified until it can`] : []),

@@ -156,9 +156,13 @@ describe('a pinned tool whose upstream changes it (pinning.mode: hold, the defau
       // The index holds the pinned text: a word only the new description has finds nothing.
       const byNewWord = await withEra('modern', '/mcp/compact', (c) => c.callTool('search_tools', { query: 'quetzalcoatl' }));
       expect(byNewWord.structuredContent).toMatchObject({ matched: 0 });
-      // The rest keeps serving; readiness names the held tool without turning not-ready.
+      // The rest keeps serving; readiness counts the held tool without turning not-ready, and without its name or
+      // changes (it answers anyone, and a tool a caller may not use is as unknown as a missing one): those are the console's.
       expect((await withEra('modern', '/mcp', (c) => c.callTool('get_forecast', { city: 'Oslo' }))).isError).toBeFalsy();
-      expect(await readyz()).toMatchObject({ status: 'ready', held: [{ upstream: 'fake', tool: 'get_weather', reason: 'changed' }] });
+      const ready = await readyz();
+      expect(ready).toEqual({ status: 'ready', held: [{ upstream: 'fake', reason: 'changed' }] });
+      expect(JSON.stringify(ready)).not.toMatch(/get_weather|quetzalcoatl/);
+      expect(stack!.runtime.state.pins.held().map((h) => [h.upstream, h.name, h.reason])).toEqual([['fake', 'get_weather', 'changed']]);
       expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="held"')).toBe(1);
       // Held, so not also "served with lint findings" (pinning.lint: warn): the hold names the findings.
       expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="lint_warned"')).toBe(0);
@@ -220,7 +224,7 @@ describe('a pinned tool whose upstream changes it (pinning.mode: hold, the defau
       expect((await refusal(era, '/mcp/compact', 'call_tool', { name: 'get_weather', arguments: { city: 'Oslo' } })).text).toMatch(/on hold/);
     }
     expect(callsOf('get_weather')).toBe(0);
-    expect(await readyz()).toMatchObject({ held: [{ tool: 'get_weather', reason: 'changed' }] });
+    expect(await readyz()).toMatchObject({ held: [{ reason: 'changed' }] });
   });
 
   it('keeps the pin of a removed tool: it comes back changed and is held, comes back as pinned and is served', async () => {
@@ -303,7 +307,7 @@ describe('the description lint', () => {
     expect((await withEra('modern', '/mcp', (c) => c.listTools())).map((t) => t.name)).toEqual(['get_forecast', 'set_alarm']);
     const refused = await refusal('modern', '/mcp', 'get_weather', { city: 'Oslo' });
     expect(refused.text).toMatch(/description lint findings .*lint instruction-tags at \/description/);
-    expect(await readyz()).toMatchObject({ held: [{ tool: 'get_weather', reason: 'lint' }] });
+    expect(await readyz()).toMatchObject({ held: [{ reason: 'lint' }] });
     await stack!.runtime.state.pins.approve('fake', 'get_weather', { via: 'test' });
     expect((await withEra('modern', '/mcp', (c) => c.listTools())).map((t) => t.name)).toEqual(['get_weather', 'get_forecast', 'set_alarm']);
   });

@@ -127,9 +127,7 @@ async function expectHeld(gateway: InProcessGateway, fake: FakeUpstreamCore, ups
   expect(fake.received.filter((r) => r.method === 'tools/call')).toEqual([]);
   const ready = await get(gateway, '/readyz');
   expect(ready).toMatchObject({ status: 'ready' });
-  expect((ready.held as { upstream: string; tool: string; reason: string }[]).map((h) => [h.upstream, h.tool, h.reason])).toEqual([
-    [upstream, 'set_alert', 'changed'],
-  ]);
+  expect((ready.held as { upstream: string; reason: string }[]).map((h) => [h.upstream, h.reason])).toEqual([[upstream, 'changed']]);
   const entries = (await get(gateway, '/console/api/pins')).entries as {
     upstream: string;
     name: string;
@@ -187,9 +185,7 @@ describe('a reload that renames an upstream whose tool is held (memory store)', 
     fake.setTools([alert(POISONED)]);
     await reloadInProcess(first, renamed(first, 'weather2'), { weather2: fake });
     expect(await listed(first)).toEqual([]);
-    expect(((await get(first, '/readyz')).held as { upstream: string; tool: string; reason: string }[]).map((h) => [h.upstream, h.tool, h.reason])).toEqual([
-      ['weather2', 'set_alert', 'new'],
-    ]);
+    expect(((await get(first, '/readyz')).held as { upstream: string; reason: string }[]).map((h) => [h.upstream, h.reason])).toEqual([['weather2', 'new']]);
     // Judged again (a later catalogue, with a tool neither name listed): still held, not pinned as the first
     // catalogue of an upstream without pins; the other tool is new too.
     const radar: FakeTool = { definition: { name: 'get_radar', inputSchema: { type: 'object' } } as Tool };
