@@ -15,6 +15,7 @@ import { nearestByName } from './name-hints.ts';
 import type { Catalog, CatalogTool } from './catalog.ts';
 import { throttled, type Logger } from '../obs/log.ts';
 import type { ToolSearchOverrides, UpstreamConfig } from '../../config/types.ts';
+import { DeadlineExceeded, withinDeadline } from '../store/deadline.ts';
 
 /** Tools the cached indexes of callers' findable tools hold together (see `SearchIndexCache.findableIndex`). */
 const FINDABLE_INDEX_TOOLS = 50_000;
@@ -287,11 +288,8 @@ function searchable(tool: CatalogTool, override: ToolSearchOverrides | undefined
 
 /** `promise`'s value if it settles within `ms`, else undefined (its rejection, if it rejects in time). */
 function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<undefined>((resolve) => {
-    const t = setTimeout(() => resolve(undefined), ms);
-    t.unref();
-    timer = t;
+  return withinDeadline(promise, ms, () => new DeadlineExceeded('the build', ms)).catch((error: unknown) => {
+    if (error instanceof DeadlineExceeded) return undefined;
+    throw error;
   });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }

@@ -5,6 +5,7 @@ const scryptAsync = promisify(scrypt);
 import type { GatewayConfig } from '../../config/types.ts';
 import type { Logger } from '../obs/log.ts';
 import { createRedisConnection } from '../store/redis-connection.ts';
+import { DeadlineExceeded, withinDeadline } from '../store/deadline.ts';
 
 /** The Redis hash of one setting's fingerprints in use (field: fingerprint, value: when last seen, ms), a Cluster hash tag of its own. */
 export const fingerprintsKey = (setting: string) => `{mcp-gateway:keys}:fingerprints:${setting}`;
@@ -102,9 +103,8 @@ export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: (
     const client = createRedisConnection(current.cache, { role: 'keys', connectTimeoutMs: budget, disableOfflineQueue: true });
     client.on('error', () => {});
     const differing: string[] = [];
-    let timer: NodeJS.Timeout | undefined;
     try {
-      await Promise.race([
+      await withinDeadline(
         (async () => {
           await client.connect();
           for (const s of settings) {
@@ -134,8 +134,9 @@ export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: (
             }
           }
         })(),
-        new Promise((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${budget} ms`)), budget))),
-      ]);
+        budget,
+        () => new DeadlineExceeded('the shared key check', budget),
+      );
     } catch (error) {
       const message = (error as Error).message;
       // Refused by an ACL (NOPERM on {mcp-gateway:keys}:*): the check cannot run on this Redis, which an operator can change; once.
@@ -144,7 +145,6 @@ export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: (
         log.warn({ err: message }, 'shared key check: Redis refused it (allow the {mcp-gateway:keys}:* keys); replicas holding different keys are not found');
       } else log.debug({ err: message }, 'shared key check: Redis did not answer; not checked');
     } finally {
-      clearTimeout(timer);
       client.destroy();
     }
     return [...new Set(differing)];

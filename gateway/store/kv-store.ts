@@ -5,6 +5,7 @@ import type { GatewayConfig } from '../../config/types.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { createRedisConnection } from './redis-connection.ts';
+import { DeadlineExceeded, withinDeadline } from './deadline.ts';
 
 /**
  * A keyv-backed store that never throws and never hangs: every operation has a time budget, and a
@@ -53,19 +54,11 @@ export function createKvStore(cache: GatewayConfig['cache'], options: KvStoreOpt
   keyv.on('error', (error: unknown) => failed('connection', error));
   const bounded = async <T>(op: string, run: () => Promise<T>): Promise<T | undefined> => {
     if (Date.now() < bypassUntil) return undefined;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        run(),
-        new Promise<never>((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`${op} exceeded ${cache.operationTimeoutMs} ms`)), cache.operationTimeoutMs);
-        }),
-      ]);
+      return await withinDeadline(run(), cache.operationTimeoutMs, () => new DeadlineExceeded(op, cache.operationTimeoutMs));
     } catch (error) {
       failed(op, error);
       return undefined;
-    } finally {
-      clearTimeout(timer);
     }
   };
   return {

@@ -4,6 +4,7 @@ import type { GatewayConfig } from '../../config/types.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { createRedisConnection } from './redis-connection.ts';
+import { DeadlineExceeded, withinDeadline } from './deadline.ts';
 
 /**
  * Where tool definition pins live (issue 30): per upstream, the definition each tool was pinned with
@@ -225,14 +226,14 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     client.connect().then(resolve, resolve);
   });
   const bounded = async <T>(op: string, run: () => Promise<T>): Promise<T> => {
-    let timer: NodeJS.Timeout | undefined;
+    const ms = options.operationTimeoutMs;
+    const late = () => new DeadlineExceeded(op, ms);
     try {
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`${op} exceeded ${options.operationTimeoutMs} ms`)), options.operationTimeoutMs);
-      });
-      if (connecting) await Promise.race([connecting, deadline]);
+      // One budget for both: the first connection attempt, then the operation in what is left of it.
+      const started = Date.now();
+      if (connecting) await withinDeadline(connecting, ms, late);
       connecting = undefined;
-      return await Promise.race([run(), deadline]);
+      return await withinDeadline(run(), Math.max(0, ms - (Date.now() - started)), late);
     } catch (error) {
       options.metrics.cacheStoreErrors.inc({ cache: 'pins', op });
       if (Date.now() - lastErrorLogged > 1000) {
@@ -240,8 +241,6 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
         options.log.warn({ op, err: (error as Error)?.message }, 'pin store operation failed');
       }
       throw new PinStoreUnavailable(error);
-    } finally {
-      clearTimeout(timer);
     }
   };
   const parsed = <T>(hash: Record<string, string>) => new Map(Object.entries(hash).map(([name, json]) => [name, JSON.parse(json) as T]));

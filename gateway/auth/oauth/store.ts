@@ -1,6 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../../../config/types.ts';
 import { createRedisConnection, REFUSED_BY_REDIS } from '../../store/redis-connection.ts';
+import { DeadlineExceeded, withinDeadline } from '../../store/deadline.ts';
 
 /**
  * How a record may leave the in-process store before its TTL:
@@ -104,29 +105,16 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
       .finally(() => (pinging = false));
   };
   const bounded = async <T>(run: () => Promise<T>, ms = budget): Promise<T> => {
-    let timer: NodeJS.Timeout | undefined;
-    let timedOut = false;
     try {
-      const answer = await Promise.race([
-        run(),
-        new Promise<never>(
-          (_, reject) =>
-            (timer = setTimeout(() => {
-              timedOut = true;
-              reject(new Error(`Redis operation exceeded ${ms} ms`));
-            }, ms)),
-        ),
-      ]);
+      const answer = await withinDeadline(run(), ms, () => new DeadlineExceeded('Redis operation', ms));
       silentSince = undefined;
       return answer;
     } catch (error) {
-      if (timedOut) {
+      if (error instanceof DeadlineExceeded) {
         silentSince ??= Date.now();
         recheck();
       }
       throw new OAuthStoreUnavailable(error, retryAfterSeconds);
-    } finally {
-      clearTimeout(timer);
     }
   };
   // node-redis's connect() resolves only once Redis answers (it retries for ever): wait for the first attempt.
