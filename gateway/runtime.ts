@@ -10,6 +10,7 @@ import { EmbeddingSearch, type VectorStore } from '../search/index.ts';
 import { requireAnonymousWhereUnchecked } from '../config/load.ts';
 import { ScopeCache } from './auth/scope-cache.ts';
 import { Authenticator, credentialSources } from './auth/authenticate.ts';
+import { receivesCallerCredential } from './policy/visibility.ts';
 import { serverKey } from './auth/credentials.ts';
 import { CatalogCache } from './catalog/catalog-cache.ts';
 import { idleKeyScopes, type Catalog } from './catalog/catalog.ts';
@@ -275,6 +276,13 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       'cache.key is not set: credential digests use a key random to this process, so replicas sharing Redis will not share scope entries (set GATEWAY_CACHE_KEY on all of them)',
     );
   }
+  // policy.hiddenToolCalls: forward holds only where an upstream can decide (visibility.ts hiddenToolCallsFor): said once, by name.
+  const undecided = config.policy.hiddenToolCalls === 'forward' ? config.upstreams.filter((u) => !receivesCallerCredential(u)).map((u) => u.name) : [];
+  if (undecided.length)
+    log.warn(
+      { upstreams: undecided },
+      `policy.hiddenToolCalls is forward, but ${undecided.join(', ')} never receive the caller's credential (stdio or forwardCredentials: false): calls of their tools a caller cannot see are refused as unknown`,
+    );
   // Settings of a mode not chosen are not read: an operator who filled them in most likely meant that mode.
   if (config.oauth.mode !== 'external' && config.oauth.external.issuer !== undefined)
     log.warn(

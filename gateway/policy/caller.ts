@@ -3,7 +3,7 @@ import type { Catalog, CatalogTool } from '../catalog/catalog.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { GatewayError } from '../errors.ts';
-import { accessFor, hiddenToolCallsFor, mayReach, visibilityKey, visibleTools, type Access, type HiddenToolCalls } from './visibility.ts';
+import { accessFor, hiddenToolCallsFor, mayReach, visibilityKey, visibleTools, type Access, type HiddenToolCallsRule } from './visibility.ts';
 import { inSpan } from '../obs/tracing.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
@@ -43,8 +43,9 @@ export interface Caller {
   readonly era: 'modern' | 'legacy';
   /** What the caller may reach of each upstream. */
   readonly access: Access;
-  /** What a direct call of a tool this caller cannot see does (`policy.hiddenToolCalls`, always `refuse` for an OAuth grant). */
-  readonly hiddenToolCalls: HiddenToolCalls;
+  /** What a direct call of a tool this caller cannot see does, per upstream (`policy.hiddenToolCalls`: `forward` only
+   *  where the upstream receives the caller's credential; always `refuse` for an OAuth grant). */
+  readonly hiddenToolCalls: HiddenToolCallsRule;
   /** The merged catalogue of every upstream, tools under their exposed names (before visibility). */
   catalog(): Promise<Catalog>;
   /** The caller's visible catalogue. */
@@ -102,7 +103,7 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
     onBehalfOf,
     era,
     access,
-    hiddenToolCalls: hiddenToolCallsFor(runtime.config.policy.hiddenToolCalls, credential.granted !== undefined),
+    hiddenToolCalls: hiddenToolCallsFor(runtime.config.policy.hiddenToolCalls, credential.granted !== undefined, runtime.config.upstreams),
     catalog: async () => (await served()).catalog,
     async list(method) {
       const list = await upstreams.list(method, onBehalfOf, reachable);

@@ -1,6 +1,6 @@
 import { NOT_HELD, type Catalog, type CatalogTool, type PinStatus } from '../catalog/catalog.ts';
 import { isAppOnlyTool } from '../catalog/extensions.ts';
-import { isVisible, type Access, type HiddenToolCalls } from './visibility.ts';
+import { isVisible, type Access, type HiddenToolCallsRule } from './visibility.ts';
 
 /**
  * Tool resolution: what one tool name means to one caller on one endpoint, decided once, here. Every
@@ -118,8 +118,9 @@ export function findableByModel(resolution: ToolResolution): boolean {
 
 /**
  * Whether a direct tools/call (or a task of the tool) reaches the upstream: a catalogue tool the caller
- * may see, or under `policy.hiddenToolCalls: forward` any catalogue tool (the upstream decides).
+ * may see, or one whose upstream's rule is `forward` (`policy.hiddenToolCalls: forward` on an upstream
+ * that receives the caller's credential: the upstream decides; visibility.ts hiddenToolCallsFor).
  */
-export function directCallAllowed(resolution: ToolResolution, setting: HiddenToolCalls): resolution is Resolved {
-  return resolution.tool !== undefined && (resolution.visible || setting === 'forward');
+export function directCallAllowed(resolution: ToolResolution, rule: HiddenToolCallsRule): resolution is Resolved {
+  return resolution.tool !== undefined && (resolution.visible || rule(resolution.tool.upstream) === 'forward');
 }

@@ -39,7 +39,7 @@ export function accessFor(standing: Standing, upstreams: readonly UpstreamConfig
   if (standing.kind === 'scopes') return new ScopesAccess(standing);
   const byUpstream = new Map<string, UpstreamAccess>();
   for (const upstream of upstreams) {
-    const forwards = upstream.url !== undefined && upstream.forwardCredentials;
+    const forwards = receivesCallerCredential(upstream);
     const lastKnown = standing.kind === 'unverified' ? standing.lastKnown?.scopes : undefined;
     const unverified = upstream.scopes.failureMode === 'open' ? (lastKnown ?? 'none') : 'none';
     byUpstream.set(upstream.name, standing.kind === 'unchecked' ? (forwards ? 'all' : []) : unverified);
@@ -106,14 +106,35 @@ export const OPERATOR_ACCESS: Access = Object.freeze({ of: () => 'all' as const,
  */
 export type HiddenToolCalls = 'forward' | 'refuse';
 
+/** The rule of one caller, per upstream (by configured name). */
+export type HiddenToolCallsRule = (upstream: string) => HiddenToolCalls;
+
+/** Whether an upstream receives the caller's credential (HTTP with `forwardCredentials`), so that it can decide a call itself. */
+export function receivesCallerCredential(upstream: UpstreamConfig): boolean {
+  return upstream.url !== undefined && upstream.forwardCredentials;
+}
+
+const REFUSE_HIDDEN: HiddenToolCallsRule = () => 'refuse';
+/** The `forward` rule of each upstream list (a configuration's), made once. */
+const FORWARD_RULES = new WeakMap<readonly UpstreamConfig[], HiddenToolCallsRule>();
+
 /**
- * The rule that applies to one caller: `setting`, except for a caller with an OAuth token (`oauthGrant`),
- * always `refuse`: the token's grant is narrower than the platform credential behind it, and the
- * platform sees only the credential, so only the gateway can keep the caller to the grant (least
- * privilege, issue 14).
+ * The rule that applies to one caller: `setting`, on an upstream that receives the caller's credential
+ * only ({@link receivesCallerCredential}): one that does not (stdio, `forwardCredentials: false`) cannot
+ * tell one caller from another, so forwarding would run a tool the caller's scopes forbid with nobody
+ * checking (a try-out ran a state-changing tool so); and always `refuse` for a caller with an OAuth token
+ * (`oauthGrant`): the token's grant is narrower than the platform credential behind it, and the platform
+ * sees only the credential, so only the gateway can keep the caller to the grant (least privilege, issue 14).
  */
-export function hiddenToolCallsFor(setting: HiddenToolCalls, oauthGrant: boolean): HiddenToolCalls {
-  return oauthGrant ? 'refuse' : setting;
+export function hiddenToolCallsFor(setting: HiddenToolCalls, oauthGrant: boolean, upstreams: readonly UpstreamConfig[]): HiddenToolCallsRule {
+  if (oauthGrant || setting === 'refuse') return REFUSE_HIDDEN;
+  let rule = FORWARD_RULES.get(upstreams);
+  if (rule === undefined) {
+    const deciding = new Set(upstreams.filter(receivesCallerCredential).map((u) => u.name));
+    rule = (upstream) => (deciding.has(upstream) ? 'forward' : 'refuse');
+    FORWARD_RULES.set(upstreams, rule);
+  }
+  return rule;
 }
 
 /**

@@ -32,8 +32,11 @@ afterEach(async () => {
   gateway = undefined;
 });
 
-async function callAs(caller: string, hiddenToolCalls?: 'forward' | 'refuse'): Promise<{ outcome: unknown; upstreamCalls: number }> {
-  gateway = inProcessGateway({ scopes: { endpoint: endpoint.url }, ...(hiddenToolCalls ? { policy: { hiddenToolCalls } } : {}) }, { fake: { tools } });
+async function callAs(caller: string, hiddenToolCalls?: 'forward' | 'refuse', forwardCredentials = true): Promise<{ outcome: unknown; upstreamCalls: number }> {
+  gateway = inProcessGateway(
+    { scopes: { endpoint: endpoint.url }, upstreams: [{ forwardCredentials }], ...(hiddenToolCalls ? { policy: { hiddenToolCalls } } : {}) },
+    { fake: { tools } },
+  );
   const client = new Client({ name: 'hidden-tool-calls', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   await client.connect(new StreamableHTTPClientTransport(gateway.mcpUrl, { fetch: gateway.fetchWith({ authorization: `Bearer ${caller}` }) }));
   try {
@@ -49,6 +52,19 @@ describe('policy.hiddenToolCalls', () => {
     const { outcome, upstreamCalls } = await callAs('visitor', 'forward');
     expect(outcome).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
     expect(upstreamCalls).toBe(1);
+  });
+
+  // An upstream that never sees the caller's credential cannot decide: forwarding would run the tool unchecked (try-out:
+  // a state-changing tool of a stdio upstream ran for a caller whose scopes did not allow it).
+  it('forward: refused like refuse on an upstream that does not receive the caller credential (forwardCredentials: false)', async () => {
+    const { outcome, upstreamCalls } = await callAs('visitor', 'forward', false);
+    expect(outcome).toBeInstanceOf(ProtocolError);
+    expect((outcome as ProtocolError).code).toBe(-32602);
+    expect((outcome as ProtocolError).message).toContain('Unknown tool: read_ledger');
+    expect(upstreamCalls).toBe(0);
+    // Said once at start, naming the upstream.
+    const warned = gateway!.logs.records().filter((r) => String(r.msg).startsWith('policy.hiddenToolCalls is forward'));
+    expect(warned).toEqual([expect.objectContaining({ upstreams: ['fake'] })]);
   });
 
   for (const setting of [undefined, 'refuse'] as const) {

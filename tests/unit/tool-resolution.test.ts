@@ -121,10 +121,10 @@ describe('resolveTool', () => {
 
 describe('directCallAllowed', () => {
   it('lets a visible tool through; a hidden one only under hiddenToolCalls forward; never a name without a tool', () => {
-    expect(directCallAllowed(resolveTool(catalog, reader, 'get_order', 'full'), 'refuse')).toBe(true);
-    expect(directCallAllowed(resolveTool(catalog, reader, 'place_order', 'full'), 'refuse')).toBe(false);
-    expect(directCallAllowed(resolveTool(catalog, reader, 'place_order', 'full'), 'forward')).toBe(true);
-    expect(directCallAllowed(resolveTool(catalog, reader, 'nope', 'full'), 'forward')).toBe(false);
+    expect(directCallAllowed(resolveTool(catalog, reader, 'get_order', 'full'), () => 'refuse')).toBe(true);
+    expect(directCallAllowed(resolveTool(catalog, reader, 'place_order', 'full'), () => 'refuse')).toBe(false);
+    expect(directCallAllowed(resolveTool(catalog, reader, 'place_order', 'full'), () => 'forward')).toBe(true);
+    expect(directCallAllowed(resolveTool(catalog, reader, 'nope', 'full'), () => 'forward')).toBe(false);
   });
 });
 
