@@ -258,7 +258,12 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
         `${at}.name`,
         `"${upstream.name}" and "${prefixed.name}" make ambiguous tool names: "${upstream.name.length > prefixed.name.length ? upstream.name : prefixed.name}${separator}x" could be either's (naming.separator "${separator}")`,
       );
+    const headerTemplates = upstream.headers;
     upstream.headers = interpolateAll(upstream.headers, env, `${at}.headers`);
+    // `Authorization: Bearer ${TOKEN}` with TOKEN set to nothing would send a bare `Bearer` (try-out).
+    for (const [name, value] of Object.entries(upstream.headers))
+      if (headerTemplates[name]!.includes('${') && (value.trim() === '' || /\s$/.test(value)))
+        throw new ConfigError(`${at}.headers.${name}`, 'ends empty once its variables are read (a variable set to nothing?)');
     upstream.env = interpolateAll(upstream.env, env, `${at}.env`);
     upstream.args = upstream.args.map((arg, i) => interpolate(arg, env, `${at}.args[${i}]`));
     if (upstream.command !== undefined) upstream.command = interpolate(upstream.command, env, `${at}.command`);
@@ -351,10 +356,19 @@ function urlShape(value: string): string {
 function finaliseApiKeys(config: GatewayConfig, env: Record<string, string | undefined>): void {
   const names = new Set<string>();
   const credentials = new Set<string>();
+  const { keyHeader, secretHeader } = config.credentials;
+  // HTTP header names ignore case (RFC 9110 §5.1): the two would be one header, and the secret alone would make a credential (try-out).
+  if (keyHeader.toLowerCase() === secretHeader.toLowerCase())
+    throw new ConfigError(
+      'credentials.secretHeader',
+      `is credentials.keyHeader ("${keyHeader}")${keyHeader === secretHeader ? '' : ' in another case (header names ignore case)'}: name two headers`,
+    );
   config.credentials.apiKeys.forEach((apiKey, index) => {
     const at = `credentials.apiKeys[${index}]`;
     for (const field of ['key', 'secret', 'token'] as const) {
       if (apiKey[field] !== undefined) apiKey[field] = interpolate(apiKey[field]!, env, `${at}.${field}`);
+      // An empty header never makes a credential: the key would answer 401 for ever (a variable set to nothing: try-out).
+      if (apiKey[field] === '') throw new ConfigError(`${at}.${field}`, 'is empty (a variable set to nothing?): no request could present it');
     }
     if (names.has(apiKey.name)) throw new ConfigError(`${at}.name`, `duplicate API key name "${apiKey.name}"`);
     names.add(apiKey.name);

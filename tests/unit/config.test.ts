@@ -420,3 +420,39 @@ describe('loadConfig on values the schema alone lets through or blames elsewhere
     expect(header).toBe('invalid configuration: OTEL_EXPORTER_OTLP_HEADERS: item 2 (comma-separated) is not a key=value pair');
   });
 });
+
+describe('API key headers and values (try-out)', () => {
+  const withKeys =
+    (credentials: Record<string, unknown>, env: Record<string, string> = {}) =>
+    () =>
+      loadConfig({ env, overrides: { credentials: { apiKeys: [{ name: 'x', key: 'k1', secret: 's1-long-secret', scopes: ['a'] }], ...credentials } } });
+
+  it('refuses a key header and a secret header that differ only in case: one header, the secret alone would be the credential', () => {
+    expect(withKeys({ keyHeader: 'x-k', secretHeader: 'X-K' })).toThrow(/credentials\.secretHeader: is credentials\.keyHeader \("x-k"\) in another case/);
+    expect(withKeys({ keyHeader: 'x-k', secretHeader: 'x-k' })).toThrow(/credentials\.secretHeader: is credentials\.keyHeader \("x-k"\): name two headers/);
+    expect(withKeys({ keyHeader: 'x-k', secretHeader: 'x-s' })).not.toThrow();
+  });
+
+  it('refuses a key, secret or token a variable made empty, naming it', () => {
+    const empty = () =>
+      loadConfig({
+        env: { ALICE_SECRET: '' },
+        overrides: { credentials: { apiKeys: [{ name: 'alice', key: 'k1', secret: '${ALICE_SECRET}', scopes: ['a'] }] } },
+      });
+    expect(empty).toThrow(/credentials\.apiKeys\[0\]\.secret: is empty/);
+    expect(() => loadConfig({ env: {}, overrides: { credentials: { apiKeys: [{ name: 'bob', token: '${NOPE:-}', scopes: ['a'] }] } } })).toThrow(
+      /credentials\.apiKeys\[0\]\.token: is empty/,
+    );
+  });
+});
+
+describe('upstream headers from variables (try-out)', () => {
+  const withHeader = (value: string, env: Record<string, string>) => () =>
+    loadConfig({ env, overrides: { upstreams: [{ name: 'up', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: value } }] } });
+
+  it('refuses a header a variable set to nothing leaves empty, naming it', () => {
+    expect(withHeader('Bearer ${UP_TOKEN}', { UP_TOKEN: '' })).toThrow(/upstreams\[0\]\.headers\.Authorization: ends empty once its variables are read/);
+    expect(withHeader('${UP_TOKEN}', { UP_TOKEN: '' })).toThrow(/ends empty/);
+    expect(withHeader('Bearer ${UP_TOKEN}', { UP_TOKEN: 'abc' })).not.toThrow();
+  });
+});
