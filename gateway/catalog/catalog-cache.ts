@@ -31,6 +31,12 @@ interface Entry {
   refreshFailedAt?: number;
 }
 
+/** Whether a refreshed list differs from the copy it replaces: a catalogue by its content version, any other list by its JSON. */
+function listChanged(before: Entry['value'], after: Entry['value']): boolean {
+  if (Array.isArray(before) || Array.isArray(after)) return JSON.stringify(before) !== JSON.stringify(after);
+  return before.version !== after.version;
+}
+
 /** Raw list as kept in the shared (Redis) store: plain JSON, rebuilt into a catalogue locally. */
 interface SharedEntry {
   items: unknown[];
@@ -259,7 +265,7 @@ export class CatalogCache {
     for (const method of Object.keys(LIST_ITEMS)) void this.shared?.delete(`${this.upstream.name}|${method}|public`);
   }
 
-  /** Called after an invalidation (the gateway tells subscribed clients); returns its removal. */
+  /** Called after an invalidation, and after a refresh that found the list changed (the gateway tells subscribed clients); returns its removal. */
   onChange(listener: (method: ListMethod) => void): () => void {
     this.changeListeners.add(listener);
     return () => void this.changeListeners.delete(listener);
@@ -382,9 +388,13 @@ export class CatalogCache {
   }
 
   private store(method: ListMethod, partition: string, raw: SharedEntry, share: boolean, building?: CatalogBuilder): Entry {
+    const previous = this.entries.get(this.key(method, partition));
     const entry = this.toEntry(method, raw, partition, building);
     // Kept past expiry on purpose: an expired entry is what a failed refresh serves (stale-if-error).
     this.entries.set(this.key(method, partition), entry);
+    // A refresh that found another list is a change the upstream did not announce (it sent no list_changed, or
+    // cannot): subscribed callers are told as for one it did (a try-out's listener heard nothing for a new tool).
+    if (previous !== undefined && listChanged(previous.value, entry.value)) for (const listener of this.changeListeners) listener(method);
     this.inherited?.delete(this.key(method, partition));
     this.metrics.catalogCacheBytes.set({ upstream: this.upstream.name }, this.entries.calculatedSize);
     if (share && this.shared && raw.expiresAt > raw.fetchedAt)
