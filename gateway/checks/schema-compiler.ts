@@ -1,6 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import DRAFT_07_META from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import addFormats from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
@@ -102,6 +103,72 @@ export class SchemaCompiler {
     }
     return engine;
   }
+}
+
+/** Draft-07's meta-schema check (Ajv's own), made on first use: see {@link schemaShapeProblem}. */
+let shapeChecker: Ajv | undefined;
+
+/**
+ * Why `schema` is no JSON Schema by draft-07's meta-schema, or has a `pattern` that is no regular expression,
+ * as `<JSON Pointer in the schema>: <what is wrong>`; undefined when it is one. Draft-07's because the SDK v1 client compiles every outputSchema of a
+ * tools/list with a draft-07 Ajv, and one that does not compile (`"type": "strin"`) throws out of
+ * `listTools` for the whole list (a try-out's client died); its meta-schema also admits the later
+ * dialects' keywords (unknown keywords are allowed), so 2020-12 schemas pass. A check of the schema's
+ * shape only, without compiling it (no validator kept): an unresolvable `$ref` passes here.
+ */
+export function schemaShapeProblem(schema: unknown): string | undefined {
+  if (shapeChecker === undefined) {
+    // Ajv's own RegExp for the meta-schema's `format: regex`, as the client's Ajv compiles `pattern`s with it.
+    shapeChecker = new Ajv({ strict: false, allErrors: false, validateFormats: true, meta: false });
+    addFormats.default(shapeChecker);
+    shapeChecker.addMetaSchema(DRAFT_07_META);
+  }
+  // Against draft-07's meta-schema whatever `$schema` says (Ajv's validateSchema would look that one up).
+  if (shapeChecker.validate(DRAFT_07_META.$id, schema) !== true) {
+    const [first] = shapeChecker.errors ?? [];
+    return `${first?.instancePath ?? ''}: ${first?.message ?? 'is not a JSON Schema'}`;
+  }
+  // The meta-schema's `format: regex` is not applied to schemas: the client's Ajv builds each pattern with `new RegExp(p, 'u')`.
+  return unbuildablePattern(schema);
+}
+
+/** The first `pattern` (or `patternProperties` key) under `value` that `new RegExp(p, 'u')` refuses, with its path. */
+function unbuildablePattern(value: unknown): string | undefined {
+  const path: string[] = [];
+  const refused = (pattern: string, key: string): string | undefined => {
+    try {
+      new RegExp(pattern, 'u');
+      return undefined;
+    } catch (error) {
+      return `${jsonPointer([...path, key])}: is no regular expression (${(error as Error).message})`;
+    }
+  };
+  const walk = (node: unknown): string | undefined => {
+    if (typeof node !== 'object' || node === null) return undefined;
+    const record = node as Record<string, unknown>;
+    if (typeof record.pattern === 'string') {
+      const found = refused(record.pattern, 'pattern');
+      if (found) return found;
+    }
+    const patterns = record.patternProperties;
+    if (typeof patterns === 'object' && patterns !== null && !Array.isArray(patterns))
+      for (const key in patterns) {
+        const found = refused(key, 'patternProperties');
+        if (found) return found;
+      }
+    for (const key in record) {
+      // Not into `const`, `enum`, `default` and `examples`: values, not schemas.
+      if (key === 'const' || key === 'enum' || key === 'default' || key === 'examples') continue;
+      const child = record[key];
+      if (typeof child !== 'object' || child === null) continue;
+      path.push(key);
+      const found = walk(child);
+      path.pop();
+      if (found) return found;
+    }
+    return undefined;
+  };
+  return walk(value);
 }
 
 /** The dialect a schema declares; no `$schema` means 2020-12 (MCP 2026-07-28, basic §JSON Schema usage). */

@@ -1,4 +1,5 @@
 import { jsonPointer } from './json-pointer.ts';
+import { schemaShapeProblem } from './schema-compiler.ts';
 
 /**
  * The shape of an upstream's tool definition, as the spec's `Tool` type has it (MCP 2025-11-25 and
@@ -22,6 +23,9 @@ export function toolDefinitionProblem(tool: unknown): string | undefined {
   if (tool.outputSchema !== undefined) {
     const output = schemaProblem(tool.outputSchema, '/outputSchema');
     if (output) return output;
+    // An SDK v1 client compiles every outputSchema of the list: one that does not compile throws for the whole list (try-out).
+    const shape = schemaShapeProblem(tool.outputSchema);
+    if (shape) return `/outputSchema${shape}`;
   }
   if (tool.annotations !== undefined) {
     if (!isObject(tool.annotations)) return '/annotations: must be an object';

@@ -27,6 +27,19 @@ const MALFORMED: Record<string, { definition: unknown; reason: string }> = {
     definition: { name: 'badoutput', inputSchema: { type: 'object' }, outputSchema: { type: 'object', required: 'a' } },
     reason: '/outputSchema/required: must be an array of property names',
   },
+  // An SDK v1 client compiles each outputSchema of the list with Ajv: this one threw for the whole list (try-out).
+  badtype: {
+    definition: { name: 'badtype', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { x: { type: 'strin' } } } },
+    reason: '/outputSchema/properties/x/type: must be equal to one of the allowed values',
+  },
+  badpattern: {
+    definition: {
+      name: 'badpattern',
+      inputSchema: { type: 'object' },
+      outputSchema: { type: 'object', properties: { x: { type: 'string', pattern: '([a' } } },
+    },
+    reason: '/outputSchema/properties/x/pattern: is no regular expression (Invalid regular expression: /([a/u: Unterminated character class)',
+  },
   '': { definition: { name: '', inputSchema: { type: 'object' } }, reason: '/name: a tool name is a non-empty string' },
   badicon: {
     definition: { name: 'badicon', inputSchema: { type: 'object' }, icons: [{ src: 'https://example.com/i.png', sizes: '48x48' }] },
@@ -87,7 +100,18 @@ describe('a stdio upstream listing tools that are no spec Tool', () => {
         .records('tools left out of the catalogue')
         .filter((r) => r.upstream === 'raw')
         .flatMap((r) => r.rejected as { name: string }[]);
-      expect(rejected.map((r) => r.name).sort()).toEqual(['', '', 'badhint', 'badicon', 'badoutput', 'boolprop', 'no_input', 'stringy']);
+      expect(rejected.map((r) => r.name).sort()).toEqual([
+        '',
+        '',
+        'badhint',
+        'badicon',
+        'badoutput',
+        'badpattern',
+        'badtype',
+        'boolprop',
+        'no_input',
+        'stringy',
+      ]);
     } finally {
       await stdio.close();
     }

@@ -33,9 +33,11 @@ beforeAll(async () => {
         structuredTool('drift_deal', () => ({ content: text('drift'), structuredContent: { data: { amount: 100 } } })),
         structuredTool('bare_deal', () => ({ content: text('no structured content') })),
         structuredTool('failing_deal', () => ({ content: text('platform said no'), isError: true })),
+        // A JSON Schema (clients compile it), but one the gateway cannot check: RE2 runs no lookaround. One that is
+        // no JSON Schema at all ("type": "not-a-type") is left out of the catalogue (malformed-tool-definition.test.ts).
         structuredTool('broken_schema', () => ({ content: text('unchecked'), structuredContent: { anything: true } }), {
           type: 'object',
-          properties: { x: { type: 'not-a-type' } },
+          properties: { x: { type: 'string', pattern: '(?=a)b' } },
         }),
         structuredTool('draft7_deal', () => ({ content: text('d7'), structuredContent: { deal: { id: 7 } } }), {
           $schema: 'http://json-schema.org/draft-07/schema#',
