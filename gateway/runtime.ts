@@ -283,6 +283,13 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       { upstreams: undecided },
       `policy.hiddenToolCalls is forward, but ${undecided.join(', ')} never receive the caller's credential (stdio or forwardCredentials: false): calls of their tools a caller cannot see are refused as unknown`,
     );
+  // A key of credentials.apiKeys is the gateway's own: an upstream that is sent it can act as that caller here (try-out).
+  const told = config.credentials.apiKeys.length ? config.upstreams.filter(receivesCallerCredential).map((u) => u.name) : [];
+  if (told.length)
+    log.warn(
+      { upstreams: told },
+      `the credentials.apiKeys credentials callers present are forwarded to ${told.join(', ')} (forwardCredentials, true by default): set forwardCredentials: false on an upstream that should not receive them`,
+    );
   // Settings of a mode not chosen are not read: an operator who filled them in most likely meant that mode.
   if (config.oauth.mode !== 'external' && config.oauth.external.issuer !== undefined)
     log.warn(
