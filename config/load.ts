@@ -448,7 +448,10 @@ function envOverrides(env: Record<string, string | undefined>, provenance: Map<s
       );
     }
     provenance.set(keyPathOf(found.path), aliases.get(name) ?? name);
-    out = mergeDeep(out, nest(found.path, coerce(raw as string, found.leaf)));
+    const value = coerce(raw as string, found.leaf);
+    // JSON with a mistake: say so, rather than that a list or a mapping was wanted (try-out: "must be array" for `["a", "x`).
+    if (value instanceof JsonMistake) throw new ConfigError(keyPathOf(found.path), `is not valid JSON (from ${aliases.get(name) ?? name}): ${value.message}`);
+    out = mergeDeep(out, nest(found.path, value));
   }
   return out;
 }
@@ -545,16 +548,23 @@ function deref(node: SchemaNode): SchemaNode {
 
 const upperSnake = (key: string) => key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 
-function coerce(raw: string, leaf: SchemaNode): Json {
+/** A variable's value that opens as JSON does (`[`, `{`) but does not parse. */
+class JsonMistake {
+  constructor(readonly message: string) {}
+}
+
+function coerce(raw: string, leaf: SchemaNode): Json | JsonMistake {
   const type = leaf.type ?? (leaf.enum ? 'string' : 'object');
   if (type === 'integer' || type === 'number') return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
   if (type === 'boolean') return raw === 'true' || raw === '1' ? true : raw === 'false' || raw === '0' ? false : raw;
   if (type === 'array' || type === 'object') {
     try {
       return JSON.parse(raw) as Json;
-    } catch {
+    } catch (error) {
       // A value opening as JSON does is JSON with a mistake, not a one-item list (`[bad` was the anchor "[bad": try-out).
-      return type === 'array' && !raw.trimStart().startsWith('[')
+      // Where, never what: V8's message quotes the text, and a header's value may be a secret.
+      if (/^\s*[[{]/.test(raw)) return new JsonMistake(/at position \d+/.exec((error as Error).message)?.[0] ?? 'it ends too early or holds a mistake');
+      return type === 'array'
         ? raw
             .split(',')
             .map((s) => s.trim())

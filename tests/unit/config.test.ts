@@ -109,7 +109,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ path, env: {} })).toThrow(`upstreams[0].url: must be an http(s) URL, got a ftp: URL (in ${path})`);
     // A list that opens as JSON and is not: refused, not taken as the one item "[bad" (operator try-out).
     expect(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_ANCHORS: '[bad' } })).toThrow(
-      /upstreams\[0\]\.anchors: must be array \(from GATEWAY_UPSTREAMS_0_ANCHORS\)/,
+      /upstreams\[0\]\.anchors: is not valid JSON \(from GATEWAY_UPSTREAMS_0_ANCHORS\)/,
     );
     // A key within an object a variable set whole is that variable's, not the file's (operator try-out).
     expect(() => loadConfig({ env: { GATEWAY_UPSTREAMS_0_SCOPE_RULES: '{"echo":"x"}' } })).toThrow(
@@ -454,5 +454,18 @@ describe('upstream headers from variables (try-out)', () => {
     expect(withHeader('Bearer ${UP_TOKEN}', { UP_TOKEN: '' })).toThrow(/upstreams\[0\]\.headers\.Authorization: ends empty once its variables are read/);
     expect(withHeader('${UP_TOKEN}', { UP_TOKEN: '' })).toThrow(/ends empty/);
     expect(withHeader('Bearer ${UP_TOKEN}', { UP_TOKEN: 'abc' })).not.toThrow();
+  });
+});
+
+describe('a list or mapping variable that is JSON with a mistake (try-out)', () => {
+  it('is refused as not valid JSON, naming the variable and where, never quoting the value', () => {
+    const load = (name: string, value: string) => () =>
+      loadConfig({ env: { [name]: value }, overrides: { upstreams: [{ name: 'up', url: 'http://127.0.0.1:9/mcp' }] } });
+    expect(load('GATEWAY_UPSTREAMS_0_HEADERS', '{"Authorization": "Bearer s3cr3t')).toThrow(
+      /upstreams\[0\]\.headers: is not valid JSON \(from GATEWAY_UPSTREAMS_0_HEADERS\): at position \d+$/,
+    );
+    expect(load('GATEWAY_UPSTREAMS_0_HEADERS', '{"Authorization": "Bearer s3cr3t')).not.toThrow(/s3cr3t/);
+    expect(load('GATEWAY_SECURITY_ALLOWED_HOSTS', '["a.example", "b')).toThrow(/security\.allowedHosts: is not valid JSON/);
+    expect(load('GATEWAY_SECURITY_ALLOWED_HOSTS', 'a.example, b.example')).not.toThrow();
   });
 });
