@@ -273,8 +273,36 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     if (!storeUnavailable(error)) log.error({ err: (error as Error).message }, 'authorization server error');
   });
   provider.on('grant.revoked', (_ctx, grantId) => log.info({ grant: String(grantId).slice(0, 8) }, 'grant revoked'));
+  keepRefusalsHome(provider);
   recordDecisions(provider, deps);
   return provider;
+}
+
+/**
+ * An authorization request refused at `/oauth/authorize` itself (no `response_type`, no PKCE challenge,
+ * `prompt=none`: before anyone signed in) is answered with the gateway's error page, not sent to the
+ * client's redirect URI: registration is open, so anyone can register any https URI, and the gateway's
+ * origin would bounce a clicked link to it (RFC 9700 §4.11.2, the authorization server as open redirector;
+ * security try-out). A refusal after the sign-in pages (the user's access_denied, on the resume route) still
+ * goes back to the client, whose URI the user has then been shown.
+ */
+function keepRefusalsHome(provider: Provider): void {
+  const refused = new WeakMap<object, { error?: string; error_description?: string }>();
+  provider.on('authorization.error', (ctx: object, error: unknown) => refused.set(ctx, error as { error?: string; error_description?: string }));
+  provider.use(async (koa, next) => {
+    await next();
+    const ctx = koa as unknown as KoaContextWithOIDC;
+    const error = ctx.oidc?.route === 'authorization' ? refused.get(koa) : undefined;
+    if (!error) return;
+    // Sent away: a redirect, or oidc-provider's self-submitting form_post page.
+    const formPost = /form_post/.test(String(ctx.oidc?.params?.response_mode ?? ''));
+    const sentAway = (ctx.status >= 300 && ctx.status < 400) || (formPost && ctx.response.is('html') !== false);
+    if (!sentAway) return;
+    ctx.remove('location');
+    ctx.status = 400;
+    ctx.type = 'html';
+    ctx.body = errorPage('Sign-in cannot continue', describeError(error));
+  });
 }
 
 /**

@@ -63,21 +63,35 @@ async function authorize(params: Record<string, string | undefined>) {
   return { status: response.status, location: location ? new URL(location, h.url) : undefined, text: await response.text() };
 }
 
-describe('authorization endpoint refusals (RFC 6749 §4.1.2.1, RFC 7636 §4.4.1, OAuth 2.1)', () => {
-  it('refuses a request without a PKCE challenge: invalid_request back to the client, with state and iss', async () => {
-    const answer = await authorize({});
-    expect(answer.status).toBe(303);
-    expect(answer.location?.origin + answer.location!.pathname).toBe(REDIRECT_URI);
-    expect(answer.location?.searchParams.get('error')).toBe('invalid_request');
-    expect(answer.location?.searchParams.get('state')).toBe('s1');
-    expect(answer.location?.searchParams.get('iss')).toBe(h.url);
+/** A refusal on the gateway's own page: 400, no redirect, the RFC 6749 code named. */
+function refusedHere(answer: { status: number; location?: URL; text: string }, code: string): void {
+  expect(answer.status).toBe(400);
+  expect(answer.location).toBeUndefined();
+  expect(answer.text).toContain(code);
+}
+
+// Refused at /oauth/authorize itself, before anyone signed in: the gateway's error page, never a redirect to the
+// client (RFC 9700 §4.11.2: registration is open, so the redirect URI may be anyone's; security try-out).
+describe('authorization endpoint refusals (RFC 6749 §4.1.2.1, RFC 7636 §4.4.1, OAuth 2.1, RFC 9700 §4.11.2)', () => {
+  it('refuses a request without a PKCE challenge: invalid_request, on its own page', async () => {
+    refusedHere(await authorize({}), 'invalid_request');
   });
 
-  it('refuses code_challenge_method plain: invalid_request', async () => {
+  it('refuses code_challenge_method plain: invalid_request naming code_challenge_method', async () => {
     const p = pkce();
     const answer = await authorize({ code_challenge: p.verifier, code_challenge_method: 'plain' });
-    expect(answer.location?.searchParams.get('error')).toBe('invalid_request');
-    expect(answer.location?.searchParams.get('error_description')).toMatch(/code_challenge_method/);
+    refusedHere(answer, 'invalid_request');
+    expect(answer.text).toMatch(/code_challenge_method/);
+  });
+
+  it('never sends a request refused before a sign-in to the redirect URI: no response_type, prompt=none, form_post', async () => {
+    const p = pkce();
+    const challenge = { code_challenge: p.challenge, code_challenge_method: 'S256' };
+    refusedHere(await authorize({ ...challenge, response_type: undefined }), 'invalid_request');
+    refusedHere(await authorize({ ...challenge, prompt: 'none' }), 'login_required');
+    const posted = await authorize({ response_mode: 'form_post' });
+    refusedHere(posted, 'invalid_request');
+    expect(posted.text).not.toContain(REDIRECT_URI);
   });
 
   it('refuses a redirect URI that is not registered exactly, without redirecting anywhere', async () => {
@@ -129,7 +143,7 @@ describe('authorization endpoint refusals (RFC 6749 §4.1.2.1, RFC 7636 §4.4.1,
   it('refuses a resource that is not an MCP endpoint of this gateway: invalid_target', async () => {
     const p = pkce();
     const answer = await authorize({ resource: 'https://elsewhere.example/mcp', code_challenge: p.challenge, code_challenge_method: 'S256' });
-    expect(answer.location?.searchParams.get('error')).toBe('invalid_target');
+    refusedHere(answer, 'invalid_target');
   });
 });
 
