@@ -128,7 +128,15 @@ describe('registration documents', () => {
 
   it('takes https and loopback http redirect URIs only, for web clients too (OAuth 2.1: http for loopback only)', async () => {
     const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
-    for (const uri of ['http://attacker.example/cb', 'http://192.168.1.10/cb']) {
+    // A loopback host spelled otherwise than the authorize step matches it on any port: registered, it could never be used (try-out).
+    for (const uri of [
+      'http://attacker.example/cb',
+      'http://192.168.1.10/cb',
+      'http://127.0.0.2/cb',
+      'http://0x7f000001/cb',
+      'http://2130706433/cb',
+      'http://127.1/cb',
+    ]) {
       const refused = await oauth.registerRaw({ redirect_uris: [uri], application_type: 'web', token_endpoint_auth_method: 'none' });
       expect(refused.status, uri).toBe(400);
       expect(await refused.json()).toMatchObject({ error: 'invalid_redirect_uri' });

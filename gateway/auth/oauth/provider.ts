@@ -182,10 +182,14 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
             throw new oidcErrors.InvalidClientMetadata(
               `redirect_uris must not hold user info (a user name or password before '@'): item ${i + 1} does, and would send the user to ${url.host}`,
             );
-          // OAuth 2.1 §2.3.1 (and RFC 8252 §7.3): plain http only for a loopback redirect (a native app's own listener).
-          if (url?.protocol === 'http:' && !/^(localhost|127\.\d{1,3}\.\d{1,3}\.\d{1,3}|\[::1\])$/.test(url.hostname))
+          // OAuth 2.1 §2.3.1 (and RFC 8252 §7.3): plain http only for a loopback redirect (a native app's own listener),
+          // its host written as the authorize step matches it on any port (loopbackWithoutPort): URL parsing read
+          // 0x7f000001, 2130706433 and 127.0.0.2 as loopback too, registered, then never matched (try-out).
+          if (url?.protocol === 'http:' && loopbackWithoutPort(uri as string) === undefined)
             // A description starting with redirect_uris makes oidc-provider's error invalid_redirect_uri (RFC 7591 §3.2.2).
-            throw new oidcErrors.InvalidClientMetadata('redirect_uris must use https, or http on a loopback address (127.0.0.1, [::1], localhost)');
+            throw new oidcErrors.InvalidClientMetadata(
+              'redirect_uris must use https, or http on a loopback address written 127.0.0.1, [::1] or localhost (any port)',
+            );
         }
       },
     },
