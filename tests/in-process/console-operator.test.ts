@@ -104,7 +104,7 @@ describe('OAuth clients and grants', () => {
     for (const bad of ['', '../../x', 'a'.repeat(200)]) expect((await revoke(bad)).status).toBe(400);
     const unknown = await revoke('no-such-grant');
     expect(unknown.status).toBe(303);
-    expect(unknown.headers.get('location')).toBe('/console/oauth?refused=none');
+    expect(unknown.headers.get('location')).toMatch(/^\/console\/oauth\?refused=none&seal=[\w-]{22}$/);
     expect((await client.listTools(token)).status).toBe(200);
     expect(authDecisionsOf(audit).filter((d) => d.endpoint === 'console_revoke')).toEqual([]);
   });
@@ -113,16 +113,19 @@ describe('OAuth clients and grants', () => {
     const grant = /data-grant="([^"]+)"/.exec(await page('/console/oauth'))![1]!;
     const revoked = await revoke(grant);
     expect(revoked.status).toBe(303);
-    expect(revoked.headers.get('location')).toBe('/console/oauth?revoked=1');
+    const location = revoked.headers.get('location')!;
+    expect(location).toMatch(/^\/console\/oauth\?revoked=1&seal=[\w-]{22}$/);
     const lines = authDecisionsOf(audit).filter((d) => d.endpoint === 'console_revoke');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ event: 'auth_decision', endpoint: 'console_revoke', outcome: 'ok', client: clientId });
     expect(String(lines[0]!.account)).toMatch(/^[0-9a-f]{64}$/);
     expect((await client.listTools(token)).status).toBe(401);
-    const after = await page('/console/oauth?revoked=1');
+    const after = await page(location);
     expect(after).toContain('<small data-count="grants">0</small>');
     expect(after).toContain('The grant is revoked');
-    expect((await revoke(grant)).headers.get('location')).toBe('/console/oauth?refused=none');
+    // Unsealed, the same words are not shown (a link cannot make the console say a grant was revoked).
+    expect(await page('/console/oauth?revoked=1')).not.toContain('The grant is revoked');
+    expect((await revoke(grant)).headers.get('location')).toMatch(/^\/console\/oauth\?refused=none&seal=/);
   });
 });
 

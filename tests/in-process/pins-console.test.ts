@@ -235,14 +235,30 @@ describe('reviewing and approving', () => {
     });
   }
 
+  it('says a malformed digest is one, not that the form named no tool (try-out)', async () => {
+    const response = await request('/console/pins/approve', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: stack.gatewayUrl, 'sec-fetch-site': 'same-origin' },
+      body: new URLSearchParams({ upstream: 'fake', name: 'get_weather', digest: 'sha256:00' }).toString(),
+      redirect: 'manual',
+    });
+    const location = response.headers.get('location')!;
+    expect(location).toMatch(/^\/console\/pins\?refused=digest&seal=/);
+    expect(await (await request(location)).text()).toContain('Not approved: the form&#39;s digest is no sha256:&lt;64 hex digits&gt; the review shows');
+  });
+
   it('approves from the console form and redirects back with the count', async () => {
     stack.fake!.setTools([weather('Weather, third edition.'), alarm]);
     stack.runtime.state.upstreams[0]!.catalog.invalidate('tools/list');
     await listTools();
     const response = await approveAllAsShown(await (await request('/console/pins')).text());
     expect(response.status).toBe(303);
-    expect(response.headers.get('location')).toBe('/console/pins?approved=1');
-    expect((await (await request('/console/pins?approved=1')).text()).includes('Approved 1 definition.')).toBe(true);
+    const location = response.headers.get('location')!;
+    expect(location).toMatch(/^\/console\/pins\?approved=1&seal=[\w-]{22}$/);
+    expect((await (await request(location)).text()).includes('Approved 1 definition.')).toBe(true);
+    // The outcome is sealed: a link cannot make the console claim an approval (security try-out), nor a tampered count.
+    for (const forged of ['/console/pins?approved=999', location.replace('approved=1', 'approved=999')])
+      expect(await (await request(forged)).text()).not.toMatch(/Approved \d+ definition/);
     expect((await listTools()).find((t) => t.name === 'get_weather')?.description).toBe('Weather, third edition.');
     // The approval's audit line says who: the console, the request id and the client address.
     const approvals = audit.records().filter((r) => r.outcome === 'approved');
@@ -264,10 +280,9 @@ describe('reviewing and approving', () => {
       /the definition waiting for get_weather is sha256:[0-9a-f]{64}, not the sha256:[0-9a-f]{64} you reviewed: it changed since/,
     );
     const response = await approveAllAsShown(page);
-    expect(response.headers.get('location')).toBe('/console/pins?approved=0&stale=1');
-    expect(await (await request('/console/pins?approved=0&stale=1')).text()).toContain(
-      'Not approved: 1 definition changed since the page was shown; review it again.',
-    );
+    const location = response.headers.get('location')!;
+    expect(location).toMatch(/^\/console\/pins\?approved=0&stale=1&seal=[\w-]{22}$/);
+    expect(await (await request(location)).text()).toContain('Not approved: 1 definition changed since the page was shown; review it again.');
     expect(stack.runtime.state.pins.held().map((h) => h.name)).toEqual(['get_weather']);
     expect((await listTools()).find((t) => t.name === 'get_weather')?.description).toBe('Weather now.');
   });

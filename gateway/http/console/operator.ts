@@ -12,6 +12,7 @@ import type { GatewayRuntime } from '../../runtime-state.ts';
 import { REDACTED, redactConfig } from '../../obs/redact.ts';
 import type { ConsoleParts } from './pins.ts';
 import { configPage, oauthPage, scopesPage, type OAuthData, type ScopeRow, type ScopesData } from './operator-pages.ts';
+import { outcomeLocation, sealedOutcome } from './outcome-link.ts';
 
 /** Mounts the configuration, scopes and OAuth pages on the console's router. */
 export function mountOperatorPages(router: Router, runtime: GatewayRuntime, { guard, page, sameOrigin, parseForm }: ConsoleParts): void {
@@ -45,7 +46,7 @@ export function mountOperatorPages(router: Router, runtime: GatewayRuntime, { gu
     const revoked = await admin.revokeGrant(grant, ctx.state.requestId as string | undefined).catch(() => undefined);
     // The outcome travels as a code, never as text a link could make the console show.
     ctx.status = 303;
-    ctx.redirect(`/console/oauth?${revoked === undefined ? 'refused=unavailable' : revoked ? 'revoked=1' : 'refused=none'}`);
+    ctx.redirect(outcomeLocation('/console/oauth', revoked === undefined ? { refused: 'unavailable' } : revoked ? { revoked: 1 } : { refused: 'none' }));
   });
 }
 
@@ -81,9 +82,11 @@ async function scopesData(runtime: GatewayRuntime): Promise<ScopesData> {
 
 async function oauthData(runtime: GatewayRuntime, ctx: Context): Promise<OAuthData> {
   const data: OAuthData = { mode: runtime.config.oauth.mode, clients: [], grants: [], now: Date.now() };
-  if (ctx.query.revoked === '1') data.notice = 'The grant is revoked: every token issued from it is refused from now on.';
-  if (ctx.query.refused === 'none') data.error = 'No such live grant: it was revoked or expired already.';
-  if (ctx.query.refused === 'unavailable') data.error = 'The authorization server store is unreachable: nothing was revoked. Try again.';
+  // The outcome of a revocation, sealed by its redirect (outcome-link.ts): a link cannot make the page say it.
+  const outcome = sealedOutcome(ctx.querystring);
+  if (outcome.get('revoked') === '1') data.notice = 'The grant is revoked: every token issued from it is refused from now on.';
+  if (outcome.get('refused') === 'none') data.error = 'No such live grant: it was revoked or expired already.';
+  if (outcome.get('refused') === 'unavailable') data.error = 'The authorization server store is unreachable: nothing was revoked. Try again.';
   const admin = runtime.oauth?.admin;
   if (!admin) return data;
   try {

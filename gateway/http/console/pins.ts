@@ -17,6 +17,7 @@ import { PinStoreUnavailable } from '../../store/pin-store.ts';
 import type { GatewayRuntime } from '../../runtime-state.ts';
 import { pinDetail, pinReview } from '../../ops/pin-review.ts';
 import { pinDetailPage, pinsPage, type PinsData } from './pins-page.ts';
+import { outcomeLocation, sealedOutcome } from './outcome-link.ts';
 
 /** What the console's router gives each page: the admin guard, the HTML responder, the origin check and the form parser. */
 export interface ConsoleParts {
@@ -69,18 +70,19 @@ export function mountPins(router: Router, runtime: GatewayRuntime, { guard, page
       // "Approve all": exactly the definitions the page listed, each by the digest it showed.
       const listed = shownPins(form.pin);
       ctx.status = 303;
-      if (typeof listed === 'string') return ctx.redirect('/console/pins?refused=invalid');
+      if (typeof listed === 'string') return ctx.redirect(outcomeLocation('/console/pins', { refused: refusalCode(listed) }));
       const outcome = await unavailableAs503(ctx, () => approveListed(runtime, listed, approverOf(ctx, 'console')));
       if (outcome === null) return;
-      return ctx.redirect(`/console/pins?approved=${outcome.approved}${outcome.stale ? `&stale=${outcome.stale}` : ''}`);
+      return ctx.redirect(outcomeLocation('/console/pins', { approved: outcome.approved, ...(outcome.stale ? { stale: outcome.stale } : {}) }));
     }
     const request = approvalRequest(form);
     const outcome = typeof request === 'string' ? request : await unavailableAs503(ctx, () => approve(runtime, request, approverOf(ctx, 'console')));
     if (outcome === null) return;
-    // The outcome travels as a code, never as text a link could make the console show.
-    const refused = typeof request === 'string' ? 'invalid' : typeof outcome === 'string' ? (outcome.startsWith('nothing') ? 'none' : 'stale') : undefined;
+    // The outcome travels as a code, sealed (outcome-link.ts): never as text, nor one a link could make the console show.
+    const refused =
+      typeof request === 'string' ? refusalCode(request) : typeof outcome === 'string' ? (outcome.startsWith('nothing') ? 'none' : 'stale') : undefined;
     ctx.status = 303;
-    ctx.redirect(`/console/pins?${refused ? `refused=${refused}` : `approved=${(outcome as unknown[]).length}`}`);
+    ctx.redirect(outcomeLocation('/console/pins', refused ? { refused } : { approved: (outcome as unknown[]).length }));
   });
 
   router.get('/console/api/pins', guard, async (ctx) => {
@@ -207,12 +209,19 @@ const REFUSALS: Record<string, string> = {
   none: 'nothing waits for approval for that tool (approved already?).',
   stale: 'the waiting definition changed since the page was shown; review it again.',
   invalid: 'the form named no tool.',
+  digest: "the form's digest is no sha256:<64 hex digits> the review shows; reload the page and approve again.",
 };
 
-/** The outcome line of the redirect after a form approval. */
+/** The refusal code of a form that is no approval request (`approvalRequest`'s reason). */
+function refusalCode(reason: string): string {
+  return reason.startsWith('digest:') ? 'digest' : 'invalid';
+}
+
+/** The outcome line of the redirect after a form approval (sealed: outcome-link.ts). */
 function notice(ctx: Context): { notice?: string; error?: string } {
-  const approved = typeof ctx.query.approved === 'string' ? Number.parseInt(ctx.query.approved, 10) : Number.NaN;
-  const stale = typeof ctx.query.stale === 'string' ? Number.parseInt(ctx.query.stale, 10) : 0;
+  const outcome = sealedOutcome(ctx.querystring);
+  const approved = outcome.has('approved') ? Number.parseInt(outcome.get('approved')!, 10) : Number.NaN;
+  const stale = outcome.has('stale') ? Number.parseInt(outcome.get('stale')!, 10) : 0;
   if (Number.isInteger(approved)) {
     const done = approved === 1 ? 'Approved 1 definition.' : `Approved ${approved} definitions.`;
     if (!(stale > 0)) return { notice: done };
@@ -221,6 +230,6 @@ function notice(ctx: Context): { notice?: string; error?: string } {
       error: `Not approved: ${stale === 1 ? '1 definition' : `${stale} definitions`} changed since the page was shown; review ${stale === 1 ? 'it' : 'them'} again.`,
     };
   }
-  const refused = REFUSALS[String(ctx.query.refused)];
+  const refused = Object.hasOwn(REFUSALS, String(outcome.get('refused'))) ? REFUSALS[String(outcome.get('refused'))] : undefined;
   return refused ? { error: `Not approved: ${refused}` } : {};
 }

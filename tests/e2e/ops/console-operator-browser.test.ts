@@ -131,7 +131,7 @@ describe('the operator pages in Chromium', { timeout: 60_000 }, () => {
     await page.screenshot({ path: join(SHOTS, 'console-oauth.png'), fullPage: true });
     expect((await oauthClient(stack.gatewayUrl).listTools(token)).status).toBe(200);
     await tabTo('table.grants button.danger[aria-label^="Revoke the grant of Trading desk app"]');
-    await Promise.all([page.waitForURL(/\/console\/oauth\?revoked=1$/), page.keyboard.press('Enter')]);
+    await Promise.all([page.waitForURL(/\/console\/oauth\?revoked=1&seal=[\w-]{22}$/), page.keyboard.press('Enter')]);
     expect(await page.locator('p.notice').textContent()).toContain('The grant is revoked');
     expect(await page.locator('[data-count="grants"]').textContent()).toBe(String(grants - 1));
     expect((await oauthClient(stack.gatewayUrl).listTools(token)).status).toBe(401);

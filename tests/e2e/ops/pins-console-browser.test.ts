@@ -101,7 +101,7 @@ describe('Definition changes in Chromium', { timeout: 60_000 }, () => {
     await page.screenshot({ path: join(SHOTS, 'console-pins-diff.png'), fullPage: true });
 
     await page.locator('form.approve button').click();
-    await page.waitForURL(/\/console\/pins\?approved=1$/);
+    await page.waitForURL(/\/console\/pins\?approved=1&seal=[\w-]{22}$/);
     expect(await page.locator('p.notice').textContent()).toBe('Approved 1 definition.');
     expect(await page.locator('[data-count="held"]').textContent()).toBe('0');
     expect(await description()).toBe(changed);
