@@ -37,3 +37,66 @@ export function operationSynonyms(holds: (term: string) => boolean, stem: boolea
   }
   return out;
 }
+
+/**
+ * Operations that undo one another, by the verbs that name them (a request's first word, a tool name's
+ * first part): a request to end something is no request for a tool that starts one ("cancel my open order"
+ * ranked place_order first, "stop my strategy" execute_strategy: try-out), nor the reverse. General
+ * English, no domain: a catalogue whose tools are named otherwise is not touched.
+ */
+export const UNDOING: Readonly<Record<'start' | 'end', readonly string[]>> = {
+  start: [
+    'create',
+    'add',
+    'new',
+    'make',
+    'place',
+    'insert',
+    'open',
+    'start',
+    'execute',
+    'run',
+    'launch',
+    'submit',
+    'enable',
+    'subscribe',
+    'register',
+    'post',
+    'book',
+    'schedule',
+    'activate',
+    'resume',
+  ],
+  end: [
+    'delete',
+    'remove',
+    'cancel',
+    'stop',
+    'close',
+    'disable',
+    'unsubscribe',
+    'erase',
+    'drop',
+    'destroy',
+    'purge',
+    'wipe',
+    'unregister',
+    'deregister',
+    'revoke',
+    'terminate',
+    'kill',
+    'abort',
+    'deactivate',
+    'pause',
+    'halt',
+    'end',
+  ],
+};
+
+/** Which side of {@link UNDOING} a word is on (it compared as typed, lower case), if either. */
+export function undoingSide(word: string | undefined): 'start' | 'end' | undefined {
+  if (word === undefined) return undefined;
+  if (UNDOING.start.includes(word)) return 'start';
+  if (UNDOING.end.includes(word)) return 'end';
+  return undefined;
+}

@@ -23,10 +23,10 @@ import { learnIntent, queryIntent, READ, WRITE } from '../analysis/intent.ts';
 import { clauses } from '../analysis/clauses.ts';
 import { answersCurrent, identifiedThings, isLookup } from '../analysis/lookups.ts';
 import { namesSomething } from '../analysis/names.ts';
-import { OPERATION_VERBS, operationSynonyms } from '../analysis/operation-verbs.ts';
+import { OPERATION_VERBS, operationSynonyms, undoingSide } from '../analysis/operation-verbs.ts';
 import { splitPaths } from '../analysis/paths.ts';
 import { normaliseTerm, queryTerms, REQUEST_WORDS, STOP_WORDS } from '../analysis/terms.ts';
-import { splitWords } from '../analysis/tokenize.ts';
+import { identifierParts, splitWords } from '../analysis/tokenize.ts';
 import { respelledMatches } from './respell.ts';
 import { schemaText, summaryOf, toolFields, type SearchableTool, type WeightedField } from '../analysis/tool-fields.ts';
 import { lsaSteps, nearestVectors, type DenseVectors, type LsaModel } from '../semantic/lsa.ts';
@@ -292,6 +292,8 @@ function indexOver(
   const reordered = new WeakMap<DenseVectors, DenseVectors>();
   let lookupRoles: LookupRoles | undefined;
   const respellings = new LRUCache<string, TermMatches>({ max: 1_000 });
+  /** The UNDOING side of each tool's name's first part (place_order: start; delete_webhook: end), for withIntent. */
+  const nameSides = entries.map((e) => undoingSide(identifierParts(e.tool.upstreamName ?? e.tool.name)[0]?.toLowerCase()));
   // Names in index order, for the misspelling tier (nameSpellings).
   const toolNames = entries.map((e) => e.tool.name);
 
@@ -760,14 +762,22 @@ function indexOver(
     return ordered;
   }
 
-  /** Scores of the tools of the class the query does not ask for, lowered (search/analysis/intent.ts). */
+  /**
+   * Scores of the tools of the class the query does not ask for, lowered (search/analysis/intent.ts); and of
+   * the tools named for the operation that undoes the one the request's first word asks for (operation-verbs.ts
+   * UNDOING: "cancel my order" is no request for place_order), by the same factor.
+   */
   function withIntent(s: Scores, query: string): Scores {
     const asked = queryIntent(query, intent.cues, t.stem);
     const other = asked.intent === 0 ? WRITE : asked.intent === READ ? WRITE : READ;
     const factor = asked.explicit ? t.intentFactor : t.intentImplicit;
-    if (factor === 1) return s;
+    const side = t.intentFactor === 1 ? undefined : undoingSide(splitWords(query).find((w) => !STOP_WORDS.has(w) && !REQUEST_WORDS.has(w)));
+    if (factor === 1 && side === undefined) return s;
     const scores = Float64Array.from(s.scores);
-    for (let i = 0; i < s.ids.length; i += 1) if (intent.classes[s.ids[i]] === other) scores[i] *= factor;
+    for (let i = 0; i < s.ids.length; i += 1) {
+      if (intent.classes[s.ids[i]] === other) scores[i] *= factor;
+      else if (side !== undefined && nameSides[s.ids[i]] !== undefined && nameSides[s.ids[i]] !== side) scores[i] *= t.intentFactor;
+    }
     return { ids: s.ids, scores };
   }
 

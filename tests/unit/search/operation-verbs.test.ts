@@ -3,11 +3,14 @@
  * "erase") matches the operation verb the catalogue names its tools with (update, delete), while a verb
  * some tool holds keeps its own matches only. A small synthetic catalogue: no set of the bench.
  */
+import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 import { buildToolIndex, type SearchableTool } from '../../../search/index.ts';
 import { OPERATION_VERBS, operationSynonyms } from '../../../search/analysis/operation-verbs.ts';
 import { normaliseTerm } from '../../../search/analysis/terms.ts';
+import { readCatalog } from '../../../upstream/replay/catalog-file.ts';
+import { PROJECT_ROOT, searchableTools } from '../../fixtures/search-data.ts';
 
 const tool = (name: string, description: string): SearchableTool => ({ name, description, inputSchema: { type: 'object' } });
 const tools = [
@@ -75,5 +78,20 @@ describe('operation verbs', () => {
       expect(verbs).not.toContain(operation);
       for (const v of verbs) expect(v).toMatch(/^[a-z]+$/);
     }
+  });
+});
+
+describe('operations that undo one another (UNDOING)', () => {
+  // The reference catalogue has no tool that cancels an order or stops a strategy: the request's own verb is no
+  // request for the tool that starts one (try-out: place_order first for "cancel my open order").
+  const cpzai = searchableTools(readCatalog(resolve(PROJECT_ROOT, 'tool-catalog.json')));
+  const index = buildToolIndex(cpzai);
+  const top = (query: string) => index.search(query)[0]?.name;
+
+  it('does not rank the starting tool first for a request to end one, nor the reverse', () => {
+    expect(top('cancel my open order')).not.toBe('place_order');
+    expect(top('stop my strategy')).not.toBe('execute_strategy');
+    expect(top('place an order')).toBe('place_order');
+    expect(top('execute my strategy')).toBe('execute_strategy');
   });
 });
