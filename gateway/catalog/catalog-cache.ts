@@ -31,10 +31,14 @@ interface Entry {
   refreshFailedAt?: number;
 }
 
-/** Whether a refreshed list differs from the copy it replaces: a catalogue by its content version, any other list by its JSON. */
+/** What tells two lists apart: a catalogue's content version, any other list's JSON. */
+function listIdentity(list: Entry['value']): string {
+  return Array.isArray(list) ? JSON.stringify(list) : list.version;
+}
+
+/** Whether a refreshed list differs from the copy it replaces. */
 function listChanged(before: Entry['value'], after: Entry['value']): boolean {
-  if (Array.isArray(before) || Array.isArray(after)) return JSON.stringify(before) !== JSON.stringify(after);
-  return before.version !== after.version;
+  return listIdentity(before) !== listIdentity(after);
 }
 
 /** Raw list as kept in the shared (Redis) store: plain JSON, rebuilt into a catalogue locally. */
@@ -86,6 +90,8 @@ export class CatalogCache {
   private readonly scopeSeen = new Map<ListMethod, 'public' | 'private'>();
   private readonly generations = new Map<ListMethod, number>();
   private readonly changeListeners = new Set<(method: ListMethod) => void>();
+  /** The list each method last announced a refresh-found change of (listIdentity): one announcement per new list, however many partitions find it. */
+  private readonly announcedLists = new Map<ListMethod, string>();
   /** Lists of the cache this one replaced on a live reload, not yet made its own ({@link adopted}). */
   private inherited?: Map<string, Entry>;
   /** The last tools catalogue built: the next one takes over its unchanged tools (buildCatalog). */
@@ -252,7 +258,18 @@ export class CatalogCache {
     for (const key of [...this.entries.keys()]) if (key.startsWith(`${method}|`)) this.entries.delete(key);
     for (const key of [...(this.inherited?.keys() ?? [])]) if (key.startsWith(`${method}|`)) this.inherited!.delete(key);
     void this.shared?.delete(`${this.upstream.name}|${method}|public`);
-    for (const listener of this.changeListeners) listener(method);
+    this.announce(method);
+  }
+
+  /** Tells the change listeners; one that throws is logged, never the failure of the read that found the change. */
+  private announce(method: ListMethod): void {
+    for (const listener of this.changeListeners) {
+      try {
+        listener(method);
+      } catch (error) {
+        this.log.warn({ upstream: this.upstream.name, method, err: (error as Error).message }, 'a list change listener failed');
+      }
+    }
   }
 
   /**
@@ -394,7 +411,15 @@ export class CatalogCache {
     this.entries.set(this.key(method, partition), entry);
     // A refresh that found another list is a change the upstream did not announce (it sent no list_changed, or
     // cannot): subscribed callers are told as for one it did (a try-out's listener heard nothing for a new tool).
-    if (previous !== undefined && listChanged(previous.value, entry.value)) for (const listener of this.changeListeners) listener(method);
+    // Once per new list: a private list is refreshed once per credential, and the same change would otherwise be
+    // announced once per credential (review); a list some credential already announced is not announced again.
+    if (previous !== undefined && listChanged(previous.value, entry.value)) {
+      const seen = listIdentity(entry.value);
+      if (this.announcedLists.get(method) !== seen) {
+        this.announcedLists.set(method, seen);
+        this.announce(method);
+      }
+    }
     this.inherited?.delete(this.key(method, partition));
     this.metrics.catalogCacheBytes.set({ upstream: this.upstream.name }, this.entries.calculatedSize);
     if (share && this.shared && raw.expiresAt > raw.fetchedAt)

@@ -67,3 +67,58 @@ describe('a refresh that finds another tool list', () => {
     expect(heard()).toBe(1);
   });
 });
+
+describe('a refresh of per-credential lists (an upstream that is sent each caller credential)', () => {
+  it('announces one change once, however many credentials find it (review)', async () => {
+    let tools = [tool('get_time')];
+    const keyed = inProcessGateway(
+      {
+        credentials: { bearer: true, apiKeys: ['a', 'b'].map((name) => ({ name, token: `tok-${name}-0123456789`, scopes: ['x'] })) },
+        upstreams: [{ health: { intervalMs: 0 }, catalog: { ttlMs: 50 } }],
+      },
+      { fake: { tools: () => tools } },
+    );
+    const stop = new AbortController();
+    try {
+      const as = async (name: string, method: string, params: Record<string, unknown>, signal?: AbortSignal) => {
+        const { headers, body } = rpc('modern', method, method, params);
+        delete headers['x-cpz-key'];
+        delete headers['x-cpz-secret'];
+        return keyed.fetch(
+          new Request(keyed.mcpUrl, {
+            method: 'POST',
+            headers: { ...headers, authorization: `Bearer tok-${name}-0123456789` },
+            body: JSON.stringify(body),
+            signal,
+          }),
+        );
+      };
+      const listed = async (name: string) => {
+        const [message] = await messagesOf(await as(name, 'tools/list', {}));
+        return ((message!.result as { tools: { name: string }[] }).tools ?? []).map((t) => t.name);
+      };
+      expect(await listed('a')).toEqual(['get_time']);
+      expect(await listed('b')).toEqual(['get_time']);
+      const stream = await as('a', 'subscriptions/listen', { notifications: { toolsListChanged: true } }, stop.signal);
+      const reader = stream.body!.getReader();
+      let text = '';
+      void (async () => {
+        for (;;) {
+          const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+          if (done) return;
+          text += new TextDecoder().decode(value);
+        }
+      })();
+      tools = [tool('get_time'), tool('get_date')];
+      await new Promise((resolve) => setTimeout(resolve, 80));
+      for (const name of ['a', 'b', 'a', 'b']) {
+        for (let i = 0; i < 20 && !(await listed(name)).includes('get_date'); i += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(text.split('notifications/tools/list_changed').length - 1).toBe(1);
+    } finally {
+      stop.abort();
+      await keyed.close();
+    }
+  });
+});

@@ -94,7 +94,7 @@ describe('config/everything.yaml: out-of-scope requests', () => {
     for (const era of ERAS) {
       const hidden = await rpcMessage(await rawRequest(gw.gateway.url, '/mcp', era, 'resources/read', { uri: TEXT_RESOURCE }, DEMO_KEYS.identity));
       const missing = await rpcMessage(await rawRequest(gw.gateway.url, '/mcp', era, 'resources/read', { uri: 'demo://nowhere/1' }, DEMO_KEYS.identity));
-      expect(hidden.error?.code).toBe(-32602);
+      expect(hidden.error?.code).toBe(era === 'legacy' ? -32002 : -32602);
       expect(refusalShape(hidden, TEXT_RESOURCE)).toEqual(refusalShape(missing, 'demo://nowhere/1'));
       const prompt = await rpcMessage(await rawRequest(gw.gateway.url, '/mcp', era, 'prompts/get', { name: 'simple-prompt' }, DEMO_KEYS.identity));
       const noPrompt = await rpcMessage(await rawRequest(gw.gateway.url, '/mcp', era, 'prompts/get', { name: 'simple-prompz' }, DEMO_KEYS.identity));
