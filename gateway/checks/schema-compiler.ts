@@ -1,7 +1,6 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import DRAFT_07_META from 'ajv/dist/refs/json-schema-draft-07.json' with { type: 'json' };
 import addFormats from 'ajv-formats';
 import { LRUCache } from 'lru-cache';
 import { RE2JS } from 're2js';
@@ -105,70 +104,99 @@ export class SchemaCompiler {
   }
 }
 
-/** Draft-07's meta-schema check (Ajv's own), made on first use: see {@link schemaShapeProblem}. */
-let shapeChecker: Ajv | undefined;
+/** The JSON Schema type names (draft-07 §6.1.1, 2020-12 validation §6.1.1). */
+const JSON_TYPES: ReadonlySet<string> = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object', 'null']);
+/** Keywords whose value is one subschema. */
+const ONE_SCHEMA = [
+  'additionalProperties',
+  'additionalItems',
+  'items',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+];
+/** Keywords whose value is a list of subschemas. */
+const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
+/** Keywords whose value maps names to subschemas (not `$defs` or `definitions`: Ajv compiles those only where a `$ref` reaches them). */
+const SCHEMA_MAPS = ['properties', 'patternProperties', 'dependentSchemas', 'dependencies'];
 
 /**
- * Why `schema` is no JSON Schema by draft-07's meta-schema, or has a `pattern` that is no regular expression,
- * as `<JSON Pointer in the schema>: <what is wrong>`; undefined when it is one. Draft-07's because the SDK v1 client compiles every outputSchema of a
- * tools/list with a draft-07 Ajv, and one that does not compile (`"type": "strin"`) throws out of
- * `listTools` for the whole list (a try-out's client died); its meta-schema also admits the later
- * dialects' keywords (unknown keywords are allowed), so 2020-12 schemas pass. A check of the schema's
- * shape only, without compiling it (no validator kept): an unresolvable `$ref` passes here.
+ * Why `schema` would not compile in the Ajv an SDK v1 client builds for every outputSchema of a tools/list
+ * (draft-07, `strict: false`, `validateSchema: false`: a schema is compiled, not checked against the
+ * meta-schema), as `<JSON Pointer in the schema>: <what is wrong>`; undefined when it compiles there. One that
+ * does not (`"type": "strin"`, a `pattern` that `new RegExp(p, 'u')` refuses) throws out of `listTools` for
+ * the whole list (a try-out's client died). Only these, the failures such a compile meets: read at schema
+ * positions only (subschemas by keyword), never inside `const`, `enum`, `default`, `examples` or unknown
+ * keywords, which hold data (a review found a data `pattern` refused). Undefined for anything else.
  */
 export function schemaShapeProblem(schema: unknown): string | undefined {
-  if (shapeChecker === undefined) {
-    // Ajv's own RegExp for the meta-schema's `format: regex`, as the client's Ajv compiles `pattern`s with it.
-    shapeChecker = new Ajv({ strict: false, allErrors: false, validateFormats: true, meta: false });
-    addFormats.default(shapeChecker);
-    shapeChecker.addMetaSchema(DRAFT_07_META);
-  }
-  // Against draft-07's meta-schema whatever `$schema` says (Ajv's validateSchema would look that one up).
-  if (shapeChecker.validate(DRAFT_07_META.$id, schema) !== true) {
-    const [first] = shapeChecker.errors ?? [];
-    return `${first?.instancePath ?? ''}: ${first?.message ?? 'is not a JSON Schema'}`;
-  }
-  // The meta-schema's `format: regex` is not applied to schemas: the client's Ajv builds each pattern with `new RegExp(p, 'u')`.
-  return unbuildablePattern(schema);
-}
-
-/** The first `pattern` (or `patternProperties` key) under `value` that `new RegExp(p, 'u')` refuses, with its path. */
-function unbuildablePattern(value: unknown): string | undefined {
   const path: string[] = [];
-  const refused = (pattern: string, key: string): string | undefined => {
-    try {
-      new RegExp(pattern, 'u');
-      return undefined;
-    } catch (error) {
-      return `${jsonPointer([...path, key])}: is no regular expression (${(error as Error).message})`;
-    }
-  };
+  const at = (key: string) => jsonPointer([...path, key]);
   const walk = (node: unknown): string | undefined => {
-    if (typeof node !== 'object' || node === null) return undefined;
+    if (typeof node !== 'object' || node === null || Array.isArray(node)) return undefined;
     const record = node as Record<string, unknown>;
-    if (typeof record.pattern === 'string') {
-      const found = refused(record.pattern, 'pattern');
-      if (found) return found;
+    const type = record.type;
+    if (type !== undefined) {
+      const types = Array.isArray(type) ? type : [type];
+      if (types.some((t) => typeof t !== 'string' || !JSON_TYPES.has(t)))
+        return `${at('type')}: must be a JSON type name or a list of them (${[...JSON_TYPES].join(', ')})`;
     }
-    const patterns = record.patternProperties;
-    if (typeof patterns === 'object' && patterns !== null && !Array.isArray(patterns))
-      for (const key in patterns) {
-        const found = refused(key, 'patternProperties');
-        if (found) return found;
+    const patterns = typeof record.pattern === 'string' ? [record.pattern] : [];
+    const patternProperties = record.patternProperties;
+    if (typeof patternProperties === 'object' && patternProperties !== null && !Array.isArray(patternProperties))
+      patterns.push(...Object.keys(patternProperties));
+    for (const pattern of patterns) {
+      try {
+        new RegExp(pattern, 'u');
+      } catch (error) {
+        return `${at(pattern === record.pattern ? 'pattern' : 'patternProperties')}: is no regular expression (${(error as Error).message})`;
       }
-    for (const key in record) {
-      // Not into `const`, `enum`, `default` and `examples`: values, not schemas.
-      if (key === 'const' || key === 'enum' || key === 'default' || key === 'examples') continue;
-      const child = record[key];
-      if (typeof child !== 'object' || child === null) continue;
+    }
+    const into = (key: string, child: unknown): string | undefined => {
       path.push(key);
       const found = walk(child);
       path.pop();
+      return found;
+    };
+    for (const key of ONE_SCHEMA) {
+      const found = into(key, record[key]);
       if (found) return found;
+    }
+    for (const key of SCHEMA_LISTS) {
+      const list = record[key];
+      if (!Array.isArray(list)) continue;
+      path.push(key);
+      for (let i = 0; i < list.length; i += 1) {
+        const found = into(String(i), list[i]);
+        if (found) {
+          path.pop();
+          return found;
+        }
+      }
+      path.pop();
+    }
+    for (const key of SCHEMA_MAPS) {
+      const map = record[key];
+      if (typeof map !== 'object' || map === null || Array.isArray(map)) continue;
+      path.push(key);
+      for (const [name, child] of Object.entries(map)) {
+        const found = into(name, child);
+        if (found) {
+          path.pop();
+          return found;
+        }
+      }
+      path.pop();
     }
     return undefined;
   };
-  return walk(value);
+  return walk(schema);
 }
 
 /** The dialect a schema declares; no `$schema` means 2020-12 (MCP 2026-07-28, basic §JSON Schema usage). */

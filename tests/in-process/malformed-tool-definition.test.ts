@@ -30,7 +30,7 @@ const MALFORMED: Record<string, { definition: unknown; reason: string }> = {
   // An SDK v1 client compiles each outputSchema of the list with Ajv: this one threw for the whole list (try-out).
   badtype: {
     definition: { name: 'badtype', inputSchema: { type: 'object' }, outputSchema: { type: 'object', properties: { x: { type: 'strin' } } } },
-    reason: '/outputSchema/properties/x/type: must be equal to one of the allowed values',
+    reason: '/outputSchema/properties/x/type: must be a JSON type name or a list of them (string, number, integer, boolean, array, object, null)',
   },
   badpattern: {
     definition: {
