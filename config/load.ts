@@ -260,9 +260,10 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
       );
     const headerTemplates = upstream.headers;
     upstream.headers = interpolateAll(upstream.headers, env, `${at}.headers`);
-    // `Authorization: Bearer ${TOKEN}` with TOKEN set to nothing would send a bare `Bearer` (try-out).
+    // `Authorization: Bearer ${TOKEN}` with TOKEN set to nothing would send a bare `Bearer` (try-out); `${TAG:-}`
+    // says an empty value is meant, and is left alone (review).
     for (const [name, value] of Object.entries(upstream.headers))
-      if (headerTemplates[name]!.includes('${') && (value.trim() === '' || /\s$/.test(value)))
+      if (/\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(headerTemplates[name]!) && (value.trim() === '' || /\s$/.test(value)))
         throw new ConfigError(`${at}.headers.${name}`, 'ends empty once its variables are read (a variable set to nothing?)');
     upstream.env = interpolateAll(upstream.env, env, `${at}.env`);
     upstream.args = upstream.args.map((arg, i) => interpolate(arg, env, `${at}.args[${i}]`));

@@ -367,13 +367,14 @@ export class UpstreamSet {
       const { upstream, name } = await this.promptOwner(params.name, onBehalfOf);
       return { upstream, params: { ...params, name } };
     }
-    if (method === 'resources/read') return { upstream: await this.resourceUpstream(params.uri, onBehalfOf, reachable, linking), params };
+    if (method === 'resources/read') return { upstream: await this.resourceUpstream(params.uri, onBehalfOf, reachable, linking, 'resource_not_found'), params };
     const ref = (params.ref ?? {}) as Record<string, unknown>;
     if (ref.type === 'ref/prompt') {
       const { upstream, name } = await this.promptOwner(ref.name, onBehalfOf);
       return { upstream, params: { ...params, ref: { ...ref, name } } };
     }
-    return { upstream: await this.resourceUpstream(ref.uri, onBehalfOf, reachable, linking), params };
+    // -32002 is resources/read's (2025-11-25 server/resources): a completion's unknown reference is its invalid params.
+    return { upstream: await this.resourceUpstream(ref.uri, onBehalfOf, reachable, linking, 'invalid_arguments'), params };
   }
 
   /** Readiness per upstream: ready when all are; with several, `degraded` while at least one is. */
@@ -397,6 +398,7 @@ export class UpstreamSet {
     onBehalfOf: OnBehalfOf = {},
     reachable?: (upstream: string) => boolean,
     linking?: () => Promise<readonly CatalogTool[]>,
+    unknown: 'resource_not_found' | 'invalid_arguments' = 'resource_not_found',
   ): Promise<UpstreamRuntime> {
     const listings = await Promise.all(
       this.upstreams
@@ -420,7 +422,7 @@ export class UpstreamSet {
         ? undefined
         : (resourceOwner(uri, listings) ?? (uri.startsWith('ui://') ? await this.viewOwner(uri, onBehalfOf, linking) : undefined));
     const upstream = owner && this.get(owner);
-    if (!upstream) throw new GatewayError('resource_not_found', `Resource not found: ${String(uri).slice(0, 200)}`, typeof uri === 'string' ? { uri } : {});
+    if (!upstream) throw new GatewayError(unknown, `Resource not found: ${String(uri).slice(0, 200)}`, typeof uri === 'string' ? { uri } : {});
     return upstream;
   }
 

@@ -151,7 +151,12 @@ function unknownRouted(method: RoutedMethod, params: Record<string, unknown>): G
     return new GatewayError('invalid_arguments', `Unknown prompt: ${String(method === 'prompts/get' ? params.name : ref.name)}`);
   }
   const uri = method === 'resources/read' ? params.uri : ref.uri;
-  return new GatewayError('resource_not_found', `Resource not found: ${String(uri).slice(0, 200)}`, typeof uri === 'string' ? { uri } : {});
+  // -32002 is resources/read's (2025-11-25 server/resources); a completion's unknown reference is its invalid params.
+  return new GatewayError(
+    method === 'resources/read' ? 'resource_not_found' : 'invalid_arguments',
+    `Resource not found: ${String(uri).slice(0, 200)}`,
+    typeof uri === 'string' ? { uri } : {},
+  );
 }
 
 /** The caller's view; its tool list is filtered on first use only (a warm tools/list or search never needs it). */

@@ -230,10 +230,13 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     const late = () => new DeadlineExceeded(op, ms);
     try {
       // One budget for both: the first connection attempt, then the operation in what is left of it.
-      const started = Date.now();
+      const started = performance.now();
       if (connecting) await withinDeadline(connecting, ms, late);
       connecting = undefined;
-      return await withinDeadline(run(), Math.max(0, ms - (Date.now() - started)), late);
+      // Not sent once the budget is spent: a write that might land after the caller was told it failed (review).
+      const left = ms - (performance.now() - started);
+      if (left <= 0) throw late();
+      return await withinDeadline(run(), left, late);
     } catch (error) {
       options.metrics.cacheStoreErrors.inc({ cache: 'pins', op });
       if (Date.now() - lastErrorLogged > 1000) {

@@ -385,9 +385,9 @@ function indexOver(
     return heads.map((head) => ({ entry: termIndex.entry(head)!, weight: t.operationVerbWeight }));
   }
 
-  /** The word of `text` whose term is `term` (the first such), or `term` itself. */
-  function wordOf(text: string, term: string): string {
-    return splitWords(text).find((w) => normaliseTerm(w, t.stem, t.stemFold) === term) ?? term;
+  /** The word of `text` whose term is `term` (the first such), if any (a path's terms are no words of the topic). */
+  function wordOf(text: string, term: string): string | undefined {
+    return splitWords(text).find((w) => normaliseTerm(w, t.stem, t.stemFold) === term);
   }
 
   /** `respelledMatches` of `word` in this index, remembered for the words lately asked. */
@@ -477,7 +477,10 @@ function indexOver(
     // keyword search a person types: in a longer request, or beside words that matched, a word no tool
     // holds is more often about something the catalogue lacks than a typo (measured: docs/performance.md).
     if (unmatched.length > 0 && terms.length <= 2 && lookups[0].every((q) => q.matches.length === 0))
-      for (const [term, found] of unmatched) found.matches = respelled(wordOf(topic, term));
+      for (const [term, found] of unmatched) {
+        const word = wordOf(topic, term);
+        if (word !== undefined) found.matches = respelled(word);
+      }
     const accepting = acceptedBy.get(query.trim().toLowerCase()) ?? [];
     const spelled = nameSpellings(query);
     const external = opts.vectors !== undefined && opts.vectors.tools.vectors.length === tools.length * opts.vectors.tools.dim ? opts.vectors : undefined;

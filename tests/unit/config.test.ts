@@ -454,6 +454,8 @@ describe('upstream headers from variables (try-out)', () => {
     expect(withHeader('Bearer ${UP_TOKEN}', { UP_TOKEN: '' })).toThrow(/upstreams\[0\]\.headers\.Authorization: ends empty once its variables are read/);
     expect(withHeader('${UP_TOKEN}', { UP_TOKEN: '' })).toThrow(/ends empty/);
     expect(withHeader('Bearer ${UP_TOKEN}', { UP_TOKEN: 'abc' })).not.toThrow();
+    // An explicit empty default is meant (review).
+    expect(withHeader('${TAG:-}', {})).not.toThrow();
   });
 });
 
