@@ -229,6 +229,21 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     if (config.audit.digestKey.length < 16)
       throw new ConfigError('audit.digestKey', 'must be at least 16 characters (a guessable key makes the digests guessable)');
   }
+  // The other secrets of the file read `${VAR}` too: `adminToken: "${CONSOLE_TOKEN}"` was the console's password as
+  // written, the text a reader of the file sees (try-out). Their bounds are checked again on the value.
+  const secrets: [string, { get(): string | undefined; set(v: string): void }, number][] = [
+    ['console.adminToken', { get: () => config.console.adminToken, set: (v) => void (config.console.adminToken = v) }, 16],
+    ['oauth.tokenSecret', { get: () => config.oauth.tokenSecret, set: (v) => void (config.oauth.tokenSecret = v) }, 32],
+    ['oauth.tokenSecretPrevious', { get: () => config.oauth.tokenSecretPrevious, set: (v) => void (config.oauth.tokenSecretPrevious = v) }, 32],
+    ['oauth.initialAccessToken', { get: () => config.oauth.initialAccessToken, set: (v) => void (config.oauth.initialAccessToken = v) }, 32],
+  ];
+  for (const [keyPath, field, least] of secrets) {
+    const written = field.get();
+    if (written === undefined || !written.includes('${')) continue;
+    const value = interpolate(written, env, keyPath);
+    if (value.length < least) throw new ConfigError(keyPath, `must be at least ${least} characters once its variables are read`);
+    field.set(value);
+  }
   // By lower case: names that differ only in case prefix tools, metrics and audit lines with look-alikes.
   const names = new Map<string, string>();
   const separator = config.naming.separator;

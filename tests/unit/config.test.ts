@@ -471,3 +471,23 @@ describe('a list or mapping variable that is JSON with a mistake (try-out)', () 
     expect(load('GATEWAY_SECURITY_ALLOWED_HOSTS', 'a.example, b.example')).not.toThrow();
   });
 });
+
+describe('secrets written as ${VAR} in the file (try-out)', () => {
+  it('reads the console admin token and the OAuth secrets from the environment, bounds checked on the value', () => {
+    const path = yamlFile(
+      'upstreams:\n  - name: a\n    url: http://127.0.0.1:9/mcp\nanonymous: true\nconsole:\n  adminToken: "${CONSOLE_ADMIN_TOKEN_VALUE}"\noauth:\n  tokenSecret: "${SEALING_SECRET_VALUE_LONG_ENOUGH_NAME}"\n',
+    );
+    const config = loadConfig({
+      path,
+      env: { CONSOLE_ADMIN_TOKEN_VALUE: 'console-admin-token-xyz-123', SEALING_SECRET_VALUE_LONG_ENOUGH_NAME: 's'.repeat(40) },
+    });
+    expect(config.console.adminToken).toBe('console-admin-token-xyz-123');
+    expect(config.oauth.tokenSecret).toBe('s'.repeat(40));
+    expect(() => loadConfig({ path, env: { CONSOLE_ADMIN_TOKEN_VALUE: 'short', SEALING_SECRET_VALUE_LONG_ENOUGH_NAME: 's'.repeat(40) } })).toThrow(
+      /console\.adminToken: must be at least 16 characters once its variables are read/,
+    );
+    expect(() => loadConfig({ path, env: { SEALING_SECRET_VALUE_LONG_ENOUGH_NAME: 's'.repeat(40) } })).toThrow(
+      /console\.adminToken: environment variable CONSOLE_ADMIN_TOKEN_VALUE is not set/,
+    );
+  });
+});
