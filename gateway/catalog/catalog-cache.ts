@@ -411,9 +411,11 @@ export class CatalogCache {
     this.entries.set(this.key(method, partition), entry);
     // A refresh that found another list is a change the upstream did not announce (it sent no list_changed, or
     // cannot): subscribed callers are told as for one it did (a try-out's listener heard nothing for a new tool).
-    // Once per new list: a private list is refreshed once per credential, and the same change would otherwise be
-    // announced once per credential (review); a list some credential already announced is not announced again.
-    if (previous !== undefined && listChanged(previous.value, entry.value)) {
+    // Found by the shared list or the keep-warm's own (no credential): a credential's private list is that caller's,
+    // and announcing its changes told every other caller about it, once per credential (review, try-out); the
+    // keep-warm finds a change to what every caller is served within its interval. Once per new list.
+    const announcing = partition === 'public' || partition === partitionOf({});
+    if (announcing && previous !== undefined && listChanged(previous.value, entry.value)) {
       const seen = listIdentity(entry.value);
       if (this.announcedLists.get(method) !== seen) {
         this.announcedLists.set(method, seen);
