@@ -36,11 +36,6 @@ function listIdentity(list: Entry['value']): string {
   return Array.isArray(list) ? JSON.stringify(list) : list.version;
 }
 
-/** Whether a refreshed list differs from the copy it replaces. */
-function listChanged(before: Entry['value'], after: Entry['value']): boolean {
-  return listIdentity(before) !== listIdentity(after);
-}
-
 /** Raw list as kept in the shared (Redis) store: plain JSON, rebuilt into a catalogue locally. */
 interface SharedEntry {
   items: unknown[];
@@ -90,7 +85,7 @@ export class CatalogCache {
   private readonly scopeSeen = new Map<ListMethod, 'public' | 'private'>();
   private readonly generations = new Map<ListMethod, number>();
   private readonly changeListeners = new Set<(method: ListMethod) => void>();
-  /** The list each method last announced a refresh-found change of (listIdentity): one announcement per new list, however many partitions find it. */
+  /** The list (listIdentity) each method's announcing partitions last stored: a refresh that stores another is a change to announce. */
   private readonly announcedLists = new Map<ListMethod, string>();
   /** Lists of the cache this one replaced on a live reload, not yet made its own ({@link adopted}). */
   private inherited?: Map<string, Entry>;
@@ -414,13 +409,12 @@ export class CatalogCache {
     // Found by the shared list or the keep-warm's own (no credential): a credential's private list is that caller's,
     // and announcing its changes told every other caller about it, once per credential (review, try-out); the
     // keep-warm finds a change to what every caller is served within its interval. Once per new list.
-    const announcing = partition === 'public' || partition === partitionOf({});
-    if (announcing && previous !== undefined && listChanged(previous.value, entry.value)) {
+    if (partition === 'public' || partition === partitionOf({})) {
       const seen = listIdentity(entry.value);
-      if (this.announcedLists.get(method) !== seen) {
-        this.announcedLists.set(method, seen);
-        this.announce(method);
-      }
+      const last = this.announcedLists.get(method);
+      this.announcedLists.set(method, seen);
+      // Not after an invalidation (no previous copy: the upstream's list_changed was announced already).
+      if (previous !== undefined && last !== undefined && last !== seen) this.announce(method);
     }
     this.inherited?.delete(this.key(method, partition));
     this.metrics.catalogCacheBytes.set({ upstream: this.upstream.name }, this.entries.calculatedSize);

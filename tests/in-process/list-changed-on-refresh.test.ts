@@ -83,5 +83,16 @@ describe('a change no upstream announced', () => {
     }
     expect(await listed('a')).toContain('get_date');
     expect([heardA(), heardB()]).toEqual([1, 1]);
+    // An announced change (list_changed) to a third list, then silently back to the second: a change all the same (the
+    // first version remembered only what it had announced itself, and said nothing).
+    const second = current;
+    current = [tool('get_time'), tool('get_week')];
+    gateway.fake!.setTools((caller: string) => (caller.startsWith('tok-b') ? [...current, tool('b_only')] : current));
+    for (let i = 0; i < 8 && heardA() < 2; i += 1) await pause(250);
+    await pause(1500);
+    expect([heardA(), heardB()]).toEqual([2, 2]);
+    current = second;
+    for (let i = 0; i < 12 && heardA() < 3; i += 1) await pause(250);
+    expect([heardA(), heardB()]).toEqual([3, 3]);
   });
 });
