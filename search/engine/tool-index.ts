@@ -52,6 +52,11 @@ type SemanticList = { ids: number[]; scores: number[]; weight: number; floor: nu
 const DEFAULT_LIMIT = 10;
 /** The everyday verbs of the operations, as written (base forms). */
 const EVERYDAY_VERBS: ReadonlySet<string> = new Set(Object.values(OPERATION_VERBS).flat());
+
+/** A request's first word that is neither a stop word nor a request word ("please show my orders": show), as typed. */
+function firstWord(text: string): string | undefined {
+  return splitWords(text).find((w) => !STOP_WORDS.has(w) && !REQUEST_WORDS.has(w));
+}
 /** Fewer tools than this share too few words for co-occurrence to mean anything: lexical only. */
 const MIN_SEMANTIC_TOOLS = 16;
 const NEAREST_LIMIT = 5;
@@ -375,7 +380,7 @@ function indexOver(
    * stop word nor a request word, as the read/write intent reads it (intent.ts); undefined otherwise.
    */
   function leadingVerb(text: string): string | undefined {
-    const first = splitWords(text).find((w) => !STOP_WORDS.has(w) && !REQUEST_WORDS.has(w));
+    const first = firstWord(text);
     if (first === undefined || !EVERYDAY_VERBS.has(first)) return undefined;
     return normaliseTerm(first, t.stem, t.stemFold) ?? undefined;
   }
@@ -774,7 +779,7 @@ function indexOver(
     const asked = queryIntent(query, intent.cues, t.stem);
     const other = asked.intent === 0 ? WRITE : asked.intent === READ ? WRITE : READ;
     const factor = asked.explicit ? t.intentFactor : t.intentImplicit;
-    const side = t.intentFactor === 1 ? undefined : undoingSide(splitWords(query).find((w) => !STOP_WORDS.has(w) && !REQUEST_WORDS.has(w)));
+    const side = t.intentFactor === 1 ? undefined : undoingSide(firstWord(query));
     if (factor === 1 && side === undefined) return s;
     const scores = Float64Array.from(s.scores);
     for (let i = 0; i < s.ids.length; i += 1) {
