@@ -201,7 +201,8 @@ function refuseListGaps(value: Json, path: (string | number)[], provenance: Map<
  * it sets its own); `anonymous: true` required where nobody would check callers; redis selection
  * (the rate limit store follows the cache store unless set); the embeddings endpoint's scheme and key variable;
  * server.headersTimeoutMs at most server.requestTimeoutMs; compact.searchLimit at most compact.maxSearchLimit; each
- * security.trustedProxies entry an address or CIDR range. Its errors name the variable or file the key came from.
+ * security.trustedProxies entry an address or CIDR range; headers sent upstream and credential headers sendable (RFC 9110).
+ * Its errors name the variable or file the key came from.
  */
 function finalise(config: GatewayConfig, env: Record<string, string | undefined>): GatewayConfig {
   if (config.cache.redisUrl && config.cache.store === 'memory' && !env.GATEWAY_CACHE_STORE) config.cache.store = 'redis';
@@ -280,6 +281,7 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
     for (const [name, value] of Object.entries(upstream.headers))
       if (/\$\{[A-Za-z_][A-Za-z0-9_]*\}/.test(headerTemplates[name]!) && (value.trim() === '' || /\s$/.test(value)))
         throw new ConfigError(`${at}.headers.${name}`, 'ends empty once its variables are read (a variable set to nothing?)');
+    refuseUnsendableHeaders(upstream.headers, `${at}.headers`);
     upstream.env = interpolateAll(upstream.env, env, `${at}.env`);
     upstream.args = upstream.args.map((arg, i) => interpolate(arg, env, `${at}.args[${i}]`));
     if (upstream.command !== undefined) upstream.command = interpolate(upstream.command, env, `${at}.command`);
@@ -331,6 +333,7 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   if (config.metrics.port !== undefined && config.metrics.port !== 0 && config.metrics.port === config.listen.port)
     throw new ConfigError('metrics.port', `is listen.port (${config.listen.port}): leave it unset to serve /metrics on the main port, or choose another port`);
   config.oauth.external.credentialHeaders = interpolateAll(config.oauth.external.credentialHeaders, env, 'oauth.external.credentialHeaders');
+  refuseUnsendableHeaders(config.oauth.external.credentialHeaders, 'oauth.external.credentialHeaders');
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');
   // The audience a token must name is the endpoint's URL (MCP authorization §Token Audience Binding): from
   // publicUrl, else the request's Host, which only a checked Host makes ours (review: Host: svc-b passed svc-b's tokens).
@@ -379,12 +382,23 @@ function finaliseApiKeys(config: GatewayConfig, env: Record<string, string | und
       'credentials.secretHeader',
       `is credentials.keyHeader ("${keyHeader}")${keyHeader === secretHeader ? '' : ' in another case (header names ignore case)'}: name two headers`,
     );
+  for (const [keyPath, name] of [
+    ['credentials.keyHeader', keyHeader],
+    ['credentials.secretHeader', secretHeader],
+  ] as const)
+    if (!HEADER_NAME.test(name)) throw new ConfigError(keyPath, "is not a valid header name (letters, digits and !#$%&'*+.^_`|~- only, RFC 9110 §5.6.2)");
   config.credentials.apiKeys.forEach((apiKey, index) => {
     const at = `credentials.apiKeys[${index}]`;
     for (const field of ['key', 'secret', 'token'] as const) {
       if (apiKey[field] !== undefined) apiKey[field] = interpolate(apiKey[field]!, env, `${at}.${field}`);
       // An empty header never makes a credential: the key would answer 401 for ever (a variable set to nothing: try-out).
       if (apiKey[field] === '') throw new ConfigError(`${at}.${field}`, 'is empty (a variable set to nothing?): no request could present it');
+      // HTTP strips a value's surrounding whitespace (RFC 9110 §5.5), so such a credential could never match either.
+      if (apiKey[field] !== undefined && (apiKey[field] !== apiKey[field]!.trim() || /[\r\n\0]/.test(apiKey[field]!)))
+        throw new ConfigError(
+          `${at}.${field}`,
+          'starts or ends with whitespace or holds a line break once its variables are read, which a header cannot carry (RFC 9110 §5.5): no request could present it',
+        );
     }
     if (names.has(apiKey.name)) throw new ConfigError(`${at}.name`, `duplicate API key name "${apiKey.name}"`);
     names.add(apiKey.name);
@@ -414,6 +428,29 @@ export function requireAnonymousWhereUnchecked(config: GatewayConfig): void {
     'anonymous',
     `upstreams[${index}] (${upstream.name}) receives no caller credential and no scope source is configured (scopes.endpoint or credentials.apiKeys), so nobody would check callers: configure one, or set anonymous: true to serve every caller unauthenticated`,
   );
+}
+
+/** RFC 9110 §5.6.2: a header name is a token. */
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/**
+ * Headers the gateway would send on every request, checked once their variables are read: names that are
+ * RFC 9110 tokens (§5.6.2) and unique regardless of case (§5.1: two spellings are one header, and which value
+ * wins depends on the client), values without CR, LF or NUL (§5.5; a variable holding a PEM file or a token
+ * with its newline). Without it the start succeeded and every forwarded request failed (try-out). Never
+ * quotes a value: a header's value is usually a credential.
+ */
+function refuseUnsendableHeaders(headers: Record<string, string>, keyPath: string): void {
+  const seen = new Map<string, string>();
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name))
+      throw new ConfigError(`${keyPath}.${name}`, "is not a valid header name (letters, digits and !#$%&'*+.^_`|~- only, RFC 9110 §5.6.2)");
+    const earlier = seen.get(name.toLowerCase());
+    if (earlier !== undefined) throw new ConfigError(`${keyPath}.${name}`, `is the header ${earlier} in another case (header names ignore case): keep one`);
+    seen.set(name.toLowerCase(), name);
+    if (/[\r\n\0]/.test(value))
+      throw new ConfigError(`${keyPath}.${name}`, 'holds a line break or NUL once its variables are read, which no HTTP header can carry (RFC 9110 §5.5)');
+  }
 }
 
 function interpolateAll(values: Record<string, string>, env: Record<string, string | undefined>, keyPath: string): Record<string, string> {

@@ -459,6 +459,36 @@ describe('upstream headers from variables (try-out)', () => {
   });
 });
 
+describe('headers no HTTP request can carry (left open from the try-outs)', () => {
+  const withHeaders =
+    (headers: Record<string, string>, env: Record<string, string> = {}) =>
+    () =>
+      loadConfig({ env, overrides: { upstreams: [{ name: 'up', url: 'http://127.0.0.1:9/mcp', headers }] } });
+
+  it('refuses an upstream header name that is not a token, two names differing only in case, and a line break from a variable', () => {
+    expect(withHeaders({ 'X Api Key': 'k' })).toThrow(/upstreams\[0\]\.headers\.X Api Key: is not a valid header name/);
+    expect(withHeaders({ Authorization: 'Bearer a', authorization: 'Bearer b' })).toThrow(
+      /upstreams\[0\]\.headers\.authorization: is the header Authorization in another case/,
+    );
+    const newline = withHeaders({ Authorization: 'Bearer ${UP_TOKEN}' }, { UP_TOKEN: 's3cr3t\nX-Injected: 1' });
+    expect(newline).toThrow(/upstreams\[0\]\.headers\.Authorization: holds a line break/);
+    expect(newline).not.toThrow(/s3cr3t/);
+    expect(withHeaders({ 'X-Api-Key': 'k', Authorization: 'Bearer ${UP_TOKEN}' }, { UP_TOKEN: 'abc' })).not.toThrow();
+  });
+
+  it('refuses a credential header name with a space and an API key credential HTTP would trim', () => {
+    const load = (credentials: object) => () =>
+      loadConfig({ env: { K: ' s3cr3t-secret ' }, overrides: { upstreams: [{ name: 'up', url: 'http://127.0.0.1:9/mcp' }], credentials } });
+    expect(load({ keyHeader: 'x cpz key' })).toThrow(/credentials\.keyHeader: is not a valid header name/);
+    expect(load({ apiKeys: [{ name: 'a', key: 'k1', secret: '${K}', scopes: ['x'] }] })).toThrow(
+      /credentials\.apiKeys\[0\]\.secret: starts or ends with whitespace/,
+    );
+    expect(load({ apiKeys: [{ name: 'a', key: 'k1', secret: '${K}', scopes: ['x'] }] })).not.toThrow(/s3cr3t/);
+    expect(load({ apiKeys: [{ name: 'a', token: '   ', scopes: ['x'] }] })).toThrow(/apiKeys\[0\]\.token: starts or ends with whitespace/);
+    expect(load({ apiKeys: [{ name: 'a', key: 'k1', secret: 'a-secret-value', scopes: ['x'] }] })).not.toThrow();
+  });
+});
+
 describe('a list or mapping variable that is JSON with a mistake (try-out)', () => {
   it('is refused as not valid JSON, naming the variable and where, never quoting the value', () => {
     const load = (name: string, value: string) => () =>
