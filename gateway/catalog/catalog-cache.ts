@@ -97,7 +97,8 @@ export class CatalogCache {
   private readonly warnedOverBudget = new Set<string>();
   private lastSuccessAt?: number;
   private lastError?: string;
-  private readonly staleAfterMs: number;
+  /** The catalogue's own time to live when it was last fetched (the upstream's `ttlMs`, the config override, else `cache.ttlMs`). */
+  private lastTtlMs: number;
   private readonly warmer?: NodeJS.Timeout;
   /** The upstream's policy keys this cache builds catalogues with (a reload may change them, not the connection). */
   private readonly policy: UpstreamConfig;
@@ -131,10 +132,11 @@ export class CatalogCache {
         if (reason === 'evict') metrics.catalogCacheEvictions.inc({ upstream: upstream.name });
       },
     });
-    this.staleAfterMs = 2 * Math.max(cache.ttlMs, 30_000);
+    this.lastTtlMs = cache.ttlMs;
     this.policy = options.policy ?? upstream.config;
     if (options.inherit) {
       this.lastSuccessAt = options.inherit.lastSuccessAt;
+      this.lastTtlMs = options.inherit.lastTtlMs;
       this.lastError = options.inherit.lastError;
       this.inheritLists(options.inherit);
     }
@@ -305,7 +307,9 @@ export class CatalogCache {
     if (this.lastSuccessAt === undefined)
       return { ready: false, reason: `upstream ${name}: catalogue not fetched yet${this.lastError ? ` (${this.lastError})` : ''}` };
     const age = Date.now() - this.lastSuccessAt;
-    if (this.lastError !== undefined && age > this.staleAfterMs) {
+    // Stale past twice the list's own lifetime (at least a minute): a list an upstream or `upstreams[].catalog.ttlMs`
+    // says lasts a second was reported ready for 20 minutes under a long cache.ttlMs (left open from a review).
+    if (this.lastError !== undefined && age > 2 * Math.max(this.lastTtlMs, 30_000)) {
       return { ready: false, reason: `upstream ${name}: catalogue is stale (last fetched ${Math.round(age / 1000)} s ago; ${this.lastError})` };
     }
     return { ready: true };
@@ -385,6 +389,7 @@ export class CatalogCache {
     const raw: SharedEntry = { items: result.items, fetchedAt, expiresAt: fetchedAt + ttlMs, cacheScope };
     if (method === 'tools/list') {
       this.lastSuccessAt = fetchedAt;
+      this.lastTtlMs = ttlMs;
       this.lastError = undefined;
     }
     this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'ok' });
