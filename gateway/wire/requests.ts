@@ -131,7 +131,10 @@ export function plainRequest(message: unknown, headers: IncomingHttpHeaders): Pl
   if (era !== 'modern' || !isPlainObject(meta) || !onlyKeys(meta, ENVELOPE_KEYS) || meta[PROTOCOL_VERSION_META_KEY] !== version) return undefined;
   // The SDK validates the envelope against the spec's types and answers 400 when it breaks them.
   if (!validEnvelope(meta[CLIENT_INFO_META_KEY], meta[CLIENT_CAPABILITIES_META_KEY])) return undefined;
-  if (headers['mcp-method'] !== method || headers['mcp-name'] !== name) return undefined;
+  // Decoded before it is compared (streamable-http §Value Encoding): a sentinel equal to the body as written names another tool.
+  const mcpName = headers['mcp-name'];
+  if (headers['mcp-method'] !== method || (name === undefined ? mcpName !== undefined : typeof mcpName !== 'string' || decodeParamValue(mcpName) !== name))
+    return undefined;
   return { era, id, method, name, arguments: args, envelope: meta };
 }
 

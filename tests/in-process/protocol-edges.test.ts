@@ -64,6 +64,24 @@ describe('protocol edges', () => {
       });
     });
 
+    it('an Mcp-Name that is a Base64 sentinel is decoded before it is compared, on the plain path too (wire try-out)', async () => {
+      // An intermediary routing on the decoded header would see echo_word while the gateway looked up the literal name.
+      const sentinel = `=?base64?${Buffer.from('echo_word').toString('base64')}?=`;
+      for (const path of ['/mcp', '/mcp/compact']) {
+        const response = await send(call('modern', 'tools/call', { name: sentinel, arguments: {} }, path), { headers: { 'mcp-name': sentinel } });
+        expect(response.status, path).toBe(400);
+        const { error } = await answerOf(response);
+        expect(error?.code).toBe(-32020);
+        expect(error?.data).toMatchObject({ kind: 'header_mismatch', mismatch: { header: sentinel, body: sentinel } });
+        expect(error?.message).toMatch(/but the Mcp-Name header names "echo_word"$/);
+      }
+      // Sent as the spec says (a value that looks like the sentinel is itself encoded), the name reaches the lookup.
+      const encoded = `=?base64?${Buffer.from(sentinel).toString('base64')}?=`;
+      const response = await send(call('modern', 'tools/call', { name: sentinel, arguments: {} }), { headers: { 'mcp-name': encoded } });
+      expect(response.status).toBe(200);
+      expect((await answerOf(response)).error?.message).toMatch(/^Unknown tool/);
+    });
+
     it("an Mcp-Method disagreeing with the body (the SDK classifier's refusal)", async () => {
       const response = await send(call('modern', 'tools/call', { name: 'echo_word', arguments: {} }), { headers: { 'mcp-method': 'tools/list' } });
       expect(response.status).toBe(400);
