@@ -13,7 +13,7 @@ import {
 import { clip } from './clip.ts';
 import { ERROR_CODE, isEchoableId, isPlainObject, type RequestId } from './jsonrpc.ts';
 import { decodeParamValue, encodeParamValue, MCP_NAME_SOURCE } from './param-value.ts';
-import { MODERN_REVISIONS, servedEra, type Era } from './revisions.ts';
+import { LEGACY_REVISIONS, MODERN_REVISIONS, servedEra, type Era } from './revisions.ts';
 import { ANSWER_MEDIA_TYPES, chooseRepresentation } from './negotiation.ts';
 import { definesStructuredContent } from './server-codec.ts';
 
@@ -219,7 +219,21 @@ export function routeOf(body: unknown, headers: IncomingHttpHeaders): Route {
   const claimed = outcome.classification.revision;
   if (claimed === undefined || !MODERN_REVISIONS.includes(claimed)) {
     const error = new UnsupportedProtocolVersionError({ supported: [...MODERN_REVISIONS], requested: claimed ?? 'unknown' });
-    return { refused: { cell: 'unsupported-modern-revision', httpStatus: 400, code: error.code, message: error.message, data: error.data } };
+    // A revision served through initialize claimed in the per-request envelope: the SDK's bare "Unsupported protocol
+    // version: 2025-11-25" told the caller a served revision was not (wire try-out); say where it is served.
+    const legacy = claimed !== undefined && LEGACY_REVISIONS.includes(claimed);
+    const message = legacy
+      ? `Unsupported protocol version: ${JSON.stringify(claimed)} in the _meta envelope, which only ${MODERN_REVISIONS.join(', ')} requests carry; ${claimed} is served after initialize, without the envelope`
+      : error.message;
+    return {
+      refused: {
+        cell: 'unsupported-modern-revision',
+        httpStatus: 400,
+        code: error.code,
+        message,
+        data: { kind: 'unsupported_protocol_version', ...(error.data as object) },
+      },
+    };
   }
   return outcome.messageKind === 'request' ? { era: 'modern', request: outcome.message } : { era: 'modern' };
 }

@@ -105,6 +105,19 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     ]);
   });
 
+  it('refuses a served 2025 revision claimed in the 2026-07-28 envelope with 400/-32022 saying where it is served (wire try-out)', async () => {
+    const { headers, body } = rpc('modern', 7, 'tools/list');
+    (body.params!._meta as Record<string, unknown>)['io.modelcontextprotocol/protocolVersion'] = '2025-11-25';
+    const response = await post(url(), body, { ...headers, 'mcp-protocol-version': '2025-11-25' });
+    expect(response.status).toBe(400);
+    const [answer] = (await messagesOf(response)) as { error: { code: number; message: string; data: unknown } }[];
+    expect(answer!.error.code).toBe(-32022);
+    expect(answer!.error.message).toBe(
+      'Unsupported protocol version: "2025-11-25" in the _meta envelope, which only 2026-07-28 requests carry; 2025-11-25 is served after initialize, without the envelope',
+    );
+    expect(answer!.error.data).toEqual({ kind: 'unsupported_protocol_version', supported: ['2026-07-28'], requested: '2025-11-25' });
+  });
+
   it.each(['latest', ''])('refuses a batch under the MCP-Protocol-Version header %j with 400/-32022, as a single request', async (header) => {
     const { headers } = rpc('legacy', 1, 'tools/list');
     const batch = [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' }));
