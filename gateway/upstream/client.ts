@@ -289,14 +289,18 @@ export class UpstreamClient {
   async close(): Promise<void> {
     this.closed = true;
     this.prober.stop();
-    // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us.
-    await this.supervisor.close();
+    // The forwarded requests end first: a reconnect attempt hung on an upstream that stopped answering holds the
+    // supervisor's close for up to the handshake bound (10 s), and the calls waiting meanwhile were cut with an
+    // empty reply at the shutdown's end instead of answered "may have run" (SRE try-out).
+    const hopClosed = this.hop.close();
     try {
+      // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us.
+      await this.supervisor.close();
       await this.shared?.close();
       await this.resources.close();
     } finally {
       this.sessions.clear();
-      await this.hop.close();
+      await hopClosed;
     }
   }
 

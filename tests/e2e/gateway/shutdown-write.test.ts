@@ -24,9 +24,16 @@ const tools = [
 
 let upstream: InterceptedUpstream;
 let stall = false;
+/** Pings, handshakes and calls unanswered from here on: a process stopped (`kill -STOP`), as the probe sees it. */
+let stallAll = false;
 let reached = 0;
 beforeAll(async () => {
   upstream = await startInterceptedUpstream(fakeUpstream({ era: 'modern', tools }), (body) => {
+    // tools/list still answered: each call lists the tools again under this configuration's cache.
+    if (stallAll && !body.includes('"tools/list"')) {
+      if (body.includes('"tools/call"')) reached++;
+      return true;
+    }
     if (!stall || !body.includes('"tools/call"')) return false;
     reached++;
     return true; // never answered
@@ -67,4 +74,41 @@ it('audits a write cut by the shutdown as cancelled outcome_unknown', async () =
   expect(answer.result.content[0]!.text).toMatch(/may have run/);
   const line = await waitFor('the audit line of the cut write', () => audit.records().find((r) => r.requestId === 'shutdown-2'));
   expect(line).toMatchObject({ event: 'tool_decision', outcome: 'error', reason: 'cancelled outcome_unknown' });
+});
+
+it('answers a write "may have run" at the end of the grace when the health probe marked its stopped upstream down meanwhile (SRE try-out)', async () => {
+  // The probe's reconnect attempt, hung on the stopped upstream, held the upstream's close (and so the call's
+  // answer) past the shutdown's last second: the caller got an empty reply, and might retry the write elsewhere.
+  stall = false;
+  reached = 0;
+  const config = loadConfig({
+    path: CONFORMANCE_CONFIG,
+    env: {},
+    overrides: {
+      listen: { host: '127.0.0.1', port: 0 },
+      upstreams: [{ url: upstream.url, timeoutMs: 30_000, health: { intervalMs: 100, timeoutMs: 100 } }],
+      shutdown: { graceMs: 1500 },
+      log: { level: 'warn' },
+    },
+  });
+  const logs = new LogCapture();
+  const gateway = await startGateway(config, { auditDestination: new LogCapture(), logDestination: logs });
+  const { headers, body } = rpc('modern', 3, 'tools/call', { name: 'place', arguments: {} });
+  const call = () => fetch(`${gateway.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(body) });
+  await (await call()).text();
+  stallAll = true;
+  try {
+    const cut = call().then(
+      (answer) => answer.text(),
+      () => 'no answer',
+    );
+    await waitFor('the write to reach the upstream', () => reached === 1);
+    await waitFor('the probe to mark the upstream down', () => logs.records().some((r) => /upstream connection lost/.test(String(r.msg))));
+    await gateway.close({ reason: 'SIGTERM' });
+    const answer = JSON.parse(await cut) as { result: { isError: boolean; content: { text: string }[]; _meta: Record<string, unknown> } };
+    expect(answer.result).toMatchObject({ isError: true, _meta: { 'ai.cpz.gateway/outcome': 'unknown' } });
+    expect(answer.result.content[0]!.text).toMatch(/may have run/);
+  } finally {
+    stallAll = false;
+  }
 });
