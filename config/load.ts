@@ -223,6 +223,18 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
       'compact.searchLimit',
       `${config.compact.searchLimit} is above compact.maxSearchLimit (${config.compact.maxSearchLimit}), the most a search answers`,
     );
+  // fetch refuses a URL with user information: every lookup failed, the start succeeded, and the password was
+  // logged with each failure (SRE try-out). Nothing of it is echoed.
+  if (config.scopes.endpoint !== undefined) {
+    const endpoint = URL.parse(config.scopes.endpoint);
+    if (!endpoint || !/^https?:$/.test(endpoint.protocol))
+      throw new ConfigError('scopes.endpoint', `must be an http(s) URL, got ${urlShape(config.scopes.endpoint)}`);
+    if (endpoint.username !== '' || endpoint.password !== '')
+      throw new ConfigError(
+        'scopes.endpoint',
+        "carries user information (user:password@), which fetch refuses to send: the endpoint is asked with the caller's own credential headers",
+      );
+  }
   config.rateLimits.store ??= config.cache.store;
   if (config.rateLimits.store === 'redis' && !config.cache.redisUrl) throw new ConfigError('cache.redisUrl', 'required when rateLimits.store is redis');
   if (config.audit.digestKey !== undefined) {

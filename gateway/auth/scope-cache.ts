@@ -3,7 +3,7 @@ import type { GatewayConfig } from '../../config/types.ts';
 import { inSpan } from '../obs/tracing.ts';
 import type { Credential } from './credentials.ts';
 import type { KvStore } from '../store/kv-store.ts';
-import type { Logger } from '../obs/log.ts';
+import { loggableUrl, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { requestLog } from '../obs/request-context.ts';
 
@@ -19,7 +19,7 @@ import { requestLog } from '../obs/request-context.ts';
  */
 export type ScopeResult =
   | { kind: 'scopes'; scopes: readonly string[]; validUntil?: number; account?: string }
-  | { kind: 'unknown'; reason: UnknownReason; validUntil?: number; lastKnown?: LastKnown }
+  | { kind: 'unknown'; reason: UnknownReason; validUntil?: number; lastKnown?: LastKnown; detail?: string }
   | { kind: 'unauthorized' };
 
 /** A credential's last good answer, kept `scopes.staleIfErrorMs` for a failed lookup to fall back on (RFC 5861 stale-if-error). */
@@ -151,7 +151,13 @@ export class ScopeCache {
       const good = this.config.staleIfErrorMs > 0 ? await this.store.get<LastKnown>(lastKnownKey(credential.digest)) : undefined;
       if (good && Date.now() - good.at <= this.config.staleIfErrorMs) result.lastKnown = good;
       requestLog(this.log, requestId).warn(
-        { reason: result.reason, endpoint: this.config.endpoint, caller: credential.digest.slice(0, 12), failureMode: this.config.failureMode },
+        {
+          reason: result.reason,
+          ...(result.detail !== undefined ? { detail: result.detail } : {}),
+          endpoint: loggableUrl(this.config.endpoint!),
+          caller: credential.digest.slice(0, 12),
+          failureMode: this.config.failureMode,
+        },
         `caller scopes unknown; failure mode ${this.config.failureMode} applies (per upstream where overridden)`,
       );
       if (this.config.unknownTtlMs > 0) await this.store.set(credential.digest, result, this.config.unknownTtlMs);
@@ -170,7 +176,7 @@ export class ScopeCache {
         signal: AbortSignal.timeout(this.config.timeoutMs),
       });
     } catch (error) {
-      return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error' };
+      return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error', detail: failureDetail(error) };
     }
     // RFC 6750 §3.1: 401 invalid_token and 403 insufficient_scope are both the platform saying no.
     if (response.status === 401 || response.status === 403) {
@@ -179,7 +185,7 @@ export class ScopeCache {
     }
     if (!response.ok) {
       await response.body?.cancel();
-      return { kind: 'unknown', reason: 'error' };
+      return { kind: 'unknown', reason: 'error', detail: `HTTP ${response.status}` };
     }
     try {
       const body: unknown = await response.json();
@@ -192,9 +198,20 @@ export class ScopeCache {
         ...(typeof account === 'string' || typeof account === 'number' ? { account: String(account) } : {}),
       };
     } catch (error) {
-      return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error' };
+      return { kind: 'unknown', reason: (error as Error).name === 'TimeoutError' ? 'timeout' : 'error', detail: failureDetail(error) };
     }
   }
+}
+
+/**
+ * Why a lookup failed, for the log: the system error's code (`ECONNREFUSED`) or the error's name, never its
+ * message (fetch's quotes the URL, and a URL can carry a credential: SRE try-out).
+ */
+function failureDetail(error: unknown): string {
+  const cause = (error as { cause?: { code?: unknown; name?: unknown } }).cause;
+  if (typeof cause?.code === 'string') return cause.code;
+  if (typeof cause?.name === 'string' && cause.name !== 'Error') return cause.name;
+  return error instanceof Error ? error.name : 'error';
 }
 
 /**

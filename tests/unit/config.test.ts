@@ -489,6 +489,17 @@ describe('headers no HTTP request can carry (left open from the try-outs)', () =
   });
 });
 
+describe('scopes.endpoint (SRE try-out)', () => {
+  it('refuses user information and a scheme fetch cannot ask, never quoting the URL', () => {
+    const load = (endpoint: string) => () =>
+      loadConfig({ env: {}, overrides: { upstreams: [{ name: 'up', url: 'http://127.0.0.1:9/mcp' }], scopes: { endpoint } } });
+    expect(load('http://svc:S3CR3T-PW@127.0.0.1:9/v1/me')).toThrow(/scopes\.endpoint: carries user information/);
+    expect(load('http://svc:S3CR3T-PW@127.0.0.1:9/v1/me')).not.toThrow(/S3CR3T/);
+    expect(load('ftp://127.0.0.1/v1/me')).toThrow(/scopes\.endpoint: must be an http\(s\) URL, got a ftp: URL/);
+    expect(load('https://platform.example/v1/me')).not.toThrow();
+  });
+});
+
 describe('a list or mapping variable that is JSON with a mistake (try-out)', () => {
   it('is refused as not valid JSON, naming the variable and where, never quoting the value', () => {
     const load = (name: string, value: string) => () =>

@@ -116,7 +116,8 @@ describe('a scope endpoint slower than scopes.timeoutMs', () => {
 describe('an unreachable scope endpoint', () => {
   let down: Stack;
   beforeAll(async () => {
-    down = await startStack({ scopeEndpoint: await unreachableUrl() });
+    // A query token on the endpoint: the log line names the endpoint without it (SRE try-out).
+    down = await startStack({ scopeEndpoint: `${await unreachableUrl()}?token=Q-S3CR3T` });
   });
   afterAll(async () => {
     await down?.close();
@@ -126,6 +127,9 @@ describe('an unreachable scope endpoint', () => {
     await expectUnavailable(await rawRequest(down.gatewayUrl, '/mcp', 'modern', 'tools/list', {}, DEMO_KEYS.data));
     const logged = down.logs.records('caller scopes unknown');
     expect(logged.map((r) => r.reason)).toContain('error');
+    // Why, by the system error's code, never fetch's message (which quotes the URL).
+    expect(logged.find((r) => r.reason === 'error')).toMatchObject({ detail: 'ECONNREFUSED' });
+    expect(JSON.stringify(down.logs.records())).not.toContain('Q-S3CR3T');
     const metrics = await (await fetch(`${down.gatewayUrl}/metrics`)).text();
     expect(metrics).toMatch(/^mcp_scope_lookups_total\{result="error"\} [1-9]/m);
   });
