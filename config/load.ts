@@ -195,7 +195,8 @@ function refuseListGaps(value: Json, path: (string | number)[], provenance: Map<
 
 /**
  * Applies the derived rules the schema cannot express: `${VAR}` interpolation in upstream url, command,
- * args, env, cwd and headers, in API key ids, secrets and tokens, in oauth.external.credentialHeaders and in `audit.digestKey`; the URL's syntax after it; unique
+ * args, env, cwd and headers, in API key ids, secrets and tokens, in oauth.external.credentialHeaders, `audit.digestKey` and the secrets
+ * (console.adminToken, oauth.tokenSecret(Previous), oauth.initialAccessToken, cache.key); the URL's syntax after it; unique
  * upstream names free of the naming separator, none of whose `<upstream><separator>` starts another's (so it is an unambiguous prefix);
  * unique API key names and credentials; each upstream's scope failure mode (`scopes.failureMode` unless
  * it sets its own); `anonymous: true` required where nobody would check callers; redis selection
@@ -243,8 +244,10 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
       throw new ConfigError('audit.digestKey', 'must be at least 16 characters (a guessable key makes the digests guessable)');
   }
   // The other secrets of the file read `${VAR}` too: `adminToken: "${CONSOLE_TOKEN}"` was the console's password as
-  // written, the text a reader of the file sees (try-out). Their bounds are checked again on the value.
+  // written, the text a reader of the file sees (try-out). Their bounds are checked here, on the value: the
+  // schema's minimum length refused a short `${VAR}` whose value was long enough (SRE try-out).
   const secrets: [string, { get(): string | undefined; set(v: string): void }, number][] = [
+    ['cache.key', { get: () => config.cache.key, set: (v) => void (config.cache.key = v) }, 32],
     ['console.adminToken', { get: () => config.console.adminToken, set: (v) => void (config.console.adminToken = v) }, 16],
     ['oauth.tokenSecret', { get: () => config.oauth.tokenSecret, set: (v) => void (config.oauth.tokenSecret = v) }, 32],
     ['oauth.tokenSecretPrevious', { get: () => config.oauth.tokenSecretPrevious, set: (v) => void (config.oauth.tokenSecretPrevious = v) }, 32],
@@ -252,9 +255,9 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   ];
   for (const [keyPath, field, least] of secrets) {
     const written = field.get();
-    if (written === undefined || !written.includes('${')) continue;
+    if (written === undefined) continue;
     const value = interpolate(written, env, keyPath);
-    if (value.length < least) throw new ConfigError(keyPath, `must be at least ${least} characters once its variables are read`);
+    if (value.length < least) throw new ConfigError(keyPath, `must be at least ${least} characters${value === written ? '' : ' once its variables are read'}`);
     field.set(value);
   }
   // By lower case: names that differ only in case prefix tools, metrics and audit lines with look-alikes.

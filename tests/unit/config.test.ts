@@ -49,7 +49,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: {}, overrides: { oauth: { scopes: ['a:read'] } } }).oauth.scopes).toEqual(['a:read']);
     expect(loadConfig({ env: { GATEWAY_TOKEN_SECRET: 's'.repeat(32) } }).oauth.tokenSecret).toBe('s'.repeat(32));
     expect(() => loadConfig({ env: { GATEWAY_TOKEN_SECRET: 'short' } })).toThrow(
-      /oauth\.tokenSecret: must NOT have fewer than 32 characters \(from GATEWAY_TOKEN_SECRET\)/,
+      /oauth\.tokenSecret: must be at least 32 characters \(from GATEWAY_TOKEN_SECRET\)/,
     );
     expect(() => loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external' } })).toThrow(/oauth\.external\.issuer: required when oauth\.mode is external/);
     // Off loopback, with nothing checking Host, a token's audience would be built from the Host a caller sends.
@@ -529,6 +529,21 @@ describe('secrets written as ${VAR} in the file (try-out)', () => {
     );
     expect(() => loadConfig({ path, env: { SEALING_SECRET_VALUE_LONG_ENOUGH_NAME: 's'.repeat(40) } })).toThrow(
       /console\.adminToken: environment variable CONSOLE_ADMIN_TOKEN_VALUE is not set/,
+    );
+  });
+
+  it('takes a variable name shorter than the bound, and reads cache.key from one too (SRE try-out)', () => {
+    const path = yamlFile(
+      'upstreams:\n  - name: a\n    url: http://127.0.0.1:9/mcp\nanonymous: true\nconsole:\n  adminToken: "${TOK}"\ncache:\n  key: "${CK}"\n',
+    );
+    const config = loadConfig({ path, env: { TOK: 'console-admin-token-xyz-123', CK: 'k'.repeat(32) } });
+    expect(config.console.adminToken).toBe('console-admin-token-xyz-123');
+    expect(config.cache.key).toBe('k'.repeat(32));
+    expect(() => loadConfig({ path, env: { TOK: 'console-admin-token-xyz-123', CK: 'short' } })).toThrow(
+      /cache\.key: must be at least 32 characters once its variables are read/,
+    );
+    expect(() => loadConfig({ env: {}, overrides: { upstreams: [{ name: 'a', url: 'http://127.0.0.1:9/mcp' }], console: { adminToken: 'short' } } })).toThrow(
+      /console\.adminToken: must be at least 16 characters( \(in [^)]*\))?$/,
     );
   });
 });
