@@ -117,7 +117,13 @@ function readYaml(path: string): Json {
   const [error] = document.errors;
   if (error) throw new ConfigError('(file)', `${path} is not valid YAML: ${yamlProblem(error, lines)}`);
   for (const warning of document.warnings) process.emitWarning(`${path}: ${yamlProblem(warning, lines)}`, 'YAMLWarning');
-  parsed = document.toJS() as Json;
+  try {
+    parsed = document.toJS() as Json;
+  } catch (error) {
+    // toJS refuses aliases that expand past its bound (a "billion laughs" document): said in our words, as a configuration error.
+    if (!(error instanceof ReferenceError) || !/alias count/.test(error.message)) throw error;
+    throw new ConfigError('(file)', `${path} is not valid YAML: its aliases expand to too many nodes (a document built to exhaust memory?)`);
+  }
   if (parsed === null || parsed === undefined) return {};
   if (!isObject(parsed))
     throw new ConfigError('(root)', `the top level must be a mapping of keys, not ${Array.isArray(parsed) ? 'a list' : `a ${typeof parsed}`} (in ${path})`);

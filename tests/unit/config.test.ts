@@ -384,6 +384,11 @@ describe('loadConfig on values the schema alone lets through or blames elsewhere
       [`console: { adminToken: "${secret}\\q" }\n`, /line 1, column \d+: an escape sequence in a double-quoted string is not valid \(BAD_DQ_ESCAPE\)$/],
       [`console:\n  adminToken: |x ${secret}\n`, /line 2, column 16: .*\(UNEXPECTED_TOKEN\)$/],
       [`console:\n  adminToken: ${secret}\n  adminToken: ${secret}\n`, /line 3, column 3: a key appears twice in the same mapping \(DUPLICATE_KEY\)$/],
+      // A "billion laughs" document: refused as a configuration error (exit 2), not yaml's own error (SRE try-out).
+      [
+        `a: &a ["${secret}","x","x","x","x","x","x","x","x"]\n${['b', 'c', 'd', 'e', 'f'].map((n, i) => `${n}: &${n} [${Array(9).fill(`*${'abcde'[i]}`).join(',')}]`).join('\n')}\n`,
+        /its aliases expand to too many nodes/,
+      ],
     ];
     for (const [text, expected] of cases) {
       const path = yamlFile(text);
