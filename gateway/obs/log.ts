@@ -151,3 +151,30 @@ export function throttled(intervalMs: number): (logLine: (notLogged: number) => 
     skipped = 0;
   };
 }
+
+/**
+ * The log of a shared store's outage (Redis behind the cache, the rate limits, the pins): a failure's warning
+ * at most once in {@link FAILURE_LOG_INTERVAL_MS}, with how many it stood for (`notLogged`), and one info line
+ * once the store answers again, with how long it failed (`downMs`). A Redis down for 30 s made 60 warnings and no
+ * line when it came back (SRE try-out).
+ */
+export function outageLog(
+  log: Pick<Logger, 'warn' | 'info'>,
+  messages: { failed: string; recovered: string },
+): { failed(fields: Record<string, unknown>): void; recovered(fields?: Record<string, unknown>): void } {
+  let warn = throttled(FAILURE_LOG_INTERVAL_MS);
+  let failingSince: number | undefined;
+  return {
+    failed(fields) {
+      failingSince ??= Date.now();
+      warn((notLogged) => log.warn({ ...fields, ...(notLogged ? { notLogged } : {}) }, messages.failed));
+    },
+    recovered(fields = {}) {
+      if (failingSince === undefined) return;
+      log.info({ ...fields, downMs: Date.now() - failingSince }, messages.recovered);
+      failingSince = undefined;
+      // The next outage's first failure is told at once.
+      warn = throttled(FAILURE_LOG_INTERVAL_MS);
+    },
+  };
+}

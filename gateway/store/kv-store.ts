@@ -2,7 +2,7 @@ import { Keyv } from 'keyv';
 import KeyvRedis from '@keyv/redis';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../../config/types.ts';
-import type { Logger } from '../obs/log.ts';
+import { outageLog, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { createRedisConnection } from './redis-connection.ts';
 import { DeadlineExceeded, withinDeadline } from './deadline.ts';
@@ -40,22 +40,23 @@ const BYPASS_AFTER_FAILURE_MS = 5000;
 export function createKvStore(cache: GatewayConfig['cache'], options: KvStoreOptions): KvStore {
   const memory = cache.store === 'memory' ? new LRUCache<string, object>({ max: options.maxEntries, ttl: Math.max(options.ttlMs, 1) }) : undefined;
   const keyv: Keyv = memory ? new Keyv({ store: mapAdapter(memory), namespace: options.name }) : redisKeyv(cache, `mcp-gateway:${options.name}`);
-  let lastErrorLogged = 0;
   let bypassUntil = 0;
+  const outage = outageLog(options.log, {
+    failed: 'cache store operation failed; falling back to direct lookups',
+    recovered: 'cache store answering again',
+  });
   const failed = (op: string, error: unknown) => {
     options.metrics.cacheStoreErrors.inc({ cache: options.name, op });
     bypassUntil = Date.now() + BYPASS_AFTER_FAILURE_MS;
-    // One line per failure burst per second: a dead Redis must not flood the log.
-    if (Date.now() - lastErrorLogged > 1000) {
-      lastErrorLogged = Date.now();
-      options.log.warn({ cache: options.name, op, err: (error as Error)?.message }, 'cache store operation failed; falling back to direct lookups');
-    }
+    outage.failed({ cache: options.name, op, err: (error as Error)?.message });
   };
   keyv.on('error', (error: unknown) => failed('connection', error));
   const bounded = async <T>(op: string, run: () => Promise<T>): Promise<T | undefined> => {
     if (Date.now() < bypassUntil) return undefined;
     try {
-      return await withinDeadline(run(), cache.operationTimeoutMs, () => new DeadlineExceeded(op, cache.operationTimeoutMs));
+      const answer = await withinDeadline(run(), cache.operationTimeoutMs, () => new DeadlineExceeded(op, cache.operationTimeoutMs));
+      outage.recovered({ cache: options.name });
+      return answer;
     } catch (error) {
       failed(op, error);
       return undefined;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/client';
 import type { GatewayConfig } from '../../config/types.ts';
-import type { Logger } from '../obs/log.ts';
+import { outageLog, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { createRedisConnection } from './redis-connection.ts';
 import { DeadlineExceeded, withinDeadline } from './deadline.ts';
@@ -215,7 +215,7 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
     /** The store's generation (a random id), set by the first poll: gone or replaced, the store lost its data. */
     marker: `${prefix}:marker`,
   };
-  let lastErrorLogged = 0;
+  const outage = outageLog(options.log, { failed: 'pin store operation failed', recovered: 'pin store answering again' });
   const client = createRedisConnection(options.cache, { role: 'pins', connectTimeoutMs: options.operationTimeoutMs, disableOfflineQueue: true });
   client.on('error', () => {});
   // node-redis's connect() resolves only once Redis answers (it retries for ever meanwhile), so the
@@ -236,13 +236,12 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
       // Not sent once the budget is spent: a write that might land after the caller was told it failed (review).
       const left = ms - (performance.now() - started);
       if (left <= 0) throw late();
-      return await withinDeadline(run(), left, late);
+      const answer = await withinDeadline(run(), left, late);
+      outage.recovered();
+      return answer;
     } catch (error) {
       options.metrics.cacheStoreErrors.inc({ cache: 'pins', op });
-      if (Date.now() - lastErrorLogged > 1000) {
-        lastErrorLogged = Date.now();
-        options.log.warn({ op, err: (error as Error)?.message }, 'pin store operation failed');
-      }
+      outage.failed({ op, err: (error as Error)?.message });
       throw new PinStoreUnavailable(error);
     }
   };

@@ -1,6 +1,6 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { GatewayConfig, RateBudget } from '../../config/types.ts';
-import type { Logger } from '../obs/log.ts';
+import { outageLog, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { createRedisConnection } from './redis-connection.ts';
 
@@ -74,13 +74,13 @@ const FIRST_CONNECT_WAIT_MS = 1000;
 /** Builds the limiter; a Redis store connects in the background (requests wait for it up to {@link FIRST_CONNECT_WAIT_MS}). */
 export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const prefix = options.keyPrefix ?? 'mcp-gateway:rl';
-  let lastErrorLogged = 0;
+  const outage = outageLog(options.log, {
+    failed: 'rate limit store failed; counting in memory on this replica',
+    recovered: 'rate limit store answering again',
+  });
   const storeFailed = (error: unknown) => {
     options.metrics.cacheStoreErrors.inc({ cache: 'rate_limits', op: 'consume' });
-    if (Date.now() - lastErrorLogged > 1000) {
-      lastErrorLogged = Date.now();
-      options.log.warn({ err: (error as Error)?.message }, 'rate limit store failed; counting in memory on this replica');
-    }
+    outage.failed({ err: (error as Error)?.message });
   };
   const redis =
     options.store === 'redis' ? createRedisConnection(options.cache, { role: 'rate-limits', connectTimeoutMs: 1000, disableOfflineQueue: true }) : undefined;
@@ -89,6 +89,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   let connecting: Promise<unknown> | undefined;
   if (redis) {
     redis.on('error', storeFailed);
+    redis.on('ready', () => outage.recovered());
     // connect() resolves only once Redis answers (node-redis retries for ever): requests wait for the
     // first attempt only, so while Redis is down each counts in memory at once instead of waiting.
     connecting = new Promise((resolve) => {
