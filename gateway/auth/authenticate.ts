@@ -6,6 +6,9 @@ import { accountDigest, extractCredential, type Credential } from './credentials
 import { narrowToGrant, type LastKnown, type ScopeCache, type UnknownReason } from './scope-cache.ts';
 import type { BearerOutcome } from './oauth/credential.ts';
 
+/** The account id of a configured key (`credentials.apiKeys[]`): this prefix, then its name. */
+const API_KEY_ACCOUNT = 'api-key:';
+
 /**
  * What one credential source says about a credential: its scopes; that it cannot tell right now (the
  * lookup failed: each upstream's failure mode decides); or an authoritative no. `validUntil` (epoch ms)
@@ -167,7 +170,8 @@ export class Authenticator {
       account = accountDigest(id, this.key);
       this.accounts.set(id, account);
     }
-    return { ...credential, account };
+    // A configured key is named in the audit log by its name (config: "Names the key in logs"; SRE try-out).
+    return named?.startsWith(API_KEY_ACCOUNT) ? { ...credential, account, apiKey: named.slice(API_KEY_ACCOUNT.length) } : { ...credential, account };
   }
 
   /**
@@ -204,7 +208,7 @@ export function apiKeySource(keys: ApiKeySource): CredentialSource | undefined {
     resolve: (credential) => {
       const match = keys.resolve(credential);
       // A config key's scopes change only with the configuration (a reload builds a new runtime); each config key is one account.
-      return match && { kind: 'scopes', scopes: match.scopes, validUntil: Infinity, account: `api-key:${match.name}` };
+      return match && { kind: 'scopes', scopes: match.scopes, validUntil: Infinity, account: `${API_KEY_ACCOUNT}${match.name}` };
     },
     wrongSecret: (credential) => keys.wrongSecret(credential),
   };

@@ -22,6 +22,8 @@ export interface Credential {
    * one account whatever the credential's form (key pair, bearer, an OAuth token's grant). Rate budgets count per account.
    */
   account?: string;
+  /** The `credentials.apiKeys[].name` of the configured key it is (never secret: it names the key in the audit log). */
+  apiKey?: string;
   /**
    * From an OAuth access token (gateway/auth/oauth/credential.ts): the scopes it grants. The caller's
    * effective scopes are the credential's own (scope endpoint) intersected with these, or these alone

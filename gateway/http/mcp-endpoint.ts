@@ -184,6 +184,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       address,
       credentialForm: anonymous.credentialForm,
       credentialDigest: credential.digest,
+      apiKey: credential.apiKey,
       oauth: credential.oauth,
       namedTool: named,
     };

@@ -139,6 +139,8 @@ export interface ToolDecision {
   traceId?: string;
   /** The credential's gateway digest (auth/credentials.ts); keyed again before it is written. */
   credentialDigest: string;
+  /** The configured key's name (`credentials.apiKeys[].name`), when the credential is one: written as `apiKey`. */
+  apiKey?: string;
   client?: { name?: string; version?: string };
   surface: string;
   /** `direct` (the tool named in tools/call), `call_tool` (dispatched by the compact surface) or `run_code` (a script's tools.* call). */
@@ -207,6 +209,8 @@ export interface AccessDecision {
   traceId?: string;
   /** The credential's gateway digest (auth/credentials.ts); keyed again before it is written. */
   credentialDigest: string;
+  /** The configured key's name, when the credential is one: written as `apiKey`. */
+  apiKey?: string;
   client?: { name?: string; version?: string };
   oauth?: OAuthHolder;
   address?: string;
@@ -228,6 +232,8 @@ export interface RequestRefusal {
   /** The credential's gateway digest, when one was presented in full (keyed again before it is written). */
   credentialDigest?: string;
   credentialForm: CredentialForm;
+  /** The configured key's name, when the credential is one and was accepted: written as `apiKey`. */
+  apiKey?: string;
   client?: { name?: string; version?: string };
   surface: string;
   /** The JSON-RPC method, when a message was read (the bounded label: message-metrics.ts). */
@@ -269,6 +275,8 @@ export interface AuditEvent {
   account?: string;
   oauthClient?: string;
   keyCredential?: string;
+  /** The configured key's name (`credentials.apiKeys[].name`), when the credential is one: not a secret. */
+  apiKey?: string;
   /** The client address (http/client-address.ts), as the access log and the per-address budgets have it. */
   address?: string;
   client?: string;
@@ -425,7 +433,8 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         }
       : {};
   // Who asked, as every decision line names them after its credential: a token's holder, the address, the client.
-  const callerFields = (who: { oauth?: OAuthHolder; address?: string; client?: { name?: string; version?: string } }) => ({
+  const callerFields = (who: { apiKey?: string; oauth?: OAuthHolder; address?: string; client?: { name?: string; version?: string } }) => ({
+    ...(who.apiKey ? { apiKey: who.apiKey } : {}),
     ...holderFields(who.oauth),
     ...(who.address ? { address: who.address } : {}),
     ...(who.client?.name ? { client: callerText(who.client.name) } : {}),

@@ -33,6 +33,8 @@ export interface Requester {
   oauth?: OAuthHolder;
   /** A refused credential's account id: a known key id presented with a wrong secret (audit `account`, keyed). */
   account?: string;
+  /** The configured key's name (`credentials.apiKeys[].name`), when the credential is one. */
+  apiKey?: string;
   /** The client address (http/client-address.ts), as the access log and the per-address budgets have it. */
   address?: string;
   /** The tool a tools/call's Mcp-Name header names: a refused request's only tool name when its body was not read. */
@@ -300,11 +302,12 @@ export function auditIn(audit: AuditLog): OutcomeSubscriber {
 }
 
 /** The fields of an audit line that say who asked (a refused request's credential digest may be absent: it overrides). */
-function whoAsked(requester: Requester): Pick<ToolDecision, 'requestId' | 'traceId' | 'credentialDigest' | 'oauth' | 'address' | 'client'> {
+function whoAsked(requester: Requester): Pick<ToolDecision, 'requestId' | 'traceId' | 'credentialDigest' | 'apiKey' | 'oauth' | 'address' | 'client'> {
   return {
     requestId: requester.requestId,
     traceId: requester.traceId,
     credentialDigest: requester.credentialDigest ?? '',
+    apiKey: requester.apiKey,
     oauth: requester.oauth,
     address: requester.address,
     client: requester.client,

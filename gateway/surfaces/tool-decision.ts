@@ -97,6 +97,7 @@ export function requesterOf(
     requestId: request.requestId,
     traceId: request.traceId,
     credentialDigest: request.credential.digest,
+    ...(request.credential.apiKey ? { apiKey: request.credential.apiKey } : {}),
     ...(request.address ? { address: request.address } : {}),
     ...(request.credential.oauth ? { oauth: request.credential.oauth } : {}),
     ...(info && typeof info === 'object'

@@ -29,6 +29,7 @@ beforeAll(async () => {
       cache: { key: DIGEST_KEY },
       audit: { destination: AUDIT_FILE, digestKey: AUDIT_KEY },
       rateLimits: { requests: { points: REQUEST_BUDGET, durationMs: 60_000 } },
+      credentials: { apiKeys: [{ name: 'ops-robot', key: 'ops-robot-key', secret: 'ops-robot-secret-0123', scopes: ['accounts:read'] }] },
     },
   });
 });
@@ -119,6 +120,16 @@ describe('audit log', () => {
     expect(JSON.stringify(message.result?.content)).toContain('Unknown tool: list_cash_flows');
     expect(events).toHaveLength(1);
     expect(events[0]).toMatchObject({ via: 'call_tool', tool: 'list_cash_flows', upstream: 'cpzai', outcome: 'refused_scope', reason: 'unknown_tool' });
+  });
+
+  it('names a configured key by its credentials.apiKeys[].name (SRE try-out), and no other credential', async () => {
+    const robot = { 'x-cpz-key': 'ops-robot-key', 'x-cpz-secret': 'ops-robot-secret-0123' };
+    const { events } = await call('/mcp', robot, 'place_order', orderArgs());
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ apiKey: 'ops-robot', tool: 'place_order', outcome: 'refused_scope' });
+    expect(JSON.stringify(events[0])).not.toContain('ops-robot-key');
+    const other = await call('/mcp', DATA_KEY, 'place_order', orderArgs());
+    expect(other.events[0]).not.toHaveProperty('apiKey');
   });
 
   it('records a direct call outside the caller scopes once, as refused_scope (refused like an unknown tool; the platform never saw it)', async () => {
