@@ -8,13 +8,21 @@ export type CallOutcome = 'ok' | 'platform_error' | 'platform_unreachable';
 
 const textResult = (text: string, isError = false): CallToolResult => ({ content: [{ type: 'text', text }], ...(isError ? { isError } : {}) });
 
-/** The `_meta` key under which an invalid-arguments result lists every offending path. */
+/** The `_meta` key under which an invalid-arguments result lists the offending paths. */
 export const ARGUMENT_ERRORS_META_KEY = 'ai.cpz/argument-errors';
+
+/**
+ * At most this many issues are reported, then `and N more issues`: 10,000 unknown arguments came back as a 1.7 MB
+ * answer to a 190 KB request, all of it read into the model's context (wire try-out). The gateway's own check
+ * of call_tool's arguments reports the same number.
+ */
+export const MAX_REPORTED_ISSUES = 20;
 
 /**
  * Resolves the tool and checks its arguments. An unknown tool is a protocol error (JSON-RPC -32602
  * "Unknown tool"); arguments that fail the inputSchema (or the checks JSON Schema cannot state) are a
- * tool execution error: an `isError` result naming every offending JSON Pointer path, in its text and
+ * tool execution error: an `isError` result naming the offending JSON Pointer paths (the first
+ * {@link MAX_REPORTED_ISSUES}, then how many more), in its text and
  * in `_meta["ai.cpz/argument-errors"]`, so the model can correct itself (2026-07-28 server/tools,
  * Error Handling: input validation errors are tool execution errors). Nothing reaches the platform then.
  */
@@ -27,10 +35,12 @@ export function resolveCall(
   const checked = args ?? {};
   const issues = argumentIssues(tool, checked);
   if (issues.length) {
+    const shown = issues.slice(0, MAX_REPORTED_ISSUES);
+    const more = issues.length > shown.length ? `; and ${(issues.length - shown.length).toLocaleString('en-US')} more issues` : '';
     return {
       refused: {
-        ...textResult(`Invalid arguments for tool ${name}: ${describeIssues(issues)}`, true),
-        _meta: { [ARGUMENT_ERRORS_META_KEY]: issues },
+        ...textResult(`Invalid arguments for tool ${name}: ${describeIssues(shown)}${more}`, true),
+        _meta: { [ARGUMENT_ERRORS_META_KEY]: shown },
       },
     };
   }

@@ -72,6 +72,12 @@ describe('bad input is a JSON-RPC error and never reaches the platform', () => {
     expect(textOf(invalid)).toContain('/quantity must be > 0');
     expect(textOf(invalid)).toContain('/price is required');
     expect((invalid._meta?.['ai.cpz/argument-errors'] as Array<{ path: string }>).map((e) => e.path).sort()).toEqual(['/price', '/qty', '/quantity']);
+    // Many offending arguments: the first 20 named, the rest counted (10,000 made a 1.7 MB answer: wire try-out).
+    const flood = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`k${i}`, i]));
+    const flooded = await client.callTool({ name: 'place_order', arguments: { ...flood, account_id: stack.store.accounts[0]!.id } });
+    expect(flooded.isError).toBe(true);
+    expect(flooded._meta?.['ai.cpz/argument-errors']).toHaveLength(20);
+    expect(textOf(flooded)).toMatch(/; and \d+ more issues$/);
     const misplaced = await client.callTool({
       name: 'place_order',
       arguments: { account_id: stack.store.accounts[0]!.id, symbol: 'AAPL', side: 'buy', type: 'market', quantity: 1, price: '100' },
