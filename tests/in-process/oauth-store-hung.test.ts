@@ -31,6 +31,10 @@ describe.skipIf(!hasRedis)('the OAuth store, Redis hung', () => {
       redis!.process.kill('SIGCONT');
       await waitFor('the store to answer again', () => store.unreachable?.() === undefined, { timeoutMs: 5000, intervalMs: 100 });
       expect(await store.get('probe')).toBe('v');
+      // Hung while nothing asks it: the readiness checks themselves find it (SRE try-out), after a quiet spell.
+      redis!.process.kill('SIGSTOP');
+      await waitFor('a readiness check to find Redis silent', () => store.unreachable?.() !== undefined, { timeoutMs: 12_000, intervalMs: 250 });
+      expect(store.unreachable?.()).toMatch(/does not answer/);
     } finally {
       redis!.process.kill('SIGCONT');
       await store.close();

@@ -68,6 +68,8 @@ export function storeUnavailable(error: unknown): OAuthStoreUnavailable | undefi
 }
 
 const PREFIX = 'mcp-gateway:oauth:';
+/** How long the store may go without an answered operation before a readiness check pings Redis (ms). */
+const QUIET_PROBE_MS = 5000;
 const ttlOf = (seconds: number) => Math.max(1, Math.ceil(seconds));
 
 /**
@@ -95,6 +97,8 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
    * answers. A hung Redis kept `/readyz` ready while every token was answered 503 (two-replica try-out).
    */
   let silentSince: number | undefined;
+  /** When an operation last got an answer: readiness asks Redis itself once none has for {@link QUIET_PROBE_MS}. */
+  let answeredAt = Date.now();
   let pinging = false;
   /** Asks Redis again in the background after a timeout: the next /readyz reads the answer (one stall is no outage). */
   const recheck = () => {
@@ -108,6 +112,7 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
     try {
       const answer = await withinDeadline(run(), ms, () => new DeadlineExceeded('Redis operation', ms));
       silentSince = undefined;
+      answeredAt = Date.now();
       return answer;
     } catch (error) {
       if (error instanceof DeadlineExceeded) {
@@ -153,7 +158,12 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
     unreachable: () => {
       if (!('isReady' in client ? client.isReady : client.isOpen))
         return `the OAuth store (Redis at cache.redisUrl) cannot be reached${lastError ? ` (${lastError})` : ''}`;
-      if (silentSince === undefined) return undefined;
+      if (silentSince === undefined) {
+        // A Redis that hangs without OAuth traffic was seen only when the next sign-in met it (SRE try-out): a readiness
+        // check after a quiet spell pings it in the background, and the check after that reads the answer.
+        if (Date.now() - answeredAt > QUIET_PROBE_MS) recheck();
+        return undefined;
+      }
       // Asked again in the background (a replica out of its load balancer gets no request to clear it): the next check reads the answer.
       recheck();
       return `the OAuth store (Redis at cache.redisUrl) does not answer: an operation ran out of its ${budget} ms budget ${Math.round((Date.now() - silentSince) / 1000)} s ago`;
