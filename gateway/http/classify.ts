@@ -204,7 +204,11 @@ function malformedMember(message: Record<string, unknown>, at: readonly number[]
   if (isResponse(message)) return undefined;
   const why = (member: string[], rule: string) => `${jsonPointer([...at, ...member])} ${rule}`;
   if (message.jsonrpc !== '2.0') return why(['jsonrpc'], 'is not "2.0"');
-  if (!('method' in message)) return why(['method'], 'is missing (and it is no response: no result or error)');
+  if (!('method' in message)) {
+    // A response without the id it answers was told "no result or error" though it had one (wire try-out).
+    if ('result' in message || 'error' in message) return why(['id'], 'is missing (a response carries the id of the request it answers)');
+    return why(['method'], 'is missing (and it is no response: no result or error)');
+  }
   if (typeof message.method !== 'string') return why(['method'], 'is not a string');
   if ('id' in message && !isEchoableId(message.id)) return why(['id'], NOT_AN_ID);
   if ('params' in message) {

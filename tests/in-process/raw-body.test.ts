@@ -73,6 +73,8 @@ describe('the raw body read on the MCP route', () => {
     ['{"jsonrpc":"1.0","id":1,"method":"ping"}', '/jsonrpc is not "2.0"'],
     ['{"id":1,"method":"ping"}', '/jsonrpc is not "2.0"'],
     ['{"jsonrpc":"2.0","id":1}', '/method is missing (and it is no response: no result or error)'],
+    // A response without its id (wire try-out: it was told it had no result).
+    ['{"jsonrpc":"2.0","result":{}}', '/id is missing (a response carries the id of the request it answers)'],
     ['{"jsonrpc":"2.0","id":1,"method":5}', '/method is not a string'],
     ['{"jsonrpc":"2.0","id":null,"method":"ping"}', NOT_AN_ID('/id')],
     ['{"jsonrpc":"2.0","id":1.5,"method":"ping"}', NOT_AN_ID('/id')],
