@@ -89,6 +89,8 @@ refused 'pdb.minAvailable 100% of 2 replica(s) rounds up to 2 and lets no pod be
   --set config.cache.redisUrl=redis://redis:6379
 refused 'pdb.minAvailable 50% of 1 replica(s) rounds up to 1' --set pdb.enabled=true --set pdb.minAvailable=50%
 refused 'pdb.minAvailable 1 with 1 replica(s) lets no pod be evicted' --set pdb.enabled=true --set-string pdb.minAvailable=1
+refused 'ingress.enabled needs ingress.hosts' --set ingress.enabled=true
+refused 'httpRoute.enabled needs httpRoute.parentRefs' --set httpRoute.enabled=true
 refused 'config.pinning.lockFile pins.json would be in the read-only ConfigMap mount' --set config.pinning.lockFile=pins.json
 refused 'config.pinning.lockFile /etc/mcp-gateway/config/pins.json would be in the read-only ConfigMap mount' \
   --set config.pinning.lockFile=/etc/mcp-gateway/config/pins.json

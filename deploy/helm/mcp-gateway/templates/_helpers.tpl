@@ -62,6 +62,13 @@ shared store, whose caches, OAuth grants and rate budgets would each live in one
 {{- if and .Values.autoscaling.enabled (lt (int .Values.autoscaling.maxReplicas) (int .Values.autoscaling.minReplicas)) }}
 {{- fail "autoscaling.maxReplicas must be at least autoscaling.minReplicas" }}
 {{- end }}
+{{- /* An Ingress without rules or a default backend is refused by the API server at apply time; a route without parents attaches to nothing (deployment try-out). */}}
+{{- if and .Values.ingress.enabled (not .Values.ingress.hosts) }}
+{{- fail "ingress.enabled needs ingress.hosts (e.g. --set 'ingress.hosts[0].host=mcp.example.com' --set 'ingress.hosts[0].paths[0].path=/' --set 'ingress.hosts[0].paths[0].pathType=Prefix'): an Ingress without rules is refused by the API server" }}
+{{- end }}
+{{- if and .Values.httpRoute.enabled (not .Values.httpRoute.parentRefs) }}
+{{- fail "httpRoute.enabled needs httpRoute.parentRefs (the Gateway the route attaches to): a route without one receives no traffic" }}
+{{- end }}
 {{- /* Secrets are never values of this chart: a value would sit in the ConfigMap, readable by anyone who may read ConfigMaps, and in the release history. */}}
 {{- $config := .Values.config | default dict }}
 {{- range $path := list "console.adminToken:consoleAdminToken" "oauth.tokenSecret:tokenSecret" "oauth.tokenSecretPrevious:tokenSecretPrevious" "oauth.initialAccessToken:initialAccessToken" "cache.key:cacheKey" "cache.keyPrevious:cacheKeyPrevious" "audit.digestKey:auditDigestKey" }}
