@@ -29,7 +29,7 @@ import { baseUrl, bearerChallenge } from './protected-resource.ts';
 import { bearerCredential } from '../auth/oauth/credential.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { Requester } from '../obs/outcomes.ts';
-import { recordSpan, type RequestTrace } from '../obs/tracing.ts';
+import { recordSpan, traceIdOf, type RequestTrace } from '../obs/tracing.ts';
 import { describeBreach } from '../checks/input-limits.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { describeInexactNumber, inexactNumber, type InexactNumber } from '../checks/exact-numbers.ts';
@@ -120,7 +120,11 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       data?: Record<string, unknown>,
     ) => {
       rejectAtEdge(ctx, kind, message, post?.id ?? null, data);
-      reportRefusal(runtime, surface.name, requester, post?.messages ?? [], post?.era, { outcome, reason, status: ctx.status, started });
+      // Refused before its span: the caller's own trace id (its traceparent header) still joins the lines to its trace (SRE try-out).
+      const traceId = requester.traceId ?? traceIdOf(ctx.get('traceparent') || undefined);
+      noteTraceId(ctx.res, traceId);
+      const who = traceId === requester.traceId ? requester : { ...requester, traceId };
+      reportRefusal(runtime, surface.name, who, post?.messages ?? [], post?.era, { outcome, reason, status: ctx.status, started });
     };
     if (!isJsonContentType(ctx.get('content-type')))
       return refused(

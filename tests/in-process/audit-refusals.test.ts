@@ -85,11 +85,24 @@ const KINDS: Kind[] = [
     name: '401 without a credential',
     gateway: 'main',
     status: 401,
+    // With the caller's traceparent: its trace id joins the line to the caller's trace, though no span was opened (SRE try-out).
     request: () => {
-      const call = modernCall('place_order', { symbol: 'AAPL' }, { 'mcp-param-symbol': 'AAPL' });
+      const call = modernCall(
+        'place_order',
+        { symbol: 'AAPL' },
+        { 'mcp-param-symbol': 'AAPL', traceparent: `00-${'4bf92f3577b34da6a3ce929d0e0e4736'}-00f067aa0ba902b7-01` },
+      );
       return { headers: noKey(call.headers), body: call.body };
     },
-    line: { event: 'request_refused', tool: 'place_order', outcome: 'unauthorized', reason: 'no_credential', credentialForm: 'none', status: 401 },
+    line: {
+      event: 'request_refused',
+      tool: 'place_order',
+      outcome: 'unauthorized',
+      reason: 'no_credential',
+      credentialForm: 'none',
+      status: 401,
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+    },
   },
   {
     name: '401 for a wrong secret',
