@@ -8,6 +8,7 @@ import type { SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { GatewayConfig, UpstreamConfig } from '../config/types.ts';
 import { EmbeddingSearch, type VectorStore } from '../search/index.ts';
 import { requireAnonymousWhereUnchecked } from '../config/load.ts';
+import { isLoopbackHost } from '../config/hosts.ts';
 import { ScopeCache } from './auth/scope-cache.ts';
 import { Authenticator, credentialSources } from './auth/authenticate.ts';
 import { receivesCallerCredential } from './policy/visibility.ts';
@@ -49,6 +50,9 @@ import { memoryPinStore, redisPinStore, type PinStore } from './store/pin-store.
 import { withLockFile } from './store/pin-lock-file.ts';
 import type { ServedName } from './catalog/upstream-set.ts';
 import { CodeSandbox } from './sandbox/sandbox.ts';
+
+/** The secrets the demo stack ships in the open (config/cpzai.yaml, docker-compose.yml): warned about off loopback. */
+const DEMO_SECRETS = { consoleAdminToken: 'demo-secret-console-admin', cacheKey: 'demo-cache-key-for-compose-only-0123456789' } as const;
 
 export type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 
@@ -289,6 +293,17 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     log.warn(
       { upstreams: told },
       `the credentials.apiKeys credentials callers present are forwarded to ${told.join(', ')} (forwardCredentials, true by default): set forwardCredentials: false on an upstream that should not receive them`,
+    );
+  // The demo stack's secrets are public (config/cpzai.yaml, docker-compose.yml): on a bind others can reach, anyone who
+  // read the repository holds the console's password or can compute the credential digests (deployment try-out).
+  const demo = [
+    config.console.adminToken === DEMO_SECRETS.consoleAdminToken ? 'console.adminToken (GATEWAY_CONSOLE_ADMIN_TOKEN)' : undefined,
+    config.cache.key === DEMO_SECRETS.cacheKey ? 'cache.key (GATEWAY_CACHE_KEY)' : undefined,
+  ].filter((key) => key !== undefined);
+  if (demo.length && !isLoopbackHost(config.listen.host))
+    log.warn(
+      { keys: demo },
+      `${demo.join(' and ')} ${demo.length > 1 ? 'are' : 'is'} the demo stack's public value, and the gateway listens on ${config.listen.host}: set your own before anyone else can reach it`,
     );
   // Settings of a mode not chosen are not read: an operator who filled them in most likely meant that mode.
   if (config.oauth.mode !== 'external' && config.oauth.external.issuer !== undefined)
