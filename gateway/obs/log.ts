@@ -155,8 +155,9 @@ export function throttled(intervalMs: number): (logLine: (notLogged: number) => 
 /**
  * The log of a shared store's outage (Redis behind the cache, the rate limits, the pins): a failure's warning
  * at most once in {@link FAILURE_LOG_INTERVAL_MS}, with how many it stood for (`notLogged`), and one info line
- * once the store answers again, with how long it failed (`downMs`). A Redis down for 30 s made 60 warnings and no
- * line when it came back (SRE try-out).
+ * once the store answers again, with how long it failed (`downMs`) and how many failures that was (`failures`).
+ * A Redis down for 30 s made 60 warnings and no line when it came back (SRE try-out). `recovered` is for an
+ * operation the store itself answered: a caller whose library swallows errors must not call it after one.
  */
 export function outageLog(
   log: Pick<Logger, 'warn' | 'info'>,
@@ -164,15 +165,18 @@ export function outageLog(
 ): { failed(fields: Record<string, unknown>): void; recovered(fields?: Record<string, unknown>): void } {
   let warn = throttled(FAILURE_LOG_INTERVAL_MS);
   let failingSince: number | undefined;
+  let failures = 0;
   return {
     failed(fields) {
       failingSince ??= Date.now();
+      failures++;
       warn((notLogged) => log.warn({ ...fields, ...(notLogged ? { notLogged } : {}) }, messages.failed));
     },
     recovered(fields = {}) {
       if (failingSince === undefined) return;
-      log.info({ ...fields, downMs: Date.now() - failingSince }, messages.recovered);
+      log.info({ ...fields, downMs: Date.now() - failingSince, failures }, messages.recovered);
       failingSince = undefined;
+      failures = 0;
       // The next outage's first failure is told at once.
       warn = throttled(FAILURE_LOG_INTERVAL_MS);
     },

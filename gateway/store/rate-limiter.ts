@@ -78,7 +78,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     failed: 'rate limit store failed; counting in memory on this replica',
     recovered: 'rate limit store answering again',
   });
+  /** Failures seen so far: a charge Redis answered itself is one during which none was reported (the insurance reports its own). */
+  let failures = 0;
   const storeFailed = (error: unknown) => {
+    failures++;
     options.metrics.cacheStoreErrors.inc({ cache: 'rate_limits', op: 'consume' });
     outage.failed({ err: (error as Error)?.message });
   };
@@ -136,14 +139,25 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     if (!memory) return limiter.consume(key, points);
     let timer: NodeJS.Timeout | undefined;
     const late = Symbol('late');
+    const before = failures;
     const attempt = limiter.consume(key, points);
     // A refusal or failure that comes after the budget is spent is answered already (by the insurance).
     attempt.catch(() => undefined);
+    // Redis answered (a count or a refusal) with no failure reported meanwhile: a frozen Redis that woke has no 'ready' event (review).
+    const answered = () => void (failures === before && outage.recovered());
     const first = await Promise.race([
       attempt,
       new Promise<typeof late>((resolve) => (timer = setTimeout(() => resolve(late), options.cache.operationTimeoutMs))),
-    ]).finally(() => clearTimeout(timer));
-    if (first !== late) return first;
+    ])
+      .catch((refusal: unknown) => {
+        if (refusal instanceof RateLimiterRes) answered();
+        throw refusal;
+      })
+      .finally(() => clearTimeout(timer));
+    if (first !== late) {
+      answered();
+      return first;
+    }
     storeFailed(new Error(`the rate limit store did not answer within cache.operationTimeoutMs (${options.cache.operationTimeoutMs} ms)`));
     return memory.consume(key, points);
   };

@@ -27,7 +27,7 @@ it('warns once per interval with notLogged, says when the store answers again, a
   expect(warnings[1]).toMatchObject({ op: 'get', notLogged: 19 });
   outage.recovered({ cache: 'scopes' });
   outage.recovered({ cache: 'scopes' });
-  expect(lines.records('store answering again')).toEqual([expect.objectContaining({ cache: 'scopes', downMs: 30_000, level: 30 })]);
+  expect(lines.records('store answering again')).toEqual([expect.objectContaining({ cache: 'scopes', downMs: 30_000, failures: 60, level: 30 })]);
   outage.failed({ op: 'get' });
   expect(lines.records('store failed')).toHaveLength(warnings.length + 1);
 });
