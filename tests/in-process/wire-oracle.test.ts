@@ -255,11 +255,15 @@ describe('the SDK as the oracle of the gateway wire module', () => {
         const r = (ours.ladderRejection ?? ours.headerRejection)!;
         seen[refusal === 'ladder' ? 'ladder' : 'headers']++;
         // -32020's data is ours: its kind and the two disagreeing values, short (wire/requests.ts shortMismatch), where the SDK repeats its message.
-        // -32022's too: its kind, and its message where a served 2025 revision is claimed in the envelope (wire/requests.ts routeOf).
-        const sdkError = sdk.message?.error as { code: number; message: string; data?: { mismatch?: { header: string } } } | undefined;
+        // -32022's too: its kind, and its message only where a served 2025 revision is claimed in the envelope (wire/requests.ts routeOf).
+        const sdkError = sdk.message?.error as { code: number; message: string; data?: { mismatch?: { header: string }; requested?: string } } | undefined;
         const expected =
           r.code === -32022 && sdkError?.code === -32022
-            ? { ...sdkError, message: r.message, data: { kind: 'unsupported_protocol_version', ...sdkError.data } }
+            ? {
+                ...sdkError,
+                ...(LEGACY_REVISIONS.includes(sdkError.data?.requested ?? '') ? { message: r.message } : {}),
+                data: { kind: 'unsupported_protocol_version', ...sdkError.data },
+              }
             : r.code === -32020 && sdkError?.data?.mismatch
               ? {
                   ...sdkError,
