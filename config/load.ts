@@ -202,7 +202,7 @@ function refuseListGaps(value: Json, path: (string | number)[], provenance: Map<
 /**
  * Applies the derived rules the schema cannot express: `${VAR}` interpolation in upstream url, command,
  * args, env, cwd and headers, in API key ids, secrets and tokens, in oauth.external.credentialHeaders, `audit.digestKey` and the secrets
- * (console.adminToken, oauth.tokenSecret(Previous), oauth.initialAccessToken, cache.key); the URL's syntax after it; unique
+ * (console.adminToken, oauth.tokenSecret(Previous), oauth.initialAccessToken, cache.key(Previous)); the URL's syntax after it; unique
  * upstream names free of the naming separator, none of whose `<upstream><separator>` starts another's (so it is an unambiguous prefix);
  * unique API key names and credentials; each upstream's scope failure mode (`scopes.failureMode` unless
  * it sets its own); `anonymous: true` required where nobody would check callers; redis selection
@@ -254,6 +254,7 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   // schema's minimum length refused a short `${VAR}` whose value was long enough (SRE try-out).
   const secrets: [string, { get(): string | undefined; set(v: string): void }, number][] = [
     ['cache.key', { get: () => config.cache.key, set: (v) => void (config.cache.key = v) }, 32],
+    ['cache.keyPrevious', { get: () => config.cache.keyPrevious, set: (v) => void (config.cache.keyPrevious = v) }, 32],
     ['console.adminToken', { get: () => config.console.adminToken, set: (v) => void (config.console.adminToken = v) }, 16],
     ['oauth.tokenSecret', { get: () => config.oauth.tokenSecret, set: (v) => void (config.oauth.tokenSecret = v) }, 32],
     ['oauth.tokenSecretPrevious', { get: () => config.oauth.tokenSecretPrevious, set: (v) => void (config.oauth.tokenSecretPrevious = v) }, 32],
@@ -415,10 +416,10 @@ function finaliseApiKeys(config: GatewayConfig, env: Record<string, string | und
       // An empty header never makes a credential: the key would answer 401 for ever (a variable set to nothing: try-out).
       if (apiKey[field] === '') throw new ConfigError(`${at}.${field}`, 'is empty (a variable set to nothing?): no request could present it');
       // HTTP strips a value's surrounding whitespace (RFC 9110 §5.5), so such a credential could never match either.
-      if (apiKey[field] !== undefined && (apiKey[field] !== apiKey[field]!.trim() || /[\r\n\0]/.test(apiKey[field]!)))
+      if (apiKey[field] !== undefined && (apiKey[field] !== apiKey[field]!.trim() || UNSENDABLE_VALUE.test(apiKey[field]!)))
         throw new ConfigError(
           `${at}.${field}`,
-          'starts or ends with whitespace or holds a line break once its variables are read, which a header cannot carry (RFC 9110 §5.5): no request could present it',
+          'starts or ends with whitespace, or holds a control character or a character beyond Latin-1, once its variables are read, which a header cannot carry (RFC 9110 §5.5): no request could present it',
         );
     }
     if (names.has(apiKey.name)) throw new ConfigError(`${at}.name`, `duplicate API key name "${apiKey.name}"`);
@@ -453,12 +454,18 @@ export function requireAnonymousWhereUnchecked(config: GatewayConfig): void {
 
 /** RFC 9110 §5.6.2: a header name is a token. */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/**
+ * What a header value cannot hold (RFC 9110 §5.5 field-vchar, SP and HTAB, obs-text as Latin-1): control characters
+ * and anything above U+00FF, which undici and fetch refuse to send and no client can present (review: an escape
+ * sequence or a typographic quote from a variable passed the start, and every request then failed).
+ */
+const UNSENDABLE_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 
 /**
  * Headers the gateway would send on every request, checked once their variables are read: names that are
  * RFC 9110 tokens (§5.6.2) and unique regardless of case (§5.1: two spellings are one header, and which value
- * wins depends on the client), values without CR, LF or NUL (§5.5; a variable holding a PEM file or a token
- * with its newline). Without it the start succeeded and every forwarded request failed (try-out). Never
+ * wins depends on the client), values without control characters or characters beyond Latin-1 (§5.5; a variable
+ * holding a PEM file, a token with its newline, a typographic quote). Without it the start succeeded and every forwarded request failed (try-out). Never
  * quotes a value: a header's value is usually a credential.
  */
 function refuseUnsendableHeaders(headers: Record<string, string>, keyPath: string): void {
@@ -469,8 +476,11 @@ function refuseUnsendableHeaders(headers: Record<string, string>, keyPath: strin
     const earlier = seen.get(name.toLowerCase());
     if (earlier !== undefined) throw new ConfigError(`${keyPath}.${name}`, `is the header ${earlier} in another case (header names ignore case): keep one`);
     seen.set(name.toLowerCase(), name);
-    if (/[\r\n\0]/.test(value))
-      throw new ConfigError(`${keyPath}.${name}`, 'holds a line break or NUL once its variables are read, which no HTTP header can carry (RFC 9110 §5.5)');
+    if (UNSENDABLE_VALUE.test(value))
+      throw new ConfigError(
+        `${keyPath}.${name}`,
+        'holds a control character (a line break, an escape) or a character beyond Latin-1 once its variables are read, which no HTTP header can carry (RFC 9110 §5.5)',
+      );
   }
 }
 
