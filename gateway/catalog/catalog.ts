@@ -29,6 +29,12 @@ export interface CatalogTool {
   readonly definition: Tool;
   /** The caller needs ANY of these; empty: visible to every caller. */
   readonly requiredScopes: readonly string[];
+  /**
+   * And ANY of these too, when set: the upstream's `scopes.required` over scopes the tool's own `_meta` declared. The
+   * operator's floor, which an upstream's declaration cannot lower (a third-party server writing `requiredScopes: []`
+   * made its tools public on an upstream the operator had restricted: try-out).
+   */
+  readonly floorScopes?: readonly string[];
   readonly category?: string;
   /** `readOnlyHint: true`, or the config override; anything else is state-changing. */
   readonly readOnly: boolean;
@@ -204,7 +210,7 @@ export function sourceOf(tool: CatalogTool): Tool {
 /**
  * Builds a catalogue version from an upstream's complete tools/list (all pages). Scope rules in config
  * win over the tool's `_meta[metaKey].requiredScopes`; a tool with neither needs the upstream's
- * `scopes.required` (public when that is empty). A tool that is no spec `Tool` a client can read
+ * `scopes.required` (public when that is empty), and one with a declaration needs that as well ({@link scopesOf}). A tool that is no spec `Tool` a client can read
  * (checks/tool-definition.ts: an empty name, an inputSchema whose type is not "object", a `required` that
  * is no list), with an invalid `x-mcp-header` declaration, with invisible characters in its name, or nested
  * deeper than {@link MAX_DEFINITION_DEPTH} levels, is left out (`rejected`), the upstream's other tools served.
@@ -367,13 +373,28 @@ function sameJson(a: unknown, b: unknown): boolean {
   return defined === 0;
 }
 
+/**
+ * A tool's scopes from its own `_meta` declaration (`declared`, absent: none) under its upstream's `scopes.required`
+ * (`floor`, empty: none): both must be met, one scope of each. Folded into one list where one implies the other
+ * (every declared scope in the floor: the declaration; every floor scope declared, or a declaration of none: the floor).
+ */
+function scopesOf(declared: readonly string[] | undefined, floor: readonly string[]): { requiredScopes: readonly string[]; floorScopes?: readonly string[] } {
+  if (declared === undefined || declared.length === 0) return { requiredScopes: declared === undefined || floor.length > 0 ? floor : declared };
+  if (floor.length === 0 || declared.every((s) => floor.includes(s))) return { requiredScopes: declared };
+  if (floor.every((s) => declared.includes(s))) return { requiredScopes: floor };
+  return { requiredScopes: declared, floorScopes: floor };
+}
+
 function catalogTool(upstream: UpstreamConfig, source: Tool, anchor: boolean): CatalogTool {
   // What clients see never holds invisible characters (issue 30); pins and policy read the source.
   const tool = sanitizedDefinition(source);
   const meta = (tool._meta?.[upstream.metaKey] ?? {}) as ToolMeta;
-  // A rule wins, then the tool's own _meta declaration (`[]` there is public too), then the upstream's default.
+  // A rule wins, then the tool's own _meta declaration, then the upstream's default; a declaration never lowers the
+  // upstream's scopes.required, which it must meet as well (floorScopes: `[]` there is the floor alone).
   const metaScopes = Array.isArray(meta.requiredScopes) ? meta.requiredScopes.filter((s): s is string => typeof s === 'string') : undefined;
-  const requiredScopes = ownEntry(upstream.scopeRules, tool.name) ?? metaScopes ?? upstream.scopes.required;
+  const rule = ownEntry(upstream.scopeRules, tool.name);
+  const { requiredScopes, floorScopes } =
+    rule !== undefined ? { requiredScopes: rule, floorScopes: undefined } : scopesOf(metaScopes, upstream.scopes.required);
   const category = ownEntry(upstream.categories, tool.name) ?? (typeof meta.category === 'string' ? meta.category : undefined);
   const readOnly = readOnlyOf(upstream, tool);
   const outputSchema = ownEntry(upstream.outputSchemas, tool.name) ?? tool.outputSchema;
@@ -386,12 +407,13 @@ function catalogTool(upstream: UpstreamConfig, source: Tool, anchor: boolean): C
     upstreamName: tool.name,
     definition,
     requiredScopes: [...new Set(requiredScopes)].sort(),
+    ...(floorScopes ? { floorScopes: [...new Set(floorScopes)].sort() } : {}),
     category,
     readOnly,
     anchor,
     outputSchemaKey: outputSchema ? contentHash(outputSchema) : undefined,
   };
-  const { hash, length } = sizedContentHash([definition, built.requiredScopes, category ?? null, readOnly, anchor]);
+  const { hash, length } = sizedContentHash([definition, built.requiredScopes, built.floorScopes ?? null, category ?? null, readOnly, anchor]);
   origins.set(built, { source, upstream, digest: hash, bytes: length });
   return built;
 }

@@ -7,7 +7,7 @@ import type { AskedTool, Requester } from '../obs/outcomes.ts';
 import { createCaller } from '../policy/caller.ts';
 import { chargedMessages, describeBudget, requestCharge } from '../policy/rate-limits.ts';
 import { CALL_TOOL, resolveTool } from '../policy/tool-resolution.ts';
-import { accessFor, isVisible, type Access } from '../policy/visibility.ts';
+import { accessFor, isVisible, permits, type Access } from '../policy/visibility.ts';
 import { paramHeaderMismatch, paramHeaders } from '../checks/mcp-param-headers.ts';
 import { requestLog } from '../obs/request-context.ts';
 import { withResourceSubscriptions } from '../upstream/resource-subscriptions.ts';
@@ -288,7 +288,10 @@ function scopesNeeded(runtime: GatewayRuntime, request: AuthenticatedRequest, ta
   const tool = target.resolution.tool;
   if (target.via !== 'direct' || !tool) return undefined;
   const granted = accessFor({ kind: 'scopes', scopes: request.credential.granted!.scopes }, runtime.config.upstreams);
-  return isVisible(tool, granted) ? undefined : [...tool.requiredScopes];
+  if (isVisible(tool, granted)) return undefined;
+  // Both lists must be met (catalog.ts floorScopes): name the one the token misses first.
+  const access = granted.of(tool.upstream);
+  return tool.floorScopes && !permits(access, tool.floorScopes) && permits(access, tool.requiredScopes) ? [...tool.floorScopes] : [...tool.requiredScopes];
 }
 
 /**

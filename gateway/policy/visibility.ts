@@ -85,11 +85,12 @@ export function permits(access: UpstreamAccess, required: readonly string[]): bo
 
 /**
  * Whether a caller may see (and so call) a tool: its upstream's access permits the tool's required
- * scopes (any one suffices; a tool with none is public). A tool that is not visible is answered
+ * scopes (any one suffices; a tool with none is public), and its floor scopes when it has them (catalog.ts). A tool that is not visible is answered
  * exactly as a tool that does not exist, on every path.
  */
 export function isVisible(tool: CatalogTool, access: Access): boolean {
-  return permits(access.of(tool.upstream), tool.requiredScopes);
+  const upstream = access.of(tool.upstream);
+  return permits(upstream, tool.requiredScopes) && (tool.floorScopes === undefined || permits(upstream, tool.floorScopes));
 }
 
 /**

@@ -49,6 +49,8 @@ export interface CatalogRow {
   category?: string;
   /** Any one suffices; empty: every caller sees the tool. */
   requiredScopes: readonly string[];
+  /** And any one of these too: the upstream's scopes.required over the tool's own declaration (catalog.ts floorScopes). */
+  floorScopes?: readonly string[];
   readOnly: boolean;
   hasOutputSchema: boolean;
   /** Listed up front on /mcp/compact (every write, and the read anchors). */

@@ -99,7 +99,7 @@ Required scopes: a caller needs any one of them; none means every caller sees th
 <td><code>${r.name}</code>${r.title ? html`<div class="sub">${r.title}</div>` : ''}</td>
 ${data.several ? html`<td>${r.upstream}</td>` : ''}
 <td class="nowrap">${r.category ?? '–'}</td>
-<td>${r.requiredScopes.length ? r.requiredScopes.map((s) => html`<span class="scope">${s}</span> `) : html`<span class="sub">public</span>`}</td>
+<td>${r.requiredScopes.length ? r.requiredScopes.map((s) => html`<span class="scope">${s}</span> `) : html`<span class="sub">public</span>`}${r.floorScopes ? html`<div class="sub">and one of ${r.floorScopes.map((s) => html`<span class="scope">${s}</span> `)}</div>` : ''}</td>
 <td><span class="badge ${r.readOnly ? 'read' : 'write'}">${r.readOnly ? 'read' : 'write'}</span></td>
 <td>${r.hasOutputSchema ? 'yes' : html`<span class="sub">no</span>`}</td>
 <td>${r.advertised ? 'listed' : html`<span class="sub">via search</span>`}</td>

@@ -265,6 +265,7 @@ async function catalogData(runtime: GatewayRuntime): Promise<CatalogData> {
         ...(tool.definition.title !== undefined ? { title: tool.definition.title } : {}),
         ...(tool.category !== undefined ? { category: tool.category } : {}),
         requiredScopes: tool.requiredScopes,
+        ...(tool.floorScopes ? { floorScopes: tool.floorScopes } : {}),
         readOnly,
         hasOutputSchema: tool.definition.outputSchema !== undefined,
         advertised,
