@@ -142,7 +142,7 @@ export class Authenticator {
     }
     if (verdict.kind === 'scopes') {
       const standing: Standing = { kind: 'scopes', scopes: verdict.scopes, ...validity(verdict.validUntil) };
-      return { kind: 'authenticated', credential: this.withAccount(credential, verdict.account), standing, source: found.source };
+      return { kind: 'authenticated', credential: this.withAccount(credential, verdict.account, found.source === 'api_keys'), standing, source: found.source };
     }
     const lastKnown = verdict.lastKnown;
     const standing: Standing = { kind: 'unverified', reason: verdict.reason, ...(lastKnown ? { lastKnown: { scopes: lastKnown.scopes } } : {}) };
@@ -159,9 +159,10 @@ export class Authenticator {
    * `credential` with its `account` (the rate budgets, run_code's runs and listen streams count per
    * account): the account id its source named (an external identity provider's token: its issuer + sub,
    * never the service key forwarded for it), else the key id it presents (a key pair, or the one behind
-   * a built-in server's grant), else the credential itself.
+   * a built-in server's grant), else the credential itself. `configuredKey`: the answer came from `credentials.apiKeys`,
+   * whose key name the credential then carries as `apiKey`.
    */
-  private withAccount(credential: Credential, named?: string): Credential {
+  private withAccount(credential: Credential, named?: string, configuredKey = false): Credential {
     const id = named ?? credential.headers[this.config.credentials.keyHeader.toLowerCase()];
     if (id === undefined) return { ...credential, account: credential.digest };
     // Remembered per account id: every authenticated request names one, and an HMAC is a few µs of the hop.
@@ -170,8 +171,9 @@ export class Authenticator {
       account = accountDigest(id, this.key);
       this.accounts.set(id, account);
     }
-    // A configured key is named in the audit log by its name (config: "Names the key in logs"; SRE try-out).
-    return named?.startsWith(API_KEY_ACCOUNT) ? { ...credential, account, apiKey: named.slice(API_KEY_ACCOUNT.length) } : { ...credential, account };
+    // A configured key is named in the audit log by its name (config: "Names the key in logs"; SRE try-out); by the
+    // source that answered, never by the account id's text, which a scope endpoint names too (review).
+    return configuredKey && named?.startsWith(API_KEY_ACCOUNT) ? { ...credential, account, apiKey: named.slice(API_KEY_ACCOUNT.length) } : { ...credential, account };
   }
 
   /**

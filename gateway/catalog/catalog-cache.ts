@@ -308,8 +308,10 @@ export class CatalogCache {
       return { ready: false, reason: `upstream ${name}: catalogue not fetched yet${this.lastError ? ` (${this.lastError})` : ''}` };
     const age = Date.now() - this.lastSuccessAt;
     // Stale past twice the list's own lifetime (at least a minute): a list an upstream or `upstreams[].catalog.ttlMs`
-    // says lasts a second was reported ready for 20 minutes under a long cache.ttlMs (left open from a review).
-    if (this.lastError !== undefined && age > 2 * Math.max(this.lastTtlMs, 30_000)) {
+    // says lasts a second was reported ready for 20 minutes under a long cache.ttlMs (left open from a review). An
+    // upstream may shorten it, never lengthen it past the operator's (`catalog.ttlMs`, else `cache.ttlMs`: review).
+    const lifetime = Math.min(this.lastTtlMs, this.policy.catalog.ttlMs ?? this.cache.ttlMs);
+    if (this.lastError !== undefined && age > 2 * Math.max(lifetime, 30_000)) {
       return { ready: false, reason: `upstream ${name}: catalogue is stale (last fetched ${Math.round(age / 1000)} s ago; ${this.lastError})` };
     }
     return { ready: true };

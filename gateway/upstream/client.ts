@@ -39,6 +39,9 @@ import {
   type UpstreamInfo,
 } from './types.ts';
 
+/** How long closing an HTTP upstream waits for a connection attempt under way (ms); a stdio one's is waited for whole. */
+const HTTP_CONNECT_CLOSE_WAIT_MS = 1000;
+
 /** Any JSON object: the result schema of the task methods, which the SDK client has no runtime for. */
 const ANY_RESULT = z.looseObject({});
 /** What an upstream without configured secrets masks: one function for every send, none made per call. */
@@ -294,8 +297,13 @@ export class UpstreamClient {
     // empty reply at the shutdown's end instead of answered "may have run" (SRE try-out).
     const hopClosed = this.hop.close();
     try {
-      // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us.
-      await this.supervisor.close();
+      // A connect under way finishes first (and closes what it opened: see connect), so no process outlives us. An
+      // HTTP attempt holds no process: it is waited for at most a second (one hung on an upstream that stopped
+      // answering held a shutdown up to its 10 s handshake bound, past a pod's grace: review).
+      const stopped = this.supervisor.close();
+      await (this.config.url === undefined
+        ? stopped
+        : Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, HTTP_CONNECT_CLOSE_WAIT_MS).unref())]));
       await this.shared?.close();
       await this.resources.close();
     } finally {

@@ -1,6 +1,6 @@
 /**
  * `/readyz` calls an upstream's catalogue stale by the list's own lifetime: a list `upstreams[].catalog.ttlMs` says
- * lasts a second, whose refresh has failed for two minutes, is `degraded` under a 10-minute `cache.ttlMs` (it was
+ * lasts a second, whose refresh has failed for two minutes, is stale (`not_ready`: it is the only upstream) under a 10-minute `cache.ttlMs` (it was
  * `ready` for 20 minutes: the threshold read `cache.ttlMs` only). Time moves by `Date.now`, which the catalogue's
  * ages and expiries read.
  */
