@@ -309,13 +309,15 @@ export function refuseHeld(d: DispatchContext, name: string, held: HeldTool, via
  * whether the console (`console.adminToken`) is mounted, which both ways of approving go through.
  */
 export function heldToolMessage(name: string, held: HeldTool, consoleOn: boolean): string {
+  // The commands name the tool as upstream/name: a bare name (an alias, a single upstream's) may name several (pinning try-out).
+  const tool = `${held.tool.upstream}/${held.tool.upstreamName}`;
   const approve =
     held.reason === 'unverified'
       ? ''
       : consoleOn
-        ? ` An operator reviews the change and approves it: \`pins diff ${name}\`, then \`pins approve ${name} --digest <the digest it shows>\` (gateway/main.ts), or Approve on the console's Definition changes page.`
+        ? ` An operator reviews the change and approves it: \`pins diff ${tool}\`, then \`pins approve ${tool} --digest <the digest it shows>\` (gateway/main.ts), or Approve on the console's Definition changes page.`
         : // Both ways go through the console: without it, naming the commands sent the operator to an error (try-out).
-          ` An operator reviews the change and approves it on the gateway's console, which this gateway does not serve yet: set console.adminToken (a reload applies it), then the console's Definition changes page, or \`pins diff ${name}\` and \`pins approve ${name} --digest <the digest it shows>\`.`;
+          ` An operator reviews the change and approves it on the gateway's console, which this gateway does not serve yet: set console.adminToken (a reload applies it), then the console's Definition changes page, or \`pins diff ${tool}\` and \`pins approve ${tool} --digest <the digest it shows>\`.`;
   return `Tool "${name}" is on hold: ${heldReason(held)}. The gateway did not run it; nothing was sent to the upstream.${approve}`;
 }
 

@@ -145,7 +145,8 @@ describe('a pinned tool whose upstream changes it (pinning.mode: hold, the defau
           expect(direct.code, `${era} ${path}`).toBe(-32000);
           expect(direct.text).toMatch(/Tool "get_weather" is on hold: upstream fake changed its definition since it was approved/);
           expect(direct.text).toMatch(change);
-          expect(direct.text).toContain('pins approve get_weather');
+          // Named as upstream/name: a bare name may name several tools (pinning try-out).
+          expect(direct.text).toContain('`pins diff fake/get_weather`, then `pins approve fake/get_weather --digest');
         }
         const viaCallTool = await refusal(era, '/mcp/compact', 'call_tool', { name: 'get_weather', arguments: { city: 'Oslo' } });
         expect(viaCallTool.code).toBeUndefined();
