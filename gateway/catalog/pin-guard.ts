@@ -405,7 +405,10 @@ export class PinGuard {
       for (const [previous, names] of from)
         this.options.log.warn(
           { upstream, from: previous, tools: names.slice(0, 20), count: names.length },
-          `upstream ${upstream} takes over upstream ${previous}'s pins and held changes of the tools it lists under the same names (a definition held or pinned there: a renamed upstream is no first sight); a change held there is held here until approved under ${upstream}`,
+          // Still configured, the other upstream keeps its own: this one holds a copy (pinning try-out: "takes over" read as a move).
+          this.options.upstreams.includes(previous)
+            ? `upstream ${upstream} lists definitions upstream ${previous} holds for approval, under the same names: they are held here too (copied; ${previous} keeps its own) until approved under ${upstream}`
+            : `upstream ${upstream} takes over upstream ${previous}'s pins and held changes of the tools it lists under the same names (a definition held or pinned there: a renamed upstream is no first sight); a change held there is held here until approved under ${upstream}`,
         );
     }
     const judge = (t: (typeof tools)[number], state: ToolJudgement['state'], hold?: Hold) => {
