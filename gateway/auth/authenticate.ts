@@ -173,7 +173,9 @@ export class Authenticator {
     }
     // A configured key is named in the audit log by its name (config: "Names the key in logs"; SRE try-out); by the
     // source that answered, never by the account id's text, which a scope endpoint names too (review).
-    return configuredKey && named?.startsWith(API_KEY_ACCOUNT) ? { ...credential, account, apiKey: named.slice(API_KEY_ACCOUNT.length) } : { ...credential, account };
+    return configuredKey && named?.startsWith(API_KEY_ACCOUNT)
+      ? { ...credential, account, apiKey: named.slice(API_KEY_ACCOUNT.length) }
+      : { ...credential, account };
   }
 
   /**
