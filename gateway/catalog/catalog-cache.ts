@@ -478,7 +478,7 @@ export class CatalogCache {
     const named = unmatched.map((u) => `${u.key}${u.nearest ? ` (did you mean ${u.nearest}?)` : ''}`);
     this.log.warn(
       { upstream: this.upstream.name, unmatched: named },
-      `config entries of upstream ${this.upstream.name} name tools it does not list, so they apply to nothing (a tool whose scope rule is lost falls back to its _meta scopes or the upstream's scopes.required): ${named.join(', ')}`,
+      `config entries of upstream ${this.upstream.name} name tools it does not list, so they apply to nothing (a tool whose scope rule is lost falls back to the upstream's scopes.required, and its _meta scopes as well): ${named.join(', ')}`,
     );
   }
 

@@ -302,7 +302,9 @@ export class CatalogBuilder {
   finish(): Catalog {
     const { byName, duplicates, rejected, overBudget } = this;
     const list = [...byName.values()];
-    const scopesInUse = new Set(list.flatMap((t) => t.requiredScopes));
+    // The floors too: a caller's visibility key keeps only the scopes in use, and two callers differing by a floor scope
+    // alone shared one cached listing (review: one's list leaked to the other).
+    const scopesInUse = new Set(list.flatMap((t) => [...t.requiredScopes, ...(t.floorScopes ?? [])]));
     const version = contentHash(list.map((t) => origins.get(t)!.digest));
     const bytes = list.reduce((n, t) => n + origins.get(t)!.bytes, 0);
     const unmatched = unmatchedRules(this.upstream, new Set(byName.keys()));

@@ -233,7 +233,7 @@ export function heldView(raw: Catalog, holds: readonly Hold[], policy: UpstreamC
     version: contentHash([raw.version, holds.map((h) => [h.name, h.digest, h.serve ? contentHash(h.serve) : null])]),
     tools,
     byName: new Map(tools.map((tool) => [tool.name, tool])),
-    scopesInUse: new Set(tools.flatMap((tool) => tool.requiredScopes)),
+    scopesInUse: new Set(tools.flatMap((tool) => [...tool.requiredScopes, ...(tool.floorScopes ?? [])])),
     held,
   };
 }

@@ -112,14 +112,14 @@ export async function admit(
     requestLog(runtime.log, request.requestId).debug({ cancelledId: requestId, outcome }, 'notifications/cancelled');
   }
   if (target && runtime.oauth?.insufficientScope && request.credential.granted) {
-    const needed = scopesNeeded(runtime, request, target);
-    if (needed)
+    const lists = scopesNeeded(runtime, request, target);
+    if (lists)
       return refused(
         {
           error: 'insufficient_scope',
-          message: `Forbidden: the access token lacks the scope this tool needs (one of: ${needed.join(', ')})`,
+          message: `Forbidden: the access token lacks the scope this tool needs (${lists.map((list) => `one of: ${list.join(', ')}`).join('; and ')})`,
           echoId: true,
-          insufficientScope: needed,
+          insufficientScope: lists.flat(),
           outcome: 'refused_scope',
           reason: 'insufficient_scope',
         },
@@ -281,17 +281,18 @@ async function closedTarget(
 /**
  * Step-up (MCP 2026-07-28 authorization "Scope Challenge Handling", RFC 6750 §3.1), only with
  * `oauth.external.insufficientScope`: a tools/call of a catalogue tool the OAuth token's scopes do not
- * reach gets 403 naming the scopes that would (any one suffices). Off by default, because it tells the
+ * reach gets 403 naming the scopes that would (any one of each list it misses: a floored tool has two). Off by default, because it tells the
  * caller that a hidden tool exists.
  */
-function scopesNeeded(runtime: GatewayRuntime, request: AuthenticatedRequest, target: CallTarget): string[] | undefined {
+function scopesNeeded(runtime: GatewayRuntime, request: AuthenticatedRequest, target: CallTarget): string[][] | undefined {
   const tool = target.resolution.tool;
   if (target.via !== 'direct' || !tool) return undefined;
   const granted = accessFor({ kind: 'scopes', scopes: request.credential.granted!.scopes }, runtime.config.upstreams);
   if (isVisible(tool, granted)) return undefined;
-  // Both lists must be met (catalog.ts floorScopes): name the one the token misses first.
+  // Both lists must be met (catalog.ts floorScopes): name each the token misses, so one step-up is enough (review).
   const access = granted.of(tool.upstream);
-  return tool.floorScopes && !permits(access, tool.floorScopes) && permits(access, tool.requiredScopes) ? [...tool.floorScopes] : [...tool.requiredScopes];
+  const missing = [tool.requiredScopes, ...(tool.floorScopes ? [tool.floorScopes] : [])].filter((list) => !permits(access, list));
+  return missing.map((list) => [...list]);
 }
 
 /**

@@ -59,3 +59,40 @@ describe("an upstream's _meta scopes under its scopes.required", () => {
     expect((await send('admin', 'tools/call', { name: 'public_by_meta', arguments: {} })).error).toBeUndefined();
   });
 });
+
+describe('listings cached per visibility key', () => {
+  it('do not carry a floored tool to a caller without the floor scope, whichever lists first (review)', async () => {
+    // Only declared tools: the floor scope is no tool's own required scope, so the cache key must count it itself.
+    for (const order of [
+      ['both', 'files'],
+      ['files', 'both'],
+    ] as const) {
+      const keys = {
+        files: { name: 'files', key: 'k_files', secret: 'files-secret-0123', scopes: ['files:write'] },
+        both: { name: 'both', key: 'k_both', secret: 'both-secret-0123', scopes: ['admin', 'files:write'] },
+      };
+      const floored = inProcessGateway(
+        { credentials: { apiKeys: Object.values(keys) }, upstreams: [{ health: { intervalMs: 0 }, scopes: { required: ['admin'] } }] },
+        { fake: { tools: [tool('declared', ['files:write']), tool('also_declared', ['files:write'])] } },
+      );
+      try {
+        const names = async (who: keyof typeof keys, path: URL) => {
+          const { headers, body } = rpc('modern', 1, 'tools/list');
+          const response = await floored.fetch(
+            new Request(path, {
+              method: 'POST',
+              headers: { ...headers, 'x-cpz-key': keys[who].key, 'x-cpz-secret': keys[who].secret },
+              body: JSON.stringify(body),
+            }),
+          );
+          return (((await response.json()) as { result: { tools: { name: string }[] } }).result.tools ?? []).map((t) => t.name).sort();
+        };
+        const seen: Record<string, string[]> = {};
+        for (const who of order) seen[who] = await names(who, floored.mcpUrl);
+        expect(seen, order.join(' then ')).toEqual({ both: ['also_declared', 'declared'], files: [] });
+      } finally {
+        await floored.close();
+      }
+    }
+  });
+});

@@ -46,8 +46,8 @@ export interface ScopesData {
 /** `/console/scopes`: every scope the gateway knows, what it means, and the tools each unlocks. */
 export function scopesPage(data: ScopesData): string {
   const content = html`
-<p class="lead">A tool needs any one of its required scopes (<code>scopeRules</code>, else its <code>_meta</code>, else the upstream's
-<code>scopes.required</code>). "Offered" scopes are in <code>oauth.scopes</code>: a client may ask for them at sign-in, where the
+<p class="lead">A tool needs any one of its required scopes (<code>scopeRules</code>, else the upstream's
+<code>scopes.required</code>, and any one of its <code>_meta</code> scopes as well when it declares them: the Catalogue page shows both). "Offered" scopes are in <code>oauth.scopes</code>: a client may ask for them at sign-in, where the
 description is shown. Without a required scope a tool is public.</p>
 ${data.error ? html`<p class="error" role="alert">${data.error}</p>` : ''}
 <table class="scopes">
