@@ -163,8 +163,11 @@ export class Authenticator {
    * whose key name the credential then carries as `apiKey`.
    */
   private withAccount(credential: Credential, named?: string, configuredKey = false): Credential {
-    const id = named ?? credential.headers[this.config.credentials.keyHeader.toLowerCase()];
-    if (id === undefined) return { ...credential, account: credential.digest };
+    const given = named ?? credential.headers[this.config.credentials.keyHeader.toLowerCase()];
+    if (given === undefined) return { ...credential, account: credential.digest };
+    // A configured key's account id space is its own: a scope endpoint's account, or a key id, spelt `api-key:ops`
+    // would otherwise share configured key ops's budgets and runs (review).
+    const id = !configuredKey && given.startsWith(API_KEY_ACCOUNT) ? `other:${given}` : given;
     // Remembered per account id: every authenticated request names one, and an HMAC is a few µs of the hop.
     let account = this.accounts.get(id);
     if (account === undefined) {
