@@ -73,10 +73,11 @@ describe('a stdio server busy with a call', () => {
       (answer) => answer !== undefined && !answer.isError,
     );
     const before = first!.content[0]!.text;
-    // Four seconds without a word, while calls keep arriving (each given up after 600 ms).
-    void call('short__busy', { ms: 4000 }).catch(() => undefined);
+    // Eight seconds without a word, while calls keep arriving (each given up after 600 ms). The loop ends at the first
+    // answer of a new process: the window is for a loaded machine, where the restart's spawn took over 3 s (CI).
+    void call('short__busy', { ms: 8000 }).catch(() => undefined);
     let now = before;
-    const until = Date.now() + 3500;
+    const until = Date.now() + 7500;
     while (now === before && Date.now() < until) {
       const answer = await call('short__pid').catch(() => undefined);
       if (answer && !answer.isError) now = answer.content[0]!.text;
