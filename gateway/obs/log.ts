@@ -157,19 +157,24 @@ export function throttled(intervalMs: number): (logLine: (notLogged: number) => 
  * at most once in {@link FAILURE_LOG_INTERVAL_MS}, with how many it stood for (`notLogged`), and one info line
  * once the store answers again, with how long it failed (`downMs`) and how many failures that was (`failures`).
  * A Redis down for 30 s made 60 warnings and no line when it came back (SRE try-out). `recovered` is for an
- * operation the store itself answered: a caller whose library swallows errors must not call it after one.
+ * operation the store itself answered: a caller whose library swallows errors (Keyv reports a store's error as
+ * an event and resolves the operation anyway) must not call it after one: `count()`, every failure since the
+ * log was made, taken before an operation and compared after it, tells the two apart.
  */
 export function outageLog(
   log: Pick<Logger, 'warn' | 'info'>,
   messages: { failed: string; recovered: string },
-): { failed(fields: Record<string, unknown>): void; recovered(fields?: Record<string, unknown>): void } {
+): { failed(fields: Record<string, unknown>): void; recovered(fields?: Record<string, unknown>): void; count(): number } {
   let warn = throttled(FAILURE_LOG_INTERVAL_MS);
   let failingSince: number | undefined;
   let failures = 0;
+  let total = 0;
   return {
+    count: () => total,
     failed(fields) {
       failingSince ??= Date.now();
       failures++;
+      total++;
       warn((notLogged) => log.warn({ ...fields, ...(notLogged ? { notLogged } : {}) }, messages.failed));
     },
     recovered(fields = {}) {

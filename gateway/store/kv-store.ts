@@ -45,10 +45,7 @@ export function createKvStore(cache: GatewayConfig['cache'], options: KvStoreOpt
     failed: 'cache store operation failed; falling back to direct lookups',
     recovered: 'cache store answering again',
   });
-  /** Failures seen so far: Keyv reports a store's error as an event and resolves the operation anyway (review). */
-  let failures = 0;
   const failed = (op: string, error: unknown) => {
-    failures++;
     options.metrics.cacheStoreErrors.inc({ cache: options.name, op });
     bypassUntil = Date.now() + BYPASS_AFTER_FAILURE_MS;
     outage.failed({ cache: options.name, op, err: (error as Error)?.message });
@@ -56,11 +53,11 @@ export function createKvStore(cache: GatewayConfig['cache'], options: KvStoreOpt
   keyv.on('error', (error: unknown) => failed('connection', error));
   const bounded = async <T>(op: string, run: () => Promise<T>): Promise<T | undefined> => {
     if (Date.now() < bypassUntil) return undefined;
-    const before = failures;
+    const before = outage.count();
     try {
       const answer = await withinDeadline(run(), cache.operationTimeoutMs, () => new DeadlineExceeded(op, cache.operationTimeoutMs));
       // Answered by the store only when no error was reported meanwhile (an OOM or READONLY answer resolves too).
-      if (failures === before && op !== 'close') outage.recovered({ cache: options.name });
+      if (outage.count() === before && op !== 'close') outage.recovered({ cache: options.name });
       return answer;
     } catch (error) {
       failed(op, error);

@@ -78,10 +78,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     failed: 'rate limit store failed; counting in memory on this replica',
     recovered: 'rate limit store answering again',
   });
-  /** Failures seen so far: a charge Redis answered itself is one during which none was reported (the insurance reports its own). */
-  let failures = 0;
   const storeFailed = (error: unknown) => {
-    failures++;
     options.metrics.cacheStoreErrors.inc({ cache: 'rate_limits', op: 'consume' });
     outage.failed({ err: (error as Error)?.message });
   };
@@ -139,12 +136,13 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     if (!memory) return limiter.consume(key, points);
     let timer: NodeJS.Timeout | undefined;
     const late = Symbol('late');
-    const before = failures;
+    // A charge Redis answered itself is one during which no failure was reported (the insurance reports its own).
+    const before = outage.count();
     const attempt = limiter.consume(key, points);
     // A refusal or failure that comes after the budget is spent is answered already (by the insurance).
     attempt.catch(() => undefined);
     // Redis answered (a count or a refusal) with no failure reported meanwhile: a frozen Redis that woke has no 'ready' event (review).
-    const answered = () => void (failures === before && outage.recovered());
+    const answered = () => void (outage.count() === before && outage.recovered());
     const first = await Promise.race([
       attempt,
       new Promise<typeof late>((resolve) => (timer = setTimeout(() => resolve(late), options.cache.operationTimeoutMs))),
