@@ -442,13 +442,14 @@ function finaliseApiKeys(config: GatewayConfig, env: Record<string, string | und
  * @throws ConfigError keyed `anonymous`, naming the upstream.
  */
 export function requireAnonymousWhereUnchecked(config: GatewayConfig): void {
-  if (config.anonymous || config.scopes.endpoint || config.credentials.apiKeys.length > 0) return;
+  // An external identity provider's tokens carry the scopes: it is a scope source (security try-out: it was not counted).
+  if (config.anonymous || config.scopes.endpoint || config.credentials.apiKeys.length > 0 || config.oauth.mode === 'external') return;
   const index = config.upstreams.findIndex((u) => u.command !== undefined || !u.forwardCredentials);
   if (index < 0) return;
   const upstream = config.upstreams[index]!;
   throw new ConfigError(
     'anonymous',
-    `upstreams[${index}] (${upstream.name}) receives no caller credential and no scope source is configured (scopes.endpoint or credentials.apiKeys), so nobody would check callers: configure one, or set anonymous: true to serve every caller unauthenticated`,
+    `upstreams[${index}] (${upstream.name}) receives no caller credential and no scope source is configured (scopes.endpoint, credentials.apiKeys or oauth.mode: external), so nobody would check callers: configure one, or set anonymous: true to serve every caller unauthenticated`,
   );
 }
 

@@ -86,7 +86,8 @@ export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers:
  * - a credential no source knows, or that one refuses (401/403 from the endpoint): invalid `refused`;
  * - an OAuth access token (`options.exchange`): the credential behind it, its grant narrowing the
  *   sources' scopes (an external IdP's token: its scopes alone); an invalid token: invalid `refused`;
- * - a credential with no source configured at all: authenticated, `unchecked`;
+ * - a credential with no source configured at all: authenticated, `unchecked`; under `oauth.mode: external`
+ *   (the identity provider is the source) one that is not its token: invalid `refused`;
  * - else authenticated with the scopes, or `unverified` when the lookup failed.
  * Warm: one HMAC, one map read and one cache read; no network.
  */
@@ -98,7 +99,7 @@ export class Authenticator {
    * @param key - the digest key (`cache.key`); `options.previousKey` the one being rotated out.
    */
   constructor(
-    private readonly config: Pick<GatewayConfig, 'credentials' | 'anonymous'>,
+    private readonly config: Pick<GatewayConfig, 'credentials' | 'anonymous'> & { oauth?: Pick<GatewayConfig['oauth'], 'mode'> },
     private readonly key: Buffer,
     private readonly sources: readonly CredentialSource[],
     private readonly options: { previousKey?: Buffer } = {},
@@ -126,6 +127,15 @@ export class Authenticator {
       return { kind: 'authenticated', credential: this.withAccount(credential, granted.account), standing, source: 'oauth' };
     }
     if (this.sources.length === 0) {
+      // An external identity provider is a scope source: what is not its token (a key pair, an opaque or JWE bearer)
+      // is known to nobody, never `unchecked` (security try-out: any made-up credential listed and called every tool).
+      if (!granted && this.config.oauth?.mode === 'external')
+        return {
+          kind: 'invalid',
+          reason: 'refused',
+          cause: 'unknown_credential',
+          description: 'only an access token of the identity provider (oauth.external.issuer) is accepted here',
+        };
       const standing: Standing = granted
         ? { kind: 'scopes', scopes: granted.scopes, ...validity(granted.expiresAt) }
         : { kind: 'unchecked', validUntil: Infinity };

@@ -262,23 +262,7 @@ export function configuredSecrets(upstream: SecretBearingUpstream): string[] {
     for (const [name, value] of url.searchParams) if (secretName(name) || tokenLike(value)) add(value);
     for (const segment of url.pathname.split('/')) if (tokenLike(decodeSegment(segment))) add(decodeSegment(segment));
   };
-  const fromCredential = (value: string) => {
-    add(value);
-    const schemed = /^(\S+)\s+(\S+)$/.exec(value);
-    // `Bearer <token>`: the token alone too (an upstream quotes what its backend was sent); `Basic`: what it encodes.
-    add(schemed?.[2]);
-    if (schemed && /^basic$/i.test(schemed[1]!)) {
-      const decoded = Buffer.from(schemed[2]!, 'base64').toString('utf8');
-      add(decoded);
-      add(decoded.slice(decoded.indexOf(':') + 1));
-    }
-    // A cookie's credential values (`sid=...; theme=dark`: the sid), not every word of it (review).
-    if (value.includes('='))
-      for (const pair of value.split(/;\s*/)) {
-        const [name = '', cookie = ''] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
-        if (secretName(name) || tokenLike(cookie)) add(cookie);
-      }
-  };
+  const fromCredential = (value: string) => credentialParts(value, add);
   for (const [name, value] of [...Object.entries(upstream.headers ?? {}), ...Object.entries(upstream.env ?? {})]) {
     fromUrl(value);
     // `AUTH_HEADER: Bearer ...`: a scheme and a credential is one, whatever names it (review).
@@ -296,6 +280,46 @@ export function configuredSecrets(upstream: SecretBearingUpstream): string[] {
     for (const piece of arg.split(/[\s=:,"'{}]+/)) if (!redacted[i]!.includes(piece) && (named || tokenLike(piece))) add(piece);
   });
   return [...found].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * The values of credential headers the gateway sends an upstream on a caller's behalf that the caller never
+ * sent itself: the service credential an external identity provider's token stands for
+ * (`oauth.external.credentialHeaders`), the key pair behind a built-in sign-in's token. Those whose header
+ * name says credential or whose value is one by itself, whole and with
+ * its parts as {@link configuredSecrets} reads a credential (a scheme's token, what Basic encodes, a cookie's
+ * credential values); longest first, the same length floor.
+ */
+export function credentialSecrets(headers: Readonly<Record<string, string>>): string[] {
+  const found = new Set<string>();
+  const add = (value: string | undefined) => {
+    if (value && value.length >= MIN_SECRET_LENGTH && !/^\d+$/.test(value)) found.add(value);
+  };
+  for (const name in headers) {
+    const value = headers[name]!;
+    // Named or shaped as a credential, as an upstream's own `headers` are read (a key id alone is no secret).
+    if (secretName(name) || tokenLike(value) || /^(Bearer|Basic|Token)\s+\S+$/i.test(value)) credentialParts(value, add);
+  }
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/** `value` and what it holds as a credential: `Bearer <token>`'s token, what Basic encodes, a cookie's credential values. */
+function credentialParts(value: string, add: (value: string | undefined) => void): void {
+  add(value);
+  const schemed = /^(\S+)\s+(\S+)$/.exec(value);
+  // `Bearer <token>`: the token alone too (an upstream quotes what its backend was sent); `Basic`: what it encodes.
+  add(schemed?.[2]);
+  if (schemed && /^basic$/i.test(schemed[1]!)) {
+    const decoded = Buffer.from(schemed[2]!, 'base64').toString('utf8');
+    add(decoded);
+    add(decoded.slice(decoded.indexOf(':') + 1));
+  }
+  // A cookie's credential values (`sid=...; theme=dark`: the sid), not every word of it (review).
+  if (value.includes('='))
+    for (const pair of value.split(/;\s*/)) {
+      const [name = '', cookie = ''] = [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)];
+      if (secretName(name) || tokenLike(cookie)) add(cookie);
+    }
 }
 
 /** `text` with every occurrence of each of `secrets` ({@link configuredSecrets}) replaced by {@link REDACTED}. */

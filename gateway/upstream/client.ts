@@ -1,3 +1,4 @@
+import type { Credential } from '../auth/credentials.ts';
 import {
   Client,
   ProtocolError,
@@ -14,7 +15,7 @@ import { abortSignalOf } from '../wire/cancellation.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure, deliveryOf, markDelivery, upstreamFailureError, type UpstreamFailure } from '../errors.ts';
 import { loggableUrl, type Logger } from '../obs/log.ts';
-import { configuredSecrets, withoutSecrets, withoutSecretsDeep } from '../obs/redact.ts';
+import { configuredSecrets, credentialSecrets, withoutSecrets, withoutSecretsDeep } from '../obs/redact.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
 import { injectTraceHeaders } from '../obs/tracing.ts';
@@ -45,7 +46,14 @@ const HTTP_CONNECT_CLOSE_WAIT_MS = 1000;
 /** Any JSON object: the result schema of the task methods, which the SDK client has no runtime for. */
 const ANY_RESULT = z.looseObject({});
 /** What an upstream without configured secrets masks: one function for every send, none made per call. */
-const NO_SECRETS = (): readonly string[] => [];
+const NO_SECRET_LIST: readonly string[] = Object.freeze([]);
+/** The credential secrets of a stand-in credential (obs/redact.ts credentialSecrets), worked out once per credential object. */
+const standIns = new WeakMap<Credential, readonly string[]>();
+function standInSecrets(credential: Credential): readonly string[] {
+  let secrets = standIns.get(credential);
+  if (!secrets) standIns.set(credential, (secrets = credentialSecrets(credential.headers)));
+  return secrets;
+}
 
 /**
  * Records the error code of each JSON-RPC error response as it arrives, in the forward's own scope:
@@ -325,19 +333,25 @@ export class UpstreamClient {
   }
 
   /**
-   * The configured secrets that the request `params` does not hold itself. A secret the caller sent is no secret
-   * from it, and masking it in what the upstream echoes back made the masking an oracle: a string of 20,000
-   * guesses came back with the one right guess `[redacted]` (security try-out). Worked out on first use only
-   * (an error, an isError result, a notification): most calls need none.
+   * The secrets this request must not hand back that `params` does not hold itself: the upstream's configured
+   * ones, and the credential headers sent on the caller's behalf that its request never carried (an OAuth
+   * token's service credential, `oauth.external.credentialHeaders`, or the key pair behind a built-in sign-in:
+   * security try-out, an upstream quoting them in an error handed every signed-in caller the shared service
+   * secret). A secret the caller sent is no secret from it, and masking it in what the upstream echoes back
+   * made the masking an oracle: a string of 20,000 guesses came back with the one right guess `[redacted]`
+   * (security try-out). Undefined when there is none; else worked out on first use only (an error, an isError
+   * result, a notification): most calls need none.
    */
-  private secretsNotSentIn(params: Record<string, unknown>): () => readonly string[] {
+  private secretsNotSentIn(params: Record<string, unknown>, credential: Credential | undefined): (() => readonly string[]) | undefined {
     const configured = this.configuredSecrets();
-    if (configured.length === 0) return NO_SECRETS;
+    const standIn = credential?.granted && this.config.forwardCredentials ? standInSecrets(credential) : NO_SECRET_LIST;
+    if (configured.length === 0 && standIn.length === 0) return undefined;
     let left: readonly string[] | undefined;
     return () => {
       if (left) return left;
       const sent = JSON.stringify(params) ?? '';
-      return (left = configured.filter((secret) => !sent.includes(secret)));
+      const all = standIn.length === 0 ? configured : [...new Set([...configured, ...standIn])].sort((a, b) => b.length - a.length);
+      return (left = all.filter((secret) => !sent.includes(secret)));
     };
   }
 
@@ -352,8 +366,8 @@ export class UpstreamClient {
    * (obs/redact.ts), as its errors do: an upstream reporting "backend refused key ..." on its log channel or
    * in a progress message tells the caller as much (review). `options` as it is when it has none.
    */
-  private maskedNotifications(options: ForwardOptions, secretsNow: () => readonly string[]): ForwardOptions {
-    if (this.configuredSecrets().length === 0 || (!options.onlog && !options.onprogress && !options.ontaskstatus && !options.oninputrequest)) return options;
+  private maskedNotifications(options: ForwardOptions, secretsNow: (() => readonly string[]) | undefined): ForwardOptions {
+    if (!secretsNow || (!options.onlog && !options.onprogress && !options.ontaskstatus && !options.oninputrequest)) return options;
     const { onlog, onprogress, ontaskstatus, oninputrequest } = options;
     return {
       ...options,
@@ -370,7 +384,7 @@ export class UpstreamClient {
     this.sending++;
     // The first request since the process last wrote anything: what its silence is counted from.
     if (this.stdio && this.waitingSince <= (lastHeardFrom(this.stdio) ?? 0)) this.waitingSince = Date.now();
-    const secrets = this.secretsNotSentIn(params);
+    const secrets = this.secretsNotSentIn(params, sent.credential);
     const options = this.maskedNotifications(sent, secrets);
     try {
       // A connected stateless upstream, on the hop: every input is explicit, no forward scope is needed.
@@ -380,11 +394,11 @@ export class UpstreamClient {
       // task's answers whole (a finished task carries its tool's result, a status its message: review).
       const answer = result as { isError?: unknown; resultType?: unknown } | undefined;
       // ... and an input_required result's questions (2026-07-28 multi-round-trip: review).
-      return this.configuredSecrets().length > 0 && (answer?.isError === true || answer?.resultType === 'input_required' || method.startsWith('tasks/'))
+      return secrets && (answer?.isError === true || answer?.resultType === 'input_required' || method.startsWith('tasks/'))
         ? withoutSecretsDeep(result, secrets())
         : result;
     } catch (error) {
-      const classified = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name), secrets());
+      const classified = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name), secrets?.() ?? NO_SECRET_LIST);
       // A timeout names the setting that decided it, as a result over limits.resultBytes does (try-out).
       const failure =
         classified.kind === 'upstream_timeout'

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
-import type { Tool } from '@modelcontextprotocol/server';
+import { ProtocolError, type Tool } from '@modelcontextprotocol/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
@@ -236,5 +236,80 @@ describe("external mode when the identity provider's keys cannot be read", () =>
       expect((await errorOf(refused)).message).toBe('Unauthorized: The access token is not valid here');
     }
     expect(warnings(g)).toEqual([]);
+  });
+});
+
+describe('external mode with no other scope source (no scopes.endpoint, no credentials.apiKeys)', () => {
+  const SERVICE_SECRET = 'svc-secret-Sup3rS3cret';
+  /** A gateway whose only scope source is the identity provider; its upstream quotes the service credential it received when it fails. */
+  async function alone(): Promise<InProcessGateway> {
+    gateway = inProcessGateway(
+      {
+        upstreams: [{ health: { intervalMs: 0 } }],
+        credentials: { apiKeys: [] },
+        oauth: {
+          mode: 'external',
+          external: {
+            issuer: ISSUER,
+            jwksUri: jwks.url,
+            scopeMap: { 'mcp.read': ['ledger:read'] },
+            credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': SERVICE_SECRET },
+          },
+        },
+        authorizationServers: [],
+      },
+      {
+        fake: {
+          tools: [
+            {
+              definition: { name: 'fail', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } as Tool,
+              call: (_args, context) => {
+                throw new ProtocolError(-32603, `backend refused key ${context.caller} with secret ${SERVICE_SECRET}`, { secret: SERVICE_SECRET });
+              },
+            },
+            {
+              definition: { name: 'fail_result', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } as Tool,
+              call: () => ({ isError: true, content: [{ type: 'text', text: `backend refused secret ${SERVICE_SECRET}` }] }),
+            },
+          ],
+        },
+      },
+    );
+    await gateway.runtime.startOAuth(gateway.gatewayUrl);
+    return gateway;
+  }
+
+  it("refuses what is not the identity provider's token (a made-up key pair, an opaque or JWE-shaped bearer) with 401: it used to list and call every tool", async () => {
+    const g = await alone();
+    const { headers, body } = rpc('modern', 1, 'tools/list');
+    const made = await g.fetch(
+      new Request(g.mcpUrl, { method: 'POST', headers: { ...headers, 'x-cpz-key': 'nobody', 'x-cpz-secret': 'nothing-at-all' }, body: JSON.stringify(body) }),
+    );
+    expect(made.status).toBe(401);
+    for (const bearer of ['totally-not-a-jwt', 'a.b', 'a.b.c.d.e']) {
+      const refused = await list(g, bearer);
+      expect(refused.status, bearer).toBe(401);
+      expect((await errorOf(refused)).message).toMatch(/Unauthorized/);
+    }
+    // The identity provider's own token still lists what its scopes allow.
+    const ok = await list(g, await token('alice', `${g.gatewayUrl}/mcp`, 'mcp.read'));
+    expect(ok.status).toBe(200);
+  });
+
+  it('keeps the service credential the token stands for out of an upstream error and an isError result (the caller never sent it)', async () => {
+    const g = await alone();
+    const bearer = await token('alice', `${g.gatewayUrl}/mcp`, 'mcp.read');
+    // ledger:read is no scope of the fake's tools: every tool is open (no scopes declared), so both are callable.
+    for (const name of ['fail', 'fail_result']) {
+      const { headers, body } = rpc('modern', 2, 'tools/call', { name, arguments: {} });
+      delete headers['x-cpz-key'];
+      delete headers['x-cpz-secret'];
+      const answer = await g.fetch(
+        new Request(g.mcpUrl, { method: 'POST', headers: { ...headers, authorization: `Bearer ${bearer}` }, body: JSON.stringify(body) }),
+      );
+      const text = await answer.text();
+      expect(text, name).toContain('[redacted]');
+      expect(text, name).not.toContain(SERVICE_SECRET);
+    }
   });
 });

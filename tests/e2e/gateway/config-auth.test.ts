@@ -76,8 +76,17 @@ describe('anonymous', () => {
     expect(forwarding.keyPath).toBe('anonymous');
   });
 
-  it("is not required with a scope source (an endpoint or API keys), nor when every upstream gets the caller's credential", () => {
+  it("is not required with a scope source (an endpoint, API keys, an external identity provider), nor when every upstream gets the caller's credential", () => {
     expect(loadConfig({ env: {}, path: yamlFile(`${STDIO}scopes:\n  endpoint: http://127.0.0.1:3/v1/me\n`) }).anonymous).toBe(false);
+    // The identity provider's tokens carry the scopes (security try-out: it was not counted, which pushed operators to forward credentials).
+    expect(
+      loadConfig({
+        env: {},
+        path: yamlFile(
+          'upstreams:\n  - name: h\n    url: http://127.0.0.1:1/mcp\n    forwardCredentials: false\noauth:\n  mode: external\n  external: { issuer: https://idp.example.com }\n',
+        ),
+      }).anonymous,
+    ).toBe(false);
     expect(
       loadConfig({ env: { S: 'a-secret' }, path: yamlFile(`${STDIO}credentials:\n  apiKeys:\n    - { name: ops, token: "\${S}", scopes: [files:read] }\n`) })
         .anonymous,
