@@ -1,4 +1,5 @@
 import type { Credential } from '../auth/credentials.ts';
+import { callToolResultProblems } from '../wire/client-codec.ts';
 import {
   Client,
   ProtocolError,
@@ -47,6 +48,19 @@ const HTTP_CONNECT_CLOSE_WAIT_MS = 1000;
 const ANY_RESULT = z.looseObject({});
 /** What an upstream without configured secrets masks: one function for every send, none made per call. */
 const NO_SECRET_LIST: readonly string[] = Object.freeze([]);
+/**
+ * A 2025-era upstream's result that carries `resultType: input_required` or `task`: those are 2026-07-28
+ * fields (basic/patterns/mrtr, SEP-2663), no result of a 2025 revision has them, and relayed as they are they
+ * asked callers for input (sampling, an elicitation form) their capabilities never covered and sent the answers
+ * to the upstream (adversarial-upstream try-out). Refused as an invalid result; `complete` is dropped later.
+ * @throws SdkError INVALID_RESULT (an `upstream_error`).
+ */
+function refuseForeignResultType(result: unknown): void {
+  const resultType = (result as { resultType?: unknown } | undefined)?.resultType;
+  if (resultType === 'input_required' || resultType === 'task')
+    throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result: resultType ${resultType} is no field of the 2025 revisions this upstream speaks`);
+}
+
 /** The credential secrets of a stand-in credential (obs/redact.ts credentialSecrets), worked out once per credential object. */
 const standIns = new WeakMap<Credential, readonly string[]>();
 function standInSecrets(credential: Credential): readonly string[] {
@@ -390,6 +404,11 @@ export class UpstreamClient {
       // A connected stateless upstream, on the hop: every input is explicit, no forward scope is needed.
       const hopped = this.hopped(method, params, options);
       const result = hopped ? await hopped : await this.sendOnce(method, params, options, true);
+      if (this.info?.era === 'legacy') refuseForeignResultType(result);
+      if (method === 'tools/call' && typeof result === 'object' && result !== null) {
+        const problems = callToolResultProblems(result as Record<string, unknown>);
+        if (problems.length) throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result: ${problems.join('; ')}`);
+      }
       // A tool's error result is its error message ("backend failed with key ..."): masked as the errors are, and a
       // task's answers whole (a finished task carries its tool's result, a status its message: review).
       const answer = result as { isError?: unknown; resultType?: unknown } | undefined;

@@ -1,4 +1,7 @@
 import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
+import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { isPlainObject } from '../wire/jsonrpc.ts';
+import { INPUT_METHODS } from './http-hop.ts';
 import { GatewayError, RelayedUpstreamError, failureOf, markDelivery, upstreamFailureError } from '../errors.ts';
 import type { CallSignal } from '../wire/cancellation.ts';
 import type { RequestView } from '../wire/requests.ts';
@@ -14,6 +17,8 @@ import { upstreamSpan } from '../obs/tracing.ts';
 /** Cache hints are kept for modern callers only. */
 const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];
 const HOP_META_PREFIX = 'io.modelcontextprotocol/';
+/** The prefix of the gateway's own `_meta` keys (errors.ts ERROR_META_KEY, tool-decision.ts OUTCOME_META_KEY, ...). */
+const GATEWAY_META_PREFIX = 'ai.cpz.gateway/';
 /**
  * `io.modelcontextprotocol/*` result `_meta` keys that describe the answer rather than the hop, so they
  * are relayed (2025-11-25 basic/utilities/tasks: the related task of a tasks/result, the immediate
@@ -85,7 +90,8 @@ export async function forward(
   try {
     // Built field by field: spreads of conditional objects here took V8's slow property definition on every call.
     const options = forwardOptions(request, d.caller.onBehalfOf, tracked?.signal);
-    options.allowInputRequired = INPUT_REQUIRED_METHODS.has(method);
+    // Only a 2026-07-28 caller can answer input requests in band: a 2025-era caller is never handed one.
+    options.allowInputRequired = d.caller.era === 'modern' && INPUT_REQUIRED_METHODS.has(method);
     // SEP-2663: only a caller that declared the tasks extension may be handed a task (its capabilities went upstream).
     if (method === 'tools/call' && info.era === 'modern' && callerDeclaresTasks(request)) options.allowTaskResult = true;
     if (Object.keys(headers).length) options.headers = headers;
@@ -123,6 +129,7 @@ export async function forward(
       : undefined;
     try {
       const result = await send(relay ? { oninputrequest: relay.ask } : undefined, mrtr);
+      if (isInputRequired(result)) refuseUndeclaredInput(result, callerCapabilities(request), client.name);
       return relayedResult(result, d.caller.era);
     } finally {
       relay?.close('the call is over');
@@ -170,7 +177,7 @@ async function bridgedForward(
   const { request } = d;
   const owner = d.caller.onBehalfOf.credential?.digest ?? 'anonymous';
   const bridge = d.runtime.inputBridge;
-  const capabilities = ((request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Record<string, unknown>;
+  const capabilities = callerCapabilities(request);
   const state = request.requestState();
   const outcome =
     typeof state === 'string'
@@ -201,6 +208,36 @@ async function bridgedForward(
 function bridgeSubject(upstream: string, method: ForwardMethod, params: Record<string, unknown>): string {
   const name = typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : '';
   return JSON.stringify([upstream, method, name]);
+}
+
+/** The 2026-07-28 caller's `clientCapabilities` from its request's envelope (`{}` when it declares none). */
+function callerCapabilities(request: Pick<RequestView, 'envelope'>): Record<string, unknown> {
+  return ((request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Record<string, unknown>;
+}
+
+/**
+ * A 2026-07-28 upstream's InputRequiredResult checked before the caller sees it: every input request is an
+ * object naming a method a client answers (sampling/createMessage, elicitation/create, roots/list) that the
+ * caller's clientCapabilities cover. The upstream was told those capabilities (forwardedMeta), so asking
+ * beyond them is the upstream's fault, and relaying it would put a question (a password form, a sampling
+ * prompt) before a caller that never offered to answer one (adversarial-upstream try-out; spec 2026-07-28
+ * basic/patterns/mrtr: a server MUST NOT request input the client did not declare).
+ * @throws SdkError INVALID_RESULT naming the input request (an `upstream_error`).
+ */
+function refuseUndeclaredInput(result: Record<string, unknown>, capabilities: Record<string, unknown>, upstream: string): void {
+  const requests = result.inputRequests;
+  if (requests === undefined) return;
+  if (!isPlainObject(requests)) throw new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: inputRequests is not an object');
+  for (const [key, asked] of Object.entries(requests)) {
+    const method = isPlainObject(asked) ? asked.method : undefined;
+    if (typeof method !== 'string' || !INPUT_METHODS.has(method))
+      throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result: inputRequests.${key} names no method a client answers`);
+    if (!callerCan(capabilities, asked as unknown as UpstreamInputRequest))
+      throw new SdkError(
+        SdkErrorCode.InvalidResult,
+        `upstream ${upstream} asked the caller for ${method} (inputRequests.${key}), which the caller's clientCapabilities do not declare`,
+      );
+  }
 }
 
 /** Whether the caller's 2026-07-28 clientCapabilities cover one of the upstream's requests (spec 2026-07-28 client/*). */
@@ -280,7 +317,11 @@ function forwardOptions(request: RequestView, onBehalfOf: OnBehalfOf, signal?: C
  */
 export function relayedResult<T extends Record<string, unknown>>(result: T, era: 'modern' | 'legacy'): T {
   const meta = result._meta as Record<string, unknown> | undefined;
-  const kept = meta ? Object.entries(meta).filter(([key]) => !key.startsWith(HOP_META_PREFIX) || RELAYED_META_KEYS.has(key)) : [];
+  // The gateway's own keys are the gateway's to set: an upstream's `ai.cpz.gateway/error` or `outcome` would pass for
+  // the gateway's verdict beside its serverInfo (adversarial-upstream try-out).
+  const kept = meta
+    ? Object.entries(meta).filter(([key]) => (!key.startsWith(HOP_META_PREFIX) || RELAYED_META_KEYS.has(key)) && !key.startsWith(GATEWAY_META_PREFIX))
+    : [];
   // Built without `delete`: deleting a property that is not the last one turns the object into a dictionary,
   // which every later step (the result schema, the encoding, JSON.stringify) then reads on a slow path.
   const out: Record<string, unknown> = {};

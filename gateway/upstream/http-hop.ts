@@ -54,7 +54,8 @@ export interface InputRequest {
   params?: Record<string, unknown>;
 }
 
-const INPUT_METHODS: ReadonlySet<string> = new Set<InputRequest['method']>(['sampling/createMessage', 'elicitation/create', 'roots/list']);
+/** The methods of a server's request to its client that ask for input (2025-11-25 client/*; 2026-07-28 InputRequest). */
+export const INPUT_METHODS: ReadonlySet<string> = new Set<InputRequest['method']>(['sampling/createMessage', 'elicitation/create', 'roots/list']);
 
 /**
  * The response stream broke after the upstream started answering: the request failed, and whether the

@@ -142,3 +142,53 @@ export function settleResponse(message: Record<string, unknown>, era: 'modern' |
   }
   return [new SdkError(SdkErrorCode.UnsupportedResultType, `Unsupported result type '${String(resultType)}'`, { resultType })];
 }
+
+/** A content block's required string members by its type (2025-11-25 and 2026-07-28 schema ContentBlock). */
+const CONTENT_MEMBERS: Readonly<Record<string, readonly string[]>> = {
+  text: ['text'],
+  image: ['data', 'mimeType'],
+  audio: ['data', 'mimeType'],
+  resource_link: ['uri', 'name'],
+  resource: [],
+};
+
+/** At most this many problems are named: a result of 10,000 bad blocks is told by its first few. */
+const MAX_RESULT_PROBLEMS = 3;
+
+/**
+ * What makes a tools/call result no CallToolResult (2025-11-25 and 2026-07-28 schema: `content` an array of
+ * ContentBlocks, `isError` a boolean), as JSON Pointers with the problem: `[]` when none. The SDK client's
+ * schema parse (dropped from the hop for its cost) refused such a result; relayed as it was, it broke every
+ * SDK client instead (v1: a ZodError; v2: "Invalid result"; run_code: an internal TypeError) where the
+ * gateway should have failed loudly (adversarial-upstream try-out). A result without `content` passes (the SDK
+ * clients read it as empty); so do results that are no answer yet (input_required, a task), members the
+ * schema does not name, and a block's members beyond the required ones.
+ */
+export function callToolResultProblems(result: Record<string, unknown>): string[] {
+  if (result.resultType === 'input_required' || result.resultType === 'task') return [];
+  const problems: string[] = [];
+  if (result.isError !== undefined && typeof result.isError !== 'boolean') problems.push('/isError is not a boolean');
+  const content = result.content;
+  if (content === undefined) return problems;
+  if (!Array.isArray(content)) return [...problems, '/content is not an array'];
+  for (let i = 0; i < content.length && problems.length < MAX_RESULT_PROBLEMS; i++) {
+    const block = content[i] as unknown;
+    if (!isPlainObject(block)) {
+      problems.push(`/content/${i} is not an object`);
+      continue;
+    }
+    const members = typeof block.type === 'string' ? CONTENT_MEMBERS[block.type] : undefined;
+    if (!members) {
+      problems.push(`/content/${i}/type is no content block type (text, image, audio, resource_link, resource)`);
+      continue;
+    }
+    const missing = members.find((member) => typeof block[member] !== 'string');
+    if (missing) problems.push(`/content/${i}/${missing} is not a string`);
+    else if (block.type === 'resource') {
+      const resource = block.resource;
+      if (!isPlainObject(resource) || typeof resource.uri !== 'string' || (typeof resource.text !== 'string' && typeof resource.blob !== 'string'))
+        problems.push(`/content/${i}/resource is no embedded resource (uri and text or blob)`);
+    }
+  }
+  return problems;
+}
