@@ -429,7 +429,7 @@ function unreadAnswerCut({ metrics, log, config }: GatewayRuntime): (cut: Unread
 
 /**
  * Refuses a configuration whose `upstreams[].outputSchemas` override does not compile (the engine its
- * `$schema` names, checks/schema-compiler.ts): it would be advertised as it is, and the tool served
+ * `$schema` names, checks/schema-compiler.ts), or holds a pattern RE2 cannot run (left unchecked): it would be advertised as it is, and the tool served
  * unchecked, with one warning at its first call (try-out). An upstream's own schema that does not compile
  * still degrades only its tool: that is the upstream's, not the operator's, to fix.
  * @throws ConfigError keyed `upstreams[i].outputSchemas.<tool>`, with the engine's reason.
@@ -440,6 +440,8 @@ function refuseUncompilableOutputSchemas(config: GatewayConfig): void {
     for (const [tool, schema] of Object.entries(upstream.outputSchemas)) {
       const { entry } = compiler.compile(`${i}:${tool}`, schema as Record<string, unknown>);
       if ('compileError' in entry) throw new ConfigError(`upstreams[${i}].outputSchemas.${tool}`, `is not a JSON Schema that compiles: ${entry.compileError}`);
+      // The operator's own schema: a pattern the gateway cannot run would go unchecked, which it can fix at once.
+      if (entry.unchecked) throw new ConfigError(`upstreams[${i}].outputSchemas.${tool}`, `has a pattern the gateway cannot check: ${entry.unchecked[0]}`);
     }
   });
 }

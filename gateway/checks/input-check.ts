@@ -63,6 +63,11 @@ export class InputValidator {
     let key = this.keys.get(schema);
     if (key === undefined) this.keys.set(schema, (key = contentHash(schema)));
     const { entry, fresh } = this.compiler.compile(key, schema as Record<string, unknown>);
+    if (fresh && 'unchecked' in entry && entry.unchecked)
+      this.log.warn(
+        { tool, err: entry.unchecked.join('; '), failureMode: 'pattern_unchecked' },
+        'inputSchema has patterns the gateway cannot run; checking the rest of it',
+      );
     if ('compileError' in entry) {
       if (fresh)
         this.log.warn({ tool, err: entry.compileError, failureMode: 'forward_unchecked' }, 'inputSchema failed to compile; arguments go upstream unchecked');

@@ -25,7 +25,8 @@ export type OutputCheck = { ok: true; checked: boolean } | { ok: false; paths: s
  * Checks tools/call results against the tool's outputSchema. Validators are compiled lazily, once
  * per distinct schema (keyed by the schema's content hash, shared across tools and catalogue
  * versions; dialects as in schema-compiler.ts). A schema that fails to compile degrades only its
- * tool: served unchecked, logged once, counted in `mcp_output_schema_compile_failures_total`.
+ * tool: served unchecked, logged once, counted in `mcp_output_schema_compile_failures_total`; a pattern
+ * RE2 cannot run is left unchecked alone, logged once.
  */
 export class OutputValidator {
   private readonly compiler = new SchemaCompiler();
@@ -68,6 +69,11 @@ export class OutputValidator {
 
   private compile(tool: CheckedTool, key: string, schema: Record<string, unknown>): Compiled {
     const { entry, fresh } = this.compiler.compile(key, schema);
+    if (fresh && 'unchecked' in entry && entry.unchecked)
+      this.log.warn(
+        { tool: tool.name, upstream: tool.upstream, err: entry.unchecked.join('; '), failureMode: 'pattern_unchecked' },
+        'outputSchema has patterns the gateway cannot run; checking the rest of it',
+      );
     if (fresh && 'compileError' in entry) {
       this.metrics.outputSchemaCompileFailures.inc({ tool: tool.name });
       this.log.warn(

@@ -11,21 +11,46 @@ import { jsonPointer } from './json-pointer.ts';
  * time is linear in the input. Schemas come from upstreams the gateway does not trust, and a backtracking
  * pattern such as `^(a+)+$` held the event loop (every caller, every route) for seconds at 30 characters of
  * input on V8's engine, doubling with each one more. ECMA-262 syntax is translated (`translateRegExp`);
- * a pattern RE2 cannot run (lookaround, backreferences) throws, so its schema does not compile and is
- * answered as any uncompilable schema is (inputs forwarded unchecked, outputs served unchecked, logged).
+ * a pattern RE2 cannot run (lookaround, backreferences) matches everything and is remembered in
+ * {@link UNRUNNABLE} with why: the rest of its schema is still checked, and {@link SchemaCompiler.compile}
+ * names it. (It made the whole schema fail to compile, and an upstream could switch off every check of a
+ * tool's output with one lookahead: adversarial-upstream try-out.)
  */
 const linearRegExp = Object.assign(
-  (pattern: string): RE2JS => {
+  (pattern: string): RE2JS | { test(input: string): boolean } => {
     try {
       return RE2JS.compile(RE2JS.translateRegExp(ecmaClasses(pattern)));
     } catch (error) {
-      throw new Error(
+      // Only what logs name is lost by forgetting: a flood of distinct patterns cannot grow this without bound.
+      if (UNRUNNABLE.size >= 10_000) UNRUNNABLE.clear();
+      UNRUNNABLE.set(
+        pattern,
         `pattern ${JSON.stringify(pattern.slice(0, 200))} cannot be checked: ${(error as Error).message} (schema patterns run on RE2, in linear time: no lookaround or backreferences)`,
       );
+      return MATCHES_ALL;
     }
   },
   { code: 'linearRegExp' },
 );
+
+/** Patterns RE2 could not compile, with why. Ajv compiles each distinct pattern once per engine, so this outlives a compile. */
+const UNRUNNABLE = new Map<string, string>();
+const MATCHES_ALL = Object.freeze({ test: () => true });
+
+/** The pattern strings of `schema` (`pattern` values and `patternProperties` names, at any depth); data keywords too, harmlessly. */
+function patternsOf(schema: unknown, found: string[] = [], depth = 0): string[] {
+  if (depth > 64 || typeof schema !== 'object' || schema === null) return found;
+  if (Array.isArray(schema)) {
+    for (const item of schema) patternsOf(item, found, depth + 1);
+    return found;
+  }
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'pattern' && typeof value === 'string') found.push(value);
+    else if (key === 'patternProperties' && typeof value === 'object' && value !== null) found.push(...Object.keys(value));
+    patternsOf(value, found, depth + 1);
+  }
+  return found;
+}
 
 type Dialect = '2020-12' | '2019-09' | 'draft-07';
 
@@ -64,8 +89,11 @@ function ecmaClasses(pattern: string): string {
   return out;
 }
 
-/** A compiled schema, or why it could not be compiled (a value, never an exception). */
-export type Compiled = { validate: ValidateFunction } | { compileError: string };
+/**
+ * A compiled schema, or why it could not be compiled (a value, never an exception). `unchecked`: why each of
+ * its patterns RE2 cannot run is not checked (they match everything; the rest of the schema is checked).
+ */
+export type Compiled = { validate: ValidateFunction; unchecked?: string[] } | { compileError: string };
 
 /**
  * JSON Schema validators compiled lazily, once per distinct schema: entries are keyed by the caller's
@@ -84,7 +112,9 @@ export class SchemaCompiler {
     try {
       const engine = this.engine(dialectOf(schema));
       if (typeof schema.$id === 'string' && engine.getSchema(schema.$id)) engine.removeSchema(schema.$id);
-      entry = { validate: engine.compile(schema) };
+      const validate = engine.compile(schema);
+      const unchecked = UNRUNNABLE.size ? [...new Set(patternsOf(schema))].flatMap((pattern) => UNRUNNABLE.get(pattern) ?? []) : [];
+      entry = unchecked.length ? { validate, unchecked } : { validate };
     } catch (error) {
       entry = { compileError: (error as Error).message };
     }

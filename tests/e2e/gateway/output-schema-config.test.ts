@@ -32,5 +32,10 @@ describe('an outputSchemas override that does not compile', () => {
     expect((refusal as ConfigError).message).toMatch(/upstreams\[0\]\.outputSchemas\.echo: is not a JSON Schema that compiles: .*type/);
     running = await startGateway(config({ echo: { type: 'object', properties: { n: { type: 'integer' } } } }), { upstreamTransport: () => echo.fetch });
     await expect(running.reload(config(broken))).rejects.toThrow(/upstreams\[0\]\.outputSchemas\.echo: is not a JSON Schema that compiles/);
+    // A pattern RE2 cannot run compiles (it is left unchecked in an upstream's own schema), but is the operator's to fix.
+    const lookahead = { echo: { type: 'object', properties: { n: { type: 'string', pattern: '(?=a)a' } } } };
+    await expect(running.reload(config(lookahead))).rejects.toThrow(
+      /upstreams\[0\]\.outputSchemas\.echo: has a pattern the gateway cannot check: pattern "\(\?=a\)a"/,
+    );
   });
 });
