@@ -134,6 +134,11 @@ export type SearchTuning = {
    *  too: 0.7917 -> 0.7937 (cpzai-user 0.901 -> 0.906, restbench 0.802 -> 0.807, the rest unchanged). */
   intentFactor: number;
   intentImplicit: number;
+  /** Tools with a request word among their name's words as written, not only as a stem, x this: Porter gives
+   *  "strategies" and "strategy" one stem, so "what strategies do I have" ranked get_strategy (by id) above
+   *  list_strategies, "my webhooks" delete_webhook above list_webhooks (an SDK try-out). The word's number
+   *  (and other inflection) is the user's: a plural asks for the collection, a singular for the one. */
+  nameFormFactor: number;
   /** The catalogue's own semantic arm (search/semantic/lsa.ts): 'lsa' in process, 'off' without it. Fused
    *  with the lexical ranking like the word arm (`semanticFusion`). Default 'off' since the word arm: with it
    *  in, the LSA lowered the tuning part's objective (0.770 without, 0.759 with, word weight 1 and 0.5 x
@@ -295,6 +300,7 @@ export const DEFAULT_TUNING: SearchTuning = {
   upstreamDecay: 0.9,
   intentFactor: 0.5,
   intentImplicit: 1,
+  nameFormFactor: 1.1,
   semantic: 'off',
   semanticFusion: 'convex',
   semanticWeight: 1,

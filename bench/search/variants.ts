@@ -35,6 +35,8 @@ export const VARIANTS: Variant[] = [
     tuning: { operationVerbs: 'always' as const, operationVerbWeight: weight },
   })),
   ...[0.7, 0.8].map((factor) => ({ name: `intent factor ${factor}`, tuning: { intentFactor: factor } })),
+  // Issue 31, twentieth session: a request word found in a tool's name as written (a plural asks for list_*).
+  ...[1, 1.2, 1.3, 1.5].map((factor) => ({ name: `name form factor ${factor}`, tuning: { nameFormFactor: factor } })),
   // Issue 31's second round: what each change of the defaults is worth, undone one at a time, and all at once.
   {
     name: 'defaults of the round before (LSA, no word arm, field idf, implicit read bias 0.8, name/title x2)',

@@ -299,6 +299,16 @@ function indexOver(
   const respellings = new LRUCache<string, TermMatches>({ max: 1_000 });
   /** The UNDOING side of each tool's name's first part (place_order: start; delete_webhook: end), for withIntent. */
   const nameSides = entries.map((e) => undoingSide(identifierParts(e.tool.upstreamName ?? e.tool.name)[0]?.toLowerCase()));
+  // A name word as written -> the tools whose name holds it (`strategies` -> list_strategies): a query reads its words' lists only.
+  const nameForms = new Map<string, number[]>();
+  if (t.nameFormFactor !== 1)
+    entries.forEach((e, id) => {
+      for (const word of new Set(identifierParts(e.tool.upstreamName ?? e.tool.name).map((w) => w.toLowerCase()))) {
+        const ids = nameForms.get(word);
+        if (ids) ids.push(id);
+        else nameForms.set(word, [id]);
+      }
+    });
   // Names in index order, for the misspelling tier (nameSpellings).
   const toolNames = entries.map((e) => e.tool.name);
 
@@ -559,7 +569,7 @@ function indexOver(
         for (let i = 0; i < lexicalIds.length; i += 1) marks[lexicalIds[i]] = 0;
       }
     }
-    fused = withIntent(fused, query);
+    fused = withNameForms(withIntent(fused, query), query);
     if (t.serverWeight > 0 && upstreamCount >= 2) fused = withServerChoice(fused, lookups[0], visible);
     const tier = [...new Set([...closestSpelling(spelled, visible), ...accepting.filter((id) => visible[id] === 1)])];
     const final = withParameterTier(fused, tier);
@@ -786,6 +796,20 @@ function indexOver(
       if (intent.classes[s.ids[i]] === other) scores[i] *= factor;
       else if (side !== undefined && nameSides[s.ids[i]] !== undefined && nameSides[s.ids[i]] !== side) scores[i] *= t.intentFactor;
     }
+    return { ids: s.ids, scores };
+  }
+
+  /** Scores of the tools whose name holds a word of the request as written (not only its stem), x `nameFormFactor`. */
+  function withNameForms(s: Scores, query: string): Scores {
+    if (nameForms.size === 0) return s;
+    const named = new Set<number>();
+    for (const word of splitWords(query)) {
+      if (word.length < 3 || STOP_WORDS.has(word) || REQUEST_WORDS.has(word)) continue;
+      for (const id of nameForms.get(word) ?? []) named.add(id);
+    }
+    if (named.size === 0) return s;
+    const scores = Float64Array.from(s.scores);
+    for (let i = 0; i < s.ids.length; i += 1) if (named.has(s.ids[i])) scores[i] *= t.nameFormFactor;
     return { ids: s.ids, scores };
   }
 
