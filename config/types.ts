@@ -295,6 +295,11 @@ export interface OAuthConfig {
     /** Default: `jwks_uri` of the issuer's RFC 8414 / OIDC discovery document. */
     jwksUri?: string;
     algorithms: string[];
+    /**
+     * Accepted JWT `typ` header values (RFC 9068 §4: `at+jwt`), compared as RFC 7515 §4.1.9 reads a media
+     * type (case-insensitive, `application/` implied); `''` accepts a token with no `typ`.
+     */
+    tokenTypes: string[];
     /** Claim holding the scopes: a space-delimited string or an array. */
     scopeClaim: string;
     /** IdP scope -> platform scopes; an IdP scope not listed maps to itself. */

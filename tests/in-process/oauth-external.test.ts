@@ -70,13 +70,26 @@ function token(sub: string | undefined, audience: string, scope = 'mcp.read', ke
   return (sub === undefined ? jwt : jwt.setSubject(sub)).sign(key);
 }
 
-/** An external-mode gateway; `jwksUri` null: found through the issuer's metadata (discovery). */
+/** A token of alice's for `audience` whose JWS header has `typ` (none when undefined), as an identity provider signs an ID token or another JWT. */
+function typed(typ: string | undefined, audience: string): Promise<string> {
+  return new SignJWT({ scope: 'mcp.read', client_id: 'mcp-client' })
+    .setProtectedHeader({ alg: 'ES256', kid: KID, ...(typ === undefined ? {} : { typ }) })
+    .setIssuer(ISSUER)
+    .setAudience(audience)
+    .setSubject('alice')
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(signer);
+}
+
+/** An external-mode gateway (`config.oauth.external` laid over these settings); `jwksUri` null: found through the issuer's metadata (discovery). */
 async function start(config: DeepPartial<GatewayConfig> = {}, jwksUri: string | null = jwks.url, issuer = ISSUER): Promise<InProcessGateway> {
   gateway = inProcessGateway(
     {
       ...config,
       upstreams: [{ health: { intervalMs: 0 } }],
       oauth: {
+        ...config.oauth,
         mode: 'external',
         external: {
           issuer,
@@ -84,6 +97,7 @@ async function start(config: DeepPartial<GatewayConfig> = {}, jwksUri: string | 
           scopeMap: { 'mcp.read': ['ledger:read'] },
           // One service key upstream for every person the identity provider signs in.
           credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' },
+          ...config.oauth?.external,
         },
       },
       authorizationServers: [],
@@ -149,6 +163,41 @@ describe('external mode: the account of a token is its issuer + sub, not the for
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
     expect(((await refused.json()) as { error: { message: string } }).error.message).toBe('Unauthorized: The access token names no subject (sub)');
+  });
+});
+
+describe('external mode takes access tokens only: the JWT typ header (RFC 9068 §4)', () => {
+  it('refuses an ID token or another JWT of the same identity provider (typ JWT, or none) by default, naming its typ and the setting', async () => {
+    const g = await start();
+    const audience = `${g.gatewayUrl}/mcp`;
+    for (const [typ, shown] of [
+      ['JWT', '"JWT"'],
+      [undefined, 'absent'],
+      ['application/jwt', '"application/jwt"'],
+    ] as const) {
+      const refused = await list(g, await typed(typ, audience));
+      expect(refused.status, shown).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      expect((await errorOf(refused)).message).toBe(
+        `Unauthorized: The access token's typ header is ${shown}, which oauth.external.tokenTypes ("at+jwt") does not accept`,
+      );
+    }
+    // RFC 7515 §4.1.9: case-insensitive, application/ implied.
+    for (const typ of ['at+jwt', 'AT+JWT', 'application/at+jwt']) expect((await list(g, await typed(typ, audience))).status, typ).toBe(200);
+  });
+
+  it('accepts typ JWT when tokenTypes lists it (Keycloak, Entra ID, Okta), and a token without typ only with ""', async () => {
+    const g = await start({ oauth: { external: { tokenTypes: ['at+jwt', 'JWT'] } } });
+    const audience = `${g.gatewayUrl}/mcp`;
+    for (const typ of ['JWT', 'jwt', 'application/jwt', 'at+jwt']) expect((await list(g, await typed(typ, audience))).status, typ).toBe(200);
+    const untyped = await list(g, await typed(undefined, audience));
+    expect(untyped.status).toBe(401);
+    expect((await errorOf(untyped)).message).toBe(
+      `Unauthorized: The access token's typ header is absent, which oauth.external.tokenTypes ("at+jwt", "JWT") does not accept`,
+    );
+    await g.close();
+    const lax = await start({ oauth: { external: { tokenTypes: ['at+jwt', ''] } } });
+    expect((await list(lax, await typed(undefined, `${lax.gatewayUrl}/mcp`))).status).toBe(200);
   });
 });
 

@@ -78,7 +78,13 @@ describe('loadConfig', () => {
       credentialHeaders: { 'x-cpz-key': 'svc' },
       clockSkewSeconds: 30,
       insufficientScope: false,
+      // RFC 9068 §4: access tokens only, unless the provider's are typ JWT.
+      tokenTypes: ['at+jwt'],
     });
+    const typed = (env: Record<string, string>) =>
+      loadConfig({ env: { GATEWAY_OAUTH_MODE: 'external', GATEWAY_OAUTH_EXTERNAL_ISSUER: 'https://idp.example', ...env } }).oauth.external.tokenTypes;
+    expect(typed({ GATEWAY_OAUTH_EXTERNAL_TOKEN_TYPES: 'at+jwt,JWT' })).toEqual(['at+jwt', 'JWT']);
+    expect(() => typed({ GATEWAY_OAUTH_EXTERNAL_TOKEN_TYPES: '[]' })).toThrow(/oauth\.external\.tokenTypes: must NOT have fewer than 1 items/);
   });
 
   it('refuses a GATEWAY_ variable that names no key', () => {

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, customFetch, jwtVerify, errors as joseErrors, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { createRemoteJWKSet, customFetch, jwtVerify, errors as joseErrors, type JWTHeaderParameters, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { GatewayConfig } from '../../../config/types.ts';
 import { loggableUrl, throttled, type Logger } from '../../obs/log.ts';
 import { canonicalResource } from './resource-url.ts';
@@ -8,7 +8,8 @@ import { expiryOf, type BearerResolution, type OAuth } from './types.ts';
  * Resource-server mode for an existing identity provider (Keycloak, Entra, Okta, Auth0, ...): JWT
  * access tokens (RFC 9068) are verified with `jose` against the issuer's JWKS (fetched on first use,
  * cached, refetched when a token names an unknown `kid`, so key rotation needs no restart): the
- * signature (asymmetric algorithms only), `iss`, `aud` (default: the canonical URL of the endpoint the
+ * signature (asymmetric algorithms only), the `typ` header (`tokenTypes`, default `at+jwt`: RFC 9068 §4, so
+ * an ID token of the same issuer is refused), `iss`, `aud` (default: the canonical URL of the endpoint the
  * token is presented to, MCP 2026-07-28 "Token Handling"), `exp`/`nbf` with `clockSkewSeconds`. The
  * scopes come from `scopeClaim` (space-delimited string or array), mapped through `scopeMap`; they
  * replace the scope endpoint lookup. Upstream calls use `credentialHeaders` (a static service
@@ -97,6 +98,9 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
     }
   };
 
+  const tokenTypes = new Set(external.tokenTypes.map(mediaType));
+  const accepted = external.tokenTypes.map((t) => JSON.stringify(t)).join(', ');
+
   const mapScopes = (scopes: string[]) => [...new Set(scopes.flatMap((s) => external.scopeMap[s] ?? [s]))].sort();
 
   return {
@@ -106,8 +110,9 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
     insufficientScope: external.insufficientScope,
     async resolveBearer(token, resourceUrl): Promise<BearerResolution> {
       let payload: JWTPayload;
+      let protectedHeader: JWTHeaderParameters;
       try {
-        ({ payload } = await jwtVerify(token, verificationKey, {
+        ({ payload, protectedHeader } = await jwtVerify(token, verificationKey, {
           issuer,
           audience: external.audience ?? canonicalResource(resourceUrl) ?? resourceUrl,
           algorithms,
@@ -132,6 +137,13 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
           };
         }
         return invalid('The access token is not valid here');
+      }
+      // RFC 9068 §4 (and RFC 8725 §3.11): an ID token or another JWT of the same issuer, signed by the same
+      // keys, is no access token. Checked once the signature holds, so the typ quoted back is the issuer's.
+      const typ: unknown = protectedHeader.typ;
+      if (!(typ === undefined ? tokenTypes.has('') : typeof typ === 'string' && tokenTypes.has(mediaType(typ)))) {
+        const had = typ === undefined ? 'absent' : typeof typ === 'string' ? JSON.stringify(typ.slice(0, 40)) : `not a string (${typeof typ})`;
+        return invalid(`The access token's typ header is ${had}, which oauth.external.tokenTypes (${accepted}) does not accept`);
       }
       const claim = payload[external.scopeClaim];
       const raw =
@@ -163,6 +175,15 @@ function readError(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const detail = cause?.code ?? cause?.message;
   return `${(error as Error).message}${detail ? ` (${detail})` : ''}`;
+}
+
+/**
+ * A `typ` value as RFC 7515 §4.1.9 compares it: a media type, case-insensitive, whose `application/` may be
+ * left out when no other `/` is in it (`at+jwt` is `application/at+jwt`); '' (no typ) stays ''.
+ */
+function mediaType(typ: string): string {
+  const lower = typ.toLowerCase();
+  return lower === '' || lower.includes('/') ? lower : `application/${lower}`;
 }
 
 function invalid(description: string): BearerResolution {
