@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { ProtocolError, type Tool } from '@modelcontextprotocol/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeepPartial } from '../../config/load.ts';
@@ -163,6 +163,23 @@ describe('external mode: the account of a token is its issuer + sub, not the for
     expect(refused.status).toBe(401);
     expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
     expect(((await refused.json()) as { error: { message: string } }).error.message).toBe('Unauthorized: The access token names no subject (sub)');
+  });
+
+  it('refuses a sub that is no non-empty string (RFC 7519 §4.1.2 StringOrURI): stringified, two people would share "[object Object]"', async () => {
+    const g = await start();
+    for (const sub of [{ id: 'alice' }, { id: 'bob' }, 42, '', ['alice'], null]) {
+      const jwt = await new SignJWT({ scope: 'mcp.read', client_id: 'mcp-client', sub } as unknown as JWTPayload)
+        .setProtectedHeader({ alg: 'ES256', kid: KID, typ: 'at+jwt' })
+        .setIssuer(ISSUER)
+        .setAudience(`${g.gatewayUrl}/mcp`)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(signer);
+      const refused = await list(g, jwt);
+      expect(refused.status, JSON.stringify(sub)).toBe(401);
+      expect(refused.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      expect((await errorOf(refused)).message).toBe("Unauthorized: The access token's sub is not a non-empty string");
+    }
   });
 });
 

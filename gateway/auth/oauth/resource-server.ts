@@ -14,7 +14,7 @@ import { expiryOf, type BearerResolution, type OAuth } from './types.ts';
  * scopes come from `scopeClaim` (space-delimited string or array), mapped through `scopeMap`; they
  * replace the scope endpoint lookup. Upstream calls use `credentialHeaders` (a static service
  * credential), never the caller's token; the token's account (rate budgets, listen streams) is its
- * issuer + `sub` (required, RFC 9068 §2.2), never that shared credential.
+ * issuer + `sub` (required, RFC 9068 §2.2; a non-empty string, RFC 7519 §4.1.2), never that shared credential.
  * When the keys cannot be read (the provider or its metadata down, slow, or answering other than 200
  * with a key set) a token whose key is not cached is `unavailable` (503 + Retry-After, as the built-in
  * mode's store outage: the client keeps its token), logged at warn at most once a minute; `invalid`
@@ -145,6 +145,10 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
         const had = typ === undefined ? 'absent' : typeof typ === 'string' ? JSON.stringify(typ.slice(0, 40)) : `not a string (${typeof typ})`;
         return invalid(`The access token's typ header is ${had}, which oauth.external.tokenTypes (${accepted}) does not accept`);
       }
+      // RFC 7519 §4.1.2: sub is a StringOrURI. Stringified, an object would be "[object Object]" and every
+      // such token one account; an empty one names nobody.
+      const sub = payload.sub as unknown;
+      if (typeof sub !== 'string' || sub === '') return invalid("The access token's sub is not a non-empty string");
       const claim = payload[external.scopeClaim];
       const raw =
         typeof claim === 'string' ? claim.split(' ').filter(Boolean) : Array.isArray(claim) ? claim.filter((s): s is string => typeof s === 'string') : [];
@@ -152,9 +156,9 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
         kind: 'ok',
         credentialHeaders: { ...external.credentialHeaders },
         scopes: mapScopes(raw),
-        subject: String(payload.sub),
+        subject: sub,
         // Issuer and subject (OIDC Core §2: unique together), NUL-separated; the edge keys it (accountDigest) before anything counts it.
-        account: `oauth\0${issuer}\0${payload.sub}`,
+        account: `oauth\0${issuer}\0${sub}`,
         clientId: String(payload.client_id ?? payload.azp ?? ''),
         ...expiryOf(payload.exp),
       };
