@@ -358,7 +358,8 @@ function finalise(config: GatewayConfig, env: Record<string, string | undefined>
   refuseUnsendableHeaders(config.oauth.external.credentialHeaders, 'oauth.external.credentialHeaders');
   if (config.oauth.mode === 'external' && !config.oauth.external.issuer) throw new ConfigError('oauth.external.issuer', 'required when oauth.mode is external');
   // The audience a token must name is the endpoint's URL (MCP authorization §Token Audience Binding): from
-  // publicUrl, else the request's Host, which only a checked Host makes ours (review: Host: svc-b passed svc-b's tokens).
+  // publicUrl, else the request's Host, which only a checked Host makes ours (review: Host: svc-b passed svc-b's tokens);
+  // the check is of its name, its port is held to the one the connection reached (http/protected-resource.ts tokenAudience).
   if (config.oauth.mode === 'external' && !config.publicUrl && !config.oauth.external.audience && !checksHost(config))
     throw new ConfigError(
       'publicUrl',

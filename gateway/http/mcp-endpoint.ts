@@ -25,7 +25,7 @@ import { invalidParams } from '../mcp/invalid-params.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
 import { withNegotiatedAnswers } from './negotiated-answer.ts';
 import type { CallTarget, Surface } from '../ports.ts';
-import { baseUrl, bearerChallenge } from './protected-resource.ts';
+import { bearerChallenge, tokenAudience } from './protected-resource.ts';
 import { bearerCredential } from '../auth/oauth/credential.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { Requester } from '../obs/outcomes.ts';
@@ -146,7 +146,7 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
     const oauth = runtime.oauth;
     const exchange = oauth
       ? (c: Credential) =>
-          bearerCredential(oauth, c, `${baseUrl(config, ctx)}${surface.path}`, config.credentials.bearer, runtime.digestKey, runtime.previousDigestKey)
+          bearerCredential(oauth, c, tokenAudience(config, ctx, surface.path), config.credentials.bearer, runtime.digestKey, runtime.previousDigestKey)
       : undefined;
     const authStarted = performance.timeOrigin + performance.now();
     // A credential header sent twice is ambiguous (credentials.ts credentialHeaderRepeats): refused whatever else

@@ -10,6 +10,32 @@ export function baseUrl(config: GatewayConfig, ctx: Context): string {
   return (config.publicUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
 }
 
+/**
+ * The URL a bearer token presented at `resourcePath` is checked for (its `aud`, MCP authorization §Token
+ * Audience Binding): {@link baseUrl} + the path; or `{ refused }`, why no token is accepted on this request.
+ * In `oauth.mode: external` with neither `publicUrl` nor `oauth.external.audience` that URL comes from the
+ * Host header, whose hostname the edge checks (config/hosts.ts `checksHost`) but whose port it does not:
+ * the port must then be the one the connection reached (the socket's local port; a request served in
+ * process has none, and keeps the Host's), else a token minted for another local resource
+ * (`http://127.0.0.1:5499/mcp`) would be taken on any other port by a caller sending `Host: 127.0.0.1:5499`.
+ */
+export function tokenAudience(
+  config: GatewayConfig,
+  ctx: Context & { req: { socket?: { localPort?: number } } },
+  resourcePath: string,
+): string | { refused: string } {
+  const url = `${baseUrl(config, ctx)}${resourcePath}`;
+  if (config.oauth.mode !== 'external' || config.publicUrl || config.oauth.external.audience) return url;
+  const reached = ctx.req.socket?.localPort;
+  const named = URL.parse(url);
+  if (reached === undefined || !named) return url;
+  const port = named.port ? Number(named.port) : named.protocol === 'https:' ? 443 : 80;
+  if (port === reached) return url;
+  return {
+    refused: `The request's Host names port ${port}, but it reached the gateway on port ${reached}; without publicUrl the audience a token must name is the endpoint's URL on the port it was reached on (reached through a tunnel, port forward or proxy on another port? set publicUrl to the URL clients use)`,
+  };
+}
+
 /** RFC 9728 §3.1: the metadata URL of a resource inserts the well-known path before the resource's path. */
 export function protectedResourceMetadataUrl(config: GatewayConfig, ctx: Context, resourcePath: string): string {
   return `${baseUrl(config, ctx)}/.well-known/oauth-protected-resource${resourcePath}`;

@@ -3,7 +3,7 @@
  * here (tokens signed with jose): whose account a token's calls count against when one static service
  * credential (`credentialHeaders`) goes upstream for everybody.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
@@ -215,6 +215,68 @@ describe('external mode takes access tokens only: the JWT typ header (RFC 9068 Â
     await g.close();
     const lax = await start({ oauth: { external: { tokenTypes: ['at+jwt', ''] } } });
     expect((await list(lax, await typed(undefined, `${lax.gatewayUrl}/mcp`))).status).toBe(200);
+  });
+});
+
+/** What a POST over a real socket answered: its status and JSON-RPC error message, if any. */
+interface Answer {
+  status: number;
+  message?: string;
+}
+
+/** tools/list at /mcp over a socket to `port`, with `Host: <host>` (a caller chooses it) and `Authorization: Bearer <bearer>`. */
+async function listOver(port: number, host: string, bearer: string): Promise<Answer> {
+  const { headers, body } = rpc('modern', 1, 'tools/list');
+  delete headers['x-cpz-key'];
+  delete headers['x-cpz-secret'];
+  const request = httpRequest({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { ...headers, host, authorization: `Bearer ${bearer}` } });
+  request.end(JSON.stringify(body));
+  const [response] = (await once(request, 'response')) as [IncomingMessage];
+  let text = '';
+  for await (const chunk of response) text += chunk;
+  const message = text.startsWith('{') ? (JSON.parse(text) as { error?: { message: string } }).error?.message : undefined;
+  return { status: response.statusCode!, ...(message ? { message } : {}) };
+}
+
+/** Serves `g`'s real listener on a loopback socket for `use(port)`, then closes it. */
+async function overSocket<T>(g: InProcessGateway, use: (port: number) => Promise<T>): Promise<T> {
+  const server = createServer(g.runtime.listener);
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  try {
+    return await use((server.address() as AddressInfo).port);
+  } finally {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  }
+}
+
+describe('external mode without publicUrl: the audience is the endpoint on the port the connection reached', () => {
+  it("refuses a token for another local resource sent with a Host naming that resource's port (it was accepted: only the Host's name was checked)", async () => {
+    const g = await start();
+    await overSocket(g, async (port) => {
+      const other = port === 65535 ? port - 1 : port + 1;
+      const foreign = await token('alice', `http://127.0.0.1:${other}/mcp`);
+      const refused = await listOver(port, `127.0.0.1:${other}`, foreign);
+      expect(refused.status).toBe(401);
+      expect(refused.message).toBe(
+        `Unauthorized: The request's Host names port ${other}, but it reached the gateway on port ${port}; without publicUrl the audience a token must name is the endpoint's URL on the port it was reached on (reached through a tunnel, port forward or proxy on another port? set publicUrl to the URL clients use)`,
+      );
+      // Without a port, an http Host names port 80.
+      expect((await listOver(port, '127.0.0.1', await token('alice', 'http://127.0.0.1/mcp'))).status).toBe(401);
+      // A token for this gateway, with a Host naming its port in either loopback spelling, is taken.
+      expect((await listOver(port, `127.0.0.1:${port}`, await token('alice', `http://127.0.0.1:${port}/mcp`))).status).toBe(200);
+      expect((await listOver(port, `localhost:${port}`, await token('alice', `http://localhost:${port}/mcp`))).status).toBe(200);
+    });
+  });
+
+  it('takes the port of publicUrl when it is set (a tunnel or proxy on another port)', async () => {
+    const tunnel = 'http://127.0.0.1:5499';
+    const g = await start({ publicUrl: tunnel });
+    await overSocket(g, async (port) => {
+      expect((await listOver(port, '127.0.0.1:5499', await token('alice', `${tunnel}/mcp`))).status).toBe(200);
+      expect((await listOver(port, `127.0.0.1:${port}`, await token('alice', `http://127.0.0.1:${port}/mcp`))).status).toBe(401);
+    });
   });
 });
 

@@ -12,7 +12,8 @@ export type BearerOutcome =
 
 /**
  * Turns a bearer credential into the credential the gateway works with: the token resolved by
- * {@link OAuth.resolveBearer} for `resourceUrl` becomes the wrapped platform credential (builtin) or
+ * {@link OAuth.resolveBearer} for `resourceUrl` (or refused with its `refused` description, when the request
+ * names no URL a token may be checked for: http/protected-resource.ts `tokenAudience`) becomes the wrapped platform credential (builtin) or
  * the static service credential (external), carrying the token's scopes, and the token itself is
  * dropped (MCP 2026-07-28 authorization: no token passthrough). Which tokens are OAuth tokens is told by
  * their form: a JWE (five parts) is the built-in server's, a JWS (three parts) an external IdP's;
@@ -25,7 +26,7 @@ export type BearerOutcome =
 export async function bearerCredential(
   oauth: OAuth,
   credential: Credential,
-  resourceUrl: string,
+  resourceUrl: string | { refused: string },
   platformBearer: boolean,
   digestKey: Buffer,
   previousDigestKey?: Buffer,
@@ -35,6 +36,7 @@ export async function bearerCredential(
   const parts = token.split('.').length;
   const ours = oauth.mode === 'builtin' ? parts === 5 : parts === 3;
   if (!ours) return platformBearer ? { kind: 'not_oauth' } : { kind: 'invalid', description: 'The access token is not valid here' };
+  if (typeof resourceUrl !== 'string') return { kind: 'invalid', description: resourceUrl.refused };
   const resolved = await oauth.resolveBearer(token, resourceUrl);
   if (resolved.kind !== 'ok') return resolved.kind === 'invalid' ? { kind: 'invalid', description: resolved.description } : resolved;
   const headers = { ...resolved.credentialHeaders };
