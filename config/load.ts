@@ -725,6 +725,8 @@ function configErrorFrom(errors: ErrorObject[], provenance: Map<string, string>,
     segments.push(params.additionalProperty!);
     detail = `is not a known key${meant ? `; did you mean ${meant}?` : ''}`;
   }
+  // A map's key refused (propertyNames): the message says which key.
+  if (error.propertyName !== undefined) detail = `has a key ${JSON.stringify(error.propertyName.slice(0, 40))} that ${detail}`;
   if (error.keyword === 'enum') detail = `must be one of ${(params.allowedValues as unknown as unknown[]).join(', ')}`;
   // A misspelt key of an upstream also breaks its url-or-command rule: the key is the news (try-out: comand).
   if (

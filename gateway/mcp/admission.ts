@@ -39,7 +39,7 @@ export interface AdmissionRefusal {
   readonly echoId?: boolean;
   /** Retry-After, in whole seconds (RFC 9110 §10.2.3). */
   readonly retryAfterSeconds?: number;
-  /** The scopes that would reach the tool, for the RFC 6750 §3.1 `insufficient_scope` challenge. */
+  /** The scopes that would reach the tool, in the authorization server's terms, for the RFC 6750 §3.1 `insufficient_scope` challenge. */
   readonly insufficientScope?: readonly string[];
   readonly outcome: AuditOutcome;
   readonly reason: string;
@@ -112,14 +112,17 @@ export async function admit(
     requestLog(runtime.log, request.requestId).debug({ cancelledId: requestId, outcome }, 'notifications/cancelled');
   }
   if (target && runtime.oauth?.insufficientScope && request.credential.granted) {
-    const lists = scopesNeeded(runtime, request, target);
+    const needed = scopesNeeded(runtime, request, target);
+    // In the authorization server's terms (external: the provider's scopes through scopeMap), the names a client can ask for.
+    const toRequest = runtime.oauth.scopesToRequest;
+    const lists = toRequest ? needed?.map((list) => toRequest(list)) : needed;
     if (lists)
       return refused(
         {
           error: 'insufficient_scope',
           message: `Forbidden: the access token lacks the scope this tool needs (${lists.map((list) => `one of: ${list.join(', ')}`).join('; and ')})`,
           echoId: true,
-          insufficientScope: lists.flat(),
+          insufficientScope: [...new Set(lists.flat())],
           outcome: 'refused_scope',
           reason: 'insufficient_scope',
         },

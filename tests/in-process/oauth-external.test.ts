@@ -218,6 +218,69 @@ describe('external mode takes access tokens only: the JWT typ header (RFC 9068 ย
   });
 });
 
+describe("external mode with a scopeMap: scopes_supported and the step-up challenge name the identity provider's scopes", () => {
+  /** A gateway whose tools need ledger:read, trade or orders:read, mapped from the provider's mcp.* scopes, with step-up challenges on. */
+  async function mapped(): Promise<InProcessGateway> {
+    const tool = (name: string, scope: string) => ({ name, inputSchema: { type: 'object' }, _meta: { 'ai.cpz/tool': { requiredScopes: [scope] } } }) as Tool;
+    gateway = inProcessGateway(
+      {
+        upstreams: [{ health: { intervalMs: 0 } }],
+        oauth: {
+          mode: 'external',
+          scopes: ['ledger:read', 'trade', 'orders:read'],
+          external: {
+            issuer: ISSUER,
+            jwksUri: jwks.url,
+            insufficientScope: true,
+            scopeMap: { 'mcp.read': ['ledger:read'], 'mcp.trade': ['trade'], 'mcp.all': ['ledger:read', 'trade'] },
+            credentialHeaders: { 'x-cpz-key': 'svc-key', 'x-cpz-secret': 'svc-secret' },
+          },
+        },
+        authorizationServers: [],
+      },
+      {
+        fake: {
+          tools: [
+            { definition: tool('read_ledger', 'ledger:read') },
+            { definition: tool('place_trade', 'trade') },
+            { definition: tool('list_orders', 'orders:read') },
+          ],
+        },
+      },
+    );
+    await gateway.runtime.startOAuth(gateway.gatewayUrl);
+    return gateway;
+  }
+
+  it('lists the scopeMap keys and each scope no key maps to in scopes_supported (RFC 9728), not the gateway-internal names', async () => {
+    const g = await mapped();
+    const document = (await (await g.fetch(new Request(`${g.gatewayUrl}/.well-known/oauth-protected-resource/mcp`))).json()) as { scopes_supported: string[] };
+    expect(document.scopes_supported).toEqual(['mcp.read', 'mcp.trade', 'mcp.all', 'orders:read']);
+  });
+
+  it('challenges a call the token cannot make with the provider scopes that would grant it (RFC 6750 ยง3), else the scope itself', async () => {
+    const g = await mapped();
+    const bearer = await token('alice', `${g.gatewayUrl}/mcp`, 'mcp.read');
+    const call = (name: string) => {
+      const { headers, body } = rpc('modern', 2, 'tools/call', { name, arguments: {} });
+      delete headers['x-cpz-key'];
+      delete headers['x-cpz-secret'];
+      return g.fetch(new Request(g.mcpUrl, { method: 'POST', headers: { ...headers, authorization: `Bearer ${bearer}` }, body: JSON.stringify(body) }));
+    };
+    const trade = await call('place_trade');
+    expect(trade.status).toBe(403);
+    expect(trade.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${g.gatewayUrl}/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="mcp.trade mcp.all"`,
+    );
+    expect((await errorOf(trade)).message).toBe('Forbidden: the access token lacks the scope this tool needs (one of: mcp.trade, mcp.all)');
+    // No provider scope maps to orders:read: it stands for itself.
+    const orders = await call('list_orders');
+    expect(orders.status).toBe(403);
+    expect(orders.headers.get('www-authenticate')).toMatch(/, scope="orders:read"$/);
+    await orders.body?.cancel();
+  });
+});
+
 /** What a POST over a real socket answered: its status and JSON-RPC error message, if any. */
 interface Answer {
   status: number;

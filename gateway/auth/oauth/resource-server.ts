@@ -12,7 +12,8 @@ import { expiryOf, type BearerResolution, type OAuth } from './types.ts';
  * an ID token of the same issuer is refused), `iss`, `aud` (default: the canonical URL of the endpoint the
  * token is presented to, MCP 2026-07-28 "Token Handling"), `exp`/`nbf` with `clockSkewSeconds`. The
  * scopes come from `scopeClaim` (space-delimited string or array), mapped through `scopeMap`; they
- * replace the scope endpoint lookup. Upstream calls use `credentialHeaders` (a static service
+ * replace the scope endpoint lookup. With a `scopeMap`, the RFC 9728 `scopes_supported` and the step-up
+ * challenge name the provider's scopes (its keys), which are what a client can ask the provider for. Upstream calls use `credentialHeaders` (a static service
  * credential), never the caller's token; the token's account (rate budgets, listen streams) is its
  * issuer + `sub` (required, RFC 9068 §2.2; a non-empty string, RFC 7519 §4.1.2), never that shared credential.
  * When the keys cannot be read (the provider or its metadata down, slow, or answering other than 200
@@ -102,12 +103,23 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
   const accepted = external.tokenTypes.map((t) => JSON.stringify(t)).join(', ');
 
   const mapScopes = (scopes: string[]) => [...new Set(scopes.flatMap((s) => external.scopeMap[s] ?? [s]))].sort();
+  /** scopeMap read backwards: a gateway scope -> the provider's scopes that map to it. */
+  const grantedBy = new Map<string, string[]>();
+  for (const [providerScope, scopes] of Object.entries(external.scopeMap))
+    for (const scope of scopes) grantedBy.set(scope, [...(grantedBy.get(scope) ?? []), providerScope]);
+  const scopesToRequest = (scopes: readonly string[]) => [...new Set(scopes.flatMap((s) => grantedBy.get(s) ?? [s]))];
+  // With a scopeMap a client asks the provider for the provider's scope names (MCP authorization §Scope
+  // Selection Strategy reads scopes_supported): the map's keys, and each gateway scope no key maps to (it stands for itself).
+  const scopesSupported = grantedBy.size
+    ? [...new Set([...Object.keys(external.scopeMap), ...gateway.oauth.scopes.filter((s) => !grantedBy.has(s))])]
+    : [...gateway.oauth.scopes];
 
   return {
     mode: 'external',
     routes: async (_ctx, next) => next(),
-    metadata: { authorization_servers: [issuer], scopes_supported: [...gateway.oauth.scopes] },
+    metadata: { authorization_servers: [issuer], scopes_supported: scopesSupported },
     insufficientScope: external.insufficientScope,
+    scopesToRequest,
     async resolveBearer(token, resourceUrl): Promise<BearerResolution> {
       let payload: JWTPayload;
       let protectedHeader: JWTHeaderParameters;

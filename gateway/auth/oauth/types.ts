@@ -51,6 +51,13 @@ export interface OAuth {
   admin?: OAuthAdmin;
   /** external: answer a call the token's scopes do not reach with 403 `insufficient_scope`. */
   insufficientScope: boolean;
+  /**
+   * The scopes a client asks the authorization server for so that its token carries these gateway
+   * scopes, in the authorization server's terms (the `scope` of a step-up challenge, RFC 6750 §3; MCP
+   * authorization §Step-Up Authorization): external with a `scopeMap`, the provider's scopes mapping to
+   * each, else the scope itself. Absent: the gateway's scope names are the authorization server's.
+   */
+  scopesToRequest?(scopes: readonly string[]): string[];
   /** Why this mode cannot serve now (builtin: its Redis store is not connected), for `/readyz`; undefined while it can. */
   unready?(): string | undefined;
   close(): Promise<void>;

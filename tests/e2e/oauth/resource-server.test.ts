@@ -120,8 +120,12 @@ afterAll(async () => {
 afterEach(() => vi.useRealTimers());
 
 describe('resource server for an external identity provider', () => {
-  it('lists the identity provider as the authorization server', () => {
-    expect(oauth.metadata).toEqual({ authorization_servers: [idp.url], scopes_supported: scopesSupported });
+  it("lists the identity provider as the authorization server, and its scopes (scopeMap's keys, then the unmapped gateway scopes) as supported", () => {
+    const mapped = new Set(['accounts:read', 'positions:read', 'trade']);
+    expect(oauth.metadata).toEqual({
+      authorization_servers: [idp.url],
+      scopes_supported: ['mcp.read', 'mcp.trade', ...scopesSupported.filter((s) => !mapped.has(s))],
+    });
     expect(oauth.insufficientScope).toBe(false);
   });
 
