@@ -241,6 +241,16 @@ export class CatalogCache {
   }
 
   /**
+   * The items of a non-tool list last fetched for this credential (or for everyone), however old, without
+   * contacting the upstream; undefined when none was ever fetched (or a list_changed dropped it). What a
+   * down upstream last listed: its resources stay its own while it is down (upstream-set.ts resourceUpstream).
+   */
+  lastList(method: Exclude<ListMethod, 'tools/list'>, onBehalfOf: OnBehalfOf = {}): readonly unknown[] | undefined {
+    const [shared, own] = [this.key(method, 'public'), this.key(method, partitionOf(onBehalfOf))];
+    return (this.entries.peek(shared) ?? this.entries.peek(own) ?? this.adopted(shared) ?? this.adopted(own))?.value as unknown[] | undefined;
+  }
+
+  /**
    * Every item of a non-tool list (resources, resource templates, prompts), with its freshness.
    * @param options.stale - an expired copy at once while it is refreshed (as {@link served}).
    */

@@ -33,6 +33,24 @@ export function resourceOwner(uri: string, listings: readonly ResourceListing[])
 }
 
 /**
+ * The URIs more than one of `listings` lists as a resource, each with the upstreams listing it (config order, as
+ * given), in the order first met. A read of one goes to the first of them ({@link resourceOwner}), and stays
+ * with it while it is down: the others' copies are never read in its place. Pure.
+ */
+export function sharedUris(listings: readonly Pick<ResourceListing, 'upstream' | 'resources'>[]): { uri: string; upstreams: string[] }[] {
+  const owners = new Map<string, string[]>();
+  for (const { upstream, resources } of listings) {
+    for (const { uri } of resources) {
+      if (typeof uri !== 'string') continue;
+      const listing = owners.get(uri);
+      if (!listing) owners.set(uri, [upstream]);
+      else if (!listing.includes(upstream)) listing.push(upstream);
+    }
+  }
+  return [...owners].filter(([, upstreams]) => upstreams.length > 1).map(([uri, upstreams]) => ({ uri, upstreams }));
+}
+
+/**
  * `{var}` matches one path segment; `{+var}`, `{#var}` and other operators match anything. Run on RE2
  * (re2js), in time linear in the URI: the template is an upstream's, and on V8's backtracking engine
  * `x://{a}{b}{c}{d}{e}{f}/z` against a long URI held the event loop (review).

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { CachedList, CatalogCache, Readiness, ServedCatalog } from './catalog-cache.ts';
@@ -7,7 +8,7 @@ import { GatewayError } from '../errors.ts';
 import { exposedNames, namingHint, namingOptions, type NamingOptions, type UpstreamName } from './naming.ts';
 import type { Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
-import { resourceOwner } from './resource-routing.ts';
+import { resourceOwner, sharedUris } from './resource-routing.ts';
 import { mergeExtensions, uiResourceOwners, uiResourceUri } from './extensions.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
@@ -68,6 +69,10 @@ export class UpstreamSet {
   private readonly notedCatalogs = new WeakSet<Catalog>();
   /** The shadowed name lists already logged (once each for this set's life: a catalogue is rebuilt per refresh and partition). */
   private readonly shadowWarned = new Set<string>();
+  /** The sets of resource URIs several upstreams list already logged (digests; the oldest forgotten past 64). */
+  private readonly sharedUrisWarned = new LRUCache<string, true>({ max: 64 });
+  /** The resource lists {@link noteSharedUris} last looked at (the cached arrays, config order). */
+  private lastUriCheck?: readonly (readonly unknown[])[];
   private live?: { aliases: ReadonlyMap<string, UpstreamName>; until: number };
   /** The last merge {@link servedNow} made: of these upstreams' catalogues (config order), under these aliases. */
   private lastMerge?: { catalogs: readonly Catalog[]; aliases: ReadonlyMap<string, UpstreamName>; catalog: Catalog };
@@ -310,6 +315,27 @@ export class UpstreamSet {
   }
 
   /**
+   * Warns once per set of resource URIs that several upstreams list (not per refresh, nor per request: a
+   * list's items are the cached array while it lasts, and a set already told is not told again): a read of
+   * one goes to the first upstream listing it, and stays with it while it is down (try-out: the URI was
+   * listed twice without a word, and another server's copy was read once its owner went down).
+   */
+  private noteSharedUris(parts: readonly { upstream: string; items: readonly unknown[] }[]): void {
+    const last = this.lastUriCheck;
+    if (last && last.length === parts.length && parts.every((p, i) => p.items === last[i])) return;
+    this.lastUriCheck = parts.map((p) => p.items);
+    const shared = sharedUris(parts.map((p) => ({ upstream: p.upstream, resources: p.items as { uri?: unknown }[] })));
+    if (shared.length === 0) return;
+    const key = createHash('sha256').update(JSON.stringify(shared)).digest('base64url');
+    if (this.sharedUrisWarned.has(key)) return;
+    this.sharedUrisWarned.set(key, true);
+    this.log.warn(
+      { count: shared.length, shared: shared.slice(0, 5).map(({ uri, upstreams }) => ({ uri: uri.slice(0, 200), upstreams })) },
+      `${shared.length} resource URI${shared.length === 1 ? ' is' : 's are'} listed by more than one upstream: a read goes to the first of them in config order (of those the caller may use), and fails while that one is down`,
+    );
+  }
+
+  /**
    * A merged non-tool list: items of every reachable upstream that has the capability and that `include`
    * admits (the caller's access, policy/visibility.ts), prompts renamed with their origin in `_meta`; the
    * shortest TTL, and `private` if any part is.
@@ -325,6 +351,7 @@ export class UpstreamSet {
       onBehalfOf.requestId,
     );
     const present = parts.filter((p): p is { upstream: UpstreamRuntime; value: CachedList } => p.value !== undefined);
+    if (method === 'resources/list') this.noteSharedUris(present.map((p) => ({ upstream: p.upstream.client.name, items: p.value.items })));
     let items = present.flatMap(({ upstream, value }) => value.items.map((item) => ({ upstream: upstream.client.name, item })));
     if (method === 'prompts/list') {
       const names = exposedNames(
@@ -406,10 +433,14 @@ export class UpstreamSet {
         .map(async (u) => {
           const [resources, templates] = await Promise.all(
             (['resources/list', 'resources/templates/list'] as const).map(async (method) => {
-              // Down, reconnecting or not: its resources are unavailable now, and the attempt is not awaited (see the class).
-              if (u.client.health().state === 'down' || !(await this.has(u, method, onBehalfOf))) return [];
+              // Down (reconnecting or not), or lost while listed: what it last listed, without waiting for an attempt (see the
+              // class). Its URIs stay its own, so a read of one is sent to it and fails upstream_unavailable as a call of its
+              // tools does; left out, another upstream listing or matching the URI answered with its own content (try-out).
+              const last = () => (u.catalog.lastList(method, onBehalfOf) ?? []) as Record<string, unknown>[];
+              if (u.client.health().state === 'down') return last();
+              if (!(await this.has(u, method, onBehalfOf))) return [];
               const listed = await this.untilLost(u, u.catalog.list(method, onBehalfOf, { stale: true })).catch(() => undefined);
-              return (listed?.items ?? []) as Record<string, unknown>[];
+              return listed ? (listed.items as Record<string, unknown>[]) : last();
             }),
           );
           return { upstream: u.client.name, resources: resources!, templates: templates! };
