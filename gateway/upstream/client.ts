@@ -160,7 +160,16 @@ export class UpstreamClient {
     this.settings = config;
     this.sessions = new SessionPool(config, (owner) => this.openSession(owner));
     const target = config.url !== undefined ? loggableUrl(config.url) : `stdio "${config.command}"`;
-    this.supervisor = new UpstreamSupervisor(config.name, config.restart, (onBehalfOf) => this.connect(onBehalfOf), metrics, log, target);
+    // A stdio attempt is a process spawn: only the backoff starts one (supervisor.ts `onDemand`).
+    this.supervisor = new UpstreamSupervisor(
+      config.name,
+      config.restart,
+      (onBehalfOf) => this.connect(onBehalfOf),
+      metrics,
+      log,
+      target,
+      config.command === undefined,
+    );
     this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
     this.hop = new HopRouting(() => this.settings, fetchUpstream === undefined, {
       listChanged: (method) => this.listChanged(method),

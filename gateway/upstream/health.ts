@@ -33,7 +33,8 @@ export interface ProbedUpstream {
  * at once, two probes in a row without an answer within `health.timeoutMs` too (a stdio server's silent probes count only
  * while no request of the gateway is in flight, or it has been silent longer than its `timeoutMs`: a busy
  * one answers its ping after the call). Down: a reconnect attempt, subject to
- * `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to `restart.maxDelayMs`).
+ * `restart.onDemandMinIntervalMs` (the supervisor's backoff alone can wait up to `restart.maxDelayMs`); a
+ * stdio upstream's is left to the backoff (a respawn per probe ignored it: supervisor.ts `onDemand`).
  * Never contacts an upstream that was never used (`idle`): the first connection
  * is on first use. Between probes, {@link checkAlive} answers a broken response stream at once.
  */

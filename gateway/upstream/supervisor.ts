@@ -26,7 +26,10 @@ export interface UpstreamHealth {
  * respawned in a tight loop), and a longer run starts the count afresh. Attempts run in the
  * background, outside any request (no caller's credential); callers arriving while one runs wait for
  * it, callers arriving between attempts start one at once when the last ended at least
- * `restart.onDemandMinIntervalMs` ago, else fail at once with the last reason. Every reconnection after a
+ * `restart.onDemandMinIntervalMs` ago, else fail at once with the last reason; without `onDemand` (a stdio
+ * upstream: each attempt spawns a process) they fail at once until the backoff's own attempt, so a process
+ * that exits at start is respawned on the backoff's schedule whoever asks (the health probe respawned one
+ * every `health.intervalMs`, 2 s, forever: try-out). Every reconnection after a
  * loss is logged and counted (`mcp_upstream_reconnects_total`); it and a first connection after failed
  * attempts are announced to `onReconnect` listeners (the catalogue cache refetches, so /readyz turns ready).
  * A refused credential (401) is not a loss: the next caller tries again with its own.
@@ -56,6 +59,8 @@ export class UpstreamSupervisor<T> {
     private readonly log: Logger,
     /** Where connections go, as logs may show it (a URL without credentials or query, or a stdio command). */
     private readonly target = name,
+    /** Whether a caller between scheduled attempts may start one ahead of the backoff (see the class). */
+    private readonly onDemand = true,
   ) {}
 
   /**
@@ -67,11 +72,12 @@ export class UpstreamSupervisor<T> {
    * handshake bound, and counted from the start, the next step of the request that waited for one
    * attempt (describe, then the catalogue, then the call) started another, four in a row for one
    * tools/call (robustness try-out). A refused credential blocks for its own interval (see `failed`).
+   * Without `onDemand`, no attempt ahead of the scheduled one: the caller fails at once with the last reason.
    */
   connection(onBehalfOf?: OnBehalfOf): Promise<T> {
     if (this.pending) return this.pending;
     if (this.lastError && Date.now() < this.blockedUntil) return Promise.reject(this.lastError);
-    if (this.lastError && this.timer !== undefined && Date.now() - this.lastSettledAt < this.policy.onDemandMinIntervalMs)
+    if (this.lastError && this.timer !== undefined && (!this.onDemand || Date.now() - this.lastSettledAt < this.policy.onDemandMinIntervalMs))
       return Promise.reject(this.lastError);
     return this.attempt(onBehalfOf);
   }

@@ -164,3 +164,38 @@ describe('UpstreamSupervisor: on-demand reconnects', () => {
     await silent.close();
   });
 });
+
+describe('UpstreamSupervisor: without on-demand attempts (a stdio upstream)', () => {
+  it('fails callers (the health probe among them) with the last reason between scheduled attempts: only the backoff respawns', async () => {
+    const spawning = new UpstreamSupervisor(
+      'x',
+      { minDelayMs: 200, maxDelayMs: 800, stableAfterMs: 10_000, onDemandMinIntervalMs: 0 },
+      async () => {
+        attempts++;
+        if ((outcomes.shift() ?? 'ok') === 'fail') throw down();
+        return `connection ${attempts}`;
+      },
+      createMetrics(),
+      pino({ level: 'silent' }),
+      'x',
+      false,
+    );
+    outcomes = ['fail', 'fail', 'fail', 'fail'];
+    await expect(spawning.connection()).rejects.toThrow('unreachable');
+    for (const delay of [200, 400, 800]) {
+      const before = attempts;
+      // A caller every 50 ms: before, each one past onDemandMinIntervalMs started an attempt.
+      for (let waited = 50; waited < delay; waited += 50) {
+        await vi.advanceTimersByTimeAsync(50);
+        await expect(spawning.connection()).rejects.toThrow('unreachable');
+      }
+      expect(attempts).toBe(before);
+      await vi.advanceTimersByTimeAsync(delay % 50 || 50);
+      expect(attempts).toBe(before + 1);
+    }
+    await vi.advanceTimersByTimeAsync(800);
+    expect(attempts).toBe(5);
+    expect(spawning.health().state).toBe('up');
+    await spawning.close();
+  });
+});
