@@ -4,7 +4,7 @@ import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { buildCatalog, CatalogBuilder, sourceOf, type Catalog } from './catalog.ts';
 import { GatewayError, failureOf } from '../errors.ts';
 import type { KvStore } from '../store/kv-store.ts';
-import { FAILURE_LOG_INTERVAL_MS, throttled, type Logger } from '../obs/log.ts';
+import { FAILURE_LOG_INTERVAL_MS, throttled, untold, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { requestLog } from '../obs/request-context.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
@@ -95,6 +95,8 @@ export class CatalogCache {
   private readonly warnedUnmatched = new Set<string>();
   /** Sets of MCP Apps tools past `maxAnchors` already warned about (names, joined), told once each like the above. */
   private readonly warnedOverBudget = new Set<string>();
+  /** The duplicated tool names already warned about (each once, while remembered). */
+  private readonly untoldDuplicates = untold();
   private lastSuccessAt?: number;
   private lastError?: string;
   /** The catalogue's own time to live when it was last fetched (the upstream's `ttlMs`, the config override, else `cache.ttlMs`). */
@@ -454,8 +456,13 @@ export class CatalogCache {
       };
     const catalog = building?.finish() ?? buildCatalog(this.policy, raw.items as Tool[], this.lastBuilt);
     this.lastBuilt = catalog;
-    if (catalog.duplicates.length)
-      this.log.warn({ upstream: this.upstream.name, duplicates: catalog.duplicates }, 'upstream listed a tool name twice; the first definition is served');
+    // Once per name: the same duplicates came back with every refresh, and so did the line (try-out).
+    const duplicates = catalog.duplicates.length ? this.untoldDuplicates(catalog.duplicates) : [];
+    if (duplicates.length)
+      this.log.warn(
+        { upstream: this.upstream.name, duplicates: duplicates.slice(0, 20), count: duplicates.length },
+        'upstream listed a tool name twice; the first definition is served',
+      );
     if (catalog.rejected)
       this.log.warn(
         { upstream: this.upstream.name, rejected: catalog.rejected },

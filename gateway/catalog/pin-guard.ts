@@ -17,6 +17,18 @@ const REVISION_POLL_MS = 1000;
 const RETRY_AFTER_STORE_FAILURE_MS = 2000;
 /** Bound of the "told once" set of change events (one entry per tool, digest and outcome). */
 const TOLD_LIMIT = 10_000;
+/** How many tool names a line standing for several outcomes names (the rest are counted). */
+const TOLD_NAMES = 10;
+
+/** One change event's log line, as {@link PinGuard} tells it. */
+interface ToldLine {
+  readonly outcome: DefinitionOutcome;
+  readonly upstream: string;
+  readonly name: string;
+  readonly changes: readonly string[];
+  readonly current: string;
+  readonly approver?: Approver;
+}
 
 /** One upstream tool as the guard last judged it: for `/readyz`, the console and the CLI. */
 export interface ToolJudgement {
@@ -115,6 +127,8 @@ export class PinGuard {
    *  made per tool linted, they were 76% of a first 10,000-tool catalogue's CPU (10 upstreams: 8 of 14 s). */
   private readonly otherToolNames = new Map<string, ReadonlySet<string>>();
   private readonly told = new Set<string>();
+  /** While a catalogue is judged: its change events' log lines, told together once it is ({@link tellTogether}). */
+  private telling?: ToldLine[];
   /** Upstreams whose last catalogue was judged without the store: judged again as soon as a poll reaches it. */
   private readonly unread = new Map<string, { policy: UpstreamConfig; raw: Catalog }>();
   private readonly digests = new WeakMap<Tool, { metaKey: string; digest: string }>();
@@ -424,6 +438,9 @@ export class PinGuard {
         digest: t.digest,
       });
     };
+    // The loop's log lines are told together after it (one per outcome, with a count): no await inside it.
+    const told: ToldLine[] = [];
+    this.telling = told;
     for (const t of tools) {
       const serious = t.findings.filter((f) => f.rule !== 'invisible-characters');
       const lintChanges = serious.map((f) => `lint ${f.rule} at ${f.path}: ${f.excerpt}`);
@@ -486,6 +503,8 @@ export class PinGuard {
         this.emit('warned', upstream, t.name, changes, t.digest, pin.digest);
       }
     }
+    this.telling = undefined;
+    this.tellTogether(upstream, told);
     let written = !degraded;
     if (!degraded && (waiting.length || settled.length)) {
       try {
@@ -594,9 +613,43 @@ export class PinGuard {
       if (this.told.size >= TOLD_LIMIT) this.told.clear();
       this.told.add(key);
     }
-    const { metrics, audit, log } = this.options;
+    const { metrics, audit } = this.options;
     metrics.toolDefinitionChanges.inc({ upstream, outcome });
     audit.definitionChange({ upstream, tool: name, outcome, changes, current, ...(pinned ? { pinned } : {}), ...approver });
+    const line: ToldLine = { outcome, upstream, name, changes, current, approver };
+    if (this.telling) this.telling.push(line);
+    else this.tell(line);
+  }
+
+  /**
+   * The log lines of one catalogue's judgement: a tool's own line when it is the only one of its outcome, else one
+   * line per outcome with the count and the first {@link TOLD_NAMES} names (an upstream that changed 3,000 tools
+   * made 3,000 lines: try-out). Each tool's change stays in the audit trail, on the console and in `pins list`.
+   */
+  private tellTogether(upstream: string, lines: readonly ToldLine[]): void {
+    const byOutcome = new Map<DefinitionOutcome, ToldLine[]>();
+    for (const line of lines) byOutcome.set(line.outcome, [...(byOutcome.get(line.outcome) ?? []), line]);
+    for (const [outcome, same] of byOutcome) {
+      if (same.length === 1) {
+        this.tell(same[0]!);
+        continue;
+      }
+      const fields = { upstream, outcome, count: same.length, tools: same.slice(0, TOLD_NAMES).map((l) => l.name) };
+      const { log } = this.options;
+      if (outcome === 'reverted') log.info(fields, `the upstream serves the pinned definitions of ${same.length} tools again; their holds are lifted`);
+      else if (outcome.endsWith('held'))
+        log.warn(
+          { ...fields, review: `pins list, then pins diff ${upstream}/<tool> and pins approve ${upstream}/<tool> --digest <digest>` },
+          `${same.length} tool definitions held until an operator approves them (console: Definition changes; CLI: pins list, pins diff, pins approve)`,
+        );
+      else if (outcome === 'lint_warned') log.warn(fields, `${same.length} tool definitions have description lint findings; served (pinning.lint: warn)`);
+      else log.warn(fields, `${same.length} tool definitions changed; served (pinning.mode: warn)`);
+    }
+  }
+
+  /** One outcome's own log line. */
+  private tell({ outcome, upstream, name, changes, current, approver }: ToldLine): void {
+    const { log } = this.options;
     const fields = { upstream, tool: name, outcome, changes };
     if (outcome === 'approved') log.info({ ...fields, ...approver }, 'tool definition approved; it is served from now on');
     else if (outcome === 'reverted') log.info(fields, 'the upstream serves the pinned tool definition again; the hold is lifted');

@@ -6,7 +6,7 @@ import { mergeCatalogs, ORIGIN_META_KEY, type CatalogPart } from './catalog-merg
 import type { Catalog, CatalogTool } from './catalog.ts';
 import { GatewayError } from '../errors.ts';
 import { exposedNames, namingHint, namingOptions, type NamingOptions, type UpstreamName } from './naming.ts';
-import type { Logger } from '../obs/log.ts';
+import { untold, type Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import { resourceOwner, sharedUris } from './resource-routing.ts';
 import { mergeExtensions, uiResourceOwners, uiResourceUri } from './extensions.ts';
@@ -70,6 +70,8 @@ export class UpstreamSet {
   /** The shadowed name lists already logged (once each for this set's life: a catalogue is rebuilt per refresh and partition). */
   private readonly shadowWarned = new Set<string>();
   /** The sets of resource URIs several upstreams list already logged (digests; the oldest forgotten past 64). */
+  /** The duplicated tool names of merged catalogues already warned about (`upstream: name`, each once). */
+  private readonly untoldDuplicates = untold();
   private readonly sharedUrisWarned = new LRUCache<string, true>({ max: 64 });
   /** The resource lists {@link noteSharedUris} last looked at (the cached arrays, config order). */
   private lastUriCheck?: readonly (readonly unknown[])[];
@@ -276,8 +278,13 @@ export class UpstreamSet {
     let catalog = this.merged.get(key);
     if (!catalog) {
       catalog = mergeCatalogs(parts, this.naming, aliases);
-      if (catalog.duplicates.length)
-        this.log.warn({ duplicates: catalog.duplicates }, 'tool names listed twice by one upstream; the first definition is served');
+      // Once per name: a catalogue is merged again on every refresh of any upstream's (try-out).
+      const duplicates = catalog.duplicates.length ? this.untoldDuplicates(catalog.duplicates) : [];
+      if (duplicates.length)
+        this.log.warn(
+          { duplicates: duplicates.slice(0, 20), count: duplicates.length },
+          'tool names listed twice by one upstream; the first definition is served',
+        );
       this.merged.set(key, catalog);
     }
     return catalog;

@@ -11,7 +11,7 @@ export function healthz(ctx: Context): void {
  * serve; 200 `degraded` naming the upstreams that are not (down, never fetched, or stale with the last
  * error) while at least one other serves; 503 `not_ready` when none does; 503 `draining` once a
  * graceful shutdown has begun (the gateway still serves while load balancers take it out). Tools on
- * hold (catalog/pin-guard.ts) are counted under `held`, one `{ upstream, reason }` each (their names and
+ * hold (catalog/pin-guard.ts) are counted under `held`, one `{ upstream, reason, count }` per upstream and reason (their names and
  * changes on the console and in `pins list` only), without changing the status: the gateway serves everything else, and an operator must act, not a
  * load balancer. Except tools held `unverified` (the Redis pin store could not be read, so their pins
  * are unknown): then 503 `not_ready` with a reason naming the pin store, since the replica serves none
@@ -29,8 +29,8 @@ export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
     const upstreams = runtime.upstreamSet.readiness();
     // Without the tools' names or changes: /readyz answers anyone, and a caller is told about a tool it may not use
     // exactly as about one that does not exist (README, Access). Names and changes: the console and `pins list`.
-    const held = runtime.pins.held().map(({ upstream, reason }) => ({ upstream, reason }));
-    const unverified = held.filter((h) => h.reason === 'unverified').length;
+    const held = heldCounts(runtime.pins.held());
+    const unverified = held.reduce((sum, h) => sum + (h.reason === 'unverified' ? h.count : 0), 0);
     const stores = [
       ...(unverified ? [`the pin store (Redis at cache.redisUrl) cannot be read: ${unverified} tool(s) held as unverified until it can`] : []),
       ...(runtime.oauthStarting ? ['the authorization server has not started yet: it waits for its Redis store at cache.redisUrl'] : []),
@@ -41,4 +41,19 @@ export function readyz(runtime: GatewayRuntime): (ctx: Context) => void {
     ctx.status = status === 'not_ready' ? 503 : 200;
     ctx.body = { ...(status === 'ready' ? { status } : { status, reasons }), ...(held.length ? { held } : {}) };
   };
+}
+
+/**
+ * The tools on hold counted per upstream and reason, in the order first met: `[{ upstream, reason, count }]`. One
+ * entry per tool made a body as long as an upstream's changed catalogue (3,000 entries: try-out).
+ */
+function heldCounts(held: readonly { upstream: string; reason?: string }[]): { upstream: string; reason?: string; count: number }[] {
+  const counts = new Map<string, { upstream: string; reason?: string; count: number }>();
+  for (const { upstream, reason } of held) {
+    const key = `${upstream}\u0000${reason}`;
+    const entry = counts.get(key);
+    if (entry) entry.count++;
+    else counts.set(key, { upstream, reason, count: 1 });
+  }
+  return [...counts.values()];
 }

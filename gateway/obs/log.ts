@@ -153,6 +153,52 @@ export function throttled(intervalMs: number): (logLine: (notLogged: number) => 
 }
 
 /**
+ * What of `items` was not told before, remembered as told from now on: a warning about a set that is found again on
+ * every refresh (a tool name an upstream lists twice) names each item once, not once per refresh. The `max` items
+ * told last are remembered (an upstream inventing new ones forever does not grow it), in insertion order.
+ */
+export function untold(max = 1024): (items: readonly string[]) => string[] {
+  const told = new Set<string>();
+  return (items) =>
+    items.filter((item) => {
+      if (told.has(item)) return false;
+      if (told.size >= max) told.delete(told.values().next().value!);
+      told.add(item);
+      return true;
+    });
+}
+
+/**
+ * Events of one kind told in few lines: the first at once (`tell(1)`), those that follow within `intervalMs` as one
+ * line at the interval's end with their count (`tell(n)`), and so on while they keep coming; after a quiet interval
+ * the next is told at once again. Unlike {@link throttled}, a burst's count is told when the burst ends, not with
+ * the next event. The timer does not hold the process.
+ */
+export function coalesced(intervalMs: number, tell: (count: number) => void): () => void {
+  let timer: NodeJS.Timeout | undefined;
+  let waiting = 0;
+  const start = () => {
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (waiting === 0) return;
+      const count = waiting;
+      waiting = 0;
+      tell(count);
+      start();
+    }, intervalMs);
+    timer.unref();
+  };
+  return () => {
+    if (timer) {
+      waiting++;
+      return;
+    }
+    tell(1);
+    start();
+  };
+}
+
+/**
  * The log of a shared store's outage (Redis behind the cache, the rate limits, the pins): a failure's warning
  * at most once in {@link FAILURE_LOG_INTERVAL_MS}, with how many it stood for (`notLogged`), and one info line
  * once the store answers again, with how long it failed (`downMs`) and how many failures that was (`failures`).

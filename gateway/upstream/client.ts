@@ -15,7 +15,7 @@ import * as z from 'zod/v4';
 import { abortSignalOf } from '../wire/cancellation.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure, deliveryOf, markDelivery, upstreamFailureError, type UpstreamFailure } from '../errors.ts';
-import { loggableUrl, type Logger } from '../obs/log.ts';
+import { coalesced, loggableUrl, type Logger } from '../obs/log.ts';
 import { configuredSecrets, credentialSecrets, withoutSecrets, withoutSecretsDeep } from '../obs/redact.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
@@ -89,6 +89,8 @@ function keepWireErrorCodes(transport: Transport): void {
 type ListChanged = (method: ListMethod) => void;
 
 const CONNECT_TIMEOUT_MS = 10_000;
+/** The least time between two "upstream list changed" lines of one list; the later one counts the notifications it stands for. */
+const LIST_CHANGED_LOG_INTERVAL_MS = 10_000;
 
 /**
  * The gateway's connection to one upstream MCP server, over Streamable HTTP (either era) or stdio. It
@@ -124,6 +126,8 @@ export class UpstreamClient {
   /** How the SDK client's HTTP requests reach the upstream. */
   private readonly fetchUpstream: FetchLike;
   private readonly listeners = new Set<ListChanged>();
+  /** Per list, the "upstream list changed" line: the first at once, then one per {@link LIST_CHANGED_LOG_INTERVAL_MS} with a count. */
+  private readonly listChangeLines = new Map<ListMethod, () => void>();
   private readonly resources: ResourceWatch;
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
   /** Requests sent and not yet settled (the health probe does not take a busy stdio server for a hung one). */
@@ -641,7 +645,13 @@ export class UpstreamClient {
   }
 
   private listChanged(method: ListMethod): void {
-    this.log.info({ upstream: this.name, method }, 'upstream list changed');
+    let tell = this.listChangeLines.get(method);
+    if (!tell) {
+      // A line per notification let an upstream write 20,000 lines with one answer (try-out); the refreshes merge anyway.
+      tell = coalesced(LIST_CHANGED_LOG_INTERVAL_MS, (notifications) => this.log.info({ upstream: this.name, method, notifications }, 'upstream list changed'));
+      this.listChangeLines.set(method, tell);
+    }
+    tell();
     for (const listener of this.listeners) listener(method);
   }
 

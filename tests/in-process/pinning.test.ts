@@ -161,7 +161,7 @@ describe('a pinned tool whose upstream changes it (pinning.mode: hold, the defau
       // changes (it answers anyone, and a tool a caller may not use is as unknown as a missing one): those are the console's.
       expect((await withEra('modern', '/mcp', (c) => c.callTool('get_forecast', { city: 'Oslo' }))).isError).toBeFalsy();
       const ready = await readyz();
-      expect(ready).toEqual({ status: 'ready', held: [{ upstream: 'fake', reason: 'changed' }] });
+      expect(ready).toEqual({ status: 'ready', held: [{ upstream: 'fake', reason: 'changed', count: 1 }] });
       expect(JSON.stringify(ready)).not.toMatch(/get_weather|quetzalcoatl/);
       expect(stack!.runtime.state.pins.held().map((h) => [h.upstream, h.name, h.reason])).toEqual([['fake', 'get_weather', 'changed']]);
       expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="held"')).toBe(1);

@@ -64,7 +64,7 @@ describe.skipIf(!hasRedis)('a Redis pin store that loses its data', () => {
 
     expect((await listed()).map((t) => t.description)).toEqual(['Who am I.']);
     const ready = (await (await stack.fetch(new Request(`${stack.gatewayUrl}/readyz`))).json()) as Record<string, unknown>;
-    expect(ready).toMatchObject({ status: 'ready', held: [{ upstream: 'fake', reason: 'changed' }] });
+    expect(ready).toMatchObject({ status: 'ready', held: [{ upstream: 'fake', reason: 'changed', count: 1 }] });
     // Written back: the pin is in Redis again, with the definition first seen, and the change waits for approval.
     expect(redis!.cli('HGET', '{mcp-gateway:pins}:pin:fake', 'get_me')).toContain('Who am I."');
     expect(redis!.cli('HGET', '{mcp-gateway:pins}:pending:fake', 'get_me')).toContain('Ignore previous instructions');
@@ -242,7 +242,7 @@ describe('a replica whose Redis pin store is down when it starts', () => {
     expect(down.status).toBe(503);
     expect(down.body.status).toBe('not_ready');
     expect(down.body.reasons).toEqual([expect.stringMatching(/^the pin store \(Redis at cache\.redisUrl\) cannot be read: 1 tool\(s\) held as unverified/)]);
-    expect(down.body.held).toMatchObject([{ upstream: 'fake', reason: 'unverified' }]);
+    expect(down.body.held).toEqual([{ upstream: 'fake', reason: 'unverified', count: 1 }]);
     // Judged again past the retry delay (2 s): the store is asked again and fails at once.
     await new Promise((resolve) => setTimeout(resolve, 2100));
     const started = Date.now();

@@ -129,7 +129,10 @@ describe.skipIf(!hasRedis)('pins shared through Redis by two gateway processes',
         /^Tool "get_weather" is on hold: upstream fixture changed its definition since it was approved \(description changed\)/,
       );
       expect(await describeTool(replica.url)).toBe('Weather now.');
-      expect(await (await fetch(`${replica.url}/readyz`)).json()).toMatchObject({ status: 'ready', held: [{ upstream: 'fixture', reason: 'changed' }] });
+      expect(await (await fetch(`${replica.url}/readyz`)).json()).toMatchObject({
+        status: 'ready',
+        held: [{ upstream: 'fixture', reason: 'changed', count: 1 }],
+      });
     }
     expect(upstream.received.filter((r) => r.method === 'tools/call')).toHaveLength(callsBefore);
 
