@@ -10,46 +10,90 @@ import { jsonPointer } from './json-pointer.ts';
  * What Ajv runs for every `pattern`, `patternProperties` and `propertyNames` pattern: RE2 (re2js), whose
  * time is linear in the input. Schemas come from upstreams the gateway does not trust, and a backtracking
  * pattern such as `^(a+)+$` held the event loop (every caller, every route) for seconds at 30 characters of
- * input on V8's engine, doubling with each one more. ECMA-262 syntax is translated (`translateRegExp`);
- * a pattern RE2 cannot run (lookaround, backreferences) matches everything and is remembered in
- * {@link UNRUNNABLE} with why: the rest of its schema is still checked, and {@link SchemaCompiler.compile}
- * names it. (It made the whole schema fail to compile, and an upstream could switch off every check of a
- * tool's output with one lookahead: adversarial-upstream try-out.)
+ * input on V8's engine, doubling with each one more. ECMA-262 syntax is translated (`translateRegExp`).
+ * A pattern RE2 cannot run (lookaround, backreferences) matches everything ({@link Unrunnable}); whether
+ * that may stand for it, or its whole schema goes unchecked, is {@link patternProblems}'s to say.
  */
 const linearRegExp = Object.assign(
-  (pattern: string): RE2JS | { test(input: string): boolean } => {
+  (pattern: string): RE2JS | Unrunnable => {
     try {
-      return RE2JS.compile(RE2JS.translateRegExp(ecmaClasses(pattern)));
-    } catch (error) {
-      // Only what logs name is lost by forgetting: a flood of distinct patterns cannot grow this without bound.
-      if (UNRUNNABLE.size >= 10_000) UNRUNNABLE.clear();
-      UNRUNNABLE.set(
-        pattern,
-        `pattern ${JSON.stringify(pattern.slice(0, 200))} cannot be checked: ${(error as Error).message} (schema patterns run on RE2, in linear time: no lookaround or backreferences)`,
-      );
-      return MATCHES_ALL;
+      return linearPattern(pattern);
+    } catch {
+      return new Unrunnable(pattern);
     }
   },
   { code: 'linearRegExp' },
 );
 
-/** Patterns RE2 could not compile, with why. Ajv compiles each distinct pattern once per engine, so this outlives a compile. */
-const UNRUNNABLE = new Map<string, string>();
-const MATCHES_ALL = Object.freeze({ test: () => true });
+/** `pattern` compiled for RE2 as ECMA-262 reads it. @throws when RE2 cannot run it (lookaround, backreferences). */
+function linearPattern(pattern: string): RE2JS {
+  return RE2JS.compile(RE2JS.translateRegExp(ecmaClasses(pattern)));
+}
 
-/** The pattern strings of `schema` (`pattern` values and `patternProperties` names, at any depth); data keywords too, harmlessly. */
-function patternsOf(schema: unknown, found: string[] = [], depth = 0): string[] {
-  if (depth > 64 || typeof schema !== 'object' || schema === null) return found;
-  if (Array.isArray(schema)) {
-    for (const item of schema) patternsOf(item, found, depth + 1);
-    return found;
+/**
+ * A pattern RE2 cannot run, as Ajv holds it: it matches everything. Ajv keeps one compiled pattern per
+ * `toString()` for every schema its engine compiles: the key must never be a runnable pattern's text, or
+ * one upstream's pattern would stand for another's (review: a shared `[object Object]` did).
+ */
+class Unrunnable {
+  constructor(private readonly pattern: string) {}
+  test(): boolean {
+    return true;
   }
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === 'pattern' && typeof value === 'string') found.push(value);
-    else if (key === 'patternProperties' && typeof value === 'object' && value !== null) found.push(...Object.keys(value));
-    patternsOf(value, found, depth + 1);
+  toString(): string {
+    return `\u0000unrunnable:${this.pattern}`;
   }
-  return found;
+}
+
+/** Keywords under which a pattern that matches everything would refuse what the schema accepts (or decide a branch wrongly). */
+const NEGATING = new Set(['not', 'oneOf', 'if', 'contains', '$defs', 'definitions']);
+
+/**
+ * The patterns of `schema` RE2 cannot run, each with why, read at schema positions only (the keywords of
+ * {@link schemaShapeProblem}: never data such as `const` or `default`), and whether one sits where matching
+ * everything would make the schema stricter than written: under `not`, `oneOf`, `if` or `contains`, as a
+ * `patternProperties` name (every property must then match its subschema), or in `$defs`/`definitions`
+ * (reached from anywhere by `$ref`). There the whole schema must go unchecked; elsewhere the pattern alone
+ * (review: `not: {pattern: lookahead}` refused every string).
+ */
+function patternProblems(schema: unknown): { reasons: string[]; anywhereUnsafe: boolean } {
+  const reasons: string[] = [];
+  let anywhereUnsafe = false;
+  const runnable = new Map<string, boolean>();
+  const check = (pattern: string, unsafe: boolean) => {
+    let ok = runnable.get(pattern);
+    if (ok === undefined) {
+      try {
+        linearPattern(pattern);
+        ok = true;
+      } catch (error) {
+        ok = false;
+        reasons.push(
+          `pattern ${JSON.stringify(pattern.slice(0, 200))} cannot be checked: ${(error as Error).message} (schema patterns run on RE2, in linear time: no lookaround or backreferences)`,
+        );
+      }
+      runnable.set(pattern, ok);
+    }
+    if (!ok && unsafe) anywhereUnsafe = true;
+  };
+  const walk = (node: unknown, unsafe: boolean, depth: number): void => {
+    if (depth > 64 || typeof node !== 'object' || node === null || Array.isArray(node)) return;
+    const at = node as Record<string, unknown>;
+    if (typeof at.pattern === 'string') check(at.pattern, unsafe);
+    const under = (keyword: string) => unsafe || NEGATING.has(keyword);
+    for (const keyword of ONE_SCHEMA) walk(at[keyword], under(keyword), depth + 1);
+    for (const keyword of SCHEMA_LISTS) if (Array.isArray(at[keyword])) for (const item of at[keyword] as unknown[]) walk(item, under(keyword), depth + 1);
+    for (const keyword of [...SCHEMA_MAPS, '$defs', 'definitions']) {
+      const map = at[keyword];
+      if (typeof map !== 'object' || map === null || Array.isArray(map)) continue;
+      for (const [name, subschema] of Object.entries(map)) {
+        if (keyword === 'patternProperties') check(name, true);
+        walk(subschema, under(keyword), depth + 1);
+      }
+    }
+  };
+  walk(schema, false, 0);
+  return { reasons, anywhereUnsafe };
 }
 
 type Dialect = '2020-12' | '2019-09' | 'draft-07';
@@ -113,8 +157,10 @@ export class SchemaCompiler {
       const engine = this.engine(dialectOf(schema));
       if (typeof schema.$id === 'string' && engine.getSchema(schema.$id)) engine.removeSchema(schema.$id);
       const validate = engine.compile(schema);
-      const unchecked = UNRUNNABLE.size ? [...new Set(patternsOf(schema))].flatMap((pattern) => UNRUNNABLE.get(pattern) ?? []) : [];
-      entry = unchecked.length ? { validate, unchecked } : { validate };
+      const patterns = patternProblems(schema);
+      // Where matching everything would refuse what the schema accepts, nothing of it is checked (as any schema that does not compile).
+      if (patterns.anywhereUnsafe) entry = { compileError: patterns.reasons.join('; ') };
+      else entry = patterns.reasons.length ? { validate, unchecked: patterns.reasons } : { validate };
     } catch (error) {
       entry = { compileError: (error as Error).message };
     }

@@ -47,6 +47,40 @@ describe('schema patterns', () => {
     expect('unchecked' in again && again.unchecked).toEqual([expect.stringMatching(/cannot be checked/)]);
   });
 
+  it('leave the whole schema unchecked where matching everything would refuse what it accepts (not, oneOf, if, a patternProperties name): review', () => {
+    const compileErrorOf = (schema: Record<string, unknown>) => {
+      const { entry } = compiler.compile(`p${key++}`, schema);
+      return 'compileError' in entry ? entry.compileError : undefined;
+    };
+    expect(compileErrorOf({ type: 'string', not: { pattern: '^(?=.*forbidden)' } })).toMatch(/cannot be checked/);
+    expect(
+      compileErrorOf({
+        oneOf: [
+          { type: 'string', pattern: '^(?=.*@)' },
+          { type: 'string', pattern: '^(?!.*@)' },
+        ],
+      }),
+    ).toMatch(/cannot be checked/);
+    expect(compileErrorOf({ type: 'object', patternProperties: { '^(?!x_)': { type: 'string' } }, properties: { x_count: { type: 'number' } } })).toMatch(
+      /cannot be checked/,
+    );
+    expect(compileErrorOf({ if: { properties: { id: { pattern: '^(?=ord_)' } } }, then: { required: ['amount'] } })).toMatch(/cannot be checked/);
+    // Data is no schema: a `pattern` inside `const` or `default` is never read as one.
+    expect(compileErrorOf({ type: 'object', default: { pattern: '(?=x)' }, properties: { a: { type: 'string', pattern: '^a$' } } })).toBeUndefined();
+  });
+
+  it("keep one schema's unrunnable pattern from standing for another's runnable one (Ajv keys compiled patterns by their text): review", () => {
+    const validateOf = (schema: Record<string, unknown>) => {
+      const { entry } = compiler.compile(`p${key++}`, schema);
+      if ('compileError' in entry) throw new Error(entry.compileError);
+      return entry.validate;
+    };
+    // `[object Object]` is a runnable character class; an unrunnable pattern's key must never be it.
+    expect(validateOf({ type: 'string', pattern: '[object Object]' })('zzz')).toBe(false);
+    expect(validateOf({ type: 'string', pattern: '^(?=\\d)\\d+$' })('123')).toBe(true);
+    expect(validateOf({ type: 'string', pattern: '[object Object]' })('zzz')).toBe(false);
+  });
+
   it('answer a backtracking pattern at once: ^(a+)+$ against 10,000 characters and one more', () => {
     expect(check('^(a+)+$', `${'a'.repeat(10_000)}!`)).toBe(false);
     expect(check('^(a+)+$', 'a'.repeat(10_000))).toBe(true);
