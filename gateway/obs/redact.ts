@@ -297,7 +297,7 @@ export function credentialSecrets(headers: Readonly<Record<string, string>>): st
   };
   for (const name in headers) {
     const value = headers[name]!;
-    // Named or shaped as a credential, as an upstream's own `headers` are read (a key id alone is no secret).
+    // Named or shaped as a credential, as an upstream's own `headers` are read (a header named for a key counts: masked, its id shows nothing).
     if (secretName(name) || tokenLike(value) || /^(Bearer|Basic|Token)\s+\S+$/i.test(value)) credentialParts(value, add);
   }
   return [...found].sort((a, b) => b.length - a.length);

@@ -1,14 +1,15 @@
 import { RELATED_TASK_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
 import { LRUCache } from 'lru-cache';
 import type { CatalogTool } from '../catalog/catalog.ts';
-import { GatewayError } from '../errors.ts';
+import { GatewayError, toolErrorResult } from '../errors.ts';
+import { callToolResultProblems } from '../wire/client-codec.ts';
 import type { DispatchContext } from '../ports.ts';
 import { mintTaskId, openTaskId, type TaskRef } from '../policy/task-ids.ts';
 import { directCallAllowed, resolveTool } from '../policy/tool-resolution.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { TaskMethod } from '../upstream/types.ts';
 import { outputViolationResult, recordDecision } from './tool-decision.ts';
-import { callerDeclaresTasks, forward, forwardError, relayedResult } from '../upstream/forwarding.ts';
+import { callerCapabilities, callerDeclaresTasks, forward, forwardError, refuseUndeclaredInput, relayedResult } from '../upstream/forwarding.ts';
 
 /**
  * The tasks relay (issue 18): MCP tasks created upstream by a tools/call through the gateway, in both
@@ -111,7 +112,11 @@ export async function relayCreatedTask(
 export async function getTask(d: DispatchContext, params: Record<string, unknown>): Promise<Record<string, unknown>> {
   const task = await resolve(d, params.taskId);
   const answer = await relay(d, task, 'tasks/get', { taskId: task.ref.upstreamTaskId });
-  return taskState(d, task, answer);
+  try {
+    return taskState(d, task, answer);
+  } catch (error) {
+    throw forwardError(error, task.client.name, { d, method: 'tasks/get' });
+  }
 }
 
 /**
@@ -223,11 +228,18 @@ async function relay(d: DispatchContext, task: ResolvedTask, method: TaskMethod,
   }
 }
 
-/** A task's state as the caller sees it: its id, and (SEP-2663) a completed task's inlined result checked. */
+/**
+ * A task's state as the caller sees it: its id; (SEP-2663) a completed task's inlined result relayed and checked
+ * as a call's; an `input_required` task's input requests held to the caller's capabilities as a call's are
+ * (forwarding.ts refuseUndeclaredInput: review, tasks/get was a way around it).
+ * @throws SdkError INVALID_RESULT for input the caller did not declare.
+ */
 function taskState(d: DispatchContext, task: ResolvedTask, state: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...state, taskId: task.id };
   if (state.status === 'completed' && state.result !== null && typeof state.result === 'object')
-    out.result = checkedToolResult(d, task, state.result as Record<string, unknown>);
+    out.result = checkedToolResult(d, task, relayedResult(state.result as Record<string, unknown>, d.caller.era));
+  if (state.status === 'input_required' && state.inputRequests !== undefined)
+    refuseUndeclaredInput(state, d.caller.era === 'modern' ? callerCapabilities(d.request) : undefined);
   return out;
 }
 
@@ -237,6 +249,13 @@ function taskState(d: DispatchContext, task: ResolvedTask, state: Record<string,
  */
 function checkedToolResult(d: DispatchContext, task: ResolvedTask, result: Record<string, unknown>): Record<string, unknown> {
   const { tool } = task;
+  // No CallToolResult at all: as a direct call's is answered (upstream/client.ts), before any schema is read.
+  const problems = callToolResultProblems(result);
+  if (problems.length)
+    return toolErrorResult(
+      'upstream_error',
+      `Tool "${tool.name}" could not be executed: upstream ${tool.upstream} answered Invalid result: ${problems.join('; ')}.`,
+    );
   const check = d.runtime.outputs.check(tool, result as CallToolResult);
   if (!check.ok) {
     // The call's outcome, decided now (its tools/call was recorded as `task_created`): audited and counted as a

@@ -61,14 +61,6 @@ function refuseForeignResultType(result: unknown): void {
     throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result: resultType ${resultType} is no field of the 2025 revisions this upstream speaks`);
 }
 
-/** The credential secrets of a stand-in credential (obs/redact.ts credentialSecrets), worked out once per credential object. */
-const standIns = new WeakMap<Credential, readonly string[]>();
-function standInSecrets(credential: Credential): readonly string[] {
-  let secrets = standIns.get(credential);
-  if (!secrets) standIns.set(credential, (secrets = credentialSecrets(credential.headers)));
-  return secrets;
-}
-
 /**
  * Records the error code of each JSON-RPC error response as it arrives, in the forward's own scope:
  * the SDK client rebuilds a `-32002 { uri }` (2025-11-25 resource not found) as its ResourceNotFoundError,
@@ -371,12 +363,14 @@ export class UpstreamClient {
    */
   private secretsNotSentIn(params: Record<string, unknown>, credential: Credential | undefined): (() => readonly string[]) | undefined {
     const configured = this.configuredSecrets();
-    const standIn = credential?.granted && this.config.forwardCredentials ? standInSecrets(credential) : NO_SECRET_LIST;
-    if (configured.length === 0 && standIn.length === 0) return undefined;
+    // Worked out in the closure only: a credential object is new per request, and most calls need no masking (review: hot path).
+    const standingIn = credential?.granted !== undefined && this.callerScoped ? credential : undefined;
+    if (configured.length === 0 && standingIn === undefined) return undefined;
     let left: readonly string[] | undefined;
     return () => {
       if (left) return left;
       const sent = JSON.stringify(params) ?? '';
+      const standIn = standingIn ? credentialSecrets(standingIn.headers) : [];
       const all = standIn.length === 0 ? configured : [...new Set([...configured, ...standIn])].sort((a, b) => b.length - a.length);
       return (left = all.filter((secret) => !sent.includes(secret)));
     };
@@ -558,8 +552,14 @@ export class UpstreamClient {
                 : failure.message;
       throw new GatewayError(
         failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable',
-        // The upstream's own words (a stdio server's or a handshake's error) may quote a secret of its configuration (review).
-        `${withoutSecrets(message, this.configuredSecrets())} (connecting)`,
+        // The upstream's own words (a stdio server's or a handshake's error) may quote a secret of its configuration (review),
+        // or the credential the handshake carried: this error is handed to every caller until the next attempt (review).
+        `${withoutSecrets(
+          message,
+          onBehalfOf.credential && this.config.forwardCredentials
+            ? [...new Set([...this.configuredSecrets(), ...credentialSecrets(onBehalfOf.credential.headers)])].sort((a, b) => b.length - a.length)
+            : this.configuredSecrets(),
+        )} (connecting)`,
         { upstream: this.name },
       );
     } finally {

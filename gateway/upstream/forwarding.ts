@@ -8,6 +8,7 @@ import type { RequestView } from '../wire/requests.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
+import { ARGUMENT_ERRORS_META_KEY } from '../checks/input-check.ts';
 import type { UpstreamClient } from './client.ts';
 import { TASKS_EXTENSION, type ForwardMethod, type ForwardOptions, type UpstreamInfo } from './types.ts';
 import type { InputBridge, StreamWriter, UpstreamInputRequest } from './input-bridge.ts';
@@ -90,8 +91,7 @@ export async function forward(
   try {
     // Built field by field: spreads of conditional objects here took V8's slow property definition on every call.
     const options = forwardOptions(request, d.caller.onBehalfOf, tracked?.signal);
-    // Only a 2026-07-28 caller can answer input requests in band: a 2025-era caller is never handed one.
-    options.allowInputRequired = d.caller.era === 'modern' && INPUT_REQUIRED_METHODS.has(method);
+    options.allowInputRequired = INPUT_REQUIRED_METHODS.has(method);
     // SEP-2663: only a caller that declared the tasks extension may be handed a task (its capabilities went upstream).
     if (method === 'tools/call' && info.era === 'modern' && callerDeclaresTasks(request)) options.allowTaskResult = true;
     if (Object.keys(headers).length) options.headers = headers;
@@ -129,7 +129,7 @@ export async function forward(
       : undefined;
     try {
       const result = await send(relay ? { oninputrequest: relay.ask } : undefined, mrtr);
-      if (isInputRequired(result)) refuseUndeclaredInput(result, callerCapabilities(request), client.name);
+      if (isInputRequired(result)) refuseUndeclaredInput(result, d.caller.era === 'modern' ? callerCapabilities(request) : undefined);
       return relayedResult(result, d.caller.era);
     } finally {
       relay?.close('the call is over');
@@ -211,33 +211,40 @@ function bridgeSubject(upstream: string, method: ForwardMethod, params: Record<s
 }
 
 /** The 2026-07-28 caller's `clientCapabilities` from its request's envelope (`{}` when it declares none). */
-function callerCapabilities(request: Pick<RequestView, 'envelope'>): Record<string, unknown> {
+export function callerCapabilities(request: Pick<RequestView, 'envelope'>): Record<string, unknown> {
   return ((request.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] ?? {}) as Record<string, unknown>;
 }
 
 /**
- * A 2026-07-28 upstream's InputRequiredResult checked before the caller sees it: every input request is an
- * object naming a method a client answers (sampling/createMessage, elicitation/create, roots/list) that the
- * caller's clientCapabilities cover. The upstream was told those capabilities (forwardedMeta), so asking
- * beyond them is the upstream's fault, and relaying it would put a question (a password form, a sampling
- * prompt) before a caller that never offered to answer one (adversarial-upstream try-out; spec 2026-07-28
- * basic/patterns/mrtr: a server MUST NOT request input the client did not declare).
+ * A 2026-07-28 upstream's InputRequiredResult checked before the caller sees it: the caller speaks 2026-07-28
+ * (`capabilities` given; a 2025-era caller cannot answer in band), and every input request is an object naming
+ * a method a client answers (sampling/createMessage, elicitation/create, roots/list) that the caller's
+ * clientCapabilities cover. The upstream was told those capabilities (forwardedMeta), so asking beyond them is
+ * the upstream's fault, and relaying it put a question (a password form, a sampling prompt) before a caller
+ * that never offered to answer one (adversarial-upstream try-out; spec 2026-07-28 basic/patterns/mrtr).
+ * The refusal is marked `not_sent`: the upstream stopped to ask, and no retry will ever reach it, so a
+ * state-changing tool is told it could not be executed, not that it may have run (review).
  * @throws SdkError INVALID_RESULT naming the input request (an `upstream_error`).
  */
-function refuseUndeclaredInput(result: Record<string, unknown>, capabilities: Record<string, unknown>, upstream: string): void {
+export function refuseUndeclaredInput(result: Record<string, unknown>, capabilities: Record<string, unknown> | undefined): void {
+  const problem = undeclaredInput(result, capabilities);
+  if (problem) throw markDelivery(new SdkError(SdkErrorCode.InvalidResult, problem), 'not_sent');
+}
+
+/** What {@link refuseUndeclaredInput} refuses an InputRequiredResult for, or undefined. */
+function undeclaredInput(result: Record<string, unknown>, capabilities: Record<string, unknown> | undefined): string | undefined {
+  if (capabilities === undefined) return 'it asked for input in band (resultType input_required), which a 2025-era caller cannot give';
   const requests = result.inputRequests;
-  if (requests === undefined) return;
-  if (!isPlainObject(requests)) throw new SdkError(SdkErrorCode.InvalidResult, 'Invalid result: inputRequests is not an object');
+  if (requests === undefined) return undefined;
+  if (!isPlainObject(requests)) return 'Invalid result: inputRequests is not an object';
   for (const [key, asked] of Object.entries(requests)) {
+    const shown = JSON.stringify(key.slice(0, 64));
     const method = isPlainObject(asked) ? asked.method : undefined;
-    if (typeof method !== 'string' || !INPUT_METHODS.has(method))
-      throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result: inputRequests.${key} names no method a client answers`);
+    if (typeof method !== 'string' || !INPUT_METHODS.has(method)) return `Invalid result: inputRequests[${shown}] names no method a client answers`;
     if (!callerCan(capabilities, asked as unknown as UpstreamInputRequest))
-      throw new SdkError(
-        SdkErrorCode.InvalidResult,
-        `upstream ${upstream} asked the caller for ${method} (inputRequests.${key}), which the caller's clientCapabilities do not declare`,
-      );
+      return `it asked the caller for ${method} (inputRequests[${shown}]), which the caller's clientCapabilities do not declare`;
   }
+  return undefined;
 }
 
 /** Whether the caller's 2026-07-28 clientCapabilities cover one of the upstream's requests (spec 2026-07-28 client/*). */
@@ -316,18 +323,21 @@ function forwardOptions(request: RequestView, onBehalfOf: OnBehalfOf, signal?: C
  * the SDK does not strip what a handler returns).
  */
 export function relayedResult<T extends Record<string, unknown>>(result: T, era: 'modern' | 'legacy'): T {
-  const meta = result._meta as Record<string, unknown> | undefined;
+  const meta = isPlainObject(result._meta) ? result._meta : undefined;
   // The gateway's own keys are the gateway's to set: an upstream's `ai.cpz.gateway/error` or `outcome` would pass for
   // the gateway's verdict beside its serverInfo (adversarial-upstream try-out).
   const kept = meta
-    ? Object.entries(meta).filter(([key]) => (!key.startsWith(HOP_META_PREFIX) || RELAYED_META_KEYS.has(key)) && !key.startsWith(GATEWAY_META_PREFIX))
+    ? Object.entries(meta).filter(
+        ([key]) => (!key.startsWith(HOP_META_PREFIX) || RELAYED_META_KEYS.has(key)) && !key.startsWith(GATEWAY_META_PREFIX) && key !== ARGUMENT_ERRORS_META_KEY,
+      )
     : [];
   // Built without `delete`: deleting a property that is not the last one turns the object into a dictionary,
   // which every later step (the result schema, the encoding, JSON.stringify) then reads on a slow path.
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(result)) {
     if ((key === 'resultType' && value !== 'input_required' && value !== 'task') || (era === 'legacy' && CACHE_HINT_FIELDS.includes(key))) continue;
-    if (key === '_meta' && meta) {
+    // A `_meta` that is no object (null, a string) is dropped: every SDK client refuses the whole result for it.
+    if (key === '_meta') {
       if (kept.length) out._meta = Object.fromEntries(kept);
       continue;
     }

@@ -21,10 +21,14 @@ const CRAFTED = 'crafted';
  * listing {@link CRAFTED} (read-only), whose tools/call answer is `result()` as written; every other request
  * is the in-memory fake's.
  */
-async function craftedUpstream(era: 'modern' | 'legacy', result: () => Record<string, unknown>): Promise<{ url: string; close(): Promise<void> }> {
+async function craftedUpstream(
+  era: 'modern' | 'legacy',
+  result: () => Record<string, unknown>,
+  readOnlyHint: boolean,
+): Promise<{ url: string; close(): Promise<void> }> {
   const fake = inMemoryFakeUpstream({
     era,
-    tools: [{ definition: { name: CRAFTED, inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } } as Tool }],
+    tools: [{ definition: { name: CRAFTED, inputSchema: { type: 'object' }, annotations: { readOnlyHint } } as Tool }],
   });
   const server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -63,8 +67,8 @@ afterEach(async () => {
   upstream = undefined;
 });
 
-async function start(era: 'modern' | 'legacy', result: () => Record<string, unknown>): Promise<InProcessGateway> {
-  const crafted = await craftedUpstream(era, result);
+async function start(era: 'modern' | 'legacy', result: () => Record<string, unknown>, readOnlyHint = true): Promise<InProcessGateway> {
+  const crafted = await craftedUpstream(era, result, readOnlyHint);
   upstream = crafted;
   gateway = inProcessGateway({ upstreams: [{ name: 'evil', url: crafted.url, health: { intervalMs: 0 } }] });
   return gateway;
@@ -108,21 +112,29 @@ describe('input an upstream asks of callers in band', () => {
   });
 
   it("is refused from a 2026-07-28 upstream when the caller's clientCapabilities do not cover it, and relayed when they do", async () => {
-    const g = await start('modern', () => ({ resultType: 'input_required', inputRequests: { k1: SAMPLING, k2: PASSWORD_FORM }, requestState: 'evil-state' }));
+    // A state-changing tool: it stopped to ask, so it could not be executed (not "may have run": review).
+    const g = await start(
+      'modern',
+      () => ({ resultType: 'input_required', inputRequests: { k1: SAMPLING, k2: PASSWORD_FORM }, requestState: 'evil-state' }),
+      false,
+    );
     const refused = await call(g, 'modern', { elicitation: { form: {} } });
     expect(refused.result?.isError).toBe(true);
     expect(refused.result?.inputRequests).toBeUndefined();
-    expect(textOf(refused)).toMatch(/asked the caller for sampling\/createMessage \(inputRequests\.k1\), which the caller's clientCapabilities do not declare/);
+    expect(textOf(refused)).toMatch(
+      /^Tool "crafted" could not be executed: upstream evil: it asked the caller for sampling\/createMessage \(inputRequests\["k1"\]\), which the caller's clientCapabilities do not declare/,
+    );
     const relayed = await call(g, 'modern', { elicitation: { form: {} }, sampling: {} });
     expect(relayed.result?.resultType).toBe('input_required');
     expect(Object.keys(relayed.result?.inputRequests as object)).toEqual(['k1', 'k2']);
   });
 
   it('is never handed to a 2025-era caller, which cannot answer in band', async () => {
-    const g = await start('modern', () => ({ resultType: 'input_required', inputRequests: { k2: PASSWORD_FORM }, requestState: 'evil-state' }));
+    const g = await start('modern', () => ({ resultType: 'input_required', inputRequests: { k2: PASSWORD_FORM }, requestState: 'evil-state' }), false);
     const answer = await call(g, 'legacy');
     expect(answer.result?.isError).toBe(true);
     expect(answer.result?.inputRequests).toBeUndefined();
+    expect(textOf(answer)).toMatch(/^Tool "crafted" could not be executed: upstream evil: it asked for input in band/);
   });
 });
 
@@ -172,5 +184,43 @@ describe("the gateway's own _meta keys", () => {
     expect(meta['ai.cpz.gateway/error']).toBeUndefined();
     expect(meta['ai.cpz.gateway/outcome']).toBeUndefined();
     expect(meta['example.com/kept']).toBe(1);
+  });
+
+  it("drop an upstream's ai.cpz/argument-errors (the gateway's schema verdict) and a _meta that is no object (SDK clients refuse the result): review", async () => {
+    const g = await start('modern', () => ({
+      resultType: 'complete',
+      isError: true,
+      content: [{ type: 'text', text: 'no' }],
+      _meta: { 'ai.cpz/argument-errors': [{ path: '/x', message: 'fake' }] },
+    }));
+    expect((await call(g, 'modern')).result?._meta).not.toHaveProperty('ai.cpz/argument-errors');
+    await g.close();
+    await upstream?.close();
+    const nulled = await start('modern', () => ({ resultType: 'complete', content: [{ type: 'text', text: 'ok' }], _meta: null }));
+    expect((await call(nulled, 'modern')).result?._meta).toEqual({ 'io.modelcontextprotocol/serverInfo': expect.any(Object) });
+  });
+});
+
+describe('an upstream that fails its handshake quoting the credential it was sent', () => {
+  it('hands no caller that credential: the error stays for every caller until the next attempt (review)', async () => {
+    const server = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as JsonRpcMessage;
+      if (body.id === undefined) return void res.writeHead(202).end();
+      const message = `backend refused key ${String(req.headers['x-cpz-key'])} with secret ${String(req.headers['x-cpz-secret'])}`;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, error: { code: -32603, message } }));
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    upstream = { close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) };
+    gateway = inProcessGateway({
+      upstreams: [{ name: 'evil', url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`, health: { intervalMs: 0 } }],
+    });
+    const { headers, body } = rpc('modern', 1, 'tools/call', { name: 'anything', arguments: {} });
+    const text = await (await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers, body: JSON.stringify(body) }))).text();
+    expect(text).toContain('with secret [redacted] (connecting)');
+    expect(text).not.toContain('demo-secret-full');
+    expect(JSON.stringify(gateway.logs.records())).not.toContain('demo-secret-full');
   });
 });

@@ -212,7 +212,13 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
   let nextId = 1;
   const audit = new LogCapture();
   /** One 2026-07-28 request (envelope, Mcp-Method/Mcp-Name), declaring the tasks extension unless `declare` is false. */
-  const send = async (credential: Record<string, string>, method: string, params: Record<string, unknown>, declare = true): Promise<JsonRpcMessage> => {
+  const send = async (
+    credential: Record<string, string>,
+    method: string,
+    params: Record<string, unknown>,
+    declare = true,
+    capabilities: Record<string, unknown> = { elicitation: { form: {} } },
+  ): Promise<JsonRpcMessage> => {
     const name = params.name ?? params.taskId;
     const headers: Record<string, string> = {
       'content-type': 'application/json',
@@ -225,7 +231,7 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
     const _meta = {
       'io.modelcontextprotocol/protocolVersion': MODERN,
       'io.modelcontextprotocol/clientInfo': { name: 'tasks-test', version: '1.0.0' },
-      'io.modelcontextprotocol/clientCapabilities': declare ? { extensions: { [TASKS]: {} } } : {},
+      'io.modelcontextprotocol/clientCapabilities': declare ? { ...capabilities, extensions: { [TASKS]: {} } } : capabilities,
     };
     const messages = await messagesOf(await post(`${gateway.url}/mcp`, { jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta } }, headers));
     return messages.findLast((m) => 'result' in m || 'error' in m)!;
@@ -239,7 +245,7 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
     upstream = await startFakeUpstream({ tools: taskTools(), tasks: true });
     gateway = await gatewayOver(
       upstream.url,
-      { slow_compute: ['jobs:run'], confirm_job: ['jobs:run'], failing_job: ['jobs:run'], drifting_job: ['jobs:run'] },
+      { slow_compute: ['jobs:run'], confirm_job: ['jobs:run'], failing_job: ['jobs:run'], drifting_job: ['jobs:run'], malformed_job: ['jobs:run'] },
       audit,
     );
   });
@@ -306,6 +312,25 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
     });
     const done = await poll(READER, id, (s) => s === 'completed');
     expect(done.result?.result).toMatchObject({ content: [{ type: 'text', text: 'confirmed: true' }] });
+  });
+
+  it("refuses a task's input request the caller's capabilities do not cover, as a call's (review: tasks/get was a way around it)", async () => {
+    const created = await send(READER, 'tools/call', { name: 'confirm_job', arguments: {} }, true, {});
+    const id = created.result!.taskId as string;
+    const refused = await until(
+      () => send(READER, 'tasks/get', { taskId: id }, true, {}),
+      (m) => m.error !== undefined || String(m.result?.status) !== 'working',
+    );
+    expect(refused.result?.inputRequests).toBeUndefined();
+    expect(refused.error?.message).toMatch(/elicitation\/create .*which the caller's clientCapabilities do not declare/);
+  });
+
+  it("answers a completed task's result that is no CallToolResult as an upstream error, without the upstream's gateway _meta keys", async () => {
+    const created = await send(READER, 'tools/call', { name: 'malformed_job', arguments: {} });
+    const done = await poll(READER, created.result!.taskId as string, (s) => s === 'completed');
+    expect(done.result?.result).toMatchObject({ isError: true });
+    expect(JSON.stringify(done.result?.result)).toContain('/content is not an array');
+    expect(JSON.stringify(done.result?.result)).not.toContain('ai.cpz.gateway/outcome');
   });
 
   it('relays tasks/cancel as an empty ack, the task then cancelled', async () => {
