@@ -270,9 +270,9 @@ describe("external mode with a scopeMap: scopes_supported and the step-up challe
     const trade = await call('place_trade');
     expect(trade.status).toBe(403);
     expect(trade.headers.get('www-authenticate')).toBe(
-      `Bearer resource_metadata="${g.gatewayUrl}/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="mcp.trade mcp.all"`,
+      `Bearer resource_metadata="${g.gatewayUrl}/.well-known/oauth-protected-resource/mcp", error="insufficient_scope", scope="mcp.trade"`,
     );
-    expect((await errorOf(trade)).message).toBe('Forbidden: the access token lacks the scope this tool needs (one of: mcp.trade, mcp.all)');
+    expect((await errorOf(trade)).message).toBe('Forbidden: the access token lacks the scope this tool needs (one of: mcp.trade)');
     // No provider scope maps to orders:read: it stands for itself.
     const orders = await call('list_orders');
     expect(orders.status).toBe(403);

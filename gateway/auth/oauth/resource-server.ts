@@ -107,11 +107,34 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
   const grantedBy = new Map<string, string[]>();
   for (const [providerScope, scopes] of Object.entries(external.scopeMap))
     for (const scope of scopes) grantedBy.set(scope, [...(grantedBy.get(scope) ?? []), providerScope]);
-  const scopesToRequest = (scopes: readonly string[]) => [...new Set(scopes.flatMap((s) => grantedBy.get(s) ?? [s]))];
+  /**
+   * The provider's scope to ask for each gateway scope a tool needs: the narrowest key that grants it (the one
+   * mapping to the fewest scopes; a tie by name), else the scope itself. RFC 6750 §3 reads `scope` as what is
+   * needed, so naming every key that grants it had clients ask for the broadest too (review: `mcp.trade mcp.all`).
+   * Keys that are no RFC 6749 §3.3 scope-token (a group name with a space, from an array claim) are never named.
+   */
+  const scopesToRequest = (scopes: readonly string[]) => [
+    ...new Set(
+      scopes.map((s) => {
+        const keys = (grantedBy.get(s) ?? []).filter((key) => SCOPE_TOKEN.test(key));
+        if (keys.length === 0) return s;
+        return keys.reduce((best, key) => {
+          const [a, b] = [external.scopeMap[key]!.length, external.scopeMap[best]!.length];
+          return a < b || (a === b && key < best) ? key : best;
+        });
+      }),
+    ),
+  ];
   // With a scopeMap a client asks the provider for the provider's scope names (MCP authorization §Scope
-  // Selection Strategy reads scopes_supported): the map's keys, and each gateway scope no key maps to (it stands for itself).
+  // Selection Strategy reads scopes_supported): the map's keys that are scope-tokens and map to something, and
+  // each gateway scope no key maps to (it stands for itself).
   const scopesSupported = grantedBy.size
-    ? [...new Set([...Object.keys(external.scopeMap), ...gateway.oauth.scopes.filter((s) => !grantedBy.has(s))])]
+    ? [
+        ...new Set([
+          ...Object.keys(external.scopeMap).filter((key) => SCOPE_TOKEN.test(key) && external.scopeMap[key]!.length > 0),
+          ...gateway.oauth.scopes.filter((s) => !grantedBy.has(s)),
+        ]),
+      ]
     : [...gateway.oauth.scopes];
 
   return {
@@ -178,6 +201,9 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
     async close() {},
   };
 }
+
+/** RFC 6749 §3.3 scope-token: what a `scope` parameter or `scopes_supported` entry can hold. */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/;
 
 /** How long one read of the JWKS may take; a 503 for unreadable keys asks the client to retry after as long. */
 const KEYS_TIMEOUT_MS = 5000;
