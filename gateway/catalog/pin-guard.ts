@@ -441,70 +441,74 @@ export class PinGuard {
     // The loop's log lines are told together after it (one per outcome, with a count): no await inside it.
     const told: ToldLine[] = [];
     this.telling = told;
-    for (const t of tools) {
-      const serious = t.findings.filter((f) => f.rule !== 'invisible-characters');
-      const lintChanges = serious.map((f) => `lint ${f.rule} at ${f.path}: ${f.excerpt}`);
-      if (!this.usesStore) {
-        if (lint === 'warn' && serious.length) this.emit('lint_warned', upstream, t.name, lintChanges, t.digest);
-        judge(t, 'pinned');
-        continue;
-      }
-      const pin = known?.pins.get(t.name);
-      const pending = known?.pending.get(t.name);
-      const note = (kind: PendingChange['kind']) => {
-        if (pending?.digest !== t.digest) waiting.push([t.name, { digest: t.digest, definition: t.source, seenAt: now, kind }]);
-      };
-      if (!pin) {
-        if (!known || degraded) {
-          // Not knowing the pin, the change cannot be told from a first sight: hold it (mode hold) or serve it.
-          if (mode === 'hold') judge(t, 'held', { name: t.name, reason: 'unverified', changes: ['the pin store could not be read'], digest: t.digest });
-          else judge(t, 'pinned');
+    // Whatever the loop throws, what it collected is told, and lines after it are not collected into a dead array (review).
+    try {
+      for (const t of tools) {
+        const serious = t.findings.filter((f) => f.rule !== 'invisible-characters');
+        const lintChanges = serious.map((f) => `lint ${f.rule} at ${f.path}: ${f.excerpt}`);
+        if (!this.usesStore) {
+          if (lint === 'warn' && serious.length) this.emit('lint_warned', upstream, t.name, lintChanges, t.digest);
+          judge(t, 'pinned');
           continue;
         }
-        judge(t, 'held', { name: t.name, reason: 'new', changes: ['a tool the upstream did not list before'], digest: t.digest });
-        note('new');
-        this.emit('new_held', upstream, t.name, [], t.digest);
-        continue;
-      }
-      const unchanged = pin.digest === t.digest;
-      // A definition nobody approved yet: a first sight, or a change.
-      const unapproved = !unchanged || pin.by === 'first_sight';
-      if (lint === 'hold' && serious.length && unapproved) {
-        const serve =
-          !unchanged &&
-          acceptsCallsUnder(pin.definition, t.source) &&
-          this.findingsOf(pin.definition, upstream).every((f) => f.rule === 'invisible-characters');
-        const changes = unchanged ? lintChanges : [...describeChanges(pin.definition, t.source, policy.metaKey), ...lintChanges];
-        judge(t, 'held', { name: t.name, reason: 'lint', changes, digest: t.digest, ...(serve ? { serve: pin.definition } : {}) });
-        note('lint');
-        this.emit('lint_held', upstream, t.name, changes, t.digest, pin.digest);
-        continue;
-      }
-      const lintWarned = lint === 'warn' && serious.length > 0 && unapproved;
-      // Served with its findings unless the change itself is held: then the hold names them (one event, not a "served" one too).
-      if (lintWarned && (unchanged || mode !== 'hold')) this.emit('lint_warned', upstream, t.name, lintChanges, t.digest, pin.digest);
-      if (unchanged || mode === 'off') {
-        if (pending && unchanged) {
-          settled.push(t.name);
-          if (pending.kind === 'changed') this.emit('reverted', upstream, t.name, [], t.digest, pin.digest);
+        const pin = known?.pins.get(t.name);
+        const pending = known?.pending.get(t.name);
+        const note = (kind: PendingChange['kind']) => {
+          if (pending?.digest !== t.digest) waiting.push([t.name, { digest: t.digest, definition: t.source, seenAt: now, kind }]);
+        };
+        if (!pin) {
+          if (!known || degraded) {
+            // Not knowing the pin, the change cannot be told from a first sight: hold it (mode hold) or serve it.
+            if (mode === 'hold') judge(t, 'held', { name: t.name, reason: 'unverified', changes: ['the pin store could not be read'], digest: t.digest });
+            else judge(t, 'pinned');
+            continue;
+          }
+          judge(t, 'held', { name: t.name, reason: 'new', changes: ['a tool the upstream did not list before'], digest: t.digest });
+          note('new');
+          this.emit('new_held', upstream, t.name, [], t.digest);
+          continue;
         }
-        judge(t, 'pinned');
-        continue;
+        const unchanged = pin.digest === t.digest;
+        // A definition nobody approved yet: a first sight, or a change.
+        const unapproved = !unchanged || pin.by === 'first_sight';
+        if (lint === 'hold' && serious.length && unapproved) {
+          const serve =
+            !unchanged &&
+            acceptsCallsUnder(pin.definition, t.source) &&
+            this.findingsOf(pin.definition, upstream).every((f) => f.rule === 'invisible-characters');
+          const changes = unchanged ? lintChanges : [...describeChanges(pin.definition, t.source, policy.metaKey), ...lintChanges];
+          judge(t, 'held', { name: t.name, reason: 'lint', changes, digest: t.digest, ...(serve ? { serve: pin.definition } : {}) });
+          note('lint');
+          this.emit('lint_held', upstream, t.name, changes, t.digest, pin.digest);
+          continue;
+        }
+        const lintWarned = lint === 'warn' && serious.length > 0 && unapproved;
+        // Served with its findings unless the change itself is held: then the hold names them (one event, not a "served" one too).
+        if (lintWarned && (unchanged || mode !== 'hold')) this.emit('lint_warned', upstream, t.name, lintChanges, t.digest, pin.digest);
+        if (unchanged || mode === 'off') {
+          if (pending && unchanged) {
+            settled.push(t.name);
+            if (pending.kind === 'changed') this.emit('reverted', upstream, t.name, [], t.digest, pin.digest);
+          }
+          judge(t, 'pinned');
+          continue;
+        }
+        const changes = describeChanges(pin.definition, t.source, policy.metaKey);
+        note('changed');
+        if (mode === 'hold') {
+          const serve = acceptsCallsUnder(pin.definition, t.source) ? { serve: pin.definition } : {};
+          judge(t, 'held', { name: t.name, reason: 'changed', changes, digest: t.digest, ...serve });
+          // The hold's one event names the lint findings too (the review lists them apart from the changes).
+          this.emit('held', upstream, t.name, lintWarned ? [...changes, ...lintChanges] : changes, t.digest, pin.digest);
+        } else {
+          judge(t, 'warned', { name: t.name, reason: 'changed', changes, digest: t.digest });
+          this.emit('warned', upstream, t.name, changes, t.digest, pin.digest);
+        }
       }
-      const changes = describeChanges(pin.definition, t.source, policy.metaKey);
-      note('changed');
-      if (mode === 'hold') {
-        const serve = acceptsCallsUnder(pin.definition, t.source) ? { serve: pin.definition } : {};
-        judge(t, 'held', { name: t.name, reason: 'changed', changes, digest: t.digest, ...serve });
-        // The hold's one event names the lint findings too (the review lists them apart from the changes).
-        this.emit('held', upstream, t.name, lintWarned ? [...changes, ...lintChanges] : changes, t.digest, pin.digest);
-      } else {
-        judge(t, 'warned', { name: t.name, reason: 'changed', changes, digest: t.digest });
-        this.emit('warned', upstream, t.name, changes, t.digest, pin.digest);
-      }
+    } finally {
+      this.telling = undefined;
+      this.tellTogether(upstream, told);
     }
-    this.telling = undefined;
-    this.tellTogether(upstream, told);
     let written = !degraded;
     if (!degraded && (waiting.length || settled.length)) {
       try {
@@ -624,14 +628,17 @@ export class PinGuard {
   /**
    * The log lines of one catalogue's judgement: a tool's own line when it is the only one of its outcome, else one
    * line per outcome with the count and the first {@link TOLD_NAMES} names (an upstream that changed 3,000 tools
-   * made 3,000 lines: try-out). Each tool's change stays in the audit trail, on the console and in `pins list`.
+   * made 3,000 lines: try-out), except served changes (`warned`, `lint_warned`), told each. Each tool's change
+   * stays in the audit trail, on the console and in `pins list`.
    */
   private tellTogether(upstream: string, lines: readonly ToldLine[]): void {
     const byOutcome = new Map<DefinitionOutcome, ToldLine[]>();
     for (const line of lines) byOutcome.set(line.outcome, [...(byOutcome.get(line.outcome) ?? []), line]);
     for (const [outcome, same] of byOutcome) {
-      if (same.length === 1) {
-        this.tell(same[0]!);
+      // A served change is told tool by tool, whatever the count: it is the only record of it in a default setup (audit
+      // off), and a summary naming the first ten let an upstream hide the eleventh behind ten harmless ones (review).
+      if (same.length === 1 || outcome === 'warned' || outcome === 'lint_warned') {
+        for (const line of same) this.tell(line);
         continue;
       }
       const fields = { upstream, outcome, count: same.length, tools: same.slice(0, TOLD_NAMES).map((l) => l.name) };
@@ -642,8 +649,7 @@ export class PinGuard {
           { ...fields, review: `pins list, then pins diff ${upstream}/<tool> and pins approve ${upstream}/<tool> --digest <digest>` },
           `${same.length} tool definitions held until an operator approves them (console: Definition changes; CLI: pins list, pins diff, pins approve)`,
         );
-      else if (outcome === 'lint_warned') log.warn(fields, `${same.length} tool definitions have description lint findings; served (pinning.lint: warn)`);
-      else log.warn(fields, `${same.length} tool definitions changed; served (pinning.mode: warn)`);
+      else log.info(fields, `${same.length} tool definition outcomes (${outcome})`);
     }
   }
 

@@ -75,3 +75,17 @@ describe('an upstream whose 30 tools all change, held for approval', () => {
     expect(g.runtime.state.pins.held()).toHaveLength(30);
   });
 });
+
+describe('an upstream whose 12 tools all change, served (pinning.mode: warn)', () => {
+  it('tells each served change on a line of its own: a summary naming ten let the eleventh go unnamed (review)', async () => {
+    const names = Array.from({ length: 12 }, (_, i) => `tool_${String(i).padStart(2, '0')}`);
+    const g = await start({ tools: names.map((n) => tool(n)) }, { pinning: { mode: 'warn' } });
+    expect(await listedDescriptions(g)).toHaveLength(12);
+    g.fake!.setTools(names.map((n) => tool(n, `Tool ${n}, changed.`)));
+    g.runtime.state.upstreams[0]!.catalog.invalidate('tools/list');
+    expect(await listedDescriptions(g)).toEqual(names.map((n) => `Tool ${n}, changed.`));
+    const warned = g.logs.records().filter((r) => r.outcome === 'warned');
+    expect(warned.map((r) => r.tool).sort()).toEqual(names);
+    expect(warned.every((r) => Array.isArray(r.changes) && (r.changes as unknown[]).length > 0)).toBe(true);
+  });
+});
