@@ -79,6 +79,9 @@ export interface Readiness {
  * when there is one (logged, counted as `stale_served`). A merged read of several upstreams may take an
  * expired entry at once while its refresh runs (`stale`, see {@link CatalogCache.entry}).
  */
+/** Per method, how many resources (or templates) {@link CatalogCache} remembers an upstream listed to anyone. */
+const EVER_LISTED_LIMIT = 10_000;
+
 export class CatalogCache {
   private readonly entries: LRUCache<string, Entry>;
   private readonly inflight = new Map<string, Promise<Entry>>();
@@ -249,7 +252,30 @@ export class CatalogCache {
    */
   lastList(method: Exclude<ListMethod, 'tools/list'>, onBehalfOf: OnBehalfOf = {}): readonly unknown[] | undefined {
     const [shared, own] = [this.key(method, 'public'), this.key(method, partitionOf(onBehalfOf))];
-    return (this.entries.peek(shared) ?? this.entries.peek(own) ?? this.adopted(shared) ?? this.adopted(own))?.value as unknown[] | undefined;
+    const last = (this.entries.peek(shared) ?? this.entries.peek(own) ?? this.adopted(shared) ?? this.adopted(own))?.value as unknown[] | undefined;
+    // A caller with no copy of its own (another credential's private list, one the LRU let go): what the upstream
+    // listed to anyone, so its URIs stay its own while it is down (review: such a caller read another upstream's copy).
+    const ever = this.everListed.get(method);
+    return ever && ever.size > 0 ? [...(last ?? []), ...ever.values()] : last;
+  }
+
+  /**
+   * Every resource and resource template this upstream has listed to anyone since the process started, by `uri` /
+   * `uriTemplate`, at most {@link EVER_LISTED_LIMIT} per method (the first met): routing's record of what is
+   * its own ({@link lastList}), kept apart from the LRU of lists and from partitions.
+   */
+  private readonly everListed = new Map<string, Map<string, unknown>>();
+
+  private noteListed(method: ListMethod, items: unknown): void {
+    if ((method !== 'resources/list' && method !== 'resources/templates/list') || !Array.isArray(items)) return;
+    let ever = this.everListed.get(method);
+    if (!ever) this.everListed.set(method, (ever = new Map()));
+    for (const item of items) {
+      const id = (item as { uri?: unknown; uriTemplate?: unknown } | null)?.[method === 'resources/list' ? 'uri' : 'uriTemplate'];
+      if (typeof id !== 'string' || ever.has(id)) continue;
+      if (ever.size >= EVER_LISTED_LIMIT) break;
+      ever.set(id, item);
+    }
   }
 
   /**
@@ -423,6 +449,7 @@ export class CatalogCache {
     const entry = this.toEntry(method, raw, partition, building);
     // Kept past expiry on purpose: an expired entry is what a failed refresh serves (stale-if-error).
     this.entries.set(this.key(method, partition), entry);
+    this.noteListed(method, entry.value);
     // A refresh that found another list is a change the upstream did not announce (it sent no list_changed, or
     // cannot): subscribed callers are told as for one it did (a try-out's listener heard nothing for a new tool).
     // Found by the shared list or the keep-warm's own (no credential): a credential's private list is that caller's,

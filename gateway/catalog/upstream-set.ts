@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Prompt, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { CachedList, CatalogCache, Readiness, ServedCatalog } from './catalog-cache.ts';
@@ -69,10 +68,10 @@ export class UpstreamSet {
   private readonly notedCatalogs = new WeakSet<Catalog>();
   /** The shadowed name lists already logged (once each for this set's life: a catalogue is rebuilt per refresh and partition). */
   private readonly shadowWarned = new Set<string>();
-  /** The sets of resource URIs several upstreams list already logged (digests; the oldest forgotten past 64). */
   /** The duplicated tool names of merged catalogues already warned about (`upstream: name`, each once). */
   private readonly untoldDuplicates = untold();
-  private readonly sharedUrisWarned = new LRUCache<string, true>({ max: 64 });
+  /** The resource URIs several upstreams list already logged (with those upstreams), each once. */
+  private readonly untoldSharedUris = untold();
   /** The resource lists {@link noteSharedUris} last looked at (the cached arrays, config order). */
   private lastUriCheck?: readonly (readonly unknown[])[];
   private live?: { aliases: ReadonlyMap<string, UpstreamName>; until: number };
@@ -322,8 +321,8 @@ export class UpstreamSet {
   }
 
   /**
-   * Warns once per set of resource URIs that several upstreams list (not per refresh, nor per request: a
-   * list's items are the cached array while it lasts, and a set already told is not told again): a read of
+   * Warns once per resource URI that several upstreams list (not per refresh, nor per request: a list's items
+   * are the cached array while it lasts, and a URI already told is not told again): a read of
    * one goes to the first upstream listing it, and stays with it while it is down (try-out: the URI was
    * listed twice without a word, and another server's copy was read once its owner went down).
    */
@@ -333,12 +332,13 @@ export class UpstreamSet {
     this.lastUriCheck = parts.map((p) => p.items);
     const shared = sharedUris(parts.map((p) => ({ upstream: p.upstream, resources: p.items as { uri?: unknown }[] })));
     if (shared.length === 0) return;
-    const key = createHash('sha256').update(JSON.stringify(shared)).digest('base64url');
-    if (this.sharedUrisWarned.has(key)) return;
-    this.sharedUrisWarned.set(key, true);
+    // Once per URI (review: once per set let an upstream that changes which URIs it copies force a line per list).
+    const untoldUris = new Set(this.untoldSharedUris(shared.map(({ uri, upstreams }) => `${upstreams.join(' ')}\u0000${uri}`)));
+    const fresh = shared.filter(({ uri, upstreams }) => untoldUris.has(`${upstreams.join(' ')}\u0000${uri}`));
+    if (fresh.length === 0) return;
     this.log.warn(
-      { count: shared.length, shared: shared.slice(0, 5).map(({ uri, upstreams }) => ({ uri: uri.slice(0, 200), upstreams })) },
-      `${shared.length} resource URI${shared.length === 1 ? ' is' : 's are'} listed by more than one upstream: a read goes to the first of them in config order (of those the caller may use), and fails while that one is down`,
+      { count: fresh.length, shared: fresh.slice(0, 5).map(({ uri, upstreams }) => ({ uri: uri.slice(0, 200), upstreams })) },
+      `${fresh.length} resource URI${fresh.length === 1 ? ' is' : 's are'} listed by more than one upstream: a read goes to the first of them in config order (of those the caller may use), and fails while that one is down`,
     );
   }
 
@@ -445,7 +445,8 @@ export class UpstreamSet {
               // tools does; left out, another upstream listing or matching the URI answered with its own content (try-out).
               const last = () => (u.catalog.lastList(method, onBehalfOf) ?? []) as Record<string, unknown>[];
               if (u.client.health().state === 'down') return last();
-              if (!(await this.has(u, method, onBehalfOf))) return [];
+              // Not described for this caller (its describe failed): what it last listed, as when down (review).
+              if (!(await this.has(u, method, onBehalfOf))) return last();
               const listed = await this.untilLost(u, u.catalog.list(method, onBehalfOf, { stale: true })).catch(() => undefined);
               return listed ? (listed.items as Record<string, unknown>[]) : last();
             }),

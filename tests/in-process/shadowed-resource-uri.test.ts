@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { inMemoryFakeUpstream, inProcessGateway, type InProcessGateway, type ServedUpstream } from '../helpers/in-process.ts';
-import { FULL_KEY, messagesOf, post, rpc, type JsonRpcMessage } from '../helpers/raw-mcp.ts';
+import { DATA_KEY, FULL_KEY, messagesOf, post, rpc, type JsonRpcMessage } from '../helpers/raw-mcp.ts';
 import { waitFor } from '../helpers/wait.ts';
 
 /** An in-memory upstream that can be made to refuse connections, as a server that went away does. */
@@ -23,9 +23,14 @@ function switchable(upstream: ServedUpstream): ServedUpstream & { refuse(): void
   };
 }
 
-async function call(gateway: InProcessGateway<ServedUpstream>, method: string, params: Record<string, unknown> = {}): Promise<JsonRpcMessage> {
+async function call(
+  gateway: InProcessGateway<ServedUpstream>,
+  method: string,
+  params: Record<string, unknown> = {},
+  key: Record<string, string> = FULL_KEY,
+): Promise<JsonRpcMessage> {
   const { headers, body } = rpc('modern', 1, method, params);
-  return (await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, body, { ...headers, ...FULL_KEY })))[0]!;
+  return (await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, body, { ...headers, ...key })))[0]!;
 }
 
 const textOf = (message: JsonRpcMessage) => (message.result as { contents?: { text?: string }[] } | undefined)?.contents?.[0]?.text;
@@ -68,6 +73,10 @@ describe('a resource URI listed by two upstreams', () => {
       expect(read.error).toMatchObject({ code: -32603, data: { kind: 'upstream_unavailable' } });
       expect(JSON.stringify(read.error)).toContain('alpha');
     }
+    // A caller that never listed alpha's resources (lists are kept per credential): alpha's all the same (review).
+    const stranger = await call(g, 'resources/read', { uri: 'cfg://settings' }, DATA_KEY);
+    expect(textOf(stranger)).toBeUndefined();
+    expect(stranger.error).toMatchObject({ code: -32603, data: { kind: 'upstream_unavailable' } });
     // What only beta lists or matches is still beta's.
     expect(textOf(await call(g, 'resources/read', { uri: 'cfg://other' }))).toBe('beta other');
     expect(g.logs.records('listed by more than one upstream')).toHaveLength(1);
