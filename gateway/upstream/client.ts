@@ -370,10 +370,16 @@ export class UpstreamClient {
     return () => {
       if (left) return left;
       const sent = JSON.stringify(params) ?? '';
-      const standIn = standingIn ? credentialSecrets(standingIn.headers) : [];
-      const all = standIn.length === 0 ? configured : [...new Set([...configured, ...standIn])].sort((a, b) => b.length - a.length);
+      const all = standingIn ? this.secretsWith(standingIn.headers) : configured;
       return (left = all.filter((secret) => !sent.includes(secret)));
     };
+  }
+
+  /** This upstream's configured secrets and those of credential `headers` it was sent (obs/redact.ts credentialSecrets), longest first. */
+  private secretsWith(headers: Readonly<Record<string, string>>): readonly string[] {
+    const configured = this.configuredSecrets();
+    const carried = credentialSecrets(headers);
+    return carried.length === 0 ? configured : [...new Set([...configured, ...carried])].sort((a, b) => b.length - a.length);
   }
 
   /** The secret values of this upstream's settings (obs/redact.ts configuredSecrets), worked out once per settings. */
@@ -556,9 +562,7 @@ export class UpstreamClient {
         // or the credential the handshake carried: this error is handed to every caller until the next attempt (review).
         `${withoutSecrets(
           message,
-          onBehalfOf.credential && this.config.forwardCredentials
-            ? [...new Set([...this.configuredSecrets(), ...credentialSecrets(onBehalfOf.credential.headers)])].sort((a, b) => b.length - a.length)
-            : this.configuredSecrets(),
+          onBehalfOf.credential && this.config.forwardCredentials ? this.secretsWith(onBehalfOf.credential.headers) : this.configuredSecrets(),
         )} (connecting)`,
         { upstream: this.name },
       );
