@@ -51,6 +51,21 @@ export function sharedUris(listings: readonly Pick<ResourceListing, 'upstream' |
 }
 
 /**
+ * `items` (a merged resources/list, upstreams in config order) with each URI's first entry only: the one a read of
+ * it reaches ({@link resourceOwner}). Items without a string `uri` pass as they are. Pure.
+ */
+export function firstPerUri<T extends { item: unknown }>(items: readonly T[]): T[] {
+  const seen = new Set<string>();
+  return items.filter(({ item }) => {
+    const uri = (item as { uri?: unknown } | null)?.uri;
+    if (typeof uri !== 'string') return true;
+    if (seen.has(uri)) return false;
+    seen.add(uri);
+    return true;
+  });
+}
+
+/**
  * `{var}` matches one path segment; `{+var}`, `{#var}` and other operators match anything. Run on RE2
  * (re2js), in time linear in the URI: the template is an upstream's, and on V8's backtracking engine
  * `x://{a}{b}{c}{d}{e}{f}/z` against a long URI held the event loop (review).

@@ -7,7 +7,7 @@ import { GatewayError } from '../errors.ts';
 import { exposedNames, namingHint, namingOptions, type NamingOptions, type UpstreamName } from './naming.ts';
 import { untold, type Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
-import { resourceOwner, sharedUris } from './resource-routing.ts';
+import { firstPerUri, resourceOwner, sharedUris } from './resource-routing.ts';
 import { mergeExtensions, uiResourceOwners, uiResourceUri } from './extensions.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
@@ -338,7 +338,7 @@ export class UpstreamSet {
     if (fresh.length === 0) return;
     this.log.warn(
       { count: fresh.length, shared: fresh.slice(0, 5).map(({ uri, upstreams }) => ({ uri: uri.slice(0, 200), upstreams })) },
-      `${fresh.length} resource URI${fresh.length === 1 ? ' is' : 's are'} listed by more than one upstream: a read goes to the first of them in config order (of those the caller may use), and fails while that one is down`,
+      `${fresh.length} resource URI${fresh.length === 1 ? ' is' : 's are'} listed by more than one upstream: resources/list shows and a read reaches the first of them in config order (of those the caller may use), which fails while that one is down`,
     );
   }
 
@@ -360,6 +360,9 @@ export class UpstreamSet {
     const present = parts.filter((p): p is { upstream: UpstreamRuntime; value: CachedList } => p.value !== undefined);
     if (method === 'resources/list') this.noteSharedUris(present.map((p) => ({ upstream: p.upstream.client.name, items: p.value.items })));
     let items = present.flatMap(({ upstream, value }) => value.items.map((item) => ({ upstream: upstream.client.name, item })));
+    // A URI several upstreams list is read from the first of them (config order): list that one's entry only, as a
+    // client keys resources by URI (try-out: the same URI twice, with two descriptions, one of them never readable).
+    if (method === 'resources/list') items = firstPerUri(items);
     if (method === 'prompts/list') {
       const names = exposedNames(
         items.map(({ upstream, item }) => ({ upstream, name: String((item as Prompt).name) })),

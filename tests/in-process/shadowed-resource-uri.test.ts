@@ -1,8 +1,8 @@
 /**
  * A resource URI two upstreams list belongs to the first of them in config order, and stays its own while
  * it is down: a read answers upstream_unavailable (-32603) as a call of its tools does, never the other
- * upstream's copy, even when that one also lists a template matching the URI. The overlap is logged once,
- * not per request or refresh (adversarial-upstream try-out: the URI was listed twice without a word, and
+ * upstream's copy, even when that one also lists a template matching the URI; resources/list shows the URI once,
+ * as that first upstream lists it. The overlap is logged once, not per request or refresh (adversarial-upstream try-out: the URI was listed twice without a word, and
  * once `alpha` was down, `beta` answered for it). In process, 2026-07-28, through the real handler.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -43,10 +43,10 @@ afterEach(async () => {
 
 describe('a resource URI listed by two upstreams', () => {
   it("is read from the first, answers upstream_unavailable while that one is down (never the other's copy), and is logged once", async () => {
-    const alpha = switchable(inMemoryFakeUpstream({ tools: [], resources: { 'cfg://settings': 'alpha settings' } }));
+    const alpha = switchable(inMemoryFakeUpstream({ tools: [], resources: { 'cfg://settings': { text: 'alpha settings', name: 'alpha-settings' } } }));
     const beta = inMemoryFakeUpstream({
       tools: [],
-      resources: { 'cfg://settings': 'beta settings', 'cfg://other': 'beta other' },
+      resources: { 'cfg://settings': { text: 'beta settings', name: 'beta-settings' }, 'cfg://other': 'beta other' },
       resourceTemplates: ['cfg://{x}'],
     });
     // alpha's probe finds it gone within 50 ms; its reconnection attempts back off far past this test.
@@ -56,8 +56,12 @@ describe('a resource URI listed by two upstreams', () => {
     );
     gateway = g;
     for (let i = 0; i < 3; i++) {
-      const listed = (await call(g, 'resources/list')).result as { resources: { uri: string }[] };
-      expect(listed.resources.map((r) => r.uri).sort()).toEqual(['cfg://other', 'cfg://settings', 'cfg://settings']);
+      // Listed once, as the upstream a read reaches lists it (a client keys resources by URI).
+      const listed = (await call(g, 'resources/list')).result as { resources: { uri: string; name: string }[] };
+      expect(listed.resources.map((r) => [r.uri, r.name])).toEqual([
+        ['cfg://settings', 'alpha-settings'],
+        ['cfg://other', 'cfg://other'],
+      ]);
     }
     const shared = g.logs.records('listed by more than one upstream');
     expect(shared).toHaveLength(1);
