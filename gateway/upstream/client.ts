@@ -496,27 +496,20 @@ export class UpstreamClient {
 
   /** One request on the SDK client (stdio, in-process transports, and anything the hop does not carry). */
   private async sdkRequest(client: Client, method: string, params: Record<string, unknown>, options: ForwardOptions): Promise<unknown> {
-    // The SDK client has no runtime for tasks (2.4): their methods, and a tools/call that may create one, go with a loose result schema.
-    // So does tools/list, as the hop hands it back: the catalogue checks each tool (catalog.ts), where one
-    // malformed definition in the SDK's schema failed the upstream's whole list.
-    if (method.startsWith('tasks/') || (method === 'tools/call' && params.task !== undefined) || method === 'tools/list')
-      return await client.request({ method, params }, ANY_RESULT, {
-        signal: abortSignalOf(options.signal),
-        onprogress: options.onprogress,
-        resetTimeoutOnProgress: options.onprogress !== undefined,
-        timeout: this.config.timeoutMs,
-      });
-    return await client.request(
-      { method: method as 'tools/call', params },
-      {
-        signal: abortSignalOf(options.signal),
-        onprogress: options.onprogress,
-        resetTimeoutOnProgress: options.onprogress !== undefined,
-        timeout: this.config.timeoutMs,
-        ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
-        ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
-      },
-    );
+    const sent = {
+      signal: abortSignalOf(options.signal),
+      onprogress: options.onprogress,
+      resetTimeoutOnProgress: options.onprogress !== undefined,
+      timeout: this.config.timeoutMs,
+      ...(options.allowInputRequired ? { allowInputRequired: true } : {}),
+      ...(options.headers && this.transport === 'http' ? { headers: options.headers } : {}),
+    };
+    // The SDK client has no runtime for tasks (2.4): their methods go with a loose result schema. So do tools/list,
+    // as the hop hands it back (the catalogue checks each tool, catalog.ts, where one malformed definition in the SDK's
+    // schema failed the upstream's whole list), and tools/call, whose result {@link send} checks as it checks the hop's
+    // (callToolResultProblems: a JSON Pointer per problem, where the SDK's parse answered a page of Zod issues).
+    if (method.startsWith('tasks/') || method === 'tools/call' || method === 'tools/list') return await client.request({ method, params }, ANY_RESULT, sent);
+    return await client.request({ method: method as 'resources/read', params }, sent);
   }
 
   /**

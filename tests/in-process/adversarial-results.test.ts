@@ -13,6 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inMemoryFakeUpstream, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { messagesOf, rpc, type JsonRpcMessage } from '../helpers/raw-mcp.ts';
+import { rawStdioServerArgs } from '../fixtures/raw-stdio-server.ts';
 
 const CRAFTED = 'crafted';
 
@@ -155,6 +156,35 @@ describe('a tools/call result that is no CallToolResult', () => {
       await upstream?.close();
       gateway = undefined;
       upstream = undefined;
+    }
+  });
+
+  it('from a stdio upstream (the SDK client, not the hop) fails the same way, naming the path: not a page of Zod issues', async () => {
+    // Overrides merge by index: the first upstream stays an HTTP one.
+    const honest = await craftedUpstream('modern', () => ({ resultType: 'complete', content: [] }), true);
+    upstream = honest;
+    const g = inProcessGateway({
+      anonymous: true,
+      upstreams: [
+        { name: 'honest', url: honest.url, health: { intervalMs: 0 }, forwardCredentials: false },
+        {
+          name: 'raw',
+          command: process.execPath,
+          args: rawStdioServerArgs([{ name: CRAFTED, inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } }], {
+            callResult: { content: [{ type: 'text' }, { type: 'weird' }], isError: 'yes' },
+          }),
+          health: { intervalMs: 0 },
+        },
+      ],
+    });
+    gateway = g;
+    for (const era of ['modern', 'legacy'] as const) {
+      const { headers, body } = rpc(era, 7, 'tools/call', { name: `raw__${CRAFTED}`, arguments: {} });
+      const answer = (await messagesOf(await g.fetch(new Request(g.mcpUrl, { method: 'POST', headers, body: JSON.stringify(body) }))))[0]!;
+      expect(answer.result?.isError, era).toBe(true);
+      const text = textOf(answer);
+      expect(text, era).toContain('/isError is not a boolean; /content/0/text is not a string; /content/1/type is no content block type');
+      expect(text, era).not.toContain('invalid_union');
     }
   });
 
