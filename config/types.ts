@@ -304,7 +304,10 @@ export interface OAuthConfig {
     scopeClaim: string;
     /** IdP scope -> platform scopes; an IdP scope not listed maps to itself. */
     scopeMap: Record<string, string[]>;
+    /** Tolerance on `exp`, `nbf` and `iat`, s. */
     clockSkewSeconds: number;
+    /** How long after its `iat` a token is accepted, whatever its `exp`, s (a leaked long-lived token is not good for longer). */
+    maxTokenAgeSeconds: number;
     /** Answer a call of a tool the token's scopes do not reach with 403 insufficient_scope (reveals the tool exists). */
     insufficientScope: boolean;
     /** Sent upstream instead of the caller's token (a service credential); `${VAR}` from the environment. */

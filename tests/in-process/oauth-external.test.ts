@@ -183,6 +183,72 @@ describe('external mode: the account of a token is its issuer + sub, not the for
   });
 });
 
+describe('external mode: iat is required and bounds how long a token is taken (RFC 9068 §2.2)', () => {
+  /** A token of alice's for `audience` with these `iat` and `exp` (epoch s; iat left out when undefined). */
+  function dated(audience: string, iat: number | undefined, exp: number): Promise<string> {
+    const jwt = new SignJWT({ scope: 'mcp.read', client_id: 'mcp-client' })
+      .setProtectedHeader({ alg: 'ES256', kid: KID, typ: 'at+jwt' })
+      .setIssuer(ISSUER)
+      .setAudience(audience)
+      .setSubject('alice')
+      .setExpirationTime(exp);
+    return (iat === undefined ? jwt : jwt.setIssuedAt(iat)).sign(signer);
+  }
+  /** The refusal of `bearer`: 401 with the usual challenge, its message, the token never echoed. */
+  async function refusal(g: InProcessGateway, bearer: string): Promise<string> {
+    const refused = await list(g, bearer);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${g.gatewayUrl}/.well-known/oauth-protected-resource/mcp", error="invalid_token"`,
+    );
+    const text = await refused.text();
+    for (const part of bearer.split('.')) expect(text).not.toContain(part);
+    return (JSON.parse(text) as { error: { message: string } }).error.message;
+  }
+  const now = () => Math.floor(Date.now() / 1000);
+
+  it('refuses a token without iat, or whose iat is further ahead than clockSkewSeconds (it was accepted)', async () => {
+    const g = await start();
+    const audience = `${g.gatewayUrl}/mcp`;
+    expect(await refusal(g, await dated(audience, undefined, now() + 300))).toBe(
+      'Unauthorized: The access token has no iat (issued-at), which RFC 9068 §2.2 requires of a JWT access token',
+    );
+    expect(await refusal(g, await dated(audience, now() + 120, now() + 600))).toBe(
+      "Unauthorized: The access token's iat (issued-at) is more than 30 s ahead of the gateway's clock (oauth.external.clockSkewSeconds)",
+    );
+    // Within the skew (the provider's clock a little ahead): taken.
+    expect((await list(g, await dated(audience, now() + 10, now() + 600))).status).toBe(200);
+  });
+
+  it('takes a token for maxTokenAgeSeconds after its iat, whatever its exp (one good for decades was accepted for decades)', async () => {
+    const g = await start({ oauth: { external: { maxTokenAgeSeconds: 3600 } } });
+    const audience = `${g.gatewayUrl}/mcp`;
+    const decades = now() + 30 * 365 * 86400;
+    // Fresh, it is taken (never refused for its exp alone: its client would fetch the same kind again) ...
+    expect((await list(g, await dated(audience, now() - 60, decades))).status).toBe(200);
+    // ... and its standing ends when the gateway stops taking it, not decades on.
+    const outcome = await bearerCredential(
+      g.runtime.state.oauth!,
+      { kind: 'bearer', headers: { authorization: `Bearer ${await dated(audience, now() - 60, decades)}` }, digest: 'unused' },
+      audience,
+      false,
+      g.runtime.state.digestKey,
+    );
+    expect(outcome.kind === 'credential' && outcome.credential.granted?.expiresAt).toBeLessThanOrEqual((now() + 3600) * 1000);
+    // Past the bound (and its clock skew), it is refused as a token to renew.
+    expect(await refusal(g, await dated(audience, now() - 3700, decades))).toBe(
+      'Unauthorized: The access token was issued more than 3600 s ago (oauth.external.maxTokenAgeSeconds), though its exp is later',
+    );
+  });
+
+  it('takes a 24 h token of Okta, Entra ID or Auth0 until its exp by default', async () => {
+    const g = await start();
+    const audience = `${g.gatewayUrl}/mcp`;
+    expect((await list(g, await dated(audience, now() - 86_300, now() + 100))).status).toBe(200);
+    expect(await refusal(g, await dated(audience, now() - 86_500, now() + 7 * 86400))).toMatch(/issued more than 86400 s ago/);
+  });
+});
+
 describe('external mode takes access tokens only: the JWT typ header (RFC 9068 §4)', () => {
   it('refuses an ID token or another JWT of the same identity provider (typ JWT, or none) by default, naming its typ and the setting', async () => {
     const g = await start();

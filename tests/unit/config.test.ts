@@ -77,6 +77,8 @@ describe('loadConfig', () => {
       issuer: 'https://idp.example',
       credentialHeaders: { 'x-cpz-key': 'svc' },
       clockSkewSeconds: 30,
+      // A day after its iat, whatever its exp: the longest Okta, Entra ID and Auth0's browser flows issue.
+      maxTokenAgeSeconds: 86400,
       insufficientScope: false,
       // RFC 9068 §4: access tokens only, unless the provider's are typ JWT.
       tokenTypes: ['at+jwt'],

@@ -4,13 +4,17 @@ import { loggableUrl, throttled, type Logger } from '../../obs/log.ts';
 import { canonicalResource } from './resource-url.ts';
 import { expiryOf, type BearerResolution, type OAuth } from './types.ts';
 
+type ExternalConfig = GatewayConfig['oauth']['external'];
+
 /**
  * Resource-server mode for an existing identity provider (Keycloak, Entra, Okta, Auth0, ...): JWT
  * access tokens (RFC 9068) are verified with `jose` against the issuer's JWKS (fetched on first use,
  * cached, refetched when a token names an unknown `kid`, so key rotation needs no restart): the
  * signature (asymmetric algorithms only), the `typ` header (`tokenTypes`, default `at+jwt`: RFC 9068 §4, so
  * an ID token of the same issuer is refused), `iss`, `aud` (default: the canonical URL of the endpoint the
- * token is presented to, MCP 2026-07-28 "Token Handling"), `exp`/`nbf` with `clockSkewSeconds`. The
+ * token is presented to, MCP 2026-07-28 "Token Handling"), `exp`/`nbf` with `clockSkewSeconds`, `iat` (required,
+ * RFC 9068 §2.2; not ahead of the clock by more than `clockSkewSeconds`, and a token is taken for at most
+ * `maxTokenAgeSeconds` after it, whatever its `exp`: with no revocation check here, that bounds a leaked token). The
  * scopes come from `scopeClaim` (space-delimited string or array), mapped through `scopeMap`; they
  * replace the scope endpoint lookup. With a `scopeMap`, the RFC 9728 `scopes_supported` and the step-up
  * challenge name the provider's scopes (its keys), which are what a client can ask the provider for. Upstream calls use `credentialHeaders` (a static service
@@ -152,10 +156,17 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
           audience: external.audience ?? canonicalResource(resourceUrl) ?? resourceUrl,
           algorithms,
           clockTolerance: external.clockSkewSeconds,
+          // jose's maxTokenAge requires iat (RFC 9068 §2.2), refuses one ahead of the clock by more than the
+          // tolerance, and one older than the bound: an exp decades ahead (a provider or client configured for
+          // "never expires") no longer makes a leaked token good for decades, and a token is never refused
+          // while fresh (a client that refreshes on 401 gets a fresh one; refusing by exp - iat would loop it).
+          maxTokenAge: external.maxTokenAgeSeconds,
           // sub: the token's account (RFC 9068 §2.2 requires it); many people may share one credentialHeaders key.
           requiredClaims: ['exp', 'sub'],
         }));
       } catch (error) {
+        const claimError = error instanceof joseErrors.JWTClaimValidationFailed || error instanceof joseErrors.JWTExpired ? error : undefined;
+        if (claimError?.claim === 'iat') return invalid(issuedAtRefusal(claimError, external));
         if (error instanceof joseErrors.JWTExpired) return invalid('The access token expired');
         if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'aud') return invalid('The access token was issued for another resource');
         if (error instanceof joseErrors.JWTClaimValidationFailed && error.claim === 'nbf') return invalid('The access token is not valid yet');
@@ -195,7 +206,8 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
         // Issuer and subject (OIDC Core §2: unique together), NUL-separated; the edge keys it (accountDigest) before anything counts it.
         account: `oauth\0${issuer}\0${sub}`,
         clientId: String(payload.client_id ?? payload.azp ?? ''),
-        ...expiryOf(payload.exp),
+        // What holds the token's standing (scopes, a private list, a listen stream) ends when it stops being taken here.
+        ...expiryOf(Math.min(payload.exp!, payload.iat! + external.maxTokenAgeSeconds)),
       };
     },
     async close() {},
@@ -226,6 +238,19 @@ function readError(error: unknown): string {
 function mediaType(typ: string): string {
   const lower = typ.toLowerCase();
   return lower === '' || lower.includes('/') ? lower : `application/${lower}`;
+}
+
+/**
+ * Why a token's `iat` (RFC 7519 §4.1.6) is refused, from jose's `maxTokenAge` check: absent (RFC 9068 §2.2
+ * requires it), not a NumericDate, ahead of the clock by more than `clockSkewSeconds`, or older than
+ * `maxTokenAgeSeconds`. Names the settings, never a claim's value.
+ */
+function issuedAtRefusal(error: InstanceType<typeof joseErrors.JWTExpired | typeof joseErrors.JWTClaimValidationFailed>, external: ExternalConfig): string {
+  if (error.reason === 'missing') return 'The access token has no iat (issued-at), which RFC 9068 §2.2 requires of a JWT access token';
+  if (error.reason === 'invalid') return "The access token's iat (issued-at) is not a number of seconds (RFC 7519 §2 NumericDate)";
+  if (error instanceof joseErrors.JWTExpired)
+    return `The access token was issued more than ${external.maxTokenAgeSeconds} s ago (oauth.external.maxTokenAgeSeconds), though its exp is later`;
+  return `The access token's iat (issued-at) is more than ${external.clockSkewSeconds} s ahead of the gateway's clock (oauth.external.clockSkewSeconds)`;
 }
 
 function invalid(description: string): BearerResolution {
