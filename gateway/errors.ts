@@ -25,6 +25,7 @@ export type ErrorKind =
   | 'forbidden_origin'
   | 'forbidden_host'
   | 'malformed_target'
+  | 'misdirected_request'
   | 'insufficient_scope'
   | 'payload_too_large'
   | 'not_found'
@@ -110,6 +111,10 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     // A Host header that is no host (RFC 9110 §7.2), or a request-target of no known form (RFC 9112 §3.2).
     case 'malformed_target':
       return { code: ERROR_CODE.serverError, httpStatus: 400, blame: 'client' };
+    // RFC 9110 §15.5.20: the gateway cannot tell whether the URL the request names is its own, so it takes no
+    // token for it (http/protected-resource.ts tokenAudience). Not 401: a client would fetch a token again, forever.
+    case 'misdirected_request':
+      return { code: ERROR_CODE.serverError, httpStatus: 421, blame: 'gateway' };
     // RFC 6750 §3.1 / MCP 2026-07-28 authorization "Runtime Insufficient Scope Errors" (oauth.external.insufficientScope).
     case 'insufficient_scope':
       return { code: ERROR_CODE.unauthorized, httpStatus: 403, blame: 'client' };

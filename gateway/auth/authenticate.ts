@@ -63,7 +63,13 @@ export type Authentication =
   /** `keyId`: with `wrong_secret`, the key id presented (a source knows it; for the audit line's account). */
   | { kind: 'invalid'; reason: 'missing' | 'refused'; cause: RefusalCause; description?: string; keyId?: string }
   /** The credential could not be checked now (an OAuth token's store is unreachable): 503 with Retry-After, never 401. */
-  | { kind: 'unavailable'; description: string; retryAfterSeconds?: number };
+  | { kind: 'unavailable'; description: string; retryAfterSeconds?: number }
+  /**
+   * An OAuth token presented where the gateway cannot tell whether the URL the request names is its own
+   * (`oauth.mode: external` without publicUrl, reached on another port than its Host names): 421, never 401,
+   * which would have the client fetch a new token that is refused again, forever.
+   */
+  | { kind: 'misdirected'; description: string };
 
 export interface AuthenticateOptions {
   /** Sent to the scope endpoint as X-Request-Id. */
@@ -85,7 +91,8 @@ export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers:
  * - no credential: anonymous (scopes `[]`) under `anonymous: true`, else invalid `missing`;
  * - a credential no source knows, or that one refuses (401/403 from the endpoint): invalid `refused`;
  * - an OAuth access token (`options.exchange`): the credential behind it, its grant narrowing the
- *   sources' scopes (an external IdP's token: its scopes alone); an invalid token: invalid `refused`;
+ *   sources' scopes (an external IdP's token: its scopes alone); an invalid token: invalid `refused`; one
+ *   presented where no audience can be told (http/protected-resource.ts `tokenAudience`): `misdirected`;
  * - a credential with no source configured at all: authenticated, `unchecked`; under `oauth.mode: external`
  *   (the identity provider is the source) one that is not its token: invalid `refused`;
  * - else authenticated with the scopes, or `unverified` when the lookup failed.
@@ -117,7 +124,7 @@ export class Authenticator {
     if (exchange && credential.headers.authorization) {
       const outcome = await exchange(credential);
       if (outcome.kind === 'invalid') return { kind: 'invalid', reason: 'refused', cause: 'invalid_token', description: outcome.description };
-      if (outcome.kind === 'unavailable') return outcome;
+      if (outcome.kind === 'unavailable' || outcome.kind === 'misdirected') return outcome;
       if (outcome.kind === 'credential') credential = outcome.credential;
     }
     // An external identity provider's token carries the scopes and the account (its issuer + sub) themselves: no source is asked.

@@ -9,7 +9,7 @@ import { PERSON_HEADERS, browserPage } from './browser-pages.ts';
 import { healthz, readyz } from './health.ts';
 import type { Surface } from '../ports.ts';
 import { mcpRoute } from './mcp-endpoint.ts';
-import { offersOAuth, servesOriginDocument, protectedResourceMetadata } from './protected-resource.ts';
+import { misdirectionWarning, offersOAuth, servesOriginDocument, protectedResourceMetadata, tokenAudience, type Misdirected } from './protected-resource.ts';
 import { pathPrefix } from '../auth/oauth/paths.ts';
 import { requestLog } from '../obs/request-context.ts';
 import { redactText } from '../obs/redact.ts';
@@ -34,8 +34,10 @@ export function createListener(
   inflight: { count: number },
   serve: ServeInProcess,
 ): { app: Koa; listener: RequestListener } {
-  const routes = new Map(mounts.map(({ surface, handler }) => [surface.path, mcpRoute(runtime, surface, handler)]));
-  const app = createApp(runtime, mounts, routes, inflight, serve);
+  // One warning for the MCP endpoints and their RFC 9728 documents: a misdirected client asks both.
+  const warnMisdirected = misdirectionWarning(runtime.log);
+  const routes = new Map(mounts.map(({ surface, handler }) => [surface.path, mcpRoute(runtime, surface, handler, warnMisdirected)]));
+  const app = createApp(runtime, mounts, routes, inflight, serve, warnMisdirected);
   const koa = app.callback();
   const account = requestAccounting(runtime.config, runtime.log, runtime.metrics, inflight);
   const refused = originRefusal(runtime.config);
@@ -75,6 +77,7 @@ function createApp(
   routes: ReadonlyMap<string, (ctx: Exchange) => Promise<void>>,
   inflight: { count: number },
   serve: ServeInProcess,
+  warnMisdirected: (misdirected: Misdirected) => void,
 ): Koa {
   const { config, log, metrics } = runtime;
   const app = new Koa();
@@ -96,8 +99,17 @@ function createApp(
   // for a proxy that sends host-root well-known requests to the gateway as they are.
   const prefix = pathPrefix(config.publicUrl);
   const resourcePaths = mounts.map((m) => m.surface.path);
+  // A document whose resource no token is taken for (tokenAudience: the Host names another port than the one
+  // reached, without publicUrl) is not served: a client would sign in for a token refused at the endpoint.
   for (const resourcePath of offersOAuth(config) ? [...(servesOriginDocument(config) ? [''] : []), ...resourcePaths] : []) {
-    const answer = (ctx: Koa.Context) => void (ctx.body = protectedResourceMetadata(config, ctx, resourcePath, runtime.oauth?.metadata));
+    const answer = (ctx: Koa.Context) => {
+      const audience = tokenAudience(config, ctx, resourcePath);
+      if (typeof audience !== 'string') {
+        warnMisdirected(audience);
+        return rejectAtEdge(ctx, 'misdirected_request', `Misdirected Request: ${audience.refused}`);
+      }
+      ctx.body = protectedResourceMetadata(config, ctx, resourcePath, runtime.oauth?.metadata);
+    };
     for (const path of new Set([resourcePath, `${prefix}${resourcePath}`])) router.get(`/.well-known/oauth-protected-resource${path}`, answer);
   }
   for (const { surface } of mounts) router.all(surface.path, routes.get(surface.path)!);

@@ -25,7 +25,7 @@ import { invalidParams } from '../mcp/invalid-params.ts';
 import { classifyPost, type PostDescription } from './classify.ts';
 import { withNegotiatedAnswers } from './negotiated-answer.ts';
 import type { CallTarget, Surface } from '../ports.ts';
-import { bearerChallenge, tokenAudience } from './protected-resource.ts';
+import { bearerChallenge, tokenAudience, type Misdirected } from './protected-resource.ts';
 import { bearerCredential } from '../auth/oauth/credential.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { Requester } from '../obs/outcomes.ts';
@@ -61,7 +61,9 @@ const ENVELOPE_CELLS: ReadonlySet<string> = new Set(['modern-header-without-clai
  * parsed body and the caller's AuthInfo, `ctx.respond = false`) answers it. In order:
  * 415 for a non-JSON Content-Type or one naming a charset other than UTF-8; authentication before any body is read (auth/authenticate.ts: 401
  * with the RFC 9728 challenge without a credential, or for one no source knows or the scope endpoint
- * refuses, on every method; 503 with Retry-After when the scope lookup failed and every upstream's
+ * refuses, on every method; 421 for an OAuth token presented where its audience cannot be told, the Host
+ * naming another port than the connection reached without publicUrl (protected-resource.ts `tokenAudience`;
+ * `warnMisdirected` tells the operator); 503 with Retry-After when the scope lookup failed and every upstream's
  * failure mode is `closed`); 413 over `limits.bodyBytes`, 415 for an unsupported Content-Encoding, and
  * 400/-32700 for a body that is not UTF-8, malformed JSON or an empty body; the body classified once (classify.ts) and refused on
  * what HTTP and the revision ladder decide: 400/-32600 for JSON that is no request (a scalar, `[]`, a
@@ -84,7 +86,12 @@ const ENVELOPE_CELLS: ReadonlySet<string> = new Set(['modern-header-without-clai
  * (mcp/admission.ts `reportRefusal`: the audit trail and the metrics subscribe), and so is every message
  * the SDK answers without dispatching it to a server instance (message-metrics.ts).
  */
-export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: McpHttpHandler): (ctx: Exchange) => Promise<void> {
+export function mcpRoute(
+  runtime: GatewayRuntime,
+  surface: Surface,
+  handler: McpHttpHandler,
+  warnMisdirected: (misdirected: Misdirected) => void,
+): (ctx: Exchange) => Promise<void> {
   const { config, log } = runtime;
   const node = toNodeHandler(withNegotiatedAnswers(handler), {
     maxRequestBodySize: config.limits.bodyBytes,
@@ -170,6 +177,11 @@ export function mcpRoute(runtime: GatewayRuntime, surface: Surface, handler: Mcp
       ctx.set('www-authenticate', bearerChallenge(config, ctx, surface.path, authentication.reason === 'refused' ? { error: 'invalid_token' } : {}));
       const who = authentication.keyId === undefined ? anonymous : { ...anonymous, account: authentication.keyId };
       return refused(who, 'unauthorized', message, 'unauthorized', authentication.cause);
+    }
+    if (authentication.kind === 'misdirected') {
+      const audience = tokenAudience(config, ctx, surface.path);
+      if (typeof audience !== 'string') warnMisdirected(audience);
+      return refused(anonymous, 'misdirected_request', `Misdirected Request: ${authentication.description}`, 'error', 'misdirected_request');
     }
     if (authentication.kind === 'unavailable') {
       ctx.set('retry-after', String(Math.max(1, Math.ceil(authentication.retryAfterSeconds ?? config.cache.operationTimeoutMs / 1000))));

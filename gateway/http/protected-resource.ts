@@ -1,5 +1,6 @@
 import type { GatewayConfig } from '../../config/types.ts';
 import type { OAuth } from '../auth/oauth/index.ts';
+import { throttled, type Logger } from '../obs/log.ts';
 import type { Exchange } from './exchange.ts';
 
 /** What these read of a request: its scheme and Host (a Koa Context or an Exchange). */
@@ -10,20 +11,26 @@ export function baseUrl(config: GatewayConfig, ctx: Context): string {
   return (config.publicUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
 }
 
+/** Why no token is taken on a request ({@link tokenAudience}): the port its Host names is not the one it reached. */
+export interface Misdirected {
+  refused: string;
+  /** The port the Host names (80 or 443 when it names none). */
+  named: number;
+  /** The socket's local port. */
+  reached: number;
+}
+
 /**
  * The URL a bearer token presented at `resourcePath` is checked for (its `aud`, MCP authorization §Token
- * Audience Binding): {@link baseUrl} + the path; or `{ refused }`, why no token is accepted on this request.
+ * Audience Binding): {@link baseUrl} + the path; or {@link Misdirected}, why no token is accepted on this request.
  * In `oauth.mode: external` with neither `publicUrl` nor `oauth.external.audience` that URL comes from the
  * Host header, whose hostname the edge checks (config/hosts.ts `checksHost`) but whose port it does not:
  * the port must then be the one the connection reached (the socket's local port; a request served in
  * process has none, and keeps the Host's), else a token minted for another local resource
  * (`http://127.0.0.1:5499/mcp`) would be taken on any other port by a caller sending `Host: 127.0.0.1:5499`.
+ * The MCP endpoints, their RFC 9728 documents and the console's lookup all read this one rule.
  */
-export function tokenAudience(
-  config: GatewayConfig,
-  ctx: Context & { req: { socket?: { localPort?: number } } },
-  resourcePath: string,
-): string | { refused: string } {
+export function tokenAudience(config: GatewayConfig, ctx: Context & { req: { socket?: { localPort?: number } } }, resourcePath: string): string | Misdirected {
   const url = `${baseUrl(config, ctx)}${resourcePath}`;
   if (config.oauth.mode !== 'external' || config.publicUrl || config.oauth.external.audience) return url;
   const reached = ctx.req.socket?.localPort;
@@ -33,7 +40,25 @@ export function tokenAudience(
   if (port === reached) return url;
   return {
     refused: `The request's Host names port ${port}, but it reached the gateway on port ${reached}; without publicUrl the audience a token must name is the endpoint's URL on the port it was reached on (reached through a tunnel, port forward or proxy on another port? set publicUrl to the URL clients use)`,
+    named: port,
+    reached,
   };
+}
+
+/**
+ * The operator's side of a {@link Misdirected} answer (421, RFC 9110 §15.5.20): a warn line at most once a
+ * minute, naming the ports and the setting, because the client that gets the 421 may show its message to
+ * nobody. Ports only: the Host's name is one the edge allowed, and no token or header value is written.
+ */
+export function misdirectionWarning(log: Logger): (misdirected: Misdirected) => void {
+  const warn = throttled(60_000);
+  return ({ named, reached }) =>
+    warn((notLogged) =>
+      log.warn(
+        { hostPort: named, reachedPort: reached, ...(notLogged ? { notLogged } : {}) },
+        `requests reach the gateway on port ${reached} with a Host naming port ${named} (a tunnel, port forward or proxy?): without publicUrl, oauth.mode external takes no access token there and answers 421; set publicUrl to the URL clients use`,
+      ),
+    );
 }
 
 /** RFC 9728 §3.1: the metadata URL of a resource inserts the well-known path before the resource's path. */

@@ -347,24 +347,32 @@ describe("external mode with a scopeMap: scopes_supported and the step-up challe
   });
 });
 
-/** What a POST over a real socket answered: its status and JSON-RPC error message, if any. */
+/** What a request over a real socket answered: its status, JSON-RPC error message and challenge, if any, and its body. */
 interface Answer {
   status: number;
   message?: string;
+  challenge?: string;
+  text: string;
 }
 
-/** tools/list at /mcp over a socket to `port`, with `Host: <host>` (a caller chooses it) and `Authorization: Bearer <bearer>`. */
-async function listOver(port: number, host: string, bearer: string): Promise<Answer> {
+/** tools/list at /mcp over a socket to `port`, with `Host: <host>` (a caller chooses it) and `Authorization: Bearer <bearer>` (none when undefined). */
+async function listOver(port: number, host: string, bearer: string | undefined): Promise<Answer> {
   const { headers, body } = rpc('modern', 1, 'tools/list');
   delete headers['x-cpz-key'];
   delete headers['x-cpz-secret'];
-  const request = httpRequest({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { ...headers, host, authorization: `Bearer ${bearer}` } });
-  request.end(JSON.stringify(body));
+  return over(port, host, 'POST', '/mcp', { ...headers, ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }) }, JSON.stringify(body));
+}
+
+/** One request over a socket to `port` with `Host: <host>`. */
+async function over(port: number, host: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
+  const request = httpRequest({ host: '127.0.0.1', port, path, method, headers: { ...headers, host } });
+  request.end(body);
   const [response] = (await once(request, 'response')) as [IncomingMessage];
   let text = '';
   for await (const chunk of response) text += chunk;
   const message = text.startsWith('{') ? (JSON.parse(text) as { error?: { message: string } }).error?.message : undefined;
-  return { status: response.statusCode!, ...(message ? { message } : {}) };
+  const challenge = response.headers['www-authenticate'];
+  return { status: response.statusCode!, text, ...(message ? { message } : {}), ...(challenge ? { challenge } : {}) };
 }
 
 /** Serves `g`'s real listener on a loopback socket for `use(port)`, then closes it. */
@@ -387,15 +395,46 @@ describe('external mode without publicUrl: the audience is the endpoint on the p
       const other = port === 65535 ? port - 1 : port + 1;
       const foreign = await token('alice', `http://127.0.0.1:${other}/mcp`);
       const refused = await listOver(port, `127.0.0.1:${other}`, foreign);
-      expect(refused.status).toBe(401);
+      expect(refused.status).toBe(421);
       expect(refused.message).toBe(
-        `Unauthorized: The request's Host names port ${other}, but it reached the gateway on port ${port}; without publicUrl the audience a token must name is the endpoint's URL on the port it was reached on (reached through a tunnel, port forward or proxy on another port? set publicUrl to the URL clients use)`,
+        `Misdirected Request: The request's Host names port ${other}, but it reached the gateway on port ${port}; without publicUrl the audience a token must name is the endpoint's URL on the port it was reached on (reached through a tunnel, port forward or proxy on another port? set publicUrl to the URL clients use)`,
       );
       // Without a port, an http Host names port 80.
-      expect((await listOver(port, '127.0.0.1', await token('alice', 'http://127.0.0.1/mcp'))).status).toBe(401);
+      expect((await listOver(port, '127.0.0.1', await token('alice', 'http://127.0.0.1/mcp'))).status).toBe(421);
       // A token for this gateway, with a Host naming its port in either loopback spelling, is taken.
       expect((await listOver(port, `127.0.0.1:${port}`, await token('alice', `http://127.0.0.1:${port}/mcp`))).status).toBe(200);
       expect((await listOver(port, `localhost:${port}`, await token('alice', `http://localhost:${port}/mcp`))).status).toBe(200);
+    });
+  });
+
+  it('answers a client behind a tunnel 421, not a 401 that has it fetch a token again forever, and tells the operator once (publicUrl)', async () => {
+    const g = await start();
+    await overSocket(g, async (port) => {
+      // `docker run -p <public>:<port>`: the client uses the public port, and its token names it, as the provider was asked.
+      const published = port === 65535 ? port - 1 : port + 1;
+      const host = `127.0.0.1:${published}`;
+      const bearer = await token('alice', `http://${host}/mcp`);
+      const refused = await listOver(port, host, bearer);
+      // RFC 9110 §15.5.20: not the token's fault, so no invalid_token challenge (RFC 6750 §3.1) that would send the client to sign in again.
+      expect(refused.status).toBe(421);
+      expect(refused.challenge).toBeUndefined();
+      expect(refused.message).toMatch(/^Misdirected Request: .*set publicUrl to the URL clients use\)$/);
+      // Its RFC 9728 document would name a resource whose tokens are all refused (§3.3 binds it to this URL): not served.
+      const document = await over(port, host, 'GET', '/.well-known/oauth-protected-resource/mcp');
+      expect(document.status).toBe(421);
+      expect(document.message).toBe(refused.message);
+      expect(document.text).not.toContain('authorization_servers');
+      // Without a token the challenge is as ever: a key pair or anonymous caller is not refused for the port.
+      const bare = await listOver(port, host, undefined);
+      expect(bare.status).toBe(401);
+      expect(bare.challenge).toBe(`Bearer resource_metadata="http://${host}/.well-known/oauth-protected-resource/mcp"`);
+      await listOver(port, host, bearer);
+      // One warn line for all of these, naming the ports and the setting, never the token.
+      const warned = g.logs.records('set publicUrl');
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatchObject({ level: 40, hostPort: published, reachedPort: port });
+      for (const part of bearer.split('.')) expect(g.logs.text).not.toContain(part);
+      for (const answer of [refused, document]) for (const part of bearer.split('.')) expect(answer.text).not.toContain(part);
     });
   });
 

@@ -7,12 +7,14 @@ export type BearerOutcome =
   | { kind: 'credential'; credential: Credential }
   | { kind: 'invalid'; description: string }
   | { kind: 'unavailable'; description: string; retryAfterSeconds?: number }
+  /** The request names a URL the gateway cannot tell is its own (http/protected-resource.ts `tokenAudience`): no token is checked for it. */
+  | { kind: 'misdirected'; description: string }
   /** Not a token of this OAuth mode: a platform API token when `credentials.bearer` allows those. */
   | { kind: 'not_oauth' };
 
 /**
  * Turns a bearer credential into the credential the gateway works with: the token resolved by
- * {@link OAuth.resolveBearer} for `resourceUrl` (or refused with its `refused` description, when the request
+ * {@link OAuth.resolveBearer} for `resourceUrl` (or `misdirected` with its `refused` description, when the request
  * names no URL a token may be checked for: http/protected-resource.ts `tokenAudience`) becomes the wrapped platform credential (builtin) or
  * the static service credential (external), carrying the token's scopes, and the token itself is
  * dropped (MCP 2026-07-28 authorization: no token passthrough). Which tokens are OAuth tokens is told by
@@ -36,7 +38,7 @@ export async function bearerCredential(
   const parts = token.split('.').length;
   const ours = oauth.mode === 'builtin' ? parts === 5 : parts === 3;
   if (!ours) return platformBearer ? { kind: 'not_oauth' } : { kind: 'invalid', description: 'The access token is not valid here' };
-  if (typeof resourceUrl !== 'string') return { kind: 'invalid', description: resourceUrl.refused };
+  if (typeof resourceUrl !== 'string') return { kind: 'misdirected', description: resourceUrl.refused };
   const resolved = await oauth.resolveBearer(token, resourceUrl);
   if (resolved.kind !== 'ok') return resolved.kind === 'invalid' ? { kind: 'invalid', description: resolved.description } : resolved;
   const headers = { ...resolved.credentialHeaders };
