@@ -1,3 +1,5 @@
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { GatewayConfig } from '../../config/types.ts';
 import type { OAuth } from '../auth/oauth/index.ts';
 import { throttled, type Logger } from '../obs/log.ts';
@@ -11,13 +13,13 @@ export function baseUrl(config: GatewayConfig, ctx: Context): string {
   return (config.publicUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
 }
 
-/** Why no token is taken on a request ({@link tokenAudience}): the port its Host names is not the one it reached. */
+/** Why no token is taken on a request ({@link tokenAudience}): its Host names another port, or address, than it reached. */
 export interface Misdirected {
   refused: string;
-  /** The port the Host names (80 or 443 when it names none). */
-  named: number;
-  /** The socket's local port. */
-  reached: number;
+  /** What the Host names: its host and port (80 or 443 when it names none), `127.0.0.1:8080`. */
+  named: string;
+  /** What the connection reached: the socket's local address and port, `127.0.0.1:3000` (`port 3000` without an address). */
+  reached: string;
 }
 
 /**
@@ -28,35 +30,58 @@ export interface Misdirected {
  * the port must then be the one the connection reached (the socket's local port; a request served in
  * process has none, and keeps the Host's), else a token minted for another local resource
  * (`http://127.0.0.1:5499/mcp`) would be taken on any other port by a caller sending `Host: 127.0.0.1:5499`.
+ * On a loopback connection an IP-literal Host must also name the address reached: nothing between client and
+ * gateway translates addresses there, and the loopback Host check passes `127.0.0.1` and `[::1]` alike, so a
+ * token minted for another server on the same port of the other address (`http://[::1]:3000/mcp` beside a
+ * gateway on 127.0.0.1:3000) would be taken. Off loopback a NAT or port mapping (docker, a Service) may
+ * stand between, and a name (`localhost`) may resolve to either: both are left to the edge's name check.
  * The MCP endpoints, their RFC 9728 documents and the console's lookup all read this one rule.
  */
-export function tokenAudience(config: GatewayConfig, ctx: Context & { req: { socket?: { localPort?: number } } }, resourcePath: string): string | Misdirected {
+export function tokenAudience(
+  config: GatewayConfig,
+  ctx: Context & { req: { socket?: { localPort?: number; localAddress?: string } } },
+  resourcePath: string,
+): string | Misdirected {
   const url = `${baseUrl(config, ctx)}${resourcePath}`;
   if (config.oauth.mode !== 'external' || config.publicUrl || config.oauth.external.audience) return url;
   const reached = ctx.req.socket?.localPort;
   const named = URL.parse(url);
   if (reached === undefined || !named) return url;
   const port = named.port ? Number(named.port) : named.protocol === 'https:' ? 443 : 80;
-  if (port === reached) return url;
+  const localAddress = ctx.req.socket?.localAddress;
+  const local = localAddress !== undefined && ipaddr.isValid(localAddress) ? ipaddr.process(localAddress) : undefined;
+  const where = { named: `${named.hostname}:${port}`, reached: local ? `${written(local)}:${reached}` : `port ${reached}` };
+  if (port !== reached)
+    return {
+      refused: `The request's Host names port ${port}, but it reached the gateway on port ${reached}; without publicUrl the audience a token must name is the endpoint's URL on the port it was reached on (reached through a tunnel, port forward or proxy on another port? set publicUrl to the URL clients use)`,
+      ...where,
+    };
+  const literal = named.hostname.replace(/^\[(.*)\]$/, '$1');
+  if (local?.range() !== 'loopback' || !isIP(literal) || ipaddr.process(literal).toNormalizedString() === local.toNormalizedString()) return url;
   return {
-    refused: `The request's Host names port ${port}, but it reached the gateway on port ${reached}; without publicUrl the audience a token must name is the endpoint's URL on the port it was reached on (reached through a tunnel, port forward or proxy on another port? set publicUrl to the URL clients use)`,
-    named: port,
-    reached,
+    refused: `The request's Host names the address ${named.hostname}, but it reached the gateway at ${written(local)}; without publicUrl the audience a token must name is the endpoint's URL at the address it was reached at (reached through a tunnel, port forward or proxy? set publicUrl to the URL clients use)`,
+    ...where,
   };
+}
+
+/** An address as a URL's host writes it: IPv6 in brackets (`[::1]`), IPv4 (an IPv4-mapped one too) as a dotted quad. */
+function written(address: ipaddr.IPv4 | ipaddr.IPv6): string {
+  return address.kind() === 'ipv6' ? `[${address.toString()}]` : address.toString();
 }
 
 /**
  * The operator's side of a {@link Misdirected} answer (421, RFC 9110 §15.5.20): a warn line at most once a
- * minute, naming the ports and the setting, because the client that gets the 421 may show its message to
- * nobody. Ports only: the Host's name is one the edge allowed, and no token or header value is written.
+ * minute, naming where requests were sent and where they arrived, and the setting, because the client that
+ * gets the 421 may show its message to nobody. The Host's host is one the edge allowed (a checked name or
+ * an IP literal, never user information: request-target.ts `readHost`); no token or other header is written.
  */
 export function misdirectionWarning(log: Logger): (misdirected: Misdirected) => void {
   const warn = throttled(60_000);
   return ({ named, reached }) =>
     warn((notLogged) =>
       log.warn(
-        { hostPort: named, reachedPort: reached, ...(notLogged ? { notLogged } : {}) },
-        `requests reach the gateway on port ${reached} with a Host naming port ${named} (a tunnel, port forward or proxy?): without publicUrl, oauth.mode external takes no access token there and answers 421; set publicUrl to the URL clients use`,
+        { host: named, reached, ...(notLogged ? { notLogged } : {}) },
+        `requests reach the gateway at ${reached} with a Host naming ${named} (a tunnel, port forward or proxy?): without publicUrl, oauth.mode external takes no access token there and answers 421; set publicUrl to the URL clients use`,
       ),
     );
 }

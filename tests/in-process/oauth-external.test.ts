@@ -356,16 +356,32 @@ interface Answer {
 }
 
 /** tools/list at /mcp over a socket to `port`, with `Host: <host>` (a caller chooses it) and `Authorization: Bearer <bearer>` (none when undefined). */
-async function listOver(port: number, host: string, bearer: string | undefined): Promise<Answer> {
+async function listOver(port: number, host: string, bearer: string | undefined, address = '127.0.0.1'): Promise<Answer> {
   const { headers, body } = rpc('modern', 1, 'tools/list');
   delete headers['x-cpz-key'];
   delete headers['x-cpz-secret'];
-  return over(port, host, 'POST', '/mcp', { ...headers, ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }) }, JSON.stringify(body));
+  return over(
+    port,
+    host,
+    'POST',
+    '/mcp',
+    { ...headers, ...(bearer === undefined ? {} : { authorization: `Bearer ${bearer}` }) },
+    JSON.stringify(body),
+    address,
+  );
 }
 
-/** One request over a socket to `port` with `Host: <host>`. */
-async function over(port: number, host: string, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<Answer> {
-  const request = httpRequest({ host: '127.0.0.1', port, path, method, headers: { ...headers, host } });
+/** One request over a socket to `address`:`port` with `Host: <host>`. */
+async function over(
+  port: number,
+  host: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+  address = '127.0.0.1',
+): Promise<Answer> {
+  const request = httpRequest({ host: address, port, path, method, headers: { ...headers, host } });
   request.end(body);
   const [response] = (await once(request, 'response')) as [IncomingMessage];
   let text = '';
@@ -375,10 +391,10 @@ async function over(port: number, host: string, method: string, path: string, he
   return { status: response.statusCode!, text, ...(message ? { message } : {}), ...(challenge ? { challenge } : {}) };
 }
 
-/** Serves `g`'s real listener on a loopback socket for `use(port)`, then closes it. */
-async function overSocket<T>(g: InProcessGateway, use: (port: number) => Promise<T>): Promise<T> {
+/** Serves `g`'s real listener on a loopback socket (at `address`) for `use(port)`, then closes it. */
+async function overSocket<T>(g: InProcessGateway, use: (port: number) => Promise<T>, address = '127.0.0.1'): Promise<T> {
   const server = createServer(g.runtime.listener);
-  server.listen(0, '127.0.0.1');
+  server.listen(0, address);
   await once(server, 'listening');
   try {
     return await use((server.address() as AddressInfo).port);
@@ -432,10 +448,37 @@ describe('external mode without publicUrl: the audience is the endpoint on the p
       // One warn line for all of these, naming the ports and the setting, never the token.
       const warned = g.logs.records('set publicUrl');
       expect(warned).toHaveLength(1);
-      expect(warned[0]).toMatchObject({ level: 40, hostPort: published, reachedPort: port });
+      expect(warned[0]).toMatchObject({ level: 40, host, reached: `127.0.0.1:${port}` });
       for (const part of bearer.split('.')) expect(g.logs.text).not.toContain(part);
       for (const answer of [refused, document]) for (const part of bearer.split('.')) expect(answer.text).not.toContain(part);
     });
+  });
+
+  it('refuses a token for the other loopback address on the same port, named by an IP-literal Host (it was accepted: [::1] passed the loopback Host check)', async () => {
+    const g = await start();
+    // The gateway on 127.0.0.1:<port>; another local MCP server may hold [::1]:<port> and replay the tokens its clients sent it.
+    await overSocket(g, async (port) => {
+      const refused = await listOver(port, `[::1]:${port}`, await token('alice', `http://[::1]:${port}/mcp`));
+      expect(refused.status).toBe(421);
+      expect(refused.challenge).toBeUndefined();
+      expect(refused.message).toBe(
+        `Misdirected Request: The request's Host names the address [::1], but it reached the gateway at 127.0.0.1; without publicUrl the audience a token must name is the endpoint's URL at the address it was reached at (reached through a tunnel, port forward or proxy? set publicUrl to the URL clients use)`,
+      );
+      expect((await over(port, `[::1]:${port}`, 'GET', '/.well-known/oauth-protected-resource/mcp')).status).toBe(421);
+      // The address reached, and a name (which the edge checks), are taken as before.
+      expect((await listOver(port, `127.0.0.1:${port}`, await token('alice', `http://127.0.0.1:${port}/mcp`))).status).toBe(200);
+      expect((await listOver(port, `localhost:${port}`, await token('alice', `http://localhost:${port}/mcp`))).status).toBe(200);
+      expect(g.logs.records('set publicUrl')[0]).toMatchObject({ host: `[::1]:${port}`, reached: `127.0.0.1:${port}` });
+    });
+    // And the other way round: reached on [::1], a Host naming 127.0.0.1 is not this socket.
+    await overSocket(
+      g,
+      async (port) => {
+        expect((await listOver(port, `[::1]:${port}`, await token('alice', `http://[::1]:${port}/mcp`), '::1')).status).toBe(200);
+        expect((await listOver(port, `127.0.0.1:${port}`, await token('alice', `http://127.0.0.1:${port}/mcp`), '::1')).status).toBe(421);
+      },
+      '::1',
+    );
   });
 
   it('takes the port of publicUrl when it is set (a tunnel or proxy on another port)', async () => {
