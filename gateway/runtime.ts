@@ -403,7 +403,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
 
   const inflight = { count: 0 };
   // The console's credential lookup asks this app's own MCP endpoints, in process (no socket, no network).
-  const { app, listener } = createListener(state, mounts, inflight, (request) => serveInProcess(listener, request));
+  const { app, listener } = createListener(state, mounts, inflight, (request, reached) => serveInProcess(listener, request, reached));
   let closing: Promise<void> | undefined;
   return {
     state,
@@ -489,18 +489,26 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   }
 }
 
-/** What Koa reads of a socket (ctx.protocol, ctx.ip): an in-process request arrives as plain HTTP from loopback. */
+/**
+ * What Koa reads of a socket (ctx.protocol, ctx.ip): an in-process request arrives as plain HTTP from loopback.
+ * It has no local address or port, unless it is made for a request that had them (the console's lookup).
+ */
 const IN_PROCESS_SOCKET = Object.freeze({ encrypted: false, remoteAddress: '127.0.0.1', remotePort: 0 });
 
 /**
  * Drives a Node request listener with a web Request (fetch-to-node builds the req/res pair) and hands
  * back the web Response. A Node server emits `close` on the response once it is finished or the peer
  * went away; the gateway relies on it (access log, accounting, the SDK adapter's abort), so it is
- * emitted here on finish, on body cancel and on `request.signal` abort.
+ * emitted here on finish, on body cancel and on `request.signal` abort. `reached`: the socket's local address
+ * and port, for a request made on behalf of one that reached them (http/console/routes.ts `ServeInProcess`).
  */
-async function serveInProcess(listener: (req: IncomingMessage, res: ServerResponse) => void, request: Request): Promise<Response> {
+async function serveInProcess(
+  listener: (req: IncomingMessage, res: ServerResponse) => void,
+  request: Request,
+  reached?: { localPort?: number; localAddress?: string },
+): Promise<Response> {
   const { req, res } = toReqRes(request);
-  Object.defineProperty(req, 'socket', { value: IN_PROCESS_SOCKET });
+  Object.defineProperty(req, 'socket', { value: reached ? Object.freeze({ ...IN_PROCESS_SOCKET, ...reached }) : IN_PROCESS_SOCKET });
   // A web Request carries no Host header (fetch derives it from the URL on the wire): add it, as the wire would.
   if (req.headers.host === undefined) req.headers.host = new URL(request.url).host;
   // Nor a framing header for its body; body parsers (type-is hasBody) need one to read it at all.

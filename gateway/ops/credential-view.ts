@@ -6,7 +6,7 @@
  * The credential goes into the request headers of these requests only: it is not kept, returned or
  * put into an error message (an error names the surface and the HTTP status or JSON-RPC code).
  */
-import { Client, SdkHttpError, StreamableHTTPClientTransport, type FetchLike, type Tool } from '@modelcontextprotocol/client';
+import { Client, SdkError, SdkErrorCode, SdkHttpError, StreamableHTTPClientTransport, type FetchLike, type Tool } from '@modelcontextprotocol/client';
 import type { GatewayConfig } from '../../config/types.ts';
 
 /** One tool of a listing, reduced to what an operator reads. */
@@ -61,10 +61,13 @@ export async function credentialView(
 
 async function surfaceView(url: URL, headers: Readonly<Record<string, string>>, fetchImpl: FetchLike): Promise<SurfaceView> {
   // The v2 client's per-request headers drop `authorization`: the credential goes in through fetch.
-  const withCredential: FetchLike = (input, init) => {
+  let lastStatus: number | undefined;
+  const withCredential: FetchLike = async (input, init) => {
     const merged = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) merged.set(name, value);
-    return fetchImpl(input, { ...init, headers: merged });
+    const response = await fetchImpl(input, { ...init, headers: merged });
+    lastStatus = response.status;
+    return response;
   };
   const client = new Client({ name: 'mcp-catalog-gateway-console', version: '0.1.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
   try {
@@ -72,7 +75,7 @@ async function surfaceView(url: URL, headers: Readonly<Record<string, string>>, 
     const { tools } = await client.listTools();
     return { path: url.pathname, tools: tools.map(summary) };
   } catch (error) {
-    return { path: url.pathname, error: describeFailure(error, url) };
+    return { path: url.pathname, error: describeFailure(error, url, lastStatus) };
   } finally {
     await client.close().catch(() => undefined);
   }
@@ -87,11 +90,17 @@ function summary(tool: Tool): ToolSummary {
   };
 }
 
-/** The failure in a few words: the HTTP status or the JSON-RPC error the endpoint answered, or why `url` could not be reached. */
-function describeFailure(error: unknown, url: URL): string {
+/**
+ * The failure in a few words: the HTTP status or the JSON-RPC error the endpoint answered, or why `url` could
+ * not be reached. `lastStatus`: the status of the last answer, which a pinned client's negotiation failure
+ * leaves out (a 421 to its server/discover probe read as "did not offer pinned protocol version").
+ */
+function describeFailure(error: unknown, url: URL, lastStatus?: number): string {
   const network = networkCode(error);
   if (network) return `cannot reach ${url.href} (${network}): is a gateway running there?`;
   if (error instanceof SdkHttpError) return `HTTP ${error.status}${error.status === 401 ? ': the credential was refused' : ''}`;
+  if (error instanceof SdkError && error.code === SdkErrorCode.EraNegotiationFailed && lastStatus !== undefined && lastStatus >= 400)
+    return `HTTP ${lastStatus}`;
   const code = (error as { code?: unknown }).code;
   const message = (error as Error).message ?? String(error);
   return `${typeof code === 'number' ? `JSON-RPC ${code}: ` : ''}${message.slice(0, 300)}`;

@@ -481,6 +481,38 @@ describe('external mode without publicUrl: the audience is the endpoint on the p
     );
   });
 
+  it("the console's lookup holds a token to the same rule: refused where the MCP endpoint refuses it (it showed the token's tools)", async () => {
+    const admin = 'oauth-external-console-admin-0123456789';
+    const g = await start({ console: { adminToken: admin } });
+    /** The console's lookup of `bearer`, over the socket with `Host: <host>`: the page's text. */
+    const lookup = async (port: number, host: string, bearer: string) => {
+      const form = new URLSearchParams({ key: '', secret: '', bearer }).toString();
+      const headers = { authorization: `Bearer ${admin}`, 'content-type': 'application/x-www-form-urlencoded' };
+      const page = await over(port, host, 'POST', '/console/credential', headers, form);
+      expect(page.status).toBe(200);
+      for (const part of bearer.split('.')) expect(page.text).not.toContain(part);
+      return page.text.replaceAll('&#39;', "'");
+    };
+    await overSocket(g, async (port) => {
+      const published = port === 65535 ? port - 1 : port + 1;
+      for (const host of [`127.0.0.1:${published}`, `[::1]:${port}`]) {
+        const bearer = await token('alice', `http://${host}/mcp`);
+        expect((await listOver(port, host, bearer)).status, host).toBe(421);
+        const page = await lookup(port, host, bearer);
+        expect(page, host).toContain('Whose view:</strong> An OAuth access token that is not checked at the URL this page was reached at:');
+        expect(page, host).toContain('set publicUrl to the URL clients use');
+        // Each endpoint, asked as from where this page was reached, answers as it would the client.
+        expect(page.match(/<p class="error">HTTP 421<\/p>/g), host).toHaveLength(2);
+        expect(page, host).not.toContain('of account alice');
+        expect(page, host).not.toContain('<code>echo</code>');
+      }
+      // Where the endpoint takes it, so does the lookup.
+      const page = await lookup(port, `127.0.0.1:${port}`, await token('alice', `http://127.0.0.1:${port}/mcp`));
+      expect(page).toContain('An OAuth access token of account alice');
+      expect(page).toContain('<code>echo</code>');
+    });
+  });
+
   it('takes the port of publicUrl when it is set (a tunnel or proxy on another port)', async () => {
     const tunnel = 'http://127.0.0.1:5499';
     const g = await start({ publicUrl: tunnel });

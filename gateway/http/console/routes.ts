@@ -17,7 +17,7 @@ import { EmptyQueryError, matchedFields } from '../../../search/index.ts';
 import type { Catalog, CatalogTool } from '../../catalog/catalog.ts';
 import { credentialHeaders, credentialView, type SurfaceView } from '../../ops/credential-view.ts';
 import type { BearerResolution } from '../../auth/oauth/index.ts';
-import { baseUrl } from '../protected-resource.ts';
+import { baseUrl, tokenAudience } from '../protected-resource.ts';
 import { redactArgs, redactText, redactUrl } from '../../obs/redact.ts';
 import { resolveTool, type Resolved } from '../../policy/tool-resolution.ts';
 import { OPERATOR_ACCESS } from '../../policy/visibility.ts';
@@ -31,8 +31,12 @@ import { mountPins } from './pins.ts';
 import { mountOperatorPages } from './operator.ts';
 import { PERSON_HEADERS, refusalPage } from '../browser-pages.ts';
 
-/** Serves one request through this gateway's own app without a socket (runtime.fetch). */
-export type ServeInProcess = (request: Request) => Promise<Response>;
+/**
+ * Serves one request through this gateway's own app without a socket (runtime.fetch). `reached`: the local
+ * address and port it is to be taken as having reached, those of the request it is made for (the console's
+ * lookup), which the token audience rule reads (protected-resource.ts `tokenAudience`); none: it keeps its Host's.
+ */
+export type ServeInProcess = (request: Request, reached?: { localPort?: number; localAddress?: string }) => Promise<Response>;
 
 const CSP =
   "default-src 'none'; style-src 'self'; script-src 'self'; connect-src 'self'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
@@ -287,9 +291,11 @@ async function lookup(runtime: GatewayRuntime, serve: ServeInProcess, ctx: Conte
   if (!input.bearer?.trim() && !(input.key?.trim() && input.secret?.trim())) return { ...base, error: 'Enter a key and its secret, or a bearer token.' };
   const headers = credentialHeaders(runtime.config.credentials, input);
   const paths = runtime.config.compact.enabled ? ['/mcp', '/mcp/compact'] : ['/mcp'];
-  // In process: the request never leaves the gateway, and carries this request's Host (already accepted).
+  // In process: the request never leaves the gateway, and carries this request's Host (already accepted) and
+  // the address and port this one reached, so a token is held to the rule a client's request here would be.
   const origin = `${ctx.protocol}://${ctx.host}`;
-  const views = await credentialView(origin, paths, headers, (url, init) => serve(new Request(url, init)));
+  const reached = { localPort: ctx.req.socket.localPort, localAddress: ctx.req.socket.localAddress };
+  const views = await credentialView(origin, paths, headers, (url, init) => serve(new Request(url, init), reached));
   const { whose, audiences } = await identify(runtime, ctx, input, paths);
   return { ...base, whose, views: views.map((view) => ({ ...view, ...audienceHint(view, audiences, baseUrl(runtime.config, ctx)) })) };
 }
@@ -297,8 +303,9 @@ async function lookup(runtime: GatewayRuntime, serve: ServeInProcess, ctx: Conte
 /**
  * Whose view a lookup shows, in words that name no secret: a configured API key by its `name`; a key of
  * the scope endpoint by a masked id; an OAuth access token by its account and client, read with the
- * same resolver the MCP endpoints use (auth/oauth `resolveBearer`), once per endpoint, so an audience
- * mismatch is told apart from a refused token.
+ * same resolver the MCP endpoints use (auth/oauth `resolveBearer`), once per endpoint, for the audience
+ * they would check (protected-resource.ts `tokenAudience`), so an audience mismatch is told apart from a
+ * refused token, and a token is never shown as taken where this page's URL would have the endpoint refuse it.
  */
 async function identify(
   runtime: GatewayRuntime,
@@ -312,7 +319,15 @@ async function identify(
   if (token) {
     const oauth = runtime.oauth;
     if (oauth && token.split('.').length === (oauth.mode === 'builtin' ? 5 : 3)) {
-      for (const path of paths) audiences.set(path, await oauth.resolveBearer(token, `${baseUrl(runtime.config, ctx)}${path}`));
+      for (const path of paths) {
+        const audience = tokenAudience(runtime.config, ctx, path);
+        if (typeof audience !== 'string') {
+          // No endpoint checks a token at this URL (421): the reason is the page's, not the token's.
+          for (const each of paths) audiences.set(each, { kind: 'invalid', error: 'invalid_token', description: audience.refused });
+          return { whose: `An OAuth access token that is not checked at the URL this page was reached at: ${audience.refused}.`, audiences };
+        }
+        audiences.set(path, await oauth.resolveBearer(token, audience));
+      }
       const ok = [...audiences.values()].find((r) => r.kind === 'ok');
       if (ok?.kind === 'ok')
         return {
