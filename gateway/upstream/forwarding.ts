@@ -247,9 +247,21 @@ function undeclaredInput(result: Record<string, unknown>, capabilities: Record<s
   return undefined;
 }
 
-/** Whether the caller's 2026-07-28 clientCapabilities cover one of the upstream's requests (spec 2026-07-28 client/*). */
+/**
+ * Whether the caller's 2026-07-28 clientCapabilities cover one of the upstream's requests (spec 2026-07-28 client/*).
+ * A sampling request offering `tools` needs `sampling.tools` (2025-11-25 client/sampling §Capabilities: servers
+ * MUST NOT send tool-enabled sampling requests to clients that have not declared it), one asking `includeContext`
+ * other than "none" needs `sampling.context` (servers SHOULD only use it then): a client without them refuses the
+ * request, or answers it without the tools or context the upstream counted on.
+ */
 function callerCan(capabilities: Record<string, unknown>, request: UpstreamInputRequest): boolean {
-  if (request.method === 'sampling/createMessage') return capabilities.sampling !== undefined;
+  if (request.method === 'sampling/createMessage') {
+    const sampling = capabilities.sampling as Record<string, unknown> | undefined;
+    if (!isPlainObject(sampling)) return false;
+    const { tools, includeContext } = request.params ?? {};
+    if (tools !== undefined && sampling.tools === undefined) return false;
+    return includeContext === undefined || includeContext === 'none' || sampling.context !== undefined;
+  }
   if (request.method === 'roots/list') return capabilities.roots !== undefined;
   const elicitation = capabilities.elicitation as Record<string, unknown> | undefined;
   if (elicitation === undefined) return false;

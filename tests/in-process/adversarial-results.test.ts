@@ -130,6 +130,21 @@ describe('input an upstream asks of callers in band', () => {
     expect(Object.keys(relayed.result?.inputRequests as object)).toEqual(['k1', 'k2']);
   });
 
+  it('is refused when it offers sampling tools or asks for context the caller did not declare (sampling.tools, sampling.context)', async () => {
+    const withTools = { ...SAMPLING, params: { ...SAMPLING.params, tools: [{ name: 'transfer_funds', inputSchema: { type: 'object' } }] } };
+    const withContext = { ...SAMPLING, params: { ...SAMPLING.params, includeContext: 'allServers' } };
+    const g = await start('modern', () => ({ resultType: 'input_required', inputRequests: { k1: withTools, k2: withContext }, requestState: 's' }));
+    const bare = await call(g, 'modern', { sampling: {} });
+    expect(bare.result?.isError).toBe(true);
+    expect(textOf(bare)).toContain('it asked the caller for sampling/createMessage (inputRequests["k1"])');
+    const toolsOnly = await call(g, 'modern', { sampling: { tools: {} } });
+    expect(toolsOnly.result?.isError).toBe(true);
+    expect(textOf(toolsOnly)).toContain('(inputRequests["k2"])');
+    const both = await call(g, 'modern', { sampling: { tools: {}, context: {} } });
+    expect(both.result?.resultType).toBe('input_required');
+    expect(Object.keys(both.result?.inputRequests as object)).toEqual(['k1', 'k2']);
+  });
+
   it('is never handed to a 2025-era caller, which cannot answer in band', async () => {
     const g = await start('modern', () => ({ resultType: 'input_required', inputRequests: { k2: PASSWORD_FORM }, requestState: 'evil-state' }), false);
     const answer = await call(g, 'legacy');
