@@ -152,12 +152,26 @@ const CONTENT_MEMBERS: Readonly<Record<string, readonly string[]>> = {
   resource: [],
 };
 
+/**
+ * Whether `text` is base64 as a client reads it: the WHATWG forgiving-base64 decode that `atob` runs (ASCII
+ * whitespace skipped, padding optional), which the SDK v1 client's schema applies to image and audio `data` and a
+ * resource's `blob`, refusing the whole result otherwise.
+ */
+function isBase64(text: string): boolean {
+  try {
+    atob(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** At most this many problems are named: a result of 10,000 bad blocks is told by its first few. */
 const MAX_RESULT_PROBLEMS = 3;
 
 /**
  * What makes a tools/call result no CallToolResult (2025-11-25 and 2026-07-28 schema: `content` an array of
- * ContentBlocks, `isError` a boolean), as JSON Pointers with the problem: `[]` when none. The SDK client's
+ * ContentBlocks, image and audio `data` and a resource's `blob` base64, `isError` a boolean), as JSON Pointers with the problem: `[]` when none. The SDK client's
  * schema parse (dropped from the hop for its cost) refused such a result; relayed as it was, it broke every
  * SDK client instead (v1: a ZodError; v2: "Invalid result"; run_code: an internal TypeError) where the
  * gateway should have failed loudly (adversarial-upstream try-out). A result without `content` passes (the SDK
@@ -188,7 +202,8 @@ export function callToolResultProblems(result: Record<string, unknown>): string[
       const resource = block.resource;
       if (!isPlainObject(resource) || typeof resource.uri !== 'string' || (typeof resource.text !== 'string' && typeof resource.blob !== 'string'))
         problems.push(`/content/${i}/resource is no embedded resource (uri and text or blob)`);
-    }
+      else if (typeof resource.text !== 'string' && !isBase64(resource.blob as string)) problems.push(`/content/${i}/resource/blob is not base64`);
+    } else if ((block.type === 'image' || block.type === 'audio') && !isBase64(block.data as string)) problems.push(`/content/${i}/data is not base64`);
   }
   return problems;
 }

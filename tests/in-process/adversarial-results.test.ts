@@ -161,6 +161,16 @@ describe('a tools/call result that is no CallToolResult', () => {
     [{ content: [{ type: 'text' }] }, '/content/0/text is not a string'],
     [{ content: [{ type: 'text', text: 'ok' }], isError: 'yes' }, '/isError is not a boolean'],
     [{ content: [{ type: 'resource', resource: { uri: 'x://y' } }] }, '/content/0/resource is no embedded resource'],
+    [{ content: [{ type: 'image', data: 'not base64!', mimeType: 'image/png' }] }, '/content/0/data is not base64'],
+    [
+      {
+        content: [
+          { type: 'text', text: 'ok' },
+          { type: 'resource', resource: { uri: 'x://y', blob: '%%%' } },
+        ],
+      },
+      '/content/1/resource/blob is not base64',
+    ],
   ])('%j fails loudly as an upstream error naming the path (it was relayed, and SDK clients threw)', async (result, problem) => {
     for (const era of ['modern', 'legacy'] as const) {
       const g = await start(era, () => (era === 'modern' ? { ...result, resultType: 'complete' } : result));
