@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import { ProtocolError, type Tool } from '@modelcontextprotocol/server';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DeepPartial } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { bearerCredential } from '../../gateway/auth/oauth/credential.ts';
@@ -18,10 +18,11 @@ import { rpc } from '../helpers/raw-mcp.ts';
 const ISSUER = 'https://idp.example.com/realms/mcp';
 const KID = 'key-1';
 
-/** The identity provider's JWKS endpoint: serves the public key, or `status` instead when set. */
+/** The identity provider's JWKS endpoint: serves the public key (`key`, under KID), or `status` instead when set. */
 interface Jwks {
   url: string;
   status?: number;
+  key: JWK;
   fetches: number;
   close(): Promise<void>;
 }
@@ -31,11 +32,11 @@ let jwks: Jwks;
 let gateway: InProcessGateway | undefined;
 
 async function serveJwks(publicJwk: JWK): Promise<Jwks> {
-  const state = { status: undefined as number | undefined, fetches: 0 };
+  const state = { status: undefined as number | undefined, key: publicJwk, fetches: 0 };
   const server: Server = createServer((_req, res) => {
     state.fetches++;
     if (state.status !== undefined) return void res.writeHead(state.status, { 'content-type': 'text/plain' }).end('not here');
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [{ ...publicJwk, kid: KID, alg: 'ES256', use: 'sig' }] }));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [{ ...state.key, kid: KID, alg: 'ES256', use: 'sig' }] }));
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -594,6 +595,30 @@ describe("external mode when the identity provider's keys cannot be read", () =>
     const g = await start({}, null, issuer);
     await unavailable(await list(g, await token('alice', `${g.gatewayUrl}/mcp`)));
     expect(warnings(g).map((l) => l.reason)).toEqual(['issuer metadata: no jwks_uri found in the issuer metadata']);
+  });
+
+  it('takes a token signed with a new key the provider serves under a kid it used before (the key set is read again, within its cooldown)', async () => {
+    const g = await start();
+    const audience = `${g.gatewayUrl}/mcp`;
+    expect((await list(g, await token('alice', audience))).status).toBe(200);
+    const served = jwks.key;
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    jwks.key = await exportJWK(publicKey);
+    // Past jose's 5 s cooldown since the set was first read (only Date is faked: every timer runs as it does).
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 6_000 });
+    try {
+      const fetches = jwks.fetches;
+      expect((await list(g, await token('alice', audience, 'mcp.read', privateKey))).status).toBe(200);
+      expect(jwks.fetches).toBe(fetches + 1);
+      // The old key is gone from the set: its tokens are refused, and the set is not read again within the cooldown.
+      const old = await list(g, await token('alice', audience));
+      expect(old.status).toBe(401);
+      expect(old.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      expect(jwks.fetches).toBe(fetches + 1);
+    } finally {
+      vi.useRealTimers();
+      jwks.key = served;
+    }
   });
 
   it('answers 401 invalid_token when the keys were read and the token is not signed by them (forged, or a kid the set lacks)', async () => {

@@ -150,8 +150,8 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
     async resolveBearer(token, resourceUrl): Promise<BearerResolution> {
       let payload: JWTPayload;
       let protectedHeader: JWTHeaderParameters;
-      try {
-        ({ payload, protectedHeader } = await jwtVerify(token, verificationKey, {
+      const verify = () =>
+        jwtVerify(token, verificationKey, {
           issuer,
           audience: external.audience ?? canonicalResource(resourceUrl) ?? resourceUrl,
           algorithms,
@@ -163,6 +163,18 @@ export function createResourceServer(gateway: GatewayConfig, deps: { log: Logger
           maxTokenAge: external.maxTokenAgeSeconds,
           // sub: the token's account (RFC 9068 §2.2 requires it); many people may share one credentialHeaders key.
           requiredClaims: ['exp', 'sub'],
+        });
+      try {
+        ({ payload, protectedHeader } = await verify().catch(async (error: unknown) => {
+          // A provider that signs with a new key under a kid it used before (some rotate so) has a cached key
+          // fail the signature: the set is read again (jose's cooldown bounds how often) and the token checked
+          // once more, else its valid tokens were refused until the cache aged out (cacheMaxAge, 10 minutes).
+          if (!(error instanceof joseErrors.JWSSignatureVerificationFailed) || !jwks || jwks.coolingDown) throw error;
+          // A set that cannot be read now leaves the cached key's verdict standing.
+          await jwks.reload().catch(() => {
+            throw error;
+          });
+          return verify();
         }));
       } catch (error) {
         const claimError = error instanceof joseErrors.JWTClaimValidationFailed || error instanceof joseErrors.JWTExpired ? error : undefined;
