@@ -152,6 +152,14 @@ export class CodeSandbox {
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16, stackSizeMb: 16 },
     });
     worker.unref();
+    // Always heard, whether a run is in progress or not: a worker failing between runs (after it reported its
+    // outcome) emitted 'error' with no listener, which ended the gateway (try-out). A failed worker is never reused.
+    const forget = () => {
+      const at = this.idle.findIndex((slot) => slot.worker === worker);
+      if (at >= 0) this.idle.splice(at, 1);
+    };
+    worker.on('error', forget);
+    worker.on('exit', forget);
     const ready = new Promise<void>((resolve, reject) => {
       const onMessage = (message: WorkerMessage) => {
         if (message.type !== 'ready') return;

@@ -215,7 +215,7 @@ function run({ code, limits }) {
     current = undefined;
     port.postMessage({ type: 'done', outcome: { ...outcome, logs, calls: Math.min(calls, limits.toolCalls) } });
     for (const deferred of pending.values()) deferred.dispose();
-    promise?.dispose();
+    if (promise?.alive) promise.dispose();
     stringify.dispose();
     try {
       context.dispose();
@@ -281,10 +281,28 @@ function run({ code, limits }) {
     return finish({ ok: false, kind: 'script_error', name, message: `${message}${stack}`, ...where });
   };
 
+  // The script is spliced into the wrapper as text, so one that closes the wrapper's function (`})(); (function () {`)
+  // runs on outside it and leaves something other than the wrapper's promise (try-out: its handle was freed twice,
+  // and the worker's uncaught error ended the gateway). QuickJS's Function constructor splices its body the same
+  // way; V8's parses a body on its own: a script that is no async function body there, while the wrapper compiles,
+  // is refused before it runs. What the two parsers might still read apart is caught below: a value that is no
+  // promise is refused too.
+  if (!isFunctionBody(code)) {
+    const compiled = context.evalCode(`${PREFIX}${code}\n})()`, FILE, { type: 'global', compileOnly: true });
+    if (compiled.error) return failed(compiled.error);
+    compiled.value.dispose();
+    return finish({ ok: false, kind: 'script_error', name: 'SyntaxError', message: ESCAPED });
+  }
   const evaluated = context.evalCode(`${PREFIX}${code}\n})()`, FILE, { type: 'global' });
   if (evaluated.error) return failed(evaluated.error);
   promise = evaluated.value;
   const script = promise;
+  // getPromiseState hands back the value's own handle for a value that is no promise (disposed once, by finish).
+  const first = context.getPromiseState(script);
+  if (first.notAPromise) return finish({ ok: false, kind: 'script_error', name: 'SyntaxError', message: ESCAPED });
+  // A settled promise's state holds a new handle to its value or error: freed here, settle reads it again.
+  if (first.type === 'fulfilled') first.value.dispose();
+  else if (first.type === 'rejected') first.error.dispose();
 
   /** Runs the jobs the last settlement queued, then finishes if the script's promise settled. */
   const settle = () => {
@@ -348,6 +366,25 @@ function run({ code, limits }) {
     },
   };
   settle();
+}
+
+/** Why a script that closes the function it is the body of is refused. */
+const ESCAPED = 'the script closes the async function it is the body of (a `}` or `)` with no opening one in the script): it is not run';
+
+const AsyncFunction = (async () => {}).constructor;
+
+/**
+ * Whether `code` parses as the body of a strict async function on its own (V8's Function constructor compiles
+ * it, never runs it). Node's parser, in the worker: no QuickJS memory or instructions are spent.
+ * @param {string} code
+ */
+function isFunctionBody(code) {
+  try {
+    new AsyncFunction(`"use strict"; ${code}`);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A thrown value that is no Error, as JSON (500 characters at most), or its String() when JSON cannot write it. */

@@ -41,6 +41,22 @@ describe('the code sandbox', () => {
     expect(await run('return tools')).toMatchObject({ ok: true, json: '{}', calls: 0 });
   });
 
+  it('refuses a script that closes the function it is the body of, and keeps serving runs (try-out: the worker failed after its outcome, and the gateway with it)', async () => {
+    for (const code of ['})(); (function () {', 'return 1; })(); 99; (function () {', '})(); ({then(){}}); (function () {', '})(); (async () => {']) {
+      expect(await run(code), code).toMatchObject({
+        ok: false,
+        kind: 'script_error',
+        name: 'SyntaxError',
+        message: expect.stringMatching(/^the script closes the async function/),
+      });
+    }
+    // A script that does not compile at all is told as before (where, and what).
+    expect(await run('return (1;')).toMatchObject({ ok: false, kind: 'script_error', name: 'SyntaxError', line: 1 });
+    // The workers that ran them are fine, and so is this process (an unheard worker 'error' would have ended it).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await run('return 41 + 1')).toMatchObject({ ok: true, json: '42' });
+  });
+
   it('writes every value to the console without ending the script (try-out: a BigInt threw, a cycle and a function came out quoted)', async () => {
     const outcome = await run(
       'const a = { b: 1 }; a.a = a; console.log(1n); console.log(a); console.log(() => 1); console.log(function named() {}); console.log(Symbol("q")); console.log({ n: 2n }); return "after";',
