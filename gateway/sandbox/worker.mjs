@@ -169,6 +169,12 @@ function run({ code, limits }) {
   for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
     const fn = context.newFunction(level, (...args) => {
       if (breach !== undefined) return;
+      // A string longer than the whole output may hold is over the limit as it stands: reading it first (a rope of
+      // 16 M characters built by doubling) can fail for want of memory and came back empty, the line lost silently.
+      if (args.some((h) => context.typeof(h) === 'string' && stringLength(context, h) > limits.outputBytes)) {
+        breach = 'outputBytes';
+        return;
+      }
       const line = (level === 'log' || level === 'info' ? '' : `${level}: `) + args.map((h) => show(context, h)).join(' ');
       outputBytes += Buffer.byteLength(line) + 1;
       if (outputBytes > limits.outputBytes) breach = 'outputBytes';
@@ -429,6 +435,21 @@ function show(context, handle) {
     return value === undefined ? 'undefined' : JSON.stringify(value, (_, v) => (typeof v === 'bigint' ? `${v}n` : v));
   } catch {
     return String(value);
+  }
+}
+
+/**
+ * A QuickJS string's length (UTF-16 code units), read as its `length` property: `getLength` answers undefined for a
+ * string QuickJS keeps as a rope (built by concatenation), and `getString` reads such a one as '' when flattening it fails.
+ * @param {import('quickjs-emscripten').QuickJSContext} context
+ * @param {import('quickjs-emscripten').QuickJSHandle} handle
+ */
+function stringLength(context, handle) {
+  const length = context.getProp(handle, 'length');
+  try {
+    return context.getNumber(length);
+  } finally {
+    length.dispose();
   }
 }
 

@@ -57,6 +57,14 @@ describe('the code sandbox', () => {
     expect(await run('return 41 + 1')).toMatchObject({ ok: true, json: '42' });
   });
 
+  it('stops a console line longer than outputBytes as that limit, however the string was built (try-out: a doubled string was logged empty)', async () => {
+    expect(await run('let s = "x"; for (let i = 0; i < 24; i++) s += s; console.log(s); return 1', { memoryBytes: 16 << 20 })).toMatchObject({
+      ok: false,
+      kind: 'limit',
+      limit: 'outputBytes',
+    });
+  });
+
   it('writes every value to the console without ending the script (try-out: a BigInt threw, a cycle and a function came out quoted)', async () => {
     const outcome = await run(
       'const a = { b: 1 }; a.a = a; console.log(1n); console.log(a); console.log(() => 1); console.log(function named() {}); console.log(Symbol("q")); console.log({ n: 2n }); return "after";',
