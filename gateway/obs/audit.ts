@@ -1,11 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { clip } from '../wire/clip.ts';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { ConfigError } from '../../config/load.ts';
 import type { GatewayConfig } from '../../config/types.ts';
 import { loggableUrl, throttled } from './log.ts';
+import { makeFolders } from './folders.ts';
 import type { GatewayMetrics } from './metrics.ts';
 
 /**
@@ -567,7 +568,11 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
   };
 }
 
-/** `path` once it is known to open for appending (its folder made first). @throws ConfigError naming `audit.destination`. */
+/**
+ * `path` once it is known to open for appending (its folder made first, by {@link makeFolders}: not
+ * sonic-boom's own `mkdir` option, which never opened a file under `/proc` and lost every line, silently).
+ * @throws ConfigError naming `audit.destination`.
+ */
 function openable(path: string): string {
   try {
     makeFolders(dirname(path));
@@ -576,27 +581,6 @@ function openable(path: string): string {
     throw new ConfigError('audit.destination', `cannot append to ${path}: ${(error as Error).message}`);
   }
   return path;
-}
-
-/**
- * `mkdir -p` one level at a time. Why not `mkdirSync(folder, { recursive: true })`: under a folder that
- * refuses every new entry with ENOENT (`/proc`) Node's recursive mkdir retries forever, so the start
- * hung (and sonic-boom's own `mkdir` option never opened the file: every line was lost, silently).
- */
-function makeFolders(folder: string): void {
-  const missing: string[] = [];
-  for (let at = folder; !existsSync(at); at = dirname(at)) {
-    missing.unshift(at);
-    if (dirname(at) === at) break;
-  }
-  for (const each of missing) {
-    try {
-      mkdirSync(each);
-    } catch (error) {
-      // Made meanwhile (another replica on a shared volume): what was wanted.
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-  }
 }
 
 /** Characters kept of a string the caller chose (a tool name, its client's name and version, a method). */

@@ -1,6 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { ConfigError } from '../../config/load.ts';
+import { makeFolders } from '../obs/folders.ts';
 import type { Logger } from '../obs/log.ts';
 import type { PinRecord, PinStore } from './pin-store.ts';
 
@@ -91,13 +92,20 @@ export function lockFileText(content: LockFileContent): string {
  * `store` with the lock file at `path` kept in step: its pins are applied to the store before the first
  * operation answers, and every pin written is followed (within {@link WRITE_DELAY_MS}) by a rewrite of the
  * file from the store's pins (written to a temporary file, then renamed: a reader never sees half a file).
- * A file that cannot be written is logged (once per error) and the store goes on without it. `check`:
- * what each of the file's pins must pass to be trusted ({@link readLockFile}).
- * @throws Error at creation when the file exists and is not a lock file, or holds a pin whose digest is
- *   not its definition's (the gateway does not start).
+ * The file's folder is made at creation, level by level ({@link makeFolders}), so a folder that cannot
+ * be made stops the start or the reload there, not at the first write. A file that cannot be written later
+ * is logged (once per error) and the store goes on without it. `check`: what each of the file's pins must
+ * pass to be trusted ({@link readLockFile}).
+ * @throws ConfigError (`pinning.lockFile`) at creation when the file exists and is not a lock file, holds a
+ *   pin whose digest is not its definition's, or its folder cannot be made (the gateway does not start).
  */
 export function withLockFile(store: PinStore, path: string, log: Logger, check: LockedPinCheck): PinStore {
   const initial = readLockFile(path, check);
+  try {
+    makeFolders(dirname(path));
+  } catch (error) {
+    throw new ConfigError('pinning.lockFile', `cannot make the folder of ${path}: ${(error as Error).message}`);
+  }
   let timer: NodeJS.Timeout | undefined;
   let writing: Promise<void> = Promise.resolve();
   let lastError: string | undefined;
@@ -108,7 +116,8 @@ export function withLockFile(store: PinStore, path: string, log: Logger, check: 
         const pins = await store.pins(upstream);
         if (pins.size) upstreams[upstream] = Object.fromEntries(pins);
       }
-      mkdirSync(dirname(path), { recursive: true });
+      // Made again if removed since the start; never `recursive: true`, which loops forever under /proc.
+      makeFolders(dirname(path));
       const temporary = `${path}.${process.pid}.tmp`;
       writeFileSync(temporary, lockFileText({ lockfileVersion: 1, upstreams }));
       renameSync(temporary, path);

@@ -3,7 +3,7 @@
  * freshly started gateway serves (a definition the upstream changed before this start is held, not
  * trusted on first use), the file follows every first sight and approval, and an approval is audited.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -107,5 +107,19 @@ describe('pinning.lockFile', () => {
     await expect(inProcessStack({ upstream: { tools: [{ definition: alarm }] }, gateway: { pinning: { lockFile } } })).rejects.toThrow(
       `pinning.lockFile: ${lockFile} is not a pin lock file (lockfileVersion 1 with upstreams)`,
     );
+  });
+
+  it('stops the gateway from starting on a file whose folder cannot be made (under /proc), naming it, instead of hanging', async () => {
+    // Node's recursive mkdir retries ENOENT under /proc forever: the process spun at 100% CPU, unanswering.
+    await expect(
+      inProcessStack({ upstream: { tools: [{ definition: alarm }] }, gateway: { pinning: { lockFile: '/proc/nonexistent/pins.json' } } }),
+    ).rejects.toThrow(/^invalid configuration: pinning\.lockFile: cannot make the folder of \/proc\/nonexistent\/pins\.json: ENOENT/);
+  });
+
+  it('makes a missing folder of the file at start, level by level', async () => {
+    const lockFile = join(mkdtempSync(join(tmpdir(), 'pins-lock-')), 'a', 'b', 'pins.json');
+    stack = await inProcessStack({ upstream: { tools: [{ definition: alarm }] }, gateway: { pinning: { lockFile } } });
+    expect(await names()).toEqual(['set_alarm']);
+    await waitFor('the lock file written', () => existsSync(lockFile));
   });
 });

@@ -103,6 +103,19 @@ describe('a reload that moves the pin store (pinning.lockFile changed or removed
     await moved?.close();
   });
 
+  it("is refused when the new file's folder cannot be made (under /proc), naming pinning.lockFile; the running configuration serves on", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reload-pins-'));
+    moved = await startGateway(config(['gamma'], { lockFile: join(dir, 'pins.json') }), { upstreamTransport: () => gamma.fetch });
+    expect(await listed(moved)).toEqual(['get_weather']);
+    // Node's recursive mkdir retries ENOENT under /proc forever: the reload wedged the whole process.
+    await expect(moved.reload(config(['gamma'], { lockFile: '/proc/nonexistent/pins.json' }))).rejects.toThrow(
+      /pinning\.lockFile: cannot make the folder of \/proc\/nonexistent\/pins\.json: ENOENT/,
+    );
+    expect(await listed(moved)).toEqual(['get_weather']);
+    expect((await fetch(`${moved.url}/healthz`)).status).toBe(200);
+    await moved.close();
+  });
+
   it('carries the pins in force over: a held tool stays held, and is not pinned afresh at its changed definition', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'reload-pins-'));
     const [first, second] = [join(dir, 'pins.json'), join(dir, 'pins2.json')];
