@@ -6,7 +6,11 @@ import type { RunningGateway } from '../gateway.ts';
 import { ReloadRefused, type ReloadPlan } from '../reload/plan.ts';
 import { parse } from 'yaml';
 
-const DEBOUNCE_MS = 200;
+/**
+ * How long after a folder event the file is read, counted from the first event: later events do not push
+ * it back (the folder may be written all the time: an audit log or pins.json beside the file).
+ */
+const LOOK_AFTER_MS = 200;
 /** A changed file is read again after this long and reloaded only when it read the same both times (a writer still at it changes it). */
 const SETTLE_MS = 300;
 
@@ -26,9 +30,11 @@ export interface ReloadDriverOptions {
  * reload that turns `reload.watch` on or off starts or stops the watch at once (the outcome line says
  * so). The directory is watched, not the file: editors replace files, and the kubelet updates a mounted
  * ConfigMap by swapping a `..data` symlink to a new timestamped folder (the file itself is a symlink
- * through `..data`), so no event ever names the file. Any event in the directory (settled for 200 ms)
- * reads the file through its symlinks and reloads when its SHA-256 differs from the last one seen and
- * reads the same 300 ms later (a writer still at it is waited for). A configuration that does not load,
+ * through `..data`), so no event ever names the file. Any event in the directory has the file read through
+ * its symlinks 200 ms later (events meanwhile do not postpone that read: a restarting debounce never fired
+ * while another file of the folder was written every few hundred ms, an audit log or pins.json beside the
+ * configuration, and the change waited for that writer to pause), which reloads when its SHA-256 differs
+ * from the last one seen and reads the same 300 ms later (a writer still at it is waited for). A configuration that does not load,
  * or that changes a socket-bound key, is refused with loadConfig's key-naming message and the running one
  * keeps serving (the gateway logs and counts each outcome). A file rewritten in place (its inode kept) that
  * drops a top-level section the applied file had is refused too, since a truncated or half-saved file
@@ -42,7 +48,9 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
   const file = resolve(options.path);
   let chain: Promise<void> = Promise.resolve();
   let watcher: FSWatcher | undefined;
-  let timer: NodeJS.Timeout | undefined;
+  /** The read due after a folder event; then the read that checks a change has held still. */
+  let look: NodeJS.Timeout | undefined;
+  let settling: NodeJS.Timeout | undefined;
   /** What the applied file was: its top-level sections, and its inode (a file replaced whole gets a new one). */
   let applied = { sections: topLevelSections(file), inode: inodeOf(file) };
   /** `settled`: the content hash the watch saw hold still (a watched reload), else undefined (SIGHUP). */
@@ -84,14 +92,17 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
   function setWatching(on: boolean): string {
     if (on === (watcher !== undefined)) return '';
     if (!on) {
-      clearTimeout(timer);
+      clearTimeout(look);
+      clearTimeout(settling);
+      [look, settling] = [undefined, undefined];
       watcher!.close();
       watcher = undefined;
       return `; reload.watch off: ${basename(file)} no longer watched`;
     }
     let seen = contentHash(file);
     const settle = (first: string) => {
-      timer = setTimeout(() => {
+      settling = setTimeout(() => {
+        settling = undefined;
         const now = contentHash(file);
         if (now === undefined || now === seen) return;
         // Still changing: read again once it has held still.
@@ -101,13 +112,15 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
       }, SETTLE_MS);
     };
     watcher = watch(dirname(file), () => {
-      clearTimeout(timer);
-      timer = setTimeout(() => {
+      // A read is due already (this event's write is in it), or a change is settling (its read sees this one's).
+      if (look || settling) return;
+      look = setTimeout(() => {
+        look = undefined;
         const now = contentHash(file);
         // Missing for a moment (a swap in progress) or unchanged (another file of the folder): nothing to do.
         if (now === undefined || now === seen) return;
         settle(now);
-      }, DEBOUNCE_MS);
+      }, LOOK_AFTER_MS);
     });
     watcher.unref();
     return `; reload.watch on: watching ${basename(file)}`;

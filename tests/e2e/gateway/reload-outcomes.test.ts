@@ -4,7 +4,7 @@
  * configuration keeps serving; `reload.watch` turned on or off by a reload starts or stops the file watch
  * at once (gateway/cli/reload-driver.ts; the signal is emitted in process, the file is real).
  */
-import { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -167,5 +167,33 @@ describe('reload.watch changed by a reload', () => {
     } finally {
       stop();
     }
+  });
+
+  it('applies a watched change within about a second while another file of the folder is written all the time', async () => {
+    // Its own folder: an audit log (or pins.json, which sits beside the configuration by design) appended to every 100 ms.
+    const folder = mkdtempSync(join(dir, 'busy-'));
+    const file = join(folder, 'gateway.yaml');
+    const base = parse(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')) as { upstreams: Record<string, unknown>[] };
+    const write = (anchors: string[]) => {
+      writeFileSync(`${file}.new`, stringify({ ...base, reload: { watch: true }, upstreams: [{ ...base.upstreams[0], anchors }] }));
+      renameSync(`${file}.new`, file);
+    };
+    write([]);
+    const lines: string[] = [];
+    const stop = driveReloads(stack.gateway, { load: () => load(file), path: file, config: load(file), report: (line) => lines.push(line) });
+    const noise = setInterval(() => appendFileSync(join(folder, 'audit.jsonl'), '{}\n'), 100);
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const changedAt = Date.now();
+      write(['quote']);
+      // A debounce restarted by every event of the folder never fired while the noise went on (never applied).
+      await waitFor('the watched reload under noise', () => lines.length === 1, { timeoutMs: 3_000 });
+      expect(lines[0]).toMatch(/^gateway\.yaml changed: configuration reloaded/);
+      expect(Date.now() - changedAt).toBeLessThan(2_000);
+    } finally {
+      clearInterval(noise);
+      stop();
+    }
+    await stack.gateway.reload(structuredClone(stack.config));
   });
 });
