@@ -543,12 +543,17 @@ export class CatalogCache {
     );
   }
 
-  /** Per list method, the 'serving the stale copy' warning at most once in {@link FAILURE_LOG_INTERVAL_MS}. */
-  private readonly staleWarnings = new Map<ListMethod, ReturnType<typeof throttled>>();
+  /**
+   * Per list method, each of its failure warnings ('serving the stale copy', and 'list fetch failed' when no
+   * copy was ever fetched: an upstream whose command does not exist logged it at every background refresh)
+   * at most once in {@link FAILURE_LOG_INTERVAL_MS}.
+   */
+  private readonly failureWarnings = new Map<string, ReturnType<typeof throttled>>();
 
-  private staleWarned(method: ListMethod): ReturnType<typeof throttled> {
-    let warn = this.staleWarnings.get(method);
-    if (!warn) this.staleWarnings.set(method, (warn = throttled(FAILURE_LOG_INTERVAL_MS)));
+  private failureWarned(method: ListMethod, stale: boolean): ReturnType<typeof throttled> {
+    const key = `${stale ? 'stale' : 'none'} ${method}`;
+    let warn = this.failureWarnings.get(key);
+    if (!warn) this.failureWarnings.set(key, (warn = throttled(FAILURE_LOG_INTERVAL_MS)));
     return warn;
   }
 
@@ -559,7 +564,10 @@ export class CatalogCache {
     if (stale) {
       stale.refreshFailedAt = performance.now();
       this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'stale_served' });
-      this.staleWarned(method)((notLogged) =>
+      this.failureWarned(
+        method,
+        true,
+      )((notLogged) =>
         log.warn(
           { upstream: this.upstream.name, method, reason: failure.message, ageMs: Date.now() - stale.fetchedAt, ...(notLogged ? { notLogged } : {}) },
           'list refresh failed; serving the stale copy',
@@ -568,7 +576,10 @@ export class CatalogCache {
       return stale;
     }
     this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'error' });
-    log.warn({ upstream: this.upstream.name, method, reason: failure.message }, 'list fetch failed');
+    this.failureWarned(
+      method,
+      false,
+    )((notLogged) => log.warn({ upstream: this.upstream.name, method, reason: failure.message, ...(notLogged ? { notLogged } : {}) }, 'list fetch failed'));
     if (error instanceof GatewayError) throw error;
     throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${method} is unavailable: ${failure.message}`, {
       upstream: this.upstream.name,
