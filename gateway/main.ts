@@ -9,6 +9,7 @@
  * The configuration: `--config`, else GATEWAY_CONFIG, else config/cpzai.yaml; GATEWAY_* variables override.
  * Exit status: 0 done, 1 failed at run time, 2 bad command line or configuration (a message naming the key).
  */
+import { isAbsolute, relative, resolve } from 'node:path';
 import { ConfigError, DEFAULT_CONFIG_PATH, loadConfig } from '../config/load.ts';
 import { driveReloads } from './cli/reload-driver.ts';
 import { parseCommandLine, usageFailure, UsageError } from './cli/args.ts';
@@ -39,7 +40,8 @@ Commands:
 Options:
   -c, --config FILE   gateway configuration (YAML); default: $GATEWAY_CONFIG, else config/cpzai.yaml
       --url URL       tools, pins: a running gateway's base URL, e.g. http://127.0.0.1:3000
-                      (pins: default http://127.0.0.1:<listen.port> of the configuration)
+                      (pins: default http://127.0.0.1:<listen.port> of the configuration, so
+                      --config or --url picks the gateway; pins says on stderr which it asks)
       --key ID        tools: the key credential (sent in credentials.keyHeader)
       --secret SECRET tools: its secret (credentials.secretHeader)
       --bearer TOKEN  tools: a bearer token (Authorization: Bearer)
@@ -87,7 +89,7 @@ async function main(): Promise<void> {
   }
   const config = loadConfig({ path: values.config });
   if (command === 'tools') return tools(config, values);
-  if (command === 'pins') return pins(config, rest, values);
+  if (command === 'pins') return pins(config, configSource(values.config), rest, values);
   await serve(config, values.config ?? process.env.GATEWAY_CONFIG ?? DEFAULT_CONFIG_PATH);
 }
 
@@ -117,8 +119,18 @@ async function tools(
   }
 }
 
+/** Which configuration file was loaded, as the `pins` line names it (relative to the working directory when inside it). */
+function configSource(flag: string | undefined): string {
+  const path = flag ?? process.env.GATEWAY_CONFIG ?? DEFAULT_CONFIG_PATH;
+  const shown = relative(process.cwd(), resolve(path));
+  const named = shown && !shown.startsWith('..') && !isAbsolute(shown) ? shown : path;
+  if (flag !== undefined) return named;
+  return process.env.GATEWAY_CONFIG !== undefined ? `${named} from GATEWAY_CONFIG` : `${named}, the default configuration`;
+}
+
 async function pins(
   config: ReturnType<typeof loadConfig>,
+  source: string,
   args: readonly string[],
   values: { url?: string; json?: boolean; all?: boolean; digest?: string; 'admin-token'?: string },
 ): Promise<void> {
@@ -127,6 +139,11 @@ async function pins(
     if (!adminToken) throw new UsageError('pins needs the console admin token: --admin-token, or console.adminToken in the configuration');
     const host = config.listen.host === '0.0.0.0' || config.listen.host === '::' ? '127.0.0.1' : config.listen.host;
     const url = values.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${config.listen.port}`;
+    // Said before anything is asked: without --config the demo configuration's listen port and admin token
+    // were used silently, and whatever gateway listened there answered (try-out).
+    process.stderr.write(
+      values.url !== undefined ? `pins: gateway ${url} (--url)\n` : `pins: gateway ${url} (listen of ${source}; --url or --config picks another)\n`,
+    );
     process.stdout.write(await runPinsCommand({ url, adminToken }, args, { all: values.all, digest: values.digest, json: values.json }));
   } catch (error) {
     if (error instanceof PinsCommandError) {

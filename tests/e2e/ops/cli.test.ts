@@ -86,6 +86,17 @@ describe('every entry point: --help and bad command lines', { timeout: 90_000 },
     }
   });
 
+  it('gateway/main.ts pins says on stderr which gateway it asks, and where that came from', async () => {
+    // Nothing listens there: the default configuration's listen port was otherwise whatever gateway answered, silently (try-out).
+    const port = await freePort();
+    const result = await run('gateway/main.ts', ['pins', 'list'], { GATEWAY_LISTEN_PORT: String(port) });
+    expect(result.status).toBe(1);
+    expect(result.stderr.split('\n')[0]).toBe(
+      `pins: gateway http://127.0.0.1:${port} (listen of config/cpzai.yaml, the default configuration; --url or --config picks another)`,
+    );
+    expect(result.stdout).toBe('');
+  });
+
   // One process per case: four in a row took over 90 s on a loaded 2-core machine.
   it.each([
     { what: 'an unknown command', args: ['frobnicate'], error: /^error: unknown command "frobnicate"/ },
