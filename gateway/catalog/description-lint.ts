@@ -1,4 +1,4 @@
-import { hasInvisible, IGNORABLE, IGNORABLE_ALL, stripInvisible } from '../checks/invisible-text.ts';
+import { escapeInvisible, hasInvisible, IGNORABLE, stripInvisible } from '../checks/invisible-text.ts';
 import type { Tool } from '@modelcontextprotocol/client';
 import { jsonPointer } from '../checks/json-pointer.ts';
 
@@ -192,5 +192,5 @@ function otherToolNamed(text: string, { otherTools, ownTools }: LintContext): st
 /** At most 80 characters, invisible ones written as `\u{...}` so a log line or a page shows them. */
 function excerpt(text: string): string {
   const cut = text.length > 80 ? `${text.slice(0, 79)}…` : text;
-  return cut.replace(IGNORABLE_ALL, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
+  return escapeInvisible(cut);
 }

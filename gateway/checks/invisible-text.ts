@@ -44,6 +44,17 @@ export function hasInvisible(text: string): boolean {
   return stripInvisible(text) !== text;
 }
 
+/**
+ * `text` with every default-ignorable character written as `\u{XXXX}` (hex, upper case), the ones
+ * {@link stripInvisible} keeps included: what a log line, a terminal or a page must show of text whose
+ * invisible characters are the point (a lint finding's excerpt, a pin diff), where raw they render as
+ * nothing and two different strings look the same. In JSON text (a pin diff) a literal backslash is `\\`,
+ * so there an escape is never mistaken for text the definition held.
+ */
+export function escapeInvisible(text: string): string {
+  return text.replace(IGNORABLE_ALL, (c) => `\\u{${c.codePointAt(0)!.toString(16).toUpperCase()}}`);
+}
+
 /** A name someone chose for themselves as a page shows it: without invisible characters, trimmed ('' for none left). */
 export function shownName(text: string): string {
   return stripInvisible(text).trim();

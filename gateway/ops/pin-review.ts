@@ -8,6 +8,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { createTwoFilesPatch, diffLines } from 'diff';
 import type { Catalog } from '../catalog/catalog.ts';
 import { stableStringify } from '../checks/content-hash.ts';
+import { escapeInvisible } from '../checks/invisible-text.ts';
 import type { LintFinding } from '../catalog/description-lint.ts';
 import type { PinEntry, PinGuard } from '../catalog/pin-guard.ts';
 import type { UpstreamSet } from '../catalog/upstream-set.ts';
@@ -38,7 +39,7 @@ export interface PinReviewEntry {
 export interface PinDetail extends PinReviewEntry {
   readonly before?: Tool;
   readonly after?: Tool;
-  /** Unified diff of {@link definitionText}(before) and (after): `--- pinned`, `+++ waiting`. */
+  /** Unified diff of {@link definitionText}(before) and (after), invisible characters written `\u{XXXX}`: `--- pinned`, `+++ waiting`. */
   readonly diff: string;
   /** The same diff as runs of lines, for a page. */
   readonly parts: readonly { kind: 'same' | 'removed' | 'added'; text: string }[];
@@ -77,8 +78,9 @@ export async function pinDetail(source: PinReviewSource, upstream: string, name:
   const waiting = pending.get(name);
   const before = pinned?.definition;
   const after = waiting?.definition;
-  const a = before ? definitionText(before) : '';
-  const b = after ? definitionText(after) : a;
+  // Invisible characters escaped as the lint's excerpts are: raw, a zero-width or bidi change made both sides look the same (try-out).
+  const a = before ? escapeInvisible(definitionText(before)) : '';
+  const b = after ? escapeInvisible(definitionText(after)) : a;
   // The digests shown are those of the definitions diffed (this read), never of the review's earlier one:
   // an upstream alternating two definitions could otherwise put one's digest, the one an Approve carries, beside the other's diff (review).
   const { pin: _pin, pending: _pending, ...rest } = entry;

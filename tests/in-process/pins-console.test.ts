@@ -156,6 +156,21 @@ describe('reviewing and approving', () => {
     expect(detail).toMatch(/<input type="hidden" name="digest" value="sha256:[0-9a-f]{64}">/);
   });
 
+  it('shows invisible characters in the diff escaped as the lint line does, on the page and in pins diff', async () => {
+    // Raw, a zero-width joiner, a right-to-left override and a tag character rendered as nothing: both sides looked identical.
+    stack.fake!.setTools([weather('Weather now.\u200D\u202E\u{E0041}'), alarm]);
+    stack.runtime.state.upstreams[0]!.catalog.invalidate('tools/list');
+    await listTools();
+    const shown = String.raw`"description": "Weather now.\u{200D}\u{202E}\u{E0041}",`;
+    const diff = await runPinsCommand(target(), ['diff', 'get_weather'], {});
+    expect(diff).toContain(`lint invisible-characters at /description: ${String.raw`Weather now.\u{200D}\u{202E}\u{E0041}`}`);
+    expect(diff).toContain(`\n+  ${shown}\n`);
+    expect(diff).not.toMatch(/\p{Default_Ignorable_Code_Point}/u);
+    const detail = await (await request('/console/pins/fake/get_weather')).text();
+    expect(detail).toContain(`<ins class="line">+   ${shown.replaceAll('"', '&quot;')}</ins>`);
+    expect(detail).not.toMatch(/\p{Default_Ignorable_Code_Point}/u);
+  });
+
   it('the CLI lists, diffs and approves; the approved definition is served at once', async () => {
     const listed = await runPinsCommand(target(), ['list'], {});
     expect(listed).toBe(
