@@ -235,7 +235,13 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   // Before the audit log: a lock file that refuses the start must leave no audit file stream half open (its
   // exit-time flush threw "sonic boom is not ready yet" after the refusal: try-out).
   const pinStore = options.pinStore ?? createPinStore(config, metrics, log);
-  const audit = createAuditLog(config.audit, { destination: options.auditDestination, log, metrics, generatedKey: options.auditKey });
+  const audit = createAuditLog(config.audit, {
+    destination: options.auditDestination,
+    log,
+    metrics,
+    generatedKey: options.auditKey,
+    limits: config.limits,
+  });
   // Every decision reported once (the MCP endpoints' and the authorization server's); the metrics, the audit trail and the request span subscribe.
   const outcomes = createOutcomes(gatewaySubscribers(metrics, audit));
   // An approval changes what is served without a new upstream catalogue: subscribed clients re-list.

@@ -8,6 +8,7 @@ import type { GatewayConfig } from '../../config/types.ts';
 import { loggableUrl, throttled } from './log.ts';
 import { makeFolders } from './folders.ts';
 import type { GatewayMetrics } from './metrics.ts';
+import { describeBreach, findLimitBreach, type InputLimits } from '../checks/input-limits.ts';
 
 /**
  * The audit trail (issues 17, 28): one JSON line per tool decision and per refused request (and one per
@@ -299,6 +300,8 @@ export interface AuditEvent {
   /** The HTTP status of a request refused at the edge. */
   status?: number;
   arguments?: string;
+  /** Arguments over a structural input limit: the breach (`limits.arrayLength at /symbols`); `arguments` is then its digest, not theirs. */
+  argumentsOverLimit?: string;
   durationMs: number;
   /** The most recent search_tools answer of this credential that returned the tool (within {@link SEARCH_TRAIL}.maxAgeMs). */
   foundBySearch?: { requestId?: string; rank: number; ageMs: number };
@@ -328,6 +331,11 @@ export interface AuditOptions {
    * reload): kept, so digests stay the same across the reload and the warning is not given again.
    */
   generatedKey?: string;
+  /**
+   * The structural input limits (`config.limits`): arguments over one are not digested element by element
+   * ({@link argumentsDigested}). Without them every value is digested whole.
+   */
+  limits?: InputLimits;
 }
 
 const MIB = 1024 * 1024;
@@ -540,7 +548,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.limit ? { limit: decision.limit } : {}),
         ...(decision.calls !== undefined ? { calls: decision.calls } : {}),
         ...(decision.status !== undefined ? { status: decision.status } : {}),
-        arguments: digest(`arguments:${canonicalJson(decision.arguments ?? {})}`),
+        ...argumentsDigested(decision.arguments ?? {}, options.limits, digest),
         durationMs: Math.round(decision.durationMs * 10) / 10,
         ...(found ? { foundBySearch: found } : {}),
       };
@@ -601,6 +609,24 @@ function resourceTarget(target: string): string {
   const base = (cut < 0 ? target : target.slice(0, cut)).replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/]*@/i, '$1***@');
   const masked = /^[a-z][a-z0-9+.-]*:\/\//i.test(base) && URL.canParse(base) ? loggableUrl(base) : base;
   return cut < 0 ? masked : `${masked}?…`;
+}
+
+/**
+ * A decision's `arguments` field: the keyed digest of their canonical JSON, or, for arguments over a
+ * structural input limit (`limits`, checks/input-limits.ts: found at the first breach, without visiting
+ * the rest), the digest of the breach, named in `argumentsOverLimit`. Such arguments are refused whatever
+ * the decision; digesting them cost about 0.5 µs of the event loop per array element, so a script's 20
+ * calls with 400,000 elements each held it for seconds (security try-out).
+ */
+function argumentsDigested(
+  value: unknown,
+  limits: InputLimits | undefined,
+  digest: (text: string) => string,
+): { arguments: string; argumentsOverLimit?: string } {
+  const breach = limits ? findLimitBreach(value, limits) : undefined;
+  if (!breach) return { arguments: digest(`arguments:${canonicalJson(value)}`) };
+  const over = describeBreach(breach);
+  return { arguments: digest(`arguments over a limit:${over}`), argumentsOverLimit: over };
 }
 
 /**

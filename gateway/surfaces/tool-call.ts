@@ -171,7 +171,8 @@ export function argumentsOverLimit(
   via: CallVia,
   started: number,
 ): CallToolResult | undefined {
-  const base = via === 'direct' ? DIRECT_ARGUMENTS : DISPATCHED_ARGUMENTS;
+  // A script's call names the script's own path (`/symbols/0`): call_tool's envelope is no part of what it wrote.
+  const base = via === 'direct' ? DIRECT_ARGUMENTS : via === 'call_tool' ? DISPATCHED_ARGUMENTS : SCRIPT_ARGUMENTS;
   const breach = args ? findLimitBreach(args, d.runtime.config.limits, base) : undefined;
   if (!breach) return undefined;
   recordDecision(d, {
@@ -193,6 +194,8 @@ export function argumentsOverLimit(
 /** Where a call's arguments sit in its request: `params.arguments`, or call_tool's `params.arguments.arguments`. */
 const DIRECT_ARGUMENTS: readonly string[] = ['arguments'];
 const DISPATCHED_ARGUMENTS: readonly string[] = ['arguments', 'arguments'];
+/** A run_code script's `tools.<name>(args)`: the path within `args`. */
+const SCRIPT_ARGUMENTS: readonly string[] = [];
 
 /**
  * Whether a failed call may have run upstream: its request had been written to the upstream (or, where

@@ -537,6 +537,51 @@ describe.each(ERAS)('run_code cancellation (%s era)', (era) => {
   }, 30_000);
 });
 
+describe('run_code argument bounds', () => {
+  const auditLines = () =>
+    readFileSync(AUDIT_FILE, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  it("refuses arguments over a structural limit naming the script's own path, and audits them by the breach, never element by element", async () => {
+    const before = upstreamCalls();
+    const result = await run(
+      'modern',
+      `const a = Array(10001).fill(0);
+       const out = [];
+       for (const name of ['get_quote', 'no_such_tool', 'place_order']) {
+         try { await tools[name]({ symbol: a }); out.push('ran'); } catch (e) { out.push(e.kind + ' ' + e.message); }
+       }
+       return out;`,
+    );
+    const [over, unknown, write] = result.structuredContent!.result as string[];
+    expect(over).toBe('invalid_arguments tools.get_quote: Invalid arguments for get_quote: an array longer than limits.arrayLength (10000) at /symbol.');
+    expect(unknown).toMatch(/^unknown_tool /u);
+    expect(write).toMatch(/^call_directly /u);
+    const viaCallTool = await withClient('modern', compact, READER, (c) =>
+      c.callTool('call_tool', { name: 'get_quote', arguments: { symbol: Array(10001).fill(0) } }),
+    );
+    expect(text(viaCallTool)).toContain('an array longer than limits.arrayLength (10000) at /arguments/arguments/symbol');
+    expect(upstreamCalls()).toBe(before);
+    const runId = result._meta?.['ai.cpz.gateway/runId'];
+    // Each refusal's line names the breach, whatever refused the call first: its arguments were never digested whole.
+    const lines = await waitFor('the refusals in the audit file', () => {
+      const all = auditLines();
+      const inner = all.filter((l) => l.runId === runId && l.via === 'run_code');
+      const direct = all.filter((l) => l.via === 'call_tool' && l.tool === 'get_quote' && l.argumentsOverLimit);
+      return inner.length === 3 && direct.length > 0 && [...inner, direct.at(-1)!];
+    });
+    expect(lines.map((l) => [l.tool, l.outcome, l.argumentsOverLimit])).toEqual([
+      ['get_quote', 'invalid_arguments', 'an array longer than limits.arrayLength (10000) at /symbol'],
+      ['no_such_tool', 'unknown_tool', 'an array longer than limits.arrayLength (10000) at /symbol'],
+      ['place_order', 'refused_write_via_call_tool', 'an array longer than limits.arrayLength (10000) at /symbol'],
+      ['get_quote', 'invalid_arguments', 'an array longer than limits.arrayLength (10000) at /symbol'],
+    ]);
+    expect(lines.every((l) => /^[0-9a-f]{64}$/u.test(String(l.arguments)))).toBe(true);
+  });
+});
+
 describe('search_tools in code mode', () => {
   it('answers TypeScript declarations with detail "typescript", and keeps its schema without code mode', async () => {
     const result = await withClient('modern', compact, READER, (c) => c.callTool('search_tools', { query: 'quote', detail: 'typescript', limit: 1 }));
