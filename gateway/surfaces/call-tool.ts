@@ -151,13 +151,22 @@ export async function callThroughDispatcher(
 }
 
 /**
- * Records a script's `tools.<name>(x)` call refused because `x` is not one object (surfaces/run-code.ts: the
- * sandbox answers it before anything is dispatched), as {@link callThroughDispatcher} records its own
- * refusal of invalid arguments: `via: run_code`, the run's id (`d.runId`), the tool `name` resolves to.
+ * Records a script's `tools.<name>(x)` call refused before anything is dispatched (surfaces/run-code.ts): `x` is
+ * not one object (`invalid_arguments`), or its JSON is over `limits.bodyBytes` (`payload_too_large`, never
+ * parsed: `args` then a stand-in naming the bound), as {@link callThroughDispatcher} records its own refusal of
+ * invalid arguments: `via: run_code`, the run's id (`d.runId`), the tool `name` resolves to; audited as
+ * `invalid_arguments` with the kind as reason.
  */
-export function refuseScriptArguments(d: DispatchContext, visible: VisibleCatalog, name: string, args: unknown, started: number): void {
+export function refuseScriptArguments(
+  d: DispatchContext,
+  visible: VisibleCatalog,
+  name: string,
+  kind: 'invalid_arguments' | 'payload_too_large',
+  args: unknown,
+  started: number,
+): void {
   const target = resolveTool(visible.catalog, visible.access, name, d.surface.name, d.runtime.config.compact.codeMode.enabled);
-  recordRefusal(d, 'run_code', name, target, 'invalid_arguments', 'invalid_arguments', args, started);
+  recordRefusal(d, 'run_code', name, target, 'invalid_arguments', kind, args, started);
 }
 
 /** Logs and records one refusal of call_tool or of a script's call: nothing reached the upstream. */
@@ -205,7 +214,7 @@ function withView(answer: ToolCallAnswer, definition: Tool, name: string, args: 
  * tool changes state or is simply advertised.
  */
 function auditOutcome(kind: ErrorKind, target: ToolResolution): AuditOutcome {
-  if (kind === 'invalid_arguments') return 'invalid_arguments';
+  if (kind === 'invalid_arguments' || kind === 'payload_too_large') return 'invalid_arguments';
   if (kind === 'unknown_tool') return target.tool ? 'refused_scope' : 'unknown_tool';
   if (kind === 'call_directly') return target.tool && !target.readOnly ? 'refused_write_via_call_tool' : 'refused_advertised';
   return 'error';

@@ -161,6 +161,18 @@ export async function runCode(
           const n = ++calls;
           const call = inSpan('run_code call', { 'ai.cpz.gateway.run_id': runId, 'ai.cpz.gateway.call': n }, async (): Promise<CallAnswer> => {
             const callStarted = performance.now();
+            // A direct call's whole body is bounded by limits.bodyBytes before it is parsed; a script's call had no bound but
+            // the run's memory, and parsing 20 calls of 800 KB each held the event loop (security try-out): bounded alike.
+            const { bodyBytes } = d.runtime.config.limits;
+            // UTF-16 units never outnumber UTF-8 bytes: a longer string is over without being measured.
+            if (typeof json === 'string' && (json.length > bodyBytes || Buffer.byteLength(json) > bodyBytes)) {
+              refuseScriptArguments({ ...d, log: d.log, runId }, visible, name, 'payload_too_large', `over limits.bodyBytes (${bodyBytes})`, callStarted);
+              return {
+                ok: false,
+                kind: 'payload_too_large',
+                message: `tools.${name}: the arguments' JSON is larger than limits.bodyBytes (${bodyBytes} bytes), the most a request body may carry: pass fewer or shorter values`,
+              };
+            }
             let parsed: unknown;
             try {
               parsed = JSON.parse(json);
@@ -169,8 +181,12 @@ export async function runCode(
             }
             if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
               // Refused before call_tool's dispatch, which records every other inner decision: recorded here (a review found it had no line).
-              refuseScriptArguments({ ...d, log: d.log, runId }, visible, name, parsed, callStarted);
-              return { ok: false, message: `tools.${name}: arguments must be one object (got ${json === undefined ? 'nothing' : json.slice(0, 40)})` };
+              refuseScriptArguments({ ...d, log: d.log, runId }, visible, name, 'invalid_arguments', parsed, callStarted);
+              return {
+                ok: false,
+                kind: 'invalid_arguments',
+                message: `tools.${name}: arguments must be one object (got ${json === undefined ? 'nothing' : json.slice(0, 40)})`,
+              };
             }
             // The inner call's own request: its id names the run and the call (never the caller's, whose cancellation is the run's).
             const inner: RequestView = {

@@ -580,6 +580,58 @@ describe('run_code argument bounds', () => {
     ]);
     expect(lines.every((l) => /^[0-9a-f]{64}$/u.test(String(l.arguments)))).toBe(true);
   });
+
+  it('gives a call whose arguments are no object a ToolError of kind invalid_arguments', async () => {
+    const result = await run(
+      'modern',
+      `const kinds = [];
+       for (const args of ['x', null, [], 5]) {
+         try { await tools.list_accounts(args); kinds.push('ran'); } catch (e) { kinds.push(e.kind); }
+       }
+       return kinds;`,
+    );
+    expect(result.structuredContent!.result).toEqual(['invalid_arguments', 'invalid_arguments', 'invalid_arguments', 'invalid_arguments']);
+  });
+
+  it("refuses a call whose arguments' JSON is over limits.bodyBytes before parsing it: payload_too_large naming the limit, nothing sent, audited", async () => {
+    const auditFile = `.tmp/audit/run-code-body-${process.pid}.log`;
+    const small = inProcessGateway(
+      {
+        scopes: { endpoint: endpoint.url },
+        limits: { bodyBytes: 4096 },
+        compact: { codeMode: { enabled: true, limits: { wallTimeMs: 8_000 } } },
+        audit: { destination: auditFile, digestKey: 'run-code-audit-key-0123456' },
+      },
+      { fake: { tools } },
+    );
+    try {
+      const received = () => small.fake!.received.filter((r) => r.method === 'tools/call').length;
+      const result = await withClient('modern', small.compactUrl, READER, (c) =>
+        c.callTool('run_code', {
+          code: `const out = [];
+                 for (const symbol of ['x'.repeat(5000), 'x'.repeat(3000)]) {
+                   try { out.push((await tools.get_quote({ symbol })).price); } catch (e) { out.push(e.name + ' ' + e.kind + ' ' + e.message); }
+                 }
+                 return out;`,
+        }),
+      );
+      expect(result.structuredContent!.result).toEqual([
+        "ToolError payload_too_large tools.get_quote: the arguments' JSON is larger than limits.bodyBytes (4096 bytes), the most a request body may carry: pass fewer or shorter values",
+        10,
+      ]);
+      expect(received()).toBe(1);
+      const line = await waitFor('the refusal in the audit file', () =>
+        readFileSync(auditFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Record<string, unknown>)
+          .find((l) => l.via === 'run_code' && l.reason === 'payload_too_large'),
+      );
+      expect(line).toMatchObject({ tool: 'get_quote', outcome: 'invalid_arguments' });
+    } finally {
+      await small.close();
+    }
+  });
 });
 
 describe('search_tools in code mode', () => {
