@@ -284,7 +284,9 @@ function run({ code, limits }) {
       });
     }
     const where = located && { line: located.line, ...(located.column === undefined ? {} : { column: located.column }) };
-    return finish({ ok: false, kind: 'script_error', name, message: `${message}${stack}`, ...where });
+    // The error's own text is output too: bounded as console lines and the return value are (a 7 MB message was answered whole: try-out).
+    const shownName = cut(name, NAME_BYTES);
+    return finish({ ok: false, kind: 'script_error', name: shownName, message: cut(`${message}${stack}`, limits.outputBytes - Buffer.byteLength(shownName)), ...where });
   };
 
   // The script is spliced into the wrapper as text, so one that closes the wrapper's function (`})(); (function () {`)
@@ -391,6 +393,24 @@ function isFunctionBody(code) {
   } catch {
     return false;
   }
+}
+
+/** UTF-8 bytes of a thrown error's name a script error shows at most (its message has the rest of outputBytes). */
+const NAME_BYTES = 256;
+
+/**
+ * `text` within `max` UTF-8 bytes: whole when it fits, else cut at a character boundary and ended with a
+ * marker saying so and naming `codeMode.limits.outputBytes` (the marker counted in `max`).
+ * @param {string} text
+ * @param {number} max
+ */
+function cut(text, max) {
+  if (text.length <= max / 3 || Buffer.byteLength(text) <= max) return text;
+  const marker = `… (cut: longer than codeMode.limits.outputBytes allows, ${Buffer.byteLength(text)} bytes)`;
+  const room = new Uint8Array(Math.max(0, max - Buffer.byteLength(marker)));
+  // encodeInto writes whole characters only (a surrogate pair is never split) and stops at the room's end.
+  const { read } = new TextEncoder().encodeInto(text, room);
+  return `${text.slice(0, read)}${marker}`;
 }
 
 /** A thrown value that is no Error, as JSON (500 characters at most), or its String() when JSON cannot write it. */

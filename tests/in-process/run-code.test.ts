@@ -593,6 +593,18 @@ describe('run_code argument bounds', () => {
     expect(result.structuredContent!.result).toEqual(['invalid_arguments', 'invalid_arguments', 'invalid_arguments', 'invalid_arguments']);
   });
 
+  it("bounds a thrown error's name and message by outputBytes, cut with a marker naming it", async () => {
+    const long = await run('modern', 'throw new Error("E".repeat(100000));');
+    expect(long._meta?.['ai.cpz.gateway/error']).toBe('script_error');
+    expect(text(long)).toMatch(
+      /^Script error at line 1, column \d+: Error: E{1000,}… \(cut: longer than codeMode\.limits\.outputBytes allows, 100000 bytes\)$/u,
+    );
+    expect(Buffer.byteLength(text(long))).toBeLessThan(4096 + 200);
+    const named = await run('modern', 'const e = new Error("short"); e.name = "N".repeat(100000); throw e;');
+    expect(text(named)).toMatch(/: N{100,}… \(cut: longer than codeMode\.limits\.outputBytes allows, 100000 bytes\): short$/u);
+    expect(Buffer.byteLength(text(named))).toBeLessThan(4096 + 200);
+  });
+
   it("refuses a call whose arguments' JSON is over limits.bodyBytes before parsing it: payload_too_large naming the limit, nothing sent, audited", async () => {
     const auditFile = `.tmp/audit/run-code-body-${process.pid}.log`;
     const small = inProcessGateway(
