@@ -1,3 +1,4 @@
+import { describeBreach, findLimitBreach } from './checks/input-limits.ts';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { FetchLike } from '@modelcontextprotocol/client';
 import { createMcpHandler } from '@modelcontextprotocol/server';
@@ -240,7 +241,10 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     log,
     metrics,
     generatedKey: options.auditKey,
-    limits: config.limits,
+    overLimit: (value) => {
+      const breach = findLimitBreach(value, config.limits);
+      return breach && describeBreach(breach);
+    },
   });
   // Every decision reported once (the MCP endpoints' and the authorization server's); the metrics, the audit trail and the request span subscribe.
   const outcomes = createOutcomes(gatewaySubscribers(metrics, audit));
