@@ -165,13 +165,37 @@ function run({ code, limits }) {
     }
   };
 
+  /** The length of what a console argument shows at least: a string's own, an object's JSON (0 when JSON cannot write it). */
+  const shownLength = (/** @type {import('quickjs-emscripten').QuickJSHandle} */ handle) => {
+    const type = context.typeof(handle);
+    if (type === 'string') return stringLength(context, handle);
+    if (type !== 'object') return 0;
+    const json = context.callFunction(stringify, context.undefined, handle);
+    if (json.error) {
+      // Out of memory writing it: more than any line holds (the object's own text came back '' from dump()).
+      let problem;
+      try {
+        problem = context.dump(json.error);
+      } catch {
+        problem = undefined;
+      }
+      if (json.error.alive) json.error.dispose();
+      return /out of memory/i.test(String(problem?.message ?? problem)) ? Number.POSITIVE_INFINITY : 0;
+    }
+    try {
+      return context.typeof(json.value) === 'string' ? stringLength(context, json.value) : 0;
+    } finally {
+      json.value.dispose();
+    }
+  };
   const console = context.newObject();
   for (const level of ['log', 'info', 'warn', 'error', 'debug']) {
     const fn = context.newFunction(level, (...args) => {
       if (breach !== undefined) return;
       // A string longer than the whole output may hold is over the limit as it stands: reading it first (a rope of
       // 16 M characters built by doubling) can fail for want of memory and came back empty, the line lost silently.
-      if (args.some((h) => context.typeof(h) === 'string' && stringLength(context, h) > limits.outputBytes)) {
+      // So is an object holding one ({s}, [s]): measured as the language's JSON writes it, whose text dump() read as '' (review).
+      if (args.some((h) => shownLength(h) > limits.outputBytes)) {
         breach = 'outputBytes';
         return;
       }
@@ -186,6 +210,12 @@ function run({ code, limits }) {
   context.setProp(context.global, 'console', console);
   console.dispose();
 
+  /**
+   * The tool calls the script makes while it is evaluated, sent once its value is known to be the wrapper's
+   * promise: a script that ran outside its function (see below) has none of its calls dispatched (review).
+   * @type {{ type: 'call', id: number, name: string, json: string }[] | undefined}
+   */
+  let held = [];
   /** Set once the script has failed: what its thrown value's getters call is not dispatched. */
   let ending = false;
   const call = context.newFunction('call', (nameHandle, jsonHandle) => {
@@ -206,7 +236,8 @@ function run({ code, limits }) {
     const deferred = context.newPromise();
     const id = nextId++;
     pending.set(id, deferred);
-    port.postMessage({ type: 'call', id, name, json });
+    if (held) held.push({ type: 'call', id, name, json });
+    else port.postMessage({ type: 'call', id, name, json });
     return deferred.handle;
   });
   const prelude = context.unwrapResult(context.evalCode(PRELUDE, 'prelude.js'));
@@ -293,13 +324,24 @@ function run({ code, limits }) {
   // runs on outside it and leaves something other than the wrapper's promise (try-out: its handle was freed twice,
   // and the worker's uncaught error ended the gateway). QuickJS's Function constructor splices its body the same
   // way; V8's parses a body on its own: a script that is no async function body there, while the wrapper compiles,
-  // is refused before it runs. What the two parsers might still read apart is caught below: a value that is no
-  // promise is refused too.
-  if (!isFunctionBody(code)) {
+  // is refused before it runs, naming V8's reason. The two parsers read a raw U+2028/U+2029 apart (V8 starts a line
+  // there, where an HTML-like `-->` comment may follow; QuickJS does not: review), so a script holding one is
+  // refused first. Whatever else they might read apart is caught after the evaluation: a value that is not a
+  // promise is refused, and no tool call the script made meanwhile is sent.
+  const separator = /[\u2028\u2029]/.exec(code);
+  if (separator)
+    return finish({
+      ok: false,
+      kind: 'script_error',
+      name: 'SyntaxError',
+      message: `the script holds a raw U+${separator[0].codePointAt(0).toString(16).toUpperCase()} line separator, which parsers read apart: write it as an escape (\\u${separator[0].codePointAt(0).toString(16)}) in a string`,
+    });
+  const notBody = bodyProblem(code);
+  if (notBody !== undefined) {
     const compiled = context.evalCode(`${PREFIX}${code}\n})()`, FILE, { type: 'global', compileOnly: true });
     if (compiled.error) return failed(compiled.error);
     compiled.value.dispose();
-    return finish({ ok: false, kind: 'script_error', name: 'SyntaxError', message: ESCAPED });
+    return finish({ ok: false, kind: 'script_error', name: 'SyntaxError', message: `${NOT_A_BODY}: ${notBody}` });
   }
   const evaluated = context.evalCode(`${PREFIX}${code}\n})()`, FILE, { type: 'global' });
   if (evaluated.error) return failed(evaluated.error);
@@ -307,10 +349,12 @@ function run({ code, limits }) {
   const script = promise;
   // getPromiseState hands back the value's own handle for a value that is no promise (disposed once, by finish).
   const first = context.getPromiseState(script);
-  if (first.notAPromise) return finish({ ok: false, kind: 'script_error', name: 'SyntaxError', message: ESCAPED });
+  if (first.notAPromise) return finish({ ok: false, kind: 'script_error', name: 'SyntaxError', message: RAN_OUTSIDE });
   // A settled promise's state holds a new handle to its value or error: freed here, settle reads it again.
   if (first.type === 'fulfilled') first.value.dispose();
   else if (first.type === 'rejected') first.error.dispose();
+  for (const message of held) port.postMessage(message);
+  held = undefined;
 
   /** Runs the jobs the last settlement queued, then finishes if the script's promise settled. */
   const settle = () => {
@@ -376,22 +420,25 @@ function run({ code, limits }) {
   settle();
 }
 
-/** Why a script that closes the function it is the body of is refused. */
-const ESCAPED = 'the script closes the async function it is the body of (a `}` or `)` with no opening one in the script): it is not run';
+/** Why a script that is no async function body is refused (V8's reason follows). */
+const NOT_A_BODY = 'the script is not the body of an async function (a `}` or `)` with no opening one in it closes the function it runs in), so it is not run';
+/** Why a script that ran on outside its function is refused. */
+const RAN_OUTSIDE = 'the script closes the async function it is the body of and ran outside it: none of its tool calls was sent';
 
 const AsyncFunction = (async () => {}).constructor;
 
 /**
- * Whether `code` parses as the body of a strict async function on its own (V8's Function constructor compiles
- * it, never runs it). Node's parser, in the worker: no QuickJS memory or instructions are spent.
+ * Why `code` does not parse as the body of a strict async function on its own (V8's SyntaxError message), else
+ * undefined. V8's Function constructor compiles it, never runs it, in the worker: no QuickJS memory or
+ * instructions are spent. An error other than a SyntaxError (a stack overflow) decides nothing: QuickJS does.
  * @param {string} code
  */
-function isFunctionBody(code) {
+function bodyProblem(code) {
   try {
     new AsyncFunction(`"use strict"; ${code}`);
-    return true;
-  } catch {
-    return false;
+    return undefined;
+  } catch (error) {
+    return error instanceof SyntaxError ? error.message : undefined;
   }
 }
 
