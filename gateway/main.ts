@@ -128,6 +128,9 @@ function configSource(flag: string | undefined): string {
   return process.env.GATEWAY_CONFIG !== undefined ? `${named} from GATEWAY_CONFIG` : `${named}, the default configuration`;
 }
 
+/** The environment variables that override the configuration's listen address (config/load.ts), named when they did. */
+const LISTEN_ENV = ['GATEWAY_LISTEN_HOST', 'GATEWAY_LISTEN_PORT'] as const;
+
 async function pins(
   config: ReturnType<typeof loadConfig>,
   source: string,
@@ -142,7 +145,9 @@ async function pins(
     // Said before anything is asked: without --config the demo configuration's listen port and admin token
     // were used silently, and whatever gateway listened there answered (try-out).
     process.stderr.write(
-      values.url !== undefined ? `pins: gateway ${url} (--url)\n` : `pins: gateway ${url} (listen of ${source}; --url or --config picks another)\n`,
+      values.url !== undefined
+        ? `pins: gateway ${url} (--url)\n`
+        : `pins: gateway ${url} (listen of ${source}${LISTEN_ENV.some((name) => process.env[name] !== undefined) ? `, with ${LISTEN_ENV.filter((name) => process.env[name] !== undefined).join(' and ')} from the environment` : ''}; --url or --config picks another)\n`,
     );
     process.stdout.write(await runPinsCommand({ url, adminToken }, args, { all: values.all, digest: values.digest, json: values.json }));
   } catch (error) {

@@ -30,10 +30,12 @@ export interface Misdirected {
  * the port must then be the one the connection reached (the socket's local port; a request served in
  * process has none, and keeps the Host's), else a token minted for another local resource
  * (`http://127.0.0.1:5499/mcp`) would be taken on any other port by a caller sending `Host: 127.0.0.1:5499`.
- * On a loopback connection an IP-literal Host must also name the address reached: nothing between client and
- * gateway translates addresses there, and the loopback Host check passes `127.0.0.1` and `[::1]` alike, so a
+ * On a loopback connection an IP-literal Host must also name the address reached: the loopback Host check passes
+ * `127.0.0.1` and `[::1]` alike, so a
  * token minted for another server on the same port of the other address (`http://[::1]:3000/mcp` beside a
- * gateway on 127.0.0.1:3000) would be taken. Off loopback a NAT or port mapping (docker, a Service) may
+ * gateway on 127.0.0.1:3000) would be taken. A local forwarder that changes the address (an SSH tunnel or socat
+ * reaching a gateway bound on `::` through `::1` with a Host naming 127.0.0.1) is refused 421 too: it fails closed,
+ * and `publicUrl` is the way through. Off loopback a NAT or port mapping (docker, a Service) may
  * stand between, and a name (`localhost`) may resolve to either: both are left to the edge's name check.
  * The MCP endpoints, their RFC 9728 documents and the console's lookup all read this one rule.
  */

@@ -92,7 +92,7 @@ describe('every entry point: --help and bad command lines', { timeout: 90_000 },
     const result = await run('gateway/main.ts', ['pins', 'list'], { GATEWAY_LISTEN_PORT: String(port) });
     expect(result.status).toBe(1);
     expect(result.stderr.split('\n')[0]).toBe(
-      `pins: gateway http://127.0.0.1:${port} (listen of config/cpzai.yaml, the default configuration; --url or --config picks another)`,
+      `pins: gateway http://127.0.0.1:${port} (listen of config/cpzai.yaml, the default configuration, with GATEWAY_LISTEN_PORT from the environment; --url or --config picks another)`,
     );
     expect(result.stdout).toBe('');
   });
