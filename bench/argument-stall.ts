@@ -16,22 +16,13 @@
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
-import { startPlatform } from '../upstream/platform/index.ts';
-import { startUpstreamServer } from '../upstream/server/index.ts';
-import { inProcessGateway } from '../tests/helpers/in-process.ts';
+import { codeModeStack } from './code-mode-stack.ts';
 import { DATA_KEY, rpc } from '../tests/helpers/raw-mcp.ts';
 
 const { values } = parseArgs({ options: { audit: { type: 'boolean', default: false } } });
 if (values.audit) mkdirSync('.tmp/audit', { recursive: true });
-const platform = await startPlatform({ port: 0 });
-const upstream = await startUpstreamServer({ platformUrl: platform.url, port: 0 });
-const gateway = inProcessGateway({
-  upstreams: [{ url: upstream.url }],
-  scopes: { endpoint: `${platform.url}/v1/me` },
-  compact: { codeMode: { enabled: true } },
-  log: { level: 'silent' },
-  ...(values.audit ? { audit: { destination: '.tmp/audit/argument-stall.log', digestKey: 'argument-stall-bench-key-0123' } } : {}),
-});
+const stack = await codeModeStack(values.audit ? { audit: { destination: '.tmp/audit/argument-stall.log', digestKey: 'argument-stall-bench-key-0123' } } : {});
+const { gateway } = stack;
 
 let nextId = 1;
 /** One JSON-RPC tools/call to /mcp/compact; its HTTP status and the result's text (or the error's message). */
@@ -113,7 +104,5 @@ try {
     `per element: ${((1000 * (per[100_000]! - per[10_001]!)) / (100_000 - 10_001)).toFixed(3)} µs of this thread (CPU, JSON parse and serialise of the body included)`,
   );
 } finally {
-  await gateway.close();
-  await upstream.close();
-  await platform.close();
+  await stack.close();
 }

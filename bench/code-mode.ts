@@ -18,23 +18,15 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { startPlatform } from '../upstream/platform/index.ts';
-import { startUpstreamServer } from '../upstream/server/index.ts';
-import { inProcessGateway } from '../tests/helpers/in-process.ts';
+import { codeModeStack } from './code-mode-stack.ts';
 import { DATA_KEY, rpc } from '../tests/helpers/raw-mcp.ts';
 import { FOUR_STEP_SCRIPT, fourStepsOneByOne, type TaskRow } from '../tests/fixtures/code-mode-task.ts';
 
 const { values } = parseArgs({ options: { rounds: { type: 'string', default: '200' } } });
 const rounds = Number(values.rounds);
 
-const platform = await startPlatform({ port: 0 });
-const upstream = await startUpstreamServer({ platformUrl: platform.url, port: 0 });
-const gateway = inProcessGateway({
-  upstreams: [{ url: upstream.url }],
-  scopes: { endpoint: `${platform.url}/v1/me` },
-  compact: { codeMode: { enabled: true } },
-  log: { level: 'silent' },
-});
+const stack = await codeModeStack();
+const { gateway } = stack;
 
 interface Exchange {
   requestBytes: number;
@@ -152,7 +144,5 @@ try {
   writeFileSync(out, `${JSON.stringify(results, null, 1)}\n`);
   console.log('wrote bench/results/code-mode.json');
 } finally {
-  await gateway.close();
-  await upstream.close();
-  await platform.close();
+  await stack.close();
 }
