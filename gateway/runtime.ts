@@ -295,7 +295,15 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   if (undecided.length)
     log.warn(
       { upstreams: undecided },
-      `policy.hiddenToolCalls is forward, but ${undecided.join(', ')} never receive the caller's credential (stdio or forwardCredentials: false): calls of their tools a caller cannot see are refused as unknown`,
+      `policy.hiddenToolCalls is forward, but ${undecided.join(', ')} never ${undecided.length > 1 ? 'receive' : 'receives'} the caller's credential (stdio or forwardCredentials: false): calls of their tools a caller cannot see are refused as unknown`,
+    );
+  // ... and where one can, it alone decides: one that checks nothing runs any tool for any caller (try-out: every key of
+  // credentials.apiKeys called a hidden state-changing tool; the general warning below did not say so).
+  const deciding = config.policy.hiddenToolCalls === 'forward' ? config.upstreams.filter(receivesCallerCredential).map((u) => u.name) : [];
+  if (deciding.length)
+    log.warn(
+      { upstreams: deciding },
+      `policy.hiddenToolCalls is forward: a caller's call of a tool of ${deciding.join(', ')} it cannot see is sent there all the same, and only that upstream decides whether it runs; one that checks nothing about its caller runs it for anyone (set refuse unless every such upstream checks each call itself)`,
     );
   // A key of credentials.apiKeys is the gateway's own: an upstream that is sent it can act as that caller here (try-out).
   const told = config.credentials.apiKeys.length ? config.upstreams.filter(receivesCallerCredential).map((u) => u.name) : [];

@@ -274,8 +274,13 @@ function edgeLimitBreach(body: object, limits: InputLimits): LimitBreach | undef
   return findLimitBreach({ ...call, params: { ...call.params, arguments: {} } }, limits);
 }
 
-/** Where each method names a prompt or resource the gateway forwards without finding it in a list of its own. */
+/**
+ * Where each method names a prompt or resource the gateway forwards without finding it in a list of its own,
+ * and a tool, which `policy.hiddenToolCalls: forward` sends upstream unfound (try-out: a 100 KB name was
+ * forwarded, in the hop's Mcp-Name header too, and echoed back whole by the upstream's refusal).
+ */
 const NAMED_PARAMS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  'tools/call': [['name']],
   'prompts/get': [['name']],
   'resources/read': [['uri']],
   'resources/subscribe': [['uri']],
@@ -287,7 +292,7 @@ const NAMED_PARAMS: Readonly<Record<string, readonly (readonly string[])[]>> = {
 };
 
 /**
- * The first prompt name or resource URI of the body longer than `limits.nameLength`: the gateway refuses
+ * The first tool or prompt name or resource URI of the body longer than `limits.nameLength`: the gateway refuses
  * it rather than forward it (a 500 KB name reached the upstream, in the hop's Mcp-Name header too, and
  * came back as its HTTP 431). The path starts at the message (`params.uri`), or at its index in a batch.
  */

@@ -30,7 +30,7 @@ import { bearerCredential } from '../auth/oauth/credential.ts';
 import type { GatewayRuntime } from '../runtime-state.ts';
 import type { Requester } from '../obs/outcomes.ts';
 import { recordSpan, traceIdOf, type RequestTrace } from '../obs/tracing.ts';
-import { describeBreach } from '../checks/input-limits.ts';
+import { describeBreach, formatPath } from '../checks/input-limits.ts';
 import { jsonPointer } from '../checks/json-pointer.ts';
 import { describeInexactNumber, inexactNumber, type InexactNumber } from '../checks/exact-numbers.ts';
 import { errorMapping, type ErrorKind } from '../errors.ts';
@@ -255,6 +255,8 @@ export function mcpRoute(
         inParams ? 'invalid_arguments' : 'invalid_request',
         `limits.${breach.limit}`,
         post.id,
+        // The offending path as the message shows it (a JSON Pointer, long ones cut with "…"), for a client that reads data.
+        { path: formatPath(breach.path), limit: `limits.${breach.limit}`, max: breach.max },
       );
     }
     if (post.unsupportedRevision !== undefined) {

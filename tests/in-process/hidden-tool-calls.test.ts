@@ -52,6 +52,10 @@ describe('policy.hiddenToolCalls', () => {
     const { outcome, upstreamCalls } = await callAs('visitor', 'forward');
     expect(outcome).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
     expect(upstreamCalls).toBe(1);
+    // Said once at start: the upstream alone decides, and one that checks nothing runs the tool for anyone (try-out).
+    const warned = gateway!.logs.records().filter((r) => String(r.msg).startsWith('policy.hiddenToolCalls is forward:'));
+    expect(warned).toEqual([expect.objectContaining({ upstreams: ['fake'] })]);
+    expect(String(warned[0]!.msg)).toContain('runs it for anyone');
   });
 
   // An upstream that never sees the caller's credential cannot decide: forwarding would run the tool unchecked (try-out:
@@ -63,7 +67,7 @@ describe('policy.hiddenToolCalls', () => {
     expect((outcome as ProtocolError).message).toContain('Unknown tool: read_ledger');
     expect(upstreamCalls).toBe(0);
     // Said once at start, naming the upstream.
-    const warned = gateway!.logs.records().filter((r) => String(r.msg).startsWith('policy.hiddenToolCalls is forward'));
+    const warned = gateway!.logs.records().filter((r) => String(r.msg).startsWith('policy.hiddenToolCalls is forward, but'));
     expect(warned).toEqual([expect.objectContaining({ upstreams: ['fake'] })]);
   });
 

@@ -1,5 +1,5 @@
 /**
- * `limits.nameLength`: a prompt name or resource URI longer than it is refused by the gateway itself,
+ * `limits.nameLength`: a tool or prompt name or resource URI longer than it is refused by the gateway itself,
  * 400 with -32602 naming the param and the limit, in both eras, and nothing reaches the upstream (a
  * 500 KB name was forwarded, in the hop's Mcp-Name header too, and came back as the upstream's HTTP 431
  * in a -32603). A URI within the limit is forwarded as before.
@@ -36,6 +36,7 @@ const forwarded = (method: string) => gateway.fake!.received.filter((r) => r.met
 describe.each(['modern', 'legacy'] as const)('a name or URI over limits.nameLength (%s era)', (era) => {
   const long = 'x'.repeat(500_000);
   it.each([
+    ['tools/call', '/params/name', { name: long, arguments: {} }],
     ['prompts/get', '/params/name', { name: long }],
     ['resources/read', '/params/uri', { uri: `test://${long}` }],
     ['resources/subscribe', '/params/uri', { uri: `test://${long}` }],
@@ -49,7 +50,7 @@ describe.each(['modern', 'legacy'] as const)('a name or URI over limits.nameLeng
     expect(messages[0]!.error).toMatchObject({
       code: -32602,
       message: `Invalid params: a name or URI longer than limits.nameLength (${MAX}) at ${path}`,
-      data: { kind: 'params_over_limit' },
+      data: { kind: 'params_over_limit', path, limit: 'limits.nameLength', max: MAX },
     });
     expect(gateway.fake!.received.length).toBe(before);
   });
