@@ -114,7 +114,7 @@ export function requestAccounting(
  * in front of every route: an absolute-form request-target is taken as origin-form with its authority as
  * Host (RFC 9112 §3.2.2); a Host that is no host (user information, a numeric form other than a dotted
  * quad: request-target.ts `readHost`), or none at all on HTTP/1.1 (RFC 9112 §3.2), is 400 `malformed_target` on every route; on loopback binds (or with `security.allowedHosts`) the Host header must name
- * an allowed host, which is what stops DNS rebinding (a probe, {@link isProbe}, skips that check only);
+ * an allowed host (those, localhost's names on a loopback bind, and `publicUrl`'s and `oauth.issuer`'s), which is what stops DNS rebinding (a probe, {@link isProbe}, skips that check only);
  * a present Origin must be allowed (403 otherwise), except on the built-in authorization server's paths,
  * which browser-based clients call from their own origins (oidc-provider answers CORS per client, and
  * the sign-in pages check Origin and a CSRF token themselves).
@@ -129,9 +129,13 @@ export function originGuard(config: GatewayConfig): Middleware {
 /** {@link originGuard} for one exchange: true when it refused the request (and answered it). */
 export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean {
   const loopback = isLoopbackHost(config.listen.host);
-  const hosts = [...config.security.allowedHosts, ...(loopback ? localhostAllowedHostnames() : [])];
+  // The gateway's own public name (publicUrl, the OAuth issuer): requests a proxy passes on under it, and its own
+  // pages posting back to it, are the gateway's, not a rebinding (try-out: `publicUrl: https://gw.example` on a
+  // loopback bind behind a local proxy refused `Host: gw.example` with 403 until allowedHosts named it again).
+  const own = ownHostnames(config);
+  const hosts = [...config.security.allowedHosts, ...own, ...(loopback ? localhostAllowedHostnames() : [])];
   const checkHost = checksHost(config);
-  const origins = [...config.security.allowedOrigins, ...(loopback ? localhostAllowedOrigins() : [])];
+  const origins = [...config.security.allowedOrigins, ...own, ...(loopback ? localhostAllowedOrigins() : [])];
   const issuerPrefix = pathPrefix(config.oauth.issuer ?? config.publicUrl);
   const crossOriginPath = config.oauth.mode === 'builtin' ? (path: string) => isAuthorizationServerPath(path, issuerPrefix) : () => false;
   const allowed = new Set(hosts.map((h) => h.toLowerCase()));
@@ -161,6 +165,11 @@ export function originRefusal(config: GatewayConfig): (ctx: Exchange) => boolean
     else rejectAtEdge(ctx, 'forbidden_origin', origin.message);
     return true;
   };
+}
+
+/** The hostnames of `publicUrl` and `oauth.issuer`, lower case (an IPv6 literal bracketed, as a Host names it). */
+function ownHostnames(config: Pick<GatewayConfig, 'publicUrl' | 'oauth'>): string[] {
+  return [config.publicUrl, config.oauth.issuer].filter((url) => url !== undefined).map((url) => new URL(url).hostname.toLowerCase());
 }
 
 /** The paths a kubelet probe or a Prometheus scrape asks for (the metrics listener serves only the last). */

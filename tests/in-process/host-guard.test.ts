@@ -120,3 +120,32 @@ describe('the Host guard on a loopback bind', () => {
     expect(((await mcp.json()) as { error: { data: { kind: string } } }).error.data.kind).toBe('forbidden_origin');
   });
 });
+
+// A loopback bind behind a proxy on the same host that passes the public name on (try-out): the gateway's own
+// name (publicUrl) is no foreign Host, and its own origin no foreign Origin; any other name still is.
+describe('the Host guard on a loopback bind with publicUrl', () => {
+  let behind: InProcessGateway;
+  beforeAll(() => {
+    behind = inProcessGateway(
+      { listen: { host: '127.0.0.1' }, publicUrl: 'https://GW.example/', anonymous: true, upstreams: [{ health: { intervalMs: 0 } }] },
+      { fake: { tools: [{ definition: { name: 'echo', inputSchema: { type: 'object' } } as Tool }] } },
+    );
+  });
+  afterAll(async () => {
+    await behind?.close();
+  });
+  const post = (host: string, extra: Record<string, string> = {}) =>
+    behind.fetch(new Request(`${behind.gatewayUrl}/mcp`, { method: 'POST', headers: { ...ROUTES[0]!.headers, host, ...extra }, body: MCP_BODY }));
+
+  it("takes publicUrl's host as Host and as Origin, and refuses any other", async () => {
+    for (const host of ['gw.example', 'gw.example:443', 'GW.EXAMPLE']) expect((await post(host)).status, host).not.toBe(403);
+    expect((await post('gw.example', { origin: 'https://gw.example' })).status).not.toBe(403);
+    for (const host of ['evil.example', 'gw.example.evil.example']) {
+      const refused = await post(host);
+      expect(refused.status, host).toBe(403);
+      expect(((await refused.json()) as { error: { data: { kind: string } } }).error.data.kind).toBe('forbidden_host');
+    }
+    const origin = await post('gw.example', { origin: 'https://evil.example' });
+    expect(((await origin.json()) as { error: { data: { kind: string } } }).error.data.kind).toBe('forbidden_origin');
+  });
+});
