@@ -332,15 +332,21 @@ function forwardOptions(request: RequestView, onBehalfOf: OnBehalfOf, signal?: C
  * An upstream result as this gateway answers it: the upstream's hop `_meta` (its serverInfo) removed,
  * `resultType` left to this hop's SDK except an `input_required` or `task` one (relayed as it is), and the
  * upstream's cache hints kept only for a modern caller (a 2025-era answer must not carry 2026 fields;
- * the SDK does not strip what a handler returns).
+ * the SDK does not strip what a handler returns). Of its `_meta`, the gateway's own keys (`ai.cpz.gateway/`) are
+ * dropped, and `ai.cpz/argument-errors` unless it is a list of `{path, message}` strings.
  */
 export function relayedResult<T extends Record<string, unknown>>(result: T, era: 'modern' | 'legacy'): T {
   const meta = isPlainObject(result._meta) ? result._meta : undefined;
   // The gateway's own keys are the gateway's to set: an upstream's `ai.cpz.gateway/error` or `outcome` would pass for
   // the gateway's verdict beside its serverInfo (adversarial-upstream try-out).
+  // `ai.cpz/argument-errors` is the upstream's own list of a call's offending arguments (the reference upstream writes
+  // it on every direct tools/call it refuses, README): relayed when it has the shape the gateway writes, else dropped.
   const kept = meta
     ? Object.entries(meta).filter(
-        ([key]) => (!key.startsWith(HOP_META_PREFIX) || RELAYED_META_KEYS.has(key)) && !key.startsWith(GATEWAY_META_PREFIX) && key !== ARGUMENT_ERRORS_META_KEY,
+        ([key, value]) =>
+          (!key.startsWith(HOP_META_PREFIX) || RELAYED_META_KEYS.has(key)) &&
+          !key.startsWith(GATEWAY_META_PREFIX) &&
+          (key !== ARGUMENT_ERRORS_META_KEY || isArgumentErrorList(value)),
       )
     : [];
   // Built without `delete`: deleting a property that is not the last one turns the object into a dictionary,
@@ -356,6 +362,11 @@ export function relayedResult<T extends Record<string, unknown>>(result: T, era:
     out[key] = value;
   }
   return out as T;
+}
+
+/** Whether `value` is a list of `{path, message}` strings, as `ai.cpz/argument-errors` is written (checks/input-check.ts). */
+function isArgumentErrorList(value: unknown): boolean {
+  return Array.isArray(value) && value.every((e) => isPlainObject(e) && typeof e.path === 'string' && typeof e.message === 'string');
 }
 
 /**

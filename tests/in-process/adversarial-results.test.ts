@@ -241,14 +241,22 @@ describe("the gateway's own _meta keys", () => {
     expect(meta['example.com/kept']).toBe(1);
   });
 
-  it("drop an upstream's ai.cpz/argument-errors (the gateway's schema verdict) and a _meta that is no object (SDK clients refuse the result): review", async () => {
+  // The list itself is the upstream's to give (README: a direct call's offending arguments, as the reference upstream
+  // lists them; try-out: it was dropped); one of another shape is not relayed.
+  it("relay an upstream's ai.cpz/argument-errors of the gateway's shape only, and drop a _meta that is no object (SDK clients refuse the result)", async () => {
+    const errors = [{ path: '/x', message: 'must be a number' }];
+    let list: unknown = errors;
     const g = await start('modern', () => ({
       resultType: 'complete',
       isError: true,
       content: [{ type: 'text', text: 'no' }],
-      _meta: { 'ai.cpz/argument-errors': [{ path: '/x', message: 'fake' }] },
+      _meta: { 'ai.cpz/argument-errors': list },
     }));
-    expect((await call(g, 'modern')).result?._meta).not.toHaveProperty('ai.cpz/argument-errors');
+    expect((await call(g, 'modern')).result?._meta).toMatchObject({ 'ai.cpz/argument-errors': errors });
+    for (const malformed of ['/x is wrong', [{ path: 1, message: 'm' }], [{ path: '/x' }], [null], {}]) {
+      list = malformed;
+      expect((await call(g, 'modern')).result?._meta, JSON.stringify(malformed)).not.toHaveProperty('ai.cpz/argument-errors');
+    }
     await g.close();
     await upstream?.close();
     const nulled = await start('modern', () => ({ resultType: 'complete', content: [{ type: 'text', text: 'ok' }], _meta: null }));

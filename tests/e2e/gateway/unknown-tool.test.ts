@@ -68,3 +68,13 @@ describe.each(ERAS)('a direct tools/call of an unknown name (%s era)', (era) => 
     expect(full.data?.nearest).toContain('place_order');
   });
 });
+
+// README: a direct call is argument-checked by the upstream, whose offending arguments reach the caller under the
+// same _meta key call_tool uses (protocol try-out: the gateway dropped the reference upstream's list).
+describe.each(ERAS)('a direct tools/call with invalid arguments (%s era)', (era) => {
+  it("relays the reference upstream's ai.cpz/argument-errors on /mcp", async () => {
+    const result = await withClient(era, stack.mcpUrl, DEMO_KEYS.data, (client) => client.callTool('get_backtest_result', { id: 'nope' }));
+    expect(result.isError).toBe(true);
+    expect((result._meta?.['ai.cpz/argument-errors'] as { path: string }[]).map((e) => e.path)).toContain('/backtest_id');
+  });
+});
