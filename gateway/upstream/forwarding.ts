@@ -1,4 +1,4 @@
-import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
+import { CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY, MissingRequiredClientCapabilityError, type CallToolResult } from '@modelcontextprotocol/server';
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { isPlainObject } from '../wire/jsonrpc.ts';
 import { INPUT_METHODS } from './http-hop.ts';
@@ -167,7 +167,11 @@ function asksCallers(info: UpstreamInfo, method: ForwardMethod): boolean {
  * A forward whose 2025-era upstream may ask its client for input mid-call: the upstream's requests the
  * caller's capabilities cover become an InputRequiredResult, and a retry carrying the bridge's
  * requestState resumes the same waiting call with the caller's `inputResponses` (input-bridge.ts); the
- * rest are refused to the upstream (-32601), never asked of a caller who did not declare them.
+ * rest are refused to the upstream, never asked of a caller who did not declare them, and if the call then
+ * fails (an error or an isError result) the caller is answered -32021 MissingRequiredClientCapabilityError
+ * naming what it lacks (2026-07-28 basic/index §Error Codes: a request that needs an undeclared client
+ * capability; protocol try-out: it read as the upstream's internal error). A call that succeeds without the
+ * answer is relayed as it is.
  */
 async function bridgedForward(
   d: ForwardingContext,
@@ -179,6 +183,7 @@ async function bridgedForward(
   const bridge = d.runtime.inputBridge;
   const capabilities = callerCapabilities(request);
   const state = request.requestState();
+  let lacking: Record<string, unknown> | undefined;
   const outcome =
     typeof state === 'string'
       ? bridge.resume(owner, subject, state, request.inputResponses as Record<string, unknown> | undefined, request.signal)
@@ -186,7 +191,12 @@ async function bridgedForward(
           owner,
           subject,
           (ask, signal) =>
-            send((asked) => (callerCan(capabilities, asked) ? ask(asked) : Promise.reject(new Error(`the caller did not declare ${asked.method}`))), signal),
+            send((asked) => {
+              const missing = missingCapabilities(capabilities, asked);
+              if (missing === undefined) return ask(asked);
+              lacking = withCapabilities(lacking, missing);
+              return Promise.reject(new Error(`the caller did not declare ${asked.method}`));
+            }, signal),
           request.signal,
         );
   if (!outcome)
@@ -194,9 +204,13 @@ async function bridgedForward(
       'invalid_arguments',
       'Invalid params: requestState names no call waiting for input (it expired, or was not issued to this caller for this name); send the request again without it',
     );
-  const settled = await outcome;
+  const settled = await outcome.catch((error: unknown) => {
+    throw lacking ? new MissingRequiredClientCapabilityError({ requiredCapabilities: lacking }) : error;
+  });
   if (settled.kind === 'input_required') return settled.result as unknown as Record<string, unknown>;
-  return relayedResult(settled.value as Record<string, unknown>, d.caller.era);
+  const value = settled.value as Record<string, unknown>;
+  if (lacking && value.isError === true) throw new MissingRequiredClientCapabilityError({ requiredCapabilities: lacking });
+  return relayedResult(value, d.caller.era);
 }
 
 /**
@@ -223,28 +237,38 @@ export function callerCapabilities(request: Pick<RequestView, 'envelope'>): Reco
  * the upstream's fault, and relaying it put a question (a password form, a sampling prompt) before a caller
  * that never offered to answer one (adversarial-upstream try-out; spec 2026-07-28 basic/patterns/mrtr).
  * The refusal is marked `not_sent`: the upstream stopped to ask, and no retry will ever reach it, so a
- * state-changing tool is told it could not be executed, not that it may have run (review).
- * @throws SdkError INVALID_RESULT naming the input request (an `upstream_error`).
+ * state-changing tool is told it could not be executed, not that it may have run (review). Well-formed input
+ * requests the caller's capabilities do not cover are what the call needs of the caller: -32021 naming them
+ * (2026-07-28 basic/index §Error Codes), which a client can act on by declaring them.
+ * @throws SdkError INVALID_RESULT naming the input request (an `upstream_error`), or MissingRequiredClientCapabilityError.
  */
 export function refuseUndeclaredInput(result: Record<string, unknown>, capabilities: Record<string, unknown> | undefined): void {
   const problem = undeclaredInput(result, capabilities);
-  if (problem) throw markDelivery(new SdkError(SdkErrorCode.InvalidResult, problem), 'not_sent');
+  if (typeof problem === 'string') throw markDelivery(new SdkError(SdkErrorCode.InvalidResult, problem), 'not_sent');
+  if (problem) throw markDelivery(new MissingRequiredClientCapabilityError({ requiredCapabilities: problem.lacking }), 'not_sent');
 }
 
-/** What {@link refuseUndeclaredInput} refuses an InputRequiredResult for, or undefined. */
-function undeclaredInput(result: Record<string, unknown>, capabilities: Record<string, unknown> | undefined): string | undefined {
+/**
+ * What {@link refuseUndeclaredInput} refuses an InputRequiredResult for: a malformed or 2025-era-caller one (its
+ * message), the capabilities its well-formed requests need that the caller did not declare, or undefined.
+ */
+function undeclaredInput(
+  result: Record<string, unknown>,
+  capabilities: Record<string, unknown> | undefined,
+): string | { lacking: Record<string, unknown> } | undefined {
   if (capabilities === undefined) return 'it asked for input in band (resultType input_required), which a 2025-era caller cannot give';
   const requests = result.inputRequests;
   if (requests === undefined) return undefined;
   if (!isPlainObject(requests)) return 'Invalid result: inputRequests is not an object';
+  let lacking: Record<string, unknown> | undefined;
   for (const [key, asked] of Object.entries(requests)) {
     const shown = JSON.stringify(key.slice(0, 64));
     const method = isPlainObject(asked) ? asked.method : undefined;
     if (typeof method !== 'string' || !INPUT_METHODS.has(method)) return `Invalid result: inputRequests[${shown}] names no method a client answers`;
-    if (!callerCan(capabilities, asked as unknown as UpstreamInputRequest))
-      return `it asked the caller for ${method} (inputRequests[${shown}]), which the caller's clientCapabilities do not declare`;
+    const missing = missingCapabilities(capabilities, asked as unknown as UpstreamInputRequest);
+    if (missing) lacking = withCapabilities(lacking, missing);
   }
-  return undefined;
+  return lacking ? { lacking } : undefined;
 }
 
 /**
@@ -255,19 +279,37 @@ function undeclaredInput(result: Record<string, unknown>, capabilities: Record<s
  * request, or answers it without the tools or context the upstream counted on.
  */
 function callerCan(capabilities: Record<string, unknown>, request: UpstreamInputRequest): boolean {
+  return missingCapabilities(capabilities, request) === undefined;
+}
+
+/**
+ * The client capabilities `request` needs that `capabilities` lacks, as MissingRequiredClientCapabilityError's
+ * `requiredCapabilities` lists them (`{elicitation: {url: {}}}`, `{sampling: {tools: {}}}`), or undefined when
+ * they cover it ({@link callerCan}'s rules).
+ */
+function missingCapabilities(capabilities: Record<string, unknown>, request: UpstreamInputRequest): Record<string, unknown> | undefined {
   if (request.method === 'sampling/createMessage') {
-    const sampling = capabilities.sampling as Record<string, unknown> | undefined;
-    if (!isPlainObject(sampling)) return false;
+    const sampling = capabilities.sampling;
     const { tools, includeContext } = request.params ?? {};
-    if (tools !== undefined && sampling.tools === undefined) return false;
-    return includeContext === undefined || includeContext === 'none' || sampling.context !== undefined;
+    const needs: Record<string, unknown> = {};
+    if (tools !== undefined && !(isPlainObject(sampling) && sampling.tools !== undefined)) needs.tools = {};
+    if (includeContext !== undefined && includeContext !== 'none' && !(isPlainObject(sampling) && sampling.context !== undefined)) needs.context = {};
+    return isPlainObject(sampling) && Object.keys(needs).length === 0 ? undefined : { sampling: needs };
   }
-  if (request.method === 'roots/list') return capabilities.roots !== undefined;
+  if (request.method === 'roots/list') return capabilities.roots !== undefined ? undefined : { roots: {} };
   const elicitation = capabilities.elicitation as Record<string, unknown> | undefined;
-  if (elicitation === undefined) return false;
   const mode = request.params?.mode === 'url' ? 'url' : 'form';
   // `elicitation: {}` means form mode only (2025-11-25 client/elicitation §Capabilities).
-  return mode === 'url' ? elicitation.url !== undefined : elicitation.form !== undefined || Object.keys(elicitation).length === 0;
+  const covered =
+    elicitation !== undefined && (mode === 'url' ? elicitation.url !== undefined : elicitation.form !== undefined || Object.keys(elicitation).length === 0);
+  return covered ? undefined : { elicitation: { [mode]: {} } };
+}
+
+/** `a` and `b` together, one level deep (`{elicitation: {form: {}}}` and `{elicitation: {url: {}}}` make one entry). */
+function withCapabilities(a: Record<string, unknown> | undefined, b: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...a };
+  for (const [key, value] of Object.entries(b)) out[key] = { ...(out[key] as Record<string, unknown> | undefined), ...(value as Record<string, unknown>) };
+  return out;
 }
 
 /**

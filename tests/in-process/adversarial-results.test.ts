@@ -112,19 +112,19 @@ describe('input an upstream asks of callers in band', () => {
     }
   });
 
-  it("is refused from a 2026-07-28 upstream when the caller's clientCapabilities do not cover it, and relayed when they do", async () => {
-    // A state-changing tool: it stopped to ask, so it could not be executed (not "may have run": review).
+  // -32021 naming what the caller lacks (2026-07-28 basic/index §Error Codes: protocol try-out), never the question itself.
+  it("is refused from a 2026-07-28 upstream with -32021 naming what the caller's clientCapabilities lack, and relayed when they cover it", async () => {
     const g = await start(
       'modern',
       () => ({ resultType: 'input_required', inputRequests: { k1: SAMPLING, k2: PASSWORD_FORM }, requestState: 'evil-state' }),
       false,
     );
     const refused = await call(g, 'modern', { elicitation: { form: {} } });
-    expect(refused.result?.isError).toBe(true);
-    expect(refused.result?.inputRequests).toBeUndefined();
-    expect(textOf(refused)).toMatch(
-      /^Tool "crafted" could not be executed: upstream evil: it asked the caller for sampling\/createMessage \(inputRequests\["k1"\]\), which the caller's clientCapabilities do not declare/,
-    );
+    expect(refused.result).toBeUndefined();
+    expect(refused.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: {} } } });
+    expect(JSON.stringify(refused)).not.toContain('password');
+    const neither = await call(g, 'modern', {});
+    expect(neither.error?.data).toMatchObject({ requiredCapabilities: { sampling: {}, elicitation: { form: {} } } });
     const relayed = await call(g, 'modern', { elicitation: { form: {} }, sampling: {} });
     expect(relayed.result?.resultType).toBe('input_required');
     expect(Object.keys(relayed.result?.inputRequests as object)).toEqual(['k1', 'k2']);
@@ -135,11 +135,9 @@ describe('input an upstream asks of callers in band', () => {
     const withContext = { ...SAMPLING, params: { ...SAMPLING.params, includeContext: 'allServers' } };
     const g = await start('modern', () => ({ resultType: 'input_required', inputRequests: { k1: withTools, k2: withContext }, requestState: 's' }));
     const bare = await call(g, 'modern', { sampling: {} });
-    expect(bare.result?.isError).toBe(true);
-    expect(textOf(bare)).toContain('it asked the caller for sampling/createMessage (inputRequests["k1"])');
+    expect(bare.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { sampling: { tools: {}, context: {} } } } });
     const toolsOnly = await call(g, 'modern', { sampling: { tools: {} } });
-    expect(toolsOnly.result?.isError).toBe(true);
-    expect(textOf(toolsOnly)).toContain('(inputRequests["k2"])');
+    expect(toolsOnly.error?.data).toMatchObject({ requiredCapabilities: { sampling: { context: {} } } });
     const both = await call(g, 'modern', { sampling: { tools: {}, context: {} } });
     expect(both.result?.resultType).toBe('input_required');
     expect(Object.keys(both.result?.inputRequests as object)).toEqual(['k1', 'k2']);

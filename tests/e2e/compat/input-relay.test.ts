@@ -107,12 +107,18 @@ describe('a 2025-era upstream asking mid-call, a 2026-07-28 caller answering in 
     expect(answers[0]!.answer).toEqual({ action: 'accept', content: { name: 'Ada' } });
   });
 
-  it('never asks a caller for what its capabilities do not offer: the upstream gets a refusal instead', async () => {
+  // The upstream's tool fails on the refusal; the caller is told what to declare: -32021 (2026-07-28 basic/index
+  // §Error Codes; protocol try-out: it read as an isError result quoting the upstream's internal error).
+  it('never asks a caller for what its capabilities do not offer: the upstream gets a refusal, the caller -32021 naming the capability', async () => {
     const seen: { method: string; params: unknown }[] = [];
     const client = await modernClient({}, seen);
     try {
-      const result = (await client.callTool({ name: 'ask_name', arguments: {} })) as { isError?: boolean; content: { text: string }[] };
-      expect(result.isError).toBe(true);
+      const failure = await client.callTool({ name: 'ask_name', arguments: {} }).then(
+        () => undefined,
+        (error: unknown) => error as { code?: number; data?: { requiredCapabilities?: unknown } },
+      );
+      expect(failure?.code).toBe(-32021);
+      expect(failure?.data?.requiredCapabilities).toEqual({ elicitation: { form: {} } });
     } finally {
       await client.close();
     }

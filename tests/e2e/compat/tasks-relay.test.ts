@@ -322,7 +322,7 @@ describe('2026-07-28 tasks extension: raw HTTP, a recording upstream', () => {
       (m) => m.error !== undefined || String(m.result?.status) !== 'working',
     );
     expect(refused.result?.inputRequests).toBeUndefined();
-    expect(refused.error?.message).toMatch(/elicitation\/create .*which the caller's clientCapabilities do not declare/);
+    expect(refused.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: { form: {} } } } });
   });
 
   it("answers a completed task's result that is no CallToolResult as an upstream error, without the upstream's gateway _meta keys", async () => {
