@@ -224,7 +224,8 @@ async function relay(d: DispatchContext, task: ResolvedTask, method: TaskMethod,
   try {
     return relayedResult(await forward(d, task.client, method, params, undefined, { ontaskstatus }), d.caller.era);
   } catch (error) {
-    throw forwardError(error, task.client.name, { d, method });
+    // The upstream's error names its own task id ("Task 3e58... has no result stored"): the caller knows the task by its own (protocol try-out).
+    throw forwardError(error, task.client.name, { d, method, name: { own: task.ref.upstreamTaskId, exposed: task.id } });
   }
 }
 

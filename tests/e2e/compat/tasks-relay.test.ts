@@ -136,6 +136,15 @@ describe('2025-11-25 tasks: v1 client, v1 upstream', () => {
       const cancelled = await client.experimental.tasks.cancelTask(created.task.taskId);
       expect(cancelled).toMatchObject({ taskId: created.task.taskId, status: 'cancelled' });
       expect((await client.experimental.tasks.getTask(created.task.taskId)).status).toBe('cancelled');
+      // The upstream's refusal of its result names the task as the caller knows it, never by the upstream's own id (protocol try-out).
+      const noResult = await client.request({ method: 'tasks/result', params: { taskId: created.task.taskId } }, CallToolResultSchema).then(
+        () => undefined,
+        (error: Error) => error.message,
+      );
+      const upstreamId = upstream.received.find((r) => r.method === 'tasks/cancel')?.params?.taskId as string;
+      expect(upstreamId).toEqual(expect.any(String));
+      expect(noResult).toContain(created.task.taskId);
+      expect(noResult).not.toContain(upstreamId);
     } finally {
       await client.close();
     }
