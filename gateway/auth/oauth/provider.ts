@@ -182,6 +182,8 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
             throw new oidcErrors.InvalidClientMetadata(
               `redirect_uris must not hold user info (a user name or password before '@'): item ${i + 1} does, and would send the user to ${url.host}`,
             );
+          const badPort = typeof uri === 'string' ? loopbackPortProblem(uri) : undefined;
+          if (badPort) throw new oidcErrors.InvalidClientMetadata(`redirect_uris item ${i + 1} ${badPort}`);
           // OAuth 2.1 §2.3.1 (and RFC 8252 §7.3): plain http only for a loopback redirect (a native app's own listener),
           // its host written as the authorize step matches it on any port (loopbackWithoutPort): URL parsing read
           // 0x7f000001, 2130706433 and 127.0.0.2 as loopback too, registered, then never matched (try-out).
@@ -266,8 +268,12 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
   // RFC 8252 §7.3, OAuth 2.1 §8.4.2: a loopback redirect URI matches with any port (a native client listens
   // on the port it gets). oidc-provider does so for `application_type: native` only; MCP clients register as
   // the default, web, and a client reusing its registration on a new port was refused (OAuth try-out).
+  // A port out of range or not in canonical decimal (`:65536`, `:08080`) passed as "any port", then the
+  // resume after consent could not build the redirect (500 "Invalid URL"; try-out): refused up front, before
+  // oidc-provider's own native matching (which reads `:08080` as 8080), on the gateway's error page.
   const exactly = provider.Client.prototype.redirectUriAllowed;
   provider.Client.prototype.redirectUriAllowed = function (this: { redirectUris: string[] }, value: string): boolean {
+    if (loopbackPortProblem(value)) return false;
     if (exactly.call(this, value)) return true;
     const asked = loopbackWithoutPort(value);
     return asked !== undefined && this.redirectUris.some((registered) => loopbackWithoutPort(registered) === asked);
@@ -458,6 +464,25 @@ function describeError(out: { error?: string; error_description?: string }): str
  * host is a different URI); anything else, user info included, is undefined.
  */
 function loopbackWithoutPort(uri: string): string | undefined {
-  const loopback = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(?::\d*)?(?=[/?#]|$)/.exec(uri);
-  return loopback ? `http://${loopback[1]}${uri.slice(loopback[0].length)}` : undefined;
+  const loopback = LOOPBACK_REDIRECT.exec(uri);
+  if (!loopback || (loopback[2] !== undefined && !isCanonicalPort(loopback[2]))) return undefined;
+  return `http://${loopback[1]}${uri.slice(loopback[0].length)}`;
+}
+
+/** A loopback `http` redirect URI's host and, after a colon, whatever stands where its port goes. */
+const LOOPBACK_REDIRECT = /^http:\/\/(localhost|127\.0\.0\.1|\[::1\])(?::([^/?#]*))?(?=[/?#]|$)/;
+
+/** A TCP port written as RFC 3986 §3.2.3 digits a listener can have: 1-65535, no sign, no leading zero. */
+const isCanonicalPort = (port: string): boolean => /^[1-9]\d{0,4}$/.test(port) && Number(port) <= 65_535;
+
+/**
+ * Why a loopback `http` redirect URI's port is refused (RFC 3986 §3.2.3 digits; RFC 8252 §7.3 lets the
+ * client choose the port, not its spelling), or undefined (another URI, no port, or a port 1-65535
+ * in canonical decimal). `:08080` is refused rather than read as 8080: the URI the client sent would not
+ * be the one it is sent back to.
+ */
+function loopbackPortProblem(uri: string): string | undefined {
+  const port = LOOPBACK_REDIRECT.exec(uri)?.[2];
+  if (port === undefined || isCanonicalPort(port)) return undefined;
+  return `has the port '${port.slice(0, 20)}': a loopback redirect URI's port is a number from 1 to 65535 written without a sign or leading zeros`;
 }

@@ -1,0 +1,97 @@
+/**
+ * What the built-in authorization server does with odd authorization requests (a security try-out),
+ * through the real handler in process, keys from `credentials.apiKeys` (no socket anywhere): a loopback
+ * redirect URI whose port is out of range or not canonical decimal is refused at /oauth/authorize on the
+ * gateway's own page (it passed as "any port", then the resume after consent answered 500).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Tool } from '@modelcontextprotocol/server';
+import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { authorizeUrl, Jar, oauthClient, pkce, step, type OAuthClient } from '../helpers/oauth-harness.ts';
+
+const TOOLS = [
+  { definition: { name: 'read_accounts', inputSchema: { type: 'object' }, _meta: { 'ai.cpz/tool': { requiredScopes: ['accounts:read'] } } } as Tool },
+];
+const DATA = { key: 'k_data', secret: 'data-secret-0123', scopes: ['accounts:read'] };
+const FULL = { key: 'k_full', secret: 'full-secret-0123', scopes: ['accounts:read', 'trade'] };
+
+let gateway: InProcessGateway;
+let oauth: OAuthClient;
+beforeAll(async () => {
+  gateway = inProcessGateway(
+    {
+      credentials: {
+        apiKeys: [
+          { name: 'data', ...DATA },
+          { name: 'full', ...FULL },
+        ],
+      },
+      oauth: { mode: 'builtin', tokenSecret: 'test-secret-0123456789abcdef-authorize-requests', scopes: ['accounts:read', 'trade'] },
+      upstreams: [{ health: { intervalMs: 0 } }],
+    },
+    { fake: { tools: TOOLS } },
+  );
+  await gateway.runtime.startOAuth(gateway.gatewayUrl);
+  oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+});
+afterAll(() => gateway?.close());
+
+/** Registers a public client as MCP clients do (no application_type unless `extra` says), `redirect_uris` as given: its client_id. */
+async function register(redirectUris: string[], extra: Record<string, unknown> = {}): Promise<string> {
+  const answer = await oauth.registerRaw({ client_name: 'T', redirect_uris: redirectUris, token_endpoint_auth_method: 'none', ...extra });
+  expect(answer.status, await answer.clone().text()).toBe(201);
+  return ((await answer.json()) as { client_id: string }).client_id;
+}
+
+/** /oauth/authorize's answer to a request of `clientId` with `params` (PKCE S256, resource /mcp, state): status, Location, page text. */
+async function authorize(clientId: string, params: Record<string, string | undefined>) {
+  const answer = await step(
+    new Jar(),
+    authorizeUrl(gateway.gatewayUrl, {
+      client_id: clientId,
+      response_type: 'code',
+      resource: `${gateway.gatewayUrl}/mcp`,
+      state: 's1',
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      ...params,
+    }),
+    undefined,
+    {},
+    oauth.send,
+  );
+  return { status: answer.status, location: answer.headers.get('location'), text: await answer.text() };
+}
+
+describe('a loopback redirect URI with a port that is not one (RFC 3986 §3.2.3, RFC 8252 §7.3)', () => {
+  const BAD_PORTS = ['65536', '99999999999', '08080', '0', '', '+80', '-1', 'abc'];
+
+  it('is refused at /oauth/authorize with invalid_redirect_uri on the gateway page, never redirected; a real port still matches', async () => {
+    const web = await register(['http://127.0.0.1/cb']);
+    const native = await register(['http://127.0.0.1/cb'], { application_type: 'native' });
+    for (const clientId of [web, native]) {
+      for (const port of BAD_PORTS) {
+        const answer = await authorize(clientId, { redirect_uri: `http://127.0.0.1:${port}/cb`, scope: 'accounts:read' });
+        expect(answer.status, port).toBe(400);
+        expect(answer.location, port).toBeNull();
+        expect(answer.text, port).toContain('invalid_redirect_uri');
+      }
+      for (const port of ['1', '5555', '65535']) {
+        const answer = await authorize(clientId, { redirect_uri: `http://127.0.0.1:${port}/cb`, scope: 'accounts:read' });
+        expect(answer.status, port).toBe(303);
+        expect(answer.location, port).toMatch(/^\/oauth\/interaction\//);
+      }
+    }
+  });
+
+  it('is refused at registration with invalid_redirect_uri naming the port', async () => {
+    for (const port of ['08080', '0', '']) {
+      const refused = await oauth.registerRaw({ redirect_uris: ['https://app.example/cb', `http://127.0.0.1:${port}/cb`], token_endpoint_auth_method: 'none' });
+      expect(refused.status, port).toBe(400);
+      expect(await refused.json()).toEqual({
+        error: 'invalid_redirect_uri',
+        error_description: `redirect_uris item 2 has the port '${port}': a loopback redirect URI's port is a number from 1 to 65535 written without a sign or leading zeros`,
+      });
+    }
+  });
+});
