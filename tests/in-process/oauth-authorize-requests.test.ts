@@ -2,12 +2,14 @@
  * What the built-in authorization server does with odd authorization requests (a security try-out),
  * through the real handler in process, keys from `credentials.apiKeys` (no socket anywhere): a loopback
  * redirect URI whose port is out of range or not canonical decimal is refused at /oauth/authorize on the
- * gateway's own page (it passed as "any port", then the resume after consent answered 500).
+ * gateway's own page (it passed as "any port", then the resume after consent answered 500); a scope of
+ * only unknown values is invalid_scope, and `offline_access` alone is a request with no scope (both showed
+ * a consent page offering, pre-ticked, every scope the key held, then ended in access_denied).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
-import { authorizeUrl, Jar, oauthClient, pkce, step, type OAuthClient } from '../helpers/oauth-harness.ts';
+import { authorizeUrl, Jar, oauthClient, openSignInPage, pkce, REDIRECT_URI, step, type OAuthClient } from '../helpers/oauth-harness.ts';
 
 const TOOLS = [
   { definition: { name: 'read_accounts', inputSchema: { type: 'object' }, _meta: { 'ai.cpz/tool': { requiredScopes: ['accounts:read'] } } } as Tool },
@@ -41,6 +43,16 @@ async function register(redirectUris: string[], extra: Record<string, unknown> =
   const answer = await oauth.registerRaw({ client_name: 'T', redirect_uris: redirectUris, token_endpoint_auth_method: 'none', ...extra });
   expect(answer.status, await answer.clone().text()).toBe(201);
   return ((await answer.json()) as { client_id: string }).client_id;
+}
+
+/** Signs `user` in on the page `clientId`'s request for `scope` opens: the consent page's text, its jar and interaction URL, and the scopes it offers (ticked). */
+async function consentPage(clientId: string, scope: string, user: { key: string; secret: string }) {
+  const opened = await openSignInPage(gateway.gatewayUrl, { clientId, scope, fetch: oauth.send });
+  const login = await step(opened.jar, `${opened.interaction}/login`, { csrf: opened.csrf, key: user.key, secret: user.secret }, {}, oauth.send);
+  expect(login.status).toBe(303);
+  const html = await (await step(opened.jar, opened.interaction, undefined, {}, oauth.send)).text();
+  const offered = [...html.matchAll(/name="scope" value="([^"]+)" checked/g)].map((m) => m[1]!);
+  return { ...opened, html, offered };
 }
 
 /** /oauth/authorize's answer to a request of `clientId` with `params` (PKCE S256, resource /mcp, state): status, Location, page text. */
@@ -93,5 +105,35 @@ describe('a loopback redirect URI with a port that is not one (RFC 3986 §3.2.3,
         error_description: `redirect_uris item 2 has the port '${port}': a loopback redirect URI's port is a number from 1 to 65535 written without a sign or leading zeros`,
       });
     }
+  });
+});
+
+describe('a scope asking for no permission this server knows (RFC 6749 §3.3, §4.1.2.1)', () => {
+  it('only unknown values: invalid_scope at /oauth/authorize on the gateway page, naming them and what is known; nobody signs in', async () => {
+    const clientId = await register([REDIRECT_URI]);
+    for (const scope of ['bogus:scope', 'bogus:scope other offline_access']) {
+      const answer = await authorize(clientId, { redirect_uri: REDIRECT_URI, scope });
+      expect(answer.status, scope).toBe(400);
+      expect(answer.location, scope).toBeNull();
+      expect(answer.text, scope).toContain('invalid_scope');
+      expect(answer.text, scope).toContain('no scope asked for is one this server knows (bogus:scope');
+      expect(answer.text, scope).toContain('this server&#39;s permissions are: accounts:read trade');
+    }
+  });
+
+  it('unknown values beside a known one: ignored, the consent page offers the known one only', async () => {
+    const clientId = await register([REDIRECT_URI]);
+    expect((await consentPage(clientId, 'bogus:scope accounts:read', FULL)).offered).toEqual(['accounts:read']);
+  });
+
+  it('offline_access alone: the default of a request naming no scope (the registered scope, else every supported one), and a code', async () => {
+    const clientId = await register([REDIRECT_URI]);
+    expect((await consentPage(clientId, 'offline_access', FULL)).offered).toEqual(['accounts:read', 'trade']);
+    const tokens = await oauth.tokens(clientId, { ...FULL, scope: 'offline_access' });
+    expect(tokens.status).toBe(200);
+    expect(tokens.body.scope).toBe('accounts:read trade');
+    expect(tokens.body.refresh_token).toEqual(expect.any(String));
+    const narrow = await register([REDIRECT_URI], { scope: 'accounts:read' });
+    expect((await consentPage(narrow, 'offline_access', FULL)).offered).toEqual(['accounts:read']);
   });
 });

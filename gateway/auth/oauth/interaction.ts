@@ -86,11 +86,14 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     await provider.interactionFinished(ctx.req, ctx.res, result, { mergeWithLastSubmission: false });
   }
 
-  /** The scopes to offer: what the client asked for (all supported when it asked for none), marked by whether the key holds each. */
+  /**
+   * The scopes to offer: what the client asked for, marked by whether the key holds each. Never more: a request
+   * naming no scope was given its default before it got here (routes.ts); falling back to every supported scope
+   * offered, pre-ticked, scopes nobody asked for (try-out).
+   */
   function scopeChoices(requested: string[], held: readonly string[]): ScopeChoice[] {
-    const asked = requested.length ? requested : supported;
     const holds = new Set(held);
-    return asked.map((scope) => ({
+    return requested.map((scope) => ({
       scope,
       available: holds.has(scope),
       ...(config.scopeDescriptions[scope] ? { description: config.scopeDescriptions[scope] } : {}),

@@ -9,6 +9,7 @@ import { ClientMetadataError, type createClientMetadataResolver } from './client
 import { unfetchableUrl } from './fetched-urls.ts';
 import { findLimitBreach, type InputLimits } from '../../checks/input-limits.ts';
 import { jsonPointer } from '../../checks/json-pointer.ts';
+import { clip } from '../../wire/clip.ts';
 import type { GrantCredentials } from './grant-credential.ts';
 import type { OAuthKeys } from './keys.ts';
 import { errorPage, unavailablePage } from './pages.ts';
@@ -195,6 +196,9 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
         }
       },
     },
+    // Called by oidc-provider for every authorization request, after the client, redirect URI, PKCE and
+    // resource were checked (so a refusal here cannot be used to bounce a browser anywhere unchecked).
+    extraParams: { scope: async (_ctx, scope) => checkAskedScope(scope, supported) },
     pkce: { required: () => true },
     responseTypes: ['code'],
     // The platform scopes are resource scopes (getResourceServerInfo); they are listed here too because
@@ -440,6 +444,29 @@ function answerStoreOutages(provider: Provider, deps: ProviderDeps): void {
       decide({ requestId: requestIdOf(ctx), endpoint, outcome: 'refused', reason: 'temporarily_unavailable', ...(client ? { client } : {}), ...grantType });
     }
   });
+}
+
+/** Scopes that ask for no permission of the platform: `openid` (an ID token) and `offline_access` (refresh tokens, issued anyway). */
+export const PROTOCOL_SCOPES: readonly string[] = ['openid', 'offline_access'];
+
+/**
+ * Refuses an authorization request whose `scope` asks for no permission this server knows (RFC 6749
+ * §3.3 lets a server ignore a value it does not know, not grant what nobody asked for): `invalid_scope`
+ * (§4.1.2.1), naming what was asked and what is known. A scope mixing known and unknown values is
+ * taken, the unknown ones ignored; a request with no scope, or only `offline_access`, was given the
+ * client's default before it got here (routes.ts).
+ */
+function checkAskedScope(scope: string | undefined, supported: readonly string[]): void {
+  const asked = (scope ?? '').split(' ').filter(Boolean);
+  if (asked.length === 0 || asked.some((s) => supported.includes(s))) return;
+  const unknown = asked.filter((s) => !PROTOCOL_SCOPES.includes(s));
+  const known = `this server's permissions are: ${supported.join(' ')}`;
+  throw new oidcErrors.InvalidScope(
+    unknown.length
+      ? `no scope asked for is one this server knows (${clip(unknown.join(' '), 200)}); ${known}`
+      : `the scope asks for no permission (${asked.join(' ')} alone grants nothing); ${known}`,
+    clip(asked.join(' '), 200),
+  );
 }
 
 /** The words of an error page for an OAuth error code (RFC 6749 §4.1.2.1), with the code and its description when there is one. */

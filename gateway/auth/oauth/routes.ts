@@ -6,6 +6,7 @@ import { registrationCharges } from '../attempt-budgets.ts';
 import type { RateLimiter } from '../../store/rate-limiter.ts';
 import type { AuthDecisions } from '../decisions.ts';
 import { clip } from '../../wire/clip.ts';
+import { PROTOCOL_SCOPES } from './provider.ts';
 import { authorizationServerRoute, canonicalOAuthPath, discoveryPath, INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
 
 export interface RouteDeps {
@@ -31,9 +32,10 @@ export interface RouteDeps {
  * Behind a path prefix (an issuer `https://host/prefix`, the proxy stripping `/prefix`) every URL the
  * server writes carries the prefix (oidc-provider takes it as its mount path), and the discovery
  * documents also answer at RFC 8414 §3's `/.well-known/oauth-authorization-server/prefix`.
- * An authorization request without `scope` asks for the client's registered scope, else every supported
- * one (RFC 6749 §3.3's pre-defined default; the consent page offers those the key holds): oidc-provider
- * alone would end it with access_denied after consent.
+ * An authorization request without `scope`, or with only `offline_access` / `openid` (which ask for no
+ * permission), asks for the client's registered scope, else every supported one (RFC 6749 §3.3's
+ * pre-defined default; the consent page offers those the key holds): oidc-provider alone would end it
+ * with access_denied after consent. A scope of values the server does not know is invalid_scope (provider.ts).
  * Every URL the server writes (the RFC 8414 document's endpoints, redirects) is at the issuer's origin:
  * oidc-provider builds them from the request's Host (and, with an https issuer, X-Forwarded-Host and
  * -Proto), which a caller chooses, so the request is given the issuer's before it is handed on; the
@@ -96,11 +98,15 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
         return;
       }
     }
-    if (ctx.method === 'GET' && ctx.path === '/oauth/authorize' && !ctx.query.scope) {
+    // `offline_access` (or `openid`) alone asks for refresh tokens, no permission: it gets the same default as no scope,
+    // where the consent page offered every scope the key held, pre-ticked, then ended in access_denied (try-out).
+    const asked = ctx.query.scope;
+    const values = typeof asked === 'string' ? asked.split(' ').filter(Boolean) : [];
+    if (ctx.method === 'GET' && ctx.path === '/oauth/authorize' && !Array.isArray(asked) && values.every((s) => PROTOCOL_SCOPES.includes(s))) {
       const scope = await defaultScope(String(ctx.query.client_id ?? ''));
       if (scope) {
         const query = new URLSearchParams(ctx.querystring);
-        query.set('scope', scope);
+        query.set('scope', [...new Set([...values, ...scope.split(' ')])].join(' '));
         ctx.req.url = `${ctx.path}?${query}`;
       }
     }
