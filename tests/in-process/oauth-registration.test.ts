@@ -4,7 +4,8 @@
  * refusal one audit line; a client document over `oauth.clients.maxMetadataBytes` is
  * `invalid_client_metadata`; a plain-http redirect URI off loopback is `invalid_redirect_uri` whatever
  * the application type (OAuth 2.1 §2.3.1), and so is one with user info (`https://a.example@b.example/cb`); `oauth.initialAccessToken` makes registration need it
- * (RFC 7591 §3). And a flood of registrations evicts only other unused registrations from the memory
+ * (RFC 7591 §3). A private-use redirect scheme (RFC 8252 §7.1) registers without application_type, as
+ * native (it was refused as not a web URI), and under application_type web is refused naming it. And a flood of registrations evicts only other unused registrations from the memory
  * store: a revoked token and its refresh token stay refused, and a client that completed an
  * authorization keeps working.
  */
@@ -182,6 +183,39 @@ describe("a native client's private-use redirect scheme (RFC 8252 §7.1)", () =>
     const consent = await answer.text();
     expect(consent).toContain('<dt>Returns to</dt><dd><code>x-https://claude.ai/api/mcp/auth_callback</code></dd>');
     expect(consent).toContain('This returns to an application on this device that opens <code>x-https:</code> links, not to a website');
+  });
+
+  it('is taken without application_type, as MCP clients register (the client is registered native); refused under web, saying so', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    const cursor = 'cursor://anysphere.cursor-retrieval/oauth/callback';
+    for (const uris of [[cursor], ['com.example.app:/cb'], [cursor, 'http://127.0.0.1/cb', 'https://app.example/cb']]) {
+      const registered = await oauth.registerRaw({ client_name: 'Cursor', redirect_uris: uris, token_endpoint_auth_method: 'none' });
+      expect(registered.status, uris.join(' ')).toBe(201);
+      const client = (await registered.json()) as { client_id: string; application_type: string; redirect_uris: string[] };
+      expect(client).toMatchObject({ application_type: 'native', redirect_uris: uris });
+      const opened = await openSignInPage(gateway.gatewayUrl, { clientId: client.client_id, redirectUri: uris[0], scope: 'ledger:read', fetch: oauth.send });
+      expect(opened.page.status).toBe(200);
+    }
+    // Web URIs alone stay a web client.
+    const web = await oauth.registerRaw({ redirect_uris: ['https://app.example/cb', 'http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' });
+    expect(await web.json()).toMatchObject({ application_type: 'web' });
+    const refused = await oauth.registerRaw({ redirect_uris: ['https://app.example/cb', cursor], application_type: 'web', token_endpoint_auth_method: 'none' });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      error: 'invalid_redirect_uri',
+      error_description:
+        'redirect_uris item 2 has the private-use scheme cursor: (RFC 8252 §7.1), which only a native app receives: register with application_type native, or without application_type',
+    });
+    // What no native app may register stays refused without application_type too (RFC 8252 §8.1, OAuth 2.1 §7.5).
+    for (const [uri, why] of [
+      ['javascript:alert(1)//', 'must not use the javascript URI scheme'],
+      ['data:text/html,x', 'must not use the data URI scheme'],
+      ['file:///tmp/x', 'must not use the file URI scheme'],
+    ]) {
+      const answer = await oauth.registerRaw({ redirect_uris: [uri], token_endpoint_auth_method: 'none' });
+      expect(answer.status, uri).toBe(400);
+      expect(await answer.json()).toEqual({ error: 'invalid_redirect_uri', error_description: `redirect_uris ${why}` });
+    }
   });
 });
 

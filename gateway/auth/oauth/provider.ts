@@ -72,7 +72,8 @@ export function requestIdOf(ctx: { res: { getHeader(name: string): unknown } }):
  * carrying the grant's wrapped credential (`cpz_cred`) and grant id (`gid`). Ours, on top:
  * - registration: an initial access token when configured (RFC 7591 §3), client metadata of at most
  *   `oauth.clients.maxMetadataBytes`, redirect URIs https or loopback http only (OAuth 2.1 §2.3.1; RFC
- *   8252 §7.3), `jwks_uri` and `sector_identifier_uri` https on a public host only (fetched-urls.ts:
+ *   8252 §7.3) or a native client's private-use scheme (RFC 8252 §7.1; a client sending no
+ *   `application_type` with one is native), `jwks_uri` and `sector_identifier_uri` https on a public host only (fetched-urls.ts:
  *   the server fetches them itself), clients forgotten unless used (adapter.ts);
  * - a refresh is checked before its token is consumed: a resource indicator that is not ours, or not
  *   granted, is `invalid_target` and leaves both tokens alive; the key behind the grant is asked of the
@@ -158,7 +159,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
     // Listed so that the validator sees every client's whole metadata (registration, metadata documents, stored clients).
     extraClientMetadata: {
       properties: ['redirect_uris', ...FETCHED_URL_FIELDS],
-      validator: (_ctx, key, value, metadata) => {
+      validator: (ctx, key, value, metadata) => {
         if ((FETCHED_URL_FIELDS as readonly string[]).includes(key)) {
           // SSRF: the authorization server fetches these itself (RFC 7591 §5), so a stranger's registration
           // must not point it at the gateway's own network. RFC 7591 §3.2.2: invalid_client_metadata, naming the field.
@@ -175,6 +176,8 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
         const bytes = Buffer.byteLength(JSON.stringify(metadata));
         if (bytes > config.clients.maxMetadataBytes)
           throw new oidcErrors.InvalidClientMetadata(`client metadata is ${bytes} bytes; at most ${config.clients.maxMetadataBytes} are accepted`);
+        // ctx is there for a registration only (a stored client or a metadata document has its application_type written).
+        if (ctx) inferApplicationType(metadata, (ctx.oidc.body ?? {}).application_type, Array.isArray(value) ? value : []);
         for (const [i, uri] of (Array.isArray(value) ? value : []).entries()) {
           const url = typeof uri === 'string' ? URL.parse(uri) : null;
           // RFC 3986 §3.2.1 user info has no use in a redirect URI (OAuth 2.1, RFC 8252 give it none) and
@@ -444,6 +447,27 @@ function answerStoreOutages(provider: Provider, deps: ProviderDeps): void {
       decide({ requestId: requestIdOf(ctx), endpoint, outcome: 'refused', reason: 'temporarily_unavailable', ...(client ? { client } : {}), ...grantType });
     }
   });
+}
+
+/**
+ * A registration's `application_type` (OpenID Connect Registration §2; RFC 7591 has none) where the client sent
+ * none and a redirect URI has a private-use scheme (RFC 8252 §7.1, `cursor://...`): `native`, the only type
+ * such a URI can belong to. MCP clients register without it, and the default, `web`, refused every such URI
+ * ("must only contain web uris"; try-out). What native clients may not register (`javascript:`, `data:`,
+ * `file:`, claimed https on a loopback host; RFC 8252 §8.1) is still refused by oidc-provider. A client
+ * that sent `web` with such a URI is told to send `native` or nothing.
+ */
+function inferApplicationType(metadata: { application_type?: unknown }, sent: unknown, uris: readonly unknown[]): void {
+  const i = uris.findIndex((uri) => {
+    const protocol = typeof uri === 'string' ? URL.parse(uri)?.protocol : undefined;
+    return protocol !== undefined && protocol !== 'https:' && protocol !== 'http:';
+  });
+  if (i === -1) return;
+  if (sent === undefined) metadata.application_type = 'native';
+  else if (sent === 'web')
+    throw new oidcErrors.InvalidClientMetadata(
+      `redirect_uris item ${i + 1} has the private-use scheme ${URL.parse(uris[i] as string)!.protocol} (RFC 8252 §7.1), which only a native app receives: register with application_type native, or without application_type`,
+    );
 }
 
 /** Scopes that ask for no permission of the platform: `openid` (an ID token) and `offline_access` (refresh tokens, issued anyway). */
