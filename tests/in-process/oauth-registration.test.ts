@@ -158,6 +158,46 @@ describe('registration documents', () => {
   });
 });
 
+describe('malformed redirect URIs', () => {
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    gateway = await gatewayWith({});
+  });
+  afterAll(() => gateway?.close());
+
+  it('refuses a redirect URI no URI parser would take as written (RFC 3986 §2, RFC 7591 §3.2.2): invalid_redirect_uri naming the problem', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    const unencoded = (what: string, at: number) => `holds ${what} at position ${at}, which a URI cannot hold unencoded (RFC 3986 §2: percent-encode it)`;
+    for (const [uri, problem] of [
+      ['https://app.example/cb\r\nSet-Cookie: x=1', unencoded('a carriage return (CR)', 23)],
+      ['https://app.example/cb\nx', unencoded('a line feed (LF)', 23)],
+      ['https://app.example/cb\t', unencoded('a tab', 23)],
+      ['https://app.example/c b', unencoded('a space', 22)],
+      ['https://app.example\\@evil.example/cb', unencoded("a backslash ('\\')", 20)],
+      ['https://app.example/cb?x=<script>', unencoded("the character '<'", 26)],
+      ['https://app.example/cb\u0000', unencoded('the character U+0000', 23)],
+      ['https://bücher.example/cb', unencoded('the character U+00FC', 10)],
+      ['https://app.example/cb?x=%zz', "has a '%' not followed by two hex digits (RFC 3986 §2.1)"],
+      ['https://*.example.com/cb', "has a '*' in its host (*.example.com): redirect URIs are matched exactly, wildcards are not supported"],
+    ]) {
+      const refused = await oauth.registerRaw({ redirect_uris: [uri], token_endpoint_auth_method: 'none' });
+      expect(refused.status, JSON.stringify(uri)).toBe(400);
+      expect(await refused.json()).toEqual({ error: 'invalid_redirect_uri', error_description: `redirect_uris item 1 ${problem}` });
+    }
+    // Scheme and host are case-insensitive (RFC 3986 §6.2.2.1), loopback URIs matched as written: the refusal gives the spelling to use.
+    const upper = await oauth.registerRaw({ redirect_uris: ['HTTP://LOCALHOST:9/cb'], token_endpoint_auth_method: 'none' });
+    expect(await upper.json()).toEqual({
+      error: 'invalid_redirect_uri',
+      error_description:
+        'redirect_uris item 1 has upper-case letters in its scheme or host: write it http://localhost:9/cb (loopback redirect URIs are matched as written, on any port)',
+    });
+    // What RFC 3986 allows stays taken: sub-delimiters, a percent-encoded space, a '*' in the path.
+    for (const uri of ["https://app.example/cb?a=1&b=(x)*!$'+,;=", 'https://app.example/c%20b', 'https://app.example/*/cb']) {
+      expect((await oauth.registerRaw({ redirect_uris: [uri], token_endpoint_auth_method: 'none' })).status, uri).toBe(201);
+    }
+  });
+});
+
 describe("a native client's private-use redirect scheme (RFC 8252 §7.1)", () => {
   let gateway: InProcessGateway;
   beforeAll(async () => {

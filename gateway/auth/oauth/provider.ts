@@ -179,6 +179,10 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
         // ctx is there for a registration only (a stored client or a metadata document has its application_type written).
         if (ctx) inferApplicationType(metadata, (ctx.oidc.body ?? {}).application_type, Array.isArray(value) ? value : []);
         for (const [i, uri] of (Array.isArray(value) ? value : []).entries()) {
+          // Before URL parsing, which drops tabs and line breaks and reads '\\' as '/': what was registered
+          // would not be what the browser is sent to, and the raw text was stored and echoed back (try-out).
+          const malformed = typeof uri === 'string' ? redirectUriTextProblem(uri) : undefined;
+          if (malformed) throw new oidcErrors.InvalidClientMetadata(`redirect_uris item ${i + 1} ${malformed}`);
           const url = typeof uri === 'string' ? URL.parse(uri) : null;
           // RFC 3986 §3.2.1 user info has no use in a redirect URI (OAuth 2.1, RFC 8252 give it none) and
           // misleads whoever reads it: https://accounts.google.com@evil.example/cb returns to evil.example.
@@ -191,11 +195,18 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
           // OAuth 2.1 §2.3.1 (and RFC 8252 §7.3): plain http only for a loopback redirect (a native app's own listener),
           // its host written as the authorize step matches it on any port (loopbackWithoutPort): URL parsing read
           // 0x7f000001, 2130706433 and 127.0.0.2 as loopback too, registered, then never matched (try-out).
-          if (url?.protocol === 'http:' && loopbackWithoutPort(uri as string) === undefined)
+          if (url?.protocol === 'http:' && loopbackWithoutPort(uri as string) === undefined) {
+            // Scheme and host are case-insensitive (RFC 3986 §6.2.2.1) but loopback URIs are matched as written.
+            const lowered = (uri as string).replace(/^[^:]+:\/\/[^/?#]*/, (head) => head.toLowerCase());
+            if (lowered !== uri && loopbackWithoutPort(lowered) !== undefined)
+              throw new oidcErrors.InvalidClientMetadata(
+                `redirect_uris item ${i + 1} has upper-case letters in its scheme or host: write it ${lowered} (loopback redirect URIs are matched as written, on any port)`,
+              );
             // A description starting with redirect_uris makes oidc-provider's error invalid_redirect_uri (RFC 7591 §3.2.2).
             throw new oidcErrors.InvalidClientMetadata(
               'redirect_uris must use https, or http on a loopback address written 127.0.0.1, [::1] or localhost (any port)',
             );
+          }
         }
       },
     },
@@ -447,6 +458,35 @@ function answerStoreOutages(provider: Provider, deps: ProviderDeps): void {
       decide({ requestId: requestIdOf(ctx), endpoint, outcome: 'refused', reason: 'temporarily_unavailable', ...(client ? { client } : {}), ...grantType });
     }
   });
+}
+
+/** What a redirect URI's character is called in a refusal. */
+const CHARACTER_NAMES: Record<string, string> = {
+  '\r': 'a carriage return (CR)',
+  '\n': 'a line feed (LF)',
+  '\t': 'a tab',
+  ' ': 'a space',
+  '\\': "a backslash ('\\')",
+};
+
+/**
+ * Why a redirect URI's text is no URI a client can register (RFC 7591 §3.2.2 `invalid_redirect_uri`), or
+ * undefined: a character RFC 3986 §2 does not allow unencoded (a line break, tab, space, backslash, a
+ * control or non-ASCII character, `<`, `"`, ...), a `%` not followed by two hex digits (§2.1), or a `*` in
+ * the host: a wildcard, which exact matching (OAuth 2.1 §2.3.1, RFC 9700 §4.1.3) never honours.
+ */
+function redirectUriTextProblem(uri: string): string | undefined {
+  const bad = /[^A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]/u.exec(uri);
+  if (bad) {
+    const char = bad[0];
+    const code = `U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    const name = CHARACTER_NAMES[char] ?? (/[\x21-\x7e]/.test(char) ? `the character '${char}'` : `the character ${code}`);
+    return `holds ${name} at position ${bad.index + 1}, which a URI cannot hold unencoded (RFC 3986 §2: percent-encode it)`;
+  }
+  if (/%(?![0-9A-Fa-f]{2})/.test(uri)) return "has a '%' not followed by two hex digits (RFC 3986 §2.1)";
+  const host = /^[^:/?#]+:\/\/(?:[^/?#@]*@)?([^/?#]*)/.exec(uri)?.[1];
+  if (host?.includes('*')) return `has a '*' in its host (${clip(host, 100)}): redirect URIs are matched exactly, wildcards are not supported`;
+  return undefined;
 }
 
 /**
