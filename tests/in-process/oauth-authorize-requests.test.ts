@@ -4,7 +4,8 @@
  * redirect URI whose port is out of range or not canonical decimal is refused at /oauth/authorize on the
  * gateway's own page (it passed as "any port", then the resume after consent answered 500); a scope of
  * only unknown values is invalid_scope, and `offline_access` alone is a request with no scope (both showed
- * a consent page offering, pre-ticked, every scope the key held, then ended in access_denied).
+ * a consent page offering, pre-ticked, every scope the key held, then ended in access_denied); a known
+ * scope outside the client's registered one is invalid_scope saying so.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
@@ -119,6 +120,17 @@ describe('a scope asking for no permission this server knows (RFC 6749 §3.3, §
       expect(answer.text, scope).toContain('no scope asked for is one this server knows (bogus:scope');
       expect(answer.text, scope).toContain('this server&#39;s permissions are: accounts:read trade');
     }
+  });
+
+  it("a known scope the client did not register (RFC 7591 §2): invalid_scope saying so, not 'permissions this server does not know'", async () => {
+    const clientId = await register([REDIRECT_URI], { scope: 'accounts:read' });
+    const answer = await authorize(clientId, { redirect_uri: REDIRECT_URI, scope: 'accounts:read trade' });
+    expect(answer.status).toBe(400);
+    expect(answer.location).toBeNull();
+    expect(answer.text).toContain(
+      'The application asked for permissions it did not register. (invalid_scope: trade is not in the scope this application registered)',
+    );
+    expect(answer.text).not.toContain('does not know');
   });
 
   it('unknown values beside a known one: ignored, the consent page offers the known one only', async () => {

@@ -277,7 +277,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
       const unavailable = storeUnavailable(error);
       ctx.body = unavailable
         ? unavailablePage(unavailable.retryAfterSeconds)
-        : errorPage('Sign-in cannot continue', describeError(out as { error?: string; error_description?: string }));
+        : errorPage('Sign-in cannot continue', describeError(out as { error?: string; error_description?: string; scope?: string }));
     },
   };
 
@@ -315,8 +315,10 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
  * goes back to the client, whose URI the user has then been shown.
  */
 function keepRefusalsHome(provider: Provider): void {
-  const refused = new WeakMap<object, { error?: string; error_description?: string }>();
-  provider.on('authorization.error', (ctx: object, error: unknown) => refused.set(ctx, error as { error?: string; error_description?: string }));
+  const refused = new WeakMap<object, { error?: string; error_description?: string; scope?: string }>();
+  provider.on('authorization.error', (ctx: object, error: unknown) =>
+    refused.set(ctx, error as { error?: string; error_description?: string; scope?: string }),
+  );
   provider.use(async (koa, next) => {
     await next();
     const ctx = koa as unknown as KoaContextWithOIDC;
@@ -533,8 +535,17 @@ function checkAskedScope(scope: string | undefined, supported: readonly string[]
   );
 }
 
-/** The words of an error page for an OAuth error code (RFC 6749 §4.1.2.1), with the code and its description when there is one. */
-function describeError(out: { error?: string; error_description?: string }): string {
+/** oidc-provider's description of a scope outside the client's registered `scope` (RFC 7591 §2), a server's known scope. */
+const NOT_REGISTERED_SCOPE = 'requested scope is not allowed';
+
+/**
+ * The words of an error page for an OAuth error code (RFC 6749 §4.1.2.1), with the code and its description
+ * when there is one. An invalid_scope for a scope the server knows but the client did not register says so
+ * (it was told "permissions this server does not know"; try-out).
+ */
+function describeError(out: { error?: string; error_description?: string; scope?: string }): string {
+  if (out.error === 'invalid_scope' && out.error_description === NOT_REGISTERED_SCOPE && out.scope)
+    return `The application asked for permissions it did not register. (invalid_scope: ${clip(out.scope, 200)} is not in the scope this application registered)`;
   const known: Record<string, string> = {
     invalid_client: 'The application is not registered with this server.',
     invalid_redirect_uri: 'The application asked to return to an address it did not register.',
