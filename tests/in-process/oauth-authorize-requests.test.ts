@@ -5,7 +5,8 @@
  * gateway's own page (it passed as "any port", then the resume after consent answered 500); a scope of
  * only unknown values is invalid_scope, and `offline_access` alone is a request with no scope (both showed
  * a consent page offering, pre-ticked, every scope the key held, then ended in access_denied); a known
- * scope outside the client's registered one is invalid_scope saying so.
+ * scope outside the client's registered one is invalid_scope saying so; a key holding none of the scopes
+ * asked for gets a page saying so whose only way on is back to the client, with access_denied.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
@@ -147,5 +148,41 @@ describe('a scope asking for no permission this server knows (RFC 6749 §3.3, §
     expect(tokens.body.refresh_token).toEqual(expect.any(String));
     const narrow = await register([REDIRECT_URI], { scope: 'accounts:read' });
     expect((await consentPage(narrow, 'offline_access', FULL)).offered).toEqual(['accounts:read']);
+  });
+});
+
+/** Posts `form` to the consent action of `page` and follows the gateway's own redirects: where the browser is sent at the end. */
+async function consent(page: { jar: Jar; interaction: string }, form: Record<string, string | string[]>): Promise<URL> {
+  let answer = await step(page.jar, `${page.interaction}/consent`, form, {}, oauth.send);
+  let location = new URL(answer.headers.get('location') ?? '', gateway.gatewayUrl);
+  while (answer.status === 303 && location.origin === gateway.gatewayUrl) {
+    answer = await step(page.jar, location.href, undefined, {}, oauth.send);
+    location = new URL(answer.headers.get('location') ?? '', gateway.gatewayUrl);
+  }
+  expect([302, 303]).toContain(answer.status);
+  return location;
+}
+
+describe('a key holding none of the scopes asked for', () => {
+  it('gets a page saying so, without Allow, whose only button returns to the client with access_denied', async () => {
+    const clientId = await register([REDIRECT_URI]);
+    const page = await consentPage(clientId, 'trade', DATA);
+    expect(page.offered).toEqual([]);
+    expect(page.html).toContain('holds none of the permissions this application asked for');
+    expect(page.html).toMatch(/<li>[^<]*<code[^>]*>trade<\/code><\/li>/);
+    expect(page.html).not.toContain('value="allow"');
+    expect(page.html).toContain('name="decision" value="deny">Return to T</button>');
+    const back = await consent(page, { csrf: page.csrf, decision: 'deny' });
+    expect(`${back.origin}${back.pathname}`).toBe(REDIRECT_URI);
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('state')).toBe('state-123');
+  });
+
+  it('a posted Allow (no page offers it) also ends with access_denied at the client, not a page asking to choose', async () => {
+    const clientId = await register([REDIRECT_URI]);
+    const page = await consentPage(clientId, 'trade', DATA);
+    const back = await consent(page, { csrf: page.csrf, decision: 'allow', scope: 'trade' });
+    expect(back.searchParams.get('error')).toBe('access_denied');
+    expect(back.searchParams.get('error_description')).toBe('The signed-in key holds none of the requested permissions');
   });
 });

@@ -263,6 +263,12 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
     const offered = scopeChoices(requested, pending.scopes)
       .filter((s) => s.available)
       .map((s) => s.scope);
+    // A key holding none of what was asked has nothing to choose from (its page offers no Allow): the client hears access_denied.
+    if (offered.length === 0) {
+      await store.delete(pendingKey);
+      decided({ endpoint: 'consent', outcome: 'refused', reason: 'access_denied', account: pending.accountId });
+      return finish(ctx, { error: 'access_denied', error_description: 'The signed-in key holds none of the requested permissions' });
+    }
     const ticked = new Set((Array.isArray(form.scope) ? form.scope : form.scope ? [form.scope] : []).map(String));
     const granted = offered.filter((s) => ticked.has(s));
     if (granted.length === 0) return consent(400, pending, 'Choose at least one permission, or deny access.');

@@ -118,6 +118,9 @@ export function consentPage(view: {
   const { client } = view;
   const offered = view.scopes.filter((s) => s.available);
   const missing = view.scopes.filter((s) => !s.available);
+  // Nothing to grant: an Allow with nothing to tick only answered "choose at least one", and the client heard
+  // nothing until the user found Deny (try-out). One way on: back to the application, which gets access_denied.
+  if (offered.length === 0) return nothingHeldPage(view, missing);
   return layout(
     `Allow access - ${view.serviceName}`,
     `
@@ -134,15 +137,37 @@ ${view.error ? `<p class="alert" role="alert">${escapeHtml(view.error)}</p>` : '
 <input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
 <fieldset>
 <legend>Permissions to grant</legend>
-${offered.length ? offered.map((s, i) => `<label class="scope" for="scope-${i}"><input id="scope-${i}" type="checkbox" name="scope" value="${escapeHtml(s.scope)}" checked> <span>${scopeLabel(s)}</span></label>`).join('\n') : '<p>Your key holds none of the permissions this application asked for.</p>'}
+${offered.map((s, i) => `<label class="scope" for="scope-${i}"><input id="scope-${i}" type="checkbox" name="scope" value="${escapeHtml(s.scope)}" checked> <span>${scopeLabel(s)}</span></label>`).join('\n')}
 </fieldset>
 ${missing.length ? `<details class="muted"><summary>${missing.length} more ${missing.length === 1 ? 'permission' : 'permissions'} asked for but not held by your key (not granted)</summary><ul>${missing.map((s) => `<li>${scopeLabel(s)}</li>`).join('')}</ul></details>` : ''}
 <p class="muted">Untick what the application should not have. It can only ever do what your key allows.</p>
 <div class="actions">
-<button class="primary" type="submit" name="decision" value="allow"${offered.length ? '' : ' disabled'}>Allow</button>
+<button class="primary" type="submit" name="decision" value="allow">Allow</button>
 <button class="secondary" type="submit" name="decision" value="deny">Deny</button>
 </div>
 </form>`,
+  );
+}
+
+/** The consent page of a key that holds none of the scopes asked for: says so, lists them, and offers only the way back. */
+function nothingHeldPage(
+  view: { action: string; csrf: string; client: ClientView; serviceName: string; resource: string; error?: string },
+  asked: ScopeChoice[],
+) {
+  const { client } = view;
+  return layout(
+    `No access to grant - ${view.serviceName}`,
+    `
+<h1>Your key cannot give ${escapeHtml(client.name)} what it asked for</h1>
+<p>The key you signed in with holds none of the permissions this application asked for on <code>${escapeHtml(view.resource)}</code>, so there is nothing to allow.</p>
+${asked.length ? `<p>Asked for:</p><ul>${asked.map((s) => `<li>${scopeLabel(s)}</li>`).join('')}</ul>` : ''}
+${view.error ? `<p class="alert" role="alert">${escapeHtml(view.error)}</p>` : ''}
+<p class="muted">Sign in from the application with a key that holds them, or ask whoever manages your keys.</p>
+<form method="post" action="${escapeHtml(view.action)}">
+<input type="hidden" name="csrf" value="${escapeHtml(view.csrf)}">
+<div class="actions"><button class="primary" type="submit" name="decision" value="deny">Return to ${escapeHtml(client.name)}</button></div>
+</form>
+<p class="muted">The application is told that access was denied; it returns to <code>${escapeHtml(client.redirectHost)}</code>.</p>`,
   );
 }
 
