@@ -6,12 +6,24 @@
  * only unknown values is invalid_scope, and `offline_access` alone is a request with no scope (both showed
  * a consent page offering, pre-ticked, every scope the key held, then ended in access_denied); a known
  * scope outside the client's registered one is invalid_scope saying so; a key holding none of the scopes
- * asked for gets a page saying so whose only way on is back to the client, with access_denied.
+ * asked for gets a page saying so whose only way on is back to the client, with access_denied. And at
+ * the token endpoint, a code_verifier outside RFC 7636 §4.1 is invalid_request naming its length, whatever the code.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
-import { authorizeUrl, Jar, oauthClient, openSignInPage, pkce, REDIRECT_URI, step, type OAuthClient } from '../helpers/oauth-harness.ts';
+import {
+  authorizeUrl,
+  Jar,
+  oauthClient,
+  openSignInPage,
+  pkce,
+  REDIRECT_URI,
+  signInFlow,
+  step,
+  tokenRequest,
+  type OAuthClient,
+} from '../helpers/oauth-harness.ts';
 
 const TOOLS = [
   { definition: { name: 'read_accounts', inputSchema: { type: 'object' }, _meta: { 'ai.cpz/tool': { requiredScopes: ['accounts:read'] } } } as Tool },
@@ -184,5 +196,43 @@ describe('a key holding none of the scopes asked for', () => {
     const back = await consent(page, { csrf: page.csrf, decision: 'allow', scope: 'trade' });
     expect(back.searchParams.get('error')).toBe('access_denied');
     expect(back.searchParams.get('error_description')).toBe('The signed-in key holds none of the requested permissions');
+  });
+});
+
+describe('a code_verifier RFC 7636 §4.1 does not allow, at /oauth/token', () => {
+  const redeem = (clientId: string, code: string, verifier: string) =>
+    tokenRequest(
+      gateway.gatewayUrl,
+      {
+        grant_type: 'authorization_code',
+        code,
+        code_verifier: verifier,
+        redirect_uri: REDIRECT_URI,
+        client_id: clientId,
+        resource: `${gateway.gatewayUrl}/mcp`,
+      },
+      oauth.send,
+    );
+
+  it('is invalid_request naming its length or characters (it was invalid_grant with an unknown code), and leaves a real code usable', async () => {
+    const clientId = await register([REDIRECT_URI]);
+    const flow = await signInFlow(gateway.gatewayUrl, { clientId, ...FULL, scope: 'accounts:read', fetch: oauth.send });
+    for (const code of ['not-a-code', flow.code]) {
+      for (const [verifier, description] of [
+        ['a'.repeat(200), 'code_verifier is 200 characters long; RFC 7636 §4.1 allows 43 to 128'],
+        ['a'.repeat(42), 'code_verifier is 42 characters long; RFC 7636 §4.1 allows 43 to 128'],
+        [`${'a'.repeat(42)}+`, "code_verifier holds a character RFC 7636 §4.1 does not allow (only A-Z, a-z, 0-9, '-', '.', '_', '~')"],
+      ]) {
+        const answer = await redeem(clientId, code, verifier!);
+        expect(answer, `${code} ${verifier!.length}`).toEqual({ status: 400, body: { error: 'invalid_request', error_description: description } });
+      }
+    }
+    // Recorded as what the client was told.
+    const metrics = await (await gateway.fetch(new Request(`${gateway.gatewayUrl}/metrics`))).text();
+    expect(metrics).toMatch(/^mcp_oauth_refusals_total\{endpoint="token",reason="invalid_request"\} 6$/m);
+    // A well-formed wrong verifier is still invalid_grant (RFC 7636 §4.6); the right one still redeems the code.
+    expect((await redeem(clientId, 'not-a-code', 'a'.repeat(43))).body.error).toBe('invalid_grant');
+    const redeemed = await redeem(clientId, flow.code, flow.pkce.verifier);
+    expect(redeemed.status).toBe(200);
   });
 });

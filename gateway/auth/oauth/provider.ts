@@ -302,6 +302,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
   });
   provider.on('grant.revoked', (_ctx, grantId) => log.info({ grant: String(grantId).slice(0, 8) }, 'grant revoked'));
   keepRefusalsHome(provider);
+  malformedVerifierFirst(provider);
   recordDecisions(provider, deps);
   return provider;
 }
@@ -333,6 +334,33 @@ function keepRefusalsHome(provider: Provider): void {
     ctx.type = 'html';
     ctx.body = errorPage('Sign-in cannot continue', describeError(error));
   });
+}
+
+/**
+ * A `code_verifier` outside RFC 7636 §4.1 (43-128 characters of A-Z a-z 0-9 - . _ ~) is `invalid_request`
+ * naming what is wrong (RFC 6749 §5.2: a malformed parameter), whatever the code: oidc-provider checks the
+ * verifier only after finding the code, so a 200-character verifier with an unknown or expired code was
+ * invalid_grant (try-out). Rewritten when the refusal is raised (before the audit record, which then reads
+ * invalid_request): nothing was consumed or revoked, as the verifier is checked before the code is used up.
+ */
+function malformedVerifierFirst(provider: Provider): void {
+  provider.on('grant.error', (ctx: KoaContextWithOIDC, error: unknown) => {
+    if (ctx.oidc?.params?.grant_type !== 'authorization_code') return;
+    const problem = codeVerifierProblem(ctx.oidc.params.code_verifier);
+    if (!problem) return;
+    Object.assign(error as object, { error: 'invalid_request', message: 'invalid_request', error_description: problem });
+    const out = { error: 'invalid_request', error_description: problem };
+    ctx.status = 400;
+    ctx.body = ctx.response.is('html') ? errorPage('Sign-in cannot continue', describeError(out)) : out;
+  });
+}
+
+/** Why a presented `code_verifier` is not one RFC 7636 §4.1 allows, or undefined (allowed, or absent: a missing one is invalid_grant, §4.6). */
+function codeVerifierProblem(verifier: unknown): string | undefined {
+  if (typeof verifier !== 'string' || verifier === '') return undefined;
+  if (verifier.length < 43 || verifier.length > 128) return `code_verifier is ${verifier.length} characters long; RFC 7636 §4.1 allows 43 to 128`;
+  if (/[^A-Za-z0-9\-._~]/.test(verifier)) return "code_verifier holds a character RFC 7636 §4.1 does not allow (only A-Z, a-z, 0-9, '-', '.', '_', '~')";
+  return undefined;
 }
 
 /**
