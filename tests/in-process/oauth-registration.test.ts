@@ -1,7 +1,7 @@
 /**
  * RFC 7591 registration as a bounded resource (issue 28), through the real handler in process:
  * registrations past the per-address budget are 429 `temporarily_unavailable` with Retry-After, each
- * refusal one audit line; a client document over `oauth.clients.maxMetadataBytes` is
+ * refusal one audit line, a document refused as malformed (400) not counted; a client document over `oauth.clients.maxMetadataBytes` is
  * `invalid_client_metadata`; a plain-http redirect URI off loopback is `invalid_redirect_uri` whatever
  * the application type (OAuth 2.1 §2.3.1), and so is one with user info (`https://a.example@b.example/cb`); `oauth.initialAccessToken` makes registration need it
  * (RFC 7591 §3). A private-use redirect scheme (RFC 8252 §7.1) registers without application_type, as
@@ -86,6 +86,34 @@ describe('registration budgets', () => {
     expect(await bogus.json()).toMatchObject({ error_description: expect.stringContaining('/oauth/token') });
     const lines = authDecisionsOf(audit).filter((r) => r.endpoint === 'register');
     expect(lines.filter((r) => r.outcome === 'ok')).toHaveLength(3);
+  });
+});
+
+describe('registration budgets and refused documents', () => {
+  let gateway: InProcessGateway;
+  beforeAll(async () => {
+    gateway = await gatewayWith(
+      { initialAccessToken: 'initial-access-token-0123456789-budgets' },
+      { registrations: { perAddress: { points: 3, durationMs: 3_600_000 } } },
+    );
+  });
+  afterAll(() => gateway?.close());
+
+  it('counts only registrations made: malformed documents (400) give their point back, a wrong initial access token does not', async () => {
+    const oauth = oauthClient(gateway.gatewayUrl, gateway.fetch);
+    const auth = { authorization: 'Bearer initial-access-token-0123456789-budgets' };
+    // A developer fixing a document by hand: ten refusals, then the budget is still whole.
+    for (let i = 0; i < 10; i++) {
+      const refused = await oauth.registerRaw({ redirect_uris: ['http://attacker.example/cb'], token_endpoint_auth_method: 'none' }, auth);
+      expect(refused.status, `refusal ${i + 1}`).toBe(400);
+    }
+    const good = { redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none' };
+    for (let i = 0; i < 2; i++) expect((await oauth.registerRaw(good, auth)).status).toBe(201);
+    // A wrong initial access token is guessing: it stays counted, and the budget is spent.
+    expect((await oauth.registerRaw(good, { authorization: 'Bearer not-the-token-0123456789-abcdef' })).status).toBe(401);
+    const over = await oauth.registerRaw(good, auth);
+    expect(over.status).toBe(429);
+    expect(await over.json()).toMatchObject({ error: 'temporarily_unavailable' });
   });
 });
 

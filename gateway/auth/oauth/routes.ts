@@ -28,7 +28,8 @@ export interface RouteDeps {
  * oidc-provider serves; other paths pass through. Nothing of it may be framed (clickjacking of the
  * consent page) or cached. A registration (RFC 7591) first spends the registration budgets
  * (`rateLimits.registrations`: per client address, and in total, shared through Redis): over one, 429
- * with Retry-After and the RFC 6749 code `temporarily_unavailable`, before anything is parsed or stored.
+ * with Retry-After and the RFC 6749 code `temporarily_unavailable`, before anything is parsed or stored;
+ * one refused as malformed (400) gets its points back, so only registrations made count.
  * Behind a path prefix (an issuer `https://host/prefix`, the proxy stripping `/prefix`) every URL the
  * server writes carries the prefix (oidc-provider takes it as its mount path), and the discovery
  * documents also answer at RFC 8414 §3's `/.well-known/oauth-authorization-server/prefix`.
@@ -78,8 +79,10 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
       };
       return;
     }
+    let registration: ReturnType<typeof registrationCharges> | undefined;
     if (ctx.method === 'POST' && ctx.path === '/oauth/register') {
-      const decision = await limiter.consume(registrationCharges(deps.rateLimits, ctx.ip));
+      registration = registrationCharges(deps.rateLimits, ctx.ip);
+      const decision = await limiter.consume(registration);
       if (!decision.ok) {
         const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
         decide({
@@ -119,5 +122,9 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
     for (const [name, value] of Object.entries(ctx.response.headers)) if (value !== undefined) ctx.res.setHeader(name, value as string);
     ctx.respond = false;
     await handleProvider(ctx.req, ctx.res);
+    // A document refused as malformed (400, RFC 7591 §3.2.2) stored nothing: its points are given back, so a developer
+    // fixing one by hand is not locked out for the hour (try-out). Spent first all the same, so concurrent registrations
+    // cannot all pass the budget; a 401 (a wrong initial access token) stays counted: that is guessing.
+    if (registration && ctx.res.statusCode === 400) await limiter.refund(registration);
   };
 }
