@@ -82,7 +82,7 @@ export function requestIdOf(ctx: { res: { getHeader(name: string): unknown } }):
  * - every decision is recorded (decisions.ts), a token issued keeps its client registered.
  */
 export async function createProvider(deps: ProviderDeps): Promise<Provider> {
-  const { config, issuer, store, keys, resources, supported, log, cimd, decide } = deps;
+  const { config, issuer, store, keys, resources, supported, log, cimd } = deps;
   const Adapter = adapterClass(store, {
     ...adapterLifetimes(config),
     keys,

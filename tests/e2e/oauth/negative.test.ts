@@ -346,7 +346,9 @@ describe('sign-in page', () => {
     expect(consent).toContain('Test client');
     expect(consent).toContain('127.0.0.1:8976');
     expect([...consent.matchAll(/name="scope" value="([^"]+)"/g)].map((m) => m[1])).toEqual([]);
-    expect(consent).toMatch(/not held by your key[^]*accounts:read/);
+    // Nothing held: the page says so and lists what was asked, with no Allow to press (sign-in try-out).
+    expect(consent).toMatch(/holds none of the permissions[^]*accounts:read/);
+    expect(consent).not.toContain('value="allow"');
     const flow = await signInFlow(h.url, { clientId, scope: 'accounts:read positions:read trade', grant: ['positions:read'] });
     const answer = await exchange(flow.code, flow.pkce.verifier);
     expect(answer.body.scope).toBe('positions:read');
