@@ -302,6 +302,7 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
   });
   provider.on('grant.revoked', (_ctx, grantId) => log.info({ grant: String(grantId).slice(0, 8) }, 'grant revoked'));
   keepRefusalsHome(provider);
+  answerUnrouted(provider, config.registration);
   malformedVerifierFirst(provider);
   recordDecisions(provider, deps);
   return provider;
@@ -315,6 +316,38 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
  * security try-out). A refusal after the sign-in pages (the user's access_denied, on the resume route) still
  * goes back to the client, whose URI the user has then been shown.
  */
+/**
+ * A request oidc-provider's router does not serve (a method an endpoint does not take, an endpoint that is off:
+ * userinfo, introspection) gets an OAuth error body naming it, as the gateway's other refusals under /oauth do
+ * (routes.ts), not Koa's bare text "Not Found" (try-out): 405 with `Allow` (RFC 9110 §15.5.6) for an endpoint
+ * served with other methods, else 404.
+ */
+function answerUnrouted(provider: Provider, registration: boolean): void {
+  const r = AUTHORIZATION_SERVER_ROUTES;
+  const served: Record<string, string> = {
+    [r.authorization]: 'GET',
+    [r.token]: 'POST',
+    [r.revocation]: 'POST',
+    [r.jwks]: 'GET',
+    [r.pushed_authorization_request]: 'POST',
+    ...(registration ? { [r.registration]: 'POST' } : {}),
+  };
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.status !== 404 || ctx.body != null) return;
+    const allow = Object.hasOwn(served, ctx.path) ? served[ctx.path]! : undefined;
+    if (allow) {
+      ctx.status = 405;
+      ctx.set('allow', allow);
+      ctx.body = { error: 'invalid_request', error_description: `${ctx.path} answers ${allow}, not ${clip(ctx.method, 20)}` };
+    } else {
+      ctx.body = { error: 'invalid_request', error_description: `no authorization server endpoint at ${clip(ctx.path, 200)} (it is not offered)` };
+      // Koa takes a body set on a status nobody set as a 200.
+      ctx.status = 404;
+    }
+  });
+}
+
 function keepRefusalsHome(provider: Provider): void {
   const refused = new WeakMap<object, { error?: string; error_description?: string; scope?: string }>();
   provider.on('authorization.error', (ctx: object, error: unknown) =>
