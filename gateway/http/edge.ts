@@ -189,7 +189,7 @@ export function isProbe(ctx: Exchange): boolean {
 /**
  * CORS for browser-based MCP clients from allowed origins (the guard has already refused the rest):
  * preflight allows and responses expose the MCP headers and the credential headers. Preflight (and any
- * OPTIONS, in `Allow`) advertises only the methods the path serves: POST on the MCP endpoints (`mcpPaths`; GET and DELETE
+ * OPTIONS of an MCP endpoint, in `Allow`) advertises only the methods the path serves: POST on the MCP endpoints (`mcpPaths`; GET and DELETE
  * answer 405 there, no sessions), GET elsewhere (RFC 9728 metadata, which browser OAuth clients fetch
  * with an MCP-Protocol-Version header, health, metrics).
  */
@@ -217,10 +217,11 @@ export function cors(config: GatewayConfig, mcpPaths: readonly string[]): Middle
       .map((h) => h.trim().toLowerCase())
       .filter((h) => h.startsWith('mcp-param-'));
     // Exact paths, as the router matches them (app.ts): a preflight for `/mcp/` must not promise POST.
-    const methods = mcpPaths.includes(ctx.path) ? 'POST, OPTIONS' : 'GET, OPTIONS';
-    // Allow too: an OPTIONS without CORS headers asks what the path serves (RFC 9110 §9.3.7, §10.2.1).
-    ctx.set('allow', methods);
-    ctx.set('access-control-allow-methods', methods);
+    const mcp = mcpPaths.includes(ctx.path);
+    // Allow too on the MCP endpoints: an OPTIONS without CORS headers asks what the path serves (RFC 9110 §9.3.7,
+    // §10.2.1). Elsewhere this answer does not know (a console form takes POST, an unknown path serves nothing: review).
+    if (mcp) ctx.set('allow', 'POST, OPTIONS');
+    ctx.set('access-control-allow-methods', mcp ? 'POST, OPTIONS' : 'GET, OPTIONS');
     ctx.set('access-control-allow-headers', [...allowHeaders, ...requested].join(', '));
     ctx.set('access-control-max-age', '600');
     ctx.status = 204;

@@ -225,7 +225,9 @@ async function relay(d: DispatchContext, task: ResolvedTask, method: TaskMethod,
     return relayedResult(await forward(d, task.client, method, params, undefined, { ontaskstatus }), d.caller.era);
   } catch (error) {
     // The upstream's error names its own task id ("Task 3e58... has no result stored"): the caller knows the task by its own (protocol try-out).
-    throw forwardError(error, task.client.name, { d, method, name: { own: task.ref.upstreamTaskId, exposed: task.id } });
+    // Only an id that cannot be an ordinary word of the message ("error 1 of 1" with a task id "1": review).
+    const id = task.ref.upstreamTaskId;
+    throw forwardError(error, task.client.name, { d, method, ...(id.length >= 8 ? { name: { own: id, exposed: task.id } } : {}) });
   }
 }
 

@@ -167,8 +167,8 @@ function asksCallers(info: UpstreamInfo, method: ForwardMethod): boolean {
  * A forward whose 2025-era upstream may ask its client for input mid-call: the upstream's requests the
  * caller's capabilities cover become an InputRequiredResult, and a retry carrying the bridge's
  * requestState resumes the same waiting call with the caller's `inputResponses` (input-bridge.ts); the
- * rest are refused to the upstream, never asked of a caller who did not declare them, and if the call then
- * fails (an error or an isError result) the caller is answered -32021 MissingRequiredClientCapabilityError
+ * rest are refused to the upstream, never asked of a caller who did not declare them, and if the upstream then
+ * fails the call (a JSON-RPC error it answers, or an isError result) the caller is answered -32021 MissingRequiredClientCapabilityError
  * naming what it lacks (2026-07-28 basic/index §Error Codes: a request that needs an undeclared client
  * capability; protocol try-out: it read as the upstream's internal error). A call that succeeds without the
  * answer is relayed as it is.
@@ -204,8 +204,10 @@ async function bridgedForward(
       'invalid_arguments',
       'Invalid params: requestState names no call waiting for input (it expired, or was not issued to this caller for this name); send the request again without it',
     );
+  // Only the upstream's own failure of the call (a JSON-RPC error it answered) is read as the refusal's: a timeout, a lost
+  // connection or a cancellation keeps its answer (a write may have run: review), and so its delivery mark.
   const settled = await outcome.catch((error: unknown) => {
-    throw lacking ? new MissingRequiredClientCapabilityError({ requiredCapabilities: lacking }) : error;
+    throw lacking && error instanceof RelayedUpstreamError ? new MissingRequiredClientCapabilityError({ requiredCapabilities: lacking }) : error;
   });
   if (settled.kind === 'input_required') return settled.result as unknown as Record<string, unknown>;
   const value = settled.value as Record<string, unknown>;
@@ -482,7 +484,8 @@ function callerNamed(error: RelayedUpstreamError, name: ForwardedName): RelayedU
 
 /** `text` with each whole-name occurrence of `name.own` (not inside a longer name of `[A-Za-z0-9_.-]`) replaced by `name.exposed`. */
 function inCallerNames(text: string, name: ForwardedName): string {
-  if (name.own === name.exposed) return text;
+  // An empty name matches between any two characters (a 100 KB message became 20 MB: review).
+  if (name.own === name.exposed || name.own === '') return text;
   const quoted = new RegExp(`(?<![A-Za-z0-9_.-])${name.own.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9_-])`, 'g');
   return text.replace(quoted, name.exposed);
 }

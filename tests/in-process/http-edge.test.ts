@@ -227,15 +227,13 @@ describe('POST /mcp at the edge', () => {
     for (const method of ['GET', 'DELETE']) expect((await routedFetch(stack.mcpUrl, { method, headers: KEY })).status).toBe(405);
   });
 
-  it('names what a path serves in Allow on any OPTIONS, a preflight or not (RFC 9110 §9.3.7)', async () => {
+  it('names what an MCP endpoint serves in Allow on any OPTIONS, a preflight or not (RFC 9110 §9.3.7), and nothing it does not know elsewhere', async () => {
     for (const url of [stack.mcpUrl, stack.compactUrl]) {
       const plain = await routedFetch(url, { method: 'OPTIONS' });
       expect(plain.status).toBe(204);
       expect(plain.headers.get('allow')).toBe('POST, OPTIONS');
     }
-    expect((await routedFetch(`${stack.gatewayUrl}/.well-known/oauth-protected-resource/mcp`, { method: 'OPTIONS' })).headers.get('allow')).toBe(
-      'GET, OPTIONS',
-    );
+    expect((await routedFetch(`${stack.gatewayUrl}/no/such/path`, { method: 'OPTIONS' })).headers.get('allow')).toBeNull();
   });
 
   it('answers GET and DELETE on /mcp with 405 (stateless: no sessions, no standalone stream)', async () => {

@@ -234,5 +234,7 @@ describe('a code_verifier RFC 7636 §4.1 does not allow, at /oauth/token', () =>
     expect((await redeem(clientId, 'not-a-code', 'a'.repeat(43))).body.error).toBe('invalid_grant');
     const redeemed = await redeem(clientId, flow.code, flow.pkce.verifier);
     expect(redeemed.status).toBe(200);
+    // Another refusal stays what it is: an unknown client is invalid_client whatever its verifier (review).
+    expect((await redeem('no-such-client', 'not-a-code', 'a'.repeat(200))).body.error).toBe('invalid_client');
   });
 });

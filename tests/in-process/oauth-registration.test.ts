@@ -115,6 +115,29 @@ describe('registration budgets and refused documents', () => {
     expect(over.status).toBe(429);
     expect(await over.json()).toMatchObject({ error: 'temporarily_unavailable' });
   });
+
+  // The budget is what bounds how often a stranger has the server fetch a URL of their choosing (review).
+  it('keeps the point of a refused document that names a URL the server fetches (sector_identifier_uri)', async () => {
+    const other = await gatewayWith(
+      { initialAccessToken: 'initial-access-token-0123456789-fetches' },
+      { registrations: { perAddress: { points: 2, durationMs: 3_600_000 } } },
+    );
+    try {
+      const oauth = oauthClient(other.gatewayUrl, other.fetch);
+      const auth = { authorization: 'Bearer initial-access-token-0123456789-fetches' };
+      const statuses: number[] = [];
+      for (let i = 0; i < 3; i++) {
+        const answer = await oauth.registerRaw(
+          { redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'none', sector_identifier_uri: `https://sector-${i}.invalid/uris` },
+          auth,
+        );
+        statuses.push(answer.status);
+      }
+      expect(statuses).toEqual([400, 400, 429]);
+    } finally {
+      await other.close();
+    }
+  });
 });
 
 describe('registration documents', () => {

@@ -165,6 +165,8 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
           // must not point it at the gateway's own network. RFC 7591 §3.2.2: invalid_client_metadata, naming the field.
           const why = value === undefined ? undefined : unfetchableUrl(value);
           if (why) throw new oidcErrors.InvalidClientMetadata(`${key} ${why}`);
+          // The server may fetch it now: whatever the answer, the registration's budget point stays spent (routes.ts).
+          if (ctx && value !== undefined) fetchingRegistrations.add(ctx.req);
           return;
         }
         if (key !== 'redirect_uris') return;
@@ -181,7 +183,9 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
         for (const [i, uri] of (Array.isArray(value) ? value : []).entries()) {
           // Before URL parsing, which drops tabs and line breaks and reads '\\' as '/': what was registered
           // would not be what the browser is sent to, and the raw text was stored and echoed back (try-out).
-          const malformed = typeof uri === 'string' ? redirectUriTextProblem(uri) : undefined;
+          // At registration only (ctx): a client stored before this rule still loads (review: its refresh tokens
+          // and revocations were answered invalid_redirect_uri); the browser is sent to the URI as parsed, as before.
+          const malformed = ctx && typeof uri === 'string' ? redirectUriTextProblem(uri) : undefined;
           if (malformed) throw new oidcErrors.InvalidClientMetadata(`redirect_uris item ${i + 1} ${malformed}`);
           const url = typeof uri === 'string' ? URL.parse(uri) : null;
           // RFC 3986 §3.2.1 user info has no use in a redirect URI (OAuth 2.1, RFC 8252 give it none) and
@@ -191,7 +195,9 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
               `redirect_uris must not hold user info (a user name or password before '@'): item ${i + 1} does, and would send the user to ${url.host}`,
             );
           const badPort = typeof uri === 'string' ? loopbackPortProblem(uri) : undefined;
-          if (badPort) throw new oidcErrors.InvalidClientMetadata(`redirect_uris item ${i + 1} ${badPort}`);
+          if (badPort && ctx) throw new oidcErrors.InvalidClientMetadata(`redirect_uris item ${i + 1} ${badPort}`);
+          // Stored before the port rule: it loads; redirectUriAllowed refuses such a port in each request instead.
+          if (badPort) continue;
           // OAuth 2.1 §2.3.1 (and RFC 8252 §7.3): plain http only for a loopback redirect (a native app's own listener),
           // its host written as the authorize step matches it on any port (loopbackWithoutPort): URL parsing read
           // 0x7f000001, 2130706433 and 127.0.0.2 as loopback too, registered, then never matched (try-out).
@@ -316,6 +322,18 @@ export async function createProvider(deps: ProviderDeps): Promise<Provider> {
  * security try-out). A refusal after the sign-in pages (the user's access_denied, on the resume route) still
  * goes back to the client, whose URI the user has then been shown.
  */
+/** Registration requests whose document names a URL the server fetches itself (`sector_identifier_uri`, `jwks_uri`). */
+const fetchingRegistrations = new WeakSet<object>();
+
+/**
+ * Whether a registration request named a URL the server may have fetched while deciding it: its refusal keeps its
+ * point of `rateLimits.registrations` (routes.ts), which is what bounds how often a stranger can have the gateway
+ * fetch a URL of their choosing (review: with refunds, a sector_identifier_uri that failed to load was free).
+ */
+export function namedFetchedUrl(req: object): boolean {
+  return fetchingRegistrations.has(req);
+}
+
 /**
  * A request oidc-provider's router does not serve (a method an endpoint does not take, an endpoint that is off:
  * userinfo, introspection) gets an OAuth error body naming it, as the gateway's other refusals under /oauth do
@@ -378,7 +396,9 @@ function keepRefusalsHome(provider: Provider): void {
  */
 function malformedVerifierFirst(provider: Provider): void {
   provider.on('grant.error', (ctx: KoaContextWithOIDC, error: unknown) => {
-    if (ctx.oidc?.params?.grant_type !== 'authorization_code') return;
+    // invalid_grant and invalid_request only: another refusal (invalid_client's 401 and its challenge) is not the verifier's to replace (review).
+    const code = (error as { error?: unknown }).error;
+    if (ctx.oidc?.params?.grant_type !== 'authorization_code' || (code !== 'invalid_grant' && code !== 'invalid_request')) return;
     const problem = codeVerifierProblem(ctx.oidc.params.code_verifier);
     if (!problem) return;
     Object.assign(error as object, { error: 'invalid_request', message: 'invalid_request', error_description: problem });

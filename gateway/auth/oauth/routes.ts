@@ -6,7 +6,7 @@ import { registrationCharges } from '../attempt-budgets.ts';
 import type { RateLimiter } from '../../store/rate-limiter.ts';
 import type { AuthDecisions } from '../decisions.ts';
 import { clip } from '../../wire/clip.ts';
-import { PROTOCOL_SCOPES } from './provider.ts';
+import { namedFetchedUrl, PROTOCOL_SCOPES } from './provider.ts';
 import { authorizationServerRoute, canonicalOAuthPath, discoveryPath, INTERACTION_PREFIX, isAuthorizationServerPath } from './paths.ts';
 
 export interface RouteDeps {
@@ -124,7 +124,8 @@ export function authorizationServerRoutes(deps: RouteDeps): Middleware {
     await handleProvider(ctx.req, ctx.res);
     // A document refused as malformed (400, RFC 7591 §3.2.2) stored nothing: its points are given back, so a developer
     // fixing one by hand is not locked out for the hour (try-out). Spent first all the same, so concurrent registrations
-    // cannot all pass the budget; a 401 (a wrong initial access token) stays counted: that is guessing.
-    if (registration && ctx.res.statusCode === 400) await limiter.refund(registration);
+    // cannot all pass the budget; a 401 (a wrong initial access token) stays counted: that is guessing, and so does a
+    // document naming a URL the server fetches (sector_identifier_uri, jwks_uri): the budget is what bounds those fetches.
+    if (registration && ctx.res.statusCode === 400 && !namedFetchedUrl(ctx.req)) await limiter.refund(registration);
   };
 }
