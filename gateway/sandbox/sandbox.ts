@@ -35,9 +35,21 @@ export interface SandboxLimits {
 /** The limit a run broke, by its key under `codeMode.limits`. */
 export type LimitName = keyof SandboxLimits;
 
-/** What a `tools.<name>(args)` call answers the script: the result's JSON, or an error message it throws. */
-/** A tools.* call's answer to the script; `kind`: the gateway's error kind of a refused or failed call (the ToolError's `kind`). */
-export type CallAnswer = { ok: true; json: string } | { ok: false; message: string; kind?: string };
+/**
+ * What a failed `tools.*` call tells the script besides its message, each a property of the ToolError it throws:
+ * `kind` the gateway's error kind (invalid_arguments, rate_limited, ...), `errors` the offending arguments as
+ * call_tool's `_meta["ai.cpz/argument-errors"]` lists them (JSON Pointers into that tool's arguments), and for a
+ * rate-limited call `retryAfterMs` and the `budget` that ran out (its `_meta["ai.cpz.gateway/..."]`).
+ */
+export interface ToolErrorDetails {
+  kind?: string;
+  errors?: { path: string; message: string }[];
+  retryAfterMs?: number;
+  budget?: string;
+}
+
+/** A tools.* call's answer to the script: the result's JSON, or the message and details of the ToolError it throws. */
+export type CallAnswer = { ok: true; json: string } | ({ ok: false; message: string } & ToolErrorDetails);
 
 export interface RunRequest {
   code: string;
@@ -51,7 +63,8 @@ export interface RunRequest {
 /** How a run ended. `logs`: the captured console lines; `calls`: tools.* calls the script made. */
 export type RunOutcome = { logs: string[]; calls: number } & (
   | { ok: true; json: string }
-  | { ok: false; kind: 'script_error'; name: string; message: string; line?: number; column?: number }
+  // `toolError`: an uncaught error named ToolError, what its own properties say (worker.mjs; the script may have made it, so unchecked).
+  | { ok: false; kind: 'script_error'; name: string; message: string; line?: number; column?: number; toolError?: Record<string, unknown> }
   | { ok: false; kind: 'limit'; limit: LimitName }
   | { ok: false; kind: 'cancelled' }
   | { ok: false; kind: 'crashed'; message: string }

@@ -81,14 +81,36 @@ const CHAIN_JOBS = 10_000;
 // JSON.parse are taken before the script runs, which may replace them: the text crossing to the host is
 // always the language's own JSON (a replaced stringify answering "not json{" made the host's parse throw).
 // The prelude returns its stringify, with which the host converts the script's return value too.
+// A failed call's details (argument errors, a rate limit's retryAfterMs and budget) cross the same way: JSON text
+// on the ToolError under DETAILS (an array [errors, retryAfterMs, budget], null for each one absent, so no property
+// is looked up on a prototype the script may have changed), which the wrapper parses onto the error and removes.
+const DETAILS = '__toolErrorDetails';
 const PRELUDE = `(function (call) {
   const { stringify, parse } = JSON;
+  const { defineProperty } = Object;
+  const detailed = (error) => {
+    try {
+      const text = error[${JSON.stringify(DETAILS)}];
+      if (typeof text !== 'string') return error;
+      delete error[${JSON.stringify(DETAILS)}];
+      const details = parse(text);
+      const keys = ['errors', 'retryAfterMs', 'budget'];
+      for (let i = 0; i < 3; i++)
+        if (details[i] !== null) defineProperty(error, keys[i], { value: details[i], writable: true, enumerable: true, configurable: true });
+    } catch {}
+    return error;
+  };
   const tools = new Proxy(Object.freeze(Object.create(null)), {
     get(_, name) {
       // 'then': tools is no thenable; 'toJSON': \`return tools\` serialises it as {} without calling a tool named toJSON (try-out).
       if (typeof name !== 'string' || name === 'then' || name === 'toJSON') return undefined;
       return function (args) {
-        return call(stringify(name), stringify(args === undefined ? {} : args)).then((text) => parse(text));
+        return call(stringify(name), stringify(args === undefined ? {} : args)).then(
+          (text) => parse(text),
+          (error) => {
+            throw detailed(error);
+          },
+        );
       };
     },
     set() { return false; },
@@ -317,7 +339,15 @@ function run({ code, limits }) {
     const where = located && { line: located.line, ...(located.column === undefined ? {} : { column: located.column }) };
     // The error's own text is output too: bounded as console lines and the return value are (a 7 MB message was answered whole: try-out).
     const shownName = cut(name, NAME_BYTES);
-    return finish({ ok: false, kind: 'script_error', name: shownName, message: cut(`${message}${stack}`, limits.outputBytes - Buffer.byteLength(shownName)), ...where });
+    const toolError = name === 'ToolError' ? toolErrorOf(error) : undefined;
+    return finish({
+      ok: false,
+      kind: 'script_error',
+      name: shownName,
+      message: cut(`${message}${stack}`, limits.outputBytes - Buffer.byteLength(shownName)),
+      ...where,
+      ...(toolError ? { toolError } : {}),
+    });
   };
 
   // The script is spliced into the wrapper as text, so one that closes the wrapper's function (`})(); (function () {`)
@@ -392,7 +422,9 @@ function run({ code, limits }) {
   };
 
   current = {
-    answer(/** @type {{ id: number, ok: boolean, json?: string, message?: string, kind?: string }} */ message) {
+    answer(
+      /** @type {{ id: number, ok: boolean, json?: string, message?: string, kind?: string, errors?: unknown[], retryAfterMs?: number, budget?: string }} */ message,
+    ) {
       const deferred = pending.get(message.id);
       if (!deferred || finished) return;
       pending.delete(message.id);
@@ -409,6 +441,13 @@ function run({ code, limits }) {
           const kind = context.newString(message.kind);
           context.setProp(error, 'kind', kind);
           kind.dispose();
+        }
+        // The offending arguments, a rate limit's retryAfterMs and budget: parsed onto the error by the prelude (see DETAILS).
+        const details = [message.errors ?? null, message.retryAfterMs ?? null, message.budget ?? null];
+        if (details.some((value) => value !== null)) {
+          const text = context.newString(JSON.stringify(details));
+          context.defineProp(error, DETAILS, { value: text, configurable: true });
+          text.dispose();
         }
         deferred.reject(error);
         error.dispose();
@@ -458,6 +497,25 @@ function cut(text, max) {
   // encodeInto writes whole characters only (a surrogate pair is never split) and stops at the room's end.
   const { read } = new TextEncoder().encodeInto(text, room);
   return `${text.slice(0, read)}${marker}`;
+}
+
+/** Argument errors an uncaught ToolError passes on at most (call_tool lists the first 20 too). */
+const TOOL_ERROR_ERRORS = 20;
+
+/**
+ * What an uncaught error named ToolError carries (as dump() shows its own properties): `kind`, `errors` (the first
+ * {@link TOOL_ERROR_ERRORS}), `retryAfterMs`, `budget`, each only of its type; undefined when none is. The script may
+ * have thrown its own: run-code.ts checks every shape and bounds every string again before any reaches `_meta`.
+ * @param {Record<string, unknown>} error
+ */
+function toolErrorOf(error) {
+  /** @type {Record<string, unknown>} */
+  const out = {};
+  if (typeof error.kind === 'string') out.kind = error.kind.slice(0, 200);
+  if (Array.isArray(error.errors)) out.errors = error.errors.slice(0, TOOL_ERROR_ERRORS);
+  if (typeof error.retryAfterMs === 'number') out.retryAfterMs = error.retryAfterMs;
+  if (typeof error.budget === 'string') out.budget = error.budget.slice(0, 200);
+  return Object.keys(out).length ? out : undefined;
 }
 
 /** A thrown value that is no Error, as JSON (500 characters at most), or its String() when JSON cannot write it. */

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { argumentErrorsMeta } from '../checks/input-check.ts';
+import { ARGUMENT_ERRORS_META_KEY, argumentErrorsMeta } from '../checks/input-check.ts';
 import { JSON_DEPTH_CEILING, findLimitBreach } from '../checks/input-limits.ts';
 import { randomUUID } from 'node:crypto';
 import { abortSignalOf } from '../wire/cancellation.ts';
@@ -10,7 +10,7 @@ import type { DispatchContext } from '../ports.ts';
 import type { RequestView } from '../wire/requests.ts';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { RUN_CODE, resolveTool } from '../policy/tool-resolution.ts';
-import type { CallAnswer, LimitName, RunOutcome } from '../sandbox/sandbox.ts';
+import type { CallAnswer, LimitName, RunOutcome, ToolErrorDetails } from '../sandbox/sandbox.ts';
 import { inSpan } from '../obs/tracing.ts';
 import type { CodeRunOutcome } from '../obs/outcomes.ts';
 import { callThroughDispatcher, refuseScriptArguments } from './call-tool.ts';
@@ -101,7 +101,8 @@ export function runCodeDefinition(config: CodeModeConfig, visible: VisibleCatalo
  * caller's `notifications/cancelled` finds it under its request id (upstream/inflight-calls.ts), and a
  * cancellation stops the sandbox and aborts the inner calls in flight. With a progressToken the caller
  * gets one progress notification per inner call. The answer: `{result, logs, calls}` (structured
- * content where the caller's revision has it), or isError `script_error` with the line and column,
+ * content where the caller's revision has it), or isError `script_error` with the line and column (and an
+ * uncaught ToolError's kind, argument errors and retry delay: {@link toolErrorMeta}),
  * `limit_exceeded` naming the `compact.codeMode.limits` key, `cancelled`.
  */
 export async function runCode(
@@ -263,8 +264,15 @@ function innerAnswer(name: string, answer: Awaited<ReturnType<typeof callThrough
   const texts = (result.content ?? []).filter((c) => c.type === 'text').map((c) => (c as { text: string }).text);
   if (result.isError) {
     // The gateway's error kind, as the result's _meta says it: a script branches on it instead of parsing the text.
-    const kind = result._meta?.[ERROR_META_KEY];
-    return { ok: false, message: `tools.${name}: ${texts.join('\n') || 'the tool failed'}`, ...(typeof kind === 'string' ? { kind } : {}) };
+    // With the offending arguments and a rate limit's retry delay and budget, as call_tool's _meta gives them.
+    const meta = result._meta ?? {};
+    const details = toolErrorDetails({
+      kind: meta[ERROR_META_KEY],
+      errors: meta[ARGUMENT_ERRORS_META_KEY],
+      retryAfterMs: meta[RETRY_AFTER_META_KEY],
+      budget: meta[BUDGET_META_KEY],
+    });
+    return { ok: false, message: `tools.${name}: ${texts.join('\n') || 'the tool failed'}`, ...details };
   }
   if (result.structuredContent !== undefined) return { ok: true, json: JSON.stringify(result.structuredContent) };
   if (texts.length !== (result.content ?? []).length) return { ok: true, json: JSON.stringify({ content: result.content }) };
@@ -296,6 +304,7 @@ function answerOf(d: DispatchContext, definition: Tool, outcome: RunOutcome, lim
           ...result._meta,
           ...(outcome.line === undefined ? {} : { 'ai.cpz.gateway/line': outcome.line }),
           ...(outcome.column === undefined ? {} : { 'ai.cpz.gateway/column': outcome.column }),
+          ...toolErrorMeta(outcome.toolError),
         },
       };
     }
@@ -307,6 +316,55 @@ function answerOf(d: DispatchContext, definition: Tool, outcome: RunOutcome, lim
       d.log.warn({ reason: outcome.message }, 'run_code sandbox failed');
       return toolErrorResult('internal', 'The sandbox failed while running the script; nothing more was run. Retry.');
   }
+}
+
+const RETRY_AFTER_META_KEY = 'ai.cpz.gateway/retryAfterMs';
+const BUDGET_META_KEY = 'ai.cpz.gateway/budget';
+/** `_meta` key of a script error that is an uncaught ToolError: its `kind`, the failed tools.* call's error kind. */
+const TOOL_ERROR_META_KEY = 'ai.cpz.gateway/tool_error';
+/** Argument errors a ToolError carries at most (call_tool's own list holds the first 20). */
+const TOOL_ERROR_ERRORS = 20;
+/** UTF-16 units of one string an uncaught ToolError's details put in `_meta` at most (a script may have made them). */
+const TOOL_ERROR_CHARS = 1024;
+
+/**
+ * The well-formed part of a failed call's details: `kind` and `budget` strings, `errors` an array of `{path, message}`
+ * strings (the first {@link TOOL_ERROR_ERRORS}, nothing else of an entry kept), `retryAfterMs` a finite non-negative
+ * number; anything else left out. `chars`: the longest a string may be, cut with a marker (what a script threw).
+ */
+function toolErrorDetails(raw: Record<string, unknown> | undefined, chars = Number.POSITIVE_INFINITY): ToolErrorDetails {
+  if (!raw) return {};
+  const bounded = (text: string) => (text.length > chars ? `${text.slice(0, chars - 1)}…` : text);
+  const details: ToolErrorDetails = {};
+  if (typeof raw.kind === 'string') details.kind = bounded(raw.kind);
+  if (Array.isArray(raw.errors)) {
+    const errors = raw.errors
+      .slice(0, TOOL_ERROR_ERRORS)
+      .filter((e): e is { path: string; message: string } => {
+        const entry = e as { path?: unknown; message?: unknown } | null;
+        return typeof entry === 'object' && entry !== null && typeof entry.path === 'string' && typeof entry.message === 'string';
+      })
+      .map((e) => ({ path: bounded(e.path), message: bounded(e.message) }));
+    if (errors.length) details.errors = errors;
+  }
+  const retry = raw.retryAfterMs;
+  if (typeof retry === 'number' && Number.isFinite(retry) && retry >= 0) details.retryAfterMs = retry;
+  if (typeof raw.budget === 'string') details.budget = bounded(raw.budget);
+  return details;
+}
+
+/**
+ * The `_meta` of a run that ended on an uncaught ToolError: its kind, the offending arguments (paths into that
+ * tool's arguments, as call_tool lists them) and a rate limit's budget and retry delay, each re-checked and bounded.
+ */
+function toolErrorMeta(thrown: Record<string, unknown> | undefined): Record<string, unknown> {
+  const { kind, errors, retryAfterMs, budget } = toolErrorDetails(thrown, TOOL_ERROR_CHARS);
+  return {
+    ...(kind === undefined ? {} : { [TOOL_ERROR_META_KEY]: kind }),
+    ...(errors === undefined ? {} : argumentErrorsMeta(errors)),
+    ...(budget === undefined ? {} : { [BUDGET_META_KEY]: budget }),
+    ...(retryAfterMs === undefined ? {} : { [RETRY_AFTER_META_KEY]: retryAfterMs }),
+  };
 }
 
 /** How long a stopped run's answer waits for its aborted inner calls to record their decisions (ms). */

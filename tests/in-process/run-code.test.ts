@@ -646,6 +646,109 @@ describe('run_code argument bounds', () => {
   });
 });
 
+describe('run_code ToolError details', () => {
+  const ARGUMENT_ERRORS = 'ai.cpz/argument-errors';
+  /** call_tool's own list of the offending arguments of get_balance({ acount: 'a1' }): what a script's call must give too. */
+  const directErrors = async () => {
+    const direct = await withClient('modern', compact, READER, (c) => c.callTool('call_tool', { name: 'get_balance', arguments: { acount: 'a1' } }));
+    const errors = direct._meta?.[ARGUMENT_ERRORS] as { path: string; message: string }[];
+    expect(errors.map((e) => e.path)).toEqual(expect.arrayContaining(['/account', '/acount']));
+    return errors;
+  };
+
+  it('gives a caught ToolError the offending arguments as call_tool lists them, as objects the script reads, whatever it did to JSON', async () => {
+    const errors = await directErrors();
+    const result = await run(
+      'modern',
+      `JSON.parse = () => 'replaced'; Object.prototype.errors = 'polluted';
+       try { await tools.get_balance({ acount: 'a1' }); return 'ran'; }
+       catch (e) { return { name: e.name, kind: e.kind, errors: e.errors, paths: e.errors.map((x) => x.path), own: Object.keys(e).sort() }; }`,
+    );
+    expect(result.isError, text(result)).toBeFalsy();
+    expect(result.structuredContent!.result).toEqual({
+      name: 'ToolError',
+      kind: 'invalid_arguments',
+      errors,
+      paths: errors.map((e) => e.path),
+      // What crossed as JSON text on the way is gone: only the error's own fields are left.
+      own: ['errors', 'kind', 'message', 'name'],
+    });
+  });
+
+  it("puts an uncaught ToolError's offending arguments and kind in the run's _meta, beside script_error", async () => {
+    const errors = await directErrors();
+    const result = await run('modern', `await tools.get_balance({ acount: 'a1' });`);
+    expect(result.isError).toBe(true);
+    expect(result._meta).toMatchObject({
+      'ai.cpz.gateway/error': 'script_error',
+      'ai.cpz.gateway/tool_error': 'invalid_arguments',
+      [ARGUMENT_ERRORS]: errors,
+    });
+    expect(result._meta).not.toHaveProperty('ai.cpz.gateway/retryAfterMs');
+    expect(text(result)).toMatch(/^Script error: ToolError: tools\.get_balance: Invalid arguments for get_balance/u);
+  });
+
+  it("gives a rate-limited call's ToolError retryAfterMs and budget, caught or not", async () => {
+    const limited = inProcessGateway(
+      {
+        scopes: { endpoint: endpoint.url },
+        rateLimits: { reads: { points: 1, durationMs: 600_000 } },
+        compact: { codeMode: { enabled: true, limits: { wallTimeMs: 8_000 } } },
+      },
+      { fake: { tools } },
+    );
+    try {
+      const runHere = (code: string) => withClient('modern', limited.compactUrl, READER, (c) => c.callTool('run_code', { code }));
+      const caught = await runHere(
+        `await tools.get_quote({ symbol: 'A' });
+         try { await tools.get_quote({ symbol: 'B' }); return 'ran'; } catch (e) { return [e.kind, e.retryAfterMs, e.budget, 'errors' in e]; }`,
+      );
+      const [kind, retryAfterMs, budget, errors] = caught.structuredContent!.result as [string, number, string, unknown];
+      expect([kind, budget, errors]).toEqual(['rate_limited', 'reads', false]);
+      expect(retryAfterMs).toBeGreaterThan(0);
+      const uncaught = await runHere(`await tools.get_quote({ symbol: 'C' });`);
+      expect(uncaught._meta).toMatchObject({
+        'ai.cpz.gateway/error': 'script_error',
+        'ai.cpz.gateway/tool_error': 'rate_limited',
+        'ai.cpz.gateway/budget': 'reads',
+        'ai.cpz.gateway/retryAfterMs': expect.any(Number),
+      });
+      expect(uncaught._meta).not.toHaveProperty(ARGUMENT_ERRORS);
+    } finally {
+      await limited.close();
+    }
+  });
+
+  it('puts nothing malformed or unbounded in _meta from a ToolError the script made itself', async () => {
+    const malformed = await run(
+      'modern',
+      `throw { name: 'ToolError', message: 'fake', errors: [1, null, { path: 2, message: 'm' }, { path: '/a' }, 'x'], retryAfterMs: -5, budget: { a: 1 } };`,
+    );
+    expect(malformed._meta?.['ai.cpz.gateway/error']).toBe('script_error');
+    for (const key of [ARGUMENT_ERRORS, 'ai.cpz.gateway/retryAfterMs', 'ai.cpz.gateway/budget', 'ai.cpz.gateway/tool_error'])
+      expect(malformed._meta, key).not.toHaveProperty(key);
+    const notANumber = await run('modern', `const e = new Error('fake'); e.name = 'ToolError'; e.errors = 'all'; e.retryAfterMs = Infinity; throw e;`);
+    expect(notANumber._meta).not.toHaveProperty(ARGUMENT_ERRORS);
+    expect(notANumber._meta).not.toHaveProperty('ai.cpz.gateway/retryAfterMs');
+    const huge = await run(
+      'modern',
+      `const p = 'p'.repeat(3000);
+       const e = new Error('fake'); e.name = 'ToolError'; e.kind = 'k'.repeat(3000); e.budget = 'b'.repeat(3000);
+       e.errors = Array.from({ length: 100 }, () => ({ path: p, message: 'm', extra: p }));
+       throw e;`,
+    );
+    const errors = huge._meta?.[ARGUMENT_ERRORS] as { path: string; message: string }[];
+    expect(errors).toHaveLength(20);
+    expect(errors.every((e) => Object.keys(e).join() === 'path,message' && e.path.length <= 1024 && e.path.endsWith('…'))).toBe(true);
+    expect(String(huge._meta?.['ai.cpz.gateway/tool_error']).length).toBeLessThanOrEqual(1024);
+    expect(String(huge._meta?.['ai.cpz.gateway/budget']).length).toBeLessThanOrEqual(1024);
+    // An error of any other name passes nothing on.
+    const other = await run('modern', `const e = new Error('x'); e.kind = 'rate_limited'; e.errors = [{ path: '/a', message: 'm' }]; throw e;`);
+    expect(other._meta).not.toHaveProperty(ARGUMENT_ERRORS);
+    expect(other._meta).not.toHaveProperty('ai.cpz.gateway/tool_error');
+  });
+});
+
 describe('search_tools in code mode', () => {
   it('answers TypeScript declarations with detail "typescript", and keeps its schema without code mode', async () => {
     const result = await withClient('modern', compact, READER, (c) => c.callTool('search_tools', { query: 'quote', detail: 'typescript', limit: 1 }));

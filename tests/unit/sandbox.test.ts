@@ -137,6 +137,42 @@ describe('the code sandbox', () => {
     expect(await run('try { await tools.fails(); } catch (e) { return [e.name, e.message]; }')).toMatchObject({ ok: true, json: '["ToolError","it failed"]' });
   });
 
+  it("gives a ToolError the failed call's argument errors, retryAfterMs and budget, whatever the script did to JSON and the prototypes", async () => {
+    const details: RunRequest['call'] = async () => ({
+      ok: false,
+      message: 'refused',
+      kind: 'invalid_arguments',
+      errors: [{ path: '/a\u0000b', message: 'is required' }],
+      retryAfterMs: 1500,
+      budget: 'reads',
+    });
+    const caught = await run(
+      `JSON.parse = () => 'replaced'; Object.prototype.errors = 'polluted'; Error.prototype.budget = 'polluted';
+       try { await tools.x(); } catch (e) { return [e.kind, e.errors, e.retryAfterMs, e.budget, Object.keys(e).sort()]; }`,
+      {},
+      details,
+    );
+    expect(caught).toMatchObject({ ok: true });
+    expect(JSON.parse((caught as { json: string }).json)).toEqual([
+      'invalid_arguments',
+      [{ path: '/a\u0000b', message: 'is required' }],
+      1500,
+      'reads',
+      ['budget', 'errors', 'kind', 'message', 'name', 'retryAfterMs'],
+    ]);
+    // Absent details are absent, not null.
+    expect(await run("try { await tools.fails(); } catch (e) { return ['errors' in e, 'retryAfterMs' in e, 'budget' in e]; }")).toMatchObject({
+      json: '[false,false,false]',
+    });
+    // Uncaught, the outcome carries them for run_code's _meta.
+    expect(await run('await tools.x();', {}, details)).toMatchObject({
+      ok: false,
+      kind: 'script_error',
+      name: 'ToolError',
+      toolError: { kind: 'invalid_arguments', errors: [{ path: '/a\u0000b', message: 'is required' }], retryAfterMs: 1500, budget: 'reads' },
+    });
+  });
+
   it('names the line and column of a script error, line 1 included', async () => {
     expect(await run('\n\n   nope();')).toMatchObject({ ok: false, kind: 'script_error', name: 'ReferenceError', line: 3, column: 4 });
     expect(await run('throw new TypeError("bad")')).toMatchObject({ ok: false, kind: 'script_error', name: 'TypeError', message: 'bad', line: 1, column: 20 });
