@@ -27,6 +27,12 @@ export const ARGUMENT_ERRORS_META_KEY = 'ai.cpz/argument-errors';
 /** Outcome of checking tools/call arguments: a value, never an exception. */
 export type InputCheck = { ok: true; checked: boolean } | { ok: false; errors: ArgumentError[]; issues: string[] };
 
+/** Whether `value` is one entry of an {@link ARGUMENT_ERRORS_META_KEY} list as the gateway writes it: `{path, message}` strings. */
+export function isArgumentError(value: unknown): value is ArgumentError {
+  const entry = value as { path?: unknown; message?: unknown } | null;
+  return typeof entry === 'object' && entry !== null && typeof entry.path === 'string' && typeof entry.message === 'string';
+}
+
 /** The `_meta` of an invalid-arguments result: {@link ARGUMENT_ERRORS_META_KEY} listing the errors. */
 export function argumentErrorsMeta(errors: readonly ArgumentError[]): Record<string, unknown> {
   return { [ARGUMENT_ERRORS_META_KEY]: errors };

@@ -1,5 +1,5 @@
 import { setTimeout as delay } from 'node:timers/promises';
-import { ARGUMENT_ERRORS_META_KEY, argumentErrorsMeta } from '../checks/input-check.ts';
+import { ARGUMENT_ERRORS_META_KEY, argumentErrorsMeta, isArgumentError } from '../checks/input-check.ts';
 import { JSON_DEPTH_CEILING, findLimitBreach } from '../checks/input-limits.ts';
 import { randomUUID } from 'node:crypto';
 import { abortSignalOf } from '../wire/cancellation.ts';
@@ -15,7 +15,7 @@ import { inSpan } from '../obs/tracing.ts';
 import type { CodeRunOutcome } from '../obs/outcomes.ts';
 import { callThroughDispatcher, refuseScriptArguments } from './call-tool.ts';
 import { toolsDeclaration } from './code-declarations.ts';
-import { requesterOf } from './tool-decision.ts';
+import { BUDGET_META_KEY, RETRY_AFTER_META_KEY, requesterOf } from './tool-decision.ts';
 
 /**
  * run_code on `/mcp/compact` (`compact.codeMode`): the caller's script runs in the sandbox
@@ -318,8 +318,6 @@ function answerOf(d: DispatchContext, definition: Tool, outcome: RunOutcome, lim
   }
 }
 
-const RETRY_AFTER_META_KEY = 'ai.cpz.gateway/retryAfterMs';
-const BUDGET_META_KEY = 'ai.cpz.gateway/budget';
 /** `_meta` key of a script error that is an uncaught ToolError: its `kind`, the failed tools.* call's error kind. */
 const TOOL_ERROR_META_KEY = 'ai.cpz.gateway/tool_error';
 /** Argument errors a ToolError carries at most (call_tool's own list holds the first 20). */
@@ -340,10 +338,7 @@ function toolErrorDetails(raw: Record<string, unknown> | undefined, chars = Numb
   if (Array.isArray(raw.errors)) {
     const errors = raw.errors
       .slice(0, TOOL_ERROR_ERRORS)
-      .filter((e): e is { path: string; message: string } => {
-        const entry = e as { path?: unknown; message?: unknown } | null;
-        return typeof entry === 'object' && entry !== null && typeof entry.path === 'string' && typeof entry.message === 'string';
-      })
+      .filter(isArgumentError)
       .map((e) => ({ path: bounded(e.path), message: bounded(e.message) }));
     if (errors.length) details.errors = errors;
   }

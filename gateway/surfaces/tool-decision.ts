@@ -132,10 +132,14 @@ export async function spendToolBudgets(d: DispatchContext, tool: CatalogTool): P
     `Rate limit reached: ${what} for this account are limited to ${describeBudget(decision.limit)}. Nothing was executed. Retry after ${seconds} s.`,
   );
   return {
-    result: { ...result, _meta: { ...result._meta, 'ai.cpz.gateway/budget': decision.budget, 'ai.cpz.gateway/retryAfterMs': decision.retryAfterMs } },
+    result: { ...result, _meta: { ...result._meta, [BUDGET_META_KEY]: decision.budget, [RETRY_AFTER_META_KEY]: decision.retryAfterMs } },
     budget: decision.budget,
   };
 }
+
+/** `_meta` keys of a rate-limited call's isError result: the budget spent, and in how many milliseconds it may be tried again. */
+export const BUDGET_META_KEY = 'ai.cpz.gateway/budget';
+export const RETRY_AFTER_META_KEY = 'ai.cpz.gateway/retryAfterMs';
 
 /** `_meta` key of an isError result whose call may have run upstream all the same (value `unknown`). */
 export const OUTCOME_META_KEY = 'ai.cpz.gateway/outcome';

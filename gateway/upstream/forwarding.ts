@@ -8,7 +8,7 @@ import type { RequestView } from '../wire/requests.ts';
 import type { OnBehalfOf } from './forward-scope.ts';
 import type { InflightCalls } from './inflight-calls.ts';
 import { paramHeaders, paramHeaderValues } from '../checks/mcp-param-headers.ts';
-import { ARGUMENT_ERRORS_META_KEY } from '../checks/input-check.ts';
+import { ARGUMENT_ERRORS_META_KEY, isArgumentError } from '../checks/input-check.ts';
 import type { UpstreamClient } from './client.ts';
 import { TASKS_EXTENSION, type ForwardMethod, type ForwardOptions, type UpstreamInfo } from './types.ts';
 import type { InputBridge, StreamWriter, UpstreamInputRequest } from './input-bridge.ts';
@@ -274,20 +274,13 @@ function undeclaredInput(
 }
 
 /**
- * Whether the caller's 2026-07-28 clientCapabilities cover one of the upstream's requests (spec 2026-07-28 client/*).
- * A sampling request offering `tools` needs `sampling.tools` (2025-11-25 client/sampling §Capabilities: servers
- * MUST NOT send tool-enabled sampling requests to clients that have not declared it), one asking `includeContext`
- * other than "none" needs `sampling.context` (servers SHOULD only use it then): a client without them refuses the
- * request, or answers it without the tools or context the upstream counted on.
- */
-function callerCan(capabilities: Record<string, unknown>, request: UpstreamInputRequest): boolean {
-  return missingCapabilities(capabilities, request) === undefined;
-}
-
-/**
- * The client capabilities `request` needs that `capabilities` lacks, as MissingRequiredClientCapabilityError's
- * `requiredCapabilities` lists them (`{elicitation: {url: {}}}`, `{sampling: {tools: {}}}`), or undefined when
- * they cover it ({@link callerCan}'s rules).
+ * The client capabilities one of the upstream's requests needs that the caller's 2026-07-28 clientCapabilities lack
+ * (spec 2026-07-28 client/*), as MissingRequiredClientCapabilityError's `requiredCapabilities` lists them
+ * (`{elicitation: {url: {}}}`, `{sampling: {tools: {}}}`), or undefined when they cover it. A sampling request
+ * offering `tools` needs `sampling.tools` (2025-11-25 client/sampling §Capabilities: servers MUST NOT send
+ * tool-enabled sampling requests to clients that have not declared it), one asking `includeContext` other than
+ * "none" needs `sampling.context` (servers SHOULD only use it then): a client without them refuses the request, or
+ * answers it without the tools or context the upstream counted on.
  */
 function missingCapabilities(capabilities: Record<string, unknown>, request: UpstreamInputRequest): Record<string, unknown> | undefined {
   if (request.method === 'sampling/createMessage') {
@@ -410,7 +403,7 @@ export function relayedResult<T extends Record<string, unknown>>(result: T, era:
 
 /** Whether `value` is a list of `{path, message}` strings, as `ai.cpz/argument-errors` is written (checks/input-check.ts). */
 function isArgumentErrorList(value: unknown): boolean {
-  return Array.isArray(value) && value.every((e) => isPlainObject(e) && typeof e.path === 'string' && typeof e.message === 'string');
+  return Array.isArray(value) && value.every(isArgumentError);
 }
 
 /**
