@@ -9,6 +9,23 @@ export interface ResourceListing {
 }
 
 /**
+ * Why `uri` is no URI a request may name, or undefined: a control character (U+0000-U+001F, U+007F)
+ * anywhere, or a space at either end. RFC 3986 §2 (and RFC 3987's IRIs) allow neither, and the WHATWG URL
+ * parser most servers read a URI with (the SDK's `new URL(uri)`) drops them, tabs and line breaks
+ * anywhere, so the text the gateway routes and checks ("\tui://view" is no `ui://` view) and the URI the
+ * upstream serves ("ui://view") would differ (security try-out: a hidden tool's view read that way).
+ * A space inside a URI is left alone: it is no URI character either, but sloppy servers list such URIs,
+ * and every parser keeps it (percent-encoded), so it names the same resource to both sides. Pure.
+ */
+export function uriProblem(uri: string): string | undefined {
+  const control = /[\u0000-\u001f\u007f]/.exec(uri);
+  if (control)
+    return `is not a URI: it holds the control character U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} at ${control.index} (RFC 3986 §2)`;
+  if (/^ | $/.test(uri)) return 'is not a URI: it begins or ends with a space (RFC 3986 §2)';
+  return undefined;
+}
+
+/**
  * The upstream that serves `uri`, from what the upstreams listed: the one listing the exact URI, else
  * the one whose resource template matches it (RFC 6570 expressions as wildcards; a template given
  * verbatim, as completion/complete's `ref/resource` does, matches itself), else the only upstream using

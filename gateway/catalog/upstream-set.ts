@@ -7,7 +7,7 @@ import { GatewayError } from '../errors.ts';
 import { exposedNames, namingHint, namingOptions, type NamingOptions, type UpstreamName } from './naming.ts';
 import { untold, type Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
-import { firstPerUri, resourceOwner, sharedUris } from './resource-routing.ts';
+import { firstPerUri, resourceOwner, sharedUris, uriProblem } from './resource-routing.ts';
 import { mergeExtensions, uiResourceOwners, uiResourceUri } from './extensions.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
@@ -387,7 +387,8 @@ export class UpstreamSet {
    * listing one URI: the caller's reads go to the one it may use, not the first). `linking`, when given,
    * the tools the caller may use: a `ui://` view no upstream lists is routed only when one of them links
    * to it (the view of a tool hidden from the caller is as missing as the tool: try-out).
-   * @throws GatewayError `invalid_arguments` (-32602) for a prompt or resource no upstream owns.
+   * @throws GatewayError `invalid_arguments` (-32602) for a prompt or resource no upstream owns, and for a
+   *   resource URI that is none (resource-routing.ts `uriProblem`), whoever asks: `data.path` names it.
    */
   async route(
     method: RoutedMethod,
@@ -398,6 +399,12 @@ export class UpstreamSet {
   ): Promise<Route> {
     // One upstream takes every routed request, but a `ui://` view still only for a caller linked to it (review).
     const view = method === 'resources/read' ? params.uri : ((params.ref ?? {}) as Record<string, unknown>).uri;
+    // Checked before anything is routed: one upstream alone takes the URI as sent, and its parser may read another.
+    const problem = typeof view === 'string' && method !== 'prompts/get' ? uriProblem(view) : undefined;
+    if (problem) {
+      const path = method === 'resources/read' ? '/uri' : '/ref/uri';
+      throw new GatewayError('invalid_arguments', `Invalid params: ${path} ${problem}`, { path });
+    }
     // The scheme in any case (RFC 3986 §3.1: UI:// is ui://, and servers read it so: review).
     if (!this.naming.prefixed && !(linking && typeof view === 'string' && /^ui:\/\//i.test(view))) return { upstream: this.upstreams[0]!, params };
     if (method === 'prompts/get') {

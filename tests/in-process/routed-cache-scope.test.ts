@@ -10,6 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inMemoryFakeUpstream, inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { encodeParamValue } from '../../gateway/wire/param-value.ts';
 import { rpc } from '../helpers/raw-mcp.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
@@ -132,6 +133,15 @@ describe('a ui:// view no upstream lists', () => {
       definition: { name, inputSchema: { type: 'object' as const }, _meta: { ui: { resourceUri: view } } },
       call: () => ({ content: [] }),
     });
+    const notes = inMemoryFakeUpstream({
+      tools: [linked('admin_panel', 'ui://notes/admin-view'), linked('notes_panel', 'ui://notes/notes-view')],
+      resources: {
+        'ui://notes/admin-view': { text: 'the admin view', unlisted: true },
+        // Listed: the upstream's ui:// scheme is known, and still no unlisted view is routed by it (review).
+        'ui://notes/notes-view': { text: 'the notes view' },
+        'ui://notes/other-view': { text: 'another view', unlisted: true },
+      },
+    });
     const gateway = inProcessGateway(
       {
         scopes: { endpoint: scopes.url },
@@ -139,21 +149,15 @@ describe('a ui:// view no upstream lists', () => {
       },
       {
         upstreams: {
-          notes: inMemoryFakeUpstream({
-            tools: [linked('admin_panel', 'ui://notes/admin-view'), linked('notes_panel', 'ui://notes/notes-view')],
-            resources: {
-              'ui://notes/admin-view': { text: 'the admin view', unlisted: true },
-              // Listed: the upstream's ui:// scheme is known, and still no unlisted view is routed by it (review).
-              'ui://notes/notes-view': { text: 'the notes view' },
-              'ui://notes/other-view': { text: 'another view', unlisted: true },
-            },
-          }),
+          notes,
           ...(two ? { other: inMemoryFakeUpstream({ tools: [] }) } : {}),
         },
       },
     );
     const read = async (uri: string) => {
       const { headers, body } = rpc('modern', 1, 'resources/read', { uri });
+      // As a client must send a value with control characters or surrounding spaces (spec basic/transports §Request Metadata).
+      headers['mcp-name'] = encodeParamValue(uri);
       const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...READER }, body: JSON.stringify(body) }));
       return (await response.json()) as {
         result?: { contents: { text: string }[] };
@@ -173,6 +177,26 @@ describe('a ui:// view no upstream lists', () => {
       // A view no tool links, unlisted: not routed by its scheme either; nor the hidden one by an upper-case scheme (review).
       expect((await read('ui://notes/other-view')).result).toBeUndefined();
       expect((await read('UI://notes/admin-view')).result).toBeUndefined();
+      // Spellings a WHATWG URL parser (the SDK server's `new URL(uri)`) reads as the hidden view: refused as no
+      // URI at all, before any routing, whoever asks (security try-out: one upstream served them).
+      const reads = notes.received.filter((r) => r.method === 'resources/read').length;
+      for (const spelling of [
+        '\tui://notes/admin-view',
+        ' ui://notes/admin-view',
+        'u\ti://notes/admin-view',
+        'ui:\n//notes/admin-view',
+        '\u0000ui://notes/admin-view',
+        'ui://notes/admin-view\r',
+      ]) {
+        const refused = await read(spelling);
+        expect(refused.result).toBeUndefined();
+        expect(refused.error?.code).toBe(-32602);
+        expect(refused.error?.message).toMatch(
+          /^Invalid params: \/uri is not a URI: it (holds the control character U\+00(09|0A|0D|00) at \d+|begins or ends with a space) \(RFC 3986 §2\)$/,
+        );
+        expect(refused.error?.data).toMatchObject({ path: '/uri' });
+      }
+      expect(notes.received.filter((r) => r.method === 'resources/read').length).toBe(reads);
     } finally {
       await gateway.close();
     }

@@ -8,7 +8,7 @@ import { loadConfig } from '../../config/load.ts';
 import { mergeCatalogs, ORIGIN_META_KEY } from '../../gateway/catalog/catalog-merge.ts';
 import { buildCatalog } from '../../gateway/catalog/catalog.ts';
 import { EXPOSED_NAME, exposedNames } from '../../gateway/catalog/naming.ts';
-import { resourceOwner } from '../../gateway/catalog/resource-routing.ts';
+import { resourceOwner, uriProblem } from '../../gateway/catalog/resource-routing.ts';
 
 const PREFIXED = { separator: '__', prefixed: true };
 const LONG = 'a_tool_name_that_goes_on_and_on_past_what_model_apis_accept_for_names_x'; // 72 characters
@@ -168,5 +168,19 @@ describe('resourceOwner', () => {
     ];
     expect(resourceOwner(`x://${'a'.repeat(3000)}`, adjacent)).toBeUndefined();
     expect(resourceOwner('x://abc/z', adjacent)).toBe('greedy');
+  });
+});
+
+describe('uriProblem', () => {
+  it('names a control character or a space at either end, which a WHATWG URL parser would drop, and nothing else', () => {
+    // What the SDK server's `new URL(uri)` reads: the same view as the clean spelling, so the gateway must not route it as another.
+    for (const spelling of ['\tui://v/x', ' ui://v/x', 'u\ti://v/x', 'ui:\n//v/x', '\u0000ui://v/x', 'ui://v/x\r', 'ui://v/x ']) {
+      expect(new URL(spelling).href).toBe('ui://v/x');
+      expect(uriProblem(spelling)).toMatch(/^is not a URI: /);
+    }
+    expect(uriProblem('ui://v/x\u007f')).toBe('is not a URI: it holds the control character U+007F at 8 (RFC 3986 §2)');
+    // A space inside stays (sloppy servers list such URIs; every parser keeps it, percent-encoded); so do IRIs.
+    for (const fine of ['ui://v/x', 'file:///My Documents/a.txt', 'file:///home/ファイル.txt', 'cpz://guides/quickstart'])
+      expect(uriProblem(fine)).toBeUndefined();
   });
 });
