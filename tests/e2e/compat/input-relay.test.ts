@@ -25,6 +25,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningGateway } from '../../../gateway/gateway.ts';
 import { fetchWithHeaders } from '../../helpers/clients.ts';
 import { startAskingUpstream } from '../../fixtures/fake-tools.ts';
+import { startFakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { DATA_KEY, FULL_KEY, followSse, messagesOf, openStream, post, rpc } from '../../helpers/raw-mcp.ts';
 import { startGatewayOver } from '../../helpers/stack.ts';
 import { waitFor } from '../../helpers/wait.ts';
@@ -123,6 +124,47 @@ describe('a 2025-era upstream asking mid-call, a 2026-07-28 caller answering in 
       await client.close();
     }
     expect(seen).toEqual([]);
+  });
+
+  // Only the upstream's own failure of the call is read as the refusal's: a call that then outlives the upstream's
+  // timeoutMs may have run (a write), and its caller is told that, not -32021 (review of the -32021 change).
+  it('keeps a timeout after the refusal as a timeout, not -32021', async () => {
+    const waiting = await startFakeUpstream({
+      era: 'legacy',
+      sessions: true,
+      tools: [
+        {
+          definition: { name: 'ask_then_wait', description: 'Asks for a name, then works past any timeout', inputSchema: { type: 'object' } },
+          call: async (_args, { mcpReq }) => {
+            await mcpReq.ask!({
+              method: 'elicitation/create',
+              params: { mode: 'form', message: 'Name?', requestedSchema: { type: 'object', properties: {} } },
+            }).catch(() => undefined);
+            await new Promise((resolve) => setTimeout(resolve, 3_000));
+            return { content: [{ type: 'text', text: 'done' }] };
+          },
+        },
+      ],
+    });
+    const serving = gateway;
+    gateway = await startGatewayOver(waiting.url, { timeoutMs: 400 });
+    try {
+      const client = await modernClient({}, []);
+      try {
+        const answer = await client.callTool({ name: 'ask_then_wait', arguments: {} }).then(
+          (result) => ({ result: result as { isError?: boolean; content?: { text?: string }[] } }),
+          (error: unknown) => ({ error: error as { code?: number; message?: string } }),
+        );
+        expect('error' in answer ? answer.error.code : undefined).not.toBe(-32021);
+        expect(JSON.stringify(answer)).toMatch(/did not answer in time/);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await gateway.close();
+      gateway = serving;
+      await waiting.close();
+    }
   });
 });
 
