@@ -209,11 +209,17 @@ export class Authenticator {
     return (await this.firstVerdict(credential, requestId))?.verdict ?? { kind: 'unauthorized' };
   }
 
-  /** The verdict of the first source, in order, that knows `credential`, and that source's name; none knows it: undefined. */
+  /**
+   * The verdict of the first source, in order, that knows `credential`, and that source's name; none knows it:
+   * undefined. A key id of the config's own (`credentials.apiKeys`) presented with another secret is that
+   * source's `unauthorized`, and no later source is asked: the near-miss secret of a configured key never
+   * reaches the scope endpoint, and the refusal is audited `wrong_secret` with the key's account (try-out).
+   */
   private async firstVerdict(credential: Credential, requestId?: string): Promise<{ verdict: SourceVerdict; source: string } | undefined> {
     for (const source of this.sources) {
       const verdict = await source.resolve(credential, requestId);
       if (verdict !== undefined) return { verdict, source: source.name };
+      if (source.wrongSecret?.(credential)) return { verdict: { kind: 'unauthorized' }, source: source.name };
     }
     return undefined;
   }
