@@ -530,23 +530,8 @@ export class UpstreamClient {
     // hold up readiness, reloads and shutdown as long (the SDK's version probe has the same bound).
     const connectTimeoutMs = Math.min(this.config.timeoutMs, CONNECT_TIMEOUT_MS);
     if (this.transport === 'stdio') this.stdio = transport as StdioClientTransport;
-    // The bound is the whole handshake's: the SDK's version probe and the initialize after it each wait it (the
-    // probe of a stdio server on a sibling process of its own, reaped after), so a server that never answers held
-    // its first callers twice the bound and more (operator try-out: 21.9 s for 10). At the deadline the attempt is
-    // answered a timeout, and the transport closed, which ends the probe or the handshake still waiting.
-    let deadline: NodeJS.Timeout | undefined;
     try {
-      const attempt = client.connect(transport, { timeout: connectTimeoutMs, ...(this.legacyStdio ? { prior: { kind: 'legacy' as const } } : {}) });
-      attempt.catch(() => {});
-      await Promise.race([
-        attempt,
-        new Promise<never>((_, reject) => {
-          deadline = setTimeout(() => {
-            reject(new DOMException(`no answer to the handshake within ${connectTimeoutMs} ms`, 'TimeoutError'));
-            void transport.close().catch(() => {});
-          }, connectTimeoutMs);
-        }),
-      ]);
+      await client.connect(transport, { timeout: connectTimeoutMs, ...(this.legacyStdio ? { prior: { kind: 'legacy' as const } } : {}) });
     } catch (error) {
       this.legacyStdio = false;
       await client.close().catch(() => {});
@@ -575,7 +560,6 @@ export class UpstreamClient {
         { upstream: this.name },
       );
     } finally {
-      clearTimeout(deadline);
       connecting = undefined;
     }
     if (this.closed) {
