@@ -227,6 +227,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         });
     // The old runtime serves until the new one has its catalogues and search index: no request waits
     // for a new upstream's connection or a rebuilt catalogue (bounded by the slowest upstream's timeout).
+    fresh.state.upstreamSet.noting = false;
     await fresh.prepare(Math.max(...next.upstreams.map((u) => u.timeoutMs)));
     const unreachable = unreachableReplacements(plan, old.state.upstreams, fresh.state.upstreams);
     if (unreachable) {
@@ -246,6 +247,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       if (approved > 0) log.info({ pins: approved }, 'pins approved during the reload carried over to the new pin store');
     }
     runtime = fresh;
+    runtime.state.upstreamSet.noting = true;
     await delay(0);
     runtime.warm();
     const carried = new Set<object>([...runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]), runtime.state.codeSandbox]);

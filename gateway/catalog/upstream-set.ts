@@ -544,7 +544,15 @@ export class UpstreamSet {
     return Promise.race([read, lost]).finally(() => off?.());
   }
 
+  /**
+   * Whether exclusions are noted (logged, and remembered so that a return is): off while a reload prepares this
+   * set beside the serving one (gateway.ts), whose refusal left "the other upstreams keep serving" in the log for
+   * an upstream of a configuration that never served (operator try-out); on again once it serves.
+   */
+  noting = true;
+
   private noteExclusion(upstream: string, reason: string | undefined, requestId: string | undefined): void {
+    if (!this.noting) return;
     const before = this.excluded.get(upstream);
     if (reason === undefined && before === undefined) return;
     // The request's child logger only for a line written: made per upstream and per merged read, it was

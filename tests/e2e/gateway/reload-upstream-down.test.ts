@@ -11,6 +11,7 @@ import { loadConfig } from '../../../config/load.ts';
 import type { GatewayConfig } from '../../../config/types.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { connectV2 } from '../../helpers/clients.ts';
+import { LogCapture } from '../../helpers/log-capture.ts';
 
 const tool: Tool = { name: 'ping', description: 'ping (test tool)', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } };
 
@@ -207,6 +208,51 @@ describe('a refused reload leaves what serves as it was', () => {
       await own.close();
       await a.close();
       await b.close();
+    }
+  });
+});
+
+describe('a refused reload of one upstream of two', () => {
+  it('logs no exclusion from the merged catalogue for the configuration that never served (operator try-out)', async () => {
+    const pong = () => ({ content: [{ type: 'text' as const, text: 'pong' }] });
+    const a = await startFakeUpstream({ tools: [{ definition: tool, call: pong }] });
+    const b = await startFakeUpstream({ tools: [{ definition: { ...tool, name: 'pong' }, call: pong }] });
+    const logs = new LogCapture();
+    const two = (urlOfB: string): GatewayConfig =>
+      loadConfig({
+        path: 'config/conformance.yaml',
+        env: {},
+        overrides: {
+          listen: { host: '127.0.0.1', port: 0 },
+          log: { level: 'info' },
+          upstreams: [
+            { name: 'a', url: a.url, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } },
+            { name: 'b', url: urlOfB, timeoutMs: 1000, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } },
+          ],
+        },
+      });
+    const own = await startGateway(two(b.url), { logDestination: logs });
+    try {
+      const probe = createServer();
+      await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+      const closedPort = (probe.address() as AddressInfo).port;
+      await new Promise((resolve) => probe.close(resolve));
+      await expect(own.reload(two(`http://127.0.0.1:${closedPort}/mcp`))).rejects.toMatchObject({ name: 'ReloadRefused' });
+      expect(logs.records('upstream left out of the merged catalogue')).toEqual([]);
+      // The serving configuration still notes an exclusion of its own.
+      await b.close();
+      const client = await connectV2(`${own.url}/mcp`, CREDENTIAL);
+      try {
+        await untilNotReady(own);
+        await client.listTools();
+      } finally {
+        await client.close();
+      }
+      expect(logs.records('upstream left out of the merged catalogue').map((r) => r.upstream)).toEqual(['b']);
+    } finally {
+      await own.close();
+      await a.close();
+      await b.close().catch(() => {});
     }
   });
 });
