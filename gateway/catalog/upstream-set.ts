@@ -308,13 +308,15 @@ export class UpstreamSet {
     this.notedCatalogs.add(catalog);
     for (const tool of [...catalog.tools, ...(catalog.withheld?.values() ?? []), ...[...(catalog.held?.values() ?? [])].map((h) => h.tool)])
       this.servedNames.set(tool.name, { upstream: tool.upstream, name: tool.upstreamName });
-    // Only one upstream's names can be these (several are prefixed): the operator learns why a tool is missing there.
+    // The operator learns why a tool is missing there, and whose it is: a lone upstream's own names, or with several,
+    // a prefix and a name that join into one of these (`search` + `_` + `tools` under `naming.separator: _`: try-out).
     const shadowed = this.compactNames.filter((name) => catalog.byName.has(name));
     if (shadowed.length && !this.shadowWarned.has(shadowed.join(' '))) {
       this.shadowWarned.add(shadowed.join(' '));
+      const upstreams = shadowed.map((name) => catalog.byName.get(name)!.upstream);
       this.log.warn(
-        { upstream: catalog.byName.get(shadowed[0]!)!.upstream, tools: shadowed },
-        `tools not reachable on /mcp/compact, whose own tools have these names: ${shadowed.join(', ')} (served on /mcp)`,
+        { upstreams, tools: shadowed },
+        `tools not reachable on /mcp/compact, whose own tools have these names: ${shadowed.map((name, i) => `${name} (upstream ${upstreams[i]})`).join(', ')} (served on /mcp)`,
       );
     }
     return served;

@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { structuredTool } from '../fixtures/fake-upstream.ts';
 import { ERAS, withClient, type ToolResult } from '../helpers/era-client.ts';
-import { inProcessStack, routedFetch, type InProcessGateway as Stack } from '../helpers/in-process.ts';
+import { inMemoryFakeUpstream, inProcessGateway, inProcessStack, routedFetch, type InProcessGateway as Stack } from '../helpers/in-process.ts';
+import { rpc } from '../helpers/raw-mcp.ts';
 
 const KEY = { 'x-cpz-key': 'any', 'x-cpz-secret': 'any-secret' };
 const text = (t: string) => [{ type: 'text' as const, text: t }];
@@ -128,9 +129,35 @@ describe('the compact listing in front of a fake upstream', () => {
     });
     expect((result.structuredContent as { tools: { name: string }[] }).tools.map((t) => t.name)).not.toContain('search_tools');
     // The operator is told, once per catalogue, not left to find it missing.
-    expect(stack.logs.records('tools not reachable on /mcp/compact').map((r) => [r.level, r.upstream, r.tools])).toEqual([
-      [40, expect.any(String), ['search_tools']],
+    expect(stack.logs.records('tools not reachable on /mcp/compact').map((r) => [r.level, r.upstreams, r.tools])).toEqual([
+      [40, [expect.any(String)], ['search_tools']],
     ]);
+  });
+
+  it("names each shadowed tool's own upstream when prefixes make the names (naming.separator _: operator try-out)", async () => {
+    const gateway = inProcessGateway(
+      { naming: { separator: '_' } },
+      {
+        upstreams: {
+          search: inMemoryFakeUpstream({ tools: [{ definition: { name: 'tools', inputSchema: { type: 'object' } } }] }),
+          call: inMemoryFakeUpstream({ tools: [{ definition: { name: 'tool', inputSchema: { type: 'object' } } }] }),
+        },
+      },
+    );
+    try {
+      const { headers, body } = rpc('modern', 1, 'tools/list');
+      await (await gateway.fetch(new Request(gateway.compactUrl, { method: 'POST', headers, body: JSON.stringify(body) }))).text();
+      const warned = gateway.logs.records('tools not reachable on /mcp/compact');
+      expect(warned.map((r) => [r.upstreams, r.tools])).toEqual([
+        [
+          ['search', 'call'],
+          ['search_tools', 'call_tool'],
+        ],
+      ]);
+      expect(warned[0]!.msg).toContain('search_tools (upstream search), call_tool (upstream call)');
+    } finally {
+      await gateway.close();
+    }
   });
 
   it("shadows an upstream's own run_code in code mode: not listed there, not found by search_tools (try-out: offered as advertised)", async () => {
