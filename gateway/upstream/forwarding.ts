@@ -475,12 +475,23 @@ function callerNamed(error: RelayedUpstreamError, name: ForwardedName): RelayedU
   return renamed;
 }
 
-/** `text` with each whole-name occurrence of `name.own` (not inside a longer name of `[A-Za-z0-9_.-]`) replaced by `name.exposed`. */
+/**
+ * `text` with each whole-name occurrence of `name.own` (not inside a longer name of `[A-Za-z0-9_.-]`) replaced by
+ * `name.exposed`. A name that is a plain word (`search`, `Echo`: letters, no inner capital) is prose too ("the
+ * search index is rebuilding" became "the local__search index": try-out), so only where the text names a tool
+ * by it: after "tool" ("Tool search not found", "Invalid arguments for tool search") or in quotes.
+ */
 function inCallerNames(text: string, name: ForwardedName): string {
   // An empty name matches between any two characters (a 100 KB message became 20 MB: review).
   if (name.own === name.exposed || name.own === '') return text;
-  const quoted = new RegExp(`(?<![A-Za-z0-9_.-])${name.own.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![A-Za-z0-9_-]|\\.[A-Za-z0-9_-])`, 'g');
-  return text.replace(quoted, name.exposed);
+  const own = name.own.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const end = '(?![A-Za-z0-9_-]|\\.[A-Za-z0-9_-])';
+  if (/^[A-Za-z]+$/.test(name.own) && !/[a-z][A-Z]/.test(name.own)) {
+    return text
+      .replace(new RegExp(`(\\b[Tt]ool\\s+)${own}${end}`, 'g'), (_, before: string) => `${before}${name.exposed}`)
+      .replace(new RegExp(`(["'\`])${own}\\1`, 'g'), (_, quote: string) => `${quote}${name.exposed}${quote}`);
+  }
+  return text.replace(new RegExp(`(?<![A-Za-z0-9_.-])${own}${end}`, 'g'), () => name.exposed);
 }
 
 /**

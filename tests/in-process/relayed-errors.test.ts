@@ -68,6 +68,16 @@ beforeAll(() => {
         },
       },
       {
+        // A tool named with a plain word, which its own error text uses as prose too (operator try-out).
+        definition: { name: 'search', inputSchema: { type: 'object' } },
+        call: () => ({
+          content: [
+            { type: 'text', text: "search backend down: the search index is rebuilding, retry search later (Invalid arguments for tool search; see 'search')" },
+          ],
+          isError: true,
+        }),
+      },
+      {
         // What an SDK v1 McpServer answers for arguments its inputSchema refuses: an isError result.
         definition: { name: 'checked_echo', inputSchema: { type: 'object' } },
         call: (args) =>
@@ -120,6 +130,20 @@ describe.each(['modern', 'legacy'] as const)('an upstream JSON-RPC error relayed
     const ok = rpc(era, 9, 'tools/call', { name: 'notes__checked_echo', arguments: { ok: true } });
     const [answered] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, ok.body, { ...ok.headers, ...FULL_KEY }));
     expect(answered?.result).toMatchObject({ content: [{ type: 'text', text: 'checked_echo answered' }] });
+  });
+
+  it('tools/call answered isError by a tool named with a plain word: renamed only where the text names the tool (operator try-out)', async () => {
+    const { headers, body } = rpc(era, 10, 'tools/call', { name: 'notes__search', arguments: {} });
+    const [answer] = await messagesOf(await post(`${gateway.gatewayUrl}/mcp`, body, { ...headers, ...FULL_KEY }));
+    expect(answer?.result).toMatchObject({
+      isError: true,
+      content: [
+        {
+          type: 'text',
+          text: "search backend down: the search index is rebuilding, retry search later (Invalid arguments for tool notes__search; see 'notes__search')",
+        },
+      ],
+    });
   });
 });
 
