@@ -444,7 +444,7 @@ export function forwardError(
   caller?: { d: ForwardingContext; method: string; name?: ForwardedName },
 ): GatewayError | RelayedUpstreamError {
   const relayed = relayedError(error, upstream, caller);
-  return relayed instanceof RelayedUpstreamError && caller?.name ? callerNamed(relayed, caller.name) : relayed;
+  return relayed instanceof RelayedUpstreamError && caller?.name ? callerNamed(relayed, caller.name, CUE_OF[caller.method]) : relayed;
 }
 
 function relayedError(error: unknown, upstream: string, caller?: { d: ForwardingContext; method: string }): GatewayError | RelayedUpstreamError {
@@ -467,28 +467,34 @@ function relayedError(error: unknown, upstream: string, caller?: { d: Forwarding
  * `error` with its message in the caller's names ({@link inCallerNames}): an upstream says "Tool
  * slow_echo not found" of the tool the caller called `notes__slow_echo`. Data is left as the upstream sent it.
  */
-function callerNamed(error: RelayedUpstreamError, name: ForwardedName): RelayedUpstreamError {
-  const message = inCallerNames(error.message, name);
+function callerNamed(error: RelayedUpstreamError, name: ForwardedName, cue?: NameCue): RelayedUpstreamError {
+  const message = inCallerNames(error.message, name, cue);
   if (message === error.message) return error;
   const renamed = new RelayedUpstreamError(error.upstream, error.code, message, error.data);
   if (error.cause !== undefined) Object.defineProperty(renamed, 'cause', { value: error.cause, enumerable: false, configurable: true });
   return renamed;
 }
 
+/** The word a text names a tool or a prompt with ("Tool search not found", "Invalid arguments for prompt summarize"), by method. */
+type NameCue = 'tool' | 'prompt';
+const CUE_OF: Readonly<Record<string, NameCue>> = { 'tools/call': 'tool', 'prompts/get': 'prompt' };
+
 /**
  * `text` with each whole-name occurrence of `name.own` (not inside a longer name of `[A-Za-z0-9_.-]`) replaced by
- * `name.exposed`. A name that is a plain word (`search`, `Echo`: letters, no inner capital) is prose too ("the
- * search index is rebuilding" became "the local__search index": try-out), so only where the text names a tool
- * by it: after "tool" ("Tool search not found", "Invalid arguments for tool search") or in quotes.
+ * `name.exposed`. A tool's or prompt's name (`cue`) that is a plain word (`search`, `Echo`: letters, no inner
+ * capital) is prose too ("the search index is rebuilding" became "the local__search index": try-out), so it is
+ * renamed only where the text names the tool or prompt by it: after the cue word ("Tool search not found",
+ * "Unknown tool: search", "Invalid arguments for prompt summarize") or in quotes. Other names (a task id) whole.
  */
-function inCallerNames(text: string, name: ForwardedName): string {
+function inCallerNames(text: string, name: ForwardedName, cue?: NameCue): string {
   // An empty name matches between any two characters (a 100 KB message became 20 MB: review).
   if (name.own === name.exposed || name.own === '') return text;
   const own = name.own.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   const end = '(?![A-Za-z0-9_-]|\\.[A-Za-z0-9_-])';
-  if (/^[A-Za-z]+$/.test(name.own) && !/[a-z][A-Z]/.test(name.own)) {
+  if (cue !== undefined && /^[A-Za-z]+$/.test(name.own) && !/[a-z][A-Z]/.test(name.own)) {
+    const word = `[${cue[0]!.toUpperCase()}${cue[0]}]${cue.slice(1)}`;
     return text
-      .replace(new RegExp(`(\\b[Tt]ool\\s+)${own}${end}`, 'g'), (_, before: string) => `${before}${name.exposed}`)
+      .replace(new RegExp(`(\\b${word}:?\\s+)${own}${end}`, 'g'), (_, before: string) => `${before}${name.exposed}`)
       .replace(new RegExp(`(["'\`])${own}\\1`, 'g'), (_, quote: string) => `${quote}${name.exposed}${quote}`);
   }
   return text.replace(new RegExp(`(?<![A-Za-z0-9_.-])${own}${end}`, 'g'), () => name.exposed);
@@ -506,7 +512,7 @@ export function relayedErrorResult(result: CallToolResult, name: ForwardedName):
   let changed = false;
   const content = result.content.map((block) => {
     if (block.type !== 'text') return block;
-    const text = inCallerNames(block.text, name);
+    const text = inCallerNames(block.text, name, 'tool');
     if (text === block.text) return block;
     changed = true;
     return { ...block, text };

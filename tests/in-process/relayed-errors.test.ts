@@ -72,7 +72,10 @@ beforeAll(() => {
         definition: { name: 'search', inputSchema: { type: 'object' } },
         call: () => ({
           content: [
-            { type: 'text', text: "search backend down: the search index is rebuilding, retry search later (Invalid arguments for tool search; see 'search')" },
+            {
+              type: 'text',
+              text: "search backend down: the search index is rebuilding, retry search later (Invalid arguments for tool search; see 'search'; Unknown tool: search)",
+            },
           ],
           isError: true,
         }),
@@ -140,7 +143,7 @@ describe.each(['modern', 'legacy'] as const)('an upstream JSON-RPC error relayed
       content: [
         {
           type: 'text',
-          text: "search backend down: the search index is rebuilding, retry search later (Invalid arguments for tool notes__search; see 'notes__search')",
+          text: "search backend down: the search index is rebuilding, retry search later (Invalid arguments for tool notes__search; see 'notes__search'; Unknown tool: notes__search)",
         },
       ],
     });

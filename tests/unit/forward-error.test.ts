@@ -19,12 +19,23 @@ describe('forwardError with the forwarded name', () => {
   it.each([
     ['MCP error -32602: Prompt summarize not found', 'Prompt notes__summarize not found'],
     ['Invalid arguments for prompt summarize: style: Required', 'Invalid arguments for prompt notes__summarize: style: Required'],
-    ['"summarize" takes a style. See summarize.', '"notes__summarize" takes a style. See notes__summarize.'],
+    // A plain word is prose too: renamed after "prompt" and in quotes only ("the search index": operator try-out).
+    ['"summarize" takes a style. See summarize.', '"notes__summarize" takes a style. See summarize.'],
+    ['Unknown prompt: summarize (we summarize weekly)', 'Unknown prompt: notes__summarize (we summarize weekly)'],
     ['Try summarize_all, summarize.v2 or re-summarize', 'Try summarize_all, summarize.v2 or re-summarize'],
   ])('%s -> %s', (message, expected) => {
     const error = relayed(message);
     expect(error.message).toBe(expected);
     expect(error).toMatchObject({ code: -32602, data: { kind: 'upstream_rejected', upstream: 'notes' } });
+  });
+
+  it('renames a tool named with a plain word after "tool" and in quotes, and a task id wherever it stands', () => {
+    const of = (method: string, own: string, exposed: string, message: string) =>
+      forwardError(new RelayedUpstreamError('notes', -32602, message), 'notes', { d, method, name: { own, exposed } }).message;
+    expect(of('tools/call', 'search', 'local__search', 'Unknown tool: search; the search index is rebuilding')).toBe(
+      'Unknown tool: local__search; the search index is rebuilding',
+    );
+    expect(of('tasks/get', 'abcdefghij', 'gw-task-1', 'task abcdefghij expired')).toBe('task gw-task-1 expired');
   });
 
   it('leaves the message alone when the names are the same (one upstream)', () => {
