@@ -14,14 +14,26 @@ export interface ResourceListing {
  * parser most servers read a URI with (the SDK's `new URL(uri)`) drops them, tabs and line breaks
  * anywhere, so the text the gateway routes and checks ("\tui://view" is no `ui://` view) and the URI the
  * upstream serves ("ui://view") would differ (security try-out: a hidden tool's view read that way).
- * A space inside a URI is left alone: it is no URI character either, but sloppy servers list such URIs,
- * and every parser keeps it (percent-encoded), so it names the same resource to both sides. Pure.
+ * A `ui://` view (MCP Apps), which the gateway checks against the views of the tools the caller may use,
+ * must also be what that parser makes of it: `ui://notes/../admin-view`, `ui://notes/%2e%2e/admin-view`,
+ * `ui://notes:/view` and `UI://view` read as other views than they spell (review). Other URIs keep their
+ * spelling (a space inside one, which sloppy servers list): the gateway routes them by upstream, and a
+ * spelling the upstream reads as another of its own resources reaches nothing the caller could not. Pure.
  */
 export function uriProblem(uri: string): string | undefined {
   const control = /[\u0000-\u001f\u007f]/.exec(uri);
   if (control)
     return `is not a URI: it holds the control character U+${control[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')} at ${control.index} (RFC 3986 §2)`;
   if (/^ | $/.test(uri)) return 'is not a URI: it begins or ends with a space (RFC 3986 §2)';
+  if (/^ui:/i.test(uri)) {
+    let parsed: string;
+    try {
+      parsed = new URL(uri).href;
+    } catch {
+      return 'is not a URI a URL parser reads (a ui:// view must be one)';
+    }
+    if (parsed !== uri) return `is a ui:// view spelt as no URL parser keeps it: read as ${parsed.slice(0, 200)}`;
+  }
   return undefined;
 }
 

@@ -141,6 +141,8 @@ describe('a ui:// view no upstream lists', () => {
         'ui://notes/notes-view': { text: 'the notes view' },
         'ui://notes/other-view': { text: 'another view', unlisted: true },
       },
+      // A template of the ui:// scheme: a spelling of a hidden view that matches it was routed to the upstream (review).
+      resourceTemplates: ['ui://notes/{kind}/{name}'],
     });
     const gateway = inProcessGateway(
       {
@@ -187,12 +189,18 @@ describe('a ui:// view no upstream lists', () => {
         'ui:\n//notes/admin-view',
         '\u0000ui://notes/admin-view',
         'ui://notes/admin-view\r',
+        // Spelt as the parser does not keep them, matching the upstream's listed template `ui://notes/{kind}/{name}` (review).
+        'ui://notes/../admin-view',
+        'ui://notes/%2e%2e/admin-view',
+        'ui://notes:/admin-view',
+        'ui://@notes/admin-view',
+        'UI://notes/admin-view',
       ]) {
         const refused = await read(spelling);
         expect(refused.result).toBeUndefined();
         expect(refused.error?.code).toBe(-32602);
         expect(refused.error?.message).toMatch(
-          /^Invalid params: \/uri is not a URI: it (holds the control character U\+00(09|0A|0D|00) at \d+|begins or ends with a space) \(RFC 3986 §2\)$/,
+          /^Invalid params: \/uri (is not a URI: it (holds the control character U\+00(09|0A|0D|00) at \d+|begins or ends with a space) \(RFC 3986 §2\)|is a ui:\/\/ view spelt as no URL parser keeps it: read as ui:\/\/notes\/admin-view)$/,
         );
         expect(refused.error?.data).toMatchObject({ path: '/uri' });
       }

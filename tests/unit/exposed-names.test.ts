@@ -179,7 +179,17 @@ describe('uriProblem', () => {
       expect(uriProblem(spelling)).toMatch(/^is not a URI: /);
     }
     expect(uriProblem('ui://v/x\u007f')).toBe('is not a URI: it holds the control character U+007F at 8 (RFC 3986 §2)');
-    // A space inside stays (sloppy servers list such URIs; every parser keeps it, percent-encoded); so do IRIs.
+    // A ui:// view must be spelt as the parser keeps it: the gateway checks the spelling against the views it may serve (review).
+    for (const [spelling, read] of [
+      ['ui://v/../x', 'ui://v/x'],
+      ['ui://v/%2e%2e/x', 'ui://v/x'],
+      ['ui://v:/x', 'ui://v/x'],
+      ['UI://v/x', 'ui://v/x'],
+      ['ui://v/a b', 'ui://v/a%20b'],
+    ])
+      expect(uriProblem(spelling)).toBe(`is a ui:// view spelt as no URL parser keeps it: read as ${read}`);
+    expect(uriProblem('ui://Notes/View?x=1#f')).toBeUndefined();
+    // Other URIs keep their spelling: a space inside (sloppy servers list such URIs), IRIs, dot segments routed by upstream.
     for (const fine of ['ui://v/x', 'file:///My Documents/a.txt', 'file:///home/ファイル.txt', 'cpz://guides/quickstart'])
       expect(uriProblem(fine)).toBeUndefined();
   });
