@@ -247,7 +247,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       if (approved > 0) log.info({ pins: approved }, 'pins approved during the reload carried over to the new pin store');
     }
     runtime = fresh;
+    // The new set notes exclusions from now on; the retiring one no more (an upstream the reload removed is no news).
     runtime.state.upstreamSet.noting = true;
+    old.state.upstreamSet.noting = false;
     await delay(0);
     runtime.warm();
     const carried = new Set<object>([...runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]), runtime.state.codeSandbox]);

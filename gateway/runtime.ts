@@ -432,10 +432,11 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     warm: () => {
       void Promise.all(upstreams.map(({ catalog }) => catalog.warm())).then(async () => {
         warnIdleKeyScopes(config, upstreams, log);
-        // The search index too, as a reload prepares it: the first search does not wait for it, and the
+        // The merged catalogue, which notes an upstream left out of it now rather than at the first caller's list
+        // (review), and the search index, as a reload prepares it: the first search does not wait for it, and the
         // first reload is not the process's first build (reading the word vectors, code not yet optimised).
-        const catalog = config.compact.enabled ? await upstreamSet.catalog().catch(() => undefined) : undefined;
-        if (catalog) await state.searchIndexes.get(catalog).catch(() => undefined);
+        const catalog = await upstreamSet.catalog().catch(() => undefined);
+        if (catalog && config.compact.enabled) await state.searchIndexes.get(catalog).catch(() => undefined);
       });
     },
     prepare: async (deadlineMs) => {

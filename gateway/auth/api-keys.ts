@@ -54,10 +54,21 @@ export class ApiKeySource {
     return byPair && byPair === byToken ? byPair : undefined;
   }
 
-  /** Whether a credential this source does not know names one of its key ids with another secret (for the audit trail's reason). */
-  wrongSecret(credential: Credential): boolean {
+  /** Whether a credential names one of this table's key ids (its key header): then this table alone decides it. */
+  owns(credential: Credential): boolean {
     const id = credential.headers[this.credentials.keyHeader.toLowerCase()];
-    return id !== undefined && this.keyIds.has(id) && this.resolve(credential) === undefined;
+    return id !== undefined && this.keyIds.has(id);
+  }
+
+  /**
+   * Whether a credential this source does not know names one of its key ids with another secret (for the audit
+   * trail's reason): its key pair alone matches no configured key. A right pair beside a bearer of another key is
+   * refused too (two keys at once identify nobody), but its secret was not wrong (review).
+   */
+  wrongSecret(credential: Credential): boolean {
+    if (!this.owns(credential) || this.resolve(credential) !== undefined) return false;
+    const { authorization: _bearer, ...pair } = credential.headers;
+    return this.byDigest.get(credentialDigest(pair, this.key)) === undefined;
   }
 
   private headersOf(apiKey: ApiKeyConfig): Record<string, string> {

@@ -29,6 +29,8 @@ export interface CredentialSource {
   resolve(credential: Credential, requestId?: string): SourceVerdict | undefined | Promise<SourceVerdict | undefined>;
   /** Whether a credential it does not know names one of its own keys with a wrong secret (only the config's keys can tell). */
   wrongSecret?(credential: Credential): boolean;
+  /** Whether a credential names one of its own key ids: it alone decides it, and no later source is asked (the config's keys). */
+  owns?(credential: Credential): boolean;
 }
 
 /**
@@ -219,7 +221,7 @@ export class Authenticator {
     for (const source of this.sources) {
       const verdict = await source.resolve(credential, requestId);
       if (verdict !== undefined) return { verdict, source: source.name };
-      if (source.wrongSecret?.(credential)) return { verdict: { kind: 'unauthorized' }, source: source.name };
+      if (source.owns?.(credential)) return { verdict: { kind: 'unauthorized' }, source: source.name };
     }
     return undefined;
   }
@@ -241,6 +243,7 @@ export function apiKeySource(keys: ApiKeySource): CredentialSource | undefined {
       return match && { kind: 'scopes', scopes: match.scopes, validUntil: Infinity, account: `${API_KEY_ACCOUNT}${match.name}` };
     },
     wrongSecret: (credential) => keys.wrongSecret(credential),
+    owns: (credential) => keys.owns(credential),
   };
 }
 

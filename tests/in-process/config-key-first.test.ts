@@ -40,6 +40,8 @@ describe('a configured key with a wrong secret', () => {
     const before = scopes.hits;
     expect(await list(OPS)).toBe(200);
     expect(await list({ ...OPS, 'x-cpz-secret': 'ops-secret-value-xy' })).toBe(401);
+    // The right pair beside a bearer of another key: two keys at once identify nobody, and the endpoint is not asked either.
+    expect(await list({ ...OPS, authorization: 'Bearer platform_key' })).toBe(401);
     expect(scopes.hits).toBe(before);
     expect(await list(PLATFORM)).toBe(200);
     expect(scopes.hits).toBe(before + 1);

@@ -12,6 +12,7 @@ import type { GatewayConfig } from '../../../config/types.ts';
 import { startFakeUpstream, type FakeUpstream } from '../../fixtures/fake-upstream.ts';
 import { connectV2 } from '../../helpers/clients.ts';
 import { LogCapture } from '../../helpers/log-capture.ts';
+import { eventually } from '../../helpers/wait.ts';
 
 const tool: Tool = { name: 'ping', description: 'ping (test tool)', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } };
 
@@ -243,7 +244,11 @@ describe('a refused reload of one upstream of two', () => {
       await b.close();
       const client = await connectV2(`${own.url}/mcp`, CREDENTIAL);
       try {
-        await untilNotReady(own);
+        // Degraded (200), naming b: the serving configuration has found it down.
+        await eventually(
+          async () => (await (await fetch(`${own.url}/readyz`)).json()) as { status: string; reasons?: string[] },
+          (body) => body.status === 'degraded' && (body.reasons ?? []).some((r) => r.startsWith('upstream b:')),
+        );
         await client.listTools();
       } finally {
         await client.close();
