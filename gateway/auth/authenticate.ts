@@ -213,9 +213,10 @@ export class Authenticator {
 
   /**
    * The verdict of the first source, in order, that knows `credential`, and that source's name; none knows it:
-   * undefined. A key id of the config's own (`credentials.apiKeys`) presented with another secret is that
-   * source's `unauthorized`, and no later source is asked: the near-miss secret of a configured key never
-   * reaches the scope endpoint, and the refusal is audited `wrong_secret` with the key's account (try-out).
+   * undefined. A credential naming a key id of a source's own (`credentials.apiKeys`, {@link CredentialSource.owns})
+   * that the source does not accept is its `unauthorized`, and no later source is asked: the near-miss secret of a
+   * configured key never reaches the scope endpoint, and the refusal is audited `wrong_secret` with the key's
+   * account (try-out).
    */
   private async firstVerdict(credential: Credential, requestId?: string): Promise<{ verdict: SourceVerdict; source: string } | undefined> {
     for (const source of this.sources) {
