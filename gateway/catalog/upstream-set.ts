@@ -408,7 +408,8 @@ export class UpstreamSet {
       throw new GatewayError('invalid_arguments', `Invalid params: ${path} ${problem}`, { path });
     }
     // The scheme in any case (RFC 3986 §3.1: UI:// is ui://, and servers read it so: review).
-    if (!this.naming.prefixed && !(linking && typeof view === 'string' && /^ui:\/\//i.test(view))) return { upstream: this.upstreams[0]!, params };
+    // Any `ui:` URI, `//` or not: a server may read `ui:x/view` as the view `ui://x/view` (try-out).
+    if (!this.naming.prefixed && !(linking && typeof view === 'string' && /^ui:/i.test(view))) return { upstream: this.upstreams[0]!, params };
     if (method === 'prompts/get') {
       const { upstream, name } = await this.promptOwner(params.name, onBehalfOf);
       return { upstream, params: { ...params, name } };
@@ -466,15 +467,24 @@ export class UpstreamSet {
           return { upstream: u.client.name, resources: resources!, templates: templates! };
         }),
     );
-    // A `ui://` view (MCP Apps) an upstream links from its tools but does not list belongs to that upstream
-    // (owners read from every tool: a view two upstreams link has none), for a caller that may use one of those tools.
+    // A `ui://` view (MCP Apps) a tool links belongs to the upstream of the tools linking it (owners read from every
+    // tool: a view two upstreams link has none), for a caller that may use one of those tools, whether or not the
+    // upstream lists it or a template of it matches it (try-out: listing it let every caller of the upstream read a
+    // hidden tool's view). A `ui:` URI no tool links is the upstream's resource like any other, never routed by scheme.
     const owner =
       typeof uri !== 'string'
         ? undefined
-        : (resourceOwner(uri, listings) ?? (uri.startsWith('ui://') ? await this.viewOwner(uri, onBehalfOf, linking) : undefined));
+        : /^ui:/i.test(uri) && (await this.linked(uri, onBehalfOf))
+          ? await this.viewOwner(uri, onBehalfOf, linking)
+          : resourceOwner(uri, listings);
     const upstream = owner && this.get(owner);
     if (!upstream) throw new GatewayError(unknown, `Resource not found: ${String(uri).slice(0, 200)}`, typeof uri === 'string' ? { uri } : {});
     return upstream;
+  }
+
+  /** Whether a tool of the catalogue (any caller's) links the view `uri`. */
+  private async linked(uri: string, onBehalfOf: OnBehalfOf): Promise<boolean> {
+    return (await this.catalog(onBehalfOf)).tools.some((tool) => uiResourceUri(tool.definition) === uri);
   }
 
   /** The upstream whose tools link the `ui://` view `uri`, when one of `linking` (if given) is such a tool. */

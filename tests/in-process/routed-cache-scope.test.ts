@@ -134,11 +134,17 @@ describe('a ui:// view no upstream lists', () => {
       call: () => ({ content: [] }),
     });
     const notes = inMemoryFakeUpstream({
-      tools: [linked('admin_panel', 'ui://notes/admin-view'), linked('notes_panel', 'ui://notes/notes-view')],
+      tools: [
+        linked('admin_panel', 'ui://notes/admin-view'),
+        linked('notes_panel', 'ui://notes/notes-view'),
+        linked('admin_listed', 'ui://notes/admin-listed'),
+      ],
       resources: {
         'ui://notes/admin-view': { text: 'the admin view', unlisted: true },
         // Listed: the upstream's ui:// scheme is known, and still no unlisted view is routed by it (review).
         'ui://notes/notes-view': { text: 'the notes view' },
+        // Listed, and linked by a tool hidden from the reader: the listing is no way around the tool's scope (try-out).
+        'ui://notes/admin-listed': { text: 'the listed admin view' },
         'ui://notes/other-view': { text: 'another view', unlisted: true },
       },
       // A template of the ui:// scheme: a spelling of a hidden view that matches it was routed to the upstream (review).
@@ -147,7 +153,7 @@ describe('a ui:// view no upstream lists', () => {
     const gateway = inProcessGateway(
       {
         scopes: { endpoint: scopes.url },
-        upstreams: [{ scopeRules: { admin_panel: ['notes:admin'], notes_panel: ['notes:read'] } }, ...(two ? [{}] : [])],
+        upstreams: [{ scopeRules: { admin_panel: ['notes:admin'], admin_listed: ['notes:admin'], notes_panel: ['notes:read'] } }, ...(two ? [{}] : [])],
       },
       {
         upstreams: {
@@ -179,6 +185,12 @@ describe('a ui:// view no upstream lists', () => {
       // A view no tool links, unlisted: not routed by its scheme either; nor the hidden one by an upper-case scheme (review).
       expect((await read('ui://notes/other-view')).result).toBeUndefined();
       expect((await read('UI://notes/admin-view')).result).toBeUndefined();
+      // A listed view of a hidden tool, and a `ui:` spelling without `//` a server may read as the view (try-out): as missing.
+      for (const uri of ['ui://notes/admin-listed', 'ui:notes/admin-view']) {
+        const refused = await read(uri);
+        expect(refused.result).toBeUndefined();
+        expect(refused.error?.message).toBe(`Resource not found: ${uri}`);
+      }
       // Spellings a WHATWG URL parser (the SDK server's `new URL(uri)`) reads as the hidden view: refused as no
       // URI at all, before any routing, whoever asks (security try-out: one upstream served them).
       const reads = notes.received.filter((r) => r.method === 'resources/read').length;
