@@ -471,27 +471,16 @@ export class UpstreamSet {
     // tool: a view two upstreams link has none), for a caller that may use one of those tools, whether or not the
     // upstream lists it or a template of it matches it (try-out: listing it let every caller of the upstream read a
     // hidden tool's view). A `ui:` URI no tool links is the upstream's resource like any other, never routed by scheme.
+    const tools = typeof uri === 'string' && /^ui:/i.test(uri) ? (await this.catalog(onBehalfOf)).tools : undefined;
     const owner =
       typeof uri !== 'string'
         ? undefined
-        : /^ui:/i.test(uri) && (await this.linked(uri, onBehalfOf))
-          ? await this.viewOwner(uri, onBehalfOf, linking)
+        : tools?.some((tool) => uiResourceUri(tool.definition) === uri)
+          ? await viewOwner(uri, tools, linking)
           : resourceOwner(uri, listings);
     const upstream = owner && this.get(owner);
     if (!upstream) throw new GatewayError(unknown, `Resource not found: ${String(uri).slice(0, 200)}`, typeof uri === 'string' ? { uri } : {});
     return upstream;
-  }
-
-  /** Whether a tool of the catalogue (any caller's) links the view `uri`. */
-  private async linked(uri: string, onBehalfOf: OnBehalfOf): Promise<boolean> {
-    return (await this.catalog(onBehalfOf)).tools.some((tool) => uiResourceUri(tool.definition) === uri);
-  }
-
-  /** The upstream whose tools link the `ui://` view `uri`, when one of `linking` (if given) is such a tool. */
-  private async viewOwner(uri: string, onBehalfOf: OnBehalfOf, linking?: () => Promise<readonly CatalogTool[]>): Promise<string | undefined> {
-    const owner = uiResourceOwners((await this.catalog(onBehalfOf)).tools).get(uri);
-    if (!owner || !linking) return owner;
-    return (await linking()).some((tool) => tool.upstream === owner && uiResourceUri(tool.definition) === uri) ? owner : undefined;
   }
 
   private async has(upstream: UpstreamRuntime, method: PassThroughList, onBehalfOf: OnBehalfOf): Promise<boolean> {
@@ -578,4 +567,11 @@ export class UpstreamSet {
       log().info({ upstream }, 'upstream back in the merged catalogue');
     }
   }
+}
+
+/** The upstream whose tools (of `tools`, the catalogue's) link the `ui://` view `uri`, when one of `linking` (if given) is such a tool. */
+async function viewOwner(uri: string, tools: readonly CatalogTool[], linking?: () => Promise<readonly CatalogTool[]>): Promise<string | undefined> {
+  const owner = uiResourceOwners(tools).get(uri);
+  if (!owner || !linking) return owner;
+  return (await linking()).some((tool) => tool.upstream === owner && uiResourceUri(tool.definition) === uri) ? owner : undefined;
 }
