@@ -460,7 +460,7 @@ function indexOver(
     // Words still unmatched, each with its (shared) lookup, for the respelling below.
     const unmatched: [string, QueryTerm][] = [];
     const lookups = termLists.map((ts) => {
-      const long = ts.length > t.fuzzyMaxTerms;
+      const long = terms.length > t.fuzzyMaxTerms;
       return ts.map((term) => {
         const key = `${long ? 'L' : 'S'}${term}`;
         let found = byKey.get(key);

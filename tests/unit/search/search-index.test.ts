@@ -112,6 +112,18 @@ describe('search input handling', () => {
     expect(buildToolIndex(tools, { fuzzyUnknown: 0 }).search('ordrs')).toEqual([]);
   });
 
+  it("leaves a long request's unknown words unmatched, in each of its steps too (no fuzzy walk)", () => {
+    const tools = [
+      { name: 'list_orders', description: 'Orders of the account, with their fills.' },
+      { name: 'get_balance', description: 'Cash balance of the account.' },
+    ];
+    // Its last step alone is one short word list: still a long request's word, no typo of a tool's.
+    // Without the word arm, whose general likeness of English words would match these tools weakly anyway.
+    const index = buildToolIndex(tools, { wordWeight: 0 });
+    expect(index.search('compile a thorough quarterly weather almanac for every coastal town near Lisbon, then ordrs')).toEqual([]);
+    expect(index.search('then ordrs')[0]?.name).toBe('list_orders');
+  });
+
   it('falls back to stop words when a query holds nothing else', () => {
     const index = buildToolIndex([
       { name: 'get_profile', description: 'Who am I: the authenticated user profile.' },
