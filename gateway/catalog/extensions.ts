@@ -145,4 +145,18 @@ export function uiResourceOwners(tools: readonly { upstream: string; definition:
   return new Map([...owners].filter((entry): entry is [string, string] => entry[1] !== null));
 }
 
+/**
+ * The upstream a caller's read of the `ui://` view `uri` goes to: the one whose tools (of `tools`, the whole
+ * catalogue's) link it, when `usable` (the tools the caller may use; absent: any caller) holds one of them.
+ * Undefined when no tool links it, two upstreams' tools do, or the caller may use none of them. The one rule
+ * for reading a view (catalog/upstream-set.ts) and for listing it (policy/caller.ts).
+ */
+export function viewOwner(uri: string, tools: readonly ToolOf[], usable?: readonly ToolOf[]): string | undefined {
+  const owner = uiResourceOwners(tools).get(uri);
+  if (!owner || !usable) return owner;
+  return usable.some((tool) => tool.upstream === owner && uiResourceUri(tool.definition) === uri) ? owner : undefined;
+}
+
+type ToolOf = { upstream: string; definition: { _meta?: Record<string, unknown> } };
+
 const isObject = (value: unknown): value is JsonObject => typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -8,7 +8,7 @@ import { exposedNames, namingHint, namingOptions, type NamingOptions, type Upstr
 import { untold, type Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import { firstPerUri, resourceOwner, sharedUris, uriProblem } from './resource-routing.ts';
-import { mergeExtensions, uiResourceOwners, uiResourceUri } from './extensions.ts';
+import { mergeExtensions, uiResourceUri, viewOwner } from './extensions.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
 import type { ListMethod, TaskForms, UpstreamInfo } from '../upstream/types.ts';
@@ -476,7 +476,7 @@ export class UpstreamSet {
       typeof uri !== 'string'
         ? undefined
         : tools?.some((tool) => uiResourceUri(tool.definition) === uri)
-          ? await viewOwner(uri, tools, linking)
+          ? viewOwner(uri, tools, linking && (await linking()))
           : resourceOwner(uri, listings);
     const upstream = owner && this.get(owner);
     if (!upstream) throw new GatewayError(unknown, `Resource not found: ${String(uri).slice(0, 200)}`, typeof uri === 'string' ? { uri } : {});
@@ -567,11 +567,4 @@ export class UpstreamSet {
       log().info({ upstream }, 'upstream back in the merged catalogue');
     }
   }
-}
-
-/** The upstream whose tools (of `tools`, the catalogue's) link the `ui://` view `uri`, when one of `linking` (if given) is such a tool. */
-async function viewOwner(uri: string, tools: readonly CatalogTool[], linking?: () => Promise<readonly CatalogTool[]>): Promise<string | undefined> {
-  const owner = uiResourceOwners(tools).get(uri);
-  if (!owner || !linking) return owner;
-  return (await linking()).some((tool) => tool.upstream === owner && uiResourceUri(tool.definition) === uri) ? owner : undefined;
 }

@@ -1,5 +1,6 @@
 import type { CachedList } from '../catalog/catalog-cache.ts';
 import type { Catalog, CatalogTool } from '../catalog/catalog.ts';
+import { uiResourceUri, viewOwner } from '../catalog/extensions.ts';
 import type { AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Credential } from '../auth/credentials.ts';
 import { GatewayError } from '../errors.ts';
@@ -50,8 +51,9 @@ export interface Caller {
   catalog(): Promise<Catalog>;
   /** The caller's visible catalogue. */
   visible(): Promise<VisibleCatalog>;
-  /** A pass-through list, without the items of upstreams the caller may not reach; `private`, with a
-   *  `ttlMs` no longer than the caller's standing, when some upstream needs scopes to reach. */
+  /** A pass-through list, without the items of upstreams the caller may not reach, nor the `ui://` views
+   *  (MCP Apps) of tools it may not use; `private`, with a `ttlMs` no longer than the caller's standing,
+   *  when some upstream needs scopes to reach or a tool links a listed view. */
   list(method: Exclude<ListMethod, 'tools/list'>): Promise<CachedList>;
   /**
    * The upstream owning a prompt, resource or completion request, and its params in that upstream's names.
@@ -106,10 +108,11 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
     hiddenToolCalls: hiddenToolCallsFor(runtime.config.policy.hiddenToolCalls, credential.granted !== undefined, runtime.config.upstreams),
     catalog: async () => (await served()).catalog,
     async list(method) {
-      const list = await upstreams.list(method, onBehalfOf, reachable);
-      if (!gated) return list;
-      // Which upstreams' items are in it depends on the caller: never one to share (SEP-2549 "private"),
-      // and no fresher than the caller's standing.
+      const listed = await upstreams.list(method, onBehalfOf, reachable);
+      const list = method === 'resources/list' ? await withoutHiddenViews(listed, caller) : listed;
+      if (!gated && list === listed) return list;
+      // Which items are in it depends on the caller: never one to share (SEP-2549 "private"), and no fresher
+      // than the caller's standing.
       return { ...list, cacheScope: 'private', ttlMs: caller.ttlWithin(list.ttlMs) };
     },
     async route(method, params) {
@@ -183,4 +186,33 @@ class LazyVisibleCatalog implements VisibleCatalog {
   get tools(): readonly CatalogTool[] {
     return (this.#tools ??= visibleTools(this.catalog, this.access));
   }
+}
+
+/**
+ * `list` (a resources/list) without the `ui://` views the caller may not read: a view some catalogue tool
+ * links is listed only to a caller that may use a tool linking it (catalog/extensions.ts `viewOwner`, the
+ * rule its read follows), so a hidden tool's view is as absent from the list as from a read (try-out: it
+ * was listed, name and URI, and its read answered not found). The same list when no tool links a listed
+ * URI; else a new one, whether or not it left anything out (its answer depends on the caller).
+ */
+async function withoutHiddenViews(list: CachedList, caller: Caller): Promise<CachedList> {
+  const uriOf = (item: unknown) => (item as { uri?: unknown } | null)?.uri;
+  if (
+    !list.items.some((item) => {
+      const uri = uriOf(item);
+      return typeof uri === 'string' && /^ui:/i.test(uri);
+    })
+  )
+    return list;
+  const tools = (await caller.catalog()).tools;
+  const linked = new Set(tools.map((tool) => uiResourceUri(tool.definition)).filter((uri) => uri !== undefined));
+  if (!list.items.some((item) => linked.has(uriOf(item) as string))) return list;
+  const usable = (await caller.visible()).tools;
+  return {
+    ...list,
+    items: list.items.filter((item) => {
+      const uri = uriOf(item);
+      return typeof uri !== 'string' || !linked.has(uri) || viewOwner(uri, tools, usable) !== undefined;
+    }),
+  };
 }

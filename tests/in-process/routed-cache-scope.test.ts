@@ -15,10 +15,11 @@ import { rpc } from '../helpers/raw-mcp.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
 const READER = { 'x-cpz-key': 'reader', 'x-cpz-secret': 'any' };
+const ADMIN = { 'x-cpz-key': 'admin', 'x-cpz-secret': 'any' };
 
 let scopes: ScopeEndpoint;
 beforeAll(async () => {
-  scopes = await startScopeEndpoint({ reader: ['notes:read'] });
+  scopes = await startScopeEndpoint({ reader: ['notes:read'], admin: ['notes:read', 'notes:admin'] });
 });
 afterAll(async () => {
   await scopes?.close();
@@ -217,6 +218,16 @@ describe('a ui:// view no upstream lists', () => {
         expect(refused.error?.data).toMatchObject({ path: '/uri' });
       }
       expect(notes.received.filter((r) => r.method === 'resources/read').length).toBe(reads);
+      // Nor listed to it (try-out: the hidden tool's view was listed, name and URI, to a caller whose read of it
+      // answered not found); listed to a caller that may use the tool, and private for both (it depends on the caller).
+      const list = async (who: Record<string, string>) => {
+        const { headers, body } = rpc('modern', 2, 'resources/list', {});
+        const response = await gateway.fetch(new Request(gateway.mcpUrl, { method: 'POST', headers: { ...headers, ...who }, body: JSON.stringify(body) }));
+        const { result } = (await response.json()) as { result: { resources: { uri: string }[]; cacheScope: string } };
+        return { uris: result.resources.map((r) => r.uri), cacheScope: result.cacheScope };
+      };
+      expect(await list(READER)).toEqual({ uris: ['ui://notes/notes-view'], cacheScope: 'private' });
+      expect(await list(ADMIN)).toEqual({ uris: ['ui://notes/notes-view', 'ui://notes/admin-listed'], cacheScope: 'private' });
     } finally {
       await gateway.close();
     }
