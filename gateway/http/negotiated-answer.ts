@@ -18,24 +18,40 @@ import { LEGACY_SSE_HEADERS, sseEvents, sseMessageEvent } from '../wire/sse.ts';
  */
 export function withNegotiatedAnswers(handler: McpHttpHandler): FetchLikeMcpHandler {
   return {
-    fetch: async (request, options) => {
-      if (request.method !== 'POST') return handler.fetch(request, options);
-      const accept = request.headers.get('accept') ?? undefined;
-      const legacy = await isLegacyRequest(request, options?.parsedBody);
-      // The 2025 leg's own check compares as written: ask it with both, as SDK clients send them.
-      const literal = accept !== undefined && accept.includes('application/json') && accept.includes('text/event-stream');
-      const asked = legacy && !literal ? new Request(request, { headers: withAccept(request.headers) }) : request;
-      const jsonForLegacy = legacy && chooseRepresentation(accept, 'sse') === 'json';
-      // Nothing but the response reaches such a caller: the handler must not ask it anything on the stream.
-      const authInfo = jsonForLegacy && options?.authInfo ? markedAnsweredAsJson(options.authInfo) : options?.authInfo;
-      const response = await handler.fetch(asked, authInfo ? { ...options, authInfo } : options);
-      if (response.status !== 200 || isListen(options?.parsedBody)) return response;
-      const produced = representationOf(response);
-      const wanted = produced && chooseRepresentation(accept, produced);
-      if (!produced || !wanted || wanted === produced) return response;
-      return wanted === 'json' ? collapsed(response, Array.isArray(options?.parsedBody)) : asEvent(response);
-    },
+    fetch: async (request, options) => withoutConnectionHeader(await negotiated(handler, request, options)),
   };
+}
+
+/**
+ * The answer without a `Connection` header: a hop-by-hop field (RFC 9110 §7.6.1), the connection's to
+ * manage, not the handler's. The SDK sets `Connection: keep-alive` on its SSE answers, which node:http
+ * obeys even when the request said `Connection: close` (client try-out: such a socket was held open for the
+ * keep-alive timeout, against RFC 9112 §9.6); without it node:http keeps or closes the connection as the
+ * request asks, streams included.
+ */
+function withoutConnectionHeader(response: Response): Response {
+  if (!response.headers.has('connection')) return response;
+  const headers = new Headers(response.headers);
+  headers.delete('connection');
+  return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+}
+
+async function negotiated(handler: McpHttpHandler, request: Request, options: Parameters<FetchLikeMcpHandler['fetch']>[1]): Promise<Response> {
+  if (request.method !== 'POST') return handler.fetch(request, options);
+  const accept = request.headers.get('accept') ?? undefined;
+  const legacy = await isLegacyRequest(request, options?.parsedBody);
+  // The 2025 leg's own check compares as written: ask it with both, as SDK clients send them.
+  const literal = accept !== undefined && accept.includes('application/json') && accept.includes('text/event-stream');
+  const asked = legacy && !literal ? new Request(request, { headers: withAccept(request.headers) }) : request;
+  const jsonForLegacy = legacy && chooseRepresentation(accept, 'sse') === 'json';
+  // Nothing but the response reaches such a caller: the handler must not ask it anything on the stream.
+  const authInfo = jsonForLegacy && options?.authInfo ? markedAnsweredAsJson(options.authInfo) : options?.authInfo;
+  const response = await handler.fetch(asked, authInfo ? { ...options, authInfo } : options);
+  if (response.status !== 200 || isListen(options?.parsedBody)) return response;
+  const produced = representationOf(response);
+  const wanted = produced && chooseRepresentation(accept, produced);
+  if (!produced || !wanted || wanted === produced) return response;
+  return wanted === 'json' ? collapsed(response, Array.isArray(options?.parsedBody)) : asEvent(response);
 }
 
 function withAccept(headers: Headers): Headers {

@@ -67,6 +67,21 @@ function rawExchange(text: string): Promise<string> {
   });
 }
 
+/** `text` written on a fresh connection left open for writing: the answer's bytes once the server ends the connection. */
+function halfOpenExchange(text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    socket.on('end', () => {
+      socket.destroy();
+      resolve(answer);
+    });
+    socket.on('error', reject);
+  });
+}
+
 const MCP = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
 /** A route of each kind: the MCP POST (outside Koa), Koa routes, the authorization server, the console, metrics, a probe. */
@@ -149,6 +164,40 @@ describe('the request target', () => {
         expect(kindOf(answer)).toBe('malformed_target');
         expect(JSON.parse(answer.body).error.message).toContain('the request carries no Host header');
       }
+  });
+
+  it('closes the connection after an MCP answer when the request says Connection: close (RFC 9112 §9.6), the SDK-path answers too (client try-out: they said keep-alive and held the socket for the keep-alive timeout)', async () => {
+    const call = (era: string, method: string, params: object = {}) => {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+      const head = [
+        `POST /mcp HTTP/1.1`,
+        `Host: 127.0.0.1:${port}`,
+        'Content-Type: application/json',
+        'Accept: application/json, text/event-stream',
+        'X-CPZ-Key: closing',
+        'X-CPZ-Secret: closing-secret',
+        `MCP-Protocol-Version: ${era}`,
+        ...(era === '2026-07-28' ? [`Mcp-Method: ${method}`] : []),
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        'Connection: close',
+      ];
+      return halfOpenExchange(`${head.join('\r\n')}\r\n\r\n${body}`);
+    };
+    const modern = { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } };
+    for (const [era, method, params] of [
+      ['2025-11-25', 'ping', {}],
+      ['2025-11-25', 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } }],
+      ['2025-11-25', 'no/such_method', {}],
+      ['2025-11-25', 'tools/list', {}],
+      ['2026-07-28', 'server/discover', modern],
+      ['2026-07-28', 'tools/list', modern],
+    ] as const) {
+      const answer = await call(era, method, params);
+      expect(answer.split(' ')[1], `${era} ${method}`).toBe('200');
+      // The gateway ended the exchange (the client never closed its side), and said so.
+      expect(answer.toLowerCase(), `${era} ${method}`).toMatch(/\r\nconnection: close\r\n/);
+      expect(answer.toLowerCase()).not.toContain('connection: keep-alive');
+    }
   });
 
   it('answers 400 to a target of another scheme or no known form', async () => {
