@@ -81,12 +81,13 @@ export async function rpcMessage(
 }
 
 /**
- * Asserts an HTTP 401 with the RFC 6750 §3 challenge, `error="invalid_token"` when a credential was sent,
+ * Asserts an HTTP 401 with the RFC 6750 §3 challenge, `error="invalid_token"` when the credential `sent` (its
+ * headers; none: nothing sent) held a bearer token, and no error attribute otherwise (a key pair is no token),
  * and a JSON-RPC error body (kind `unauthorized`): never a 200. The challenge agrees with the surface's
  * RFC 9728 document: where `<base>/.well-known/oauth-protected-resource<path>` is served (OAuth on offer)
  * it points there (`resource_metadata`); where it is a 404 (OAuth off) it names a `realm` and no document.
  */
-export async function expectChallenge(response: Response, baseUrl: string, path: string, sentCredential = true): Promise<void> {
+export async function expectChallenge(response: Response, baseUrl: string, path: string, sent: Readonly<Record<string, string>> = {}): Promise<void> {
   const body = await response.text();
   expect({ status: response.status, body: body.slice(0, 300) }).toMatchObject({ status: 401 });
   const challenge = response.headers.get('www-authenticate') ?? '';
@@ -99,7 +100,9 @@ export async function expectChallenge(response: Response, baseUrl: string, path:
     expect(challenge).toMatch(/^Bearer realm="[^"]+"/);
     expect(challenge).not.toContain('resource_metadata');
   }
-  if (sentCredential) expect(challenge).toContain('error="invalid_token"');
+  const token = Object.entries(sent).some(([name, value]) => name.toLowerCase() === 'authorization' && /^\s*bearer\s/i.test(value));
+  if (token) expect(challenge).toContain('error="invalid_token"');
+  else expect(challenge).not.toContain('error=');
   expect(JSON.parse(body)).toMatchObject({ jsonrpc: '2.0', error: { code: -32001, data: { kind: 'unauthorized' } } });
 }
 

@@ -115,8 +115,10 @@ describe('anonymous', () => {
       expect((listed.result?.tools as { name: string }[]).map((t) => t.name)).toEqual(['open_tool']);
       const member = await rpcMessage(await rawRequest(open.url, '/mcp', 'modern', 'tools/list', {}, { authorization: 'Bearer member-token-value' }));
       expect((member.result?.tools as { name: string }[]).map((t) => t.name).sort()).toEqual(['member_tool', 'open_tool']);
-      await expectChallenge(await rawRequest(open.url, '/mcp', 'modern', 'tools/list', {}, { authorization: 'Bearer wrong' }), open.url, '/mcp');
-      await expectChallenge(await rawRequest(shut.url, '/mcp', 'modern', 'tools/list', {}, {}), shut.url, '/mcp', false);
+      await expectChallenge(await rawRequest(open.url, '/mcp', 'modern', 'tools/list', {}, { authorization: 'Bearer wrong' }), open.url, '/mcp', {
+        authorization: 'Bearer wrong',
+      });
+      await expectChallenge(await rawRequest(shut.url, '/mcp', 'modern', 'tools/list', {}, {}), shut.url, '/mcp');
       // A credential header sent twice (node:http keeps the first Authorization and joins other headers; a proxy
       // may read another value): ambiguous, refused in either order, with anonymous callers served or not, whatever else came with it.
       const bearer = (token: string): [string, string] => ['authorization', `Bearer ${token}`];

@@ -193,7 +193,7 @@ describe('an authoritative no from the scope endpoint (401 or 403)', () => {
       try {
         for (const r of rigs) {
           const before = forwarded(r);
-          for (const m of CALLS) await expectChallenge(await rawRequest(r.gateway.url, m.path, 'modern', m.method, m.params, KEY), r.gateway.url, m.path);
+          for (const m of CALLS) await expectChallenge(await rawRequest(r.gateway.url, m.path, 'modern', m.method, m.params, KEY), r.gateway.url, m.path, KEY);
           expect(forwarded(r)).toBe(before);
         }
       } finally {

@@ -56,7 +56,7 @@ describe('config/cpzai.yaml: an unknown credential', () => {
       for (const era of ERAS) {
         for (const m of SIX) {
           const response = await rawRequest(gw.gateway.url, m.path, era, m.method, m.params, credential);
-          await expectChallenge(response, gw.gateway.url, m.path);
+          await expectChallenge(response, gw.gateway.url, m.path, credential);
         }
       }
       await expect(connectV2(gw.mcpUrl, credential)).rejects.toThrow(/401|unauthori[sz]ed/i);
@@ -69,7 +69,7 @@ describe('config/cpzai.yaml: an unknown credential', () => {
   it('(scheme case, extra spaces) is the same unknown credential: 401 on tools/call, never forwarded', async () => {
     for (const authorization of ['bearer nobody', 'BEARER    nobody', ' Bearer nobody ']) {
       const response = await rawRequest(gw.gateway.url, '/mcp', 'modern', 'tools/call', { name: 'get_profile', arguments: {} }, { authorization });
-      await expectChallenge(response, gw.gateway.url, '/mcp');
+      await expectChallenge(response, gw.gateway.url, '/mcp', { authorization });
     }
     expect(withCredential(proxy.received, UNKNOWN_BEARER)).toEqual([]);
   });

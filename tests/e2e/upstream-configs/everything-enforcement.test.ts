@@ -46,7 +46,7 @@ describe('config/everything.yaml: an unknown credential', () => {
     for (const credential of [UNKNOWN_KEY, UNKNOWN_BEARER, { 'x-cpz-key': 'cpz_demo_full', 'x-cpz-secret': 'wrong-secret' }]) {
       for (const era of ERAS) {
         for (const m of sixMethods({ tool: 'echo', args: { message: 'x' }, uri: TEXT_RESOURCE, prompt: 'simple-prompt' })) {
-          await expectChallenge(await rawRequest(gw.gateway.url, m.path, era, m.method, m.params, credential), gw.gateway.url, m.path);
+          await expectChallenge(await rawRequest(gw.gateway.url, m.path, era, m.method, m.params, credential), gw.gateway.url, m.path, credential);
         }
       }
     }
@@ -57,7 +57,7 @@ describe('config/everything.yaml: an unknown credential', () => {
 
   it('gets 401 without any credential as well', async () => {
     const response = await rawRequest(gw.gateway.url, '/mcp', 'modern', 'tools/call', { name: 'echo', arguments: { message: 'x' } }, {});
-    await expectChallenge(response, gw.gateway.url, '/mcp', false);
+    await expectChallenge(response, gw.gateway.url, '/mcp');
   });
 });
 

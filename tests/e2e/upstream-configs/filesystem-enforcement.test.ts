@@ -51,7 +51,7 @@ describe('config/filesystem.yaml: an unknown credential', () => {
           ...sixMethods({ tool: 'read_text_file', args: { path: join(root, 'secret.txt') }, uri: `file://${root}/secret.txt`, prompt: 'any' }),
           ...sixMethods({ tool: 'write_file', args: { path, content: 'x' }, uri: `file://${root}/secret.txt`, prompt: 'any' }),
         ]) {
-          await expectChallenge(await rawRequest(gw.gateway.url, m.path, era, m.method, m.params, credential), gw.gateway.url, m.path);
+          await expectChallenge(await rawRequest(gw.gateway.url, m.path, era, m.method, m.params, credential), gw.gateway.url, m.path, credential);
         }
       }
     }

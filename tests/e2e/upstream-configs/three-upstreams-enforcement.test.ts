@@ -88,7 +88,7 @@ describe('config/three-upstreams.yaml: unknown credentials', () => {
             prompt: 'cpzai__review_portfolio',
           }),
         ]) {
-          await expectChallenge(await rawRequest(gw.gateway.url, m.path, era, m.method, m.params, credential), gw.gateway.url, m.path);
+          await expectChallenge(await rawRequest(gw.gateway.url, m.path, era, m.method, m.params, credential), gw.gateway.url, m.path, credential);
         }
       }
       expect(withCredential(cpzaiProxy.received, credential)).toEqual([]);
