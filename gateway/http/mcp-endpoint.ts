@@ -177,7 +177,10 @@ export function mcpRoute(
       // invalid_token names a bearer token that was sent (RFC 6750 §3.1): a refused key pair alone gets the bare challenge
       // (client try-out: an OAuth client told its token was invalid may drop its tokens or sign in again).
       const tokenSent = anonymous.credentialForm === 'bearer' || anonymous.credentialForm === 'key_pair_and_bearer';
-      ctx.set('www-authenticate', bearerChallenge(config, ctx, surface.path, authentication.reason === 'refused' && tokenSent ? { error: 'invalid_token' } : {}));
+      ctx.set(
+        'www-authenticate',
+        bearerChallenge(config, ctx, surface.path, authentication.reason === 'refused' && tokenSent ? { error: 'invalid_token' } : {}),
+      );
       const who = authentication.keyId === undefined ? anonymous : { ...anonymous, account: authentication.keyId };
       return refused(who, 'unauthorized', message, 'unauthorized', authentication.cause);
     }
