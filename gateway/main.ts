@@ -174,11 +174,15 @@ async function serve(config: ReturnType<typeof loadConfig>, path: string): Promi
   process.stderr.write(`gateway listening on ${gateway.url}/mcp (pid ${process.pid}: kill -HUP ${process.pid} reloads the configuration)\n`);
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    // A second signal while the close runs: exit now (a person pressing Ctrl-C again; a close stuck on a store that never answers).
+    if (stopping) {
+      process.stderr.write(`${signal} again: exiting now, without finishing the close\n`);
+      process.exit(1);
+    }
     stopping = true;
     // SIGTERM is an orchestrator's stop (Kubernetes, Docker): drain first (shutdown.drainMs). SIGINT is a person at a terminal.
     const drain = signal === 'SIGTERM';
-    process.stderr.write(`${signal}: closing the gateway${drain ? ' (draining first: shutdown.drainMs)' : ''}\n`);
+    process.stderr.write(`${signal}: closing the gateway${drain ? ' (draining first for shutdown.drainMs, when set)' : ''}; send it again to exit at once\n`);
     gateway.close({ drain, reason: signal }).then(
       () => process.exit(0),
       (error: unknown) => {

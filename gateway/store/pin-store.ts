@@ -3,7 +3,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { GatewayConfig } from '../../config/types.ts';
 import { outageLog, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { createRedisConnection } from './redis-connection.ts';
+import { closeRedisConnection, createRedisConnection } from './redis-connection.ts';
 import { DeadlineExceeded, withinDeadline } from './deadline.ts';
 
 /**
@@ -393,7 +393,7 @@ export function redisPinStore(options: RedisPinStoreOptions): PinStore {
         [...new Set([...(await client.sMembers(key.upstreams)), ...[...remembered].filter(([, pins]) => pins.size).map(([upstream]) => upstream)])].sort(),
       ),
     close: async () => {
-      await Promise.race([client.close().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, options.operationTimeoutMs).unref())]);
+      await closeRedisConnection(client, options.operationTimeoutMs);
     },
   };
 }

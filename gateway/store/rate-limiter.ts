@@ -2,7 +2,7 @@ import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAb
 import type { GatewayConfig, RateBudget } from '../../config/types.ts';
 import { outageLog, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
-import { createRedisConnection } from './redis-connection.ts';
+import { closeRedisConnection, createRedisConnection } from './redis-connection.ts';
 
 /**
  * The rate budgets (policy/rate-limits.ts says which a request, a tool call, a registration or a
@@ -189,7 +189,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       await Promise.allSettled(charges.map((c) => limiterFor(c).reward(c.key, c.points ?? 1)));
     },
     async close() {
-      if (redis?.isOpen) await redis.close().catch(() => undefined);
+      if (redis) await closeRedisConnection(redis, options.cache.operationTimeoutMs);
     },
   };
 }

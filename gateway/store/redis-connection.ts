@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createClient, createCluster, createSentinel, type RedisClientOptions } from '@redis/client';
 import type { GatewayConfig } from '../../config/types.ts';
+import { DeadlineExceeded, withinDeadline } from './deadline.ts';
 
 /** A node-redis connection of any topology: one server, a Cluster, or a master found through Sentinel. */
 export type RedisConnection = ReturnType<typeof createClient> | ReturnType<typeof createCluster> | ReturnType<typeof createSentinel>;
@@ -102,6 +103,25 @@ export async function redisRefusal(cache: GatewayConfig['cache'], budgetMs: numb
     client.destroy();
   }
   return refusal;
+}
+
+/**
+ * Closes `client` within `ms`: gracefully (`close()`, its pending commands answered) when Redis answers in
+ * time, else at once (`destroy()`). close() waits for Redis, and a Redis that accepts the connection but
+ * never answers never does (operator try-out: SIGTERM never finished, the rate limiter's close waiting).
+ * Never throws.
+ */
+export async function closeRedisConnection(client: RedisConnection, ms: number): Promise<void> {
+  if (!client.isOpen) return;
+  try {
+    await withinDeadline(client.close(), ms, () => new DeadlineExceeded('closing the Redis connection', ms));
+  } catch {
+    try {
+      client.destroy();
+    } catch {
+      // already closed
+    }
+  }
 }
 
 function readTlsFile(path: string, key: string): Buffer {

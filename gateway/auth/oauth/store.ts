@@ -1,6 +1,6 @@
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../../../config/types.ts';
-import { createRedisConnection, REFUSED_BY_REDIS } from '../../store/redis-connection.ts';
+import { closeRedisConnection, createRedisConnection, REFUSED_BY_REDIS } from '../../store/redis-connection.ts';
 import { DeadlineExceeded, withinDeadline } from '../../store/deadline.ts';
 
 /**
@@ -168,18 +168,7 @@ export async function createRedisStore(cache: GatewayConfig['cache']): Promise<O
       recheck();
       return `the OAuth store (Redis at cache.redisUrl) does not answer: an operation ran out of its ${budget} ms budget ${Math.round((Date.now() - silentSince) / 1000)} s ago`;
     },
-    close: async () => {
-      // close() waits for Redis to answer; a Redis that went away never does. destroy() throws once closed.
-      try {
-        await bounded(() => client.close());
-      } catch {
-        try {
-          client.destroy();
-        } catch {
-          // already closed
-        }
-      }
-    },
+    close: () => closeRedisConnection(client, budget),
   };
 }
 

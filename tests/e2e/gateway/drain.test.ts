@@ -191,7 +191,7 @@ describe('SIGTERM on the real process', { timeout: 60_000 }, () => {
     // What failed at all started after the flip and failed at the connection once the drain was over
     // (refused, or closed before it sent anything): never an HTTP error, never a request cut mid-answer.
     expect(after.filter((o) => !/^(ECONNREFUSED|ECONNRESET|UND_ERR_SOCKET)$/.test(o.error ?? ''))).toEqual([]);
-    expect(stderr).toContain('SIGTERM: closing the gateway (draining first: shutdown.drainMs)');
+    expect(stderr).toContain('SIGTERM: closing the gateway (draining first for shutdown.drainMs, when set)');
     expect(stdout).toContain('"gateway closed"');
     console.log(
       `drain: ${beforeFlip.length} requests before the flip (0 lost), ${duringDrain.length} served while draining, ${after.length} refused after (${[...new Set(after.map((o) => o.error))].join(', ')}); flip ${flippedAt - sigterm} ms after SIGTERM (seen ${flipped - sigterm} ms), exit ${exitedAt - sigterm} ms after`,
