@@ -141,6 +141,9 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     );
     if (!options.logger) log.level = next.log.level;
     let pinStore = plan.pinStore === 'keep' ? old.state.pins.store : undefined;
+    // The same lock file, read again: an edit of it (a reviewed one pulled) applies, and one that fails its checks refuses
+    // the reload as it refuses a start (operator try-out: a hand-edited file was reported reloaded unread, then overwritten).
+    if (pinStore && next.pinning.lockFile) await pinStore.rereadLockFile?.();
     // A pin store in a new place starts with what the old one holds (its own pins first): else every tool,
     // a held one at its changed definition included, would be pinned afresh at first sight. Carried before
     // the new runtime exists: its guard judges the kept upstreams' catalogues (requests the old runtime is

@@ -137,8 +137,9 @@ export function withLockFile(store: PinStore, path: string, log: Logger, check: 
   };
   /** The file's pins put in the store, once; tried again by the next operation after a store failure. */
   let applied: Promise<void> | undefined;
-  const apply = async () => {
-    for (const [upstream, tools] of Object.entries(initial?.upstreams ?? {})) {
+  const apply = () => applyFile(initial);
+  const applyFile = async (content: LockFileContent | undefined) => {
+    for (const [upstream, tools] of Object.entries(content?.upstreams ?? {})) {
       const inStore = await store.pins(upstream);
       for (const [name, pin] of Object.entries(tools)) {
         const current = inStore.get(name);
@@ -189,6 +190,11 @@ export function withLockFile(store: PinStore, path: string, log: Logger, check: 
       }),
     revision: () => after(() => store.revision()),
     upstreams: () => after(() => store.upstreams()),
+    rereadLockFile: () =>
+      after(async () => {
+        // Checked whole before any pin of it is applied: a file refused leaves the store as it was.
+        await applyFile(readLockFile(path, check));
+      }),
     close: async () => {
       if (timer) {
         clearTimeout(timer);

@@ -7,13 +7,14 @@
  * force, and an approval made while it runs (an added upstream holds the reload until the approval is in).
  * The real gateway (startGateway + gateway.reload), its upstreams in memory.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import type { GatewayConfig } from '../../../config/types.ts';
 import { startGateway, type RunningGateway } from '../../../gateway/gateway.ts';
+import { definitionDigest } from '../../../gateway/catalog/pinning.ts';
 import { fakeUpstream, type FakeTool } from '../../fixtures/fake-upstream.ts';
 import { connectV2, namesOf } from '../../helpers/clients.ts';
 import { ANY_BEARER, anonymousGatewayConfig } from '../../helpers/stack.ts';
@@ -253,6 +254,55 @@ describe('a reload over the same pin store, with an approval made while it runs'
     const client = await connectV2(`${kept.url}/mcp`, ANY_BEARER);
     try {
       expect(await client.callTool({ name: 'weather__get_weather', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'get_weather' }] });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('a reload that keeps pinning.lockFile', () => {
+  let kept: RunningGateway;
+  afterAll(async () => {
+    await kept?.close();
+  });
+
+  it('reads the file again: an edit that fails its checks refuses the reload (as it refuses a start), a reviewed approval in it lifts a hold (operator try-out: reported reloaded, the file unread, later overwritten)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reload-pins-'));
+    const lockFile = join(dir, 'pins.json');
+    const weather = fakeUpstream({ tools: [tool('get_weather', 'Weather now.')] });
+    const next = () => config(['weather'], { lockFile });
+    kept = await startGateway(next(), { upstreamTransport: () => weather.fetch });
+    expect(await listed(kept)).toEqual(['get_weather']);
+    type File = { lockfileVersion: 1; upstreams: Record<string, Record<string, { digest: string; definition: Tool; pinnedAt: string; by: string }>> };
+    const file = () => JSON.parse(readFileSync(lockFile, 'utf8')) as File;
+    await waitFor('the first sight in the lock file', () => file().upstreams.weather?.get_weather !== undefined);
+
+    // A description edited by hand beside the old digest: not the digest of the definition beside it.
+    const edited = file();
+    edited.upstreams.weather!.get_weather!.definition.description = 'Harmless.';
+    writeFileSync(lockFile, JSON.stringify(edited));
+    await expect(kept.reload(next())).rejects.toThrow(
+      /pinning\.lockFile: .*upstreams\.weather\.get_weather: its digest sha256:\S+ is not the digest of the definition beside it/,
+    );
+    expect(await listed(kept)).toEqual(['get_weather']);
+
+    // The upstream changes the tool: held. A reviewed file pinning the new definition (an approval) is pulled, then SIGHUP.
+    const changed = tool('get_weather', 'Weather now, in Celsius.');
+    weather.setTools([changed]);
+    await waitFor('the changed tool held', async () => (await listed(kept)) && (await readyz(kept)).held !== undefined, { timeoutMs: 10_000 });
+    const reviewed = file();
+    reviewed.upstreams.weather!.get_weather = {
+      digest: definitionDigest(changed.definition, 'ai.cpz/tool'),
+      definition: changed.definition,
+      pinnedAt: new Date().toISOString(),
+      by: 'approval',
+    };
+    writeFileSync(lockFile, JSON.stringify(reviewed));
+    await kept.reload(next());
+    await waitFor('the hold lifted', async () => (await listed(kept)) && (await readyz(kept)).held === undefined, { timeoutMs: 10_000 });
+    const client = await connectV2(`${kept.url}/mcp`, ANY_BEARER);
+    try {
+      expect(await client.callTool({ name: 'get_weather', arguments: {} })).toMatchObject({ content: [{ type: 'text', text: 'get_weather' }] });
     } finally {
       await client.close();
     }
