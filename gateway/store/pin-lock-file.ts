@@ -100,7 +100,8 @@ export function lockFileText(content: LockFileContent): string {
  *   pin whose digest is not its definition's, or its folder cannot be made (the gateway does not start).
  */
 export function withLockFile(store: PinStore, path: string, log: Logger, check: LockedPinCheck): PinStore {
-  const initial = readLockFile(path, check);
+  // What the file held when last read (at start, at a reload): applied to the store before the next operation answers.
+  let initial = readLockFile(path, check);
   try {
     makeFolders(dirname(path));
   } catch (error) {
@@ -190,11 +191,16 @@ export function withLockFile(store: PinStore, path: string, log: Logger, check: 
       }),
     revision: () => after(() => store.revision()),
     upstreams: () => after(() => store.upstreams()),
-    rereadLockFile: () =>
-      after(async () => {
-        // Checked whole before any pin of it is applied: a file refused leaves the store as it was.
-        await applyFile(readLockFile(path, check));
-      }),
+    rereadLockFile: async () => {
+      // Checked whole before any pin of it is applied: a file refused (ConfigError) leaves the store as it was.
+      initial = readLockFile(path, check);
+      applied = undefined;
+      // Applied now, or by the first operation once a store that does not answer now answers again: a Redis
+      // outage must not refuse the reload.
+      await after(async () => undefined).catch((error: unknown) =>
+        log.warn({ lockFile: path, err: (error as Error).message }, 'the pin lock file was read again; its pins go to the pin store when it answers'),
+      );
+    },
     close: async () => {
       if (timer) {
         clearTimeout(timer);
