@@ -647,6 +647,8 @@ function refuseInexact(ctx: Exchange, body: unknown, found: InexactNumber, maxId
     `${inParams ? 'Invalid params' : 'Invalid Request'}: ${describeInexactNumber(found)}`,
     // The id itself the number (1.0000000000000001 read as 1): the caller never sent the id JSON.parse read.
     found.path[0] !== 'id' ? id : null,
+    // The offending number's place, as the input limits' refusals name theirs (client try-out: in the message only).
+    { path: jsonPointer(found.path) },
   );
   return undefined;
 }

@@ -149,16 +149,17 @@ describe('the raw body read on the MCP route', () => {
   it('refuses an argument JSON.parse would not read as written (400/-32602 naming it, id echoed), nothing forwarded', async () => {
     const calls = () => stack.fake!.received.filter((r) => r.method === 'tools/call').length;
     const before = calls();
-    for (const [args, named] of [
-      ['{"n":12345678901234567890}', '/params/arguments/n is 12345678901234567890, a number JSON.parse reads as 12345678901234567000'],
-      ['{"n":[1e400]}', '/params/arguments/n/0 is 1e400, a number JSON.parse reads as Infinity (sent on as null)'],
+    for (const [args, named, path] of [
+      ['{"n":12345678901234567890}', '/params/arguments/n is 12345678901234567890, a number JSON.parse reads as 12345678901234567000', '/params/arguments/n'],
+      ['{"n":[1e400]}', '/params/arguments/n/0 is 1e400, a number JSON.parse reads as Infinity (sent on as null)', '/params/arguments/n/0'],
     ] as const) {
       const { status, text } = await post(callBody(args));
       expect(status).toBe(400);
+      // The place in data.path too, as the input limits' refusals give it (client try-out: in the message only).
       expect(JSON.parse(text)).toEqual({
         jsonrpc: '2.0',
         id: 7,
-        error: { code: -32602, message: `Invalid params: ${named}: send it as a string`, data: { kind: 'inexact_number' } },
+        error: { code: -32602, message: `Invalid params: ${named}: send it as a string`, data: { kind: 'inexact_number', path } },
       });
     }
     // A float id JSON.parse reads as an integer: named, and not echoed as the integer.
@@ -166,7 +167,11 @@ describe('the raw body read on the MCP route', () => {
     expect(floatId.status).toBe(400);
     expect(JSON.parse(floatId.text)).toMatchObject({
       id: null,
-      error: { code: -32600, message: 'Invalid Request: /id is 1.0000000000000001, a number JSON.parse reads as 1: send it as a string' },
+      error: {
+        code: -32600,
+        message: 'Invalid Request: /id is 1.0000000000000001, a number JSON.parse reads as 1: send it as a string',
+        data: { path: '/id' },
+      },
     });
     const zipped = await post(gzipSync(callBody('{"n":12345678901234567890}')), { 'content-encoding': 'gzip' });
     expect(zipped.status).toBe(400);
