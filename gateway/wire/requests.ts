@@ -196,6 +196,29 @@ function header(headers: IncomingHttpHeaders, name: string): string | undefined 
 }
 
 /**
+ * A revision served through initialize claimed in the per-request `_meta` envelope: -32022, saying where it is
+ * served (the SDK's bare "Unsupported protocol version: 2025-11-25" told the caller a served revision was not: wire try-out).
+ */
+function legacyClaimRefusal(claimed: string): Extract<Route, { refused: unknown }>['refused'] {
+  const error = new UnsupportedProtocolVersionError({ supported: [...MODERN_REVISIONS], requested: claimed });
+  return {
+    cell: 'unsupported-modern-revision',
+    httpStatus: 400,
+    code: error.code,
+    message: `Unsupported protocol version: ${JSON.stringify(claimed)} in the _meta envelope, which only ${MODERN_REVISIONS.join(', ')} requests carry; ${claimed} is served after initialize, without the envelope`,
+    data: { kind: 'unsupported_protocol_version', ...(error.data as object) },
+  };
+}
+
+/** The revision a single message's `_meta` envelope claims, if it is a string. */
+function claimOf(body: unknown): string | undefined {
+  const params = isPlainObject(body) ? body.params : undefined;
+  const meta = isPlainObject(params) ? params._meta : undefined;
+  const claim = isPlainObject(meta) ? meta[PROTOCOL_VERSION_META_KEY] : undefined;
+  return typeof claim === 'string' ? claim : undefined;
+}
+
+/**
  * How the SDK's HTTP entry routes a POST (`classifyInboundRequest`, the body-primary era ladder of SDK
  * 2.4): the era it is served in, or the rejection the SDK would answer it with (JSON-RPC shape,
  * header/body disagreement -32020, an invalid or missing envelope -32602, and, on the modern route, an
@@ -211,26 +234,26 @@ export function routeOf(body: unknown, headers: IncomingHttpHeaders): Route {
     body,
   });
   if (outcome.kind === 'reject') {
+    // An envelope incomplete for 2026-07-28 that claims a 2025 revision: the revision is the caller's mistake, not the
+    // missing field (client try-out: told to add clientCapabilities, then refused the revision); the -32022 below.
+    const envelopeClaim = claimOf(body);
+    if (outcome.code === ERROR_CODE.invalidParams && envelopeClaim !== undefined && LEGACY_REVISIONS.includes(envelopeClaim))
+      return { refused: legacyClaimRefusal(envelopeClaim) };
     const { cell, httpStatus, code, message, data } = outcome;
     const refused = { cell, httpStatus, code, message, ...(data !== undefined ? { data } : {}) };
     return { refused: code === ERROR_CODE.headerMismatch ? shortMismatch(refused, isPlainObject(body) ? body : undefined) : refused };
   }
   if (outcome.kind === 'legacy') return { era: 'legacy' };
   const claimed = outcome.classification.revision;
+  if (claimed !== undefined && LEGACY_REVISIONS.includes(claimed)) return { refused: legacyClaimRefusal(claimed) };
   if (claimed === undefined || !MODERN_REVISIONS.includes(claimed)) {
     const error = new UnsupportedProtocolVersionError({ supported: [...MODERN_REVISIONS], requested: claimed ?? 'unknown' });
-    // A revision served through initialize claimed in the per-request envelope: the SDK's bare "Unsupported protocol
-    // version: 2025-11-25" told the caller a served revision was not (wire try-out); say where it is served.
-    const legacy = claimed !== undefined && LEGACY_REVISIONS.includes(claimed);
-    const message = legacy
-      ? `Unsupported protocol version: ${JSON.stringify(claimed)} in the _meta envelope, which only ${MODERN_REVISIONS.join(', ')} requests carry; ${claimed} is served after initialize, without the envelope`
-      : error.message;
     return {
       refused: {
         cell: 'unsupported-modern-revision',
         httpStatus: 400,
         code: error.code,
-        message,
+        message: error.message,
         data: { kind: 'unsupported_protocol_version', ...(error.data as object) },
       },
     };

@@ -118,6 +118,19 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     expect(answer!.error.data).toEqual({ kind: 'unsupported_protocol_version', supported: ['2026-07-28'], requested: '2025-11-25' });
   });
 
+  it('refuses the same at once when that envelope holds nothing else (client try-out: told first to add clientCapabilities, then the revision)', async () => {
+    for (const method of ['tools/list', 'ping']) {
+      const body = { jsonrpc: '2.0', id: 8, method, params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } } };
+      const response = await post(url(), body, { ...rpc('legacy', 8, method).headers, 'mcp-protocol-version': '2025-11-25' });
+      expect(response.status, method).toBe(400);
+      const [answer] = (await messagesOf(response)) as { error: { code: number; message: string } }[];
+      expect(answer!.error).toMatchObject({
+        code: -32022,
+        message: expect.stringContaining('"2025-11-25" in the _meta envelope, which only 2026-07-28 requests carry'),
+      });
+    }
+  });
+
   it.each(['latest', ''])('refuses a batch under the MCP-Protocol-Version header %j with 400/-32022, as a single request', async (header) => {
     const { headers } = rpc('legacy', 1, 'tools/list');
     const batch = [1, 2].map((id) => ({ jsonrpc: '2.0', id, method: 'ping' }));
