@@ -339,6 +339,8 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       ]);
       while (open.some((each) => each.inflight.count > each.state.streamsOpen.count) && Date.now() < answered) await new Promise((r) => setTimeout(r, 10));
     }
+    // Listen streams ended cleanly (their clients listen again, elsewhere), not cut with their connections (operator try-out).
+    await Promise.race([Promise.allSettled(open.map((each) => each.endStreams())), new Promise((resolve) => setTimeout(resolve, ANSWER_CUT_CALLS_MS).unref())]);
     server.closeAllConnections();
     try {
       await stopped;

@@ -157,6 +157,8 @@ export interface Runtime {
    * runtime that took them over.
    */
   close(carried?: ReadonlySet<object>): Promise<void>;
+  /** Ends every open `subscriptions/listen` stream cleanly (the MCP handlers closed), as `close` does first: a shutdown does it before cutting connections. */
+  endStreams(): Promise<void>;
   /** Tells subscribed modern clients (subscriptions/listen) that tools, prompts and resources may have changed. */
   announceListsChanged(): void;
 }
@@ -423,6 +425,8 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   // The console's credential lookup asks this app's own MCP endpoints, in process (no socket, no network).
   const { app, listener } = createListener(state, mounts, inflight, (request, reached) => serveInProcess(listener, request, reached));
   let closing: Promise<void> | undefined;
+  let streamsEnded: Promise<void> | undefined;
+  const endStreams = (): Promise<void> => (streamsEnded ??= Promise.allSettled(mounts.map((m) => m.handler.close())).then(() => undefined));
   return {
     state,
     app,
@@ -476,13 +480,14 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       }
     },
     close: (carried) => (closing ??= closeAll(carried ?? new Set())),
+    endStreams,
     announceListsChanged: () => announce(['tools/list', 'prompts/list', 'resources/list']),
   };
 
   async function closeAll(carried: ReadonlySet<object>): Promise<void> {
     for (const off of listening) off();
     try {
-      await Promise.allSettled(mounts.map((m) => m.handler.close()));
+      await endStreams();
       // Before the upstream clients close: a carried-over client must not keep this runtime's watches.
       await state.resourceSubscriptions.close();
       state.inputBridge.close();
