@@ -168,9 +168,12 @@ export interface Runtime {
  * API key that nothing needs (catalog.ts `idleKeyScopes`): a misspelt scope starts without complaint and
  * leaves its key seeing nothing of what it was meant to.
  */
-function warnIdleKeyScopes(config: GatewayConfig, upstreams: readonly UpstreamRuntime[], log: Logger): void {
+function warnIdleKeyScopes(config: GatewayConfig, upstreams: readonly UpstreamRuntime[], pins: PinGuard, log: Logger): void {
   const catalogs = upstreams.map(({ catalog }) => catalog.lastCatalog());
   if (config.credentials.apiKeys.length === 0 || catalogs.some((catalog) => catalog === undefined)) return;
+  // A held tool is out of the catalogues, its scopes still needed (operator try-out: with the pin store down every tool was
+  // held unverified, and every key's scopes were said to grant nothing): no verdict until nothing is held.
+  if (pins.held().length > 0) return;
   const idle = idleKeyScopes(config.credentials.apiKeys, catalogs as Catalog[], config.upstreams);
   if (idle.length === 0) return;
   const named = idle.map((i) => `${i.key}: ${i.scope}${i.nearest ? ` (did you mean ${i.nearest}?)` : ''}`);
@@ -435,7 +438,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     fetch: (request) => serveInProcess(listener, request),
     warm: () => {
       void Promise.all(upstreams.map(({ catalog }) => catalog.warm())).then(async () => {
-        warnIdleKeyScopes(config, upstreams, log);
+        warnIdleKeyScopes(config, upstreams, state.pins, log);
         // The merged catalogue, which notes an upstream left out of it now rather than at the first caller's list
         // (review), and the search index, as a reload prepares it: the first search does not wait for it, and the
         // first reload is not the process's first build (reading the word vectors, code not yet optimised).

@@ -4,6 +4,7 @@
  * name, and counts it in `mcp_config_unmatched_rules{upstream}`, so a lost scope rule does not pass
  * silently. In process, through the real handler.
  */
+import { createServer } from 'node:net';
 import type { Tool } from '@modelcontextprotocol/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inProcessGateway, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
@@ -14,6 +15,15 @@ const tool = (name: string, readOnly: boolean) => ({
   definition: { name, description: `${name} (test tool)`, inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: readOnly } } as Tool,
 });
 const KEY = { 'x-cpz-key': 'k_writer', 'x-cpz-secret': 'writer-secret-0123' };
+
+/** A loopback port nothing listens on (taken, then given back). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 describe('config entries naming no listed tool', () => {
   let gateway: InProcessGateway;
@@ -73,6 +83,28 @@ describe('an API key scope that nothing needs', () => {
         await rawRequest(gateway.gatewayUrl, '/mcp', 'modern', 'tools/list', {}, { 'x-cpz-key': 'k_reader', 'x-cpz-secret': 'reader-secret-0123' }, routedFetch)
       ).json();
       expect(listed.result.tools).toEqual([]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('is not warned about while tools are held: their scopes are still needed (operator try-out: with the pin store down, every tool held unverified, every scope was said to grant nothing)', async () => {
+    // A pin store that cannot be reached (nothing listens on the port): every tool is held unverified, out of the catalogue.
+    const gateway = inProcessGateway(
+      {
+        credentials: { apiKeys: [{ name: 'writer', key: 'k_writer', secret: 'writer-secret-0123', scopes: ['notes:read', 'notes:write'] }] },
+        upstreams: [{ scopeRules: { write_note: ['notes:write'] }, scopes: { required: ['notes:read'] } }],
+        cache: { store: 'redis', redisUrl: `redis://127.0.0.1:${await closedPort()}`, operationTimeoutMs: 100 },
+      },
+      { fake: { tools: [tool('read_note', true), tool('write_note', false)] } },
+    );
+    try {
+      gateway.runtime.warm();
+      await waitFor('the tools held', () => gateway.runtime.state.pins.held().length === 2);
+      await waitFor('the catalogue', () => gateway.runtime.state.upstreams[0]!.catalog.lastCatalog());
+      await rawRequest(gateway.gatewayUrl, '/mcp', 'modern', 'tools/list', {}, KEY, routedFetch);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(gateway.logs.records('grant nothing')).toEqual([]);
     } finally {
       await gateway.close();
     }
