@@ -194,6 +194,8 @@ export interface AuthDecision {
   budget?: string;
   /** token: the grant type asked for. */
   grantType?: string;
+  /** The client address (http/client-address.ts), where the decision is made in the gateway's own routes (the console, the sign-in pages). */
+  address?: string;
 }
 
 /**
@@ -490,6 +492,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         ...(decision.account ? { account: digest(`account:${decision.account}`) } : {}),
         ...(decision.budget ? { budget: decision.budget } : {}),
         ...(decision.grantType ? { grantType: decision.grantType } : {}),
+        ...(decision.address ? { address: decision.address } : {}),
       });
     },
     recordAccess(decision) {

@@ -60,6 +60,7 @@ describe('audit lines of an OAuth token caller', () => {
     const token = String(signedIn.body.access_token);
     const signIn = authDecisionsOf(audit).find((r) => r.endpoint === 'sign_in' && r.outcome === 'ok');
     expect(signIn?.account).toMatch(/^[0-9a-f]{64}$/);
+    expect(signIn?.address).toBe('127.0.0.1');
 
     expect(await call({ authorization: `Bearer ${token}` }, 'by-token')).toBe(200);
     expect(await call(ALICE, 'by-key')).toBe(200);

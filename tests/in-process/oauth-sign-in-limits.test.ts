@@ -240,6 +240,8 @@ describe('the console admin token', () => {
     expect((await console('Bearer wrong-token-y')).status).toBe(429);
     const lines = authDecisionsOf(audit).filter((r) => r.endpoint === 'console');
     expect(lines.map((r) => r.reason)).toEqual([...Array(CONSOLE_BUDGET).fill('invalid_token'), 'rate_limited', 'rate_limited']);
+    // Who guessed, without a join on requestId with the access log (operator try-out): the address the budget counts.
+    expect(new Set(lines.map((r) => r.address))).toEqual(new Set(['127.0.0.1']));
     const metrics = await (await gateway.fetch(new Request(`${gateway.gatewayUrl}/metrics`))).text();
     expect(metrics).toMatch(/^mcp_rate_limited_total\{budget="console_sign_ins_per_address"\} 2$/m);
   });

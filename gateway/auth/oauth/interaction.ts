@@ -154,7 +154,7 @@ export function interactionRoute(deps: InteractionDeps): (ctx: Context) => Promi
       .split(' ')
       .filter((s) => s && supported.includes(s));
     const decided = (decision: Omit<AuthDecision, 'requestId' | 'client'>) =>
-      decide({ requestId: ctx.state.requestId as string | undefined, client: client.clientId, ...decision });
+      decide({ requestId: ctx.state.requestId as string | undefined, client: client.clientId, address: ctx.ip, ...decision });
     const signIn = (status: number, error?: string) =>
       page(ctx, status, signInPage({ action: `${base}/login`, abortAction: `${base}/abort`, csrf, client: view, serviceName: config.serviceName, error }));
     const consent = (status: number, pending: PendingSignIn, error?: string) =>

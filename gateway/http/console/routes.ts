@@ -136,13 +136,13 @@ function adminGuard(runtime: GatewayRuntime, token: string): Middleware {
       const decision = charges.length ? await runtime.rateLimiter!.consume(charges) : undefined;
       const requestId = ctx.state.requestId as string | undefined;
       if (decision && !decision.ok) {
-        runtime.authDecisions({ requestId, endpoint: 'console', outcome: 'refused', reason: 'rate_limited', budget: decision.budget });
+        runtime.authDecisions({ requestId, endpoint: 'console', outcome: 'refused', reason: 'rate_limited', budget: decision.budget, address: ctx.ip });
         const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
         refusalPage(ctx, 429, 'Too many wrong admin tokens', `Too many wrong admin tokens from this address. Try again in ${seconds} s.`);
         ctx.set('retry-after', String(seconds));
         return;
       }
-      runtime.authDecisions({ requestId, endpoint: 'console', outcome: 'refused', reason: 'invalid_token' });
+      runtime.authDecisions({ requestId, endpoint: 'console', outcome: 'refused', reason: 'invalid_token', address: ctx.ip });
     }
     ctx.status = 401;
     ctx.set('www-authenticate', 'Basic realm="MCP gateway console", charset="UTF-8"');
