@@ -7,7 +7,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { inProcessGatewayOver, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
+import { inMemoryFakeUpstream, inProcessGateway, inProcessGatewayOver, routedFetch, type InProcessGateway } from '../helpers/in-process.ts';
 import { ACCEPT_BOTH, FULL_KEY, LEGACY, MODERN, followSse, messagesOf, openStream, post, rpc } from '../helpers/raw-mcp.ts';
 import { startRelayUpstream } from '../fixtures/fake-tools.ts';
 
@@ -260,6 +260,41 @@ describe('cancellation of an in-flight tools/call reaches the upstream', () => {
       expect(await call).toBeInstanceOf(Error);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('a read cancelled by a 2025-11-25 notifications/cancelled', () => {
+  it('is answered as not answering, not as never executed: it had started (client try-out)', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const slow = inMemoryFakeUpstream({
+      tools: [
+        {
+          definition: { name: 'slow_read', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+          call: async (_args, { mcpReq }) => {
+            started();
+            await new Promise<void>((resolve) => mcpReq.signal.addEventListener('abort', () => resolve(), { once: true }));
+            return { content: [{ type: 'text', text: 'cancelled' }] };
+          },
+        },
+      ],
+    });
+    const own = inProcessGateway({}, { upstreams: { slow } });
+    try {
+      const { headers, body } = rpc('legacy', 'cancel-me', 'tools/call', { name: 'slow_read', arguments: {} });
+      // The 2025 answer opens once there is something to send on it: asked, not awaited, before the cancel.
+      const opened = openStream(String(own.mcpUrl), body, headers);
+      await running;
+      const cancel = rpc('legacy', undefined, 'notifications/cancelled', { requestId: 'cancel-me', reason: 'test cancels' });
+      expect((await post(String(own.mcpUrl), cancel.body, cancel.headers)).status).toBe(202);
+      const answer = await followSse(await opened).waitFor((m) => m.id === 'cancel-me');
+      expect(answer.result).toMatchObject({
+        isError: true,
+        content: [{ text: expect.stringMatching(/^Tool "slow_read" did not answer: the request was cancelled/) }],
+      });
+    } finally {
+      await own.close();
     }
   });
 });
