@@ -140,7 +140,7 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
   const served = route && 'era' in route ? route : undefined;
   const headerRejection = served
     ? ((served.era === 'modern' && 'request' in served && served.request ? standardHeaderRejection(headers, served.request) : undefined) ??
-      acceptRejection(headers, messages))
+      acceptRejection(headers, messages, served.era))
     : undefined;
   return {
     body,

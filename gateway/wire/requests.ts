@@ -159,14 +159,19 @@ export interface LadderRejection {
 /**
  * A POST carrying requests whose Accept admits neither representation the gateway answers a request in
  * (wire/negotiation.ts `chooseRepresentation`, RFC 9110 §12.5.1; a `q=0` weight refuses a type), or,
- * for a `subscriptions/listen`, no event stream: 406, -32000, both eras (MCP basic/transports/
+ * for a 2026-07-28 `subscriptions/listen`, no event stream: 406, -32000, both eras (MCP basic/transports/
  * streamable-http: the client MUST accept both), `data.kind` `not_acceptable`. Undefined when acceptable, or when the body holds no
  * request (notifications and responses are answered 202 without a body).
  */
-export function acceptRejection(headers: IncomingHttpHeaders, messages: readonly Record<string, unknown>[]): LadderRejection | undefined {
+export function acceptRejection(
+  headers: IncomingHttpHeaders,
+  messages: readonly Record<string, unknown>[],
+  era: 'modern' | 'legacy',
+): LadderRejection | undefined {
   const requests = messages.filter((m) => typeof m.method === 'string' && 'id' in m);
   if (requests.length === 0) return undefined;
-  const listen = requests.length === 1 && requests[0]!.method === 'subscriptions/listen';
+  // A stream in 2026-07-28 only: in a 2025 revision it is an unknown method, answered as any request (client try-out: a 406 about a stream).
+  const listen = era === 'modern' && requests.length === 1 && requests[0]!.method === 'subscriptions/listen';
   const accept = header(headers, 'accept');
   if (chooseRepresentation(accept, listen ? 'sse' : 'json', listen) !== undefined) return undefined;
   const shown = accept === undefined ? '' : accept.length > 100 ? `${accept.slice(0, 100)}…` : accept;

@@ -102,6 +102,16 @@ describe.each([true, false])('content negotiation (fast path %s)', (fastPath) =>
     expect(await (await send([ping, { jsonrpc: '2.0', method: 'notifications/initialized' }])).json()).toEqual([{ jsonrpc: '2.0', id: 'a', result: {} }]);
   });
 
+  it('answers a 2025-era subscriptions/listen -32601 whatever the Accept: a stream in 2026-07-28 only (client try-out: a 406 about a listen stream)', async () => {
+    for (const accept of ['application/json', 'application/json, text/event-stream']) {
+      const response = await post('legacy', accept, 'subscriptions/listen', { notifications: { toolsListChanged: true } });
+      expect(response.status, accept).toBe(200);
+      expect(parseAnswer(await response.text()).error, accept).toMatchObject({ code: -32601 });
+    }
+    // A 2026-07-28 one still needs the event stream.
+    expect((await post('modern', 'application/json', 'subscriptions/listen', { notifications: { toolsListChanged: true } })).status).toBe(406);
+  });
+
   it('answers a notification 202 whatever the Accept (nothing is sent back to negotiate)', async () => {
     const call = rpcCall('legacy', `${stack.gatewayUrl}/mcp`, KEY, 'tools/list');
     const response = await stack.fetch(
