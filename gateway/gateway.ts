@@ -141,9 +141,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     );
     if (!options.logger) log.level = next.log.level;
     let pinStore = plan.pinStore === 'keep' ? old.state.pins.store : undefined;
-    // The same lock file, read again: an edit of it (a reviewed one pulled) applies, and one that fails its checks refuses
-    // the reload as it refuses a start (operator try-out: a hand-edited file was reported reloaded unread, then overwritten).
-    if (pinStore && next.pinning.lockFile) await pinStore.rereadLockFile?.();
+    // The same lock file, read again: one that fails its checks refuses the reload as it refuses a start, and an edit of it
+    // (a reviewed one pulled) applies once the reload is done (operator try-out: a hand-edited file was reported reloaded
+    // unread, then overwritten; review: applied at once, a reload refused later had changed the pins in force all the same).
+    const applyLockFile = pinStore && next.pinning.lockFile ? pinStore.readLockFileAgain?.() : undefined;
     // A pin store in a new place starts with what the old one holds (its own pins first): else every tool,
     // a held one at its changed definition included, would be pinned afresh at first sight. Carried before
     // the new runtime exists: its guard judges the kept upstreams' catalogues (requests the old runtime is
@@ -253,6 +254,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // The new set notes exclusions from now on; the retiring one no more (an upstream the reload removed is no news).
     runtime.state.upstreamSet.noting = true;
     old.state.upstreamSet.noting = false;
+    await applyLockFile?.();
     await delay(0);
     runtime.warm();
     const carried = new Set<object>([...runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]), runtime.state.codeSandbox]);

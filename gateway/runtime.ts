@@ -171,9 +171,10 @@ export interface Runtime {
 function warnIdleKeyScopes(config: GatewayConfig, upstreams: readonly UpstreamRuntime[], pins: PinGuard, log: Logger): void {
   const catalogs = upstreams.map(({ catalog }) => catalog.lastCatalog());
   if (config.credentials.apiKeys.length === 0 || catalogs.some((catalog) => catalog === undefined)) return;
-  // A held tool is out of the catalogues, its scopes still needed (operator try-out: with the pin store down every tool was
-  // held unverified, and every key's scopes were said to grant nothing): no verdict until nothing is held.
-  if (pins.held().length > 0) return;
+  // A tool held because the pin store could not be read is out of the catalogue, its scopes still needed (operator try-out:
+  // with the pin store down every key's scopes were said to grant nothing): no verdict then; the next start or reload gives it.
+  // (A tool held as new or for its lint findings grants nothing until approved: the warning is true of it.)
+  if (pins.held().some((held) => held.reason === 'unverified')) return;
   const idle = idleKeyScopes(config.credentials.apiKeys, catalogs as Catalog[], config.upstreams);
   if (idle.length === 0) return;
   const named = idle.map((i) => `${i.key}: ${i.scope}${i.nearest ? ` (did you mean ${i.nearest}?)` : ''}`);

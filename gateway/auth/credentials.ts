@@ -106,6 +106,11 @@ export function extractCredential(
   };
 }
 
+/** Whether the request sends an `Authorization: Bearer` token (RFC 6750 §2.1), whatever else it sends. */
+export function sendsBearerToken(headers: IncomingHttpHeaders): boolean {
+  return BEARER.test(single(headers.authorization) ?? '');
+}
+
 /**
  * The form of credential request headers present, never its value (audit lines name it): none of the
  * credential headers, a complete key pair, an `Authorization: Bearer` token (whether or not `bearer` is

@@ -7,7 +7,7 @@ import { toNodeHandler } from '@modelcontextprotocol/node';
 import { LOG_LEVEL_META_KEY, PROTOCOL_VERSION_META_KEY, isJsonContentType, type AuthInfo, type McpHttpHandler } from '@modelcontextprotocol/server';
 import { authenticatedRequest, authInfoFor, withRevision, type AuthenticatedRequest } from '../auth/authenticated.ts';
 import type { Standing } from '../auth/authenticate.ts';
-import { credentialForm, credentialHeaderRepeats, type Credential } from '../auth/credentials.ts';
+import { credentialForm, credentialHeaderRepeats, sendsBearerToken, type Credential } from '../auth/credentials.ts';
 import { answerAtEdge, noteTraceId, rejectAtEdge } from './edge.ts';
 import { answerPlainRequest } from './fast-path.ts';
 import { admit, reportRefusal, withCallTarget, type AdmissionRefusal, type EdgeRefusal } from '../mcp/admission.ts';
@@ -176,7 +176,7 @@ export function mcpRoute(
         authentication.reason === 'refused' ? `Unauthorized: ${authentication.description ?? 'the credential was refused'}` : `Unauthorized: send ${how}`;
       // invalid_token names a bearer token that was sent (RFC 6750 §3.1): a refused key pair alone gets the bare challenge
       // (client try-out: an OAuth client told its token was invalid may drop its tokens or sign in again).
-      const tokenSent = anonymous.credentialForm === 'bearer' || anonymous.credentialForm === 'key_pair_and_bearer';
+      const tokenSent = sendsBearerToken(ctx.req.headers);
       ctx.set(
         'www-authenticate',
         bearerChallenge(config, ctx, surface.path, authentication.reason === 'refused' && tokenSent ? { error: 'invalid_token' } : {}),

@@ -191,15 +191,18 @@ export function withLockFile(store: PinStore, path: string, log: Logger, check: 
       }),
     revision: () => after(() => store.revision()),
     upstreams: () => after(() => store.upstreams()),
-    rereadLockFile: async () => {
-      // Checked whole before any pin of it is applied: a file refused (ConfigError) leaves the store as it was.
-      initial = readLockFile(path, check);
-      applied = undefined;
-      // Applied now, or by the first operation once a store that does not answer now answers again: a Redis
-      // outage must not refuse the reload.
-      await after(async () => undefined).catch((error: unknown) =>
-        log.warn({ lockFile: path, err: (error as Error).message }, 'the pin lock file was read again; its pins go to the pin store when it answers'),
-      );
+    readLockFileAgain: () => {
+      // Checked whole now (a file refused, ConfigError, refuses the reload); applied only once the reload is done.
+      const content = readLockFile(path, check);
+      return async () => {
+        initial = content;
+        applied = undefined;
+        // Applied now, or by the first operation once a store that does not answer now answers again: a Redis
+        // outage must not undo a reload that is done.
+        await after(async () => undefined).catch((error: unknown) =>
+          log.warn({ lockFile: path, err: (error as Error).message }, 'the pin lock file was read again; its pins go to the pin store when it answers'),
+        );
+      };
     },
     close: async () => {
       if (timer) {

@@ -17,11 +17,12 @@ import { DeadlineExceeded, withinDeadline } from './deadline.ts';
 export interface PinStore {
   readonly kind: 'memory' | 'redis';
   /**
-   * With `pinning.lockFile` only (store/pin-lock-file.ts): reads the file again, as a reload that keeps it
-   * does, and applies its pins as at start (an operator who edited it, or pulled a reviewed one, and sent
-   * SIGHUP). @throws ConfigError (`pinning.lockFile`) as at start: the reload is refused, nothing applied.
+   * With `pinning.lockFile` only (store/pin-lock-file.ts): reads and checks the file again, as a reload that
+   * keeps it does (an operator who edited it, or pulled a reviewed one, and sent SIGHUP), and returns what
+   * applies its pins as at start, for when the reload is done. @throws ConfigError (`pinning.lockFile`) as
+   * at start: the reload is refused, nothing applied.
    */
-  rereadLockFile?(): Promise<void>;
+  readLockFileAgain?(): () => Promise<void>;
   /** Every pin of `upstream`, by the upstream's own tool name. @throws PinStoreUnavailable */
   pins(upstream: string): Promise<Map<string, PinRecord>>;
   /** Every change of `upstream` waiting for approval. @throws PinStoreUnavailable */

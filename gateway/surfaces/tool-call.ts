@@ -137,8 +137,10 @@ export async function callCatalogTool(
         failure.kind,
         `Tool "${tool.name}" answered more than ${failure.resultBytes} bytes, more than this gateway passes on (limits.resultBytes): ask it for less (a narrower range, a smaller limit or page, fewer items).`,
       );
-    // Cancelled: it may have started (a read's effect is nothing to check, a write's outcome is unknown, below), so not "could not be executed" (client try-out).
-    if (!unknown && failure.kind === 'cancelled') return toolErrorResult(failure.kind, `Tool "${tool.name}" did not answer: ${failure.message}.`);
+    // Cancelled once sent: it may have started (a read's effect is nothing to check; a write's outcome is unknown, below), so
+    // not "could not be executed" (client try-out); one cancelled before it was sent could not be, and says so.
+    if (!unknown && failure.kind === 'cancelled' && failure.delivery !== 'not_sent')
+      return toolErrorResult(failure.kind, `Tool "${tool.name}" did not answer: ${failure.message}.`);
     if (!unknown) return toolErrorResult(failure.kind, `Tool "${tool.name}" could not be executed: ${failure.message}.`);
     const answer = toolErrorResult(
       failure.kind,

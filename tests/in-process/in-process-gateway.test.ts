@@ -86,6 +86,28 @@ describe('the gateway in process (createRuntime + fetch, in-memory upstream, no 
     }
   });
 
+  it('says invalid_token in the challenge when a refused request sent a bearer token, whatever else it sent, and not for a key pair alone (RFC 6750 §3.1)', async () => {
+    gateway = inProcessGateway(
+      { credentials: { bearer: true, apiKeys: [{ name: 'a', key: 'k_a', secret: 'secret-a-0123456789', scopes: [] }] } },
+      { fake: { tools: [tool('get_quote')] } },
+    );
+    const challenge = async (headers: Record<string, string>) => {
+      const response = await gateway!.fetch(
+        new Request(gateway!.mcpUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+        }),
+      );
+      expect(response.status).toBe(401);
+      return response.headers.get('www-authenticate') ?? '';
+    };
+    expect(await challenge({ authorization: 'Bearer nope' })).toContain('error="invalid_token"');
+    // Beside half a key pair (review: the header form, `incomplete`, hid the token that was checked and refused).
+    expect(await challenge({ authorization: 'Bearer nope', 'x-cpz-key': 'k_a' })).toContain('error="invalid_token"');
+    expect(await challenge({ 'x-cpz-key': 'k_a', 'x-cpz-secret': 'wrong' })).not.toContain('error=');
+  });
+
   it('answers at the edge like the HTTP listener: 401 with the RFC 9728 challenge without a credential', async () => {
     gateway = inProcessGateway({}, { fake: { tools: [tool('get_quote')] } });
     const response = await gateway.fetch(

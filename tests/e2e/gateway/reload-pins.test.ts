@@ -271,7 +271,10 @@ describe('a reload that keeps pinning.lockFile', () => {
     const lockFile = join(dir, 'pins.json');
     const weather = fakeUpstream({ tools: [tool('get_weather', 'Weather now.')] });
     const next = () => config(['weather'], { lockFile });
-    kept = await startGateway(next(), { upstreamTransport: () => weather.fetch });
+    const unreachable: typeof weather.fetch = async () => {
+      throw new TypeError('fetch failed');
+    };
+    kept = await startGateway(next(), { upstreamTransport: (u) => (u.url?.includes('down.invalid') ? unreachable : weather.fetch) });
     expect(await listed(kept)).toEqual(['get_weather']);
     type File = { lockfileVersion: 1; upstreams: Record<string, Record<string, { digest: string; definition: Tool; pinnedAt: string; by: string }>> };
     const file = () => JSON.parse(readFileSync(lockFile, 'utf8')) as File;
@@ -298,6 +301,14 @@ describe('a reload that keeps pinning.lockFile', () => {
       by: 'approval',
     };
     writeFileSync(lockFile, JSON.stringify(reviewed));
+    // A reload refused for another reason (its upstream's new URL unreachable) leaves the pins in force as they were (review).
+    const moved = next();
+    moved.upstreams[0]!.url = 'http://down.invalid/mcp';
+    moved.upstreams[0]!.timeoutMs = 1_000;
+    await expect(kept.reload(moved)).rejects.toThrow(/could not be reached/);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await listed(kept)).toEqual(['get_weather']);
+    expect((await readyz(kept)).held).toEqual([{ upstream: 'weather', reason: 'changed', count: 1 }]);
     await kept.reload(next());
     await waitFor('the hold lifted', async () => (await listed(kept)) && (await readyz(kept)).held === undefined, { timeoutMs: 10_000 });
     const client = await connectV2(`${kept.url}/mcp`, ANY_BEARER);
