@@ -245,7 +245,9 @@ export function routeOf(body: unknown, headers: IncomingHttpHeaders): Route {
     if (outcome.code === ERROR_CODE.invalidParams && envelopeClaim !== undefined && LEGACY_REVISIONS.includes(envelopeClaim))
       return { refused: legacyClaimRefusal(envelopeClaim) };
     const { cell, httpStatus, code, message, data } = outcome;
-    const refused = { cell, httpStatus, code, message, ...(data !== undefined ? { data } : {}) };
+    // A malformed message the SDK names no kind for: `invalid_request`, as the gateway's own -32600 refusals say (client try-out).
+    const kind = data === undefined && code === ERROR_CODE.invalidRequest ? { data: { kind: 'invalid_request' } } : {};
+    const refused = { cell, httpStatus, code, message, ...(data !== undefined ? { data } : kind) };
     return { refused: code === ERROR_CODE.headerMismatch ? shortMismatch(refused, isPlainObject(body) ? body : undefined) : refused };
   }
   if (outcome.kind === 'legacy') return { era: 'legacy' };

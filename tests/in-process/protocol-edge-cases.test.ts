@@ -118,6 +118,17 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
     expect(answer!.error.data).toEqual({ kind: 'unsupported_protocol_version', supported: ['2026-07-28'], requested: '2025-11-25' });
   });
 
+  it('names the kind of a malformed message the SDK refuses (a response carrying both result and error): invalid_request (client try-out: no data.kind)', async () => {
+    for (const era of ['legacy', 'modern'] as const) {
+      const { headers } = rpc(era, 1, 'ping');
+      delete headers['mcp-method'];
+      const response = await post(url(), { jsonrpc: '2.0', id: 1, result: {}, error: { code: 1, message: 'x' } }, headers);
+      expect(response.status, era).toBe(400);
+      const [answer] = (await messagesOf(response)) as { error: { code: number; data?: unknown } }[];
+      expect(answer!.error, era).toMatchObject({ code: -32600, data: { kind: 'invalid_request' } });
+    }
+  });
+
   it('refuses the same at once when that envelope holds nothing else (client try-out: told first to add clientCapabilities, then the revision)', async () => {
     for (const method of ['tools/list', 'ping']) {
       const body = { jsonrpc: '2.0', id: 8, method, params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } } };

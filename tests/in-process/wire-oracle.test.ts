@@ -255,7 +255,8 @@ describe('the SDK as the oracle of the gateway wire module', () => {
         const r = (ours.ladderRejection ?? ours.headerRejection)!;
         seen[refusal === 'ladder' ? 'ladder' : 'headers']++;
         // -32020's data is ours: its kind and the two disagreeing values, short (wire/requests.ts shortMismatch), where the SDK repeats its message.
-        // -32022's too: its kind, and its message only where a served 2025 revision is claimed in the envelope (wire/requests.ts routeOf).
+        // -32022's too: its kind, and its message only where a served 2025 revision is claimed in the envelope (wire/requests.ts routeOf);
+        // and a -32600 the SDK gives no data: its kind, invalid_request.
         const sdkError = sdk.message?.error as { code: number; message: string; data?: { mismatch?: { header: string }; requested?: string } } | undefined;
         const expected =
           r.code === -32022 && sdkError?.code === -32022
@@ -272,7 +273,10 @@ describe('the SDK as the oracle of the gateway wire module', () => {
                     mismatch: { header: sdkError.data.mismatch.header, body: (r.data as { mismatch: { body: string } }).mismatch.body },
                   },
                 }
-              : sdkError;
+              : // -32600 where the SDK names no data: ours names its kind, as the gateway's own -32600 refusals do.
+                r.code === -32600 && sdkError?.code === -32600 && sdkError.data === undefined
+                ? { ...sdkError, data: { kind: 'invalid_request' } }
+                : sdkError;
         expect({ status: sdk.status, error: expected }, context).toEqual({
           status: r.httpStatus,
           error: { code: r.code, message: r.message, ...(r.data !== undefined ? { data: r.data } : {}) },
