@@ -122,7 +122,7 @@ export function credentialForm(headers: IncomingHttpHeaders, config: GatewayConf
   const secretName = config.secretHeader.toLowerCase();
   const sent = (name: string) => headers[name] !== undefined;
   if (!sent('authorization') && !sent(keyName) && !sent(secretName)) return 'none';
-  const bearer = sent('authorization') ? BEARER.test(single(headers.authorization) ?? '') : undefined;
+  const bearer = sent('authorization') ? sendsBearerToken(headers) : undefined;
   const pair = sent(keyName) || sent(secretName) ? Boolean(single(headers[keyName]) && single(headers[secretName])) : undefined;
   if (bearer === false || pair === false) return 'incomplete';
   return bearer && pair ? 'key_pair_and_bearer' : bearer ? 'bearer' : 'key_pair';

@@ -215,14 +215,6 @@ function legacyClaimRefusal(claimed: string): Extract<Route, { refused: unknown 
   };
 }
 
-/** The revision a single message's `_meta` envelope claims, if it is a string. */
-function claimOf(body: unknown): string | undefined {
-  const params = isPlainObject(body) ? body.params : undefined;
-  const meta = isPlainObject(params) ? params._meta : undefined;
-  const claim = isPlainObject(meta) ? meta[PROTOCOL_VERSION_META_KEY] : undefined;
-  return typeof claim === 'string' ? claim : undefined;
-}
-
 /**
  * How the SDK's HTTP entry routes a POST (`classifyInboundRequest`, the body-primary era ladder of SDK
  * 2.4): the era it is served in, or the rejection the SDK would answer it with (JSON-RPC shape,
@@ -241,7 +233,7 @@ export function routeOf(body: unknown, headers: IncomingHttpHeaders): Route {
   if (outcome.kind === 'reject') {
     // An envelope incomplete for 2026-07-28 that claims a 2025 revision: the revision is the caller's mistake, not the
     // missing field (client try-out: told to add clientCapabilities, then refused the revision); the -32022 below.
-    const envelopeClaim = claimOf(body);
+    const envelopeClaim = revisionClaim(isPlainObject(body) ? body : undefined);
     if (outcome.code === ERROR_CODE.invalidParams && envelopeClaim !== undefined && LEGACY_REVISIONS.includes(envelopeClaim))
       return { refused: legacyClaimRefusal(envelopeClaim) };
     const { cell, httpStatus, code, message, data } = outcome;
