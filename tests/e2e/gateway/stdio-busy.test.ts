@@ -73,11 +73,12 @@ describe('a stdio server busy with a call', () => {
       (answer) => answer !== undefined && !answer.isError,
     );
     const before = first!.content[0]!.text;
-    // Eight seconds without a word, while calls keep arriving (each given up after 600 ms). The loop ends at the first
-    // answer of a new process: the window is for a loaded machine, where the restart's spawn took over 3 s (CI).
-    void call('short__busy', { ms: 8000 }).catch(() => undefined);
+    // Fifteen seconds without a word, while calls keep arriving (each given up after 600 ms). The loop ends at the first
+    // answer of a new process: the window is for a loaded machine, where the restart's spawn took over 3 s (CI) and,
+    // with two other test processes beside it, over 7 s.
+    void call('short__busy', { ms: 15_000 }).catch(() => undefined);
     let now = before;
-    const until = Date.now() + 7500;
+    const until = Date.now() + 14_500;
     while (now === before && Date.now() < until) {
       const answer = await call('short__pid').catch(() => undefined);
       if (answer && !answer.isError) now = answer.content[0]!.text;
