@@ -136,6 +136,8 @@ export interface GatewayConfig {
     signIns: { perKey?: RateBudget; perClient?: RateBudget; perAddress?: RateBudget };
     /** Console requests with a wrong admin token, from one address. */
     consoleSignIns: { perAddress?: RateBudget };
+    /** Refused key pairs on the MCP endpoints, naming one key from one address (auth/refused-credentials.ts). */
+    refusedCredentials: { perKey?: RateBudget };
   };
   /** The operator console at /console: mounted only when `adminToken` is set. */
   console: { adminToken?: string };

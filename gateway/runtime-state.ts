@@ -1,6 +1,7 @@
 import type { Logger } from './obs/log.ts';
 import type { ScopeCache } from './auth/scope-cache.ts';
 import type { Authenticator } from './auth/authenticate.ts';
+import type { RefusedCredentials } from './auth/refused-credentials.ts';
 import type { UpstreamSet } from './catalog/upstream-set.ts';
 import type { OAuth } from './auth/oauth/index.ts';
 import type { ResourceSubscriptionRelay } from './upstream/resource-subscriptions.ts';
@@ -26,6 +27,8 @@ export interface GatewayRuntime extends DispatchRuntime {
   readonly scopes: ScopeCache;
   /** Every MCP request's authentication (credential sources: config API keys, then the scope cache). */
   readonly authenticator: Authenticator;
+  /** The budget of refused key pairs per key and address (`rateLimits.refusedCredentials`); undefined when not set. */
+  readonly refusedCredentials?: RefusedCredentials;
   /** MCP authorization (`oauth.mode` builtin or external), set by Runtime.startOAuth once the issuer URL is known. */
   oauth?: OAuth;
   /** While Runtime.startOAuth waits (the built-in authorization server for its Redis store): `/readyz` answers 503. */

@@ -44,6 +44,7 @@ import { anyBudget } from './policy/rate-limits.ts';
 import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS } from './policy/tool-resolution.ts';
 import { authDecisions } from './auth/decisions.ts';
 import { createRateLimiter, type RateLimiter } from './store/rate-limiter.ts';
+import { RefusedCredentials } from './auth/refused-credentials.ts';
 import { ListenStreams } from './store/listen-streams.ts';
 import { PinGuard } from './catalog/pin-guard.ts';
 import { lockedPinProblem } from './catalog/pinning.ts';
@@ -335,6 +336,9 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       { mode: config.oauth.mode },
       `oauth.external.issuer is set but oauth.mode is ${config.oauth.mode}: the external identity provider is not used (set oauth.mode: external to validate its tokens)`,
     );
+  const rateLimiter = anyBudget(config)
+    ? (options.rateLimiter ?? createRateLimiter({ store: config.rateLimits.store, cache: config.cache, metrics, log }))
+    : undefined;
   const state: GatewayRuntime = {
     config,
     log,
@@ -393,9 +397,8 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     authDecisions: authDecisions(outcomes),
     pins,
     outcomes,
-    rateLimiter: anyBudget(config)
-      ? (options.rateLimiter ?? createRateLimiter({ store: config.rateLimits.store, cache: config.cache, metrics, log }))
-      : undefined,
+    rateLimiter,
+    refusedCredentials: RefusedCredentials.of(config, rateLimiter, digestKey),
     draining: false,
   };
 

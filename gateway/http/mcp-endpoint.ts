@@ -125,13 +125,29 @@ export function mcpRoute(
       reason: string,
       post?: PostDescription,
       data?: Record<string, unknown>,
+      budget?: string,
     ) => {
       rejectAtEdge(ctx, kind, message, post?.id ?? null, data);
       // Refused before its span: the caller's own trace id (its traceparent header) still joins the lines to its trace (SRE try-out).
       const traceId = requester.traceId ?? traceIdOf(ctx.get('traceparent') || undefined);
       noteTraceId(ctx.res, traceId);
       const who = traceId === requester.traceId ? requester : { ...requester, traceId };
-      reportRefusal(runtime, surface.name, who, post?.messages ?? [], post?.era, { outcome, reason, status: ctx.status, started });
+      reportRefusal(runtime, surface.name, who, post?.messages ?? [], post?.era, { outcome, reason, budget, status: ctx.status, started });
+    };
+    const refuseGuessing = (who: Requester, retryAfterMs: number) => {
+      const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+      const { points, durationMs } = config.rateLimits.refusedCredentials.perKey!;
+      ctx.set('retry-after', String(seconds));
+      return refused(
+        who,
+        'rate_limited',
+        `Too Many Requests: too many refused secrets for this ${config.credentials.keyHeader} from this address (rateLimits.refusedCredentials.perKey, ${points} per ${durationMs / 1000} s); its requests from this address are refused unchecked for ${seconds} s`,
+        'rate_limited',
+        'refused_credentials',
+        undefined,
+        undefined,
+        'refused_credentials_per_key',
+      );
     };
     if (!isJsonContentType(ctx.get('content-type')))
       return refused(
@@ -168,9 +184,24 @@ export function mcpRoute(
         'ambiguous_credential',
       );
     }
+    // A key whose secrets from this address were refused too often is refused before its secret is checked (auth/refused-credentials.ts).
+    const guesses = runtime.refusedCredentials;
+    const keyId = guesses && anonymous.credentialForm?.startsWith('key_pair') ? ctx.get(config.credentials.keyHeader) : undefined;
+    const clientAddress = address ?? ctx.req.socket.remoteAddress ?? '';
+    if (keyId) {
+      const blockedMs = guesses!.blockedFor(clientAddress, keyId);
+      if (blockedMs > 0) {
+        runtime.metrics.rateLimited.inc({ budget: 'refused_credentials_per_key' });
+        return refuseGuessing(anonymous, blockedMs);
+      }
+    }
     const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange });
     const authEnded = performance.timeOrigin + performance.now();
     if (authentication.kind === 'invalid') {
+      if (keyId && authentication.cause !== 'invalid_token' && authentication.cause !== 'no_credential') {
+        const over = await guesses!.refused(clientAddress, keyId);
+        if (over) return refuseGuessing({ ...anonymous, account: authentication.keyId ?? anonymous.account }, over.retryAfterMs);
+      }
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;
       const message =
         authentication.reason === 'refused' ? `Unauthorized: ${authentication.description ?? 'the credential was refused'}` : `Unauthorized: send ${how}`;

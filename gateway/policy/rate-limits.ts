@@ -1,6 +1,7 @@
 import { ownEntry } from '../catalog/catalog.ts';
 import type { GatewayConfig, RateBudget, UpstreamConfig } from '../../config/types.ts';
 import type { BudgetCharge } from '../store/rate-limiter.ts';
+import { checksKeyPairs } from '../auth/refused-credentials.ts';
 
 /**
  * Which rate budgets a request or a tool call spends (issue 17). Pure: a function of config and the
@@ -77,11 +78,13 @@ export function toolCallCharges(
 
 /**
  * Whether any budget applies at all (the limiter is built only then): an MCP budget, or the built-in
- * authorization server (its sign-in pages always count attempts), or the console's admin token budget.
+ * authorization server (its sign-in pages always count attempts), the console's admin token budget, or
+ * the refused key pairs' where a key pair can be refused (auth/refused-credentials.ts).
  */
-export function anyBudget(config: Pick<GatewayConfig, 'rateLimits' | 'upstreams' | 'oauth' | 'console'>): boolean {
+export function anyBudget(config: Pick<GatewayConfig, 'rateLimits' | 'upstreams' | 'oauth' | 'console' | 'scopes' | 'credentials'>): boolean {
   if (config.oauth.mode === 'builtin') return true;
   if (config.console.adminToken && config.rateLimits.consoleSignIns.perAddress) return true;
+  if (config.rateLimits.refusedCredentials.perKey && checksKeyPairs(config)) return true;
   return accountBudgets(config);
 }
 

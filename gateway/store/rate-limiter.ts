@@ -19,7 +19,8 @@ export type BudgetName =
   | 'sign_ins_per_client'
   | 'sign_ins_per_address'
   | 'sign_ins_per_page'
-  | 'console_sign_ins_per_address';
+  | 'console_sign_ins_per_address'
+  | 'refused_credentials_per_key';
 
 /** One budget a request spends: its name (metric label), its counter key, its limit and how many points (default 1). */
 export interface BudgetCharge {

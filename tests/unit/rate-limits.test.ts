@@ -25,7 +25,11 @@ describe('rate budget rule', () => {
   it('spends nothing without budgets', () => {
     const c = config();
     expect(accountBudgets(c)).toBe(false);
-    expect(anyBudget({ ...c, oauth: { ...c.oauth, mode: 'off' }, console: {} })).toBe(false);
+    // Refused key pairs are counted (by default) where a key pair is checked: configured keys or a scope endpoint.
+    const unchecked = { ...c, scopes: { ...c.scopes, endpoint: undefined } };
+    expect(anyBudget({ ...unchecked, oauth: { ...c.oauth, mode: 'off' }, console: {} })).toBe(false);
+    expect(anyBudget({ ...c, oauth: { ...c.oauth, mode: 'off' }, console: {} })).toBe(true);
+    expect(anyBudget({ ...c, rateLimits: { ...c.rateLimits, refusedCredentials: {} }, oauth: { ...c.oauth, mode: 'off' }, console: {} })).toBe(false);
     // The built-in authorization server always counts sign-in attempts; the console counts admin tokens.
     expect(anyBudget({ ...c, oauth: { ...c.oauth, mode: 'builtin' }, console: {} })).toBe(true);
     expect(anyBudget({ ...c, oauth: { ...c.oauth, mode: 'off' }, console: { adminToken: 'x'.repeat(16) } })).toBe(true);
