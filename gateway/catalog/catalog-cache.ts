@@ -77,7 +77,8 @@ export interface Readiness {
  * the credential it was sent with (the others fetch their own); `list_changed` invalidates; a reconnection after a loss (the upstream
  * restarted) expires every entry and refetches the catalogue; a failed refresh serves the stale entry
  * when there is one (logged, counted as `stale_served`). A merged read of several upstreams may take an
- * expired entry at once while its refresh runs (`stale`, see {@link CatalogCache.entry}).
+ * expired entry at once while its refresh runs (`stale`, see {@link CatalogCache.entry}), one expired by a
+ * reconnection included.
  */
 /** Per method, how many resources (or templates) {@link CatalogCache} remembers an upstream listed to anyone. */
 const EVER_LISTED_LIMIT = 10_000;
@@ -308,12 +309,19 @@ export class CatalogCache {
   }
 
   /**
-   * Marks every entry expired without dropping it: the next read refetches, and a failed refetch can
-   * still serve the old copy. Used when the upstream reconnected (it may have restarted with other lists).
+   * Marks every entry expired without dropping it: the next read refetches, a merged read takes the old
+   * copy at once while it does (an entry that had a lifetime stays one that had, {@link entry}'s `stale`),
+   * and a failed refetch can still serve it. Used when the upstream reconnected (it may have restarted
+   * with other lists). Expired at 0, a restarted upstream whose list was slow held every merged request,
+   * calls to the other upstreams' tools included, for its timeoutMs (upstream try-out: 29.7 s).
    */
   expireAll(): void {
     for (const method of Object.keys(LIST_ITEMS) as ListMethod[]) this.generations.set(method, (this.generations.get(method) ?? 0) + 1);
-    for (const [key, entry] of [...this.entries.entries()]) this.entries.set(key, { ...entry, expiresAt: 0, refreshFailedAt: undefined });
+    for (const [key, entry] of [...this.entries.entries()]) {
+      // Just past its fetch: expired (a millisecond after it was fetched), and still later than its fetch, as an entry with a lifetime is.
+      const expiresAt = entry.expiresAt > entry.fetchedAt ? entry.fetchedAt + 1 : entry.expiresAt;
+      this.entries.set(key, { ...entry, expiresAt, refreshFailedAt: undefined });
+    }
     for (const method of Object.keys(LIST_ITEMS)) void this.shared?.delete(`${this.upstream.name}|${method}|public`);
   }
 

@@ -175,6 +175,49 @@ describe('a hung upstream beside a healthy one', () => {
   }
 });
 
+describe('an upstream that restarts and then lists slowly, beside a healthy one', () => {
+  it('serves the copy from before the restart while the new list is fetched: no request for the healthy one waits', async () => {
+    // Upstream try-out: an upstream restarted whose tools/list took minutes held every request, calls to the other
+    // upstream's tools included, for its timeoutMs (29.7 s): a reconnection expired its copy without a lifetime left.
+    const good = await startFakeUpstream({ tools: [{ definition: echo, call: (args) => ({ content: [{ type: 'text', text: String(args.text) }] }) }] });
+    let restarted = false;
+    const held = new Set<ServerResponse>();
+    const slow: InterceptedUpstream = await startInterceptedUpstream(
+      fakeUpstream({ tools: [{ definition: lookup, call: () => ({ content: [] }) }] }),
+      (body, _req, res) => {
+        if (!restarted || !body.includes('"tools/list"')) return false;
+        held.add(res);
+        return true;
+      },
+    );
+    const gateway = gatewayFor([
+      { name: 'good', url: good.url },
+      // Its lists kept a minute (the fake says nothing of a lifetime): the copy had one when the restart came.
+      { name: 'slow', url: slow.url, timeoutMs: HUNG_TIMEOUT_MS, catalog: { ttlMs: 60_000 }, health: { intervalMs: 100, timeoutMs: 200 } },
+    ]);
+    try {
+      expect(toolNames(await within(gateway, '/mcp', 'tools/list'))).toEqual(['good__echo', 'slow__lookup']);
+      const client = gateway.runtime.state.upstreams.find((u) => u.client.name === 'slow')!.client;
+      // The restart: connections refused until the probe finds it down, then back, its lists slow from then on.
+      const { port } = slow.server.address() as AddressInfo;
+      slow.server.closeAllConnections();
+      await new Promise((resolve) => slow.server.close(resolve));
+      await waitFor('the upstream to be found down', () => client.health().state === 'down');
+      restarted = true;
+      await new Promise<void>((resolve) => slow.server.listen(port, '127.0.0.1', resolve));
+      await waitFor('the upstream to be back', () => client.health().state === 'up');
+      for (let round = 0; round < 3; round++) await expectHealthyServed(gateway);
+      // The copy from before the restart is what serves its tools meanwhile.
+      expect(toolNames(await within(gateway, '/mcp', 'tools/list'))).toEqual(['good__echo', 'slow__lookup']);
+    } finally {
+      for (const res of held) res.destroy();
+      await slow.close();
+      await gateway.close();
+      await good.close();
+    }
+  });
+});
+
 describe('a hung upstream alone', () => {
   it('fails a call within one handshake bound, naming it, rather than one per step of the request', async () => {
     const silent = await blackhole();
