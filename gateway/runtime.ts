@@ -279,6 +279,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     options.aliases,
     // Shadowed only where /mcp/compact is served.
     config.compact.enabled ? [SEARCH_TOOLS, CALL_TOOL, ...(config.compact.codeMode.enabled ? [RUN_CODE] : [])] : [],
+    config.pinning.lint,
   );
   const scopes = new ScopeCache(
     config.scopes,

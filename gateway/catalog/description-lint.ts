@@ -170,6 +170,17 @@ export function lintDefinition(tool: Tool, context: LintContext = {}): LintFindi
   return findings;
 }
 
+/**
+ * Every finding in an upstream's `instructions` (initialize, server/discover), at path `/instructions`:
+ * the rules of a definition's strings but the cross-tool one (instructions are where a server may say
+ * which of its tools to call first).
+ */
+export function lintInstructions(text: string): LintFinding[] {
+  const findings: LintFinding[] = [];
+  lintText(text, '/instructions', {}, findings);
+  return findings.filter((f) => f.rule !== 'cross-tool-directives');
+}
+
 function lintText(text: string, path: string, context: LintContext, findings: LintFinding[]): void {
   if (hasInvisible(text)) findings.push({ rule: 'invisible-characters', path, excerpt: excerpt(text.slice(0, 80)) });
   // The other rules read what a model reads once the invisible characters are gone.

@@ -9,6 +9,8 @@ import { untold, type Logger } from '../obs/log.ts';
 import { requestLog } from '../obs/request-context.ts';
 import { firstPerUri, resourceOwner, sharedUris, uriProblem } from './resource-routing.ts';
 import { mergeExtensions, uiResourceUri, viewOwner } from './extensions.ts';
+import { lintInstructions } from './description-lint.ts';
+import { stripInvisible } from '../checks/invisible-text.ts';
 import type { UpstreamClient } from '../upstream/client.ts';
 import type { OnBehalfOf } from '../upstream/forward-scope.ts';
 import type { ListMethod, TaskForms, UpstreamInfo } from '../upstream/types.ts';
@@ -92,8 +94,44 @@ export class UpstreamSet {
     private readonly log: Logger,
     private readonly aliases: ReadonlyMap<string, ServedName> = new Map(),
     private readonly compactNames: readonly string[] = [],
+    private readonly lint: 'warn' | 'hold' | 'off' = 'warn',
   ) {
     this.naming = namingOptions(upstreams.length, separator);
+  }
+
+  /** Per upstream, the last instructions text it sent and what is served of it ({@link servedInstructions}). */
+  private readonly instructionsServed = new Map<string, { sent: string; served: string | undefined }>();
+
+  /**
+   * What clients read of an upstream's `instructions`, model-facing text many clients put in the system
+   * prompt: invisible characters removed, always, as from every tool definition (description-lint.ts);
+   * the other lint findings logged once per text and upstream (`pinning.lint: warn`), or the text withheld
+   * (`hold`: there is no approving free text; the upstream's tools and their own lint stay as they are).
+   * Upstream try-out: a tag block telling the model to call a destructive tool and hide it, and zero-width
+   * and tag characters, came through verbatim, with no log line.
+   */
+  private servedInstructions(upstream: string, sent: string | undefined): string | undefined {
+    if (sent === undefined) return undefined;
+    const known = this.instructionsServed.get(upstream);
+    if (known?.sent === sent) return known.served;
+    const findings = this.lint === 'off' ? [] : lintInstructions(sent).filter((f) => f.rule !== 'invisible-characters');
+    const withheld = findings.length > 0 && this.lint === 'hold';
+    const served = withheld ? undefined : stripInvisible(sent);
+    if (findings.length)
+      this.log.warn(
+        { upstream, findings: findings.map((f) => ({ rule: f.rule, excerpt: f.excerpt })), lint: this.lint },
+        withheld
+          ? 'upstream instructions withheld: description lint findings (pinning.lint: hold)'
+          : 'upstream instructions served with description lint findings (pinning.lint: warn)',
+      );
+    this.instructionsServed.set(upstream, { sent, served });
+    return served;
+  }
+
+  /** `info` with its instructions as served ({@link servedInstructions}); the same object when they need no change. */
+  private servable(upstream: string, info: UpstreamInfo): UpstreamInfo {
+    const instructions = this.servedInstructions(upstream, info.instructions);
+    return instructions === info.instructions ? info : { ...info, instructions };
   }
 
   /**
@@ -133,7 +171,8 @@ export class UpstreamSet {
     if (!this.naming.prefixed) {
       const client = this.upstreams[0]!.client;
       const info = await client.describe(onBehalfOf).catch(() => client.lastDescribed);
-      return info && include && !include(client.name) ? { ...info, instructions: undefined } : info;
+      if (!info) return info;
+      return include && !include(client.name) ? { ...info, instructions: undefined } : this.servable(client.name, info);
     }
     const excluded = include ? this.upstreams.filter((u) => !include(u.client.name)).map((u) => u.client.name) : [];
     const last = this.described;
@@ -177,7 +216,10 @@ export class UpstreamSet {
     const { extensions } = mergeExtensions(infos.map(({ name, info }) => ({ upstream: name, extensions: info!.capabilities.extensions })));
     if (Object.keys(extensions).length) capabilities.extensions = extensions as ServerCapabilities['extensions'];
     const named = infos.filter(({ name }) => shown(name));
-    const sections = named.filter(({ info }) => info!.instructions).map(({ name, info }) => `## ${name}\n${info!.instructions}`);
+    const sections = named.flatMap(({ name, info }) => {
+      const instructions = this.servedInstructions(name, info!.instructions);
+      return instructions ? [`## ${name}\n${instructions}`] : [];
+    });
     const intro = `Tools and prompts of ${named.length} MCP server${named.length === 1 ? '' : 's'}, named ${namingHint(this.naming)}.`;
     const resourceUpdates = infos.some(({ info }) => info!.resourceUpdates === true);
     const legacyTasks = infos.filter(({ info }) => info!.tasks?.legacy);
