@@ -395,9 +395,13 @@ export class PinGuard {
       )
       .map((t): [string, PinRecord] => [t.name, { digest: t.digest, definition: t.source, pinnedAt: now, by: 'first_sight' }]);
     const carriedPins = [...carried].flatMap(([name, c]): [string, PinRecord][] => (c.pin && !known?.pins.has(name) ? [[name, c.pin]] : []));
+    // A tool the upstream added after its first catalogue, accepted on first sight (`newTools: accept`): told, as every
+    // other outcome is (upstream try-out: a tool added at run time was served to every caller with no line anywhere).
+    const acceptedNew = new Set<string>();
     if (known && firstSights.length + carriedPins.length && !degraded) {
       try {
         for (const [name, pin] of await this.store.pinAllIfAbsent(upstream, [...carriedPins, ...firstSights])) known.pins.set(name, pin);
+        if (!firstCatalogue && mode !== 'off') for (const [name] of firstSights) acceptedNew.add(name);
       } catch {
         degraded = true;
       }
@@ -468,6 +472,8 @@ export class PinGuard {
           this.emit('new_held', upstream, t.name, [], t.digest);
           continue;
         }
+        if (acceptedNew.has(t.name) && pin.digest === t.digest)
+          this.emit('new_accepted', upstream, t.name, ['a tool the upstream did not list before'], t.digest);
         const unchanged = pin.digest === t.digest;
         // A definition nobody approved yet: a first sight, or a change.
         const unapproved = !unchanged || pin.by === 'first_sight';
@@ -649,6 +655,8 @@ export class PinGuard {
           { ...fields, review: `pins list, then pins diff ${upstream}/<tool> and pins approve ${upstream}/<tool> --digest <digest>` },
           `${same.length} tool definitions held until an operator approves them (console: Definition changes; CLI: pins list, pins diff, pins approve)`,
         );
+      else if (outcome === 'new_accepted')
+        log.warn(fields, `${same.length} tools the upstream did not list before are served, pinned as first seen (pinning.newTools: accept)`);
       else log.info(fields, `${same.length} tool definition outcomes (${outcome})`);
     }
   }
@@ -665,6 +673,7 @@ export class PinGuard {
         'tool definition held until an operator approves it (console: Definition changes; CLI: pins diff, pins approve)',
       );
     else if (outcome === 'lint_warned') log.warn(fields, 'tool definition has description lint findings; served (pinning.lint: warn)');
+    else if (outcome === 'new_accepted') log.warn(fields, 'a tool the upstream did not list before is served, pinned as first seen (pinning.newTools: accept)');
     else log.warn(fields, 'tool definition changed; served (pinning.mode: warn)');
   }
 }

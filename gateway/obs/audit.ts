@@ -83,11 +83,12 @@ export type AuditOutcome =
  * What happened to one upstream tool's definition (catalog/pin-guard.ts), named for the operator:
  * - `held`: it changed since pinned and is held (`pinning.mode: hold`); `warned`: it changed and the new
  *   definition is served (`warn`); `reverted`: the upstream went back to the pinned definition;
- * - `new_held`: a tool the upstream did not list before, held (`pinning.newTools: hold`);
+ * - `new_held`: a tool the upstream did not list before, held (`pinning.newTools: hold`); `new_accepted`: one
+ *   served and pinned as first seen (`accept`; not the tools of an upstream's first catalogue);
  * - `lint_held` / `lint_warned`: the description lint found something (`pinning.lint`);
  * - `approved`: an operator made the waiting definition the pin (console or CLI).
  */
-export type DefinitionOutcome = 'held' | 'warned' | 'reverted' | 'new_held' | 'lint_held' | 'lint_warned' | 'approved';
+export type DefinitionOutcome = 'held' | 'warned' | 'reverted' | 'new_held' | 'new_accepted' | 'lint_held' | 'lint_warned' | 'approved';
 
 /** One line of `"event":"tool_definition_change"` (digests are of public definitions, not secrets). */
 export interface DefinitionChange {

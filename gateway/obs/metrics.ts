@@ -274,7 +274,7 @@ export function createMetrics(): GatewayMetrics {
     }),
     toolDefinitionChanges: new Counter({
       name: 'mcp_tool_definition_changes_total',
-      help: 'Changes of pinned tool definitions seen and approvals made, by upstream and outcome (held|warned|reverted|new_held|lint_held|lint_warned|approved); once per process per definition.',
+      help: 'Changes of pinned tool definitions seen and approvals made, by upstream and outcome (held|warned|reverted|new_held|new_accepted|lint_held|lint_warned|approved); once per process per definition.',
       labelNames: ['upstream', 'outcome'],
       registers: r,
     }),

@@ -280,8 +280,14 @@ describe('a pinned tool whose upstream changes it (pinning.mode: hold, the defau
     await stack!.close();
 
     await start({}, [weather(), alarm]);
+    // The first catalogue's tools are no news; a tool added after it is told (upstream try-out: served with no line anywhere).
+    expect(stack!.logs.records('did not list before')).toEqual([]);
     await upstreamNowLists([weather(), forecast, alarm]);
     expect((await withEra('modern', '/mcp', (c) => c.listTools())).map((t) => t.name)).toEqual(['get_weather', 'get_forecast', 'set_alarm']);
+    expect(stack!.logs.records('did not list before').map((r) => [r.level, r.tool, r.outcome, r.msg])).toEqual([
+      [40, 'get_forecast', 'new_accepted', 'a tool the upstream did not list before is served, pinned as first seen (pinning.newTools: accept)'],
+    ]);
+    expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="new_accepted"')).toBe(1);
   });
 });
 
