@@ -63,9 +63,14 @@ export class ResourceSet {
     return list.length ? list : [this.defaultResource];
   }
 
-  /** The resource a consent page names: the first indicator requested, canonical, else the default. */
+  /**
+   * The resources a consent page names: every indicator requested (RFC 8707 §2 allows several, and the grant
+   * covers each: a token for any of them can be asked for), canonical, joined by ", ", else the default. The
+   * first alone was shown while the grant held them all (security try-out).
+   */
   shown(value: unknown): string {
-    const first = Array.isArray(value) ? value[0] : value;
-    return (typeof first === 'string' && canonicalResource(first)) || this.defaultResource;
+    const named = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v !== '');
+    const shown = [...new Set(named.map((v) => canonicalResource(v) ?? v))];
+    return shown.length ? shown.join(', ') : this.defaultResource;
   }
 }
