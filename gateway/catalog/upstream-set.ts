@@ -220,7 +220,11 @@ export class UpstreamSet {
       const instructions = this.servedInstructions(name, info!.instructions);
       return instructions ? [`## ${name}\n${instructions}`] : [];
     });
-    const intro = `Tools and prompts of ${named.length} MCP server${named.length === 1 ? '' : 's'}, named ${namingHint(this.naming)}.`;
+    // A caller none of whose upstreams is open to it is told so, not "of 0 MCP servers" (try-out).
+    const intro =
+      named.length === 0
+        ? 'None of the MCP servers behind this gateway is open to this credential.'
+        : `Tools and prompts of ${named.length} MCP server${named.length === 1 ? '' : 's'}, named ${namingHint(this.naming)}.`;
     const resourceUpdates = infos.some(({ info }) => info!.resourceUpdates === true);
     const legacyTasks = infos.filter(({ info }) => info!.tasks?.legacy);
     const tasks: TaskForms = {

@@ -13,8 +13,10 @@ import { runCodeDefinition } from './run-code.ts';
 export const COMPACT_INSTRUCTIONS =
   'On this endpoint most tools are not listed up front. To use one that is not in your tool list: call search_tools ' +
   'with the task in plain words, read the input_schema of the match, then call it directly by name if `advertised` is ' +
-  'true, else through call_tool with {name, arguments}. Tools named above but missing from your list are reached the same way ' +
-  'when your credential may use them; search_tools finds only those it may.';
+  'true, else through call_tool with {name, arguments}; search_tools finds only the tools your credential may use.';
+
+/** Said after the upstreams' own instructions only (try-out: "named above" read oddly with nothing above it). */
+export const COMPACT_AFTER_UPSTREAM = 'Tools the instructions above name but your list lacks are reached the same way when your credential may use them.';
 
 /** The upstreams of the caller's visible tools, sorted: search_tools' `upstream` enum (several upstreams only). */
 export function visibleUpstreams(visible: VisibleCatalog): string[] {

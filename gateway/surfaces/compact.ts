@@ -2,7 +2,7 @@ import type { Tool } from '@modelcontextprotocol/server';
 import type { VisibleCatalog } from '../policy/caller.ts';
 import { callThroughDispatcher } from './call-tool.ts';
 import { searchTools } from './search-tools.ts';
-import { COMPACT_INSTRUCTIONS, compactTools } from './compact-tools.ts';
+import { COMPACT_AFTER_UPSTREAM, COMPACT_INSTRUCTIONS, compactTools } from './compact-tools.ts';
 import { CALL_TOOL, RUN_CODE, SEARCH_TOOLS } from '../policy/tool-resolution.ts';
 import type { Listing } from '../catalog/listing.ts';
 import type { DispatchContext, Surface } from '../ports.ts';
@@ -23,7 +23,7 @@ export const compactSurface: Surface = {
   name: 'compact',
   path: '/mcp/compact',
   // The upstreams' instructions assume every tool is listed; the paragraph after them says how to reach the rest.
-  instructions: (upstream) => (upstream ? `${upstream}\n\n${COMPACT_INSTRUCTIONS}` : COMPACT_INSTRUCTIONS),
+  instructions: (upstream) => (upstream ? `${upstream}\n\n${COMPACT_INSTRUCTIONS} ${COMPACT_AFTER_UPSTREAM}` : COMPACT_INSTRUCTIONS),
   listTools: (d, visible) => compactListing(d, visible),
   async callTool(d, name, args, task) {
     const code = name === RUN_CODE && d.runtime.config.compact.codeMode.enabled;

@@ -20,12 +20,12 @@ afterEach(async () => {
   gateway = undefined;
 });
 
-async function instructionsOf(g: InProcessGateway, era: 'modern' | 'legacy'): Promise<string | undefined> {
+async function instructionsOf(g: InProcessGateway, era: 'modern' | 'legacy', path = '/mcp'): Promise<string | undefined> {
   const { headers, body } =
     era === 'modern'
       ? rpc('modern', 1, 'server/discover')
       : rpc('legacy', 1, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } });
-  const [message] = await messagesOf(await post(String(g.mcpUrl), body, headers));
+  const [message] = await messagesOf(await post(`${g.gatewayUrl}${path}`, body, headers));
   return (message!.result as { instructions?: string }).instructions;
 }
 
@@ -61,5 +61,17 @@ describe('upstream instructions', () => {
       expect(served).not.toContain('## bad');
       expect(served).not.toContain('delete_everything');
     }
+  });
+
+  it('on /mcp/compact are followed by the compact workflow, which speaks of instructions above only when there are some', async () => {
+    gateway = inProcessGateway({}, { fake: { tools: [{ definition: tool }], instructions: CLEAN } });
+    const withUpstream = (await instructionsOf(gateway, 'modern', '/mcp/compact'))!;
+    expect(withUpstream.startsWith(`${CLEAN}\n\nOn this endpoint most tools are not listed up front.`)).toBe(true);
+    expect(withUpstream).toContain('Tools the instructions above name but your list lacks');
+    await gateway.close();
+    gateway = inProcessGateway({}, { fake: { tools: [{ definition: tool }] } });
+    const alone = (await instructionsOf(gateway, 'modern', '/mcp/compact'))!;
+    expect(alone.startsWith('On this endpoint most tools are not listed up front.')).toBe(true);
+    expect(alone).not.toContain('above');
   });
 });
