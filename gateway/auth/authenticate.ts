@@ -5,6 +5,7 @@ import { ApiKeySource } from './api-keys.ts';
 import { accountDigest, extractCredential, type Credential } from './credentials.ts';
 import { narrowToGrant, type LastKnown, type ScopeCache, type UnknownReason } from './scope-cache.ts';
 import type { BearerOutcome } from './oauth/credential.ts';
+import type { RefusedCredentials } from './refused-credentials.ts';
 
 /** The account id of a configured key (`credentials.apiKeys[]`): this prefix, then its name. */
 const API_KEY_ACCOUNT = 'api-key:';
@@ -31,6 +32,8 @@ export interface CredentialSource {
   wrongSecret?(credential: Credential): boolean;
   /** Whether a credential names one of its own key ids: it alone decides it, and no later source is asked (the config's keys). */
   owns?(credential: Credential): boolean;
+  /** Whether it accepts `credential` now without asking anyone (a configured key, a live cached answer): synchronous. */
+  verified?(credential: Credential): boolean;
 }
 
 /**
@@ -67,6 +70,11 @@ export type Authentication =
   /** The credential could not be checked now (an OAuth token's store is unreachable): 503 with Retry-After, never 401. */
   | { kind: 'unavailable'; description: string; retryAfterSeconds?: number }
   /**
+   * A key pair whose refused secrets from this address spent `rateLimits.refusedCredentials.perKey`
+   * (refused-credentials.ts): 429, its secret not checked. `blocked`: refused by a block already known.
+   */
+  | { kind: 'throttled'; retryAfterMs: number; keyId: string; blocked: boolean }
+  /**
    * An OAuth token presented where the gateway cannot tell whether the URL the request names is its own
    * (`oauth.mode: external` without publicUrl, reached on another port than its Host names): 421, never 401,
    * which would have the client fetch a new token that is refused again, forever.
@@ -81,6 +89,8 @@ export interface AuthenticateOptions {
    * behind it, carrying the token's grant (`Credential.granted`); its `invalid` is a 401.
    */
   exchange?: (credential: Credential) => Promise<BearerOutcome>;
+  /** Bounds guessing a key pair's secret from `address` (refused-credentials.ts); absent: not bounded. */
+  guesses?: { guard: RefusedCredentials; address: string } | undefined;
 }
 
 /** The credential of a caller who sent none (`anonymous: true`): no headers to forward, one shared digest. */
@@ -115,9 +125,29 @@ export class Authenticator {
   ) {}
 
   async authenticate(headers: IncomingHttpHeaders, options: AuthenticateOptions = {}): Promise<Authentication> {
-    const { requestId, exchange } = options;
+    const { exchange, guesses } = options;
     const credentials = exchange && !this.config.credentials.bearer ? { ...this.config.credentials, bearer: true } : this.config.credentials;
-    let credential = extractCredential(headers, credentials, this.key, this.options.previousKey);
+    const credential = extractCredential(headers, credentials, this.key, this.options.previousKey);
+    // A key pair (no bearer token taken) is checked only within its budget of refused secrets from this address: a
+    // block known here refuses it unchecked; one not verified already (a configured key's, a live cached answer) spends a
+    // point BEFORE its check, given back when accepted, so a burst sent at once is bounded too (review: 60 guesses at
+    // once, each counted only once refused, were all checked, the right one answered 200). The key id counted is
+    // the one the credential carries (trimmed: review, a padded id had a budget of its own).
+    const keyId = guesses && credential?.kind === 'key' ? credential.headers[this.config.credentials.keyHeader.toLowerCase()] : undefined;
+    if (keyId === undefined) return this.authenticateCredential(credential, options);
+    const { guard, address } = guesses!;
+    const blockedMs = guard.blockedFor(address, keyId);
+    if (blockedMs > 0) return { kind: 'throttled', retryAfterMs: blockedMs, keyId, blocked: true };
+    if (this.sources.some((source) => source.verified?.(credential!))) return this.authenticateCredential(credential, options);
+    const over = await guard.spend(address, keyId);
+    if (over) return { kind: 'throttled', retryAfterMs: over.retryAfterMs, keyId, blocked: false };
+    const outcome = await this.authenticateCredential(credential, options);
+    if (outcome.kind !== 'invalid') void guard.giveBack(address, keyId);
+    return outcome;
+  }
+
+  private async authenticateCredential(credential: Credential | undefined, options: AuthenticateOptions): Promise<Authentication> {
+    const { requestId, exchange } = options;
     if (!credential) {
       return this.config.anonymous
         ? { kind: 'authenticated', credential: ANONYMOUS, standing: { kind: 'scopes', scopes: [], validUntil: Infinity }, source: 'anonymous' }
@@ -245,13 +275,18 @@ export function apiKeySource(keys: ApiKeySource): CredentialSource | undefined {
     },
     wrongSecret: (credential) => keys.wrongSecret(credential),
     owns: (credential) => keys.owns(credential),
+    verified: (credential) => keys.resolve(credential) !== undefined,
   };
 }
 
 /** The scope endpoint as a source: it vouches for any credential, so it always answers (cached, single-flight). */
 export function scopeEndpointSource(cache: ScopeCache, configured: boolean): CredentialSource | undefined {
   if (!configured) return undefined;
-  return { name: 'scope_endpoint', resolve: (credential, requestId) => cache.lookup(credential, requestId) };
+  return {
+    name: 'scope_endpoint',
+    resolve: (credential, requestId) => cache.lookup(credential, requestId),
+    verified: (credential) => cache.verified(credential),
+  };
 }
 
 /** The sources of a configuration, in the order they are asked. */

@@ -106,6 +106,11 @@ export class ScopeCache {
     return started;
   }
 
+  /** Whether this process holds a live answer granting `credential` scopes (its local copy; synchronous, never a lookup). */
+  verified(credential: Credential): boolean {
+    return live(this.local.get(credential.digest))?.kind === 'scopes';
+  }
+
   /**
    * The caller's scopes when already cached (or `not_configured` without an endpoint), else undefined:
    * for paths that must never trigger a lookup (the direct tools/call path). Not counted in

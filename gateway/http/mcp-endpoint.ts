@@ -184,24 +184,16 @@ export function mcpRoute(
         'ambiguous_credential',
       );
     }
-    // A key whose secrets from this address were refused too often is refused before its secret is checked (auth/refused-credentials.ts).
-    const guesses = runtime.refusedCredentials;
-    const keyId = guesses && anonymous.credentialForm?.startsWith('key_pair') ? ctx.get(config.credentials.keyHeader) : undefined;
-    const clientAddress = address ?? ctx.req.socket.remoteAddress ?? '';
-    if (keyId) {
-      const blockedMs = guesses!.blockedFor(clientAddress, keyId);
-      if (blockedMs > 0) {
-        runtime.metrics.rateLimited.inc({ budget: 'refused_credentials_per_key' });
-        return refuseGuessing(anonymous, blockedMs);
-      }
-    }
-    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange });
+    const guard = runtime.refusedCredentials;
+    const guesses = guard && { guard, address: address ?? ctx.req.socket.remoteAddress ?? '' };
+    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange, guesses });
     const authEnded = performance.timeOrigin + performance.now();
+    if (authentication.kind === 'throttled') {
+      // The limiter counted the check over the budget; a block already known is counted here.
+      if (authentication.blocked) runtime.metrics.rateLimited.inc({ budget: 'refused_credentials_per_key' });
+      return refuseGuessing({ ...anonymous, account: authentication.keyId }, authentication.retryAfterMs);
+    }
     if (authentication.kind === 'invalid') {
-      if (keyId && authentication.cause !== 'invalid_token' && authentication.cause !== 'no_credential') {
-        const over = await guesses!.refused(clientAddress, keyId);
-        if (over) return refuseGuessing({ ...anonymous, account: authentication.keyId ?? anonymous.account }, over.retryAfterMs);
-      }
       const how = `${config.credentials.keyHeader} and ${config.credentials.secretHeader}${config.credentials.bearer || oauth ? ', or Authorization: Bearer <token>' : ''}`;
       const message =
         authentication.reason === 'refused' ? `Unauthorized: ${authentication.description ?? 'the credential was refused'}` : `Unauthorized: send ${how}`;

@@ -60,12 +60,30 @@ describe('rateLimits.refusedCredentials.perKey', () => {
     expect((await list(s, '198.51.100.1', FULL_KEY, 'legacy')).status).toBe(429);
     expect((await list(s, '198.51.100.1', wrong(4))).status).toBe(429);
     expect(await scopeLookups(s)).toBe(lookups);
+    // The key id as the credential carries it (trimmed): a padded one is the same key (review: it had a budget of its own).
+    expect((await list(s, '198.51.100.1', { ...FULL_KEY, 'x-cpz-key': 'cpz_demo_full\u00a0\u00a0' })).status).toBe(429);
+    expect((await list(s, '198.51.100.1', { ...FULL_KEY, 'x-cpz-key': '  cpz_demo_full' })).status).toBe(429);
+    expect(await scopeLookups(s)).toBe(lookups);
     // The same key from elsewhere, and another key from the same address, are served.
     expect((await list(s, '198.51.100.2', FULL_KEY)).status).toBe(200);
     expect((await list(s, '198.51.100.1', DATA_KEY)).status).toBe(200);
     const metrics = await (await routedFetch(`${s.gatewayUrl}/metrics`)).text();
-    // Every 429: the one over the budget, then the three refused unchecked.
-    expect(metrics).toMatch(/^mcp_rate_limited_total\{budget="refused_credentials_per_key"\} 4$/m);
+    // Every 429: the one over the budget, then the five refused unchecked.
+    expect(metrics).toMatch(/^mcp_rate_limited_total\{budget="refused_credentials_per_key"\} 6$/m);
+  });
+
+  it('bounds a burst sent at once as a sequence: the right secret among 60 guesses is refused unchecked, not answered', async () => {
+    // Review: counted only once refused, 60 guesses at once were all checked, the right one (46th) answered 200.
+    const s = await start();
+    const burst = Array.from({ length: 60 }, (_, i) => list(s, '198.51.100.9', i === 45 ? FULL_KEY : wrong(i)));
+    const statuses = (await Promise.all(burst)).map((r) => r.status);
+    expect(statuses.filter((x) => x === 401)).toHaveLength(3);
+    expect(statuses[45]).toBe(429);
+    expect(statuses.filter((x) => x === 429)).toHaveLength(57);
+    // A key verified already (a live cached answer) is not spent on: a valid client's burst is served whole.
+    expect((await list(s, '198.51.100.10', DATA_KEY)).status).toBe(200);
+    const valid = await Promise.all(Array.from({ length: 10 }, () => list(s, '198.51.100.10', DATA_KEY)));
+    expect(valid.map((r) => r.status)).toEqual(Array(10).fill(200));
   });
 
   it('counts an IPv6 client by its /64, and never counts a request without a credential or a bearer token', async () => {
