@@ -472,7 +472,8 @@ export class PinGuard {
           this.emit('new_held', upstream, t.name, [], t.digest);
           continue;
         }
-        if (acceptedNew.has(t.name) && pin.digest === t.digest)
+        // Served: not when the lint holds it (review: told "served" of a tool held for its findings).
+        if (acceptedNew.has(t.name) && pin.digest === t.digest && !(lint === 'hold' && serious.length))
           this.emit('new_accepted', upstream, t.name, ['a tool the upstream did not list before'], t.digest);
         const unchanged = pin.digest === t.digest;
         // A definition nobody approved yet: a first sight, or a change.

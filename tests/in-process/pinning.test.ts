@@ -288,6 +288,14 @@ describe('a pinned tool whose upstream changes it (pinning.mode: hold, the defau
       [40, 'get_forecast', 'new_accepted', 'a tool the upstream did not list before is served, pinned as first seen (pinning.newTools: accept)'],
     ]);
     expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="new_accepted"')).toBe(1);
+    await stack!.close();
+
+    // One the lint holds is told held, never "served" (review).
+    await start({ pinning: { lint: 'hold' } }, [weather(), alarm]);
+    await upstreamNowLists([weather(), { ...forecast, definition: { ...forecast.definition, description: POISONED } }, alarm]);
+    expect((await withEra('modern', '/mcp', (c) => c.listTools())).map((t) => t.name)).toEqual(['get_weather', 'set_alarm']);
+    expect(stack!.logs.records('did not list before')).toEqual([]);
+    expect(await metric('mcp_tool_definition_changes_total', 'upstream="fake",outcome="new_accepted"')).toBe(0);
   });
 });
 
