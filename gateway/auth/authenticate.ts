@@ -111,6 +111,8 @@ export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers:
  * Warm: one HMAC, one map read and one cache read; no network.
  */
 export class Authenticator {
+  /** The checks under way of key pairs not verified already, by credential digest and address ({@link authenticate}). */
+  private readonly guardedChecks = new Map<string, Promise<Authentication>>();
   /** Account id (a key id or the id a source named, not a secret) -> its keyed digest; bounded by count. */
   private readonly accounts = new LRUCache<string, string>({ max: 10_000 });
 
@@ -139,11 +141,20 @@ export class Authenticator {
     const blockedMs = guard.blockedFor(address, keyId);
     if (blockedMs > 0) return { kind: 'throttled', retryAfterMs: blockedMs, keyId, blocked: true };
     if (this.sources.some((source) => source.verified?.(credential!))) return this.authenticateCredential(credential, options);
-    const over = await guard.spend(address, keyId);
-    if (over) return { kind: 'throttled', retryAfterMs: over.retryAfterMs, keyId, blocked: false };
-    const outcome = await this.authenticateCredential(credential, options);
-    if (outcome.kind !== 'invalid') void guard.giveBack(address, keyId);
-    return outcome;
+    // One point per credential checked at a time, not per request: a client's cold burst of one key pair joins the
+    // check under way (as the scope cache joins its lookup), where each made-up secret is a check of its own.
+    const key = `${credential!.digest}\0${address}`;
+    const joined = this.guardedChecks.get(key);
+    if (joined) return joined;
+    const check = (async (): Promise<Authentication> => {
+      const over = await guard.spend(address, keyId);
+      if (over) return { kind: 'throttled', retryAfterMs: over.retryAfterMs, keyId, blocked: false };
+      const outcome = await this.authenticateCredential(credential, options);
+      if (outcome.kind !== 'invalid') void guard.giveBack(address, keyId);
+      return outcome;
+    })().finally(() => this.guardedChecks.delete(key));
+    this.guardedChecks.set(key, check);
+    return check;
   }
 
   private async authenticateCredential(credential: Credential | undefined, options: AuthenticateOptions): Promise<Authentication> {

@@ -232,3 +232,10 @@ export async function expectHiddenReadWriteRefused(options: {
     }
   }
 }
+
+/**
+ * `rateLimits.refusedCredentials.perKey` out of the way (as an environment variable of a config gateway): a
+ * suite that sends one refused key pair per method and era, dozens from 127.0.0.1, tests what each refusal
+ * answers, not the budget that bounds them (tests/in-process/refused-credentials.test.ts tests that).
+ */
+export const REFUSALS_UNBOUNDED = { GATEWAY_RATE_LIMITS_REFUSED_CREDENTIALS_PER_KEY: '{"points":100000,"durationMs":60000}' } as const;

@@ -73,8 +73,10 @@ describe('pinning.lockFile', () => {
       .split('\n')
       .filter(Boolean)
       .map((line) => JSON.parse(line) as Record<string, unknown>);
+    // set_alarm, which the reviewed file does not list, is served on first sight (newTools: accept): told as such.
     expect(events.map((e) => [e.event, e.outcome, e.tool, e.via])).toEqual([
       ['tool_definition_change', 'held', 'get_weather', undefined],
+      ['tool_definition_change', 'new_accepted', 'set_alarm', undefined],
       ['tool_definition_change', 'approved', 'get_weather', 'test'],
     ]);
   });

@@ -11,6 +11,7 @@ import { DEMO_KEYS, connectV1, connectV2 } from '../../helpers/clients.ts';
 import {
   ERAS,
   UNKNOWN_BEARER,
+  REFUSALS_UNBOUNDED,
   UNKNOWN_KEY,
   expectChallenge,
   expectHiddenReadWriteRefused,
@@ -28,7 +29,7 @@ let gw: ConfigGateway;
 beforeAll(async () => {
   root = realpathSync(mkdtempSync(join(tmpdir(), 'gateway-fs-enforce-')));
   writeFileSync(join(root, 'secret.txt'), SECRET_TEXT);
-  gw = await startConfigGateway('filesystem', { FILESYSTEM_ROOT: root });
+  gw = await startConfigGateway('filesystem', { FILESYSTEM_ROOT: root, ...REFUSALS_UNBOUNDED });
 });
 afterAll(async () => {
   await gw?.close();

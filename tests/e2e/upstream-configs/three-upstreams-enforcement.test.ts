@@ -15,6 +15,7 @@ import {
   ACTING_METHODS,
   ERAS,
   UNKNOWN_BEARER,
+  REFUSALS_UNBOUNDED,
   UNKNOWN_KEY,
   expectChallenge,
   expectHiddenReadWriteRefused,
@@ -46,6 +47,7 @@ beforeAll(async () => {
   cpzaiProxy = await startHoldingProxy(new URL(cpzai.url).origin);
   everythingProxy = await startHoldingProxy(new URL(everything.url).origin);
   gw = await startConfigGateway('three-upstreams', {
+    ...REFUSALS_UNBOUNDED,
     GATEWAY_UPSTREAMS_0_URL: `${cpzaiProxy.url}/mcp`,
     GATEWAY_UPSTREAMS_1_URL: `${everythingProxy.url}/mcp`,
     GATEWAY_SCOPES_ENDPOINT: `${platform.url}/v1/me`,
