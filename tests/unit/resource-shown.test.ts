@@ -15,6 +15,10 @@ describe('ResourceSet.shown', () => {
     );
   });
 
+  it('names one resource once, however its loopback host is spelt', () => {
+    expect(set.shown(['http://localhost:7700/mcp', 'http://127.0.0.1:7700/mcp'])).toBe('http://127.0.0.1:7700/mcp');
+  });
+
   it('names the one resource asked for, else the default', () => {
     expect(set.shown('http://127.0.0.1:7700/mcp/compact')).toBe('http://127.0.0.1:7700/mcp/compact');
     expect(set.shown(undefined)).toBe('http://127.0.0.1:7700/mcp');

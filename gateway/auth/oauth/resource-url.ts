@@ -70,7 +70,8 @@ export class ResourceSet {
    */
   shown(value: unknown): string {
     const named = (Array.isArray(value) ? value : [value]).filter((v): v is string => typeof v === 'string' && v !== '');
-    const shown = [...new Set(named.map((v) => canonicalResource(v) ?? v))];
+    // As resolved (two loopback spellings of one endpoint are one resource: review), else as written.
+    const shown = [...new Set(named.map((v) => this.resolve(v) ?? canonicalResource(v) ?? v))];
     return shown.length ? shown.join(', ') : this.defaultResource;
   }
 }
