@@ -316,13 +316,29 @@ export class CatalogCache {
    * calls to the other upstreams' tools included, for its timeoutMs (upstream try-out: 29.7 s).
    */
   expireAll(): void {
-    for (const method of Object.keys(LIST_ITEMS) as ListMethod[]) this.generations.set(method, (this.generations.get(method) ?? 0) + 1);
+    for (const method of Object.keys(LIST_ITEMS) as ListMethod[]) this.expire(method);
+    for (const method of Object.keys(LIST_ITEMS)) void this.shared?.delete(`${this.upstream.name}|${method}|public`);
+  }
+
+  /** Marks `method`'s entries expired, kept ({@link expireAll}). */
+  private expire(method: ListMethod): void {
+    this.generations.set(method, (this.generations.get(method) ?? 0) + 1);
     for (const [key, entry] of [...this.entries.entries()]) {
+      if (!key.startsWith(`${method}|`)) continue;
       // Just past its fetch: expired (a millisecond after it was fetched), and still later than its fetch, as an entry with a lifetime is.
       const expiresAt = entry.expiresAt > entry.fetchedAt ? entry.fetchedAt + 1 : entry.expiresAt;
       this.entries.set(key, { ...entry, expiresAt, refreshFailedAt: undefined });
     }
-    for (const method of Object.keys(LIST_ITEMS)) void this.shared?.delete(`${this.upstream.name}|${method}|public`);
+  }
+
+  /**
+   * The tools catalogue asked of the upstream again now and judged (pins), its cached copies expired, not
+   * dropped: a fetch that fails leaves them serving. Before an operator's approval, so what is approved is
+   * what the upstream serves now (http/console/pins.ts). Never rejects.
+   */
+  async refetchTools(): Promise<void> {
+    this.expire('tools/list');
+    await this.catalog().catch(() => undefined);
   }
 
   /** Called after an invalidation, and after a refresh that found the list changed (the gateway tells subscribed clients); returns its removal. */

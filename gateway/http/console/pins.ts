@@ -160,10 +160,29 @@ function shownPins(field: unknown): ShownPin[] | string {
   return pins;
 }
 
+/** How long an approval waits for the upstream's tools/list asked again ({@link refetchBeforeApproval}), ms. */
+const APPROVAL_REFETCH_MS = 5_000;
+
+/**
+ * Asks `upstream`'s tools/list again before an approval of one of its definitions: a definition it changed
+ * again since the one shown is judged, and the approval of the one shown answers "changed since it was shown"
+ * (upstream try-out: approved, it was served, the upstream's newer definition with it, until the next
+ * refresh held that one up to its TTL later). Bounded: an upstream that does not answer within
+ * {@link APPROVAL_REFETCH_MS} leaves the gateway's last view to approve, as before.
+ */
+async function refetchBeforeApproval(runtime: GatewayRuntime, upstream: string): Promise<void> {
+  const catalog = runtime.upstreamSet.get(upstream)?.catalog;
+  if (!catalog) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([catalog.refetchTools(), new Promise((resolve) => (timer = setTimeout(resolve, APPROVAL_REFETCH_MS)))]);
+  clearTimeout(timer);
+}
+
 /** Approves each listed definition if it still waits with the digest shown; counts the approved and the changed-since. */
 async function approveListed(runtime: GatewayRuntime, pins: readonly ShownPin[], approver: Approver): Promise<{ approved: number; stale: number }> {
   let approved = 0;
   let stale = 0;
+  for (const upstream of new Set(pins.map((pin) => pin.upstream))) await refetchBeforeApproval(runtime, upstream);
   for (const pin of pins) {
     const result = await runtime.pins.approve(pin.upstream, pin.name, { digest: pin.digest, ...approver });
     if (typeof result === 'object') approved += 1;
@@ -174,11 +193,14 @@ async function approveListed(runtime: GatewayRuntime, pins: readonly ShownPin[],
 
 /** Approves what was asked: the list approved, or why nothing was (nothing waits; it changed again since it was shown). */
 async function approve(runtime: GatewayRuntime, request: ApprovalRequest, approver: Approver): Promise<{ upstream: string; name: string }[] | string> {
-  if ('all' in request)
+  if ('all' in request) {
+    await Promise.all(runtime.config.upstreams.map((u) => refetchBeforeApproval(runtime, u.name)));
     return runtime.pins.approveAll(
       runtime.config.upstreams.map((u) => u.name),
       approver,
     );
+  }
+  await refetchBeforeApproval(runtime, request.upstream);
   const result = await runtime.pins.approve(request.upstream, request.name, { digest: request.digest, ...approver });
   if (result === 'none') return `nothing waits for approval for ${request.upstream}/${request.name}`;
   if (result === 'stale')
