@@ -90,7 +90,9 @@ export interface AuthenticateOptions {
    */
   exchange?: (credential: Credential) => Promise<BearerOutcome>;
   /** Bounds guessing a key pair's secret from `address` (refused-credentials.ts); absent: not bounded. */
-  guesses?: { guard: RefusedCredentials; address: string } | undefined;
+  guesses?: RefusedCredentials | undefined;
+  /** The client address `guesses` counts by. */
+  address?: string;
 }
 
 /** The credential of a caller who sent none (`anonymous: true`): no headers to forward, one shared digest. */
@@ -111,6 +113,8 @@ export const ANONYMOUS: Credential = Object.freeze({ kind: 'anonymous', headers:
  * Warm: one HMAC, one map read and one cache read; no network.
  */
 export class Authenticator {
+  /** `credentials.keyHeader` as Node names headers (lower case). */
+  private readonly keyHeader: string;
   /** The checks under way of key pairs not verified already, by credential digest and address ({@link authenticate}). */
   private readonly guardedChecks = new Map<string, Promise<Authentication>>();
   /** Account id (a key id or the id a source named, not a secret) -> its keyed digest; bounded by count. */
@@ -124,10 +128,12 @@ export class Authenticator {
     private readonly key: Buffer,
     private readonly sources: readonly CredentialSource[],
     private readonly options: { previousKey?: Buffer } = {},
-  ) {}
+  ) {
+    this.keyHeader = config.credentials.keyHeader.toLowerCase();
+  }
 
   async authenticate(headers: IncomingHttpHeaders, options: AuthenticateOptions = {}): Promise<Authentication> {
-    const { exchange, guesses } = options;
+    const { exchange, guesses: guard } = options;
     const credentials = exchange && !this.config.credentials.bearer ? { ...this.config.credentials, bearer: true } : this.config.credentials;
     const credential = extractCredential(headers, credentials, this.key, this.options.previousKey);
     // A key pair (no bearer token taken) is checked only within its budget of refused secrets from this address: a
@@ -135,12 +141,12 @@ export class Authenticator {
     // point BEFORE its check, given back when accepted, so a burst sent at once is bounded too (review: 60 guesses at
     // once, each counted only once refused, were all checked, the right one answered 200). The key id counted is
     // the one the credential carries (trimmed: review, a padded id had a budget of its own).
-    const keyId = guesses && credential?.kind === 'key' ? credential.headers[this.config.credentials.keyHeader.toLowerCase()] : undefined;
-    if (keyId === undefined) return this.authenticateCredential(credential, options);
-    const { guard, address } = guesses!;
+    const keyId = guard && credential?.kind === 'key' ? credential.headers[this.keyHeader] : undefined;
+    if (keyId === undefined || !guard) return this.authenticateCredential(credential, options);
+    const address = options.address ?? '';
     const blockedMs = guard.blockedFor(address, keyId);
     if (blockedMs > 0) return { kind: 'throttled', retryAfterMs: blockedMs, keyId, blocked: true };
-    if (this.sources.some((source) => source.verified?.(credential!))) return this.authenticateCredential(credential, options);
+    if (this.verified(credential!)) return this.authenticateCredential(credential, options);
     // One point per credential checked at a time, not per request: a client's cold burst of one key pair joins the
     // check under way (as the scope cache joins its lookup), where each made-up secret is a check of its own.
     const key = `${credential!.digest}\0${address}`;
@@ -155,6 +161,12 @@ export class Authenticator {
     })().finally(() => this.guardedChecks.delete(key));
     this.guardedChecks.set(key, check);
     return check;
+  }
+
+  /** Whether a source accepts `credential` without asking anyone ({@link CredentialSource.verified}); a loop, no closure per request. */
+  private verified(credential: Credential): boolean {
+    for (const source of this.sources) if (source.verified?.(credential)) return true;
+    return false;
   }
 
   private async authenticateCredential(credential: Credential | undefined, options: AuthenticateOptions): Promise<Authentication> {

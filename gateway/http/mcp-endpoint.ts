@@ -184,9 +184,12 @@ export function mcpRoute(
         'ambiguous_credential',
       );
     }
-    const guard = runtime.refusedCredentials;
-    const guesses = guard && { guard, address: address ?? ctx.req.socket.remoteAddress ?? '' };
-    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, { requestId, exchange, guesses });
+    const authentication = await runtime.authenticator.authenticate(ctx.req.headers, {
+      requestId,
+      exchange,
+      guesses: runtime.refusedCredentials,
+      address: address ?? ctx.req.socket.remoteAddress ?? '',
+    });
     const authEnded = performance.timeOrigin + performance.now();
     if (authentication.kind === 'throttled') {
       // The limiter counted the check over the budget; a block already known is counted here.
