@@ -188,6 +188,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
         pinStore,
         pins: old.state.pins,
         rateLimiter,
+        refusedCredentials: old.state.refusedCredentials,
         aliases,
         validators: { inputs: old.state.inputs, outputs: old.state.outputs },
         codeSandbox: old.state.codeSandbox,

@@ -94,6 +94,8 @@ export interface RuntimeOptions {
   pins?: PinGuard;
   /** Live reload: the previous runtime's rate limiter (its counters: a reload opens no budget afresh). */
   rateLimiter?: RateLimiter;
+  /** Live reload: the previous runtime's refused-credentials guard (the blocks it knows), kept when it counts alike. */
+  refusedCredentials?: RefusedCredentials;
   /** Live reload: names the previous configuration served, kept callable (UpstreamSet.aliasesForNext). */
   aliases?: ReadonlyMap<string, ServedName>;
   /**
@@ -399,7 +401,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
     pins,
     outcomes,
     rateLimiter,
-    refusedCredentials: RefusedCredentials.of(config, rateLimiter, digestKey),
+    refusedCredentials: RefusedCredentials.of(config, rateLimiter, digestKey, options.refusedCredentials),
     draining: false,
   };
 

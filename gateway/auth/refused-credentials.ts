@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig, RateBudget } from '../../config/types.ts';
 import type { BudgetCharge, RateLimiter } from '../store/rate-limiter.ts';
@@ -25,7 +26,7 @@ import { accountDigest } from './credentials.ts';
  * bearer tokens (an expired OAuth token's 401 is the refresh flow, not a guess; a token is the whole
  * secret, with no key to count against).
  *
- * Left as they are (review): another replica, or this one after a reload or once 10,000 blocks are known,
+ * Left as they are (review): another replica, or this one once 10,000 blocks are known,
  * learns of a block at its next check of that key from that address (the shared counter answers it is
  * spent): one more check each; each refused key id is a counter of its own for `durationMs`, so a flood of
  * made-up key ids costs memory (or Redis keys) in proportion.
@@ -42,14 +43,22 @@ export class RefusedCredentials {
     private readonly key: Buffer,
   ) {}
 
-  /** The guard of `config`, or undefined when `rateLimits.refusedCredentials.perKey` is not set or no key pair is checked. */
+  /**
+   * The guard of `config`, or undefined when `rateLimits.refusedCredentials.perKey` is not set or no key pair
+   * is checked. `previous` (a live reload): the retired runtime's guard, kept with the blocks it knows when
+   * it counts in the same limiter, by the same budget and digest key (review: a reload forgot them, one more
+   * check each).
+   */
   static of(
     config: Pick<GatewayConfig, 'rateLimits' | 'scopes' | 'credentials'>,
     limiter: RateLimiter | undefined,
     key: Buffer,
+    previous?: RefusedCredentials,
   ): RefusedCredentials | undefined {
     const budget = config.rateLimits.refusedCredentials.perKey;
-    return budget && limiter && checksKeyPairs(config) ? new RefusedCredentials(budget, limiter, key) : undefined;
+    if (!budget || !limiter || !checksKeyPairs(config)) return undefined;
+    const same = previous && previous.limiter === limiter && previous.key.equals(key) && isDeepStrictEqual(previous.budget, budget);
+    return same ? previous : new RefusedCredentials(budget, limiter, key);
   }
 
   /**
