@@ -74,4 +74,27 @@ describe('upstream instructions', () => {
     expect(alone.startsWith('On this endpoint most tools are not listed up front.')).toBe(true);
     expect(alone).not.toContain('above');
   });
+
+  it('tell a credential none of whose upstreams is open to it so, rather than "Tools and prompts of 0 MCP servers"', async () => {
+    // Upstream try-out: a key with no scope saw "Tools and prompts of 0 MCP servers, named <server>__<name>."
+    const closed = { scopes: { required: ['notes:read'] } };
+    gateway = inProcessGateway(
+      {
+        credentials: { apiKeys: [{ name: 'nobody', key: 'k_nobody', secret: 'nobody-secret-0123', scopes: ['other:read'] }] },
+        upstreams: [closed, closed],
+      },
+      {
+        upstreams: {
+          notes: inMemoryFakeUpstream({ tools: [{ definition: tool }], instructions: CLEAN }),
+          more: inMemoryFakeUpstream({ tools: [{ definition: tool }], instructions: CLEAN }),
+        },
+      },
+    );
+    const { headers, body } = rpc('modern', 1, 'server/discover');
+    const [message] = await messagesOf(
+      await post(`${gateway.gatewayUrl}/mcp`, body, { ...headers, 'x-cpz-key': 'k_nobody', 'x-cpz-secret': 'nobody-secret-0123' }),
+    );
+    const served = (message!.result as { instructions?: string }).instructions;
+    expect(served).toBe('None of the MCP servers behind this gateway is open to this credential.');
+  });
 });
