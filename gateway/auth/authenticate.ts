@@ -224,7 +224,7 @@ export class Authenticator {
   /** A credential no source accepts: `wrong_secret` with the key id when a source knows that id, else `unknown_credential`. */
   private refusedCredential(credential: Credential): Authentication {
     if (!this.sources.some((source) => source.wrongSecret?.(credential))) return { kind: 'invalid', reason: 'refused', cause: 'unknown_credential' };
-    return { kind: 'invalid', reason: 'refused', cause: 'wrong_secret', keyId: credential.headers[this.config.credentials.keyHeader.toLowerCase()] };
+    return { kind: 'invalid', reason: 'refused', cause: 'wrong_secret', keyId: credential.headers[this.keyHeader] };
   }
 
   /**
@@ -235,7 +235,7 @@ export class Authenticator {
    * whose key name the credential then carries as `apiKey`.
    */
   private withAccount(credential: Credential, named?: string, configuredKey = false): Credential {
-    const given = named ?? credential.headers[this.config.credentials.keyHeader.toLowerCase()];
+    const given = named ?? credential.headers[this.keyHeader];
     if (given === undefined) return { ...credential, account: credential.digest };
     // A configured key's account id space is its own: a scope endpoint's account, or a key id, spelt `api-key:ops`
     // would otherwise share configured key ops's budgets and runs (review).
