@@ -315,13 +315,6 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
       { upstreams: deciding },
       `policy.hiddenToolCalls is forward: a caller's call of a tool of ${deciding.join(', ')} it cannot see is sent there all the same, and only that upstream decides whether it runs; one that checks nothing about its caller runs it for anyone (set refuse unless every such upstream checks each call itself)`,
     );
-  // A key of credentials.apiKeys is the gateway's own: an upstream that is sent it can act as that caller here (try-out).
-  const told = config.credentials.apiKeys.length ? config.upstreams.filter(receivesCallerCredential).map((u) => u.name) : [];
-  if (told.length)
-    log.warn(
-      { upstreams: told },
-      `the credentials.apiKeys credentials callers present are forwarded to ${told.join(', ')} (forwardCredentials, true by default): set forwardCredentials: false on an upstream that should not receive them`,
-    );
   // The demo stack's secrets are public (config/cpzai.yaml, docker-compose.yml): on a bind others can reach, anyone who
   // read the repository holds the console's password or can compute the credential digests (deployment try-out).
   const demo = [

@@ -42,6 +42,18 @@ export interface Credential {
 }
 
 /**
+ * What an upstream with `forwardCredentials` is sent of the caller's credential: its headers (a platform
+ * key pair or token; an OAuth token's service credential, oauth/credential.ts), or undefined for a key of
+ * `credentials.apiKeys` (`apiKey` set, directly or behind a built-in sign-in): the gateway's own credential,
+ * issued for the gateway and not for any upstream, which could act as that caller here with it (MCP security
+ * best practices, "Token Passthrough"; upstream try-out). Such a caller's requests carry the upstream's
+ * static `headers` only.
+ */
+export function forwardedHeaders(credential: Credential | undefined): Readonly<Record<string, string>> | undefined {
+  return credential === undefined || credential.apiKey !== undefined ? undefined : credential.headers;
+}
+
+/**
  * Whether a credential header (`Authorization`, `keyHeader`, `secretHeader`) was sent more than once. None of
  * them is a list (RFC 9110 §5.3): node:http keeps the first Authorization and joins a repeated other header
  * with ", ", so a proxy in front that reads another of the values and the gateway would act on different

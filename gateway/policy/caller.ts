@@ -105,7 +105,11 @@ export function createCaller(runtime: CallerSources, request: AuthenticatedReque
     onBehalfOf,
     era,
     access,
-    hiddenToolCalls: hiddenToolCallsFor(runtime.config.policy.hiddenToolCalls, credential.granted !== undefined, runtime.config.upstreams),
+    hiddenToolCalls: hiddenToolCallsFor(
+      runtime.config.policy.hiddenToolCalls,
+      credential.granted !== undefined || credential.apiKey !== undefined,
+      runtime.config.upstreams,
+    ),
     catalog: async () => (await served()).catalog,
     async list(method) {
       const listed = await upstreams.list(method, onBehalfOf, reachable);

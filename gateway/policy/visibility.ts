@@ -123,12 +123,13 @@ const FORWARD_RULES = new WeakMap<readonly UpstreamConfig[], HiddenToolCallsRule
  * The rule that applies to one caller: `setting`, on an upstream that receives the caller's credential
  * only ({@link receivesCallerCredential}): one that does not (stdio, `forwardCredentials: false`) cannot
  * tell one caller from another, so forwarding would run a tool the caller's scopes forbid with nobody
- * checking (a try-out ran a state-changing tool so); and always `refuse` for a caller with an OAuth token
- * (`oauthGrant`): the token's grant is narrower than the platform credential behind it, and the platform
- * sees only the credential, so only the gateway can keep the caller to the grant (least privilege, issue 14).
+ * checking (a try-out ran a state-changing tool so); and always `refuse` when only the gateway can judge the
+ * caller (`gatewayJudges`): a caller with an OAuth token, whose grant is narrower than the platform credential
+ * behind it while the platform sees only the credential (least privilege, issue 14), and a key of
+ * `credentials.apiKeys`, which no upstream is sent (auth/credentials.ts `forwardedHeaders`).
  */
-export function hiddenToolCallsFor(setting: HiddenToolCalls, oauthGrant: boolean, upstreams: readonly UpstreamConfig[]): HiddenToolCallsRule {
-  if (oauthGrant || setting === 'refuse') return REFUSE_HIDDEN;
+export function hiddenToolCallsFor(setting: HiddenToolCalls, gatewayJudges: boolean, upstreams: readonly UpstreamConfig[]): HiddenToolCallsRule {
+  if (gatewayJudges || setting === 'refuse') return REFUSE_HIDDEN;
   let rule = FORWARD_RULES.get(upstreams);
   if (rule === undefined) {
     const deciding = new Set(upstreams.filter(receivesCallerCredential).map((u) => u.name));

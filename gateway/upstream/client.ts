@@ -1,4 +1,4 @@
-import type { Credential } from '../auth/credentials.ts';
+import { forwardedHeaders, type Credential } from '../auth/credentials.ts';
 import { callToolResultProblems } from '../wire/client-codec.ts';
 import {
   Client,
@@ -654,8 +654,8 @@ export class UpstreamClient {
 
   /**
    * The transport's fetch hook: static config headers, then the credential headers (when
-   * `forwardCredentials`) and request id of the send under way (the forward scope {@link sendOnce} runs
-   * SDK sends in), else of `otherwise` (what the transport was made for: a handshake, a credential's
+   * `forwardCredentials`, never a key of `credentials.apiKeys`: auth/credentials.ts `forwardedHeaders`)
+   * and request id of the send under way (the forward scope {@link sendOnce} runs SDK sends in), else of `otherwise` (what the transport was made for: a handshake, a credential's
    * session), and the current span's W3C trace context when tracing is on (obs/tracing.ts). Background
    * work (catalogue warm-up, reconnects, listen streams) runs outside both and carries neither.
    */
@@ -663,7 +663,8 @@ export class UpstreamClient {
     const headers = new Headers(init?.headers);
     for (const [name, value] of Object.entries(this.config.headers)) headers.set(name, value);
     const scope = forwardScope.getStore() ?? otherwise;
-    if (scope?.credential && this.config.forwardCredentials) for (const [name, value] of Object.entries(scope.credential.headers)) headers.set(name, value);
+    const forwarded = this.config.forwardCredentials ? forwardedHeaders(scope?.credential) : undefined;
+    if (forwarded) for (const [name, value] of Object.entries(forwarded)) headers.set(name, value);
     if (scope?.requestId) headers.set('x-request-id', scope.requestId);
     injectTraceHeaders(headers);
     return this.fetchUpstream(url, { ...init, headers });

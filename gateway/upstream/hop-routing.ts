@@ -6,6 +6,7 @@ import {
   type StreamableHTTPClientTransport,
 } from '@modelcontextprotocol/client';
 import type { UpstreamConfig } from '../../config/types.ts';
+import { forwardedHeaders } from '../auth/credentials.ts';
 import { withTraceHeaders } from '../obs/tracing.ts';
 import { HttpHop, type HopCall, type HopSession } from './http-hop.ts';
 import { GATEWAY_CLIENT, LIST_ITEMS, type ForwardMethod, type ForwardOptions, type ListMethod } from './types.ts';
@@ -96,7 +97,7 @@ export class HopRouting {
   private call(options: ForwardOptions, maxBytes: number | undefined): HopCall {
     return {
       maxBytes,
-      credentialHeaders: this.config().forwardCredentials ? options.credential?.headers : undefined,
+      credentialHeaders: this.config().forwardCredentials ? forwardedHeaders(options.credential) : undefined,
       requestId: options.requestId,
       signal: options.signal,
       onprogress: options.onprogress,

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { messagesOf, rpc } from '../helpers/raw-mcp.ts';
+import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 
 const tool = (name: string) => ({ definition: { name, description: `the ${name} tool`, inputSchema: { type: 'object' } } as Tool });
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -18,12 +19,17 @@ let current = [tool('get_time')];
 let gateway: InProcessGateway;
 const stop = new AbortController();
 
-beforeAll(() => {
+let endpoint: ScopeEndpoint;
+
+beforeAll(async () => {
+  // Platform tokens (the scope endpoint's): a configured key never reaches the upstream, which must tell a from b.
+  endpoint = await startScopeEndpoint(Object.fromEntries(['a', 'b'].map((name) => [`tok-${name}-0123456789`, ['x']])));
   gateway = inProcessGateway(
     {
       // The keep-warm refreshes every second (cache.ttlMs / 2, at least 1 s); the upstream's lists expire after 50 ms.
       cache: { ttlMs: 100 },
-      credentials: { bearer: true, apiKeys: ['a', 'b'].map((name) => ({ name, token: `tok-${name}-0123456789`, scopes: ['x'] })) },
+      credentials: { bearer: true },
+      scopes: { endpoint: endpoint.url },
       upstreams: [{ health: { intervalMs: 0 }, catalog: { ttlMs: 50 } }],
     },
     // A function: the upstream's list changes without a list_changed; b is also listed a tool of its own.
@@ -33,6 +39,7 @@ beforeAll(() => {
 afterAll(async () => {
   stop.abort();
   await gateway?.close();
+  await endpoint?.close();
 });
 
 async function as(name: string, method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
