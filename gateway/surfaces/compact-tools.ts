@@ -126,7 +126,7 @@ const CALL_TOOL_DEFINITION: Tool = {
   title: 'Call a found tool',
   description:
     'Runs a read-only tool found with search_tools whose `advertised` is false, and returns its result. ' +
-    'Advertised tools (all that change state) are called by name, not here.',
+    'Advertised tools (every state-changing tool, and a few reads) are called by name, not here.',
   inputSchema: {
     type: 'object',
     properties: {
