@@ -32,7 +32,7 @@ const top10 = (index: ToolIndex, queries: readonly string[]): unknown[] => queri
 
 describe('a ranking independent of the catalogue order', () => {
   it('has every labelled set to check', () => {
-    expect(sets.map((s) => s.name)).toEqual(['cpzai-dev', 'cpzai-user', 'livemcpbench-dev', 'restbench', 'metatool']);
+    expect(sets.map((s) => s.name)).toEqual(['cpzai-dev', 'cpzai-user', 'cpzai-agent', 'livemcpbench-dev', 'restbench', 'metatool']);
   });
 
   for (const set of sets) {
