@@ -77,7 +77,7 @@ function searchToolsDefinition(config: GatewayConfig, categories: string[], upst
           enum: code ? ['brief', 'full', 'typescript'] : ['brief', 'full'],
           default: 'full',
           description:
-            'brief: name, title, one-line description and advertised only (ask again with full, or a narrower query, for schemas).' +
+            'brief: name, title, one-line description and advertised only (ask again with full for schemas).' +
             (code ? ' typescript: name, advertised and a TypeScript declaration for run_code scripts.' : ''),
         },
       },
@@ -126,7 +126,7 @@ const CALL_TOOL_DEFINITION: Tool = {
   title: 'Call a found tool',
   description:
     'Runs a read-only tool found with search_tools whose `advertised` is false, and returns its result. ' +
-    'Advertised tools (every state-changing tool, and a few reads) are called by name, not here.',
+    'Advertised tools (writes and a few reads) are called by name, not here.',
   inputSchema: {
     type: 'object',
     properties: {
