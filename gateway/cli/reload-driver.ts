@@ -51,8 +51,15 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
   /** The read due after a folder event; then the read that checks a change has held still. */
   let look: NodeJS.Timeout | undefined;
   let settling: NodeJS.Timeout | undefined;
-  /** What the applied file was: its top-level sections, and its inode (a file replaced whole gets a new one). */
-  let applied = { sections: topLevelSections(file), inode: inodeOf(file) };
+  /** The applied file's top-level sections. */
+  let applied = topLevelSections(file);
+  /**
+   * The inode of the file as last accounted for (a file replaced whole gets a new one): at start, each time the
+   * watch finds its text unchanged (a save by rename of the same text), and after each reload, applied or
+   * refused. Not the applied file's: after a save by rename that was not applied, a truncation in place read as
+   * a file replaced whole and was applied (SRE try-out: audit, the console and OAuth went off).
+   */
+  let knownInode = inodeOf(file);
   /** `settled`: the content hash the watch saw hold still (a watched reload), else undefined (SIGHUP). */
   const reload = (why: string, settled?: string) => {
     chain = chain.then(() => once(why, settled));
@@ -62,14 +69,17 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
     if (settled !== undefined && contentHash(file) !== settled) return;
     try {
       let loaded: GatewayConfig | undefined;
-      let now: typeof applied | undefined;
+      let sections: Set<string> | undefined;
       const plan = await gateway.reload(() => {
+        const inode = inodeOf(file);
         loaded = options.load();
-        now = { sections: topLevelSections(file), inode: inodeOf(file) };
+        sections = topLevelSections(file);
+        const before = knownInode;
+        knownInode = inode;
         if (settled === undefined) return loaded;
         // Written in place (the same inode): a file replaced whole (an editor's rename, the kubelet's swap) is never half-written.
-        const inPlace = now.inode !== undefined && now.inode === applied.inode;
-        const dropped = inPlace && applied.sections && now.sections ? [...applied.sections].filter((key) => !now!.sections!.has(key)) : [];
+        const inPlace = inode !== undefined && inode === before;
+        const dropped = inPlace && applied && sections ? [...applied].filter((key) => !sections!.has(key)) : [];
         if (dropped.length)
           throw new ReloadRefused(
             dropped[0]!,
@@ -77,10 +87,12 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
           );
         return loaded;
       });
-      applied = now!;
+      applied = sections;
       const watchChange = setWatching(loaded!.reload.watch);
       options.report(`${why}: configuration reloaded (${summary(plan)}${watchChange})`);
     } catch (error) {
+      // A file that did not load is accounted for too: its next write in place is judged against this one's inode.
+      knownInode = inodeOf(file);
       const known = error instanceof ConfigError || error instanceof ReloadRefused;
       const message = (error as Error).message;
       options.report(
@@ -117,7 +129,9 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
       look = setTimeout(() => {
         look = undefined;
         const now = contentHash(file);
-        // Missing for a moment (a swap in progress) or unchanged (another file of the folder): nothing to do.
+        // Missing for a moment (a swap in progress) or unchanged (another file of the folder, or this one saved
+        // by rename with the same text, whose new inode is noted): nothing to do.
+        if (now === seen) knownInode = inodeOf(file);
         if (now === undefined || now === seen) return;
         settle(now);
       }, LOOK_AFTER_MS);

@@ -169,6 +169,47 @@ describe('reload.watch changed by a reload', () => {
     }
   });
 
+  // SRE try-out: the in-place check compared the inode with the last APPLIED file's, so after a save by rename that was
+  // not applied (the same text, or a refused one) a truncation in place read as a file replaced whole, and was applied.
+  it('refuses a truncation in place after a save by rename that changed nothing, and after a refused one', async () => {
+    const folder = mkdtempSync(join(dir, 'inode-'));
+    const file = join(folder, 'gateway.yaml');
+    const base = parse(readFileSync(DEFAULT_CONFIG_PATH, 'utf8')) as Record<string, any>;
+    const text = (anchors: string[], extra: Record<string, unknown> = {}) =>
+      stringify({ ...base, ...extra, reload: { watch: true }, upstreams: [{ ...base.upstreams[0], anchors }] });
+    const byRename = (content: string) => {
+      writeFileSync(`${file}.new`, content);
+      renameSync(`${file}.new`, file);
+    };
+    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    byRename(text([]));
+    const lines: string[] = [];
+    const stop = driveReloads(stack.gateway, { load: () => load(file), path: file, config: load(file), report: (line) => lines.push(line) });
+    try {
+      // Saved by rename with the same text: nothing to apply, nothing said (waited for, past the debounce).
+      byRename(text([]));
+      await pause(1_000);
+      expect(lines).toEqual([]);
+      // Then cut short in place, as a half-written save is: refused.
+      writeFileSync(file, text([]).slice(0, text([]).indexOf('\nscopes:') + 1));
+      await waitFor('the refused truncation', () => lines.length === 1, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[0]).toMatch(/^gateway\.yaml changed: configuration not reloaded: .*no longer has .*send SIGHUP to apply it/);
+      // A whole file again (by rename) is applied; then one by rename that does not load is refused ...
+      byRename(text(['quote']));
+      await waitFor('the replaced file reloaded', () => lines.length === 2, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[1]).toMatch(/^gateway\.yaml changed: configuration reloaded/);
+      byRename(text(['quote'], { limits: { bodyBytes: 'lots' } }));
+      await waitFor('the refused replacement', () => lines.length === 3, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[2]).toMatch(/^gateway\.yaml changed: invalid configuration: limits\.bodyBytes: .*the running configuration keeps serving$/);
+      // ... and the same file then truncated in place is refused too.
+      writeFileSync(file, text(['quote']).slice(0, text(['quote']).indexOf('\nscopes:') + 1));
+      await waitFor('the second refused truncation', () => lines.length === 4, { timeoutMs: PROCESS_BUDGET_MS });
+      expect(lines[3]).toMatch(/^gateway\.yaml changed: configuration not reloaded: .*no longer has .*send SIGHUP to apply it/);
+    } finally {
+      stop();
+    }
+  });
+
   it('applies a watched change within about a second while another file of the folder is written all the time', async () => {
     // Its own folder: an audit log (or pins.json, which sits beside the configuration by design) appended to every 100 ms.
     const folder = mkdtempSync(join(dir, 'busy-'));
