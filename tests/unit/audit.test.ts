@@ -144,6 +144,34 @@ describe('audit log', () => {
     expect(String(line!.error)).toMatch(/ENOSPC/);
   });
 
+  // SRE try-out: five lines held for a full disk vanished at a reload to a good destination, with no count and no line.
+  it('counts and says the lines a failing destination still holds when it is closed (a reload, an exit)', async () => {
+    const capture = new LogCapture();
+    const metrics = createMetrics();
+    const audit = createAuditLog({ destination: '/dev/full', digestKey: 'k'.repeat(32) }, { log: pino(capture), metrics });
+    const failures = async () => (await metrics.auditWriteErrors.get()).values[0]?.value ?? 0;
+    const dropped = async () => (await metrics.auditLinesDropped.get()).values[0]?.value ?? 0;
+    audit.record(decision());
+    await expect.poll(failures, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 4; i++) audit.record(decision());
+    await audit.close();
+    expect(await dropped()).toBe(5);
+    expect(capture.records('audit: 5 lines held for a failing audit.destination were lost when it was closed')).toEqual([
+      expect.objectContaining({ level: 50, destination: '/dev/full', lines: 5 }),
+    ]);
+  });
+
+  it('counts nothing at close when the destination took every line', async () => {
+    const capture = new LogCapture();
+    const metrics = createMetrics();
+    const file = join(mkdtempSync(join(tmpdir(), 'audit-close-')), 'audit.jsonl');
+    const audit = createAuditLog({ destination: file, digestKey: 'k'.repeat(32) }, { log: pino(capture), metrics });
+    for (let i = 0; i < 5; i++) audit.record(decision());
+    await audit.close();
+    expect((await metrics.auditLinesDropped.get()).values[0]?.value ?? 0).toBe(0);
+    expect(readFileSync(file, 'utf8').trim().split('\n')).toHaveLength(5);
+  });
+
   it('holds at most AUDIT_BUFFER_BYTES of lines a destination does not take, then drops, counts and logs each line past it', async () => {
     const capture = new LogCapture();
     const metrics = createMetrics();
