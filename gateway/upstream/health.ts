@@ -5,6 +5,9 @@ import { pingRequest } from '../wire/client-codec.ts';
 import { runInBackground } from './forward-scope.ts';
 import type { UpstreamHealth } from './supervisor.ts';
 
+/** A server, or a proxy in front of it, that cannot serve now (RFC 9110 §15.6.3-15.6.5): an answer, but no live upstream. */
+const UNAVAILABLE_STATUSES: ReadonlySet<number> = new Set([502, 503, 504]);
+
 /** Any HTTP answer within this proves the upstream alive (a broken stream was that stream's problem). */
 const LIVENESS_TIMEOUT_MS = 2000;
 
@@ -29,7 +32,9 @@ export interface ProbedUpstream {
  * upstreams get a `ping` POST of their own (any HTTP answer proves the server alive, whatever the
  * session or era, except a success in a media type no MCP server answers in: a 2xx that is neither JSON
  * nor an event stream is a web page or a proxy's at the upstream's URL, not the server, and every call
- * fails on it: lost on the second such answer in a row, as silence is; operator try-out), stdio ones a `ping` request; a refused or reset connection marks the upstream lost
+ * fails on it: lost on the second such answer in a row, as silence is; operator try-out; and a 502, 503 or
+ * 504, RFC 9110's statuses of a server or a proxy in front of it that cannot serve now: every call was
+ * answered "failed with HTTP 503" while /readyz said ready and mcp_upstream_up 1, SRE try-out), stdio ones a `ping` request; a refused or reset connection marks the upstream lost
  * at once, two probes in a row without an answer within `health.timeoutMs` too (a stdio server's silent probes count only
  * while no request of the gateway is in flight, or it has been silent longer than its `timeoutMs`: a busy
  * one answers its ping after the call). Down: a reconnect attempt, subject to
@@ -130,7 +135,8 @@ export class HealthProbe {
 
   /**
    * A `ping` POST of the probe's own: resolves on any HTTP answer, rejects when none comes within `timeoutMs`.
-   * Resolves with why the answer is no MCP server's (a 2xx neither JSON nor an event stream), else undefined.
+   * Resolves with why the answer is no serving MCP server's (a 2xx neither JSON nor an event stream; a 502, 503
+   * or 504, RFC 9110 §15.6.3-15.6.5), else undefined.
    */
   private async pingHttp(timeoutMs: number, id: string): Promise<string | undefined> {
     const { config, fetchUpstream } = this.upstream;
@@ -141,6 +147,7 @@ export class HealthProbe {
       signal: AbortSignal.timeout(timeoutMs),
     });
     await response.body?.cancel();
+    if (UNAVAILABLE_STATUSES.has(response.status)) return `it answers HTTP ${response.status} to its health probe`;
     const type = (response.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     // No type (an empty answer) is not told apart from a terse server's; any JSON one (`+json` too) is an answer.
     if (!response.ok || type === '' || type === 'text/event-stream' || type === 'application/json' || type.endsWith('+json')) return undefined;

@@ -41,6 +41,19 @@ describe('HealthProbe, HTTP upstream', () => {
     expect(losses[0]!.message).toMatch(/went away \(it answers HTTP 200 with text\/html, not MCP: is upstreams\[\]\.url the MCP endpoint\?\)/);
   });
 
+  // SRE try-out: an upstream answering 503 to everything stayed up and /readyz ready while every call failed.
+  it.each([502, 503, 504])('marks an upstream lost on the second HTTP %i in a row', async (status) => {
+    const losses = probed([() => new Response('unavailable', { status, headers: { 'content-type': 'text/plain' } })]);
+    await waitFor('a loss', () => losses.length > 0, { timeoutMs: 2000 });
+    expect(losses[0]!.message).toBe(`upstream pages went away (it answers HTTP ${status} to its health probe)`);
+  });
+
+  it('keeps an upstream whose one 503 is among MCP answers', async () => {
+    const losses = probed([() => new Response('busy', { status: 503 }), PONG, () => new Response('busy', { status: 503 }), PONG]);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(losses).toEqual([]);
+  });
+
   it('keeps an upstream whose web page is one answer among MCP ones, and one answering errors or JSON of any kind', async () => {
     const losses = probed([PAGE, PONG, PAGE, PONG, () => new Response('nope', { status: 404, headers: { 'content-type': 'text/html' } }), PONG]);
     await new Promise((resolve) => setTimeout(resolve, 300));
