@@ -8,7 +8,7 @@ import { metricsRoute } from './http/app.ts';
 import { forgetUpstreams } from './obs/metrics.ts';
 import { createGatewayServer } from './http/node-server.ts';
 import type { UnreadAnswer } from './http/send-timeout.ts';
-import { originGuard } from './http/edge.ts';
+import { originGuard, rejectAtEdge } from './http/edge.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { loggableUrl } from './obs/log.ts';
 import { checkReplicas } from './ops/replica-check.ts';
@@ -420,7 +420,13 @@ async function startMetricsListener(runtime: GatewayRuntime, config: GatewayConf
   app.silent = true;
   const route = metricsRoute(runtime);
   app.use(originGuard(config));
-  app.use(async (ctx, next) => (ctx.path === '/metrics' ? route(ctx, next) : undefined));
+  app.use(async (ctx, next) => {
+    if (ctx.path !== '/metrics') return;
+    if (ctx.method === 'GET' || ctx.method === 'HEAD') return route(ctx, next);
+    // As the main listener answers a served path asked with another method (app.ts): 405 naming what it serves (SRE try-out: POST was 200).
+    ctx.set('allow', 'HEAD, GET');
+    rejectAtEdge(ctx, 'method_not_allowed', `Method Not Allowed: /metrics answers HEAD, GET, not ${ctx.method}`);
+  });
   const server = createGatewayServer(config, app.callback(), unreadAnswerCut(runtime));
   await listen(server, config.metrics.port!, config.listen.host);
   return server;

@@ -40,6 +40,15 @@ describe('the metrics listener', () => {
     expect(await get(url, { host: `localhost:${port}` })).toBe(200);
   });
 
+  it('answers another method 405 with Allow, as the main listener does, and HEAD 200', async () => {
+    const url = `${stack.gateway.metricsUrl}/metrics`;
+    const post = await fetch(url, { method: 'POST', body: '{}' });
+    expect(post.status).toBe(405);
+    expect(post.headers.get('allow')).toBe('HEAD, GET');
+    expect(await post.json()).toMatchObject({ error: { message: 'Method Not Allowed: /metrics answers HEAD, GET, not POST' } });
+    expect((await fetch(url, { method: 'HEAD' })).status).toBe(200);
+  });
+
   it('answers 400 to a Host that is no host, as the main listener does (edge.ts originGuard)', async () => {
     const url = `${stack.gateway.metricsUrl}/metrics`;
     const port = new URL(url).port;
