@@ -156,8 +156,11 @@ export async function callCatalogTool(
     decided('output_schema_violation', 'output_schema_violation', reason, undefined, true);
     return outputViolationResult(tool, check);
   }
-  if (result.isError) decided(await directFailureOutcome(d, tool, args, via), 'is_error', 'is_error', undefined, true);
-  else decided('ok', 'ok', undefined, undefined, true);
+  if (result.isError) {
+    // The metric says what the audit line says (SRE try-out: invalid arguments audited so, counted is_error).
+    const outcome = await directFailureOutcome(d, tool, args, via);
+    decided(outcome, outcome === 'invalid_arguments' ? 'invalid_arguments' : outcome === 'refused_scope' ? 'refused' : 'is_error', 'is_error', undefined, true);
+  } else decided('ok', 'ok', undefined, undefined, true);
   return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
 }
 
@@ -404,10 +407,11 @@ export function nearestNamesText(nearest: readonly NearestName[]): string {
  * The audit outcome of an isError answer. A direct call is forwarded unchecked, so the upstream's
  * refusal is named by what the gateway knows: arguments breaking the tool's inputSchema are the
  * caller's invalid arguments (as call_tool would have said), a tool outside the caller's access
- * (resolved at the edge) was refused for scope; anything else is an error.
+ * (resolved at the edge) was refused for scope; anything else is an error. Read for the metric too, audit
+ * or not: only isError answers pay for it.
  */
 async function directFailureOutcome(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<AuditOutcome> {
-  if (via !== 'direct' || !d.runtime.audit.enabled) return 'error';
+  if (via !== 'direct') return 'error';
   if (!d.runtime.inputs.check(tool.name, tool.definition.inputSchema, args ?? {}).ok) return 'invalid_arguments';
   const visible = await d.caller.visible().catch(() => undefined);
   return visible && !resolveTool(visible.catalog, visible.access, tool.name, d.surface.name, d.runtime.config.compact.codeMode.enabled).visible
