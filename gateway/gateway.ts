@@ -8,7 +8,7 @@ import { metricsRoute } from './http/app.ts';
 import { forgetUpstreams } from './obs/metrics.ts';
 import { createGatewayServer } from './http/node-server.ts';
 import type { UnreadAnswer } from './http/send-timeout.ts';
-import { originGuard, rejectAtEdge } from './http/edge.ts';
+import { originGuard, rejectAtEdge, unparsedRequestAccounting } from './http/edge.ts';
 import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { loggableUrl } from './obs/log.ts';
 import { checkReplicas } from './ops/replica-check.ts';
@@ -77,6 +77,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       runtime.listener(req, res);
     },
     unreadAnswerCut(runtime.state),
+    unparsedRequestAccounting(log, runtime.state.metrics),
   );
   const retiring = new Set<Promise<void>>();
   /** Runtimes replaced by a reload whose requests (listen streams included) are still finishing. */
@@ -427,7 +428,7 @@ async function startMetricsListener(runtime: GatewayRuntime, config: GatewayConf
     ctx.set('allow', 'HEAD, GET');
     rejectAtEdge(ctx, 'method_not_allowed', `Method Not Allowed: /metrics answers HEAD, GET, not ${ctx.method}`);
   });
-  const server = createGatewayServer(config, app.callback(), unreadAnswerCut(runtime));
+  const server = createGatewayServer(config, app.callback(), unreadAnswerCut(runtime), unparsedRequestAccounting(runtime.log, runtime.metrics));
   await listen(server, config.metrics.port!, config.listen.host);
   return server;
 }

@@ -41,7 +41,7 @@ export function clientAddressOf(config: Pick<GatewayConfig, 'security'>): (req: 
  * `2001:db8:aaaa:0:0:0:0:1` and `2001:DB8:AAAA::1` are one address), a port dropped; undefined if it is
  * no address.
  */
-function plainAddress(text: string): string | undefined {
+export function plainAddress(text: string): string | undefined {
   let address = text.trim();
   const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
   if (bracketed) address = bracketed[1]!;

@@ -9,7 +9,8 @@ import { jsonRpcErrorBody, type ErrorKind } from '../errors.ts';
 import type { Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import type { Exchange } from './exchange.ts';
-import { clientAddressOf } from './client-address.ts';
+import { clientAddressOf, plainAddress } from './client-address.ts';
+import type { UnparsedRequest } from './node-server.ts';
 import { hasDuplicateHost, readHost, toOriginForm } from './request-target.ts';
 import { isConsolePath, refusalPage } from './browser-pages.ts';
 
@@ -106,6 +107,23 @@ export function requestAccounting(
       accessLog.info(line, 'request');
     });
     return { requestId, address };
+  };
+}
+
+/**
+ * The access line and `http_request_duration_seconds` of a request answered before any handler ran
+ * (node-server.ts: headers over `limits.headerBytes` 431, headers not received in time 408, a malformed request
+ * 400, a CONNECT 405): route `unmatched`, method `unknown` unless known, 0 s (no request was timed), a fresh
+ * request id, the socket's peer as client (no header was read, so no trusted proxy's), and Node's error code as
+ * `reason`. "Every HTTP request the gateway answers" has its line (SRE try-out: header floods and slow clients
+ * left none).
+ */
+export function unparsedRequestAccounting(log: Logger, metrics: GatewayMetrics): (request: UnparsedRequest) => void {
+  const accessLog = log.child({}, { redact: [] });
+  return ({ status, method = 'unknown', code, remoteAddress }) => {
+    metrics.httpRequestDuration.observe({ route: 'unmatched', method, status_code: String(status) }, 0);
+    const client = plainAddress(remoteAddress ?? '') ?? '';
+    accessLog.info({ requestId: randomUUID(), client, method, path: '', status, durationMs: 0, ...(code ? { reason: code } : {}) }, 'request');
   };
 }
 

@@ -4,6 +4,17 @@ import type { GatewayConfig } from '../../config/types.ts';
 import { jsonRpcErrorBody } from '../errors.ts';
 import { cutUnreadAnswers, type UnreadAnswer } from './send-timeout.ts';
 
+/** A request answered before any handler saw it (Node's parser refused it, or a CONNECT): what its access line and metric say. */
+export interface UnparsedRequest {
+  status: number;
+  /** CONNECT, else unknown (the request line may not have been read). */
+  method?: string;
+  /** Node's error code (`HPE_HEADER_OVERFLOW`, `ERR_HTTP_REQUEST_TIMEOUT`, ...). */
+  code?: string;
+  /** The socket's peer, as written. */
+  remoteAddress?: string;
+}
+
 /**
  * A Node HTTP server for the gateway's listeners, bounded: `maxHeaderSize` from `limits.headerBytes`,
  * `headersTimeout` / `requestTimeout` / `keepAliveTimeout` from `server.*` (config/schema.json), so a
@@ -12,9 +23,16 @@ import { cutUnreadAnswers, type UnreadAnswer } from './send-timeout.ts';
  * a request not received in time) get a JSON-RPC error body, like every other refusal of the gateway,
  * instead of Node's bare status line: see {@link clientErrorResponse}; so does a CONNECT, which Node
  * would close unanswered: see {@link connectResponse}. A connection whose client takes nothing of an
- * answer for `server.sendTimeoutMs` is reset, and `onUnreadAnswer` told (send-timeout.ts).
+ * answer for `server.sendTimeoutMs` is reset, and `onUnreadAnswer` told (send-timeout.ts). Each request answered
+ * so before any handler ran is told to `onUnparsed`, for its access line and metric (SRE try-out: a 431 and a
+ * slow client's 408 left neither).
  */
-export function createGatewayServer(config: GatewayConfig, listener: RequestListener, onUnreadAnswer: (cut: UnreadAnswer) => void): Server {
+export function createGatewayServer(
+  config: GatewayConfig,
+  listener: RequestListener,
+  onUnreadAnswer: (cut: UnreadAnswer) => void,
+  onUnparsed: (request: UnparsedRequest) => void = () => {},
+): Server {
   const server = createServer(
     {
       maxHeaderSize: config.limits.headerBytes,
@@ -42,12 +60,15 @@ export function createGatewayServer(config: GatewayConfig, listener: RequestList
       response.writeHead(status, { 'content-type': 'application/json', connection: 'close' }).end(raw.slice(raw.indexOf('\r\n\r\n') + 4));
       return;
     }
-    socket.end(clientErrorResponse(error.code, config.limits.headerBytes));
+    const raw = clientErrorResponse(error.code, config.limits.headerBytes);
+    socket.end(raw);
+    onUnparsed({ status: Number(raw.slice(9, 12)), code: error.code, remoteAddress: (socket as Duplex & { remoteAddress?: string }).remoteAddress });
   });
   // Without a listener Node destroys a CONNECT's socket unanswered; the gateway tunnels nothing.
   server.on('connect', (_req, socket: Duplex) => {
     socket.on('error', () => socket.destroy());
     socket.end(connectResponse());
+    onUnparsed({ status: 405, method: 'CONNECT', remoteAddress: (socket as Duplex & { remoteAddress?: string }).remoteAddress });
   });
   return server;
 }

@@ -389,6 +389,9 @@ describe('malformed HTTP below the JSON-RPC layer', () => {
       id: null,
       error: { code: -32600, message: expect.stringContaining('limits.headerBytes') },
     });
+    // Answered before any handler ran, it is counted all the same (SRE try-out: it was not; its access line: unparsed-requests.test.ts).
+    const metrics = await (await fetch(`${new URL(stack.mcpUrl).origin}/metrics`)).text();
+    expect(metrics).toMatch(/^http_request_duration_seconds_count\{route="unmatched",method="unknown",status_code="431"\} 1$/m);
   });
 
   it('answers a malformed request line with 400 and a JSON-RPC body', async () => {
