@@ -234,6 +234,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // The old runtime serves until the new one has its catalogues and search index: no request waits
     // for a new upstream's connection or a rebuilt catalogue (bounded by the slowest upstream's timeout).
     fresh.state.upstreamSet.noting = false;
+    // Its own new connections are on trial until it serves: a refusal is the reload's to say, not theirs (client.ts `trial`).
+    const serving = new Set(old.state.upstreams.map((u) => u.client));
+    const trial = fresh.state.upstreams.map((u) => u.client).filter((client) => !serving.has(client));
+    for (const client of trial) client.trial = true;
     await fresh.prepare(Math.max(...next.upstreams.map((u) => u.timeoutMs)));
     const unreachable = unreachableReplacements(plan, old.state.upstreams, fresh.state.upstreams);
     if (unreachable) {
@@ -253,6 +257,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       if (approved > 0) log.info({ pins: approved }, 'pins approved during the reload carried over to the new pin store');
     }
     runtime = fresh;
+    for (const client of trial) client.trial = false;
     // The new set notes exclusions from now on; the retiring one no more (an upstream the reload removed is no news).
     runtime.state.upstreamSet.noting = true;
     old.state.upstreamSet.noting = false;

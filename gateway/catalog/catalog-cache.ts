@@ -599,11 +599,14 @@ export class CatalogCache {
       );
       return stale;
     }
-    this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'error' });
-    this.failureWarned(
-      method,
-      false,
-    )((notLogged) => log.warn({ upstream: this.upstream.name, method, reason: failure.message, ...(notLogged ? { notLogged } : {}) }, 'list fetch failed'));
+    // A reload's trial connection's failure is the reload's to refuse and say (client.ts `trial`).
+    if (!this.upstream.trial) {
+      this.metrics.catalogRefreshes.inc({ upstream: this.upstream.name, outcome: 'error' });
+      this.failureWarned(
+        method,
+        false,
+      )((notLogged) => log.warn({ upstream: this.upstream.name, method, reason: failure.message, ...(notLogged ? { notLogged } : {}) }, 'list fetch failed'));
+    }
     if (error instanceof GatewayError) throw error;
     throw new GatewayError(failure.kind === 'unauthorized' ? 'unauthorized' : 'upstream_unavailable', `${method} is unavailable: ${failure.message}`, {
       upstream: this.upstream.name,

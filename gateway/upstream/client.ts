@@ -122,6 +122,13 @@ export class UpstreamClient {
   private readonly listChangeLines = new Map<ListMethod, () => void>();
   private readonly resources: ResourceWatch;
   private readonly supervisor: UpstreamSupervisor<UpstreamInfo>;
+  /**
+   * A connection a reload tries before it serves (gateway.ts): its failures are the reload's to refuse, not the
+   * upstream's, so they are neither counted in `mcp_upstream_errors_total` nor logged as a retry (SRE try-out: a
+   * refused reload to a mistyped URL counted six errors against the healthy upstream of that name and logged
+   * "retrying with backoff", which nothing did). Cleared when the configuration serves.
+   */
+  trial = false;
   /** Requests sent and not yet settled (the health probe does not take a busy stdio server for a hung one). */
   private sending = 0;
   /** The secret values of `settings` (worked out again when a reload hands this client new settings). */
@@ -165,6 +172,7 @@ export class UpstreamClient {
       log,
       target,
       config.command === undefined,
+      () => this.trial,
     );
     this.fetchUpstream = fetchUpstream ?? ((url, init) => fetch(url, init));
     this.hop = new HopRouting(() => this.settings, fetchUpstream === undefined, {
@@ -441,7 +449,7 @@ export class UpstreamClient {
       // connection closed is the gateway server's SdkError CONNECTION_CLOSED. That says nothing about the
       // upstream: reconnecting here would fail every other caller's calls in flight.
       const cancelled = options.signal?.aborted === true;
-      this.metrics.upstreamErrors.inc({ upstream: this.name, kind: cancelled ? 'cancelled' : failure.kind });
+      if (!this.trial) this.metrics.upstreamErrors.inc({ upstream: this.name, kind: cancelled ? 'cancelled' : failure.kind });
       if (!cancelled && isConnectionLoss(error)) this.lost(new GatewayError('upstream_unavailable', failure.message, { upstream: this.name }));
       // A response stream cut mid-answer: the upstream may be gone, or only that stream.
       else if (!cancelled && error instanceof UpstreamStreamBroken) void runInBackground(() => this.prober.checkAlive());
@@ -536,7 +544,7 @@ export class UpstreamClient {
       this.legacyStdio = false;
       await client.close().catch(() => {});
       const failure = classifyUpstreamFailure(error, this.name);
-      this.metrics.upstreamErrors.inc({ upstream: this.name, kind: failure.kind });
+      if (!this.trial) this.metrics.upstreamErrors.inc({ upstream: this.name, kind: failure.kind });
       const lostOnTheWay = isConnectionLoss(error) || isConnectionLoss((error as Error).cause);
       const message =
         this.transport === 'stdio'

@@ -61,6 +61,8 @@ export class UpstreamSupervisor<T> {
     private readonly target = name,
     /** Whether a caller between scheduled attempts may start one ahead of the backoff (see the class). */
     private readonly onDemand = true,
+    /** Whether its failures go unsaid (a reload's trial connection: client.ts `trial`). */
+    private readonly quiet: () => boolean = () => false,
   ) {}
 
   /**
@@ -177,7 +179,7 @@ export class UpstreamSupervisor<T> {
       return;
     }
     this.failures++;
-    if (this.state !== 'down')
+    if (this.state !== 'down' && !this.quiet())
       this.log.warn(
         { upstream: this.name, target: this.target, reason: reason.message },
         `cannot connect to upstream ${this.name} at ${this.target} (${reason.message}); retrying with backoff`,

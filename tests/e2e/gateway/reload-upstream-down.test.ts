@@ -32,10 +32,10 @@ function configOver(url: string): GatewayConfig {
 const CREDENTIAL = { 'x-cpz-key': 'k', 'x-cpz-secret': 's' };
 
 /** A fake upstream serving `ping`, a gateway over it, and the gateway's tools listed once (its catalogue at hand). */
-async function servingGateway(): Promise<{ upstream: FakeUpstream; gateway: RunningGateway; config: GatewayConfig }> {
+async function servingGateway(logs?: LogCapture): Promise<{ upstream: FakeUpstream; gateway: RunningGateway; config: GatewayConfig }> {
   const upstream = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
   const config = configOver(upstream.url);
-  const gateway = await startGateway(config);
+  const gateway = await startGateway(config, logs ? { logDestination: logs } : {});
   const before = await connectV2(`${gateway.url}/mcp`, CREDENTIAL);
   expect((await before.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
   await before.close();
@@ -118,7 +118,8 @@ describe('resources and prompts of a lone upstream that is down', () => {
 
 describe('a reload that moves a serving upstream to a URL nothing answers', () => {
   it('is refused, naming the upstream and the URL, and the running configuration keeps serving', async () => {
-    const { upstream: serving, gateway: own } = await servingGateway();
+    const logs = new LogCapture();
+    const { upstream: serving, gateway: own } = await servingGateway(logs);
     try {
       // A mistyped port: one nothing listens on (taken, then given back), so connections are refused.
       const probe = createServer();
@@ -135,6 +136,12 @@ describe('a reload that moves a serving upstream to a URL nothing answers', () =
         `configuration not reloaded: upstreams[0]: its new connection (http://127.0.0.1:${closedPort}/mcp) could not be reached (upstream fixture is unreachable (connecting)), while the one it replaces serves; the running configuration keeps serving`,
       );
       expect(await listAndCall(own)).toEqual({ isError: undefined, text: 'pong' });
+      // The trial connection's failures are the refusal's to say: none counted against the serving upstream of that name,
+      // no "retrying" that nothing does, no failed list fetch (SRE try-out).
+      const metrics = await (await fetch(`${own.url}/metrics`)).text();
+      expect(metrics).not.toMatch(/^mcp_upstream_errors_total\{upstream="fixture"/m);
+      expect(metrics).not.toMatch(/^mcp_catalog_refreshes_total\{upstream="fixture",outcome="error"\}/m);
+      expect(logs.records().filter((r) => /retrying with backoff|list fetch failed/.test(String(r.msg)))).toEqual([]);
       // The same URL change once the old upstream is down too is applied: nothing that works is lost.
       await serving.close();
       await untilNotReady(own);
