@@ -257,7 +257,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       if (approved > 0) log.info({ pins: approved }, 'pins approved during the reload carried over to the new pin store');
     }
     runtime = fresh;
-    for (const client of trial) client.trial = false;
+    for (const client of trial) client.endTrial();
     // The new set notes exclusions from now on; the retiring one no more (an upstream the reload removed is no news).
     runtime.state.upstreamSet.noting = true;
     old.state.upstreamSet.noting = false;

@@ -126,9 +126,15 @@ export class UpstreamClient {
    * A connection a reload tries before it serves (gateway.ts): its failures are the reload's to refuse, not the
    * upstream's, so they are neither counted in `mcp_upstream_errors_total` nor logged as a retry (SRE try-out: a
    * refused reload to a mistyped URL counted six errors against the healthy upstream of that name and logged
-   * "retrying with backoff", which nothing did). Cleared when the configuration serves.
+   * "retrying with backoff", which nothing did). Ended by {@link endTrial} when the configuration serves.
    */
   trial = false;
+
+  /** The configuration it belongs to serves: its failures count from now on, and one that left it down is said now. */
+  endTrial(): void {
+    this.trial = false;
+    this.supervisor.sayIfDown();
+  }
   /** Requests sent and not yet settled (the health probe does not take a busy stdio server for a hung one). */
   private sending = 0;
   /** The secret values of `settings` (worked out again when a reload hands this client new settings). */

@@ -179,13 +179,21 @@ export class UpstreamSupervisor<T> {
       return;
     }
     this.failures++;
-    if (this.state !== 'down' && !this.quiet())
-      this.log.warn(
-        { upstream: this.name, target: this.target, reason: reason.message },
-        `cannot connect to upstream ${this.name} at ${this.target} (${reason.message}); retrying with backoff`,
-      );
+    if (this.state !== 'down' && !this.quiet()) this.sayDown(reason);
     this.enter('down', reason);
     this.schedule();
+  }
+
+  /** Says it is down, once its failures may be said (a reload's trial connection that now serves: client.ts `trial`). */
+  sayIfDown(): void {
+    if (this.state === 'down' && this.lastError) this.sayDown(this.lastError);
+  }
+
+  private sayDown(reason: GatewayError): void {
+    this.log.warn(
+      { upstream: this.name, target: this.target, reason: reason.message },
+      `cannot connect to upstream ${this.name} at ${this.target} (${reason.message}); retrying with backoff`,
+    );
   }
 
   private schedule(): void {

@@ -17,13 +17,13 @@ import { eventually } from '../../helpers/wait.ts';
 const tool: Tool = { name: 'ping', description: 'ping (test tool)', inputSchema: { type: 'object', properties: {} }, annotations: { readOnlyHint: true } };
 
 /** config/conformance.yaml in front of `url`, on a free port; a lost upstream is retried only after a minute. */
-function configOver(url: string): GatewayConfig {
+function configOver(url: string, level: 'silent' | 'info' = 'silent'): GatewayConfig {
   return loadConfig({
     path: 'config/conformance.yaml',
     env: {},
     overrides: {
       listen: { host: '127.0.0.1', port: 0 },
-      log: { level: 'silent' },
+      log: { level },
       upstreams: [{ url, restart: { minDelayMs: 60_000, maxDelayMs: 60_000 } }],
     },
   });
@@ -34,7 +34,7 @@ const CREDENTIAL = { 'x-cpz-key': 'k', 'x-cpz-secret': 's' };
 /** A fake upstream serving `ping`, a gateway over it, and the gateway's tools listed once (its catalogue at hand). */
 async function servingGateway(logs?: LogCapture): Promise<{ upstream: FakeUpstream; gateway: RunningGateway; config: GatewayConfig }> {
   const upstream = await startFakeUpstream({ tools: [{ definition: tool, call: () => ({ content: [{ type: 'text', text: 'pong' }] }) }] });
-  const config = configOver(upstream.url);
+  const config = configOver(upstream.url, logs ? 'info' : 'silent');
   const gateway = await startGateway(config, logs ? { logDestination: logs } : {});
   const before = await connectV2(`${gateway.url}/mcp`, CREDENTIAL);
   expect((await before.listTools()).tools.map((t) => t.name)).toEqual(['ping']);
@@ -126,7 +126,7 @@ describe('a reload that moves a serving upstream to a URL nothing answers', () =
       await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
       const closedPort = (probe.address() as AddressInfo).port;
       await new Promise((resolve) => probe.close(resolve));
-      const mistyped = configOver(`http://127.0.0.1:${closedPort}/mcp`);
+      const mistyped = configOver(`http://127.0.0.1:${closedPort}/mcp`, 'info');
       const refusal = await own.reload({ ...mistyped, upstreams: mistyped.upstreams.map((u) => ({ ...u, timeoutMs: 1000 })) }).then(
         () => undefined,
         (error: unknown) => error as Error,
@@ -146,6 +146,11 @@ describe('a reload that moves a serving upstream to a URL nothing answers', () =
       await serving.close();
       await untilNotReady(own);
       await expect(own.reload({ ...mistyped, upstreams: mistyped.upstreams.map((u) => ({ ...u, timeoutMs: 1000 })) })).resolves.toBeDefined();
+      // Applied, its connection down: said once it serves.
+      const retrying = logs
+        .records()
+        .filter((r) => String(r.msg).includes(`at http://127.0.0.1:${closedPort}/mcp`) && /retrying with backoff/.test(String(r.msg)));
+      expect(retrying).toHaveLength(1);
     } finally {
       await own.close();
       await serving.close().catch(() => {});
