@@ -16,6 +16,8 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
  * idle gap of about that length: at Node's 5 s, the gaps of a test on a loaded machine met it (ECONNRESET).
  */
 const KEEP_ALIVE_TIMEOUT_MS = 65_000;
+/** How long `close()` lets requests under way finish before it cuts the connections still open. */
+const CLOSE_GRACE_MS = 2_000;
 
 /**
  * The reference CPZAI MCP server's handler (`createMcpHandler`, stateless; 2026-07-28 and the legacy
@@ -95,7 +97,15 @@ export async function startUpstreamServer(opts: { platformUrl: string; port?: nu
         await handler.close();
       } finally {
         await new Promise<void>((resolve, reject) => {
-          server.close((error) => (error ? reject(error) : resolve()));
+          // A keep-alive client that keeps asking (a gateway's health probe every 2 s) keeps its connection busy:
+          // cut after a grace, or the process never exits (SRE try-out: 9 minutes after SIGTERM, answering 500).
+          const cut = setTimeout(() => server.closeAllConnections(), CLOSE_GRACE_MS);
+          cut.unref();
+          server.close((error) => {
+            clearTimeout(cut);
+            if (error) reject(error);
+            else resolve();
+          });
           server.closeIdleConnections();
         });
       }
