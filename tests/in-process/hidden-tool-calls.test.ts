@@ -5,21 +5,11 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import type { Tool } from '@modelcontextprotocol/server';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
+import { GET_TIME, READ_LEDGER } from '../fixtures/ledger-tools.ts';
 
-const tools = [
-  {
-    definition: {
-      name: 'read_ledger',
-      description: 'reads the ledger',
-      inputSchema: { type: 'object', properties: {} },
-      _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } },
-    } as Tool,
-  },
-  { definition: { name: 'get_time', description: 'the time', inputSchema: { type: 'object', properties: {} } } as Tool },
-];
+const tools = [READ_LEDGER, GET_TIME];
 
 let endpoint: ScopeEndpoint;
 let gateway: InProcessGateway | undefined;

@@ -13,16 +13,10 @@ import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.t
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 import { registerClient, redeemCode, signInFlow } from '../helpers/oauth-harness.ts';
 import { rpc } from '../helpers/raw-mcp.ts';
+import { READ_LEDGER } from '../fixtures/ledger-tools.ts';
 
 const tools = [
-  {
-    definition: {
-      name: 'read_ledger',
-      description: 'reads the ledger',
-      inputSchema: { type: 'object', properties: {} },
-      _meta: { 'ai.cpz/tool': { requiredScopes: ['ledger:read'] } },
-    } as Tool,
-  },
+  READ_LEDGER,
   {
     definition: {
       name: 'read_orders',
