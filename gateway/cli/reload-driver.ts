@@ -53,33 +53,22 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
   let settling: NodeJS.Timeout | undefined;
   /** The applied file's top-level sections. */
   let applied = topLevelSections(file);
-  /**
-   * The inode of the file as last accounted for (a file replaced whole gets a new one): at start, each time the
-   * watch finds its text unchanged (a save by rename of the same text), and after each reload, applied or
-   * refused. Not the applied file's: after a save by rename that was not applied, a truncation in place read as
-   * a file replaced whole and was applied (SRE try-out: audit, the console and OAuth went off).
-   */
-  let knownInode = inodeOf(file);
-  /** `settled`: the content hash the watch saw hold still (a watched reload), else undefined (SIGHUP). */
-  const reload = (why: string, settled?: string) => {
+  /** `settled`: the change the watch saw hold still (a watched reload), else undefined (SIGHUP). */
+  const reload = (why: string, settled?: SettledChange) => {
     chain = chain.then(() => once(why, settled));
   };
-  async function once(why: string, settled: string | undefined): Promise<void> {
+  async function once(why: string, settled: SettledChange | undefined): Promise<void> {
     // Written again since it settled (a reload before this one took a while): the watch sees that change and comes back.
-    if (settled !== undefined && contentHash(file) !== settled) return;
+    if (settled !== undefined && contentHash(file) !== settled.hash) return;
     try {
       let loaded: GatewayConfig | undefined;
       let sections: Set<string> | undefined;
       const plan = await gateway.reload(() => {
-        const inode = inodeOf(file);
         loaded = options.load();
         sections = topLevelSections(file);
-        const before = knownInode;
-        knownInode = inode;
         if (settled === undefined) return loaded;
-        // Written in place (the same inode): a file replaced whole (an editor's rename, the kubelet's swap) is never half-written.
-        const inPlace = inode !== undefined && inode === before;
-        const dropped = inPlace && applied && sections ? [...applied].filter((key) => !sections!.has(key)) : [];
+        // Written in place: a file replaced whole (an editor's rename, the kubelet's swap) is never half-written.
+        const dropped = settled.inPlace && applied && sections ? [...applied].filter((key) => !sections!.has(key)) : [];
         if (dropped.length)
           throw new ReloadRefused(
             dropped[0]!,
@@ -91,8 +80,6 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
       const watchChange = setWatching(loaded!.reload.watch);
       options.report(`${why}: configuration reloaded (${summary(plan)}${watchChange})`);
     } catch (error) {
-      // A file that did not load is accounted for too: its next write in place is judged against this one's inode.
-      knownInode = inodeOf(file);
       const known = error instanceof ConfigError || error instanceof ReloadRefused;
       const message = (error as Error).message;
       options.report(
@@ -111,7 +98,13 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
       watcher = undefined;
       return `; reload.watch off: ${basename(file)} no longer watched`;
     }
+    // The text the watch last accounted for, and its file's inode (a file replaced whole gets a new one). Judged
+    // here, in the order the watch sees the writes, not when the reload runs: a save by rename that was not applied
+    // (the same text, a refused file) made a later truncation in place read as a file replaced whole, and it was
+    // applied (SRE try-out: audit, the console and OAuth went off); a write seen while a reload ran must not be
+    // taken for the file that reload reads (review).
     let seen = contentHash(file);
+    let seenInode = inodeOf(file);
     const settle = (first: string) => {
       settling = setTimeout(() => {
         settling = undefined;
@@ -119,8 +112,10 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
         if (now === undefined || now === seen) return;
         // Still changing: read again once it has held still.
         if (now !== first) return settle(now);
-        seen = now;
-        reload(`${basename(file)} changed`, now);
+        const inode = inodeOf(file);
+        const inPlace = inode !== undefined && inode === seenInode;
+        [seen, seenInode] = [now, inode];
+        reload(`${basename(file)} changed`, { hash: now, inPlace });
       }, SETTLE_MS);
     };
     watcher = watch(dirname(file), () => {
@@ -131,7 +126,7 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
         const now = contentHash(file);
         // Missing for a moment (a swap in progress) or unchanged (another file of the folder, or this one saved
         // by rename with the same text, whose new inode is noted): nothing to do.
-        if (now === seen) knownInode = inodeOf(file);
+        if (now === seen) seenInode = inodeOf(file);
         if (now === undefined || now === seen) return;
         settle(now);
       }, LOOK_AFTER_MS);
@@ -146,6 +141,12 @@ export function driveReloads(gateway: RunningGateway, options: ReloadDriverOptio
     process.off('SIGHUP', onHup);
     setWatching(false);
   };
+}
+
+/** A change the watch saw hold still: its text's content hash, and whether it was written in place (the inode the text before it had). */
+interface SettledChange {
+  hash: string;
+  inPlace: boolean;
 }
 
 /** The inode of the file behind `file`'s symlinks, undefined when it cannot be read. */
