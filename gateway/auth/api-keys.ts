@@ -18,6 +18,8 @@ export class ApiKeySource {
   private readonly byDigest = new Map<string, ApiKeyMatch>();
   /** The key ids of the key pairs (ids only, never secrets): a refused pair names one of them, or none. */
   private readonly keyIds = new Set<string>();
+  /** The digests of the bearer tokens' credentials (`Authorization: Bearer <token>` alone). */
+  private readonly tokenDigests = new Set<string>();
 
   /**
    * @param apiKeys - as loaded (secrets already read from the environment by config/load.ts).
@@ -30,8 +32,10 @@ export class ApiKeySource {
   ) {
     for (const apiKey of apiKeys) {
       const match: ApiKeyMatch = { name: apiKey.name, scopes: [...new Set(apiKey.scopes)].sort() };
-      this.byDigest.set(credentialDigest(this.headersOf(apiKey), key), match);
+      const digest = credentialDigest(this.headersOf(apiKey), key);
+      this.byDigest.set(digest, match);
       if (apiKey.key !== undefined) this.keyIds.add(apiKey.key);
+      else this.tokenDigests.add(digest);
     }
   }
 
@@ -54,8 +58,22 @@ export class ApiKeySource {
     return byPair && byPair === byToken ? byPair : undefined;
   }
 
-  /** Whether a credential names one of this table's key ids (its key header): then this table alone decides it. */
+  /**
+   * Whether a credential carries one of this table's keys: a key id of its own (its key header), or one of its
+   * bearer tokens beside a key pair. Then this table alone decides it, and a credential it does not accept is
+   * refused, never asked of a later source: a configured token sent beside a platform key pair was vouched for
+   * by the scope endpoint (for the pair) and went upstream with it (review; a configured key never goes upstream).
+   */
   owns(credential: Credential): boolean {
+    if (this.ownsKeyId(credential)) return true;
+    const { authorization } = credential.headers;
+    // A bearer alone was looked up whole by resolve(): only a bearer beside other headers needs its own digest.
+    return authorization !== undefined && this.tokenDigests.size > 0 && Object.keys(credential.headers).length > 1
+      ? this.tokenDigests.has(credentialDigest({ authorization }, this.key))
+      : false;
+  }
+
+  private ownsKeyId(credential: Credential): boolean {
     const id = credential.headers[this.credentials.keyHeader.toLowerCase()];
     return id !== undefined && this.keyIds.has(id);
   }
@@ -66,7 +84,7 @@ export class ApiKeySource {
    * refused too (two keys at once identify nobody), but its secret was not wrong (review).
    */
   wrongSecret(credential: Credential): boolean {
-    if (!this.owns(credential) || this.resolve(credential) !== undefined) return false;
+    if (!this.ownsKeyId(credential) || this.resolve(credential) !== undefined) return false;
     const { authorization: _bearer, ...pair } = credential.headers;
     return this.byDigest.get(credentialDigest(pair, this.key)) === undefined;
   }

@@ -10,6 +10,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { inProcessGateway, type InProcessGateway } from '../helpers/in-process.ts';
+import { rpc } from '../helpers/raw-mcp.ts';
 import { startScopeEndpoint, type ScopeEndpoint } from '../fixtures/scope-endpoint.ts';
 import { GET_TIME, READ_LEDGER } from '../fixtures/ledger-tools.ts';
 
@@ -52,7 +53,7 @@ async function withClient<T>(headers: Record<string, string>, run: (client: Clie
 }
 
 describe('credentials.apiKeys never go upstream', () => {
-  // A 2026-07-28 upstream is reached by the gateway's own hop, an initialize-era one through the SDK client's transport.
+  // Both eras through the SDK client's transport here (in process); the gateway's own undici hop: tests/e2e/gateway/config-keys-stay-hop.test.ts.
   it.each(['modern', 'legacy'] as const)('a configured key pair and a configured token: the upstream (%s) sees only its static headers', async (era) => {
     start({}, era);
     await withClient({ 'x-cpz-key': ALICE.key, 'x-cpz-secret': ALICE.secret }, async (client) => {
@@ -82,6 +83,18 @@ describe('credentials.apiKeys never go upstream', () => {
     });
     const calls = gateway!.upstreams.fake!.received.filter((r) => r.method === 'tools/call');
     expect(calls.map((r) => r.headers.authorization)).toEqual(['Bearer platform_key']);
+  });
+
+  // Review: beside a platform key pair the scope endpoint vouched for, a configured token went upstream with it.
+  it('a configured token beside a platform key pair is refused (two keys at once identify nobody), asking no one', async () => {
+    start();
+    const hits = endpoint.hits;
+    const { headers, body } = rpc('modern', 1, 'tools/call', { name: 'get_time', arguments: {} });
+    const mixed = { ...headers, authorization: `Bearer ${ROBOT.token}`, 'x-cpz-key': 'platform_key', 'x-cpz-secret': 'platform-secret' };
+    const response = await gateway!.fetch(new Request(gateway!.mcpUrl, { method: 'POST', headers: mixed, body: JSON.stringify(body) }));
+    expect(response.status).toBe(401);
+    expect(endpoint.hits).toBe(hits);
+    expect(JSON.stringify(gateway!.upstreams.fake!.received)).not.toContain(ROBOT.token);
   });
 
   it('policy.hiddenToolCalls forward: a configured key’s call of a tool it cannot see is refused, never sent', async () => {
