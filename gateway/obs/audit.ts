@@ -408,6 +408,10 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
       ),
     );
   });
+  // A destination that takes lines again has recovered: what it holds at close is its writes under way, not a loss.
+  (stream as { on?: (event: 'write', fn: () => void) => void }).on?.('write', () => {
+    lastError = undefined;
+  });
   // Past the buffer, sonic-boom drops a line (one write, one line) instead of growing without bound.
   const dropped = throttled(60_000);
   stream.on?.('drop', () => {
@@ -579,6 +583,7 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
         const done = () => {
           if (settled) return;
           settled = true;
+          // Only while its last write failed (cleared by a write that succeeded since).
           const lost = lastError ? heldLines(stream) : 0;
           if (lost > 0) {
             options.metrics?.auditLinesDropped.inc(lost);
@@ -599,13 +604,14 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
 }
 
 /**
- * The lines sonic-boom (pino's destination) still holds unwritten: those of the write under way and those queued
- * behind it, one newline each. Read from its fields (`_len`, `_writingBuf`, `_bufs` in 4.x); a destination
+ * The lines sonic-boom (pino's destination) still holds unwritten after a failed write (none while a write is under
+ * way, which may yet succeed): those of the failed write and those queued behind it, one newline each. Read from its fields (`_len`, `_writingBuf`, `_bufs` in 4.x); a destination
  * without them (another stream) counts one when it says it holds bytes, none otherwise.
  */
 function heldLines(stream: unknown): number {
-  const s = stream as { _len?: unknown; _writingBuf?: unknown; _bufs?: unknown };
-  if (typeof s._len !== 'number' || s._len <= 0) return 0;
+  const s = stream as { _len?: unknown; _writingBuf?: unknown; _bufs?: unknown; _writing?: unknown };
+  // A write under way may yet succeed (stdout and stderr are never closed here): not counted as lost.
+  if (typeof s._len !== 'number' || s._len <= 0 || s._writing === true) return 0;
   let lines = 0;
   const count = (piece: unknown) => {
     const text = typeof piece === 'string' ? piece : Buffer.isBuffer(piece) ? piece.toString('latin1') : '';
