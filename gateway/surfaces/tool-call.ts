@@ -159,7 +159,8 @@ export async function callCatalogTool(
   if (result.isError) {
     // The metric says what the audit line says (SRE try-out: invalid arguments audited so, counted is_error).
     const outcome = await directFailureOutcome(d, tool, args, via);
-    decided(outcome, outcome === 'invalid_arguments' ? 'invalid_arguments' : outcome === 'refused_scope' ? 'refused' : 'is_error', 'is_error', undefined, true);
+    // A hidden tool's refusal stays is_error under its name, as before: `refused` is counted as tool="unknown" (docs/operations.md).
+    decided(outcome, outcome === 'invalid_arguments' ? 'invalid_arguments' : 'is_error', 'is_error', undefined, true);
   } else decided('ok', 'ok', undefined, undefined, true);
   return d.project(result, tool.definition.outputSchema as Record<string, unknown> | undefined);
 }
