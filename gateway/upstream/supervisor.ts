@@ -91,7 +91,8 @@ export class UpstreamSupervisor<T> {
     const stable = wasUp && Date.now() - this.upSince >= this.policy.stableAfterMs;
     if (stable) this.failures = 0;
     this.enter('down', reason);
-    this.log.warn({ upstream: this.name, target: this.target, reason: reason.message }, `upstream connection lost (${this.target}); reconnecting`);
+    if (!this.quiet())
+      this.log.warn({ upstream: this.name, target: this.target, reason: reason.message }, `upstream connection lost (${this.target}); reconnecting`);
     this.schedule();
     // A run shorter than stableAfterMs counts as a failure: a process that dies on start backs off.
     if (!stable) this.failures++;
@@ -184,8 +185,9 @@ export class UpstreamSupervisor<T> {
     this.schedule();
   }
 
-  /** Says it is down, once its failures may be said (a reload's trial connection that now serves: client.ts `trial`). */
+  /** Sets its gauge and says it is down, once its failures may be said (a reload's trial connection that now serves: client.ts `trial`). */
   sayIfDown(): void {
+    this.metrics.upstreamUp.set({ upstream: this.name }, this.state === 'up' ? 1 : 0);
     if (this.state === 'down' && this.lastError) this.sayDown(this.lastError);
   }
 
@@ -208,6 +210,8 @@ export class UpstreamSupervisor<T> {
     if (state !== this.state) this.since = Date.now();
     this.state = state;
     this.lastError = reason;
-    this.metrics.upstreamUp.set({ upstream: this.name }, state === 'up' ? 1 : 0);
+    // A reload's trial connection writes no gauge: it shares its upstream's name with the one serving (review: it read 0
+    // while a refused reload waited); said when the configuration serves (sayIfDown).
+    if (!this.quiet()) this.metrics.upstreamUp.set({ upstream: this.name }, state === 'up' ? 1 : 0);
   }
 }
