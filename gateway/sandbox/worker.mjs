@@ -409,6 +409,18 @@ function run({ code, limits }) {
       return;
     }
     if (state.type === 'rejected') return failed(state.error);
+    // A function or symbol has no JSON form (JSON.stringify gives undefined): said, not answered as null (review:
+    // `return tools.list_accounts`, the call forgotten, answered null).
+    const returned = context.typeof(state.value);
+    if (returned === 'function' || returned === 'symbol') {
+      state.value.dispose();
+      return finish({
+        ok: false,
+        kind: 'script_error',
+        name: 'TypeError',
+        message: `the script returned a ${returned}, which has no JSON form: return data (call the function and await its result)`,
+      });
+    }
     const text = context.callFunction(stringify, context.undefined, state.value);
     state.value.dispose();
     if (text.error) return failed(text.error);

@@ -197,6 +197,20 @@ describe.each(ERAS)('run_code (%s era)', (era) => {
     expect(text(viaCallTool)).toBe('run_code is advertised: call it directly.');
   });
 
+  it('answers a returned function or symbol as a script error, not as null (the call forgotten)', async () => {
+    for (const [code, kind] of [
+      ['return tools.list_accounts;', 'function'],
+      ['return Symbol("x");', 'symbol'],
+    ]) {
+      const result = await run(era, code!);
+      expect(result.isError, text(result)).toBe(true);
+      expect(result._meta).toMatchObject({ 'ai.cpz.gateway/error': 'script_error' });
+      expect(text(result)).toContain(`TypeError: the script returned a ${kind}, which has no JSON form`);
+    }
+    // Returning nothing stays a result: null.
+    expect((await run(era, 'const x = 1;')).isError).toBeFalsy();
+  });
+
   it('answers a script error with its line and column', async () => {
     const result = await run(era, 'const a = 1;\nconst b = a + 1;\n  undefinedThing.x();');
     expect(result.isError).toBe(true);
