@@ -12,6 +12,9 @@ import { inSpan } from '../obs/tracing.ts';
 import { toolDeclaration } from './code-declarations.ts';
 import { callableFirst, heldReason } from './tool-call.ts';
 
+/** At most this many tools in a filter that matched nothing are named in the hint. */
+const FEW_TOOLS = 20;
+
 /** One search_tools match, in the shape its outputSchema declares (compact-tools.ts); `detail: brief`
  *  keeps name, title, the description's first sentence and `advertised`. */
 interface SearchMatch {
@@ -126,6 +129,15 @@ export async function searchTools(d: DispatchContext, visible: VisibleCatalog, d
     const within = `${category ? ` in category ${category}` : ''}${upstream ? ` of upstream ${upstream}` : ''}`;
     const other = category ? 'another category' : 'a category';
     structured.hint = `No tool matched${within}. Try other words${categories.length ? `, or ${other}${upstream ? ` of upstream ${upstream}` : ''}: ${categories.join(', ')}` : ''}.`;
+    // A filter that leaves a few tools: their names, so a model picks by what they do (agent try-out: "add 17 and
+    // 25" within upstream everything matched none of its 9 tools, get-sum among them, and the hint named none).
+    if (upstream !== undefined || category !== undefined) {
+      const names = visible.tools
+        .filter((t) => (upstream === undefined || t.upstream === upstream) && (category === undefined || t.category === category))
+        .filter((t) => findableByModel(resolve(t.name)))
+        .map((t) => t.name);
+      if (names.length > 0 && names.length <= FEW_TOOLS) structured.hint += ` The ${names.length} there: ${names.join(', ')}.`;
+    }
   }
   count('ok');
   const result: CallToolResult = {
