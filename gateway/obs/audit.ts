@@ -604,9 +604,10 @@ export function createAuditLog(config: GatewayConfig['audit'], options: AuditOpt
 }
 
 /**
- * The lines sonic-boom (pino's destination) still holds unwritten after a failed write (none while a write is under
- * way, which may yet succeed): those of the failed write and those queued behind it, one newline each. Read from its fields (`_len`, `_writingBuf`, `_bufs` in 4.x); a destination
- * without them (another stream) counts one when it says it holds bytes, none otherwise.
+ * The lines sonic-boom (pino's destination) still holds unwritten after a failed write (none while a write is
+ * under way, which may yet succeed): those of the failed write and those queued behind it, one newline each.
+ * Read from its fields (`_len`, `_writing`, `_writingBuf`, `_bufs` in 4.x); a destination without them (another
+ * stream) counts none.
  */
 function heldLines(stream: unknown): number {
   const s = stream as { _len?: unknown; _writingBuf?: unknown; _bufs?: unknown; _writing?: unknown };
