@@ -669,8 +669,8 @@ export class UpstreamClient {
   /**
    * The transport's fetch hook: static config headers, then the credential headers (when
    * `forwardCredentials`, never a key of `credentials.apiKeys`: auth/credentials.ts `forwardedHeaders`)
-   * and request id of the send under way (the forward scope {@link sendOnce} runs SDK sends in), else of `otherwise` (what the transport was made for: a handshake, a credential's
-   * session), and the current span's W3C trace context when tracing is on (obs/tracing.ts). Background
+   * and request id of the send under way (the forward scope {@link sendOnce} runs SDK sends in), else of
+   * `otherwise` (what the transport was made for: a handshake, a credential's session), and the current span's W3C trace context when tracing is on (obs/tracing.ts). Background
    * work (catalogue warm-up, reconnects, listen streams) runs outside both and carries neither.
    */
   private forwardingFetch(url: string | URL, init: RequestInit | undefined, otherwise: OnBehalfOf | undefined): Promise<Response> {
