@@ -13,6 +13,7 @@ import type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 import { loggableUrl } from './obs/log.ts';
 import { checkReplicas } from './ops/replica-check.ts';
 import { checkSharedKeys } from './ops/shared-keys.ts';
+import { processKeyId } from './auth/credentials.ts';
 import { planReload, ReloadRefused, type ReloadPlan } from './reload/plan.ts';
 import { createPinStore, createRuntime, type Runtime, type RuntimeOptions } from './runtime.ts';
 import { carryPins } from './store/pin-store.ts';
@@ -97,7 +98,12 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }
   runtime.warm();
   const stopReplicaCheck = checkReplicas(config, log, runtime.state.metrics);
-  const sharedKeys = checkSharedKeys(() => runtime.state.config, log);
+  const sharedKeys = checkSharedKeys(
+    () => runtime.state.config,
+    log,
+    Date.now,
+    () => ({ cacheKey: processKeyId(), tokenKey: runtime.state.oauth?.generatedKeyId, auditKey: runtime.state.audit.generatedKey }),
+  );
   const url = urlOf(server, config.listen.host);
   log.info({ url, upstreams: config.upstreams.map((u) => u.name), oauth: config.oauth.mode }, 'gateway listening');
 

@@ -1,4 +1,4 @@
-import { createHmac, hash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, hash, randomBytes } from 'node:crypto';
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { LRUCache } from 'lru-cache';
 import type { GatewayConfig } from '../../config/types.ts';
@@ -212,6 +212,11 @@ let processKey: Buffer | undefined;
 export function serverKey(configured: string | undefined): Buffer {
   if (configured !== undefined) return Buffer.from(configured, 'utf8');
   return (processKey ??= randomBytes(32));
+}
+
+/** An id of this process's random server key (no `cache.key` set), for the shared-key check: a SHA-256 of it, never the key. */
+export function processKeyId(): string {
+  return createHash('sha256').update(serverKey(undefined)).digest('hex');
 }
 
 function single(value: string | string[] | undefined): string | undefined {

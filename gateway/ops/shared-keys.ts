@@ -13,32 +13,43 @@ export const fingerprintsKey = (setting: string) => `{mcp-gateway:keys}:fingerpr
 /** How often a replica says which fingerprints it holds, and how long one not said again still counts as in use (ms). */
 export const SHARED_KEY_CHECK = { intervalMs: 60_000, inUseMs: 180_000, forgetMs: 86_400_000 };
 
+/**
+ * The keys a replica uses where a setting is not configured (ids only, a digest of each, never the key): its
+ * process's random `cache.key` digest key, the built-in authorization server's token sealing key (kept in Redis,
+ * or its process's own), its generated audit digest key.
+ */
+export interface GeneratedKeys {
+  cacheKey?: string;
+  tokenKey?: string;
+  auditKey?: string;
+}
+
 /** What replicas holding different values of a setting lose: said in the error. */
 const SHARED: readonly {
   setting: string;
   variable: string;
-  value(c: GatewayConfig): string | undefined;
+  value(c: GatewayConfig, generated: GeneratedKeys): string | undefined;
   previous(c: GatewayConfig): string | undefined;
   lost: string;
 }[] = [
   {
     setting: 'cache.key',
     variable: 'GATEWAY_CACHE_KEY',
-    value: (c) => c.cache.key,
+    value: (c, generated) => c.cache.key ?? generated.cacheKey,
     previous: (c) => c.cache.keyPrevious,
     lost: 'each keys Redis by its own digests, so rate budgets, scope and catalogue caches are counted and kept per replica',
   },
   {
     setting: 'oauth.tokenSecret',
     variable: 'GATEWAY_TOKEN_SECRET',
-    value: (c) => (c.oauth.mode === 'builtin' ? c.oauth.tokenSecret : undefined),
+    value: (c, generated) => (c.oauth.mode === 'builtin' ? (c.oauth.tokenSecret ?? generated.tokenKey) : undefined),
     previous: (c) => c.oauth.tokenSecretPrevious,
     lost: 'a token one issued is refused by the other (401) and its refresh fails, so users behind a load balancer are signed out at random',
   },
   {
     setting: 'audit.digestKey',
     variable: 'GATEWAY_AUDIT_DIGEST_KEY',
-    value: (c) => c.audit.digestKey,
+    value: (c, generated) => c.audit.digestKey ?? generated.auditKey,
     previous: () => undefined,
     lost: 'their audit lines digest one credential differently and cannot be joined',
   },
@@ -79,12 +90,20 @@ function readNoted(value: string): Noted {
  * per fingerprint; not when one of the two is the other's previous value (a rotation under way, on either
  * side of it). A value changed on every replica leaves the old fingerprint unnoted, and it stops counting
  * after `inUseMs`. Replicas started with different values failed in silence before: rate budgets multiplied
- * per replica, users signed out at random (two-replica try-out). Best effort, bounded by
+ * per replica, users signed out at random (two-replica try-out). A setting not configured counts with the key the
+ * replica uses instead (`generated`: a random one of its own, or the token sealing key kept in Redis), so a
+ * replica without it beside replicas with it is found too (multi-replica try-out: one without
+ * GATEWAY_TOKEN_SECRET sealed tokens the others refused, and nothing was said). Best effort, bounded by
  * `cache.operationTimeoutMs` (at least 1 s) a check; a Redis that does not answer is logged at debug (the
  * stores report an outage), one whose ACL refuses the keys once at warn.
  * @returns a function that stops the checks, and the first check (resolving with the settings found to differ: tests).
  */
-export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: () => number = Date.now): { stop(): void; first: Promise<string[]> } {
+export function checkSharedKeys(
+  config: () => GatewayConfig,
+  log: Logger,
+  now: () => number = Date.now,
+  generated: () => GeneratedKeys = () => ({}),
+): { stop(): void; first: Promise<string[]> } {
   const reported = new Set<string>();
   /** Fingerprints by setting and value: scrypt is worked out once per value, not every minute. */
   const fingerprints = new Map<string, Promise<string>>();
@@ -97,7 +116,8 @@ export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: (
   const check = async (): Promise<string[]> => {
     const current = config();
     if (current.cache.store !== 'redis') return [];
-    const settings = SHARED.map((s) => ({ ...s, own: s.value(current) })).filter((s): s is typeof s & { own: string } => s.own !== undefined);
+    const ours = generated();
+    const settings = SHARED.map((s) => ({ ...s, own: s.value(current, ours) })).filter((s): s is typeof s & { own: string } => s.own !== undefined);
     if (settings.length === 0) return [];
     const budget = Math.max(current.cache.operationTimeoutMs, 1000);
     const client = createRedisConnection(current.cache, { role: 'keys', connectTimeoutMs: budget, disableOfflineQueue: true });
@@ -129,7 +149,7 @@ export function checkSharedKeys(config: () => GatewayConfig, log: Logger, now: (
               reported.add(`${s.setting} ${other}`);
               log.error(
                 { setting: s.setting },
-                `${s.setting} (${s.variable}) differs from the value another replica sharing this Redis holds: ${s.lost}. Set the same value on every replica (to rotate it, the old value as the ...PREVIOUS setting)`,
+                `${s.setting} (${s.variable}) differs from the value another replica sharing this Redis holds${s.value(current, {}) === undefined ? ' (this replica has none set and uses a key of its own)' : ''}: ${s.lost}. Set the same value on every replica (to rotate it, the old value as the ...PREVIOUS setting)`,
               );
             }
           }

@@ -8,7 +8,7 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/load.ts';
-import { checkSharedKeys, fingerprintsKey, keyFingerprint, SHARED_KEY_CHECK } from '../../gateway/ops/shared-keys.ts';
+import { checkSharedKeys, fingerprintsKey, keyFingerprint, SHARED_KEY_CHECK, type GeneratedKeys } from '../../gateway/ops/shared-keys.ts';
 import { LogCapture } from '../helpers/log-capture.ts';
 import { hasRedis, startRedis, type RedisServer } from '../helpers/redis.ts';
 
@@ -21,9 +21,14 @@ const SECRET_B = 'cache-key-of-replica-b-0123456789';
 const replica = (cache: { key: string; keyPrevious?: string }, oauth: Record<string, unknown> = {}) =>
   loadConfig({ env: {}, overrides: { cache: { store: 'redis', redisUrl: redis!.url, ...cache }, oauth } });
 
-async function check(config: ReturnType<typeof replica>, now?: () => number) {
+async function check(config: ReturnType<typeof replica>, now?: () => number, generated: GeneratedKeys = {}) {
   const logs = new LogCapture();
-  const run = checkSharedKeys(() => config, pino({ level: 'debug' }, logs), now);
+  const run = checkSharedKeys(
+    () => config,
+    pino({ level: 'debug' }, logs),
+    now,
+    () => generated,
+  );
   const differing = await run.first;
   run.stop();
   return { differing, errors: logs.records().filter((r) => r.level === 50) };
@@ -82,5 +87,26 @@ describe.skipIf(!hasRedis)('the shared key check', () => {
     const other = await check(replica({ key: SECRET_A }, oauth('token-secret-of-replica-b-0123456789')));
     expect(other.differing).toEqual(['oauth.tokenSecret']);
     expect(await keyFingerprint('cache.key', 'x')).not.toBe(await keyFingerprint('oauth.tokenSecret', 'x'));
+  });
+
+  // Multi-replica try-out: a replica without GATEWAY_TOKEN_SECRET sealed tokens with the key kept in Redis, which
+  // the replicas with the secret refused, and no replica said a word (only configured values were compared).
+  it('counts a setting not configured by the key the replica uses instead, and says it has none set', async () => {
+    redis!.cli('FLUSHALL');
+    const withSecret = replica({ key: SECRET_A }, { mode: 'builtin', tokenSecret: 'token-secret-of-replica-a-0123456789' });
+    const without = replica({ key: SECRET_A }, { mode: 'builtin' });
+    expect((await check(withSecret)).differing).toEqual([]);
+    const other = await check(without, undefined, { tokenKey: 'id-of-the-root-key-kept-in-redis' });
+    expect(other.differing).toEqual(['oauth.tokenSecret']);
+    expect(other.errors[0]!.msg).toContain('(this replica has none set and uses a key of its own)');
+    // Replicas without it that share the key kept in Redis agree.
+    redis!.cli('FLUSHALL');
+    expect((await check(without, undefined, { tokenKey: 'id-1' })).differing).toEqual([]);
+    expect((await check(without, undefined, { tokenKey: 'id-1' })).differing).toEqual([]);
+    // No cache.key: each replica's own random key, so two such replicas split their budgets: said.
+    redis!.cli('FLUSHALL');
+    const noKey = loadConfig({ env: {}, overrides: { cache: { store: 'redis', redisUrl: redis!.url } } });
+    await check(noKey, undefined, { cacheKey: 'process-key-id-of-replica-1' });
+    expect((await check(noKey, undefined, { cacheKey: 'process-key-id-of-replica-2' })).differing).toEqual(['cache.key']);
   });
 });

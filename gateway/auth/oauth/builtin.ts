@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { GatewayConfig, OAuthConfig } from '../../../config/types.ts';
 import type { Logger } from '../../obs/log.ts';
@@ -64,7 +65,7 @@ export async function createBuiltinOAuth(
   if (!issuer) throw new Error('oauth.issuer is required (or publicUrl, or the listening URL)');
   const store: OAuthStore =
     gateway.cache.store === 'redis' && gateway.cache.redisUrl ? await createRedisStore(gateway.cache) : createMemoryStore(config.memoryStoreBytes);
-  const { keys, renew } = await rootKeys(config, store, log);
+  const { keys, renew, generatedKeyId } = await rootKeys(config, store, log);
   const resources = new ResourceSet(issuer, deps.resourcePaths);
   const supported = [...new Set(config.scopes)];
   const credentials = grantCredentials(store, keys);
@@ -127,6 +128,7 @@ export async function createBuiltinOAuth(
     admin: oauthAdmin(store, config, keys, deps.decide),
     unready: () => store.unreachable?.(),
     keySource: keys.source,
+    ...(generatedKeyId ? { generatedKeyId } : {}),
     storeKind: store.kind,
     resolveBearer: tokens.resolve,
     async close() {
@@ -141,7 +143,7 @@ export async function createBuiltinOAuth(
  * (first replica wins; its expiry pushed back every hour while a replica runs, so it outlives every
  * token it sealed), else this process's own.
  */
-async function rootKeys(config: OAuthConfig, store: OAuthStore, log: Logger): Promise<{ keys: OAuthKeys; renew?: NodeJS.Timeout }> {
+async function rootKeys(config: OAuthConfig, store: OAuthStore, log: Logger): Promise<{ keys: OAuthKeys; renew?: NodeJS.Timeout; generatedKeyId?: string }> {
   if (config.tokenSecret) {
     if (store.kind === 'memory')
       log.warn(
@@ -157,13 +159,19 @@ async function rootKeys(config: OAuthConfig, store: OAuthStore, log: Logger): Pr
     const renew = setInterval(() => void store.setIfAbsent('root-key', stored, keep).catch(() => undefined), ROOT_KEY_RENEW_MS);
     renew.unref();
     log.warn('oauth: no GATEWAY_TOKEN_SECRET; the token sealing key is generated once and kept in Redis (set GATEWAY_TOKEN_SECRET to keep it out of Redis)');
-    return { keys: deriveKeys(Buffer.from(stored, 'base64url'), 'store'), renew };
+    return { keys: deriveKeys(Buffer.from(stored, 'base64url'), 'store'), renew, generatedKeyId: keyId(stored) };
   }
   log.warn(
     'oauth: WARNING: neither REDIS_URL nor GATEWAY_TOKEN_SECRET is set: access tokens are sealed with a key of this process only; ' +
       'they stop working when it restarts and are refused by every other replica. Set GATEWAY_TOKEN_SECRET (and REDIS_URL for shared grants and refresh tokens).',
   );
-  return { keys: deriveKeys(randomRootKey(), 'process') };
+  const root = randomRootKey();
+  return { keys: deriveKeys(root, 'process'), generatedKeyId: keyId(root.toString('base64url')) };
+}
+
+/** A generated root key's id for the shared-key check (ops/shared-keys.ts): a SHA-256 of it, never the key. */
+function keyId(root: string): string {
+  return createHash('sha256').update(`oauth root key: ${root}`).digest('hex');
 }
 
 /** Longest wait between two attempts to read the root key from a Redis that does not answer, ms. */

@@ -58,6 +58,8 @@ export interface OAuth {
    * each, else the scope itself. Absent: the gateway's scope names are the authorization server's.
    */
   scopesToRequest?(scopes: readonly string[]): string[];
+  /** builtin without `oauth.tokenSecret`: an id of the root key it generated (kept in Redis, or this process's), for the shared-key check. */
+  generatedKeyId?: string;
   /** Why this mode cannot serve now (builtin: its Redis store is not connected), for `/readyz`; undefined while it can. */
   unready?(): string | undefined;
   close(): Promise<void>;
