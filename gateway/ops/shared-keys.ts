@@ -105,6 +105,9 @@ export function checkSharedKeys(
   generated: () => GeneratedKeys = () => ({}),
 ): { stop(): void; first: Promise<string[]> } {
   const reported = new Set<string>();
+  /** A replica with a setting not configured compares only with fingerprints noted since it started: the one its own
+   *  previous run noted with a key of that run's (a restart of a lone replica) is no other replica. */
+  const startedAt = now();
   /** Fingerprints by setting and value: scrypt is worked out once per value, not every minute. */
   const fingerprints = new Map<string, Promise<string>>();
   const fingerprint = (setting: string, secret: string) => {
@@ -117,7 +120,9 @@ export function checkSharedKeys(
     const current = config();
     if (current.cache.store !== 'redis') return [];
     const ours = generated();
-    const settings = SHARED.map((s) => ({ ...s, own: s.value(current, ours) })).filter((s): s is typeof s & { own: string } => s.own !== undefined);
+    const settings = SHARED.map((s) => ({ ...s, own: s.value(current, ours), generated: s.value(current, {}) === undefined })).filter(
+      (s): s is typeof s & { own: string } => s.own !== undefined,
+    );
     if (settings.length === 0) return [];
     const budget = Math.max(current.cache.operationTimeoutMs, 1000);
     const client = createRedisConnection(current.cache, { role: 'keys', connectTimeoutMs: budget, disableOfflineQueue: true });
@@ -144,12 +149,13 @@ export function checkSharedKeys(
               }
               // A replica already moved to a new value, whose previous is this one's: the rotation under way.
               if (noted.previous === mine) continue;
+              if (s.generated && !(noted.at >= startedAt)) continue;
               differing.push(s.setting);
               if (reported.has(`${s.setting} ${other}`)) continue;
               reported.add(`${s.setting} ${other}`);
               log.error(
                 { setting: s.setting },
-                `${s.setting} (${s.variable}) differs from the value another replica sharing this Redis holds${s.value(current, {}) === undefined ? ' (this replica has none set and uses a key of its own)' : ''}: ${s.lost}. Set the same value on every replica (to rotate it, the old value as the ...PREVIOUS setting)`,
+                `${s.setting} (${s.variable}) differs from the value another replica sharing this Redis holds${s.generated ? ' (this replica has none set and uses a key of its own)' : ''}: ${s.lost}. Set the same value on every replica (to rotate it, the old value as the ...PREVIOUS setting)`,
               );
             }
           }

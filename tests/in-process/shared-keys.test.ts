@@ -95,10 +95,18 @@ describe.skipIf(!hasRedis)('the shared key check', () => {
     redis!.cli('FLUSHALL');
     const withSecret = replica({ key: SECRET_A }, { mode: 'builtin', tokenSecret: 'token-secret-of-replica-a-0123456789' });
     const without = replica({ key: SECRET_A }, { mode: 'builtin' });
+    // Started before the other noted its value (a replica without the setting compares with notes made since it started).
+    const earlier = () => Date.now() - 10_000;
     expect((await check(withSecret)).differing).toEqual([]);
-    const other = await check(without, undefined, { tokenKey: 'id-of-the-root-key-kept-in-redis' });
+    const other = await check(without, earlier, { tokenKey: 'id-of-the-root-key-kept-in-redis' });
     expect(other.differing).toEqual(['oauth.tokenSecret']);
     expect(other.errors[0]!.msg).toContain('(this replica has none set and uses a key of its own)');
+    // And the replica with the secret, at its next check, names it too.
+    expect((await check(withSecret)).differing).toEqual(['oauth.tokenSecret']);
+    // A lone replica without it, restarted with a new key of its own: its previous run's note is no other replica.
+    redis!.cli('FLUSHALL');
+    expect((await check(without, undefined, { tokenKey: 'key-of-the-run-before' })).differing).toEqual([]);
+    expect((await check(without, undefined, { tokenKey: 'key-of-this-run' })).differing).toEqual([]);
     // Replicas without it that share the key kept in Redis agree.
     redis!.cli('FLUSHALL');
     expect((await check(without, undefined, { tokenKey: 'id-1' })).differing).toEqual([]);
@@ -107,6 +115,6 @@ describe.skipIf(!hasRedis)('the shared key check', () => {
     redis!.cli('FLUSHALL');
     const noKey = loadConfig({ env: {}, overrides: { cache: { store: 'redis', redisUrl: redis!.url } } });
     await check(noKey, undefined, { cacheKey: 'process-key-id-of-replica-1' });
-    expect((await check(noKey, undefined, { cacheKey: 'process-key-id-of-replica-2' })).differing).toEqual(['cache.key']);
+    expect((await check(noKey, earlier, { cacheKey: 'process-key-id-of-replica-2' })).differing).toEqual(['cache.key']);
   });
 });
