@@ -4,6 +4,9 @@ import { outageLog, type Logger } from '../obs/log.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { closeRedisConnection, createRedisConnection } from './redis-connection.ts';
 
+/** How long charges count in memory at once after Redis left one unanswered for cache.operationTimeoutMs (ms). */
+const UNANSWERED_PAUSE_MS = 5_000;
+
 /**
  * The rate budgets (policy/rate-limits.ts says which a request, a tool call, a registration or a
  * sign-in attempt spends): the MCP budgets per account, and the ones that bound registration and guessing.
@@ -127,6 +130,8 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
     }
     return limiter;
   };
+  /** Until when (performance.now(), ms) charges skip a Redis that left one unanswered. */
+  let quietUntil = 0;
   /**
    * A charge against `limiter`, within `cache.operationTimeoutMs` when it is Redis's: a Redis that keeps the connection
    * and answers nothing (a frozen process) held every request until it woke, 40 s and more (robustness try-out);
@@ -135,6 +140,10 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
   const bounded = async (limiter: RateLimiterAbstract, key: string, points: number): Promise<RateLimiterRes> => {
     const memory = insurance.get(limiter);
     if (!memory) return limiter.consume(key, points);
+    // Past a charge Redis left unanswered, charges count in the insurance at once for a while: a Redis that holds
+    // the connection and answers nothing cost every request operationTimeoutMs (multi-replica try-out: 0.5 s a
+    // call for as long as it hung); one charge a window tries Redis again.
+    if (performance.now() < quietUntil) return memory.consume(key, points);
     let timer: NodeJS.Timeout | undefined;
     const late = Symbol('late');
     // A charge Redis answered itself is one during which no failure was reported (the insurance reports its own).
@@ -158,6 +167,7 @@ export function createRateLimiter(options: RateLimiterOptions): RateLimiter {
       return first;
     }
     storeFailed(new Error(`the rate limit store did not answer within cache.operationTimeoutMs (${options.cache.operationTimeoutMs} ms)`));
+    quietUntil = performance.now() + UNANSWERED_PAUSE_MS;
     return memory.consume(key, points);
   };
   return {
