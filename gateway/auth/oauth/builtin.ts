@@ -147,8 +147,8 @@ async function rootKeys(config: OAuthConfig, store: OAuthStore, log: Logger): Pr
   if (config.tokenSecret) {
     if (store.kind === 'memory')
       log.warn(
-        'oauth: GATEWAY_TOKEN_SECRET is set without REDIS_URL: access tokens work on every replica sharing the secret, but grants, refresh tokens ' +
-          'and revocations live in this process only: a refresh fails on another replica and after a restart, and a revocation holds on this replica only. ' +
+        'oauth: GATEWAY_TOKEN_SECRET is set without REDIS_URL: grants, refresh tokens and revocations live in this process only, so a token ' +
+          'is refused on every other replica (its sign-in is not known there) and after a restart, and a revocation holds on this replica only. ' +
           'Several replicas need REDIS_URL.',
       );
     return { keys: deriveKeys(config.tokenSecret, 'secret', config.tokenSecretPrevious) };
