@@ -408,12 +408,14 @@ export function nearestNamesText(nearest: readonly NearestName[]): string {
  * The audit outcome of an isError answer. A direct call is forwarded unchecked, so the upstream's
  * refusal is named by what the gateway knows: arguments breaking the tool's inputSchema are the
  * caller's invalid arguments (as call_tool would have said), a tool outside the caller's access
- * (resolved at the edge) was refused for scope; anything else is an error. Read for the metric too, audit
- * or not: only isError answers pay for it.
+ * (resolved at the edge) was refused for scope; anything else is an error. The arguments are checked for
+ * the metric too, audit or not (only isError answers pay for it); the scope, for the audit line only.
  */
 async function directFailureOutcome(d: DispatchContext, tool: CatalogTool, args: Record<string, unknown> | undefined, via: CallVia): Promise<AuditOutcome> {
   if (via !== 'direct') return 'error';
   if (!d.runtime.inputs.check(tool.name, tool.definition.inputSchema, args ?? {}).ok) return 'invalid_arguments';
+  // refused_scope is the audit line's alone (the metric counts it is_error): no visibility read without an audit.
+  if (!d.runtime.audit.enabled) return 'error';
   const visible = await d.caller.visible().catch(() => undefined);
   return visible && !resolveTool(visible.catalog, visible.access, tool.name, d.surface.name, d.runtime.config.compact.codeMode.enabled).visible
     ? 'refused_scope'
