@@ -17,9 +17,13 @@
  * allocating frame; `BENCH_HEAP_INTERVAL=<bytes>` (default 512) samples more sparsely (less overhead),
  * `BENCH_HEAP_STACKS=<n>` names the n innermost frames. `BENCH_NODE_FLAGS="--trace-gc-nvp"` with
  * `BENCH_CHILD_STDOUT=<file>`: V8's line per collection (allocated, promoted and survived bytes, pause) in that file.
+ * `BENCH_MAPS=1`: instead of a profile, the hidden classes (V8 maps) the gateway makes per call over the loaded run, by
+ * the function that made them and why (`--log-maps`): a warmed gateway should make none. On Node 20 (V8 11.3) an
+ * object spread followed by a key the source lacks (`{ ...a, b }`, or `o = { ...a }; o.b = x`) in optimised code
+ * makes a new map for every object it builds, and every reader of those objects then misses its inline caches.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { resolve } from 'node:path';
 import { DEMO_KEYS } from './expected-catalogues.ts';
@@ -93,6 +97,8 @@ async function main(): Promise<void> {
   const processes: ServiceProcess[] = [];
   const perf = process.env.BENCH_PERF === '1';
   const heap = process.env.BENCH_HEAP === '1';
+  const maps = process.env.BENCH_MAPS === '1';
+  const mapLog = resolve(tmpdir(), `profile-call-${process.pid}.v8.log`);
   const perfData = resolve(tmpdir(), `profile-call-${process.pid}.perf.data`);
   try {
     const backends = await startServiceProcess({ reference: true }, { name: 'reference' });
@@ -109,9 +115,13 @@ async function main(): Promise<void> {
           : { gateway: gatewaySpec(upstream!, `${platform}/v1/me`, 'info') };
     const gw = await startServiceProcess(spec, {
       name: floor ? `${scenario}-profile` : 'gateway-profile',
-      cpuProfile: process.env.BENCH_STRACE !== '1' && !perf && !heap && process.env.BENCH_PROFILE !== '0',
+      cpuProfile: process.env.BENCH_STRACE !== '1' && !perf && !heap && !maps && process.env.BENCH_PROFILE !== '0',
       // BENCH_NODE_FLAGS: Node/V8 flags for the profiled process only.
-      nodeFlags: [...(perf ? ['--perf-basic-prof-only-functions'] : []), ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean)],
+      nodeFlags: [
+        ...(perf ? ['--perf-basic-prof-only-functions'] : []),
+        ...(maps ? ['--log-maps', '--no-log-maps-details', `--logfile=${mapLog}`, '--no-logfile-per-isolate'] : []),
+        ...(process.env.BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean),
+      ],
     });
     processes.push(gw);
     if (!floor) await waitReady(gw.urls.gateway!);
@@ -146,6 +156,7 @@ async function main(): Promise<void> {
       return { user: Number(fields[11]), system: Number(fields[12]) };
     };
     if (heap) await gw.heapStart();
+    const mapLogFrom = maps ? statSync(mapLog).size : 0;
     const ticksBefore = ticks();
     const before = await gw.cpuMs();
     const loadStart = performance.now();
@@ -154,6 +165,7 @@ async function main(): Promise<void> {
     const after = await gw.cpuMs();
     const ticksAfter = ticks();
     const allocated = heap ? await gw.heapStop() : undefined;
+    const mapLogTo = maps ? statSync(mapLog).size : 0;
     if (strace) {
       strace.kill('SIGINT');
       console.log(`${loaded.requests} calls; strace -c:\n${await straced}`);
@@ -174,6 +186,10 @@ async function main(): Promise<void> {
       console.log(`V8 heap allocated: ${perCall(allocated.totalBytes).trim()} B per call over ${loaded.requests} calls\n${rows.join('\n')}`);
       return;
     }
+    if (maps) {
+      console.log(mapsMade(readFileSync(mapLog, 'utf8'), mapLogFrom, mapLogTo, loaded.requests, Number(process.env.TOP ?? 30)));
+      return;
+    }
     if (perf) {
       const cpuMsPerCall = (after - before) / loaded.requests;
       const script = execFileSync('perf', ['script', '-i', perfData, '-F', 'ip,sym'], { encoding: 'utf8', maxBuffer: 1 << 30 });
@@ -191,7 +207,49 @@ async function main(): Promise<void> {
   } finally {
     await stopAll(processes.reverse());
     rmSync(perfData, { force: true });
+    rmSync(mapLog, { force: true });
   }
+}
+
+/**
+ * The maps V8 made between two offsets of its `--log-maps` log (the loaded run), per call, by the function whose code
+ * made them (from the log's `code-creation` lines) and the event's kind, reason and property name.
+ */
+function mapsMade(log: string, from: number, to: number, calls: number, top: number): string {
+  const code: { start: number; end: number; name: string }[] = [];
+  const sites = new Map<string, number>();
+  let made = 0;
+  let offset = 0;
+  for (const line of log.split('\n')) {
+    const at = offset;
+    offset += Buffer.byteLength(line) + 1;
+    const fields = line.split(',');
+    if (fields[0] === 'code-creation' && at < to) {
+      const start = Number.parseInt(fields[4]!, 16);
+      code.push({
+        start,
+        end: start + Number(fields[5]),
+        name: fields
+          .slice(6)
+          .join(',')
+          .replace(/file:\/\/\S*?\/(gateway|node_modules)\//, '$1/'),
+      });
+    }
+    if (at < from || at >= to) continue;
+    if (fields[0] === 'map-create') made++;
+    else if (fields[0] === 'map') {
+      // map,<kind>,<time>,<from>,<to>,<pc>,<line>,<column>,<reason>,<name>
+      const pc = Number.parseInt(fields[5]!, 16);
+      const site = code.findLast((c) => pc >= c.start && pc < c.end)?.name ?? 'unknown code';
+      const key = `${fields[1]} ${fields[8] || '-'} ${fields[9] || '-'}  ${site.replace(/,0x[0-9a-f]+,/, ' ')}`;
+      sites.set(key, (sites.get(key) ?? 0) + 1);
+    }
+  }
+  const rows = [...sites.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, top)
+    .map(([key, n]) => `${(n / calls).toFixed(3).padStart(7)}  ${key}`);
+  return `V8 maps made: ${(made / calls).toFixed(3)} per call over ${calls} calls; by event (kind, reason, property, site):\n${rows.join('\n')}`;
 }
 
 /**
