@@ -6,6 +6,7 @@ import { accountDigest, extractCredential, type Credential } from './credentials
 import { narrowToGrant, type LastKnown, type ScopeCache, type UnknownReason } from './scope-cache.ts';
 import type { BearerOutcome } from './oauth/credential.ts';
 import type { RefusedCredentials } from './refused-credentials.ts';
+import { withFields } from '../wire/objects.ts';
 
 /** The account id of a configured key (`credentials.apiKeys[]`): this prefix, then its name. */
 const API_KEY_ACCOUNT = 'api-key:';
@@ -236,7 +237,7 @@ export class Authenticator {
    */
   private withAccount(credential: Credential, named?: string, configuredKey = false): Credential {
     const given = named ?? credential.headers[this.keyHeader];
-    if (given === undefined) return { ...credential, account: credential.digest };
+    if (given === undefined) return withFields(credential, { account: credential.digest });
     // A configured key's account id space is its own: a scope endpoint's account, or a key id, spelt `api-key:ops`
     // would otherwise share configured key ops's budgets and runs (review).
     const id = !configuredKey && given.startsWith(API_KEY_ACCOUNT) ? `other:${given}` : given;
@@ -249,8 +250,8 @@ export class Authenticator {
     // A configured key is named in the audit log by its name (config: "Names the key in logs"; SRE try-out); by the
     // source that answered, never by the account id's text, which a scope endpoint names too (review).
     return configuredKey && named?.startsWith(API_KEY_ACCOUNT)
-      ? { ...credential, account, apiKey: named.slice(API_KEY_ACCOUNT.length) }
-      : { ...credential, account };
+      ? withFields(credential, { account, apiKey: named.slice(API_KEY_ACCOUNT.length) })
+      : withFields(credential, { account });
   }
 
   /**

@@ -18,6 +18,7 @@ import { MAX_BATCH_MESSAGES, type Era } from '../wire/revisions.ts';
 import { methodLabel } from './message-metrics.ts';
 import type { CallTarget } from '../ports.ts';
 import type { SurfaceName } from '../policy/tool-resolution.ts';
+import { withFields } from '../wire/objects.ts';
 
 /**
  * MCP admission: what the gateway decides about an MCP POST once HTTP has taken it (http/mcp-endpoint.ts:
@@ -82,7 +83,7 @@ export async function admit(
   post: AdmittedPost,
   header: (name: string) => string | undefined,
 ): Promise<Admission> {
-  const refused = (refusal: AdmissionRefusal, target?: CallTarget): Admission => ({ kind: 'refused', refusal, ...(target ? { target } : {}) });
+  const refused = (refusal: AdmissionRefusal, target?: CallTarget): Admission => ({ kind: 'refused', refusal, target });
   const spent = await spendRequestBudget(runtime, request, chargedMessages(post.messages));
   if (spent) return refused(spent);
   if (post.responses) return answerPostedResponses(runtime, request, post.responses);
@@ -160,7 +161,8 @@ export async function admit(
       },
     };
   }
-  return { kind: 'admitted', body: post.body, ...(target ? { target } : {}), ...(stream ? { release: stream.release } : {}) };
+  // One shape whatever is absent (wire/objects.ts: spread-built objects cost a hidden class each).
+  return { kind: 'admitted', body: post.body, target, release: stream?.release };
 }
 
 /**
@@ -442,7 +444,7 @@ function messageEra(message: Record<string, unknown>): Era {
 /** The AuthInfo the SDK path hands the factory, carrying the admitted call target for the arm to reuse. */
 
 export function withCallTarget(authInfo: AuthInfo, target: CallTarget | undefined): AuthInfo {
-  return target ? { ...authInfo, extra: { ...authInfo.extra, target } } : authInfo;
+  return target ? withFields(authInfo, { extra: withFields(authInfo.extra ?? {}, { target }) }) : authInfo;
 }
 
 /** The call target an AuthInfo from {@link withCallTarget} carries. */

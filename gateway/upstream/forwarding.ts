@@ -14,6 +14,7 @@ import { TASKS_EXTENSION, type ForwardMethod, type ForwardOptions, type Upstream
 import type { InputBridge, StreamWriter, UpstreamInputRequest } from './input-bridge.ts';
 import { translateUpstreamError, type InputRequired, type TranslationContext } from '../wire/error-translation.ts';
 import { upstreamSpan } from '../obs/tracing.ts';
+import { withFields } from '../wire/objects.ts';
 
 /** Cache hints are kept for modern callers only. */
 const CACHE_HINT_FIELDS = ['ttlMs', 'cacheScope'];
@@ -102,7 +103,7 @@ export async function forward(
       upstreamSpan(call, (trace) => {
         // With tracing on, the upstream's parent is this hop's span: its context replaces the caller's in `_meta` (SEP-414).
         const sent = Object.keys(trace).length ? { ...meta, ...trace } : meta;
-        const sentParams: Record<string, unknown> = { ...rest, ...mrtrFields };
+        const sentParams: Record<string, unknown> = withFields(rest, mrtrFields);
         if (sent) sentParams._meta = sent;
         return client.forward(method, sentParams, more ? { ...options, ...more } : options);
       }).catch((error: unknown) => {

@@ -2,6 +2,7 @@ import { specTypeSchemas, type CallToolResult, type Result, type Tool } from '@m
 import { ERROR_CODE, resultResponse, type RequestId } from './jsonrpc.ts';
 import { REVISION_WITHOUT_HEADER, type Era } from './revisions.ts';
 import { sdkCodecFor, type SdkWireCodec } from './sdk-codec.ts';
+import { withFields } from './objects.ts';
 
 /**
  * The gateway as an MCP server on the wire: what its answers carry, for both paths. The SDK path
@@ -140,7 +141,13 @@ export function withoutOutputSchemas(tools: Tool[]): Tool[] {
  * SEP-2106 wrap of non-object output schemas in a tools/list.
  */
 export function encodeResult(era: Era, method: string, result: Result): Result {
-  return CODECS[era].encodeResult(method, result, GATEWAY_SERVER_INFO);
+  // The 2026-07-28 codec adds resultType and `_meta` as `{ ...result, key }`, a hidden class per answer on Node 20
+  // (wire/objects.ts): given both keys in place, in the order it would append them, it only replaces them.
+  const keyed =
+    era === 'modern' && (result.resultType === undefined || !('_meta' in result))
+      ? withFields(result, { resultType: result.resultType === undefined ? 'complete' : result.resultType, _meta: result._meta })
+      : result;
+  return CODECS[era].encodeResult(method, keyed, GATEWAY_SERVER_INFO);
 }
 
 /**
