@@ -48,7 +48,8 @@ type SchemaNode = {
   enum?: unknown[];
 };
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false });
+// `optimize: false`: Ajv's optimiser would use up V8's shared hidden classes in this process (gateway/checks/schema-compiler.ts).
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false, code: { optimize: false } });
 addFormats.default(ajv);
 const validate = ajv.compile<GatewayConfig>(schema);
 

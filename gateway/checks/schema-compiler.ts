@@ -171,7 +171,14 @@ export class SchemaCompiler {
   private engine(dialect: Dialect): Ajv {
     let engine = this.engines.get(dialect);
     if (!engine) {
-      const options = { strict: false, allErrors: true, validateFormats: true, code: { regExp: linearRegExp } };
+      // `optimize: false`, here and for every Ajv in the gateway's process (config/load.ts, and the reference services
+      // `npm start` runs beside it): Ajv's code optimiser counts the generated code's variable names (`err12`, `data3`,
+      // ...) in objects that start empty, a new first key each, thousands per schema. V8 (Node 20) links at most 1,536
+      // first keys to the empty object's hidden class; past that, an empty object given any other key gets a class of
+      // its own, and so does every object built that way on each request after (measured: 3 to 53 new classes per
+      // forwarded call, inline caches missing on each; `BENCH_MAPS=1 npx tsx bench/profile-call.ts`). Unoptimised
+      // code validates the same; tests/in-process/hidden-classes.test.ts holds it.
+      const options = { strict: false, allErrors: true, validateFormats: true, code: { regExp: linearRegExp, optimize: false } };
       engine = dialect === '2020-12' ? new Ajv2020(options) : dialect === '2019-09' ? new Ajv2019(options) : new Ajv(options);
       addFormats.default(engine);
       this.engines.set(dialect, engine);

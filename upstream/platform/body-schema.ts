@@ -2,7 +2,8 @@ import { Ajv, type ErrorObject, type JSONSchemaType } from 'ajv';
 import addFormats from 'ajv-formats';
 import { HttpError } from './http-errors.ts';
 
-const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true });
+// `optimize: false`: Ajv's optimiser would use up V8's shared hidden classes in this process (gateway/checks/schema-compiler.ts).
+const ajv = new Ajv({ allErrors: false, strict: false, useDefaults: true, code: { optimize: false } });
 addFormats.default(ajv);
 
 /** The dotted path of the offending field in an ajv error (`targets.0.weight`, `quantity`). */

@@ -7,7 +7,8 @@ import type { ArgumentIssue, ToolDefinition } from './tools/tool-definition.ts';
  * default dialect) and its refine() checks. Compiled once per tool, on first use.
  */
 
-const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false });
+// `optimize: false`: Ajv's optimiser would use up V8's shared hidden classes in this process (gateway/checks/schema-compiler.ts).
+const ajv = new Ajv2020({ allErrors: true, strict: true, strictTypes: false, code: { optimize: false } });
 addFormats.default(ajv);
 const compiled = new Map<string, ValidateFunction>();
 
