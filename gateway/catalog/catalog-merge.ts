@@ -2,6 +2,7 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { Catalog, CatalogTool, HeldTool } from './catalog.ts';
 import { contentHash } from '../checks/content-hash.ts';
 import { exposedNames, type NamingOptions, type UpstreamName } from './naming.ts';
+import { withFields } from '../wire/objects.ts';
 
 /**
  * The `_meta` key, on each tool (and prompt) the gateway renamed, that reports the mapping:
@@ -94,11 +95,11 @@ const renames = new WeakMap<CatalogTool, CatalogTool>();
 function renamed(tool: CatalogTool, name: string): CatalogTool {
   const last = renames.get(tool);
   if (last?.name === name) return last;
-  const definition: Tool = {
-    ...tool.definition,
+  // withFields, not spreads: a definition without `_meta` given one would get a hidden class of its own (wire/objects.ts).
+  const definition: Tool = withFields(tool.definition, {
     name,
-    _meta: { ...tool.definition._meta, [ORIGIN_META_KEY]: { upstream: tool.upstream, name: tool.upstreamName } },
-  };
+    _meta: withFields(tool.definition._meta ?? {}, { [ORIGIN_META_KEY]: { upstream: tool.upstream, name: tool.upstreamName } }),
+  });
   const made = { ...tool, name, definition };
   renames.set(tool, made);
   return made;

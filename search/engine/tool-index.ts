@@ -553,10 +553,13 @@ function indexOver(
             )
           : queryVector;
       const floor = external ? 0 : t.semanticMinSimilarity;
-      semanticLists.push({ ...nearestVectors(arm, q, visible, depth, floor), weight: t.semanticWeight, floor });
+      const { ids, scores } = nearestVectors(arm, q, visible, depth, floor);
+      // One literal, not a spread plus keys: on Node 20 that makes a hidden class per object (gateway/wire/objects.ts).
+      semanticLists.push({ ids, scores, weight: t.semanticWeight, floor });
     }
     if (words && wordVector) {
-      semanticLists.push({ ...nearestVectors(words, wordVector, visible, depth, t.wordMinSimilarity), weight: t.wordWeight, floor: t.wordMinSimilarity });
+      const { ids, scores } = nearestVectors(words, wordVector, visible, depth, t.wordMinSimilarity);
+      semanticLists.push({ ids, scores, weight: t.wordWeight, floor: t.wordMinSimilarity });
     }
     let semanticOnly: Set<number> | undefined;
     if (semanticLists.length > 0) {
