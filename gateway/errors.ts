@@ -45,6 +45,7 @@ export type ErrorKind =
   | 'missing_client_capability'
   | 'script_error'
   | 'limit_exceeded'
+  | 'configuration_reloaded'
   | 'internal';
 
 /** Who the error is about: the client's request, the gateway, or the upstream behind it. */
@@ -161,6 +162,9 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     case 'script_error':
     case 'limit_exceeded':
       return { code: ERROR_CODE.serverError, httpStatus: 200, blame: 'client' };
+    // A script's tool call after a reload replaced the configuration its run was authorised under (runtime-state.ts replacedByReload).
+    case 'configuration_reloaded':
+      return { code: ERROR_CODE.serverError, httpStatus: 200, blame: 'gateway' };
     case 'internal':
       return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'gateway' };
   }

@@ -284,6 +284,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // announcing it would make every listening client re-list for nothing on each periodic SIGHUP.
     if (plan.changed.length > 0) for (const earlier of [old, ...retiringRuntimes]) earlier.announceListsChanged();
     retiringRuntimes.add(old);
+    if (plan.changed.length > 0) old.state.replacedByReload = true;
     // Once the removed upstreams' clients are closed (their last state written), their gauges go.
     const retired = retire(old, carried, next.shutdown.graceMs).then(() =>
       forgetUpstreams(

@@ -90,6 +90,8 @@ export interface DispatchRuntime extends CatalogPort, UpstreamPort, ChecksPort, 
   readonly config: GatewayConfig;
   /** run_code's sandbox (`compact.codeMode`): its worker threads and the runs in progress per credential. */
   readonly codeSandbox: CodeSandbox;
+  /** A reload that changed the configuration replaced this runtime (runtime-state.ts): its scripts make no new call. */
+  readonly replacedByReload?: boolean;
 }
 
 /**

@@ -47,6 +47,13 @@ export interface GatewayRuntime extends DispatchRuntime {
   draining: boolean;
   /** Set when the gateway closes the connections still open at the end of a shutdown's grace (gateway.ts): what ends a call then is the gateway, not its caller. */
   closingConnections?: boolean;
+  /**
+   * Set when a reload that changed the configuration replaced this runtime (gateway.ts): its requests in flight
+   * finish, but a run_code script still running on it makes no new tool call (surfaces/run-code.ts), since what
+   * the caller may call was decided by the configuration the reload replaced (security try-out: a key's access
+   * revoked by SIGHUP, its script called a read 2.5 s later).
+   */
+  replacedByReload?: boolean;
   /** Tool definition pins and the description lint: what each upstream catalogue is served as (catalog/pin-guard.ts). */
   readonly pins: PinGuard;
 }

@@ -169,6 +169,15 @@ export function refuseScriptArguments(
   recordRefusal(d, 'run_code', name, target, 'invalid_arguments', kind, args, started);
 }
 
+/**
+ * Records a script's call refused because a reload replaced the configuration its run was authorised under
+ * (runtime-state.ts `replacedByReload`): nothing reached the upstream.
+ */
+export function refuseAfterReload(d: DispatchContext, visible: VisibleCatalog, name: string, started: number): void {
+  const target = resolveTool(visible.catalog, visible.access, name, d.surface.name, d.runtime.config.compact.codeMode.enabled);
+  recordRefusal(d, 'run_code', name, target, 'refused', 'configuration_reloaded', undefined, started);
+}
+
 /** Logs and records one refusal of call_tool or of a script's call: nothing reached the upstream. */
 function recordRefusal(
   d: DispatchContext,

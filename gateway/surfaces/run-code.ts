@@ -13,7 +13,7 @@ import { RUN_CODE, resolveTool } from '../policy/tool-resolution.ts';
 import type { CallAnswer, LimitName, RunOutcome, ToolErrorDetails } from '../sandbox/sandbox.ts';
 import { inSpan } from '../obs/tracing.ts';
 import type { CodeRunOutcome } from '../obs/outcomes.ts';
-import { callThroughDispatcher, refuseScriptArguments } from './call-tool.ts';
+import { callThroughDispatcher, refuseAfterReload, refuseScriptArguments } from './call-tool.ts';
 import { toolsDeclaration } from './code-declarations.ts';
 import { BUDGET_META_KEY, RETRY_AFTER_META_KEY, requesterOf } from './tool-decision.ts';
 
@@ -162,6 +162,15 @@ export async function runCode(
           const n = ++calls;
           const call = inSpan('run_code call', { 'ai.cpz.gateway.run_id': runId, 'ai.cpz.gateway.call': n }, async (): Promise<CallAnswer> => {
             const callStarted = performance.now();
+            // What this caller may call was decided under the configuration a reload has since replaced: no new upstream call.
+            if (d.runtime.replacedByReload) {
+              refuseAfterReload({ ...d, log: d.log, runId }, visible, name, callStarted);
+              return {
+                ok: false,
+                kind: 'configuration_reloaded',
+                message: `tools.${name}: the gateway's configuration was reloaded while this script ran, and what this credential may call is decided again on its next request: run the script again`,
+              };
+            }
             // A direct call's whole body is bounded by limits.bodyBytes before it is parsed; a script's call had no bound but
             // the run's memory, and parsing 20 calls of 800 KB each held the event loop (security try-out): bounded alike.
             const { bodyBytes } = d.runtime.config.limits;

@@ -3,7 +3,9 @@
  * when the configuration changes finishes on the old runtime, even when its upstream connection is
  * replaced; new requests go out on the new connection; an unchanged configuration keeps everything; a
  * run_code in progress still counts against the runs per credential after a reload (the code sandbox is
- * carried over, its warm worker with it).
+ * carried over, its warm worker with it); its script makes no new tool call once a reload that changed the
+ * configuration has replaced the one it was authorised under (security try-out: a key's access revoked by
+ * SIGHUP, its running script called a read 2.5 s later).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Tool } from '@modelcontextprotocol/client';
@@ -22,6 +24,9 @@ const gate = new Promise<void>((resolve) => (openGate = resolve));
 /** held_read, called from a script, likewise answers once this one opens. */
 let openReadGate!: () => void;
 const readGate = new Promise<void>((resolve) => (openReadGate = resolve));
+/** gated_read: the same, for the script that calls again after the reload. */
+let openSecondGate!: () => void;
+const secondGate = new Promise<void>((resolve) => (openSecondGate = resolve));
 
 let stack: Stack;
 beforeAll(async () => {
@@ -31,6 +36,7 @@ beforeAll(async () => {
         { definition: tool('slow_tool'), call: () => gate.then(() => ({ content: text('late') })) },
         { definition: tool('quick_tool'), call: async () => ({ content: text('quick') }) },
         { definition: tool('held_read'), call: () => readGate.then(() => ({ content: text('read') })) },
+        { definition: tool('gated_read'), call: () => secondGate.then(() => ({ content: text('gated') })) },
       ],
     },
   });
@@ -38,6 +44,7 @@ beforeAll(async () => {
 afterAll(async () => {
   openGate();
   openReadGate();
+  openSecondGate();
   await stack?.close();
 });
 
@@ -97,6 +104,27 @@ describe('reload with calls in flight', () => {
       expect((await held).isError).toBeFalsy();
       const next = await client.callTool({ name: 'run_code', arguments: { code: 'return 2;' } });
       expect(next.structuredContent).toMatchObject({ result: 2 });
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a script running across a reload that changed the configuration makes no new tool call: configuration_reloaded, nothing sent', async () => {
+    await stack.gateway.reload(configWith({ 'x-service-key': 'third' }));
+    const client = await connectV2(`${stack.gatewayUrl}/mcp/compact`, KEY);
+    try {
+      const code = `await tools.gated_read();
+        try { await tools.quick_tool(); return 'called'; } catch (error) { return error.kind; }`;
+      const run = client.callTool({ name: 'run_code', arguments: { code } });
+      await waitFor('gated_read at the upstream', () => stack.fake!.received.some((r) => r.method === 'tools/call' && r.params?.name === 'gated_read'));
+      const quickBefore = stack.fake!.received.filter((r) => r.method === 'tools/call' && r.params?.name === 'quick_tool').length;
+      await stack.gateway.reload(configWith({ 'x-service-key': 'fourth' }));
+      openSecondGate();
+      expect((await run).structuredContent).toMatchObject({ result: 'configuration_reloaded' });
+      expect(stack.fake!.received.filter((r) => r.method === 'tools/call' && r.params?.name === 'quick_tool')).toHaveLength(quickBefore);
+      // The next run is authorised under the new configuration and calls as before.
+      const next = await client.callTool({ name: 'run_code', arguments: { code: 'return await tools.quick_tool();' } });
+      expect(next.isError).toBeFalsy();
     } finally {
       await client.close();
     }
