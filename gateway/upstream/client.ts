@@ -436,13 +436,10 @@ export class UpstreamClient {
         const problems = callToolResultProblems(result as Record<string, unknown>);
         if (problems.length) throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result: ${problems.join('; ')}`);
       }
-      // A tool's error result is its error message ("backend failed with key ..."): masked as the errors are, and a
-      // task's answers whole (a finished task carries its tool's result, a status its message: review).
-      const answer = result as { isError?: unknown; resultType?: unknown } | undefined;
-      // ... and an input_required result's questions (2026-07-28 multi-round-trip: review).
-      return secrets && (answer?.isError === true || answer?.resultType === 'input_required' || method.startsWith('tasks/'))
-        ? withoutSecretsDeep(result, secrets())
-        : result;
+      // Every answer is masked as the errors are: an error result ("backend failed with key ..."), a task's answers, an
+      // input_required result's questions (reviews), and a successful result too (security try-out: a tool echoing its
+      // request's headers handed every caller the upstream's service key in content and structuredContent).
+      return secrets ? withoutSecretsDeep(result, secrets()) : result;
     } catch (error) {
       const classified = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name), secrets?.() ?? NO_SECRET_LIST);
       // A timeout names the setting that decided it, as a result over limits.resultBytes does (try-out).

@@ -246,4 +246,32 @@ describe("an upstream quoting a secret of its configuration in a tool's error re
       await quoting.close();
     }
   });
+
+  it.each(['modern', 'legacy'] as const)(
+    'reaches a %s caller with the secret replaced in a successful result too (security try-out: a tool echoed the service key)',
+    async (era) => {
+      const echoing = inMemoryFakeUpstream({
+        era,
+        tools: [
+          {
+            definition: {
+              name: 'echo_headers',
+              inputSchema: { type: 'object' },
+              outputSchema: { type: 'object', properties: { seen: { type: 'string' } } },
+            },
+            call: async () => ({ content: [{ type: 'text', text: `ok service key ${SERVICE_KEY}` }], structuredContent: { seen: `key=${SERVICE_KEY}` } }),
+          },
+        ],
+      });
+      const quoting = inProcessGateway(notesConfig(), { upstreams: { notes: echoing } });
+      try {
+        const { headers, body } = rpc(era, 14, 'tools/call', { name: 'echo_headers', arguments: {} });
+        const [answer] = await messagesOf(await post(`${quoting.gatewayUrl}/mcp`, body, { ...headers, ...FULL_KEY }));
+        expect(answer?.result).toMatchObject({ content: [{ type: 'text', text: 'ok service key [redacted]' }], structuredContent: { seen: 'key=[redacted]' } });
+        expect(JSON.stringify(answer)).not.toContain(SERVICE_KEY);
+      } finally {
+        await quoting.close();
+      }
+    },
+  );
 });
