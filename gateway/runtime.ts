@@ -54,7 +54,17 @@ import type { ServedName } from './catalog/upstream-set.ts';
 import { CodeSandbox } from './sandbox/sandbox.ts';
 
 /** The secrets the demo stack ships in the open (config/cpzai.yaml, docker-compose.yml): warned about off loopback. */
-const DEMO_SECRETS = { consoleAdminToken: 'demo-secret-console-admin', cacheKey: 'demo-cache-key-for-compose-only-0123456789' } as const;
+const DEMO_SECRETS = {
+  consoleAdminToken: 'demo-secret-console-admin',
+  cacheKey: 'demo-cache-key-for-compose-only-0123456789',
+  apiKeySecretPrefix: 'demo-secret-',
+} as const;
+/**
+ * A configured API key's token or secret shorter than this is said to be guessable at start: a refused bearer token is
+ * not counted (auth/refused-credentials.ts: a token is the whole secret), so a short one falls to a few thousand
+ * requests (security try-out: 3,000 wrong tokens in 4.3 s, none refused 429). 16: the demo secrets' length.
+ */
+const MIN_CONFIGURED_SECRET_CHARS = 16;
 
 export type { GatewayRuntime, UpstreamRuntime } from './runtime-state.ts';
 
@@ -320,11 +330,24 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   const demo = [
     config.console.adminToken === DEMO_SECRETS.consoleAdminToken ? 'console.adminToken (GATEWAY_CONSOLE_ADMIN_TOKEN)' : undefined,
     config.cache.key === DEMO_SECRETS.cacheKey ? 'cache.key (GATEWAY_CACHE_KEY)' : undefined,
+    // The example configurations' keys default to the platform stand-in's demo secrets (`${DEMO_SECRET_FULL:-demo-secret-full}`: security try-out).
+    ...config.credentials.apiKeys.filter((k) => k.secret?.startsWith(DEMO_SECRETS.apiKeySecretPrefix)).map((k) => `credentials.apiKeys ${k.name}'s secret`),
   ].filter((key) => key !== undefined);
   if (demo.length && !isLoopbackHost(config.listen.host))
     log.warn(
       { keys: demo },
       `${demo.join(' and ')} ${demo.length > 1 ? 'are' : 'is'} the demo stack's public value, and the gateway listens on ${config.listen.host}: set your own before anyone else can reach it`,
+    );
+  const short = config.credentials.apiKeys.flatMap((k) =>
+    [
+      k.token !== undefined && k.token.length < MIN_CONFIGURED_SECRET_CHARS ? `${k.name}'s token` : undefined,
+      k.secret !== undefined && k.secret.length < MIN_CONFIGURED_SECRET_CHARS ? `${k.name}'s secret` : undefined,
+    ].filter((what) => what !== undefined),
+  );
+  if (short.length)
+    log.warn(
+      { keys: short },
+      `credentials.apiKeys: ${short.join(', ')} ${short.length > 1 ? 'are' : 'is'} shorter than ${MIN_CONFIGURED_SECRET_CHARS} characters and can be guessed (wrong bearer tokens are not rate-limited): use 32 or more random characters`,
     );
   // Settings of a mode not chosen are not read: an operator who filled them in most likely meant that mode.
   if (config.oauth.mode !== 'external' && config.oauth.external.issuer !== undefined)

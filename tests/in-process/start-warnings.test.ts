@@ -1,6 +1,7 @@
 /**
  * Warnings a start gives about a configuration that works but may not do what its operator meant: the
- * demo stack's public secrets (config/cpzai.yaml, docker-compose.yml) in use on a bind others can reach.
+ * demo stack's public secrets (config/cpzai.yaml, docker-compose.yml, the example configurations' key secrets) in use
+ * on a bind others can reach; API key tokens and secrets short enough to guess (security try-out).
  */
 import { describe, expect, it } from 'vitest';
 import { inProcessGateway } from '../helpers/in-process.ts';
@@ -31,6 +32,35 @@ describe("the demo stack's public secrets (deployment try-out)", () => {
       } finally {
         await gateway.close();
       }
+    }
+  });
+});
+
+describe('configured API keys', () => {
+  const apiKeys = [
+    { name: 'copied', key: 'cpz_demo_full', secret: 'demo-secret-full', scopes: ['a'] },
+    { name: 'short', token: 'z', scopes: ['a'] },
+    { name: 'own', key: 'ops', secret: 'an-operator-secret-0123456789abcdef', scopes: ['a'] },
+  ];
+  it('warns of a demo secret on a bind others can reach, and of a token or secret under 16 characters, naming the keys', async () => {
+    const gateway = inProcessGateway({ listen: { host: '0.0.0.0' }, credentials: { apiKeys } }, { fake: { tools: [] } });
+    try {
+      const records = gateway.logs.records();
+      expect(records.filter((r) => /the demo stack's public value/.test(String(r.msg)))).toEqual([
+        expect.objectContaining({ keys: ['console.adminToken (GATEWAY_CONSOLE_ADMIN_TOKEN)', "credentials.apiKeys copied's secret"] }),
+      ]);
+      expect(records.filter((r) => /can be guessed/.test(String(r.msg)))).toEqual([expect.objectContaining({ keys: ["short's token"] })]);
+    } finally {
+      await gateway.close();
+    }
+  });
+
+  it('says nothing of the demo secret on loopback', async () => {
+    const gateway = inProcessGateway({ listen: { host: '127.0.0.1' }, credentials: { apiKeys: [apiKeys[0]!, apiKeys[2]!] } }, { fake: { tools: [] } });
+    try {
+      expect(gateway.logs.records().filter((r) => /public value|can be guessed/.test(String(r.msg)))).toEqual([]);
+    } finally {
+      await gateway.close();
     }
   });
 });
