@@ -171,7 +171,10 @@ async function serve(config: ReturnType<typeof loadConfig>, path: string): Promi
   // Announced once SIGHUP and the file watch are armed: a signal or an edit right after this line
   // reloads instead of killing the process or going unseen. SIGHUP must reach this process: npm does
   // not pass it on (`node --import <loader>` runs in one).
-  process.stderr.write(`gateway listening on ${gateway.url}/mcp (pid ${process.pid}: kill -HUP ${process.pid} reloads the configuration)\n`);
+  // A wildcard bind is announced by a URL this machine can open, and said to be one (security try-out: 0.0.0.0 read as 127.0.0.1).
+  const { host } = config.listen;
+  const every = host === '0.0.0.0' || host === '::' ? `, bound to ${host}: every interface` : '';
+  process.stderr.write(`gateway listening on ${gateway.url}/mcp (pid ${process.pid}: kill -HUP ${process.pid} reloads the configuration${every})\n`);
   let stopping = false;
   const stop = (signal: string) => {
     // A second signal while the close runs: exit now (a person pressing Ctrl-C again; a close stuck on a store that never answers).
