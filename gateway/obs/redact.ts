@@ -329,7 +329,30 @@ export function withoutSecrets(text: string, secrets: readonly string[]): string
   return out;
 }
 
-/** `value` (JSON: an upstream error's `data`) with {@link withoutSecrets} applied to every string in it; the same object when none holds one. */
+/** `value` (JSON: a successful result) with {@link withoutSecrets} applied to its string values, keys kept; the same object when none holds one. */
+export function withoutSecretsInValues(value: unknown, secrets: readonly string[]): unknown {
+  if (typeof value === 'string') return withoutSecrets(value, secrets);
+  if (Array.isArray(value)) {
+    const items = value.map((item) => withoutSecretsInValues(item, secrets));
+    return items.some((item, i) => item !== value[i]) ? items : value;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  let out: Record<string, unknown> | undefined;
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    const cleaned = withoutSecretsInValues(item, secrets);
+    if (cleaned === item) continue;
+    out ??= { ...(value as Record<string, unknown>) };
+    // Defined, not assigned: an own `__proto__` key stays a key.
+    Object.defineProperty(out, key, { value: cleaned, enumerable: true, writable: true, configurable: true });
+  }
+  return out ?? value;
+}
+
+/**
+ * `value` (JSON: an upstream error's `data`, a notification) with {@link withoutSecrets} applied to every string in it,
+ * keys included; the same object when none holds one. {@link withoutSecretsInValues} keeps keys, for a successful
+ * result, whose keys are its shape.
+ */
 export function withoutSecretsDeep(value: unknown, secrets: readonly string[]): unknown {
   if (secrets.length === 0) return value;
   if (typeof value === 'string') return withoutSecrets(value, secrets);

@@ -16,7 +16,7 @@ import { abortSignalOf } from '../wire/cancellation.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure, deliveryOf, markDelivery, upstreamFailureError, type UpstreamFailure } from '../errors.ts';
 import { coalesced, loggableUrl, type Logger } from '../obs/log.ts';
-import { configuredSecrets, credentialSecrets, withoutSecrets, withoutSecretsDeep } from '../obs/redact.ts';
+import { configuredSecrets, credentialSecrets, withoutSecrets, withoutSecretsDeep, withoutSecretsInValues } from '../obs/redact.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
 import { injectTraceHeaders } from '../obs/tracing.ts';
@@ -41,6 +41,8 @@ import {
   type UpstreamInfo,
 } from './types.ts';
 
+/** The shortest configured secret masked in a successful result ({@link UpstreamClient.send}): 16, a credential's length, not a word's. */
+const RESULT_SECRET_MIN_CHARS = 16;
 /** How long closing an HTTP upstream waits for a connection attempt under way (ms); a stdio one's is waited for whole. */
 const HTTP_CONNECT_CLOSE_WAIT_MS = 1000;
 
@@ -436,10 +438,19 @@ export class UpstreamClient {
         const problems = callToolResultProblems(result as Record<string, unknown>);
         if (problems.length) throw new SdkError(SdkErrorCode.InvalidResult, `Invalid result: ${problems.join('; ')}`);
       }
-      // Every answer is masked as the errors are: an error result ("backend failed with key ..."), a task's answers, an
-      // input_required result's questions (reviews), and a successful result too (security try-out: a tool echoing its
-      // request's headers handed every caller the upstream's service key in content and structuredContent).
-      return secrets ? withoutSecretsDeep(result, secrets()) : result;
+      if (!secrets) return result;
+      // A tool's error result is its error message ("backend failed with key ..."): masked as the errors are, and a
+      // task's answers whole (a finished task carries its tool's result, a status its message: review), and an
+      // input_required result's questions (2026-07-28 multi-round-trip: review).
+      const answer = result as { isError?: unknown; resultType?: unknown } | undefined;
+      if (answer?.isError === true || answer?.resultType === 'input_required' || method.startsWith('tasks/')) return withoutSecretsDeep(result, secrets());
+      // A successful answer is data: not a list page (the catalogue's names and schemas are the upstream's own words), its
+      // keys kept, and only secrets long enough to be a credential, which no data holds by chance (security try-out: a tool
+      // echoing its request headers handed every caller the service key; review: masking `postgres` everywhere broke
+      // tools named and resources addressed with it).
+      if (method.endsWith('/list')) return result;
+      const credentials = secrets().filter((secret) => secret.length >= RESULT_SECRET_MIN_CHARS);
+      return credentials.length ? withoutSecretsInValues(result, credentials) : result;
     } catch (error) {
       const classified = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name), secrets?.() ?? NO_SECRET_LIST);
       // A timeout names the setting that decided it, as a result over limits.resultBytes does (try-out).

@@ -247,6 +247,39 @@ describe("an upstream quoting a secret of its configuration in a tool's error re
     }
   });
 
+  it('leaves a short configured value alone in names, lists and successful results: only a credential-length secret is masked there (review)', async () => {
+    const upstream = inMemoryFakeUpstream({
+      era: 'modern',
+      tools: [
+        {
+          definition: { name: 'postgres_query', inputSchema: { type: 'object', properties: { engine: { enum: ['postgres', 'mysql'] } } } },
+          call: async () => ({ content: [{ type: 'text', text: 'postgres://host/db' }], structuredContent: { postgres: 'postgres://host/db' } }),
+        },
+      ],
+    });
+    const config = loadConfig({
+      path: CONFORMANCE_CONFIG,
+      env: {},
+      overrides: {
+        listen: { host: '127.0.0.1', port: 0 },
+        log: { level: 'silent' },
+        upstreams: [{ name: 'notes', url: 'http://notes.upstream.invalid/mcp', headers: { 'X-Api-Key': 'postgres' } }],
+      },
+    });
+    const plain = inProcessGateway(config, { upstreams: { notes: upstream } });
+    try {
+      const listed = rpc('modern', 15, 'tools/list', {});
+      const [list] = await messagesOf(await post(`${plain.gatewayUrl}/mcp`, listed.body, { ...listed.headers, ...FULL_KEY }));
+      expect(JSON.stringify(list)).toContain('"postgres_query"');
+      expect(JSON.stringify(list)).not.toContain('[redacted]');
+      const called = rpc('modern', 16, 'tools/call', { name: 'postgres_query', arguments: {} });
+      const [answer] = await messagesOf(await post(`${plain.gatewayUrl}/mcp`, called.body, { ...called.headers, ...FULL_KEY }));
+      expect(answer?.result).toMatchObject({ structuredContent: { postgres: 'postgres://host/db' } });
+    } finally {
+      await plain.close();
+    }
+  });
+
   it.each(['modern', 'legacy'] as const)(
     'reaches a %s caller with the secret replaced in a successful result too (security try-out: a tool echoed the service key)',
     async (era) => {
