@@ -270,12 +270,6 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     await applyLockFile?.();
     await delay(0);
     runtime.warm();
-    const carried = new Set<object>([...runtime.state.upstreams.flatMap((u) => [u.client, u.catalog]), runtime.state.codeSandbox]);
-    if (keepOAuth) carried.add(old.state.oauth!);
-    if (pinStore) carried.add(pinStore);
-    if (tracing) carried.add(tracing);
-    // Taken over only when the new runtime has budgets (else it made none and the old one closes it).
-    if (rateLimiter && runtime.state.rateLimiter === rateLimiter) carried.add(rateLimiter);
     log.info({ changed: plan.changed, upstreams: plan.upstreams, removed: plan.removed }, 'configuration reloaded');
     // Subscribed clients re-list: what each credential sees may have changed. A listen stream stays on
     // the runtime it was opened on until that one retires (shutdown.graceMs): those of runtimes still
@@ -283,10 +277,12 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
     // A reload of the same configuration changed no list (the catalogues and their versions are kept):
     // announcing it would make every listening client re-list for nothing on each periodic SIGHUP.
     if (plan.changed.length > 0) for (const earlier of [old, ...retiringRuntimes]) earlier.announceListsChanged();
+    // Every runtime still retiring, not only the one just replaced: a script started before an unchanged reload runs on an
+    // older one (review).
+    if (plan.changed.length > 0) for (const earlier of [old, ...retiringRuntimes]) earlier.state.replacedByReload = true;
     retiringRuntimes.add(old);
-    if (plan.changed.length > 0) old.state.replacedByReload = true;
     // Once the removed upstreams' clients are closed (their last state written), their gauges go.
-    const retired = retire(old, carried, next.shutdown.graceMs).then(() =>
+    const retired = retire(old, next.shutdown.graceMs).then(() =>
       forgetUpstreams(
         runtime.state.metrics,
         // Not one a later reload brought back meanwhile.
@@ -302,6 +298,24 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
   }
 
   /**
+   * What a runtime holds that a reload may hand to the next one (runtime.ts `close` leaves these open when another
+   * runtime holds them): its upstreams' clients and catalogues, run_code's sandbox, the authorization server, the pin
+   * store, tracing and the rate limiter.
+   */
+  function partsOf(held: Runtime): object[] {
+    const { state } = held;
+    const parts: (object | undefined)[] = [
+      ...state.upstreams.flatMap((u) => [u.client, u.catalog]),
+      state.codeSandbox,
+      state.oauth,
+      state.pins.store,
+      state.tracing,
+      state.rateLimiter,
+    ];
+    return parts.filter((part) => part !== undefined);
+  }
+
+  /**
    * Lets the old runtime finish the requests it is serving, then closes what was not carried over. Every
    * request other than a subscriptions/listen stream (a tool call, a read, a run_code run) runs to its end,
    * each bounded by its own timer (its upstream's `timeoutMs`, restarted by progress), at most
@@ -310,7 +324,7 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
    * themselves: they close with the runtime, `graceMs` after the reload or when its last call ends if later
    * (their clients listen again, on the new configuration).
    */
-  async function retire(old: Runtime, carried: ReadonlySet<object>, graceMs: number): Promise<void> {
+  async function retire(old: Runtime, graceMs: number): Promise<void> {
     const started = Date.now();
     const { streamsOpen } = old.state;
     const callsMs = Math.max(graceMs, RETIRE_MAX_MS);
@@ -322,7 +336,10 @@ export async function startGateway(config: GatewayConfig, options: StartGatewayO
       return (calls > 0 && elapsed < callsMs) || (old.inflight.count > 0 && elapsed < graceMs);
     };
     while (waiting()) await new Promise((r) => setTimeout(r, 25));
-    await old.close(carried).catch((error: unknown) => log.warn({ err: (error as Error).message }, 'closing the previous configuration failed'));
+    // What another runtime still uses stays open, worked out now: a client an unchanged reload carried to the next runtime
+    // is the older one's too, and closing it with that next runtime cut the older one's calls in flight (review).
+    const inUse = new Set([runtime, ...retiringRuntimes].filter((other) => other !== old).flatMap(partsOf));
+    await old.close(inUse).catch((error: unknown) => log.warn({ err: (error as Error).message }, 'closing the previous configuration failed'));
   }
 
   async function shutdown(drain: boolean, reason?: string): Promise<void> {

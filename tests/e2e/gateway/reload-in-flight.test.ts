@@ -27,6 +27,11 @@ const readGate = new Promise<void>((resolve) => (openReadGate = resolve));
 /** gated_read: the same, for the script that calls again after the reload. */
 let openSecondGate!: () => void;
 const secondGate = new Promise<void>((resolve) => (openSecondGate = resolve));
+/** late_tool answers once the test sets and opens this gate. */
+let lateGate: Promise<void> = Promise.resolve();
+/** third_read: the same, for the script that runs across an unchanged reload and then a changed one. */
+let openThirdGate!: () => void;
+const thirdGate = new Promise<void>((resolve) => (openThirdGate = resolve));
 
 let stack: Stack;
 beforeAll(async () => {
@@ -37,6 +42,8 @@ beforeAll(async () => {
         { definition: tool('quick_tool'), call: async () => ({ content: text('quick') }) },
         { definition: tool('held_read'), call: () => readGate.then(() => ({ content: text('read') })) },
         { definition: tool('gated_read'), call: () => secondGate.then(() => ({ content: text('gated') })) },
+        { definition: tool('third_read'), call: () => thirdGate.then(() => ({ content: text('third') })) },
+        { definition: tool('late_tool'), call: () => lateGate.then(() => ({ content: text('late') })) },
       ],
     },
   });
@@ -45,6 +52,7 @@ afterAll(async () => {
   openGate();
   openReadGate();
   openSecondGate();
+  openThirdGate();
   await stack?.close();
 });
 
@@ -125,6 +133,46 @@ describe('reload with calls in flight', () => {
       // The next run is authorised under the new configuration and calls as before.
       const next = await client.callTool({ name: 'run_code', arguments: { code: 'return await tools.quick_tool();' } });
       expect(next.isError).toBeFalsy();
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('so does a script on a runtime an unchanged reload retired before the change (review)', async () => {
+    await stack.gateway.reload(configWith({ 'x-service-key': 'fifth' }));
+    const client = await connectV2(`${stack.gatewayUrl}/mcp/compact`, KEY);
+    try {
+      const code = `await tools.third_read();
+        try { await tools.quick_tool(); return 'called'; } catch (error) { return error.kind; }`;
+      const run = client.callTool({ name: 'run_code', arguments: { code } });
+      await waitFor('third_read at the upstream', () => stack.fake!.received.some((r) => r.method === 'tools/call' && r.params?.name === 'third_read'));
+      const quickBefore = stack.fake!.received.filter((r) => r.method === 'tools/call' && r.params?.name === 'quick_tool').length;
+      expect((await stack.gateway.reload(configWith({ 'x-service-key': 'fifth' }))).changed).toEqual([]);
+      expect((await stack.gateway.reload(configWith({ 'x-service-key': 'sixth' }))).changed.length).toBeGreaterThan(0);
+      openThirdGate();
+      const answered = await run;
+      expect(answered.structuredContent, JSON.stringify(answered)).toMatchObject({ result: 'configuration_reloaded' });
+      expect(stack.fake!.received.filter((r) => r.method === 'tools/call' && r.params?.name === 'quick_tool')).toHaveLength(quickBefore);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('a direct call in flight across an unchanged reload and then a replacing one still finishes (review: its client was closed with the middle runtime)', async () => {
+    await stack.gateway.reload(configWith({ 'x-service-key': 'seventh' }));
+    let openLate!: () => void;
+    const late = new Promise<void>((resolve) => (openLate = resolve));
+    lateGate = late;
+    const client = await connectV2(stack.mcpUrl, KEY);
+    try {
+      const slow = client.callTool({ name: 'late_tool', arguments: {} });
+      await waitFor('late_tool at the upstream', () => stack.fake!.received.some((r) => r.method === 'tools/call' && r.params?.name === 'late_tool'));
+      expect((await stack.gateway.reload(configWith({ 'x-service-key': 'seventh' }))).changed).toEqual([]);
+      expect((await stack.gateway.reload(configWith({ 'x-service-key': 'eighth' }))).upstreams).toEqual([{ name: 'cpzai', decision: 'replace' }]);
+      // The middle runtime has nothing in flight and retires first; the call's runtime is still retiring.
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      openLate();
+      expect(await slow).toMatchObject({ content: text('late') });
     } finally {
       await client.close();
     }
