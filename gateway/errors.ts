@@ -162,9 +162,10 @@ export function errorMapping(kind: ErrorKind): ErrorMapping {
     case 'script_error':
     case 'limit_exceeded':
       return { code: ERROR_CODE.serverError, httpStatus: 200, blame: 'client' };
-    // A script's tool call after a reload replaced the configuration its run was authorised under (runtime-state.ts replacedByReload).
+    // A script's tool call after a reload replaced the configuration its run was authorised under (runtime-state.ts
+    // replacedByReload): a refusal the script's caller resolves by running it again, like a run_code limit.
     case 'configuration_reloaded':
-      return { code: ERROR_CODE.serverError, httpStatus: 200, blame: 'gateway' };
+      return { code: ERROR_CODE.serverError, httpStatus: 200, blame: 'client' };
     case 'internal':
       return { code: ERROR_CODE.internalError, httpStatus: 200, blame: 'gateway' };
   }

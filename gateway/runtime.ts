@@ -347,7 +347,7 @@ export function createRuntime(config: GatewayConfig, options: RuntimeOptions = {
   if (short.length)
     log.warn(
       { keys: short },
-      `credentials.apiKeys: ${short.join(', ')} ${short.length > 1 ? 'are' : 'is'} shorter than ${MIN_CONFIGURED_SECRET_CHARS} characters and can be guessed (wrong bearer tokens are not rate-limited): use 32 or more random characters`,
+      `credentials.apiKeys: ${short.join(', ')} ${short.length > 1 ? 'are' : 'is'} shorter than ${MIN_CONFIGURED_SECRET_CHARS} characters and can be guessed (a refused bearer token is not counted at all; a key pair's secret, 20 tries per 15 minutes per address by default): use 32 or more random characters`,
     );
   // Settings of a mode not chosen are not read: an operator who filled them in most likely meant that mode.
   if (config.oauth.mode !== 'external' && config.oauth.external.issuer !== undefined)

@@ -76,6 +76,7 @@ export type AuditOutcome =
   | 'unknown_tool'
   | 'output_schema_violation'
   | 'refused_held'
+  | 'refused_reloaded'
   | 'unauthorized'
   | 'invalid_request';
 

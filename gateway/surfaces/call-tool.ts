@@ -226,5 +226,6 @@ function auditOutcome(kind: ErrorKind, target: ToolResolution): AuditOutcome {
   if (kind === 'invalid_arguments' || kind === 'payload_too_large') return 'invalid_arguments';
   if (kind === 'unknown_tool') return target.tool ? 'refused_scope' : 'unknown_tool';
   if (kind === 'call_directly') return target.tool && !target.readOnly ? 'refused_write_via_call_tool' : 'refused_advertised';
+  if (kind === 'configuration_reloaded') return 'refused_reloaded';
   return 'error';
 }

@@ -141,10 +141,11 @@ export function withoutOutputSchemas(tools: Tool[]): Tool[] {
  * SEP-2106 wrap of non-object output schemas in a tools/list.
  */
 export function encodeResult(era: Era, method: string, result: Result): Result {
-  // The 2026-07-28 codec adds resultType and `_meta` as `{ ...result, key }`, a hidden class per answer on Node 20
-  // (wire/objects.ts): given both keys in place, in the order it would append them, it only replaces them.
+  // The 2026-07-28 codec adds resultType and `_meta` to a tools/call result as `{ ...result, key }`, a hidden class per
+  // answer on Node 20 (wire/objects.ts): given both keys in place, in the order it appends them, it only replaces them.
+  // tools/call only: a cacheable result gets ttlMs and cacheScope between the two (review).
   const keyed =
-    era === 'modern' && (result.resultType === undefined || !('_meta' in result))
+    era === 'modern' && method === 'tools/call' && (result.resultType === undefined || !('_meta' in result))
       ? withFields(result, { resultType: result.resultType === undefined ? 'complete' : result.resultType, _meta: result._meta })
       : result;
   return CODECS[era].encodeResult(method, keyed, GATEWAY_SERVER_INFO);

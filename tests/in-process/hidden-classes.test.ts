@@ -1,5 +1,5 @@
 /**
- * No Ajv in the gateway's process runs its code optimiser (gateway/checks/schema-compiler.ts). The optimiser
+ * None of the project's Ajv instances runs its code optimiser (gateway/checks/schema-compiler.ts). The optimiser
  * counts the generated code's variable names (`err12`, `data3`, ...) in objects that start empty, a new first
  * key each, thousands per schema; V8 (Node 20) links at most 1,536 first keys to the empty object's hidden
  * class, and once they were used up every object the gateway built from empty on a request got a class of its
@@ -7,7 +7,7 @@
  * V8 runs out depends on when its collector clears the dead ones, so the test watches the cause: every
  * compilation's call of `CodeGen.optimize`, while the modules are evaluated afresh and the reference stack runs
  * in this process as `npm start` runs it (configuration, gateway, upstream and platform schemas), every tool
- * called once.
+ * called once. Not covered: the copy of Ajv the MCP SDK bundles (its elicitation schemas), which compiles little.
  */
 import { CodeGen } from 'ajv/dist/compile/codegen/index.js';
 import { afterAll, describe, expect, it, vi } from 'vitest';

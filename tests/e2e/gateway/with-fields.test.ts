@@ -1,10 +1,13 @@
 /**
  * wire/objects.ts `withFields`: the result of `{ ...base, ...fields }`, without the hidden class per object that the
- * spread gives once optimised on Node 20 (V8 11.3): the reason the request path builds such objects with it.
+ * spread gives once optimised on Node 20 (V8 11.3): the reason the request path builds such objects with it. Here, not
+ * under tests/unit, because the hidden-class check needs a process of its own: in a worker shared with other files,
+ * their Ajv compiles can use up the empty object's transitions (gateway/checks/schema-compiler.ts says what that does),
+ * and then no object built from empty shares a class.
  */
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { withFields } from '../../gateway/wire/objects.ts';
+import { withFields } from '../../../gateway/wire/objects.ts';
 
 setFlagsFromString('--allow-natives-syntax');
 // Parsed after the flag is set: V8's own test of two objects' hidden classes, and its optimiser on demand.
@@ -27,12 +30,21 @@ describe('withFields', () => {
     expect(withFields(base, {})).not.toBe(base);
   });
 
+  it('keeps an own __proto__ key a key, as the spread does, instead of setting the prototype (review)', () => {
+    const parsed = JSON.parse('{"name":"t","__proto__":{"outputSchema":{"type":"object"}}}') as Record<string, unknown>;
+    const out = withFields(parsed, { name: 'renamed' });
+    expect(Object.hasOwn(out, '__proto__')).toBe(true);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(JSON.stringify(out)).toBe('{"name":"renamed","__proto__":{"outputSchema":{"type":"object"}}}');
+  });
+
   it('gives objects built alike one hidden class in optimised code, where the spread gives each its own', () => {
     const credential = (i: number) => ({ kind: 'key', headers: {}, digest: `d${i}` });
     const spread = natives((i) => ({ ...credential(i), account: `a${i}` }));
     const assigned = natives((i) => withFields(credential(i), { account: `a${i}` }));
-    // The spread's behaviour is what the helper exists for: if a Node release fixes it, this says so.
-    expect(spread).toEqual({ optimised: true, shared: false });
+    // The spread's own classes are what the helper exists for (on Node 20); a Node that fixes them needs no helper, and
+    // the helper must hold either way.
+    expect(spread.optimised).toBe(true);
     expect(assigned).toEqual({ optimised: true, shared: true });
   });
 });
