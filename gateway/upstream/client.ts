@@ -374,12 +374,12 @@ export class UpstreamClient {
    * security try-out, an upstream quoting them in an error handed every signed-in caller the shared service
    * secret). A secret the caller sent is no secret from it, and masking it in what the upstream echoes back
    * made the masking an oracle: a string of 20,000 guesses came back with the one right guess `[redacted]`
-   * (security try-out). Undefined when there is none; else worked out on first use only (an error, an isError
-   * result, a notification): most calls need none.
+   * (security try-out). Undefined when there is none (most upstreams: the hot path pays nothing); else worked out on
+   * first use (an error, a result, a notification).
    */
   private secretsNotSentIn(params: Record<string, unknown>, credential: Credential | undefined): (() => readonly string[]) | undefined {
     const configured = this.configuredSecrets();
-    // Worked out in the closure only: a credential object is new per request, and most calls need no masking (review: hot path).
+    // Worked out in the closure only: a credential object is new per request (review: hot path).
     const standingIn = credential?.granted !== undefined && this.callerScoped ? credential : undefined;
     if (configured.length === 0 && standingIn === undefined) return undefined;
     let left: readonly string[] | undefined;
