@@ -117,20 +117,37 @@ describe('reload with calls in flight', () => {
     }
   });
 
-  it('a script running across a reload that changed the configuration makes no new tool call: configuration_reloaded, nothing sent', async () => {
-    await stack.gateway.reload(configWith({ 'x-service-key': 'third' }));
+  /**
+   * A script that calls `gate` (held at the upstream until `open`), then quick_tool: `reload` runs while the first call
+   * is held. What the script saw of its second call, and whether quick_tool reached the upstream.
+   */
+  async function scriptAcross(gate: string, open: () => void, reload: () => Promise<void>): Promise<{ seen: unknown; quickSent: boolean }> {
     const client = await connectV2(`${stack.gatewayUrl}/mcp/compact`, KEY);
+    const quickCalls = () => stack.fake!.received.filter((r) => r.method === 'tools/call' && r.params?.name === 'quick_tool').length;
     try {
-      const code = `await tools.gated_read();
+      const code = `await tools.${gate}();
         try { await tools.quick_tool(); return 'called'; } catch (error) { return error.kind; }`;
       const run = client.callTool({ name: 'run_code', arguments: { code } });
-      await waitFor('gated_read at the upstream', () => stack.fake!.received.some((r) => r.method === 'tools/call' && r.params?.name === 'gated_read'));
-      const quickBefore = stack.fake!.received.filter((r) => r.method === 'tools/call' && r.params?.name === 'quick_tool').length;
+      await waitFor(`${gate} at the upstream`, () => stack.fake!.received.some((r) => r.method === 'tools/call' && r.params?.name === gate));
+      const before = quickCalls();
+      await reload();
+      open();
+      const answered = await run;
+      return { seen: (answered.structuredContent as { result?: unknown } | undefined)?.result ?? JSON.stringify(answered), quickSent: quickCalls() > before };
+    } finally {
+      await client.close();
+    }
+  }
+
+  it('a script running across a reload that changed the configuration makes no new tool call: configuration_reloaded, nothing sent', async () => {
+    await stack.gateway.reload(configWith({ 'x-service-key': 'third' }));
+    const outcome = await scriptAcross('gated_read', openSecondGate, async () => {
       await stack.gateway.reload(configWith({ 'x-service-key': 'fourth' }));
-      openSecondGate();
-      expect((await run).structuredContent).toMatchObject({ result: 'configuration_reloaded' });
-      expect(stack.fake!.received.filter((r) => r.method === 'tools/call' && r.params?.name === 'quick_tool')).toHaveLength(quickBefore);
-      // The next run is authorised under the new configuration and calls as before.
+    });
+    expect(outcome).toEqual({ seen: 'configuration_reloaded', quickSent: false });
+    // The next run is authorised under the new configuration and calls as before.
+    const client = await connectV2(`${stack.gatewayUrl}/mcp/compact`, KEY);
+    try {
       const next = await client.callTool({ name: 'run_code', arguments: { code: 'return await tools.quick_tool();' } });
       expect(next.isError).toBeFalsy();
     } finally {
@@ -140,22 +157,11 @@ describe('reload with calls in flight', () => {
 
   it('so does a script on a runtime an unchanged reload retired before the change (review)', async () => {
     await stack.gateway.reload(configWith({ 'x-service-key': 'fifth' }));
-    const client = await connectV2(`${stack.gatewayUrl}/mcp/compact`, KEY);
-    try {
-      const code = `await tools.third_read();
-        try { await tools.quick_tool(); return 'called'; } catch (error) { return error.kind; }`;
-      const run = client.callTool({ name: 'run_code', arguments: { code } });
-      await waitFor('third_read at the upstream', () => stack.fake!.received.some((r) => r.method === 'tools/call' && r.params?.name === 'third_read'));
-      const quickBefore = stack.fake!.received.filter((r) => r.method === 'tools/call' && r.params?.name === 'quick_tool').length;
+    const outcome = await scriptAcross('third_read', openThirdGate, async () => {
       expect((await stack.gateway.reload(configWith({ 'x-service-key': 'fifth' }))).changed).toEqual([]);
       expect((await stack.gateway.reload(configWith({ 'x-service-key': 'sixth' }))).changed.length).toBeGreaterThan(0);
-      openThirdGate();
-      const answered = await run;
-      expect(answered.structuredContent, JSON.stringify(answered)).toMatchObject({ result: 'configuration_reloaded' });
-      expect(stack.fake!.received.filter((r) => r.method === 'tools/call' && r.params?.name === 'quick_tool')).toHaveLength(quickBefore);
-    } finally {
-      await client.close();
-    }
+    });
+    expect(outcome).toEqual({ seen: 'configuration_reloaded', quickSent: false });
   });
 
   it('a direct call in flight across an unchanged reload and then a replacing one still finishes (review: its client was closed with the middle runtime)', async () => {
