@@ -77,7 +77,14 @@ const envelopeVerdicts = new Map<string, boolean>();
  * envelopes the oldest is forgotten; one longer than {@link ENVELOPE_MEMO_CHARS} is checked every time.
  */
 function validEnvelope(clientInfo: unknown, clientCapabilities: unknown): boolean {
-  const text = JSON.stringify([clientInfo ?? null, clientCapabilities ?? null]);
+  let text: string;
+  try {
+    text = JSON.stringify([clientInfo ?? null, clientCapabilities ?? null]);
+  } catch {
+    // Nested past what JSON.stringify's recursion holds (4,500 levels: protocol try-out, an unhandled RangeError, 200
+    // -32603 without the id): no fast path; the SDK path's limits.jsonDepth refuses it with 400 naming the path.
+    return false;
+  }
   const known = envelopeVerdicts.get(text);
   if (known !== undefined) return known;
   const verdict = isSpecType('Implementation', clientInfo) && isSpecType('ClientCapabilities', clientCapabilities);

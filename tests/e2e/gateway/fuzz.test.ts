@@ -132,6 +132,14 @@ function generate(count: number): Case[] {
       status: 400,
     },
     { kind: 'deep-top-object', body: nest(4500, '{"a":', '}'), headers: headersFor('2025-11-25'), code: -32600, status: 400 },
+    // The 2026-07-28 envelope itself 4,500 deep, on the fast path's methods (protocol try-out: JSON.stringify of it overflowed, 200 -32603).
+    ...(['tools/list', 'tools/call'] as const).map((method) => ({
+      kind: `deep-envelope-${method}`,
+      body: `{"jsonrpc":"2.0","id":1,"method":"${method}","params":{${method === 'tools/call' ? '"name":"echo","arguments":{},' : ''}"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"x":${nest(4500, '[', ']')}}}}}`,
+      headers: { ...headersFor('2026-07-28'), 'mcp-method': method, ...(method === 'tools/call' ? { 'mcp-name': 'echo' } : {}) },
+      code: -32602,
+      status: 400,
+    })),
     { kind: 'gzip-unsupported-encoding', body: 'x', headers: { ...headersFor('2025-11-25'), 'content-encoding': 'compress' }, status: 415 },
     { kind: 'unknown-encoding', body: '{}', headers: { ...headersFor('2025-11-25'), 'content-encoding': 'zstd-ish' }, status: 415 },
     {
