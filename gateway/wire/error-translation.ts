@@ -40,6 +40,8 @@ export interface TranslationRule {
   callers: Era | 'all';
   to: number | 'input_required';
   source: string;
+  /** Only an error this says yes to (the row's method and data); absent: every error of the code. */
+  applies?: (error: RpcError, context: TranslationContext) => boolean;
 }
 
 export const RESOURCE_NOT_FOUND_2025 = ERROR_CODE.resourceNotFound;
@@ -63,6 +65,15 @@ export const ERROR_TRANSLATIONS: readonly TranslationRule[] = [
     callers: 'modern',
     to: INVALID_PARAMS,
     source: '2026-07-28 basic/index §Error Codes ("MUST NOT emit -32002"), server/resources §Error Handling (-32602)',
+  },
+  {
+    upstreamCode: INVALID_PARAMS,
+    callers: 'legacy',
+    to: RESOURCE_NOT_FOUND_2025,
+    source:
+      "2024-11-05..2025-11-25 server/resources §Error Handling (resource not found: -32002): a 2026-07-28 upstream's not-found is " +
+      '-32602 with data.uri (server/resources §Error Handling); the same on resources/read to a 2025-era caller is -32002 (protocol try-out)',
+    applies: (error, context) => context.method === 'resources/read' && isObject(error.data) && typeof error.data.uri === 'string',
   },
   {
     upstreamCode: URL_ELICITATION_REQUIRED_2025,
@@ -95,10 +106,14 @@ export const ERROR_TRANSLATIONS: readonly TranslationRule[] = [
  * retry reaches the 2025-era upstream as a new call, which is the 2025 flow after a URL elicitation.
  */
 export function translateUpstreamError(error: RpcError, context: TranslationContext): Translated {
-  const rule = ERROR_TRANSLATIONS.find((r) => r.upstreamCode === error.code && (r.callers === 'all' || r.callers === context.era));
+  const rule = ERROR_TRANSLATIONS.find(
+    (r) => r.upstreamCode === error.code && (r.callers === 'all' || r.callers === context.era) && (r.applies?.(error, context) ?? true),
+  );
   if (!rule) return { kind: 'error', error, translated: false };
   if (rule.to !== 'input_required') {
-    const data = rule.to === INVALID_PARAMS && isObject(error.data) ? { ...error.data, upstreamCode: error.code } : { upstreamCode: error.code };
+    // A not-found either way keeps its data (`{ uri }` in both revisions).
+    const keepsData = (rule.to === INVALID_PARAMS || rule.to === RESOURCE_NOT_FOUND_2025) && isObject(error.data);
+    const data = keepsData ? { ...(error.data as Record<string, unknown>), upstreamCode: error.code } : { upstreamCode: error.code };
     const message = rule.to === INTERNAL_ERROR ? `Internal error: the upstream refused the gateway's request (${error.code}: ${error.message})` : error.message;
     return { kind: 'error', error: { code: rule.to, message, data }, translated: true };
   }

@@ -114,3 +114,31 @@ describe('prompt, resource and completion decisions', () => {
     ]);
   });
 });
+
+describe("a 2026-07-28 upstream's resource not found (-32602 with data.uri)", () => {
+  it('reaches a 2025-era caller as -32002, its message and uri kept, and a 2026-07-28 caller as -32602 (protocol try-out)', async () => {
+    const modern = inProcessGateway(
+      { anonymous: true },
+      {
+        fake: {
+          era: 'modern',
+          tools: [],
+          resources: { 'file:///gone.txt': { error: { code: -32602, message: 'Resource not found: file:///gone.txt', data: { uri: 'file:///gone.txt' } } } },
+        },
+      },
+    );
+    try {
+      for (const era of ['legacy', 'modern'] as const) {
+        const { headers, body } = rpc(era, 1, 'resources/read', { uri: 'file:///gone.txt' });
+        const [message] = await messagesOf(await post(`${modern.gatewayUrl}/mcp`, body, headers));
+        expect(message?.error).toMatchObject({
+          code: era === 'legacy' ? -32002 : -32602,
+          message: 'Resource not found: file:///gone.txt',
+          data: { uri: 'file:///gone.txt' },
+        });
+      }
+    } finally {
+      await modern.close();
+    }
+  });
+});

@@ -80,6 +80,22 @@ describe('translateUpstreamError', () => {
     }
   });
 
+  it("gives a 2025-era caller -32002 for a 2026-07-28 upstream's resource not found (-32602 with data.uri on resources/read), data kept (protocol try-out)", () => {
+    const notFound = { code: -32602, message: 'Resource not found: cpzai://guides/nope', data: { uri: 'cpzai://guides/nope' } };
+    expect(translateUpstreamError(notFound, { era: 'legacy', method: 'resources/read' })).toEqual({
+      kind: 'error',
+      translated: true,
+      error: { code: -32002, message: notFound.message, data: { uri: 'cpzai://guides/nope', upstreamCode: -32602 } },
+    });
+    // Not a not-found: another method, or no uri in data; and a 2026-07-28 caller keeps -32602.
+    for (const [error, method] of [
+      [notFound, 'tools/call'],
+      [{ code: -32602, message: 'Invalid params: uri is required' }, 'resources/read'],
+    ] as const)
+      expect(translateUpstreamError(error, { era: 'legacy', method })).toEqual({ kind: 'error', error, translated: false });
+    expect(translateUpstreamError(notFound, { era: 'modern', method: 'resources/read' })).toEqual({ kind: 'error', error: notFound, translated: false });
+  });
+
   it('has one row per upstream code and caller era', () => {
     const keys = ERROR_TRANSLATIONS.map((r) => `${r.upstreamCode}/${r.callers}`);
     expect(new Set(keys).size).toBe(keys.length);
