@@ -158,7 +158,9 @@ export function classifyPost(body: unknown, headers: IncomingHttpHeaders, limits
     ...(requested !== undefined && !SERVED_REVISIONS.includes(requested) ? { unsupportedRevision: requested } : {}),
     batchRefused,
     ...(batchedInitialize >= 0 ? { batchedInitialize } : {}),
-    cancellations: messages.flatMap(cancellationOf),
+    // 2025-era only: on 2026-07-28 a notifications/cancelled is accepted and has no effect (its calls end with their
+    // stream), and it must not reach a 2025-era call of the same id (protocol try-out: it cancelled one).
+    cancellations: served?.era === 'modern' ? [] : messages.flatMap(cancellationOf),
     toolCall:
       single?.method === 'tools/call' && typeof (single.params as { name?: unknown } | undefined)?.name === 'string'
         ? { name: (single.params as { name: string }).name }
@@ -332,7 +334,7 @@ function isModernClaim(message: Record<string, unknown>): boolean {
 }
 
 function cancellationOf(message: Record<string, unknown>): Cancellation[] {
-  if (message.method !== 'notifications/cancelled' || 'id' in message) return [];
+  if (message.method !== 'notifications/cancelled' || 'id' in message || isModernClaim(message)) return [];
   const { requestId, reason } = (message.params ?? {}) as { requestId?: unknown; reason?: unknown };
   if (typeof requestId !== 'string' && typeof requestId !== 'number') return [];
   return [{ requestId, ...(typeof reason === 'string' ? { reason } : {}) }];

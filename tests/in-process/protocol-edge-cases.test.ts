@@ -309,3 +309,42 @@ describe('a read cancelled by a 2025-11-25 notifications/cancelled', () => {
     }
   });
 });
+
+describe('a 2026-07-28 notifications/cancelled', () => {
+  it('has no effect on a 2025-era call of the same id (protocol try-out: it cancelled one)', async () => {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    let aborted = false;
+    let finish!: () => void;
+    const finished = new Promise<void>((resolve) => (finish = resolve));
+    const slow = inMemoryFakeUpstream({
+      tools: [
+        {
+          definition: { name: 'slow_read', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+          call: async (_args, { mcpReq }) => {
+            started();
+            mcpReq.signal.addEventListener('abort', () => (aborted = true), { once: true });
+            await finished;
+            return { content: [{ type: 'text', text: 'done' }] };
+          },
+        },
+      ],
+    });
+    const own = inProcessGateway({}, { upstreams: { slow } });
+    try {
+      const { headers, body } = rpc('legacy', 'shared-id', 'tools/call', { name: 'slow_read', arguments: {} });
+      const opened = openStream(String(own.mcpUrl), body, headers);
+      await running;
+      const cancel = rpc('modern', undefined, 'notifications/cancelled', { requestId: 'shared-id', reason: 'not yours' });
+      expect((await post(String(own.mcpUrl), cancel.body, cancel.headers)).status).toBe(202);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(aborted).toBe(false);
+      finish();
+      const answer = await followSse(await opened).waitFor((m) => m.id === 'shared-id');
+      expect(answer.result).toMatchObject({ content: [{ text: 'done' }] });
+    } finally {
+      finish();
+      await own.close();
+    }
+  });
+});
