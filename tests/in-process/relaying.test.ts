@@ -97,7 +97,14 @@ describe.each(['/mcp', '/mcp/compact'])('gateway %s', (path) => {
       const [direct] = await messagesOf(await post(upstream.url, body, headers));
       const [relayed] = await messagesOf(await post(url(), body, headers));
       expect(direct?.error?.code).toBeTypeOf('number');
-      expect(relayed?.error).toEqual({ ...direct?.error, data: { ...(direct?.error?.data as object), kind: 'upstream_rejected', upstream: 'fixture' } });
+      const data = { ...(direct?.error?.data as object), kind: 'upstream_rejected', upstream: 'fixture' };
+      // The upstream (SDK v2) answers a missing resource -32602 with data.uri in either era; a 2025-era caller is told
+      // -32002, its revision's resource-not-found (wire/error-translation.ts), the upstream's code beside it.
+      expect(relayed?.error).toEqual(
+        era === 'legacy' && direct?.error?.code === -32602
+          ? { ...direct.error, code: -32002, data: { ...data, upstreamCode: -32602 } }
+          : { ...direct?.error, data },
+      );
     },
   );
 
