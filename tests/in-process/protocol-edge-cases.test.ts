@@ -275,23 +275,35 @@ describe('cancellation of an in-flight tools/call reaches the upstream', () => {
   });
 });
 
+/**
+ * A gateway over an upstream whose read-only slow_read runs until the upstream's request is aborted or `finish` is
+ * called: `running` once it started, `state.aborted` whether the abort came.
+ */
+function slowReadGateway() {
+  let started!: () => void;
+  const running = new Promise<void>((resolve) => (started = resolve));
+  let finish!: () => void;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const state = { aborted: false };
+  const slow = inMemoryFakeUpstream({
+    tools: [
+      {
+        definition: { name: 'slow_read', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
+        call: async (_args, { mcpReq }) => {
+          started();
+          const aborted = new Promise<void>((resolve) => mcpReq.signal.addEventListener('abort', () => ((state.aborted = true), resolve()), { once: true }));
+          await Promise.race([finished, aborted]);
+          return { content: [{ type: 'text', text: state.aborted ? 'cancelled' : 'done' }] };
+        },
+      },
+    ],
+  });
+  return { own: inProcessGateway({}, { upstreams: { slow } }), running, finish, state };
+}
+
 describe('a read cancelled by a 2025-11-25 notifications/cancelled', () => {
   it('is answered as not answering, not as never executed: it had started (client try-out)', async () => {
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => (started = resolve));
-    const slow = inMemoryFakeUpstream({
-      tools: [
-        {
-          definition: { name: 'slow_read', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
-          call: async (_args, { mcpReq }) => {
-            started();
-            await new Promise<void>((resolve) => mcpReq.signal.addEventListener('abort', () => resolve(), { once: true }));
-            return { content: [{ type: 'text', text: 'cancelled' }] };
-          },
-        },
-      ],
-    });
-    const own = inProcessGateway({}, { upstreams: { slow } });
+    const { own, running, finish } = slowReadGateway();
     try {
       const { headers, body } = rpc('legacy', 'cancel-me', 'tools/call', { name: 'slow_read', arguments: {} });
       // The 2025 answer opens once there is something to send on it: asked, not awaited, before the cancel.
@@ -305,6 +317,7 @@ describe('a read cancelled by a 2025-11-25 notifications/cancelled', () => {
         content: [{ text: expect.stringMatching(/^Tool "slow_read" did not answer: the request was cancelled/) }],
       });
     } finally {
+      finish();
       await own.close();
     }
   });
@@ -312,25 +325,7 @@ describe('a read cancelled by a 2025-11-25 notifications/cancelled', () => {
 
 describe('a 2026-07-28 notifications/cancelled', () => {
   it('has no effect on a 2025-era call of the same id (protocol try-out: it cancelled one)', async () => {
-    let started!: () => void;
-    const running = new Promise<void>((resolve) => (started = resolve));
-    let aborted = false;
-    let finish!: () => void;
-    const finished = new Promise<void>((resolve) => (finish = resolve));
-    const slow = inMemoryFakeUpstream({
-      tools: [
-        {
-          definition: { name: 'slow_read', inputSchema: { type: 'object' }, annotations: { readOnlyHint: true } },
-          call: async (_args, { mcpReq }) => {
-            started();
-            mcpReq.signal.addEventListener('abort', () => (aborted = true), { once: true });
-            await finished;
-            return { content: [{ type: 'text', text: 'done' }] };
-          },
-        },
-      ],
-    });
-    const own = inProcessGateway({}, { upstreams: { slow } });
+    const { own, running, finish, state } = slowReadGateway();
     try {
       const { headers, body } = rpc('legacy', 'shared-id', 'tools/call', { name: 'slow_read', arguments: {} });
       const opened = openStream(String(own.mcpUrl), body, headers);
@@ -338,7 +333,7 @@ describe('a 2026-07-28 notifications/cancelled', () => {
       const cancel = rpc('modern', undefined, 'notifications/cancelled', { requestId: 'shared-id', reason: 'not yours' });
       expect((await post(String(own.mcpUrl), cancel.body, cancel.headers)).status).toBe(202);
       await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(aborted).toBe(false);
+      expect(state.aborted).toBe(false);
       finish();
       const answer = await followSse(await opened).waitFor((m) => m.id === 'shared-id');
       expect(answer.result).toMatchObject({ content: [{ text: 'done' }] });
