@@ -151,31 +151,23 @@ export async function callThroughDispatcher(
 }
 
 /**
- * Records a script's `tools.<name>(x)` call refused before anything is dispatched (surfaces/run-code.ts): `x` is
- * not one object (`invalid_arguments`), or its JSON is over `limits.bodyBytes` (`payload_too_large`, never
- * parsed: `args` then a stand-in naming the bound), as {@link callThroughDispatcher} records its own refusal of
- * invalid arguments: `via: run_code`, the run's id (`d.runId`), the tool `name` resolves to; audited as
- * `invalid_arguments` with the kind as reason.
+ * Records a script's `tools.<name>(x)` call refused before anything is dispatched (surfaces/run-code.ts), as
+ * {@link callThroughDispatcher} records its own refusals: `via: run_code`, the run's id (`d.runId`), the tool `name`
+ * resolves to, the kind as reason. `x` not one object (`invalid_arguments`) or its JSON over `limits.bodyBytes`
+ * (`payload_too_large`, never parsed: `args` then a stand-in naming the bound) is audited `invalid_arguments`; a call
+ * after a reload replaced the configuration the run was authorised under (`configuration_reloaded`,
+ * runtime-state.ts `replacedByReload`) is a refusal.
  */
-export function refuseScriptArguments(
+export function refuseScriptCall(
   d: DispatchContext,
   visible: VisibleCatalog,
   name: string,
-  kind: 'invalid_arguments' | 'payload_too_large',
+  kind: 'invalid_arguments' | 'payload_too_large' | 'configuration_reloaded',
   args: unknown,
   started: number,
 ): void {
   const target = resolveTool(visible.catalog, visible.access, name, d.surface.name, d.runtime.config.compact.codeMode.enabled);
-  recordRefusal(d, 'run_code', name, target, 'invalid_arguments', kind, args, started);
-}
-
-/**
- * Records a script's call refused because a reload replaced the configuration its run was authorised under
- * (runtime-state.ts `replacedByReload`): nothing reached the upstream.
- */
-export function refuseAfterReload(d: DispatchContext, visible: VisibleCatalog, name: string, started: number): void {
-  const target = resolveTool(visible.catalog, visible.access, name, d.surface.name, d.runtime.config.compact.codeMode.enabled);
-  recordRefusal(d, 'run_code', name, target, 'refused', 'configuration_reloaded', undefined, started);
+  recordRefusal(d, 'run_code', name, target, kind === 'configuration_reloaded' ? 'refused' : 'invalid_arguments', kind, args, started);
 }
 
 /** Logs and records one refusal of call_tool or of a script's call: nothing reached the upstream. */

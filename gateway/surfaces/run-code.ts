@@ -13,7 +13,7 @@ import { RUN_CODE, resolveTool } from '../policy/tool-resolution.ts';
 import type { CallAnswer, LimitName, RunOutcome, ToolErrorDetails } from '../sandbox/sandbox.ts';
 import { inSpan } from '../obs/tracing.ts';
 import type { CodeRunOutcome } from '../obs/outcomes.ts';
-import { callThroughDispatcher, refuseAfterReload, refuseScriptArguments } from './call-tool.ts';
+import { callThroughDispatcher, refuseScriptCall } from './call-tool.ts';
 import { toolsDeclaration } from './code-declarations.ts';
 import { BUDGET_META_KEY, RETRY_AFTER_META_KEY, requesterOf } from './tool-decision.ts';
 
@@ -164,7 +164,7 @@ export async function runCode(
             const callStarted = performance.now();
             // What this caller may call was decided under the configuration a reload has since replaced: no new upstream call.
             if (d.runtime.replacedByReload) {
-              refuseAfterReload({ ...d, log: d.log, runId }, visible, name, callStarted);
+              refuseScriptCall({ ...d, log: d.log, runId }, visible, name, 'configuration_reloaded', undefined, callStarted);
               return {
                 ok: false,
                 kind: 'configuration_reloaded',
@@ -176,7 +176,7 @@ export async function runCode(
             const { bodyBytes } = d.runtime.config.limits;
             // UTF-16 units never outnumber UTF-8 bytes: a longer string is over without being measured.
             if (typeof json === 'string' && (json.length > bodyBytes || Buffer.byteLength(json) > bodyBytes)) {
-              refuseScriptArguments({ ...d, log: d.log, runId }, visible, name, 'payload_too_large', `over limits.bodyBytes (${bodyBytes})`, callStarted);
+              refuseScriptCall({ ...d, log: d.log, runId }, visible, name, 'payload_too_large', `over limits.bodyBytes (${bodyBytes})`, callStarted);
               return {
                 ok: false,
                 kind: 'payload_too_large',
@@ -191,7 +191,7 @@ export async function runCode(
             }
             if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
               // Refused before call_tool's dispatch, which records every other inner decision: recorded here (a review found it had no line).
-              refuseScriptArguments({ ...d, log: d.log, runId }, visible, name, 'invalid_arguments', parsed, callStarted);
+              refuseScriptCall({ ...d, log: d.log, runId }, visible, name, 'invalid_arguments', parsed, callStarted);
               return {
                 ok: false,
                 kind: 'invalid_arguments',
