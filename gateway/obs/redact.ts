@@ -329,40 +329,22 @@ export function withoutSecrets(text: string, secrets: readonly string[]): string
   return out;
 }
 
-/** `value` (JSON: a successful result) with {@link withoutSecrets} applied to its string values, keys kept; the same object when none holds one. */
-export function withoutSecretsInValues(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === 'string') return withoutSecrets(value, secrets);
-  if (Array.isArray(value)) {
-    const items = value.map((item) => withoutSecretsInValues(item, secrets));
-    return items.some((item, i) => item !== value[i]) ? items : value;
-  }
-  if (value === null || typeof value !== 'object') return value;
-  let out: Record<string, unknown> | undefined;
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    const cleaned = withoutSecretsInValues(item, secrets);
-    if (cleaned === item) continue;
-    out ??= { ...(value as Record<string, unknown>) };
-    // Defined, not assigned: an own `__proto__` key stays a key.
-    Object.defineProperty(out, key, { value: cleaned, enumerable: true, writable: true, configurable: true });
-  }
-  return out ?? value;
-}
-
 /**
- * `value` (JSON: an upstream error's `data`, a notification) with {@link withoutSecrets} applied to every string in it,
- * keys included; the same object when none holds one. {@link withoutSecretsInValues} keeps keys, for a successful
- * result, whose keys are its shape.
+ * `value` (JSON: an upstream error's `data`, a notification, a result) with {@link withoutSecrets} applied to every
+ * string in it, keys included unless `keys` is false (a successful result, whose keys are its shape); the same
+ * object when none holds one.
  */
-export function withoutSecretsDeep(value: unknown, secrets: readonly string[]): unknown {
+export function withoutSecretsDeep(value: unknown, secrets: readonly string[], keys = true): unknown {
   if (secrets.length === 0) return value;
   if (typeof value === 'string') return withoutSecrets(value, secrets);
   if (Array.isArray(value)) {
-    const items = value.map((item) => withoutSecretsDeep(item, secrets));
+    const items = value.map((item) => withoutSecretsDeep(item, secrets, keys));
     return items.some((item, i) => item !== value[i]) ? items : value;
   }
   if (value === null || typeof value !== 'object') return value;
   const entries = Object.entries(value as Record<string, unknown>);
-  // Keys too: `{ "<the key>": "rejected" }` names it as well as a value would (review).
-  const cleaned = entries.map(([k, v]) => [withoutSecrets(k, secrets), withoutSecretsDeep(v, secrets)] as const);
+  // Keys too: `{ "<the key>": "rejected" }` names it as well as a value would (review). Object.fromEntries defines
+  // each key, so an own `__proto__` stays a key.
+  const cleaned = entries.map(([k, v]) => [keys ? withoutSecrets(k, secrets) : k, withoutSecretsDeep(v, secrets, keys)] as const);
   return cleaned.some(([k, v], i) => k !== entries[i]![0] || v !== entries[i]![1]) ? Object.fromEntries(cleaned) : value;
 }

@@ -16,7 +16,7 @@ import { abortSignalOf } from '../wire/cancellation.ts';
 import type { GatewayConfig, UpstreamConfig } from '../../config/types.ts';
 import { GatewayError, classifyUpstreamFailure, deliveryOf, markDelivery, upstreamFailureError, type UpstreamFailure } from '../errors.ts';
 import { coalesced, loggableUrl, type Logger } from '../obs/log.ts';
-import { configuredSecrets, credentialSecrets, withoutSecrets, withoutSecretsDeep, withoutSecretsInValues } from '../obs/redact.ts';
+import { configuredSecrets, credentialSecrets, withoutSecrets, withoutSecretsDeep } from '../obs/redact.ts';
 import type { GatewayMetrics } from '../obs/metrics.ts';
 import { forwardScope, runInBackground, type ForwardScope, type OnBehalfOf } from './forward-scope.ts';
 import { injectTraceHeaders } from '../obs/tracing.ts';
@@ -450,7 +450,7 @@ export class UpstreamClient {
       // tools named and resources addressed with it).
       if (method.endsWith('/list')) return result;
       const credentials = secrets().filter((secret) => secret.length >= RESULT_SECRET_MIN_CHARS);
-      return credentials.length ? withoutSecretsInValues(result, credentials) : result;
+      return credentials.length ? withoutSecretsDeep(result, credentials, false) : result;
     } catch (error) {
       const classified = this.withoutConfiguredSecrets(classifyUpstreamFailure(error, this.name), secrets?.() ?? NO_SECRET_LIST);
       // A timeout names the setting that decided it, as a result over limits.resultBytes does (try-out).
